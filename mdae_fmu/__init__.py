@@ -1,0 +1,9 @@
+"""mdae_fmu: multimode DAE structural analysis, restart synthesis and FMI 2.0 export.
+
+Python API (ARCHITECTURE.md): ``load(path) -> Model``, ``analyze(model)``,
+``export_fmu(model, path, ...)``.
+"""
+
+from .api import analyze, export_fmu, load  # noqa: F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,34 @@
+"""The Python API: the same operations as the command line, on plain data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .diagnostics import InputError
+from .ir import Model
+
+
+def load(path: str | Path) -> Model:
+    """Read a model from flat Modelica / Base Modelica (``.mo``, ``.bmo``) or an XML equation
+    list (``.xml``). Raises `InputError` (exit code 2) when the file cannot be read."""
+    path = Path(path)
+    if path.suffix.lower() == ".xml":
+        from .importers.xml_eqlist import load_xml
+        return load_xml(path)
+    from .importers.flat_modelica import load_modelica
+    return load_modelica(path)
+
+
+def analyze(model: Model):
+    """Structural analysis of every mode (and, once implemented, every mode change)."""
+    from .structure.per_mode import analyze_modes
+    return analyze_modes(model)
+
+
+def export_fmu(model: Model, path: str | Path, fmi_type: str = "me"):
+    """Build an FMI 2.0 FMU of ``model`` at ``path``."""
+    from .fmu.export import export
+    return export(model, Path(path), fmi_type=fmi_type)
+
+
+__all__ = ["load", "analyze", "export_fmu", "InputError"]

@@ -1,0 +1,89 @@
+"""The ``mdae-fmu`` command: analyze, export, simulate (ARCHITECTURE.md, command line).
+
+Exit codes: 0 ok, 1 the model is rejected by the analysis, 2 the input cannot be read.
+User errors are printed as one diagnostic, never as a Python traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .diagnostics import EXIT_INPUT, EXIT_OK, MdaeError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mdae-fmu",
+        description="Multimode DAE structural analysis and FMI 2.0 export.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    a = sub.add_parser("analyze", help="structural report of every mode and mode change")
+    a.add_argument("model", help="flat Modelica (.mo), Base Modelica (.bmo) or XML equation list")
+    a.add_argument("--json", action="store_true", help="machine-readable report")
+    a.add_argument("--dot", metavar="FILE", help="write the mode-change automaton as Graphviz DOT")
+    a.add_argument("--erasure", choices=("restricted", "canonical"), default="restricted",
+                   help="conflict-erasure rule at mode changes (docs/decisions.md)")
+
+    e = sub.add_parser("export", help="build an FMI 2.0 FMU")
+    e.add_argument("model")
+    e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
+    e.add_argument("--fmi-type", choices=("me", "cs", "both"), default="me")
+
+    s = sub.add_parser("simulate", help="export if needed, then simulate with FMPy")
+    s.add_argument("model", help="a model file or an .fmu")
+    s.add_argument("--stop-time", type=float, default=None)
+    s.add_argument("--csv", metavar="OUT", help="write the result as CSV")
+    s.add_argument("--plot", metavar="OUT.png", help="plot the result")
+    return p
+
+
+def _analyze(args) -> int:
+    from . import api
+    from .report import render_json, render_text
+    model = api.load(args.model)
+    result = api.analyze(model)
+    if args.json:
+        print(json.dumps(render_json(model, result), indent=2))
+    else:
+        print(render_text(model, result))
+    return result.exit_code
+
+
+def _export(args) -> int:
+    from . import api
+    model = api.load(args.model)
+    out = Path(args.output) if args.output else Path(f"{_file_stem(model.name)}.fmu")
+    api.export_fmu(model, out, fmi_type=args.fmi_type)
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+def _simulate(args) -> int:
+    from .simulate import simulate_command
+    return simulate_command(args.model, stop_time=args.stop_time, csv=args.csv, plot=args.plot)
+
+
+def _file_stem(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "_-" else "_" for c in name) or "model"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handler = {"analyze": _analyze, "export": _export, "simulate": _simulate}[args.command]
+    try:
+        return handler(args)
+    except MdaeError as err:
+        print(str(err), file=sys.stderr)
+        return err.exit_code
+    except (OSError, UnicodeDecodeError) as err:
+        print(f"{getattr(args, 'model', '')}: cannot read: {err}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

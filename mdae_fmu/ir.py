@@ -1,0 +1,288 @@
+"""The mDAE model: variables, guarded equations in residual form, when-clauses, initial equations.
+
+This is the one in-memory model that every later stage reads (ARCHITECTURE.md). It is
+immutable (frozen dataclasses over tuples), JSON-serializable (`Model.to_json` /
+`Model.from_json`) and printable back to flat Modelica (`mdae_fmu.modelica_printer`).
+
+Guards (theory note 9334-theory-algorithms §1.4): an equation written inside
+``if c1 then ... elseif c2 then ...`` branches carries the conjunction of the literals that
+select its branch, e.g. ``(c1, False), (c2, True)`` for the ``elseif`` branch. ``if not c``
+is stored as ``(c, False)``, so ``if g ... else ...`` and ``if g ...; if not g ...`` give the same
+model. Conditions of if-equations and if-expressions are *long* guards (the mode lasts);
+conditions of when-clauses are *transient* guards (true for one instant).
+
+Source locations are kept for diagnostics but do not take part in equality, so the flat
+Modelica and XML forms of a model compare equal.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable, Literal, Union
+
+from . import expr as E
+from .diagnostics import SourceLoc
+
+VarType = Literal["Real", "Integer", "Boolean"]
+Variability = Literal["constant", "parameter", "discrete", "continuous"]
+Causality = Literal["input", "output", "local", "parameter"]
+GuardKind = Literal["long", "transient"]
+
+VAR_TYPES = ("Real", "Integer", "Boolean")
+VARIABILITIES = ("constant", "parameter", "discrete", "continuous")
+CAUSALITIES = ("input", "output", "local", "parameter")
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """A declared scalar. ``start``/``nominal``/``min``/``max`` and ``binding`` are expressions
+    (usually constants, possibly parameter expressions)."""
+    name: str
+    type: VarType = "Real"
+    variability: Variability = "continuous"
+    causality: Causality = "local"
+    start: E.Expr | None = None
+    fixed: bool | None = None
+    nominal: E.Expr | None = None
+    min: E.Expr | None = None
+    max: E.Expr | None = None
+    unit: str | None = None
+    display_unit: str | None = None
+    state_select: str | None = None
+    description: str | None = None
+    binding: E.Expr | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+    @property
+    def is_unknown(self) -> bool:
+        """Continuous or discrete time-varying variables (not parameters/constants/inputs)."""
+        return self.variability in ("continuous", "discrete") and self.causality != "input"
+
+
+@dataclass(frozen=True, slots=True)
+class GuardLiteral:
+    """One condition of an enclosing if-branch, taken positively or negatively."""
+    cond: E.Expr
+    positive: bool = True
+
+
+Guard = tuple[GuardLiteral, ...]   # conjunction; the empty tuple means "always"
+
+
+@dataclass(frozen=True, slots=True)
+class Equation:
+    """``0 = residual``, enabled when every literal of ``guard`` holds."""
+    id: str
+    residual: E.Expr
+    guard: Guard = ()
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Reinit:
+    """``reinit(var, value)`` inside a when-branch."""
+    var: str
+    value: E.Expr
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    """A discrete equation ``var = value`` inside a when-branch."""
+    var: str
+    value: E.Expr
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Terminate:
+    """``terminate(message)`` inside a when-branch."""
+    message: str
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Assertion:
+    """``assert(cond, message[, level])``; ``guard`` as for equations."""
+    cond: E.Expr
+    message: E.Expr
+    level: str = "error"
+    guard: Guard = ()
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+Action = Union[Reinit, Assign, Terminate, Assertion]
+
+
+@dataclass(frozen=True, slots=True)
+class WhenBranch:
+    """``when condition then actions`` (the first branch) or ``elsewhen condition then ...``."""
+    condition: E.Expr
+    actions: tuple[Action, ...]
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WhenClause:
+    id: str
+    branches: tuple[WhenBranch, ...]
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class GuardInfo:
+    """A distinct guard condition of the model and its kind."""
+    cond: E.Expr
+    kind: GuardKind
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    variables: tuple[Variable, ...] = ()
+    equations: tuple[Equation, ...] = ()
+    initial_equations: tuple[Equation, ...] = ()
+    whens: tuple[WhenClause, ...] = ()
+    assertions: tuple[Assertion, ...] = ()
+    source: str | None = field(default=None, compare=False)
+
+    @cached_property
+    def var_index(self) -> dict[str, int]:
+        """Position of each variable in ``variables``."""
+        return {v.name: i for i, v in enumerate(self.variables)}
+
+    def var(self, name: str) -> Variable:
+        return self.variables[self.var_index[name]]
+
+    def guards(self) -> list[GuardInfo]:
+        """Distinct guard conditions in order of appearance: if-equation and if-expression
+        conditions are long guards, when-conditions transient ones (ir module docstring)."""
+        seen: dict[E.Expr, GuardKind] = {}
+        for eq in self.equations:
+            for lit in eq.guard:
+                seen.setdefault(lit.cond, "long")
+            for node in E.walk(eq.residual):
+                if isinstance(node, E.If):
+                    seen.setdefault(node.cond, "long")
+        for w in self.whens:
+            for b in w.branches:
+                seen.setdefault(b.condition, "transient")
+        return [GuardInfo(c, k) for c, k in seen.items()]
+
+    # --- JSON ---------------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {
+            "format": "mdae_fmu.model/1",
+            "name": self.name,
+            "variables": [_variable_to_json(v) for v in self.variables],
+            "equations": [_equation_to_json(e) for e in self.equations],
+            "initial_equations": [_equation_to_json(e) for e in self.initial_equations],
+            "whens": [{"id": w.id, "loc": _loc_json(w.loc),
+                       "branches": [{"condition": E.to_json(b.condition), "loc": _loc_json(b.loc),
+                                     "actions": [_action_to_json(a) for a in b.actions]}
+                                    for b in w.branches]} for w in self.whens],
+            "assertions": [_action_to_json(a) for a in self.assertions],
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=1)
+
+    @staticmethod
+    def from_json(j: dict) -> "Model":
+        return Model(
+            name=j["name"],
+            variables=tuple(_variable_from_json(v) for v in j["variables"]),
+            equations=tuple(_equation_from_json(e) for e in j["equations"]),
+            initial_equations=tuple(_equation_from_json(e) for e in j["initial_equations"]),
+            whens=tuple(WhenClause(w["id"], tuple(
+                WhenBranch(E.from_json(b["condition"]),
+                           tuple(_action_from_json(a) for a in b["actions"]), _loc(b.get("loc")))
+                for b in w["branches"]), _loc(w.get("loc"))) for w in j["whens"]),
+            assertions=tuple(_action_from_json(a) for a in j["assertions"]),
+        )
+
+
+# --- JSON helpers ---------------------------------------------------------------------------
+
+_EXPR_ATTRS = ("start", "nominal", "min", "max", "binding")
+_PLAIN_ATTRS = ("type", "variability", "causality", "fixed", "unit", "display_unit",
+                "state_select", "description")
+
+
+def _loc_json(loc: SourceLoc | None):
+    return None if loc is None else [loc.file, loc.line, loc.col]
+
+
+def _loc(j) -> SourceLoc | None:
+    return None if j is None else SourceLoc(j[0], j[1], j[2])
+
+
+def _opt_expr(j):
+    return None if j is None else E.from_json(j)
+
+
+def _variable_to_json(v: Variable) -> dict:
+    d = {"name": v.name}
+    d.update({a: getattr(v, a) for a in _PLAIN_ATTRS})
+    d.update({a: None if getattr(v, a) is None else E.to_json(getattr(v, a)) for a in _EXPR_ATTRS})
+    d["loc"] = _loc_json(v.loc)
+    return d
+
+
+def _variable_from_json(d: dict) -> Variable:
+    kw = {a: d[a] for a in _PLAIN_ATTRS}
+    kw.update({a: _opt_expr(d[a]) for a in _EXPR_ATTRS})
+    return Variable(name=d["name"], loc=_loc(d.get("loc")), **kw)
+
+
+def _guard_to_json(g: Guard) -> list:
+    return [[E.to_json(l.cond), l.positive] for l in g]
+
+
+def _guard_from_json(j) -> Guard:
+    return tuple(GuardLiteral(E.from_json(c), p) for c, p in j)
+
+
+def _equation_to_json(e: Equation) -> dict:
+    return {"id": e.id, "residual": E.to_json(e.residual), "guard": _guard_to_json(e.guard),
+            "loc": _loc_json(e.loc)}
+
+
+def _equation_from_json(d: dict) -> Equation:
+    return Equation(d["id"], E.from_json(d["residual"]), _guard_from_json(d["guard"]),
+                    _loc(d.get("loc")))
+
+
+def _action_to_json(a: Action) -> dict:
+    if isinstance(a, Reinit):
+        return {"kind": "reinit", "var": a.var, "value": E.to_json(a.value), "loc": _loc_json(a.loc)}
+    if isinstance(a, Assign):
+        return {"kind": "assign", "var": a.var, "value": E.to_json(a.value), "loc": _loc_json(a.loc)}
+    if isinstance(a, Terminate):
+        return {"kind": "terminate", "message": a.message, "loc": _loc_json(a.loc)}
+    return {"kind": "assert", "cond": E.to_json(a.cond), "message": E.to_json(a.message),
+            "level": a.level, "guard": _guard_to_json(a.guard), "loc": _loc_json(a.loc)}
+
+
+def _action_from_json(d: dict) -> Action:
+    loc = _loc(d.get("loc"))
+    kind = d["kind"]
+    if kind == "reinit":
+        return Reinit(d["var"], E.from_json(d["value"]), loc)
+    if kind == "assign":
+        return Assign(d["var"], E.from_json(d["value"]), loc)
+    if kind == "terminate":
+        return Terminate(d["message"], loc)
+    return Assertion(E.from_json(d["cond"]), E.from_json(d["message"]), d["level"],
+                     _guard_from_json(d["guard"]), loc)
+
+
+def unknowns(model: Model) -> list[Variable]:
+    """Time-varying variables the equations must determine (continuous and discrete)."""
+    return [v for v in model.variables if v.is_unknown]
+
+
+def equations_by_id(eqs: Iterable[Equation]) -> dict[str, Equation]:
+    return {e.id: e for e in eqs}

@@ -1,0 +1,1 @@
+"""C and XML templates rendered by mdae_fmu.codegen and mdae_fmu.fmu (package data)."""
