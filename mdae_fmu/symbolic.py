@@ -1,0 +1,165 @@
+"""Bridge between the expression tree (`mdae_fmu.expr`) and sympy.
+
+Structural stages work on (variable, derivative order) *instances*: ``x`` is (x, 0),
+``der(x)`` is (x, 1), ``der(der(x))`` is (x, 2) (theory note 9334-theory-algorithms §2.0: a
+shift and a derivative order map one to one). Each instance is one sympy Symbol, owned by a
+`SymbolTable`, so that latent equations (differentiated equations), Jacobians and restart
+systems are plain sympy algebra over these symbols. ``pre(x)`` is its own symbol (the left
+limit, known at an event) and ``time`` is the symbol ``time``.
+
+Symbol names are for humans only (``der(x)``, ``pre(x)``); code generation maps symbols to
+array slots and never prints a symbol name into C.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import expr as E
+
+_UNARY_SYMPY = {
+    "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos,
+    "atan": sp.atan, "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "exp": sp.exp,
+    "log": sp.log, "sqrt": sp.sqrt, "abs": sp.Abs, "sign": sp.sign, "floor": sp.floor,
+    "ceil": sp.ceiling,
+}
+_LOG10 = sp.log(10)
+# Discrete operators kept as opaque functions (their value is constant between events).
+_OPAQUE = {name: sp.Function(name) for name in ("edge", "change", "initial", "terminal",
+                                                "sample", "div", "mod", "rem", "integer")}
+
+
+@dataclass
+class SymbolTable:
+    """One sympy Symbol per (name, order) instance, per left limit and for ``time``."""
+    _inst: dict[tuple[str, int], sp.Symbol] = field(default_factory=dict)
+    _pre: dict[str, sp.Symbol] = field(default_factory=dict)
+    _back: dict[sp.Symbol, tuple[str, int]] = field(default_factory=dict)
+    time: sp.Symbol = field(default_factory=lambda: sp.Symbol("time", real=True))
+
+    def sym(self, name: str, order: int = 0) -> sp.Symbol:
+        """The symbol of the ``order``-th derivative of ``name``."""
+        key = (name, order)
+        s = self._inst.get(key)
+        if s is None:
+            label = name if order == 0 else (f"der({name})" if order == 1
+                                             else f"der({name},{order})")
+            s = sp.Symbol(label, real=True)
+            self._inst[key] = s
+            self._back[s] = key
+        return s
+
+    def pre(self, name: str) -> sp.Symbol:
+        """The symbol of the left limit ``pre(name)``."""
+        s = self._pre.get(name)
+        if s is None:
+            s = sp.Symbol(f"pre({name})", real=True)
+            self._pre[name] = s
+        return s
+
+    def instance(self, s: sp.Symbol) -> tuple[str, int] | None:
+        """(name, order) of an instance symbol, None for time, left limits and others."""
+        return self._back.get(s)
+
+    def instances(self, e: sp.Expr) -> set[tuple[str, int]]:
+        """The (name, order) instances occurring in a sympy expression."""
+        return {self._back[s] for s in e.free_symbols if s in self._back}
+
+    def to_sympy(self, e: E.Expr) -> sp.Expr:
+        """Convert an expression tree to sympy (If -> Piecewise, relations -> Relational)."""
+        return _convert(self, e, 0)
+
+    def time_derivative(self, f: sp.Expr) -> sp.Expr:
+        """Total time derivative d f / dt = sum over instances of df/dx^(k) * x^(k+1) plus
+        df/dtime (theory 003 §4.4: latent equations are obtained by differentiating each
+        equation c_i times). Left limits and parameters are constant in time."""
+        total = sp.diff(f, self.time)
+        for s in f.free_symbols:
+            key = self._back.get(s)
+            if key is not None:
+                total += sp.diff(f, s) * self.sym(key[0], key[1] + 1)
+        return total
+
+
+def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
+    if isinstance(e, E.Ref):
+        return t.sym(e.name, order)
+    if isinstance(e, E.Der):
+        return _convert(t, e.arg, order + 1) if _is_instance(e.arg) else \
+            _derive(t, _convert(t, e.arg, order), 1)
+    if order:
+        return _derive(t, _convert(t, e, 0), order)
+    if isinstance(e, E.Const):
+        v = e.value
+        if isinstance(v, bool):
+            return sp.true if v else sp.false
+        return sp.Integer(v) if isinstance(v, int) else sp.Float(v)
+    if isinstance(e, E.Time):
+        return t.time
+    if isinstance(e, E.BinOp):
+        a, b = _convert(t, e.left, 0), _convert(t, e.right, 0)
+        op = e.op.lstrip(".") if e.op.startswith(".") and len(e.op) == 2 else e.op
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            return a / b
+        if op == "^":
+            return a ** b
+        if op == "and":
+            return sp.And(a, b)
+        if op == "or":
+            return sp.Or(a, b)
+        rel = {"<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge, "==": sp.Eq, "<>": sp.Ne}[op]
+        return rel(a, b)
+    if isinstance(e, E.UnOp):
+        a = _convert(t, e.arg, 0)
+        return sp.Not(a) if e.op == "not" else (-a if e.op == "-" else a)
+    if isinstance(e, E.If):
+        return sp.Piecewise((_convert(t, e.then, 0), _convert(t, e.cond, 0)),
+                            (_convert(t, e.orelse, 0), True))
+    if isinstance(e, E.Call):
+        f = e.func
+        if f == "pre":
+            arg = e.args[0]
+            if isinstance(arg, E.Ref):
+                return t.pre(arg.name)
+            raise ValueError("pre() applies to a variable")
+        args = [_convert(t, a, 0) for a in e.args]
+        if f in _UNARY_SYMPY:
+            return _UNARY_SYMPY[f](args[0])
+        if f == "log10":
+            return sp.log(args[0]) / _LOG10
+        if f == "atan2":
+            return sp.atan2(args[0], args[1])
+        if f == "min":
+            return sp.Min(*args)
+        if f == "max":
+            return sp.Max(*args)
+        if f == "noEvent":
+            return args[0]
+        if f == "smooth":
+            return args[1]
+        if f == "homotopy":
+            return args[0]
+        if f in _OPAQUE:
+            return _OPAQUE[f](*args)
+        raise ValueError(f"no symbolic form for {f}()")
+    if isinstance(e, E.Str):
+        raise ValueError("a string is not a numeric expression")
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def _is_instance(e: E.Expr) -> bool:
+    return isinstance(e, E.Ref) or (isinstance(e, E.Der) and _is_instance(e.arg))
+
+
+def _derive(t: SymbolTable, f: sp.Expr, times: int) -> sp.Expr:
+    for _ in range(times):
+        f = t.time_derivative(f)
+    return f
