@@ -33,14 +33,28 @@ _OPAQUE = {name: sp.Function(name) for name in ("edge", "change", "initial", "te
 
 @dataclass
 class SymbolTable:
-    """One sympy Symbol per (name, order) instance, per left limit and for ``time``."""
+    """One sympy Symbol per (name, order) instance, per left limit and for ``time``.
+
+    Names in ``constants`` (parameters, constants, and inputs held between events if the
+    caller says so) become plain symbols that are not instances: they are not unknowns and
+    their time derivative is 0.
+    """
+    constants: frozenset[str] = frozenset()
+    _const: dict[str, sp.Symbol] = field(default_factory=dict)
     _inst: dict[tuple[str, int], sp.Symbol] = field(default_factory=dict)
     _pre: dict[str, sp.Symbol] = field(default_factory=dict)
     _back: dict[sp.Symbol, tuple[str, int]] = field(default_factory=dict)
     time: sp.Symbol = field(default_factory=lambda: sp.Symbol("time", real=True))
 
-    def sym(self, name: str, order: int = 0) -> sp.Symbol:
+    def sym(self, name: str, order: int = 0) -> sp.Expr:
         """The symbol of the ``order``-th derivative of ``name``."""
+        if name in self.constants:
+            if order:
+                return sp.Integer(0)
+            c = self._const.get(name)
+            if c is None:
+                c = self._const[name] = sp.Symbol(name, real=True)
+            return c
         key = (name, order)
         s = self._inst.get(key)
         if s is None:
@@ -58,6 +72,13 @@ class SymbolTable:
             s = sp.Symbol(f"pre({name})", real=True)
             self._pre[name] = s
         return s
+
+    def constant(self, name: str) -> sp.Symbol:
+        """The symbol of a parameter or constant."""
+        return self.sym(name) if name in self.constants else self._const_symbol(name)
+
+    def _const_symbol(self, name: str) -> sp.Symbol:
+        raise KeyError(f"{name} is not declared constant in this table")
 
     def instance(self, s: sp.Symbol) -> tuple[str, int] | None:
         """(name, order) of an instance symbol, None for time, left limits and others."""
