@@ -73,13 +73,6 @@ class SymbolTable:
             self._pre[name] = s
         return s
 
-    def constant(self, name: str) -> sp.Symbol:
-        """The symbol of a parameter or constant."""
-        return self.sym(name) if name in self.constants else self._const_symbol(name)
-
-    def _const_symbol(self, name: str) -> sp.Symbol:
-        raise KeyError(f"{name} is not declared constant in this table")
-
     def instance(self, s: sp.Symbol) -> tuple[str, int] | None:
         """(name, order) of an instance symbol, None for time, left limits and others."""
         return self._back.get(s)
