@@ -1,0 +1,101 @@
+"""The model and expression tree: JSON round trip, residual form, derivative orders, sympy bridge."""
+
+import json
+
+import sympy as sp
+
+from mdae_fmu import expr as E
+from mdae_fmu.diagnostics import InputError, SourceLoc
+from mdae_fmu.ir import (Assertion, Equation, GuardLiteral, Model, Reinit, Variable, WhenBranch,
+                         WhenClause)
+from mdae_fmu.symbolic import SymbolTable
+
+X, Y, G = E.Ref("x"), E.Ref("y"), E.Ref("g")
+
+
+def _clutch_like() -> Model:
+    loc = SourceLoc("m.mo", 3, 5)
+    return Model(
+        name="M",
+        variables=(Variable("x", start=E.Const(1.0), fixed=True, loc=loc),
+                   Variable("y"), Variable("g", type="Boolean", variability="discrete",
+                                           causality="input"),
+                   Variable("k", variability="parameter", causality="parameter",
+                            binding=E.Const(2.5))),
+        equations=(Equation("e1", E.residual(E.Der(X), E.BinOp("*", E.UnOp("-", E.Ref("k")), X)), (), loc),
+                   Equation("e2", E.residual(Y, E.If(G, X, E.Const(0))), (GuardLiteral(G, False),))),
+        whens=(WhenClause("w1", (WhenBranch(E.BinOp("<=", X, E.Const(0)),
+                                            (Reinit("x", E.Call("pre", (Y,))),)),)),),
+        assertions=(Assertion(E.BinOp(">", X, E.Const(-1)), E.Str("x too small")),),
+    )
+
+
+def test_json_round_trip_is_identity_and_keeps_locations():
+    m = _clutch_like()
+    text = json.dumps(m.to_json())
+    back = Model.from_json(json.loads(text))
+    assert back == m
+    assert back.variables[0].loc == SourceLoc("m.mo", 3, 5)
+    assert back.equations[0].loc.short() == "m.mo:3"
+
+
+def test_locations_do_not_take_part_in_equality():
+    a = Equation("e1", X, (), SourceLoc("a.mo", 1, 1))
+    b = Equation("e1", X, (), SourceLoc("b.xml", 9, 2))
+    assert a == b and hash(a) == hash(b)
+    assert Equation("e1", X) != Equation("e1", Y)
+
+
+def test_residual_form_is_a_fixed_point_of_print_and_reparse():
+    r = E.residual(X, Y)
+    assert r == E.BinOp("-", X, Y)
+    lhs, rhs = E.split_residual(r)
+    assert E.residual(lhs, rhs) == r
+    assert E.residual(E.ZERO, X) == X and E.residual(X, E.Const(0.0)) == X
+    lhs, rhs = E.split_residual(X)
+    assert E.residual(lhs, rhs) == X
+
+
+def test_guards_are_classified_long_and_transient():
+    kinds = {(str(g.cond), g.kind) for g in _clutch_like().guards()}
+    assert (str(G), "long") in kinds
+    assert any(k == "transient" for _, k in kinds)
+    assert len(kinds) == 2          # g appears twice (guard literal and if-expression): once
+
+
+def test_derivative_orders_ignore_left_limits_and_nest():
+    e = E.BinOp("+", E.Der(E.Der(X)), E.BinOp("*", E.Call("pre", (Y,)), E.Der(Y)))
+    assert E.derivative_orders(e) == {"x": 2, "y": 1}
+    assert E.derivative_orders(E.Der(E.BinOp("*", X, E.Der(Y)))) == {"x": 1, "y": 2}
+
+
+def test_walk_handles_deep_trees_without_recursion():
+    e = X
+    for _ in range(50_000):
+        e = E.BinOp("+", e, E.Const(1))
+    assert sum(1 for _ in E.walk(e)) == 100_001
+    assert E.refs(e) == {"x"}
+
+
+def test_total_time_derivative_of_pendulum_constraint():
+    t = SymbolTable(constants=frozenset({"L"}))
+    c = t.to_sympy(E.BinOp("-", E.BinOp("+", E.BinOp("^", X, E.Const(2)),
+                                        E.BinOp("^", Y, E.Const(2))), E.Ref("L")))
+    d2 = sp.expand(t.time_derivative(t.time_derivative(c)))
+    x, y = t.sym("x"), t.sym("y")
+    expected = 2 * (t.sym("x", 1) ** 2 + x * t.sym("x", 2) + t.sym("y", 1) ** 2 + y * t.sym("y", 2))
+    assert sp.simplify(d2 - expected) == 0
+    assert t.instances(d2) == {("x", 0), ("x", 1), ("x", 2), ("y", 0), ("y", 1), ("y", 2)}
+
+
+def test_der_of_an_expression_is_its_total_derivative():
+    t = SymbolTable()
+    got = t.to_sympy(E.Der(E.BinOp("*", X, Y)))
+    assert sp.expand(got - (t.sym("x", 1) * t.sym("y") + t.sym("x") * t.sym("y", 1))) == 0
+
+
+def test_input_error_renders_location_and_caret():
+    err = InputError("unexpected token ')'", SourceLoc("m.mo", 4, 9), "  x = (1 + );\n")
+    lines = str(err).splitlines()
+    assert lines[0] == "m.mo:4:9: unexpected token ')'"
+    assert lines[2].index("^") - 2 == 8
