@@ -1,0 +1,381 @@
+"""Weighted bipartite graph of a set of equations, maximum matching, Dulmage–Mendelsohn
+decomposition and block-triangular form.
+
+Equations and unknowns are numbered ``0..n_eqs-1`` and ``0..n_vars-1``; the graph is kept sparse
+throughout (CSR arrays, rows = equations), never as a dense matrix. The edge weight σ(e, x) is
+the highest derivative order of x in e, i.e. Pryce's signature matrix (theory note 003 §4.2,
+algorithm A1). The unweighted algorithms take plain adjacency lists (``adj[e]`` = the unknowns of
+equation e) so that other stages (the multimode analysis) can run them on arbitrary
+equation/unknown sets.
+
+References: theory note 003 §3.5 (BTF, Lemma 6), §3.6 (DM, Def 7, Lemma 8), §6 A2–A4;
+theory note 9334 §2.1–2.3.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import scipy.sparse as sps
+from scipy.sparse.csgraph import connected_components, maximum_bipartite_matching
+
+# Below this many edges the pure-Python Hopcroft–Karp is used (no scipy conversion overhead).
+_SMALL_EDGES = 2000
+
+
+# --- the weighted bipartite graph -----------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class WeightedGraph:
+    """Sparse signature matrix: row ``i`` lists the unknowns of equation ``i`` in
+    ``indices[indptr[i]:indptr[i+1]]`` (sorted) with their weights σ_ij in ``weights``
+    (theory 003 §4.2). Non-edges are absent (σ = −∞)."""
+    n_eqs: int
+    n_vars: int
+    indptr: np.ndarray     # int64, length n_eqs + 1
+    indices: np.ndarray    # int64, length n_edges
+    weights: np.ndarray    # int64, length n_edges
+
+    @staticmethod
+    def from_rows(rows: Sequence[Mapping[int, int]], n_vars: int) -> "WeightedGraph":
+        """Build the graph from one ``{unknown index: σ}`` mapping per equation (A1)."""
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        cols: list[int] = []
+        wts: list[int] = []
+        for i, row in enumerate(rows):
+            for j in sorted(row):
+                cols.append(j)
+                wts.append(row[j])
+            indptr[i + 1] = len(cols)
+        return WeightedGraph(len(rows), n_vars, indptr, np.asarray(cols, dtype=np.int64),
+                             np.asarray(wts, dtype=np.int64))
+
+    @staticmethod
+    def from_arrays(n_eqs: int, n_vars: int, rows: np.ndarray, cols: np.ndarray,
+                    weights: np.ndarray) -> "WeightedGraph":
+        """Build the graph from COO edge arrays (duplicates keep their largest weight)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.int64)
+        order = np.lexsort((-weights, cols, rows))
+        rows, cols, weights = rows[order], cols[order], weights[order]
+        if len(rows):
+            keep = np.ones(len(rows), dtype=bool)
+            keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+            rows, cols, weights = rows[keep], cols[keep], weights[keep]
+        indptr = np.zeros(n_eqs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n_eqs), out=indptr[1:])
+        return WeightedGraph(n_eqs, n_vars, indptr, cols, weights)
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.indptr[-1])
+
+    def row(self, i: int) -> dict[int, int]:
+        """``{unknown: σ}`` of equation ``i``."""
+        a, b = self.indptr[i], self.indptr[i + 1]
+        return dict(zip(self.indices[a:b].tolist(), self.weights[a:b].tolist()))
+
+    def adjacency(self) -> list[list[int]]:
+        """Plain adjacency lists, for the unweighted algorithms below."""
+        ind = self.indices.tolist()
+        ptr = self.indptr.tolist()
+        return [ind[ptr[i]:ptr[i + 1]] for i in range(self.n_eqs)]
+
+    def edge_rows(self) -> np.ndarray:
+        """The equation of every edge (COO row array)."""
+        return np.repeat(np.arange(self.n_eqs, dtype=np.int64), np.diff(self.indptr))
+
+    def csr(self) -> sps.csr_matrix:
+        """0/1 incidence as a scipy CSR matrix (explicit ones, so no edge is dropped)."""
+        data = np.ones(self.n_edges, dtype=np.int8)
+        return sps.csr_matrix((data, self.indices, self.indptr), shape=(self.n_eqs, self.n_vars))
+
+    def subgraph(self, keep: np.ndarray) -> "WeightedGraph":
+        """The same equations and unknowns with only the edges where ``keep`` is true."""
+        rows = self.edge_rows()[keep]
+        return WeightedGraph.from_arrays(self.n_eqs, self.n_vars, rows, self.indices[keep],
+                                         self.weights[keep])
+
+
+def _csr_of_adj(adj: Sequence[Sequence[int]], n_vars: int) -> sps.csr_matrix:
+    indptr = np.zeros(len(adj) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in adj], out=indptr[1:])
+    indices = np.fromiter((j for r in adj for j in r), dtype=np.int64, count=int(indptr[-1]))
+    data = np.ones(len(indices), dtype=np.int8)
+    m = sps.csr_matrix((data, indices, indptr), shape=(len(adj), n_vars))
+    m.sum_duplicates()
+    return m
+
+
+def _transpose(adj: Sequence[Sequence[int]], n_vars: int) -> list[list[int]]:
+    """Equations of each unknown (in increasing equation order)."""
+    eqs_of: list[list[int]] = [[] for _ in range(n_vars)]
+    for i, row in enumerate(adj):
+        for j in row:
+            eqs_of[j].append(i)
+    return eqs_of
+
+
+# --- A2: maximum matching -------------------------------------------------------------------
+
+def maximum_matching(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
+    """Maximum-cardinality matching of the bipartite graph ``adj`` (theory 003 §6 A2,
+    9334 §2.1): ``result[e]`` is the unknown matched to equation ``e``, or −1.
+
+    Hopcroft–Karp, O(|E|·sqrt(|V|)): a pure-Python implementation for small graphs, scipy's
+    ``maximum_bipartite_matching`` (also Hopcroft–Karp, in C) for large ones.
+    """
+    n_edges = sum(len(r) for r in adj)
+    if n_edges <= _SMALL_EDGES:
+        return _hopcroft_karp(adj, n_vars)
+    return matching_csr(_csr_of_adj(adj, n_vars))
+
+
+def matching_csr(m: sps.csr_matrix) -> list[int]:
+    """Maximum matching of a CSR incidence matrix (rows = equations), via scipy (A2)."""
+    if m.shape[0] == 0 or m.shape[1] == 0:
+        return [-1] * m.shape[0]
+    m = sps.csr_matrix(m)
+    m.data = np.ones_like(m.data, dtype=np.int8)
+    return maximum_bipartite_matching(m, perm_type="column").astype(np.int64).tolist()
+
+
+def _hopcroft_karp(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
+    """Hopcroft–Karp (1973): BFS layers from the free equations, then vertex-disjoint
+    shortest augmenting paths by iterative DFS, until no augmenting path exists."""
+    n = len(adj)
+    match_e = [-1] * n
+    match_v = [-1] * n_vars
+    # greedy start
+    for i in range(n):
+        for j in adj[i]:
+            if match_v[j] < 0:
+                match_e[i] = j
+                match_v[j] = i
+                break
+    inf = n + 1
+    while True:
+        dist = [inf] * n
+        q = deque()
+        for i in range(n):
+            if match_e[i] < 0:
+                dist[i] = 0
+                q.append(i)
+        found = False
+        while q:
+            i = q.popleft()
+            for j in adj[i]:
+                k = match_v[j]
+                if k < 0:
+                    found = True
+                elif dist[k] == inf:
+                    dist[k] = dist[i] + 1
+                    q.append(k)
+        if not found:
+            return match_e
+        ptr = [0] * n
+        for root in range(n):
+            if match_e[root] >= 0:
+                continue
+            # iterative DFS along the layers
+            stack = [root]
+            while stack:
+                i = stack[-1]
+                row = adj[i]
+                advanced = False
+                while ptr[i] < len(row):
+                    j = row[ptr[i]]
+                    ptr[i] += 1
+                    k = match_v[j]
+                    if k < 0:
+                        # augment along the stack
+                        for depth in range(len(stack) - 1, -1, -1):
+                            e = stack[depth]
+                            nxt = match_e[e]
+                            match_e[e] = j
+                            match_v[j] = e
+                            j = nxt
+                        stack = []
+                        advanced = True
+                        break
+                    if dist[k] == dist[i] + 1:
+                        stack.append(k)
+                        advanced = True
+                        break
+                if not advanced:
+                    dist[i] = inf     # dead end: never visit again in this phase
+                    stack.pop()
+
+
+# --- A3: Dulmage–Mendelsohn -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DM:
+    """Coarse Dulmage–Mendelsohn decomposition (theory 003 §3.6 Def 7, 9334 §2.2): the
+    over-determined part β_O, the well-determined (enabled) part β_E and the under-determined
+    part β_U, each as sorted equation and unknown indices. Independent of the matching."""
+    over_eqs: tuple[int, ...]
+    over_vars: tuple[int, ...]
+    well_eqs: tuple[int, ...]
+    well_vars: tuple[int, ...]
+    under_eqs: tuple[int, ...]
+    under_vars: tuple[int, ...]
+
+    @property
+    def regular(self) -> bool:
+        """Structurally nonsingular: β_O = β_U = ∅ (Lemma 8.2)."""
+        return not (self.over_eqs or self.over_vars or self.under_eqs or self.under_vars)
+
+
+def dulmage_mendelsohn(adj: Sequence[Sequence[int]], n_vars: int,
+                       matching: Sequence[int] | None = None) -> DM:
+    """Coarse DM decomposition (theory 003 §6 A3): β_O = everything reachable by an alternating
+    path from an unmatched equation, β_U = from an unmatched unknown, β_E = the rest. An
+    equation with no unknowns is in β_O, an unknown occurring nowhere in β_U. ``matching``
+    (any maximum matching, e.g. from `maximum_matching`) is computed when not given."""
+    n = len(adj)
+    m_e = list(matching) if matching is not None else maximum_matching(adj, n_vars)
+    m_v = [-1] * n_vars
+    for i, j in enumerate(m_e):
+        if j >= 0:
+            m_v[j] = i
+    eqs_of = _transpose(adj, n_vars)
+    # over-determined: leave equations by any edge, unknowns by their matching edge
+    over_e = [False] * n
+    over_v = [False] * n_vars
+    q = deque(i for i in range(n) if m_e[i] < 0)
+    for i in q:
+        over_e[i] = True
+    while q:
+        i = q.popleft()
+        for j in adj[i]:
+            if not over_v[j]:
+                over_v[j] = True
+                k = m_v[j]
+                if k >= 0 and not over_e[k]:
+                    over_e[k] = True
+                    q.append(k)
+    # under-determined: leave unknowns by any edge, equations by their matching edge
+    under_e = [False] * n
+    under_v = [False] * n_vars
+    q = deque(j for j in range(n_vars) if m_v[j] < 0)
+    for j in q:
+        under_v[j] = True
+    while q:
+        j = q.popleft()
+        for i in eqs_of[j]:
+            if not under_e[i]:
+                under_e[i] = True
+                k = m_e[i]
+                if k >= 0 and not under_v[k]:
+                    under_v[k] = True
+                    q.append(k)
+    if any(a and b for a, b in zip(over_e, under_e)) or \
+            any(a and b for a, b in zip(over_v, under_v)):
+        raise ValueError("dulmage_mendelsohn: the matching given is not maximum")
+    return DM(
+        over_eqs=tuple(i for i in range(n) if over_e[i]),
+        over_vars=tuple(j for j in range(n_vars) if over_v[j]),
+        well_eqs=tuple(i for i in range(n) if not over_e[i] and not under_e[i]),
+        well_vars=tuple(j for j in range(n_vars) if not over_v[j] and not under_v[j]),
+        under_eqs=tuple(i for i in range(n) if under_e[i]),
+        under_vars=tuple(j for j in range(n_vars) if under_v[j]),
+    )
+
+
+# --- A4: block-triangular form --------------------------------------------------------------
+
+def block_triangular(adj: Sequence[Sequence[int]], n_vars: int,
+                     matching: Sequence[int]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Block-triangular form by strongly connected components (theory 003 §3.5 Lemma 6, §6 A4;
+    9334 §2.3). Orient each edge f → x if matched, x → f otherwise; the SCCs of the equation
+    digraph "owner(x) → reader of x" are the blocks, in a topological (solve) order.
+
+    Only matched equations take part (pass a square structurally regular system, e.g. β_E).
+    Returns ``[(equations, unknowns), ...]`` in solve order, each sorted. The block sets and
+    their partial order do not depend on the matching; ties in the topological order are
+    broken by the smallest equation index, so the whole sequence is matching-independent.
+    """
+    n = len(adj)
+    m_e = np.asarray(matching, dtype=np.int64)
+    owner = np.full(n_vars, -1, dtype=np.int64)
+    matched = np.flatnonzero(m_e >= 0)
+    owner[m_e[matched]] = matched
+    lens = np.fromiter((len(r) for r in adj), dtype=np.int64, count=n)
+    total = int(lens.sum())
+    rows = np.repeat(np.arange(n, dtype=np.int64), lens)
+    cols = np.fromiter((j for r in adj for j in r), dtype=np.int64, count=total)
+    return _btf_arrays(n, m_e, owner, rows, cols)
+
+
+def block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
+                           keep: np.ndarray | None = None
+                           ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """`block_triangular` on a `WeightedGraph`, optionally restricted to the edges where
+    ``keep`` is true (the tight edges of the Σ-method), without building Python lists."""
+    m_e = np.asarray(matching, dtype=np.int64)
+    owner = np.full(g.n_vars, -1, dtype=np.int64)
+    matched = np.flatnonzero(m_e >= 0)
+    owner[m_e[matched]] = matched
+    rows, cols = g.edge_rows(), g.indices
+    if keep is not None:
+        rows, cols = rows[keep], cols[keep]
+    return _btf_arrays(g.n_eqs, m_e, owner, rows, cols)
+
+
+def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
+                cols: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """SCCs (scipy, Tarjan/Pearce in C) of the digraph owner(x) → f, then Kahn's topological
+    sort of the condensation with a min-heap on each block's smallest equation."""
+    src = owner[cols]
+    sel = (src >= 0) & (src != rows) & (m_e[rows] >= 0)
+    src, dst = src[sel], rows[sel]
+    digraph = sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+    n_comp, label = connected_components(digraph, directed=True, connection="strong")
+    matched = m_e >= 0
+    # block key = smallest equation index in the block
+    key = np.full(n_comp, n, dtype=np.int64)
+    eq_idx = np.arange(n, dtype=np.int64)
+    np.minimum.at(key, label[matched], eq_idx[matched])
+    live = np.flatnonzero(key < n)          # components that contain a matched equation
+    # condensation arcs
+    a, b = label[src], label[dst]
+    cross = a != b
+    arcs = np.unique(np.stack([a[cross], b[cross]]), axis=1) if cross.any() \
+        else np.zeros((2, 0), dtype=np.int64)
+    indeg = np.bincount(arcs[1], minlength=n_comp)
+    order_arcs = np.argsort(arcs[0], kind="stable")
+    succ_ptr = np.zeros(n_comp + 1, dtype=np.int64)
+    np.cumsum(np.bincount(arcs[0], minlength=n_comp), out=succ_ptr[1:])
+    succ = arcs[1][order_arcs].tolist()
+    succ_ptr_l = succ_ptr.tolist()
+    indeg_l = indeg.tolist()
+    key_l = key.tolist()
+    heap = [(key_l[c], c) for c in live.tolist() if indeg_l[c] == 0]
+    heapq.heapify(heap)
+    topo: list[int] = []
+    while heap:
+        _, c = heapq.heappop(heap)
+        topo.append(c)
+        for s in succ[succ_ptr_l[c]:succ_ptr_l[c + 1]]:
+            indeg_l[s] -= 1
+            if indeg_l[s] == 0:
+                heapq.heappush(heap, (key_l[s], s))
+    # members of each component, sorted
+    members = np.argsort(label, kind="stable")
+    mem_ptr = np.zeros(n_comp + 1, dtype=np.int64)
+    np.cumsum(np.bincount(label, minlength=n_comp), out=mem_ptr[1:])
+    mem_l = members.tolist()
+    mem_ptr_l = mem_ptr.tolist()
+    m_l = m_e.tolist()
+    blocks = []
+    for c in topo:
+        eqs = tuple(e for e in mem_l[mem_ptr_l[c]:mem_ptr_l[c + 1]] if m_l[e] >= 0)
+        if eqs:
+            blocks.append((eqs, tuple(sorted(m_l[e] for e in eqs))))
+    return blocks

@@ -1,0 +1,323 @@
+"""Pryce's Σ-method on a weighted bipartite graph: highest-value transversal, smallest offsets,
+tight edges, and the non-square extension (Algorithm 2′).
+
+Purely structural and sparse: no sympy here (latent equations are built by
+`mdae_fmu.structure.latent` only when asked), so the offsets and the block-triangular form of a
+10^5-equation system cost a few seconds at most.
+
+References: theory note 003 §4.2–4.7 and §6 A5–A8; theory note 9334 §1.3 and §2.5.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sps
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse.csgraph import connected_components, min_weight_full_bipartite_matching
+
+from .graph import DM, WeightedGraph, dulmage_mendelsohn, matching_csr
+
+# Dense assignment (linear_sum_assignment) up to this many unknowns, sparse LAPJVsp above.
+_DENSE_MAX = 400
+# Jacobi sweeps of Pryce's iteration before switching to the ordered (Gauss–Seidel) sweep.
+_JACOBI_CAP = 64
+
+
+class NotOptimal(Exception):
+    """Pryce's iteration did not reach a fixpoint within its bound: the transversal given is
+    not of highest value (theory 003 §4.7 Lemma 17, §6 A6 FAIL_NOT_OPTIMAL)."""
+
+
+@dataclass(frozen=True, eq=False)
+class SigmaResult:
+    """Outcome of the Σ-method on one system (theory 003 §6 A7/A8).
+
+    ``status``: ``"ok"`` (square, offsets found), ``"underdetermined"`` (fewer equations than
+    unknowns but an equation-complete matching: offsets from Algorithm 2′, ``dm`` lists the
+    undetermined leading variables), ``"singular"`` (no complete / equation-complete matching:
+    no offsets; ``dm`` is the DM decomposition of the original graph naming the culprits).
+    ``matching[i]`` is the unknown matched to equation i (−1 if none); ``c``, ``d`` are the
+    canonical (elementwise smallest) offsets, ``None`` when singular. ``value`` is Val(Σ),
+    ``sweeps`` the number of sweeps of Pryce's iteration.
+    """
+    status: str
+    matching: np.ndarray
+    c: np.ndarray | None = None
+    d: np.ndarray | None = None
+    dm: DM | None = None
+    value: int | None = None
+    sweeps: int = 0
+    owner_eq: np.ndarray | None = field(default=None, repr=False)
+    owner_var: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+# --- A5: highest-value transversal ----------------------------------------------------------
+
+def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
+    """Maximum-weight complete matching of a square graph (theory 003 §6 A5, primal LP (57)):
+    ``result[i]`` = unknown of equation i, or None when no complete matching exists.
+
+    Dense `linear_sum_assignment` for small systems (non-edges forbidden by a large cost and
+    checked afterwards); for large ones `min_weight_full_bipartite_matching` on weights σ + 1,
+    so that no weight is an explicit zero (which scipy would drop: 9334 §2.5 pitfall).
+    """
+    n = g.n_eqs
+    if n != g.n_vars:
+        raise ValueError("highest_value_transversal needs a square system")
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    rows = g.edge_rows()
+    if n <= _DENSE_MAX:
+        big = int(g.weights.max(initial=0)) * n + n + 1
+        cost = np.full((n, n), big, dtype=np.int64)
+        cost[rows, g.indices] = -g.weights
+        r, cidx = linear_sum_assignment(cost)
+        if np.any(cost[r, cidx] == big):
+            return None
+        out = np.empty(n, dtype=np.int64)
+        out[r] = cidx
+        return out
+    m = sps.csr_matrix(((g.weights + 1).astype(np.float64), g.indices, g.indptr), shape=(n, n))
+    try:
+        r, cidx = min_weight_full_bipartite_matching(m, maximize=True)
+    except ValueError:          # no full matching
+        return None
+    out = np.empty(n, dtype=np.int64)
+    out[r] = cidx
+    return out
+
+
+# --- A6: Pryce's smallest offsets -----------------------------------------------------------
+
+def pryce_offsets(g: WeightedGraph, owner_eq: np.ndarray, owner_var: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Smallest offsets (c, d) by Pryce's fixed-point iteration (theory 003 §4.5 Algorithm 2,
+    §4.7 Algorithm 2′, §6 A6): from c = 0 repeat
+    (a) d_j = max{σ_ij + c_i : (i,j) ∈ E},  (b) c_i = max{d_j − σ_ij : j ∈ own(i)}
+    until c is unchanged. ``own`` is given as pairs (``owner_eq[p]``, ``owner_var[p]``): the
+    transversal in the square case, the subgraph 𝒢_ξ in the non-square case.
+
+    Termination bound: at most n_e + 1 sweeps; more means a positive cycle, i.e. the owner map
+    is not optimal, and `NotOptimal` is raised. Sweeps run vectorized (Jacobi order) up to a
+    cap; beyond it the same monotone iteration continues in topological order of the
+    dependency graph (`_pryce_ordered`), which converges in one pass on acyclic parts.
+    Returns (c, d, sweeps).
+    """
+    n_e = g.n_eqs
+    rows, cols, w = g.edge_rows(), g.indices, g.weights
+    order_v = np.argsort(cols, kind="stable")
+    cols_v = cols[order_v]
+    starts = np.searchsorted(cols_v, np.arange(g.n_vars))
+    has_edge = np.bincount(cols, minlength=g.n_vars) > 0
+    o_sort = np.argsort(owner_eq, kind="stable")
+    oi, oj = owner_eq[o_sort], owner_var[o_sort]
+    osig = _edge_weights(g, oi, oj)
+    o_starts = np.searchsorted(oi, np.arange(n_e))
+    has_owner = np.bincount(oi, minlength=n_e) > 0
+    safe_v = np.minimum(starts, max(len(cols_v) - 1, 0))
+    safe_o = np.minimum(o_starts, max(len(oi) - 1, 0))
+
+    def var_offsets(c: np.ndarray) -> np.ndarray:
+        if len(cols_v) == 0:
+            return np.zeros(g.n_vars, dtype=np.int64)
+        vals = (w + c[rows])[order_v]
+        d = np.maximum.reduceat(vals, safe_v)
+        return np.where(has_edge, d, 0)
+
+    c = np.zeros(n_e, dtype=np.int64)
+    limit = n_e + 1
+    sweeps = 0
+    while True:
+        d = var_offsets(c)
+        sweeps += 1
+        if len(oi):
+            cn = np.maximum.reduceat(d[oj] - osig, safe_o)
+            cn = np.where(has_owner, np.maximum(cn, 0), 0)
+        else:
+            cn = np.zeros(n_e, dtype=np.int64)
+        if np.array_equal(cn, c):
+            return c, d, sweeps
+        c = cn
+        if sweeps >= limit:
+            raise NotOptimal(f"no fixpoint after {sweeps} sweeps")
+        if sweeps >= _JACOBI_CAP:
+            c = _pryce_ordered(g, c, oi, oj, osig)
+            return c, var_offsets(c), sweeps + 1
+
+
+def _edge_weights(g: WeightedGraph, oi: np.ndarray, oj: np.ndarray) -> np.ndarray:
+    """σ of the edges (oi[p], oj[p]); each must be an edge (rows are sorted, so the keys
+    row·n_vars + col of the edges are sorted and one vectorized search finds them)."""
+    keys = g.edge_rows() * g.n_vars + g.indices
+    want = np.asarray(oi, dtype=np.int64) * g.n_vars + np.asarray(oj, dtype=np.int64)
+    pos = np.searchsorted(keys, want)
+    ok = pos < len(keys)
+    ok[ok] = keys[pos[ok]] == want[ok]
+    if not ok.all():
+        p = int(np.flatnonzero(~ok)[0])
+        raise ValueError(f"owner pair ({oi[p]}, {oj[p]}) is not an edge")
+    return g.weights[pos]
+
+
+def _pryce_ordered(g: WeightedGraph, c0: np.ndarray, oi: np.ndarray, oj: np.ndarray,
+                   osig: np.ndarray) -> np.ndarray:
+    """Pryce's iteration (A6) eliminated to equations, c_i = max(c_i, c_k + σ_kj − σ_ij) for
+    j ∈ own(i) and k an equation of j, swept in topological order of the strongly connected
+    components of that dependency graph (Gauss–Seidel). One pass settles acyclic parts; inside
+    a component at most |component| + 1 sweeps are allowed (Bellman–Ford bound), else
+    `NotOptimal`. Starts from any c0 below the least fixpoint (e.g. a Jacobi iterate)."""
+    n = g.n_eqs
+    # equations of each unknown (CSC)
+    rows = g.edge_rows()
+    order_v = np.argsort(g.indices, kind="stable")
+    eq_of = rows[order_v]
+    sig_of = g.weights[order_v]
+    vptr = np.zeros(g.n_vars + 1, dtype=np.int64)
+    np.cumsum(np.bincount(g.indices, minlength=g.n_vars), out=vptr[1:])
+    deg = vptr[oj + 1] - vptr[oj]
+    # arcs k -> i with weight σ_kj − σ_ij
+    pair = np.repeat(np.arange(len(oi)), deg)
+    pos = np.arange(int(deg.sum())) - np.repeat(np.cumsum(deg) - deg, deg) + vptr[oj][pair]
+    src = eq_of[pos]
+    dst = oi[pair]
+    wt = sig_of[pos] - osig[pair]
+    sel = src != dst
+    src, dst, wt = src[sel], dst[sel], wt[sel]
+    n_comp, label = connected_components(
+        sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n)),
+        directed=True, connection="strong")
+    # topological order of the components (Kahn)
+    a, b = label[src], label[dst]
+    cross = a != b
+    arcs = np.unique(np.stack([a[cross], b[cross]]), axis=1) if cross.any() \
+        else np.zeros((2, 0), dtype=np.int64)
+    indeg = np.bincount(arcs[1], minlength=n_comp).tolist()
+    sptr = np.zeros(n_comp + 1, dtype=np.int64)
+    np.cumsum(np.bincount(arcs[0], minlength=n_comp), out=sptr[1:])
+    succ = arcs[1][np.argsort(arcs[0], kind="stable")].tolist()
+    sptr_l = sptr.tolist()
+    q = deque(k for k in range(n_comp) if indeg[k] == 0)
+    topo = []
+    while q:
+        k = q.popleft()
+        topo.append(k)
+        for s in succ[sptr_l[k]:sptr_l[k + 1]]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                q.append(s)
+    members = np.argsort(label, kind="stable").tolist()
+    mptr = np.zeros(n_comp + 1, dtype=np.int64)
+    np.cumsum(np.bincount(label, minlength=n_comp), out=mptr[1:])
+    mptr_l = mptr.tolist()
+    # incoming arcs per equation
+    o = np.argsort(dst, kind="stable")
+    in_src = src[o].tolist()
+    in_w = wt[o].tolist()
+    iptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=iptr[1:])
+    iptr_l = iptr.tolist()
+    c = c0.tolist()
+    for k in topo:
+        mem = members[mptr_l[k]:mptr_l[k + 1]]
+        for _ in range(len(mem) + 1 if len(mem) > 1 else 1):
+            changed = False
+            for i in mem:
+                best = c[i]
+                for p in range(iptr_l[i], iptr_l[i + 1]):
+                    v = c[in_src[p]] + in_w[p]
+                    if v > best:
+                        best = v
+                if best != c[i]:
+                    c[i] = best
+                    changed = True
+            if not changed:
+                break
+        else:
+            if len(mem) > 1:
+                raise NotOptimal("positive cycle in Pryce's dependency graph")
+    return np.asarray(c, dtype=np.int64)
+
+
+def tight_edges(g: WeightedGraph, c: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Mask of the tight edges σ_ij + c_i = d_j: the pattern of Pryce's system Jacobian, i.e.
+    of ∂F^c/∂(leading variables) (theory 003 §4.6, A7 step 5)."""
+    return g.weights + c[g.edge_rows()] == d[g.indices]
+
+
+# --- A7 / A8: the Σ-method driver -----------------------------------------------------------
+
+def sigma_method(g: WeightedGraph) -> SigmaResult:
+    """Σ-method for one system (theory 003 §6 A7, and A8 for fewer equations than unknowns).
+
+    1. maximum matching; if it does not cover every equation (or, square, every unknown), the
+       system is structurally singular: return the DM decomposition of the original graph;
+    2. square: highest-value transversal (A5) then Pryce's offsets (A6);
+       non-square (n_e < n_v, equation-complete): Algorithm 2′ (`nonsquare_owners` + A6 with
+       max aggregation), and the DM of the tight graph names the undetermined leading variables.
+    """
+    adj = None
+    m = np.asarray(matching_csr(g.csr()), dtype=np.int64) if g.n_eqs else \
+        np.zeros(0, dtype=np.int64)
+    n_matched = int((m >= 0).sum())
+    if n_matched < g.n_eqs or (g.n_eqs == g.n_vars and n_matched < g.n_vars):
+        adj = g.adjacency()
+        return SigmaResult("singular", m, dm=dulmage_mendelsohn(adj, g.n_vars, m.tolist()))
+    if g.n_eqs == g.n_vars:
+        hvt = highest_value_transversal(g)
+        if hvt is None:      # cannot happen after the matching check
+            adj = g.adjacency()
+            return SigmaResult("singular", m, dm=dulmage_mendelsohn(adj, g.n_vars, m.tolist()))
+        oi = np.arange(g.n_eqs, dtype=np.int64)
+        c, d, sweeps = pryce_offsets(g, oi, hvt)
+        value = int(d.sum() - c.sum())
+        return SigmaResult("ok", hvt, c, d, None, value, sweeps, oi, hvt)
+    oi, oj, value = nonsquare_owners(g)
+    c, d, sweeps = pryce_offsets(g, oi, oj)
+    tight = tight_edges(g, c, d)
+    tg = g.subgraph(tight)
+    dm = dulmage_mendelsohn(tg.adjacency(), g.n_vars)
+    # one owned unknown per equation, as a matching of the tight graph (for BTF of β_E)
+    mt = np.asarray(matching_csr(tg.csr()), dtype=np.int64)
+    return SigmaResult("underdetermined", mt, c, d, dm, value, sweeps, oi, oj)
+
+
+def nonsquare_owners(g: WeightedGraph) -> tuple[np.ndarray, np.ndarray, int]:
+    """Primal optimum ξ of LP (57) for n_e < n_v (theory 003 §4.7, A8 step 3) by reduction to a
+    square assignment: rows = unknowns, columns = the equations plus (n_v − n_e) free slots;
+    weight(x_j, f_i) = σ_ij, weight(x_j, slot) = max_i σ_ij. An unknown sent to a slot is
+    attached to an equation where its weight is maximal. Returns the pairs of 𝒢_ξ as
+    (equation array, unknown array) and val(ξ). Unknowns without any edge must be removed by
+    the caller."""
+    n_e, n_v = g.n_eqs, g.n_vars
+    rows = g.edge_rows()
+    vmax = np.full(n_v, -1, dtype=np.int64)
+    np.maximum.at(vmax, g.indices, g.weights)
+    if np.any(vmax < 0):
+        raise ValueError("nonsquare_owners: an unknown occurs in no equation")
+    # transposed graph plus slot columns n_e .. n_v-1 (every unknown may use any slot)
+    n_slot = n_v - n_e
+    t_rows = np.concatenate([g.indices, np.repeat(np.arange(n_v), n_slot)])
+    t_cols = np.concatenate([rows, np.tile(np.arange(n_e, n_v), n_v)])
+    t_w = np.concatenate([g.weights, np.repeat(vmax, n_slot)])
+    tg = WeightedGraph.from_arrays(n_v, n_v, t_rows, t_cols, t_w)
+    assign = highest_value_transversal(tg)
+    if assign is None:
+        raise ValueError("nonsquare_owners: no equation-complete matching")
+    oi = np.empty(n_v, dtype=np.int64)
+    # argmax equation of each unknown (smallest index among ties)
+    order = np.lexsort((rows, -g.weights, g.indices))
+    first = np.searchsorted(g.indices[order], np.arange(n_v))
+    argmax_eq = rows[order][first]
+    slot = assign >= n_e
+    oi[~slot] = assign[~slot]
+    oi[slot] = argmax_eq[slot]
+    oj = np.arange(n_v, dtype=np.int64)
+    value = int(_edge_weights(g, oi, oj).sum())
+    return oi, oj, value
