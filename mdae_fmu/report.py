@@ -1,0 +1,193 @@
+"""Text and JSON rendering of the analysis for ``mdae-fmu analyze`` (schema: docs/analyze-json.md).
+
+The report is built from sections: a header (model, counts, guards), one section per mode
+(index in both conventions, states, leading variables, latent and consistency equations,
+blocks), and the verdict. Later stages (mode changes) add sections by registering a renderer
+with `register_section`; each renderer gets ``(model, result)`` and returns text lines or a
+JSON value, or None when it has nothing to say.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import sympy as sp
+
+from .ir import Model
+from .structure.per_mode import Block, Instance, LatentEquation, ModeAnalysis, ModesReport, \
+    eq_label
+from .structure.printing import equation_text, expr_text
+
+FORMAT = "mdae_fmu.analysis/1"
+
+# (name, text renderer, json renderer), rendered in this order after the per-mode sections.
+_SECTIONS: list[tuple[str, Callable, Callable]] = []
+
+
+def register_section(name: str, text: Callable[[Model, object], list[str] | None],
+                     json: Callable[[Model, object], object]) -> None:
+    """Append a report section (e.g. "mode_changes" from the multimode analysis). The JSON
+    value lands under key ``name``; the text lines after the per-mode sections."""
+    global _SECTIONS
+    _SECTIONS = [s for s in _SECTIONS if s[0] != name] + [(name, text, json)]
+
+
+# --- formulas -------------------------------------------------------------------------------
+
+def formula(expr: sp.Expr) -> str:
+    """``expr = 0`` as readable text (``der(w1) - der(w2) = 0``)."""
+    return f"{sp.sstr(expr)} = 0"
+
+
+def block_text(b: Block) -> str:
+    """``{e1, e2, e3', e4} -> {der(w1), der(w2), t1, t2}``."""
+    eqs = ", ".join(eq_label(i, k) for i, k in b.equations)
+    return f"{{{eqs}}} -> {{{', '.join(str(u) for u in b.unknowns)}}}"
+
+
+def _inst_list(xs: tuple[Instance, ...]) -> str:
+    return ", ".join(str(x) for x in xs) if xs else "(none)"
+
+
+# --- text -----------------------------------------------------------------------------------
+
+def render_text(model: Model, result: ModesReport) -> str:
+    """Human-readable report: header, one section per mode, extra sections, verdict."""
+    lines: list[str] = []
+    n_eq = len(model.equations)
+    lines.append(f"model {result.model_name}")
+    lines.append(f"  variables: {len(model.variables)} declared, {len(result.unknowns)} "
+                 f"continuous unknowns, {len(result.discrete)} discrete, "
+                 f"{len(result.inputs)} inputs")
+    lines.append(f"  equations: {n_eq} ({len(result.discrete_equations)} define discrete "
+                 f"variables and are not part of the modes' DAEs"
+                 + (f": {', '.join(result.discrete_equations)}" if result.discrete_equations
+                    else "") + ")")
+    guards = model.guards()
+    lines.append(f"  guards: {len(result.long_guards)} long (mode-defining), "
+                 f"{sum(g.kind == 'transient' for g in guards)} transient (when-conditions)")
+    for t in result.long_guards:
+        lines.append(f"    long       {t}")
+    for g in guards:
+        if g.kind == "transient":
+            lines.append(f"    transient  {expr_text(g.cond)}")
+    for t, v in result.fixed_guards:
+        lines.append(f"    fixed      {t} = {'true' if v else 'false'}")
+    lines.append(f"  modes: {len(result.modes)}")
+    for m in result.modes:
+        lines.append("")
+        lines.extend(_mode_text(m))
+    for name, text, _ in _SECTIONS:
+        extra = text(model, result)
+        if extra:
+            lines.append("")
+            lines.extend(extra)
+    lines.append("")
+    if result.exit_code == 0:
+        lines.append(f"verdict: accepted ({len(result.modes)} modes)")
+    else:
+        lines.append("verdict: rejected")
+        for msg in result.messages:
+            lines.append(f"  {msg}")
+    return "\n".join(lines)
+
+
+def _mode_text(m: ModeAnalysis) -> list[str]:
+    out = [f"mode {m.name}: {'ok' if m.ok else 'REJECTED'}"]
+    out.append(f"  equations ({len(m.equations)}): {', '.join(m.equations) or '(none)'}")
+    if m.absent:
+        out.append(f"  not used in this mode: {', '.join(m.absent)}")
+    if m.index >= 0:
+        out.append(f"  index: {m.index} (max equation offset c, paper convention); "
+                   f"differentiation index (Pryce): {m.differentiation_index}")
+        out.append(f"  offsets c: " + ", ".join(f"{k}={v}" for k, v in m.c.items()))
+        out.append(f"  offsets d: " + ", ".join(f"{k}={v}" for k, v in m.d.items()))
+        out.append(f"  degrees of freedom: {m.dof}")
+        out.append(f"  states ({len(m.states)}): {_inst_list(m.states)}")
+        out.append(f"  leading variables ({len(m.leading)}): {_inst_list(m.leading)}")
+        latent = [e for e in m.solved if e.k > 0]
+        if latent:
+            out.append("  latent equations (differentiated):")
+            out.extend(f"    {e.label}: {formula(e.expr)}" for e in latent)
+        if m.consistency:
+            out.append("  consistency equations:")
+            out.extend(f"    {e.label}: {formula(e.expr)}" for e in m.consistency)
+        if m.blocks:
+            out.append(f"  blocks ({len(m.blocks)}, in solve order):")
+            out.extend(f"    {block_text(b)}" for b in m.blocks)
+    if m.diagnostic:
+        out.append(f"  diagnostic: {m.diagnostic}")
+    return out
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+def _latent_json(e: LatentEquation) -> dict:
+    return {"equation": e.eq_id, "k": e.k, "label": e.label, "residual": sp.sstr(e.expr)}
+
+
+def _inst_json(x: Instance) -> dict:
+    return {"name": x.name, "order": x.order, "text": str(x)}
+
+
+def _mode_json(m: ModeAnalysis) -> dict:
+    has = m.index >= 0
+    return {
+        "name": m.name,
+        "valuation": [{"guard": t, "value": v} for t, v in m.valuation],
+        "ok": m.ok,
+        "status": m.status,
+        "diagnostic": m.diagnostic,
+        "equations": list(m.equations),
+        "unknowns": list(m.unknowns),
+        "absent": list(m.absent),
+        "index": m.index if has else None,
+        "differentiation_index": m.differentiation_index if has else None,
+        "dof": m.dof,
+        "c": dict(m.c),
+        "d": dict(m.d),
+        "states": [_inst_json(x) for x in m.states],
+        "leading": [_inst_json(x) for x in m.leading],
+        "solved": [_latent_json(e) for e in m.solved],
+        "consistency": [_latent_json(e) for e in m.consistency],
+        "blocks": [{"equations": [{"equation": i, "k": k, "label": eq_label(i, k)}
+                                  for i, k in b.equations],
+                    "unknowns": [_inst_json(x) for x in b.unknowns],
+                    "text": block_text(b)} for b in m.blocks],
+        "over": {"equations": list(m.over_equations), "variables": list(m.over_variables)},
+        "under": {"equations": list(m.under_equations), "variables": list(m.under_variables)},
+    }
+
+
+def render_json(model: Model, result: ModesReport) -> dict:
+    """The same content as `render_text`, as a JSON-serializable dict (docs/analyze-json.md)."""
+    eqs = {eq.id: eq for eq in model.equations}
+    out = {
+        "format": FORMAT,
+        "model": result.model_name,
+        "counts": {"variables": len(model.variables), "unknowns": len(result.unknowns),
+                   "discrete": len(result.discrete), "inputs": len(result.inputs),
+                   "equations": len(model.equations), "modes": len(result.modes)},
+        "unknowns": list(result.unknowns),
+        "discrete": list(result.discrete),
+        "inputs": list(result.inputs),
+        "equations": [{"id": e.id, "text": equation_text(e.residual),
+                       "guard": [{"cond": expr_text(l.cond), "positive": l.positive}
+                                 for l in e.guard],
+                       "loc": None if e.loc is None else
+                       {"file": e.loc.file, "line": e.loc.line, "col": e.loc.col},
+                       "discrete_definition": e.id in result.discrete_equations}
+                      for e in eqs.values()],
+        "guards": [{"cond": expr_text(g.cond), "kind": g.kind} for g in model.guards()],
+        "long_guards": list(result.long_guards),
+        "fixed_guards": [{"guard": t, "value": v} for t, v in result.fixed_guards],
+        "modes": [_mode_json(m) for m in result.modes],
+    }
+    for name, _, js in _SECTIONS:
+        val = js(model, result)
+        if val is not None:
+            out[name] = val
+    out["exit_code"] = result.exit_code
+    out["accepted"] = result.exit_code == 0
+    out["messages"] = list(result.messages)
+    return out

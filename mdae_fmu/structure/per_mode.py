@@ -1,0 +1,572 @@
+"""Mode enumeration and per-mode structural analysis (the data contract of the structure stage).
+
+A mode is a valuation of the long guards of the model (theory note 9334 §1.4 Def 31); it enables
+the equations whose guard holds and selects one branch of every if-expression on those guards
+(`specialize`). Each mode is then an ordinary DAE, analysed separately with Pryce's Σ-method
+(9334 §3.2; 003 §5.3 "Basic tool 3"): offsets, index (both conventions), states, leading
+variables, latent and consistency equations, and the block-triangular form of the
+index-reduced system over the leading variables. A structurally singular mode is rejected with
+the Dulmage–Mendelsohn culprits (003 §5.7, 9334 §2.5 "Failure").
+
+Unknowns of a mode's DAE: Real continuous variables that are not inputs and that occur in an
+enabled equation. Discrete variables (Boolean, Integer, Real assigned in when-clauses),
+parameters, constants, inputs, ``pre(x)`` and ``time`` are known within a mode. An equation
+that defines a discrete variable (a guard definition such as ``g = time >= t1 and time <= t2``)
+is not part of any mode's DAE; it is listed separately in the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from .. import expr as E
+from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
+from ..ir import Assign, Equation, Model
+from ..symbolic import SymbolTable
+from .graph import DM, WeightedGraph, block_triangular_graph
+from .latent import latent_system
+from .printing import expr_text
+from .sigma import SigmaResult, sigma_method, tight_edges
+
+MAX_ENUMERATED_GUARDS = 12
+
+
+# --- the data contract ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Instance:
+    """``name^(order)``: the order-th time derivative of a variable."""
+    name: str
+    order: int
+
+    def __str__(self) -> str:
+        if self.order == 0:
+            return self.name
+        if self.order == 1:
+            return f"der({self.name})"
+        return f"der({self.name},{self.order})"
+
+
+@dataclass(frozen=True)
+class LatentEquation:
+    """The k-th time derivative of equation ``eq_id``, in residual form ``0 = expr``."""
+    eq_id: str
+    k: int
+    expr: sp.Expr
+
+    @property
+    def label(self) -> str:
+        """``e3``, ``e3'``, ``e3''``, ``e3^(3)``."""
+        return eq_label(self.eq_id, self.k)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of the BTF: the (eq_id, k) equations solved together for ``unknowns``."""
+    equations: tuple[tuple[str, int], ...]
+    unknowns: tuple[Instance, ...]
+
+
+@dataclass(frozen=True)
+class ModeAnalysis:
+    """Structural analysis of one mode (theory 9334 §3.2). ``index`` is the paper's max c,
+    ``differentiation_index`` Pryce's ν_S = max c + (1 if some d_j = 0). Both are −1 when the
+    mode has no offsets (structurally singular). ``ok`` is false for a rejected mode, whose
+    ``diagnostic`` says why."""
+    name: str
+    valuation: tuple[tuple[str, bool], ...]
+    equations: tuple[str, ...]
+    c: dict[str, int]
+    d: dict[str, int]
+    index: int
+    differentiation_index: int
+    states: tuple[Instance, ...]
+    leading: tuple[Instance, ...]
+    solved: tuple[LatentEquation, ...]
+    consistency: tuple[LatentEquation, ...]
+    blocks: tuple[Block, ...]
+    ok: bool
+    diagnostic: str | None
+    # additions beyond the minimal contract
+    unknowns: tuple[str, ...] = ()            # the mode's DAE unknowns
+    absent: tuple[str, ...] = ()              # continuous unknowns no enabled equation mentions
+    dof: int | None = None                    # Σd − Σc = Val(Σ)
+    over_equations: tuple[str, ...] = ()      # β_O of the DM (rejection culprits)
+    over_variables: tuple[str, ...] = ()
+    under_equations: tuple[str, ...] = ()     # β_U of the DM
+    under_variables: tuple[str, ...] = ()
+    status: str = "ok"                        # ok | singular | underdetermined | overdetermined
+    sweeps: int = 0                           # sweeps of Pryce's iteration
+
+
+@dataclass(frozen=True)
+class ModesReport:
+    """Per-mode analysis of a whole model; ``exit_code`` 0 if every mode is accepted."""
+    model_name: str
+    long_guards: tuple[str, ...]
+    guard_exprs: tuple[E.Expr, ...]
+    symbols: SymbolTable
+    modes: tuple[ModeAnalysis, ...]
+    unknowns: tuple[str, ...]
+    exit_code: int
+    messages: tuple[str, ...]
+    # additions beyond the minimal contract
+    discrete_equations: tuple[str, ...] = ()   # guard / discrete-variable definitions
+    discrete: tuple[str, ...] = ()             # discrete variables (known within a mode)
+    inputs: tuple[str, ...] = ()
+    fixed_guards: tuple[tuple[str, bool], ...] = ()   # guards with a mode-independent value
+    n_valuations: int = 0                      # valuations considered before pruning
+    sections: tuple[tuple[str, object], ...] = field(default=())  # appended by later stages
+
+
+def eq_label(eq_id: str, k: int) -> str:
+    """Name of the k-th derivative of an equation: ``e3``, ``e3'``, ``e3''``, ``e3^(3)``."""
+    return eq_id + ("'" * k if k <= 2 else f"^({k})")
+
+
+# --- variable classification ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VariableClasses:
+    """Which declared names are unknowns of the per-mode DAEs, which are known."""
+    continuous: tuple[str, ...]     # Real, continuous, not input, not assigned in a when
+    discrete: tuple[str, ...]       # Boolean / Integer / discrete Real / when-assigned Real
+    inputs: tuple[str, ...]
+    constants: tuple[str, ...]      # parameters and constants
+
+
+def classify_variables(model: Model) -> VariableClasses:
+    """Split the declared variables into continuous unknowns, discrete, inputs, constants
+    (rules of the structure brief; 9334 §1.4 Def 33: discrete values are known within a
+    mode)."""
+    assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
+                if isinstance(a, Assign)}
+    cont, disc, inp, const = [], [], [], []
+    for v in model.variables:
+        if v.variability in ("parameter", "constant"):
+            const.append(v.name)
+        elif v.causality == "input":
+            inp.append(v.name)
+        elif v.type != "Real" or v.variability == "discrete" or v.name in assigned:
+            disc.append(v.name)
+        else:
+            cont.append(v.name)
+    return VariableClasses(tuple(cont), tuple(disc), tuple(inp), tuple(const))
+
+
+def defines_discrete(eq: Equation, discrete: frozenset[str]) -> bool:
+    """True for an equation that defines a discrete variable (e.g. a Boolean guard
+    ``g = time >= t1``): one side is a discrete variable, or the equation is Boolean-valued.
+    Such equations are not part of a mode's DAE."""
+    lhs, rhs = E.split_residual(eq.residual)
+    for side in (lhs, rhs):
+        if isinstance(side, E.Ref) and side.name in discrete:
+            return True
+        if _boolean_valued(side):
+            return True
+    return False
+
+
+def _boolean_valued(e: E.Expr) -> bool:
+    if isinstance(e, E.Const):
+        return isinstance(e.value, bool)
+    if isinstance(e, E.BinOp):
+        return e.op in E.REL_OPS or e.op in E.BOOL_OPS
+    if isinstance(e, E.UnOp):
+        return e.op == "not"
+    if isinstance(e, E.Call):
+        return e.func in ("edge", "change", "initial", "terminal", "sample")
+    if isinstance(e, E.If):
+        return _boolean_valued(e.then) and _boolean_valued(e.orelse)
+    return False
+
+
+# --- guards: atoms, evaluation, contradictions ----------------------------------------------
+
+def _strip_not(c: E.Expr) -> tuple[E.Expr, bool]:
+    pos = True
+    while isinstance(c, E.UnOp) and c.op == "not":
+        c, pos = c.arg, not pos
+    return c, pos
+
+
+def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr]:
+    """The long guards of the DAE equations (Model.guards() kind "long", restricted to the
+    conditions that occur in ``equations``), with ``not c`` identified with c; in order of
+    appearance."""
+    present: set[E.Expr] = set()
+    for eq in equations:
+        for lit in eq.guard:
+            present.add(lit.cond)
+        for node in E.walk(eq.residual):
+            if isinstance(node, E.If):
+                present.add(node.cond)
+    atoms: dict[E.Expr, None] = {}
+    for g in model.guards():
+        if g.kind == "long" and g.cond in present:
+            atoms.setdefault(_strip_not(g.cond)[0], None)
+    return list(atoms)
+
+
+def eval_condition(c: E.Expr, val: Mapping[E.Expr, bool]) -> bool | None:
+    """Truth value of a condition under a guard valuation, None if it is not determined."""
+    if c in val:
+        return val[c]
+    if isinstance(c, E.Const) and isinstance(c.value, bool):
+        return c.value
+    if isinstance(c, E.UnOp) and c.op == "not":
+        v = eval_condition(c.arg, val)
+        return None if v is None else not v
+    if isinstance(c, E.BinOp) and c.op in ("and", "or"):
+        a, b = eval_condition(c.left, val), eval_condition(c.right, val)
+        if c.op == "and":
+            if a is False or b is False:
+                return False
+            return True if (a and b) else None
+        if a is True or b is True:
+            return True
+        return False if (a is False and b is False) else None
+    return None
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "<>": "<>"}
+_NEG = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "<>", "<>": "=="}
+
+
+def _num(e: E.Expr) -> float | None:
+    if isinstance(e, E.Const) and not isinstance(e.value, bool) and \
+            isinstance(e.value, (int, float)):
+        return float(e.value)
+    if isinstance(e, E.UnOp) and e.op == "-":
+        v = _num(e.arg)
+        return None if v is None else -v
+    return None
+
+
+def _relation(c: E.Expr) -> tuple[E.Expr, str, float] | None:
+    """``c`` as ``key op value``: ``x > 0`` → (x, >, 0); ``a < b`` → (a − b, <, 0) with the
+    operands in a canonical order, so that ``a < b`` and ``b > a`` share a key."""
+    if not (isinstance(c, E.BinOp) and c.op in E.REL_OPS):
+        return None
+    lv, rv = _num(c.left), _num(c.right)
+    if rv is not None and lv is None:
+        return c.left, c.op, rv
+    if lv is not None and rv is None:
+        return c.right, _FLIP[c.op], lv
+    if lv is not None and rv is not None:
+        return None
+    a, b, op = c.left, c.right, c.op
+    if repr(b) < repr(a):
+        a, b, op = b, a, _FLIP[op]
+    return E.BinOp("-", a, b), op, 0.0
+
+
+def _feasible(constraints: list[tuple[str, float]]) -> bool:
+    """Is there a real number satisfying every ``(op, value)`` constraint?"""
+    lo, lo_strict, hi, hi_strict = -np.inf, False, np.inf, False
+    eqs, neqs = set(), set()
+    for op, v in constraints:
+        if op in (">", ">="):
+            s = op == ">"
+            if v > lo or (v == lo and s):
+                lo, lo_strict = v, s
+        elif op in ("<", "<="):
+            s = op == "<"
+            if v < hi or (v == hi and s):
+                hi, hi_strict = v, s
+        elif op == "==":
+            eqs.add(v)
+        else:
+            neqs.add(v)
+    if lo > hi or (lo == hi and (lo_strict or hi_strict)):
+        return False
+    if len(eqs) > 1:
+        return False
+    if eqs:
+        v = next(iter(eqs))
+        inside = (v > lo or (v == lo and not lo_strict)) and (v < hi or (v == hi and not hi_strict))
+        return inside and v not in neqs
+    if lo == hi:
+        return lo not in neqs
+    return True
+
+
+def consistent_valuation(val: Mapping[E.Expr, bool]) -> bool:
+    """False when a (partial) guard valuation is contradictory: relations on the same
+    expression with incompatible intervals (``x > 0`` true and ``x <= 0`` true; ``x > 1``
+    true and ``x > 0`` false), or a composite guard (and/or/not of other guards) whose value
+    disagrees with its parts."""
+    groups: dict[E.Expr, list[tuple[str, float]]] = {}
+    for c, v in val.items():
+        rel = _relation(c)
+        if rel is not None:
+            key, op, num = rel
+            groups.setdefault(key, []).append((op if v else _NEG[op], num))
+        if isinstance(c, E.BinOp) and c.op in ("and", "or"):
+            inner = eval_condition(E.BinOp(c.op, c.left, c.right),
+                                   {k: b for k, b in val.items() if k != c})
+            if inner is not None and inner != v:
+                return False
+    return all(_feasible(cs) for cs in groups.values())
+
+
+def enumerate_valuations(atoms: Sequence[E.Expr]) -> tuple[list[dict[E.Expr, bool]], dict]:
+    """All consistent valuations of the guard atoms (depth-first, pruning contradictory
+    partial valuations), in the order true before false. Constant atoms are fixed facts and
+    are not enumerated. Returns (valuations, fixed facts)."""
+    fixed = {a: a.value for a in atoms if isinstance(a, E.Const) and isinstance(a.value, bool)}
+    free = [a for a in atoms if a not in fixed]
+    out: list[dict[E.Expr, bool]] = []
+
+    def rec(i: int, cur: dict[E.Expr, bool]) -> None:
+        if i == len(free):
+            out.append(dict(cur))
+            return
+        for v in (True, False):
+            cur[free[i]] = v
+            if consistent_valuation(cur):
+                rec(i + 1, cur)
+            del cur[free[i]]
+
+    rec(0, dict(fixed))
+    return out, fixed
+
+
+# --- specialization -------------------------------------------------------------------------
+
+def _as_valuation(model: Model, valuation) -> dict[E.Expr, bool]:
+    """Accept ``{Expr: bool}``, or pairs keyed by Expr or by guard text (as in
+    ModeAnalysis.valuation)."""
+    items = valuation.items() if isinstance(valuation, Mapping) else valuation
+    out: dict[E.Expr, bool] = {}
+    by_text = None
+    for k, v in items:
+        if isinstance(k, str):
+            if by_text is None:
+                by_text = {}
+                for g in model.guards():
+                    base = _strip_not(g.cond)[0]
+                    by_text.setdefault(expr_text(base), base)
+                    by_text.setdefault(expr_text(g.cond), g.cond)
+            if k not in by_text:
+                raise KeyError(f"no guard {k!r} in model {model.name}")
+            k = by_text[k]
+        base, pos = _strip_not(k)
+        out[base] = bool(v) if pos else not bool(v)
+    return out
+
+
+def _select(e: E.Expr, val: Mapping[E.Expr, bool]) -> E.Expr:
+    """Replace every if-expression whose condition is decided by ``val`` by its branch."""
+    if isinstance(e, E.If):
+        v = eval_condition(e.cond, val)
+        if v is True:
+            return _select(e.then, val)
+        if v is False:
+            return _select(e.orelse, val)
+        return E.If(_select(e.cond, val), _select(e.then, val), _select(e.orelse, val))
+    if isinstance(e, E.BinOp):
+        return E.BinOp(e.op, _select(e.left, val), _select(e.right, val))
+    if isinstance(e, E.UnOp):
+        return E.UnOp(e.op, _select(e.arg, val))
+    if isinstance(e, E.Der):
+        return E.Der(_select(e.arg, val))
+    if isinstance(e, E.Call):
+        return E.Call(e.func, tuple(_select(a, val) for a in e.args))
+    return e
+
+
+def specialize(model: Model, valuation, include_discrete: bool = False) -> list[Equation]:
+    """The equations of the mode selected by ``valuation`` (9334 §1.4 Def 31): the equations
+    whose guard holds, with every if-expression on a valued guard replaced by the selected
+    branch. Each keeps its id and source location and gets an empty guard. Equations that
+    define discrete variables (guard definitions) are left out unless ``include_discrete``.
+
+    ``valuation``: ``{guard Expr: bool}`` or pairs ``(guard Expr or guard text, bool)``.
+    A literal whose condition the valuation does not decide raises KeyError.
+    """
+    val = _as_valuation(model, valuation)
+    discrete = frozenset(classify_variables(model).discrete)
+    out = []
+    for eq in model.equations:
+        if not include_discrete and defines_discrete(eq, discrete):
+            continue
+        enabled = True
+        for lit in eq.guard:
+            v = eval_condition(lit.cond, val)
+            if v is None:
+                raise KeyError(f"equation {eq.id}: guard {expr_text(lit.cond)} has no value")
+            if v != lit.positive:
+                enabled = False
+                break
+        if enabled:
+            out.append(Equation(eq.id, _select(eq.residual, val), (), eq.loc))
+    return out
+
+
+# --- per-mode analysis ----------------------------------------------------------------------
+
+def mode_name(valuation: Sequence[tuple[str, bool]]) -> str:
+    """``{g}``, ``{not g}``, ``{g1, not g2}``; ``{}`` for the single mode of a model without
+    long guards."""
+    return "{" + ", ".join(t if v else f"not {t}" for t, v in valuation) + "}"
+
+
+def _where(eq: Equation) -> str:
+    return f"{eq.id} ({eq.loc.short()})" if eq.loc is not None else eq.id
+
+
+def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
+                 equations: Sequence[Equation], continuous: Sequence[str],
+                 table: SymbolTable, latent: bool = True) -> ModeAnalysis:
+    """Σ-method on one mode's DAE (theory 003 §6 A7; A8 when it has fewer equations than
+    unknowns), then the BTF of the index-reduced system over the leading variables, and (if
+    ``latent``) its latent and consistency equations."""
+    cont_set = set(continuous)
+    rows_by_name: list[dict[str, int]] = []
+    for eq in equations:
+        orders = E.derivative_orders(eq.residual)
+        rows_by_name.append({n: k for n, k in orders.items() if n in cont_set})
+    used = set().union(*rows_by_name) if rows_by_name else set()
+    unknowns = [n for n in continuous if n in used]
+    absent = tuple(n for n in continuous if n not in used)
+    vidx = {n: j for j, n in enumerate(unknowns)}
+    g = WeightedGraph.from_rows([{vidx[n]: k for n, k in r.items()} for r in rows_by_name],
+                                len(unknowns))
+    res = sigma_method(g)
+    eq_ids = [eq.id for eq in equations]
+    base = dict(name=name, valuation=valuation, equations=tuple(eq_ids),
+                unknowns=tuple(unknowns), absent=absent, sweeps=res.sweeps)
+    if res.status == "singular":
+        return _singular_mode(base, res.dm, equations, unknowns, name)
+    c = {eq_ids[i]: int(v) for i, v in enumerate(res.c)}
+    d = {unknowns[j]: int(v) for j, v in enumerate(res.d)}
+    index = max(c.values(), default=0)
+    diff_index = index + (1 if any(v == 0 for v in d.values()) else 0)
+    states = tuple(Instance(n, k) for n in unknowns for k in range(d[n]))
+    leading = tuple(Instance(n, d[n]) for n in unknowns)
+    # BTF of F^c over the leading variables: the tight edges, with a matching inside them
+    tight = tight_edges(g, res.c, res.d)
+    matching = res.matching.copy()
+    diag, ok, status = None, True, "ok"
+    under_e: tuple[str, ...] = ()
+    under_v: tuple[str, ...] = ()
+    if res.status == "underdetermined":
+        ok, status = False, "underdetermined"
+        dm = res.dm
+        well = np.zeros(len(equations), dtype=bool)
+        well[list(dm.well_eqs)] = True
+        matching[~well] = -1
+        under_e = tuple(eq_ids[i] for i in dm.under_eqs)
+        under_v = tuple(unknowns[j] for j in dm.under_vars)
+        diag = (f"mode {name}: {len(equations)} equations for {len(unknowns)} unknowns "
+                f"(fewer equations than unknowns): no equation determines "
+                f"{{{', '.join(str(Instance(unknowns[j], d[unknowns[j]])) for j in dm.under_vars)}}}"
+                f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
+    blocks = tuple(
+        Block(tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),
+              tuple(Instance(unknowns[j], d[unknowns[j]]) for j in bvars))
+        for beqs, bvars in block_triangular_graph(g, matching, tight))
+    solved: tuple[LatentEquation, ...] = ()
+    consistency: tuple[LatentEquation, ...] = ()
+    if latent:
+        residuals = {eq.id: table.to_sympy(eq.residual) for eq in equations}
+        s, cons = latent_system(table, residuals, c, eq_ids)
+        solved = tuple(LatentEquation(i, k, x) for i, k, x in s)
+        consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
+    return ModeAnalysis(c=c, d=d, index=index, differentiation_index=diff_index,
+                        states=states, leading=leading, solved=solved,
+                        consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
+                        dof=res.value, under_equations=under_e, under_variables=under_v,
+                        status=status, **base)
+
+
+def _singular_mode(base: dict, dm: DM, equations: Sequence[Equation], unknowns: list[str],
+                   name: str) -> ModeAnalysis:
+    """A structurally singular mode: name the over-determined equations (with their source
+    lines) and the unknowns they fight over, and the unknowns no equation determines
+    (DM of the mode's graph; theory 003 §5.7 error report)."""
+    over_e = tuple(equations[i].id for i in dm.over_eqs)
+    over_v = tuple(unknowns[j] for j in dm.over_vars)
+    under_e = tuple(equations[i].id for i in dm.under_eqs)
+    under_v = tuple(unknowns[j] for j in dm.under_vars)
+    n_e, n_v = len(equations), len(unknowns)
+    parts = []
+    if dm.over_eqs:
+        who = ", ".join(_where(equations[i]) for i in dm.over_eqs)
+        noun = "equation" if len(dm.over_eqs) == 1 else "equations"
+        if dm.over_vars:
+            parts.append(f"{noun} {who} over-determine {{{', '.join(over_v)}}}")
+        else:
+            parts.append(f"{noun} {who} contain no unknown of this mode")
+    if dm.under_vars:
+        parts.append(f"no equation determines {{{', '.join(under_v)}}}")
+    msg = f"mode {name}: " + "; ".join(parts)
+    if n_e != n_v:
+        more = "more" if n_e > n_v else "fewer"
+        msg += f" ({n_e} equations for {n_v} unknowns: {more} equations than unknowns)"
+    status = "overdetermined" if n_e > n_v else ("underdetermined" if n_e < n_v else "singular")
+    return ModeAnalysis(c={}, d={}, index=-1, differentiation_index=-1, states=(), leading=(),
+                        solved=(), consistency=(), blocks=(), ok=False, diagnostic=msg,
+                        over_equations=over_e, over_variables=over_v, under_equations=under_e,
+                        under_variables=under_v, status=status, **base)
+
+
+def symbol_table(model: Model) -> SymbolTable:
+    """The SymbolTable of a model: parameters, constants and discrete variables are constants
+    (zero time derivative within a mode); continuous unknowns and inputs are instances."""
+    cls = classify_variables(model)
+    return SymbolTable(constants=frozenset(cls.constants) | frozenset(cls.discrete))
+
+
+def analyze_modes(model: Model, latent: bool = True,
+                  max_guards: int = MAX_ENUMERATED_GUARDS) -> ModesReport:
+    """Per-mode structural analysis of every consistent valuation of the long guards (theory
+    9334 §3.2; 003 §5.3). Contradictory valuations (``x > 0`` and ``x <= 0`` both true...) are
+    not enumerated. Beyond ``max_guards`` free long guards (2^12 modes) nothing is enumerated
+    and the report says so."""
+    cls = classify_variables(model)
+    declared = {v.name for v in model.variables}
+    for eq in model.equations:
+        for n in E.refs(eq.residual):
+            if n not in declared:
+                raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
+    discrete = frozenset(cls.discrete)
+    disc_eqs = tuple(eq.id for eq in model.equations if defines_discrete(eq, discrete))
+    dae_eqs = [eq for eq in model.equations if eq.id not in set(disc_eqs)]
+    atoms = long_guard_atoms(model, dae_eqs)
+    table = symbol_table(model)
+    common = dict(model_name=model.name, symbols=table, unknowns=cls.continuous,
+                  discrete_equations=disc_eqs, discrete=cls.discrete, inputs=cls.inputs)
+    fixed = {a: a.value for a in atoms if isinstance(a, E.Const)}
+    n_free = len(atoms) - len(fixed)
+    texts = tuple(expr_text(a) for a in atoms)
+    if n_free > max_guards:
+        msg = (f"model {model.name}: {n_free} independent long guards (up to 2^{n_free} modes) "
+               f"exceed the explicit enumeration limit of {max_guards} guards; "
+               f"per-mode analysis not performed")
+        return ModesReport(long_guards=texts, guard_exprs=tuple(atoms), modes=(),
+                           exit_code=EXIT_REJECTED, messages=(msg,), **common)
+    valuations, fixed = enumerate_valuations(atoms)
+    modes = []
+    for val in valuations:
+        pairs = tuple((expr_text(a), val[a]) for a in atoms if a not in fixed)
+        name = mode_name(pairs)
+        eqs = specialize(model, val)
+        modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent))
+    messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
+    exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
+    return ModesReport(long_guards=texts, guard_exprs=tuple(atoms), modes=tuple(modes),
+                       exit_code=exit_code, messages=messages,
+                       fixed_guards=tuple((expr_text(a), v) for a, v in fixed.items()),
+                       n_valuations=2 ** n_free, **common)
+
+
+__all__ = ["Instance", "LatentEquation", "Block", "ModeAnalysis", "ModesReport", "specialize",
+           "analyze_modes", "analyze_mode", "classify_variables", "defines_discrete",
+           "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",
+           "symbol_table", "eq_label", "long_guard_atoms"]
