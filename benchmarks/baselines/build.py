@@ -35,7 +35,7 @@ PLATFORM = "linux64"
 # fault-injection macros known to the wrapper and the models (see the C file headers)
 KNOWN_BUGS = frozenset({
     "BUG_STALE_CACHE", "BUG_NEEDED_FOREVER", "BUG_NOMINALS_FLAG", "BUG_LEAK", "BUG_ACCEPT_NAN",
-    "BUG_VALUES_FLAG", "BUG_ZERO_INDICATOR", "BUG_NEXT_EVENT_STALE",
+    "BUG_VALUES_FLAG", "BUG_ZERO_INDICATOR", "BUG_NEXT_EVENT_STALE", "BUG_FMUSTATE_PARTIAL",
 })
 
 

@@ -13,6 +13,7 @@
  *   BUG_NOMINALS_FLAG nominalsOfContinuousStatesChanged reported although nominals are fixed
  *   BUG_LEAK          fmi2FreeInstance forgets one allocation
  *   BUG_ACCEPT_NAN    fmi2SetReal accepts NaN
+ *   BUG_FMUSTATE_PARTIAL fmi2SetFMUstate restores the time only
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,15 +42,22 @@ typedef struct {
 /* ---------------------------------------------------------------- helpers */
 
 static void logf_(Instance *m, fmi2Status status, const char *category, const char *fmt, ...) {
-    char buf[512];
+    char buf[512], msg[1024];
+    size_t i, j = 0;
     va_list ap;
     if (!m || !m->cb.logger) return;
     if (status == fmi2OK && !m->loggingOn) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    /* the message is passed through "%s" so it is never interpreted as a format */
-    m->cb.logger(m->cb.componentEnvironment, m->instanceName, status, category, "%s", buf);
+    /* the logger takes a format: escape '%' so the text is never interpreted as one, and
+     * pass no variadic argument (importers that ignore varargs still see the full text) */
+    for (i = 0; buf[i] && j + 2 < sizeof msg; i++) {
+        if (buf[i] == '%') msg[j++] = '%';
+        msg[j++] = buf[i];
+    }
+    msg[j] = 0;
+    m->cb.logger(m->cb.componentEnvironment, m->instanceName, status, category, msg);
 }
 
 static fmi2Status fail(Instance *m, const char *fn, const char *why) {
@@ -302,7 +310,11 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate) {
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate) {
     ENTER("fmi2SetFMUstate", MASK_FMUSTATE);
     if (!FMUstate) return fail(m, "fmi2SetFMUstate", "null state");
+#ifdef BUG_FMUSTATE_PARTIAL
+    m->s.time = ((const SimState *)FMUstate)->time;
+#else
     m->s = *(const SimState *)FMUstate;
+#endif
     return fmi2OK;
 }
 

@@ -53,7 +53,9 @@ void model_event_update(SimState *s, EventFlags *f) {
         }
         s->r[VR_h] = h;
         s->r[VR_v] = v;
-#ifndef BUG_VALUES_FLAG
+#ifdef BUG_VALUES_FLAG
+        (void)f;
+#else
         f->valuesChanged = 1;
 #endif
     }

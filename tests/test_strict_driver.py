@@ -1,0 +1,214 @@
+"""The strict ME driver (tests/strict_driver.py): proven on the hand-written baselines
+(closed forms, conservation, an independent solve_ivp solution), shown to catch deliberately
+broken FMUs, then run on the exporter's FMUs of the single-mode reference models."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from strict_driver import FMIViolation, simulate_strict
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from benchmarks.baselines.build import build_baseline  # noqa: E402
+
+G, E, V_MIN, H0 = 9.81, 0.7, 0.1, 1.0
+
+
+@pytest.fixture(scope="module")
+def fmu(tmp_path_factory):
+    out = tmp_path_factory.mktemp("baselines")
+
+    def make(name, *bugs):
+        return build_baseline(name, out, defines=bugs, suffix="_".join(bugs) or None)
+    return make
+
+
+def bounce_times(stop):
+    """Closed form of the ball: impacts t_k and the rebound speeds, until it rests."""
+    t = math.sqrt(2 * H0 / G)
+    v = G * t
+    times = []
+    while t < stop:
+        times.append(t)
+        v *= E
+        if v < V_MIN:
+            break
+        t += 2 * v / G
+    return times
+
+
+# ----------------------------------------------------------------------------- correct FMUs
+
+def test_bouncing_ball_matches_closed_form(fmu):
+    res = simulate_strict(fmu("BouncingBall"), stop_time=3.0, step=1e-3)
+    assert res.violations == ()
+    expected = bounce_times(3.0)
+    bounces = [e for e in res.events if "state" in e.causes]
+    assert len(bounces) == len(expected) == 11
+    # RK4 is exact on h'' = const, so only the bisection tolerance and rounding remain
+    assert np.allclose([e.time for e in bounces], expected, atol=1e-9, rtol=0)
+    assert all(e.values_changed and e.x_after[0] > 0 for e in bounces)
+    assert res.values["h"].min() > -1e-9
+    # at rest after the last bounce
+    assert res.values["v"][-1] == 0.0 and res.values["h"][-1] < 1e-300
+    # energy between bounces: v^2/2 + g h is constant on each flight
+    t, h, v = res.time, res.values["h"], res.values["v"]
+    seg = (t > expected[0] + 1e-6) & (t < expected[1] - 1e-6)
+    energy = v[seg] ** 2 / 2 + G * h[seg]
+    assert np.ptp(energy) < 1e-9
+
+
+def test_van_der_pol_matches_independent_solution(fmu):
+    from scipy.integrate import solve_ivp
+    res = simulate_strict(fmu("VanDerPol"), stop_time=8.0, step=2e-3)
+    assert res.violations == ()
+    assert [e.causes for e in res.events] == [("init",)]
+    ref = solve_ivp(lambda t, x: [x[1], (1 - x[0] ** 2) * x[1] - x[0]], (0, 8), [2.0, 0.0],
+                    method="DOP853", rtol=1e-12, atol=1e-12, dense_output=True)
+    for tq in (1.0, 3.3, 5.0, 8.0):
+        x0, x1 = ref.sol(tq)
+        assert res.at("x0", tq) == pytest.approx(x0, abs=1e-8)
+        assert res.at("x1", tq) == pytest.approx(x1, abs=1e-8)
+
+
+def clutch_closed_form(t):
+    """ClutchBasic (theory/9334-examples-toolkit-results.md §2.1.1): released decay rates
+    k_i/j_i, engaged rate (k1+k2)/(j1+j2), restart (j1 w1 + j2 w2)/(j1 + j2) at t1 = 5,
+    release at t2 = 7 (right limits at the event times)."""
+    j1, j2, k1, k2 = 1.0, 2.0, 0.01, 0.0125
+    if t < 5:
+        return math.exp(-k1 / j1 * t), 1.5 * math.exp(-k2 / j2 * t)
+    w5 = (j1 * math.exp(-5 * k1 / j1) + j2 * 1.5 * math.exp(-5 * k2 / j2)) / (j1 + j2)
+    if t < 7:
+        w = w5 * math.exp(-(k1 + k2) / (j1 + j2) * (t - 5))
+        return w, w
+    w7 = w5 * math.exp(-(k1 + k2) / (j1 + j2) * 2)
+    return w7 * math.exp(-k1 / j1 * (t - 7)), w7 * math.exp(-k2 / j2 * (t - 7))
+
+
+def test_clutch_restart_and_release(fmu):
+    res = simulate_strict(fmu("ClutchBasic"), stop_time=10.0, step=1e-2)
+    assert res.violations == ()
+    ev = {e.time: e for e in res.events}
+    assert set(ev) == {0.0, 5.0, 7.0}
+    assert ev[5.0].causes == ("time",) and ev[5.0].values_changed
+    assert ev[7.0].causes == ("time",) and not ev[7.0].values_changed
+    assert ev[0.0].next_event_time == 5.0 and ev[5.0].next_event_time == 7.0
+    assert ev[7.0].next_event_time is None
+    # angular momentum is conserved by the restart (both sides of the event)
+    (a1, a2), (b1, b2) = ev[5.0].x_before, ev[5.0].x_after
+    assert a1 + 2 * a2 == pytest.approx(b1 + 2 * b2, rel=1e-15)
+    assert b1 == b2 == pytest.approx((a1 + 2 * a2) / 3, rel=1e-15)
+    for tq in (2.5, 5.0, 6.0, 7.0, 9.0, 10.0):
+        w1, w2 = clutch_closed_form(tq)
+        assert res.at("w1", tq) == pytest.approx(w1, rel=1e-10)
+        assert res.at("w2", tq) == pytest.approx(w2, rel=1e-10)
+    assert res.at("g", 6.0) == 1.0 and res.at("g", 4.0) == 0.0 and res.at("g", 8.0) == 0.0
+
+
+def test_start_values_are_applied(fmu):
+    res = simulate_strict(fmu("BouncingBall"), stop_time=1.0, step=1e-3,
+                          start_values={"h": 2.0, "e": 0.5})
+    first = next(e for e in res.events if "state" in e.causes)
+    assert first.time == pytest.approx(math.sqrt(2 * 2.0 / G), abs=1e-9)
+    assert res.values["h"][0] == 2.0
+
+
+# ----------------------------------------------------------------------------- broken FMUs
+
+@pytest.mark.parametrize("model, bug, kind", [
+    ("BouncingBall", "BUG_VALUES_FLAG", "values-flag"),
+    ("BouncingBall", "BUG_NEEDED_FOREVER", "iteration-bound"),
+    ("BouncingBall", "BUG_ZERO_INDICATOR", "zero-indicator"),
+    ("BouncingBall", "BUG_STALE_CACHE", "stale-cache"),
+    ("BouncingBall", "BUG_NOMINALS_FLAG", "nominals-flag"),
+    ("ClutchBasic", "BUG_NEXT_EVENT_STALE", "next-event-time"),
+    ("VanDerPol", "BUG_FMUSTATE_PARTIAL", "fmu-state"),
+])
+def test_driver_reports_broken_fmu(fmu, model, bug, kind):
+    with pytest.raises(FMIViolation) as exc:
+        simulate_strict(fmu(model, bug), stop_time=3.0 if model == "BouncingBall" else 8.0,
+                        step=1e-3)
+    assert exc.value.kind == kind, str(exc.value)
+
+
+def test_wrong_values_flag_is_honoured_and_visible(fmu):
+    """With the flag honoured (as FMPy 0.3.29 did) the ball falls through the floor; FMPy
+    0.3.32 re-reads the states anyway and hides the bug (ecosystem/fmi-export.md §3.6)."""
+    bad = fmu("BouncingBall", "BUG_VALUES_FLAG")
+    res = simulate_strict(bad, stop_time=1.0, step=1e-3, fail_fast=False)
+    assert {v.kind for v in res.violations} == {"values-flag"}
+    assert res.values["h"].min() < -0.5          # the integrator kept the pre-bounce states
+    from fmpy import simulate_fmu
+    good = simulate_fmu(str(fmu("BouncingBall")), stop_time=1.0, output_interval=0.01)
+    hidden = simulate_fmu(str(bad), stop_time=1.0, output_interval=0.01)
+    assert np.array_equal(good["h"], hidden["h"])   # FMPy cannot tell them apart
+
+
+def test_error_status_is_reported(fmu):
+    with pytest.raises(FMIViolation) as exc:
+        simulate_strict(fmu("BouncingBall"), stop_time=0.1, start_values={"e": float("nan")})
+    assert exc.value.kind == "status" and "fmi2SetReal returned fmi2Error" in str(exc.value)
+
+
+def test_guid_mismatch_is_reported(fmu, tmp_path):
+    with zipfile.ZipFile(fmu("VanDerPol")) as z:
+        z.extractall(tmp_path)
+    xml = tmp_path / "modelDescription.xml"
+    xml.write_text(xml.read_text().replace("{15e9b95f", "{25e9b95f"))
+    with pytest.raises(FMIViolation) as exc:
+        simulate_strict(tmp_path, stop_time=0.1)
+    assert exc.value.kind == "instantiate" and "GUID" in str(exc.value)
+
+
+# ----------------------------------------------------------------------------- exported FMUs
+
+def _exporter():
+    try:
+        from mdae_fmu.fmu.export import export  # noqa: F401
+        from mdae_fmu import api
+    except ImportError:
+        return None
+    return api
+
+
+SINGLE_MODE = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "Stair")
+
+
+@pytest.mark.parametrize("name", SINGLE_MODE)
+def test_exported_reference_model_passes_strict_driver(name, tmp_path):
+    api = _exporter()
+    if api is None:
+        pytest.skip("the FMU exporter (mdae_fmu.fmu.export) is not available yet")
+    src = next((p for p in (ROOT / "reference_models").glob(f"{name}.*")
+                if p.suffix in (".mo", ".bmo", ".xml")), None)
+    if src is None:
+        pytest.skip(f"reference_models/{name} is not available yet")
+    out = tmp_path / f"{name}.fmu"
+    api.export_fmu(api.load(src), out)
+    res = simulate_strict(out, step=1e-3)
+    assert res.violations == ()
+    assert res.steps > 0
+    if all(e.causes == ("init",) for e in res.events):
+        # no events: the fixed-step RK4 run and FMPy's CVode agree at the end
+        from fmpy import simulate_fmu
+        ref = simulate_fmu(str(out), relative_tolerance=1e-8, stop_time=float(res.time[-1]))
+        for n in ref.dtype.names[1:]:
+            if n in res.values:
+                assert res.values[n][-1] == pytest.approx(ref[n][-1], rel=1e-4, abs=1e-6), n
+
+
+def test_copy_of_fmu_directory_is_accepted(fmu, tmp_path):
+    """The driver accepts an extracted FMU directory as well as the .fmu archive."""
+    shutil.unpack_archive(str(fmu("VanDerPol")), tmp_path, format="zip")
+    res = simulate_strict(tmp_path, stop_time=0.5, step=1e-2)
+    assert res.violations == () and res.time[-1] == pytest.approx(0.5)
