@@ -1,0 +1,63 @@
+"""Pantelides' index-reduction algorithm, as an independent test oracle for the Σ-method
+offsets (theory 003 §4.8 Theorem 21, §6 A11). Not used by the product.
+
+Generalised to higher derivative orders on the leading-derivative pattern (003 §4.8): with
+σ'_ij = σ_ij + c_i (c_i = differentiations of equation i so far) and σ_j = max_i σ'_ij, an
+equation may be assigned to x_j only through a leading edge σ'_ij = σ_j. Equations are processed
+one by one; Pantelides' augmenting-path search from equation i colours the equations and
+variables it visits; when it fails, the coloured equations form a structurally singular subset
+and are all differentiated (their leading entries move up by one), then the search restarts
+from i. The total number of differentiations of each equation is its offset c_i.
+"""
+
+from __future__ import annotations
+
+
+def pantelides_offsets(rows: list[dict[int, int]], n_vars: int, max_rounds: int = 10_000
+                       ) -> tuple[list[int], list[int]]:
+    n = len(rows)
+    c = [0] * n
+    assign: dict[int, int] = {}          # variable -> equation
+
+    def leading() -> list[list[int]]:
+        top = [-1] * n_vars
+        for i, row in enumerate(rows):
+            for j, s in row.items():
+                top[j] = max(top[j], s + c[i])
+        return [[j for j, s in row.items() if s + c[i] == top[j]] for i, row in enumerate(rows)]
+
+    rounds = 0
+    for i in range(n):
+        while True:
+            rounds += 1
+            if rounds > max_rounds:
+                raise RuntimeError("Pantelides did not terminate (structurally singular?)")
+            lead = leading()
+            for j, k in assign.items():      # assignments stay on leading edges
+                assert j in lead[k]
+            col_e: set[int] = set()
+            col_v: set[int] = set()
+
+            def augment(e: int) -> bool:
+                col_e.add(e)
+                for j in lead[e]:           # first a free variable
+                    if j not in assign:
+                        assign[j] = e
+                        return True
+                for j in lead[e]:
+                    if j not in col_v:
+                        col_v.add(j)
+                        if augment(assign[j]):
+                            assign[j] = e
+                            return True
+                return False
+
+            if augment(i):
+                break
+            for e in col_e:
+                c[e] += 1
+    top = [-1] * n_vars
+    for i, row in enumerate(rows):
+        for j, s in row.items():
+            top[j] = max(top[j], s + c[i])
+    return c, top

@@ -1,0 +1,257 @@
+"""Pryce's Σ-method: offsets, HVT, divergence bound, non-square extension (theory 003 §4,
+§7.1, §7.4, §9 tests 6–16; theory 9334 §4.1, §4.3, §4.4, §6 T-SIG-*)."""
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.optimize import linprog
+
+from mdae_fmu.structure import sigma as S
+from mdae_fmu.structure.graph import WeightedGraph, dulmage_mendelsohn, maximum_matching
+from mdae_fmu.structure.sigma import (NotOptimal, highest_value_transversal, pryce_offsets,
+                                      sigma_method, tight_edges)
+
+from pantelides import pantelides_offsets
+
+PENDULUM = [{0: 2, 2: 0}, {1: 2, 2: 0}, {0: 0, 1: 0}]            # x, y, lam
+CLUTCH_ENGAGED = [{0: 1, 2: 0}, {1: 1, 3: 0}, {0: 0, 1: 0}, {2: 0, 3: 0}]   # w1 w2 t1 t2
+CLUTCH_RELEASED = [{0: 1, 2: 0}, {1: 1, 3: 0}, {2: 0}, {3: 0}]
+
+
+def graph(rows, n_vars=None):
+    n_vars = n_vars if n_vars is not None else 1 + max((j for r in rows for j in r), default=-1)
+    return WeightedGraph.from_rows(rows, n_vars)
+
+
+def offsets_with(rows, matching):
+    g = graph(rows)
+    c, d, _ = pryce_offsets(g, np.arange(g.n_eqs), np.asarray(matching))
+    return c.tolist(), d.tolist()
+
+
+def test_pendulum():
+    g = graph(PENDULUM)
+    r = sigma_method(g)
+    assert r.ok and r.c.tolist() == [0, 0, 2] and r.d.tolist() == [2, 2, 0]
+    assert r.value == 2 and r.sweeps == 2          # 9334 §4.3: converges in 2 sweeps
+    assert tight_edges(g, r.c, r.d).all()          # all 6 entries tight (003 §7.4)
+    # both HVTs give the same canonical offsets (003 §9 test 11)
+    assert offsets_with(PENDULUM, [0, 2, 1]) == offsets_with(PENDULUM, [2, 1, 0]) \
+        == ([0, 0, 2], [2, 2, 0])
+
+
+def test_pendulum_index1_variant_and_scaling():
+    # {f1, f2, f3'}: c = (0, 0, 1), d = (2, 2, 0)
+    r = sigma_method(graph([{0: 2, 2: 0}, {1: 2, 2: 0}, {0: 1, 1: 1}]))
+    assert r.c.tolist() == [0, 0, 1] and r.d.tolist() == [2, 2, 0]
+    # Lemma 16: pendulum with σ × 3 gives c = (0,0,6), d = (6,6,0)
+    r = sigma_method(graph([{j: 3 * s for j, s in row.items()} for row in PENDULUM]))
+    assert r.c.tolist() == [0, 0, 6] and r.d.tolist() == [6, 6, 0]
+
+
+def test_clutch_both_modes():
+    r = sigma_method(graph(CLUTCH_ENGAGED))
+    assert r.c.tolist() == [0, 0, 1, 0] and r.d.tolist() == [1, 1, 0, 0]
+    assert r.value == 1 and r.sweeps == 2     # one update sweep plus a confirming one (§7.1)
+    # both HVTs of the engaged clutch
+    assert offsets_with(CLUTCH_ENGAGED, [2, 1, 0, 3]) == offsets_with(CLUTCH_ENGAGED, [0, 3, 1, 2])
+    r = sigma_method(graph(CLUTCH_RELEASED))
+    assert r.c.tolist() == [0, 0, 0, 0] and r.d.tolist() == [1, 1, 0, 0] and r.value == 2
+
+
+def test_hessenberg_index2():
+    # h1: x' = f(x, z), h2: 0 = g(x): c = (0, 1), d = (1, 0)
+    r = sigma_method(graph([{0: 1, 1: 0}, {0: 0}]))
+    assert r.c.tolist() == [0, 1] and r.d.tolist() == [1, 0]
+
+
+def test_non_optimal_matching_diverges_within_bound():
+    # 003 §7.4 item 3: f1: x' + y, f2: x + y
+    rows = [{0: 1, 1: 0}, {0: 0, 1: 0}]
+    assert offsets_with(rows, [0, 1]) == ([0, 0], [1, 0])
+    g = graph(rows)
+    with pytest.raises(NotOptimal, match="after 3 sweeps"):   # n_e + 1 = 3
+        pryce_offsets(g, np.arange(2), np.array([1, 0]))
+
+
+def test_non_optimal_detected_by_ordered_sweep(monkeypatch):
+    monkeypatch.setattr(S, "_JACOBI_CAP", 1)
+    rows = [{0: 1, 1: 0}, {0: 0, 1: 0}] + [{2 + k: 0} for k in range(5)]
+    g = graph(rows)
+    with pytest.raises(NotOptimal):
+        pryce_offsets(g, np.arange(7), np.array([1, 0, 2, 3, 4, 5, 6]))
+
+
+def test_structurally_singular_reports_dm():
+    # 003 §9 test 9: {f1(x), f2(x)} over {x, y}
+    r = sigma_method(graph([{0: 0}, {0: 1}], 2))
+    assert r.status == "singular" and r.c is None
+    assert r.dm.over_eqs == (0, 1) and r.dm.over_vars == (0,) and r.dm.under_vars == (1,)
+    # more equations than unknowns
+    r = sigma_method(graph([{0: 0}, {0: 0}, {0: 1}], 1))
+    assert r.status == "singular" and r.dm.over_eqs == (0, 1, 2)
+
+
+def test_non_square_pendulum_with_unknown_g():
+    # 003 §7.4 item 4: unknowns x, y, lam, g
+    rows = [{0: 2, 2: 0}, {1: 2, 2: 0, 3: 0}, {0: 0, 1: 0}]
+    g = graph(rows, 4)
+    r = sigma_method(g)
+    assert r.status == "underdetermined"
+    assert r.c.tolist() == [0, 0, 2] and r.d.tolist() == [2, 2, 0, 0] and r.value == 2
+    assert r.dm.over_eqs == () and r.dm.under_vars      # β_O = ∅, β_U ≠ ∅
+    # LP (57) primal optimum is 2 too
+    assert _primal_lp(rows, 4) == pytest.approx(2)
+    # smaller case: f1: x' + y, f2: x + y + z → c = (0, 0), d = (1, 0, 0)
+    r = sigma_method(graph([{0: 1, 1: 0}, {0: 0, 1: 0, 2: 0}], 3))
+    assert r.c.tolist() == [0, 0] and r.d.tolist() == [1, 0, 0]
+
+
+def _primal_lp(rows, n_vars):
+    edges = [(i, j, s) for i, r in enumerate(rows) for j, s in r.items()]
+    n_e = len(rows)
+    a_eq = np.zeros((n_vars, len(edges)))
+    a_ub = np.zeros((n_e, len(edges)))
+    for k, (i, j, _) in enumerate(edges):
+        a_eq[j, k] = 1
+        a_ub[i, k] = -1
+    res = linprog([-s for _, _, s in edges], A_ub=a_ub, b_ub=-np.ones(n_e), A_eq=a_eq,
+                  b_eq=np.ones(n_vars), bounds=(0, None), method="highs")
+    return -res.fun
+
+
+def random_regular(rng, n, density, max_sigma):
+    perm = list(range(n))
+    rng.shuffle(perm)
+    rows = []
+    for i in range(n):
+        row = {perm[i]: rng.randint(0, max_sigma)}
+        for j in range(n):
+            if rng.random() < density:
+                row[j] = rng.randint(0, max_sigma)
+        rows.append(row)
+    return rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 8), st.floats(0.0, 0.5), st.integers(0, 3), st.integers(0, 10**6))
+def test_offsets_agree_with_pantelides(n, density, max_sigma, seed):
+    """Theorem 21: Pantelides' differentiation counts equal the Σ-method's c."""
+    rows = random_regular(random.Random(seed), n, density, max_sigma)
+    r = sigma_method(graph(rows, n))
+    assert r.ok
+    c, d = pantelides_offsets(rows, n)
+    assert r.c.tolist() == c and r.d.tolist() == d
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 7), st.floats(0.0, 0.6), st.integers(0, 3), st.integers(0, 10**6))
+def test_offsets_are_smallest_dual_optimum(n, density, max_sigma, seed):
+    """9334 T-SIG-6: dual feasible, equality on the HVT, optimal, and ≤ an LP dual optimum."""
+    rows = random_regular(random.Random(seed), n, density, max_sigma)
+    g = graph(rows, n)
+    r = sigma_method(g)
+    c, d = r.c, r.d
+    for i, row in enumerate(rows):
+        for j, s in row.items():
+            assert d[j] - c[i] >= s
+        assert d[r.matching[i]] - c[i] == rows[i][r.matching[i]]
+    assert c.min() == 0
+    # dual LP: min Σd − Σc, d_j − c_i ≥ σ_ij, c ≥ 0 (variables: c then d)
+    edges = [(i, j, s) for i, row in enumerate(rows) for j, s in row.items()]
+    a = np.zeros((len(edges), 2 * n))
+    for k, (i, j, _) in enumerate(edges):
+        a[k, i] = 1
+        a[k, n + j] = -1
+    res = linprog(np.r_[-np.ones(n), np.ones(n)], A_ub=a, b_ub=[-s for *_, s in edges],
+                  bounds=[(0, None)] * n + [(None, None)] * n, method="highs")
+    assert res.status == 0
+    assert res.fun == pytest.approx(r.value)
+    assert np.all(c <= np.round(res.x[:n]) + 1e-9) and np.all(d <= np.round(res.x[n:]) + 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 7), st.floats(0.0, 0.5), st.integers(0, 3), st.integers(2, 3),
+       st.integers(0, 10**6))
+def test_scaling_lemma_random(n, density, max_sigma, k, seed):
+    rows = random_regular(random.Random(seed), n, density, max_sigma)
+    r1 = sigma_method(graph(rows, n))
+    r2 = sigma_method(graph([{j: k * s for j, s in row.items()} for row in rows], n))
+    assert (r2.c == k * r1.c).all() and (r2.d == k * r1.d).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 7), st.floats(0.0, 0.6), st.integers(0, 3), st.integers(0, 10**6))
+def test_lemma18_zero_offsets_iff_leading_pattern_matches(n, density, max_sigma, seed):
+    rows = random_regular(random.Random(seed), n, density, max_sigma)
+    r = sigma_method(graph(rows, n))
+    top = [max(row.get(j, -1) for row in rows) for j in range(n)]
+    lead = [[j for j, s in row.items() if s == top[j]] for row in rows]
+    complete = all(j >= 0 for j in maximum_matching(lead, n))
+    assert complete == (r.c.max() == 0)
+
+
+def test_sparse_and_dense_hvt_agree(monkeypatch):
+    rng = random.Random(5)
+    for _ in range(30):
+        n = rng.randint(2, 30)
+        rows = random_regular(rng, n, 0.15, 3)
+        g = graph(rows, n)
+        dense = highest_value_transversal(g)
+        monkeypatch.setattr(S, "_DENSE_MAX", 0)
+        sparse = highest_value_transversal(g)
+        monkeypatch.setattr(S, "_DENSE_MAX", 400)
+        val = lambda m: sum(rows[i][m[i]] for i in range(n))
+        assert val(dense) == val(sparse)
+        # explicit-zero pitfall: all-zero weights still give a full matching
+        z = graph([{j: 0 for j in row} for row in rows], n)
+        monkeypatch.setattr(S, "_DENSE_MAX", 0)
+        assert highest_value_transversal(z) is not None
+        monkeypatch.setattr(S, "_DENSE_MAX", 400)
+
+
+def test_no_transversal_returns_none(monkeypatch):
+    g = graph([{0: 1}, {0: 0}], 2)
+    assert highest_value_transversal(g) is None
+    monkeypatch.setattr(S, "_DENSE_MAX", 0)
+    assert highest_value_transversal(g) is None
+
+
+def alias_chain_pendulum(n_alias):
+    """Pendulum whose constraint passes through a chain of algebraic aliases:
+    x'' + x lam, y'' + y lam - g, a_1 = x^2 + y^2, a_{k+1} = a_k, a_N = L^2.
+    Every alias equation needs c = 2; Jacobi sweeps need ~N of them."""
+    rows = [{0: 2, 2: 0}, {1: 2, 2: 0}, {0: 0, 1: 0, 3: 0}]
+    for k in range(n_alias - 1):
+        rows.append({3 + k: 0, 4 + k: 0})
+    rows.append({3 + n_alias - 1: 0})
+    return rows
+
+
+def test_ordered_sweep_matches_jacobi(monkeypatch):
+    rows = alias_chain_pendulum(40)
+    g = graph(rows)
+    r_full = sigma_method(g)
+    assert r_full.c.tolist() == [0, 0] + [2] * 41
+    monkeypatch.setattr(S, "_JACOBI_CAP", 3)
+    r_ord = sigma_method(g)
+    assert (r_ord.c == r_full.c).all() and (r_ord.d == r_full.d).all()
+    rng = random.Random(11)
+    for _ in range(40):
+        rows = random_regular(rng, rng.randint(2, 12), 0.25, 3)
+        n = len(rows)
+        monkeypatch.setattr(S, "_JACOBI_CAP", 64)
+        a = sigma_method(graph(rows, n))
+        monkeypatch.setattr(S, "_JACOBI_CAP", 1)
+        b = sigma_method(graph(rows, n))
+        assert (a.c == b.c).all() and (a.d == b.d).all()
+
+
+def test_tight_graph_btf_of_pendulum_is_one_block():
+    from mdae_fmu.structure.graph import block_triangular_graph
+    g = graph(PENDULUM)
+    r = sigma_method(g)
+    blocks = block_triangular_graph(g, r.matching, tight_edges(g, r.c, r.d))
+    assert blocks == [((0, 1, 2), (0, 1, 2))]
