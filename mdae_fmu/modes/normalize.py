@@ -1,0 +1,361 @@
+"""Normalization of a model's guards into the multimode system of the theory (Defs 30 and 33).
+
+Theory note 9334-theory-algorithms §1.4 (Defs 27-34) and §3.1 stage 2:
+
+* the condition of an if-equation or if-expression is a **long** guard, the condition of a
+  when-clause a **transient** guard (its rising edge, true for one nonstandard instant);
+* an equation with if-expressions is split into one guarded equation per branch (``Z1|g1`` and
+  ``Z1|!g1``), so that a branch is enabled exactly in the modes that select it;
+* ``reinit(x, v)`` in a when-branch becomes the transient equation ``x^o = v`` (the reading of
+  the impact law (46) in examples note §2.2.6);
+* every guard is computed for the *next* instant from the current values (Def 33,
+  ``gamma^o = b``): a guard that reads a state reads its left limit, known at the start of the
+  instant. A guard whose definition reads, at the same instant, a variable determined by
+  equations that the guard itself (directly or through other guards) enables or disables is a
+  logico-numerical fixpoint and is rejected with the fix "use pre(v)" (E-FIXPOINT,
+  examples note §3.8).
+
+Boolean variables defined by an equation ``g = <condition>`` (as in the Modelica ClutchBasic) are
+guard names: ``if g then ...`` uses the guard ``g`` whose definition is the condition.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+import networkx as nx
+
+from .. import expr as E
+from ..diagnostics import ModelRejected, SourceLoc
+from ..ir import Assign, Equation, Model, Reinit
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A guard of the normalized system (Def 33): ``gamma^o = definition`` typed long/transient."""
+    name: str
+    cond: E.Expr
+    definition: E.Expr
+    kind: Literal["long", "transient"]
+    init: bool | None = None
+    reads: frozenset = frozenset()
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class MEquation:
+    """A guarded equation ``if guard then 0 = residual`` over the model's unknowns.
+
+    ``guard`` is a conjunction of ``(guard index, positive)`` literals. ``orders`` is the
+    equation's row of the signature matrix. For a reinit, ``reinit`` names the variable x and
+    the equation is ``x^o - residual(current values) = 0``.
+    """
+    id: str
+    residual: E.Expr
+    guard: tuple[tuple[int, bool], ...]
+    orders: tuple[tuple[str, int], ...]
+    origin: str
+    loc: SourceLoc | None = field(default=None, compare=False)
+    reinit: str | None = None
+
+    @property
+    def order_map(self) -> dict[str, int]:
+        return dict(self.orders)
+
+
+Mode = tuple[bool, ...]
+
+
+@dataclass(frozen=True)
+class MultimodeSystem:
+    """The normalized multimode system: guards, guarded equations, unknowns and constants."""
+    name: str
+    guards: tuple[Guard, ...]
+    equations: tuple[MEquation, ...]
+    unknowns: tuple[str, ...]
+    constants: frozenset
+    model: Model | None = field(default=None, compare=False)
+    notes: tuple[str, ...] = ()
+
+    def modes(self) -> list[Mode]:
+        """All valuations of the guards (Def 31), long modes first."""
+        allm = list(itertools.product((False, True), repeat=len(self.guards)))
+        return sorted(allm, key=lambda m: (self.is_transient(m), m))
+
+    def is_transient(self, mode: Mode) -> bool:
+        return any(v and g.kind == "transient" for v, g in zip(mode, self.guards))
+
+    def long_modes(self) -> list[Mode]:
+        return [m for m in self.modes() if not self.is_transient(m)]
+
+    def enabled(self, mode: Mode) -> list[MEquation]:
+        return [e for e in self.equations if all(mode[i] == p for i, p in e.guard)]
+
+    def mode_label(self, mode: Mode) -> str:
+        if not self.guards:
+            return "(single mode)"
+        return ",".join(g.name if v else f"not {g.name}" for g, v in zip(self.guards, mode))
+
+    def equation(self, eq_id: str) -> MEquation:
+        return self._by_id[eq_id]
+
+    @property
+    def _by_id(self) -> dict[str, MEquation]:
+        d = self.__dict__.get("_eq_index")
+        if d is None:
+            d = {e.id: e for e in self.equations}
+            object.__setattr__(self, "_eq_index", d)
+        return d
+
+    def initial_mode(self) -> Mode | None:
+        """The mode selected by the guards' initial values, when they are all known."""
+        if any(g.init is None for g in self.guards):
+            return None
+        return tuple(bool(g.init) for g in self.guards)
+
+
+# --- helpers over expressions ------------------------------------------------------------------
+
+def current_refs(e: E.Expr) -> set[str]:
+    """Names read at the current instant: every reference not under ``pre(...)``."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, E.Ref):
+            out.add(n.name)
+        elif isinstance(n, E.Call) and n.func == "pre":
+            continue
+        else:
+            stack.extend(E.children(n))
+    return out
+
+
+def _strip_not(c: E.Expr) -> tuple[E.Expr, bool]:
+    pos = True
+    while isinstance(c, E.UnOp) and c.op == "not":
+        c, pos = c.arg, not pos
+    return c, pos
+
+
+def _label(e: E.Expr) -> str:
+    """A compact human label of a condition."""
+    if isinstance(e, E.Ref):
+        return e.name
+    if isinstance(e, E.Const):
+        return str(e.value).lower() if isinstance(e.value, bool) else repr(e.value)
+    if isinstance(e, E.Time):
+        return "time"
+    if isinstance(e, E.BinOp):
+        return f"({_label(e.left)} {e.op} {_label(e.right)})" if e.op in ("and", "or") \
+            else f"{_label(e.left)} {e.op} {_label(e.right)}"
+    if isinstance(e, E.UnOp):
+        return f"not {_label(e.arg)}" if e.op == "not" else f"{e.op}{_label(e.arg)}"
+    if isinstance(e, E.Call):
+        return f"{e.func}({', '.join(_label(a) for a in e.args)})"
+    if isinstance(e, E.Der):
+        return f"der({_label(e.arg)})"
+    return "?"
+
+
+def _bool_definitions(model: Model) -> tuple[dict[str, E.Expr], set[str]]:
+    """Boolean variables defined by an equation ``b = expr``: name -> expr, and the ids of the
+    defining equations (removed from the continuous system)."""
+    booleans = {v.name for v in model.variables if v.type == "Boolean"}
+    defs: dict[str, E.Expr] = {}
+    used: set[str] = set()
+    for eq in model.equations:
+        r = eq.residual
+        if eq.guard or not isinstance(r, E.BinOp) or r.op not in ("-", "=="):
+            continue
+        if isinstance(r.left, E.Ref) and r.left.name in booleans and r.left.name not in defs:
+            defs[r.left.name] = r.right
+            used.add(eq.id)
+        elif isinstance(r.right, E.Ref) and r.right.name in booleans and r.right.name not in defs:
+            defs[r.right.name] = r.left
+            used.add(eq.id)
+    return defs, used
+
+
+def _first_if(e: E.Expr) -> E.If | None:
+    for n in E.walk(e):
+        if isinstance(n, E.If):
+            return n
+    return None
+
+
+def _replace_if(e: E.Expr, target: E.If, branch: E.Expr) -> E.Expr:
+    return E.substitute(e, {target: branch})
+
+
+def _start_bool(model: Model, name: str) -> bool | None:
+    try:
+        v = model.var(name)
+    except KeyError:
+        return None
+    if isinstance(v.start, E.Const) and isinstance(v.start.value, (bool, int)):
+        return bool(v.start.value)
+    return None
+
+
+# --- the normalization -------------------------------------------------------------------------
+
+def normalize(model: Model) -> MultimodeSystem:
+    """Normalize ``model`` into a `MultimodeSystem` (theory §1.4 Defs 30/33, §3.1 stage 2).
+
+    Raises `ModelRejected` (E-FIXPOINT) when a guard depends on a same-instant value through a
+    cycle of guards (Comment 32; examples note §2.2.1, §2.3.2).
+    """
+    bool_defs, def_eqs = _bool_definitions(model)
+    constants = frozenset(v.name for v in model.variables
+                          if not v.is_unknown or v.type != "Real")
+    unknown_names = tuple(v.name for v in model.variables if v.is_unknown and v.type == "Real")
+    unknown_set = set(unknown_names)
+
+    guards: list[Guard] = []
+    gindex: dict[tuple, int] = {}
+    # a condition used by a when-clause is transient everywhere it appears: `if not g` next to
+    # `when g` speaks of the transient mode (examples note §2.2.6, Figure 10; docs/decisions.md)
+    when_atoms = {_strip_not(b.condition)[0] for w in model.whens for b in w.branches}
+
+    def guard_of(cond: E.Expr, kind: str, loc) -> tuple[int, bool]:
+        atom, pos = _strip_not(cond)
+        if atom in when_atoms:
+            kind = "transient"
+        key = (kind, atom)
+        if key not in gindex:
+            if isinstance(atom, E.Ref) and atom.name in bool_defs:
+                definition, init = bool_defs[atom.name], _start_bool(model, atom.name)
+                name = atom.name
+            else:
+                definition, init, name = atom, None, _label(atom)
+                if isinstance(atom, E.Ref):
+                    init = _start_bool(model, atom.name)
+            if kind == "transient":
+                name = f"when {name}"
+                init = False
+            gindex[key] = len(guards)
+            guards.append(Guard(name, atom, definition, kind, init,
+                                frozenset(_expand_reads(definition, bool_defs)), loc))
+        return gindex[key], pos
+
+    equations: list[MEquation] = []
+    for eq in model.equations:
+        if eq.id in def_eqs:
+            continue
+        lits = tuple(guard_of(l.cond if l.positive else E.UnOp("not", l.cond), "long", eq.loc)
+                     for l in eq.guard)
+        for suffix, lits2, res in _expand_branches(eq.residual, lits, guard_of, eq.loc,
+                                                    lambda i: guards[i].name):
+            orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
+            equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
+                                       tuple(sorted(orders.items())), eq.id, eq.loc))
+    for w in model.whens:
+        for bi, br in enumerate(w.branches):
+            gi = guard_of(br.condition, "transient", br.loc)
+            for ai, act in enumerate(br.actions):
+                if isinstance(act, Reinit):
+                    if act.var not in unknown_set:
+                        continue
+                    orders = {n: 0 for n in current_refs(act.value) if n in unknown_set}
+                    orders.update({n: k for n, k in E.derivative_orders(act.value).items()
+                                   if n in unknown_set})
+                    orders[act.var] = max(orders.get(act.var, 0), 1)
+                    equations.append(MEquation(
+                        f"{w.id}.reinit({act.var})" + (f"#{bi}" if bi else ""), act.value,
+                        (gi,), tuple(sorted(orders.items())), w.id, act.loc or br.loc,
+                        reinit=act.var))
+                elif isinstance(act, Assign) and act.var in unknown_set:
+                    res = E.residual(E.Ref(act.var), act.value)
+                    orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
+                    equations.append(MEquation(f"{w.id}.{act.var}#{bi}.{ai}", res, (gi,),
+                                               tuple(sorted(orders.items())), w.id,
+                                               act.loc or br.loc))
+    system = MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
+                             constants, model)
+    notes = check_guard_fixpoints(system, model)
+    return MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
+                           constants, model, tuple(notes))
+
+
+def _dedupe(lits):
+    out: dict[int, bool] = {}
+    for i, p in lits:
+        out.setdefault(i, p)
+    return tuple(sorted(out.items()))
+
+
+def _expand_reads(definition: E.Expr, bool_defs: dict[str, E.Expr], depth: int = 0) -> set[str]:
+    reads = set()
+    for n in current_refs(definition):
+        if n in bool_defs and depth < 20:
+            reads |= _expand_reads(bool_defs[n], bool_defs, depth + 1)
+        else:
+            reads.add(n)
+    return reads
+
+
+def _expand_branches(res: E.Expr, lits, guard_of, loc, name_of):
+    """Split the if-expressions of a residual into guarded branch equations."""
+    node = _first_if(res)
+    if node is None:
+        return [("", lits, res)]
+    gi, pos = guard_of(node.cond, "long", loc)
+    name_pos = "" if pos else "!"
+    name_neg = "!" if pos else ""
+    out = []
+    for positive, branch, tag in ((pos, node.then, name_pos), (not pos, node.orelse, name_neg)):
+        sub = _replace_if(res, node, branch)
+        for suffix, l2, r2 in _expand_branches(sub, lits + ((gi, positive),), guard_of, loc,
+                                               name_of):
+            out.append((f"|{tag}{name_of(gi)}" + suffix, l2, r2))
+    return out
+
+
+def state_names(system: MultimodeSystem) -> set[str]:
+    """Variables that appear differentiated in some equation (their left limit is known at the
+    start of every instant)."""
+    return {n for e in system.equations for n, k in e.orders if k >= 1}
+
+
+def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
+    """The syntactic check of Def 33 / §7.3.4 (E-FIXPOINT). Returns informational notes for
+    guards that read same-instant algebraic values without a cycle (delayed by one instant,
+    Def 33), raises `ModelRejected` on a cycle."""
+    states = state_names(system)
+    unknown = set(system.unknowns)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(system.guards)))
+    via: dict[tuple[int, int], tuple[str, MEquation]] = {}
+    notes = []
+    for gi, guard in enumerate(system.guards):
+        for v in sorted(guard.reads):
+            if v not in unknown or v in states:
+                continue
+            for eq in system.equations:
+                if v in eq.order_map or (eq.reinit == v):
+                    for gj, _ in eq.guard:
+                        g.add_edge(gi, gj)
+                        via.setdefault((gi, gj), (v, eq))
+            notes.append(f"guard {guard.name} reads {v} at the current instant; it is evaluated "
+                         f"for the next instant (Def 33)")
+    cycles = list(nx.simple_cycles(g))
+    if cycles:
+        cyc = min(cycles, key=lambda c: (len(c), c))
+        lines = []
+        for a, b in zip(cyc, cyc[1:] + cyc[:1]):
+            v, eq = via[(a, b)]
+            where = f" ({eq.loc.short()})" if eq.loc else ""
+            lines.append(f"  guard {system.guards[a].name} reads {v}, which equation "
+                         f"{eq.origin}{where} determines under guard {system.guards[b].name}")
+        vars_ = sorted({via[(a, b)][0] for a, b in zip(cyc, cyc[1:] + cyc[:1])})
+        raise ModelRejected(
+            "logico-numerical fixpoint (E-FIXPOINT): guard "
+            f"{system.guards[cyc[0]].name} depends on values computed in the same instant by "
+            "equations it enables or disables:\n" + "\n".join(lines) +
+            f"\n  fix: use the left limit in the guard, e.g. pre({vars_[0]})",
+            {"code": "E-FIXPOINT", "guards": [system.guards[i].name for i in cyc],
+             "variables": vars_})
+    return notes

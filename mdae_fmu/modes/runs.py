@@ -1,0 +1,383 @@
+"""One nonstandard instant of a multimode system: the constructive semantics of RR-9334 §7.
+
+Theory note 9334-theory-algorithms §1.6-§1.9 and §2.4-§2.13. A *configuration* is what the past
+guarantees at the start of an instant: the variable instances ``(name, shift)`` already evaluated
+(status t) and the context Delta of equation instances ``(eq_id, shift)`` known to hold. For a
+mode (a valuation of the guards, an oracle), `exec_run` performs Algorithm 13:
+
+1. facts Phi = context equations still enabled (§1.6, Def 40);
+2. index reduction: Pryce's Sigma-method for a long mode (Algorithm 8), the difference array of
+   the continuation for a transient mode (Algorithms 11/12, `diff_array`);
+3. SolveConflict (Algorithm 9): DM of the index-reduced system minus the facts, over the
+   instances not known from the past; the over-determined part is erased (postponed), an
+   under-determined part is a missing restart equation;
+4. Eval: the block-triangular form of the remaining square system (the restart blocks);
+5. Tick (Algorithm 7): shift the evaluated instances and the solved equations one instant back.
+
+Everything here is structural (keys and graphs); the symbolic restart equations are built from
+the result by `mdae_fmu.modes.shiftform`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .graphs import DMResult, KBlock, btf, dm, sigma_offsets
+from .normalize import MEquation, Mode, MultimodeSystem
+
+EqKey = tuple[str, int]
+VarKey = tuple[str, int]
+Erasure = Literal["restricted", "canonical"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """Known instances and context at the start of an instant (§2.0 ``Config``), plus the
+    transient guards that were true at the previous instant (a rising edge cannot hold at two
+    consecutive instants, §4.11)."""
+    known: frozenset
+    context: frozenset
+    last_transient: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A failure or warning with its catalogue code (theory §7.1, examples note §3.8)."""
+    code: str
+    message: str
+    variables: tuple = ()
+    equations: tuple = ()
+
+
+@dataclass(frozen=True)
+class SigmaInfo:
+    """Sigma-method of one mode: smallest offsets c (per equation id) and d (per variable)."""
+    ok: bool
+    c: dict = field(default_factory=dict)
+    d: dict = field(default_factory=dict)
+    diagnostic: Diagnostic | None = None
+
+    @property
+    def index(self) -> int:
+        return max(self.c.values(), default=0)
+
+
+@dataclass(frozen=True)
+class Instant:
+    """The outcome of one nonstandard instant (one ExecRun)."""
+    mode: Mode
+    kind: Literal["long", "transient"]
+    ok: bool
+    known: frozenset
+    facts: frozenset = frozenset()
+    erased: frozenset = frozenset()
+    solved: tuple = ()
+    unknowns: frozenset = frozenset()
+    blocks: tuple = ()
+    next: Config | None = None
+    diagnostic: Diagnostic | None = None
+
+
+def eq_vars(eq: MEquation, shift: int) -> frozenset:
+    """Variable instances of ``eq`` shifted ``shift`` times: ``x`` of highest order k contributes
+    ``x^o shift .. x^o (shift+k)`` (its Euler expansion, §1.4 (74))."""
+    return frozenset((n, shift + j) for n, k in eq.orders for j in range(k + 1))
+
+
+def sigma_of_mode(system: MultimodeSystem, mode: Mode) -> SigmaInfo:
+    """Algorithm 6 on the equations enabled in ``mode`` (theory §2.5); a structurally singular
+    mode gives the E-MODE-SINGULAR diagnostic with its DM culprits."""
+    enabled = system.enabled(mode)
+    rows = {e.id: e.order_map for e in enabled}
+    res = sigma_offsets(rows) if rows else ({}, {})
+    if res is not None:
+        return SigmaInfo(True, res[0], res[1])
+    occ = {e.id: [(n, 0) for n in e.order_map] for e in enabled}
+    unk = {v for vs in occ.values() for v in vs}
+    r = dm(occ, occ, unk)
+    parts = []
+    if r.over_eqs:
+        parts.append(f"over-determined equations {_eq_list(system, sorted(r.over_eqs))} "
+                     f"(variables {{{', '.join(sorted(n for n, _ in r.over_vars))}}})")
+    if r.under_vars:
+        parts.append(f"variables {{{', '.join(sorted(n for n, _ in r.under_vars))}}} are not "
+                     f"determined (equations {_eq_list(system, sorted(r.under_eqs))})")
+    n_eq, n_var = len(rows), len(unk)
+    msg = (f"mode [{system.mode_label(mode)}] is structurally singular ({n_eq} equations, "
+           f"{n_var} variables): " + "; ".join(parts))
+    return SigmaInfo(False, diagnostic=Diagnostic(
+        "E-MODE-SINGULAR", msg, tuple(sorted(n for n, _ in r.under_vars | r.over_vars)),
+        tuple(sorted(r.over_eqs | r.under_eqs))))
+
+
+def _eq_list(system: MultimodeSystem, keys) -> str:
+    out = []
+    for k in keys:
+        eid = k if isinstance(k, str) else k[0]
+        e = system.equation(eid)
+        lab = eq_label(k)
+        out.append(f"{lab} ({e.loc.short()})" if e.loc else lab)
+    return "{" + ", ".join(out) + "}"
+
+
+def eq_label(k) -> str:
+    """``e3``, ``e3'`` ... for an equation instance key: the shift written as primes of the
+    derivative form (Lemma 52: same structure)."""
+    if isinstance(k, str):
+        return k
+    eid, s = k
+    return eid + ("'" * s if s <= 3 else f"^({s})")
+
+
+def var_label(v: VarKey) -> str:
+    n, s = v
+    if s == 0:
+        return n
+    return f"der({n})" if s == 1 else f"der({n},{s})"
+
+
+def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasure,
+                   c_family: dict, pair: str, instant_no: int):
+    """Algorithm 9 SolveConflict (theory §2.8) with the erasure rule of docs/decisions.md:
+
+    * ``canonical``: erase the whole over-determined part beta_O (Comment 18, Lemma 17);
+    * ``restricted`` (default): erase a minimal subset of the beta_O equations that belong to an
+      index-reduction family of the new mode (``c_f > 0``) such that the remaining system is
+      structurally nonsingular; ties broken by the smallest (equation id, shift) list
+      (examples note §2.4.3, option 2). Equations without unknowns are always erased.
+
+    Returns ``(erased, DMResult of the kept system, diagnostic or None)``.
+    """
+    keys = frozenset(keys)
+    r = dm(keys, occ, unknowns)
+    erased: frozenset = frozenset()
+    if r.over_eqs:
+        if erasure == "canonical":
+            erased = r.over_eqs
+        else:
+            erased = _minimal_erasure(keys, occ, unknowns, r, c_family)
+            if erased is None:
+                erased = r.over_eqs
+    kept = keys - erased
+    unk2 = {v for k in kept for v in occ[k] if v in unknowns}
+    r2 = dm(kept, occ, unk2)
+    if r2.over_eqs:
+        return erased, r2, Diagnostic(
+            "E-RESTART-CONFLICT",
+            f"{pair}, instant {instant_no}: equations {_eq_list(system, sorted(r2.over_eqs))} "
+            f"conflict with values fixed by the previous instant and cannot be postponed",
+            tuple(sorted(var_label(v) for v in r2.over_vars)), tuple(sorted(r2.over_eqs)))
+    if r2.under_vars:
+        names = sorted({n for n, _ in r2.under_vars})
+        inst = ", ".join(var_label(v) for v in sorted(r2.under_vars))
+        msg = (f"{pair}, instant {instant_no}: no equation determines the restart of "
+               f"{{{', '.join(names)}}} (undetermined instances {inst}; equations involved "
+               f"{_eq_list(system, sorted(r2.under_eqs))}"
+               + (f"; erased before: {_eq_list(system, sorted(erased))}" if erased else "")
+               + ") (E-RESTART-MISSING)")
+        return erased, r2, Diagnostic("E-RESTART-MISSING", msg, tuple(names),
+                                      tuple(sorted(r2.under_eqs)))
+    return erased, r2, None
+
+
+def _minimal_erasure(keys, occ, unknowns, r: DMResult, c_family):
+    forced = frozenset(k for k in r.over_eqs if not (set(occ[k]) & set(unknowns)))
+    cands = sorted(k for k in r.over_eqs - forced if c_family.get(k[0], 0) > 0)
+    for size in range(0, len(cands) + 1):
+        for combo in itertools.combinations(cands, size):
+            er = forced | frozenset(combo)
+            kept = keys - er
+            unk2 = {v for k in kept for v in occ[k] if v in unknowns}
+            r2 = dm(kept, occ, unk2)
+            if not r2.over_eqs and not r2.under_vars:
+                return er
+    return None
+
+
+def tick(known, solved_keys, new_vars, facts) -> Config:
+    """Algorithm 7 Tick (theory §2.6): ``x^o(m+1)`` evaluated gives ``x^om`` known; an equation
+    instance ``e^o(m+1)`` solved or a fact gives ``e^om`` in the next context (§1.6 [R])."""
+    nk = frozenset((n, j - 1) for n, j in set(known) | set(new_vars) if j >= 1)
+    nc = frozenset((e, k - 1) for e, k in set(solved_keys) | set(facts) if k >= 1)
+    return Config(nk, nc)
+
+
+def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
+              erasure: Erasure = "restricted", pair: str = "", instant_no: int = 0) -> Instant:
+    """Algorithm 10 ExecRun for a long mode (theory §2.10)."""
+    if not sig.ok:
+        return Instant(mode, "long", False, cfg.known, diagnostic=sig.diagnostic)
+    enabled = system.enabled(mode)
+    ids = {e.id for e in enabled}
+    facts = frozenset(k for k in cfg.context if k[0] in ids)
+    system_keys = {(e.id, k) for e in enabled for k in range(sig.c[e.id] + 1)}
+    keys = system_keys - facts
+    occ = {k: eq_vars(system.equation(k[0]), k[1]) for k in keys}
+    unknowns = {v for k in keys for v in occ[k]} - cfg.known
+    erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure, sig.c, pair,
+                                      instant_no)
+    if diag is not None:
+        return Instant(mode, "long", False, cfg.known, facts, erased, diagnostic=diag)
+    return _finish(system, cfg, mode, "long", facts, erased, r2, occ)
+
+
+def _finish(system, cfg, mode, kind, facts, erased, r2: DMResult, occ) -> Instant:
+    solved = tuple(sorted(r2.well_eqs))
+    new_vars = frozenset(r2.well_vars)
+    blocks = tuple(btf(solved, occ, new_vars))
+    nxt = tick(cfg.known, solved, new_vars, facts)
+    if kind == "transient":
+        nxt = Config(nxt.known, nxt.context, frozenset(
+            i for i, (g, v) in enumerate(zip(system.guards, mode)) if v and g.kind == "transient"))
+    return Instant(mode, kind, True, cfg.known, facts, erased, solved, new_vars, blocks, nxt)
+
+
+# --- transient modes: ExistQuantifEqn and DiffArray ------------------------------------------
+
+@dataclass(frozen=True)
+class EQResult:
+    """Outcome of Algorithm 5 ExistQuantifEqn (theory §2.4)."""
+    b_O: bool
+    b_U: bool
+    F_sig: tuple = ()
+    Fbar_sig: tuple = ()
+    reason: str = ""
+    culprits: tuple = ()
+
+
+def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
+    """Algorithm 5 ExistQuantifEqn, in the two-graph reading of Lemma 22 (theory §1.2 [R]):
+    condition 1 on DM with X, W, Y unknown; conditions 2-3 on DM with Y given. ``literal=True``
+    is Lemma 22 as printed (Y unknown in condition 2 as well), kept for comparison."""
+    X, W, Y = set(X), set(W), set(Y)
+    keys = frozenset(keys)
+    r1 = dm(keys, occ, X | W | Y)
+    if r1.over_eqs:
+        return EQResult(False, False, reason="overdetermined", culprits=tuple(sorted(r1.over_eqs)))
+    U2 = (X | W | Y) if literal else (X | W)
+    r2 = dm(keys, occ, U2)
+    if r2.under_vars & X:
+        return EQResult(True, False, reason="underdetermined",
+                        culprits=tuple(sorted(r2.under_vars & X)))
+    if r2.over_vars & X:
+        return EQResult(True, False, reason="X over-determined given Y",
+                        culprits=tuple(sorted(r2.over_eqs)))
+    blocks = btf(r2.well_eqs, occ, set(r2.well_vars))
+    owner = {v: bi for bi, b in enumerate(blocks) for v in b.unknowns}
+    f_sig, fbar = [], []
+    for bi, b in enumerate(blocks):
+        if set(b.unknowns) & X:
+            if set(b.unknowns) & W:
+                return EQResult(True, False, reason="X and future-only variables coupled",
+                                culprits=b.equations)
+            reads = {v for k in b.equations for v in occ[k] if v in W and owner.get(v) != bi}
+            if reads:
+                return EQResult(True, False, reason="X depends on future-only variables",
+                                culprits=tuple(sorted(reads)))
+            f_sig.extend(b.equations)
+        else:
+            fbar.extend(b.equations)
+    fbar.extend(sorted(r2.over_eqs))
+    return EQResult(True, True, tuple(f_sig), tuple(fbar))
+
+
+def continuation_mode(system: MultimodeSystem, mode: Mode) -> Mode:
+    """The long mode that follows a transient instant: transient guards false, long guards
+    unchanged (a long guard lasts a positive duration, Assumption 2; docs/decisions.md)."""
+    return tuple(v if g.kind == "long" else False for g, v in zip(system.guards, mode))
+
+
+def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: SigmaInfo,
+               n_inf: int | None = None, literal: bool = False):
+    """Algorithm 11 DiffArray for one transient instant followed by its continuation long mode
+    (theory §2.11, K = 0): phase 1 on the transient equations alone, phase 2 appending
+    ``n_inf`` shifted copies of the continuation's index-reduced system, where only its
+    consistency part may be erased. Returns ``(EQResult, occ)``."""
+    enabled = system.enabled(mode)
+    f0 = {(e.id, 0) for e in enabled}
+    occ = {k: eq_vars(system.equation(k[0]), k[1]) for k in f0}
+    vars0 = {v for k in f0 for v in occ[k]}
+    X = vars0 - cfg.known
+    Y = vars0 & cfg.known
+    res = exist_quantif(f0, occ, X, set(), Y, literal)
+    if not res.b_O or res.b_U:
+        return res, occ
+    if not cont_sig.ok:
+        return EQResult(True, False, reason="continuation mode structurally singular"), occ
+    cont = continuation_mode(system, mode)
+    n_inf = n_inf if n_inf is not None else cont_sig.index + 1
+    rows, cons = set(), set()
+    for e in system.enabled(cont):
+        for j in range(1, n_inf + 1):
+            for k in range(cont_sig.c[e.id] + 1):
+                key = (e.id, k + j)
+                if key in f0:
+                    continue
+                rows.add(key)
+                if k < cont_sig.c[e.id]:
+                    cons.add(key)
+    for k in rows:
+        occ[k] = eq_vars(system.equation(k[0]), k[1])
+    A = set(f0) | rows
+    allv = {v for k in A for v in occ[k]}
+    Y = allv & cfg.known
+    W = allv - X - Y
+    for _ in range(3):
+        r = dm(A, occ, X | W | Y)
+        if not r.over_eqs:
+            break
+        if not r.over_eqs <= cons:
+            return EQResult(False, False, reason="overdetermined",
+                            culprits=tuple(sorted(r.over_eqs))), occ
+        A -= r.over_eqs
+    res2 = exist_quantif(A, occ, X, W, Y, literal)
+    if res2.b_O and res2.b_U:
+        # only the transient rows (and latent rows that involve X only) are solved now
+        return res2, occ
+    return (res2 if res2.reason != "underdetermined" else res), occ
+
+
+def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: SigmaInfo,
+                   erasure: Erasure = "restricted", pair: str = "", instant_no: int = 0,
+                   literal: bool = False) -> Instant:
+    """Algorithm 13 ExecRun for a transient mode (theory §2.13): DiffArray, then SolveConflict
+    on ``(F_Sig ∪ Fbar_Sig) \\ Phi``, Eval, Tick."""
+    label = system.mode_label(mode)
+    enabled = system.enabled(mode)
+    ids = {e.id for e in enabled}
+    facts = frozenset(k for k in cfg.context if k[0] in ids)
+    res, occ = diff_array(system, cfg, mode, cont_sig, literal=literal)
+    if not res.b_O:
+        return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
+            "E-TRANSIENT-OVER", f"{pair}: at transient mode [{label}] the equations "
+            f"{_eq_list(system, res.culprits)} contradict each other or the past "
+            "(transient equations are never erased)", (), res.culprits))
+    if not res.b_U:
+        if res.reason == "underdetermined":
+            names = sorted({var_label(v) for v in res.culprits})
+            msg = (f"{pair}: transient mode [{label}] is underdetermined: {{{', '.join(names)}}} "
+                   "cannot be determined, not even with the latent equations of the following "
+                   "long mode; provide an impact/restart law (e.g. a reinit in the when-clause) "
+                   "(E-TRANSIENT-UNDER)")
+            return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
+                "E-TRANSIENT-UNDER", msg, tuple(names), ()))
+        return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
+            "E-TRANSIENT-FUTURE", f"{pair}: at transient mode [{label}]: {res.reason} "
+            f"({', '.join(map(str, res.culprits))})", (), ()))
+    keys = (set(res.F_sig) | set(res.Fbar_sig)) - facts
+    unknowns = {v for k in keys for v in occ[k]} - cfg.known
+    erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure,
+                                      {k[0]: 1 for k in res.Fbar_sig}, pair, instant_no)
+    if diag is not None:
+        return Instant(mode, "transient", False, cfg.known, facts, erased, diagnostic=diag)
+    return _finish(system, cfg, mode, "transient", facts, erased, r2, occ)
+
+
+def steady_config(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Config:
+    """The steady configuration of a long mode (theory §2.15 initial configurations [D]):
+    state-level instances ``x^ok, k < d_x`` known, context = the consistency equations."""
+    known = frozenset((n, k) for n, d in sig.d.items() for k in range(d))
+    ctx = frozenset((e, k) for e, c in sig.c.items() for k in range(c))
+    return Config(known, ctx)
