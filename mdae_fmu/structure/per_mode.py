@@ -422,17 +422,23 @@ def _where(eq: Equation) -> str:
 
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
                  equations: Sequence[Equation], continuous: Sequence[str],
-                 table: SymbolTable, latent: bool = True) -> ModeAnalysis:
+                 table: SymbolTable, latent: bool = True,
+                 absent_are_unknowns: bool = True) -> ModeAnalysis:
     """Σ-method on one mode's DAE (theory 003 §6 A7; A8 when it has fewer equations than
     unknowns), then the BTF of the index-reduced system over the leading variables, and (if
-    ``latent``) its latent and consistency equations."""
+    ``latent``) its latent and consistency equations.
+
+    ``continuous`` are the unknowns. A continuous unknown that no enabled equation mentions is
+    listed in ``absent``; it stays an unknown (so the mode is rejected: nothing determines it)
+    unless ``absent_are_unknowns`` is false, in which case it is left out of the mode's DAE
+    (the reading of theory 9334 §4.6, where such a variable is irrelevant in the mode)."""
     cont_set = set(continuous)
     rows_by_name: list[dict[str, int]] = []
     for eq in equations:
         orders = E.derivative_orders(eq.residual)
         rows_by_name.append({n: k for n, k in orders.items() if n in cont_set})
     used = set().union(*rows_by_name) if rows_by_name else set()
-    unknowns = [n for n in continuous if n in used]
+    unknowns = [n for n in continuous if n in used or absent_are_unknowns]
     absent = tuple(n for n in continuous if n not in used)
     vidx = {n: j for j, n in enumerate(unknowns)}
     g = WeightedGraph.from_rows([{vidx[n]: k for n, k in r.items()} for r in rows_by_name],
@@ -524,7 +530,8 @@ def symbol_table(model: Model) -> SymbolTable:
 
 
 def analyze_modes(model: Model, latent: bool = True,
-                  max_guards: int = MAX_ENUMERATED_GUARDS) -> ModesReport:
+                  max_guards: int = MAX_ENUMERATED_GUARDS,
+                  absent_are_unknowns: bool = True) -> ModesReport:
     """Per-mode structural analysis of every consistent valuation of the long guards (theory
     9334 §3.2; 003 §5.3). Contradictory valuations (``x > 0`` and ``x <= 0`` both true...) are
     not enumerated. Beyond ``max_guards`` free long guards (2^12 modes) nothing is enumerated
@@ -557,7 +564,8 @@ def analyze_modes(model: Model, latent: bool = True,
         pairs = tuple((expr_text(a), val[a]) for a in atoms if a not in fixed)
         name = mode_name(pairs)
         eqs = specialize(model, val)
-        modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent))
+        modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent,
+                                  absent_are_unknowns))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
     return ModesReport(long_guards=texts, guard_exprs=tuple(atoms), modes=tuple(modes),

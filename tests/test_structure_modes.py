@@ -1,0 +1,323 @@
+"""Per-mode analysis, specialization, guard enumeration and the analyze report (theory 9334
+§3.2, §4.1, examples note §2.4.2; theory 003 §7.1, §7.3, §7.4, §9 tests 6, 7, 24, 25)."""
+
+import json
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from mdae_fmu import api
+from mdae_fmu.diagnostics import InputError
+from mdae_fmu.report import block_text, render_json, render_text
+from mdae_fmu.structure.per_mode import (Instance, analyze_modes, consistent_valuation,
+                                         enumerate_valuations, specialize)
+
+from structure_models import G, NG, clutch, clutch_bad, eq, ex, model, pendulum, rldc2
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def by_name(report):
+    return {m.name: m for m in report.modes}
+
+
+def inst(*pairs):
+    return tuple(Instance(n, k) for n, k in pairs)
+
+
+# --- clutch ---------------------------------------------------------------------------------
+
+def test_clutch_modes():
+    r = analyze_modes(clutch())
+    assert r.exit_code == 0 and r.messages == ()
+    assert r.long_guards == ("g",) and r.discrete_equations == ("eg",)
+    assert r.unknowns == ("w1", "w2", "t1", "t2")
+    modes = by_name(r)
+    assert list(modes) == ["{g}", "{not g}"]
+    eng, rel = modes["{g}"], modes["{not g}"]
+    assert eng.valuation == (("g", True),) and rel.valuation == (("g", False),)
+    assert eng.c == {"e1": 0, "e2": 0, "e3": 1, "e4": 0}
+    assert eng.d == {"w1": 1, "w2": 1, "t1": 0, "t2": 0}
+    assert (eng.index, eng.differentiation_index, eng.dof) == (1, 2, 1)
+    assert eng.states == inst(("w1", 0), ("w2", 0))
+    assert eng.leading == inst(("w1", 1), ("w2", 1), ("t1", 0), ("t2", 0))
+    assert [b.equations for b in eng.blocks] == [(("e1", 0), ("e2", 0), ("e3", 1), ("e4", 0))]
+    assert block_text(eng.blocks[0]) == "{e1, e2, e3', e4} -> {der(w1), der(w2), t1, t2}"
+    sym = r.symbols
+    e3p = [e for e in eng.solved if e.eq_id == "e3"][0]
+    assert e3p.k == 1 and sp.simplify(e3p.expr - (sym.sym("w1", 1) - sym.sym("w2", 1))) == 0
+    assert [(e.eq_id, e.k) for e in eng.consistency] == [("e3", 0)]
+    assert rel.c == {"e1": 0, "e2": 0, "e5": 0, "e6": 0} and rel.index == 0
+    assert rel.differentiation_index == 1 and rel.dof == 2 and rel.consistency == ()
+    assert all(len(b.equations) == 1 for b in rel.blocks) and len(rel.blocks) == 4
+    order = [b.equations[0][0] for b in rel.blocks]
+    assert order.index("e5") < order.index("e1") and order.index("e6") < order.index("e2")
+
+
+def test_latent_equations_match_structure():
+    """Each solved equation f^(c_f) contains x only up to order d_x, reaches d_x exactly on
+    the tight entries (Griewank: ∂f^(c)/∂x^(d) = ∂f/∂x^(σ)), and f^(k+1) = d/dt f^(k)."""
+    for m_ in (clutch(), pendulum(), rldc2()):
+        r = analyze_modes(m_)
+        sym = r.symbols
+        for mode in r.modes:
+            for le in mode.solved:
+                orders = {}
+                for n, k in sym.instances(le.expr):
+                    orders[n] = max(orders.get(n, -1), k)
+                for n, k in orders.items():
+                    assert k <= mode.d[n], (mode.name, le.label, n)
+            chains = {}
+            for le in mode.consistency + mode.solved:
+                chains.setdefault(le.eq_id, {})[le.k] = le.expr
+            for eq_id, ks in chains.items():
+                for k in range(1, max(ks) + 1):
+                    assert sp.simplify(ks[k] - sym.time_derivative(ks[k - 1])) == 0
+
+
+# --- pendulum -------------------------------------------------------------------------------
+
+def test_pendulum_index_conventions():
+    r = analyze_modes(pendulum())
+    (m,) = r.modes
+    assert m.name == "{}" and m.valuation == ()
+    assert m.c == {"f1": 0, "f2": 0, "f3": 2} and m.d == {"x": 2, "y": 2, "lam": 0}
+    assert m.index == 2 and m.differentiation_index == 3 and m.dof == 2
+    assert m.states == inst(("x", 0), ("x", 1), ("y", 0), ("y", 1))
+    assert m.leading == inst(("x", 2), ("y", 2), ("lam", 0))
+    assert [(e.eq_id, e.k) for e in m.consistency] == [("f3", 0), ("f3", 1)]
+    assert len(m.blocks) == 1 and set(m.blocks[0].equations) == {("f1", 0), ("f2", 0), ("f3", 2)}
+    x, y = r.symbols.sym("x"), r.symbols.sym("y")
+    f3pp = [e for e in m.solved if e.eq_id == "f3"][0].expr
+    xd, yd = r.symbols.sym("x", 1), r.symbols.sym("y", 1)
+    xdd, ydd = r.symbols.sym("x", 2), r.symbols.sym("y", 2)
+    assert sp.expand(f3pp - (2 * xd**2 + 2 * x * xdd + 2 * yd**2 + 2 * y * ydd)) == 0
+
+
+def test_ode_has_no_pryce_increment():
+    m = model("Osc", "x v", [eq("a", "der(x) = v"), eq("b", "der(v) = -x")])
+    (mode,) = analyze_modes(m).modes
+    assert mode.index == 0 and mode.differentiation_index == 0
+
+
+# --- RLDC2 ----------------------------------------------------------------------------------
+
+def test_rldc2_per_mode():
+    r = analyze_modes(rldc2())
+    assert r.exit_code == 0
+    assert r.discrete_equations == ("G1", "G2")
+    modes = by_name(r)
+    assert list(modes) == ["{g1, g2}", "{g1, not g2}", "{not g1, g2}", "{not g1, not g2}"]
+    assert [m.index for m in r.modes] == [1, 0, 0, 1]
+    tt, tf, ft, ff = r.modes
+    pos = lambda dct: {k for k, v in dct.items() if v > 0}
+    assert pos(tt.c) == {"K3", "Z1", "Z2"} and pos(ff.c) == {"K1", "Z1", "Z2"}
+    assert pos(tf.c) == pos(ft.c) == set()
+    assert pos(tt.d) == {"j1", "j2", "v1", "v2", "u1", "u2"}
+    assert pos(ff.d) == {"j1", "j2", "v1", "v2", "i1", "i2"}
+    assert pos(tf.d) == pos(ft.d) == {"j1", "j2", "v1", "v2"}
+    assert [m.dof for m in r.modes] == [3, 4, 4, 3]
+
+    def big(m):
+        return {(frozenset(b.equations), frozenset(b.unknowns)) for b in m.blocks
+                if len(b.equations) > 1}
+    assert big(tt) == {(frozenset({("C1", 0), ("C2", 0), ("K1", 0), ("K3", 1)}),
+                        frozenset(inst(("v1", 1), ("v2", 1), ("i1", 0), ("i2", 0))))}
+    assert big(ff) == {(frozenset({("K1", 1), ("K2", 0), ("K3", 0), ("K4", 0), ("L1", 0),
+                                   ("L2", 0)}),
+                        frozenset(inst(("j1", 1), ("j2", 1), ("u1", 0), ("u2", 0), ("w1", 0),
+                                       ("w2", 0))))}
+    assert big(tf) == big(ft) == set()
+    # scalar blocks of TT include Z1' -> der(u1)
+    assert any(b.equations == (("Z1", 1),) and b.unknowns == inst(("u1", 1)) for b in tt.blocks)
+
+
+# --- rejections -----------------------------------------------------------------------------
+
+def test_structurally_singular_mode_message():
+    r = analyze_modes(clutch_bad())
+    assert r.exit_code == 1
+    bad = by_name(r)["{g}"]
+    assert not bad.ok and bad.status == "singular" and bad.index == -1
+    assert bad.diagnostic == ("mode {g}: equations e3 (ClutchBad.mo:14), e5 (ClutchBad.mo:16) "
+                              "over-determine {w1}; no equation determines {f2}")
+    assert bad.over_equations == ("e3", "e5") and bad.over_variables == ("w1",)
+    assert bad.under_variables == ("f2",) and bad.absent == ("f2",)
+    assert r.messages == (bad.diagnostic,)
+    assert by_name(r)["{not g}"].ok
+
+
+def test_non_square_modes():
+    # more equations than unknowns in mode g
+    m = model("Over", "x y", [
+        eq("a", "der(x) = -x"), eq("b", "y = x"), eq("c", "y = 2*x", G),
+    ], booleans="g")
+    modes = by_name(analyze_modes(m))
+    over = modes["{g}"]
+    assert not over.ok and over.status == "overdetermined"
+    assert "3 equations for 2 unknowns: more equations than unknowns" in over.diagnostic
+    assert over.diagnostic.startswith("mode {g}: equations a, b, c over-determine {x, y}")
+    assert modes["{not g}"].ok
+    # fewer equations than unknowns: the non-square Σ-method still gives offsets (003 §7.4.4)
+    m = model("Under", "x y lam gr", [
+        eq("f1", "der(der(x)) = lam*x"), eq("f2", "der(der(y)) = lam*y - gr"),
+        eq("f3", "x**2 + y**2 = L**2")], params="L")
+    (u,) = analyze_modes(m).modes
+    assert not u.ok and u.status == "underdetermined"
+    assert u.c == {"f1": 0, "f2": 0, "f3": 2} and u.d == {"x": 2, "y": 2, "lam": 0, "gr": 0}
+    assert "3 equations for 4 unknowns (fewer equations than unknowns)" in u.diagnostic
+    assert "no equation determines" in u.diagnostic
+    assert set(u.under_variables) >= {"gr"}
+
+
+def test_unknown_name_is_input_error():
+    m = model("Typo", "x", [eq("a", "der(x) = -xx", line=3)])
+    with pytest.raises(InputError, match="unknown variable xx"):
+        analyze_modes(m)
+
+
+# --- guards and valuations ------------------------------------------------------------------
+
+def test_complementary_relations_are_not_enumerated():
+    m = model("Sat", "x y", [
+        eq("a", "der(x) = 1 - y"),
+        eq("b", "y = x", (("x > 0", True),)),
+        eq("c", "y = 0", (("x <= 0", True),)),
+    ])
+    r = analyze_modes(m)
+    assert [m_.name for m_ in r.modes] == ["{x > 0, not x <= 0}", "{not x > 0, x <= 0}"]
+    assert r.exit_code == 0 and r.n_valuations == 4
+
+
+def test_contradiction_detection():
+    gt0, le0, gt1, lt_ab, ge_ba = ex("x > 0"), ex("x <= 0"), ex("x > 1"), ex("a < b"), ex("b <= a")
+    assert not consistent_valuation({gt0: True, le0: True})
+    assert consistent_valuation({gt0: True, le0: False})
+    assert not consistent_valuation({gt1: True, gt0: False})
+    assert consistent_valuation({gt1: False, gt0: True})
+    assert not consistent_valuation({lt_ab: True, ge_ba: True})     # a < b vs a >= b
+    assert consistent_valuation({lt_ab: True, ge_ba: False})
+    assert consistent_valuation({lt_ab: True, ex("b >= a"): True})
+    assert not consistent_valuation({ex("x == 1"): True, gt1: True})
+    vals, fixed = enumerate_valuations([gt1, gt0])
+    assert [tuple(v.values()) for v in vals] == [(True, True), (False, True), (False, False)]
+    # a composite guard must agree with its parts
+    g1, g2, both = ex("g1"), ex("g2"), ex("g1 and g2")
+    assert not consistent_valuation({g1: True, g2: True, both: False})
+    assert len(enumerate_valuations([g1, g2, both])[0]) == 4
+
+
+def test_negated_if_condition_and_constant_guard():
+    m = model("Neg", "x y", [
+        eq("a", "der(x) = y"),
+        eq("b", "y = (1 if not g else -x)"),
+        eq("c", "0 = 0", (("true", False),)),         # never enabled
+    ], booleans="g")
+    r = analyze_modes(m)
+    assert r.long_guards == ("g", "true") and r.fixed_guards == (("true", True),)
+    assert [x.name for x in r.modes] == ["{g}", "{not g}"]
+    eqs_g = specialize(m, {ex("g"): True})
+    assert [e.id for e in eqs_g] == ["a", "b"]
+    assert eqs_g[1].residual == ex("y - -x")
+
+
+def test_specialize_accepts_text_valuations():
+    m = clutch()
+    eqs = specialize(m, (("g", True),))
+    assert [e.id for e in eqs] == ["e1", "e2", "e3", "e4"] and all(e.guard == () for e in eqs)
+    assert eqs[2].loc.line == 13
+    assert [e.id for e in specialize(m, (("g", False),), include_discrete=True)] == \
+        ["e1", "e2", "e5", "e6", "eg"]
+    with pytest.raises(KeyError):
+        specialize(m, {})
+    with pytest.raises(KeyError):
+        specialize(m, (("h", True),))
+
+
+def test_too_many_guards():
+    eqs = [eq("a", "der(x) = " + " + ".join(f"(1 if g{k} else 0)" for k in range(13)))]
+    m = model("Many", "x", eqs, booleans=" ".join(f"g{k}" for k in range(13)))
+    r = analyze_modes(m)          # 2^13 valuations: refused without enumerating
+    assert r.exit_code == 1 and r.modes == ()
+    assert "13 independent long guards" in r.messages[0] and "limit of 12" in r.messages[0]
+    small = model("Few", "x", [eq("a", "der(x) = " + " + ".join(
+        f"(1 if g{k} else 0)" for k in range(5)))], booleans=" ".join(f"g{k}" for k in range(5)))
+    assert analyze_modes(small, max_guards=4).exit_code == 1
+    r = analyze_modes(small, max_guards=5, latent=False)
+    assert r.exit_code == 0 and len(r.modes) == 32
+
+
+def test_inputs_and_discrete_are_known():
+    m = model("In", "x", [eq("a", "der(x) = u - n")], inputs="u")
+    from mdae_fmu.ir import Variable
+    m = type(m)(m.name, m.variables + (Variable("n", type="Integer", variability="discrete"),),
+                m.equations)
+    r = analyze_modes(m)
+    assert r.unknowns == ("x",) and r.inputs == ("u",) and r.discrete == ("n",)
+    (mode,) = r.modes
+    assert mode.ok and mode.d == {"x": 1}
+
+
+# --- report ---------------------------------------------------------------------------------
+
+def test_render_text_and_json():
+    m = clutch()
+    r = api.analyze(m)
+    text = render_text(m, r)
+    assert "model ClutchBasic" in text
+    assert "index: 1 (max equation offset c, paper convention); differentiation index (Pryce): 2" \
+        in text
+    assert "e3': der(w1) - der(w2) = 0" in text
+    assert "{e1, e2, e3', e4} -> {der(w1), der(w2), t1, t2}" in text
+    assert "verdict: accepted (2 modes)" in text
+    j = render_json(m, r)
+    json.dumps(j)
+    assert j["format"] == "mdae_fmu.analysis/1" and j["exit_code"] == 0
+    eng = j["modes"][0]
+    assert eng["name"] == "{g}" and eng["index"] == 1 and eng["differentiation_index"] == 2
+    assert eng["blocks"][0]["text"] == "{e1, e2, e3', e4} -> {der(w1), der(w2), t1, t2}"
+    assert eng["solved"][2] == {"equation": "e3", "k": 1, "label": "e3'",
+                                "residual": "der(w1) - der(w2)"}
+    bad = clutch_bad()
+    rb = analyze_modes(bad)
+    jb = render_json(bad, rb)
+    assert jb["exit_code"] == 1 and not jb["accepted"]
+    assert jb["modes"][0]["index"] is None
+    assert jb["modes"][0]["over"] == {"equations": ["e3", "e5"], "variables": ["w1"]}
+    assert "verdict: rejected" in render_text(bad, rb)
+
+
+def test_report_sections_can_be_appended():
+    from mdae_fmu import report
+    saved = list(report._SECTIONS)
+    try:
+        report.register_section("mode_changes", lambda m, r: ["mode changes: none"],
+                                lambda m, r: [])
+        m = pendulum()
+        r = analyze_modes(m)
+        assert "mode changes: none" in render_text(m, r)
+        assert render_json(m, r)["mode_changes"] == []
+    finally:
+        report._SECTIONS[:] = saved
+
+
+# --- reference models (parser and models land in parallel) ----------------------------------
+
+def test_reference_models_analyze():
+    flat = pytest.importorskip("mdae_fmu.importers.flat_modelica")
+    files = sorted((ROOT / "reference_models").glob("**/*.mo"))
+    if not files:
+        pytest.skip("no reference models yet")
+    for f in files:
+        try:
+            m = api.load(f)
+        except Exception as err:      # a model the parser does not read yet
+            if type(err).__name__ == "InputError":
+                continue
+            raise
+        r = analyze_modes(m)
+        render_text(m, r)
+        json.dumps(render_json(m, r))
+        if "ClutchBasic" in f.name:
+            assert sorted(x.index for x in r.modes) == [0, 1]
