@@ -14,6 +14,7 @@
  *   BUG_LEAK          fmi2FreeInstance forgets one allocation
  *   BUG_ACCEPT_NAN    fmi2SetReal accepts NaN
  *   BUG_FMUSTATE_PARTIAL fmi2SetFMUstate restores the time only
+ *   BUG_OVERRUN       fmi2GetEventIndicators writes one element past the caller's array
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -468,6 +469,9 @@ fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real eventIndicators[], s
     if (ni > 0 && !eventIndicators) return fail(m, "fmi2GetEventIndicators", "null argument");
     refresh(m);
     if (ni > 0) model_event_indicators(&m->s, eventIndicators);
+#ifdef BUG_OVERRUN
+    eventIndicators[ni] = 0.0;
+#endif
     return fmi2OK;
 }
 

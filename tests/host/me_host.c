@@ -1,0 +1,397 @@
+/* me_host: a minimal FMI 2.0 Model Exchange host, meant to run FMU binaries under valgrind.
+ *
+ *   me_host <binary.so> <guid> <nx> <nz> <stop_time> <step> [<param_vr>]
+ *
+ * It dlopens the binary, looks the fmi2 functions up with dlsym, and
+ *   1. exercises misuse on throw-away instances and expects fmi2Error (or NULL):
+ *      wrong GUID, fmi2NewDiscreteStates before initialization (wrong call order),
+ *      fmi2GetReal of an unknown value reference, fmi2SetReal of NaN on a parameter
+ *      (only if <param_vr> is given), wrong array length to fmi2GetContinuousStates;
+ *      an instance in error is then reset (fmi2Reset) and freed;
+ *   2. runs a whole ME simulation (FMI 2.0.5 §3.2 calling sequence): explicit Euler with a
+ *      fixed step, state events by a domain change of the event indicators (z > 0 vs z <= 0)
+ *      at the end of a step (no location), time events from nextEventTime, step events from
+ *      fmi2CompletedIntegratorStep, event iteration until newDiscreteStatesNeeded is false;
+ *   3. round-trips the FMU state at mid-run: fmi2GetFMUstate, fmi2SerializeFMUstate,
+ *      fmi2SetFMUstate, fmi2DeSerializeFMUstate, fmi2FreeFMUstate; the rerun from a
+ *      restored state must reproduce the final states bitwise;
+ *   4. frees everything. The library is not dlclosed so valgrind can name its frames.
+ *
+ * Prints "final t x..." on stdout; exits 0 when every check passed, 1 when one failed,
+ * 2 on bad usage or when the binary cannot be loaded.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi2Functions.h"
+
+typedef struct {
+    fmi2InstantiateTYPE *instantiate;
+    fmi2FreeInstanceTYPE *freeInstance;
+    fmi2SetupExperimentTYPE *setupExperiment;
+    fmi2EnterInitializationModeTYPE *enterInitializationMode;
+    fmi2ExitInitializationModeTYPE *exitInitializationMode;
+    fmi2TerminateTYPE *terminate;
+    fmi2ResetTYPE *reset;
+    fmi2GetRealTYPE *getReal;
+    fmi2SetRealTYPE *setReal;
+    fmi2GetFMUstateTYPE *getFMUstate;
+    fmi2SetFMUstateTYPE *setFMUstate;
+    fmi2FreeFMUstateTYPE *freeFMUstate;
+    fmi2SerializedFMUstateSizeTYPE *serializedFMUstateSize;
+    fmi2SerializeFMUstateTYPE *serializeFMUstate;
+    fmi2DeSerializeFMUstateTYPE *deSerializeFMUstate;
+    fmi2EnterEventModeTYPE *enterEventMode;
+    fmi2NewDiscreteStatesTYPE *newDiscreteStates;
+    fmi2EnterContinuousTimeModeTYPE *enterContinuousTimeMode;
+    fmi2CompletedIntegratorStepTYPE *completedIntegratorStep;
+    fmi2SetTimeTYPE *setTime;
+    fmi2SetContinuousStatesTYPE *setContinuousStates;
+    fmi2GetDerivativesTYPE *getDerivatives;
+    fmi2GetEventIndicatorsTYPE *getEventIndicators;
+    fmi2GetContinuousStatesTYPE *getContinuousStates;
+} Api;
+
+/* Host-side integration state (everything needed to continue a run). */
+typedef struct {
+    double t;
+    int nextDefined;
+    double nextTime;
+    double *x, *dx, *z, *zprev;
+} Run;
+
+static Api api;
+static const char *guid;
+static size_t nx, nz;
+static int failures = 0;
+static int verbose = 0;
+
+#define CHECK(cond, ...)                                           \
+    do {                                                           \
+        if (!(cond)) {                                             \
+            fprintf(stderr, "FAIL (%s:%d): ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                          \
+            fprintf(stderr, "\n");                                 \
+            failures++;                                            \
+        }                                                          \
+    } while (0)
+
+/* a call that must return fmi2OK; on failure the current run is abandoned */
+#define OK(call)                                                              \
+    do {                                                                      \
+        fmi2Status st_ = (call);                                              \
+        if (st_ != fmi2OK) {                                                  \
+            fprintf(stderr, "FAIL (%s:%d): %s returned %d\n", __FILE__, __LINE__, \
+                    #call, (int)st_);                                         \
+            failures++;                                                       \
+            return -1;                                                        \
+        }                                                                     \
+    } while (0)
+
+static void logger(fmi2ComponentEnvironment env, fmi2String instanceName, fmi2Status status,
+                   fmi2String category, fmi2String message, ...) {
+    va_list ap;
+    (void)env;
+    if (!verbose && status <= fmi2Warning) return;
+    fprintf(stderr, "[%s] %s (%d): ", instanceName ? instanceName : "?",
+            category ? category : "", (int)status);
+    va_start(ap, message);
+    vfprintf(stderr, message ? message : "", ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+}
+
+static const fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
+
+static int load(const char *path) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+        return -1;
+    }
+#define SYM(field, name)                                                 \
+    do {                                                                 \
+        *(void **)(&api.field) = dlsym(h, name);                         \
+        if (!api.field) {                                                \
+            fprintf(stderr, "%s does not export %s\n", path, name);      \
+            return -1;                                                   \
+        }                                                                \
+    } while (0)
+    SYM(instantiate, "fmi2Instantiate");
+    SYM(freeInstance, "fmi2FreeInstance");
+    SYM(setupExperiment, "fmi2SetupExperiment");
+    SYM(enterInitializationMode, "fmi2EnterInitializationMode");
+    SYM(exitInitializationMode, "fmi2ExitInitializationMode");
+    SYM(terminate, "fmi2Terminate");
+    SYM(reset, "fmi2Reset");
+    SYM(getReal, "fmi2GetReal");
+    SYM(setReal, "fmi2SetReal");
+    SYM(getFMUstate, "fmi2GetFMUstate");
+    SYM(setFMUstate, "fmi2SetFMUstate");
+    SYM(freeFMUstate, "fmi2FreeFMUstate");
+    SYM(serializedFMUstateSize, "fmi2SerializedFMUstateSize");
+    SYM(serializeFMUstate, "fmi2SerializeFMUstate");
+    SYM(deSerializeFMUstate, "fmi2DeSerializeFMUstate");
+    SYM(enterEventMode, "fmi2EnterEventMode");
+    SYM(newDiscreteStates, "fmi2NewDiscreteStates");
+    SYM(enterContinuousTimeMode, "fmi2EnterContinuousTimeMode");
+    SYM(completedIntegratorStep, "fmi2CompletedIntegratorStep");
+    SYM(setTime, "fmi2SetTime");
+    SYM(setContinuousStates, "fmi2SetContinuousStates");
+    SYM(getDerivatives, "fmi2GetDerivatives");
+    SYM(getEventIndicators, "fmi2GetEventIndicators");
+    SYM(getContinuousStates, "fmi2GetContinuousStates");
+#undef SYM
+    return 0;
+}
+
+static fmi2Component instantiate(const char *name, const char *token) {
+    return api.instantiate(name, fmi2ModelExchange, token, NULL, &callbacks, fmi2False,
+                           fmi2False);
+}
+
+/* ------------------------------------------------------------------ misuse */
+
+static void misuse(int param_vr) {
+    fmi2Component c;
+    fmi2EventInfo ei;
+    fmi2ValueReference bad_vr = 0x7fffffffu;
+    double v = 0.0;
+
+    c = instantiate("wrong_guid", "{00000000-0000-0000-0000-000000000000}");
+    CHECK(c == NULL, "fmi2Instantiate accepted a wrong GUID");
+    if (c) api.freeInstance(c);
+
+    c = instantiate("call_order", guid);
+    CHECK(c != NULL, "fmi2Instantiate failed");
+    if (c) {
+        memset(&ei, 0, sizeof ei);
+        CHECK(api.newDiscreteStates(c, &ei) == fmi2Error,
+              "fmi2NewDiscreteStates before initialization did not return fmi2Error");
+        CHECK(api.reset(c) == fmi2OK, "fmi2Reset after an error did not return fmi2OK");
+        api.freeInstance(c);
+    }
+
+    c = instantiate("bad_vr", guid);
+    if (c) {
+        if (api.setupExperiment(c, fmi2False, 0.0, 0.0, fmi2False, 0.0) == fmi2OK &&
+            api.enterInitializationMode(c) == fmi2OK) {
+            CHECK(api.getReal(c, &bad_vr, 1, &v) == fmi2Error,
+                  "fmi2GetReal of an unknown value reference did not return fmi2Error");
+        } else {
+            CHECK(0, "initialization of the bad_vr instance failed");
+        }
+        api.freeInstance(c);
+    }
+
+    if (param_vr >= 0) {
+        c = instantiate("nan_input", guid);
+        if (c) {
+            fmi2ValueReference vr = (fmi2ValueReference)param_vr;
+            double nan_value = NAN;
+            CHECK(api.setReal(c, &vr, 1, &nan_value) == fmi2Error,
+                  "fmi2SetReal accepted NaN for value reference %d", param_vr);
+            api.freeInstance(c);
+        }
+    }
+
+    c = instantiate("wrong_nx", guid);
+    if (c) {
+        double buf[4];
+        if (api.setupExperiment(c, fmi2False, 0.0, 0.0, fmi2False, 0.0) == fmi2OK &&
+            api.enterInitializationMode(c) == fmi2OK) {
+            CHECK(api.getContinuousStates(c, buf, nx + 1) == fmi2Error,
+                  "fmi2GetContinuousStates with nx+1 did not return fmi2Error");
+        }
+        api.freeInstance(c);
+    }
+}
+
+/* ------------------------------------------------------------------ simulation */
+
+static int event_iteration(fmi2Component c, Run *r, int *valuesChanged, int *terminate) {
+    fmi2EventInfo ei;
+    int it = 0;
+    *valuesChanged = 0;
+    *terminate = 0;
+    do {
+        memset(&ei, 0, sizeof ei);
+        OK(api.newDiscreteStates(c, &ei));
+        if (ei.valuesOfContinuousStatesChanged) *valuesChanged = 1;
+        if (ei.terminateSimulation) {
+            *terminate = 1;
+            break;
+        }
+        if (++it > 1000) {
+            CHECK(0, "event iteration did not converge at t=%g", r->t);
+            return -1;
+        }
+    } while (ei.newDiscreteStatesNeeded);
+    r->nextDefined = ei.nextEventTimeDefined ? 1 : 0;
+    r->nextTime = ei.nextEventTime;
+    return 0;
+}
+
+static int initialize(fmi2Component c, Run *r, double stop) {
+    int changed, term;
+    OK(api.setupExperiment(c, fmi2False, 0.0, r->t, fmi2True, stop));
+    OK(api.enterInitializationMode(c));
+    OK(api.exitInitializationMode(c));
+    if (event_iteration(c, r, &changed, &term)) return -1;
+    if (term) return 1;
+    OK(api.enterContinuousTimeMode(c));
+    if (nx) OK(api.getContinuousStates(c, r->x, nx));
+    if (nz) OK(api.getEventIndicators(c, r->zprev, nz));
+    return 0;
+}
+
+/* Explicit Euler from r->t to stop. Returns 0 at stop, 1 if the FMU terminated, -1 on error. */
+static int simulate(fmi2Component c, Run *r, double stop, double h) {
+    size_t i;
+    const double eps = 1e-12;
+    while (r->t < stop - eps * (1.0 + fabs(stop))) {
+        double t1 = r->t + h;
+        int timeEvent = 0, stateEvent = 0, changed, term;
+        fmi2Boolean enter = fmi2False, stopNow = fmi2False;
+        if (t1 > stop - 1e-6 * h) t1 = stop;
+        if (r->nextDefined && r->nextTime <= t1) {
+            t1 = r->nextTime;
+            timeEvent = 1;
+        }
+        if (nx) OK(api.getDerivatives(c, r->dx, nx));
+        for (i = 0; i < nx; i++) r->x[i] += (t1 - r->t) * r->dx[i];
+        r->t = t1;
+        OK(api.setTime(c, r->t));
+        if (nx) OK(api.setContinuousStates(c, r->x, nx));
+        if (nz) {
+            OK(api.getEventIndicators(c, r->z, nz));
+            for (i = 0; i < nz; i++)
+                if ((r->z[i] > 0.0) != (r->zprev[i] > 0.0)) stateEvent = 1;
+        }
+        OK(api.completedIntegratorStep(c, fmi2True, &enter, &stopNow));
+        if (stopNow) return 1;
+        if (timeEvent || stateEvent || enter) {
+            OK(api.enterEventMode(c));
+            if (event_iteration(c, r, &changed, &term)) return -1;
+            if (term) return 1;
+            OK(api.enterContinuousTimeMode(c));
+            if (changed && nx) OK(api.getContinuousStates(c, r->x, nx));
+            if (nz) OK(api.getEventIndicators(c, r->z, nz));
+        }
+        if (nz) memcpy(r->zprev, r->z, nz * sizeof(double));
+    }
+    return 0;
+}
+
+static int run_all(double stop, double h) {
+    fmi2Component c;
+    fmi2FMUstate s1 = NULL, s2 = NULL;
+    fmi2Byte *ser = NULL;
+    size_t size = 0, i;
+    Run r, mid;
+    double *xa = NULL, *zmid = NULL;
+    int rc = -1, st;
+
+    memset(&r, 0, sizeof r);
+    r.x = calloc(nx ? nx : 1, sizeof(double));
+    r.dx = calloc(nx ? nx : 1, sizeof(double));
+    r.z = calloc(nz ? nz : 1, sizeof(double));
+    r.zprev = calloc(nz ? nz : 1, sizeof(double));
+    xa = calloc(nx ? nx : 1, sizeof(double));
+    zmid = calloc(nz ? nz : 1, sizeof(double));
+    c = instantiate("host", guid);
+    CHECK(c != NULL, "fmi2Instantiate failed");
+    if (!c) goto done;
+
+    st = initialize(c, &r, stop);
+    if (st < 0) goto done;
+    if (st == 0) st = simulate(c, &r, stop / 2, h);
+    if (st < 0) goto done;
+    if (st == 0) {
+        /* mid-run FMU state: get, serialize, run to the end */
+        if (api.getFMUstate(c, &s1) != fmi2OK ||
+            api.serializedFMUstateSize(c, s1, &size) != fmi2OK || size == 0) {
+            CHECK(0, "fmi2GetFMUstate / fmi2SerializedFMUstateSize failed");
+            goto done;
+        }
+        ser = malloc(size);
+        CHECK(api.serializeFMUstate(c, s1, ser, size) == fmi2OK, "fmi2SerializeFMUstate failed");
+        mid = r;
+        memcpy(zmid, r.zprev, nz * sizeof(double));
+        st = simulate(c, &r, stop, h);
+        if (st < 0) goto done;
+        memcpy(xa, r.x, nx * sizeof(double));
+        printf("final %.17g", r.t);
+        for (i = 0; i < nx; i++) printf(" %.17g", r.x[i]);
+        printf("\n");
+
+        /* restore the state in memory and rerun */
+        CHECK(api.setFMUstate(c, s1) == fmi2OK, "fmi2SetFMUstate failed");
+        r.t = mid.t;
+        r.nextDefined = mid.nextDefined;
+        r.nextTime = mid.nextTime;
+        if (nx) CHECK(api.getContinuousStates(c, r.x, nx) == fmi2OK, "get states failed");
+        memcpy(r.zprev, zmid, nz * sizeof(double));
+        if (simulate(c, &r, stop, h) < 0) goto done;
+        CHECK(memcmp(xa, r.x, nx * sizeof(double)) == 0,
+              "rerun from fmi2SetFMUstate differs from the first run");
+
+        /* restore the deserialized state and rerun */
+        CHECK(api.deSerializeFMUstate(c, ser, size, &s2) == fmi2OK,
+              "fmi2DeSerializeFMUstate failed");
+        CHECK(api.setFMUstate(c, s2) == fmi2OK, "fmi2SetFMUstate (deserialized) failed");
+        r.t = mid.t;
+        r.nextDefined = mid.nextDefined;
+        r.nextTime = mid.nextTime;
+        if (nx) CHECK(api.getContinuousStates(c, r.x, nx) == fmi2OK, "get states failed");
+        memcpy(r.zprev, zmid, nz * sizeof(double));
+        if (simulate(c, &r, stop, h) < 0) goto done;
+        CHECK(memcmp(xa, r.x, nx * sizeof(double)) == 0,
+              "rerun from a deserialized FMU state differs from the first run");
+    }
+    CHECK(api.terminate(c) == fmi2OK, "fmi2Terminate failed");
+    rc = 0;
+done:
+    if (c) {
+        if (s1) CHECK(api.freeFMUstate(c, &s1) == fmi2OK && s1 == NULL, "fmi2FreeFMUstate");
+        if (s2) CHECK(api.freeFMUstate(c, &s2) == fmi2OK && s2 == NULL, "fmi2FreeFMUstate");
+        api.freeInstance(c);
+    }
+    free(ser);
+    free(r.x);
+    free(r.dx);
+    free(r.z);
+    free(r.zprev);
+    free(xa);
+    free(zmid);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    double stop, h;
+    int param_vr = -1;
+    if (argc < 7 || argc > 8) {
+        fprintf(stderr, "usage: %s BINARY.so GUID NX NZ STOP_TIME STEP [PARAM_VR]\n", argv[0]);
+        return 2;
+    }
+    guid = argv[2];
+    nx = (size_t)strtoul(argv[3], NULL, 10);
+    nz = (size_t)strtoul(argv[4], NULL, 10);
+    stop = strtod(argv[5], NULL);
+    h = strtod(argv[6], NULL);
+    if (argc == 8) param_vr = atoi(argv[7]);
+    verbose = getenv("ME_HOST_VERBOSE") != NULL;
+    if (!(stop > 0.0) || !(h > 0.0)) {
+        fprintf(stderr, "STOP_TIME and STEP must be > 0\n");
+        return 2;
+    }
+    if (load(argv[1])) return 2;
+    misuse(param_vr);
+    if (run_all(stop, h) != 0) failures++;
+    if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,153 @@
+"""Run an FMU's binary in the C host tests/host/me_host.c, optionally under valgrind memcheck.
+
+    host = build_host(tmp_dir)                       # gcc, once per session
+    run = run_fmu_in_host(host, "X.fmu", tmp_dir, stop_time=3.0, step=1e-3)
+    run.returncode, run.stdout, run.report.errors, run.report.fmu_errors(run.binary)
+
+The valgrind report is read from its XML output (``--xml=yes``), parsed with no entity
+resolution and no network. Leak errors count only for the kinds given to
+``--errors-for-leak-kinds`` (definite, indirect).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from lxml import etree
+
+HERE = Path(__file__).resolve().parent
+HOST_SOURCE = HERE / "host" / "me_host.c"
+VALGRIND_ARGS = ("--error-exitcode=99", "--leak-check=full",
+                 "--errors-for-leak-kinds=definite,indirect", "--track-origins=no")
+
+
+def fmi_headers_dir() -> Path:
+    """FMI 2.0 headers shipped with FMPy (unprefixed function names)."""
+    import fmpy
+    return Path(fmpy.__file__).resolve().parent / "c-code"
+
+
+def have_valgrind() -> bool:
+    return shutil.which("valgrind") is not None
+
+
+def build_host(out_dir: str | Path) -> Path:
+    """Compile me_host.c (``-g -O0 -Wall -Wextra -Werror``) into ``out_dir/me_host``."""
+    out = Path(out_dir) / "me_host"
+    cmd = ["gcc", "-std=c99", "-g", "-O0", "-Wall", "-Wextra", "-Werror",
+           f"-I{fmi_headers_dir()}", str(HOST_SOURCE), "-o", str(out), "-ldl", "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cannot build the ME host:\n{proc.stderr}")
+    return out
+
+
+@dataclass(frozen=True)
+class FmuInfo:
+    """What the host needs from the model description."""
+    binary: Path
+    guid: str
+    nx: int
+    nz: int
+    stop_time: float | None
+    param_vr: int | None      # a Real parameter for the NaN-input check, if any
+
+
+def extract_fmu(fmu: str | Path, dest: str | Path) -> FmuInfo:
+    """Unzip ``fmu`` into ``dest`` and read sizes, GUID and a Real parameter."""
+    from fmpy import read_model_description
+    dest = Path(dest)
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(dest)
+    md = read_model_description(str(dest / "modelDescription.xml"), validate=False)
+    if md.modelExchange is None:
+        raise ValueError(f"{fmu}: not a Model Exchange FMU")
+    ident = md.modelExchange.modelIdentifier
+    param = next((v.valueReference for v in md.modelVariables
+                  if v.causality == "parameter" and v.type == "Real"), None)
+    de = md.defaultExperiment
+    stop = float(de.stopTime) if de is not None and de.stopTime is not None else None
+    return FmuInfo(dest / "binaries" / "linux64" / f"{ident}.so", md.guid, len(md.derivatives),
+                   int(md.numberOfEventIndicators or 0), stop, param)
+
+
+@dataclass(frozen=True)
+class ValgrindError:
+    kind: str            # e.g. InvalidWrite, Leak_DefinitelyLost
+    what: str
+    objects: tuple[str, ...]   # shared objects of the stack frames (innermost first)
+    functions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ValgrindReport:
+    errors: tuple[ValgrindError, ...]
+
+    def fmu_errors(self, binary: str | Path) -> tuple[ValgrindError, ...]:
+        """Errors with a stack frame in the FMU binary."""
+        name = Path(binary).name
+        return tuple(e for e in self.errors if any(Path(o).name == name for o in e.objects))
+
+    def kinds(self) -> set[str]:
+        return {e.kind for e in self.errors}
+
+
+def parse_valgrind_xml(path: str | Path) -> ValgrindReport:
+    """Read the ``<error>`` records of a valgrind memcheck XML file."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             recover=True)
+    root = etree.parse(str(path), parser).getroot()
+    errors = []
+    for err in root.iter("error"):
+        kind = err.findtext("kind") or ""
+        what = err.findtext("what") or err.findtext("xwhat/text") or ""
+        frames = err.findall("stack/frame")
+        objs = tuple(f.findtext("obj") or "" for f in frames)
+        fns = tuple(f.findtext("fn") or "" for f in frames)
+        errors.append(ValgrindError(kind, what, objs, fns))
+    return ValgrindReport(tuple(errors))
+
+
+@dataclass(frozen=True)
+class HostRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    binary: Path
+    report: ValgrindReport | None
+
+    def final_states(self) -> list[float]:
+        """The states printed by the host at the end of its first run."""
+        for line in self.stdout.splitlines():
+            if line.startswith("final "):
+                return [float(v) for v in line.split()[2:]]
+        return []
+
+
+def run_fmu_in_host(host: str | Path, fmu: str | Path, work_dir: str | Path,
+                    stop_time: float | None = None, step: float = 1e-3,
+                    valgrind: bool = True, timeout: float = 300.0) -> HostRun:
+    """Extract ``fmu`` under ``work_dir`` and run it in the host (under valgrind memcheck
+    with `VALGRIND_ARGS` unless ``valgrind`` is false)."""
+    work = Path(work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    info = extract_fmu(fmu, work / "fmu")
+    stop = stop_time if stop_time is not None else (info.stop_time or 1.0)
+    args = [str(host), str(info.binary), info.guid, str(info.nx), str(info.nz), repr(stop),
+            repr(step)]
+    if info.param_vr is not None:
+        args.append(str(info.param_vr))
+    xml = work / "valgrind.xml"
+    if valgrind:
+        args = ["valgrind", *VALGRIND_ARGS, "--xml=yes", f"--xml-file={xml}", *args]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    report = parse_valgrind_xml(xml) if valgrind else None
+    return HostRun(proc.returncode, proc.stdout, proc.stderr, info.binary, report)
+
+
+__all__ = ["build_host", "extract_fmu", "run_fmu_in_host", "parse_valgrind_xml", "HostRun",
+           "ValgrindReport", "ValgrindError", "FmuInfo", "have_valgrind", "VALGRIND_ARGS"]
