@@ -1,0 +1,242 @@
+"""Algorithm IA: impulse analysis of a restart system (examples note 9334-examples-toolkit-results
+§3.2-§3.3, RR-9334 §10.1).
+
+Each unknown v gets an order ``[[v]]``: ``v * d^[[v]]`` is finite and nonzero; ``-inf`` means
+v = 0; v is impulsive iff ``[[v]] > 0``. Rules R1-R8 (Figure 22) amount, for an equation
+written as a sum of monomials, to the tropical balancing condition: **the largest monomial order
+is attained at least twice** (or every monomial vanishes). Orders are rational (the cubic clutch
+gives 1/3), so the constraint system is solved exactly as a small mixed-integer linear program
+(HiGHS through `scipy.optimize.milp`): binaries choose which monomials vanish and which attain
+the maximum.
+
+Setting (§3.3 steps 1-3): the unknown top instance of a state is written ``x@m = x@(m-1) + U``
+with the increment U finite (``[[U]] <= 0``, Assumption 7: states are finite); for an equation
+whose once-less-shifted instance was erased at this instant the residual ``r`` of the erased
+equation (a finite nonzero quantity, ``[[r]] = 0``) is made explicit:
+``f^o(j+1) = r + (f^o(j+1) - f^oj)``; a fact contributes ``r = 0``. Known values are finite
+nonzero (order 0), ``[[d]] = -1``. A non-polynomial function of unknowns forces them to be
+non-impulsive (rule (127): an impulsive argument gives order +inf, which nothing can balance);
+if that makes the system infeasible the orders are reported as undetermined (W-IMPULSE-ORDER) and
+standardization falls back to the numerical scheme.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import sympy as sp
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from .problem import RestartProblem
+
+BOUND = 8.0     # orders are searched in [-BOUND, BOUND]
+BIG = 40.0
+TOL = 1e-7
+
+
+@dataclass(frozen=True)
+class OrderInfo:
+    """The feasible orders of one unknown: ``lo..hi`` when it is nonzero (None if it must be 0),
+    and whether it may vanish."""
+    lo: Fraction | None
+    hi: Fraction | None
+    may_vanish: bool
+
+    def text(self) -> str:
+        if self.lo is None:
+            return "-inf"
+        s = str(self.lo) if self.lo == self.hi else f"[{self.lo}, {self.hi}]"
+        return s + (" or -inf" if self.may_vanish else "")
+
+
+@dataclass(frozen=True)
+class ImpulseResult:
+    """Outcome of Algorithm IA on one restart instant."""
+    feasible: bool
+    orders: dict = field(default_factory=dict)        # symbol -> OrderInfo (algebraics and U's)
+    forced: tuple = ()        # impulsive in every solution
+    possible: tuple = ()      # impulsive in some solutions
+    jet_level: bool = True    # the lower jets of the states stay continuous
+    undetermined: tuple = ()  # W-IMPULSE-ORDER: growth not a power of 1/d
+    warnings: tuple = ()
+
+    @property
+    def impulsive(self) -> tuple:
+        return tuple(self.forced) + tuple(self.possible)
+
+
+def _as_fraction(x: float) -> Fraction:
+    return Fraction(x).limit_denominator(12)
+
+
+class _OrderSystem:
+    """The tropical constraint system of one restart instant, encoded for `milp`."""
+
+    def __init__(self, problem: RestartProblem):
+        self.p = problem
+        d = problem.d
+        ks = problem.jet_substitution()
+        self.U = {}
+        sub = dict(ks)
+        for j in problem.jets:
+            if j.top is not None:
+                u = sp.Symbol(f"U_{j.name}", real=True)
+                self.U[u] = j
+                prev = j.known[-1].xreplace(ks) if j.known else 0
+                sub[j.top] = prev + u
+        tops = {j.top for j in problem.jets if j.top is not None}
+        self.alg = [s for s in problem.unknowns if s not in tops]
+        self.vars = list(self.U) + self.alg
+        self.index = {v: i for i, v in enumerate(self.vars)}
+        self.funcs: list[sp.Expr] = []
+        self.eq_monos = []
+        self.nonpoly: set[sp.Symbol] = set()
+        for k, (lab, expr) in enumerate(problem.equations):
+            e = expr.xreplace(sub)
+            low = problem.lower.get(lab)
+            if low is not None:
+                kind, lexpr = low
+                le = lexpr.xreplace(sub)
+                e = e - le
+                if kind == "erased":
+                    e = e + sp.Symbol(f"r_{k}", real=True)
+            num = sp.numer(sp.together(sp.expand(e)))
+            num = sp.expand(num)
+            if num == 0:
+                continue
+            monos = []
+            for term in sp.Add.make_args(num):
+                monos.append(self._monomial(term, d))
+            self.eq_monos.append((lab, monos))
+
+    def _monomial(self, term: sp.Expr, d: sp.Symbol):
+        """``(coefficients over order variables, constant)`` of a monomial's order."""
+        coef: dict[int, float] = {}
+        const = 0.0
+        for f in sp.Mul.make_args(term):
+            base, ex = f.as_base_exp()
+            if base == d:
+                const -= float(ex)
+            elif base in self.index and ex.is_number:
+                coef[self.index[base]] = coef.get(self.index[base], 0.0) + float(ex)
+            elif f.free_symbols & set(self.index):
+                # a non-polynomial factor of unknowns: its own order variable (finite or zero)
+                for s in f.free_symbols & set(self.index):
+                    self.nonpoly.add(s)
+                key = f
+                if key not in self.funcs:
+                    self.funcs.append(key)
+                fi = len(self.vars) + self.funcs.index(key)
+                coef[fi] = coef.get(fi, 0.0) + 1.0
+            # known factors: order 0
+        return coef, const
+
+    def solve(self, extra_ub: dict | None = None, objective: tuple | None = None,
+              force_zero: dict | None = None):
+        """Feasibility (and optionally optimize one order). ``extra_ub``: order upper bounds;
+        ``force_zero``: {var index: 0/1} fixes its vanishing binary."""
+        nv = len(self.vars) + len(self.funcs)
+        cols = []   # variable layout: o (nv), z (nv), then per-equation M, w and per-monomial a, b
+        n = 2 * nv
+        eq_layout = []
+        for lab, monos in self.eq_monos:
+            M, w = n, n + 1
+            n += 2
+            am = []
+            for _ in monos:
+                am.append((n, n + 1))
+                n += 2
+            eq_layout.append((M, w, am))
+        lb = np.full(n, 0.0)
+        ub = np.full(n, 1.0)
+        integ = np.ones(n)
+        lb[:nv] = -BOUND
+        ub[:nv] = BOUND
+        integ[:nv] = 0
+        for M, w, am in eq_layout:
+            lb[M], ub[M], integ[M] = -BIG, BIG, 0
+        # priors: increments finite; non-polynomial arguments and function values finite
+        for u, j in self.U.items():
+            ub[self.index[u]] = min(ub[self.index[u]], 0.0)
+        for s in self.nonpoly:
+            ub[self.index[s]] = min(ub[self.index[s]], 0.0)
+        for fi in range(len(self.funcs)):
+            ub[len(self.vars) + fi] = 0.0
+        for i, v in (extra_ub or {}).items():
+            ub[i] = min(ub[i], v)
+        for i, z in (force_zero or {}).items():
+            lb[nv + i] = ub[nv + i] = z
+        rows, lo, hi = [], [], []
+
+        def add(coefs: dict, l, h):
+            r = np.zeros(n)
+            for i, c in coefs.items():
+                r[i] += c
+            rows.append(r)
+            lo.append(l)
+            hi.append(h)
+
+        for (lab, monos), (M, w, am) in zip(self.eq_monos, eq_layout):
+            for (coef, const), (a, b) in zip(monos, am):
+                vs = list(coef)
+                for v in vs:                     # a <= 1 - z_v
+                    add({a: 1, nv + v: 1}, -np.inf, 1)
+                add({a: 1, **{nv + v: 1 for v in vs}}, 1, np.inf)   # a >= 1 - sum z
+                # L - M <= BIG (1 - a)   ->  L - M + BIG a <= BIG - const
+                add({**coef, M: -1, a: BIG}, -np.inf, BIG - const)
+                # L - M >= -BIG (1 - b) ->  L - M - BIG b >= -BIG - const
+                add({**coef, M: -1, b: -BIG}, -BIG - const, np.inf)
+                add({b: 1, a: -1}, -np.inf, 0)   # b <= a
+                add({w: 1, a: 1}, -np.inf, 1)    # w <= 1 - a
+            add({**{b: 1 for _, b in am}, w: 2}, 2, np.inf)   # sum b >= 2 (1 - w)
+        c = np.zeros(n)
+        if objective is not None:
+            i, sense = objective
+            c[i] = sense
+        cons = LinearConstraint(np.array(rows), np.array(lo), np.array(hi)) if rows else ()
+        res = milp(c, constraints=cons, integrality=integ, bounds=Bounds(lb, ub))
+        if res.status != 0 or res.x is None:
+            return None
+        return res
+
+
+def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
+    """Algorithm IA (examples note §3.3): orders of every unknown, the forced / possibly
+    impulsive algebraic variables, and whether the states' lower jets stay continuous (jet
+    level: ``[[U]] <= -(m-1)``)."""
+    osys = _OrderSystem(problem)
+    base = osys.solve()
+    warnings = []
+    if base is None:
+        if osys.nonpoly:
+            names = tuple(sorted(str(s) for s in osys.nonpoly))
+            return ImpulseResult(False, undetermined=tuple(sorted(osys.nonpoly, key=str)),
+                                 warnings=(f"W-IMPULSE-ORDER: the impulse order of {names} is not "
+                                           "a power of 1/d (non-polynomial entry); the restart "
+                                           "is computed numerically (delta-scheme)",))
+        return ImpulseResult(False, warnings=("E-IMPULSE-INCONSISTENT: the restart system is "
+                                              "inconsistent with finite restart states",))
+    jet_ub = {osys.index[u]: -(j.m - 1.0) for u, j in osys.U.items() if j.m > 1}
+    jet_level = not jet_ub or osys.solve(extra_ub=jet_ub) is not None
+    extra = jet_ub if jet_level else None
+    orders, forced, possible = {}, [], []
+    for v in osys.vars:
+        i = osys.index[v]
+        nz = osys.solve(extra_ub=extra, force_zero={i: 0})
+        may_vanish = osys.solve(extra_ub=extra, force_zero={i: 1}) is not None
+        if nz is None:
+            orders[v] = OrderInfo(None, None, True)
+            continue
+        lo = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, 1.0))
+        hi = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, -1.0))
+        info = OrderInfo(_as_fraction(lo.x[i]), _as_fraction(hi.x[i]), may_vanish)
+        orders[v] = info
+        if v in osys.alg:
+            if not may_vanish and info.lo > TOL:
+                forced.append(v)
+            elif info.hi > TOL:
+                possible.append(v)
+    return ImpulseResult(True, orders, tuple(forced), tuple(possible), jet_level, (),
+                         tuple(warnings))

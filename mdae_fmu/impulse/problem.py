@@ -1,0 +1,97 @@
+"""A restart instant as an algebraic problem: the input of impulse analysis and standardization.
+
+Examples note 9334-examples-toolkit-results §3.1 (forms (124)/(125)): the system ``H(Z, X, d) = 0``
+solved at a mode-change instant, with ``X`` the instances known from the past (finite, standard)
+and ``Z`` the unknowns, here in shift form (`mdae_fmu.modes.shiftform`).
+
+Known shift instances are written through the *jets* of their variable, the standard left
+limits ``x-``, ``der(x)-``, ...: ``x@j = sum_k C(j,k) d^k der(x,k)-`` (the forward-difference
+identity of the Euler semantics, theory §1.4 (74)). The new top instance ``x@m`` of a variable
+whose ``m`` lower instances are known is read in one of two ways (Strategy 54 and the
+two-instant Cup-and-Ball restart of examples note §2.2.5):
+
+* **jet level**: through the new top jet ``z = der(x, m-1)+`` (the lower jets are continuous);
+  for a first-order state this is just ``x+``;
+* **shift level**: ``x@m`` itself is the new value ``x+`` (a finite jump of the position, the
+  lower jets carried over).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import comb
+
+import sympy as sp
+
+
+def jet_name(name: str, k: int) -> str:
+    return name if k == 0 else (f"der({name})" if k == 1 else f"der({name},{k})")
+
+
+def left(name: str, k: int = 0) -> sp.Symbol:
+    """The left-limit symbol ``x-`` / ``der(x)-`` of jet k."""
+    return sp.Symbol(jet_name(name, k) + "-", real=True)
+
+
+def right(name: str, k: int = 0) -> sp.Symbol:
+    """The right-limit symbol ``x+`` / ``der(x)+`` of jet k."""
+    return sp.Symbol(jet_name(name, k) + "+", real=True)
+
+
+@dataclass(frozen=True)
+class StateJet:
+    """A variable with ``m`` known shift instances ``x@0..x@(m-1)`` at the instant; ``top`` is
+    the unknown instance ``x@m`` when the instant computes it."""
+    name: str
+    m: int
+    known: tuple
+    top: sp.Symbol | None
+
+
+@dataclass(frozen=True)
+class RestartProblem:
+    """One restart instant: labelled shift-form equations, unknown and known instance symbols,
+    the jets of the known variables, and, per equation, the once-less-shifted instance when it is
+    a fact (``"fact"``) or was erased at this instant (``"erased"``)."""
+    label: str
+    equations: tuple
+    unknowns: tuple
+    jets: tuple
+    d: sp.Symbol
+    lower: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+
+    def jet_substitution(self) -> dict:
+        """Known instances written through the standard left-limit jets."""
+        sub = {}
+        for j in self.jets:
+            for i, s in enumerate(j.known):
+                sub[s] = sum(comb(i, k) * self.d ** k * left(j.name, k) for k in range(i + 1))
+        return sub
+
+    def top_substitution(self, level: str) -> dict:
+        """``x@m`` through the new top jet (``level="jet"``) or as the new value
+        (``level="shift"``)."""
+        sub = {}
+        ks = self.jet_substitution()
+        for j in self.jets:
+            if j.top is None:
+                continue
+            m = j.m
+            if level == "shift" or m == 1:
+                sub[j.top] = right(j.name, 0)
+            else:
+                # Delta^(m-1) x@1 = d^(m-1) z, solved for x@m (the i = m-1 term)
+                z = right(j.name, m - 1)
+                rest = sum((-1) ** (m - 1 - i) * comb(m - 1, i) * j.known[1 + i]
+                           for i in range(m - 1 - 1 + 1) if 1 + i < m)
+                sub[j.top] = (self.d ** (m - 1) * z - rest).xreplace(ks)
+        return sub
+
+    def targets(self, level: str) -> dict:
+        """The right-limit symbols the instant determines, by variable name."""
+        out = {}
+        for j in self.jets:
+            if j.top is not None:
+                out[j.name] = right(j.name, 0 if (level == "shift" or j.m == 1) else j.m - 1)
+        return out

@@ -1,0 +1,253 @@
+"""Algorithm ST: standardization of a restart instant (examples note
+9334-examples-toolkit-results §3.5-§3.6, RR-9334 §10.2-10.5 and §11.3).
+
+From the shift-form restart system ``H(Z, X, d) = 0`` and its impulse analysis (Algorithm IA):
+
+* **S0** (Theorem 67): write each equation at its leading order in d (multiply by the power of
+  d that makes it finite, then d := 0); if the result is structurally nonsingular in the
+  unknowns, it is the standard restart;
+* **S1** (elimination, Theorem 72): the impulsive variables W_i enter linearly: solve one
+  equation for each (a matching of W_i into the equations), substitute, then take the leading
+  order in d of the rest (this performs the "subtract the satisfied constraint, divide by d"
+  step of (40) when the lower shift is a fact); accept if structurally nonsingular;
+* **S2** (rescaling, (191)-(193)): every impulsive w of finite order mu is written
+  ``w = w_hat * d^(-mu)``, then leading order in d (rational powers allowed);
+* **S3** (RR-9334 §11.3, Algorithm 14): otherwise the restart is computed numerically with d
+  replaced by a decreasing standard delta (`mdae_fmu.impulse.numeric.delta_scheme`).
+
+The result gives the standard restart as implicit equations ``K(Y, X, 0) = 0`` over the
+right-limit symbols and, when sympy solves them, explicit equations ``x+ = f(x-)``; among several
+isolated roots the one nearest to the left limits is kept (Lemmas 19-20: uniqueness is only
+local; docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import sympy as sp
+
+from ..modes.graphs import dm
+from .analysis import ImpulseResult, impulse_analysis
+from .problem import RestartProblem, jet_name, left, right
+
+
+@dataclass(frozen=True)
+class Standardized:
+    """The standard restart of one instant."""
+    method: str                          # "S0", "S1", "S2", "S3"
+    level: str                           # "jet" or "shift" (problem module docstring)
+    equations: tuple = ()                # implicit K(Y, X, 0) = 0, sympy expressions
+    unknowns: tuple = ()                 # Y: right-limit / instance symbols solved for
+    solution: dict = field(default_factory=dict)      # symbol -> expression of left limits
+    restart: tuple = ()                  # sympy Eq(x+, f(x-)) for the state jets
+    impulsive: tuple = ()                # (symbol, order text)
+    impulse: ImpulseResult | None = None
+    notes: tuple = ()
+
+
+def leading_order(expr: sp.Expr, d: sp.Symbol) -> sp.Expr:
+    """The coefficient of the lowest power of d of ``expr``'s numerator (the equation multiplied
+    by the power of d that makes it finite, then d := 0; examples note §3.5 rule S0)."""
+    num = sp.expand(sp.numer(sp.together(sp.expand(expr))))
+    if num == 0:
+        return sp.Integer(0)
+    powers: dict = {}
+    for t in sp.Add.make_args(num):
+        p = sp.Integer(0)
+        rest = []
+        for f in sp.Mul.make_args(t):
+            b, e = f.as_base_exp()
+            if b == d:
+                p += e
+            else:
+                rest.append(f)
+        powers.setdefault(p, []).append(sp.Mul(*rest))
+    low = min(powers, key=lambda q: float(q))
+    return sp.factor_terms(sp.Add(*powers[low]))
+
+
+def _nonsingular(eqs: list, unknowns: list) -> bool:
+    occ = {i: [s for s in e.free_symbols if s in set(unknowns)] for i, e in enumerate(eqs)}
+    if len(eqs) != len(unknowns):
+        return False
+    r = dm(list(occ), occ, unknowns)
+    return not (r.over_eqs or r.under_vars or r.under_eqs)
+
+
+def _level_form(problem: RestartProblem, level: str, impulse: ImpulseResult):
+    """Equations in standard symbols: known instances through left jets, the top instances
+    through the right-limit symbols of the level; with facts subtracted at jet level."""
+    sub = problem.jet_substitution()
+    sub.update(problem.top_substitution(level))
+    tops = {j.top for j in problem.jets if j.top is not None}
+    eqs = []
+    for lab, e in problem.equations:
+        ex = e.xreplace(sub)
+        low = problem.lower.get(lab)
+        if low is not None and low[0] == "fact" and level == "jet":
+            ex = ex - low[1].xreplace(sub)
+        eqs.append(ex)
+    targets = problem.targets(level)
+    others = [s for s in problem.unknowns if s not in tops]
+    return eqs, list(targets.values()), others
+
+
+def _solve(eqs, unknowns, knowns_hint, params):
+    """Explicit solution when sympy finds one; the root nearest to the left limits."""
+    try:
+        sols = sp.solve(eqs, unknowns, dict=True)
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    sols = [s for s in sols if all(u in s for u in unknowns)]
+    if not sols:
+        return None
+    if len(sols) == 1:
+        return sols[0]
+    rng = random.Random(7)
+    free = set().union(*(e.free_symbols for s in sols for e in s.values()))
+    point = {s: sp.Float(params.get(s.name, rng.uniform(0.5, 1.5))) for s in free}
+    # left limits near a generic consistent point: distance of each root to the left values
+
+    def dist(sol):
+        tot = 0.0
+        for u, e in sol.items():
+            ref = knowns_hint.get(u)
+            if ref is None:
+                continue
+            try:
+                val = complex(sp.sympify(e).xreplace(point).evalf())
+                rv = complex(sp.sympify(ref).xreplace(point).evalf())
+            except (TypeError, ValueError):
+                return float("inf")
+            if abs(val.imag) > 1e-9:
+                return float("inf")
+            tot += abs(val - rv)
+        return tot
+    return min(sols, key=dist)
+
+
+def _restart_eqs(problem: RestartProblem, level: str, solution: dict) -> tuple:
+    """``x+ = f(x-)`` for every state jet touched by the instant (continuity for the jets the
+    instant does not change)."""
+    out = []
+    for j in problem.jets:
+        if j.top is None:
+            continue
+        for k in range(j.m):
+            r = right(j.name, k)
+            if r in solution:
+                out.append(sp.Eq(r, solution[r]))
+            else:
+                out.append(sp.Eq(r, left(j.name, k)))
+    return tuple(out)
+
+
+def _params_sub(params: dict) -> dict:
+    return {sp.Symbol(k, real=True): v for k, v in params.items()}
+
+
+def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
+                allow_numeric: bool = True) -> Standardized:
+    """Algorithm ST (examples note §3.6): S0, then S1, S2, S3 in that order."""
+    impulse = impulse or impulse_analysis(problem)
+    d = problem.d
+    level = "jet" if impulse.jet_level else "shift"
+    eqs, targets, others = _level_form(problem, level, impulse)
+    imp = [s for s in impulse.impulsive]
+    imp_info = tuple((s, impulse.orders[s].text()) for s in imp if s in impulse.orders) + \
+        tuple((s, "undetermined") for s in impulse.undetermined)
+    hint = {right(j.name, k): left(j.name, k) for j in problem.jets for k in range(max(j.m, 1))}
+    notes = list(impulse.warnings)
+
+    def finish(method, K, unknowns, keep_out=()):
+        sol = _solve(K, unknowns, hint, problem.params)
+        sol = {} if sol is None else {u: sp.simplify(e) for u, e in sol.items()
+                                      if u not in keep_out}
+        return Standardized(method, level, tuple(K), tuple(unknowns), sol,
+                            _restart_eqs(problem, level, sol), imp_info, impulse, tuple(notes))
+
+    if impulse.feasible:
+        # S0: leading order of the raw system
+        K0 = [leading_order(e, d) for e in eqs]
+        unk0 = targets + others
+        if all(k != 0 for k in K0) and _nonsingular(K0, unk0):
+            return finish("S0", K0, unk0)
+        # S1: linear elimination of the impulsive variables
+        if imp:
+            res = _eliminate(eqs, imp)
+            if res is not None:
+                K1 = [leading_order(e, d) for e in res]
+                unk1 = targets + [s for s in others if s not in imp]
+                K1 = [k for k in K1 if k != 0]
+                if _nonsingular(K1, unk1):
+                    return finish("S1", K1, unk1)
+            # S2: rescaling by the impulse orders
+            orders = {s: impulse.orders[s] for s in imp}
+            if all(o.lo is not None and o.lo == o.hi for o in orders.values()):
+                hats = {s: sp.Symbol(f"{s.name}_hat", real=True) for s in imp}
+                q = 1
+                for o in orders.values():
+                    q = q * Fraction(o.lo).denominator // _gcd(q, Fraction(o.lo).denominator)
+                eps = sp.Symbol("eps", positive=True)
+                sub = {s: hats[s] * eps ** (-int(Fraction(orders[s].lo) * q)) for s in imp}
+                K2 = [leading_order(e.xreplace({d: eps ** q}).xreplace(sub), eps) for e in eqs]
+                unk2 = targets + [s for s in others if s not in imp] + list(hats.values())
+                if all(k != 0 for k in K2) and _nonsingular(K2, unk2):
+                    return finish("S2", K2, unk2)
+    if not allow_numeric:
+        raise ValueError("restart cannot be standardized symbolically")
+    notes.append("restart computed by the numerical delta-scheme (RR-9334 §11.3)")
+    return Standardized("S3", level, tuple(eqs), tuple(targets + others), {},
+                        (), imp_info, impulse, tuple(notes))
+
+
+def _gcd(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a
+
+
+def _eliminate(eqs: list, imp: list):
+    """Symbolic pivoting (examples note §3.5): for each impulsive variable, an equation in which
+    it enters linearly is solved for it and substituted into the others. Returns the remaining
+    equations, or None when some impulsive variable enters non-linearly or cannot be matched."""
+    remaining = list(eqs)
+    iset = set(imp)
+    for e in remaining:
+        if not (e.free_symbols & iset):
+            continue
+        if not _polyable(e, imp) or sp.Poly(sp.numer(sp.together(e)), *imp).total_degree() > 1:
+            return None
+    for w in imp:
+        cands = [e for e in remaining if w in e.free_symbols]
+        if not cands:
+            continue
+        cands.sort(key=lambda e: (len(e.free_symbols & set(imp)), sp.count_ops(e)))
+        pivot = cands[0]
+        sol = sp.solve(pivot, w)
+        if len(sol) != 1:
+            return None
+        remaining.remove(pivot)
+        remaining = [sp.together(e.xreplace({w: sol[0]})) for e in remaining]
+    return remaining
+
+
+def _polyable(e, imp) -> bool:
+    try:
+        sp.Poly(sp.numer(sp.together(e)), *imp)
+        return True
+    except sp.PolynomialError:
+        return False
+
+
+def standard_names(problem: RestartProblem) -> dict:
+    """Readable names of the standard symbols, for reports."""
+    out = {}
+    for j in problem.jets:
+        for k in range(max(j.m, 1)):
+            out[left(j.name, k)] = jet_name(j.name, k) + "-"
+            out[right(j.name, k)] = jet_name(j.name, k) + "+"
+    return out

@@ -1,0 +1,84 @@
+"""Symbolic nonstandard (shift) form of equation instances, for restart systems.
+
+Theory note 9334-theory-algorithms §1.4 (74) and §2.16 ``to_shift_form``: every derivative
+``x'k`` of an equation shifted s times becomes the k-th Euler difference
+``sum_j (-1)^(k-j) C(k,j) x^o(s+j) / d^k`` over the shift instances ``x@n`` (the symbol of
+``x^on``), with ``d`` the infinitesimal step kept as a positive symbol. ``pre(x)`` is the left
+limit, read at the instant as ``x@s`` ((42): ``x = x^-``). A reinit equation ``x^o = v`` becomes
+``x@(s+1) - v``. Strategy 54.1: inside a cascade of events the shift form is the one used.
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+import sympy as sp
+
+from ..symbolic import SymbolTable
+from .normalize import MultimodeSystem
+
+
+class ShiftForm:
+    """Builds and caches the shift-form sympy expressions of equation instances."""
+
+    def __init__(self, system: MultimodeSystem):
+        self.system = system
+        self.table = SymbolTable(constants=frozenset(system.constants))
+        self.d = sp.Symbol("d", positive=True)
+        self._syms: dict[tuple[str, int], sp.Symbol] = {}
+        self._back: dict[sp.Symbol, tuple[str, int]] = {}
+        self._base: dict[str, sp.Expr] = {}
+        self._cache: dict[tuple[str, int], sp.Expr] = {}
+
+    def X(self, name: str, j: int) -> sp.Symbol:
+        """The symbol ``name@j`` of the instance ``name^oj``."""
+        key = (name, j)
+        s = self._syms.get(key)
+        if s is None:
+            s = sp.Symbol(f"{name}@{j}", real=True)
+            self._syms[key] = s
+            self._back[s] = key
+        return s
+
+    def instance(self, s: sp.Symbol) -> tuple[str, int] | None:
+        return self._back.get(s)
+
+    def equation(self, key: tuple[str, int]) -> sp.Expr:
+        """Shift-form residual of the equation instance ``(eq_id, shift)``."""
+        e = self._cache.get(key)
+        if e is None:
+            e = self._cache[key] = self._build(*key)
+        return e
+
+    def _build(self, eq_id: str, s: int) -> sp.Expr:
+        eq = self.system.equation(eq_id)
+        f = self.table.to_sympy(eq.residual)
+        if eq.reinit:
+            f = self.X(eq.reinit, s + 1) - f
+        sub = {}
+        for sym in f.free_symbols:
+            inst = self.table.instance(sym)
+            if inst is not None:
+                n, k = inst
+                sub[sym] = sum((-1) ** (k - j) * comb(k, j) * self.X(n, s + j)
+                               for j in range(k + 1)) / self.d ** k
+            elif sym.name.startswith("pre(") and sym.name.endswith(")"):
+                sub[sym] = self.X(sym.name[4:-1], s)
+        return f.xreplace(sub)
+
+
+def parameter_values(system: MultimodeSystem) -> dict[str, float]:
+    """Numeric values of parameters/constants/inputs given by a constant binding or start."""
+    from .. import expr as E
+    out: dict[str, float] = {}
+    model = system.model
+    if model is None:
+        return out
+    for v in model.variables:
+        if v.name not in system.constants:
+            continue
+        for src in (v.binding, v.start):
+            if isinstance(src, E.Const) and not isinstance(src.value, bool):
+                out[v.name] = float(src.value)
+                break
+    return out
