@@ -1,0 +1,185 @@
+"""Block solvers: one block of the block-triangular schedule -> C statements.
+
+A block is a square set of residuals ``F(u) = 0`` in its unknowns ``u`` (the structural stage
+gives them in solve order, theory note 9334-theory-algorithms §3.5(a): "solve {f'c_f = 0} for
+the leading derivatives in BTF order, explicit assignments where a block is a scalar solvable
+symbolically, otherwise a Newton solve of the block"). Three kinds:
+
+* ``explicit``: one residual, linear in its one unknown: ``a*u + b = 0`` -> ``u = -b/a``. The
+  coefficient is read off the expression tree (`linear_split`), which is exact and far faster
+  than ``sympy.solve`` on large models.
+* ``linear``: every residual is linear in every unknown: ``A u = c`` with ``A`` the Jacobian
+  and ``c = -F(0)``; solved at run time by LU with partial pivoting (``mdae_lu_solve``).
+* ``newton``: anything else: damped Newton with the analytic Jacobian (sympy), bounded
+  iteration count (``mdae_newton`` in the runtime).
+
+Common subexpressions of a block are shared with ``sympy.cse`` when the block has several
+expressions (the Jacobian of a Newton block repeats the residual's subterms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+
+@dataclass(frozen=True)
+class BlockPlan:
+    """A square block of the schedule: residuals (``0 = r``) and the unknowns they determine.
+    ``label`` names the equations (e.g. ``e1+e2+k1''``) for run-time error messages."""
+    label: str
+    unknowns: tuple[sp.Symbol, ...]
+    residuals: tuple[sp.Expr, ...]
+
+
+def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
+    """Write ``expr`` as ``a*u + b`` with ``a``, ``b`` free of ``u``, or return None.
+
+    Works on the expression tree: the terms of a sum that contain ``u`` must each be a product
+    of ``u`` (to the first power) and ``u``-free factors. ``x*(u + 1)`` is therefore not
+    recognized unless expanded first; `classify` retries with ``expand`` on small expressions.
+    """
+    if u not in expr.free_symbols:
+        return None
+    terms = expr.args if expr.is_Add else (expr,)
+    coef, rest = [], []
+    for t in terms:
+        if u not in t.free_symbols:
+            rest.append(t)
+            continue
+        if t == u:
+            coef.append(sp.Integer(1))
+            continue
+        if not t.is_Mul:
+            return None
+        factors = [f for f in t.args if f != u]
+        if len(factors) != len(t.args) - 1 or any(u in f.free_symbols for f in factors):
+            return None
+        coef.append(sp.Mul(*factors))
+    return sp.Add(*coef), sp.Add(*rest)
+
+
+def _linear_split_any(expr: sp.Expr, u: sp.Symbol):
+    split = linear_split(expr, u)
+    if split is None and sp.count_ops(expr) < 200:
+        split = linear_split(sp.expand(expr), u)
+    return split
+
+
+def classify(block: BlockPlan) -> str:
+    """``explicit``, ``linear`` or ``newton`` (module docstring)."""
+    us = block.unknowns
+    if len(us) == 1:
+        return "explicit" if _linear_split_any(block.residuals[0], us[0]) is not None \
+            else "newton"
+    uset = set(us)
+    for r in block.residuals:
+        for u in us:
+            if u not in r.free_symbols:
+                continue
+            split = _linear_split_any(r, u)
+            if split is None or uset & split[0].free_symbols:
+                return "newton"
+    return "linear"
+
+
+@dataclass(frozen=True)
+class BlockCode:
+    """C text of one block. ``body`` is the statement list executed in the schedule function;
+    ``helpers`` are file-level functions it needs (residual/Jacobian callbacks)."""
+    kind: str
+    body: str
+    helpers: str
+
+
+def _cse(exprs: list[sp.Expr], tag: str):
+    """sympy.cse over the block's expressions when that pays (several non-trivial ones)."""
+    if len(exprs) < 2 or sum(sp.count_ops(e) for e in exprs) < 12:
+        return [], exprs
+    gen = sp.numbered_symbols(f"_t{tag}_", real=True)
+    return sp.cse(exprs, symbols=gen, optimizations=None)
+
+
+def _temps(printer, repl, indent="    "):
+    lines = []
+    for sym, val in repl:
+        name = str(sym)
+        printer.slots[sym] = name
+        lines.append(f"{indent}const double {name} = {printer.doprint(val)};")
+    return lines
+
+
+def _cleanup(printer, repl):
+    for sym, _ in repl:
+        printer.slots.pop(sym, None)
+
+
+def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> BlockCode:
+    """C code of block number ``index`` (module docstring). ``slot_index`` maps each unknown
+    symbol to its integer position in ``d->r`` (unknowns of blocks are Reals)."""
+    kind = classify(block)
+    us = block.unknowns
+    if kind == "explicit":
+        a, b = _linear_split_any(block.residuals[0], us[0])
+        repl, (ea, eb) = _cse([a, b], f"{index}")
+        lines = _temps(printer, repl)
+        target = printer.slots[us[0]]
+        lines.append(f"    {target} = -({printer.doprint(eb)})/({printer.doprint(ea)});")
+        _cleanup(printer, repl)
+        if repl:
+            body = "    {\n" + "\n".join("    " + ln for ln in lines) + "\n    }"
+        else:
+            body = lines[0]
+        return BlockCode(kind, body, "")
+    n = len(us)
+    slots = ", ".join(str(slot_index[u]) for u in us)
+    if kind == "linear":
+        # A u = c with A = dF/du, c = -F(u = 0)
+        zero = {u: 0 for u in us}
+        entries, cs = [], []
+        for r in block.residuals:
+            for u in us:
+                if u in r.free_symbols:
+                    entries.append(_linear_split_any(r, u)[0])
+                else:
+                    entries.append(sp.Integer(0))
+            cs.append(-r.xreplace(zero))
+        exprs = entries + cs
+        repl, red = _cse(exprs, f"{index}")
+        lines = _temps(printer, repl)
+        for k, e in enumerate(red[:n * n]):
+            if e != 0:
+                lines.append(f"    A[{k}] = {printer.doprint(e)};")
+        for k, e in enumerate(red[n * n:]):
+            lines.append(f"    c[{k}] = {printer.doprint(e)};")
+        _cleanup(printer, repl)
+        helpers = (f"static void blk{index}_system(const ModelData *d, double *A, double *c)\n"
+                   "{\n" + f"    memset(A, 0, sizeof(double) * {n * n});\n" + "\n".join(lines)
+                   + "\n}\n")
+        body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
+                f"      if (mdae_linear_block(inst, {n}, u, blk{index}_system, {index})) "
+                "return 1; }")
+        return BlockCode(kind, body, helpers)
+    # Newton: residual and Jacobian callbacks
+    jac = [sp.diff(r, u) if u in r.free_symbols else sp.Integer(0)
+           for r in block.residuals for u in us]
+    repl, red = _cse(list(block.residuals), f"{index}r")
+    lines = _temps(printer, repl)
+    for k, e in enumerate(red):
+        lines.append(f"    F[{k}] = {printer.doprint(e)};")
+    _cleanup(printer, repl)
+    repl_j, red_j = _cse(jac, f"{index}j")
+    jl = _temps(printer, repl_j)
+    for k, e in enumerate(red_j):
+        if e != 0:
+            jl.append(f"    J[{k}] = {printer.doprint(e)};")
+    _cleanup(printer, repl_j)
+    helpers = (f"static void blk{index}_residual(const ModelData *d, double *F)\n{{\n"
+               + "\n".join(lines) + "\n}\n"
+               f"static void blk{index}_jacobian(const ModelData *d, double *J)\n{{\n"
+               f"    memset(J, 0, sizeof(double) * {n * n});\n" + "\n".join(jl) + "\n}\n")
+    body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
+            f"      if (mdae_newton_block(inst, {n}, u, blk{index}_residual, "
+            f"blk{index}_jacobian, {index})) return 1; }}")
+    return BlockCode(kind, body, helpers)

@@ -1,0 +1,304 @@
+"""Render the C sources of an FMU from the compiled plan (Jinja2 templates in templates/).
+
+Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
+
+* ``fmi2Functions.c``, ``mdae_runtime.c``, ``mdae_model.h``: hand-written, identical in every
+  FMU (the generic wrapper and runtime);
+* ``config.h`` (sizes, GUID, tolerances) and ``model.c`` (tables, events, initialization,
+  drift control) from ``config.h.j2`` / ``model.c.j2``;
+* ``model_schedule_<k>.c``: the blocks of the schedule, split into files of at most
+  `STATEMENTS_PER_FILE` blocks and functions of at most `STATEMENTS_PER_FUNCTION`, so that gcc
+  stays fast (and parallel) on large models.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from dataclasses import dataclass
+
+import jinja2
+import sympy as sp
+
+from .blocks import emit_block
+from .cprinter import SlotPrinter, c_comment, c_string
+from .events import EventPlan
+from .initialization import InitPlan
+from .plan import CompiledModel
+
+STATEMENTS_PER_FUNCTION = 200
+STATEMENTS_PER_FILE = 4000
+STATIC_FILES = ("fmi2Functions.c", "mdae_runtime.c", "mdae_model.h")
+
+TOLERANCES = dict(newton_maxit=50, max_event_iterations=100, hysteresis="1e-10",
+                  drift_tol="1e-9", init_tol="1e-10", project_tol="1e-12")
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(_load_template), autoescape=False,
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+def _load_template(name: str) -> str:
+    return importlib.resources.files("mdae_fmu.templates").joinpath(name).read_text("utf-8")
+
+
+def static_sources() -> dict[str, str]:
+    """The hand-written wrapper and runtime, unchanged."""
+    return {name: _load_template(name) for name in STATIC_FILES}
+
+
+@dataclass
+class _Printers:
+    main: SlotPrinter
+    shifted: SlotPrinter      # time -> (d->time + teps): right limits of time relations
+
+
+def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
+    """Printers with the slot map, frozen relations and the event operators."""
+    relations = {r.relation: f"d->rel[{k}]" for k, r in enumerate(ev.relations)}
+    samples = {(s.start, s.interval): k for k, s in enumerate(ev.samples)}
+
+    def pre_of(p, arg):
+        slot = cm.pre_slots.get(arg)
+        if slot is None:
+            raise ValueError("edge()/change() apply to a declared variable")
+        return slot
+
+    functions = {
+        "initial": lambda p, args: "d->initial",
+        "terminal": lambda p, args: "0",
+        "sample": lambda p, args: f"d->smp[{samples[(args[0], args[1])]}]",
+        "edge": lambda p, args: f"({p._print(args[0])} && !{pre_of(p, args[0])})",
+        "change": lambda p, args: f"({p._print(args[0])} != {pre_of(p, args[0])})",
+    }
+    main = SlotPrinter(dict(cm.slots), relations, functions)
+    shifted_slots = dict(cm.slots)
+    shifted_slots[cm.table.time] = "(d->time + teps)"
+    shifted = SlotPrinter(shifted_slots, {}, functions)
+    return _Printers(main, shifted)
+
+
+def _num_list(values, fmt=repr) -> str:
+    values = list(values)
+    if not values:
+        return "0"
+    return ", ".join(fmt(v) for v in values)
+
+
+def _float(v) -> str:
+    v = float(v)
+    if v != v or v in (float("inf"), float("-inf")):
+        return "0.0"
+    return repr(v)
+
+
+def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str,
+                     progress=None) -> dict[str, str]:
+    """All C sources of the FMU, by file name (module docstring). ``progress(done, total)``
+    is called while the schedule is printed."""
+    env = _env()
+    pr = make_printers(cm, ev)
+    p = pr.main
+    files = static_sources()
+
+    # --- schedule, chunked
+    slot_index = {}
+    for sym, c in cm.slots.items():
+        if c.startswith("d->r["):
+            slot_index[sym] = int(c[5:-1])
+    parts = []
+    helpers, functions, stmts = [], [], []
+    n_blocks = len(cm.blocks)
+
+    def flush_function():
+        if stmts:
+            functions.append("\n".join(stmts))
+            stmts.clear()
+
+    def flush_file():
+        flush_function()
+        if functions:
+            k = len(parts)
+            files[f"model_schedule_{k}.c"] = env.get_template("model_schedule.c.j2").render(
+                part=k, comment_name=c_comment(cm.name), helpers="\n".join(helpers),
+                functions=list(functions))
+            parts.append(k)
+            helpers.clear()
+            functions.clear()
+
+    for k, blk in enumerate(cm.blocks):
+        code = emit_block(blk, k, p, slot_index)
+        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
+        stmts.append(code.body)
+        if code.helpers:
+            helpers.append(code.helpers)
+        if len(stmts) >= 2 * STATEMENTS_PER_FUNCTION:
+            flush_function()
+        if (k + 1) % STATEMENTS_PER_FILE == 0:
+            flush_file()
+        if progress and k % 1000 == 0:
+            progress(k, n_blocks)
+    flush_file()
+    if not parts:
+        files["model_schedule_0.c"] = env.get_template("model_schedule.c.j2").render(
+            part=0, comment_name=c_comment(cm.name), helpers="", functions=[])
+        parts.append(0)
+
+    # --- tables
+    r_start = [0.0] * max(cm.n_real, 1)
+    i_start = [0] * max(cm.n_int, 1)
+    b_start = [0] * max(cm.n_bool, 1)
+    real_kind = [5] * max(cm.n_real, 1)
+    int_kind = [5] * max(cm.n_int, 1)
+    bool_kind = [5] * max(cm.n_bool, 1)
+    for v in cm.variables:
+        start = v.start if v.start is not None else None
+        if v.type == "Real":
+            real_kind[v.vr] = v.kind
+            if start is not None:
+                r_start[v.vr] = float(start)
+        elif v.type == "Integer":
+            int_kind[v.vr] = v.kind
+            if start is not None:
+                i_start[v.vr] = int(start)
+        else:
+            bool_kind[v.vr] = v.kind
+            if start is not None:
+                b_start[v.vr] = 1 if start else 0
+    for slot, val in cm.guesses.items():
+        r_start[slot] = val
+
+    # --- events
+    ind, upd, nte = [], [], []
+    z = 0
+    for k, r in enumerate(ev.relations):
+        cmp = ">" if r.strict else ">="
+        if r.kind == "state":
+            s = p.doprint(r.s)
+            ind.append(f"    s = {s};\n    z[{z}] = d->rel[{k}] ? s + MDAE_HYSTERESIS : "
+                       f"s - MDAE_HYSTERESIS;")
+            upd.append(f"    s = {s};\n    v = s {cmp} 0.0;\n    n += v != d->rel[{k}];\n"
+                       f"    d->rel[{k}] = v;")
+            z += 1
+        else:
+            s = pr.shifted.doprint(r.s)
+            upd.append(f"    s = {s};\n    v = s > 0.0;\n    n += v != d->rel[{k}];\n"
+                       f"    d->rel[{k}] = v;")
+            nte.append(f"    c = {p.doprint(r.threshold)};\n"
+                       f"    if (c > d->time + teps) t = fmin(t, c);")
+    smp, calc = [], []
+    for k, s in enumerate(ev.samples):
+        start, h = p.doprint(s.start), p.doprint(s.interval)
+        smp.append(f"    s0 = {start};\n    h = {h};\n"
+                   f"    if (d->time >= d->smp_next[{k}] - teps) {{\n"
+                   f"        m = floor((d->time - s0) / h + 0.5);\n"
+                   f"        d->smp_last[{k}] = s0 + m * h;\n"
+                   f"        d->smp_next[{k}] = s0 + (m + 1.0) * h;\n    }}\n"
+                   f"    v = fabs(d->time - d->smp_last[{k}]) <= teps;\n"
+                   f"    n += v != d->smp[{k}];\n    d->smp[{k}] = v;")
+        nte.append(f"    t = fmin(t, d->smp_next[{k}]);")
+    for target, e in cm.calculated_parameters:
+        calc.append(f"    {target} = {p.doprint(e)};")
+    for k, s in enumerate(ev.samples):
+        calc.append(f"    d->smp_next[{k}] = {p.doprint(s.start)};\n"
+                    f"    d->smp_last[{k}] = -INFINITY;\n    d->smp[{k}] = 0;")
+        if s.interval.is_number and not float(s.interval) > 0:
+            raise ValueError("sample interval must be positive")
+    disc = [f"    {t} = {_assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+
+    conds = [f"    d->cond[{k}] = ({p.doprint(b.condition)}) ? 1 : 0;"
+             for k, b in enumerate(ev.branches)]
+    actions = []
+    for branch_ids in ev.clauses:
+        chain = []
+        for k in branch_ids:
+            chain.append(f"if (fire[{k}]) {{\n{_actions_code(p, ev.branches[k])}\n    }}")
+        if chain:
+            actions.append("    " + " else ".join(chain))
+    asserts = []
+    for cond, msg, level in ev.assertions:
+        asserts.append(_assert_code(p, cond, msg, level))
+
+    init_res = [f"    F[{k}] = {p.doprint(e)};" for k, (_, e) in enumerate(init.rows)]
+    cons_res = [f"    F[{k}] = {p.doprint(e)};" for k, (_, e) in enumerate(cm.consistency)]
+    drift = [f"    m = fmax(m, fabs({p.doprint(e)}));" for _, e in cm.consistency]
+    proj_unknowns = sorted({s.slot for s in cm.states
+                            for _, e in cm.consistency if s.symbol in e.free_symbols})
+    drt = "\n".join(f"    if (d->r[{k}] != d->pr[{k}]) return 1;"
+                    for k in cm.discrete_real_slots)
+
+    block_sizes = [len(b.unknowns) for b in cm.blocks] or [0]
+    m_i, n_i = len(init.rows), len(init.unknown_slots)
+    m_p, n_p = len(cm.consistency), len(proj_unknowns)
+
+    def gn_work(m, n):
+        q = max(m, n)
+        return m * n + 2 * m + 2 * n + q * q + 2 * q
+
+    work = max([nb * nb + 4 * nb for nb in block_sizes] + [gn_work(m_i, n_i), gn_work(m_p, n_p),
+                                                            1])
+    perm = max(block_sizes + [m_i, n_i, m_p, n_p, 1])
+    files["config.h"] = env.get_template("config.h.j2").render(
+        comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
+        nx=len(cm.states), nz=z, nrel=len(ev.relations), nwhen=len(ev.branches),
+        nsample=len(ev.samples), ncons=len(cm.consistency), nblocks=len(cm.blocks),
+        ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
+        iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
+    files["model.c"] = env.get_template("model.c.j2").render(
+        comment_name=c_comment(cm.name), schedule_parts=parts,
+        block_labels=[c_string(b.label) for b in cm.blocks],
+        real_names=[c_string(n) for n in cm.real_names],
+        real_kind=_num_list(real_kind, str), int_kind=_num_list(int_kind, str),
+        bool_kind=_num_list(bool_kind, str),
+        when_initial=_num_list([1 if b.has_initial else 0 for b in ev.branches], str),
+        state_slots=_num_list([s.slot for s in cm.states], str),
+        der_slots=_num_list([s.der_slot for s in cm.states], str),
+        nominals=_num_list([s.nominal for s in cm.states], _float),
+        init_unknowns=_num_list(init.unknown_slots, str),
+        r_start=_num_list(r_start, _float), i_start=_num_list(i_start, str),
+        b_start=_num_list(b_start, str),
+        calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
+        indicators="\n".join(ind), update_relations="\n".join(upd),
+        update_samples="\n".join(smp), when_conditions="\n".join(conds),
+        when_actions="\n".join(actions), discrete_real_changed=drt,
+        next_time_event="\n".join(nte), init_needs_compute=init.needs_compute,
+        init_residual="\n".join(init_res), assertions="\n".join(asserts),
+        cons_residual="\n".join(cons_res), drift="\n".join(drift),
+        ncons=len(cm.consistency), project_unknowns=_num_list(proj_unknowns, str),
+        n_project=n_p)
+    return files
+
+
+def _assign_cast(target: str, value: str) -> str:
+    if target.startswith("d->i["):
+        return f"(int)floor(({value}) + 0.5)"
+    if target.startswith("d->b["):
+        return f"(({value}) != 0)"
+    return value
+
+
+def _actions_code(p: SlotPrinter, b) -> str:
+    """Actions of one when-branch: values first (they read the instant's left limits), then
+    the assignments, reinits, terminate and assertions (module `events` docstring)."""
+    pre, post = [], []
+    for k, (kind, target, value, typ) in enumerate(b.actions):
+        if kind in ("reinit", "assign"):
+            pre.append(f"        const double v{k} = {p.doprint(value)};")
+            post.append(f"        {target} = {_assign_cast(target, f'v{k}')};")
+        elif kind == "terminate":
+            post.append(f"        d->terminate = 1;\n        mdae_log(inst, LOG_EVENTS, fmi2OK, "
+                        f"\"terminate: %s\", {c_string(value)});")
+        elif kind == "assert":
+            post.append(_assert_code(p, value, typ, target, indent="        "))
+    return "\n".join(pre + post)
+
+
+def _assert_code(p: SlotPrinter, cond: sp.Expr, msg: str, level: str, indent="    ") -> str:
+    text = c_string(msg)
+    if level == "warning":
+        return (f"{indent}if (!({p.doprint(cond)})) mdae_log(inst, LOG_WARNING, fmi2Warning, "
+                f"\"t = %.17g: assertion: %s\", d->time, {text});")
+    return (f"{indent}if (!({p.doprint(cond)})) {{\n{indent}    mdae_log(inst, LOG_ERROR, "
+            f"fmi2Error, \"t = %.17g: assertion failed: %s\", d->time, {text});\n"
+            f"{indent}    return 1;\n{indent}}}")

@@ -1,0 +1,196 @@
+"""Events: relations -> event indicators and time events, when-clauses, samples.
+
+Theory note 9334-theory-algorithms §3.5(a) ("event indicators: the guard predicates turned
+into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
+/work/shared/ecosystem/fmi-export.md §1.3-1.4. Decisions (docs/fmi-mapping.md, "Events"):
+
+* Every relation ``a op b`` (op in < <= > >=) of the model whose sides change continuously
+  (states, algebraic variables, derivatives, non-linear functions of time) is a *state
+  relation*: it gets a slot ``d->rel[k]`` holding its frozen value and one event indicator
+  with hysteresis ``z = s + delta`` while the relation holds and ``z = s - delta`` while it
+  does not, ``s`` being the signed distance (``a - b`` for > >=, ``b - a`` for < <=). At an
+  event the relation is re-evaluated exactly, so it always changes at the located crossing,
+  and ``z`` is never 0 after the event (pitfall 1 of the FMI note).
+* A relation of the form ``c1*time + c0 op 0`` with parameter coefficients is a *time
+  relation*: no indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
+  the relation is evaluated at ``time + eps`` (its right limit) at the event.
+* Relations between discrete quantities (Integers, Booleans, pre(), parameters) are not frozen:
+  they only change at events anyway.
+* ``sample(start, interval)`` is a time event source with its own slot ``d->smp[k]``.
+* A when-branch fires at an instant where its condition is true and was false at the previous
+  instant (``pre``); ``elsewhen`` branches fire only if no earlier branch of the clause fired.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .. import expr as E
+from ..diagnostics import ModelRejected
+from ..ir import Assertion, Assign, Model, Reinit, Terminate
+from .blocks import linear_split
+from .plan import CompiledModel
+
+_ORDER_RELS = ("<", "<=", ">", ">=")
+
+
+@dataclass(frozen=True)
+class RelationPlan:
+    """A tracked relation: its sympy form, the signed distance ``s`` (true iff ``s >= 0``, or
+    ``s > 0`` when strict), and its kind (``state`` or ``time``)."""
+    relation: sp.Basic
+    s: sp.Expr
+    strict: bool
+    kind: str
+    threshold: sp.Expr | None = None     # time relations: the crossing time
+    rising: bool = True                  # time relations: s increases with time
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    start: sp.Expr
+    interval: sp.Expr
+
+
+@dataclass(frozen=True)
+class BranchPlan:
+    """One when/elsewhen branch: condition and actions (sympy)."""
+    clause: str
+    condition: sp.Expr
+    has_initial: bool
+    actions: tuple              # (kind, target C lvalue | None, value sympy | message str, type)
+
+
+@dataclass(frozen=True)
+class EventPlan:
+    relations: tuple[RelationPlan, ...]
+    samples: tuple[SamplePlan, ...]
+    branches: tuple[BranchPlan, ...]
+    clauses: tuple[tuple[int, ...], ...]          # branch indices of each when-clause
+    assertions: tuple[tuple[sp.Expr, str, str], ...]  # (condition, message, level)
+
+
+def signed_distance(rel) -> tuple[sp.Expr, bool]:
+    """``s`` with ``rel`` true iff ``s >= 0`` (``s > 0`` if strict)."""
+    op = rel.rel_op
+    if op in (">", ">="):
+        return rel.lhs - rel.rhs, op == ">"
+    return rel.rhs - rel.lhs, op == "<"
+
+
+def classify_relation(rel, cm: CompiledModel) -> RelationPlan | None:
+    """State, time or untracked relation (module docstring)."""
+    if rel.rel_op not in _ORDER_RELS:
+        return None
+    s, strict = signed_distance(rel)
+    syms = s.free_symbols
+    t = cm.table.time
+    if syms & cm.continuous_symbols:
+        return RelationPlan(rel, s, strict, "state")
+    if t in syms:
+        split = linear_split(s, t)
+        if split is not None and not (split[0].free_symbols - cm.parameter_symbols) \
+                and not (split[1].free_symbols - cm.parameter_symbols):
+            a, b = split
+            rising = True
+            if a.is_number:
+                if a == 0:
+                    return None
+                rising = bool(a > 0)
+            return RelationPlan(rel, s, strict, "time", threshold=-b / a, rising=rising)
+        return RelationPlan(rel, s, strict, "state")
+    return None
+
+
+def _walk_relations(exprs):
+    seen = []
+    for e in exprs:
+        if not isinstance(e, sp.Basic):
+            continue
+        for r in sorted(e.atoms(sp.core.relational.Relational), key=sp.default_sort_key):
+            if r not in seen:
+                seen.append(r)
+    return seen
+
+
+def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
+    """Relations, samples, when-branches and assertions of ``model`` (module docstring)."""
+    table = cm.table
+    branches, clauses = [], []
+    for w in model.whens:
+        idx = []
+        for br in w.branches:
+            cond = _to_sympy(table, br.condition, f"when-clause {w.id}")
+            has_initial = any(isinstance(n, E.Call) and n.func == "initial"
+                              for n in E.walk(br.condition))
+            actions = []
+            for a in br.actions:
+                actions.append(_action(cm, a, w.id))
+            idx.append(len(branches))
+            branches.append(BranchPlan(w.id, cond, has_initial, tuple(actions)))
+        clauses.append(tuple(idx))
+    assertions = []
+    for a in model.assertions:
+        if a.guard:
+            raise ModelRejected("guarded assertions are not supported by the single-mode "
+                                "exporter")
+        assertions.append((_to_sympy(table, a.cond, "assertion"), _message(a.message),
+                           a.level))
+    exprs = [r for b in cm.blocks for r in b.residuals] + [e for _, e in cm.consistency]
+    exprs += [e for _, e in cm.discrete_assignments]
+    exprs += [b.condition for b in branches] + [c for c, _, _ in assertions]
+    exprs += [v for b in branches for (_, _, v, _) in b.actions if isinstance(v, sp.Basic)]
+    exprs += list(extra_exprs)
+    relations = []
+    for r in _walk_relations(exprs):
+        p = classify_relation(r, cm)
+        if p is not None:
+            relations.append(p)
+    samples = []
+    for e in exprs:
+        for f in sorted(e.atoms(sp.Function), key=sp.default_sort_key) \
+                if isinstance(e, sp.Basic) else ():
+            if type(f).__name__ == "sample":
+                sp_ = SamplePlan(f.args[0], f.args[1])
+                if sp_ not in samples:
+                    samples.append(sp_)
+    return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
+                     tuple(assertions))
+
+
+def _to_sympy(table, e: E.Expr, where: str):
+    try:
+        return table.to_sympy(e)
+    except (ValueError, TypeError) as err:
+        raise ModelRejected(f"{where}: cannot generate code: {err}") from None
+
+
+def _message(m: E.Expr) -> str:
+    return m.value if isinstance(m, E.Str) else "assertion failed"
+
+
+def _action(cm: CompiledModel, a, clause: str):
+    table = cm.table
+    if isinstance(a, Reinit):
+        target = cm.slots.get(table.sym(a.var, 0))
+        if target is None:
+            raise ModelRejected(f"when-clause {clause}: reinit of unknown variable {a.var}")
+        if table.sym(a.var, 0) not in cm.state_symbols:
+            raise ModelRejected(f"when-clause {clause}: reinit({a.var}, ...): {a.var} is not "
+                                f"a continuous state of the model")
+        return ("reinit", target, _to_sympy(table, a.value, f"when-clause {clause}"), "Real")
+    if isinstance(a, Assign):
+        target = cm.slots.get(table.sym(a.var, 0))
+        if target is None:
+            raise ModelRejected(f"when-clause {clause}: assignment to unknown variable {a.var}")
+        typ = "Integer" if target.startswith("d->i[") else \
+            "Boolean" if target.startswith("d->b[") else "Real"
+        return ("assign", target, _to_sympy(table, a.value, f"when-clause {clause}"), typ)
+    if isinstance(a, Terminate):
+        return ("terminate", None, a.message, None)
+    if isinstance(a, Assertion):
+        return ("assert", a.level, _to_sympy(table, a.cond, f"when-clause {clause}"),
+                _message(a.message))
+    raise ModelRejected(f"when-clause {clause}: unsupported action {type(a).__name__}")

@@ -1,0 +1,400 @@
+"""The compiled plan of a model: value slots, FMI variables, the schedule of the mode.
+
+This is the plain-data stage between the structural analysis (`mdae_fmu.structure.per_mode`)
+and the C text (`mdae_fmu.codegen.emit`). It decides the variable layout (docs/fmi-mapping.md,
+"Value references"):
+
+* Reals live in ``d->r``: the declared Real variables in declaration order, then one slot per
+  derivative instance ``der(x)``, ``der(x,2)``... that the mode integrates or computes. The
+  Real value reference of a variable is its slot.
+* Integers in ``d->i`` and Booleans in ``d->b``, declaration order, value reference = slot.
+
+and the schedule of the (single) mode (theory note 9334-theory-algorithms §3.5(a)): states
+``x..x^(d-1)``, the blocks of the index-reduced system F^c in BTF order, the consistency
+equations F^{<c} (drift control, initialization).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from .. import expr as E
+from ..diagnostics import ModelRejected
+from ..ir import Assign, Model, Reinit
+from ..symbolic import SymbolTable
+from .blocks import BlockPlan
+
+
+@dataclass(frozen=True)
+class FmiVariable:
+    """One ScalarVariable of modelDescription.xml."""
+    name: str
+    type: str                     # Real | Integer | Boolean
+    vr: int
+    causality: str
+    variability: str
+    initial: str | None
+    start: float | int | bool | None
+    description: str | None = None
+    unit: str | None = None
+    derivative_of: str | None = None   # name of the state this variable is the derivative of
+    reinit: bool = False
+    kind: int = 5                 # settability class, see mdae_model.h (mdae_real_kind)
+
+
+@dataclass(frozen=True)
+class StatePlan:
+    """A continuous state (an instance ``x^(j)``, j < d_x) and the slot of its derivative."""
+    name: str                     # FMI name of the state
+    slot: int
+    der_slot: int
+    nominal: float
+    symbol: sp.Symbol = None
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """Everything the emitter needs (module docstring)."""
+    name: str
+    identifier: str
+    description: str | None
+    table: SymbolTable
+    variables: tuple[FmiVariable, ...]
+    slots: dict                     # sympy Symbol -> C lvalue
+    pre_slots: dict                 # sympy Symbol -> C lvalue of its left limit
+    real_names: tuple[str, ...]
+    n_real: int
+    n_int: int
+    n_bool: int
+    states: tuple[StatePlan, ...]
+    blocks: tuple[BlockPlan, ...]
+    consistency: tuple[tuple[str, sp.Expr], ...]
+    discrete_assignments: tuple[tuple[str, sp.Expr], ...]   # (C lvalue, expr) in compute
+    calculated_parameters: tuple[tuple[str, sp.Expr], ...]
+    discrete_real_slots: tuple[int, ...]
+    state_symbols: frozenset
+    continuous_symbols: frozenset   # symbols whose value changes continuously in time
+    parameter_symbols: frozenset
+    dependencies: dict = field(default_factory=dict)        # FMI name -> tuple of FMI names
+    guesses: dict = field(default_factory=dict)             # Real slot -> start guess
+    default_experiment: tuple[float, float, float | None] | None = None
+
+
+def model_identifier(name: str) -> str:
+    """A C identifier derived from the model name: letters, digits and ``_`` only, not
+    starting with a digit, at most 64 characters (docs/fmi-mapping.md)."""
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name.encode("ascii", "replace").decode())
+    ident = re.sub(r"_+", "_", ident).strip("_") or "model"
+    if ident[0].isdigit():
+        ident = "m_" + ident
+    return ident[:64]
+
+
+def der_name(name: str, order: int) -> str:
+    """FMI name of the order-th derivative of ``name``: ``der(x)``, ``der(der(x))``."""
+    out = name
+    for _ in range(order):
+        out = f"der({out})"
+    return out
+
+
+def numeric_value(e: E.Expr | None, table: SymbolTable, values: dict) -> float | None:
+    """Value of a start/binding expression given numeric values of the names it uses, None if
+    it cannot be evaluated (unknown name, non-numeric)."""
+    if e is None:
+        return None
+    if isinstance(e, E.Const):
+        return e.value
+    try:
+        s = table.to_sympy(e)
+        subs = {}
+        for sym in s.free_symbols:
+            if sym.name not in values:
+                return None
+            subs[sym] = values[sym.name]
+        v = s.xreplace(subs)
+        if v in (sp.true, sp.false):
+            return bool(v)
+        return float(v)
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _single_mode(report):
+    modes = [m for m in report.modes]
+    if report.exit_code != 0 or not modes:
+        raise ModelRejected("; ".join(report.messages) or
+                            f"model {report.model_name}: the structural analysis rejects it")
+    if len(modes) != 1:
+        raise ModelRejected(
+            f"model {report.model_name} has {len(modes)} modes "
+            f"({', '.join(m.name for m in modes)}); this exporter generates single-mode "
+            f"schedules only (multimode code generation: see docs/fmi-mapping.md)")
+    return modes[0]
+
+
+def _toposort_params(model: Model, table: SymbolTable) -> list:
+    """Parameters with a non-constant binding, ordered so that each comes after the
+    parameters its binding uses."""
+    bound = {v.name: v for v in model.variables
+             if v.variability in ("parameter", "constant") and v.binding is not None
+             and not isinstance(v.binding, E.Const)}
+    order, seen, busy = [], set(), set()
+
+    def visit(n):
+        if n in seen:
+            return
+        if n in busy:
+            raise ModelRejected(f"parameter {n}: cyclic binding")
+        busy.add(n)
+        for m in sorted(E.refs(bound[n].binding)):
+            if m in bound:
+                visit(m)
+        busy.discard(n)
+        seen.add(n)
+        order.append(bound[n])
+
+    for n in bound:
+        visit(n)
+    return order
+
+
+def compile_model(model: Model, report) -> CompiledModel:
+    """Build the `CompiledModel` of a single-mode model from its `ModesReport`
+    (module docstring; theory note 9334 §3.5(a) for the schedule, §3.6 for the FMI mapping)."""
+    mode = _single_mode(report)
+    table: SymbolTable = report.symbols
+    discrete = set(report.discrete)
+    by_name = {v.name: v for v in model.variables}
+    reinit_targets = {a.var for w in model.whens for b in w.branches for a in b.actions
+                      if isinstance(a, Reinit)}
+    when_assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
+                     if isinstance(a, Assign)}
+
+    # --- parameter values (for start attributes and calculated parameters)
+    values: dict[str, float] = {}
+    for _ in range(len(model.variables) + 1):
+        changed = False
+        for v in model.variables:
+            if v.variability in ("parameter", "constant") and v.name not in values:
+                val = numeric_value(v.binding if v.binding is not None else v.start, table, values)
+                if val is None and v.binding is None and v.start is None:
+                    val = False if v.type == "Boolean" else 0
+                if val is not None:
+                    values[v.name] = val
+                    changed = True
+        if not changed:
+            break
+
+    # --- slots
+    slots: dict = {table.time: "d->time"}
+    pre_slots: dict = {}
+    real_idx: dict[str, int] = {}
+    int_idx: dict[str, int] = {}
+    bool_idx: dict[str, int] = {}
+    for v in model.variables:
+        arr, idx = {"Real": ("r", real_idx), "Integer": ("i", int_idx),
+                    "Boolean": ("b", bool_idx)}[v.type]
+        idx[v.name] = len(idx)
+        k = idx[v.name]
+        slots[table.sym(v.name, 0)] = f"d->{arr}[{k}]"
+        pre_slots_key = table.pre(v.name)
+        slots[pre_slots_key] = f"d->p{arr}[{k}]"
+        pre_slots[table.sym(v.name, 0)] = f"d->p{arr}[{k}]"
+
+    d = mode.d
+    state_insts = list(mode.states)
+    instances = [(i.name, i.order) for i in state_insts]
+    for i in mode.leading:
+        instances.append((i.name, i.order))
+    for blk in mode.blocks:
+        for u in blk.unknowns:
+            instances.append((u.name, u.order))
+    real_names = [v.name for v in model.variables if v.type == "Real"]
+    taken = {v.name for v in model.variables}
+    inst_slot: dict[tuple[str, int], int] = {}
+    for name, order in instances:
+        if order == 0:
+            inst_slot[(name, 0)] = real_idx[name]
+        elif (name, order) not in inst_slot:
+            inst_slot[(name, order)] = len(real_names)
+            label = der_name(name, order)
+            while label in taken:
+                label += "'"
+            taken.add(label)
+            real_names.append(label)
+            slots[table.sym(name, order)] = f"d->r[{inst_slot[(name, order)]}]"
+    n_real = len(real_names)
+
+    # --- states and their derivatives
+    states = []
+    for inst in state_insts:
+        slot = inst_slot[(inst.name, inst.order)]
+        der_slot = inst_slot.get((inst.name, inst.order + 1))
+        if der_slot is None:
+            raise ModelRejected(f"internal: no derivative slot for state {inst}")
+        nominal = 1.0
+        if inst.order == 0:
+            nv = numeric_value(by_name[inst.name].nominal, table, values)
+            if nv is not None and math.isfinite(nv) and nv != 0:
+                nominal = abs(float(nv))
+        states.append(StatePlan(real_names[slot], slot, der_slot, nominal,
+                                 table.sym(inst.name, inst.order)))
+    state_symbols = frozenset(table.sym(i.name, i.order) for i in state_insts)
+
+    # --- blocks
+    solved = {(le.eq_id, le.k): le.expr for le in mode.solved}
+    blocks = []
+    for blk in mode.blocks:
+        residuals = tuple(solved[key] for key in blk.equations)
+        unknowns = tuple(table.sym(u.name, u.order) for u in blk.unknowns)
+        label = "+".join(_eq_label(e, k) for e, k in blk.equations)
+        blocks.append(BlockPlan(label, unknowns, residuals))
+    consistency = tuple((_eq_label(le.eq_id, le.k), le.expr) for le in mode.consistency)
+
+    # --- discrete equations (guard definitions): var = expr, evaluated with frozen relations
+    disc_assign = []
+    for eq_id in getattr(report, "discrete_equations", ()):
+        eq = next(e for e in model.equations if e.id == eq_id)
+        lhs, rhs = E.split_residual(eq.residual)
+        if isinstance(lhs, E.Ref) and lhs.name in discrete:
+            target, value = lhs.name, rhs
+        elif isinstance(rhs, E.Ref) and rhs.name in discrete:
+            target, value = rhs.name, lhs
+        else:
+            raise ModelRejected(f"equation {eq_id}: a discrete equation must read "
+                                f"'variable = expression'")
+        if eq.guard:
+            raise ModelRejected(f"equation {eq_id}: guarded discrete equations are not "
+                                f"supported by the single-mode exporter")
+        disc_assign.append((target, table.to_sympy(value)))
+    disc_assign = tuple((slots[table.sym(t, 0)], e) for t, e in disc_assign)
+
+    # --- calculated parameters
+    calc = []
+    for v in _toposort_params(model, table):
+        calc.append((slots[table.sym(v.name, 0)], table.to_sympy(v.binding)))
+    calc_names = {v.name for v in _toposort_params(model, table)}
+
+    # --- FMI variables
+    state_names = {s.name for s in states}
+    state_of_slot = {s.slot: s for s in states}
+    der_of = {}
+    for s in states:
+        der_of[s.der_slot] = s.name
+    continuous_names = set(report.unknowns) | set(report.inputs)
+    fmi_vars = []
+    guesses: dict[int, float] = {}
+    for v in model.variables:
+        kind_arr = {"Real": real_idx, "Integer": int_idx, "Boolean": bool_idx}[v.type]
+        vr = kind_arr[v.name]
+        start_val = numeric_value(v.start, table, values)
+        causality = v.causality if v.causality in ("input", "output") else "local"
+        if v.variability in ("parameter", "constant"):
+            if v.variability == "constant":
+                var = FmiVariable(v.name, v.type, vr, causality if causality == "output"
+                                  else "local", "constant", "exact",
+                                  _typed(values.get(v.name, 0), v.type), v.description,
+                                  v.unit, kind=0)
+            elif v.name in calc_names:
+                var = FmiVariable(v.name, v.type, vr, "calculatedParameter", "fixed",
+                                  "calculated", None, v.description, v.unit, kind=2)
+            else:
+                var = FmiVariable(v.name, v.type, vr, "parameter", "fixed", "exact",
+                                  _typed(values.get(v.name, 0), v.type), v.description,
+                                  v.unit, kind=1)
+        elif v.causality == "input":
+            var = FmiVariable(v.name, v.type, vr, "input",
+                              "continuous" if v.type == "Real" else "discrete", None,
+                              _typed(start_val if start_val is not None else 0, v.type),
+                              v.description, v.unit, kind=4)
+        elif v.type == "Real" and vr in state_of_slot:
+            var = FmiVariable(v.name, "Real", vr, causality, "continuous",
+                              "exact" if v.fixed else "approx",
+                              float(start_val if start_val is not None else 0.0),
+                              v.description, v.unit, derivative_of=der_of.get(vr),
+                              reinit=v.name in reinit_targets, kind=3)
+        elif v.name in discrete or v.name in when_assigned:
+            var = FmiVariable(v.name, v.type, vr, causality, "discrete", "exact",
+                              _typed(start_val if start_val is not None else 0, v.type),
+                              v.description, v.unit, kind=1)
+        else:
+            if start_val is not None and v.type == "Real":
+                guesses[vr] = float(start_val)
+            var = FmiVariable(v.name, v.type, vr, causality,
+                              "continuous" if v.name in continuous_names else "discrete",
+                              None, None, v.description, v.unit,
+                              derivative_of=der_of.get(vr) if v.type == "Real" else None,
+                              kind=5)
+        fmi_vars.append(var)
+    for slot in range(len(real_idx), n_real):
+        name = real_names[slot]
+        if slot in state_of_slot:
+            fmi_vars.append(FmiVariable(name, "Real", slot, "local", "continuous", "approx",
+                                        0.0, None, None, derivative_of=der_of.get(slot),
+                                        kind=3))
+        else:
+            fmi_vars.append(FmiVariable(name, "Real", slot, "local", "continuous", None, None,
+                                        None, None, derivative_of=der_of.get(slot), kind=5))
+    discrete_real_slots = tuple(real_idx[n] for n in real_idx
+                                if n in discrete or n in when_assigned)
+    continuous_symbols = frozenset(
+        [table.sym(n, 0) for n in continuous_names] +
+        [table.sym(n, k) for (n, k) in inst_slot if k > 0])
+    parameter_symbols = frozenset(table.sym(v.name, 0) for v in model.variables
+                                  if v.variability in ("parameter", "constant"))
+    compiled = CompiledModel(
+        name=model.name, identifier=model_identifier(model.name), description=None,
+        table=table, variables=tuple(fmi_vars), slots=slots, pre_slots=pre_slots,
+        real_names=tuple(real_names), n_real=n_real, n_int=len(int_idx),
+        n_bool=len(bool_idx), states=tuple(states), blocks=tuple(blocks),
+        consistency=consistency, discrete_assignments=disc_assign,
+        calculated_parameters=tuple(calc), discrete_real_slots=discrete_real_slots,
+        state_symbols=state_symbols, continuous_symbols=continuous_symbols,
+        parameter_symbols=parameter_symbols)
+    compiled.dependencies.update(_dependencies(compiled, state_names))
+    compiled.guesses.update(guesses)
+    return compiled
+
+
+def _typed(v, typ):
+    if typ == "Boolean":
+        return bool(v)
+    if typ == "Integer":
+        return int(v)
+    return float(v)
+
+
+def _eq_label(eq_id: str, k: int) -> str:
+    return eq_id + ("'" * k if k <= 2 else f"^({k})")
+
+
+def _dependencies(cm: CompiledModel, state_names: set[str]) -> dict:
+    """Which states and inputs each computed Real depends on, propagated through the blocks
+    in schedule order (for ModelStructure Outputs/Derivatives ``dependencies``)."""
+    slot_of = {}
+    for sym, c in cm.slots.items():
+        m = re.fullmatch(r"d->r\[(\d+)\]", c)
+        if m:
+            slot_of[sym] = int(m.group(1))
+    inputs = {v.vr for v in cm.variables if v.type == "Real" and v.causality == "input"}
+    deps: dict[int, frozenset] = {}
+    for s in cm.states:
+        deps[s.slot] = frozenset([s.slot])
+    for slot in inputs:
+        deps[slot] = frozenset([slot])
+    for blk in cm.blocks:
+        acc: set = set()
+        for r in blk.residuals:
+            for sym in r.free_symbols:
+                k = slot_of.get(sym)
+                if k is not None and k in deps and sym not in blk.unknowns:
+                    acc |= deps[k]
+        for u in blk.unknowns:
+            deps[slot_of[u]] = frozenset(acc)
+    names = cm.real_names
+    return {names[k]: tuple(sorted(names[j] for j in v)) for k, v in deps.items()}

@@ -1,0 +1,704 @@
+/* mdae_fmu: the generic FMI 2.0 Model Exchange wrapper. Hand-written and identical in every
+ * FMU; the model-specific part is the generated model code behind mdae_model.h.
+ *
+ * Every function checks the call sequence against the FMI 2.0 state machine (an illegal call
+ * returns fmi2Error and logs "illegal call sequence"), checks its arguments (value references,
+ * array sizes, NaN inputs), and escalates fmi2Error/fmi2Fatal into the Error/Fatal states.
+ * There is no global mutable state: all data hangs off the fmi2Component. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mdae_model.h"
+
+#define ANY_STATE (MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS | \
+                   MDAE_TERMINATED | MDAE_ERROR)
+#define READ_STATES (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS | MDAE_TERMINATED | \
+                     MDAE_ERROR)
+
+static fmi2Status status_of(ModelInstance *inst, fmi2Status s)
+{
+    if (s == fmi2Error) inst->state = MDAE_ERROR;
+    if (s == fmi2Fatal) inst->state = MDAE_FATAL;
+    return s;
+}
+
+static int allowed(ModelInstance *inst, const char *f, int mask)
+{
+    if (!inst) return 0;
+    if (inst->state & mask) return 1;
+    mdae_log(inst, LOG_ERROR, fmi2Error, "%s: illegal call sequence (not allowed in the "
+             "current state)", f);
+    inst->state = inst->state == MDAE_FATAL ? MDAE_FATAL : MDAE_ERROR;
+    return 0;
+}
+
+static fmi2Status bad_arg(ModelInstance *inst, const char *f, const char *what)
+{
+    mdae_log(inst, LOG_ERROR, fmi2Error, "%s: %s", f, what);
+    return status_of(inst, fmi2Error);
+}
+
+/* Recompute the values of the current mode when inputs, time or states changed. */
+static fmi2Status refresh(ModelInstance *inst)
+{
+    if (!inst->dirty) return fmi2OK;
+    if (mdae_compute(inst)) {
+        /* inside a step the host may retry with a smaller one */
+        if (inst->state == MDAE_CONTINUOUS) return fmi2Discard;
+        return status_of(inst, fmi2Error);
+    }
+    inst->dirty = 0;
+    return fmi2OK;
+}
+
+static void *mem_alloc(ModelInstance *inst, size_t n, size_t size)
+{
+    if (inst->cb.allocateMemory) return inst->cb.allocateMemory(n, size);
+    return calloc(n, size);
+}
+
+static void mem_free(ModelInstance *inst, void *p)
+{
+    if (!p) return;
+    if (inst->cb.freeMemory) inst->cb.freeMemory(p);
+    else free(p);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Common functions
+ * ---------------------------------------------------------------------------------------- */
+const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
+const char *fmi2GetVersion(void) { return fmi2Version; }
+
+fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t n,
+                               const fmi2String categories[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    size_t k;
+    int j;
+    if (!allowed(inst, "fmi2SetDebugLogging", ANY_STATE)) return fmi2Error;
+    inst->logOn = loggingOn ? 1 : 0;
+    for (j = 0; j < MDAE_NLOG; j++) inst->logCat[j] = (n == 0 && loggingOn) ? 1 : 0;
+    for (k = 0; k < n; k++) {
+        static const char *const names[MDAE_NLOG] = {
+            "logEvents", "logStatusWarning", "logStatusDiscard", "logStatusError",
+            "logStatusFatal", "logStatusPending", "logAll"};
+        int found = 0;
+        if (!categories || !categories[k]) return bad_arg(inst, "fmi2SetDebugLogging",
+                                                          "NULL category");
+        for (j = 0; j < MDAE_NLOG; j++)
+            if (strcmp(categories[k], names[j]) == 0) { inst->logCat[j] = loggingOn; found = 1; }
+        if (!found) return bad_arg(inst, "fmi2SetDebugLogging", "unknown log category");
+    }
+    return fmi2OK;
+}
+
+static void reset_data(ModelInstance *inst)
+{
+    memset(&inst->d, 0, sizeof inst->d);
+    mdae_set_start_values(&inst->d);
+    inst->d.time = inst->startTime;
+    inst->dirty = 1;
+    inst->eventIterations = 0;
+}
+
+fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
+                              fmi2String fmuResourceLocation,
+                              const fmi2CallbackFunctions *functions, fmi2Boolean visible,
+                              fmi2Boolean loggingOn)
+{
+    ModelInstance tmp, *inst;
+    size_t len;
+    (void)fmuResourceLocation;
+    (void)visible;
+    if (!functions || !functions->logger) return NULL;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.cb = *functions;
+    tmp.instanceName = (char *)(instanceName ? instanceName : "?");
+    if (!instanceName || !instanceName[0]) {
+        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: missing instance name");
+        return NULL;
+    }
+    if (fmuType != fmi2ModelExchange) {
+        mdae_log(&tmp, LOG_ERROR, fmi2Error,
+                 "fmi2Instantiate: this FMU supports Model Exchange only");
+        return NULL;
+    }
+    if (!fmuGUID || strcmp(fmuGUID, MDAE_GUID) != 0) {
+        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: wrong GUID (expected %s)",
+                 MDAE_GUID);
+        return NULL;
+    }
+    inst = (ModelInstance *)mem_alloc(&tmp, 1, sizeof(ModelInstance));
+    if (!inst) {
+        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: out of memory");
+        return NULL;
+    }
+    memset(inst, 0, sizeof *inst);
+    inst->cb = *functions;
+    len = strlen(instanceName);
+    inst->instanceName = (char *)mem_alloc(inst, len + 1, 1);
+    inst->work = (double *)mem_alloc(inst, MDAE_WORK_SIZE, sizeof(double));
+    inst->iwork = (int *)mem_alloc(inst, MDAE_IWORK_SIZE, sizeof(int));
+    inst->xbuf = (double *)mem_alloc(inst, 2 * MDAE_DIM(MDAE_NX), sizeof(double));
+    if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf) {
+        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: out of memory");
+        mem_free(inst, inst->instanceName);
+        mem_free(inst, inst->work);
+        mem_free(inst, inst->iwork);
+        mem_free(inst, inst->xbuf);
+        mem_free(inst, inst);
+        return NULL;
+    }
+    memcpy(inst->instanceName, instanceName, len + 1);
+    inst->logOn = loggingOn ? 1 : 0;
+    {
+        int j;
+        for (j = 0; j < MDAE_NLOG; j++) inst->logCat[j] = 1;
+    }
+    inst->state = MDAE_INSTANTIATED;
+    reset_data(inst);
+    return inst;
+}
+
+void fmi2FreeInstance(fmi2Component c)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!inst) return;
+    mem_free(inst, inst->instanceName);
+    mem_free(inst, inst->work);
+    mem_free(inst, inst->iwork);
+    mem_free(inst, inst->xbuf);
+    mem_free(inst, inst);
+}
+
+fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined,
+                               fmi2Real tolerance, fmi2Real startTime,
+                               fmi2Boolean stopTimeDefined, fmi2Real stopTime)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2SetupExperiment", MDAE_INSTANTIATED)) return fmi2Error;
+    if (!isfinite(startTime) || (stopTimeDefined && !(stopTime >= startTime)))
+        return bad_arg(inst, "fmi2SetupExperiment", "invalid start or stop time");
+    inst->tolerance = toleranceDefined ? tolerance : 0.0;
+    inst->startTime = startTime;
+    inst->stopTime = stopTime;
+    inst->stopTimeDefined = stopTimeDefined ? 1 : 0;
+    inst->d.time = startTime;
+    inst->dirty = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2EnterInitializationMode(fmi2Component c)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2EnterInitializationMode", MDAE_INSTANTIATED)) return fmi2Error;
+    inst->state = MDAE_INITIALIZATION;
+    inst->d.initial = 1;
+    inst->d.time = inst->startTime;
+    inst->dirty = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2ExitInitializationMode(fmi2Component c)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2ExitInitializationMode", MDAE_INITIALIZATION)) return fmi2Error;
+    if (mdae_initialize_instance(inst)) {
+        mdae_log(inst, LOG_ERROR, fmi2Error, "fmi2ExitInitializationMode: the initial "
+                 "system could not be solved at t = %.17g", inst->d.time);
+        return status_of(inst, fmi2Error);
+    }
+    inst->dirty = 0;
+    inst->eventIterations = 0;
+    inst->state = MDAE_EVENT;
+    return fmi2OK;
+}
+
+fmi2Status fmi2Terminate(fmi2Component c)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2Terminate", MDAE_EVENT | MDAE_CONTINUOUS | MDAE_ERROR))
+        return fmi2Error;
+    inst->state = MDAE_TERMINATED;
+    return fmi2OK;
+}
+
+fmi2Status fmi2Reset(fmi2Component c)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2Reset", ANY_STATE)) return fmi2Error;
+    inst->state = MDAE_INSTANTIATED;
+    inst->startTime = 0.0;
+    reset_data(inst);
+    return fmi2OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Getting and setting values
+ * ---------------------------------------------------------------------------------------- */
+static fmi2Status check_vrs(ModelInstance *inst, const char *f, const fmi2ValueReference vr[],
+                            size_t nvr, const void *values, size_t limit)
+{
+    size_t k;
+    if (nvr > 0 && (!vr || !values)) return bad_arg(inst, f, "NULL argument");
+    for (k = 0; k < nvr; k++)
+        if (vr[k] >= limit) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "%s: unknown value reference %u", f,
+                     (unsigned)vr[k]);
+            return status_of(inst, fmi2Error);
+        }
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                       fmi2Real value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    fmi2Status s;
+    size_t k;
+    if (!allowed(inst, "fmi2GetReal", READ_STATES)) return fmi2Error;
+    if (check_vrs(inst, "fmi2GetReal", vr, nvr, value, MDAE_NR) != fmi2OK) return fmi2Error;
+    if (inst->state & (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS)) {
+        s = refresh(inst);
+        if (s > fmi2Warning) return s;
+    }
+    for (k = 0; k < nvr; k++) value[k] = inst->d.r[vr[k]];
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                          fmi2Integer value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    size_t k;
+    if (!allowed(inst, "fmi2GetInteger", READ_STATES)) return fmi2Error;
+    if (check_vrs(inst, "fmi2GetInteger", vr, nvr, value, MDAE_NI) != fmi2OK) return fmi2Error;
+    for (k = 0; k < nvr; k++) value[k] = inst->d.i[vr[k]];
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                          fmi2Boolean value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    size_t k;
+    if (!allowed(inst, "fmi2GetBoolean", READ_STATES)) return fmi2Error;
+    if (check_vrs(inst, "fmi2GetBoolean", vr, nvr, value, MDAE_NB) != fmi2OK) return fmi2Error;
+    for (k = 0; k < nvr; k++) value[k] = inst->d.b[vr[k]] ? fmi2True : fmi2False;
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                         fmi2String value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2GetString", READ_STATES)) return fmi2Error;
+    return check_vrs(inst, "fmi2GetString", vr, nvr, value, 0);
+}
+
+/* May a variable of this kind be set in the current state? (FMI 2.0 §2.2.7, "when fmi2SetXXX
+ * is allowed"). Kinds: 0 constant, 1 exact parameter/start, 2 calculated, 3 state start,
+ * 4 input, 5 computed. */
+static int settable(ModelInstance *inst, unsigned char kind)
+{
+    switch (kind) {
+    case 1: case 3: return (inst->state & (MDAE_INSTANTIATED | MDAE_INITIALIZATION)) != 0;
+    case 4: return (inst->state & (MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT |
+                                   MDAE_CONTINUOUS)) != 0;
+    default: return 0;
+    }
+}
+
+static fmi2Status refuse_set(ModelInstance *inst, const char *f, fmi2ValueReference vr)
+{
+    mdae_log(inst, LOG_ERROR, fmi2Error, "%s: value reference %u cannot be set in the "
+             "current state (variability/causality)", f, (unsigned)vr);
+    return status_of(inst, fmi2Error);
+}
+
+fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                       const fmi2Real value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    size_t k;
+    if (!allowed(inst, "fmi2SetReal", MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT |
+                 MDAE_CONTINUOUS)) return fmi2Error;
+    if (check_vrs(inst, "fmi2SetReal", vr, nvr, value, MDAE_NR) != fmi2OK) return fmi2Error;
+    for (k = 0; k < nvr; k++) {
+        if (!settable(inst, mdae_real_kind[vr[k]])) return refuse_set(inst, "fmi2SetReal", vr[k]);
+        if (!isfinite(value[k])) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "fmi2SetReal: value reference %u (%s): "
+                     "value is not finite", (unsigned)vr[k], mdae_real_names[vr[k]]);
+            return status_of(inst, fmi2Error);
+        }
+    }
+    for (k = 0; k < nvr; k++) inst->d.r[vr[k]] = value[k];
+    if (nvr) inst->dirty = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                          const fmi2Integer value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    size_t k;
+    if (!allowed(inst, "fmi2SetInteger", MDAE_INSTANTIATED | MDAE_INITIALIZATION |
+                 MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
+    if (check_vrs(inst, "fmi2SetInteger", vr, nvr, value, MDAE_NI) != fmi2OK) return fmi2Error;
+    for (k = 0; k < nvr; k++)
+        if (!settable(inst, mdae_int_kind[vr[k]])) return refuse_set(inst, "fmi2SetInteger", vr[k]);
+    for (k = 0; k < nvr; k++) inst->d.i[vr[k]] = value[k];
+    if (nvr) inst->dirty = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                          const fmi2Boolean value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    size_t k;
+    if (!allowed(inst, "fmi2SetBoolean", MDAE_INSTANTIATED | MDAE_INITIALIZATION |
+                 MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
+    if (check_vrs(inst, "fmi2SetBoolean", vr, nvr, value, MDAE_NB) != fmi2OK) return fmi2Error;
+    for (k = 0; k < nvr; k++)
+        if (!settable(inst, mdae_bool_kind[vr[k]])) return refuse_set(inst, "fmi2SetBoolean", vr[k]);
+    for (k = 0; k < nvr; k++) inst->d.b[vr[k]] = value[k] ? 1 : 0;
+    if (nvr) inst->dirty = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                         const fmi2String value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2SetString", MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT |
+                 MDAE_CONTINUOUS)) return fmi2Error;
+    return check_vrs(inst, "fmi2SetString", vr, nvr, value, 0);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * FMU state: a copy of ModelData plus the state machine; serialized as raw bytes behind a
+ * header holding the GUID (a state from another model is refused).
+ * ---------------------------------------------------------------------------------------- */
+typedef struct {
+    char guid[64];
+    MdaeState state;
+    int dirty;
+    double startTime, stopTime, tolerance;
+    int stopTimeDefined;
+    ModelData d;
+} MdaeSnapshot;
+
+#define STATE_MASK (ANY_STATE)
+
+fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    MdaeSnapshot *s;
+    if (!allowed(inst, "fmi2GetFMUstate", STATE_MASK)) return fmi2Error;
+    if (!FMUstate) return bad_arg(inst, "fmi2GetFMUstate", "NULL argument");
+    s = (MdaeSnapshot *)*FMUstate;
+    if (!s) {
+        s = (MdaeSnapshot *)mem_alloc(inst, 1, sizeof *s);
+        if (!s) return bad_arg(inst, "fmi2GetFMUstate", "out of memory");
+    }
+    memset(s->guid, 0, sizeof s->guid);
+    strncpy(s->guid, MDAE_GUID, sizeof s->guid - 1);
+    s->state = inst->state;
+    s->dirty = inst->dirty;
+    s->startTime = inst->startTime;
+    s->stopTime = inst->stopTime;
+    s->tolerance = inst->tolerance;
+    s->stopTimeDefined = inst->stopTimeDefined;
+    memcpy(&s->d, &inst->d, sizeof s->d);
+    *FMUstate = s;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    const MdaeSnapshot *s = (const MdaeSnapshot *)FMUstate;
+    if (!allowed(inst, "fmi2SetFMUstate", STATE_MASK)) return fmi2Error;
+    if (!s || strncmp(s->guid, MDAE_GUID, sizeof s->guid) != 0)
+        return bad_arg(inst, "fmi2SetFMUstate", "not a state of this model");
+    inst->state = s->state;
+    inst->dirty = 1;
+    inst->startTime = s->startTime;
+    inst->stopTime = s->stopTime;
+    inst->tolerance = s->tolerance;
+    inst->stopTimeDefined = s->stopTimeDefined;
+    memcpy(&inst->d, &s->d, sizeof inst->d);
+    return fmi2OK;
+}
+
+fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2FreeFMUstate", STATE_MASK)) return fmi2Error;
+    if (!FMUstate) return bad_arg(inst, "fmi2FreeFMUstate", "NULL argument");
+    mem_free(inst, *FMUstate);
+    *FMUstate = NULL;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate FMUstate, size_t *size)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2SerializedFMUstateSize", STATE_MASK)) return fmi2Error;
+    if (!FMUstate || !size) return bad_arg(inst, "fmi2SerializedFMUstateSize", "NULL argument");
+    *size = sizeof(MdaeSnapshot);
+    return fmi2OK;
+}
+
+fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate, fmi2Byte bytes[],
+                                 size_t size)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2SerializeFMUstate", STATE_MASK)) return fmi2Error;
+    if (!FMUstate || !bytes) return bad_arg(inst, "fmi2SerializeFMUstate", "NULL argument");
+    if (size < sizeof(MdaeSnapshot)) return bad_arg(inst, "fmi2SerializeFMUstate",
+                                                    "buffer too small");
+    memcpy(bytes, FMUstate, sizeof(MdaeSnapshot));
+    return fmi2OK;
+}
+
+fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedState[],
+                                   size_t size, fmi2FMUstate *FMUstate)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    MdaeSnapshot *s;
+    if (!allowed(inst, "fmi2DeSerializeFMUstate", STATE_MASK)) return fmi2Error;
+    if (!serializedState || !FMUstate)
+        return bad_arg(inst, "fmi2DeSerializeFMUstate", "NULL argument");
+    if (size != sizeof(MdaeSnapshot) ||
+        strncmp((const char *)serializedState, MDAE_GUID, 64) != 0)
+        return bad_arg(inst, "fmi2DeSerializeFMUstate", "not a serialized state of this model");
+    s = (MdaeSnapshot *)*FMUstate;
+    if (!s) {
+        s = (MdaeSnapshot *)mem_alloc(inst, 1, sizeof *s);
+        if (!s) return bad_arg(inst, "fmi2DeSerializeFMUstate", "out of memory");
+    }
+    memcpy(s, serializedState, sizeof *s);
+    *FMUstate = s;
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown[],
+                                        size_t nUnknown, const fmi2ValueReference vKnown[],
+                                        size_t nKnown, const fmi2Real dvKnown[],
+                                        fmi2Real dvUnknown[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    (void)vUnknown; (void)nUnknown; (void)vKnown; (void)nKnown; (void)dvKnown; (void)dvUnknown;
+    if (!inst) return fmi2Error;
+    return bad_arg(inst, "fmi2GetDirectionalDerivative",
+                   "not provided (providesDirectionalDerivative=false)");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Model Exchange
+ * ---------------------------------------------------------------------------------------- */
+fmi2Status fmi2EnterEventMode(fmi2Component c)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2EnterEventMode", MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
+    inst->state = MDAE_EVENT;
+    inst->eventIterations = 0;
+    return fmi2OK;
+}
+
+fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    MdaeEventFlags ev;
+    if (!allowed(inst, "fmi2NewDiscreteStates", MDAE_EVENT)) return fmi2Error;
+    if (!eventInfo) return bad_arg(inst, "fmi2NewDiscreteStates", "NULL argument");
+    if (++inst->eventIterations > MDAE_MAX_EVENT_ITERATIONS) {
+        mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: event iteration does not converge "
+                 "after %d instants", inst->d.time, MDAE_MAX_EVENT_ITERATIONS);
+        return status_of(inst, fmi2Error);
+    }
+    memset(&ev, 0, sizeof ev);
+    if (mdae_event_update(inst, &ev)) return status_of(inst, fmi2Error);
+    inst->dirty = 0;
+    eventInfo->newDiscreteStatesNeeded = ev.newDiscreteStatesNeeded ? fmi2True : fmi2False;
+    eventInfo->terminateSimulation = ev.terminateSimulation ? fmi2True : fmi2False;
+    eventInfo->nominalsOfContinuousStatesChanged = ev.nominalsChanged ? fmi2True : fmi2False;
+    eventInfo->valuesOfContinuousStatesChanged = ev.valuesChanged ? fmi2True : fmi2False;
+    eventInfo->nextEventTimeDefined = ev.nextEventTimeDefined ? fmi2True : fmi2False;
+    eventInfo->nextEventTime = ev.nextEventTime;
+    if (ev.terminateSimulation)
+        mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: terminate() requested", inst->d.time);
+    return fmi2OK;
+}
+
+fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2EnterContinuousTimeMode", MDAE_EVENT)) return fmi2Error;
+    inst->state = MDAE_CONTINUOUS;
+    return fmi2OK;
+}
+
+fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStatePriorToCurrentPoint,
+                                       fmi2Boolean *enterEventMode, fmi2Boolean *terminateSimulation)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    fmi2Status s;
+    (void)noSetFMUStatePriorToCurrentPoint;
+    if (!allowed(inst, "fmi2CompletedIntegratorStep", MDAE_CONTINUOUS)) return fmi2Error;
+    if (!enterEventMode || !terminateSimulation)
+        return bad_arg(inst, "fmi2CompletedIntegratorStep", "NULL argument");
+    *enterEventMode = fmi2False;
+    *terminateSimulation = fmi2False;
+    s = refresh(inst);
+    if (s > fmi2Warning) return s;
+    /* drift control: a step event projects the states back onto the consistency equations */
+    if (MDAE_NCONS > 0 && mdae_drift(&inst->d) > MDAE_DRIFT_TOL) {
+        inst->d.drift = 1;
+        *enterEventMode = fmi2True;
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2SetTime", MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
+    if (!isfinite(time)) return bad_arg(inst, "fmi2SetTime", "time is not finite");
+    inst->d.time = time;
+    inst->dirty = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    size_t k;
+    if (!allowed(inst, "fmi2SetContinuousStates", MDAE_EVENT | MDAE_CONTINUOUS))
+        return fmi2Error;
+    if (nx != MDAE_NX) return bad_arg(inst, "fmi2SetContinuousStates", "wrong number of states");
+    if (nx && !x) return bad_arg(inst, "fmi2SetContinuousStates", "NULL argument");
+    for (k = 0; k < nx; k++)
+        if (!isfinite(x[k])) return bad_arg(inst, "fmi2SetContinuousStates",
+                                            "a state value is not finite");
+    mdae_set_states(&inst->d, x);
+    inst->dirty = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real derivatives[], size_t nx)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    fmi2Status s;
+    if (!allowed(inst, "fmi2GetDerivatives", READ_STATES)) return fmi2Error;
+    if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetDerivatives", "wrong number of states");
+    if (nx && !derivatives) return bad_arg(inst, "fmi2GetDerivatives", "NULL argument");
+    s = refresh(inst);
+    if (s > fmi2Warning) return s;
+    mdae_get_derivatives(&inst->d, derivatives);
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real eventIndicators[], size_t ni)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    fmi2Status s;
+    if (!allowed(inst, "fmi2GetEventIndicators", READ_STATES)) return fmi2Error;
+    if (ni != MDAE_NZ) return bad_arg(inst, "fmi2GetEventIndicators",
+                                      "wrong number of event indicators");
+    if (ni && !eventIndicators) return bad_arg(inst, "fmi2GetEventIndicators", "NULL argument");
+    s = refresh(inst);
+    if (s > fmi2Warning) return s;
+    mdae_event_indicators(&inst->d, eventIndicators);
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2GetContinuousStates", READ_STATES)) return fmi2Error;
+    if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetContinuousStates", "wrong number of states");
+    if (nx && !x) return bad_arg(inst, "fmi2GetContinuousStates", "NULL argument");
+    mdae_get_states(&inst->d, x);
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal[], size_t nx)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!allowed(inst, "fmi2GetNominalsOfContinuousStates", ANY_STATE)) return fmi2Error;
+    if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetNominalsOfContinuousStates",
+                                      "wrong number of states");
+    if (nx && !x_nominal) return bad_arg(inst, "fmi2GetNominalsOfContinuousStates",
+                                         "NULL argument");
+    mdae_get_nominals(x_nominal);
+    return fmi2OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Co-Simulation entry points: not offered by this FMU (no <CoSimulation> element); they exist
+ * so that hosts resolving every symbol can load the library, and they fail cleanly.
+ * ---------------------------------------------------------------------------------------- */
+static fmi2Status no_cs(fmi2Component c, const char *f)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!inst) return fmi2Error;
+    return bad_arg(inst, f, "this FMU does not implement Co-Simulation");
+}
+
+fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
+                                       size_t nvr, const fmi2Integer order[],
+                                       const fmi2Real value[])
+{
+    (void)vr; (void)nvr; (void)order; (void)value;
+    return no_cs(c, "fmi2SetRealInputDerivatives");
+}
+
+fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
+                                        size_t nvr, const fmi2Integer order[], fmi2Real value[])
+{
+    (void)vr; (void)nvr; (void)order; (void)value;
+    return no_cs(c, "fmi2GetRealOutputDerivatives");
+}
+
+fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)
+{
+    (void)t; (void)h; (void)noSetPrior;
+    return no_cs(c, "fmi2DoStep");
+}
+
+fmi2Status fmi2CancelStep(fmi2Component c) { return no_cs(c, "fmi2CancelStep"); }
+
+fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value)
+{
+    (void)s; (void)value;
+    return no_cs(c, "fmi2GetStatus");
+}
+
+fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value)
+{
+    (void)s; (void)value;
+    return no_cs(c, "fmi2GetRealStatus");
+}
+
+fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value)
+{
+    (void)s; (void)value;
+    return no_cs(c, "fmi2GetIntegerStatus");
+}
+
+fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value)
+{
+    (void)s; (void)value;
+    return no_cs(c, "fmi2GetBooleanStatus");
+}
+
+fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value)
+{
+    (void)s; (void)value;
+    return no_cs(c, "fmi2GetStringStatus");
+}

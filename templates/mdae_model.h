@@ -1,0 +1,127 @@
+/* mdae_fmu: interface between the generic FMI 2.0 wrapper (fmi2Functions.c, mdae_runtime.c)
+ * and the generated model code (model.c, model_*.c). Hand-written, shipped unchanged in every
+ * FMU. Sizes come from the generated config.h.
+ *
+ * All numerical state of an instance lives in ModelData (a flat struct without pointers), so
+ * fmi2GetFMUstate/SetFMUstate/Serialize are plain copies. Nothing here is global or static
+ * mutable: two instances in one process are independent. See docs/fmi-mapping.md. */
+#ifndef MDAE_MODEL_H
+#define MDAE_MODEL_H
+
+#include <stddef.h>
+#include "fmi2Functions.h"
+#include "config.h"
+
+#define MDAE_DIM(n) ((n) > 0 ? (n) : 1)
+
+typedef struct {
+    double time;
+    int mode;                  /* current mode index (single-mode models: 0) */
+    int initial;               /* value of initial(): 1 during initialization */
+    int terminate;             /* terminate() was executed */
+    int drift;                 /* projection requested by fmi2CompletedIntegratorStep */
+    double r[MDAE_DIM(MDAE_NR)];      /* Reals: model variables, then derivative instances */
+    double pr[MDAE_DIM(MDAE_NR)];     /* left limits pre() of the Reals */
+    int i[MDAE_DIM(MDAE_NI)];         /* Integers */
+    int pi[MDAE_DIM(MDAE_NI)];
+    int b[MDAE_DIM(MDAE_NB)];         /* Booleans (0/1) */
+    int pb[MDAE_DIM(MDAE_NB)];
+    int rel[MDAE_DIM(MDAE_NREL)];     /* frozen relations (state and time events) */
+    int cond[MDAE_DIM(MDAE_NWHEN)];   /* when-conditions at the current instant */
+    int pcond[MDAE_DIM(MDAE_NWHEN)];  /* ... at the previous instant */
+    int smp[MDAE_DIM(MDAE_NSAMPLE)];  /* sample() active at this instant */
+    double smp_next[MDAE_DIM(MDAE_NSAMPLE)];
+    double smp_last[MDAE_DIM(MDAE_NSAMPLE)];
+} ModelData;
+
+typedef enum {
+    MDAE_START_AND_END = 1 << 0,
+    MDAE_INSTANTIATED = 1 << 1,
+    MDAE_INITIALIZATION = 1 << 2,
+    MDAE_EVENT = 1 << 3,
+    MDAE_CONTINUOUS = 1 << 4,
+    MDAE_TERMINATED = 1 << 5,
+    MDAE_ERROR = 1 << 6,
+    MDAE_FATAL = 1 << 7
+} MdaeState;
+
+/* log categories, in the order of <LogCategories> in modelDescription.xml */
+enum { LOG_EVENTS = 0, LOG_WARNING, LOG_DISCARD, LOG_ERROR, LOG_FATAL, LOG_PENDING, LOG_ALL,
+       MDAE_NLOG };
+
+typedef struct ModelInstance {
+    char *instanceName;
+    fmi2CallbackFunctions cb;
+    int logOn;
+    int logCat[MDAE_NLOG];
+    MdaeState state;
+    int dirty;                 /* values must be recomputed before the next read */
+    int eventIterations;       /* calls of fmi2NewDiscreteStates in this Event Mode */
+    double startTime, stopTime, tolerance;
+    int stopTimeDefined;
+    double *work;              /* solver scratch (not part of the FMU state) */
+    int *iwork;
+    double *xbuf;              /* states before an event instant */
+    ModelData d;
+} ModelInstance;
+
+/* flags of one event instant (fmi2EventInfo without the enum types) */
+typedef struct {
+    int newDiscreteStatesNeeded;
+    int terminateSimulation;
+    int nominalsChanged;
+    int valuesChanged;
+    int nextEventTimeDefined;
+    double nextEventTime;
+} MdaeEventFlags;
+
+/* ---- runtime (mdae_runtime.c) ---- */
+void mdae_log(ModelInstance *inst, int category, fmi2Status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+int mdae_lu_factor(int n, double *A, int *perm);
+void mdae_lu_solve(int n, const double *LU, const int *perm, double *b);
+int mdae_linear_block(ModelInstance *inst, int n, const int *u,
+                      void (*system)(const ModelData *, double *, double *), int block);
+int mdae_newton_block(ModelInstance *inst, int n, const int *u,
+                      void (*residual)(const ModelData *, double *),
+                      void (*jacobian)(const ModelData *, double *), int block);
+int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
+                      int (*residual)(ModelInstance *, double *), double tol,
+                      int maxit, const char *what);
+int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev);
+int mdae_initialize_instance(ModelInstance *inst);
+
+/* ---- generated model code (model.c) ---- */
+extern const char *const mdae_block_labels[];
+extern const char *const mdae_real_names[];
+/* per Real value reference: 0 constant, 1 parameter/exact, 2 calculated, 3 state,
+   4 input, 5 other (computed) */
+extern const unsigned char mdae_real_kind[];
+extern const unsigned char mdae_int_kind[];
+extern const unsigned char mdae_bool_kind[];
+void mdae_set_start_values(ModelData *d);
+int mdae_calculate_parameters(ModelInstance *inst);
+int mdae_compute(ModelInstance *inst);
+void mdae_get_states(const ModelData *d, double *x);
+void mdae_set_states(ModelData *d, const double *x);
+void mdae_get_derivatives(const ModelData *d, double *dx);
+void mdae_get_nominals(double *nominals);
+void mdae_event_indicators(const ModelData *d, double *z);
+int mdae_update_relations(ModelData *d);
+int mdae_update_samples(ModelData *d);
+void mdae_when_conditions(ModelData *d);
+int mdae_when_actions(ModelInstance *inst, const int *fire);
+int mdae_discrete_changed(const ModelData *d);
+double mdae_next_time_event(const ModelData *d);
+int mdae_init_residual(ModelInstance *inst, double *F);
+int mdae_check_assertions(ModelInstance *inst);
+double mdae_drift(const ModelData *d);
+int mdae_project(ModelInstance *inst);
+extern const int mdae_init_unknowns[];
+extern const int mdae_state_slots[];
+extern const unsigned char mdae_when_initial[];
+
+#endif

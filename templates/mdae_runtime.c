@@ -1,0 +1,339 @@
+/* mdae_fmu runtime: logging, dense LU, block solvers, Gauss-Newton, one event instant and the
+ * initialization driver. Hand-written, shipped unchanged in every FMU (docs/fmi-mapping.md).
+ * No global mutable state: everything goes through the ModelInstance. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mdae_model.h"
+
+static const char *const mdae_log_names[MDAE_NLOG] = {
+    "logEvents", "logStatusWarning", "logStatusDiscard", "logStatusError", "logStatusFatal",
+    "logStatusPending", "logAll"};
+
+void mdae_log(ModelInstance *inst, int category, fmi2Status status, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    if (!inst || !inst->cb.logger) return;
+    /* errors are always reported; the rest only when logging is on for that category */
+    if (status < fmi2Error && !(inst->logOn && (inst->logCat[category] || inst->logCat[LOG_ALL])))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    /* the message is passed as an argument, never as the format string */
+    inst->cb.logger(inst->cb.componentEnvironment, inst->instanceName, status,
+                    mdae_log_names[category], "%s", buf);
+}
+
+/* LU factorization with partial pivoting, in place, row-major. Returns the 1-based column
+ * of the first (numerically) zero pivot, 0 on success. */
+int mdae_lu_factor(int n, double *A, int *perm)
+{
+    int i, j, k;
+    double scale = 0.0;
+    for (i = 0; i < n * n; i++) scale = fmax(scale, fabs(A[i]));
+    for (i = 0; i < n; i++) perm[i] = i;
+    for (k = 0; k < n; k++) {
+        int p = k;
+        double best = fabs(A[k * n + k]);
+        for (i = k + 1; i < n; i++) {
+            double v = fabs(A[i * n + k]);
+            if (v > best) { best = v; p = i; }
+        }
+        if (!(best > 1e-14 * scale) || !isfinite(best)) return k + 1;
+        if (p != k) {
+            int t = perm[k]; perm[k] = perm[p]; perm[p] = t;
+            for (j = 0; j < n; j++) {
+                double s = A[k * n + j]; A[k * n + j] = A[p * n + j]; A[p * n + j] = s;
+            }
+        }
+        for (i = k + 1; i < n; i++) {
+            double f = A[i * n + k] / A[k * n + k];
+            A[i * n + k] = f;
+            for (j = k + 1; j < n; j++) A[i * n + j] -= f * A[k * n + j];
+        }
+    }
+    return 0;
+}
+
+/* Solve LU x = P b in place (b becomes x). */
+void mdae_lu_solve(int n, const double *LU, const int *perm, double *b)
+{
+    int i, j;
+    double *y = b + n; /* caller provides 2n doubles */
+    for (i = 0; i < n; i++) y[i] = b[perm[i]];
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++) y[i] -= LU[i * n + j] * y[j];
+    for (i = n - 1; i >= 0; i--) {
+        for (j = i + 1; j < n; j++) y[i] -= LU[i * n + j] * y[j];
+        y[i] /= LU[i * n + i];
+    }
+    memcpy(b, y, sizeof(double) * (size_t)n);
+}
+
+static void block_failure(ModelInstance *inst, int block, const char *why)
+{
+    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: block %d [%s]: %s", inst->d.time, block,
+             mdae_block_labels[block], why);
+}
+
+/* A u = c, assembled by the generated code, solved by LU with partial pivoting. */
+int mdae_linear_block(ModelInstance *inst, int n, const int *u,
+                      void (*system)(const ModelData *, double *, double *), int block)
+{
+    double *A = inst->work, *c = A + n * n;
+    int *perm = inst->iwork, k;
+    system(&inst->d, A, c);
+    if (mdae_lu_factor(n, A, perm)) {
+        block_failure(inst, block, "linear system is numerically singular");
+        return 1;
+    }
+    mdae_lu_solve(n, A, perm, c);
+    for (k = 0; k < n; k++) {
+        if (!isfinite(c[k])) {
+            block_failure(inst, block, "solution is not finite");
+            return 1;
+        }
+        inst->d.r[u[k]] = c[k];
+    }
+    return 0;
+}
+
+static double norm_inf(int n, const double *v)
+{
+    double m = 0.0;
+    int k;
+    for (k = 0; k < n; k++) {
+        if (!isfinite(v[k])) return INFINITY;
+        m = fmax(m, fabs(v[k]));
+    }
+    return m;
+}
+
+/* Damped Newton on F(u) = 0 with the analytic Jacobian; the current slot values are the
+ * initial guess. Step halving until the residual norm decreases (at most 12 halvings); at
+ * most MDAE_NEWTON_MAXIT iterations. Converged when the scaled step is below 1e-12 or the
+ * residual below 1e-14. */
+int mdae_newton_block(ModelInstance *inst, int n, const int *u,
+                      void (*residual)(const ModelData *, double *),
+                      void (*jacobian)(const ModelData *, double *), int block)
+{
+    ModelData *d = &inst->d;
+    double *J = inst->work, *F = J + n * n, *x0 = F + n, *dx = x0 + n; /* dx: 2n */
+    int *perm = inst->iwork, it, k, h;
+    double fn;
+    residual(d, F);
+    fn = norm_inf(n, F);
+    for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
+        double step = 0.0;
+        if (fn <= 1e-14) return 0;
+        if (!isfinite(fn)) break;
+        jacobian(d, J);
+        if (mdae_lu_factor(n, J, perm)) {
+            block_failure(inst, block, "Newton iteration: Jacobian is numerically singular");
+            return 1;
+        }
+        for (k = 0; k < n; k++) { x0[k] = d->r[u[k]]; dx[k] = F[k]; }
+        mdae_lu_solve(n, J, perm, dx);
+        for (h = 0; h <= 12; h++) {
+            double lambda = ldexp(1.0, -h), fnew;
+            for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
+            residual(d, F);
+            fnew = norm_inf(n, F);
+            if (fnew < fn || h == 12) { fn = fnew; break; }
+        }
+        for (k = 0; k < n; k++) step = fmax(step, fabs(dx[k]) / (1.0 + fabs(x0[k])));
+        if (step <= 1e-12 && fn <= 1e-8 * (1.0 + norm_inf(n, x0))) return 0;
+    }
+    if (isfinite(fn) && fn <= 1e-10) return 0;
+    {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "Newton iteration did not converge in %d iterations (residual %.3g)",
+                 MDAE_NEWTON_MAXIT, fn);
+        block_failure(inst, block, why);
+    }
+    return 1;
+}
+
+/* Damped Gauss-Newton on m residuals in n unknown Real slots with a forward-difference
+ * Jacobian: minimum-norm step J^T (J J^T)^-1 F when m <= n (the solution closest to the
+ * guess), least-squares step (J^T J)^-1 J^T F when m > n. Used for the initial system and
+ * for the projection onto the consistency equations (docs/fmi-mapping.md). */
+int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
+                      int (*residual)(ModelInstance *, double *), double tol,
+                      int maxit, const char *what)
+{
+    ModelData *d = &inst->d;
+    int p = m <= n ? m : n, it, i, j, k, h;
+    double *J = inst->work, *F = J + m * n, *F2 = F + m, *x0 = F2 + m, *dx = x0 + n,
+           *M = dx + n, *y = M + p * p; /* y: 2p */
+    int *perm = inst->iwork;
+    double fn;
+    if (residual(inst, F)) return 1;
+    fn = norm_inf(m, F);
+    for (it = 0; it < maxit && fn > tol; it++) {
+        for (k = 0; k < n; k++) x0[k] = d->r[u[k]];
+        for (j = 0; j < n; j++) {
+            double hstep = 1.4901161193847656e-08 * fmax(1.0, fabs(x0[j]));
+            d->r[u[j]] = x0[j] + hstep;
+            if (residual(inst, F2)) return 1;
+            d->r[u[j]] = x0[j];
+            for (i = 0; i < m; i++) J[i * n + j] = (F2[i] - F[i]) / hstep;
+        }
+        if (m <= n) {
+            for (i = 0; i < m; i++)
+                for (j = 0; j < m; j++) {
+                    double s = 0.0;
+                    for (k = 0; k < n; k++) s += J[i * n + k] * J[j * n + k];
+                    M[i * m + j] = s;
+                }
+            if (mdae_lu_factor(m, M, perm)) {
+                mdae_log(inst, LOG_ERROR, fmi2Error,
+                         "t = %.17g: %s: the equations are numerically dependent (rank "
+                         "deficient Jacobian)", d->time, what);
+                return 1;
+            }
+            for (i = 0; i < m; i++) y[i] = F[i];
+            mdae_lu_solve(m, M, perm, y);
+            for (k = 0; k < n; k++) {
+                double s = 0.0;
+                for (i = 0; i < m; i++) s += J[i * n + k] * y[i];
+                dx[k] = s;
+            }
+        } else {
+            for (i = 0; i < n; i++)
+                for (j = 0; j < n; j++) {
+                    double s = 0.0;
+                    for (k = 0; k < m; k++) s += J[k * n + i] * J[k * n + j];
+                    M[i * n + j] = s;
+                }
+            if (mdae_lu_factor(n, M, perm)) {
+                mdae_log(inst, LOG_ERROR, fmi2Error,
+                         "t = %.17g: %s: too few unknowns determine the equations (rank "
+                         "deficient Jacobian)", d->time, what);
+                return 1;
+            }
+            for (i = 0; i < n; i++) {
+                double s = 0.0;
+                for (k = 0; k < m; k++) s += J[k * n + i] * F[k];
+                y[i] = s;
+            }
+            mdae_lu_solve(n, M, perm, y);
+            for (k = 0; k < n; k++) dx[k] = y[k];
+        }
+        for (h = 0; h <= 20; h++) {
+            double lambda = ldexp(1.0, -h), fnew;
+            for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
+            if (residual(inst, F2)) return 1;
+            fnew = norm_inf(m, F2);
+            if (fnew < fn || h == 20) {
+                fn = fnew;
+                memcpy(F, F2, sizeof(double) * (size_t)m);
+                break;
+            }
+        }
+    }
+    if (!(fn <= tol)) {
+        mdae_log(inst, LOG_ERROR, fmi2Error,
+                 "t = %.17g: %s: Gauss-Newton did not converge (residual %.3g > %.3g)",
+                 d->time, what, fn, tol);
+        return 1;
+    }
+    return 0;
+}
+
+/* One event instant (theory note 9334-theory-algorithms §3.5(b), docs/fmi-mapping.md):
+ * left limits := current values; relations and samples un-frozen; schedule; when-conditions;
+ * actions of the branches whose condition rose; projection onto the consistency equations if
+ * drift was detected. Flags are exact: valuesChanged iff a state value changed. */
+int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
+{
+    ModelData *d = &inst->d;
+    int k, fired = 0, *fire = inst->iwork + MDAE_IWORK_FIRE;
+    double tnext;
+    mdae_get_states(d, inst->xbuf);
+    memcpy(d->pr, d->r, sizeof d->r);
+    memcpy(d->pi, d->i, sizeof d->i);
+    memcpy(d->pb, d->b, sizeof d->b);
+    memcpy(d->pcond, d->cond, sizeof d->cond);
+    mdae_update_relations(d);
+    mdae_update_samples(d);
+    if (mdae_compute(inst)) return 1;
+    mdae_when_conditions(d);
+    for (k = 0; k < MDAE_NWHEN; k++) {
+        fire[k] = d->cond[k] && !d->pcond[k];
+        fired |= fire[k];
+    }
+    if (fired) {
+        if (mdae_when_actions(inst, fire)) return 1;
+        if (mdae_compute(inst)) return 1;
+    }
+    if (MDAE_NCONS > 0 && (d->drift || mdae_drift(d) > MDAE_DRIFT_TOL)) {
+        mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: projection onto the consistency "
+                 "equations (drift %.3g)", d->time, mdae_drift(d));
+        if (mdae_project(inst)) return 1;
+        if (mdae_compute(inst)) return 1;
+    }
+    d->drift = 0;
+    if (mdae_check_assertions(inst)) return 1;
+    ev->valuesChanged = 0;
+    {
+        double *x = inst->xbuf + MDAE_DIM(MDAE_NX);
+        mdae_get_states(d, x);
+        for (k = 0; k < MDAE_NX; k++)
+            if (x[k] != inst->xbuf[k]) { ev->valuesChanged = 1; break; }
+    }
+    ev->newDiscreteStatesNeeded = fired || mdae_discrete_changed(d);
+    ev->terminateSimulation = d->terminate;
+    ev->nominalsChanged = 0;
+    tnext = mdae_next_time_event(d);
+    ev->nextEventTimeDefined = isfinite(tnext) ? 1 : 0;
+    ev->nextEventTime = isfinite(tnext) ? tnext : 0.0;
+    if (fired)
+        mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: when-clauses fired, states %s",
+                 d->time, ev->valuesChanged ? "changed" : "unchanged");
+    return 0;
+}
+
+/* fmi2ExitInitializationMode: parameters, initial system (damped Gauss-Newton, start values
+ * as the guess for free states), schedule, when-clauses on initial(), left limits. */
+int mdae_initialize_instance(ModelInstance *inst)
+{
+    ModelData *d = &inst->d;
+    int k, fired = 0, *fire = inst->iwork + MDAE_IWORK_FIRE;
+    d->initial = 1;
+    if (mdae_calculate_parameters(inst)) return 1;
+    for (k = 0; k < MDAE_NSAMPLE; k++) d->smp_last[k] = -INFINITY;
+    mdae_update_relations(d);
+    if (MDAE_NINIT_ROWS > 0) {
+        if (mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
+                              mdae_init_residual, MDAE_INIT_TOL, 100, "initial system"))
+            return 1;
+    }
+    if (mdae_compute(inst)) return 1;
+    mdae_update_relations(d);
+    if (mdae_compute(inst)) return 1;
+    mdae_when_conditions(d);
+    for (k = 0; k < MDAE_NWHEN; k++) {
+        fire[k] = d->cond[k] && mdae_when_initial[k]; /* only when-clauses on initial() */
+        fired |= fire[k];
+    }
+    memcpy(d->pr, d->r, sizeof d->r);
+    memcpy(d->pi, d->i, sizeof d->i);
+    memcpy(d->pb, d->b, sizeof d->b);
+    if (fired) {
+        if (mdae_when_actions(inst, fire)) return 1;
+        if (mdae_compute(inst)) return 1;
+    }
+    d->initial = 0;
+    mdae_when_conditions(d);
+    memcpy(d->pcond, d->cond, sizeof d->cond);
+    memcpy(d->pr, d->r, sizeof d->r);
+    memcpy(d->pi, d->i, sizeof d->i);
+    memcpy(d->pb, d->b, sizeof d->b);
+    return mdae_check_assertions(inst);
+}
