@@ -400,6 +400,58 @@ def cup_and_ball_elastic(stop: float = 2.0, p0=(0.0, 0.0), v0=(1.0, 0.0), e: flo
 
 
 # ----------------------------------------------------------------------------------------------
+# Westinghouse air brake (examples note §2.3), parameters of AirBrake.mo, constant input pb
+
+AIRBRAKE = dict(F1=1.0, F2=0.05, rho=1.0, V=1.0, P0=1.0, S=1.0, L=1.0, K=10.0, pb=1.0)
+
+
+def air_brake(stop: float = 10.0, pr0: float = 0.4, pt0: float = 0.5, q=AIRBRAKE):
+    """AirBrake.mo with the input pb held at its start value 1. Valve closed (fv = 0,
+    s = pt - pr > 0): x = S (pt - pr)/K and b = K x (l1, l2), m1 gives fcl = fb + fl, m2 with r
+    gives fch = -fl - rho V pt'/P0, and p1, p2 become a 2x2 linear system in (pr', pt') (with
+    x' = S (pt' - pr')/K), integrated by DOP853 (rtol 1e-12) until s = pt - pr reaches 0.
+    There the valve opens (left-limit guard); the residual pr - pt is 0, so the restart is
+    continuous (the "fake impulse" case, examples note §2.3.6-2.3.7). Valve open: pr = pt = p,
+    x = b = 0, p' = P0 F1 (pb - p)/(rho S L + rho V) (closed form), fv = rho V F1 (pb - p)/
+    (rho S L + rho V) >= 0 and s = -fv <= 0, so the valve stays open."""
+    F1, F2, rho, V, P0, S, L, K, pb = (q[k] for k in ("F1", "F2", "rho", "V", "P0", "S", "L",
+                                                       "K", "pb"))
+
+    def closed_rhs(_t, z):
+        pr, pt = z
+        x = S * (pt - pr) / K
+        fb, fl = F1 * (pb - pr), F2 * (pt - pr)
+        a = np.array([[rho * S * (-S / K * pr + (x - L)), rho * S * S / K * pr],
+                      [-rho * S * S / K * S * pt, rho * S * (S / K * S * pt + x) + rho * V]])
+        return np.linalg.solve(a, [-P0 * (fb + fl), -P0 * fl])
+
+    def opening(_t, z):
+        return z[1] - z[0]
+    opening.terminal = True
+    opening.direction = -1
+    sol = solve_ivp(closed_rhs, (0.0, stop), [pr0, pt0], method="DOP853", rtol=1e-12,
+                    atol=1e-14, events=opening, dense_output=True)
+    assert sol.success and sol.status == 1
+    te = float(sol.t_events[0][0])
+    pe = float(sol.y_events[0][0][1])          # pt at the opening (= pr up to 1e-14)
+    tau = (rho * S * L + rho * V) / (P0 * F1)
+
+    def state(t: float, side: str):
+        if t < te or (t == te and side == "left"):
+            pr, pt = (float(v) for v in sol.sol(t))
+            if t == te:
+                pr = pt = pe
+            x = S * (pt - pr) / K
+            return [pr, pt, x, K * x, F1 * (pb - pr), 0.0, F2 * (pt - pr), pt - pr]
+        p = pb + (pe - pb) * math.exp(-(t - te) / tau)
+        fv = rho * V * F1 * (pb - p) / (rho * S * L + rho * V)
+        return [p, p, 0.0, 0.0, F1 * (pb - p), fv, 0.0, -fv]
+
+    rows = [[t, *state(t, side)] for t, side in merge_events(grid(stop, 1000), [te])]
+    return ["time", "pr", "pt", "x", "b", "fb", "fv", "fl", "s"], rows, [te]
+
+
+# ----------------------------------------------------------------------------------------------
 # RLDC2 (examples note §2.4), consistent start values of RLDC2.mo
 
 
@@ -455,6 +507,9 @@ def main(outdir: Path = HERE) -> dict:
     cols, rows, ev = cup_and_ball_elastic()
     emit("CupAndBallElastic", cols, rows, ["CupAndBallElastic"],
          method="closed-form free flight + radial reflection", events=ev)
+    cols, rows, ev = air_brake()
+    emit("AirBrake", cols, rows, ["AirBrake"], events=ev, inputs={"AirBrake": "pb = 1 (start)"},
+         method="DOP853 rtol 1e-12 (valve closed) + closed form (valve open)")
     emit("RLDC2", *rldc2(), ["RLDC2"], method="closed form (mode FF throughout)")
     (outdir / "references.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     return index

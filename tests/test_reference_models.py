@@ -306,6 +306,38 @@ def test_cup_and_ball_elastic_radial_restitution():
         assert abs((vp[0] - vm[0]) * p[1] - (vp[1] - vm[1]) * p[0]) < 1e-12
 
 
+# --- air brake -------------------------------------------------------------------------------
+
+def test_air_brake_valve_opening_is_continuous_and_equations_hold():
+    F1, F2, rho, V, P0, S, L, K, pb = 1.0, 0.05, 1.0, 1.0, 1.0, 1.0, 1.0, 10.0, 1.0
+    c = columns("AirBrake")
+    t, pr, pt, x, b, fb, fv, fl, s = (c[k] for k in ("time", "pr", "pt", "x", "b", "fb", "fv",
+                                                     "fl", "s"))
+    (left, right), = event_pairs(c)
+    assert abs(b - S * (pt - pr)).max() < 1e-15 and abs(b - K * x).max() < 1e-15   # l1, l2
+    assert abs(fb - F1 * (pb - pr)).max() < 1e-15 and abs(fl - F2 * (pt - pr)).max() < 1e-15
+    assert np.all(fv[:left + 1] == 0.0) and np.all(s[:left] > 0.0) and s[left] == 0.0   # closed
+    assert np.all(s[:left + 1] == pt[:left + 1] - pr[:left + 1])
+    assert np.all(pr[right:] == pt[right:]) and np.all(fv[right:] > 0.0)              # open
+    assert np.all(s[right:] == -fv[right:])
+    for k in ("pr", "pt", "x", "b"):          # no state jumps at the physical switch
+        assert c[k][left] == c[k][right]
+    # m1, m2, r, p1, p2 by central differences on the smooth stretches
+    checked = 0
+    for i in range(1, len(t) - 1):
+        if t[i - 1] <= t[left] <= t[i + 1]:
+            continue
+        h = t[i + 1] - t[i - 1]
+        dpr, dpt, dx = ((c[k][i + 1] - c[k][i - 1]) / h for k in ("pr", "pt", "x"))
+        ft = rho * V / P0 * dpt
+        fcl = fb[i] - fv[i] + fl[i]
+        fch = fv[i] - fl[i] - ft
+        assert abs(rho * S * (dx * pr[i] + (x[i] - L) * dpr) + P0 * fcl) < 1e-4
+        assert abs(rho * S * (dx * S * pt[i] + x[i] * dpt) - P0 * fch) < 1e-4
+        checked += 1
+    assert checked > 990
+
+
 # --- RLDC2 -----------------------------------------------------------------------------------
 
 def test_rldc2_rows_satisfy_mode_ff_and_its_guards():
