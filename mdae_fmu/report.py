@@ -64,15 +64,18 @@ def render_text(model: Model, result: ModesReport) -> str:
                  + (f": {', '.join(result.discrete_equations)}" if result.discrete_equations
                     else "") + ")")
     guards = model.guards()
-    lines.append(f"  guards: {len(result.long_guards)} long (mode-defining), "
+    fixed = {t for t, _ in result.fixed_guards}
+    lines.append(f"  guards: {len(result.long_guards) - len(fixed)} long (mode-defining), "
                  f"{sum(g.kind == 'transient' for g in guards)} transient (when-conditions)")
     for t in result.long_guards:
-        lines.append(f"    long       {t}")
+        if t not in fixed:
+            lines.append(f"    long       {t}")
     for g in guards:
         if g.kind == "transient":
             lines.append(f"    transient  {expr_text(g.cond)}")
     for t, v in result.fixed_guards:
-        lines.append(f"    fixed      {t} = {'true' if v else 'false'}")
+        why = "event guard, false in long modes" if not v and "(" in t else "constant"
+        lines.append(f"    fixed      {t} = {'true' if v else 'false'} ({why})")
     lines.append(f"  modes: {len(result.modes)}")
     for m in result.modes:
         lines.append("")

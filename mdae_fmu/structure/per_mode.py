@@ -137,6 +137,7 @@ class VariableClasses:
     discrete: tuple[str, ...]       # Boolean / Integer / discrete Real / when-assigned Real
     inputs: tuple[str, ...]
     constants: tuple[str, ...]      # parameters and constants
+    types: Mapping[str, str] = field(default_factory=dict)   # declared type of every name
 
 
 def classify_variables(model: Model) -> VariableClasses:
@@ -155,34 +156,75 @@ def classify_variables(model: Model) -> VariableClasses:
             disc.append(v.name)
         else:
             cont.append(v.name)
-    return VariableClasses(tuple(cont), tuple(disc), tuple(inp), tuple(const))
+    return VariableClasses(tuple(cont), tuple(disc), tuple(inp), tuple(const),
+                           {v.name: v.type for v in model.variables})
 
 
-def defines_discrete(eq: Equation, discrete: frozenset[str]) -> bool:
-    """True for an equation that defines a discrete variable (e.g. a Boolean guard
-    ``g = time >= t1``): one side is a discrete variable, or the equation is Boolean-valued.
-    Such equations are not part of a mode's DAE."""
+def defines_discrete(eq: Equation, cls: VariableClasses) -> bool:
+    """True for an equation that defines a discrete variable, which is not part of a mode's
+    DAE: a Boolean or Integer equation (both sides non-Real, e.g. the guard definition
+    ``g = time >= t1`` or ``contact = x^2 + y^2 >= L^2``), or ``v = expr`` with v discrete and
+    no continuous unknown in expr (``pre(x)`` does not count). ``der(x) = n`` (n Integer) is a
+    Real equation of the DAE."""
     lhs, rhs = E.split_residual(eq.residual)
-    for side in (lhs, rhs):
-        if isinstance(side, E.Ref) and side.name in discrete:
-            return True
-        if _boolean_valued(side):
+    types = cls.types
+    if _expr_type(lhs, types) != "Real" and _expr_type(rhs, types) != "Real":
+        return True
+    disc = set(cls.discrete)
+    cont = set(cls.continuous)
+    for side, other in ((lhs, rhs), (rhs, lhs)):
+        if isinstance(side, E.Ref) and side.name in disc and \
+                not (set(E.derivative_orders(other)) & cont):
             return True
     return False
 
 
-def _boolean_valued(e: E.Expr) -> bool:
+_EVENT_OPS = ("edge", "change", "initial", "terminal", "sample")
+
+
+def _expr_type(e: E.Expr, types: Mapping[str, str]) -> str:
+    """Modelica type of an expression: "Boolean", "Integer" or "Real" (implicit Integer →
+    Real promotion in arithmetic with a Real)."""
     if isinstance(e, E.Const):
-        return isinstance(e.value, bool)
+        v = e.value
+        return "Boolean" if isinstance(v, bool) else ("Integer" if isinstance(v, int) else "Real")
+    if isinstance(e, E.Ref):
+        return types.get(e.name, "Real")
+    if isinstance(e, (E.Time, E.Der, E.Str)):
+        return "Real"
     if isinstance(e, E.BinOp):
-        return e.op in E.REL_OPS or e.op in E.BOOL_OPS
+        if e.op in E.REL_OPS or e.op in E.BOOL_OPS:
+            return "Boolean"
+        if e.op in ("/", "./", "^", ".^"):
+            return "Real"
+        a, b = _expr_type(e.left, types), _expr_type(e.right, types)
+        return "Integer" if a == b == "Integer" else "Real"
     if isinstance(e, E.UnOp):
-        return e.op == "not"
+        return "Boolean" if e.op == "not" else _expr_type(e.arg, types)
     if isinstance(e, E.Call):
-        return e.func in ("edge", "change", "initial", "terminal", "sample")
+        if e.func in _EVENT_OPS:
+            return "Boolean"
+        if e.func == "pre":
+            return _expr_type(e.args[0], types)
+        if e.func in ("integer", "div", "mod", "rem", "abs", "min", "max", "sign"):
+            ts = {_expr_type(a, types) for a in e.args}
+            return "Integer" if e.func in ("integer", "sign") or ts == {"Integer"} else "Real"
+        if e.func == "noEvent":
+            return _expr_type(e.args[0], types)
+        return "Real"
     if isinstance(e, E.If):
-        return _boolean_valued(e.then) and _boolean_valued(e.orelse)
-    return False
+        a, b = _expr_type(e.then, types), _expr_type(e.orelse, types)
+        if a == b:
+            return a
+        return "Real" if "Real" in (a, b) else "Integer"
+    return "Real"
+
+
+def is_event_guard(c: E.Expr) -> bool:
+    """A condition built with an event operator (``edge``, ``change``, ``initial``...) is
+    true for one instant only: a transient guard, false in every long mode (9334 §1.4
+    Def 30/31), even when written as an if-condition."""
+    return any(isinstance(n, E.Call) and n.func in _EVENT_OPS for n in E.walk(c))
 
 
 # --- guards: atoms, evaluation, contradictions ----------------------------------------------
@@ -314,11 +356,23 @@ def consistent_valuation(val: Mapping[E.Expr, bool]) -> bool:
     return all(_feasible(cs) for cs in groups.values())
 
 
+def fixed_guard_values(atoms: Sequence[E.Expr]) -> dict[E.Expr, bool]:
+    """Guards whose value is the same in every long mode: constants, and event guards
+    (``edge(c)``, ``initial()``...), which are false in long modes (`is_event_guard`)."""
+    fixed: dict[E.Expr, bool] = {}
+    for a in atoms:
+        if isinstance(a, E.Const) and isinstance(a.value, bool):
+            fixed[a] = a.value
+        elif is_event_guard(a):
+            fixed[a] = False
+    return fixed
+
+
 def enumerate_valuations(atoms: Sequence[E.Expr]) -> tuple[list[dict[E.Expr, bool]], dict]:
     """All consistent valuations of the guard atoms (depth-first, pruning contradictory
-    partial valuations), in the order true before false. Constant atoms are fixed facts and
+    partial valuations), in the order true before false. Fixed facts (`fixed_guard_values`)
     are not enumerated. Returns (valuations, fixed facts)."""
-    fixed = {a: a.value for a in atoms if isinstance(a, E.Const) and isinstance(a.value, bool)}
+    fixed = fixed_guard_values(atoms)
     free = [a for a in atoms if a not in fixed]
     out: list[dict[E.Expr, bool]] = []
 
@@ -390,10 +444,10 @@ def specialize(model: Model, valuation, include_discrete: bool = False) -> list[
     A literal whose condition the valuation does not decide raises KeyError.
     """
     val = _as_valuation(model, valuation)
-    discrete = frozenset(classify_variables(model).discrete)
+    cls = classify_variables(model)
     out = []
     for eq in model.equations:
-        if not include_discrete and defines_discrete(eq, discrete):
+        if not include_discrete and defines_discrete(eq, cls):
             continue
         enabled = True
         for lit in eq.guard:
@@ -420,6 +474,30 @@ def _where(eq: Equation) -> str:
     return f"{eq.id} ({eq.loc.short()})" if eq.loc is not None else eq.id
 
 
+def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
+                    absent_are_unknowns: bool = True
+                    ) -> tuple[WeightedGraph, list[str], tuple[str, ...]]:
+    """Weighted bipartite graph of a mode's equations over the continuous unknowns (theory 003
+    §6 A1): σ(e, x) = highest derivative order of x in e (`mdae_fmu.expr.derivative_orders`;
+    occurrences inside ``pre`` do not count). Returns (graph, unknowns in graph order, absent
+    unknowns), the unknowns keeping the order of ``continuous``; unknowns no equation mentions
+    are kept (as isolated vertices) only if ``absent_are_unknowns``."""
+    cont_set = set(continuous)
+    rows_by_name: list[dict[str, int]] = []
+    used: set[str] = set()
+    for eq in equations:
+        orders = E.derivative_orders(eq.residual)
+        row = {n: k for n, k in orders.items() if n in cont_set}
+        used.update(row)
+        rows_by_name.append(row)
+    unknowns = [n for n in continuous if n in used or absent_are_unknowns]
+    absent = tuple(n for n in continuous if n not in used)
+    vidx = {n: j for j, n in enumerate(unknowns)}
+    g = WeightedGraph.from_rows([{vidx[n]: k for n, k in r.items()} for r in rows_by_name],
+                                len(unknowns))
+    return g, unknowns, absent
+
+
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
@@ -432,17 +510,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     listed in ``absent``; it stays an unknown (so the mode is rejected: nothing determines it)
     unless ``absent_are_unknowns`` is false, in which case it is left out of the mode's DAE
     (the reading of theory 9334 §4.6, where such a variable is irrelevant in the mode)."""
-    cont_set = set(continuous)
-    rows_by_name: list[dict[str, int]] = []
-    for eq in equations:
-        orders = E.derivative_orders(eq.residual)
-        rows_by_name.append({n: k for n, k in orders.items() if n in cont_set})
-    used = set().union(*rows_by_name) if rows_by_name else set()
-    unknowns = [n for n in continuous if n in used or absent_are_unknowns]
-    absent = tuple(n for n in continuous if n not in used)
-    vidx = {n: j for j, n in enumerate(unknowns)}
-    g = WeightedGraph.from_rows([{vidx[n]: k for n, k in r.items()} for r in rows_by_name],
-                                len(unknowns))
+    g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns)
     res = sigma_method(g)
     eq_ids = [eq.id for eq in equations]
     base = dict(name=name, valuation=valuation, equations=tuple(eq_ids),
@@ -450,11 +518,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     if res.status == "singular":
         return _singular_mode(base, res.dm, equations, unknowns, name)
     c = {eq_ids[i]: int(v) for i, v in enumerate(res.c)}
-    d = {unknowns[j]: int(v) for j, v in enumerate(res.d)}
+    d = {unknowns[j]: int(v) for j, v in enumerate(res.d) if v >= 0}   # d < 0: in no equation
     index = max(c.values(), default=0)
     diff_index = index + (1 if any(v == 0 for v in d.values()) else 0)
-    states = tuple(Instance(n, k) for n in unknowns for k in range(d[n]))
-    leading = tuple(Instance(n, d[n]) for n in unknowns)
+    states = tuple(Instance(n, k) for n in unknowns if n in d for k in range(d[n]))
+    leading = tuple(Instance(n, d[n]) for n in unknowns if n in d)
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
     matching = res.matching.copy()
@@ -471,7 +539,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         under_v = tuple(unknowns[j] for j in dm.under_vars)
         diag = (f"mode {name}: {len(equations)} equations for {len(unknowns)} unknowns "
                 f"(fewer equations than unknowns): no equation determines "
-                f"{{{', '.join(str(Instance(unknowns[j], d[unknowns[j]])) for j in dm.under_vars)}}}"
+                f"{{{', '.join(str(Instance(unknowns[j], d.get(unknowns[j], 0))) for j in dm.under_vars)}}}"
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
     blocks = tuple(
         Block(tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),
@@ -542,14 +610,13 @@ def analyze_modes(model: Model, latent: bool = True,
         for n in E.refs(eq.residual):
             if n not in declared:
                 raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
-    discrete = frozenset(cls.discrete)
-    disc_eqs = tuple(eq.id for eq in model.equations if defines_discrete(eq, discrete))
+    disc_eqs = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
     dae_eqs = [eq for eq in model.equations if eq.id not in set(disc_eqs)]
     atoms = long_guard_atoms(model, dae_eqs)
     table = symbol_table(model)
     common = dict(model_name=model.name, symbols=table, unknowns=cls.continuous,
                   discrete_equations=disc_eqs, discrete=cls.discrete, inputs=cls.inputs)
-    fixed = {a: a.value for a in atoms if isinstance(a, E.Const)}
+    fixed = fixed_guard_values(atoms)
     n_free = len(atoms) - len(fixed)
     texts = tuple(expr_text(a) for a in atoms)
     if n_free > max_guards:
@@ -577,4 +644,5 @@ def analyze_modes(model: Model, latent: bool = True,
 __all__ = ["Instance", "LatentEquation", "Block", "ModeAnalysis", "ModesReport", "specialize",
            "analyze_modes", "analyze_mode", "classify_variables", "defines_discrete",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",
-           "symbol_table", "eq_label", "long_guard_atoms"]
+           "symbol_table", "eq_label", "long_guard_atoms", "signature_graph", "is_event_guard",
+           "fixed_guard_values"]

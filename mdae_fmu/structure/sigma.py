@@ -37,7 +37,7 @@ class SigmaResult:
 
     ``status``: ``"ok"`` (square, offsets found), ``"underdetermined"`` (fewer equations than
     unknowns but an equation-complete matching: offsets from Algorithm 2′, ``dm`` lists the
-    undetermined leading variables), ``"singular"`` (no complete / equation-complete matching:
+    undetermined leading variables; an unknown occurring in no equation has d = −1), ``"singular"`` (no complete / equation-complete matching:
     no offsets; ``dm`` is the DM decomposition of the original graph naming the culprits).
     ``matching[i]`` is the unknown matched to equation i (−1 if none); ``c``, ``d`` are the
     canonical (elementwise smallest) offsets, ``None`` when singular. ``value`` is Val(Σ),
@@ -278,8 +278,27 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
         c, d, sweeps = pryce_offsets(g, oi, hvt)
         value = int(d.sum() - c.sum())
         return SigmaResult("ok", hvt, c, d, None, value, sweeps, oi, hvt)
-    oi, oj, value = nonsquare_owners(g)
-    c, d, sweeps = pryce_offsets(g, oi, oj)
+    return _underdetermined(g)
+
+
+def _underdetermined(g: WeightedGraph) -> SigmaResult:
+    """A8 for n_e < n_v with an equation-complete matching. Unknowns occurring in no equation
+    are left out of the LP (A8 step 2): they get d = −1 and land in β_U."""
+    deg = np.bincount(g.indices, minlength=g.n_vars)
+    used = np.flatnonzero(deg > 0)
+    remap = np.full(g.n_vars, -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    g2 = WeightedGraph(g.n_eqs, len(used), g.indptr, remap[g.indices], g.weights)
+    if g2.n_eqs == g2.n_vars:
+        oi = np.arange(g.n_eqs, dtype=np.int64)
+        oj2 = highest_value_transversal(g2)
+    else:
+        oi, oj2, _ = nonsquare_owners(g2)
+    c, d2, sweeps = pryce_offsets(g2, oi, oj2)
+    value = int(d2.sum() - c.sum())
+    d = np.full(g.n_vars, -1, dtype=np.int64)
+    d[used] = d2
+    oj = used[oj2]
     tight = tight_edges(g, c, d)
     tg = g.subgraph(tight)
     dm = dulmage_mendelsohn(tg.adjacency(), g.n_vars)
