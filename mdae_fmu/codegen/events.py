@@ -11,8 +11,8 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
   does not, ``s`` being the signed distance (``a - b`` for > >=, ``b - a`` for < <=). At an
   event the relation is re-evaluated exactly, so it always changes at the located crossing,
   and ``z`` is never 0 after the event (pitfall 1 of the FMI note).
-* A relation of the form ``c1*time + c0 op 0`` with parameter coefficients is a *time
-  relation*: no indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
+* A relation of the form ``c1*time + c0 op 0`` whose coefficients are constant between
+  events (parameters, discrete variables, ``pre()`` values) is a *time relation*: no indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
   the relation is evaluated at ``time + eps`` (its right limit) at the event.
 * Relations between discrete quantities (Integers, Booleans, pre(), parameters) are not frozen:
   they only change at events anyway.
@@ -91,8 +91,9 @@ def classify_relation(rel, cm: CompiledModel) -> RelationPlan | None:
         return RelationPlan(rel, s, strict, "state")
     if t in syms:
         split = linear_split(s, t)
-        if split is not None and not (split[0].free_symbols - cm.parameter_symbols) \
-                and not (split[1].free_symbols - cm.parameter_symbols):
+        known = cm.event_constant_symbols
+        if split is not None and not (split[0].free_symbols - known) \
+                and not (split[1].free_symbols - known):
             a, b = split
             rising = True
             if a.is_number:

@@ -79,6 +79,7 @@ class CompiledModel:
     state_symbols: frozenset
     continuous_symbols: frozenset   # symbols whose value changes continuously in time
     parameter_symbols: frozenset
+    event_constant_symbols: frozenset   # constant between events: parameters, discrete, pre()
     dependencies: dict = field(default_factory=dict)        # FMI name -> tuple of FMI names
     guesses: dict = field(default_factory=dict)             # Real slot -> start guess
     default_experiment: tuple[float, float, float | None] | None = None
@@ -355,7 +356,10 @@ def compile_model(model: Model, report) -> CompiledModel:
         consistency=consistency, discrete_assignments=disc_assign,
         calculated_parameters=tuple(calc), discrete_real_slots=discrete_real_slots,
         state_symbols=state_symbols, continuous_symbols=continuous_symbols,
-        parameter_symbols=parameter_symbols)
+        parameter_symbols=parameter_symbols,
+        event_constant_symbols=frozenset(
+            parameter_symbols | {table.sym(n, 0) for n in discrete | when_assigned}
+            | {table.pre(v.name) for v in model.variables}))
     compiled.dependencies.update(_dependencies(compiled, state_names))
     compiled.guesses.update(guesses)
     return compiled
