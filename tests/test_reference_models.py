@@ -403,3 +403,25 @@ def test_guarded_clutch_ids_match_the_paper_labels():
     assert all(len(eqs[i].guard) == 1 and eqs[i].guard[0].cond == g for i in ("e3", "e4", "e5", "e6"))
     assert [eqs[i].guard[0].positive for i in ("e3", "e4", "e5", "e6")] == [True, True, False, False]
     assert m.var("g").causality == "input"
+
+
+def test_clutch_basic_imports_to_the_paper_equations():
+    """The importer's IR of ClutchBasic.mo is Figure 2, term by term (README id mapping)."""
+    fm = pytest.importorskip("mdae_fmu.importers.flat_modelica")
+    from mdae_fmu import expr as E
+    R, C, B = E.Ref, E.Const, E.BinOp
+    m = fm.load_modelica(REF / "ClutchBasic.mo")
+    expected = [
+        ("e1", B("-", E.Der(R("t")), C(1.0))),
+        ("e2", B("-", R("g"), B("and", B(">=", R("t"), R("t1")), B("<=", R("t"), R("t2"))))),
+        ("e3", B("-", B("*", R("j1"), E.Der(R("w1"))),
+                 B("+", B("*", E.UnOp("-", R("k1")), R("w1")), R("f1")))),
+        ("e4", B("-", B("*", R("j2"), E.Der(R("w2"))),
+                 B("+", B("*", E.UnOp("-", R("k2")), R("w2")), R("f2")))),
+        ("e5", E.If(R("g"), B("-", R("w1"), R("w2")), R("f1"))),
+        ("e6", B("+", R("f1"), R("f2"))),
+    ]
+    assert [(e.id, e.residual) for e in m.equations] == expected
+    assert all(e.guard == () for e in m.equations)
+    assert m.var("w1").start == R("w01") and m.var("w1").fixed is True
+    assert m.var("g").type == "Boolean" and m.var("g").variability == "discrete"
