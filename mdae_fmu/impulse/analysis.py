@@ -47,6 +47,8 @@ class OrderInfo:
     def text(self) -> str:
         if self.lo is None:
             return "-inf"
+        if self.lo <= -BOUND + 1e-6:
+            return f"<= {self.hi}"
         s = str(self.lo) if self.lo == self.hi else f"[{self.lo}, {self.hi}]"
         return s + (" or -inf" if self.may_vanish else "")
 
@@ -224,14 +226,17 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
     orders, forced, possible = {}, [], []
     for v in osys.vars:
         i = osys.index[v]
-        nz = osys.solve(extra_ub=extra, force_zero={i: 0})
-        may_vanish = osys.solve(extra_ub=extra, force_zero={i: 1}) is not None
-        if nz is None:
+        hi = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, -1.0))
+        if hi is None:
             orders[v] = OrderInfo(None, None, True)
             continue
+        hv = _as_fraction(hi.x[i])
+        if v in osys.alg and hv <= TOL:
+            orders[v] = OrderInfo(Fraction(int(-BOUND)), hv, True)
+            continue
         lo = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, 1.0))
-        hi = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, -1.0))
-        info = OrderInfo(_as_fraction(lo.x[i]), _as_fraction(hi.x[i]), may_vanish)
+        may_vanish = osys.solve(extra_ub=extra, force_zero={i: 1}) is not None
+        info = OrderInfo(_as_fraction(lo.x[i]), hv, may_vanish)
         orders[v] = info
         if v in osys.alg:
             if not may_vanish and info.lo > TOL:

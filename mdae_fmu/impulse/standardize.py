@@ -142,6 +142,13 @@ def _restart_eqs(problem: RestartProblem, level: str, solution: dict) -> tuple:
                 out.append(sp.Eq(r, solution[r]))
             else:
                 out.append(sp.Eq(r, left(j.name, k)))
+    # variables not known before the instant whose next instance it computes: that instance is
+    # their value after the Tick (e.g. the currents that become states of the new mode)
+    have = {j.name for j in problem.jets}
+    for s in problem.unknowns:
+        name, _, k = s.name.rpartition("@")
+        if name and name not in have and k == "1" and s in solution:
+            out.append(sp.Eq(right(name, 0), solution[s]))
     return tuple(out)
 
 
@@ -152,8 +159,21 @@ def _params_sub(params: dict) -> dict:
 def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
                 allow_numeric: bool = True) -> Standardized:
     """Algorithm ST (examples note §3.6): S0, then S1, S2, S3 in that order."""
-    impulse = impulse or impulse_analysis(problem)
     d = problem.d
+    if impulse is None:
+        # S0 first: a restart whose leading-order system is already structurally nonsingular
+        # (at jet level: the lower jets continuous) needs no impulse analysis (Theorem 67)
+        eqs, targets, others = _level_form(problem, "jet", None)
+        K0 = [leading_order(e, d) for e in eqs]
+        unk0 = targets + others
+        if all(k != 0 for k in K0) and _nonsingular(K0, unk0):
+            hint = {right(j.name, k): left(j.name, k) for j in problem.jets
+                    for k in range(max(j.m, 1))}
+            sol = _solve(K0, unk0, hint, problem.params) or {}
+            sol = {u: _tidy(e) for u, e in sol.items()}
+            return Standardized("S0", "jet", tuple(K0), tuple(unk0), sol,
+                                _restart_eqs(problem, "jet", sol), ())
+        impulse = impulse_analysis(problem)
     level = "jet" if impulse.jet_level else "shift"
     eqs, targets, others = _level_form(problem, level, impulse)
     imp = [s for s in impulse.impulsive]
@@ -164,8 +184,7 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
 
     def finish(method, K, unknowns, keep_out=()):
         sol = _solve(K, unknowns, hint, problem.params)
-        sol = {} if sol is None else {u: sp.simplify(e) for u, e in sol.items()
-                                      if u not in keep_out}
+        sol = {} if sol is None else {u: _tidy(e) for u, e in sol.items() if u not in keep_out}
         return Standardized(method, level, tuple(K), tuple(unknowns), sol,
                             _restart_eqs(problem, level, sol), imp_info, impulse, tuple(notes))
 
@@ -202,6 +221,11 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
     notes.append("restart computed by the numerical delta-scheme (RR-9334 §11.3)")
     return Standardized("S3", level, tuple(eqs), tuple(targets + others), {},
                         (), imp_info, impulse, tuple(notes))
+
+
+def _tidy(e: sp.Expr) -> sp.Expr:
+    """A cheap normal form of a restart expression."""
+    return sp.factor_terms(sp.cancel(e))
 
 
 def _gcd(a: int, b: int) -> int:

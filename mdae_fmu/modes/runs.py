@@ -132,10 +132,17 @@ def eq_label(k) -> str:
 
 
 def var_label(v: VarKey) -> str:
+    """Standard (derivative) reading of an instance: ``x``, ``der(x)``, ``der(x,2)``."""
     n, s = v
     if s == 0:
         return n
     return f"der({n})" if s == 1 else f"der({n},{s})"
+
+
+def inst_label(v: VarKey) -> str:
+    """Nonstandard (shift) reading of an instance: ``x``, ``x^o``, ``x^o2``."""
+    n, s = v
+    return n if s == 0 else (f"{n}^o" if s == 1 else f"{n}^o{s}")
 
 
 def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasure,
@@ -168,10 +175,10 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
             "E-RESTART-CONFLICT",
             f"{pair}, instant {instant_no}: equations {_eq_list(system, sorted(r2.over_eqs))} "
             f"conflict with values fixed by the previous instant and cannot be postponed",
-            tuple(sorted(var_label(v) for v in r2.over_vars)), tuple(sorted(r2.over_eqs)))
+            tuple(sorted(inst_label(v) for v in r2.over_vars)), tuple(sorted(r2.over_eqs)))
     if r2.under_vars:
         names = sorted({n for n, _ in r2.under_vars})
-        inst = ", ".join(var_label(v) for v in sorted(r2.under_vars))
+        inst = ", ".join(inst_label(v) for v in sorted(r2.under_vars))
         msg = (f"{pair}, instant {instant_no}: no equation determines the restart of "
                f"{{{', '.join(names)}}} (undetermined instances {inst}; equations involved "
                f"{_eq_list(system, sorted(r2.under_eqs))}"
@@ -356,7 +363,7 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
             "(transient equations are never erased)", (), res.culprits))
     if not res.b_U:
         if res.reason == "underdetermined":
-            names = sorted({var_label(v) for v in res.culprits})
+            names = sorted({inst_label(v) for v in res.culprits})
             msg = (f"{pair}: transient mode [{label}] is underdetermined: {{{', '.join(names)}}} "
                    "cannot be determined, not even with the latent equations of the following "
                    "long mode; provide an impact/restart law (e.g. a reinit in the when-clause) "

@@ -1,0 +1,107 @@
+"""Text and JSON renderings of the mode-change automaton (for ``mdae-fmu analyze``).
+
+What the report shows per mode change (brief of issue 5, item 4; theory §3.3): for every
+nonstandard instant until the steady configuration, the facts, the erased equations, the restart
+blocks with their shift-form formulas (``x@k`` is ``x^ok``, ``d`` the infinitesimal step), the
+impulsive variables with their impulse orders, and the standardized restart ``x+ = f(x-)``.
+"""
+
+from __future__ import annotations
+
+from .explore import Automaton, ModeChange
+
+
+def _eq_text(e) -> str:
+    return f"{e.lhs} = {e.rhs}"
+
+
+def describe_change(ch: ModeChange, indent: str = "  ") -> list[str]:
+    out = [f"{indent}{ch.src_label} -> {ch.dst_label}: "
+           + (f"{ch.n_instants} instant(s) until steady"
+              + (", impulsive" if ch.impulsive else "") if ch.accepted else "REJECTED")]
+    if not ch.accepted:
+        out.append(f"{indent}  {ch.diagnostic.message if ch.diagnostic else 'failed'}")
+        return out
+    for ri in ch.instants:
+        out.append(f"{indent}  instant {ri.index} [{ri.mode}]: erased "
+                   f"{{{', '.join(ri.erased)}}}, facts {{{', '.join(ri.facts)}}}")
+        for b in ri.blocks:
+            out.append(f"{indent}    block {{{', '.join(b.equations)}}} -> "
+                       f"{{{', '.join(b.unknowns)}}}")
+            if len(b.equations) > 1 or ri.erased:
+                for lab, f in zip(b.equations, b.formulas):
+                    out.append(f"{indent}      {lab}: 0 = {f}")
+        if ri.impulsive:
+            out.append(f"{indent}    impulsive: " + ", ".join(f"{v} (order {o})"
+                                                          for v, o in ri.impulsive))
+        if ri.method:
+            out.append(f"{indent}    standardized ({ri.method}, {ri.level} level): "
+                       + "; ".join(_eq_text(e) for e in ri.restart))
+        for n in ri.notes:
+            out.append(f"{indent}    note: {n}")
+    if ch.restart:
+        out.append(f"{indent}  restart: " + "; ".join(_eq_text(e) for e in ch.restart))
+    return out
+
+
+def describe_automaton(a: Automaton) -> str:
+    """Human-readable report of the modes and mode changes of an automaton."""
+    lines = [f"model {a.name}: {'ACCEPTED' if a.accepted else 'REJECTED'} "
+             f"(multimode analysis, erasure rule: {a.erasure})"]
+    lines.append("guards: " + ", ".join(f"{n} ({k})" for n, k in a.guards) if a.guards
+                 else "guards: none")
+    lines.append(f"modes ({len(a.modes)}):")
+    for m in a.modes:
+        if m.kind == "transient":
+            lines.append(f"  [{m.label}] transient")
+        elif not m.ok:
+            lines.append(f"  [{m.label}] FAILS: {m.diagnostic.message if m.diagnostic else ''}")
+        else:
+            lines.append(f"  [{m.label}] index {m.index}; states {{{', '.join(m.states)}}}; "
+                         f"latent {{{', '.join(m.latent)}}}; blocks "
+                         + " ; ".join("+".join(b) for b in m.blocks))
+    lines.append(f"mode changes ({len(a.changes)}), {len(a.configs)} configurations, "
+                 f"{len(a.edges)} explored runs:")
+    for ch in a.changes:
+        lines.extend(describe_change(ch))
+    if a.diagnostics:
+        lines.append("diagnostics:")
+        for d in a.diagnostics:
+            lines.append(f"  {d.code}: {d.message}")
+    return "\n".join(lines)
+
+
+def automaton_to_json(a: Automaton) -> dict:
+    """JSON-serializable form of an automaton (formulas as strings)."""
+    return {
+        "format": "mdae_fmu.automaton/1",
+        "model": a.name,
+        "accepted": a.accepted,
+        "erasure": a.erasure,
+        "guards": [{"name": n, "kind": k} for n, k in a.guards],
+        "initial_mode": None if a.initial_mode is None else list(a.initial_mode),
+        "modes": [{"label": m.label, "valuation": list(m.mode), "kind": m.kind, "ok": m.ok,
+                   "index": m.index, "states": list(m.states), "latent": list(m.latent),
+                   "blocks": [list(b) for b in m.blocks],
+                   "diagnostic": m.diagnostic.message if m.diagnostic else None}
+                  for m in a.modes],
+        "mode_changes": [{
+            "from": c.src_label, "to": c.dst_label, "accepted": c.accepted,
+            "instants_until_steady": c.n_instants, "impulsive": c.impulsive,
+            "diagnostic": c.diagnostic.message if c.diagnostic else None,
+            "restart": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in c.restart],
+            "instants": [{
+                "index": i.index, "mode": i.mode, "facts": list(i.facts),
+                "erased": list(i.erased),
+                "blocks": [{"equations": list(b.equations), "unknowns": list(b.unknowns),
+                            "formulas": list(b.formulas)} for b in i.blocks],
+                "impulsive": [{"variable": v, "order": o} for v, o in i.impulsive],
+                "standardization": i.method, "level": i.level,
+                "restart": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in i.restart],
+                "notes": list(i.notes)} for i in c.instants]}
+            for c in a.changes],
+        "configurations": len(a.configs),
+        "runs": len(a.edges),
+        "diagnostics": [{"code": d.code, "message": d.message, "variables": list(d.variables),
+                         "equations": [str(e) for e in d.equations]} for d in a.diagnostics],
+    }

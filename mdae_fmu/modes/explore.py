@@ -1,0 +1,346 @@
+"""Compile-time exploration of all runs: the mode-change automaton (RR-9334 §7.3.4, Figure 20).
+
+Theory note 9334-theory-algorithms §2.15: guards are oracles, so from every reachable
+configuration every mode is tried; each (configuration, mode) pair is one ExecRun (Algorithm 13,
+`mdae_fmu.modes.runs`). Self-loops are the continuous (long) modes, the other edges the steps of
+mode-change cascades. The model is accepted iff no explored pair fails; all failures are
+collected. Per mode change (a long mode left from its steady configuration for another mode,
+kept until the steady configuration of the new mode), the automaton records, for each
+nonstandard instant, the erased equations, the restart blocks as formulas, the impulsive
+variables with their orders (Algorithm IA) and the standardized restart (Algorithm ST).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..diagnostics import ModelRejected
+from ..ir import Model
+from .normalize import Mode, MultimodeSystem, normalize
+from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, continuation_mode, eq_label,
+                   exec_long, exec_transient, inst_label, sigma_of_mode, steady_config,
+                   var_label)
+
+MAX_CONFIGS = 20000
+MAX_CASCADE = 32
+
+
+@dataclass(frozen=True)
+class RestartBlock:
+    """One block of a restart instant: equations (labels and shift-form formulas) and unknowns."""
+    equations: tuple
+    unknowns: tuple
+    formulas: tuple
+
+
+@dataclass(frozen=True)
+class RestartInstant:
+    """One nonstandard instant of a mode change."""
+    index: int
+    mode: str
+    facts: tuple
+    erased: tuple
+    blocks: tuple
+    impulsive: tuple = ()          # (variable instance label, order text)
+    method: str = ""               # standardization route S0/S1/S2/S3 ("" if not standardized)
+    level: str = ""
+    restart: tuple = ()            # sympy Eq(x+, f(x-))
+    notes: tuple = ()
+    instant: Instant | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ModeChange:
+    """Leaving ``src`` (steady) for ``dst``; for a transient ``dst`` the cascade continues in its
+    continuation long mode. ``n_instants`` counts the instants until the steady configuration."""
+    src: Mode
+    dst: Mode
+    src_label: str
+    dst_label: str
+    instants: tuple
+    n_instants: int
+    accepted: bool
+    diagnostic: Diagnostic | None = None
+    restart: tuple = ()            # composed state restart over the cascade
+
+    @property
+    def impulsive(self) -> bool:
+        return any(i.impulsive for i in self.instants)
+
+
+@dataclass(frozen=True)
+class ModeInfo:
+    """Per-mode summary from the Sigma-method and the steady instant."""
+    mode: Mode
+    label: str
+    kind: str
+    ok: bool
+    index: int = 0
+    states: tuple = ()
+    latent: tuple = ()
+    blocks: tuple = ()
+    diagnostic: Diagnostic | None = None
+
+
+@dataclass(frozen=True)
+class Automaton:
+    """The mode-change automaton of a model (theory §2.15)."""
+    name: str
+    guards: tuple
+    modes: tuple
+    changes: tuple
+    configs: tuple
+    edges: tuple                    # (src config index, mode, dst config index or -1, Instant)
+    accepted: bool
+    diagnostics: tuple
+    erasure: str
+    initial_mode: Mode | None = None
+    system: MultimodeSystem | None = field(default=None, compare=False, repr=False)
+
+    def change(self, src_label: str, dst_label: str) -> ModeChange:
+        for c in self.changes:
+            if c.src_label == src_label and c.dst_label == dst_label:
+                return c
+        raise KeyError((src_label, dst_label))
+
+    def mode(self, label: str) -> ModeInfo:
+        for m in self.modes:
+            if m.label == label:
+                return m
+        raise KeyError(label)
+
+
+class _Explorer:
+    def __init__(self, system: MultimodeSystem, erasure: Erasure, literal: bool):
+        self.s = system
+        self.erasure = erasure
+        self.literal = literal
+        self._sig: dict[Mode, SigmaInfo] = {}
+        self._runs: dict[tuple, Instant] = {}
+
+    def sig(self, mode: Mode) -> SigmaInfo:
+        r = self._sig.get(mode)
+        if r is None:
+            r = self._sig[mode] = sigma_of_mode(self.s, mode)
+        return r
+
+    def run(self, cfg: Config, mode: Mode, pair: str = "", k: int = 0) -> Instant:
+        key = (cfg, mode)
+        r = self._runs.get(key)
+        if r is None or (not r.ok and pair):
+            if self.s.is_transient(mode):
+                r = exec_transient(self.s, cfg, mode, self.sig(continuation_mode(self.s, mode)),
+                                   self.erasure, pair, k, self.literal)
+            else:
+                r = exec_long(self.s, cfg, mode, self.sig(mode), self.erasure, pair, k)
+            self._runs[key] = r
+        return r
+
+    def candidate_modes(self, cfg: Config, modes: list[Mode]) -> list[Mode]:
+        out = []
+        for m in modes:
+            if any(m[i] for i in cfg.last_transient):
+                continue        # a rising edge is not true at two consecutive instants (§4.11)
+            out.append(m)
+        return out
+
+
+def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restricted",
+                      standardize: bool = True, simultaneous: bool = True,
+                      literal_lemma22: bool = False, max_configs: int = MAX_CONFIGS) -> Automaton:
+    """Explore every run of the model and build its mode-change automaton (theory §2.15).
+
+    * ``erasure``: conflict-erasure rule, "restricted" (default) or "canonical"
+      (docs/decisions.md);
+    * ``standardize``: run the impulse analysis and standardization of every mode-change instant
+      (`mdae_fmu.impulse`);
+    * ``simultaneous``: explore every (configuration, mode) pair (default); ``False`` restricts
+      mode changes to one guard at a time (Assumption 3, for large benchmark families);
+    * ``literal_lemma22``: Lemma 22 as printed in DiffArray (comparison only).
+
+    Raises `ModelRejected` only for guard fixpoints (E-FIXPOINT, at normalization); structural
+    failures are reported in ``Automaton.diagnostics`` with ``accepted = False``.
+    """
+    system = model if isinstance(model, MultimodeSystem) else normalize(model)
+    ex = _Explorer(system, erasure, literal_lemma22)
+    all_modes = system.modes()
+    long_modes = system.long_modes()
+    diagnostics: list[Diagnostic] = []
+    infos = []
+    steady: dict[Mode, Config] = {}
+    for m in all_modes:
+        kind = "transient" if system.is_transient(m) else "long"
+        if kind == "transient":
+            infos.append(ModeInfo(m, system.mode_label(m), kind, True))
+            continue
+        sg = ex.sig(m)
+        if not sg.ok:
+            infos.append(ModeInfo(m, system.mode_label(m), kind, False,
+                                  diagnostic=sg.diagnostic))
+            diagnostics.append(sg.diagnostic)
+            continue
+        cfg = steady_config(system, m, sg)
+        r = ex.run(cfg, m)
+        if not r.ok or r.next != cfg or r.erased:
+            diag = r.diagnostic or Diagnostic("E-INTERNAL", f"mode [{system.mode_label(m)}] has "
+                                              "no steady configuration (internal error)")
+            infos.append(ModeInfo(m, system.mode_label(m), kind, False, sg.index,
+                                  diagnostic=diag))
+            diagnostics.append(diag)
+            continue
+        steady[m] = cfg
+        states = tuple(var_label((n, k)) for n, d in sorted(sg.d.items()) for k in range(d))
+        latent = tuple(eq_label((e, k)) for e, c in sorted(sg.c.items()) for k in range(1, c + 1))
+        blocks = tuple(tuple(eq_label(k) for k in b.equations) for b in r.blocks)
+        infos.append(ModeInfo(m, system.mode_label(m), kind, True, sg.index, states, latent,
+                              blocks))
+
+    # --- full exploration of (configuration, mode) pairs ------------------------------------
+    configs: list[Config] = []
+    cindex: dict[Config, int] = {}
+    edges = []
+
+    def cid(c: Config) -> int:
+        if c not in cindex:
+            cindex[c] = len(configs)
+            configs.append(c)
+        return cindex[c]
+
+    work = [cfg for m, cfg in sorted(steady.items())]
+    for c in work:
+        cid(c)
+    failures: dict[tuple, Diagnostic] = {}
+    if simultaneous:
+        while work:
+            c = work.pop(0)
+            for m in ex.candidate_modes(c, all_modes):
+                if not system.is_transient(m) and not ex.sig(m).ok:
+                    continue
+                r = ex.run(c, m, f"in mode [{system.mode_label(m)}] from configuration "
+                                 f"C{cindex[c]}")
+                if not r.ok:
+                    edges.append((cindex[c], m, -1, r))
+                    failures.setdefault((c, m), r.diagnostic)
+                    continue
+                new = r.next not in cindex
+                edges.append((cindex[c], m, cid(r.next), r))
+                if new:
+                    if len(configs) > max_configs:
+                        diagnostics.append(Diagnostic(
+                            "E-EXPLORE-BOUND", f"more than {max_configs} configurations: the "
+                            "reconciliation after some mode change does not terminate"))
+                        work = []
+                        break
+                    work.append(r.next)
+
+    # --- mode changes: cascades from each steady long mode ------------------------------------
+    changes = []
+    for src, c0 in sorted(steady.items()):
+        for dst in all_modes:
+            if dst == src:
+                continue
+            if not simultaneous and sum(a != b for a, b in zip(src, dst)) > 1:
+                continue
+            if system.is_transient(dst) or ex.sig(dst).ok:
+                changes.append(_cascade(ex, src, dst, c0, steady, standardize))
+    for ch in changes:
+        if not ch.accepted and ch.diagnostic is not None:
+            diagnostics.append(ch.diagnostic)
+    if simultaneous:
+        reported = {(d.code, d.variables, d.equations) for d in diagnostics}
+        for (c, m), dg in failures.items():
+            key = None if dg is None else (dg.code, dg.variables, dg.equations)
+            if dg is not None and key not in reported:
+                # a failure reached only through a guard change in the middle of a cascade
+                diagnostics.append(dg)
+                reported.add(key)
+    # de-duplicate messages, keep order
+    seen, diags = set(), []
+    for dg in diagnostics:
+        if dg.message not in seen:
+            seen.add(dg.message)
+            diags.append(dg)
+    accepted = not diags or all(d.code.startswith("W") for d in diags)
+    return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), tuple(infos),
+                     tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
+                     erasure, system.initial_mode(), system)
+
+
+def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardize) -> ModeChange:
+    """Run ``dst`` from the steady configuration of ``src`` until a steady configuration
+    (theory §3.3 items 1-8); a transient ``dst`` lasts one instant, then its continuation."""
+    s = ex.s
+    pair = f"when switching {s.mode_label(src)} -> {s.mode_label(dst)}"
+    cfg, mode = c0, dst
+    instants = []
+    runs = []
+    for k in range(MAX_CASCADE):
+        r = ex.run(cfg, mode, pair, k)
+        if not r.ok:
+            return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(instants),
+                              len(instants), False, r.diagnostic)
+        if k > 0 and not s.is_transient(mode) and r.next == cfg and not r.erased:
+            break           # steady configuration of the (new) long mode
+        runs.append(r)
+        instants.append(r)
+        cfg = r.next
+        if s.is_transient(mode):
+            mode = continuation_mode(s, mode)
+    else:
+        return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), (), 0, False,
+                          Diagnostic("E-CASCADE-INFINITE", f"{pair}: no steady configuration "
+                                     f"after {MAX_CASCADE} instants"))
+    out = [_describe_instant(ex, k, r, standardize) for k, r in enumerate(runs)]
+    restart = _compose([ri.restart for ri in out]) if standardize else ()
+    return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
+                      True, None, restart)
+
+
+def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> RestartInstant:
+    from .restart import restart_problem
+    from .shiftform import ShiftForm
+    s = ex.s
+    sf = getattr(ex, "_sf", None)
+    if sf is None:
+        sf = ex._sf = ShiftForm(s)
+    blocks = tuple(RestartBlock(tuple(eq_label(q) for q in b.equations),
+                                tuple(inst_label(v) for v in b.unknowns),
+                                tuple(str(sf.equation(q)) for q in b.equations))
+                   for b in r.blocks)
+    base = dict(index=k, mode=s.mode_label(r.mode), facts=tuple(eq_label(q) for q in
+                                                                  sorted(r.facts)),
+                erased=tuple(eq_label(q) for q in sorted(r.erased)), blocks=blocks, instant=r)
+    if not standardize:
+        return RestartInstant(**base)
+    from ..impulse.analysis import impulse_analysis
+    from ..impulse.standardize import standardize as st
+    prob = restart_problem(sf, r, f"instant {k}")
+    ia = impulse_analysis(prob)
+    res = st(prob, ia)
+    imp = tuple((_inst_label(sf, sym), txt) for sym, txt in res.impulsive)
+    return RestartInstant(**base, impulsive=imp, method=res.method, level=res.level,
+                          restart=res.restart, notes=res.notes)
+
+
+def _inst_label(sf, sym) -> str:
+    inst = sf.instance(sym)
+    return inst_label(inst) if inst else str(sym)
+
+
+def _compose(maps: list[tuple]) -> tuple:
+    """Compose per-instant state restarts ``x+ = f(x-)`` over a cascade: the right limits of an
+    instant are the left limits of the next (the standard reading of Tick)."""
+    total: dict = {}
+    for eqs in maps:
+        step = {e.lhs: e.rhs for e in eqs}
+        if not total:
+            total = dict(step)
+            continue
+        back = {sp.Symbol(str(l)[:-1] + "-", real=True): v for l, v in total.items()}
+        new = dict(total)
+        for l, v in step.items():
+            new[l] = sp.simplify(v.xreplace(back))
+        total = new
+    return tuple(sp.Eq(l, v) for l, v in total.items())
