@@ -18,6 +18,7 @@ import sympy as sp
 
 from ..diagnostics import ModelRejected
 from ..ir import Model
+from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, continuation_mode, eq_label,
                    exec_long, exec_transient, inst_label, sigma_of_mode, steady_config,
@@ -197,6 +198,21 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
         infos.append(ModeInfo(m, system.mode_label(m), kind, True, sg.index, states, latent,
                               blocks))
 
+    for m in all_modes:
+        if system.is_transient(m):
+            chain = continuations(system, m)
+            if not chain.finite:
+                diagnostics.append(Diagnostic(
+                    "E-CASCADE-INFINITE", f"transient mode [{system.mode_label(m)}]: the events "
+                    + " -> ".join("{" + ", ".join(g) + "}" for g, _ in chain.steps)
+                    + " can re-trigger each other forever (Assumption 4 fails): each resets "
+                    "variables the next one reads", tuple(v for _, xs in chain.steps for v in xs)))
+    init = system.initial_mode()
+    if init is not None and init in steady:
+        dg = initialization_check(system, init, ex.sig(init))
+        if dg is not None:
+            diagnostics.append(dg)
+
     # --- full exploration of (configuration, mode) pairs ------------------------------------
     configs: list[Config] = []
     cindex: dict[Config, int] = {}
@@ -266,6 +282,66 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), tuple(infos),
                      tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
                      erasure, system.initial_mode(), system)
+
+
+def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
+    """Initialization diagnostic (theory §2.15 [D], examples note §2.4.4): the initial mode's
+    index-reduced system with the ``fixed`` start values as equations must not be
+    over-determined; otherwise the published start values are inconsistent with the mode."""
+    from .graphs import dm
+    from .runs import eq_vars
+    model = system.model
+    if model is None:
+        return None
+    fixed = sorted(v.name for v in model.variables
+                   if v.fixed and v.start is not None and v.name in set(system.unknowns))
+    occ = {}
+    for e in system.enabled(mode):
+        for k in range(sig.c[e.id] + 1):
+            occ[(e.id, k)] = eq_vars(e, k)
+    for n in fixed:
+        occ[("start(" + n + ")", 0)] = frozenset({(n, 0)})
+    unknowns = {v for vs in occ.values() for v in vs}
+    r = dm(occ, occ, unknowns)
+    if not r.over_eqs:
+        return None
+    starts = sorted(k[0][6:-1] for k in r.over_eqs if k[0].startswith("start("))
+    eqs = sorted(eq_label(k) for k in r.over_eqs if not k[0].startswith("start("))
+    if not starts or _consistent_starts(system, model, r.over_eqs, fixed):
+        return None
+    return Diagnostic(
+        "W-INIT-INCONSISTENT", f"initialization: the start values fixed for {{{', '.join(starts)}}} "
+        f"over-determine the initial mode [{system.mode_label(mode)}] together with its "
+        f"consistency equations {{{', '.join(eqs)}}}; fix fewer start values or choose "
+        "consistent ones", tuple(starts), tuple(eqs))
+
+
+def _consistent_starts(system, model, over_eqs, fixed) -> bool:
+    """Numerical check of the over-determined initialization equations that involve no
+    derivative: with the fixed start values and the parameters, do they have a solution?"""
+    import numpy as np
+    from scipy.optimize import least_squares
+
+    from .. import expr as E
+    from .shiftform import ShiftForm, parameter_values
+    sf = ShiftForm(system)
+    eqs = [k for k in over_eqs if not k[0].startswith("start(") and k[1] == 0
+           and all(o == 0 for _, o in system.equation(k[0]).orders)]
+    if not eqs:
+        return False
+    vals = {sp.Symbol(n, real=True): v for n, v in parameter_values(system).items()}
+    for n in fixed:
+        st = model.var(n).start
+        if not isinstance(st, E.Const):
+            return False
+        vals[sf.X(n, 0)] = float(st.value)
+    exprs = [sf.equation(k).xreplace(vals) for k in eqs]
+    free = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
+    if not free:
+        return all(abs(float(e)) < 1e-9 for e in exprs)
+    f = sp.lambdify([free], exprs, "numpy")
+    res = least_squares(lambda x: np.asarray(f(x), dtype=float).ravel(), np.zeros(len(free)))
+    return float(np.max(np.abs(res.fun))) < 1e-8
 
 
 def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardize) -> ModeChange:

@@ -1,0 +1,69 @@
+"""Continuations of transient modes and the static bound on cascades of events.
+
+Theory note 9334-theory-algorithms §1.9 and §2.12 [R]:
+
+* ``X(mu)``, the variables a transient mode *resets*: those whose next instance is defined by an
+  equation enabled only when a transient guard is true (a reinit, or a when-equation mentioning
+  ``x^o``), as in Example 47;
+* ``M(Y)``, the transient guards whose definition reads (directly or through a derivative) a
+  variable of Y;
+* ``Continuations(mu_0)``: ``M_0`` = the transient guards true in mu_0, ``M_k = M(X(M_(k-1)))``
+  minus the guards of ``M_(k-1)`` (a rising edge cannot hold at two consecutive instants,
+  §4.11); the chain must reach the empty set within ``|Gamma_transient| + 1`` steps
+  (Assumption 4), otherwise E-CASCADE-INFINITE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .normalize import Mode, MultimodeSystem
+
+
+@dataclass(frozen=True)
+class ContinuationChain:
+    steps: tuple          # ((guard names), (reset variables)) per step
+    finite: bool
+
+
+def reset_variables(system: MultimodeSystem, guards: frozenset) -> frozenset:
+    """``X(M)`` for the transient guards ``guards`` (indices)."""
+    out = set()
+    for e in system.equations:
+        lits = [i for i, p in e.guard if p and system.guards[i].kind == "transient"]
+        if not lits or not set(lits) <= set(guards):
+            continue
+        if e.reinit:
+            out.add(e.reinit)
+        else:
+            out.update(n for n, k in e.orders if k >= 1)
+    return frozenset(out)
+
+
+def triggered_by(system: MultimodeSystem, variables: frozenset) -> frozenset:
+    """``M(Y)``: transient guards whose definition reads a variable of Y."""
+    return frozenset(i for i, g in enumerate(system.guards)
+                     if g.kind == "transient" and (g.reads | _pre_reads(g)) & variables)
+
+
+def _pre_reads(g) -> set:
+    from .. import expr as E
+    return E.refs(g.definition)
+
+
+def continuations(system: MultimodeSystem, mode: Mode) -> ContinuationChain:
+    """The chain ``M_0, M_1, ...`` of a transient mode (§2.12) and whether it terminates."""
+    cur = frozenset(i for i, (g, v) in enumerate(zip(system.guards, mode))
+                    if v and g.kind == "transient")
+    n_tr = sum(g.kind == "transient" for g in system.guards)
+    steps = []
+    for _ in range(n_tr + 2):
+        xs = reset_variables(system, cur)
+        steps.append((tuple(system.guards[i].name for i in sorted(cur)), tuple(sorted(xs))))
+        if not xs:
+            return ContinuationChain(tuple(steps), True)
+        nxt = triggered_by(system, xs) - cur
+        if not nxt:
+            return ContinuationChain(tuple(steps), True)
+        cur = nxt
+    return ContinuationChain(tuple(steps), False)
