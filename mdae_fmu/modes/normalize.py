@@ -218,10 +218,12 @@ def normalize(model: Model) -> MultimodeSystem:
     gindex: dict[tuple, int] = {}
     # a condition used by a when-clause is transient everywhere it appears: `if not g` next to
     # `when g` speaks of the transient mode (examples note §2.2.6, Figure 10; docs/decisions.md)
-    when_atoms = {_strip_not(b.condition)[0] for w in model.whens for b in w.branches}
+    when_atoms = {_unedge(_strip_not(b.condition)[0]) for w in model.whens for b in w.branches}
 
     def guard_of(cond: E.Expr, kind: str, loc) -> tuple[int, bool]:
         atom, pos = _strip_not(cond)
+        if isinstance(atom, E.Call) and atom.func == "edge" and len(atom.args) == 1:
+            atom, kind = atom.args[0], "transient"      # `if edge(c)`: the rising edge of c
         if atom in when_atoms:
             kind = "transient"
         key = (kind, atom)
@@ -234,7 +236,7 @@ def normalize(model: Model) -> MultimodeSystem:
                 if isinstance(atom, E.Ref):
                     init = _start_bool(model, atom.name)
             if kind == "transient":
-                name = f"when {name}"
+                name = f"edge({name})"
                 init = False
             gindex[key] = len(guards)
             guards.append(Guard(name, atom, definition, kind, init,
@@ -278,6 +280,12 @@ def normalize(model: Model) -> MultimodeSystem:
     notes = check_guard_fixpoints(system, model)
     return MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
                            constants, model, tuple(notes))
+
+
+def _unedge(c: E.Expr) -> E.Expr:
+    if isinstance(c, E.Call) and c.func == "edge" and len(c.args) == 1:
+        return c.args[0]
+    return c
 
 
 def _dedupe(lits):

@@ -301,7 +301,8 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
     """Algorithm 11 DiffArray for one transient instant followed by its continuation long mode
     (theory §2.11, K = 0): phase 1 on the transient equations alone, phase 2 appending
     ``n_inf`` shifted copies of the continuation's index-reduced system, where only its
-    consistency part may be erased. Returns ``(EQResult, occ)``."""
+    consistency part may be erased. Returns ``(EQResult, occ, long equations that gave way to
+    the transient ones)``."""
     enabled = system.enabled(mode)
     f0 = {(e.id, 0) for e in enabled}
     occ = {k: eq_vars(system.equation(k[0]), k[1]) for k in f0}
@@ -309,10 +310,14 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
     X = vars0 - cfg.known
     Y = vars0 & cfg.known
     res = exist_quantif(f0, occ, X, set(), Y, literal)
+    if res.b_O and not res.b_U and res.reason == "X over-determined given Y":
+        res, gone = _yield_to_reinit(system, f0, occ, X, Y, res, literal)
+        if gone:
+            return res, occ, gone
     if not res.b_O or res.b_U:
-        return res, occ
+        return res, occ, frozenset()
     if not cont_sig.ok:
-        return EQResult(True, False, reason="continuation mode structurally singular"), occ
+        return EQResult(True, False, reason="continuation mode structurally singular"), occ, frozenset()
     cont = continuation_mode(system, mode)
     n_inf = n_inf if n_inf is not None else cont_sig.index + 1
     rows, cons = set(), set()
@@ -337,13 +342,33 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
             break
         if not r.over_eqs <= cons:
             return EQResult(False, False, reason="overdetermined",
-                            culprits=tuple(sorted(r.over_eqs))), occ
+                            culprits=tuple(sorted(r.over_eqs))), occ, frozenset()
         A -= r.over_eqs
     res2 = exist_quantif(A, occ, X, W, Y, literal)
     if res2.b_O and res2.b_U:
         # only the transient rows (and latent rows that involve X only) are solved now
-        return res2, occ
-    return (res2 if res2.reason != "underdetermined" else res), occ
+        return res2, occ, frozenset()
+    return (res2 if res2.reason != "underdetermined" else res), occ, frozenset()
+
+
+def _yield_to_reinit(system, f0, occ, X, Y, res, literal):
+    """A transient instant over-determined given the past: the continuous (long) equations
+    give way to the transient ones (a reinit overrides the dynamics of its variable, e.g. the
+    bouncing ball's ``der(v) = -g`` at the bounce), never the reverse: the smallest set of
+    long equations of the over-determined part whose removal makes the instant well-posed
+    (docs/decisions.md, "reinit at a transient instant")."""
+    def transient_only(k):
+        return any(p and system.guards[i].kind == "transient"
+                   for i, p in system.equation(k[0]).guard)
+    cands = sorted(k for k in res.culprits if not transient_only(k))
+    for size in range(1, len(cands) + 1):
+        for combo in itertools.combinations(cands, size):
+            rest = set(f0) - set(combo)
+            vars_ = {v for k in rest for v in occ[k]}
+            r = exist_quantif(rest, occ, X & vars_, set(), Y & vars_, literal)
+            if r.b_O and r.b_U:
+                return r, frozenset(combo)
+    return res, frozenset()
 
 
 def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: SigmaInfo,
@@ -355,7 +380,7 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
     enabled = system.enabled(mode)
     ids = {e.id for e in enabled}
     facts = frozenset(k for k in cfg.context if k[0] in ids)
-    res, occ = diff_array(system, cfg, mode, cont_sig, literal=literal)
+    res, occ, gave_way = diff_array(system, cfg, mode, cont_sig, literal=literal)
     if not res.b_O:
         return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
             "E-TRANSIENT-OVER", f"{pair}: at transient mode [{label}] the equations "
@@ -377,6 +402,7 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
     unknowns = {v for k in keys for v in occ[k]} - cfg.known
     erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure,
                                       {k[0]: 1 for k in res.Fbar_sig}, pair, instant_no)
+    erased = erased | gave_way
     if diag is not None:
         return Instant(mode, "transient", False, cfg.known, facts, erased, diagnostic=diag)
     return _finish(system, cfg, mode, "transient", facts, erased, r2, occ)
