@@ -212,6 +212,38 @@ def test_sparse_and_dense_hvt_agree(monkeypatch):
         monkeypatch.setattr(S, "_DENSE_MAX", 400)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 25), st.floats(0.0, 0.4), st.integers(0, 4), st.integers(0, 10**6))
+def test_three_hvt_methods_agree(n, density, max_sigma, seed):
+    """Dense LSA, the vectorized primal–dual method and LAPJVsp give transversals of the same
+    (maximum) value, and Pryce's offsets from each are identical (canonical, 003 §9 test 11)."""
+    rows = random_regular(random.Random(seed), n, density, max_sigma)
+    g = graph(rows, n)
+    dense = highest_value_transversal(g)
+    pd, decided = S._hvt_primal_dual(g)
+    lap = S._hvt_lapjvsp(g)
+    assert decided
+    val = lambda m: sum(rows[i][m[i]] for i in range(n))
+    assert sorted(pd.tolist()) == list(range(n)) and sorted(lap.tolist()) == list(range(n))
+    assert val(dense) == val(pd) == val(lap)
+    offs = [pryce_offsets(g, np.arange(n), m)[:2] for m in (dense, pd, lap)]
+    for c, d in offs[1:]:
+        assert (c == offs[0][0]).all() and (d == offs[0][1]).all()
+
+
+def test_primal_dual_gives_up_to_lapjvsp(monkeypatch):
+    monkeypatch.setattr(S, "_PD_MAX_PHASES", 1)
+    monkeypatch.setattr(S, "_DENSE_MAX", 0)
+    g = graph(PENDULUM)
+    assert S._hvt_primal_dual(g) == (None, False)
+    r = sigma_method(g)
+    assert r.c.tolist() == [0, 0, 2]
+    # and a singular graph is recognised by the primal-dual method itself
+    assert S._hvt_primal_dual(graph([{0: 1, 1: 0}, {0: 0}, {0: 2}], 2 + 1)) == (None, True)
+    # square, every unknown used, no complete matching: δ = ∞ in the first phase
+    assert S._hvt_primal_dual(graph([{0: 0}, {0: 1}, {0: 0, 1: 0, 2: 0}], 3)) == (None, True)
+
+
 def test_no_transversal_returns_none(monkeypatch):
     g = graph([{0: 1}, {0: 0}], 2)
     assert highest_value_transversal(g) is None

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sps
 from scipy.optimize import linear_sum_assignment
-from scipy.sparse.csgraph import connected_components, min_weight_full_bipartite_matching
+from scipy.sparse.csgraph import (breadth_first_order, connected_components,
+                                  maximum_bipartite_matching, min_weight_full_bipartite_matching)
 
 from .graph import DM, WeightedGraph, dulmage_mendelsohn, matching_csr
 
@@ -65,8 +66,9 @@ def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
     ``result[i]`` = unknown of equation i, or None when no complete matching exists.
 
     Dense `linear_sum_assignment` for small systems (non-edges forbidden by a large cost and
-    checked afterwards); for large ones `min_weight_full_bipartite_matching` on weights σ + 1,
-    so that no weight is an explicit zero (which scipy would drop: 9334 §2.5 pitfall).
+    checked afterwards); for large sparse ones the vectorized primal–dual method
+    (`_hvt_primal_dual`), falling back to scipy's LAPJVsp (`_hvt_lapjvsp`) if that needs
+    unusually many phases.
     """
     n = g.n_eqs
     if n != g.n_vars:
@@ -84,6 +86,16 @@ def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
         out = np.empty(n, dtype=np.int64)
         out[r] = cidx
         return out
+    out, decided = _hvt_primal_dual(g)
+    if decided:
+        return out
+    return _hvt_lapjvsp(g)
+
+
+def _hvt_lapjvsp(g: WeightedGraph) -> np.ndarray | None:
+    """HVT by scipy's LAPJVsp on weights σ + 1 (maximize), so that no weight is an explicit
+    zero, which scipy would drop (9334 §2.5 pitfall)."""
+    n = g.n_eqs
     m = sps.csr_matrix(((g.weights + 1).astype(np.float64), g.indices, g.indptr), shape=(n, n))
     try:
         r, cidx = min_weight_full_bipartite_matching(m, maximize=True)
@@ -92,6 +104,63 @@ def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
     out = np.empty(n, dtype=np.int64)
     out[r] = cidx
     return out
+
+
+_PD_MAX_PHASES = 256
+
+
+def _hvt_primal_dual(g: WeightedGraph) -> tuple[np.ndarray | None, bool]:
+    """Highest-value transversal by the Hungarian primal–dual method with whole-phase dual
+    updates (the LP (57)/(61) pair of theory 003 §4.4), vectorized for large sparse systems.
+
+    Start from the dual c = 0, d_j = max_i σ_ij (feasible: d_j − c_i ≥ σ_ij). Each phase takes
+    a maximum matching of the tight graph {σ_ij + c_i = d_j} (Hopcroft–Karp in C). If it is
+    perfect, it is a complete matching on tight edges of a feasible dual, hence optimal by
+    complementary slackness (62). Otherwise let R be the equations and unknowns reachable by
+    alternating paths from the unmatched equations (β_O of the tight graph, 003 §3.6); raise
+    c_i and d_j on R by δ = the smallest slack d_j − c_i − σ_ij of an edge leaving R. This
+    keeps the dual feasible and the matching tight, and strictly grows R or the matching, so
+    the method terminates; δ = ∞ means no complete matching (returns None).
+
+    Physical systems need a few phases (about the index). Returns (matching or None,
+    decided); after ``_PD_MAX_PHASES`` phases it gives up (decided = False) and the caller
+    uses scipy's LAPJVsp instead.
+    """
+    n = g.n_eqs
+    rows, cols, w = g.edge_rows(), g.indices, g.weights
+    c = np.zeros(n, dtype=np.int64)
+    d = np.full(g.n_vars, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(d, cols, w)
+    if np.any(d == np.iinfo(np.int64).min):
+        return None, True
+    for _ in range(_PD_MAX_PHASES):
+        tight = w + c[rows] == d[cols]
+        tr, tc = rows[tight], cols[tight]
+        tg = sps.csr_matrix((np.ones(len(tr), dtype=np.int8), (tr, tc)), shape=(n, g.n_vars))
+        m = np.asarray(maximum_bipartite_matching(tg, perm_type="column"), dtype=np.int64)
+        free = m < 0
+        if not free.any():
+            return m, True
+        # alternating reachability from the free equations: eq i -> var j (tight) -> mate(j)
+        mate = np.full(g.n_vars, -1, dtype=np.int64)
+        matched = np.flatnonzero(~free)
+        mate[m[matched]] = matched
+        src_nodes = n + g.n_vars                       # a super-source
+        a_src = np.concatenate([tr, n + m[matched], np.full(free.sum(), src_nodes)])
+        a_dst = np.concatenate([n + tc, matched, np.flatnonzero(free)])
+        dg = sps.csr_matrix((np.ones(len(a_src), dtype=np.int8), (a_src, a_dst)),
+                            shape=(src_nodes + 1, src_nodes + 1))
+        reach = breadth_first_order(dg, src_nodes, directed=True, return_predecessors=False)
+        in_r = np.zeros(src_nodes + 1, dtype=bool)
+        in_r[reach] = True
+        r_eq, r_var = in_r[:n], in_r[n:src_nodes]
+        leaving = r_eq[rows] & ~r_var[cols]
+        if not leaving.any():
+            return None, True
+        delta = int((d[cols] - c[rows] - w)[leaving].min())
+        c[r_eq] += delta
+        d[r_var] += delta
+    return None, False
 
 
 # --- A6: Pryce's smallest offsets -----------------------------------------------------------
