@@ -239,6 +239,7 @@ def test_primal_dual_gives_up_to_lapjvsp(monkeypatch):
     r = sigma_method(g)
     assert r.c.tolist() == [0, 0, 2]
     # and a singular graph is recognised by the primal-dual method itself
+    monkeypatch.setattr(S, "_PD_MAX_PHASES", 256)
     assert S._hvt_primal_dual(graph([{0: 1, 1: 0}, {0: 0}, {0: 2}], 2 + 1)) == (None, True)
     # square, every unknown used, no complete matching: δ = ∞ in the first phase
     assert S._hvt_primal_dual(graph([{0: 0}, {0: 1}, {0: 0, 1: 0, 2: 0}], 3)) == (None, True)
