@@ -1,0 +1,259 @@
+"""Runs of the constructive semantics (theory note 9334-theory-algorithms §2.6-§2.13, §4, §6):
+normalization, Tick, SolveConflict, ExecRun, DiffArray, on the oracles of the theory notes."""
+
+import itertools
+
+import pytest
+
+from mdae_fmu.diagnostics import ModelRejected
+from mdae_fmu.ir import Model
+from mdae_fmu.modes import examples as X
+from mdae_fmu.modes.continuations import continuations
+from mdae_fmu.modes.normalize import normalize
+from mdae_fmu.modes.runs import (Config, continuation_mode, exec_long, exec_transient,
+                                 exist_quantif, sigma_of_mode, steady_config, tick)
+
+F, T = (False,), (True,)
+
+
+def run_sequence(model, seq, erasure="restricted"):
+    """Run the guard sequence from the steady configuration of its first mode."""
+    s = normalize(model)
+    cfg = steady_config(s, seq[0], sigma_of_mode(s, seq[0]))
+    out = []
+    for m in seq:
+        if s.is_transient(m):
+            r = exec_transient(s, cfg, m, sigma_of_mode(s, continuation_mode(s, m)), erasure)
+        else:
+            r = exec_long(s, cfg, m, sigma_of_mode(s, m), erasure)
+        out.append(r)
+        if not r.ok:
+            break
+        cfg = r.next
+    return s, out
+
+
+def blocks(r):
+    return [set(b.equations) for b in r.blocks]
+
+
+# --- normalization ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model, var", [(X.cup_and_ball(delayed=False), "s"),
+                                        (X.air_brake(delayed=False), "s"),
+                                        (X.rldc2(delayed=False), "s1")])
+def test_same_instant_guard_cycle_is_rejected(model, var):
+    with pytest.raises(ModelRejected) as err:
+        normalize(model)
+    msg = str(err.value)
+    assert "E-FIXPOINT" in msg and f"pre({var})" in msg
+
+
+def test_guards_are_typed_and_branches_split():
+    s = normalize(X.clutch_basic())
+    assert [(g.name, g.kind, g.init) for g in s.guards] == [("g", "long", False)]
+    ids = {e.id: e.guard for e in s.equations}
+    assert ids["e3|g"] == ((0, True),) and ids["e3|!g"] == ((0, False),)
+    assert "eg" not in ids          # the Boolean definition is the guard, not an equation
+    el = normalize(X.cup_and_ball_elastic())
+    assert [g.kind for g in el.guards] == ["transient"]   # `if not c` next to `when c`
+    assert any(e.reinit == "vy" for e in el.equations)
+
+
+# --- Tick ------------------------------------------------------------------------------------
+
+def test_tick_shifts_known_instances_and_context():
+    """T-TICK-1/2: x^o2 evaluated gives x^o known; a fact e^o gives e in the next context."""
+    nxt = tick({("x", 0), ("x", 1)}, [("e", 2), ("k", 0)], {("x", 2), ("z", 0)}, {("f", 1)})
+    assert nxt.known == frozenset({("x", 0), ("x", 1)})
+    assert nxt.context == frozenset({("e", 1), ("f", 0)})
+
+
+# --- long modes ------------------------------------------------------------------------------
+
+def test_clutch_run_table():
+    """T-RUN-1 (theory §4.1): guard sequence f, f, t, t, t, f, f."""
+    s, rs = run_sequence(X.clutch_paper(), [F, F, T, T, T, F, F])
+    assert all(r.ok for r in rs)
+    released = [{("e5", 0)}, {("e1", 0)}, {("e6", 0)}, {("e2", 0)}]
+    engaged = [{("e1", 0), ("e2", 0), ("e3", 1), ("e4", 0)}]
+    exp = [  # facts, erased, blocks, next context
+        (set(), set(), released, set()),
+        (set(), set(), released, set()),
+        (set(), {("e3", 0)}, engaged, {("e3", 0)}),
+        ({("e3", 0)}, set(), engaged, {("e3", 0)}),
+        ({("e3", 0)}, set(), engaged, {("e3", 0)}),
+        (set(), set(), released, set()),
+        (set(), set(), released, set())]
+    for r, (facts, erased, bl, ctx) in zip(rs, exp):
+        assert set(r.facts) == facts and set(r.erased) == erased
+        assert sorted(map(sorted, blocks(r))) == sorted(map(sorted, bl))
+        assert set(r.next.context) == ctx
+        assert r.next.known == frozenset({("w1", 0), ("w2", 0)})
+
+
+def test_cup_and_ball_two_instant_reconciliation():
+    """T-RUN-2 (theory §4.2): erase {k1, k1^o}, then {k1}, then steady; no erasure back."""
+    s, rs = run_sequence(X.cup_and_ball(), [F, T, T, T, F])
+    assert [set(r.erased) for r in rs] == [set(), {("k1", 0), ("k1", 1)}, {("k1", 0)}, set(),
+                                           set()]
+    assert [set(r.facts) for r in rs] == [set(), set(), {("k1", 1)}, {("k1", 0), ("k1", 1)},
+                                          set()]
+    assert blocks(rs[1]) == [{("e1", 0), ("e2", 0), ("k1", 2)}, {("k2", 0)}]
+
+
+def test_air_brake_valve_opening_erases_v1():
+    """T-WB-3: f -> t erases {v1} with facts {l1, l2}; t -> f erases nothing."""
+    s, rs = run_sequence(X.air_brake(), [F, T, T, F])
+    assert set(rs[1].facts) == {("l1", 0), ("l2", 0)} and set(rs[1].erased) == {("v1", 0)}
+    assert set(rs[2].facts) == {("l1", 0), ("l2", 0), ("v1", 0)} and not rs[2].erased
+    assert set(rs[3].facts) == {("l1", 0), ("l2", 0)} and not rs[3].erased
+
+
+RLDC2_RESTRICTED = {  # examples note §2.4.3 option 2: erased sets per instant
+    ("TF", "TT"): [{("K3", 0)}], ("FT", "TT"): [{("K3", 0)}],
+    ("TF", "FF"): [{("K1", 0)}], ("FT", "FF"): [{("K1", 0)}],
+    ("TT", "FF"): [{("K1", 0), ("K1", 1)}, {("K1", 0)}],
+    ("FF", "TT"): [{("K3", 0), ("K3", 1)}, {("K3", 0)}],
+    ("TT", "TF"): [set()], ("TT", "FT"): [set()], ("FF", "TF"): [set()],
+    ("FF", "FT"): [set()], ("TF", "FT"): [set()], ("FT", "TF"): [set()]}
+CANONICAL_REJECTS = {("TF", "TT"), ("FT", "TT"), ("TF", "FF"), ("FT", "FF"), ("TT", "FF"),
+                     ("FF", "TT")}
+
+
+def _m(code):
+    return tuple(c == "T" for c in code)
+
+
+@pytest.mark.parametrize("pair", sorted(RLDC2_RESTRICTED))
+def test_rldc2_mode_changes(pair):
+    """T-RL-4: restricted erasure accepts all 12 changes with the sets of §2.4.3; the canonical
+    rule rejects exactly six of them as underdetermined."""
+    src, dst = map(_m, pair)
+    s, rs = run_sequence(X.rldc2(), [src] + [dst] * 4)
+    assert all(r.ok for r in rs)
+    erased = [set(r.erased) for r in rs[1:]]
+    exp = RLDC2_RESTRICTED[pair]
+    assert erased[:len(exp)] == exp and all(not e for e in erased[len(exp):])
+    s, rs = run_sequence(X.rldc2(), [src, dst, dst, dst], erasure="canonical")
+    assert all(r.ok for r in rs) == (pair not in CANONICAL_REJECTS)
+    if pair in CANONICAL_REJECTS:
+        assert rs[-1].diagnostic.code == "E-RESTART-MISSING"
+
+
+def test_missing_restart_is_rejected_with_names():
+    """T-RUN-4 (theory §4.6)."""
+    s, rs = run_sequence(X.missing_restart(), [F, T])
+    d = rs[-1].diagnostic
+    assert not rs[-1].ok and d.code == "E-RESTART-MISSING"
+    assert d.variables == ("z",) and "b1" in d.message and "no equation determines the restart "\
+        "of {z}" in d.message
+
+
+EXAMPLES = [X.clutch_paper, X.clutch_basic, X.cup_and_ball, X.air_brake, X.rldc2,
+            X.clutch_cubic]
+
+
+@pytest.mark.parametrize("make", EXAMPLES)
+def test_steady_long_mode_is_the_sigma_method(make):
+    """T-RUN-3 / Lemma 42: in a steady long mode H = G_Sig, no erasure, Phi = Gbar_Sig."""
+    s = normalize(make())
+    for m in s.long_modes():
+        sig = sigma_of_mode(s, m)
+        cfg = steady_config(s, m, sig)
+        r = exec_long(s, cfg, m, sig)
+        assert r.ok and not r.erased and r.next == cfg
+        assert set(r.solved) == {(e, c) for e, c in sig.c.items()}
+        assert set(r.facts) == {(e, k) for e, c in sig.c.items() for k in range(c)}
+
+
+@pytest.mark.parametrize("make, extra", [(X.cup_and_ball, 0), (X.clutch_paper, 0),
+                                         (X.rldc2, 1)])
+def test_reconciliation_is_finite(make, extra):
+    """T-RUN-6: after a change into mu1 the erasure instants are at most max c_f(mu1); with the
+    restricted rule a double switch may also postpone the leading equation once (RLDC2
+    FF -> TT erases {K3, K3'} then {K3}, examples note §2.4.3), hence one more instant."""
+    s = normalize(make())
+    for a, b in itertools.permutations(s.long_modes(), 2):
+        _, rs = run_sequence(make(), [a] + [b] * 6)
+        assert all(r.ok for r in rs)
+        n_er = sum(1 for r in rs[1:] if r.erased)
+        assert n_er <= max(sigma_of_mode(s, b).index, 1) + extra
+        assert not rs[-1].erased
+
+
+def test_determinism_under_permutation():
+    """T-GEN-1 / T-RUN-5: permuting equations and variables gives the same runs."""
+    m = X.rldc2()
+    m2 = Model(m.name, tuple(reversed(m.variables)), tuple(reversed(m.equations)))
+    s2 = normalize(m2)
+    assert [g.name for g in s2.guards] == ["g2", "g1"]
+
+    def swap(code):
+        return _m(code)[::-1]
+    for a, b in [("TF", "TT"), ("TT", "FF")]:
+        r1 = run_sequence(m, [_m(a), _m(b), _m(b)])[1]
+        r2 = run_sequence(m2, [swap(a), swap(b), swap(b)])[1]
+        assert [(r.erased, r.facts, r.solved, r.next) for r in r1] == \
+            [(r.erased, r.facts, r.solved, r.next) for r in r2]
+
+
+# --- ExistQuantifEqn: Lemma 22 ---------------------------------------------------------------
+
+def test_lemma22_literal_versus_two_graph_reading():
+    """T-EQ-1 (theory §4.10): x - y = 0 with X = {x}, Y = {y}."""
+    occ = {"f": [("x", 0), ("y", 0)]}
+    two = exist_quantif(["f"], occ, {("x", 0)}, set(), {("y", 0)})
+    lit = exist_quantif(["f"], occ, {("x", 0)}, set(), {("y", 0)}, literal=True)
+    assert two.b_O and two.b_U and two.F_sig == ("f",) and two.Fbar_sig == ()
+    assert lit.b_O and not lit.b_U
+    occ2 = {"f1": [("x", 0), ("y1", 0)], "f2": [("x", 0), ("y2", 0)]}
+    r = exist_quantif(["f1", "f2"], occ2, {("x", 0)}, set(), {("y1", 0), ("y2", 0)})
+    assert r.b_O and not r.b_U and "over-determined" in r.reason
+
+
+def test_lemma22_condition3_future_variable():
+    """T-EQ-2: x - w = 0, w - y = 0 with W = {w}: x would depend on a future-only value."""
+    occ = {"a": [("x", 0), ("w", 0)], "b": [("w", 0), ("y", 0)]}
+    r = exist_quantif(["a", "b"], occ, {("x", 0)}, {("w", 0)}, {("y", 0)})
+    assert r.b_O and not r.b_U and "future" in r.reason
+
+
+# --- transient modes -------------------------------------------------------------------------
+
+def test_elastic_cup_and_ball_with_impact_law():
+    """T-DA-2 / T-CB-7 (theory §4.5 b): at the impact k1 is erased and the rest is square."""
+    s, rs = run_sequence(X.cup_and_ball_elastic(), [F, T, F, F])
+    assert all(r.ok for r in rs)
+    assert rs[1].kind == "transient" and set(rs[1].erased) == {("k1", 0)}
+    assert {k[0] for k in rs[1].solved} == {"e1a", "e1b", "e2a", "e2b", "k2", "w1.reinit(vy)"}
+    assert rs[2].next.last_transient == frozenset() and not rs[2].erased
+
+
+def test_elastic_cup_and_ball_without_impact_law_is_underdetermined():
+    """T-DA-1 / T-CB-6 (theory §4.5 a)."""
+    s, rs = run_sequence(X.cup_and_ball_elastic(impact_law=False), [F, T])
+    d = rs[-1].diagnostic
+    assert d.code == "E-TRANSIENT-UNDER" and "impact" in d.message
+    assert {"lam", "s"} <= set(d.variables)
+
+
+def test_reset_example_47():
+    """T-CONT-2 (theory §4.11): the reset sets x^o = 0; X(mu_zc) = {x}; the chain is finite
+    thanks to the rising-edge rule."""
+    s, rs = run_sequence(X.reset_example(), [F, T, F])
+    assert all(r.ok for r in rs) and [k[0] for k in rs[1].solved] == ["e1.reinit(x)"]
+    chain = continuations(s, T)
+    assert chain.finite and chain.steps[0][1] == ("x",)
+
+
+def test_events_retriggering_each_other_are_an_infinite_cascade():
+    """T-CONT-3: event A reads y and resets x; event B reads x and resets y."""
+    from mdae_fmu.ir import Reinit, WhenBranch, WhenClause
+    m = Model("PingPong", (X.real("x", 0, True), X.real("y", 0, True)), (
+        X.eq("a", "der(x) = 1"), X.eq("b", "der(y) = 1")), whens=(
+        WhenClause("A", (WhenBranch(X.ex("y >= 1"), (Reinit("x", X.ex("2.0")),)),)),
+        WhenClause("B", (WhenBranch(X.ex("x >= 1"), (Reinit("y", X.ex("2.0")),)),))))
+    s = normalize(m)
+    mode = tuple(g.name == "edge(y >= 1)" for g in s.guards)
+    assert not continuations(s, mode).finite
