@@ -14,7 +14,7 @@ static const char *const mdae_log_names[MDAE_NLOG] = {
 
 void mdae_log(ModelInstance *inst, int category, fmi2Status status, const char *fmt, ...)
 {
-    char buf[1024];
+    char buf[1024], msg[2048];
     va_list ap;
     if (!inst || !inst->cb.logger) return;
     /* errors are always reported; the rest only when logging is on for that category */
@@ -23,9 +23,18 @@ void mdae_log(ModelInstance *inst, int category, fmi2Status status, const char *
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    /* the message is passed as an argument, never as the format string */
+    /* the logger treats the message as a printf format (FMI 2.0 §2.1.5): double every '%'
+       so that text from the model (names, messages) can never act as a conversion */
+    {
+        size_t i, j = 0;
+        for (i = 0; buf[i] && j + 2 < sizeof msg; i++) {
+            if (buf[i] == '%') msg[j++] = '%';
+            msg[j++] = buf[i];
+        }
+        msg[j] = 0;
+    }
     inst->cb.logger(inst->cb.componentEnvironment, inst->instanceName, status,
-                    mdae_log_names[category], "%s", buf);
+                    mdae_log_names[category], msg);
 }
 
 /* LU factorization with partial pivoting, in place, row-major. Returns the 1-based column
@@ -288,6 +297,12 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
             if (x[k] != inst->xbuf[k]) { ev->valuesChanged = 1; break; }
     }
     ev->newDiscreteStatesNeeded = fired || mdae_discrete_changed(d);
+    if (!ev->newDiscreteStatesNeeded && MDAE_NSAMPLE > 0) {
+        /* end of the event iteration: sample() is false again in continuous time, so the
+           when-conditions take their continuous-time values (the next sample rises) */
+        memset(d->smp, 0, sizeof d->smp);
+        mdae_when_conditions(d);
+    }
     ev->terminateSimulation = d->terminate;
     ev->nominalsChanged = 0;
     tnext = mdae_next_time_event(d);

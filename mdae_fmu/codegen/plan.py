@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
@@ -93,6 +93,27 @@ def model_identifier(name: str) -> str:
     if ident[0].isdigit():
         ident = "m_" + ident
     return ident[:64]
+
+
+def fmi_name(name: str) -> str:
+    """The modelDescription.xml form of a name: control characters (which XML 1.0 and FMPy's
+    validation reject in names) are written as backslash escapes (``\\n``, ``\\t``,
+    ``\\xHH``); everything else, non-ASCII included, is kept."""
+    if all(ord(c) >= 0x20 and ord(c) != 0x7F for c in name):
+        return name
+    out = []
+    for c in name:
+        if c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif c == "\r":
+            out.append("\\r")
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\x{ord(c):02x}")
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def der_name(name: str, order: int) -> str:
@@ -341,6 +362,15 @@ def compile_model(model: Model, report) -> CompiledModel:
         else:
             fmi_vars.append(FmiVariable(name, "Real", slot, "local", "continuous", None, None,
                                         None, None, derivative_of=der_of.get(slot), kind=5))
+    fmi_vars = [replace(v, name=fmi_name(v.name),
+                        derivative_of=None if v.derivative_of is None
+                        else fmi_name(v.derivative_of)) for v in fmi_vars]
+    seen_names: set[str] = set()
+    for v in fmi_vars:
+        if v.name in seen_names:
+            raise ModelRejected(f"two variables have the FMI name {v.name!r}")
+        seen_names.add(v.name)
+    states = [replace(s, name=fmi_name(s.name)) for s in states]
     discrete_real_slots = tuple(real_idx[n] for n in real_idx
                                 if n in discrete or n in when_assigned)
     continuous_symbols = frozenset(
@@ -400,5 +430,5 @@ def _dependencies(cm: CompiledModel, state_names: set[str]) -> dict:
                     acc |= deps[k]
         for u in blk.unknowns:
             deps[slot_of[u]] = frozenset(acc)
-    names = cm.real_names
+    names = [fmi_name(n) for n in cm.real_names]
     return {names[k]: tuple(sorted(names[j] for j in v)) for k, v in deps.items()}

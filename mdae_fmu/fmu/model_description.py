@@ -15,7 +15,7 @@ from __future__ import annotations
 from lxml import etree
 
 from .. import __version__
-from ..codegen.plan import CompiledModel, FmiVariable
+from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 
 LOG_CATEGORIES = (
     ("logEvents", "events, time events, projections"),
@@ -42,7 +42,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     """The XML bytes (UTF-8, declaration included) of the model description."""
     root = etree.Element("fmiModelDescription")
     root.set("fmiVersion", "2.0")
-    root.set("modelName", cm.name)
+    root.set("modelName", fmi_name(cm.name))
     root.set("guid", guid)
     if cm.description:
         root.set("description", cm.description)

@@ -1,0 +1,336 @@
+"""FMU behaviour beyond the reference models: hostile names, independent instances,
+reproducible builds, misuse of the FMI API, run-time solver failures, block solvers, events
+(sample, terminate, initial), FMU state, the strict ME driver, fmpy compile, CLI."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import shutil
+import sys
+import zipfile
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+fmpy = pytest.importorskip("fmpy")
+from fmpy import extract, read_model_description, simulate_fmu  # noqa: E402
+from fmpy.fmi2 import FMU2Model  # noqa: E402
+from fmpy.validation import validate_fmu  # noqa: E402
+
+from mdae_fmu import expr as E  # noqa: E402
+from mdae_fmu.cli import main as cli_main  # noqa: E402
+from mdae_fmu.fmu.export import Progress, export  # noqa: E402
+from mdae_fmu.importers.flat_modelica import parse_modelica  # noqa: E402
+from mdae_fmu.ir import Equation, Model, Variable  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def build(tmp_path, text: str, name: str = "M") -> Path:
+    model = parse_modelica(text, f"{name}.mo")
+    return export(model, tmp_path / f"{name}.fmu", progress=False)
+
+
+def sim(path, **kw):
+    kw.setdefault("relative_tolerance", 1e-10)
+    return simulate_fmu(str(path), **kw)
+
+
+# --- names --------------------------------------------------------------------------------
+
+HOSTILE = ['a"b', "back\\slash", "c*/d", "new\nline", "ünï€ code", "q'uote", "%s%n%x",
+           "/* open", "??=trigraph"]
+
+
+def test_hostile_names_compile_and_run(tmp_path):
+    """Base Modelica quoted identifiers may contain anything; the FMU still compiles with
+    -Wall -Wextra -Werror, validates and runs (names only reach C as escaped literals)."""
+    n = len(HOSTILE)
+    variables = [Variable(nm, start=E.Const(float(k + 1)), fixed=True, causality="output")
+                 for k, nm in enumerate(HOSTILE)]
+    variables.append(Variable("k\"*/\\", variability="parameter", binding=E.Const(0.5)))
+    eqs = [Equation(f"e{k}\n*/", E.residual(E.Der(E.Ref(nm)),
+                                            E.BinOp("*", E.UnOp("-", E.Ref("k\"*/\\")),
+                                                    E.Ref(nm))))
+           for k, nm in enumerate(HOSTILE)]
+    model = Model('Hostile "model" */ ü\n', tuple(variables), tuple(eqs))
+    path = export(model, tmp_path / "hostile.fmu", progress=False)
+    assert validate_fmu(str(path)) == []
+    md = read_model_description(str(path))
+    # control characters are not allowed in XML names: written as backslash escapes
+    fmi_names = [nm.replace("\n", "\\n") for nm in HOSTILE]
+    assert [v.name for v in md.modelVariables][:n] == fmi_names
+    r = sim(path, stop_time=1.0, output=fmi_names)
+    for k, nm in enumerate(fmi_names):
+        assert r[nm][-1] == pytest.approx((k + 1) * math.exp(-0.5), rel=1e-8)
+    with zipfile.ZipFile(path) as zf:
+        code = "".join(zf.read(f).decode() for f in zf.namelist()
+                       if f.startswith("sources/") and f.endswith((".c", ".h")))
+    # no raw name outside an escaped string literal: the escaper turns every quote,
+    # backslash, newline and non-ASCII byte into an octal escape
+    for nm in ('a"b', "new\nline", "ünï€", "back\\slash"):
+        assert nm not in code
+
+
+# --- instances, reproducibility -------------------------------------------------------------
+
+DAHLQUIST = """class Dahlquist
+  parameter Real k = 1.0;
+  Real x(start = 1.0, fixed = true);
+equation
+  der(x) = -k * x;
+end Dahlquist;
+"""
+
+
+class _Log:
+    def __init__(self):
+        self.messages = []
+
+    def __call__(self, component, instanceName, status, category, message):
+        self.messages.append((status, category.decode(), message.decode()))
+
+
+def _instance(path, name, log=None):
+    md = read_model_description(str(path))
+    unzip = extract(str(path))
+    fmu = FMU2Model(guid=md.guid, unzipDirectory=unzip,
+                    modelIdentifier=md.modelExchange.modelIdentifier, instanceName=name)
+    if log is None:
+        fmu.instantiate()
+    else:
+        from fmpy.fmi2 import defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
+        cb = fmi2CallbackFunctions()
+        cb.logger = fmi2CallbackLoggerTYPE(log)
+        cb.allocateMemory = defaultCallbacks.allocateMemory
+        cb.freeMemory = defaultCallbacks.freeMemory
+        fmu._keep = cb
+        fmu.instantiate(callbacks=cb, loggingOn=True)
+    return fmu, md
+
+
+def _init(fmu):
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    info = fmu.newDiscreteStates()
+    fmu.enterContinuousTimeMode()
+    return info
+
+
+def _euler_steps(fmu, n, h):
+    x = (ctypes.c_double * 1)()
+    dx = (ctypes.c_double * 1)()
+    t = 0.0
+    for _ in range(n):
+        fmu.getContinuousStates(x, 1)
+        fmu.getDerivatives(dx, 1)
+        x[0] += h * dx[0]
+        t += h
+        fmu.setTime(t)
+        fmu.setContinuousStates(x, 1)
+    return x[0]
+
+
+def test_two_instances_are_independent(tmp_path):
+    """Two instances of one FMU in one process, interleaved, different parameters: each
+    follows its own Euler recursion x_n = (1 - k h)^n exactly."""
+    path = build(tmp_path, DAHLQUIST, "Dahlquist")
+    a, md = _instance(path, "a")
+    b, _ = _instance(path, "b")
+    vr_k = next(v.valueReference for v in md.modelVariables if v.name == "k")
+    a.setReal([vr_k], [1.0])
+    b.setReal([vr_k], [3.0])
+    _init(a)
+    _init(b)
+    h = 0.01
+    for _ in range(10):
+        _euler_steps(a, 5, h)
+        _euler_steps(b, 3, h)
+    vr_x = next(v.valueReference for v in md.modelVariables if v.name == "x")
+    xa = a.getReal([vr_x])[0]
+    xb = b.getReal([vr_x])[0]
+    assert xa == pytest.approx((1 - 1.0 * h) ** 50, rel=1e-13)
+    assert xb == pytest.approx((1 - 3.0 * h) ** 30, rel=1e-13)
+    for f in (a, b):
+        f.terminate()
+        f.freeInstance()
+
+
+def test_byte_identical_rebuild_and_content_guid(tmp_path):
+    model = parse_modelica(DAHLQUIST, "Dahlquist.mo")
+    p1 = export(model, tmp_path / "one.fmu", progress=False)
+    p2 = export(model, tmp_path / "two.fmu", progress=False)
+    assert p1.read_bytes() == p2.read_bytes()
+    other = parse_modelica(DAHLQUIST.replace("k = 1.0", "k = 2.0"), "Dahlquist.mo")
+    p3 = export(other, tmp_path / "three.fmu", progress=False)
+    assert read_model_description(str(p3)).guid != read_model_description(str(p1)).guid
+
+
+# --- misuse ---------------------------------------------------------------------------------
+
+def test_misuse_returns_error_and_logs(tmp_path):
+    path = build(tmp_path, DAHLQUIST, "Dahlquist")
+    log = _Log()
+    fmu, md = _instance(path, "m", log)
+    with pytest.raises(Exception):
+        fmu.exitInitializationMode()                 # before EnterInitializationMode
+    assert any("illegal call sequence" in m for _, _, m in log.messages)
+    fmu.reset()
+    with pytest.raises(Exception):
+        fmu.setReal([12345], [1.0])                  # unknown value reference
+    assert any("unknown value reference 12345" in m for _, _, m in log.messages)
+    fmu.reset()
+    vr_k = next(v.valueReference for v in md.modelVariables if v.name == "k")
+    with pytest.raises(Exception):
+        fmu.setReal([vr_k], [float("nan")])
+    assert any("not finite" in m for _, _, m in log.messages)
+    fmu.reset()
+    _init(fmu)
+    with pytest.raises(Exception):
+        fmu.setReal([vr_k], [2.0])                   # a fixed parameter after initialization
+    fmu.freeInstance()
+    # wrong GUID: fmi2Instantiate returns NULL
+    unzip = extract(str(path))
+    bad = FMU2Model(guid="{wrong}", unzipDirectory=unzip,
+                    modelIdentifier=md.modelExchange.modelIdentifier, instanceName="x")
+    with pytest.raises(Exception):
+        bad.instantiate()
+
+
+# --- run-time failures ----------------------------------------------------------------------
+
+def test_newton_failure_names_the_block(tmp_path):
+    path = build(tmp_path, """class NoRoot
+  Real x(start = 1.0, fixed = true);
+  Real y(start = 1.0);
+equation
+  der(x) = -x + y;
+  y * y + 1.0 + x * x = 0.0;
+end NoRoot;""", "NoRoot")
+    log = []
+    with pytest.raises(Exception):
+        sim(path, stop_time=1.0, logger=lambda *a: log.append(a[-1].decode()
+                                                              if isinstance(a[-1], bytes)
+                                                              else str(a[-1])))
+    text = "\n".join(log)
+    assert "Newton" in text and "e2" in text and "t = 0" in text
+
+
+def test_singular_linear_block_is_reported(tmp_path):
+    path = build(tmp_path, """class Singular
+  Real x(start = 1.0, fixed = true);
+  Real a;
+  Real b;
+equation
+  der(x) = 1.0;
+  x * a + b = 1.0;
+  a + b = 2.0;
+end Singular;""", "Singular")
+    log = []
+    with pytest.raises(Exception):
+        sim(path, stop_time=1.0, logger=lambda *a: log.append(str(a[-1])))
+    text = "\n".join(log)
+    assert "singular" in text and "e2" in text and "e3" in text
+
+
+def test_linear_and_newton_blocks(tmp_path):
+    path = build(tmp_path, """class Blocks
+  Real x(start = 0.0, fixed = true);
+  Real a;
+  Real b;
+  Real y(start = 0.5);
+equation
+  der(x) = 1.0;
+  a + b = x;
+  a - 2.0 * b = 2.0 + x * b;
+  y ^ 3 + y = x + 1.0;
+end Blocks;""", "Blocks")
+    r = sim(path, stop_time=2.0, output=["x", "a", "b", "y"], output_interval=0.1)
+    x, a, b, y = r["x"], r["a"], r["b"], r["y"]
+    assert np.allclose(a + b, x, atol=1e-12)
+    assert np.allclose(a - 2.0 * b, 2.0 + x * b, atol=1e-12)
+    assert np.abs(y ** 3 + y - x - 1.0).max() < 1e-10
+
+
+# --- events ---------------------------------------------------------------------------------
+
+def test_sample_terminate_and_initial(tmp_path):
+    path = build(tmp_path, """class Events
+  Integer n(start = 0, fixed = true);
+  Integer m(start = 0, fixed = true);
+  Real x(start = 0.0, fixed = true);
+equation
+  der(x) = 1.0;
+  when sample(0.0, 0.25) then
+    n = pre(n) + 1;
+  end when;
+  when initial() then
+    m = 7;
+  end when;
+  when x >= 1.6 then
+    terminate("x reached 1.6");
+  end when;
+end Events;""", "Events")
+    r = sim(path, stop_time=3.0, output=["n", "m", "x"], output_interval=0.05)
+    t = r["time"]
+    assert t[-1] == pytest.approx(1.6, abs=1e-8)           # terminate() stops the run
+    assert r["m"][0] == 7                                   # when initial()
+    k = np.searchsorted(t, 0.9)
+    assert r["n"][k] == 4                                   # samples at 0, .25, .5, .75
+    assert r["n"][-1] == 7                                  # ... and 1, 1.25, 1.5
+
+
+def test_strict_driver_on_reference_models(tmp_path):
+    """The strict ME driver (tests/strict_driver.py): exact event flags, no zero event
+    indicator after events, getters consistent, FMU state round trip (also serialized)."""
+    from strict_driver import simulate_strict
+    for name, stop in (("BouncingBall", 2.0), ("Pendulum", 1.0), ("Stair", 3.5)):
+        model = parse_modelica((ROOT / "reference_models" / f"{name}.mo").read_text(),
+                               f"{name}.mo")
+        path = export(model, tmp_path / f"{name}.fmu", progress=False)
+        res = simulate_strict(path, stop_time=stop, step=1e-3)
+        assert res.time[-1] == pytest.approx(stop)
+
+
+# --- sources, CLI, progress -------------------------------------------------------------------
+
+def test_source_fmu_rebuilds_with_fmpy(tmp_path):
+    if not shutil.which("cmake"):
+        pytest.skip("cmake not available")
+    from fmpy.build import build_platform_binary
+    path = build(tmp_path, DAHLQUIST, "Dahlquist")
+    unzip = tmp_path / "unzip"
+    with zipfile.ZipFile(path) as zf:
+        zf.extractall(unzip)
+    shutil.rmtree(unzip / "binaries")
+    (tmp_path / "build").mkdir()
+    build_platform_binary(unzip, build_dir=tmp_path / "build")
+    assert (unzip / "binaries" / "linux64" / "Dahlquist.so").exists()
+    r = simulate_fmu(str(unzip), stop_time=1.0, relative_tolerance=1e-10, output=["x"])
+    assert r["x"][-1] == pytest.approx(math.exp(-1.0), rel=1e-7)
+
+
+def test_cli_export(tmp_path, capsys):
+    out = tmp_path / "cli.fmu"
+    assert cli_main(["export", str(ROOT / "reference_models" / "Dahlquist.mo"),
+                     "-o", str(out)]) == 0
+    assert validate_fmu(str(out)) == []
+    assert cli_main(["export", str(ROOT / "reference_models" / "Dahlquist.mo"),
+                     "-o", str(tmp_path / "cs.fmu"), "--fmi-type", "cs"]) == 1
+    assert "not implemented" in capsys.readouterr().err
+
+
+def test_progress_display_after_delay():
+    s = StringIO()
+    p = Progress(stream=s, delay=0.0)
+    p("compiling 3 C files")
+    p("compiling 3 C files")
+    assert s.getvalue().count("compiling 3 C files") == 1
+    quiet = StringIO()
+    Progress(stream=quiet, delay=60.0)("anything")
+    assert quiet.getvalue() == ""
