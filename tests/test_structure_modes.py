@@ -5,6 +5,9 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
+
+from mdae_fmu import expr as E
 import sympy as sp
 
 from mdae_fmu import api
@@ -383,3 +386,18 @@ def test_non_square_with_unused_unknown():
     assert mode.status == "underdetermined" and not mode.ok
     assert mode.d == {"x": 1, "y": 0} and "z" in mode.under_variables
     assert mode.absent == ("z",)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(
+    st.one_of(st.sampled_from(["x", "y", "z", "p"]).map(E.Ref), st.just(E.TIME),
+              st.integers(-3, 3).map(E.Const)),
+    lambda ch: st.one_of(
+        st.tuples(st.sampled_from(["+", "*", ">", "and"]), ch, ch).map(lambda t: E.BinOp(*t)),
+        ch.map(E.Der), ch.map(lambda a: E.UnOp("-", a)),
+        ch.map(lambda a: E.Call("pre", (a,))), ch.map(lambda a: E.Call("sin", (a,))),
+        st.tuples(ch, ch, ch).map(lambda t: E.If(*t))),
+    max_leaves=12))
+def test_fast_signature_row_equals_derivative_orders(e):
+    from mdae_fmu.structure.per_mode import _sigma_row
+    assert _sigma_row(e) == E.derivative_orders(e)

@@ -331,51 +331,56 @@ def block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarra
 def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
                 cols: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """SCCs (scipy, Tarjan/Pearce in C) of the digraph owner(x) → f, then Kahn's topological
-    sort of the condensation with a min-heap on each block's smallest equation."""
+    sort of the condensation with a min-heap on each block's smallest equation (unique per
+    block, so the heap holds plain integers)."""
     src = owner[cols]
     sel = (src >= 0) & (src != rows) & (m_e[rows] >= 0)
     src, dst = src[sel], rows[sel]
     digraph = sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
     n_comp, label = connected_components(digraph, directed=True, connection="strong")
-    matched = m_e >= 0
-    # block key = smallest equation index in the block
+    matched = np.flatnonzero(m_e >= 0)
+    if len(matched) == 0:
+        return []
+    # block key = smallest equation index in the block (components of unmatched equations
+    # keep key n and are dropped)
     key = np.full(n_comp, n, dtype=np.int64)
-    eq_idx = np.arange(n, dtype=np.int64)
-    np.minimum.at(key, label[matched], eq_idx[matched])
-    live = np.flatnonzero(key < n)          # components that contain a matched equation
-    # condensation arcs
+    np.minimum.at(key, label[matched], matched)
+    comp_of_key = np.full(n + 1, -1, dtype=np.int64)
+    live = np.flatnonzero(key < n)
+    comp_of_key[key[live]] = live
+    # condensation arcs, deduplicated
     a, b = label[src], label[dst]
     cross = a != b
-    arcs = np.unique(np.stack([a[cross], b[cross]]), axis=1) if cross.any() \
-        else np.zeros((2, 0), dtype=np.int64)
-    indeg = np.bincount(arcs[1], minlength=n_comp)
-    order_arcs = np.argsort(arcs[0], kind="stable")
+    code = np.unique(a[cross] * n_comp + b[cross])
+    a, b = code // n_comp, code % n_comp
+    indeg = np.bincount(b, minlength=n_comp).tolist()
     succ_ptr = np.zeros(n_comp + 1, dtype=np.int64)
-    np.cumsum(np.bincount(arcs[0], minlength=n_comp), out=succ_ptr[1:])
-    succ = arcs[1][order_arcs].tolist()
-    succ_ptr_l = succ_ptr.tolist()
-    indeg_l = indeg.tolist()
+    np.cumsum(np.bincount(a, minlength=n_comp), out=succ_ptr[1:])
+    succ = b.tolist()                     # already grouped by a (code is sorted)
+    sp_l = succ_ptr.tolist()
     key_l = key.tolist()
-    heap = [(key_l[c], c) for c in live.tolist() if indeg_l[c] == 0]
+    cok = comp_of_key.tolist()
+    heap = [key_l[c] for c in live.tolist() if indeg[c] == 0]
     heapq.heapify(heap)
-    topo: list[int] = []
+    pos = np.empty(n_comp, dtype=np.int64)
+    pos_l = [0] * n_comp
+    t = 0
+    pop, push = heapq.heappop, heapq.heappush
     while heap:
-        _, c = heapq.heappop(heap)
-        topo.append(c)
-        for s in succ[succ_ptr_l[c]:succ_ptr_l[c + 1]]:
-            indeg_l[s] -= 1
-            if indeg_l[s] == 0:
-                heapq.heappush(heap, (key_l[s], s))
-    # members of each component, sorted
-    members = np.argsort(label, kind="stable")
-    mem_ptr = np.zeros(n_comp + 1, dtype=np.int64)
-    np.cumsum(np.bincount(label, minlength=n_comp), out=mem_ptr[1:])
-    mem_l = members.tolist()
-    mem_ptr_l = mem_ptr.tolist()
-    m_l = m_e.tolist()
-    blocks = []
-    for c in topo:
-        eqs = tuple(e for e in mem_l[mem_ptr_l[c]:mem_ptr_l[c + 1]] if m_l[e] >= 0)
-        if eqs:
-            blocks.append((eqs, tuple(sorted(m_l[e] for e in eqs))))
-    return blocks
+        c = cok[pop(heap)]
+        pos_l[c] = t
+        t += 1
+        for s_ in succ[sp_l[c]:sp_l[c + 1]]:
+            indeg[s_] -= 1
+            if indeg[s_] == 0:
+                push(heap, key_l[s_])
+    pos[:] = pos_l
+    # equations grouped by block position, sorted inside; their matched unknowns likewise
+    bpos = pos[label[matched]]
+    eq_sorted = matched[np.lexsort((matched, bpos))]
+    var_sorted = m_e[matched][np.lexsort((m_e[matched], bpos))]
+    bp_sorted = np.sort(bpos)
+    bounds = np.flatnonzero(np.diff(bp_sorted)) + 1
+    cuts = [0] + bounds.tolist() + [len(matched)]
+    eq_l, var_l = eq_sorted.tolist(), var_sorted.tolist()
+    return [(tuple(eq_l[x:y]), tuple(var_l[x:y])) for x, y in zip(cuts, cuts[1:])]

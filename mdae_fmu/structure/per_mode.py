@@ -478,24 +478,68 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
                     absent_are_unknowns: bool = True
                     ) -> tuple[WeightedGraph, list[str], tuple[str, ...]]:
     """Weighted bipartite graph of a mode's equations over the continuous unknowns (theory 003
-    §6 A1): σ(e, x) = highest derivative order of x in e (`mdae_fmu.expr.derivative_orders`;
+    §6 A1): σ(e, x) = highest derivative order of x in e (as `mdae_fmu.expr.derivative_orders`:
     occurrences inside ``pre`` do not count). Returns (graph, unknowns in graph order, absent
     unknowns), the unknowns keeping the order of ``continuous``; unknowns no equation mentions
-    are kept (as isolated vertices) only if ``absent_are_unknowns``."""
-    cont_set = set(continuous)
-    rows_by_name: list[dict[str, int]] = []
-    used: set[str] = set()
-    for eq in equations:
-        orders = E.derivative_orders(eq.residual)
-        row = {n: k for n, k in orders.items() if n in cont_set}
-        used.update(row)
-        rows_by_name.append(row)
-    unknowns = [n for n in continuous if n in used or absent_are_unknowns]
-    absent = tuple(n for n in continuous if n not in used)
-    vidx = {n: j for j, n in enumerate(unknowns)}
-    g = WeightedGraph.from_rows([{vidx[n]: k for n, k in r.items()} for r in rows_by_name],
-                                len(unknowns))
+    are kept (as isolated vertices) only if ``absent_are_unknowns``. Linear in the total size
+    of the expressions; the graph is built from COO arrays (no per-edge Python objects)."""
+    vidx = {n: j for j, n in enumerate(continuous)}
+    rows: list[int] = []
+    cols: list[int] = []
+    wts: list[int] = []
+    for i, eq in enumerate(equations):
+        for name, k in _sigma_row(eq.residual).items():
+            j = vidx.get(name)
+            if j is not None:
+                rows.append(i)
+                cols.append(j)
+                wts.append(k)
+    cols_a = np.asarray(cols, dtype=np.int64)
+    used = np.zeros(len(continuous), dtype=bool)
+    used[cols_a] = True
+    absent = tuple(n for n, u in zip(continuous, used.tolist()) if not u)
+    if absent_are_unknowns or not absent:
+        unknowns = list(continuous)
+    else:
+        keep = np.flatnonzero(used)
+        remap = np.full(len(continuous), -1, dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        cols_a = remap[cols_a]
+        unknowns = [continuous[j] for j in keep.tolist()]
+    g = WeightedGraph.from_arrays(len(equations), len(unknowns), np.asarray(rows, np.int64),
+                                  cols_a, np.asarray(wts, np.int64))
     return g, unknowns, absent
+
+
+def _sigma_row(e: E.Expr) -> dict[str, int]:
+    """`mdae_fmu.expr.derivative_orders` specialised for speed (dispatch on the node type,
+    no generator per node): the row of the signature matrix for one residual."""
+    orders: dict[str, int] = {}
+    stack: list[tuple[E.Expr, int]] = [(e, 0)]
+    pop, push = stack.pop, stack.append
+    BinOp, Ref, Der, UnOp, Call, If = E.BinOp, E.Ref, E.Der, E.UnOp, E.Call, E.If
+    while stack:
+        node, k = pop()
+        t = type(node)
+        if t is BinOp:
+            push((node.right, k))
+            push((node.left, k))
+        elif t is Ref:
+            if orders.get(node.name, -1) < k:
+                orders[node.name] = k
+        elif t is Der:
+            push((node.arg, k + 1))
+        elif t is UnOp:
+            push((node.arg, k))
+        elif t is Call:
+            if node.func != "pre":
+                for a in node.args:
+                    push((a, k))
+        elif t is If:
+            push((node.orelse, k))
+            push((node.then, k))
+            push((node.cond, k))
+    return orders
 
 
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
