@@ -181,3 +181,22 @@ def test_leading_order():
     d, x = sp.Symbol("d", positive=True), S("x")
     assert leading_order((x - 1) / d + 3, d) == x - 1
     assert leading_order(d ** 2 * x + d ** 3, d) == x
+
+
+def test_non_power_impulse_falls_back_to_the_delta_scheme():
+    """T-NL-4: w1' = a1 w1 + b1 sinh(t1): no power order balances the residual (rule (127)),
+    IA reports W-IMPULSE-ORDER, ST uses S3, and the delta-scheme converges to w2- with the
+    errors of the note (a = -1, b = 1, w1- = 1, w2- = 5)."""
+    from mdae_fmu.ir import Model
+    m = X.clutch_cubic()
+    eqs = tuple(X.eq("e1", "der(w1) = a1*w1 + b1*sinh(t1)") if e.id == "e1" else e
+                for e in m.equations)
+    model = Model("ClutchSinh", m.variables, eqs)
+    a = analyze_multimode(model)
+    assert a.accepted and [d.code for d in a.diagnostics] == ["W-IMPULSE-ORDER"]
+    inst = a.change("not g", "g").instants[0]
+    assert inst.method == "S3" and ("t1", "undetermined") in inst.impulsive
+    p = problem(model, "not g", "g")
+    for delta, err in [(1e-4, -1.6e-3), (1e-6, -2.1e-5)]:
+        v = solve_at(p, None, {("w1", 0): 1.0, ("w2", 0): 5.0}, delta)
+        assert v[S("w1+")] - 5.0 == pytest.approx(err, rel=0.1)

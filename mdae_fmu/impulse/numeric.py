@@ -107,9 +107,16 @@ class DeltaSystem:
 
 def solve_at(problem: RestartProblem, impulse: ImpulseResult | None, left_values: dict,
              delta: float, params: dict | None = None) -> dict:
-    """One solve of ``H(Z, X, delta) = 0`` (scheme (186)); the state restart values."""
+    """Solve ``H(Z, X, delta) = 0`` (scheme (186)); the state restart values. The solve is
+    continued from delta = 1e-2 down to ``delta`` by factors of 10 (warm starts), since the
+    left limits are a poor guess for the impulsive unknowns at tiny delta."""
     ds = DeltaSystem(problem, impulse, left_values, params)
-    x, res, ok = ds.solve(delta, ds.initial_guess(), 1e-14)
+    x = ds.initial_guess()
+    h = max(delta, 1e-2)
+    while h > delta * 1.0000001:
+        x, _, _ = ds.solve(h, x, 1e-12)
+        h = max(h / 10, delta)
+    x, res, ok = ds.solve(delta, x, 1e-14)
     if not ok and res > 1e-8:
         raise RuntimeError(f"restart system not solved at delta={delta} (residual {res:.2e})")
     return ds.targets(x, delta)

@@ -264,6 +264,13 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     for ch in changes:
         if not ch.accepted and ch.diagnostic is not None:
             diagnostics.append(ch.diagnostic)
+        for ri in ch.instants:
+            for note in ri.notes:
+                code = note.split(":", 1)[0]
+                if code.startswith(("W-", "E-")):
+                    diagnostics.append(Diagnostic(
+                        code, f"{ch.src_label} -> {ch.dst_label}, instant {ri.index}: "
+                        + note.split(":", 1)[1].strip()))
     if simultaneous:
         reported = {(d.code, d.variables, d.equations) for d in diagnostics}
         for (c, m), dg in failures.items():

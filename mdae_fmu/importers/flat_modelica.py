@@ -1,0 +1,1241 @@
+"""Flat Modelica and Base Modelica importer: text -> `mdae_fmu.ir.Model`.
+
+Accepted input (ARCHITECTURE.md "Input formats"; ecosystem/compilers-multimode-formats.md §4(a),
+§4(b)): the scalarized flat output of OpenModelica (``class X ... end X;``, dotted names such as
+``mod1.x[1]``) and Base Modelica (``//! base 0.1.0``, ``package 'M' model 'M' ... end 'M'; end
+'M';``, quoted identifiers), parsed by one LALR(1) grammar (``modelica.lark``) with lark's
+contextual lexer. The grammar's callbacks run *during* parsing (no parse tree is built) and
+produce expressions (`mdae_fmu.expr`) plus a light intermediate form; `build_model` then numbers
+the equations, builds the guards and resolves every name. The XML importer feeds the same
+`build_model`, which is why both forms of a model give equal `Model`s.
+
+Semantics (docs/importers.md):
+
+* equation ids ``e1, e2, ...`` in source order (a non-parameter binding ``Real x = e`` is the
+  equation ``x = e`` at its declaration), initial equations ``i1, ...``, when-clauses ``w1, ...``;
+* ``lhs = rhs`` becomes the residual ``expr.residual(lhs, rhs)``;
+* branch k of ``if c1 ... elseif c2 ... else`` is guarded by ``(c1,F), ..., (c_{k-1},F), (c_k,T)``
+  (theory 9334-theory-algorithms §1.4, ir module docstring); ``not c`` is the literal ``(c, F)``;
+* Boolean and Integer variables are discrete, so is a Real assigned in a when-clause (Modelica
+  §3.8.3); parameters get causality ``parameter``;
+* every name must be declared, ``reinit`` needs a state (a variable whose ``der`` appears).
+
+Everything that cannot be represented is refused with an `InputError` at ``file:line:col``; the
+importer never drops a construct silently.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from .. import expr as E
+from ..diagnostics import InputError, SourceLoc
+from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
+                  WhenBranch, WhenClause)
+
+#: Files larger than this are refused before being read (bytes).
+MAX_FILE_BYTES = 512 * 1024 * 1024
+#: Deepest expression tree accepted. Later stages (structural equality, hashing, sympy) recurse
+#: over expressions; a sum of N terms nests N levels.
+MAX_DEPTH = 256
+
+_GRAMMAR = Path(__file__).with_name("modelica.lark")
+
+# Terminals of reserved keywords that the grammar does not use as such; the lexer always
+# recognizes them, and `_syntax_error` turns them into "unsupported construct" messages.
+_UNSUPPORTED_KEYWORDS = {
+    "FUNCTION": "function definitions are not supported (only the Modelica built-in functions "
+                "can be called)",
+    "RECORD": "records are not supported (the input must be scalarized)",
+    "TYPE": "type definitions are not supported (use Real, Integer or Boolean)",
+    "CONNECTOR": "connector definitions are not supported (the input must be flattened)",
+    "EXPANDABLE": "expandable connectors are not supported (the input must be flattened)",
+    "OPERATOR": "operator definitions are not supported",
+    "ALGORITHM": "algorithm sections are not supported (write equations)",
+    "CONNECT": "connect-equations are not supported (the input must be flattened)",
+    "EXTENDS": "extends-clauses are not supported (the input must be flattened)",
+    "IMPORT": "import-clauses are not supported (the input must be flattened)",
+    "WITHIN": "within-clauses are not supported (give one flat class)",
+    "ENCAPSULATED": "encapsulated classes are not supported (give one flat class)",
+    "PARTIAL": "partial classes are not supported (give one flat class)",
+    "EXTERNAL": "external functions are not supported",
+    "ENUMERATION": "enumerations are not supported (use Integer or Boolean)",
+    "CONSTRAINEDBY": "constrainedby is not supported (the input must be flattened)",
+    "FOR": "for-equations and for-iterators are not supported (only scalarized models)",
+    "IN": "for-iterators are not supported (only scalarized models)",
+    "LOOP": "for- and while-loops are not supported",
+    "WHILE": "while-loops are not supported",
+    "BREAK": "break is not supported (no algorithm sections)",
+    "RETURN": "return is not supported (no algorithm sections)",
+    "PURE": "pure(...) is not supported",
+    "IMPURE": "impure functions are not supported",
+    "FLOW": "flow variables are not supported (the input must be flattened)",
+    "STREAM": "stream variables are not supported (the input must be flattened)",
+}
+
+_KEYWORD_TERMINALS = (
+    "CLASS", "MODEL", "BLOCK", "PACKAGE", "_END", "EQUATION", "INITIAL", "_PUBLIC", "_PROTECTED",
+    "FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT", "OUTPUT", "INNER", "OUTER",
+    "REPLACEABLE", "REDECLARE", "EACH", "ANNOTATION", "IF", "_THEN", "ELSEIF", "ELSE", "WHEN",
+    "ELSEWHEN", "_AND", "_OR", "_NOT", "TRUE", "FALSE", *_UNSUPPORTED_KEYWORDS)
+
+#: Modelica keywords (Modelica 3.6 §2.3.3): printed names equal to one of them are quoted.
+KEYWORDS = frozenset("""
+algorithm and annotation block break class connect connector constant constrainedby der discrete
+each else elseif elsewhen encapsulated end enumeration equation expandable extends external false
+final flow for function if import impure in initial inner input loop model not operator or outer
+output package parameter partial protected public pure record redeclare replaceable return stream
+then true type when while within""".split())
+
+_STATE_SELECT = ("never", "avoid", "default", "prefer", "always")
+_ASSERTION_LEVELS = ("error", "warning")
+_ENUM_PREFIXES = ("StateSelect.", "AssertionLevel.")
+#: Modifiers read into `Variable`, and modifiers ignored because they do not change the model.
+_MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
+IGNORED_MODIFIERS = ("quantity", "unbounded")
+_STATEMENTS = ("reinit", "assert", "terminate")
+_BINOPS = {op: op for op in E.BINARY_OPS}
+_UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
+
+_Q_ESCAPES = {"'": "'", '"': '"', "?": "?", "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
+              "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_ESCAPE_RE = re.compile(r"\\(.)")
+_NAME_PART_RE = re.compile(
+    r"(?:([A-Za-z_$][A-Za-z0-9_$]*)|'((?:[^'\\\r\n]|\\.)*)')(\[[^\]]*\])?(\.|$)")
+_SKIP_RE = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
+_SUBSCRIPTS_RE = re.compile(r"\[([0-9,]+)\]")
+
+
+# --- lexical helpers --------------------------------------------------------------------------
+
+def _unescape(body: str) -> str:
+    """Decode the S-ESCAPE sequences of a string or quoted identifier (Modelica 3.6 §2.3.1)."""
+    if "\\" not in body:
+        return body
+    return _ESCAPE_RE.sub(lambda m: _Q_ESCAPES[m.group(1)], body)
+
+
+def normalize_name(raw: str) -> str:
+    """The variable name of a component reference token: quotes removed (escapes decoded), parts
+    joined by dots, blanks removed from subscripts: ``'a.b'[ 1]`` -> ``a.b[1]``."""
+    if "'" not in raw and " " not in raw and "\t" not in raw:
+        return raw
+    parts = []
+    pos = 0
+    while pos < len(raw):
+        m = _NAME_PART_RE.match(raw, pos)
+        if m is None:          # cannot happen for a NAME token; keep the text as it is
+            return raw
+        plain, quoted, subs, _ = m.groups()
+        part = plain if plain is not None else _unescape(quoted)
+        if subs:
+            part += re.sub(r"[ \t]", "", subs)
+        parts.append(part)
+        pos = m.end()
+    return ".".join(parts)
+
+
+# --- the parser (built once per process) ----------------------------------------------------
+
+_TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION"))
+
+
+class _PostLexer:
+    """lark post-lexer: declares the keywords to lex everywhere (`always_accept`) and records
+    where equations may start (after ``;``, ``then``, ``else``, ``equation``) for locations."""
+    always_accept = _KEYWORD_TERMINALS
+
+    def __init__(self):
+        self.ctx: ParseContext | None = None
+
+    def process(self, stream):
+        ctx = self.ctx
+        term_pos = ctx.term_pos
+        term_tok = ctx.term_tok
+        terminators = _TERMINATORS
+        for tok in stream:
+            if tok.type in terminators:
+                term_pos.append(tok.end_pos)
+                term_tok.append(tok)
+            yield tok
+
+
+_lock = threading.Lock()
+_instance: "_Parser | None" = None
+
+
+class _Parser:
+    def __init__(self):
+        self.callbacks = _Callbacks()
+        self.postlex = _PostLexer()
+        self.lark = Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
+                         start=["start", "expression"], transformer=self.callbacks,
+                         postlex=self.postlex, maybe_placeholders=False,
+                         propagate_positions=False)
+        self.terminal_text = {}
+        for t in self.lark.terminals:
+            if t.pattern.type == "str":
+                self.terminal_text[t.name] = repr(t.pattern.value)
+
+
+def _parser() -> _Parser:
+    global _instance
+    if _instance is None:
+        _instance = _Parser()
+    return _instance
+
+
+# --- per-parse state and intermediate form ---------------------------------------------------
+
+@dataclass
+class ParseContext:
+    """Names, errors and positions gathered while parsing one file (or, for the XML importer,
+    all the expressions of one file)."""
+    filename: str
+    text: str = ""
+    line0: int = 1          # position of the parsed text in the file (XML attributes)
+    col0: int = 1
+    note: str = ""          # appended to messages, e.g. "in attribute 'rhs' of <equation>"
+    refs: dict = field(default_factory=lambda: {"time": E.TIME})
+    consts: dict = field(default_factory=dict)
+    first_use: dict = field(default_factory=dict)     # name -> (line, col, note, source_line)
+    enum_uses: dict = field(default_factory=dict)     # enum literal -> uses
+    enum_consumed: dict = field(default_factory=dict)
+    der_names: set = field(default_factory=set)
+    errors: list = field(default_factory=list)        # (line, col, priority, message, src)
+    stmts: dict = field(default_factory=dict)         # id -> pending statement calls
+    term_pos: list = field(default_factory=list)      # end offsets of ; then else equation
+    term_tok: list = field(default_factory=list)
+
+    def loc(self, line: int, col: int) -> SourceLoc:
+        """File position of (line, col) of the parsed text."""
+        if line == 1:
+            return SourceLoc(self.filename, self.line0, self.col0 + col - 1)
+        return SourceLoc(self.filename, self.line0 + line - 1, col)
+
+    def tok_loc(self, tok: Token) -> SourceLoc:
+        return self.loc(tok.line, tok.column)
+
+    def error(self, loc: SourceLoc, message: str, priority: int = 0):
+        """Record an error; the earliest one in the file is raised when parsing ends."""
+        self.errors.append((loc.line, loc.col, priority, message + self.note, self._src(loc)))
+
+    def _src(self, loc: SourceLoc):
+        if self.note:                 # XML: the expression text itself, the column is within it
+            return self.text if "\n" not in self.text else None
+        return source_line(self.text, loc.line)
+
+    def raise_first(self):
+        if self.errors:
+            line, col, _, message, src = min(self.errors, key=lambda e: e[:3])
+            raise InputError(message, SourceLoc(self.filename, line, col), src)
+
+
+def source_line(text: str, line: int) -> str | None:
+    """Line ``line`` (from 1) of ``text``, without reading more than that line."""
+    pos = 0
+    for _ in range(line - 1):
+        pos = text.find("\n", pos) + 1
+        if pos == 0:
+            return None
+    end = text.find("\n", pos)
+    return text[pos:] if end < 0 else text[pos:end]
+
+
+@dataclass(slots=True)
+class Stmt:
+    """A ``reinit``/``assert``/``terminate`` call, valid only as a statement-like equation."""
+    func: str
+    args: list
+    named: dict
+    loc: SourceLoc
+
+
+@dataclass(slots=True)
+class Decl:
+    """One declared component before validation (`build_model` turns it into a `Variable`)."""
+    name: str
+    loc: SourceLoc
+    type_name: str
+    type_loc: SourceLoc
+    prefixes: tuple                       # ((keyword, loc), ...)
+    modifiers: list                       # [(name, value or None, loc, nested), ...]
+    binding: object = None
+    description: str | None = None
+    explicit: dict | None = None          # XML: variability/causality given explicitly
+
+
+# Equation items are tuples, tagged by their first element:
+#   ("eq", lhs, rhs, loc)          ("stmt", Stmt)
+#   ("if", [(cond, loc, items), ...], else_items | None, loc)
+#   ("when", [(cond, loc, items), ...], loc)
+# Sections (class contents, in source order):
+#   ("decls", [Decl, ...])  ("equations", items)  ("initial", items)
+
+
+def _depth_exceeds(e, limit: int = MAX_DEPTH) -> bool:
+    """True when the tree ``e`` is deeper than ``limit`` (iterative: safe on any depth)."""
+    stack = [(e, 1)]
+    children = E.children
+    while stack:
+        node, d = stack.pop()
+        if d > limit:
+            return True
+        if type(node) in (E.Const, E.Ref, E.Time, E.Str):
+            continue
+        for c in children(node):
+            stack.append((c, d + 1))
+    return False
+
+
+# --- grammar callbacks ------------------------------------------------------------------------
+
+class _Callbacks:
+    """Callbacks of the LALR parser, one per grammar rule (lark calls them on each reduction
+    with the list of children); they build expressions and the intermediate form."""
+
+    ctx: ParseContext
+
+    def _start_loc(self, tok: Token) -> tuple[SourceLoc, int]:
+        """Start of the equation containing ``tok``: the first token after the last ``;``,
+        ``then``, ``else`` or ``equation`` before it. Returns (loc, offset)."""
+        ctx = self.ctx
+        i = bisect.bisect_right(ctx.term_pos, tok.start_pos) - 1
+        if i < 0:
+            return ctx.tok_loc(tok), tok.start_pos
+        t = ctx.term_tok[i]
+        start = _SKIP_RE.match(ctx.text, t.end_pos).end()
+        if start > tok.start_pos:
+            return ctx.tok_loc(tok), tok.start_pos
+        skipped = ctx.text[t.end_pos:start]
+        nl = skipped.count("\n")
+        if nl == 0:
+            return ctx.loc(t.end_line, t.end_column + len(skipped)), start
+        return ctx.loc(t.end_line + nl, len(skipped) - skipped.rfind("\n")), start
+
+    # ---- expressions ----
+    def number(self, c):
+        text = c[0].value
+        k = self.ctx.consts.get(text)
+        if k is None:
+            if text.isdigit():
+                k = E.Const(int(text))
+            else:
+                k = E.Const(float(text))
+            self.ctx.consts[text] = k
+        return k
+
+    def string(self, c):
+        return E.Str(_unescape(c[0].value[1:-1]))
+
+    def true(self, c):
+        return E.Const(True)
+
+    def false(self, c):
+        return E.Const(False)
+
+    def ref(self, c):
+        tok = c[0]
+        r = self.ctx.refs.get(tok.value)
+        if r is not None:
+            return r
+        return self._new_ref(tok)
+
+    def _new_ref(self, tok):
+        ctx = self.ctx
+        name = normalize_name(tok.value)
+        r = E.Ref(name)
+        if name.startswith(_ENUM_PREFIXES):
+            ctx.enum_uses[name] = ctx.enum_uses.get(name, 0) + 1
+        else:
+            ctx.refs[tok.value] = r
+        if name not in ctx.first_use:
+            loc = ctx.tok_loc(tok)
+            ctx.first_use[name] = (loc.line, loc.col, ctx.note, ctx._src(loc))
+        return r
+
+    def binop(self, c):
+        return E.BinOp(_BINOPS[c[1].value], c[0], c[2])
+
+    def unop(self, c):
+        op = _UNOPS[c[0].value]
+        arg = c[1]
+        if op == "-" and type(arg) is E.Const and type(arg.value) is not bool:
+            return E.Const(-arg.value)
+        return E.UnOp(op, arg)
+
+    def not_expr(self, c):
+        return E.UnOp("not", c[0])
+
+    def and_expr(self, c):
+        return E.BinOp("and", c[0], c[1])
+
+    def or_expr(self, c):
+        return E.BinOp("or", c[0], c[1])
+
+    def paren(self, c):
+        return c[1]
+
+    def if_expr(self, c):
+        # [IF, cond, then, (ELSEIF, cond, then)*, ELSE, else]
+        result = c[-1]
+        i = len(c) - 3
+        while i >= 1:
+            result = E.If(c[i], c[i + 1], result)
+            i -= 3
+        return result
+
+    def _refuse(self, tok, message):
+        self.ctx.error(self.ctx.tok_loc(tok), message)
+        return E.ZERO
+
+    def tuple_expr(self, c):
+        return self._refuse(c[0], "tuple expressions '(a, b, ...)' are not supported")
+
+    def array_expr(self, c):
+        return self._refuse(c[0], "array expressions are not supported (only scalarized models)")
+
+    def range_expr(self, c):
+        return self._refuse(c[1], "range expressions 'a:b' are not supported "
+                                  "(only scalarized models)")
+
+    def end_expr(self, c):
+        return E.ZERO
+
+    def array_subscripts(self, c):
+        return c[0]
+
+    def subscripted(self, c):
+        tok = c[0]
+        self.ctx.error(self.ctx.tok_loc(tok),
+                       f"array subscript of '{normalize_name(tok.value)}[...]' is not an integer "
+                       "literal: only scalarized models are supported")
+        return tok
+
+    def named_arg(self, c):
+        return _Named(c[0], c[2])
+
+    def call_args(self, c):
+        return c
+
+    def initial_call(self, c):
+        return E.Call("initial", ())
+
+    def call(self, c):
+        tok = c[0]
+        args = c[2] if len(c) > 2 else []
+        name = normalize_name(tok.value)
+        if name.startswith("Modelica.Math.") and name[14:] in E.MATH_FUNCTIONS:
+            name = name[14:]
+        ctx = self.ctx
+        if name == "der":
+            if len(args) != 1 or type(args[0]) is _Named:
+                ctx.error(ctx.tok_loc(tok), f"der expects 1 argument, got {len(args)}")
+                return E.ZERO
+            arg = args[0]
+            if type(arg) is E.Ref:
+                ctx.der_names.add(arg.name)
+            else:
+                ctx.der_names.update(E.refs(arg))
+            return E.Der(arg)
+        if name in _STATEMENTS:
+            named = {}
+            pos = []
+            for a in args:
+                if type(a) is _Named:
+                    named[normalize_name(a.name.value)] = a
+                else:
+                    pos.append(a)
+            s = Stmt(name, pos, named, ctx.tok_loc(tok))
+            ctx.stmts[id(s)] = s
+            return s
+        counts = E.BUILTIN_FUNCTIONS.get(name)
+        if counts is None:
+            ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica built-in "
+                                        "functions and operators are supported)")
+            return E.ZERO
+        for a in args:
+            if type(a) is _Named:
+                ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
+                                               f"'{name}(...)'")
+                return E.ZERO
+        if len(args) not in counts:
+            want = " or ".join(str(n) for n in counts)
+            ctx.error(ctx.tok_loc(tok), f"'{name}' expects {want} argument"
+                                        f"{'' if counts == (1,) else 's'}, got {len(args)}")
+            return E.ZERO
+        return E.Call(name, tuple(args))
+
+    # ---- equations ----
+    def _check_depth(self, loc, *exprs):
+        for e in exprs:
+            if _depth_exceeds(e):
+                self.ctx.error(loc, f"expression nested too deeply (more than {MAX_DEPTH} "
+                                    "levels; a sum of n terms nests n levels)")
+                return
+
+    def eq(self, c):
+        lhs, eq_tok, rhs = c[0], c[1], c[2]
+        loc, start = self._start_loc(eq_tok)
+        if c[-1].end_pos - start > 2 * MAX_DEPTH:
+            self._check_depth(loc, lhs, rhs)
+        return ("eq", lhs, rhs, loc)
+
+    def call_eq(self, c):
+        e = c[0]
+        if type(e) is Stmt:
+            del self.ctx.stmts[id(e)]
+            self._check_depth(e.loc, *e.args, *(a.value for a in e.named.values()))
+            return ("stmt", e)
+        loc, _ = self._start_loc(c[-1])
+        self.ctx.error(loc, "expected an equation 'lhs = rhs' (only reinit, assert and "
+                            "terminate can be called as statements)")
+        return ("stmt", None)
+
+    def _branches(self, c, branch_tag):
+        """[KW, cond, items..., (tag, tok, cond, items)..., ...] -> [(cond, loc, items)], else."""
+        ctx = self.ctx
+        branches = [(c[1], ctx.tok_loc(c[0]), [])]
+        orelse = None
+        for x in c[2:]:
+            if type(x) is tuple:
+                if x[0] == branch_tag:
+                    branches.append((x[2], ctx.tok_loc(x[1]), x[3]))
+                elif x[0] == "else":
+                    orelse = x[1]
+                else:
+                    branches[-1][2].append(x)
+        for cond, loc, _ in branches:
+            self._check_depth(loc, cond)
+        return branches, orelse
+
+    def if_eq(self, c):
+        branches, orelse = self._branches(c, "elseif")
+        return ("if", branches, orelse, self.ctx.tok_loc(c[0]))
+
+    def when_eq(self, c):
+        branches, _ = self._branches(c, "elsewhen")
+        return ("when", branches, self.ctx.tok_loc(c[0]))
+
+    def elseif_branch(self, c):
+        return ("elseif", c[0], c[1], c[2:])
+
+    def elsewhen_branch(self, c):
+        return ("elsewhen", c[0], c[1], c[2:])
+
+    def else_branch(self, c):
+        return ("else", c[1:])
+
+    # ---- sections and declarations ----
+    def equation_section(self, c):
+        return ("equations", c[1:])
+
+    def initial_equation_section(self, c):
+        return ("initial", c[2:])
+
+    def element_section(self, c):
+        decls = []
+        for x in c:
+            if type(x) is tuple and x[0] == "decls":
+                decls.extend(x[1])
+        return ("decls", decls)
+
+    def parameter_equation(self, c):
+        self.ctx.error(self.ctx.tok_loc(c[0]),
+                       "'parameter equation' (Base Modelica) is not supported: give the "
+                       "parameter a binding instead")
+        return ("decls", [])
+
+    def description(self, c):
+        out = []
+        for t in c:
+            if t.type == "STRING":
+                out.append(_unescape(t.value[1:-1]))
+            elif t.value != "+":
+                self.ctx.error(self.ctx.tok_loc(t), "descriptions can only be joined with '+'")
+        return _Description("".join(out))
+
+    def annotation(self, c):
+        return None
+
+    def annotation_end(self, c):
+        return None
+
+    def argument(self, c):
+        # [EACH?, FINAL?, NAME, modification?, description?]
+        name_tok = None
+        mod = None
+        for x in c:
+            if type(x) is Token and x.type == "NAME":
+                name_tok = x
+            elif type(x) is _Modification:
+                mod = x
+        return _Argument(name_tok, mod)
+
+    def class_modification(self, c):
+        return [x for x in c[1:] if type(x) is _Argument]
+
+    def modification(self, c):
+        args = None
+        binding = None
+        for x in c:
+            if type(x) is list:
+                args = x
+            elif type(x) is not Token:
+                binding = x
+        return _Modification(args, binding)
+
+    def component_decl(self, c):
+        mod = None
+        desc = None
+        for x in c[1:]:
+            if type(x) is _Modification:
+                mod = x
+            elif type(x) is _Description:
+                desc = x.text
+        return (c[0], mod, desc)
+
+    def component_clause(self, c):
+        ctx = self.ctx
+        prefixes = []
+        i = 0
+        while c[i].type != "NAME":
+            prefixes.append((c[i].value, ctx.tok_loc(c[i])))
+            i += 1
+        type_tok = c[i]
+        type_name = normalize_name(type_tok.value)
+        type_loc = ctx.tok_loc(type_tok)
+        decls = []
+        long_clause = c[-1].end_pos - type_tok.start_pos > 2 * MAX_DEPTH
+        for name_tok, mod, desc in c[i + 1:-1]:
+            loc = ctx.tok_loc(name_tok)
+            modifiers = []
+            binding = None
+            if mod is not None:
+                binding = mod.binding
+                for a in mod.args or ():
+                    m = a.mod
+                    modifiers.append((normalize_name(a.name.value), None if m is None else
+                                      m.binding, ctx.tok_loc(a.name), m is not None and
+                                      m.args is not None))
+            if long_clause:
+                self._check_depth(loc, *(m[1] for m in modifiers if m[1] is not None),
+                                  *(() if binding is None else (binding,)))
+            decls.append(Decl(normalize_name(name_tok.value), loc, type_name, type_loc,
+                              tuple(prefixes), modifiers, binding, desc))
+        return ("decls", decls)
+
+    def array_type_clause(self, c):
+        i = 0
+        while c[i].type != "NAME":
+            i += 1
+        self.ctx.error(self.ctx.tok_loc(c[i]), "array declarations are not supported (only "
+                                               "scalarized models: declare each element)")
+        return ("decls", [])
+
+    def class_definition(self, c):
+        # [kind, NAME, description?, contents..., NAME(end), SEMI]
+        return ("class", c[0], c[1], c[-2], [x for x in c[2:-2] if type(x) is tuple])
+
+    def package_definition(self, c):
+        cls = next(x for x in c if type(x) is tuple and x[0] == "class")
+        consts = [x for x in c if type(x) is tuple and x[0] == "decls"]
+        return ("package", c[1], c[-2], consts, cls)
+
+    def start(self, c):
+        return c[-1]
+
+
+@dataclass(slots=True)
+class _Named:
+    name: Token
+    value: object
+
+
+@dataclass(slots=True)
+class _Description:
+    text: str
+
+
+@dataclass(slots=True)
+class _Argument:
+    name: Token
+    mod: "_Modification | None"
+
+
+@dataclass(slots=True)
+class _Modification:
+    args: list | None
+    binding: object
+
+
+# --- syntax errors --------------------------------------------------------------------------
+
+_FRIENDLY = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+             "REL_OP": "a comparison", "ADD_OP": "'+' or '-'", "MUL_OP": "'*' or '/'",
+             "POW_OP": "'^'", "BASE_HEADER": "'//! base'", "$END": "end of file"}
+
+
+def _describe_expected(expected, parser: _Parser) -> str:
+    names = []
+    for t in sorted(expected):
+        if t in _UNSUPPORTED_KEYWORDS or t == "BASE_HEADER":
+            continue
+        names.append(_FRIENDLY.get(t) or parser.terminal_text.get(t, t))
+    names = sorted(set(names))
+    if not names:
+        return ""
+    if len(names) > 8:
+        return f" (expected one of {', '.join(names[:8])}, ...)"
+    if len(names) == 1:
+        return f" (expected {names[0]})"
+    return f" (expected one of {', '.join(names)})"
+
+
+def _syntax_error(err: UnexpectedInput, ctx: ParseContext, parser: _Parser) -> InputError:
+    """Turn a lark exception into an `InputError` a modeller can act on."""
+    text = ctx.text
+    if isinstance(err, UnexpectedCharacters):
+        pos = err.pos_in_stream
+        ch = text[pos] if pos < len(text) else ""
+        loc = ctx.loc(err.line, err.column)
+        if ch == '"':
+            msg = "unterminated string (or invalid escape sequence in it)"
+        elif ch == "'":
+            msg = "unterminated quoted identifier (or invalid escape sequence in it)"
+        elif text.startswith("/*", pos):
+            msg = "unterminated comment '/*'"
+        else:
+            msg = f"unexpected character {ch!r}"
+        return InputError("syntax error: " + msg + ctx.note, loc, ctx._src(loc))
+    tok = err.token if isinstance(err, UnexpectedToken) else None
+    if tok is None or tok.type == "$END":
+        if isinstance(err, UnexpectedToken) and tok is not None and tok.line is not None:
+            loc = ctx.loc(tok.line, tok.column)
+        else:
+            lines = text.split("\n")
+            loc = ctx.loc(len(lines), len(lines[-1]) + 1)
+        expected = getattr(err, "expected", None) or ()
+        return InputError("syntax error: unexpected end of input" +
+                          _describe_expected(expected, parser) + ctx.note, loc, ctx._src(loc))
+    loc = ctx.loc(tok.line, tok.column)
+    start = tok.start_pos
+    for p in (start - 1, start):
+        if p >= 0 and text.startswith("/*", p):
+            loc = ctx.loc(tok.line, tok.column - (start - p))
+            return InputError("syntax error: unterminated comment '/*'" + ctx.note, loc,
+                              ctx._src(loc))
+    if tok.type in _UNSUPPORTED_KEYWORDS:
+        return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS[tok.type] + ctx.note,
+                          loc, ctx._src(loc))
+    if tok.type == "ALGORITHM":
+        pass
+    shown = tok.value if len(tok.value) <= 40 else tok.value[:40] + "..."
+    return InputError(f"syntax error: unexpected {shown!r}" +
+                      _describe_expected(err.expected, parser) + ctx.note, loc, ctx._src(loc))
+
+
+def _run(text: str, ctx: ParseContext, start: str):
+    """Parse ``text`` with the shared parser, returning the callbacks' result."""
+    with _lock:
+        parser = _parser()
+        parser.callbacks.ctx = ctx
+        parser.postlex.ctx = ctx
+        try:
+            return parser.lark.parse(text, start=start)
+        except UnexpectedInput as err:
+            if ctx.errors:              # an earlier semantic error is the first problem
+                ctx.raise_first()
+            raise _syntax_error(err, ctx, parser) from None
+        except RecursionError:
+            raise InputError("expression nested too deeply" + ctx.note,
+                             ctx.loc(1, 1)) from None
+        finally:
+            parser.callbacks.ctx = None
+            parser.postlex.ctx = None
+
+
+# --- public API -------------------------------------------------------------------------------
+
+def read_text(path: str | Path) -> str:
+    """Read a model file as text, refusing (with `InputError`) missing, oversized, empty and
+    binary files before parsing."""
+    name = str(path)
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError(f"file is too large ({size} bytes; the limit is "
+                             f"{MAX_FILE_BYTES // (1024 * 1024)} MiB)", SourceLoc(name, 1, 1))
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise InputError(f"{name}: cannot read: {err.strerror or err}") from None
+    return decode_source(data, name)
+
+
+def decode_source(data: bytes, filename: str) -> str:
+    """UTF-8 text of ``data``; binary data (a NUL byte, invalid UTF-8) is an `InputError`."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        raise InputError("binary file (NUL byte): expected Modelica text",
+                         SourceLoc(filename, line, col))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise InputError("invalid UTF-8 (binary file?): expected Modelica text",
+                         SourceLoc(filename, line, col)) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def load_modelica(path: str | Path) -> Model:
+    """Read a flat Modelica (``.mo``) or Base Modelica (``.bmo``) file."""
+    return parse_modelica(read_text(path), str(path))
+
+
+def parse_modelica(text: str, filename: str = "<string>") -> Model:
+    """Parse flat Modelica / Base Modelica text into a `Model` (module docstring)."""
+    if not text.strip():
+        raise InputError("empty file: expected a class definition ('class Name ... end Name;')",
+                         SourceLoc(filename, 1, 1))
+    ctx = ParseContext(filename, text)
+    result = _run(text, ctx, "start")
+    if result[0] == "package":
+        _, pkg_tok, pkg_end, consts, cls = result
+        pkg = normalize_name(pkg_tok.value)
+        if normalize_name(pkg_end.value) != pkg:
+            ctx.error(ctx.tok_loc(pkg_end), f"'end {normalize_name(pkg_end.value)};' does not "
+                                            f"match 'package {pkg}'")
+        if normalize_name(cls[2].value) != pkg:
+            ctx.error(ctx.tok_loc(cls[2]), f"the model '{normalize_name(cls[2].value)}' must "
+                                           f"have the name of its package '{pkg}' (Base Modelica)")
+    else:
+        consts, cls = [], result
+    _, kind, name_tok, end_tok, contents = cls
+    name = normalize_name(name_tok.value)
+    if normalize_name(end_tok.value) != name:
+        ctx.error(ctx.tok_loc(end_tok), f"'end {normalize_name(end_tok.value)};' does not match "
+                                        f"'{kind.value} {name}'")
+    return build_model(name, consts + contents, ctx)
+
+
+def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: int = 1,
+                     ctx: ParseContext | None = None, note: str = "") -> E.Expr:
+    """Parse one Modelica expression (the XML importer's attribute values). Positions in
+    errors are those of ``text`` placed at ``line``:``col`` of ``filename``; ``note`` is added to
+    messages (e.g. " (in attribute 'rhs' of <equation>)"). With a shared ``ctx`` the names are
+    recorded for `build_model` and errors are deferred to it; without, errors raise at once."""
+    own = ctx is None
+    if own:
+        ctx = ParseContext(filename)
+    ctx.text, ctx.line0, ctx.col0, ctx.note = text, line, col, note
+    ctx.term_pos, ctx.term_tok = [], []
+    if not text.strip():
+        ctx.error(ctx.loc(1, 1), "empty expression")
+        if own:
+            ctx.raise_first()
+        return E.ZERO
+    e = _run(text, ctx, "expression")
+    if type(e) is Stmt:
+        del ctx.stmts[id(e)]
+        ctx.error(e.loc, f"{e.func}(...) is not an expression")
+        e = E.ZERO
+    elif len(text) > 2 * MAX_DEPTH and _depth_exceeds(e):
+        ctx.error(ctx.loc(1, 1), f"expression nested too deeply (more than {MAX_DEPTH} levels)")
+    for s in list(ctx.stmts.values()):
+        ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
+                         "expression")
+    ctx.stmts.clear()
+    ctx.note = ""
+    if own:
+        ctx.raise_first()
+    return e
+
+
+# --- model building (shared with the XML importer) ---------------------------------------------
+
+def _literal(cond: E.Expr, positive: bool = True) -> GuardLiteral:
+    """Guard literal of an if-condition, ``not`` stripped into the sign (ir module docstring)."""
+    while type(cond) is E.UnOp and cond.op == "not":
+        cond = cond.arg
+        positive = not positive
+    return GuardLiteral(cond, positive)
+
+
+def _fold_strings(e):
+    """``"a" + "b"`` -> ``"ab"`` (messages of assert and terminate)."""
+    if type(e) is E.BinOp and e.op == "+":
+        left, right = _fold_strings(e.left), _fold_strings(e.right)
+        if type(left) is E.Str and type(right) is E.Str:
+            return E.Str(left.value + right.value)
+        return E.BinOp("+", left, right)
+    return e
+
+
+class _ModelBuilder:
+    """Validation of declarations and numbering/guarding of equations: the semantic half of
+    the importers (module docstring)."""
+
+    def __init__(self, name: str, ctx: ParseContext):
+        self.name = name
+        self.ctx = ctx
+        self.variables: list[Variable] = []
+        self.declared: dict[str, Decl] = {}
+        self.equations: list[Equation] = []
+        self.initial: list[Equation] = []
+        self.whens: list[WhenClause] = []
+        self.assertions: list[Assertion] = []
+        self.reinits: list[Reinit] = []
+        self.assigned: dict[str, SourceLoc] = {}
+
+    def err(self, loc, message, priority=0):
+        self.ctx.errors.append((loc.line, loc.col, priority, message,
+                                None if self.ctx.note or loc.file != self.ctx.filename
+                                else source_line(self.ctx.text, loc.line)))
+
+    # ---- declarations ----
+    def declare(self, d: Decl):
+        ctx = self.ctx
+        if d.name in self.declared:
+            first = self.declared[d.name].loc
+            self.err(d.loc, f"duplicate declaration of '{d.name}' (first declared at "
+                            f"{first.short()}:{first.col})")
+            return
+        if d.name == "time":
+            self.err(d.loc, "'time' is the built-in time variable and cannot be declared")
+            return
+        self.declared[d.name] = d
+        kw = {}
+        variability = None
+        causality = "local"
+        for p, ploc in d.prefixes:
+            if p in ("constant", "parameter", "discrete"):
+                if variability is not None:
+                    self.err(ploc, f"conflicting prefixes '{variability}' and '{p}'")
+                variability = p
+            elif p in ("input", "output"):
+                if causality != "local":
+                    self.err(ploc, f"conflicting prefixes '{causality}' and '{p}'")
+                causality = p
+            elif p != "final":
+                self.err(ploc, f"prefix '{p}' is not supported (the input must be flattened)")
+        if d.type_name not in ("Real", "Integer", "Boolean"):
+            if d.type_name == "String":
+                self.err(d.type_loc, f"String variables are not supported ('{d.name}')")
+            elif "[" in d.type_name:
+                self.err(d.type_loc, "array declarations are not supported (only scalarized "
+                                     "models: declare each element)")
+            else:
+                self.err(d.type_loc, f"unsupported type '{d.type_name}' of '{d.name}': only "
+                                     "Real, Integer and Boolean (records, enumerations and type "
+                                     "aliases are not supported)")
+            return
+        if d.explicit:
+            variability = d.explicit.get("variability", variability)
+            causality = d.explicit.get("causality", causality)
+        if variability is None:
+            variability = "continuous" if d.type_name == "Real" else "discrete"
+        if variability in ("parameter", "constant") and causality in ("input", "output"):
+            causality = "parameter" if variability == "parameter" else causality
+        elif variability == "parameter":
+            causality = "parameter"
+        if d.explicit and "causality" in d.explicit:
+            causality = d.explicit["causality"]
+        seen = {}
+        for mname, value, mloc, nested in d.modifiers:
+            if mname in seen:
+                self.err(mloc, f"modifier '{mname}' given twice for '{d.name}'")
+                continue
+            seen[mname] = True
+            if nested:
+                self.err(mloc, f"nested modification of '{mname}' is not supported")
+                continue
+            if mname in IGNORED_MODIFIERS:
+                continue
+            if mname not in _MODIFIERS:
+                self.err(mloc, f"unsupported modifier '{mname}' of '{d.name}' (supported: "
+                               f"{', '.join(_MODIFIERS + IGNORED_MODIFIERS)})")
+                continue
+            if value is None:
+                self.err(mloc, f"modifier '{mname}' of '{d.name}' has no value")
+                continue
+            if mname == "fixed":
+                if type(value) is E.Const and type(value.value) is bool:
+                    kw["fixed"] = value.value
+                else:
+                    self.err(mloc, f"'fixed' of '{d.name}' must be true or false")
+            elif mname in ("unit", "displayUnit"):
+                if type(value) is E.Str:
+                    kw["display_unit" if mname == "displayUnit" else "unit"] = value.value
+                else:
+                    self.err(mloc, f"'{mname}' of '{d.name}' must be a string literal")
+            elif mname == "stateSelect":
+                ss = self.enum_value(value, "StateSelect", _STATE_SELECT)
+                if ss is None:
+                    self.err(mloc, f"'stateSelect' of '{d.name}' must be one of "
+                                   f"{', '.join('StateSelect.' + s for s in _STATE_SELECT)}")
+                else:
+                    kw["state_select"] = ss
+            else:
+                kw[mname] = value
+        binding = None
+        if d.binding is not None:
+            if variability in ("parameter", "constant"):
+                binding = d.binding
+            else:
+                self.add_equation(("eq", E.Ref(d.name), d.binding, d.loc), ())
+        self.variables.append(Variable(
+            name=d.name, type=d.type_name, variability=variability, causality=causality,
+            description=d.description, binding=binding, loc=d.loc, **kw))
+
+    def enum_value(self, value, enum: str, literals) -> str | None:
+        """The literal of ``enum`` named by ``value`` (a Ref such as StateSelect.prefer)."""
+        if type(value) is not E.Ref or not value.name.startswith(enum + "."):
+            return None
+        lit = value.name[len(enum) + 1:]
+        if lit not in literals:
+            return None
+        self.ctx.enum_consumed[value.name] = self.ctx.enum_consumed.get(value.name, 0) + 1
+        return lit
+
+    # ---- equations ----
+    def add_equation(self, item, guard):
+        _, lhs, rhs, loc = item
+        self.equations.append(Equation(f"e{len(self.equations) + 1}", E.residual(lhs, rhs),
+                                       guard, loc))
+
+    def section(self, items, initial: bool):
+        """Flatten one equation section in source order; if-branches extend the guard
+        (iterative, so deeply nested if-equations cannot overflow the stack)."""
+        stack = [(iter(items), ())]
+        while stack:
+            it, guard = stack[-1]
+            item = next(it, None)
+            if item is None:
+                stack.pop()
+                continue
+            tag = item[0]
+            if tag == "eq":
+                if initial:
+                    _, lhs, rhs, loc = item
+                    self.initial.append(Equation(f"i{len(self.initial) + 1}",
+                                                 E.residual(lhs, rhs), guard, loc))
+                else:
+                    self.add_equation(item, guard)
+            elif tag == "if":
+                _, branches, orelse, _loc = item
+                prior: list[GuardLiteral] = []
+                pushed = []
+                for cond, _bloc, body in branches:
+                    lit = _literal(cond)
+                    pushed.append((iter(body), guard + tuple(prior) + (lit,)))
+                    prior.append(GuardLiteral(lit.cond, not lit.positive))
+                if orelse is not None:
+                    pushed.append((iter(orelse), guard + tuple(prior)))
+                stack.extend(reversed(pushed))
+            elif tag == "when":
+                if initial:
+                    self.err(item[2], "when-clauses are not allowed in an initial equation "
+                                      "section")
+                elif guard:
+                    self.err(item[2], "when-clauses inside if-equations are not supported")
+                else:
+                    self.when(item)
+            elif tag == "stmt":
+                s = item[1]
+                if s is None:
+                    continue
+                if s.func == "assert" and not initial:
+                    a = self.assertion(s, guard)
+                    if a is not None:
+                        self.assertions.append(a)
+                elif s.func == "assert":
+                    self.err(s.loc, "assert in an initial equation section is not supported")
+                else:
+                    self.err(s.loc, f"{s.func}(...) can only be used inside a when-clause")
+
+    def when(self, item):
+        _, branches, loc = item
+        out = []
+        for cond, bloc, body in branches:
+            if type(cond) is E.Ref and cond.name.startswith(_ENUM_PREFIXES):
+                self.err(bloc, "invalid when-condition")
+            actions = []
+            for x in body:
+                tag = x[0]
+                if tag == "eq":
+                    _, lhs, rhs, eloc = x
+                    if type(lhs) is not E.Ref or lhs is E.TIME:
+                        self.err(eloc, "the left side of an equation in a when-clause must be "
+                                       "a variable ('v = expression')")
+                        continue
+                    actions.append(Assign(lhs.name, rhs, eloc))
+                    self.assigned.setdefault(lhs.name, eloc)
+                elif tag == "stmt":
+                    s = x[1]
+                    if s is None:
+                        continue
+                    a = self.action(s)
+                    if a is not None:
+                        actions.append(a)
+                elif tag == "if":
+                    self.err(x[3], "if-equations inside when-clauses are not supported (use "
+                                   "an if-expression: 'v = if c then a else b')")
+                elif tag == "when":
+                    self.err(x[2], "nested when-clauses are not allowed")
+            out.append(WhenBranch(cond, tuple(actions), bloc))
+        self.whens.append(WhenClause(f"w{len(self.whens) + 1}", tuple(out), loc))
+
+    def _positional(self, s: Stmt, allowed_named=()) -> bool:
+        for key, a in s.named.items():
+            if key not in allowed_named:
+                self.err(self.ctx.tok_loc(a.name) if self.ctx.note == "" else s.loc,
+                         f"named argument '{key}' is not supported in {s.func}(...)")
+                return False
+        return True
+
+    def action(self, s: Stmt):
+        if s.func == "reinit":
+            if not self._positional(s):
+                return None
+            if len(s.args) != 2:
+                self.err(s.loc, f"reinit expects 2 arguments, got {len(s.args)}")
+                return None
+            target, value = s.args
+            if type(target) is not E.Ref or target is E.TIME:
+                self.err(s.loc, "the first argument of reinit must be a variable")
+                return None
+            r = Reinit(target.name, value, s.loc)
+            self.reinits.append(r)
+            return r
+        if s.func == "terminate":
+            if not self._positional(s):
+                return None
+            msg = _fold_strings(s.args[0]) if len(s.args) == 1 else None
+            if type(msg) is not E.Str:
+                self.err(s.loc, "terminate expects one string argument")
+                return None
+            return Terminate(msg.value, s.loc)
+        return self.assertion(s, ())
+
+    def assertion(self, s: Stmt, guard) -> Assertion | None:
+        if not self._positional(s, ("level",)):
+            return None
+        args = list(s.args)
+        if "level" in s.named:
+            args.append(s.named["level"].value)
+        if len(args) not in (2, 3):
+            self.err(s.loc, f"assert expects 2 or 3 arguments, got {len(args)}")
+            return None
+        level = "error"
+        if len(args) == 3:
+            level = self.enum_value(args[2], "AssertionLevel", _ASSERTION_LEVELS)
+            if level is None:
+                self.err(s.loc, "the level of assert must be AssertionLevel.error or "
+                                "AssertionLevel.warning")
+                return None
+        return Assertion(args[0], _fold_strings(args[1]), level, guard, s.loc)
+
+    # ---- checks after everything is read ----
+    def check_arrays(self):
+        """Scalarized element declarations ``x[1] ... x[n]`` must cover their whole index box;
+        a lone ``Real x[3]`` is an (unsupported) array declaration."""
+        groups: dict[str, list] = {}
+        for v in self.variables:
+            if "[" in v.name and "'" not in v.name:
+                key = _SUBSCRIPTS_RE.sub("[]", v.name)
+                try:
+                    idx = tuple(int(i) for m in _SUBSCRIPTS_RE.findall(v.name)
+                                for i in m.split(","))
+                except ValueError:
+                    continue
+                groups.setdefault(key, []).append((idx, v))
+        for key, members in groups.items():
+            dims = {len(i) for i, _ in members}
+            if len(dims) != 1:
+                continue
+            n = dims.pop()
+            size = 1
+            for k in range(n):
+                size *= max(i[k] for i, _ in members)
+            if len(members) != size or any(min(i) < 1 for i, _ in members):
+                v = members[0][1]
+                self.err(v.loc, f"'{v.name}' looks like an array declaration: only "
+                                "scalarized models are supported (declare every element "
+                                f"{key.replace('[]', '[1]', 1)}, ... as a scalar)")
+
+    def check_names(self):
+        ctx = self.ctx
+        for name, (line, col, note, src) in ctx.first_use.items():
+            if name in self.declared:
+                continue
+            if name.startswith(_ENUM_PREFIXES):
+                if ctx.enum_uses.get(name, 0) <= ctx.enum_consumed.get(name, 0):
+                    continue
+                msg = f"'{name}' can only be used as a stateSelect or assert level value"
+            else:
+                msg = f"undefined name '{name}'"
+            ctx.errors.append((line, col, 1, msg + note, src))
+        for r in self.reinits:
+            d = self.declared.get(r.var)
+            if d is None:
+                self.err(r.loc, f"reinit of undeclared variable '{r.var}'")
+            elif r.var not in ctx.der_names:
+                self.err(r.loc, f"reinit of '{r.var}', which is not a state (der({r.var}) "
+                                "appears in no equation)")
+        for name, loc in self.assigned.items():
+            v = self.declared.get(name)
+            if v is not None and any(p in ("parameter", "constant") for p, _ in v.prefixes):
+                self.err(loc, f"cannot assign '{name}' in a when-clause: it is a "
+                              f"{'parameter' if any(p == 'parameter' for p, _ in v.prefixes) else 'constant'}")
+
+    def model(self) -> Model:
+        variables = []
+        for v in self.variables:
+            if v.name in self.assigned and v.variability == "continuous":
+                v = replace(v, variability="discrete")
+            variables.append(v)
+        return Model(self.name, tuple(variables), tuple(self.equations), tuple(self.initial),
+                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename)
+
+
+def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
+    """Build the `Model` from the intermediate form, in source order: declarations (a
+    non-parameter binding becomes an equation where it is declared), equation sections,
+    initial equation sections. Raises the earliest `InputError` of the file."""
+    ctx.raise_first()                 # errors found while parsing come first
+    for s in list(ctx.stmts.values()):
+        ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
+                         "expression")
+    ctx.raise_first()
+    b = _ModelBuilder(name, ctx)
+    for sec in sections:
+        tag = sec[0]
+        if tag == "decls":
+            for d in sec[1]:
+                b.declare(d)
+        elif tag == "equations":
+            b.section(sec[1], initial=False)
+        elif tag == "initial":
+            b.section(sec[1], initial=True)
+    b.check_arrays()
+    b.check_names()
+    ctx.note = ""
+    ctx.raise_first()
+    return b.model()
+
+
+__all__ = ["load_modelica", "parse_modelica", "parse_expression", "build_model", "Decl",
+           "ParseContext", "normalize_name", "KEYWORDS", "MAX_FILE_BYTES", "MAX_DEPTH",
+           "IGNORED_MODIFIERS", "read_text", "decode_source"]

@@ -1,0 +1,155 @@
+"""``mdae-fmu simulate``: export a model if needed, simulate the FMU with FMPy, write CSV/PNG.
+
+ARCHITECTURE.md, command line: ``mdae-fmu simulate MODEL_OR_FMU [--stop-time T] [--csv OUT]
+[--plot OUT.png]``. Exit codes follow the CLI: 0 ok, 1 the model is rejected (by the
+analysis, or the FMU fails at run time), 2 the input cannot be read. Errors are printed as
+one message, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import csv as _csv
+import math
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError
+
+MAX_PLOTTED = 12
+
+
+class SimulationFailed(MdaeError):
+    """The FMU was built but could not be simulated (exit code 1)."""
+    exit_code = EXIT_REJECTED
+
+
+def _export_model(path: Path, out_dir: Path) -> Path:
+    """Read and export a model file into ``out_dir`` (the exporter is imported lazily)."""
+    from . import api
+    model = api.load(path)
+    stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in (model.name or path.stem))
+    fmu = out_dir / f"{stem or 'model'}.fmu"
+    try:
+        api.export_fmu(model, fmu)
+    except ModuleNotFoundError as err:
+        if (err.name or "").startswith("mdae_fmu"):
+            raise SimulationFailed(
+                f"{path}: FMU export is not available in this installation ({err.name})") from None
+        raise
+    return fmu
+
+
+def _check_fmu(path: Path):
+    """Read the model description of an .fmu; unreadable archives are input errors."""
+    from fmpy import read_model_description
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"{path}: not an FMU (not a zip archive)")
+    try:
+        return read_model_description(str(path))
+    except Exception as err:   # FMPy raises plain exceptions for malformed FMUs
+        raise InputError(f"{path}: invalid modelDescription.xml: {err}") from None
+
+
+def _recorded_variables(md) -> list[str]:
+    """Outputs and continuous states (in model order); all non-parameter variables if none."""
+    states = {d.variable.derivative.name for d in md.derivatives if d.variable.derivative}
+    chosen = [v.name for v in md.modelVariables
+              if v.causality == "output" or v.name in states]
+    if not chosen:
+        chosen = [v.name for v in md.modelVariables
+                  if v.causality not in ("parameter", "calculatedParameter", "independent")
+                  and v.type in ("Real", "Integer", "Boolean", "Enumeration")
+                  and not v.name.startswith("der(")]
+    return chosen
+
+
+def write_csv(result, path: str | Path) -> None:
+    """CSV with header ``time,<variables...>`` (names quoted only when needed)."""
+    with open(path, "w", newline="") as fh:
+        w = _csv.writer(fh)
+        names = list(result.dtype.names)
+        w.writerow(names)
+        for row in result:
+            w.writerow([repr(float(v)) for v in row])
+
+
+def write_plot(result, path: str | Path, title: str) -> None:
+    """One subplot per variable (at most MAX_PLOTTED), PNG via the Agg backend."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("--plot needs matplotlib (pip install mdae_fmu[plot])") from None
+    names = list(result.dtype.names[1:])[:MAX_PLOTTED]
+    n = max(len(names), 1)
+    fig, axes = plt.subplots(n, 1, sharex=True, figsize=(8, 1.8 * n + 1), squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
+        ax.plot(result["time"], result[name], linewidth=1)
+        ax.set_ylabel(name)
+        ax.grid(True, alpha=0.3)
+    axes[-1, 0].set_xlabel("time")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _summary(name: str, result) -> str:
+    t = result["time"]
+    events = int(sum(1 for a, b in zip(t[:-1], t[1:]) if a == b))
+    lines = [f"{name}: simulated {t[0]:g} .. {t[-1]:g} s, {len(t)} rows, {events} event(s)"]
+    for n in result.dtype.names[1:]:
+        v = float(result[n][-1])
+        lines.append(f"  {n} = {v:.6g}" if math.isfinite(v) else f"  {n} = {v}")
+    return "\n".join(lines)
+
+
+def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
+                   csv: str | Path | None = None, plot: str | Path | None = None):
+    """Export (for a model file) and simulate; returns the FMPy result array. Raises
+    `MdaeError` subclasses on user errors."""
+    src = Path(model_or_fmu)
+    if not src.exists():
+        raise InputError(f"{src}: no such file")
+    if stop_time is not None and not (math.isfinite(stop_time) and stop_time > 0):
+        raise InputError(f"--stop-time must be a positive number, got {stop_time}")
+    from fmpy import simulate_fmu
+    with tempfile.TemporaryDirectory(prefix="mdae_sim_") as tmp:
+        fmu = src if src.suffix.lower() == ".fmu" else _export_model(src, Path(tmp))
+        md = _check_fmu(fmu)
+        if md.modelExchange is None and md.coSimulation is None:
+            raise InputError(f"{fmu}: the FMU declares neither ModelExchange nor CoSimulation")
+        fmi_type = "ModelExchange" if md.modelExchange is not None else "CoSimulation"
+        try:
+            result = simulate_fmu(str(fmu), fmi_type=fmi_type, stop_time=stop_time,
+                                  output=_recorded_variables(md), record_events=True)
+        except Exception as err:   # FMPy reports FMI and solver failures as exceptions
+            raise SimulationFailed(f"{src}: simulation failed: {err}") from None
+    if csv:
+        write_csv(result, csv)
+    if plot:
+        write_plot(result, plot, md.modelName)
+    return md.modelName, result
+
+
+def simulate_command(model_or_fmu: str | Path, stop_time: float | None = None,
+                     csv: str | Path | None = None, plot: str | Path | None = None) -> int:
+    """The ``mdae-fmu simulate`` command: prints a summary (or one error message on stderr)
+    and returns the exit code 0, 1 or 2."""
+    try:
+        name, result = run_simulation(model_or_fmu, stop_time, csv, plot)
+    except MdaeError as err:
+        print(str(err), file=sys.stderr)
+        return err.exit_code
+    print(_summary(name, result))
+    if csv:
+        print(f"wrote {csv}")
+    if plot:
+        print(f"wrote {plot}")
+    return EXIT_OK
+
+
+__all__ = ["simulate_command", "run_simulation", "write_csv", "write_plot", "SimulationFailed"]
