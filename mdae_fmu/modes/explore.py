@@ -390,7 +390,7 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
         sf = ex._sf = ShiftForm(s)
     blocks = tuple(RestartBlock(tuple(eq_label(q) for q in b.equations),
                                 tuple(inst_label(v) for v in b.unknowns),
-                                tuple(str(sf.equation(q)) for q in b.equations))
+                                tuple(sf.formula(q) for q in b.equations))
                    for b in r.blocks)
     base = dict(index=k, mode=s.mode_label(r.mode), facts=tuple(eq_label(q) for q in
                                                                   sorted(r.facts)),

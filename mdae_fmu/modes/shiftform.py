@@ -29,6 +29,7 @@ class ShiftForm:
         self._back: dict[sp.Symbol, tuple[str, int]] = {}
         self._base: dict[str, sp.Expr] = {}
         self._cache: dict[tuple[str, int], sp.Expr] = {}
+        self._text: dict[tuple[str, int], str] = {}
 
     def X(self, name: str, j: int) -> sp.Symbol:
         """The symbol ``name@j`` of the instance ``name^oj``."""
@@ -49,6 +50,13 @@ class ShiftForm:
         if e is None:
             e = self._cache[key] = self._build(*key)
         return e
+
+    def formula(self, key: tuple[str, int]) -> str:
+        """``str`` of `equation` (cached: reports print the same instances many times)."""
+        f = self._text.get(key)
+        if f is None:
+            f = self._text[key] = str(self.equation(key))
+        return f
 
     def _build(self, eq_id: str, s: int) -> sp.Expr:
         eq = self.system.equation(eq_id)

@@ -1,0 +1,71 @@
+"""Scalable multimode model families for the mode-change benchmarks (benchmarks/modes_bench.py).
+
+* ``clutch_chain(n)``: n + 1 shafts coupled by n ideal clutches, each clutch engaged by its own
+  Boolean input (2^n long modes; engaging a clutch is the impulsive restart of
+  9334-examples-toolkit-results §2.1, a weighted mean of the coupled speeds);
+* ``diode_bank(n)``: an RL source feeding n parallel branches "ideal diode + capacitor", each
+  diode encoded as in RLDC2 (§2.4) with a left-limit guard (2^n long modes; passing diodes put
+  capacitors in parallel: index 1, charge sharing at the switch);
+* ``fault_chain(n)``: n RL branches feeding a common capacitor, each branch resistor with a
+  nominal, an open and a short mode (two Boolean inputs per component, 4^n valuations, 3^n
+  distinct equation sets; opening a branch forces its inductor current to 0: the flux jumps and
+  the voltages are impulsive).
+
+The models are `mdae_fmu.ir.Model` objects built with `mdae_fmu.modes.examples` helpers.
+"""
+
+from __future__ import annotations
+
+from mdae_fmu.ir import Model
+from mdae_fmu.modes.examples import boolean, boolean_input, eq, param, real
+
+
+def clutch_chain(n: int) -> Model:
+    vs = [real(f"w{i}", 1.0 + 0.1 * i, True) for i in range(n + 1)]
+    vs += [real(f"c{i}") for i in range(n)]
+    vs += [boolean_input(f"g{i}") for i in range(n)]
+    vs += [param(f"J{i}", 1.0 + 0.5 * i) for i in range(n + 1)]
+    vs += [param(f"k{i}", 0.01 * (i + 1)) for i in range(n + 1)]
+    eqs = []
+    for i in range(n + 1):
+        torque = " + ".join(([f"c{i - 1}"] if i > 0 else []) + ([f"-c{i}"] if i < n else []))
+        eqs.append(eq(f"s{i}", f"J{i}*der(w{i}) = -k{i}*w{i} + {torque}"))
+    for i in range(n):
+        eqs.append(eq(f"e{i}", f"0 = (w{i} - w{i + 1} if g{i} else c{i})"))
+    return Model(f"ClutchChain{n}", tuple(vs), tuple(eqs))
+
+
+def diode_bank(n: int) -> Model:
+    vs = [real("j", 0.0, True), real("V")]
+    vs += [real(f"v{k}", -1.0, True) for k in range(n)]
+    for k in range(n):
+        vs += [real(f"i{k}"), real(f"u{k}"), real(f"s{k}"), boolean(f"g{k}")]
+    vs += [param("E", 1.0), param("R", 1.0), param("L", 1.0)]
+    vs += [param(f"C{k}", 0.1 * (k + 1)) for k in range(n)]
+    eqs = [eq("src", "L*der(j) = E - R*j - V"),
+           eq("kcl", "j = " + " + ".join(f"i{k}" for k in range(n)))]
+    for k in range(n):
+        eqs += [eq(f"kvl{k}", f"V = u{k} + v{k}"),
+                eq(f"cap{k}", f"i{k} = C{k}*der(v{k})"),
+                eq(f"S{k}", f"s{k} = (i{k} if g{k} else -u{k})"),
+                eq(f"Z{k}", f"0 = (u{k} if g{k} else i{k})"),
+                eq(f"G{k}", f"g{k} = (pre(s{k}) >= 0)")]
+    return Model(f"DiodeBank{n}", tuple(vs), tuple(eqs))
+
+
+def fault_chain(n: int) -> Model:
+    vs = [real("v", 0.0, True)] + [real(f"j{k}", 0.0, True) for k in range(n)]
+    vs += [real(f"u{k}") for k in range(n)]
+    vs += [boolean_input(f"open{k}") for k in range(n)] + [boolean_input(f"short{k}")
+                                                          for k in range(n)]
+    vs += [param("E", 1.0), param("C", 1.0)]
+    vs += [param(f"L{k}", 1.0 + 0.5 * k) for k in range(n)]
+    vs += [param(f"R{k}", 1.0 + k) for k in range(n)]
+    eqs = [eq("cap", "C*der(v) = " + " + ".join(f"j{k}" for k in range(n)))]
+    for k in range(n):
+        eqs.append(eq(f"ind{k}", f"L{k}*der(j{k}) = E - v - u{k}"))
+        eqs.append(eq(f"r{k}", f"0 = (j{k} if open{k} else (u{k} if short{k} else u{k} - R{k}*j{k}))"))
+    return Model(f"FaultChain{n}", tuple(vs), tuple(eqs))
+
+
+FAMILIES = {"clutch_chain": clutch_chain, "diode_bank": diode_bank, "fault_chain": fault_chain}
