@@ -34,31 +34,29 @@ def automaton_to_dot(a: Automaton, max_label: int = 60) -> str:
              '  edge [fontsize=9];']
     for i, c in enumerate(a.configs):
         if i in steady_label:
-            lab = f"C{i}\\nsteady [{steady_label[i]}]"
-            lines.append(f"  C{i} [label={_q(lab).replace(chr(92)*2 + 'n', chr(92) + 'n')}, "
-                         "style=bold];")
+            lab = f"C{i}\nsteady [{steady_label[i]}]"
+            lines.append(f"  C{i} [label={_q(lab)}, style=bold];")
         else:
             ctx = ", ".join(eq_label(k) for k in sorted(c.context)) or "-"
-            lab = f"C{i}\\ncontext {{{ctx[:max_label]}}}"
-            lines.append(f"  C{i} [label={_q(lab).replace(chr(92)*2 + 'n', chr(92) + 'n')}];")
+            lab = f"C{i}\ncontext {{{ctx[:max_label]}}}"
+            lines.append(f"  C{i} [label={_q(lab)}];")
     fail_n = 0
     for src, mode, dst, inst in a.edges:
         mlabel = system.mode_label(mode) if system is not None else str(mode)
         if dst < 0:
             fail_n += 1
-            lines.append(f"  F{fail_n} [label={_q('FAIL: ' + (inst.diagnostic.code if inst.diagnostic else ''))}, "
-                         "color=red, fontcolor=red];")
+            code = inst.diagnostic.code if inst.diagnostic else ""
+            lines.append(f"  F{fail_n} [label={_q('FAIL: ' + code)}, color=red, fontcolor=red];")
             lines.append(f"  C{src} -> F{fail_n} [label={_q(mlabel)}, color=red, style=dashed];")
             continue
         blocks = "; ".join("+".join(eq_label(k) for k in b.equations) for b in inst.blocks)
         if len(blocks) > max_label:
             blocks = blocks[:max_label] + "..."
-        lab = f"[{mlabel}]\\n{blocks}"
+        lab = f"[{mlabel}]\n{blocks}"
         if inst.erased:
-            lab += "\\nerased " + ", ".join(eq_label(k) for k in sorted(inst.erased))
+            lab += "\nerased " + ", ".join(eq_label(k) for k in sorted(inst.erased))
         color = "blue" if (src == dst and not inst.erased) else ("red" if inst.erased else "black")
-        lines.append(f"  C{src} -> C{dst} [label={_q(lab).replace(chr(92)*2 + 'n', chr(92) + 'n')}, "
-                     f"color={color}];")
+        lines.append(f"  C{src} -> C{dst} [label={_q(lab)}, color={color}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -62,7 +62,7 @@ def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
 
 def _linear_split_any(expr: sp.Expr, u: sp.Symbol):
     split = linear_split(expr, u)
-    if split is None and sp.count_ops(expr) < 200:
+    if split is None and tree_size(expr, 400) < 400:
         split = linear_split(sp.expand(expr), u)
     return split
 
@@ -93,9 +93,19 @@ class BlockCode:
     helpers: str
 
 
+def tree_size(e: sp.Expr, limit: int = 1000) -> int:
+    """Number of nodes of ``e``, counting stops at ``limit`` (cheap size test)."""
+    n = 0
+    for _ in sp.preorder_traversal(e):
+        n += 1
+        if n >= limit:
+            break
+    return n
+
+
 def _cse(exprs: list[sp.Expr], tag: str):
-    """sympy.cse over the block's expressions when that pays (several non-trivial ones)."""
-    if len(exprs) < 2 or sum(sp.count_ops(e) for e in exprs) < 12:
+    """sympy.cse over the block's expressions when that pays (large ones)."""
+    if sum(tree_size(e, 40) for e in exprs) < 40:
         return [], exprs
     gen = sp.numbered_symbols(f"_t{tag}_", real=True)
     return sp.cse(exprs, symbols=gen, optimizations=None)
@@ -118,14 +128,16 @@ def _cleanup(printer, repl):
 def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> BlockCode:
     """C code of block number ``index`` (module docstring). ``slot_index`` maps each unknown
     symbol to its integer position in ``d->r`` (unknowns of blocks are Reals)."""
-    kind = classify(block)
     us = block.unknowns
+    split = _linear_split_any(block.residuals[0], us[0]) if len(us) == 1 else None
+    kind = "explicit" if split is not None else classify(block)
     if kind == "explicit":
-        a, b = _linear_split_any(block.residuals[0], us[0])
-        repl, (ea, eb) = _cse([a, b], f"{index}")
+        a, b = split
+        sol = -b if a == 1 else (b if a == -1 else -b / a)
+        repl, (sol,) = _cse([sol], f"{index}")
         lines = _temps(printer, repl)
         target = printer.slots[us[0]]
-        lines.append(f"    {target} = -({printer.doprint(eb)})/({printer.doprint(ea)});")
+        lines.append(f"    {target} = {printer.doprint(sol)};")
         _cleanup(printer, repl)
         if repl:
             body = "    {\n" + "\n".join("    " + ln for ln in lines) + "\n    }"

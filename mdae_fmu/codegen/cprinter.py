@@ -15,112 +15,167 @@ value it had at the last event (FMI 2.0 ME, "relations are frozen in Continuous-
 from __future__ import annotations
 
 import sympy as sp
-from sympy.printing.c import C99CodePrinter
 
 
 class UnknownSymbol(KeyError):
     """A sympy symbol without a slot: a bug in the caller, never a user error."""
 
 
-class SlotPrinter(C99CodePrinter):
-    """C99 printer with symbols mapped to array slots and frozen relations.
+_C_FUNCS = {
+    "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
+    "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
+    "log": "log", "Abs": "fabs", "floor": "floor", "ceiling": "ceil",
+}
+
+
+class SlotPrinter:
+    """sympy -> C99 printer with symbols mapped to array slots and frozen relations.
 
     ``slots`` maps a sympy Symbol to a C lvalue string; ``relations`` maps a sympy Relational to
     the C expression of its frozen truth value; ``functions`` maps the name of an opaque sympy
     function (``initial``, ``sample`` ...) to a callable ``(printer, args) -> str``.
+
+    A direct recursive walk over the sympy tree: no term ordering, no ``fraction()`` pass, no
+    assumption queries, which makes it one to two orders of magnitude faster than sympy's
+    ``C99CodePrinter`` on large models. Every compound sub-expression is parenthesized, so C
+    precedence never matters.
     """
 
     def __init__(self, slots: dict, relations: dict | None = None,
                  functions: dict | None = None):
-        super().__init__({"strict": False})
         self.slots = slots
         self.relations = relations or {}
         self.functions = functions or {}
 
-    # --- atoms ----------------------------------------------------------------------------
-    def _print_Symbol(self, s):
-        try:
-            return self.slots[s]
-        except KeyError:
-            raise UnknownSymbol(str(s)) from None
+    def doprint(self, e) -> str:
+        return self._print(sp.sympify(e) if not isinstance(e, sp.Basic) else e)
 
-    def _print_Dummy(self, s):
-        return self._print_Symbol(s)
+    def _print(self, e) -> str:
+        if e.is_Symbol:
+            try:
+                return self.slots[e]
+            except KeyError:
+                raise UnknownSymbol(str(e)) from None
+        if e.is_Number:
+            return _number(e)
+        if e.is_Add:
+            return "(" + " + ".join(self._print(a) for a in e.args) + ")"
+        if e.is_Mul:
+            return self._mul(e)
+        if e.is_Pow:
+            return self._pow(e.args[0], e.args[1])
+        if isinstance(e, sp.Piecewise):
+            return self._piecewise(e)
+        if isinstance(e, sp.core.relational.Relational):
+            frozen = self.relations.get(e)
+            if frozen is not None:
+                return frozen
+            op = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}[e.rel_op]
+            return f"({self._print(e.lhs)} {op} {self._print(e.rhs)})"
+        if e is sp.true:
+            return "1"
+        if e is sp.false:
+            return "0"
+        if isinstance(e, sp.And):
+            return "(" + " && ".join(self._print(a) for a in e.args) + ")"
+        if isinstance(e, sp.Or):
+            return "(" + " || ".join(self._print(a) for a in e.args) + ")"
+        if isinstance(e, sp.Not):
+            return f"(!{self._print(e.args[0])})"
+        if isinstance(e, sp.Function):
+            return self._function(e)
+        if e.is_number:
+            return _number(sp.Float(e, 17))
+        raise TypeError(f"no C form for {type(e).__name__}: {e}")
 
-    def _print_Float(self, f):
-        v = float(f)
-        return repr(v) if v == v and v not in (float("inf"), float("-inf")) else \
-            ("(1.0/0.0)" if v > 0 else "(-1.0/0.0)" if v < 0 else "(0.0/0.0)")
+    def _mul(self, e) -> str:
+        num, den = [], []
+        for f in e.args:
+            if f.is_Pow and f.args[1].is_Number and f.args[1].is_negative:
+                den.append(self._pow(f.args[0], -f.args[1]))
+            elif f.is_Rational and not f.is_Integer:
+                num.append(f"{int(f.p)}.0")
+                den.append(f"{int(f.q)}.0")
+            else:
+                num.append(self._print(f))
+        if num == ["-1.0"] and not den:
+            return "(-1.0)"
+        if num and num[0] == "-1.0" and len(num) > 1:
+            out = "(-" + "*".join(num[1:]) + ")" if len(num) > 2 else f"(-{num[1]})"
+        else:
+            out = "(" + "*".join(num or ["1.0"]) + ")"
+        if den:
+            out = f"({out}/({'*'.join(den)}))"
+        return out
 
-    def _print_Integer(self, n):
-        return f"{int(n)}.0" if abs(int(n)) < 2 ** 53 else repr(float(n))
+    def _pow(self, base, ex) -> str:
+        b = self._print(base)
+        if ex.is_Integer:
+            k = int(ex)
+            if k == 0:
+                return "1.0"
+            if 1 <= k <= 4:
+                return "(" + "*".join([b] * k) + ")"
+            if -4 <= k <= -1:
+                return "(1.0/(" + "*".join([b] * -k) + "))"
+            return f"pow({b}, {k}.0)"
+        if ex == sp.Rational(1, 2):
+            return f"sqrt({b})"
+        if ex == sp.Rational(-1, 2):
+            return f"(1.0/sqrt({b}))"
+        if ex == sp.Rational(1, 3):
+            return f"cbrt({b})"
+        return f"pow({b}, {self._print(ex)})"
 
-    def _print_Rational(self, q):
-        return f"({int(q.p)}.0/{int(q.q)}.0)"
-
-    def _print_BooleanTrue(self, e):
-        return "1"
-
-    def _print_BooleanFalse(self, e):
-        return "0"
-
-    # --- operators ------------------------------------------------------------------------
-    def _print_Pow(self, e):
-        base, ex = e.args
-        if ex.is_Integer and 1 < int(ex) <= 4:
-            b = self.parenthesize(base, 1000)
-            return "(" + "*".join([b] * int(ex)) + ")"
-        if ex.is_Integer and -4 <= int(ex) <= -1:
-            b = self.parenthesize(base, 1000)
-            return "(1.0/(" + "*".join([b] * -int(ex)) + "))"
-        return super()._print_Pow(e)
-
-    def _print_Piecewise(self, e):
+    def _piecewise(self, e) -> str:
         pieces = list(e.args)
-        if pieces[-1].cond != True:  # noqa: E712  (sympy truth)
-            pieces.append((sp.nan, True))
-        out = self._print(pieces[-1].expr)
-        for expr, cond in reversed(pieces[:-1]):
+        out = self._print(pieces[-1].expr) if pieces[-1].cond == True else "(0.0/0.0)"  # noqa
+        if pieces[-1].cond == True:  # noqa: E712  (sympy truth)
+            pieces = pieces[:-1]
+        for expr, cond in reversed(pieces):
             out = f"(({self._print(cond)}) ? ({self._print(expr)}) : ({out}))"
         return out
 
-    def _print_Relational(self, e):
-        frozen = self.relations.get(e)
-        if frozen is not None:
-            return frozen
-        op = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}[e.rel_op]
-        return f"({self._print(e.lhs)} {op} {self._print(e.rhs)})"
-
-    def _print_And(self, e):
-        return "(" + " && ".join(self._print(a) for a in e.args) + ")"
-
-    def _print_Or(self, e):
-        return "(" + " || ".join(self._print(a) for a in e.args) + ")"
-
-    def _print_Not(self, e):
-        return f"(!{self.parenthesize(e.args[0], 1000)})"
-
-    def _print_sign(self, e):
-        a = self._print(e.args[0])
-        return f"(((({a}) > 0) ? 1.0 : 0.0) - ((({a}) < 0) ? 1.0 : 0.0))"
-
-    def _print_Function(self, e):
+    def _function(self, e) -> str:
         name = type(e).__name__
         handler = self.functions.get(name)
         if handler is not None:
             return handler(self, e.args)
-        if name in ("integer",):
-            return f"floor({self._print(e.args[0])})"
+        args = [self._print(a) for a in e.args]
+        if name in _C_FUNCS:
+            return f"{_C_FUNCS[name]}({', '.join(args)})"
+        if name == "sign":
+            a = args[0]
+            return f"(((({a}) > 0) ? 1.0 : 0.0) - ((({a}) < 0) ? 1.0 : 0.0))"
+        if name in ("Min", "Max"):
+            f = "fmin" if name == "Min" else "fmax"
+            out = args[0]
+            for a in args[1:]:
+                out = f"{f}({out}, {a})"
+            return out
+        if name == "integer":
+            return f"floor({args[0]})"
         if name == "div":
-            a, b = (self._print(x) for x in e.args)
-            return f"trunc(({a})/({b}))"
+            return f"trunc(({args[0]})/({args[1]}))"
         if name == "mod":
-            a, b = (self._print(x) for x in e.args)
-            return f"(({a}) - floor(({a})/({b}))*({b}))"
+            return f"(({args[0]}) - floor(({args[0]})/({args[1]}))*({args[1]}))"
         if name == "rem":
-            a, b = (self._print(x) for x in e.args)
-            return f"(({a}) - trunc(({a})/({b}))*({b}))"
-        return super()._print_Function(e)
+            return f"(({args[0]}) - trunc(({args[0]})/({args[1]}))*({args[1]}))"
+        raise TypeError(f"no C form for function {name}()")
+
+
+def _number(n) -> str:
+    if n.is_Integer:
+        v = int(n)
+        return f"{v}.0" if abs(v) < 2 ** 53 else repr(float(v))
+    if n.is_Rational:
+        return f"({int(n.p)}.0/{int(n.q)}.0)"
+    v = float(n)
+    if v != v:
+        return "(0.0/0.0)"
+    if v in (float("inf"), float("-inf")):
+        return "(1.0/0.0)" if v > 0 else "(-1.0/0.0)"
+    return repr(v) if v >= 0 else f"({v!r})"
 
 
 def c_string(text: str) -> str:

@@ -199,7 +199,8 @@ def cup_and_ball_elastic(impact_law=True, alpha=0.2) -> Model:
 
 def air_brake(delayed=True) -> Model:
     """The Westinghouse air brake (examples note §2.3.1, Figures 8/11); ``phi`` is taken as
-    ``tanh`` (the paper leaves it symbolic). ``delayed=False`` is the original valve encoding (6)."""
+    ``tanh`` (the paper leaves it symbolic). ``delayed=False`` is the original valve
+    encoding (6)."""
     cond = "pre(s) <= 0" if delayed else "s <= 0"
     names = ["pbn", "pr", "pt", "fb", "fv", "fcl", "fl", "fch", "ft", "b", "x", "s"]
     vs = tuple(real(n) for n in names) + (

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..diagnostics import ModelRejected
 from ..ir import Model
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, normalize

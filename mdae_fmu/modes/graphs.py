@@ -13,7 +13,7 @@ independent of the caller's iteration order (theory note 9334-theory-algorithms 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Hashable, Iterable, Mapping
 
 from ..structure.graph import (WeightedGraph, block_triangular, dulmage_mendelsohn,
                                maximum_matching)
@@ -35,7 +35,7 @@ class DMResult:
 
 @dataclass(frozen=True)
 class KBlock:
-    """One indecomposable block of a block-triangular form: equations and the unknowns they solve."""
+    """One indecomposable block of a block-triangular form: its equations and unknowns."""
     equations: tuple
     unknowns: tuple
 
@@ -60,14 +60,16 @@ def dm(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]], unknowns: Iterable[
                     frozenset(E[i] for i in u_e), frozenset(V[j] for j in u_v))
 
 
-def btf(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]], unknowns: Iterable[Key]) -> list[KBlock]:
+def btf(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]],
+        unknowns: Iterable[Key]) -> list[KBlock]:
     """Block triangular form of a square, structurally nonsingular system (theory §2.3), blocks in
     a topological order with a stable tie-break (sorted equation keys)."""
     eq_list, var_list, adj = _index(eqs, occ, unknowns)
     if not eq_list:
         return []
     blocks = _btf_indices(adj, len(var_list))
-    return [KBlock(tuple(eq_list[i] for i in be), tuple(var_list[j] for j in bv)) for be, bv in blocks]
+    return [KBlock(tuple(eq_list[i] for i in be), tuple(var_list[j] for j in bv))
+            for be, bv in blocks]
 
 
 def sigma_offsets(rows: Mapping[Key, Mapping[Key, int]]):

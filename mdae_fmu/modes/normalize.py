@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from typing import Literal
 
 import networkx as nx
 
 from .. import expr as E
 from ..diagnostics import ModelRejected, SourceLoc
-from ..ir import Assign, Equation, Model, Reinit
+from ..ir import Assign, Model, Reinit
 
 
 @dataclass(frozen=True)

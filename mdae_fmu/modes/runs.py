@@ -24,7 +24,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .graphs import DMResult, KBlock, btf, dm, sigma_offsets
+from .graphs import DMResult, btf, dm, sigma_offsets
 from .normalize import MEquation, Mode, MultimodeSystem
 
 EqKey = tuple[str, int]
@@ -317,7 +317,8 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
     if not res.b_O or res.b_U:
         return res, occ, frozenset()
     if not cont_sig.ok:
-        return EQResult(True, False, reason="continuation mode structurally singular"), occ, frozenset()
+        return (EQResult(True, False, reason="continuation mode structurally singular"), occ,
+                frozenset())
     cont = continuation_mode(system, mode)
     n_inf = n_inf if n_inf is not None else cont_sig.index + 1
     rows, cons = set(), set()
