@@ -26,7 +26,7 @@ from .initialization import InitPlan
 from .plan import CompiledModel
 
 STATEMENTS_PER_FUNCTION = 200
-STATEMENTS_PER_FILE = 4000
+STATEMENTS_PER_FILE = 1000
 STATIC_FILES = ("fmi2Functions.c", "mdae_runtime.c", "mdae_model.h")
 
 TOLERANCES = dict(newton_maxit=50, max_event_iterations=100, hysteresis="1e-10",

@@ -105,15 +105,25 @@ def classify_relation(rel, cm: CompiledModel) -> RelationPlan | None:
     return None
 
 
-def _walk_relations(exprs):
-    seen = []
+def _relations_and_samples(exprs):
+    """Order-relations and sample() calls of ``exprs``, in order of first appearance (one
+    traversal per expression)."""
+    rels, samples, seen = [], [], set()
     for e in exprs:
-        if not isinstance(e, sp.Basic):
+        if not isinstance(e, sp.Basic) or e.is_Atom:
             continue
-        for r in sorted(e.atoms(sp.core.relational.Relational), key=sp.default_sort_key):
-            if r not in seen:
-                seen.append(r)
-    return seen
+        found = [n for n in sp.preorder_traversal(e)
+                 if isinstance(n, sp.core.relational.Relational)
+                 or type(n).__name__ == "sample"]
+        for n in found:
+            if n in seen:
+                continue
+            seen.add(n)
+            if type(n).__name__ == "sample":
+                samples.append(SamplePlan(n.args[0], n.args[1]))
+            else:
+                rels.append(n)
+    return rels, samples
 
 
 def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
@@ -144,19 +154,12 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     exprs += [b.condition for b in branches] + [c for c, _, _ in assertions]
     exprs += [v for b in branches for (_, _, v, _) in b.actions if isinstance(v, sp.Basic)]
     exprs += list(extra_exprs)
+    rels, samples = _relations_and_samples(exprs)
     relations = []
-    for r in _walk_relations(exprs):
+    for r in rels:
         p = classify_relation(r, cm)
         if p is not None:
             relations.append(p)
-    samples = []
-    for e in exprs:
-        for f in sorted(e.atoms(sp.Function), key=sp.default_sort_key) \
-                if isinstance(e, sp.Basic) else ():
-            if type(f).__name__ == "sample":
-                sp_ = SamplePlan(f.args[0], f.args[1])
-                if sp_ not in samples:
-                    samples.append(sp_)
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
                      tuple(assertions))
 

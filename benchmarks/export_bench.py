@@ -1,0 +1,96 @@
+"""Export benchmark: parse -> .fmu (gcc included) for a scalable model.
+
+The model is a chain of N masses between two walls, coupled by linear springs and dampers,
+written as flat Modelica (2 N equations, 2 N states):
+
+    der(x[i]) = v[i];
+    m * der(v[i]) = k * (x[i-1] - 2 x[i] + x[i+1]) - c * v[i] + f[i];
+    f[i] = a * sin(x[i])          (one algebraic variable per mass: 3 N equations)
+
+Usage: python benchmarks/export_bench.py [N_EQUATIONS ...]   (default 1000 10000 100000)
+Prints a table: equations, seconds per stage, total, and whether the FMU simulates.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def chain_model(n: int) -> str:
+    """Flat Modelica text of the chain with ``n`` masses (3 n equations)."""
+    lines = ["class Chain \"mass-spring-damper chain\"",
+             "  parameter Real m = 1.0;", "  parameter Real k = 100.0;",
+             "  parameter Real c = 0.5;", "  parameter Real a = 0.1;"]
+    for i in range(1, n + 1):
+        start = 0.1 if i == 1 else 0.0
+        lines.append(f"  Real x{i}(start = {start}, fixed = true);")
+        lines.append(f"  Real v{i}(start = 0.0, fixed = true);")
+        lines.append(f"  Real f{i};")
+    lines.append("equation")
+    for i in range(1, n + 1):
+        left = f"x{i - 1}" if i > 1 else "0.0"
+        right = f"x{i + 1}" if i < n else "0.0"
+        lines.append(f"  der(x{i}) = v{i};")
+        lines.append(f"  m * der(v{i}) = k * ({left} - 2.0 * x{i} + {right}) - c * v{i} + f{i};")
+        lines.append(f"  f{i} = a * sin(x{i});")
+    lines.append("end Chain;")
+    return "\n".join(lines) + "\n"
+
+
+def run(n_equations: int, simulate: bool = True) -> dict:
+    from mdae_fmu.codegen.emit import generate_sources  # noqa: F401  (import cost outside)
+    from mdae_fmu.fmu import export as X
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    from mdae_fmu.structure.per_mode import analyze_modes
+    n = max(1, n_equations // 3)
+    text = chain_model(n)
+    times = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        model = parse_modelica(text, "Chain.mo")
+        t1 = time.perf_counter()
+        report = analyze_modes(model)
+        t2 = time.perf_counter()
+        stages = {}
+        last = [t2]
+
+        class Timer(X.Progress):
+            def __call__(self, message):
+                now = time.perf_counter()
+                stages[self.last] = stages.get(self.last, 0.0) + now - last[0]
+                last[0] = now
+                self.last = message.split(":")[0]
+
+        p = Timer(enabled=True)
+        p.last = "start"
+        path = X.export(model, Path(tmp) / "Chain.fmu", report=report, progress=p)
+        t3 = time.perf_counter()
+        times = {"equations": 3 * n, "parse": t1 - t0, "analysis": t2 - t1,
+                 "codegen": stages.get("generating C", 0.0) + stages.get("planning", 0.0),
+                 "gcc": stages.get(next((s for s in stages if s.startswith("compiling")), ""),
+                                   0.0),
+                 "export total": t3 - t0, "fmu MB": path.stat().st_size / 1e6}
+        if simulate:
+            from fmpy import simulate_fmu
+            r = simulate_fmu(str(path), stop_time=0.01, output=["x1"])
+            times["simulates"] = bool(abs(r["x1"][-1] - 0.1) < 0.01)
+    return times
+
+
+def main(argv: list[str]) -> None:
+    sizes = [int(a) for a in argv] or [1000, 10000, 100000]
+    cols = ["equations", "parse", "analysis", "codegen", "gcc", "export total", "fmu MB",
+            "simulates"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for n in sizes:
+        r = run(n)
+        print("| " + " | ".join(f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])
+                                for c in cols) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
