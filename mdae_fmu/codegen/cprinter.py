@@ -82,7 +82,7 @@ class SlotPrinter:
             return "(" + " || ".join(self._print(a) for a in e.args) + ")"
         if isinstance(e, sp.Not):
             return f"(!{self._print(e.args[0])})"
-        if isinstance(e, sp.Function):
+        if isinstance(e, (sp.Function, sp.Min, sp.Max)):
             return self._function(e)
         if e.is_number:
             return _number(sp.Float(e, 17))

@@ -1,0 +1,129 @@
+"""Code generation without a compiler run per test: linear splitting, block classification,
+the C printer (slots only, frozen relations, escaping) and the emitted block code. One test
+compiles the escaped string literals with gcc and checks the bytes round-trip."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mdae_fmu.codegen.blocks import BlockPlan, classify, emit_block, linear_split
+from mdae_fmu.codegen.cprinter import SlotPrinter, UnknownSymbol, c_comment, c_string
+from mdae_fmu.codegen.plan import fmi_name, model_identifier
+
+x, y, u, w, p = sp.symbols("x y u w p", real=True)
+SLOTS = {x: "d->r[0]", y: "d->r[1]", u: "d->r[2]", w: "d->r[3]", p: "d->r[4]"}
+
+
+def test_linear_split():
+    a, b = linear_split(3 * u + x * u - sp.sin(x), u)
+    assert sp.simplify(a - (3 + x)) == 0 and sp.simplify(b + sp.sin(x)) == 0
+    assert linear_split(u ** 2 + x, u) is None
+    assert linear_split(sp.sin(u) + x, u) is None
+    assert linear_split(x * y, u) is None                       # u absent
+    a, b = linear_split(u, u)
+    assert a == 1 and b == 0
+
+
+def test_classify():
+    assert classify(BlockPlan("e1", (u,), (p * u - x,))) == "explicit"
+    assert classify(BlockPlan("e1", (u,), (x * (u + 1),))) == "explicit"   # after expand
+    assert classify(BlockPlan("e1", (u,), (u ** 3 + u - x,))) == "newton"
+    assert classify(BlockPlan("e1+e2", (u, w), (u + w - x, u - x * w - 2))) == "linear"
+    assert classify(BlockPlan("e1+e2", (u, w), (u * w - x, u - w))) == "newton"
+
+
+def test_printer_maps_symbols_to_slots_only():
+    pr = SlotPrinter(dict(SLOTS))
+    code = pr.doprint(x ** 2 + sp.sin(y) / p - sp.Abs(u) + sp.sqrt(w))
+    assert "x" not in code.replace("d->r", "")
+    assert "d->r[0]*d->r[0]" in code and "sin(d->r[1])" in code and "fabs(d->r[2])" in code
+    assert "sqrt(d->r[3])" in code
+    with pytest.raises(UnknownSymbol):
+        pr.doprint(x + sp.Symbol("stranger", real=True))
+
+
+def test_printer_numeric_semantics():
+    """The printed C, evaluated by Python with the same operator meanings, gives sympy's
+    value (a cheap independent check of precedence/parenthesization)."""
+    import math
+    vals = {x: 0.7, y: -1.3, u: 2.5, w: 0.2, p: 3.0}
+    exprs = [x ** 3 - y / (u * w), -x * y + p ** -2, sp.Rational(1, 3) * x - 2 * y ** 2,
+             sp.Min(x, y) + sp.Max(u, w, p), sp.atan2(y, x) * sp.exp(-w),
+             sp.sign(y) * sp.cos(p) ** 2, sp.sqrt(x) / sp.cbrt(u)]
+    env = {"sin": math.sin, "cos": math.cos, "exp": math.exp, "fabs": abs,
+           "sqrt": math.sqrt, "atan2": math.atan2, "fmin": min, "fmax": max, "pow": pow,
+           "cbrt": lambda v: math.copysign(abs(v) ** (1 / 3), v)}
+    slots = {s: f"v{k}" for k, s in enumerate(vals)}
+    env.update({f"v{k}": v for k, v in enumerate(vals.values())})
+    pr = SlotPrinter(slots)
+    for e in exprs:
+        code = pr.doprint(e)
+        code = code.replace("? 1.0 : 0.0", "and 1.0 or 0.0")   # sign(): C ternary
+        got = eval(code, env)  # noqa: S307  (test-only, our own printer output)
+        assert got == pytest.approx(float(e.subs(vals)), rel=1e-14), code
+
+
+def test_frozen_relations_and_event_functions():
+    rel = x > 0
+    pr = SlotPrinter(dict(SLOTS), {rel: "d->rel[0]"},
+                     {"initial": lambda p_, a: "d->initial"})
+    assert pr.doprint(sp.Piecewise((y, rel), (u, True))) == \
+        "((d->rel[0]) ? (d->r[1]) : (d->r[2]))"
+    assert pr.doprint(y < 1) == "(d->r[1] < 1.0)"       # untracked relation: evaluated
+    assert pr.doprint(sp.Function("initial")()) == "d->initial"
+
+
+def test_emit_blocks():
+    pr = SlotPrinter(dict(SLOTS))
+    slot_index = {s: int(c[5:-1]) for s, c in SLOTS.items()}
+    code = emit_block(BlockPlan("e1", (u,), (p * u - x,)), 0, pr, slot_index)
+    assert code.kind == "explicit" and code.body.strip() == "d->r[2] = ((d->r[0])/((d->r[4])));"
+    code = emit_block(BlockPlan("e1+e2", (u, w), (u + w - x, u - w - 2)), 3, pr, slot_index)
+    assert code.kind == "linear" and "mdae_linear_block(inst, 2, u, blk3_system, 3)" in code.body
+    assert "A[0] = 1.0;" in code.helpers
+    code = emit_block(BlockPlan("e1", (u,), (u ** 3 + u - x,)), 7, pr, slot_index)
+    assert code.kind == "newton" and "blk7_jacobian" in code.helpers
+    assert "J[0] = ((3.0*(d->r[2]*d->r[2])) + 1.0);" in code.helpers.replace(
+        "(1.0 + (3.0*(d->r[2]*d->r[2])))", "((3.0*(d->r[2]*d->r[2])) + 1.0)")
+
+
+def test_comment_and_identifier_sanitizing():
+    assert "*/" not in c_comment("a*/b/*c\\")
+    assert c_comment("é\n") == "??"
+    assert model_identifier("3 Body.Model \"x\"") == "m_3_Body_Model_x"
+    assert model_identifier("Ünïcode").isidentifier()
+    assert model_identifier("") == "model"
+    assert fmi_name("a\nb\tc\x01") == "a\\nb\\tc\\x01"
+    assert fmi_name("ü€") == "ü€"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(min_size=0, max_size=30))
+def test_c_string_is_plain_ascii(text):
+    lit = c_string(text)
+    assert lit.startswith('"') and lit.endswith('"')
+    body = lit[1:-1]
+    assert all(0x20 <= ord(c) < 0x7F for c in body)
+    assert '"' not in body.replace('\\"', "") and "??" not in body
+
+
+def test_c_string_round_trips_through_gcc(tmp_path):
+    if not shutil.which("gcc"):
+        pytest.skip("no gcc")
+    samples = ['a"b', "back\\slash", "c*/d", "new\nline", "ünï€", "%s%n", "??="]
+    src = ['#include <stdio.h>', 'int main(void) {']
+    for s in samples:
+        lit = c_string(s)
+        src.append(f"    fwrite({lit}, 1, sizeof({lit}) - 1, stdout); putchar(0);")
+    src.append("    return 0;\n}")
+    (tmp_path / "t.c").write_text("\n".join(src))
+    subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-o", str(tmp_path / "t"),
+                    str(tmp_path / "t.c")], check=True)
+    out = subprocess.run([str(tmp_path / "t")], capture_output=True, check=True).stdout
+    assert out.split(b"\0")[:-1] == [s.encode() for s in samples]
