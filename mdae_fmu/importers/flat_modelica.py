@@ -187,54 +187,113 @@ class _Parser:
             if t.pattern.type == "str":
                 self.terminal_text[t.name] = repr(t.pattern.value)
         frontend = self.lark.parser
-        self.lexer = frontend.lexer
+        self.lexer = getattr(frontend.lexer, "lexer", frontend.lexer)   # under PostLexConnector
         lalr = frontend.parser.parser
         self.table = lalr.parse_table
         lark_callbacks = lalr.callbacks
-        self.reductions = {}
-        for actions in self.table.states.values():
-            for action, arg in actions.values():
-                if action is Shift or arg in self.reductions:
+        # The table with plain-str keys (lark's are partly Token objects, whose Python __eq__
+        # makes every lookup slow) and reductions resolved to (size, origin, callback); the
+        # callback is None for a unit reduction of an inlined '?rule' (value unchanged).
+        reductions = {}
+        self.states = {}
+        for state, actions in self.table.states.items():
+            row = {}
+            for key, (action, arg) in actions.items():
+                if action is Shift:
+                    row[str(key)] = (True, arg)
                     continue
                 rule = arg
-                size = len(rule.expansion)
-                unit = (size == 1 and rule.options.expand1 and rule.alias is None
-                        and not rule.expansion[0].is_term
-                        and not rule.expansion[0].name.startswith("_"))
-                self.reductions[rule] = (size, rule.origin.name,
-                                         None if unit else lark_callbacks[rule])
+                if rule not in reductions:
+                    size = len(rule.expansion)
+                    unit = (size == 1 and rule.options.expand1 and rule.alias is None
+                            and not rule.expansion[0].is_term
+                            and not rule.expansion[0].name.startswith("_"))
+                    reductions[rule] = (size, str(rule.origin.name),
+                                        None if unit else lark_callbacks[rule])
+                row[str(key)] = (False, reductions[rule])
+            self.states[state] = row
+
+    def _scanners(self):
+        """Per LALR state: the compiled alternation of lark's contextual lexer for that state
+        (lark builds it lazily), plus the root scanner with every terminal."""
+        if getattr(self, "_scan", None) is None:
+            scan = {}
+            for state, basic in self.lexer.lexers.items():
+                scan[state] = tuple(m.match for m in basic.scanner._mres)
+            self._scan = scan
+            self._root = tuple(m.match for m in self.lexer.root_lexer.scanner._mres)
+            self._ignore = frozenset(self.lexer.root_lexer.ignore_types)
+            kw = {}
+            for t in self.lark.terminals:
+                if t.pattern.type == "str" and re.fullmatch(r"[a-z]+", t.pattern.value):
+                    kw[t.pattern.value] = t.name
+            self._keywords = kw
+        return self._scan
 
     def run(self, text: str, start: str, ctx: "ParseContext"):
-        """LALR(1) parse of ``text`` from ``start``; returns the start rule's value."""
-        states = self.table.states
+        """LALR(1) parse of ``text`` from ``start``; returns the start rule's value.
+
+        Tokens come from lark's contextual lexer tables: in each LALR state the text is matched
+        against the compiled terminal alternation lark built for that state; a NAME equal to a
+        keyword takes the keyword's terminal (all keywords are reserved, `_PostLexer`)."""
+        scan = self._scanners()
+        ignore = self._ignore
+        keywords = self._keywords
+        states = self.states
         end_state = self.table.end_states[start]
-        reductions = self.reductions
-        shift = self._shift
         terminators = _TERMINATORS
         term_pos, term_tok = ctx.term_pos, ctx.term_tok
-        position = _LexerPosition()
-        state = position.position = self.table.start_states[start]
-        state_stack = [state]
+        state_stack = [self.table.start_states[start]]
         value_stack: list = []
-        lexer_state = self._lexer_state(self._text_slice(text, 0, len(text)))
+        Tok = _Token
+        pos, end, line, line_start = 0, len(text), 1, 0
         tok = None
-        for tok in self.lexer.lex(lexer_state, position):
-            ttype = tok.type
+        while True:
+            if pos >= end:
+                break
+            m = None
+            for match in scan[state_stack[-1]]:
+                m = match(text, pos)
+                if m is not None:
+                    break
+            if m is None:
+                self._lex_error(text, pos, line, pos - line_start + 1, state_stack[-1])
+            value = m.group()
+            ttype = m.lastgroup
+            npos = m.end()
+            if ttype in ignore:
+                nl = value.count("\n")
+                if nl:
+                    line += nl
+                    line_start = pos + value.rfind("\n") + 1
+                pos = npos
+                continue
+            if ttype == "NAME":
+                ttype = keywords.get(value, "NAME")
+            tok = Tok(ttype, value, pos, line, pos - line_start + 1)
+            if ttype == "STRING":
+                nl = value.count("\n")
+                if nl:
+                    line += nl
+                    line_start = pos + value.rfind("\n") + 1
+            tok.end_pos = npos
+            tok.end_line = line
+            tok.end_column = npos - line_start + 1
+            pos = npos
             if ttype in terminators:
-                term_pos.append(tok.end_pos)
+                term_pos.append(npos)
                 term_tok.append(tok)
             while True:
                 try:
-                    action, arg = states[state_stack[-1]][ttype]
+                    is_shift, arg = states[state_stack[-1]][ttype]
                 except KeyError:
                     raise UnexpectedToken(tok, set(states[state_stack[-1]]),
                                           state=None) from None
-                if action is shift:
+                if is_shift:
                     state_stack.append(arg)
                     value_stack.append(tok)
-                    position.position = arg
                     break
-                size, origin, callback = reductions[arg]
+                size, origin, callback = arg
                 if callback is None:
                     state_stack.pop()
                 else:
@@ -243,15 +302,19 @@ class _Parser:
                     del state_stack[-size:]
                     value_stack.append(callback(values))
                 state_stack.append(states[state_stack[-1]][origin][1])
-        end = Token("$END", "", 0, 1, 1) if tok is None else Token.new_borrow_pos("$END", "", tok)
+        if tok is None:
+            end_tok = Tok("$END", "", 0, 1, 1)
+        else:
+            end_tok = Tok("$END", "", tok.end_pos, tok.end_line, tok.end_column)
+        end_tok.end_pos = end_tok.start_pos
         while True:
             if state_stack[-1] == end_state:
                 return value_stack[-1]
             try:
-                action, arg = states[state_stack[-1]]["$END"]
+                _, (size, origin, callback) = states[state_stack[-1]]["$END"]
             except KeyError:
-                raise UnexpectedToken(end, set(states[state_stack[-1]]), state=None) from None
-            size, origin, callback = reductions[arg]
+                raise UnexpectedToken(end_tok, set(states[state_stack[-1]]),
+                                      state=None) from None
             if callback is None:
                 state_stack.pop()
             else:
@@ -260,6 +323,37 @@ class _Parser:
                 del state_stack[-size:]
                 value_stack.append(callback(values))
             state_stack.append(states[state_stack[-1]][origin][1])
+
+    def _lex_error(self, text, pos, line, col, state):
+        """No terminal of this state matches at ``pos``: an unexpected token if some other
+        terminal matches there (lark's contextual-lexer rule), else an unexpected character."""
+        for match in self._root:
+            m = match(text, pos)
+            if m is not None:
+                ttype = m.lastgroup
+                if ttype == "NAME":
+                    ttype = self._keywords.get(m.group(), "NAME")
+                tok = _Token(ttype, m.group(), pos, line, col)
+                tok.end_pos = m.end()
+                raise UnexpectedToken(tok, set(self.states[state]), state=None)
+        raise UnexpectedCharacters(text, pos, line, col, allowed=None)
+
+
+class _Token:
+    """A token: terminal name, text and position (the attributes of lark's Token that the
+    callbacks and error messages use)."""
+    __slots__ = ("type", "value", "start_pos", "line", "column", "end_pos", "end_line",
+                 "end_column")
+
+    def __init__(self, type_, value, start_pos, line, column):
+        self.type = type_
+        self.value = value
+        self.start_pos = start_pos
+        self.line = line
+        self.column = column
+
+    def __repr__(self):
+        return f"Token({self.type!r}, {self.value!r})"
 
 
 def _parser() -> _Parser:
@@ -654,7 +748,7 @@ class _Callbacks:
         name_tok = None
         mod = None
         for x in c:
-            if type(x) is Token and x.type == "NAME":
+            if type(x) is _Token and x.type == "NAME":
                 name_tok = x
             elif type(x) is _Modification:
                 mod = x
@@ -669,7 +763,7 @@ class _Callbacks:
         for x in c:
             if type(x) is list:
                 args = x
-            elif type(x) is not Token:
+            elif type(x) is not _Token:
                 binding = x
         return _Modification(args, binding)
 
@@ -704,7 +798,7 @@ class _Callbacks:
                 for a in mod.args or ():
                     m = a.mod
                     modifiers.append((normalize_name(a.name.value), None if m is None else
-                                      m.binding, ctx.tok_loc(a.name), m is not None and
+                                      m.binding, a.name, m is not None and
                                       m.args is not None))
             if long_clause:
                 self._check_depth(loc, *(m[1] for m in modifiers if m[1] is not None),
@@ -979,6 +1073,8 @@ class _ModelBuilder:
         self.assigned: dict[str, SourceLoc] = {}
 
     def err(self, loc, message, priority=0):
+        if type(loc) is _Token:
+            loc = self.ctx.tok_loc(loc)
         self.ctx.errors.append((loc.line, loc.col, priority, message, None))
 
     # ---- declarations ----
