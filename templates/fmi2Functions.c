@@ -120,9 +120,10 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: missing instance name");
         return NULL;
     }
-    if (fmuType != fmi2ModelExchange) {
-        mdae_log(&tmp, LOG_ERROR, fmi2Error,
-                 "fmi2Instantiate: this FMU supports Model Exchange only");
+    if (!((fmuType == fmi2ModelExchange && MDAE_MODEL_EXCHANGE) ||
+          (fmuType == fmi2CoSimulation && MDAE_CO_SIMULATION))) {
+        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: this FMU does not support %s",
+                 fmuType == fmi2CoSimulation ? "Co-Simulation" : "Model Exchange");
         return NULL;
     }
     if (!fmuGUID || strcmp(fmuGUID, MDAE_GUID) != 0) {
@@ -137,13 +138,16 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     }
     memset(inst, 0, sizeof *inst);
     inst->cb = *functions;
+    inst->fmuType = (int)fmuType;
     len = strlen(instanceName);
     inst->instanceName = (char *)mem_alloc(inst, len + 1, 1);
     inst->work = (double *)mem_alloc(inst, MDAE_WORK_SIZE, sizeof(double));
     inst->iwork = (int *)mem_alloc(inst, MDAE_IWORK_SIZE, sizeof(int));
     inst->xbuf = (double *)mem_alloc(inst, 2 * MDAE_DIM(MDAE_NX), sizeof(double));
-    if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf) {
+    if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf ||
+        mdae_cs_instantiate(inst)) {
         mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: out of memory");
+        mdae_cs_free(inst);
         mem_free(inst, inst->instanceName);
         mem_free(inst, inst->work);
         mem_free(inst, inst->iwork);
@@ -166,6 +170,7 @@ void fmi2FreeInstance(fmi2Component c)
 {
     ModelInstance *inst = (ModelInstance *)c;
     if (!inst) return;
+    mdae_cs_free(inst);
     mem_free(inst, inst->instanceName);
     mem_free(inst, inst->work);
     mem_free(inst, inst->iwork);
@@ -212,6 +217,12 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c)
     }
     inst->dirty = 0;
     inst->eventIterations = 0;
+    if (inst->fmuType == fmi2CoSimulation) {
+        /* Co-Simulation: event iteration at the start time, then Step Complete */
+        if (mdae_cs_exit_initialization(inst)) return status_of(inst, fmi2Error);
+        inst->state = MDAE_CONTINUOUS;
+        return fmi2OK;
+    }
     inst->state = MDAE_EVENT;
     return fmi2OK;
 }
@@ -232,6 +243,7 @@ fmi2Status fmi2Reset(fmi2Component c)
     inst->state = MDAE_INSTANTIATED;
     inst->startTime = 0.0;
     reset_data(inst);
+    mdae_cs_state_changed(inst);
     return fmi2OK;
 }
 
@@ -414,6 +426,7 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
     s->stopTimeDefined = inst->stopTimeDefined;
     memcpy(&s->d, &inst->d, sizeof s->d);
     *FMUstate = s;
+    mdae_cs_state_changed(inst);   /* CS: restart the integrator here (bit-identical replay) */
     return fmi2OK;
 }
 
@@ -431,6 +444,7 @@ fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
     inst->tolerance = s->tolerance;
     inst->stopTimeDefined = s->stopTimeDefined;
     memcpy(&inst->d, &s->d, sizeof inst->d);
+    mdae_cs_state_changed(inst);
     return fmi2OK;
 }
 
@@ -639,66 +653,4 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal
     return fmi2OK;
 }
 
-/* ------------------------------------------------------------------------------------------
- * Co-Simulation entry points: not offered by this FMU (no <CoSimulation> element); they exist
- * so that hosts resolving every symbol can load the library, and they fail cleanly.
- * ---------------------------------------------------------------------------------------- */
-static fmi2Status no_cs(fmi2Component c, const char *f)
-{
-    ModelInstance *inst = (ModelInstance *)c;
-    if (!inst) return fmi2Error;
-    return bad_arg(inst, f, "this FMU does not implement Co-Simulation");
-}
-
-fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
-                                       size_t nvr, const fmi2Integer order[],
-                                       const fmi2Real value[])
-{
-    (void)vr; (void)nvr; (void)order; (void)value;
-    return no_cs(c, "fmi2SetRealInputDerivatives");
-}
-
-fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
-                                        size_t nvr, const fmi2Integer order[], fmi2Real value[])
-{
-    (void)vr; (void)nvr; (void)order; (void)value;
-    return no_cs(c, "fmi2GetRealOutputDerivatives");
-}
-
-fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)
-{
-    (void)t; (void)h; (void)noSetPrior;
-    return no_cs(c, "fmi2DoStep");
-}
-
-fmi2Status fmi2CancelStep(fmi2Component c) { return no_cs(c, "fmi2CancelStep"); }
-
-fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value)
-{
-    (void)s; (void)value;
-    return no_cs(c, "fmi2GetStatus");
-}
-
-fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value)
-{
-    (void)s; (void)value;
-    return no_cs(c, "fmi2GetRealStatus");
-}
-
-fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value)
-{
-    (void)s; (void)value;
-    return no_cs(c, "fmi2GetIntegerStatus");
-}
-
-fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value)
-{
-    (void)s; (void)value;
-    return no_cs(c, "fmi2GetBooleanStatus");
-}
-
-fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value)
-{
-    (void)s; (void)value;
-    return no_cs(c, "fmi2GetStringStatus");
-}
+/* Co-Simulation entry points (fmi2DoStep, fmi2GetStatus, ...): fmi2CoSimulation.c */

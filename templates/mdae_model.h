@@ -14,6 +14,14 @@
 
 #define MDAE_DIM(n) ((n) > 0 ? (n) : 1)
 
+/* interfaces compiled in (config.h may override; docs/cosimulation.md) */
+#ifndef MDAE_MODEL_EXCHANGE
+#define MDAE_MODEL_EXCHANGE 1
+#endif
+#ifndef MDAE_CO_SIMULATION
+#define MDAE_CO_SIMULATION 0
+#endif
+
 typedef struct {
     double time;
     int mode;                  /* current mode index (single-mode models: 0) */
@@ -62,6 +70,8 @@ typedef struct ModelInstance {
     double *work;              /* solver scratch (not part of the FMU state) */
     int *iwork;
     double *xbuf;              /* states before an event instant */
+    int fmuType;               /* fmi2ModelExchange or fmi2CoSimulation */
+    void *cs;                  /* Co-Simulation driver (fmi2CoSimulation.c); not FMU state */
     ModelData d;
 } ModelInstance;
 
@@ -93,6 +103,12 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                       int maxit, const char *what);
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev);
 int mdae_initialize_instance(ModelInstance *inst);
+
+/* ---- Co-Simulation driver (fmi2CoSimulation.c; no-ops without MDAE_CO_SIMULATION) ---- */
+int mdae_cs_instantiate(ModelInstance *inst);
+void mdae_cs_free(ModelInstance *inst);
+int mdae_cs_exit_initialization(ModelInstance *inst);
+void mdae_cs_state_changed(ModelInstance *inst);
 
 /* ---- generated model code (model.c) ---- */
 extern const char *const mdae_block_labels[];

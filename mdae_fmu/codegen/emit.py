@@ -27,7 +27,7 @@ from .plan import CompiledModel
 
 STATEMENTS_PER_FUNCTION = 200
 STATEMENTS_PER_FILE = 1000
-STATIC_FILES = ("fmi2Functions.c", "mdae_runtime.c", "mdae_model.h")
+STATIC_FILES = ("fmi2Functions.c", "fmi2CoSimulation.c", "mdae_runtime.c", "mdae_model.h")
 
 TOLERANCES = dict(newton_maxit=50, max_event_iterations=100, hysteresis="1e-10",
                   drift_tol="1e-9", init_tol="1e-10", project_tol="1e-12")

@@ -1,0 +1,619 @@
+/* mdae_fmu: the FMI 2.0 Co-Simulation interface. Hand-written and identical in every FMU.
+ *
+ * The communication step is integrated by SUNDIALS CVODE (BDF, Newton with a dense direct
+ * linear solver and a difference-quotient Jacobian) through the same generated model code as
+ * the Model Exchange wrapper (mdae_compute, mdae_get_derivatives, mdae_event_indicators).
+ * Events are handled as a Model Exchange host handles them (FMI 2.0 §3.2.2 pseudo-code,
+ * docs/cosimulation.md):
+ *   - state events are located by CVODE's rootfinding on the event indicators (CVodeRootInit),
+ *   - time events are hit exactly (CVodeSetStopTime at the next event time),
+ *   - at an event the runtime's event instant (mdae_event_update, the function behind
+ *     fmi2NewDiscreteStates) is repeated until no new discrete states are needed, so mode
+ *     changes and restart cascades happen inside the communication step, then CVODE restarts,
+ *   - index-reduced modes are projected onto their consistency equations when the drift
+ *     exceeds MDAE_DRIFT_TOL (mdae_drift/mdae_project, as fmi2CompletedIntegratorStep does),
+ *     checked at every communication point and at every event.
+ * Inputs are piecewise constant over a step: a change of an input between two steps is an
+ * event at the start of the next step (event iteration, then a CVODE restart).
+ *
+ * Rollback: fmi2GetFMUstate and fmi2SetFMUstate both mark the next step as a restart point
+ * (event iteration + fresh CVODE start from ModelData), so a step repeated after
+ * fmi2SetFMUstate gives bit-identical results.
+ *
+ * Without MDAE_CO_SIMULATION (Model Exchange only FMUs) the CS functions fail cleanly and
+ * nothing of SUNDIALS is compiled in. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mdae_model.h"
+
+#if MDAE_CO_SIMULATION
+#include <cvode/cvode.h>
+#include <nvector/nvector_serial.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#endif
+
+#define CS_STATES (MDAE_CONTINUOUS | MDAE_TERMINATED | MDAE_ERROR)
+
+static fmi2Status cs_fail(ModelInstance *inst, const char *f, const char *what)
+{
+    mdae_log(inst, LOG_ERROR, fmi2Error, "%s: %s", f, what);
+    if (inst->state != MDAE_FATAL) inst->state = MDAE_ERROR;
+    return fmi2Error;
+}
+
+static int cs_allowed(ModelInstance *inst, const char *f, int mask)
+{
+    if (!inst) return 0;
+    if (inst->fmuType != fmi2CoSimulation) {
+        cs_fail(inst, f, "not a Co-Simulation instance");
+        return 0;
+    }
+    if (inst->state & mask) return 1;
+    cs_fail(inst, f, "illegal call sequence (not allowed in the current state)");
+    return 0;
+}
+
+#if MDAE_CO_SIMULATION
+
+#define NY MDAE_DIM(MDAE_NX)          /* CVODE needs one state: a dummy x' = 0 if NX == 0 */
+#define DEFAULT_RTOL 1e-6
+#define MAX_EVENTS_AT_ONE_TIME 1000
+
+typedef struct {
+    SUNContext ctx;
+    void *cvode;                 /* NULL until the first step */
+    N_Vector y, atol;
+    SUNMatrix A;
+    SUNLinearSolver LS;
+    int *rootsfound;
+    int nin_r, nin_i, nin_b;     /* inputs, by type */
+    int *in_r, *in_i, *in_b;     /* their slots */
+    double *last_r;              /* input values at the last (re)start */
+    int *last_i, *last_b;
+    int restart;                 /* the next step starts with an event iteration + restart */
+    int running;                 /* CVODE holds the solution from the current ModelData */
+    double rtol, hmax;
+    double lastSuccessfulTime;
+    long nsteps, nevents, nrestarts;
+} CsData;
+
+/* ---- CVODE callbacks: the model code behind the ME functions ---------------------------- */
+
+/* x' = f(t, x) of the current (frozen) mode: fmi2SetTime + fmi2SetContinuousStates +
+ * fmi2GetDerivatives. A failing block is a recoverable error: CVODE retries a smaller step. */
+static int cs_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
+{
+    ModelInstance *inst = (ModelInstance *)user;
+    double *dx = N_VGetArrayPointer(ydot);
+    int k;
+    inst->d.time = t;
+    if (MDAE_NX > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
+    inst->dirty = 1;
+    if (mdae_compute(inst)) return 1;
+    inst->dirty = 0;
+    if (MDAE_NX > 0) mdae_get_derivatives(&inst->d, dx);
+    else dx[0] = 0.0;
+    for (k = 0; k < NY; k++)
+        if (!isfinite(dx[k])) return 1;
+    return 0;
+}
+
+/* the event indicators (fmi2GetEventIndicators) as CVODE root functions */
+static int cs_roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user)
+{
+    ModelInstance *inst = (ModelInstance *)user;
+    inst->d.time = t;
+    if (MDAE_NX > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
+    inst->dirty = 1;
+    if (mdae_compute(inst)) return -1;
+    inst->dirty = 0;
+    mdae_event_indicators(&inst->d, g);
+    return 0;
+}
+
+/* CVODE's messages go to the FMI logger (never to stderr) */
+static void cs_cvode_message(int code, const char *module, const char *function, char *msg,
+                             void *user)
+{
+    ModelInstance *inst = (ModelInstance *)user;
+    if (code < 0)
+        mdae_log(inst, LOG_ERROR, fmi2Error, "%s %s: %s", module, function, msg);
+    else
+        mdae_log(inst, LOG_WARNING, fmi2Warning, "%s %s: %s", module, function, msg);
+}
+
+/* ---- instance life cycle ------------------------------------------------------------------ */
+
+static void *cs_alloc(ModelInstance *inst, size_t n, size_t size)
+{
+    if (n == 0) n = 1;
+    if (inst->cb.allocateMemory) return inst->cb.allocateMemory(n, size);
+    return calloc(n, size);
+}
+
+static void cs_dealloc(ModelInstance *inst, void *p)
+{
+    if (!p) return;
+    if (inst->cb.freeMemory) inst->cb.freeMemory(p);
+    else free(p);
+}
+
+static void cs_destroy_solver(CsData *cs)
+{
+    if (cs->cvode) CVodeFree(&cs->cvode);
+    if (cs->LS) SUNLinSolFree(cs->LS);
+    if (cs->A) SUNMatDestroy(cs->A);
+    cs->cvode = NULL;
+    cs->LS = NULL;
+    cs->A = NULL;
+    cs->running = 0;
+}
+
+/* Allocate the driver of a Co-Simulation instance (fmi2Instantiate). 0 on success. */
+int mdae_cs_instantiate(ModelInstance *inst)
+{
+    CsData *cs;
+    int k;
+    if (inst->fmuType != fmi2CoSimulation) return 0;
+    cs = (CsData *)cs_alloc(inst, 1, sizeof(CsData));
+    if (!cs) return 1;
+    memset(cs, 0, sizeof *cs);
+    inst->cs = cs;
+    for (k = 0; k < MDAE_NR; k++) cs->nin_r += mdae_real_kind[k] == 4;
+    for (k = 0; k < MDAE_NI; k++) cs->nin_i += mdae_int_kind[k] == 4;
+    for (k = 0; k < MDAE_NB; k++) cs->nin_b += mdae_bool_kind[k] == 4;
+    cs->in_r = (int *)cs_alloc(inst, (size_t)cs->nin_r, sizeof(int));
+    cs->in_i = (int *)cs_alloc(inst, (size_t)cs->nin_i, sizeof(int));
+    cs->in_b = (int *)cs_alloc(inst, (size_t)cs->nin_b, sizeof(int));
+    cs->last_r = (double *)cs_alloc(inst, (size_t)cs->nin_r, sizeof(double));
+    cs->last_i = (int *)cs_alloc(inst, (size_t)cs->nin_i, sizeof(int));
+    cs->last_b = (int *)cs_alloc(inst, (size_t)cs->nin_b, sizeof(int));
+    cs->rootsfound = (int *)cs_alloc(inst, (size_t)MDAE_DIM(MDAE_NZ), sizeof(int));
+    if (!cs->in_r || !cs->in_i || !cs->in_b || !cs->last_r || !cs->last_i || !cs->last_b ||
+        !cs->rootsfound)
+        return 1;
+    cs->nin_r = cs->nin_i = cs->nin_b = 0;
+    for (k = 0; k < MDAE_NR; k++) if (mdae_real_kind[k] == 4) cs->in_r[cs->nin_r++] = k;
+    for (k = 0; k < MDAE_NI; k++) if (mdae_int_kind[k] == 4) cs->in_i[cs->nin_i++] = k;
+    for (k = 0; k < MDAE_NB; k++) if (mdae_bool_kind[k] == 4) cs->in_b[cs->nin_b++] = k;
+    if (SUNContext_Create(NULL, &cs->ctx)) { cs->ctx = NULL; return 1; }
+    cs->y = N_VNew_Serial(NY, cs->ctx);
+    cs->atol = N_VNew_Serial(NY, cs->ctx);
+    if (!cs->y || !cs->atol) return 1;
+    cs->restart = 1;
+    return 0;
+}
+
+/* Release the driver (fmi2FreeInstance; also after a failed fmi2Instantiate). */
+void mdae_cs_free(ModelInstance *inst)
+{
+    CsData *cs = (CsData *)inst->cs;
+    if (!cs) return;
+    cs_destroy_solver(cs);
+    if (cs->y) N_VDestroy(cs->y);
+    if (cs->atol) N_VDestroy(cs->atol);
+    if (cs->ctx) SUNContext_Free(&cs->ctx);
+    cs_dealloc(inst, cs->in_r);
+    cs_dealloc(inst, cs->in_i);
+    cs_dealloc(inst, cs->in_b);
+    cs_dealloc(inst, cs->last_r);
+    cs_dealloc(inst, cs->last_i);
+    cs_dealloc(inst, cs->last_b);
+    cs_dealloc(inst, cs->rootsfound);
+    cs_dealloc(inst, cs);
+    inst->cs = NULL;
+}
+
+/* ModelData was replaced (fmi2SetFMUstate, fmi2Reset) or captured (fmi2GetFMUstate): the next
+ * step restarts the integration from ModelData, with an event iteration first. Doing this on
+ * both capture and restore makes a replayed step bit-identical to the original one. */
+void mdae_cs_state_changed(ModelInstance *inst)
+{
+    CsData *cs = (CsData *)inst->cs;
+    if (!cs) return;
+    cs->restart = 1;
+    cs->running = 0;
+    if (inst->state == MDAE_INSTANTIATED) cs_destroy_solver(cs);
+}
+
+/* ---- one event: the Model Exchange event iteration ------------------------------------- */
+
+/* Values of the current mode at (d.time, states) (a host's fmi2GetReal before the event). */
+static int cs_compute(ModelInstance *inst)
+{
+    inst->dirty = 1;
+    if (mdae_compute(inst)) return 1;
+    inst->dirty = 0;
+    return 0;
+}
+
+/* One event at d.time: fmi2EnterEventMode, then fmi2NewDiscreteStates (mdae_event_update)
+ * until newDiscreteStatesNeeded is false (FMI 2.0 §3.2.2 event iteration; theory note
+ * 9334-theory-algorithms §3.5(b): one nonstandard instant per call, cascades included).
+ * Returns 0, or 1 after logging the failure. *terminate is set when terminate() ran. */
+static int cs_event_iteration(ModelInstance *inst, const char *why, int *terminate)
+{
+    CsData *cs = (CsData *)inst->cs;
+    MdaeEventFlags ev;
+    int it, changed = 0;
+    *terminate = 0;
+    if (cs_compute(inst)) return 1;
+    for (it = 0;; it++) {
+        if (it >= MDAE_MAX_EVENT_ITERATIONS) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: event iteration does not "
+                     "converge after %d instants", inst->d.time, MDAE_MAX_EVENT_ITERATIONS);
+            return 1;
+        }
+        memset(&ev, 0, sizeof ev);
+        if (mdae_event_update(inst, &ev)) return 1;
+        inst->dirty = 0;
+        changed |= ev.valuesChanged;
+        if (ev.terminateSimulation) { *terminate = 1; break; }
+        if (!ev.newDiscreteStatesNeeded) break;
+    }
+    cs->nevents++;
+    cs->running = 0;             /* the right-hand side may have changed: restart CVODE */
+    mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: %s, %d instant(s), states %s", inst->d.time,
+             why, it + 1, changed ? "changed" : "unchanged");
+    return 0;
+}
+
+/* ---- CVODE set-up and restart --------------------------------------------------------------- */
+
+/* Create CVODE (first step) or restart it (CVodeReInit) from ModelData at d.time. */
+static int cs_start_cvode(ModelInstance *inst)
+{
+    CsData *cs = (CsData *)inst->cs;
+    double *y = N_VGetArrayPointer(cs->y), *atol = N_VGetArrayPointer(cs->atol);
+    int k;
+    if (MDAE_NX > 0) mdae_get_states(&inst->d, y);
+    else y[0] = 0.0;
+    if (!cs->cvode) {
+        cs->rtol = inst->tolerance > 0.0 ? inst->tolerance : DEFAULT_RTOL;
+        if (MDAE_NX > 0) mdae_get_nominals(atol);
+        else atol[0] = 1.0;
+        for (k = 0; k < NY; k++)
+            atol[k] = cs->rtol * (atol[k] > 0.0 && isfinite(atol[k]) ? atol[k] : 1.0);
+        cs->hmax = inst->stopTimeDefined && inst->stopTime > inst->startTime
+                       ? (inst->stopTime - inst->startTime) / 50.0 : 0.0;
+        cs->cvode = CVodeCreate(CV_BDF, cs->ctx);
+        if (!cs->cvode) goto fail;
+        if (CVodeSetErrHandlerFn(cs->cvode, cs_cvode_message, inst)) goto fail;
+        if (CVodeInit(cs->cvode, cs_rhs, inst->d.time, cs->y)) goto fail;
+        if (CVodeSVtolerances(cs->cvode, cs->rtol, cs->atol)) goto fail;
+        if (CVodeSetUserData(cs->cvode, inst)) goto fail;
+        cs->A = SUNDenseMatrix(NY, NY, cs->ctx);
+        if (!cs->A) goto fail;
+        cs->LS = SUNLinSol_Dense(cs->y, cs->A, cs->ctx);
+        if (!cs->LS) goto fail;
+        if (CVodeSetLinearSolver(cs->cvode, cs->LS, cs->A)) goto fail;
+        if (MDAE_NZ > 0) {
+            if (CVodeRootInit(cs->cvode, MDAE_NZ, cs_roots)) goto fail;
+            if (CVodeSetNoInactiveRootWarn(cs->cvode)) goto fail;
+        }
+        if (cs->hmax > 0.0 && CVodeSetMaxStep(cs->cvode, cs->hmax)) goto fail;
+        if (CVodeSetMaxNumSteps(cs->cvode, 100000)) goto fail;
+    } else if (CVodeReInit(cs->cvode, inst->d.time, cs->y)) {
+        goto fail;
+    }
+    for (k = 0; k < cs->nin_r; k++) cs->last_r[k] = inst->d.r[cs->in_r[k]];
+    for (k = 0; k < cs->nin_i; k++) cs->last_i[k] = inst->d.i[cs->in_i[k]];
+    for (k = 0; k < cs->nin_b; k++) cs->last_b[k] = inst->d.b[cs->in_b[k]];
+    cs->running = 1;
+    cs->nrestarts++;
+    return 0;
+fail:
+    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the integrator (CVODE) could not be "
+             "set up", inst->d.time);
+    return 1;
+}
+
+static int cs_inputs_changed(const ModelInstance *inst)
+{
+    const CsData *cs = (const CsData *)inst->cs;
+    int k;
+    for (k = 0; k < cs->nin_r; k++) if (cs->last_r[k] != inst->d.r[cs->in_r[k]]) return 1;
+    for (k = 0; k < cs->nin_i; k++) if (cs->last_i[k] != inst->d.i[cs->in_i[k]]) return 1;
+    for (k = 0; k < cs->nin_b; k++) if (cs->last_b[k] != inst->d.b[cs->in_b[k]]) return 1;
+    return 0;
+}
+
+/* Called by fmi2ExitInitializationMode for CS: the event iteration a ME host runs right after
+ * initialization; the integrator starts with the first step. */
+int mdae_cs_exit_initialization(ModelInstance *inst)
+{
+    CsData *cs = (CsData *)inst->cs;
+    int terminate;
+    if (!cs) return 1;
+    cs_destroy_solver(cs);
+    cs->nsteps = cs->nevents = cs->nrestarts = 0;
+    if (cs_event_iteration(inst, "initial event iteration", &terminate)) return 1;
+    cs->restart = 0;
+    cs->lastSuccessfulTime = inst->d.time;
+    if (cs_start_cvode(inst)) return 1;
+    return 0;
+}
+
+/* ---- the communication step ------------------------------------------------------------------ */
+
+/* Integrate from d.time to tEnd (algorithm in the file header). Returns fmi2OK, fmi2Discard
+ * (terminate() executed at lastSuccessfulTime) or fmi2Error (logged). */
+static fmi2Status cs_step(ModelInstance *inst, double tEnd)
+{
+    CsData *cs = (CsData *)inst->cs;
+    ModelData *d = &inst->d;
+    int terminate = 0, flag, same_time_events = 0;
+    double tlast_event = -INFINITY;
+
+    if (cs->restart || !cs->running || cs_inputs_changed(inst)) {
+        /* inputs (or the whole state) changed since the last step: an event now */
+        if (cs->restart || cs_inputs_changed(inst)) {
+            if (cs_event_iteration(inst, cs->restart ? "restart" : "input event", &terminate))
+                return fmi2Error;
+            if (terminate) return fmi2Discard;
+        }
+        if (cs_start_cvode(inst)) return fmi2Error;
+        cs->restart = 0;
+    }
+
+    while (d->time < tEnd) {
+        double t0 = d->time, tnext, tstop, tret;
+        const double tiny = 64.0 * DBL_EPSILON * fmax(1.0, fabs(t0));
+        int time_event = 0;
+        tnext = mdae_next_time_event(d);
+        tstop = tEnd;
+        if (isfinite(tnext) && tnext <= tEnd + 1e-12 * fmax(1.0, fabs(tEnd))) {
+            time_event = 1;
+            tstop = fmin(tnext, tEnd);
+        }
+        if (tstop - t0 <= tiny) {
+            /* closer than the integrator can resolve: the states do not move */
+            d->time = tstop;
+            tret = tstop;
+            flag = CV_TSTOP_RETURN;
+        } else {
+            if (!cs->running && cs_start_cvode(inst)) return fmi2Error;
+            if (CVodeSetStopTime(cs->cvode, tstop)) return fmi2Error;
+            flag = CVode(cs->cvode, tstop, cs->y, &tret, CV_ONE_STEP);
+            if (flag < 0) {
+                char *name = CVodeGetReturnFlagName(flag);   /* malloc'ed by SUNDIALS */
+                mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the integrator (CVODE) "
+                         "failed with flag %d (%s) in the step to %.17g", t0, flag,
+                         name ? name : "?", tEnd);
+                free(name);
+                return fmi2Error;
+            }
+            cs->nsteps++;
+            d->time = tret;
+            if (MDAE_NX > 0) mdae_set_states(d, N_VGetArrayPointer(cs->y));
+            inst->dirty = 1;
+        }
+        if (flag == CV_ROOT_RETURN) {
+            if (cs_event_iteration(inst, "state event", &terminate)) return fmi2Error;
+        } else if (flag == CV_TSTOP_RETURN && time_event) {
+            if (tret < tEnd || tnext <= tEnd) d->time = tnext;   /* exactly the event time */
+            if (cs_event_iteration(inst, "time event", &terminate)) return fmi2Error;
+        } else {
+            continue;
+        }
+        if (terminate) {
+            cs->lastSuccessfulTime = d->time;
+            return fmi2Discard;
+        }
+        if (d->time == tlast_event) {
+            if (++same_time_events > MAX_EVENTS_AT_ONE_TIME) {
+                mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: more than %d events at the "
+                         "same time (chattering)", d->time, MAX_EVENTS_AT_ONE_TIME);
+                return fmi2Error;
+            }
+        } else {
+            tlast_event = d->time;
+            same_time_events = 0;
+        }
+    }
+    d->time = tEnd;
+    if (cs_compute(inst)) return fmi2Error;
+    /* drift control at the communication point, as fmi2CompletedIntegratorStep does */
+    if (MDAE_NCONS > 0 && mdae_drift(d) > MDAE_DRIFT_TOL) {
+        d->drift = 1;
+        if (cs_event_iteration(inst, "projection", &terminate)) return fmi2Error;
+        if (terminate) {
+            cs->lastSuccessfulTime = d->time;
+            return fmi2Discard;
+        }
+    }
+    cs->lastSuccessfulTime = tEnd;
+    return fmi2OK;
+}
+
+fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,
+                      fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    CsData *cs;
+    double t = currentCommunicationPoint, h = communicationStepSize, tEnd;
+    fmi2Status s;
+    (void)noSetFMUStatePriorToCurrentPoint;
+    if (!cs_allowed(inst, "fmi2DoStep", MDAE_CONTINUOUS)) return fmi2Error;
+    cs = (CsData *)inst->cs;
+    if (!isfinite(t) || !isfinite(h) || !(h > 0.0))
+        return cs_fail(inst, "fmi2DoStep", "the communication step size must be finite and "
+                       "positive");
+    if (inst->d.terminate)
+        return cs_fail(inst, "fmi2DoStep", "the model requested termination (terminate()); "
+                       "no further step is possible");
+    if (fabs(t - inst->d.time) > 1e-10 * fmax(1.0, fabs(t))) {
+        mdae_log(inst, LOG_ERROR, fmi2Error, "fmi2DoStep: currentCommunicationPoint %.17g "
+                 "differs from the FMU time %.17g (use fmi2SetFMUstate to go back)", t,
+                 inst->d.time);
+        inst->state = MDAE_ERROR;
+        return fmi2Error;
+    }
+    tEnd = t + h;
+    if (inst->stopTimeDefined && tEnd > inst->stopTime + 1e-10 * fmax(1.0, fabs(tEnd))) {
+        mdae_log(inst, LOG_ERROR, fmi2Error, "fmi2DoStep: the step to %.17g goes beyond the "
+                 "stop time %.17g", tEnd, inst->stopTime);
+        inst->state = MDAE_ERROR;
+        return fmi2Error;
+    }
+    inst->d.time = t;
+    s = cs_step(inst, tEnd);
+    if (s == fmi2Error) {
+        inst->state = MDAE_ERROR;
+    } else if (s == fmi2Discard) {
+        mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: terminate() requested, step ends "
+                 "early", cs->lastSuccessfulTime);
+    }
+    return s;
+}
+
+fmi2Status fmi2CancelStep(fmi2Component c)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!cs_allowed(inst, "fmi2CancelStep", CS_STATES)) return fmi2Error;
+    return cs_fail(inst, "fmi2CancelStep", "fmi2DoStep never returns fmi2Pending "
+                   "(synchronous FMU): nothing to cancel");
+}
+
+/* ---- status ------------------------------------------------------------------------------------ */
+
+fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!cs_allowed(inst, "fmi2GetStatus", CS_STATES)) return fmi2Error;
+    if (!value) return cs_fail(inst, "fmi2GetStatus", "NULL argument");
+    (void)s;
+    /* only fmi2DoStepStatus exists for this type, and only after fmi2Pending */
+    mdae_log(inst, LOG_DISCARD, fmi2Discard, "fmi2GetStatus: no asynchronous step");
+    return fmi2Discard;
+}
+
+fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!cs_allowed(inst, "fmi2GetRealStatus", CS_STATES)) return fmi2Error;
+    if (!value) return cs_fail(inst, "fmi2GetRealStatus", "NULL argument");
+    if (s == fmi2LastSuccessfulTime) {
+        *value = ((CsData *)inst->cs)->lastSuccessfulTime;
+        return fmi2OK;
+    }
+    mdae_log(inst, LOG_DISCARD, fmi2Discard, "fmi2GetRealStatus: unknown status kind");
+    return fmi2Discard;
+}
+
+fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!cs_allowed(inst, "fmi2GetIntegerStatus", CS_STATES)) return fmi2Error;
+    if (!value) return cs_fail(inst, "fmi2GetIntegerStatus", "NULL argument");
+    (void)s;
+    mdae_log(inst, LOG_DISCARD, fmi2Discard, "fmi2GetIntegerStatus: no integer status");
+    return fmi2Discard;
+}
+
+fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!cs_allowed(inst, "fmi2GetBooleanStatus", CS_STATES)) return fmi2Error;
+    if (!value) return cs_fail(inst, "fmi2GetBooleanStatus", "NULL argument");
+    if (s == fmi2Terminated) {
+        *value = inst->d.terminate ? fmi2True : fmi2False;
+        return fmi2OK;
+    }
+    mdae_log(inst, LOG_DISCARD, fmi2Discard, "fmi2GetBooleanStatus: unknown status kind");
+    return fmi2Discard;
+}
+
+fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value)
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    if (!cs_allowed(inst, "fmi2GetStringStatus", CS_STATES)) return fmi2Error;
+    if (!value) return cs_fail(inst, "fmi2GetStringStatus", "NULL argument");
+    (void)s;
+    mdae_log(inst, LOG_DISCARD, fmi2Discard, "fmi2GetStringStatus: no asynchronous step");
+    return fmi2Discard;
+}
+
+#else /* Model Exchange only: no integrator compiled in */
+
+int mdae_cs_instantiate(ModelInstance *inst) { (void)inst; return 0; }
+void mdae_cs_free(ModelInstance *inst) { (void)inst; }
+int mdae_cs_exit_initialization(ModelInstance *inst) { (void)inst; return 1; }
+void mdae_cs_state_changed(ModelInstance *inst) { (void)inst; }
+
+fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)
+{
+    (void)t; (void)h; (void)noSetPrior;
+    cs_allowed((ModelInstance *)c, "fmi2DoStep", 0);
+    return fmi2Error;
+}
+
+fmi2Status fmi2CancelStep(fmi2Component c)
+{
+    cs_allowed((ModelInstance *)c, "fmi2CancelStep", 0);
+    return fmi2Error;
+}
+
+fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value)
+{
+    (void)s; (void)value;
+    cs_allowed((ModelInstance *)c, "fmi2GetStatus", 0);
+    return fmi2Error;
+}
+
+fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value)
+{
+    (void)s; (void)value;
+    cs_allowed((ModelInstance *)c, "fmi2GetRealStatus", 0);
+    return fmi2Error;
+}
+
+fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value)
+{
+    (void)s; (void)value;
+    cs_allowed((ModelInstance *)c, "fmi2GetIntegerStatus", 0);
+    return fmi2Error;
+}
+
+fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value)
+{
+    (void)s; (void)value;
+    cs_allowed((ModelInstance *)c, "fmi2GetBooleanStatus", 0);
+    return fmi2Error;
+}
+
+fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value)
+{
+    (void)s; (void)value;
+    cs_allowed((ModelInstance *)c, "fmi2GetStringStatus", 0);
+    return fmi2Error;
+}
+
+#endif
+
+/* ---- input interpolation and output derivatives: not offered ---------------------------------- */
+
+fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
+                                       size_t nvr, const fmi2Integer order[],
+                                       const fmi2Real value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    (void)vr; (void)nvr; (void)order; (void)value;
+    if (!cs_allowed(inst, "fmi2SetRealInputDerivatives", ~0)) return fmi2Error;
+    return cs_fail(inst, "fmi2SetRealInputDerivatives", "inputs are held constant over a step "
+                   "(canInterpolateInputs=false)");
+}
+
+fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
+                                        size_t nvr, const fmi2Integer order[], fmi2Real value[])
+{
+    ModelInstance *inst = (ModelInstance *)c;
+    (void)vr; (void)nvr; (void)order; (void)value;
+    if (!cs_allowed(inst, "fmi2GetRealOutputDerivatives", ~0)) return fmi2Error;
+    return cs_fail(inst, "fmi2GetRealOutputDerivatives", "output derivatives are not provided "
+                   "(maxOutputDerivativeOrder=0)");
+}
