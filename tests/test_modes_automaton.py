@@ -19,7 +19,7 @@ def clutch():
 
 @pytest.fixture(scope="module")
 def rldc2():
-    return analyze_multimode(X.rldc2(j1=0.2, j2=-0.2))
+    return analyze_multimode(X.rldc2(j1=0.2, j2=-0.2), standardize=False)
 
 
 def test_clutch_automaton_shape(clutch):

@@ -235,7 +235,9 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
             orders[v] = OrderInfo(Fraction(int(-BOUND)), hv, True)
             continue
         lo = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, 1.0))
-        may_vanish = osys.solve(extra_ub=extra, force_zero={i: 1}) is not None
+        # whether a state increment may vanish is not needed (not computed, reported False)
+        may_vanish = v not in osys.U and \
+            osys.solve(extra_ub=extra, force_zero={i: 1}) is not None
         info = OrderInfo(_as_fraction(lo.x[i]), hv, may_vanish)
         orders[v] = info
         if v in osys.alg:

@@ -95,3 +95,41 @@ class RestartProblem:
             if j.top is not None:
                 out[j.name] = right(j.name, 0 if (level == "shift" or j.m == 1) else j.m - 1)
         return out
+
+
+def split_problem(problem: RestartProblem) -> list[RestartProblem]:
+    """The independent parts of a restart system: connected components of the graph whose
+    vertices are the equations, two equations being linked when they share an unknown. A
+    block-diagonal restart system is standardized part by part (smaller impulse analyses)."""
+    unknowns = set(problem.unknowns)
+    parent = list(range(len(problem.equations)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    owner: dict = {}
+    for i, (_, e) in enumerate(problem.equations):
+        for s in e.free_symbols & unknowns:
+            if s in owner:
+                parent[find(i)] = find(owner[s])
+            else:
+                owner[s] = i
+    groups: dict = {}
+    for i in range(len(problem.equations)):
+        groups.setdefault(find(i), []).append(i)
+    if len(groups) <= 1:
+        return [problem]
+    out = []
+    for idx in sorted(groups.values()):
+        eqs = tuple(problem.equations[i] for i in idx)
+        syms = set().union(*(e.free_symbols for _, e in eqs))
+        unk = tuple(s for s in problem.unknowns if s in syms)
+        jets = tuple(StateJet(j.name, j.m, j.known, j.top if j.top in syms else None)
+                     for j in problem.jets)
+        labels = {lab for lab, _ in eqs}
+        out.append(RestartProblem(problem.label, eqs, unk, jets, problem.d,
+                                  {k: v for k, v in problem.lower.items() if k in labels},
+                                  problem.params))
+    return out

@@ -98,7 +98,7 @@ def _level_form(problem: RestartProblem, level: str, impulse: ImpulseResult):
 def _solve(eqs, unknowns, knowns_hint, params):
     """Explicit solution when sympy finds one; the root nearest to the left limits."""
     try:
-        sols = sp.solve(eqs, unknowns, dict=True)
+        sols = sp.solve(eqs, unknowns, dict=True, simplify=False, rational=False)
     except (NotImplementedError, ValueError, TypeError):
         return None
     sols = [s for s in sols if all(u in s for u in unknowns)]
@@ -251,11 +251,13 @@ def _eliminate(eqs: list, imp: list):
             continue
         cands.sort(key=lambda e: (len(e.free_symbols & set(imp)), sp.count_ops(e)))
         pivot = cands[0]
-        sol = sp.solve(pivot, w)
-        if len(sol) != 1:
+        num = sp.expand(sp.numer(sp.together(pivot)))
+        a = num.diff(w)                  # the pivot is linear in w: a w + b = 0
+        if a == 0:
             return None
+        sol = -num.xreplace({w: 0}) / a
         remaining.remove(pivot)
-        remaining = [sp.together(e.xreplace({w: sol[0]})) for e in remaining]
+        remaining = [e.xreplace({w: sol}) for e in remaining]
     return remaining
 
 

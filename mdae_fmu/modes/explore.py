@@ -396,14 +396,19 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
                 erased=tuple(eq_label(q) for q in sorted(r.erased)), blocks=blocks, instant=r)
     if not standardize:
         return RestartInstant(**base)
-    from ..impulse.analysis import impulse_analysis
     from ..impulse.standardize import standardize as st
+    from ..impulse.problem import split_problem
     prob = restart_problem(sf, r, f"instant {k}")
-    ia = impulse_analysis(prob)
-    res = st(prob, ia)
-    imp = tuple((_inst_label(sf, sym), txt) for sym, txt in res.impulsive)
-    return RestartInstant(**base, impulsive=imp, method=res.method, level=res.level,
-                          restart=res.restart, notes=res.notes)
+    parts = [st(p) for p in split_problem(prob)]
+    imp = tuple((_inst_label(sf, sym), txt) for res in parts for sym, txt in res.impulsive)
+    rank = {"S0": 0, "S1": 1, "S2": 2, "S3": 3}
+    method = max((res.method for res in parts), key=rank.get)
+    level = "shift" if any(res.level == "shift" and res.method != "S0" for res in parts) \
+        else "jet"
+    restart = tuple(sorted((e for res in parts for e in res.restart), key=lambda e: str(e.lhs)))
+    notes = tuple(n for res in parts for n in res.notes)
+    return RestartInstant(**base, impulsive=imp, method=method, level=level, restart=restart,
+                          notes=notes)
 
 
 def _inst_label(sf, sym) -> str:
