@@ -40,9 +40,12 @@ def compiler() -> str:
 
 
 def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
-                           jobs: int | None = None, extra_flags: tuple[str, ...] = ()) -> Path:
+                           jobs: int | None = None, extra_flags: tuple[str, ...] = (),
+                           link_args: tuple[str, ...] = ()) -> Path:
     """Compile ``c_files`` (names relative to ``src_dir``) and link ``out`` (module
-    docstring). Raises `BuildError` with the compiler output on failure."""
+    docstring); ``link_args`` go after the objects (static libraries, e.g. SUNDIALS for
+    Co-Simulation, `mdae_fmu.fmu.cosim.sundials_link_args`). Raises `BuildError` with the
+    compiler output on failure."""
     cc = compiler()
     inc = ["-I.", f"-I{fmi_header_dir()}"]
     jobs = jobs or os.cpu_count() or 1
@@ -60,7 +63,8 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         objs = dict(zip(order, pool.map(one, order)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [cc, "-shared", "-o", str(out.resolve()), *[objs[n] for n in sorted(c_files)], "-lm"]
+    cmd = [cc, "-shared", "-o", str(out.resolve()), *[objs[n] for n in sorted(c_files)],
+           *link_args, "-lm"]
     r = subprocess.run(cmd, cwd=src_dir, capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildError(f"linking {out.name} failed:\n{r.stderr[-4000:]}")

@@ -22,6 +22,7 @@ from ..codegen.events import plan_events
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import compile_model
 from .build import compile_shared_library
+from .cosim import check_fmi_type, configure_sources, offers_cs, sundials_link_args
 from .model_description import build_model_description
 from .package import build_description, write_fmu
 
@@ -64,14 +65,14 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
            progress: Progress | bool | None = None) -> Path:
     """Build the FMU of ``model`` at ``path`` and return ``path``.
 
-    ``fmi_type``: only ``"me"`` (Model Exchange) is implemented. ``default_experiment``:
+    ``fmi_type``: ``"me"`` (Model Exchange), ``"cs"`` (Co-Simulation with embedded CVODE,
+    docs/cosimulation.md) or ``"both"``. ``default_experiment``:
     optional ``{"startTime", "stopTime", "tolerance", "stepSize"}``. ``report``: a
     `ModesReport` already computed for ``model`` (else computed here). ``progress``: a
     `Progress`, or False to silence the stage display.
     """
-    if fmi_type != "me":
-        raise ModelRejected(f"FMI type {fmi_type!r} is not implemented; use 'me' "
-                            f"(Model Exchange)")
+    check_fmi_type(fmi_type)
+    link_args = sundials_link_args() if offers_cs(fmi_type) else ()
     if progress is None or progress is True:
         progress = Progress()
     elif progress is False:
@@ -95,8 +96,10 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER, progress=on_blocks)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
+    sources = configure_sources(sources, fmi_type)
     c_files = sorted(n for n in sources if n.endswith(".c"))
-    md = build_model_description(cm, nz, GUID_PLACEHOLDER, c_files, default_experiment)
+    md = build_model_description(cm, nz, GUID_PLACEHOLDER, c_files, default_experiment,
+                                 fmi_type=fmi_type)
     guid = content_guid([md] + [n.encode() + b"\0" + sources[n].encode()
                                 for n in sorted(sources)])
     md = md.replace(GUID_PLACEHOLDER.encode(), guid.encode())
@@ -109,7 +112,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         for name, text in sources.items():
             (src / name).write_text(text, encoding="utf-8")
         so = Path(tmp) / f"{cm.identifier}.so"
-        compile_shared_library(src, c_files, so)
+        compile_shared_library(src, c_files, so, link_args=link_args)
         binary = so.read_bytes()
     progress("packaging")
     entries = {"modelDescription.xml": md,

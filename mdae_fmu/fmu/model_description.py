@@ -38,8 +38,10 @@ def _fmt(v) -> str:
 
 def build_model_description(cm: CompiledModel, number_of_event_indicators: int, guid: str,
                             source_files: list[str],
-                            default_experiment: dict | None = None) -> bytes:
-    """The XML bytes (UTF-8, declaration included) of the model description."""
+                            default_experiment: dict | None = None,
+                            fmi_type: str = "me") -> bytes:
+    """The XML bytes (UTF-8, declaration included) of the model description.
+    ``fmi_type`` ("me", "cs", "both") selects the ModelExchange/CoSimulation elements."""
     root = etree.Element("fmiModelDescription")
     root.set("fmiVersion", "2.0")
     root.set("modelName", fmi_name(cm.name))
@@ -50,13 +52,16 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     root.set("variableNamingConvention", "flat")
     root.set("numberOfEventIndicators", str(number_of_event_indicators))
 
-    me = etree.SubElement(root, "ModelExchange")
-    me.set("modelIdentifier", cm.identifier)
-    me.set("canGetAndSetFMUstate", "true")
-    me.set("canSerializeFMUstate", "true")
-    sf = etree.SubElement(me, "SourceFiles")
-    for name in source_files:
-        etree.SubElement(sf, "File").set("name", name)
+    if fmi_type in ("me", "both"):
+        me = etree.SubElement(root, "ModelExchange")
+        me.set("modelIdentifier", cm.identifier)
+        me.set("canGetAndSetFMUstate", "true")
+        me.set("canSerializeFMUstate", "true")
+        sf = etree.SubElement(me, "SourceFiles")
+        for name in source_files:
+            etree.SubElement(sf, "File").set("name", name)
+    if fmi_type in ("cs", "both"):
+        _co_simulation(root, cm.identifier, source_files)
 
     units = sorted({v.unit for v in cm.variables if v.unit})
     if units:
@@ -132,6 +137,23 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
         for name in sorted(init, key=lambda n: index[n]):
             etree.SubElement(el, "Unknown").set("index", str(index[name]))
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+def _co_simulation(root, identifier: str, source_files: list[str]) -> None:
+    """<CoSimulation>: embedded CVODE, variable communication steps, FMU state, inputs held
+    constant over a step (docs/cosimulation.md). SUNDIALS allocates with malloc."""
+    cs = etree.SubElement(root, "CoSimulation")
+    cs.set("modelIdentifier", identifier)
+    cs.set("canHandleVariableCommunicationStepSize", "true")
+    cs.set("canInterpolateInputs", "false")
+    cs.set("maxOutputDerivativeOrder", "0")
+    cs.set("canRunAsynchronuously", "false")
+    cs.set("canNotUseMemoryManagementFunctions", "true")
+    cs.set("canGetAndSetFMUstate", "true")
+    cs.set("canSerializeFMUstate", "true")
+    sf = etree.SubElement(cs, "SourceFiles")
+    for name in source_files:
+        etree.SubElement(sf, "File").set("name", name)
 
 
 def _unknown(parent, v: FmiVariable, index: dict, cm: CompiledModel, knowns: set) -> None:

@@ -1,0 +1,78 @@
+"""Co-Simulation build pieces: which FMI interfaces an FMU offers, the C defines that select
+them, and the static SUNDIALS link of the embedded integrator.
+
+The CS step driver itself is C (``templates/fmi2CoSimulation.c``, docs/cosimulation.md). A
+Co-Simulation FMU links CVODE statically (``libsundials_cvode.a`` holds CVODE, the serial
+N_Vector, the dense matrix and linear solver and the Newton solver of SUNDIALS 6) with
+``-Wl,--exclude-libs,ALL``, so the binary depends only on libc and libm and exports only the
+``fmi2*`` functions. ``scripts/install-system-deps.sh`` installs Debian's libsundials-dev.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from ..diagnostics import ModelRejected
+from .build import BuildError, compiler
+
+FMI_TYPES = ("me", "cs", "both")
+SUNDIALS_ARCHIVES = ("libsundials_cvode.a",)
+SUNDIALS_HEADER = "cvode/cvode.h"
+
+
+def check_fmi_type(fmi_type: str) -> str:
+    """``fmi_type`` itself if it is one of `FMI_TYPES`, else `ModelRejected`."""
+    if fmi_type not in FMI_TYPES:
+        raise ModelRejected(f"unknown FMI type {fmi_type!r}: use one of "
+                            f"{', '.join(FMI_TYPES)} (Model Exchange, Co-Simulation, both)")
+    return fmi_type
+
+
+def offers_me(fmi_type: str) -> bool:
+    return fmi_type in ("me", "both")
+
+
+def offers_cs(fmi_type: str) -> bool:
+    return fmi_type in ("cs", "both")
+
+
+def interface_defines(fmi_type: str) -> str:
+    """The ``#define`` lines telling the generic wrapper which interfaces are compiled in."""
+    return (f"#define MDAE_MODEL_EXCHANGE {int(offers_me(fmi_type))}\n"
+            f"#define MDAE_CO_SIMULATION {int(offers_cs(fmi_type))}\n")
+
+
+def configure_sources(sources: dict[str, str], fmi_type: str) -> dict[str, str]:
+    """Return ``sources`` with the interface defines added to ``config.h`` (before its final
+    ``#endif``). The generic files (``fmi2CoSimulation.c`` included) are already there."""
+    out = dict(sources)
+    cfg = out["config.h"]
+    k = cfg.rstrip().rfind("#endif")
+    if k < 0:
+        raise ValueError("config.h has no include guard")
+    out["config.h"] = cfg[:k] + interface_defines(fmi_type) + "\n" + cfg[k:]
+    return out
+
+
+def find_static_library(name: str) -> Path | None:
+    """Full path of a static library the C compiler finds (``gcc -print-file-name``)."""
+    r = subprocess.run([compiler(), f"-print-file-name={name}"], capture_output=True,
+                       text=True)
+    p = Path(r.stdout.strip())
+    return p if r.returncode == 0 and p.is_absolute() and p.exists() else None
+
+
+def sundials_link_args() -> tuple[str, ...]:
+    """Linker arguments of a Co-Simulation binary: the SUNDIALS archives, their symbols kept
+    local to the shared object. Raises `BuildError` (with the fix) when SUNDIALS is missing."""
+    paths = []
+    for name in SUNDIALS_ARCHIVES:
+        p = find_static_library(name)
+        if p is None:
+            raise BuildError(
+                f"Co-Simulation FMUs embed SUNDIALS CVODE, but {name} was not found. "
+                f"Install it with scripts/install-system-deps.sh (Debian: apt-get install "
+                f"libsundials-dev), or export with --fmi-type me")
+        paths.append(str(p))
+    return ("-Wl,--exclude-libs,ALL", *paths)
