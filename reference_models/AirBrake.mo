@@ -53,4 +53,5 @@ equation
     0.0 = fv;                                                   // (v3) closed: no flow
     0.0 = pt - pr - s;                                          // (v4)   s = pt - pr > 0 [E]
   end if;
+  assert(x >= 0.0 and x <= L, "piston outside the cylinder");
 end AirBrake;

@@ -320,6 +320,7 @@ def test_air_brake_valve_opening_is_continuous_and_equations_hold():
     assert np.all(s[:left + 1] == pt[:left + 1] - pr[:left + 1])
     assert np.all(pr[right:] == pt[right:]) and np.all(fv[right:] > 0.0)              # open
     assert np.all(s[right:] == -fv[right:])
+    assert np.all((x >= 0.0) & (x <= L))      # the model's assertion
     for k in ("pr", "pt", "x", "b"):          # no state jumps at the physical switch
         assert c[k][left] == c[k][right]
     # m1, m2, r, p1, p2 by central differences on the smooth stretches
