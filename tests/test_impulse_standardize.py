@@ -175,6 +175,9 @@ def test_air_brake_restarts():
     assert ev["pr+"] == pytest.approx(p) and ev["pt+"] == pytest.approx(p)
     rel = {str(e.lhs): str(e.rhs) for e in a.change("g", "not g").restart}
     assert rel == {"b+": "b-", "pr+": "pr-", "pt+": "pt-", "x+": "x-"}
+    # the residual pr - pt of the erased v1 is the guard's zero-crossing variable s (v4)
+    assert [d.code for d in a.diagnostics] == ["W-FAKE-IMPULSE"] and a.accepted
+    assert "v1" in a.diagnostics[0].message and "s = 0" in a.diagnostics[0].message
 
 
 def test_leading_order():

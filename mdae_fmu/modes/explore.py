@@ -375,6 +375,10 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
                           Diagnostic("E-CASCADE-INFINITE", f"{pair}: no steady configuration "
                                      f"after {MAX_CASCADE} instants"))
     out = [_describe_instant(ex, k, r, standardize) for k, r in enumerate(runs)]
+    if standardize and out and out[0].impulsive:
+        note = fake_impulse_note(s, ex._sf, src, dst, runs[0].erased)
+        if note:
+            out[0] = RestartInstant(**{**out[0].__dict__, "notes": out[0].notes + (note,)})
     restart = _compose([ri.restart for ri in out]) if standardize else ()
     return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
                       True, None, restart)
@@ -409,6 +413,48 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
     notes = tuple(n for res in parts for n in res.notes)
     return RestartInstant(**base, impulsive=imp, method=method, level=level, restart=restart,
                           notes=notes)
+
+
+def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased) -> str | None:
+    """W-FAKE-IMPULSE (examples note §2.3.7, Comment 8): the residual of an erased equation is,
+    in the source mode, proportional to the zero-crossing variable of the guard that changed
+    (the brake's ``pr - pt = s``): for a physical switch the guard crosses 0 continuously, the
+    residual vanishes and the inferred impulses are fake."""
+    import sympy as sp
+    src_eqs = system.enabled(src)
+    for gi, (a, b) in enumerate(zip(src, dst)):
+        if a == b:
+            continue
+        from .. import expr as E
+        reads = E.refs(system.guards[gi].definition)
+        for v in sorted(reads):
+            xv = sf.X(v, 0)
+            for f in src_eqs:
+                if v not in f.order_map or f.order_map[v] != 0:
+                    continue
+                fe = sf.equation((f.id, 0))
+                if any(sf.instance(s) is not None and sf.instance(s)[1] > 0
+                       for s in fe.free_symbols):
+                    continue
+                coef = sp.expand(fe).coeff(xv)
+                if coef == 0 or xv in coef.free_symbols:
+                    continue
+                vexpr = -(fe - coef * xv) / coef
+                for key in sorted(erased):
+                    if key[1] != 0:
+                        continue
+                    r = sf.equation(key)
+                    if not r.free_symbols or xv in r.free_symbols:
+                        continue
+                    ratio = sp.simplify(vexpr / r)
+                    if ratio != 0 and not ratio.free_symbols:
+                        return (f"W-FAKE-IMPULSE: the impulses are inferred from the residual "
+                                f"{r} of the erased {eq_label(key)}, and {v} = {ratio}*({r}) "
+                                f"in [{system.mode_label(src)}] ({f.id}); {v} is the zero-crossing "
+                                f"variable of guard {system.guards[gi].name}, so a physical "
+                                f"switch makes it 0 and the restart continuous; an assertion "
+                                f"`{v} = 0` at the switch removes the impulse")
+    return None
 
 
 def _inst_label(sf, sym) -> str:
