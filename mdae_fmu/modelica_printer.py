@@ -172,7 +172,8 @@ def _declaration(v: Variable) -> str:
 
 def _guarded(items, guard_of, body_of, indent: str) -> list[str]:
     """Lines for ``items`` in order, consecutive items sharing a guard literal grouped into one
-    nested ``if [not] c then ... end if;`` per literal (non-recursive)."""
+    nested ``if [not] c then ... end if;`` per literal; a literal ``(c, True)`` followed by
+    ``(c, False)`` at the same depth becomes ``if c then ... else ... end if;``."""
     lines: list[str] = []
     open_lits: list = []              # literals of the currently open if-blocks
     for item in items:
@@ -180,9 +181,15 @@ def _guarded(items, guard_of, body_of, indent: str) -> list[str]:
         k = 0
         while k < len(open_lits) and k < len(guard) and open_lits[k] == guard[k]:
             k += 1
-        while len(open_lits) > k:
+        use_else = (k < len(open_lits) and k < len(guard) and open_lits[k].positive
+                    and not guard[k].positive and open_lits[k].cond == guard[k].cond)
+        while len(open_lits) > k + (1 if use_else else 0):
             open_lits.pop()
             lines.append(indent + "  " * len(open_lits) + "end if;")
+        if use_else:
+            lines.append(indent + "  " * k + "else")
+            open_lits[k] = guard[k]
+            k += 1
         for lit in guard[k:]:
             cond = lit.cond if lit.positive else E.UnOp("not", lit.cond)
             lines.append(indent + "  " * len(open_lits) + f"if {print_expr(cond)} then")

@@ -144,7 +144,7 @@ def normalize_name(raw: str) -> str:
 
 # --- the parser (built once per process) ----------------------------------------------------
 
-_TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION"))
+_TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION"))
 
 
 class _PostLexer:
@@ -223,6 +223,7 @@ class _Parser:
             self._scan = scan
             self._root = tuple(m.match for m in self.lexer.root_lexer.scanner._mres)
             self._ignore = frozenset(self.lexer.root_lexer.ignore_types)
+            self._newline_types = frozenset(self.lexer.root_lexer.newline_types)
             kw = {}
             for t in self.lark.terminals:
                 if t.pattern.type == "str" and re.fullmatch(r"[a-z]+", t.pattern.value):
@@ -238,6 +239,7 @@ class _Parser:
         keyword takes the keyword's terminal (all keywords are reserved, `_PostLexer`)."""
         scan = self._scanners()
         ignore = self._ignore
+        newline_types = self._newline_types
         keywords = self._keywords
         states = self.states
         end_state = self.table.end_states[start]
@@ -271,7 +273,7 @@ class _Parser:
             if ttype == "NAME":
                 ttype = keywords.get(value, "NAME")
             tok = Tok(ttype, value, pos, line, pos - line_start + 1)
-            if ttype == "STRING":
+            if ttype in newline_types:
                 nl = value.count("\n")
                 if nl:
                     line += nl
@@ -560,11 +562,10 @@ class _Callbacks:
 
     def if_expr(self, c):
         # [IF, cond, then, (ELSEIF, cond, then)*, ELSE, else]
+        items = c[1:-2]
         result = c[-1]
-        i = len(c) - 3
-        while i >= 1:
-            result = E.If(c[i], c[i + 1], result)
-            i -= 3
+        for j in range(len(items) - 3, -1, -3):
+            result = E.If(items[j], items[j + 1], result)
         return result
 
     def _refuse(self, tok, message):
@@ -713,7 +714,7 @@ class _Callbacks:
         return ("equations", c[1:])
 
     def initial_equation_section(self, c):
-        return ("initial", c[2:])
+        return ("initial", c[1:])
 
     def element_section(self, c):
         decls = []
@@ -1114,17 +1115,13 @@ class _ModelBuilder:
                                      "Real, Integer and Boolean (records, enumerations and type "
                                      "aliases are not supported)")
             return
-        if d.explicit:
-            variability = d.explicit.get("variability", variability)
-            causality = d.explicit.get("causality", causality)
+        explicit = d.explicit or {}       # XML: attributes given explicitly win
+        variability = explicit.get("variability", variability)
         if variability is None:
             variability = "continuous" if d.type_name == "Real" else "discrete"
-        if variability in ("parameter", "constant") and causality in ("input", "output"):
-            causality = "parameter" if variability == "parameter" else causality
-        elif variability == "parameter":
+        if variability == "parameter":
             causality = "parameter"
-        if d.explicit and "causality" in d.explicit:
-            causality = d.explicit["causality"]
+        causality = explicit.get("causality", causality)
         seen = {}
         for mname, value, mloc, nested in d.modifiers:
             if mname in seen:
@@ -1367,11 +1364,13 @@ class _ModelBuilder:
             elif r.var not in ctx.der_names:
                 self.err(r.loc, f"reinit of '{r.var}', which is not a state (der({r.var}) "
                                 "appears in no equation)")
+        variability = {v.name: v.variability for v in self.variables}
         for name, loc in self.assigned.items():
-            v = self.declared.get(name)
-            if v is not None and any(p in ("parameter", "constant") for p, _ in v.prefixes):
+            if name not in self.declared:
+                self.err(loc, f"assignment to undeclared variable '{name}'", 1)
+            elif variability.get(name) in ("parameter", "constant"):
                 self.err(loc, f"cannot assign '{name}' in a when-clause: it is a "
-                              f"{'parameter' if any(p == 'parameter' for p, _ in v.prefixes) else 'constant'}")
+                              f"{variability[name]}")
 
     def model(self) -> Model:
         variables = []

@@ -1,0 +1,236 @@
+"""XML equation list importer: ``<model xmlns="urn:mdae-fmu:eqlist:1">`` -> `Model`.
+
+The format (schema ``mdae_fmu/eqlist.xsd``, documented in its header and in docs/importers.md)
+lists declarations and guarded equations whose expressions are Modelica expression text, parsed
+with the flat Modelica grammar (`flat_modelica.parse_expression`). The elements are turned into
+the same intermediate form as the Modelica importer and handed to the same
+`flat_modelica.build_model`, so the XML and Modelica forms of a model give equal `Model`s.
+
+Safety: the document is parsed by lxml with entity resolution, DTD loading and network access
+off and ``huge_tree`` off; any DOCTYPE is refused (no entity tricks such as "billion laughs" or
+external entities), then the document is validated against the XSD. Every problem is an
+`InputError` at ``file:line`` (``:col`` within the attribute value for expression errors, whose
+message names the attribute).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lxml import etree
+
+from .. import expr as E
+from ..diagnostics import InputError, SourceLoc
+from ..ir import Model
+from .flat_modelica import (MAX_FILE_BYTES, Decl, ParseContext, build_model, parse_expression)
+
+NAMESPACE = "urn:mdae-fmu:eqlist:1"
+_NS = "{" + NAMESPACE + "}"
+_XSD = Path(__file__).resolve().parent.parent / "eqlist.xsd"
+_schema: etree.XMLSchema | None = None
+
+_VAR_EXPRS = ("start", "nominal", "min", "max")
+
+
+def _get_schema() -> etree.XMLSchema:
+    global _schema
+    if _schema is None:
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+        _schema = etree.XMLSchema(etree.parse(str(_XSD), parser))
+    return _schema
+
+
+def _safe_parser() -> etree.XMLParser:
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                           huge_tree=False, dtd_validation=False, remove_comments=True,
+                           remove_pis=True)
+
+
+def load_xml(path: str | Path) -> Model:
+    """Read an XML equation list file (see module docstring)."""
+    name = str(path)
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError(f"file is too large ({size} bytes; the limit is "
+                             f"{MAX_FILE_BYTES // (1024 * 1024)} MiB)", SourceLoc(name, 1, 1))
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise InputError(f"{name}: cannot read: {err.strerror or err}") from None
+    return parse_xml(data, name)
+
+
+def _clean(message: str) -> str:
+    return message.replace(_NS, "").strip()
+
+
+def parse_xml(data: bytes, filename: str = "<string>") -> Model:
+    """Parse an XML equation list given as bytes (see module docstring)."""
+    if not data.strip():
+        raise InputError("empty file: expected an XML equation list (<model ...>)",
+                         SourceLoc(filename, 1, 1))
+    m = re.search(rb"<!DOCTYPE", data[:65536], re.IGNORECASE)
+    if m is not None:
+        line = data.count(b"\n", 0, m.start()) + 1
+        raise InputError("DOCTYPE declarations are not allowed in an XML equation list (no "
+                         "DTDs, no entities)", SourceLoc(filename, line, 1))
+    try:
+        tree = etree.fromstring(data, _safe_parser()).getroottree()
+    except etree.XMLSyntaxError as err:
+        line, col = err.position if err.position else (err.lineno or 1, 1)
+        raise InputError(f"invalid XML: {_clean(err.msg)}", SourceLoc(filename, line or 1,
+                                                                        max(col, 1))) from None
+    except ValueError as err:          # e.g. unsupported encodings
+        raise InputError(f"invalid XML: {err}", SourceLoc(filename, 1, 1)) from None
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        raise InputError("DOCTYPE declarations are not allowed in an XML equation list (no "
+                         "DTDs, no entities)", SourceLoc(filename, 1, 1))
+    root = tree.getroot()
+    if root.tag != _NS + "model":
+        raise InputError(f"the root element must be <model xmlns=\"{NAMESPACE}\"> (found "
+                         f"<{_clean(str(root.tag))}>)", SourceLoc(filename, root.sourceline or 1,
+                                                                  1))
+    schema = _get_schema()
+    if not schema.validate(tree):
+        err = schema.error_log[0]
+        raise InputError(f"schema violation: {_clean(err.message)}",
+                         SourceLoc(filename, err.line or 1, max(err.column or 1, 1)))
+    return _Reader(filename).read(root)
+
+
+class _Reader:
+    """Walk of a schema-valid document into the importers' intermediate form."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.ctx = ParseContext(filename)
+        self.n_eq = 0
+        self.n_init = 0
+        self.n_when = 0
+
+    def loc(self, el) -> SourceLoc:
+        return SourceLoc(self.filename, el.sourceline or 1, 1)
+
+    def expr(self, el, attr: str):
+        """The expression in attribute ``attr`` of ``el`` (errors are recorded in ctx)."""
+        text = el.get(attr)
+        tag = etree.QName(el).localname
+        return parse_expression(text.replace("\n", " ").replace("\r", " "), self.filename,
+                                el.sourceline or 1, 1, ctx=self.ctx,
+                                note=f" (in attribute '{attr}' of <{tag}>)")
+
+    def check_id(self, el, expected: str):
+        given = el.get("id")
+        if given is not None and given != expected:
+            self.ctx.error(self.loc(el), f"<{etree.QName(el).localname}> id '{given}' does "
+                                         f"not match its position: it is '{expected}' (ids are "
+                                         "numbered in document order)")
+
+    def read(self, root) -> Model:
+        sections = []
+        decls = []
+        body = []
+        initial = []
+        for el in root:
+            tag = etree.QName(el).localname
+            if tag == "variable":
+                decls.append(self.variable(el))
+            elif tag == "initial":
+                initial.extend(self.items(el, initial=True))
+            else:
+                body.append(self.item(el, initial=False))
+        sections.append(("decls", decls))
+        sections.append(("equations", body))
+        sections.append(("initial", initial))
+        return build_model(root.get("name"), sections, self.ctx)
+
+    def variable(self, el) -> Decl:
+        loc = self.loc(el)
+        type_name = el.get("type", "Real")
+        explicit = {k: el.get(k) for k in ("variability", "causality") if el.get(k)}
+        modifiers = []
+        for attr in _VAR_EXPRS:
+            if el.get(attr) is not None:
+                modifiers.append((attr, self.expr(el, attr), loc, False))
+        if el.get("fixed") is not None:
+            modifiers.append(("fixed", E.Const(el.get("fixed") in ("true", "1")), loc, False))
+        for attr in ("unit", "displayUnit"):
+            if el.get(attr) is not None:
+                modifiers.append((attr, E.Str(el.get(attr)), loc, False))
+        if el.get("stateSelect") is not None:
+            modifiers.append(("stateSelect", E.Ref("StateSelect." + el.get("stateSelect")),
+                              loc, False))
+        binding = self.expr(el, "binding") if el.get("binding") is not None else None
+        variability = explicit.get("variability") or ("continuous" if type_name == "Real"
+                                                      else "discrete")
+        if binding is not None and variability not in ("parameter", "constant"):
+            self.n_eq += 1            # becomes the equation name = binding, numbered here
+        return Decl(el.get("name"), loc, type_name, loc, (), modifiers, binding,
+                    el.get("description"), explicit)
+
+    def items(self, parent, initial: bool) -> list:
+        return [self.item(el, initial) for el in parent]
+
+    def item(self, el, initial: bool):
+        tag = etree.QName(el).localname
+        loc = self.loc(el)
+        if tag == "equation":
+            if initial:
+                self.n_init += 1
+                self.check_id(el, f"i{self.n_init}")
+            else:
+                self.n_eq += 1
+                self.check_id(el, f"e{self.n_eq}")
+            return ("eq", self.expr(el, "lhs"), self.expr(el, "rhs"), loc)
+        if tag == "if":
+            branches = []
+            orelse = None
+            for child in el:
+                ctag = etree.QName(child).localname
+                if ctag == "branch":
+                    branches.append((self.expr(child, "condition"), self.loc(child),
+                                     self.items(child, initial)))
+                else:
+                    orelse = self.items(child, initial)
+            return ("if", branches, orelse, loc)
+        if tag == "when":
+            self.n_when += 1
+            self.check_id(el, f"w{self.n_when}")
+            branches = []
+            for child in el:
+                actions = [self.action(a) for a in child]
+                branches.append((self.expr(child, "condition"), self.loc(child), actions))
+            return ("when", branches, loc)
+        return ("stmt", self.assertion(el))
+
+    def action(self, el):
+        from .flat_modelica import Stmt
+        tag = etree.QName(el).localname
+        loc = self.loc(el)
+        if tag == "assign":
+            return ("eq", E.Ref(el.get("var")), self.expr(el, "value"), loc)
+        if tag == "reinit":
+            return ("stmt", Stmt("reinit", [E.Ref(el.get("var")), self.expr(el, "value")], {},
+                                 loc))
+        if tag == "terminate":
+            return ("stmt", Stmt("terminate", [E.Str(el.get("message"))], {}, loc))
+        return ("stmt", self.assertion(el))
+
+    def assertion(self, el):
+        from .flat_modelica import Stmt
+        loc = self.loc(el)
+        if (el.get("message") is None) == (el.get("messageExpr") is None):
+            self.ctx.error(loc, "<assert> needs exactly one of the attributes 'message' and "
+                                "'messageExpr'")
+            return None
+        message = (E.Str(el.get("message")) if el.get("message") is not None
+                   else self.expr(el, "messageExpr"))
+        args = [self.expr(el, "condition"), message]
+        level = el.get("level", "error")
+        if level != "error":
+            args.append(E.Ref("AssertionLevel." + level))
+        return Stmt("assert", args, {}, loc)
+
+
+__all__ = ["load_xml", "parse_xml", "NAMESPACE"]

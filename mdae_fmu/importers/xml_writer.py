@@ -1,0 +1,138 @@
+"""Write a `Model` as an XML equation list (``mdae_fmu/eqlist.xsd``), deterministically.
+
+Used to produce the XML forms of the reference models from their ``.mo`` files:
+``python -m mdae_fmu.importers.xml_writer IN.mo OUT.xml``. Reading the output back with
+`mdae_fmu.importers.xml_eqlist.parse_xml` gives a `Model` equal to the input: equations are
+written in id order, each guard literal as one ``<if><branch condition="c">`` (``not c`` for a
+negative literal), consecutive equations sharing guard literals grouped; variability and
+causality are always explicit; expressions are printed by `mdae_fmu.modelica_printer`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from lxml import etree
+
+from .. import expr as E
+from ..ir import Assertion, Assign, Model, Reinit, Terminate
+from ..modelica_printer import print_expr, print_simple
+from .xml_eqlist import NAMESPACE
+
+_NS = "{" + NAMESPACE + "}"
+
+
+def _sub(parent, tag: str, **attrs):
+    el = etree.SubElement(parent, _NS + tag)
+    for k, v in attrs.items():
+        if v is not None:
+            el.set(k, v)
+    return el
+
+
+def _equation(parent, eq):
+    lhs, rhs = E.split_residual(eq.residual)
+    _sub(parent, "equation", id=eq.id, lhs=print_simple(lhs), rhs=print_expr(rhs))
+
+
+def _assert(parent, a: Assertion):
+    if type(a.message) is E.Str:
+        msg, msg_expr = a.message.value, None
+    else:
+        msg, msg_expr = None, print_expr(a.message)
+    _sub(parent, "assert", condition=print_expr(a.cond), message=msg, messageExpr=msg_expr,
+         level=None if a.level == "error" else a.level)
+
+
+def _guarded(parent, items, write):
+    """Items in order; each guard literal opens ``<if><branch condition=...>``, shared by
+    consecutive items with the same leading literals; ``(c, True)`` then ``(c, False)`` at the
+    same depth use the ``<else>`` of the same ``<if>``."""
+    open_lits: list = []
+    containers = [parent]             # containers[k + 1] holds items under open_lits[:k + 1]
+    for item in items:
+        guard = item.guard
+        k = 0
+        while k < len(open_lits) and k < len(guard) and open_lits[k] == guard[k]:
+            k += 1
+        use_else = (k < len(open_lits) and k < len(guard) and open_lits[k].positive
+                    and not guard[k].positive and open_lits[k].cond == guard[k].cond)
+        if use_else:
+            if_el = containers[k + 1].getparent()
+            del open_lits[k:]
+            del containers[k + 1:]
+            open_lits.append(guard[k])
+            containers.append(_sub(if_el, "else"))
+            k += 1
+        else:
+            del open_lits[k:]
+            del containers[k + 1:]
+        for lit in guard[k:]:
+            cond = lit.cond if lit.positive else E.UnOp("not", lit.cond)
+            branch = _sub(_sub(containers[-1], "if"), "branch", condition=print_expr(cond))
+            open_lits.append(lit)
+            containers.append(branch)
+        write(containers[-1], item)
+
+
+def model_to_xml(model: Model) -> bytes:
+    """The XML equation list of ``model`` (UTF-8 bytes, with XML declaration)."""
+    root = etree.Element(_NS + "model", nsmap={None: NAMESPACE})
+    root.set("name", model.name)
+    for v in model.variables:
+        attrs = {"name": v.name, "type": v.type, "variability": v.variability,
+                 "causality": v.causality}
+        for a in ("start", "nominal", "min", "max"):
+            value = getattr(v, a)
+            if value is not None:
+                attrs[a] = print_expr(value)
+        if v.fixed is not None:
+            attrs["fixed"] = "true" if v.fixed else "false"
+        attrs["unit"] = v.unit
+        attrs["displayUnit"] = v.display_unit
+        attrs["stateSelect"] = v.state_select
+        attrs["description"] = v.description
+        if v.binding is not None:
+            attrs["binding"] = print_expr(v.binding)
+        _sub(root, "variable", **attrs)
+    _guarded(root, model.equations, _equation)
+    for w in model.whens:
+        wel = _sub(root, "when", id=w.id)
+        for b in w.branches:
+            bel = _sub(wel, "branch", condition=print_expr(b.condition))
+            for a in b.actions:
+                if isinstance(a, Reinit):
+                    _sub(bel, "reinit", var=a.var, value=print_expr(a.value))
+                elif isinstance(a, Assign):
+                    _sub(bel, "assign", var=a.var, value=print_expr(a.value))
+                elif isinstance(a, Terminate):
+                    _sub(bel, "terminate", message=a.message)
+                else:
+                    _assert(bel, a)
+    _guarded(root, model.assertions, _assert)
+    if model.initial_equations:
+        init = _sub(root, "initial")
+        _guarded(init, model.initial_equations, _equation)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mdae_fmu.importers.xml_writer IN.mo OUT.xml``."""
+    from ..api import load
+    from ..diagnostics import MdaeError
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:
+        print("usage: python -m mdae_fmu.importers.xml_writer IN.mo OUT.xml", file=sys.stderr)
+        return 2
+    try:
+        model = load(argv[0])
+    except MdaeError as err:
+        print(str(err), file=sys.stderr)
+        return err.exit_code
+    with open(argv[1], "wb") as f:
+        f.write(model_to_xml(model))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
