@@ -105,6 +105,17 @@ class Automaton:
                 return c
         raise KeyError((src_label, dst_label))
 
+    def raise_if_rejected(self) -> None:
+        """Raise `ModelRejected` (exit code 1) listing every error diagnostic, if any."""
+        from ..diagnostics import ModelRejected
+        errors = [d for d in self.diagnostics if not d.code.startswith("W")]
+        if errors:
+            raise ModelRejected(
+                f"model {self.name} rejected by the multimode analysis:\n"
+                + "\n".join(f"  {d.code}: {d.message}" for d in errors),
+                {"codes": [d.code for d in errors],
+                 "variables": sorted({v for d in errors for v in d.variables})})
+
     def mode(self, label: str) -> ModeInfo:
         for m in self.modes:
             if m.label == label:

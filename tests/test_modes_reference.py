@@ -1,0 +1,78 @@
+"""The multimode analysis on the flat Modelica reference models (reference_models/README.md,
+"What each model must show"), through the importer."""
+
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from mdae_fmu.diagnostics import ModelRejected
+from mdae_fmu.importers.flat_modelica import parse_modelica
+from mdae_fmu.modes import analyze_multimode
+
+REF = Path(__file__).resolve().parents[1] / "reference_models"
+
+
+def load(name):
+    path = REF / name
+    return parse_modelica(path.read_text(), str(path))
+
+
+def restart(a, src, dst):
+    return {str(e.lhs): e.rhs for e in a.change(src, dst).restart}
+
+
+def test_clutch_guarded():
+    a = analyze_multimode(load("ClutchGuarded.mo"))
+    a.raise_if_rejected()
+    ch = a.change("not g", "g")
+    assert ch.n_instants == 1 and len(ch.instants[0].erased) == 1 and ch.impulsive
+    m = restart(a, "not g", "g")
+    j1, j2, w1, w2 = (sp.Symbol(n, real=True) for n in ("j1", "j2", "w1-", "w2-"))
+    assert sp.simplify(m["w1+"] - (j1 * w1 + j2 * w2) / (j1 + j2)) == 0
+
+
+def test_air_brake():
+    a = analyze_multimode(load("AirBrake.mo"))
+    assert a.accepted and [d.code for d in a.diagnostics] == ["W-FAKE-IMPULSE"]
+    assert a.change("not g", "g").instants[0].erased == ("e12",)          # v1
+    with pytest.raises(ModelRejected) as err:
+        analyze_multimode(load("AirBrakeOriginal.mo"))
+    assert "E-FIXPOINT" in str(err.value) and "AirBrakeOriginal.mo:" in str(err.value)
+
+
+def test_bouncing_ball():
+    a = analyze_multimode(load("BouncingBall.mo"))
+    assert a.accepted
+    m = {str(k): str(v) for k, v in restart(a, a.changes[0].src_label,
+                                             a.changes[0].dst_label).items()}
+    assert m["v+"] == "-e*v-" and m["h+"] == "h-"
+
+
+def test_elastic_cup_and_ball():
+    """v+ = v- - (1 + e) ((p.v-)/|p|^2) p, positions continuous; without the law: rejected."""
+    a = analyze_multimode(load("CupAndBallElastic.mo"))
+    a.raise_if_rejected()
+    ch = a.changes[0]
+    m = restart(a, ch.src_label, ch.dst_label)
+    x, y, vx, vy, e = (sp.Symbol(n, real=True) for n in ("x-", "y-", "vx-", "vy-", "e"))
+    pv = (x * vx + y * vy) / (x ** 2 + y ** 2)
+    assert sp.simplify(m["vx+"] - (vx - (1 + e) * pv * x)) == 0
+    assert sp.simplify(m["vy+"] - (vy - (1 + e) * pv * y)) == 0
+    b = analyze_multimode(load("CupAndBallElasticNoLaw.mo"))
+    assert not b.accepted and b.diagnostics[0].code == "E-TRANSIENT-UNDER"
+    with pytest.raises(ModelRejected):
+        b.raise_if_rejected()
+
+
+def test_cup_and_ball_first_order():
+    a = analyze_multimode(load("CupAndBallFirstOrder.mo"), standardize=False)
+    assert a.accepted
+    ch = a.change("not taut", "taut")
+    assert [len(i.erased) for i in ch.instants] == [2, 1]
+
+
+@pytest.mark.parametrize("name", ["Dahlquist.mo", "VanDerPol.mo", "Pendulum.mo", "Stair.mo"])
+def test_single_mode_models(name):
+    a = analyze_multimode(load(name), standardize=False)
+    assert a.accepted and not a.diagnostics
