@@ -413,8 +413,13 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
         return RestartInstant(**base)
     from ..impulse.standardize import standardize as st
     from ..impulse.problem import split_problem
-    prob = restart_problem(sf, r, f"instant {k}")
-    parts = [st(p) for p in split_problem(prob)]
+    try:
+        prob = restart_problem(sf, r, f"instant {k}")
+        parts = [st(p) for p in split_problem(prob)]
+    except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError) as exc:
+        return RestartInstant(**base, notes=(
+            f"W-STANDARDIZE: the restart of this instant was not standardized ({exc}); the "
+            "numerical delta-scheme applies",))
     imp = tuple((_inst_label(sf, sym), txt) for res in parts for sym, txt in res.impulsive)
     rank = {"S0": 0, "S1": 1, "S2": 2, "S3": 3}
     method = max((res.method for res in parts), key=rank.get)
