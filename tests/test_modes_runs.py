@@ -257,3 +257,22 @@ def test_events_retriggering_each_other_are_an_infinite_cascade():
     s = normalize(m)
     mode = tuple(g.name == "edge(y >= 1)" for g in s.guards)
     assert not continuations(s, mode).finite
+
+
+def test_previous_mode_without_the_state_needs_no_erasure():
+    """T-GEN-4 variant 1 (examples note §2.1.11, c-_f < c_f): w1 is algebraic before the
+    change, so it is unknown at the first engaged instant: nothing is erased and the restart
+    is determined although the engaged consistency e3 alone would leave a free common speed."""
+    m = Model("ClutchVariant", (X.real("w1"), X.real("w2", 1.0, True), X.real("t1"),
+                                X.real("t2"), X.boolean_input("g")), (
+        X.eq("e1", "der(w1) = -w1 + t1", "g"),
+        X.eq("a1", "w1 = 2*w2", "not g"),
+        X.eq("e2", "der(w2) = -w2 + t2"),
+        X.eq("e3", "w1 - w2 = 0", "g"),
+        X.eq("e4", "t1 + t2 = 0", "g"),
+        X.eq("e5", "t1 = 0", "not g"),
+        X.eq("e6", "t2 = 0", "not g")))
+    s, rs = run_sequence(m, [F, T, T])
+    assert all(r.ok for r in rs)
+    assert not rs[1].erased and ("w1", 0) in rs[1].unknowns
+    assert {k for b in rs[1].blocks for k in b.equations} >= {("e3", 0), ("e3", 1)}
