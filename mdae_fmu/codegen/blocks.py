@@ -84,6 +84,10 @@ def classify(block: BlockPlan) -> str:
     return "linear"
 
 
+# block helpers read the Reals through a local pointer, like the schedule functions
+LOCALS = "    const double *r = d->r;\n    (void)r;\n"
+
+
 @dataclass(frozen=True)
 class BlockCode:
     """C text of one block. ``body`` is the statement list executed in the schedule function;
@@ -167,7 +171,8 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
             lines.append(f"    c[{k}] = {printer.doprint(e)};")
         _cleanup(printer, repl)
         helpers = (f"static void blk{index}_system(const ModelData *d, double *A, double *c)\n"
-                   "{\n" + f"    memset(A, 0, sizeof(double) * {n * n});\n" + "\n".join(lines)
+                   "{\n" + LOCALS + f"    memset(A, 0, sizeof(double) * {n * n});\n"
+                   + "\n".join(lines)
                    + "\n}\n")
         body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
                 f"      if (mdae_linear_block(inst, {n}, u, blk{index}_system, {index})) "
@@ -188,9 +193,9 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
             jl.append(f"    J[{k}] = {printer.doprint(e)};")
     _cleanup(printer, repl_j)
     helpers = (f"static void blk{index}_residual(const ModelData *d, double *F)\n{{\n"
-               + "\n".join(lines) + "\n}\n"
+               + LOCALS + "\n".join(lines) + "\n}\n"
                f"static void blk{index}_jacobian(const ModelData *d, double *J)\n{{\n"
-               f"    memset(J, 0, sizeof(double) * {n * n});\n" + "\n".join(jl) + "\n}\n")
+               + LOCALS + f"    memset(J, 0, sizeof(double) * {n * n});\n" + "\n".join(jl) + "\n}\n")
     body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
             f"      if (mdae_newton_block(inst, {n}, u, blk{index}_residual, "
             f"blk{index}_jacobian, {index})) return 1; }}")

@@ -52,6 +52,7 @@ def static_sources() -> dict[str, str]:
 class _Printers:
     main: SlotPrinter
     shifted: SlotPrinter      # time -> (d->time + teps): right limits of time relations
+    schedule: SlotPrinter     # Reals through the local pointer ``r`` (cheaper for gcc)
 
 
 def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
@@ -76,7 +77,9 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     shifted_slots = dict(cm.slots)
     shifted_slots[cm.table.time] = "(d->time + teps)"
     shifted = SlotPrinter(shifted_slots, {}, functions)
-    return _Printers(main, shifted)
+    local = {k: (v[3:] if v.startswith("d->r[") else v) for k, v in cm.slots.items()}
+    schedule = SlotPrinter(local, relations, functions)
+    return _Printers(main, shifted, schedule)
 
 
 def _num_list(values, fmt=repr) -> str:
@@ -128,7 +131,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
             functions.clear()
 
     for k, blk in enumerate(cm.blocks):
-        code = emit_block(blk, k, p, slot_index)
+        code = emit_block(blk, k, pr.schedule, slot_index)
         stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
         stmts.append(code.body)
         if code.helpers:

@@ -41,18 +41,22 @@ def compiler() -> str:
 
 def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
                            jobs: int | None = None, extra_flags: tuple[str, ...] = (),
-                           link_args: tuple[str, ...] = ()) -> Path:
+                           link_args: tuple[str, ...] = (),
+                           per_file_flags: dict[str, tuple[str, ...]] | None = None) -> Path:
     """Compile ``c_files`` (names relative to ``src_dir``) and link ``out`` (module
     docstring); ``link_args`` go after the objects (static libraries, e.g. SUNDIALS for
-    Co-Simulation, `mdae_fmu.fmu.cosim.sundials_link_args`). Raises `BuildError` with the
-    compiler output on failure."""
+    Co-Simulation, `mdae_fmu.fmu.cosim.sundials_link_args`); ``per_file_flags`` are appended
+    for single files (``-O1`` for the schedule of very large models). Raises `BuildError`
+    with the compiler output on failure."""
+    per_file_flags = per_file_flags or {}
     cc = compiler()
     inc = ["-I.", f"-I{fmi_header_dir()}"]
     jobs = jobs or os.cpu_count() or 1
 
     def one(name: str) -> str:
         obj = name[:-2] + ".o"
-        cmd = [cc, *CFLAGS, *extra_flags, *inc, "-c", name, "-o", obj]
+        cmd = [cc, *CFLAGS, *extra_flags, *per_file_flags.get(name, ()), *inc, "-c", name,
+               "-o", obj]
         r = subprocess.run(cmd, cwd=src_dir, capture_output=True, text=True)
         if r.returncode != 0:
             raise BuildError(f"gcc failed on {name}:\n{r.stderr[-4000:]}")

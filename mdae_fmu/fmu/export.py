@@ -27,6 +27,10 @@ from .model_description import build_model_description
 from .package import build_description, write_fmu
 
 GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
+# above this many blocks the straight-line schedule files are compiled with -O1: gcc's -O2
+# costs about twice as much per statement there for little run-time gain (benchmark table in
+# docs/fmi-mapping.md)
+LARGE_SCHEDULE_BLOCKS = 20000
 PLATFORM = "linux64"
 
 
@@ -112,7 +116,10 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         for name, text in sources.items():
             (src / name).write_text(text, encoding="utf-8")
         so = Path(tmp) / f"{cm.identifier}.so"
-        compile_shared_library(src, c_files, so, link_args=link_args)
+        flags = {}
+        if len(cm.blocks) > LARGE_SCHEDULE_BLOCKS:
+            flags = {n: ("-O1",) for n in c_files if n.startswith("model_schedule_")}
+        compile_shared_library(src, c_files, so, link_args=link_args, per_file_flags=flags)
         binary = so.read_bytes()
     progress("packaging")
     entries = {"modelDescription.xml": md,
