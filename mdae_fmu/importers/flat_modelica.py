@@ -259,7 +259,7 @@ class _Parser:
                 if m is not None:
                     break
             if m is None:
-                self._lex_error(text, pos, line, pos - line_start + 1, state_stack[-1])
+                self._lex_error(text, pos, line, pos - line_start + 1, state_stack[-1], tok)
             value = m.group()
             ttype = m.lastgroup
             npos = m.end()
@@ -272,6 +272,7 @@ class _Parser:
                 continue
             if ttype == "NAME":
                 ttype = keywords.get(value, "NAME")
+            prev = tok
             tok = Tok(ttype, value, pos, line, pos - line_start + 1)
             if ttype in newline_types:
                 nl = value.count("\n")
@@ -289,8 +290,9 @@ class _Parser:
                 try:
                     is_shift, arg = states[state_stack[-1]][ttype]
                 except KeyError:
-                    raise UnexpectedToken(tok, set(states[state_stack[-1]]),
-                                          state=None) from None
+                    error = UnexpectedToken(tok, set(states[state_stack[-1]]), state=None)
+                    error.previous = prev
+                    raise error from None
                 if is_shift:
                     state_stack.append(arg)
                     value_stack.append(tok)
@@ -326,7 +328,7 @@ class _Parser:
                 value_stack.append(callback(values))
             state_stack.append(states[state_stack[-1]][origin][1])
 
-    def _lex_error(self, text, pos, line, col, state):
+    def _lex_error(self, text, pos, line, col, state, previous):
         """No terminal of this state matches at ``pos``: an unexpected token if some other
         terminal matches there (lark's contextual-lexer rule), else an unexpected character."""
         for match in self._root:
@@ -337,7 +339,9 @@ class _Parser:
                     ttype = self._keywords.get(m.group(), "NAME")
                 tok = _Token(ttype, m.group(), pos, line, col)
                 tok.end_pos = m.end()
-                raise UnexpectedToken(tok, set(self.states[state]), state=None)
+                error = UnexpectedToken(tok, set(self.states[state]), state=None)
+                error.previous = previous
+                raise error
         raise UnexpectedCharacters(text, pos, line, col, allowed=None)
 
 
@@ -564,7 +568,7 @@ class _Callbacks:
         # [IF, cond, then, (ELSEIF, cond, then)*, ELSE, else]
         items = c[1:-2]
         result = c[-1]
-        for j in range(len(items) - 3, -1, -3):
+        for j in range(len(items) - 2, -1, -3):
             result = E.If(items[j], items[j + 1], result)
         return result
 
@@ -911,11 +915,15 @@ def _syntax_error(err: UnexpectedInput, ctx: ParseContext, parser: _Parser) -> I
     if tok.type in _UNSUPPORTED_KEYWORDS:
         return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS[tok.type] + ctx.note,
                           loc, ctx._src(loc))
-    if tok.type == "ALGORITHM":
-        pass
     shown = tok.value if len(tok.value) <= 40 else tok.value[:40] + "..."
-    return InputError(f"syntax error: unexpected {shown!r}" +
-                      _describe_expected(err.expected, parser) + ctx.note, loc, ctx._src(loc))
+    prev = getattr(err, "previous", None)
+    if (type(prev) is _Token and "SEMI" in err.expected and prev.type != "SEMI"
+            and tok.line > prev.end_line):
+        hint = f" (missing ';' at the end of line {prev.end_line}?)"
+    else:
+        hint = _describe_expected(err.expected, parser)
+    return InputError(f"syntax error: unexpected {shown!r}" + hint + ctx.note, loc,
+                      ctx._src(loc))
 
 
 def _run(text: str, ctx: ParseContext, start: str):

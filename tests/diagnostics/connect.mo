@@ -1,0 +1,6 @@
+class Circuit
+  Real a.v;
+  Real b.v;
+equation
+  connect(a, b);
+end Circuit;

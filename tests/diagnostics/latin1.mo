@@ -1,0 +1,5 @@
+class Latin
+  Real x "café";
+equation
+  x = 1;
+end Latin;

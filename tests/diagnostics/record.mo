@@ -1,0 +1,9 @@
+class WithRecord
+  record Pair
+    Real a;
+    Real b;
+  end Pair;
+  Pair p;
+equation
+  p.a = 1;
+end WithRecord;

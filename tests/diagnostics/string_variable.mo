@@ -1,0 +1,6 @@
+class Strings
+  String label = "x";
+  Real x;
+equation
+  x = 1;
+end Strings;

@@ -1,0 +1,5 @@
+class Unknown
+  Real x;
+equation
+  x = Modelica.Math.Vectors.norm(time);
+end Unknown;

@@ -1,0 +1,5 @@
+class Str
+  Real x "position;
+equation
+  x = 1;
+end Str;
