@@ -339,3 +339,28 @@ def test_progress_display_after_delay():
     quiet = StringIO()
     Progress(stream=quiet, delay=60.0)("anything")
     assert quiet.getvalue() == ""
+
+
+def test_inputs_discrete_equations_and_edge(tmp_path):
+    """An input drives a state; a Boolean defined by a discrete equation on a relation
+    (state event) and a when-clause on edge() of it."""
+    path = build(tmp_path, """class Disc
+  input Real u(start = 1.0);
+  Real x(start = 0.0, fixed = true);
+  Boolean b(start = false, fixed = true);
+  Integer k(start = 0, fixed = true);
+equation
+  der(x) = u;
+  b = x > 0.5;
+  when edge(b) then
+    k = pre(k) + 10;
+  end when;
+end Disc;""", "Disc")
+    assert validate_fmu(str(path)) == []
+    signal = np.array([(0.0, 2.0), (1.0, 2.0)], dtype=[("time", np.float64), ("u", np.float64)])
+    r = sim(path, stop_time=1.0, input=signal, output=["x", "b", "k"], output_interval=0.01)
+    t = r["time"]
+    assert r["x"][-1] == pytest.approx(2.0, rel=1e-9)
+    first = t[np.argmax(r["b"] > 0)]
+    assert first == pytest.approx(0.25, abs=1e-8)           # x = 2 t crosses 0.5
+    assert r["k"][-1] == 10                                 # edge fires once
