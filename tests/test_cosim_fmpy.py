@@ -206,7 +206,7 @@ def test_boolean_input_triggers_the_event_cascade():
         t = row["time"]
         # the input set at a communication point acts from the step that starts there: the
         # row recorded at 0.25 (end of the previous step) still has n = 0
-        n = (t > 0.25 + 1e-12) + (t > 0.75 + 1e-12)
+        n = int(t > 0.25 + 1e-12) + int(t > 0.75 + 1e-12)
         x = max(0.0, t - 0.25) + max(0.0, t - 0.75)
         assert row["n"] == n, t
         assert abs(row["x"] - x) <= 1e-9, t
