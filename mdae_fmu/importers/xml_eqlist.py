@@ -70,9 +70,15 @@ def parse_xml(data: bytes, filename: str = "<string>") -> Model:
     if not data.strip():
         raise InputError("empty file: expected an XML equation list (<model ...>)",
                          SourceLoc(filename, 1, 1))
-    m = re.search(rb"<!DOCTYPE", data[:65536], re.IGNORECASE)
+    head = data[:262144]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or head[:4] in (b"\x00\x00\xfe\xff",
+                                                           b"\xff\xfe\x00\x00"):
+        encoding = "utf-32" if head[:4] in (b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00") \
+            else "utf-16"
+        head = head.decode(encoding, errors="ignore").encode("utf-8", errors="ignore")
+    m = re.search(rb"<!DOCTYPE", head, re.IGNORECASE)
     if m is not None:
-        line = data.count(b"\n", 0, m.start()) + 1
+        line = head.count(b"\n", 0, m.start()) + 1
         raise InputError("DOCTYPE declarations are not allowed in an XML equation list (no "
                          "DTDs, no entities)", SourceLoc(filename, line, 1))
     try:
