@@ -22,15 +22,61 @@ def successive_derivatives(table: SymbolTable, f: sp.Expr, upto: int) -> list[sp
     """``[f, f', ..., f^(upto)]`` (total time derivatives, theory 003 §4.3)."""
     out = [f]
     for _ in range(upto):
-        out.append(sp.expand(table.time_derivative(out[-1])) if _is_polynomial_like(out[-1])
-                   else table.time_derivative(out[-1]))
+        out.append(total_derivative(table, out[-1]))
     return out
 
 
-def _is_polynomial_like(f: sp.Expr) -> bool:
-    """Expanding keeps sums of products readable (``der(w1) - der(w2)``); skip it for
-    expressions with functions, where expansion only grows the tree."""
-    return not f.atoms(sp.Function) and not f.has(sp.Piecewise)
+def total_derivative(table: SymbolTable, f: sp.Expr) -> sp.Expr:
+    """d f / dt in one pass over the expression tree: the chain rule node by node, with
+    x^(k) ↦ x^(k+1) for instance symbols, d time/dt = 1, and 0 for parameters and left
+    limits. Equal to `SymbolTable.time_derivative` (which differentiates once per symbol);
+    nodes other than sums, products, constant powers, one-argument functions and Piecewise
+    are delegated to it."""
+    memo: dict[sp.Basic, sp.Expr] = {}
+    time = table.time
+
+    def d(e: sp.Expr) -> sp.Expr:
+        r = memo.get(e)
+        if r is not None:
+            return r
+        if e.is_Symbol:
+            if e == time:
+                r = sp.Integer(1)
+            else:
+                key = table.instance(e)
+                r = table.sym(key[0], key[1] + 1) if key is not None else sp.Integer(0)
+        elif e.is_Number or e.is_NumberSymbol:
+            r = sp.Integer(0)
+        elif e.is_Add:
+            r = sp.Add(*[d(a) for a in e.args])
+        elif e.is_Mul:
+            args = e.args
+            terms = []
+            for i, a in enumerate(args):
+                da = d(a)
+                if da != 0:
+                    terms.append(sp.Mul(*args[:i], da, *args[i + 1:]))
+            r = sp.Add(*terms)
+        elif e.is_Pow and _time_free(table, e.exp):
+            db = d(e.base)
+            r = sp.Integer(0) if db == 0 else e.exp * e.base ** (e.exp - 1) * db
+        elif isinstance(e, sp.Piecewise):
+            r = sp.Piecewise(*[(d(ex), cond) for ex, cond in e.args])
+        elif isinstance(e, sp.Function) and len(e.args) == 1 and hasattr(e, "fdiff"):
+            try:
+                r = e.fdiff(1) * d(e.args[0])
+            except Exception:      # no derivative rule: let sympy do it
+                r = table.time_derivative(e)
+        else:
+            r = table.time_derivative(e)
+        memo[e] = r
+        return r
+
+    return d(f)
+
+
+def _time_free(table: SymbolTable, e: sp.Expr) -> bool:
+    return all(s != table.time and table.instance(s) is None for s in e.free_symbols)
 
 
 def latent_system(table: SymbolTable, residuals: Mapping[str, sp.Expr],

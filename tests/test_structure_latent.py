@@ -1,0 +1,54 @@
+"""Latent equations: the one-pass total derivative equals the per-symbol chain rule of
+`SymbolTable.time_derivative` (theory 003 §4.3 Def 15; 9334 §2.5 LatentEqns)."""
+
+import sympy as sp
+from hypothesis import given, settings, strategies as st
+
+from mdae_fmu import expr as E
+from mdae_fmu.structure.latent import latent_system, successive_derivatives, total_derivative
+from mdae_fmu.symbolic import SymbolTable
+
+TABLE = SymbolTable(constants=frozenset({"p"}))
+
+leaves = st.one_of(
+    st.sampled_from(["x", "y", "p"]).map(E.Ref),
+    st.sampled_from(["x", "y"]).map(lambda n: E.Der(E.Ref(n))),
+    st.just(E.TIME),
+    st.integers(1, 3).map(E.Const),
+    st.just(E.Call("pre", (E.Ref("x"),))),
+)
+
+
+def _tree(children):
+    return st.one_of(
+        st.tuples(st.sampled_from(["+", "-", "*", "/"]), children, children)
+        .map(lambda t: E.BinOp(*t)),
+        st.tuples(children, st.integers(2, 3)).map(lambda t: E.BinOp("^", t[0], E.Const(t[1]))),
+        st.tuples(children, children).map(lambda t: E.BinOp("^", t[0], t[1])),
+        st.tuples(st.sampled_from(["sin", "exp", "atan", "sqrt"]), children)
+        .map(lambda t: E.Call(t[0], (t[1],))),
+        st.tuples(children, children).map(
+            lambda t: E.If(E.BinOp(">", E.Ref("p"), E.Const(0)), t[0], t[1])),
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.recursive(leaves, _tree, max_leaves=8))
+def test_total_derivative_equals_chain_rule(e):
+    f = TABLE.to_sympy(e)
+    a = total_derivative(TABLE, f)
+    b = TABLE.time_derivative(f)
+    diff = sp.simplify(sp.piecewise_fold(a - b))
+    assert diff == 0
+
+
+def test_pendulum_latent_system():
+    x, y, lam = TABLE.sym("x"), TABLE.sym("y"), TABLE.sym("lam")
+    f3 = x**2 + y**2 - sp.Symbol("L") ** 2
+    ders = successive_derivatives(TABLE, f3, 2)
+    xd, yd, xdd, ydd = TABLE.sym("x", 1), TABLE.sym("y", 1), TABLE.sym("x", 2), TABLE.sym("y", 2)
+    assert sp.expand(ders[1] - (2 * x * xd + 2 * y * yd)) == 0
+    assert sp.expand(ders[2] - (2 * xd**2 + 2 * x * xdd + 2 * yd**2 + 2 * y * ydd)) == 0
+    solved, cons = latent_system(TABLE, {"f1": xdd - lam * x, "f3": f3}, {"f1": 0, "f3": 2})
+    assert [(i, k) for i, k, _ in solved] == [("f1", 0), ("f3", 2)]
+    assert [(i, k) for i, k, _ in cons] == [("f3", 0), ("f3", 1)]
