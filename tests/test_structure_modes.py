@@ -401,3 +401,17 @@ def test_non_square_with_unused_unknown():
 def test_fast_signature_row_equals_derivative_orders(e):
     from mdae_fmu.structure.per_mode import _sigma_row
     assert _sigma_row(e) == E.derivative_orders(e)
+
+
+def test_numerically_singular_is_not_a_compile_time_error():
+    # 003 §9 test 26: x + y = 0, 2x + 2y = 1 is structurally regular, numerically singular
+    m = model("NumSing", "x y", [eq("f1", "x + y = 0"), eq("f2", "2*x + 2*y = 1")])
+    r = analyze_modes(m)
+    assert r.exit_code == 0 and r.modes[0].blocks[0].equations == (("f1", 0), ("f2", 0))
+
+
+def test_unsupported_function_is_input_error():
+    m = model("Fun", "x", [eq("a", "der(x) = myfun(x)", line=7)])
+    with pytest.raises(InputError, match="equation a: its residual has no symbolic form"):
+        analyze_modes(m)
+    assert analyze_modes(m, latent=False).exit_code == 0

@@ -120,7 +120,6 @@ class ModesReport:
     inputs: tuple[str, ...] = ()
     fixed_guards: tuple[tuple[str, bool], ...] = ()   # guards with a mode-independent value
     n_valuations: int = 0                      # valuations considered before pruning
-    sections: tuple[tuple[str, object], ...] = field(default=())  # appended by later stages
 
 
 def eq_label(eq_id: str, k: int) -> str:
@@ -592,7 +591,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
     if latent:
-        residuals = {eq.id: table.to_sympy(eq.residual) for eq in equations}
+        residuals = {eq.id: _to_sympy(table, eq) for eq in equations}
         s, cons = latent_system(table, residuals, c, eq_ids)
         solved = tuple(LatentEquation(i, k, x) for i, k, x in s)
         consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
@@ -601,6 +600,16 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
                         dof=res.value, under_equations=under_e, under_variables=under_v,
                         status=status, **base)
+
+
+def _to_sympy(table: SymbolTable, eq: Equation) -> sp.Expr:
+    """The residual of ``eq`` in sympy; an expression with no symbolic form (an unsupported
+    function) is reported against the equation, not as a traceback."""
+    try:
+        return table.to_sympy(eq.residual)
+    except (ValueError, TypeError) as err:
+        raise InputError(f"equation {eq.id}: its residual has no symbolic form: {err}",
+                         eq.loc) from None
 
 
 def _singular_mode(base: dict, dm: DM, equations: Sequence[Equation], unknowns: list[str],
