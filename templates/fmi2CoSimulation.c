@@ -60,7 +60,13 @@ static int cs_allowed(ModelInstance *inst, const char *f, int mask)
 #if MDAE_CO_SIMULATION
 
 #define NY MDAE_DIM(MDAE_NX)          /* CVODE needs one state: a dummy x' = 0 if NX == 0 */
+/* relative tolerance when fmi2SetupExperiment defines none: the model's DefaultExperiment
+   tolerance (compiled in by the exporter), else 1e-6 */
+#ifdef MDAE_CS_DEFAULT_TOLERANCE
+#define DEFAULT_RTOL MDAE_CS_DEFAULT_TOLERANCE
+#else
 #define DEFAULT_RTOL 1e-6
+#endif
 #define MAX_EVENTS_AT_ONE_TIME 1000
 
 typedef struct {

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference_models"
 DATA = Path(__file__).resolve().parent / "data"
 
-_CACHE: dict[tuple[str, str], Path] = {}
+_CACHE: dict[tuple, Path] = {}
 _TMP = None
 
 
@@ -27,17 +27,20 @@ def model_path(name: str) -> Path:
     return p if p.exists() else DATA / f"{name}.mo"
 
 
-def build(name: str, fmi_type: str = "both") -> Path:
-    """The FMU of model ``name`` (reference_models/ or tests/data/), built once per process."""
+def build(name: str, fmi_type: str = "both", tolerance: float | None = None) -> Path:
+    """The FMU of model ``name`` (reference_models/ or tests/data/), built once per process;
+    ``tolerance``: DefaultExperiment tolerance (the CS default when the host gives none)."""
     global _TMP
     from mdae_fmu import load
     from mdae_fmu.fmu.export import export
-    key = (name, fmi_type)
+    key = (name, fmi_type, tolerance)
     if key not in _CACHE:
         if _TMP is None:
             _TMP = Path(tempfile.mkdtemp(prefix="mdae_cosim_tests_"))
-        _CACHE[key] = export(load(model_path(name)), _TMP / f"{name}_{fmi_type}.fmu",
-                             fmi_type=fmi_type, progress=False)
+        de = None if tolerance is None else {"tolerance": tolerance}
+        _CACHE[key] = export(load(model_path(name)),
+                             _TMP / f"{name}_{fmi_type}_{tolerance}.fmu",
+                             fmi_type=fmi_type, default_experiment=de, progress=False)
     return _CACHE[key]
 
 

@@ -37,21 +37,31 @@ def offers_cs(fmi_type: str) -> bool:
     return fmi_type in ("cs", "both")
 
 
-def interface_defines(fmi_type: str) -> str:
-    """The ``#define`` lines telling the generic wrapper which interfaces are compiled in."""
-    return (f"#define MDAE_MODEL_EXCHANGE {int(offers_me(fmi_type))}\n"
-            f"#define MDAE_CO_SIMULATION {int(offers_cs(fmi_type))}\n")
+def interface_defines(fmi_type: str, default_tolerance: float | None = None) -> str:
+    """The ``#define`` lines telling the generic wrapper which interfaces are compiled in,
+    and the relative tolerance of the embedded integrator when the host gives none (the
+    DefaultExperiment tolerance; the C default is 1e-6)."""
+    out = (f"#define MDAE_MODEL_EXCHANGE {int(offers_me(fmi_type))}\n"
+           f"#define MDAE_CO_SIMULATION {int(offers_cs(fmi_type))}\n")
+    if default_tolerance is not None:
+        tol = float(default_tolerance)
+        if not (0.0 < tol < 1.0):
+            raise ModelRejected(f"default experiment tolerance {tol!r} must be in (0, 1)")
+        out += f"#define MDAE_CS_DEFAULT_TOLERANCE {tol!r}\n"
+    return out
 
 
-def configure_sources(sources: dict[str, str], fmi_type: str) -> dict[str, str]:
-    """Return ``sources`` with the interface defines added to ``config.h`` (before its final
+def configure_sources(sources: dict[str, str], fmi_type: str,
+                      default_tolerance: float | None = None) -> dict[str, str]:
+    """Return ``sources`` with `interface_defines` added to ``config.h`` (before its final
     ``#endif``). The generic files (``fmi2CoSimulation.c`` included) are already there."""
     out = dict(sources)
     cfg = out["config.h"]
     k = cfg.rstrip().rfind("#endif")
     if k < 0:
         raise ValueError("config.h has no include guard")
-    out["config.h"] = cfg[:k] + interface_defines(fmi_type) + "\n" + cfg[k:]
+    out["config.h"] = (cfg[:k] + interface_defines(fmi_type, default_tolerance) + "\n"
+                       + cfg[k:])
     return out
 
 

@@ -100,7 +100,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER, progress=on_blocks)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
-    sources = configure_sources(sources, fmi_type)
+    sources = configure_sources(sources, fmi_type,
+                                (default_experiment or {}).get("tolerance"))
     c_files = sorted(n for n in sources if n.endswith(".c"))
     md = build_model_description(cm, nz, GUID_PLACEHOLDER, c_files, default_experiment,
                                  fmi_type=fmi_type)
