@@ -97,9 +97,10 @@ def test_two_fmu_system_conserves_energy_and_converges():
     errors = []
     for step in (1e-2, 1e-3):
         mv, sv = motor_and_shaft(step)
-        # each FMU's own energy balance, exact up to the integrator tolerance
-        assert abs(sv["Ekin"] + sv["Ediss"] - sv["Win"]) <= 1e-7 * sv["Win"]
-        assert abs(mv["Eres"] + mv["Emag"] + mv["Wmech"] - mv["Esup"]) <= 1e-7 * mv["Esup"]
+        # each FMU's own energy balance, exact up to the integrator tolerance (restarted at
+        # every step by the new input: the local errors add up over 1e4 steps)
+        assert abs(sv["Ekin"] + sv["Ediss"] - sv["Win"]) <= 1e-6 * sv["Win"]
+        assert abs(mv["Eres"] + mv["Emag"] + mv["Wmech"] - mv["Esup"]) <= 1e-6 * mv["Esup"]
         # the mechanical work leaving the motor reaches the shaft, up to the coupling delay
         assert abs(mv["Wmech"] - sv["Win"]) <= 20 * step * sv["Win"]
         # outputs reached the inputs: the speed converges to the monolithic solution
