@@ -51,6 +51,18 @@ class Standardized:
 def leading_order(expr: sp.Expr, d: sp.Symbol) -> sp.Expr:
     """The coefficient of the lowest power of d of ``expr``'s numerator (the equation multiplied
     by the power of d that makes it finite, then d := 0; examples note §3.5 rule S0)."""
+    terms = sp.Add.make_args(sp.expand(expr))
+    quick: dict = {}
+    for t in terms:
+        c, p = t.as_coeff_exponent(d)
+        if d in c.free_symbols:
+            break
+        quick.setdefault(p, []).append(c)
+    else:
+        if not quick or sp.expand(expr) == 0:
+            return sp.Integer(0)
+        low = min(quick, key=lambda q: float(q))
+        return sp.factor_terms(sp.Add(*quick[low]))
     num = sp.expand(sp.numer(sp.together(sp.expand(expr))))
     if num == 0:
         return sp.Integer(0)
