@@ -105,6 +105,11 @@ class Automaton:
                 return c
         raise KeyError((src_label, dst_label))
 
+    @property
+    def messages(self) -> list[str]:
+        """The diagnostics as ``CODE: message`` lines."""
+        return [f"{d.code}: {d.message}" for d in self.diagnostics]
+
     def raise_if_rejected(self) -> None:
         """Raise `ModelRejected` (exit code 1) listing every error diagnostic, if any."""
         from ..diagnostics import ModelRejected
