@@ -183,7 +183,7 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
                f"{{{', '.join(names)}}} (undetermined instances {inst}; equations involved "
                f"{_eq_list(system, sorted(r2.under_eqs))}"
                + (f"; erased before: {_eq_list(system, sorted(erased))}" if erased else "")
-               + ") (E-RESTART-MISSING)")
+               + ")")
         return erased, r2, Diagnostic("E-RESTART-MISSING", msg, tuple(names),
                                       tuple(sorted(r2.under_eqs)))
     return erased, r2, None
@@ -392,8 +392,7 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
             names = sorted({inst_label(v) for v in res.culprits})
             msg = (f"{pair}: transient mode [{label}] is underdetermined: {{{', '.join(names)}}} "
                    "cannot be determined, not even with the latent equations of the following "
-                   "long mode; provide an impact/restart law (e.g. a reinit in the when-clause) "
-                   "(E-TRANSIENT-UNDER)")
+                   "long mode; provide an impact/restart law (e.g. a reinit in the when-clause)")
             return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
                 "E-TRANSIENT-UNDER", msg, tuple(names), ()))
         return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
