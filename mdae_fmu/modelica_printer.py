@@ -89,7 +89,8 @@ def _print(e) -> tuple[str, int]:
     if t is E.BinOp:
         p = _BINARY_PREC[e.op]
         if p == _POW:
-            return f"{_wrap(e.left, _PRIMARY)}^{_wrap(e.right, _PRIMARY)}", p
+            op = "^" if e.op == "^" else " .^ "     # "2.^x" would read as 2.0 ^ x
+            return f"{_wrap(e.left, _PRIMARY)}{op}{_wrap(e.right, _PRIMARY)}", p
         if p == _REL:
             return f"{_wrap(e.left, _ADD)} {e.op} {_wrap(e.right, _ADD)}", p
         return f"{_wrap(e.left, p)} {e.op} {_wrap(e.right, p + 1)}", p

@@ -229,7 +229,21 @@ class _Parser:
                 if t.pattern.type == "str" and re.fullmatch(r"[a-z]+", t.pattern.value):
                     kw[t.pattern.value] = t.name
             self._keywords = kw
+            self._unit_runs = {}
         return self._scan
+
+    def _unit_run(self, below, state, ttype):
+        """State reached from ``state`` (above ``below``) by the unit reductions that lookahead
+        ``ttype`` triggers one after the other; memoized in ``_unit_runs``."""
+        key = (below, state, ttype)
+        states = self.states
+        while True:
+            action = states[state].get(ttype)
+            if action is None or action[0] or action[1][2] is not None:
+                break
+            state = states[below][action[1][1]][1]
+        self._unit_runs[key] = state
+        return state
 
     def run(self, text: str, start: str, ctx: "ParseContext"):
         """LALR(1) parse of ``text`` from ``start``; returns the start rule's value.
@@ -239,6 +253,7 @@ class _Parser:
         keyword takes the keyword's terminal (all keywords are reserved, `_PostLexer`)."""
         scan = self._scanners()
         ignore = self._ignore
+        unit_runs = self._unit_runs
         newline_types = self._newline_types
         keywords = self._keywords
         states = self.states
@@ -299,12 +314,17 @@ class _Parser:
                     break
                 size, origin, callback = arg
                 if callback is None:
-                    state_stack.pop()
-                else:
-                    values = value_stack[-size:]
-                    del value_stack[-size:]
-                    del state_stack[-size:]
-                    value_stack.append(callback(values))
+                    # a run of unit reductions only depends on (state below, state, lookahead)
+                    key = (state_stack[-2], state_stack[-1], ttype)
+                    final = unit_runs.get(key)
+                    if final is None:
+                        final = self._unit_run(*key)
+                    state_stack[-1] = final
+                    continue
+                values = value_stack[-size:]
+                del value_stack[-size:]
+                del state_stack[-size:]
+                value_stack.append(callback(values))
                 state_stack.append(states[state_stack[-1]][origin][1])
         if tok is None:
             end_tok = Tok("$END", "", 0, 1, 1)

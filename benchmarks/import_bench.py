@@ -1,0 +1,94 @@
+"""Importer benchmark: time and peak memory to import the scalable chain model
+(`benchmarks/gen_chain.py`, 6N + 3 equations) at about 10^3, 10^4 and 10^5 equations.
+
+Each size runs in a fresh Python process so that its peak resident memory (``ru_maxrss``) is
+its own. Reported: equations, file size, wall time and CPU time of the import (the parser is
+built beforehand, as in a long-running process; its one-off construction time is reported
+separately), peak RSS of the process. With ``--xml`` the XML equation list of the same model is
+imported too; with ``--roundtrip`` the printer and the XML writer are timed as well.
+
+Usage: ``python benchmarks/import_bench.py [--sizes 1e3 1e4 1e5] [--xml] [--roundtrip]
+[--json OUT]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+_CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from gen_chain import chain_model
+from mdae_fmu.importers import flat_modelica as F
+n, path, do_xml, do_rt = int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1", sys.argv[5] == "1"
+with open(path, "w") as f:
+    f.write(chain_model(n))
+t0 = time.perf_counter()
+F._parser()._scanners()
+build = time.perf_counter() - t0
+t0, c0 = time.perf_counter(), time.process_time()
+m = F.load_modelica(path)
+out = {"masses": n, "equations": len(m.equations), "variables": len(m.variables),
+       "bytes": __import__("os").path.getsize(path), "parser_build_s": build,
+       "import_s": time.perf_counter() - t0, "import_cpu_s": time.process_time() - c0}
+if do_rt or do_xml:
+    from mdae_fmu.importers.xml_writer import model_to_xml
+    from mdae_fmu.modelica_printer import print_model
+    t0 = time.perf_counter(); text = print_model(m); out["print_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter(); xml = model_to_xml(m); out["xml_write_s"] = time.perf_counter() - t0
+    if do_xml:
+        from mdae_fmu.importers.xml_eqlist import parse_xml
+        t0 = time.perf_counter(); mx = parse_xml(xml, "chain.xml")
+        out["xml_import_s"] = time.perf_counter() - t0
+        out["xml_equal"] = mx == m
+out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def run(sizes, xml: bool, roundtrip: bool) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for eqs in sizes:
+            n = max(1, round((eqs - 3) / 6))
+            path = os.path.join(tmp, f"chain{n}.mo")
+            res = subprocess.run([sys.executable, "-c", _CHILD, HERE, str(n), path,
+                                  "1" if xml else "0", "1" if roundtrip else "0"],
+                                 capture_output=True, text=True, check=True)
+            rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
+            r = rows[-1]
+            line = (f"{r['equations']:>8} eq  {r['bytes'] / 1e6:7.2f} MB  import "
+                    f"{r['import_s']:7.2f} s (cpu {r['import_cpu_s']:6.2f} s)  peak "
+                    f"{r['peak_rss_mb']:7.1f} MB")
+            if "xml_import_s" in r:
+                line += f"  xml {r['xml_import_s']:6.2f} s"
+            if "print_s" in r:
+                line += f"  print {r['print_s']:5.2f} s  xml-write {r['xml_write_s']:5.2f} s"
+            print(line, flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", nargs="+", type=float, default=[1e3, 1e4, 1e5],
+                   help="target numbers of equations")
+    p.add_argument("--xml", action="store_true", help="also import the XML form")
+    p.add_argument("--roundtrip", action="store_true", help="also time printer and writer")
+    p.add_argument("--json", metavar="OUT", help="write the rows as JSON")
+    args = p.parse_args(argv)
+    rows = run([int(s) for s in args.sizes], args.xml, args.roundtrip)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
