@@ -43,6 +43,9 @@ static fmi2Status bad_arg(ModelInstance *inst, const char *f, const char *what)
 static fmi2Status refresh(ModelInstance *inst)
 {
     if (!inst->dirty) return fmi2OK;
+    /* in Initialization Mode parameters may have just been set: bound ones follow */
+    if (inst->state == MDAE_INITIALIZATION && mdae_calculate_parameters(inst))
+        return status_of(inst, fmi2Error);
     if (mdae_compute(inst)) {
         /* inside a step the host may retry with a smaller one */
         if (inst->state == MDAE_CONTINUOUS) return fmi2Discard;

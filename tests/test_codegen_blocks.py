@@ -83,7 +83,7 @@ def test_emit_blocks():
     pr = SlotPrinter(dict(SLOTS))
     slot_index = {s: int(c[5:-1]) for s, c in SLOTS.items()}
     code = emit_block(BlockPlan("e1", (u,), (p * u - x,)), 0, pr, slot_index)
-    assert code.kind == "explicit" and code.body.strip() == "d->r[2] = ((d->r[0])/((d->r[4])));"
+    assert code.kind == "explicit" and code.body.strip() == "d->r[2] = -((-d->r[0]))/(d->r[4]);"
     code = emit_block(BlockPlan("e1+e2", (u, w), (u + w - x, u - w - 2)), 3, pr, slot_index)
     assert code.kind == "linear" and "mdae_linear_block(inst, 2, u, blk3_system, 3)" in code.body
     assert "A[0] = 1.0;" in code.helpers

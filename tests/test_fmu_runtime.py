@@ -364,3 +364,19 @@ end Disc;""", "Disc")
     first = t[np.argmax(r["b"] > 0)]
     assert first == pytest.approx(0.25, abs=1e-8)           # x = 2 t crosses 0.5
     assert r["k"][-1] == 10                                 # edge fires once
+
+
+def test_calculated_parameter_follows_its_inputs(tmp_path):
+    path = build(tmp_path, """class Calc
+  parameter Real k = 1.0;
+  parameter Real k2 = 2.0 * k;
+  Real x(start = 1.0, fixed = true);
+equation
+  der(x) = -k2 * x;
+end Calc;""", "Calc")
+    assert validate_fmu(str(path)) == []
+    md = read_model_description(str(path))
+    assert {v.name: v.causality for v in md.modelVariables}["k2"] == "calculatedParameter"
+    r = sim(path, stop_time=1.0, start_values={"k": 0.25}, output=["x", "k2"])
+    assert r["k2"][-1] == 0.5
+    assert r["x"][-1] == pytest.approx(math.exp(-0.5), rel=1e-8)

@@ -33,13 +33,10 @@ class BlockPlan:
     residuals: tuple[sp.Expr, ...]
 
 
-def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
-    """Write ``expr`` as ``a*u + b`` with ``a``, ``b`` free of ``u``, or return None.
-
-    Works on the expression tree: the terms of a sum that contain ``u`` must each be a product
-    of ``u`` (to the first power) and ``u``-free factors. ``x*(u + 1)`` is therefore not
-    recognized unless expanded first; `classify` retries with ``expand`` on small expressions.
-    """
+def linear_terms(expr: sp.Expr, u: sp.Symbol):
+    """``expr`` as ``sum(prod(f) for f in coef) * u + sum(rest)``: returns ``(coef, rest)``
+    with ``coef`` a list of factor lists and ``rest`` a list of terms, all free of ``u``; or
+    None when ``expr`` is not linear in ``u`` in this syntactic sense (module docstring)."""
     if u not in expr.free_symbols:
         return None
     terms = expr.args if expr.is_Add else (expr,)
@@ -49,15 +46,29 @@ def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
             rest.append(t)
             continue
         if t == u:
-            coef.append(sp.Integer(1))
+            coef.append([])
             continue
         if not t.is_Mul:
             return None
         factors = [f for f in t.args if f != u]
         if len(factors) != len(t.args) - 1 or any(u in f.free_symbols for f in factors):
             return None
-        coef.append(sp.Mul(*factors))
-    return sp.Add(*coef), sp.Add(*rest)
+        coef.append(factors)
+    return coef, rest
+
+
+def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
+    """Write ``expr`` as ``a*u + b`` with ``a``, ``b`` free of ``u``, or return None.
+
+    Works on the expression tree: the terms of a sum that contain ``u`` must each be a product
+    of ``u`` (to the first power) and ``u``-free factors. ``x*(u + 1)`` is therefore not
+    recognized unless expanded first; `classify` retries with ``expand`` on small expressions.
+    """
+    lt = linear_terms(expr, u)
+    if lt is None:
+        return None
+    coef, rest = lt
+    return sp.Add(*[sp.Mul(*f) for f in coef]), sp.Add(*rest)
 
 
 def _linear_split_any(expr: sp.Expr, u: sp.Symbol):
@@ -129,10 +140,27 @@ def _cleanup(printer, repl):
         printer.slots.pop(sym, None)
 
 
+def _explicit_small(printer, target: str, coef, rest) -> str:
+    """``target = -(sum rest) / (sum prod coef)`` printed directly."""
+    b = " + ".join(printer.doprint(t) for t in rest) if rest else "0.0"
+    if len(coef) == 1 and not coef[0]:
+        return f"    {target} = -({b});"
+    if len(coef) == 1 and len(coef[0]) == 1 and coef[0][0] == -1:
+        return f"    {target} = {b};"
+    a = " + ".join("*".join(printer.doprint(f) for f in fs) if fs else "1.0" for fs in coef)
+    return f"    {target} = -({b})/({a});"
+
+
 def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> BlockCode:
     """C code of block number ``index`` (module docstring). ``slot_index`` maps each unknown
     symbol to its integer position in ``d->r`` (unknowns of blocks are Reals)."""
     us = block.unknowns
+    if len(us) == 1 and tree_size(block.residuals[0], 40) < 40:
+        # small explicit block: printed term by term, no sympy arithmetic (fast at scale)
+        lt = linear_terms(block.residuals[0], us[0])
+        if lt is not None:
+            return BlockCode("explicit", _explicit_small(printer, printer.slots[us[0]], *lt),
+                             "")
     split = _linear_split_any(block.residuals[0], us[0]) if len(us) == 1 else None
     kind = "explicit" if split is not None else classify(block)
     if kind == "explicit":

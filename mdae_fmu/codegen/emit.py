@@ -226,8 +226,9 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     init_res = [f"    F[{k}] = {p.doprint(e)};" for k, (_, e) in enumerate(init.rows)]
     cons_res = [f"    F[{k}] = {p.doprint(e)};" for k, (_, e) in enumerate(cm.consistency)]
     drift = [f"    m = fmax(m, fabs({p.doprint(e)}));" for _, e in cm.consistency]
-    proj_unknowns = sorted({s.slot for s in cm.states
-                            for _, e in cm.consistency if s.symbol in e.free_symbols})
+    state_slot = {s.symbol: s.slot for s in cm.states}
+    proj_unknowns = sorted({state_slot[sym] for _, e in cm.consistency
+                            for sym in e.free_symbols if sym in state_slot})
     drt = "\n".join(f"    if (d->r[{k}] != d->pr[{k}]) return 1;"
                     for k in cm.discrete_real_slots)
 

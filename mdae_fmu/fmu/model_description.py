@@ -107,8 +107,9 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                 t.set("unit", v.unit)
 
     ms = etree.SubElement(root, "ModelStructure")
+    state_names = {s.name for s in cm.states}
     knowns = {v.name for v in cm.variables
-              if v.causality == "input" or v.name in {s.name for s in cm.states}}
+              if v.causality == "input" or v.name in state_names}
     outputs = [v for v in cm.variables if v.causality == "output"]
     if outputs:
         el = etree.SubElement(ms, "Outputs")
