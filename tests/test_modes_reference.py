@@ -76,3 +76,43 @@ def test_cup_and_ball_first_order():
 def test_single_mode_models(name):
     a = analyze_multimode(load(name), standardize=False)
     assert a.accepted and not a.diagnostics
+
+
+def test_clutch_basic_and_guarded_time_give_the_same_restart():
+    """T-CL-6 on the reference files: same automaton shape and restart map."""
+    a, b = (analyze_multimode(load(n)) for n in ("ClutchBasic.mo", "ClutchGuardedTime.mo"))
+    for x in (a, b):
+        x.raise_if_rejected()
+    for src, dst in (("not g", "g"), ("g", "not g")):
+        ca, cb = a.change(src, dst), b.change(src, dst)
+        assert ca.n_instants == cb.n_instants == 1 and ca.impulsive == cb.impulsive
+        ma, mb = restart(a, src, dst), restart(b, src, dst)
+        assert all(sp.simplify(ma[k] - mb[k]) == 0 for k in ("w1+", "w2+"))
+    assert a.change("not g", "g").instants[0].erased == ("e5|g",)
+
+
+def test_cup_and_ball_reference():
+    a = analyze_multimode(load("CupAndBall.mo"))
+    assert a.accepted
+    ch = a.change("not taut", "taut")
+    assert [i.erased for i in ch.instants] == [("e4", "e4'"), ("e4",)]
+    assert not a.change("taut", "not taut").instants[0].erased
+    with pytest.raises(ModelRejected) as err:
+        analyze_multimode(load("CupAndBallOriginal.mo"))
+    assert "E-FIXPOINT" in str(err.value) and "pre(s)" in str(err.value)
+
+
+def test_rldc2_reference():
+    """README table: TF/FT -> TT erase {K3} = e3, TF/FT -> FF erase {K1} = e1, double switches
+    two instants; published starts: initialization diagnostic; Figure 31 guards: fixpoint."""
+    a = analyze_multimode(load("RLDC2.mo"), standardize=False)
+    assert a.accepted and not a.diagnostics and len(a.changes) == 12
+    er = {(c.src_label, c.dst_label): [i.erased for i in c.instants] for c in a.changes}
+    assert er[("g1,not g2", "g1,g2")] == [("e3",)]
+    assert er[("not g1,g2", "not g1,not g2")] == [("e1",)]
+    assert er[("g1,g2", "not g1,not g2")] == [("e1", "e1'"), ("e1",)]
+    assert er[("not g1,not g2", "g1,g2")] == [("e3", "e3'"), ("e3",)]
+    p = analyze_multimode(load("RLDC2Published.mo"), standardize=False)
+    assert [d.code for d in p.diagnostics] == ["W-INIT-INCONSISTENT"]
+    with pytest.raises(ModelRejected):
+        analyze_multimode(load("RLDC2Original.mo"))

@@ -391,7 +391,7 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
                           Diagnostic("E-CASCADE-INFINITE", f"{pair}: no steady configuration "
                                      f"after {MAX_CASCADE} instants"))
     out = [_describe_instant(ex, k, r, standardize) for k, r in enumerate(runs)]
-    if standardize and out and out[0].impulsive:
+    if standardize and out and out[0].impulsive and not any(i.impulsive for i in out[1:]):
         note = fake_impulse_note(s, ex._sf, src, dst, runs[0].erased)
         if note:
             out[0] = RestartInstant(**{**out[0].__dict__, "notes": out[0].notes + (note,)})

@@ -209,9 +209,12 @@ def normalize(model: Model) -> MultimodeSystem:
     cycle of guards (Comment 32; examples note §2.2.1, §2.3.2).
     """
     bool_defs, def_eqs = _bool_definitions(model)
-    constants = frozenset(v.name for v in model.variables
-                          if not v.is_unknown or v.type != "Real")
-    unknown_names = tuple(v.name for v in model.variables if v.is_unknown and v.type == "Real")
+    # discrete variables (Integer, Boolean, `discrete Real`) only change in when-clauses: within
+    # an instant they are known values, like parameters
+    def continuous(v):
+        return v.is_unknown and v.type == "Real" and v.variability == "continuous"
+    constants = frozenset(v.name for v in model.variables if not continuous(v))
+    unknown_names = tuple(v.name for v in model.variables if continuous(v))
     unknown_set = set(unknown_names)
 
     guards: list[Guard] = []

@@ -152,8 +152,8 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
     * ``canonical``: erase the whole over-determined part beta_O (Comment 18, Lemma 17);
     * ``restricted`` (default): erase a minimal subset of the beta_O equations that belong to an
       index-reduction family of the new mode (``c_f > 0``) such that the remaining system is
-      structurally nonsingular; ties broken by the smallest (equation id, shift) list
-      (examples note §2.4.3, option 2). Equations without unknowns are always erased.
+      structurally nonsingular; ties broken by the textual order of the equations, then the
+      shift (examples note §2.4.3, option 2). Equations without unknowns are always erased.
 
     Returns ``(erased, DMResult of the kept system, diagnostic or None)``.
     """
@@ -164,7 +164,8 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
         if erasure == "canonical":
             erased = r.over_eqs
         else:
-            erased = _minimal_erasure(keys, occ, unknowns, r, c_family)
+            order = {e.id: i for i, e in enumerate(system.equations)}
+            erased = _minimal_erasure(keys, occ, unknowns, r, c_family, order)
             if erased is None:
                 erased = r.over_eqs
     kept = keys - erased
@@ -189,9 +190,13 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
     return erased, r2, None
 
 
-def _minimal_erasure(keys, occ, unknowns, r: DMResult, c_family):
+def _minimal_erasure(keys, occ, unknowns, r: DMResult, c_family, order=None):
+    """The restricted rule of `solve_conflict`: candidates sorted by (position of the equation
+    in the source, shift), subsets tried by size then in that order."""
     forced = frozenset(k for k in r.over_eqs if not (set(occ[k]) & set(unknowns)))
-    cands = sorted(k for k in r.over_eqs - forced if c_family.get(k[0], 0) > 0)
+    pos = order or {}
+    cands = sorted((k for k in r.over_eqs - forced if c_family.get(k[0], 0) > 0),
+                   key=lambda k: (pos.get(k[0], len(pos)), k[0], k[1]))
     for size in range(0, len(cands) + 1):
         for combo in itertools.combinations(cands, size):
             er = forced | frozenset(combo)
