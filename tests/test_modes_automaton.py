@@ -161,3 +161,18 @@ def test_bouncing_ball_style_reinit():
     ch = a.changes[0]
     assert ch.instants[0].erased == ("b",)
     assert {str(e.lhs): str(e.rhs) for e in ch.restart} == {"h+": "h-", "v+": "-e*v-"}
+
+
+def test_contradictory_guard_valuations_are_not_explored():
+    """Mode pruning: `time < 1` and `time >= 2` cannot both hold; that valuation would be
+    structurally singular (two equations for u) and must not cause a rejection."""
+    from mdae_fmu.ir import Model
+    m = Model("Phases", (X.real("x", 0, True), X.real("u")), (
+        X.eq("a", "der(x) = u"),
+        X.eq("b", "u = 1", "time < 1"),
+        X.eq("c", "u = 2", "time >= 2"),
+        X.eq("d", "u = 0", "not time < 1", "not time >= 2")))
+    a = analyze_multimode(m, standardize=False)
+    assert a.accepted and len(a.modes) == 3
+    assert {m.label for m in a.modes} == {"time < 1,not time >= 2", "not time < 1,time >= 2",
+                                          "not time < 1,not time >= 2"}

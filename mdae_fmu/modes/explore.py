@@ -181,8 +181,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     """
     system = model if isinstance(model, MultimodeSystem) else normalize(model)
     ex = _Explorer(system, erasure, literal_lemma22)
-    all_modes = system.modes()
-    long_modes = system.long_modes()
+    all_modes = [m for m in system.modes() if feasible_mode(system, m)]
     diagnostics: list[Diagnostic] = []
     infos = []
     steady: dict[Mode, Config] = {}
@@ -304,6 +303,15 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), tuple(infos),
                      tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
                      erasure, system.initial_mode(), system)
+
+
+def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
+    """Mode pruning (theory §2.15 [D] (ii)): a valuation whose long guards contradict each other
+    as relations on the same expression (``time < 1`` and ``time >= 2`` both true) is not
+    explored."""
+    from ..structure.per_mode import consistent_valuation
+    val = {g.definition: v for g, v in zip(system.guards, mode) if g.kind == "long"}
+    return consistent_valuation(val)
 
 
 def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
