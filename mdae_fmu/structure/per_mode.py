@@ -8,8 +8,9 @@ variables, latent and consistency equations, and the block-triangular form of th
 index-reduced system over the leading variables. A structurally singular mode is rejected with
 the Dulmage–Mendelsohn culprits (003 §5.7, 9334 §2.5 "Failure").
 
-Unknowns of a mode's DAE: Real continuous variables that are not inputs and that occur in an
-enabled equation. Discrete variables (Boolean, Integer, Real assigned in when-clauses),
+Unknowns of a mode's DAE: Real continuous variables that are not inputs and not assigned in a
+when-clause; one that no enabled equation mentions stays an unknown (so the mode is rejected)
+and is listed as ``absent``. Discrete variables (Boolean, Integer, Real assigned in when-clauses),
 parameters, constants, inputs, ``pre(x)`` and ``time`` are known within a mode. An equation
 that defines a discrete variable (a guard definition such as ``g = time >= t1 and time <= t2``)
 is not part of any mode's DAE; it is listed separately in the report.

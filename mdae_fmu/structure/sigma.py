@@ -331,18 +331,17 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
        non-square (n_e < n_v, equation-complete): Algorithm 2′ (`nonsquare_owners` + A6 with
        max aggregation), and the DM of the tight graph names the undetermined leading variables.
     """
-    adj = None
     m = np.asarray(matching_csr(g.csr()), dtype=np.int64) if g.n_eqs else \
         np.zeros(0, dtype=np.int64)
     n_matched = int((m >= 0).sum())
     if n_matched < g.n_eqs or (g.n_eqs == g.n_vars and n_matched < g.n_vars):
-        adj = g.adjacency()
-        return SigmaResult("singular", m, dm=dulmage_mendelsohn(adj, g.n_vars, m.tolist()))
+        return SigmaResult("singular", m,
+                           dm=dulmage_mendelsohn(g.adjacency(), g.n_vars, m.tolist()))
     if g.n_eqs == g.n_vars:
         hvt = highest_value_transversal(g)
         if hvt is None:      # cannot happen after the matching check
-            adj = g.adjacency()
-            return SigmaResult("singular", m, dm=dulmage_mendelsohn(adj, g.n_vars, m.tolist()))
+            return SigmaResult("singular", m,
+                               dm=dulmage_mendelsohn(g.adjacency(), g.n_vars, m.tolist()))
         oi = np.arange(g.n_eqs, dtype=np.int64)
         c, d, sweeps = pryce_offsets(g, oi, hvt)
         value = int(d.sum() - c.sum())
