@@ -130,3 +130,16 @@ def test_reset_reruns_identically():
         slave.fmu.exitInitializationMode()
     close_slave(slave)
     assert finals[0] == finals[1]
+
+
+def test_model_without_states():
+    """CsNoState (no continuous state, time events every 0.5 s): y = 2 n + sin(t) at every
+    communication point, with the right limit at event times."""
+    res = simulate_fmu(str(build("CsNoState", "cs")), fmi_type="CoSimulation", stop_time=2.0,
+                       output_interval=0.3, output=["n", "y"])
+    assert len(res) == 8
+    for row in res:
+        t = row["time"]
+        n = int(np.floor(t / 0.5 + 1e-9))
+        assert row["n"] == n, t
+        assert abs(row["y"] - (2 * n + np.sin(t))) <= 1e-12, t
