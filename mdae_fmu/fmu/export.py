@@ -30,7 +30,7 @@ GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
 # above this many blocks the straight-line schedule files are compiled with -O1: gcc's -O2
 # costs about twice as much per statement there for little run-time gain (benchmark table in
 # docs/fmi-mapping.md)
-LARGE_SCHEDULE_BLOCKS = 20000
+LARGE_SCHEDULE_BLOCKS = 5000
 PLATFORM = "linux64"
 
 
