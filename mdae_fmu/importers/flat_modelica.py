@@ -205,9 +205,10 @@ class _Parser:
                 rule = arg
                 if rule not in reductions:
                     size = len(rule.expansion)
+                    sym = rule.expansion[0] if size == 1 else None
                     unit = (size == 1 and rule.options.expand1 and rule.alias is None
-                            and not rule.expansion[0].is_term
-                            and not rule.expansion[0].name.startswith("_"))
+                            and not sym.name.startswith("_")
+                            and not (sym.is_term and sym.filter_out))
                     reductions[rule] = (size, str(rule.origin.name),
                                         None if unit else lark_callbacks[rule])
                 row[str(key)] = (False, reductions[rule])
@@ -268,6 +269,15 @@ class _Parser:
         while True:
             if pos >= end:
                 break
+            c = text[pos]                      # single blanks: cheaper than a regex round
+            if c == " ":
+                pos += 1
+                continue
+            if c == "\n":
+                pos += 1
+                line += 1
+                line_start = pos
+                continue
             m = None
             for match in scan[state_stack[-1]]:
                 m = match(text, pos)
@@ -275,16 +285,16 @@ class _Parser:
                     break
             if m is None:
                 self._lex_error(text, pos, line, pos - line_start + 1, state_stack[-1], tok)
-            value = m.group()
             ttype = m.lastgroup
             npos = m.end()
             if ttype in ignore:
-                nl = value.count("\n")
+                nl = text.count("\n", pos, npos)
                 if nl:
                     line += nl
-                    line_start = pos + value.rfind("\n") + 1
+                    line_start = text.rfind("\n", pos, npos) + 1
                 pos = npos
                 continue
+            value = text[pos:npos]
             if ttype == "NAME":
                 ttype = keywords.get(value, "NAME")
             prev = tok
@@ -294,9 +304,6 @@ class _Parser:
                 if nl:
                     line += nl
                     line_start = pos + value.rfind("\n") + 1
-            tok.end_pos = npos
-            tok.end_line = line
-            tok.end_column = npos - line_start + 1
             pos = npos
             if ttype in terminators:
                 term_pos.append(npos)
@@ -330,7 +337,6 @@ class _Parser:
             end_tok = Tok("$END", "", 0, 1, 1)
         else:
             end_tok = Tok("$END", "", tok.end_pos, tok.end_line, tok.end_column)
-        end_tok.end_pos = end_tok.start_pos
         while True:
             if state_stack[-1] == end_state:
                 return value_stack[-1]
@@ -358,7 +364,6 @@ class _Parser:
                 if ttype == "NAME":
                     ttype = self._keywords.get(m.group(), "NAME")
                 tok = _Token(ttype, m.group(), pos, line, col)
-                tok.end_pos = m.end()
                 error = UnexpectedToken(tok, set(self.states[state]), state=None)
                 error.previous = previous
                 raise error
@@ -367,9 +372,8 @@ class _Parser:
 
 class _Token:
     """A token: terminal name, text and position (the attributes of lark's Token that the
-    callbacks and error messages use)."""
-    __slots__ = ("type", "value", "start_pos", "line", "column", "end_pos", "end_line",
-                 "end_column")
+    callbacks and error messages use; the end position is computed when asked)."""
+    __slots__ = ("type", "value", "start_pos", "line", "column")
 
     def __init__(self, type_, value, start_pos, line, column):
         self.type = type_
@@ -377,6 +381,19 @@ class _Token:
         self.start_pos = start_pos
         self.line = line
         self.column = column
+
+    @property
+    def end_pos(self) -> int:
+        return self.start_pos + len(self.value)
+
+    @property
+    def end_line(self) -> int:
+        return self.line + self.value.count("\n")
+
+    @property
+    def end_column(self) -> int:
+        nl = self.value.rfind("\n")
+        return self.column + len(self.value) if nl < 0 else len(self.value) - nl
 
     def __repr__(self):
         return f"Token({self.type!r}, {self.value!r})"
@@ -705,7 +722,9 @@ class _Callbacks:
         branches = [(c[1], ctx.tok_loc(c[0]), [])]
         orelse = None
         for x in c[2:]:
-            if type(x) is tuple:
+            if type(x) is list:
+                branches[-1][2].extend(x)
+            elif type(x) is tuple:
                 if x[0] == branch_tag:
                     branches.append((x[2], ctx.tok_loc(x[1]), x[3]))
                 elif x[0] == "else":
@@ -725,26 +744,34 @@ class _Callbacks:
         return ("when", branches, self.ctx.tok_loc(c[0]))
 
     def elseif_branch(self, c):
-        return ("elseif", c[0], c[1], c[2:])
+        return ("elseif", c[0], c[1], c[2] if len(c) > 2 else [])
 
     def elsewhen_branch(self, c):
-        return ("elsewhen", c[0], c[1], c[2:])
+        return ("elsewhen", c[0], c[1], c[2] if len(c) > 2 else [])
 
     def else_branch(self, c):
-        return ("else", c[1:])
+        return ("else", c[1] if len(c) > 1 else [])
+
+    # ---- lists (left-recursive, built in place) ----
+    def _list(self, c):
+        if len(c) == 1:
+            return [c[0]]
+        c[0].append(c[-1])
+        return c[0]
+
+    equations = elements = sections = arguments = decls = _list
 
     # ---- sections and declarations ----
     def equation_section(self, c):
-        return ("equations", c[1:])
+        return ("equations", c[1] if len(c) > 1 else [])
 
     def initial_equation_section(self, c):
-        return ("initial", c[1:])
+        return ("initial", c[1] if len(c) > 1 else [])
 
     def element_section(self, c):
         decls = []
-        for x in c:
-            if type(x) is tuple and x[0] == "decls":
-                decls.extend(x[1])
+        for x in (c[0] if c else ()):
+            decls.extend(x[1])
         return ("decls", decls)
 
     def parameter_equation(self, c):
@@ -780,7 +807,7 @@ class _Callbacks:
         return _Argument(name_tok, mod)
 
     def class_modification(self, c):
-        return [x for x in c[1:] if type(x) is _Argument]
+        return c[1] if len(c) > 1 else []
 
     def modification(self, c):
         args = None
@@ -814,7 +841,7 @@ class _Callbacks:
         type_loc = ctx.tok_loc(type_tok)
         decls = []
         long_clause = c[-1].end_pos - type_tok.start_pos > 2 * MAX_DEPTH
-        for name_tok, mod, desc in c[i + 1:-1]:
+        for name_tok, mod, desc in c[i + 1]:
             loc = ctx.tok_loc(name_tok)
             modifiers = []
             binding = None
@@ -842,11 +869,15 @@ class _Callbacks:
 
     def class_definition(self, c):
         # [kind, NAME, description?, contents..., NAME(end), SEMI]
-        return ("class", c[0], c[1], c[-2], [x for x in c[2:-2] if type(x) is tuple])
+        contents = []
+        for x in c[2:-2]:
+            if type(x) is list:
+                contents.extend(x)
+        return ("class", c[0], c[1], c[-2], contents)
 
     def package_definition(self, c):
         cls = next(x for x in c if type(x) is tuple and x[0] == "class")
-        consts = [x for x in c if type(x) is tuple and x[0] == "decls"]
+        consts = next((x for x in c if type(x) is list), [])
         return ("package", c[1], c[-2], consts, cls)
 
     def start(self, c):
