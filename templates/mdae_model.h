@@ -100,7 +100,7 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
                       void (*jacobian)(const ModelData *, double *), int block);
 int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                       int (*residual)(ModelInstance *, double *), double tol,
-                      int maxit, const char *what);
+                      double accept, int maxit, const char *what);
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev);
 int mdae_initialize_instance(ModelInstance *inst);
 

@@ -171,10 +171,12 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
 /* Damped Gauss-Newton on m residuals in n unknown Real slots with a forward-difference
  * Jacobian: minimum-norm step J^T (J J^T)^-1 F when m <= n (the solution closest to the
  * guess), least-squares step (J^T J)^-1 J^T F when m > n. Used for the initial system and
- * for the projection onto the consistency equations (docs/fmi-mapping.md). */
+ * for the projection onto the consistency equations (docs/fmi-mapping.md). Iterates until
+ * the residual is below ``tol`` (at most ``maxit`` iterations); fails unless it is below
+ * ``accept`` (>= tol) by then. */
 int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                       int (*residual)(ModelInstance *, double *), double tol,
-                      int maxit, const char *what)
+                      double accept, int maxit, const char *what)
 {
     ModelData *d = &inst->d;
     int p = m <= n ? m : n, it, i, j, k, h;
@@ -246,10 +248,10 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
             }
         }
     }
-    if (!(fn <= tol)) {
+    if (!(fn <= accept)) {
         mdae_log(inst, LOG_ERROR, fmi2Error,
                  "t = %.17g: %s: Gauss-Newton did not converge (residual %.3g > %.3g)",
-                 d->time, what, fn, tol);
+                 d->time, what, fn, accept);
         return 1;
     }
     return 0;
@@ -326,7 +328,8 @@ int mdae_initialize_instance(ModelInstance *inst)
     mdae_update_relations(d);
     if (MDAE_NINIT_ROWS > 0) {
         if (mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
-                              mdae_init_residual, MDAE_INIT_TOL, 100, "initial system"))
+                              mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
+                              "initial system"))
             return 1;
     }
     if (mdae_compute(inst)) return 1;
