@@ -470,6 +470,29 @@ def test_file_level_errors(tmp_path):
         load_modelica(tmp_path / "missing.mo")
 
 
+def test_size_limit_is_checked_before_reading(tmp_path, monkeypatch):
+    import mdae_fmu.importers.flat_modelica as F
+    from mdae_fmu.importers.xml_eqlist import load_xml
+    path = tmp_path / "big.mo"
+    path.write_text("class M\nend M;\n" + " " * 200)
+    monkeypatch.setattr(F, "MAX_FILE_BYTES", 100)
+    with pytest.raises(InputError, match="file is too large"):
+        load_modelica(path)
+    with pytest.raises(InputError, match="file is too large"):
+        load_xml(path)
+
+
+def test_api_load_dispatches_on_suffix(tmp_path):
+    from mdae_fmu import api
+    from mdae_fmu.importers.xml_writer import model_to_xml
+    bmo = tmp_path / "Clutch.bmo"
+    bmo.write_text(CLUTCH_BMO)
+    m = api.load(bmo)
+    xml = tmp_path / "Clutch.xml"
+    xml.write_bytes(model_to_xml(m))
+    assert api.load(xml) == m and m.name == "TwoShaftClutch"
+
+
 def test_big_garbage_file_fails_fast(tmp_path):
     import time
     path = tmp_path / "garbage.mo"

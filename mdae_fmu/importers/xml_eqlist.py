@@ -23,7 +23,8 @@ from lxml import etree
 from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
 from ..ir import Model
-from .flat_modelica import (MAX_FILE_BYTES, Decl, ParseContext, build_model, parse_expression)
+from . import flat_modelica as _fm
+from .flat_modelica import Decl, ParseContext, Stmt, build_model, parse_expression
 
 NAMESPACE = "urn:mdae-fmu:eqlist:1"
 _NS = "{" + NAMESPACE + "}"
@@ -52,9 +53,9 @@ def load_xml(path: str | Path) -> Model:
     name = str(path)
     try:
         size = Path(path).stat().st_size
-        if size > MAX_FILE_BYTES:
+        if size > _fm.MAX_FILE_BYTES:
             raise InputError(f"file is too large ({size} bytes; the limit is "
-                             f"{MAX_FILE_BYTES // (1024 * 1024)} MiB)", SourceLoc(name, 1, 1))
+                             f"{_fm.MAX_FILE_BYTES // (1024 * 1024)} MiB)", SourceLoc(name, 1, 1))
         data = Path(path).read_bytes()
     except OSError as err:
         raise InputError(f"{name}: cannot read: {err.strerror or err}") from None
@@ -211,7 +212,6 @@ class _Reader:
         return ("stmt", self.assertion(el))
 
     def action(self, el):
-        from .flat_modelica import Stmt
         tag = etree.QName(el).localname
         loc = self.loc(el)
         if tag == "assign":
@@ -224,7 +224,6 @@ class _Reader:
         return ("stmt", self.assertion(el))
 
     def assertion(self, el):
-        from .flat_modelica import Stmt
         loc = self.loc(el)
         if (el.get("message") is None) == (el.get("messageExpr") is None):
             self.ctx.error(loc, "<assert> needs exactly one of the attributes 'message' and "
