@@ -136,11 +136,13 @@ class _OrderSystem:
         return coef, const
 
     def solve(self, extra_ub: dict | None = None, objective: tuple | None = None,
-              force_zero: dict | None = None):
+              force_zero: dict | None = None, spread: list | None = None,
+              nonzero: list | None = None):
         """Feasibility (and optionally optimize one order). ``extra_ub``: order upper bounds;
-        ``force_zero``: {var index: 0/1} fixes its vanishing binary."""
+        ``force_zero``: {var index: 0/1} fixes its vanishing binary; ``spread``: maximize
+        ``sum min(o_v, 1)`` over these nonvanishing variables (finds impulsive candidates)."""
         nv = len(self.vars) + len(self.funcs)
-        cols = []   # variable layout: o (nv), z (nv), then per-equation M, w and per-monomial a, b
+        # variable layout: o (nv), z (nv), then per-equation M, w and per-monomial a, b, then y
         n = 2 * nv
         eq_layout = []
         for lab, monos in self.eq_monos:
@@ -151,6 +153,10 @@ class _OrderSystem:
                 am.append((n, n + 1))
                 n += 2
             eq_layout.append((M, w, am))
+        ys = {}
+        for i in spread or ():
+            ys[i] = n
+            n += 1
         lb = np.full(n, 0.0)
         ub = np.full(n, 1.0)
         integ = np.ones(n)
@@ -159,6 +165,8 @@ class _OrderSystem:
         integ[:nv] = 0
         for M, w, am in eq_layout:
             lb[M], ub[M], integ[M] = -BIG, BIG, 0
+        for i, y in ys.items():
+            lb[y], ub[y], integ[y] = -BIG, 1.0, 0
         # priors: increments finite; non-polynomial arguments and function values finite
         for u, j in self.U.items():
             ub[self.index[u]] = min(ub[self.index[u]], 0.0)
@@ -193,7 +201,14 @@ class _OrderSystem:
                 add({b: 1, a: -1}, -np.inf, 0)   # b <= a
                 add({w: 1, a: 1}, -np.inf, 1)    # w <= 1 - a
             add({**{b: 1 for _, b in am}, w: 2}, 2, np.inf)   # sum b >= 2 (1 - w)
+        for i, y in ys.items():
+            add({y: 1, i: -1}, -np.inf, 0)               # y <= o
+            add({y: 1, nv + i: 2}, -np.inf, 1)           # y <= 1 - 2 z (vanishing: y <= -1)
         c = np.zeros(n)
+        for y in ys.values():
+            c[y] = -1.0
+        for i in nonzero or ():
+            c[nv + i] = 1.0                              # as few vanishing unknowns as possible
         if objective is not None:
             i, sense = objective
             c[i] = sense
@@ -223,9 +238,40 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
     jet_ub = {osys.index[u]: -(j.m - 1.0) for u, j in osys.U.items() if j.m > 1}
     jet_level = not jet_ub or osys.solve(extra_ub=jet_ub) is not None
     extra = jet_ub if jet_level else None
+    # impulsive candidates: maximize sum min(order, 1) over the algebraic unknowns not yet
+    # known to be possibly positive, until no further one can be positive (few MILPs instead of
+    # one per unknown)
+    positive: set = set()
+    while True:
+        rest = [osys.index[v] for v in osys.alg if v not in positive]
+        if not rest:
+            break
+        sol = osys.solve(extra_ub=extra, spread=rest)
+        new = {osys.vars[i] for i in rest
+               if sol is not None and sol.x[i] > TOL and sol.x[len(osys.vars)
+                                                              + len(osys.funcs) + i] < 0.5}
+        if not new:
+            break
+        positive |= new
+    # which of the others can be nonzero at all (the rest vanish: order -inf)
+    nz: set = set()
+    nvall = len(osys.vars) + len(osys.funcs)
+    while True:
+        rest = [osys.index[v] for v in osys.alg if v not in positive and v not in nz]
+        if not rest:
+            break
+        sol = osys.solve(extra_ub=extra, nonzero=rest)
+        new = {osys.vars[i] for i in rest if sol is not None and sol.x[nvall + i] < 0.5}
+        if not new:
+            break
+        nz |= new
     orders, forced, possible = {}, [], []
     for v in osys.vars:
         i = osys.index[v]
+        if v in osys.alg and v not in positive:
+            orders[v] = OrderInfo(Fraction(int(-BOUND)), Fraction(0), True) if v in nz \
+                else OrderInfo(None, None, True)
+            continue
         hi = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, -1.0))
         if hi is None:
             orders[v] = OrderInfo(None, None, True)
