@@ -25,6 +25,7 @@ from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, continuation
 
 MAX_CONFIGS = 20000
 MAX_CASCADE = 32
+AUTO_SIMULTANEOUS = 6
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ class _Explorer:
 
 
 def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restricted",
-                      standardize: bool = True, simultaneous: bool = True,
+                      standardize: bool = True, simultaneous: bool | None = None,
                       literal_lemma22: bool = False, max_configs: int = MAX_CONFIGS) -> Automaton:
     """Explore every run of the model and build its mode-change automaton (theory §2.15).
 
@@ -172,8 +173,9 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
       (docs/decisions.md);
     * ``standardize``: run the impulse analysis and standardization of every mode-change instant
       (`mdae_fmu.impulse`);
-    * ``simultaneous``: explore every (configuration, mode) pair (default); ``False`` restricts
-      mode changes to one guard at a time (Assumption 3, for large benchmark families);
+    * ``simultaneous``: ``True`` explores every (configuration, mode) pair; ``False`` restricts
+      mode changes to one guard at a time (Assumption 3, for large families); ``None``
+      (default) is ``True`` up to 6 guards and ``False`` above (noted in the diagnostics);
     * ``literal_lemma22``: Lemma 22 as printed in DiffArray (comparison only).
 
     Raises `ModelRejected` only for guard fixpoints (E-FIXPOINT, at normalization); structural
@@ -181,8 +183,15 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     """
     system = model if isinstance(model, MultimodeSystem) else normalize(model)
     ex = _Explorer(system, erasure, literal_lemma22)
+    auto_note = None
+    if simultaneous is None:
+        simultaneous = len(system.guards) <= AUTO_SIMULTANEOUS
+        if not simultaneous:
+            auto_note = Diagnostic(
+                "W-SINGLE-CHANGES", f"{len(system.guards)} guards: mode changes explored one "
+                "guard at a time (simultaneous switches of several guards not analysed)")
     all_modes = [m for m in system.modes() if feasible_mode(system, m)]
-    diagnostics: list[Diagnostic] = []
+    diagnostics: list[Diagnostic] = [auto_note] if auto_note else []
     infos = []
     steady: dict[Mode, Config] = {}
     for m in all_modes:
