@@ -32,8 +32,8 @@ import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
@@ -155,11 +155,6 @@ class _PostLexer:
         return stream
 
 
-class _LexerPosition:
-    """What lark's contextual lexer reads from the parser: the current LALR state."""
-    __slots__ = ("position",)
-
-
 _lock = threading.Lock()
 _instance: "_Parser | None" = None
 
@@ -167,16 +162,14 @@ _instance: "_Parser | None" = None
 class _Parser:
     """The lark grammar, its LALR table and the callbacks, built once per process.
 
-    `run` drives the LALR automaton itself (instead of ``Lark.parse``) so that the unit
-    reductions of the precedence chain (``primary -> factor -> term -> ... -> expression``, 9 per
-    operand) cost one dictionary lookup each instead of a callback: this halves import time.
-    The lexer is lark's contextual lexer."""
+    `run` drives lark's LALR table itself instead of calling ``Lark.parse``: a run of unit
+    reductions of the precedence chain (``primary -> factor -> term -> ... -> expression``, nine
+    per operand) costs one memoized lookup instead of nine callbacks, and tokens are matched
+    with the per-state terminal alternations that lark compiled for its contextual lexer. On
+    the chain benchmark this halves the import time (docs/importers.md)."""
 
     def __init__(self):
-        from lark.lexer import LexerState
         from lark.parsers.lalr_analysis import Shift
-        from lark.utils import TextSlice
-        self._lexer_state, self._text_slice, self._shift = LexerState, TextSlice, Shift
         self.callbacks = _Callbacks()
         self.lark = Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
                          start=["start", "expression"], transformer=self.callbacks,
@@ -434,7 +427,7 @@ class ParseContext:
             return SourceLoc(self.filename, self.line0, self.col0 + col - 1)
         return SourceLoc(self.filename, self.line0 + line - 1, col)
 
-    def tok_loc(self, tok: Token) -> SourceLoc:
+    def tok_loc(self, tok: "_Token") -> SourceLoc:
         return self.loc(tok.line, tok.column)
 
     def error(self, loc: SourceLoc, message: str, priority: int = 0):
@@ -520,7 +513,7 @@ class _Callbacks:
 
     ctx: ParseContext
 
-    def _start_loc(self, tok: Token) -> tuple[SourceLoc, int]:
+    def _start_loc(self, tok: "_Token") -> tuple[SourceLoc, int]:
         """Start of the equation containing ``tok``: the first token after the last ``;``,
         ``then``, ``else`` or ``equation`` before it. Returns (loc, offset)."""
         ctx = self.ctx
@@ -886,7 +879,7 @@ class _Callbacks:
 
 @dataclass(slots=True)
 class _Named:
-    name: Token
+    name: "_Token"
     value: object
 
 
@@ -897,7 +890,7 @@ class _Description:
 
 @dataclass(slots=True)
 class _Argument:
-    name: Token
+    name: "_Token"
     mod: "_Modification | None"
 
 
