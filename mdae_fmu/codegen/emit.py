@@ -97,9 +97,11 @@ def _float(v) -> str:
 
 
 def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str,
-                     progress=None) -> dict[str, str]:
+                     progress=None, modes=None) -> dict[str, str]:
     """All C sources of the FMU, by file name (module docstring). ``progress(done, total)``
-    is called while the schedule is printed."""
+    is called while the schedule is printed. ``modes``: the per-mode sources of a multimode
+    model (`mdae_fmu.codegen.multimode.ModeSources`); then ``cm.blocks`` only name the blocks
+    and model.c leaves compute/drift/projection to ``model_modes.c``."""
     env = _env()
     pr = make_printers(cm, ev)
     p = pr.main
@@ -130,7 +132,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
             helpers.clear()
             functions.clear()
 
-    for k, blk in enumerate(cm.blocks):
+    for k, blk in enumerate(cm.blocks if modes is None else ()):
         code = emit_block(blk, k, pr.schedule, slot_index)
         stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
         stmts.append(code.body)
@@ -243,10 +245,14 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     work = max([nb * nb + 4 * nb for nb in block_sizes] + [gn_work(m_i, n_i), gn_work(m_p, n_p),
                                                             1])
     perm = max(block_sizes + [m_i, n_i, m_p, n_p, 1])
+    if modes is not None:
+        files.update(modes.files)
+        work, perm = max(work, modes.work), max(perm, modes.perm)
     files["config.h"] = env.get_template("config.h.j2").render(
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=z, nrel=len(ev.relations), nwhen=len(ev.branches),
-        nsample=len(ev.samples), ncons=len(cm.consistency), nblocks=len(cm.blocks),
+        nsample=len(ev.samples),
+        ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
         ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
         iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
     files["model.c"] = env.get_template("model.c.j2").render(
@@ -270,7 +276,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         init_residual="\n".join(init_res), assertions="\n".join(asserts),
         cons_residual="\n".join(cons_res), drift="\n".join(drift),
         ncons=len(cm.consistency), project_unknowns=_num_list(proj_unknowns, str),
-        n_project=n_p)
+        n_project=n_p, multimode=modes is not None)
     return files
 
 

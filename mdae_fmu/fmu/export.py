@@ -87,8 +87,16 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         from ..structure.per_mode import analyze_modes
         report = analyze_modes(model)
     progress("planning")
-    cm = compile_model(model, report)
-    ev = plan_events(model, cm)
+    multimode = None
+    if len(report.modes) > 1:
+        # several long modes: per-mode schedules and restarts (docs/multimode-fmu.md)
+        from ..codegen.multimode import plan_multimode
+        multimode = plan_multimode(model, report)
+        cm = multimode.compiled
+        ev = plan_events(model, cm, extra_exprs=multimode.guards)
+    else:
+        cm = compile_model(model, report)
+        ev = plan_events(model, cm)
     init = plan_initialization(model, cm)
     nz = sum(1 for r in ev.relations if r.kind == "state")
 
@@ -97,7 +105,12 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
 
     progress("generating C")
     try:
-        sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER, progress=on_blocks)
+        modes = None
+        if multimode is not None:
+            from ..codegen.multimode import generate_mode_sources
+            modes = generate_mode_sources(multimode, ev)
+        sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER, progress=on_blocks,
+                                   modes=modes)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
     sources = configure_sources(sources, fmi_type,

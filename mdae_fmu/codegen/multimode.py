@@ -1,0 +1,425 @@
+"""Multimode Model Exchange code: one schedule per reachable long mode, one restart per edge.
+
+Theory note 9334-theory-algorithms §3.5 (execution scheme: per-mode index-reduced system F^c
+solved by blocks, restart at a mode change, one nonstandard instant per event iteration) and
+§3.6 (its FMI 2.0 mapping); examples note §2 for the models. Decisions: docs/multimode-fmu.md.
+
+Plain-data stages:
+
+* `plan_multimode(model, report, automaton)` -> `MultimodePlan`: the union layout (one value
+  slot per variable instance used by any mode, one state vector = the union of the modes'
+  states), then per long mode its blocks and consistency equations (`ModeCode`) and per edge
+  of the mode-change automaton its composed restart ``x+ = f(x-)`` (`EdgeCode`).
+* `generate_mode_sources(plan, ev)` -> `ModeSources`: the C files ``model_mode_<m>.c`` (the
+  block schedule of mode m, reusing the exporter's block code) and ``model_modes.c`` (the mode
+  selection from the guard valuation, the restarts, the per-mode ``mdae_compute``,
+  ``mdae_drift`` and ``mdae_project``), plus the sizes the exporter's ``config.h`` needs.
+
+Run-time contract (``model_modes.c``): ``mdae_compute`` evaluates the discrete equations, reads
+the long guards, and when their valuation names another mode than ``d->mode`` outside
+initialization it first runs the old mode's schedule (the left limits), then the restart of
+the edge (all right-hand sides evaluated before any assignment; a non-finite value is a
+run-time error naming the mode change and the time), sets the mode and the Integer output
+``mdae_mode``, projects onto the new mode's consistency equations when the restart left them
+violated, and runs the new mode's schedule. Because ``mdae_mode`` is a discrete variable, the
+generic event iteration reports ``newDiscreteStatesNeeded`` after each change (one instant per
+``fmi2NewDiscreteStates``) and ``valuesOfContinuousStatesChanged`` exactly when a state moved.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from dataclasses import dataclass, replace
+
+import jinja2
+import sympy as sp
+
+from .. import expr as E
+from ..diagnostics import ModelRejected
+from ..ir import Model
+from .blocks import BlockPlan, emit_block
+from .cprinter import SlotPrinter, c_comment, c_string
+from .plan import CompiledModel, FmiVariable, StatePlan, compile_model, der_name
+
+MODE_VARIABLE = "mdae_mode"
+STATEMENTS_PER_FUNCTION = 200
+
+
+@dataclass(frozen=True)
+class ModeCode:
+    """One long mode: its automaton label, guard valuation, blocks (global indices start at
+    ``offset``), consistency equations F^{<c} and the union-state positions it integrates."""
+    index: int
+    label: str
+    valuation: tuple[bool, ...]
+    blocks: tuple[BlockPlan, ...]
+    offset: int
+    consistency: tuple[tuple[str, sp.Expr], ...]
+    integrated: tuple[int, ...]          # positions in the union state vector
+
+
+@dataclass(frozen=True)
+class ImpulseOutput:
+    """The integral over the event of an impulsive variable ``var``: ``coef * (x+ - x-)``
+    for the state ``x`` whose momentum ``var`` drives (docs/multimode-fmu.md, "Impulses")."""
+    var: str
+    name: str
+    slot: int
+    state_slot: int
+    coef: sp.Expr
+
+
+@dataclass(frozen=True)
+class EdgeCode:
+    """One mode change ``src -> dst`` (automaton edge): the composed state restart as
+    ``(slot, f(x-))`` pairs and the impulse outputs it sets."""
+    src: int
+    dst: int
+    label: str
+    restart: tuple[tuple[int, sp.Expr], ...]
+    impulses: tuple[ImpulseOutput, ...]
+    closed_form: bool
+
+
+@dataclass(frozen=True)
+class MultimodePlan:
+    compiled: CompiledModel               # union layout; blocks = all modes' blocks
+    guards: tuple[sp.Expr, ...]           # the long guards, in valuation order
+    modes: tuple[ModeCode, ...]
+    edges: tuple[EdgeCode, ...]
+    initial: int
+    mode_slot: int                        # Integer slot of mdae_mode
+    impulses: tuple[ImpulseOutput, ...]
+
+
+@dataclass(frozen=True)
+class ModeSources:
+    files: dict
+    block_labels: tuple[str, ...]
+    ncons: int
+    work: int
+    perm: int
+
+
+def _only(report, mode):
+    return replace(report, modes=(mode,), exit_code=0, messages=())
+
+
+def _union_mode(modes):
+    """A synthetic ModeAnalysis whose instances are the union over ``modes`` (slot layout)."""
+    states, leading, blocks, solved, seen = [], [], [], {}, set()
+    for m in modes:
+        for s in m.states:
+            if s not in seen:
+                seen.add(s)
+                states.append(s)
+    lead_seen = set()
+    for m in modes:
+        for s in m.leading:
+            if s not in lead_seen and s not in seen:
+                lead_seen.add(s)
+                leading.append(s)
+        blocks.extend(m.blocks)
+        for le in m.solved:
+            solved.setdefault((le.eq_id, le.k), le)
+    return replace(modes[0], states=tuple(states), leading=tuple(leading), blocks=tuple(blocks),
+                   solved=tuple(solved.values()), consistency=())
+
+
+def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
+    """Union layout, per-mode schedules and per-edge restarts (module docstring; theory note
+    9334 §3.5(a) per-mode schedules, §3.5(b) restarts, §3.6 one state vector)."""
+    if automaton is None:
+        from ..modes.explore import analyze_multimode
+        automaton = analyze_multimode(model)
+    automaton.raise_if_rejected()
+    if report.exit_code != 0:
+        raise ModelRejected("; ".join(report.messages) or
+                            f"model {model.name}: the structural analysis rejects it")
+    long_idx = [k for k, (_, kind) in enumerate(automaton.guards) if kind == "long"]
+    if any(kind != "long" for _, kind in automaton.guards):
+        raise ModelRejected(f"model {model.name}: transient (edge/when) guards inside "
+                            f"equations are not supported by the multimode exporter")
+    guard_names = [automaton.guards[k][0] for k in long_idx]
+    by_valuation = {}
+    for ma in report.modes:
+        val = dict(ma.valuation)
+        if set(val) != set(guard_names):
+            raise ModelRejected(f"model {model.name}: internal: guards of mode {ma.name} "
+                                f"({sorted(val)}) differ from the automaton's {guard_names}")
+        by_valuation[tuple(bool(val[g]) for g in guard_names)] = ma
+    long_modes = [mi for mi in automaton.modes if mi.kind == "long" and mi.ok]
+    analyses = []
+    for mi in long_modes:
+        key = tuple(bool(mi.mode[k]) for k in long_idx)
+        if key not in by_valuation:
+            raise ModelRejected(f"model {model.name}: mode [{mi.label}] has no per-mode "
+                                f"analysis")
+        analyses.append((mi, by_valuation[key]))
+    table = report.symbols
+    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])))
+    state_pos = {s.symbol: k for k, s in enumerate(union.states)}
+
+    modes, all_blocks, init_cons = [], [], ()
+    for m, (mi, ma) in enumerate(analyses):
+        one = compile_model(model, _only(report, ma))
+        blocks = tuple(replace(b, label=f"[{mi.label}] {b.label}") for b in one.blocks)
+        integrated = tuple(sorted(state_pos[s.symbol] for s in one.states))
+        modes.append(ModeCode(m, mi.label, tuple(bool(mi.mode[k]) for k in long_idx), blocks,
+                              len(all_blocks), one.consistency, integrated))
+        all_blocks.extend(blocks)
+    initial = 0
+    if automaton.initial_mode is not None:
+        key = tuple(bool(automaton.initial_mode[k]) for k in long_idx)
+        for mc in modes:
+            if mc.valuation == key:
+                initial = mc.index
+    init_cons = modes[initial].consistency
+
+    # mdae_mode: a discrete Integer output holding the mode index
+    taken = {v.name for v in union.variables}
+    name = MODE_VARIABLE
+    while name in taken:
+        name += "_"
+    mode_slot = union.n_int
+    legend = ", ".join(f"{mc.index} = [{mc.label}]" for mc in modes)
+    variables = list(union.variables)
+    variables.append(FmiVariable(name, "Integer", mode_slot, "output", "discrete", "exact",
+                                 initial, f"current mode: {legend}", kind=1))
+    taken.add(name)
+
+    slot_of_name = _slot_names(union)
+
+    impulses, edges = {}, []
+    n_real = union.n_real
+    real_names = list(union.real_names)
+    idx_of = {mc.label: mc.index for mc in modes}
+    for ch in automaton.changes:
+        if not ch.accepted or ch.src_label not in idx_of:
+            continue
+        dst_label = ch.dst_label
+        if dst_label not in idx_of:
+            continue
+        restart = []
+        for eq in ch.restart:
+            lhs = str(eq.lhs)
+            if not lhs.endswith("+"):
+                continue
+            k = slot_of_name.get(lhs[:-1])
+            if k is None:
+                continue
+            restart.append((k, _to_left(eq.rhs, slot_of_name)))
+        edge_imp = []
+        for inst in ch.instants:
+            for var, order in inst.impulsive:
+                if order != "1":
+                    continue
+                found = _impulse_law(model, table, var, union, slot_of_name)
+                if found is None:
+                    continue
+                sslot, coef = found
+                if var not in impulses:
+                    iname = f"impulse({var})"
+                    while iname in taken:
+                        iname += "_"
+                    taken.add(iname)
+                    impulses[var] = ImpulseOutput(var, iname, n_real, sslot, coef)
+                    real_names.append(iname)
+                    variables.append(FmiVariable(
+                        iname, "Real", n_real, "output", "discrete", "exact", 0.0,
+                        f"integral of {var} over the last mode change", kind=1))
+                    n_real += 1
+                if impulses[var] not in edge_imp:
+                    edge_imp.append(impulses[var])
+        closed = bool(ch.restart)
+        edges.append(EdgeCode(idx_of[ch.src_label], idx_of[dst_label],
+                              f"[{ch.src_label}] -> [{dst_label}]", tuple(restart),
+                              tuple(edge_imp), closed))
+    compiled = replace(union, blocks=tuple(all_blocks), consistency=init_cons,
+                       variables=tuple(variables), n_int=union.n_int + 1, n_real=n_real,
+                       real_names=tuple(real_names),
+                       discrete_real_slots=union.discrete_real_slots
+                       + tuple(i.slot for i in impulses.values()),
+                       dependencies={})
+    guards = tuple(table.to_sympy(report.guard_exprs[[*report.long_guards].index(g)])
+                   for g in guard_names)
+    return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
+                         tuple(impulses.values()))
+
+
+def _slot_names(cm: CompiledModel) -> dict:
+    """Real slot of every name a restart formula may use: variables and parameters by name,
+    derivative instances as ``der(x)``, ``der(der(x))`` and ``der(x,2)``."""
+    out = {}
+    for sym, c in cm.slots.items():
+        if not c.startswith("d->r["):
+            continue
+        k = int(c[5:-1])
+        inst = cm.table.instance(sym)
+        if inst is None:
+            out.setdefault(sym.name, k)
+            continue
+        nm, order = inst
+        out.setdefault(der_name(nm, order), k)
+        if order >= 2:
+            out.setdefault(f"der({nm},{order})", k)
+    return out
+
+
+def _slot(cm: CompiledModel, sym):
+    c = cm.slots.get(sym)
+    if c is not None and c.startswith("d->r["):
+        return int(c[5:-1])
+    return None
+
+
+def _to_left(e: sp.Expr, slot_of_name: dict) -> sp.Expr:
+    """Check that every symbol of a restart right-hand side is a known slot name (``x-``
+    left limits, parameters)."""
+    for s in e.free_symbols:
+        n = s.name[:-1] if s.name.endswith("-") else s.name
+        if n not in slot_of_name:
+            raise ModelRejected(f"restart formula {e}: unknown symbol {s.name}")
+    return e
+
+
+def _impulse_law(model: Model, table, var: str, cm: CompiledModel, slot_of_name):
+    """Momentum law of an impulsive variable (docs/multimode-fmu.md, "Impulses"): an
+    unguarded equation ``a*der(x) = c*var + (bounded terms)`` with ``a``, ``c`` free of
+    variables, ``x`` a state; then the integral of ``var`` over the event is
+    ``(a/c) * (x+ - x-)``. Returns (slot of x, a/c) or None."""
+    params = {v.name for v in model.variables if v.variability in ("parameter", "constant")}
+    state_slots = {s.slot: s for s in cm.states}
+    for eq in model.equations:
+        if eq.guard:
+            continue
+        try:
+            r = table.to_sympy(eq.residual)
+        except (ValueError, TypeError):
+            continue
+        vs = table.sym(var, 0)
+        if vs not in r.free_symbols:
+            continue
+        c = sp.diff(r, vs)
+        if c.free_symbols - {table.sym(p, 0) for p in params} or c == 0:
+            continue
+        ders = [s for s in r.free_symbols
+                if table.instance(s) is not None and table.instance(s)[1] >= 1]
+        if len(ders) != 1:
+            continue
+        dsym = ders[0]
+        name, order = table.instance(dsym)
+        a = sp.diff(r, dsym)
+        if a.free_symbols - {table.sym(p, 0) for p in params} or a == 0:
+            continue
+        k = _slot(cm, table.sym(name, order - 1))
+        if k is None or k not in state_slots:
+            continue
+        return k, sp.simplify(-a / c)
+    return None
+
+
+# --- C text ---------------------------------------------------------------------------------
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(
+            lambda n: importlib.resources.files("mdae_fmu.templates").joinpath(n)
+            .read_text("utf-8")),
+        autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+def _gn_work(m, n):
+    q = max(m, n)
+    return m * n + 2 * m + 2 * n + q * q + 2 * q
+
+
+def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
+    """C files of the per-mode schedules and of the mode logic (module docstring)."""
+    from .emit import make_printers
+    cm = plan.compiled
+    pr = make_printers(cm, ev)
+    p = pr.main
+    env = _env()
+    files = {}
+    slot_index = {}
+    for sym, c in cm.slots.items():
+        if c.startswith("d->r["):
+            slot_index[sym] = int(c[5:-1])
+    state_slot = {s.symbol: s.slot for s in cm.states}
+    work, perm, ncons = 1, 1, 0
+    modes_ctx = []
+    for mc in plan.modes:
+        helpers, functions, stmts = [], [], []
+        for j, blk in enumerate(mc.blocks):
+            k = mc.offset + j
+            code = emit_block(blk, k, pr.schedule, slot_index)
+            stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
+            stmts.append(code.body)
+            if code.helpers:
+                helpers.append(code.helpers)
+            if len(stmts) >= 2 * STATEMENTS_PER_FUNCTION:
+                functions.append("\n".join(stmts))
+                stmts = []
+            work = max(work, len(blk.unknowns) ** 2 + 4 * len(blk.unknowns))
+            perm = max(perm, len(blk.unknowns))
+        if stmts:
+            functions.append("\n".join(stmts))
+        part = f"m{mc.index}"
+        files[f"model_mode_{mc.index}.c"] = env.get_template("model_schedule.c.j2").render(
+            part=part, comment_name=c_comment(f"{cm.name} mode [{mc.label}]"),
+            helpers="\n".join(helpers), functions=functions)
+        proj = sorted({state_slot[s] for _, e in mc.consistency for s in e.free_symbols
+                       if s in state_slot})
+        ncons = max(ncons, len(mc.consistency))
+        work = max(work, _gn_work(len(mc.consistency), len(proj)))
+        perm = max(perm, len(mc.consistency), len(proj))
+        integrated = set(mc.integrated)
+        zero = [cm.states[k].der_slot for k in range(len(cm.states)) if k not in integrated]
+        modes_ctx.append(dict(
+            index=mc.index, label=c_string(mc.label), comment=c_comment(mc.label, 60),
+            key=sum(1 << g for g, v in enumerate(mc.valuation) if v),
+            zero_ders=zero,
+            cons=[p.doprint(e) for _, e in mc.consistency],
+            project=proj))
+    edges_ctx = []
+    for ed in plan.edges:
+        lines = []
+        for k, (slot, e) in enumerate(ed.restart):
+            lines.append((slot, _print_left(e, cm, p), c_string(cm.real_names[slot])))
+        pos = {slot: j for j, (slot, _) in enumerate(ed.restart)}
+        imps = []
+        for i in ed.impulses:
+            j = pos.get(i.state_slot)
+            jump = f"(v{j} - d->r[{i.state_slot}])" if j is not None else "0.0"
+            imps.append((i.slot, f"({p.doprint(i.coef)}) * {jump}"))
+        edges_ctx.append(dict(src=ed.src, dst=ed.dst, label=c_string(ed.label),
+                              comment=c_comment(ed.label, 60), restart=lines, impulses=imps))
+    guards = [p.doprint(g) for g in plan.guards]
+    disc = [f"    {t} = {_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+    all_imp = [i.slot for i in plan.impulses]
+    files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
+        comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
+        discrete_assignments="\n".join(disc), mode_slot=plan.mode_slot,
+        impulse_slots=all_imp, nmodes=len(plan.modes))
+    labels = tuple(c_string(b.label) for b in cm.blocks)
+    return ModeSources(files, labels, ncons, work, perm)
+
+
+def _cast(target, value):
+    if target.startswith("d->i["):
+        return f"(int)floor(({value}) + 0.5)"
+    if target.startswith("d->b["):
+        return f"(({value}) != 0)"
+    return value
+
+
+def _print_left(e: sp.Expr, cm: CompiledModel, p: SlotPrinter) -> str:
+    """C text of a restart right-hand side: ``x-`` reads the current value of ``x`` (the
+    left limit: the old mode's schedule has just run), parameters their slot."""
+    names = _slot_names(cm)
+    slots = {}
+    for s in e.free_symbols:
+        n = s.name[:-1] if s.name.endswith("-") else s.name
+        slots[s] = f"d->r[{names[n]}]"
+    return SlotPrinter(slots, {}, {}).doprint(e)
