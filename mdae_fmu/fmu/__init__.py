@@ -1,0 +1,2 @@
+"""FMU packaging: `export.export(model, path, fmi_type)` (the entry point used by
+`mdae_fmu.api.export_fmu`), `model_description` (lxml), `build` (gcc), `package` (zip)."""
