@@ -133,3 +133,48 @@ def split_problem(problem: RestartProblem) -> list[RestartProblem]:
                                   {k: v for k, v in problem.lower.items() if k in labels},
                                   problem.params))
     return out
+
+
+def presolve(problem: RestartProblem) -> tuple[RestartProblem, dict]:
+    """Eliminate the algebraic unknowns that an equation gives explicitly from known values, with
+    no d (``c = 0``, ``x1 = R1*j1`` with j1 known): their values are finite or zero (never
+    impulsive) and substituting them only shrinks (and often decouples) the restart system.
+    Repeated to a fixpoint. Returns the reduced problem and ``{instance symbol: value}``."""
+    import sympy as sp
+    tops = {j.top for j in problem.jets if j.top is not None}
+    eqs = list(problem.equations)
+    unknowns = [s for s in problem.unknowns]
+    solved: dict = {}
+    changed = True
+    while changed:
+        changed = False
+        unk = set(unknowns)
+        for idx, (lab, e) in enumerate(eqs):
+            us = e.free_symbols & unk
+            if len(us) != 1:
+                continue
+            u = next(iter(us))
+            if u in tops or problem.d in e.free_symbols:
+                continue
+            ex = sp.expand(e)
+            a = ex.diff(u)
+            if a == 0 or a.free_symbols & (unk | {problem.d}):
+                continue
+            b = ex.xreplace({u: 0})
+            if sp.expand(ex - a * u - b) != 0:
+                continue                   # not linear in u
+            val = -b / a
+            solved = {k: v.xreplace({u: val}) for k, v in solved.items()}
+            solved[u] = val
+            del eqs[idx]
+            unknowns.remove(u)
+            eqs = [(lb, q.xreplace({u: val})) for lb, q in eqs]
+            changed = True
+            break
+    if not solved:
+        return problem, {}
+    labels = {lab for lab, _ in eqs}
+    reduced = RestartProblem(problem.label, tuple(eqs), tuple(unknowns), problem.jets, problem.d,
+                             {k: v for k, v in problem.lower.items() if k in labels},
+                             problem.params)
+    return reduced, solved

@@ -434,20 +434,33 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
     if not standardize:
         return RestartInstant(**base)
     from ..impulse.standardize import standardize as st
-    from ..impulse.problem import split_problem
+    from ..impulse.problem import presolve, right, split_problem
     try:
         prob = restart_problem(sf, r, f"instant {k}")
-        parts = [st(p) for p in split_problem(prob)]
+        reduced, explicit = presolve(prob)
+        parts = [st(p) for p in split_problem(reduced)] if reduced.equations else []
     except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError) as exc:
         return RestartInstant(**base, notes=(
             f"W-STANDARDIZE: the restart of this instant was not standardized ({exc}); the "
             "numerical delta-scheme applies",))
     imp = tuple((_inst_label(sf, sym), txt) for res in parts for sym, txt in res.impulsive)
     rank = {"S0": 0, "S1": 1, "S2": 2, "S3": 3}
-    method = max((res.method for res in parts), key=rank.get)
+    method = max((res.method for res in parts), key=rank.get, default="S0")
     level = "shift" if any(res.level == "shift" and res.method != "S0" for res in parts) \
         else "jet"
-    restart = tuple(sorted((e for res in parts for e in res.restart), key=lambda e: str(e.lhs)))
+    extra = []
+    if explicit:
+        # an explicitly given next instance x@1 of a variable not known before is its value
+        # after the Tick (e.g. the diode currents that become states of the new mode)
+        have = {j.name for j in prob.jets}
+        std = prob.jet_substitution()
+        for sym, val in explicit.items():
+            name, _, kk = sym.name.rpartition("@")
+            if name and name not in have and kk == "1":
+                v = sp.expand(val.xreplace(std)).xreplace({prob.d: 0})
+                extra.append(sp.Eq(right(name, 0), v))
+    restart = tuple(sorted([e for res in parts for e in res.restart] + extra,
+                           key=lambda e: str(e.lhs)))
     notes = tuple(n for res in parts for n in res.notes)
     return RestartInstant(**base, impulsive=imp, method=method, level=level, restart=restart,
                           notes=notes)
