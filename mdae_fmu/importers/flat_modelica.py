@@ -1099,6 +1099,13 @@ def _literal(cond: E.Expr, positive: bool = True) -> GuardLiteral:
     return GuardLiteral(cond, positive)
 
 
+def _residual(lhs, rhs):
+    """`expr.residual`, without its equality tests when neither side is a constant."""
+    if type(lhs) is E.Const or type(rhs) is E.Const:
+        return E.residual(lhs, rhs)
+    return E.BinOp("-", lhs, rhs)
+
+
 def _fold_strings(e):
     """``"a" + "b"`` -> ``"ab"`` (messages of assert and terminate)."""
     if type(e) is E.BinOp and e.op == "+":
@@ -1234,7 +1241,7 @@ class _ModelBuilder:
     # ---- equations ----
     def add_equation(self, item, guard):
         _, lhs, rhs, loc = item
-        self.equations.append(Equation(f"e{len(self.equations) + 1}", E.residual(lhs, rhs),
+        self.equations.append(Equation(f"e{len(self.equations) + 1}", _residual(lhs, rhs),
                                        guard, loc))
 
     def section(self, items, initial: bool):
@@ -1252,7 +1259,7 @@ class _ModelBuilder:
                 if initial:
                     _, lhs, rhs, loc = item
                     self.initial.append(Equation(f"i{len(self.initial) + 1}",
-                                                 E.residual(lhs, rhs), guard, loc))
+                                                 _residual(lhs, rhs), guard, loc))
                 else:
                     self.add_equation(item, guard)
             elif tag == "if":
