@@ -420,6 +420,7 @@ class ParseContext:
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
     term_pos: list = field(default_factory=list)      # end offsets of ; then else equation
     term_tok: list = field(default_factory=list)
+    whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
 
     def loc(self, line: int, col: int) -> SourceLoc:
         """File position of (line, col) of the parsed text."""
@@ -432,18 +433,20 @@ class ParseContext:
 
     def error(self, loc: SourceLoc, message: str, priority: int = 0):
         """Record an error; the earliest one in the file is raised when parsing ends."""
-        src = self.text if self.note and "\n" not in self.text else None
+        src = None if self.whole_file else self._src(loc)
         self.errors.append((loc.line, loc.col, priority, message + self.note, src))
 
     def _src(self, loc: SourceLoc):
-        if self.note:                 # XML: the expression text itself, the column is within it
-            return self.text if "\n" not in self.text else None
+        """The line to show under a message: a line of the file, or the parsed expression text
+        (an XML attribute value) placed at its column."""
+        if not self.whole_file:
+            return " " * (self.col0 - 1) + self.text if "\n" not in self.text else None
         return source_line(self.text, loc.line)
 
     def raise_first(self):
         if self.errors:
             line, col, _, message, src = min(self.errors, key=lambda e: e[:3])
-            if src is None and not self.note and self.text and self.line0 == 1:
+            if src is None and self.whole_file and self.text:
                 src = source_line(self.text, line)
             raise InputError(message, SourceLoc(self.filename, line, col), src)
 
@@ -569,7 +572,7 @@ class _Callbacks:
         if name not in ctx.first_use:
             loc = ctx.tok_loc(tok)
             ctx.first_use[name] = (loc.line, loc.col, ctx.note,
-                                   ctx.text if ctx.note and "\n" not in ctx.text else None)
+                                   None if ctx.whole_file else ctx._src(loc))
         return r
 
     def binop(self, c):
@@ -1064,7 +1067,7 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
     recorded for `build_model` and errors are deferred to it; without, errors raise at once."""
     own = ctx is None
     if own:
-        ctx = ParseContext(filename)
+        ctx = ParseContext(filename, whole_file=False)
     ctx.text, ctx.line0, ctx.col0, ctx.note = text, line, col, note
     ctx.term_pos, ctx.term_tok = [], []
     if not text.strip():
