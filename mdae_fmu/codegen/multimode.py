@@ -90,6 +90,7 @@ class MultimodePlan:
     initial: int
     mode_slot: int                        # Integer slot of mdae_mode
     impulses: tuple[ImpulseOutput, ...]
+    watched: tuple[sp.Expr, ...] = ()     # relations on x whose guards read pre(x)
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,23 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
     guards = tuple(table.to_sympy(report.guard_exprs[[*report.long_guards].index(g)])
                    for g in guard_names)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
-                         tuple(impulses.values()))
+                         tuple(impulses.values()), _watched(model, report, compiled))
+
+
+def _watched(model: Model, report, cm: CompiledModel) -> tuple:
+    """Left-limit guards (``g = pre(s) <= 0``, theory note 9334 §3.5(b): no logico-numerical
+    fixpoint) only change at an event; the event is the crossing of the same relation on the
+    continuous ``s``. Those relations (``s <= 0``) are returned so that the event plan gives
+    them an event indicator."""
+    table = report.symbols
+    back = {table.pre(n): table.sym(n, 0) for n in report.unknowns}
+    out = []
+    for _, e in cm.discrete_assignments:
+        for rel in sp.preorder_traversal(e):
+            if isinstance(rel, sp.core.relational.Relational) and \
+                    rel.free_symbols & set(back):
+                out.append(rel.xreplace(back))
+    return tuple(out)
 
 
 def _slot_names(cm: CompiledModel) -> dict:

@@ -93,7 +93,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         from ..codegen.multimode import plan_multimode
         multimode = plan_multimode(model, report)
         cm = multimode.compiled
-        ev = plan_events(model, cm, extra_exprs=multimode.guards)
+        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
     else:
         cm = compile_model(model, report)
         ev = plan_events(model, cm)
