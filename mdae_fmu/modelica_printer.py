@@ -127,9 +127,23 @@ def print_simple(e: E.Expr) -> str:
     return _wrap(e, _OR)
 
 
-def print_equation_body(residual: E.Expr) -> str:
-    """``a = b`` for the residual ``a - b``, else ``0 = r``."""
+def _is_zero(e) -> bool:
+    return e == E.ZERO or e == E.Const(0.0)
+
+
+def equation_sides(residual: E.Expr) -> tuple[E.Expr, E.Expr]:
+    """``(lhs, rhs)`` whose `expr.residual` is ``residual`` again: ``(a, b)`` for ``a - b``
+    (`expr.split_residual`), ``(0, r)`` otherwise, and also when a side of ``a - b`` is zero
+    (``x - 0`` printed as ``x = 0`` would read back as the residual ``x``)."""
     lhs, rhs = E.split_residual(residual)
+    if _is_zero(lhs) or _is_zero(rhs):
+        return E.ZERO, residual
+    return lhs, rhs
+
+
+def print_equation_body(residual: E.Expr) -> str:
+    """``a = b`` for the residual ``a - b``, else ``0 = r`` (`equation_sides`)."""
+    lhs, rhs = equation_sides(residual)
     return f"{print_simple(lhs)} = {print_expr(rhs)}"
 
 
@@ -242,4 +256,4 @@ def print_model(model: Model) -> str:
 
 
 __all__ = ["print_model", "print_expr", "print_name", "print_string", "print_equation_body",
-           "print_simple"]
+           "print_simple", "equation_sides"]

@@ -193,3 +193,49 @@ def test_minimal_parentheses():
     assert px("(if a then b else c) + 1") == "(if a then b else c) + 1"
     assert px("2.5e-10 * x") == "2.5e-10 * x"
     assert px("(a < b) == c") == "(a < b) == c"
+
+
+# --- random models: print -> parse and XML -> parse are the identity -------------------------
+
+_POOL = ["x", "y", "body.h", "m1.v[1]", "a b", "it's", "end", "z$"]
+_CONDS = ["c1", "c.2", "on"]
+
+
+def _model_exprs(names):
+    leaves = st.one_of(st.sampled_from([E.Ref(n) for n in names]),
+                       st.builds(E.Const, st.integers(-5, 5)),
+                       st.builds(E.Const, st.floats(-1e3, 1e3, allow_nan=False)),
+                       st.just(E.TIME))
+    return st.recursive(leaves, lambda ch: st.one_of(
+        st.builds(E.BinOp, st.sampled_from(E.BINARY_OPS), ch, ch),
+        st.builds(_unop, st.sampled_from(["-", "+"]), ch),
+        st.builds(E.Der, ch),
+        st.builds(E.If, ch, ch, ch),
+        st.builds(lambda a: E.Call("pre", (a,)), ch),
+    ), max_leaves=6)
+
+
+@st.composite
+def _models(draw):
+    from mdae_fmu.ir import Equation, GuardLiteral, Model, Variable
+    names = draw(st.lists(st.sampled_from(_POOL), min_size=1, max_size=5, unique=True))
+    conds = draw(st.lists(st.sampled_from(_CONDS), min_size=1, max_size=3, unique=True))
+    variables = [Variable(n, "Real", "continuous", "local") for n in names]
+    variables += [Variable(c, "Boolean", "discrete", "local") for c in conds]
+    exprs = _model_exprs(names)
+    lits = st.builds(GuardLiteral, st.one_of(
+        st.sampled_from([E.Ref(c) for c in conds]),
+        st.builds(lambda n: E.BinOp(">", E.Ref(n), E.ZERO), st.sampled_from(names))),
+        st.booleans())
+    eqs = []
+    for k in range(draw(st.integers(1, 8))):
+        lhs, rhs = draw(exprs), draw(exprs)
+        guard = tuple(draw(st.lists(lits, max_size=3)))
+        eqs.append(Equation(f"e{k + 1}", E.residual(lhs, rhs), guard))
+    return Model("Random", tuple(variables), tuple(eqs))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_models())
+def test_random_models_round_trip(m):
+    _roundtrip(m)

@@ -16,7 +16,7 @@ from lxml import etree
 
 from .. import expr as E
 from ..ir import Assertion, Assign, Model, Reinit, Terminate
-from ..modelica_printer import print_expr, print_simple
+from ..modelica_printer import equation_sides, print_expr, print_simple
 from .xml_eqlist import NAMESPACE
 
 _NS = "{" + NAMESPACE + "}"
@@ -31,7 +31,7 @@ def _sub(parent, tag: str, **attrs):
 
 
 def _equation(parent, eq):
-    lhs, rhs = E.split_residual(eq.residual)
+    lhs, rhs = equation_sides(eq.residual)
     _sub(parent, "equation", id=eq.id, lhs=print_simple(lhs), rhs=print_expr(rhs))
 
 
