@@ -271,11 +271,13 @@ class _Parser:
                 line += 1
                 line_start = pos
                 continue
-            m = None
-            for match in scan[state_stack[-1]]:
-                m = match(text, pos)
-                if m is not None:
-                    break
+            matchers = scan[state_stack[-1]]
+            m = matchers[0](text, pos)
+            if m is None and len(matchers) > 1:
+                for match in matchers[1:]:
+                    m = match(text, pos)
+                    if m is not None:
+                        break
             if m is None:
                 self._lex_error(text, pos, line, pos - line_start + 1, state_stack[-1], tok)
             ttype = m.lastgroup
