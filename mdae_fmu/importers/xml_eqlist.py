@@ -86,8 +86,11 @@ def parse_xml(data: bytes, filename: str = "<string>") -> Model:
         tree = etree.fromstring(data, _safe_parser()).getroottree()
     except etree.XMLSyntaxError as err:
         line, col = err.position if err.position else (err.lineno or 1, 1)
-        raise InputError(f"invalid XML: {_clean(err.msg)}", SourceLoc(filename, line or 1,
-                                                                        max(col, 1))) from None
+        msg = _clean(err.msg)
+        if "Excessive depth" in msg:
+            msg = "elements nested too deeply (more than 256 levels)"
+        raise InputError(f"invalid XML: {msg}", SourceLoc(filename, line or 1,
+                                                          max(col, 1))) from None
     except ValueError as err:          # e.g. unsupported encodings
         raise InputError(f"invalid XML: {err}", SourceLoc(filename, 1, 1)) from None
     if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
