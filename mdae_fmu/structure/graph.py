@@ -14,8 +14,10 @@ theory note 9334 §2.1–2.3.
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -25,6 +27,20 @@ from scipy.sparse.csgraph import connected_components, maximum_bipartite_matchin
 
 # Below this many edges the pure-Python Hopcroft–Karp is used (no scipy conversion overhead).
 _SMALL_EDGES = 2000
+
+
+@contextmanager
+def no_gc():
+    """Pause the cyclic garbage collector while building millions of small tuples and lists
+    (they hold only integers, so no cycle can form; the collector's repeated scans of the
+    young generation would otherwise dominate the run time at 10^6 equations)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 # --- the weighted bipartite graph -----------------------------------------------------------
@@ -310,7 +326,8 @@ def block_triangular(adj: Sequence[Sequence[int]], n_vars: int,
     total = int(lens.sum())
     rows = np.repeat(np.arange(n, dtype=np.int64), lens)
     cols = np.fromiter((j for r in adj for j in r), dtype=np.int64, count=total)
-    return _btf_arrays(n, m_e, owner, rows, cols)
+    with no_gc():
+        return _btf_arrays(n, m_e, owner, rows, cols)
 
 
 def block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
@@ -325,7 +342,8 @@ def block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarra
     rows, cols = g.edge_rows(), g.indices
     if keep is not None:
         rows, cols = rows[keep], cols[keep]
-    return _btf_arrays(g.n_eqs, m_e, owner, rows, cols)
+    with no_gc():
+        return _btf_arrays(g.n_eqs, m_e, owner, rows, cols)
 
 
 def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
@@ -353,28 +371,33 @@ def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     cross = a != b
     code = np.unique(a[cross] * n_comp + b[cross])
     a, b = code // n_comp, code % n_comp
-    indeg = np.bincount(b, minlength=n_comp).tolist()
-    succ_ptr = np.zeros(n_comp + 1, dtype=np.int64)
-    np.cumsum(np.bincount(a, minlength=n_comp), out=succ_ptr[1:])
-    succ = b.tolist()                     # already grouped by a (code is sorted)
-    sp_l = succ_ptr.tolist()
-    key_l = key.tolist()
-    cok = comp_of_key.tolist()
-    heap = [key_l[c] for c in live.tolist() if indeg[c] == 0]
-    heapq.heapify(heap)
     pos = np.empty(n_comp, dtype=np.int64)
-    pos_l = [0] * n_comp
-    t = 0
-    pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        c = cok[pop(heap)]
-        pos_l[c] = t
-        t += 1
-        for s_ in succ[sp_l[c]:sp_l[c + 1]]:
-            indeg[s_] -= 1
-            if indeg[s_] == 0:
-                push(heap, key_l[s_])
-    pos[:] = pos_l
+    if np.all(key[a] < key[b]):
+        # the order of smallest equations is already topological: it is what the heap
+        # would produce (the heap always pops the smallest ready key)
+        pos[live[np.argsort(key[live])]] = np.arange(len(live))
+    else:
+        indeg = np.bincount(b, minlength=n_comp).tolist()
+        succ_ptr = np.zeros(n_comp + 1, dtype=np.int64)
+        np.cumsum(np.bincount(a, minlength=n_comp), out=succ_ptr[1:])
+        succ = b.tolist()                     # already grouped by a (code is sorted)
+        sp_l = succ_ptr.tolist()
+        key_l = key.tolist()
+        cok = comp_of_key.tolist()
+        heap = [key_l[c] for c in live.tolist() if indeg[c] == 0]
+        heapq.heapify(heap)
+        pos_l = [0] * n_comp
+        t = 0
+        pop, push = heapq.heappop, heapq.heappush
+        while heap:
+            c = cok[pop(heap)]
+            pos_l[c] = t
+            t += 1
+            for s_ in succ[sp_l[c]:sp_l[c + 1]]:
+                indeg[s_] -= 1
+                if indeg[s_] == 0:
+                    push(heap, key_l[s_])
+        pos[:] = pos_l
     # equations grouped by block position, sorted inside; their matched unknowns likewise
     bpos = pos[label[matched]]
     eq_sorted = matched[np.lexsort((matched, bpos))]

@@ -28,7 +28,7 @@ from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Assign, Equation, Model
 from ..symbolic import SymbolTable
-from .graph import DM, WeightedGraph, block_triangular_graph
+from .graph import DM, WeightedGraph, block_triangular_graph, no_gc
 from .latent import latent_system
 from .printing import expr_text
 from .sigma import SigmaResult, sigma_method, tight_edges
@@ -487,13 +487,14 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
     rows: list[int] = []
     cols: list[int] = []
     wts: list[int] = []
-    for i, eq in enumerate(equations):
-        for name, k in _sigma_row(eq.residual).items():
-            j = vidx.get(name)
-            if j is not None:
-                rows.append(i)
-                cols.append(j)
-                wts.append(k)
+    with no_gc():
+        for i, eq in enumerate(equations):
+            for name, k in _sigma_row(eq.residual).items():
+                j = vidx.get(name)
+                if j is not None:
+                    rows.append(i)
+                    cols.append(j)
+                    wts.append(k)
     cols_a = np.asarray(cols, dtype=np.int64)
     used = np.zeros(len(continuous), dtype=bool)
     used[cols_a] = True
