@@ -27,9 +27,10 @@ def model_path(name: str) -> Path:
     return p if p.exists() else DATA / f"{name}.mo"
 
 
-def build(name: str, fmi_type: str = "both", tolerance: float | None = None) -> Path:
+def build(name: str, fmi_type: str = "both", tolerance: float | None = 1e-10) -> Path:
     """The FMU of model ``name`` (reference_models/ or tests/data/), built once per process;
-    ``tolerance``: DefaultExperiment tolerance (the CS default when the host gives none)."""
+    ``tolerance``: DefaultExperiment tolerance (the CS default when the host gives none, as
+    libcosim does; tests that need another tolerance pass it to fmi2SetupExperiment)."""
     global _TMP
     from mdae_fmu import load
     from mdae_fmu.fmu.export import export

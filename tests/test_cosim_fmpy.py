@@ -138,7 +138,7 @@ def test_cs_matches_me(name, step, stop):
 def test_events_are_located_inside_steps():
     """Step 0.3: the bounces (closed form) are located to 1e-6, not rounded to the grid; the
     velocities at the communication points follow the closed form."""
-    slave = open_slave(build("BouncingBall", "cs"), stop_time=2.1, tolerance=1e-10,
+    slave = open_slave(build("BouncingBall"), stop_time=2.1, tolerance=1e-10,
                        logging=True)
     t, h, rows = 0.0, 0.3, []
     while t < 2.0:
@@ -170,7 +170,7 @@ def test_events_are_located_inside_steps():
 
 def test_time_events_exact_with_coarse_steps():
     """Stair with step 0.3 (no grid point on the integers): x(t) = n(n-1)/2 + n(t - n)."""
-    r = simulate_fmu(str(build("Stair", "cs")), fmi_type="CoSimulation", stop_time=9.0,
+    r = simulate_fmu(str(build("Stair")), fmi_type="CoSimulation", stop_time=9.0,
                      output_interval=0.3, output=["x", "n"], relative_tolerance=1e-8)
     for row in r:
         t = row["time"]
@@ -187,7 +187,7 @@ def test_real_input_takes_effect_at_next_step():
     """CsShaft: a constant torque from t = 0.5 on; w = tau/d (1 - exp(-d (t - 0.5)/J)), and the
     energy balance kinetic + dissipated = work of the input holds."""
     sig = np.array([(0.0, 0.0), (0.5, 0.0), (0.5, 1.5)], dtype=[("time", float), ("tau", float)])
-    r = simulate_fmu(str(build("CsShaft", "cs")), fmi_type="CoSimulation", stop_time=3.0,
+    r = simulate_fmu(str(build("CsShaft")), fmi_type="CoSimulation", stop_time=3.0,
                      output_interval=0.1, input=sig, relative_tolerance=1e-10,
                      output=["w", "Ekin", "Ediss", "Win"])
     J, d = 0.5, 0.1
@@ -203,7 +203,7 @@ def test_boolean_input_triggers_the_event_cascade():
     step (when-clause fired by an input event), x integrates n."""
     sig = np.array([(0.0, False), (0.25, True), (0.5, False), (0.75, True)],
                    dtype=[("time", float), ("on", bool)])
-    r = simulate_fmu(str(build("CsToggle", "cs")), fmi_type="CoSimulation", stop_time=1.0,
+    r = simulate_fmu(str(build("CsToggle")), fmi_type="CoSimulation", stop_time=1.0,
                      output_interval=0.1, input=sig, output=["n", "x"])
     for row in r:
         t = row["time"]
@@ -216,7 +216,7 @@ def test_boolean_input_triggers_the_event_cascade():
 
 
 def test_terminate_ends_the_step_early():
-    slave = open_slave(build("CsTerminate", "cs"), stop_time=1.0)
+    slave = open_slave(build("CsTerminate"), stop_time=1.0)
     assert slave.call("doStep", 0.0, 0.5) == OK
     assert slave.call("doStep", 0.5, 0.5) == DISCARD
     assert slave.fmu.getBooleanStatus(fmi2Terminated)
@@ -238,7 +238,7 @@ def bits(values):
 def test_rollback_is_bit_identical(name):
     """fmi2GetFMUstate, steps, fmi2SetFMUstate, the same steps again: identical bits; also
     through fmi2SerializeFMUstate/fmi2DeSerializeFMUstate."""
-    fmu = build(name, "cs")
+    fmu = build(name)
     names = recorded(fmu)
     slave = open_slave(fmu, stop_time=10.0, tolerance=1e-6)
     t, h = 0.0, 0.3
@@ -269,7 +269,7 @@ def test_rollback_is_bit_identical(name):
 
 
 def test_rollback_with_input_change():
-    fmu = build("CsShaft", "cs")
+    fmu = build("CsShaft")
     slave = open_slave(fmu, stop_time=10.0)
     tau = slave.vrs["tau"]
     assert slave.call("doStep", 0.0, 0.5) == OK
@@ -289,7 +289,7 @@ def test_rollback_with_input_change():
 # ---------------------------------------------------------------------------------------------
 
 def test_bad_use_returns_error_with_message():
-    fmu = build("CsShaft", "cs")
+    fmu = build("CsShaft")
     s = open_slave(fmu, stop_time=2.0)
     assert s.call("doStep", 0.0, -0.1) == ERROR
     assert any("step size" in m[2] for m in s.errors())

@@ -39,7 +39,7 @@ def vrs(fmu) -> dict[str, int]:
 def test_single_fmu_matches_me(name, stop):
     """libcosim gives no tolerance to fmi2SetupExperiment: the FMU then uses its
     DefaultExperiment tolerance (here 1e-10)."""
-    fmu = build(name, "both", tolerance=1e-10)
+    fmu = build(name)
     ref = vrs(fmu)
     names = [n for n in ref if not n.startswith("der(") and n in
              {v.name for v in read_model_description(str(fmu)).modelVariables
@@ -65,8 +65,7 @@ def test_single_fmu_matches_me(name, stop):
 def motor_and_shaft(step: float, stop: float = 10.0):
     """Run CsMotor (torque output, speed input) and CsShaft (torque input, speed output)
     connected both ways in libcosim; the final values of both FMUs by name."""
-    motor, shaft = build("CsMotor", "cs", tolerance=1e-10), build("CsShaft", "cs",
-                                                                   tolerance=1e-10)
+    motor, shaft = build("CsMotor"), build("CsShaft")
     vm, vs = vrs(motor), vrs(shaft)
     ex = CosimExecution.from_step_size(int(round(step * NS)))
     m = ex.add_local_slave(CosimLocalSlave(fmu_path=str(motor), instance_name="motor"))

@@ -35,7 +35,7 @@ def clutch_reference():
 
 def build_or_skip(name):
     try:
-        return build(name, "cs")
+        return build(name)
     except ModelRejected as err:
         if "single-mode" in str(err):
             pytest.skip(f"multimode export not available yet: {str(err).splitlines()[0]}")
@@ -115,7 +115,7 @@ def test_missing_sundials_is_a_clear_build_error(monkeypatch):
 
 def test_reset_reruns_identically():
     """fmi2Reset then the same experiment again: the same final values (fresh integrator)."""
-    fmu = build("BouncingBall", "cs")
+    fmu = build("BouncingBall")
     slave = open_slave(fmu, stop_time=2.0, tolerance=1e-8)
     finals = []
     for _ in range(2):
@@ -135,7 +135,7 @@ def test_reset_reruns_identically():
 def test_model_without_states():
     """CsNoState (no continuous state, time events every 0.5 s): y = 2 n + sin(t) at every
     communication point, with the right limit at event times."""
-    res = simulate_fmu(str(build("CsNoState", "cs")), fmi_type="CoSimulation", stop_time=2.0,
+    res = simulate_fmu(str(build("CsNoState")), fmi_type="CoSimulation", stop_time=2.0,
                        output_interval=0.3, output=["n", "y"])
     assert len(res) == 8
     for row in res:

@@ -55,7 +55,7 @@ def run(host, fmu, work, stop, step, input_name=None, valgrind=True):
 def test_memcheck_clean(host, tmp_path, name, stop, step, input_name):
     if not have_valgrind():
         pytest.skip("valgrind not installed")
-    proc, binary, report = run(host, build(name, "cs"), tmp_path, stop, step, input_name)
+    proc, binary, report = run(host, build(name), tmp_path, stop, step, input_name)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:], proc.stdout[-2000:])
     assert "rollback identical" in proc.stdout
     assert "final" in proc.stdout
@@ -67,7 +67,7 @@ def test_memcheck_clean(host, tmp_path, name, stop, step, input_name):
 def test_host_detects_misuse_without_valgrind(host, tmp_path):
     """The host itself fails (exit 2) if a misuse is accepted: run it natively on a
     well-behaved FMU to show the checks pass, and check its final time."""
-    proc, _, _ = run(host, build("CsShaft", "cs"), tmp_path, 1.0, 0.1, "tau", valgrind=False)
+    proc, _, _ = run(host, build("CsShaft"), tmp_path, 1.0, 0.1, "tau", valgrind=False)
     assert proc.returncode == 0, proc.stderr
     final = [line for line in proc.stdout.splitlines() if line.startswith("final")][0]
     assert abs(float(final.split()[1]) - 1.0) < 1e-9
