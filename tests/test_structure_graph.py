@@ -234,3 +234,24 @@ def test_btf_on_weighted_graph_with_mask():
     m = [0, 1, -1, 3]
     # e2 reads t2, computed by e4, so e4 comes first
     assert block_triangular_graph(g, m, keep) == [((0,), (0,)), ((3,), (3,)), ((1,), (1,))]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 30), st.floats(0.0, 0.3), st.booleans(), st.integers(0, 10**6))
+def test_canonical_topological_order_fast_path_equals_heap(n, density, forward, seed):
+    rng = random.Random(seed)
+    keys = list(range(n))
+    if not forward:
+        rng.shuffle(keys)
+    key = np.asarray(keys, dtype=np.int64)
+    comp_of_key = np.full(n + 1, -1, dtype=np.int64)
+    comp_of_key[key] = np.arange(n)
+    # a DAG on components, arcs from lower to higher topological rank (rank = index)
+    arcs = sorted({(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < density})
+    a = np.asarray([x for x, _ in arcs], dtype=np.int64)
+    b = np.asarray([y for _, y in arcs], dtype=np.int64)
+    live = np.arange(n)
+    fast = G._canonical_topological_positions(n, live, key, comp_of_key, a, b, fast=True)
+    heap = G._canonical_topological_positions(n, live, key, comp_of_key, a, b, fast=False)
+    assert (fast == heap).all()
+    assert all(heap[x] < heap[y] for x, y in arcs)

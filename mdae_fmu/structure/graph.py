@@ -371,8 +371,27 @@ def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     cross = a != b
     code = np.unique(a[cross] * n_comp + b[cross])
     a, b = code // n_comp, code % n_comp
+    pos = _canonical_topological_positions(n_comp, live, key, comp_of_key, a, b)
+    # equations grouped by block position, sorted inside; their matched unknowns likewise
+    bpos = pos[label[matched]]
+    eq_sorted = matched[np.lexsort((matched, bpos))]
+    var_sorted = m_e[matched][np.lexsort((m_e[matched], bpos))]
+    bp_sorted = np.sort(bpos)
+    bounds = np.flatnonzero(np.diff(bp_sorted)) + 1
+    cuts = [0] + bounds.tolist() + [len(matched)]
+    eq_l, var_l = eq_sorted.tolist(), var_sorted.tolist()
+    return [(tuple(eq_l[x:y]), tuple(var_l[x:y])) for x, y in zip(cuts, cuts[1:])]
+
+
+def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndarray,
+                                     comp_of_key: np.ndarray, a: np.ndarray, b: np.ndarray,
+                                     fast: bool = True) -> np.ndarray:
+    """Position of each live component in the topological order of the condensation arcs
+    a → b that always takes the ready component with the smallest key (Kahn's algorithm with
+    a min-heap): a canonical order, independent of the matching. When the key order is
+    itself topological it is that order, computed without the heap (``fast``)."""
     pos = np.empty(n_comp, dtype=np.int64)
-    if np.all(key[a] < key[b]):
+    if fast and np.all(key[a] < key[b]):
         # the order of smallest equations is already topological: it is what the heap
         # would produce (the heap always pops the smallest ready key)
         pos[live[np.argsort(key[live])]] = np.arange(len(live))
@@ -398,12 +417,4 @@ def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
                 if indeg[s_] == 0:
                     push(heap, key_l[s_])
         pos[:] = pos_l
-    # equations grouped by block position, sorted inside; their matched unknowns likewise
-    bpos = pos[label[matched]]
-    eq_sorted = matched[np.lexsort((matched, bpos))]
-    var_sorted = m_e[matched][np.lexsort((m_e[matched], bpos))]
-    bp_sorted = np.sort(bpos)
-    bounds = np.flatnonzero(np.diff(bp_sorted)) + 1
-    cuts = [0] + bounds.tolist() + [len(matched)]
-    eq_l, var_l = eq_sorted.tolist(), var_sorted.tolist()
-    return [(tuple(eq_l[x:y]), tuple(var_l[x:y])) for x, y in zip(cuts, cuts[1:])]
+    return pos
