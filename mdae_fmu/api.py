@@ -19,10 +19,10 @@ def load(path: str | Path) -> Model:
     return load_modelica(path)
 
 
-def analyze(model: Model):
-    """Structural analysis of every mode (and, once implemented, every mode change)."""
-    from .structure.per_mode import analyze_modes
-    return analyze_modes(model)
+def analyze(model: Model, erasure: str = "restricted"):
+    """Structural analysis of every mode and every mode change -> `mdae_fmu.analysis.Analysis`."""
+    from .analysis import analyze as _analyze
+    return _analyze(model, erasure=erasure)
 
 
 def export_fmu(model: Model, path: str | Path, fmi_type: str = "me"):

@@ -42,13 +42,21 @@ def _parser() -> argparse.ArgumentParser:
 
 def _analyze(args) -> int:
     from . import api
-    from .report import render_json, render_text
+    from .analysis import render_json, render_text
     model = api.load(args.model)
-    result = api.analyze(model)
+    result = api.analyze(model, erasure=args.erasure)
     if args.json:
         print(json.dumps(render_json(model, result), indent=2))
     else:
         print(render_text(model, result))
+    if args.dot:
+        if result.automaton is None:
+            print(f"{args.dot}: not written, the modes were rejected before the mode changes "
+                  "were explored", file=sys.stderr)
+        else:
+            from .automaton_dot import write_dot
+            png = write_dot(result.automaton, args.dot)
+            print(f"wrote {args.dot}" + (f" and {png}" if png else ""), file=sys.stderr)
     return result.exit_code
 
 

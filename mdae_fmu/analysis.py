@@ -1,0 +1,96 @@
+"""The whole compile-time analysis of a model: every mode, then every mode change.
+
+`analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, theory note 003
+§4 and 9334-theory-algorithms §3.2) and, when every mode is structurally regular, the
+exploration of mode changes into the mode-change automaton (`mdae_fmu.modes`, 9334 §2.15, with
+impulse analysis and standardization of the restarts). `render_text` / `render_json` give the
+report of `mdae-fmu analyze`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
+from .ir import Model
+from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
+from .report import render_json as _modes_json
+from .report import render_text as _modes_text
+from .structure.per_mode import ModesReport, analyze_modes
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Per-mode report, and the automaton when the modes were regular enough to explore.
+
+    ``rejection`` holds the message of a model rejected before exploration (for instance a
+    logico-numerical fixpoint between a guard and the equations it enables)."""
+    model_name: str
+    modes: ModesReport
+    automaton: Automaton | None
+    rejection: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return (self.modes.exit_code == EXIT_OK and self.rejection is None
+                and self.automaton is not None and self.automaton.accepted)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.accepted else EXIT_REJECTED
+
+    @property
+    def messages(self) -> tuple[str, ...]:
+        """Rejection diagnostics followed by warnings (``W-...``), one string each."""
+        out = list(self.modes.messages)
+        if self.rejection:
+            out.append(self.rejection)
+        if self.automaton is not None:
+            out.extend(self.automaton.messages)
+        return tuple(out)
+
+
+def analyze(model: Model, erasure: str = "restricted") -> Analysis:
+    """Analyse every mode; if all are regular, explore every mode change."""
+    modes = analyze_modes(model)
+    if modes.exit_code != EXIT_OK:
+        return Analysis(model.name, modes, None)
+    try:
+        automaton = analyze_multimode(model, erasure=erasure)
+    except ModelRejected as err:
+        return Analysis(model.name, modes, None, rejection=str(err))
+    return Analysis(model.name, modes, automaton)
+
+
+def render_text(model: Model, a: Analysis) -> str:
+    """The per-mode report, the mode changes, then one verdict for the whole model."""
+    text = _modes_text(model, a.modes)
+    # the per-mode report ends with its own verdict; the overall one replaces it
+    body = text[:text.rfind("\nverdict:")] if "\nverdict:" in text else text
+    parts = [body]
+    if a.automaton is not None:
+        parts.append(describe_automaton(a.automaton))
+    if a.accepted:
+        n_warn = sum(m.startswith("W-") for m in a.messages)
+        parts.append("verdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else ""))
+    else:
+        parts.append("\n".join(["verdict: rejected"] + [f"  {m}" for m in a.messages]))
+    return "\n\n".join(parts)
+
+
+def render_json(model: Model, a: Analysis) -> dict:
+    """`render_text`'s content as JSON: the per-mode report (docs/analyze-json.md) with the
+    automaton under ``mode_changes`` and the overall verdict."""
+    out = _modes_json(model, a.modes)
+    out["mode_changes"] = None if a.automaton is None else automaton_to_json(a.automaton)
+    out["exit_code"] = a.exit_code
+    out["accepted"] = a.accepted
+    out["messages"] = list(a.messages)
+    return out
+
+
+def require_accepted(a: Analysis) -> None:
+    """Raise `ModelRejected` (exit code 1) with every diagnostic when the model is rejected."""
+    if not a.accepted:
+        raise ModelRejected("\n".join(m for m in a.messages if not m.startswith("W-"))
+                            or "model rejected")
