@@ -95,11 +95,12 @@ def test_host_runs_without_valgrind_and_matches_closed_form(host, fmu, tmp_path)
     assert h == pytest.approx(1 - 9.81 * 0.16 / 2, abs=1e-3)
 
 
-SINGLE_MODE = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "Stair")
+# the single-mode reference models, plus the multimode clutch
+EXPORTED = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "Stair", "ClutchBasic")
 
 
 @needs_valgrind
-@pytest.mark.parametrize("name", SINGLE_MODE)
+@pytest.mark.parametrize("name", EXPORTED)
 def test_exported_reference_model_is_clean_under_valgrind(host, tmp_path, name):
     try:
         from mdae_fmu.fmu.export import export  # noqa: F401
