@@ -10,7 +10,8 @@ reference model) and ClutchBasic (0..10 s, restart at 5 s, release at 7 s):
 
 Both FMUs run through the same FMPy call (CVode, same relative tolerance, same output
 interval, pre-extracted, model description pre-read, so only the simulation is timed).
-Each figure is the median of ``--repeats`` process-CPU-time measurements. The table also
+Each figure is the median of ``--repeats`` process-CPU-time measurements, taken
+interleaved after one warm-up call each. The table also
 gives the largest difference between the generated and the baseline trajectories on the
 baseline's output grid, so a fast but wrong FMU is visible. Targets: generated/baseline
 <= 1.2 (VanDerPol, BouncingBall), <= 1.5 (ClutchBasic).
@@ -140,15 +141,18 @@ class Prepared:
                             output_interval=case.interval, output=out, record_events=True)
 
 
-def cpu_median(fn, repeats: int):
-    """Median process CPU time of ``fn`` over ``repeats`` calls, after one untimed warm-up
-    call (loading the FMU binary and FMPy's CVode library)."""
-    times, result = [], fn()
+def cpu_medians(fns, repeats: int):
+    """Median process CPU time of each function, after one untimed warm-up call each (loading
+    the binary and CVode), interleaved (one call of each per round) so
+    that background load hits all of them alike. Returns (medians, last results)."""
+    results = [fn() for fn in fns]
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        t = time.process_time()
-        result = fn()
-        times.append(time.process_time() - t)
-    return statistics.median(times), result
+        for i, fn in enumerate(fns):
+            t = time.process_time()
+            results[i] = fn()
+            times[i].append(time.process_time() - t)
+    return [statistics.median(ts) for ts in times], results
 
 
 def event_times(res) -> np.ndarray:
@@ -190,20 +194,22 @@ def run(repeats: int, rtol: float, cases=CASES) -> list[dict]:
         for case in cases:
             row = {"model": case.name, "target": case.target}
             base = Prepared(build_baseline(case.name, tmp / "baselines"), tmp / "b")
-            row["baseline"], bres = cpu_median(lambda: base.simulate(case, rtol, case.compare),
-                                               repeats)
+            grid = np.arange(0.0, case.stop + case.interval / 2, case.interval)
+            fns = [lambda: base.simulate(case, rtol, case.compare),
+                   lambda: SCIPY[case.name](case, rtol, grid)]
             try:
                 gen = Prepared(export_generated(case.name, tmp), tmp / "g")
-                row["generated"], gres = cpu_median(
-                    lambda: gen.simulate(case, rtol, case.compare), repeats)
-                row["max_diff"] = max_difference(gres, bres, case.compare)
+                fns.append(lambda: gen.simulate(case, rtol, case.compare))
             except Exception as err:     # exporter missing or model not supported yet
                 row["generated"] = None
                 row["note"] = f"generated FMU unavailable: {type(err).__name__}: {err}"[:120]
                 if "--debug" in sys.argv:
                     traceback.print_exc()
-            grid = np.arange(0.0, case.stop + case.interval / 2, case.interval)
-            row["scipy"], _ = cpu_median(lambda: SCIPY[case.name](case, rtol, grid), repeats)
+            medians, results = cpu_medians(fns, repeats)
+            row["baseline"], row["scipy"] = medians[0], medians[1]
+            if len(fns) == 3:
+                row["generated"] = medians[2]
+                row["max_diff"] = max_difference(results[2], results[0], case.compare)
             rows.append(row)
     return rows
 
