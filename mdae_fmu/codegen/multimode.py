@@ -91,6 +91,7 @@ class MultimodePlan:
     mode_slot: int                        # Integer slot of mdae_mode
     impulses: tuple[ImpulseOutput, ...]
     watched: tuple[sp.Expr, ...] = ()     # relations on x whose guards read pre(x)
+    banded: tuple = ()                    # (symbol, relation on pre(x), Boolean slot)
 
 
 @dataclass(frozen=True)
@@ -244,24 +245,60 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                        dependencies={})
     guards = tuple(table.to_sympy(report.guard_exprs[[*report.long_guards].index(g)])
                    for g in guard_names)
+    compiled, banded = _band_left_limit_relations(report, compiled)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
-                         tuple(impulses.values()), _watched(model, report, compiled))
+                         tuple(impulses.values()), _watched(model, report, compiled, banded),
+                         banded)
 
 
-def _watched(model: Model, report, cm: CompiledModel) -> tuple:
+def _pre_relations(report, e):
+    table = report.symbols
+    pres = {table.pre(n) for n in report.unknowns}
+    for rel in sp.preorder_traversal(e):
+        if isinstance(rel, sp.core.relational.Relational) and rel.free_symbols & pres:
+            yield rel
+
+
+def _band_left_limit_relations(report, cm: CompiledModel):
+    """A left-limit guard ``pre(s) <= 0`` read right after a restart that put ``s`` on its
+    threshold (the rope that goes slack lies on the circle: ``s = 0`` up to rounding) must not
+    flip back on rounding noise, else the event iteration cycles between the two modes. Such a
+    relation keeps its previous value while its signed distance is within half the event
+    hysteresis (the band in which the indicator cannot have crossed); the previous value is
+    a hidden Boolean slot (docs/multimode-fmu.md, "Left-limit guards")."""
+    banded, assigns = [], []
+    n_bool = cm.n_bool
+    for target, e in cm.discrete_assignments:
+        subs = {}
+        for rel in _pre_relations(report, e):
+            found = next((b for b in banded if b[1] == rel), None)
+            if found is None:
+                found = (sp.Symbol(f"mdae_band_{len(banded)}"), rel, n_bool)
+                banded.append(found)
+                n_bool += 1
+            subs[rel] = found[0]
+        assigns.append((target, e.xreplace(subs) if subs else e))
+    if not banded:
+        return cm, ()
+    from .events import signed_distance
+    p0 = SlotPrinter(dict(cm.slots), {}, {})
+    slots = dict(cm.slots)
+    for sym, rel, b in banded:
+        text = p0.doprint(signed_distance(rel)[0])
+        slots[sym] = (f"(({text}) > 0.5 * MDAE_HYSTERESIS ? 1 : ({text}) < -0.5 * "
+                      f"MDAE_HYSTERESIS ? 0 : d->b[{b}])")
+    return replace(cm, discrete_assignments=tuple(assigns), n_bool=n_bool,
+                   slots=slots), tuple(banded)
+
+
+def _watched(model: Model, report, cm: CompiledModel, banded=()) -> tuple:
     """Left-limit guards (``g = pre(s) <= 0``, theory note 9334 §3.5(b): no logico-numerical
     fixpoint) only change at an event; the event is the crossing of the same relation on the
     continuous ``s``. Those relations (``s <= 0``) are returned so that the event plan gives
     them an event indicator."""
     table = report.symbols
     back = {table.pre(n): table.sym(n, 0) for n in report.unknowns}
-    out = []
-    for _, e in cm.discrete_assignments:
-        for rel in sp.preorder_traversal(e):
-            if isinstance(rel, sp.core.relational.Relational) and \
-                    rel.free_symbols & set(back):
-                out.append(rel.xreplace(back))
-    return tuple(out)
+    return tuple(rel.xreplace(back) for _, rel, _ in banded)
 
 
 def _slot_names(cm: CompiledModel) -> dict:
@@ -355,6 +392,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     """C files of the per-mode schedules and of the mode logic (module docstring)."""
     from .emit import make_printers
     cm = plan.compiled
+    band_updates = [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]
     pr = make_printers(cm, ev)
     p = pr.main
     env = _env()
@@ -414,6 +452,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
                               comment=c_comment(ed.label, 60), restart=lines, impulses=imps))
     guards = [p.doprint(g) for g in plan.guards]
     disc = [f"    {t} = {_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+    disc += band_updates
     all_imp = [i.slot for i in plan.impulses]
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,

@@ -1,0 +1,263 @@
+"""Multimode Model Exchange FMUs (docs/multimode-fmu.md): per-mode schedules, restarts of the
+mode changes, guards as event indicators and inputs, impulse outputs, run-time failures.
+
+Oracles: closed forms of the clutch (examples note §2.1: conservation of j1 w1 + j2 w2 at
+engagement, exponential decay of each shaft), reference_models/*.csv (closed forms), the
+rope constraint and the energy balance of Cup-and-Ball (examples note §2.2), the restart
+formulas of the RLDC2 circuit (examples note §2.4: charge and flux sharing)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+from fmpy import simulate_fmu
+from fmpy.validation import validate_fmu
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mdae_fmu import load  # noqa: E402
+from mdae_fmu.diagnostics import ModelRejected  # noqa: E402
+from mdae_fmu.fmu.export import export  # noqa: E402
+from mdae_fmu.importers.flat_modelica import parse_modelica  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent / "reference_models"
+J1, J2, K1, K2 = 1.0, 2.0, 0.01, 0.0125
+
+
+@pytest.fixture(scope="module")
+def fmus(tmp_path_factory):
+    out = tmp_path_factory.mktemp("multimode")
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = export(load(ROOT / f"{name}.mo"), out / f"{name}.fmu",
+                                 progress=False)
+        return cache[name]
+    return get
+
+
+def _reference(name):
+    return np.genfromtxt(ROOT / f"{name}.csv", delimiter=",", names=True)
+
+
+def _event_rows(r, t, tol=1e-6):
+    idx = np.nonzero(np.abs(r["time"] - t) < tol)[0]
+    return r[idx[0]], r[idx[-1]]
+
+
+def _check_clutch(r):
+    t, w1, w2 = r["time"], r["w1"], r["w2"]
+    # engaged on (5, 7): one speed
+    eng = (t > 5.0 + 1e-6) & (t < 7.0 - 1e-6)
+    assert eng.sum() > 100
+    assert np.max(np.abs(w1[eng] - w2[eng])) < 1e-8
+    # engagement: the restart conserves the angular momentum
+    left, right = _event_rows(r, 5.0)
+    assert left["w1"] != pytest.approx(left["w2"], rel=1e-3)
+    assert right["w1"] == pytest.approx(1.286309709, rel=1e-6)
+    assert right["w2"] == pytest.approx(1.286309709, rel=1e-6)
+    p_left = J1 * left["w1"] + J2 * left["w2"]
+    assert J1 * right["w1"] + J2 * right["w2"] == pytest.approx(p_left, rel=1e-9)
+    # release: continuous, then each shaft decays at its own rate
+    left7, right7 = _event_rows(r, 7.0)
+    assert J1 * right7["w1"] + J2 * right7["w2"] == pytest.approx(
+        J1 * left7["w1"] + J2 * left7["w2"], rel=1e-9)
+    after = t > 7.0 + 1e-6
+    dt = t[after] - right7["time"]
+    np.testing.assert_allclose(w1[after], right7["w1"] * np.exp(-K1 / J1 * dt), rtol=1e-7)
+    np.testing.assert_allclose(w2[after], right7["w2"] * np.exp(-K2 / J2 * dt), rtol=1e-7)
+    # the closed-form reference (rows away from the two event instants)
+    ref = _reference("ClutchBasic")
+    keep = (np.abs(ref["time"] - 5.0) > 1e-9) & (np.abs(ref["time"] - 7.0) > 1e-9)
+    grid = (np.abs(t - 5.0) > 1e-6) & (np.abs(t - 7.0) > 1e-6)
+    for n in ("w1", "w2"):
+        got = np.interp(ref["time"][keep], t[grid], r[n][grid])
+        np.testing.assert_allclose(got, ref[n][keep], rtol=1e-6)
+    return right
+
+
+def test_clutch_basic_end_to_end(fmus):
+    r = simulate_fmu(str(fmus("ClutchBasic")), stop_time=10.0, relative_tolerance=1e-10,
+                     output_interval=0.01,
+                     output=["w1", "w2", "mdae_mode", "impulse(f1)", "impulse(f2)"])
+    right = _check_clutch(r)
+    left, _ = _event_rows(r, 5.0)
+    # impulses: the angular momentum transferred at engagement
+    assert right["impulse(f1)"] == pytest.approx(J1 * (right["w1"] - left["w1"]), rel=1e-9)
+    assert right["impulse(f2)"] == pytest.approx(-right["impulse(f1)"], rel=1e-9)
+    assert right["impulse(f1)"] > 0.3
+    # mode index: released, engaged, released
+    assert left["mdae_mode"] != right["mdae_mode"]
+    assert r["mdae_mode"][0] == r["mdae_mode"][-1] == left["mdae_mode"]
+    _, right7 = _event_rows(r, 7.0)
+    assert right7["impulse(f1)"] == 0.0     # release: no impulse
+
+
+def test_clutch_guarded_boolean_input(fmus):
+    table = np.array([(0.0, False), (5.0, False), (5.0, True), (7.0, True), (7.0, False),
+                      (10.0, False)], dtype=[("time", float), ("g", bool)])
+    r = simulate_fmu(str(fmus("ClutchGuarded")), stop_time=10.0, relative_tolerance=1e-10,
+                     output_interval=0.01, input=table, output=["w1", "w2", "mdae_mode"])
+    _check_clutch(r)
+
+
+def test_clutch_non_semilinear_restart(fmus):
+    """Standardized restart (194): w1+ = w2+ = w2- (examples note §2.5)."""
+    r = simulate_fmu(str(fmus("ClutchNonSemilinear")), stop_time=10.0,
+                     relative_tolerance=1e-10, output_interval=0.01, output=["w1", "w2"])
+    left, right = _event_rows(r, 5.0)
+    assert right["w1"] == right["w2"] == pytest.approx(left["w2"], rel=1e-12)
+    ref = _reference("ClutchNonSemilinear")
+    keep = (np.abs(ref["time"] - 5.0) > 1e-9) & (np.abs(ref["time"] - 7.0) > 1e-9) \
+        & (ref["time"] <= 10.0)
+    grid = (np.abs(r["time"] - 5.0) > 1e-6) & (np.abs(r["time"] - 7.0) > 1e-6)
+    for n in ("w1", "w2"):
+        got = np.interp(ref["time"][keep], r["time"][grid], r[n][grid])
+        np.testing.assert_allclose(got, ref[n][keep], rtol=1e-6)
+
+
+def test_cup_and_ball(fmus):
+    L, g = 1.0, 9.81
+    r = simulate_fmu(str(fmus("CupAndBall")), stop_time=2.0, relative_tolerance=1e-10,
+                     output_interval=0.001,
+                     output=["x", "y", "der(x)", "der(y)", "taut", "mdae_mode"])
+    x, y, vx, vy, taut = r["x"], r["y"], r["der(x)"], r["der(y)"], r["taut"]
+    assert taut.any() and not taut.all()
+    assert np.max(np.abs(x[taut] ** 2 + y[taut] ** 2 - L ** 2)) < 1e-6
+    energy = 0.5 * (vx ** 2 + vy ** 2) + g * y
+    changes = np.nonzero(np.diff(r["mdae_mode"]))[0]
+    assert len(changes) >= 2
+    tightenings = 0
+    for i in changes:
+        assert r["time"][i + 1] == r["time"][i]           # event rows: left, right limit
+        assert energy[i + 1] <= energy[i] + 1e-9           # never increases at an event
+        if taut[i + 1] and not taut[i]:
+            tightenings += 1
+            # radial velocity removed by the inelastic impact
+            assert abs(x[i + 1] * vx[i + 1] + y[i + 1] * vy[i + 1]) < 1e-8
+            assert x[i + 1] ** 2 + y[i + 1] ** 2 == pytest.approx(L ** 2, abs=1e-9)
+    assert tightenings >= 1
+    # first tightening at about 0.065 s (reference_models/CupAndBall.mo)
+    assert r["time"][changes[0]] == pytest.approx(0.065, abs=5e-3)
+
+
+def test_cup_and_ball_elastic_bounces(fmus):
+    e = 0.8
+    r = simulate_fmu(str(fmus("CupAndBallElastic")), stop_time=2.0, relative_tolerance=1e-10,
+                     output_interval=0.001, output=["x", "y", "vx", "vy"])
+    radial = r["x"] * r["vx"] + r["y"] * r["vy"]
+    jumps = [i for i in range(len(r) - 1) if r["time"][i + 1] == r["time"][i]
+             and abs(radial[i + 1] - radial[i]) > 1e-6]
+    assert jumps, "the ball never bounced"
+    for i in jumps:
+        assert radial[i] > 0 > radial[i + 1]
+        assert radial[i + 1] == pytest.approx(-e * radial[i], rel=1e-6)
+
+
+def test_rldc2_restarts_share_charge_and_flux():
+    """Examples note §2.4: TF/FT -> TT charge sharing, TF/FT -> FF flux sharing, as the
+    restart code of the FMU computes them."""
+    from mdae_fmu.codegen.multimode import plan_multimode
+    from mdae_fmu.structure.per_mode import analyze_modes
+    model = load(ROOT / "RLDC2.mo")
+    plan = plan_multimode(model, analyze_modes(model))
+    assert len(plan.modes) == 4 and len(plan.edges) == 12
+    names = plan.compiled.real_names
+    label = {m.index: m.label for m in plan.modes}
+    c1, c2, l1, l2, v1, v2, j1, j2 = sp.symbols("C1 C2 L1 L2 v1- v2- j1- j2-", real=True)
+    seen = set()
+    for ed in plan.edges:
+        rs = {names[k]: e for k, e in ed.restart}
+        byname = {}
+        for n, e in rs.items():
+            byname[n] = e.xreplace({s: sp.Symbol(s.name, real=True) for s in e.free_symbols})
+        src, dst = label[ed.src], label[ed.dst]
+        if dst == "g1,g2" and src != "not g1,not g2":
+            for n in ("v1", "v2"):
+                assert sp.simplify(byname[n] - (c1 * v1 + c2 * v2) / (c1 + c2)) == 0
+            seen.add("charge")
+        if dst == "not g1,not g2" and src in ("g1,not g2", "not g1,g2"):
+            assert sp.simplify(byname["j1"] - (l1 * j1 - l2 * j2) / (l1 + l2)) == 0
+            assert sp.simplify(byname["j2"] + byname["j1"]) == 0
+            seen.add("flux")
+    assert seen == {"charge", "flux"}
+
+
+def test_rldc2_reference_run(fmus):
+    r = simulate_fmu(str(fmus("RLDC2")), stop_time=1.0, relative_tolerance=1e-10,
+                     output_interval=0.002, output=["j1", "j2", "v1", "v2", "u1", "u2"])
+    ref = _reference("RLDC2")
+    keep = ref["time"] <= 1.0
+    for n in ("j1", "j2", "v1", "v2", "u1", "u2"):
+        got = np.interp(ref["time"][keep], r["time"], r[n])
+        np.testing.assert_allclose(got, ref[n][keep], rtol=1e-6, atol=1e-9)
+
+
+def test_validate_and_strict_driver(fmus):
+    from strict_driver import simulate_strict
+    for name, stop in (("ClutchBasic", 10.0), ("ClutchGuardedTime", 10.0),
+                       ("CupAndBall", 1.5), ("ClutchNonSemilinear", 10.0)):
+        path = fmus(name)
+        assert validate_fmu(str(path)) == [], name
+        res = simulate_strict(path, stop_time=stop, step=1e-3)
+        assert res.time[-1] == pytest.approx(stop), name
+
+
+def test_valgrind_memcheck(fmus, tmp_path):
+    from valgrind_util import build_host, have_valgrind, run_fmu_in_host
+    if not have_valgrind():
+        pytest.skip("valgrind not installed")
+    host = build_host(tmp_path)
+    for name, stop in (("ClutchBasic", 7.5), ("CupAndBall", 0.3)):
+        run = run_fmu_in_host(host, fmus(name), tmp_path / name, stop_time=stop, step=1e-2)
+        assert run.returncode == 0, (name, run.stdout[-500:], run.stderr[-500:])
+        assert run.report.errors == (), (name, run.report.errors[:3])
+
+
+SINGULAR = """
+class SingularClutch "engagement of two shafts whose inertias cancel: singular restart"
+  parameter Real j1 = 1.0;
+  parameter Real j2 = -1.0;
+  Real t(start = 0.0, fixed = true);
+  Boolean g(start = false);
+  Real w1(start = 1.0, fixed = true);
+  Real w2(start = 2.0, fixed = true);
+  Real f1;
+  Real f2;
+equation
+  der(t) = 1.0;
+  g = t >= 0.5;
+  j1 * der(w1) = f1;
+  j2 * der(w2) = f2;
+  0.0 = if g then w1 - w2 else f1;
+  f1 + f2 = 0.0;
+end SingularClutch;
+"""
+
+
+def test_singular_restart_is_a_runtime_error(tmp_path):
+    model = parse_modelica(SINGULAR, "SingularClutch.mo")
+    try:
+        path = export(model, tmp_path / "s.fmu", progress=False)
+    except ModelRejected:
+        pytest.skip("the analysis rejects the singular clutch")
+    messages = []
+    with pytest.raises(Exception):
+        simulate_fmu(str(path), stop_time=1.0, output_interval=0.01,
+                     logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
+    text = "\n".join(messages)
+    assert "mode change" in text and "[not g] -> [g]" in text and "t = 0.5" in text
+
+
+def test_mode_description_lists_modes(fmus):
+    import zipfile
+    with zipfile.ZipFile(fmus("ClutchBasic")) as z:
+        md = z.read("modelDescription.xml").decode()
+    assert 'name="mdae_mode"' in md and "[not g]" in md and 'name="impulse(f1)"' in md
+    assert math.isfinite(1.0)
