@@ -293,3 +293,14 @@ def test_air_brake_through_its_mode_change(tmp_path):
     for n in ("pr", "pt", "x", "b"):
         got = np.interp(ref["time"][keep], r["time"][grid], r[n][grid])
         np.testing.assert_allclose(got, ref[n][keep], rtol=1e-6, atol=1e-9)
+
+
+def test_rejected_models_are_not_exported(tmp_path):
+    """E-FIXPOINT (a guard on the same-instant s): ModelRejected, exit code 1, no FMU."""
+    from mdae_fmu.cli import main as cli_main
+    for name in ("AirBrakeOriginal", "RLDC2Original"):
+        with pytest.raises(ModelRejected, match="E-FIXPOINT"):
+            export(load(ROOT / f"{name}.mo"), tmp_path / f"{name}.fmu", progress=False)
+        assert not (tmp_path / f"{name}.fmu").exists()
+    assert cli_main(["export", str(ROOT / "AirBrakeOriginal.mo"), "-o",
+                     str(tmp_path / "x.fmu")]) == 1
