@@ -34,12 +34,11 @@ from dataclasses import dataclass, replace
 import jinja2
 import sympy as sp
 
-from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Model
 from .blocks import BlockPlan, emit_block
 from .cprinter import SlotPrinter, c_comment, c_string
-from .plan import CompiledModel, FmiVariable, StatePlan, compile_model, der_name
+from .plan import CompiledModel, FmiVariable, compile_model, der_name
 
 MODE_VARIABLE = "mdae_mode"
 STATEMENTS_PER_FUNCTION = 200
