@@ -521,7 +521,12 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
 fmi2Status fmi2EnterEventMode(fmi2Component c)
 {
     ModelInstance *inst = (ModelInstance *)c;
+    fmi2Status s;
     if (!allowed(inst, "fmi2EnterEventMode", MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
+    /* the left limits pre() are the values at the time and states the host set last, even
+       when it read nothing since: compute them now, before inputs set in Event Mode */
+    s = refresh(inst);
+    if (s > fmi2Warning) return s;
     inst->state = MDAE_EVENT;
     inst->eventIterations = 0;
     return fmi2OK;
