@@ -107,6 +107,23 @@ def _summary(name: str, result) -> str:
     return "\n".join(lines)
 
 
+class _FmuLog:
+    """The FMU's logger callback: keeps its warnings and errors for the failure message.
+
+    Passing our own logger also keeps FMPy's logger proxy (one global pointer in FMPy's C
+    helper) pointing at a callback that is alive during this simulation; with FMPy's default
+    callbacks it may point at a callback object another FMU instance created and that the
+    garbage collector has freed since."""
+
+    def __init__(self):
+        self.messages: list[str] = []
+
+    def __call__(self, env, instance, status, category, message):
+        if status >= 1:                     # fmi2Warning and worse
+            text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+            self.messages.append(text)
+
+
 def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
                    csv: str | Path | None = None, plot: str | Path | None = None):
     """Export (for a model file) and simulate; returns the FMPy result array. Raises
@@ -123,11 +140,14 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
         if md.modelExchange is None and md.coSimulation is None:
             raise InputError(f"{fmu}: the FMU declares neither ModelExchange nor CoSimulation")
         fmi_type = "ModelExchange" if md.modelExchange is not None else "CoSimulation"
+        log = _FmuLog()
         try:
             result = simulate_fmu(str(fmu), fmi_type=fmi_type, stop_time=stop_time,
-                                  output=_recorded_variables(md), record_events=True)
+                                  output=_recorded_variables(md), record_events=True,
+                                  logger=log)
         except Exception as err:   # FMPy reports FMI and solver failures as exceptions
-            raise SimulationFailed(f"{src}: simulation failed: {err}") from None
+            detail = "".join(f"\n  {m}" for m in log.messages[-5:])
+            raise SimulationFailed(f"{src}: simulation failed: {err}{detail}") from None
     if csv:
         write_csv(result, csv)
     if plot:

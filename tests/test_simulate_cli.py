@@ -87,6 +87,7 @@ def test_runtime_failure_exits_1(baselines, tmp_path, capsys):
     rc = main(["simulate", str(bad)])
     err = capsys.readouterr().err
     assert rc == 1 and "simulation failed" in err and "Traceback" not in err
+    assert "wrong GUID" in err            # the FMU's own log message is passed on
 
 
 def test_syntax_error_in_model_file_exits_2(tmp_path, capsys):
