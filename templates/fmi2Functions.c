@@ -106,37 +106,44 @@ static void reset_data(ModelInstance *inst)
     inst->eventIterations = 0;
 }
 
+/* Errors before the instance exists: constant messages straight to the host's logger (no
+ * ModelInstance on the stack: its value arrays can be megabytes for large models). */
+static void early_error(const fmi2CallbackFunctions *f, fmi2String name, const char *msg)
+{
+    f->logger(f->componentEnvironment, name, fmi2Error, "logStatusError", msg);
+}
+
 fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
                               fmi2String fmuResourceLocation,
                               const fmi2CallbackFunctions *functions, fmi2Boolean visible,
                               fmi2Boolean loggingOn)
 {
-    ModelInstance tmp, *inst;
+    ModelInstance *inst;
     size_t len;
+    fmi2String name = instanceName ? instanceName : "?";
     (void)fmuResourceLocation;
     (void)visible;
     if (!functions || !functions->logger) return NULL;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.cb = *functions;
-    tmp.instanceName = (char *)(instanceName ? instanceName : "?");
     if (!instanceName || !instanceName[0]) {
-        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: missing instance name");
+        early_error(functions, name, "fmi2Instantiate: missing instance name");
         return NULL;
     }
     if (!((fmuType == fmi2ModelExchange && MDAE_MODEL_EXCHANGE) ||
           (fmuType == fmi2CoSimulation && MDAE_CO_SIMULATION))) {
-        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: this FMU does not support %s",
-                 fmuType == fmi2CoSimulation ? "Co-Simulation" : "Model Exchange");
+        early_error(functions, name, fmuType == fmi2CoSimulation
+                    ? "fmi2Instantiate: this FMU does not support Co-Simulation"
+                    : "fmi2Instantiate: this FMU does not support Model Exchange");
         return NULL;
     }
     if (!fmuGUID || strcmp(fmuGUID, MDAE_GUID) != 0) {
-        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: wrong GUID (expected %s)",
-                 MDAE_GUID);
+        early_error(functions, name, "fmi2Instantiate: wrong GUID (expected " MDAE_GUID ")");
         return NULL;
     }
-    inst = (ModelInstance *)mem_alloc(&tmp, 1, sizeof(ModelInstance));
+    inst = (ModelInstance *)(functions->allocateMemory
+                             ? functions->allocateMemory(1, sizeof(ModelInstance))
+                             : calloc(1, sizeof(ModelInstance)));
     if (!inst) {
-        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: out of memory");
+        early_error(functions, name, "fmi2Instantiate: out of memory");
         return NULL;
     }
     memset(inst, 0, sizeof *inst);
@@ -149,7 +156,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     inst->xbuf = (double *)mem_alloc(inst, 2 * MDAE_DIM(MDAE_NX), sizeof(double));
     if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf ||
         mdae_cs_instantiate(inst)) {
-        mdae_log(&tmp, LOG_ERROR, fmi2Error, "fmi2Instantiate: out of memory");
+        early_error(functions, name, "fmi2Instantiate: out of memory");
         mdae_cs_free(inst);
         mem_free(inst, inst->instanceName);
         mem_free(inst, inst->work);
