@@ -109,6 +109,123 @@ def test_non_square_pendulum_with_unknown_g():
     assert r.c.tolist() == [0, 0] and r.d.tolist() == [1, 0, 0]
 
 
+def _dense_slot_owners(g):
+    """The reduction of 003 §4.7 as written (oracle for the sparse one): rows = unknowns,
+    columns = equations plus n_v − n_e free slots, weight(x_j, slot) = max_i σ_ij; dense."""
+    n_e, n_v = g.n_eqs, g.n_vars
+    rows = g.edge_rows()
+    vmax = np.full(n_v, -1, dtype=np.int64)
+    np.maximum.at(vmax, g.indices, g.weights)
+    n_slot = n_v - n_e
+    t = WeightedGraph.from_arrays(
+        n_v, n_v, np.concatenate([g.indices, np.repeat(np.arange(n_v), n_slot)]),
+        np.concatenate([rows, np.tile(np.arange(n_e, n_v), n_v)]),
+        np.concatenate([g.weights, np.repeat(vmax, n_slot)]))
+    assign = highest_value_transversal(t)
+    order = np.lexsort((rows, -g.weights, g.indices))
+    argmax_eq = rows[order][np.searchsorted(g.indices[order], np.arange(n_v))]
+    oi = np.where(assign >= n_e, argmax_eq, assign)
+    return oi, np.arange(n_v)
+
+
+def random_nonsquare(rng, n_e, n_extra, density, max_sigma):
+    """An equation-complete system of n_e equations over n_e + n_extra unknowns, every
+    unknown used: a random matching, random extra edges, extra unknowns spread over rows."""
+    n_v = n_e + n_extra
+    perm = list(range(n_v))
+    rng.shuffle(perm)
+    rows = [{perm[i]: rng.randint(0, max_sigma)} for i in range(n_e)]
+    for j in perm[n_e:]:
+        rows[rng.randrange(n_e)][j] = rng.randint(0, max_sigma)
+    for row in rows:
+        for j in range(n_v):
+            if rng.random() < density:
+                row[j] = rng.randint(0, max_sigma)
+    return rows, n_v
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 6), st.floats(0.0, 0.5), st.integers(0, 3),
+       st.integers(0, 10**6), st.booleans())
+def test_sparse_nonsquare_owners_are_optimal(n_e, n_extra, density, max_sigma, seed, sparse):
+    """Algorithm 2′ with the sparse reduction (private slots + transposed copy): 𝒢_ξ attaches
+    every unknown once and every equation at least once, val(ξ) is the LP (57) optimum, and
+    Pryce's offsets equal those from the dense free-slot reduction of 003 §4.7."""
+    rows, n_v = random_nonsquare(random.Random(seed), n_e, n_extra, density, max_sigma)
+    g = graph(rows, n_v)
+    if sparse:      # exercise the sparse primal–dual HVT on the square reduction too
+        S._DENSE_MAX, saved = 0, S._DENSE_MAX
+    try:
+        oi, oj, value = S.nonsquare_owners(g)
+    finally:
+        if sparse:
+            S._DENSE_MAX = saved
+    assert sorted(oj.tolist()) == list(range(n_v))
+    assert set(oi.tolist()) == set(range(n_e))
+    assert all(oj[p] in rows[oi[p]] for p in range(n_v))
+    assert value == sum(rows[oi[p]][oj[p]] for p in range(n_v))
+    assert value == pytest.approx(_primal_lp(rows, n_v))
+    c, d, _ = pryce_offsets(g, oi, oj)
+    c0, d0, _ = pryce_offsets(g, *_dense_slot_owners(g))
+    assert (c == c0).all() and (d == d0).all()
+    assert int(d.sum() - c.sum()) == value          # strong duality, DOF = Val
+
+
+def coupled_pendulums_unknown_g(n_cells):
+    """Cells k = 0..n−1 of 003 §7.4 item 4 (pendulum with unknown gravity g_k), coupled by
+    y_{k+1} in f2_k; odd cells also carry an unknown u_k with der(u_k) in their constraint:
+        f1: x'' = λ x,   f2: y'' = λ y − g + κ (y_{k+1} − y),   f3: x² + y² (+ u') = L².
+    Unknowns per cell: x, y, λ, g (, u). Closed form: even cells c = (0, 0, 2),
+    d = (2, 2, 0, 0); odd cells c = (0, 0, 0), d = (2, 2, 0, 0, 1) (f3 takes u')."""
+    rows, col = [], 0
+    firsts = []
+    for k in range(n_cells):
+        firsts.append(col)
+        col += 5 if k % 2 else 4
+    c_exp, d_exp = [], [0] * col
+    for k in range(n_cells):
+        x, y, lam, g = (firsts[k] + t for t in range(4))
+        rows.append({x: 2, lam: 0})
+        f2 = {y: 2, lam: 0, g: 0}
+        if k + 1 < n_cells:
+            f2[firsts[k + 1] + 1] = 0
+        rows.append(f2)
+        f3 = {x: 0, y: 0}
+        d_exp[x] = d_exp[y] = 2
+        if k % 2:
+            f3[firsts[k] + 4] = 1
+            d_exp[firsts[k] + 4] = 1
+            c_exp += [0, 0, 0]
+        else:
+            c_exp += [0, 0, 2]
+        rows.append(f3)
+    return rows, col, c_exp, d_exp
+
+
+def test_nonsquare_closed_form_small():
+    rows, n_v, c_exp, d_exp = coupled_pendulums_unknown_g(4)
+    r = sigma_method(graph(rows, n_v))
+    assert r.status == "underdetermined"
+    assert r.c.tolist() == c_exp and r.d.tolist() == d_exp
+    assert r.value == _primal_lp(rows, n_v) == sum(d_exp) - sum(c_exp)
+
+
+def test_nonsquare_at_20000_equations_is_sparse_and_fast():
+    """20 001 equations over 30 003 unknowns: the dense free-slot reduction would need
+    n_v·(n_v − n_e) ≈ 3·10^8 slot edges (tens of GB); the sparse one has 2|E| + n_v."""
+    import time
+    rows, n_v, c_exp, d_exp = coupled_pendulums_unknown_g(6667)
+    g = graph(rows, n_v)
+    t0 = time.perf_counter()
+    r = sigma_method(g)
+    elapsed = time.perf_counter() - t0
+    assert g.n_eqs == 20001 and r.status == "underdetermined"
+    assert r.c.tolist() == c_exp and r.d.tolist() == d_exp
+    assert r.value == sum(d_exp) - sum(c_exp)
+    assert r.dm.over_eqs == () and len(r.dm.under_vars) > 0
+    assert elapsed < 5.0, f"non-square Σ-method took {elapsed:.2f} s at 2·10^4 equations"
+
+
 def _primal_lp(rows, n_vars):
     edges = [(i, j, s) for i, r in enumerate(rows) for j, s in r.items()]
     n_e = len(rows)

@@ -376,35 +376,52 @@ def _underdetermined(g: WeightedGraph) -> SigmaResult:
 
 
 def nonsquare_owners(g: WeightedGraph) -> tuple[np.ndarray, np.ndarray, int]:
-    """Primal optimum ξ of LP (57) for n_e < n_v (theory 003 §4.7, A8 step 3) by reduction to a
-    square assignment: rows = unknowns, columns = the equations plus (n_v − n_e) free slots;
-    weight(x_j, f_i) = σ_ij, weight(x_j, slot) = max_i σ_ij. An unknown sent to a slot is
-    attached to an equation where its weight is maximal. Returns the pairs of 𝒢_ξ as
-    (equation array, unknown array) and val(ξ). Unknowns without any edge must be removed by
-    the caller."""
+    """Primal optimum ξ of LP (57) for n_e < n_v (theory 003 §4.7 "Solving (57) in the
+    non-square case", A8 step 3), by a sparse reduction to a square assignment problem.
+
+    A feasible ξ attaches every unknown to one equation and every equation to at least one
+    unknown. Choosing one attached unknown per equation gives an equation-complete matching M;
+    every other unknown is best attached to an equation where its weight is maximal
+    (v_j = max_i σ_ij). So val(ξ) = Σ_{(i,j)∈M} σ_ij + Σ_{j∉M} v_j, and LP (57) is the
+    maximum-weight equation-complete matching problem for that objective.
+
+    The note's reduction gives every unknown an edge to each of the n_v − n_e free slots:
+    n_v·(n_v − n_e) edges, a dense block. Here each unknown j gets one private slot j' instead
+    (weight v_j: "j is not in M"), and the slots that are not used absorb the equations
+    through a transposed copy of the graph (edge (j', i') of weight 0 for each edge (i, j)).
+    The square graph on (equations ∪ slots) × (unknowns ∪ equation copies), n_e + n_v
+    vertices per side and 2|E| + n_v edges, has a perfect matching for every
+    equation-complete matching M of the original graph (M itself, the transposed pairs
+    (j', i') of M, and (j', j) for j ∉ M) and conversely (real equations can only be matched
+    to unknowns), with the same value; its highest-value transversal (A5, sparse primal–dual
+    method) therefore yields an optimal M.
+
+    Returns the pairs of 𝒢_ξ as (equation array, unknown array): one per unknown, the unknown
+    of M for each equation and, for every other unknown, its argmax equation (smallest index
+    among ties; Lemma 17 makes the smallest offsets independent of these choices), and
+    val(ξ). Unknowns without any edge must be removed by the caller."""
     n_e, n_v = g.n_eqs, g.n_vars
     rows = g.edge_rows()
     vmax = np.full(n_v, -1, dtype=np.int64)
     np.maximum.at(vmax, g.indices, g.weights)
     if np.any(vmax < 0):
         raise ValueError("nonsquare_owners: an unknown occurs in no equation")
-    # transposed graph plus slot columns n_e .. n_v-1 (every unknown may use any slot)
-    n_slot = n_v - n_e
-    t_rows = np.concatenate([g.indices, np.repeat(np.arange(n_v), n_slot)])
-    t_cols = np.concatenate([rows, np.tile(np.arange(n_e, n_v), n_v)])
-    t_w = np.concatenate([g.weights, np.repeat(vmax, n_slot)])
-    tg = WeightedGraph.from_arrays(n_v, n_v, t_rows, t_cols, t_w)
-    assign = highest_value_transversal(tg)
+    n = n_e + n_v
+    slots = np.arange(n_v, dtype=np.int64)
+    # rows: equations 0..n_e-1, slots n_e..n-1; columns: unknowns 0..n_v-1, equation copies
+    # n_v..n-1
+    s_rows = np.concatenate([rows, n_e + slots, n_e + g.indices])
+    s_cols = np.concatenate([g.indices, slots, n_v + rows])
+    s_w = np.concatenate([g.weights, vmax, np.zeros(g.n_edges, dtype=np.int64)])
+    sq = WeightedGraph.from_arrays(n, n, s_rows, s_cols, s_w)
+    assign = highest_value_transversal(sq)
     if assign is None:
         raise ValueError("nonsquare_owners: no equation-complete matching")
-    oi = np.empty(n_v, dtype=np.int64)
+    matched = assign[:n_e]                   # M: the unknown of each equation
     # argmax equation of each unknown (smallest index among ties)
     order = np.lexsort((rows, -g.weights, g.indices))
-    first = np.searchsorted(g.indices[order], np.arange(n_v))
-    argmax_eq = rows[order][first]
-    slot = assign >= n_e
-    oi[~slot] = assign[~slot]
-    oi[slot] = argmax_eq[slot]
-    oj = np.arange(n_v, dtype=np.int64)
-    value = int(_edge_weights(g, oi, oj).sum())
-    return oi, oj, value
+    first = np.searchsorted(g.indices[order], slots)
+    oi = rows[order][first]
+    oi[matched] = np.arange(n_e, dtype=np.int64)
+    value = int(_edge_weights(g, oi, slots).sum())
+    return oi, slots, value
