@@ -241,14 +241,142 @@ def test_specialize_accepts_text_valuations():
 def test_too_many_guards():
     eqs = [eq("a", "der(x) = " + " + ".join(f"(1 if g{k} else 0)" for k in range(13)))]
     m = model("Many", "x", eqs, booleans=" ".join(f"g{k}" for k in range(13)))
-    r = analyze_modes(m)          # 2^13 valuations: refused without enumerating
+    r = analyze_modes(m)          # 2^13 consistent valuations: refused, enumeration cut off
     assert r.exit_code == 1 and r.modes == ()
-    assert "13 independent long guards" in r.messages[0] and "limit of 12" in r.messages[0]
+    assert "its 13 long guards have more than 4096 consistent valuations" in r.messages[0]
+    assert "explicit enumeration limit: 4096 modes" in r.messages[0]
     small = model("Few", "x", [eq("a", "der(x) = " + " + ".join(
         f"(1 if g{k} else 0)" for k in range(5)))], booleans=" ".join(f"g{k}" for k in range(5)))
     assert analyze_modes(small, max_guards=4).exit_code == 1
-    r = analyze_modes(small, max_guards=5, latent=False)
+    assert analyze_modes(small, max_modes=31, latent=False).exit_code == 1
+    r = analyze_modes(small, max_modes=32, latent=False)
     assert r.exit_code == 0 and len(r.modes) == 32
+
+
+def thresholds(n, var="x"):
+    """der(x) = 1 − 0.1 y, y = Σ_k (1 if x > k else 0): n correlated long guards, n + 1
+    consistent valuations (the audit's Thresh.mo)."""
+    return model("Thresh", "x y", [
+        eq("a", "der(x) = 1 - 0.1*y"),
+        eq("b", "y = " + " + ".join(f"(1 if {var} > {k}.0 else 0)" for k in range(n)))])
+
+
+def test_correlated_thresholds_count_consistent_valuations():
+    r = analyze_modes(thresholds(13), latent=False)
+    assert r.exit_code == 0 and len(r.modes) == 14 and r.n_valuations == 2 ** 13
+    # a mode is "x > k for k < m": true literals form a prefix
+    for m_ in r.modes:
+        vals = [v for _, v in m_.valuation]
+        assert vals == sorted(vals, reverse=True)
+    # 40 ordered thresholds: 2^40 valuations, 41 consistent ones, enumerated quickly
+    import time
+    t0 = time.perf_counter()
+    r = analyze_modes(thresholds(40), latent=False)
+    assert r.exit_code == 0 and len(r.modes) == 41
+    assert time.perf_counter() - t0 < 20
+
+
+def test_enumeration_cut_off_is_lazy():
+    import time
+    from mdae_fmu.structure.per_mode import TooManyModes
+    atoms = [ex(f"g{k}") for k in range(200)]          # 2^200 valuations
+    t0 = time.perf_counter()
+    with pytest.raises(TooManyModes, match="more than 4096 consistent valuations"):
+        enumerate_valuations(atoms, limit=4096)
+    assert time.perf_counter() - t0 < 5
+    vals, _ = enumerate_valuations(atoms[:12], limit=4096)
+    assert len(vals) == 4096
+    # the node budget bounds the search even when consistent valuations are rare
+    from mdae_fmu.structure import per_mode as PM
+    saved, PM._NODES_PER_MODE = PM._NODES_PER_MODE, 1
+    try:
+        with pytest.raises(TooManyModes, match="stopped after 4136 partial valuations"):
+            enumerate_valuations(atoms[:20], limit=4096)
+    finally:
+        PM._NODES_PER_MODE = saved
+
+
+def test_boolean_guards_defined_by_discrete_equations_are_pruned():
+    # the audit's TwoClock.mo: g1 = time >= 5, g2 = time >= 7; {not g1, g2} is impossible
+    m = model("TwoClock", "x", [
+        eq("d1", "g1 = (time >= 5.0)"), eq("d2", "g2 = (time >= 7.0)"),
+        eq("a", "der(x) = (1.0 if g1 else 0.0) + (1.0 if g2 else 0.0)")], booleans="g1 g2")
+    r = analyze_modes(m, latent=False)
+    assert r.discrete_equations == ("d1", "d2")
+    assert [x.name for x in r.modes] == ["{g1, g2}", "{g1, not g2}", "{not g1, not g2}"]
+    # composite definitions, chained: g3 = g1 and not g2 (time in [5, 7)), guards g1, g3
+    m = model("Window", "x", [
+        eq("d1", "g1 = (time >= 5.0)"), eq("d2", "g2 = (time >= 7.0)"),
+        eq("d3", "g3 = (g1 and not g2)"),
+        eq("a", "der(x) = (1.0 if g3 else 0.0) + (1.0 if g2 else 0.0)")],
+        booleans="g1 g2 g3")
+    names = [x.name for x in analyze_modes(m, latent=False).modes]
+    assert names == ["{g3, not g2}", "{not g3, g2}", "{not g3, not g2}"]
+    # a guarded or doubly defined Boolean is not used: no pruning (the check stays sound)
+    m = model("Twice", "x", [
+        eq("d1", "g1 = (time >= 5.0)"), eq("d1b", "g1 = (time >= 6.0)"),
+        eq("d2", "g2 = (time >= 7.0)"),
+        eq("a", "der(x) = (1.0 if g1 else 0.0) + (1.0 if g2 else 0.0)")], booleans="g1 g2")
+    assert len(analyze_modes(m, latent=False).modes) == 4
+    # the clutch's g = (time >= t_on and time <= t_off) is one guard: both modes stay
+    assert [x.name for x in analyze_modes(clutch(), latent=False).modes] == ["{g}", "{not g}"]
+    # RLDC2: g1 = pre(s1) >= 0 and g2 = pre(s2) >= 0 are independent: 4 modes
+    assert len(analyze_modes(rldc2(), latent=False).modes) == 4
+
+
+def test_consistency_with_definitions():
+    from mdae_fmu.structure.per_mode import guard_definitions
+    g1, g2, t5, t7 = ex("g1"), ex("g2"), ex("time >= 5.0"), ex("time >= 7.0")
+    defs = {g1: t5, g2: t7}
+    assert not consistent_valuation({g1: False, g2: True}, defs)
+    assert consistent_valuation({g1: False, g2: True})            # without definitions
+    assert consistent_valuation({g1: True, g2: False}, defs)
+    assert not consistent_valuation({g1: True, t5: False}, defs)  # g1 and its definition
+    assert not consistent_valuation({g1: True, ex("time < 5.0"): True}, defs)
+    m = model("D", "x", [eq("d1", "g1 = (time >= 5.0)"), eq("d2", "g2 = (not g1)"),
+                         eq("d3", "h = (x > 1)"), eq("a", "der(x) = 1")],
+              booleans="g1 g2 h")
+    d = guard_definitions(m)
+    assert d[g1] == t5 and d[g2] == E.UnOp("not", t5) and d[ex("h")] == ex("x > 1")
+    assert not consistent_valuation({g1: True, g2: True}, d)
+
+
+def _old_consistent_valuation(val):
+    """The check before the incremental rewrite (oracle)."""
+    from mdae_fmu.structure.per_mode import _NEG, _feasible, _relation, eval_condition
+    groups = {}
+    for c, v in val.items():
+        rel = _relation(c)
+        if rel is not None:
+            key, op, num = rel
+            groups.setdefault(key, []).append((op if v else _NEG[op], num))
+        if isinstance(c, E.BinOp) and c.op in ("and", "or"):
+            inner = eval_condition(E.BinOp(c.op, c.left, c.right),
+                                   {k: b for k, b in val.items() if k != c})
+            if inner is not None and inner != v:
+                return False
+    return all(_feasible(cs) for cs in groups.values())
+
+
+_POOL = [ex(t) for t in ("x > 0", "x > 1", "x <= 0", "x == 1", "x < 2", "a < b", "b <= a",
+                         "g1", "g2", "g1 and g2", "g1 or x > 0", "(g1 and g2) or g3", "g3",
+                         "time >= 5", "time < 5")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(range(len(_POOL))), st.booleans()), max_size=8))
+def test_incremental_consistency_equals_full_check(pairs):
+    val = {}
+    for k, v in pairs:
+        val[_POOL[k]] = v
+    assert consistent_valuation(val) == _old_consistent_valuation(val)
+    # enumeration = brute force over all valuations filtered by the full check
+    import itertools
+    atoms = list(dict.fromkeys(_POOL[k] for k, _ in pairs))
+    got = enumerate_valuations(atoms)[0]
+    want = [dict(zip(atoms, vs)) for vs in itertools.product((True, False), repeat=len(atoms))
+            if _old_consistent_valuation(dict(zip(atoms, vs)))]
+    assert got == want
 
 
 def test_inputs_and_discrete_are_known():

@@ -33,7 +33,10 @@ from .latent import latent_system
 from .printing import expr_text
 from .sigma import SigmaResult, sigma_method, tight_edges
 
-MAX_ENUMERATED_GUARDS = 12
+# Explicit enumeration of modes stops beyond 2^12 consistent valuations of the long guards
+# (issue 3: "up to 2^12 reachable valuations; beyond that a clear message").
+MAX_ENUMERATED_MODES = 2 ** 12
+MAX_ENUMERATED_GUARDS = 12          # log2 of MAX_ENUMERATED_MODES (older keyword)
 
 
 # --- the data contract ----------------------------------------------------------------------
@@ -337,25 +340,6 @@ def _feasible(constraints: list[tuple[str, float]]) -> bool:
     return True
 
 
-def consistent_valuation(val: Mapping[E.Expr, bool]) -> bool:
-    """False when a (partial) guard valuation is contradictory: relations on the same
-    expression with incompatible intervals (``x > 0`` true and ``x <= 0`` true; ``x > 1``
-    true and ``x > 0`` false), or a composite guard (and/or/not of other guards) whose value
-    disagrees with its parts."""
-    groups: dict[E.Expr, list[tuple[str, float]]] = {}
-    for c, v in val.items():
-        rel = _relation(c)
-        if rel is not None:
-            key, op, num = rel
-            groups.setdefault(key, []).append((op if v else _NEG[op], num))
-        if isinstance(c, E.BinOp) and c.op in ("and", "or"):
-            inner = eval_condition(E.BinOp(c.op, c.left, c.right),
-                                   {k: b for k, b in val.items() if k != c})
-            if inner is not None and inner != v:
-                return False
-    return all(_feasible(cs) for cs in groups.values())
-
-
 def fixed_guard_values(atoms: Sequence[E.Expr]) -> dict[E.Expr, bool]:
     """Guards whose value is the same in every long mode: constants, and event guards
     (``edge(c)``, ``initial()``...), which are false in long modes (`is_event_guard`)."""
@@ -368,25 +352,224 @@ def fixed_guard_values(atoms: Sequence[E.Expr]) -> dict[E.Expr, bool]:
     return fixed
 
 
-def enumerate_valuations(atoms: Sequence[E.Expr]) -> tuple[list[dict[E.Expr, bool]], dict]:
-    """All consistent valuations of the guard atoms (depth-first, pruning contradictory
-    partial valuations), in the order true before false. Fixed facts (`fixed_guard_values`)
-    are not enumerated. Returns (valuations, fixed facts)."""
+def _composite(c: E.Expr) -> bool:
+    return isinstance(c, E.BinOp) and c.op in ("and", "or")
+
+
+def _parts_value(c: E.Expr, val: Mapping[E.Expr, bool]) -> bool | None:
+    """Value of the composite guard ``c`` (and/or) computed from its parts under ``val``,
+    ignoring any value ``val`` gives ``c`` itself."""
+    a, b = eval_condition(c.left, val), eval_condition(c.right, val)
+    if c.op == "and":
+        if a is False or b is False:
+            return False
+        return True if (a and b) else None
+    if a is True or b is True:
+        return True
+    return False if (a is False and b is False) else None
+
+
+def guard_definitions(model: Model, cls: VariableClasses | None = None
+                      ) -> dict[E.Expr, E.Expr]:
+    """Boolean variables defined by an unguarded discrete equation ``g = b`` (the form of
+    theory 9334 §1.4 Def 33, ``gamma = b``): ``{Ref(g): b}``, with definitions of definitions
+    expanded (``g3 = g1 and g2``). The equation holds in every mode, so a mode giving g a value
+    must give b the same value: `consistent_valuation` uses this to drop valuations such as
+    ``{not g1, g2}`` for ``g1 = time >= 5, g2 = time >= 7``. A variable defined twice, or a
+    cyclic definition, is left undefined (no pruning: the check only has to be sound)."""
+    cls = cls or classify_variables(model)
+    types = cls.types
+    found: dict[E.Expr, E.Expr] = {}
+    twice: set[E.Expr] = set()
+    for eq in model.equations:
+        if eq.guard:
+            continue
+        lhs, rhs = E.split_residual(eq.residual)
+        for side, other in ((lhs, rhs), (rhs, lhs)):
+            if isinstance(side, E.Ref) and types.get(side.name) == "Boolean" and \
+                    _expr_type(other, types) == "Boolean" and not isinstance(other, E.Const):
+                if side in found:
+                    twice.add(side)
+                found[side] = other
+                break
+    for k in twice:
+        del found[k]
+
+    def expand(e: E.Expr, seen: frozenset) -> E.Expr | None:
+        if e in found:
+            if e in seen:
+                return None
+            return expand(found[e], seen | {e})
+        if isinstance(e, E.BinOp) and e.op in ("and", "or"):
+            a, b = expand(e.left, seen), expand(e.right, seen)
+            return None if a is None or b is None else E.BinOp(e.op, a, b)
+        if isinstance(e, E.UnOp) and e.op == "not":
+            a = expand(e.arg, seen)
+            return None if a is None else E.UnOp("not", a)
+        return e
+
+    out = {}
+    for k in found:
+        v = expand(k, frozenset())
+        if v is not None and v != k:
+            out[k] = v
+    return out
+
+
+class _GuardFacts:
+    """A partial guard valuation with incremental consistency checks (theory 9334 §2.15 [D]
+    mode pruning (ii): guard-definition feasibility). Assigning a guard records it and, when
+    it has a definition b (`guard_definitions`), b with the same value; ``not c`` is stored as
+    c with the opposite value. A new fact is checked only against what it can contradict:
+    the other relations on the same expression (interval feasibility, `_feasible`) and the
+    composite guards (and/or) that contain it or that it is. This is the check of
+    `consistent_valuation`, done in time proportional to the facts involved instead of the
+    whole valuation, so that enumerating 4096 modes of many guards stays cheap."""
+
+    def __init__(self, conds: Iterable[E.Expr], definitions: Mapping[E.Expr, E.Expr]):
+        self.defs = dict(definitions)
+        self.val: dict[E.Expr, bool] = {}
+        self.groups: dict[E.Expr, list[tuple[str, float]]] = {}
+        self.trail: list[tuple[E.Expr, E.Expr | None]] = []   # (fact, relation key)
+        self.rel: dict[E.Expr, tuple[E.Expr, str, float] | None] = {}
+        self.parents: dict[E.Expr, list[E.Expr]] = {}
+        universe: dict[E.Expr, None] = {}
+        for c in conds:
+            for x in (c, self.defs.get(c)):
+                if x is not None:
+                    universe.setdefault(_strip_not(x)[0], None)
+        for c in universe:
+            if _composite(c):
+                for node in E.walk(c):
+                    if node is not c:
+                        self.parents.setdefault(_strip_not(node)[0], []).append(c)
+
+    def _relation(self, c: E.Expr):
+        if c not in self.rel:
+            self.rel[c] = _relation(c)
+        return self.rel[c]
+
+    def push(self, cond: E.Expr, value: bool) -> bool:
+        """Add ``cond = value`` (and its definition); False (and nothing kept) if this
+        contradicts the facts already there."""
+        mark = len(self.trail)
+        facts = [(cond, value)]
+        if cond in self.defs:
+            facts.append((self.defs[cond], value))
+        for c, v in facts:
+            c, pos = _strip_not(c)
+            if not self._add(c, v if pos else not v):
+                self.pop_to(mark)
+                return False
+        return True
+
+    def _add(self, c: E.Expr, v: bool) -> bool:
+        old = self.val.get(c)
+        if old is not None:
+            return old == v
+        rel = self._relation(c)
+        self.val[c] = v
+        self.trail.append((c, rel[0] if rel is not None else None))
+        if rel is not None:
+            key, op, num = rel
+            group = self.groups.setdefault(key, [])
+            group.append((op if v else _NEG[op], num))
+            if not _feasible(group):
+                return False
+        for comp in ([c] if _composite(c) else []) + self.parents.get(c, []):
+            if comp in self.val:
+                inner = _parts_value(comp, self.val)
+                if inner is not None and inner != self.val[comp]:
+                    return False
+        return True
+
+    def pop_to(self, mark: int) -> None:
+        """Forget the facts recorded after ``mark`` (a length of the trail)."""
+        while len(self.trail) > mark:
+            c, key = self.trail.pop()
+            del self.val[c]
+            if key is not None:
+                self.groups[key].pop()
+
+
+def consistent_valuation(val: Mapping[E.Expr, bool],
+                         definitions: Mapping[E.Expr, E.Expr] | None = None) -> bool:
+    """False when a (partial) guard valuation is contradictory (theory 9334 §2.15 [D], mode
+    pruning (ii); the modes of §1.4 Def 31 whose guards can never hold together):
+    relations on the same expression with incompatible intervals (``x > 0`` true and
+    ``x <= 0`` true; ``x > 1`` true and ``x > 0`` false, i.e. ordered thresholds on one
+    expression), a composite guard (and/or of other guards) whose value disagrees with its
+    parts, or, with ``definitions`` (`guard_definitions`), a Boolean variable whose value
+    disagrees with the guard defining it (``g1 = time >= 5``, ``g2 = time >= 7``: g2 true
+    and g1 false is contradictory). Sound, not complete: a valuation it accepts may still be
+    impossible for reasons outside these rules."""
+    facts = _GuardFacts(val, definitions or {})
+    return all(facts.push(c, v) for c, v in val.items())
+
+
+class TooManyModes(Exception):
+    """More consistent valuations than the explicit enumeration limit."""
+
+
+# DFS nodes (partial valuations) visited per enumerated mode before enumeration gives up:
+# consistent partial valuations normally extend to a full one, so dead ends are rare.
+_NODES_PER_MODE = 64
+
+
+def enumerate_valuations(atoms: Sequence[E.Expr],
+                         definitions: Mapping[E.Expr, E.Expr] | None = None,
+                         limit: int | None = None
+                         ) -> tuple[list[dict[E.Expr, bool]], dict]:
+    """All consistent valuations of the guard atoms, i.e. the long modes of theory 9334 §1.4
+    Def 31 that survive the pruning of §2.15 [D] (ii) (`consistent_valuation`, with the
+    Boolean ``definitions`` of `guard_definitions`): depth-first, each partial valuation
+    checked incrementally when a guard is added, in the order true before false. Fixed facts
+    (`fixed_guard_values`) are not enumerated. Lazy, with an early cut-off: when more than
+    ``limit`` valuations are consistent (or the search visits more than
+    ``_NODES_PER_MODE · limit + 2 · len(atoms)`` partial valuations), `TooManyModes` is raised after at most
+    that much work, whatever the number of guards. Returns (valuations, fixed facts)."""
     fixed = fixed_guard_values(atoms)
     free = [a for a in atoms if a not in fixed]
+    facts = _GuardFacts(atoms, definitions or {})
+    for a, v in fixed.items():
+        if not facts.push(a, v):
+            return [], fixed
     out: list[dict[E.Expr, bool]] = []
-
-    def rec(i: int, cur: dict[E.Expr, bool]) -> None:
-        if i == len(free):
+    cur: dict[E.Expr, bool] = dict(fixed)
+    n = len(free)
+    budget = None if limit is None else _NODES_PER_MODE * max(limit, 1) + 2 * n
+    tried = [0] * n           # values tried at each depth: 0, 1 (True), 2 (True and False)
+    marks = [0] * n           # trail length before the fact of each depth
+    held = [False] * n        # whether depth i currently holds a value
+    i = 0
+    while i >= 0:             # iterative depth-first search (no recursion limit on guards)
+        if i == n:
+            if limit is not None and len(out) >= limit:
+                raise TooManyModes(f"more than {limit} consistent valuations")
             out.append(dict(cur))
-            return
-        for v in (True, False):
-            cur[free[i]] = v
-            if consistent_valuation(cur):
-                rec(i + 1, cur)
-            del cur[free[i]]
-
-    rec(0, dict(fixed))
+            i -= 1
+            continue
+        a = free[i]
+        if held[i]:
+            facts.pop_to(marks[i])
+            del cur[a]
+            held[i] = False
+        if tried[i] == 2:
+            tried[i] = 0
+            i -= 1
+            continue
+        v = tried[i] == 0
+        tried[i] += 1
+        if budget is not None:
+            budget -= 1
+            if budget < 0:
+                raise TooManyModes("the search for consistent valuations was stopped after "
+                                   f"{_NODES_PER_MODE * limit + 2 * n} partial valuations")
+        marks[i] = len(facts.trail)
+        if facts.push(a, v):
+            cur[a] = v
+            held[i] = True
+            i += 1
     return out, fixed
 
 
@@ -653,12 +836,19 @@ def symbol_table(model: Model) -> SymbolTable:
 
 
 def analyze_modes(model: Model, latent: bool = True,
-                  max_guards: int = MAX_ENUMERATED_GUARDS,
-                  absent_are_unknowns: bool = True) -> ModesReport:
+                  max_guards: int | None = None,
+                  absent_are_unknowns: bool = True,
+                  max_modes: int = MAX_ENUMERATED_MODES) -> ModesReport:
     """Per-mode structural analysis of every consistent valuation of the long guards (theory
-    9334 §3.2; 003 §5.3). Contradictory valuations (``x > 0`` and ``x <= 0`` both true...) are
-    not enumerated. Beyond ``max_guards`` free long guards (2^12 modes) nothing is enumerated
-    and the report says so."""
+    9334 §1.4 Def 31, §3.2; 003 §5.3). Contradictory valuations (``x > 0`` and ``x <= 0``
+    both true, ``x > 1`` true with ``x > 0`` false, ``g2`` true with ``g1`` false when
+    ``g1 = time >= 5`` and ``g2 = time >= 7``) are not enumerated (`enumerate_valuations`).
+    When more than ``max_modes`` (2^12) valuations are consistent, nothing is analysed and
+    the report says so; the count stops at the limit, so many correlated guards with few
+    consistent valuations (13 thresholds ``x > 0`` … ``x > 12``: 14 modes) are fine.
+    ``max_guards`` = k is the older form of ``max_modes`` = 2^k."""
+    if max_guards is not None:
+        max_modes = 2 ** max_guards
     cls = classify_variables(model)
     declared = {v.name for v in model.variables}
     for eq in model.equations:
@@ -666,7 +856,8 @@ def analyze_modes(model: Model, latent: bool = True,
             if n not in declared:
                 raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
     disc_eqs = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
-    dae_eqs = [eq for eq in model.equations if eq.id not in set(disc_eqs)]
+    disc_set = set(disc_eqs)
+    dae_eqs = [eq for eq in model.equations if eq.id not in disc_set]
     atoms = long_guard_atoms(model, dae_eqs)
     table = symbol_table(model)
     common = dict(model_name=model.name, symbols=table, unknowns=cls.continuous,
@@ -674,13 +865,17 @@ def analyze_modes(model: Model, latent: bool = True,
     fixed = fixed_guard_values(atoms)
     n_free = len(atoms) - len(fixed)
     texts = tuple(expr_text(a) for a in atoms)
-    if n_free > max_guards:
-        msg = (f"model {model.name}: {n_free} independent long guards (up to 2^{n_free} modes) "
-               f"exceed the explicit enumeration limit of {max_guards} guards; "
-               f"per-mode analysis not performed")
+    try:
+        valuations, fixed = enumerate_valuations(atoms, guard_definitions(model, cls),
+                                                 limit=max_modes)
+    except TooManyModes as err:
+        msg = (f"model {model.name}: its {n_free} long guards have {err} "
+               f"(explicit enumeration limit: {max_modes} modes); per-mode analysis not "
+               f"performed (implicit enumeration of modes is not implemented)")
         return ModesReport(long_guards=texts, guard_exprs=tuple(atoms), modes=(),
-                           exit_code=EXIT_REJECTED, messages=(msg,), **common)
-    valuations, fixed = enumerate_valuations(atoms)
+                           exit_code=EXIT_REJECTED, messages=(msg,),
+                           fixed_guards=tuple((expr_text(a), v) for a, v in fixed.items()),
+                           n_valuations=2 ** n_free, **common)
     modes = []
     for val in valuations:
         pairs = tuple((expr_text(a), val[a]) for a in atoms if a not in fixed)
@@ -700,4 +895,4 @@ __all__ = ["Instance", "LatentEquation", "Block", "ModeAnalysis", "ModesReport",
            "analyze_modes", "analyze_mode", "classify_variables", "defines_discrete",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",
            "symbol_table", "eq_label", "long_guard_atoms", "signature_graph", "is_event_guard",
-           "fixed_guard_values"]
+           "fixed_guard_values", "guard_definitions", "TooManyModes", "MAX_ENUMERATED_MODES"]
