@@ -147,7 +147,7 @@ def test_missing_restart_is_rejected_with_names():
     d = rs[-1].diagnostic
     assert not rs[-1].ok and d.code == "E-RESTART-MISSING"
     assert d.variables == ("z",) and "b1" in d.message and "no equation determines the restart "\
-        "of {z}" in d.message
+        "of {z} (1 equation missing" in d.message
 
 
 EXAMPLES = [X.clutch_paper, X.clutch_basic, X.cup_and_ball, X.air_brake, X.rldc2,
@@ -242,11 +242,26 @@ def test_elastic_cup_and_ball_with_impact_law():
 
 
 def test_elastic_cup_and_ball_without_impact_law_is_underdetermined():
-    """T-DA-1 / T-CB-6 (theory §4.5 a)."""
+    """T-DA-1 / T-CB-6 (theory §4.5 a): one equation is missing at the transient instant;
+    the equations involved are e1b, e2b (the dynamics of the velocities) and k2."""
     s, rs = run_sequence(X.cup_and_ball_elastic(impact_law=False), [F, T])
     d = rs[-1].diagnostic
     assert d.code == "E-TRANSIENT-UNDER" and "impact" in d.message
     assert {"lam", "s"} <= set(d.variables)
+    assert set(d.equations) == {("e1b", 0), ("e2b", 0), ("k2", 0)}
+    assert "1 equation missing" in d.message and "for one of {vx, vy}" in d.message
+
+
+def test_lacking_restart_counts_and_names_the_missing_values():
+    """beta_U = {a: x + y + z, b: z}: one equation is missing, and either x or y given
+    completes the system; z given does not (b alone would then have no unknown)."""
+    from mdae_fmu.modes.runs import lacking_restart
+    occ = {"a": {("x", 0), ("y", 0), ("z", 0)}, "b": {("z", 0)}}
+    under = {("x", 0), ("y", 0), ("z", 0)}
+    assert lacking_restart(occ, under, occ, under) == (1, ((("x", 0),), (("y", 0),)))
+    assert lacking_restart(occ, under, occ, [("z", 0)]) == (1, ())
+    occ2 = {"a": {("x", 0), ("y", 0), ("z", 0)}}
+    assert lacking_restart(occ2, under, occ2, under) == (2, ((("x", 0), ("y", 0)),))
 
 
 def test_reset_example_47():

@@ -146,7 +146,7 @@ def inst_label(v: VarKey) -> str:
 
 
 def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasure,
-                   c_family: dict, pair: str, instant_no: int):
+                   c_family: dict, pair: str, instant_no: int, levels: dict | None = None):
     """Algorithm 9 SolveConflict (theory §2.8) with the erasure rule of docs/decisions.md:
 
     * ``canonical``: erase the whole over-determined part beta_O (Comment 18, Lemma 17);
@@ -154,6 +154,9 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
       index-reduction family of the new mode (``c_f > 0``) such that the remaining system is
       structurally nonsingular; ties broken by the textual order of the equations, then the
       shift (examples note §2.4.3, option 2). Equations without unknowns are always erased.
+
+    ``levels`` (the offsets d of the new mode, or of the continuation of a transient mode)
+    lets a missing restart name the state instances that lack one (`lacking_restart`).
 
     Returns ``(erased, DMResult of the kept system, diagnostic or None)``.
     """
@@ -178,16 +181,69 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
             f"conflict with values fixed by the previous instant and cannot be postponed",
             tuple(sorted(inst_label(v) for v in r2.over_vars)), tuple(sorted(r2.over_eqs)))
     if r2.under_vars:
-        names = sorted({n for n, _ in r2.under_vars})
-        inst = ", ".join(inst_label(v) for v in sorted(r2.under_vars))
-        msg = (f"{pair}, instant {instant_no}: no equation determines the restart of "
-               f"{{{', '.join(names)}}} (undetermined instances {inst}; equations involved "
-               f"{_eq_list(system, sorted(r2.under_eqs))}"
-               + (f"; erased before: {_eq_list(system, sorted(erased))}" if erased else "")
-               + ")")
-        return erased, r2, Diagnostic("E-RESTART-MISSING", msg, tuple(names),
-                                      tuple(sorted(r2.under_eqs)))
+        return erased, r2, _missing_restart(system, r2, occ, erased, levels or {}, pair,
+                                            instant_no)
     return erased, r2, None
+
+
+def _missing_restart(system: MultimodeSystem, r2: DMResult, occ, erased, levels: dict,
+                     pair: str, instant_no: int) -> Diagnostic:
+    """E-RESTART-MISSING (theory §7.1: mode pair, variables lacking restart values, equations
+    involved). beta_U of SolveConflict (Algorithm 9) holds every instance coupled to the
+    missing equations; the message singles out the state-level instances of the new mode
+    (``x^ok``, ``k < d_x``: known in its steady configuration, §2.15) that the previous
+    instant left unknown and whose values, if given, would make the restart determined."""
+    deficit, culprits = lacking_restart(r2.under_eqs, r2.under_vars, occ, (
+        v for v in r2.under_vars if v[1] < levels.get(v[0], 0)))
+    eqs = _eq_list(system, sorted(r2.under_eqs))
+    before = f"; erased before: {_eq_list(system, sorted(erased))}" if erased else ""
+    missing = f"{deficit} equation{'s' if deficit != 1 else ''} missing"
+    head = f"{pair}, instant {instant_no}: no equation determines the restart of "
+    if culprits:
+        lack = sorted({v for c in culprits for v in c})
+        names = [var_label(v) for v in lack]
+        which = ("one of " if len(culprits) > 1 and deficit == 1 else "") + \
+            "{" + ", ".join(names) + "}"
+        others = sorted({var_label((n, 0)) for n, _ in r2.under_vars} - {n for n, _ in lack})
+        coupled = (f"; {{{', '.join(others)}}} {'are' if len(others) > 1 else 'is'} coupled "
+                   f"to {'them' if len(lack) > 1 else 'it'} through {eqs}" if others
+                   else f"; equations involved {eqs}")
+        msg = (head + which + f" ({missing}: the new mode needs "
+               + ("these values, which the previous instant does not give"
+                  if len(lack) > 1 else "this value, which the previous instant does not give")
+               + coupled + before + ")")
+        return Diagnostic("E-RESTART-MISSING", msg, tuple(names), tuple(sorted(r2.under_eqs)))
+    names = sorted({n for n, _ in r2.under_vars})
+    inst = ", ".join(inst_label(v) for v in sorted(r2.under_vars))
+    msg = (head + f"{{{', '.join(names)}}} ({missing}; undetermined instances {inst}; "
+           f"equations involved {eqs}{before})")
+    return Diagnostic("E-RESTART-MISSING", msg, tuple(names), tuple(sorted(r2.under_eqs)))
+
+
+def lacking_restart(under_eqs, under_vars, occ, candidates, max_tries: int = 4096):
+    """The instances that lack an equation, within an under-determined part beta_U of DM.
+
+    ``deficit = |beta_U variables| - |beta_U equations|`` equations are missing (theory §1.1,
+    Def 15: beta_U has a matching covering its equations, not its variables). Returns
+    ``(deficit, sets)``: every set S of ``deficit`` instances among ``candidates`` such that
+    beta_U with S given is structurally nonsingular (empty beta_O and beta_U), i.e. the values
+    that, supplied by a restart (or impact) law, would complete the system. At most
+    ``max_tries`` subsets are tried; ``sets`` is empty when no candidate set works."""
+    under_vars = frozenset(under_vars)
+    deficit = len(under_vars) - len(under_eqs)
+    cands = sorted(set(candidates) & under_vars)
+    found = []
+    if deficit <= 0 or len(cands) < deficit:
+        return max(deficit, 0), ()
+    for i, combo in enumerate(itertools.combinations(cands, deficit)):
+        if i >= max_tries:
+            break
+        r = dm(under_eqs, occ, under_vars - set(combo))
+        if not r.over_eqs and not r.under_vars:
+            found.append(combo)
+            if deficit > 1:
+                break
+    return deficit, tuple(found)
 
 
 def _minimal_erasure(keys, occ, unknowns, r: DMResult, c_family, order=None):
@@ -229,7 +285,7 @@ def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
     occ = {k: eq_vars(system.equation(k[0]), k[1]) for k in keys}
     unknowns = {v for k in keys for v in occ[k]} - cfg.known
     erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure, sig.c, pair,
-                                      instant_no)
+                                      instant_no, sig.d)
     if diag is not None:
         return Instant(mode, "long", False, cfg.known, facts, erased, diagnostic=diag)
     return _finish(system, cfg, mode, "long", facts, erased, r2, occ)
@@ -250,13 +306,21 @@ def _finish(system, cfg, mode, kind, facts, erased, r2: DMResult, occ) -> Instan
 
 @dataclass(frozen=True)
 class EQResult:
-    """Outcome of Algorithm 5 ExistQuantifEqn (theory §2.4)."""
+    """Outcome of Algorithm 5 ExistQuantifEqn (theory §2.4).
+
+    On failure, ``culprits`` is what the reason is about (equations, or variables for
+    "underdetermined" and "X depends on future-only variables"); ``equations`` and
+    ``variables`` are the equation and variable instances involved (for the diagnostics), and
+    ``missing`` the number of equations missing for "underdetermined"."""
     b_O: bool
     b_U: bool
     F_sig: tuple = ()
     Fbar_sig: tuple = ()
     reason: str = ""
     culprits: tuple = ()
+    equations: tuple = ()
+    variables: tuple = ()
+    missing: int = 0
 
 
 def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
@@ -267,15 +331,21 @@ def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
     keys = frozenset(keys)
     r1 = dm(keys, occ, X | W | Y)
     if r1.over_eqs:
-        return EQResult(False, False, reason="overdetermined", culprits=tuple(sorted(r1.over_eqs)))
+        over = tuple(sorted(r1.over_eqs))
+        return EQResult(False, False, reason="overdetermined", culprits=over, equations=over,
+                        variables=tuple(sorted(r1.over_vars)))
     U2 = (X | W | Y) if literal else (X | W)
     r2 = dm(keys, occ, U2)
     if r2.under_vars & X:
         return EQResult(True, False, reason="underdetermined",
-                        culprits=tuple(sorted(r2.under_vars & X)))
+                        culprits=tuple(sorted(r2.under_vars & X)),
+                        equations=tuple(sorted(r2.under_eqs)),
+                        variables=tuple(sorted(r2.under_vars)),
+                        missing=len(r2.under_vars) - len(r2.under_eqs))
     if r2.over_vars & X:
-        return EQResult(True, False, reason="X over-determined given Y",
-                        culprits=tuple(sorted(r2.over_eqs)))
+        over = tuple(sorted(r2.over_eqs))
+        return EQResult(True, False, reason="X over-determined given Y", culprits=over,
+                        equations=over, variables=tuple(sorted(r2.over_vars & X)))
     blocks = btf(r2.well_eqs, occ, set(r2.well_vars))
     owner = {v: bi for bi, b in enumerate(blocks) for v in b.unknowns}
     f_sig, fbar = [], []
@@ -283,11 +353,16 @@ def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
         if set(b.unknowns) & X:
             if set(b.unknowns) & W:
                 return EQResult(True, False, reason="X and future-only variables coupled",
-                                culprits=b.equations)
+                                culprits=tuple(sorted(set(b.unknowns) & W)),
+                                equations=tuple(sorted(b.equations)),
+                                variables=tuple(sorted(set(b.unknowns) & X)))
             reads = {v for k in b.equations for v in occ[k] if v in W and owner.get(v) != bi}
             if reads:
                 return EQResult(True, False, reason="X depends on future-only variables",
-                                culprits=tuple(sorted(reads)))
+                                culprits=tuple(sorted(reads)),
+                                equations=tuple(sorted(k for k in b.equations
+                                                       if set(occ[k]) & reads)),
+                                variables=tuple(sorted(set(b.unknowns) & X)))
             f_sig.extend(b.equations)
         else:
             fbar.extend(b.equations)
@@ -322,8 +397,9 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
     if not res.b_O or res.b_U:
         return res, occ, frozenset()
     if not cont_sig.ok:
-        return (EQResult(True, False, reason="continuation mode structurally singular"), occ,
-                frozenset())
+        d = cont_sig.diagnostic
+        return (EQResult(True, False, reason="continuation mode structurally singular",
+                         equations=d.equations if d else ()), occ, frozenset())
     cont = continuation_mode(system, mode)
     n_inf = n_inf if n_inf is not None else cont_sig.index + 1
     rows, cons = set(), set()
@@ -347,8 +423,10 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
         if not r.over_eqs:
             break
         if not r.over_eqs <= cons:
-            return EQResult(False, False, reason="overdetermined",
-                            culprits=tuple(sorted(r.over_eqs))), occ, frozenset()
+            over = tuple(sorted(r.over_eqs))
+            return EQResult(False, False, reason="overdetermined", culprits=over,
+                            equations=over, variables=tuple(sorted(r.over_vars))), occ, \
+                frozenset()
         A -= r.over_eqs
     res2 = exist_quantif(A, occ, X, W, Y, literal)
     if res2.b_O and res2.b_U:
@@ -391,26 +469,67 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
         return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
             "E-TRANSIENT-OVER", f"{pair}: at transient mode [{label}] the equations "
             f"{_eq_list(system, res.culprits)} contradict each other or the past "
-            "(transient equations are never erased)", (), res.culprits))
+            "(transient equations are never erased)",
+            tuple(sorted({inst_label(v) for v in res.variables})), res.culprits))
     if not res.b_U:
-        if res.reason == "underdetermined":
-            names = sorted({inst_label(v) for v in res.culprits})
-            msg = (f"{pair}: transient mode [{label}] is underdetermined: {{{', '.join(names)}}} "
-                   "cannot be determined, not even with the latent equations of the following "
-                   "long mode; provide an impact/restart law (e.g. a reinit in the when-clause)")
-            return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
-                "E-TRANSIENT-UNDER", msg, tuple(names), ()))
-        return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
-            "E-TRANSIENT-FUTURE", f"{pair}: at transient mode [{label}]: {res.reason} "
-            f"({', '.join(map(str, res.culprits))})", (), ()))
+        return Instant(mode, "transient", False, cfg.known, facts,
+                       diagnostic=_transient_failure(system, res, occ, mode, cont_sig, pair))
     keys = (set(res.F_sig) | set(res.Fbar_sig)) - facts
     unknowns = {v for k in keys for v in occ[k]} - cfg.known
     erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure,
-                                      {k[0]: 1 for k in res.Fbar_sig}, pair, instant_no)
+                                      {k[0]: 1 for k in res.Fbar_sig}, pair, instant_no,
+                                      cont_sig.d)
     erased = erased | gave_way
     if diag is not None:
         return Instant(mode, "transient", False, cfg.known, facts, erased, diagnostic=diag)
     return _finish(system, cfg, mode, "transient", facts, erased, r2, occ)
+
+
+def _transient_failure(system: MultimodeSystem, res: EQResult, occ, mode: Mode,
+                       cont_sig: SigmaInfo, pair: str) -> Diagnostic:
+    """E-TRANSIENT-UNDER / E-TRANSIENT-FUTURE (theory §7.1, examples note §3.8) for a DiffArray
+    (Algorithm 11) whose ExistQuantifEqn (Algorithm 5) has ``b_O`` and not ``b_U``: the mode
+    change, the variables left undetermined, the equations involved with their source lines,
+    and, for an under-determined instant, how many equations are missing and which state
+    values an impact law (a ``reinit``) could supply."""
+    label = system.mode_label(mode)
+    eqs = _eq_list(system, res.equations) if res.equations else "{}"
+    if res.reason == "underdetermined":
+        names = sorted({inst_label(v) for v in res.culprits})
+        # an impact law gives the next value x^o of a state of the following long mode
+        cands = [v for v in res.culprits if v[1] >= 1 and cont_sig.d.get(v[0], 0) >= 1]
+        deficit, sets = lacking_restart(res.equations, res.variables, occ, cands)
+        deficit = res.missing or deficit
+        law = ""
+        if sets:
+            vs = sorted({v[0] for c in sets for v in c})
+            law = (" for " + ("one of " if len(sets) > 1 and deficit == 1 else "")
+                   + "{" + ", ".join(vs) + "}")
+        msg = (f"{pair}: transient mode [{label}] is underdetermined, {deficit} equation"
+               f"{'s' if deficit != 1 else ''} missing: {{{', '.join(names)}}} cannot be "
+               f"determined by {eqs}, not even with the latent equations of the following long "
+               f"mode; provide an impact/restart law{law} (e.g. a reinit in the when-clause)")
+        return Diagnostic("E-TRANSIENT-UNDER", msg, tuple(names), tuple(res.equations))
+    names = sorted({inst_label(v) for v in res.variables})
+    if res.reason == "continuation mode structurally singular":
+        cont = continuation_mode(system, mode)
+        return Diagnostic(
+            "E-TRANSIENT-FUTURE", f"{pair}: transient mode [{label}] is followed by the long "
+            f"mode [{system.mode_label(cont)}], which is structurally singular (equations "
+            f"{eqs})", (), tuple(res.equations))
+    if res.reason == "X depends on future-only variables":
+        fut = ", ".join(inst_label(v) for v in res.culprits)
+        what = (f"the values {{{', '.join(names)}}} computed at the transient instant would "
+                f"depend on the future values {{{fut}}} through {eqs}")
+    elif res.reason == "X and future-only variables coupled":
+        fut = ", ".join(inst_label(v) for v in res.culprits)
+        what = (f"the values {{{', '.join(names)}}} computed at the transient instant are "
+                f"determined together with the future values {{{fut}}} by {eqs}")
+    else:       # X over-determined given Y
+        what = (f"{{{', '.join(names)}}} over-determined given the values known from the past "
+                f"by {eqs}")
+    return Diagnostic("E-TRANSIENT-FUTURE", f"{pair}: at transient mode [{label}]: {what}",
+                      tuple(names), tuple(res.equations))
 
 
 def steady_config(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Config:
