@@ -50,13 +50,20 @@ class Analysis:
         return tuple(out)
 
 
-def analyze(model: Model, erasure: str = "restricted") -> Analysis:
-    """Analyse every mode; if all are regular, explore every mode change."""
+def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph") -> Analysis:
+    """Analyse every mode; if all are regular, explore every mode change.
+
+    ``erasure``: "restricted" or "canonical" conflict erasure (docs/decisions.md §2);
+    ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
+    modes (9334-theory-algorithms §1.2, docs/decisions.md §1)."""
+    if lemma22 not in ("two-graph", "literal"):
+        raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
     modes = analyze_modes(model)
     if modes.exit_code != EXIT_OK:
         return Analysis(model.name, modes, None)
     try:
-        automaton = analyze_multimode(model, erasure=erasure)
+        automaton = analyze_multimode(model, erasure=erasure,
+                                      literal_lemma22=(lemma22 == "literal"))
     except ModelRejected as err:
         return Analysis(model.name, modes, None, rejection=str(err))
     return Analysis(model.name, modes, automaton)

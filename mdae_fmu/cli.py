@@ -26,6 +26,9 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--dot", metavar="FILE", help="write the mode-change automaton as Graphviz DOT")
     a.add_argument("--erasure", choices=("restricted", "canonical"), default="restricted",
                    help="conflict-erasure rule at mode changes (docs/decisions.md)")
+    a.add_argument("--lemma22", choices=("two-graph", "literal"), default="two-graph",
+                   help="reading of Lemma 22 at transient modes: two-graph (default) or the "
+                   "literal printed one (docs/decisions.md)")
 
     e = sub.add_parser("export", help="build an FMI 2.0 FMU")
     e.add_argument("model")
@@ -42,9 +45,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _analyze(args) -> int:
     from . import api
-    from .analysis import render_json, render_text
+    from .analysis import analyze, render_json, render_text
     model = api.load(args.model)
-    result = api.analyze(model, erasure=args.erasure)
+    result = analyze(model, erasure=args.erasure, lemma22=args.lemma22)
     if args.json:
         print(json.dumps(render_json(model, result), indent=2))
     else:

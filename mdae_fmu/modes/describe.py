@@ -9,10 +9,44 @@ impulsive variables with their impulse orders, and the standardized restart ``x+
 from __future__ import annotations
 
 from .explore import Automaton, ModeChange
+from .runs import eq_label
 
 
 def _eq_text(e) -> str:
     return f"{e.lhs} = {e.rhs}"
+
+
+def order_phrase(text: str, info=None) -> str:
+    """The impulse order of an algebraic unknown, for a modeller (examples note §3.2: ``v d^o``
+    finite and nonzero; order > 0 is impulsive, ``-inf`` means v = 0). ``info`` is the exact
+    `mdae_fmu.impulse.analysis.OrderInfo` (``lo..hi`` over the solutions, or ``lo = None``
+    when v must vanish); the JSON keeps ``text``."""
+    if info is None:
+        return f"order {text}"
+    lo, hi = info.lo, info.hi
+    if lo is None:
+        return "zero, not impulsive"
+    if lo == hi and not info.may_vanish:
+        return f"order {lo}"
+    if lo > 0:
+        return f"order between {lo} and {hi}" + (", or zero" if info.may_vanish else "")
+    if hi > 0:
+        return f"order ≤ {hi}, possibly impulsive"
+    return "not impulsive"
+
+
+def jump_phrase(info) -> str | None:
+    """The order of a state increment ``x^om - x^o(m-1)`` (``[[U]] <= 0`` by Assumption 7),
+    or None when the analysis says no more than that bound."""
+    lo, hi = info.lo, info.hi
+    if lo is None:
+        return "order -inf: no jump"
+    if lo == hi and not info.may_vanish:
+        return ("order 0: finite jump" if lo == 0
+                else f"order {lo}: infinitesimal, no jump in the limit")
+    if hi < 0:
+        return f"order ≤ {hi}: infinitesimal, no jump in the limit"
+    return None
 
 
 def describe_change(ch: ModeChange, indent: str = "  ") -> list[str]:
@@ -32,8 +66,13 @@ def describe_change(ch: ModeChange, indent: str = "  ") -> list[str]:
                 for lab, f in zip(b.equations, b.formulas):
                     out.append(f"{indent}      {lab}: 0 = {f}")
         if ri.impulsive:
-            out.append(f"{indent}    impulsive: " + ", ".join(f"{v} (order {o})"
-                                                          for v, o in ri.impulsive))
+            infos = dict(ri.orders)
+            out.append(f"{indent}    impulsive: " + ", ".join(
+                f"{v} ({order_phrase(o, infos.get(v))})" for v, o in ri.impulsive))
+        jumps = [(inc, jump_phrase(info)) for _, inc, info in ri.jumps]
+        if any(ph for _, ph in jumps):
+            out.append(f"{indent}    state increments: " + ", ".join(
+                f"{inc} ({ph or 'order ≤ 0: finite'})" for inc, ph in jumps))
         if ri.method:
             out.append(f"{indent}    standardized ({ri.method}, {ri.level} level): "
                        + "; ".join(_eq_text(e) for e in ri.restart))
@@ -47,7 +86,7 @@ def describe_change(ch: ModeChange, indent: str = "  ") -> list[str]:
 def describe_automaton(a: Automaton) -> str:
     """Human-readable report of the modes and mode changes of an automaton."""
     lines = [f"model {a.name}: {'ACCEPTED' if a.accepted else 'REJECTED'} "
-             f"(multimode analysis, erasure rule: {a.erasure})"]
+             f"(multimode analysis, erasure rule: {a.erasure}, Lemma 22: {a.lemma22} reading)"]
     lines.append("guards: " + ", ".join(f"{n} ({k})" for n, k in a.guards) if a.guards
                  else "guards: none")
     lines.append(f"modes ({len(a.modes)}):")
@@ -78,6 +117,7 @@ def automaton_to_json(a: Automaton) -> dict:
         "model": a.name,
         "accepted": a.accepted,
         "erasure": a.erasure,
+        "lemma22": a.lemma22,
         "guards": [{"name": n, "kind": k} for n, k in a.guards],
         "initial_mode": None if a.initial_mode is None else list(a.initial_mode),
         "modes": [{"label": m.label, "valuation": list(m.mode), "kind": m.kind, "ok": m.ok,
@@ -98,10 +138,29 @@ def automaton_to_json(a: Automaton) -> dict:
                 "impulsive": [{"variable": v, "order": o} for v, o in i.impulsive],
                 "standardization": i.method, "level": i.level,
                 "restart": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in i.restart],
+                "jumps": [{"variable": v, "increment": inc, "order": info.text()}
+                          for v, inc, info in i.jumps],
                 "notes": list(i.notes)} for i in c.instants]}
             for c in a.changes],
         "configurations": len(a.configs),
         "runs": len(a.edges),
         "diagnostics": [{"code": d.code, "message": d.message, "variables": list(d.variables),
-                         "equations": [str(e) for e in d.equations]} for d in a.diagnostics],
+                         "equations": [equation_json(a, e) for e in d.equations]}
+                        for d in a.diagnostics],
     }
+
+
+def equation_json(a: Automaton, key) -> dict:
+    """An equation instance of a diagnostic: ``{"equation": id, "k": shift, "label": "e3'",
+    "loc": "File.mo:12" or null}`` (the shift k reads as the k-th derivative, Lemma 52; the same
+    ``equation``/``k``/``label`` keys as the per-mode blocks of docs/analyze-json.md)."""
+    eid, k = (key, 0) if isinstance(key, str) else (str(key[0]), int(key[1]))
+    loc = None
+    if a.system is not None:
+        try:
+            e = a.system.equation(eid)
+        except KeyError:
+            e = None
+        if e is not None and e.loc is not None:
+            loc = e.loc.short()
+    return {"equation": eid, "k": k, "label": eq_label((eid, k)), "loc": loc}

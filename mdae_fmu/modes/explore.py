@@ -19,9 +19,9 @@ import sympy as sp
 from ..ir import Model
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, normalize
-from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, continuation_mode, eq_label,
-                   exec_long, exec_transient, inst_label, sigma_of_mode, steady_config,
-                   var_label)
+from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
+                   eq_label, exec_long, exec_transient, inst_label, sigma_of_mode,
+                   steady_config, var_label)
 
 MAX_CONFIGS = 20000
 MAX_CASCADE = 32
@@ -50,6 +50,10 @@ class RestartInstant:
     restart: tuple = ()            # sympy Eq(x+, f(x-))
     notes: tuple = ()
     instant: Instant | None = field(default=None, compare=False, repr=False)
+    # the exact orders behind ``impulsive`` (label -> impulse.analysis.OrderInfo or None), and
+    # the orders of the state increments x^om - x^o(m-1) (variable, increment text, OrderInfo)
+    orders: tuple = field(default=(), compare=False, repr=False)
+    jumps: tuple = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,7 @@ class Automaton:
     erasure: str
     initial_mode: Mode | None = None
     system: MultimodeSystem | None = field(default=None, compare=False, repr=False)
+    lemma22: str = "two-graph"      # reading of Lemma 22 in DiffArray (docs/decisions.md §1)
 
     def change(self, src_label: str, dst_label: str) -> ModeChange:
         for c in self.changes:
@@ -311,7 +316,8 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     accepted = not diags or all(d.code.startswith("W") for d in diags)
     return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), tuple(infos),
                      tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
-                     erasure, system.initial_mode(), system)
+                     erasure, system.initial_mode(), system,
+                     "literal" if literal_lemma22 else "two-graph")
 
 
 def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
@@ -345,14 +351,14 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     if not r.over_eqs:
         return None
     starts = sorted(k[0][6:-1] for k in r.over_eqs if k[0].startswith("start("))
-    eqs = sorted(eq_label(k) for k in r.over_eqs if not k[0].startswith("start("))
+    keys = tuple(sorted(k for k in r.over_eqs if not k[0].startswith("start(")))
     if not starts or _consistent_starts(system, model, r.over_eqs, fixed):
         return None
     return Diagnostic(
         "W-INIT-INCONSISTENT", f"initialization: the start values fixed for {{{', '.join(starts)}}} "
         f"over-determine the initial mode [{system.mode_label(mode)}] together with its "
-        f"consistency equations {{{', '.join(eqs)}}}; fix fewer start values or choose "
-        "consistent ones", tuple(starts), tuple(eqs))
+        f"consistency equations {_eq_list(system, keys)}; fix fewer start values or choose "
+        "consistent ones", tuple(starts), keys)
 
 
 def _consistent_starts(system, model, over_eqs, fixed) -> bool:
@@ -438,12 +444,16 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
     try:
         prob = restart_problem(sf, r, f"instant {k}")
         reduced, explicit = presolve(prob)
-        parts = [st(p) for p in split_problem(reduced)] if reduced.equations else []
+        subs = split_problem(reduced) if reduced.equations else []
+        parts = [st(p) for p in subs]
     except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError) as exc:
         return RestartInstant(**base, notes=(
             f"W-STANDARDIZE: the restart of this instant was not standardized ({exc}); the "
             "numerical delta-scheme applies",))
     imp = tuple((_inst_label(sf, sym), txt) for res in parts for sym, txt in res.impulsive)
+    orders = tuple((_inst_label(sf, sym), res.impulse.orders.get(sym) if res.impulse else None)
+                   for res in parts for sym, _ in res.impulsive)
+    jumps = _jump_orders(subs, parts)
     rank = {"S0": 0, "S1": 1, "S2": 2, "S3": 3}
     method = max((res.method for res in parts), key=rank.get, default="S0")
     level = "shift" if any(res.level == "shift" and res.method != "S0" for res in parts) \
@@ -463,7 +473,27 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
                            key=lambda e: str(e.lhs)))
     notes = tuple(n for res in parts for n in res.notes)
     return RestartInstant(**base, impulsive=imp, method=method, level=level, restart=restart,
-                          notes=notes)
+                          notes=notes, orders=orders, jumps=jumps)
+
+
+def _jump_orders(problems, results) -> tuple:
+    """The orders Algorithm IA computes for the state increments ``U = x@m - x@(m-1)`` of the
+    restart (examples note §3.3 steps 1-3: ``[[U]] <= 0``, Assumption 7): ``(variable,
+    increment text, OrderInfo)`` per state jet of every standardized part that went through
+    the impulse analysis."""
+    out = []
+    for prob, res in zip(problems, results):
+        if res.impulse is None:
+            continue
+        for j in prob.jets:
+            if j.top is None:
+                continue
+            info = res.impulse.orders.get(sp.Symbol(f"U_{j.name}", real=True))
+            if info is None:
+                continue
+            inc = f"{inst_label((j.name, j.m))} - {inst_label((j.name, j.m - 1))}"
+            out.append((j.name, inc, info))
+    return tuple(sorted(out, key=lambda t: t[0]))
 
 
 def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased) -> str | None:
