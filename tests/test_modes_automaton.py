@@ -176,3 +176,47 @@ def test_contradictory_guard_valuations_are_not_explored():
     assert a.accepted and len(a.modes) == 3
     assert {m.label for m in a.modes} == {"time < 1,not time >= 2", "not time < 1,time >= 2",
                                           "not time < 1,not time >= 2"}
+
+
+def _coupled_guards_model():
+    """Seven guards: five independent inputs, and `x >= 1` / `x < 1`, which share their
+    zero-crossing function x - 1. z is a state when x >= 1 and 0 otherwise: crossing x = 1
+    upwards leaves z without a restart. Crossing switches both guards at once; switching one
+    of them alone gives a contradictory valuation, never explored."""
+    from mdae_fmu.ir import Model
+    vs = [X.real("x", 0.0, True), X.real("z")] + [X.real(f"y{i}", 1.0, True) for i in range(5)]
+    vs += [X.boolean_input(f"g{i}") for i in range(5)]
+    eqs = [X.eq("ex", "der(x) = 1"),
+           X.eq("za", "der(z) = -z", "x >= 1"),
+           X.eq("zb", "z = 0", "x < 1")]
+    for i in range(5):
+        eqs += [X.eq(f"a{i}", f"der(y{i}) = -y{i}", f"g{i}"),
+                X.eq(f"b{i}", f"der(y{i}) = -2*y{i}", f"not g{i}")]
+    return Model("CoupledGuards", tuple(vs), tuple(eqs))
+
+
+def test_guards_with_the_same_zero_crossing_switch_together():
+    """docs/decisions.md §7: above 6 guards only single changes are explored, plus the subsets
+    of coupled guards (same zero-crossing function or discrete variable); the warning says
+    what was left out."""
+    from mdae_fmu.modes.explore import coupled_guard_classes
+    from mdae_fmu.modes.normalize import normalize
+    s = normalize(_coupled_guards_model())
+    names = [g.name for g in s.guards]
+    classes = [[names[i] for i in c] for c in coupled_guard_classes(s)]
+    assert sorted(map(sorted, classes)) == sorted([[f"g{i}"] for i in range(5)]
+                                                  + [sorted(["x >= 1", "x < 1"])])
+    a = analyze_multimode(s, standardize=False)
+    assert not a.accepted
+    missing = [d for d in a.diagnostics if d.code == "E-RESTART-MISSING"]
+    assert missing and all(d.variables == ("z",) for d in missing)
+    assert all("x >= 1" in d.message and "not x < 1" in d.message for d in missing)
+    [w] = [d for d in a.diagnostics if d.code == "W-SINGLE-CHANGES"]
+    assert "{x >= 1, x < 1}" in w.message or "{x < 1, x >= 1}" in w.message
+    # 32 x 2 feasible modes; from each, 5 single input flips and the x crossing are explored
+    assert "Not analysed: " + str(64 * (64 - 1 - 6)) + " mode change(s)" in w.message
+    assert "during a reconciliation cascade" in w.message
+    # the exhaustive exploration finds the same rejection
+    full = analyze_multimode(s, standardize=False, simultaneous=True)
+    assert {d.message for d in full.diagnostics if d.code == "E-RESTART-MISSING"} >= \
+        {d.message for d in missing}

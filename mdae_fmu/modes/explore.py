@@ -12,10 +12,12 @@ variables with their orders (Algorithm IA) and the standardized restart (Algorit
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import sympy as sp
 
+from .. import expr as E
 from ..ir import Model
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, normalize
@@ -26,6 +28,7 @@ from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, co
 MAX_CONFIGS = 20000
 MAX_CASCADE = 32
 AUTO_SIMULTANEOUS = 6
+MAX_COUPLED = 10        # all subsets of a class of coupled guards up to this size
 
 
 @dataclass(frozen=True)
@@ -179,8 +182,11 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     * ``standardize``: run the impulse analysis and standardization of every mode-change instant
       (`mdae_fmu.impulse`);
     * ``simultaneous``: ``True`` explores every (configuration, mode) pair; ``False`` restricts
-      mode changes to one guard at a time (Assumption 3, for large families); ``None``
-      (default) is ``True`` up to 6 guards and ``False`` above (noted in the diagnostics);
+      mode changes to the guards that can switch at one instant: one guard, or any subset of
+      a class of coupled guards (`coupled_guard_classes`; Assumption 3, for large families),
+      and skips the runs from the intermediate configurations of the cascades; ``None``
+      (default) is ``True`` up to 6 guards and ``False`` above (W-SINGLE-CHANGES says what
+      was not explored);
     * ``literal_lemma22``: Lemma 22 as printed in DiffArray (comparison only).
 
     Raises `ModelRejected` only for guard fixpoints (E-FIXPOINT, at normalization); structural
@@ -188,15 +194,12 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     """
     system = model if isinstance(model, MultimodeSystem) else normalize(model)
     ex = _Explorer(system, erasure, literal_lemma22)
-    auto_note = None
+    auto = simultaneous is None
     if simultaneous is None:
         simultaneous = len(system.guards) <= AUTO_SIMULTANEOUS
-        if not simultaneous:
-            auto_note = Diagnostic(
-                "W-SINGLE-CHANGES", f"{len(system.guards)} guards: mode changes explored one "
-                "guard at a time (simultaneous switches of several guards not analysed)")
     all_modes = [m for m in system.modes() if feasible_mode(system, m)]
-    diagnostics: list[Diagnostic] = [auto_note] if auto_note else []
+    classes = coupled_guard_classes(system) if not simultaneous else []
+    diagnostics: list[Diagnostic] = []
     infos = []
     steady: dict[Mode, Config] = {}
     for m in all_modes:
@@ -281,14 +284,19 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
 
     # --- mode changes: cascades from each steady long mode ------------------------------------
     changes = []
+    feasible = set(all_modes)
+    skipped = 0
     for src, c0 in sorted(steady.items()):
-        for dst in all_modes:
-            if dst == src:
-                continue
-            if not simultaneous and sum(a != b for a, b in zip(src, dst)) > 1:
-                continue
+        if simultaneous:
+            dsts = [m for m in all_modes if m != src]
+        else:
+            dsts = [m for m in switchable_modes(src, classes) if m in feasible]
+            skipped += len(all_modes) - 1 - len(dsts)
+        for dst in dsts:
             if system.is_transient(dst) or ex.sig(dst).ok:
                 changes.append(_cascade(ex, src, dst, c0, steady, standardize))
+    if auto and not simultaneous:
+        diagnostics.insert(0, single_changes_warning(system, classes, skipped))
     for ch in changes:
         if not ch.accepted and ch.diagnostic is not None:
             diagnostics.append(ch.diagnostic)
@@ -318,6 +326,94 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
                      tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
                      erasure, system.initial_mode(), system,
                      "literal" if literal_lemma22 else "two-graph")
+
+
+def coupled_guard_classes(system: MultimodeSystem) -> list[tuple[int, ...]]:
+    """The guards that can change value at the same instant, as classes of guard indices
+    (docs/decisions.md §7). Under Assumption 3 (theory §1.9) the zero-crossings of distinct
+    predicates do not coincide, but two guards still switch together when
+
+    * their definitions contain a relation with the same zero-crossing function (``x > 0``
+      and ``x <= 0``; ``t >= t1`` in two guards), compared syntactically, operands in either
+      order, as the theory does; or
+    * they read the same discrete variable or input (``m == 1`` and ``m == 2``; a Boolean
+      assigned in a when-clause), which changes at an event, not by crossing zero.
+
+    The classes are the connected components of that relation (singletons included)."""
+    model = system.model
+    discrete = set()
+    if model is not None:
+        discrete = {v.name for v in model.variables
+                    if v.variability == "discrete" or v.causality == "input"}
+    parent = list(range(len(system.guards)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    owner: dict = {}
+    for gi, g in enumerate(system.guards):
+        keys = {("zc",) + _zero_crossing(n) for n in E.walk(g.definition)
+                if _zero_crossing(n) is not None}
+        keys |= {("var", v) for v in g.reads if v in discrete}
+        for k in keys:
+            if k in owner:
+                parent[find(gi)] = find(owner[k])
+            else:
+                owner[k] = gi
+    groups: dict = {}
+    for gi in range(len(system.guards)):
+        groups.setdefault(find(gi), []).append(gi)
+    return sorted(tuple(v) for v in groups.values())
+
+
+def _zero_crossing(n) -> tuple | None:
+    """``(repr a, repr b)`` in a canonical order for a relation ``a op b`` (its zero-crossing
+    function is ``a - b`` up to the sign), None for anything else."""
+    if isinstance(n, E.BinOp) and n.op in ("<", "<=", ">", ">="):
+        return tuple(sorted((repr(n.left), repr(n.right))))
+    return None
+
+
+def switchable_modes(src: Mode, classes) -> list[Mode]:
+    """The valuations reachable from ``src`` at one instant when only coupled guards switch
+    together: flip any nonempty subset of one class (single flips for a class larger than
+    MAX_COUPLED guards)."""
+    out = []
+    for cls in classes:
+        subsets = ([c for r in range(1, len(cls) + 1)
+                    for c in itertools.combinations(cls, r)]
+                   if len(cls) <= MAX_COUPLED else [(i,) for i in cls])
+        for sub in subsets:
+            m = list(src)
+            for i in sub:
+                m[i] = not m[i]
+            out.append(tuple(m))
+    return out
+
+
+def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Diagnostic:
+    """W-SINGLE-CHANGES: what the restricted exploration of a model with more than
+    AUTO_SIMULTANEOUS guards did not analyse (docs/decisions.md §7)."""
+    coupled = [c for c in classes if len(c) > 1]
+    together = ""
+    if coupled:
+        names = "; ".join("{" + ", ".join(system.guards[i].name for i in c) + "}"
+                          for c in coupled)
+        big = [c for c in coupled if len(c) > MAX_COUPLED]
+        together = (f", and together for the guards that can switch at the same instant "
+                    f"(same zero-crossing function or discrete variable: {names})"
+                    + (f" except classes of more than {MAX_COUPLED} guards, explored one guard "
+                       "at a time" if big else ""))
+    return Diagnostic(
+        "W-SINGLE-CHANGES",
+        f"{len(system.guards)} guards: mode changes explored one guard at a time{together}. "
+        f"Not analysed: {skipped} mode change(s) that switch independent guards at the same "
+        "instant (Assumption 3: distinct events do not coincide), and guard changes during a "
+        "reconciliation cascade (runs from its intermediate configurations); a rejection "
+        "there would go unnoticed. analyze_multimode(model, simultaneous=True) explores them "
+        "all")
 
 
 def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
