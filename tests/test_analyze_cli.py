@@ -344,10 +344,13 @@ def test_order_phrases():
     assert order_phrase("<= 1", OrderInfo(Fr(-8), Fr(1), False)) == "order ≤ 1, possibly impulsive"
     assert order_phrase("[1, 2]", OrderInfo(Fr(1), Fr(2), False)) == "order between 1 and 2"
     assert order_phrase("undetermined") == "order undetermined"
-    assert jump_phrase(OrderInfo(Fr(0), Fr(0), False)) == "order 0: finite jump"
-    assert jump_phrase(OrderInfo(Fr(-2, 3), Fr(-2, 3), False)).startswith("order -2/3: infinit")
-    assert jump_phrase(OrderInfo(None, None, True)) == "order -inf: no jump"
-    assert jump_phrase(OrderInfo(Fr(-8), Fr(0), False)) is None
+    assert jump_phrase(OrderInfo(Fr(0), Fr(0), False), "w1") == "order 0: w1 jumps"
+    assert jump_phrase(OrderInfo(Fr(-2, 3), Fr(-2, 3), False), "w2") == \
+        "order -2/3: infinitesimal, w2 continuous"
+    assert jump_phrase(OrderInfo(Fr(-8), Fr(-1), False), "x") == \
+        "order ≤ -1: infinitesimal, x continuous"
+    assert jump_phrase(OrderInfo(None, None, True), "u1") == "order -inf: u1 unchanged"
+    assert jump_phrase(OrderInfo(Fr(-8), Fr(0), False), "x") is None
 
 
 def test_cubic_clutch_report_shows_fractional_orders_and_shaft_jumps():
@@ -358,8 +361,8 @@ def test_cubic_clutch_report_shows_fractional_orders_and_shaft_jumps():
     a = analyze(model)
     text = render_text(model, a)
     assert "impulsive: f1 (order 1/3), f2 (order 1/3)" in text
-    assert ("state increments: w1^o - w1 (order 0: finite jump), w2^o - w2 (order -2/3: "
-            "infinitesimal, no jump in the limit)") in text
+    assert ("state increments: w1^o - w1 (order 0: w1 jumps), w2^o - w2 (order -2/3: "
+            "infinitesimal, w2 continuous)") in text
     assert " or -inf" not in text and "[-" not in text
     j = render_json(model, a)
     inst = next(c for c in j["mode_changes"]["mode_changes"] if c["impulsive"])["instants"][0]

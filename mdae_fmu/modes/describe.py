@@ -35,17 +35,20 @@ def order_phrase(text: str, info=None) -> str:
     return "not impulsive"
 
 
-def jump_phrase(info) -> str | None:
-    """The order of a state increment ``x^om - x^o(m-1)`` (``[[U]] <= 0`` by Assumption 7),
-    or None when the analysis says no more than that bound."""
+def jump_phrase(info, name: str = "the state") -> str | None:
+    """The order of the increment ``x^om - x^o(m-1)`` of the new top instance of state ``name``
+    (examples note §3.3 steps 1-3; ``[[U]] <= 0`` by Assumption 7): order 0 is a finite jump
+    of that instance, a negative order an infinitesimal increment (no jump of ``name`` in the
+    standard limit; a velocity may still jump, read as increment / d), ``-inf`` no increment.
+    None when the analysis says no more than the bound ``<= 0``."""
     lo, hi = info.lo, info.hi
     if lo is None:
-        return "order -inf: no jump"
+        return f"order -inf: {name} unchanged"
     if lo == hi and not info.may_vanish:
-        return ("order 0: finite jump" if lo == 0
-                else f"order {lo}: infinitesimal, no jump in the limit")
+        return (f"order 0: {name} jumps" if lo == 0
+                else f"order {lo}: infinitesimal, {name} continuous")
     if hi < 0:
-        return f"order ≤ {hi}: infinitesimal, no jump in the limit"
+        return f"order ≤ {hi}: infinitesimal, {name} continuous"
     return None
 
 
@@ -69,7 +72,7 @@ def describe_change(ch: ModeChange, indent: str = "  ") -> list[str]:
             infos = dict(ri.orders)
             out.append(f"{indent}    impulsive: " + ", ".join(
                 f"{v} ({order_phrase(o, infos.get(v))})" for v, o in ri.impulsive))
-        jumps = [(inc, jump_phrase(info)) for _, inc, info in ri.jumps]
+        jumps = [(inc, jump_phrase(info, v)) for v, inc, info in ri.jumps]
         if any(ph for _, ph in jumps):
             out.append(f"{indent}    state increments: " + ", ".join(
                 f"{inc} ({ph or 'order ≤ 0: finite'})" for inc, ph in jumps))
