@@ -369,3 +369,30 @@ def test_cubic_clutch_report_shows_fractional_orders_and_shaft_jumps():
     assert inst["jumps"] == [{"variable": "w1", "increment": "w1^o - w1", "order": "0"},
                              {"variable": "w2", "increment": "w2^o - w2", "order": "-2/3"}]
     assert {i["order"] for i in inst["impulsive"]} == {"1/3"}
+
+
+PING_PONG = """class PingPong "each event resets the variable the other one watches"
+  Real x(start = 0.0, fixed = true);
+  Real y(start = 0.0, fixed = true);
+equation
+  der(x) = 1.0;
+  der(y) = 1.0;
+  when y >= 1.0 then
+    reinit(x, 2.0);
+  end when;
+  when x >= 1.0 then
+    reinit(y, 2.0);
+  end when;
+end PingPong;
+"""
+
+
+def test_infinite_cascade_names_the_resets_with_lines(tmp_path, capsys):
+    """E-CASCADE-INFINITE (Assumption 4, theory §2.12): the events, the reset variables and
+    the reinit equations with their source lines."""
+    src = tmp_path / "PingPong.mo"
+    src.write_text(PING_PONG)
+    code, out, err = run(capsys, "analyze", str(src))
+    assert code == 1 and "Traceback" not in err
+    lines = verdict_lines(out, "E-CASCADE-INFINITE")
+    assert lines and all("PingPong.mo:8" in l and "PingPong.mo:11" in l for l in lines)

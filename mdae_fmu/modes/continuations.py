@@ -24,20 +24,27 @@ from .normalize import Mode, MultimodeSystem
 class ContinuationChain:
     steps: tuple          # ((guard names), (reset variables)) per step
     finite: bool
+    equations: tuple = ()     # ids of the equations that reset the variables, over all steps
 
 
 def reset_variables(system: MultimodeSystem, guards: frozenset) -> frozenset:
     """``X(M)`` for the transient guards ``guards`` (indices)."""
-    out = set()
+    return frozenset(v for _, vs in _resets(system, guards) for v in vs)
+
+
+def _resets(system: MultimodeSystem, guards: frozenset):
+    """``(equation id, variables it resets)`` for the equations enabled only under transient
+    guards of ``guards``: a reinit resets its variable, another when-equation the variables
+    whose next instance it mentions (§2.12)."""
+    out = []
     for e in system.equations:
         lits = [i for i, p in e.guard if p and system.guards[i].kind == "transient"]
         if not lits or not set(lits) <= set(guards):
             continue
-        if e.reinit:
-            out.add(e.reinit)
-        else:
-            out.update(n for n, k in e.orders if k >= 1)
-    return frozenset(out)
+        vs = {e.reinit} if e.reinit else {n for n, k in e.orders if k >= 1}
+        if vs:
+            out.append((e.id, vs))
+    return out
 
 
 def triggered_by(system: MultimodeSystem, variables: frozenset) -> frozenset:
@@ -57,13 +64,16 @@ def continuations(system: MultimodeSystem, mode: Mode) -> ContinuationChain:
                     if v and g.kind == "transient")
     n_tr = sum(g.kind == "transient" for g in system.guards)
     steps = []
+    eqs: list[str] = []
     for _ in range(n_tr + 2):
-        xs = reset_variables(system, cur)
+        rs = _resets(system, cur)
+        xs = frozenset(v for _, vs in rs for v in vs)
+        eqs.extend(e for e, _ in rs if e not in eqs)
         steps.append((tuple(system.guards[i].name for i in sorted(cur)), tuple(sorted(xs))))
         if not xs:
-            return ContinuationChain(tuple(steps), True)
+            return ContinuationChain(tuple(steps), True, tuple(eqs))
         nxt = triggered_by(system, xs) - cur
         if not nxt:
-            return ContinuationChain(tuple(steps), True)
+            return ContinuationChain(tuple(steps), True, tuple(eqs))
         cur = nxt
-    return ContinuationChain(tuple(steps), False)
+    return ContinuationChain(tuple(steps), False, tuple(eqs))

@@ -233,11 +233,14 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
         if system.is_transient(m):
             chain = continuations(system, m)
             if not chain.finite:
+                keys = tuple((e, 0) for e in chain.equations)
                 diagnostics.append(Diagnostic(
                     "E-CASCADE-INFINITE", f"transient mode [{system.mode_label(m)}]: the events "
                     + " -> ".join("{" + ", ".join(g) + "}" for g, _ in chain.steps)
                     + " can re-trigger each other forever (Assumption 4 fails): each resets "
-                    "variables the next one reads", tuple(v for _, xs in chain.steps for v in xs)))
+                    "variables the next one reads"
+                    + (f" (resets {_eq_list(system, keys)})" if keys else ""),
+                    tuple(sorted({v for _, xs in chain.steps for v in xs})), keys))
     init = system.initial_mode()
     if init is not None and init in steady:
         dg = initialization_check(system, init, ex.sig(init))
