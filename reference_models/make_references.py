@@ -476,6 +476,149 @@ def rldc2(stop: float = 1.0):
             "s1", "s2"], rows
 
 
+RLDC2_PARAMS = dict(R1=10.0, R2=15.0, L1=1.0, L2=1.5, C1=0.1, C2=0.15)
+RLDC2_COLUMNS = ["time", "j1", "j2", "v1", "v2", "i1", "i2", "u1", "u2", "w1", "w2", "x1", "x2"]
+
+
+def rldc2_linear_mode(g1: bool, g2: bool, q=RLDC2_PARAMS) -> tuple[np.ndarray, np.ndarray]:
+    """The mode (g1, g2) of the RLDC2 circuit (g = switch/diode conducting: u = 0, else
+    i = 0) as a linear ODE z' = M z on z = (j1, j2, v1, v2), with the node voltage V = a·z.
+    K2/K4 give L_k j_k' = V - R_k j_k. TF: V = v1, C1 v1' = i1 = -(j1 + j2). TT: V = v1 = v2,
+    (C1 + C2) v' = -(j1 + j2). FF: i1 = i2 = 0, so j1' + j2' = 0 and
+    V = (L2 R1 j1 + L1 R2 j2)/(L1 + L2). The constraints of TT (v1 = v2) and FF (j1 + j2 = 0)
+    are invariant under these flows."""
+    R1, R2, L1, L2, C1, C2 = (q[k] for k in ("R1", "R2", "L1", "L2", "C1", "C2"))
+    if g1:
+        a = np.array([0.0, 0.0, 1.0, 0.0])
+    elif g2:
+        a = np.array([0.0, 0.0, 0.0, 1.0])
+    else:
+        a = np.array([L2 * R1, L1 * R2, 0.0, 0.0]) / (L1 + L2)
+    m = np.zeros((4, 4))
+    m[0] = (a - np.array([R1, 0.0, 0.0, 0.0])) / L1
+    m[1] = (a - np.array([0.0, R2, 0.0, 0.0])) / L2
+    drain = -np.array([1.0, 1.0, 0.0, 0.0])
+    if g1 and g2:
+        m[2] = m[3] = drain / (C1 + C2)
+    elif g1:
+        m[2] = drain / C1
+    elif g2:
+        m[3] = drain / C2
+    return m, a
+
+
+def rldc2_row(t: float, mode: tuple[bool, bool], z: np.ndarray, q=RLDC2_PARAMS) -> list[float]:
+    """A CSV row (RLDC2_COLUMNS) of the circuit in ``mode`` at state ``z``."""
+    m, a = rldc2_linear_mode(*mode, q)
+    dz = m @ z
+    V = float(a @ z)
+    j1, j2, v1, v2 = (float(x) for x in z)
+    return [t, j1, j2, v1, v2, q["C1"] * dz[2], q["C2"] * dz[3], V - v1, V - v2,
+            q["L1"] * dz[0], q["L2"] * dz[1], q["R1"] * j1, q["R2"] * j2]
+
+
+def rldc2_restart(old: tuple[bool, bool], new: tuple[bool, bool], z: np.ndarray,
+                  q=RLDC2_PARAMS) -> np.ndarray:
+    """The analysed restarts of RLDC2 (examples note §2.4.3): entering TT from a mode where
+    v1 = v2 did not hold, charge sharing v1+ = v2+ = (C1 v1- + C2 v2-)/(C1 + C2); entering FF
+    from a mode where j1 + j2 = 0 did not hold, flux sharing
+    j1+ = -j2+ = (L1 j1- - L2 j2-)/(L1 + L2). Every other change is continuous."""
+    z = z.copy()
+    if new == (True, True) and old != (True, True):
+        z[2] = z[3] = (q["C1"] * z[2] + q["C2"] * z[3]) / (q["C1"] + q["C2"])
+    if new == (False, False) and old != (False, False):
+        z[0] = (q["L1"] * z[0] - q["L2"] * z[1]) / (q["L1"] + q["L2"])
+        z[1] = -z[0]
+    return z
+
+
+def _rldc2_rows(segments, stop: float, n: int) -> list[list[float]]:
+    """Rows on the grid plus left/right rows at every switch; ``segments`` holds
+    ``(t0, t1, mode, z0)`` with z(t) = expm(M (t - t0)) z0 on [t0, t1]."""
+    from scipy.linalg import expm
+    rows = []
+    events = [seg[0] for seg in segments[1:]]
+    for tq, side in merge_events(grid(stop, n), events):
+        t0, _, mode, z0 = pick_segment(segments, tq, side)
+        m, _ = rldc2_linear_mode(*mode)
+        rows.append(rldc2_row(tq, mode, expm(m * (tq - t0)) @ z0))
+    return rows
+
+
+RLDC2_SWITCHED_SCHEDULE = ((0.0, True, False), (0.05, True, True), (0.1, False, True),
+                           (0.15, False, False), (0.2, True, True), (0.25, False, False),
+                           (0.3, True, False))
+
+
+def rldc2_switched(stop: float = 0.4, z0=(1.0, 0.0, 0.0, 0.5),
+                   schedule=RLDC2_SWITCHED_SCHEDULE):
+    """RLDC2Switched.mo: the diodes of RLDC2 replaced by ideal switches whose states g1, g2 are
+    Boolean inputs following ``schedule`` (time, g1, g2). Each mode is a linear ODE, solved by
+    the matrix exponential; at each switch the analysed restart (charge sharing into TT, flux
+    sharing into FF, examples note §2.4.3) maps the left limit to the right limit."""
+    from scipy.linalg import expm
+    z = np.array(z0, dtype=float)
+    segments = []
+    for k, (t0, g1, g2) in enumerate(schedule):
+        mode = (g1, g2)
+        if k:
+            z = rldc2_restart(segments[-1][2], mode, z)
+        t1 = schedule[k + 1][0] if k + 1 < len(schedule) else stop
+        segments.append((t0, t1, mode, z.copy()))
+        m, _ = rldc2_linear_mode(*mode)
+        z = expm(m * (t1 - t0)) @ z
+    return RLDC2_COLUMNS, _rldc2_rows(segments, stop, 400), [s[0] for s in schedule[1:]]
+
+
+def rldc2_diodes(stop: float = 1.0, z0=(-1.0, 0.0, 0.0, 0.3), mode0=(True, False)):
+    """RLDC2Diodes.mo: RLDC2 with the physical ideal-diode law 0 <= i _|_ u <= 0 (blocking
+    while u < 0: s = if g then i else u, the other reading of erratum 11, examples note
+    §2.4.4). Diode k conducts while s_k = i_k >= 0 and blocks while s_k = u_k < 0. From TF
+    (i1 = 1 charges C1) diode 2 starts conducting when v1 reaches v2 (u2 = 0: TF -> TT, v1 = v2,
+    a continuous restart), then both currents, each proportional to -(j1 + j2), vanish together
+    (TT -> FF, j1 + j2 = 0, continuous), and in FF the node voltage is 0 (R1/L1 = R2/L2), so
+    u_k = -v_k < 0 keeps both diodes blocking. The switching times are the roots of the
+    closed-form indicators, located by brentq to 1e-15 s."""
+    from scipy.linalg import expm
+    from scipy.optimize import brentq
+
+    def indicators(mode, z):
+        r = rldc2_row(0.0, mode, z)
+        s1 = r[5] if mode[0] else r[7]
+        s2 = r[6] if mode[1] else r[8]
+        return s1, s2
+
+    z, mode, t, segments = np.array(z0, dtype=float), mode0, 0.0, []
+    while True:
+        m, _ = rldc2_linear_mode(*mode)
+        f = lambda tau, k: indicators(mode, expm(m * tau) @ z)[k]   # noqa: E731
+        crossing = None
+        taus = np.linspace(0.0, stop - t, 4001)[1:]
+        for k in range(2):
+            # a conducting diode switches when s = i falls below 0, a blocking one when s = u
+            # reaches 0
+            vals = np.array([f(x, k) for x in taus])
+            hit = vals < 0.0 if mode[k] else vals >= 0.0
+            if hit.any():
+                i = int(np.argmax(hit))
+                lo = taus[i - 1] if i else 1e-12
+                tau = brentq(f, lo, taus[i], args=(k,), xtol=1e-15, rtol=1e-15)
+                crossing = tau if crossing is None else min(crossing, tau)
+        t1 = stop if crossing is None else t + crossing
+        segments.append((t, t1, mode, z.copy()))
+        if crossing is None:
+            break
+        z = expm(m * crossing) @ z
+        s = indicators(mode, z)
+        scale = max(1.0, float(np.max(np.abs(z))))
+        # an indicator within rounding of zero at the switch has crossed with the other one
+        new = tuple(bool(s[k] > 1e-9 * scale) if mode[k] else bool(s[k] >= -1e-9 * scale)
+                    for k in range(2))
+        z = rldc2_restart(mode, new, z)
+        mode, t = new, t1
+    return RLDC2_COLUMNS, _rldc2_rows(segments, stop, 500), [s[0] for s in segments[1:]]
+
+
 # ----------------------------------------------------------------------------------------------
 
 
@@ -511,6 +654,14 @@ def main(outdir: Path = HERE) -> dict:
     emit("AirBrake", cols, rows, ["AirBrake"], events=ev, inputs={"AirBrake": "pb = 1 (start)"},
          method="DOP853 rtol 1e-12 (valve closed) + closed form (valve open)")
     emit("RLDC2", *rldc2(), ["RLDC2"], method="closed form (mode FF throughout)")
+    cols, rows, ev = rldc2_switched()
+    emit("RLDC2Switched", cols, rows, ["RLDC2Switched"], events=ev,
+         inputs={"RLDC2Switched": "g1, g2 from RLDC2_SWITCHED_SCHEDULE: (0, T, F), (0.05, T, T), "
+                 "(0.1, F, T), (0.15, F, F), (0.2, T, T), (0.25, F, F), (0.3, T, F)"},
+         method="matrix exponential per mode + charge/flux-sharing restarts")
+    cols, rows, ev = rldc2_diodes()
+    emit("RLDC2Diodes", cols, rows, ["RLDC2Diodes"], events=ev,
+         method="matrix exponential per mode, switching times by brentq")
     (outdir / "references.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     return index
 

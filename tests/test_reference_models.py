@@ -391,6 +391,111 @@ def test_rldc2_rows_satisfy_mode_ff_and_its_guards():
         assert np.max(np.abs(Lk * d - g[w][1:-1]) / np.abs(g[w][1:-1])) < 1e-3
 
 
+
+RL = dict(R1=10.0, R2=15.0, L1=1.0, L2=1.5, C1=0.1, C2=0.15)
+
+
+def _kirchhoff_and_element_laws(g: dict, tol: float) -> None:
+    """K1-K4 and R1, R2 hold on every row of an RLDC2-family CSV."""
+    assert np.max(np.abs(g["j1"] + g["i1"] + g["i2"] + g["j2"])) < tol          # K1
+    assert np.max(np.abs(g["x1"] + g["w1"] - g["u1"] - g["v1"])) < tol          # K2
+    assert np.max(np.abs(g["u1"] + g["v1"] - g["u2"] - g["v2"])) < tol          # K3
+    assert np.max(np.abs(g["u2"] + g["v2"] - g["x2"] - g["w2"])) < tol          # K4
+    assert np.max(np.abs(g["x1"] - RL["R1"] * g["j1"])) < tol                   # R1
+    assert np.max(np.abs(g["x2"] - RL["R2"] * g["j2"])) < tol                   # R2
+
+
+def _dynamic_laws_between_events(g: dict, events: list[float]) -> None:
+    """L1, L2, C1, C2 by central differences on rows away from the switches."""
+    t = g["time"]
+    ok = np.ones(len(t) - 2, dtype=bool)
+    for te in events:
+        ok &= np.abs(t[1:-1] - te) > 2.5e-3
+    for state, flow, k in (("j1", "w1", RL["L1"]), ("j2", "w2", RL["L2"]),
+                           ("v1", "i1", RL["C1"]), ("v2", "i2", RL["C2"])):
+        d = (g[state][2:] - g[state][:-2]) / (t[2:] - t[:-2])
+        scale = max(1e-3, float(np.max(np.abs(g[flow]))))
+        # second-order differences with h = 1e-3..2e-3 on time constants of 0.1 s
+        assert np.max(np.abs(k * d - g[flow][1:-1])[ok]) < 2e-3 * scale, state
+
+
+def _switch_rows(name: str) -> list[tuple[int, int]]:
+    return event_pairs(columns(name))
+
+
+def test_rldc2_switched_modes_restarts_and_laws():
+    """Between switches each row satisfies its mode (the input schedule); at a switch into
+    TT the capacitors share their charge, into FF the inductors share their flux
+    (examples note §2.4.3), and every other switch is continuous."""
+    g = columns("RLDC2Switched")
+    info = INDEX["RLDC2Switched"]
+    _kirchhoff_and_element_laws(g, 1e-13)
+    _dynamic_laws_between_events(g, info["events"])
+    schedule = [(0.0, True, False), (0.05, True, True), (0.1, False, True), (0.15, False, False),
+                (0.2, True, True), (0.25, False, False), (0.3, True, False)]
+    assert [s[0] for s in schedule[1:]] == info["events"]
+    t = g["time"]
+    for k, (t0, g1, g2) in enumerate(schedule):
+        t1 = schedule[k + 1][0] if k + 1 < len(schedule) else t[-1] + 1
+        inside = (t > t0) & (t < t1)
+        for closed, u, i in ((g1, "u1", "i1"), (g2, "u2", "i2")):
+            assert np.all(np.abs(g[u if closed else i][inside]) < 1e-13), (t0, u, i)
+    C1, C2, L1, L2 = RL["C1"], RL["C2"], RL["L1"], RL["L2"]
+    for (left, right), (te, g1, g2) in zip(_switch_rows("RLDC2Switched"), schedule[1:]):
+        m = {k: (g[k][left], g[k][right]) for k in ("j1", "j2", "v1", "v2")}
+        if (g1, g2) == (True, True):
+            share = (C1 * m["v1"][0] + C2 * m["v2"][0]) / (C1 + C2)
+            assert m["v1"][1] == pytest.approx(share, rel=1e-13)
+            assert m["v2"][1] == pytest.approx(share, rel=1e-13)
+            assert m["v1"][0] != pytest.approx(m["v2"][0], rel=1e-3)   # a real restart
+        elif (g1, g2) == (False, False):
+            flux = (L1 * m["j1"][0] - L2 * m["j2"][0]) / (L1 + L2)
+            assert m["j1"][1] == pytest.approx(flux, rel=1e-13)
+            assert m["j2"][1] == pytest.approx(-flux, rel=1e-13)
+            assert m["j1"][0] + m["j2"][0] != pytest.approx(0.0, abs=1e-4)
+        for k, (a, b) in m.items():
+            moved = ((g1, g2) == (True, True) and k in ("v1", "v2")) or \
+                ((g1, g2) == (False, False) and k in ("j1", "j2"))
+            if not moved:
+                assert a == b, (te, k)
+        # charge sharing keeps the charge, flux sharing keeps the flux linkage of the loop
+        assert C1 * m["v1"][1] + C2 * m["v2"][1] == pytest.approx(
+            C1 * m["v1"][0] + C2 * m["v2"][0], rel=1e-12, abs=1e-15)
+        assert L1 * m["j1"][1] - L2 * m["j2"][1] == pytest.approx(
+            L1 * m["j1"][0] - L2 * m["j2"][0], rel=1e-12, abs=1e-15)
+
+
+def test_rldc2_diodes_switch_physically_and_continuously():
+    """The physical diode law: a conducting diode has u = 0, i >= 0; a blocking one i = 0,
+    u <= 0; the two switches (TF -> TT when v1 reaches v2, TT -> FF when j1 + j2 reaches 0)
+    are continuous, and FF persists to the end."""
+    g = columns("RLDC2Diodes")
+    info = INDEX["RLDC2Diodes"]
+    _kirchhoff_and_element_laws(g, 1e-13)
+    _dynamic_laws_between_events(g, info["events"])
+    t = g["time"]
+    t_on, t_off = info["events"]
+    assert 0.0 < t_on < t_off < t[-1]
+    tol = 1e-12
+    for i1, i2, u1, u2, tk in zip(g["i1"], g["i2"], g["u1"], g["u2"], t):
+        for i, u in ((i1, u1), (i2, u2)):
+            assert i >= -tol and u <= tol and abs(i * u) < tol, tk       # 0 <= i _|_ u <= 0
+    tf = t < t_on
+    assert np.all(np.abs(g["u1"][tf]) < tol) and np.all(g["i2"][tf] == 0.0)
+    tt = (t > t_on) & (t < t_off)
+    assert np.all(np.abs(g["u1"][tt]) < tol) and np.all(np.abs(g["u2"][tt]) < tol)
+    ff = t > t_off
+    assert np.all(g["i1"][ff] == 0.0) and np.all(g["i2"][ff] == 0.0)
+    assert np.all(g["u1"][ff] < 0.0) and np.all(g["u2"][ff] < 0.0)
+    for left, right in _switch_rows("RLDC2Diodes"):
+        for k in ("j1", "j2", "v1", "v2"):   # the sharing restarts move nothing but rounding
+            assert g[k][right] == pytest.approx(g[k][left], rel=1e-14, abs=1e-15)
+    left_on, _ = _switch_rows("RLDC2Diodes")[0]
+    assert g["v1"][left_on] == pytest.approx(g["v2"][left_on], abs=1e-12)   # u2 = v1 - v2 = 0
+    left_off, _ = _switch_rows("RLDC2Diodes")[1]
+    assert g["j1"][left_off] + g["j2"][left_off] == pytest.approx(0.0, abs=1e-12)
+
+
 # --- importer round trip (when the importer exists) ----------------------------------------
 
 MO_FILES = sorted(REF.glob("*.mo"))
