@@ -215,10 +215,14 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     conds = [f"    d->cond[{k}] = ({p.doprint(b.condition)}) ? 1 : 0;"
              for k, b in enumerate(ev.branches)]
     actions = []
+    lp = None
+    if any(b.restart for b in ev.branches):
+        from .restarts import left_printer
+        lp = left_printer(cm)
     for branch_ids in ev.clauses:
         chain = []
         for k in branch_ids:
-            chain.append(f"if (fire[{k}]) {{\n{_actions_code(p, ev.branches[k])}\n    }}")
+            chain.append(f"if (fire[{k}]) {{\n{_actions_code(p, ev.branches[k], lp)}\n    }}")
         if chain:
             actions.append("    " + " else ".join(chain))
     asserts = []
@@ -288,11 +292,20 @@ def _assign_cast(target: str, value: str) -> str:
     return value
 
 
-def _actions_code(p: SlotPrinter, b) -> str:
+def _actions_code(p: SlotPrinter, b, lp=None) -> str:
     """Actions of one when-branch: values first (they read the instant's left limits), then
-    the assignments, reinits, terminate and assertions (module `events` docstring)."""
+    the assignments, reinits, terminate and assertions (module `events` docstring). A branch
+    with an analysed restart (``b.restart``) assigns the standardized restart of its transient
+    mode instead of its reinit statements (docs/multimode-fmu.md, "When-clauses")."""
     pre, post = [], []
+    if b.restart:
+        pre.append(f"        /* standardized restart {c_comment(b.restart_label, 60)} */")
+        for k, (slot, value) in enumerate(b.restart):
+            pre.append(f"        const double x{k} = {lp(value)};")
+            post.append(f"        d->r[{slot}] = x{k};")
     for k, (kind, target, value, typ) in enumerate(b.actions):
+        if kind == "reinit" and b.restart:
+            continue
         if kind in ("reinit", "assign"):
             pre.append(f"        const double v{k} = {p.doprint(value)};")
             post.append(f"        {target} = {_assign_cast(target, f'v{k}')};")

@@ -61,6 +61,10 @@ class BranchPlan:
     condition: sp.Expr
     has_initial: bool
     actions: tuple              # (kind, target C lvalue | None, value sympy | message str, type)
+    # the standardized restart that replaces the branch's reinit statements: ``(Real slot,
+    # f(x-))`` (`mdae_fmu.codegen.restarts.transient_restarts`), and its mode-change label
+    restart: tuple = ()
+    restart_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,9 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
             for a in br.actions:
                 actions.append(_action(cm, a, w.id))
             idx.append(len(branches))
-            branches.append(BranchPlan(w.id, cond, has_initial, tuple(actions)))
+            rs = cm.when_restarts.get((w.id, len(idx) - 1))
+            branches.append(BranchPlan(w.id, cond, has_initial, tuple(actions),
+                                       rs.targets if rs else (), rs.label if rs else ""))
         clauses.append(tuple(idx))
     assertions = []
     for a in model.assertions:

@@ -158,12 +158,13 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                                 f"analysis")
         analyses.append((mi, by_valuation[key]))
     table = report.symbols
-    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])))
+    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])),
+                          transients=False)
     state_pos = {s.symbol: k for k, s in enumerate(union.states)}
 
     modes, all_blocks, init_cons = [], [], ()
     for m, (mi, ma) in enumerate(analyses):
-        one = compile_model(model, _only(report, ma))
+        one = compile_model(model, _only(report, ma), transients=False)
         blocks = tuple(replace(b, label=f"[{mi.label}] {b.label}") for b in one.blocks)
         integrated = tuple(sorted(state_pos[s.symbol] for s in one.states))
         modes.append(ModeCode(m, mi.label, tuple(bool(mi.mode[k]) for k in long_idx), blocks,

@@ -83,6 +83,9 @@ class CompiledModel:
     dependencies: dict = field(default_factory=dict)        # FMI name -> tuple of FMI names
     guesses: dict = field(default_factory=dict)             # Real slot -> start guess
     default_experiment: tuple[float, float, float | None] | None = None
+    # single-mode models: the standardized restart of the transient mode each when-branch
+    # enters, ``(clause id, branch index) -> restarts.BranchRestart`` (docs/multimode-fmu.md)
+    when_restarts: dict = field(default_factory=dict)
 
 
 def model_identifier(name: str) -> str:
@@ -185,9 +188,11 @@ def _toposort_params(model: Model, table: SymbolTable) -> list:
     return order
 
 
-def compile_model(model: Model, report) -> CompiledModel:
+def compile_model(model: Model, report, transients: bool = True) -> CompiledModel:
     """Build the `CompiledModel` of a single-mode model from its `ModesReport`
-    (module docstring; theory note 9334 §3.5(a) for the schedule, §3.6 for the FMI mapping)."""
+    (module docstring; theory note 9334 §3.5(a) for the schedule, §3.6 for the FMI mapping).
+    ``transients``: replace the reinit statements of when-branches by the standardized restart
+    of their transient mode (`mdae_fmu.codegen.restarts.transient_restarts`)."""
     mode = _single_mode(report)
     table: SymbolTable = report.symbols
     discrete = set(report.discrete)
@@ -392,6 +397,15 @@ def compile_model(model: Model, report) -> CompiledModel:
             | {table.pre(v.name) for v in model.variables}))
     compiled.dependencies.update(_dependencies(compiled, state_names))
     compiled.guesses.update(guesses)
+    if transients:
+        from .restarts import transient_restarts
+        restarts = transient_restarts(model, compiled)
+        if restarts:
+            moved = {k for r in restarts.values() for k, _ in r.targets}
+            variables = tuple(replace(v, reinit=True)
+                              if v.type == "Real" and v.kind == 3 and v.vr in moved else v
+                              for v in compiled.variables)
+            compiled = replace(compiled, when_restarts=restarts, variables=variables)
     return compiled
 
 

@@ -1,0 +1,165 @@
+"""Restart code shared by the exporters: state restarts ``x+ = f(x-)`` of analysed mode changes.
+
+Theory note 9334-theory-algorithms §3.5(b)-(c) and examples note §2.2.6, §3.5-§3.6: at a mode
+change the state is restarted by the *standardized* restart of the change, computed by the
+multimode analysis (`mdae_fmu.modes.explore`), not by the literal reinit statements of the
+model. A right-hand side is written over the left-limit symbols ``x-``, ``der(x)-`` and the
+parameters; in the generated code ``x-`` reads the current value of ``x``, i.e. its left limit
+at the instant (docs/multimode-fmu.md, "Restarts").
+
+This module holds the parts both exporters need:
+
+* `slot_names`, `left_printer`: the Real slot of every name a restart formula may use, and a
+  printer of such formulas (names never reach C: every symbol is looked up here);
+* `transient_restarts`: for a single-mode model whose when-clauses re-initialize states, the
+  standardized restart of the transient mode of each when-branch (the elastic Cup-and-Ball:
+  the impact law reinitializes ``vy`` only, the analysed restart reflects both velocity
+  components along the rope, examples note §2.2.6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .. import expr as E
+from ..diagnostics import ModelRejected
+from ..ir import Model, Reinit
+from .cprinter import SlotPrinter
+from .plan import CompiledModel, der_name
+
+
+@dataclass(frozen=True)
+class BranchRestart:
+    """The standardized restart of the transient mode a when-branch enters: ``(slot, f(x-))``
+    for every state it moves (identities dropped), in slot order."""
+    label: str
+    targets: tuple[tuple[int, sp.Expr], ...]
+
+
+def slot_names(cm: CompiledModel) -> dict:
+    """Real slot of every name a restart formula may use: variables and parameters by name,
+    derivative instances as ``der(x)``, ``der(der(x))`` and ``der(x,2)``."""
+    out = {}
+    for sym, c in sorted(cm.slots.items(), key=lambda kv: kv[1]):
+        if not c.startswith("d->r["):
+            continue
+        k = int(c[5:-1])
+        inst = cm.table.instance(sym)
+        if inst is None:
+            out.setdefault(sym.name, k)
+            continue
+        nm, order = inst
+        out.setdefault(der_name(nm, order), k)
+        if order >= 2:
+            out.setdefault(f"der({nm},{order})", k)
+    return out
+
+
+def base_name(sym: sp.Symbol) -> str:
+    """``x`` for the left-limit symbol ``x-`` (and for a parameter ``x``)."""
+    return sym.name[:-1] if sym.name.endswith("-") else sym.name
+
+
+def check_left(e: sp.Expr, names: dict, what: str) -> sp.Expr:
+    """Every symbol of a restart right-hand side must be a known slot name (``x-`` left
+    limits, parameters); anything else is an internal error reported as a rejection."""
+    for s in e.free_symbols:
+        if base_name(s) not in names:
+            raise ModelRejected(f"{what}: restart formula {e}: unknown symbol {s.name}")
+    return e
+
+
+def left_printer(cm: CompiledModel, names: dict | None = None):
+    """``print(e)``: C text of a restart right-hand side, ``x-`` and parameters as their slot
+    ``d->r[k]`` (the current values: the left limits at the instant)."""
+    names = slot_names(cm) if names is None else names
+
+    def doprint(e: sp.Expr, extra: dict | None = None) -> str:
+        slots = dict(extra or {})
+        for s in e.free_symbols:
+            if s not in slots:
+                slots[s] = f"d->r[{names[base_name(s)]}]"
+        return SlotPrinter(slots, {}, {}).doprint(e)
+    return doprint
+
+
+def _strip_not(c: E.Expr) -> tuple[E.Expr, bool]:
+    pos = True
+    while isinstance(c, E.UnOp) and c.op == "not":
+        c, pos = c.arg, not pos
+    return c, pos
+
+
+def _unedge(c: E.Expr) -> E.Expr:
+    if isinstance(c, E.Call) and c.func == "edge" and len(c.args) == 1:
+        return c.args[0]
+    return c
+
+
+def has_reinit(model: Model) -> bool:
+    return any(isinstance(a, Reinit) for w in model.whens for b in w.branches for a in b.actions)
+
+
+def transient_restarts(model: Model, cm: CompiledModel) -> dict:
+    """``{(clause id, branch index): BranchRestart}`` for the when-branches of a single-mode
+    model that re-initialize states (module docstring).
+
+    The branch's transient guard is found as the normalization names it (the rising edge of its
+    condition); the restart is the composed restart of the accepted mode change from the long
+    mode into the transient mode where that guard alone is true. A branch keeps its literal
+    reinit statements when the analysis rejects the model or the change, or when an instant of
+    the change has no closed form (docs/multimode-fmu.md, "When-clauses")."""
+    if not has_reinit(model):
+        return {}
+    from ..modes.explore import analyze_multimode
+    try:
+        aut = analyze_multimode(model)
+    except ModelRejected:
+        return {}
+    system = aut.system
+    if system is None:
+        return {}
+    guards = system.guards
+    long_idx = [k for k, g in enumerate(guards) if g.kind == "long"]
+    names = slot_names(cm)
+    state_slots = {s.slot for s in cm.states}
+    out = {}
+    for w in model.whens:
+        for bi, br in enumerate(w.branches):
+            if not any(isinstance(a, Reinit) for a in br.actions):
+                continue
+            atom, pos = _strip_not(br.condition)
+            if not pos:
+                continue
+            atom = _unedge(atom)
+            gi = next((k for k, g in enumerate(guards)
+                       if g.kind == "transient" and g.cond == atom), None)
+            if gi is None:
+                continue
+            change = None
+            for ch in aut.changes:
+                if not ch.accepted or system.is_transient(ch.src):
+                    continue
+                on = {k for k, v in enumerate(ch.dst) if v and k not in long_idx}
+                if on == {gi} and all(ch.src[k] == ch.dst[k] for k in long_idx):
+                    change = ch
+                    break
+            if change is None or not change.restart \
+                    or any(i.method == "S3" or not i.method for i in change.instants):
+                continue
+            targets = []
+            for eq in change.restart:
+                lhs = str(eq.lhs)
+                if not lhs.endswith("+"):
+                    continue
+                k = names.get(lhs[:-1])
+                if k is None or k not in state_slots:
+                    continue
+                if eq.rhs.is_Symbol and eq.rhs.name == lhs[:-1] + "-":
+                    continue                 # x+ = x-: nothing to assign
+                targets.append((k, check_left(eq.rhs, names, f"when-clause {w.id}")))
+            out[(w.id, bi)] = BranchRestart(f"[{change.src_label}] -> [{change.dst_label}]",
+                                            tuple(sorted(targets, key=lambda t: t[0])))
+    return out
