@@ -45,6 +45,13 @@ class SymbolTable:
     _pre: dict[str, sp.Symbol] = field(default_factory=dict)
     _back: dict[sp.Symbol, tuple[str, int]] = field(default_factory=dict)
     time: sp.Symbol = field(default_factory=lambda: sp.Symbol("time", real=True))
+    # conversions already done: whole expressions (a mode's residuals recur in every mode
+    # whose guards leave them unchanged) and numeric constants (one sympy Float per value,
+    # so that its assumptions, e.g. is_zero, are deduced once, not once per occurrence)
+    _memo: dict[int, tuple[E.Expr, sp.Expr]] = field(default_factory=dict, repr=False,
+                                                     compare=False)
+    _numbers: dict[tuple[type, str], sp.Expr] = field(default_factory=dict, repr=False,
+                                                      compare=False)
 
     def sym(self, name: str, order: int = 0) -> sp.Expr:
         """The symbol of the ``order``-th derivative of ``name``."""
@@ -82,8 +89,26 @@ class SymbolTable:
         return {self._back[s] for s in e.free_symbols if s in self._back}
 
     def to_sympy(self, e: E.Expr) -> sp.Expr:
-        """Convert an expression tree to sympy (If -> Piecewise, relations -> Relational)."""
-        return _convert(self, e, 0)
+        """Convert an expression tree to sympy (If -> Piecewise, relations -> Relational).
+
+        Linear in the size of ``e``, and memoized per table on the identity of the tree:
+        converting the same tree object again (an equation that several modes share) returns
+        the same sympy object. Identity, not equality: ``Const(1) == Const(1.0)`` as
+        dataclasses, but they convert to an Integer and a Float."""
+        hit = self._memo.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        r = _convert(self, e, 0)
+        self._memo[id(e)] = (e, r)
+        return r
+
+    def number(self, v: int | float) -> sp.Expr:
+        """The sympy number of a Python int or float, one object per value and type."""
+        key = (type(v), repr(v))
+        r = self._numbers.get(key)
+        if r is None:
+            r = self._numbers[key] = sp.Integer(v) if isinstance(v, int) else sp.Float(v)
+        return r
 
     def time_derivative(self, f: sp.Expr) -> sp.Expr:
         """Total time derivative d f / dt = sum over instances of df/dx^(k) * x^(k+1) plus
@@ -109,7 +134,7 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
         v = e.value
         if isinstance(v, bool):
             return sp.true if v else sp.false
-        return sp.Integer(v) if isinstance(v, int) else sp.Float(v)
+        return t.number(v)
     if isinstance(e, E.Time):
         return t.time
     if isinstance(e, E.BinOp):

@@ -61,3 +61,34 @@ def test_pendulum_latent_system():
     solved, cons = latent_system(TABLE, {"f1": xdd - lam * x, "f3": f3}, {"f1": 0, "f3": 2})
     assert [(i, k) for i, k, _ in solved] == [("f1", 0), ("f3", 2)]
     assert [(i, k) for i, k, _ in cons] == [("f3", 0), ("f3", 1)]
+
+
+# --- conversion to sympy: memo and number cache (performance, same results) -----------------
+
+def _fresh_convert(e):
+    """The conversion without any memo: a new table each time."""
+    return SymbolTable(constants=frozenset({"p"})).to_sympy(e)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.recursive(leaves, _tree, max_leaves=10))
+def test_memoized_conversion_equals_fresh_conversion(e):
+    t = SymbolTable(constants=frozenset({"p"}))
+    first = t.to_sympy(e)
+    assert t.to_sympy(e) is first                         # memo hit on the same tree
+    assert first == _fresh_convert(e)
+    copy = E.from_json(E.to_json(e))              # equal tree, another object
+    assert t.to_sympy(copy) == first
+
+
+def test_memo_is_by_identity_not_dataclass_equality():
+    # Const(1) == Const(1.0) == Const(True) as dataclasses, but they convert differently
+    t = SymbolTable()
+    one_i, one_f = E.BinOp("*", E.Const(1), E.Ref("x")), E.BinOp("*", E.Const(1.0), E.Ref("x"))
+    assert one_i == one_f
+    assert t.to_sympy(one_i) == sp.Symbol("x", real=True)
+    assert t.to_sympy(one_f) == sp.Float(1.0) * sp.Symbol("x", real=True)
+    assert t.to_sympy(E.Const(2)) is sp.Integer(2)
+    assert isinstance(t.to_sympy(E.Const(2.0)), sp.Float)
+    assert t.to_sympy(E.Const(True)) is sp.true
+    assert t.number(2.5) is t.number(2.5) and t.number(-0.0) == sp.Float(-0.0)

@@ -544,3 +544,50 @@ def test_unsupported_function_is_input_error():
     with pytest.raises(InputError, match="equation a: its residual has no symbolic form"):
         analyze_modes(m)
     assert analyze_modes(m, latent=False).exit_code == 0
+
+
+# --- linear-time helpers (export hot spots at 10^4 equations) -------------------------------
+
+class _CountingTuple(tuple):
+    iterations = 0
+
+    def __iter__(self):
+        type(self).iterations += 1
+        return super().__iter__()
+
+
+def test_defines_discrete_does_not_scan_the_variables_per_call():
+    from mdae_fmu.structure.per_mode import VariableClasses, defines_discrete
+    n = 300
+    cont = _CountingTuple(f"x{k}" for k in range(n))
+    disc = _CountingTuple(f"n{k}" for k in range(n))
+    types = {**{f"x{k}": "Real" for k in range(n)}, **{f"n{k}": "Integer" for k in range(n)}}
+    cls = VariableClasses(cont, disc, (), (), types)
+    eqs = [eq(f"a{k}", f"n{k} = 2*n{(k + 1) % n}") for k in range(n)] + \
+        [eq(f"b{k}", f"n{k} = x{k}") for k in range(n)] + \
+        [eq(f"c{k}", f"der(x{k}) = n{k}") for k in range(n)]
+    _CountingTuple.iterations = 0
+    got = [defines_discrete(e, cls) for e in eqs]
+    assert got == [True] * n + [False] * n + [False] * n
+    assert _CountingTuple.iterations <= 2       # one frozenset per class, not one per call
+
+
+def test_specialize_shares_untouched_equations_between_modes():
+    m = clutch()
+    on, off = specialize(m, (("g", True),)), specialize(m, (("g", False),))
+    e1_on, e1_off = on[0], off[0]
+    assert e1_on.id == e1_off.id == "e1" and e1_on.residual is e1_off.residual \
+        is m.equations[0].residual
+    # an if-expression is still resolved, into a new tree
+    m2 = model("Sel", "x y", [eq("a", "der(x) = y"), eq("b", "y = (x if g else 2*x)")],
+               booleans="g")
+    b_on = specialize(m2, (("g", True),))[1]
+    assert b_on.residual == ex("y - x") and b_on.residual is not m2.equations[1].residual
+    # precomputed classes / discrete ids give the same equations
+    from mdae_fmu.structure.per_mode import classify_variables
+    assert specialize(m, (("g", True),), classes=classify_variables(m),
+                      discrete_ids=frozenset({"eg"})) == on
+    # and the symbolic forms of shared equations are converted once per table
+    r = analyze_modes(m)
+    e1 = [s for mode in r.modes for s in mode.solved if s.eq_id == "e1"]
+    assert len(e1) == 2 and e1[0].expr is e1[1].expr
