@@ -83,7 +83,7 @@ def chain_report(model, n: int):
     eq_ids = tuple(res)
     mode = ModeAnalysis(
         name="{}", valuation=(), equations=eq_ids, c={e: 0 for e in eq_ids},
-        d={n_: 1 for n_ in (s.name for s in states)}, index=0, differentiation_index=1,
+        d={n_: 1 for n_ in (s.name for s in states)}, index=0, structural_index=1,
         states=tuple(states), leading=tuple(leading),
         solved=tuple(LatentEquation(e, 0, res[e]) for e in eq_ids), consistency=(),
         blocks=tuple(blocks), ok=True, diagnostic=None)

@@ -1,8 +1,12 @@
 """Text and JSON rendering of the analysis for ``mdae-fmu analyze`` (schema: docs/analyze-json.md).
 
-The report is built from sections: a header (model, counts, guards), one section per mode
-(index in both conventions, states, leading variables, latent and consistency equations,
-blocks), and the verdict. Later stages (mode changes) add sections by registering a renderer
+The report is built from sections: a header (model, counts, guards, and an equation legend
+mapping every equation id to its source line and text), a summary table of the modes (index,
+Pryce's structural index, DOF, states, latent equations, blocks), one section per mode
+(offsets, states, leading variables, latent and consistency equations, blocks), and the
+verdict. Index conventions (theory 003 §4.3, §4.6): "index" is max c, the seed papers'
+convention; "nu_S" is Pryce's structural index; the classical differentiation index is not
+computed. Later stages (mode changes) add sections by registering a renderer
 with `register_section`; each renderer gets ``(model, result)`` and returns text lines or a
 JSON value, or None when it has nothing to say.
 """
@@ -35,8 +39,15 @@ def register_section(name: str, text: Callable[[Model, object], list[str] | None
 # --- formulas -------------------------------------------------------------------------------
 
 def formula(expr: sp.Expr) -> str:
-    """``expr = 0`` as readable text (``der(w1) - der(w2) = 0``)."""
-    return f"{sp.sstr(expr)} = 0"
+    """``expr = 0`` as readable text (``der(w1) - der(w2) = 0``), powers written ``x^2`` as
+    in Modelica (sympy's own syntax, ``x**2``, is kept in the JSON report)."""
+    return f"{sp.sstr(expr).replace('**', '^')} = 0"
+
+
+INDEX_LEGEND = (
+    "index: max c, the seed papers' convention (theory 003 §4.3);",
+    "nu_S: Pryce's structural index, max c + 1 when some d_j = 0 (003 §4.6);",
+    "the classical differentiation index nu_d (<= nu_S) is not computed.")
 
 
 def block_text(b: Block) -> str:
@@ -52,17 +63,13 @@ def _inst_list(xs: tuple[Instance, ...]) -> str:
 # --- text -----------------------------------------------------------------------------------
 
 def render_text(model: Model, result: ModesReport) -> str:
-    """Human-readable report: header, one section per mode, extra sections, verdict."""
+    """Human-readable report: header with the equation legend, summary table of the modes,
+    one section per mode, extra sections, verdict."""
     lines: list[str] = []
-    n_eq = len(model.equations)
     lines.append(f"model {result.model_name}")
     lines.append(f"  variables: {len(model.variables)} declared, {len(result.unknowns)} "
                  f"continuous unknowns, {len(result.discrete)} discrete, "
                  f"{len(result.inputs)} inputs")
-    lines.append(f"  equations: {n_eq} ({len(result.discrete_equations)} define discrete "
-                 f"variables and are not part of the modes' DAEs"
-                 + (f": {', '.join(result.discrete_equations)}" if result.discrete_equations
-                    else "") + ")")
     guards = model.guards()
     fixed = {t for t, _ in result.fixed_guards}
     lines.append(f"  guards: {len(result.long_guards) - len(fixed)} long (mode-defining), "
@@ -76,7 +83,9 @@ def render_text(model: Model, result: ModesReport) -> str:
     for t, v in result.fixed_guards:
         why = "event guard, false in long modes" if not v and "(" in t else "constant"
         lines.append(f"    fixed      {t} = {'true' if v else 'false'} ({why})")
-    lines.append(f"  modes: {len(result.modes)}")
+    lines.extend(_equation_legend(model, result))
+    lines.append("")
+    lines.extend(mode_table(result))
     for m in result.modes:
         lines.append("")
         lines.extend(_mode_text(m))
@@ -95,14 +104,77 @@ def render_text(model: Model, result: ModesReport) -> str:
     return "\n".join(lines)
 
 
+def _equation_legend(model: Model, result: ModesReport) -> list[str]:
+    """``e5  ClutchBasic.mo:24  0 = if g then w1 - w2 else f1``: every equation id with its
+    source location and text, so that the ids used below can be traced to the source."""
+    disc = set(result.discrete_equations)
+    n_eq = len(model.equations)
+    head = f"  equations ({n_eq}"
+    if disc:
+        head += ("; 1 defines a discrete variable and is" if len(disc) == 1 else
+                 f"; {len(disc)} define discrete variables and are") + \
+            " not part of the modes' DAEs"
+    out = [head + "):"]
+    if not n_eq:
+        return out
+    ids = [e.id for e in model.equations]
+    locs = [e.loc.short() if e.loc is not None else "" for e in model.equations]
+    w_id, w_loc = max(map(len, ids)), max(map(len, locs))
+    for e, i, loc in zip(model.equations, ids, locs):
+        guard = " and ".join(expr_text(l.cond) if l.positive else f"not {expr_text(l.cond)}"
+                             for l in e.guard)
+        text = equation_text(e.residual)
+        if guard:
+            text = f"if {guard}: {text}"
+        tag = "   [defines a discrete variable]" if e.id in disc else ""
+        where = f"  {loc:<{w_loc}}" if w_loc else ""
+        out.append(f"    {i:<{w_id}}{where}  {text}{tag}".rstrip())
+    return out
+
+
+def _cell(text: str, width: int = 32) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def mode_table(result: ModesReport) -> list[str]:
+    """The summary table of the modes: one row per mode with its status, index (max c),
+    Pryce's structural index, degrees of freedom, equation count, states, latent
+    (differentiated) equations, and blocks (count and largest size)."""
+    out = [f"modes ({len(result.modes)}):"]
+    if not result.modes:
+        return out
+    head = ("mode", "status", "index", "nu_S", "DOF", "eqs", "states", "latent", "blocks",
+            "largest")
+    rows = []
+    for m in result.modes:
+        has = m.index >= 0
+        latent = [e.label for e in m.solved if e.k > 0] if m.solved else \
+            [eq_label(i, k) for i, k in m.c.items() if k > 0]
+        rows.append((
+            m.name, "ok" if m.ok else ("REJECTED " + m.status),
+            str(m.index) if has else "-", str(m.structural_index) if has else "-",
+            str(m.dof) if m.dof is not None else "-", str(len(m.equations)),
+            _cell(_inst_list(m.states)) if has else "-",
+            _cell(", ".join(latent) or "(none)") if has else "-",
+            str(len(m.blocks)) if has else "-",
+            str(max((len(b.equations) for b in m.blocks), default=0)) if has else "-"))
+    widths = [max(len(r[k]) for r in rows + [head]) for k in range(len(head))]
+    fmt = lambda r: "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    out.append(fmt(head))
+    out.append("  " + "  ".join("-" * w for w in widths))
+    out.extend(fmt(r) for r in rows)
+    out.extend(f"  {line}" for line in INDEX_LEGEND)
+    return out
+
+
 def _mode_text(m: ModeAnalysis) -> list[str]:
     out = [f"mode {m.name}: {'ok' if m.ok else 'REJECTED'}"]
     out.append(f"  equations ({len(m.equations)}): {', '.join(m.equations) or '(none)'}")
     if m.absent:
         out.append(f"  not used in this mode: {', '.join(m.absent)}")
     if m.index >= 0:
-        out.append(f"  index: {m.index} (max equation offset c, paper convention); "
-                   f"differentiation index (Pryce): {m.differentiation_index}")
+        out.append(f"  index (max c, seed papers' convention): {m.index}; "
+                   f"Pryce's structural index nu_S: {m.structural_index}")
         out.append(f"  offsets c: " + ", ".join(f"{k}={v}" for k, v in m.c.items()))
         out.append(f"  offsets d: " + ", ".join(f"{k}={v}" for k, v in m.d.items()))
         out.append(f"  degrees of freedom: {m.dof}")
@@ -145,7 +217,7 @@ def _mode_json(m: ModeAnalysis) -> dict:
         "unknowns": list(m.unknowns),
         "absent": list(m.absent),
         "index": m.index if has else None,
-        "differentiation_index": m.differentiation_index if has else None,
+        "structural_index": m.structural_index if has else None,
         "dof": m.dof,
         "c": dict(m.c),
         "d": dict(m.d),

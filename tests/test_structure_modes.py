@@ -42,7 +42,7 @@ def test_clutch_modes():
     assert eng.valuation == (("g", True),) and rel.valuation == (("g", False),)
     assert eng.c == {"e1": 0, "e2": 0, "e3": 1, "e4": 0}
     assert eng.d == {"w1": 1, "w2": 1, "t1": 0, "t2": 0}
-    assert (eng.index, eng.differentiation_index, eng.dof) == (1, 2, 1)
+    assert (eng.index, eng.structural_index, eng.dof) == (1, 2, 1)
     assert eng.states == inst(("w1", 0), ("w2", 0))
     assert eng.leading == inst(("w1", 1), ("w2", 1), ("t1", 0), ("t2", 0))
     assert [b.equations for b in eng.blocks] == [(("e1", 0), ("e2", 0), ("e3", 1), ("e4", 0))]
@@ -52,7 +52,7 @@ def test_clutch_modes():
     assert e3p.k == 1 and sp.simplify(e3p.expr - (sym.sym("w1", 1) - sym.sym("w2", 1))) == 0
     assert [(e.eq_id, e.k) for e in eng.consistency] == [("e3", 0)]
     assert rel.c == {"e1": 0, "e2": 0, "e5": 0, "e6": 0} and rel.index == 0
-    assert rel.differentiation_index == 1 and rel.dof == 2 and rel.consistency == ()
+    assert rel.structural_index == 1 and rel.dof == 2 and rel.consistency == ()
     assert all(len(b.equations) == 1 for b in rel.blocks) and len(rel.blocks) == 4
     order = [b.equations[0][0] for b in rel.blocks]
     assert order.index("e5") < order.index("e1") and order.index("e6") < order.index("e2")
@@ -86,7 +86,7 @@ def test_pendulum_index_conventions():
     (m,) = r.modes
     assert m.name == "{}" and m.valuation == ()
     assert m.c == {"f1": 0, "f2": 0, "f3": 2} and m.d == {"x": 2, "y": 2, "lam": 0}
-    assert m.index == 2 and m.differentiation_index == 3 and m.dof == 2
+    assert m.index == 2 and m.structural_index == 3 and m.dof == 2
     assert m.states == inst(("x", 0), ("x", 1), ("y", 0), ("y", 1))
     assert m.leading == inst(("x", 2), ("y", 2), ("lam", 0))
     assert [(e.eq_id, e.k) for e in m.consistency] == [("f3", 0), ("f3", 1)]
@@ -101,7 +101,7 @@ def test_pendulum_index_conventions():
 def test_ode_has_no_pryce_increment():
     m = model("Osc", "x v", [eq("a", "der(x) = v"), eq("b", "der(v) = -x")])
     (mode,) = analyze_modes(m).modes
-    assert mode.index == 0 and mode.differentiation_index == 0
+    assert mode.index == 0 and mode.structural_index == 0
 
 
 # --- RLDC2 ----------------------------------------------------------------------------------
@@ -398,8 +398,7 @@ def test_render_text_and_json():
     assert api.analyze(m).modes.modes[0].c == r.modes[0].c     # the API wraps this report
     text = render_text(m, r)
     assert "model ClutchBasic" in text
-    assert "index: 1 (max equation offset c, paper convention); differentiation index (Pryce): 2" \
-        in text
+    assert "index (max c, seed papers' convention): 1; Pryce's structural index nu_S: 2" in text
     assert "e3': der(w1) - der(w2) = 0" in text
     assert "{e1, e2, e3', e4} -> {der(w1), der(w2), t1, t2}" in text
     assert "verdict: accepted (2 modes)" in text
@@ -407,7 +406,8 @@ def test_render_text_and_json():
     json.dumps(j)
     assert j["format"] == "mdae_fmu.analysis/1" and j["exit_code"] == 0
     eng = j["modes"][0]
-    assert eng["name"] == "{g}" and eng["index"] == 1 and eng["differentiation_index"] == 2
+    assert eng["name"] == "{g}" and eng["index"] == 1 and eng["structural_index"] == 2
+    assert "differentiation_index" not in eng
     assert eng["blocks"][0]["text"] == "{e1, e2, e3', e4} -> {der(w1), der(w2), t1, t2}"
     assert eng["solved"][2] == {"equation": "e3", "k": 1, "label": "e3'",
                                 "residual": "der(w1) - der(w2)"}
@@ -418,6 +418,34 @@ def test_render_text_and_json():
     assert jb["modes"][0]["index"] is None
     assert jb["modes"][0]["over"] == {"equations": ["e3", "e5"], "variables": ["w1"]}
     assert "verdict: rejected" in render_text(bad, rb)
+
+
+def test_text_report_table_and_equation_legend():
+    """Issue 3 Deliver 5: a summary table of the modes (index, nu_S, states, latent
+    equations, blocks), and every equation id mapped to its source line and text."""
+    m = clutch()
+    lines = render_text(m, analyze_modes(m)).splitlines()
+    legend = {l.split()[0]: l for l in lines if l.startswith("    e")}
+    assert legend["e3"].split() == ["e3", "ClutchBasic.mo:13", "if", "g:", "w1", "=", "w2"]
+    assert legend["eg"].endswith("[defines a discrete variable]")
+    assert "ClutchBasic.mo:8" in legend["eg"]
+    head = lines.index("modes (2):")
+    cols = lines[head + 1].split()
+    assert cols == ["mode", "status", "index", "nu_S", "DOF", "eqs", "states", "latent",
+                    "blocks", "largest"]
+    rows = {l.split()[0]: l.split() for l in lines[head + 3:head + 5]}
+    assert rows["{g}"] == ["{g}", "ok", "1", "2", "1", "4", "w1,", "w2", "e3'", "1", "4"]
+    assert rows["{not"] == ["{not", "g}", "ok", "0", "1", "2", "4", "w1,", "w2", "(none)",
+                            "4", "1"]
+    assert any("nu_d" in l and "not computed" in l for l in lines[head:head + 9])
+    # a rejected mode in the table, and equations without a source location
+    bad = clutch_bad()
+    text = render_text(bad, analyze_modes(bad))
+    assert "REJECTED singular" in text and "    e3  ClutchBad.mo:14  if g: 0 = w1" in text
+    pend = pendulum()
+    text = render_text(pend, analyze_modes(pend))
+    assert "    f3  x ^ 2 + y ^ 2 = L ^ 2" in text          # no location: no column
+    assert "f3'': 2*der(x)^2 + 2*der(x,2)*x + 2*der(y)^2 + 2*der(y,2)*y = 0" in text
 
 
 def test_report_sections_can_be_appended():

@@ -3,7 +3,7 @@
 A mode is a valuation of the long guards of the model (theory note 9334 §1.4 Def 31); it enables
 the equations whose guard holds and selects one branch of every if-expression on those guards
 (`specialize`). Each mode is then an ordinary DAE, analysed separately with Pryce's Σ-method
-(9334 §3.2; 003 §5.3 "Basic tool 3"): offsets, index (both conventions), states, leading
+(9334 §3.2; 003 §5.3 "Basic tool 3"): offsets, index (max c, and Pryce's ν_S), states, leading
 variables, latent and consistency equations, and the block-triangular form of the
 index-reduced system over the leading variables. A structurally singular mode is rejected with
 the Dulmage–Mendelsohn culprits (003 §5.7, 9334 §2.5 "Failure").
@@ -78,17 +78,23 @@ class Block:
 
 @dataclass(frozen=True)
 class ModeAnalysis:
-    """Structural analysis of one mode (theory 9334 §3.2). ``index`` is the paper's max c,
-    ``differentiation_index`` Pryce's ν_S = max c + (1 if some d_j = 0). Both are −1 when the
-    mode has no offsets (structurally singular). ``ok`` is false for a rejected mode, whose
-    ``diagnostic`` says why."""
+    """Structural analysis of one mode (theory 9334 §3.2).
+
+    Two index conventions, which differ (theory 003 §4.3, §4.6): ``index`` is max c, the
+    number of differentiations that brings the mode to ODE-like form in its leading
+    variables (the seed papers' convention; 1 for the engaged clutch, 2 for the pendulum);
+    ``structural_index`` is Pryce's structural index ν_S = max c + (1 if some d_j = 0)
+    (2 and 3). The classical differentiation index ν_d (ν_d ≤ ν_S when Pryce's system
+    Jacobian is nonsingular) is not computed. Both are −1 when the mode has no offsets
+    (structurally singular). ``ok`` is false for a rejected mode, whose ``diagnostic`` says
+    why."""
     name: str
     valuation: tuple[tuple[str, bool], ...]
     equations: tuple[str, ...]
     c: dict[str, int]
     d: dict[str, int]
     index: int
-    differentiation_index: int
+    structural_index: int
     states: tuple[Instance, ...]
     leading: tuple[Instance, ...]
     solved: tuple[LatentEquation, ...]
@@ -773,7 +779,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     c = {eq_ids[i]: int(v) for i, v in enumerate(res.c)}
     d = {unknowns[j]: int(v) for j, v in enumerate(res.d) if v >= 0}   # d < 0: in no equation
     index = max(c.values(), default=0)
-    diff_index = index + (1 if any(v == 0 for v in d.values()) else 0)
+    nu_s = index + (1 if any(v == 0 for v in d.values()) else 0)     # 003 §4.6
     states = tuple(Instance(n, k) for n in unknowns if n in d for k in range(d[n]))
     leading = tuple(Instance(n, d[n]) for n in unknowns if n in d)
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
@@ -809,7 +815,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
             s, cons = latent_system(table, residuals, c, eq_ids)
             solved = tuple(LatentEquation(i, k, x) for i, k, x in s)
             consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
-    return ModeAnalysis(c=c, d=d, index=index, differentiation_index=diff_index,
+    return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
                         states=states, leading=leading, solved=solved,
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
                         dof=res.value, under_equations=under_e, under_variables=under_v,
@@ -851,7 +857,7 @@ def _singular_mode(base: dict, dm: DM, equations: Sequence[Equation], unknowns: 
         more = "more" if n_e > n_v else "fewer"
         msg += f" ({n_e} equations for {n_v} unknowns: {more} equations than unknowns)"
     status = "overdetermined" if n_e > n_v else ("underdetermined" if n_e < n_v else "singular")
-    return ModeAnalysis(c={}, d={}, index=-1, differentiation_index=-1, states=(), leading=(),
+    return ModeAnalysis(c={}, d={}, index=-1, structural_index=-1, states=(), leading=(),
                         solved=(), consistency=(), blocks=(), ok=False, diagnostic=msg,
                         over_equations=over_e, over_variables=over_v, under_equations=under_e,
                         under_variables=under_v, status=status, **base)
