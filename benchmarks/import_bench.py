@@ -4,13 +4,15 @@
 Each size runs in a fresh Python process so that its peak resident memory (``ru_maxrss``) is
 its own. Reported: equations, file size, wall time and CPU time of the import (the parser is
 built beforehand, as in a long-running process; its one-off construction time is reported
-separately), peak RSS of the process, and the CPU time of a fixed 3-million-iteration Python
-loop as a machine-speed reference (about 0.12 s on an idle 3 GHz core): on a loaded machine,
-scale the import times by the ratio. With ``--xml`` the XML equation list of the same model is
-imported too; with ``--roundtrip`` the printer and the XML writer are timed as well.
+separately; what the parser learns from the file, `importers.lalr_shapes`, is learned during
+the timed import), peak RSS of the process, and the CPU time of a fixed 3-million-iteration
+Python loop as a machine-speed reference (about 0.12 s on an idle 3 GHz core): on a loaded
+machine, scale the import times by the ratio. With ``--repeats N`` each size runs N times and
+the medians are printed. With ``--xml`` the XML equation list of the same model is imported
+too; with ``--roundtrip`` the printer and the XML writer are timed as well.
 
-Usage: ``python benchmarks/import_bench.py [--sizes 1e3 1e4 1e5] [--xml] [--roundtrip]
-[--json OUT]``.
+Usage: ``python benchmarks/import_bench.py [--sizes 1e3 1e4 1e5] [--repeats N] [--xml]
+[--roundtrip] [--json OUT]``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +41,7 @@ for i in range(3_000_000):     # machine speed reference: ~0.12 s CPU on an idle
     x += i
 calibration = time.process_time() - t0
 t0 = time.perf_counter()
-F._parser()._scanners()
+F.parse_expression("0")          # builds the grammar and its tables (once per process)
 build = time.perf_counter() - t0
 t0, c0 = time.perf_counter(), time.process_time()
 m = F.load_modelica(path)
@@ -61,17 +64,29 @@ print(json.dumps(out))
 """
 
 
-def run(sizes, xml: bool, roundtrip: bool) -> list[dict]:
+def _child(n: int, path: str, xml: bool, roundtrip: bool) -> dict:
+    res = subprocess.run([sys.executable, "-c", _CHILD, HERE, str(n), path,
+                          "1" if xml else "0", "1" if roundtrip else "0"],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"benchmark child failed:\n{res.stderr}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def run(sizes, xml: bool, roundtrip: bool, repeats: int = 1) -> list[dict]:
+    """One row per size: the medians over ``repeats`` fresh processes."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for eqs in sizes:
             n = max(1, round((eqs - 3) / 6))
             path = os.path.join(tmp, f"chain{n}.mo")
-            res = subprocess.run([sys.executable, "-c", _CHILD, HERE, str(n), path,
-                                  "1" if xml else "0", "1" if roundtrip else "0"],
-                                 capture_output=True, text=True, check=True)
-            rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
-            r = rows[-1]
+            runs = [_child(n, path, xml, roundtrip) for _ in range(repeats)]
+            r = {k: (statistics.median(x[k] for x in runs)
+                     if isinstance(v, float) else v) for k, v in runs[0].items()}
+            r["repeats"] = repeats
+            if repeats > 1:
+                r["import_cpu_runs"] = [x["import_cpu_s"] for x in runs]
+            rows.append(r)
             line = (f"{r['equations']:>8} eq  {r['bytes'] / 1e6:7.2f} MB  import "
                     f"{r['import_s']:7.2f} s (cpu {r['import_cpu_s']:6.2f} s)  peak "
                     f"{r['peak_rss_mb']:7.1f} MB  (3M-loop {r['calibration_cpu_s']:.2f} s)")
@@ -79,6 +94,8 @@ def run(sizes, xml: bool, roundtrip: bool) -> list[dict]:
                 line += f"  xml {r['xml_import_s']:6.2f} s"
             if "print_s" in r:
                 line += f"  print {r['print_s']:5.2f} s  xml-write {r['xml_write_s']:5.2f} s"
+            if repeats > 1:
+                line += f"  median of {repeats}"
             print(line, flush=True)
     return rows
 
@@ -87,11 +104,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", nargs="+", type=float, default=[1e3, 1e4, 1e5],
                    help="target numbers of equations")
+    p.add_argument("--repeats", type=int, default=1, help="runs per size (medians printed)")
     p.add_argument("--xml", action="store_true", help="also import the XML form")
     p.add_argument("--roundtrip", action="store_true", help="also time printer and writer")
     p.add_argument("--json", metavar="OUT", help="write the rows as JSON")
     args = p.parse_args(argv)
-    rows = run([int(s) for s in args.sizes], args.xml, args.roundtrip)
+    rows = run([int(s) for s in args.sizes], args.xml, args.roundtrip, args.repeats)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -27,18 +27,20 @@ importer never drops a construct silently.
 from __future__ import annotations
 
 import bisect
+import gc
 import re
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
                   WhenBranch, WhenClause)
+from .lalr import Driver, ParseError
 
 #: Files larger than this are refused before being read (bytes).
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -144,7 +146,7 @@ def normalize_name(raw: str) -> str:
 
 # --- the parser (built once per process) ----------------------------------------------------
 
-_TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION"))
+_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION")
 
 
 class _PostLexer:
@@ -160,16 +162,10 @@ _instance: "_Parser | None" = None
 
 
 class _Parser:
-    """The lark grammar, its LALR table and the callbacks, built once per process.
-
-    `run` drives lark's LALR table itself instead of calling ``Lark.parse``: a run of unit
-    reductions of the precedence chain (``primary -> factor -> term -> ... -> expression``, nine
-    per operand) costs one memoized lookup instead of nine callbacks, and tokens are matched
-    with the per-state terminal alternations that lark compiled for its contextual lexer. On
-    the chain benchmark this halves the import time (docs/importers.md)."""
+    """The lark grammar with the callbacks as its transformer, and the `lalr.Driver` that runs
+    it; built once per process."""
 
     def __init__(self):
-        from lark.parsers.lalr_analysis import Shift
         self.callbacks = _Callbacks()
         self.lark = Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
                          start=["start", "expression"], transformer=self.callbacks,
@@ -179,219 +175,8 @@ class _Parser:
         for t in self.lark.terminals:
             if t.pattern.type == "str":
                 self.terminal_text[t.name] = repr(t.pattern.value)
-        frontend = self.lark.parser
-        self.lexer = getattr(frontend.lexer, "lexer", frontend.lexer)   # under PostLexConnector
-        lalr = frontend.parser.parser
-        self.table = lalr.parse_table
-        lark_callbacks = lalr.callbacks
-        # The table with plain-str keys (lark's are partly Token objects, whose Python __eq__
-        # makes every lookup slow) and reductions resolved to (size, origin, callback); the
-        # callback is None for a unit reduction of an inlined '?rule' (value unchanged).
-        reductions = {}
-        self.states = {}
-        for state, actions in self.table.states.items():
-            row = {}
-            for key, (action, arg) in actions.items():
-                if action is Shift:
-                    row[str(key)] = (True, arg)
-                    continue
-                rule = arg
-                if rule not in reductions:
-                    size = len(rule.expansion)
-                    sym = rule.expansion[0] if size == 1 else None
-                    unit = (size == 1 and rule.options.expand1 and rule.alias is None
-                            and not sym.name.startswith("_")
-                            and not (sym.is_term and sym.filter_out))
-                    reductions[rule] = (size, str(rule.origin.name),
-                                        None if unit else lark_callbacks[rule])
-                row[str(key)] = (False, reductions[rule])
-            self.states[state] = row
-
-    def _scanners(self):
-        """Per LALR state: the compiled alternation of lark's contextual lexer for that state
-        (lark builds it lazily), plus the root scanner with every terminal."""
-        if getattr(self, "_scan", None) is None:
-            scan = {}
-            for state, basic in self.lexer.lexers.items():
-                scan[state] = tuple(m.match for m in basic.scanner._mres)
-            self._scan = scan
-            self._root = tuple(m.match for m in self.lexer.root_lexer.scanner._mres)
-            self._ignore = frozenset(self.lexer.root_lexer.ignore_types)
-            self._newline_types = frozenset(self.lexer.root_lexer.newline_types)
-            kw = {}
-            for t in self.lark.terminals:
-                if t.pattern.type == "str" and re.fullmatch(r"[a-z]+", t.pattern.value):
-                    kw[t.pattern.value] = t.name
-            self._keywords = kw
-            self._unit_runs = {}
-        return self._scan
-
-    def _unit_run(self, below, state, ttype):
-        """State reached from ``state`` (above ``below``) by the unit reductions that lookahead
-        ``ttype`` triggers one after the other; memoized in ``_unit_runs``."""
-        key = (below, state, ttype)
-        states = self.states
-        while True:
-            action = states[state].get(ttype)
-            if action is None or action[0] or action[1][2] is not None:
-                break
-            state = states[below][action[1][1]][1]
-        self._unit_runs[key] = state
-        return state
-
-    def run(self, text: str, start: str, ctx: "ParseContext"):
-        """LALR(1) parse of ``text`` from ``start``; returns the start rule's value.
-
-        Tokens come from lark's contextual lexer tables: in each LALR state the text is matched
-        against the compiled terminal alternation lark built for that state; a NAME equal to a
-        keyword takes the keyword's terminal (all keywords are reserved, `_PostLexer`)."""
-        scan = self._scanners()
-        ignore = self._ignore
-        unit_runs = self._unit_runs
-        newline_types = self._newline_types
-        keywords = self._keywords
-        states = self.states
-        end_state = self.table.end_states[start]
-        terminators = _TERMINATORS
-        term_pos, term_tok = ctx.term_pos, ctx.term_tok
-        state_stack = [self.table.start_states[start]]
-        value_stack: list = []
-        Tok = _Token
-        pos, end, line, line_start = 0, len(text), 1, 0
-        tok = None
-        while True:
-            if pos >= end:
-                break
-            c = text[pos]                      # single blanks: cheaper than a regex round
-            if c == " ":
-                pos += 1
-                continue
-            if c == "\n":
-                pos += 1
-                line += 1
-                line_start = pos
-                continue
-            matchers = scan[state_stack[-1]]
-            m = matchers[0](text, pos)
-            if m is None and len(matchers) > 1:
-                for match in matchers[1:]:
-                    m = match(text, pos)
-                    if m is not None:
-                        break
-            if m is None:
-                self._lex_error(text, pos, line, pos - line_start + 1, state_stack[-1], tok)
-            ttype = m.lastgroup
-            npos = m.end()
-            if ttype in ignore:
-                nl = text.count("\n", pos, npos)
-                if nl:
-                    line += nl
-                    line_start = text.rfind("\n", pos, npos) + 1
-                pos = npos
-                continue
-            value = text[pos:npos]
-            if ttype == "NAME":
-                ttype = keywords.get(value, "NAME")
-            prev = tok
-            tok = Tok(ttype, value, pos, line, pos - line_start + 1)
-            if ttype in newline_types:
-                nl = value.count("\n")
-                if nl:
-                    line += nl
-                    line_start = pos + value.rfind("\n") + 1
-            pos = npos
-            if ttype in terminators:
-                term_pos.append(npos)
-                term_tok.append(tok)
-            while True:
-                try:
-                    is_shift, arg = states[state_stack[-1]][ttype]
-                except KeyError:
-                    error = UnexpectedToken(tok, set(states[state_stack[-1]]), state=None)
-                    error.previous = prev
-                    raise error from None
-                if is_shift:
-                    state_stack.append(arg)
-                    value_stack.append(tok)
-                    break
-                size, origin, callback = arg
-                if callback is None:
-                    # a run of unit reductions only depends on (state below, state, lookahead)
-                    key = (state_stack[-2], state_stack[-1], ttype)
-                    final = unit_runs.get(key)
-                    if final is None:
-                        final = self._unit_run(*key)
-                    state_stack[-1] = final
-                    continue
-                values = value_stack[-size:]
-                del value_stack[-size:]
-                del state_stack[-size:]
-                value_stack.append(callback(values))
-                state_stack.append(states[state_stack[-1]][origin][1])
-        if tok is None:
-            end_tok = Tok("$END", "", 0, 1, 1)
-        else:
-            end_tok = Tok("$END", "", tok.end_pos, tok.end_line, tok.end_column)
-        while True:
-            if state_stack[-1] == end_state:
-                return value_stack[-1]
-            try:
-                _, (size, origin, callback) = states[state_stack[-1]]["$END"]
-            except KeyError:
-                raise UnexpectedToken(end_tok, set(states[state_stack[-1]]),
-                                      state=None) from None
-            if callback is None:
-                state_stack.pop()
-            else:
-                values = value_stack[-size:]
-                del value_stack[-size:]
-                del state_stack[-size:]
-                value_stack.append(callback(values))
-            state_stack.append(states[state_stack[-1]][origin][1])
-
-    def _lex_error(self, text, pos, line, col, state, previous):
-        """No terminal of this state matches at ``pos``: an unexpected token if some other
-        terminal matches there (lark's contextual-lexer rule), else an unexpected character."""
-        for match in self._root:
-            m = match(text, pos)
-            if m is not None:
-                ttype = m.lastgroup
-                if ttype == "NAME":
-                    ttype = self._keywords.get(m.group(), "NAME")
-                tok = _Token(ttype, m.group(), pos, line, col)
-                error = UnexpectedToken(tok, set(self.states[state]), state=None)
-                error.previous = previous
-                raise error
-        raise UnexpectedCharacters(text, pos, line, col, allowed=None)
-
-
-class _Token:
-    """A token: terminal name, text and position (the attributes of lark's Token that the
-    callbacks and error messages use; the end position is computed when asked)."""
-    __slots__ = ("type", "value", "start_pos", "line", "column")
-
-    def __init__(self, type_, value, start_pos, line, column):
-        self.type = type_
-        self.value = value
-        self.start_pos = start_pos
-        self.line = line
-        self.column = column
-
-    @property
-    def end_pos(self) -> int:
-        return self.start_pos + len(self.value)
-
-    @property
-    def end_line(self) -> int:
-        return self.line + self.value.count("\n")
-
-    @property
-    def end_column(self) -> int:
-        nl = self.value.rfind("\n")
-        return self.column + len(self.value) if nl < 0 else len(self.value) - nl
-
-    def __repr__(self):
-        return f"Token({self.type!r}, {self.value!r})"
+        self.terminal_names = frozenset(t.name for t in self.lark.terminals) | {"$END"}
+        self.driver = Driver(self.lark, _TERMINATORS, boundaries=("SEMI",))
 
 
 def _parser() -> _Parser:
@@ -399,7 +184,6 @@ def _parser() -> _Parser:
     if _instance is None:
         _instance = _Parser()
     return _instance
-
 
 # --- per-parse state and intermediate form ---------------------------------------------------
 
@@ -414,15 +198,28 @@ class ParseContext:
     note: str = ""          # appended to messages, e.g. "in attribute 'rhs' of <equation>"
     refs: dict = field(default_factory=lambda: {"time": E.TIME})
     consts: dict = field(default_factory=dict)
-    first_use: dict = field(default_factory=dict)     # name -> (line, col, note, source_line)
+    # name -> offset of its first use in the text (whole file), or (line, col, note, source)
+    first_use: dict = field(default_factory=dict)
     enum_uses: dict = field(default_factory=dict)     # enum literal -> uses
     enum_consumed: dict = field(default_factory=dict)
     der_names: set = field(default_factory=set)
     errors: list = field(default_factory=list)        # (line, col, priority, message, src)
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
-    term_pos: list = field(default_factory=list)      # end offsets of ; then else equation
-    term_tok: list = field(default_factory=list)
+    term_ends: list = field(default_factory=list)     # end offsets of ; then else equation
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
+    _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
+
+    def line_col(self, pos: int) -> tuple[int, int]:
+        """Line and column (from 1) of offset ``pos`` of the parsed text. Lines are counted
+        from the previous request, so a pass through the text in order costs one pass."""
+        text = self.text
+        last, line = self._cursor
+        if pos >= last:
+            line += text.count("\n", last, pos)
+        else:
+            line -= text.count("\n", pos, last)
+        self._cursor = (pos, line)
+        return line, pos - text.rfind("\n", 0, pos)
 
     def loc(self, line: int, col: int) -> SourceLoc:
         """File position of (line, col) of the parsed text."""
@@ -430,8 +227,13 @@ class ParseContext:
             return SourceLoc(self.filename, self.line0, self.col0 + col - 1)
         return SourceLoc(self.filename, self.line0 + line - 1, col)
 
-    def tok_loc(self, tok: "_Token") -> SourceLoc:
-        return self.loc(tok.line, tok.column)
+    def pos_loc(self, pos: int) -> SourceLoc:
+        """File position of offset ``pos`` of the parsed text."""
+        return self.loc(*self.line_col(pos))
+
+    def tok_loc(self, tok: tuple) -> SourceLoc:
+        """File position of a token ``(type, value, offset)``."""
+        return self.pos_loc(tok[2])
 
     def error(self, loc: SourceLoc, message: str, priority: int = 0):
         """Record an error; the earliest one in the file is raised when parsing ends."""
@@ -479,9 +281,9 @@ class Decl:
     name: str
     loc: SourceLoc
     type_name: str
-    type_loc: SourceLoc
-    prefixes: tuple                       # ((keyword, loc), ...)
-    modifiers: list                       # [(name, value or None, loc, nested), ...]
+    type_loc: SourceLoc | tuple           # a SourceLoc, or the token (located on demand)
+    prefixes: tuple                       # ((keyword, loc or token), ...)
+    modifiers: list | tuple               # [(name, value or None, loc or token, nested), ...]
     binding: object = None
     description: str | None = None
     explicit: dict | None = None          # XML: variability/causality given explicitly
@@ -518,26 +320,26 @@ class _Callbacks:
 
     ctx: ParseContext
 
-    def _start_loc(self, tok: "_Token") -> tuple[SourceLoc, int]:
+    def _start_loc(self, tok: tuple) -> tuple[SourceLoc, int]:
         """Start of the equation containing ``tok``: the first token after the last ``;``,
-        ``then``, ``else`` or ``equation`` before it. Returns (loc, offset)."""
+        ``then``, ``else`` or ``equation`` before it. Returns (loc, offset). Equations are
+        reduced in source order, so the terminators before that one are dropped."""
         ctx = self.ctx
-        i = bisect.bisect_right(ctx.term_pos, tok.start_pos) - 1
+        ends = ctx.term_ends
+        pos = tok[2]
+        i = bisect.bisect_right(ends, pos) - 1
         if i < 0:
-            return ctx.tok_loc(tok), tok.start_pos
-        t = ctx.term_tok[i]
-        start = _SKIP_RE.match(ctx.text, t.end_pos).end()
-        if start > tok.start_pos:
-            return ctx.tok_loc(tok), tok.start_pos
-        skipped = ctx.text[t.end_pos:start]
-        nl = skipped.count("\n")
-        if nl == 0:
-            return ctx.loc(t.end_line, t.end_column + len(skipped)), start
-        return ctx.loc(t.end_line + nl, len(skipped) - skipped.rfind("\n")), start
+            return ctx.pos_loc(pos), pos
+        start = _SKIP_RE.match(ctx.text, ends[i]).end()
+        if i:
+            del ends[:i]
+        if start > pos:
+            return ctx.pos_loc(pos), pos
+        return ctx.pos_loc(start), start
 
     # ---- expressions ----
     def number(self, c):
-        text = c[0].value
+        text = c[0][1]
         k = self.ctx.consts.get(text)
         if k is None:
             if text.isdigit():
@@ -548,7 +350,7 @@ class _Callbacks:
         return k
 
     def string(self, c):
-        return E.Str(_unescape(c[0].value[1:-1]))
+        return E.Str(_unescape(c[0][1][1:-1]))
 
     def true(self, c):
         return E.Const(True)
@@ -558,30 +360,32 @@ class _Callbacks:
 
     def ref(self, c):
         tok = c[0]
-        r = self.ctx.refs.get(tok.value)
+        r = self.ctx.refs.get(tok[1])
         if r is not None:
             return r
         return self._new_ref(tok)
 
     def _new_ref(self, tok):
         ctx = self.ctx
-        name = normalize_name(tok.value)
+        name = normalize_name(tok[1])
         r = E.Ref(name)
         if name.startswith(_ENUM_PREFIXES):
             ctx.enum_uses[name] = ctx.enum_uses.get(name, 0) + 1
         else:
-            ctx.refs[tok.value] = r
+            ctx.refs[tok[1]] = r
         if name not in ctx.first_use:
-            loc = ctx.tok_loc(tok)
-            ctx.first_use[name] = (loc.line, loc.col, ctx.note,
-                                   None if ctx.whole_file else ctx._src(loc))
+            if ctx.whole_file:          # located only if the name turns out to be undefined
+                ctx.first_use[name] = tok[2]
+            else:
+                loc = ctx.tok_loc(tok)
+                ctx.first_use[name] = (loc.line, loc.col, ctx.note, ctx._src(loc))
         return r
 
     def binop(self, c):
-        return E.BinOp(_BINOPS[c[1].value], c[0], c[2])
+        return E.BinOp(_BINOPS[c[1][1]], c[0], c[2])
 
     def unop(self, c):
-        op = _UNOPS[c[0].value]
+        op = _UNOPS[c[0][1]]
         arg = c[1]
         if op == "-" and type(arg) is E.Const and type(arg.value) is not bool:
             return E.Const(-arg.value)
@@ -630,7 +434,7 @@ class _Callbacks:
     def subscripted(self, c):
         tok = c[0]
         self.ctx.error(self.ctx.tok_loc(tok),
-                       f"array subscript of '{normalize_name(tok.value)}[...]' is not an integer "
+                       f"array subscript of '{normalize_name(tok[1])}[...]' is not an integer "
                        "literal: only scalarized models are supported")
         return tok
 
@@ -646,7 +450,7 @@ class _Callbacks:
     def call(self, c):
         tok = c[0]
         args = c[2] if len(c) > 2 else []
-        name = normalize_name(tok.value)
+        name = normalize_name(tok[1])
         if name.startswith("Modelica.Math.") and name[14:] in E.MATH_FUNCTIONS:
             name = name[14:]
         ctx = self.ctx
@@ -665,7 +469,7 @@ class _Callbacks:
             pos = []
             for a in args:
                 if type(a) is _Named:
-                    named[normalize_name(a.name.value)] = a
+                    named[normalize_name(a.name[1])] = a
                 else:
                     pos.append(a)
             s = Stmt(name, pos, named, ctx.tok_loc(tok))
@@ -699,7 +503,7 @@ class _Callbacks:
     def eq(self, c):
         lhs, eq_tok, rhs = c[0], c[1], c[2]
         loc, start = self._start_loc(eq_tok)
-        if c[-1].end_pos - start > 2 * MAX_DEPTH:
+        if c[-1][2] + 1 - start > 2 * MAX_DEPTH:
             self._check_depth(loc, lhs, rhs)
         return ("eq", lhs, rhs, loc)
 
@@ -781,9 +585,9 @@ class _Callbacks:
     def description(self, c):
         out = []
         for t in c:
-            if t.type == "STRING":
-                out.append(_unescape(t.value[1:-1]))
-            elif t.value != "+":
+            if t[0] == "STRING":
+                out.append(_unescape(t[1][1:-1]))
+            elif t[1] != "+":
                 self.ctx.error(self.ctx.tok_loc(t), "descriptions can only be joined with '+'")
         return _Description("".join(out))
 
@@ -798,7 +602,7 @@ class _Callbacks:
         name_tok = None
         mod = None
         for x in c:
-            if type(x) is _Token and x.type == "NAME":
+            if type(x) is tuple and x[0] == "NAME":
                 name_tok = x
             elif type(x) is _Modification:
                 mod = x
@@ -808,13 +612,9 @@ class _Callbacks:
         return c[1] if len(c) > 1 else []
 
     def modification(self, c):
-        args = None
-        binding = None
-        for x in c:
-            if type(x) is list:
-                args = x
-            elif type(x) is not _Token:
-                binding = x
+        # [class_modification] | [class_modification, EQ, expr] | [EQ or ASSIGN, expr]
+        args = c[0] if type(c[0]) is list else None
+        binding = c[-1] if len(c) > 1 else None
         return _Modification(args, binding)
 
     def component_decl(self, c):
@@ -831,35 +631,36 @@ class _Callbacks:
         ctx = self.ctx
         prefixes = []
         i = 0
-        while c[i].type != "NAME":
-            prefixes.append((c[i].value, ctx.tok_loc(c[i])))
+        while c[i][0] != "NAME":
+            prefixes.append((c[i][1], c[i]))
             i += 1
         type_tok = c[i]
-        type_name = normalize_name(type_tok.value)
-        type_loc = ctx.tok_loc(type_tok)
+        type_name = normalize_name(type_tok[1])
         decls = []
-        long_clause = c[-1].end_pos - type_tok.start_pos > 2 * MAX_DEPTH
+        long_clause = c[-1][2] + 1 - type_tok[2] > 2 * MAX_DEPTH
+        prefixes = tuple(prefixes)
         for name_tok, mod, desc in c[i + 1]:
             loc = ctx.tok_loc(name_tok)
-            modifiers = []
+            modifiers = ()
             binding = None
             if mod is not None:
                 binding = mod.binding
+                modifiers = []
                 for a in mod.args or ():
                     m = a.mod
-                    modifiers.append((normalize_name(a.name.value), None if m is None else
+                    modifiers.append((normalize_name(a.name[1]), None if m is None else
                                       m.binding, a.name, m is not None and
                                       m.args is not None))
             if long_clause:
                 self._check_depth(loc, *(m[1] for m in modifiers if m[1] is not None),
                                   *(() if binding is None else (binding,)))
-            decls.append(Decl(normalize_name(name_tok.value), loc, type_name, type_loc,
-                              tuple(prefixes), modifiers, binding, desc))
+            decls.append(Decl(normalize_name(name_tok[1]), loc, type_name, type_tok,
+                              prefixes, modifiers, binding, desc))
         return ("decls", decls)
 
     def array_type_clause(self, c):
         i = 0
-        while c[i].type != "NAME":
+        while c[i][0] != "NAME":
             i += 1
         self.ctx.error(self.ctx.tok_loc(c[i]), "array declarations are not supported (only "
                                                "scalarized models: declare each element)")
@@ -884,7 +685,7 @@ class _Callbacks:
 
 @dataclass(slots=True)
 class _Named:
-    name: "_Token"
+    name: tuple             # the NAME token
     value: object
 
 
@@ -895,7 +696,7 @@ class _Description:
 
 @dataclass(slots=True)
 class _Argument:
-    name: "_Token"
+    name: tuple             # the NAME token
     mod: "_Modification | None"
 
 
@@ -913,9 +714,11 @@ _FRIENDLY = {"NAME": "a name", "NUMBER": "a number", "STRING": "a string",
 
 
 def _describe_expected(expected, parser: _Parser) -> str:
+    """`` (expected one of ...)`` for the terminals a parser state accepts (grammar rule names,
+    which the table lists too, are left out: they mean nothing to a modeller)."""
     names = []
     for t in sorted(expected):
-        if t in _UNSUPPORTED_KEYWORDS or t == "BASE_HEADER":
+        if t in _UNSUPPORTED_KEYWORDS or t == "BASE_HEADER" or t not in parser.terminal_names:
             continue
         names.append(_FRIENDLY.get(t) or parser.terminal_text.get(t, t))
     names = sorted(set(names))
@@ -928,13 +731,13 @@ def _describe_expected(expected, parser: _Parser) -> str:
     return f" (expected one of {', '.join(names)})"
 
 
-def _syntax_error(err: UnexpectedInput, ctx: ParseContext, parser: _Parser) -> InputError:
-    """Turn a lark exception into an `InputError` a modeller can act on."""
+def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputError:
+    """Turn a `lalr.ParseError` into an `InputError` a modeller can act on."""
     text = ctx.text
-    if isinstance(err, UnexpectedCharacters):
-        pos = err.pos_in_stream
+    if err.kind == "char":
+        pos = err.pos
         ch = text[pos] if pos < len(text) else ""
-        loc = ctx.loc(err.line, err.column)
+        loc = ctx.pos_loc(pos)
         if ch == '"':
             msg = "unterminated string (or invalid escape sequence in it)"
         elif ch == "'":
@@ -944,35 +747,48 @@ def _syntax_error(err: UnexpectedInput, ctx: ParseContext, parser: _Parser) -> I
         else:
             msg = f"unexpected character {ch!r}"
         return InputError("syntax error: " + msg + ctx.note, loc, ctx._src(loc))
-    tok = err.token if isinstance(err, UnexpectedToken) else None
-    if tok is None or tok.type == "$END":
-        if isinstance(err, UnexpectedToken) and tok is not None and tok.line is not None:
-            loc = ctx.loc(tok.line, tok.column)
-        else:
-            lines = text.split("\n")
-            loc = ctx.loc(len(lines), len(lines[-1]) + 1)
-        expected = getattr(err, "expected", None) or ()
+    kind, value, start = err.token
+    loc = ctx.pos_loc(start)
+    if kind == "$END":
+        if err.previous is None and ctx.whole_file:
+            return InputError("no class definition in the file (only comments): expected "
+                              "'class Name ... end Name;'", loc, ctx._src(loc))
         return InputError("syntax error: unexpected end of input" +
-                          _describe_expected(expected, parser) + ctx.note, loc, ctx._src(loc))
-    loc = ctx.loc(tok.line, tok.column)
-    start = tok.start_pos
+                          _describe_expected(err.expected, parser) + ctx.note, loc,
+                          ctx._src(loc))
     for p in (start - 1, start):
         if p >= 0 and text.startswith("/*", p):
-            loc = ctx.loc(tok.line, tok.column - (start - p))
+            loc = ctx.pos_loc(p)
             return InputError("syntax error: unterminated comment '/*'" + ctx.note, loc,
                               ctx._src(loc))
-    if tok.type in _UNSUPPORTED_KEYWORDS:
-        return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS[tok.type] + ctx.note,
+    if kind in _UNSUPPORTED_KEYWORDS:
+        return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS[kind] + ctx.note,
                           loc, ctx._src(loc))
-    shown = tok.value if len(tok.value) <= 40 else tok.value[:40] + "..."
-    prev = getattr(err, "previous", None)
-    if (type(prev) is _Token and "SEMI" in err.expected and prev.type != "SEMI"
-            and tok.line > prev.end_line):
-        hint = f" (missing ';' at the end of line {prev.end_line}?)"
-    else:
+    shown = value if len(value) <= 40 else value[:40] + "..."
+    prev = err.previous
+    hint = None
+    if prev is not None and "SEMI" in err.expected and prev[0] != "SEMI":
+        prev_end_line = ctx.line_col(prev[2] + len(prev[1]))[0]
+        if ctx.line_col(start)[0] > prev_end_line:
+            hint = f" (missing ';' at the end of line {prev_end_line}?)"
+    if hint is None:
         hint = _describe_expected(err.expected, parser)
     return InputError(f"syntax error: unexpected {shown!r}" + hint + ctx.note, loc,
                       ctx._src(loc))
+
+
+@contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector (if it runs) while a model is built. An import
+    allocates millions of small acyclic objects; without the pause the collector scans the
+    growing heap again and again, about 20 % of the import time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _run(text: str, ctx: ParseContext, start: str):
@@ -981,8 +797,8 @@ def _run(text: str, ctx: ParseContext, start: str):
         parser = _parser()
         parser.callbacks.ctx = ctx
         try:
-            return parser.run(text, start, ctx)
-        except UnexpectedInput as err:
+            return parser.driver.parse(text, start, ctx.term_ends)
+        except ParseError as err:
             if ctx.errors:              # an earlier semantic error is the first problem
                 ctx.raise_first()
             raise _syntax_error(err, ctx, parser) from None
@@ -1040,24 +856,29 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
     if not text.strip():
         raise InputError("empty file: expected a class definition ('class Name ... end Name;')",
                          SourceLoc(filename, 1, 1))
-    ctx = ParseContext(filename, text)
+    with gc_paused():
+        return _parse_class(text, ParseContext(filename, text))
+
+
+def _parse_class(text: str, ctx: ParseContext) -> Model:
+    """`parse_modelica` of a non-empty text."""
     result = _run(text, ctx, "start")
     if result[0] == "package":
         _, pkg_tok, pkg_end, consts, cls = result
-        pkg = normalize_name(pkg_tok.value)
-        if normalize_name(pkg_end.value) != pkg:
-            ctx.error(ctx.tok_loc(pkg_end), f"'end {normalize_name(pkg_end.value)};' does not "
+        pkg = normalize_name(pkg_tok[1])
+        if normalize_name(pkg_end[1]) != pkg:
+            ctx.error(ctx.tok_loc(pkg_end), f"'end {normalize_name(pkg_end[1])};' does not "
                                             f"match 'package {pkg}'")
-        if normalize_name(cls[2].value) != pkg:
-            ctx.error(ctx.tok_loc(cls[2]), f"the model '{normalize_name(cls[2].value)}' must "
+        if normalize_name(cls[2][1]) != pkg:
+            ctx.error(ctx.tok_loc(cls[2]), f"the model '{normalize_name(cls[2][1])}' must "
                                            f"have the name of its package '{pkg}' (Base Modelica)")
     else:
         consts, cls = [], result
     _, kind, name_tok, end_tok, contents = cls
-    name = normalize_name(name_tok.value)
-    if normalize_name(end_tok.value) != name:
-        ctx.error(ctx.tok_loc(end_tok), f"'end {normalize_name(end_tok.value)};' does not match "
-                                        f"'{kind.value} {name}'")
+    name = normalize_name(name_tok[1])
+    if normalize_name(end_tok[1]) != name:
+        ctx.error(ctx.tok_loc(end_tok), f"'end {normalize_name(end_tok[1])};' does not match "
+                                        f"'{kind[1]} {name}'")
     return build_model(name, consts + contents, ctx)
 
 
@@ -1071,7 +892,8 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
     if own:
         ctx = ParseContext(filename, whole_file=False)
     ctx.text, ctx.line0, ctx.col0, ctx.note = text, line, col, note
-    ctx.term_pos, ctx.term_tok = [], []
+    ctx.term_ends = []
+    ctx._cursor = (0, 1)
     if not text.strip():
         ctx.error(ctx.loc(1, 1), "empty expression")
         if own:
@@ -1129,7 +951,7 @@ class _ModelBuilder:
         self.name = name
         self.ctx = ctx
         self.variables: list[Variable] = []
-        self.declared: dict[str, Decl] = {}
+        self.declared: dict[str, SourceLoc] = {}   # name -> where declared
         self.equations: list[Equation] = []
         self.initial: list[Equation] = []
         self.whens: list[WhenClause] = []
@@ -1138,7 +960,7 @@ class _ModelBuilder:
         self.assigned: dict[str, SourceLoc] = {}
 
     def err(self, loc, message, priority=0):
-        if type(loc) is _Token:
+        if type(loc) is tuple:                 # a token: located on demand
             loc = self.ctx.tok_loc(loc)
         self.ctx.errors.append((loc.line, loc.col, priority, message, None))
 
@@ -1146,14 +968,14 @@ class _ModelBuilder:
     def declare(self, d: Decl):
         ctx = self.ctx
         if d.name in self.declared:
-            first = self.declared[d.name].loc
+            first = self.declared[d.name]
             self.err(d.loc, f"duplicate declaration of '{d.name}' (first declared at "
                             f"{first.short()}:{first.col})")
             return
         if d.name == "time":
             self.err(d.loc, "'time' is the built-in time variable and cannot be declared")
             return
-        self.declared[d.name] = d
+        self.declared[d.name] = d.loc
         kw = {}
         variability = None
         causality = "local"
@@ -1386,12 +1208,15 @@ class _ModelBuilder:
         """Scalarized element declarations ``x[1] ... x[n]`` must cover their whole index box;
         a lone ``Real x[3]`` is an (unsupported) array declaration."""
         groups: dict[str, list] = {}
+        split = _SUBSCRIPTS_RE.split
         for v in self.variables:
             if "[" in v.name and "'" not in v.name:
-                key = _SUBSCRIPTS_RE.sub("[]", v.name)
+                parts = split(v.name)       # [name part, subscripts, name part, ...]
+                if len(parts) == 1:
+                    continue
+                key = "[]".join(parts[::2])
                 try:
-                    idx = tuple(int(i) for m in _SUBSCRIPTS_RE.findall(v.name)
-                                for i in m.split(","))
+                    idx = tuple(int(i) for m in parts[1::2] for i in m.split(","))
                 except ValueError:
                     continue
                 groups.setdefault(key, []).append((idx, v))
@@ -1411,9 +1236,12 @@ class _ModelBuilder:
 
     def check_names(self):
         ctx = self.ctx
-        for name, (line, col, note, src) in ctx.first_use.items():
+        for name, use in ctx.first_use.items():
             if name in self.declared:
                 continue
+            if type(use) is int:
+                use = (*ctx.line_col(use), "", None)
+            line, col, note, src = use
             if name.startswith(_ENUM_PREFIXES):
                 if ctx.enum_uses.get(name, 0) <= ctx.enum_consumed.get(name, 0):
                     continue
