@@ -6,7 +6,11 @@ For each family of `gen_multimode` and size n: the number of long modes, the CPU
 single-guard change, Assumption 3; ``analyze_multimode(simultaneous=False)``), without and (for
 small n) with impulse analysis and standardization of every restart instant.
 
-    .venv/bin/python benchmarks/modes_bench.py [--max-modes 4096] [--std-max 16] [--json OUT]
+    .venv/bin/python benchmarks/modes_bench.py [--max-modes 4096] [--change-max 4096]
+        [--std-max 16] [--families clutch_chain,fault_chain] [--budget 300] [--json OUT]
+
+``--budget S``: a family stops growing once one of its sizes took more than S CPU seconds
+(the README table's "up to where it finishes").
 """
 
 from __future__ import annotations
@@ -41,9 +45,11 @@ def per_mode(system) -> tuple[int, float]:
     return n, time.process_time() - t
 
 
-def bench(max_modes: int, std_max: int, change_max: int):
+def bench(max_modes: int, std_max: int, change_max: int, families=None, budget=None):
     rows = []
     for fam, sizes in SIZES.items():
+        if families and fam not in families:
+            continue
         for n in sizes:
             model = FAMILIES[fam](n)
             system = normalize(model)
@@ -66,6 +72,9 @@ def bench(max_modes: int, std_max: int, change_max: int):
                 row.update(t_std_s=round(time.process_time() - t, 3))
             rows.append(row)
             print(json.dumps(row), flush=True)
+            spent = row["t_modes_s"] + row.get("t_changes_s", 0) + row.get("t_std_s", 0)
+            if budget is not None and spent > budget:
+                break
     return rows
 
 
@@ -84,10 +93,15 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--max-modes", type=int, default=4096)
     p.add_argument("--std-max", type=int, default=16)
-    p.add_argument("--change-max", type=int, default=1024)
+    p.add_argument("--change-max", type=int, default=4096)
+    p.add_argument("--families", help="comma-separated subset of " + ", ".join(SIZES))
+    p.add_argument("--budget", type=float, help="CPU seconds per size before a family stops")
     p.add_argument("--json", help="write the rows as JSON")
     args = p.parse_args(argv)
-    rows = bench(args.max_modes, args.std_max, args.change_max)
+    fams = set(args.families.split(",")) if args.families else None
+    if fams and fams - set(SIZES):
+        p.error(f"unknown families: {', '.join(sorted(fams - set(SIZES)))}")
+    rows = bench(args.max_modes, args.std_max, args.change_max, fams, args.budget)
     print(table(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
