@@ -28,6 +28,8 @@ typedef struct {
     int initial;               /* value of initial(): 1 during initialization */
     int terminate;             /* terminate() was executed */
     int drift;                 /* projection requested by fmi2CompletedIntegratorStep */
+    int cascade;               /* multimode: 1 + mode change in progress (0: none) */
+    int instant;               /* ... and the index of its next nonstandard instant */
     double r[MDAE_DIM(MDAE_NR)];      /* Reals: model variables, then derivative instances */
     double pr[MDAE_DIM(MDAE_NR)];     /* left limits pre() of the Reals */
     int i[MDAE_DIM(MDAE_NI)];         /* Integers */
@@ -121,6 +123,7 @@ extern const unsigned char mdae_bool_kind[];
 void mdae_set_start_values(ModelData *d);
 int mdae_calculate_parameters(ModelInstance *inst);
 int mdae_compute(ModelInstance *inst);
+int mdae_mode_step(ModelInstance *inst, int *more);
 void mdae_get_states(const ModelData *d, double *x);
 void mdae_set_states(ModelData *d, const double *x);
 void mdae_get_derivatives(const ModelData *d, double *dx);

@@ -258,13 +258,14 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
 }
 
 /* One event instant (theory note 9334-theory-algorithms §3.5(b), docs/fmi-mapping.md):
- * left limits := current values; relations and samples un-frozen; schedule; when-conditions;
+ * left limits := current values; relations and samples un-frozen; a nonstandard instant of a
+ * mode change (multimode, mdae_mode_step); schedule; when-conditions;
  * actions of the branches whose condition rose; projection onto the consistency equations if
  * drift was detected. Flags are exact: valuesChanged iff a state value changed. */
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
 {
     ModelData *d = &inst->d;
-    int k, fired = 0, *fire = inst->iwork + MDAE_IWORK_FIRE;
+    int k, fired = 0, cascade = 0, *fire = inst->iwork + MDAE_IWORK_FIRE;
     double tnext;
     mdae_get_states(d, inst->xbuf);
     memcpy(d->pr, d->r, sizeof d->r);
@@ -273,6 +274,8 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
     memcpy(d->pcond, d->cond, sizeof d->cond);
     mdae_update_relations(d);
     mdae_update_samples(d);
+    /* multimode: a mode change, or the next instant of the one in progress (docs/multimode-fmu.md) */
+    if (mdae_mode_step(inst, &cascade)) return 1;
     if (mdae_compute(inst)) return 1;
     mdae_when_conditions(d);
     for (k = 0; k < MDAE_NWHEN; k++) {
@@ -283,13 +286,13 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
         if (mdae_when_actions(inst, fire)) return 1;
         if (mdae_compute(inst)) return 1;
     }
-    if (MDAE_NCONS > 0 && (d->drift || mdae_drift(d) > MDAE_DRIFT_TOL)) {
+    if (MDAE_NCONS > 0 && !cascade && (d->drift || mdae_drift(d) > MDAE_DRIFT_TOL)) {
         mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: projection onto the consistency "
                  "equations (drift %.3g)", d->time, mdae_drift(d));
         if (mdae_project(inst)) return 1;
         if (mdae_compute(inst)) return 1;
     }
-    d->drift = 0;
+    if (!cascade) d->drift = 0;
     if (mdae_check_assertions(inst)) return 1;
     ev->valuesChanged = 0;
     {
@@ -298,7 +301,7 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
         for (k = 0; k < MDAE_NX; k++)
             if (x[k] != inst->xbuf[k]) { ev->valuesChanged = 1; break; }
     }
-    ev->newDiscreteStatesNeeded = fired || mdae_discrete_changed(d);
+    ev->newDiscreteStatesNeeded = fired || cascade || mdae_discrete_changed(d);
     if (!ev->newDiscreteStatesNeeded && MDAE_NSAMPLE > 0) {
         /* end of the event iteration: sample() is false again in continuous time, so the
            when-conditions take their continuous-time values (the next sample rises) */

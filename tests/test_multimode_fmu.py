@@ -135,7 +135,10 @@ def test_cup_and_ball(fmus):
     tightenings = 0
     for i in changes:
         assert r["time"][i + 1] == r["time"][i]           # event rows: left, right limit
-        assert energy[i + 1] <= energy[i] + 1e-9           # never increases at an event
+        # never increases at an event; the left limit is first projected onto the taut
+        # mode's consistency equations (drift up to MDAE_DRIFT_TOL = 1e-9 in the residuals),
+        # which moves the energy by a few 1e-9
+        assert energy[i + 1] <= energy[i] + 1e-8
         if taut[i + 1] and not taut[i]:
             tightenings += 1
             # radial velocity removed by the inelastic impact
@@ -192,6 +195,184 @@ def test_cup_and_ball_elastic_bounces(fmus):
     for n in ("x", "y", "vx", "vy"):
         np.testing.assert_allclose(r[n][rows], ref[n][grid_ref], rtol=1e-6, atol=1e-7)
     assert r["time"][-1] == pytest.approx(2.0) and ref["time"][-1] == pytest.approx(2.0)
+
+
+class _Me:
+    """A raw Model Exchange instance (FMPy's FMU2Model) with the FMU's log kept."""
+
+    def __init__(self, path, tmp):
+        import ctypes
+        from fmpy import extract, read_model_description
+        from fmpy.fmi2 import (FMU2Model, defaultCallbacks, fmi2CallbackFunctions,
+                               fmi2CallbackLoggerTYPE)
+        self.md = read_model_description(str(path))
+        self.vr = {v.name: v.valueReference for v in self.md.modelVariables}
+        ders = self.md.derivatives
+        self.states = [u.variable.derivative.name for u in ders]
+        self.nx = len(self.states)
+        self.messages = []
+        self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=extract(str(path), str(tmp)),
+                             modelIdentifier=self.md.modelExchange.modelIdentifier,
+                             instanceName="t")
+        cb = fmi2CallbackFunctions()
+        cb.logger = fmi2CallbackLoggerTYPE(
+            lambda c, n, st, cat, msg: self.messages.append(msg.decode()))
+        cb.allocateMemory = defaultCallbacks.allocateMemory
+        cb.freeMemory = defaultCallbacks.freeMemory
+        self._cb = cb
+        self.fmu.instantiate(callbacks=cb, loggingOn=True)
+        self._c = ctypes
+
+    def init(self):
+        self.fmu.setupExperiment(startTime=0.0)
+        self.fmu.enterInitializationMode()
+        self.fmu.exitInitializationMode()
+        while self.fmu.newDiscreteStates()[0]:
+            pass
+        self.fmu.enterContinuousTimeMode()
+
+    def get_x(self):
+        x = np.zeros(self.nx)
+        self.fmu.getContinuousStates(x.ctypes.data_as(self._c.POINTER(self._c.c_double)),
+                                     self.nx)
+        return x
+
+    def set_x(self, x):
+        x = np.ascontiguousarray(x, dtype=float)
+        self.fmu.setContinuousStates(x.ctypes.data_as(self._c.POINTER(self._c.c_double)),
+                                     self.nx)
+
+    def set_states(self, time, **values):
+        self.fmu.setTime(time)
+        x = self.get_x()
+        for n, v in values.items():
+            x[self.states.index(n)] = v
+        self.set_x(x)
+
+    def get(self, *names):
+        return self.fmu.getReal([self.vr[n] for n in names])
+
+    def free(self):
+        self.fmu.terminate()
+        self.fmu.freeInstance()
+
+
+def test_union_state_vector_belongs_to_the_host(fmus, tmp_path):
+    """One state vector for all modes (ARCHITECTURE.md FMI mapping): RLDC2's mode FF computes
+    the diode voltages u1, u2 (states of TT) as algebraic variables; their state vector
+    entries (mdae_state(u1), mdae_state(u2)) are never written by a compute: Get after Set
+    returns exactly what was set, fmi2GetReal(u1) is FF's algebraic value, and the strict
+    driver's FMU-state rollback reproduces the run bitwise."""
+    from strict_driver import simulate_strict
+    path = fmus("RLDC2")
+    m = _Me(path, tmp_path / "x")
+    assert "mdae_state(u1)" in m.states and "mdae_state(u2)" in m.states
+    m.init()
+    x = m.get_x() + np.linspace(0.01, 0.07, m.nx)
+    m.fmu.setTime(0.25)
+    m.set_x(x)
+    m.fmu.getDerivatives(np.zeros(m.nx).ctypes.data_as(
+        __import__("ctypes").POINTER(__import__("ctypes").c_double)), m.nx)
+    u1, x1, w1, v1, su1 = m.get("u1", "x1", "w1", "v1", "mdae_state(u1)")
+    assert m.get_x().tobytes() == x.tobytes()             # Get after Set: exactly
+    assert su1 == x[m.states.index("mdae_state(u1)")]
+    assert u1 == pytest.approx(x1 + w1 - v1, abs=1e-12)   # FF: K2 gives u1
+    assert u1 != su1
+    m.free()
+    res = simulate_strict(path, stop_time=1.0, step=1e-3)   # includes the FMU-state check
+    assert res.time[-1] == pytest.approx(1.0)
+
+
+def test_one_instant_per_new_discrete_states(fmus, tmp_path):
+    """fmi2NewDiscreteStates performs one nonstandard instant (theory note 9334 §3.5(b)):
+    Cup-and-Ball's tightening (examples note §2.2.5) projects the position in the first call
+    (instant 0: p+ = L p-/|p-|, velocity kept) and removes the radial velocity in the second
+    (instant 1: v+ = v- - (p.v-) p/L^2); a third call re-evaluates the guards and ends the
+    iteration. newDiscreteStatesNeeded is true until then and valuesOfContinuousStatesChanged
+    exactly when an instant moved a state."""
+    L = 1.0
+    m = _Me(fmus("CupAndBall"), tmp_path / "x")
+    m.init()
+    p0 = np.array([0.3, -0.97])                      # |p| = 1.0153 L: just past the circle
+    v0 = np.array([2.0, -1.0])                       # moving outward
+    m.set_states(0.1, x=p0[0], y=p0[1], **{"der(x)": v0[0], "der(y)": v0[1]})
+    free = m.fmu.getInteger([m.vr["mdae_mode"]])[0]
+    m.fmu.enterEventMode()
+    flags, values = [], []
+    for _ in range(4):
+        info = m.fmu.newDiscreteStates()
+        flags.append((info[0], info[3]))
+        values.append(m.get("x", "y", "der(x)", "der(y)")
+                      + m.fmu.getInteger([m.vr["mdae_mode"]]))
+        if not info[0]:
+            break
+    assert flags == [(True, True), (True, True), (False, False)]
+    p1 = L * p0 / np.linalg.norm(p0)
+    np.testing.assert_allclose(values[0][:2], p1, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(values[0][2:4], v0, rtol=0, atol=0)
+    v2 = v0 - (p1 @ v0) * p1 / L ** 2
+    np.testing.assert_allclose(values[1][:2], p1, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(values[1][2:4], v2, rtol=1e-14, atol=1e-14)
+    assert values[0][4] == values[1][4] == values[2][4] != free     # taut from the 1st call
+    assert any("instant 1 of 2" in msg for msg in m.messages)
+    m.free()
+    # the clutch: one instant, then the re-evaluation of the guards
+    m = _Me(fmus("ClutchBasic"), tmp_path / "y")
+    m.init()
+    m.set_states(5.0 + 1e-9, t=5.0 + 1e-9)
+    m.fmu.enterEventMode()
+    flags = []
+    while True:
+        info = m.fmu.newDiscreteStates()
+        flags.append((info[0], info[3]))
+        if not info[0]:
+            break
+    assert flags == [(True, True), (False, False)]
+    w1, w2 = m.get("w1", "w2")
+    assert w1 == w2
+    m.free()
+
+
+def _at_grid(r, ref, names, atol):
+    """Compare a result with a reference CSV at the reference's grid points (the result has
+    the same output grid) and at its mode changes (left and right limits)."""
+    grid_ref, events_ref = _split_events(ref)
+    _, events = _split_events(r)
+    times = {round(t, 9): k for k, t in enumerate(r["time"])}
+    rows = [times[round(t, 9)] for t in ref["time"][grid_ref]]
+    for n in names:
+        np.testing.assert_allclose(r[n][rows], ref[n][grid_ref], rtol=0, atol=atol, err_msg=n)
+    changes = [(i, j) for i, j in events if r["mdae_mode"][i] != r["mdae_mode"][j]]
+    assert len(changes) == len(events_ref)
+    for (i, j), (ri, rj) in zip(changes, events_ref):
+        assert r["time"][i] == pytest.approx(ref["time"][ri], abs=atol)
+        for n in names:
+            assert r[n][i] == pytest.approx(ref[n][ri], abs=atol), n
+            assert r[n][j] == pytest.approx(ref[n][rj], abs=atol), n
+
+
+@pytest.mark.parametrize("rtol, atol", [(1e-6, 5e-3), (1e-10, 1e-5)])
+def test_cup_and_ball_first_order(fmus, rtol, atol):
+    """CupAndBallFirstOrder (velocities as explicit states) used to cycle taut <-> slack at
+    the slack-off (t = 0.4727) until the iteration bound: the taut mode's drift (up to the
+    drift-control tolerance 1e-9) left x^2 + y^2 - L^2 outside the left-limit guard's band
+    (half the 1e-10 hysteresis), so the slack mode's s = L^2 - x^2 - y^2 selected taut again.
+    A mode change now starts from left limits projected onto the old mode's consistency
+    equations and ends with the right limits projected onto the new mode's (to 1e-12):
+    0-3 s with FMPy CVode matches CupAndBall.csv (same physics) within 1e-5 at rtol 1e-10;
+    at rtol 1e-6 CVode's own error (the second-order CupAndBall.mo gives 1.6e-3 there) is
+    what remains."""
+    r = simulate_fmu(str(fmus("CupAndBallFirstOrder")), stop_time=3.0, relative_tolerance=rtol,
+                     output_interval=0.005, output=["x", "y", "vx", "vy", "mdae_mode"])
+    assert r["time"][-1] == pytest.approx(3.0)
+    _at_grid(r, _reference("CupAndBall"), ("x", "y", "vx", "vy"), atol)
+
+
+def test_cup_and_ball_first_order_strict(fmus):
+    from strict_driver import simulate_strict
+    res = simulate_strict(fmus("CupAndBallFirstOrder"), stop_time=3.0, step=1e-3)
+    assert res.time[-1] == pytest.approx(3.0)
+    assert sum(1 for e in res.events if e.iterations > 1) >= 3
 
 
 def test_rldc2_restarts_share_charge_and_flux():
@@ -287,6 +468,23 @@ def test_singular_restart_is_a_runtime_error(tmp_path):
                      logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
     text = "\n".join(messages)
     assert "mode change" in text and "[not g] -> [g]" in text and "t = 0.5" in text
+
+
+def test_numerically_singular_restart_is_a_runtime_error(tmp_path):
+    """Inertias that cancel up to rounding (j1 + j2 = 1.1e-16): the closed-form restart
+    (j1 w1- + j2 w2-)/(j1 + j2) is finite (about 1e16) but meaningless. The denominator is
+    checked against the magnitude of its terms, and the FMU returns fmi2Error naming the
+    mode change, the instant, the time and the vanishing denominator."""
+    model = parse_modelica(SINGULAR.replace("j2 = -1.0", "j2 = -0.9999999999999999"),
+                           "SingularClutch.mo")
+    path = export(model, tmp_path / "s.fmu", progress=False)
+    messages = []
+    with pytest.raises(Exception):
+        simulate_fmu(str(path), stop_time=1.0, output_interval=0.01,
+                     logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
+    text = "\n".join(messages)
+    assert "t = 0.5" in text and "mode change [not g] -> [g] (instant 0)" in text
+    assert "numerically singular (j1 + j2)" in text
 
 
 def test_mode_description_lists_modes(fmus):

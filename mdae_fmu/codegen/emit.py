@@ -266,7 +266,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         real_kind=_num_list(real_kind, str), int_kind=_num_list(int_kind, str),
         bool_kind=_num_list(bool_kind, str),
         when_initial=_num_list([1 if b.has_initial else 0 for b in ev.branches], str),
-        state_slots=_num_list([s.slot for s in cm.states], str),
+        state_slots=_num_list([s.vector_slot for s in cm.states], str),
         der_slots=_num_list([s.der_slot for s in cm.states], str),
         nominals=_num_list([s.nominal for s in cm.states], _float),
         init_unknowns=_num_list(init.unknown_slots, str),

@@ -48,7 +48,7 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
         except (ValueError, TypeError) as err:
             raise ModelRejected(f"initial equation {eq.id}: {err}") from None
     fixed = {v.name for v in cm.variables if v.initial == "exact"}
-    free_states = [s for s in cm.states if s.name not in fixed]
+    free_states = [s for s in cm.states if (s.variable or s.name) not in fixed]
     state_syms = {s.symbol: s for s in cm.states}
     computed = cm.continuous_symbols - cm.state_symbols
     needs_compute = False

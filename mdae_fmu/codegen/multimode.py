@@ -38,7 +38,8 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from .blocks import BlockPlan, emit_block
 from .cprinter import SlotPrinter, c_comment, c_string
-from .plan import CompiledModel, FmiVariable, compile_model, der_name
+from .plan import CompiledModel, FmiVariable, compile_model
+from .restarts import check_left, left_printer, slot_names
 
 MODE_VARIABLE = "mdae_mode"
 STATEMENTS_PER_FUNCTION = 200
@@ -69,15 +70,30 @@ class ImpulseOutput:
 
 
 @dataclass(frozen=True)
+class InstantCode:
+    """One nonstandard instant of a mode change: its standardized restart ``(slot, f(x-))``
+    (``x-`` = the values after the previous instant), the denominators whose numerical
+    cancellation makes it singular (``(text, denominator, scale)``), and the impulse outputs
+    it moves."""
+    index: int
+    method: str
+    restart: tuple[tuple[int, sp.Expr], ...]
+    singular: tuple = ()
+    impulses: tuple = ()
+
+
+@dataclass(frozen=True)
 class EdgeCode:
-    """One mode change ``src -> dst`` (automaton edge): the composed state restart as
-    ``(slot, f(x-))`` pairs and the impulse outputs it sets."""
+    """One mode change ``src -> dst`` (automaton edge): its instants, applied one per
+    ``fmi2NewDiscreteStates`` call, and (for inspection) the composed restart of the cascade
+    as ``(slot, f(x-))`` pairs."""
     src: int
     dst: int
     label: str
     restart: tuple[tuple[int, sp.Expr], ...]
     impulses: tuple[ImpulseOutput, ...]
     closed_form: bool
+    instants: tuple[InstantCode, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,11 +206,43 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                                  initial, f"current mode: {legend}", kind=1))
     taken.add(name)
 
-    slot_of_name = _slot_names(union)
-
-    impulses, edges = {}, []
+    # union states that some mode computes as algebraic variables: the state vector entry
+    # lives apart, in a hidden slot exposed as its own FMI state variable (module docstring)
     n_real = union.n_real
     real_names = list(union.real_names)
+    written = {u for mc in modes for b in mc.blocks for u in b.unknowns}
+    all_pos = set(range(len(union.states)))
+    states = list(union.states)
+    guesses = dict(union.guesses)
+    var_index = {v.name: k for k, v in enumerate(variables)}
+    for k, st in enumerate(union.states):
+        if st.symbol not in written or all(k in mc.integrated for mc in modes):
+            continue
+        sname = f"mdae_state({st.name})"
+        while sname in taken:
+            sname += "_"
+        taken.add(sname)
+        store = n_real
+        n_real += 1
+        real_names.append(sname)
+        orig = variables[var_index[st.name]]
+        variables.append(FmiVariable(
+            sname, "Real", store, "local", "continuous", "calculated", None,
+            f"state vector entry of {st.name} (frozen while a mode computes {st.name})",
+            kind=5))
+        if isinstance(orig.start, (int, float)) and not isinstance(orig.start, bool):
+            guesses[store] = float(orig.start)
+        elif st.slot in guesses:
+            guesses[store] = guesses[st.slot]
+        states[k] = replace(st, name=sname, store=store, variable=st.name)
+        variables = [replace(v, derivative_of=sname) if v.derivative_of == st.name else v
+                     for v in variables]
+        var_index = {v.name: j for j, v in enumerate(variables)}
+    del all_pos
+
+    slot_of_name = slot_names(union)
+
+    impulses, edges = {}, []
     idx_of = {mc.label: mc.index for mc in modes}
     for ch in automaton.changes:
         if not ch.accepted or ch.src_label not in idx_of:
@@ -202,15 +250,8 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
         dst_label = ch.dst_label
         if dst_label not in idx_of:
             continue
-        restart = []
-        for eq in ch.restart:
-            lhs = str(eq.lhs)
-            if not lhs.endswith("+"):
-                continue
-            k = slot_of_name.get(lhs[:-1])
-            if k is None:
-                continue
-            restart.append((k, _to_left(eq.rhs, slot_of_name)))
+        label = f"[{ch.src_label}] -> [{dst_label}]"
+        restart = _restart_pairs(ch.restart, slot_of_name, label)
         edge_imp = []
         for inst in ch.instants:
             for var, order in inst.impulsive:
@@ -233,22 +274,66 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                     n_real += 1
                 if impulses[var] not in edge_imp:
                     edge_imp.append(impulses[var])
+        instants = []
+        for ri in ch.instants:
+            pairs = _restart_pairs(ri.restart, slot_of_name, label)
+            moved = {k for k, _ in pairs}
+            imps = tuple(i for i in edge_imp if i.state_slot in moved)
+            instants.append(InstantCode(ri.index, ri.method or "S0", pairs,
+                                        _singularities(pairs), imps))
         closed = bool(ch.restart)
-        edges.append(EdgeCode(idx_of[ch.src_label], idx_of[dst_label],
-                              f"[{ch.src_label}] -> [{dst_label}]", tuple(restart),
-                              tuple(edge_imp), closed))
+        edges.append(EdgeCode(idx_of[ch.src_label], idx_of[dst_label], label, restart,
+                              tuple(edge_imp), closed, tuple(instants)))
     compiled = replace(union, blocks=tuple(all_blocks), consistency=init_cons,
                        variables=tuple(variables), n_int=union.n_int + 1, n_real=n_real,
-                       real_names=tuple(real_names),
+                       real_names=tuple(real_names), states=tuple(states),
                        discrete_real_slots=union.discrete_real_slots
                        + tuple(i.slot for i in impulses.values()),
-                       dependencies={})
+                       dependencies={}, guesses=guesses)
     guards = tuple(table.to_sympy(report.guard_exprs[[*report.long_guards].index(g)])
                    for g in guard_names)
     compiled, banded = _band_left_limit_relations(report, compiled)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
                          tuple(impulses.values()), _watched(model, report, compiled, banded),
                          banded)
+
+
+def _restart_pairs(eqs, slot_of_name: dict, label: str) -> tuple:
+    """``(slot, f(x-))`` of the restart equations ``x+ = f(x-)`` whose target has a slot,
+    identities ``x+ = x-`` dropped (the value stays), in slot order."""
+    out = []
+    for eq in eqs:
+        lhs = str(eq.lhs)
+        if not lhs.endswith("+"):
+            continue
+        k = slot_of_name.get(lhs[:-1])
+        if k is None:
+            continue
+        if eq.rhs.is_Symbol and eq.rhs.name == lhs[:-1] + "-":
+            continue
+        out.append((k, check_left(eq.rhs, slot_of_name, f"mode change {label}")))
+    return tuple(sorted(out, key=lambda t: t[0]))
+
+
+def _singularities(pairs) -> tuple:
+    """The denominators of a closed-form restart with the sum of the magnitudes of their
+    terms: ``|D| <= 1e-13 * scale`` means the restart system is numerically singular
+    (docs/multimode-fmu.md, "Failures"); ``(text, D, scale)`` sorted by text."""
+    dens = {}
+    for _, e in pairs:
+        for node in sp.preorder_traversal(e):
+            if node.is_Pow and node.exp.is_number and node.exp.is_negative:
+                base = node.base
+                if base.is_number:
+                    continue
+                dens.setdefault(str(base), base)
+    out = []
+    for text in sorted(dens):
+        base = dens[text]
+        terms = sp.Add.make_args(sp.expand(base))
+        scale = sp.Add(*[sp.Abs(t) for t in terms])
+        out.append((text, base, scale))
+    return tuple(out)
 
 
 def _pre_relations(report, e):
@@ -301,40 +386,11 @@ def _watched(model: Model, report, cm: CompiledModel, banded=()) -> tuple:
     return tuple(rel.xreplace(back) for _, rel, _ in banded)
 
 
-def _slot_names(cm: CompiledModel) -> dict:
-    """Real slot of every name a restart formula may use: variables and parameters by name,
-    derivative instances as ``der(x)``, ``der(der(x))`` and ``der(x,2)``."""
-    out = {}
-    for sym, c in cm.slots.items():
-        if not c.startswith("d->r["):
-            continue
-        k = int(c[5:-1])
-        inst = cm.table.instance(sym)
-        if inst is None:
-            out.setdefault(sym.name, k)
-            continue
-        nm, order = inst
-        out.setdefault(der_name(nm, order), k)
-        if order >= 2:
-            out.setdefault(f"der({nm},{order})", k)
-    return out
-
-
 def _slot(cm: CompiledModel, sym):
     c = cm.slots.get(sym)
     if c is not None and c.startswith("d->r["):
         return int(c[5:-1])
     return None
-
-
-def _to_left(e: sp.Expr, slot_of_name: dict) -> sp.Expr:
-    """Check that every symbol of a restart right-hand side is a known slot name (``x-``
-    left limits, parameters)."""
-    for s in e.free_symbols:
-        n = s.name[:-1] if s.name.endswith("-") else s.name
-        if n not in slot_of_name:
-            raise ModelRejected(f"restart formula {e}: unknown symbol {s.name}")
-    return e
 
 
 def _impulse_law(model: Model, table, var: str, cm: CompiledModel, slot_of_name):
@@ -395,6 +451,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     band_updates = [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]
     pr = make_printers(cm, ev)
     p = pr.main
+    lp = left_printer(cm)
     env = _env()
     files = {}
     slot_index = {}
@@ -431,25 +488,29 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         perm = max(perm, len(mc.consistency), len(proj))
         integrated = set(mc.integrated)
         zero = [cm.states[k].der_slot for k in range(len(cm.states)) if k not in integrated]
+        stores = [(cm.states[k].slot, cm.states[k].store) for k in sorted(integrated)
+                  if cm.states[k].store is not None]
         modes_ctx.append(dict(
             index=mc.index, label=c_string(mc.label), comment=c_comment(mc.label, 60),
             key=sum(1 << g for g, v in enumerate(mc.valuation) if v),
-            zero_ders=zero,
+            zero_ders=zero, stores=stores,
             cons=[p.doprint(e) for _, e in mc.consistency],
             project=proj))
     edges_ctx = []
-    for ed in plan.edges:
-        lines = []
-        for k, (slot, e) in enumerate(ed.restart):
-            lines.append((slot, _print_left(e, cm, p), c_string(cm.real_names[slot])))
-        pos = {slot: j for j, (slot, _) in enumerate(ed.restart)}
-        imps = []
-        for i in ed.impulses:
-            j = pos.get(i.state_slot)
-            jump = f"(v{j} - d->r[{i.state_slot}])" if j is not None else "0.0"
-            imps.append((i.slot, f"({p.doprint(i.coef)}) * {jump}"))
-        edges_ctx.append(dict(src=ed.src, dst=ed.dst, label=c_string(ed.label),
-                              comment=c_comment(ed.label, 60), restart=lines, impulses=imps))
+    for e, ed in enumerate(plan.edges):
+        instants = []
+        for ic in ed.instants:
+            lines = [(slot, lp(x), c_string(cm.real_names[slot])) for slot, x in ic.restart]
+            pos = {slot: j for j, (slot, _) in enumerate(ic.restart)}
+            imps = []
+            for i in ic.impulses:
+                j = pos[i.state_slot]
+                imps.append((i.slot, f"({p.doprint(i.coef)}) * (v{j} - d->r[{i.state_slot}])"))
+            sing = [(c_string(text), lp(den), lp(scale)) for text, den, scale in ic.singular]
+            instants.append(dict(index=ic.index, method=ic.method, restart=lines,
+                                 impulses=imps, singular=sing))
+        edges_ctx.append(dict(index=e, src=ed.src, dst=ed.dst, label=c_string(ed.label),
+                              comment=c_comment(ed.label, 60), instants=instants))
     guards = [p.doprint(g) for g in plan.guards]
     disc = [f"    {t} = {_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
     disc += band_updates
@@ -468,14 +529,3 @@ def _cast(target, value):
     if target.startswith("d->b["):
         return f"(({value}) != 0)"
     return value
-
-
-def _print_left(e: sp.Expr, cm: CompiledModel, p: SlotPrinter) -> str:
-    """C text of a restart right-hand side: ``x-`` reads the current value of ``x`` (the
-    left limit: the old mode's schedule has just run), parameters their slot."""
-    names = _slot_names(cm)
-    slots = {}
-    for s in e.free_symbols:
-        n = s.name[:-1] if s.name.endswith("-") else s.name
-        slots[s] = f"d->r[{names[n]}]"
-    return SlotPrinter(slots, {}, {}).doprint(e)

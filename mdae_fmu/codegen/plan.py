@@ -48,12 +48,25 @@ class FmiVariable:
 
 @dataclass(frozen=True)
 class StatePlan:
-    """A continuous state (an instance ``x^(j)``, j < d_x) and the slot of its derivative."""
+    """A continuous state (an instance ``x^(j)``, j < d_x) and the slot of its derivative.
+
+    ``slot`` is the value of the variable the schedules read and write. Multimode models: a
+    union state that some mode computes as an algebraic variable keeps the host-visible state
+    apart, in the hidden slot ``store`` (the FMI state variable ``name``, whose value
+    ``variable`` takes while a mode integrates it; docs/multimode-fmu.md, "Layout");
+    otherwise ``store`` is None and the state is ``slot`` itself."""
     name: str                     # FMI name of the state
     slot: int
     der_slot: int
     nominal: float
     symbol: sp.Symbol = None
+    store: int | None = None
+    variable: str | None = None   # FMI name of the variable when ``store`` is used
+
+    @property
+    def vector_slot(self) -> int:
+        """The slot of the state vector entry (fmi2Get/SetContinuousStates)."""
+        return self.slot if self.store is None else self.store
 
 
 @dataclass(frozen=True)
