@@ -21,7 +21,7 @@ import sympy as sp
 
 from .blocks import emit_block
 from .cprinter import SlotPrinter, c_comment, c_string
-from .events import EventPlan
+from .events import ASSERT_TOL, EventPlan
 from .initialization import InitPlan
 from .plan import CompiledModel
 
@@ -280,7 +280,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         init_residual="\n".join(init_res), assertions="\n".join(asserts),
         cons_residual="\n".join(cons_res), drift="\n".join(drift),
         ncons=len(cm.consistency), project_unknowns=_num_list(proj_unknowns, str),
-        n_project=n_p, multimode=modes is not None)
+        n_project=n_p, multimode=modes is not None, assert_tol=repr(ASSERT_TOL))
     return files
 
 
@@ -317,11 +317,30 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
     return "\n".join(pre + post)
 
 
+def assertion_condition(p: SlotPrinter, cond) -> str:
+    """C text of an assertion condition whose order relations hold up to the assertion
+    tolerance: ``a >= b`` is accepted when ``a - b >= -MDAE_ASSERT_TOL * max(1, |a|, |b|)``
+    (``<=``, ``<``, ``>`` alike). Numerical noise at the scale of event location, restarts and
+    drift control does not fire an assertion (docs/multimode-fmu.md, "Assertions")."""
+    if isinstance(cond, sp.And):
+        return "(" + " && ".join(assertion_condition(p, a) for a in cond.args) + ")"
+    if isinstance(cond, sp.Or):
+        return "(" + " || ".join(assertion_condition(p, a) for a in cond.args) + ")"
+    if isinstance(cond, sp.Not):
+        return f"(!{assertion_condition(p, cond.args[0])})"
+    if isinstance(cond, sp.core.relational.Relational) and cond.rel_op in ("<", "<=", ">", ">="):
+        a, b = (cond.lhs, cond.rhs) if cond.rel_op in (">", ">=") else (cond.rhs, cond.lhs)
+        ta, tb = p.doprint(a), p.doprint(b)
+        return (f"mdae_assert_ge({ta}, {tb})")
+    return p.doprint(cond)
+
+
 def _assert_code(p: SlotPrinter, cond: sp.Expr, msg: str, level: str, indent="    ") -> str:
     text = c_string(msg)
+    test = assertion_condition(p, cond)
     if level == "warning":
-        return (f"{indent}if (!({p.doprint(cond)})) mdae_log(inst, LOG_WARNING, fmi2Warning, "
+        return (f"{indent}if (!{test}) mdae_log(inst, LOG_WARNING, fmi2Warning, "
                 f"\"t = %.17g: assertion: %s\", d->time, {text});")
-    return (f"{indent}if (!({p.doprint(cond)})) {{\n{indent}    mdae_log(inst, LOG_ERROR, "
+    return (f"{indent}if (!{test}) {{\n{indent}    mdae_log(inst, LOG_ERROR, "
             f"fmi2Error, \"t = %.17g: assertion failed: %s\", d->time, {text});\n"
             f"{indent}    return 1;\n{indent}}}")

@@ -157,7 +157,14 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
                            a.level))
     exprs = [r for b in cm.blocks for r in b.residuals] + [e for _, e in cm.consistency]
     exprs += [e for _, e in cm.discrete_assignments]
-    exprs += [b.condition for b in branches] + [c for c, _, _ in assertions]
+    # an assertion's relation a >= b is checked with a tolerance (emit.assertion_condition);
+    # its event indicator sits at the violation threshold a - b = -tol * max(1, |a|, |b|),
+    # so a violation beyond the tolerance is an event where the check fires
+    # (docs/multimode-fmu.md, "Assertions")
+    exprs += [b.condition for b in branches]
+    exprs += [assertion_threshold(r) for c, _, _ in assertions
+              for r in sp.preorder_traversal(c)
+              if isinstance(r, sp.core.relational.Relational) and r.rel_op in _ORDER_RELS]
     exprs += [v for b in branches for (_, _, v, _) in b.actions if isinstance(v, sp.Basic)]
     exprs += list(extra_exprs)
     rels, samples = _relations_and_samples(exprs)
@@ -168,6 +175,17 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
             relations.append(p)
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
                      tuple(assertions))
+
+
+ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)
+
+
+def assertion_threshold(rel) -> sp.Basic:
+    """The relation ``a - b + ASSERT_TOL * max(1, |a|, |b|) >= 0`` whose crossing is the
+    violation of the assertion relation ``a >= b`` beyond its tolerance."""
+    a, b = (rel.lhs, rel.rhs) if rel.rel_op in (">", ">=") else (rel.rhs, rel.lhs)
+    scale = sp.Max(1, sp.Abs(a), sp.Abs(b), evaluate=False)
+    return sp.GreaterThan(a - b + sp.Float(ASSERT_TOL) * scale, 0, evaluate=False)
 
 
 def _to_sympy(table, e: E.Expr, where: str):
