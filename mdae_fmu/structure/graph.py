@@ -162,8 +162,13 @@ def matching_csr(m: sps.csr_matrix) -> list[int]:
 
 
 def _hopcroft_karp(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
-    """Hopcroft–Karp (1973): BFS layers from the free equations, then vertex-disjoint
-    shortest augmenting paths by iterative DFS, until no augmenting path exists."""
+    """Maximum matching by Hopcroft–Karp (1973), the matching step of theory 003 §6 A2
+    (MaxMatching, O(|E|·sqrt(|F| + |X|))) and 9334 §2.1 (primitive P1): a greedy start,
+    then phases of BFS layers from the free equations and vertex-disjoint shortest augmenting
+    paths found by iterative DFS, until no augmenting path exists (Berge). The matching is
+    maximum, so A2's tests "complete" / "equation-complete" (003 §3.4 Def 4, §4.7 (63)) and
+    the DM decomposition (A3) can be read off it. ``result[e]`` = unknown of equation e, −1
+    if unmatched."""
     n = len(adj)
     match_e = [-1] * n
     match_v = [-1] * n_vars
@@ -333,8 +338,14 @@ def block_triangular(adj: Sequence[Sequence[int]], n_vars: int,
 def block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
                            keep: np.ndarray | None = None
                            ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """`block_triangular` on a `WeightedGraph`, optionally restricted to the edges where
-    ``keep`` is true (the tight edges of the Σ-method), without building Python lists."""
+    """Block-triangular form (theory 003 §3.5 Lemma 6, §6 A4; 9334 §2.3, primitive P3) of a
+    `WeightedGraph`, optionally restricted to the edges where ``keep`` is true, without
+    building Python lists. With ``keep`` = the tight edges σ_ij + c_i = d_j of the Σ-method,
+    the graph is the sparsity pattern of Pryce's system Jacobian, i.e. of F^c over the
+    leading variables (003 §4.6; A7 step 5), and the blocks are those of the index-reduced
+    system. ``matching`` must be a complete matching of that restricted graph on the
+    equations taking part (unmatched equations are left out, as in `block_triangular`); the
+    block sets, their order and the tie-breaking are those of `block_triangular`."""
     m_e = np.asarray(matching, dtype=np.int64)
     owner = np.full(g.n_vars, -1, dtype=np.int64)
     matched = np.flatnonzero(m_e >= 0)

@@ -27,11 +27,15 @@ def successive_derivatives(table: SymbolTable, f: sp.Expr, upto: int) -> list[sp
 
 
 def total_derivative(table: SymbolTable, f: sp.Expr) -> sp.Expr:
-    """d f / dt in one pass over the expression tree: the chain rule node by node, with
-    x^(k) ↦ x^(k+1) for instance symbols, d time/dt = 1, and 0 for parameters and left
-    limits. Equal to `SymbolTable.time_derivative` (which differentiates once per symbol);
-    nodes other than sums, products, constant powers, one-argument functions and Piecewise
-    are delegated to it."""
+    """d f / dt, the one differentiation step of the latent equations (theory 003 §4.3
+    Def 15: f_i differentiated c_i times; 9334 §2.5 LatentEqns), in one pass over the
+    expression tree: the chain rule node by node, with x^(k) ↦ x^(k+1) for instance symbols,
+    d time/dt = 1, and 0 for parameters and left limits (known within a mode, 9334 §1.4
+    Def 33). So x^(σ+1) appears in f' exactly where x^(σ) appears in f, as the structural
+    analysis predicts (003 §4.3 "Consequences"; Griewank's lemma, 003 §4.6:
+    ∂f^(c)/∂x^(σ+c) = ∂f/∂x^(σ)). Equal to `SymbolTable.time_derivative` (which
+    differentiates once per symbol); nodes other than sums, products, constant powers,
+    one-argument functions and Piecewise are delegated to it."""
     memo: dict[sp.Basic, sp.Expr] = {}
     time = table.time
 
