@@ -48,14 +48,31 @@ class InputError(MdaeError):
         super().__init__(self.render())
 
     def render(self) -> str:
+        """``file:line:col: message``, then the source line and a caret under the column. A
+        line longer than `EXCERPT` characters is cut to a window around the column."""
         head = f"{self.loc}: {self.message}" if self.loc else self.message
         if self.source_line is None or self.loc is None:
             return head
-        line = self.source_line.rstrip("\n").expandtabs(1)
-        if len(line) > 200:
-            line = line[:200] + "..."
-        caret = " " * max(self.loc.col - 1, 0) + "^"
-        return f"{head}\n  {line}\n  {caret}"
+        line, col = excerpt(self.source_line.rstrip("\n").expandtabs(1), self.loc.col - 1)
+        return f"{head}\n  {line}\n  {' ' * col}^"
+
+
+#: Longest part of a source line shown under a message (characters).
+EXCERPT = 200
+
+
+def excerpt(line: str, index: int) -> tuple[str, int]:
+    """The part of ``line`` to show for a problem at character ``index`` (from 0), and the
+    index of that character in it: the whole line if it is short, else `EXCERPT` characters
+    around the index, with ``...`` where the line was cut."""
+    index = min(max(index, 0), len(line))
+    if len(line) <= EXCERPT:
+        return line, index
+    start = max(0, min(index - EXCERPT // 2, len(line) - EXCERPT))
+    end = start + EXCERPT
+    prefix = "..." if start > 0 else ""
+    suffix = "..." if end < len(line) else ""
+    return prefix + line[start:end] + suffix, index - start + len(prefix)
 
 
 class ModelRejected(MdaeError):

@@ -208,13 +208,47 @@ def test_deep_nesting_is_an_input_error():
     deep = "sin(" * 5000 + "x" + ")" * 5000
     with pytest.raises(InputError, match="nested too deeply"):
         px(deep)
-    long_sum = " + ".join(["x"] * (MAX_DEPTH + 10))
+    right = "x - (" * (MAX_DEPTH + 10) + "x" + ")" * (MAX_DEPTH + 10)   # nested, not a chain
     with pytest.raises(InputError, match="nested too deeply"):
-        model(f"y = {long_sum};", "  Real x; Real y;")
+        model(f"y = {right};", "  Real x; Real y;")
     parens = "(" * 20000 + "x" + ")" * 20000      # parentheses alone do not nest the tree
     assert px(parens) == R("x")
     ok = " + ".join(["x"] * (MAX_DEPTH - 10))
     assert model(f"y = {ok};", "  Real x; Real y;").equations[0].residual is not None
+
+
+def _depth(e) -> int:
+    return 1 + max((_depth(c) for c in E.children(e)), default=0)
+
+
+def _value(e, env):
+    if type(e) is E.Ref:
+        return env[e.name]
+    if type(e) is E.Const:
+        return e.value
+    ops = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+    return ops[e.op](_value(e.left, env), _value(e.right, env))
+
+
+def test_long_sums_are_rebalanced_not_refused():
+    from mdae_fmu.modelica_printer import print_expr
+    n = 1000
+    names = [f"x{i}" for i in range(n)]
+    env = {x: (i * 7919) % 1013 for i, x in enumerate(names)}
+    text = " + ".join(names[:400]) + " - " + " - ".join(names[400:700]) + " + " + \
+        " + ".join(names[700:])
+    e = px(text)
+    assert _depth(e) <= 12
+    assert _value(e, env) == sum(env[x] for x in names[:400]) - \
+        sum(env[x] for x in names[400:700]) + sum(env[x] for x in names[700:])
+    assert px(print_expr(e)) == e                 # prints and parses back to the same tree
+    prod = px(" * ".join(["2"] * 300))
+    assert _depth(prod) <= 10 and _value(prod, {}) == 2 ** 300
+    m = model("y = " + " + ".join(names) + ";", "  Real " + ", ".join(names) + ", y;")
+    assert _depth(m.equations[0].residual) <= 13
+    # a tree that was accepted before keeps its exact (left-deep) shape
+    short = " + ".join(names[:MAX_DEPTH - 10])
+    assert _depth(px(short)) == MAX_DEPTH - 10
 
 
 # --- declarations -----------------------------------------------------------------------------
@@ -346,6 +380,45 @@ def test_when_elsewhen_assign_terminate_assert():
     assert m.var("x").variability == "continuous"
 
 
+def test_when_on_a_vector_of_conditions():
+    # when {c1, c2}: fires when either becomes true (not when "c1 or c2" becomes true)
+    m = model('''
+  when {c1, x > 2} then
+    n = pre(n) + 1;
+  elsewhen c3 then
+    n = 0;
+  end when;''', "  Boolean c1, c3; Integer n; Real x;")
+    (w,) = m.whens
+    inc = (Assign("n", E.BinOp("+", E.Call("pre", (R("n"),)), C(1))),)
+    assert [(b.condition, b.actions) for b in w.branches] == [
+        (R("c1"), inc), (E.BinOp(">", R("x"), C(2)), inc), (R("c3"), (Assign("n", C(0)),))]
+    assert w.branches[0].loc == w.branches[1].loc
+    single = model("when {c1} then n = 1; end when;", "  Boolean c1; Integer n;")
+    assert single.whens[0].branches[0].condition == R("c1")
+
+
+def test_if_equation_inside_a_when_clause_assigns_if_expressions():
+    m = model('''
+  when c then
+    if a then
+      n = pre(n) + 1;
+    elseif b then
+      k = 2;
+      if a then n = 5; end if;
+    else
+      k = 3;
+    end if;
+  end when;''', "  Boolean a, b, c; Integer n, k;")
+    pre_n, pre_k = E.Call("pre", (R("n"),)), E.Call("pre", (R("k"),))
+    (b,) = m.whens[0].branches
+    assert b.actions == (
+        Assign("n", E.If(R("a"), E.BinOp("+", pre_n, C(1)),
+                         E.If(R("b"), E.If(R("a"), C(5), pre_n), pre_n))),
+        Assign("k", E.If(R("a"), pre_k, E.If(R("b"), C(2), C(3)))))
+    assert m.var("k").variability == "discrete"
+    assert m.equations == ()                    # nothing leaks into the continuous part
+
+
 def test_assert_inside_if_gets_the_guard_and_named_level():
     m = model('if c then assert(x > 0, "m", level = AssertionLevel.error); end if;',
               "  Boolean c; Real x;")
@@ -407,8 +480,14 @@ def test_reinit_of_a_state_only():
      "end M;", "nested when-clauses"),
     ("class M Real x; Boolean c; equation if c then when x > 0 then x = 1; end when; "
      "end if; end M;", "when-clauses inside if-equations"),
-    ("class M Real x; Boolean c; equation when c then if c then x = 1; end if; end when; "
-     "end M;", "if-equations inside when-clauses"),
+    ("class M Real x; Boolean c; equation der(x) = 1; when c then if c then reinit(x, 0); "
+     "end if; end when; end M;", "reinit(...) inside an if-equation inside a when-clause"),
+    ("class M Integer n; Boolean c; equation when c then if c then n = 1; n = 2; end if; "
+     "end when; end M;", "'n' is assigned twice in this branch"),
+    ("class M Real x; Boolean c; equation when {c, x > 1, {c}} then x = 1; end when; end M;",
+     "array expressions are not supported"),
+    ("class M Real x; Boolean c; equation x = {c, c}; end M;",
+     "array expressions are not supported"),
     ("class M Real x; equation when x > 0 then 2 * x = 1; end when; end M;",
      "must be a variable"),
     ("class M Real x; equation when x > 0 then reinit(y, 1); end when; end M;",
@@ -444,6 +523,21 @@ def test_error_reports_the_first_problem_with_location_and_caret():
     e = info.value
     assert (e.loc.file, e.loc.line, e.loc.col) == ("dir/m.mo", 4, 7)
     assert str(e) == "dir/m.mo:4:7: undefined name 'y'\n    x = y + z;\n        ^"
+
+
+def test_caret_on_a_very_long_line_stays_in_a_short_window():
+    from mdae_fmu.diagnostics import EXCERPT, SourceLoc
+    line = "a" * 1_000_000 + "#" + "b" * 1_000_000
+    e = InputError("syntax error", SourceLoc("f.mo", 1, 1_000_001), line)
+    head, shown, caret = str(e).split("\n")
+    assert len(shown) <= EXCERPT + 10 and len(caret) <= EXCERPT + 10
+    assert shown.startswith("  ...") and shown.endswith("...")
+    assert shown[len(caret) - 1] == "#" and caret.strip() == "^"
+    start = InputError("m", SourceLoc("f.mo", 1, 3), "xy#" + "z" * 500)   # near the start
+    _, shown, caret = str(start).split("\n")
+    assert shown[len(caret) - 1] == "#" and not shown.startswith("  ...")
+    short = InputError("m", SourceLoc("f.mo", 1, 4), "abc#")                  # unchanged
+    assert str(short) == "f.mo:1:4: m\n  abc#\n     ^"
 
 
 def test_names_may_be_declared_after_use():

@@ -1,22 +1,24 @@
 """Property-based robustness of both importers (hypothesis): mutated reference models (tokens
 deleted, duplicated, swapped; truncated; random bytes injected) either import or raise
-`InputError`; never another exception (no traceback reaches a user)."""
+`InputError`; never another exception (no traceback reaches a user). Every reference model is
+fuzzed, in its flat Modelica form and in its shipped XML form (a few examples each)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mdae_fmu.diagnostics import InputError
 from mdae_fmu.importers.flat_modelica import decode_source, parse_modelica
 from mdae_fmu.importers.xml_eqlist import parse_xml
-from mdae_fmu.importers.xml_writer import model_to_xml
 from mdae_fmu.ir import Model
 
 ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "reference_models"
 _FALLBACK = '''class Fallback
   parameter Real k = 2 "gain";
   Real x(start = 1, fixed = true);
@@ -31,15 +33,13 @@ initial equation
   pre(on) = false;
 end Fallback;
 '''
-SOURCES = [p.read_bytes() for ext in ("*.mo", "*.bmo")
-           for p in sorted((ROOT / "reference_models").glob(ext))][:12] or []
-SOURCES.append(_FALLBACK.encode())
-XML_SOURCES = []
-for _src in SOURCES:
-    try:
-        XML_SOURCES.append(model_to_xml(parse_modelica(_src.decode("utf-8"), "ref.mo")))
-    except InputError:
-        pass
+MODELICA_FILES = sorted(p for ext in ("*.mo", "*.bmo") for p in REFERENCE.glob(ext))
+XML_FILES = sorted(REFERENCE.glob("*.xml"))
+SOURCES = {p.name: p.read_bytes() for p in MODELICA_FILES}
+SOURCES["Fallback.mo"] = _FALLBACK.encode()
+XML_SOURCES = {p.name: p.read_bytes() for p in XML_FILES}
+#: examples per source file; about 200 per importer in all
+EXAMPLES = max(4, 200 // len(SOURCES))
 
 _TOKEN = re.compile(rb"\s+|[A-Za-z_'][A-Za-z0-9_.'\[\],]*|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|"
                     rb'"[^"]*"|.', re.S)
@@ -50,8 +50,7 @@ def _tokens(data: bytes) -> list[bytes]:
 
 
 @st.composite
-def mutated(draw, sources):
-    data = draw(st.sampled_from(sources))
+def mutated(draw, data: bytes):
     toks = _tokens(data)
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["delete", "duplicate", "swap", "truncate", "bytes",
@@ -82,22 +81,26 @@ def _import_modelica(data: bytes):
     return parse_modelica(decode_source(data, "fuzz.mo"), "fuzz.mo")
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(mutated(SOURCES))
-def test_mutated_modelica_imports_or_raises_input_error(data):
+@pytest.mark.parametrize("name", sorted(SOURCES))
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_mutated_modelica_imports_or_raises_input_error(name, data):
+    mutant = data.draw(mutated(SOURCES[name]))
     try:
-        m = _import_modelica(data)
+        m = _import_modelica(mutant)
     except InputError as err:
         assert str(err)                    # renders (file:line:col, caret) without failing
         return
     assert isinstance(m, Model)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(mutated(XML_SOURCES))
-def test_mutated_xml_imports_or_raises_input_error(data):
+@pytest.mark.parametrize("name", sorted(XML_SOURCES))
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_mutated_xml_imports_or_raises_input_error(name, data):
+    mutant = data.draw(mutated(XML_SOURCES[name]))
     try:
-        m = parse_xml(data, "fuzz.xml")
+        m = parse_xml(mutant, "fuzz.xml")
     except InputError as err:
         assert str(err)
         return
@@ -115,6 +118,10 @@ def test_random_bytes(data):
 
 
 def test_fuzz_corpus_is_meaningful():
-    assert len(SOURCES) >= 2 and len(XML_SOURCES) == len(SOURCES)
-    for src in SOURCES:
+    # every reference model, in both forms, and every one imports before it is mutated
+    assert len(MODELICA_FILES) >= 19
+    assert {p.stem for p in XML_FILES} == {p.stem for p in MODELICA_FILES}
+    for src in SOURCES.values():
         assert isinstance(_import_modelica(src), Model)
+    for src in XML_SOURCES.values():
+        assert isinstance(parse_xml(src, "ref.xml"), Model)

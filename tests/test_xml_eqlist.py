@@ -147,6 +147,13 @@ def test_schema_violations_are_located(body, line, message):
 def test_not_well_formed():
     e = xerr(HEAD + '  <variable name="x">\n</model>\n')
     assert "invalid XML" in str(e) and e.loc.line == 4
+    # shown like a Modelica syntax error: the line, and a caret under the column
+    e = xerr(HEAD + '  <variable name="x" start>\n</model>\n')
+    head, shown, caret = str(e).split("\n")
+    assert head.endswith("invalid XML: Specification mandates value for attribute start")
+    assert shown == '    <variable name="x" start>' and shown[len(caret) - 1] == ">"
+    utf16 = xerr(("<m>\n<a></b>\n</m>").encode("utf-16"))
+    assert str(utf16).split("\n")[1] == "  <a></b>"
 
 
 def test_wrong_root_and_empty():

@@ -40,13 +40,11 @@ from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
                   WhenBranch, WhenClause)
+from .depth import MAX_DEPTH, limited
 from .lalr import Driver, ParseError
 
 #: Files larger than this are refused before being read (bytes).
 MAX_FILE_BYTES = 512 * 1024 * 1024
-#: Deepest expression tree accepted. Later stages (structural equality, hashing, sympy) recurse
-#: over expressions; a sum of N terms nests N levels.
-MAX_DEPTH = 256
 
 _GRAMMAR = Path(__file__).with_name("modelica.lark")
 
@@ -206,6 +204,7 @@ class ParseContext:
     errors: list = field(default_factory=list)        # (line, col, priority, message, src)
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
     term_ends: list = field(default_factory=list)     # end offsets of ; then else equation
+    words: dict = field(default_factory=dict)         # one copy of each repeated small string
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
     _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
 
@@ -235,10 +234,26 @@ class ParseContext:
         """File position of a token ``(type, value, offset)``."""
         return self.pos_loc(tok[2])
 
-    def error(self, loc: SourceLoc, message: str, priority: int = 0):
-        """Record an error; the earliest one in the file is raised when parsing ends."""
+    def where_loc(self, where) -> SourceLoc:
+        """A location of the intermediate form (a SourceLoc, an offset or a token)."""
+        if type(where) is int:
+            return self.pos_loc(where)
+        if type(where) is tuple:
+            return self.pos_loc(where[2])
+        return where
+
+    def error(self, loc, message: str, priority: int = 0) -> tuple:
+        """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file
+        is raised when parsing ends. Returns the record (`withdraw` takes it back)."""
+        loc = self.where_loc(loc)
         src = None if self.whole_file else self._src(loc)
-        self.errors.append((loc.line, loc.col, priority, message + self.note, src))
+        entry = (loc.line, loc.col, priority, message + self.note, src)
+        self.errors.append(entry)
+        return entry
+
+    def withdraw(self, entry: tuple):
+        """Forget an error recorded by `error` (the construct turned out to be valid)."""
+        self.errors.remove(entry)
 
     def _src(self, loc: SourceLoc):
         """The line to show under a message: a line of the file, or the parsed expression text
@@ -281,35 +296,24 @@ class Decl:
     name: str
     loc: SourceLoc
     type_name: str
-    type_loc: SourceLoc | tuple           # a SourceLoc, or the token (located on demand)
-    prefixes: tuple                       # ((keyword, loc or token), ...)
-    modifiers: list | tuple               # [(name, value or None, loc or token, nested), ...]
+    type_loc: SourceLoc | int             # a SourceLoc, or an offset in the text (see `Where`)
+    prefixes: tuple                       # ((keyword, where), ...)
+    modifiers: list | tuple               # [(name, value or None, where, nested), ...]
     binding: object = None
     description: str | None = None
     explicit: dict | None = None          # XML: variability/causality given explicitly
 
 
+# Locations in the intermediate form ("where") are SourceLocs, or, for a whole Modelica file,
+# offsets in its text: `ParseContext.where_loc` turns them into SourceLocs when the model is
+# built (an int takes less memory than a SourceLoc, and most are never needed twice).
+#
 # Equation items are tuples, tagged by their first element:
-#   ("eq", lhs, rhs, loc)          ("stmt", Stmt)
+#   ("eq", lhs, rhs, where)        ("stmt", Stmt)
 #   ("if", [(cond, loc, items), ...], else_items | None, loc)
 #   ("when", [(cond, loc, items), ...], loc)
 # Sections (class contents, in source order):
 #   ("decls", [Decl, ...])  ("equations", items)  ("initial", items)
-
-
-def _depth_exceeds(e, limit: int = MAX_DEPTH) -> bool:
-    """True when the tree ``e`` is deeper than ``limit`` (iterative: safe on any depth)."""
-    stack = [(e, 1)]
-    children = E.children
-    while stack:
-        node, d = stack.pop()
-        if d > limit:
-            return True
-        if type(node) in (E.Const, E.Ref, E.Time, E.Str):
-            continue
-        for c in children(node):
-            stack.append((c, d + 1))
-    return False
 
 
 # --- grammar callbacks ------------------------------------------------------------------------
@@ -320,22 +324,20 @@ class _Callbacks:
 
     ctx: ParseContext
 
-    def _start_loc(self, tok: tuple) -> tuple[SourceLoc, int]:
-        """Start of the equation containing ``tok``: the first token after the last ``;``,
-        ``then``, ``else`` or ``equation`` before it. Returns (loc, offset). Equations are
-        reduced in source order, so the terminators before that one are dropped."""
+    def _start(self, tok: tuple) -> int:
+        """Offset of the start of the equation containing ``tok``: the first token after the
+        last ``;``, ``then``, ``else`` or ``equation`` before it. Equations are reduced in
+        source order, so the terminators before that one are dropped."""
         ctx = self.ctx
         ends = ctx.term_ends
         pos = tok[2]
         i = bisect.bisect_right(ends, pos) - 1
         if i < 0:
-            return ctx.pos_loc(pos), pos
+            return pos
         start = _SKIP_RE.match(ctx.text, ends[i]).end()
         if i:
             del ends[:i]
-        if start > pos:
-            return ctx.pos_loc(pos), pos
-        return ctx.pos_loc(start), start
+        return pos if start > pos else start
 
     # ---- expressions ----
     def number(self, c):
@@ -419,7 +421,11 @@ class _Callbacks:
         return self._refuse(c[0], "tuple expressions '(a, b, ...)' are not supported")
 
     def array_expr(self, c):
-        return self._refuse(c[0], "array expressions are not supported (only scalarized models)")
+        entry = self.ctx.error(self.ctx.tok_loc(c[0]), "array expressions are not supported "
+                                                       "(only scalarized models)")
+        if c[0][0] == "LBRACE" and len(c) > 1:      # {a, b, ...}: maybe a when-condition
+            return _Array(c[1:], entry)
+        return E.ZERO
 
     def range_expr(self, c):
         return self._refuse(c[1], "range expressions 'a:b' are not supported "
@@ -493,29 +499,33 @@ class _Callbacks:
         return E.Call(name, tuple(args))
 
     # ---- equations ----
-    def _check_depth(self, loc, *exprs):
-        for e in exprs:
-            if _depth_exceeds(e):
-                self.ctx.error(loc, f"expression nested too deeply (more than {MAX_DEPTH} "
-                                    "levels; a sum of n terms nests n levels)")
-                return
+    def _limited(self, e, where):
+        """``e`` within `depth.MAX_DEPTH` (long sums rebalanced), or an error at ``where``."""
+        out = limited(e)
+        if out is None:
+            self.ctx.error(where, f"expression nested too deeply (more than {MAX_DEPTH} "
+                                  "levels)")
+            return E.ZERO
+        return out
 
     def eq(self, c):
         lhs, eq_tok, rhs = c[0], c[1], c[2]
-        loc, start = self._start_loc(eq_tok)
-        if c[-1][2] + 1 - start > 2 * MAX_DEPTH:
-            self._check_depth(loc, lhs, rhs)
-        return ("eq", lhs, rhs, loc)
+        start = self._start(eq_tok)
+        if c[-1][2] + 1 - start > 2 * MAX_DEPTH:    # shorter text cannot nest that deep
+            lhs = self._limited(lhs, start)
+            rhs = self._limited(rhs, start)
+        return ("eq", lhs, rhs, start)
 
     def call_eq(self, c):
         e = c[0]
         if type(e) is Stmt:
             del self.ctx.stmts[id(e)]
-            self._check_depth(e.loc, *e.args, *(a.value for a in e.named.values()))
+            e.args = [self._limited(a, e.loc) for a in e.args]
+            for a in e.named.values():
+                a.value = self._limited(a.value, e.loc)
             return ("stmt", e)
-        loc, _ = self._start_loc(c[-1])
-        self.ctx.error(loc, "expected an equation 'lhs = rhs' (only reinit, assert and "
-                            "terminate can be called as statements)")
+        self.ctx.error(self._start(c[-1]), "expected an equation 'lhs = rhs' (only reinit, "
+                                           "assert and terminate can be called as statements)")
         return ("stmt", None)
 
     def _branches(self, c, branch_tag):
@@ -533,9 +543,7 @@ class _Callbacks:
                     orelse = x[1]
                 else:
                     branches[-1][2].append(x)
-        for cond, loc, _ in branches:
-            self._check_depth(loc, cond)
-        return branches, orelse
+        return [(self._limited(cond, loc), loc, items) for cond, loc, items in branches], orelse
 
     def if_eq(self, c):
         branches, orelse = self._branches(c, "elseif")
@@ -543,7 +551,19 @@ class _Callbacks:
 
     def when_eq(self, c):
         branches, _ = self._branches(c, "elsewhen")
-        return ("when", branches, self.ctx.tok_loc(c[0]))
+        out = []
+        for cond, loc, items in branches:
+            if type(cond) is _Array:
+                # ``when {c1, c2} then A`` fires when any ci becomes true (Modelica 3.6
+                # §8.3.5.1), which is not ``when c1 or c2`` (that one does not fire when c2
+                # becomes true while c1 is true). It is ``when c1 then A elsewhen c2 then A``:
+                # the first branch whose condition becomes true runs, once, ahead of the
+                # elsewhen branches that follow.
+                self.ctx.withdraw(cond.error)
+                out.extend((self._limited(item, loc), loc, items) for item in cond.items)
+            else:
+                out.append((cond, loc, items))
+        return ("when", out, self.ctx.tok_loc(c[0]))
 
     def elseif_branch(self, c):
         return ("elseif", c[0], c[1], c[2] if len(c) > 2 else [])
@@ -561,7 +581,14 @@ class _Callbacks:
         c[0].append(c[-1])
         return c[0]
 
-    equations = elements = sections = arguments = decls = _list
+    equations = sections = arguments = decls = _list
+
+    def elements(self, c):
+        # declarations in a row, one flat ("decls", [Decl, ...]) section
+        if len(c) == 1:
+            return ("decls", c[0])
+        c[0][1].extend(c[1])
+        return c[0]
 
     # ---- sections and declarations ----
     def equation_section(self, c):
@@ -571,16 +598,13 @@ class _Callbacks:
         return ("initial", c[1] if len(c) > 1 else [])
 
     def element_section(self, c):
-        decls = []
-        for x in (c[0] if c else ()):
-            decls.extend(x[1])
-        return ("decls", decls)
+        return c[0] if c else ("decls", [])
 
     def parameter_equation(self, c):
         self.ctx.error(self.ctx.tok_loc(c[0]),
                        "'parameter equation' (Base Modelica) is not supported: give the "
                        "parameter a binding instead")
-        return ("decls", [])
+        return []
 
     def description(self, c):
         out = []
@@ -628,35 +652,40 @@ class _Callbacks:
         return (c[0], mod, desc)
 
     def component_clause(self, c):
-        ctx = self.ctx
+        # [prefix..., type NAME, decls, SEMI]; small strings repeated in every declaration
+        # (type, prefix and modifier names) are shared through `words`
+        words = self.ctx.words
         prefixes = []
         i = 0
         while c[i][0] != "NAME":
-            prefixes.append((c[i][1], c[i]))
+            prefixes.append((words.setdefault(c[i][1], c[i][1]), c[i][2]))
             i += 1
         type_tok = c[i]
         type_name = normalize_name(type_tok[1])
+        type_name = words.setdefault(type_name, type_name)
         decls = []
         long_clause = c[-1][2] + 1 - type_tok[2] > 2 * MAX_DEPTH
         prefixes = tuple(prefixes)
         for name_tok, mod, desc in c[i + 1]:
-            loc = ctx.tok_loc(name_tok)
+            where = name_tok[2]
             modifiers = ()
             binding = None
             if mod is not None:
                 binding = mod.binding
+                if long_clause and binding is not None:
+                    binding = self._limited(binding, where)
                 modifiers = []
                 for a in mod.args or ():
                     m = a.mod
-                    modifiers.append((normalize_name(a.name[1]), None if m is None else
-                                      m.binding, a.name, m is not None and
-                                      m.args is not None))
-            if long_clause:
-                self._check_depth(loc, *(m[1] for m in modifiers if m[1] is not None),
-                                  *(() if binding is None else (binding,)))
-            decls.append(Decl(normalize_name(name_tok[1]), loc, type_name, type_tok,
+                    name = normalize_name(a.name[1])
+                    value = None if m is None else m.binding
+                    if long_clause and value is not None:
+                        value = self._limited(value, where)
+                    modifiers.append((words.setdefault(name, name), value, a.name[2],
+                                      m is not None and m.args is not None))
+            decls.append(Decl(normalize_name(name_tok[1]), where, type_name, type_tok[2],
                               prefixes, modifiers, binding, desc))
-        return ("decls", decls)
+        return decls
 
     def array_type_clause(self, c):
         i = 0
@@ -664,23 +693,33 @@ class _Callbacks:
             i += 1
         self.ctx.error(self.ctx.tok_loc(c[i]), "array declarations are not supported (only "
                                                "scalarized models: declare each element)")
-        return ("decls", [])
+        return []
 
     def class_definition(self, c):
         # [kind, NAME, description?, contents..., NAME(end), SEMI]
         contents = []
         for x in c[2:-2]:
-            if type(x) is list:
+            if type(x) is list:              # sections
                 contents.extend(x)
+            elif type(x) is tuple:           # the declarations before the first section
+                contents.append(x)
         return ("class", c[0], c[1], c[-2], contents)
 
     def package_definition(self, c):
         cls = next(x for x in c if type(x) is tuple and x[0] == "class")
-        consts = next((x for x in c if type(x) is list), [])
+        consts = [x for x in c if type(x) is tuple and x[0] == "decls"]
         return ("package", c[1], c[-2], consts, cls)
 
     def start(self, c):
         return c[-1]
+
+
+@dataclass(slots=True)
+class _Array:
+    """An array constructor ``{a, b, ...}``. It is refused (the error is recorded when it is
+    read) except as the condition of a when-clause (`_Callbacks._when_condition`)."""
+    items: list
+    error: tuple            # the recorded error, withdrawn for a when-condition
 
 
 @dataclass(slots=True)
@@ -904,8 +943,14 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
         del ctx.stmts[id(e)]
         ctx.error(e.loc, f"{e.func}(...) is not an expression")
         e = E.ZERO
-    elif len(text) > 2 * MAX_DEPTH and _depth_exceeds(e):
-        ctx.error(ctx.loc(1, 1), f"expression nested too deeply (more than {MAX_DEPTH} levels)")
+    elif len(text) > 2 * MAX_DEPTH:                # shorter text cannot nest that deep
+        shallow = limited(e)
+        if shallow is None:
+            ctx.error(ctx.loc(1, 1), f"expression nested too deeply (more than {MAX_DEPTH} "
+                                     "levels)")
+            e = E.ZERO
+        else:
+            e = shallow
     for s in list(ctx.stmts.values()):
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
                          "expression")
@@ -959,23 +1004,22 @@ class _ModelBuilder:
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
 
-    def err(self, loc, message, priority=0):
-        if type(loc) is tuple:                 # a token: located on demand
-            loc = self.ctx.tok_loc(loc)
+    def err(self, where, message, priority=0):
+        loc = self.ctx.where_loc(where)
         self.ctx.errors.append((loc.line, loc.col, priority, message, None))
 
     # ---- declarations ----
     def declare(self, d: Decl):
-        ctx = self.ctx
+        loc = self.ctx.where_loc(d.loc)
         if d.name in self.declared:
             first = self.declared[d.name]
-            self.err(d.loc, f"duplicate declaration of '{d.name}' (first declared at "
-                            f"{first.short()}:{first.col})")
+            self.err(loc, f"duplicate declaration of '{d.name}' (first declared at "
+                          f"{first.short()}:{first.col})")
             return
         if d.name == "time":
-            self.err(d.loc, "'time' is the built-in time variable and cannot be declared")
+            self.err(loc, "'time' is the built-in time variable and cannot be declared")
             return
-        self.declared[d.name] = d.loc
+        self.declared[d.name] = loc
         kw = {}
         variability = None
         causality = "local"
@@ -1050,10 +1094,10 @@ class _ModelBuilder:
             if variability in ("parameter", "constant"):
                 binding = d.binding
             else:
-                self.add_equation(("eq", E.Ref(d.name), d.binding, d.loc), ())
+                self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
         self.variables.append(Variable(
             name=d.name, type=d.type_name, variability=variability, causality=causality,
-            description=d.description, binding=binding, loc=d.loc, **kw))
+            description=d.description, binding=binding, loc=loc, **kw))
 
     def enum_value(self, value, enum: str, literals) -> str | None:
         """The literal of ``enum`` named by ``value`` (a Ref such as StateSelect.prefer)."""
@@ -1067,9 +1111,9 @@ class _ModelBuilder:
 
     # ---- equations ----
     def add_equation(self, item, guard):
-        _, lhs, rhs, loc = item
+        _, lhs, rhs, where = item
         self.equations.append(Equation(f"e{len(self.equations) + 1}", _residual(lhs, rhs),
-                                       guard, loc))
+                                       guard, self.ctx.where_loc(where)))
 
     def section(self, items, initial: bool):
         """Flatten one equation section in source order; if-branches extend the guard
@@ -1084,9 +1128,10 @@ class _ModelBuilder:
             tag = item[0]
             if tag == "eq":
                 if initial:
-                    _, lhs, rhs, loc = item
+                    _, lhs, rhs, where = item
                     self.initial.append(Equation(f"i{len(self.initial) + 1}",
-                                                 _residual(lhs, rhs), guard, loc))
+                                                 _residual(lhs, rhs), guard,
+                                                 self.ctx.where_loc(where)))
                 else:
                     self.add_equation(item, guard)
             elif tag == "if":
@@ -1132,6 +1177,7 @@ class _ModelBuilder:
                 tag = x[0]
                 if tag == "eq":
                     _, lhs, rhs, eloc = x
+                    eloc = self.ctx.where_loc(eloc)
                     if type(lhs) is not E.Ref or lhs is E.TIME:
                         self.err(eloc, "the left side of an equation in a when-clause must be "
                                        "a variable ('v = expression')")
@@ -1146,12 +1192,70 @@ class _ModelBuilder:
                     if a is not None:
                         actions.append(a)
                 elif tag == "if":
-                    self.err(x[3], "if-equations inside when-clauses are not supported (use "
-                                   "an if-expression: 'v = if c then a else b')")
+                    for var, value, aloc in self.when_if(x, 1):
+                        actions.append(Assign(var, value, aloc))
+                        self.assigned.setdefault(var, aloc)
                 elif tag == "when":
                     self.err(x[2], "nested when-clauses are not allowed")
             out.append(WhenBranch(cond, tuple(actions), bloc))
         self.whens.append(WhenClause(f"w{len(self.whens) + 1}", tuple(out), loc))
+
+    def when_if(self, item, depth: int) -> list:
+        """An if-equation inside a when-branch, as assignments of if-expressions:
+        ``if c then x = a; else y = b; end if;`` assigns ``x = if c then a else pre(x)`` and
+        ``y = if c then pre(y) else b`` (a discrete variable that the firing branch does not
+        assign keeps its value). Returns [(variable, value, location)] in source order."""
+        _, branches, orelse, loc = item
+        if depth > MAX_DEPTH:
+            self.err(loc, f"if-equations nested too deeply (more than {MAX_DEPTH} levels)")
+            return []
+        arms = [(cond, self.when_if_body(body, depth)) for cond, _bloc, body in branches]
+        default = self.when_if_body(orelse or [], depth)
+        first: dict = {}                      # variable -> location of its first assignment
+        for _, body in arms + [(None, default)]:
+            for var, (_, aloc) in body.items():
+                first.setdefault(var, aloc)
+        out = []
+        for var, aloc in sorted(first.items(), key=lambda kv: (kv[1].line, kv[1].col)):
+            keep = E.Call("pre", (E.Ref(var),))
+            value = default[var][0] if var in default else keep
+            for cond, body in reversed(arms):
+                value = E.If(cond, body[var][0] if var in body else keep, value)
+            out.append((var, value, aloc))
+        return out
+
+    def when_if_body(self, items, depth: int) -> dict:
+        """Assignments of one branch of an if-equation inside a when-clause:
+        {variable: (value, location)}. reinit, assert and terminate have no guard in the model,
+        so they are refused there."""
+        body: dict = {}
+        for x in items:
+            tag = x[0]
+            if tag == "eq":
+                _, lhs, rhs, where = x
+                loc = self.ctx.where_loc(where)
+                if type(lhs) is not E.Ref or lhs is E.TIME:
+                    self.err(loc, "the left side of an equation in a when-clause must be a "
+                                  "variable ('v = expression')")
+                elif lhs.name in body:
+                    self.err(loc, f"'{lhs.name}' is assigned twice in this branch")
+                else:
+                    body[lhs.name] = (rhs, loc)
+            elif tag == "if":
+                for var, value, aloc in self.when_if(x, depth + 1):
+                    if var in body:
+                        self.err(aloc, f"'{var}' is assigned twice in this branch")
+                    else:
+                        body[var] = (value, aloc)
+            elif tag == "stmt" and x[1] is not None:
+                s = x[1]
+                self.err(s.loc, f"{s.func}(...) inside an if-equation inside a when-clause is "
+                                "not supported (the model has no guarded "
+                                f"{'reinit' if s.func == 'reinit' else 'action'}: use a "
+                                "separate when-clause)")
+            elif tag == "when":
+                self.err(x[2], "nested when-clauses are not allowed")
+        return body
 
     def _positional(self, s: Stmt, allowed_named=()) -> bool:
         for key, a in s.named.items():

@@ -62,6 +62,22 @@ def load_xml(path: str | Path) -> Model:
     return parse_xml(data, name)
 
 
+def _document_line(data: bytes, line: int) -> str | None:
+    """Line ``line`` (from 1) of an XML document, as text (shown under a message)."""
+    for bom, encoding in ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),
+                          (b"\xfe\xff", "utf-16"), (b"\xff\xfe", "utf-16")):
+        if data.startswith(bom):
+            lines = data.decode(encoding, errors="replace").split("\n")
+            return lines[line - 1] if line <= len(lines) else None
+    start = 0
+    for _ in range(line - 1):
+        start = data.find(b"\n", start) + 1
+        if start == 0:
+            return None
+    end = data.find(b"\n", start)
+    return data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+
+
 def _clean(message: str) -> str:
     return message.replace(_NS, "").strip()
 
@@ -86,11 +102,12 @@ def parse_xml(data: bytes, filename: str = "<string>") -> Model:
         tree = etree.fromstring(data, _safe_parser()).getroottree()
     except etree.XMLSyntaxError as err:
         line, col = err.position if err.position else (err.lineno or 1, 1)
-        msg = _clean(err.msg)
+        line = line or 1
+        msg = re.sub(r", line \d+, column \d+$", "", _clean(err.msg))   # said in front already
         if "Excessive depth" in msg:
             msg = "elements nested too deeply (more than 256 levels)"
-        raise InputError(f"invalid XML: {msg}", SourceLoc(filename, line or 1,
-                                                          max(col, 1))) from None
+        raise InputError(f"invalid XML: {msg}", SourceLoc(filename, line, max(col, 1)),
+                         _document_line(data, line)) from None
     except ValueError as err:          # e.g. unsupported encodings
         raise InputError(f"invalid XML: {err}", SourceLoc(filename, 1, 1)) from None
     if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
