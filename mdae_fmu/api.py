@@ -25,10 +25,14 @@ def analyze(model: Model, erasure: str = "restricted"):
     return _analyze(model, erasure=erasure)
 
 
-def export_fmu(model: Model, path: str | Path, fmi_type: str = "me"):
-    """Build an FMI 2.0 FMU of ``model`` at ``path``."""
+def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
+               default_experiment: dict | None = None):
+    """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
+    ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
+    (missing entries: 0, 1, 1e-6, (stop - start)/500)."""
     from .fmu.export import export
-    return export(model, Path(path), fmi_type=fmi_type)
+    return export(model, Path(path), fmi_type=fmi_type,
+                  default_experiment=default_experiment)
 
 
 __all__ = ["load", "analyze", "export_fmu", "InputError"]

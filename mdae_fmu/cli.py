@@ -34,6 +34,15 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("model")
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default="me")
+    e.add_argument("--start-time", type=float, default=None,
+                   help="DefaultExperiment startTime (default 0)")
+    e.add_argument("--stop-time", type=float, default=None,
+                   help="DefaultExperiment stopTime (default 1)")
+    e.add_argument("--tolerance", type=float, default=None,
+                   help="DefaultExperiment tolerance, also the CS integrator's relative "
+                   "tolerance when the host gives none (default 1e-6)")
+    e.add_argument("--step-size", type=float, default=None,
+                   help="DefaultExperiment stepSize (default (stop - start)/500)")
 
     s = sub.add_parser("simulate", help="export if needed, then simulate with FMPy")
     s.add_argument("model", help="a model file or an .fmu")
@@ -67,7 +76,9 @@ def _export(args) -> int:
     from . import api
     model = api.load(args.model)
     out = Path(args.output) if args.output else Path(f"{_file_stem(model.name)}.fmu")
-    api.export_fmu(model, out, fmi_type=args.fmi_type)
+    de = {"startTime": args.start_time, "stopTime": args.stop_time,
+          "tolerance": args.tolerance, "stepSize": args.step_size}
+    api.export_fmu(model, out, fmi_type=args.fmi_type, default_experiment=de)
     print(f"wrote {out}")
     return EXIT_OK
 

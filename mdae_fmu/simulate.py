@@ -25,14 +25,15 @@ class SimulationFailed(MdaeError):
     exit_code = EXIT_REJECTED
 
 
-def _export_model(path: Path, out_dir: Path) -> Path:
-    """Read and export a model file into ``out_dir`` (the exporter is imported lazily)."""
+def _export_model(path: Path, out_dir: Path, stop_time: float | None = None) -> Path:
+    """Read and export a model file into ``out_dir`` (the exporter is imported lazily); the
+    FMU's DefaultExperiment stopTime is ``stop_time`` when given."""
     from . import api
     model = api.load(path)
     stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in (model.name or path.stem))
     fmu = out_dir / f"{stem or 'model'}.fmu"
     try:
-        api.export_fmu(model, fmu)
+        api.export_fmu(model, fmu, default_experiment={"stopTime": stop_time})
     except ModuleNotFoundError as err:
         if (err.name or "").startswith("mdae_fmu"):
             raise SimulationFailed(
@@ -135,7 +136,7 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
         raise InputError(f"--stop-time must be a positive number, got {stop_time}")
     from fmpy import simulate_fmu
     with tempfile.TemporaryDirectory(prefix="mdae_sim_") as tmp:
-        fmu = src if src.suffix.lower() == ".fmu" else _export_model(src, Path(tmp))
+        fmu = src if src.suffix.lower() == ".fmu" else _export_model(src, Path(tmp), stop_time)
         md = _check_fmu(fmu)
         if md.modelExchange is None and md.coSimulation is None:
             raise InputError(f"{fmu}: the FMU declares neither ModelExchange nor CoSimulation")

@@ -23,7 +23,8 @@ from ..codegen.initialization import plan_initialization
 from ..codegen.plan import compile_model
 from .build import compile_shared_library
 from .cosim import check_fmi_type, configure_sources, offers_cs, sundials_link_args
-from .model_description import build_model_description
+from .dependencies import model_structure
+from .model_description import build_model_description, resolve_default_experiment
 from .package import build_description, write_fmu
 
 GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
@@ -71,11 +72,14 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
 
     ``fmi_type``: ``"me"`` (Model Exchange), ``"cs"`` (Co-Simulation with embedded CVODE,
     docs/cosimulation.md) or ``"both"``. ``default_experiment``:
-    optional ``{"startTime", "stopTime", "tolerance", "stepSize"}``. ``report``: a
+    ``{"startTime", "stopTime", "tolerance", "stepSize"}``, each optional (defaults:
+    `mdae_fmu.fmu.model_description.DEFAULT_EXPERIMENT`); its tolerance is also the CS
+    integrator's tolerance when the host gives none. ``report``: a
     `ModesReport` already computed for ``model`` (else computed here). ``progress``: a
     `Progress`, or False to silence the stage display.
     """
     check_fmi_type(fmi_type)
+    default_experiment = resolve_default_experiment(default_experiment)
     link_args = sundials_link_args() if offers_cs(fmi_type) else ()
     if progress is None or progress is True:
         progress = Progress()
@@ -98,6 +102,13 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         cm = compile_model(model, report)
         ev = plan_events(model, cm)
     init = plan_initialization(model, cm)
+    if multimode is not None:
+        structure = model_structure(
+            cm, [m.blocks for m in multimode.modes], guards=multimode.guards,
+            extra_symbols={b[0]: b[1] for b in multimode.banded}, init=init,
+            init_rows=[r for m in multimode.modes for r in m.consistency])
+    else:
+        structure = model_structure(cm, [cm.blocks], init=init)
     nz = sum(1 for r in ev.relations if r.kind == "state")
 
     def on_blocks(done, total):
@@ -113,11 +124,10 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
                                    modes=modes)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
-    sources = configure_sources(sources, fmi_type,
-                                (default_experiment or {}).get("tolerance"))
+    sources = configure_sources(sources, fmi_type, default_experiment["tolerance"])
     c_files = sorted(n for n in sources if n.endswith(".c"))
     md = build_model_description(cm, nz, GUID_PLACEHOLDER, c_files, default_experiment,
-                                 fmi_type=fmi_type)
+                                 fmi_type=fmi_type, structure=structure)
     guid = content_guid([md] + [n.encode() + b"\0" + sources[n].encode()
                                 for n in sorted(sources)])
     md = md.replace(GUID_PLACEHOLDER.encode(), guid.encode())

@@ -1,0 +1,180 @@
+"""ModelStructure ``dependencies`` of Outputs, Derivatives and InitialUnknowns (FMI 2.0, 2.2.8).
+
+Computed from the generated code's own data flow (docs/fmi-mapping.md, "Value references and
+variable layout"), so a dependency is listed whenever the C code reads the known on the way
+to the unknown; lists are supersets of the true (numerical) dependencies, never subsets.
+
+Nodes are value slots (``d->r[k]``, ``d->i[k]``, ``d->b[k]``; ``pre(v)`` is read as ``v``).
+Each node's dependency set is the union of the sets of the nodes it reads, up to a fixpoint
+over every schedule of the model:
+
+* **Continuous-time knowns** (Outputs, Derivatives): the continuous states and the inputs of
+  every type. A block unknown reads the other symbols of its residuals; a discrete equation
+  evaluated by ``mdae_compute`` (``g = t >= t1 and t <= t2``) reads its right-hand side.
+  Multimode models: the union over the modes' schedules (a dependency in any mode is
+  listed), and every block unknown also reads the long guards that select the mode (a Boolean
+  input or a state in a guard is a dependency of everything the mode decides).
+* **Initialization knowns** (InitialUnknowns): the inputs and every variable with
+  ``initial="exact"`` (parameters, states with ``fixed=true``, discrete variables with a
+  fixed start). Constants are never listed. A calculated parameter reads its binding; a free
+  state solved by the initial system (``InitPlan.unknown_slots``) reads every known of every
+  row of that system, because the rows are solved together (one damped Gauss-Newton
+  iteration); the consistency rows of every mode count, because an input can select the
+  initial mode. A free state that no row constrains keeps its start and depends on nothing.
+
+Discrete variables assigned in when-clauses (and restart-set outputs such as ``impulse(f)``
+and ``mdae_mode``) are discrete states: they are not computed from the knowns in
+continuous time but at events from the left limits, so a discrete output gets no
+``dependencies`` attribute (= may depend on every known), never an empty one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_LVALUE = re.compile(r"d->(p?)([rib])\[(\d+)\]")
+_TYPE_LETTER = {"Real": "r", "Integer": "i", "Boolean": "b"}
+
+
+@dataclass(frozen=True)
+class Structure:
+    """Dependencies by FMI variable name: ``continuous`` for Outputs/Derivatives,
+    ``initial`` for InitialUnknowns. A name missing from a dict has no ``dependencies``
+    attribute (depends on all knowns)."""
+    continuous: dict
+    initial: dict
+
+
+def _key(lvalue: str):
+    m = _LVALUE.fullmatch(lvalue)
+    return (m.group(2), int(m.group(3))) if m else None
+
+
+def _fixpoint(reads: dict, sources: dict) -> dict:
+    """``deps[n] = sources[n] | union(deps[m] for m in reads[n])`` (least fixpoint)."""
+    deps = {n: set(s) for n, s in sources.items()}
+    for n in reads:
+        deps.setdefault(n, set())
+    changed = True
+    while changed:
+        changed = False
+        for n, rs in reads.items():
+            acc = deps[n]
+            before = len(acc)
+            for m in rs:
+                d = deps.get(m)
+                if d:
+                    acc |= d
+            if len(acc) != before:
+                changed = True
+    return deps
+
+
+def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
+                    init_rows=()) -> Structure:
+    """Dependencies of the compiled model ``cm`` (module docstring).
+
+    ``schedules``: the block lists of the modes (single mode: ``[cm.blocks]``); ``guards``:
+    sympy expressions of the long guards (multimode); ``extra_symbols``: symbol -> sympy
+    expression it stands for (banded left-limit relations); ``init``: the `InitPlan`;
+    ``init_rows``: more residuals of the initial system (the other modes' consistency
+    equations)."""
+    extra_symbols = extra_symbols or {}
+    key_of = {}
+    for sym, lv in cm.slots.items():
+        k = _key(lv)
+        if k is not None:
+            key_of[sym] = k
+    var_of = {(_TYPE_LETTER[v.type], v.vr): v for v in cm.variables if v.type in _TYPE_LETTER}
+
+    def keys(expr, skip=()) -> set:
+        out = set()
+        for sym in expr.free_symbols:
+            if sym in skip:
+                continue
+            if sym in extra_symbols:
+                out |= keys(extra_symbols[sym])
+                continue
+            k = key_of.get(sym)
+            if k is not None:
+                out.add(k)
+        return out
+
+    guard_keys = set()
+    for g in guards:
+        guard_keys |= keys(g)
+
+    reads: dict = {}
+
+    def add(node, ks):
+        reads.setdefault(node, set()).update(ks)
+
+    # which block computes each unknown in each mode: an unknown computed the same way in
+    # every mode does not depend on the mode, hence not on the guards
+    how: dict = {}
+    for blocks in schedules:
+        seen = {}
+        for blk in blocks:
+            for u in blk.unknowns:
+                seen[u] = (frozenset(blk.unknowns), frozenset(blk.residuals))
+        for u in set(how) | set(seen):
+            how.setdefault(u, []).append(seen.get(u))
+    mode_dependent = {u for u, ways in how.items()
+                      if len(ways) < len(schedules) or len(set(ways)) > 1}
+    for blocks in schedules:
+        for blk in blocks:
+            unknowns = set(blk.unknowns)
+            acc = set()
+            for r in blk.residuals:
+                acc |= keys(r, unknowns)
+            for u in blk.unknowns:
+                k = key_of.get(u)
+                if k is not None:
+                    add(k, acc | (guard_keys if u in mode_dependent else set()))
+    assigned = set()
+    for lv, expr in cm.discrete_assignments:
+        k = _key(lv)
+        if k is not None:
+            add(k, keys(expr))
+            assigned.add(k)
+
+    state_keys = {("r", s.slot) for s in cm.states}
+    inputs = {k for k, v in var_of.items() if v.causality == "input"}
+
+    # -- continuous time
+    ct = _fixpoint(reads, {k: {k} for k in state_keys | inputs})
+
+    # -- initialization
+    init_reads = {n: set(rs) for n, rs in reads.items()}
+    for lv, expr in cm.calculated_parameters:
+        k = _key(lv)
+        if k is not None:
+            init_reads.setdefault(k, set()).update(keys(expr))
+    if init is not None:
+        row_keys = set(guard_keys)
+        for _, r in tuple(init.rows) + tuple(init_rows):
+            row_keys |= keys(r)
+        for slot in init.unknown_slots:
+            init_reads.setdefault(("r", slot), set()).update(row_keys)
+    known0 = {k for k, v in var_of.items()
+              if (v.causality == "input" or v.initial == "exact")
+              and v.variability != "constant" and v.causality != "calculatedParameter"}
+    free = {("r", s) for s in (init.unknown_slots if init is not None else ())}
+    known0 -= free | assigned
+    ini = _fixpoint({n: rs for n, rs in init_reads.items() if n not in known0},
+                    {k: {k} for k in known0})
+
+    def names(ks):
+        return tuple(sorted(var_of[k].name for k in ks if k in var_of))
+
+    continuous = {}
+    initial = {}
+    for k, v in var_of.items():
+        if v.variability == "continuous" or k in state_keys:
+            continuous[v.name] = names(ct.get(k, ()))
+        initial[v.name] = names(ini.get(k, ()))
+    return Structure(continuous, initial)
+
+
+__all__ = ["Structure", "model_structure"]
