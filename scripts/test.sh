@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Quick start, second command: set up, then run the whole test suite.
 # System requirement: SUNDIALS CVODE static libraries (Debian: libsundials-dev) for the
-# Co-Simulation FMUs; installed here with apt-get when running as root.
+# Co-Simulation FMUs; installed here with apt-get when running as root. Without root and
+# without SUNDIALS the suite still runs: the Co-Simulation tests (marker requires_sundials)
+# are skipped and listed in a red banner at the end. With MDAE_REQUIRE_SUNDIALS=1 (CI, see
+# .ci/run) a missing SUNDIALS is an error instead: this script stops, and the tests fail.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bash "$root/scripts/install-system-deps.sh"
+if ! bash "$root/scripts/install-system-deps.sh"; then
+  if [ "${MDAE_REQUIRE_SUNDIALS:-0}" = 1 ]; then
+    echo "test.sh: MDAE_REQUIRE_SUNDIALS=1 and SUNDIALS could not be installed" >&2
+    exit 1
+  fi
+  echo "test.sh: WARNING: SUNDIALS is missing; the Co-Simulation tests will be SKIPPED" >&2
+fi
 "$root/scripts/setup-venv.sh"
 cd "$root"
 exec "$root/.venv/bin/python" -m pytest -q "$@"

@@ -1,8 +1,11 @@
-"""Helpers of the Co-Simulation tests: FMUs built once per session, and a thin FMPy
-``FMU2Slave`` wrapper that records the log messages and the status of every call."""
+"""Helpers of the FMU tests: the reference models and their horizons, FMUs built once per
+test session (shared by every module: strict driver, valgrind, FMPy, libcosim), the ME
+reference result of each model, and a thin FMPy ``FMU2Slave`` wrapper that records the log
+messages and the status of every call."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from ctypes import byref, c_void_p
@@ -17,9 +20,40 @@ from fmpy.fmi2 import (FMU2Slave, defaultCallbacks, fmi2CallbackFunctions,
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference_models"
 DATA = Path(__file__).resolve().parent / "data"
+REFS = json.loads((REFERENCE / "references.json").read_text())
+
+# the accepted reference models (reference_models/README.md); the others are rejected by the
+# analysis on purpose
+SINGLE_MODE = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "Stair")
+MULTIMODE = ("ClutchBasic", "ClutchGuarded", "ClutchGuardedTime", "ClutchNonSemilinear",
+             "CupAndBall", "CupAndBallFirstOrder", "CupAndBallElastic", "AirBrake", "RLDC2")
+REFERENCE_MODELS = SINGLE_MODE + MULTIMODE
+
+# ClutchGuarded's engage signal (a Boolean input): true exactly on [5, 7], so that its result
+# is ClutchBasic.csv (references.json)
+CLUTCH_SIGNAL = ((0.0, False), (5.0, True), (7.0, False))
+INPUT_SIGNALS = {"ClutchGuarded": ("g", CLUTCH_SIGNAL)}
+
+# DefaultExperiment tolerance of the shared FMUs: the CS integrator's tolerance when the host
+# gives none (libcosim never does). CS against ME at 1e-5 relative needs both results far
+# more accurate than that (docs/fmi-testing.md).
+TOLERANCE = 1e-12
 
 _CACHE: dict[tuple, Path] = {}
 _TMP = None
+
+
+def reference_entry(name: str) -> dict:
+    """The references.json entry whose CSV applies to model ``name``."""
+    for entry in REFS.values():
+        if name in entry["models"]:
+            return entry
+    raise KeyError(name)
+
+
+def reference_stop(name: str) -> float:
+    """The horizon of the reference result of ``name`` (its DefaultExperiment stopTime)."""
+    return float(reference_entry(name)["stop"])
 
 
 def model_path(name: str) -> Path:
@@ -27,30 +61,49 @@ def model_path(name: str) -> Path:
     return p if p.exists() else DATA / f"{name}.mo"
 
 
-def build(name: str, fmi_type: str = "both", tolerance: float | None = 1e-10) -> Path:
-    """The FMU of model ``name`` (reference_models/ or tests/data/), built once per process;
-    ``tolerance``: DefaultExperiment tolerance (the CS default when the host gives none, as
-    libcosim does; tests that need another tolerance pass it to fmi2SetupExperiment)."""
+def sundials_available() -> bool:
+    from mdae_fmu.fmu.cosim import sundials_missing
+    return sundials_missing() is None
+
+
+def build(name: str, fmi_type: str = "both", tolerance: float | None = TOLERANCE,
+          stop_time: float | None = None) -> Path:
+    """The FMU of model ``name`` (reference_models/ or tests/data/), built once per test
+    session. Its DefaultExperiment: stopTime = ``stop_time``, else the reference horizon
+    (references.json) for reference models, else 1; tolerance = ``tolerance``."""
     global _TMP
     from mdae_fmu import load
     from mdae_fmu.fmu.export import export
-    key = (name, fmi_type, tolerance)
+    if stop_time is None and (REFERENCE / f"{name}.mo").exists():
+        try:
+            stop_time = reference_stop(name)
+        except KeyError:
+            pass
+    key = (name, fmi_type, tolerance, stop_time)
     if key not in _CACHE:
         if _TMP is None:
-            _TMP = Path(tempfile.mkdtemp(prefix="mdae_cosim_tests_"))
-        de = None if tolerance is None else {"tolerance": tolerance}
+            _TMP = Path(tempfile.mkdtemp(prefix="mdae_fmu_tests_"))
+        de = {"tolerance": tolerance, "stopTime": stop_time}
         _CACHE[key] = export(load(model_path(name)),
-                             _TMP / f"{name}_{fmi_type}_{tolerance}.fmu",
+                             _TMP / f"{name}_{fmi_type}_{tolerance}_{stop_time}.fmu",
                              fmi_type=fmi_type, default_experiment=de, progress=False)
     return _CACHE[key]
 
 
+def build_me(name: str, **kw) -> Path:
+    """An FMU whose Model Exchange interface the ME tests use: the shared ``both`` FMU when
+    SUNDIALS is installed (one build per model for every test), else an ME-only one."""
+    return build(name, "both" if sundials_available() else "me", **kw)
+
+
 def cleanup() -> None:
+    """Remove the session's FMUs (conftest.py calls it at the end of the session)."""
     global _TMP
     if _TMP is not None:
         shutil.rmtree(_TMP, ignore_errors=True)
         _TMP = None
         _CACHE.clear()
+    _ME.clear()
 
 
 @dataclass
@@ -111,4 +164,106 @@ def close_slave(slave: Slave) -> None:
     shutil.rmtree(slave._unzip, ignore_errors=True)
 
 
-__all__ = ["build", "open_slave", "close_slave", "Slave", "cleanup", "byref", "c_void_p"]
+
+
+
+def zero_floor(signal) -> float:
+    """Absolute floor of the relative metric for one reference signal (docs/fmi-testing.md,
+    "Metrics"): 1e-3 of its largest magnitude when it reaches or crosses zero (near a zero
+    crossing a time-phase error of the order of the tolerance gives an unbounded relative
+    error), else none: a signal of one sign, e.g. the decay exp(-t) down to 4.5e-5, is
+    checked purely relatively."""
+    import numpy as np
+    s = np.asarray(signal, dtype=float)
+    if s.size and s.min() <= 0.0 <= s.max():
+        return 1e-3 * float(np.max(np.abs(s)))
+    return 0.0
+
+
+def relative_errors(got, ref, signal=None):
+    """|got - ref| / max(|ref|, zero_floor(signal)) elementwise (``signal``: the whole
+    reference signal, default ``ref``); 0 where both are exactly 0."""
+    import numpy as np
+    got = np.asarray(got, dtype=float)
+    ref = np.asarray(ref, dtype=float)
+    floor = zero_floor(ref if signal is None else signal)
+    den = np.maximum(np.abs(ref), floor)
+    diff = np.abs(got - ref)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(diff == 0.0, 0.0, diff / den)
+
+
+# ---------------------------------------------------------------------------------------------
+# Co-Simulation against Model Exchange (issue 7): the ME oracle and the comparison
+# ---------------------------------------------------------------------------------------------
+
+ME_TOLERANCE = 1e-12
+_ME: dict = {}
+
+
+def recorded(fmu) -> list[str]:
+    """Every non-parameter Real/Integer variable except derivatives."""
+    md = read_model_description(str(fmu))
+    return [v.name for v in md.modelVariables
+            if v.causality in ("local", "output") and v.type in ("Real", "Integer")
+            and not v.name.startswith("der(") and v.variability != "constant"]
+
+
+def input_table(name: str):
+    """FMPy's input table of model ``name`` (None if it has no input signal): values before
+    and after every switch at the same time."""
+    import numpy as np
+    if name not in INPUT_SIGNALS:
+        return None
+    var, signal = INPUT_SIGNALS[name]
+    rows = [(signal[0][0], signal[0][1])]
+    for (t, v), (_, prev) in zip(signal[1:], signal[:-1]):
+        rows += [(t, prev), (t, v)]
+    return np.array(rows, dtype=[("time", float), (var, type(signal[0][1]))])
+
+
+def input_switch_times(name: str) -> tuple[float, ...]:
+    return tuple(t for t, _ in INPUT_SIGNALS[name][1][1:]) if name in INPUT_SIGNALS else ()
+
+
+def me_reference(name: str):
+    """The ME result of the shared FMU of ``name`` (FMPy's CVode, rtol 1e-12, outputs every
+    1e-3 over the reference horizon, events recorded, input signal applied): the oracle of
+    the CS tests (FMPy and libcosim), computed once per session."""
+    from fmpy import simulate_fmu
+    if name not in _ME:
+        fmu = build(name)
+        _ME[name] = simulate_fmu(str(fmu), fmi_type="ModelExchange",
+                                 stop_time=reference_stop(name), output=recorded(fmu),
+                                 relative_tolerance=ME_TOLERANCE, output_interval=1e-3,
+                                 input=input_table(name))
+    return _ME[name]
+
+
+def cs_vs_me_errors(name: str, times, values: dict) -> dict:
+    """Worst `relative_errors` per variable of CS values (``values[var][k]`` at communication
+    point ``times[k]``) against the ME result at the same time: the right limit at an event
+    time, but the left limit where an input switches (an input set at a communication point
+    acts from the step that starts there, docs/cosimulation.md)."""
+    import numpy as np
+    me = me_reference(name)
+    switches = input_switch_times(name)
+    rows = []
+    for t in times:
+        idx = np.nonzero(np.abs(me["time"] - t) <= 1e-12 * max(1.0, abs(t)))[0]
+        assert len(idx), f"no ME row at t = {t}"
+        left = any(abs(t - ts) <= 1e-12 * max(1.0, ts) for ts in switches)
+        rows.append(idx[0] if left else idx[-1])
+    worst = {}
+    for var, got in values.items():
+        err = relative_errors(got, me[var][rows], me[var])
+        k = int(np.argmax(err))
+        worst[var] = (float(err[k]), float(times[k]))
+    return worst
+
+
+__all__ = ["build", "build_me", "open_slave", "close_slave", "Slave", "cleanup", "byref",
+           "c_void_p", "REFERENCE_MODELS", "SINGLE_MODE", "MULTIMODE", "reference_stop",
+           "reference_entry", "INPUT_SIGNALS", "TOLERANCE", "sundials_available",
+           "relative_errors", "zero_floor", "recorded", "input_table", "me_reference",
+           "cs_vs_me_errors", "input_switch_times"]

@@ -14,16 +14,13 @@ import pytest
 fmpy = pytest.importorskip("fmpy")
 from fmpy import simulate_fmu  # noqa: E402
 
-from cosim_util import REFERENCE, build, cleanup, close_slave, open_slave  # noqa: E402
+from cosim_util import REFERENCE, build, close_slave, open_slave  # noqa: E402
 from mdae_fmu.diagnostics import ModelRejected  # noqa: E402
 from mdae_fmu.fmu import cosim  # noqa: E402
 from mdae_fmu.fmu.build import BuildError  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cleanup():
-    yield
-    cleanup()
+requires_sundials = pytest.mark.requires_sundials
 
 
 def clutch_reference():
@@ -52,6 +49,7 @@ def check_against_reference(res, ref, after=None):
             assert abs(row[var] - exact) <= 1e-6, (t, var, row[var], exact)
 
 
+@requires_sundials
 def test_clutch_engages_at_exactly_five_with_coarse_steps():
     """ClutchBasic (g from the clock state t): steps of 0.3; the engagement at t = 5 is a
     state event located by CVODE, the restart (weighted mean of the speeds) happens inside
@@ -71,6 +69,7 @@ def test_clutch_engages_at_exactly_five_with_coarse_steps():
     check_against_reference(res, clutch_reference())
 
 
+@requires_sundials
 def test_boolean_input_switches_the_clutch():
     """ClutchGuarded: the engage signal g is a Boolean input, true on [5, 7]; FMPy puts a
     communication point on each switch, the mode change and its restart cascade happen at
@@ -113,6 +112,7 @@ def test_missing_sundials_is_a_clear_build_error(monkeypatch):
         cosim.sundials_link_args()
 
 
+@requires_sundials
 def test_reset_reruns_identically():
     """fmi2Reset then the same experiment again: the same final values (fresh integrator)."""
     fmu = build("BouncingBall")
@@ -132,6 +132,7 @@ def test_reset_reruns_identically():
     assert finals[0] == finals[1]
 
 
+@requires_sundials
 def test_model_without_states():
     """CsNoState (no continuous state, time events every 0.5 s): y = 2 n + sin(t) at every
     communication point, with the right limit at event times."""
@@ -143,3 +144,36 @@ def test_model_without_states():
         n = int(np.floor(t / 0.5 + 1e-9))
         assert row["n"] == n, t
         assert abs(row["y"] - (2 * n + np.sin(t))) <= 1e-12, t
+
+
+def _run_without_sundials(tmp_path, require: bool):
+    """Run one Co-Simulation test in a fresh pytest whose C compiler finds no SUNDIALS
+    (a CC wrapper that answers -print-file-name as gcc does for a missing file)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    cc = tmp_path / "cc"
+    cc.write_text('#!/bin/sh\ncase "$1" in -print-file-name=*) echo "${1#*=}"; exit 0;; esac\n'
+                  'exec gcc "$@"\n')
+    cc.chmod(0o755)
+    env = dict(os.environ, CC=str(cc))
+    env.pop("MDAE_REQUIRE_SUNDIALS", None)
+    if require:
+        env["MDAE_REQUIRE_SUNDIALS"] = "1"
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                           "tests/test_cosim_modes.py::test_model_without_states"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_cosim_tests_skip_loudly_without_sundials(tmp_path):
+    """README 'System requirement': without SUNDIALS a requires_sundials test is skipped with
+    the reason and a banner; with MDAE_REQUIRE_SUNDIALS=1 (CI) it fails (an error at setup) instead."""
+    r = _run_without_sundials(tmp_path, require=False)
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert "1 skipped" in r.stdout and "NO SUNDIALS, Co-Simulation test skipped" in r.stdout
+    assert "1 Co-Simulation tests SKIPPED: SUNDIALS CVODE is missing" in r.stdout
+    r = _run_without_sundials(tmp_path, require=True)
+    assert r.returncode == 1 and "1 error" in r.stdout, r.stdout[-2000:]
+    assert "MDAE_REQUIRE_SUNDIALS=1 but SUNDIALS CVODE static library" in r.stdout

@@ -10,9 +10,10 @@ import zipfile
 
 import pytest
 
-from cosim_util import build, cleanup
+from cosim_util import build
 from valgrind_util import VALGRIND_ARGS, fmi_headers_dir, have_valgrind, parse_valgrind_xml
 
+pytestmark = pytest.mark.requires_sundials
 HOST = __import__("pathlib").Path(__file__).resolve().parent / "host" / "cs_host.c"
 
 
@@ -23,8 +24,7 @@ def host(tmp_path_factory):
            f"-I{fmi_headers_dir()}", str(HOST), "-o", str(out), "-ldl", "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    yield out
-    cleanup()
+    return out
 
 
 def run(host, fmu, work, stop, step, input_name=None, valgrind=True):

@@ -10,6 +10,7 @@ N_Vector, the dense matrix and linear solver and the Newton solver of SUNDIALS 6
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from pathlib import Path
 
@@ -71,6 +72,27 @@ def find_static_library(name: str) -> Path | None:
                        text=True)
     p = Path(r.stdout.strip())
     return p if r.returncode == 0 and p.is_absolute() and p.exists() else None
+
+
+@functools.lru_cache(maxsize=1)
+def sundials_missing() -> str | None:
+    """None when a Co-Simulation binary can be built here (the CVODE headers and static
+    archives are found by the C compiler), else a message saying what is missing and how to
+    install it."""
+    try:
+        cc = compiler()
+    except BuildError as err:
+        return str(err)
+    for name in SUNDIALS_ARCHIVES:
+        if find_static_library(name) is None:
+            return (f"SUNDIALS CVODE static library {name} not found (Debian: apt-get install "
+                    f"libsundials-dev, or run scripts/install-system-deps.sh as root)")
+    r = subprocess.run([cc, "-E", "-x", "c", "-"], input=f"#include <{SUNDIALS_HEADER}>\n",
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return (f"SUNDIALS CVODE header <{SUNDIALS_HEADER}> not found (Debian: apt-get "
+                f"install libsundials-dev, or run scripts/install-system-deps.sh as root)")
+    return None
 
 
 def sundials_link_args() -> tuple[str, ...]:
