@@ -301,6 +301,18 @@ class _Driver:
                 self.xbuf[i] = v
             self.call("fmi2SetContinuousStates", self.xbuf, self.m.nx)
 
+    def set_input(self, name: str, value):
+        if name not in self.m.settable:
+            raise ValueError(f"{name!r} is not a settable variable of {self.m.identifier}")
+        typ, vr = self.m.settable[name]
+        vra = (C.c_uint * 1)(vr)
+        if typ == "Real":
+            self.call("fmi2SetReal", vra, 1, (C.c_double * 1)(float(value)))
+        elif typ == "Boolean":
+            self.call("fmi2SetBoolean", vra, 1, (C.c_int * 1)(int(bool(value))))
+        else:
+            self.call("fmi2SetInteger", vra, 1, (C.c_int * 1)(int(value)))
+
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         self.set_tx(t, x)
         return self.get_der()
@@ -447,7 +459,7 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
                     method: str = "rk4", event_tolerance: float = 1e-12,
                     max_event_iterations: int = 100, max_steps: int = 1_000_000,
                     max_events: int = 100_000, fail_fast: bool = True,
-                    check_fmu_state: bool = True) -> StrictResult:
+                    check_fmu_state: bool = True, inputs: dict | None = None) -> StrictResult:
     """Simulate an FMI 2.0 ME FMU (path to the .fmu or to an extracted directory) with the
     FMI 2.0.5 ME algorithm (docs/3_2_model_exchange_api.adoc, pseudo-code of the simulation
     loop), checking the contract listed in the module docstring.
@@ -455,11 +467,24 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
     ``fail_fast``: raise `FMIViolation` at the first violation (default); otherwise collect
     flag/consistency violations in the result and continue (a non-OK status always raises).
     ``check_fmu_state``: when the FMU declares canGetAndSetFMUstate, round-trip its state once
-    at mid-run (also serialized when canSerializeFMUstate)."""
+    at mid-run (also serialized when canSerializeFMUstate). ``inputs``: name -> sequence of
+    ``(time, value)``, piecewise constant from each time on; values at ``start_time`` are set
+    before initialization, later changes are external events (the driver steps to the time
+    exactly, calls fmi2EnterEventMode, sets the input, runs the event iteration; cause
+    ``"input"``)."""
     integrate = {"rk4": _rk4, "euler": _euler}[method]
     m = _load_model(fmu)
     stop = stop_time if stop_time is not None else (m.default_stop or 1.0)
     d = _Driver(m, fail_fast, max_event_iterations)
+    changes = []          # (time, name, value) of the input changes after the start
+    initial_inputs = {}
+    for name, signal in (inputs or {}).items():
+        for t_in, value in signal:
+            if t_in <= start_time:
+                initial_inputs[name] = value
+            else:
+                changes.append((float(t_in), name, value))
+    changes.sort(key=lambda c: c[0])
     rows, events = [], []
     steps = 0
     terminated = False
@@ -471,7 +496,7 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
             d.violation("instantiate", f"fmi2Instantiate returned NULL ({msg})", fatal=True)
         d.t = start_time
         d.call("fmi2SetupExperiment", 0, 0.0, start_time, 1, stop)
-        for name, value in (start_values or {}).items():
+        for name, value in list((start_values or {}).items()) + list(initial_inputs.items()):
             if name not in m.settable:
                 raise ValueError(f"{name!r} is not a settable variable of {m.identifier}")
             typ, vr = m.settable[name]
@@ -511,9 +536,13 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
                 while start_time + k * step <= t0 + eps_t * (1 + abs(t0)):
                     k += 1
                 t1 = min(start_time + k * step, stop)
-                time_event = False
+                time_event = input_event = False
                 if next_t is not None and next_t <= t1 + eps_t * (1 + abs(t1)):
                     t1, time_event = next_t, True
+                if changes and changes[0][0] <= t1 + eps_t * (1 + abs(t1)):
+                    if changes[0][0] < t1:
+                        time_event = False
+                    t1, input_event = changes[0][0], True
                 h = t1 - t0
                 if not state_checked and t0 >= start_time + (stop - start_time) / 2:
                     state_checked = True
@@ -541,6 +570,7 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
                             lo = mid
                     t1, x1, z1 = t0 + hi, x_hi, z_hi
                     time_event = time_event and hi == h
+                    input_event = input_event and hi == h
                     d.set_tx(t1, x1)
                 d.t, x, z = t1, x1, z1
                 enter = C.c_int(0)
@@ -551,12 +581,16 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
                     terminated = True
                     break
                 causes = tuple(c for c, on in (("time", time_event), ("state", state_event),
-                                               ("step", bool(enter.value))) if on)
+                                               ("step", bool(enter.value)),
+                                               ("input", input_event)) if on)
                 if not causes:
                     continue
                 if len(events) >= max_events:
                     d.violation("step-limit", f"more than {max_events} events", fatal=True)
                 d.call("fmi2EnterEventMode")
+                while input_event and changes and changes[0][0] <= d.t + eps_t * (1 + abs(d.t)):
+                    _, name, value = changes.pop(0)
+                    d.set_input(name, value)
                 rec, x, next_t, term = d.event_iteration(causes, x)
                 events.append(rec)
                 if term:

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cosim_util import (INPUT_SIGNALS, REFERENCE, REFERENCE_MODELS, build_me,
+                        reference_entry, reference_stop, relative_errors)
 from strict_driver import FMIViolation, simulate_strict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,39 +174,68 @@ def test_guid_mismatch_is_reported(fmu, tmp_path):
 
 # ----------------------------------------------------------------------------- exported FMUs
 
-def _exporter():
-    try:
-        from mdae_fmu.fmu.export import export  # noqa: F401
-        from mdae_fmu import api
-    except ImportError:
-        return None
-    return api
+# RK4 step per model: 1e-3 on the short horizons with state events, larger on the 10-20 s
+# ones (RK4's error there stays below the 1e-5 trajectory check)
+STEP = {"VanDerPol": 5e-3, "Dahlquist": 1e-2, "Pendulum": 1e-2, "Stair": 1e-2,
+        "ClutchBasic": 1e-2, "ClutchGuarded": 1e-2, "ClutchGuardedTime": 1e-2,
+        "ClutchNonSemilinear": 1e-2, "AirBrake": 1e-2}
+
+# models whose FMU has a known run-time bug (fixed in mdae_fmu/codegen and templates by the
+# multimode work); the tests are written against the correct behaviour
+KNOWN_BUGS = {
+    "CupAndBallFirstOrder": "event iteration cycles taut <-> slack at t = 0.4727 "
+                            "(iteration-bound violation)",
+    "AirBrake": "run-time assertion 'piston outside the cylinder' fails at the valve opening "
+                "(t = 0.198): fmi2NewDiscreteStates returns fmi2Error",
+    "RLDC2": "mode FF's schedule writes the union states u1, u2: fmi2SetFMUstate does not "
+             "restore the states (fmu-state violation)",
+}
 
 
-SINGLE_MODE = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "Stair")
+def _param(name, bugs=KNOWN_BUGS):
+    if name in bugs:
+        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=bugs[name]))
+    return name
 
 
-@pytest.mark.parametrize("name", SINGLE_MODE)
-def test_exported_reference_model_passes_strict_driver(name, tmp_path):
-    api = _exporter()
-    if api is None:
-        pytest.skip("the FMU exporter (mdae_fmu.fmu.export) is not available yet")
-    src = next((p for p in (ROOT / "reference_models").glob(f"{name}.*")
-                if p.suffix in (".mo", ".bmo", ".xml")), None)
-    if src is None:
-        pytest.skip(f"reference_models/{name} is not available yet")
-    out = tmp_path / f"{name}.fmu"
-    api.export_fmu(api.load(src), out)
-    res = simulate_strict(out, step=1e-3)
+def reference_columns(name):
+    """(time, {FMU variable name: reference column}) of the model's reference CSV."""
+    entry = reference_entry(name)
+    data = np.genfromtxt(REFERENCE / entry["csv"], delimiter=",", names=True,
+                         deletechars="")
+    aliases = entry.get("aliases", {}).get(name, {})
+    return data["time"], {aliases.get(c, c): data[c] for c in data.dtype.names[1:]}, \
+        entry.get("events", [])
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in REFERENCE_MODELS])
+def test_exported_reference_model_passes_strict_driver(name):
+    """Every accepted reference model (issue 4: single-mode; issue 6: multimode), over its
+    whole DefaultExperiment horizon (= the reference result's): no FMI violation (flags,
+    iteration bound, nextEventTime, zero indicators, getters, FMU-state round trip at mid-run,
+    also serialized), every reference event seen, and the RK4 trajectory on the reference CSV
+    within 1e-5 relative (ClutchGuarded: its Boolean input g driven true on [5, 7])."""
+    fmu = build_me(name)
+    inputs = dict([INPUT_SIGNALS[name]]) if name in INPUT_SIGNALS else None
+    h = STEP.get(name, 1e-3)
+    res = simulate_strict(fmu, step=h, inputs=inputs)       # stop: DefaultExperiment
+    stop = reference_stop(name)
     assert res.violations == ()
-    assert res.steps > 0
-    if all(e.causes == ("init",) for e in res.events):
-        # no events: the fixed-step RK4 run and FMPy's CVode agree at the end
-        from fmpy import simulate_fmu
-        ref = simulate_fmu(str(out), relative_tolerance=1e-8, stop_time=float(res.time[-1]))
-        for n in ref.dtype.names[1:]:
-            if n in res.values:
-                assert res.values[n][-1] == pytest.approx(ref[n][-1], rel=1e-4, abs=1e-6), n
+    assert res.time[-1] == pytest.approx(stop, abs=1e-12) and res.steps >= stop / h
+    t_ref, cols, ref_events = reference_columns(name)
+    seen = [e.time for e in res.events if e.causes != ("step",)]
+    for te in ref_events:
+        if te < stop:
+            assert min(abs(np.array(seen) - te)) <= 1e-6, (te, seen[:20])
+    for var, ref in cols.items():
+        if var not in res.values:
+            continue
+        keep = np.ones(len(t_ref), dtype=bool)
+        for te in ref_events:
+            keep &= np.abs(t_ref - te) > 1e-6 * max(1.0, te)
+        got = np.array([res.at(var, tq) for tq in t_ref[keep]])
+        err = relative_errors(got, ref[keep], ref)
+        assert err.max() <= 1e-5, (var, float(err.max()), float(t_ref[keep][err.argmax()]))
 
 
 def test_copy_of_fmu_directory_is_accepted(fmu, tmp_path):
@@ -214,15 +245,10 @@ def test_copy_of_fmu_directory_is_accepted(fmu, tmp_path):
     assert res.violations == () and res.time[-1] == pytest.approx(0.5)
 
 
-def test_exported_clutch_passes_strict_driver_and_closed_form(tmp_path):
+def test_exported_clutch_passes_strict_driver_and_closed_form():
     """The multimode export of reference_models/ClutchBasic.mo: flags honoured, restart
     w+ = (j1 w1- + j2 w2-)/(j1 + j2) at t1 = 5, release at t2 = 7 (closed form)."""
-    api = _exporter()
-    src = ROOT / "reference_models" / "ClutchBasic.mo"
-    if api is None or not src.exists():
-        pytest.skip("the FMU exporter or reference_models/ClutchBasic.mo is not available yet")
-    out = tmp_path / "ClutchBasic.fmu"
-    api.export_fmu(api.load(src), out)
+    out = build_me("ClutchBasic")
     res = simulate_strict(out, stop_time=10.0, step=1e-2)
     assert res.violations == ()
     jumps = [e for e in res.events if e.values_changed]
