@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cosim_util import REFERENCE_MODELS
 from valgrind_util import build_host, have_valgrind, run_fmu_in_host
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,25 +96,67 @@ def test_host_runs_without_valgrind_and_matches_closed_form(host, fmu, tmp_path)
     assert h == pytest.approx(1 - 9.81 * 0.16 / 2, abs=1e-3)
 
 
-# the single-mode reference models, plus the multimode clutch
-EXPORTED = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "Stair", "ClutchBasic")
+# every accepted reference model (issue 4: one full simulation of each reference FMU under
+# valgrind; issue 6: every multimode reference FMU), over its whole DefaultExperiment horizon
+# (the reference result's), explicit Euler in the host
+HOST_STEP = {"VanDerPol": 2e-3}
+
+# known run-time bugs (mdae_fmu/codegen and templates, fixed by the multimode work): the host's
+# own checks fail; memcheck itself is clean on the part that runs
+HOST_BUGS = {
+    "AirBrake": "run-time assertion 'piston outside the cylinder' at the valve opening "
+                "(t = 0.198): fmi2NewDiscreteStates returns fmi2Error, the run stops there",
+    "RLDC2": "mode FF's schedule overwrites the union states u1, u2: the rerun from "
+             "fmi2SetFMUstate differs from the first run",
+}
+
+
+@pytest.fixture(scope="module")
+def memcheck_runs(host, tmp_path_factory):
+    """name -> HostRun of the shared FMU under valgrind (one run per model, two tests)."""
+    from cosim_util import INPUT_SIGNALS, build_me
+    runs = {}
+
+    def get(name):
+        if name not in runs:
+            inputs = dict([INPUT_SIGNALS[name]]) if name in INPUT_SIGNALS else None
+            runs[name] = run_fmu_in_host(host, build_me(name), tmp_path_factory.mktemp(name),
+                                         step=HOST_STEP.get(name, 1e-3), inputs=inputs)
+        return runs[name]
+    return get
 
 
 @needs_valgrind
-@pytest.mark.parametrize("name", EXPORTED)
-def test_exported_reference_model_is_clean_under_valgrind(host, tmp_path, name):
-    try:
-        from mdae_fmu.fmu.export import export  # noqa: F401
-        from mdae_fmu import api
-    except ImportError:
-        pytest.skip("the FMU exporter (mdae_fmu.fmu.export) is not available yet")
-    src = next((p for p in (ROOT / "reference_models").glob(f"{name}.*")
-                if p.suffix in (".mo", ".bmo", ".xml")), None)
-    if src is None:
-        pytest.skip(f"reference_models/{name} is not available yet")
-    out = tmp_path / f"{name}.fmu"
-    api.export_fmu(api.load(src), out)
-    run = run_fmu_in_host(host, out, tmp_path / "run", step=1e-3)
-    assert run.returncode == 0, run.stderr
-    assert run.report.fmu_errors(run.binary) == ()
-    assert run.report.errors == ()
+@pytest.mark.parametrize("name", REFERENCE_MODELS)
+def test_exported_reference_model_is_memcheck_clean(memcheck_runs, name):
+    """No memory error and no definite/indirect leak anywhere in the process (the host, the
+    FMU, libc), through the whole run the host could do."""
+    run = memcheck_runs(name)
+    assert run.report.errors == (), run.report.errors[:3]
+    assert run.returncode in (0, 1), (run.returncode, run.stderr[-2000:])   # 99: valgrind
+
+
+@needs_valgrind
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=HOST_BUGS[n]))
+    if n in HOST_BUGS else n for n in REFERENCE_MODELS])
+def test_exported_reference_model_passes_host_checks(memcheck_runs, name):
+    """The same run: misuse answered with fmi2Error, the whole horizon simulated (final
+    time = the reference stop), the FMU-state reruns bitwise identical."""
+    from cosim_util import reference_stop
+    run = memcheck_runs(name)
+    assert run.returncode == 0, run.stderr[-2000:]
+    final = next(line for line in run.stdout.splitlines() if line.startswith("final "))
+    assert float(final.split()[1]) == pytest.approx(reference_stop(name), abs=1e-9)
+    x = run.final_states()
+    assert all(math.isfinite(v) for v in x)
+    if name in ("ClutchBasic", "ClutchGuarded", "ClutchGuardedTime"):
+        # the input (ClutchGuarded) or the clock engaged and released the clutch: final
+        # speeds of the closed form (ClutchBasic.csv) up to explicit Euler's error (h = 1e-3)
+        from fmpy import read_model_description
+        from cosim_util import build_me
+        order = [d.variable.derivative.name
+                 for d in read_model_description(str(build_me(name))).derivatives]
+        w7 = (math.exp(-0.05) + 2 * 1.5 * math.exp(-0.03125)) / 3 * math.exp(-0.015)
+        assert x[order.index("w1")] == pytest.approx(w7 * math.exp(-0.03), rel=1e-4)
+        assert x[order.index("w2")] == pytest.approx(w7 * math.exp(-0.01875), rel=1e-4)

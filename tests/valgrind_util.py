@@ -55,6 +55,7 @@ class FmuInfo:
     nz: int
     stop_time: float | None
     param_vr: int | None      # a Real parameter for the NaN-input check, if any
+    inputs: dict = None       # input name -> (type letter R|B, value reference)
 
 
 def extract_fmu(fmu: str | Path, dest: str | Path) -> FmuInfo:
@@ -71,8 +72,10 @@ def extract_fmu(fmu: str | Path, dest: str | Path) -> FmuInfo:
                   if v.causality == "parameter" and v.type == "Real"), None)
     de = md.defaultExperiment
     stop = float(de.stopTime) if de is not None and de.stopTime is not None else None
+    inputs = {v.name: (v.type[0], v.valueReference) for v in md.modelVariables
+              if v.causality == "input" and v.type in ("Real", "Boolean")}
     return FmuInfo(dest / "binaries" / "linux64" / f"{ident}.so", md.guid, len(md.derivatives),
-                   int(md.numberOfEventIndicators or 0), stop, param)
+                   int(md.numberOfEventIndicators or 0), stop, param, inputs)
 
 
 @dataclass(frozen=True)
@@ -130,17 +133,23 @@ class HostRun:
 
 def run_fmu_in_host(host: str | Path, fmu: str | Path, work_dir: str | Path,
                     stop_time: float | None = None, step: float = 1e-3,
-                    valgrind: bool = True, timeout: float = 300.0) -> HostRun:
+                    valgrind: bool = True, timeout: float = 300.0,
+                    inputs: dict | None = None) -> HostRun:
     """Extract ``fmu`` under ``work_dir`` and run it in the host (under valgrind memcheck
-    with `VALGRIND_ARGS` unless ``valgrind`` is false)."""
+    with `VALGRIND_ARGS` unless ``valgrind`` is false) until ``stop_time`` (default: the
+    DefaultExperiment stopTime). ``inputs``: name -> ``[(time, value), ...]``, piecewise
+    constant input signals (Real or Boolean) the host applies as external events."""
     work = Path(work_dir)
     work.mkdir(parents=True, exist_ok=True)
     info = extract_fmu(fmu, work / "fmu")
     stop = stop_time if stop_time is not None else (info.stop_time or 1.0)
     args = [str(host), str(info.binary), info.guid, str(info.nx), str(info.nz), repr(stop),
             repr(step)]
-    if info.param_vr is not None:
-        args.append(str(info.param_vr))
+    args.append(str(info.param_vr) if info.param_vr is not None else "-")
+    for name, signal in (inputs or {}).items():
+        typ, vr = info.inputs[name]
+        for t, value in signal:
+            args.append(f"{typ}:{vr}:{float(t)!r}:{float(value)!r}")
     xml = work / "valgrind.xml"
     if valgrind:
         args = ["valgrind", *VALGRIND_ARGS, "--xml=yes", f"--xml-file={xml}", *args]

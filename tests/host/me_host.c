@@ -1,6 +1,10 @@
 /* me_host: a minimal FMI 2.0 Model Exchange host, meant to run FMU binaries under valgrind.
  *
- *   me_host <binary.so> <guid> <nx> <nz> <stop_time> <step> [<param_vr>]
+ *   me_host <binary.so> <guid> <nx> <nz> <stop_time> <step> [<param_vr>|-] [<input>...]
+ *
+ * Each <input> is TYPE:VR:TIME:VALUE (TYPE R = Real, B = Boolean): the input takes VALUE from
+ * TIME on. Changes at TIME <= 0 are set before initialization; later ones are external
+ * events: the host steps to TIME exactly, enters Event Mode, sets the input and iterates.
  *
  * It dlopens the binary, looks the fmi2 functions up with dlsym, and
  *   1. exercises misuse on throw-away instances and expects fmi2Error (or NULL):
@@ -30,6 +34,16 @@
 #include "fmi2Functions.h"
 
 typedef struct {
+    char type;                 /* 'R' or 'B' */
+    fmi2ValueReference vr;
+    double time, value;
+} InputChange;
+
+#define MAX_INPUTS 64
+static InputChange inputs[MAX_INPUTS];
+static int ninputs = 0;
+
+typedef struct {
     fmi2InstantiateTYPE *instantiate;
     fmi2FreeInstanceTYPE *freeInstance;
     fmi2SetupExperimentTYPE *setupExperiment;
@@ -54,6 +68,7 @@ typedef struct {
     fmi2GetDerivativesTYPE *getDerivatives;
     fmi2GetEventIndicatorsTYPE *getEventIndicators;
     fmi2GetContinuousStatesTYPE *getContinuousStates;
+    fmi2SetBooleanTYPE *setBoolean;
 } Api;
 
 /* Host-side integration state (everything needed to continue a run). */
@@ -145,6 +160,7 @@ static int load(const char *path) {
     SYM(getDerivatives, "fmi2GetDerivatives");
     SYM(getEventIndicators, "fmi2GetEventIndicators");
     SYM(getContinuousStates, "fmi2GetContinuousStates");
+    SYM(setBoolean, "fmi2SetBoolean");
 #undef SYM
     return 0;
 }
@@ -236,9 +252,35 @@ static int event_iteration(fmi2Component c, Run *r, int *valuesChanged, int *ter
     return 0;
 }
 
+/* set the inputs whose change time lies in (t0, t1] */
+static int apply_inputs(fmi2Component c, double t0, double t1) {
+    int k;
+    for (k = 0; k < ninputs; k++) {
+        const InputChange *in = &inputs[k];
+        if (!(in->time > t0 && in->time <= t1)) continue;
+        if (in->type == 'R') {
+            OK(api.setReal(c, &in->vr, 1, &in->value));
+        } else {
+            fmi2Boolean b = in->value != 0.0;
+            OK(api.setBoolean(c, &in->vr, 1, &b));
+        }
+    }
+    return 0;
+}
+
+/* the first input change strictly after t (or INFINITY) */
+static double next_input(double t) {
+    double best = INFINITY;
+    int k;
+    for (k = 0; k < ninputs; k++)
+        if (inputs[k].time > t && inputs[k].time < best) best = inputs[k].time;
+    return best;
+}
+
 static int initialize(fmi2Component c, Run *r, double stop) {
     int changed, term;
     OK(api.setupExperiment(c, fmi2False, 0.0, r->t, fmi2True, stop));
+    if (apply_inputs(c, -INFINITY, r->t)) return -1;
     OK(api.enterInitializationMode(c));
     OK(api.exitInitializationMode(c));
     if (event_iteration(c, r, &changed, &term)) return -1;
@@ -254,13 +296,17 @@ static int simulate(fmi2Component c, Run *r, double stop, double h) {
     size_t i;
     const double eps = 1e-12;
     while (r->t < stop - eps * (1.0 + fabs(stop))) {
-        double t1 = r->t + h;
-        int timeEvent = 0, stateEvent = 0, changed, term;
+        double t1 = r->t + h, t0 = r->t, tin = next_input(r->t);
+        int timeEvent = 0, stateEvent = 0, inputEvent = 0, changed, term;
         fmi2Boolean enter = fmi2False, stopNow = fmi2False;
         if (t1 > stop - 1e-6 * h) t1 = stop;
         if (r->nextDefined && r->nextTime <= t1) {
             t1 = r->nextTime;
             timeEvent = 1;
+        }
+        if (tin <= t1) {
+            t1 = tin;
+            inputEvent = 1;
         }
         if (nx) OK(api.getDerivatives(c, r->dx, nx));
         for (i = 0; i < nx; i++) r->x[i] += (t1 - r->t) * r->dx[i];
@@ -274,8 +320,9 @@ static int simulate(fmi2Component c, Run *r, double stop, double h) {
         }
         OK(api.completedIntegratorStep(c, fmi2True, &enter, &stopNow));
         if (stopNow) return 1;
-        if (timeEvent || stateEvent || enter) {
+        if (timeEvent || stateEvent || enter || inputEvent) {
             OK(api.enterEventMode(c));
+            if (inputEvent && apply_inputs(c, t0, r->t)) return -1;
             if (event_iteration(c, r, &changed, &term)) return -1;
             if (term) return 1;
             OK(api.enterContinuousTimeMode(c));
@@ -374,8 +421,10 @@ done:
 int main(int argc, char **argv) {
     double stop, h;
     int param_vr = -1;
-    if (argc < 7 || argc > 8) {
-        fprintf(stderr, "usage: %s BINARY.so GUID NX NZ STOP_TIME STEP [PARAM_VR]\n", argv[0]);
+    int k;
+    if (argc < 7 || argc > 8 + MAX_INPUTS) {
+        fprintf(stderr, "usage: %s BINARY.so GUID NX NZ STOP_TIME STEP [PARAM_VR|-] "
+                "[R|B:VR:TIME:VALUE ...]\n", argv[0]);
         return 2;
     }
     guid = argv[2];
@@ -383,7 +432,18 @@ int main(int argc, char **argv) {
     nz = (size_t)strtoul(argv[4], NULL, 10);
     stop = strtod(argv[5], NULL);
     h = strtod(argv[6], NULL);
-    if (argc == 8) param_vr = atoi(argv[7]);
+    if (argc >= 8 && strcmp(argv[7], "-") != 0) param_vr = atoi(argv[7]);
+    for (k = 8; k < argc; k++) {
+        InputChange *in = &inputs[ninputs];
+        unsigned vr;
+        if (sscanf(argv[k], "%c:%u:%lf:%lf", &in->type, &vr, &in->time, &in->value) != 4 ||
+            (in->type != 'R' && in->type != 'B')) {
+            fprintf(stderr, "bad input change %s (TYPE:VR:TIME:VALUE)\n", argv[k]);
+            return 2;
+        }
+        in->vr = (fmi2ValueReference)vr;
+        ninputs++;
+    }
     verbose = getenv("ME_HOST_VERBOSE") != NULL;
     if (!(stop > 0.0) || !(h > 0.0)) {
         fprintf(stderr, "STOP_TIME and STEP must be > 0\n");
