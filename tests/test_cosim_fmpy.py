@@ -3,11 +3,10 @@
 Oracles: the Model Exchange interface of the same FMU integrated by FMPy's CVode at tight
 tolerance (an independent integrator loop), closed forms (bouncing ball bounce times and
 velocities, shaft speed under a constant torque, counters), energy balances, and bit
-equality for rollback."""
+equality for rollback. Every FMU here is built once per session (tests/cosim_util.py)."""
 
 from __future__ import annotations
 
-import json
 import math
 import struct
 import subprocess
@@ -21,25 +20,21 @@ from fmpy import read_model_description, simulate_fmu  # noqa: E402
 from fmpy.fmi2 import fmi2LastSuccessfulTime, fmi2Terminated  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
-from cosim_util import REFERENCE, build, cleanup, close_slave, open_slave  # noqa: E402
+from cosim_util import (REFERENCE_MODELS, SINGLE_MODE, TOLERANCE, build,  # noqa: E402
+                        close_slave, cs_vs_me_errors, input_table, open_slave, recorded,
+                        reference_entry, reference_stop)
 
-SINGLE_MODE = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "Stair")
-REFS = json.loads((REFERENCE / "references.json").read_text())
+pytestmark = pytest.mark.requires_sundials
 OK, WARNING, DISCARD, ERROR = 0, 1, 2, 3
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _cleanup():
-    yield
-    cleanup()
-
-
-def recorded(fmu) -> list[str]:
-    """Every non-parameter Real/Integer variable except derivatives."""
-    md = read_model_description(str(fmu))
-    return [v.name for v in md.modelVariables
-            if v.causality in ("local", "output") and v.type in ("Real", "Integer")
-            and not v.name.startswith("der(") and v.variability != "constant"]
+# the ME oracle of these models fails (known run-time bugs fixed in mdae_fmu/codegen and the
+# templates by the multimode work)
+ME_BUGS = {
+    "CupAndBallFirstOrder": "event iteration cycles taut <-> slack at t = 0.4727: FMPy's ME "
+                            "run (rtol 1e-12) and the CS step fail with fmi2Error",
+    "AirBrake": "run-time assertion 'piston outside the cylinder' at the valve opening "
+                "(t = 0.198): fmi2Error in ME and CS",
+}
 
 
 def at_time(res, t):
@@ -112,27 +107,34 @@ def test_interface_types_are_enforced():
 # CS against ME (FMPy CVode, tight tolerances) at every communication point
 # ---------------------------------------------------------------------------------------------
 
-CASES = [(name, 1e-3, 1.0) for name in SINGLE_MODE] + \
-        [(name, 0.1, REFS[name]["stop"]) for name in SINGLE_MODE + ("ClutchBasic",)]
+def cs_cases(bugs=ME_BUGS):
+    """(model, communication step) for every accepted reference model and both steps of
+    issue 7, xfail where the model has a known run-time bug."""
+    out = []
+    for name in REFERENCE_MODELS:
+        for step in (1e-3, 0.1):
+            marks = [pytest.mark.xfail(strict=True, reason=bugs[name])] if name in bugs else []
+            out.append(pytest.param(name, step, marks=marks, id=f"{name}-{step:g}"))
+    return out
 
 
-@pytest.mark.parametrize("name,step,stop", CASES)
-def test_cs_matches_me(name, step, stop):
+@pytest.mark.parametrize("name,step", cs_cases())
+def test_cs_matches_me(name, step):
+    """Issue 7: the CS FMU in FMPy (CoSimulation, communication step ``step``, the whole
+    reference horizon) matches the ME result (FMPy CVode, rtol 1e-12) at every communication
+    point within 1e-5 relative (`cosim_util.relative_errors`: an absolute floor of 1e-3 of
+    the signal's largest magnitude only for signals that reach zero). ClutchGuarded: the
+    Boolean input switches at 5 and 7 through FMPy's input table."""
     fmu = build(name)
     names = recorded(fmu)
-    me = simulate_fmu(str(fmu), fmi_type="ModelExchange", stop_time=stop, output=names,
-                      relative_tolerance=1e-11, output_interval=step)
+    stop = reference_stop(name)
     cs = simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=stop, output=names,
-                      relative_tolerance=1e-10, output_interval=step)
-    n = int(round(stop / step))
-    assert len(cs) == n + 1
-    for var in names:
-        scale = max(1.0, float(np.max(np.abs(me[var]))))
-        worst = 0.0
-        for row in cs:
-            ref = at_time(me, row["time"])[var]
-            worst = max(worst, abs(row[var] - ref) / scale)
-        assert worst <= 1e-5, (var, worst)
+                      relative_tolerance=TOLERANCE, output_interval=step,
+                      input=input_table(name))
+    assert len(cs) == int(round(stop / step)) + 1
+    worst = cs_vs_me_errors(name, cs["time"], {v: cs[v] for v in names})
+    bad = {v: w for v, w in worst.items() if w[0] > 1e-5}
+    assert not bad, bad
 
 
 def test_events_are_located_inside_steps():
@@ -149,7 +151,7 @@ def test_events_are_located_inside_steps():
     close_slave(slave)
     bounces = [float(m[2].split(":")[0].split("=")[1]) for m in slave.messages
                if "state event" in m[2] and "states changed" in m[2]]
-    exact = REFS["BouncingBall"]["events"]
+    exact = reference_entry("BouncingBall")["events"]
     assert len(bounces) == len(exact)
     for got, ref in zip(bounces, exact):
         assert abs(got - ref) <= 1e-6, (got, ref)
