@@ -11,6 +11,11 @@ Families (n = number of bodies; equations in brackets):
                 Pryce's ν_S = 3)                                                 [5n]
 * ``rodchain``  a chain of n point masses joined by rigid rods (a hanging chain):
                 index 2 / ν_S = 3 and one large algebraic loop over all tensions [5n]
+* ``pendulums_g`` the ``pendulums`` with the gravity of each pendulum an unknown g_k
+                (theory 003 §7.4 item 4, scaled): fewer equations than unknowns, so the
+                non-square Σ-method (Algorithm 2′, 003 §4.7) gives the offsets:
+                c = (1, 1, 0, 0, 2) per body, d = (2, 2, 1, 1, 0, 0) for
+                (x, y, vx, vy, λ, g)                                               [5n]
 
 Usage: ``python benchmarks/gen_structure.py pendulums 1000 -o Pendulums1000.mo``.
 """
@@ -83,6 +88,17 @@ def _pendulums(n: int):
     return unknowns, ["g", "L", "kc"], eqs
 
 
+def _pendulums_g(n: int):
+    unknowns, params, eqs = _pendulums(n)
+    out = []
+    for i, lhs, rhs in eqs:
+        if i.startswith("ay"):
+            k = i[2:]
+            rhs = _sub(_mul(R(f"lam{k}"), R(f"y{k}")), R(f"g{k}"))
+        out.append((i, lhs, rhs))
+    return unknowns + [f"g{k}" for k in range(1, n + 1)], ["L", "kc"], out
+
+
 def _rodchain(n: int):
     eqs = []
     unknowns = []
@@ -109,6 +125,7 @@ FAMILIES: dict[str, tuple[Callable, int]] = {   # name -> (builder, equations pe
     "masses": (_masses, 2),
     "pendulums": (_pendulums, 5),
     "rodchain": (_rodchain, 5),
+    "pendulums_g": (_pendulums_g, 5),
 }
 PARAM_VALUES = {"kk": 1.0, "dd": 0.1, "mm": 1.0, "g": 9.81, "L": 1.0, "kc": 0.5}
 

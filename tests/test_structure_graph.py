@@ -255,3 +255,34 @@ def test_canonical_topological_order_fast_path_equals_heap(n, density, forward, 
     heap = G._canonical_topological_positions(n, live, key, comp_of_key, a, b, fast=False)
     assert (fast == heap).all()
     assert all(heap[x] < heap[y] for x, y in arcs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 12), st.floats(0.05, 0.6), st.integers(0, 10**6))
+def test_vectorized_dm_equals_list_dm(n_e, n_v, density, seed):
+    """`dulmage_mendelsohn_graph` (one scipy BFS per part) = `dulmage_mendelsohn` (Python
+    BFS), with and without a matching given; a non-maximum matching is refused by both."""
+    from mdae_fmu.structure.graph import WeightedGraph, dulmage_mendelsohn_graph
+    rng = random.Random(seed)
+    adj = random_adj(rng, n_e, n_v, density)
+    g = WeightedGraph.from_rows([{j: 0 for j in row} for row in adj], n_v)
+    want = dulmage_mendelsohn(adj, n_v)
+    assert dulmage_mendelsohn_graph(g) == want
+    m = maximum_matching(adj, n_v)
+    assert dulmage_mendelsohn_graph(g, m) == want
+    if any(j >= 0 for j in m) and any(j < 0 for j in m):
+        # drop one matched pair: an augmenting path appears, both versions must notice
+        k = next(i for i, j in enumerate(m) if j >= 0)
+        worse = list(m)
+        worse[k] = -1
+        try:
+            dulmage_mendelsohn(adj, n_v, worse)
+            list_ok = True
+        except ValueError:
+            list_ok = False
+        try:
+            dulmage_mendelsohn_graph(g, worse)
+            vec_ok = True
+        except ValueError:
+            vec_ok = False
+        assert list_ok == vec_ok

@@ -19,7 +19,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse.csgraph import (breadth_first_order, connected_components,
                                   maximum_bipartite_matching, min_weight_full_bipartite_matching)
 
-from .graph import DM, WeightedGraph, dulmage_mendelsohn, matching_csr
+from .graph import DM, WeightedGraph, dulmage_mendelsohn_graph, matching_csr
 
 # Dense assignment (linear_sum_assignment) up to this many unknowns, sparse LAPJVsp above.
 _DENSE_MAX = 400
@@ -336,12 +336,12 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
     n_matched = int((m >= 0).sum())
     if n_matched < g.n_eqs or (g.n_eqs == g.n_vars and n_matched < g.n_vars):
         return SigmaResult("singular", m,
-                           dm=dulmage_mendelsohn(g.adjacency(), g.n_vars, m.tolist()))
+                           dm=dulmage_mendelsohn_graph(g, m))
     if g.n_eqs == g.n_vars:
         hvt = highest_value_transversal(g)
         if hvt is None:      # cannot happen after the matching check
             return SigmaResult("singular", m,
-                               dm=dulmage_mendelsohn(g.adjacency(), g.n_vars, m.tolist()))
+                               dm=dulmage_mendelsohn_graph(g, m))
         oi = np.arange(g.n_eqs, dtype=np.int64)
         c, d, sweeps = pryce_offsets(g, oi, hvt)
         value = int(d.sum() - c.sum())
@@ -369,9 +369,9 @@ def _underdetermined(g: WeightedGraph) -> SigmaResult:
     oj = used[oj2]
     tight = tight_edges(g, c, d)
     tg = g.subgraph(tight)
-    dm = dulmage_mendelsohn(tg.adjacency(), g.n_vars)
     # one owned unknown per equation, as a matching of the tight graph (for BTF of β_E)
     mt = np.asarray(matching_csr(tg.csr()), dtype=np.int64)
+    dm = dulmage_mendelsohn_graph(tg, mt)
     return SigmaResult("underdetermined", mt, c, d, dm, value, sweeps, oi, oj)
 
 
