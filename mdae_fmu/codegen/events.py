@@ -109,6 +109,18 @@ def classify_relation(rel, cm: CompiledModel) -> RelationPlan | None:
     return None
 
 
+def preorder(e):
+    """Pre-order walk over ``e`` through ``.args``, the canonical argument order (sympy's
+    ``preorder_traversal`` iterates And/Or through their frozenset, an order that depends on
+    the hash seed and made relation numbers, hence the FMU bytes, differ between runs)."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, sp.Basic) and node.args:
+            stack.extend(reversed(node.args))
+
+
 def _relations_and_samples(exprs):
     """Order-relations and sample() calls of ``exprs``, in order of first appearance (one
     traversal per expression)."""
@@ -116,7 +128,7 @@ def _relations_and_samples(exprs):
     for e in exprs:
         if not isinstance(e, sp.Basic) or e.is_Atom:
             continue
-        found = [n for n in sp.preorder_traversal(e)
+        found = [n for n in preorder(e)
                  if isinstance(n, sp.core.relational.Relational)
                  or type(n).__name__ == "sample"]
         for n in found:
@@ -163,7 +175,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     # (docs/multimode-fmu.md, "Assertions")
     exprs += [b.condition for b in branches]
     exprs += [assertion_threshold(r) for c, _, _ in assertions
-              for r in sp.preorder_traversal(c)
+              for r in preorder(c)
               if isinstance(r, sp.core.relational.Relational) and r.rel_op in _ORDER_RELS]
     exprs += [v for b in branches for (_, _, v, _) in b.actions if isinstance(v, sp.Basic)]
     exprs += list(extra_exprs)

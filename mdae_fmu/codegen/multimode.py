@@ -39,6 +39,7 @@ from ..ir import Model
 from .blocks import BlockPlan, emit_block
 from .cprinter import SlotPrinter, c_comment, c_string
 from .plan import CompiledModel, FmiVariable, compile_model
+from .events import preorder
 from .restarts import check_left, left_printer, slot_names
 
 MODE_VARIABLE = "mdae_mode"
@@ -321,7 +322,7 @@ def _singularities(pairs) -> tuple:
     (docs/multimode-fmu.md, "Failures"); ``(text, D, scale)`` sorted by text."""
     dens = {}
     for _, e in pairs:
-        for node in sp.preorder_traversal(e):
+        for node in preorder(e):
             if node.is_Pow and node.exp.is_number and node.exp.is_negative:
                 base = node.base
                 if base.is_number:
@@ -339,7 +340,7 @@ def _singularities(pairs) -> tuple:
 def _pre_relations(report, e):
     table = report.symbols
     pres = {table.pre(n) for n in report.unknowns}
-    for rel in sp.preorder_traversal(e):
+    for rel in preorder(e):
         if isinstance(rel, sp.core.relational.Relational) and rel.free_symbols & pres:
             yield rel
 
