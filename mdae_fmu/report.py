@@ -86,9 +86,11 @@ def render_text(model: Model, result: ModesReport) -> str:
     lines.extend(_equation_legend(model, result))
     lines.append("")
     lines.extend(mode_table(result))
-    for m in result.modes:
+    numbered = bool(result.modes) and \
+        max(len(m.name) for m in result.modes) > _MODE_COLUMN
+    for k, m in enumerate(result.modes, 1):
         lines.append("")
-        lines.extend(_mode_text(m))
+        lines.extend(_mode_text(m, f"#{k} " if numbered else ""))
     for name, text, _ in _SECTIONS:
         extra = text(model, result)
         if extra:
@@ -132,6 +134,9 @@ def _equation_legend(model: Model, result: ModesReport) -> list[str]:
     return out
 
 
+_MODE_COLUMN = 40     # widest mode name shown in the summary table
+
+
 def _cell(text: str, width: int = 32) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
@@ -145,13 +150,15 @@ def mode_table(result: ModesReport) -> list[str]:
         return out
     head = ("mode", "status", "index", "nu_S", "DOF", "eqs", "states", "latent", "blocks",
             "largest")
+    # long mode names (many guards) are numbered in the table and spelled out below it
+    numbered = max(len(m.name) for m in result.modes) > _MODE_COLUMN
     rows = []
-    for m in result.modes:
+    for k, m in enumerate(result.modes, 1):
         has = m.index >= 0
         latent = [e.label for e in m.solved if e.k > 0] if m.solved else \
             [eq_label(i, k) for i, k in m.c.items() if k > 0]
         rows.append((
-            m.name, "ok" if m.ok else ("REJECTED " + m.status),
+            f"#{k}" if numbered else m.name, "ok" if m.ok else ("REJECTED " + m.status),
             str(m.index) if has else "-", str(m.structural_index) if has else "-",
             str(m.dof) if m.dof is not None else "-", str(len(m.equations)),
             _cell(_inst_list(m.states)) if has else "-",
@@ -163,12 +170,14 @@ def mode_table(result: ModesReport) -> list[str]:
     out.append(fmt(head))
     out.append("  " + "  ".join("-" * w for w in widths))
     out.extend(fmt(r) for r in rows)
+    if numbered:
+        out.extend(f"  #{k} = {m.name}" for k, m in enumerate(result.modes, 1))
     out.extend(f"  {line}" for line in INDEX_LEGEND)
     return out
 
 
-def _mode_text(m: ModeAnalysis) -> list[str]:
-    out = [f"mode {m.name}: {'ok' if m.ok else 'REJECTED'}"]
+def _mode_text(m: ModeAnalysis, number: str = "") -> list[str]:
+    out = [f"mode {number}{m.name}: {'ok' if m.ok else 'REJECTED'}"]
     out.append(f"  equations ({len(m.equations)}): {', '.join(m.equations) or '(none)'}")
     if m.absent:
         out.append(f"  not used in this mode: {', '.join(m.absent)}")

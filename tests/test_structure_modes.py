@@ -448,6 +448,17 @@ def test_text_report_table_and_equation_legend():
     assert "f3'': 2*der(x)^2 + 2*der(x,2)*x + 2*der(y)^2 + 2*der(y,2)*y = 0" in text
 
 
+def test_text_report_numbers_long_mode_names():
+    m = thresholds(13)
+    lines = render_text(m, analyze_modes(m, latent=False)).splitlines()
+    head = lines.index("modes (14):")
+    assert lines[head + 3].split()[:2] == ["#1", "ok"] and max(map(len, lines[head:head + 17])) < 80
+    assert f"  #14 = {{{', '.join(f'not x > {k}.0' for k in range(13))}}}" in lines
+    assert any(l.startswith("mode #2 {x > 0.0, ") for l in lines)
+    # short names stay in the table
+    assert "mode #" not in render_text(clutch(), analyze_modes(clutch(), latent=False))
+
+
 def test_report_sections_can_be_appended():
     from mdae_fmu import report
     saved = list(report._SECTIONS)
