@@ -1,6 +1,7 @@
 // A DC motor at constant voltage: armature current i, back-EMF from the input speed w,
 // output torque k i. It integrates its electrical energy balance:
-// supplied energy = resistive losses + magnetic energy + mechanical work (tests/test_cosim_*).
+// supplied energy = resistive losses + magnetic energy + mechanical work (tests/test_cosim_*),
+// and the angular impulse it delivers (the integral of its torque).
 class CsMotor "DC motor with speed input and torque output"
   parameter Real V = 2.0 "supply voltage";
   parameter Real R = 1.0 "armature resistance";
@@ -12,6 +13,7 @@ class CsMotor "DC motor with speed input and torque output"
   Real Esup(start = 0.0, fixed = true) "energy supplied";
   Real Eres(start = 0.0, fixed = true) "resistive losses";
   Real Wmech(start = 0.0, fixed = true) "mechanical work";
+  Real Ang(start = 0.0, fixed = true) "angular impulse delivered, integral of tau";
   output Real Emag "magnetic energy";
 equation
   L * der(i) = V - R * i - k * w;
@@ -19,5 +21,6 @@ equation
   der(Esup) = V * i;
   der(Eres) = R * i * i;
   der(Wmech) = k * w * i;
+  der(Ang) = tau;
   Emag = 0.5 * L * i * i;
 end CsMotor;
