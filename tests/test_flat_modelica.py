@@ -592,12 +592,60 @@ def test_big_garbage_file_fails_fast(tmp_path):
     path = tmp_path / "garbage.mo"
     chunk = (b"class = ; end /* x */ 'q' " * 4000)[:100_000] + b"\n"
     with open(path, "wb") as f:
-        for _ in range(1000):                 # 100 MB
+        for _ in range(300):                  # 30 MB
             f.write(chunk)
     t0 = time.perf_counter()
     with pytest.raises(InputError, match="1:7: syntax error"):
         load_modelica(path)
     assert time.perf_counter() - t0 < 30
+    huge = tmp_path / "huge.mo"               # 100 MB (sparse): refused before reading
+    with open(huge, "wb") as f:
+        f.truncate(100 * 1024 * 1024)
+    with pytest.raises(InputError, match="file is too large .* the limit is 64 MiB"):
+        load_modelica(huge)
+
+
+def _dense_declarations(n: int) -> str:
+    """A valid class of ``n`` declarations, 20 to a clause: the costliest text per token."""
+    clauses = ["  Real " + ", ".join(f"v{i}" for i in range(k, min(k + 20, n))) + ";"
+               for k in range(0, n, 20)]
+    return "class Dense\n" + "\n".join(clauses) + "\nequation\nend Dense;\n"
+
+
+def test_memory_per_token_is_bounded():
+    # MAX_TOKENS x the memory one token can cost must stay well under 2 GB, for any text:
+    # measured here on the shapes that cost the most (docs/importers.md, "Limits")
+    import sys
+    import tracemalloc
+    import mdae_fmu.importers.flat_modelica as F
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from gen_chain import chain_model
+    decl_eq = "class M\n" + "".join(f"  Real x{i};\n" for i in range(8000)) + "equation\n" + \
+        "".join(f"  x{i} = 1;\n" for i in range(8000)) + "end M;\n"
+    worst = 0.0
+    for text in (_dense_declarations(20000), decl_eq, chain_model(500)):
+        F.parse_modelica(text)                    # parser built, shapes learned
+        tracemalloc.start()
+        try:
+            F.parse_modelica(text)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        worst = max(worst, peak / F._parser().driver.tokens_read)
+    assert worst < 250, f"{worst:.0f} bytes per token"
+    assert F.MAX_TOKENS * 250 + 2 * F.MAX_FILE_BYTES < 1.5e9
+
+
+def test_token_limit_stops_a_big_file_early(monkeypatch):
+    import mdae_fmu.importers.flat_modelica as F
+    monkeypatch.setattr(F, "MAX_TOKENS", 5000)
+    text = _dense_declarations(20000)[:-len("end Dense;\n")] + "  v0 = = 1;\nend Dense;\n"
+    with pytest.raises(InputError) as info:          # long before the syntax error at the end
+        parse_modelica(text, "big.mo")
+    msg = str(info.value)
+    assert "model too large: more than 5,000 tokens" in msg and "syntax error" not in msg
+    assert info.value.loc.line < 300
+    assert parse_modelica(_dense_declarations(2000)).variables      # under the limit
 
 
 # --- golden diagnostics -------------------------------------------------------------------------

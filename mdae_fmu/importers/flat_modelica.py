@@ -43,8 +43,13 @@ from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Term
 from .depth import MAX_DEPTH, limited
 from .lalr import Driver, ParseError
 
-#: Files larger than this are refused before being read (bytes).
-MAX_FILE_BYTES = 512 * 1024 * 1024
+#: Files larger than this are refused before being read (bytes). The import of typical flat
+#: models takes 15 to 25 bytes of memory per byte of text (docs/importers.md, "Limits").
+MAX_FILE_BYTES = 64 * 1024 * 1024
+#: Most tokens (plus XML elements) one file may have. Memory grows with what the tokens
+#: declare and build, at most about 250 bytes per token (a file of nothing but short
+#: declarations); this bounds the import of any file to about 1.5 GB.
+MAX_TOKENS = 5_000_000
 
 _GRAMMAR = Path(__file__).with_name("modelica.lark")
 
@@ -205,6 +210,7 @@ class ParseContext:
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
     term_ends: list = field(default_factory=list)     # end offsets of ; then else equation
     words: dict = field(default_factory=dict)         # one copy of each repeated small string
+    tokens_left: int = field(default_factory=lambda: MAX_TOKENS)
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
     _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
 
@@ -773,6 +779,8 @@ def _describe_expected(expected, parser: _Parser) -> str:
 def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputError:
     """Turn a `lalr.ParseError` into an `InputError` a modeller can act on."""
     text = ctx.text
+    if err.kind == "size":
+        return too_large(ctx.pos_loc(err.pos))
     if err.kind == "char":
         pos = err.pos
         ch = text[pos] if pos < len(text) else ""
@@ -830,13 +838,21 @@ def gc_paused():
             gc.enable()
 
 
+def too_large(loc: SourceLoc) -> InputError:
+    """The error of a file with more than `MAX_TOKENS` tokens (and XML elements)."""
+    return InputError(f"model too large: more than {MAX_TOKENS:,} tokens (the limit keeps the "
+                      "memory of an import under about 1.5 GB)", loc)
+
+
 def _run(text: str, ctx: ParseContext, start: str):
     """Parse ``text`` with the shared parser, returning the callbacks' result."""
     with _lock:
         parser = _parser()
         parser.callbacks.ctx = ctx
         try:
-            return parser.driver.parse(text, start, ctx.term_ends)
+            value = parser.driver.parse(text, start, ctx.term_ends, ctx.tokens_left)
+            ctx.tokens_left -= parser.driver.tokens_read
+            return value
         except ParseError as err:
             if ctx.errors:              # an earlier semantic error is the first problem
                 ctx.raise_first()
@@ -850,19 +866,24 @@ def _run(text: str, ctx: ParseContext, start: str):
 
 # --- public API -------------------------------------------------------------------------------
 
-def read_text(path: str | Path) -> str:
-    """Read a model file as text, refusing (with `InputError`) missing, oversized, empty and
-    binary files before parsing."""
+def read_file(path: str | Path, limit: int) -> bytes:
+    """The bytes of a model file; a missing or unreadable file, or one of more than ``limit``
+    bytes (checked before reading), is an `InputError`."""
     name = str(path)
     try:
         size = Path(path).stat().st_size
-        if size > MAX_FILE_BYTES:
+        if size > limit:
             raise InputError(f"file is too large ({size} bytes; the limit is "
-                             f"{MAX_FILE_BYTES // (1024 * 1024)} MiB)", SourceLoc(name, 1, 1))
-        data = Path(path).read_bytes()
+                             f"{limit // (1024 * 1024)} MiB)", SourceLoc(name, 1, 1))
+        return Path(path).read_bytes()
     except OSError as err:
         raise InputError(f"{name}: cannot read: {err.strerror or err}") from None
-    return decode_source(data, name)
+
+
+def read_text(path: str | Path) -> str:
+    """Read a model file as text, refusing (with `InputError`) missing, oversized, empty and
+    binary files before parsing."""
+    return decode_source(read_file(path, MAX_FILE_BYTES), str(path))
 
 
 def decode_source(data: bytes, filename: str) -> str:
@@ -1378,10 +1399,20 @@ class _ModelBuilder:
                      tuple(self.whens), tuple(self.assertions), source=self.ctx.filename)
 
 
+def _drained(items: list):
+    """The items of ``items``, each dropped from the list once handed out: the intermediate
+    form is freed while the model is built (less peak memory on large models)."""
+    for i in range(len(items)):
+        item = items[i]
+        items[i] = None
+        yield item
+
+
 def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     """Build the `Model` from the intermediate form, in source order: declarations (a
     non-parameter binding becomes an equation where it is declared), equation sections,
-    initial equation sections. Raises the earliest `InputError` of the file."""
+    initial equation sections. Raises the earliest `InputError` of the file. The sections'
+    lists are emptied on the way."""
     ctx.raise_first()                 # errors found while parsing come first
     for s in list(ctx.stmts.values()):
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
@@ -1391,12 +1422,12 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     for sec in sections:
         tag = sec[0]
         if tag == "decls":
-            for d in sec[1]:
+            for d in _drained(sec[1]):
                 b.declare(d)
         elif tag == "equations":
-            b.section(sec[1], initial=False)
+            b.section(_drained(sec[1]), initial=False)
         elif tag == "initial":
-            b.section(sec[1], initial=True)
+            b.section(_drained(sec[1]), initial=True)
     b.check_arrays()
     b.check_names()
     ctx.note = ""
@@ -1405,5 +1436,6 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
 
 
 __all__ = ["load_modelica", "parse_modelica", "parse_expression", "build_model", "Decl",
-           "ParseContext", "normalize_name", "KEYWORDS", "MAX_FILE_BYTES", "MAX_DEPTH",
-           "IGNORED_MODIFIERS", "read_text", "decode_source"]
+           "ParseContext", "normalize_name", "KEYWORDS", "MAX_FILE_BYTES", "MAX_TOKENS",
+           "MAX_DEPTH", "too_large",
+           "IGNORED_MODIFIERS", "read_file", "read_text", "decode_source"]

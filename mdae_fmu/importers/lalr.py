@@ -41,6 +41,7 @@ lark versions to the tested ones.
 from __future__ import annotations
 
 import re
+import sys
 
 from lark import Lark
 from lark.lexer import UnlessCallback
@@ -53,7 +54,8 @@ class ParseError(Exception):
     """A syntax error found by the driver, before any interpretation.
 
     ``kind`` is ``"token"`` (a token the grammar does not accept here), ``"char"`` (no terminal
-    matches at ``pos``) or ``"end"`` (the text ends too early). ``token`` is the offending
+    matches at ``pos``), ``"end"`` (the text ends too early) or ``"size"`` (the text has more
+    tokens than the caller allows). ``token`` is the offending
     ``(type, value, start)`` tuple (``("$END", "", pos)`` at the end), ``expected`` the names
     the parser state accepts and ``previous`` the token before it (or None)."""
 
@@ -100,6 +102,7 @@ class Driver:
         self._state_lexers: dict = {}
         self._unit_runs: dict = {}
         self.shapes = Shapes(self) if self.boundaries else None
+        self.tokens_read = 0
 
     @staticmethod
     def _actions(table, callbacks) -> dict:
@@ -176,15 +179,21 @@ class Driver:
         self._unit_runs[key] = state
         return state
 
-    def parse(self, text: str, start: str, term_ends: list | None = None):
+    def parse(self, text: str, start: str, term_ends: list | None = None,
+              max_tokens: int | None = None):
         """LALR(1) parse of ``text`` from rule ``start``; returns the start rule's value.
 
-        Raises `ParseError`. When ``term_ends`` is a list, the end offsets of the
-        ``terminators`` tokens are appended to it as they are read."""
+        Raises `ParseError`: a syntax error, or (kind ``"size"``) more than ``max_tokens``
+        tokens (ignored ones not counted; the value is built as the tokens are read, so this
+        bounds the memory). When ``term_ends`` is a list, the end offsets of the
+        ``terminators`` tokens are appended to it as they are read. `tokens_read` is the
+        number of tokens read."""
         stack = [self.start_states[start]]
         values: list = []
         end = len(text)
         pos, tok, exact = 0, None, False
+        budget = sys.maxsize if max_tokens is None else max_tokens
+        left = budget
         shapes = self.shapes
         shape = None
         while pos < end:
@@ -192,18 +201,23 @@ class Driver:
                 hit = shapes.replay(text, pos, stack, values, term_ends, shape)
                 if hit is not None:
                     pos, tok, shape = hit
+                    left -= len(shape.tokens)
+                    if left < 0:
+                        raise ParseError("size", tok[2], previous=tok)
                     continue
             kinds: list = []
-            pos, tok, exact, bounded = self._segment(text, pos, stack, values, term_ends, tok,
-                                                     exact, kinds)
+            pos, tok, exact, bounded, left = self._segment(text, pos, stack, values,
+                                                           term_ends, tok, exact, kinds, left)
             if shapes is not None:
                 shape = shapes.learn(kinds, shape) if bounded and not exact else None
+        self.tokens_read = budget - left
         return self._finish(start, stack, values, tok)
 
-    def _segment(self, text, pos, stack, values, term_ends, tok, exact, kinds):
+    def _segment(self, text, pos, stack, values, term_ends, tok, exact, kinds, left):
         """Token-by-token parse from ``pos`` until a ``boundaries`` token is shifted or the
-        text ends. Appends the type of every token read (ignored ones too) to ``kinds``.
-        Returns (position, last token, exact gear, whether a boundary token ended it)."""
+        text ends, ``left`` tokens at most. Appends the type of every token read (ignored
+        ones too) to ``kinds``. Returns (position, last token, exact gear, whether a boundary
+        token ended it, tokens left)."""
         states = self.states
         unit_runs = self._unit_runs
         ignore = self.ignore
@@ -231,6 +245,9 @@ class Driver:
             if kind in ignore:
                 pos = npos
                 continue
+            left -= 1
+            if left < 0:
+                raise ParseError("size", pos, previous=tok)
             value = text[pos:npos]
             if kind in remap:
                 kind = remap[kind].get(value, kind)
@@ -243,6 +260,7 @@ class Driver:
                     raise ParseError("token", pos, (kind, value, pos), row, tok)
                 if found != (kind, npos):
                     exact = True            # re-read this token in the exact gear
+                    left += 1
                     continue
             prev = tok
             tok = (kind, value, pos)
@@ -255,7 +273,7 @@ class Driver:
                     stack.append(action)
                     values.append(tok if keep[kind] else None)
                     if kind in boundaries:
-                        return pos, tok, exact, True
+                        return pos, tok, exact, True, left
                     break
                 if action is None:
                     raise ParseError("token", tok[2], tok, row, prev)
@@ -278,7 +296,7 @@ class Driver:
                 state = states[stack[-1]][origin]
                 stack.append(state)
                 row = states[state]
-        return pos, tok, exact, False
+        return pos, tok, exact, False, left
 
     def _finish(self, start, stack, values, tok):
         """The reductions at the end of the text, up to the end state of ``start``."""
