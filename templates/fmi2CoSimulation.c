@@ -20,8 +20,9 @@
  * (event iteration + fresh CVODE start from ModelData), so a step repeated after
  * fmi2SetFMUstate gives bit-identical results.
  *
- * Without MDAE_CO_SIMULATION (Model Exchange only FMUs) the CS functions fail cleanly and
- * nothing of SUNDIALS is compiled in. */
+ * Without MDAE_CS_INTEGRATOR (config.h: MDAE_CO_SIMULATION and MDAE_WITH_SUNDIALS, which
+ * mdae-fmu's build defines; Model Exchange only FMUs, or a rebuild from sources/ without
+ * SUNDIALS) the CS functions fail cleanly and nothing of SUNDIALS is compiled in. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +30,11 @@
 
 #include "mdae_model.h"
 
-#if MDAE_CO_SIMULATION
+#ifndef MDAE_CS_INTEGRATOR
+#define MDAE_CS_INTEGRATOR 0
+#endif
+
+#if MDAE_CS_INTEGRATOR
 #include <cvode/cvode.h>
 #include <nvector/nvector_serial.h>
 #include <sunlinsol/sunlinsol_dense.h>
@@ -57,7 +62,7 @@ static int cs_allowed(ModelInstance *inst, const char *f, int mask)
     return 0;
 }
 
-#if MDAE_CO_SIMULATION
+#if MDAE_CS_INTEGRATOR
 
 #define NY MDAE_DIM(MDAE_NX)          /* CVODE needs one state: a dummy x' = 0 if NX == 0 */
 /* relative tolerance when fmi2SetupExperiment defines none: the model's DefaultExperiment
@@ -544,7 +549,7 @@ fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2Stri
     return fmi2Discard;
 }
 
-#else /* Model Exchange only: no integrator compiled in */
+#else /* Model Exchange only, or rebuilt without SUNDIALS: no integrator compiled in */
 
 int mdae_cs_instantiate(ModelInstance *inst) { (void)inst; return 0; }
 void mdae_cs_free(ModelInstance *inst) { (void)inst; }

@@ -11,6 +11,10 @@
 
 #include "mdae_model.h"
 
+#ifndef MDAE_CS_INTEGRATOR
+#define MDAE_CS_INTEGRATOR 0   /* config.h defines it (mdae_fmu.fmu.cosim.interface_defines) */
+#endif
+
 #define ANY_STATE (MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS | \
                    MDAE_TERMINATED | MDAE_ERROR)
 #define READ_STATES (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS | MDAE_TERMINATED | \
@@ -126,6 +130,13 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     if (!functions || !functions->logger) return NULL;
     if (!instanceName || !instanceName[0]) {
         early_error(functions, name, "fmi2Instantiate: missing instance name");
+        return NULL;
+    }
+    if (fmuType == fmi2CoSimulation && MDAE_CO_SIMULATION && !MDAE_CS_INTEGRATOR) {
+        early_error(functions, name, "fmi2Instantiate: this binary was built from the FMU's "
+                    "sources without SUNDIALS CVODE, so Co-Simulation is not available (Model "
+                    "Exchange is): define MDAE_WITH_SUNDIALS and link libsundials_cvode "
+                    "(sources/buildDescription.xml, docs/cosimulation.md)");
         return NULL;
     }
     if (!((fmuType == fmi2ModelExchange && MDAE_MODEL_EXCHANGE) ||

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import math
 import shutil
+import subprocess
 import sys
 import zipfile
 from io import StringIO
@@ -408,20 +409,69 @@ end Events;""", "Events")
 
 # --- sources, CLI, progress -------------------------------------------------------------------
 
+def _rebuild(fmu, tmp_path, tag, **kw):
+    """Unzip ``fmu``, delete its binary, rebuild it from sources/ with FMPy (CMake)."""
+    from fmpy.build import build_platform_binary
+    unzip = tmp_path / f"unzip_{tag}"
+    with zipfile.ZipFile(fmu) as zf:
+        zf.extractall(unzip)
+    shutil.rmtree(unzip / "binaries")
+    (tmp_path / f"build_{tag}").mkdir()
+    build_platform_binary(unzip, build_dir=tmp_path / f"build_{tag}", **kw)
+    return unzip
+
+
 def test_source_fmu_rebuilds_with_fmpy(tmp_path):
     if not shutil.which("cmake"):
         pytest.skip("cmake not available")
-    from fmpy.build import build_platform_binary
     path = build(tmp_path, DAHLQUIST, "Dahlquist")
-    unzip = tmp_path / "unzip"
-    with zipfile.ZipFile(path) as zf:
-        zf.extractall(unzip)
-    shutil.rmtree(unzip / "binaries")
-    (tmp_path / "build").mkdir()
-    build_platform_binary(unzip, build_dir=tmp_path / "build")
+    unzip = _rebuild(path, tmp_path, "me")
     assert (unzip / "binaries" / "linux64" / "Dahlquist.so").exists()
     r = simulate_fmu(str(unzip), stop_time=1.0, relative_tolerance=1e-10, output=["x"])
     assert r["x"][-1] == pytest.approx(math.exp(-1.0), rel=1e-7)
+
+
+@pytest.mark.requires_sundials
+def test_cs_source_fmu_rebuilds_with_fmpy(tmp_path):
+    """A Co-Simulation source FMU (ClutchBasic, both interfaces) rebuilt with fmpy.build:
+    plainly (what `fmpy compile` does: no SUNDIALS) the binary loads, Model Exchange works and
+    fmi2Instantiate refuses Co-Simulation with a message naming the fix; with
+    cmake_options=mdae_fmu.fmu.cosim.rebuild_cmake_options() Co-Simulation works too and
+    gives the original binary's result. buildDescription.xml names the definition and the
+    library."""
+    if not shutil.which("cmake"):
+        pytest.skip("cmake not available")
+    from cosim_util import build as build_shared
+    from fmpy.model_description import read_build_description
+    from mdae_fmu.fmu.cosim import rebuild_cmake_options
+    fmu = build_shared("ClutchBasic")
+    (bc,) = read_build_description(str(fmu))
+    sfs = bc.sourceFileSets[0]
+    assert [(d.name, d.optional) for d in sfs.preprocessorDefinitions] == \
+        [("MDAE_WITH_SUNDIALS", True)]
+    kw = dict(stop_time=10.0, output=["w1", "w2"], relative_tolerance=1e-10,
+              output_interval=0.5)
+    original = {t: simulate_fmu(str(fmu), fmi_type=t, **kw)
+                for t in ("ModelExchange", "CoSimulation")}
+
+    plain = _rebuild(fmu, tmp_path, "plain")
+    me = simulate_fmu(str(plain), fmi_type="ModelExchange", **kw)
+    assert np.allclose(me["w1"], original["ModelExchange"]["w1"], rtol=1e-9, atol=0)
+    messages = []
+    with pytest.raises(Exception):
+        simulate_fmu(str(plain), fmi_type="CoSimulation",
+                     logger=lambda *a: messages.append(str(a[-1])), **kw)
+    assert any("without SUNDIALS CVODE" in m and "MDAE_WITH_SUNDIALS" in m for m in messages)
+
+    full = _rebuild(fmu, tmp_path, "full", cmake_options=rebuild_cmake_options())
+    for t in ("ModelExchange", "CoSimulation"):
+        r = simulate_fmu(str(full), fmi_type=t, **kw)
+        assert np.allclose(r["w1"], original[t]["w1"], rtol=1e-9, atol=0), t
+        assert np.allclose(r["w2"], original[t]["w2"], rtol=1e-9, atol=0), t
+    so = full / "binaries" / "linux64" / "ClutchBasic.so"
+    nm = subprocess.run(["nm", "-D", "--defined-only", str(so)], capture_output=True,
+                        text=True, check=True).stdout
+    assert "fmi2DoStep" in nm and "CVode" not in nm      # SUNDIALS kept local
 
 
 def test_cli_export(tmp_path, capsys):

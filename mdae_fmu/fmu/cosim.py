@@ -22,6 +22,16 @@ SUNDIALS_ARCHIVES = ("libsundials_cvode.a",)
 SUNDIALS_HEADER = "cvode/cvode.h"
 
 
+# The CS integrator (SUNDIALS CVODE) is compiled in only when MDAE_WITH_SUNDIALS is defined:
+# mdae-fmu's own build defines it (`SUNDIALS_DEFINE`) and links CVODE; a rebuild of the
+# source FMU without it (plain `fmpy compile`) still gives a working Model Exchange binary
+# whose fmi2Instantiate refuses Co-Simulation with a message (docs/cosimulation.md).
+SUNDIALS_DEFINE = "MDAE_WITH_SUNDIALS"
+CS_INTEGRATOR_SWITCH = (f"#if MDAE_CO_SIMULATION && defined({SUNDIALS_DEFINE})\n"
+                        "#define MDAE_CS_INTEGRATOR 1\n#else\n#define MDAE_CS_INTEGRATOR 0\n"
+                        "#endif\n")
+
+
 def check_fmi_type(fmi_type: str) -> str:
     """``fmi_type`` itself if it is one of `FMI_TYPES`, else `ModelRejected`."""
     if fmi_type not in FMI_TYPES:
@@ -43,7 +53,8 @@ def interface_defines(fmi_type: str, default_tolerance: float | None = None) -> 
     and the relative tolerance of the embedded integrator when the host gives none (the
     DefaultExperiment tolerance; the C default is 1e-6)."""
     out = (f"#define MDAE_MODEL_EXCHANGE {int(offers_me(fmi_type))}\n"
-           f"#define MDAE_CO_SIMULATION {int(offers_cs(fmi_type))}\n")
+           f"#define MDAE_CO_SIMULATION {int(offers_cs(fmi_type))}\n"
+           f"{CS_INTEGRATOR_SWITCH}")
     if default_tolerance is not None:
         tol = float(default_tolerance)
         if not (0.0 < tol < 1.0):
@@ -93,6 +104,22 @@ def sundials_missing() -> str | None:
         return (f"SUNDIALS CVODE header <{SUNDIALS_HEADER}> not found (Debian: apt-get "
                 f"install libsundials-dev, or run scripts/install-system-deps.sh as root)")
     return None
+
+
+def sundials_compile_flags(fmi_type: str) -> tuple[str, ...]:
+    """Compiler flags of the FMU's own build: ``-DMDAE_WITH_SUNDIALS`` for CS/both."""
+    return (f"-D{SUNDIALS_DEFINE}",) if offers_cs(fmi_type) else ()
+
+
+def rebuild_cmake_options() -> dict[str, str]:
+    """``cmake_options`` for ``fmpy.build.build_platform_binary`` that rebuild the complete
+    binary (Co-Simulation included) of a CS/both source FMU: define MDAE_WITH_SUNDIALS, link
+    libsundials_cvode.a after the objects, keep its symbols local. Raises `BuildError` when
+    SUNDIALS is missing (docs/cosimulation.md, "Rebuilding from sources")."""
+    args = sundials_link_args()
+    return {"CMAKE_C_FLAGS:STRING": f"-D{SUNDIALS_DEFINE}",
+            "CMAKE_SHARED_LINKER_FLAGS:STRING": args[0],
+            "CMAKE_C_STANDARD_LIBRARIES:STRING": " ".join(args[1:]) + " -lm"}
 
 
 def sundials_link_args() -> tuple[str, ...]:

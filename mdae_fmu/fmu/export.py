@@ -22,7 +22,8 @@ from ..codegen.events import plan_events
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import compile_model
 from .build import compile_shared_library
-from .cosim import check_fmi_type, configure_sources, offers_cs, sundials_link_args
+from .cosim import (check_fmi_type, configure_sources, offers_cs, sundials_compile_flags,
+                    sundials_link_args)
 from .dependencies import model_structure
 from .model_description import build_model_description, resolve_default_experiment
 from .package import build_description, write_fmu
@@ -143,12 +144,14 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         flags = {}
         if len(cm.blocks) > LARGE_SCHEDULE_BLOCKS:
             flags = {n: ("-O1",) for n in c_files if n.startswith("model_schedule_")}
-        compile_shared_library(src, c_files, so, link_args=link_args, per_file_flags=flags)
+        compile_shared_library(src, c_files, so, link_args=link_args, per_file_flags=flags,
+                               extra_flags=sundials_compile_flags(fmi_type))
         binary = so.read_bytes()
     progress("packaging")
     entries = {"modelDescription.xml": md,
                f"binaries/{PLATFORM}/{cm.identifier}.so": binary,
-               "sources/buildDescription.xml": build_description(cm.identifier, c_files)}
+               "sources/buildDescription.xml": build_description(cm.identifier, c_files,
+                                                                 offers_cs(fmi_type))}
     for name, text in sources.items():
         entries[f"sources/{name}"] = text.encode("utf-8")
     write_fmu(path, entries)

@@ -15,13 +15,31 @@ from lxml import etree
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
 
-def build_description(identifier: str, c_files: list[str]) -> bytes:
-    """sources/buildDescription.xml: one build configuration, one C99 source file set."""
+def build_description(identifier: str, c_files: list[str], co_simulation: bool = False) -> bytes:
+    """sources/buildDescription.xml: one build configuration, one C99 source file set. For a
+    Co-Simulation FMU it also names what the CS integrator needs: the optional preprocessor
+    definition MDAE_WITH_SUNDIALS and the external library sundials_cvode (without them the
+    sources still build a binary whose Model Exchange interface works and whose fmi2Instantiate
+    refuses Co-Simulation with a message; docs/cosimulation.md)."""
     root = etree.Element("fmiBuildDescription", fmiVersion="3.0")
     bc = etree.SubElement(root, "BuildConfiguration", modelIdentifier=identifier)
+    if co_simulation:
+        bc.set("description", "Co-Simulation needs SUNDIALS CVODE: define MDAE_WITH_SUNDIALS "
+               "and link libsundials_cvode.a (static, -Wl,--exclude-libs,ALL); with FMPy: "
+               "fmpy.build.build_platform_binary(unzipdir, cmake_options="
+               "mdae_fmu.fmu.cosim.rebuild_cmake_options())")
     sfs = etree.SubElement(bc, "SourceFileSet", language="C99")
     for name in sorted(c_files):
         etree.SubElement(sfs, "SourceFile", name=name)
+    if co_simulation:
+        etree.SubElement(sfs, "PreprocessorDefinition", name="MDAE_WITH_SUNDIALS",
+                         optional="true", value="1",
+                         description="compile the Co-Simulation integrator (SUNDIALS CVODE "
+                         "headers); without it only Model Exchange works")
+        etree.SubElement(bc, "Library", name="sundials_cvode", version="6",
+                         external="true",
+                         description="SUNDIALS CVODE (Debian libsundials-dev), needed when "
+                         "MDAE_WITH_SUNDIALS is defined")
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
