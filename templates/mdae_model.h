@@ -103,6 +103,20 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
 int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                       int (*residual)(ModelInstance *, double *), double tol,
                       double accept, int maxit, const char *what);
+/* The restart system of one nonstandard instant with d replaced by delta (RR-9334 §11.3,
+ * mdae_fmu.impulse.numeric.delta_form): n equations F(z, delta) = 0 with Jacobian J (row-major),
+ * the nt right limits T(z, delta) the instant computes, and the nm values M(T) whose
+ * convergence decides (the right limits at the end of the cascade). */
+typedef struct {
+    int n, nt, nm;
+    void (*guess)(const ModelData *d, double *z);
+    void (*F)(const ModelData *d, const double *z, double h, double *F);
+    void (*J)(const ModelData *d, const double *z, double h, double *J);
+    void (*T)(const ModelData *d, const double *z, double h, double *T);
+    void (*M)(const ModelData *d, const double *T, double *M);
+} MdaeDeltaSystem;
+int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z, double *T,
+                      double *Tprev, double *M, double *Mprev, const char *change, int instant);
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev);
 int mdae_initialize_instance(ModelInstance *inst);
 

@@ -257,6 +257,133 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
     return 0;
 }
 
+/* Damped Newton on the delta-system at a fixed delta, rows equilibrated by their largest
+ * Jacobian entry. Converged when the step (relative to each component) is below 1e-10, or
+ * when the steps stop shrinking at the rounding floor (the erased constraint's residual, e.g.
+ * L^2 - |p|^2, is only known to machine precision, which the 1/delta rows amplify) with step
+ * and equilibrated residual below 1e-6. */
+static int delta_newton(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z, double h,
+                        const char **why)
+{
+    const ModelData *d = &inst->d;
+    const int n = sys->n;
+    double *J = inst->work, *F = J + n * n, *s = F + n, *z0 = s + n, *dz = z0 + n; /* dz: 2n */
+    double *F2 = dz + 2 * n, last = INFINITY;
+    int *perm = inst->iwork, it, i, j, hh, stalls = 0;
+    for (it = 0; it < 60; it++) {
+        double fn = 0.0, fnew = 0.0, step = 0.0;
+        sys->F(d, z, h, F);
+        memset(J, 0, sizeof(double) * (size_t)(n * n));
+        sys->J(d, z, h, J);
+        for (i = 0; i < n; i++) {
+            double m = 0.0;
+            for (j = 0; j < n; j++) m = fmax(m, fabs(J[i * n + j]));
+            if (!(m > 0.0) || !isfinite(m) || !isfinite(F[i])) {
+                *why = "its Jacobian has a zero or non-finite row";
+                return 1;
+            }
+            s[i] = m;
+            for (j = 0; j < n; j++) J[i * n + j] /= m;
+            F[i] /= m;
+            fn = fmax(fn, fabs(F[i]));
+        }
+        if (fn == 0.0) return 0;
+        if (mdae_lu_factor(n, J, perm)) {
+            *why = "its Jacobian is numerically singular";
+            return 1;
+        }
+        for (i = 0; i < n; i++) { dz[i] = F[i]; z0[i] = z[i]; }
+        mdae_lu_solve(n, J, perm, dz);
+        for (hh = 0; hh <= 20; hh++) {
+            double lambda = ldexp(1.0, -hh);
+            fnew = 0.0;
+            for (i = 0; i < n; i++) z[i] = z0[i] - lambda * dz[i];
+            sys->F(d, z, h, F2);
+            for (i = 0; i < n; i++) fnew = fmax(fnew, fabs(F2[i] / s[i]));
+            if (fnew < fn || hh == 20 || (fnew <= 1e-13 && hh >= 2)) {
+                for (i = 0; i < n; i++)
+                    step = fmax(step, fabs(lambda * dz[i]) / (1.0 + fabs(z[i])));
+                break;
+            }
+        }
+        for (i = 0; i < n; i++) {
+            if (!isfinite(z[i])) {
+                *why = "Newton's iterate is not finite";
+                return 1;
+            }
+        }
+        if (step <= 1e-10) return 0;
+        stalls = step >= 0.5 * last ? stalls + 1 : 0;
+        if (stalls >= 3 && step <= 1e-6 && fnew <= 1e-6) return 0;
+        last = step;
+    }
+    *why = "Newton's iteration does not converge";
+    return 1;
+}
+
+/* Algorithm 14 of RR-9334 (examples note §4.2) with its safeguards: solve the delta-system
+ * for delta = 1e-2, 5e-3, ... (warm starts), stop after two consecutive changes of M below
+ * 1e-8 (relative); T then holds the right limits at the last delta. A right limit T that
+ * grows like c/delta (the instant's own values diverge while the cascade's converge) means
+ * left limits that violate the instant's constraints by c: beyond 1e-8 (relative to the
+ * cascade's result), there is no solution near them. Failure (no solution at some delta, no
+ * convergence before delta = 1e-15, divergence): fmi2Error naming the mode change, the instant
+ * and the time. Buffers: z (n), T and Tprev (nt), M and Mprev (nm). */
+int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z, double *T,
+                      double *Tprev, double *M, double *Mprev, const char *change, int instant)
+{
+    const ModelData *d = &inst->d;
+    double h = 1e-2;
+    int it, i, small = 0;
+    const char *why = "";
+    sys->guess(d, z);
+    for (it = 0; h >= 1e-15; it++, h *= 0.5) {
+        double diff = 0.0, scale = 1.0;
+        if (delta_newton(inst, sys, z, h, &why)) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: mode change %s (instant %d): the "
+                     "restart system has no solution near the left limits (delta-scheme at "
+                     "delta = %.3g: %s)", d->time, change, instant, h, why);
+            return 1;
+        }
+        sys->T(d, z, h, T);
+        sys->M(d, T, M);
+        for (i = 0; i < sys->nm; i++) {
+            if (!isfinite(M[i])) {
+                mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: mode change %s (instant %d): "
+                         "the restart system has no finite solution (delta-scheme at delta = "
+                         "%.3g)", d->time, change, instant, h);
+                return 1;
+            }
+            scale = fmax(scale, fabs(M[i]));
+            if (it > 0) diff = fmax(diff, fabs(M[i] - Mprev[i]));
+        }
+        if (it > 0 && diff <= 1e-8 * scale) {
+            if (++small >= 2) {
+                double c = 0.0;
+                for (i = 0; i < sys->nt; i++) c = fmax(c, 2.0 * h * fabs(T[i] - Tprev[i]));
+                if (!(c <= 1e-8 * scale)) {
+                    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: mode change %s (instant "
+                             "%d): the restart system has no solution near the left limits "
+                             "(its right limits grow like %.3g/delta: the left limits violate "
+                             "the instant's constraints)", d->time, change, instant, c);
+                    return 1;
+                }
+                mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: mode change %s (instant %d): "
+                         "delta-scheme converged at delta = %.17g after %d solves", d->time,
+                         change, instant, h, it + 1);
+                return 0;
+            }
+        } else {
+            small = 0;
+        }
+        memcpy(Mprev, M, sizeof(double) * (size_t)sys->nm);
+        memcpy(Tprev, T, sizeof(double) * (size_t)sys->nt);
+    }
+    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: mode change %s (instant %d): the numerical "
+             "restart (delta-scheme) does not converge as delta -> 0", d->time, change, instant);
+    return 1;
+}
+
 /* One event instant (theory note 9334-theory-algorithms §3.5(b), docs/fmi-mapping.md):
  * left limits := current values; relations and samples un-frozen; a nonstandard instant of a
  * mode change (multimode, mdae_mode_step); schedule; when-conditions;

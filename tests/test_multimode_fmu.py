@@ -504,6 +504,133 @@ def test_export_is_reproducible_across_hash_seeds(tmp_path, name):
     assert out[0] == out[1]
 
 
+SINH = """
+class ClutchSinh "clutch whose shaft-1 torque enters through sinh: no power-law impulse order"
+  parameter Real a1 = -1.0;
+  parameter Real a2 = -1.0;
+  parameter Real b1 = 1.0;
+  parameter Real b2 = 1.0;
+  Real t(start = 0.0, fixed = true);
+  Boolean g(start = false);
+  Real w1(start = 1.0, fixed = true);
+  Real w2(start = 5.0, fixed = true);
+  Real t1;
+  Real t2;
+equation
+  der(t) = 1.0;
+  g = t >= 0.5;
+  der(w1) = a1 * w1 + b1 * sinh(t1);
+  der(w2) = a2 * w2 + b2 * t2;
+  0.0 = if g then w1 - w2 else t1;
+  t1 + t2 = 0.0;
+end ClutchSinh;
+"""
+
+
+def _instant_problem(model, src, dst, k=0):
+    from mdae_fmu.impulse.analysis import impulse_analysis
+    from mdae_fmu.modes.explore import analyze_multimode
+    from mdae_fmu.modes.restart import restart_problem
+    from mdae_fmu.modes.shiftform import ShiftForm
+    a = analyze_multimode(model)
+    ri = a.change(src, dst).instants[k]
+    prob = restart_problem(ShiftForm(a.system), ri.instant)
+    return ri, prob, impulse_analysis(prob)
+
+
+def _delta_of(messages):
+    import re
+    line = next(m for m in messages if "delta-scheme converged" in m)
+    return float(re.search(r"delta = ([0-9.eE+-]+)", line).group(1))
+
+
+def test_s3_restart_is_the_delta_scheme(tmp_path):
+    """An instant without closed form (S3: the torque enters through sinh, no power order,
+    W-IMPULSE-ORDER) is restarted by the generated delta-scheme (Algorithm 14: h = 1e-2, 5e-3,
+    ..., damped Newton with the analytic Jacobian, warm starts, two consecutive changes below
+    1e-8): the FMU's right limits equal Python's `delta_scheme` limit within 1e-6, and both
+    reach the standardized value w1+ = w2+ = w2- (examples note §4.2)."""
+    from mdae_fmu.impulse.numeric import delta_scheme
+    model = parse_modelica(SINH, "ClutchSinh.mo")
+    ri, prob, ia = _instant_problem(model, "not g", "g")
+    assert ri.method == "S3"
+    m = _Me(export(model, tmp_path / "ClutchSinh.fmu", progress=False), tmp_path / "x")
+    m.init()
+    m.set_states(0.5 + 1e-9, t=0.5 + 1e-9)
+    w1, w2, t = m.get("w1", "w2", "t")
+    m.fmu.enterEventMode()
+    info = m.fmu.newDiscreteStates()
+    assert info[0] and info[3]
+    v1, v2 = m.get("w1", "w2")
+    assert _delta_of(m.messages) < 1e-6
+    py = delta_scheme(prob, ia, {("w1", 0): w1, ("w2", 0): w2, ("t", 0): t}, eps=1e-9)
+    assert py.converged
+    vals = {str(k): v for k, v in py.values.items()}
+    assert v1 == pytest.approx(vals["w1+"], rel=1e-6)
+    assert v2 == pytest.approx(vals["w2+"], rel=1e-6)
+    assert v1 == pytest.approx(w2, rel=1e-6) and v2 == pytest.approx(w2, rel=1e-6)
+    m.free()
+
+
+def test_first_order_cup_and_ball_numeric_instant(fmus, tmp_path):
+    """CupAndBallFirstOrder's first tightening instant has no closed form (S3). With the left
+    limit where a located crossing leaves it (|p|^2 = L^2 + 2e-10), the FMU's first
+    fmi2NewDiscreteStates solves the delta-system: its right limits equal Python's solve of
+    the same system at the delta the FMU reports (1e-6); the instant's own values carry the
+    event-location error as a radial velocity of order 1e-10/delta, which the next (closed-form)
+    instant removes, so the cascade converges to the inelastic restart v+ = v- - (p.v-) p/L^2.
+    With the ball 5% outside the rope (|p| = 1.05 L) the instant's right limits grow like
+    1/delta: fmi2Error "no solution near the left limits" naming the change and the time."""
+    from mdae_fmu.impulse.numeric import solve_at
+    _, prob, ia = _instant_problem(load(ROOT / "CupAndBallFirstOrder.mo"), "not taut", "taut")
+    th, v = 0.4, np.array([2.0, -1.0])
+    for k, (radius, ok) in enumerate(((np.sqrt(1 + 2e-10), True), (1.05, False))):
+        p = radius * np.array([np.sin(th), -np.cos(th)])
+        m = _Me(fmus("CupAndBallFirstOrder"), tmp_path / f"x{k}")
+        m.init()
+        m.set_states(0.1, x=p[0], y=p[1], vx=v[0], vy=v[1])
+        m.fmu.enterEventMode()
+        if not ok:
+            with pytest.raises(Exception):
+                m.fmu.newDiscreteStates()
+            text = "\n".join(m.messages)
+            assert "t = 0.1" in text and "mode change [not taut] -> [taut] (instant 0)" in text
+            assert "no solution near the left limits" in text
+            continue
+        info = m.fmu.newDiscreteStates()
+        assert info[0] and info[3]
+        got = dict(zip(("x", "y", "vx", "vy", "der(x)", "der(y)"),
+                       m.get("x", "y", "vx", "vy", "der(x)", "der(y)")))
+        py = solve_at(prob, ia, {("x", 0): p[0], ("y", 0): p[1], ("vx", 0): v[0],
+                                 ("vy", 0): v[1]}, _delta_of(m.messages))
+        for key, value in py.items():
+            assert got[str(key)[:-1]] == pytest.approx(value, rel=1e-6, abs=1e-9), key
+        while m.fmu.newDiscreteStates()[0]:
+            pass
+        x, y, vx, vy = m.get("x", "y", "vx", "vy")
+        pn = np.array([x, y])
+        np.testing.assert_allclose(pn, p / np.linalg.norm(p), rtol=0, atol=1e-7)  # O(delta)
+        np.testing.assert_allclose([vx, vy], v - (pn @ v) * pn, rtol=0, atol=1e-6)
+        m.free()
+
+
+def test_non_semilinear_clutch_restart_is_the_delta_scheme_limit(fmus):
+    """ClutchNonSemilinear (examples note §2.5): the FMU applies the rescaled (S2) closed form;
+    Python's delta-scheme (Algorithm 14) on the same instant from the FMU's left limits
+    converges to the same right limits (1e-6)."""
+    from mdae_fmu.impulse.numeric import delta_scheme
+    _, prob, ia = _instant_problem(load(ROOT / "ClutchNonSemilinear.mo"), "not g", "g")
+    r = simulate_fmu(str(fmus("ClutchNonSemilinear")), stop_time=6.0,
+                     relative_tolerance=1e-10, output_interval=0.01, output=["w1", "w2", "t"])
+    left, right = _event_rows(r, 5.0)
+    py = delta_scheme(prob, ia, {("w1", 0): left["w1"], ("w2", 0): left["w2"],
+                                 ("t", 0): left["t"]}, eps=1e-9)
+    assert py.converged
+    vals = {str(k): v for k, v in py.values.items()}
+    assert right["w1"] == pytest.approx(vals["w1+"], rel=1e-6)
+    assert right["w2"] == pytest.approx(vals["w2+"], rel=1e-6)
+
+
 def test_mode_description_lists_modes(fmus):
     import zipfile
     with zipfile.ZipFile(fmus("ClutchBasic")) as z:

@@ -71,16 +71,34 @@ class ImpulseOutput:
 
 
 @dataclass(frozen=True)
+class DeltaCode:
+    """An instant without closed form (S3), restarted by the delta-scheme of RR-9334 §11.3
+    (`mdae_fmu.impulse.numeric.delta_form`): ``equations`` F(z, h) = 0 and the nonzero
+    ``jacobian`` entries ``(i, j, dF_i/dz_j)`` in the solver variables ``z`` and ``h``
+    (delta); ``targets`` ``(slot, T(z, h))``, the right limits it writes; ``metric`` the right
+    limits at the end of the cascade as functions of the targets (symbols ``tsyms``): the
+    following closed-form instants composed, whose convergence as h -> 0 decides."""
+    z: tuple
+    h: sp.Symbol
+    equations: tuple
+    jacobian: tuple
+    targets: tuple
+    tsyms: tuple
+    metric: tuple
+
+
+@dataclass(frozen=True)
 class InstantCode:
     """One nonstandard instant of a mode change: its standardized restart ``(slot, f(x-))``
     (``x-`` = the values after the previous instant), the denominators whose numerical
-    cancellation makes it singular (``(text, denominator, scale)``), and the impulse outputs
-    it moves."""
+    cancellation makes it singular (``(text, denominator, scale)``), the impulse outputs it
+    moves; ``delta`` for an instant without closed form."""
     index: int
     method: str
     restart: tuple[tuple[int, sp.Expr], ...]
     singular: tuple = ()
     impulses: tuple = ()
+    delta: DeltaCode | None = None
 
 
 @dataclass(frozen=True)
@@ -244,6 +262,7 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
     slot_of_name = slot_names(union)
 
     impulses, edges = {}, []
+    sf = None
     idx_of = {mc.label: mc.index for mc in modes}
     for ch in automaton.changes:
         if not ch.accepted or ch.src_label not in idx_of:
@@ -276,7 +295,14 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                 if impulses[var] not in edge_imp:
                     edge_imp.append(impulses[var])
         instants = []
-        for ri in ch.instants:
+        for k, ri in enumerate(ch.instants):
+            if _numeric(ri):
+                if sf is None:
+                    from ..modes.shiftform import ShiftForm
+                    sf = ShiftForm(automaton.system)
+                delta = _delta_code(sf, ri, ch.instants[k + 1:], slot_of_name, label)
+                instants.append(InstantCode(ri.index, "S3", (), (), (), delta))
+                continue
             pairs = _restart_pairs(ri.restart, slot_of_name, label)
             moved = {k for k, _ in pairs}
             imps = tuple(i for i in edge_imp if i.state_slot in moved)
@@ -314,6 +340,70 @@ def _restart_pairs(eqs, slot_of_name: dict, label: str) -> tuple:
             continue
         out.append((k, check_left(eq.rhs, slot_of_name, f"mode change {label}")))
     return tuple(sorted(out, key=lambda t: t[0]))
+
+
+def _numeric(ri) -> bool:
+    """An instant restarted numerically: no closed form (S3, or a standardization that failed:
+    W-STANDARDIZE) although it has a restart system."""
+    return ri.instant is not None and (ri.method == "S3" or (not ri.method and not ri.restart
+                                                            and bool(ri.instant.blocks)))
+
+
+def _delta_code(sf, ri, later, slot_of_name: dict, label: str) -> DeltaCode:
+    """`DeltaCode` of the instant ``ri`` (module docstring of `mdae_fmu.impulse.numeric`);
+    ``later``: the following instants of the cascade, composed into the metric up to the next
+    instant without closed form."""
+    from ..impulse.analysis import impulse_analysis
+    from ..impulse.numeric import delta_form
+    from ..modes.restart import restart_problem
+    prob = restart_problem(sf, ri.instant, f"instant {ri.index}")
+    try:
+        ia = impulse_analysis(prob)
+    except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError):
+        ia = None
+    form = delta_form(prob, ia)
+    what = f"mode change {label}, instant {ri.index}"
+    solver = set(form.z) | {form.d}
+    for e in form.equations:
+        check_left(sp.Add(*sorted(e.free_symbols - solver, key=str)), slot_of_name, what)
+    jac = []
+    for i, e in enumerate(form.equations):
+        for j, z in enumerate(form.z):
+            if z in e.free_symbols:
+                jac.append((i, j, sp.diff(e, z)))
+    targets, tsyms, value = [], [], {}
+    for rsym in sorted(form.targets, key=str):
+        name = rsym.name[:-1]
+        k = slot_of_name.get(name)
+        if k is None:
+            continue
+        t = sp.Symbol(f"mdae_T{len(targets)}")
+        targets.append((k, form.targets[rsym]))
+        tsyms.append(t)
+        value[name] = t
+    assigned = set(value)
+    for nxt in later:
+        if _numeric(nxt):
+            break
+        new = dict(value)
+        for eq in nxt.restart:
+            lhs = str(eq.lhs)
+            if not lhs.endswith("+"):
+                continue
+            name = lhs[:-1]
+            if name not in slot_of_name:
+                continue
+            sub = {s: value[s.name[:-1]] for s in eq.rhs.free_symbols
+                   if s.name.endswith("-") and s.name[:-1] in value}
+            new[name] = eq.rhs.xreplace(sub)
+            assigned.add(name)
+        value = new
+    metric = tuple(value[n] if n in value else sp.Symbol(n + "-")
+                   for n in sorted(assigned))
+    for e in metric:
+        check_left(sp.Add(*sorted(e.free_symbols - set(tsyms), key=str)), slot_of_name, what)
+    return DeltaCode(form.z, form.d, form.equations, tuple(jac), tuple(targets), tuple(tsyms),
+                     metric)
 
 
 def _singularities(pairs) -> tuple:
@@ -508,8 +598,25 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
                 j = pos[i.state_slot]
                 imps.append((i.slot, f"({p.doprint(i.coef)}) * (v{j} - d->r[{i.state_slot}])"))
             sing = [(c_string(text), lp(den), lp(scale)) for text, den, scale in ic.singular]
+            delta = None
+            if ic.delta is not None:
+                dc = ic.delta
+                zmap = {z: f"z[{i}]" for i, z in enumerate(dc.z)}
+                zmap[dc.h] = "h"
+                tmap = {t: f"T[{j}]" for j, t in enumerate(dc.tsyms)}
+                n = len(dc.z)
+                delta = dict(
+                    n=n, nt=max(len(dc.targets), 1), nm=max(len(dc.metric), 1),
+                    F=[lp(e, zmap) for e in dc.equations],
+                    J=[(i * n + j, lp(e, zmap)) for i, j, e in dc.jacobian],
+                    T=[lp(e, zmap) for _, e in dc.targets],
+                    slots=[k for k, _ in dc.targets],
+                    names=[c_string(cm.real_names[k]) for k, _ in dc.targets],
+                    M=[lp(e, tmap) for e in dc.metric])
+                work = max(work, n * n + 6 * n)
+                perm = max(perm, n)
             instants.append(dict(index=ic.index, method=ic.method, restart=lines,
-                                 impulses=imps, singular=sing))
+                                 impulses=imps, singular=sing, delta=delta))
         edges_ctx.append(dict(index=e, src=ed.src, dst=ed.dst, label=c_string(ed.label),
                               comment=c_comment(ed.label, 60), instants=instants))
     guards = [p.doprint(g) for g in plan.guards]

@@ -66,7 +66,7 @@ def check_left(e: sp.Expr, names: dict, what: str) -> sp.Expr:
     """Every symbol of a restart right-hand side must be a known slot name (``x-`` left
     limits, parameters); anything else is an internal error reported as a rejection."""
     for s in e.free_symbols:
-        if base_name(s) not in names:
+        if base_name(s) not in names and s.name != "time":
             raise ModelRejected(f"{what}: restart formula {e}: unknown symbol {s.name}")
     return e
 
@@ -80,7 +80,9 @@ def left_printer(cm: CompiledModel, names: dict | None = None):
         slots = dict(extra or {})
         for s in e.free_symbols:
             if s not in slots:
-                slots[s] = f"d->r[{names[base_name(s)]}]"
+                n = base_name(s)
+                slots[s] = "d->time" if n == "time" and n not in names \
+                    else f"d->r[{names[n]}]"
         return SlotPrinter(slots, {}, {}).doprint(e)
     return doprint
 

@@ -12,13 +12,14 @@ iteration stops only after two consecutive small differences, and delta is floor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from math import comb
 
 import numpy as np
 import sympy as sp
 from scipy.optimize import least_squares
 
-from .analysis import ImpulseResult
+from .analysis import BOUND, ImpulseResult
 from .problem import RestartProblem, left, right
 
 
@@ -33,8 +34,121 @@ class DeltaResult:
     message: str = ""
 
 
+def impulse_power(info) -> Fraction | None:
+    """The rescaling power mu of an impulsive unknown (``w = nu * delta^-mu``): its order when
+    Algorithm IA fixes it, else the upper bound of its feasible orders (an unknown whose true
+    order is lower gets ``nu -> 0``, still well conditioned); None when it is not impulsive or
+    the bound is not finite."""
+    if info is None or info.hi is None:
+        return None
+    hi = Fraction(info.hi)
+    if hi <= 0 or hi >= BOUND - 1e-6:
+        return None
+    return hi
+
+
+@dataclass(frozen=True)
+class DeltaForm:
+    """The restart system ``H(Z, X, delta) = 0`` written for a numerical solver (scheme (186)):
+    one solver variable ``z[i]`` per unknown of the problem, with
+
+    * ``increment``: an unknown instance ``x@j`` of a variable with known instances is
+      ``x@(j-1) + delta * z`` (z is the forward difference, so the jets of the next instant
+      are read off without cancellation: ``der(x)+ = (x@2 - x@1)/delta`` is a ``z``);
+    * ``impulse``: an impulsive unknown of order ``mu`` is ``z * delta^-mu`` (RR-9334 §11.3:
+      the rescaled unknown stays finite; ``z`` is the integral over the event for ``mu = 1``);
+    * ``plain``: ``z`` itself.
+
+    ``equations`` and ``targets`` (right-limit jet symbol -> expression, the values the next
+    instant reads: the new top jet of every variable and the higher jets its extra instances
+    define) are expressions in ``z``, ``delta = d``, the left-limit jets and the parameters;
+    ``values`` maps each original unknown to its expression."""
+    d: sp.Symbol
+    unknowns: tuple
+    z: tuple
+    kind: tuple
+    power: tuple
+    equations: tuple
+    targets: dict
+    values: dict
+    level: str
+
+
+def delta_form(problem: RestartProblem, impulse: ImpulseResult | None,
+               level: str | None = None) -> DeltaForm:
+    """`DeltaForm` of ``problem`` (see there); ``impulse`` gives the rescaling orders."""
+    d = problem.d
+    level = level or ("jet" if impulse is None or impulse.jet_level else "shift")
+    ks = problem.jet_substitution()
+    unknowns = list(problem.unknowns)
+    z = sp.symbols(f"z0:{len(unknowns)}", real=True) if unknowns else ()
+    zi = dict(zip(unknowns, z))
+    by_name = {}
+    for s in unknowns:
+        name, _, k = s.name.rpartition("@")
+        if name and k.isdigit():
+            by_name.setdefault(name, []).append((int(k), s))
+    jets = {j.name: j for j in problem.jets}
+    values, kind, power = {}, {}, {}
+    for name, insts in sorted(by_name.items()):
+        j = jets.get(name)
+        if j is None:
+            continue
+        prev = j.known[-1] if j.known else None
+        have = {k: ks[s] for k, s in enumerate(j.known)}
+        for k, s in sorted(insts):
+            base = have.get(k - 1)
+            if base is None:
+                continue
+            values[s] = base + d * zi[s]
+            have[k] = values[s]
+            kind[s] = "increment"
+        del prev
+    for s in unknowns:
+        if s in values:
+            continue
+        mu = impulse_power(impulse.orders.get(s)) if impulse is not None else None
+        if mu is not None:
+            values[s] = zi[s] * d ** (-sp.Rational(mu.numerator, mu.denominator))
+            kind[s], power[s] = "impulse", mu
+        else:
+            values[s] = zi[s]
+            kind[s] = "plain"
+    sub = dict(ks)
+    sub.update(values)
+    equations = tuple(e.xreplace(sub) for _, e in problem.equations)
+    targets = {}
+    for j in problem.jets:
+        if j.top is None:
+            continue
+        inst = {k: sub[x] for k, x in enumerate(j.known)}
+        k = j.m
+        while True:
+            x = next((s for kk, s in by_name.get(j.name, ()) if kk == k), None)
+            if x is None or x not in values:
+                break
+            inst[k] = values[x]
+            k += 1
+        p = k - 1                              # highest instance known after the instant
+        if level == "shift" or j.m == 1:
+            targets[right(j.name, 0)] = inst[j.m]
+            first = 1 if (level == "jet" and j.m == 1) else None
+        else:
+            first = j.m - 1
+        if first is None:
+            continue
+        for i in range(first, p):
+            if 1 + i > p:
+                break
+            diff = sum((-1) ** (i - kk) * comb(i, kk) * inst[1 + kk] for kk in range(i + 1))
+            targets[right(j.name, i)] = sp.cancel(sp.expand(diff) / d ** i)
+    return DeltaForm(d, tuple(unknowns), tuple(z), tuple(kind[s] for s in unknowns),
+                     tuple(power.get(s, Fraction(0)) for s in unknowns), equations, targets,
+                     {s: values[s] for s in unknowns}, level)
+
+
 class DeltaSystem:
-    """``H(Z, X, delta)`` as a numeric function of the (rescaled) unknowns."""
+    """``H(Z, X, delta)`` as a numeric function of the solver variables of `delta_form`."""
 
     def __init__(self, problem: RestartProblem, impulse: ImpulseResult | None,
                  left_values: dict, params: dict | None = None, level: str | None = None):
@@ -46,63 +160,84 @@ class DeltaSystem:
         for j in problem.jets:
             for k in range(j.m):
                 lsub[left(j.name, k)] = left_values[(j.name, k)]
-        ks = problem.jet_substitution()
+        self.form = delta_form(problem, impulse, level)
+        self.level = self.form.level
         self.unknowns = list(problem.unknowns)
-        self.scale = {}
-        if impulse is not None:
-            for w in impulse.impulsive:
-                o = impulse.orders.get(w)
-                if o is not None and o.lo is not None and o.lo == o.hi and o.lo > 0:
-                    self.scale[w] = float(o.lo)
-        self.level = level or ("jet" if impulse is None or impulse.jet_level else "shift")
-        u = sp.symbols(f"u0:{len(self.unknowns)}", real=True)
+        self.scale = {s: float(mu) for s, mu in zip(self.unknowns, self.form.power) if mu}
+        u = self.form.z
         self.usyms = u
-        exprs = []
-        for _, e in problem.equations:
-            e = e.xreplace(ks).xreplace(lsub).xreplace(psub)
-            sub = {}
-            for s, us in zip(self.unknowns, u):
-                sub[s] = us * d ** (-sp.Rational(self.scale[s]).limit_denominator(12)) \
-                    if s in self.scale else us
-            exprs.append(e.xreplace(sub))
+        exprs = [e.xreplace(lsub).xreplace(psub) for e in self.form.equations]
         self.F = sp.lambdify((u, d), exprs, "numpy")
         self.J = sp.lambdify((u, d), sp.Matrix(exprs).jacobian(sp.Matrix(u)), "numpy")
+        keys = sorted(self.form.targets, key=str)
+        self._tkeys = keys
+        self.T = sp.lambdify((u, d), [self.form.targets[k].xreplace(lsub).xreplace(psub)
+                                      for k in keys], "numpy")
         self.left_values = left_values
 
     def initial_guess(self) -> np.ndarray:
-        """Left limits for the state instances, zero for the algebraic ones (§4.2: u0)."""
-        g = np.zeros(len(self.unknowns))
-        for i, s in enumerate(self.unknowns):
-            name, _, _ = s.name.rpartition("@")
-            g[i] = self.left_values.get((name, 0), 0.0)
-        return g
+        """The left limits for every state instance, zero for the algebraic unknowns (§4.2:
+        u0): all solver variables 0."""
+        return np.zeros(len(self.unknowns))
 
     def solve(self, delta: float, guess: np.ndarray, tol: float):
+        """Solve at ``delta`` from ``guess``: damped Newton with the analytic Jacobian and rows
+        equilibrated by their largest entry (the generated C solver, `mdae_delta_scheme`, does
+        the same); least squares when the system is not square or Newton fails. Returns the
+        solution, the equilibrated residual and the success flag."""
         f = lambda x: np.asarray(self.F(x, delta), dtype=float).ravel()   # noqa: E731
-        jac = lambda x: np.asarray(self.J(x, delta), dtype=float)         # noqa: E731
+        jac = lambda x: np.atleast_2d(np.asarray(self.J(x, delta), dtype=float))  # noqa: E731
+        n = len(guess)
+        if n and len(f(guess)) == n:
+            x, res, ok = _newton(f, jac, np.array(guess, dtype=float))
+            if ok:
+                return x, res, True
         res = least_squares(f, guess, jac=jac, xtol=max(tol, 1e-15), ftol=max(tol, 1e-15),
                             gtol=max(tol, 1e-15), method="lm" if len(guess) <= len(f(guess))
                             else "trf", max_nfev=2000)
         return res.x, float(np.max(np.abs(res.fun))) if res.fun.size else 0.0, res.success
 
     def targets(self, x: np.ndarray, delta: float) -> dict:
-        """The restart values of the state jets computed by the instant."""
-        val = {s: x[i] for i, s in enumerate(self.unknowns)}
-        out = {}
-        for j in self.p.jets:
-            if j.top is None:
-                continue
-            top = val[j.top]
-            if self.level == "shift" or j.m == 1:
-                out[right(j.name, 0)] = top
-            else:
-                m = j.m
-                known = [sum(comb(i, k) * delta ** k * self.left_values[(j.name, k)]
-                             for k in range(i + 1)) for i in range(m)]
-                seq = known[1:] + [top]
-                diff = sum((-1) ** (m - 1 - i) * comb(m - 1, i) * seq[i] for i in range(m))
-                out[right(j.name, m - 1)] = diff / delta ** (m - 1)
-        return out
+        """The restart values of the state jets computed by the instant (`DeltaForm.targets`)."""
+        vals = np.atleast_1d(np.asarray(self.T(x, delta), dtype=float).ravel())
+        return {k: float(v) for k, v in zip(self._tkeys, vals)}
+
+
+def _newton(f, jac, x, maxit: int = 60):
+    """Damped Newton (step halving) with row equilibration; converged when the step, relative
+    to each component, is below 1e-10, or when the steps stop shrinking at the rounding floor
+    with step and equilibrated residual below 1e-6 (the C runtime's ``delta_newton``)."""
+    last, stalls, fn = np.inf, 0, np.inf
+    for _ in range(maxit):
+        F, J = f(x), jac(x)
+        s = np.max(np.abs(J), axis=1)
+        if not np.all(np.isfinite(F)) or not np.all(s > 0) or not np.all(np.isfinite(s)):
+            return x, np.inf, False
+        F, J = F / s, J / s[:, None]
+        fn = float(np.max(np.abs(F)))
+        if fn == 0.0:
+            return x, 0.0, True
+        try:
+            dx = np.linalg.solve(J, F)
+        except np.linalg.LinAlgError:
+            return x, fn, False
+        x0 = x
+        for h in range(21):
+            lam = 2.0 ** -h
+            x = x0 - lam * dx
+            fnew = float(np.max(np.abs(f(x) / s)))
+            if fnew < fn or h == 20 or (fnew <= 1e-13 and h >= 2):
+                break
+        if not np.all(np.isfinite(x)):
+            return x, np.inf, False
+        step = float(np.max(np.abs(lam * dx) / (1.0 + np.abs(x))))
+        if step <= 1e-10:
+            return x, fnew, True
+        stalls = stalls + 1 if step >= 0.5 * last else 0
+        if stalls >= 3 and step <= 1e-6 and fnew <= 1e-6:
+            return x, fnew, True
+        last = step
+    return x, fn, False
 
 
 def solve_at(problem: RestartProblem, impulse: ImpulseResult | None, left_values: dict,
