@@ -850,7 +850,8 @@ def _run(text: str, ctx: ParseContext, start: str):
         parser = _parser()
         parser.callbacks.ctx = ctx
         try:
-            value = parser.driver.parse(text, start, ctx.term_ends, ctx.tokens_left)
+            value = parser.driver.parse(text, start, ctx.term_ends, ctx.tokens_left,
+                                        shapes=ctx.whole_file)
             ctx.tokens_left -= parser.driver.tokens_read
             return value
         except ParseError as err:

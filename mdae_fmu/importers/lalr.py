@@ -87,6 +87,7 @@ class Driver:
         table = lalr.parse_table
         self.start_states = dict(table.start_states)
         self.end_states = dict(table.end_states)
+        self._end_set = frozenset(self.end_states.values())
         self.terminators = frozenset(terminators)
         self.boundaries = frozenset(boundaries)
         self.states = self._actions(table, lalr.callbacks)
@@ -171,7 +172,8 @@ class Driver:
         if end is not None:
             return end
         states = self.states
-        while True:
+        ends = self._end_set
+        while state not in ends:
             action = states[state].get(kind)
             if action is None or type(action) is int or action[2] is not None:
                 break
@@ -180,21 +182,22 @@ class Driver:
         return state
 
     def parse(self, text: str, start: str, term_ends: list | None = None,
-              max_tokens: int | None = None):
+              max_tokens: int | None = None, shapes: bool = True):
         """LALR(1) parse of ``text`` from rule ``start``; returns the start rule's value.
 
         Raises `ParseError`: a syntax error, or (kind ``"size"``) more than ``max_tokens``
         tokens (ignored ones not counted; the value is built as the tokens are read, so this
         bounds the memory). When ``term_ends`` is a list, the end offsets of the
         ``terminators`` tokens are appended to it as they are read. `tokens_read` is the
-        number of tokens read."""
+        number of tokens read. ``shapes=False`` skips the shape cache (for short texts
+        without boundary tokens, where it cannot help)."""
         stack = [self.start_states[start]]
         values: list = []
         end = len(text)
         pos, tok, exact = 0, None, False
         budget = sys.maxsize if max_tokens is None else max_tokens
         left = budget
-        shapes = self.shapes
+        shapes = self.shapes if shapes else None
         shape = None
         while pos < end:
             if shapes is not None and not exact:
@@ -310,13 +313,13 @@ class Driver:
                 raise ParseError("end", end_tok[2], end_tok, row, tok)
             size, origin, callback = action
             if callback is None:
-                stack.pop()
-            else:
-                children = values[-size:] if size else []
-                if size:
-                    del values[-size:]
-                    del stack[-size:]
-                values.append(callback(children))
+                stack[-1] = self.unit_run(stack[-2], stack[-1], "$END")
+                continue
+            children = values[-size:] if size else []
+            if size:
+                del values[-size:]
+                del stack[-size:]
+            values.append(callback(children))
             stack.append(states[stack[-1]][origin])
         return values[-1]
 
