@@ -22,6 +22,10 @@ over every schedule of the model:
   iteration); the consistency rows of every mode count, because an input can select the
   initial mode. A free state that no row constrains keeps its start and depends on nothing.
 
+Multimode union states that some mode computes (``mdae_state(x)``, ``StatePlan.store``): the
+FMI state is the hidden store; the variable ``x`` reads it (modes integrating ``x``) or is
+computed by a block (the others), and initialization fills the store from ``x``.
+
 Discrete variables assigned in when-clauses (and restart-set outputs such as ``impulse(f)``
 and ``mdae_mode``) are discrete states: they are not computed from the knowns in
 continuous time but at events from the left limits, so a discrete output gets no
@@ -139,7 +143,14 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
             add(k, keys(expr))
             assigned.add(k)
 
-    state_keys = {("r", s.slot) for s in cm.states}
+    # a multimode union state that some mode computes lives apart in a hidden slot (the FMI
+    # state `mdae_state(x)`, StatePlan.store): the variable x reads it while a mode integrates
+    # x, and initialization fills it from x
+    stores = [(("r", s.slot), ("r", s.store)) for s in cm.states
+              if getattr(s, "store", None) is not None]
+    for var_key, store_key in stores:
+        add(var_key, {store_key})
+    state_keys = {("r", getattr(s, "vector_slot", s.slot)) for s in cm.states}
     inputs = {k for k, v in var_of.items() if v.causality == "input"}
 
     # -- continuous time
@@ -147,6 +158,8 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
 
     # -- initialization
     init_reads = {n: set(rs) for n, rs in reads.items()}
+    for var_key, store_key in stores:
+        init_reads.setdefault(store_key, set()).add(var_key)
     for lv, expr in cm.calculated_parameters:
         k = _key(lv)
         if k is not None:
