@@ -27,14 +27,10 @@ from cosim_util import (REFERENCE_MODELS, SINGLE_MODE, TOLERANCE, build,  # noqa
 pytestmark = pytest.mark.requires_sundials
 OK, WARNING, DISCARD, ERROR = 0, 1, 2, 3
 
-# the ME oracle of these models fails (known run-time bugs fixed in mdae_fmu/codegen and the
-# templates by the multimode work)
-ME_BUGS = {
-    "CupAndBallFirstOrder": "event iteration cycles taut <-> slack at t = 0.4727: FMPy's ME "
-                            "run (rtol 1e-12) and the CS step fail with fmi2Error",
-    "AirBrake": "run-time assertion 'piston outside the cylinder' at the valve opening "
-                "(t = 0.198): fmi2Error in ME and CS",
-}
+# models whose ME oracle or CS run fails on a known run-time bug: name -> description, marked
+# xfail(strict=True) in the CS-vs-ME tests (FMPy and libcosim). Empty since the multimode
+# fixes (CupAndBallFirstOrder's event cycling, AirBrake's assertion: 1f71d4f, b0ad077).
+ME_BUGS: dict[str, str] = {}
 
 
 def at_time(res, t):

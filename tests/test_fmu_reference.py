@@ -152,11 +152,7 @@ class _Probe:
         return True
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(
-        strict=True, reason="CupAndBallFirstOrder: event iteration cycles taut <-> slack at "
-        "t = 0.4727 (fmi2Error in FMPy ME); AirBrake: run-time assertion at the valve opening"))
-    if n in ("CupAndBallFirstOrder", "AirBrake") else n for n in REFERENCE_MODELS])
+@pytest.mark.parametrize("name", REFERENCE_MODELS)
 def test_continuous_dependencies_hold_numerically(name):
     """The Outputs/Derivatives dependencies are supersets of the numerical ones: at 20
     points of the whole reference run (every mode the run visits), a perturbed state or

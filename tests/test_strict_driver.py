@@ -180,16 +180,11 @@ STEP = {"VanDerPol": 5e-3, "Dahlquist": 1e-2, "Pendulum": 1e-2, "Stair": 1e-2,
         "ClutchBasic": 1e-2, "ClutchGuarded": 1e-2, "ClutchGuardedTime": 1e-2,
         "ClutchNonSemilinear": 1e-2, "AirBrake": 1e-2}
 
-# models whose FMU has a known run-time bug (fixed in mdae_fmu/codegen and templates by the
-# multimode work); the tests are written against the correct behaviour
-KNOWN_BUGS = {
-    "CupAndBallFirstOrder": "event iteration cycles taut <-> slack at t = 0.4727 "
-                            "(iteration-bound violation)",
-    "AirBrake": "run-time assertion 'piston outside the cylinder' fails at the valve opening "
-                "(t = 0.198): fmi2NewDiscreteStates returns fmi2Error",
-    "RLDC2": "mode FF's schedule writes the union states u1, u2: fmi2SetFMUstate does not "
-             "restore the states (fmu-state violation)",
-}
+# models whose FMU has a known run-time bug: name -> description; the test is then marked
+# xfail(strict=True) (it turns red when the bug is fixed). Empty: CupAndBallFirstOrder's event
+# cycling, AirBrake's assertion at the valve opening and RLDC2's union-state overwrite were
+# fixed by the multimode work (1f71d4f, b0ad077).
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def _param(name, bugs=KNOWN_BUGS):

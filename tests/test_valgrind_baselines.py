@@ -101,14 +101,10 @@ def test_host_runs_without_valgrind_and_matches_closed_form(host, fmu, tmp_path)
 # (the reference result's), explicit Euler in the host
 HOST_STEP = {"VanDerPol": 2e-3}
 
-# known run-time bugs (mdae_fmu/codegen and templates, fixed by the multimode work): the host's
-# own checks fail; memcheck itself is clean on the part that runs
-HOST_BUGS = {
-    "AirBrake": "run-time assertion 'piston outside the cylinder' at the valve opening "
-                "(t = 0.198): fmi2NewDiscreteStates returns fmi2Error, the run stops there",
-    "RLDC2": "mode FF's schedule overwrites the union states u1, u2: the rerun from "
-             "fmi2SetFMUstate differs from the first run",
-}
+# known run-time bugs: name -> description, the host-checks test is then marked
+# xfail(strict=True). Empty since AirBrake's assertion and RLDC2's union-state overwrite were
+# fixed (1f71d4f, b0ad077).
+HOST_BUGS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
