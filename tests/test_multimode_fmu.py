@@ -631,6 +631,84 @@ def test_non_semilinear_clutch_restart_is_the_delta_scheme_limit(fmus):
     assert right["w2"] == pytest.approx(vals["w2+"], rel=1e-6)
 
 
+def test_impulse_outputs(fmus):
+    """impulse(v): the integral of each impulsive variable of order 1 over the last mode change
+    (docs/multimode-fmu.md, "Impulses"), checked against hand-derived values at every change.
+
+    * Cup-and-Ball, inelastic tightening: der(der(x)) = -lam x gives x Δvx + y Δvy = -|p|^2 ∫lam
+      and the impact removes the radial velocity v_r- = p.v-/|p|, so L ∫lam = v_r- (the radial
+      momentum per unit mass the rope absorbs); 0 when the rope goes slack;
+    * the elastic variant (single long mode, when-clause): the radial velocity is reversed
+      with restitution e, L ∫lam = (1 + e) v_r-; s = -lam gives ∫s = -∫lam;
+    * RLDC2Switched: closing a switch on unequal capacitor voltages moves the charge
+      ∫i1 = C1 C2 (v2- - v1-)/(C1 + C2) = -∫i2; opening on non-cancelling inductor currents
+      ∫w1 = ∫w2 = -L1 L2 (j1- + j2-)/(L1 + L2) (the flux each inductor loses);
+    * AirBrake: the valve opens at a physical crossing (W-FAKE-IMPULSE): the inferred flows
+      carry no impulse, their integrals vanish to the crossing's accuracy."""
+    L, e = 1.0, 0.8
+    r = simulate_fmu(str(fmus("CupAndBall")), stop_time=2.0, relative_tolerance=1e-10,
+                     output_interval=0.01,
+                     output=["x", "y", "der(x)", "der(y)", "taut", "impulse(lam)"])
+    changes = np.nonzero(np.diff(r["taut"]))[0]
+    assert len(changes) >= 3
+    for i in changes:
+        p = np.array([r["x"][i], r["y"][i]])
+        v = np.array([r["der(x)"][i], r["der(y)"][i]])
+        if r["taut"][i + 1]:
+            assert L * r["impulse(lam)"][i + 1] == pytest.approx(p @ v / np.linalg.norm(p),
+                                                                 rel=1e-9)
+            assert r["impulse(lam)"][i + 1] > 0
+        else:
+            assert r["impulse(lam)"][i + 1] == 0.0
+    r = simulate_fmu(str(fmus("CupAndBallElastic")), stop_time=2.0, relative_tolerance=1e-10,
+                     output_interval=0.01, output=["x", "y", "vx", "vy", "impulse(lam)",
+                                                   "impulse(s)"])
+    _, events = _split_events(r)
+    impacts = [(i, j) for i, j in events if r["vx"][i] != r["vx"][j]]
+    assert len(impacts) == 4
+    for i, j in impacts:
+        p = np.array([r["x"][i], r["y"][i]])
+        v = np.array([r["vx"][i], r["vy"][i]])
+        assert L * r["impulse(lam)"][j] == pytest.approx(
+            (1 + e) * (p @ v) / np.linalg.norm(p), rel=1e-9)
+        assert r["impulse(s)"][j] == -r["impulse(lam)"][j]
+    # RLDC2Switched under its reference input schedule
+    c1, c2, l1, l2 = 0.1, 0.15, 1.0, 1.5
+    sched = ((0.0, True, False), (0.05, True, True), (0.1, False, True), (0.15, False, False),
+             (0.2, True, True), (0.25, False, False), (0.3, True, False))
+    rows = []
+    for k, (t, g1, g2) in enumerate(sched):
+        if k:
+            rows.append((t, sched[k - 1][1], sched[k - 1][2]))
+        rows.append((t, g1, g2))
+    rows.append((1.0, True, False))
+    table = np.array(rows, dtype=[("time", float), ("g1", np.bool_), ("g2", np.bool_)])
+    r = simulate_fmu(str(fmus("RLDC2Switched")), stop_time=0.35, relative_tolerance=1e-10,
+                     output_interval=1e-3, input=table, record_events=True,
+                     output=["j1", "j2", "v1", "v2", "impulse(i1)", "impulse(i2)",
+                             "impulse(w1)", "impulse(w2)"])
+    for te, kind in ((0.05, "charge"), (0.15, "flux"), (0.2, "charge"), (0.25, "flux")):
+        idx = np.flatnonzero(np.abs(r["time"] - te) < 1e-9)
+        i, j = idx[0], idx[-1]
+        if kind == "charge":
+            q = c1 * c2 * (r["v2"][i] - r["v1"][i]) / (c1 + c2)
+            assert abs(q) > 1e-3
+            assert r["impulse(i1)"][j] == pytest.approx(q, rel=1e-9)
+            assert r["impulse(i2)"][j] == pytest.approx(-q, rel=1e-9)
+        else:
+            phi = -l1 * l2 * (r["j1"][i] + r["j2"][i]) / (l1 + l2)
+            assert abs(phi) > 1e-4
+            assert r["impulse(w1)"][j] == pytest.approx(phi, rel=1e-9)
+            assert r["impulse(w2)"][j] == pytest.approx(phi, rel=1e-9)
+    table = np.array([(0.0, 1.0), (100.0, 1.0)], dtype=[("time", float), ("pb", float)])
+    r = simulate_fmu(str(fmus("AirBrake")), stop_time=1.0, relative_tolerance=1e-10,
+                     output_interval=0.01, input=table,
+                     output=["g", "impulse(fch)", "impulse(fcl)", "impulse(ft)"])
+    assert r["g"][-1]
+    for n in ("impulse(fch)", "impulse(fcl)", "impulse(ft)"):
+        assert abs(r[n][-1]) < 1e-9, n
+
+
 def test_mode_description_lists_modes(fmus):
     import zipfile
     with zipfile.ZipFile(fmus("ClutchBasic")) as z:

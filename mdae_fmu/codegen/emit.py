@@ -300,9 +300,16 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
     pre, post = [], []
     if b.restart:
         pre.append(f"        /* standardized restart {c_comment(b.restart_label, 60)} */")
+        right = {}
         for k, (slot, value) in enumerate(b.restart):
             pre.append(f"        const double x{k} = {lp(value)};")
             post.append(f"        d->r[{slot}] = x{k};")
+            right[slot] = f"x{k}"
+        for k, (slot, num, den) in enumerate(b.impulses):
+            n, q = _right_print(lp, num, right), _right_print(lp, den, right)
+            pre.append(f"        const double q{k} = {q};")
+            pre.append(f"        const double i{k} = q{k} != 0.0 ? ({n}) / q{k} : 0.0;")
+            post.append(f"        d->r[{slot}] = i{k};   /* impulse over the instant */")
     for k, (kind, target, value, typ) in enumerate(b.actions):
         if kind == "reinit" and b.restart:
             continue
@@ -333,6 +340,17 @@ def assertion_condition(p: SlotPrinter, cond) -> str:
         ta, tb = p.doprint(a), p.doprint(b)
         return (f"mdae_assert_ge({ta}, {tb})")
     return p.doprint(cond)
+
+
+def _right_print(lp, e: sp.Expr, right: dict) -> str:
+    """``x+`` as the branch's new value (``right``: slot -> local) or the current value."""
+    from .restarts import base_name
+    extra = {}
+    for sym in e.free_symbols:
+        if sym.name.endswith("+"):
+            k = lp.names[base_name(sym)]
+            extra[sym] = right.get(k, f"d->r[{k}]")
+    return lp(e, extra)
 
 
 def _assert_code(p: SlotPrinter, cond: sp.Expr, msg: str, level: str, indent="    ") -> str:

@@ -65,6 +65,7 @@ class BranchPlan:
     # f(x-))`` (`mdae_fmu.codegen.restarts.transient_restarts`), and its mode-change label
     restart: tuple = ()
     restart_label: str = ""
+    impulses: tuple = ()        # (Real slot, num, den): integrals over the instant
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,8 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
             idx.append(len(branches))
             rs = cm.when_restarts.get((w.id, len(idx) - 1))
             branches.append(BranchPlan(w.id, cond, has_initial, tuple(actions),
-                                       rs.targets if rs else (), rs.label if rs else ""))
+                                       rs.targets if rs else (), rs.label if rs else "",
+                                       rs.impulses if rs else ()))
         clauses.append(tuple(idx))
     assertions = []
     for a in model.assertions:

@@ -8,22 +8,28 @@ Plain-data stages:
 
 * `plan_multimode(model, report, automaton)` -> `MultimodePlan`: the union layout (one value
   slot per variable instance used by any mode, one state vector = the union of the modes'
-  states), then per long mode its blocks and consistency equations (`ModeCode`) and per edge
-  of the mode-change automaton its composed restart ``x+ = f(x-)`` (`EdgeCode`).
+  states; a union state that some mode computes as an algebraic variable keeps its state
+  vector entry in a hidden slot, `StatePlan.store`), then per long mode its blocks and
+  consistency equations (`ModeCode`) and per edge of the mode-change automaton its instants
+  (`EdgeCode`, `InstantCode`): each instant's standardized restart ``x+ = f(x-)``, or for an
+  instant without closed form its delta-system (`DeltaCode`), and the integrals of its
+  impulsive variables (`ImpulseOutput`).
 * `generate_mode_sources(plan, ev)` -> `ModeSources`: the C files ``model_mode_<m>.c`` (the
   block schedule of mode m, reusing the exporter's block code) and ``model_modes.c`` (the mode
-  selection from the guard valuation, the restarts, the per-mode ``mdae_compute``,
-  ``mdae_drift`` and ``mdae_project``), plus the sizes the exporter's ``config.h`` needs.
+  selection from the guard valuation, the instants of the changes, the per-mode
+  ``mdae_compute``, ``mdae_drift`` and ``mdae_project``), plus the sizes the exporter's
+  ``config.h`` needs.
 
-Run-time contract (``model_modes.c``): ``mdae_compute`` evaluates the discrete equations, reads
-the long guards, and when their valuation names another mode than ``d->mode`` outside
-initialization it first runs the old mode's schedule (the left limits), then the restart of
-the edge (all right-hand sides evaluated before any assignment; a non-finite value is a
-run-time error naming the mode change and the time), sets the mode and the Integer output
-``mdae_mode``, projects onto the new mode's consistency equations when the restart left them
-violated, and runs the new mode's schedule. Because ``mdae_mode`` is a discrete variable, the
-generic event iteration reports ``newDiscreteStatesNeeded`` after each change (one instant per
-``fmi2NewDiscreteStates``) and ``valuesOfContinuousStatesChanged`` exactly when a state moved.
+Run-time contract (``model_modes.c``): ``mdae_compute`` evaluates the discrete equations and
+runs the schedule of the current mode; ``mdae_mode_step``, called by the generic event update
+once per ``fmi2NewDiscreteStates``, performs ONE nonstandard instant: when the long guards
+name another mode it projects the left limits onto the old mode's consistency equations and
+applies the first instant of the change, while a change is in progress its next instant (all
+right-hand sides evaluated before any assignment; numerically singular or non-finite restarts
+are run-time errors naming the mode change, the instant and the time), and after the last one
+projects onto the new mode's consistency equations and requests one more call to re-evaluate
+the guards (``newDiscreteStatesNeeded``). ``valuesOfContinuousStatesChanged`` is set exactly
+when an instant moved a state.
 """
 
 from __future__ import annotations
@@ -38,9 +44,9 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from .blocks import BlockPlan, emit_block
 from .cprinter import SlotPrinter, c_comment, c_string
-from .plan import CompiledModel, FmiVariable, compile_model
 from .events import preorder
-from .restarts import check_left, left_printer, slot_names
+from .plan import CompiledModel, FmiVariable, compile_model
+from .restarts import check_left, instant_integrals, left_printer, slot_names
 
 MODE_VARIABLE = "mdae_mode"
 STATEMENTS_PER_FUNCTION = 200
@@ -61,13 +67,12 @@ class ModeCode:
 
 @dataclass(frozen=True)
 class ImpulseOutput:
-    """The integral over the event of an impulsive variable ``var``: ``coef * (x+ - x-)``
-    for the state ``x`` whose momentum ``var`` drives (docs/multimode-fmu.md, "Impulses")."""
+    """The discrete Real output ``name`` (``impulse(var)``, Real slot ``slot``): the integral of
+    the impulsive variable ``var`` over the last mode change (docs/multimode-fmu.md,
+    "Impulses")."""
     var: str
     name: str
     slot: int
-    state_slot: int
-    coef: sp.Expr
 
 
 @dataclass(frozen=True)
@@ -273,20 +278,19 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
         label = f"[{ch.src_label}] -> [{dst_label}]"
         restart = _restart_pairs(ch.restart, slot_of_name, label)
         edge_imp = []
-        for inst in ch.instants:
-            for var, order in inst.impulsive:
-                if order != "1":
-                    continue
-                found = _impulse_law(model, table, var, union, slot_of_name)
-                if found is None:
-                    continue
-                sslot, coef = found
+        instants = []
+        for k, ri in enumerate(ch.instants):
+            if (_numeric(ri) or ri.impulsive) and sf is None:
+                from ..modes.shiftform import ShiftForm
+                sf = ShiftForm(automaton.system)
+            laws = []
+            for var, (num, den) in instant_integrals(sf, ri).items():
                 if var not in impulses:
                     iname = f"impulse({var})"
                     while iname in taken:
                         iname += "_"
                     taken.add(iname)
-                    impulses[var] = ImpulseOutput(var, iname, n_real, sslot, coef)
+                    impulses[var] = ImpulseOutput(var, iname, n_real)
                     real_names.append(iname)
                     variables.append(FmiVariable(
                         iname, "Real", n_real, "output", "discrete", "exact", 0.0,
@@ -294,20 +298,16 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                     n_real += 1
                 if impulses[var] not in edge_imp:
                     edge_imp.append(impulses[var])
-        instants = []
-        for k, ri in enumerate(ch.instants):
+                what = f"mode change {label}, impulse of {var}"
+                laws.append((impulses[var], check_left(num, slot_of_name, what),
+                             check_left(den, slot_of_name, what)))
             if _numeric(ri):
-                if sf is None:
-                    from ..modes.shiftform import ShiftForm
-                    sf = ShiftForm(automaton.system)
                 delta = _delta_code(sf, ri, ch.instants[k + 1:], slot_of_name, label)
-                instants.append(InstantCode(ri.index, "S3", (), (), (), delta))
+                instants.append(InstantCode(ri.index, "S3", (), (), tuple(laws), delta))
                 continue
             pairs = _restart_pairs(ri.restart, slot_of_name, label)
-            moved = {k for k, _ in pairs}
-            imps = tuple(i for i in edge_imp if i.state_slot in moved)
             instants.append(InstantCode(ri.index, ri.method or "S0", pairs,
-                                        _singularities(pairs), imps))
+                                        _singularities(pairs), tuple(laws)))
         closed = bool(ch.restart)
         edges.append(EdgeCode(idx_of[ch.src_label], idx_of[dst_label], label, restart,
                               tuple(edge_imp), closed, tuple(instants)))
@@ -477,49 +477,6 @@ def _watched(model: Model, report, cm: CompiledModel, banded=()) -> tuple:
     return tuple(rel.xreplace(back) for _, rel, _ in banded)
 
 
-def _slot(cm: CompiledModel, sym):
-    c = cm.slots.get(sym)
-    if c is not None and c.startswith("d->r["):
-        return int(c[5:-1])
-    return None
-
-
-def _impulse_law(model: Model, table, var: str, cm: CompiledModel, slot_of_name):
-    """Momentum law of an impulsive variable (docs/multimode-fmu.md, "Impulses"): an
-    unguarded equation ``a*der(x) = c*var + (bounded terms)`` with ``a``, ``c`` free of
-    variables, ``x`` a state; then the integral of ``var`` over the event is
-    ``(a/c) * (x+ - x-)``. Returns (slot of x, a/c) or None."""
-    params = {v.name for v in model.variables if v.variability in ("parameter", "constant")}
-    state_slots = {s.slot: s for s in cm.states}
-    for eq in model.equations:
-        if eq.guard:
-            continue
-        try:
-            r = table.to_sympy(eq.residual)
-        except (ValueError, TypeError):
-            continue
-        vs = table.sym(var, 0)
-        if vs not in r.free_symbols:
-            continue
-        c = sp.diff(r, vs)
-        if c.free_symbols - {table.sym(p, 0) for p in params} or c == 0:
-            continue
-        ders = [s for s in r.free_symbols
-                if table.instance(s) is not None and table.instance(s)[1] >= 1]
-        if len(ders) != 1:
-            continue
-        dsym = ders[0]
-        name, order = table.instance(dsym)
-        a = sp.diff(r, dsym)
-        if a.free_symbols - {table.sym(p, 0) for p in params} or a == 0:
-            continue
-        k = _slot(cm, table.sym(name, order - 1))
-        if k is None or k not in state_slots:
-            continue
-        return k, sp.simplify(-a / c)
-    return None
-
-
 # --- C text ---------------------------------------------------------------------------------
 
 def _env() -> jinja2.Environment:
@@ -542,7 +499,8 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     band_updates = [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]
     pr = make_printers(cm, ev)
     p = pr.main
-    lp = left_printer(cm)
+    slot_names_cm = slot_names(cm)
+    lp = left_printer(cm, slot_names_cm)
     env = _env()
     files = {}
     slot_index = {}
@@ -592,11 +550,13 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         instants = []
         for ic in ed.instants:
             lines = [(slot, lp(x), c_string(cm.real_names[slot])) for slot, x in ic.restart]
-            pos = {slot: j for j, (slot, _) in enumerate(ic.restart)}
-            imps = []
-            for i in ic.impulses:
-                j = pos[i.state_slot]
-                imps.append((i.slot, f"({p.doprint(i.coef)}) * (v{j} - d->r[{i.state_slot}])"))
+            if ic.delta is not None:
+                right = {k: f"T[{j}]" for j, (k, _) in enumerate(ic.delta.targets)}
+            else:
+                right = {slot: f"v{j}" for j, (slot, _) in enumerate(ic.restart)}
+            imps = [(out.slot, _print_integral(lp, num, right, slot_names_cm),
+                     _print_integral(lp, den, right, slot_names_cm))
+                    for out, num, den in ic.impulses]
             sing = [(c_string(text), lp(den), lp(scale)) for text, den, scale in ic.singular]
             delta = None
             if ic.delta is not None:
@@ -629,6 +589,18 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         impulse_slots=all_imp, nmodes=len(plan.modes))
     labels = tuple(c_string(b.label) for b in cm.blocks)
     return ModeSources(files, labels, ncons, work, perm)
+
+
+def _print_integral(lp, e: sp.Expr, right: dict, names: dict) -> str:
+    """C text of an impulse integral: ``x-`` the current value (left limit of the instant),
+    ``x+`` the instant's right limit (``right``: slot -> C text) or, for a state it does not
+    move, the current value."""
+    extra = {}
+    for sym in e.free_symbols:
+        if sym.name.endswith("+"):
+            k = names[sym.name[:-1]]
+            extra[sym] = right.get(k, f"d->r[{k}]")
+    return lp(e, extra)
 
 
 def _cast(target, value):

@@ -415,10 +415,32 @@ def compile_model(model: Model, report, transients: bool = True) -> CompiledMode
         restarts = transient_restarts(model, compiled)
         if restarts:
             moved = {k for r in restarts.values() for k, _ in r.targets}
-            variables = tuple(replace(v, reinit=True)
-                              if v.type == "Real" and v.kind == 3 and v.vr in moved else v
-                              for v in compiled.variables)
-            compiled = replace(compiled, when_restarts=restarts, variables=variables)
+            variables = [replace(v, reinit=True)
+                         if v.type == "Real" and v.kind == 3 and v.vr in moved else v
+                         for v in compiled.variables]
+            # impulse(v): the integral of each impulsive variable over the last impact
+            taken = {v.name for v in variables}
+            names, outputs = list(compiled.real_names), {}
+            for key in sorted(restarts):
+                for var, _, _ in restarts[key].impulses:
+                    if var in outputs:
+                        continue
+                    iname = fmi_name(f"impulse({var})")
+                    while iname in taken:
+                        iname += "_"
+                    taken.add(iname)
+                    outputs[var] = len(names)
+                    names.append(iname)
+                    variables.append(FmiVariable(
+                        iname, "Real", outputs[var], "output", "discrete", "exact", 0.0,
+                        f"integral of {var} over the last event of its when-clause", kind=1))
+            restarts = {k: replace(r, impulses=tuple((outputs[v], num, den)
+                                                     for v, num, den in r.impulses))
+                        for k, r in restarts.items()}
+            compiled = replace(compiled, when_restarts=restarts, variables=tuple(variables),
+                               real_names=tuple(names), n_real=len(names),
+                               discrete_real_slots=compiled.discrete_real_slots
+                               + tuple(sorted(outputs.values())))
     return compiled
 
 

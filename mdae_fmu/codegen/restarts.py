@@ -33,9 +33,30 @@ from .plan import CompiledModel, der_name
 @dataclass(frozen=True)
 class BranchRestart:
     """The standardized restart of the transient mode a when-branch enters: ``(slot, f(x-))``
-    for every state it moves (identities dropped), in slot order."""
+    for every state it moves (identities dropped), in slot order; ``impulses``: ``(variable,
+    num, den)``, the integral ``num/den`` over the instant of each impulsive variable of
+    order 1 (over ``x-`` and ``x+``; `mdae_fmu.impulse.integrals`)."""
     label: str
     targets: tuple[tuple[int, sp.Expr], ...]
+    impulses: tuple = ()
+
+
+def instant_integrals(sf, ri) -> dict:
+    """``{variable: (num, den)}``: the integrals over the restart instant ``ri`` (an
+    `explore.RestartInstant`) of its impulsive variables of order 1
+    (`mdae_fmu.impulse.integrals.impulse_integrals`), over ``x-`` and ``x+``."""
+    if not ri.impulsive or ri.instant is None:
+        return {}
+    from ..impulse.analysis import impulse_analysis
+    from ..impulse.integrals import impulse_integrals
+    from ..modes.restart import restart_problem
+    try:
+        prob = restart_problem(sf, ri.instant, f"instant {ri.index}")
+        ia = impulse_analysis(prob)
+        level = ri.level or ("jet" if ia.jet_level else "shift")
+        return impulse_integrals(prob, ia, level)
+    except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError):
+        return {}
 
 
 def slot_names(cm: CompiledModel) -> dict:
@@ -58,8 +79,9 @@ def slot_names(cm: CompiledModel) -> dict:
 
 
 def base_name(sym: sp.Symbol) -> str:
-    """``x`` for the left-limit symbol ``x-`` (and for a parameter ``x``)."""
-    return sym.name[:-1] if sym.name.endswith("-") else sym.name
+    """``x`` for the left-limit symbol ``x-``, the right-limit symbol ``x+`` (and for a
+    parameter ``x``)."""
+    return sym.name[:-1] if sym.name.endswith(("-", "+")) else sym.name
 
 
 def check_left(e: sp.Expr, names: dict, what: str) -> sp.Expr:
@@ -84,6 +106,7 @@ def left_printer(cm: CompiledModel, names: dict | None = None):
                 slots[s] = "d->time" if n == "time" and n not in names \
                     else f"d->r[{names[n]}]"
         return SlotPrinter(slots, {}, {}).doprint(e)
+    doprint.names = names
     return doprint
 
 
@@ -128,6 +151,7 @@ def transient_restarts(model: Model, cm: CompiledModel) -> dict:
     names = slot_names(cm)
     state_slots = {s.slot for s in cm.states}
     out = {}
+    sf = None
     for w in model.whens:
         for bi, br in enumerate(w.branches):
             if not any(isinstance(a, Reinit) for a in br.actions):
@@ -162,6 +186,22 @@ def transient_restarts(model: Model, cm: CompiledModel) -> dict:
                 if eq.rhs.is_Symbol and eq.rhs.name == lhs[:-1] + "-":
                     continue                 # x+ = x-: nothing to assign
                 targets.append((k, check_left(eq.rhs, names, f"when-clause {w.id}")))
+            impulses = []
+            if all(not _moves(i) for i in change.instants[1:]):
+                if sf is None:
+                    from ..modes.shiftform import ShiftForm
+                    sf = ShiftForm(system)
+                for var, (num, den) in instant_integrals(sf, change.instants[0]).items():
+                    what = f"when-clause {w.id}, impulse of {var}"
+                    impulses.append((var, check_left(num, names, what),
+                                     check_left(den, names, what)))
             out[(w.id, bi)] = BranchRestart(f"[{change.src_label}] -> [{change.dst_label}]",
-                                            tuple(sorted(targets, key=lambda t: t[0])))
+                                            tuple(sorted(targets, key=lambda t: t[0])),
+                                            tuple(impulses))
     return out
+
+
+def _moves(ri) -> bool:
+    """Whether a restart instant moves a state (a restart other than ``x+ = x-``)."""
+    return any(not (eq.rhs.is_Symbol and eq.rhs.name == str(eq.lhs)[:-1] + "-")
+               for eq in ri.restart)
