@@ -419,6 +419,61 @@ def test_if_equation_inside_a_when_clause_assigns_if_expressions():
     assert m.equations == ()                    # nothing leaks into the continuous part
 
 
+NEW_CONSTRUCTS = '''class NewConstructs "when {c1, c2}, if inside when, a 300-term sum"
+  Real x(start = 0, fixed = true);
+  Real y(start = 0, fixed = true);
+  output Integer n(start = 0, fixed = true);
+  output Integer m(start = 0, fixed = true);
+  output Integer k(start = 0, fixed = true);
+  output Real s;
+  Boolean c1;
+  Boolean c2;
+%s
+equation
+  der(x) = 1;
+  der(y) = 2;
+  c1 = x > 1.5;
+  c2 = y > 5;
+  when {c1, c2} then
+    n = pre(n) + 1;
+  end when;
+  when c1 or c2 then
+    m = pre(m) + 1;
+  end when;
+  when sample(0.5, 1.0) then
+    if x < 2 then
+      k = pre(k) + 1;
+    else
+      k = pre(k) + 10;
+    end if;
+  end when;
+  s = %s;
+end NewConstructs;
+''' % ("\n".join(f"  parameter Real p{i} = {i / 300!r};" for i in range(1, 301)),
+       " + ".join(f"p{i} * x" for i in range(1, 301)))
+
+
+@pytest.mark.slow
+def test_new_constructs_export_and_simulate(tmp_path, capsys):
+    # c1 becomes true at t = 1.5, c2 at t = 2.5 (while c1 is true): "when {c1, c2}" fires twice,
+    # "when c1 or c2" once; the samples at 0.5, 1.5 add 1, those at 2.5, 3.5 add 10
+    import csv
+    from mdae_fmu.cli import main
+    path = tmp_path / "NewConstructs.mo"
+    path.write_text(NEW_CONSTRUCTS)
+    out = tmp_path / "out.csv"
+    assert main(["simulate", str(path), "--stop-time", "4", "--csv", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    last = rows[-1]
+    assert float(last["time"]) == 4.0
+    assert (float(last["n"]), float(last["m"]), float(last["k"])) == (2.0, 1.0, 22.0)
+    first_n = next(float(r["time"]) for r in rows if float(r["n"]) == 2.0)
+    assert first_n == pytest.approx(2.5, abs=1e-6)
+    total = sum(i / 300 for i in range(1, 301))
+    assert all(float(r["s"]) == pytest.approx(total * float(r["x"]), rel=1e-9, abs=1e-12)
+               for r in rows)
+
+
 def test_assert_inside_if_gets_the_guard_and_named_level():
     m = model('if c then assert(x > 0, "m", level = AssertionLevel.error); end if;',
               "  Boolean c; Real x;")

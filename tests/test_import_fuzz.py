@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mdae_fmu.diagnostics import InputError
-from mdae_fmu.importers.flat_modelica import decode_source, parse_modelica
+from mdae_fmu.importers.flat_modelica import _FRIENDLY, _parser, decode_source, parse_modelica
 from mdae_fmu.importers.xml_eqlist import parse_xml
 from mdae_fmu.ir import Model
 
@@ -81,6 +81,29 @@ def _import_modelica(data: bytes):
     return parse_modelica(decode_source(data, "fuzz.mo"), "fuzz.mo")
 
 
+def _rule_names() -> set[str]:
+    lark = _parser().lark
+    return {str(r.origin.name) for r in lark.rules} | {r.alias for r in lark.rules if r.alias}
+
+
+RULES = _rule_names()
+_EXPECTED = re.compile(r"\(expected (?:one of )?([^\n]*)\)")
+
+
+def _check_message(err: InputError):
+    """The message renders, and lists tokens, never grammar rule names."""
+    text = str(err)
+    assert text
+    m = _EXPECTED.search(text.split("\n")[0])
+    if m:
+        listed = m.group(1)
+        for friendly in _FRIENDLY.values():          # "a name", "a string"...
+            listed = listed.replace(friendly, "")
+        listed = re.sub(r"'[^']*'", "", listed)      # quoted tokens
+        words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", listed))
+        assert not words & RULES, text
+
+
 @pytest.mark.parametrize("name", sorted(SOURCES))
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
@@ -89,7 +112,7 @@ def test_mutated_modelica_imports_or_raises_input_error(name, data):
     try:
         m = _import_modelica(mutant)
     except InputError as err:
-        assert str(err)                    # renders (file:line:col, caret) without failing
+        _check_message(err)                # renders (file:line:col, caret) without failing
         return
     assert isinstance(m, Model)
 
@@ -102,7 +125,7 @@ def test_mutated_xml_imports_or_raises_input_error(name, data):
     try:
         m = parse_xml(mutant, "fuzz.xml")
     except InputError as err:
-        assert str(err)
+        _check_message(err)
         return
     assert isinstance(m, Model)
 
@@ -115,6 +138,19 @@ def test_random_bytes(data):
             f(data)
         except InputError:
             pass
+
+
+def test_messages_name_tokens_not_grammar_rules():
+    for text in ("class M Real ;", "class M Real x(start = ) ; end M;", "class M equation x = ;",
+                 "class M Real x; equation x = {1, ; end M;", "model", "// only a comment\n"):
+        try:
+            parse_modelica(text, "m.mo")
+        except InputError as err:
+            _check_message(err)
+            assert "class_kind" not in str(err) and "start)" not in str(err)
+        else:
+            raise AssertionError(text)
+    assert "component_decl" in RULES and "class_kind" in RULES     # the check can fail
 
 
 def test_fuzz_corpus_is_meaningful():
