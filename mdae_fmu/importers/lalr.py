@@ -198,12 +198,13 @@ class Driver:
         budget = sys.maxsize if max_tokens is None else max_tokens
         left = budget
         shapes = self.shapes if shapes else None
-        shape = None
+        recent = (None, None)               # shapes of the last two segments
         while pos < end:
             if shapes is not None and not exact:
-                hit = shapes.replay(text, pos, stack, values, term_ends, shape)
+                hit = shapes.replay(text, pos, stack, values, term_ends, recent)
                 if hit is not None:
                     pos, tok, shape = hit
+                    recent = (recent[1], shape)
                     left -= len(shape.tokens)
                     if left < 0:
                         raise ParseError("size", tok[2], previous=tok)
@@ -212,7 +213,8 @@ class Driver:
             pos, tok, exact, bounded, left = self._segment(text, pos, stack, values,
                                                            term_ends, tok, exact, kinds, left)
             if shapes is not None:
-                shape = shapes.learn(kinds, shape) if bounded and not exact else None
+                shape = shapes.learn(kinds, recent) if bounded and not exact else None
+                recent = (recent[1], shape)
         self.tokens_read = budget - left
         return self._finish(start, stack, values, tok)
 

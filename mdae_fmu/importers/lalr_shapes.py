@@ -24,8 +24,8 @@ shape has been seen twice it gets
   depth (the reductions of the previous statement happen when this segment's first token is
   read); it applies only when the states down to that depth are the recorded ones.
 
-At a segment boundary the driver tries the shapes that followed the previous one before (at
-most four, most recent first). If none matches, if the context has no trace yet and the table
+At a segment boundary the driver tries the shapes that followed the previous two before, then
+those that followed the previous one (at most four each, most recent first). If none matches, if the context has no trace yet and the table
 rejects a token (a syntax error), or if a keyword check fails, the segment is parsed token by
 token. The caches are bounded (shapes, traces per shape, segment length, pending counts), so a
 file without repetition costs only the bookkeeping.
@@ -194,8 +194,9 @@ class Shapes:
         self.replayed = 0             # segments parsed through a shape (tests, benchmarks)
 
     # ---- learning -------------------------------------------------------------------------
-    def learn(self, kinds: list, previous: _Shape | None) -> _Shape | None:
-        """Account for a segment parsed token by token; returns its shape once compiled."""
+    def learn(self, kinds: list, recent: tuple) -> _Shape | None:
+        """Account for a segment parsed token by token; returns its shape once compiled.
+        ``recent``: the shapes of the two segments before (None where there was none)."""
         key = tuple(kinds)
         shape = self.shapes.get(key)
         if shape is None:
@@ -209,13 +210,19 @@ class Shapes:
                 return None
             self.pending.pop(key, None)
             shape = self.shapes[key] = self._compile_shape(key)
-        following = self.successors.setdefault(previous, [])
+        self._follows(recent, shape)
+        self._follows(recent[1], shape)
+        return shape
+
+    def _follows(self, key, shape: _Shape):
+        """Record that ``shape`` came after ``key`` (a shape, or the pair of the last two),
+        most recent first."""
+        following = self.successors.setdefault(key, [])
         if following[:1] != [shape]:
             if shape in following:
                 following.remove(shape)
             following.insert(0, shape)
             del following[MAX_SUCCESSORS:]
-        return shape
 
     def _compile_shape(self, kinds: tuple) -> _Shape:
         """The regular expression of a token sequence (module docstring)."""
@@ -236,10 +243,13 @@ class Shapes:
         return _Shape(kinds, regex, tuple(tokens), groups)
 
     # ---- replaying ------------------------------------------------------------------------
-    def replay(self, text: str, pos: int, stack: list, values: list, term_ends, previous):
+    def replay(self, text: str, pos: int, stack: list, values: list, term_ends, recent: tuple):
         """Parse the segment at ``pos`` through a shape, if one applies: returns
-        (end position, last token, shape), or None (the driver then goes token by token)."""
-        for shape in self.successors.get(previous, ()):
+        (end position, last token, shape), or None (the driver then goes token by token).
+        The shapes tried are those that followed the last two segments' shapes (``recent``),
+        then those that followed the last one."""
+        after_two = self.successors.get(recent, ())
+        for shape in (*after_two, *self.successors.get(recent[1], ())):
             m = shape.regex.match(text, pos)
             if m is None:
                 continue
@@ -260,6 +270,8 @@ class Shapes:
             del stack[-trace.depth:]
             stack.extend(trace.tail)
             self.replayed += 1
+            if not after_two or after_two[0] is not shape:
+                self._follows(recent, shape)
             return m.end(), tok, shape
         return None
 
