@@ -325,9 +325,9 @@ static int delta_newton(ModelInstance *inst, const MdaeDeltaSystem *sys, double 
  * for delta = 1e-2, 5e-3, ... (warm starts), stop after two consecutive changes of M below
  * 1e-8 (relative); T then holds the right limits at the last delta. A right limit T that
  * grows like c/delta (the instant's own values diverge while the cascade's converge) means
- * left limits that violate the instant's constraints by c: beyond 1e-8 (relative to the
- * cascade's result), there is no solution near them. Failure (no solution at some delta, no
- * convergence before delta = 1e-15, divergence): fmi2Error naming the mode change, the instant
+ * left limits that violate the instant's constraints by c (an event located late): beyond
+ * 1e-8 (relative to the cascade's result) a warning is logged. Failure (no solution at some
+ * delta, no convergence before delta = 1e-15): fmi2Error naming the mode change, the instant
  * and the time. Buffers: z (n), T and Tprev (nt), M and Mprev (nm). */
 int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z, double *T,
                       double *Tprev, double *M, double *Mprev, const char *change, int instant)
@@ -361,13 +361,12 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
             if (++small >= 2) {
                 double c = 0.0;
                 for (i = 0; i < sys->nt; i++) c = fmax(c, 2.0 * h * fabs(T[i] - Tprev[i]));
-                if (!(c <= 1e-8 * scale)) {
-                    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: mode change %s (instant "
-                             "%d): the restart system has no solution near the left limits "
-                             "(its right limits grow like %.3g/delta: the left limits violate "
-                             "the instant's constraints)", d->time, change, instant, c);
-                    return 1;
-                }
+                if (!(c <= 1e-8 * scale))
+                    mdae_log(inst, LOG_WARNING, fmi2Warning, "t = %.17g: mode change %s "
+                             "(instant %d): the instant's right limits grow like %.3g/delta: "
+                             "the left limits violate its constraints (event located late?); "
+                             "the restart is the limit of the cascade", d->time, change,
+                             instant, c);
                 mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: mode change %s (instant %d): "
                          "delta-scheme converged at delta = %.17g after %d solves", d->time,
                          change, instant, h, it + 1);

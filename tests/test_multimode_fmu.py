@@ -573,30 +573,24 @@ def test_s3_restart_is_the_delta_scheme(tmp_path):
 
 
 def test_first_order_cup_and_ball_numeric_instant(fmus, tmp_path):
-    """CupAndBallFirstOrder's first tightening instant has no closed form (S3). With the left
-    limit where a located crossing leaves it (|p|^2 = L^2 + 2e-10), the FMU's first
-    fmi2NewDiscreteStates solves the delta-system: its right limits equal Python's solve of
-    the same system at the delta the FMU reports (1e-6); the instant's own values carry the
-    event-location error as a radial velocity of order 1e-10/delta, which the next (closed-form)
-    instant removes, so the cascade converges to the inelastic restart v+ = v- - (p.v-) p/L^2.
-    With the ball 5% outside the rope (|p| = 1.05 L) the instant's right limits grow like
-    1/delta: fmi2Error "no solution near the left limits" naming the change and the time."""
+    """CupAndBallFirstOrder's first tightening instant has no closed form (S3). From a left
+    limit where a located crossing leaves it (|p|^2 = L^2 + 2e-10) and from one 5 % outside the
+    rope (|p| = 1.05 L, set with fmi2SetContinuousStates before the event), the FMU's first
+    fmi2NewDiscreteStates solves the delta-system; its right limits equal Python's solve of the
+    same system (`solve_at`) at the delta the FMU reports (1e-6). The instant's own velocity
+    carries the left limit's violation of the rope constraint as a radial term c/delta (about
+    1e-10/delta, resp. 0.05/delta: a warning), which the next, closed-form instant removes; the
+    cascade ends on the circle with a tangent velocity, the inelastic restart
+    v+ = v- - (p.v-) p/L^2 for the located crossing."""
     from mdae_fmu.impulse.numeric import solve_at
     _, prob, ia = _instant_problem(load(ROOT / "CupAndBallFirstOrder.mo"), "not taut", "taut")
     th, v = 0.4, np.array([2.0, -1.0])
-    for k, (radius, ok) in enumerate(((np.sqrt(1 + 2e-10), True), (1.05, False))):
+    for k, radius in enumerate((np.sqrt(1 + 2e-10), 1.05)):
         p = radius * np.array([np.sin(th), -np.cos(th)])
         m = _Me(fmus("CupAndBallFirstOrder"), tmp_path / f"x{k}")
         m.init()
         m.set_states(0.1, x=p[0], y=p[1], vx=v[0], vy=v[1])
         m.fmu.enterEventMode()
-        if not ok:
-            with pytest.raises(Exception):
-                m.fmu.newDiscreteStates()
-            text = "\n".join(m.messages)
-            assert "t = 0.1" in text and "mode change [not taut] -> [taut] (instant 0)" in text
-            assert "no solution near the left limits" in text
-            continue
         info = m.fmu.newDiscreteStates()
         assert info[0] and info[3]
         got = dict(zip(("x", "y", "vx", "vy", "der(x)", "der(y)"),
@@ -605,13 +599,35 @@ def test_first_order_cup_and_ball_numeric_instant(fmus, tmp_path):
                                  ("vy", 0): v[1]}, _delta_of(m.messages))
         for key, value in py.items():
             assert got[str(key)[:-1]] == pytest.approx(value, rel=1e-6, abs=1e-9), key
+        assert (radius > 1.01) == any("violate its constraints" in msg for msg in m.messages)
         while m.fmu.newDiscreteStates()[0]:
             pass
         x, y, vx, vy = m.get("x", "y", "vx", "vy")
         pn = np.array([x, y])
-        np.testing.assert_allclose(pn, p / np.linalg.norm(p), rtol=0, atol=1e-7)  # O(delta)
-        np.testing.assert_allclose([vx, vy], v - (pn @ v) * pn, rtol=0, atol=1e-6)
+        assert pn @ pn == pytest.approx(1.0, abs=1e-12)
+        assert pn @ np.array([vx, vy]) == pytest.approx(0.0, abs=1e-9)
+        if radius < 1.01:
+            np.testing.assert_allclose(pn, p / np.linalg.norm(p), rtol=0, atol=1e-7)  # O(delta)
+            np.testing.assert_allclose([vx, vy], v - (pn @ v) * pn, rtol=0, atol=1e-6)
         m.free()
+
+
+def test_delta_scheme_without_solution_is_a_runtime_error(tmp_path):
+    """An S3 instant whose restart system has no real solution (the engaged clutch requires
+    w1^2 = w2 with w2 < 0): the delta-scheme's Newton fails and the FMU returns fmi2Error
+    naming the mode change, the instant and the time."""
+    model = parse_modelica(SINH.replace("ClutchSinh", "ClutchNoRoot")
+                           .replace("w2(start = 5.0", "w2(start = -5.0")
+                           .replace("if g then w1 - w2", "if g then w1 * w1 - w2"),
+                           "ClutchNoRoot.mo")
+    path = export(model, tmp_path / "n.fmu", progress=False)
+    messages = []
+    with pytest.raises(Exception):
+        simulate_fmu(str(path), stop_time=1.0, output_interval=0.01,
+                     logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
+    text = "\n".join(messages)
+    assert "t = 0.5" in text and "mode change [not g] -> [g] (instant 0)" in text
+    assert "no solution near the left limits (delta-scheme at delta" in text
 
 
 def test_non_semilinear_clutch_restart_is_the_delta_scheme_limit(fmus):
