@@ -220,7 +220,9 @@ class ParseContext:
         text = self.text
         last, line = self._cursor
         if pos >= last:
-            line += text.count("\n", last, pos)
+            newlines = text.count("\n", last, pos)
+            if newlines:                    # (the same int object on the same line)
+                line += newlines
         else:
             line -= text.count("\n", pos, last)
         self._cursor = (pos, line)
@@ -234,7 +236,10 @@ class ParseContext:
 
     def pos_loc(self, pos: int) -> SourceLoc:
         """File position of offset ``pos`` of the parsed text."""
-        return self.loc(*self.line_col(pos))
+        line, col = self.line_col(pos)
+        if self.line0 == 1 and self.col0 == 1:    # a whole file: no shift (the usual case)
+            return SourceLoc(self.filename, line, col)
+        return self.loc(line, col)
 
     def tok_loc(self, tok: tuple) -> SourceLoc:
         """File position of a token ``(type, value, offset)``."""
