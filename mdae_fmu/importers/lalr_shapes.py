@@ -25,10 +25,13 @@ shape has been seen twice it gets
   read); it applies only when the states down to that depth are the recorded ones.
 
 At a segment boundary the driver tries the shapes that followed the previous two before, then
-those that followed the previous one (at most four each, most recent first). If none matches, if the context has no trace yet and the table
-rejects a token (a syntax error), or if a keyword check fails, the segment is parsed token by
-token. The caches are bounded (shapes, traces per shape, segment length, pending counts), so a
-file without repetition costs only the bookkeeping.
+those that followed the previous one (at most four each, most recent first). If none matches,
+if the context has no trace yet and the table rejects a token (a syntax error), or if a
+keyword check fails, the segment is parsed token by token. The regular expression reproduces
+the driver's fast lexing gear; the trace exists only if the table accepts each token in the
+state it is read in, which is when the fast gear and lark's contextual lexer agree (`lalr`
+module docstring). The caches are bounded (shapes, traces per shape, segment length, pending
+counts), so a file without repetition costs only the bookkeeping.
 """
 
 from __future__ import annotations
