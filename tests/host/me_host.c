@@ -14,7 +14,8 @@
  *      an instance in error is then reset (fmi2Reset) and freed;
  *   2. runs a whole ME simulation (FMI 2.0.5 §3.2 calling sequence): explicit Euler with a
  *      fixed step, state events by a domain change of the event indicators (z > 0 vs z <= 0)
- *      at the end of a step (no location), time events from nextEventTime, step events from
+ *      located by bisection on the step length to 1e-12, time events from nextEventTime,
+ *      input changes (see below), step events from
  *      fmi2CompletedIntegratorStep, event iteration until newDiscreteStatesNeeded is false;
  *   3. round-trips the FMU state at mid-run: fmi2GetFMUstate, fmi2SerializeFMUstate,
  *      fmi2SetFMUstate, fmi2DeSerializeFMUstate, fmi2FreeFMUstate; the rerun from a
@@ -76,7 +77,7 @@ typedef struct {
     double t;
     int nextDefined;
     double nextTime;
-    double *x, *dx, *z, *zprev;
+    double *x, *dx, *z, *zprev, *x0;   /* x0: states at the start of the current step */
 } Run;
 
 static Api api;
@@ -309,7 +310,8 @@ static int simulate(fmi2Component c, Run *r, double stop, double h) {
             inputEvent = 1;
         }
         if (nx) OK(api.getDerivatives(c, r->dx, nx));
-        for (i = 0; i < nx; i++) r->x[i] += (t1 - r->t) * r->dx[i];
+        if (nx) memcpy(r->x0, r->x, nx * sizeof(double));
+        for (i = 0; i < nx; i++) r->x[i] = r->x0[i] + (t1 - t0) * r->dx[i];
         r->t = t1;
         OK(api.setTime(c, r->t));
         if (nx) OK(api.setContinuousStates(c, r->x, nx));
@@ -317,6 +319,30 @@ static int simulate(fmi2Component c, Run *r, double stop, double h) {
             OK(api.getEventIndicators(c, r->z, nz));
             for (i = 0; i < nz; i++)
                 if ((r->z[i] > 0.0) != (r->zprev[i] > 0.0)) stateEvent = 1;
+        }
+        if (stateEvent) {
+            /* locate the domain change by bisection on the Euler step length (the Euler
+             * state is linear in it), to 1e-12: the event instant sees left limits on the
+             * switching surface, as with any host that locates events */
+            double lo = 0.0, hi = t1 - t0;
+            while (hi - lo > 1e-12 * (1.0 + fabs(t0))) {
+                double mid = 0.5 * (lo + hi);
+                int crossed = 0;
+                for (i = 0; i < nx; i++) r->x[i] = r->x0[i] + mid * r->dx[i];
+                OK(api.setTime(c, t0 + mid));
+                if (nx) OK(api.setContinuousStates(c, r->x, nx));
+                OK(api.getEventIndicators(c, r->z, nz));
+                for (i = 0; i < nz; i++)
+                    if ((r->z[i] > 0.0) != (r->zprev[i] > 0.0)) crossed = 1;
+                if (crossed) hi = mid;
+                else lo = mid;
+            }
+            if (hi < t1 - t0) timeEvent = inputEvent = 0;
+            r->t = t0 + hi;
+            for (i = 0; i < nx; i++) r->x[i] = r->x0[i] + hi * r->dx[i];
+            OK(api.setTime(c, r->t));
+            if (nx) OK(api.setContinuousStates(c, r->x, nx));
+            OK(api.getEventIndicators(c, r->z, nz));
         }
         OK(api.completedIntegratorStep(c, fmi2True, &enter, &stopNow));
         if (stopNow) return 1;
@@ -348,6 +374,7 @@ static int run_all(double stop, double h) {
     r.dx = calloc(nx ? nx : 1, sizeof(double));
     r.z = calloc(nz ? nz : 1, sizeof(double));
     r.zprev = calloc(nz ? nz : 1, sizeof(double));
+    r.x0 = calloc(nx ? nx : 1, sizeof(double));
     xa = calloc(nx ? nx : 1, sizeof(double));
     zmid = calloc(nz ? nz : 1, sizeof(double));
     c = instantiate("host", guid);
@@ -413,6 +440,7 @@ done:
     free(r.dx);
     free(r.z);
     free(r.zprev);
+    free(r.x0);
     free(xa);
     free(zmid);
     return rc;
