@@ -8,11 +8,14 @@ separately; what the parser learns from the file, `importers.lalr_shapes`, is le
 the timed import), peak RSS of the process, and the CPU time of a fixed 3-million-iteration
 Python loop as a machine-speed reference (about 0.12 s on an idle 3 GHz core): on a loaded
 machine, scale the import times by the ratio. With ``--repeats N`` each size runs N times and
-the medians are printed. With ``--xml`` the XML equation list of the same model is imported
-too; with ``--roundtrip`` the printer and the XML writer are timed as well.
+the medians are printed. With ``--against DIR`` (a checkout of another revision, e.g.
+``git archive REV | tar -x -C DIR``) every run is paired with one of that revision's importer on
+the same file, alternately, so that both see the same load ("before" and "after" in the same
+run). With ``--xml`` the XML equation list of the same model is imported too; with
+``--roundtrip`` the printer and the XML writer are timed as well.
 
-Usage: ``python benchmarks/import_bench.py [--sizes 1e3 1e4 1e5] [--repeats N] [--xml]
-[--roundtrip] [--json OUT]``.
+Usage: ``python benchmarks/import_bench.py [--sizes 1e3 1e4 1e5] [--repeats N] [--against DIR]
+[--xml] [--roundtrip] [--json OUT]``.
 """
 
 from __future__ import annotations
@@ -60,43 +63,71 @@ if do_rt or do_xml:
         out["xml_import_s"] = time.perf_counter() - t0
         out["xml_equal"] = mx == m
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["source"] = F.__file__.rsplit("/mdae_fmu/", 1)[0]     # the source tree measured
 print(json.dumps(out))
 """
 
 
-def _child(n: int, path: str, xml: bool, roundtrip: bool) -> dict:
+def _child(n: int, path: str, xml: bool, roundtrip: bool, source: str | None = None) -> dict:
+    """One import in a fresh process; ``source``: a directory whose ``mdae_fmu`` is imported
+    instead of the installed one."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
     res = subprocess.run([sys.executable, "-c", _CHILD, HERE, str(n), path,
                           "1" if xml else "0", "1" if roundtrip else "0"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env,
+                         cwd=os.path.dirname(path))    # not a source tree: PYTHONPATH decides
     if res.returncode != 0:
         sys.exit(f"benchmark child failed:\n{res.stderr}")
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def run(sizes, xml: bool, roundtrip: bool, repeats: int = 1) -> list[dict]:
-    """One row per size: the medians over ``repeats`` fresh processes."""
+def _summary(runs: list[dict]) -> dict:
+    """The medians of the numeric fields of several runs of one size."""
+    r = {k: (statistics.median(x[k] for x in runs) if isinstance(v, float) else v)
+         for k, v in runs[0].items()}
+    r["repeats"] = len(runs)
+    if len(runs) > 1:
+        r["import_cpu_runs"] = [x["import_cpu_s"] for x in runs]
+    return r
+
+
+def _line(r: dict, label: str = "") -> str:
+    line = (f"{label}{r['equations']:>8} eq  {r['bytes'] / 1e6:7.2f} MB  import "
+            f"{r['import_s']:7.2f} s (cpu {r['import_cpu_s']:6.2f} s)  peak "
+            f"{r['peak_rss_mb']:7.1f} MB  (3M-loop {r['calibration_cpu_s']:.2f} s)")
+    if "xml_import_s" in r:
+        line += f"  xml {r['xml_import_s']:6.2f} s"
+    if "print_s" in r:
+        line += f"  print {r['print_s']:5.2f} s  xml-write {r['xml_write_s']:5.2f} s"
+    if r["repeats"] > 1:
+        line += f"  median of {r['repeats']}"
+    return line
+
+
+def run(sizes, xml: bool, roundtrip: bool, repeats: int = 1,
+        against: str | None = None) -> list[dict]:
+    """One row per size: the medians over ``repeats`` fresh processes (and, with ``against``,
+    the other revision's, measured alternately, under ``"against"``)."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for eqs in sizes:
             n = max(1, round((eqs - 3) / 6))
             path = os.path.join(tmp, f"chain{n}.mo")
-            runs = [_child(n, path, xml, roundtrip) for _ in range(repeats)]
-            r = {k: (statistics.median(x[k] for x in runs)
-                     if isinstance(v, float) else v) for k, v in runs[0].items()}
-            r["repeats"] = repeats
-            if repeats > 1:
-                r["import_cpu_runs"] = [x["import_cpu_s"] for x in runs]
+            runs, other = [], []
+            for _ in range(repeats):
+                runs.append(_child(n, path, xml, roundtrip))
+                if against is not None:
+                    other.append(_child(n, path, xml, roundtrip, against))
+            r = _summary(runs)
+            if against is None:
+                print(_line(r), flush=True)
+            else:
+                r["against"] = _summary(other)
+                print(_line(r, "this    "), flush=True)
+                print(_line(r["against"], "against "), flush=True)
             rows.append(r)
-            line = (f"{r['equations']:>8} eq  {r['bytes'] / 1e6:7.2f} MB  import "
-                    f"{r['import_s']:7.2f} s (cpu {r['import_cpu_s']:6.2f} s)  peak "
-                    f"{r['peak_rss_mb']:7.1f} MB  (3M-loop {r['calibration_cpu_s']:.2f} s)")
-            if "xml_import_s" in r:
-                line += f"  xml {r['xml_import_s']:6.2f} s"
-            if "print_s" in r:
-                line += f"  print {r['print_s']:5.2f} s  xml-write {r['xml_write_s']:5.2f} s"
-            if repeats > 1:
-                line += f"  median of {repeats}"
-            print(line, flush=True)
     return rows
 
 
@@ -105,11 +136,14 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", nargs="+", type=float, default=[1e3, 1e4, 1e5],
                    help="target numbers of equations")
     p.add_argument("--repeats", type=int, default=1, help="runs per size (medians printed)")
+    p.add_argument("--against", metavar="DIR",
+                   help="also run the importer of the source tree DIR, alternately")
     p.add_argument("--xml", action="store_true", help="also import the XML form")
     p.add_argument("--roundtrip", action="store_true", help="also time printer and writer")
     p.add_argument("--json", metavar="OUT", help="write the rows as JSON")
     args = p.parse_args(argv)
-    rows = run([int(s) for s in args.sizes], args.xml, args.roundtrip, args.repeats)
+    rows = run([int(s) for s in args.sizes], args.xml, args.roundtrip, args.repeats,
+               args.against)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
