@@ -480,6 +480,18 @@ def test_cli_export(tmp_path, capsys):
                      "-o", str(out)]) == 0
     assert validate_fmu(str(out)) == []
     assert "wrote" in capsys.readouterr().out
+    de = read_model_description(str(out)).defaultExperiment       # the defaults
+    assert (float(de.startTime), float(de.stopTime), float(de.tolerance),
+            float(de.stepSize)) == (0.0, 1.0, 1e-6, 0.002)
+    assert cli_main(["export", str(ROOT / "reference_models" / "Dahlquist.mo"), "-o", str(out),
+                     "--stop-time", "10", "--tolerance", "1e-8"]) == 0
+    de = read_model_description(str(out)).defaultExperiment
+    assert (float(de.startTime), float(de.stopTime), float(de.tolerance),
+            float(de.stepSize)) == (0.0, 10.0, 1e-8, 0.02)
+    capsys.readouterr()
+    assert cli_main(["export", str(ROOT / "reference_models" / "Dahlquist.mo"), "-o", str(out),
+                     "--stop-time", "-1"]) == 2
+    assert "stop time" in capsys.readouterr().err
     # a model the analysis rejects: exit code 1 and a message, no traceback
     bad = tmp_path / "Bad.mo"
     bad.write_text("class Bad\n  Real x;\n  Real y;\nequation\n  der(x) = 1.0;\n"
