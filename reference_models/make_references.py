@@ -545,12 +545,12 @@ def _rldc2_rows(segments, stop: float, n: int) -> list[list[float]]:
     return rows
 
 
-RLDC2_SWITCHED_SCHEDULE = ((0.0, True, False), (0.05, True, True), (0.1, False, True),
-                           (0.15, False, False), (0.2, True, True), (0.25, False, False),
-                           (0.3, True, False))
+RLDC2_SWITCHED_SCHEDULE = ((0.0, True, False), (0.1, True, True), (0.2, False, True),
+                           (0.3, False, False), (0.4, True, True), (0.5, False, False),
+                           (0.6, True, False))
 
 
-def rldc2_switched(stop: float = 0.4, z0=(1.0, 0.0, 0.0, 0.5),
+def rldc2_switched(stop: float = 0.8, z0=(1.0, 0.0, 0.0, 0.5),
                    schedule=RLDC2_SWITCHED_SCHEDULE):
     """RLDC2Switched.mo: the diodes of RLDC2 replaced by ideal switches whose states g1, g2 are
     Boolean inputs following ``schedule`` (time, g1, g2). Each mode is a linear ODE, solved by
@@ -656,8 +656,8 @@ def main(outdir: Path = HERE) -> dict:
     emit("RLDC2", *rldc2(), ["RLDC2"], method="closed form (mode FF throughout)")
     cols, rows, ev = rldc2_switched()
     emit("RLDC2Switched", cols, rows, ["RLDC2Switched"], events=ev,
-         inputs={"RLDC2Switched": "g1, g2 from RLDC2_SWITCHED_SCHEDULE: (0, T, F), (0.05, T, T), "
-                 "(0.1, F, T), (0.15, F, F), (0.2, T, T), (0.25, F, F), (0.3, T, F)"},
+         inputs={"RLDC2Switched": "g1, g2 from RLDC2_SWITCHED_SCHEDULE: (0, T, F), (0.1, T, T), "
+                 "(0.2, F, T), (0.3, F, F), (0.4, T, T), (0.5, F, F), (0.6, T, F)"},
          method="matrix exponential per mode + charge/flux-sharing restarts")
     cols, rows, ev = rldc2_diodes()
     emit("RLDC2Diodes", cols, rows, ["RLDC2Diodes"], events=ev,

@@ -26,13 +26,22 @@ REFS = json.loads((REFERENCE / "references.json").read_text())
 # analysis on purpose
 SINGLE_MODE = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "Stair")
 MULTIMODE = ("ClutchBasic", "ClutchGuarded", "ClutchGuardedTime", "ClutchNonSemilinear",
-             "CupAndBall", "CupAndBallFirstOrder", "CupAndBallElastic", "AirBrake", "RLDC2")
+             "CupAndBall", "CupAndBallFirstOrder", "CupAndBallElastic", "AirBrake", "RLDC2",
+             "RLDC2Switched", "RLDC2Diodes")
 REFERENCE_MODELS = SINGLE_MODE + MULTIMODE
 
-# ClutchGuarded's engage signal (a Boolean input): true exactly on [5, 7], so that its result
-# is ClutchBasic.csv (references.json)
+# The input signals (piecewise constant: (time, value) from that time on) under which the
+# models with Boolean inputs give their reference results (references.json): ClutchGuarded's
+# engage signal is true exactly on [5, 7] (ClutchBasic.csv); RLDC2Switched's switches follow
+# RLDC2_SWITCHED_SCHEDULE of reference_models/make_references.py, on multiples of 0.1 so that
+# every communication grid of the CS tests holds the switching times.
 CLUTCH_SIGNAL = ((0.0, False), (5.0, True), (7.0, False))
-INPUT_SIGNALS = {"ClutchGuarded": ("g", CLUTCH_SIGNAL)}
+INPUT_SIGNALS = {
+    "ClutchGuarded": {"g": CLUTCH_SIGNAL},
+    "RLDC2Switched": {"g1": ((0.0, True), (0.2, False), (0.4, True), (0.5, False), (0.6, True)),
+                      "g2": ((0.0, False), (0.1, True), (0.3, False), (0.4, True),
+                             (0.5, False))},
+}
 
 # DefaultExperiment tolerance of the shared FMUs: the CS integrator's tolerance when the host
 # gives none (libcosim never does). CS against ME at 1e-5 relative needs both results far
@@ -215,15 +224,25 @@ def input_table(name: str):
     import numpy as np
     if name not in INPUT_SIGNALS:
         return None
-    var, signal = INPUT_SIGNALS[name]
-    rows = [(signal[0][0], signal[0][1])]
-    for (t, v), (_, prev) in zip(signal[1:], signal[:-1]):
-        rows += [(t, prev), (t, v)]
-    return np.array(rows, dtype=[("time", float), (var, type(signal[0][1]))])
+    signals = INPUT_SIGNALS[name]
+
+    def value(signal, t, before=False):
+        v = signal[0][1]
+        for ts, vs in signal:
+            if ts < t or (ts == t and not before):
+                v = vs
+        return v
+    rows = [(0.0, *(value(s, 0.0) for s in signals.values()))]
+    for t in input_switch_times(name):
+        rows.append((t, *(value(s, t, before=True) for s in signals.values())))
+        rows.append((t, *(value(s, t) for s in signals.values())))
+    return np.array(rows, dtype=[("time", float)] + [(var, type(s[0][1]))
+                                                     for var, s in signals.items()])
 
 
 def input_switch_times(name: str) -> tuple[float, ...]:
-    return tuple(t for t, _ in INPUT_SIGNALS[name][1][1:]) if name in INPUT_SIGNALS else ()
+    """The times at which some input of ``name`` switches, sorted."""
+    return tuple(sorted({t for s in INPUT_SIGNALS.get(name, {}).values() for t, _ in s[1:]}))
 
 
 def me_reference(name: str):

@@ -56,13 +56,16 @@ def test_single_fmu_matches_me(name, step):
     k = ex.add_local_slave(CosimLocalSlave(fmu_path=str(fmu), instance_name="m"))
     obs = CosimObserver.create_last_value()
     ex.add_observer(obs)
-    switches = {}
+    switches: dict[int, list] = {}      # step index -> [(input, value)] applied after it
     if name in INPUT_SIGNALS:
-        inp, signal = INPUT_SIGNALS[name]
-        ex.boolean_initial_value(k, var[inp].valueReference, bool(signal[0][1]))
         manip = CosimManipulator.create_override()
         ex.add_manipulator(manip)
-        switches = {int(round(t / step)): v for t, v in signal[1:]}
+        for inp, signal in INPUT_SIGNALS[name].items():
+            ex.boolean_initial_value(k, var[inp].valueReference, bool(signal[0][1]))
+            for t, v in signal[1:]:
+                i = int(round(t / step))
+                assert abs(i * step - t) < 1e-9 * step, "input switch off the step grid"
+                switches.setdefault(i, []).append((inp, v))
     times, rows = [], []
     n_steps = int(round(stop / step))
     for i in range(1, n_steps + 1):
@@ -72,8 +75,8 @@ def test_single_fmu_matches_me(name, step):
         if ints:
             row += obs.last_integer_values(k, [var[n].valueReference for n in ints])
         rows.append(row)
-        if i in switches:
-            manip.slave_boolean_values(k, [var[inp].valueReference], [bool(switches[i])])
+        for inp, v in switches.get(i, ()):
+            manip.slave_boolean_values(k, [var[inp].valueReference], [bool(v)])
     assert abs(times[-1] - stop) <= 1e-9
     data = np.array(rows, dtype=float)
     worst = cs_vs_me_errors(name, np.array(times),

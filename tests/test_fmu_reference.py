@@ -22,7 +22,7 @@ from fmpy.fmi2 import FMU2Model  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
 from cosim_util import (INPUT_SIGNALS, REFERENCE, REFERENCE_MODELS, REFS,  # noqa: E402
-                        SINGLE_MODE, build_me, reference_entry, reference_stop,
+                        SINGLE_MODE, build_me, input_table, reference_entry, reference_stop,
                         relative_errors)
 
 ROOT = REFERENCE
@@ -160,12 +160,7 @@ def test_continuous_dependencies_hold_numerically(name):
     fmu = reference_fmu(name)
     md = read_model_description(str(fmu))
     probe = _Probe(md, every=1)
-    kw = {}
-    if name in INPUT_SIGNALS:
-        var, signal = INPUT_SIGNALS[name]
-        kw["input"] = np.array([(0.0, signal[0][1])] + [p for t, v in signal[1:]
-                                                       for p in ((t, not v), (t, v))],
-                               dtype=[("time", float), (var, bool)])
+    kw = {"input": input_table(name)} if name in INPUT_SIGNALS else {}
     stop = reference_stop(name)
     simulate_fmu(str(fmu), stop_time=stop, output_interval=stop / 20,
                  relative_tolerance=1e-8, step_finished=probe, **kw)

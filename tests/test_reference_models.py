@@ -431,8 +431,8 @@ def test_rldc2_switched_modes_restarts_and_laws():
     info = INDEX["RLDC2Switched"]
     _kirchhoff_and_element_laws(g, 1e-13)
     _dynamic_laws_between_events(g, info["events"])
-    schedule = [(0.0, True, False), (0.05, True, True), (0.1, False, True), (0.15, False, False),
-                (0.2, True, True), (0.25, False, False), (0.3, True, False)]
+    schedule = [(0.0, True, False), (0.1, True, True), (0.2, False, True), (0.3, False, False),
+                (0.4, True, True), (0.5, False, False), (0.6, True, False)]
     assert [s[0] for s in schedule[1:]] == info["events"]
     t = g["time"]
     for k, (t0, g1, g2) in enumerate(schedule):

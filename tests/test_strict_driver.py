@@ -211,7 +211,7 @@ def test_exported_reference_model_passes_strict_driver(name):
     also serialized), every reference event seen, and the RK4 trajectory on the reference CSV
     within 1e-5 relative (ClutchGuarded: its Boolean input g driven true on [5, 7])."""
     fmu = build_me(name)
-    inputs = dict([INPUT_SIGNALS[name]]) if name in INPUT_SIGNALS else None
+    inputs = INPUT_SIGNALS.get(name)
     h = STEP.get(name, 1e-3)
     res = simulate_strict(fmu, step=h, inputs=inputs)       # stop: DefaultExperiment
     stop = reference_stop(name)

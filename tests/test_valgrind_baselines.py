@@ -115,7 +115,7 @@ def memcheck_runs(host, tmp_path_factory):
 
     def get(name):
         if name not in runs:
-            inputs = dict([INPUT_SIGNALS[name]]) if name in INPUT_SIGNALS else None
+            inputs = INPUT_SIGNALS.get(name)
             runs[name] = run_fmu_in_host(host, build_me(name), tmp_path_factory.mktemp(name),
                                          step=HOST_STEP.get(name, 1e-3), inputs=inputs)
         return runs[name]
