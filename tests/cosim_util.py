@@ -176,17 +176,24 @@ def close_slave(slave: Slave) -> None:
 
 
 
+#: Absolute floor of every comparison: ten times the exporter's event hysteresis (1e-10).
+#: A value below it is an event-location artifact, e.g. RLDC2Diodes' impulse outputs at its
+#: physical (continuous) switches, 1e-10, whose last digits depend on where each integrator
+#: located the crossing inside the hysteresis band.
+EVENT_RESOLUTION_FLOOR = 1e-9
+
+
 def zero_floor(signal) -> float:
     """Absolute floor of the relative metric for one reference signal (docs/fmi-testing.md,
     "Metrics"): 1e-3 of its largest magnitude when it reaches or crosses zero (near a zero
     crossing a time-phase error of the order of the tolerance gives an unbounded relative
     error), else none: a signal of one sign, e.g. the decay exp(-t) down to 4.5e-5, is
-    checked purely relatively."""
+    checked purely relatively; never below `EVENT_RESOLUTION_FLOOR`."""
     import numpy as np
     s = np.asarray(signal, dtype=float)
     if s.size and s.min() <= 0.0 <= s.max():
-        return 1e-3 * float(np.max(np.abs(s)))
-    return 0.0
+        return max(1e-3 * float(np.max(np.abs(s))), EVENT_RESOLUTION_FLOOR)
+    return EVENT_RESOLUTION_FLOOR
 
 
 def relative_errors(got, ref, signal=None):
