@@ -188,6 +188,7 @@ def _parser() -> _Parser:
         _instance = _Parser()
     return _instance
 
+
 # --- per-parse state and intermediate form ---------------------------------------------------
 
 @dataclass
@@ -305,9 +306,9 @@ class Stmt:
 class Decl:
     """One declared component before validation (`build_model` turns it into a `Variable`)."""
     name: str
-    loc: SourceLoc
+    loc: SourceLoc | int                  # a "where" (the note on locations below)
     type_name: str
-    type_loc: SourceLoc | int             # a SourceLoc, or an offset in the text (see `Where`)
+    type_loc: SourceLoc | int
     prefixes: tuple                       # ((keyword, where), ...)
     modifiers: list | tuple               # [(name, value or None, where, nested), ...]
     binding: object = None
@@ -728,7 +729,7 @@ class _Callbacks:
 @dataclass(slots=True)
 class _Array:
     """An array constructor ``{a, b, ...}``. It is refused (the error is recorded when it is
-    read) except as the condition of a when-clause (`_Callbacks._when_condition`)."""
+    read) except as the condition of a when-clause (`_Callbacks.when_eq`)."""
     items: list
     error: tuple            # the recorded error, withdrawn for a when-condition
 

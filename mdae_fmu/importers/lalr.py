@@ -11,7 +11,7 @@ Lexing is lark's contextual lexing, done in two gears:
 
 * Fast gear: one compiled alternation of *all* terminals, in lark's order (lark's root lexer),
   matched at the current position. Tokens are plain tuples ``(type, value, start offset)``;
-  line and column are computed only when a caller asks (`line_col`).
+  lines and columns are left to the caller, which computes them only where it needs them.
 * Exact gear: lark's contextual lexer matches, in each parser state, only the terminals that
   state accepts (plus the ignored ones and the ``always_accept`` keywords). The two agree
   whenever the root token is accepted in the current state: both alternations list the
@@ -66,11 +66,6 @@ class ParseError(Exception):
         self.token = token
         self.expected = frozenset(expected)
         self.previous = previous
-
-
-def line_col(text: str, pos: int) -> tuple[int, int]:
-    """Line and column (both from 1) of offset ``pos`` of ``text``."""
-    return text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
 
 
 class Driver:
@@ -338,4 +333,4 @@ class Driver:
         raise ParseError("token", pos, (kind, value, pos), self.states[state], previous)
 
 
-__all__ = ["Driver", "ParseError", "line_col"]
+__all__ = ["Driver", "ParseError"]
