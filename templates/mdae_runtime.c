@@ -125,15 +125,19 @@ static double norm_inf(int n, const double *v)
 /* Damped Newton on F(u) = 0 with the analytic Jacobian; the current slot values are the
  * initial guess. Step halving until the residual norm decreases (at most 12 halvings); at
  * most MDAE_NEWTON_MAXIT iterations. Converged when the scaled step is below 1e-12 or the
- * residual below 1e-14. */
+ * residual below 1e-14. A failed solve puts the initial guess back into the slots, so that
+ * the host's retry from a good state starts from the last solution, not from the failed
+ * iterate. */
 int mdae_newton_block(ModelInstance *inst, int n, const int *u,
                       void (*residual)(const ModelData *, double *),
                       void (*jacobian)(const ModelData *, double *), int block)
 {
     ModelData *d = &inst->d;
     double *J = inst->work, *F = J + n * n, *x0 = F + n, *dx = x0 + n; /* dx: 2n */
+    double *guess = dx + 2 * n;
     int *perm = inst->iwork, it, k, h;
     double fn;
+    for (k = 0; k < n; k++) guess[k] = d->r[u[k]];
     residual(d, F);
     fn = norm_inf(n, F);
     for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
@@ -142,6 +146,7 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
         if (!isfinite(fn)) break;
         jacobian(d, J);
         if (mdae_lu_factor(n, J, perm)) {
+            for (k = 0; k < n; k++) d->r[u[k]] = guess[k];
             block_failure(inst, block, "Newton iteration: Jacobian is numerically singular");
             return 1;
         }
@@ -158,6 +163,7 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
         if (step <= 1e-12 && fn <= 1e-8 * (1.0 + norm_inf(n, x0))) return 0;
     }
     if (isfinite(fn) && fn <= 1e-10) return 0;
+    for (k = 0; k < n; k++) d->r[u[k]] = guess[k];
     {
         char why[160];
         snprintf(why, sizeof why,

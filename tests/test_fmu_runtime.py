@@ -272,9 +272,7 @@ def test_block_failure_in_continuous_time_is_a_discard(tmp_path, text, label, ba
 
 
 @pytest.mark.parametrize("text, bad_x", [
-    pytest.param(NO_ROOT, 0.75, marks=pytest.mark.xfail(
-        strict=True, reason="templates/mdae_runtime.c mdae_newton_block leaves the failed "
-        "iterate (y ~ 0, singular Jacobian) in the slots; the next solve starts from it")),
+    (NO_ROOT, 0.75),
     (SINGULAR, 1.0),
 ])
 def test_block_recovers_after_a_discard(tmp_path, text, bad_x):

@@ -228,3 +228,19 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
             f"      if (mdae_newton_block(inst, {n}, u, blk{index}_residual, "
             f"blk{index}_jacobian, {index})) return 1; }}")
     return BlockCode(kind, body, helpers)
+
+
+# --- scratch sizes of the runtime's solvers (templates/mdae_runtime.c) --------------------------
+
+def newton_work(n: int) -> int:
+    """Doubles of scratch `mdae_newton_block` needs for a block of ``n`` unknowns: Jacobian
+    (n²), residual, iterate, step plus the LU solve's scratch (2n), and the entry guess that a
+    failed solve restores."""
+    return n * n + 5 * n
+
+
+def gauss_newton_work(m: int, n: int) -> int:
+    """Doubles of scratch `mdae_gauss_newton` needs for ``m`` residuals in ``n`` unknowns."""
+    q = max(m, n)
+    return m * n + 2 * m + 2 * n + q * q + 2 * q
+

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import jinja2
 import sympy as sp
 
-from .blocks import emit_block
+from .blocks import emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
 from .events import ASSERT_TOL, EventPlan
 from .initialization import InitPlan
@@ -242,12 +242,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     m_i, n_i = len(init.rows), len(init.unknown_slots)
     m_p, n_p = len(cm.consistency), len(proj_unknowns)
 
-    def gn_work(m, n):
-        q = max(m, n)
-        return m * n + 2 * m + 2 * n + q * q + 2 * q
-
-    work = max([nb * nb + 4 * nb for nb in block_sizes] + [gn_work(m_i, n_i), gn_work(m_p, n_p),
-                                                            1])
+    work = max([newton_work(nb) for nb in block_sizes]
+               + [gauss_newton_work(m_i, n_i), gauss_newton_work(m_p, n_p), 1])
     perm = max(block_sizes + [m_i, n_i, m_p, n_p, 1])
     if modes is not None:
         files.update(modes.files)

@@ -42,7 +42,7 @@ import sympy as sp
 
 from ..diagnostics import ModelRejected
 from ..ir import Model
-from .blocks import BlockPlan, emit_block
+from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
 from .events import preorder
 from .plan import CompiledModel, FmiVariable, compile_model
@@ -487,11 +487,6 @@ def _env() -> jinja2.Environment:
         autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
-def _gn_work(m, n):
-    q = max(m, n)
-    return m * n + 2 * m + 2 * n + q * q + 2 * q
-
-
 def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     """C files of the per-mode schedules and of the mode logic (module docstring)."""
     from .emit import make_printers
@@ -522,7 +517,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
             if len(stmts) >= 2 * STATEMENTS_PER_FUNCTION:
                 functions.append("\n".join(stmts))
                 stmts = []
-            work = max(work, len(blk.unknowns) ** 2 + 4 * len(blk.unknowns))
+            work = max(work, newton_work(len(blk.unknowns)))
             perm = max(perm, len(blk.unknowns))
         if stmts:
             functions.append("\n".join(stmts))
@@ -533,7 +528,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         proj = sorted({state_slot[s] for _, e in mc.consistency for s in e.free_symbols
                        if s in state_slot})
         ncons = max(ncons, len(mc.consistency))
-        work = max(work, _gn_work(len(mc.consistency), len(proj)))
+        work = max(work, gauss_newton_work(len(mc.consistency), len(proj)))
         perm = max(perm, len(mc.consistency), len(proj))
         integrated = set(mc.integrated)
         zero = [cm.states[k].der_slot for k in range(len(cm.states)) if k not in integrated]
