@@ -419,6 +419,16 @@ def test_if_equation_inside_a_when_clause_assigns_if_expressions():
     assert m.equations == ()                    # nothing leaks into the continuous part
 
 
+def test_if_inside_when_nesting_is_bounded():
+    for levels, message in ((300, "if-equations nested too deeply"),
+                            (255, "expression nested too deeply")):
+        body = "x = pre(x) + 1 + 2 + 3;"
+        for _ in range(levels):
+            body = f"if c then {body} end if;"
+        assert message in err(f"class D Integer x; Boolean c; equation when c then {body} "
+                              "end when; end D;")
+
+
 NEW_CONSTRUCTS = '''class NewConstructs "when {c1, c2}, if inside when, a 300-term sum"
   Real x(start = 0, fixed = true);
   Real y(start = 0, fixed = true);

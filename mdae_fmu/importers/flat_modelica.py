@@ -1221,7 +1221,12 @@ class _ModelBuilder:
                         actions.append(a)
                 elif tag == "if":
                     for var, value, aloc in self.when_if(x, 1):
-                        actions.append(Assign(var, value, aloc))
+                        shallow = limited(value)
+                        if shallow is None:
+                            self.err(aloc, f"expression nested too deeply (more than "
+                                           f"{MAX_DEPTH} levels)")
+                            continue
+                        actions.append(Assign(var, shallow, aloc))
                         self.assigned.setdefault(var, aloc)
                 elif tag == "when":
                     self.err(x[2], "nested when-clauses are not allowed")
