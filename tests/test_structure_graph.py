@@ -236,6 +236,25 @@ def test_btf_on_weighted_graph_with_mask():
     assert block_triangular_graph(g, m, keep) == [((0,), (0,)), ((3,), (3,)), ((1,), (1,))]
 
 
+
+@pytest.mark.parametrize("forward", [True, False])
+def test_btf_order_beyond_int32_pair_codes(forward):
+    """70 000 scalar blocks (more than 46 340, where the condensation's pair codes
+    a * n_comp + b no longer fit in 32 bits): a chain x_i = x_{i+1}, x_n = 1 must be solved
+    from its end, whether the equations are written in solve order or in reverse."""
+    n = 70_000
+    order = list(range(n)) if forward else list(range(n - 1, -1, -1))
+    # equation e (in written order) defines x_order[e] from x_order[e]+1 (the next in the chain)
+    rows = [{order[e]: 0, order[e] + 1: 0} if order[e] + 1 < n else {order[e]: 0}
+            for e in range(n)]
+    g = WeightedGraph.from_rows(rows, n)
+    matching = np.asarray(order, dtype=np.int64)          # e defines x_order[e]
+    blocks = block_triangular_graph(g, matching)
+    assert len(blocks) == n
+    solved = [v for _, (v,) in blocks]
+    assert solved == list(range(n - 1, -1, -1))       # x_n first, x_1 last
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 30), st.floats(0.0, 0.3), st.booleans(), st.integers(0, 10**6))
 def test_canonical_topological_order_fast_path_equals_heap(n, density, forward, seed):

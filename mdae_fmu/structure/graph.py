@@ -418,8 +418,9 @@ def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     comp_of_key = np.full(n + 1, -1, dtype=np.int64)
     live = np.flatnonzero(key < n)
     comp_of_key[key[live]] = live
-    # condensation arcs, deduplicated
-    a, b = label[src], label[dst]
+    # condensation arcs, deduplicated (int64: scipy's labels are int32, and the pair code
+    # a * n_comp + b overflows int32 beyond 46 340 components)
+    a, b = label[src].astype(np.int64), label[dst].astype(np.int64)
     cross = a != b
     code = np.unique(a[cross] * n_comp + b[cross])
     a, b = code // n_comp, code % n_comp
