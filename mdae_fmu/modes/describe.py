@@ -3,7 +3,10 @@
 What the report shows per mode change (brief of issue 5, item 4; theory §3.3): for every
 nonstandard instant until the steady configuration, the facts, the erased equations, the restart
 blocks with their shift-form formulas (``x@k`` is ``x^ok``, ``d`` the infinitesimal step), the
-impulsive variables with their impulse orders, and the standardized restart ``x+ = f(x-)``.
+impulsive variables with their impulse orders, and the standardized restart ``x+ = f(x-)``;
+then the restart of the whole change, composed over the instants when each has a closed form,
+otherwise as steps that name the instants computed numerically (RR-9334 §11.3) and the
+variables they restart.
 """
 
 from __future__ import annotations
@@ -76,14 +79,38 @@ def describe_change(ch: ModeChange, indent: str = "  ") -> list[str]:
         if any(ph for _, ph in jumps):
             out.append(f"{indent}    state increments: " + ", ".join(
                 f"{inc} ({ph or 'order ≤ 0: finite'})" for inc, ph in jumps))
-        if ri.method:
+        if ri.numerical:
+            head = f"({ri.method}, {ri.level} level)" if ri.method else "(failed)"
+            out.append(f"{indent}    standardized {head}: no closed form, numerical "
+                       f"(δ-scheme, RR-9334 §11.3) on {{{', '.join(ri.variables)}}}")
+        elif ri.method:
             out.append(f"{indent}    standardized ({ri.method}, {ri.level} level): "
                        + "; ".join(_eq_text(e) for e in ri.restart))
         for n in ri.notes:
             out.append(f"{indent}    note: {n}")
     if ch.restart:
         out.append(f"{indent}  restart: " + "; ".join(_eq_text(e) for e in ch.restart))
+    elif ch.steps and not ch.closed_form:
+        out.append(f"{indent}  restart: " + restart_steps_text(ch.steps))
     return out
+
+
+def restart_steps_text(steps) -> str:
+    """The composed restart of a mode change with an instant that has no closed form (theory
+    §3.5(c), RR-9334 §11.3): ``instant 0 numerical (δ-scheme, RR-9334 §11.3) on {vx, vy, x,
+    y}; then instant 1: vx+ = ...``. The left limits ``x-`` of a closed step after a numerical
+    one are the values the numerical instant computed."""
+    parts = []
+    for st in steps:
+        where = (f"instant {st.instants[0]}" if len(st.instants) == 1
+                 else f"instants {st.instants[0]}-{st.instants[-1]}")
+        if st.numerical:
+            parts.append(f"{where} numerical (δ-scheme, RR-9334 §11.3) on "
+                         f"{{{', '.join(st.variables)}}}")
+        else:
+            parts.append(f"{where}: " + ("; ".join(_eq_text(e) for e in st.restart)
+                                         or "no state restarted"))
+    return "; then ".join(parts)
 
 
 def describe_automaton(a: Automaton) -> str:
@@ -133,6 +160,11 @@ def automaton_to_json(a: Automaton) -> dict:
             "instants_until_steady": c.n_instants, "impulsive": c.impulsive,
             "diagnostic": c.diagnostic.message if c.diagnostic else None,
             "restart": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in c.restart],
+            "restart_steps": [{
+                "instants": list(st.instants), "numerical": st.numerical,
+                "variables": list(st.variables),
+                "restart": [{"lhs": str(e.lhs), "rhs": str(e.rhs)} for e in st.restart]}
+                for st in c.steps],
             "instants": [{
                 "index": i.index, "mode": i.mode, "facts": list(i.facts),
                 "erased": list(i.erased),

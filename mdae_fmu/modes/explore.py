@@ -19,6 +19,7 @@ import sympy as sp
 
 from .. import expr as E
 from ..ir import Model
+from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration_limit_message
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
@@ -52,11 +53,27 @@ class RestartInstant:
     level: str = ""
     restart: tuple = ()            # sympy Eq(x+, f(x-))
     notes: tuple = ()
+    # no closed form (S3, or W-STANDARDIZE): the delta-scheme of RR-9334 §11.3 computes the
+    # right limits of ``variables`` (the states whose new top instance the instant solves for)
+    numerical: bool = False
+    variables: tuple = ()
     instant: Instant | None = field(default=None, compare=False, repr=False)
     # the exact orders behind ``impulsive`` (label -> impulse.analysis.OrderInfo or None), and
     # the orders of the state increments x^om - x^o(m-1) (variable, increment text, OrderInfo)
     orders: tuple = field(default=(), compare=False, repr=False)
     jumps: tuple = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class RestartStep:
+    """One step of the composed restart of a mode change (`compose_restart`): consecutive
+    closed-form ``instants`` composed into ``restart`` (``x+ = f(x-)``, ``x-`` being the values
+    before the first of them), or one ``numerical`` instant without closed form, whose right
+    limits of ``variables`` only the delta-scheme of RR-9334 §11.3 computes."""
+    instants: tuple
+    numerical: bool
+    variables: tuple
+    restart: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -71,11 +88,20 @@ class ModeChange:
     n_instants: int
     accepted: bool
     diagnostic: Diagnostic | None = None
-    restart: tuple = ()            # composed state restart over the cascade
+    # the state restart x+ = f(x-) composed over the cascade; empty when some instant has no
+    # closed form (``steps`` then says which instants are numerical and what they restart)
+    restart: tuple = ()
+    steps: tuple = ()              # RestartStep, in order (empty when not standardized)
 
     @property
     def impulsive(self) -> bool:
         return any(i.impulsive for i in self.instants)
+
+    @property
+    def closed_form(self) -> bool:
+        """Whether the composed ``restart`` covers the whole cascade (standardized, and no
+        instant restarted numerically)."""
+        return bool(self.steps) and not any(st.numerical for st in self.steps)
 
 
 @dataclass(frozen=True)
@@ -174,7 +200,8 @@ class _Explorer:
 
 def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restricted",
                       standardize: bool = True, simultaneous: bool | None = None,
-                      literal_lemma22: bool = False, max_configs: int = MAX_CONFIGS) -> Automaton:
+                      literal_lemma22: bool = False, max_configs: int = MAX_CONFIGS,
+                      max_modes: int = MAX_ENUMERATED_MODES) -> Automaton:
     """Explore every run of the model and build its mode-change automaton (theory §2.15).
 
     * ``erasure``: conflict-erasure rule, "restricted" (default) or "canonical"
@@ -187,7 +214,13 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
       and skips the runs from the intermediate configurations of the cascades; ``None``
       (default) is ``True`` up to 6 guards and ``False`` above (W-SINGLE-CHANGES says what
       was not explored);
-    * ``literal_lemma22``: Lemma 22 as printed in DiffArray (comparison only).
+    * ``literal_lemma22``: Lemma 22 as printed in DiffArray (comparison only);
+    * ``max_modes``: the explicit enumeration limit on the consistent long modes (2^12, as the
+      per-mode stage); above it nothing is explored and the automaton is rejected with
+      E-EXPLORE-BOUND and the per-mode stage's message.
+
+    Only the consistent modes are explored (`MultimodeSystem.modes`: the valuations the
+    per-mode stage enumerates, theory §2.15 [D] mode pruning (ii)).
 
     Raises `ModelRejected` only for guard fixpoints (E-FIXPOINT, at normalization); structural
     failures are reported in ``Automaton.diagnostics`` with ``accepted = False``.
@@ -197,7 +230,12 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     auto = simultaneous is None
     if simultaneous is None:
         simultaneous = len(system.guards) <= AUTO_SIMULTANEOUS
-    all_modes = [m for m in system.modes() if feasible_mode(system, m)]
+    try:
+        # the consistent valuations only, enumerated as the per-mode stage does (theory §2.15
+        # [D] mode pruning (ii)): the cost follows the modes, not 2^|Gamma|
+        all_modes = system.modes(max_modes)
+    except TooManyModes as err:
+        return _too_many_modes(system, err, max_modes, erasure, literal_lemma22)
     classes = coupled_guard_classes(system) if not simultaneous else []
     diagnostics: list[Diagnostic] = []
     infos = []
@@ -331,6 +369,18 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
                      "literal" if literal_lemma22 else "two-graph")
 
 
+def _too_many_modes(system: MultimodeSystem, err, max_modes: int, erasure: str,
+                    literal: bool) -> Automaton:
+    """The rejected automaton of a model with more than ``max_modes`` consistent long modes
+    (the cut-off of `enumerate_valuations`, with the per-mode stage's message)."""
+    n_free = sum(1 for g in system.guards if g.kind == "long")
+    msg = enumeration_limit_message(system.name, n_free, err, max_modes,
+                                    "mode-change analysis")
+    return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), (), (), (),
+                     (), False, (Diagnostic("E-EXPLORE-BOUND", msg),), erasure,
+                     system.initial_mode(), system, "literal" if literal else "two-graph")
+
+
 def coupled_guard_classes(system: MultimodeSystem) -> list[tuple[int, ...]]:
     """The guards that can change value at the same instant, as classes of guard indices
     (docs/decisions.md §7). Under Assumption 3 (theory §1.9) the zero-crossings of distinct
@@ -420,12 +470,12 @@ def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Di
 
 
 def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
-    """Mode pruning (theory §2.15 [D] (ii)): a valuation whose long guards contradict each other
-    as relations on the same expression (``time < 1`` and ``time >= 2`` both true) is not
-    explored."""
+    """Mode pruning (theory §2.15 [D] (ii)) of one valuation: False when its long guards
+    contradict each other (``time < 1`` and ``time >= 2`` both true; a Boolean guard against
+    its definition). `MultimodeSystem.modes` enumerates only the valuations this accepts."""
     from ..structure.per_mode import consistent_valuation
-    val = {g.definition: v for g, v in zip(system.guards, mode) if g.kind == "long"}
-    return consistent_valuation(val)
+    val = {g.cond: v for g, v in zip(system.guards, mode) if g.kind == "long"}
+    return consistent_valuation(val, system.guard_definitions())
 
 
 def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
@@ -517,9 +567,10 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
         note = fake_impulse_note(s, ex._sf, src, dst, runs[0].erased)
         if note:
             out[0] = RestartInstant(**{**out[0].__dict__, "notes": out[0].notes + (note,)})
-    restart = _compose([ri.restart for ri in out]) if standardize else ()
+    steps = compose_restart(out) if standardize else ()
+    restart = steps[0].restart if len(steps) == 1 and not steps[0].numerical else ()
     return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
-                      True, None, restart)
+                      True, None, restart, steps)
 
 
 def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> RestartInstant:
@@ -548,7 +599,8 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
     except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError) as exc:
         return RestartInstant(**base, notes=(
             f"W-STANDARDIZE: the restart of this instant was not standardized ({exc}); the "
-            "numerical delta-scheme applies",))
+            "numerical delta-scheme applies",), numerical=True,
+            variables=restarted_variables(r))
     imp = tuple((_inst_label(sf, sym), txt) for res in parts for sym, txt in res.impulsive)
     orders = tuple((_inst_label(sf, sym), res.impulse.orders.get(sym) if res.impulse else None)
                    for res in parts for sym, _ in res.impulsive)
@@ -571,8 +623,14 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
     restart = tuple(sorted([e for res in parts for e in res.restart] + extra,
                            key=lambda e: str(e.lhs)))
     notes = tuple(n for res in parts for n in res.notes)
+    numerical = method == "S3"
+    if numerical:
+        variables = restarted_variables(r)
+    else:
+        variables = tuple(sorted({_jet_variable(e.lhs) for e in restart}))
     return RestartInstant(**base, impulsive=imp, method=method, level=level, restart=restart,
-                          notes=notes, orders=orders, jumps=jumps)
+                          notes=notes, orders=orders, jumps=jumps, numerical=numerical,
+                          variables=variables)
 
 
 def _jump_orders(problems, results) -> tuple:
@@ -642,9 +700,67 @@ def _inst_label(sf, sym) -> str:
     return inst_label(inst) if inst else str(sym)
 
 
+def restarted_variables(inst: Instant) -> tuple[str, ...]:
+    """The variables whose right limits an instant computes: those with known lower instances
+    ``x@0 .. x@(m-1)`` whose next instance ``x@m`` is an unknown of the instant (the state jets
+    with a new top instance of `mdae_fmu.modes.restart.restart_problem`, the targets of the
+    delta-scheme, `mdae_fmu.impulse.numeric.delta_form`)."""
+    by_var: dict[str, set[int]] = {}
+    for n, j in inst.known:
+        by_var.setdefault(n, set()).add(j)
+    out = []
+    for n, js in by_var.items():
+        m = 0
+        while m in js:
+            m += 1
+        if m > 0 and (n, m) in inst.unknowns:
+            out.append(n)
+    return tuple(sorted(out))
+
+
+def _jet_variable(lhs) -> str:
+    """``x`` for the right-limit symbols ``x+``, ``der(x)+``, ``der(x,2)+``."""
+    name = str(lhs)
+    name = name[:-1] if name.endswith("+") else name
+    if name.startswith("der(") and name.endswith(")"):
+        name = name[4:-1].rsplit(",", 1)[0] if "," in name else name[4:-1]
+    return name
+
+
+def compose_restart(instants) -> tuple:
+    """The restart of a whole mode change as `RestartStep`s (theory §3.5(b)-(c)): the closed-form
+    restarts ``x+ = f(x-)`` of consecutive instants are composed (`_compose`: the right limits of
+    an instant are the left limits of the next, the standard reading of Tick); an instant
+    without closed form (S3: RR-9334 §11.3, the numerical delta-scheme) cannot be composed
+    symbolically and is a step of its own, and the closed forms after it read the values it
+    computes as their left limits. A single closed step is the composed restart of the whole
+    cascade."""
+    steps: list[RestartStep] = []
+    run: list = []
+
+    def flush():
+        if run:
+            comp = _compose([ri.restart for ri in run])
+            names = {v for ri in run for v in ri.variables} | {_jet_variable(e.lhs)
+                                                                for e in comp}
+            steps.append(RestartStep(tuple(ri.index for ri in run), False,
+                                     tuple(sorted(names)), comp))
+            run.clear()
+
+    for ri in instants:
+        if ri.numerical:
+            flush()
+            steps.append(RestartStep((ri.index,), True, tuple(ri.variables)))
+        else:
+            run.append(ri)
+    flush()
+    return tuple(steps)
+
+
 def _compose(maps: list[tuple]) -> tuple:
-    """Compose per-instant state restarts ``x+ = f(x-)`` over a cascade: the right limits of an
-    instant are the left limits of the next (the standard reading of Tick)."""
+    """Compose per-instant state restarts ``x+ = f(x-)`` over consecutive closed-form instants:
+    the right limits of an instant are the left limits of the next (the standard reading of
+    Tick). Every map must be a closed form (`compose_restart` splits at numerical instants)."""
     total: dict = {}
     for eqs in maps:
         step = {e.lhs: e.rhs for e in eqs}

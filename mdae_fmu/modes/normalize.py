@@ -79,16 +79,65 @@ class MultimodeSystem:
     model: Model | None = field(default=None, compare=False)
     notes: tuple[str, ...] = ()
 
-    def modes(self) -> list[Mode]:
-        """All valuations of the guards (Def 31), long modes first."""
-        allm = list(itertools.product((False, True), repeat=len(self.guards)))
-        return sorted(allm, key=lambda m: (self.is_transient(m), m))
+    def modes(self, limit: int | None = None) -> list[Mode]:
+        """The modes (Def 31) that survive the mode pruning of theory §2.15 [D] (ii), long modes
+        first, each group in valuation order.
+
+        The long modes are the consistent valuations of the long guards, enumerated lazily by
+        the per-mode stage's `mdae_fmu.structure.per_mode.enumerate_valuations` (same pruning:
+        ordered thresholds, and/or guards against their parts, Boolean guards against their
+        definitions `guard_definitions`; constants and event guards fixed), every transient
+        guard false: the cost follows the number of consistent modes, not 2^|Gamma|. Each long
+        mode then gives one transient mode per nonempty set of true transient guards (their
+        edges are valued separately, Def 30). More than ``limit`` consistent long valuations
+        (default `MAX_ENUMERATED_MODES`, 2^12, the per-mode stage's) raise `TooManyModes`."""
+        from ..structure.per_mode import MAX_ENUMERATED_MODES
+        limit = MAX_ENUMERATED_MODES if limit is None else limit
+        cache = self.__dict__.setdefault("_modes", {})
+        if limit not in cache:
+            cache[limit] = self._enumerate_modes(limit)
+        return list(cache[limit])
+
+    def _enumerate_modes(self, limit: int) -> tuple[Mode, ...]:
+        from ..structure.per_mode import enumerate_valuations
+        long_idx = [i for i, g in enumerate(self.guards) if g.kind == "long"]
+        trans_idx = [i for i, g in enumerate(self.guards) if g.kind == "transient"]
+        atoms = [self.guards[i].cond for i in long_idx]
+        valuations, _ = enumerate_valuations(atoms, self.guard_definitions(), limit=limit)
+        base = []
+        for val in valuations:
+            m = [False] * len(self.guards)
+            for i in long_idx:
+                m[i] = bool(val[self.guards[i].cond])
+            base.append(tuple(m))
+        base.sort()
+        transient = []
+        for r in range(1, len(trans_idx) + 1):
+            for on in itertools.combinations(trans_idx, r):
+                for b in base:
+                    m = list(b)
+                    for i in on:
+                        m[i] = True
+                    transient.append(tuple(m))
+        transient.sort()
+        return tuple(base + transient)
+
+    def guard_definitions(self) -> dict[E.Expr, E.Expr]:
+        """Definitions of the guard atoms used to prune contradictory valuations: the Boolean
+        definitions ``g = b`` of the model (`mdae_fmu.structure.per_mode.guard_definitions`,
+        expanded), completed with the normalization's own (`Guard.definition`)."""
+        d = self.__dict__.get("_guard_defs")
+        if d is None:
+            d = _pruning_definitions(self.model, self.guards)
+            object.__setattr__(self, "_guard_defs", d)
+        return d
 
     def is_transient(self, mode: Mode) -> bool:
         return any(v and g.kind == "transient" for v, g in zip(mode, self.guards))
 
-    def long_modes(self) -> list[Mode]:
-        return [m for m in self.modes() if not self.is_transient(m)]
+    def long_modes(self, limit: int | None = None) -> list[Mode]:
+        """The consistent long modes (`modes`)."""
+        return [m for m in self.modes(limit) if not self.is_transient(m)]
 
     def enabled(self, mode: Mode) -> list[MEquation]:
         return [e for e in self.equations if all(mode[i] == p for i, p in e.guard)]
@@ -200,6 +249,32 @@ def _start_bool(model: Model, name: str) -> bool | None:
     return None
 
 
+def _pruning_definitions(model: Model | None, guards) -> dict[E.Expr, E.Expr]:
+    """`MultimodeSystem.guard_definitions` for ``guards`` (possibly still growing)."""
+    from ..structure.per_mode import guard_definitions
+    defs = dict(guard_definitions(model)) if model is not None else {}
+    for g in guards:
+        if g.kind == "long" and g.definition != g.cond:
+            defs.setdefault(g.cond, g.definition)
+    return defs
+
+
+def consistent_literals(guards, lits, definitions) -> bool:
+    """Whether the conjunction ``lits`` (``(guard index, positive)``) of long-guard literals can
+    hold in some mode: no guard with both values, and `consistent_valuation` (the pruning of
+    theory §2.15 [D] (ii), as for the modes) on the long guards. Transient literals are not
+    checked (a transient guard is valued apart from the long ones)."""
+    from ..structure.per_mode import consistent_valuation
+    val: dict[E.Expr, bool] = {}
+    seen: dict[int, bool] = {}
+    for i, p in lits:
+        if seen.setdefault(i, p) != p:
+            return False
+        if guards[i].kind == "long":
+            val[guards[i].cond] = p
+    return consistent_valuation(val, definitions)
+
+
 # --- the normalization -------------------------------------------------------------------------
 
 def normalize(model: Model) -> MultimodeSystem:
@@ -219,17 +294,21 @@ def normalize(model: Model) -> MultimodeSystem:
 
     guards: list[Guard] = []
     gindex: dict[tuple, int] = {}
+    defs = _pruning_definitions(model, ())      # completed as the guards are created
     # a condition used by a when-clause is transient everywhere it appears: `if not g` next to
     # `when g` speaks of the transient mode (examples note §2.2.6, Figure 10; docs/decisions.md)
     when_atoms = {_unedge(_strip_not(b.condition)[0]) for w in model.whens for b in w.branches}
 
-    def guard_of(cond: E.Expr, kind: str, loc) -> tuple[int, bool]:
+    def guard_key(cond: E.Expr, kind: str) -> tuple[tuple, E.Expr, bool, str]:
         atom, pos = _strip_not(cond)
         if isinstance(atom, E.Call) and atom.func == "edge" and len(atom.args) == 1:
             atom, kind = atom.args[0], "transient"      # `if edge(c)`: the rising edge of c
         if atom in when_atoms:
             kind = "transient"
-        key = (kind, atom)
+        return (kind, atom), atom, pos, kind
+
+    def guard_of(cond: E.Expr, kind: str, loc) -> tuple[int, bool]:
+        key, atom, pos, kind = guard_key(cond, kind)
         if key not in gindex:
             if isinstance(atom, E.Ref) and atom.name in bool_defs:
                 definition, init = bool_defs[atom.name], _start_bool(model, atom.name)
@@ -244,16 +323,24 @@ def normalize(model: Model) -> MultimodeSystem:
             gindex[key] = len(guards)
             guards.append(Guard(name, atom, definition, kind, init,
                                 frozenset(_expand_reads(definition, bool_defs)), loc))
+            if kind == "long" and definition != atom:
+                defs.setdefault(atom, definition)
         return gindex[key], pos
 
+    def possible(lits) -> bool:
+        return consistent_literals(guards, lits, defs)
+
+    def registered(cond: E.Expr) -> bool:
+        return guard_key(cond, "long")[0] in gindex
+
+    expand = _BranchExpansion(guard_of, possible, registered, lambda i: guards[i].name)
     equations: list[MEquation] = []
     for eq in model.equations:
         if eq.id in def_eqs:
             continue
         lits = tuple(guard_of(l.cond if l.positive else E.UnOp("not", l.cond), "long", eq.loc)
                      for l in eq.guard)
-        for suffix, lits2, res in _expand_branches(eq.residual, lits, guard_of, eq.loc,
-                                                    lambda i: guards[i].name):
+        for suffix, lits2, res in expand(eq.residual, lits, eq.loc):
             orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
             equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
                                        tuple(sorted(orders.items())), eq.id, eq.loc))
@@ -308,21 +395,48 @@ def _expand_reads(definition: E.Expr, bool_defs: dict[str, E.Expr], depth: int =
     return reads
 
 
-def _expand_branches(res: E.Expr, lits, guard_of, loc, name_of):
-    """Split the if-expressions of a residual into guarded branch equations."""
-    node = _first_if(res)
-    if node is None:
-        return [("", lits, res)]
-    gi, pos = guard_of(node.cond, "long", loc)
-    name_pos = "" if pos else "!"
-    name_neg = "!" if pos else ""
-    out = []
-    for positive, branch, tag in ((pos, node.then, name_pos), (not pos, node.orelse, name_neg)):
-        sub = _replace_if(res, node, branch)
-        for suffix, l2, r2 in _expand_branches(sub, lits + ((gi, positive),), guard_of, loc,
-                                               name_of):
-            out.append((f"|{tag}{name_of(gi)}" + suffix, l2, r2))
-    return out
+class _BranchExpansion:
+    """Split the if-expressions of a residual into guarded branch equations (Defs 30/33: a
+    branch is enabled exactly in the modes that select it).
+
+    A branch whose guard literals cannot hold together (`consistent_literals`: ``x > 1`` with
+    ``not x > 0``; the pruning of theory §2.15 [D] (ii) applied to the modes) is enabled in no
+    explored mode and is not generated: an equation with n ordered thresholds gives n + 1
+    branches instead of 2^n. The guards of a dropped branch are still registered, in the order
+    the full expansion meets them, so the guards and their indices do not depend on the
+    pruning."""
+
+    def __init__(self, guard_of, possible, registered, name_of):
+        self.guard_of, self.possible = guard_of, possible
+        self.registered, self.name_of = registered, name_of
+
+    def __call__(self, res: E.Expr, lits, loc) -> list:
+        node = _first_if(res)
+        if node is None:
+            return [("", lits, res)]
+        gi, pos = self.guard_of(node.cond, "long", loc)
+        name = self.name_of(gi)
+        out = []
+        for positive, branch in ((pos, node.then), (not pos, node.orelse)):
+            sub = _replace_if(res, node, branch)
+            tag = "" if positive else "!"
+            lits2 = lits + ((gi, positive),)
+            if not self.possible(lits2):
+                self._register(sub, loc)
+                continue
+            for suffix, l2, r2 in self(sub, lits2, loc):
+                out.append((f"|{tag}{name}" + suffix, l2, r2))
+        return out
+
+    def _register(self, res: E.Expr, loc) -> None:
+        """Create the guards the full expansion of ``res`` would create, in its order; a subtree
+        whose conditions are all known already is skipped (so this is polynomial)."""
+        if all(self.registered(n.cond) for n in E.walk(res) if isinstance(n, E.If)):
+            return
+        node = _first_if(res)
+        self.guard_of(node.cond, "long", loc)
+        for branch in (node.then, node.orelse):
+            self._register(_replace_if(res, node, branch), loc)
 
 
 def state_names(system: MultimodeSystem) -> set[str]:

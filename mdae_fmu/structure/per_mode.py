@@ -870,6 +870,15 @@ def symbol_table(model: Model) -> SymbolTable:
     return SymbolTable(constants=frozenset(cls.constants) | frozenset(cls.discrete))
 
 
+def enumeration_limit_message(model_name: str, n_free: int, err: TooManyModes,
+                              max_modes: int, stage: str = "per-mode analysis") -> str:
+    """The message of the explicit enumeration cut-off (`enumerate_valuations`), shared by the
+    per-mode stage and the mode-change exploration (`mdae_fmu.modes`)."""
+    return (f"model {model_name}: its {n_free} long guards have {err} "
+            f"(explicit enumeration limit: {max_modes} modes); {stage} not "
+            f"performed (implicit enumeration of modes is not implemented)")
+
+
 def analyze_modes(model: Model, latent: bool = True,
                   max_guards: int | None = None,
                   absent_are_unknowns: bool = True,
@@ -904,9 +913,7 @@ def analyze_modes(model: Model, latent: bool = True,
         valuations, fixed = enumerate_valuations(atoms, guard_definitions(model, cls),
                                                  limit=max_modes)
     except TooManyModes as err:
-        msg = (f"model {model.name}: its {n_free} long guards have {err} "
-               f"(explicit enumeration limit: {max_modes} modes); per-mode analysis not "
-               f"performed (implicit enumeration of modes is not implemented)")
+        msg = enumeration_limit_message(model.name, n_free, err, max_modes)
         return ModesReport(long_guards=texts, guard_exprs=tuple(atoms), modes=(),
                            exit_code=EXIT_REJECTED, messages=(msg,),
                            fixed_guards=tuple((expr_text(a), v) for a, v in fixed.items()),
@@ -930,4 +937,5 @@ __all__ = ["Instance", "LatentEquation", "Block", "ModeAnalysis", "ModesReport",
            "analyze_modes", "analyze_mode", "classify_variables", "defines_discrete",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",
            "symbol_table", "eq_label", "long_guard_atoms", "signature_graph", "is_event_guard",
-           "fixed_guard_values", "guard_definitions", "TooManyModes", "MAX_ENUMERATED_MODES"]
+           "fixed_guard_values", "guard_definitions", "TooManyModes", "MAX_ENUMERATED_MODES",
+           "enumeration_limit_message"]
