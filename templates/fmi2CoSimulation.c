@@ -11,7 +11,7 @@
  *     fmi2NewDiscreteStates) is repeated until no new discrete states are needed, so mode
  *     changes and restart cascades happen inside the communication step, then CVODE restarts,
  *   - index-reduced modes are projected onto their consistency equations when the drift
- *     exceeds MDAE_DRIFT_TOL (mdae_drift/mdae_project, as fmi2CompletedIntegratorStep does),
+ *     exceeds mdae_drift_tolerance (mdae_drift/mdae_project, as fmi2CompletedIntegratorStep does),
  *     checked at every communication point and at every event.
  * Inputs are piecewise constant over a step: a change of an input between two steps is an
  * event at the start of the next step (event iteration, then a CVODE restart).
@@ -66,12 +66,8 @@ static int cs_allowed(ModelInstance *inst, const char *f, int mask)
 
 #define NY MDAE_DIM(MDAE_NX)          /* CVODE needs one state: a dummy x' = 0 if NX == 0 */
 /* relative tolerance when fmi2SetupExperiment defines none: the model's DefaultExperiment
-   tolerance (compiled in by the exporter), else 1e-6 */
-#ifdef MDAE_CS_DEFAULT_TOLERANCE
-#define DEFAULT_RTOL MDAE_CS_DEFAULT_TOLERANCE
-#else
-#define DEFAULT_RTOL 1e-6
-#endif
+   tolerance (compiled in by the exporter, mdae_model.h) */
+#define DEFAULT_RTOL MDAE_DEFAULT_TOLERANCE
 #define MAX_EVENTS_AT_ONE_TIME 1000
 
 typedef struct {
@@ -429,7 +425,7 @@ static fmi2Status cs_step(ModelInstance *inst, double tEnd)
     d->time = tEnd;
     if (cs_compute(inst)) return fmi2Error;
     /* drift control at the communication point, as fmi2CompletedIntegratorStep does */
-    if (MDAE_NCONS > 0 && mdae_drift(d) > MDAE_DRIFT_TOL) {
+    if (MDAE_NCONS > 0 && mdae_drift(d) > mdae_drift_tolerance(inst)) {
         d->drift = 1;
         if (cs_event_iteration(inst, "projection", &terminate)) return fmi2Error;
         if (terminate) {

@@ -597,7 +597,7 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStat
     s = refresh(inst);
     if (s > fmi2Warning) return s;
     /* drift control: a step event projects the states back onto the consistency equations */
-    if (MDAE_NCONS > 0 && mdae_drift(&inst->d) > MDAE_DRIFT_TOL) {
+    if (MDAE_NCONS > 0 && mdae_drift(&inst->d) > mdae_drift_tolerance(inst)) {
         inst->d.drift = 1;
         *enterEventMode = fmi2True;
     }

@@ -21,6 +21,10 @@
 #ifndef MDAE_CO_SIMULATION
 #define MDAE_CO_SIMULATION 0
 #endif
+/* the DefaultExperiment tolerance (config.h, from the exporter) */
+#ifndef MDAE_DEFAULT_TOLERANCE
+#define MDAE_DEFAULT_TOLERANCE 1e-6
+#endif
 
 typedef struct {
     double time;
@@ -152,6 +156,7 @@ double mdae_next_time_event(const ModelData *d);
 int mdae_init_residual(ModelInstance *inst, double *F);
 int mdae_check_assertions(ModelInstance *inst);
 double mdae_drift(const ModelData *d);
+double mdae_drift_tolerance(const ModelInstance *inst);
 int mdae_project(ModelInstance *inst);
 extern const int mdae_init_unknowns[];
 extern const int mdae_state_slots[];

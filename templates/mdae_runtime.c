@@ -111,6 +111,18 @@ int mdae_linear_block(ModelInstance *inst, int n, const int *u,
     return 0;
 }
 
+/* Drift threshold of the step-triggered projection (docs/fmi-mapping.md, "Drift control"):
+ * MDAE_DRIFT_PER_TOLERANCE times the relative tolerance of the integration (the host's from
+ * fmi2SetupExperiment, else the DefaultExperiment's), kept within [MDAE_DRIFT_TOL,
+ * MDAE_DRIFT_TOL_MAX]. Every projection is an event after which the host restarts its
+ * integrator, at the cost of about one local error: a threshold below what the integrator
+ * itself achieves multiplies the restarts and loses accuracy instead of gaining it. */
+double mdae_drift_tolerance(const ModelInstance *inst)
+{
+    double tol = inst->tolerance > 0.0 ? inst->tolerance : MDAE_DEFAULT_TOLERANCE;
+    return fmin(MDAE_DRIFT_TOL_MAX, fmax(MDAE_DRIFT_TOL, MDAE_DRIFT_PER_TOLERANCE * tol));
+}
+
 static double norm_inf(int n, const double *v)
 {
     double m = 0.0;
@@ -418,7 +430,7 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
         if (mdae_when_actions(inst, fire)) return 1;
         if (mdae_compute(inst)) return 1;
     }
-    if (MDAE_NCONS > 0 && !cascade && (d->drift || mdae_drift(d) > MDAE_DRIFT_TOL)) {
+    if (MDAE_NCONS > 0 && !cascade && (d->drift || mdae_drift(d) > mdae_drift_tolerance(inst))) {
         mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: projection onto the consistency "
                  "equations (drift %.3g)", d->time, mdae_drift(d));
         if (mdae_project(inst)) return 1;

@@ -97,7 +97,7 @@ def test_interface_defines_in_config():
     out = cosim.configure_sources(src, "cs", 1e-8)
     text = out["config.h"]
     assert "#define MDAE_MODEL_EXCHANGE 0" in text and "#define MDAE_CO_SIMULATION 1" in text
-    assert "#define MDAE_CS_DEFAULT_TOLERANCE 1e-08" in text
+    assert "#define MDAE_DEFAULT_TOLERANCE 1e-08" in text
     assert text.rstrip().endswith("#endif") and text.index("MDAE_CO_SIMULATION") < \
         text.rindex("#endif")
     assert src["config.h"].count("MDAE_CO") == 0           # input not modified

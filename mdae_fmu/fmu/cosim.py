@@ -50,8 +50,8 @@ def offers_cs(fmi_type: str) -> bool:
 
 def interface_defines(fmi_type: str, default_tolerance: float | None = None) -> str:
     """The ``#define`` lines telling the generic wrapper which interfaces are compiled in,
-    and the relative tolerance of the embedded integrator when the host gives none (the
-    DefaultExperiment tolerance; the C default is 1e-6)."""
+    and the DefaultExperiment tolerance: the relative tolerance of the embedded integrator
+    and the scale of the drift threshold when the host gives none (the C default is 1e-6)."""
     out = (f"#define MDAE_MODEL_EXCHANGE {int(offers_me(fmi_type))}\n"
            f"#define MDAE_CO_SIMULATION {int(offers_cs(fmi_type))}\n"
            f"{CS_INTEGRATOR_SWITCH}")
@@ -59,7 +59,7 @@ def interface_defines(fmi_type: str, default_tolerance: float | None = None) -> 
         tol = float(default_tolerance)
         if not (0.0 < tol < 1.0):
             raise ModelRejected(f"default experiment tolerance {tol!r} must be in (0, 1)")
-        out += f"#define MDAE_CS_DEFAULT_TOLERANCE {tol!r}\n"
+        out += f"#define MDAE_DEFAULT_TOLERANCE {tol!r}\n"
     return out
 
 
