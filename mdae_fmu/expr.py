@@ -126,6 +126,22 @@ def refs(e: Expr) -> set[str]:
     return {n.name for n in walk(e) if isinstance(n, Ref)}
 
 
+def strip_not(c: Expr) -> tuple[Expr, bool]:
+    """A condition as ``(atom, positive)``: ``not not g`` is ``(g, True)``, ``not g``
+    ``(g, False)``."""
+    pos = True
+    while isinstance(c, UnOp) and c.op == "not":
+        c, pos = c.arg, not pos
+    return c, pos
+
+
+def unedge(c: Expr) -> Expr:
+    """``c`` for ``edge(c)``; any other expression unchanged."""
+    if isinstance(c, Call) and c.func == "edge" and len(c.args) == 1:
+        return c.args[0]
+    return c
+
+
 def derivative_orders(e: Expr) -> dict[str, int]:
     """Highest derivative order of each variable in ``e``, i.e. the row of Pryce's signature
     matrix for this equation (theory 003 §4.1). Occurrences inside ``pre(...)`` are left limits,

@@ -182,13 +182,6 @@ def current_refs(e: E.Expr) -> set[str]:
     return out
 
 
-def _strip_not(c: E.Expr) -> tuple[E.Expr, bool]:
-    pos = True
-    while isinstance(c, E.UnOp) and c.op == "not":
-        c, pos = c.arg, not pos
-    return c, pos
-
-
 def _label(e: E.Expr) -> str:
     """A compact human label of a condition."""
     if isinstance(e, E.Ref):
@@ -297,10 +290,10 @@ def normalize(model: Model) -> MultimodeSystem:
     defs = _pruning_definitions(model, ())      # completed as the guards are created
     # a condition used by a when-clause is transient everywhere it appears: `if not g` next to
     # `when g` speaks of the transient mode (examples note §2.2.6, Figure 10; docs/decisions.md)
-    when_atoms = {_unedge(_strip_not(b.condition)[0]) for w in model.whens for b in w.branches}
+    when_atoms = {E.unedge(E.strip_not(b.condition)[0]) for w in model.whens for b in w.branches}
 
     def guard_key(cond: E.Expr, kind: str) -> tuple[tuple, E.Expr, bool, str]:
-        atom, pos = _strip_not(cond)
+        atom, pos = E.strip_not(cond)
         if isinstance(atom, E.Call) and atom.func == "edge" and len(atom.args) == 1:
             atom, kind = atom.args[0], "transient"      # `if edge(c)`: the rising edge of c
         if atom in when_atoms:
@@ -370,12 +363,6 @@ def normalize(model: Model) -> MultimodeSystem:
     notes = check_guard_fixpoints(system, model)
     return MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
                            constants, model, tuple(notes))
-
-
-def _unedge(c: E.Expr) -> E.Expr:
-    if isinstance(c, E.Call) and c.func == "edge" and len(c.args) == 1:
-        return c.args[0]
-    return c
 
 
 def _dedupe(lits):

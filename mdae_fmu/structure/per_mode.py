@@ -249,13 +249,6 @@ def is_event_guard(c: E.Expr) -> bool:
 
 # --- guards: atoms, evaluation, contradictions ----------------------------------------------
 
-def _strip_not(c: E.Expr) -> tuple[E.Expr, bool]:
-    pos = True
-    while isinstance(c, E.UnOp) and c.op == "not":
-        c, pos = c.arg, not pos
-    return c, pos
-
-
 def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr]:
     """The long guards of the DAE equations (Model.guards() kind "long", restricted to the
     conditions that occur in ``equations``), with ``not c`` identified with c; in order of
@@ -270,7 +263,7 @@ def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr
     atoms: dict[E.Expr, None] = {}
     for g in model.guards():
         if g.kind == "long" and g.cond in present:
-            atoms.setdefault(_strip_not(g.cond)[0], None)
+            atoms.setdefault(E.strip_not(g.cond)[0], None)
     return list(atoms)
 
 
@@ -454,12 +447,12 @@ class _GuardFacts:
         for c in conds:
             for x in (c, self.defs.get(c)):
                 if x is not None:
-                    universe.setdefault(_strip_not(x)[0], None)
+                    universe.setdefault(E.strip_not(x)[0], None)
         for c in universe:
             if _composite(c):
                 for node in E.walk(c):
                     if node is not c:
-                        self.parents.setdefault(_strip_not(node)[0], []).append(c)
+                        self.parents.setdefault(E.strip_not(node)[0], []).append(c)
 
     def _relation(self, c: E.Expr):
         if c not in self.rel:
@@ -474,7 +467,7 @@ class _GuardFacts:
         if cond in self.defs:
             facts.append((self.defs[cond], value))
         for c, v in facts:
-            c, pos = _strip_not(c)
+            c, pos = E.strip_not(c)
             if not self._add(c, v if pos else not v):
                 self.pop_to(mark)
                 return False
@@ -603,13 +596,13 @@ def _as_valuation(model: Model, valuation) -> dict[E.Expr, bool]:
             if by_text is None:
                 by_text = {}
                 for g in model.guards():
-                    base = _strip_not(g.cond)[0]
+                    base = E.strip_not(g.cond)[0]
                     by_text.setdefault(expr_text(base), base)
                     by_text.setdefault(expr_text(g.cond), g.cond)
             if k not in by_text:
                 raise KeyError(f"no guard {k!r} in model {model.name}")
             k = by_text[k]
-        base, pos = _strip_not(k)
+        base, pos = E.strip_not(k)
         out[base] = bool(v) if pos else not bool(v)
     return out
 
