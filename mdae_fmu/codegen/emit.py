@@ -24,6 +24,7 @@ from .cprinter import SlotPrinter, c_comment, c_string
 from .events import ASSERT_TOL, EventPlan
 from .initialization import InitPlan
 from .plan import CompiledModel
+from .restarts import left_printer, print_over_instant
 
 STATEMENTS_PER_FUNCTION = 200
 STATEMENTS_PER_FILE = 1000
@@ -34,7 +35,10 @@ TOLERANCES = dict(newton_maxit=50, max_event_iterations=100, hysteresis="1e-10",
                   init_tol="1e-10", project_tol="1e-12")
 
 
-def _env() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
+    """The Jinja2 environment of the C templates (package data ``mdae_fmu.templates``): no
+    autoescaping (the output is C; every name from the model reaches it through
+    `cprinter.c_string` / `c_comment` or as a slot index), undefined variables are errors."""
     return jinja2.Environment(
         loader=jinja2.FunctionLoader(_load_template), autoescape=False,
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -83,6 +87,32 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     return _Printers(main, shifted, schedule)
 
 
+def real_slot_index(cm: CompiledModel) -> dict:
+    """``{symbol: k}`` for every instance held in a Real slot ``d->r[k]``."""
+    return {sym: int(c[5:-1]) for sym, c in cm.slots.items() if c.startswith("d->r[")}
+
+
+def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrinter,
+                  slot_index: dict, part, comment_name: str) -> str:
+    """``model_schedule.c.j2`` rendered for ``blocks`` (global indices from ``first``): the
+    blocks' code in functions of at most `STATEMENTS_PER_FUNCTION` blocks, so that gcc stays
+    fast on large models, and the helpers they need (module docstring)."""
+    helpers, functions, stmts = [], [], []
+    for k, blk in enumerate(blocks, first):
+        code = emit_block(blk, k, printer, slot_index)
+        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
+        stmts.append(code.body)
+        if code.helpers:
+            helpers.append(code.helpers)
+        if len(stmts) >= 2 * STATEMENTS_PER_FUNCTION:
+            functions.append("\n".join(stmts))
+            stmts = []
+    if stmts:
+        functions.append("\n".join(stmts))
+    return env.get_template("model_schedule.c.j2").render(
+        part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
+
+
 def _num_list(values, fmt=repr) -> str:
     values = list(values)
     if not values:
@@ -103,53 +133,23 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     is called while the schedule is printed. ``modes``: the per-mode sources of a multimode
     model (`mdae_fmu.codegen.multimode.ModeSources`); then ``cm.blocks`` only name the blocks
     and model.c leaves compute/drift/projection to ``model_modes.c``."""
-    env = _env()
+    env = template_environment()
     pr = make_printers(cm, ev)
     p = pr.main
     files = static_sources()
 
     # --- schedule, chunked
-    slot_index = {}
-    for sym, c in cm.slots.items():
-        if c.startswith("d->r["):
-            slot_index[sym] = int(c[5:-1])
+    slot_index = real_slot_index(cm)
+    blocks = cm.blocks if modes is None else ()
     parts = []
-    helpers, functions, stmts = [], [], []
-    n_blocks = len(cm.blocks)
-
-    def flush_function():
-        if stmts:
-            functions.append("\n".join(stmts))
-            stmts.clear()
-
-    def flush_file():
-        flush_function()
-        if functions:
-            k = len(parts)
-            files[f"model_schedule_{k}.c"] = env.get_template("model_schedule.c.j2").render(
-                part=k, comment_name=c_comment(cm.name), helpers="\n".join(helpers),
-                functions=list(functions))
-            parts.append(k)
-            helpers.clear()
-            functions.clear()
-
-    for k, blk in enumerate(cm.blocks if modes is None else ()):
-        code = emit_block(blk, k, pr.schedule, slot_index)
-        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
-        stmts.append(code.body)
-        if code.helpers:
-            helpers.append(code.helpers)
-        if len(stmts) >= 2 * STATEMENTS_PER_FUNCTION:
-            flush_function()
-        if (k + 1) % STATEMENTS_PER_FILE == 0:
-            flush_file()
-        if progress and k % 1000 == 0:
-            progress(k, n_blocks)
-    flush_file()
-    if not parts:
-        files["model_schedule_0.c"] = env.get_template("model_schedule.c.j2").render(
-            part=0, comment_name=c_comment(cm.name), helpers="", functions=[])
-        parts.append(0)
+    for first in range(0, max(len(blocks), 1), STATEMENTS_PER_FILE):
+        if progress and blocks:
+            progress(first, len(blocks))
+        k = len(parts)
+        files[f"model_schedule_{k}.c"] = schedule_file(
+            env, blocks[first:first + STATEMENTS_PER_FILE], first, pr.schedule, slot_index,
+            k, c_comment(cm.name))
+        parts.append(k)
 
     # --- tables
     r_start = [0.0] * max(cm.n_real, 1)
@@ -211,15 +211,12 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                     f"    d->smp_last[{k}] = -INFINITY;\n    d->smp[{k}] = 0;")
         if s.interval.is_number and not float(s.interval) > 0:
             raise ValueError("sample interval must be positive")
-    disc = [f"    {t} = {_assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+    disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
 
     conds = [f"    d->cond[{k}] = ({p.doprint(b.condition)}) ? 1 : 0;"
              for k, b in enumerate(ev.branches)]
     actions = []
-    lp = None
-    if any(b.restart for b in ev.branches):
-        from .restarts import left_printer
-        lp = left_printer(cm)
+    lp = left_printer(cm) if any(b.restart for b in ev.branches) else None
     for branch_ids in ev.clauses:
         chain = []
         for k in branch_ids:
@@ -281,7 +278,9 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     return files
 
 
-def _assign_cast(target: str, value: str) -> str:
+def assign_cast(target: str, value: str) -> str:
+    """``value`` converted for its target slot: rounded for an Integer ``d->i[k]``, tested
+    against 0 for a Boolean ``d->b[k]``, unchanged for a Real."""
     if target.startswith("d->i["):
         return f"(int)floor(({value}) + 0.5)"
     if target.startswith("d->b["):
@@ -303,7 +302,7 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
             post.append(f"        d->r[{slot}] = x{k};")
             right[slot] = f"x{k}"
         for k, (slot, num, den) in enumerate(b.impulses):
-            n, q = _right_print(lp, num, right), _right_print(lp, den, right)
+            n, q = print_over_instant(lp, num, right), print_over_instant(lp, den, right)
             pre.append(f"        const double q{k} = {q};")
             pre.append(f"        const double i{k} = q{k} != 0.0 ? ({n}) / q{k} : 0.0;")
             post.append(f"        d->r[{slot}] = i{k};   /* impulse over the instant */")
@@ -312,7 +311,7 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
             continue
         if kind in ("reinit", "assign"):
             pre.append(f"        const double v{k} = {p.doprint(value)};")
-            post.append(f"        {target} = {_assign_cast(target, f'v{k}')};")
+            post.append(f"        {target} = {assign_cast(target, f'v{k}')};")
         elif kind == "terminate":
             post.append(f"        d->terminate = 1;\n        mdae_log(inst, LOG_EVENTS, fmi2OK, "
                         f"\"terminate: %s\", {c_string(value)});")
@@ -337,17 +336,6 @@ def assertion_condition(p: SlotPrinter, cond) -> str:
         ta, tb = p.doprint(a), p.doprint(b)
         return (f"mdae_assert_ge({ta}, {tb})")
     return p.doprint(cond)
-
-
-def _right_print(lp, e: sp.Expr, right: dict) -> str:
-    """``x+`` as the branch's new value (``right``: slot -> local) or the current value."""
-    from .restarts import base_name
-    extra = {}
-    for sym in e.free_symbols:
-        if sym.name.endswith("+"):
-            k = lp.names[base_name(sym)]
-            extra[sym] = right.get(k, f"d->r[{k}]")
-    return lp(e, extra)
 
 
 def _assert_code(p: SlotPrinter, cond: sp.Expr, msg: str, level: str, indent="    ") -> str:

@@ -34,22 +34,22 @@ when an instant moved a state.
 
 from __future__ import annotations
 
-import importlib.resources
 from dataclasses import dataclass, replace
 
-import jinja2
 import sympy as sp
 
 from ..diagnostics import ModelRejected
 from ..ir import Model
-from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
+from .blocks import BlockPlan, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
+from .emit import assign_cast, make_printers, real_slot_index, schedule_file, \
+    template_environment
 from .events import preorder
 from .plan import CompiledModel, FmiVariable, compile_model
-from .restarts import check_left, instant_integrals, left_printer, slot_names
+from .restarts import check_left, instant_integrals, left_printer, print_over_instant, \
+    restart_targets, slot_names
 
 MODE_VARIABLE = "mdae_mode"
-STATEMENTS_PER_FUNCTION = 200
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,9 @@ class MultimodePlan:
 
 @dataclass(frozen=True)
 class ModeSources:
+    """The multimode C files by name, and the sizes ``config.h`` takes from them: the most
+    consistency equations of a mode, and the solver scratch sizes they need."""
     files: dict
-    block_labels: tuple[str, ...]
     ncons: int
     work: int
     perm: int
@@ -202,7 +203,7 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                           transients=False)
     state_pos = {s.symbol: k for k, s in enumerate(union.states)}
 
-    modes, all_blocks, init_cons = [], [], ()
+    modes, all_blocks = [], []
     for m, (mi, ma) in enumerate(analyses):
         one = compile_model(model, _only(report, ma), transients=False)
         blocks = tuple(replace(b, label=f"[{mi.label}] {b.label}") for b in one.blocks)
@@ -235,7 +236,6 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
     n_real = union.n_real
     real_names = list(union.real_names)
     written = {u for mc in modes for b in mc.blocks for u in b.unknowns}
-    all_pos = set(range(len(union.states)))
     states = list(union.states)
     guesses = dict(union.guesses)
     var_index = {v.name: k for k, v in enumerate(variables)}
@@ -262,7 +262,6 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
         variables = [replace(v, derivative_of=sname) if v.derivative_of == st.name else v
                      for v in variables]
         var_index = {v.name: j for j, v in enumerate(variables)}
-    del all_pos
 
     slot_of_name = slot_names(union)
 
@@ -276,7 +275,7 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
         if dst_label not in idx_of:
             continue
         label = f"[{ch.src_label}] -> [{dst_label}]"
-        restart = _restart_pairs(ch.restart, slot_of_name, label)
+        restart = restart_targets(ch.restart, slot_of_name, f"mode change {label}")
         edge_imp = []
         instants = []
         for k, ri in enumerate(ch.instants):
@@ -305,7 +304,7 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                 delta = _delta_code(sf, ri, ch.instants[k + 1:], slot_of_name, label)
                 instants.append(InstantCode(ri.index, "S3", (), (), tuple(laws), delta))
                 continue
-            pairs = _restart_pairs(ri.restart, slot_of_name, label)
+            pairs = restart_targets(ri.restart, slot_of_name, f"mode change {label}")
             instants.append(InstantCode(ri.index, ri.method or "S0", pairs,
                                         _singularities(pairs), tuple(laws)))
         closed = bool(ch.restart)
@@ -321,25 +320,8 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                    for g in guard_names)
     compiled, banded = _band_left_limit_relations(report, compiled)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
-                         tuple(impulses.values()), _watched(model, report, compiled, banded),
+                         tuple(impulses.values()), _watched(report, banded),
                          banded)
-
-
-def _restart_pairs(eqs, slot_of_name: dict, label: str) -> tuple:
-    """``(slot, f(x-))`` of the restart equations ``x+ = f(x-)`` whose target has a slot,
-    identities ``x+ = x-`` dropped (the value stays), in slot order."""
-    out = []
-    for eq in eqs:
-        lhs = str(eq.lhs)
-        if not lhs.endswith("+"):
-            continue
-        k = slot_of_name.get(lhs[:-1])
-        if k is None:
-            continue
-        if eq.rhs.is_Symbol and eq.rhs.name == lhs[:-1] + "-":
-            continue
-        out.append((k, check_left(eq.rhs, slot_of_name, f"mode change {label}")))
-    return tuple(sorted(out, key=lambda t: t[0]))
 
 
 def _numeric(ri) -> bool:
@@ -467,11 +449,11 @@ def _band_left_limit_relations(report, cm: CompiledModel):
                    slots=slots), tuple(banded)
 
 
-def _watched(model: Model, report, cm: CompiledModel, banded=()) -> tuple:
+def _watched(report, banded) -> tuple:
     """Left-limit guards (``g = pre(s) <= 0``, theory note 9334 §3.5(b): no logico-numerical
     fixpoint) only change at an event; the event is the crossing of the same relation on the
-    continuous ``s``. Those relations (``s <= 0``) are returned so that the event plan gives
-    them an event indicator."""
+    continuous ``s``. The relations of ``banded`` (`_band_left_limit_relations`) are returned
+    on ``s`` (``s <= 0``) so that the event plan gives them an event indicator."""
     table = report.symbols
     back = {table.pre(n): table.sym(n, 0) for n in report.unknowns}
     return tuple(rel.xreplace(back) for _, rel, _ in banded)
@@ -479,52 +461,26 @@ def _watched(model: Model, report, cm: CompiledModel, banded=()) -> tuple:
 
 # --- C text ---------------------------------------------------------------------------------
 
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FunctionLoader(
-            lambda n: importlib.resources.files("mdae_fmu.templates").joinpath(n)
-            .read_text("utf-8")),
-        autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-
-
 def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     """C files of the per-mode schedules and of the mode logic (module docstring)."""
-    from .emit import make_printers
     cm = plan.compiled
     band_updates = [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]
     pr = make_printers(cm, ev)
     p = pr.main
-    slot_names_cm = slot_names(cm)
-    lp = left_printer(cm, slot_names_cm)
-    env = _env()
+    lp = left_printer(cm)
+    env = template_environment()
     files = {}
-    slot_index = {}
-    for sym, c in cm.slots.items():
-        if c.startswith("d->r["):
-            slot_index[sym] = int(c[5:-1])
+    slot_index = real_slot_index(cm)
     state_slot = {s.symbol: s.slot for s in cm.states}
     work, perm, ncons = 1, 1, 0
     modes_ctx = []
     for mc in plan.modes:
-        helpers, functions, stmts = [], [], []
-        for j, blk in enumerate(mc.blocks):
-            k = mc.offset + j
-            code = emit_block(blk, k, pr.schedule, slot_index)
-            stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
-            stmts.append(code.body)
-            if code.helpers:
-                helpers.append(code.helpers)
-            if len(stmts) >= 2 * STATEMENTS_PER_FUNCTION:
-                functions.append("\n".join(stmts))
-                stmts = []
+        for blk in mc.blocks:
             work = max(work, newton_work(len(blk.unknowns)))
             perm = max(perm, len(blk.unknowns))
-        if stmts:
-            functions.append("\n".join(stmts))
-        part = f"m{mc.index}"
-        files[f"model_mode_{mc.index}.c"] = env.get_template("model_schedule.c.j2").render(
-            part=part, comment_name=c_comment(f"{cm.name} mode [{mc.label}]"),
-            helpers="\n".join(helpers), functions=functions)
+        files[f"model_mode_{mc.index}.c"] = schedule_file(
+            env, mc.blocks, mc.offset, pr.schedule, slot_index, f"m{mc.index}",
+            c_comment(f"{cm.name} mode [{mc.label}]"))
         proj = sorted({state_slot[s] for _, e in mc.consistency for s in e.free_symbols
                        if s in state_slot})
         ncons = max(ncons, len(mc.consistency))
@@ -549,8 +505,8 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
                 right = {k: f"T[{j}]" for j, (k, _) in enumerate(ic.delta.targets)}
             else:
                 right = {slot: f"v{j}" for j, (slot, _) in enumerate(ic.restart)}
-            imps = [(out.slot, _print_integral(lp, num, right, slot_names_cm),
-                     _print_integral(lp, den, right, slot_names_cm))
+            imps = [(out.slot, print_over_instant(lp, num, right),
+                     print_over_instant(lp, den, right))
                     for out, num, den in ic.impulses]
             sing = [(c_string(text), lp(den), lp(scale)) for text, den, scale in ic.singular]
             delta = None
@@ -575,32 +531,12 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         edges_ctx.append(dict(index=e, src=ed.src, dst=ed.dst, label=c_string(ed.label),
                               comment=c_comment(ed.label, 60), instants=instants))
     guards = [p.doprint(g) for g in plan.guards]
-    disc = [f"    {t} = {_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+    disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
     disc += band_updates
     all_imp = [i.slot for i in plan.impulses]
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
         discrete_assignments="\n".join(disc), mode_slot=plan.mode_slot,
         impulse_slots=all_imp, nmodes=len(plan.modes))
-    labels = tuple(c_string(b.label) for b in cm.blocks)
-    return ModeSources(files, labels, ncons, work, perm)
+    return ModeSources(files, ncons, work, perm)
 
-
-def _print_integral(lp, e: sp.Expr, right: dict, names: dict) -> str:
-    """C text of an impulse integral: ``x-`` the current value (left limit of the instant),
-    ``x+`` the instant's right limit (``right``: slot -> C text) or, for a state it does not
-    move, the current value."""
-    extra = {}
-    for sym in e.free_symbols:
-        if sym.name.endswith("+"):
-            k = names[sym.name[:-1]]
-            extra[sym] = right.get(k, f"d->r[{k}]")
-    return lp(e, extra)
-
-
-def _cast(target, value):
-    if target.startswith("d->i["):
-        return f"(int)floor(({value}) + 0.5)"
-    if target.startswith("d->b["):
-        return f"(({value}) != 0)"
-    return value

@@ -93,6 +93,27 @@ def check_left(e: sp.Expr, names: dict, what: str) -> sp.Expr:
     return e
 
 
+def is_identity(eq) -> bool:
+    """A restart equation ``x+ = x-``: nothing to assign, the value stays."""
+    return eq.rhs.is_Symbol and eq.rhs.name == str(eq.lhs)[:-1] + "-"
+
+
+def restart_targets(eqs, names: dict, what: str, only=None) -> tuple:
+    """``(slot, f(x-))`` of the restart equations ``x+ = f(x-)`` whose target has a Real slot
+    (one of ``only``, when given), identities dropped, in slot order; each right-hand side
+    checked by `check_left` (``what`` names the restart in the error)."""
+    out = []
+    for eq in eqs:
+        lhs = str(eq.lhs)
+        if not lhs.endswith("+"):
+            continue
+        k = names.get(lhs[:-1])
+        if k is None or (only is not None and k not in only) or is_identity(eq):
+            continue
+        out.append((k, check_left(eq.rhs, names, what)))
+    return tuple(sorted(out, key=lambda t: t[0]))
+
+
 def left_printer(cm: CompiledModel, names: dict | None = None):
     """``print(e)``: C text of a restart right-hand side, ``x-`` and parameters as their slot
     ``d->r[k]`` (the current values: the left limits at the instant)."""
@@ -110,17 +131,17 @@ def left_printer(cm: CompiledModel, names: dict | None = None):
     return doprint
 
 
-def _strip_not(c: E.Expr) -> tuple[E.Expr, bool]:
-    pos = True
-    while isinstance(c, E.UnOp) and c.op == "not":
-        c, pos = c.arg, not pos
-    return c, pos
-
-
-def _unedge(c: E.Expr) -> E.Expr:
-    if isinstance(c, E.Call) and c.func == "edge" and len(c.args) == 1:
-        return c.args[0]
-    return c
+def print_over_instant(lp, e: sp.Expr, right: dict) -> str:
+    """C text of a formula over both limits of a restart instant (an impulse integral):
+    ``x-`` and parameters as ``lp`` prints them (the current values), ``x+`` as the
+    instant's new value when it moves ``x`` (``right``: slot -> C text of the value) and
+    else as the current value ``d->r[k]``."""
+    extra = {}
+    for sym in e.free_symbols:
+        if sym.name.endswith("+"):
+            k = lp.names[base_name(sym)]
+            extra[sym] = right.get(k, f"d->r[{k}]")
+    return lp(e, extra)
 
 
 def has_reinit(model: Model) -> bool:
@@ -156,10 +177,10 @@ def transient_restarts(model: Model, cm: CompiledModel) -> dict:
         for bi, br in enumerate(w.branches):
             if not any(isinstance(a, Reinit) for a in br.actions):
                 continue
-            atom, pos = _strip_not(br.condition)
+            atom, pos = E.strip_not(br.condition)
             if not pos:
                 continue
-            atom = _unedge(atom)
+            atom = E.unedge(atom)
             gi = next((k for k, g in enumerate(guards)
                        if g.kind == "transient" and g.cond == atom), None)
             if gi is None:
@@ -175,17 +196,8 @@ def transient_restarts(model: Model, cm: CompiledModel) -> dict:
             if change is None or not change.restart \
                     or any(i.method == "S3" or not i.method for i in change.instants):
                 continue
-            targets = []
-            for eq in change.restart:
-                lhs = str(eq.lhs)
-                if not lhs.endswith("+"):
-                    continue
-                k = names.get(lhs[:-1])
-                if k is None or k not in state_slots:
-                    continue
-                if eq.rhs.is_Symbol and eq.rhs.name == lhs[:-1] + "-":
-                    continue                 # x+ = x-: nothing to assign
-                targets.append((k, check_left(eq.rhs, names, f"when-clause {w.id}")))
+            targets = restart_targets(change.restart, names, f"when-clause {w.id}",
+                                      state_slots)
             impulses = []
             if all(not _moves(i) for i in change.instants[1:]):
                 if sf is None:
@@ -196,12 +208,10 @@ def transient_restarts(model: Model, cm: CompiledModel) -> dict:
                     impulses.append((var, check_left(num, names, what),
                                      check_left(den, names, what)))
             out[(w.id, bi)] = BranchRestart(f"[{change.src_label}] -> [{change.dst_label}]",
-                                            tuple(sorted(targets, key=lambda t: t[0])),
-                                            tuple(impulses))
+                                            targets, tuple(impulses))
     return out
 
 
 def _moves(ri) -> bool:
     """Whether a restart instant moves a state (a restart other than ``x+ = x-``)."""
-    return any(not (eq.rhs.is_Symbol and eq.rhs.name == str(eq.lhs)[:-1] + "-")
-               for eq in ri.restart)
+    return any(not is_identity(eq) for eq in ri.restart)
