@@ -23,6 +23,8 @@ from math import comb
 
 import sympy as sp
 
+from ..structure.graph import classes_sharing_keys
+
 
 def jet_name(name: str, k: int) -> str:
     return name if k == 0 else (f"der({name})" if k == 1 else f"der({name},{k})")
@@ -102,27 +104,11 @@ def split_problem(problem: RestartProblem) -> list[RestartProblem]:
     vertices are the equations, two equations being linked when they share an unknown. A
     block-diagonal restart system is standardized part by part (smaller impulse analyses)."""
     unknowns = set(problem.unknowns)
-    parent = list(range(len(problem.equations)))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-    owner: dict = {}
-    for i, (_, e) in enumerate(problem.equations):
-        for s in e.free_symbols & unknowns:
-            if s in owner:
-                parent[find(i)] = find(owner[s])
-            else:
-                owner[s] = i
-    groups: dict = {}
-    for i in range(len(problem.equations)):
-        groups.setdefault(find(i), []).append(i)
-    if len(groups) <= 1:
+    classes = classes_sharing_keys([e.free_symbols & unknowns for _, e in problem.equations])
+    if len(classes) <= 1:
         return [problem]
     out = []
-    for idx in sorted(groups.values()):
+    for idx in classes:
         eqs = tuple(problem.equations[i] for i in idx)
         syms = set().union(*(e.free_symbols for _, e in eqs))
         unk = tuple(s for s in problem.unknowns if s in syms)
@@ -140,7 +126,6 @@ def presolve(problem: RestartProblem) -> tuple[RestartProblem, dict]:
     no d (``c = 0``, ``x1 = R1*j1`` with j1 known): their values are finite or zero (never
     impulsive) and substituting them only shrinks (and often decouples) the restart system.
     Repeated to a fixpoint. Returns the reduced problem and ``{instance symbol: value}``."""
-    import sympy as sp
     tops = {j.top for j in problem.jets if j.top is not None}
     eqs = list(problem.equations)
     unknowns = [s for s in problem.unknowns]

@@ -19,6 +19,7 @@ import sympy as sp
 
 from .. import expr as E
 from ..ir import Model
+from ..structure.graph import classes_sharing_keys
 from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration_limit_message
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, normalize
@@ -398,27 +399,12 @@ def coupled_guard_classes(system: MultimodeSystem) -> list[tuple[int, ...]]:
     if model is not None:
         discrete = {v.name for v in model.variables
                     if v.variability == "discrete" or v.causality == "input"}
-    parent = list(range(len(system.guards)))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-    owner: dict = {}
-    for gi, g in enumerate(system.guards):
-        keys = {("zc",) + _zero_crossing(n) for n in E.walk(g.definition)
-                if _zero_crossing(n) is not None}
-        keys |= {("var", v) for v in g.reads if v in discrete}
-        for k in keys:
-            if k in owner:
-                parent[find(gi)] = find(owner[k])
-            else:
-                owner[k] = gi
-    groups: dict = {}
-    for gi in range(len(system.guards)):
-        groups.setdefault(find(gi), []).append(gi)
-    return sorted(tuple(v) for v in groups.values())
+    keys = []
+    for g in system.guards:
+        ks = {("zc",) + _zero_crossing(n) for n in E.walk(g.definition)
+              if _zero_crossing(n) is not None}
+        keys.append(ks | {("var", v) for v in g.reads if v in discrete})
+    return classes_sharing_keys(keys)
 
 
 def _zero_crossing(n) -> tuple | None:
@@ -516,7 +502,6 @@ def _consistent_starts(system, model, over_eqs, fixed) -> bool:
     import numpy as np
     from scipy.optimize import least_squares
 
-    from .. import expr as E
     from .shiftform import ShiftForm, parameter_values
     sf = ShiftForm(system)
     eqs = [k for k in over_eqs if not k[0].startswith("start(") and k[1] == 0
@@ -658,12 +643,10 @@ def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased)
     in the source mode, proportional to the zero-crossing variable of the guard that changed
     (the brake's ``pr - pt = s``): for a physical switch the guard crosses 0 continuously, the
     residual vanishes and the inferred impulses are fake."""
-    import sympy as sp
     src_eqs = system.enabled(src)
     for gi, (a, b) in enumerate(zip(src, dst)):
         if a == b:
             continue
-        from .. import expr as E
         reads = E.refs(system.guards[gi].definition)
         for v in sorted(reads):
             xv = sf.X(v, 0)

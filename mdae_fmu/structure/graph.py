@@ -19,7 +19,7 @@ import heapq
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sps
@@ -140,6 +140,30 @@ def _transpose(adj: Sequence[Sequence[int]], n_vars: int) -> list[list[int]]:
 
 # --- A2: maximum matching -------------------------------------------------------------------
 
+def classes_sharing_keys(keys: Sequence[Iterable[Hashable]]) -> list[tuple[int, ...]]:
+    """The items ``0..len(keys)-1`` grouped into the connected components of the relation
+    "share a key" (``keys[i]``: the keys of item i), by union-find; each class ascending, the
+    classes sorted, singletons included."""
+    parent = list(range(len(keys)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    owner: dict = {}
+    for i, ks in enumerate(keys):
+        for k in ks:
+            if k in owner:
+                parent[find(i)] = find(owner[k])
+            else:
+                owner[k] = i
+    groups: dict = {}
+    for i in range(len(keys)):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(tuple(g) for g in groups.values())
+
+
 def maximum_matching(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
     """Maximum-cardinality matching of the bipartite graph ``adj`` (theory 003 §6 A2,
     9334 §2.1): ``result[e]`` is the unknown matched to equation ``e``, or −1.
@@ -254,10 +278,32 @@ class DM:
         return not (self.over_eqs or self.over_vars or self.under_eqs or self.under_vars)
 
 
+def _alternating_reach(edges: Sequence[Sequence[int]], mate: Sequence[int],
+                       mate_other: Sequence[int]) -> tuple[list[bool], list[bool]]:
+    """The vertices of one side (``edges[i]``: the neighbours of vertex i; ``mate``: its
+    matching, -1 when unmatched) and of the other side (``mate_other``) reachable by an
+    alternating path from an unmatched vertex of the first side: it is left by any edge, the
+    other side by its matching edge (theory 003 §6 A3)."""
+    seen = [m < 0 for m in mate]
+    seen_other = [False] * len(mate_other)
+    q = deque(i for i, m in enumerate(mate) if m < 0)
+    while q:
+        i = q.popleft()
+        for j in edges[i]:
+            if not seen_other[j]:
+                seen_other[j] = True
+                k = mate_other[j]
+                if k >= 0 and not seen[k]:
+                    seen[k] = True
+                    q.append(k)
+    return seen, seen_other
+
+
 def dulmage_mendelsohn(adj: Sequence[Sequence[int]], n_vars: int,
                        matching: Sequence[int] | None = None) -> DM:
     """Coarse DM decomposition (theory 003 §6 A3): β_O = everything reachable by an alternating
-    path from an unmatched equation, β_U = from an unmatched unknown, β_E = the rest. An
+    path from an unmatched equation, β_U = from an unmatched unknown (`_alternating_reach`),
+    β_E = the rest. An
     equation with no unknowns is in β_O, an unknown occurring nowhere in β_U. ``matching``
     (any maximum matching, e.g. from `maximum_matching`) is computed when not given."""
     n = len(adj)
@@ -266,37 +312,8 @@ def dulmage_mendelsohn(adj: Sequence[Sequence[int]], n_vars: int,
     for i, j in enumerate(m_e):
         if j >= 0:
             m_v[j] = i
-    eqs_of = _transpose(adj, n_vars)
-    # over-determined: leave equations by any edge, unknowns by their matching edge
-    over_e = [False] * n
-    over_v = [False] * n_vars
-    q = deque(i for i in range(n) if m_e[i] < 0)
-    for i in q:
-        over_e[i] = True
-    while q:
-        i = q.popleft()
-        for j in adj[i]:
-            if not over_v[j]:
-                over_v[j] = True
-                k = m_v[j]
-                if k >= 0 and not over_e[k]:
-                    over_e[k] = True
-                    q.append(k)
-    # under-determined: leave unknowns by any edge, equations by their matching edge
-    under_e = [False] * n
-    under_v = [False] * n_vars
-    q = deque(j for j in range(n_vars) if m_v[j] < 0)
-    for j in q:
-        under_v[j] = True
-    while q:
-        j = q.popleft()
-        for i in eqs_of[j]:
-            if not under_e[i]:
-                under_e[i] = True
-                k = m_e[i]
-                if k >= 0 and not under_v[k]:
-                    under_v[k] = True
-                    q.append(k)
+    over_e, over_v = _alternating_reach(adj, m_e, m_v)
+    under_v, under_e = _alternating_reach(_transpose(adj, n_vars), m_v, m_e)
     if any(a and b for a, b in zip(over_e, under_e)) or \
             any(a and b for a, b in zip(over_v, under_v)):
         raise ValueError("dulmage_mendelsohn: the matching given is not maximum")
