@@ -276,15 +276,8 @@ def eval_condition(c: E.Expr, val: Mapping[E.Expr, bool]) -> bool | None:
     if isinstance(c, E.UnOp) and c.op == "not":
         v = eval_condition(c.arg, val)
         return None if v is None else not v
-    if isinstance(c, E.BinOp) and c.op in ("and", "or"):
-        a, b = eval_condition(c.left, val), eval_condition(c.right, val)
-        if c.op == "and":
-            if a is False or b is False:
-                return False
-            return True if (a and b) else None
-        if a is True or b is True:
-            return True
-        return False if (a is False and b is False) else None
+    if _composite(c):
+        return _parts_value(c, val)
     return None
 
 
