@@ -1204,14 +1204,11 @@ class _ModelBuilder:
             for x in body:
                 tag = x[0]
                 if tag == "eq":
-                    _, lhs, rhs, eloc = x
-                    eloc = self.ctx.where_loc(eloc)
-                    if type(lhs) is not E.Ref or lhs is E.TIME:
-                        self.err(eloc, "the left side of an equation in a when-clause must be "
-                                       "a variable ('v = expression')")
-                        continue
-                    actions.append(Assign(lhs.name, rhs, eloc))
-                    self.assigned.setdefault(lhs.name, eloc)
+                    assign = self.when_equation(x)
+                    if assign is not None:
+                        var, rhs, eloc = assign
+                        actions.append(Assign(var, rhs, eloc))
+                        self.assigned.setdefault(var, eloc)
                 elif tag == "stmt":
                     s = x[1]
                     if s is None:
@@ -1232,6 +1229,17 @@ class _ModelBuilder:
                     self.err(x[2], "nested when-clauses are not allowed")
             out.append(WhenBranch(cond, tuple(actions), bloc))
         self.whens.append(WhenClause(f"w{len(self.whens) + 1}", tuple(out), loc))
+
+    def when_equation(self, item) -> tuple | None:
+        """``v = expression`` in a when-clause: ``(v, expression, location)``; None (the error
+        reported) when the left side is not a variable."""
+        _, lhs, rhs, where = item
+        loc = self.ctx.where_loc(where)
+        if type(lhs) is not E.Ref or lhs is E.TIME:
+            self.err(loc, "the left side of an equation in a when-clause must be a variable "
+                          "('v = expression')")
+            return None
+        return lhs.name, rhs, loc
 
     def when_if(self, item, depth: int) -> list:
         """An if-equation inside a when-branch, as assignments of if-expressions:
@@ -1265,15 +1273,14 @@ class _ModelBuilder:
         for x in items:
             tag = x[0]
             if tag == "eq":
-                _, lhs, rhs, where = x
-                loc = self.ctx.where_loc(where)
-                if type(lhs) is not E.Ref or lhs is E.TIME:
-                    self.err(loc, "the left side of an equation in a when-clause must be a "
-                                  "variable ('v = expression')")
-                elif lhs.name in body:
-                    self.err(loc, f"'{lhs.name}' is assigned twice in this branch")
+                assign = self.when_equation(x)
+                if assign is None:
+                    continue
+                var, rhs, loc = assign
+                if var in body:
+                    self.err(loc, f"'{var}' is assigned twice in this branch")
                 else:
-                    body[lhs.name] = (rhs, loc)
+                    body[var] = (rhs, loc)
             elif tag == "if":
                 for var, value, aloc in self.when_if(x, depth + 1):
                     if var in body:
