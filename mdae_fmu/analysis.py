@@ -94,10 +94,3 @@ def render_json(model: Model, a: Analysis) -> dict:
     out["accepted"] = a.accepted
     out["messages"] = list(a.messages)
     return out
-
-
-def require_accepted(a: Analysis) -> None:
-    """Raise `ModelRejected` (exit code 1) with every diagnostic when the model is rejected."""
-    if not a.accepted:
-        raise ModelRejected("\n".join(m for m in a.messages if not m.startswith("W-"))
-                            or "model rejected")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Literal, Union
+from typing import Literal, Union
 
 from . import expr as E
 from .diagnostics import SourceLoc
@@ -29,10 +29,6 @@ VarType = Literal["Real", "Integer", "Boolean"]
 Variability = Literal["constant", "parameter", "discrete", "continuous"]
 Causality = Literal["input", "output", "local", "parameter"]
 GuardKind = Literal["long", "transient"]
-
-VAR_TYPES = ("Real", "Integer", "Boolean")
-VARIABILITIES = ("constant", "parameter", "discrete", "continuous")
-CAUSALITIES = ("input", "output", "local", "parameter")
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +278,3 @@ def _action_from_json(d: dict) -> Action:
 def unknowns(model: Model) -> list[Variable]:
     """Time-varying variables the equations must determine (continuous and discrete)."""
     return [v for v in model.variables if v.is_unknown]
-
-
-def equations_by_id(eqs: Iterable[Equation]) -> dict[str, Equation]:
-    return {e.id: e for e in eqs}

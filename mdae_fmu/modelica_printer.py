@@ -20,7 +20,7 @@ import math
 import re
 
 from . import expr as E
-from .ir import Assertion, Assign, Equation, Model, Reinit, Terminate, Variable
+from .ir import Assertion, Assign, Model, Reinit, Terminate, Variable
 
 # Precedence levels (higher binds tighter).
 _IF, _OR, _AND, _NOT, _REL, _ADD, _MUL, _POW, _PRIMARY = range(9)

@@ -184,8 +184,8 @@ def _mode_text(m: ModeAnalysis, number: str = "") -> list[str]:
     if m.index >= 0:
         out.append(f"  index (max c, seed papers' convention): {m.index}; "
                    f"Pryce's structural index nu_S: {m.structural_index}")
-        out.append(f"  offsets c: " + ", ".join(f"{k}={v}" for k, v in m.c.items()))
-        out.append(f"  offsets d: " + ", ".join(f"{k}={v}" for k, v in m.d.items()))
+        out.append("  offsets c: " + ", ".join(f"{k}={v}" for k, v in m.c.items()))
+        out.append("  offsets d: " + ", ".join(f"{k}={v}" for k, v in m.d.items()))
         out.append(f"  degrees of freedom: {m.dof}")
         out.append(f"  states ({len(m.states)}): {_inst_list(m.states)}")
         out.append(f"  leading variables ({len(m.leading)}): {_inst_list(m.leading)}")

@@ -246,7 +246,6 @@ def compile_model(model: Model, report, transients: bool = True) -> CompiledMode
         slots[pre_slots_key] = f"d->p{arr}[{k}]"
         pre_slots[table.sym(v.name, 0)] = f"d->p{arr}[{k}]"
 
-    d = mode.d
     state_insts = list(mode.states)
     instances = [(i.name, i.order) for i in state_insts]
     for i in mode.leading:

@@ -165,7 +165,6 @@ class DeltaSystem:
         self.unknowns = list(problem.unknowns)
         self.scale = {s: float(mu) for s, mu in zip(self.unknowns, self.form.power) if mu}
         u = self.form.z
-        self.usyms = u
         exprs = [e.xreplace(lsub).xreplace(psub) for e in self.form.equations]
         self.F = sp.lambdify((u, d), exprs, "numpy")
         self.J = sp.lambdify((u, d), sp.Matrix(exprs).jacobian(sp.Matrix(u)), "numpy")

@@ -31,7 +31,7 @@ import sympy as sp
 
 from ..modes.graphs import dm
 from .analysis import ImpulseResult, impulse_analysis
-from .problem import RestartProblem, jet_name, left, right
+from .problem import RestartProblem, left, right
 
 
 @dataclass(frozen=True)
@@ -164,10 +164,6 @@ def _restart_eqs(problem: RestartProblem, level: str, solution: dict) -> tuple:
     return tuple(out)
 
 
-def _params_sub(params: dict) -> dict:
-    return {sp.Symbol(k, real=True): v for k, v in params.items()}
-
-
 def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
                 allow_numeric: bool = True) -> Standardized:
     """Algorithm ST (examples note §3.6): S0, then S1, S2, S3 in that order."""
@@ -279,13 +275,3 @@ def _polyable(e, imp) -> bool:
         return True
     except sp.PolynomialError:
         return False
-
-
-def standard_names(problem: RestartProblem) -> dict:
-    """Readable names of the standard symbols, for reports."""
-    out = {}
-    for j in problem.jets:
-        for k in range(max(j.m, 1)):
-            out[left(j.name, k)] = jet_name(j.name, k) + "-"
-            out[right(j.name, k)] = jet_name(j.name, k) + "+"
-    return out

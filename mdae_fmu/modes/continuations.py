@@ -27,11 +27,6 @@ class ContinuationChain:
     equations: tuple = ()     # ids of the equations that reset the variables, over all steps
 
 
-def reset_variables(system: MultimodeSystem, guards: frozenset) -> frozenset:
-    """``X(M)`` for the transient guards ``guards`` (indices)."""
-    return frozenset(v for _, vs in _resets(system, guards) for v in vs)
-
-
 def _resets(system: MultimodeSystem, guards: frozenset):
     """``(equation id, variables it resets)`` for the equations enabled only under transient
     guards of ``guards``: a reinit resets its variable, another when-equation the variables

@@ -27,7 +27,6 @@ from typing import Literal
 from .graphs import DMResult, btf, dm, sigma_offsets
 from .normalize import MEquation, Mode, MultimodeSystem
 
-EqKey = tuple[str, int]
 VarKey = tuple[str, int]
 Erasure = Literal["restricted", "canonical"]
 

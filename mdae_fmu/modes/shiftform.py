@@ -27,7 +27,6 @@ class ShiftForm:
         self.d = sp.Symbol("d", positive=True)
         self._syms: dict[tuple[str, int], sp.Symbol] = {}
         self._back: dict[sp.Symbol, tuple[str, int]] = {}
-        self._base: dict[str, sp.Expr] = {}
         self._cache: dict[tuple[str, int], sp.Expr] = {}
         self._text: dict[tuple[str, int], str] = {}
 

@@ -32,7 +32,7 @@ from ..symbolic import SymbolTable
 from .graph import DM, WeightedGraph, block_triangular_graph, no_gc
 from .latent import latent_system
 from .printing import expr_text
-from .sigma import SigmaResult, sigma_method, tight_edges
+from .sigma import sigma_method, tight_edges
 
 # Explicit enumeration of modes stops beyond 2^12 consistent valuations of the long guards
 # (issue 3: "up to 2^12 reachable valuations; beyond that a clear message").
