@@ -15,7 +15,7 @@ from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
 from .ir import Model
 from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
 from .report import render_json as _modes_json
-from .report import render_text as _modes_text
+from .report import report_lines
 from .structure.per_mode import ModesReport, analyze_modes
 
 
@@ -70,11 +70,9 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
 
 
 def render_text(model: Model, a: Analysis) -> str:
-    """The per-mode report, the mode changes, then one verdict for the whole model."""
-    text = _modes_text(model, a.modes)
-    # the per-mode report ends with its own verdict; the overall one replaces it
-    body = text[:text.rfind("\nverdict:")] if "\nverdict:" in text else text
-    parts = [body]
+    """The per-mode report (`report.report_lines`), the mode changes, then one verdict for
+    the whole model."""
+    parts = ["\n".join(report_lines(model, a.modes)) + "\n"]
     if a.automaton is not None:
         parts.append(describe_automaton(a.automaton))
     if a.accepted:

@@ -6,14 +6,11 @@ Pryce's structural index, DOF, states, latent equations, blocks), one section pe
 (offsets, states, leading variables, latent and consistency equations, blocks), and the
 verdict. Index conventions (theory 003 §4.3, §4.6): "index" is max c, the seed papers'
 convention; "nu_S" is Pryce's structural index; the classical differentiation index is not
-computed. Later stages (mode changes) add sections by registering a renderer
-with `register_section`; each renderer gets ``(model, result)`` and returns text lines or a
-JSON value, or None when it has nothing to say.
+computed. The whole analysis (`mdae_fmu.analysis`) adds the mode-change sections after
+`report_lines` and gives its own verdict.
 """
 
 from __future__ import annotations
-
-from typing import Callable
 
 import sympy as sp
 
@@ -23,17 +20,6 @@ from .structure.per_mode import Block, Instance, LatentEquation, ModeAnalysis, M
 from .structure.printing import equation_text, expr_text
 
 FORMAT = "mdae_fmu.analysis/1"
-
-# (name, text renderer, json renderer), rendered in this order after the per-mode sections.
-_SECTIONS: list[tuple[str, Callable, Callable]] = []
-
-
-def register_section(name: str, text: Callable[[Model, object], list[str] | None],
-                     json: Callable[[Model, object], object]) -> None:
-    """Append a report section (e.g. "mode_changes" from the multimode analysis). The JSON
-    value lands under key ``name``; the text lines after the per-mode sections."""
-    global _SECTIONS
-    _SECTIONS = [s for s in _SECTIONS if s[0] != name] + [(name, text, json)]
 
 
 # --- formulas -------------------------------------------------------------------------------
@@ -63,8 +49,21 @@ def _inst_list(xs: tuple[Instance, ...]) -> str:
 # --- text -----------------------------------------------------------------------------------
 
 def render_text(model: Model, result: ModesReport) -> str:
-    """Human-readable report: header with the equation legend, summary table of the modes,
-    one section per mode, extra sections, verdict."""
+    """Human-readable report: `report_lines`, then the verdict of the per-mode analysis."""
+    lines = report_lines(model, result)
+    lines.append("")
+    if result.exit_code == 0:
+        lines.append(f"verdict: accepted ({len(result.modes)} modes)")
+    else:
+        lines.append("verdict: rejected")
+        for msg in result.messages:
+            lines.append(f"  {msg}")
+    return "\n".join(lines)
+
+
+def report_lines(model: Model, result: ModesReport) -> list[str]:
+    """The report without a verdict: header with the equation legend, summary table of the
+    modes, one section per mode."""
     lines: list[str] = []
     lines.append(f"model {result.model_name}")
     lines.append(f"  variables: {len(model.variables)} declared, {len(result.unknowns)} "
@@ -91,19 +90,7 @@ def render_text(model: Model, result: ModesReport) -> str:
     for k, m in enumerate(result.modes, 1):
         lines.append("")
         lines.extend(_mode_text(m, f"#{k} " if numbered else ""))
-    for name, text, _ in _SECTIONS:
-        extra = text(model, result)
-        if extra:
-            lines.append("")
-            lines.extend(extra)
-    lines.append("")
-    if result.exit_code == 0:
-        lines.append(f"verdict: accepted ({len(result.modes)} modes)")
-    else:
-        lines.append("verdict: rejected")
-        for msg in result.messages:
-            lines.append(f"  {msg}")
-    return "\n".join(lines)
+    return lines
 
 
 def _equation_legend(model: Model, result: ModesReport) -> list[str]:
@@ -267,10 +254,6 @@ def render_json(model: Model, result: ModesReport) -> dict:
         "fixed_guards": [{"guard": t, "value": v} for t, v in result.fixed_guards],
         "modes": [_mode_json(m) for m in result.modes],
     }
-    for name, _, js in _SECTIONS:
-        val = js(model, result)
-        if val is not None:
-            out[name] = val
     out["exit_code"] = result.exit_code
     out["accepted"] = result.exit_code == 0
     out["messages"] = list(result.messages)

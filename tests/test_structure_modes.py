@@ -459,18 +459,17 @@ def test_text_report_numbers_long_mode_names():
     assert "mode #" not in render_text(clutch(), analyze_modes(clutch(), latent=False))
 
 
-def test_report_sections_can_be_appended():
-    from mdae_fmu import report
-    saved = list(report._SECTIONS)
-    try:
-        report.register_section("mode_changes", lambda m, r: ["mode changes: none"],
-                                lambda m, r: [])
-        m = pendulum()
-        r = analyze_modes(m)
-        assert "mode changes: none" in render_text(m, r)
-        assert render_json(m, r)["mode_changes"] == []
-    finally:
-        report._SECTIONS[:] = saved
+def test_analysis_report_appends_the_mode_changes_to_the_per_mode_report():
+    from mdae_fmu import analysis
+    from mdae_fmu.report import report_lines
+    m = pendulum()
+    a = analysis.analyze(m)
+    text = analysis.render_text(m, a)
+    assert text.startswith("\n".join(report_lines(m, a.modes)) + "\n")
+    assert "mode changes (0)" in text and text.count("verdict:") == 1
+    assert text.endswith("verdict: accepted")
+    js = analysis.render_json(m, a)
+    assert js["mode_changes"] is not None and "mode_changes" not in render_json(m, a.modes)
 
 
 # --- reference models (parser and models land in parallel) ----------------------------------
