@@ -37,7 +37,6 @@ from .sigma import sigma_method, tight_edges
 # Explicit enumeration of modes stops beyond 2^12 consistent valuations of the long guards
 # (issue 3: "up to 2^12 reachable valuations; beyond that a clear message").
 MAX_ENUMERATED_MODES = 2 ** 12
-MAX_ENUMERATED_GUARDS = 12          # log2 of MAX_ENUMERATED_MODES (older keyword)
 
 
 # --- the data contract ----------------------------------------------------------------------
