@@ -95,6 +95,8 @@ def test_emit_blocks():
 
 def test_comment_and_identifier_sanitizing():
     assert "*/" not in c_comment("a*/b/*c\\")
+    # a backslash after '*' (a quoted identifier 'x*\\') must not become a closing '*/'
+    assert "*/" not in c_comment("x*\\ int injected = 1; //")
     assert c_comment("é\n") == "??"
     assert model_identifier("3 Body.Model \"x\"") == "m_3_Body_Model_x"
     assert model_identifier("Ünïcode").isidentifier()

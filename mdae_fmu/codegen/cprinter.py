@@ -194,6 +194,7 @@ def c_string(text: str) -> str:
 
 def c_comment(text: str, limit: int = 80) -> str:
     """Text safe inside a ``/* ... */`` comment: printable ASCII only, no comment delimiters
-    and no line splices (``\\`` at end of line)."""
+    and no line splices (``\\`` at end of line). Backslashes become ``/`` before the
+    delimiters are broken up, so that ``*\\`` cannot turn into a closing ``*/``."""
     safe = "".join(c if 0x20 <= ord(c) < 0x7F else "?" for c in text[:limit])
-    return safe.replace("*/", "* /").replace("/*", "/ *").replace("\\", "/")
+    return safe.replace("\\", "/").replace("*/", "* /").replace("/*", "/ *")
