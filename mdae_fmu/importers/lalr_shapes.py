@@ -321,7 +321,16 @@ class Shapes:
 
     def _codegen(self, shape: _Shape, ops: list, below: int):
         """Python function replaying ``ops``; ``below`` values under the segment's own may be
-        consumed (module docstring)."""
+        consumed (module docstring).
+
+        The source given to ``exec`` never contains input text, so no model can inject code:
+        it is built only from integers (element indices, regex group numbers, stack depths,
+        counters), from terminal names of the grammar (``kinds``, the keys of
+        ``driver.remap`` in ``K_<name>``; the lexer yields only those as token types, input
+        text selects one but never becomes one), from keyword texts of the grammar written as
+        ``repr`` literals, and from the generated names ``c<k>``, ``x<k>``, ``b``. The
+        callbacks and keyword sets enter through the namespace, not as text; the segment's
+        text is only read at run time, through the ``text`` argument."""
         keep = self.driver.keep
         kinds = shape.kinds
         # symbolic value stack: how deep into the values below the segment the ops reach
@@ -384,7 +393,7 @@ class Shapes:
         params = "".join(f", {name}={name}" for name in env)
         lines[0] = f"def run(text, R, V, TE{params}):"
         namespace = dict(env)
-        exec("\n".join(lines), namespace)         # noqa: S102 - code generated above
+        exec("\n".join(lines), namespace)  # noqa: S102 - no input text in it (docstring)
         return namespace["run"]
 
 
