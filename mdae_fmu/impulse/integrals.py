@@ -38,9 +38,9 @@ from .standardize import _level_form, leading_order
 def impulse_integrals(problem: RestartProblem, impulse: ImpulseResult | None,
                       level: str) -> dict:
     """``{variable name: (num, den)}``, the integral over the instant ``num/den`` of each
-    impulsive unknown of order 1, as sympy expressions of the left (``x-``) and right (``x+``)
-    limits and the parameters (module docstring); ``den`` vanishes where the equations do not
-    determine it."""
+    impulsive unknown of order 1 (orders of Algorithm IA, examples note §3.2-3.3), as sympy
+    expressions of the left (``x-``) and right (``x+``) limits and the parameters (module
+    docstring); ``den`` vanishes where the equations do not determine it."""
     if impulse is None:
         return {}
     d = problem.d

@@ -76,7 +76,9 @@ class DeltaForm:
 
 def delta_form(problem: RestartProblem, impulse: ImpulseResult | None,
                level: str | None = None) -> DeltaForm:
-    """`DeltaForm` of ``problem`` (see there); ``impulse`` gives the rescaling orders."""
+    """`DeltaForm` of ``problem`` (see there): the restart system (186) with every impulsive
+    unknown of finite order rescaled as ``w = nu * delta^-mu``, the recommendation of
+    examples note §4.1 (RR-9334 §11.3); ``impulse`` gives the rescaling orders."""
     d = problem.d
     level = level or ("jet" if impulse is None or impulse.jet_level else "shift")
     ks = problem.jet_substitution()

@@ -43,7 +43,8 @@ def _resets(system: MultimodeSystem, guards: frozenset):
 
 
 def triggered_by(system: MultimodeSystem, variables: frozenset) -> frozenset:
-    """``M(Y)``: transient guards whose definition reads a variable of Y."""
+    """``M(Y)``: transient guards whose definition reads a variable of Y (theory note 9334
+    §2.12)."""
     return frozenset(i for i, g in enumerate(system.guards)
                      if g.kind == "transient" and (g.reads | _pre_reads(g)) & variables)
 

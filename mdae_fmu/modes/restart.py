@@ -14,8 +14,9 @@ from .shiftform import ShiftForm, parameter_values
 
 
 def restart_problem(sf: ShiftForm, inst: Instant, label: str = "") -> RestartProblem:
-    """The `RestartProblem` of one instant: H in BTF order, unknown and known instance symbols,
-    the jets of the known variables, and the lower-shift facts / erasures of each equation."""
+    """The `RestartProblem` of one instant (form (125), examples note §3.1): H in BTF order,
+    unknown and known instance symbols, the jets of the known variables, and the lower-shift
+    facts / erasures of each equation."""
     order = [k for b in inst.blocks for k in b.equations]
     eqs = tuple((eq_label(k), sf.equation(k)) for k in order)
     unknowns = tuple(sf.X(n, j) for n, j in sorted(inst.unknowns))

@@ -178,7 +178,8 @@ def maximum_matching(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
 
 
 def matching_csr(m: sps.csr_matrix) -> list[int]:
-    """Maximum matching of a CSR incidence matrix (rows = equations), via scipy (A2)."""
+    """Maximum matching of a CSR incidence matrix (rows = equations), via scipy (theory 003
+    §6 A2)."""
     if m.shape[0] == 0 or m.shape[1] == 0:
         return [-1] * m.shape[0]
     m = sps.csr_matrix(m)
