@@ -193,7 +193,7 @@ def monolithic_clutch(times):
     c = solve_ivp(released, (t2, 10.0), [i7, w7, w7], **opts)
     out = []
     for t in times:
-        if t <= t1 + 1e-9:          # the engagement is an event just after t1 (hysteresis)
+        if t < t1 - 1e-9:    # t >= t1 holds at t1: the clock's time event engages at t1
             out.append(a.sol(t))
         elif t <= t2:
             i, w = b.sol(t)

@@ -57,6 +57,7 @@ def static_sources() -> dict[str, str]:
 class _Printers:
     main: SlotPrinter
     shifted: SlotPrinter      # time -> (d->time + teps): right limits of time relations
+    #                           (and clock state x -> x + c*teps, events.clock_rates)
     schedule: SlotPrinter     # Reals through the local pointer ``r`` (cheaper for gcc)
 
 
@@ -81,6 +82,10 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     main = SlotPrinter(dict(cm.slots), relations, functions)
     shifted_slots = dict(cm.slots)
     shifted_slots[cm.table.time] = "(d->time + teps)"
+    for x, c in cm.clock_rates.items():   # clock states: their right limit (events.py)
+        slot, rate = cm.slots[x], main.doprint(c)
+        shifted_slots[x] = (f"({slot} + ({rate}) * teps + copysign(CLOCK_ROUNDING * "
+                            f"fmax(1.0, fabs({slot})), {rate}))")
     shifted = SlotPrinter(shifted_slots, {}, functions)
     local = {k: (v[3:] if v.startswith("d->r[") else v) for k, v in cm.slots.items()}
     schedule = SlotPrinter(local, relations, functions)

@@ -14,6 +14,14 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
 * A relation of the form ``c1*time + c0 op 0`` whose coefficients are constant between
   events (parameters, discrete variables, ``pre()`` values) is a *time relation*: no indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
   the relation is evaluated at ``time + eps`` (its right limit) at the event.
+* A *clock state* is a Real state ``x`` whose only equation is the unguarded ``der(x) = c``
+  with ``c`` a parameter expression, and which appears nowhere else except inside relations
+  (the ``t`` of ``der(t) = 1; g = t >= t1``). Between events ``x`` is affine in time, so a
+  relation ``a*x + b op 0`` (``a``, ``b`` constant between events) is a time relation too: at
+  every event its crossing time ``time + (-b/a - x)/c`` is published, and it is evaluated at
+  its right limit ``x + c*teps``, widened by ``1e-10*max(1, |x|)`` for the rounding the host's
+  integrator accumulates in ``x`` (`clock_rates`; docs/fmi-mapping.md, "Events"). This is what
+  a hand-written FMU does with such a clock, and it saves the host an event indicator.
 * Relations between discrete quantities (Integers, Booleans, pre(), parameters) are not frozen:
   they only change at events anyway.
 * ``sample(start, interval)`` is a time event source with its own slot ``d->smp[k]``.
@@ -85,6 +93,67 @@ def signed_distance(rel) -> tuple[sp.Expr, bool]:
     return rel.rhs - rel.lhs, op == "<"
 
 
+_RELATION_OPS = frozenset(("<", "<=", ">", ">=", "==", "<>"))
+
+
+def clock_rates(model: Model, table) -> dict:
+    """The clock states of ``model`` (module docstring) and their rates: ``{x: c}`` in sympy.
+
+    A candidate is an unguarded equation whose only unknown is ``der(x)`` of a continuous Real
+    ``x`` (parameters and constants aside), linear in ``der(x)``. It is a clock if ``x`` and
+    ``der(x)`` appear in no other equation, initial equation, when-clause or assertion except
+    inside relations. Theory: the piecewise-affine clock is the time relation of note 9334
+    §3.5(a) ("time events") written with a state instead of ``time``."""
+    constant = {v.name for v in model.variables if v.variability in ("parameter", "constant")}
+    reals = {v.name for v in model.variables
+             if v.type == "Real" and v.variability == "continuous"}
+    candidates: dict[str, tuple[str, E.Expr]] = {}
+    for eq in model.equations:
+        if eq.guard:
+            continue
+        orders = {n: k for n, k in E.derivative_orders(eq.residual).items()
+                  if n not in constant}
+        if len(orders) == 1:
+            (name, k), = orders.items()
+            if k == 1 and name in reals and name not in candidates:
+                candidates[name] = (eq.id, eq.residual)
+    if not candidates:
+        return {}
+    outside: set[str] = set()
+    exprs = [(eq.id, eq.residual) for eq in model.equations]
+    exprs += [("", eq.residual) for eq in model.initial_equations]
+    exprs += [("", b.condition) for w in model.whens for b in w.branches]
+    exprs += [("", a.value) for w in model.whens for b in w.branches for a in b.actions
+              if isinstance(a, (Assign, Reinit))]
+    exprs += [("", a.cond) for a in model.assertions]
+    for w in model.whens:
+        for b in w.branches:
+            outside.update(a.var for a in b.actions if isinstance(a, (Assign, Reinit)))
+    for eq_id, e in exprs:
+        stack = [e]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, E.BinOp) and node.op in _RELATION_OPS:
+                continue
+            if isinstance(node, E.Ref) and node.name in candidates \
+                    and candidates[node.name][0] != eq_id:
+                outside.add(node.name)
+            stack.extend(E.children(node))
+    params = {table.sym(n, 0) for n in constant}
+    rates = {}
+    for name, (_, res) in candidates.items():
+        if name in outside:
+            continue
+        split = linear_split(table.to_sympy(res), table.sym(name, 1))
+        if split is None:
+            continue
+        a, b = split
+        if (a.free_symbols | b.free_symbols) - params or a == 0:
+            continue
+        rates[table.sym(name, 0)] = -b / a
+    return rates
+
+
 def classify_relation(rel, cm: CompiledModel) -> RelationPlan | None:
     """State, time or untracked relation (module docstring)."""
     if rel.rel_op not in _ORDER_RELS:
@@ -92,11 +161,22 @@ def classify_relation(rel, cm: CompiledModel) -> RelationPlan | None:
     s, strict = signed_distance(rel)
     syms = s.free_symbols
     t = cm.table.time
+    known = cm.event_constant_symbols
+    clocks = syms & set(cm.clock_rates)
+    if len(clocks) == 1 and t not in syms and not (syms & cm.continuous_symbols - clocks):
+        x, = clocks
+        split = linear_split(s, x)
+        if split is not None and not ((split[0].free_symbols | split[1].free_symbols)
+                                      - known):
+            a, b = split
+            c = cm.clock_rates[x]
+            rising = bool(a * c > 0) if (a * c).is_number else True
+            return RelationPlan(rel, s, strict, "time", threshold=t + (-b / a - x) / c,
+                                rising=rising)
     if syms & cm.continuous_symbols:
         return RelationPlan(rel, s, strict, "state")
     if t in syms:
         split = linear_split(s, t)
-        known = cm.event_constant_symbols
         if split is not None and not (split[0].free_symbols - known) \
                 and not (split[1].free_symbols - known):
             a, b = split
