@@ -30,15 +30,6 @@ def clutch_reference():
     return {name: data[:, k] for k, name in enumerate(rows[0])}
 
 
-def build_or_skip(name):
-    try:
-        return build(name)
-    except ModelRejected as err:
-        if "single-mode" in str(err):
-            pytest.skip(f"multimode export not available yet: {str(err).splitlines()[0]}")
-        raise
-
-
 def check_against_reference(res, ref, after=None):
     for row in res:
         t = row["time"]
@@ -54,7 +45,7 @@ def test_clutch_engages_at_exactly_five_with_coarse_steps():
     """ClutchBasic (g from the clock state t): steps of 0.3; the engagement at t = 5 is a
     state event located by CVODE, the restart (weighted mean of the speeds) happens inside
     the step; the speeds match the closed form at every communication point."""
-    fmu = build_or_skip("ClutchBasic")
+    fmu = build("ClutchBasic")
     slave = open_slave(fmu, stop_time=10.0, tolerance=1e-10, logging=True)
     t, rows = 0.0, []
     while t < 9.9:
@@ -74,7 +65,7 @@ def test_boolean_input_switches_the_clutch():
     """ClutchGuarded: the engage signal g is a Boolean input, true on [5, 7]; FMPy puts a
     communication point on each switch, the mode change and its restart cascade happen at
     the start of the next step."""
-    fmu = build_or_skip("ClutchGuarded")
+    fmu = build("ClutchGuarded")
     sig = np.array([(0.0, False), (5.0, False), (5.0, True), (7.0, True), (7.0, False)],
                    dtype=[("time", float), ("g", bool)])
     res = simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=10.0, output_interval=0.3,

@@ -126,14 +126,21 @@ def _former_filter(system):
         {g.definition: v for g, v in zip(system.guards, m) if g.kind == "long"})]
 
 
+# the seeds' original encodings, whose guards read values their own equations compute
+REJECTED_AT_NORMALIZATION = {"AirBrakeOriginal.mo", "CupAndBallOriginal.mo",
+                             "RLDC2Original.mo"}
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in REF.glob("*.mo")))
 def test_reference_models_modes_are_unchanged(name):
     """The lazy enumeration gives the modes of the exhaustive filter, in the same order, on
-    every reference model (their automata are the ones of tests/test_modes_reference.py)."""
-    try:
-        s = normalize(load(name))
-    except ModelRejected:
-        pytest.skip("rejected at normalization (E-FIXPOINT)")
+    every reference model (their automata are the ones of tests/test_modes_reference.py); the
+    three original encodings are rejected before any enumeration (E-FIXPOINT)."""
+    if name in REJECTED_AT_NORMALIZATION:
+        with pytest.raises(ModelRejected, match="E-FIXPOINT"):
+            normalize(load(name))
+        return
+    s = normalize(load(name))
     assert s.modes() == _brute_force(s) == _former_filter(s)
 
 

@@ -91,10 +91,6 @@ def test_runtime_failure_exits_1(baselines, tmp_path, capsys):
 
 
 def test_syntax_error_in_model_file_exits_2(tmp_path, capsys):
-    try:
-        import mdae_fmu.importers.flat_modelica  # noqa: F401
-    except ImportError:
-        pytest.skip("the Modelica importer is not available yet")
     src = tmp_path / "Bad.mo"
     src.write_text("model Bad\n  Real x(start = 1);\nequation\n  der(x) = -x +;\nend Bad;\n")
     rc = main(["simulate", str(src)])
@@ -103,13 +99,7 @@ def test_syntax_error_in_model_file_exits_2(tmp_path, capsys):
 
 
 def test_model_file_is_exported_then_simulated(tmp_path, capsys):
-    try:
-        from mdae_fmu.fmu.export import export  # noqa: F401
-    except ImportError:
-        pytest.skip("the FMU exporter (mdae_fmu.fmu.export) is not available yet")
     src = ROOT / "reference_models" / "Dahlquist.mo"
-    if not src.exists():
-        pytest.skip("reference_models/Dahlquist.mo is not available yet")
     out_csv = tmp_path / "d.csv"
     rc = main(["simulate", str(src), "--stop-time", "1", "--csv", str(out_csv)])
     assert rc == 0, capsys.readouterr().err
