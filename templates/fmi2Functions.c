@@ -368,6 +368,8 @@ fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
         }
     }
     for (k = 0; k < nvr; k++) inst->d.r[vr[k]] = value[k];
+    if (inst->state & (MDAE_INSTANTIATED | MDAE_INITIALIZATION))
+        for (k = 0; k < nvr; k++) inst->d.rset[vr[k]] = 1;
     if (nvr) inst->dirty = 1;
     return fmi2OK;
 }

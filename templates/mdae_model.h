@@ -41,6 +41,8 @@ typedef struct {
     int b[MDAE_DIM(MDAE_NB)];         /* Booleans (0/1) */
     int pb[MDAE_DIM(MDAE_NB)];
     int rel[MDAE_DIM(MDAE_NREL)];     /* frozen relations (state and time events) */
+    unsigned char rset[MDAE_DIM(MDAE_NR)];  /* Reals the host set before initialization ended:
+                                               their start no longer follows the parameters */
     int cond[MDAE_DIM(MDAE_NWHEN)];   /* when-conditions at the current instant */
     int pcond[MDAE_DIM(MDAE_NWHEN)];  /* ... at the previous instant */
     int smp[MDAE_DIM(MDAE_NSAMPLE)];  /* sample() active at this instant */

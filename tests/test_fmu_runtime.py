@@ -563,3 +563,21 @@ def test_projection_on_a_large_pendulum(tmp_path):
         r = simulate_fmu(str(path), stop_time=3.0, solver=solver, output=["x", "y"], **kw)
         res = np.abs(r["x"] ** 2 + r["y"] ** 2 - 1e4)
         assert res.max() < 1e-2          # relative 1e-6 of L^2
+
+
+def test_state_start_follows_its_parameter_unless_set(tmp_path):
+    """``Real x(start = x0, fixed = true)``: the host changes ``x0`` and x(0) follows it, as in
+    Modelica; a start the host sets on ``x`` itself wins (docs/fmi-mapping.md,
+    "Initialization"). Closed form x = x(0) exp(-t)."""
+    path = build(tmp_path, """class S
+  parameter Real x0 = 1.0;
+  parameter Real a = 2.0;
+  Real x(start = a * x0, fixed = true);
+equation
+  der(x) = -x;
+end S;""", "S")
+    for start_values, x_init in (({}, 2.0), ({"x0": 3.0}, 6.0), ({"x0": 3.0, "x": 5.0}, 5.0),
+                                 ({"x": 5.0, "x0": 3.0}, 5.0)):
+        r = sim(path, stop_time=1.0, output=["x"], start_values=start_values)
+        assert r["x"][0] == pytest.approx(x_init, rel=1e-12), start_values
+        assert r["x"][-1] == pytest.approx(x_init * math.exp(-1.0), rel=1e-7), start_values

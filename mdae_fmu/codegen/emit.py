@@ -211,6 +211,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         nte.append(f"    t = fmin(t, d->smp_next[{k}]);")
     for target, e in cm.calculated_parameters:
         calc.append(f"    {target} = {p.doprint(e)};")
+    for slot, e in cm.start_bindings:     # after the parameters they read
+        calc.append(f"    if (!d->rset[{slot}]) d->r[{slot}] = {p.doprint(e)};")
     for k, s in enumerate(ev.samples):
         calc.append(f"    d->smp_next[{k}] = {p.doprint(s.start)};\n"
                     f"    d->smp_last[{k}] = -INFINITY;\n    d->smp[{k}] = 0;")

@@ -95,6 +95,9 @@ class CompiledModel:
     event_constant_symbols: frozenset   # constant between events: parameters, discrete, pre()
     dependencies: dict = field(default_factory=dict)        # FMI name -> tuple of FMI names
     clock_rates: dict = field(default_factory=dict)   # clock state -> rate (events.clock_rates)
+    # states whose start is a parameter expression: (Real slot, sympy expression), evaluated in
+    # Initialization Mode unless the host sets the state (docs/fmi-mapping.md, "Initialization")
+    start_bindings: tuple = ()
     guesses: dict = field(default_factory=dict)             # Real slot -> start guess
     default_experiment: tuple[float, float, float | None] | None = None
     # single-mode models: the standardized restart of the transient mode each when-branch
@@ -328,6 +331,7 @@ def compile_model(model: Model, report, transients: bool = True) -> CompiledMode
         der_of[s.der_slot] = s.name
     continuous_names = set(report.unknowns) | set(report.inputs)
     fmi_vars = []
+    start_bindings: list = []
     guesses: dict[int, float] = {}
     for v in model.variables:
         kind_arr = {"Real": real_idx, "Integer": int_idx, "Boolean": bool_idx}[v.type]
@@ -353,6 +357,8 @@ def compile_model(model: Model, report, transients: bool = True) -> CompiledMode
                               _typed(start_val if start_val is not None else 0, v.type),
                               v.description, v.unit, kind=4)
         elif v.type == "Real" and vr in state_of_slot:
+            if v.start is not None and E.refs(v.start):
+                start_bindings.append((vr, table.to_sympy(v.start)))
             var = FmiVariable(v.name, "Real", vr, causality, "continuous",
                               "exact" if v.fixed else "approx",
                               float(start_val if start_val is not None else 0.0),
@@ -402,7 +408,8 @@ def compile_model(model: Model, report, transients: bool = True) -> CompiledMode
         real_names=tuple(real_names), n_real=n_real, n_int=len(int_idx),
         n_bool=len(bool_idx), states=tuple(states), blocks=tuple(blocks),
         consistency=consistency, discrete_assignments=disc_assign,
-        calculated_parameters=tuple(calc), discrete_real_slots=discrete_real_slots,
+        calculated_parameters=tuple(calc), start_bindings=tuple(start_bindings),
+        discrete_real_slots=discrete_real_slots,
         state_symbols=state_symbols, continuous_symbols=continuous_symbols,
         parameter_symbols=parameter_symbols,
         event_constant_symbols=frozenset(

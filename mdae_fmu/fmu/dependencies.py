@@ -21,6 +21,8 @@ over every schedule of the model:
   row of that system, because the rows are solved together (one damped Gauss-Newton
   iteration); the consistency rows of every mode count, because an input can select the
   initial mode. A free state that no row constrains keeps its start and depends on nothing.
+  A state whose start is a parameter expression also reads that expression's parameters
+  (docs/fmi-mapping.md, "Initialization").
 
 Multimode union states that some mode computes (``mdae_state(x)``, ``StatePlan.store``): the
 FMI state is the hidden store; the variable ``x`` reads it (modes integrating ``x``) or is
@@ -175,8 +177,12 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
               and v.variability != "constant" and v.causality != "calculatedParameter"}
     free = {("r", s) for s in (init.unknown_slots if init is not None else ())}
     known0 -= free | assigned
-    ini = _fixpoint({n: rs for n, rs in init_reads.items() if n not in known0},
-                    {k: {k} for k in known0})
+    known_reads = {n: rs for n, rs in init_reads.items() if n not in known0}
+    # a state whose start is a parameter expression: set by the host, or computed from the
+    # parameters (CompiledModel.start_bindings)
+    for slot, e in cm.start_bindings:
+        known_reads.setdefault(("r", slot), set()).update(keys(e))
+    ini = _fixpoint(known_reads, {k: {k} for k in known0})
 
     def names(ks):
         return tuple(sorted(var_of[k].name for k in ks if k in var_of))
