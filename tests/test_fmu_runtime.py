@@ -304,32 +304,31 @@ def test_newton_failure_during_a_run_names_the_block_and_the_time(tmp_path):
     assert all("e2" in m for m in failures)
 
 
+def _initialization_error(path) -> str:
+    """fmi2ExitInitializationMode must return fmi2Error; the error messages it logged."""
+    log = _Log()
+    fmu, _ = _instance(path, "m", log)
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    assert _status(fmu.exitInitializationMode) == FMI_ERROR
+    fmu.freeInstance()
+    return "\n".join(m for st, _, m in log.messages if st >= FMI_ERROR)
+
+
 def test_newton_failure_at_initialization_is_an_error(tmp_path):
     """At t = 0 (fmi2ExitInitializationMode) the same failure is fmi2Error, naming the block
     and the time."""
     path = build(tmp_path, NO_ROOT.replace("start = 0.0, fixed", "start = 0.75, fixed"),
                  "NoRoot")
-    log = _Log()
-    fmu, _ = _instance(path, "m", log)
-    fmu.setupExperiment(startTime=0.0)
-    fmu.enterInitializationMode()
-    assert _status(fmu.exitInitializationMode) == FMI_ERROR
-    text = "\n".join(m for st, _, m in log.messages if st >= FMI_ERROR)
+    text = _initialization_error(path)
     assert "Newton" in text and "e2" in text and "t = 0" in text
-    fmu.freeInstance()
 
 
 def test_singular_linear_block_at_initialization_is_an_error(tmp_path):
     path = build(tmp_path, SINGULAR.replace("start = 0.0, fixed", "start = 1.0, fixed"),
                  "Singular")
-    log = _Log()
-    fmu, _ = _instance(path, "m", log)
-    fmu.setupExperiment(startTime=0.0)
-    fmu.enterInitializationMode()
-    assert _status(fmu.exitInitializationMode) == FMI_ERROR
-    text = "\n".join(m for st, _, m in log.messages if st >= FMI_ERROR)
+    text = _initialization_error(path)
     assert "singular" in text and "[e2+e3]" in text and "t = 0" in text
-    fmu.freeInstance()
 
 
 INPUT_MODEL = """class WithInput

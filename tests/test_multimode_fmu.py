@@ -456,14 +456,19 @@ end SingularClutch;
 """
 
 
+def _failed_run_log(path, stop_time=1.0) -> str:
+    """Simulate ``path`` with FMPy, which must fail; the FMU's log messages."""
+    messages = []
+    with pytest.raises(Exception):
+        simulate_fmu(str(path), stop_time=stop_time, output_interval=0.01,
+                     logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
+    return "\n".join(messages)
+
+
 def test_singular_restart_is_a_runtime_error(tmp_path):
     model = parse_modelica(SINGULAR, "SingularClutch.mo")
     path = export(model, tmp_path / "s.fmu", progress=False)
-    messages = []
-    with pytest.raises(Exception):
-        simulate_fmu(str(path), stop_time=1.0, output_interval=0.01,
-                     logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
-    text = "\n".join(messages)
+    text = _failed_run_log(path)
     assert "mode change" in text and "[not g] -> [g]" in text and "t = 0.5" in text
 
 
@@ -475,11 +480,7 @@ def test_numerically_singular_restart_is_a_runtime_error(tmp_path):
     model = parse_modelica(SINGULAR.replace("j2 = -1.0", "j2 = -0.9999999999999999"),
                            "SingularClutch.mo")
     path = export(model, tmp_path / "s.fmu", progress=False)
-    messages = []
-    with pytest.raises(Exception):
-        simulate_fmu(str(path), stop_time=1.0, output_interval=0.01,
-                     logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
-    text = "\n".join(messages)
+    text = _failed_run_log(path)
     assert "t = 0.5" in text and "mode change [not g] -> [g] (instant 0)" in text
     assert "numerically singular (j1 + j2)" in text
 
@@ -618,11 +619,7 @@ def test_delta_scheme_without_solution_is_a_runtime_error(tmp_path):
                            .replace("if g then w1 - w2", "if g then w1 * w1 - w2"),
                            "ClutchNoRoot.mo")
     path = export(model, tmp_path / "n.fmu", progress=False)
-    messages = []
-    with pytest.raises(Exception):
-        simulate_fmu(str(path), stop_time=1.0, output_interval=0.01,
-                     logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
-    text = "\n".join(messages)
+    text = _failed_run_log(path)
     assert "t = 0.5" in text and "mode change [not g] -> [g] (instant 0)" in text
     assert "no solution near the left limits (delta-scheme at delta" in text
 

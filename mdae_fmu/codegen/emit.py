@@ -82,7 +82,7 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     main = SlotPrinter(dict(cm.slots), relations, functions)
     shifted_slots = dict(cm.slots)
     shifted_slots[cm.table.time] = "(d->time + teps)"
-    for x, c in cm.clock_rates.items():   # clock states: their right limit (events.py)
+    for x, c in ev.clock_rates.items():   # clock states: their right limit (events.py)
         slot, rate = cm.slots[x], main.doprint(c)
         shifted_slots[x] = (f"({slot} + ({rate}) * teps + copysign(CLOCK_ROUNDING * "
                             f"fmax(1.0, fabs({slot})), {rate}))")

@@ -83,6 +83,7 @@ class EventPlan:
     branches: tuple[BranchPlan, ...]
     clauses: tuple[tuple[int, ...], ...]          # branch indices of each when-clause
     assertions: tuple[tuple[sp.Expr, str, str], ...]  # (condition, message, level)
+    clock_rates: dict                             # clock state -> rate (`clock_rates`)
 
 
 def signed_distance(rel) -> tuple[sp.Expr, bool]:
@@ -154,22 +155,22 @@ def clock_rates(model: Model, table) -> dict:
     return rates
 
 
-def classify_relation(rel, cm: CompiledModel) -> RelationPlan | None:
-    """State, time or untracked relation (module docstring)."""
+def classify_relation(rel, cm: CompiledModel, clocks: dict) -> RelationPlan | None:
+    """State, time or untracked relation (module docstring); ``clocks``: `clock_rates`."""
     if rel.rel_op not in _ORDER_RELS:
         return None
     s, strict = signed_distance(rel)
     syms = s.free_symbols
     t = cm.table.time
     known = cm.event_constant_symbols
-    clocks = syms & set(cm.clock_rates)
-    if len(clocks) == 1 and t not in syms and not (syms & cm.continuous_symbols - clocks):
-        x, = clocks
+    used = syms & set(clocks)
+    if len(used) == 1 and t not in syms and not (syms & cm.continuous_symbols - used):
+        x, = used
         split = linear_split(s, x)
         if split is not None and not ((split[0].free_symbols | split[1].free_symbols)
                                       - known):
             a, b = split
-            c = cm.clock_rates[x]
+            c = clocks[x]
             rising = bool(a * c > 0) if (a * c).is_number else True
             return RelationPlan(rel, s, strict, "time", threshold=t + (-b / a - x) / c,
                                 rising=rising)
@@ -262,13 +263,14 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     exprs += [v for b in branches for (_, _, v, _) in b.actions if isinstance(v, sp.Basic)]
     exprs += list(extra_exprs)
     rels, samples = _relations_and_samples(exprs)
+    clocks = {x: c for x, c in clock_rates(model, table).items() if x in cm.state_symbols}
     relations = []
     for r in rels:
-        p = classify_relation(r, cm)
+        p = classify_relation(r, cm, clocks)
         if p is not None:
             relations.append(p)
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
-                     tuple(assertions))
+                     tuple(assertions), clocks)
 
 
 ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)

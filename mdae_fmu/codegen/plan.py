@@ -94,7 +94,6 @@ class CompiledModel:
     parameter_symbols: frozenset
     event_constant_symbols: frozenset   # constant between events: parameters, discrete, pre()
     dependencies: dict = field(default_factory=dict)        # FMI name -> tuple of FMI names
-    clock_rates: dict = field(default_factory=dict)   # clock state -> rate (events.clock_rates)
     # states whose start is a parameter expression: (Real slot, sympy expression), evaluated in
     # Initialization Mode unless the host sets the state (docs/fmi-mapping.md, "Initialization")
     start_bindings: tuple = ()
@@ -416,9 +415,6 @@ def compile_model(model: Model, report, transients: bool = True) -> CompiledMode
             parameter_symbols | {table.sym(n, 0) for n in discrete | when_assigned}
             | {table.pre(v.name) for v in model.variables}))
     compiled.dependencies.update(_dependencies(compiled, state_names))
-    from .events import clock_rates
-    compiled.clock_rates.update(
-        (x, c) for x, c in clock_rates(model, table).items() if x in state_symbols)
     compiled.guesses.update(guesses)
     if transients:
         from .restarts import transient_restarts
