@@ -143,6 +143,8 @@ class Model:
     whens: tuple[WhenClause, ...] = ()
     assertions: tuple[Assertion, ...] = ()
     source: str | None = field(default=None, compare=False)
+    #: user functions the equations call (`mdae_fmu.functions.Function`), in source order
+    functions: tuple = ()
 
     @cached_property
     def var_index(self) -> dict[str, int]:

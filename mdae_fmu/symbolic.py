@@ -40,6 +40,8 @@ class SymbolTable:
     their time derivative is 0.
     """
     constants: frozenset[str] = frozenset()
+    #: the model's user functions (`mdae_fmu.functions.FunctionTable`), None if it has none
+    functions: object = None
     _const: dict[str, sp.Symbol] = field(default_factory=dict)
     _inst: dict[tuple[str, int], sp.Symbol] = field(default_factory=dict)
     _pre: dict[str, sp.Symbol] = field(default_factory=dict)
@@ -188,6 +190,8 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
             return args[0]
         if f in _OPAQUE:
             return _OPAQUE[f](*args)
+        if t.functions is not None and f not in E.BUILTIN_FUNCTIONS:
+            return t.functions.sympy_function(f)(*args)
         raise ValueError(f"no symbolic form for {f}()")
     if isinstance(e, E.Str):
         raise ValueError("a string is not a numeric expression")

@@ -28,6 +28,7 @@ import sympy as sp
 from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Assign, Equation, Model
+from ..functions import function_table
 from ..symbolic import SymbolTable
 from .graph import DM, WeightedGraph, block_triangular_graph, no_gc
 from .latent import latent_system
@@ -852,7 +853,8 @@ def symbol_table(model: Model) -> SymbolTable:
     """The SymbolTable of a model: parameters, constants and discrete variables are constants
     (zero time derivative within a mode); continuous unknowns and inputs are instances."""
     cls = classify_variables(model)
-    return SymbolTable(constants=frozenset(cls.constants) | frozenset(cls.discrete))
+    return SymbolTable(constants=frozenset(cls.constants) | frozenset(cls.discrete),
+                       functions=function_table(model.functions) if model.functions else None)
 
 
 def enumeration_limit_message(model_name: str, n_free: int, err: TooManyModes,

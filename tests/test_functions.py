@@ -1,0 +1,332 @@
+"""User functions and algorithm sections (issue 13 items 1 and 5): import, Python evaluation,
+forward-mode derivatives, C functions in the FMU, index reduction through a call, refusals.
+Oracles: closed forms and scipy at tight tolerance."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fmpy import simulate_fmu
+from scipy.integrate import solve_ivp
+
+from mdae_fmu import expr as E
+from mdae_fmu.diagnostics import InputError
+from mdae_fmu.fmu.export import export
+from mdae_fmu.functions import FunctionError, function_table, tangent
+from mdae_fmu.importers.flat_modelica import parse_modelica
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+FUNCS = """
+function Modelica.Math.sin
+  input Real u;
+  output Real y;
+external "C" y = sin(u);
+end Modelica.Math.sin;
+
+function poly "not inlined: stays a C function"
+  input Real x;
+  input Real a = 2.0;
+  output Real y;
+protected
+  Real t;
+algorithm
+  t := x * x;
+  y := a * t - x + 1;
+  annotation(Inline = false);
+end poly;
+
+function series "partial sum of exp(x)"
+  input Real x;
+  input Integer n;
+  output Real s;
+protected
+  Real term;
+algorithm
+  s := 0;
+  term := 1;
+  for k in 1:n loop
+    s := s + term;
+    term := term * x / k;
+  end for;
+end series;
+
+function two
+  input Real x;
+  output Real a;
+  output Real b;
+algorithm
+  a := 2 * x;
+  b := x * x;
+  assert(x < 100, "x too large");
+end two;
+
+function firstAbove "while, break and return"
+  input Real limit;
+  output Integer n;
+protected
+  Real s;
+algorithm
+  n := 0;
+  s := 0;
+  while true loop
+    n := n + 1;
+    s := s + n;
+    if s > limit then
+      return;
+    end if;
+  end while;
+end firstAbove;
+"""
+
+MODEL = FUNCS + """
+class M
+  Real x(start = 0.5, fixed = true);
+  Real z(start = 0, fixed = true);
+  Real a, b;
+  Real w;
+equation
+  der(x) = -poly(x) + Modelica.Math.sin(time);
+  der(z) = series(-1.0, 10) * z + 1;
+  (a, b) = two(x);
+algorithm
+  w := a + b + firstAbove(10);
+  if w > 6 then
+    w := 6;
+  end if;
+end M;
+"""
+
+
+def _model(text=MODEL, name="M.mo"):
+    return parse_modelica(text, name)
+
+
+def test_import_calls_aliases_defaults_and_tuple_outputs():
+    m = _model()
+    assert [f.name for f in m.functions] == ["poly", "series", "two", "firstAbove",
+                                               "algorithm at M.mo:71:1"]
+    res = {e.id: e.residual for e in m.equations}
+    # Modelica.Math.sin declared external "C" is the built-in; poly's default a = 2 filled in
+    calls = {n for e in m.equations for n in E.walk(e.residual) if isinstance(n, E.Call)}
+    assert E.Call("sin", (E.TIME,)) in calls
+    assert E.Call("poly", (E.Ref("x"), E.Const(2.0))) in calls
+    # (a, b) = two(x): one equation per output, at the same line
+    assert res["e3"] == E.BinOp("-", E.Ref("a"), E.Call("two", (E.Ref("x"),)))
+    assert res["e4"] == E.BinOp("-", E.Ref("b"), E.Call("two#2", (E.Ref("x"),)))
+    assert m.equations[2].loc.line == m.equations[3].loc.line == 70
+    # the algorithm: one equation for w, over every value the block reads
+    alg = m.equations[4].residual
+    assert alg.left == E.Ref("w") and set(alg.right.args) == {E.Ref("a"), E.Ref("b")}
+
+
+def test_python_evaluator_against_closed_forms():
+    t = function_table(_model().functions)
+    assert t.evaluate("poly", [3.0, 2.0]) == (2 * 9 - 3 + 1,)
+    assert t.evaluate("series", [-1.0, 10])[0] == pytest.approx(
+        sum((-1) ** k / math.factorial(k) for k in range(10)), abs=1e-15)
+    assert t.evaluate("two", [3.0]) == (6.0, 9.0)
+    assert t.evaluate("firstAbove", [10.0]) == (5,)     # 1+2+3+4+5 = 15 > 10
+    with pytest.raises(FunctionError, match="x too large"):
+        t.evaluate("two", [200.0])
+
+
+def test_straight_line_function_is_inlined():
+    m = _model("""
+function sq
+  input Real u;
+  output Real y;
+protected
+  Real t;
+algorithm
+  t := u + 1;
+  y := t * t;
+end sq;
+class I
+  Real x(start = 1, fixed = true);
+equation
+  der(x) = -sq(x);
+end I;""")
+    assert m.functions == ()
+    one = E.BinOp("+", E.Ref("x"), E.Const(1))
+    assert m.equations[0].residual == E.BinOp("-", E.Der(E.Ref("x")),
+                                              E.UnOp("-", E.BinOp("*", one, one)))
+
+
+def test_forward_mode_derivative_matches_finite_differences():
+    t = function_table(_model().functions)
+    dfn, with_t = t.derivative("series")
+    assert with_t == {"x"}
+    for x in (-1.3, 0.2, 2.0):
+        d = t.evaluate(dfn.name, [x, 12, 1.0])[0]
+        # d/dx sum_{k<12} x^k/k! = sum_{k<11} x^k/k!
+        assert d == pytest.approx(t.evaluate("series", [x, 11])[0], rel=1e-13)
+    dpoly, _ = t.derivative("poly")
+    assert t.evaluate(dpoly.name, [3.0, 2.0, 1.0, 0.0]) == (pytest.approx(2 * 2 * 3 - 1),)
+    assert t.evaluate(dpoly.name, [3.0, 2.0, 0.0, 1.0]) == (pytest.approx(9.0),)
+    # tangent of an expression calling a user function: the chain rule through der(f)
+    e = tangent(E.Call("two#2", (E.BinOp("*", E.Ref("u"), E.Ref("u")),)), {"u": "du"}, t)
+    dtwo, _ = t.derivative("two")
+    assert e.func == dtwo.name + "#2"
+
+
+def test_fmu_simulation_against_scipy(tmp_path):
+    m = _model()
+    fmu = export(m, tmp_path / "M.fmu", progress=False)
+    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "z", "a", "b", "w"],
+                     output_interval=0.1, relative_tolerance=1e-9)
+    S = sum((-1) ** k / math.factorial(k) for k in range(10))
+    sol = solve_ivp(lambda t, y: [-(2 * y[0] ** 2 - y[0] + 1) + math.sin(t)], (0, 2), [0.5],
+                    rtol=1e-12, atol=1e-12, t_eval=r["time"])
+    assert np.max(np.abs(r["x"] - sol.y[0])) < 1e-6
+    assert np.max(np.abs(r["z"] - (np.exp(S * r["time"]) - 1) / S)) < 1e-6
+    assert np.allclose(r["a"], 2 * r["x"]) and np.allclose(r["b"], r["x"] ** 2)
+    assert np.allclose(r["w"], np.minimum(2 * r["x"] + r["x"] ** 2 + 5, 6))
+
+
+PENDULUM = """
+function constraint "x^2 + y^2 - L^2, with its derivative given"
+  input Real x;
+  input Real y;
+  input Real L;
+  output Real c;
+algorithm
+  c := x * x + y * y - L * L;
+  annotation(derivative(zeroDerivative = L) = constraintDer, Inline = false);
+end constraint;
+
+function constraintDer
+  input Real x;
+  input Real y;
+  input Real L;
+  input Real dx;
+  input Real dy;
+  output Real dc;
+algorithm
+  dc := 2 * x * dx + 2 * y * dy;
+end constraintDer;
+
+class P
+  parameter Real L = 1;
+  parameter Real g = 9.81;
+  Real x(start = 1, fixed = true);
+  Real y(start = 0);
+  Real vx(start = 0, fixed = true);
+  Real vy;
+  Real lam;
+equation
+  der(x) = vx;
+  der(y) = vy;
+  der(vx) = -lam * x;
+  der(vy) = -lam * y - g;
+  0 = constraint(x, y, L);
+end P;
+"""
+
+
+def test_pendulum_constraint_through_a_function_with_derivative_annotation(tmp_path):
+    m = parse_modelica(PENDULUM, "P.mo")
+    fmu = export(m, tmp_path / "P.fmu", progress=False)
+    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "y", "vx", "vy"],
+                     output_interval=0.05, relative_tolerance=1e-8)
+    drift = np.max(np.abs(r["x"] ** 2 + r["y"] ** 2 - 1))
+    assert drift < 1e-6
+    # energy conservation: v^2/2 + g y constant (= 0 from the start)
+    energy = 0.5 * (r["vx"] ** 2 + r["vy"] ** 2) + 9.81 * r["y"]
+    assert np.max(np.abs(energy)) < 1e-4
+    # against the pendulum angle ODE theta'' = -g sin(theta), theta(0) = pi/2 (x = sin theta)
+    sol = solve_ivp(lambda t, s: [s[1], -9.81 * math.sin(s[0])], (0, 2), [math.pi / 2, 0],
+                    rtol=1e-12, atol=1e-12, dense_output=True)
+    assert np.max(np.abs(r["x"] - np.sin(sol.sol(r["time"])[0]))) < 1e-4
+
+
+def test_assert_in_a_function_is_an_fmi_error_with_its_message(tmp_path):
+    text = FUNCS + """
+class A
+  Real x(start = 90, fixed = true);
+  Real a, b;
+equation
+  der(x) = 10;
+  (a, b) = two(x);
+end A;"""
+    fmu = export(parse_modelica(text, "A.mo"), tmp_path / "A.fmu", progress=False)
+    messages = []
+
+    def logger(*args):
+        messages.append(args[-1].decode() if isinstance(args[-1], bytes) else str(args[-1]))
+    with pytest.raises(Exception):
+        simulate_fmu(str(fmu), stop_time=2.0, output=["x", "a"], logger=logger, solver="Euler",
+                     step_size=0.01,
+                     debug_logging=True)
+    assert any("assertion failed in function two: x too large" in m for m in messages)
+
+
+def _error(text):
+    with pytest.raises(InputError) as err:
+        parse_modelica(text, "E.mo")
+    return str(err.value)
+
+
+def test_recursion_is_refused():
+    msg = _error("""
+function fact
+  input Integer n;
+  output Integer f;
+algorithm
+  f := if n <= 1 then 1 else n * fact(n - 1);
+end fact;
+class R
+  Real x;
+equation
+  x = fact(3);
+end R;""")
+    assert msg.startswith("E.mo:2:10: recursive function 'fact' (call cycle fact -> fact)")
+
+
+def test_user_external_function_is_refused_with_its_name():
+    msg = _error("""
+function myLib
+  input Real u;
+  output Real y;
+external "C" y = my_c_function(u);
+end myLib;
+class X
+  Real x;
+equation
+  x = myLib(time);
+end X;""")
+    assert msg.startswith("E.mo:10:7: external function 'myLib' calls the C function "
+                          "'my_c_function' of a library the FMU cannot link")
+
+
+def test_call_errors():
+    assert "unknown function 'nope'" in _error("class U Real x; equation x = nope(1); end U;")
+    assert "'two' expects 1 argument, got 2" in _error(
+        FUNCS + "class U Real x, y; equation (x, y) = two(1, 2); end U;")
+    assert "'two' has 2 outputs, 3 are assigned" in _error(
+        FUNCS + "class U Real x, y, z; equation (x, y, z) = two(1); end U;")
+
+
+def test_when_statement_in_an_algorithm_is_a_when_clause():
+    m = parse_modelica("""
+class W
+  Real x(start = 0, fixed = true);
+  discrete Real n(start = 0, fixed = true);
+  discrete Real m(start = 0, fixed = true);
+equation
+  der(x) = 1;
+algorithm
+  when x > 0.5 then
+    n := pre(n) + 1;
+    m := n * 10;
+  end when;
+end W;""", "W.mo")
+    (w,) = m.whens
+    (br,) = w.branches
+    one = E.BinOp("+", E.Call("pre", (E.Ref("n"),)), E.Const(1))
+    assert [(a.var, a.value) for a in br.actions] == [
+        ("n", one), ("m", E.BinOp("*", one, E.Const(10)))]
