@@ -505,13 +505,17 @@ class _Callbacks(FunctionCallbacks):
             return s
         counts = E.BUILTIN_FUNCTIONS.get(name)
         if counts is None:
+            if not ctx.whole_file:      # an XML equation list defines no functions
+                ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica "
+                                            "built-in functions and operators are supported)")
+                return E.ZERO
             # a function defined in the file (checked when the model is built)
             for a in args:
                 if type(a) is _Named:
                     ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
                                                    f"'{name}(...)'")
                     return E.ZERO
-            ctx.calls.append((name, tok[2] if ctx.whole_file else ctx.tok_loc(tok), len(args)))
+            ctx.calls.append((name, tok[2], len(args)))
             return E.Call(name, tuple(args))
         for a in args:
             if type(a) is _Named:

@@ -318,6 +318,12 @@ class FunctionResolver:
                 inline = m.group(1) == "true"
         scope = set(names)
         stmts = self._statements(body or [], d.name, scope, frozenset())
+        assigned: list = []
+        _assigned_names(stmts, assigned)
+        for p in inputs:
+            if p.name in assigned:
+                self.err(_first_assign_loc(stmts, p.name) or d.loc,
+                         f"cannot assign the input '{p.name}' of function '{d.name}'")
         fn = F.Function(d.name, tuple(inputs), tuple(outputs), tuple(locals_), tuple(stmts),
                         deriv, smooth, bool(inline), d.loc)
         self.functions[d.name] = fn
@@ -660,6 +666,10 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
     declared = {v.name: v for v in builder.variables}
     scope = set(declared)
     stmts = resolver._statements(rest, f"algorithm at {loc.short()}", scope, frozenset())
+    ret = _find_return(stmts)
+    if ret is not None:
+        builder.err(ret.loc, "return is only allowed in a function")
+        return
     when_assigned = set()
     for w in whens:
         when_assigned |= _when_statement(builder, resolver, w, scope)
@@ -718,6 +728,18 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
             builder.equations.append(Equation(f"e{len(builder.equations) + 1}",
                                               E.BinOp("-", E.Ref(name), call), (), eq_loc))
     ctx.alg_calls = getattr(ctx, "alg_calls", 0) + 1
+
+
+def _find_return(stmts):
+    for s in stmts:
+        if isinstance(s, F.Return):
+            return s
+        for b in ([b for _c, b in s.branches] + [s.orelse] if isinstance(s, F.IfStmt)
+                  else [s.body] if isinstance(s, (F.ForStmt, F.WhileStmt)) else []):
+            r = _find_return(b)
+            if r is not None:
+                return r
+    return None
 
 
 def _read_type(node, declared) -> str:
