@@ -330,3 +330,66 @@ end W;""", "W.mo")
     one = E.BinOp("+", E.Call("pre", (E.Ref("n"),)), E.Const(1))
     assert [(a.var, a.value) for a in br.actions] == [
         ("n", one), ("m", E.BinOp("*", one, E.Const(10)))]
+
+
+BASE = """//! base 0.1.0
+package 'B'
+  function 'sq'
+    input Real 'u';
+    output Real 'y';
+  algorithm
+    'y' := 'u' * 'u' + 1;
+    annotation(Inline = false);
+  end 'sq';
+  model 'B'
+    Real 'x'(start = 1, fixed = true);
+  equation
+    der('x') = -'sq'('x') + 1;
+  end 'B';
+end 'B';
+"""
+
+
+@pytest.mark.parametrize("text", [MODEL, PENDULUM, BASE], ids=["flat", "pendulum", "base"])
+def test_driver_parses_functions_as_lark(text):
+    from test_lalr_driver import _outcome_driver, _outcome_lark
+    for t in (text, text.replace("class M", "function g input Real u; output Real y; "
+                                            "algorithm y := u; end g;\nclass M")):
+        assert _outcome_driver(t)[0] == "ok"
+        assert _outcome_driver(t) == _outcome_lark(t)
+
+
+def test_base_modelica_package_function():
+    m = parse_modelica(BASE, "B.bmo")
+    assert [f.name for f in m.functions] == ["sq"]
+    assert m.equations[0].residual.right.left.arg == E.Call("sq", (E.Ref("x"),))
+
+
+INIT = FUNCS + """
+class C
+  parameter Real k = series(1.0, 20);
+  Real x;
+  Real w;
+initial algorithm
+  x := k * Modelica.Constants.pi;
+equation
+  der(x) = -x;
+algorithm
+  w := 0;
+  for i in 1:3 loop
+    w := w + i * x;
+  end for;
+end C;
+"""
+
+
+def test_initial_algorithm_constants_and_a_parameter_bound_by_a_function(tmp_path):
+    m = parse_modelica(INIT, "C.mo")
+    assert len(m.initial_equations) == 1 and len(m.equations) == 2
+    fmu = export(m, tmp_path / "C.fmu", progress=False)
+    r = simulate_fmu(str(fmu), stop_time=1.0, output=["x", "w", "k"], output_interval=0.1,
+                     relative_tolerance=1e-10)
+    x0 = sum(1 / math.factorial(j) for j in range(20)) * math.pi
+    assert r["k"][0] == pytest.approx(x0 / math.pi, rel=1e-15)
+    assert np.max(np.abs(r["x"] - x0 * np.exp(-r["time"]))) < 1e-7
+    assert np.allclose(r["w"], 6 * r["x"], rtol=1e-12)

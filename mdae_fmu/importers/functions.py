@@ -122,12 +122,7 @@ class FunctionCallbacks:
         anns = [annotation_text(ctx.text, p) for p in ctx.annotations if start <= p < end]
         ctx.annotations = [p for p in ctx.annotations if not start <= p < end]
         # names used inside the function are its own, not the model's
-        inner = {n for n, p in ctx.first_use.items() if type(p) is int and start <= p < end}
-        for n in inner:
-            del ctx.first_use[n]
-        if inner:
-            for raw in [k for k, r in ctx.refs.items() if type(r) is E.Ref and r.name in inner]:
-                del ctx.refs[raw]
+        self._scoped(start, end, list(ctx.first_use))
         ctx.functions.append(FunctionDef(normalize_name(name_tok[1]), ctx.tok_loc(name_tok),
                                          normalize_name(end_tok[1]), ctx.tok_loc(end_tok),
                                          contents, anns))
@@ -191,7 +186,21 @@ class FunctionCallbacks:
 
     def for_stmt(self, c):
         items = c[3] if type(c[3]) is list and len(c) > 5 else []
+        self._scoped(c[0][2], c[-1][2], {name for name, _r, _l in c[1]})
         return ("for", c[1], items, self.ctx.tok_loc(c[0]))
+
+    def _scoped(self, start: int, end: int, names) -> None:
+        """Names first used between offsets ``start`` and ``end`` that belong to that scope
+        (a loop's variables, a function's variables) are not the model's: forget their first
+        use, and their cached references so that a later use in the model is recorded."""
+        ctx = self.ctx
+        inner = {n for n in names if type(ctx.first_use.get(n)) is int
+                 and start <= ctx.first_use[n] < end}
+        for n in inner:
+            del ctx.first_use[n]
+        if inner:
+            for raw in [k for k, r in ctx.refs.items() if type(r) is E.Ref and r.name in inner]:
+                del ctx.refs[raw]
 
     def while_stmt(self, c):
         items = c[3] if len(c) > 5 and type(c[3]) is list else []
