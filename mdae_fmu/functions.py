@@ -251,7 +251,8 @@ _PY = {
     "atan": math.atan, "atan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh,
     "tanh": math.tanh, "exp": math.exp, "log": math.log, "log10": math.log10,
     "sqrt": math.sqrt, "abs": abs, "sign": _sign, "min": min, "max": max,
-    "floor": math.floor, "ceil": math.ceil, "integer": math.floor,
+    "floor": math.floor, "ceil": math.ceil, "integer": math.floor, "erf": math.erf,
+    "erfc": math.erfc,
     "div": lambda a, b: float(math.trunc(a / b)),
     "mod": lambda a, b: a - math.floor(a / b) * b,
     "rem": lambda a, b: a - math.trunc(a / b) * b,
@@ -520,6 +521,10 @@ _DERIVATIVES = {
     "log10": lambda u: E.BinOp("/", _ONE, E.BinOp("*", u, E.Const(math.log(10)))),
     "sqrt": lambda u: E.BinOp("/", E.Const(0.5), _c("sqrt", u)),
     "abs": lambda u: _c("sign", u),
+    "erf": lambda u: E.BinOp("*", E.Const(2 / math.sqrt(math.pi)),
+                             _c("exp", E.UnOp("-", E.BinOp("*", u, u)))),
+    "erfc": lambda u: E.BinOp("*", E.Const(-2 / math.sqrt(math.pi)),
+                              _c("exp", E.UnOp("-", E.BinOp("*", u, u)))),
 }
 
 

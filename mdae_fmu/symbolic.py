@@ -23,7 +23,7 @@ _UNARY_SYMPY = {
     "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos,
     "atan": sp.atan, "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "exp": sp.exp,
     "log": sp.log, "sqrt": sp.sqrt, "abs": sp.Abs, "sign": sp.sign, "floor": sp.floor,
-    "ceil": sp.ceiling,
+    "ceil": sp.ceiling, "erf": sp.erf, "erfc": sp.erfc,
 }
 _LOG10 = sp.log(10)
 # Discrete operators kept as opaque functions (their value is constant between events).

@@ -28,6 +28,13 @@ function Modelica.Math.sin
 external "C" y = sin(u);
 end Modelica.Math.sin;
 
+function Modelica.Math.Special.erf "MSL body elided: the C library's erf is used"
+  input Real u;
+  output Real y;
+algorithm
+  y := u;
+end Modelica.Math.Special.erf;
+
 function poly "not inlined: stays a C function"
   input Real x;
   input Real a = 2.0;
@@ -89,8 +96,10 @@ class M
   Real z(start = 0, fixed = true);
   Real a, b;
   Real w;
+  Real ef;
 equation
   der(x) = -poly(x) + Modelica.Math.sin(time);
+  ef = Modelica.Math.Special.erf(x);
   der(z) = series(-1.0, 10) * z + 1;
   (a, b) = two(x);
 algorithm
@@ -102,6 +111,12 @@ end M;
 """
 
 
+def _line(fragment, last=False):
+    lines = [i for i, t in enumerate(MODEL.split("\n"), 1) if t.strip() == fragment or
+             fragment in t and fragment.startswith("(")]
+    return lines[-1] if last else lines[0]
+
+
 def _model(text=MODEL, name="M.mo"):
     return parse_modelica(text, name)
 
@@ -109,18 +124,19 @@ def _model(text=MODEL, name="M.mo"):
 def test_import_calls_aliases_defaults_and_tuple_outputs():
     m = _model()
     assert [f.name for f in m.functions] == ["poly", "series", "two", "firstAbove",
-                                               "algorithm at M.mo:71:1"]
+                                               f"algorithm at M.mo:{_line('algorithm', last=True)}:1"]
     res = {e.id: e.residual for e in m.equations}
     # Modelica.Math.sin declared external "C" is the built-in; poly's default a = 2 filled in
     calls = {n for e in m.equations for n in E.walk(e.residual) if isinstance(n, E.Call)}
     assert E.Call("sin", (E.TIME,)) in calls
+    assert E.Call("erf", (E.Ref("x"),)) in calls
     assert E.Call("poly", (E.Ref("x"), E.Const(2.0))) in calls
     # (a, b) = two(x): one equation per output, at the same line
-    assert res["e3"] == E.BinOp("-", E.Ref("a"), E.Call("two", (E.Ref("x"),)))
-    assert res["e4"] == E.BinOp("-", E.Ref("b"), E.Call("two#2", (E.Ref("x"),)))
-    assert m.equations[2].loc.line == m.equations[3].loc.line == 70
+    assert res["e4"] == E.BinOp("-", E.Ref("a"), E.Call("two", (E.Ref("x"),)))
+    assert res["e5"] == E.BinOp("-", E.Ref("b"), E.Call("two#2", (E.Ref("x"),)))
+    assert m.equations[3].loc.line == m.equations[4].loc.line == _line("(a, b) = two(x)")
     # the algorithm: one equation for w, over every value the block reads
-    alg = m.equations[4].residual
+    alg = m.equations[5].residual
     assert alg.left == E.Ref("w") and set(alg.right.args) == {E.Ref("a"), E.Ref("b")}
 
 
@@ -177,7 +193,7 @@ def test_forward_mode_derivative_matches_finite_differences():
 def test_fmu_simulation_against_scipy(tmp_path):
     m = _model()
     fmu = export(m, tmp_path / "M.fmu", progress=False)
-    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "z", "a", "b", "w"],
+    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "z", "a", "b", "w", "ef"],
                      output_interval=0.1, relative_tolerance=1e-9)
     S = sum((-1) ** k / math.factorial(k) for k in range(10))
     sol = solve_ivp(lambda t, y: [-(2 * y[0] ** 2 - y[0] + 1) + math.sin(t)], (0, 2), [0.5],
@@ -186,6 +202,7 @@ def test_fmu_simulation_against_scipy(tmp_path):
     assert np.max(np.abs(r["z"] - (np.exp(S * r["time"]) - 1) / S)) < 1e-6
     assert np.allclose(r["a"], 2 * r["x"]) and np.allclose(r["b"], r["x"] ** 2)
     assert np.allclose(r["w"], np.minimum(2 * r["x"] + r["x"] ** 2 + 5, 6))
+    assert np.allclose(r["ef"], [math.erf(v) for v in r["x"]], rtol=1e-14, atol=0)
 
 
 PENDULUM = """

@@ -31,7 +31,8 @@ class UnknownSymbol(KeyError):
 _C_FUNCS = {
     "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
     "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
-    "log": "log", "Abs": "fabs", "floor": "floor", "ceiling": "ceil",
+    "log": "log", "Abs": "fabs", "floor": "floor", "ceiling": "ceil", "erf": "erf",
+    "erfc": "erfc",
 }
 
 

@@ -481,6 +481,8 @@ class _Callbacks(FunctionCallbacks):
         name = normalize_name(tok[1])
         if name.startswith("Modelica.Math.") and name[14:] in E.MATH_FUNCTIONS:
             name = name[14:]
+        elif name in ("Modelica.Math.Special.erf", "Modelica.Math.Special.erfc"):
+            name = name[22:]
         ctx = self.ctx
         if name == "der":
             if len(args) != 1 or type(args[0]) is _Named:
