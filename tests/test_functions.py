@@ -410,3 +410,38 @@ def test_initial_algorithm_constants_and_a_parameter_bound_by_a_function(tmp_pat
     assert r["k"][0] == pytest.approx(x0 / math.pi, rel=1e-15)
     assert np.max(np.abs(r["x"] - x0 * np.exp(-r["time"]))) < 1e-7
     assert np.allclose(r["w"], 6 * r["x"], rtol=1e-12)
+
+
+def test_boolean_and_integer_arguments_in_c(tmp_path):
+    text = """
+function sat
+  input Real x;
+  input Boolean on;
+  input Integer n = 2;
+  output Real y;
+  output Boolean neg;
+algorithm
+  y := if on then x * n else 0;
+  neg := x < 0;
+  annotation(Inline = false);
+end sat;
+class S
+  Real x(start = 1, fixed = true);
+  Real y, y2;
+  Boolean on = time < 0.5;
+  Boolean neg;
+equation
+  der(x) = -1;
+  (y, neg) = sat(x, on);
+  y2 = sat(x, true, 3);
+end S;"""
+    fmu = export(parse_modelica(text, "S.mo"), tmp_path / "S.fmu", progress=False)
+    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "y", "y2", "neg"],
+                     output_interval=0.05)
+    t = r["time"]
+    assert np.allclose(r["x"], 1 - t, atol=1e-9)
+    late = t > 0.5 + 1e-9
+    assert np.allclose(r["y"][late], 0) and np.allclose(r["y"][t < 0.5], 2 * r["x"][t < 0.5])
+    assert np.allclose(r["y2"], 3 * r["x"])
+    assert list(r["neg"][t > 1.01]) == [True] * int(np.sum(t > 1.01))
+    assert not any(r["neg"][t < 0.99])

@@ -18,6 +18,7 @@ appears only in comments (`cprinter.c_comment`) and in the messages (`cprinter.c
 
 from __future__ import annotations
 
+from .. import expr as E
 from .. import functions as F
 from ..symbolic import SymbolTable
 from .cprinter import SlotPrinter, c_comment, c_string
@@ -77,8 +78,12 @@ class _Ctx:
         self.sym = SymbolTable(constants=frozenset(names), functions=table)
         self.printer = SlotPrinter({self.sym.sym(n): c for n, c in names.items()}, {}, {})
         self.has_return = False
+        self.booleans = {E.Ref(p.name): E.BinOp("<>", E.Ref(p.name), E.Const(0))
+                         for p in fn.inputs + fn.outputs + fn.locals if p.type == "Boolean"}
 
     def expr(self, e) -> str:
+        if self.booleans:   # a Boolean held in a double is the relation (b <> 0) for sympy
+            e = E.substitute(e, self.booleans)
         return self.printer.doprint(self.sym.to_sympy(e))
 
     def fail(self, message: str) -> str:
