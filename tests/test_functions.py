@@ -445,3 +445,31 @@ end S;"""
     assert np.allclose(r["y2"], 3 * r["x"])
     assert list(r["neg"][t > 1.01]) == [True] * int(np.sum(t > 1.01))
     assert not any(r["neg"][t < 0.99])
+
+
+def test_unused_functions_are_not_checked_used_ones_are():
+    unused = """
+function Modelica.Math.Vectors.norm "array input: outside the subset, but never called"
+  input Real v[:];
+  input Real p = 2;
+  output Real result;
+algorithm
+  result := (abs(v[1]) ^ p + abs(v[2]) ^ p) ^ (1 / p);
+end Modelica.Math.Vectors.norm;
+function ext
+  input Real u;
+  output Real y;
+external "C" y = my_c_function(u);
+end ext;
+function rec
+  input Real u;
+  output Real y;
+algorithm
+  y := rec(u);
+end rec;
+"""
+    m = parse_modelica(unused + "class K Real x; equation x = time; end K;", "K.mo")
+    assert m.functions == ()
+    msg = _error(unused + "class K Real x; equation x = Modelica.Math.Vectors.norm(time); "
+                          "end K;")
+    assert msg.startswith("E.mo:3:14: array subscript of 'v[...]'"), msg

@@ -52,6 +52,8 @@ class FunctionDef:
     end_loc: object
     contents: list
     annotations: list        # annotation texts
+    errors: list             # errors inside the definition: reported only if it is called
+    calls: list              # calls inside the definition (name, where, nargs)
 
 
 @dataclass(slots=True)
@@ -123,9 +125,18 @@ class FunctionCallbacks:
         ctx.annotations = [p for p in ctx.annotations if not start <= p < end]
         # names used inside the function are its own, not the model's
         self._scoped(start, end, list(ctx.first_use))
+        # errors inside the definition count only if the function is called (a flat file
+        # declares library functions it never calls, e.g. with array arguments)
+        first, last = ctx.line_col(start), ctx.line_col(end)
+        inside = [e for e in ctx.errors if first <= (e[0], e[1]) <= last]
+        for e in inside:
+            ctx.withdraw(e)
+        calls = [c for c in ctx.calls if start <= c[1] < end]
+        if calls:
+            ctx.calls = [c for c in ctx.calls if not start <= c[1] < end]
         ctx.functions.append(FunctionDef(normalize_name(name_tok[1]), ctx.tok_loc(name_tok),
                                          normalize_name(end_tok[1]), ctx.tok_loc(end_tok),
-                                         contents, anns))
+                                         contents, anns, inside, calls))
         return []
 
     def algorithm_section(self, c):
@@ -256,8 +267,17 @@ class FunctionResolver:
                 err(d.loc, f"duplicate definition of function '{d.name}'")
                 continue
             self.defs[d.name] = d
+        self.broken: dict[str, list] = {}    # function -> its errors (reported if called)
         for d in self.defs.values():
-            self._define(d)
+            errors: list = list(d.errors)
+            keep, self.err = self.err, lambda where, msg: errors.append((where, msg))
+            try:
+                self._define(d)
+            finally:
+                self.err = keep
+            if errors:
+                self.broken[d.name] = errors
+                self.functions.pop(d.name, None)
 
     # ---- definitions ----
     def _define(self, d: FunctionDef):
@@ -458,19 +478,14 @@ class FunctionResolver:
 
     # ---- checks and call rewriting ----
     def finish(self, calls: list):
-        """Check every call recorded while parsing (``(name, where, nargs)``), refuse
-        recursion and external functions that are used, and decide which functions are
-        inlined."""
-        ctx = self.ctx
-        for fn in self.functions.values():
-            self._check_names(fn)
-        cycle = F.find_cycle(self.functions.values())
-        if cycle is not None:
-            fn = self.functions[cycle[0]]
-            self.err(fn.loc, f"recursive function '{fn.name}' (call cycle "
-                             f"{' -> '.join(cycle)}): recursion is not supported (write it "
-                             "with a loop)")
-        for name, where, nargs in calls:
+        """Check every call of the model (``(name, where, nargs)`` recorded while parsing) and,
+        transitively, those of the functions it calls; refuse recursion and the external
+        functions that are used; decide which functions are inlined. A function that is never
+        called is not checked (flat files declare library functions they do not use)."""
+        used: list[str] = []
+        queue = list(calls)
+        while queue:
+            name, where, nargs = queue.pop(0)
             base = name
             if base in self.aliases:
                 want = E.MATH_FUNCTIONS.get(self.aliases[base], (1,))
@@ -481,10 +496,11 @@ class FunctionResolver:
             if base in self.external:
                 self.err(where, self.external[base])
                 continue
+            if base in self.broken:
+                self._report_broken(base)
+                continue
             fn = self.functions.get(base)
             if fn is None:
-                if base in self.defs:
-                    continue            # its definition was refused (error already recorded)
                 self.err(where, f"unknown function '{name}' (neither a Modelica built-in nor a "
                                 "function defined in the file)")
                 continue
@@ -494,11 +510,43 @@ class FunctionResolver:
                         else f"{required} to {len(fn.inputs)}")
                 self.err(where, f"'{name}' expects {want} argument"
                                 f"{'' if want == '1' else 's'}, got {nargs}")
+            if base not in used:
+                used.append(base)
+                d = self.defs.get(base)
+                if d is not None:
+                    queue.extend(d.calls)
+                if fn.derivative is not None:
+                    dname = fn.derivative.function
+                    if dname not in self.functions and dname not in self.broken:
+                        self.err(fn.loc, f"the derivative function '{dname}' of '{fn.name}' "
+                                         "is not defined in the file")
+                    else:
+                        n_t = sum(1 for n in fn.real_inputs() if n not in fn.derivative.without)
+                        queue.append((dname, fn.loc, len(fn.inputs) + n_t))
+        for name in used:
+            if name in self.functions:
+                self._check_names(self.functions[name])
+        cycle = F.find_cycle([self.functions[n] for n in used if n in self.functions])
+        if cycle is not None:
+            fn = self.functions[cycle[0]]
+            self.err(fn.loc, f"recursive function '{fn.name}' (call cycle "
+                             f"{' -> '.join(cycle)}): recursion is not supported (write it "
+                             "with a loop)")
         self.inlined = {}
         for fn in self.functions.values():
             expr = self._straight_line(fn)
             if expr is not None:
                 self.inlined[fn.name] = (fn, expr)
+
+    def _report_broken(self, name: str):
+        """The errors of a called function's definition (recorded, not reported, while it was
+        read)."""
+        errors = self.broken.pop(name, None)
+        for e in errors or ():
+            if type(e[0]) is int and len(e) == 5:        # a parse-time record
+                self.ctx.errors.append(e)
+            else:
+                self.err(*e)
 
     def _check_names(self, fn: F.Function):
         scope = {p.name for p in fn.inputs + fn.outputs + fn.locals}
