@@ -473,3 +473,33 @@ end rec;
     msg = _error(unused + "class K Real x; equation x = Modelica.Math.Vectors.norm(time); "
                           "end K;")
     assert msg.startswith("E.mo:3:14: array subscript of 'v[...]'"), msg
+
+
+def test_impulsive_restart_through_a_function_is_computed_numerically(tmp_path):
+    """The clutch of RR-9334 Fig. 2 with its damping and its engagement constraint written
+    through a function with a loop (not inlined): sympy cannot invert the call, so the restart
+    at engagement is the delta-scheme's, which evaluates the function; against the closed
+    form (momentum conservation at t1, exponential decays between the events)."""
+    base = (Path(__file__).parent.parent / "reference_models" / "ClutchBasic.mo").read_text()
+    text = base.replace("class ClutchBasic", """function damp
+  input Real k;
+  input Real w;
+  output Real f;
+algorithm
+  f := 0;
+  for i in 1:2 loop
+    f := f - k * w / 2;
+  end for;
+end damp;
+class ClutchBasic""", 1)
+    text = text.replace("j1 * der(w1) = (-k1) * w1 + f1;", "j1 * der(w1) = damp(k1, w1) + f1;")
+    text = text.replace("0.0 = if g then w1 - w2 else f1;",
+                        "0.0 = if g then damp(1, w1) - damp(1, w2) else f1;")
+    m = parse_modelica(text, "ClutchF.mo")
+    assert [f.name for f in m.functions] == ["damp"]
+    fmu = export(m, tmp_path / "C.fmu", progress=False)
+    r = simulate_fmu(str(fmu), stop_time=10.0, output=["w1", "w2"], output_interval=0.5)
+    w1, w2 = 1.0 * math.exp(-0.01 * 5), 1.5 * math.exp(-0.0125 / 2 * 5)
+    w = (1.0 * w1 + 2.0 * w2) / 3.0 * math.exp(-(0.01 + 0.0125) / 3.0 * 2)
+    assert r["w1"][-1] == pytest.approx(w * math.exp(-0.01 * 3), abs=1e-5)
+    assert r["w2"][-1] == pytest.approx(w * math.exp(-0.0125 / 2 * 3), abs=1e-5)
