@@ -503,3 +503,23 @@ class ClutchBasic""", 1)
     w = (1.0 * w1 + 2.0 * w2) / 3.0 * math.exp(-(0.01 + 0.0125) / 3.0 * 2)
     assert r["w1"][-1] == pytest.approx(w * math.exp(-0.01 * 3), abs=1e-5)
     assert r["w2"][-1] == pytest.approx(w * math.exp(-0.0125 / 2 * 3), abs=1e-5)
+
+
+def test_pendulum_constraint_through_a_function_differentiated_forward_mode(tmp_path):
+    """The same index-3 pendulum without a derivative annotation: the constraint function (a
+    loop, so not inlined) is differentiated twice by the generated forward-mode derivative
+    functions, which are compiled into the FMU."""
+    text = PENDULUM.replace("""  c := x * x + y * y - L * L;
+  annotation(derivative(zeroDerivative = L) = constraintDer, Inline = false);""", """  c := -L * L;
+  for i in 1:2 loop
+    c := c + (if i == 1 then x * x else y * y);
+  end for;""")
+    m = parse_modelica(text, "P2.mo")
+    assert [f.name for f in m.functions] == ["constraint"]
+    fmu = export(m, tmp_path / "P2.fmu", progress=False)
+    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "y", "vx", "vy"],
+                     output_interval=0.05, relative_tolerance=1e-8)
+    assert np.max(np.abs(r["x"] ** 2 + r["y"] ** 2 - 1)) < 1e-6
+    sol = solve_ivp(lambda t, s: [s[1], -9.81 * math.sin(s[0])], (0, 2), [math.pi / 2, 0],
+                    rtol=1e-12, atol=1e-12, dense_output=True)
+    assert np.max(np.abs(r["x"] - np.sin(sol.sol(r["time"])[0]))) < 1e-4

@@ -471,9 +471,6 @@ class FunctionResolver:
         if tag == "when":
             self.err(x[2], f"when-statements are not allowed in function '{fname}'")
             return None
-        if tag == "eq":
-            self.err(x[3], "expected ':=' in an algorithm (found '=')")
-            return None
         return None
 
     # ---- checks and call rewriting ----
@@ -600,15 +597,6 @@ class FunctionResolver:
         out = env.get(E.Ref(fn.outputs[0].name))
         if out is None:
             return None
-        return out
-
-    def constants_used(self) -> set[str]:
-        out = set()
-        for fn in self.functions.values():
-            for e in F.statement_exprs(fn.body):
-                for n in E.walk(e):
-                    if type(n) is E.Ref and n.name.startswith("Modelica.Constants."):
-                        out.add(n.name)
         return out
 
     def rewrite(self, e: E.Expr) -> E.Expr:
@@ -784,7 +772,6 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
         else:
             builder.equations.append(Equation(f"e{len(builder.equations) + 1}",
                                               E.BinOp("-", E.Ref(name), call), (), eq_loc))
-    ctx.alg_calls = getattr(ctx, "alg_calls", 0) + 1
 
 
 def _find_return(stmts):
