@@ -72,6 +72,16 @@ algorithm
   assert(x < 100, "x too large");
 end two;
 
+function useTwo "calls other functions, one of them with several outputs"
+  input Real x;
+  output Real y;
+protected
+  Real p, q;
+algorithm
+  (p, q) := two(x);
+  y := p + q + series(x, 3);
+end useTwo;
+
 function firstAbove "while, break and return"
   input Real limit;
   output Integer n;
@@ -96,8 +106,9 @@ class M
   Real z(start = 0, fixed = true);
   Real a, b;
   Real w;
-  Real ef;
+  Real ef, u;
 equation
+  u = useTwo(x);
   der(x) = -poly(x) + Modelica.Math.sin(time);
   ef = Modelica.Math.Special.erf(x);
   der(z) = series(-1.0, 10) * z + 1;
@@ -123,7 +134,7 @@ def _model(text=MODEL, name="M.mo"):
 
 def test_import_calls_aliases_defaults_and_tuple_outputs():
     m = _model()
-    assert [f.name for f in m.functions] == ["poly", "series", "two", "firstAbove",
+    assert [f.name for f in m.functions] == ["poly", "series", "two", "useTwo", "firstAbove",
                                                f"algorithm at M.mo:{_line('algorithm', last=True)}:1"]
     res = {e.id: e.residual for e in m.equations}
     # Modelica.Math.sin declared external "C" is the built-in; poly's default a = 2 filled in
@@ -132,11 +143,11 @@ def test_import_calls_aliases_defaults_and_tuple_outputs():
     assert E.Call("erf", (E.Ref("x"),)) in calls
     assert E.Call("poly", (E.Ref("x"), E.Const(2.0))) in calls
     # (a, b) = two(x): one equation per output, at the same line
-    assert res["e4"] == E.BinOp("-", E.Ref("a"), E.Call("two", (E.Ref("x"),)))
-    assert res["e5"] == E.BinOp("-", E.Ref("b"), E.Call("two#2", (E.Ref("x"),)))
-    assert m.equations[3].loc.line == m.equations[4].loc.line == _line("(a, b) = two(x)")
+    assert res["e5"] == E.BinOp("-", E.Ref("a"), E.Call("two", (E.Ref("x"),)))
+    assert res["e6"] == E.BinOp("-", E.Ref("b"), E.Call("two#2", (E.Ref("x"),)))
+    assert m.equations[4].loc.line == m.equations[5].loc.line == _line("(a, b) = two(x)")
     # the algorithm: one equation for w, over every value the block reads
-    alg = m.equations[5].residual
+    alg = m.equations[6].residual
     assert alg.left == E.Ref("w") and set(alg.right.args) == {E.Ref("a"), E.Ref("b")}
 
 
@@ -147,6 +158,7 @@ def test_python_evaluator_against_closed_forms():
         sum((-1) ** k / math.factorial(k) for k in range(10)), abs=1e-15)
     assert t.evaluate("two", [3.0]) == (6.0, 9.0)
     assert t.evaluate("firstAbove", [10.0]) == (5,)     # 1+2+3+4+5 = 15 > 10
+    assert t.evaluate("useTwo", [2.0]) == (4 + 4 + 1 + 2 + 2,)
     with pytest.raises(FunctionError, match="x too large"):
         t.evaluate("two", [200.0])
 
@@ -193,7 +205,7 @@ def test_forward_mode_derivative_matches_finite_differences():
 def test_fmu_simulation_against_scipy(tmp_path):
     m = _model()
     fmu = export(m, tmp_path / "M.fmu", progress=False)
-    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "z", "a", "b", "w", "ef"],
+    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "z", "a", "b", "w", "ef", "u"],
                      output_interval=0.1, relative_tolerance=1e-9)
     S = sum((-1) ** k / math.factorial(k) for k in range(10))
     sol = solve_ivp(lambda t, y: [-(2 * y[0] ** 2 - y[0] + 1) + math.sin(t)], (0, 2), [0.5],
@@ -203,6 +215,8 @@ def test_fmu_simulation_against_scipy(tmp_path):
     assert np.allclose(r["a"], 2 * r["x"]) and np.allclose(r["b"], r["x"] ** 2)
     assert np.allclose(r["w"], np.minimum(2 * r["x"] + r["x"] ** 2 + 5, 6))
     assert np.allclose(r["ef"], [math.erf(v) for v in r["x"]], rtol=1e-14, atol=0)
+    x = r["x"]
+    assert np.allclose(r["u"], 2 * x + x ** 2 + 1 + x + x ** 2 / 2, rtol=1e-14, atol=0)
 
 
 PENDULUM = """
