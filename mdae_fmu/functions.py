@@ -683,8 +683,11 @@ class FunctionTable:
         def imp(*args):
             return table.evaluate(base, [float(a) for a in args])[k]
 
+        def sympystr(self, printer):     # reports show the model's name, not the C one
+            return f"{cname}({', '.join(printer.doprint(a) for a in self.args)})"
+
         cls = UndefinedFunction(self.sympy_name(cname), _imp_=staticmethod(imp), fdiff=fdiff,
-                                _mdae_call=cname)
+                                _sympystr=sympystr, _mdae_call=cname)
         self._classes[cname] = cls
         return cls
 
