@@ -34,7 +34,8 @@ from typing import Union
 from . import expr as E
 from .diagnostics import SourceLoc
 
-#: Iterations one while-loop may run (Python evaluator and generated C) before it is an error.
+#: Iterations one loop may run (Python evaluator and generated C) before it is an error: a
+#: while-loop stops there, a for-loop over a longer range does not start.
 MAX_LOOP_ITERATIONS = 100_000_000
 
 
@@ -351,6 +352,9 @@ def _exec(body, env, table, fn):
             a, h, z = (eval_expr(x, env, table) for x in (s.start, s.step, s.stop))
             if h == 0:
                 raise FunctionError(f"for-loop of {fn.name} with step 0")
+            if (z - a) / h > MAX_LOOP_ITERATIONS:
+                raise FunctionError(f"for-loop of {fn.name} has more than "
+                                    f"{MAX_LOOP_ITERATIONS} iterations")
             i = a
             try:
                 while (i <= z) if h > 0 else (i >= z):

@@ -548,3 +548,24 @@ def test_pendulum_constraint_through_a_function_differentiated_forward_mode(tmp_
     sol = solve_ivp(lambda t, s: [s[1], -9.81 * math.sin(s[0])], (0, 2), [math.pi / 2, 0],
                     rtol=1e-12, atol=1e-12, dense_output=True)
     assert np.max(np.abs(r["x"] - np.sin(sol.sol(r["time"])[0]))) < 1e-4
+
+
+def test_loops_are_bounded_in_python():
+    m = _model(FUNCS + """
+function spin
+  input Real x;
+  output Real y;
+algorithm
+  y := 0;
+  for i in 1:1e12 loop
+    y := y + x;
+  end for;
+end spin;
+class L
+  Real x;
+equation
+  x = spin(time);
+end L;""")
+    t = function_table(m.functions)
+    with pytest.raises(FunctionError, match="more than 100000000 iterations"):
+        t.evaluate("spin", [1.0])

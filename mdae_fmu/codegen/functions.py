@@ -5,7 +5,7 @@ included) becomes
 
 * ``int mdae_fn<k>(const ModelData *d, double in..., double *out...)``: the body, statement
   by statement (if/for/while/return/break/assert); returns 0, or 1 after a failed assert or a
-  while-loop that exceeded `functions.MAX_LOOP_ITERATIONS` (``d->fn_error`` then names the
+  loop longer than `functions.MAX_LOOP_ITERATIONS` (``d->fn_error`` then names the
   message in ``mdae_fn_messages``; the runtime logs it and the FMI call returns fmi2Error);
 * ``double mdae_fn<k>_o<j>(const ModelData *d, double in...)``: output j, NaN after a failure,
   the form the equations' C expressions call (the sympy function of the call has that name,
@@ -176,6 +176,9 @@ def _body(body, cx: _Ctx, depth: int) -> list[str]:
                        f"hi = {cx.expr(s.stop)};")
             out.append(f"{ind}    if (st == 0.0) "
                        + cx.fail(f"for-loop with step 0 in function {cx.fn.name}"))
+            out.append(f"{ind}    if ((hi - lo) / st > {F.MAX_LOOP_ITERATIONS}.0) "
+                       + cx.fail(f"for-loop of function {cx.fn.name} has more than "
+                                 f"{F.MAX_LOOP_ITERATIONS} iterations"))
             out.append(f"{ind}    for ({v} = lo; st > 0.0 ? {v} <= hi : {v} >= hi; {v} += st) {{")
             out.extend(_body(s.body, cx, depth + 2))
             out.append(f"{ind}    }}")
