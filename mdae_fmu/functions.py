@@ -709,3 +709,83 @@ def function_table(functions: tuple) -> FunctionTable:
         _TABLES.clear()
     _TABLES[id(functions)] = (functions, t)
     return t
+
+
+# --- JSON form (`ir.Model.to_json`) --------------------------------------------------------------
+
+def _loc_json(loc):
+    return None if loc is None else [loc.file, loc.line, loc.col]
+
+
+def _loc(j):
+    return None if j is None else SourceLoc(j[0], j[1], j[2])
+
+
+def _opt(e):
+    return None if e is None else E.to_json(e)
+
+
+def _param_json(p: Param) -> list:
+    return [p.name, p.type, _opt(p.default), _loc_json(p.loc)]
+
+
+def _param(j) -> Param:
+    return Param(j[0], j[1], None if j[2] is None else E.from_json(j[2]), _loc(j[3]))
+
+
+def _stmt_json(s) -> list:
+    loc = _loc_json(s.loc)
+    t = type(s)
+    if t is Assign:
+        return ["assign", s.target, E.to_json(s.value), loc]
+    if t is TupleAssign:
+        return ["tuple", list(s.targets), E.to_json(s.call), loc]
+    if t is IfStmt:
+        return ["if", [[E.to_json(c), [_stmt_json(x) for x in b]] for c, b in s.branches],
+                [_stmt_json(x) for x in s.orelse], loc]
+    if t is ForStmt:
+        return ["for", s.var, E.to_json(s.start), E.to_json(s.step), E.to_json(s.stop),
+                [_stmt_json(x) for x in s.body], loc]
+    if t is WhileStmt:
+        return ["while", E.to_json(s.cond), [_stmt_json(x) for x in s.body], loc]
+    if t is AssertStmt:
+        return ["assert", E.to_json(s.cond), s.message, s.level, loc]
+    return ["return" if t is Return else "break", loc]
+
+
+def _stmt(j):
+    kind, loc = j[0], _loc(j[-1])
+    if kind == "assign":
+        return Assign(j[1], E.from_json(j[2]), loc)
+    if kind == "tuple":
+        return TupleAssign(tuple(j[1]), E.from_json(j[2]), loc)
+    if kind == "if":
+        return IfStmt(tuple((E.from_json(c), tuple(_stmt(x) for x in b)) for c, b in j[1]),
+                      tuple(_stmt(x) for x in j[2]), loc)
+    if kind == "for":
+        return ForStmt(j[1], E.from_json(j[2]), E.from_json(j[3]), E.from_json(j[4]),
+                       tuple(_stmt(x) for x in j[5]), loc)
+    if kind == "while":
+        return WhileStmt(E.from_json(j[1]), tuple(_stmt(x) for x in j[2]), loc)
+    if kind == "assert":
+        return AssertStmt(E.from_json(j[1]), j[2], j[3], loc)
+    return Return(loc) if kind == "return" else Break(loc)
+
+
+def function_to_json(f: Function) -> dict:
+    return {"name": f.name, "inputs": [_param_json(p) for p in f.inputs],
+            "outputs": [_param_json(p) for p in f.outputs],
+            "locals": [_param_json(p) for p in f.locals],
+            "body": [_stmt_json(s) for s in f.body],
+            "derivative": None if f.derivative is None else
+            [f.derivative.function, list(f.derivative.without)],
+            "smooth_order": f.smooth_order, "inline": f.inline, "loc": _loc_json(f.loc)}
+
+
+def function_from_json(j: dict) -> Function:
+    d = j["derivative"]
+    return Function(j["name"], tuple(_param(p) for p in j["inputs"]),
+                    tuple(_param(p) for p in j["outputs"]), tuple(_param(p) for p in j["locals"]),
+                    tuple(_stmt(s) for s in j["body"]),
+                    None if d is None else DerivativeAnnotation(d[0], tuple(d[1])),
+                    j["smooth_order"], j["inline"], _loc(j["loc"]))

@@ -569,3 +569,13 @@ end L;""")
     t = function_table(m.functions)
     with pytest.raises(FunctionError, match="more than 100000000 iterations"):
         t.evaluate("spin", [1.0])
+
+
+def test_json_round_trip_keeps_the_functions():
+    import json
+    from mdae_fmu.ir import Model
+    m = _model()
+    back = Model.from_json(json.loads(m.dumps()))
+    assert back == m and back.functions == m.functions
+    t = function_table(back.functions)
+    assert t.evaluate("useTwo", [2.0]) == (13.0,)
