@@ -412,6 +412,8 @@ class C
   parameter Real k = series(1.0, 20);
   Real x;
   Real w;
+  discrete Real n(start = 0, fixed = true);
+  discrete Real m(start = 0, fixed = true);
 initial algorithm
   x := k * Modelica.Constants.pi;
 equation
@@ -421,20 +423,31 @@ algorithm
   for i in 1:3 loop
     w := w + i * x;
   end for;
+algorithm
+  when x < 4 then
+    n := pre(n) + 1;
+    m := n * 10;
+  end when;
 end C;
 """
 
 
 def test_initial_algorithm_constants_and_a_parameter_bound_by_a_function(tmp_path):
     m = parse_modelica(INIT, "C.mo")
-    assert len(m.initial_equations) == 1 and len(m.equations) == 2
+    assert len(m.initial_equations) == 1 and len(m.equations) == 2 and len(m.whens) == 1
     fmu = export(m, tmp_path / "C.fmu", progress=False)
-    r = simulate_fmu(str(fmu), stop_time=1.0, output=["x", "w", "k"], output_interval=0.1,
-                     relative_tolerance=1e-10)
+    r = simulate_fmu(str(fmu), stop_time=1.0, output=["x", "w", "k", "n", "m"],
+                     output_interval=0.1, relative_tolerance=1e-10)
     x0 = sum(1 / math.factorial(j) for j in range(20)) * math.pi
     assert r["k"][0] == pytest.approx(x0 / math.pi, rel=1e-15)
     assert np.max(np.abs(r["x"] - x0 * np.exp(-r["time"]))) < 1e-7
     assert np.allclose(r["w"], 6 * r["x"], rtol=1e-12)
+    # the when-statement fires once, when x crosses 4 (t = ln(x0 / 4)); m sees the new n
+    te = math.log(x0 / 4)
+    away = np.abs(r["time"] - te) > 1e-6          # (the event's own rows: before and after)
+    assert list(r["n"][away]) == [1.0 if t > te else 0.0 for t in r["time"][away]]
+    assert list(r["m"][away]) == [10.0 if t > te else 0.0 for t in r["time"][away]]
+    assert np.sum(~away) == 2 and list(r["n"][~away]) == [0.0, 1.0]
 
 
 def test_boolean_and_integer_arguments_in_c(tmp_path):
