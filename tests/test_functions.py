@@ -592,3 +592,31 @@ def test_json_round_trip_keeps_the_functions():
     assert back == m and back.functions == m.functions
     t = function_table(back.functions)
     assert t.evaluate("useTwo", [2.0]) == (13.0,)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("function f input Real x; output Real y; algorithm y := z; end f; "
+     "class U Real x; equation x = f(1); end U;", "1:10: undefined name 'z' in function 'f'"),
+    ("function f input Real x; output Real y; algorithm x := 1; y := x; end f; "
+     "class U Real x; equation x = f(1); end U;",
+     "1:51: cannot assign the input 'x' of function 'f'"),
+    ("function f input Real x; output Real y; algorithm y := x; break; end f; "
+     "class U Real x; equation x = f(1); end U;", "1:59: break outside a loop"),
+    ("function f input Real x; output Real y; algorithm y := der(x); end f; "
+     "class U Real x; equation x = f(1); end U;", "1:10: 'der' is not allowed in function 'f'"),
+    ("function f input Real x; output Real y; algorithm y := x; end f; "
+     "class U Real x; equation x = f(u = 1); end U;",
+     "1:97: named arguments are not supported in 'f(...)'"),
+    ("function f input Real x; output Real y; algorithm y := x; end g; "
+     "class U Real x; equation x = f(1); end U;", "1:63: 'end g;' does not match 'function f'"),
+    ("class U parameter Real p = 1; Real x; equation x = p; algorithm p := 2; end U;",
+     "1:55: cannot assign 'p' in an algorithm: it is a parameter"),
+    ("class U Real x; discrete Real n; equation der(x) = 1; algorithm n := 1; "
+     "when x > 1 then n := 2; end when; end U;",
+     "1:55: 'n' is assigned both inside and outside a when-statement of this algorithm"),
+    ("class U Real x; algorithm x := 1; external \"C\"; end U;",
+     "1:35: an external clause is only allowed in a function"),
+])
+def test_function_and_algorithm_errors(text, message):
+    msg = _error(text)
+    assert msg.startswith("E.mo:" + message), msg
