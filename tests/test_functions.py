@@ -620,3 +620,23 @@ def test_json_round_trip_keeps_the_functions():
 def test_function_and_algorithm_errors(text, message):
     msg = _error(text)
     assert msg.startswith("E.mo:" + message), msg
+
+
+def test_printed_model_with_functions_reads_back_equal():
+    from mdae_fmu.modelica_printer import print_model
+    for text, name in ((MODEL, "M.mo"), (PENDULUM, "P.mo"), (INIT, "C.mo")):
+        m = parse_modelica(text, name)
+        printed = print_model(m)
+        back = parse_modelica(printed, name)
+        assert back == m, printed
+        assert print_model(back) == printed
+
+
+def test_xml_writer_refuses_a_model_with_functions(tmp_path, capsys):
+    from mdae_fmu.importers.xml_writer import main
+    src = tmp_path / "M.mo"
+    src.write_text(MODEL)
+    assert main([str(src), str(tmp_path / "M.xml")]) == 2
+    assert "calls user functions (poly, series, two, useTwo, firstAbove, algorithm at " \
+           "M.mo:" in capsys.readouterr().err
+    assert not (tmp_path / "M.xml").exists()
