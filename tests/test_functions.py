@@ -596,7 +596,7 @@ def test_json_round_trip_keeps_the_functions():
 
 @pytest.mark.parametrize("text, message", [
     ("function f input Real x; output Real y; algorithm y := z; end f; "
-     "class U Real x; equation x = f(1); end U;", "1:10: undefined name 'z' in function 'f'"),
+     "class U Real x; equation x = f(1); end U;", "1:56: undefined name 'z' in function 'f'"),
     ("function f input Real x; output Real y; algorithm x := 1; y := x; end f; "
      "class U Real x; equation x = f(1); end U;",
      "1:51: cannot assign the input 'x' of function 'f'"),

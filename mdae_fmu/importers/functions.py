@@ -54,6 +54,7 @@ class FunctionDef:
     annotations: list        # annotation texts
     errors: list             # errors inside the definition: reported only if it is called
     calls: list              # calls inside the definition (name, where, nargs)
+    uses: dict               # first use of each name inside the definition (offset)
 
 
 @dataclass(slots=True)
@@ -124,7 +125,7 @@ class FunctionCallbacks:
         anns = [annotation_text(ctx.text, p) for p in ctx.annotations if start <= p < end]
         ctx.annotations = [p for p in ctx.annotations if not start <= p < end]
         # names used inside the function are its own, not the model's
-        self._scoped(start, end, list(ctx.first_use))
+        uses = self._scoped(start, end, list(ctx.first_use))
         # errors inside the definition count only if the function is called (a flat file
         # declares library functions it never calls, e.g. with array arguments)
         first, last = ctx.line_col(start), ctx.line_col(end)
@@ -136,7 +137,7 @@ class FunctionCallbacks:
             ctx.calls = [c for c in ctx.calls if not start <= c[1] < end]
         ctx.functions.append(FunctionDef(normalize_name(name_tok[1]), ctx.tok_loc(name_tok),
                                          normalize_name(end_tok[1]), ctx.tok_loc(end_tok),
-                                         contents, anns, inside, calls))
+                                         contents, anns, inside, calls, uses))
         return []
 
     def algorithm_section(self, c):
@@ -200,18 +201,20 @@ class FunctionCallbacks:
         self._scoped(c[0][2], c[-1][2], {name for name, _r, _l in c[1]})
         return ("for", c[1], items, self.ctx.tok_loc(c[0]))
 
-    def _scoped(self, start: int, end: int, names) -> None:
+    def _scoped(self, start: int, end: int, names) -> dict:
         """Names first used between offsets ``start`` and ``end`` that belong to that scope
         (a loop's variables, a function's variables) are not the model's: forget their first
-        use, and their cached references so that a later use in the model is recorded."""
+        use, and their cached references so that a later use in the model is recorded.
+        Returns those first uses, ``{name: offset}``."""
         ctx = self.ctx
-        inner = {n for n in names if type(ctx.first_use.get(n)) is int
+        inner = {n: ctx.first_use[n] for n in names if type(ctx.first_use.get(n)) is int
                  and start <= ctx.first_use[n] < end}
         for n in inner:
             del ctx.first_use[n]
         if inner:
             for raw in [k for k, r in ctx.refs.items() if type(r) is E.Ref and r.name in inner]:
                 del ctx.refs[raw]
+        return inner
 
     def while_stmt(self, c):
         items = c[3] if len(c) > 5 and type(c[3]) is list else []
@@ -568,7 +571,9 @@ class FunctionResolver:
                     if n.name.startswith("Modelica.Constants.") and \
                             n.name[19:] in CONSTANTS:
                         continue
-                    self.err(fn.loc, f"undefined name '{n.name}' in function '{fn.name}'")
+                    d = self.defs.get(fn.name)
+                    where = d.uses.get(n.name, fn.loc) if d is not None else fn.loc
+                    self.err(where, f"undefined name '{n.name}' in function '{fn.name}'")
                     return
                 if type(n) in (E.Der,) or (type(n) is E.Call and n.func in
                                            ("pre", "edge", "change", "initial", "sample")):
