@@ -640,3 +640,31 @@ def test_xml_writer_refuses_a_model_with_functions(tmp_path, capsys):
     assert "calls user functions (poly, series, two, useTwo, firstAbove, algorithm at " \
            "M.mo:" in capsys.readouterr().err
     assert not (tmp_path / "M.xml").exists()
+
+
+def test_second_order_derivative_annotation_is_not_mistaken_for_a_directional_one():
+    text = PENDULUM.replace("""  dc := 2 * x * dx + 2 * y * dy;
+end constraintDer;""", """  dc := 2 * x * dx + 2 * y * dy;
+  annotation(derivative(order = 2) = constraintDer2);
+end constraintDer;
+
+function constraintDer2
+  input Real x;
+  input Real y;
+  input Real L;
+  input Real dx;
+  input Real dy;
+  input Real ddx;
+  input Real ddy;
+  output Real ddc;
+algorithm
+  ddc := 2 * (dx * dx + x * ddx + dy * dy + y * ddy);
+end constraintDer2;""")
+    m = parse_modelica(text, "P3.mo")
+    t = function_table(m.functions)
+    dfn, with_t = t.derivative("constraint")
+    assert dfn.name == "constraintDer" and with_t == {"x", "y"}
+    ddfn, _ = t.derivative("constraintDer")
+    assert ddfn.name == "der(constraintDer)"        # forward mode, not constraintDer2
+    # d/dx of 2 x dx + 2 y dy in direction (1, 0, 0, 0, 0): 2 dx
+    assert t.evaluate(ddfn.name, [0.3, 0.4, 1.0, 5.0, 7.0, 1.0, 0.0, 0.0, 0.0, 0.0]) == (10.0,)

@@ -98,6 +98,7 @@ _NAME = r"(?:[A-Za-z_$][A-Za-z0-9_$]*|'(?:[^'\\]|\\.)*')(?:\.(?:[A-Za-z_$][A-Za-
 _DERIVATIVE_RE = re.compile(r"\bderivative\s*(?:\(([^()]*)\))?\s*=\s*(" + _NAME + ")")
 _SMOOTH_RE = re.compile(r"\bsmoothOrder\s*=\s*(\d+)")
 _INLINE_RE = re.compile(r"\b(?:Inline|LateInline)\s*=\s*(true|false)")
+_ORDER_RE = re.compile(r"\border\s*=\s*(\d+)")
 _WITHOUT_RE = re.compile(r"\b(?:zeroDerivative|noDerivative)\s*=\s*(" + _NAME + ")")
 
 
@@ -338,6 +339,11 @@ class FunctionResolver:
         deriv, smooth, inline = None, None, None
         for text in d.annotations:
             m = _DERIVATIVE_RE.search(text)
+            order = _ORDER_RE.search(m.group(1) or "") if m else None
+            if m and order is not None and int(order.group(1)) != 1:
+                # derivative(order = 2) = f_der2 takes (x, dx, ddx): not the directional
+                # derivative of f_der this table uses; the forward mode of f_der's body is
+                m = None
             if m:
                 from .flat_modelica import normalize_name
                 without = tuple(normalize_name(w) for w in _WITHOUT_RE.findall(m.group(1) or ""))
