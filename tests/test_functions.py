@@ -463,24 +463,35 @@ algorithm
   neg := x < 0;
   annotation(Inline = false);
 end sat;
+function cube "a loop: stays a call; solved for its argument by Newton"
+  input Real u;
+  output Real c = 1;
+algorithm
+  for i in 1:3 loop
+    c := c * u;
+  end for;
+end cube;
 class S
   Real x(start = 1, fixed = true);
   Real y, y2;
+  Real yc(start = 1.5);
   Boolean on = time < 0.5;
   Boolean neg;
 equation
   der(x) = -1;
   (y, neg) = sat(x, on);
   y2 = sat(x, true, 3);
+  0 = cube(yc) - x - 2;
 end S;"""
     fmu = export(parse_modelica(text, "S.mo"), tmp_path / "S.fmu", progress=False)
-    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "y", "y2", "neg"],
+    r = simulate_fmu(str(fmu), stop_time=2.0, output=["x", "y", "y2", "neg", "yc"],
                      output_interval=0.05)
     t = r["time"]
     assert np.allclose(r["x"], 1 - t, atol=1e-9)
     late = t > 0.5 + 1e-9
     assert np.allclose(r["y"][late], 0) and np.allclose(r["y"][t < 0.5], 2 * r["x"][t < 0.5])
     assert np.allclose(r["y2"], 3 * r["x"])
+    assert np.allclose(r["yc"], np.cbrt(3 - t), rtol=1e-9, atol=0)
     assert list(r["neg"][t > 1.01]) == [True] * int(np.sum(t > 1.01))
     assert not any(r["neg"][t < 0.99])
 
