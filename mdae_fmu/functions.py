@@ -545,7 +545,9 @@ def forward_derivative(fn: Function, table: "FunctionTable") -> Function:
     tangent per Real input, outputs the tangents of the Real outputs. Every assignment
     ``v := e`` is preceded by ``der(v) := tangent(e)``; control flow is kept, so loops and
     branches are differentiated along the path the values take (the derivative of the program,
-    not of a closed form)."""
+    not of a closed form). This is the derivative that the latent equations need when an
+    equation with a call is differentiated (theory note 003 §4.4, §4.9: the differential
+    array of an equation is its successive total time derivatives)."""
     taken = {p.name for p in fn.inputs + fn.outputs + fn.locals}
     tan: dict[str, str] = {}
     for p in fn.inputs + fn.outputs + fn.locals:
@@ -654,7 +656,9 @@ class FunctionTable:
         return dfn, with_t
 
     def partial(self, cname: str, i: int, args):
-        """sympy partial derivative of call ``cname(args)`` with respect to argument ``i``."""
+        """sympy partial derivative of call ``cname(args)`` with respect to argument ``i``: the
+        derivative function on the unit tangent e_i (module docstring), which sympy's chain rule
+        uses in `SymbolTable.time_derivative` (theory note 003 §4.4)."""
         import sympy as sp
         base, k = split_call_name(cname)
         fn = self.functions[base]

@@ -711,8 +711,12 @@ def _map_body(body, rw) -> tuple:
 
 def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bool):
     """An algorithm section of the model as equations (and when-clauses) of ``builder``
-    (module docstring). ``resolver`` converts the statements (the same rules as a function
-    body, the model's variables in scope)."""
+    (module docstring; Modelica 3.6 §11.1: the section is executed in order as a whole, its
+    assigned variables start from their pre or start values). Each pseudo-equation
+    ``v = alg#k(inputs)`` has the whole block's inputs as its row of the signature matrix
+    (theory note 003 §4.2), so the structural analysis treats the block as a unit.
+    ``resolver`` converts the statements (the same rules as a function body, the model's
+    variables in scope)."""
     ctx = builder.ctx
     whens = [x for x in items if x[0] == "when"]
     rest = [x for x in items if x[0] != "when"]
