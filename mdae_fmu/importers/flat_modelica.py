@@ -41,8 +41,8 @@ from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
                   WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
-from .functions import (CONSTANTS, FunctionCallbacks, FunctionResolver, Range, Tuple,
-                        lower_algorithm)
+from .algorithms import lower_algorithm
+from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Range, Tuple
 from .. import functions as F
 from .lalr import Driver, ParseError
 
