@@ -715,3 +715,33 @@ end MM;"""
     def exact(t):
         return math.cos(w1 * t) if t <= t1 else -(w1 / w2) * math.sin(w2 * (t - t1))
     assert max(abs(x - exact(t)) for t, x in zip(r["time"], r["x"])) < 1e-6
+
+
+def test_openmodelica_stream_operators_and_an_inlined_regularization():
+    """OpenModelica's flat output of stream connectors calls $OMC$PositiveMax and
+    $OMC$inStreamDiv; the SiemensPower-style sqrtReg is a one-line function (inlined)."""
+    m = parse_modelica("""
+function Lib.sqrtReg "Symmetric square root approximation with finite derivative in zero"
+  input Real x;
+  input Real delta = 0.01 "Range of significant deviation from sqrt(x)";
+  output Real y;
+algorithm
+  y := x / (x ^ 2.0 + delta ^ 2.0) ^ 0.25;
+end Lib.sqrtReg;
+class V
+  Real m(start = 1, fixed = true);
+  Real h;
+equation
+  der(m) = -Lib.sqrtReg(m);
+  h = $OMC$inStreamDiv(($OMC$PositiveMax(-m, 1e-07) * 2.0 + $OMC$PositiveMax(m, 1e-07) * 3.0)
+      / ($OMC$PositiveMax(-m, 1e-07) + $OMC$PositiveMax(m, 1e-07)), 5.0);
+end V;""", "V.mo")
+    assert m.functions == ()
+    names = {n.func for e in m.equations for n in E.walk(e.residual) if isinstance(n, E.Call)}
+    assert names == {"max"}
+    from mdae_fmu.functions import eval_expr
+    rhs = m.equations[1].residual.right
+    assert eval_expr(rhs, {"m": 0.5}, None) == pytest.approx(3.0)
+    assert eval_expr(rhs, {"m": -0.5}, None) == pytest.approx(2.0)
+    d = m.equations[0].residual.right.arg
+    assert eval_expr(d, {"m": 0.5}, None) == pytest.approx(0.5 / (0.25 + 1e-4) ** 0.25)

@@ -35,6 +35,10 @@ CONSTANTS = {
     "D2R": 0.017453292519943295, "R2D": 57.29577951308232, "gamma": 0.5772156649015329,
 }
 _SPECIAL = {"erf": "erf", "erfc": "erfc"}
+#: OpenModelica's internal operators of stream connectors in its flat output (argument count):
+#: ``$OMC$PositiveMax(x, eps)`` is max(x, eps); ``$OMC$inStreamDiv(a, b)`` is a (the mixing
+#: ratio, whose denominator PositiveMax keeps positive; b is the fallback for a zero one).
+OMC_OPERATORS = {"$OMC$PositiveMax": 2, "$OMC$inStreamDiv": 2}
 
 
 @dataclass(slots=True)
@@ -487,6 +491,10 @@ class FunctionResolver:
         while queue:
             name, where, nargs = queue.pop(0)
             base = name
+            if base in OMC_OPERATORS and base not in self.defs:
+                if nargs != OMC_OPERATORS[base]:
+                    self.err(where, f"'{name}' expects 2 arguments, got {nargs}")
+                continue
             if base in self.aliases:
                 want = E.MATH_FUNCTIONS.get(self.aliases[base], (1,))
                 if nargs not in want:
@@ -617,6 +625,8 @@ class FunctionResolver:
             name = e.func
             if name in self.aliases:
                 return E.Call(self.aliases[name], args)
+            if name in OMC_OPERATORS and name not in self.functions:
+                return E.Call("max", args) if name == "$OMC$PositiveMax" else args[0]
             base, k = F.split_call_name(name)
             fn = self.functions.get(base)
             if fn is None:
