@@ -451,7 +451,8 @@ class _Callbacks(FunctionCallbacks):
     def range_expr(self, c):
         entry = self.ctx.error(self.ctx.tok_loc(c[1]), "range expressions 'a:b' are not "
                                                        "supported (only scalarized models)")
-        return Range([x for x in c if not (type(x) is tuple and x and x[0] == "COLON")], entry)
+        parts = [x for x in c if not (type(x) is tuple and x and x[0] == "COLON")]
+        return Range(parts[0], parts[1] if len(parts) == 3 else None, parts[-1], entry)
 
     def end_expr(self, c):
         return E.ZERO

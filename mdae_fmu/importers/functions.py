@@ -57,8 +57,11 @@ class FunctionDef:
 
 @dataclass(slots=True)
 class Range:
-    """``start:stop`` or ``start:step:stop``; refused (error recorded) outside a for-range."""
-    parts: list
+    """``start:stop`` or ``start:step:stop`` (step None); refused (error recorded) outside a
+    for-range."""
+    start: object
+    step: object
+    stop: object
     error: tuple
 
 
@@ -67,6 +70,11 @@ class Tuple:
     """``(a, b, ...)``; refused (error recorded) except left of ``=`` / ``:=``."""
     items: list
     error: tuple
+
+
+def _is_range(x) -> bool:
+    """A range node (``start``, ``step`` or None, ``stop``), whichever callback made it."""
+    return all(hasattr(x, a) for a in ("start", "step", "stop"))
 
 
 def annotation_text(text: str, pos: int) -> str:
@@ -236,7 +244,7 @@ class FunctionCallbacks:
         rng = c[2]
         if type(rng) is Range:
             self.ctx.withdraw(rng.error)
-        else:
+        elif not _is_range(rng):
             self.ctx.error(self.ctx.tok_loc(c[1]), "a for-range must be 'a:b' or 'a:step:b'")
         return (normalize_name(c[0][1]), rng, self.ctx.tok_loc(c[0]))
 
@@ -457,12 +465,10 @@ class FunctionResolver:
                 inner_scope.add(name)
             stmts = tuple(self._statements(body, fname, inner_scope, loops | {"for"}))
             for name, rng, iloc in reversed(indices):
-                if type(rng) is not Range:
+                if not _is_range(rng):
                     return None
-                parts = rng.parts
-                start, stop = parts[0], parts[-1]
-                step = parts[1] if len(parts) == 3 else E.Const(1)
-                stmts = (F.ForStmt(name, start, step, stop, stmts, iloc),)
+                step = rng.step if rng.step is not None else E.Const(1)
+                stmts = (F.ForStmt(name, rng.start, step, rng.stop, stmts, iloc),)
             return stmts[0]
         if tag == "while":
             _, cond, body, loc = x
