@@ -242,6 +242,7 @@ def _range(e) -> str:
 
 
 def _statements(body, ind: str) -> list[str]:
+    """Modelica lines of a function's statements, indented by ``ind``."""
     out = []
     for s in body:
         t = type(s)

@@ -138,6 +138,7 @@ def _function(fn: F.Function, k: int, table, messages) -> str:
 
 
 def _body(body, cx: _Ctx, depth: int) -> list[str]:
+    """C lines of a statement list (module docstring), indented ``depth`` levels."""
     ind = "    " * depth
     out = []
     for s in body:
