@@ -8,10 +8,11 @@ from .diagnostics import InputError
 from .ir import Model
 
 
-def load(path: str | Path) -> Model:
+def load(path: str | Path, model: str | None = None) -> Model:
     """Read a model from flat Modelica / Base Modelica (``.mo``, ``.bmo``) or an XML equation
     list (``.xml``); a hierarchical ``.mo`` file is flattened by rumoca when it is installed
-    (`mdae_fmu.importers.frontend`). Raises `InputError` (exit code 2) when the file cannot be
+    (`mdae_fmu.importers.frontend`; ``model``: the qualified name of the class to flatten,
+    default `frontend.choose_model`). Raises `InputError` (exit code 2) when the file cannot be
     read."""
     path = Path(path)
     if path.suffix.lower() == ".xml":
@@ -25,7 +26,7 @@ def load(path: str | Path) -> Model:
         from .importers import frontend
         if not frontend.is_hierarchical(text):
             raise
-        return frontend.load_hierarchical(text, path, err)
+        return frontend.load_hierarchical(text, path, err, model)
 
 
 def analyze(model: Model, erasure: str = "restricted"):

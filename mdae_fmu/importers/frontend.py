@@ -132,7 +132,7 @@ def flatten_with_rumoca(text: str, path: Path, model: str) -> str:
                                               filename=str(Path(tmp) / path.name))
             flat = compiled.to_dict("flat")
             out = compiled.render("base-modelica")
-        except rumoca.RumocaError as err:
+        except (rumoca.RumocaError, RuntimeError) as err:   # RuntimeError: its printer
             msg = str(err).strip().splitlines()[0].replace(tmp + "/", "")
             raise InputError(f"rumoca could not flatten '{model}': {msg}; flatten the model "
                              "with OpenModelica instead (omc --baseModelica, or "
@@ -150,15 +150,16 @@ def flatten_with_rumoca(text: str, path: Path, model: str) -> str:
     return out
 
 
-def load_hierarchical(text: str, path: Path, flat_error: InputError) -> Model:
+def load_hierarchical(text: str, path: Path, flat_error: InputError,
+                      model: str | None = None) -> Model:
     """Flatten ``text`` (not flat: `is_hierarchical`) with rumoca and import the result.
     ``flat_error`` is the flat importer's error, reported with the install hint when rumoca
-    is missing."""
+    is missing; ``model`` is the class to flatten (default: `choose_model`)."""
     from .flat_modelica import parse_modelica
     if not rumoca_available():
         raise InputError(f"{flat_error.message}; this file is hierarchical Modelica: to read "
                          f"it, {INSTALL_HINT}", flat_error.loc, flat_error.source_line)
-    model = choose_model(text, path)
+    model = model or choose_model(text, path)
     if model is None:
         raise InputError("no model, block or class to flatten in this file",
                          SourceLoc(str(path), 1, 1))
