@@ -19,7 +19,8 @@ process that simulates it). The models that are not committed are
 fetched first by ``benchmarks/fetch_corpus.py``.
 
     python benchmarks/fetch_corpus.py --openmodelica /path/to/OpenModelica
-    python benchmarks/corpus.py [--ids PATTERN] [--import-only] [--json OUT] [--markdown OUT]
+    python benchmarks/corpus.py [--ids PATTERN] [--import-only] [--json OUT]
+                                [--markdown docs/corpus.md] [--reuse EARLIER.json]
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ _CLASS_KINDS = "model|class|block"
 
 
 def class_text(text: str, model: str | None) -> str:
-    """The definition of class ``model`` (its last name part) in ``text``, or ``text`` itself
-    when there is no model name or the file defines no other model class."""
+    """The definition of class ``model`` (its last name part) in ``text``, preceded by the
+    functions, records and types of ``text`` that it names, or ``text`` itself when there is no
+    model name or the file defines no other model class."""
     if not model:
         return text
     last = re.escape(model.rsplit(".", 1)[-1])
@@ -51,7 +53,17 @@ def class_text(text: str, model: str | None) -> str:
     if len(kinds) <= 1 and not re.search(r"(?m)^\s*package\b", text):
         return text
     m = re.search(rf"(?ms)^[ \t]*(?:{_CLASS_KINDS})\s+{last}\b.*?^[ \t]*end\s+{last}\s*;", text)
-    return m.group(0) + "\n" if m else text
+    if not m:
+        return text
+    body = m.group(0)
+    # the functions, records and types of the file that the class names come with it
+    defs = []
+    for d in re.finditer(r"(?ms)^[ \t]*(?:(?:impure|pure)\s+)?(function|record|type)\s+(\w+)\b"
+                         r"(?:[^;]*?=[^;]*;|.*?^[ \t]*end\s+\2\s*;)", text):
+        if d.start() < m.start() or d.start() > m.end():
+            if re.search(rf"\b{d.group(2)}\b", body):
+                defs.append(d.group(0))
+    return "\n".join(defs + [body]) + "\n"
 
 
 def _first_line(msg: str, limit: int = 220) -> str:
@@ -181,6 +193,45 @@ def summary(results: list[dict]) -> str:
             f"{len(refs)} simulated models with references match")
 
 
+def _full_run(entry: dict, a) -> dict:
+    """`run_one` with export in a process of its own, with the time limit ``a.timeout``."""
+    cmd = [sys.executable, __file__, "--one", entry["id"], "--corpus-dir", str(a.corpus_dir)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return {"id": entry["id"], "import": "timeout", "message": f"over {a.timeout:.0f} s"}
+    lines = p.stdout.strip().splitlines()
+    if p.returncode == 0 and lines:
+        return json.loads(lines[-1])
+    err = p.stderr.strip().splitlines()
+    return {"id": entry["id"], "import": "crash",
+            "message": _first_line(err[-1] if err else f"exit code {p.returncode}")}
+
+
+_BEGIN, _END = "<!-- corpus table: begin -->", "<!-- corpus table: end -->"
+
+
+def write_markdown(path: Path, table: str) -> None:
+    """Write ``table`` to ``path``, between the begin/end markers when the file has them (the
+    hand-written part of docs/corpus.md stays)."""
+    text = path.read_text() if path.exists() else ""
+    if _BEGIN in text and _END in text:
+        head, rest = text.split(_BEGIN, 1)
+        text = head + _BEGIN + "\n" + table + rest[rest.index(_END):]
+    else:
+        text = table
+    path.write_text(text)
+
+
+def _reusable(new: dict, old: dict | None) -> bool:
+    """An earlier full result can stand for a model whose import and analysis came out the
+    same now (same status, same message)."""
+    if not old or ("export" not in old and old.get("analysis") == "accepted"):
+        return False   # an import-only result has nothing to reuse for an accepted model
+    return all(new.get(k) == old.get(k) for k in ("import", "route", "analysis")) and (
+        new.get("analysis") == "accepted" or new.get("message") == old.get("message"))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ids", default="*", help="fnmatch pattern over model ids")
@@ -189,6 +240,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--json", type=Path, help="write the results as JSON")
     ap.add_argument("--markdown", type=Path, help="write the table as Markdown")
+    ap.add_argument("--reuse", type=Path, help="JSON of an earlier full run: a model whose "
+                    "import and analysis come out the same is not exported and simulated again")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     entries = json.loads(MANIFEST.read_text())["models"]
@@ -197,6 +250,7 @@ def main(argv=None) -> int:
         print(json.dumps(run_one(entry, corpus_file(entry, a.corpus_dir), a.import_only,
                                  export=True)))
         return 0
+    previous = ({r["id"]: r for r in json.loads(a.reuse.read_text())} if a.reuse else {})
     results = []
     for entry in entries:
         if not fnmatch.fnmatch(entry["id"], a.ids):
@@ -205,32 +259,25 @@ def main(argv=None) -> int:
         if not path.exists():
             r = {"id": entry["id"], "import": "missing",
                  "message": "not fetched (run benchmarks/fetch_corpus.py)"}
-        elif a.import_only:   # no FMU is loaded: one process for all
+        elif a.import_only or previous:   # no FMU is loaded: one process for all
             try:
                 r = run_one(entry, path, True, export=False)
             except Exception as err:  # noqa: BLE001
                 r = {"id": entry["id"], "import": "crash",
                      "message": f"{type(err).__name__}: {_first_line(err)}"}
+            if not a.import_only and _reusable(r, previous.get(entry["id"])):
+                r = previous[entry["id"]]
+            elif not a.import_only and r.get("analysis") == "accepted":
+                r = _full_run(entry, a)
         else:
-            cmd = [sys.executable, __file__, "--one", entry["id"], "--corpus-dir",
-                   str(a.corpus_dir)] + (["--import-only"] if a.import_only else [])
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
-                lines = p.stdout.strip().splitlines()
-                r = json.loads(lines[-1]) if p.returncode == 0 and lines else {
-                    "id": entry["id"], "import": "crash",
-                    "message": _first_line(p.stderr.strip().splitlines()[-1]
-                                           if p.stderr.strip() else "no output")}
-            except subprocess.TimeoutExpired:
-                r = {"id": entry["id"], "import": "timeout",
-                     "message": f"over {a.timeout:.0f} s"}
+            r = _full_run(entry, a)
         results.append(r)
         print(f"{r['id']:60s} {_status(r):22s} {r.get('message', '')[:150]}", flush=True)
     print(summary(results))
     if a.json:
         a.json.write_text(json.dumps(results, indent=1))
     if a.markdown:
-        a.markdown.write_text(summary(results) + "\n\n" + markdown(results))
+        write_markdown(a.markdown, summary(results) + "\n\n" + markdown(results))
     return 0
 
 

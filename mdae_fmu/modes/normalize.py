@@ -338,8 +338,12 @@ def normalize(model: Model) -> MultimodeSystem:
             equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
                                        tuple(sorted(orders.items())), eq.id, eq.loc))
     for w in model.whens:
+        earlier: list[tuple[int, bool]] = []
         for bi, br in enumerate(w.branches):
             gi = guard_of(br.condition, "transient", br.loc)
+            # an elsewhen branch runs only when no earlier branch fires (Modelica 3.6 §8.3.5.1)
+            lits = _dedupe(tuple((i, not p) for i, p in earlier) + (gi,))
+            earlier.append(gi)
             for ai, act in enumerate(br.actions):
                 if isinstance(act, Reinit):
                     if act.var not in unknown_set:
@@ -350,12 +354,12 @@ def normalize(model: Model) -> MultimodeSystem:
                     orders[act.var] = max(orders.get(act.var, 0), 1)
                     equations.append(MEquation(
                         f"{w.id}.reinit({act.var})" + (f"#{bi}" if bi else ""), act.value,
-                        (gi,), tuple(sorted(orders.items())), w.id, act.loc or br.loc,
+                        lits, tuple(sorted(orders.items())), w.id, act.loc or br.loc,
                         reinit=act.var))
                 elif isinstance(act, Assign) and act.var in unknown_set:
                     res = E.residual(E.Ref(act.var), act.value)
                     orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
-                    equations.append(MEquation(f"{w.id}.{act.var}#{bi}.{ai}", res, (gi,),
+                    equations.append(MEquation(f"{w.id}.{act.var}#{bi}.{ai}", res, lits,
                                                tuple(sorted(orders.items())), w.id,
                                                act.loc or br.loc))
     system = MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
