@@ -40,6 +40,8 @@ from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
                   WhenBranch, WhenClause)
+from . import arrays as A
+from . import types as T
 from .depth import MAX_DEPTH, limited
 from .lalr import Driver, ParseError
 
@@ -58,8 +60,6 @@ _GRAMMAR = Path(__file__).with_name("modelica.lark")
 _UNSUPPORTED_KEYWORDS = {
     "FUNCTION": "function definitions are not supported (only the Modelica built-in functions "
                 "can be called)",
-    "RECORD": "records are not supported (the input must be scalarized)",
-    "TYPE": "type definitions are not supported (use Real, Integer or Boolean)",
     "CONNECTOR": "connector definitions are not supported (the input must be flattened)",
     "EXPANDABLE": "expandable connectors are not supported (the input must be flattened)",
     "OPERATOR": "operator definitions are not supported",
@@ -67,15 +67,10 @@ _UNSUPPORTED_KEYWORDS = {
     "CONNECT": "connect-equations are not supported (the input must be flattened)",
     "EXTENDS": "extends-clauses are not supported (the input must be flattened)",
     "IMPORT": "import-clauses are not supported (the input must be flattened)",
-    "WITHIN": "within-clauses are not supported (give one flat class)",
     "ENCAPSULATED": "encapsulated classes are not supported (give one flat class)",
     "PARTIAL": "partial classes are not supported (give one flat class)",
     "EXTERNAL": "external functions are not supported",
-    "ENUMERATION": "enumerations are not supported (use Integer or Boolean)",
     "CONSTRAINEDBY": "constrainedby is not supported (the input must be flattened)",
-    "FOR": "for-equations and for-iterators are not supported (only scalarized models)",
-    "IN": "for-iterators are not supported (only scalarized models)",
-    "LOOP": "for- and while-loops are not supported",
     "WHILE": "while-loops are not supported",
     "BREAK": "break is not supported (no algorithm sections)",
     "RETURN": "return is not supported (no algorithm sections)",
@@ -89,7 +84,8 @@ _KEYWORD_TERMINALS = (
     "CLASS", "MODEL", "BLOCK", "PACKAGE", "_END", "EQUATION", "INITIAL", "_PUBLIC", "_PROTECTED",
     "FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT", "OUTPUT", "INNER", "OUTER",
     "REPLACEABLE", "REDECLARE", "EACH", "ANNOTATION", "IF", "_THEN", "ELSEIF", "ELSE", "WHEN",
-    "ELSEWHEN", "_AND", "_OR", "_NOT", "TRUE", "FALSE", *_UNSUPPORTED_KEYWORDS)
+    "ELSEWHEN", "_AND", "_OR", "_NOT", "TRUE", "FALSE", "FOR", "IN", "LOOP", "TYPE", "RECORD",
+    "ENUMERATION", "WITHIN", *_UNSUPPORTED_KEYWORDS)
 
 #: Modelica keywords (Modelica 3.6 §2.3.3): printed names equal to one of them are quoted.
 KEYWORDS = frozenset("""
@@ -106,6 +102,7 @@ _ENUM_PREFIXES = ("StateSelect.", "AssertionLevel.")
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
 _STATEMENTS = ("reinit", "assert", "terminate")
+_BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
 _BINOPS = {op: op for op in E.BINARY_OPS}
 _UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
 
@@ -149,7 +146,7 @@ def normalize_name(raw: str) -> str:
 
 # --- the parser (built once per process) ----------------------------------------------------
 
-_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION")
+_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "LOOP")
 
 
 class _PostLexer:
@@ -213,6 +210,11 @@ class ParseContext:
     words: dict = field(default_factory=dict)         # one copy of each repeated small string
     tokens_left: int = field(default_factory=lambda: MAX_TOKENS)
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
+    # the text uses arrays, for-equations, records, enumerations or type aliases: the
+    # equations go through `lowering` before the model is built (issue 13)
+    extended: bool = False
+    inline_types: dict = field(default_factory=dict)  # "enumeration(a,b)" -> EnumDef
+    record_names: set = field(default_factory=set)    # records defined so far
     _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
 
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -314,6 +316,7 @@ class Decl:
     binding: object = None
     description: str | None = None
     explicit: dict | None = None          # XML: variability/causality given explicitly
+    dims: tuple = ()                      # array dimensions (expressions), scalarized later
 
 
 # Locations in the intermediate form ("where") are SourceLocs, or, for a whole Modelica file,
@@ -432,29 +435,52 @@ class _Callbacks:
     def tuple_expr(self, c):
         return self._refuse(c[0], "tuple expressions '(a, b, ...)' are not supported")
 
+    # array expressions are kept as `arrays` nodes and scalarized by `lowering` (issue 13)
     def array_expr(self, c):
-        entry = self.ctx.error(self.ctx.tok_loc(c[0]), "array expressions are not supported "
-                                                       "(only scalarized models)")
-        if c[0][0] == "LBRACE" and len(c) > 1:      # {a, b, ...}: maybe a when-condition
-            return _Array(c[1:], entry)
-        return E.ZERO
+        self.ctx.extended = True
+        if c[0][0] == "LBRACE":
+            return A.ArrayCons(tuple(c[1:]), c[0][2])
+        rows, row = [], []
+        for x in c[1:]:
+            if type(x) is tuple:             # the SEMI token between rows
+                rows.append(tuple(row))
+                row = []
+            else:
+                row.append(x)
+        rows.append(tuple(row))
+        return A.MatrixCons(tuple(rows), c[0][2])
 
     def range_expr(self, c):
-        return self._refuse(c[1], "range expressions 'a:b' are not supported "
-                                  "(only scalarized models)")
+        self.ctx.extended = True
+        if len(c) == 3:
+            return A.Range(c[0], None, c[2], c[1][2])
+        return A.Range(c[0], c[2], c[4], c[1][2])
 
     def end_expr(self, c):
-        return E.ZERO
+        self.ctx.extended = True
+        return A.END
 
     def array_subscripts(self, c):
-        return c[0]
+        return tuple(A.COLON if type(x) is tuple else x for x in c[1:])
 
     def subscripted(self, c):
+        self.ctx.extended = True
         tok = c[0]
-        self.ctx.error(self.ctx.tok_loc(tok),
-                       f"array subscript of '{normalize_name(tok[1])}[...]' is not an integer "
-                       "literal: only scalarized models are supported")
-        return tok
+        return A.Subscripted(normalize_name(tok[1]), c[1], tok[2])
+
+    def array_comprehension(self, c):
+        self.ctx.extended = True
+        return A.Comprehension(None, c[1], c[3], c[0][2])
+
+    def call_comprehension(self, c):
+        self.ctx.extended = True
+        return A.Comprehension(normalize_name(c[0][1]), c[2], c[4], c[0][2])
+
+    def for_index(self, c):
+        return (normalize_name(c[0][1]), c[2], c[0][2])
+
+    def for_indices(self, c):
+        return tuple(c)
 
     def named_arg(self, c):
         return _Named(c[0], c[2])
@@ -493,7 +519,12 @@ class _Callbacks:
             s = Stmt(name, pos, named, ctx.tok_loc(tok))
             ctx.stmts[id(s)] = s
             return s
+        if name in ctx.record_names:         # a record constructor R(...)
+            ctx.extended = True
+            return A.ArrayCall(name, tuple(args), tok[2])
         counts = E.BUILTIN_FUNCTIONS.get(name)
+        if name in A.ARRAY_FUNCTIONS and (counts is None or len(args) not in counts):
+            return self._array_call(tok, name, args)
         if counts is None:
             ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica built-in "
                                         "functions and operators are supported)")
@@ -509,6 +540,28 @@ class _Callbacks:
                                         f"{'' if counts == (1,) else 's'}, got {len(args)}")
             return E.ZERO
         return E.Call(name, tuple(args))
+
+    def _array_call(self, tok, name, args):
+        """A call of an array function or cast (`arrays.ARRAY_FUNCTIONS`), evaluated by
+        `lowering`; ``delay`` is refused here."""
+        ctx = self.ctx
+        counts = A.ARRAY_FUNCTIONS[name]
+        if counts is None:
+            ctx.error(ctx.tok_loc(tok), A.REFUSED_FUNCTIONS[name])
+            return E.ZERO
+        for a in args:
+            if type(a) is _Named:
+                ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
+                                               f"'{name}(...)'")
+                return E.ZERO
+        if len(args) not in counts:
+            want = " or ".join(str(n) for n in counts) if counts[-1] < 99 else \
+                f"at least {counts[0]}"
+            ctx.error(ctx.tok_loc(tok), f"'{name}' expects {want} argument"
+                                        f"{'' if counts == (1,) else 's'}, got {len(args)}")
+            return E.ZERO
+        ctx.extended = True
+        return A.ArrayCall(name, tuple(args), tok[2])
 
     # ---- equations ----
     def _limited(self, e, where):
@@ -565,17 +618,25 @@ class _Callbacks:
         branches, _ = self._branches(c, "elsewhen")
         out = []
         for cond, loc, items in branches:
-            if type(cond) is _Array:
+            if type(cond) is A.ArrayCons and cond.items:
                 # ``when {c1, c2} then A`` fires when any ci becomes true (Modelica 3.6
                 # §8.3.5.1), which is not ``when c1 or c2`` (that one does not fire when c2
                 # becomes true while c1 is true). It is ``when c1 then A elsewhen c2 then A``:
                 # the first branch whose condition becomes true runs, once, ahead of the
                 # elsewhen branches that follow.
-                self.ctx.withdraw(cond.error)
                 out.extend((self._limited(item, loc), loc, items) for item in cond.items)
             else:
                 out.append((cond, loc, items))
         return ("when", out, self.ctx.tok_loc(c[0]))
+
+    def for_eq(self, c):
+        # [FOR, indices, LOOP, equations?, FOR, description?, annotation?, SEMI]
+        self.ctx.extended = True
+        items = c[3] if type(c[3]) is list else []
+        return ("for", c[1], items, self.ctx.tok_loc(c[0]))
+
+    def annotation_eq(self, c):
+        return ("stmt", None)
 
     def elseif_branch(self, c):
         return ("elseif", c[0], c[1], c[2] if len(c) > 2 else [])
@@ -630,8 +691,71 @@ class _Callbacks:
     def annotation(self, c):
         return None
 
-    def annotation_end(self, c):
-        return None
+    def annotation_element(self, c):
+        return []
+
+    # ---- type definitions (issue 13; `types` module) ----
+    def within_clause(self, c):
+        return ("within",)
+
+    def definitions(self, c):
+        return ("decls", [d for x in c for d in x])
+
+    def enum_literal(self, c):
+        return (normalize_name(c[0][1]), c[0][2])
+
+    def enum_literals(self, c):
+        return c
+
+    def _enum(self, c, name, where):
+        lits = next((x for x in c if type(x) is list), [])
+        return T.EnumDef(name, tuple(n for n, _ in lits), where,
+                         tuple(w for _, w in lits))
+
+    def enum_definition(self, c):
+        self.ctx.extended = True
+        return [self._enum(c, normalize_name(c[1][1]), c[1][2])]
+
+    def enum_type(self, c):
+        # the inline ``enumeration(a, b) x;`` of OpenModelica's flat output: a type name
+        # token of its own, resolved through `ParseContext.inline_types`
+        ctx = self.ctx
+        ctx.extended = True
+        e = self._enum(c, "", c[0][2])
+        key = "enumeration(" + ",".join(e.literals) + ")"
+        ctx.inline_types.setdefault(key, replace(e, name=key))
+        return ("NAME", key, c[0][2])
+
+    def type_alias(self, c):
+        # [TYPE, NAME, EQ, NAME, subscripts?, class_modification?, description?, annotation?]
+        self.ctx.extended = True
+        base = c[3]
+        dims = ()
+        mods = []
+        desc = None
+        for x in c[4:]:
+            if type(x) is tuple and x and x[0] == "SEMI":
+                continue
+            if type(x) is tuple:
+                dims = x
+            elif type(x) is list:
+                mods = x
+            elif type(x) is _Description:
+                desc = x.text
+        return [T.AliasDef(normalize_name(c[1][1]), c[1][2], normalize_name(base[1]),
+                           base[2], dims, self._modifiers(mods, False), desc)]
+
+    def record_definition(self, c):
+        # [RECORD, NAME, description?, ("decls", [...])?, NAME, SEMI]
+        self.ctx.extended = True
+        decls = next((x[1] for x in c if type(x) is tuple and x and x[0] == "decls"), [])
+        name = normalize_name(c[1][1])
+        end = normalize_name(c[-2][1])
+        if end != name:
+            self.ctx.error(self.ctx.tok_loc(c[-2]), f"'end {end};' does not match "
+                                                    f"'record {name}'")
+        self.ctx.record_names.add(name)
+        return [T.RecordDef(name, c[1][2], tuple(decls))]
 
     def argument(self, c):
         # [EACH?, FINAL?, NAME, modification?, description?]
@@ -663,6 +787,24 @@ class _Callbacks:
                 desc = x.text
         return (c[0], mod, desc)
 
+    def _modifiers(self, args, long_clause):
+        """[(name, value, where, nested), ...] of a class modification's arguments; a nested
+        modification keeps its own arguments as the value (records: ``r(x(start = 1))``)."""
+        words = self.ctx.words
+        modifiers = []
+        for a in args or ():
+            m = a.mod
+            name = normalize_name(a.name[1])
+            value = None if m is None else m.binding
+            if long_clause and value is not None:
+                value = self._limited(value, a.name[2])
+            nested = m is not None and m.args is not None
+            if nested and m.args and "." not in name:
+                self.ctx.extended = True   # maybe a record field: `lowering` decides
+                value = T.Nested(self._modifiers(m.args, long_clause), value)
+            modifiers.append((words.setdefault(name, name), value, a.name[2], nested))
+        return modifiers
+
     def component_clause(self, c):
         # [prefix..., type NAME, decls, SEMI]; small strings repeated in every declaration
         # (type, prefix and modifier names) are shared through `words`
@@ -675,10 +817,18 @@ class _Callbacks:
         type_tok = c[i]
         type_name = normalize_name(type_tok[1])
         type_name = words.setdefault(type_name, type_name)
+        if type_name not in _BUILTIN_TYPES:       # String, alias, enumeration, record
+            self.ctx.extended = True
         decls = []
         long_clause = c[-1][2] + 1 - type_tok[2] > 2 * MAX_DEPTH
         prefixes = tuple(prefixes)
-        for name_tok, mod, desc in c[i + 1]:
+        type_dims = c[i + 1] if type(c[i + 1]) is tuple and c[i + 1] and \
+            c[i + 1][0] != "NAME" and type(c[i + 1][0]) is not str else ()
+        for name_tok, mod, desc in c[-2]:
+            dims = type_dims
+            if type(name_tok) is A.Subscripted:     # `Real x[3]`
+                dims = name_tok.subs + type_dims
+                name_tok = ("NAME", name_tok.name, name_tok.where)
             where = name_tok[2]
             modifiers = ()
             binding = None
@@ -686,26 +836,16 @@ class _Callbacks:
                 binding = mod.binding
                 if long_clause and binding is not None:
                     binding = self._limited(binding, where)
-                modifiers = []
-                for a in mod.args or ():
-                    m = a.mod
-                    name = normalize_name(a.name[1])
-                    value = None if m is None else m.binding
-                    if long_clause and value is not None:
-                        value = self._limited(value, where)
-                    modifiers.append((words.setdefault(name, name), value, a.name[2],
-                                      m is not None and m.args is not None))
+                if mod.args:
+                    modifiers = self._modifiers(mod.args, long_clause)
             decls.append(Decl(normalize_name(name_tok[1]), where, type_name, type_tok[2],
-                              prefixes, modifiers, binding, desc))
+                              prefixes, modifiers, binding, desc, dims=dims))
         return decls
 
     def array_type_clause(self, c):
-        i = 0
-        while c[i][0] != "NAME":
-            i += 1
-        self.ctx.error(self.ctx.tok_loc(c[i]), "array declarations are not supported (only "
-                                               "scalarized models: declare each element)")
-        return []
+        # `Real[3] x;`: the type's dimensions come before the declaration's own
+        self.ctx.extended = True
+        return self.component_clause(c)
 
     def class_definition(self, c):
         # [kind, NAME, description?, contents..., NAME(end), SEMI]
@@ -723,7 +863,12 @@ class _Callbacks:
         return ("package", c[1], c[-2], consts, cls)
 
     def start(self, c):
-        return c[-1]
+        # [BASE_HEADER?, ("within",)?, ("decls", type definitions)?, class or package]
+        result = c[-1]
+        defs = next((x for x in c[:-1] if type(x) is tuple and x and x[0] == "decls"), None)
+        if defs is not None:
+            (result[3] if result[0] == "package" else result[4]).insert(0, defs)
+        return result
 
 
 @dataclass(slots=True)
@@ -983,6 +1128,9 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
                          "expression")
     ctx.stmts.clear()
+    if own and ctx.extended and not ctx.errors:    # arrays: only scalar values here
+        from .lowering import lower_expression
+        e = lower_expression(e, ctx)
     ctx.note = ""
     if own:
         ctx.raise_first()
@@ -1427,6 +1575,19 @@ def _drained(items: list):
         yield item
 
 
+def _undeclared_names(sections: list, ctx: ParseContext) -> bool:
+    """Some name used in the text is not declared: maybe a whole scalarized array ``x`` of
+    the declared ``x[1]``, ``x[2]``, which `lowering` expands."""
+    declared = set()
+    for sec in sections:
+        if sec[0] == "decls":
+            for d in sec[1]:
+                if d.name[-1] == "]":       # maybe `Real x[3];`, an array declaration
+                    return True
+                declared.add(d.name)
+    return not all(n in declared or n.startswith(_ENUM_PREFIXES) for n in ctx.first_use)
+
+
 def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     """Build the `Model` from the intermediate form, in source order: declarations (a
     non-parameter binding becomes an equation where it is declared), equation sections,
@@ -1437,6 +1598,10 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
                          "expression")
     ctx.raise_first()
+    if ctx.extended or _undeclared_names(sections, ctx):
+        from .lowering import lower
+        sections = lower(sections, ctx)
+        ctx.raise_first()
     b = _ModelBuilder(name, ctx)
     for sec in sections:
         tag = sec[0]
