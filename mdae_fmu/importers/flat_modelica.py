@@ -460,6 +460,23 @@ class _Callbacks:
         self.ctx.extended = True
         return A.END
 
+    def end_offset(self, c):
+        self.ctx.extended = True
+        return E.BinOp(_BINOPS[c[0][1]], A.END, c[1])
+
+    def range_to_end(self, c):
+        # [a, COLON, END] or [a, COLON, step, COLON]: ``a:end``, ``a:step:end``
+        self.ctx.extended = True
+        step = c[2] if len(c) > 3 else None
+        return A.Range(c[0], step, A.END, c[1][2])
+
+    def range_from_end(self, c):
+        # [COLON, b] or [COLON, step, COLON, b]: ``end:b``, ``end:step:b``
+        self.ctx.extended = True
+        if len(c) == 2:
+            return A.Range(A.END, None, c[1], c[0][2])
+        return A.Range(A.END, c[1], c[3], c[0][2])
+
     def array_subscripts(self, c):
         return tuple(A.COLON if type(x) is tuple else x for x in c[1:])
 
@@ -1579,12 +1596,17 @@ def _undeclared_names(sections: list, ctx: ParseContext) -> bool:
     """Some name used in the text is not declared: maybe a whole scalarized array ``x`` of
     the declared ``x[1]``, ``x[2]``, which `lowering` expands."""
     declared = set()
+    subscripted = []
     for sec in sections:
         if sec[0] == "decls":
             for d in sec[1]:
-                if d.name[-1] == "]":       # maybe `Real x[3];`, an array declaration
-                    return True
                 declared.add(d.name)
+                if d.name[-1] == "]":
+                    subscripted.append(d.name)
+    for n in subscripted:       # `Real x[3];` without `x[1]`: an array declaration
+        k = n.rfind("[")
+        if n[:k + 1] + ",".join(["1"] * (n.count(",", k) + 1)) + "]" not in declared:
+            return True
     return not all(n in declared or n.startswith(_ENUM_PREFIXES) for n in ctx.first_use)
 
 

@@ -515,6 +515,8 @@ class Lowering:
         lit = self.enum_literal(name)
         if lit is not None:
             return E.Const(lit)
+        if name[-1:] == "]":
+            self.check_element(name)
         if "." in name:
             prefix, fname = name.rsplit(".", 1)
             rec = self.records.get(prefix)
@@ -525,6 +527,32 @@ class Lowering:
                           use if type(use) is int else where)
         return E.Ref(name)
 
+    def check_element(self, name):
+        """An undeclared element ``x[i,j]`` (subscripts read as part of the name): the index
+        out of range, or too many subscripts, or ``x`` is not an array."""
+        m = _LAST_SUBS.match(name)
+        if m is None:
+            return
+        base = m.group(1)
+        idx = [int(x) for x in m.group(2).replace(" ", "").replace("\t", "").split(",")]
+        use = self.ctx.first_use.get(name)
+        where = use if type(use) is int else None
+        shape = self.shapes.get(base)
+        if shape is None:
+            if base in self.scalars or base in self.records:
+                self.fail(f"'{base}' is not an array", where)
+            return
+        self.check_indices(base, shape, idx, where)
+
+    def check_indices(self, name, shape, idx, where):
+        if len(idx) > len(shape):
+            self.fail(f"'{name}' has {len(shape)} dimension{'s' * (len(shape) != 1)}, "
+                      f"{len(idx)} subscripts given", where)
+        for k, i in enumerate(idx):
+            if not 1 <= i <= shape[k]:
+                self.fail(f"array index {i} out of range for dimension {k + 1} of "
+                          f"'{name}' (size {shape[k]})", where)
+
     def subscript(self, e: A.Subscripted, env):
         name = e.name
         shape = self.shapes.get(name)
@@ -533,8 +561,7 @@ class Lowering:
                 self.fail(f"'{name}' is not an array", e.where)
             self.fail(f"undefined array '{name}'", e.where)
         if len(e.subs) > len(shape):
-            self.fail(f"'{name}' has {len(shape)} dimension{'s' * (len(shape) != 1)}, "
-                      f"{len(e.subs)} subscripts given", e.where)
+            self.check_indices(name, shape, [1] * len(e.subs), e.where)
         picks = []          # per dimension: (list of indices, keeps the dimension)
         for k, n in enumerate(shape):
             if k >= len(e.subs) or e.subs[k] is A.COLON:
