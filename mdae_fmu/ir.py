@@ -50,6 +50,9 @@ class Variable:
     description: str | None = None
     binding: E.Expr | None = None
     loc: SourceLoc | None = field(default=None, compare=False)
+    #: the enumeration type of an Integer that holds an enumeration value (its literal's
+    #: position, from 1); the type is one of `Model.enumerations`
+    declared_type: str | None = None
 
     @property
     def is_unknown(self) -> bool:
@@ -143,6 +146,9 @@ class Model:
     whens: tuple[WhenClause, ...] = ()
     assertions: tuple[Assertion, ...] = ()
     source: str | None = field(default=None, compare=False)
+    #: enumeration types: ((name, ((literal, description or None), ...)), ...), exported
+    #: as FMI 2.0 <Enumeration> TypeDefinitions
+    enumerations: tuple = ()
 
     @cached_property
     def var_index(self) -> dict[str, int]:
@@ -180,6 +186,7 @@ class Model:
                                      "actions": [_action_to_json(a) for a in b.actions]}
                                     for b in w.branches]} for w in self.whens],
             "assertions": [_action_to_json(a) for a in self.assertions],
+            "enumerations": [[n, [list(l) for l in lits]] for n, lits in self.enumerations],
         }
 
     def dumps(self) -> str:
@@ -197,6 +204,8 @@ class Model:
                            tuple(_action_from_json(a) for a in b["actions"]), _loc(b.get("loc")))
                 for b in w["branches"]), _loc(w.get("loc"))) for w in j["whens"]),
             assertions=tuple(_action_from_json(a) for a in j["assertions"]),
+            enumerations=tuple((n, tuple(tuple(l) for l in lits))
+                               for n, lits in j.get("enumerations", ())),
         )
 
 
@@ -204,7 +213,7 @@ class Model:
 
 _EXPR_ATTRS = ("start", "nominal", "min", "max", "binding")
 _PLAIN_ATTRS = ("type", "variability", "causality", "fixed", "unit", "display_unit",
-                "state_select", "description")
+                "state_select", "description", "declared_type")
 
 
 def _loc_json(loc: SourceLoc | None):
@@ -228,7 +237,7 @@ def _variable_to_json(v: Variable) -> dict:
 
 
 def _variable_from_json(d: dict) -> Variable:
-    kw = {a: d[a] for a in _PLAIN_ATTRS}
+    kw = {a: d.get(a) for a in _PLAIN_ATTRS}
     kw.update({a: _opt_expr(d[a]) for a in _EXPR_ATTRS})
     return Variable(name=d["name"], loc=_loc(d.get("loc")), **kw)
 

@@ -147,6 +147,21 @@ end M;""")
     assert (l_.max, l_.start) == (E.Const(10), E.Const(1))
 
 
+def test_enumeration_types_reach_the_model_and_print_back():
+    from mdae_fmu.modelica_printer import print_model
+    m = imp("""model M
+  type Color = enumeration(red "warm", green, blue) "colours";
+  Color c(start = Color.green) = if time > 1 then Color.blue else Color.red;
+  Integer k = Integer(c);
+end M;""")
+    assert m.enumerations == (("Color", (("red", "warm"), ("green", None), ("blue", None))),)
+    assert (m.var("c").type, m.var("c").declared_type, m.var("k").declared_type) == \
+        ("Integer", "Color", None)
+    assert m.var("c").start == E.Const(2)
+    assert eqs(m)[0] == "c = if time > 1 then 3 else 1"
+    assert parse_modelica(print_model(m), "p.mo") == m
+
+
 def test_openmodelica_inline_enumerations_and_state_select_literals():
     m = imp("""class M
   parameter enumeration(DynamicFreeInitial, FixedInitial, SteadyState) system.energyDynamics = Modelica.Fluid.Types.Dynamics.SteadyState;
@@ -357,6 +372,14 @@ def test_structured_model_simulates_to_closed_forms(tmp_path):
     units = {v.name: v.unit for v in md.modelVariables}
     assert units["g.k"] == "1/s"
     assert "1/s" in [u.name for u in md.unitDefinitions]
+    (mode_type,) = md.typeDefinitions
+    assert (mode_type.name, mode_type.type) == ("Mode", "Enumeration")
+    assert [(i.name, i.value, i.description) for i in mode_type.items] == \
+        [("off", "1", "no input"), ("on", "2", "input on")]
+    mode = next(v for v in md.modelVariables if v.name == "mode")
+    assert (mode.type, mode.declaredType.name, mode.start) == ("Enumeration", "Mode", "2")
+    from fmpy.validation import validate_fmu
+    assert validate_fmu(str(fmu)) == []
     r = simulate_fmu(str(fmu), stop_time=2.0, relative_tolerance=1e-10, output_interval=0.01,
                      output=["x[1]", "x[2]", "x[3]", "x[4]", "total", "y", "z", "w"])
     k = 2.0

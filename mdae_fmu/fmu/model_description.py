@@ -80,11 +80,17 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                             source_files: list[str],
                             default_experiment: dict | None = None,
                             fmi_type: str = "me",
-                            structure: Structure | None = None) -> bytes:
+                            structure: Structure | None = None,
+                            enumerations: tuple = (),
+                            declared_types: dict | None = None) -> bytes:
     """The XML bytes (UTF-8, declaration included) of the model description.
     ``fmi_type`` ("me", "cs", "both") selects the ModelExchange/CoSimulation elements;
     ``default_experiment`` is completed by `resolve_default_experiment`; ``structure``: the
-    ModelStructure dependencies (computed from ``cm``'s single schedule when None)."""
+    ModelStructure dependencies (computed from ``cm``'s single schedule when None).
+    ``enumerations`` (`ir.Model.enumerations`) become <Enumeration> TypeDefinitions and the
+    Integer variables named in ``declared_types`` (FMI name -> type name) <Enumeration>
+    variables of that type (FMI 2.0 §2.2.3, §2.2.7; accessed with fmi2Get/SetInteger)."""
+    declared_types = declared_types or {}
     if structure is None:
         structure = model_structure(cm, [cm.blocks])
     root = etree.Element("fmiModelDescription")
@@ -114,6 +120,19 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
         for u in units:
             etree.SubElement(ud, "Unit").set("name", u)
 
+    if enumerations:
+        td = etree.SubElement(root, "TypeDefinitions")
+        for name, literals in enumerations:
+            st = etree.SubElement(td, "SimpleType")
+            st.set("name", name)
+            en = etree.SubElement(st, "Enumeration")
+            for k, (lit, desc) in enumerate(literals, start=1):
+                item = etree.SubElement(en, "Item")
+                item.set("name", lit)
+                item.set("value", str(k))
+                if desc:
+                    item.set("description", desc)
+
     lc = etree.SubElement(root, "LogCategories")
     for name, desc in LOG_CATEGORIES:
         c = etree.SubElement(lc, "Category")
@@ -137,7 +156,10 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
         sv.set("variability", v.variability)
         if v.initial is not None and v.causality != "input":
             sv.set("initial", v.initial)
-        t = etree.SubElement(sv, v.type)
+        enum = declared_types.get(v.name) if v.type == "Integer" else None
+        t = etree.SubElement(sv, v.type if enum is None else "Enumeration")
+        if enum is not None:
+            t.set("declaredType", enum)
         needs_start = v.causality == "input" or v.initial in ("exact", "approx")
         if needs_start:
             t.set("start", _fmt(v.start if v.start is not None else

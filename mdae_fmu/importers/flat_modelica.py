@@ -215,6 +215,7 @@ class ParseContext:
     extended: bool = False
     inline_types: dict = field(default_factory=dict)  # "enumeration(a,b)" -> EnumDef
     record_names: set = field(default_factory=set)    # records defined so far
+    enum_vars: dict = field(default_factory=dict)     # variable -> EnumDef (`lowering`)
     _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
 
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -719,15 +720,16 @@ class _Callbacks:
         return ("decls", [d for x in c for d in x])
 
     def enum_literal(self, c):
-        return (normalize_name(c[0][1]), c[0][2])
+        desc = next((x.text for x in c[1:] if type(x) is _Description), None)
+        return (normalize_name(c[0][1]), c[0][2], desc)
 
     def enum_literals(self, c):
         return c
 
     def _enum(self, c, name, where):
         lits = next((x for x in c if type(x) is list), [])
-        return T.EnumDef(name, tuple(n for n, _ in lits), where,
-                         tuple(w for _, w in lits))
+        return T.EnumDef(name, tuple(x[0] for x in lits), where, tuple(x[1] for x in lits),
+                         tuple(x[2] for x in lits))
 
     def enum_definition(self, c):
         self.ctx.extended = True
@@ -1288,6 +1290,9 @@ class _ModelBuilder:
                 binding = d.binding
             else:
                 self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
+        enum = self.ctx.enum_vars.get(d.name) if self.ctx.enum_vars else None
+        if enum is not None:
+            kw["declared_type"] = enum.name
         self.variables.append(Variable(
             name=d.name, type=d.type_name, variability=variability, causality=causality,
             description=d.description, binding=binding, loc=loc, **kw))
@@ -1579,8 +1584,15 @@ class _ModelBuilder:
             if v.name in self.assigned and v.variability == "continuous":
                 v = replace(v, variability="discrete")
             variables.append(v)
+        enums = {}
+        for v in variables:
+            e = self.ctx.enum_vars.get(v.name) if v.declared_type else None
+            if e is not None:
+                enums.setdefault(e.name, (e.name, tuple(zip(e.literals, e.descriptions or
+                                                          (None,) * len(e.literals)))))
         return Model(self.name, tuple(variables), tuple(self.equations), tuple(self.initial),
-                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename)
+                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename,
+                     enumerations=tuple(enums.values()))
 
 
 def _drained(items: list):

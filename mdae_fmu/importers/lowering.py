@@ -214,6 +214,13 @@ class Lowering:
     def plan(self, d, name, type_name, dims, modifiers, binding, prefixes):
         """Names, shapes and record structure of one declaration (pass 1)."""
         kind, base, tmods, tdims, tdef = self.resolve(type_name, d.type_loc)
+        if dims and all(type(x) is E.Ref and "." in x.name and self.const(x, {}) is None
+                        for x in dims):
+            # OpenModelica's scalarized element of an array indexed by an enumeration whose
+            # type the flat file does not declare: `Real x[P.Color.green];` is one scalar
+            name = f"{name}[{','.join(x.name for x in dims)}]"
+            self.resolved.update(x.name for x in dims)
+            dims = ()
         names = {m[0] for m in modifiers}
         mods = list(modifiers) + [m for m in tmods if m[0] not in names]
         shape = self.shape(tuple(dims) + tdims, d.loc)
@@ -556,6 +563,11 @@ class Lowering:
     def subscript(self, e: A.Subscripted, env):
         name = e.name
         shape = self.shapes.get(name)
+        if shape is None and all(type(x) is E.Ref for x in e.subs):
+            element = f"{name}[{','.join(x.name for x in e.subs)}]"
+            if element in self.scalars:
+                self.resolved.update(x.name for x in e.subs)
+                return E.Ref(element)
         if shape is None:
             if name in self.scalars or name in self.records:
                 self.fail(f"'{name}' is not an array", e.where)

@@ -24,6 +24,7 @@ class EnumDef:
     literals: tuple
     where: object
     literal_wheres: tuple = ()
+    descriptions: tuple = ()
 
     def value(self, literal: str) -> int | None:
         """Position of ``literal`` from 1, None if it is not a literal of this type."""
