@@ -395,3 +395,21 @@ def test_structured_model_simulates_to_closed_forms(tmp_path):
     total = [sum((k * s) ** j / math.factorial(j) for j in range(4)) * math.exp(-k * s)
              for s in t]
     assert r["total"] == pytest.approx(total, abs=1e-7)
+
+
+def test_xml_equation_list_array_expressions_over_scalarized_elements(tmp_path):
+    from mdae_fmu.importers.xml_eqlist import parse_xml
+    doc = """<model xmlns="urn:mdae-fmu:eqlist:1" name="Arr">
+  <variable name="n" type="Integer" variability="parameter" binding="2"/>
+  <variable name="x[1]"/>
+  <variable name="x[2]"/>
+  <variable name="s"/>
+  <equation lhs="x" rhs="{time, 2 * time}"/>
+  <equation lhs="s" rhs="sum(x[i] for i in 1:n) + x[end]"/>
+</model>"""
+    m = parse_xml(doc.encode(), "a.xml")
+    assert eqs(m) == ["x[1] = time", "x[2] = 2 * time", "s = x[1] + x[2] + x[2]"]
+    with pytest.raises(InputError) as info:
+        parse_xml(doc.replace("x[end]", "x[3]").encode(), "a.xml")
+    assert str(info.value).startswith(
+        "a.xml:7:26: array index 3 out of range for dimension 1 of 'x' (size 2)")

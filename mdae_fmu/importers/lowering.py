@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .. import expr as E
+from ..diagnostics import SourceLoc
 from . import arrays as A
 from . import types as T
 from .flat_modelica import _ENUM_PREFIXES, Decl, Stmt, _Named, normalize_name
@@ -102,7 +103,7 @@ class Lowering:
         decls = [d for sec in sections if sec[0] == "decls" for d in sec[1]
                  if type(d) is Decl]
         for d in decls:
-            if not d.dims and d.binding is not None and _is_param(d.prefixes):
+            if not d.dims and d.binding is not None and _is_param(d.prefixes, d.explicit):
                 self.params[d.name] = d.binding
         planned = []
         for d in decls:
@@ -260,7 +261,7 @@ class Lowering:
             binding = outer_binding
         value = None if binding is None else self.value(binding, {}, d.loc)
         if kind == "string":
-            if type(value) is E.Str and _is_param(prefixes):
+            if type(value) is E.Str and _is_param(prefixes, d.explicit):
                 for el in elements:
                     self.strings[el] = value
             return
@@ -305,7 +306,7 @@ class Lowering:
                                                  mloc, broadcast=True), mloc, nested))
         for k, el in enumerate(elements):
             b = values[k]
-            if b is not None and _is_param(prefixes):
+            if b is not None and _is_param(prefixes, d.explicit):
                 self.params[el] = b
             out.append(Decl(el, d.loc, base, d.type_loc, prefixes,
                             [(m, vals[k], mloc, nested) for m, vals, mloc, nested
@@ -528,10 +529,9 @@ class Lowering:
             prefix, fname = name.rsplit(".", 1)
             rec = self.records.get(prefix)
             if rec is not None:
-                use = self.ctx.first_use.get(name)
                 self.fail(f"record '{prefix}' (of type {rec.name}) has no field '{fname}' "
                           f"(fields: {', '.join(f.name for f in rec.fields)})",
-                          use if type(use) is int else where)
+                          self.use_where(name) or where)
         return E.Ref(name)
 
     def check_element(self, name):
@@ -542,14 +542,20 @@ class Lowering:
             return
         base = m.group(1)
         idx = [int(x) for x in m.group(2).replace(" ", "").replace("\t", "").split(",")]
-        use = self.ctx.first_use.get(name)
-        where = use if type(use) is int else None
+        where = self.use_where(name)
         shape = self.shapes.get(base)
         if shape is None:
             if base in self.scalars or base in self.records:
                 self.fail(f"'{base}' is not an array", where)
             return
         self.check_indices(base, shape, idx, where)
+
+    def use_where(self, name):
+        """Where ``name`` is first used: an offset, or (XML attributes) a SourceLoc."""
+        use = self.ctx.first_use.get(name)
+        if type(use) is tuple:
+            return SourceLoc(self.ctx.filename, use[0], use[1])
+        return use
 
     def check_indices(self, name, shape, idx, where):
         if len(idx) > len(shape):
@@ -943,7 +949,10 @@ def _refs(e):
                     yield from _refs(x)
 
 
-def _is_param(prefixes) -> bool:
+def _is_param(prefixes, explicit=None) -> bool:
+    """Parameter or constant, by its prefixes (or, XML, its explicit variability)."""
+    if explicit and "variability" in explicit:
+        return explicit["variability"] in ("parameter", "constant")
     return any(p in ("parameter", "constant") for p, _ in prefixes)
 
 
