@@ -18,7 +18,9 @@ Semantics (docs/importers.md):
   (theory 9334-theory-algorithms §1.4, ir module docstring); ``not c`` is the literal ``(c, F)``;
 * Boolean and Integer variables are discrete, so is a Real assigned in a when-clause (Modelica
   §3.8.3); parameters get causality ``parameter``;
-* every name must be declared, ``reinit`` needs a state (a variable whose ``der`` appears).
+* every name must be declared, ``reinit`` needs a state (a variable whose ``der`` appears);
+* records, enumerations, type aliases, String constants, arrays and for-equations are lowered
+  to the scalar intermediate form by `lowering` (only for texts that use them).
 
 Everything that cannot be represented is refused with an `InputError` at ``file:line:col``; the
 importer never drops a construct silently.
