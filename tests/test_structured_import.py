@@ -371,7 +371,9 @@ def test_structured_model_simulates_to_closed_forms(tmp_path):
     md = read_model_description(str(fmu))
     units = {v.name: v.unit for v in md.modelVariables}
     assert units["g.k"] == "1/s"
-    assert "1/s" in [u.name for u in md.unitDefinitions]
+    (per_second,) = [u for u in md.unitDefinitions if u.name == "1/s"]
+    assert (per_second.baseUnit.s, per_second.baseUnit.m, per_second.baseUnit.factor) == \
+        (-1, 0, 1.0)
     (mode_type,) = md.typeDefinitions
     assert (mode_type.name, mode_type.type) == ("Mode", "Enumeration")
     assert [(i.name, i.value, i.description) for i in mode_type.items] == \
@@ -413,3 +415,26 @@ def test_xml_equation_list_array_expressions_over_scalarized_elements(tmp_path):
         parse_xml(doc.replace("x[end]", "x[3]").encode(), "a.xml")
     assert str(info.value).startswith(
         "a.xml:7:26: array index 3 out of range for dimension 1 of 'x' (size 2)")
+
+
+@pytest.mark.parametrize("unit, exponents, factor, offset", [
+    ("N.m", {"kg": 1, "m": 2, "s": -2}, 1.0, 0.0),
+    ("W/(m2.K)", {"kg": 1, "s": -3, "K": -1}, 1.0, 0.0),
+    ("1/s", {"s": -1}, 1.0, 0.0),
+    ("rev/min", {"rad": 1, "s": -1}, 2 * math.pi / 60, 0.0),
+    ("degC", {"K": 1}, 1.0, 273.15),
+    ("kPa", {"kg": 1, "m": -1, "s": -2}, 1e3, 0.0),
+    ("mm", {"m": 1}, 1e-3, 0.0),
+    ("Ohm", {"kg": 1, "m": 2, "s": -3, "A": -2}, 1.0, 0.0),
+])
+def test_units_as_fmi_base_units(unit, exponents, factor, offset):
+    from mdae_fmu.fmu.units import BASE, base_unit
+    b = base_unit(unit)
+    assert dict(zip(BASE, b.exponents)) == {k: exponents.get(k, 0) for k in BASE}
+    assert b.factor == pytest.approx(factor, rel=1e-15) and b.offset == offset
+
+
+@pytest.mark.parametrize("unit", ["foo", "m/s/s", "m..s", "", "kgg"])
+def test_unknown_units_have_no_base_unit(unit):
+    from mdae_fmu.fmu.units import base_unit
+    assert base_unit(unit) is None

@@ -22,6 +22,7 @@ from .. import __version__
 from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure
+from .units import BASE, base_unit
 
 # A model without an experiment annotation (the importers do not keep annotations) gets the
 # defaults OpenModelica uses for such a model: 0 .. 1 s, tolerance 1e-6, 500 intervals.
@@ -118,7 +119,18 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     if units:
         ud = etree.SubElement(root, "UnitDefinitions")
         for u in units:
-            etree.SubElement(ud, "Unit").set("name", u)
+            unit = etree.SubElement(ud, "Unit")
+            unit.set("name", u)
+            base = base_unit(u)            # known SI symbols: <BaseUnit> (FMI 2.0 §2.2.2)
+            if base is not None:
+                bu = etree.SubElement(unit, "BaseUnit")
+                for name, exponent in zip(BASE, base.exponents):
+                    if exponent:
+                        bu.set(name, str(exponent))
+                if base.factor != 1.0:
+                    bu.set("factor", repr(float(base.factor)))
+                if base.offset:
+                    bu.set("offset", repr(float(base.offset)))
 
     if enumerations:
         td = etree.SubElement(root, "TypeDefinitions")
