@@ -227,6 +227,24 @@ def test_records_scalarized_with_dotted_names():
     assert "r[2].x = p1.y" in lines and "r[2].y = s.b.x" in lines
 
 
+@pytest.mark.parametrize("body, message", [
+    ("record R R r; end R; R q;", "t.mo:1:18: record 'R' contains itself"),
+    ("record R Real a; end R; R r = 3;", "the value of record 'r' is not a record (write R(...))"),
+    ("record R Real a; end R; R r; equation r = R(1, 2);",
+     "record constructor R() takes 1 arguments, got 2"),
+    ("record R Real a; end R; R r; equation r = R();",
+     "record constructor R(): no value for field 'a'"),
+    ("record R Real a; end R; R r(b = 1);", "record 'R' has no field 'b'"),
+    ("record R Real a; end R; R r; Real y; equation y = r;", "a record equated to a scalar"),
+    ("String s; Real x; equation x = s;", "a String is equated to a number"),
+    ("String s; Real x; equation x = s + 1;", "the String variable 's' can only be used"),
+    ("Real x; equation x = Integer(time);", "Integer() converts enumerations and Booleans"),
+    ("type A = B; type B = A; A a;", "type 'A' is defined through itself"),
+])
+def test_record_type_and_string_errors(body, message):
+    assert message in err(f"model M {body} end M;")
+
+
 def test_record_errors_name_the_field():
     assert "record 'q' (of type Point) has no field 'z'" in err(
         RECORDS.replace("q.y = p0.y;", "q.y = q.z;"))

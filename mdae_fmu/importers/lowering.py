@@ -78,6 +78,7 @@ class Lowering:
         self.enum_vars: dict = {}       # variable -> EnumDef
         self.base_types: dict = {}      # scalar -> Real, Integer or Boolean
         self._evaluating: set = set()
+        self._expanding: set = set()    # records being expanded (a record holding itself)
         self.resolved: set = set()      # names used as arrays, records, literals...
         self.unresolved: set = set()    # names left as references although not declared
 
@@ -230,6 +231,9 @@ class Lowering:
         elements = [A.element_name(name, i) for i in A.indices(shape)] if shape else [name]
         fields = None
         if kind == "record":
+            if tdef.name in self._expanding:
+                self.fail(f"record '{tdef.name}' contains itself", d.type_loc)
+            self._expanding.add(tdef.name)
             fields = {}
             for el in elements:
                 self.records[el] = tdef
@@ -238,6 +242,7 @@ class Lowering:
                         fields[(el, f.name)] = self.plan(
                             f, f"{el}.{f.name}", f.type_name, f.dims, f.modifiers, f.binding,
                             f.prefixes)
+            self._expanding.discard(tdef.name)
         elif kind == "string":
             for el in elements:
                 self.strings[el] = _StringVar(el)
@@ -267,6 +272,9 @@ class Lowering:
             return
         values = self.split(value, shape, elements, name, d.loc)
         if kind == "record":
+            if any(v is not None and type(v) is not Rec for v in values):
+                self.fail(f"the value of record '{name}' is not a record (write "
+                          f"{tdef.name}(...))", d.loc)
             for el, v in zip(elements, values):
                 fmods = {}
                 for mname, mval, mloc, nested in mods:
@@ -435,6 +443,8 @@ class Lowering:
         if t is E.BinOp:
             a = self._value(e.left, env)
             b = self._value(e.right, env)
+            _no_string_var(a)
+            _no_string_var(b)
             if type(a) is Rec or type(b) is Rec:
                 self.fail("operators on records are not supported (write the fields)")
             if type(a) is E.Const and type(b) is E.Const and e.op in ("+", "-", "*") and \
@@ -445,6 +455,7 @@ class Lowering:
             return A.binop(e.op, a, b)
         if t is E.UnOp:
             a = self._value(e.arg, env)
+            _no_string_var(a)
 
             def neg(x, op=e.op):
                 if op == "-" and type(x) is E.Const and type(x.value) is not bool:
@@ -466,6 +477,8 @@ class Lowering:
             return A.elementwise(E.Der, a)
         if t is E.Call:
             args = [self._value(a, env) for a in e.args]
+            for a in args:
+                _no_string_var(a)
             return A.elementwise(lambda *xs: E.Call(e.func, xs), *args)
         if t is A.Subscripted:
             return self.subscript(e, env)
@@ -771,13 +784,12 @@ class Lowering:
         """``Integer(e)``: the position of an enumeration value, 1/0 of a Boolean."""
         if type(x) is E.Const:
             return E.Const(int(x.value))
-        if type(x) is E.Ref and x.name in self.scalars:
-            t = self.var_type(x.name)
-            if t == "Boolean":
-                return E.If(x, E.Const(1), E.Const(0))
-            if t == "Real":
-                self.fail("Integer() converts enumerations and Booleans; use integer() or "
-                          "floor() for a Real", where)
+        t = self.var_type(x.name) if type(x) is E.Ref else None
+        if t == "Boolean":
+            return E.If(x, E.Const(1), E.Const(0))
+        if t == "Real" or type(x) is E.Time:
+            self.fail("Integer() converts enumerations and Booleans; use integer() or "
+                      "floor() for a Real", where)
         return x
 
     def var_type(self, name):
@@ -813,9 +825,11 @@ class Lowering:
     # ---- equations ----
     def equate(self, a, b, where, out: list):
         """``a = b`` element by element (arrays) and field by field (records)."""
-        if type(a) is _StringVar or type(b) is _StringVar or type(a) is E.Str or \
-                type(b) is E.Str:
-            return                          # an equation on Strings: ignored (docstring)
+        strings = (_StringVar, E.Str)
+        if type(a) in strings or type(b) in strings:
+            if type(a) in strings and type(b) in strings:
+                return                      # an equation on Strings: ignored (docstring)
+            self.fail("a String is equated to a number", where)
         if type(a) is A.Arr or type(b) is A.Arr:
             if A.shape_of(a) != A.shape_of(b):
                 self.fail(f"the two sides of the equation have different sizes: "
@@ -933,6 +947,13 @@ def _literal_arrays(lists: list):
         dims = tuple(E.Const(int(x)) for x in subs.replace(" ", "").replace("\t", "").split(","))
         d = decls[k]
         decls[k] = replace(d, name=base, dims=dims)
+
+
+def _no_string_var(v):
+    if type(v) is _StringVar:
+        raise LowerError(f"the String variable '{v.name}' can only be used in an equation "
+                         "between Strings (Strings are kept only as constants of assert "
+                         "messages)")
 
 
 def _refs(e):
