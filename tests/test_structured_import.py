@@ -456,3 +456,27 @@ def test_units_as_fmi_base_units(unit, exponents, factor, offset):
 def test_unknown_units_have_no_base_unit(unit):
     from mdae_fmu.fmu.units import base_unit
     assert base_unit(unit) is None
+
+
+def test_openmodelica_record_constructor_functions_declare_records():
+    m = imp("""function Gains "Automatically generated record constructor for Gains"
+  input Real k = 2.0;
+  input Real c;
+  output Gains res;
+end Gains;
+
+class UsesGains
+  parameter Real g.k = 3.0;
+  parameter Real g.c = 1.0;
+  Real h.k;
+  Real h.c;
+equation
+  h = Gains(g.c, 2.0 * g.k);
+end UsesGains;""")
+    assert eqs(m) == ["h.k = g.c", "h.c = 2.0 * g.k"]
+    assert "function definitions are not supported" in err(
+        "function f input Real x; output Real y = 2 * x; end f; class M Real z; equation "
+        "z = 1; end M;")
+    msg = err("function f\n  input Real x;\n  output Real y;\nalgorithm\n  y := x;\nend f;\n"
+              "class M Real z; equation z = 1; end M;")
+    assert msg.startswith("t.mo:1:1: unsupported construct: function definitions")

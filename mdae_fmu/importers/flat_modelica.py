@@ -766,6 +766,19 @@ class _Callbacks:
         return [T.AliasDef(normalize_name(c[1][1]), c[1][2], normalize_name(base[1]),
                            base[2], dims, self._modifiers(mods, False), desc)]
 
+    def record_constructor(self, c):
+        # [FUNCTION, NAME, description?, ("decls", [...])?, NAME, SEMI]
+        self.ctx.extended = True
+        decls = next((x[1] for x in c if type(x) is tuple and x and x[0] == "decls"), [])
+        name = normalize_name(c[1][1])
+        rec = T.record_from_constructor(name, c[1][2], decls)
+        if rec is None:
+            self.ctx.error(self.ctx.tok_loc(c[0]), "unsupported construct: "
+                           + _UNSUPPORTED_KEYWORDS["FUNCTION"])
+            return []
+        self.ctx.record_names.add(name)
+        return [rec]
+
     def record_definition(self, c):
         # [RECORD, NAME, description?, ("decls", [...])?, NAME, SEMI]
         self.ctx.extended = True
@@ -948,6 +961,24 @@ def _describe_expected(expected, parser: _Parser) -> str:
     return f" (expected one of {', '.join(names)})"
 
 
+_CLASS_START = re.compile(r"^[ \t]*(?:(?:partial|impure|pure|encapsulated|final)\s+)*"
+                          r"(function|class|model|block|package|record|type|connector)\b",
+                          re.M)
+
+
+def _enclosing_function(text: str, pos: int) -> int | None:
+    """Offset of the ``function`` keyword of the definition that holds offset ``pos`` (the
+    last class-like keyword at the start of a line before it), None if that is no function.
+    Only record constructors are read as functions (`types.record_from_constructor`), so a
+    syntax error inside another function is the function's unsupported definition."""
+    last = None
+    for m in _CLASS_START.finditer(text, 0, pos):
+        last = m
+    if last is not None and last.group(1) == "function":
+        return last.start(1)
+    return None
+
+
 def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputError:
     """Turn a `lalr.ParseError` into an `InputError` a modeller can act on."""
     text = ctx.text
@@ -967,6 +998,11 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
             msg = f"unexpected character {ch!r}"
         return InputError("syntax error: " + msg + ctx.note, loc, ctx._src(loc))
     kind, value, start = err.token
+    fn = _enclosing_function(text, start) if ctx.whole_file else None
+    if fn is not None:      # inside a function that is not a record constructor
+        loc = ctx.pos_loc(fn)
+        return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS["FUNCTION"],
+                          loc, ctx._src(loc))
     loc = ctx.pos_loc(start)
     if kind == "$END":
         if err.previous is None and ctx.whole_file:

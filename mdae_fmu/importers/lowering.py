@@ -838,6 +838,10 @@ class Lowering:
                 self.equate(x, y, where, out)
             return
         if type(a) is Rec or type(b) is Rec:
+            if type(a) is not Rec:
+                a = self.fields_of(a, b)
+            if type(b) is not Rec:
+                b = self.fields_of(b, a)
             if type(a) is not Rec or type(b) is not Rec:
                 self.fail("a record equated to a scalar", where)
             fa, fb = dict(a.fields), dict(b.fields)
@@ -848,6 +852,22 @@ class Lowering:
                 self.equate(x, fb[k], where, out)
             return
         out.append(("eq", a, b, where))
+
+    def fields_of(self, v, like: Rec):
+        """OpenModelica's scalarized record ``h`` (``Real h.k; Real h.c;`` declared, no
+        record variable ``h``) as a record value of the type of ``like``; ``v`` itself when it
+        is not one."""
+        if type(v) is not E.Ref or v.name in self.scalars:
+            return v
+        rec = self.types.get(like.type)
+        if type(rec) is not T.RecordDef:
+            return v
+        names = [f.name for f in rec.fields if isinstance(f, Decl)]
+        if not all(f"{v.name}.{f}" in self.scalars for f in names):
+            return v
+        self.unresolved.discard(v.name)
+        self.resolved.add(v.name)
+        return Rec(rec.name, tuple((f, E.Ref(f"{v.name}.{f}")) for f in names))
 
     def items(self, items, env, out):
         for it in items:

@@ -65,7 +65,23 @@ class Nested:
     binding: object = None
 
 
+def record_from_constructor(name: str, where, decls) -> RecordDef | None:
+    """The record of a record constructor function as OpenModelica prints it (``function R
+    "Automatically generated record constructor for R" input Real x = 1; ... output R res;
+    end R;``): its inputs are the fields (with their defaults, protected elements are
+    fields too); None when the function is not one (no ``output R``)."""
+    outputs = [d for d in decls if any(p == "output" for p, _ in d.prefixes)]
+    if len(outputs) != 1 or outputs[0].type_name != name:
+        return None
+    fields = tuple(d for d in decls if d is not outputs[0])
+    return RecordDef(name, where, tuple(
+        type(d)(**{**{k: getattr(d, k) for k in d.__slots__},
+                   "prefixes": tuple(p for p in d.prefixes if p[0] != "input")})
+        for d in fields))
+
+
 BUILTIN_TYPES = ("Real", "Integer", "Boolean")
 TYPE_DEFS = (EnumDef, AliasDef, RecordDef)
 
-__all__ = ["EnumDef", "AliasDef", "RecordDef", "Nested", "BUILTIN_TYPES", "TYPE_DEFS"]
+__all__ = ["EnumDef", "AliasDef", "RecordDef", "Nested", "BUILTIN_TYPES", "TYPE_DEFS",
+           "record_from_constructor"]
