@@ -303,6 +303,9 @@ class Lowering:
             return
         mod_values = []
         for mname, mval, mloc, nested in mods:
+            if mname == "stateSelect" and _is_builtin_literal(mval):
+                mod_values.append((mname, [mval] * len(elements), mloc, nested))
+                continue
             if type(mval) is T.Nested:
                 mod_values.append((mname, [mval.binding] * len(elements), mloc, True))
                 continue
@@ -397,8 +400,12 @@ class Lowering:
     def enum_literal(self, name: str):
         """The value of an enumeration literal ``E.a`` (also ``P.E.a`` and OpenModelica's
         ``E$x.a`` when the type is not declared in the flat file), else None."""
-        if "." not in name or name.startswith(_ENUM_PREFIXES) or name in self.scalars:
+        if "." not in name or name in self.scalars:
             return None
+        if name.startswith(_ENUM_PREFIXES):     # the built-in enumerations, as values
+            prefix, lit = name.split(".", 1)
+            lits = _BUILTIN_ENUMS[prefix]
+            return lits.index(lit) + 1 if lit in lits else None
         prefix, lit = name.rsplit(".", 1)
         d = self.types.get(prefix)
         if type(d) is T.EnumDef:
@@ -914,8 +921,12 @@ class Lowering:
                 return
             out.append(("stmt", Stmt("reinit", [t, v], {}, s.loc)))
             return
-        args = [self.scalar(a, env, s.loc, f"argument of {s.func}") for a in s.args]
-        named = {k: _Named(a.name, self.scalar(a.value, env, s.loc, f"argument of {s.func}"))
+        def arg(a, k):
+            if s.func == "assert" and k == 2 and _is_builtin_literal(a):
+                return a            # AssertionLevel.warning: read by the model builder
+            return self.scalar(a, env, s.loc, f"argument of {s.func}")
+        args = [arg(a, k) for k, a in enumerate(s.args)]
+        named = {k: _Named(a.name, arg(a.value, 2 if k == "level" else -1))
                  for k, a in s.named.items()}
         out.append(("stmt", Stmt(s.func, args, named, s.loc)))
 
@@ -967,6 +978,16 @@ def _literal_arrays(lists: list):
         dims = tuple(E.Const(int(x)) for x in subs.replace(" ", "").replace("\t", "").split(","))
         d = decls[k]
         decls[k] = replace(d, name=base, dims=dims)
+
+
+_BUILTIN_ENUMS = {"StateSelect": ("never", "avoid", "default", "prefer", "always"),
+                  "AssertionLevel": ("error", "warning")}
+
+
+def _is_builtin_literal(e) -> bool:
+    """``StateSelect.prefer``, ``AssertionLevel.warning``: kept as references where the model
+    builder reads them (the stateSelect modifier, the level of assert)."""
+    return type(e) is E.Ref and e.name.startswith(_ENUM_PREFIXES)
 
 
 def _no_string_var(v):
