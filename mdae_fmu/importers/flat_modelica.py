@@ -1126,7 +1126,10 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
         raise InputError("empty file: expected a class definition ('class Name ... end Name;')",
                          SourceLoc(filename, 1, 1))
     with gc_paused():
-        return _parse_class(text, ParseContext(filename, text))
+        try:
+            return _parse_class(text, ParseContext(filename, text))
+        except _Relower:
+            return _parse_class(text, ParseContext(filename, text, extended=True))
 
 
 def _parse_class(text: str, ctx: ParseContext) -> Model:
@@ -1236,6 +1239,7 @@ class _ModelBuilder:
         self.assertions: list[Assertion] = []
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
+        self.needs_lowering = False     # an undeclared name or a lone `x[3]` (`_Relower`)
 
     def err(self, where, message, priority=0):
         loc = self.ctx.where_loc(where)
@@ -1582,6 +1586,7 @@ class _ModelBuilder:
                 size *= max(i[k] for i, _ in members)
             if len(members) != size or any(min(i) < 1 for i, _ in members):
                 v = members[0][1]
+                self.needs_lowering = True
                 self.err(v.loc, f"'{v.name}' looks like an array declaration: only "
                                 "scalarized models are supported (declare every element "
                                 f"{key.replace('[]', '[1]', 1)}, ... as a scalar)")
@@ -1600,6 +1605,7 @@ class _ModelBuilder:
                 msg = f"'{name}' can only be used as a stateSelect or assert level value"
             else:
                 msg = f"undefined name '{name}'"
+                self.needs_lowering = True
             ctx.errors.append((line, col, 1, msg + note, src))
         for r in self.reinits:
             d = self.declared.get(r.var)
@@ -1670,7 +1676,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
                          "expression")
     ctx.raise_first()
-    if ctx.extended or _undeclared_names(sections, ctx):
+    lowered = ctx.extended or (not ctx.whole_file and _undeclared_names(sections, ctx))
+    if lowered:
         from .lowering import lower
         sections = lower(sections, ctx)
         ctx.raise_first()
@@ -1686,9 +1693,18 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.section(_drained(sec[1]), initial=True)
     b.check_arrays()
     b.check_names()
+    if b.needs_lowering and not lowered and ctx.whole_file:
+        raise _Relower()
     ctx.note = ""
     ctx.raise_first()
     return b.model()
+
+
+class _Relower(Exception):
+    """A Modelica text that uses a name it does not declare (maybe a whole array ``x`` of the
+    declared ``x[1]``, ``x[2]``) or declares ``Real x[3];`` alone: it is parsed again and
+    lowered (`parse_modelica`). Checking that after the plain build, which finds those names
+    anyway, costs nothing on the files that need no lowering."""
 
 
 __all__ = ["load_modelica", "parse_modelica", "parse_expression", "build_model", "Decl",
