@@ -480,3 +480,21 @@ end UsesGains;""")
     msg = err("function f\n  input Real x;\n  output Real y;\nalgorithm\n  y := x;\nend f;\n"
               "class M Real z; equation z = 1; end M;")
     assert msg.startswith("t.mo:1:1: unsupported construct: function definitions")
+
+
+def test_base_modelica_records_with_arrays_and_arrays_of_records():
+    """Base Modelica as OpenModelica prints it with records kept (`Real[3] 'z'` in a record,
+    `'R1'[2] 'ra'`, record constants, quoted names holding quotes)."""
+    from mdae_fmu import load
+    m = load(DATA / "RecArr.bmo")
+    names = [v.name for v in m.variables]
+    assert names[:7] == ["cr1.x", "cr1.y", "cr1.z[1]", "cr1.z[2]", "cr1.z[3]", "r1.x", "r1.y"]
+    assert "r2.ra[2].z[3]" in names and "map['Color'.'Red']" in names
+    assert m.var("cr1.z[2]").variability == "constant"
+    lines = eqs(m)
+    assert len(m.equations) == 5 * 7 + 4
+    for line in ("ra1[2].y = 2 * time", "ra1[2].z[3] = 3.0", "ra1[3].z[1] = r1.z[1]",
+                 "r2.ra[2].x = cr1.x", "c = 2", "der(X[2]) = -2 * X[2]"):
+        assert line in lines, line
+    src = (DATA / "RecArr.bmo").read_text().splitlines()
+    assert all("=" in src[e.loc.line - 1] for e in m.equations)

@@ -858,6 +858,12 @@ class _Callbacks:
         prefixes = tuple(prefixes)
         type_dims = c[i + 1] if type(c[i + 1]) is tuple and c[i + 1] and \
             c[i + 1][0] != "NAME" and type(c[i + 1][0]) is not str else ()
+        if type_name[-1] == "]":        # `Real[3] x`: the literal subscripts are in the token
+            k = type_name.rfind("[")
+            type_dims = tuple(E.Const(int(n)) for n in type_name[k + 1:-1].split(",")) + \
+                type_dims
+            type_name = type_name[:k]
+            self.ctx.extended = True
         for name_tok, mod, desc in c[-2]:
             dims = type_dims
             if type(name_tok) is A.Subscripted:     # `Real x[3]`
