@@ -498,3 +498,24 @@ def test_base_modelica_records_with_arrays_and_arrays_of_records():
         assert line in lines, line
     src = (DATA / "RecArr.bmo").read_text().splitlines()
     assert all("=" in src[e.loc.line - 1] for e in m.equations)
+
+
+def test_openmodelica_enumerations_of_undeclared_types_resolved_by_context():
+    """OpenModelica's flat output names literals by a type path it does not declare; two
+    inline enumerations with the literal at different positions are told apart by the
+    declaration that uses them (`M.Enum.e1` is the 'e1' of `em`'s type, so 1, while 'e1' is
+    the third literal of `en`'s type). Elements indexed by literals stay scalars."""
+    m = imp("""class M
+  parameter enumeration(e3, e2, e1) en = N.Enum.e3;
+  parameter enumeration(e1, e2, e3) em = M.Enum.e1;
+  parameter enumeration(e1, e2, e3) em2 = M.Enum.e3;
+  Real x[M.Color.green];
+  Real x[M.Color.blue];
+equation
+  x[M.Color.green] = 1.0;
+  x[M.Color.blue] = 2.0;
+end M;""")
+    b = {v.name: v.binding for v in m.variables}
+    assert (b["en"], b["em"], b["em2"]) == (E.Const(1), E.Const(1), E.Const(3))
+    assert [v.name for v in m.variables][3:] == ["x[M.Color.green]", "x[M.Color.blue]"]
+    assert eqs(m) == ["'x[M.Color.green]' = 1.0", "'x[M.Color.blue]' = 2.0"]

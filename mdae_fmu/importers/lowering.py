@@ -79,6 +79,7 @@ class Lowering:
         self.base_types: dict = {}      # scalar -> Real, Integer or Boolean
         self._evaluating: set = set()
         self._expanding: set = set()    # records being expanded (a record holding itself)
+        self.prefix_types: dict = {}    # undeclared type path -> EnumDef (`learn_prefixes`)
         self.resolved: set = set()      # names used as arrays, records, literals...
         self.unresolved: set = set()    # names left as references although not declared
 
@@ -216,8 +217,9 @@ class Lowering:
     def plan(self, d, name, type_name, dims, modifiers, binding, prefixes):
         """Names, shapes and record structure of one declaration (pass 1)."""
         kind, base, tmods, tdims, tdef = self.resolve(type_name, d.type_loc)
-        if dims and all(type(x) is E.Ref and "." in x.name and self.const(x, {}) is None
-                        for x in dims):
+        if dims and all(type(x) is E.Ref and "." in x.name and (
+                self.literal_or_none(x.name) is not None or self.const(x, {}) is None)
+                for x in dims):
             # OpenModelica's scalarized element of an array indexed by an enumeration whose
             # type the flat file does not declare: `Real x[P.Color.green];` is one scalar
             name = f"{name}[{','.join(x.name for x in dims)}]"
@@ -251,6 +253,10 @@ class Lowering:
             for el in elements:
                 self.base_types[el] = base
             if kind == "enum":
+                self.learn_prefixes(binding, tdef)
+                for m in mods:
+                    if m[0] == "start":
+                        self.learn_prefixes(m[1], tdef)
                 for el in elements:
                     self.enum_vars[el] = tdef
         return (name, kind, base, mods, shape, elements, binding, tdef, fields)
@@ -397,6 +403,20 @@ class Lowering:
             return None if type(v) in (A.Arr, Rec) else self.const(v, env)
         return None
 
+    def literal_or_none(self, name: str):
+        try:
+            return self.enum_literal(name)
+        except LowerError:
+            return None
+
+    def learn_prefixes(self, value, tdef):
+        """``E v = P.E.a`` tells that ``P.E`` is the enumeration of ``v`` (OpenModelica's flat
+        output does not declare it): other literals ``P.E.x`` are read in that type."""
+        if type(value) is E.Ref and "." in value.name:
+            prefix, lit = value.name.rsplit(".", 1)
+            if tdef.value(lit) is not None and prefix not in self.types:
+                self.prefix_types.setdefault(prefix, tdef)
+
     def enum_literal(self, name: str):
         """The value of an enumeration literal ``E.a`` (also ``P.E.a`` and OpenModelica's
         ``E$x.a`` when the type is not declared in the flat file), else None."""
@@ -407,7 +427,7 @@ class Lowering:
             lits = _BUILTIN_ENUMS[prefix]
             return lits.index(lit) + 1 if lit in lits else None
         prefix, lit = name.rsplit(".", 1)
-        d = self.types.get(prefix)
+        d = self.types.get(prefix) or self.prefix_types.get(prefix)
         if type(d) is T.EnumDef:
             v = d.value(lit)
             if v is None:
