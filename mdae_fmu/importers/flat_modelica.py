@@ -549,17 +549,26 @@ class _Callbacks:
             ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica built-in "
                                         "functions and operators are supported)")
             return E.ZERO
+        if not self._arguments_fit(tok, name, args, counts):
+            return E.ZERO
+        return E.Call(name, tuple(args))
+
+    def _arguments_fit(self, tok, name, args, counts) -> bool:
+        """Positional arguments, as many as ``counts`` allows (99: any number from the
+        first); otherwise the error is recorded and False returned."""
+        ctx = self.ctx
         for a in args:
             if type(a) is _Named:
                 ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
                                                f"'{name}(...)'")
-                return E.ZERO
+                return False
         if len(args) not in counts:
-            want = " or ".join(str(n) for n in counts)
+            want = " or ".join(str(n) for n in counts) if counts[-1] < 99 else \
+                f"at least {counts[0]}"
             ctx.error(ctx.tok_loc(tok), f"'{name}' expects {want} argument"
                                         f"{'' if counts == (1,) else 's'}, got {len(args)}")
-            return E.ZERO
-        return E.Call(name, tuple(args))
+            return False
+        return True
 
     def _array_call(self, tok, name, args):
         """A call of an array function or cast (`arrays.ARRAY_FUNCTIONS`), evaluated by
@@ -569,16 +578,7 @@ class _Callbacks:
         if counts is None:
             ctx.error(ctx.tok_loc(tok), A.REFUSED_FUNCTIONS[name])
             return E.ZERO
-        for a in args:
-            if type(a) is _Named:
-                ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
-                                               f"'{name}(...)'")
-                return E.ZERO
-        if len(args) not in counts:
-            want = " or ".join(str(n) for n in counts) if counts[-1] < 99 else \
-                f"at least {counts[0]}"
-            ctx.error(ctx.tok_loc(tok), f"'{name}' expects {want} argument"
-                                        f"{'' if counts == (1,) else 's'}, got {len(args)}")
+        if not self._arguments_fit(tok, name, args, counts):
             return E.ZERO
         ctx.extended = True
         return A.ArrayCall(name, tuple(args), tok[2])

@@ -24,6 +24,7 @@ different sizes.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from dataclasses import dataclass, replace
 
@@ -1051,25 +1052,20 @@ def _product(lists):
     return product(*lists)
 
 
+_PY_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+           "^": operator.pow, "and": lambda a, b: a and b, "or": lambda a, b: a or b,
+           "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+           "==": operator.eq, "<>": operator.ne}
+
+
 def _apply(op, a, b):
+    """``a op b`` of Python values; None when it is not defined (1/0...)."""
+    f = _PY_OPS.get(op)
+    if f is None:
+        return None
     try:
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if op == "/":
-            return a / b
-        if op == "^":
-            return a ** b
-        if op == "and":
-            return a and b
-        if op == "or":
-            return a or b
-        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
-                "<>": a != b}[op]
-    except (ZeroDivisionError, OverflowError, TypeError, KeyError):
+        return f(a, b)
+    except (ZeroDivisionError, OverflowError, TypeError):
         return None
 
 
