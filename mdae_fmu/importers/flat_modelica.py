@@ -261,16 +261,12 @@ class ParseContext:
 
     def error(self, loc, message: str, priority: int = 0) -> tuple:
         """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file
-        is raised when parsing ends. Returns the record (`withdraw` takes it back)."""
+        is raised when parsing ends."""
         loc = self.where_loc(loc)
         src = None if self.whole_file else self._src(loc)
         entry = (loc.line, loc.col, priority, message + self.note, src)
         self.errors.append(entry)
         return entry
-
-    def withdraw(self, entry: tuple):
-        """Forget an error recorded by `error` (the construct turned out to be valid)."""
-        self.errors.remove(entry)
 
     def _src(self, loc: SourceLoc):
         """The line to show under a message: a line of the file, or the parsed expression text
@@ -909,14 +905,6 @@ class _Callbacks:
         if defs is not None:
             (result[3] if result[0] == "package" else result[4]).insert(0, defs)
         return result
-
-
-@dataclass(slots=True)
-class _Array:
-    """An array constructor ``{a, b, ...}``. It is refused (the error is recorded when it is
-    read) except as the condition of a when-clause (`_Callbacks.when_eq`)."""
-    items: list
-    error: tuple            # the recorded error, withdrawn for a when-condition
 
 
 @dataclass(slots=True)

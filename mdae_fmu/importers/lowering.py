@@ -23,6 +23,7 @@ different sizes.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import re
@@ -58,10 +59,6 @@ class _StringVar:
 
     def __init__(self, name):
         self.name = name
-
-
-def _const_expr(v) -> E.Const:
-    return E.Const(v)
 
 
 class Lowering:
@@ -321,7 +318,7 @@ class Lowering:
                 continue
             v = self.value(mval, {}, mloc)
             mod_values.append((mname, self.split(v, shape, elements, f"{mname} of {name}",
-                                                 mloc, broadcast=True), mloc, nested))
+                                                 mloc), mloc, nested))
         for k, el in enumerate(elements):
             b = values[k]
             if b is not None and _is_param(prefixes, d.explicit):
@@ -330,8 +327,10 @@ class Lowering:
                             [(m, vals[k], mloc, nested) for m, vals, mloc, nested
                              in mod_values], b, d.description, d.explicit))
 
-    def split(self, value, shape, elements, what, where, broadcast=False) -> list:
-        """One value per element of a declaration of ``shape``."""
+    def split(self, value, shape, elements, what, where) -> list:
+        """One value per element of a declaration of ``shape``: the elements of an array
+        value of that shape, or a scalar value for every element (``each``, Modelica 3.6
+        §7.2.5)."""
         if value is None:
             return [None] * len(elements)
         if not shape:
@@ -645,7 +644,7 @@ class Lowering:
             picks.append((idx, keep))
         out_shape = tuple(len(idx) for idx, keep in picks if keep)
         items = tuple(self.ref(A.element_name(name, combo), env, e.where)
-                      for combo in _product([idx for idx, _ in picks]))
+                      for combo in itertools.product(*(idx for idx, _ in picks)))
         if not out_shape:
             return items[0]
         return A.Arr(out_shape, items)
@@ -1045,11 +1044,6 @@ def _merge_prefixes(outer, inner) -> tuple:
     have = {p for p, _ in inner}
     return tuple(inner) + tuple(p for p in outer if p[0] not in have and not (
         p[0] in ("parameter", "constant", "discrete") and have & {"parameter", "constant"}))
-
-
-def _product(lists):
-    from itertools import product
-    return product(*lists)
 
 
 _PY_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
