@@ -356,6 +356,12 @@ end M;""")
     ("Real x[2], s; equation x = {1, 2}; s = x;", "different sizes: [] and [2]"),
     ("Real x[2, 2]; equation x = {1, 2} * {{1, 2}};", "'*' of arrays of sizes [2] and [1, 2]"),
     ("Real x; equation x = x[1];", "'x' is not an array"),
+    ("type E = enumeration(a, b); Real x[E];", "t.mo:1:42: arrays indexed by the type 'E' are "
+     "not supported (use an Integer dimension and Integer(e) as the index)"),
+    ("parameter Integer n = m; parameter Integer m = n + 1; Real x[n];",
+     "array dimension must be a non-negative Integer parameter expression ('n' has no "
+     "parameter value)"),
+    ("Real x[:] = {1, 2};", "array dimensions ':' are not supported (give the size)"),
     ("Real x[2]; Real y; equation x = {1, 2}; y = x[1, 1];",
      "'x' has 1 dimension, 2 subscripts given"),
 ])

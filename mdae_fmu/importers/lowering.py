@@ -199,14 +199,22 @@ class Lowering:
             type_name = d.base
 
     def shape(self, dims, where) -> tuple:
+        """The sizes of ``dims``, Integer parameter expressions (Modelica 3.6 §10.1)."""
         shape = []
         for s in dims:
             if s is A.COLON:
                 self.fail("array dimensions ':' are not supported (give the size)", where)
+            if type(s) is E.Ref and (s.name == "Boolean" or
+                                     type(self.types.get(s.name)) is T.EnumDef):
+                index = "(if b then 2 else 1)" if s.name == "Boolean" else "Integer(e)"
+                self.fail(f"arrays indexed by the type '{s.name}' are not supported (use an "
+                          f"Integer dimension and {index} as the index)", where)
             v = self.const(s, {})
             if type(v) is not int or v < 0:
+                bad = sorted({r.name for r in _refs(s) if self.const(r, {}) is None})
+                why = f" ('{bad[0]}' has no parameter value)" if bad else ""
                 self.fail("array dimension must be a non-negative Integer parameter "
-                          "expression", where)
+                          "expression" + why, where)
             shape.append(v)
         if math.prod(shape) > _MAX_ELEMENTS:
             self.fail(f"array too large (more than {_MAX_ELEMENTS:,} elements)", where)
