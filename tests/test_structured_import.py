@@ -398,6 +398,10 @@ def test_structured_model_simulates_to_closed_forms(tmp_path):
     (per_second,) = [u for u in md.unitDefinitions if u.name == "1/s"]
     assert (per_second.baseUnit.s, per_second.baseUnit.m, per_second.baseUnit.factor) == \
         (-1, 0, 1.0)
+    (per_minute,) = per_second.displayUnits
+    assert (per_minute.name, per_minute.factor, per_minute.offset) == ("1/min", 60.0, 0.0)
+    gk = next(v for v in md.modelVariables if v.name == "g.k")
+    assert gk.displayUnit == "1/min"
     (mode_type,) = md.typeDefinitions
     assert (mode_type.name, mode_type.type) == ("Mode", "Enumeration")
     assert [(i.name, i.value, i.description) for i in mode_type.items] == \
@@ -525,3 +529,11 @@ end M;""")
     assert (b["en"], b["em"], b["em2"]) == (E.Const(1), E.Const(1), E.Const(3))
     assert [v.name for v in m.variables][3:] == ["x[M.Color.green]", "x[M.Color.blue]"]
     assert eqs(m) == ["'x[M.Color.green]' = 1.0", "'x[M.Color.blue]' = 2.0"]
+
+
+def test_display_units_convert_within_one_dimension():
+    from mdae_fmu.fmu.units import display_unit
+    assert display_unit("K", "degC") == (1.0, -273.15)
+    assert display_unit("rad/s", "rev/min") == pytest.approx((60 / (2 * math.pi), 0.0))
+    assert display_unit("Pa", "bar") == (1e-5, 0.0)
+    assert display_unit("m", "s") is None and display_unit("m", "foo") is None

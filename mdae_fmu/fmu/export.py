@@ -131,7 +131,9 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         cm, nz, GUID_PLACEHOLDER, c_files, default_experiment, fmi_type=fmi_type,
         structure=structure, enumerations=model.enumerations,
         declared_types={fmi_name(v.name): v.declared_type for v in model.variables
-                        if v.declared_type})
+                        if v.declared_type},
+        display_units={fmi_name(v.name): v.display_unit for v in model.variables
+                       if v.display_unit})
     guid = content_guid([md] + [n.encode() + b"\0" + sources[n].encode()
                                 for n in sorted(sources)])
     md = md.replace(GUID_PLACEHOLDER.encode(), guid.encode())

@@ -22,7 +22,7 @@ from .. import __version__
 from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure
-from .units import BASE, base_unit
+from .units import BASE, base_unit, display_unit
 
 # A model without an experiment annotation (the importers do not keep annotations) gets the
 # defaults OpenModelica uses for such a model: 0 .. 1 s, tolerance 1e-6, 500 intervals.
@@ -83,15 +83,24 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                             fmi_type: str = "me",
                             structure: Structure | None = None,
                             enumerations: tuple = (),
-                            declared_types: dict | None = None) -> bytes:
+                            declared_types: dict | None = None,
+                            display_units: dict | None = None) -> bytes:
     """The XML bytes (UTF-8, declaration included) of the model description.
     ``fmi_type`` ("me", "cs", "both") selects the ModelExchange/CoSimulation elements;
     ``default_experiment`` is completed by `resolve_default_experiment`; ``structure``: the
     ModelStructure dependencies (computed from ``cm``'s single schedule when None).
     ``enumerations`` (`ir.Model.enumerations`) become <Enumeration> TypeDefinitions and the
     Integer variables named in ``declared_types`` (FMI name -> type name) <Enumeration>
-    variables of that type (FMI 2.0 §2.2.3, §2.2.7; accessed with fmi2Get/SetInteger)."""
+    variables of that type (FMI 2.0 §2.2.3, §2.2.7; accessed with fmi2Get/SetInteger).
+    ``display_units`` (FMI name -> display unit) become <DisplayUnit>s of the variables'
+    units where both units read in SI symbols with the same dimensions (`display_unit`)."""
     declared_types = declared_types or {}
+    display_units = display_units or {}
+    shown = {}                  # FMI name -> its display unit, when it can be converted
+    for v in cm.variables:
+        du = display_units.get(v.name)
+        if v.unit and du and du != v.unit and display_unit(v.unit, du) is not None:
+            shown[v.name] = du
     if structure is None:
         structure = model_structure(cm, [cm.blocks])
     root = etree.Element("fmiModelDescription")
@@ -131,6 +140,15 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                     bu.set("factor", repr(float(base.factor)))
                 if base.offset:
                     bu.set("offset", repr(float(base.offset)))
+            for du in sorted({shown[v.name] for v in cm.variables
+                              if v.name in shown and v.unit == u}):
+                factor, offset = display_unit(u, du)
+                d = etree.SubElement(unit, "DisplayUnit")
+                d.set("name", du)
+                if factor != 1.0:
+                    d.set("factor", repr(float(factor)))
+                if offset:
+                    d.set("offset", repr(float(offset)))
 
     if enumerations:
         td = etree.SubElement(root, "TypeDefinitions")
@@ -183,6 +201,8 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                 t.set("reinit", "true")
             if v.unit:
                 t.set("unit", v.unit)
+                if v.name in shown:
+                    t.set("displayUnit", shown[v.name])
 
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [v for v in cm.variables if v.causality == "output"]

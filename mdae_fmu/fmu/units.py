@@ -131,4 +131,15 @@ def base_unit(unit: str) -> BaseUnit | None:
     return BaseUnit(value.exponents, value.factor, 0.0)
 
 
-__all__ = ["BASE", "BaseUnit", "base_unit", "SYMBOLS", "PREFIXES"]
+def display_unit(unit: str, display: str) -> tuple[float, float] | None:
+    """``(factor, offset)`` of the FMI 2.0 <DisplayUnit> ``display`` of ``unit``
+    (``value_display = factor * value_unit + offset``, FMI 2.0 §2.2.2): from
+    ``base = f_u * value_unit + o_u = f_d * value_display + o_d``; None when either unit does not
+    read or their dimensions differ (``"degC"`` of ``"K"``: (1, -273.15))."""
+    u, d = base_unit(unit), base_unit(display)
+    if u is None or d is None or u.exponents != d.exponents:
+        return None
+    return u.factor / d.factor, (u.offset - d.offset) / d.factor
+
+
+__all__ = ["BASE", "BaseUnit", "base_unit", "display_unit", "SYMBOLS", "PREFIXES"]

@@ -1,5 +1,5 @@
 within Examples.Structured;
-type Rate = Real(unit = "1/s", min = 0) "a rate";
+type Rate = Real(unit = "1/s", min = 0, displayUnit = "1/min") "a rate";
 type Mode = enumeration(off "no input", on "input on") annotation(Evaluate = true);
 record Gains "gains of the chain"
   Rate k = 2 "rate";
