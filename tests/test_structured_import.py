@@ -537,3 +537,22 @@ def test_display_units_convert_within_one_dimension():
     assert display_unit("rad/s", "rev/min") == pytest.approx((60 / (2 * math.pi), 0.0))
     assert display_unit("Pa", "bar") == (1e-5, 0.0)
     assert display_unit("m", "s") is None and display_unit("m", "foo") is None
+
+
+def test_enumerations_round_trip_through_the_xml_equation_list():
+    from mdae_fmu.importers.xml_eqlist import parse_xml
+    from mdae_fmu.importers.xml_writer import model_to_xml
+    m = imp("""class M
+  type Color = enumeration(red "warm", green, blue);
+  Color c(start = Color.green) = if time > 1 then Color.blue else Color.red;
+  parameter enumeration(one, two) e = M.E.two;
+end M;""")
+    x = model_to_xml(m)
+    assert b'<literal name="red" description="warm"/>' in x
+    assert b'declaredType="Color"' in x
+    assert parse_xml(x, "m.xml") == m
+    with pytest.raises(InputError) as info:
+        parse_xml(x.replace(b'type="Integer" variability="discrete" causality="local" '
+                            b'start="2" declaredType', b'type="Real" variability="discrete" '
+                            b'causality="local" start="2" declaredType'), "m.xml")
+    assert "variable 'c' has a declaredType: its type must be Integer" in str(info.value)
