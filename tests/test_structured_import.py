@@ -556,3 +556,44 @@ end M;""")
                             b'start="2" declaredType', b'type="Real" variability="discrete" '
                             b'causality="local" start="2" declaredType'), "m.xml")
     assert "variable 'c' has a declaredType: its type must be Integer" in str(info.value)
+
+
+ARRAYS_OF_RECORDS = """model M
+  record P Real x; Real y[2]; end P;
+  record S P a; P b[2]; end S;
+  parameter Integer n = 3;
+  P p[n];
+  S s[2];
+  Real t[n];
+  Real total;
+equation
+  for i in 1:n loop
+    p[i].x = i * time;
+    p[i].y = {1, 2} * p[i].x;
+    t[i] = p[i].y[2] + p[i].x;
+  end for;
+  for i in 1:2 loop
+    s[i].a = p[i];
+    for j in 1:2 loop
+      s[i].b[j].x = j;
+      s[i].b[j].y[1] = s[i].b[j].x;
+      s[i].b[j].y[2] = 0;
+    end for;
+  end for;
+  total = sum(p.x);
+end M;"""
+
+
+def test_arrays_of_records_with_for_indices_and_vectorized_fields():
+    m = imp(ARRAYS_OF_RECORDS)
+    assert len(m.variables) == 1 + 3 * 3 + 2 * 9 + 3 + 1
+    lines = eqs(m)
+    for line in ("p[3].x = 3 * time", "p[2].y[2] = 2 * p[2].x", "t[3] = p[3].y[2] + p[3].x",
+                 "s[2].a.y[1] = p[2].y[1]", "s[2].b[1].y[1] = s[2].b[1].x",
+                 "total = p[1].x + p[2].x + p[3].x"):
+        assert line in lines, line
+    assert len(m.equations) == 12 + 2 * 9 + 1
+    assert "t.mo:20:7: record 's[...].b' (of type P) has no field 'w'" in err(
+        ARRAYS_OF_RECORDS.replace("s[i].b[j].y[2] = 0", "s[i].b[j].w = 0"))
+    assert "array index 3 out of range for dimension 1 of 's[...].b' (size 2)" in err(
+        ARRAYS_OF_RECORDS.replace("s[i].b[j].x = j", "s[i].b[j + 1].x = j"))

@@ -29,6 +29,15 @@ class Subscripted:
 
 
 @dataclass(frozen=True, slots=True)
+class Path:
+    """``name[subs].field[subs].field...``: subscripts followed by field access."""
+    name: str
+    subs: tuple
+    steps: tuple            # ((field, subscripts or ()), ...)
+    where: int
+
+
+@dataclass(frozen=True, slots=True)
 class ArrayCons:
     """``{a, b, ...}``."""
     items: tuple
@@ -135,6 +144,13 @@ def stack(values: list):
     if not inner:
         return Arr((len(values),), tuple(values))
     return Arr((len(values),) + inner, tuple(x for v in values for x in v.items))
+
+
+def stack_shaped(shape: tuple, values: list):
+    """Values (all of one shape) arranged in ``shape``: an array of shape ``shape`` followed
+    by theirs."""
+    inner = stack(values) if values else Arr((0,), ())
+    return Arr(tuple(shape) + inner.shape[1:], inner.items)
 
 
 def promote(v, n: int) -> Arr:
@@ -276,7 +292,7 @@ def element_name(base: str, idx) -> str:
     return f"{base}[{','.join(str(i) for i in idx)}]"
 
 
-__all__ = ["Subscripted", "ArrayCons", "MatrixCons", "Range", "Comprehension", "ArrayCall",
+__all__ = ["Subscripted", "Path", "stack_shaped", "ArrayCons", "MatrixCons", "Range", "Comprehension", "ArrayCall",
            "COLON", "END", "ARRAY_FUNCTIONS", "REFUSED_FUNCTIONS", "ArrayError", "Arr",
            "shape_of", "stack", "cat", "matrix_cons", "transpose", "balanced", "elementwise",
            "binop", "matmul", "indices", "element_name"]

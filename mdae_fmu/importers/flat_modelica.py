@@ -484,6 +484,23 @@ class _Callbacks:
         tok = c[0]
         return A.Subscripted(normalize_name(tok[1]), c[1], tok[2])
 
+    def path_ref(self, c):
+        # [NAME, subscripts, DOT_NAME, subscripts?, DOT_NAME, ...]: `a[i].b[1].c[j]`
+        self.ctx.extended = True
+        steps = []
+        for x in c[2:]:
+            if type(x) is tuple and x and type(x[0]) is str:     # a DOT_NAME token
+                for m in _NAME_PART_RE.finditer(x[1], 1):
+                    plain, quoted, subs, _ = m.groups()
+                    part = plain if plain is not None else _unescape(quoted)
+                    lits = () if not subs else tuple(
+                        E.Const(int(n)) for n in re.sub(r"[ \t\[\]]", "", subs).split(","))
+                    steps.append([part, lits])
+            else:                                                  # its subscripts
+                steps[-1][1] = steps[-1][1] + x
+        tok = c[0]
+        return A.Path(normalize_name(tok[1]), c[1], tuple((f, s) for f, s in steps), tok[2])
+
     def array_comprehension(self, c):
         self.ctx.extended = True
         return A.Comprehension(None, c[1], c[3], c[0][2])

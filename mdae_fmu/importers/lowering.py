@@ -162,6 +162,10 @@ class Lowering:
                 self.shapes[base] = shape
 
     def define(self, d):
+        if type(d) is T.RecordDef:            # `Real y[2];` in a record: an array field
+            fields = list(d.fields)
+            _literal_arrays([fields])
+            d = replace(d, fields=tuple(fields))
         if d.name in self.types:
             self.ctx.error(self.ctx.where_loc(d.where), f"duplicate definition of type "
                                                         f"'{d.name}'")
@@ -517,6 +521,8 @@ class Lowering:
             return A.elementwise(lambda *xs: E.Call(e.func, xs), *args)
         if t is A.Subscripted:
             return self.subscript(e, env)
+        if t is A.Path:
+            return self.path(e, env)
         if t is A.ArrayCons:
             return A.stack([self._value(x, env) for x in e.items])
         if t is A.MatrixCons:
@@ -580,6 +586,14 @@ class Lowering:
                 self.fail(f"record '{prefix}' (of type {rec.name}) has no field '{fname}' "
                           f"(fields: {', '.join(f.name for f in rec.fields)})",
                           self.use_where(name) or where)
+            parts = name.split(".")
+            for k in range(len(parts) - 1, 0, -1):      # `p.x` of an array of records `p`
+                prefix = ".".join(parts[:k])
+                if prefix in self.shapes and "[" not in "".join(parts[k:]):
+                    v = self._ref(prefix, env, where)
+                    for f in parts[k:]:
+                        v = self.field(v, f, prefix, self.use_where(name) or where)
+                    return v
         return E.Ref(name)
 
     def check_element(self, name):
@@ -626,16 +640,27 @@ class Lowering:
             if name in self.scalars or name in self.records:
                 self.fail(f"'{name}' is not an array", e.where)
             self.fail(f"undefined array '{name}'", e.where)
-        if len(e.subs) > len(shape):
-            self.check_indices(name, shape, [1] * len(e.subs), e.where)
-        picks = []          # per dimension: (list of indices, keeps the dimension)
+        picks = self.picks(name, shape, e.subs, env, e.where)
+        out_shape = tuple(len(idx) for idx, keep in picks if keep)
+        items = tuple(self.ref(A.element_name(name, combo), env, e.where)
+                      for combo in itertools.product(*(idx for idx, _ in picks)))
+        if not out_shape:
+            return items[0]
+        return A.Arr(out_shape, items)
+
+    def picks(self, name, shape, subs, env, where) -> list:
+        """Per dimension of ``shape``: (the indices ``subs`` select, whether the dimension is
+        kept), Modelica 3.6 §10.5 (a scalar index drops it, a vector or ``:`` keeps it)."""
+        if len(subs) > len(shape):
+            self.check_indices(name, shape, [1] * len(subs), where)
+        picks = []
         for k, n in enumerate(shape):
-            if k >= len(e.subs) or e.subs[k] is A.COLON:
+            if k >= len(subs) or subs[k] is A.COLON:
                 picks.append((list(range(1, n + 1)), True))
                 continue
             sub_env = dict(env)
             sub_env["end"] = n
-            v = self.value(e.subs[k], sub_env, e.where)
+            v = self.value(subs[k], sub_env, where)
             if type(v) is A.Arr:
                 idx = [self.const(x, sub_env) for x in v.items]
                 keep = True
@@ -645,17 +670,44 @@ class Lowering:
             for i in idx:
                 if type(i) is bool or type(i) is not int:
                     self.fail(f"array subscript of '{name}' must be an Integer parameter "
-                              "expression (a constant, a parameter or a for-index)", e.where)
+                              "expression (a constant, a parameter or a for-index)", where)
                 if not 1 <= i <= n:
                     self.fail(f"array index {i} out of range for dimension {k + 1} of "
-                              f"'{name}' (size {n})", e.where)
+                              f"'{name}' (size {n})", where)
             picks.append((idx, keep))
-        out_shape = tuple(len(idx) for idx, keep in picks if keep)
-        items = tuple(self.ref(A.element_name(name, combo), env, e.where)
-                      for combo in itertools.product(*(idx for idx, _ in picks)))
-        if not out_shape:
-            return items[0]
-        return A.Arr(out_shape, items)
+        return picks
+
+    def path(self, e: A.Path, env):
+        """``a[i].b[j].c``: subscripts of a record array, then fields and their subscripts,
+        step by step on values (a field of an array of records is the array of the fields,
+        Modelica 3.6 §10.6.8)."""
+        v = self.subscript(A.Subscripted(e.name, e.subs, e.where), env)
+        shown = e.name + "[...]"
+        for field, subs in e.steps:
+            v = self.field(v, field, shown, e.where)
+            shown += "." + field
+            if subs:
+                if type(v) is not A.Arr:
+                    self.fail(f"'{shown}' is not an array", e.where)
+                picks = self.picks(shown, v.shape, subs, env, e.where)
+                strides = [math.prod(v.shape[k + 1:]) for k in range(len(v.shape))]
+                items = tuple(v.items[sum((i - 1) * s for i, s in zip(combo, strides))]
+                              for combo in itertools.product(*(idx for idx, _ in picks)))
+                out_shape = tuple(len(idx) for idx, keep in picks if keep)
+                v = A.Arr(out_shape, items) if out_shape else items[0]
+        return v
+
+    def field(self, v, name, shown, where):
+        if type(v) is Rec:
+            fields = dict(v.fields)
+            if name not in fields:
+                self.fail(f"record '{shown}' (of type {v.type}) has no field '{name}' "
+                          f"(fields: {', '.join(fields)})", where)
+            return fields[name]
+        if type(v) is A.Arr:
+            return A.stack_shaped(v.shape, [self.field(x, name, shown, where)
+                                            for x in v.items])
+        self.fail(f"'{shown}' is not a record: it has no field '{name}'", where)
 
     def range(self, e: A.Range, env):
         start = self.const(e.start, env)
