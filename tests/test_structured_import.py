@@ -331,6 +331,19 @@ end M;""")
                       "a[2,3] = 23", "0 = a[2,1]"]
 
 
+def test_unsized_dimensions_take_the_size_of_the_binding():
+    m = imp("""model M
+  parameter Real table[:, 2] = [0, 1; 1, 3; 2, 4];
+  parameter Integer n = size(table, 1);
+  Real y;
+equation
+  y = table[n, 2];
+end M;""")
+    assert [v.name for v in m.variables][4:] == ["table[3,1]", "table[3,2]", "n", "y"]
+    assert m.var("table[3,2]").binding == E.Const(4)
+    assert eqs(m) == ["y = table[3,2]"]
+
+
 def test_openmodelica_scalarized_arrays_used_whole():
     m = imp("""class M
   Real x[1];
@@ -361,7 +374,8 @@ end M;""")
     ("parameter Integer n = m; parameter Integer m = n + 1; Real x[n];",
      "array dimension must be a non-negative Integer parameter expression ('n' has no "
      "parameter value)"),
-    ("Real x[:] = {1, 2};", "array dimensions ':' are not supported (give the size)"),
+    ("Real x[:];", "t.mo:1:14: array dimension ':' needs a binding of that many dimensions "
+     "(give the size)"),
     ("Real x[2]; Real y; equation x = {1, 2}; y = x[1, 1];",
      "'x' has 1 dimension, 2 subscripts given"),
 ])

@@ -202,12 +202,23 @@ class Lowering:
             dims = dims + tuple(d.dims)
             type_name = d.base
 
-    def shape(self, dims, where) -> tuple:
-        """The sizes of ``dims``, Integer parameter expressions (Modelica 3.6 §10.1)."""
+    def shape(self, dims, where, binding=None) -> tuple:
+        """The sizes of ``dims``, Integer parameter expressions (Modelica 3.6 §10.1); a ``:``
+        takes its size from the binding (``parameter Real table[:, 2] = [...]``)."""
         shape = []
-        for s in dims:
+        bound = None
+        for k, s in enumerate(dims):
             if s is A.COLON:
-                self.fail("array dimensions ':' are not supported (give the size)", where)
+                if bound is None and binding is not None:
+                    try:
+                        bound = A.shape_of(self.value(binding, {}, where))
+                    except LowerError:
+                        bound = ()
+                if not bound or len(bound) != len(dims):
+                    self.fail("array dimension ':' needs a binding of that many dimensions "
+                              "(give the size)", where)
+                shape.append(bound[k])
+                continue
             if type(s) is E.Ref and (s.name == "Boolean" or
                                      type(self.types.get(s.name)) is T.EnumDef):
                 index = "(if b then 2 else 1)" if s.name == "Boolean" else "Integer(e)"
@@ -237,7 +248,7 @@ class Lowering:
             dims = ()
         names = {m[0] for m in modifiers}
         mods = list(modifiers) + [m for m in tmods if m[0] not in names]
-        shape = self.shape(tuple(dims) + tdims, d.loc)
+        shape = self.shape(tuple(dims) + tdims, d.loc, binding)
         if shape:
             self.shapes[name] = shape
         elements = [A.element_name(name, i) for i in A.indices(shape)] if shape else [name]
