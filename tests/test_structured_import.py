@@ -120,6 +120,8 @@ end M;""")
     assert "e = 3" in lines
     assert "i = e + (if b then 1 else 0)" in lines
     assert "der(2 * v + 1) = homotopy(w, 0)" in lines
+    m = imp("class M Integer i = 2; Real y; equation Real(y) = Real(i) * 2.5; end M;")
+    assert eqs(m) == ["i = 2", "y = i * 2.5"]      # OpenModelica's Real() conversion
 
 
 def test_delay_is_refused_by_name():

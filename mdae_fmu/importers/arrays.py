@@ -97,7 +97,7 @@ ARRAY_FUNCTIONS = {
     "fill": tuple(range(2, 99)), "zeros": tuple(range(1, 99)), "ones": tuple(range(1, 99)),
     "cat": tuple(range(2, 99)), "vector": (1,), "matrix": (1,), "scalar": (1,),
     "transpose": (1,), "identity": (1,), "diagonal": (1,), "linspace": (3,), "cross": (2,),
-    "Integer": (1,), "delay": None,
+    "Integer": (1,), "Real": (1,), "delay": None,
 }
 REFUSED_FUNCTIONS = {
     "delay": "delay(...) is not supported: the generated FMU keeps no history buffer (model "

@@ -876,6 +876,8 @@ class Lowering:
             return A.Arr((3,), (d(x2, y3, x3, y2), d(x3, y1, x1, y3), d(x1, y2, x2, y1)))
         if f == "Integer":
             return A.elementwise(lambda x: self.integer(x, e.where), args[0])
+        if f == "Real":             # OpenModelica's Integer -> Real conversion: the value
+            return args[0]
         self.fail(f"unknown function '{f}'", e.where)
 
     def integer(self, x, where):
