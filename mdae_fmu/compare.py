@@ -550,7 +550,7 @@ def _choose_variables(tst: Source, ref: Source, variables: list[str] | None) -> 
                 import difflib
                 hints = []
                 for m in missing:
-                    close = difflib.get_close_matches(m, sorted(have), n=1)
+                    close = difflib.get_close_matches(m, sorted(have), n=1, cutoff=0.5)
                     hints.append(f"'{m}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
                 raise InputError(f"{side.path}: no variable {', '.join(hints)}")
         return list(variables)

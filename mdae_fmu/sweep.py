@@ -140,7 +140,7 @@ def check_parameters(fmu_label: str, md, names: list[str]) -> None:
         if n in all_names:
             raise InputError(f"{fmu_label}: '{n}' cannot be set before a run (not a parameter, "
                              "input or variable with a start value)")
-        close = difflib.get_close_matches(n, sorted(settable), n=1)
+        close = difflib.get_close_matches(n, sorted(settable), n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         listed = ", ".join(sorted(settable)[:20])
         raise InputError(f"{fmu_label}: no parameter '{n}'{hint}; parameters: {listed}")
