@@ -193,9 +193,12 @@ def columns_for(params: list[str], outputs: list[str], n_events: int) -> list[st
 
 
 def run_case(fmu_bytes: bytes, digest: str, run: int, params: dict, outputs: list[str],
-             stop_time: float | None, n_events: int, fmi_type: str) -> dict:
+             stop_time: float | None, n_events: int, fmi_type: str,
+             output_interval: float | None = None) -> dict:
     """Simulate one parameter set and return its row (never raises for a failed run: the
-    row has status ``failed`` and the message)."""
+    row has status ``failed`` and the message). ``output_interval``: FMPy's output grid
+    (default: the whole run, since the row keeps only final and event values; events are
+    recorded whatever the grid)."""
     from fmpy import simulate_fmu
 
     from .simulate import _FmuLog
@@ -208,9 +211,15 @@ def run_case(fmu_bytes: bytes, digest: str, run: int, params: dict, outputs: lis
         start = {k: (bool(round(v)) if types.get(k) == "Boolean" else
                      int(round(v)) if types.get(k) == "Integer" else float(v))
                  for k, v in params.items()}
+        if output_interval is None:
+            de = md.defaultExperiment
+            stop = stop_time if stop_time is not None else (
+                float(de.stopTime) if de is not None and de.stopTime is not None else 1.0)
+            start_t = float(de.startTime) if de is not None and de.startTime else 0.0
+            output_interval = stop - start_t
         res = simulate_fmu(unzip, validate=False, model_description=md, fmi_type=fmi_type,
                            stop_time=stop_time, start_values=start, output=outputs,
-                           record_events=True, logger=log)
+                           record_events=True, logger=log, output_interval=output_interval)
     except Exception as err:   # FMPy reports FMI and solver failures as exceptions
         row["wall_time"] = time.perf_counter() - t0
         detail = "; ".join(log.messages[-3:])
@@ -422,7 +431,7 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
           stop_time: float | None = None, output: str | Path | None = None,
           resume: bool = False, scheduler: str | None = None, n_workers: int | None = None,
           client=None, event_values: int = 2, progress: bool = False,
-          serial: bool = False) -> SweepResult:
+          serial: bool = False, output_interval: float | None = None) -> SweepResult:
     """Run one simulation per parameter set and return a `SweepResult`.
 
     ``params``: ``--param`` texts (``"j1=0.5:2.0:10"``), `ParamSpec`s, or a dict
@@ -430,12 +439,16 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
     FMU's outputs and states). ``output``: a .csv or .parquet file the rows stream to.
     ``client``: an existing ``distributed.Client``; else ``scheduler`` or a LocalCluster of
     ``n_workers``. ``serial``: run in this process with FMPy, no Dask (the benchmarks'
-    baseline). Raises `InputError` (exit 2) before any run for bad specifications and
+    baseline). ``output_interval``: FMPy's output grid (default: one interval, the run's
+    final and event values are all a row keeps). Raises `InputError` (exit 2) before any run for bad specifications and
     parameter names the FMU does not have."""
     specs = _specs(params)
     cases = make_cases(specs, samples, seed)
     if stop_time is not None and not (math.isfinite(stop_time) and stop_time > 0):
         raise InputError(f"--stop-time must be a positive number, got {stop_time}")
+    if output_interval is not None and not (math.isfinite(output_interval)
+                                            and output_interval > 0):
+        raise InputError(f"--output-interval must be a positive number, got {output_interval}")
     if event_values < 0:
         raise InputError("--event-values must be at least 0")
     out_path = Path(output) if output else None
@@ -475,7 +488,7 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
     todo = [run for run in range(len(cases)) if run not in done]
     rows = dict(done)
     t0 = time.perf_counter()
-    args = (outputs, stop_time, event_values, fmi_type)
+    args = (outputs, stop_time, event_values, fmi_type, output_interval)
     try:
         if serial:
             for run in todo:
@@ -585,7 +598,7 @@ def sweep_command(args) -> int:
                     seed=args.seed, stop_time=args.stop_time, output=args.output,
                     resume=args.resume, scheduler=args.scheduler, n_workers=args.workers,
                     event_values=args.event_values, progress=sys.stderr.isatty(),
-                    serial=args.serial)
+                    serial=args.serial, output_interval=args.output_interval)
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code
@@ -615,6 +628,9 @@ def add_parser(sub) -> None:
                    help="record each variable's left/right values at the first K events "
                    "(default 2)")
     s.add_argument("--stop-time", type=float, default=None)
+    s.add_argument("--output-interval", type=float, default=None,
+                   help="FMPy's output grid (default: the whole run; event rows are always "
+                   "recorded)")
     s.add_argument("-o", "--output", metavar="OUT.parquet|OUT.csv",
                    help="stream the rows to this file")
     s.add_argument("--resume", action="store_true",

@@ -126,25 +126,25 @@ def test_killed_worker_loses_no_completed_run(clutch_fmu, dask_client, tmp_path)
     result = {}
 
     def run():
-        result["res"] = sweep(clutch_fmu, ["j1=0.5:2.0:40", "j2=0.5:2.0:5"], output=out,
+        result["res"] = sweep(clutch_fmu, ["j1=0.5:2.0:80", "j2=0.5:2.0:5"], output=out,
                               client=dask_client)
     th = threading.Thread(target=run)
     th.start()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not out.exists() or len(_rows(out)) < 30):
         time.sleep(0.05)
-    before = _complete_lines(out)
-    assert len(before) >= 31
     pids = _worker_pids(dask_client)
     victim = sorted(pids.values())[0]
     os.kill(victim, signal.SIGKILL)
+    before = _complete_lines(out)
+    assert 31 <= len(before) < 401 and th.is_alive(), "the kill came after the sweep ended"
     th.join(timeout=300)
     assert not th.is_alive()
-    _assert_momentum_restart(result["res"], 200)
+    _assert_momentum_restart(result["res"], 400)
     after = out.read_text().splitlines()
     assert after[:len(before)] == before
     runs = [r["run"] for r in _rows(out)]
-    assert sorted(map(int, runs)) == list(range(200))
+    assert sorted(map(int, runs)) == list(range(400))
     dask_client.wait_for_workers(2, timeout=60)       # the nanny restarted it
     assert victim not in _worker_pids(dask_client).values()
 
@@ -153,7 +153,7 @@ def test_killed_client_resumes_only_the_missing_runs(clutch_fmu, dask_client, tm
     """Kill the ``mdae-fmu sweep`` process once some rows are written, rerun with --resume:
     the rows already there are kept byte for byte, only the others are computed."""
     out = tmp_path / "r.csv"
-    cmd = [MDAE, "sweep", str(clutch_fmu), "--param", "j1=0.5:2.0:40", "--param",
+    cmd = [MDAE, "sweep", str(clutch_fmu), "--param", "j1=0.5:2.0:80", "--param",
            "j2=0.5:2.0:5", "-o", str(out), "--scheduler", dask_client.scheduler.address]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
@@ -162,17 +162,17 @@ def test_killed_client_resumes_only_the_missing_runs(clutch_fmu, dask_client, tm
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     kept = _complete_lines(out)[1:]
-    assert 40 <= len(kept) < 200, "the sweep finished before it was killed: nothing to resume"
+    assert 40 <= len(kept) < 400, "the sweep finished before it was killed: nothing to resume"
     done = proc.returncode
     assert done == -signal.SIGKILL
     r = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert (f"200 runs ({200 - len(kept)} computed now, {len(kept)} resumed), 0 failed"
+    assert (f"400 runs ({400 - len(kept)} computed now, {len(kept)} resumed), 0 failed"
             in r.stdout)
     lines = out.read_text().splitlines()
     assert lines[1:1 + len(kept)] == kept
     rows = _rows(out)
-    assert sorted(int(x["run"]) for x in rows) == list(range(200))
+    assert sorted(int(x["run"]) for x in rows) == list(range(400))
     j1 = np.array([float(x["j1"]) for x in rows])
     j2 = np.array([float(x["j2"]) for x in rows])
     w = (j1 * np.array([float(x["w1@e1-"]) for x in rows]) +
