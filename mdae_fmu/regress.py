@@ -60,9 +60,10 @@ def load_suite(path: str | Path) -> tuple[str, list[Entry]]:
     try:
         data = toml.loads(raw.decode("utf-8"))
     except toml.TOMLDecodeError as err:
-        line = getattr(err, "lineno", None)
-        col = getattr(err, "colno", None)
-        msg = str(err).split(" (at line")[0]
+        import re
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
+        line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+        msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(err))
         if line:
             src = raw.decode("utf-8", "replace").splitlines()
             raise InputError(msg, SourceLoc(str(path), line, col or 1),

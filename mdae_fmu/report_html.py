@@ -30,7 +30,7 @@ th{background:#f2f2f2}
 .pass{color:#176b2c;font-weight:bold}.fail{color:#b00020;font-weight:bold}
 .error{color:#8a4b00;font-weight:bold}
 svg{background:#fff;border:1px solid #ddd}
-.tube{fill:#9ecae1;fill-opacity:.55;stroke:none}
+.tube{fill:#9ecae1;fill-opacity:.55;stroke:#9ecae1;stroke-width:3;stroke-linejoin:round}
 .reference{fill:none;stroke:#08519c;stroke-width:1.2}
 .test{fill:none;stroke:#d95f02;stroke-width:1.4}
 .excursion{fill:#b00020}
@@ -125,8 +125,10 @@ def signal_svg(s) -> str:
                  f'</title></polyline>')
     parts.append(f'<polyline class="test" points="{pts(t, y)}"><title>test</title>'
                  f'</polyline>')
-    out = (y < lo) | (y > hi)
-    for tk, yk in zip(t[out][:200], y[out][:200]):
+    out = np.flatnonzero((y < lo) | (y > hi))
+    if len(out) > 200:                     # at most 200 marks, spread over all excursions
+        out = out[np.unique(np.linspace(0, len(out) - 1, 200).round().astype(int))]
+    for tk, yk in zip(t[out], y[out]):
         parts.append(f'<circle class="excursion" cx="{X(tk):.2f}" cy="{Y(yk):.2f}" r="2.5">'
                      f'<title>t = {tk:.10g}: {yk:.10g} outside the tube</title></circle>')
     if not s.passed and math.isfinite(s.at_time):
@@ -188,7 +190,8 @@ def comparison_body(c) -> str:
     for s in sorted(c.signals, key=lambda s: s.passed):
         head = f"{_verdict(s.passed)} {_e(s.name)}"
         fig = (f"<figure class=\"signal\" id=\"sig-{_e(s.name)}\" data-passed="
-               f"\"{str(s.passed).lower()}\"><figcaption>{head}: {_e(s.describe())}"
+               f"\"{str(s.passed).lower()}\"><figcaption>{_verdict(s.passed)} "
+               f"{_e(s.describe())}"
                f"</figcaption>{signal_svg(s)}</figure>")
         out.append(fig if not s.passed else f"<details><summary>{head}</summary>{fig}"
                    "</details>")
