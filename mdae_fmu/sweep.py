@@ -30,6 +30,7 @@ import numpy as np
 from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError
 
 FIXED_COLUMNS = ("run", "status", "message", "events", "wall_time")
+MAX_CHUNK = 20
 DASK_MISSING = ("{what} runs on Dask distributed, which is not installed: "
                 "pip install 'mdae_fmu[distributed]'")
 
@@ -238,6 +239,17 @@ def run_case(fmu_bytes: bytes, digest: str, run: int, params: dict, outputs: lis
             row[f"{o}@e{k}-"] = float(res[o][i])
             row[f"{o}@e{k}+"] = float(res[o][j])
     return row
+
+
+def run_chunk(fmu_bytes: bytes, digest: str, chunk: list[tuple[int, dict]], *args) -> list:
+    """`run_case` for several parameter sets in one task (amortizes Dask's per-task cost)."""
+    return [run_case(fmu_bytes, digest, run, params, *args) for run, params in chunk]
+
+
+def chunk_size(n_todo: int, n_workers: int) -> int:
+    """Runs per Dask task: about 8 tasks per worker, 1 to MAX_CHUNK runs each, so that the
+    load stays balanced and a lost worker costs little."""
+    return max(1, min(MAX_CHUNK, n_todo // max(1, 8 * n_workers)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,22 +574,26 @@ def _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler
         own = (client, own)
     try:
         shipped = client.scatter(fmu_bytes, broadcast=True, hash=False)
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        size = chunk_size(len(todo), n_workers)
         futures = {}
-        for run in todo:
-            f = client.submit(run_case, shipped, digest, run, cases[run], *args,
-                              key=f"mdae-run-{digest[:12]}-{run}", pure=False)
-            futures[f] = run
+        for k in range(0, len(todo), size):
+            chunk = [(run, cases[run]) for run in todo[k:k + size]]
+            f = client.submit(run_chunk, shipped, digest, chunk, *args,
+                              key=f"mdae-runs-{digest[:12]}-{chunk[0][0]}", pure=False)
+            futures[f] = chunk
         bar = _progress_thread(list(futures), progress)
         for fut in as_completed(list(futures)):
-            run = futures.pop(fut)
+            chunk = futures.pop(fut)
             try:
-                row = fut.result()
-            except Exception as err:     # e.g. KilledWorker: the run is kept as failed
-                row = {"run": run, **cases[run], "status": "failed",
-                       "message": f"{type(err).__name__}: {err}", "events": 0,
-                       "wall_time": math.nan}
-            rows[run] = row
-            sink.write(row)
+                got = fut.result()
+            except Exception as err:     # e.g. KilledWorker: the runs are kept as failed
+                got = [{"run": run, **params, "status": "failed",
+                        "message": f"{type(err).__name__}: {err}", "events": 0,
+                        "wall_time": math.nan} for run, params in chunk]
+            for row in got:
+                rows[row["run"]] = row
+                sink.write(row)
             fut.release()
         if bar is not None:
             bar.join(timeout=5)
