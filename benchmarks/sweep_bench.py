@@ -48,7 +48,7 @@ def main() -> int:
     import distributed
 
     from mdae_fmu import api
-    from mdae_fmu.sweep import sweep
+    from mdae_fmu.sweeps import sweep
     params = [f"j1=0.5:2.0:{args.j1}", f"j2=0.5:2.0:{args.j2}"]
     n = args.j1 * args.j2
     rows = []

@@ -50,10 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", metavar="OUT", help="write the result as CSV")
     s.add_argument("--plot", metavar="OUT.png", help="plot the result")
 
-    from . import compare, regress, sweep
-    compare.add_parser(sub)
-    regress.add_parser(sub)
-    sweep.add_parser(sub)
+    from . import comparison, regression, sweeps
+    comparison.add_parser(sub)
+    regression.add_parser(sub)
+    sweeps.add_parser(sub)
     return p
 
 
@@ -99,10 +99,10 @@ def _file_stem(name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from . import compare, regress, sweep
+    from . import comparison, regression, sweeps
     handler = {"analyze": _analyze, "export": _export, "simulate": _simulate,
-               "compare": compare.compare_command, "regress": regress.regress_command,
-               "sweep": sweep.sweep_command}[args.command]
+               "compare": comparison.compare_command, "regress": regression.regress_command,
+               "sweep": sweeps.sweep_command}[args.command]
     try:
         return handler(args)
     except MdaeError as err:

@@ -87,7 +87,7 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
 
 def signal_svg(s) -> str:
-    """An SVG plot of one `mdae_fmu.compare.SignalResult`: tube, reference, test, the test
+    """An SVG plot of one `mdae_fmu.comparison.SignalResult`: tube, reference, test, the test
     samples outside the tube, and a dashed line at the largest excursion."""
     t, y, lo, hi = _thin(s.t, s.y, s.lower, s.upper)
     tr, yr = _thin(s.t_ref, s.y_ref)
@@ -155,8 +155,8 @@ def _verdict(passed: bool) -> str:
 
 
 def comparison_body(c) -> str:
-    """The body of a comparison report (`mdae_fmu.compare.Comparison`)."""
-    from .compare import unmatched_events
+    """The body of a comparison report (`mdae_fmu.comparison.Comparison`)."""
+    from .comparison import unmatched_events
     rows = []
     for s in c.signals:
         where = "" if s.passed else f"{s.at_time:.10g}"

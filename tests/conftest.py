@@ -95,7 +95,7 @@ def reference_suite_run(dask_client, tmp_path_factory):
     its output folder (index.html, models/*.html, junit.xml)."""
     from pathlib import Path
 
-    from mdae_fmu.regress import regress
+    from mdae_fmu.regression import regress
     out = tmp_path_factory.mktemp("regress_reference")
     suite = Path(__file__).resolve().parents[1] / "reference_models" / "suite.toml"
     return regress(suite, output_dir=out, client=dask_client), out

@@ -13,7 +13,7 @@ import pytest
 from lxml import etree
 
 from mdae_fmu.cli import main
-from mdae_fmu.compare import compare_signal, read_reference_csv, tube
+from mdae_fmu.comparison import compare_signal, read_reference_csv, tube
 from mdae_fmu.diagnostics import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,3 +185,12 @@ def test_unknown_variable_is_refused(clutch_fmu, capsys):
     assert main(["compare", str(clutch_fmu), str(CLUTCH_CSV), "--variables", "W1"]) == 2
     err = capsys.readouterr().err
     assert "no variable 'W1' (did you mean 'w1'?)" in err and "Traceback" not in err
+
+
+def test_python_api_returns_plain_data(baselines):
+    import mdae_fmu
+    c = mdae_fmu.compare(baselines[1], CLUTCH_CSV, variables=["w1"])
+    assert not c.passed and [s.name for s in c.failed] == ["w1"]
+    s = c.failed[0]
+    assert s.at_time == 5.0 and s.test_value == pytest.approx(1.4538499, abs=1e-6)
+    assert [e.time for e in c.reference_events] == [5.0, 7.0]

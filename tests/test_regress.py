@@ -14,7 +14,7 @@ from lxml import etree
 pytest.importorskip("distributed")
 
 from mdae_fmu.cli import main  # noqa: E402
-from mdae_fmu.regress import load_suite, regress  # noqa: E402
+from mdae_fmu.regression import load_suite, regress  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "reference_models" / "suite.toml"

@@ -22,7 +22,7 @@ pytest.importorskip("distributed")
 
 from mdae_fmu.cli import main  # noqa: E402
 from mdae_fmu.diagnostics import InputError  # noqa: E402
-from mdae_fmu.sweep import make_cases, parse_param, sweep  # noqa: E402
+from mdae_fmu.sweeps import make_cases, parse_param, sweep  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MDAE = str(Path(sys.executable).with_name("mdae-fmu"))
@@ -198,3 +198,31 @@ def test_failed_runs_are_kept_with_their_message(clutch_fmu, tmp_path):
     assert "t = 5: mode change [not g] -> [g]" in res.rows[0]["message"]
     assert "numerically singular (j1 + j2)" in res.rows[0]["message"]
     assert len(_rows(tmp_path / "r.csv")) == 2
+
+
+def test_python_api_returns_plain_data(clutch_fmu):
+    import mdae_fmu
+    res = mdae_fmu.sweep(clutch_fmu, {"j1": [1.0, 2.0]}, serial=True)
+    table = res.to_numpy()
+    assert list(table["j1"]) == [1.0, 2.0] and list(table["status"]) == ["ok", "ok"]
+    # j2 = 2 (default): w+ = (j1 w1- + 2 w2-)/(j1 + 2)
+    w = (table["j1"] * table["w1@e1-"] + 2.0 * table["w2@e1-"]) / (table["j1"] + 2.0)
+    assert np.max(np.abs(table["w1@e1+"] - w)) <= 1e-8
+
+
+def test_missing_extras_give_a_clear_message(clutch_fmu, tmp_path, monkeypatch, capsys):
+    """Without pyarrow a parquet output is refused with the CSV alternative (which works);
+    without Dask the command says which extra to install."""
+    from mdae_fmu import sweeps
+    monkeypatch.setattr(sweeps, "_parquet_module", lambda: None)
+    out = tmp_path / "r.parquet"
+    assert main(["sweep", str(clutch_fmu), "--param", "j1=1:2:2", "-o", str(out),
+                 "--serial"]) == 2
+    err = capsys.readouterr().err
+    assert "parquet output needs pyarrow" in err and f"--output {tmp_path / 'r.csv'}" in err
+    assert main(["sweep", str(clutch_fmu), "--param", "j1=1:2:2", "--output",
+                 str(tmp_path / "r.csv"), "--serial"]) == 0
+    monkeypatch.setattr(sweeps, "_dask", lambda: None)
+    assert main(["sweep", str(clutch_fmu), "--param", "j1=1:2:2"]) == 2
+    assert ("runs on Dask distributed, which is not installed: pip install "
+            "'mdae_fmu[distributed]'") in capsys.readouterr().err

@@ -117,7 +117,7 @@ def run_entry(entry: Entry) -> dict:
     """Export, simulate and compare one entry (on a worker). Never raises: an entry that
     cannot be read, exported or simulated comes back with status ``error`` and the
     message."""
-    from .compare import compare
+    from .comparison import compare
     t0 = time.perf_counter()
     out = {"name": entry.name, "comparison": None, "message": ""}
     try:
@@ -168,7 +168,7 @@ def regress(suite_file: str | Path, output_dir: str | Path = "regress-report",
     with name, status pass/fail/error, message, seconds, report, comparison), "passed",
     "index", "junit"}``."""
     from .report_html import entry_page, index_page, junit_xml, write_text
-    from .sweep import DASK_MISSING, _dask, _progress_thread, get_client
+    from .sweeps import DASK_MISSING, _dask, _progress_thread, get_client
     name, entries = load_suite(suite_file)
     if client is None and _dask() is None:
         raise MdaeError(DASK_MISSING.format(what="mdae-fmu regress"))

@@ -381,8 +381,28 @@ class SweepResult:
     def failed(self) -> list[dict]:
         return [r for r in self.rows if r.get("status") != "ok"]
 
+    def to_numpy(self) -> np.ndarray:
+        """A structured array: one field per column (run, events int; status, message str;
+        the others float, NaN where a run has no value)."""
+        def kind(c):
+            if c in ("run", "events"):
+                return (c, np.int64)
+            if c in ("status", "message"):
+                return (c, object)
+            return (c, np.float64)
+        out = np.empty(len(self.rows), dtype=[kind(c) for c in self.columns])
+        for c in self.columns:
+            out[c] = [r.get(c, "" if c in ("status", "message") else
+                            0 if c in ("run", "events") else math.nan) for r in self.rows]
+        return out
+
     def to_pandas(self):
-        import pandas as pd
+        """A pandas DataFrame (needs pandas, not a dependency of mdae_fmu)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("SweepResult.to_pandas needs pandas (pip install pandas); "
+                              "SweepResult.to_numpy gives a structured array") from None
         return pd.DataFrame(self.rows, columns=self.columns)
 
 
