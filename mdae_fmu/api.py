@@ -26,13 +26,14 @@ def analyze(model: Model, erasure: str = "restricted"):
 
 
 def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
-               default_experiment: dict | None = None):
+               default_experiment: dict | None = None, progress: bool | None = None):
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
-    (missing entries: 0, 1, 1e-6, (stop - start)/500)."""
+    (missing entries: 0, 1, 1e-6, (stop - start)/500). ``progress=False`` silences the
+    stage messages a long export prints on stderr."""
     from .fmu.export import export
     return export(model, Path(path), fmi_type=fmi_type,
-                  default_experiment=default_experiment)
+                  default_experiment=default_experiment, progress=progress)
 
 
 def compare(test: str | Path, reference: str | Path, **options):

@@ -226,7 +226,8 @@ def read_reference_csv(path: str | Path) -> Trajectory:
         raise InputError(f"{path}: not a text file") from None
     lines = text.splitlines()
     if not lines or not lines[0].strip():
-        raise InputError("empty file, expected a header 'time,var1,...'", SourceLoc(str(path), 1, 1))
+        raise InputError("empty file, expected a header 'time,var1,...'",
+                         SourceLoc(str(path), 1, 1))
     header = [h.strip() for h in next(_csv.reader([lines[0]]))]
     if header[0] != "time":
         raise InputError(f"the first column must be 'time' (FMI cross-check format), "
@@ -321,19 +322,9 @@ def resolve(path: str | Path, work_dir: Path, stop_time: float | None = None,
     if suffix in MODEL_SUFFIXES:
         sub = work_dir / f"side{len(list(work_dir.iterdir()))}"
         sub.mkdir()
-        fmu = (_export_quietly if quiet else _export_model)(path, sub, stop_time)
+        fmu = _export_model(path, sub, stop_time, progress=False if quiet else None)
         return Source(path, "model", fmu=fmu, md=_check_fmu(fmu))
     raise InputError(f"{path}: expected a model (.mo, .bmo, .xml), an .fmu or a .csv result")
-
-
-def _export_quietly(path: Path, out_dir: Path, stop_time: float | None) -> Path:
-    from . import api
-    from .fmu.export import export
-    model = api.load(path)
-    stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in (model.name or path.stem))
-    fmu = out_dir / f"{stem or 'model'}.fmu"
-    export(model, fmu, default_experiment={"stopTime": stop_time}, progress=False)
-    return fmu
 
 
 def simulate_source(src: Source, variables: list[str], stop_time: float | None,

@@ -210,7 +210,7 @@ def comparison_page(c) -> str:
 def entry_page(entry: dict) -> str:
     """A suite entry's page: its comparison, or its error message."""
     c = entry.get("comparison")
-    body = [f'<p><a href="../index.html">&larr; suite index</a></p>']
+    body = ['<p><a href="../index.html">&larr; suite index</a></p>']
     if c is not None:
         body.append(comparison_body(c))
     else:

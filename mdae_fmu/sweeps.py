@@ -472,8 +472,8 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
     ``client``: an existing ``distributed.Client``; else ``scheduler`` or a LocalCluster of
     ``n_workers``. ``serial``: run in this process with FMPy, no Dask (the benchmarks'
     baseline). ``output_interval``: FMPy's output grid (default: one interval, the run's
-    final and event values are all a row keeps). Raises `InputError` (exit 2) before any run for bad specifications and
-    parameter names the FMU does not have."""
+    final and event values are all a row keeps). Raises `InputError` (exit 2) before any run
+    for bad specifications and parameter names the FMU does not have."""
     specs = _specs(params)
     cases = make_cases(specs, samples, seed)
     if stop_time is not None and not (math.isfinite(stop_time) and stop_time > 0):

@@ -5,7 +5,6 @@ with a wrong restart (w+ = w2-)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,14 +21,9 @@ CLUTCH_CSV = REF / "ClutchBasic.csv"
 
 
 @pytest.fixture(scope="module")
-def baselines(tmp_path_factory):
+def baselines(clutch_baselines):
     """The hand-written ClutchBasic FMU and the copy whose restart is w1+ = w2+ = w2-."""
-    sys.path.insert(0, str(ROOT))
-    from benchmarks.baselines.build import build_baseline
-    d = tmp_path_factory.mktemp("baselines")
-    good = build_baseline("ClutchBasic", d)
-    bad = build_baseline("ClutchBasic", d, defines=["BUG_RESTART_W2"], suffix="wrong_restart")
-    return good, bad
+    return clutch_baselines
 
 
 @pytest.fixture(scope="module")

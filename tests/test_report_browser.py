@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -76,13 +75,11 @@ def test_index_links_every_model_to_its_report(browser, reference_suite_run):
 
 
 @pytest.fixture(scope="module")
-def failing_report(tmp_path_factory):
+def failing_report(tmp_path_factory, clutch_baselines):
     """compare's report of the wrong-restart baseline (w+ = w2-) against ClutchBasic.csv."""
-    sys.path.insert(0, str(ROOT))
-    from benchmarks.baselines.build import build_baseline
     from mdae_fmu.cli import main
     d = tmp_path_factory.mktemp("failing_report")
-    bad = build_baseline("ClutchBasic", d, defines=["BUG_RESTART_W2"], suffix="wrong_restart")
+    bad = clutch_baselines[1]
     report = d / "report.html"
     assert main(["compare", str(bad), str(ROOT / "reference_models" / "ClutchBasic.csv"),
                  "--report", str(report)]) == 1

@@ -21,7 +21,6 @@ import pytest
 pytest.importorskip("distributed")
 
 from mdae_fmu.cli import main  # noqa: E402
-from mdae_fmu.diagnostics import InputError  # noqa: E402
 from mdae_fmu.sweeps import make_cases, parse_param, sweep  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
