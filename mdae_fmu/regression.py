@@ -168,36 +168,20 @@ def regress(suite_file: str | Path, output_dir: str | Path = "regress-report",
     with name, status pass/fail/error, message, seconds, report, comparison), "passed",
     "index", "junit"}``."""
     from .report_html import entry_page, index_page, junit_xml, write_text
-    from .sweeps import DASK_MISSING, _dask, _progress_thread, get_client
+    from . import dask_tasks
     name, entries = load_suite(suite_file)
-    if client is None and _dask() is None:
-        raise MdaeError(DASK_MISSING.format(what="mdae-fmu regress"))
-    out_dir = Path(output_dir)
-    own = None
     if client is None:
-        client, cluster = get_client(scheduler, n_workers, "mdae-fmu regress")
-        own = (client, cluster)
-    try:
-        from distributed import as_completed
+        dask_tasks.require("mdae-fmu regress")
+    out_dir = Path(output_dir)
+    results: list[dict | None] = [None] * len(entries)
+    with dask_tasks.client_for(client, scheduler, n_workers, "mdae-fmu regress") as client:
         futures = {client.submit(run_entry, e, pure=False, key=f"mdae-regress-{k}-{e.name}"): k
                    for k, e in enumerate(entries)}
-        bar = _progress_thread(list(futures), progress)
-        results: list[dict | None] = [None] * len(entries)
-        for fut in as_completed(list(futures)):
-            k = futures[fut]
-            try:
-                results[k] = fut.result()
-            except Exception as err:     # the worker died under the entry, again and again
-                results[k] = {"name": entries[k].name, "comparison": None, "status": "error",
-                              "message": f"{type(err).__name__}: {err}", "seconds": math.nan,
-                              "summary": type(err).__name__}
-        if bar is not None:
-            bar.join(timeout=5)
-    finally:
-        if own is not None:
-            own[0].close()
-            if own[1] is not None:
-                own[1].close()
+        for k, result, err in dask_tasks.as_finished(futures, progress):
+            results[k] = result if err is None else {   # the worker died under it, repeatedly
+                "name": entries[k].name, "comparison": None, "status": "error",
+                "message": f"{type(err).__name__}: {err}", "seconds": math.nan,
+                "summary": type(err).__name__}
     used: set = set()
     for r in results:
         r["report"] = _report_name(r["name"], used)

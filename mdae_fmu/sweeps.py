@@ -27,12 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import dask_tasks
 from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError
 
 FIXED_COLUMNS = ("run", "status", "message", "events", "wall_time")
 MAX_CHUNK = 20
-DASK_MISSING = ("{what} runs on Dask distributed, which is not installed: "
-                "pip install 'mdae_fmu[distributed]'")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,48 +405,6 @@ class SweepResult:
         return pd.DataFrame(self.rows, columns=self.columns)
 
 
-def _dask():
-    try:
-        import distributed
-        return distributed
-    except ImportError:
-        return None
-
-
-def get_client(scheduler: str | None, n_workers: int | None, what: str):
-    """A Dask client: to ``scheduler`` (tcp://HOST:PORT) or to a new LocalCluster of
-    ``n_workers`` single-threaded worker processes (default: as many as cores). Returns
-    (client, cluster_or_None)."""
-    distributed = _dask()
-    if distributed is None:
-        raise MdaeError(DASK_MISSING.format(what=what))
-    if scheduler:
-        try:
-            return distributed.Client(scheduler, timeout="10s"), None
-        except (OSError, TimeoutError) as err:
-            raise InputError(f"--scheduler {scheduler}: cannot connect: {err}") from None
-    n = n_workers or os.cpu_count() or 1
-    cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    return distributed.Client(cluster), cluster
-
-
-def _progress_thread(futures, enabled: bool):
-    """Dask's own text progress bar, in a thread (it blocks until every future is done)."""
-    if not enabled or not futures:
-        return None
-    from distributed import progress
-
-    def show():
-        try:
-            progress(futures, notebook=False)
-        except Exception:   # the bar is cosmetic: never let it break the sweep
-            pass
-    th = threading.Thread(target=show, daemon=True)
-    th.start()
-    return th
-
-
 def prepare_fmu(model_or_fmu: str | Path, work_dir: Path, stop_time: float | None):
     """(fmu path, model description) of a model file (exported) or an FMU."""
     from .simulate import _check_fmu, _export_model
@@ -491,8 +448,8 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
         raise InputError(f"{out_path}: parquet output needs pyarrow (pip install "
                          "'mdae_fmu[distributed]'); or write CSV: --output "
                          f"{out_path.with_suffix('.csv')}")
-    if not serial and client is None and _dask() is None:
-        raise MdaeError(DASK_MISSING.format(what="mdae-fmu sweep"))
+    if not serial and client is None:
+        dask_tasks.require("mdae-fmu sweep")
     with tempfile.TemporaryDirectory(prefix="mdae_sweep_") as tmp:
         fmu, md = prepare_fmu(model_or_fmu, Path(tmp), stop_time)
         fmu_bytes = Path(fmu).read_bytes()
@@ -587,12 +544,9 @@ def _open_sink(out_path: Path | None, columns: list[str], resume: bool):
 
 def _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler, n_workers,
                      client, progress):
-    from distributed import as_completed
-    own = None
-    if client is None:
-        client, own = get_client(scheduler, n_workers, "mdae-fmu sweep")
-        own = (client, own)
-    try:
+    """The runs ``todo`` on Dask, in chunks; each row goes to ``rows`` and ``sink`` as its
+    task finishes."""
+    with dask_tasks.client_for(client, scheduler, n_workers, "mdae-fmu sweep") as client:
         shipped = client.scatter(fmu_bytes, broadcast=True, hash=False)
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         size = chunk_size(len(todo), n_workers)
@@ -602,26 +556,14 @@ def _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler
             f = client.submit(run_chunk, shipped, digest, chunk, *args,
                               key=f"mdae-runs-{digest[:12]}-{chunk[0][0]}", pure=False)
             futures[f] = chunk
-        bar = _progress_thread(list(futures), progress)
-        for fut in as_completed(list(futures)):
-            chunk = futures.pop(fut)
-            try:
-                got = fut.result()
-            except Exception as err:     # e.g. KilledWorker: the runs are kept as failed
+        for chunk, got, err in dask_tasks.as_finished(futures, progress):
+            if err is not None:          # e.g. KilledWorker: the runs are kept as failed
                 got = [{"run": run, **params, "status": "failed",
                         "message": f"{type(err).__name__}: {err}", "events": 0,
                         "wall_time": math.nan} for run, params in chunk]
             for row in got:
                 rows[row["run"]] = row
                 sink.write(row)
-            fut.release()
-        if bar is not None:
-            bar.join(timeout=5)
-    finally:
-        if own is not None:
-            own[0].close()
-            if own[1] is not None:
-                own[1].close()
 
 
 def sweep_command(args) -> int:
@@ -680,4 +622,4 @@ def add_parser(sub) -> None:
 
 
 __all__ = ["sweep", "SweepResult", "ParamSpec", "parse_param", "make_cases", "run_case",
-           "sweep_command", "add_parser", "get_client"]
+           "sweep_command", "add_parser"]

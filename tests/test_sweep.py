@@ -221,7 +221,22 @@ def test_missing_extras_give_a_clear_message(clutch_fmu, tmp_path, monkeypatch, 
     assert "parquet output needs pyarrow" in err and f"--output {tmp_path / 'r.csv'}" in err
     assert main(["sweep", str(clutch_fmu), "--param", "j1=1:2:2", "--output",
                  str(tmp_path / "r.csv"), "--serial"]) == 0
-    monkeypatch.setattr(sweeps, "_dask", lambda: None)
+    from mdae_fmu import dask_tasks
+    monkeypatch.setattr(dask_tasks, "available", lambda: None)
     assert main(["sweep", str(clutch_fmu), "--param", "j1=1:2:2"]) == 2
     assert ("runs on Dask distributed, which is not installed: pip install "
             "'mdae_fmu[distributed]'") in capsys.readouterr().err
+
+
+def test_command_on_its_own_local_cluster(clutch_fmu, tmp_path, capsys):
+    """Without --scheduler the command starts (and stops) its own LocalCluster."""
+    out = tmp_path / "r.csv"
+    assert main(["sweep", str(clutch_fmu), "--param", "j1=0.5:2.0:6", "--param", "j2=1,2",
+                 "--workers", "1", "-o", str(out)]) == 0
+    assert "12 runs (12 computed now, 0 resumed), 0 failed" in capsys.readouterr().out
+    rows = _rows(out)
+    j1 = np.array([float(r["j1"]) for r in rows])
+    j2 = np.array([float(r["j2"]) for r in rows])
+    w = (j1 * np.array([float(r["w1@e1-"]) for r in rows])
+         + j2 * np.array([float(r["w2@e1-"]) for r in rows])) / (j1 + j2)
+    assert np.max(np.abs(np.array([float(r["w2@e1+"]) for r in rows]) - w)) <= 1e-8
