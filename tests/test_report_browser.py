@@ -58,6 +58,8 @@ def test_console_errors_are_seen(browser, tmp_path):
 def test_index_links_every_model_to_its_report(browser, reference_suite_run):
     res, out = reference_suite_run
     assert _open(browser, out / "index.html") == []
+    assert browser.find_element(By.ID, "summary").text == \
+        f"{len(res['entries'])} of {len(res['entries'])} passed"
     links = browser.find_elements(By.CSS_SELECTOR, "#entries tr.entry td:first-child a")
     assert [a.text for a in links] == [e["name"] for e in res["entries"]]
     hrefs = [a.get_attribute("href") for a in links]
@@ -66,8 +68,9 @@ def test_index_links_every_model_to_its_report(browser, reference_suite_run):
         browser.get(href)
         errs = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
         assert errs == [], (name, errs)
+        assert browser.title == name
         h1 = browser.find_element(By.TAG_NAME, "h1").text
-        assert h1.startswith("PASS") and name.split("_")[0] in h1 or name in h1, (name, h1)
+        assert h1.startswith("PASS") and f"{name}.mo against" in h1, (name, h1)
         # every compared signal has its plot with the tube and both curves drawn
         figs = browser.find_elements(By.CSS_SELECTOR, "figure.signal")
         rows = browser.find_elements(By.CSS_SELECTOR, "#signals tr")[1:]
