@@ -62,7 +62,7 @@ def main() -> int:
         for workers in (1, 2):
             t0 = time.perf_counter()
             cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                               processes=True, dashboard_address=None)
+                                               processes=True, dashboard_address=":0")
             client = distributed.Client(cluster)
             startup = time.perf_counter() - t0
             try:

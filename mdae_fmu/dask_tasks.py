@@ -54,7 +54,7 @@ def client_for(client, scheduler: str | None, n_workers: int | None, what: str):
     else:
         cluster = distributed.LocalCluster(n_workers=n_workers or os.cpu_count() or 1,
                                            threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+                                           dashboard_address=":0")
         own = distributed.Client(cluster)
     try:
         yield own
