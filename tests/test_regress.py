@@ -124,3 +124,21 @@ def test_suite_paths_are_relative_to_the_suite_file():
     e = next(e for e in entries if e.name == "ClutchGuarded")
     assert e.files["input"][0] == "ClutchGuarded.input.csv"
     assert e.files["reference"][1] == (ROOT / "reference_models" / "ClutchBasic.csv").read_bytes()
+
+
+def test_names_and_messages_are_escaped_in_html_and_junit():
+    """A model name and an error message full of markup stay text in the index, the entry
+    page and the JUnit XML."""
+    from lxml import html as lhtml
+
+    from mdae_fmu.report_html import entry_page, index_page, junit_xml
+    name = '<script>alert("x")</script>&M'
+    msg = 'M.mo:1:2: unexpected "<" & more'
+    entry = {"name": name, "comparison": None, "status": "error", "message": msg,
+             "seconds": 0.5, "summary": msg, "report": "models/M.html"}
+    for page in (index_page("suite <1>", [entry]), entry_page(entry)):
+        doc = lhtml.fromstring(page)
+        assert not doc.xpath("//script")
+        assert name in doc.text_content() and msg in doc.text_content()
+    case = etree.fromstring(junit_xml("s&<", [entry]).encode()).find("testsuite/testcase")
+    assert case.get("name") == name and case.find("error").get("message") == msg
