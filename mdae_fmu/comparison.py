@@ -516,6 +516,11 @@ def compare(test: str | Path, reference: str | Path, variables: list[str] | None
         if stop_time is None and tst.trajectory is not None:
             stop_time = float(tst.trajectory.time[-1])
         names = _choose_variables(tst, ref, variables)
+        if start_values:
+            from .sweeps import check_parameters
+            for side in (ref, tst):
+                if side.md is not None:
+                    check_parameters(str(side.path), side.md, list(start_values))
         ref_traj = simulate_source(ref, names, stop_time, start_values, input,
                                    solver_tolerance)
         if stop_time is None:
@@ -538,11 +543,11 @@ def _choose_variables(tst: Source, ref: Source, variables: list[str] | None) -> 
         for side, have in ((tst, have_t), (ref, have_r)):
             missing = [v for v in variables if v not in have]
             if missing:
-                import difflib
+                from .sweeps import closest_name
                 hints = []
                 for m in missing:
-                    close = difflib.get_close_matches(m, sorted(have), n=1, cutoff=0.5)
-                    hints.append(f"'{m}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+                    close = closest_name(m, have)
+                    hints.append(f"'{m}'" + (f" (did you mean '{close}'?)" if close else ""))
                 raise InputError(f"{side.path}: no variable {', '.join(hints)}")
         return list(variables)
     names = [n for n in ref.default_variables() if n in have_t and n != "time"]

@@ -129,9 +129,19 @@ def settable_names(md) -> dict[str, str]:
     return out
 
 
+def closest_name(name: str, candidates) -> str | None:
+    """The candidate a misspelt ``name`` most likely means: one equal up to case, else the
+    closest by difflib's ratio (at least 0.5); None when nothing is close."""
+    import difflib
+    folded = [c for c in sorted(candidates) if c.lower() == name.lower()]
+    if folded:
+        return folded[0]
+    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.5)
+    return close[0] if close else None
+
+
 def check_parameters(fmu_label: str, md, names: list[str]) -> None:
     """Refuse, before any run, a name the FMU does not have or cannot set."""
-    import difflib
     settable = settable_names(md)
     all_names = {v.name for v in md.modelVariables}
     for n in names:
@@ -140,8 +150,8 @@ def check_parameters(fmu_label: str, md, names: list[str]) -> None:
         if n in all_names:
             raise InputError(f"{fmu_label}: '{n}' cannot be set before a run (not a parameter, "
                              "input or variable with a start value)")
-        close = difflib.get_close_matches(n, sorted(settable), n=1, cutoff=0.5)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        close = closest_name(n, settable)
+        hint = f" (did you mean '{close}'?)" if close else ""
         listed = ", ".join(sorted(settable)[:20])
         raise InputError(f"{fmu_label}: no parameter '{n}'{hint}; parameters: {listed}")
 

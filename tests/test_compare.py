@@ -188,3 +188,12 @@ def test_python_api_returns_plain_data(baselines):
     s = c.failed[0]
     assert s.at_time == 5.0 and s.test_value == pytest.approx(1.4538499, abs=1e-6)
     assert [e.time for e in c.reference_events] == [5.0, 7.0]
+
+
+def test_unknown_start_value_is_refused_before_simulating(baselines):
+    import mdae_fmu
+    with pytest.raises(InputError, match="no parameter 'J1' \\(did you mean 'j1'\\?\\)"):
+        mdae_fmu.compare(baselines[0], CLUTCH_CSV, start_values={"J1": 2.0})
+    # a known one changes the run: j1 = 2 engages at (2 w1- + 2 w2-)/4, not the CSV's value
+    c = mdae_fmu.compare(baselines[0], CLUTCH_CSV, start_values={"j1": 2.0}, variables=["w1"])
+    assert not c.passed and c.failed[0].first_exit <= 5.0
