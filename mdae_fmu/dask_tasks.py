@@ -93,4 +93,13 @@ def as_finished(futures: dict, progress: bool = False):
         bar.join(timeout=5)
 
 
-__all__ = ["available", "require", "client_for", "as_finished", "MISSING"]
+def add_cluster_options(parser) -> None:
+    """``--scheduler`` and ``--workers`` on a subcommand's parser."""
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                        help="use this Dask scheduler (default: a LocalCluster)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="LocalCluster workers (default: as many as cores)")
+
+
+__all__ = ["available", "require", "client_for", "as_finished", "add_cluster_options",
+           "MISSING"]

@@ -226,16 +226,14 @@ def regress_command(args) -> int:
 
 def add_parser(sub) -> None:
     """Register ``regress`` on the CLI's subparsers."""
+    from . import dask_tasks
     r = sub.add_parser("regress", help="run a regression suite (TOML) on Dask; JUnit XML and "
                        "an HTML index")
     r.add_argument("suite", help="suite file (TOML)")
     r.add_argument("--output-dir", default="regress-report",
                    help="where index.html and models/*.html go (default regress-report)")
     r.add_argument("--junit", metavar="OUT.xml", help="JUnit XML (default OUTPUT_DIR/junit.xml)")
-    r.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="use this Dask scheduler (default: a LocalCluster)")
-    r.add_argument("--workers", type=int, default=None,
-                   help="LocalCluster workers (default: as many as cores)")
+    dask_tasks.add_cluster_options(r)
     r.add_argument("--progress", action="store_true",
                    help="show Dask's progress bar even when not on a terminal")
 

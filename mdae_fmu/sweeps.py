@@ -623,10 +623,7 @@ def add_parser(sub) -> None:
                    help="stream the rows to this file")
     s.add_argument("--resume", action="store_true",
                    help="keep the runs already in --output and compute only the missing ones")
-    s.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="use this Dask scheduler (default: a LocalCluster)")
-    s.add_argument("--workers", type=int, default=None,
-                   help="LocalCluster workers (default: as many as cores)")
+    dask_tasks.add_cluster_options(s)
     s.add_argument("--serial", action="store_true",
                    help="run in this process with FMPy, without Dask (baseline)")
 
