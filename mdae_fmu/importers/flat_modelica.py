@@ -45,6 +45,9 @@ from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Term
 from . import arrays as A
 from . import types as T
 from .depth import MAX_DEPTH, limited
+from .algorithms import lower_algorithm
+from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Tuple
+from .. import functions as F
 from .lalr import Driver, ParseError
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
@@ -60,24 +63,24 @@ _GRAMMAR = Path(__file__).with_name("modelica.lark")
 # Terminals of reserved keywords that the grammar does not use as such; the lexer always
 # recognizes them, and `_syntax_error` turns them into "unsupported construct" messages.
 _UNSUPPORTED_KEYWORDS = {
-    "FUNCTION": "function definitions are not supported (only the Modelica built-in functions "
-                "can be called)",
+    "FUNCTION": "a function definition can only come before the model class or inside the "
+                "Base Modelica package",
     "CONNECTOR": "connector definitions are not supported (the input must be flattened)",
     "EXPANDABLE": "expandable connectors are not supported (the input must be flattened)",
     "OPERATOR": "operator definitions are not supported",
-    "ALGORITHM": "algorithm sections are not supported (write equations)",
+    "ALGORITHM": "an algorithm section cannot start here",
     "CONNECT": "connect-equations are not supported (the input must be flattened)",
     "EXTENDS": "extends-clauses are not supported (the input must be flattened)",
     "IMPORT": "import-clauses are not supported (the input must be flattened)",
     "ENCAPSULATED": "encapsulated classes are not supported (give one flat class)",
     "PARTIAL": "partial classes are not supported (give one flat class)",
-    "EXTERNAL": "external functions are not supported",
+    "EXTERNAL": "an external clause can only end a function definition",
     "CONSTRAINEDBY": "constrainedby is not supported (the input must be flattened)",
-    "WHILE": "while-loops are not supported",
-    "BREAK": "break is not supported (no algorithm sections)",
-    "RETURN": "return is not supported (no algorithm sections)",
+    "WHILE": "while-loops are only supported as statements of an algorithm section",
+    "BREAK": "break is only allowed inside a loop of an algorithm section",
+    "RETURN": "return is only allowed in the algorithm section of a function",
     "PURE": "pure(...) is not supported",
-    "IMPURE": "impure functions are not supported",
+    "IMPURE": "impure can only prefix a function definition",
     "FLOW": "flow variables are not supported (the input must be flattened)",
     "STREAM": "stream variables are not supported (the input must be flattened)",
 }
@@ -148,7 +151,8 @@ def normalize_name(raw: str) -> str:
 
 # --- the parser (built once per process) ----------------------------------------------------
 
-_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "LOOP")
+_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
+                "INITIAL_ALGORITHM", "LOOP")
 
 
 class _PostLexer:
@@ -218,6 +222,9 @@ class ParseContext:
     inline_types: dict = field(default_factory=dict)  # "enumeration(a,b)" -> EnumDef
     record_names: set = field(default_factory=set)    # records defined so far
     enum_vars: dict = field(default_factory=dict)     # variable -> EnumDef (`lowering`)
+    functions: list = field(default_factory=list)     # function definitions (FunctionDef)
+    annotations: list = field(default_factory=list)   # offsets of annotations not yet claimed
+    calls: list = field(default_factory=list)         # (name, where, nargs) of non-built-ins
     _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
 
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -267,6 +274,10 @@ class ParseContext:
         entry = (loc.line, loc.col, priority, message + self.note, src)
         self.errors.append(entry)
         return entry
+
+    def withdraw(self, entry: tuple):
+        """Forget an error recorded by `error` (the construct turned out to be valid)."""
+        self.errors.remove(entry)
 
     def _src(self, loc: SourceLoc):
         """The line to show under a message: a line of the file, or the parsed expression text
@@ -332,7 +343,7 @@ class Decl:
 
 # --- grammar callbacks ------------------------------------------------------------------------
 
-class _Callbacks:
+class _Callbacks(FunctionCallbacks):
     """Callbacks of the LALR parser, one per grammar rule (lark calls them on each reduction
     with the list of children); they build expressions and the intermediate form."""
 
@@ -432,7 +443,9 @@ class _Callbacks:
         return E.ZERO
 
     def tuple_expr(self, c):
-        return self._refuse(c[0], "tuple expressions '(a, b, ...)' are not supported")
+        entry = self.ctx.error(self.ctx.tok_loc(c[0]), "tuple expressions '(a, b, ...)' are "
+                                                       "only allowed left of '=' or ':='")
+        return Tuple(c[1:], entry)
 
     # array expressions are kept as `arrays` nodes and scalarized by `lowering` (issue 13)
     def array_expr(self, c):
@@ -530,6 +543,8 @@ class _Callbacks:
         name = normalize_name(tok[1])
         if name.startswith("Modelica.Math.") and name[14:] in E.MATH_FUNCTIONS:
             name = name[14:]
+        elif name in ("Modelica.Math.Special.erf", "Modelica.Math.Special.erfc"):
+            name = name[22:]
         ctx = self.ctx
         if name == "der":
             if len(args) != 1 or type(args[0]) is _Named:
@@ -559,9 +574,18 @@ class _Callbacks:
         if name in A.ARRAY_FUNCTIONS and (counts is None or len(args) not in counts):
             return self._array_call(tok, name, args)
         if counts is None:
-            ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica built-in "
-                                        "functions and operators are supported)")
-            return E.ZERO
+            if not ctx.whole_file:      # an XML equation list defines no functions
+                ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica "
+                                            "built-in functions and operators are supported)")
+                return E.ZERO
+            # a function defined in the file (checked when the model is built)
+            for a in args:
+                if type(a) is _Named:
+                    ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
+                                                   f"'{name}(...)'")
+                    return E.ZERO
+            ctx.calls.append((name, tok[2], len(args)))
+            return E.Call(name, tuple(args))
         if not self._arguments_fit(tok, name, args, counts):
             return E.ZERO
         return E.Call(name, tuple(args))
@@ -608,6 +632,8 @@ class _Callbacks:
 
     def eq(self, c):
         lhs, eq_tok, rhs = c[0], c[1], c[2]
+        if type(lhs) is Tuple:
+            self.ctx.withdraw(lhs.error)
         start = self._start(eq_tok)
         if c[-1][2] + 1 - start > 2 * MAX_DEPTH:    # shorter text cannot nest that deep
             lhs = self._limited(lhs, start)
@@ -722,6 +748,8 @@ class _Callbacks:
         return _Description("".join(out))
 
     def annotation(self, c):
+        if self.ctx.whole_file:
+            self.ctx.annotations.append(c[0][2])
         return None
 
     def annotation_element(self, c):
@@ -778,19 +806,6 @@ class _Callbacks:
                 desc = x.text
         return [T.AliasDef(normalize_name(c[1][1]), c[1][2], normalize_name(base[1]),
                            base[2], dims, self._modifiers(mods, False), desc)]
-
-    def record_constructor(self, c):
-        # [FUNCTION, NAME, description?, ("decls", [...])?, NAME, SEMI]
-        self.ctx.extended = True
-        decls = next((x[1] for x in c if type(x) is tuple and x and x[0] == "decls"), [])
-        name = normalize_name(c[1][1])
-        rec = T.record_from_constructor(name, c[1][2], decls)
-        if rec is None:
-            self.ctx.error(self.ctx.tok_loc(c[0]), "unsupported construct: "
-                           + _UNSUPPORTED_KEYWORDS["FUNCTION"])
-            return []
-        self.ctx.record_names.add(name)
-        return [rec]
 
     def record_definition(self, c):
         # [RECORD, NAME, description?, ("decls", [...])?, NAME, SEMI]
@@ -972,24 +987,6 @@ def _describe_expected(expected, parser: _Parser) -> str:
     return f" (expected one of {', '.join(names)})"
 
 
-_CLASS_START = re.compile(r"^[ \t]*(?:(?:partial|impure|pure|encapsulated|final)\s+)*"
-                          r"(function|class|model|block|package|record|type|connector)\b",
-                          re.M)
-
-
-def _enclosing_function(text: str, pos: int) -> int | None:
-    """Offset of the ``function`` keyword of the definition that holds offset ``pos`` (the
-    last class-like keyword at the start of a line before it), None if that is no function.
-    Only record constructors are read as functions (`types.record_from_constructor`), so a
-    syntax error inside another function is the function's unsupported definition."""
-    last = None
-    for m in _CLASS_START.finditer(text, 0, pos):
-        last = m
-    if last is not None and last.group(1) == "function":
-        return last.start(1)
-    return None
-
-
 def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputError:
     """Turn a `lalr.ParseError` into an `InputError` a modeller can act on."""
     text = ctx.text
@@ -1009,11 +1006,6 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
             msg = f"unexpected character {ch!r}"
         return InputError("syntax error: " + msg + ctx.note, loc, ctx._src(loc))
     kind, value, start = err.token
-    fn = _enclosing_function(text, start) if ctx.whole_file else None
-    if fn is not None:      # inside a function that is not a record constructor
-        loc = ctx.pos_loc(fn)
-        return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS["FUNCTION"],
-                          loc, ctx._src(loc))
     loc = ctx.pos_loc(start)
     if kind == "$END":
         if err.previous is None and ctx.whole_file:
@@ -1251,6 +1243,7 @@ class _ModelBuilder:
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
         self.needs_lowering = False     # an undeclared name or a lone `x[3]` (`_Relower`)
+        self.tuple_calls: list = []                # (function, outputs used, where)
 
     def err(self, where, message, priority=0):
         loc = self.ctx.where_loc(where)
@@ -1361,10 +1354,32 @@ class _ModelBuilder:
         return lit
 
     # ---- equations ----
-    def add_equation(self, item, guard):
+    def add_equation(self, item, guard, initial=False):
         _, lhs, rhs, where = item
-        self.equations.append(Equation(f"e{len(self.equations) + 1}", _residual(lhs, rhs),
-                                       guard, self.ctx.where_loc(where)))
+        target = self.initial if initial else self.equations
+        prefix = "i" if initial else "e"
+        if type(lhs) is Tuple:
+            residuals = self.tuple_residuals(lhs, rhs, where)
+        else:
+            residuals = [_residual(lhs, rhs)]
+        for r in residuals:
+            target.append(Equation(f"{prefix}{len(target) + 1}", r, guard,
+                                   self.ctx.where_loc(where)))
+
+    def tuple_residuals(self, lhs, rhs, where) -> list:
+        """``(a, b) = f(x)``: one residual per output, ``a - f(x)``, ``b - f#2(x)``."""
+        if type(rhs) is not E.Call or rhs.func in E.BUILTIN_FUNCTIONS:
+            self.err(where, "the right side of '(a, b) = ...' must be a call of a function "
+                            "with several outputs")
+            return []
+        out = []
+        for k, item in enumerate(lhs.items):
+            if type(item) is Tuple:
+                self.err(where, "nested tuples are not supported")
+                return []
+            out.append(_residual(item, E.Call(F.call_name(rhs.func, k), rhs.args)))
+        self.tuple_calls.append((rhs.func, len(lhs.items), where))
+        return out
 
     def section(self, items, initial: bool):
         """Flatten one equation section in source order; if-branches extend the guard
@@ -1378,13 +1393,7 @@ class _ModelBuilder:
                 continue
             tag = item[0]
             if tag == "eq":
-                if initial:
-                    _, lhs, rhs, where = item
-                    self.initial.append(Equation(f"i{len(self.initial) + 1}",
-                                                 _residual(lhs, rhs), guard,
-                                                 self.ctx.where_loc(where)))
-                else:
-                    self.add_equation(item, guard)
+                self.add_equation(item, guard, initial)
             elif tag == "if":
                 _, branches, orelse, _loc = item
                 prior: list[GuardLiteral] = []
@@ -1693,6 +1702,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
         sections = lower(sections, ctx)
         ctx.raise_first()
     b = _ModelBuilder(name, ctx)
+    resolver = FunctionResolver(ctx.functions, ctx, b.err) if ctx.functions or ctx.calls \
+        else None
     for sec in sections:
         tag = sec[0]
         if tag == "decls":
@@ -1702,13 +1713,89 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.section(_drained(sec[1]), initial=False)
         elif tag == "initial":
             b.section(_drained(sec[1]), initial=True)
+        elif tag in ("algorithm", "initial_algorithm"):
+            if resolver is None:
+                resolver = FunctionResolver([], ctx, b.err)
+            lower_algorithm(b, resolver, sec[1], sec[2], tag == "initial_algorithm")
+        elif tag == "external":
+            b.err(sec[3], "an external clause is only allowed in a function")
+    if resolver is not None:
+        resolver.finish(ctx.calls)
+        _check_tuple_calls(b, resolver)
+    _declare_constants(b, resolver)
     b.check_arrays()
     b.check_names()
     if b.needs_lowering and not lowered and ctx.whole_file:
         raise _Relower()
     ctx.note = ""
     ctx.raise_first()
-    return b.model()
+    model = b.model()
+    if resolver is not None:
+        model = _with_functions(model, resolver)
+        ctx.raise_first()
+    return model
+
+
+def _check_tuple_calls(b: _ModelBuilder, resolver) -> None:
+    """``(a, b, c) = f(x)`` needs a function with at least that many outputs."""
+    for fname, n, where in b.tuple_calls:
+        fn = resolver.functions.get(fname)
+        if fn is not None and n > len(fn.outputs):
+            b.err(where, f"'{fname}' has {len(fn.outputs)} output"
+                         f"{'' if len(fn.outputs) == 1 else 's'}, {n} are assigned")
+
+
+def _declare_constants(b: _ModelBuilder, resolver) -> None:
+    """``Modelica.Constants.pi`` and the others used without a declaration become constants
+    (their MSL 4.0 values, `importers.functions.CONSTANTS`)."""
+    used = [n for n in b.ctx.first_use if n.startswith("Modelica.Constants.")]
+    for name in used:
+        short = name[len("Modelica.Constants."):]
+        if name not in b.declared and short in CONSTANTS:
+            b.declared[name] = None
+            b.variables.append(Variable(name=name, type="Real", variability="constant",
+                                        causality="local", binding=E.Const(CONSTANTS[short])))
+
+
+def _with_functions(model: Model, resolver) -> Model:
+    """``model`` with its calls resolved (aliases, defaults, inlining:
+    `FunctionResolver.rewrite`) and the user functions it calls."""
+    rw = resolver.rewrite
+
+    def opt(e):
+        return None if e is None else rw(e)
+
+    def guard(g):
+        return tuple(replace(lit, cond=rw(lit.cond)) for lit in g)
+
+    def action(a):
+        if isinstance(a, (Assign, Reinit)):
+            return replace(a, value=rw(a.value))
+        if isinstance(a, Assertion):
+            return replace(a, cond=rw(a.cond), guard=guard(a.guard))
+        return a
+
+    variables = tuple(replace(v, start=opt(v.start), binding=opt(v.binding), min=opt(v.min),
+                              max=opt(v.max), nominal=opt(v.nominal))
+                      for v in model.variables)
+    equations = tuple(replace(e, residual=rw(e.residual), guard=guard(e.guard))
+                      for e in model.equations)
+    initial = tuple(replace(e, residual=rw(e.residual), guard=guard(e.guard))
+                    for e in model.initial_equations)
+    whens = tuple(replace(w, branches=tuple(replace(br, condition=rw(br.condition),
+                                                    actions=tuple(action(a)
+                                                                  for a in br.actions))
+                                            for br in w.branches)) for w in model.whens)
+    assertions = tuple(action(a) for a in model.assertions)
+    exprs = [e.residual for e in equations + initial]
+    exprs += [x for v in variables for x in (v.start, v.binding) if x is not None]
+    exprs += [a.value for w in whens for br in w.branches for a in br.actions
+              if isinstance(a, (Assign, Reinit))]
+    exprs += [br.condition for w in whens for br in w.branches]
+    exprs += [a.cond for a in assertions]
+    functions = resolver.used_functions(exprs)
+    return replace(model, variables=variables, equations=equations, initial_equations=initial,
+                   whens=whens, assertions=assertions, functions=functions)
 
 
 class _Relower(Exception):

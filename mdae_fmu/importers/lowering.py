@@ -996,6 +996,8 @@ class Lowering:
                 elif tag == "for":
                     for en in self.iterate(it[1], env):
                         self.items(it[2], en, out)
+                else:                       # items of other blocks (i13b): as they are
+                    out.append(it)
             except LowerError as err:
                 self.report(err, where)
 
