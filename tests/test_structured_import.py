@@ -501,6 +501,19 @@ equation
 end UsesGains;""")
     assert eqs(m) == ["h.k = g.c", "h.c = 2.0 * g.k"]
     assert not m.functions
+    m = imp("""function R "Automatically generated record constructor for R"
+  input Real a;
+  input Real z[2];
+  output R res;
+end R;
+class M
+  Real r.a;
+  Real r.z[1];
+  Real r.z[2];
+equation
+  r = R(time, {1, 2});
+end M;""")
+    assert eqs(m) == ["r.a = time", "r.z[1] = 1", "r.z[2] = 2"]
     # a function whose output is not of its own type stays a function (i13b's reader)
     m = imp("function f input Real x; output Real y = 2 * x; end f; class M Real z; "
             "equation z = f(time); end M;")

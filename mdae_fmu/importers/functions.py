@@ -154,6 +154,15 @@ class FunctionCallbacks:
                 ctx.extended = True
                 ctx.record_names.add(rec.name)
                 return [rec]
+        for x in contents:          # array variables (the i13a importer reads their dims)
+            if type(x) is tuple and x and x[0] == "decls":
+                for d in x[1]:
+                    if getattr(d, "dims", ()):
+                        e = ctx.error(d.loc, f"array subscript of '{d.name}[...]' in a "
+                                             "function: array variables in functions are "
+                                             "not supported")
+                        ctx.withdraw(e)
+                        inside.append(e)
         ctx.functions.append(FunctionDef(normalize_name(name_tok[1]), ctx.tok_loc(name_tok),
                                          normalize_name(end_tok[1]), ctx.tok_loc(end_tok),
                                          contents, anns, inside, calls, uses))

@@ -963,11 +963,16 @@ class Lowering:
         if type(rec) is not T.RecordDef:
             return v
         names = [f.name for f in rec.fields if isinstance(f, Decl)]
-        if not all(f"{v.name}.{f}" in self.scalars for f in names):
-            return v
+        values = []
+        for f in names:
+            full = f"{v.name}.{f}"
+            if full not in self.scalars and full not in self.shapes and \
+                    full not in self.records:
+                return v
+            values.append((f, self.ref(full, {}, None)))
         self.unresolved.discard(v.name)
         self.resolved.add(v.name)
-        return Rec(rec.name, tuple((f, E.Ref(f"{v.name}.{f}")) for f in names))
+        return Rec(rec.name, tuple(values))
 
     def items(self, items, env, out):
         for it in items:
