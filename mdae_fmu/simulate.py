@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError
+from .output import atomic_output, check_writable, writing
 
 MAX_PLOTTED = 12
 
@@ -66,18 +67,24 @@ def _recorded_variables(md) -> list[str]:
     return chosen
 
 
-def write_csv(result, path: str | Path) -> None:
-    """CSV with header ``time,<variables...>`` (names quoted only when needed)."""
-    with open(path, "w", newline="") as fh:
-        w = _csv.writer(fh)
-        names = list(result.dtype.names)
-        w.writerow(names)
-        for row in result:
-            w.writerow([repr(float(v)) for v in row])
+def write_csv(result, path: str | Path, inputs=()) -> None:
+    """CSV with header ``time,<variables...>`` (names quoted only when needed), written
+    atomically (`mdae_fmu.output.atomic_output`); ``inputs``: files it must not replace."""
+    def write():
+        with open(partial, "w", newline="") as fh:
+            w = _csv.writer(fh)
+            names = list(result.dtype.names)
+            w.writerow(names)
+            for row in result:
+                w.writerow([repr(float(v)) for v in row])
+
+    with atomic_output(path, inputs) as partial:
+        writing(partial, path, write)
 
 
-def write_plot(result, path: str | Path, title: str) -> None:
-    """One subplot per variable (at most MAX_PLOTTED), PNG via the Agg backend."""
+def write_plot(result, path: str | Path, title: str, inputs=()) -> None:
+    """One subplot per variable (at most MAX_PLOTTED), PNG via the Agg backend, written
+    atomically (`mdae_fmu.output.atomic_output`)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -94,8 +101,11 @@ def write_plot(result, path: str | Path, title: str) -> None:
     axes[-1, 0].set_xlabel("time")
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        with atomic_output(path, inputs) as partial:
+            writing(partial, path, lambda: fig.savefig(partial, dpi=100, format="png"))
+    finally:
+        plt.close(fig)
 
 
 def _summary(name: str, result) -> str:
@@ -134,6 +144,9 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
         raise InputError(f"{src}: no such file")
     if stop_time is not None and not (math.isfinite(stop_time) and stop_time > 0):
         raise InputError(f"--stop-time must be a positive number, got {stop_time}")
+    for out in (csv, plot):         # before the export and the simulation (mdae_fmu.output)
+        if out:
+            check_writable(out, [src])
     from fmpy import simulate_fmu
     with tempfile.TemporaryDirectory(prefix="mdae_sim_") as tmp:
         fmu = src if src.suffix.lower() == ".fmu" else _export_model(src, Path(tmp), stop_time)
@@ -150,9 +163,9 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
             detail = "".join(f"\n  {m}" for m in log.messages[-5:])
             raise SimulationFailed(f"{src}: simulation failed: {err}{detail}") from None
     if csv:
-        write_csv(result, csv)
+        write_csv(result, csv, [src])
     if plot:
-        write_plot(result, plot, md.modelName)
+        write_plot(result, plot, md.modelName, [src])
     return md.modelName, result
 
 
