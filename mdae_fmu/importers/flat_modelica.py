@@ -41,6 +41,7 @@ from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
                   WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
+from . import values
 from .lalr import Driver, ParseError
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
@@ -211,6 +212,7 @@ class ParseContext:
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
     term_ends: list = field(default_factory=list)     # end offsets of ; then else equation
     words: dict = field(default_factory=dict)         # one copy of each repeated small string
+    folded: dict = field(default_factory=dict)        # id -> (node, value) of constant parts
     tokens_left: int = field(default_factory=lambda: MAX_TOKENS)
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
     _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
@@ -356,12 +358,40 @@ class _Callbacks:
         text = c[0][1]
         k = self.ctx.consts.get(text)
         if k is None:
-            if text.isdigit():
-                k = E.Const(int(text))
-            else:
-                k = E.Const(float(text))
+            try:
+                k = E.Const(values.literal(text))
+            except values.ValueProblem as p:
+                self.ctx.error(c[0][2], str(p))
+                return E.ZERO
             self.ctx.consts[text] = k
         return k
+
+    def _value(self, e):
+        """The value of a literal or of a constant sub-expression already evaluated
+        (`values.fold`), None for anything else (booleans included)."""
+        t = type(e)
+        if t is E.Const:
+            v = e.value
+        elif t is E.BinOp or t is E.UnOp or t is E.Call:
+            hit = self.ctx.folded.get(id(e))
+            if hit is None or hit[0] is not e:
+                return None
+            v = hit[1]
+        else:
+            return None
+        return None if type(v) is bool else v
+
+    def _fold(self, node, where, compute):
+        """Evaluate a constant sub-expression (module `values`): remember its value, or record
+        the error at ``where`` (an offset) when it has no finite double value."""
+        try:
+            v = compute()
+        except values.ValueProblem as p:
+            self.ctx.error(where, f"{p} (in a constant expression)")
+            return node
+        if v is not None:
+            self.ctx.folded[id(node)] = (node, v)
+        return node
 
     def string(self, c):
         return E.Str(_unescape(c[0][1][1:-1]))
@@ -396,14 +426,30 @@ class _Callbacks:
         return r
 
     def binop(self, c):
-        return E.BinOp(_BINOPS[c[1][1]], c[0], c[2])
+        left, op_tok, right = c
+        node = E.BinOp(_BINOPS[op_tok[1]], left, right)
+        if type(left) is E.Ref and type(right) is E.Ref:
+            return node
+        b = self._value(right)
+        if b is None:
+            return node
+        a = self._value(left)
+        if a is not None:
+            return self._fold(node, op_tok[2], lambda: values.binary(node.op, a, b))
+        if b == 0 and node.op in ("/", "./"):
+            self.ctx.error(op_tok[2], "division by zero (the divisor is the constant 0)")
+        return node
 
     def unop(self, c):
         op = _UNOPS[c[0][1]]
         arg = c[1]
         if op == "-" and type(arg) is E.Const and type(arg.value) is not bool:
             return E.Const(-arg.value)
-        return E.UnOp(op, arg)
+        node = E.UnOp(op, arg)
+        v = self._value(arg)
+        if v is not None:
+            self.ctx.folded[id(node)] = (node, -v if op == "-" else v)
+        return node
 
     def not_expr(self, c):
         return E.UnOp("not", c[0])
@@ -508,7 +554,11 @@ class _Callbacks:
             ctx.error(ctx.tok_loc(tok), f"'{name}' expects {want} argument"
                                         f"{'' if counts == (1,) else 's'}, got {len(args)}")
             return E.ZERO
-        return E.Call(name, tuple(args))
+        node = E.Call(name, tuple(args))
+        vals = [self._value(a) for a in args]
+        if args and None not in vals:
+            return self._fold(node, tok[2], lambda: values.call(name, tuple(vals)))
+        return node
 
     # ---- equations ----
     def _limited(self, e, where):
@@ -1449,6 +1499,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.section(_drained(sec[1]), initial=True)
     b.check_arrays()
     b.check_names()
+    for where, message in values.check_model(b.variables):
+        b.err(where, message)
     ctx.note = ""
     ctx.raise_first()
     return b.model()
