@@ -28,7 +28,8 @@ class SimulationFailed(MdaeError):
 
 def _export_model(path: Path, out_dir: Path, stop_time: float | None = None) -> Path:
     """Read and export a model file into ``out_dir`` (the exporter is imported lazily); the
-    FMU's DefaultExperiment stopTime is ``stop_time`` when given."""
+    FMU's DefaultExperiment is the model's experiment annotation, its stopTime ``stop_time``
+    when given."""
     from . import api
     model = api.load(path)
     stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in (model.name or path.stem))
@@ -65,6 +66,29 @@ def _recorded_variables(md) -> list[str]:
                   and v.type in ("Real", "Integer", "Boolean", "Enumeration")
                   and not v.name.startswith("der(")]
     return chosen
+
+
+#: Most output rows `run_simulation` asks for (the DefaultExperiment's stepSize is doubled
+#: until the horizon has at most this many intervals).
+MAX_OUTPUT_INTERVALS = 100_000
+
+
+def _output_interval(md, stop_time: float | None) -> float | None:
+    """The output interval: the FMU's DefaultExperiment stepSize (FMPy uses it only for
+    Co-Simulation, and its own choice for Model Exchange), None without one. FMPy takes
+    start time, stop time and tolerance from the DefaultExperiment itself."""
+    de = md.defaultExperiment
+    if de is None or de.stepSize is None:
+        return None
+    step = float(de.stepSize)
+    start = float(de.startTime) if de.startTime is not None else 0.0
+    stop = stop_time if stop_time is not None else (
+        float(de.stopTime) if de.stopTime is not None else start + 1.0)
+    if not (step > 0 and stop > start):
+        return None
+    while (stop - start) / step > MAX_OUTPUT_INTERVALS:
+        step *= 2
+    return step
 
 
 def write_csv(result, path: str | Path, inputs=()) -> None:
@@ -157,6 +181,7 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
         log = _FmuLog()
         try:
             result = simulate_fmu(str(fmu), fmi_type=fmi_type, stop_time=stop_time,
+                                  output_interval=_output_interval(md, stop_time),
                                   output=_recorded_variables(md), record_events=True,
                                   logger=log)
         except Exception as err:   # FMPy reports FMI and solver failures as exceptions

@@ -25,7 +25,8 @@ from .build import compile_shared_library
 from .cosim import (check_fmi_type, configure_sources, offers_cs, sundials_compile_flags,
                     sundials_link_args)
 from .dependencies import model_structure
-from .model_description import build_model_description, resolve_default_experiment
+from .model_description import (build_model_description, merge_default_experiment,
+                                resolve_default_experiment)
 from ..output import atomic_output, writing
 from .package import build_description, write_zip
 
@@ -74,14 +75,15 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
 
     ``fmi_type``: ``"me"`` (Model Exchange), ``"cs"`` (Co-Simulation with embedded CVODE,
     docs/cosimulation.md) or ``"both"``. ``default_experiment``:
-    ``{"startTime", "stopTime", "tolerance", "stepSize"}``, each optional (defaults:
-    `mdae_fmu.fmu.model_description.DEFAULT_EXPERIMENT`); its tolerance is also the CS
-    integrator's tolerance when the host gives none. ``report``: a
+    ``{"startTime", "stopTime", "tolerance", "stepSize"}``, each optional, overriding the
+    model's experiment annotation (defaults:
+    `mdae_fmu.fmu.model_description.DEFAULT_EXPERIMENT`); its tolerance is also the CS integrator's tolerance when the host gives none. ``report``: a
     `ModesReport` already computed for ``model`` (else computed here). ``progress``: a
     `Progress`, or False to silence the stage display.
     """
     check_fmi_type(fmi_type)
-    default_experiment = resolve_default_experiment(default_experiment)
+    default_experiment = resolve_default_experiment(
+        merge_default_experiment(model.experiment, default_experiment))
     if progress is None or progress is True:
         progress = Progress()
     elif progress is False:

@@ -8,7 +8,8 @@ re-initializes, ModelStructure with Outputs (one per output), Derivatives (defin
 vector), InitialUnknowns (outputs and derivatives and states with initial approx/calculated,
 calculated parameters; sorted by index), all with ``dependencies`` (`mdae_fmu.fmu.dependencies`:
 states and inputs for Outputs and Derivatives, inputs and ``initial="exact"`` variables for
-InitialUnknowns), and a DefaultExperiment (`resolve_default_experiment`). No generation date:
+InitialUnknowns), and a DefaultExperiment (the model's experiment annotation overridden by the
+command line, `merge_default_experiment`, completed by `resolve_default_experiment`). No generation date:
 the same model gives the same bytes.
 """
 
@@ -23,8 +24,8 @@ from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure
 
-# A model without an experiment annotation (the importers do not keep annotations) gets the
-# defaults OpenModelica uses for such a model: 0 .. 1 s, tolerance 1e-6, 500 intervals.
+# A model without an experiment annotation gets the defaults OpenModelica uses for such a
+# model: 0 .. 1 s, tolerance 1e-6, 500 intervals.
 DEFAULT_EXPERIMENT = {"startTime": 0.0, "stopTime": 1.0, "tolerance": 1e-6}
 DEFAULT_INTERVALS = 500
 
@@ -45,6 +46,27 @@ def _fmt(v) -> str:
     if isinstance(v, int):
         return str(v)
     return repr(float(v))
+
+
+#: experiment annotation argument -> DefaultExperiment attribute
+ANNOTATION_KEYS = {"StartTime": "startTime", "StopTime": "stopTime", "Tolerance": "tolerance",
+                   "Interval": "stepSize"}
+
+
+def merge_default_experiment(annotation, given: dict | None = None) -> dict:
+    """The DefaultExperiment values of a model: those of its ``experiment`` annotation
+    (`mdae_fmu.ir.Model.experiment`), each overridden by a non-None value of ``given``
+    (the command line's --start-time, --stop-time, --tolerance, --step-size). Without a stop
+    time, a start time given alone ends one second later. `resolve_default_experiment`
+    completes and checks the result."""
+    de = {ANNOTATION_KEYS[k]: v for k, v in annotation}
+    de.update({k: v for k, v in (given or {}).items() if v is not None})
+    if "stopTime" not in de and "startTime" in de:
+        try:
+            de["stopTime"] = float(de["startTime"]) + 1.0
+        except (TypeError, ValueError):
+            pass
+    return de
 
 
 def resolve_default_experiment(given: dict | None = None) -> dict:

@@ -42,6 +42,7 @@ from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Term
                   WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
 from . import values
+from .annotations import read_experiment
 from .lalr import Driver, ParseError
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
@@ -678,10 +679,16 @@ class _Callbacks:
         return _Description("".join(out))
 
     def annotation(self, c):
-        return None
+        return c[0][2]                  # where it starts: `annotation_end` reads it again
 
     def annotation_end(self, c):
-        return None
+        """The class annotation: its ``experiment`` values (`annotations.read_experiment`),
+        as the section ``("experiment", pairs)``."""
+        start = c[0]
+        pairs, problems = read_experiment(self.ctx.text[start:c[1][2]])
+        for offset, message in problems:
+            self.ctx.error(start + offset, message)
+        return ("experiment", pairs)
 
     def argument(self, c):
         # [EACH?, FINAL?, NAME, modification?, description?]
@@ -1081,6 +1088,7 @@ class _ModelBuilder:
         self.assertions: list[Assertion] = []
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
+        self.experiment: tuple = ()
 
     def err(self, where, message, priority=0):
         loc = self.ctx.where_loc(where)
@@ -1465,7 +1473,8 @@ class _ModelBuilder:
                 v = replace(v, variability="discrete")
             variables.append(v)
         return Model(self.name, tuple(variables), tuple(self.equations), tuple(self.initial),
-                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename)
+                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename,
+                     experiment=self.experiment)
 
 
 def _drained(items: list):
@@ -1497,6 +1506,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.section(_drained(sec[1]), initial=False)
         elif tag == "initial":
             b.section(_drained(sec[1]), initial=True)
+        elif tag == "experiment":
+            b.experiment = sec[1]
     b.check_arrays()
     b.check_names()
     for where, message in values.check_model(b.variables):

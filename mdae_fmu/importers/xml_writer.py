@@ -113,6 +113,8 @@ def model_to_xml(model: Model) -> bytes:
     if model.initial_equations:
         init = _sub(root, "initial")
         _guarded(init, model.initial_equations, _equation)
+    if model.experiment:
+        _sub(root, "experiment", **{k[0].lower() + k[1:]: repr(v) for k, v in model.experiment})
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
