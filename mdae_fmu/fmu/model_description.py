@@ -40,6 +40,17 @@ LOG_CATEGORIES = (
 )
 
 
+def xml_text(text: str) -> str:
+    """``text`` (a description or a unit from the model) with the characters XML 1.0 cannot
+    hold (control characters other than tab, newline and carriage return; U+FFFE, U+FFFF)
+    written as backslash escapes ``\\xHH``/``\\uHHHH``, like names (`fmi_name`)."""
+    if all(" " <= c < "\ufffe" or c in "\t\n\r" for c in text):
+        return text
+    return "".join(c if " " <= c < "\ufffe" or c in "\t\n\r" or c > "\uffff"
+                   else (f"\\x{ord(c):02x}" if c < " " else f"\\u{ord(c):04x}")
+                   for c in text)
+
+
 def _fmt(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -114,7 +125,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     root.set("modelName", fmi_name(cm.name))
     root.set("guid", guid)
     if cm.description:
-        root.set("description", cm.description)
+        root.set("description", xml_text(cm.description))
     root.set("generationTool", f"mdae_fmu {__version__}")
     root.set("variableNamingConvention", "flat")
     root.set("numberOfEventIndicators", str(number_of_event_indicators))
@@ -130,7 +141,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     if fmi_type in ("cs", "both"):
         _co_simulation(root, cm.identifier, source_files)
 
-    units = sorted({v.unit for v in cm.variables if v.unit})
+    units = sorted({xml_text(v.unit) for v in cm.variables if v.unit})
     if units:
         ud = etree.SubElement(root, "UnitDefinitions")
         for u in units:
@@ -154,7 +165,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
         sv.set("name", v.name)
         sv.set("valueReference", str(v.vr))
         if v.description:
-            sv.set("description", v.description)
+            sv.set("description", xml_text(v.description))
         sv.set("causality", v.causality)
         sv.set("variability", v.variability)
         if v.initial is not None and v.causality != "input":
@@ -170,7 +181,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
             if v.reinit:
                 t.set("reinit", "true")
             if v.unit:
-                t.set("unit", v.unit)
+                t.set("unit", xml_text(v.unit))
 
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [v for v in cm.variables if v.causality == "output"]

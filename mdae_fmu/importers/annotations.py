@@ -17,6 +17,7 @@ from ..ir import EXPERIMENT_KEYS
 from . import values
 
 _SKIP = r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*"
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _ANNOTATION = re.compile(r"annotation" + _SKIP + r"\(")
 _EXPERIMENT = re.compile(_SKIP + r"experiment" + _SKIP + r"\(")
 _ARG = re.compile(_SKIP + r"([A-Za-z_$][A-Za-z0-9_$]*)" + _SKIP + r"=" + _SKIP)
@@ -32,7 +33,7 @@ def _close(text: str, pos: int) -> int:
     while i < n:
         ch = text[i]
         if ch == '"':
-            m = re.compile(r'"(?:[^"\\]|\\.)*"').match(text, i)
+            m = _STRING.match(text, i)
             i = m.end() if m else n
             continue
         if text.startswith("//", i) or text.startswith("/*", i):
@@ -56,7 +57,7 @@ def _split_args(text: str, start: int, end: int) -> list[int]:
     while i < end:
         ch = text[i]
         if ch == '"':
-            m = re.compile(r'"(?:[^"\\]|\\.)*"').match(text, i)
+            m = _STRING.match(text, i)
             i = m.end() if m else end
             continue
         if ch in "({[":
