@@ -107,7 +107,7 @@ def binary(op: str, a, b):
 
 
 def _num(v) -> str:
-    return repr(v) if not isinstance(v, float) else f"{v:.17g}"
+    return repr(v)
 
 
 def _div(a, b):
