@@ -40,18 +40,22 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default="me")
     e.add_argument("--start-time", type=float, default=None,
-                   help="DefaultExperiment startTime (default 0)")
+                   help="DefaultExperiment startTime (default: the model's experiment "
+                   "annotation, else 0)")
     e.add_argument("--stop-time", type=float, default=None,
-                   help="DefaultExperiment stopTime (default 1)")
+                   help="DefaultExperiment stopTime (default: the annotation, else start + 1)")
     e.add_argument("--tolerance", type=float, default=None,
                    help="DefaultExperiment tolerance, also the CS integrator's relative "
-                   "tolerance when the host gives none (default 1e-6)")
+                   "tolerance when the host gives none (default: the annotation, else 1e-6)")
     e.add_argument("--step-size", type=float, default=None,
-                   help="DefaultExperiment stepSize (default (stop - start)/500)")
+                   help="DefaultExperiment stepSize (default: the annotation's Interval, else "
+                   "(stop - start)/500)")
 
     s = sub.add_parser("simulate", help="export if needed, then simulate with FMPy")
     s.add_argument("model", help="a model file or an .fmu")
-    s.add_argument("--stop-time", type=float, default=None)
+    s.add_argument("--stop-time", type=float, default=None,
+                   help="default: the FMU's DefaultExperiment (the model's experiment "
+                   "annotation)")
     s.add_argument("--csv", metavar="OUT", help="write the result as CSV")
     s.add_argument("--plot", metavar="OUT.png", help="plot the result")
     return p
