@@ -429,7 +429,8 @@ class _Callbacks:
     def binop(self, c):
         left, op_tok, right = c
         node = E.BinOp(_BINOPS[op_tok[1]], left, right)
-        if type(left) is E.Ref and type(right) is E.Ref:
+        tr = type(right)
+        if tr is E.Ref or tr is E.Der:          # the usual case: nothing to evaluate
             return node
         b = self._value(right)
         if b is None:
