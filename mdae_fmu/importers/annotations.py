@@ -24,28 +24,32 @@ _ARG = re.compile(_SKIP + r"([A-Za-z_$][A-Za-z0-9_$]*)" + _SKIP + r"=" + _SKIP)
 _NUMBER = re.compile(r"([+-]?)" + _SKIP + r"(\d+(?:\.\d*)?(?:[eE][+\-]?\d+)?)")
 
 
-def _close(text: str, pos: int) -> int:
-    """Offset of the parenthesis closing the one opened just before ``pos`` (strings and
-    comments skipped), or -1."""
-    depth = 1
-    i = pos
-    n = len(text)
-    while i < n:
+def _code(text: str, start: int, end: int):
+    """``(offset, character)`` of ``text[start:end]`` outside strings and comments."""
+    skip = re.compile(_SKIP)
+    i = start
+    while i < end:
         ch = text[i]
         if ch == '"':
             m = _STRING.match(text, i)
-            i = m.end() if m else n
-            continue
-        if text.startswith("//", i) or text.startswith("/*", i):
-            i = re.compile(_SKIP).match(text, i).end()
-            continue
+            i = m.end() if m else end
+        elif text.startswith("//", i) or text.startswith("/*", i):
+            i = max(skip.match(text, i).end(), i + 1)
+        else:
+            yield i, ch
+            i += 1
+
+
+def _close(text: str, pos: int) -> int:
+    """Offset of the parenthesis closing the one opened just before ``pos``, or -1."""
+    depth = 1
+    for i, ch in _code(text, pos, len(text)):
         if ch in "({[":
             depth += 1
         elif ch in ")}]":
             depth -= 1
             if depth == 0:
                 return i
-        i += 1
     return -1
 
 
@@ -53,20 +57,13 @@ def _split_args(text: str, start: int, end: int) -> list[int]:
     """Start offsets of the comma-separated arguments between ``start`` and ``end``."""
     starts = [start]
     depth = 0
-    i = start
-    while i < end:
-        ch = text[i]
-        if ch == '"':
-            m = _STRING.match(text, i)
-            i = m.end() if m else end
-            continue
+    for i, ch in _code(text, start, end):
         if ch in "({[":
             depth += 1
         elif ch in ")}]":
             depth -= 1
         elif ch == "," and depth == 0:
             starts.append(i + 1)
-        i += 1
     return starts
 
 
