@@ -4,9 +4,10 @@
 Inputs: small seed models (one-mode, when-clauses with restarts, Integer and Boolean discrete
 variables, guarded equations, parameter bindings, descriptions and units), mutated by
 `mutate`: one to three edits, token edits (delete, duplicate, swap, truncate, random bytes, a
-syntax token; about 30 %), and value edits aimed at the numeric checks (a number replaced by an extreme literal, a parameter
-binding or a start value replaced by an expression without a finite value, a control character
-in a description or unit, an experiment annotation with odd values).
+syntax token; about 30 %), and value edits aimed at the numeric checks (a number replaced by
+an extreme literal, a parameter binding or a start value replaced by an expression without a
+finite value, a control character in a description or unit, an experiment annotation with
+odd values).
 
 Each input runs through the command line's ``main`` in this process (its stdout and stderr
 captured), analyze then export (Model Exchange), each under a SIGALRM time limit. Counted:

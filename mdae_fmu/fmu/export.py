@@ -77,8 +77,9 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     docs/cosimulation.md) or ``"both"``. ``default_experiment``:
     ``{"startTime", "stopTime", "tolerance", "stepSize"}``, each optional, overriding the
     model's experiment annotation (defaults:
-    `mdae_fmu.fmu.model_description.DEFAULT_EXPERIMENT`); its tolerance is also the CS integrator's tolerance when the host gives none. ``report``: a
-    `ModesReport` already computed for ``model`` (else computed here). ``progress``: a
+    `mdae_fmu.fmu.model_description.DEFAULT_EXPERIMENT`); its tolerance is also the CS
+    integrator's tolerance when the host gives none. ``report``: a `ModesReport` already
+    computed for ``model`` (else computed here). ``progress``: a
     `Progress`, or False to silence the stage display.
     """
     check_fmi_type(fmi_type)

@@ -9,8 +9,8 @@ vector), InitialUnknowns (outputs and derivatives and states with initial approx
 calculated parameters; sorted by index), all with ``dependencies`` (`mdae_fmu.fmu.dependencies`:
 states and inputs for Outputs and Derivatives, inputs and ``initial="exact"`` variables for
 InitialUnknowns), and a DefaultExperiment (the model's experiment annotation overridden by the
-command line, `merge_default_experiment`, completed by `resolve_default_experiment`). No generation date:
-the same model gives the same bytes.
+command line, `merge_default_experiment`, completed by `resolve_default_experiment`). No
+generation date: the same model gives the same bytes.
 """
 
 from __future__ import annotations
