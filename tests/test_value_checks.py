@@ -107,3 +107,14 @@ def test_internal_error_has_its_own_exit_code(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MDAE_FMU_TRACEBACK", "1")
     assert main(["analyze", str(src)]) == 3
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_integer_assignment_beyond_32_bits_refused():
+    text = ("class T\n  parameter Integer big = 2000000000;\n  Integer n(start = 0, fixed = true);\n"
+            "equation\n  when time > 0.5 then\n    n = big + big;\n  end when;\nend T;\n")
+    with pytest.raises(InputError) as err:
+        parse_modelica(text, "t.mo")
+    assert str(err.value).startswith("t.mo:6:5: the value assigned to 'n', 4000000000 is "
+                                     "outside the range of an FMI 2.0 Integer")
+    ok = parse_modelica(text.replace("big + big", "big + 1"), "t.mo")
+    assert ok.whens[0].branches[0].actions[0].var == "n"

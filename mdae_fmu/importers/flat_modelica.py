@@ -1511,7 +1511,10 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.experiment = sec[1]
     b.check_arrays()
     b.check_names()
-    for where, message in values.check_model(b.variables):
+    by_name = {v.name: v for v in b.variables}
+    assigned = [(by_name[a.var], a.value, a.loc) for w in b.whens for br in w.branches
+                for a in br.actions if type(a) is Assign and a.var in by_name]
+    for where, message in values.check_model(b.variables, assigned):
         b.err(where, message)
     ctx.note = ""
     ctx.raise_first()

@@ -198,11 +198,13 @@ def check_integer(v, what: str) -> None:
                            f"(32 bits: {INT_MIN} .. {INT_MAX})")
 
 
-def check_model(variables) -> list[tuple[object, str]]:
+def check_model(variables, assignments=()) -> list[tuple[object, str]]:
     """The value problems of the declarations ``variables`` (`mdae_fmu.ir.Variable`, in
     declaration order): parameters and constants are evaluated from their bindings (else
     their start values) with the values of the parameters they use, then every start value
-    that can be evaluated. Returns ``[(location, message)]``."""
+    that can be evaluated, then the values ``assignments`` ``[(variable, expression,
+    location)]`` (when-clause assignments) give Integer variables. Returns
+    ``[(location, message)]``."""
     problems = []
     values: dict = {}
     pending = [v for v in variables if v.variability in ("parameter", "constant")]
@@ -244,6 +246,15 @@ def check_model(variables) -> list[tuple[object, str]]:
             except ValueProblem as p:
                 problems.append((v.loc, f"{attr} of '{v.name}': {p}"))
                 break
+    for v, e, loc in assignments:
+        if v.type != "Integer":
+            continue
+        try:
+            val = evaluate(e, values)
+            if val is not None:
+                check_integer(val, f"the value assigned to '{v.name}',")
+        except ValueProblem as p:
+            problems.append((loc, str(p)))
     return problems
 
 
