@@ -258,7 +258,8 @@ def _models(draw):
     conds = draw(st.lists(st.sampled_from(_CONDS), min_size=1, max_size=3, unique=True))
     variables = [Variable(n, "Real", "continuous", "local") for n in names]
     variables += [Variable(c, "Boolean", "discrete", "local") for c in conds]
-    exprs = _model_exprs(names)
+    # (expressions the importer refuses, such as time / 0, are not models: _has_value_problem)
+    exprs = _model_exprs(names).filter(lambda e: not _has_value_problem(e))
     lits = st.builds(GuardLiteral, st.one_of(
         st.sampled_from([E.Ref(c) for c in conds]),
         st.builds(lambda n: E.BinOp(">", E.Ref(n), E.ZERO), st.sampled_from(names))),
