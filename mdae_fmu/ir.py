@@ -24,6 +24,7 @@ from typing import Literal, Union
 
 from . import expr as E
 from .diagnostics import SourceLoc
+from .functions import function_from_json, function_to_json
 
 VarType = Literal["Real", "Integer", "Boolean"]
 Variability = Literal["constant", "parameter", "discrete", "continuous"]
@@ -150,6 +151,8 @@ class Model:
     #: the ``experiment`` annotation: ``(("StartTime", 0.0), ("StopTime", 10.0), ...)``, keys
     #: among EXPERIMENT_KEYS, in that order (docs/importers.md, "Annotations")
     experiment: tuple[tuple[str, float], ...] = ()
+    #: user functions the equations call (`mdae_fmu.functions.Function`), in source order
+    functions: tuple = ()
 
     @cached_property
     def var_index(self) -> dict[str, int]:
@@ -188,6 +191,8 @@ class Model:
                                     for b in w.branches]} for w in self.whens],
             "assertions": [_action_to_json(a) for a in self.assertions],
             "experiment": dict(self.experiment),
+            **({"functions": [function_to_json(f) for f in self.functions]}
+               if self.functions else {}),
         }
 
     def dumps(self) -> str:
@@ -207,6 +212,7 @@ class Model:
             assertions=tuple(_action_from_json(a) for a in j["assertions"]),
             experiment=tuple((k, float(j["experiment"][k])) for k in EXPERIMENT_KEYS
                              if k in j.get("experiment", {})),
+            functions=tuple(function_from_json(f) for f in j.get("functions", ())),
         )
 
 
