@@ -637,7 +637,11 @@ class _Callbacks(FunctionCallbacks):
             return E.Call(name, tuple(args))
         if not self._arguments_fit(tok, name, args, counts):
             return E.ZERO
-        return E.Call(name, tuple(args))
+        node = E.Call(name, tuple(args))
+        vals = [self._value(a) for a in args]
+        if args and None not in vals:
+            return self._fold(node, tok[2], lambda: values.call(name, tuple(vals)))
+        return node
 
     def _arguments_fit(self, tok, name, args, counts) -> bool:
         """Positional arguments, as many as ``counts`` allows (99: any number from the
