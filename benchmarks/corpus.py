@@ -56,11 +56,14 @@ def class_text(text: str, model: str | None) -> str:
     if not m:
         return text
     body = m.group(0)
-    # the functions, records and types of the file that the class names come with it
+    # the functions, records and types of the file (not local to one of its model classes)
+    # that the class names come with it
+    spans = [(c.start(), c.end()) for c in re.finditer(
+        rf"(?ms)^[ \t]*(?:partial\s+)?(?:{_CLASS_KINDS})\s+(\w+)\b.*?^[ \t]*end\s+\1\s*;", text)]
     defs = []
     for d in re.finditer(r"(?ms)^[ \t]*(?:(?:impure|pure)\s+)?(function|record|type)\s+(\w+)\b"
                          r"(?:[^;]*?=[^;]*;|.*?^[ \t]*end\s+\2\s*;)", text):
-        if d.start() < m.start() or d.start() > m.end():
+        if not any(a <= d.start() < b for a, b in spans):
             if re.search(rf"\b{d.group(2)}\b", body):
                 defs.append(d.group(0))
     return "\n".join(defs + [body]) + "\n"
