@@ -126,7 +126,8 @@ def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
             out["message"] = f"{type(err).__name__}: {_first_line(err)}"
             return out
         refs = entry.get("reference", [])
-        names = {v.name for v in model.variables}
+        from fmpy import read_model_description
+        names = {v.name for v in read_model_description(str(fmu)).modelVariables}
         wanted = sorted({r["variable"] for r in refs if r["variable"] in names})
         stop = float(entry.get("stop_time", 1.0))
         try:
