@@ -17,6 +17,7 @@ from .modes import Automaton, analyze_multimode, automaton_to_json, describe_aut
 from .report import render_json as _modes_json
 from .report import report_lines
 from .structure.per_mode import ModesReport, analyze_modes
+from .structure.when_clauses import when_clause_problems
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     modes = analyze_modes(model)
     if modes.exit_code != EXIT_OK:
         return Analysis(model.name, modes, None)
+    problems = when_clause_problems(model, modes)
+    if problems:
+        return Analysis(model.name, modes, None, rejection="\n".join(problems))
     try:
         automaton = analyze_multimode(model, erasure=erasure,
                                       literal_lemma22=(lemma22 == "literal"))

@@ -401,6 +401,27 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
     return 1;
 }
 
+/* The when-branches that fire at an instant (docs/multimode-fmu.md, "When-clauses"): their
+ * equations in dependency order, then the schedule, repeated until no value of the equations
+ * changes, so that an equation also reads the values the continuous equations compute from
+ * the new discrete values (at most one pass per equation, plus the pass that finds nothing
+ * changed); then assertions, terminate and reinits, and the schedule once more. */
+int mdae_when_equations(ModelInstance *inst, const int *fire)
+{
+    int pass;
+    for (pass = 0; pass <= MDAE_NASSIGN + 1; pass++) {
+        if (mdae_when_assign(inst, fire) == 0) {
+            if (mdae_when_actions(inst, fire)) return 1;
+            return mdae_compute(inst);
+        }
+        if (mdae_compute(inst)) return 1;
+    }
+    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the equations of the when-clauses that "
+             "fire do not settle after %d passes: they form an algebraic loop through the "
+             "continuous equations, or one of them is not a number", inst->d.time, pass);
+    return 1;
+}
+
 /* One event instant (theory note 9334-theory-algorithms §3.5(b), docs/fmi-mapping.md):
  * left limits := current values; relations and samples un-frozen; a nonstandard instant of a
  * mode change (multimode, mdae_mode_step); schedule; when-conditions;
@@ -426,10 +447,7 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
         fire[k] = d->cond[k] && !d->pcond[k];
         fired |= fire[k];
     }
-    if (fired) {
-        if (mdae_when_actions(inst, fire)) return 1;
-        if (mdae_compute(inst)) return 1;
-    }
+    if (fired && mdae_when_equations(inst, fire)) return 1;
     if (MDAE_NCONS > 0 && !cascade && (d->drift || mdae_drift(d) > mdae_drift_tolerance(inst))) {
         mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: projection onto the consistency "
                  "equations (drift %.3g)", d->time, mdae_drift(d));
@@ -490,10 +508,7 @@ int mdae_initialize_instance(ModelInstance *inst)
     memcpy(d->pr, d->r, sizeof d->r);
     memcpy(d->pi, d->i, sizeof d->i);
     memcpy(d->pb, d->b, sizeof d->b);
-    if (fired) {
-        if (mdae_when_actions(inst, fire)) return 1;
-        if (mdae_compute(inst)) return 1;
-    }
+    if (fired && mdae_when_equations(inst, fire)) return 1;
     d->initial = 0;
     mdae_when_conditions(d);
     memcpy(d->pcond, d->cond, sizeof d->cond);

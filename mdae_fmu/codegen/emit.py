@@ -222,14 +222,14 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
 
     conds = [f"    d->cond[{k}] = ({p.doprint(b.condition)}) ? 1 : 0;"
              for k, b in enumerate(ev.branches)]
-    actions = []
     lp = left_printer(cm) if any(b.restart for b in ev.branches) else None
-    for branch_ids in ev.clauses:
-        chain = []
-        for k in branch_ids:
-            chain.append(f"if (fire[{k}]) {{\n{_actions_code(p, ev.branches[k], lp)}\n    }}")
-        if chain:
-            actions.append("    " + " else ".join(chain))
+    active = _active_branches(ev)
+    assigns = _when_assignments(p, ev)
+    actions = []
+    for k, b in enumerate(ev.branches):
+        code = _actions_code(p, b, lp)
+        if code:
+            actions.append(f"    if (act[{k}]) {{\n{code}\n    }}")
     asserts = []
     for cond, msg, level in ev.assertions:
         asserts.append(_assert_code(p, cond, msg, level))
@@ -256,7 +256,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     files["config.h"] = env.get_template("config.h.j2").render(
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=z, nrel=len(ev.relations), nwhen=len(ev.branches),
-        nsample=len(ev.samples),
+        nsample=len(ev.samples), nassign=len(ev.assignment_order),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
         ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
         iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
@@ -276,6 +276,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
         indicators="\n".join(ind), update_relations="\n".join(upd),
         update_samples="\n".join(smp), when_conditions="\n".join(conds),
+        when_active="\n".join(active), when_assignments="\n".join(assigns),
         when_actions="\n".join(actions), discrete_real_changed=drt,
         next_time_event="\n".join(nte), init_needs_compute=init.needs_compute,
         init_residual="\n".join(init_res), assertions="\n".join(asserts),
@@ -295,12 +296,39 @@ def assign_cast(target: str, value: str) -> str:
     return value
 
 
+def _active_branches(ev: EventPlan) -> list[str]:
+    """C lines setting ``act[k]``: branch k fires and no earlier branch of its when-clause
+    does (``elsewhen`` priority, Modelica 3.6 §8.3.5)."""
+    out = []
+    for branch_ids in ev.clauses:
+        for j, k in enumerate(branch_ids):
+            earlier = "".join(f" && !fire[{e}]" for e in branch_ids[:j])
+            out.append(f"    act[{k}] = fire[{k}]{earlier};")
+    return out
+
+
+def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
+    """C of the equations of the active when-branches, in the topological order of their
+    dependencies (`mdae_fmu.structure.when_clauses.when_assignment_order`): each reads the
+    values the equations before it assigned at this instant. Counts in ``n`` the values
+    that change, for the event iteration of the runtime (``mdae_when_equations``)."""
+    out = []
+    for k, a in ev.assignment_order:
+        kind, target, value, _ = ev.branches[k].actions[a]
+        new = assign_cast(target, "v")
+        out.append(f"    if (act[{k}]) {{\n        v = {p.doprint(value)};\n"
+                   f"        if ({target} != {new}) {{ {target} = {new}; n++; }}\n    }}")
+    return out
+
+
 def _actions_code(p: SlotPrinter, b, lp=None) -> str:
-    """Actions of one when-branch: values first (they read the instant's left limits), then
-    the assignments, reinits, terminate and assertions (module `events` docstring). A branch
-    with an analysed restart (``b.restart``) assigns the standardized restart of its transient
-    mode instead of its reinit statements (docs/multimode-fmu.md, "When-clauses")."""
-    pre, post = [], []
+    """Actions of one when-branch other than its equations (`_when_assignments`), once the
+    equations of the instant are solved: assertions and terminate, then the reinits, whose
+    values are all computed before any is applied (they read the states before the event and
+    the discrete values of the instant; module `events` docstring). A branch with an analysed
+    restart (``b.restart``) assigns the standardized restart of its transient mode instead of
+    its reinit statements (docs/multimode-fmu.md, "When-clauses")."""
+    checks, pre, post = [], [], []
     if b.restart:
         pre.append(f"        /* standardized restart {c_comment(b.restart_label, 60)} */")
         right = {}
@@ -316,15 +344,17 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
     for k, (kind, target, value, typ) in enumerate(b.actions):
         if kind == "reinit" and b.restart:
             continue
-        if kind in ("reinit", "assign"):
+        if kind == "assign":
+            continue
+        if kind == "reinit":
             pre.append(f"        const double v{k} = {p.doprint(value)};")
             post.append(f"        {target} = {assign_cast(target, f'v{k}')};")
         elif kind == "terminate":
-            post.append(f"        d->terminate = 1;\n        mdae_log(inst, LOG_EVENTS, fmi2OK, "
-                        f"\"terminate: %s\", {c_string(value)});")
+            checks.append(f"        d->terminate = 1;\n        mdae_log(inst, LOG_EVENTS, "
+                          f"fmi2OK, \"terminate: %s\", {c_string(value)});")
         elif kind == "assert":
-            post.append(_assert_code(p, value, typ, target, indent="        "))
-    return "\n".join(pre + post)
+            checks.append(_assert_code(p, value, typ, target, indent="        "))
+    return "\n".join(checks + pre + post)
 
 
 def assertion_condition(p: SlotPrinter, cond) -> str:

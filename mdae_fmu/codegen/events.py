@@ -22,22 +22,31 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
   its right limit ``x + c*teps``, widened by ``1e-10*max(1, |x|)`` for the rounding the host's
   integrator accumulates in ``x`` (`clock_rates`; docs/fmi-mapping.md, "Events"). This is what
   a hand-written FMU does with such a clock, and it saves the host an event indicator.
-* Relations between discrete quantities (Integers, Booleans, pre(), parameters) are not frozen:
-  they only change at events anyway.
+* Relations between discrete quantities (Integers, Booleans, pre() of discrete variables,
+  parameters) are not frozen: they only change at events anyway. A relation on the left limit
+  ``pre(w)`` of a continuous variable ``w`` is classified as the same relation on ``w``
+  (`left_limits_of_continuous`): it is held between events, watched by the indicator of ``w``
+  (or published as a time event), and re-evaluated at the event where ``pre(w) = w``.
 * ``sample(start, interval)`` is a time event source with its own slot ``d->smp[k]``.
 * A when-branch fires at an instant where its condition is true and was false at the previous
   instant (``pre``); ``elsewhen`` branches fire only if no earlier branch of the clause fired.
+  The equations of the branches that fire are solved in the topological order of their
+  dependencies (`EventPlan.assignment_order`) and iterated with the schedule until no value
+  changes (dependencies through continuous equations); then assertions and terminate, then
+  the reinits (docs/multimode-fmu.md, "When-clauses").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import networkx as nx
 import sympy as sp
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Assertion, Assign, Model, Reinit, Terminate
+from ..structure.when_clauses import when_assignment_order, when_clause_problems
 from .blocks import linear_split
 from .plan import CompiledModel
 
@@ -82,6 +91,9 @@ class EventPlan:
     samples: tuple[SamplePlan, ...]
     branches: tuple[BranchPlan, ...]
     clauses: tuple[tuple[int, ...], ...]          # branch indices of each when-clause
+    # the equations of the when-bodies, (branch index, action index), in the order they are
+    # solved at an instant (`mdae_fmu.structure.when_clauses.when_assignment_order`)
+    assignment_order: tuple[tuple[int, int], ...]
     assertions: tuple[tuple[sp.Expr, str, str], ...]  # (condition, message, level)
     clock_rates: dict                             # clock state -> rate (`clock_rates`)
 
@@ -155,11 +167,31 @@ def clock_rates(model: Model, table) -> dict:
     return rates
 
 
+def left_limits_of_continuous(cm: CompiledModel) -> dict:
+    """``{pre(w): w}`` for the variables ``w`` whose value changes continuously in time.
+
+    The left limit of a continuous variable equals its value at every instant of continuous
+    time (theory note 9334 §1.4, ``pre`` is the value at the previous instant of the
+    nonstandard time line); a relation on ``pre(w)`` is held between events like any other
+    and changes where ``w`` crosses its threshold (module docstring)."""
+    out = {}
+    for sym in cm.continuous_symbols:
+        inst = cm.table.instance(sym)
+        if inst is not None and inst[1] == 0:
+            out[cm.table.pre(inst[0])] = sym
+    return out
+
+
 def classify_relation(rel, cm: CompiledModel, clocks: dict) -> RelationPlan | None:
     """State, time or untracked relation (module docstring); ``clocks``: `clock_rates`."""
     if rel.rel_op not in _ORDER_RELS:
         return None
     s, strict = signed_distance(rel)
+    left = left_limits_of_continuous(cm)
+    if s.free_symbols & left.keys():
+        # between events the left limit pre(w) of a continuous w is w itself: the relation
+        # is watched through w, and re-evaluated at the event where pre(w) = w
+        s = s.xreplace(left)
     syms = s.free_symbols
     t = cm.table.time
     known = cm.event_constant_symbols
@@ -269,8 +301,13 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
         p = classify_relation(r, cm, clocks)
         if p is not None:
             relations.append(p)
+    try:
+        order = tuple((clauses[c][b], a) for c, b, a in when_assignment_order(model))
+    except nx.NetworkXUnfeasible:
+        raise ModelRejected("\n".join(when_clause_problems(model, None, derivatives=False))) \
+            from None
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
-                     tuple(assertions), clocks)
+                     order, tuple(assertions), clocks)
 
 
 ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)

@@ -91,6 +91,11 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         progress("structural analysis")
         from ..structure.per_mode import analyze_modes
         report = analyze_modes(model)
+    if report.exit_code == 0:
+        from ..structure.when_clauses import when_clause_problems
+        problems = when_clause_problems(model, report)
+        if problems:
+            raise ModelRejected("\n".join(problems))
     progress("planning")
     multimode = None
     if len(report.modes) > 1:

@@ -457,17 +457,55 @@ def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
     if cycles:
         cyc = min(cycles, key=lambda c: (len(c), c))
         lines = []
+        solvers = _solving_equations(model)
         for a, b in zip(cyc, cyc[1:] + cyc[:1]):
             v, eq = via[(a, b)]
             where = f" ({eq.loc.short()})" if eq.loc else ""
-            lines.append(f"  guard {system.guards[a].name} reads {v}, which equation "
-                         f"{eq.origin}{where} determines under guard {system.guards[b].name}")
+            lines.append(f"  guard {system.guards[a].name} reads {v} ({solvers(v)}), which "
+                         f"equation {eq.origin}{where} uses under guard "
+                         f"{system.guards[b].name}")
         vars_ = sorted({via[(a, b)][0] for a, b in zip(cyc, cyc[1:] + cyc[:1])})
         raise ModelRejected(
             "logico-numerical fixpoint (E-FIXPOINT): guard "
-            f"{system.guards[cyc[0]].name} depends on values computed in the same instant by "
-            "equations it enables or disables:\n" + "\n".join(lines) +
+            f"{system.guards[cyc[0]].name} reads values of the same instant that equations it "
+            "enables or disables take part in:\n" + "\n".join(lines) +
             f"\n  fix: use the left limit in the guard, e.g. pre({vars_[0]})",
             {"code": "E-FIXPOINT", "guards": [system.guards[i].name for i in cyc],
              "variables": vars_})
     return notes
+
+
+def _solving_equations(model: Model):
+    """``text(v)``: which equations determine ``v`` in the modes of ``model``, as the
+    per-mode matching assigns them (the block of the BTF whose unknowns contain ``v``;
+    `mdae_fmu.structure.per_mode`), e.g. ``determined by equation e1 (M.mo:6) in every
+    mode`` or ``a state in mode {...}``. Only computed for a rejection message, so that the
+    message names the equation that really computes the guard's variable."""
+    from ..structure.per_mode import analyze_modes, eq_label
+
+    report = analyze_modes(model)
+    locs = {eq.id: eq.loc for eq in model.equations}
+
+    def text(v: str) -> str:
+        found: dict[str, list[str]] = {}
+        for mode in report.modes:
+            if any(s.name == v and s.order == 0 for s in mode.states):
+                found.setdefault("a state", []).append(mode.name)
+                continue
+            for blk in mode.blocks:
+                if any(u.name == v and u.order == 0 for u in blk.unknowns):
+                    eqs = []
+                    for eq_id, k in blk.equations:
+                        loc = locs.get(eq_id)
+                        eqs.append(eq_label(eq_id, k) + (f" ({loc.short()})" if loc else ""))
+                    what = ("determined by equation " if len(eqs) == 1 else
+                            "determined by the block of equations ") + ", ".join(eqs)
+                    found.setdefault(what, []).append(mode.name)
+                    break
+        if not found:
+            return "determined by no equation of an accepted mode"
+        n = len(report.modes)
+        return "; ".join(what if len(ms) == n else f"{what} in mode{'s' * (len(ms) > 1)} "
+                         + ", ".join(ms) for what, ms in found.items())
+
+    return text
