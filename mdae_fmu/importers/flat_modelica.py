@@ -67,7 +67,6 @@ _UNSUPPORTED_KEYWORDS = {
     "CONNECT": "connect-equations are not supported (the input must be flattened)",
     "EXTENDS": "extends-clauses are not supported (the input must be flattened)",
     "IMPORT": "import-clauses are not supported (the input must be flattened)",
-    "WITHIN": "within-clauses are not supported (give one flat class)",
     "ENCAPSULATED": "encapsulated classes are not supported (give one flat class)",
     "PARTIAL": "partial classes are not supported (give one flat class)",
     "EXTERNAL": "external functions are not supported",
@@ -89,7 +88,7 @@ _KEYWORD_TERMINALS = (
     "CLASS", "MODEL", "BLOCK", "PACKAGE", "_END", "EQUATION", "INITIAL", "_PUBLIC", "_PROTECTED",
     "FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT", "OUTPUT", "INNER", "OUTER",
     "REPLACEABLE", "REDECLARE", "EACH", "ANNOTATION", "IF", "_THEN", "ELSEIF", "ELSE", "WHEN",
-    "ELSEWHEN", "_AND", "_OR", "_NOT", "TRUE", "FALSE", *_UNSUPPORTED_KEYWORDS)
+    "ELSEWHEN", "_AND", "_OR", "_NOT", "TRUE", "FALSE", "WITHIN", *_UNSUPPORTED_KEYWORDS)
 
 #: Modelica keywords (Modelica 3.6 §2.3.3): printed names equal to one of them are quoted.
 KEYWORDS = frozenset("""
@@ -106,6 +105,8 @@ _ENUM_PREFIXES = ("StateSelect.", "AssertionLevel.")
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
 _STATEMENTS = ("reinit", "assert", "terminate")
+_INITIAL_ALGORITHM_ONLY = ("only assignments 'v := expression;' are supported in an initial "
+                           "algorithm (write other statements as initial equations)")
 _BINOPS = {op: op for op in E.BINARY_OPS}
 _UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
 
@@ -149,7 +150,7 @@ def normalize_name(raw: str) -> str:
 
 # --- the parser (built once per process) ----------------------------------------------------
 
-_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION")
+_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "INITIAL_ALGORITHM")
 
 
 class _PostLexer:
@@ -593,7 +594,7 @@ class _Callbacks:
         c[0].append(c[-1])
         return c[0]
 
-    equations = sections = arguments = decls = _list
+    equations = sections = arguments = decls = statements = _list
 
     def elements(self, c):
         # declarations in a row, one flat ("decls", [Decl, ...]) section
@@ -608,6 +609,32 @@ class _Callbacks:
 
     def initial_equation_section(self, c):
         return ("initial", c[1] if len(c) > 1 else [])
+
+    def initial_algorithm_section(self, c):
+        return ("initial_algorithm", c[1] if len(c) > 1 else [], self.ctx.tok_loc(c[0]))
+
+    def assign_stmt(self, c):
+        lhs, tok, rhs = c[0], c[1], c[2]
+        start = self._start(tok)
+        if c[-1][2] + 1 - start > 2 * MAX_DEPTH:
+            lhs = self._limited(lhs, start)
+            rhs = self._limited(rhs, start)
+        return ("assign", lhs, rhs, start)
+
+    def call_stmt(self, c):
+        e = c[0]
+        if type(e) is Stmt:
+            del self.ctx.stmts[id(e)]
+        self.ctx.error(self._start(c[-1]) if type(e) is not Stmt else e.loc,
+                       _INITIAL_ALGORITHM_ONLY)
+        return ("assign", None, None, None)
+
+    def if_stmt(self, c):
+        self.ctx.error(self.ctx.tok_loc(c[0]), _INITIAL_ALGORITHM_ONLY)
+        return ("assign", None, None, None)
+
+    def within_clause(self, c):
+        return None
 
     def element_section(self, c):
         return c[0] if c else ("decls", [])
@@ -1031,6 +1058,7 @@ class _ModelBuilder:
         self.assertions: list[Assertion] = []
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
+        self.input_bindings: list[tuple[str, object, SourceLoc]] = []
 
     def err(self, where, message, priority=0):
         loc = self.ctx.where_loc(where)
@@ -1121,6 +1149,15 @@ class _ModelBuilder:
         if d.binding is not None:
             if variability in ("parameter", "constant"):
                 binding = d.binding
+            elif causality == "input":
+                # a top-level input's binding is its value while no host sets it (its start
+                # value), as in OpenModelica, not an equation (docs/importers.md)
+                if "start" in kw:
+                    self.err(loc, f"input '{d.name}' has both a start value and a binding: the "
+                                  "binding is its start value (its value while no host sets "
+                                  "it); give only one")
+                kw["start"] = d.binding
+                self.input_bindings.append((d.name, d.binding, loc))
             else:
                 self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
         self.variables.append(Variable(
@@ -1193,6 +1230,41 @@ class _ModelBuilder:
                     self.err(s.loc, "assert in an initial equation section is not supported")
                 else:
                     self.err(s.loc, f"{s.func}(...) can only be used inside a when-clause")
+
+    def initial_algorithm(self, items):
+        """An initial algorithm of assignments ``v := e`` as the initial equations ``v = e``,
+        in order (docs/importers.md). This is exact when each statement assigns a distinct
+        variable and reads no variable that it or a later statement assigns (an algorithm
+        would read the value from before that assignment); anything else is refused."""
+        stmts, first = [], {}
+        for _, lhs, rhs, where in items:
+            if lhs is None:                     # refused statement, already reported
+                continue
+            loc = self.ctx.where_loc(where)
+            if type(lhs) is not E.Ref or lhs is E.TIME:
+                self.err(loc, "the left side of an assignment in an initial algorithm must be "
+                              "a variable ('v := expression;')")
+                continue
+            var = lhs.name
+            if var in first:
+                self.err(loc, f"'{var}' is assigned twice in this initial algorithm (first at "
+                              f"line {first[var].line}): only an algorithm that assigns each "
+                              "variable once can be read as initial equations")
+                continue
+            first[var] = loc
+            stmts.append((var, rhs, loc))
+        for k, (var, rhs, loc) in enumerate(stmts):
+            later = {v for v, _, _ in stmts[k:]}
+            bad = sorted(E.refs(rhs) & later)
+            if bad:
+                who = "itself" if bad[0] == var else "a later statement"
+                self.err(loc, f"'{var} := ...' reads '{bad[0]}', which {who} of this initial "
+                              "algorithm assigns: the algorithm reads the value from before "
+                              "that assignment, which initial equations cannot express "
+                              "(reorder the statements, or write initial equations)")
+                continue
+            self.initial.append(Equation(f"i{len(self.initial) + 1}",
+                                         _residual(E.Ref(var), rhs), (), loc))
 
     def when(self, item):
         _, branches, loc = item
@@ -1401,6 +1473,13 @@ class _ModelBuilder:
                 self.err(r.loc, f"reinit of '{r.var}', which is not a state (der({r.var}) "
                                 "appears in no equation)")
         variability = {v.name: v.variability for v in self.variables}
+        for name, value, loc in self.input_bindings:
+            other = sorted(n for n in E.refs(value)
+                           if variability.get(n) not in ("parameter", "constant"))
+            if other:
+                self.err(loc, f"the binding of input '{name}' reads '{other[0]}': the binding "
+                              "of an input is its start value (its value while no host sets "
+                              "it), so it can only read parameters and constants")
         for name, loc in self.assigned.items():
             if name not in self.declared:
                 self.err(loc, f"assignment to undeclared variable '{name}'", 1)
@@ -1447,6 +1526,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.section(_drained(sec[1]), initial=False)
         elif tag == "initial":
             b.section(_drained(sec[1]), initial=True)
+        elif tag == "initial_algorithm":
+            b.initial_algorithm(_drained(sec[1]))
     b.check_arrays()
     b.check_names()
     ctx.note = ""
