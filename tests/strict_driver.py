@@ -172,6 +172,7 @@ class _Model:
     derivative_vrs: list
     reals: dict          # name -> vr of Real variables to record
     bools: dict          # name -> vr of Boolean variables to record
+    ints: dict           # name -> vr of Integer variables to record
     settable: dict       # name -> (type, vr) for start values
     can_get_set_state: bool
     can_serialize: bool
@@ -198,7 +199,7 @@ def _load_model(fmu: str | Path) -> _Model:
     derivs = md.derivatives
     state_vrs = [d.variable.derivative.valueReference for d in derivs]
     derivative_vrs = [d.variable.valueReference for d in derivs]
-    reals, bools, settable = {}, {}, {}
+    reals, bools, ints, settable = {}, {}, {}, {}
     for v in md.modelVariables:
         if v.causality in ("parameter", "calculatedParameter", "independent"):
             if v.causality == "parameter":
@@ -208,13 +209,15 @@ def _load_model(fmu: str | Path) -> _Model:
             reals[v.name] = v.valueReference
         elif v.type == "Boolean":
             bools[v.name] = v.valueReference
+        elif v.type == "Integer":
+            ints[v.name] = v.valueReference
         if v.initial in ("exact", "approx") or v.causality == "input":
             settable[v.name] = (v.type, v.valueReference)
     de = md.defaultExperiment
     stop = float(de.stopTime) if de is not None and de.stopTime is not None else None
     return _Model(root / "binaries" / "linux64" / f"{ident}.so", ident, md.guid, len(derivs),
                   int(md.numberOfEventIndicators or 0), state_vrs, derivative_vrs, reals, bools,
-                  settable, bool(md.modelExchange.canGetAndSetFMUstate),
+                  ints, settable, bool(md.modelExchange.canGetAndSetFMUstate),
                   bool(md.modelExchange.canSerializeFMUstate), stop, tmp)
 
 
@@ -257,6 +260,9 @@ class _Driver:
         self.bnames = list(model.bools)
         self.bvr = (C.c_uint * max(len(self.bnames), 1))(*model.bools.values())
         self.bbuf = (C.c_int * max(len(self.bnames), 1))()
+        self.inames = list(model.ints)
+        self.ivr = (C.c_uint * max(len(self.inames), 1))(*model.ints.values())
+        self.ibuf = (C.c_int * max(len(self.inames), 1))()
 
     # ------------------------------------------------------------------ plumbing
     def _on_log(self, env, instance, status, category, message):
@@ -330,6 +336,9 @@ class _Driver:
         if self.bnames:
             self.call("fmi2GetBoolean", self.bvr, len(self.bnames), self.bbuf)
             row += [float(b != 0) for b in self.bbuf[:len(self.bnames)]]
+        if self.inames:
+            self.call("fmi2GetInteger", self.ivr, len(self.inames), self.ibuf)
+            row += [float(i) for i in self.ibuf[:len(self.inames)]]
         return row
 
     # ------------------------------------------------------------------ checks
@@ -612,7 +621,7 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
             d.c = None
         if m.tmpdir is not None:
             m.tmpdir.cleanup()
-    names = d.rnames + d.bnames
+    names = d.rnames + d.bnames + d.inames
     data = np.array(rows, dtype=float).reshape(len(rows), 1 + len(names))
     values = {n: data[:, i + 1] for i, n in enumerate(names)}
     return StrictResult(data[:, 0], values, tuple(events), tuple(d.violations), tuple(d.log),

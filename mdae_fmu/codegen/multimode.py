@@ -182,7 +182,12 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
     if any(kind != "long" for _, kind in automaton.guards):
         raise ModelRejected(f"model {model.name}: transient (edge/when) guards inside "
                             f"equations are not supported by the multimode exporter")
-    guard_names = [automaton.guards[k][0] for k in long_idx]
+    # the automaton labels its guards with modes.normalize's labels, the per-mode report with
+    # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
+    from ..modes.normalize import _label
+    report_text = {_label(a): t for a, t in zip(report.guard_exprs, report.long_guards)}
+    guard_names = [report_text.get(automaton.guards[k][0], automaton.guards[k][0])
+                   for k in long_idx]
     by_valuation = {}
     for ma in report.modes:
         val = dict(ma.valuation)
