@@ -401,7 +401,7 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
     return 1;
 }
 
-/* The when-branches that fire at an instant (docs/multimode-fmu.md, "When-clauses"): their
+/* The when-branches that fire at an instant (docs/fmi-mapping.md, "Events"): their
  * equations in dependency order, then the schedule, repeated until no value of the equations
  * changes, so that an equation also reads the values the continuous equations compute from
  * the new discrete values (at most one pass per equation, plus the pass that finds nothing

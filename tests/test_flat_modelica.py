@@ -522,6 +522,69 @@ def test_reinit_of_a_state_only():
         "end when; end M;")
 
 
+def test_within_clause_empty_or_named():
+    """``within ;`` (OpenModelica prints it before a top-level class) and ``within A.B;``."""
+    body = "class M\n  Real x(start = 1);\nequation\n  der(x) = -x;\nend M;\n"
+    plain = parse_modelica(body, "m.mo")
+    for head in ("within ;\n", "within Modelica.Blocks;\n", "within\n  A.'b' ;\n"):
+        m = parse_modelica(head + body, "m.mo")
+        assert m == plain
+        assert m.equations[0].loc.line == plain.equations[0].loc.line + head.count("\n")
+    assert "syntax error: unexpected 'within'" in err("class M within; equation end M;")
+
+
+def test_initial_algorithm_of_assignments_is_initial_equations():
+    m = parse_modelica('''class M
+  parameter Real a = 2;
+  Real x; Real y;
+initial algorithm
+  x := a;
+  y := 2*x + 1;
+equation
+  der(x) = -x;
+  der(y) = 0;
+end M;
+''', "m.mo")
+    assert [(q.id, q.residual, q.loc.line) for q in m.initial_equations] == [
+        ("i1", E.residual(R("x"), R("a")), 5),
+        ("i2", E.residual(R("y"), E.BinOp("+", E.BinOp("*", C(2), R("x")), C(1))), 6)]
+
+
+@pytest.mark.parametrize("stmts, message", [
+    ("x := y; y := 1;", "m.mo:4:1: 'x := ...' reads 'y', which a later statement of this "
+     "initial algorithm assigns: the algorithm reads the value from before that assignment, "
+     "which initial equations cannot express (reorder the statements, or write initial "
+     "equations)"),
+    ("x := x + 1;", "'x := ...' reads 'x', which itself of this initial algorithm assigns"),
+    ("x := 1; x := 2;", "m.mo:4:9: 'x' is assigned twice in this initial algorithm (first at "
+     "line 4)"),
+    ("if y > 0 then x := 1; end if;", "m.mo:4:1: only assignments 'v := expression;' are "
+     "supported in an initial algorithm (write other statements as initial equations)"),
+    ("reinit(x, 1);", "only assignments 'v := expression;' are supported in an initial "
+     "algorithm"),
+    ("2*x := 1;", "the left side of an assignment in an initial algorithm must be a variable"),
+])
+def test_initial_algorithm_refusals(stmts, message):
+    text = (f"class M\n  Real x; Real y;\ninitial algorithm\n{stmts}\nequation\n"
+            f"  der(x) = -x; der(y) = 0;\nend M;\n")
+    assert message in err(text)
+
+
+def test_binding_of_a_top_level_input_is_its_start_value():
+    """OpenModelica: ``input Real u = 1.0`` is the value of u while no host sets it, not an
+    equation (docs/importers.md); the FMU test is in tests/test_fmu_runtime.py."""
+    m = model("der(x) = -x + u;", "  parameter Real k = 2;\n  Real x;\n"
+              "  input Real u = 1.0;\n  input Real v = 3*k;")
+    assert [q.id for q in m.equations] == ["e1"]
+    assert m.var("u").start == C(1.0) and m.var("u").binding is None
+    assert m.var("v").start == E.BinOp("*", C(3), R("k"))
+    assert "the binding of input 'u' reads 'x': the binding of an input is its start value " \
+        "(its value while no host sets it), so it can only read parameters and constants" \
+        in err("class M Real x; input Real u = x; equation der(x) = -x + u; end M;")
+    assert "input 'u' has both a start value and a binding" in \
+        err("class M Real x; input Real u(start = 2) = 1; equation der(x) = u; end M;")
+
+
 @pytest.mark.parametrize("text, message", [
     ("class M Real x; Real x; equation end M;", "duplicate declaration of 'x'"),
     ("class M Real x; equation x = y; end M;", "undefined name 'y'"),

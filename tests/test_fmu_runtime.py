@@ -339,6 +339,21 @@ equation
 end WithInput;"""
 
 
+def test_input_binding_is_the_value_while_no_host_sets_it(tmp_path):
+    """``input Real u = 0.5*k`` (OpenModelica semantics, docs/importers.md): the binding is the
+    start value of u, not an equation; a host that sets u overrides it. x' = u, x(0) = 0."""
+    path = build(tmp_path, INPUT_MODEL.replace("input Real u(start = 1.0);",
+                                               "parameter Real k = 2;\n  input Real u = 0.5*k;"),
+                 "WithInput")
+    md = read_model_description(str(path))
+    u = next(v for v in md.modelVariables if v.name == "u")
+    assert u.causality == "input" and float(u.start) == 1.0
+    r = simulate_fmu(str(path), stop_time=1.0, output=["x"])
+    assert abs(r["x"][-1] - 1.0) < 1e-9
+    r = simulate_fmu(str(path), stop_time=1.0, output=["x"], start_values={"u": 3.0})
+    assert abs(r["x"][-1] - 3.0) < 1e-9
+
+
 def test_nan_input_is_an_error(tmp_path):
     """Issue 4: a NaN input gets fmi2Error (the status exactly) and a log message, before
     initialization and in Continuous-Time Mode; a finite value is accepted."""

@@ -298,3 +298,130 @@ def test_models_without_restart_export_warning_free(tmp_path, name):
         after = t > ts + 1e-6
         v_out = 1 + 2.5 * (1 - np.exp(-0.2 * (t[after] - ts)))
         np.testing.assert_allclose(r["vc"][after], v_out, rtol=1e-6)
+
+
+# --- issue 14 Deliver item 3: when-clauses as Modelica defines them -----------------------------
+
+# x: a vector condition (its edges never coincide); z: two when-clauses that reinit the same
+# state on time conditions against different constants; u: elsewhen priority, the second
+# branch only acts when the first does not fire at the same instant.
+VECTOR = """class Vector
+  Real x(start = 0, fixed = true);
+  Real z(start = 0, fixed = true);
+  Integer n(start = 0);
+equation
+  der(x) = 0;
+  der(z) = 0;
+  when {time > 0.1, time > 0.2} then
+    reinit(x, x + 1);
+  end when;
+  when time > 0.1 then
+    reinit(z, z + 1);
+  end when;
+  when time > 0.2 then
+    reinit(z, 2*z + 1);
+  end when;
+  when time > 0.15 then
+    n = pre(n) + 1;
+  elsewhen time > 0.15 then
+    n = pre(n) + 100;
+  elsewhen time > 0.25 then
+    n = pre(n) + 10;
+  end when;
+end Vector;
+"""
+
+
+def test_vector_when_and_clauses_reinit_the_same_state_at_different_times(tmp_path):
+    model = parse_modelica(VECTOR, "Vector.mo")
+    assert analyze(model).accepted
+    fmu = export(model, tmp_path / "Vector.fmu", progress=False)
+    r = simulate_fmu(str(fmu), stop_time=0.3, output_interval=0.025, output=["x", "z", "n"])
+    t = r["time"]
+    for k in range(len(t)):
+        # rows at an event time: the first is the left limit, the last the right limit
+        right = k + 1 == len(t) or t[k + 1] != t[k]
+        after = (lambda c: t[k] > c + 1e-9 or (abs(t[k] - c) <= 1e-9 and right))
+        assert r["x"][k] == (0 if not after(0.1) else 1 if not after(0.2) else 2)
+        assert r["z"][k] == (0 if not after(0.1) else 1 if not after(0.2) else 3)
+        assert r["n"][k] == (0 if not after(0.15) else 1 if not after(0.25) else 11)
+
+
+BALL = """class KickedBall
+  parameter Real e = 0.8;
+  parameter Real g = 9.81;
+  Real h(start = 1, fixed = true);
+  Real v(start = 0, fixed = true);
+equation
+  der(h) = v;
+  der(v) = -g;
+  when h <= 0 then
+    reinit(v, -e*pre(v));
+  end when;
+  when time >= 0.3 then
+    reinit(v, v + 2);
+  end when;
+end KickedBall;
+"""
+
+
+def _ball_impacts(n: int) -> list[float]:
+    """Closed form: free fall from h = 1 until the kick v += 2 at t = 0.3, fall to the floor
+    (a quadratic), then bounces of duration 2 e |v| / g, |v| shrinking by e each time."""
+    g, e = 9.81, 0.8
+    h, v = 1 - g * 0.3 ** 2 / 2, -g * 0.3 + 2
+    tau = (v + math.sqrt(v * v + 2 * g * h)) / g          # h + v tau - g tau^2 / 2 = 0
+    t, speed = 0.3 + tau, abs(v - g * tau)
+    out = [t]
+    for _ in range(n - 1):
+        speed *= e
+        t += 2 * speed / g
+        out.append(t)
+    return out
+
+
+def test_ball_with_two_clauses_reinit_of_the_same_velocity(tmp_path):
+    """Impact and kick reinit v; h <= 0 and time >= 0.3 could coincide in principle (not
+    decidable at compile time): accepted, and checked at run time (next test)."""
+    model = parse_modelica(BALL, "KickedBall.mo")
+    assert analyze(model).accepted
+    fmu = export(model, tmp_path / "KickedBall.fmu", progress=False)
+    res = simulate_strict(fmu, stop_time=1.6, step=1e-3)
+    assert not res.violations
+    # state events that move v (the other ones: h <= 0 turning false again after a bounce)
+    impacts = [ev.time for ev in res.events if "state" in ev.causes and ev.values_changed]
+    np.testing.assert_allclose(impacts, _ball_impacts(len(impacts)), atol=1e-8)
+    assert len(impacts) == 3
+    kick = [ev for ev in res.events if "time" in ev.causes]
+    assert len(kick) == 1 and abs(kick[0].time - 0.3) < 1e-12
+    assert abs(res.at("v", 0.3) - (2 - 9.81 * 0.3)) < 1e-9
+
+
+CLASH = """class Clash
+  Real x(start = 0, fixed = true);
+  Real y(start = 0, fixed = true);
+equation
+  der(x) = 0;
+  der(y) = 1;
+  when time > 0.5 then
+    reinit(x, x + 1);
+  end when;
+  when y > 0.5 then
+    reinit(x, 10);
+  end when;
+end Clash;
+"""
+
+
+def test_simultaneous_reinits_of_one_variable_are_a_runtime_error(tmp_path):
+    """y is a clock (y = time): both clauses fire at t = 0.5; fmi2Error names both lines."""
+    model = parse_modelica(CLASH, "Clash.mo")
+    assert analyze(model).accepted
+    fmu = export(model, tmp_path / "Clash.fmu", progress=False)
+    messages = []
+    with pytest.raises(Exception, match="fmi2NewDiscreteStates"):
+        simulate_fmu(str(fmu), stop_time=1.0, output=["x"],
+                     logger=lambda *a: messages.append(a[-1].decode()))
+    assert ("t = 0.5: reinit(x, ...) at Clash.mo:8 and at Clash.mo:11 at the same instant "
+            "(two when-clauses re-initialize the same variable only at different instants)"
+            in messages)

@@ -225,11 +225,23 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     lp = left_printer(cm) if any(b.restart for b in ev.branches) else None
     active = _active_branches(ev)
     assigns = _when_assignments(p, ev)
-    actions = []
+    actions = [f"    if (act[{k1}] && act[{k2}]) {{\n        mdae_log(inst, LOG_ERROR, fmi2Error, "
+               f"\"t = %.17g: %s\", d->time, {c_string(text)});\n        return 1;\n    }}"
+               for k1, k2, text in ev.conflicts]
     for k, b in enumerate(ev.branches):
         code = _actions_code(p, b, lp)
         if code:
             actions.append(f"    if (act[{k}]) {{\n{code}\n    }}")
+    # a standardized restart is the restart of a transient mode; branches of several clauses
+    # that enter the same one (`when c then reinit(x, ...)` and `when c then reinit(z, ...)`)
+    # share it, and it is applied once
+    restarts: dict = {}
+    for k, b in enumerate(ev.branches):
+        if b.restart:
+            restarts.setdefault(b.restart_label, (b, []))[1].append(k)
+    for b, ks in restarts.values():
+        cond = " || ".join(f"act[{k}]" for k in ks)
+        actions.append(f"    if ({cond}) {{\n{_restart_code(b, lp)}\n    }}")
     asserts = []
     for cond, msg, level in ev.assertions:
         asserts.append(_assert_code(p, cond, msg, level))
@@ -326,21 +338,10 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
     equations of the instant are solved: assertions and terminate, then the reinits, whose
     values are all computed before any is applied (they read the states before the event and
     the discrete values of the instant; module `events` docstring). A branch with an analysed
-    restart (``b.restart``) assigns the standardized restart of its transient mode instead of
-    its reinit statements (docs/multimode-fmu.md, "When-clauses")."""
+    restart (``b.restart``) skips its reinit statements: the standardized restart of its
+    transient mode replaces them (`_restart_code`, applied once for all the branches that
+    enter that mode; docs/multimode-fmu.md, "When-clauses")."""
     checks, pre, post = [], [], []
-    if b.restart:
-        pre.append(f"        /* standardized restart {c_comment(b.restart_label, 60)} */")
-        right = {}
-        for k, (slot, value) in enumerate(b.restart):
-            pre.append(f"        const double x{k} = {lp(value)};")
-            post.append(f"        d->r[{slot}] = x{k};")
-            right[slot] = f"x{k}"
-        for k, (slot, num, den) in enumerate(b.impulses):
-            n, q = print_over_instant(lp, num, right), print_over_instant(lp, den, right)
-            pre.append(f"        const double q{k} = {q};")
-            pre.append(f"        const double i{k} = q{k} != 0.0 ? ({n}) / q{k} : 0.0;")
-            post.append(f"        d->r[{slot}] = i{k};   /* impulse over the instant */")
     for k, (kind, target, value, typ) in enumerate(b.actions):
         if kind == "reinit" and b.restart:
             continue
@@ -355,6 +356,23 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
         elif kind == "assert":
             checks.append(_assert_code(p, value, typ, target, indent="        "))
     return "\n".join(checks + pre + post)
+
+
+def _restart_code(b, lp) -> str:
+    """The standardized restart of the transient mode ``b`` enters, every right-hand side
+    evaluated from the left limits before any assignment, and its impulse outputs."""
+    pre, post = [f"        /* standardized restart {c_comment(b.restart_label, 60)} */"], []
+    right = {}
+    for k, (slot, value) in enumerate(b.restart):
+        pre.append(f"        const double x{k} = {lp(value)};")
+        post.append(f"        d->r[{slot}] = x{k};")
+        right[slot] = f"x{k}"
+    for k, (slot, num, den) in enumerate(b.impulses):
+        n, q = print_over_instant(lp, num, right), print_over_instant(lp, den, right)
+        pre.append(f"        const double q{k} = {q};")
+        pre.append(f"        const double i{k} = q{k} != 0.0 ? ({n}) / q{k} : 0.0;")
+        post.append(f"        d->r[{slot}] = i{k};   /* impulse over the instant */")
+    return "\n".join(pre + post)
 
 
 def assertion_condition(p: SlotPrinter, cond) -> str:

@@ -33,7 +33,7 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
   The equations of the branches that fire are solved in the topological order of their
   dependencies (`EventPlan.assignment_order`) and iterated with the schedule until no value
   changes (dependencies through continuous equations); then assertions and terminate, then
-  the reinits (docs/multimode-fmu.md, "When-clauses").
+  the reinits (docs/fmi-mapping.md, "Events").
 """
 
 from __future__ import annotations
@@ -96,6 +96,8 @@ class EventPlan:
     assignment_order: tuple[tuple[int, int], ...]
     assertions: tuple[tuple[sp.Expr, str, str], ...]  # (condition, message, level)
     clock_rates: dict                             # clock state -> rate (`clock_rates`)
+    # branches of different when-clauses that reinit the same variable (`reinit_conflicts`)
+    conflicts: tuple = ()
 
 
 def signed_distance(rel) -> tuple[sp.Expr, bool]:
@@ -307,7 +309,29 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
         raise ModelRejected("\n".join(when_clause_problems(model, None, derivatives=False))) \
             from None
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
-                     order, tuple(assertions), clocks)
+                     order, tuple(assertions), clocks, reinit_conflicts(model, clauses))
+
+
+def reinit_conflicts(model: Model, clauses) -> tuple:
+    """``(k1, k2, text)`` for every two branches k1 < k2 of different when-clauses that reinit
+    the same variable: the analysis does not combine their edges
+    (`mdae_fmu.modes.normalize.MultimodeSystem.non_simultaneous`), so firing both at one
+    instant is a run-time error whose message ``text`` names the variable and both lines."""
+    found = []
+    for c, w in enumerate(model.whens):
+        for b, br in enumerate(w.branches):
+            for act in br.actions:
+                if isinstance(act, Reinit):
+                    loc = act.loc or br.loc
+                    found.append((c, clauses[c][b], act.var, loc.short() if loc else w.id))
+    out = []
+    for i, (c1, k1, v1, l1) in enumerate(found):
+        for c2, k2, v2, l2 in found[i + 1:]:
+            if c1 != c2 and v1 == v2:
+                out.append((k1, k2, f"reinit({v1}, ...) at {l1} and at {l2} at the same "
+                                    "instant (two when-clauses re-initialize the same variable "
+                                    "only at different instants)"))
+    return tuple(out)
 
 
 ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)

@@ -112,8 +112,11 @@ class MultimodeSystem:
             base.append(tuple(m))
         base.sort()
         transient = []
+        apart = self.non_simultaneous()
         for r in range(1, len(trans_idx) + 1):
             for on in itertools.combinations(trans_idx, r):
+                if any(pair in apart for pair in itertools.combinations(on, 2)):
+                    continue
                 for b in base:
                     m = list(b)
                     for i in on:
@@ -121,6 +124,39 @@ class MultimodeSystem:
                     transient.append(tuple(m))
         transient.sort()
         return tuple(base + transient)
+
+    def non_simultaneous(self) -> frozenset:
+        """Pairs ``(i, j)``, i < j, of transient guards whose edges are not combined into one
+        transient mode (issue 14, Modelica's when-clauses):
+
+        * they cannot rise at the same instant: ``time > c1`` and ``time >= c2`` with numeric
+          constants c1 != c2 rise at t = c1 and t = c2 only;
+        * different when-clauses reinit the same variable on them: Modelica lets such clauses
+          coexist as long as they do not fire together, which is not decidable in general
+          (``h <= 0`` against ``time > 1``); the generated code checks it at run time and
+          stops with fmi2Error naming both reinits when they do
+          (`mdae_fmu.codegen.events.reinit_conflicts`)."""
+        d = self.__dict__.get("_apart")
+        if d is not None:
+            return d
+        out = set()
+        trans = [i for i, g in enumerate(self.guards) if g.kind == "transient"]
+        rise = {i: _rise_time(self.guards[i].cond) for i in trans}
+        for i, j in itertools.combinations(trans, 2):
+            if rise[i] is not None and rise[j] is not None and rise[i] != rise[j]:
+                out.add((i, j))
+        reinits = [e for e in self.equations if e.reinit]
+        for a, b in itertools.combinations(reinits, 2):
+            if a.reinit != b.reinit or a.origin == b.origin:
+                continue
+            for i, pi in a.guard:
+                for j, pj in b.guard:
+                    if pi and pj and i != j and self.guards[i].kind == "transient" \
+                            and self.guards[j].kind == "transient":
+                        out.add((min(i, j), max(i, j)))
+        d = frozenset(out)
+        object.__setattr__(self, "_apart", d)
+        return d
 
     def guard_definitions(self) -> dict[E.Expr, E.Expr]:
         """Definitions of the guard atoms used to prune contradictory valuations: the Boolean
@@ -166,6 +202,26 @@ class MultimodeSystem:
 
 
 # --- helpers over expressions ------------------------------------------------------------------
+
+def _rise_time(cond: E.Expr) -> float | None:
+    """The only instant where ``cond`` can become true when it is ``time > c``, ``time >= c``,
+    ``c < time`` or ``c <= time`` with a numeric constant ``c``; None otherwise."""
+    if not isinstance(cond, E.BinOp):
+        return None
+    def num(e):
+        if isinstance(e, E.Const) and isinstance(e.value, (int, float)) \
+                and not isinstance(e.value, bool):
+            return float(e.value)
+        if isinstance(e, E.UnOp) and e.op == "-":
+            v = num(e.arg)
+            return None if v is None else -v
+        return None
+    if cond.op in (">", ">=") and isinstance(cond.left, E.Time):
+        return num(cond.right)
+    if cond.op in ("<", "<=") and isinstance(cond.right, E.Time):
+        return num(cond.left)
+    return None
+
 
 def current_refs(e: E.Expr) -> set[str]:
     """Names read at the current instant: every reference not under ``pre(...)``."""
@@ -338,8 +394,13 @@ def normalize(model: Model) -> MultimodeSystem:
             equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
                                        tuple(sorted(orders.items())), eq.id, eq.loc))
     for w in model.whens:
+        earlier: list[tuple[int, bool]] = []
         for bi, br in enumerate(w.branches):
-            gi = guard_of(br.condition, "transient", br.loc)
+            g0 = guard_of(br.condition, "transient", br.loc)
+            # elsewhen priority (Modelica 3.6 §8.3.5): branch bi acts only when no earlier
+            # branch of its clause fires at the same instant
+            gi = _dedupe((g0,) + tuple(earlier))
+            earlier.append((g0[0], not g0[1]))
             for ai, act in enumerate(br.actions):
                 if isinstance(act, Reinit):
                     if act.var not in unknown_set:
@@ -350,12 +411,12 @@ def normalize(model: Model) -> MultimodeSystem:
                     orders[act.var] = max(orders.get(act.var, 0), 1)
                     equations.append(MEquation(
                         f"{w.id}.reinit({act.var})" + (f"#{bi}" if bi else ""), act.value,
-                        (gi,), tuple(sorted(orders.items())), w.id, act.loc or br.loc,
+                        gi, tuple(sorted(orders.items())), w.id, act.loc or br.loc,
                         reinit=act.var))
                 elif isinstance(act, Assign) and act.var in unknown_set:
                     res = E.residual(E.Ref(act.var), act.value)
                     orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
-                    equations.append(MEquation(f"{w.id}.{act.var}#{bi}.{ai}", res, (gi,),
+                    equations.append(MEquation(f"{w.id}.{act.var}#{bi}.{ai}", res, gi,
                                                tuple(sorted(orders.items())), w.id,
                                                act.loc or br.loc))
     system = MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,

@@ -9,7 +9,7 @@ are solved in the topological order of their dependencies (`when_assignment_orde
 cycle among them (an algebraic loop of discrete equations) is rejected at analysis
 (`when_clause_problems`). Dependencies that pass through the continuous equations (``z =
 2*count`` computed by the mode's schedule, ``y = z`` in a when-body) are resolved at run time
-by the event iteration of the generated code (docs/multimode-fmu.md, "When-clauses").
+by the event iteration of the generated code (docs/fmi-mapping.md, "Events", event iteration).
 
 A when-condition, when-equation or assertion may read ``der(v)`` only where the analysis
 computes it: in every mode, ``der(v)`` must be a derivative the mode's schedule solves for (a
