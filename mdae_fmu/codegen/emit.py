@@ -328,8 +328,16 @@ def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
     for k, a in ev.assignment_order:
         kind, target, value, _ = ev.branches[k].actions[a]
         new = assign_cast(target, "v")
+        if target.startswith("d->r["):
+            # a Real counts as changed beyond rounding (a block re-solved from its solution
+            # may move the last bits); NaN always counts, so it ends in the error of the
+            # runtime's bound
+            update = (f"if ({target} != v) {{\n            n += !(fabs(v - {target}) <= "
+                      f"1e-13 * fmax(1.0, fabs(v)));\n            {target} = v;\n        }}")
+        else:
+            update = f"if ({target} != {new}) {{ {target} = {new}; n++; }}"
         out.append(f"    if (act[{k}]) {{\n        v = {p.doprint(value)};\n"
-                   f"        if ({target} != {new}) {{ {target} = {new}; n++; }}\n    }}")
+                   f"        {update}\n    }}")
     return out
 
 
