@@ -126,6 +126,21 @@ def refs(e: Expr) -> set[str]:
     return {n.name for n in walk(e) if isinstance(n, Ref)}
 
 
+def current_refs(e: Expr) -> set[str]:
+    """Names read at the current instant: every reference not under ``pre(...)``."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Ref):
+            out.add(n.name)
+        elif isinstance(n, Call) and n.func == "pre":
+            continue
+        else:
+            stack.extend(children(n))
+    return out
+
+
 def strip_not(c: Expr) -> tuple[Expr, bool]:
     """A condition as ``(atom, positive)``: ``not not g`` is ``(g, True)``, ``not g``
     ``(g, False)``."""

@@ -521,13 +521,13 @@ class _Callbacks:
             return E.ZERO
         return out
 
-    def eq(self, c):
+    def eq(self, c, tag="eq"):
         lhs, eq_tok, rhs = c[0], c[1], c[2]
         start = self._start(eq_tok)
         if c[-1][2] + 1 - start > 2 * MAX_DEPTH:    # shorter text cannot nest that deep
             lhs = self._limited(lhs, start)
             rhs = self._limited(rhs, start)
-        return ("eq", lhs, rhs, start)
+        return (tag, lhs, rhs, start)
 
     def call_eq(self, c):
         e = c[0]
@@ -614,12 +614,7 @@ class _Callbacks:
         return ("initial_algorithm", c[1] if len(c) > 1 else [], self.ctx.tok_loc(c[0]))
 
     def assign_stmt(self, c):
-        lhs, tok, rhs = c[0], c[1], c[2]
-        start = self._start(tok)
-        if c[-1][2] + 1 - start > 2 * MAX_DEPTH:
-            lhs = self._limited(lhs, start)
-            rhs = self._limited(rhs, start)
-        return ("assign", lhs, rhs, start)
+        return self.eq(c, "assign")
 
     def call_stmt(self, c):
         e = c[0]

@@ -223,19 +223,7 @@ def _rise_time(cond: E.Expr) -> float | None:
     return None
 
 
-def current_refs(e: E.Expr) -> set[str]:
-    """Names read at the current instant: every reference not under ``pre(...)``."""
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, E.Ref):
-            out.add(n.name)
-        elif isinstance(n, E.Call) and n.func == "pre":
-            continue
-        else:
-            stack.extend(E.children(n))
-    return out
+current_refs = E.current_refs     # names read at the current instant (not under pre)
 
 
 def _label(e: E.Expr) -> str:

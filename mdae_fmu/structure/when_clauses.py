@@ -24,21 +24,6 @@ from .. import expr as E
 from ..ir import Assertion, Assign, Model, Reinit
 
 
-def current_reads(e: E.Expr) -> set[str]:
-    """Names ``e`` reads at the current instant: every reference not under ``pre(...)``."""
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, E.Ref):
-            out.add(n.name)
-        elif isinstance(n, E.Call) and n.func == "pre":
-            continue
-        else:
-            stack.extend(E.children(n))
-    return out
-
-
 def _assignments(model: Model) -> list[tuple[int, int, int, Assign]]:
     """Every ``Assign`` of the model: (clause index, branch index, action index, action)."""
     return [(c, b, a, act) for c, w in enumerate(model.whens)
@@ -54,7 +39,7 @@ def _dependency_graph(model: Model) -> nx.DiGraph:
     g = nx.DiGraph()
     g.add_nodes_from(sorted(assigned))
     for _, _, _, act in assigns:
-        for u in sorted(current_reads(act.value) & assigned):
+        for u in sorted(E.current_refs(act.value) & assigned):
             g.add_edge(u, act.var, loc=act.loc)
     return g
 
