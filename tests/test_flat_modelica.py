@@ -617,7 +617,8 @@ def test_binding_of_a_top_level_input_is_its_start_value():
     ("class M Real x; Boolean c; equation x = {c, c}; end M;",
      "array expressions are not supported"),
     ("class M Real x; equation when x > 0 then 2 * x = 1; end when; end M;",
-     "must be a variable"),
+     "must be a variable ('v = expression': Modelica 3.6 §8.3.5.2, a when-equation defines "
+     "its left side; write 0 = y - k*n as y = k*n)"),
     ("class M Real x; equation when x > 0 then reinit(y, 1); end when; end M;",
      "reinit of undeclared variable 'y'"),
     ("class M Real time; equation end M;", "'time' is the built-in time variable"),

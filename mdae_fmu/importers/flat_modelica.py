@@ -1304,7 +1304,8 @@ class _ModelBuilder:
         loc = self.ctx.where_loc(where)
         if type(lhs) is not E.Ref or lhs is E.TIME:
             self.err(loc, "the left side of an equation in a when-clause must be a variable "
-                          "('v = expression')")
+                          "('v = expression': Modelica 3.6 §8.3.5.2, a when-equation defines "
+                          "its left side; write 0 = y - k*n as y = k*n)")
             return None
         return lhs.name, rhs, loc
 
