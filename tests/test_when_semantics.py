@@ -124,12 +124,13 @@ def test_cycle_among_when_equations_is_rejected(tmp_path, capsys):
 
 # A guard on pre(w), w = sin(time): an if-equation and an if-expression on it (two modes, no
 # restart: the export also covers gcc -Werror on models without reinit). x' = +-1 switches at
-# k*pi, xs' = max(sin, 0) in the limit.
+# k*pi, xs' = max(sin, 0) in the limit. The when-clause counts seconds in a multimode model.
 PREW = """class PreW
   Real w;
   Real y;
   Real x(start = 0, fixed = true);
   Real xs(start = 0, fixed = true);
+  Integer n(start = 0);
 equation
   w = sin(time);
   y = if pre(w) > 0 then w else 0;
@@ -139,6 +140,9 @@ equation
   else
     der(x) = -1;
   end if;
+  when sample(0, 1) then
+    n = pre(n) + 1;
+  end when;
 end PreW;
 """
 
@@ -159,9 +163,11 @@ def _xs_closed(t):
 
 def test_guard_on_left_limit_of_continuous_variable_switches(tmp_path):
     fmu = export(parse_modelica(PREW, "PreW.mo"), tmp_path / "PreW.fmu", progress=False)
-    r = simulate_fmu(str(fmu), stop_time=7.0, output_interval=0.05, output=["x", "xs", "w"],
-                     relative_tolerance=1e-10)
+    r = simulate_fmu(str(fmu), stop_time=7.0, output_interval=0.05,
+                     output=["x", "xs", "w", "n"], relative_tolerance=1e-10)
     t = r["time"]
+    away = np.abs(t - np.round(t)) > 1e-6
+    np.testing.assert_array_equal(r["n"][away], np.floor(t[away]) + 1)
     np.testing.assert_allclose(r["x"], _x_closed(t), atol=1e-6)
     np.testing.assert_allclose(r["xs"], _xs_closed(t), atol=1e-6)
     # the switches are events located at k*pi (rows on both sides of each)
@@ -171,6 +177,7 @@ def test_guard_on_left_limit_of_continuous_variable_switches(tmp_path):
     assert not res.violations
     assert abs(res.at("x", 3.0) - 3.0) < 1e-6 and abs(res.at("x", 4.0) - (2 * math.pi - 4.0)) < 1e-6
     switch = [e.time for e in res.events if "state" in e.causes]
+    assert res.at("n", 6.5) == 7
     assert len(switch) == 3 and np.allclose(switch[1:], [math.pi, 2 * math.pi], atol=1e-8)
 
 

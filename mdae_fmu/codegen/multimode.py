@@ -179,9 +179,18 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
         raise ModelRejected("; ".join(report.messages) or
                             f"model {model.name}: the structural analysis rejects it")
     long_idx = [k for k, (_, kind) in enumerate(automaton.guards) if kind == "long"]
-    if any(kind != "long" for _, kind in automaton.guards):
+    # when-clauses that assign discrete variables run through the event plan like in a
+    # single-mode model; reinits (whose restart is the analysed one) and transient guards on
+    # equations (`if edge(c) then ...`) are not supported here
+    clause_ids = {w.id for w in model.whens}
+    transient = {k for k, (_, kind) in enumerate(automaton.guards) if kind != "long"}
+    system = automaton.system
+    if transient and (system is None or any(
+            i in transient for eq in system.equations
+            if eq.origin not in clause_ids or eq.reinit for i, _ in eq.guard)):
         raise ModelRejected(f"model {model.name}: transient (edge/when) guards inside "
-                            f"equations are not supported by the multimode exporter")
+                            f"equations, and reinit in when-clauses, are not supported by the "
+                            f"multimode exporter")
     # the automaton labels its guards with modes.normalize's labels, the per-mode report with
     # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
     from ..modes.normalize import _label
