@@ -132,9 +132,12 @@ def _computed_derivatives(mode) -> set[tuple[str, int]]:
 def _derivative_messages(model: Model, report) -> list[str]:
     """E-EVENT-DER: an event expression reads a derivative some mode does not compute."""
     out = []
+    computed = None
     for what, loc, e in _event_reads(model):
         for v, k in sorted(_derivative_reads(e)):
-            missing = [m.name for m in report.modes if (v, k) not in _computed_derivatives(m)]
+            if computed is None:           # once, and only for a model that reads one
+                computed = [(m.name, _computed_derivatives(m)) for m in report.modes]
+            missing = [name for name, ders in computed if (v, k) not in ders]
             if not missing:
                 continue
             text = "der(" * k + v + ")" * k
