@@ -48,21 +48,17 @@ def when_assignment_order(model: Model) -> list[tuple[int, int, int]]:
     """The equations of all when-bodies as (clause, branch, action) indices, in an order where
     each comes after the equations assigning the variables it reads at the current instant
     (module docstring; Modelica 3.6 §8.6 sorting, here restricted to the when-equations).
-    Ties keep source order. Raises ``ValueError`` on a cycle (`when_clause_problems` reports it
-    at analysis)."""
+    Ties keep source order. Raises ``networkx.NetworkXUnfeasible`` on a cycle
+    (`when_clause_problems` reports it at analysis)."""
     g = _dependency_graph(model)
-    rank = {v: k for k, v in enumerate(nx.lexicographical_topological_sort(
-        g, key=lambda v: _first_position(model, v)))}
     assigns = _assignments(model)
+    first: dict[str, tuple] = {}
+    for c, b, a, act in assigns:
+        first.setdefault(act.var, (c, b, a))
+    rank = {v: k for k, v in enumerate(nx.lexicographical_topological_sort(
+        g, key=lambda v: first[v]))}
     assigns.sort(key=lambda t: (rank[t[3].var], t[0], t[1], t[2]))
     return [(c, b, a) for c, b, a, _ in assigns]
-
-
-def _first_position(model: Model, var: str) -> tuple:
-    for c, b, a, act in _assignments(model):
-        if act.var == var:
-            return (c, b, a)
-    return (len(model.whens), 0, 0)
 
 
 def _cycle_message(model: Model, g: nx.DiGraph) -> str | None:
