@@ -184,12 +184,15 @@ def left_limits_of_continuous(cm: CompiledModel) -> dict:
     return out
 
 
-def classify_relation(rel, cm: CompiledModel, clocks: dict) -> RelationPlan | None:
-    """State, time or untracked relation (module docstring); ``clocks``: `clock_rates`."""
+def classify_relation(rel, cm: CompiledModel, clocks: dict,
+                      left: dict | None = None) -> RelationPlan | None:
+    """State, time or untracked relation (module docstring); ``clocks``: `clock_rates`;
+    ``left``: `left_limits_of_continuous` (computed here when not given)."""
     if rel.rel_op not in _ORDER_RELS:
         return None
     s, strict = signed_distance(rel)
-    left = left_limits_of_continuous(cm)
+    if left is None:
+        left = left_limits_of_continuous(cm)
     if s.free_symbols & left.keys():
         # between events the left limit pre(w) of a continuous w is w itself: the relation
         # is watched through w, and re-evaluated at the event where pre(w) = w
@@ -299,8 +302,9 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     rels, samples = _relations_and_samples(exprs)
     clocks = {x: c for x, c in clock_rates(model, table).items() if x in cm.state_symbols}
     relations = []
+    left = left_limits_of_continuous(cm)
     for r in rels:
-        p = classify_relation(r, cm, clocks)
+        p = classify_relation(r, cm, clocks, left)
         if p is not None:
             relations.append(p)
     try:
@@ -317,21 +321,23 @@ def reinit_conflicts(model: Model, clauses) -> tuple:
     the same variable: the analysis does not combine their edges
     (`mdae_fmu.modes.normalize.MultimodeSystem.non_simultaneous`), so firing both at one
     instant is a run-time error whose message ``text`` names the variable and both lines."""
-    found = []
+    by_var: dict[str, list] = {}
     for c, w in enumerate(model.whens):
         for b, br in enumerate(w.branches):
             for act in br.actions:
                 if isinstance(act, Reinit):
                     loc = act.loc or br.loc
-                    found.append((c, clauses[c][b], act.var, loc.short() if loc else w.id))
+                    by_var.setdefault(act.var, []).append(
+                        (c, clauses[c][b], loc.short() if loc else w.id))
     out = []
-    for i, (c1, k1, v1, l1) in enumerate(found):
-        for c2, k2, v2, l2 in found[i + 1:]:
-            if c1 != c2 and v1 == v2:
-                out.append((k1, k2, f"reinit({v1}, ...) at {l1} and at {l2} at the same "
-                                    "instant (two when-clauses re-initialize the same variable "
-                                    "only at different instants)"))
-    return tuple(out)
+    for var, found in by_var.items():
+        for i, (c1, k1, l1) in enumerate(found):
+            for c2, k2, l2 in found[i + 1:]:
+                if c1 != c2:
+                    out.append((k1, k2, f"reinit({var}, ...) at {l1} and at {l2} at the same "
+                                        "instant (two when-clauses re-initialize the same "
+                                        "variable only at different instants)"))
+    return tuple(sorted(out))
 
 
 ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)
