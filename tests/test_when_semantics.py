@@ -275,6 +275,17 @@ equation
   end if;
 end TimeSwitch;
 """,
+    # a mode guard assigned by a when-clause (multimode export with a when-clause)
+    "Fly": """class Fly
+  Real v(start = 0, fixed = true);
+  Boolean flying(start = true);
+equation
+  der(v) = if flying then -1 else 0;
+  when time > 0.5 then
+    flying = false;
+  end when;
+end Fly;
+""",
     # the piecewise-linear resistor with guards on the left limit (three modes)
     "PwlPre": PWL.replace("Pwl", "PwlPre").replace("if v < -Ve", "if pre(v) < -Ve")
                  .replace("elseif v > Ve", "elseif pre(v) > Ve"),
@@ -284,7 +295,8 @@ end TimeSwitch;
 @pytest.mark.parametrize("name", sorted(WITHOUT_RESTART))
 def test_models_without_restart_export_warning_free(tmp_path, name):
     """Generated C compiles with -Werror (fmu/build.py) for if-equation modes with no restart,
-    and the FMU runs: TimeSwitch x = e^0.5 e^-(t-0.5) after 0.5; PwlPre stays in the middle
+    and the FMU runs: TimeSwitch x = e^0.5 e^-(t-0.5) after 0.5; Fly v = -min(t, 0.5);
+    PwlPre stays in the middle
     segment (x' = 0.5 x from 0.5 up to Ve = 1 at t = 2 ln 2, then the outer segment)."""
     fmu = export(parse_modelica(WITHOUT_RESTART[name], f"{name}.mo"), tmp_path / f"{name}.fmu",
                  progress=False)
@@ -292,6 +304,9 @@ def test_models_without_restart_export_warning_free(tmp_path, name):
         r = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.25, output=["x"],
                          relative_tolerance=1e-10)
         np.testing.assert_allclose(r["x"][-1], math.exp(0.5) * math.exp(-0.5), rtol=1e-7)
+    elif name == "Fly":
+        r = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.25, output=["v"])
+        np.testing.assert_allclose(r["v"], -np.minimum(r["time"], 0.5), atol=1e-9)
     else:
         r = simulate_fmu(str(fmu), stop_time=1.2, output_interval=0.05, output=["vc"],
                          relative_tolerance=1e-10)
