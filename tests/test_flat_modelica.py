@@ -533,43 +533,6 @@ def test_within_clause_empty_or_named():
     assert "syntax error: unexpected 'within'" in err("class M within; equation end M;")
 
 
-def test_initial_algorithm_of_assignments_is_initial_equations():
-    m = parse_modelica('''class M
-  parameter Real a = 2;
-  Real x; Real y;
-initial algorithm
-  x := a;
-  y := 2*x + 1;
-equation
-  der(x) = -x;
-  der(y) = 0;
-end M;
-''', "m.mo")
-    assert [(q.id, q.residual, q.loc.line) for q in m.initial_equations] == [
-        ("i1", E.residual(R("x"), R("a")), 5),
-        ("i2", E.residual(R("y"), E.BinOp("+", E.BinOp("*", C(2), R("x")), C(1))), 6)]
-
-
-@pytest.mark.parametrize("stmts, message", [
-    ("x := y; y := 1;", "m.mo:4:1: 'x := ...' reads 'y', which a later statement of this "
-     "initial algorithm assigns: the algorithm reads the value from before that assignment, "
-     "which initial equations cannot express (reorder the statements, or write initial "
-     "equations)"),
-    ("x := x + 1;", "'x := ...' reads 'x', which itself of this initial algorithm assigns"),
-    ("x := 1; x := 2;", "m.mo:4:9: 'x' is assigned twice in this initial algorithm (first at "
-     "line 4)"),
-    ("if y > 0 then x := 1; end if;", "m.mo:4:1: only assignments 'v := expression;' are "
-     "supported in an initial algorithm (write other statements as initial equations)"),
-    ("reinit(x, 1);", "only assignments 'v := expression;' are supported in an initial "
-     "algorithm"),
-    ("2*x := 1;", "the left side of an assignment in an initial algorithm must be a variable"),
-])
-def test_initial_algorithm_refusals(stmts, message):
-    text = (f"class M\n  Real x; Real y;\ninitial algorithm\n{stmts}\nequation\n"
-            f"  der(x) = -x; der(y) = 0;\nend M;\n")
-    assert message in err(text)
-
-
 def test_binding_of_a_top_level_input_is_its_start_value():
     """OpenModelica: ``input Real u = 1.0`` is the value of u while no host sets it, not an
     equation (docs/importers.md); the FMU test is in tests/test_fmu_runtime.py."""
@@ -622,10 +585,14 @@ def test_binding_of_a_top_level_input_is_its_start_value():
     ("class M Real x; equation when x > 0 then reinit(y, 1); end when; end M;",
      "reinit of undeclared variable 'y'"),
     ("class M Real time; equation end M;", "'time' is the built-in time variable"),
-    ("class M Real x; equation x = 1; algorithm x := 2; end M;", "algorithm sections"),
+    ("class M Real x; algorithm x = 2; end M;", "syntax error: unexpected '=' (expected one "
+     "of ':='"),
+    ("class M Real x; algorithm x := 1; return; end M;", "return is only allowed in a "
+     "function"),
     ("class M Real x; equation for i in 1:3 loop x = i; end for; end M;", "for-equations"),
     ("class M Real x; equation connect(a, b); end M;", "connect-equations"),
-    ("function f input Real x; algorithm end f;", "function definitions"),
+    ("class M Real x; equation x = 1; function f input Real u; output Real y; algorithm "
+     "y := u; end f; end M;", "a function definition can only come before the model class"),
     ("class M record R Real a; end R; end M;", "records are not supported"),
     ("class M extends Base; end M;", "extends-clauses"),
     ("class M parameter Real p; parameter equation p = 1; end M;", "'parameter equation'"),
