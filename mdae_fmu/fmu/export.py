@@ -87,6 +87,12 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     elif progress is False:
         progress = Progress(enabled=False)
     path = Path(path)
+    # guards evaluated by event iteration read the previous instant's values (Def 33,
+    # mdae_fmu.modes.event_iteration): compile them as such; same guards, modes and report
+    from ..modes.event_iteration import delay_same_instant_guards
+    delayed = delay_same_instant_guards(model)
+    if delayed is not model:
+        model, report = delayed, None
     if report is None:
         progress("structural analysis")
         from ..structure.per_mode import analyze_modes
