@@ -34,6 +34,8 @@ typedef struct {
     int drift;                 /* projection requested by fmi2CompletedIntegratorStep */
     int cascade;               /* multimode: 1 + mode change in progress (0: none) */
     int instant;               /* ... and the index of its next nonstandard instant */
+    int changes;               /* multimode: mode changes since the event iteration last
+                                  settled (bounded: MDAE_MAX_MODE_CHANGES, model_modes.c) */
     double r[MDAE_DIM(MDAE_NR)];      /* Reals: model variables, then derivative instances */
     double pr[MDAE_DIM(MDAE_NR)];     /* left limits pre() of the Reals */
     int i[MDAE_DIM(MDAE_NI)];         /* Integers */

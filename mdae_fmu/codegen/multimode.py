@@ -131,6 +131,7 @@ class MultimodePlan:
     impulses: tuple[ImpulseOutput, ...]
     watched: tuple[sp.Expr, ...] = ()     # relations on x whose guards read pre(x)
     banded: tuple = ()                    # (symbol, relation on pre(x), Boolean slot)
+    guard_names: tuple[str, ...] = ()     # the long guards' names, in valuation order
 
 
 @dataclass(frozen=True)
@@ -321,7 +322,16 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
     compiled, banded = _band_left_limit_relations(report, compiled)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
                          tuple(impulses.values()), _watched(report, banded),
-                         banded)
+                         banded, tuple(guard_names))
+
+
+def max_mode_changes(n_modes: int) -> int:
+    """Bound on the mode changes of one event iteration (`mdae_fmu.modes.event_iteration`):
+    a cascade that settles visits a mode at most once, so more changes than modes is a cycle;
+    at most a quarter of the wrapper's bound on event iterations (each change takes two
+    calls), so that the error names the guards before the generic one fires."""
+    from .emit import TOLERANCES
+    return max(2, min(n_modes, TOLERANCES["max_event_iterations"] // 4))
 
 
 def _numeric(ri) -> bool:
@@ -534,9 +544,16 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
     disc += band_updates
     all_imp = [i.slot for i in plan.impulses]
+    # restart_failure is emitted only where an instant can call it: gcc -Werror refuses an
+    # unused static function (models whose mode changes restart nothing)
+    failure_used = any(i["restart"] or i["singular"] or (i["delta"] and i["delta"]["slots"])
+                       for ed in edges_ctx for i in ed["instants"])
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
+        failure_used=failure_used,
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
         discrete_assignments="\n".join(disc), mode_slot=plan.mode_slot,
-        impulse_slots=all_imp, nmodes=len(plan.modes))
+        impulse_slots=all_imp, nmodes=len(plan.modes),
+        guard_names=[c_string(g) for g in plan.guard_names],
+        max_mode_changes=max_mode_changes(len(plan.modes)))
     return ModeSources(files, ncons, work, perm)
 
