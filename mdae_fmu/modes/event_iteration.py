@@ -121,6 +121,8 @@ def delay_same_instant_guards(model: Model) -> Model:
     iteration, and its event indicator watches ``s`` (`mdae_fmu.codegen.multimode`). The same
     model object is returned when nothing is delayed."""
     from .normalize import _bool_definitions, normalize
+    if not any(g.kind == "long" for g in model.guards()):
+        return model                # no guard: nothing to delay (and no normalization)
     system = normalize(model)
     delayed = delayed_guards(system)
     if not delayed:
