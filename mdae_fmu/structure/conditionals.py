@@ -168,7 +168,10 @@ def classify_conditionals(model: Model, dae_equations: Iterable | None = None,
     operators (``edge``, ``initial()``) and every atom that is structural anywhere stay
     structural."""
     if dae_equations is None or continuous is None:
-        return _classify_cached(model)
+        try:
+            return _classify_cached(model)
+        except TypeError:           # an unhashable model (a mutable field): not cached
+            return _classify_cached.__wrapped__(model)
     return _classify(model, tuple(dae_equations), frozenset(continuous))
 
 
