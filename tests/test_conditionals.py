@@ -279,3 +279,23 @@ def test_original_cup_and_ball_runs_as_the_pre_encoding(tmp_path):
     assert np.array_equal(a["time"], b["time"]) and np.array_equal(a["taut"], b["taut"])
     for v in ("x", "y", "lam"):
         assert np.max(np.abs(a[v] - b[v])) < 1e-12, v
+
+
+def test_piecewise_under_no_event_has_no_indicator(tmp_path):
+    """noEvent(if vN < -Ve then ... ) (Chua's resistor): still no mode, and neither event
+    indicator nor frozen relation: Modelica evaluates it as it is."""
+    text = (DATA / "Chua.mo").read_text().replace("iN = if vN", "iN = noEvent(if vN") \
+        .replace("else Ga * vN;", "else Ga * vN);")
+    m = _model(text, "ChuaNoEvent.mo")
+    a = analyze(m)
+    out = render_text(m, a)
+    assert a.accepted and len(a.modes.modes) == 1
+    assert "conditions that are only events (same structure in every branch, no mode): 0" \
+        in out and "    noEvent    vN > Ve (same structure, no mode, no event)" in out
+    assert render_json(m, a)["noevent_conditions"] == ["vN < (-Ve)", "vN > Ve"]
+    path = export(m, tmp_path / "chua_ne.fmu", progress=False)
+    import zipfile
+    md = zipfile.ZipFile(path).read("modelDescription.xml").decode()
+    assert 'numberOfEventIndicators="0"' in md
+    source = zipfile.ZipFile(path).read("sources/model_schedule_0.c").decode()
+    assert "d->rel[" not in source

@@ -45,6 +45,8 @@ class ConditionalClasses:
     structural: frozenset
     event_only: tuple
     why: Mapping
+    no_event: tuple = ()          # the event_only atoms whose conditionals are all under
+    #                               noEvent(...): piecewise, without event indicator
 
     def is_structural(self, cond: E.Expr) -> bool:
         return E.strip_not(cond)[0] not in self._event_only_set
@@ -207,7 +209,24 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset) -> Conditiona
         elif a in when_atoms:
             structural[a] = ("", "also a when-condition")
     event_only = tuple(a for a in candidates if a not in structural)
-    return ConditionalClasses(frozenset(structural), event_only, structural)
+    loud = set()
+    for eq in equations:
+        loud.update(_atoms_outside_no_event(eq.residual))
+    no_event = tuple(a for a in event_only if a not in loud)
+    return ConditionalClasses(frozenset(structural), event_only, structural, no_event)
+
+
+def _atoms_outside_no_event(e: E.Expr) -> set:
+    """Condition atoms of the if-expressions of ``e`` that are not inside ``noEvent(...)``."""
+    out, stack = set(), [(e, False)]
+    while stack:
+        node, quiet = stack.pop()
+        if isinstance(node, E.If) and not quiet:
+            out.add(E.strip_not(node.cond)[0])
+        if isinstance(node, E.Call) and node.func == "noEvent":
+            quiet = True
+        stack.extend((c, quiet) for c in E.children(node))
+    return out
 
 
 __all__ = ["ConditionalClasses", "classify_conditionals", "structural_atoms_of",
