@@ -11,9 +11,12 @@ Theory note 9334-theory-algorithms §1.4 (Defs 27-34) and §3.1 stage 2:
 * every guard is computed for the *next* instant from the current values (Def 33,
   ``gamma^o = b``): a guard that reads a state reads its left limit, known at the start of the
   instant. A guard whose definition reads, at the same instant, a variable determined by
-  equations that the guard itself (directly or through other guards) enables or disables is a
-  logico-numerical fixpoint and is rejected with the fix "use pre(v)" (E-FIXPOINT,
-  examples note §3.8).
+  equations that the guard itself (directly or through other guards) enables or disables is
+  evaluated by event iteration, each instant of the cascade reading the previous instant's
+  value (`mdae_fmu.modes.event_iteration`); only an iteration that provably never settles is
+  rejected (E-FIXPOINT, examples note §3.8);
+* only structural conditionals become guards (`mdae_fmu.structure.conditionals`): an
+  if-expression whose branches have the same structure stays in its equation.
 
 Boolean variables defined by an equation ``g = <condition>`` (as in the Modelica ClutchBasic) are
 guard names: ``if g then ...`` uses the guard ``g`` whose definition is the condition.
@@ -26,10 +29,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Literal
 
-import networkx as nx
-
 from .. import expr as E
-from ..diagnostics import ModelRejected, SourceLoc
+from ..diagnostics import SourceLoc
 from ..ir import Assign, Model, Reinit
 from ..structure.conditionals import classify_conditionals, drop_zero_terms
 
@@ -277,8 +278,9 @@ def consistent_literals(guards, lits, definitions) -> bool:
 def normalize(model: Model) -> MultimodeSystem:
     """Normalize ``model`` into a `MultimodeSystem` (theory §1.4 Defs 30/33, §3.1 stage 2).
 
-    Raises `ModelRejected` (E-FIXPOINT) when a guard depends on a same-instant value through a
-    cycle of guards (Comment 32; examples note §2.2.1, §2.3.2).
+    Raises `ModelRejected` (E-FIXPOINT) when guards that depend on same-instant values through
+    a cycle of guards (Comment 32; examples note §2.2.1, §2.3.2) provably never settle
+    (`event_iteration.check_settling`); other such cycles are evaluated by event iteration.
     """
     bool_defs, def_eqs = _bool_definitions(model)
     # discrete variables (Integer, Boolean, `discrete Real`) only change in when-clauses: within
