@@ -544,12 +544,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
     disc += band_updates
     all_imp = [i.slot for i in plan.impulses]
-    # restart_failure is emitted only where an instant can call it: gcc -Werror refuses an
-    # unused static function (models whose mode changes restart nothing)
-    failure_used = any(i["restart"] or i["singular"] or (i["delta"] and i["delta"]["slots"])
-                       for ed in edges_ctx for i in ed["instants"])
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
-        failure_used=failure_used,
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
         discrete_assignments="\n".join(disc), mode_slot=plan.mode_slot,
         impulse_slots=all_imp, nmodes=len(plan.modes),
