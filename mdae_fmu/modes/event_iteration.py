@@ -27,6 +27,7 @@ the guards that keep changing (docs/multimode-fmu.md, "Event iteration").
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import replace
 
 import networkx as nx
@@ -34,6 +35,7 @@ import networkx as nx
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Equation, Model
+from ..structure.conditionals import with_children
 
 
 def guard_dependencies(system):
@@ -93,22 +95,7 @@ def _pre_of(e: E.Expr, names: frozenset) -> E.Expr:
     if isinstance(e, E.Call) and e.func == "pre":
         return e
     kids = E.children(e)
-    if not kids:
-        return e
-    new = tuple(_pre_of(k, names) for k in kids)
-    if all(a is b for a, b in zip(new, kids)):
-        return e
-    if isinstance(e, E.BinOp):
-        return E.BinOp(e.op, new[0], new[1])
-    if isinstance(e, E.UnOp):
-        return E.UnOp(e.op, new[0])
-    if isinstance(e, E.Der):
-        return E.Der(new[0])
-    if isinstance(e, E.Call):
-        return E.Call(e.func, new)
-    if isinstance(e, E.If):
-        return E.If(*new)
-    return e
+    return with_children(e, tuple(_pre_of(k, names) for k in kids)) if kids else e
 
 
 def delay_same_instant_guards(model: Model) -> Model:
@@ -180,6 +167,8 @@ def _parameter_values(model: Model) -> dict[str, float]:
     return values
 
 
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+          "^": operator.pow}
 _FUNCS = {"sin": math.sin, "cos": math.cos, "exp": math.exp, "sqrt": math.sqrt,
           "abs": abs, "log": math.log}
 
@@ -199,24 +188,12 @@ def numeric_value(e: E.Expr, values: dict[str, float]) -> float | None:
             return -a if e.op == "-" else (a if e.op == "+" else None)
         if isinstance(e, E.BinOp):
             a, b = numeric_value(e.left, values), numeric_value(e.right, values)
-            if a is None or b is None:
-                return None
-            op = e.op.lstrip(".")
-            if op == "+":
-                return a + b
-            if op == "-":
-                return a - b
-            if op == "*":
-                return a * b
-            if op == "/":
-                return a / b
-            if op == "^":
-                return a ** b
-            return None
+            f = _ARITH.get(e.op.lstrip("."))
+            return None if a is None or b is None or f is None else float(f(a, b))
         if isinstance(e, E.Call) and e.func in _FUNCS and len(e.args) == 1:
             a = numeric_value(e.args[0], values)
             return None if a is None else float(_FUNCS[e.func](a))
-    except (ArithmeticError, ValueError):
+    except (ArithmeticError, ValueError, TypeError):
         return None
     return None
 

@@ -117,19 +117,24 @@ def _select(e: E.Expr, val: Mapping[E.Expr, bool]) -> E.Expr:
         v = val[atom] if pos else not val[atom]
         return _select(e.then if v else e.orelse, val)
     kids = E.children(e)
-    if not kids:
-        return e
-    new = tuple(_select(k, val) for k in kids)
-    if all(a is b for a, b in zip(new, kids)):
+    return with_children(e, tuple(_select(k, val) for k in kids)) if kids else e
+
+
+def with_children(e: E.Expr, new: tuple) -> E.Expr:
+    """``e`` with its direct sub-expressions (`mdae_fmu.expr.children` order) replaced by
+    ``new``; ``e`` itself when they are the same objects."""
+    if all(a is b for a, b in zip(new, E.children(e))):
         return e
     if isinstance(e, E.BinOp):
         return E.BinOp(e.op, new[0], new[1])
-    if isinstance(e, E.UnOp):
+    if isinstance(e, (E.UnOp,)):
         return E.UnOp(e.op, new[0])
     if isinstance(e, E.Der):
         return E.Der(new[0])
     if isinstance(e, E.Call):
-        return E.Call(e.func, new)
+        return E.Call(e.func, tuple(new))
+    if isinstance(e, E.If):
+        return E.If(*new)
     return e
 
 
@@ -230,4 +235,4 @@ def _atoms_outside_no_event(e: E.Expr) -> set:
 
 
 __all__ = ["ConditionalClasses", "classify_conditionals", "structural_atoms_of",
-           "drop_zero_terms", "MAX_CONDITIONS_PER_EQUATION"]
+           "drop_zero_terms", "with_children", "MAX_CONDITIONS_PER_EQUATION"]
