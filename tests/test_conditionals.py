@@ -299,3 +299,32 @@ def test_piecewise_under_no_event_has_no_indicator(tmp_path):
     assert 'numberOfEventIndicators="0"' in md
     source = zipfile.ZipFile(path).read("sources/model_schedule_0.c").decode()
     assert "d->rel[" not in source
+
+
+SINW = """class SinW
+  Real w;
+  Real y;
+  Real x(start = 0, fixed = true);
+equation
+  w = sin(time);
+  y = if w > 0 then w else 0;
+  der(x) = y;
+end SinW;
+"""
+
+
+def test_structural_guard_on_an_algebraic_value_switches_at_its_crossings(tmp_path):
+    """y = if w > 0 then w else 0 with w = sin(time): structural (a branch reads no w), the
+    guard reads the same-instant w and is evaluated by event iteration; the mode switches at
+    each zero of sin: x(t) = integral of max(sin, 0) = 2 after one period, 4 after two."""
+    m = _model(SINW, "SinW.mo")
+    a = analyze(m)
+    assert a.accepted and len(a.modes.modes) == 2
+    path = export(m, tmp_path / "sinw.fmu", progress=False)
+    r = simulate_fmu(str(path), stop_time=4 * np.pi, output_interval=np.pi / 8,
+                     relative_tolerance=1e-10, output=["x", "y"])
+    k = np.floor(r["time"] / (2 * np.pi) + 1e-12)
+    tau = r["time"] - 2 * np.pi * k
+    exact = 2 * k + np.where(tau <= np.pi, 1 - np.cos(tau), 2.0)
+    assert np.max(np.abs(r["x"] - exact)) < 1e-6
+    assert np.max(np.abs(r["y"] - np.maximum(np.sin(r["time"]), 0))) < 1e-6

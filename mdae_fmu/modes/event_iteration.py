@@ -99,30 +99,31 @@ def _pre_of(e: E.Expr, names: frozenset) -> E.Expr:
 
 
 def delay_same_instant_guards(model: Model) -> Model:
-    """``model`` with its delayed guards (`delayed_guards`) written as the cascade reads them:
-    each same-instant read ``s`` in the guard's definition becomes ``pre(s)`` (Def 33; module
-    docstring). The Boolean definition ``off = s < 0`` becomes ``off = pre(s) < 0``; a
-    condition written inline (``if s < 0 then``) gets the same rewrite in every equation. The
+    """``model`` with its delayed Boolean guards (`delayed_guards`) written as the cascade
+    reads them: in the definition ``off = s < 0`` each same-instant read ``s`` becomes
+    ``pre(s)`` (Def 33; module docstring), the meaning a ``pre(s)`` guard already has. The
     result has the same guards (names, modes, automaton) and is what the code generator
     compiles: the relation on ``pre(s)`` is re-evaluated at each instant of the event
-    iteration, and its event indicator watches ``s`` (`mdae_fmu.codegen.multimode`). The same
-    model object is returned when nothing is delayed."""
+    iteration from the previous instant's values, within a band against rounding, and its
+    event indicator watches ``s`` (`mdae_fmu.codegen.multimode`).
+
+    A condition written inline (``y = if w > 0 then w else 0``) is left as it is: it is a
+    relation of the event plan, held during integration, watched by its indicator and
+    re-evaluated at each call of the event iteration from the values of the previous instant
+    (`mdae_update_relations` runs before the mode step), which is the same cascade without the
+    band. The same model object is returned when nothing is rewritten."""
     from .normalize import _bool_definitions, normalize
     if not any(g.kind == "long" for g in model.guards()):
         return model                # no guard: nothing to delay (and no normalization)
     system = normalize(model)
-    delayed = delayed_guards(system)
-    if not delayed:
-        return model
-    _, def_eqs = _bool_definitions(model)
     by_def: dict[str, frozenset] = {}
-    inline: dict[E.Expr, E.Expr] = {}
-    for gi, names in delayed.items():
+    for gi, names in delayed_guards(system).items():
         guard = system.guards[gi]
         if isinstance(guard.cond, E.Ref) and guard.definition != guard.cond:
             by_def[guard.cond.name] = frozenset(names)
-        else:
-            inline[guard.cond] = _pre_of(guard.cond, frozenset(names))
+    if not by_def:
+        return model
+    _, def_eqs = _bool_definitions(model)
     equations = []
     for eq in model.equations:
         res = eq.residual
@@ -132,13 +133,7 @@ def delay_same_instant_guards(model: Model) -> Model:
                 if isinstance(side, E.Ref) and side.name in by_def:
                     res = E.residual(side, _pre_of(other, by_def[side.name]))
                     break
-        elif inline:
-            res = E.substitute(res, inline)
-        guard = tuple(replace(lit, cond=inline.get(lit.cond, lit.cond)) for lit in eq.guard)
-        if res is eq.residual and guard == eq.guard:
-            equations.append(eq)
-        else:
-            equations.append(Equation(eq.id, res, guard, eq.loc))
+        equations.append(eq if res is eq.residual else Equation(eq.id, res, eq.guard, eq.loc))
     return replace(model, equations=tuple(equations))
 
 
