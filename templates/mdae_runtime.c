@@ -490,13 +490,14 @@ static void unsettled_what(const ModelInstance *inst, const MdaeEventFlags *ev, 
     }
     for (k = 0; k < MDAE_NI; k++)
         if (d->i[k] != d->pi[k]) {
-            snprintf(buf, n, "the Integer of value reference %d keeps changing (%d -> %d)", k,
-                     d->pi[k], d->i[k]);
+            snprintf(buf, n, "the Integer of value reference %d (modelDescription.xml) keeps "
+                     "changing (%d -> %d)", k, d->pi[k], d->i[k]);
             return;
         }
     for (k = 0; k < MDAE_NB; k++)
         if (d->b[k] != d->pb[k]) {
-            snprintf(buf, n, "the Boolean of value reference %d keeps changing", k);
+            snprintf(buf, n, "the Boolean of value reference %d (modelDescription.xml) keeps "
+                     "changing", k);
             return;
         }
     for (k = 0; k < MDAE_NR; k++)

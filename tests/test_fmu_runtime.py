@@ -404,6 +404,34 @@ end Events;""", "Events")
     assert r["n"][-1] == 7                                  # ... and 1, 1.25, 1.5
 
 
+def test_event_iteration_that_does_not_settle_is_an_error_naming_the_variable(tmp_path):
+    """fmi2NewDiscreteStates runs the whole event iteration (docs/fmi-mapping.md, "Events in
+    third-party hosts"), bounded: a discrete equation that flips its own left limit at every
+    instant never settles; after MDAE_MAX_EVENT_ITERATIONS (100) instants the call returns
+    fmi2Error with a message naming the variable that keeps changing."""
+    path = build(tmp_path, """class Chatter
+  Boolean b(start = false, fixed = true);
+  Real x(start = 0.0, fixed = true);
+equation
+  der(x) = 1.0;
+  b = if x > 0.5 then not pre(b) else pre(b);
+end Chatter;""", "Chatter")
+    log = []
+    fmu, md = _instance(path, "chatter", lambda env, name, status, cat, msg:
+                        log.append((status, msg.decode())))
+    info = _init(fmu)
+    assert not info[0]                                    # settled at the start
+    vr = next(v.valueReference for v in md.modelVariables if v.name == "b")
+    fmu.setTime(0.75)
+    fmu.setContinuousStates((ctypes.c_double * 1)(0.75), 1)
+    fmu.enterEventMode()
+    assert _status(fmu.newDiscreteStates) == FMI_ERROR
+    errors = [msg for status, msg in log if status >= FMI_ERROR]
+    assert errors == [f"t = 0.75: the event iteration does not settle after 100 instants: "
+                      f"the Boolean of value reference {vr} (modelDescription.xml) keeps "
+                      "changing"]
+
+
 # --- sources, CLI, progress -------------------------------------------------------------------
 
 def _rebuild(fmu, tmp_path, tag, **kw):
