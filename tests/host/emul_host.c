@@ -39,7 +39,6 @@
  *
  * Output: CSV rows "t,v1,v2,..." (%.17g) on stdout. Exit 0: run completed; 1: an FMI call
  * failed or a check failed (message on stderr); 2: bad usage or the binary cannot be loaded. */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,32 +50,7 @@
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
 
-#include "fmi2Functions.h"
-
-typedef struct {
-    fmi2InstantiateTYPE *instantiate;
-    fmi2FreeInstanceTYPE *freeInstance;
-    fmi2SetupExperimentTYPE *setupExperiment;
-    fmi2EnterInitializationModeTYPE *enterInitializationMode;
-    fmi2ExitInitializationModeTYPE *exitInitializationMode;
-    fmi2TerminateTYPE *terminate;
-    fmi2ResetTYPE *reset;
-    fmi2GetRealTYPE *getReal;
-    fmi2SetRealTYPE *setReal;
-    fmi2SetBooleanTYPE *setBoolean;
-    fmi2EnterEventModeTYPE *enterEventMode;
-    fmi2NewDiscreteStatesTYPE *newDiscreteStates;
-    fmi2EnterContinuousTimeModeTYPE *enterContinuousTimeMode;
-    fmi2CompletedIntegratorStepTYPE *completedIntegratorStep;
-    fmi2SetTimeTYPE *setTime;
-    fmi2SetContinuousStatesTYPE *setContinuousStates;
-    fmi2GetDerivativesTYPE *getDerivatives;
-    fmi2GetEventIndicatorsTYPE *getEventIndicators;
-    fmi2GetContinuousStatesTYPE *getContinuousStates;
-    fmi2GetNominalsOfContinuousStatesTYPE *getNominalsOfContinuousStates;
-    fmi2SetDebugLoggingTYPE *setDebugLogging;
-    fmi2DoStepTYPE *doStep;
-} Api;
+#include "fmi2_api.h"
 
 typedef struct {
     char type;
@@ -90,7 +64,7 @@ static InputChange inputs[MAX_INPUTS];
 static int ninputs = 0;
 static fmi2ValueReference out_vrs[MAX_VRS];
 static size_t nout = 0;
-static Api api;
+static Fmi2Api api;
 static size_t nx, nz;
 static fmi2Component comp;
 
@@ -119,47 +93,6 @@ static void logger(fmi2ComponentEnvironment env, fmi2String instanceName, fmi2St
 }
 
 static const fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
-
-static int load(const char *path)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
-        return -1;
-    }
-#define SYM(field, name)                                            \
-    do {                                                            \
-        *(void **)(&api.field) = dlsym(h, name);                    \
-        if (!api.field) {                                           \
-            fprintf(stderr, "%s does not export %s\n", path, name); \
-            return -1;                                              \
-        }                                                           \
-    } while (0)
-    SYM(instantiate, "fmi2Instantiate");
-    SYM(freeInstance, "fmi2FreeInstance");
-    SYM(setupExperiment, "fmi2SetupExperiment");
-    SYM(enterInitializationMode, "fmi2EnterInitializationMode");
-    SYM(exitInitializationMode, "fmi2ExitInitializationMode");
-    SYM(terminate, "fmi2Terminate");
-    SYM(reset, "fmi2Reset");
-    SYM(getReal, "fmi2GetReal");
-    SYM(setReal, "fmi2SetReal");
-    SYM(setBoolean, "fmi2SetBoolean");
-    SYM(enterEventMode, "fmi2EnterEventMode");
-    SYM(newDiscreteStates, "fmi2NewDiscreteStates");
-    SYM(enterContinuousTimeMode, "fmi2EnterContinuousTimeMode");
-    SYM(completedIntegratorStep, "fmi2CompletedIntegratorStep");
-    SYM(setTime, "fmi2SetTime");
-    SYM(setContinuousStates, "fmi2SetContinuousStates");
-    SYM(getDerivatives, "fmi2GetDerivatives");
-    SYM(getEventIndicators, "fmi2GetEventIndicators");
-    SYM(getContinuousStates, "fmi2GetContinuousStates");
-    SYM(getNominalsOfContinuousStates, "fmi2GetNominalsOfContinuousStates");
-    SYM(setDebugLogging, "fmi2SetDebugLogging");
-#undef SYM
-    *(void **)(&api.doStep) = dlsym(h, "fmi2DoStep");   /* optional (ME-only binaries) */
-    return 0;
-}
 
 static int parse_vrs(const char *s)
 {
@@ -527,7 +460,7 @@ int main(int argc, char **argv)
         return 2;
     }
     mode = argv[1];
-    if (load(argv[2])) return 2;
+    if (fmi2_api_load(&api, argv[2], FMI2_API_ME)) return 2;
     if (strcmp(mode, "magic") == 0) return run_magic(argv[3]);
     if (argc < 9) return 2;
     nx = (size_t)atoi(argv[4]);
