@@ -432,6 +432,32 @@ end Chatter;""", "Chatter")
                       "changing"]
 
 
+def test_mode_switch_that_does_not_settle_names_the_guard_valuations(tmp_path):
+    """A multimode model whose guard undoes itself at every instant (g = time > 0.5 and not
+    pre(g)): the event iteration at the time event t = 0.5 switches [not g] -> [g] -> [not g]
+    ... and after 100 instants fmi2NewDiscreteStates returns fmi2Error naming the two guard
+    valuations."""
+    path = build(tmp_path, """class ModeChatter
+  Real x(start = 1.0, fixed = true);
+  Boolean g(start = false, fixed = true);
+equation
+  g = time > 0.5 and not pre(g);
+  if g then
+    der(x) = -1.0;
+  else
+    der(x) = 1.0;
+  end if;
+end ModeChatter;""", "ModeChatter")
+    from fmpy.fmi1 import FMICallException
+    log = []
+    with pytest.raises(FMICallException, match="fmi2NewDiscreteStates failed with status 3"):
+        sim(path, stop_time=1.0, logger=lambda c, n, status, cat, msg:
+            log.append((status, msg.decode())))
+    assert [m for st, m in log if st >= FMI_ERROR] == [
+        "t = 0.5: the event iteration does not settle after 100 instants: the guards switch "
+        "the mode back and forth ([g] -> [not g] in the last instant)"]
+
+
 # --- sources, CLI, progress -------------------------------------------------------------------
 
 def _rebuild(fmu, tmp_path, tag, **kw):
