@@ -135,6 +135,10 @@ class GuardInfo:
     kind: GuardKind
 
 
+#: The arguments of the ``experiment`` annotation the importers keep (Modelica 3.6 §18.4).
+EXPERIMENT_KEYS = ("StartTime", "StopTime", "Tolerance", "Interval")
+
+
 @dataclass(frozen=True)
 class Model:
     name: str
@@ -144,6 +148,9 @@ class Model:
     whens: tuple[WhenClause, ...] = ()
     assertions: tuple[Assertion, ...] = ()
     source: str | None = field(default=None, compare=False)
+    #: the ``experiment`` annotation: ``(("StartTime", 0.0), ("StopTime", 10.0), ...)``, keys
+    #: among EXPERIMENT_KEYS, in that order (docs/importers.md, "Annotations")
+    experiment: tuple[tuple[str, float], ...] = ()
     #: user functions the equations call (`mdae_fmu.functions.Function`), in source order
     functions: tuple = ()
 
@@ -183,6 +190,7 @@ class Model:
                                      "actions": [_action_to_json(a) for a in b.actions]}
                                     for b in w.branches]} for w in self.whens],
             "assertions": [_action_to_json(a) for a in self.assertions],
+            "experiment": dict(self.experiment),
             **({"functions": [function_to_json(f) for f in self.functions]}
                if self.functions else {}),
         }
@@ -202,6 +210,8 @@ class Model:
                            tuple(_action_from_json(a) for a in b["actions"]), _loc(b.get("loc")))
                 for b in w["branches"]), _loc(w.get("loc"))) for w in j["whens"]),
             assertions=tuple(_action_from_json(a) for a in j["assertions"]),
+            experiment=tuple((k, float(j["experiment"][k])) for k in EXPERIMENT_KEYS
+                             if k in j.get("experiment", {})),
             functions=tuple(function_from_json(f) for f in j.get("functions", ())),
         )
 

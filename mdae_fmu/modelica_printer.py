@@ -352,6 +352,9 @@ def print_model(model: Model) -> str:
         lines.append("initial equation")
         lines += _guarded(model.initial_equations, lambda e: e.guard,
                           lambda e: print_equation_body(e.residual) + ";", "  ")
+    if model.experiment:
+        args = ", ".join(f"{k} = {v!r}" for k, v in model.experiment)
+        lines.append(f"  annotation(experiment({args}));")
     lines.append(f"end {name};")
     return "\n".join(lines) + "\n"
 

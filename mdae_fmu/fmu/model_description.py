@@ -8,8 +8,9 @@ re-initializes, ModelStructure with Outputs (one per output), Derivatives (defin
 vector), InitialUnknowns (outputs and derivatives and states with initial approx/calculated,
 calculated parameters; sorted by index), all with ``dependencies`` (`mdae_fmu.fmu.dependencies`:
 states and inputs for Outputs and Derivatives, inputs and ``initial="exact"`` variables for
-InitialUnknowns), and a DefaultExperiment (`resolve_default_experiment`). No generation date:
-the same model gives the same bytes.
+InitialUnknowns), and a DefaultExperiment (the model's experiment annotation overridden by the
+command line, `merge_default_experiment`, completed by `resolve_default_experiment`). No
+generation date: the same model gives the same bytes.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure
 
-# A model without an experiment annotation (the importers do not keep annotations) gets the
-# defaults OpenModelica uses for such a model: 0 .. 1 s, tolerance 1e-6, 500 intervals.
+# A model without an experiment annotation gets the defaults OpenModelica uses for such a
+# model: 0 .. 1 s, tolerance 1e-6, 500 intervals.
 DEFAULT_EXPERIMENT = {"startTime": 0.0, "stopTime": 1.0, "tolerance": 1e-6}
 DEFAULT_INTERVALS = 500
 
@@ -39,12 +40,44 @@ LOG_CATEGORIES = (
 )
 
 
+def xml_text(text: str) -> str:
+    """``text`` (a description or a unit from the model) with the characters XML 1.0 cannot
+    hold (control characters other than tab, newline and carriage return; U+FFFE, U+FFFF)
+    written as backslash escapes ``\\xHH``/``\\uHHHH``, like names (`fmi_name`)."""
+    if all(" " <= c < "\ufffe" or c in "\t\n\r" for c in text):
+        return text
+    return "".join(c if " " <= c < "\ufffe" or c in "\t\n\r" or c > "\uffff"
+                   else (f"\\x{ord(c):02x}" if c < " " else f"\\u{ord(c):04x}")
+                   for c in text)
+
+
 def _fmt(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
         return str(v)
     return repr(float(v))
+
+
+#: experiment annotation argument -> DefaultExperiment attribute
+ANNOTATION_KEYS = {"StartTime": "startTime", "StopTime": "stopTime", "Tolerance": "tolerance",
+                   "Interval": "stepSize"}
+
+
+def merge_default_experiment(annotation, given: dict | None = None) -> dict:
+    """The DefaultExperiment values of a model: those of its ``experiment`` annotation
+    (`mdae_fmu.ir.Model.experiment`), each overridden by a non-None value of ``given``
+    (the command line's --start-time, --stop-time, --tolerance, --step-size). Without a stop
+    time, a start time given alone ends one second later. `resolve_default_experiment`
+    completes and checks the result."""
+    de = {ANNOTATION_KEYS[k]: v for k, v in annotation}
+    de.update({k: v for k, v in (given or {}).items() if v is not None})
+    if "stopTime" not in de and "startTime" in de:
+        try:
+            de["stopTime"] = float(de["startTime"]) + 1.0
+        except (TypeError, ValueError):
+            pass
+    return de
 
 
 def resolve_default_experiment(given: dict | None = None) -> dict:
@@ -92,7 +125,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     root.set("modelName", fmi_name(cm.name))
     root.set("guid", guid)
     if cm.description:
-        root.set("description", cm.description)
+        root.set("description", xml_text(cm.description))
     root.set("generationTool", f"mdae_fmu {__version__}")
     root.set("variableNamingConvention", "flat")
     root.set("numberOfEventIndicators", str(number_of_event_indicators))
@@ -108,7 +141,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     if fmi_type in ("cs", "both"):
         _co_simulation(root, cm.identifier, source_files)
 
-    units = sorted({v.unit for v in cm.variables if v.unit})
+    units = sorted({xml_text(v.unit) for v in cm.variables if v.unit})
     if units:
         ud = etree.SubElement(root, "UnitDefinitions")
         for u in units:
@@ -132,7 +165,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
         sv.set("name", v.name)
         sv.set("valueReference", str(v.vr))
         if v.description:
-            sv.set("description", v.description)
+            sv.set("description", xml_text(v.description))
         sv.set("causality", v.causality)
         sv.set("variability", v.variability)
         if v.initial is not None and v.causality != "input":
@@ -148,7 +181,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
             if v.reinit:
                 t.set("reinit", "true")
             if v.unit:
-                t.set("unit", v.unit)
+                t.set("unit", xml_text(v.unit))
 
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [v for v in cm.variables if v.causality == "output"]

@@ -41,6 +41,8 @@ from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
                   WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
+from . import values
+from .annotations import read_experiment
 from .algorithms import lower_algorithm
 from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Range, Tuple
 from .. import functions as F
@@ -116,7 +118,7 @@ _Q_ESCAPES = {"'": "'", '"': '"', "?": "?", "\\": "\\", "a": "\a", "b": "\b", "f
               "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _ESCAPE_RE = re.compile(r"\\(.)")
 _NAME_PART_RE = re.compile(
-    r"(?:([A-Za-z_$][A-Za-z0-9_$]*)|'((?:[^'\\\r\n]|\\.)*)')(\[[^\]]*\])?(\.|$)")
+    r"(?:([A-Za-z_$][A-Za-z0-9_$]*)|'([^'\\\r\n]*(?:\\.[^'\\\r\n]*)*)')(\[[^\]]*\])?(\.|$)")
 _SKIP_RE = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
 _SUBSCRIPTS_RE = re.compile(r"\[([0-9,]+)\]")
 
@@ -215,6 +217,7 @@ class ParseContext:
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
     term_ends: list = field(default_factory=list)     # end offsets of ; then else equation
     words: dict = field(default_factory=dict)         # one copy of each repeated small string
+    folded: dict = field(default_factory=dict)        # id -> (node, value) of constant parts
     tokens_left: int = field(default_factory=lambda: MAX_TOKENS)
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
     functions: list = field(default_factory=list)     # function definitions (FunctionDef)
@@ -363,12 +366,40 @@ class _Callbacks(FunctionCallbacks):
         text = c[0][1]
         k = self.ctx.consts.get(text)
         if k is None:
-            if text.isdigit():
-                k = E.Const(int(text))
-            else:
-                k = E.Const(float(text))
+            try:
+                k = E.Const(values.literal(text))
+            except values.ValueProblem as p:
+                self.ctx.error(c[0][2], str(p))
+                return E.ZERO
             self.ctx.consts[text] = k
         return k
+
+    def _value(self, e):
+        """The value of a literal or of a constant sub-expression already evaluated
+        (`values.fold`), None for anything else (booleans included)."""
+        t = type(e)
+        if t is E.Const:
+            v = e.value
+        elif t is E.BinOp or t is E.UnOp or t is E.Call:
+            hit = self.ctx.folded.get(id(e))
+            if hit is None or hit[0] is not e:
+                return None
+            v = hit[1]
+        else:
+            return None
+        return None if type(v) is bool else v
+
+    def _fold(self, node, where, compute):
+        """Evaluate a constant sub-expression (module `values`): remember its value, or record
+        the error at ``where`` (an offset) when it has no finite double value."""
+        try:
+            v = compute()
+        except values.ValueProblem as p:
+            self.ctx.error(where, f"{p} (in a constant expression)")
+            return node
+        if v is not None:
+            self.ctx.folded[id(node)] = (node, v)
+        return node
 
     def string(self, c):
         return E.Str(_unescape(c[0][1][1:-1]))
@@ -403,14 +434,31 @@ class _Callbacks(FunctionCallbacks):
         return r
 
     def binop(self, c):
-        return E.BinOp(_BINOPS[c[1][1]], c[0], c[2])
+        left, op_tok, right = c
+        node = E.BinOp(_BINOPS[op_tok[1]], left, right)
+        tr = type(right)
+        if tr is E.Ref or tr is E.Der:          # the usual case: nothing to evaluate
+            return node
+        b = self._value(right)
+        if b is None:
+            return node
+        a = self._value(left)
+        if a is not None:
+            return self._fold(node, op_tok[2], lambda: values.binary(node.op, a, b))
+        if b == 0 and node.op in ("/", "./"):
+            self.ctx.error(op_tok[2], "division by zero (the divisor is the constant 0)")
+        return node
 
     def unop(self, c):
         op = _UNOPS[c[0][1]]
         arg = c[1]
         if op == "-" and type(arg) is E.Const and type(arg.value) is not bool:
             return E.Const(-arg.value)
-        return E.UnOp(op, arg)
+        node = E.UnOp(op, arg)
+        v = self._value(arg)
+        if v is not None:
+            self.ctx.folded[id(node)] = (node, -v if op == "-" else v)
+        return node
 
     def not_expr(self, c):
         return E.UnOp("not", c[0])
@@ -530,7 +578,11 @@ class _Callbacks(FunctionCallbacks):
             ctx.error(ctx.tok_loc(tok), f"'{name}' expects {want} argument"
                                         f"{'' if counts == (1,) else 's'}, got {len(args)}")
             return E.ZERO
-        return E.Call(name, tuple(args))
+        node = E.Call(name, tuple(args))
+        vals = [self._value(a) for a in args]
+        if args and None not in vals:
+            return self._fold(node, tok[2], lambda: values.call(name, tuple(vals)))
+        return node
 
     # ---- equations ----
     def _limited(self, e, where):
@@ -654,10 +706,16 @@ class _Callbacks(FunctionCallbacks):
     def annotation(self, c):
         if self.ctx.whole_file:
             self.ctx.annotations.append(c[0][2])
-        return None
+        return c[0][2]                  # where it starts: `annotation_end` reads it again
 
     def annotation_end(self, c):
-        return None
+        """The class annotation: its ``experiment`` values (`annotations.read_experiment`),
+        as the section ``("experiment", pairs)``."""
+        start = c[0]
+        pairs, problems = read_experiment(self.ctx.text[start:c[1][2]])
+        for offset, message in problems:
+            self.ctx.error(start + offset, message)
+        return ("experiment", pairs) if pairs else None
 
     def argument(self, c):
         # [EACH?, FINAL?, NAME, modification?, description?]
@@ -1057,6 +1115,7 @@ class _ModelBuilder:
         self.assertions: list[Assertion] = []
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
+        self.experiment: tuple = ()
         self.tuple_calls: list = []                # (function, outputs used, where)
 
     def err(self, where, message, priority=0):
@@ -1458,7 +1517,8 @@ class _ModelBuilder:
                 v = replace(v, variability="discrete")
             variables.append(v)
         return Model(self.name, tuple(variables), tuple(self.equations), tuple(self.initial),
-                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename)
+                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename,
+                     experiment=self.experiment)
 
 
 def _drained(items: list):
@@ -1492,6 +1552,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.section(_drained(sec[1]), initial=False)
         elif tag == "initial":
             b.section(_drained(sec[1]), initial=True)
+        elif tag == "experiment":
+            b.experiment = sec[1]
         elif tag in ("algorithm", "initial_algorithm"):
             if resolver is None:
                 resolver = FunctionResolver([], ctx, b.err)
@@ -1504,6 +1566,11 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     _declare_constants(b, resolver)
     b.check_arrays()
     b.check_names()
+    by_name = {v.name: v for v in b.variables}
+    assigned = [(by_name[a.var], a.value, a.loc) for w in b.whens for br in w.branches
+                for a in br.actions if type(a) is Assign and a.var in by_name]
+    for where, message in values.check_model(b.variables, assigned):
+        b.err(where, message)
     ctx.note = ""
     ctx.raise_first()
     model = b.model()

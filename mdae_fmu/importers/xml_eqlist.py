@@ -22,8 +22,9 @@ from lxml import etree
 
 from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
-from ..ir import Model
+from ..ir import EXPERIMENT_KEYS, Model
 from . import flat_modelica as _fm
+from .annotations import check_experiment
 from .flat_modelica import Decl, ParseContext, Stmt, build_model, parse_expression
 
 NAMESPACE = "urn:mdae-fmu:eqlist:1"
@@ -162,12 +163,28 @@ class _Reader:
                 decls.append(self.variable(el))
             elif tag == "initial":
                 initial.extend(self.items(el, initial=True))
+            elif tag == "experiment":
+                sections.append(("experiment", self.experiment(el)))
             else:
                 body.append(self.item(el, initial=False))
         sections.append(("decls", decls))
         sections.append(("equations", body))
         sections.append(("initial", initial))
         return build_model(root.get("name"), sections, self.ctx)
+
+    def experiment(self, el) -> tuple:
+        """<experiment startTime=... stopTime=... tolerance=... interval=.../> (the schema
+        checks the number syntax; `annotations.check_experiment` the values)."""
+        found, where = {}, {}
+        for key in EXPERIMENT_KEYS:
+            text = el.get(key[0].lower() + key[1:])
+            if text is not None:
+                found[key] = float(text)
+                where[key] = self.loc(el)
+        pairs, problems = check_experiment(found, where, "<experiment>")
+        for loc, message in problems:
+            self.ctx.errors.append((loc.line, loc.col, 0, message, None))
+        return pairs
 
     def variable(self, el) -> Decl:
         loc = self.loc(el)
