@@ -51,6 +51,9 @@ class Variable:
     description: str | None = None
     binding: E.Expr | None = None
     loc: SourceLoc | None = field(default=None, compare=False)
+    #: the enumeration type of an Integer that holds an enumeration value (its literal's
+    #: position, from 1); the type is one of `Model.enumerations`
+    declared_type: str | None = None
 
     @property
     def is_unknown(self) -> bool:
@@ -153,6 +156,9 @@ class Model:
     experiment: tuple[tuple[str, float], ...] = ()
     #: user functions the equations call (`mdae_fmu.functions.Function`), in source order
     functions: tuple = ()
+    #: enumeration types: ((name, ((literal, description or None), ...)), ...), exported
+    #: as FMI 2.0 <Enumeration> TypeDefinitions
+    enumerations: tuple = ()
 
     @cached_property
     def var_index(self) -> dict[str, int]:
@@ -193,6 +199,8 @@ class Model:
             "experiment": dict(self.experiment),
             **({"functions": [function_to_json(f) for f in self.functions]}
                if self.functions else {}),
+            **({"enumerations": [[n, [list(l) for l in lits]] for n, lits in self.enumerations]}
+               if self.enumerations else {}),
         }
 
     def dumps(self) -> str:
@@ -213,6 +221,8 @@ class Model:
             experiment=tuple((k, float(j["experiment"][k])) for k in EXPERIMENT_KEYS
                              if k in j.get("experiment", {})),
             functions=tuple(function_from_json(f) for f in j.get("functions", ())),
+            enumerations=tuple((n, tuple(tuple(l) for l in lits))
+                               for n, lits in j.get("enumerations", ())),
         )
 
 
@@ -220,7 +230,7 @@ class Model:
 
 _EXPR_ATTRS = ("start", "nominal", "min", "max", "binding")
 _PLAIN_ATTRS = ("type", "variability", "causality", "fixed", "unit", "display_unit",
-                "state_select", "description")
+                "state_select", "description", "declared_type")
 
 
 def _loc_json(loc: SourceLoc | None):
@@ -244,7 +254,7 @@ def _variable_to_json(v: Variable) -> dict:
 
 
 def _variable_from_json(d: dict) -> Variable:
-    kw = {a: d[a] for a in _PLAIN_ATTRS}
+    kw = {a: d.get(a) for a in _PLAIN_ATTRS}
     kw.update({a: _opt_expr(d[a]) for a in _EXPR_ATTRS})
     return Variable(name=d["name"], loc=_loc(d.get("loc")), **kw)
 

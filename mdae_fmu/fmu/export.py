@@ -20,7 +20,7 @@ from ..ir import Model
 from ..codegen.emit import generate_sources
 from ..codegen.events import plan_events
 from ..codegen.initialization import plan_initialization
-from ..codegen.plan import compile_model
+from ..codegen.plan import compile_model, fmi_name
 from .build import compile_shared_library
 from .cosim import (check_fmi_type, configure_sources, offers_cs, sundials_compile_flags,
                     sundials_link_args)
@@ -144,8 +144,13 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, report,
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
     sources = configure_sources(sources, fmi_type, default_experiment["tolerance"])
     c_files = sorted(n for n in sources if n.endswith(".c"))
-    md = build_model_description(cm, nz, GUID_PLACEHOLDER, c_files, default_experiment,
-                                 fmi_type=fmi_type, structure=structure)
+    md = build_model_description(
+        cm, nz, GUID_PLACEHOLDER, c_files, default_experiment, fmi_type=fmi_type,
+        structure=structure, enumerations=model.enumerations,
+        declared_types={fmi_name(v.name): v.declared_type for v in model.variables
+                        if v.declared_type},
+        display_units={fmi_name(v.name): v.display_unit for v in model.variables
+                       if v.display_unit})
     guid = content_guid([md] + [n.encode() + b"\0" + sources[n].encode()
                                 for n in sorted(sources)])
     md = md.replace(GUID_PLACEHOLDER.encode(), guid.encode())

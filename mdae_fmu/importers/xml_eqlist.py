@@ -24,6 +24,7 @@ from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
 from ..ir import EXPERIMENT_KEYS, Model
 from . import flat_modelica as _fm
+from . import types as T
 from .annotations import check_experiment
 from .flat_modelica import Decl, ParseContext, Stmt, build_model, parse_expression
 
@@ -159,7 +160,9 @@ class _Reader:
         initial = []
         for el in root:
             tag = etree.QName(el).localname
-            if tag == "variable":
+            if tag == "enumeration":
+                decls.append(self.enumeration(el))
+            elif tag == "variable":
                 decls.append(self.variable(el))
             elif tag == "initial":
                 initial.extend(self.items(el, initial=True))
@@ -171,6 +174,15 @@ class _Reader:
         sections.append(("equations", body))
         sections.append(("initial", initial))
         return build_model(root.get("name"), sections, self.ctx)
+
+    def enumeration(self, el) -> T.EnumDef:
+        """``<enumeration name="E"><literal name="a" description="..."/>...``: the type
+        `lowering` gives to the variables with ``declaredType="E"``."""
+        self.ctx.extended = True
+        lits = list(el)
+        return T.EnumDef(el.get("name"), tuple(x.get("name") for x in lits), self.loc(el),
+                         tuple(self.loc(x) for x in lits),
+                         tuple(x.get("description") for x in lits))
 
     def experiment(self, el) -> tuple:
         """<experiment startTime=... stopTime=... tolerance=... interval=.../> (the schema
@@ -189,6 +201,12 @@ class _Reader:
     def variable(self, el) -> Decl:
         loc = self.loc(el)
         type_name = el.get("type", "Real")
+        if el.get("declaredType") is not None:
+            if type_name != "Integer":
+                self.ctx.error(loc, f"variable '{el.get('name')}' has a declaredType: its "
+                                    "type must be Integer")
+            type_name = el.get("declaredType")
+            self.ctx.extended = True
         explicit = {k: el.get(k) for k in ("variability", "causality") if el.get(k)}
         modifiers = []
         for attr in _VAR_EXPRS:

@@ -96,6 +96,10 @@ def model_to_xml(model: Model) -> bytes:
                          "equation list cannot hold")
     root = etree.Element(_NS + "model", nsmap={None: NAMESPACE})
     root.set("name", model.name)
+    for name, literals in model.enumerations:
+        en = _sub(root, "enumeration", name=name)
+        for lit, desc in literals:
+            _sub(en, "literal", name=lit, description=desc)
     for v in model.variables:
         attrs = {"name": v.name, "type": v.type, "variability": v.variability,
                  "causality": v.causality}
@@ -109,6 +113,7 @@ def model_to_xml(model: Model) -> bytes:
         attrs["displayUnit"] = v.display_unit
         attrs["stateSelect"] = v.state_select
         attrs["description"] = v.description
+        attrs["declaredType"] = v.declared_type
         if v.binding is not None:
             attrs["binding"] = print_expr(v.binding)
         _sub(root, "variable", **attrs)
