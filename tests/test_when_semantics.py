@@ -6,7 +6,6 @@
   new discrete values;
 * a guard on the left limit ``pre(w)`` of a continuous ``w`` switches where ``w`` crosses its
   threshold (closed-form switching times);
-* E-FIXPOINT names the equation that the matching assigns to the guard's variable;
 * ``der(y)`` of an algebraic ``y`` read at events is rejected at analysis (E-EVENT-DER), and
   the fix the message suggests works;
 * models with if-equation modes and no restart export warning-free (gcc -Werror).
@@ -195,32 +194,6 @@ equation
   i = if v < -Ve then Gb*(v + Ve) - Ga*Ve elseif v > Ve then Gb*(v - Ve) + Ga*Ve else Ga*v;
 end Pwl;
 """
-
-SINW = """class SinW
-  Real w;
-  Real y;
-  Real x(start = 0, fixed = true);
-equation
-  w = sin(time);
-  y = if w > 0 then w else 0;
-  der(x) = y;
-end SinW;
-"""
-
-
-def test_fixpoint_message_names_the_equation_that_determines_the_variable():
-    msg = analyze(parse_modelica(PWL, "Pwl.mo")).rejection
-    assert "E-FIXPOINT" in msg
-    # v is matched to v = vc (line 11), not to the guarded i = ... (line 12) that reads it
-    assert ("guard v < -Ve reads v (determined by equation e2 (Pwl.mo:11)), which equation "
-            "e3 (Pwl.mo:12) uses under guard v < -Ve") in msg
-    msg = analyze(parse_modelica(SINW, "SinW.mo")).rejection
-    assert ("guard w > 0 reads w (determined by equation e1 (SinW.mo:6)), which equation e2 "
-            "(SinW.mo:7) uses under guard w > 0") in msg
-    assert "fix: use the left limit in the guard, e.g. pre(w)" in msg
-    # the fix is accepted (and switches: test_guard_on_left_limit_of_continuous_variable_switches)
-    assert analyze(parse_modelica(SINW.replace("if w > 0", "if pre(w) > 0"), "SinW.mo")).accepted
-
 
 DERY = """class DerY
   Real x(start = 1, fixed = true);

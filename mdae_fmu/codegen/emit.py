@@ -199,6 +199,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                        f"    d->rel[{k}] = v;")
             nte.append(f"    c = {p.doprint(r.threshold)};\n"
                        f"    if (c > d->time + teps) t = fmin(t, c);")
+    settle = settle_checks(cm, ev, p)
     smp, calc = [], []
     for k, s in enumerate(ev.samples):
         start, h = p.doprint(s.start), p.doprint(s.interval)
@@ -290,7 +291,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         indicators="\n".join(ind), update_relations="\n".join(upd),
         update_samples="\n".join(smp), when_conditions="\n".join(conds),
         when_active="\n".join(active), when_assignments="\n".join(assigns),
-        when_actions="\n".join(actions), discrete_real_changed=drt,
+        when_actions="\n".join(actions), discrete_real_changed=drt + settle,
         next_time_event="\n".join(nte), init_needs_compute=init.needs_compute,
         init_residual="\n".join(init_res), assertions="\n".join(asserts),
         cons_residual="\n".join(cons_res), drift="\n".join(drift),
@@ -299,6 +300,33 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     # last: printing the equations may have made derivative functions
     files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
     return files
+
+
+def settle_checks(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> str:
+    """Event iteration of the non-structural conditionals (`mdae_fmu.structure.conditionals`):
+    a relation of a block's piecewise expression whose signed distance reads algebraic
+    variables (``u = s*(if s < 0 then 1 else Ron)``) was frozen at the start of the instant
+    from the previous values; if the instant's solution puts it on the other side (beyond half
+    the hysteresis, so that rounding at a located crossing does not count), the instant is
+    not the last one: ``mdae_discrete_changed`` requests another (Modelica's event iteration;
+    the wrapper bounds the number of iterations). C lines for ``mdae_discrete_changed``."""
+    from .events import preorder
+    algebraic = cm.continuous_symbols - cm.state_symbols
+    in_blocks = set()
+    for b in cm.blocks:
+        for r in b.residuals:
+            for n in preorder(r):
+                if isinstance(n, sp.core.relational.Relational):
+                    in_blocks.add(n)
+    out = []
+    for k, r in enumerate(ev.relations):
+        if r.kind != "state" or r.relation not in in_blocks or \
+                not (r.s.free_symbols & algebraic):
+            continue
+        out.append(f"    {{\n        const double s = {p.doprint(r.s)};\n"
+                   f"        if (d->rel[{k}] ? s < -0.5 * MDAE_HYSTERESIS : "
+                   f"s > 0.5 * MDAE_HYSTERESIS) return 1;\n    }}")
+    return ("\n" if out else "") + "\n".join(out)
 
 
 def assign_cast(target: str, value: str) -> str:

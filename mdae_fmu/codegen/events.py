@@ -301,9 +301,12 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     exprs += list(extra_exprs)
     rels, samples = _relations_and_samples(exprs)
     clocks = {x: c for x, c in clock_rates(model, table).items() if x in cm.state_symbols}
+    quiet = no_event_relations(model, table)
     relations = []
     left = left_limits_of_continuous(cm)
     for r in rels:
+        if r.rel_op in _ORDER_RELS and _relation_key(r) in quiet:
+            continue            # under noEvent only: evaluated as is, no indicator
         p = classify_relation(r, cm, clocks, left)
         if p is not None:
             relations.append(p)
@@ -338,6 +341,44 @@ def reinit_conflicts(model: Model, clauses) -> tuple:
                                         "instant (two when-clauses re-initialize the same "
                                         "variable only at different instants)"))
     return tuple(sorted(out))
+
+
+def no_event_relations(model: Model, table) -> frozenset:
+    """The order relations of ``model`` that occur only under ``noEvent(...)`` (in sympy):
+    Modelica evaluates them literally, without event, so they get neither a frozen slot nor
+    an event indicator (a non-structural conditional written ``noEvent(if v < 0 then ...)``,
+    `mdae_fmu.structure.conditionals`). A relation that also occurs outside noEvent is
+    tracked."""
+    inside, outside = set(), set()
+    exprs = [eq.residual for eq in model.equations]
+    exprs += [b.condition for w in model.whens for b in w.branches]
+    exprs += [a.value for w in model.whens for b in w.branches for a in b.actions
+              if isinstance(a, (Assign, Reinit))]
+    exprs += [a.cond for a in model.assertions]
+    for e in exprs:
+        stack = [(e, False)]
+        while stack:
+            node, quiet = stack.pop()
+            if isinstance(node, E.BinOp) and node.op in ("<", "<=", ">", ">="):
+                (inside if quiet else outside).add(node)
+            if isinstance(node, E.Call) and node.func == "noEvent":
+                quiet = True
+            stack.extend((c, quiet) for c in E.children(node))
+    keys = {}
+    for rel in inside | outside:
+        try:
+            keys[rel] = _relation_key(table.to_sympy(rel))
+        except (ValueError, TypeError, AttributeError):
+            continue
+    loud = {keys[r] for r in outside if r in keys}
+    return frozenset(keys[r] for r in inside if r in keys and keys[r] not in loud)
+
+
+def _relation_key(rel) -> tuple:
+    """A relation up to sympy's rewriting (``v < -c`` inside a Piecewise becomes ``c < -v``):
+    its expanded signed distance and strictness (`signed_distance`)."""
+    s, strict = signed_distance(rel)
+    return sp.expand(s), strict
 
 
 ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)

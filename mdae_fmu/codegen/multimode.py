@@ -22,14 +22,15 @@ Plain-data stages:
 
 Run-time contract (``model_modes.c``): ``mdae_compute`` evaluates the discrete equations and
 runs the schedule of the current mode; ``mdae_mode_step``, called by the generic event update
-once per ``fmi2NewDiscreteStates``, performs ONE nonstandard instant: when the long guards
+once per instant of the event iteration (which ``fmi2NewDiscreteStates`` runs whole,
+docs/fmi-mapping.md "Events in third-party hosts"), performs ONE nonstandard instant: when the long guards
 name another mode it projects the left limits onto the old mode's consistency equations and
 applies the first instant of the change, while a change is in progress its next instant (all
 right-hand sides evaluated before any assignment; numerically singular or non-finite restarts
 are run-time errors naming the mode change, the instant and the time), and after the last one
-projects onto the new mode's consistency equations and requests one more call to re-evaluate
-the guards (``newDiscreteStatesNeeded``). ``valuesOfContinuousStatesChanged`` is set exactly
-when an instant moved a state.
+projects onto the new mode's consistency equations and requests one more instant to
+re-evaluate the guards. ``valuesOfContinuousStatesChanged`` is set when an instant moved a
+state or changed the mode (the equations of the derivatives).
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ class MultimodePlan:
     impulses: tuple[ImpulseOutput, ...]
     watched: tuple[sp.Expr, ...] = ()     # relations on x whose guards read pre(x)
     banded: tuple = ()                    # (symbol, relation on pre(x), Boolean slot)
+    guard_names: tuple[str, ...] = ()     # the long guards' names, in valuation order
 
 
 @dataclass(frozen=True)
@@ -335,7 +337,16 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
     compiled, banded = _band_left_limit_relations(report, compiled)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
                          tuple(impulses.values()), _watched(report, banded),
-                         banded)
+                         banded, tuple(guard_names))
+
+
+def max_mode_changes(n_modes: int) -> int:
+    """Bound on the mode changes of one event iteration (`mdae_fmu.modes.event_iteration`):
+    a cascade that settles visits a mode at most once, so more changes than modes is a cycle;
+    at most a quarter of the wrapper's bound on event iterations (each change takes two
+    calls), so that the error names the guards before the generic one fires."""
+    from .emit import TOLERANCES
+    return max(2, min(n_modes, TOLERANCES["max_event_iterations"] // 4))
 
 
 def _numeric(ri) -> bool:
@@ -551,6 +562,8 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
         discrete_assignments="\n".join(disc), mode_slot=plan.mode_slot,
-        impulse_slots=all_imp, nmodes=len(plan.modes))
+        impulse_slots=all_imp, nmodes=len(plan.modes),
+        guard_names=[c_string(g) for g in plan.guard_names],
+        max_mode_changes=max_mode_changes(len(plan.modes)))
     return ModeSources(files, ncons, work, perm)
 

@@ -104,6 +104,12 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, report,
     """The files of the FMU of ``model`` (archive name -> bytes): analysis, planning, C
     sources, model description, gcc (parameters: `export`)."""
     link_args = sundials_link_args() if offers_cs(fmi_type) else ()
+    # guards evaluated by event iteration read the previous instant's values (Def 33,
+    # mdae_fmu.modes.event_iteration): compile them as such; same guards, modes and report
+    from ..modes.event_iteration import delay_same_instant_guards
+    delayed = delay_same_instant_guards(model)
+    if delayed is not model:
+        model, report = delayed, None
     if report is None:
         progress("structural analysis")
         from ..structure.per_mode import analyze_modes

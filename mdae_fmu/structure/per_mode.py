@@ -32,6 +32,7 @@ from ..functions import call_name, function_table
 from ..symbolic import SymbolTable
 from .graph import DM, WeightedGraph, block_triangular_graph, no_gc
 from .latent import latent_system
+from .conditionals import classify_conditionals, drop_zero_terms
 from .printing import expr_text
 from .sigma import sigma_method, tight_edges
 
@@ -255,7 +256,8 @@ def is_event_guard(c: E.Expr) -> bool:
 def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr]:
     """The long guards of the DAE equations (Model.guards() kind "long", restricted to the
     conditions that occur in ``equations``), with ``not c`` identified with c; in order of
-    appearance."""
+    appearance. Conditions whose branches all have the same structure define no mode
+    (`mdae_fmu.structure.conditionals`): they stay if-expressions of the mode's equations."""
     present: set[E.Expr] = set()
     for eq in equations:
         for lit in eq.guard:
@@ -264,8 +266,9 @@ def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr
             if isinstance(node, E.If):
                 present.add(node.cond)
     atoms: dict[E.Expr, None] = {}
+    conditionals = classify_conditionals(model)
     for g in model.guards():
-        if g.kind == "long" and g.cond in present:
+        if g.kind == "long" and g.cond in present and conditionals.is_structural(g.cond):
             atoms.setdefault(E.strip_not(g.cond)[0], None)
     return list(atoms)
 
@@ -661,7 +664,11 @@ def specialize(model: Model, valuation, include_discrete: bool = False, *,
                 enabled = False
                 break
         if enabled:
-            out.append(Equation(eq.id, _select(eq.residual, val), (), eq.loc))
+            res = _select(eq.residual, val)
+            if res is not eq.residual:
+                # a branch's literal-zero coefficients read nothing (`conditionals`)
+                res = drop_zero_terms(res)
+            out.append(Equation(eq.id, res, (), eq.loc))
     return out
 
 
