@@ -84,7 +84,7 @@ def test_when_body_equations_read_the_values_of_the_instant(tmp_path):
     t = r["time"]
     last = np.nonzero(np.isclose(t, 0.0105))[0][-1]
     assert r["count"][last] == 11
-    res = simulate_strict(fmu, stop_time=0.0105, step=2.5e-4)
+    res = simulate_strict(fmu, stop_time=0.0105, step=2.5e-4, host_safe=True)
     assert not res.violations
     _check_counter(*(np.asarray(res.values[n], dtype=float) for n in names))
     assert res.at("count", 0.0105) == 11
@@ -172,7 +172,7 @@ def test_guard_on_left_limit_of_continuous_variable_switches(tmp_path):
     # the switches are events located at k*pi (rows on both sides of each)
     for k in (1, 2):
         assert np.any(np.abs(t - k * math.pi) < 1e-8)
-    res = simulate_strict(fmu, stop_time=7.0, step=1e-3)
+    res = simulate_strict(fmu, stop_time=7.0, step=1e-3, host_safe=True)
     assert not res.violations
     assert abs(res.at("x", 3.0) - 3.0) < 1e-6 and abs(res.at("x", 4.0) - (2 * math.pi - 4.0)) < 1e-6
     switch = [e.time for e in res.events if "state" in e.causes]
@@ -381,10 +381,14 @@ def test_ball_with_two_clauses_reinit_of_the_same_velocity(tmp_path):
     model = parse_modelica(BALL, "KickedBall.mo")
     assert analyze(model).accepted
     fmu = export(model, tmp_path / "KickedBall.fmu", progress=False)
-    res = simulate_strict(fmu, stop_time=1.6, step=1e-3)
+    res = simulate_strict(fmu, stop_time=1.6, step=1e-3, host_safe=True)
     assert not res.violations
-    # state events that move v (the other ones: h <= 0 turning false again after a bounce)
-    impacts = [ev.time for ev in res.events if "state" in ev.causes and ev.values_changed]
+    # the first state event of each bounce (the next one, microseconds later: h <= 0 turning
+    # false again as the ball leaves the floor)
+    impacts = []
+    for ev in res.events:
+        if "state" in ev.causes and not (impacts and ev.time - impacts[-1] < 1e-3):
+            impacts.append(ev.time)
     np.testing.assert_allclose(impacts, _ball_impacts(len(impacts)), atol=1e-8)
     assert len(impacts) == 3
     kick = [ev for ev in res.events if "time" in ev.causes]
