@@ -29,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--lemma22", choices=("two-graph", "literal"), default="two-graph",
                    help="reading of Lemma 22 at transient modes: two-graph (default) or the "
                    "literal printed one (docs/decisions.md)")
+    a.add_argument("--implicit", action="store_true",
+                   help="implicit multimode analysis (modes as BDD formulas, no enumeration); "
+                   "automatic above 2^12 consistent modes; needs the 'modes' extra")
 
     e = sub.add_parser("export", help="build an FMI 2.0 FMU")
     e.add_argument("model")
@@ -61,6 +64,9 @@ def _analyze(args) -> int:
     from . import api
     from .analysis import analyze, render_json, render_text
     model = api.load(args.model)
+    from .implicit.analysis import needs_implicit
+    if args.implicit or needs_implicit(model):
+        return _analyze_implicit(args, model)
     result = analyze(model, erasure=args.erasure, lemma22=args.lemma22)
     if args.json:
         print(json.dumps(render_json(model, result), indent=2))
@@ -74,6 +80,22 @@ def _analyze(args) -> int:
             from .automaton_dot import write_dot
             png = write_dot(result.automaton, args.dot)
             print(f"wrote {args.dot}" + (f" and {png}" if png else ""), file=sys.stderr)
+    return result.exit_code
+
+
+def _analyze_implicit(args, model) -> int:
+    """``analyze`` of a model with too many modes to enumerate (or ``--implicit``): the
+    implicit structural analysis (`mdae_fmu.implicit.analysis`); mode changes are not
+    explored on this path."""
+    from .implicit.analysis import analyze_implicit, render_json, render_text
+    result = analyze_implicit(model)
+    if args.json:
+        print(json.dumps(render_json(result), indent=2))
+    else:
+        print(render_text(result))
+    if args.dot:
+        print(f"{args.dot}: not written, the implicit analysis does not build the mode-change "
+              "automaton", file=sys.stderr)
     return result.exit_code
 
 

@@ -282,10 +282,9 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
              f"  {len(sp_.atoms)} long guards, {a.n_modes} consistent modes, "
              f"{len(a.graph.rows)} equations, {len(a.graph.cols)} unknowns, "
              f"{a.sweeps} sweeps, {a.seconds:.2f} s"]
-    lines.append("guards:")
-    lines += [f"  g{k}: {n}" for k, n in enumerate(sp_.names)][:max_lines]
-    if len(sp_.names) > max_lines:
-        lines.append(f"  ... {len(sp_.names) - max_lines} more")
+    shown = ", ".join(sp_.names[:max_lines])
+    more = f", ... {len(sp_.names) - max_lines} more" if len(sp_.names) > max_lines else ""
+    lines.append(f"guards: {shown}{more}" if sp_.names else "guards: none (single mode)")
     lines.append("index (max c):")
     lines += [f"  {t}" for t in _case_text(sp_, a.index)]
     lines.append("nu_S (Pryce's structural index):")
@@ -296,10 +295,12 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
                  + (f": {', '.join(always[:20])}" + (" ..." if len(always) > 20 else "")
                     if always else ""))
     cond = [(s, f) for s, f in states if s not in always]
-    for s, f in cond[:max_lines]:
+    shown_states = max_lines // 5
+    for s, f in cond[:shown_states]:
         lines.append(f"  {s} when {sp_.text(f, 100)}")
-    if len(cond) > max_lines:
-        lines.append(f"  ... {len(cond) - max_lines} more conditional states")
+    if len(cond) > shown_states:
+        lines.append(f"  ... {len(cond) - shown_states} more conditional states (--json "
+                     "lists them all)")
     lines.append("conditional transversal (equation -> unknown, when):")
     classes: dict[str, int] = {}
     for eq, var, f in a.assignment_formulas():

@@ -93,25 +93,39 @@ class GuardSpace:
     # --- the care set ------------------------------------------------------------------------
     def _care_set(self):
         """Formula of the consistent valuations (module docstring), auxiliary variables
-        quantified away."""
+        quantified away. Each auxiliary variable is quantified as soon as the constraints
+        that mention it are conjoined (early quantification): with the guards ordered before
+        the auxiliary variables, conjoining ``g_k <=> a_k`` for all k first would build a BDD
+        exponential in the number of guards."""
         b = self.bdd
-        care = b.true
+        constraints = []
         for a in list(self.atoms):
             d = self.definitions.get(a)
             if d is not None:
-                care &= b.apply("<=>", b.var(self.var_of[a]), self.cond(d, allow_aux=True))
+                constraints.append(b.apply("<=>", b.var(self.var_of[a]),
+                                           self.cond(d, allow_aux=True)))
             if _composite(a):
                 parts = self.cond(E.BinOp(a.op, a.left, a.right), allow_aux=True)
-                care &= b.apply("<=>", b.var(self.var_of[a]), parts)
+                constraints.append(b.apply("<=>", b.var(self.var_of[a]), parts))
         groups: dict[E.Expr, list[tuple[E.Expr, str, float]]] = {}
         for c in list(self.var_of):
             rel = _relation(c)
             if rel is not None:
                 groups.setdefault(rel[0], []).append((c, rel[1], rel[2]))
         for rels in groups.values():
-            care &= self._relation_constraint(rels)
-        if self.aux:
-            care = b.exist(self.aux, care)
+            constraints.append(self._relation_constraint(rels))
+        for x in self.aux:
+            mine = [u for u in constraints if x in b.support(u)]
+            if not mine:
+                continue
+            rest = [u for u in constraints if x not in b.support(u)]
+            merged = b.true
+            for u in mine:
+                merged &= u
+            constraints = rest + [b.exist([x], merged)]
+        care = b.true
+        for u in constraints:
+            care &= u
         return care
 
     def _relation_constraint(self, rels):
@@ -150,25 +164,40 @@ class GuardSpace:
 
     def text(self, u, limit: int = 160) -> str:
         """A readable formula: ``true``, ``false``, or a sum of products over guard names
-        (shortened to ``limit`` characters with the number of modes)."""
+        (shortened to ``limit`` characters with the number of modes). The products are the
+        BDD's paths to true, each widened to an implicant (literals u does not need dropped)
+        and skipped when the previous ones cover it: ``open0 or open1 or ...`` rather than
+        the disjoint ``open0 or (not open0 and open1) or ...``."""
         b = self.bdd
         if u == b.true:
             return "true"
         if u == b.false:
             return "false"
         names = {self.var_of[a]: n for a, n in zip(self.atoms, self.names)}
-        cubes = []
-        total = 0
-        # sum of disjoint products along the BDD paths to true
+        order = {self.var_of[a]: k for k, a in enumerate(self.atoms)}
+        terms, total, covered = [], 0, b.false
         for cube in _cubes(b, u):
-            lits = [names[v] if val else f"not {names[v]}" for v, val in sorted(
-                cube.items(), key=lambda kv: int(kv[0][1:]))]
+            if b.cube(cube) & ~covered == b.false:
+                continue
+            # widen the path to an implicant of u: drop each literal that u does not need
+            for v in sorted(cube, key=order.get):
+                wider = {k: x for k, x in cube.items() if k != v}
+                if b.cube(wider) & ~u == b.false:
+                    cube = wider
+            covered |= b.cube(cube)
+            lits = [names[v] if val else f"not {names[v]}"
+                    for v, val in sorted(cube.items(), key=lambda kv: order[kv[0]])]
             term = " and ".join(lits) if lits else "true"
-            cubes.append(f"({term})" if len(lits) > 1 else term)
+            if len(term) > limit:
+                keep = term[:limit].rsplit(" and ", 1)[0]
+                term = f"{keep} and ... ({len(lits)} literals)"
+            terms.append(f"({term})" if len(lits) > 1 else term)
             total += len(term) + 4
+            if covered == u:
+                break
             if total > limit:
-                return " or ".join(cubes) + f" or ... ({self.count(u)} modes)"
-        return " or ".join(cubes)
+                return " or ".join(terms) + f" or ... ({self.count(u)} modes)"
+        return " or ".join(terms)
 
 
 def _cubes(bdd, u):
