@@ -84,6 +84,22 @@ def test_fault_chain_agrees_with_enumeration():
         _agree(imp, ma)
 
 
+def test_modes_without_a_highest_value_transversal_fall_back_to_the_per_mode_analysis():
+    """In mode g the greedy matching (e1 -> x, highest σ first) is a perfect matching but not
+    a highest-value transversal (e2 -> x, e1 -> y weighs 2): Pryce's iteration has no
+    fixpoint there, the mode is analysed one by one, and the summary still covers it."""
+    from mdae_fmu.ir import Model
+    from mdae_fmu.modes.examples import boolean_input, eq, real
+    m = Model("NoHVT", (real("x", 0.0, True), real("y"), boolean_input("g")),
+              (eq("e1", "0 = der(x) + y"),
+               eq("e2", "0 = (der(der(x)) + y if g else der(x) - y)")))
+    imp = analyze_implicit(m)
+    assert imp.space.text(imp.undecided) == "g" and len(imp.explicit) == 1
+    _check_all_modes(m)
+    assert imp.at((("g", True),))["d"] == {"x": 2, "y": 0}
+    assert {v: imp.space.text(f) for v, f in imp.structural_index.items()} == {1: "true"}
+
+
 def test_index_formula_of_the_clutch_chain():
     """Closed form: with ideal clutches the index (max c) is 1 exactly when some clutch is
     engaged, and every shaft speed is a state in every mode (003 §4.3)."""

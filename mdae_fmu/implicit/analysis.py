@@ -263,10 +263,29 @@ def _one_mode(model: Model, pairs):
 
 
 def _explicit_modes(res: ImplicitAnalysis, undecided) -> None:
+    """Analyse the undecided modes one by one and merge their offsets, index and nu_S into
+    the case functions (so that the summary covers every mode)."""
     space = res.space
-    for asg in space.bdd.pick_iter(undecided, care_vars=[space.var_of[a] for a in space.atoms]):
+    bdd = space.bdd
+
+    def add(case, v, cube):
+        case[v] = case.get(v, bdd.false) | cube
+
+    for asg in bdd.pick_iter(undecided, care_vars=[space.var_of[a] for a in space.atoms]):
         pairs = space.mode_pairs(asg)
-        res.explicit[tuple(sorted(space.assignment(pairs).items()))] = _one_mode(res.model, pairs)
+        key = tuple(sorted(space.assignment(pairs).items()))
+        ma = res.explicit[key] = _one_mode(res.model, pairs)
+        if not ma.ok:
+            continue
+        cube = bdd.cube(dict(key))
+        add(res.index, ma.index, cube)
+        add(res.structural_index, ma.structural_index, cube)
+        for i, eq_id in enumerate(res.graph.rows):
+            if eq_id in ma.c:
+                add(res.c[i], ma.c[eq_id], cube)
+        for j, name in enumerate(res.graph.cols):
+            if name in ma.d:
+                add(res.d[j], ma.d[name], cube)
 
 
 # --- rendering -------------------------------------------------------------------------------
@@ -290,7 +309,7 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
     lines.append("nu_S (Pryce's structural index):")
     lines += [f"  {t}" for t in _case_text(sp_, a.structural_index)]
     states = a.state_formulas()
-    always = [s for s, f in states if f == sp_.care & ~a.singular & ~a.undecided]
+    always = [s for s, f in states if f == sp_.care & ~a.singular]
     lines.append(f"states: {len(always)} in every regular mode"
                  + (f": {', '.join(always[:20])}" + (" ..." if len(always) > 20 else "")
                     if always else ""))

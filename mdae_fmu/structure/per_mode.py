@@ -866,7 +866,9 @@ def enumeration_limit_message(model_name: str, n_free: int, err: TooManyModes,
     per-mode stage and the mode-change exploration (`mdae_fmu.modes`)."""
     return (f"model {model_name}: its {n_free} long guards have {err} "
             f"(explicit enumeration limit: {max_modes} modes); {stage} not "
-            f"performed (implicit enumeration of modes is not implemented)")
+            f"performed (`mdae-fmu analyze` switches to the implicit structural "
+            f"analysis of all modes beyond this limit; mode changes are explored by "
+            f"enumeration only)")
 
 
 def analyze_modes(model: Model, latent: bool = True,
