@@ -29,7 +29,9 @@ a = analyze_implicit(model)
 w, c = time.perf_counter() - w, time.process_time() - c
 print(json.dumps(dict(family=fam, n=n, guards=len(a.space.atoms), modes=a.n_modes,
                       equations=len(a.graph.rows), wall=w, cpu=c, accepted=a.ok,
-                      sweeps=a.sweeps, explicit=len(a.explicit),
+                      sweeps=a.sweeps, explicit=len(a.explicit), blocks=len(a.blocks),
+                      coarse=sum(b.coarse for b in a.blocks),
+                      largest=max((len(b.equations) for b in a.blocks), default=0),
                       singular=a.space.text(a.singular),
                       peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)))
 """
@@ -49,7 +51,7 @@ def main(argv=None) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
     print(f"{'family':24} {'n':>3} {'guards':>6} {'modes':>22} {'wall s':>8} {'cpu s':>8} "
-          f"{'peak MB':>8}  verdict")
+          f"{'peak MB':>8} {'blocks':>7} {'coarse':>6} {'largest':>7}  verdict")
     cases = [(f, n) for f in ("clutch_chain", "diode_bank", "fault_chain") for n in sizes]
     cases.append(("fault_chain_ill_posed", 20))
     for fam, n in cases:
@@ -57,7 +59,8 @@ def main(argv=None) -> int:
         rows.append(r)
         verdict = "accepted" if r["accepted"] else f"rejected: singular when {r['singular']}"
         print(f"{fam:24} {n:>3} {r['guards']:>6} {r['modes']:>22} {r['wall']:>8.2f} "
-              f"{r['cpu']:>8.2f} {r['peak_mb']:>8.0f}  {verdict}", flush=True)
+              f"{r['cpu']:>8.2f} {r['peak_mb']:>8.0f} {r['blocks']:>7} {r['coarse']:>6} "
+              f"{r['largest']:>7}  {verdict}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

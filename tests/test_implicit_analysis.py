@@ -1,5 +1,5 @@
 """Implicit multimode analysis (issue 17) against the explicit per-mode analysis, its oracle:
-per-mode verdict, offsets, index, nu_S and states agree on every seed model and on the three
+per-mode verdict, offsets, index, nu_S, states and blocks agree on every seed model and on the three
 families of benchmarks/gen_multimode.py up to n = 8; the ill-posed family is rejected naming
 the one singular combination among 2^40 valuations; the CLI switches to it above 2^12 modes."""
 
@@ -43,6 +43,10 @@ def _agree(imp, ma) -> None:
         assert got["index"] == ma.index, ma.name
         assert got["structural_index"] == ma.structural_index, ma.name
         assert got["states"] == set(ma.states), ma.name
+        if not any(b.coarse for b in got["blocks"]):
+            assert {(frozenset(b.equations), frozenset(b.unknowns)) for b in got["blocks"]} \
+                == {(frozenset(e for e, _ in b.equations), frozenset(x.name for x in b.unknowns))
+                    for b in ma.blocks}, ma.name
 
 
 def _check_all_modes(model) -> None:
@@ -50,6 +54,7 @@ def _check_all_modes(model) -> None:
     assert rep.modes, rep.messages
     imp = analyze_implicit(model)
     assert imp.n_modes == len(rep.modes)          # same consistent modes (mode pruning)
+    assert not any(b.coarse for b in imp.blocks)   # every block split per mode: compared
     for ma in rep.modes:
         _agree(imp, ma)
     assert imp.ok == (rep.exit_code == 0)

@@ -26,6 +26,7 @@ from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)
 from .formulas import GuardSpace
+from .blocks import conditional_blocks
 from .sigma import LabelledGraph, case_max, symbolic_matching, symbolic_offsets
 
 FORMAT = "mdae_fmu.implicit/1"
@@ -47,6 +48,7 @@ class ImplicitAnalysis:
     sweeps: int
     seconds: float
     explicit: dict = field(default_factory=dict)   # undecided modes analysed one by one
+    blocks: list = field(default_factory=list)     # ConditionalBlock, in a valid order
     diagnostic: str | None = None
     failing_mode: tuple | None = None
 
@@ -66,7 +68,8 @@ class ImplicitAnalysis:
     def at(self, pairs) -> dict:
         """The per-mode answers at the mode ``pairs`` (``(guard text, value)`` as
         `mdae_fmu.structure.per_mode.ModeAnalysis.valuation`): ``ok``, ``c``, ``d``,
-        ``index``, ``structural_index``, ``states`` (as `Instance`)."""
+        ``index``, ``structural_index``, ``states`` (as `Instance`), ``blocks`` (the
+        `ConditionalBlock` s whose formula holds)."""
         bdd = self.space.bdd
         asg = self.space.assignment(pairs)
 
@@ -79,9 +82,11 @@ class ImplicitAnalysis:
         if key in self.explicit:
             m = self.explicit[key]
             return dict(ok=m.ok, c=m.c, d=m.d, index=m.index,
-                        structural_index=m.structural_index, states=set(m.states))
+                        structural_index=m.structural_index, states=set(m.states),
+                        blocks=[b for b in self.blocks if holds(b.formula)])
         if holds(self.singular):
-            return dict(ok=False, c={}, d={}, index=-1, structural_index=-1, states=set())
+            return dict(ok=False, c={}, d={}, index=-1, structural_index=-1, states=set(),
+                        blocks=[])
 
         def value(case):
             for v, f in case.items():
@@ -94,7 +99,8 @@ class ImplicitAnalysis:
         d = {cols[j]: v for j in range(len(cols)) if (v := value(self.d[j])) is not None}
         states = {Instance(n, k) for n, dn in d.items() for k in range(dn)}
         return dict(ok=True, c=c, d=d, index=value(self.index),
-                    structural_index=value(self.structural_index), states=states)
+                    structural_index=value(self.structural_index), states=states,
+                    blocks=[b for b in self.blocks if holds(b.formula)])
 
     # --- summaries --------------------------------------------------------------------------
     def state_formulas(self) -> list[tuple[str, object]]:
@@ -229,6 +235,7 @@ def analyze_implicit(model: Model, max_explicit: int = MAX_ENUMERATED_MODES
                 f"one (limit {max_explicit})")
         else:
             _explicit_modes(res, off.undecided)
+    res.blocks = conditional_blocks(res)
     bad = m.singular
     for key, ma in res.explicit.items():
         if not ma.ok:
@@ -320,6 +327,23 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
     if len(cond) > shown_states:
         lines.append(f"  ... {len(cond) - shown_states} more conditional states (--json "
                      "lists them all)")
+    always_f = sp_.care & ~a.singular
+    shared = [b for b in a.blocks if b.formula == always_f and not b.coarse]
+    coarse = [b for b in a.blocks if b.coarse]
+    cond_b = [b for b in a.blocks if b.formula != always_f and not b.coarse]
+    lines.append(f"blocks (block-triangular form, each with its modes): {len(a.blocks)}; "
+                 f"{len(shared)} in every regular mode, {len(cond_b)} conditional"
+                 + (f", {len(coarse)} coarse (not split per mode)" if coarse else "")
+                 + (f"; largest {max(len(b.equations) for b in a.blocks)} equations"
+                    if a.blocks else ""))
+    for blk in (coarse + cond_b)[:shown_states]:
+        eqs = ", ".join(blk.equations[:8]) + (", ..." if len(blk.equations) > 8 else "")
+        unk = ", ".join(blk.unknowns[:8]) + (", ..." if len(blk.unknowns) > 8 else "")
+        tag = "coarse " if blk.coarse else ""
+        lines.append(f"  {tag}{{{eqs}}} -> {{{unk}}} when {sp_.text(blk.formula, 100)}")
+    if len(coarse) + len(cond_b) > shown_states:
+        lines.append(f"  ... {len(coarse) + len(cond_b) - shown_states} more (--json lists "
+                     "them all)")
     lines.append("conditional transversal (equation -> unknown, when):")
     classes: dict[str, int] = {}
     for eq, var, f in a.assignment_formulas():
@@ -351,6 +375,9 @@ def render_json(a: ImplicitAnalysis) -> dict:
         "index": case(a.index), "structural_index": case(a.structural_index),
         "states": [{"state": s, "modes": sp_.count(f), "formula": sp_.text(f, 10 ** 6)}
                    for s, f in a.state_formulas()],
+        "blocks": [{"equations": list(blk.equations), "unknowns": list(blk.unknowns),
+                    "coarse": blk.coarse, "modes": sp_.count(blk.formula),
+                    "formula": sp_.text(blk.formula, 10 ** 6)} for blk in a.blocks],
         "transversal": [{"equation": e, "unknown": v, "formula": sp_.text(f, 10 ** 6)}
                         for e, v, f in a.assignment_formulas()],
         "explicit_modes": len(a.explicit),
