@@ -64,8 +64,11 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
 
     # biggest files first: better load balance
     order = sorted(c_files, key=lambda n: -(src_dir / n).stat().st_size)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         objs = dict(zip(order, pool.map(one, order)))
+    finally:        # on an error or an interrupt, the files not started are not compiled
+        pool.shutdown(wait=True, cancel_futures=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [cc, "-shared", "-o", str(out.resolve()), *[objs[n] for n in sorted(c_files)],
            *link_args, "-lm"]
