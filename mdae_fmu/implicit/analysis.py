@@ -21,7 +21,7 @@ from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Model
 from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
-                                  _sigma_row, analyze_mode, classify_variables,
+                                  _sigma_row, analyze_mode, check_declared, classify_variables,
                                   defines_discrete, enumerate_valuations, fixed_guard_values,
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)
@@ -170,11 +170,7 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
     """The model's DAE equations as a `LabelledGraph` over its continuous unknowns (module
     docstring)."""
     cls = classify_variables(model)
-    declared = {v.name for v in model.variables}
-    for eq in model.equations:
-        for n in E.refs(eq.residual):
-            if n not in declared:
-                raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
+    check_declared(model)
     dae = [eq for eq in model.equations if not defines_discrete(eq, cls)]
     atoms = long_guard_atoms(model, dae)
     space = GuardSpace(atoms, fixed_guard_values(atoms), guard_definitions(model, cls))

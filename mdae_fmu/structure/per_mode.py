@@ -871,6 +871,15 @@ def enumeration_limit_message(model_name: str, n_free: int, err: TooManyModes,
             f"enumeration only)")
 
 
+def check_declared(model: Model) -> None:
+    """`InputError` at the first equation that reads an undeclared name."""
+    declared = {v.name for v in model.variables}
+    for eq in model.equations:
+        for n in E.refs(eq.residual):
+            if n not in declared:
+                raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
+
+
 def analyze_modes(model: Model, latent: bool = True,
                   max_guards: int | None = None,
                   absent_are_unknowns: bool = True,
@@ -886,11 +895,7 @@ def analyze_modes(model: Model, latent: bool = True,
     if max_guards is not None:
         max_modes = 2 ** max_guards
     cls = classify_variables(model)
-    declared = {v.name for v in model.variables}
-    for eq in model.equations:
-        for n in E.refs(eq.residual):
-            if n not in declared:
-                raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
+    check_declared(model)
     disc_eqs = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
     disc_set = frozenset(disc_eqs)
     dae_eqs = [eq for eq in model.equations if eq.id not in disc_set]
@@ -930,4 +935,4 @@ __all__ = ["Instance", "LatentEquation", "Block", "ModeAnalysis", "ModesReport",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",
            "symbol_table", "eq_label", "long_guard_atoms", "signature_graph", "is_event_guard",
            "fixed_guard_values", "guard_definitions", "TooManyModes", "MAX_ENUMERATED_MODES",
-           "enumeration_limit_message"]
+           "enumeration_limit_message", "check_declared"]
