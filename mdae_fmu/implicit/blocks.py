@@ -8,9 +8,10 @@ components of that graph (as `mdae_fmu.structure.graph.block_triangular_graph` p
 the dependency edges carry formulas. The strongly connected components of their *union* give a
 mode-independent order that every mode's decomposition refines; inside a union component of
 more than one equation the per-mode components are found by labelled reachability (the modes
-in which i reaches i'), when the component has at most ``max_component`` equations. A larger
-one is reported as one *coarse* block (a valid schedule for every mode, solved as one system),
-flagged as such.
+in which i reaches i'), when the component has at most ``max_component`` equations, at most
+``max_blocks`` distinct blocks, and its reachability formulas stay under ``max_nodes`` BDD
+nodes (a bound on time and memory). Otherwise it is reported as one *coarse* block (a valid
+schedule for every mode, solved as one system), flagged as such.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ class ConditionalBlock:
     coarse: bool = False
 
 
-def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048
-                       ) -> list[ConditionalBlock]:
+def conditional_blocks(a, max_component: int = 128, max_blocks: int = 2048,
+                       max_nodes: int = 250_000) -> list[ConditionalBlock]:
     """The blocks of every regular mode with their formulas (module docstring), in an order
     valid for every mode (a block after the blocks it reads). Modes analysed one by one
     (`ImplicitAnalysis.explicit`) contribute their own blocks with their single-mode cube."""
@@ -76,7 +77,7 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048
         if len(members) == 1 or len(members) > max_component:
             out.extend(_whole(a, members, T, present, coarse=len(members) > 1))
             continue
-        found = _split(a, members, dep, T, present, max_blocks)
+        found = _split(a, members, dep, T, present, max_blocks, max_nodes)
         out.extend(found if found is not None else _whole(a, members, T, present, True))
     for key, ma in a.explicit.items():
         if ma.ok:
@@ -104,9 +105,10 @@ def _whole(a, members, T, present, coarse: bool) -> list[ConditionalBlock]:
                              tuple(a.graph.cols[j] for j in sorted(unknowns)), f, True)]
 
 
-def _split(a, members, dep, T, present, max_blocks):
+def _split(a, members, dep, T, present, max_blocks, max_nodes):
     """Per-mode strongly connected components inside one union component, by labelled
-    forward reachability from each member; None when more than ``max_blocks`` blocks."""
+    forward reachability from each member; None when more than ``max_blocks`` blocks, or when
+    the reachability formulas take the BDD past ``max_nodes`` nodes."""
     b = a.space.bdd
     F = b.false
     inside = set(members)
@@ -126,6 +128,8 @@ def _split(a, members, dep, T, present, max_blocks):
                         nxt[i2] = nxt.get(i2, F) | m
             frontier = nxt
         reach[s] = r
+        if len(b) > max_nodes:
+            return None
     out: list[ConditionalBlock] = []
     for k, s in enumerate(members):
         same = {t: reach[s].get(t, F) & reach[t].get(s, F) for t in members if t != s}
