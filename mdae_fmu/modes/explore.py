@@ -473,8 +473,9 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     model = system.model
     if model is None:
         return None
+    unknown_names = set(system.unknowns)
     fixed = sorted(v.name for v in model.variables
-                   if v.fixed and v.start is not None and v.name in set(system.unknowns))
+                   if v.fixed and v.start is not None and v.name in unknown_names)
     occ = {}
     for e in system.enabled(mode):
         for k in range(sig.c[e.id] + 1):
