@@ -5,5 +5,4 @@ Python API (ARCHITECTURE.md): ``load(path) -> Model``, ``analyze(model)``,
 """
 
 from .api import analyze, export_fmu, load  # noqa: F401
-
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401

@@ -40,6 +40,20 @@ class Analysis:
         return EXIT_OK if self.accepted else EXIT_REJECTED
 
     @property
+    def errors(self) -> tuple[str, ...]:
+        """The rejection diagnostics alone (no ``W-...`` warnings)."""
+        return tuple(m for m in self.messages if not m.startswith("W-"))
+
+    def raise_if_rejected(self) -> None:
+        """`ModelRejected` (exit code 1) with the diagnostics `render_text` prints under
+        "verdict: rejected", so that ``export`` and ``analyze`` give one verdict."""
+        if not self.accepted:
+            errors = self.errors or (f"model {self.model_name}: rejected by the analysis",)
+            raise ModelRejected(f"model {self.model_name}: rejected by the analysis "
+                                "(mdae-fmu analyze gives the full report):\n"
+                                + "\n".join(f"  {m}" for m in errors))
+
+    @property
     def messages(self) -> tuple[str, ...]:
         """Rejection diagnostics followed by warnings (``W-...``), one string each."""
         out = list(self.modes.messages)
@@ -50,15 +64,24 @@ class Analysis:
         return tuple(out)
 
 
-def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph") -> Analysis:
+def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph", *,
+            modes: ModesReport | None = None, progress=None) -> Analysis:
     """Analyse every mode; if all are regular, explore every mode change.
 
     ``erasure``: "restricted" or "canonical" conflict erasure (docs/decisions.md §2);
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
-    modes (9334-theory-algorithms §1.2, docs/decisions.md §1)."""
+    modes (9334-theory-algorithms §1.2, docs/decisions.md §1). ``modes``: the per-mode report
+    when already computed; ``progress``: called with the name of each stage."""
     if lemma22 not in ("two-graph", "literal"):
         raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
-    modes = analyze_modes(model)
+    if erasure not in ("restricted", "canonical"):
+        raise ValueError(f"erasure must be 'restricted' or 'canonical', not {erasure!r}")
+    if modes is None:
+        if progress is not None:
+            progress("structure")
+        modes = analyze_modes(model)
+    if progress is not None:
+        progress("modes")
     if modes.exit_code != EXIT_OK:
         return Analysis(model.name, modes, None)
     try:

@@ -70,3 +70,107 @@ def test_analysis_converts_only_differentiated_equations(conversions, n):
     assert first.expr.free_symbols and first.converted
     assert len(conversions) == len(differentiated) + 1
 
+
+
+# --- import structure: the stages import one way (issue 16 item 1) ---------------------------
+
+def _imports(path) -> set[str]:
+    """Modules of mdae_fmu that ``path`` imports anywhere (module level or inside functions)."""
+    import ast
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    rel = Path(path).resolve().relative_to(root).with_suffix("")
+    package = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
+    out = set()
+    for node in ast.walk(ast.parse(Path(path).read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return {m for m in out if m.startswith("mdae_fmu")}
+
+
+def _package_imports(pkg: str) -> set[str]:
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1] / "mdae_fmu" / pkg
+    return set().union(*(_imports(p) for p in root.glob("*.py")))
+
+
+def test_no_import_cycles_between_stages():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1] / "mdae_fmu"
+    assert not any(m.startswith("mdae_fmu.codegen.restarts")
+                   for m in _imports(root / "codegen" / "plan.py"))
+    assert not any(m.startswith("mdae_fmu.modes") for m in _package_imports("impulse"))
+    # model_description names the version without importing the package API (-> export)
+    assert "mdae_fmu" not in _imports(root / "fmu" / "model_description.py")
+    assert not any(m.startswith("mdae_fmu.api") for m in _package_imports("fmu"))
+
+
+# --- one analysis, one verdict (issue 16 item 1) ---------------------------------------------
+
+TWO_WHEN = """model TwoWhen
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  when {time > 0.1, time > 0.2} then
+    reinit(x, x + 1);
+  end when;
+end TwoWhen;
+"""
+
+
+def test_export_and_analyze_give_one_verdict(tmp_path, capsys):
+    from mdae_fmu.cli import main as cli_main
+    src = tmp_path / "TwoWhen.mo"
+    src.write_text(TWO_WHEN)
+    assert cli_main(["analyze", str(src)]) == 1
+    verdict = capsys.readouterr().out.split("verdict: rejected\n", 1)[1].strip()
+    assert verdict.startswith("E-TRANSIENT-OVER")
+    out = tmp_path / "TwoWhen.fmu"
+    assert cli_main(["export", str(src), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "model TwoWhen: rejected by the analysis" in err and verdict in err
+    assert "Traceback" not in err and not out.exists()
+
+
+def test_export_consumes_the_given_analysis(tmp_path, monkeypatch):
+    """With the analysis given, the exporter runs no analysis stage; the options of analyze
+    (here the canonical erasure rule) are the exporter's too."""
+    import mdae_fmu.analysis as A
+    import mdae_fmu.modes.explore as X
+    import mdae_fmu.structure.per_mode as P
+    from mdae_fmu import api
+    model = parse_modelica(loop_chain(2))
+    analysis = api.analyze(model, erasure="canonical")
+    assert analysis.accepted
+
+    def forbidden(*a, **k):
+        raise AssertionError("an analysis stage ran again during code generation")
+
+    for mod, name in ((P, "analyze_modes"), (X, "analyze_multimode"), (A, "analyze_modes"),
+                      (A, "analyze_multimode")):
+        monkeypatch.setattr(mod, name, forbidden)
+    path = api.export_fmu(model, tmp_path / "L.fmu", analysis=analysis)
+    monkeypatch.undo()
+    # the same FMU, byte for byte, as the export that runs the analysis itself
+    again = api.export_fmu(model, tmp_path / "L2.fmu", erasure="canonical")
+    assert path.read_bytes() == again.read_bytes()
+    with pytest.raises(ValueError, match="the analysis is of model LoopChain"):
+        api.export_fmu(parse_modelica(TWO_WHEN), tmp_path / "T.fmu", analysis=analysis)
+
+
+def test_block_jacobian_equals_sympy_diff():
+    """`partial_derivative` (the Newton blocks' Jacobian) against ``sympy.diff``."""
+    import sympy as sp
+    from mdae_fmu.codegen.blocks import partial_derivative
+    u, v, w, p = sp.symbols("u v w p", real=True)
+    cases = [w - sp.Float(0.3) * sp.sin(u) - v, u ** 2 * sp.exp(u * v) + p / u,
+             sp.sqrt(u ** 2 + w ** 2) - p, sp.Abs(u) * v + sp.atan2(u, v),
+             sp.Piecewise((u ** 3, v > 0), (-u, True)), u ** u + sp.log(u * w), p * v]
+    for e in cases:
+        for x in (u, v, w):
+            assert sp.simplify(partial_derivative(e, x) - sp.diff(e, x)) == 0, (e, x)

@@ -10,17 +10,17 @@ byte-identical FMU.
 from __future__ import annotations
 
 import hashlib
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 from ..diagnostics import ModelRejected
+from ..progress import Progress, as_progress  # noqa: F401  (Progress: API)
 from ..ir import Model
 from ..codegen.emit import generate_sources
 from ..codegen.events import plan_events
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import compile_model
+from ..codegen.restarts import with_transient_restarts
 from .build import compile_shared_library
 from .cosim import (check_fmi_type, configure_sources, offers_cs, sundials_compile_flags,
                     sundials_link_args)
@@ -36,26 +36,6 @@ LARGE_SCHEDULE_BLOCKS = 5000
 PLATFORM = "linux64"
 
 
-class Progress:
-    """Stage messages on stderr, shown only once an export has taken more than ``delay``
-    seconds (small models stay silent)."""
-
-    def __init__(self, stream=None, delay: float = 2.0, enabled: bool = True):
-        self.stream = stream if stream is not None else sys.stderr
-        self.delay = delay
-        self.enabled = enabled
-        self.t0 = time.monotonic()
-        self.last = ""
-
-    def __call__(self, message: str) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - self.t0
-        if elapsed >= self.delay and message != self.last:
-            self.last = message
-            print(f"mdae-fmu export [{elapsed:6.1f} s] {message}", file=self.stream, flush=True)
-
-
 def content_guid(parts: list[bytes]) -> str:
     """A GUID-formatted SHA-256 digest of the FMU content (module docstring)."""
     h = hashlib.sha256()
@@ -67,7 +47,8 @@ def content_guid(parts: list[bytes]) -> str:
 
 
 def export(model: Model, path: Path, fmi_type: str = "me", *,
-           default_experiment: dict | None = None, report=None,
+           default_experiment: dict | None = None, analysis=None,
+           erasure: str = "restricted", lemma22: str = "two-graph", report=None,
            progress: Progress | bool | None = None) -> Path:
     """Build the FMU of ``model`` at ``path`` and return ``path``.
 
@@ -75,32 +56,39 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     docs/cosimulation.md) or ``"both"``. ``default_experiment``:
     ``{"startTime", "stopTime", "tolerance", "stepSize"}``, each optional (defaults:
     `mdae_fmu.fmu.model_description.DEFAULT_EXPERIMENT`); its tolerance is also the CS
-    integrator's tolerance when the host gives none. ``report``: a
-    `ModesReport` already computed for ``model`` (else computed here). ``progress``: a
-    `Progress`, or False to silence the stage display.
+    integrator's tolerance when the host gives none.
+
+    ``analysis``: the `mdae_fmu.analysis.Analysis` of ``model`` (per-mode structure, automaton,
+    restarts, impulses), else computed here with ``erasure`` and ``lemma22`` exactly as
+    ``mdae-fmu analyze`` does (``report``: an already computed per-mode `ModesReport` to
+    start from). Code generation consumes this one analysis and never re-runs one; a model the
+    analysis rejects raises `ModelRejected` with the diagnostics of ``analyze``'s verdict, so
+    the two commands give one verdict. ``progress``: a `Progress`, None for the default
+    (stage names on a terminal), or False for silence.
     """
     check_fmi_type(fmi_type)
     default_experiment = resolve_default_experiment(default_experiment)
     link_args = sundials_link_args() if offers_cs(fmi_type) else ()
-    if progress is None or progress is True:
-        progress = Progress()
-    elif progress is False:
-        progress = Progress(enabled=False)
+    progress = as_progress(progress, "export")
     path = Path(path)
-    if report is None:
-        progress("structural analysis")
-        from ..structure.per_mode import analyze_modes
-        report = analyze_modes(model)
-    progress("planning")
+    if analysis is None:
+        from ..analysis import analyze
+        analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
+                           progress=progress)
+    elif analysis.model_name != model.name:
+        raise ValueError(f"the analysis is of model {analysis.model_name}, not {model.name}")
+    analysis.raise_if_rejected()
+    report, automaton = analysis.modes, analysis.automaton
+    progress("code generation: plan")
     multimode = None
     if len(report.modes) > 1:
         # several long modes: per-mode schedules and restarts (docs/multimode-fmu.md)
         from ..codegen.multimode import plan_multimode
-        multimode = plan_multimode(model, report)
+        multimode = plan_multimode(model, report, automaton)
         cm = multimode.compiled
         ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
     else:
-        cm = compile_model(model, report)
+        cm = with_transient_restarts(model, compile_model(model, report), automaton)
         ev = plan_events(model, cm)
     init = plan_initialization(model, cm)
     if multimode is not None:
@@ -113,9 +101,9 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     nz = sum(1 for r in ev.relations if r.kind == "state")
 
     def on_blocks(done, total):
-        progress(f"generating C: block {done}/{total}")
+        progress(f"code generation: block {done}/{total}")
 
-    progress("generating C")
+    progress("code generation")
     try:
         modes = None
         if multimode is not None:
@@ -134,7 +122,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     md = md.replace(GUID_PLACEHOLDER.encode(), guid.encode())
     sources["config.h"] = sources["config.h"].replace(GUID_PLACEHOLDER, guid)
 
-    progress(f"compiling {len(c_files)} C files")
+    progress(f"gcc: {len(c_files)} units")
     with tempfile.TemporaryDirectory(prefix="mdae_fmu_") as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
@@ -145,7 +133,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         if len(cm.blocks) > LARGE_SCHEDULE_BLOCKS:
             flags = {n: ("-O1",) for n in c_files if n.startswith("model_schedule_")}
         compile_shared_library(src, c_files, so, link_args=link_args, per_file_flags=flags,
-                               extra_flags=sundials_compile_flags(fmi_type))
+                               extra_flags=sundials_compile_flags(fmi_type),
+                               progress=lambda k, n: progress(f"gcc: unit {k}/{n}"))
         binary = so.read_bytes()
     progress("packaging")
     entries = {"modelDescription.xml": md,

@@ -468,7 +468,7 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     """Initialization diagnostic (theory §2.15 [D], examples note §2.4.4): the initial mode's
     index-reduced system with the ``fixed`` start values as equations must not be
     over-determined; otherwise the published start values are inconsistent with the mode."""
-    from .graphs import dm
+    from ..structure.keyed import dm
     from .runs import eq_vars
     model = system.model
     if model is None:
