@@ -9,6 +9,7 @@ With ``--against DIR`` (a source tree of another revision, e.g.
 ``git archive dd75497 | tar -x -C /tmp/prev``) every run is paired with one of that revision's
 on the same file, alternately, so that both see the same machine load. With ``--repeats N``
 medians are printed. ``--timeout S`` stops a run after S seconds (reported as ``> S``).
+``--this DIR`` measures the source tree DIR instead of the installed package.
 
 Usage: ``python benchmarks/pipeline_bench.py [--sizes 1e3 1e4 1e5] [--commands analyze export]
 [--repeats N] [--against DIR] [--timeout S] [--json OUT]``.
@@ -82,7 +83,7 @@ def _fmt(r: dict) -> str:
             f"{r['peak_rss_mb']:7.0f} MB")
 
 
-def run(sizes, commands, repeats=1, against=None, timeout=600.0) -> list[dict]:
+def run(sizes, commands, repeats=1, against=None, timeout=600.0, this=None) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="pipeline_bench_") as tmp:
         for eqs in sizes:
@@ -91,12 +92,12 @@ def run(sizes, commands, repeats=1, against=None, timeout=600.0) -> list[dict]:
             with open(path, "w") as f:
                 f.write(loop_chain_model(n))
             for cmd in commands:
-                this, other = [], []
+                mine, other = [], []
                 for _ in range(repeats):
-                    this.append(_run(cmd, path, tmp, timeout, None))
+                    mine.append(_run(cmd, path, tmp, timeout, this))
                     if against is not None:
                         other.append(_run(cmd, path, tmp, timeout, against))
-                row = {"command": cmd, "equations": 6 * n + 5, "this": _median(this)}
+                row = {"command": cmd, "equations": 6 * n + 5, "this": _median(mine)}
                 line = f"{cmd:8}{6 * n + 5:>9} eq  this {_fmt(row['this'])}"
                 if against is not None:
                     row["against"] = _median(other)
@@ -120,10 +121,12 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--against", metavar="DIR", help="source tree of the previous revision")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    p.add_argument("--this", metavar="DIR", help="source tree measured as 'this' (default: "
+                   "the installed mdae_fmu)")
     p.add_argument("--json", metavar="OUT")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    rows = run([int(s) for s in a.sizes], a.commands, a.repeats, a.against, a.timeout)
+    rows = run([int(s) for s in a.sizes], a.commands, a.repeats, a.against, a.timeout, a.this)
     print(f"total {time.perf_counter() - t0:.0f} s")
     if a.json:
         with open(a.json, "w") as f:

@@ -26,7 +26,7 @@ from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
-from .blocks import BlockPlan
+from .blocks import BlockPlan, tree_solution
 
 
 @dataclass(frozen=True)
@@ -289,13 +289,19 @@ def compile_model(model: Model, report) -> CompiledModel:
     state_symbols = frozenset(table.sym(i.name, i.order) for i in state_insts)
 
     # --- blocks
-    solved = {(le.eq_id, le.k): le.expr for le in mode.solved}
+    # one undifferentiated equation solved explicitly on its expression tree: no sympy
+    solved = {(le.eq_id, le.k): le for le in mode.solved}
     blocks = []
     for blk in mode.blocks:
-        residuals = tuple(solved[key] for key in blk.equations)
         unknowns = tuple(table.sym(u.name, u.order) for u in blk.unknowns)
         label = "+".join(_eq_label(e, k) for e, k in blk.equations)
-        blocks.append(BlockPlan(label, unknowns, residuals))
+        tree = solved[blk.equations[0]].tree if len(blk.equations) == 1 else None
+        if tree is not None and tree_solution(tree, (blk.unknowns[0].name,
+                                                     blk.unknowns[0].order)) is not None:
+            blocks.append(BlockPlan(label, unknowns, None, tree, table))
+        else:
+            blocks.append(BlockPlan(label, unknowns,
+                                    tuple(solved[key].expr for key in blk.equations)))
     consistency = tuple((_eq_label(le.eq_id, le.k), le.expr) for le in mode.consistency)
 
     # --- discrete equations (guard definitions): var = expr, evaluated with frozen relations
@@ -447,11 +453,10 @@ def _dependencies(cm: CompiledModel, state_names: set[str]) -> dict:
         deps[slot] = frozenset([slot])
     for blk in cm.blocks:
         acc: set = set()
-        for r in blk.residuals:
-            for sym in r.free_symbols:
-                k = slot_of.get(sym)
-                if k is not None and k in deps and sym not in blk.unknowns:
-                    acc |= deps[k]
+        for sym in blk.symbols:
+            k = slot_of.get(sym)
+            if k is not None and k in deps and sym not in blk.unknowns:
+                acc |= deps[k]
         for u in blk.unknowns:
             deps[slot_of[u]] = frozenset(acc)
     names = [fmi_name(n) for n in cm.real_names]

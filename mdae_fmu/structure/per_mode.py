@@ -80,6 +80,11 @@ class LatentEquation:
         return self._expr
 
     @property
+    def tree(self) -> E.Expr | None:
+        """The residual's expression tree of an undifferentiated equation (k = 0), else None."""
+        return self._residual if self.k == 0 else None
+
+    @property
     def converted(self) -> bool:
         """Whether the sympy form exists already (for tests that count conversions)."""
         return self._expr is not None
