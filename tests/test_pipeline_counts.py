@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 from mdae_fmu.importers.flat_modelica import parse_modelica
-from mdae_fmu.structure.per_mode import analyze_modes
 from mdae_fmu.symbolic import SymbolTable
 
 
@@ -56,9 +55,11 @@ def conversions(monkeypatch):
 
 @pytest.mark.parametrize("n", [3, 30])
 def test_analysis_converts_only_differentiated_equations(conversions, n):
+    from mdae_fmu.analysis import analyze
     model = parse_modelica(loop_chain(n))
-    report = analyze_modes(model)
-    assert report.exit_code == 0
+    analysis = analyze(model)             # per-mode structure and the mode-change stage
+    report = analysis.modes
+    assert analysis.accepted and report.exit_code == 0
     mode, = report.modes
     differentiated = sorted(i for i, c in mode.c.items() if c > 0)
     # the pendulum: its two kinematic equations once, the rod constraint twice
