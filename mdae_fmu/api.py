@@ -31,16 +31,45 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
 
 def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                default_experiment: dict | None = None, *, analysis=None,
-               erasure: str = "restricted", lemma22: str = "two-graph", progress=False):
+               erasure: str = "restricted", lemma22: str = "two-graph",
+               progress: bool | None = None):
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
     (missing entries: 0, 1, 1e-6, (stop - start)/500). ``analysis``: the result of `analyze`
     for this model (else the analysis runs here with ``erasure`` and ``lemma22``); a model the
-    analysis rejects raises `mdae_fmu.diagnostics.ModelRejected`."""
+    analysis rejects raises `mdae_fmu.diagnostics.ModelRejected`. ``progress``: None shows the
+    stage names on a terminal only, False silences them."""
     from .fmu.export import export
     return export(model, Path(path), fmi_type=fmi_type,
                   default_experiment=default_experiment, analysis=analysis,
                   erasure=erasure, lemma22=lemma22, progress=progress)
 
 
-__all__ = ["load", "analyze", "export_fmu", "InputError"]
+def compare(test: str | Path, reference: str | Path, **options):
+    """Compare TEST against REFERENCE (each a model file, an FMU or a result CSV) in a tube
+    -> `mdae_fmu.comparison.Comparison` (``.passed``, ``.signals``, ``.render_text()``).
+    Options: ``variables``, ``rtol``, ``atol``, ``time_tolerance``, ``stop_time``,
+    ``method`` ("tube" or "fmpy"), ``start_values``, ``input``, ``solver_tolerance``
+    (docs/regression.md)."""
+    from .comparison import compare as _compare
+    return _compare(test, reference, **options)
+
+
+def sweep(model_or_fmu: str | Path, params, **options):
+    """Simulate one FMU over many parameter sets on Dask -> `mdae_fmu.sweeps.SweepResult`
+    (``.rows``, ``.column(name)``, ``.to_pandas()``). ``params``: ``["j1=0.5:2.0:10", ...]``
+    or ``{"j1": [1.0, 2.0]}``. Options: ``outputs``, ``samples``, ``seed``, ``stop_time``,
+    ``output`` (.csv/.parquet, streamed), ``resume``, ``scheduler``, ``n_workers``,
+    ``client``, ``event_values``, ``serial`` (docs/regression.md)."""
+    from .sweeps import sweep as _sweep
+    return _sweep(model_or_fmu, params, **options)
+
+
+def regress(suite_file: str | Path, **options) -> dict:
+    """Run a regression suite (TOML) on Dask and write its HTML index and JUnit XML ->
+    ``{"suite", "entries", "passed", "index", "junit"}`` (docs/regression.md)."""
+    from .regression import regress as _regress
+    return _regress(suite_file, **options)
+
+
+__all__ = ["load", "analyze", "export_fmu", "compare", "sweep", "regress", "InputError"]

@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--stop-time", type=float, default=None)
     s.add_argument("--csv", metavar="OUT", help="write the result as CSV")
     s.add_argument("--plot", metavar="OUT.png", help="plot the result")
+
+    from . import comparison, regression, sweeps
+    comparison.add_parser(sub)
+    regression.add_parser(sub)
+    sweeps.add_parser(sub)
     return p
 
 
@@ -108,7 +113,10 @@ def _file_stem(name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"analyze": _analyze, "export": _export, "simulate": _simulate}[args.command]
+    from . import comparison, regression, sweeps
+    handler = {"analyze": _analyze, "export": _export, "simulate": _simulate,
+               "compare": comparison.compare_command, "regress": regression.regress_command,
+               "sweep": sweeps.sweep_command}[args.command]
     try:
         return handler(args)
     except MdaeError as err:

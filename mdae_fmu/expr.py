@@ -28,6 +28,7 @@ MATH_FUNCTIONS = {
     "log10": (1,), "sqrt": (1,), "abs": (1,), "sign": (1,), "min": (2,), "max": (2,),
     "floor": (1,), "ceil": (1,), "div": (2,), "mod": (2,), "rem": (2,), "integer": (1,),
     "noEvent": (1,), "smooth": (2,), "homotopy": (2,), "semiLinear": (3,),
+    "erf": (1,), "erfc": (1,),      # Modelica.Math.Special.erf/erfc (C99 <math.h>)
 }
 # Event and clock-free discrete operators (name -> allowed argument counts).
 EVENT_FUNCTIONS = {

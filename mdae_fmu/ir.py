@@ -24,6 +24,7 @@ from typing import Literal, Union
 
 from . import expr as E
 from .diagnostics import SourceLoc
+from .functions import function_from_json, function_to_json
 
 VarType = Literal["Real", "Integer", "Boolean"]
 Variability = Literal["constant", "parameter", "discrete", "continuous"]
@@ -143,6 +144,8 @@ class Model:
     whens: tuple[WhenClause, ...] = ()
     assertions: tuple[Assertion, ...] = ()
     source: str | None = field(default=None, compare=False)
+    #: user functions the equations call (`mdae_fmu.functions.Function`), in source order
+    functions: tuple = ()
 
     @cached_property
     def var_index(self) -> dict[str, int]:
@@ -180,6 +183,8 @@ class Model:
                                      "actions": [_action_to_json(a) for a in b.actions]}
                                     for b in w.branches]} for w in self.whens],
             "assertions": [_action_to_json(a) for a in self.assertions],
+            **({"functions": [function_to_json(f) for f in self.functions]}
+               if self.functions else {}),
         }
 
     def dumps(self) -> str:
@@ -197,6 +202,7 @@ class Model:
                            tuple(_action_from_json(a) for a in b["actions"]), _loc(b.get("loc")))
                 for b in w["branches"]), _loc(w.get("loc"))) for w in j["whens"]),
             assertions=tuple(_action_from_json(a) for a in j["assertions"]),
+            functions=tuple(function_from_json(f) for f in j.get("functions", ())),
         )
 
 

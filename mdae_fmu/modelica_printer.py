@@ -20,6 +20,7 @@ import math
 import re
 
 from . import expr as E
+from . import functions as F
 from .ir import Assertion, Assign, Model, Reinit, Terminate, Variable
 
 # Precedence levels (higher binds tighter).
@@ -101,7 +102,7 @@ def _print(e) -> tuple[str, int]:
     if t is E.Der:
         return f"der({_print(e.arg)[0]})", _PRIMARY
     if t is E.Call:
-        return f"{e.func}({', '.join(_print(a)[0] for a in e.args)})", _PRIMARY
+        return f"{print_name(e.func)}({', '.join(_print(a)[0] for a in e.args)})", _PRIMARY
     if t is E.Time:
         return "time", _PRIMARY
     if t is E.Str:
@@ -231,10 +232,110 @@ def _assertion(a: Assertion) -> str:
     return f"assert({print_expr(a.cond)}, {print_expr(a.message)}{level});"
 
 
+def _param(kind: str, p) -> str:
+    default = "" if p.default is None else f" = {print_expr(p.default)}"
+    return f"  {kind}{p.type} {print_name(p.name)}{default};"
+
+
+def _range(e) -> str:
+    return _wrap(e, _ADD)
+
+
+def _statements(body, ind: str) -> list[str]:
+    """Modelica lines of a function's statements, indented by ``ind``."""
+    out = []
+    for s in body:
+        t = type(s)
+        if t is F.Assign:
+            out.append(f"{ind}{print_name(s.target)} := {print_expr(s.value)};")
+        elif t is F.TupleAssign:
+            targets = ", ".join(print_name(n) for n in s.targets)
+            out.append(f"{ind}({targets}) := {print_expr(s.call)};")
+        elif t is F.IfStmt:
+            kw = "if"
+            for c, b in s.branches:
+                out.append(f"{ind}{kw} {print_expr(c)} then")
+                out += _statements(b, ind + "  ")
+                kw = "elseif"
+            if s.orelse:
+                out.append(f"{ind}else")
+                out += _statements(s.orelse, ind + "  ")
+            out.append(f"{ind}end if;")
+        elif t is F.ForStmt:
+            step = "" if s.step == E.Const(1) else f"{_range(s.step)}:"
+            out.append(f"{ind}for {print_name(s.var)} in {_range(s.start)}:{step}"
+                       f"{_range(s.stop)} loop")
+            out += _statements(s.body, ind + "  ")
+            out.append(f"{ind}end for;")
+        elif t is F.WhileStmt:
+            out.append(f"{ind}while {print_expr(s.cond)} loop")
+            out += _statements(s.body, ind + "  ")
+            out.append(f"{ind}end while;")
+        elif t is F.AssertStmt:
+            level = ", AssertionLevel.warning" if s.level == "warning" else ""
+            out.append(f"{ind}assert({print_expr(s.cond)}, {print_string(s.message)}{level});")
+        else:
+            out.append(f"{ind}{'return' if t is F.Return else 'break'};")
+    return out
+
+
+def print_function(f) -> str:
+    """A `functions.Function` as a Modelica function definition."""
+    name = print_name(f.name)
+    lines = [f"function {name}"]
+    lines += [_param("input ", p) for p in f.inputs]
+    lines += [_param("output ", p) for p in f.outputs]
+    if f.locals:
+        lines.append("protected")
+        lines += [_param("", p) for p in f.locals]
+    lines.append("algorithm")
+    lines += _statements(f.body, "  ")
+    ann = [f"Inline = {'true' if f.inline else 'false'}"]
+    if f.derivative is not None:
+        without = ", ".join(f"zeroDerivative = {print_name(n)}" for n in f.derivative.without)
+        args = f"({without})" if without else ""
+        ann.append(f"derivative{args} = {print_name(f.derivative.function)}")
+    if f.smooth_order is not None:
+        ann.append(f"smoothOrder = {f.smooth_order}")
+    lines.append(f"  annotation({', '.join(ann)});")
+    lines.append(f"end {name};")
+    return "\n".join(lines) + "\n"
+
+
+def _output_wrappers(model: Model) -> list[str]:
+    """``f#2(x)`` (output 2 of f) prints as a call of the function ``'f#2'``, defined here as
+    a wrapper; the importer reads ``'f#2'(x)`` back as output 2 of f (`functions.call_name`)
+    and drops the wrapper, so the model re-reads equal."""
+    by_name = {f.name: f for f in model.functions}
+    seen: dict = {}
+    exprs = [e.residual for e in model.equations + model.initial_equations]
+    exprs += [x for v in model.variables for x in (v.start, v.binding) if x is not None]
+    exprs += [a.value for w in model.whens for b in w.branches for a in b.actions
+              if isinstance(a, (Assign, Reinit))]
+    for e in exprs:
+        for n in E.walk(e):
+            if type(n) is E.Call and n.func not in by_name:
+                base, k = F.split_call_name(n.func)
+                if k and base in by_name:
+                    seen.setdefault(n.func, (by_name[base], k))
+    out = []
+    for cname, (f, k) in seen.items():
+        outs = [F.Param(f"o{j}", p.type) for j, p in enumerate(f.outputs)]
+        wrapper = F.Function(cname, f.inputs, (F.Param("y", f.outputs[k].type),),
+                             tuple(outs), (
+            F.TupleAssign(tuple(p.name for p in outs),
+                          E.Call(f.name, tuple(E.Ref(p.name) for p in f.inputs))),
+            F.Assign("y", E.Ref(f"o{k}"))))
+        out.append(print_function(wrapper))
+    return out
+
+
 def print_model(model: Model) -> str:
-    """Flat Modelica text of ``model`` (module docstring)."""
+    """Flat Modelica text of ``model`` (module docstring): its functions first, then the
+    class."""
     name = print_name(model.name)
-    lines = [f"class {name}"]
+    lines = [print_function(f) for f in model.functions] + _output_wrappers(model)
+    lines.append(f"class {name}")
     lines += ["  " + _declaration(v) for v in model.variables]
     if model.equations or model.whens or model.assertions:
         lines.append("equation")
@@ -255,5 +356,5 @@ def print_model(model: Model) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["print_model", "print_expr", "print_name", "print_string", "print_equation_body",
+__all__ = ["print_model", "print_function", "print_expr", "print_name", "print_string", "print_equation_body",
            "print_simple", "equation_sides"]

@@ -25,15 +25,18 @@ class SimulationFailed(MdaeError):
     exit_code = EXIT_REJECTED
 
 
-def _export_model(path: Path, out_dir: Path, stop_time: float | None = None) -> Path:
+def _export_model(path: Path, out_dir: Path, stop_time: float | None = None,
+                  progress: bool | None = None) -> Path:
     """Read and export a model file into ``out_dir`` (the exporter is imported lazily); the
-    FMU's DefaultExperiment stopTime is ``stop_time`` when given."""
+    FMU's DefaultExperiment stopTime is ``stop_time`` when given; ``progress=False``: no
+    stage messages."""
     from . import api
     model = api.load(path)
     stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in (model.name or path.stem))
     fmu = out_dir / f"{stem or 'model'}.fmu"
     try:
-        api.export_fmu(model, fmu, default_experiment={"stopTime": stop_time})
+        api.export_fmu(model, fmu, default_experiment={"stopTime": stop_time},
+                       progress=progress)
     except ModuleNotFoundError as err:
         if (err.name or "").startswith("mdae_fmu"):
             raise SimulationFailed(

@@ -23,7 +23,7 @@ _UNARY_SYMPY = {
     "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos,
     "atan": sp.atan, "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "exp": sp.exp,
     "log": sp.log, "sqrt": sp.sqrt, "abs": sp.Abs, "sign": sp.sign, "floor": sp.floor,
-    "ceil": sp.ceiling,
+    "ceil": sp.ceiling, "erf": sp.erf, "erfc": sp.erfc,
 }
 _LOG10 = sp.log(10)
 # Discrete operators kept as opaque functions (their value is constant between events).
@@ -40,6 +40,8 @@ class SymbolTable:
     their time derivative is 0.
     """
     constants: frozenset[str] = frozenset()
+    #: the model's user functions (`mdae_fmu.functions.FunctionTable`), None if it has none
+    functions: object = None
     _const: dict[str, sp.Symbol] = field(default_factory=dict)
     _inst: dict[tuple[str, int], sp.Symbol] = field(default_factory=dict)
     _pre: dict[str, sp.Symbol] = field(default_factory=dict)
@@ -188,6 +190,8 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
             return args[0]
         if f in _OPAQUE:
             return _OPAQUE[f](*args)
+        if t.functions is not None and f not in E.BUILTIN_FUNCTIONS:
+            return t.functions.sympy_function(f)(*args)
         raise ValueError(f"no symbolic form for {f}()")
     if isinstance(e, E.Str):
         raise ValueError("a string is not a numeric expression")
@@ -198,15 +202,17 @@ _KNOWN_CALLS = frozenset(_UNARY_SYMPY) | frozenset(_OPAQUE) | {
     "pre", "log10", "atan2", "min", "max", "noEvent", "smooth", "homotopy"}
 
 
-def check_convertible(e: E.Expr) -> None:
+def check_convertible(e: E.Expr, functions=None) -> None:
     """Raise the `ValueError` / `TypeError` that `SymbolTable.to_sympy` would raise on ``e``
     (an unsupported function, ``pre`` of an expression, a string), without building any sympy
     object: one walk over the tree, so the analysis can refuse such an equation at once while
-    converting to sympy only the equations it must differentiate."""
+    converting to sympy only the equations it must differentiate. ``functions``: the
+    table's user functions (`SymbolTable.functions`), whose calls convert too."""
     for node in E.walk(e):
         t = type(node)
         if t is E.Call:
-            if node.func not in _KNOWN_CALLS:
+            if node.func not in _KNOWN_CALLS and (functions is None
+                                                  or node.func in E.BUILTIN_FUNCTIONS):
                 raise ValueError(f"no symbolic form for {node.func}()")
             if node.func == "pre" and not isinstance(node.args[0], E.Ref):
                 raise ValueError("pre() applies to a variable")

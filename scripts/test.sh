@@ -9,10 +9,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if ! bash "$root/scripts/install-system-deps.sh"; then
   if [ "${MDAE_REQUIRE_SUNDIALS:-0}" = 1 ]; then
-    echo "test.sh: MDAE_REQUIRE_SUNDIALS=1 and SUNDIALS could not be installed" >&2
+    echo "test.sh: MDAE_REQUIRE_SUNDIALS=1 and the system packages could not be installed" >&2
     exit 1
   fi
-  echo "test.sh: WARNING: SUNDIALS is missing; the Co-Simulation tests will be SKIPPED" >&2
+  echo "test.sh: WARNING: system packages missing (above); the Co-Simulation tests (no" \
+    "SUNDIALS) or the HTML report tests (no chromium) will be SKIPPED" >&2
 fi
 "$root/scripts/setup-venv.sh"
 cd "$root"

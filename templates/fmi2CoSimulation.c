@@ -100,7 +100,7 @@ static int cs_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
     inst->d.time = t;
     if (MDAE_NX > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
     inst->dirty = 1;
-    if (mdae_compute(inst)) return 1;
+    if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     inst->dirty = 0;
     if (MDAE_NX > 0) mdae_get_derivatives(&inst->d, dx);
     else dx[0] = 0.0;
@@ -116,7 +116,7 @@ static int cs_roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user)
     inst->d.time = t;
     if (MDAE_NX > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
     inst->dirty = 1;
-    if (mdae_compute(inst)) return -1;
+    if (mdae_compute(inst) || mdae_function_failed(inst)) return -1;
     inst->dirty = 0;
     mdae_event_indicators(&inst->d, g);
     return 0;
@@ -233,7 +233,7 @@ void mdae_cs_state_changed(ModelInstance *inst)
 static int cs_compute(ModelInstance *inst)
 {
     inst->dirty = 1;
-    if (mdae_compute(inst)) return 1;
+    if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     inst->dirty = 0;
     return 0;
 }

@@ -48,13 +48,17 @@ static fmi2Status refresh(ModelInstance *inst)
 {
     if (!inst->dirty) return fmi2OK;
     /* in Initialization Mode parameters may have just been set: bound ones follow */
-    if (inst->state == MDAE_INITIALIZATION && mdae_calculate_parameters(inst))
+    if (inst->state == MDAE_INITIALIZATION &&
+        (mdae_calculate_parameters(inst) || mdae_function_failed(inst)))
         return status_of(inst, fmi2Error);
     if (mdae_compute(inst)) {
-        /* inside a step the host may retry with a smaller one */
+        /* a failed assert in a user function is an error; otherwise, inside a step the
+           host may retry with a smaller one */
+        if (mdae_function_failed(inst)) return status_of(inst, fmi2Error);
         if (inst->state == MDAE_CONTINUOUS) return fmi2Discard;
         return status_of(inst, fmi2Error);
     }
+    if (mdae_function_failed(inst)) return status_of(inst, fmi2Error);
     inst->dirty = 0;
     return fmi2OK;
 }

@@ -46,6 +46,7 @@ typedef struct {
     int cond[MDAE_DIM(MDAE_NWHEN)];   /* when-conditions at the current instant */
     int pcond[MDAE_DIM(MDAE_NWHEN)];  /* ... at the previous instant */
     int smp[MDAE_DIM(MDAE_NSAMPLE)];  /* sample() active at this instant */
+    int fn_error;              /* a user function failed: 1 + index in mdae_fn_messages */
     double smp_next[MDAE_DIM(MDAE_NSAMPLE)];
     double smp_last[MDAE_DIM(MDAE_NSAMPLE)];
 } ModelData;
@@ -125,6 +126,8 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
                       double *Tprev, double *M, double *Mprev, const char *change, int instant);
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev);
 int mdae_initialize_instance(ModelInstance *inst);
+/* a user function failed since the last call: log its message, clear, return 1 (else 0) */
+int mdae_function_failed(ModelInstance *inst);
 
 /* ---- Co-Simulation driver (fmi2CoSimulation.c; no-ops without MDAE_CO_SIMULATION) ---- */
 int mdae_cs_instantiate(ModelInstance *inst);
@@ -163,5 +166,7 @@ int mdae_project(ModelInstance *inst);
 extern const int mdae_init_unknowns[];
 extern const int mdae_state_slots[];
 extern const unsigned char mdae_when_initial[];
+
+#include "mdae_functions.h"
 
 #endif

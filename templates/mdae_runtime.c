@@ -83,6 +83,17 @@ void mdae_lu_solve(int n, const double *LU, const int *perm, double *b)
     memcpy(b, y, sizeof(double) * (size_t)n);
 }
 
+/* A user function (mdae_functions.c) failed: an assert or a loop limit. Its message is
+ * logged once and the flag cleared; the caller returns an error (fmi2Error). */
+int mdae_function_failed(ModelInstance *inst)
+{
+    int k = inst->d.fn_error;
+    if (!k) return 0;
+    inst->d.fn_error = 0;
+    mdae_log(inst, LOG_ERROR, fmi2Error, "%s", mdae_fn_messages[k - 1]);
+    return 1;
+}
+
 static void block_failure(ModelInstance *inst, int block, const char *why)
 {
     mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: block %d [%s]: %s", inst->d.time, block,
@@ -420,21 +431,21 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
     mdae_update_samples(d);
     /* multimode: a mode change, or the next instant of the one in progress (docs/multimode-fmu.md) */
     if (mdae_mode_step(inst, &cascade)) return 1;
-    if (mdae_compute(inst)) return 1;
+    if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     mdae_when_conditions(d);
     for (k = 0; k < MDAE_NWHEN; k++) {
         fire[k] = d->cond[k] && !d->pcond[k];
         fired |= fire[k];
     }
     if (fired) {
-        if (mdae_when_actions(inst, fire)) return 1;
-        if (mdae_compute(inst)) return 1;
+        if (mdae_when_actions(inst, fire) || mdae_function_failed(inst)) return 1;
+        if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     }
     if (MDAE_NCONS > 0 && !cascade && (d->drift || mdae_drift(d) > mdae_drift_tolerance(inst))) {
         mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: projection onto the consistency "
                  "equations (drift %.3g)", d->time, mdae_drift(d));
         if (mdae_project(inst)) return 1;
-        if (mdae_compute(inst)) return 1;
+        if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     }
     if (!cascade) d->drift = 0;
     if (mdae_check_assertions(inst)) return 1;
@@ -470,7 +481,7 @@ int mdae_initialize_instance(ModelInstance *inst)
     ModelData *d = &inst->d;
     int k, fired = 0, *fire = inst->iwork + MDAE_IWORK_FIRE;
     d->initial = 1;
-    if (mdae_calculate_parameters(inst)) return 1;
+    if (mdae_calculate_parameters(inst) || mdae_function_failed(inst)) return 1;
     for (k = 0; k < MDAE_NSAMPLE; k++) d->smp_last[k] = -INFINITY;
     mdae_update_relations(d);
     if (MDAE_NINIT_ROWS > 0) {
@@ -479,9 +490,9 @@ int mdae_initialize_instance(ModelInstance *inst)
                               "initial system"))
             return 1;
     }
-    if (mdae_compute(inst)) return 1;
+    if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     mdae_update_relations(d);
-    if (mdae_compute(inst)) return 1;
+    if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     mdae_when_conditions(d);
     for (k = 0; k < MDAE_NWHEN; k++) {
         fire[k] = d->cond[k] && mdae_when_initial[k]; /* only when-clauses on initial() */
@@ -491,8 +502,8 @@ int mdae_initialize_instance(ModelInstance *inst)
     memcpy(d->pi, d->i, sizeof d->i);
     memcpy(d->pb, d->b, sizeof d->b);
     if (fired) {
-        if (mdae_when_actions(inst, fire)) return 1;
-        if (mdae_compute(inst)) return 1;
+        if (mdae_when_actions(inst, fire) || mdae_function_failed(inst)) return 1;
+        if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     }
     d->initial = 0;
     mdae_when_conditions(d);

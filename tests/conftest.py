@@ -71,3 +71,47 @@ def _shared_fmus():
     yield
     import cosim_util
     cosim_util.cleanup()
+
+
+# ---------------------------------------------------------------------------------------------
+# Dask (issue 18): one real LocalCluster of 2 single-threaded worker processes for the whole
+# session, shared by the regress and sweep tests (a cluster costs seconds to start).
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def reference_suite_run(dask_client, tmp_path_factory):
+    """``regress reference_models/suite.toml`` on the session cluster, once: its result and
+    its output folder (index.html, models/*.html, junit.xml)."""
+    from pathlib import Path
+
+    from mdae_fmu.regression import regress
+    out = tmp_path_factory.mktemp("regress_reference")
+    suite = Path(__file__).resolve().parents[1] / "reference_models" / "suite.toml"
+    return regress(suite, output_dir=out, client=dask_client), out
+
+
+@pytest.fixture(scope="session")
+def clutch_baselines(tmp_path_factory):
+    """The hand-written ClutchBasic FMU (benchmarks/baselines) and its copy with a wrong
+    restart at engagement, w1+ = w2+ = w2- (BUG_RESTART_W2), built once per session."""
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from benchmarks.baselines.build import build_baseline
+    d = tmp_path_factory.mktemp("clutch_baselines")
+    good = build_baseline("ClutchBasic", d)
+    bad = build_baseline("ClutchBasic", d, defines=["BUG_RESTART_W2"], suffix="wrong_restart")
+    return good, bad

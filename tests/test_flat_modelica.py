@@ -558,10 +558,14 @@ def test_reinit_of_a_state_only():
     ("class M Real x; equation when x > 0 then reinit(y, 1); end when; end M;",
      "reinit of undeclared variable 'y'"),
     ("class M Real time; equation end M;", "'time' is the built-in time variable"),
-    ("class M Real x; equation x = 1; algorithm x := 2; end M;", "algorithm sections"),
+    ("class M Real x; algorithm x = 2; end M;", "syntax error: unexpected '=' (expected one "
+     "of ':='"),
+    ("class M Real x; algorithm x := 1; return; end M;", "return is only allowed in a "
+     "function"),
     ("class M Real x; equation for i in 1:3 loop x = i; end for; end M;", "for-equations"),
     ("class M Real x; equation connect(a, b); end M;", "connect-equations"),
-    ("function f input Real x; algorithm end f;", "function definitions"),
+    ("class M Real x; equation x = 1; function f input Real u; output Real y; algorithm "
+     "y := u; end f; end M;", "a function definition can only come before the model class"),
     ("class M record R Real a; end R; end M;", "records are not supported"),
     ("class M extends Base; end M;", "extends-clauses"),
     ("class M parameter Real p; parameter equation p = 1; end M;", "'parameter equation'"),

@@ -14,7 +14,14 @@ value it had at the last event (FMI 2.0 ME, "relations are frozen in Continuous-
 
 from __future__ import annotations
 
+import re
+
 import sympy as sp
+
+
+#: sympy names of user-function calls (`functions.FunctionTable.sympy_name`), C functions of
+#: ``mdae_functions.c`` taking the ModelData pointer ``d`` first.
+_USER_CALL = re.compile(r"mdae_fn\d+_o\d+\Z")
 
 
 class UnknownSymbol(KeyError):
@@ -24,7 +31,8 @@ class UnknownSymbol(KeyError):
 _C_FUNCS = {
     "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
     "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
-    "log": "log", "Abs": "fabs", "floor": "floor", "ceiling": "ceil",
+    "log": "log", "Abs": "fabs", "floor": "floor", "ceiling": "ceil", "erf": "erf",
+    "erfc": "erfc",
 }
 
 
@@ -161,6 +169,8 @@ class SlotPrinter:
             return f"(({args[0]}) - floor(({args[0]})/({args[1]}))*({args[1]}))"
         if name == "rem":
             return f"(({args[0]}) - trunc(({args[0]})/({args[1]}))*({args[1]}))"
+        if _USER_CALL.match(name):      # a user function (codegen/functions.py): the
+            return f"{name}(d{''.join(', ' + a for a in args)})"   # name is ours, not the model's
         raise TypeError(f"no C form for function {name}()")
 
 

@@ -22,6 +22,7 @@ import sympy as sp
 from .blocks import emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
 from .events import ASSERT_TOL, EventPlan
+from .functions import function_sources
 from .initialization import InitPlan
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
@@ -294,6 +295,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         cons_residual="\n".join(cons_res), drift="\n".join(drift),
         ncons=len(cm.consistency), project_unknowns=_num_list(proj_unknowns, str),
         n_project=n_p, multimode=modes is not None, assert_tol=repr(ASSERT_TOL))
+    # last: printing the equations may have made derivative functions
+    files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
     return files
 
 

@@ -41,6 +41,9 @@ from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
                   WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
+from .algorithms import lower_algorithm
+from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Range, Tuple
+from .. import functions as F
 from .lalr import Driver, ParseError
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
@@ -56,31 +59,31 @@ _GRAMMAR = Path(__file__).with_name("modelica.lark")
 # Terminals of reserved keywords that the grammar does not use as such; the lexer always
 # recognizes them, and `_syntax_error` turns them into "unsupported construct" messages.
 _UNSUPPORTED_KEYWORDS = {
-    "FUNCTION": "function definitions are not supported (only the Modelica built-in functions "
-                "can be called)",
+    "FUNCTION": "a function definition can only come before the model class or inside the "
+                "Base Modelica package",
     "RECORD": "records are not supported (the input must be scalarized)",
     "TYPE": "type definitions are not supported (use Real, Integer or Boolean)",
     "CONNECTOR": "connector definitions are not supported (the input must be flattened)",
     "EXPANDABLE": "expandable connectors are not supported (the input must be flattened)",
     "OPERATOR": "operator definitions are not supported",
-    "ALGORITHM": "algorithm sections are not supported (write equations)",
+    "ALGORITHM": "an algorithm section cannot start here",
     "CONNECT": "connect-equations are not supported (the input must be flattened)",
     "EXTENDS": "extends-clauses are not supported (the input must be flattened)",
     "IMPORT": "import-clauses are not supported (the input must be flattened)",
     "WITHIN": "within-clauses are not supported (give one flat class)",
     "ENCAPSULATED": "encapsulated classes are not supported (give one flat class)",
     "PARTIAL": "partial classes are not supported (give one flat class)",
-    "EXTERNAL": "external functions are not supported",
+    "EXTERNAL": "an external clause can only end a function definition",
     "ENUMERATION": "enumerations are not supported (use Integer or Boolean)",
     "CONSTRAINEDBY": "constrainedby is not supported (the input must be flattened)",
     "FOR": "for-equations and for-iterators are not supported (only scalarized models)",
     "IN": "for-iterators are not supported (only scalarized models)",
-    "LOOP": "for- and while-loops are not supported",
-    "WHILE": "while-loops are not supported",
-    "BREAK": "break is not supported (no algorithm sections)",
-    "RETURN": "return is not supported (no algorithm sections)",
+    "LOOP": "for- and while-loops are only supported as statements of an algorithm section",
+    "WHILE": "while-loops are only supported as statements of an algorithm section",
+    "BREAK": "break is only allowed inside a loop of an algorithm section",
+    "RETURN": "return is only allowed in the algorithm section of a function",
     "PURE": "pure(...) is not supported",
-    "IMPURE": "impure functions are not supported",
+    "IMPURE": "impure can only prefix a function definition",
     "FLOW": "flow variables are not supported (the input must be flattened)",
     "STREAM": "stream variables are not supported (the input must be flattened)",
 }
@@ -149,7 +152,8 @@ def normalize_name(raw: str) -> str:
 
 # --- the parser (built once per process) ----------------------------------------------------
 
-_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION")
+_TERMINATORS = ("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
+                "INITIAL_ALGORITHM", "LOOP")
 
 
 class _PostLexer:
@@ -213,6 +217,9 @@ class ParseContext:
     words: dict = field(default_factory=dict)         # one copy of each repeated small string
     tokens_left: int = field(default_factory=lambda: MAX_TOKENS)
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
+    functions: list = field(default_factory=list)     # function definitions (FunctionDef)
+    annotations: list = field(default_factory=list)   # offsets of annotations not yet claimed
+    calls: list = field(default_factory=list)         # (name, where, nargs) of non-built-ins
     _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
 
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -330,7 +337,7 @@ class Decl:
 
 # --- grammar callbacks ------------------------------------------------------------------------
 
-class _Callbacks:
+class _Callbacks(FunctionCallbacks):
     """Callbacks of the LALR parser, one per grammar rule (lark calls them on each reduction
     with the list of children); they build expressions and the intermediate form."""
 
@@ -430,7 +437,9 @@ class _Callbacks:
         return E.ZERO
 
     def tuple_expr(self, c):
-        return self._refuse(c[0], "tuple expressions '(a, b, ...)' are not supported")
+        entry = self.ctx.error(self.ctx.tok_loc(c[0]), "tuple expressions '(a, b, ...)' are "
+                                                       "only allowed left of '=' or ':='")
+        return Tuple(c[1:], entry)
 
     def array_expr(self, c):
         entry = self.ctx.error(self.ctx.tok_loc(c[0]), "array expressions are not supported "
@@ -440,8 +449,10 @@ class _Callbacks:
         return E.ZERO
 
     def range_expr(self, c):
-        return self._refuse(c[1], "range expressions 'a:b' are not supported "
-                                  "(only scalarized models)")
+        entry = self.ctx.error(self.ctx.tok_loc(c[1]), "range expressions 'a:b' are not "
+                                                       "supported (only scalarized models)")
+        parts = [x for x in c if not (type(x) is tuple and x and x[0] == "COLON")]
+        return Range(parts[0], parts[1] if len(parts) == 3 else None, parts[-1], entry)
 
     def end_expr(self, c):
         return E.ZERO
@@ -471,6 +482,8 @@ class _Callbacks:
         name = normalize_name(tok[1])
         if name.startswith("Modelica.Math.") and name[14:] in E.MATH_FUNCTIONS:
             name = name[14:]
+        elif name in ("Modelica.Math.Special.erf", "Modelica.Math.Special.erfc"):
+            name = name[22:]
         ctx = self.ctx
         if name == "der":
             if len(args) != 1 or type(args[0]) is _Named:
@@ -495,9 +508,18 @@ class _Callbacks:
             return s
         counts = E.BUILTIN_FUNCTIONS.get(name)
         if counts is None:
-            ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica built-in "
-                                        "functions and operators are supported)")
-            return E.ZERO
+            if not ctx.whole_file:      # an XML equation list defines no functions
+                ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica "
+                                            "built-in functions and operators are supported)")
+                return E.ZERO
+            # a function defined in the file (checked when the model is built)
+            for a in args:
+                if type(a) is _Named:
+                    ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
+                                                   f"'{name}(...)'")
+                    return E.ZERO
+            ctx.calls.append((name, tok[2], len(args)))
+            return E.Call(name, tuple(args))
         for a in args:
             if type(a) is _Named:
                 ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
@@ -522,6 +544,8 @@ class _Callbacks:
 
     def eq(self, c):
         lhs, eq_tok, rhs = c[0], c[1], c[2]
+        if type(lhs) is Tuple:
+            self.ctx.withdraw(lhs.error)
         start = self._start(eq_tok)
         if c[-1][2] + 1 - start > 2 * MAX_DEPTH:    # shorter text cannot nest that deep
             lhs = self._limited(lhs, start)
@@ -628,6 +652,8 @@ class _Callbacks:
         return _Description("".join(out))
 
     def annotation(self, c):
+        if self.ctx.whole_file:
+            self.ctx.annotations.append(c[0][2])
         return None
 
     def annotation_end(self, c):
@@ -1031,6 +1057,7 @@ class _ModelBuilder:
         self.assertions: list[Assertion] = []
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
+        self.tuple_calls: list = []                # (function, outputs used, where)
 
     def err(self, where, message, priority=0):
         loc = self.ctx.where_loc(where)
@@ -1138,10 +1165,32 @@ class _ModelBuilder:
         return lit
 
     # ---- equations ----
-    def add_equation(self, item, guard):
+    def add_equation(self, item, guard, initial=False):
         _, lhs, rhs, where = item
-        self.equations.append(Equation(f"e{len(self.equations) + 1}", _residual(lhs, rhs),
-                                       guard, self.ctx.where_loc(where)))
+        target = self.initial if initial else self.equations
+        prefix = "i" if initial else "e"
+        if type(lhs) is Tuple:
+            residuals = self.tuple_residuals(lhs, rhs, where)
+        else:
+            residuals = [_residual(lhs, rhs)]
+        for r in residuals:
+            target.append(Equation(f"{prefix}{len(target) + 1}", r, guard,
+                                   self.ctx.where_loc(where)))
+
+    def tuple_residuals(self, lhs, rhs, where) -> list:
+        """``(a, b) = f(x)``: one residual per output, ``a - f(x)``, ``b - f#2(x)``."""
+        if type(rhs) is not E.Call or rhs.func in E.BUILTIN_FUNCTIONS:
+            self.err(where, "the right side of '(a, b) = ...' must be a call of a function "
+                            "with several outputs")
+            return []
+        out = []
+        for k, item in enumerate(lhs.items):
+            if type(item) is Tuple:
+                self.err(where, "nested tuples are not supported")
+                return []
+            out.append(_residual(item, E.Call(F.call_name(rhs.func, k), rhs.args)))
+        self.tuple_calls.append((rhs.func, len(lhs.items), where))
+        return out
 
     def section(self, items, initial: bool):
         """Flatten one equation section in source order; if-branches extend the guard
@@ -1155,13 +1204,7 @@ class _ModelBuilder:
                 continue
             tag = item[0]
             if tag == "eq":
-                if initial:
-                    _, lhs, rhs, where = item
-                    self.initial.append(Equation(f"i{len(self.initial) + 1}",
-                                                 _residual(lhs, rhs), guard,
-                                                 self.ctx.where_loc(where)))
-                else:
-                    self.add_equation(item, guard)
+                self.add_equation(item, guard, initial)
             elif tag == "if":
                 _, branches, orelse, _loc = item
                 prior: list[GuardLiteral] = []
@@ -1438,6 +1481,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
                          "expression")
     ctx.raise_first()
     b = _ModelBuilder(name, ctx)
+    resolver = FunctionResolver(ctx.functions, ctx, b.err) if ctx.functions or ctx.calls \
+        else None
     for sec in sections:
         tag = sec[0]
         if tag == "decls":
@@ -1447,11 +1492,87 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.section(_drained(sec[1]), initial=False)
         elif tag == "initial":
             b.section(_drained(sec[1]), initial=True)
+        elif tag in ("algorithm", "initial_algorithm"):
+            if resolver is None:
+                resolver = FunctionResolver([], ctx, b.err)
+            lower_algorithm(b, resolver, sec[1], sec[2], tag == "initial_algorithm")
+        elif tag == "external":
+            b.err(sec[3], "an external clause is only allowed in a function")
+    if resolver is not None:
+        resolver.finish(ctx.calls)
+        _check_tuple_calls(b, resolver)
+    _declare_constants(b, resolver)
     b.check_arrays()
     b.check_names()
     ctx.note = ""
     ctx.raise_first()
-    return b.model()
+    model = b.model()
+    if resolver is not None:
+        model = _with_functions(model, resolver)
+        ctx.raise_first()
+    return model
+
+
+def _check_tuple_calls(b: _ModelBuilder, resolver) -> None:
+    """``(a, b, c) = f(x)`` needs a function with at least that many outputs."""
+    for fname, n, where in b.tuple_calls:
+        fn = resolver.functions.get(fname)
+        if fn is not None and n > len(fn.outputs):
+            b.err(where, f"'{fname}' has {len(fn.outputs)} output"
+                         f"{'' if len(fn.outputs) == 1 else 's'}, {n} are assigned")
+
+
+def _declare_constants(b: _ModelBuilder, resolver) -> None:
+    """``Modelica.Constants.pi`` and the others used without a declaration become constants
+    (their MSL 4.0 values, `importers.functions.CONSTANTS`)."""
+    used = [n for n in b.ctx.first_use if n.startswith("Modelica.Constants.")]
+    for name in used:
+        short = name[len("Modelica.Constants."):]
+        if name not in b.declared and short in CONSTANTS:
+            b.declared[name] = None
+            b.variables.append(Variable(name=name, type="Real", variability="constant",
+                                        causality="local", binding=E.Const(CONSTANTS[short])))
+
+
+def _with_functions(model: Model, resolver) -> Model:
+    """``model`` with its calls resolved (aliases, defaults, inlining:
+    `FunctionResolver.rewrite`) and the user functions it calls."""
+    rw = resolver.rewrite
+
+    def opt(e):
+        return None if e is None else rw(e)
+
+    def guard(g):
+        return tuple(replace(lit, cond=rw(lit.cond)) for lit in g)
+
+    def action(a):
+        if isinstance(a, (Assign, Reinit)):
+            return replace(a, value=rw(a.value))
+        if isinstance(a, Assertion):
+            return replace(a, cond=rw(a.cond), guard=guard(a.guard))
+        return a
+
+    variables = tuple(replace(v, start=opt(v.start), binding=opt(v.binding), min=opt(v.min),
+                              max=opt(v.max), nominal=opt(v.nominal))
+                      for v in model.variables)
+    equations = tuple(replace(e, residual=rw(e.residual), guard=guard(e.guard))
+                      for e in model.equations)
+    initial = tuple(replace(e, residual=rw(e.residual), guard=guard(e.guard))
+                    for e in model.initial_equations)
+    whens = tuple(replace(w, branches=tuple(replace(br, condition=rw(br.condition),
+                                                    actions=tuple(action(a)
+                                                                  for a in br.actions))
+                                            for br in w.branches)) for w in model.whens)
+    assertions = tuple(action(a) for a in model.assertions)
+    exprs = [e.residual for e in equations + initial]
+    exprs += [x for v in variables for x in (v.start, v.binding) if x is not None]
+    exprs += [a.value for w in whens for br in w.branches for a in br.actions
+              if isinstance(a, (Assign, Reinit))]
+    exprs += [br.condition for w in whens for br in w.branches]
+    exprs += [a.cond for a in assertions]
+    functions = resolver.used_functions(exprs)
+    return replace(model, variables=variables, equations=equations, initial_equations=initial,
+                   whens=whens, assertions=assertions, functions=functions)
 
 
 __all__ = ["load_modelica", "parse_modelica", "parse_expression", "build_model", "Decl",

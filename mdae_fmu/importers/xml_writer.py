@@ -76,7 +76,12 @@ def _guarded(parent, items, write):
 
 
 def model_to_xml(model: Model) -> bytes:
-    """The XML equation list of ``model`` (UTF-8 bytes, with XML declaration)."""
+    """The XML equation list of ``model`` (UTF-8 bytes, with XML declaration). A model with
+    user functions has no XML form (the schema has no function definitions): ValueError."""
+    if model.functions:
+        raise ValueError(f"model '{model.name}' calls user functions "
+                         f"({', '.join(f.name for f in model.functions)}), which the XML "
+                         "equation list cannot hold")
     root = etree.Element(_NS + "model", nsmap={None: NAMESPACE})
     root.set("name", model.name)
     for v in model.variables:
@@ -129,8 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code
+    try:
+        data = model_to_xml(model)
+    except ValueError as err:
+        print(f"{argv[0]}: {err}", file=sys.stderr)
+        return 2
     with open(argv[1], "wb") as f:
-        f.write(model_to_xml(model))
+        f.write(data)
     return 0
 
 

@@ -177,10 +177,11 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
         if all(k != 0 for k in K0) and _nonsingular(K0, unk0):
             hint = {right(j.name, k): left(j.name, k) for j in problem.jets
                     for k in range(max(j.m, 1))}
-            sol = _solve(K0, unk0, hint, problem.params) or {}
-            sol = {u: _tidy(e) for u, e in sol.items()}
-            return Standardized("S0", "jet", tuple(K0), tuple(unk0), sol,
-                                _restart_eqs(problem, "jet", sol), ())
+            sol = _solve(K0, unk0, hint, problem.params)
+            if not _unsolved_through_function(K0, sol, targets):
+                sol = {u: _tidy(e) for u, e in (sol or {}).items()}
+                return Standardized("S0", "jet", tuple(K0), tuple(unk0), sol,
+                                    _restart_eqs(problem, "jet", sol), ())
         impulse = impulse_analysis(problem)
     level = "jet" if impulse.jet_level else "shift"
     eqs, targets, others = _level_form(problem, level, impulse)
@@ -192,6 +193,12 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
 
     def finish(method, K, unknowns, keep_out=()):
         sol = _solve(K, unknowns, hint, problem.params)
+        if allow_numeric and _unsolved_through_function(K, sol, targets):
+            notes.append("the restart equations call a user function that sympy cannot "
+                         "invert: restart computed by the numerical delta-scheme (RR-9334 "
+                         "§11.3)")
+            return Standardized("S3", level, tuple(eqs), tuple(targets + others), {},
+                                (), imp_info, impulse, tuple(notes))
         sol = {} if sol is None else {u: _tidy(e) for u, e in sol.items() if u not in keep_out}
         return Standardized(method, level, tuple(K), tuple(unknowns), sol,
                             _restart_eqs(problem, level, sol), imp_info, impulse, tuple(notes))
@@ -229,6 +236,16 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
     notes.append("restart computed by the numerical delta-scheme (RR-9334 §11.3)")
     return Standardized("S3", level, tuple(eqs), tuple(targets + others), {},
                         (), imp_info, impulse, tuple(notes))
+
+
+def _unsolved_through_function(K, sol, targets) -> bool:
+    """True when sympy found no explicit value for some right limit and the equations call a
+    user function (`mdae_fmu.functions`: an opaque sympy function): continuity would then be
+    assumed silently, so the numerical scheme, which evaluates the function, must decide."""
+    if sol is not None and all(t in sol for t in targets):
+        return False
+    from sympy.core.function import AppliedUndef
+    return any(hasattr(a.func, "_mdae_call") for e in K for a in sp.sympify(e).atoms(AppliedUndef))
 
 
 def _tidy(e: sp.Expr) -> sp.Expr:

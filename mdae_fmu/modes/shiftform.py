@@ -14,6 +14,7 @@ from math import comb
 
 import sympy as sp
 
+from ..functions import function_table
 from ..symbolic import SymbolTable
 from .normalize import MultimodeSystem
 
@@ -23,7 +24,9 @@ class ShiftForm:
 
     def __init__(self, system: MultimodeSystem):
         self.system = system
-        self.table = SymbolTable(constants=frozenset(system.constants))
+        funcs = system.model.functions if system.model is not None else ()
+        self.table = SymbolTable(constants=frozenset(system.constants),
+                                 functions=function_table(funcs) if funcs else None)
         self.d = sp.Symbol("d", positive=True)
         self._syms: dict[tuple[str, int], sp.Symbol] = {}
         self._back: dict[sp.Symbol, tuple[str, int]] = {}

@@ -28,6 +28,7 @@ import sympy as sp
 from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Assign, Equation, Model
+from ..functions import call_name, function_table
 from ..symbolic import SymbolTable, check_convertible
 from .graph import DM, WeightedGraph, block_triangular_graph, no_gc
 from .latent import latent_system
@@ -211,8 +212,11 @@ def classify_variables(model: Model) -> VariableClasses:
             disc.append(v.name)
         else:
             cont.append(v.name)
-    return VariableClasses(tuple(cont), tuple(disc), tuple(inp), tuple(const),
-                           {v.name: v.type for v in model.variables})
+    types = {v.name: v.type for v in model.variables}
+    for f in model.functions:       # user function calls: "()f#k" -> type of output k
+        for k, p in enumerate(f.outputs):
+            types["()" + call_name(f.name, k)] = p.type
+    return VariableClasses(tuple(cont), tuple(disc), tuple(inp), tuple(const), types)
 
 
 def defines_discrete(eq: Equation, cls: VariableClasses) -> bool:
@@ -268,7 +272,7 @@ def _expr_type(e: E.Expr, types: Mapping[str, str]) -> str:
             return "Integer" if e.func in ("integer", "sign") or ts == {"Integer"} else "Real"
         if e.func == "noEvent":
             return _expr_type(e.args[0], types)
-        return "Real"
+        return types.get("()" + e.func, "Real")     # a user function: its output's type
     if isinstance(e, E.If):
         a, b = _expr_type(e.then, types), _expr_type(e.orelse, types)
         if a == b:
@@ -836,7 +840,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         # only the equations the Σ-method differentiates (c > 0) are converted to sympy now;
         # the others keep their expression tree until a consumer reads their sympy form
         for eq in equations:
-            _check_symbolic(eq)
+            _check_symbolic(eq, table)
         with no_gc():
             diff = [eq for eq in equations if c[eq.id] > 0]
             residuals = {eq.id: _to_sympy(table, eq) for eq in diff}
@@ -853,10 +857,10 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                         status=status, **base)
 
 
-def _check_symbolic(eq: Equation) -> None:
+def _check_symbolic(eq: Equation, table: SymbolTable) -> None:
     """`_to_sympy`'s refusal, checked on the expression tree without converting."""
     try:
-        check_convertible(eq.residual)
+        check_convertible(eq.residual, table.functions)
     except (ValueError, TypeError) as err:
         raise InputError(f"equation {eq.id}: its residual has no symbolic form: {err}",
                          eq.loc) from None
@@ -907,7 +911,8 @@ def symbol_table(model: Model) -> SymbolTable:
     """The SymbolTable of a model: parameters, constants and discrete variables are constants
     (zero time derivative within a mode); continuous unknowns and inputs are instances."""
     cls = classify_variables(model)
-    return SymbolTable(constants=frozenset(cls.constants) | frozenset(cls.discrete))
+    return SymbolTable(constants=frozenset(cls.constants) | frozenset(cls.discrete),
+                       functions=function_table(model.functions) if model.functions else None)
 
 
 def enumeration_limit_message(model_name: str, n_free: int, err: TooManyModes,

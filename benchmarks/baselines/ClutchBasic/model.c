@@ -9,6 +9,8 @@
  *
  * Fault injection (strict-driver tests):
  *   BUG_NEXT_EVENT_STALE  nextEventTime is not advanced after the engagement event
+ *   BUG_RESTART_W2        wrong restart at engagement: w1+ = w2+ = w2- (momentum not
+ *                         conserved; the regression tests' failing FMU, docs/regression.md)
  */
 #include "model.h"
 
@@ -41,7 +43,13 @@ static void schedule(SimState *s, double t) {
 static int engage(SimState *s) {
     double j1 = s->r[VR_j1], j2 = s->r[VR_j2];
     double w1 = s->r[VR_w1], w2 = s->r[VR_w2];
+#ifdef BUG_RESTART_W2
+    double w = w2;
+    (void)j1;
+    (void)j2;
+#else
     double w = (j1 * w1 + j2 * w2) / (j1 + j2);
+#endif
     int changed = memcmp(&w, &w1, sizeof w) != 0 || memcmp(&w, &w2, sizeof w) != 0;
     s->r[VR_w1] = w;
     s->r[VR_w2] = w;

@@ -1,0 +1,614 @@
+"""``mdae-fmu compare``: a simulation result against a reference, signal by signal, in a tube.
+
+TEST and REFERENCE are each a model file (exported, then simulated), an FMI 2.0 FMU (ours or
+any tool's; simulated with FMPy, Model Exchange preferred) or a CSV in the FMI cross-check
+format (``time,var1,...``; two rows with the same time at an event: left limit, then the
+value after the restart). Each compared variable must stay inside a *tube* around the
+reference (docs/regression.md):
+
+* vertical width ``tol = atol + rtol * max|y_ref|`` (one number per signal: a relative
+  tolerance that does not blow up where the signal crosses zero);
+* horizontal width ``time_tolerance``: a test sample at time t may lie anywhere between the
+  smallest and the largest reference value over ``[t - tau, t + tau]`` (the reference's own
+  samples in that window and its linear interpolation at the window's ends), widened by tol.
+  At an event the window holds both the left limit and the value after the restart, so an
+  event located a little earlier or later on one side is no failure, while a wrong restart
+  (a value that is neither the left nor the right limit) is.
+
+``method="fmpy"`` delegates the tube to ``fmpy.util.validate_signal`` (the FMI cross-check's
+criterion: reference resampled on 1000 points, a band ``dx`` samples wide and ``dy`` times the
+signal's range high); the README says where the two differ.
+
+Exit codes of the command: 0 every variable stays in its tube, 1 some variable leaves it (or
+a model/FMU fails to simulate), 2 an input cannot be read (unreadable CSV, unknown variable).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError, SourceLoc
+
+DEFAULT_RTOL = 1e-3
+DEFAULT_ATOL = 1e-6
+#: default horizontal tube half-width, as a fraction of the compared time span
+DEFAULT_TIME_TOLERANCE_FRACTION = 1e-3
+MODEL_SUFFIXES = (".mo", ".bmo", ".xml")
+MAX_LISTED = 10          # events listed per side in the text report
+
+
+# ---------------------------------------------------------------------------------------------
+# Results as plain data
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Trajectory:
+    """One side of a comparison: sample times (non-decreasing, a repeated time is an event:
+    left limit first), values per variable, and which variables are discrete (modes)."""
+    label: str
+    time: np.ndarray
+    values: dict[str, np.ndarray]
+    discrete: frozenset[str] = frozenset()
+
+    def events(self) -> list["Event"]:
+        """Every time that appears on more than one row, with the variables whose value
+        differs between its first (left limit) and last row (after the event)."""
+        t = self.time
+        out = []
+        i = 0
+        while i < len(t) - 1:
+            if t[i + 1] == t[i]:
+                j = i + 1
+                while j + 1 < len(t) and t[j + 1] == t[i]:
+                    j += 1
+                changes = []
+                for name in sorted(self.values, key=lambda n: (n not in self.discrete, n)):
+                    a, b = float(self.values[name][i]), float(self.values[name][j])
+                    if a != b and not (math.isnan(a) and math.isnan(b)):
+                        changes.append((name, a, b))
+                out.append(Event(float(t[i]), tuple(changes),
+                                 tuple(c[0] for c in changes if c[0] in self.discrete)))
+                i = j + 1
+            else:
+                i += 1
+        return out
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event of one side: its time, the variables that change across it (name, left,
+    right), and among them the discrete ones (the mode change)."""
+    time: float
+    changes: tuple
+    mode_change: tuple
+
+    def describe(self, limit: int = 6) -> str:
+        parts = [f"{n}: {_fmt(a)} -> {_fmt(b)}" for n, a, b in self.changes[:limit]]
+        if len(self.changes) > limit:
+            parts.append(f"{len(self.changes) - limit} more")
+        return f"t = {self.time:.10g}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+@dataclass
+class SignalResult:
+    """The verdict on one variable, with the data a plot needs: the test samples, the tube at
+    each test sample (lower, upper), the reference samples."""
+    name: str
+    passed: bool
+    tolerance: float
+    max_excursion: float          # largest distance outside the tube (0 when inside)
+    at_time: float                # where it happens (nan when inside)
+    test_value: float
+    tube: tuple[float, float]
+    first_exit: float             # first time the test leaves the tube (nan when inside)
+    outside: int                  # number of test samples outside the tube
+    t: np.ndarray = field(repr=False)
+    y: np.ndarray = field(repr=False)
+    lower: np.ndarray = field(repr=False)
+    upper: np.ndarray = field(repr=False)
+    t_ref: np.ndarray = field(repr=False)
+    y_ref: np.ndarray = field(repr=False)
+    note: str = ""
+
+    def describe(self) -> str:
+        if self.passed:
+            return f"{self.name}: inside the tube (tolerance {self.tolerance:.3g})"
+        if self.note:
+            return f"{self.name}: {self.note}"
+        lo, hi = self.tube
+        return (f"{self.name}: leaves the tube at t = {self.first_exit:.10g}; largest "
+                f"excursion {self.max_excursion:.4g} ({self.max_excursion / self.tolerance:.3g}"
+                f" x tolerance {self.tolerance:.3g}) at t = {self.at_time:.10g}: test "
+                f"{_fmt(self.test_value)}, tube [{_fmt(lo)}, {_fmt(hi)}]; "
+                f"{self.outside} sample(s) outside")
+
+
+@dataclass
+class Comparison:
+    """The result of `compare`: one `SignalResult` per variable and the events of each side."""
+    test: str
+    reference: str
+    signals: list[SignalResult]
+    test_events: list[Event]
+    reference_events: list[Event]
+    rtol: float
+    atol: float
+    time_tolerance: float
+    method: str = "tube"
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(s.passed for s in self.signals)
+
+    @property
+    def failed(self) -> list[SignalResult]:
+        return [s for s in self.signals if not s.passed]
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.passed else EXIT_REJECTED
+
+    def render_text(self) -> str:
+        lines = [f"compare {self.test} against {self.reference} "
+                 f"(rtol {self.rtol:g}, atol {self.atol:g}, time tolerance "
+                 f"{self.time_tolerance:g}, method {self.method})"]
+        for s in self.signals:
+            lines.append(("  ok    " if s.passed else "  FAIL  ") + s.describe())
+        lines.append(f"events: test {len(self.test_events)}, reference "
+                     f"{len(self.reference_events)}")
+        for label, evs in (("test", self.test_events), ("reference", self.reference_events)):
+            for e in evs[:MAX_LISTED]:
+                lines.append(f"  {label:9s} {e.describe()}")
+            if len(evs) > MAX_LISTED:
+                lines.append(f"  {label:9s} ... {len(evs) - MAX_LISTED} more")
+        um = unmatched_events(self)
+        for a, b in um[:MAX_LISTED]:
+            lines.append(f"  unmatched {a} event at t = {b:.10g} (no event on the other side "
+                         f"within {self.time_tolerance:g})")
+        if len(um) > MAX_LISTED:
+            lines.append(f"  ... {len(um) - MAX_LISTED} more unmatched events")
+        if self.skipped:
+            lines.append("not compared (reference columns the test does not have): "
+                         + ", ".join(self.skipped))
+        n = len(self.failed)
+        lines.append("PASS: every variable inside its tube" if not n else
+                     f"FAIL: {n} of {len(self.signals)} variable(s) leave the tube: "
+                     + ", ".join(s.name for s in self.failed))
+        return "\n".join(lines)
+
+
+def unmatched_events(c: Comparison) -> list[tuple[str, float]]:
+    """Events of one side with no event of the other side within the time tolerance."""
+    out = []
+    for label, mine, other in (("test", c.test_events, c.reference_events),
+                               ("reference", c.reference_events, c.test_events)):
+        times = np.array([e.time for e in other])
+        for e in mine:
+            if not len(times) or np.min(np.abs(times - e.time)) > c.time_tolerance:
+                out.append((label, e.time))
+    return out
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.10g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a reference CSV (FMI cross-check format), strictly
+# ---------------------------------------------------------------------------------------------
+
+def _split_fields(line: str) -> list[tuple[str, int]]:
+    """Comma-separated fields of a data line with their 1-based start columns."""
+    out, col = [], 1
+    for text in line.split(","):
+        out.append((text, col))
+        col += len(text) + 1
+    return out
+
+
+def read_reference_csv(path: str | Path) -> Trajectory:
+    """Read a result CSV: header ``time,name,...`` (names may be double-quoted), one number
+    per field, time never decreasing. Anything else is an `InputError` naming the line and
+    column: a row with missing or extra columns, a field that is not a number, a NaN or an
+    infinity, a time before the previous row's."""
+    import csv as _csv
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text file") from None
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        raise InputError("empty file, expected a header 'time,var1,...'",
+                         SourceLoc(str(path), 1, 1))
+    header = [h.strip() for h in next(_csv.reader([lines[0]]))]
+    if header[0] != "time":
+        raise InputError(f"the first column must be 'time' (FMI cross-check format), "
+                         f"found '{header[0]}'", SourceLoc(str(path), 1, 1), lines[0])
+    seen = set()
+    for k, h in enumerate(header):
+        if not h or h in seen:
+            raise InputError(f"column {k + 1}: {'empty' if not h else 'repeated'} name "
+                             f"'{h}'", SourceLoc(str(path), 1, 1), lines[0])
+        seen.add(h)
+    rows = []
+    prev_t = -math.inf
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        fields = _split_fields(line)
+        if len(fields) != len(header):
+            what = "missing columns" if len(fields) < len(header) else "extra columns"
+            raise InputError(f"{what}: {len(fields)} value(s), the header names "
+                             f"{len(header)} column(s)",
+                             SourceLoc(str(path), lineno, len(line) + 1), line)
+        row = []
+        for (raw, col), name in zip(fields, header):
+            try:
+                v = float(raw)
+            except ValueError:
+                raise InputError(f"'{raw.strip()}' is not a number (column {name})",
+                                 SourceLoc(str(path), lineno, col), line) from None
+            if not math.isfinite(v):
+                raise InputError(f"{raw.strip()} in column {name}: a reference needs finite "
+                                 "values", SourceLoc(str(path), lineno, col), line)
+            row.append(v)
+        if row[0] < prev_t:
+            raise InputError(f"time {row[0]:.17g} is before the previous row's "
+                             f"{prev_t:.17g}: time must not decrease",
+                             SourceLoc(str(path), lineno, 1), line)
+        prev_t = row[0]
+        rows.append(row)
+    if len(rows) < 2:
+        raise InputError(f"{path}: a reference needs at least two rows, found {len(rows)}")
+    data = np.array(rows, dtype=float)
+    return Trajectory(str(path), data[:, 0].copy(),
+                      {h: data[:, k].copy() for k, h in enumerate(header) if k > 0})
+
+
+# ---------------------------------------------------------------------------------------------
+# Simulating a model or an FMU
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Source:
+    """A resolved side: a CSV trajectory, or an FMU (built from a model when needed) with its
+    model description."""
+    path: Path
+    kind: str                     # "csv", "fmu", "model"
+    trajectory: Trajectory | None = None
+    fmu: Path | None = None
+    md: object = None
+
+    def names(self) -> list[str]:
+        if self.trajectory is not None:
+            return list(self.trajectory.values)
+        return [v.name for v in self.md.modelVariables]
+
+    def default_variables(self) -> list[str]:
+        if self.trajectory is not None:
+            return list(self.trajectory.values)
+        from .simulate import _recorded_variables
+        return [n for n in _recorded_variables(self.md) if not n.startswith("impulse(")]
+
+    def discrete(self) -> list[str]:
+        if self.md is None:
+            return []
+        return [v.name for v in self.md.modelVariables
+                if v.variability == "discrete" and v.causality != "parameter"
+                and v.type in ("Integer", "Boolean", "Enumeration")]
+
+
+def resolve(path: str | Path, work_dir: Path, stop_time: float | None = None,
+            quiet: bool = False) -> Source:
+    """Read a CSV, check an FMU, or export a model into ``work_dir`` (``quiet``: without the
+    exporter's progress messages)."""
+    from .simulate import _check_fmu, _export_model
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return Source(path, "csv", trajectory=read_reference_csv(path))
+    if suffix == ".fmu":
+        return Source(path, "fmu", fmu=path, md=_check_fmu(path))
+    if suffix in MODEL_SUFFIXES:
+        sub = work_dir / f"side{len(list(work_dir.iterdir()))}"
+        sub.mkdir()
+        fmu = _export_model(path, sub, stop_time, progress=False if quiet else None)
+        return Source(path, "model", fmu=fmu, md=_check_fmu(fmu))
+    raise InputError(f"{path}: expected a model (.mo, .bmo, .xml), an .fmu or a .csv result")
+
+
+def simulate_source(src: Source, variables: list[str], stop_time: float | None,
+                    start_values: dict | None = None, input=None,
+                    solver_tolerance: float | None = None) -> Trajectory:
+    """Simulate an FMU side with FMPy (events recorded: left and right rows at each event),
+    recording ``variables`` and its discrete variables."""
+    from fmpy import simulate_fmu
+
+    from .simulate import SimulationFailed, _FmuLog
+    if src.trajectory is not None:
+        return src.trajectory
+    md = src.md
+    if md.modelExchange is None and md.coSimulation is None:
+        raise InputError(f"{src.fmu}: the FMU declares neither ModelExchange nor CoSimulation")
+    fmi_type = "ModelExchange" if md.modelExchange is not None else "CoSimulation"
+    discrete = [n for n in src.discrete() if n not in variables]
+    if isinstance(input, Trajectory):
+        input = _input_table(src, input)
+    log = _FmuLog()
+    try:
+        result = simulate_fmu(str(src.fmu), fmi_type=fmi_type, stop_time=stop_time,
+                              output=list(variables) + discrete, record_events=True,
+                              start_values=start_values or {}, input=input, logger=log,
+                              relative_tolerance=solver_tolerance)
+    except Exception as err:   # FMPy reports FMI and solver failures as exceptions
+        detail = "".join(f"\n  {m}" for m in log.messages[-5:])
+        raise SimulationFailed(f"{src.path}: simulation failed: {err}{detail}") from None
+    values = {n: np.asarray(result[n], dtype=float) for n in result.dtype.names[1:]}
+    return Trajectory(str(src.path), np.asarray(result["time"], dtype=float), values,
+                      frozenset(src.discrete()))
+
+
+def _input_table(src: Source, signals: Trajectory):
+    """FMPy's input table from an input CSV: one column per input of the FMU, typed as the
+    FMU declares it (Boolean and Integer inputs are rounded)."""
+    types = {v.name: v.type for v in src.md.modelVariables if v.causality == "input"}
+    unknown = [n for n in signals.values if n not in types]
+    if unknown:
+        raise InputError(f"{signals.label}: '{unknown[0]}' is not an input of {src.path} "
+                         f"(inputs: {', '.join(types) or 'none'})")
+    dtype = [("time", float)] + [(n, {"Boolean": bool, "Integer": int}.get(types[n], float))
+                                 for n in signals.values]
+    rows = []
+    for k, t in enumerate(signals.time):
+        row = [float(t)]
+        for n in signals.values:
+            v = float(signals.values[n][k])
+            row.append(bool(round(v)) if types[n] == "Boolean" else
+                       int(round(v)) if types[n] == "Integer" else v)
+        rows.append(tuple(row))
+    return np.array(rows, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# The tube
+# ---------------------------------------------------------------------------------------------
+
+def _interp_at(tr: np.ndarray, yr: np.ndarray, a: float) -> float:
+    """Linear interpolation of the reference at ``a`` (inside its span); at an event time the
+    value after the event (the window's own samples already hold the left limit)."""
+    i = int(np.searchsorted(tr, a, side="right"))
+    if i <= 0:
+        return float(yr[0])
+    if i >= len(tr):
+        return float(yr[-1])
+    t0, t1 = tr[i - 1], tr[i]
+    if t1 == t0:
+        return float(yr[i])
+    w = (a - t0) / (t1 - t0)
+    return float(yr[i - 1] + w * (yr[i] - yr[i - 1]))
+
+
+def tube(t: np.ndarray, tr: np.ndarray, yr: np.ndarray, tol: float,
+         tau: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper tube bounds at the test times ``t`` (docs/regression.md, the tube):
+    min and max of the reference over [t - tau, t + tau] (its samples in the window and its
+    interpolation at both ends), widened by ``tol``."""
+    lo = np.empty(len(t))
+    hi = np.empty(len(t))
+    t_first, t_last = tr[0], tr[-1]
+    for k, tk in enumerate(t):
+        a = max(tk - tau, t_first)
+        b = min(tk + tau, t_last)
+        if a > b:                       # outside the reference's span: no constraint
+            lo[k], hi[k] = -np.inf, np.inf
+            continue
+        i0 = int(np.searchsorted(tr, a, side="left"))
+        i1 = int(np.searchsorted(tr, b, side="right"))
+        ends = (_interp_at(tr, yr, a), _interp_at(tr, yr, b))
+        if i1 > i0:
+            seg = yr[i0:i1]
+            lo[k] = min(float(seg.min()), *ends)
+            hi[k] = max(float(seg.max()), *ends)
+        else:
+            lo[k], hi[k] = min(ends), max(ends)
+    return lo - tol, hi + tol
+
+
+def _fmpy_tube(t, y, tr, yr, rtol, tau):
+    """The band of ``fmpy.util.validate_signal`` evaluated at the test times."""
+    from fmpy.util import validate_signal
+    num = 1000
+    span = float(tr[-1] - tr[0]) or 1.0
+    dx = max(1, int(round(2 * tau / span * (num - 1))) + 1)
+    t_band, y_min, y_max, _ = validate_signal(t=t, y=y, t_ref=tr.copy(), y_ref=yr,
+                                              num=num, dx=dx, dy=rtol)
+    lo = np.interp(t, t_band, y_min)
+    hi = np.interp(t, t_band, y_max)
+    outside_span = (t <= t_band[0]) | (t >= t_band[-1])
+    lo[outside_span], hi[outside_span] = -np.inf, np.inf
+    return lo, hi
+
+
+def compare_signal(name: str, t: np.ndarray, y: np.ndarray, tr: np.ndarray, yr: np.ndarray,
+                   rtol: float, atol: float, tau: float, method: str = "tube") -> SignalResult:
+    """The verdict on one variable: every test sample inside the tube, and the test covering
+    the reference's time span (up to tau)."""
+    scale = float(np.max(np.abs(yr))) if len(yr) else 0.0
+    tol = atol + rtol * scale
+    if method == "fmpy":
+        lo, hi = _fmpy_tube(t, y, tr, yr, rtol, tau)
+        tol = max(tol, 1e-300)
+    else:
+        lo, hi = tube(t, tr, yr, tol, tau)
+    below = np.where(y < lo, lo - y, 0.0)
+    above = np.where(y > hi, y - hi, 0.0)
+    exc = np.maximum(below, above)
+    exc[np.isnan(y)] = np.inf
+    outside = exc > 0
+    common = dict(name=name, tolerance=tol, t=t, y=y, lower=lo, upper=hi, t_ref=tr, y_ref=yr)
+    if len(t) and t[-1] < tr[-1] - tau:
+        return SignalResult(passed=False, max_excursion=math.inf, at_time=float(t[-1]),
+                            test_value=float(y[-1]), tube=(math.nan, math.nan),
+                            first_exit=float(t[-1]), outside=int(outside.sum()),
+                            note=f"the test stops at t = {t[-1]:.10g}, before the reference's "
+                            f"end t = {tr[-1]:.10g}", **common)
+    if not outside.any():
+        return SignalResult(passed=True, max_excursion=0.0, at_time=math.nan,
+                            test_value=math.nan, tube=(math.nan, math.nan),
+                            first_exit=math.nan, outside=0, **common)
+    k = int(np.argmax(exc))
+    first = int(np.argmax(outside))
+    return SignalResult(passed=False, max_excursion=float(exc[k]), at_time=float(t[k]),
+                        test_value=float(y[k]), tube=(float(lo[k]), float(hi[k])),
+                        first_exit=float(t[first]), outside=int(outside.sum()), **common)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole comparison
+# ---------------------------------------------------------------------------------------------
+
+def _positive(name: str, v: float | None, allow_zero: bool = True) -> None:
+    if v is not None and not (math.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
+        raise InputError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} "
+                         f"number, got {v}")
+
+
+def compare(test: str | Path, reference: str | Path, variables: list[str] | None = None,
+            rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
+            time_tolerance: float | None = None, stop_time: float | None = None,
+            method: str = "tube", start_values: dict | None = None,
+            input=None, solver_tolerance: float | None = None,
+            quiet: bool = False) -> Comparison:
+    """Compare TEST against REFERENCE (each a model file, an FMU or a CSV) and return a
+    `Comparison` (plain data; ``.passed``, ``.signals``, ``.render_text()``). Raises
+    `InputError` (exit 2) for unreadable inputs or unknown variables and
+    `mdae_fmu.simulate.SimulationFailed` (exit 1) when a side fails to simulate.
+
+    ``variables``: the names to compare (default: the reference CSV's columns, or the
+    reference FMU's outputs and states, that the test has). ``time_tolerance`` defaults to
+    1e-3 of the compared time span; ``stop_time`` to the reference CSV's end or the reference
+    FMU's DefaultExperiment. ``start_values`` are applied to both simulated sides; ``input``
+    is FMPy's input table for both."""
+    _positive("--rtol", rtol)
+    _positive("--atol", atol)
+    _positive("--time-tolerance", time_tolerance)
+    _positive("--stop-time", stop_time, allow_zero=False)
+    _positive("--solver-tolerance", solver_tolerance, allow_zero=False)
+    if method not in ("tube", "fmpy"):
+        raise InputError(f"unknown comparison method '{method}' (tube or fmpy)")
+    if isinstance(input, (str, Path)):
+        input = read_reference_csv(input)
+    with tempfile.TemporaryDirectory(prefix="mdae_compare_") as tmp:
+        ref = resolve(reference, Path(tmp), stop_time, quiet)
+        if stop_time is None and ref.trajectory is not None:
+            stop_time = float(ref.trajectory.time[-1])
+        tst = resolve(test, Path(tmp), stop_time, quiet)
+        if stop_time is None and tst.trajectory is not None:
+            stop_time = float(tst.trajectory.time[-1])
+        names = _choose_variables(tst, ref, variables)
+        if start_values:
+            from .sweeps import check_parameters
+            for side in (ref, tst):
+                if side.md is not None:
+                    check_parameters(str(side.path), side.md, list(start_values))
+        ref_traj = simulate_source(ref, names, stop_time, start_values, input,
+                                   solver_tolerance)
+        if stop_time is None:
+            stop_time = float(ref_traj.time[-1])
+        tst_traj = simulate_source(tst, names, stop_time, start_values, input,
+                                   solver_tolerance)
+    span = float(ref_traj.time[-1] - ref_traj.time[0])
+    tau = (DEFAULT_TIME_TOLERANCE_FRACTION * span if time_tolerance is None
+           else float(time_tolerance))
+    signals = [compare_signal(n, tst_traj.time, tst_traj.values[n], ref_traj.time,
+                              ref_traj.values[n], rtol, atol, tau, method) for n in names]
+    skipped = [] if variables else [n for n in ref.default_variables() if n not in names]
+    return Comparison(str(test), str(reference), signals, tst_traj.events(),
+                      ref_traj.events(), rtol, atol, tau, method, skipped)
+
+
+def _choose_variables(tst: Source, ref: Source, variables: list[str] | None) -> list[str]:
+    have_t, have_r = set(tst.names()), set(ref.names())
+    if variables:
+        for side, have in ((tst, have_t), (ref, have_r)):
+            missing = [v for v in variables if v not in have]
+            if missing:
+                from .sweeps import closest_name
+                hints = []
+                for m in missing:
+                    close = closest_name(m, have)
+                    hints.append(f"'{m}'" + (f" (did you mean '{close}'?)" if close else ""))
+                raise InputError(f"{side.path}: no variable {', '.join(hints)}")
+        return list(variables)
+    names = [n for n in ref.default_variables() if n in have_t and n != "time"]
+    if not names:
+        raise InputError(f"{tst.path} and {ref.path} have no variable in common to compare "
+                         f"(reference: {', '.join(ref.default_variables()) or 'none'})")
+    return names
+
+
+def compare_command(args) -> int:
+    """The ``mdae-fmu compare`` command: text report on stdout, optional HTML and JUnit
+    files; exit 0 pass, 1 fail, 2 unreadable input."""
+    variables = None
+    if args.variables:
+        variables = [v.strip() for part in args.variables for v in part.split(",") if v.strip()]
+    try:
+        result = compare(args.test, args.reference, variables=variables, rtol=args.rtol,
+                         atol=args.atol, time_tolerance=args.time_tolerance,
+                         stop_time=args.stop_time, method=args.method,
+                         solver_tolerance=args.solver_tolerance)
+    except MdaeError as err:
+        print(str(err), file=sys.stderr)
+        return err.exit_code
+    print(result.render_text())
+    from .report_html import comparison_page, junit_xml, write_text
+    if args.report:
+        write_text(args.report, comparison_page(result))
+        print(f"wrote {args.report}")
+    if args.junit:
+        name = Path(args.test).stem
+        write_text(args.junit, junit_xml("mdae-fmu compare",
+                                         [{"name": name, "comparison": result}]))
+        print(f"wrote {args.junit}")
+    return result.exit_code
+
+
+def add_parser(sub) -> None:
+    """Register ``compare`` on the CLI's subparsers."""
+    c = sub.add_parser("compare", help="compare a model/FMU/CSV result against a reference "
+                       "in a tube (exit 0 pass, 1 fail)")
+    c.add_argument("test", help="model file, .fmu or result .csv under test")
+    c.add_argument("reference", help="reference model, .fmu or .csv (FMI cross-check format)")
+    c.add_argument("--variables", action="append", metavar="NAMES",
+                   help="comma-separated variables to compare (default: the reference's "
+                   "columns / outputs and states)")
+    c.add_argument("--rtol", type=float, default=DEFAULT_RTOL,
+                   help=f"tube height relative to max|reference| (default {DEFAULT_RTOL:g})")
+    c.add_argument("--atol", type=float, default=DEFAULT_ATOL,
+                   help=f"absolute tube height added to it (default {DEFAULT_ATOL:g})")
+    c.add_argument("--time-tolerance", type=float, default=None,
+                   help="tube half-width in time, tolerating shifted events (default 1e-3 of "
+                   "the time span)")
+    c.add_argument("--stop-time", type=float, default=None)
+    c.add_argument("--solver-tolerance", type=float, default=None,
+                   help="FMPy's relative tolerance for simulated sides (default: the FMU's "
+                   "DefaultExperiment tolerance)")
+    c.add_argument("--method", choices=("tube", "fmpy"), default="tube",
+                   help="tube: ours (default); fmpy: fmpy.util.validate_signal's band")
+    c.add_argument("--report", metavar="OUT.html", help="write an HTML report with plots")
+    c.add_argument("--junit", metavar="OUT.xml", help="write JUnit XML")
+
+
+__all__ = ["compare", "Comparison", "SignalResult", "Trajectory", "Event",
+           "read_reference_csv", "tube", "compare_command", "add_parser"]

@@ -1,0 +1,208 @@
+"""Algorithm sections of a flat Modelica / Base Modelica model (docs/importers.md,
+"Algorithm sections").
+
+An ``algorithm`` section of the model is one anonymous `mdae_fmu.functions.Function` of the
+values it reads (variables, ``pre(v)``, ``time``) whose outputs are the variables it assigns;
+the model gets one equation ``v = alg#k(inputs)`` per assigned variable, so the structural
+analysis sees every output depending on every input of the block, and the generated C runs
+the statements in order. ``initial algorithm`` gives initial equations the same way. ``when``
+statements become when-clauses (assignments in order, later ones seeing the earlier values).
+The statements are read by `importers.functions.FunctionResolver`, as a function body is.
+"""
+
+from __future__ import annotations
+
+from .. import expr as E
+from .. import functions as F
+from ..ir import Assertion, Assign, Equation, Reinit, WhenBranch, WhenClause
+from .functions import FunctionResolver, assigned_names, first_assign_loc, map_body
+
+def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bool):
+    """An algorithm section of the model as equations (and when-clauses) of ``builder``
+    (module docstring; Modelica 3.6 §11.1: the section is executed in order as a whole, its
+    assigned variables start from their pre or start values). Each pseudo-equation
+    ``v = alg#k(inputs)`` has the whole block's inputs as its row of the signature matrix
+    (theory note 003 §4.2), so the structural analysis treats the block as a unit.
+    ``resolver`` converts the statements (the same rules as a function body, the model's
+    variables in scope)."""
+    whens = [x for x in items if x[0] == "when"]
+    rest = [x for x in items if x[0] != "when"]
+    if whens and initial:
+        builder.err(whens[0][2], "when-statements are not allowed in an initial algorithm")
+        return
+    declared = {v.name: v for v in builder.variables}
+    scope = set(declared)
+    stmts = resolver._statements(rest, f"algorithm at {loc.short()}", scope, frozenset())
+    ret = _find_return(stmts)
+    if ret is not None:
+        builder.err(ret.loc, "return is only allowed in a function")
+        return
+    when_assigned = set()
+    for w in whens:
+        when_assigned |= _when_statement(builder, resolver, w, scope)
+    if not stmts:
+        return
+    assigned = []
+    assigned_names(stmts, assigned)
+    for name in assigned:
+        if name in when_assigned:
+            builder.err(loc, f"'{name}' is assigned both inside and outside a when-statement "
+                             "of this algorithm")
+            return
+        v = declared.get(name)
+        if v is not None and v.variability in ("parameter", "constant"):
+            builder.err(loc, f"cannot assign '{name}' in an algorithm: it is a "
+                             f"{v.variability}")
+            return
+    # inputs: every value the block reads (time, pre(v), variables), in order of appearance
+    reads: dict = {}
+    for e in F.statement_exprs(stmts):
+        for n in E.walk(e):
+            if type(n) is E.Call and n.func == "pre" and type(n.args[0]) is E.Ref:
+                reads.setdefault(n, f"pre({n.args[0].name})")
+            elif type(n) is E.Time:
+                reads.setdefault(n, "time")
+            elif type(n) is E.Ref and n.name in declared and n.name not in assigned:
+                reads.setdefault(n, n.name)
+    outputs = []
+    for name in assigned:
+        v = declared.get(name)
+        if v is not None and v.variability == "discrete" or (v is not None and v.type != "Real"):
+            init = E.Call("pre", (E.Ref(name),))
+        else:
+            init = v.start if v is not None and v.start is not None else E.Const(0.0)
+        if isinstance(init, E.Const):
+            default = init
+        else:
+            default = E.Ref(reads.setdefault(init, f"start({name})"))
+        outputs.append(F.Param(name, v.type if v is not None else "Real", default, loc))
+    mapping = {node: E.Ref(formal) for node, formal in reads.items()}
+    body = map_body(tuple(stmts), lambda e: E.substitute(e, mapping))
+    inputs = tuple(F.Param(formal, _read_type(node, declared), None, loc)
+                   for node, formal in reads.items())
+    fname = f"algorithm at {loc.short()}:{loc.col}" + (" (initial)" if initial else "")
+    fn = F.Function(fname, inputs, tuple(outputs), (), body, None, None, False, loc)
+    resolver.functions[fname] = fn
+    resolver._inline_flag[fname] = False
+    args = tuple(reads)
+    for k, name in enumerate(assigned):
+        call = E.Call(F.call_name(fname, k), args)
+        eq_loc = first_assign_loc(stmts, name) or loc
+        if initial:
+            builder.initial.append(Equation(f"i{len(builder.initial) + 1}",
+                                            E.BinOp("-", E.Ref(name), call), (), eq_loc))
+        else:
+            builder.equations.append(Equation(f"e{len(builder.equations) + 1}",
+                                              E.BinOp("-", E.Ref(name), call), (), eq_loc))
+
+
+def _find_return(stmts):
+    for s in stmts:
+        if isinstance(s, F.Return):
+            return s
+        for b in ([b for _c, b in s.branches] + [s.orelse] if isinstance(s, F.IfStmt)
+                  else [s.body] if isinstance(s, (F.ForStmt, F.WhileStmt)) else []):
+            r = _find_return(b)
+            if r is not None:
+                return r
+    return None
+
+
+def _read_type(node, declared) -> str:
+    if type(node) is E.Ref and node.name in declared:
+        return declared[node.name].type
+    if type(node) is E.Call and node.args[0].name in declared:
+        return declared[node.args[0].name].type
+    return "Real"
+
+
+def _when_statement(builder, resolver, item, scope) -> set:
+    """A when-statement of a model algorithm as a when-clause: in each branch the assignments
+    run in order (a later value sees the earlier ones), if-statements become if-expressions
+    (``pre(v)`` where a branch does not assign v), reinit/assert/terminate are actions."""
+    _, branches, wloc = item
+    out = []
+    assigned = set()
+    for cond, bloc, body in branches:
+        env: dict = {}
+        order: list = []
+        actions = []
+        ok = _when_body(builder, body, env, order, actions)
+        if not ok:
+            return assigned
+        assigns = [Assign(name, env[name][0], env[name][1]) for name in order]
+        for a in assigns:
+            builder.assigned.setdefault(a.var, a.loc)
+            assigned.add(a.var)
+        out.append(WhenBranch(cond, tuple(assigns + actions), bloc))
+    builder.whens.append(WhenClause(f"w{len(builder.whens) + 1}", tuple(out), wloc))
+    return assigned
+
+
+def _when_body(builder, body, env, order, actions) -> bool:
+    ctx = builder.ctx
+
+    def cur(e):
+        m = {E.Ref(n): v for n, (v, _l) in env.items()}
+        return E.substitute(e, m) if m else e
+
+    for x in body:
+        tag = x[0]
+        if tag == "assign":
+            _, lhs, rhs, where = x
+            loc = ctx.where_loc(where)
+            if type(lhs) is not E.Ref or lhs is E.TIME:
+                builder.err(loc, "the left side of ':=' in a when-statement must be a variable")
+                return False
+            if lhs.name not in order:
+                order.append(lhs.name)
+            env[lhs.name] = (cur(rhs), loc)
+        elif tag == "stmt":
+            s = x[1]
+            if s is None:
+                continue
+            a = builder.action(s)
+            if isinstance(a, Reinit):
+                a = Reinit(a.var, cur(a.value), a.loc)
+            elif isinstance(a, Assertion):
+                a = Assertion(cur(a.cond), a.message, a.level, a.guard, a.loc)
+            if a is not None:
+                actions.append(a)
+        elif tag == "if":
+            _, branches, orelse, loc = x
+            arms = []
+            for cond, _bl, b in branches + ([(None, None, orelse)] if orelse else []):
+                sub_env = dict(env)
+                sub_order = list(order)
+                sub_actions: list = []
+                if not _when_body(builder, b, sub_env, sub_order, sub_actions):
+                    return False
+                if sub_actions:
+                    builder.err(loc, "reinit, assert and terminate inside an if-statement "
+                                     "inside a when-statement are not supported")
+                    return False
+                arms.append((None if cond is None else cur(cond), sub_env, sub_order))
+            names = []
+            for _c, _e, o in arms:
+                for n in o:
+                    if n not in names:
+                        names.append(n)
+            for n in names:
+                default = env.get(n, (E.Call("pre", (E.Ref(n),)), loc))
+                value = default[0]
+                if arms and arms[-1][0] is None:
+                    value = arms[-1][1].get(n, default)[0]
+                    conds = arms[:-1]
+                else:
+                    conds = arms
+                for c, e, _o in reversed(conds):
+                    value = E.If(c, e.get(n, default)[0], value)
+                if n not in order:
+                    order.append(n)
+                env[n] = (value, loc if n not in env else env[n][1])
+        elif tag in ("for", "while", "return", "break", "when"):
+            where = x[-1]
+            builder.err(where, f"'{tag}' statements inside a when-statement of a model "
+                               "algorithm are not supported")
+            return False
+    return True

@@ -1,0 +1,632 @@
+"""``mdae-fmu sweep``: one FMU, many parameter sets, run on Dask distributed.
+
+The FMU is built once (a model file is exported first), its bytes are scattered to every
+worker, and each worker extracts it once per process. Every run records, per requested output,
+its final value and its left/right values at the first ``event_values`` events (columns
+``NAME@e1-``, ``NAME@e1+``, event time ``t@e1``), its event count and wall time; a run that
+fails keeps its row with status ``failed`` and the message. Rows stream to the output file as
+runs finish: a CSV output is appended row by row; a parquet output is journaled row by row to
+``OUT.partial.csv`` and written (atomically) when the sweep ends. ``resume=True`` keeps the
+rows already written and runs only the missing ones (docs/regression.md, sweeps).
+"""
+
+from __future__ import annotations
+
+import csv as _csv
+import hashlib
+import itertools
+import math
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import dask_tasks
+from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError
+
+FIXED_COLUMNS = ("run", "status", "message", "events", "wall_time")
+MAX_CHUNK = 20
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter specifications
+# ---------------------------------------------------------------------------------------------
+
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One ``--param``: a grid or list axis (``values``), or a random distribution
+    (``dist`` = uniform(a, b) or normal(mu, sigma), sampled ``--samples`` times)."""
+    name: str
+    values: tuple[float, ...] | None = None
+    dist: tuple[str, float, float] | None = None
+
+
+def parse_param(text: str) -> ParamSpec:
+    """``NAME=START:STOP:COUNT`` (COUNT points, both ends included), ``NAME=V1,V2,...``,
+    ``NAME=V``, ``NAME=uniform(A,B)`` or ``NAME=normal(MU,SIGMA)``."""
+    name, eq, spec = text.partition("=")
+    name, spec = name.strip(), spec.strip().replace(" ", "")
+    usage = (f"--param {text}: expected NAME=START:STOP:COUNT, NAME=V1,V2,..., "
+             "NAME=uniform(A,B) or NAME=normal(MU,SIGMA)")
+    if not eq or not name or not spec:
+        raise InputError(usage)
+    m = re.fullmatch(rf"(uniform|normal)\(({_NUM}),({_NUM})\)", spec)
+    if m:
+        a, b = float(m.group(2)), float(m.group(3))
+        if m.group(1) == "uniform" and not a < b:
+            raise InputError(f"--param {text}: uniform(A,B) needs A < B")
+        if m.group(1) == "normal" and not b > 0:
+            raise InputError(f"--param {text}: normal(MU,SIGMA) needs SIGMA > 0")
+        return ParamSpec(name, dist=(m.group(1), a, b))
+    m = re.fullmatch(rf"({_NUM}):({_NUM}):(\d+)", spec)
+    if m:
+        n = int(m.group(3))
+        if n < 1:
+            raise InputError(f"--param {text}: COUNT must be at least 1")
+        a, b = float(m.group(1)), float(m.group(2))
+        return ParamSpec(name, values=tuple(float(v) for v in np.linspace(a, b, n)))
+    if re.fullmatch(rf"{_NUM}(?:,{_NUM})*", spec):
+        return ParamSpec(name, values=tuple(float(v) for v in spec.split(",")))
+    raise InputError(usage)
+
+
+def make_cases(specs: list[ParamSpec], samples: int | None = None,
+               seed: int = 0) -> list[dict[str, float]]:
+    """The parameter sets, in a fixed order: the Cartesian product of the grid/list axes (the
+    first ``--param`` outermost), each crossed with ``samples`` draws of the random ones
+    (numpy's default generator seeded with ``seed``: the same command gives the same sets)."""
+    names = [s.name for s in specs]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise InputError(f"--param {sorted(dup)[0]} is given more than once")
+    axes = [s for s in specs if s.values is not None]
+    rand = [s for s in specs if s.dist is not None]
+    if rand and not samples:
+        raise InputError(f"--param {rand[0].name} is random: give the number of draws with "
+                         "--samples N")
+    if samples is not None and samples < 1:
+        raise InputError("--samples must be at least 1")
+    grid = [dict(zip([a.name for a in axes], combo))
+            for combo in itertools.product(*[a.values for a in axes])]
+    if not rand:
+        return grid
+    rng = np.random.default_rng(seed)
+    draws = {}
+    n_total = len(grid) * samples
+    for s in rand:
+        kind, a, b = s.dist
+        draws[s.name] = (rng.uniform(a, b, n_total) if kind == "uniform"
+                         else rng.normal(a, b, n_total))
+    cases = []
+    for g, base in enumerate(grid):
+        for k in range(samples):
+            case = dict(base)
+            for s in rand:
+                case[s.name] = float(draws[s.name][g * samples + k])
+            cases.append(case)
+    return cases
+
+
+def settable_names(md) -> dict[str, str]:
+    """Variables a sweep may set before initialization: parameters, inputs, and variables with
+    an exact or approximate start value (name -> type)."""
+    out = {}
+    for v in md.modelVariables:
+        if v.variability == "constant" or v.type not in ("Real", "Integer", "Boolean"):
+            continue
+        if v.causality in ("parameter", "input") or (
+                v.start is not None and v.initial in ("exact", "approx")):
+            out[v.name] = v.type
+    return out
+
+
+def closest_name(name: str, candidates) -> str | None:
+    """The candidate a misspelt ``name`` most likely means: one equal up to case, else the
+    closest by difflib's ratio (at least 0.5); None when nothing is close."""
+    import difflib
+    folded = [c for c in sorted(candidates) if c.lower() == name.lower()]
+    if folded:
+        return folded[0]
+    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.5)
+    return close[0] if close else None
+
+
+def check_parameters(fmu_label: str, md, names: list[str]) -> None:
+    """Refuse, before any run, a name the FMU does not have or cannot set."""
+    settable = settable_names(md)
+    all_names = {v.name for v in md.modelVariables}
+    for n in names:
+        if n in settable:
+            continue
+        if n in all_names:
+            raise InputError(f"{fmu_label}: '{n}' cannot be set before a run (not a parameter, "
+                             "input or variable with a start value)")
+        close = closest_name(n, settable)
+        hint = f" (did you mean '{close}'?)" if close else ""
+        listed = ", ".join(sorted(settable)[:20])
+        raise InputError(f"{fmu_label}: no parameter '{n}'{hint}; parameters: {listed}")
+
+
+# ---------------------------------------------------------------------------------------------
+# One run (on a worker, or in this process)
+# ---------------------------------------------------------------------------------------------
+
+_EXTRACTED: dict[str, tuple[str, object]] = {}
+_EXTRACT_LOCK = threading.Lock()
+
+
+def _prepared(fmu_bytes: bytes, digest: str):
+    """The FMU extracted once per process (keyed by its SHA-256) with its model description."""
+    with _EXTRACT_LOCK:
+        if digest not in _EXTRACTED:
+            from fmpy import extract, read_model_description
+            d = tempfile.mkdtemp(prefix=f"mdae_sweep_{digest[:8]}_")
+            fmu = Path(d) / "model.fmu"
+            fmu.write_bytes(fmu_bytes)
+            unzip = extract(str(fmu), unzipdir=str(Path(d) / "x"))
+            _EXTRACTED[digest] = (unzip, read_model_description(str(fmu)))
+        return _EXTRACTED[digest]
+
+
+def event_rows(t: np.ndarray) -> list[tuple[int, int]]:
+    """(first row, last row) of every event: a time that appears on more than one row."""
+    out, i = [], 0
+    while i < len(t) - 1:
+        if t[i + 1] == t[i]:
+            j = i + 1
+            while j + 1 < len(t) and t[j + 1] == t[i]:
+                j += 1
+            out.append((i, j))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def columns_for(params: list[str], outputs: list[str], n_events: int) -> list[str]:
+    """The output table's columns, in order."""
+    cols = ["run", *params, "status", "message", "events", "wall_time", *outputs]
+    for k in range(1, n_events + 1):
+        cols.append(f"t@e{k}")
+        for o in outputs:
+            cols += [f"{o}@e{k}-", f"{o}@e{k}+"]
+    return cols
+
+
+def run_case(fmu_bytes: bytes, digest: str, run: int, params: dict, outputs: list[str],
+             stop_time: float | None, n_events: int, fmi_type: str,
+             output_interval: float | None = None) -> dict:
+    """Simulate one parameter set and return its row (never raises for a failed run: the
+    row has status ``failed`` and the message). ``output_interval``: FMPy's output grid
+    (default: the whole run, since the row keeps only final and event values; events are
+    recorded whatever the grid)."""
+    from fmpy import simulate_fmu
+
+    from .simulate import _FmuLog
+    unzip, md = _prepared(fmu_bytes, digest)
+    row = {"run": run, **params, "status": "ok", "message": "", "events": 0}
+    log = _FmuLog()
+    t0 = time.perf_counter()
+    try:
+        types = settable_names(md)
+        start = {k: (bool(round(v)) if types.get(k) == "Boolean" else
+                     int(round(v)) if types.get(k) == "Integer" else float(v))
+                 for k, v in params.items()}
+        if output_interval is None:
+            de = md.defaultExperiment
+            stop = stop_time if stop_time is not None else (
+                float(de.stopTime) if de is not None and de.stopTime is not None else 1.0)
+            start_t = float(de.startTime) if de is not None and de.startTime else 0.0
+            output_interval = stop - start_t
+        res = simulate_fmu(unzip, validate=False, model_description=md, fmi_type=fmi_type,
+                           stop_time=stop_time, start_values=start, output=outputs,
+                           record_events=True, logger=log, output_interval=output_interval)
+    except Exception as err:   # FMPy reports FMI and solver failures as exceptions
+        row["wall_time"] = time.perf_counter() - t0
+        detail = "; ".join(log.messages[-3:])
+        row["status"] = "failed"
+        row["message"] = f"{err}" + (f" ({detail})" if detail else "")
+        return row
+    row["wall_time"] = time.perf_counter() - t0
+    t = np.asarray(res["time"], dtype=float)
+    evs = event_rows(t)
+    row["events"] = len(evs)
+    for o in outputs:
+        row[o] = float(res[o][-1])
+    for k, (i, j) in enumerate(evs[:n_events], start=1):
+        row[f"t@e{k}"] = float(t[i])
+        for o in outputs:
+            row[f"{o}@e{k}-"] = float(res[o][i])
+            row[f"{o}@e{k}+"] = float(res[o][j])
+    return row
+
+
+def run_chunk(fmu_bytes: bytes, digest: str, chunk: list[tuple[int, dict]], *args) -> list:
+    """`run_case` for several parameter sets in one task (amortizes Dask's per-task cost)."""
+    return [run_case(fmu_bytes, digest, run, params, *args) for run, params in chunk]
+
+
+def chunk_size(n_todo: int, n_workers: int) -> int:
+    """Runs per Dask task: about 8 tasks per worker, 1 to MAX_CHUNK runs each, so that the
+    load stays balanced and a lost worker costs little."""
+    return max(1, min(MAX_CHUNK, n_todo // max(1, 8 * n_workers)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Output files, streamed
+# ---------------------------------------------------------------------------------------------
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _parse(col: str, text: str):
+    if col in ("status", "message"):
+        return text
+    if col in ("run", "events"):
+        return int(text)
+    return float(text) if text != "" else math.nan
+
+
+class CsvStream:
+    """Rows appended to a CSV file as they come, flushed each time. On open with ``resume``,
+    the rows already there are read back (a torn last line, left by a killed writer, is cut
+    off) and checked against this sweep's columns."""
+
+    def __init__(self, path: Path, columns: list[str], resume: bool):
+        self.path = path
+        self.columns = columns
+        self.done: dict[int, dict] = {}
+        if resume and path.exists() and path.stat().st_size > 0:
+            self._read_back()
+            self.fh = open(path, "a", newline="")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.fh = open(path, "w", newline="")
+            _csv.writer(self.fh).writerow(columns)
+            self.fh.flush()
+        self.writer = _csv.writer(self.fh)
+
+    def _read_back(self) -> None:
+        data = self.path.read_bytes()
+        if not data.endswith(b"\n"):          # torn last row: drop it
+            cut = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as fh:
+                fh.truncate(cut)
+            data = data[:cut]
+        lines = data.decode("utf-8").splitlines()
+        reader = _csv.reader(lines)
+        header = next(reader, None)
+        if header != self.columns:
+            raise InputError(f"{self.path}: --resume: the file's columns "
+                             f"({', '.join(header or [])}) are not this sweep's "
+                             f"({', '.join(self.columns)}); write to another file")
+        for lineno, rec in enumerate(reader, start=2):
+            if len(rec) != len(header):
+                raise InputError(f"{self.path}:{lineno}:1: --resume: {len(rec)} values, the "
+                                 f"header names {len(header)} columns")
+            row = {c: _parse(c, v) for c, v in zip(header, rec)}
+            self.done[row["run"]] = row
+
+    def write(self, row: dict) -> None:
+        self.writer.writerow([_cell(row.get(c)) for c in self.columns])
+        self.fh.flush()
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def _parquet_module():
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet as pq
+        return pq
+    except ImportError:
+        return None
+
+
+def write_parquet(path: Path, columns: list[str], rows: list[dict]) -> None:
+    """The whole table as parquet, written to a temporary file and renamed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    arrays = {}
+    for c in columns:
+        vals = [r.get(c) for r in rows]
+        if c in ("status", "message"):
+            arrays[c] = pa.array([v or "" for v in vals], pa.string())
+        elif c in ("run", "events"):
+            arrays[c] = pa.array([int(v or 0) for v in vals], pa.int64())
+        else:
+            arrays[c] = pa.array([math.nan if v is None else float(v) for v in vals],
+                                 pa.float64())
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(pa.table(arrays), str(tmp))
+    os.replace(tmp, path)
+
+
+def read_parquet_rows(path: Path, columns: list[str]) -> dict[int, dict]:
+    import pyarrow.parquet as pq
+    table = pq.read_table(str(path))
+    if table.column_names != columns:
+        raise InputError(f"{path}: --resume: the file's columns are not this sweep's; write "
+                         "to another file")
+    return {r["run"]: r for r in table.to_pylist()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class SweepResult:
+    """The sweep's table as plain data: ``columns`` and one dict per run, ordered by run."""
+    columns: list[str]
+    rows: list[dict]
+    computed: int = 0          # runs computed by this call (the others were resumed)
+    seconds: float = 0.0       # wall time of the runs' part of the call
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def column(self, name: str) -> np.ndarray:
+        kind = object if name in ("status", "message") else float
+        return np.array([r.get(name, math.nan) if kind is float else r.get(name, "")
+                         for r in self.rows], dtype=kind)
+
+    @property
+    def failed(self) -> list[dict]:
+        return [r for r in self.rows if r.get("status") != "ok"]
+
+    def to_numpy(self) -> np.ndarray:
+        """A structured array: one field per column (run, events int; status, message str;
+        the others float, NaN where a run has no value)."""
+        def kind(c):
+            if c in ("run", "events"):
+                return (c, np.int64)
+            if c in ("status", "message"):
+                return (c, object)
+            return (c, np.float64)
+        out = np.empty(len(self.rows), dtype=[kind(c) for c in self.columns])
+        for c in self.columns:
+            out[c] = [r.get(c, "" if c in ("status", "message") else
+                            0 if c in ("run", "events") else math.nan) for r in self.rows]
+        return out
+
+    def to_pandas(self):
+        """A pandas DataFrame (needs pandas, not a dependency of mdae_fmu)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("SweepResult.to_pandas needs pandas (pip install pandas); "
+                              "SweepResult.to_numpy gives a structured array") from None
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+
+def prepare_fmu(model_or_fmu: str | Path, work_dir: Path, stop_time: float | None):
+    """(fmu path, model description) of a model file (exported) or an FMU."""
+    from .simulate import _check_fmu, _export_model
+    src = Path(model_or_fmu)
+    if not src.exists():
+        raise InputError(f"{src}: no such file")
+    fmu = src if src.suffix.lower() == ".fmu" else _export_model(src, work_dir, stop_time)
+    return fmu, _check_fmu(fmu)
+
+
+def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
+          outputs: list[str] | None = None, samples: int | None = None, seed: int = 0,
+          stop_time: float | None = None, output: str | Path | None = None,
+          resume: bool = False, scheduler: str | None = None, n_workers: int | None = None,
+          client=None, event_values: int = 2, progress: bool = False,
+          serial: bool = False, output_interval: float | None = None) -> SweepResult:
+    """Run one simulation per parameter set and return a `SweepResult`.
+
+    ``params``: ``--param`` texts (``"j1=0.5:2.0:10"``), `ParamSpec`s, or a dict
+    ``{name: spec text or list of values}``. ``outputs``: recorded variables (default: the
+    FMU's outputs and states). ``output``: a .csv or .parquet file the rows stream to.
+    ``client``: an existing ``distributed.Client``; else ``scheduler`` or a LocalCluster of
+    ``n_workers``. ``serial``: run in this process with FMPy, no Dask (the benchmarks'
+    baseline). ``output_interval``: FMPy's output grid (default: one interval, the run's
+    final and event values are all a row keeps). Raises `InputError` (exit 2) before any run
+    for bad specifications and parameter names the FMU does not have."""
+    specs = _specs(params)
+    cases = make_cases(specs, samples, seed)
+    if stop_time is not None and not (math.isfinite(stop_time) and stop_time > 0):
+        raise InputError(f"--stop-time must be a positive number, got {stop_time}")
+    if output_interval is not None and not (math.isfinite(output_interval)
+                                            and output_interval > 0):
+        raise InputError(f"--output-interval must be a positive number, got {output_interval}")
+    if event_values < 0:
+        raise InputError("--event-values must be at least 0")
+    out_path = Path(output) if output else None
+    if out_path is not None and out_path.suffix.lower() not in (".csv", ".parquet"):
+        raise InputError(f"{out_path}: the output must be a .csv or .parquet file")
+    if out_path is not None and out_path.suffix.lower() == ".parquet" \
+            and _parquet_module() is None:
+        raise InputError(f"{out_path}: parquet output needs pyarrow (pip install "
+                         "'mdae_fmu[distributed]'); or write CSV: --output "
+                         f"{out_path.with_suffix('.csv')}")
+    if not serial and client is None:
+        dask_tasks.require("mdae-fmu sweep")
+    with tempfile.TemporaryDirectory(prefix="mdae_sweep_") as tmp:
+        fmu, md = prepare_fmu(model_or_fmu, Path(tmp), stop_time)
+        fmu_bytes = Path(fmu).read_bytes()
+    check_parameters(str(model_or_fmu), md, [s.name for s in specs])
+    if outputs is None:
+        from .simulate import _recorded_variables
+        outputs = [n for n in _recorded_variables(md) if not n.startswith("impulse(")]
+    else:
+        known = {v.name for v in md.modelVariables}
+        bad = [o for o in outputs if o not in known]
+        if bad:
+            raise InputError(f"{model_or_fmu}: no variable '{bad[0]}' to record (--output-var)")
+    fmi_type = "ModelExchange" if md.modelExchange is not None else "CoSimulation"
+    digest = hashlib.sha256(fmu_bytes).hexdigest()
+    columns = columns_for([s.name for s in specs], outputs, event_values)
+    sink, done = _open_sink(out_path, columns, resume)
+    for run, case in enumerate(cases):
+        if run in done:
+            row = done[run]
+            for k, v in case.items():
+                if not (isinstance(row.get(k), float) and math.isclose(row[k], v,
+                                                                       rel_tol=1e-12)):
+                    raise InputError(f"{out_path}: --resume: run {run} has {k} = {row.get(k)}, "
+                                     f"this sweep has {v}: the file comes from another sweep")
+    todo = [run for run in range(len(cases)) if run not in done]
+    rows = dict(done)
+    t0 = time.perf_counter()
+    args = (outputs, stop_time, event_values, fmi_type, output_interval)
+    try:
+        if serial:
+            for run in todo:
+                row = run_case(fmu_bytes, digest, run, cases[run], *args)
+                rows[run] = row
+                sink.write(row)
+        elif todo:
+            _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler,
+                             n_workers, client, progress)
+    finally:
+        sink.close()
+    seconds = time.perf_counter() - t0
+    ordered = [rows[r] for r in sorted(rows)]
+    if out_path is not None and out_path.suffix.lower() == ".parquet":
+        write_parquet(out_path, columns, ordered)
+        sink.journal_path.unlink(missing_ok=True)
+    return SweepResult(columns, ordered, computed=len(todo), seconds=seconds)
+
+
+def _specs(params) -> list[ParamSpec]:
+    if isinstance(params, dict):
+        specs = []
+        for k, v in params.items():
+            if isinstance(v, str):
+                specs.append(parse_param(f"{k}={v}"))
+            else:
+                specs.append(ParamSpec(k, values=tuple(float(x) for x in np.atleast_1d(v))))
+        return specs
+    return [p if isinstance(p, ParamSpec) else parse_param(p) for p in params]
+
+
+class _NullSink:
+    def write(self, row):
+        pass
+
+    def close(self):
+        pass
+
+
+def _open_sink(out_path: Path | None, columns: list[str], resume: bool):
+    """The stream the rows go to and the rows already done (``resume``)."""
+    if out_path is None:
+        return _NullSink(), {}
+    if out_path.suffix.lower() == ".csv":
+        s = CsvStream(out_path, columns, resume)
+        return s, s.done
+    journal = out_path.with_name(out_path.name + ".partial.csv")
+    done = {}
+    if resume and out_path.exists():
+        done.update(read_parquet_rows(out_path, columns))
+    if resume and journal.exists():
+        s = CsvStream(journal, columns, True)
+        done.update(s.done)
+        for run, row in done.items():       # keep parquet rows in the journal too
+            if run not in s.done:
+                s.write(row)
+    else:
+        s = CsvStream(journal, columns, False)
+        for row in done.values():
+            s.write(row)
+    s.journal_path = journal
+    return s, done
+
+
+def _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler, n_workers,
+                     client, progress):
+    """The runs ``todo`` on Dask, in chunks; each row goes to ``rows`` and ``sink`` as its
+    task finishes."""
+    with dask_tasks.client_for(client, scheduler, n_workers, "mdae-fmu sweep") as client:
+        shipped = client.scatter(fmu_bytes, broadcast=True, hash=False)
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        size = chunk_size(len(todo), n_workers)
+        futures = {}
+        for k in range(0, len(todo), size):
+            chunk = [(run, cases[run]) for run in todo[k:k + size]]
+            f = client.submit(run_chunk, shipped, digest, chunk, *args,
+                              key=f"mdae-runs-{digest[:12]}-{chunk[0][0]}", pure=False)
+            futures[f] = chunk
+        for chunk, got, err in dask_tasks.as_finished(futures, progress):
+            if err is not None:          # e.g. KilledWorker: the runs are kept as failed
+                got = [{"run": run, **params, "status": "failed",
+                        "message": f"{type(err).__name__}: {err}", "events": 0,
+                        "wall_time": math.nan} for run, params in chunk]
+            for row in got:
+                rows[row["run"]] = row
+                sink.write(row)
+
+
+def sweep_command(args) -> int:
+    """The ``mdae-fmu sweep`` command."""
+    outputs = None
+    if args.output_var:
+        outputs = [v.strip() for part in args.output_var for v in part.split(",") if v.strip()]
+    try:
+        res = sweep(args.model, args.param or [], outputs=outputs, samples=args.samples,
+                    seed=args.seed, stop_time=args.stop_time, output=args.output,
+                    resume=args.resume, scheduler=args.scheduler, n_workers=args.workers,
+                    event_values=args.event_values, progress=sys.stderr.isatty(),
+                    serial=args.serial, output_interval=args.output_interval)
+    except MdaeError as err:
+        print(str(err), file=sys.stderr)
+        return err.exit_code
+    n_failed = len(res.failed)
+    rate = res.computed / res.seconds if res.seconds > 0 else float("nan")
+    print(f"{len(res)} runs ({res.computed} computed now, {len(res) - res.computed} resumed), "
+          f"{n_failed} failed; {res.seconds:.2f} s, {rate:.1f} runs/s")
+    for r in res.failed[:10]:
+        print(f"  run {r['run']}: {r['message']}")
+    if args.output:
+        print(f"wrote {args.output}")
+    return EXIT_OK if not n_failed else EXIT_REJECTED
+
+
+def add_parser(sub) -> None:
+    """Register ``sweep`` on the CLI's subparsers."""
+    s = sub.add_parser("sweep", help="run one FMU over many parameter sets on Dask")
+    s.add_argument("model", help="a model file or an .fmu (built once, shipped to workers)")
+    s.add_argument("--param", action="append", metavar="NAME=SPEC",
+                   help="START:STOP:COUNT grid, V1,V2,... list, uniform(A,B) or "
+                   "normal(MU,SIGMA) (random, --samples draws); repeat for more parameters")
+    s.add_argument("--samples", type=int, default=None, help="draws of the random parameters")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random draws (default 0)")
+    s.add_argument("--output-var", action="append", metavar="NAMES",
+                   help="variables to record (default: outputs and states)")
+    s.add_argument("--event-values", type=int, default=2, metavar="K",
+                   help="record each variable's left/right values at the first K events "
+                   "(default 2)")
+    s.add_argument("--stop-time", type=float, default=None)
+    s.add_argument("--output-interval", type=float, default=None,
+                   help="FMPy's output grid (default: the whole run; event rows are always "
+                   "recorded)")
+    s.add_argument("-o", "--output", metavar="OUT.parquet|OUT.csv",
+                   help="stream the rows to this file")
+    s.add_argument("--resume", action="store_true",
+                   help="keep the runs already in --output and compute only the missing ones")
+    dask_tasks.add_cluster_options(s)
+    s.add_argument("--serial", action="store_true",
+                   help="run in this process with FMPy, without Dask (baseline)")
+
+
+__all__ = ["sweep", "SweepResult", "ParamSpec", "parse_param", "make_cases", "run_case",
+           "sweep_command", "add_parser"]
