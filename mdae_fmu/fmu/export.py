@@ -30,9 +30,9 @@ from .package import build_description, write_fmu
 
 GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
 # above this many blocks the straight-line schedule files are compiled with -O1: gcc's -O2
-# costs about twice as much per statement there for little run-time gain (benchmark table in
-# docs/fmi-mapping.md)
-LARGE_SCHEDULE_BLOCKS = 5000
+# costs 25-40 % more there and the simulation is no faster, its time being the integrator's
+# linear algebra (benchmarks/optlevel_bench.py; table and rule in docs/fmi-mapping.md)
+LARGE_SCHEDULE_BLOCKS = 1000
 PLATFORM = "linux64"
 
 
