@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from .modes.explore import Automaton
+from .output import atomic_output, write_text
 from .modes.runs import eq_label
 
 
@@ -61,18 +62,20 @@ def automaton_to_dot(a: Automaton, max_label: int = 60) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_dot(a: Automaton, path: str | Path) -> Path | None:
+def write_dot(a: Automaton, path: str | Path, inputs=()) -> Path | None:
     """Write ``path`` (DOT) and, when the ``dot`` program is installed, ``path`` with suffix
-    ``.png``; returns the PNG path or None."""
+    ``.png``; returns the PNG path or None. Both are written atomically
+    (`mdae_fmu.output.atomic_output`); ``inputs``: files they must not replace."""
     path = Path(path)
-    path.write_text(automaton_to_dot(a))
+    write_text(path, automaton_to_dot(a), inputs)
     exe = shutil.which("dot")
     if exe is None:
         return None
     png = path.with_suffix(".png")
     try:
-        subprocess.run([exe, "-Tpng", str(path), "-o", str(png)], check=True,
-                       capture_output=True, timeout=60)
+        with atomic_output(png, inputs) as partial:
+            subprocess.run([exe, "-Tpng", str(path), "-o", str(partial)], check=True,
+                           capture_output=True, timeout=60)
     except (subprocess.SubprocessError, OSError):
         return None
     return png

@@ -1,17 +1,22 @@
 """The ``mdae-fmu`` command: analyze, export, simulate (ARCHITECTURE.md, command line).
 
-Exit codes: 0 ok, 1 the model is rejected by the analysis, 2 the input cannot be read.
-User errors are printed as one diagnostic, never as a Python traceback.
+Exit codes: 0 ok, 1 the model is rejected by the analysis, 2 the input cannot be read or an
+output cannot be written, 3 internal error (an unexpected exception: a bug of mdae-fmu),
+130/143 interrupted by SIGINT/SIGTERM (temporary files removed, `mdae_fmu.output`). User
+errors are printed as one diagnostic, never as a Python traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
-from .diagnostics import EXIT_INPUT, EXIT_OK, MdaeError
+from .diagnostics import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM,
+                          MdaeError)
+from .output import Interrupted, check_writable, os_reason, signals_raise
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,18 +37,22 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default="me")
     e.add_argument("--start-time", type=float, default=None,
-                   help="DefaultExperiment startTime (default 0)")
+                   help="DefaultExperiment startTime (default: the model's experiment "
+                   "annotation, else 0)")
     e.add_argument("--stop-time", type=float, default=None,
-                   help="DefaultExperiment stopTime (default 1)")
+                   help="DefaultExperiment stopTime (default: the annotation, else start + 1)")
     e.add_argument("--tolerance", type=float, default=None,
                    help="DefaultExperiment tolerance, also the CS integrator's relative "
-                   "tolerance when the host gives none (default 1e-6)")
+                   "tolerance when the host gives none (default: the annotation, else 1e-6)")
     e.add_argument("--step-size", type=float, default=None,
-                   help="DefaultExperiment stepSize (default (stop - start)/500)")
+                   help="DefaultExperiment stepSize (default: the annotation's Interval, else "
+                   "(stop - start)/500)")
 
     s = sub.add_parser("simulate", help="export if needed, then simulate with FMPy")
     s.add_argument("model", help="a model file or an .fmu")
-    s.add_argument("--stop-time", type=float, default=None)
+    s.add_argument("--stop-time", type=float, default=None,
+                   help="default: the FMU's DefaultExperiment (the model's experiment "
+                   "annotation)")
     s.add_argument("--csv", metavar="OUT", help="write the result as CSV")
     s.add_argument("--plot", metavar="OUT.png", help="plot the result")
 
@@ -66,6 +75,8 @@ def _analysis_options(p: argparse.ArgumentParser) -> None:
 def _analyze(args) -> int:
     from . import api
     from .analysis import analyze, render_json, render_text
+    if args.dot:                    # before the analysis (mdae_fmu.output)
+        check_writable(args.dot, [args.model])
     from .progress import Progress
     progress = Progress("analyze")
     progress("import")
@@ -82,7 +93,7 @@ def _analyze(args) -> int:
                   "were explored", file=sys.stderr)
         else:
             from .automaton_dot import write_dot
-            png = write_dot(result.automaton, args.dot)
+            png = write_dot(result.automaton, args.dot, [args.model])
             print(f"wrote {args.dot}" + (f" and {png}" if png else ""), file=sys.stderr)
     return result.exit_code
 
@@ -117,16 +128,42 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"analyze": _analyze, "export": _export, "simulate": _simulate,
                "compare": comparison.compare_command, "regress": regression.regress_command,
                "sweep": sweeps.sweep_command}[args.command]
-    try:
-        return handler(args)
-    except MdaeError as err:
-        print(str(err), file=sys.stderr)
-        return err.exit_code
-    except (OSError, UnicodeDecodeError) as err:
-        print(f"{getattr(args, 'model', '')}: cannot read: {err}", file=sys.stderr)
-        return EXIT_INPUT
-    except KeyboardInterrupt:
-        return 130
+    with signals_raise():
+        try:
+            return handler(args)
+        except MdaeError as err:
+            print(str(err), file=sys.stderr)
+            return err.exit_code
+        except UnicodeDecodeError as err:
+            print(f"{getattr(args, 'model', '')}: cannot read: {err}", file=sys.stderr)
+            return EXIT_INPUT
+        except OSError as err:
+            print(f"mdae-fmu: {err.filename or ''}: {os_reason(err)}".replace(": : ", ": "),
+                  file=sys.stderr)
+            return EXIT_INPUT
+        except (KeyboardInterrupt, Interrupted) as err:
+            term = isinstance(err, Interrupted) and err.signum == signal.SIGTERM
+            print(f"mdae-fmu: {'terminated' if term else 'interrupted'}", file=sys.stderr)
+            return EXIT_SIGTERM if term else EXIT_SIGINT
+        except Exception as err:  # noqa: BLE001 - the catch-all of the command line
+            return _internal_error(err)
+
+
+def _internal_error(err: BaseException) -> int:
+    """An unexpected exception: one message saying it is a bug of mdae-fmu (exit 3, never 1,
+    which means "model rejected"); the traceback only with MDAE_FMU_TRACEBACK=1."""
+    import os
+    if isinstance(err, MemoryError):
+        what = "out of memory"
+    else:
+        what = f"{type(err).__name__}: {str(err)[:500]}"
+    print(f"mdae-fmu: internal error ({what}). This is a bug of mdae-fmu, not a problem "
+          "found in the model; set MDAE_FMU_TRACEBACK=1 to see where it happened.",
+          file=sys.stderr)
+    if os.environ.get("MDAE_FMU_TRACEBACK") == "1":
+        import traceback
+        traceback.print_exception(err)
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

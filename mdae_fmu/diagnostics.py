@@ -6,6 +6,9 @@
 * `ModelRejected` (exit 1): the model was read but the analysis rejects it (structurally
   singular mode, missing restart equation...). Its text names the mode or mode change, the
   equations with their source lines, and the variables involved.
+* exit 3: any other exception, reported by the command line as an internal error (a bug of
+  mdae-fmu), so that it cannot be mistaken for a rejection; 130 and 143 after SIGINT and
+  SIGTERM.
 """
 
 from __future__ import annotations
@@ -15,6 +18,11 @@ from dataclasses import dataclass
 EXIT_OK = 0
 EXIT_REJECTED = 1
 EXIT_INPUT = 2
+#: An unexpected exception: a bug of mdae-fmu, not a problem of the model (docs, README).
+EXIT_INTERNAL = 3
+#: Interrupted by SIGINT (128 + 2) or SIGTERM (128 + 15), the shell's convention.
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
 
 
 @dataclass(frozen=True, slots=True)

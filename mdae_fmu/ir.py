@@ -51,6 +51,9 @@ class Variable:
     description: str | None = None
     binding: E.Expr | None = None
     loc: SourceLoc | None = field(default=None, compare=False)
+    #: the enumeration type of an Integer that holds an enumeration value (its literal's
+    #: position, from 1); the type is one of `Model.enumerations`
+    declared_type: str | None = None
 
     @property
     def is_unknown(self) -> bool:
@@ -135,6 +138,10 @@ class GuardInfo:
     kind: GuardKind
 
 
+#: The arguments of the ``experiment`` annotation the importers keep (Modelica 3.6 §18.4).
+EXPERIMENT_KEYS = ("StartTime", "StopTime", "Tolerance", "Interval")
+
+
 @dataclass(frozen=True)
 class Model:
     name: str
@@ -144,8 +151,14 @@ class Model:
     whens: tuple[WhenClause, ...] = ()
     assertions: tuple[Assertion, ...] = ()
     source: str | None = field(default=None, compare=False)
+    #: the ``experiment`` annotation: ``(("StartTime", 0.0), ("StopTime", 10.0), ...)``, keys
+    #: among EXPERIMENT_KEYS, in that order (docs/importers.md, "Annotations")
+    experiment: tuple[tuple[str, float], ...] = ()
     #: user functions the equations call (`mdae_fmu.functions.Function`), in source order
     functions: tuple = ()
+    #: enumeration types: ((name, ((literal, description or None), ...)), ...), exported
+    #: as FMI 2.0 <Enumeration> TypeDefinitions
+    enumerations: tuple = ()
 
     @cached_property
     def var_index(self) -> dict[str, int]:
@@ -183,8 +196,11 @@ class Model:
                                      "actions": [_action_to_json(a) for a in b.actions]}
                                     for b in w.branches]} for w in self.whens],
             "assertions": [_action_to_json(a) for a in self.assertions],
+            "experiment": dict(self.experiment),
             **({"functions": [function_to_json(f) for f in self.functions]}
                if self.functions else {}),
+            **({"enumerations": [[n, [list(l) for l in lits]] for n, lits in self.enumerations]}
+               if self.enumerations else {}),
         }
 
     def dumps(self) -> str:
@@ -202,7 +218,11 @@ class Model:
                            tuple(_action_from_json(a) for a in b["actions"]), _loc(b.get("loc")))
                 for b in w["branches"]), _loc(w.get("loc"))) for w in j["whens"]),
             assertions=tuple(_action_from_json(a) for a in j["assertions"]),
+            experiment=tuple((k, float(j["experiment"][k])) for k in EXPERIMENT_KEYS
+                             if k in j.get("experiment", {})),
             functions=tuple(function_from_json(f) for f in j.get("functions", ())),
+            enumerations=tuple((n, tuple(tuple(l) for l in lits))
+                               for n, lits in j.get("enumerations", ())),
         )
 
 
@@ -210,7 +230,7 @@ class Model:
 
 _EXPR_ATTRS = ("start", "nominal", "min", "max", "binding")
 _PLAIN_ATTRS = ("type", "variability", "causality", "fixed", "unit", "display_unit",
-                "state_select", "description")
+                "state_select", "description", "declared_type")
 
 
 def _loc_json(loc: SourceLoc | None):
@@ -234,7 +254,7 @@ def _variable_to_json(v: Variable) -> dict:
 
 
 def _variable_from_json(d: dict) -> Variable:
-    kw = {a: d[a] for a in _PLAIN_ATTRS}
+    kw = {a: d.get(a) for a in _PLAIN_ATTRS}
     kw.update({a: _opt_expr(d[a]) for a in _EXPR_ATTRS})
     return Variable(name=d["name"], loc=_loc(d.get("loc")), **kw)
 

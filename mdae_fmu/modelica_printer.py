@@ -158,7 +158,12 @@ def _declaration(v: Variable) -> str:
         words.append("discrete")
     if v.causality in ("input", "output"):
         words.append(v.causality)
-    words.append(v.type)
+    if v.declared_type is None:
+        words.append(v.type)
+    elif v.declared_type.startswith("enumeration("):      # OpenModelica's inline form
+        words.append(v.declared_type.replace(",", ", "))
+    else:
+        words.append(print_name(v.declared_type))
     words.append(print_name(v.name))
     mods = []
     for attr, key in (("start", "start"), ("fixed", "fixed"), ("nominal", "nominal"),
@@ -336,6 +341,11 @@ def print_model(model: Model) -> str:
     name = print_name(model.name)
     lines = [print_function(f) for f in model.functions] + _output_wrappers(model)
     lines.append(f"class {name}")
+    for ename, literals in model.enumerations:
+        if not ename.startswith("enumeration("):
+            lits = ", ".join(print_name(lit) + ("" if d is None else " " + print_string(d))
+                             for lit, d in literals)
+            lines.append(f"  type {print_name(ename)} = enumeration({lits});")
     lines += ["  " + _declaration(v) for v in model.variables]
     if model.equations or model.whens or model.assertions:
         lines.append("equation")
@@ -352,6 +362,9 @@ def print_model(model: Model) -> str:
         lines.append("initial equation")
         lines += _guarded(model.initial_equations, lambda e: e.guard,
                           lambda e: print_equation_body(e.residual) + ";", "  ")
+    if model.experiment:
+        args = ", ".join(f"{k} = {v!r}" for k, v in model.experiment)
+        lines.append(f"  annotation(experiment({args}));")
     lines.append(f"end {name};")
     return "\n".join(lines) + "\n"
 

@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError
+from .output import atomic_output, check_writable, writing
 
 MAX_PLOTTED = 12
 
@@ -28,8 +29,8 @@ class SimulationFailed(MdaeError):
 def _export_model(path: Path, out_dir: Path, stop_time: float | None = None,
                   progress: bool | None = None) -> Path:
     """Read and export a model file into ``out_dir`` (the exporter is imported lazily); the
-    FMU's DefaultExperiment stopTime is ``stop_time`` when given; ``progress=False``: no
-    stage messages."""
+    FMU's DefaultExperiment is the model's experiment annotation, its stopTime ``stop_time``
+    when given; ``progress=False``: no stage messages."""
     from . import api
     model = api.load(path)
     stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in (model.name or path.stem))
@@ -69,18 +70,47 @@ def _recorded_variables(md) -> list[str]:
     return chosen
 
 
-def write_csv(result, path: str | Path) -> None:
-    """CSV with header ``time,<variables...>`` (names quoted only when needed)."""
-    with open(path, "w", newline="") as fh:
-        w = _csv.writer(fh)
-        names = list(result.dtype.names)
-        w.writerow(names)
-        for row in result:
-            w.writerow([repr(float(v)) for v in row])
+#: Most output rows `run_simulation` asks for (the DefaultExperiment's stepSize is doubled
+#: until the horizon has at most this many intervals).
+MAX_OUTPUT_INTERVALS = 100_000
 
 
-def write_plot(result, path: str | Path, title: str) -> None:
-    """One subplot per variable (at most MAX_PLOTTED), PNG via the Agg backend."""
+def _output_interval(md, stop_time: float | None) -> float | None:
+    """The output interval: the FMU's DefaultExperiment stepSize (FMPy uses it only for
+    Co-Simulation, and its own choice for Model Exchange), None without one. FMPy takes
+    start time, stop time and tolerance from the DefaultExperiment itself."""
+    de = md.defaultExperiment
+    if de is None or de.stepSize is None:
+        return None
+    step = float(de.stepSize)
+    start = float(de.startTime) if de.startTime is not None else 0.0
+    stop = stop_time if stop_time is not None else (
+        float(de.stopTime) if de.stopTime is not None else start + 1.0)
+    if not (step > 0 and stop > start):
+        return None
+    while (stop - start) / step > MAX_OUTPUT_INTERVALS:
+        step *= 2
+    return step
+
+
+def write_csv(result, path: str | Path, inputs=()) -> None:
+    """CSV with header ``time,<variables...>`` (names quoted only when needed), written
+    atomically (`mdae_fmu.output.atomic_output`); ``inputs``: files it must not replace."""
+    def write():
+        with open(partial, "w", newline="") as fh:
+            w = _csv.writer(fh)
+            names = list(result.dtype.names)
+            w.writerow(names)
+            for row in result:
+                w.writerow([repr(float(v)) for v in row])
+
+    with atomic_output(path, inputs) as partial:
+        writing(partial, path, write)
+
+
+def write_plot(result, path: str | Path, title: str, inputs=()) -> None:
+    """One subplot per variable (at most MAX_PLOTTED), PNG via the Agg backend, written
+    atomically (`mdae_fmu.output.atomic_output`)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -97,8 +127,11 @@ def write_plot(result, path: str | Path, title: str) -> None:
     axes[-1, 0].set_xlabel("time")
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        with atomic_output(path, inputs) as partial:
+            writing(partial, path, lambda: fig.savefig(partial, dpi=100, format="png"))
+    finally:
+        plt.close(fig)
 
 
 def _summary(name: str, result) -> str:
@@ -137,6 +170,9 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
         raise InputError(f"{src}: no such file")
     if stop_time is not None and not (math.isfinite(stop_time) and stop_time > 0):
         raise InputError(f"--stop-time must be a positive number, got {stop_time}")
+    for out in (csv, plot):         # before the export and the simulation (mdae_fmu.output)
+        if out:
+            check_writable(out, [src])
     from fmpy import simulate_fmu
     with tempfile.TemporaryDirectory(prefix="mdae_sim_") as tmp:
         fmu = src if src.suffix.lower() == ".fmu" else _export_model(src, Path(tmp), stop_time)
@@ -147,15 +183,16 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
         log = _FmuLog()
         try:
             result = simulate_fmu(str(fmu), fmi_type=fmi_type, stop_time=stop_time,
+                                  output_interval=_output_interval(md, stop_time),
                                   output=_recorded_variables(md), record_events=True,
                                   logger=log)
         except Exception as err:   # FMPy reports FMI and solver failures as exceptions
             detail = "".join(f"\n  {m}" for m in log.messages[-5:])
             raise SimulationFailed(f"{src}: simulation failed: {err}{detail}") from None
     if csv:
-        write_csv(result, csv)
+        write_csv(result, csv, [src])
     if plot:
-        write_plot(result, plot, md.modelName)
+        write_plot(result, plot, md.modelName, [src])
     return md.modelName, result
 
 

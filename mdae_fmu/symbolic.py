@@ -188,6 +188,9 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
             return args[1]
         if f == "homotopy":
             return args[0]
+        if f == "semiLinear":       # Modelica 3.6 §3.7.4.5, continuous: no event
+            x = args[0]
+            return sp.Piecewise((args[1] * x, x >= 0), (args[2] * x, True))
         if f in _OPAQUE:
             return _OPAQUE[f](*args)
         if t.functions is not None and f not in E.BUILTIN_FUNCTIONS:

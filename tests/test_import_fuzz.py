@@ -1,7 +1,10 @@
 """Property-based robustness of both importers (hypothesis): mutated reference models (tokens
-deleted, duplicated, swapped; truncated; random bytes injected) either import or raise
-`InputError`; never another exception (no traceback reaches a user). Every reference model is
-fuzzed, in its flat Modelica form and in its shipped XML form (a few examples each)."""
+deleted, duplicated, swapped; truncated; random bytes injected; numbers, parameter bindings and
+start values replaced by values no double or FMI Integer holds) either import or raise
+`InputError`; never another exception (no traceback reaches a user), and an imported model
+holds finite values only. Every reference model is fuzzed, in its flat Modelica form and in
+its shipped XML form (a few examples each). The same mutations through analyze and export:
+tests/test_export_fuzz.py and benchmarks/fuzz_export.py."""
 
 from __future__ import annotations
 
@@ -77,6 +80,50 @@ def mutated(draw, data: bytes):
     return b"".join(toks)
 
 
+_NUMBER = re.compile(rb"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?")
+_BINDING = re.compile(rb"(parameter (?:Real|Integer|Boolean) [\w.']+(?:\([^)]*\))? = )([^;\"]+)")
+_START = re.compile(rb"(start = )([^,)]+)")
+#: literals no double or FMI Integer holds, and expressions without a finite value
+BAD_LITERALS = [b"1e400", b"1e-400", b"2147483648", b"99999999999", b"9" * 5000, b"1e308",
+                b"0", b"0.0", b"4.9e-324"]
+BAD_EXPRESSIONS = [b"1/0", b"0.0/0.0", b"sqrt(-1)", b"log(0)", b"10^100000", b"2^1000000",
+                   b"exp(1000)", b"asin(2)", b"(-8)^(1/3)", b"mod(1, 0)", b"1e300*1e300",
+                   b"2147483647 + 1", b"integer(1e300)", b"x/0", b"sqrt(2)", b"2^31"]
+
+
+@st.composite
+def value_mutated(draw, data: bytes):
+    """One to three numbers, parameter bindings or start values replaced by values that a
+    double or an FMI Integer cannot hold (or harmless ones)."""
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["literal", "binding", "start"]))
+        pattern = {"literal": _NUMBER, "binding": _BINDING, "start": _START}[kind]
+        spots = list(pattern.finditer(data))
+        if not spots:
+            continue
+        m = spots[draw(st.integers(0, len(spots) - 1))]
+        if kind == "literal":
+            data = data[:m.start()] + draw(st.sampled_from(BAD_LITERALS)) + data[m.end():]
+        else:
+            data = data[:m.start(2)] + draw(st.sampled_from(BAD_EXPRESSIONS)) + data[m.end(2):]
+    return data
+
+
+def _finite_values(m: Model):
+    """Every literal of an imported model is a finite double, every Integer parameter and
+    start value fits 32 bits, and no parameter evaluates to a non-finite value."""
+    from mdae_fmu import expr as E
+    from mdae_fmu.importers import values
+    exprs = [eq.residual for eq in m.equations + m.initial_equations]
+    exprs += [getattr(v, a) for v in m.variables
+              for a in ("start", "binding", "nominal", "min", "max") if getattr(v, a) is not None]
+    for e in exprs:
+        for node in E.walk(e):
+            if type(node) is E.Const and type(node.value) is not bool:
+                assert abs(node.value) <= 1.7976931348623157e308
+    assert values.check_model(m.variables) == []
+
+
 def _import_modelica(data: bytes):
     return parse_modelica(decode_source(data, "fuzz.mo"), "fuzz.mo")
 
@@ -115,6 +162,23 @@ def test_mutated_modelica_imports_or_raises_input_error(name, data):
         _check_message(err)                # renders (file:line:col, caret) without failing
         return
     assert isinstance(m, Model)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+@settings(max_examples=max(3, EXAMPLES // 2), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_value_mutated_modelica_imports_finite_or_raises_input_error(name, data):
+    """Extreme literals, bindings and start values: a located `InputError`, or a model whose
+    values all fit (never a traceback, never inf or a wrapped Integer later)."""
+    mutant = data.draw(value_mutated(SOURCES[name]))
+    try:
+        m = _import_modelica(mutant)
+    except InputError as err:
+        _check_message(err)
+        assert err.loc is not None and err.loc.line >= 1, str(err)
+        return
+    _finite_values(m)
 
 
 @pytest.mark.parametrize("name", sorted(XML_SOURCES))

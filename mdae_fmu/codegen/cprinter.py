@@ -177,14 +177,23 @@ class SlotPrinter:
 def _number(n) -> str:
     if n.is_Integer:
         v = int(n)
-        return f"{v}.0" if abs(v) < 2 ** 53 else repr(float(v))
+        if abs(v) < 2 ** 53:
+            return f"{v}.0"
+        if abs(v) > 1.7976931348623157e308:
+            raise ValueError(f"a constant of the model folds to an integer of "
+                             f"{v.bit_length()} bits, too large for a double")
+        return repr(float(v))
     if n.is_Rational:
         return f"({int(n.p)}.0/{int(n.q)}.0)"
-    v = float(n)
-    if v != v:
-        return "(0.0/0.0)"
-    if v in (float("inf"), float("-inf")):
-        return "(1.0/0.0)" if v > 0 else "(-1.0/0.0)"
+    try:
+        v = float(n)
+    except (TypeError, OverflowError):
+        v = float("nan")
+    if v != v or v in (float("inf"), float("-inf")):
+        # constants of the model folded by sympy (1e300 * x * 1e300): the importer refuses
+        # non-finite constant sub-expressions (importers/values.py), this catches the rest
+        raise ValueError(f"a constant of the model folds to {n}, which is not a finite "
+                         "double")
     return repr(v) if v >= 0 else f"({v!r})"
 
 

@@ -66,12 +66,15 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
     # biggest files first: better load balance
     order = sorted(c_files, key=lambda n: -(src_dir / n).stat().st_size)
     objs = {}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         futures = {pool.submit(one, n): n for n in order}
         for f in as_completed(futures):
             objs[futures[f]] = f.result()
             if progress is not None:
                 progress(len(objs), len(order))
+    finally:        # on an error or an interrupt, the files not started are not compiled
+        pool.shutdown(wait=True, cancel_futures=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [cc, "-shared", "-o", str(out.resolve()), *[objs[n] for n in sorted(c_files)],
            *link_args, "-lm"]

@@ -19,14 +19,16 @@ from ..ir import Model
 from ..codegen.emit import generate_sources
 from ..codegen.events import plan_events
 from ..codegen.initialization import plan_initialization
-from ..codegen.plan import compile_model
+from ..codegen.plan import compile_model, fmi_name
 from ..codegen.restarts import with_transient_restarts
 from .build import compile_shared_library
 from .cosim import (check_fmi_type, configure_sources, offers_cs, sundials_compile_flags,
                     sundials_link_args)
 from .dependencies import model_structure
-from .model_description import build_model_description, resolve_default_experiment
-from .package import build_description, write_fmu
+from .model_description import (build_model_description, merge_default_experiment,
+                                resolve_default_experiment)
+from ..output import atomic_output, writing
+from .package import build_description, write_zip
 
 GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
 # above this many blocks the straight-line schedule files are compiled with -O1: gcc's -O2
@@ -54,7 +56,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
 
     ``fmi_type``: ``"me"`` (Model Exchange), ``"cs"`` (Co-Simulation with embedded CVODE,
     docs/cosimulation.md) or ``"both"``. ``default_experiment``:
-    ``{"startTime", "stopTime", "tolerance", "stepSize"}``, each optional (defaults:
+    ``{"startTime", "stopTime", "tolerance", "stepSize"}``, each optional, overriding the
+    model's experiment annotation (defaults:
     `mdae_fmu.fmu.model_description.DEFAULT_EXPERIMENT`); its tolerance is also the CS
     integrator's tolerance when the host gives none.
 
@@ -67,17 +70,31 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     (stage names on a terminal), or False for silence.
     """
     check_fmi_type(fmi_type)
-    default_experiment = resolve_default_experiment(default_experiment)
-    link_args = sundials_link_args() if offers_cs(fmi_type) else ()
+    default_experiment = resolve_default_experiment(
+        merge_default_experiment(model.experiment, default_experiment))
     progress = as_progress(progress, "export")
     path = Path(path)
-    if analysis is None:
-        from ..analysis import analyze
-        analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
-                           progress=progress)
-    elif analysis.model_name != model.name:
+    if analysis is not None and analysis.model_name != model.name:
         raise ValueError(f"the analysis is of model {analysis.model_name}, not {model.name}")
-    analysis.raise_if_rejected()
+    # the destination is checked, and a temporary file reserved next to it, before any work;
+    # the FMU replaces the destination only once complete (mdae_fmu.output)
+    with atomic_output(path, (model.source,), make_parents=True) as partial:
+        if analysis is None:
+            from ..analysis import analyze
+            analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
+                               progress=progress)
+        analysis.raise_if_rejected()
+        entries = fmu_entries(model, fmi_type, default_experiment, analysis, progress)
+        writing(partial, path, lambda: write_zip(partial, entries))
+    progress("done")
+    return path
+
+
+def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
+                progress: Progress) -> dict[str, bytes]:
+    """The files of the FMU of ``model`` (archive name -> bytes) from its accepted
+    ``analysis``: planning, C sources, model description, gcc (parameters: `export`)."""
+    link_args = sundials_link_args() if offers_cs(fmi_type) else ()
     report, automaton = analysis.modes, analysis.automaton
     progress("code generation: plan")
     multimode = None
@@ -115,8 +132,13 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
     sources = configure_sources(sources, fmi_type, default_experiment["tolerance"])
     c_files = sorted(n for n in sources if n.endswith(".c"))
-    md = build_model_description(cm, nz, GUID_PLACEHOLDER, c_files, default_experiment,
-                                 fmi_type=fmi_type, structure=structure)
+    md = build_model_description(
+        cm, nz, GUID_PLACEHOLDER, c_files, default_experiment, fmi_type=fmi_type,
+        structure=structure, enumerations=model.enumerations,
+        declared_types={fmi_name(v.name): v.declared_type for v in model.variables
+                        if v.declared_type},
+        display_units={fmi_name(v.name): v.display_unit for v in model.variables
+                       if v.display_unit})
     guid = content_guid([md] + [n.encode() + b"\0" + sources[n].encode()
                                 for n in sorted(sources)])
     md = md.replace(GUID_PLACEHOLDER.encode(), guid.encode())
@@ -143,6 +165,4 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
                                                                  offers_cs(fmi_type))}
     for name, text in sources.items():
         entries[f"sources/{name}"] = text.encode("utf-8")
-    write_fmu(path, entries)
-    progress("done")
-    return path
+    return entries

@@ -8,8 +8,9 @@ re-initializes, ModelStructure with Outputs (one per output), Derivatives (defin
 vector), InitialUnknowns (outputs and derivatives and states with initial approx/calculated,
 calculated parameters; sorted by index), all with ``dependencies`` (`mdae_fmu.fmu.dependencies`:
 states and inputs for Outputs and Derivatives, inputs and ``initial="exact"`` variables for
-InitialUnknowns), and a DefaultExperiment (`resolve_default_experiment`). No generation date:
-the same model gives the same bytes.
+InitialUnknowns), and a DefaultExperiment (the model's experiment annotation overridden by the
+command line, `merge_default_experiment`, completed by `resolve_default_experiment`). No
+generation date: the same model gives the same bytes.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from ..version import __version__
 from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure
+from .units import BASE, base_unit, display_unit
 
-# A model without an experiment annotation (the importers do not keep annotations) gets the
-# defaults OpenModelica uses for such a model: 0 .. 1 s, tolerance 1e-6, 500 intervals.
+# A model without an experiment annotation gets the defaults OpenModelica uses for such a
+# model: 0 .. 1 s, tolerance 1e-6, 500 intervals.
 DEFAULT_EXPERIMENT = {"startTime": 0.0, "stopTime": 1.0, "tolerance": 1e-6}
 DEFAULT_INTERVALS = 500
 
@@ -39,12 +41,44 @@ LOG_CATEGORIES = (
 )
 
 
+def xml_text(text: str) -> str:
+    """``text`` (a description or a unit from the model) with the characters XML 1.0 cannot
+    hold (control characters other than tab, newline and carriage return; U+FFFE, U+FFFF)
+    written as backslash escapes ``\\xHH``/``\\uHHHH``, like names (`fmi_name`)."""
+    if all(" " <= c < "\ufffe" or c in "\t\n\r" for c in text):
+        return text
+    return "".join(c if " " <= c < "\ufffe" or c in "\t\n\r" or c > "\uffff"
+                   else (f"\\x{ord(c):02x}" if c < " " else f"\\u{ord(c):04x}")
+                   for c in text)
+
+
 def _fmt(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
         return str(v)
     return repr(float(v))
+
+
+#: experiment annotation argument -> DefaultExperiment attribute
+ANNOTATION_KEYS = {"StartTime": "startTime", "StopTime": "stopTime", "Tolerance": "tolerance",
+                   "Interval": "stepSize"}
+
+
+def merge_default_experiment(annotation, given: dict | None = None) -> dict:
+    """The DefaultExperiment values of a model: those of its ``experiment`` annotation
+    (`mdae_fmu.ir.Model.experiment`), each overridden by a non-None value of ``given``
+    (the command line's --start-time, --stop-time, --tolerance, --step-size). Without a stop
+    time, a start time given alone ends one second later. `resolve_default_experiment`
+    completes and checks the result."""
+    de = {ANNOTATION_KEYS[k]: v for k, v in annotation}
+    de.update({k: v for k, v in (given or {}).items() if v is not None})
+    if "stopTime" not in de and "startTime" in de:
+        try:
+            de["stopTime"] = float(de["startTime"]) + 1.0
+        except (TypeError, ValueError):
+            pass
+    return de
 
 
 def resolve_default_experiment(given: dict | None = None) -> dict:
@@ -80,11 +114,26 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                             source_files: list[str],
                             default_experiment: dict | None = None,
                             fmi_type: str = "me",
-                            structure: Structure | None = None) -> bytes:
+                            structure: Structure | None = None,
+                            enumerations: tuple = (),
+                            declared_types: dict | None = None,
+                            display_units: dict | None = None) -> bytes:
     """The XML bytes (UTF-8, declaration included) of the model description.
     ``fmi_type`` ("me", "cs", "both") selects the ModelExchange/CoSimulation elements;
     ``default_experiment`` is completed by `resolve_default_experiment`; ``structure``: the
-    ModelStructure dependencies (computed from ``cm``'s single schedule when None)."""
+    ModelStructure dependencies (computed from ``cm``'s single schedule when None).
+    ``enumerations`` (`ir.Model.enumerations`) become <Enumeration> TypeDefinitions and the
+    Integer variables named in ``declared_types`` (FMI name -> type name) <Enumeration>
+    variables of that type (FMI 2.0 §2.2.3, §2.2.7; accessed with fmi2Get/SetInteger).
+    ``display_units`` (FMI name -> display unit) become <DisplayUnit>s of the variables'
+    units where both units read in SI symbols with the same dimensions (`display_unit`)."""
+    declared_types = declared_types or {}
+    display_units = display_units or {}
+    shown = {}                  # FMI name -> its display unit, when it can be converted
+    for v in cm.variables:
+        du = display_units.get(v.name)
+        if v.unit and du and du != v.unit and display_unit(v.unit, du) is not None:
+            shown[v.name] = du
     if structure is None:
         structure = model_structure(cm, [cm.blocks])
     root = etree.Element("fmiModelDescription")
@@ -92,7 +141,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     root.set("modelName", fmi_name(cm.name))
     root.set("guid", guid)
     if cm.description:
-        root.set("description", cm.description)
+        root.set("description", xml_text(cm.description))
     root.set("generationTool", f"mdae_fmu {__version__}")
     root.set("variableNamingConvention", "flat")
     root.set("numberOfEventIndicators", str(number_of_event_indicators))
@@ -108,11 +157,44 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     if fmi_type in ("cs", "both"):
         _co_simulation(root, cm.identifier, source_files)
 
-    units = sorted({v.unit for v in cm.variables if v.unit})
+    units = sorted({xml_text(v.unit) for v in cm.variables if v.unit})
     if units:
         ud = etree.SubElement(root, "UnitDefinitions")
         for u in units:
-            etree.SubElement(ud, "Unit").set("name", u)
+            unit = etree.SubElement(ud, "Unit")
+            unit.set("name", u)
+            base = base_unit(u)            # known SI symbols: <BaseUnit> (FMI 2.0 §2.2.2)
+            if base is not None:
+                bu = etree.SubElement(unit, "BaseUnit")
+                for name, exponent in zip(BASE, base.exponents):
+                    if exponent:
+                        bu.set(name, str(exponent))
+                if base.factor != 1.0:
+                    bu.set("factor", repr(float(base.factor)))
+                if base.offset:
+                    bu.set("offset", repr(float(base.offset)))
+            for du in sorted({shown[v.name] for v in cm.variables
+                              if v.name in shown and xml_text(v.unit) == u}):
+                factor, offset = display_unit(u, du)
+                d = etree.SubElement(unit, "DisplayUnit")
+                d.set("name", xml_text(du))
+                if factor != 1.0:
+                    d.set("factor", repr(float(factor)))
+                if offset:
+                    d.set("offset", repr(float(offset)))
+
+    if enumerations:
+        td = etree.SubElement(root, "TypeDefinitions")
+        for name, literals in enumerations:
+            st = etree.SubElement(td, "SimpleType")
+            st.set("name", xml_text(name))
+            en = etree.SubElement(st, "Enumeration")
+            for k, (lit, desc) in enumerate(literals, start=1):
+                item = etree.SubElement(en, "Item")
+                item.set("name", xml_text(lit))
+                item.set("value", str(k))
+                if desc:
+                    item.set("description", xml_text(desc))
 
     lc = etree.SubElement(root, "LogCategories")
     for name, desc in LOG_CATEGORIES:
@@ -132,12 +214,15 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
         sv.set("name", v.name)
         sv.set("valueReference", str(v.vr))
         if v.description:
-            sv.set("description", v.description)
+            sv.set("description", xml_text(v.description))
         sv.set("causality", v.causality)
         sv.set("variability", v.variability)
         if v.initial is not None and v.causality != "input":
             sv.set("initial", v.initial)
-        t = etree.SubElement(sv, v.type)
+        enum = declared_types.get(v.name) if v.type == "Integer" else None
+        t = etree.SubElement(sv, v.type if enum is None else "Enumeration")
+        if enum is not None:
+            t.set("declaredType", xml_text(enum))
         needs_start = v.causality == "input" or v.initial in ("exact", "approx")
         if needs_start:
             t.set("start", _fmt(v.start if v.start is not None else
@@ -148,7 +233,9 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
             if v.reinit:
                 t.set("reinit", "true")
             if v.unit:
-                t.set("unit", v.unit)
+                t.set("unit", xml_text(v.unit))
+                if v.name in shown:
+                    t.set("displayUnit", xml_text(shown[v.name]))
 
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [v for v in cm.variables if v.causality == "output"]

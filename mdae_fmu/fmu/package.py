@@ -12,6 +12,8 @@ from pathlib import Path
 
 from lxml import etree
 
+from ..output import atomic_output, writing
+
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
 
@@ -43,16 +45,22 @@ def build_description(identifier: str, c_files: list[str], co_simulation: bool =
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
-def write_fmu(path: Path, entries: dict[str, bytes]) -> Path:
-    """Write ``entries`` (archive name -> bytes) as a deterministic zip at ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+def write_zip(target: Path, entries: dict[str, bytes]) -> None:
+    """Write ``entries`` (archive name -> bytes) as a deterministic zip into the file
+    ``target`` (module docstring)."""
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name in sorted(entries):
             info = zipfile.ZipInfo(name, date_time=FIXED_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3
             info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
             zf.writestr(info, entries[name], compresslevel=6)
-    tmp.replace(path)
-    return path
+
+
+def write_fmu(path: Path, entries: dict[str, bytes], inputs=()) -> Path:
+    """Write ``entries`` as a deterministic zip at ``path``, atomically
+    (`mdae_fmu.output.atomic_output`: a unique temporary file in the target directory, then
+    one rename); ``inputs``: files the output must not replace."""
+    with atomic_output(path, inputs, make_parents=True) as tmp:
+        writing(tmp, path, lambda: write_zip(tmp, entries))
+    return Path(path)

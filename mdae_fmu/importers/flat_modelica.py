@@ -18,7 +18,9 @@ Semantics (docs/importers.md):
   (theory 9334-theory-algorithms §1.4, ir module docstring); ``not c`` is the literal ``(c, F)``;
 * Boolean and Integer variables are discrete, so is a Real assigned in a when-clause (Modelica
   §3.8.3); parameters get causality ``parameter``;
-* every name must be declared, ``reinit`` needs a state (a variable whose ``der`` appears).
+* every name must be declared, ``reinit`` needs a state (a variable whose ``der`` appears);
+* records, enumerations, type aliases, String constants, arrays and for-equations are lowered
+  to the scalar intermediate form by `lowering` (only for texts that use them).
 
 Everything that cannot be represented is refused with an `InputError` at ``file:line:col``; the
 importer never drops a construct silently.
@@ -40,9 +42,13 @@ from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
                   WhenBranch, WhenClause)
+from . import arrays as A
+from . import types as T
 from .depth import MAX_DEPTH, limited
+from . import values
+from .annotations import read_experiment
 from .algorithms import lower_algorithm
-from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Range, Tuple
+from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Tuple
 from .. import functions as F
 from .lalr import Driver, ParseError
 
@@ -61,8 +67,6 @@ _GRAMMAR = Path(__file__).with_name("modelica.lark")
 _UNSUPPORTED_KEYWORDS = {
     "FUNCTION": "a function definition can only come before the model class or inside the "
                 "Base Modelica package",
-    "RECORD": "records are not supported (the input must be scalarized)",
-    "TYPE": "type definitions are not supported (use Real, Integer or Boolean)",
     "CONNECTOR": "connector definitions are not supported (the input must be flattened)",
     "EXPANDABLE": "expandable connectors are not supported (the input must be flattened)",
     "OPERATOR": "operator definitions are not supported",
@@ -70,15 +74,10 @@ _UNSUPPORTED_KEYWORDS = {
     "CONNECT": "connect-equations are not supported (the input must be flattened)",
     "EXTENDS": "extends-clauses are not supported (the input must be flattened)",
     "IMPORT": "import-clauses are not supported (the input must be flattened)",
-    "WITHIN": "within-clauses are not supported (give one flat class)",
     "ENCAPSULATED": "encapsulated classes are not supported (give one flat class)",
     "PARTIAL": "partial classes are not supported (give one flat class)",
     "EXTERNAL": "an external clause can only end a function definition",
-    "ENUMERATION": "enumerations are not supported (use Integer or Boolean)",
     "CONSTRAINEDBY": "constrainedby is not supported (the input must be flattened)",
-    "FOR": "for-equations and for-iterators are not supported (only scalarized models)",
-    "IN": "for-iterators are not supported (only scalarized models)",
-    "LOOP": "for- and while-loops are only supported as statements of an algorithm section",
     "WHILE": "while-loops are only supported as statements of an algorithm section",
     "BREAK": "break is only allowed inside a loop of an algorithm section",
     "RETURN": "return is only allowed in the algorithm section of a function",
@@ -92,7 +91,8 @@ _KEYWORD_TERMINALS = (
     "CLASS", "MODEL", "BLOCK", "PACKAGE", "_END", "EQUATION", "INITIAL", "_PUBLIC", "_PROTECTED",
     "FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT", "OUTPUT", "INNER", "OUTER",
     "REPLACEABLE", "REDECLARE", "EACH", "ANNOTATION", "IF", "_THEN", "ELSEIF", "ELSE", "WHEN",
-    "ELSEWHEN", "_AND", "_OR", "_NOT", "TRUE", "FALSE", *_UNSUPPORTED_KEYWORDS)
+    "ELSEWHEN", "_AND", "_OR", "_NOT", "TRUE", "FALSE", "FOR", "IN", "LOOP", "TYPE", "RECORD",
+    "ENUMERATION", "WITHIN", *_UNSUPPORTED_KEYWORDS)
 
 #: Modelica keywords (Modelica 3.6 §2.3.3): printed names equal to one of them are quoted.
 KEYWORDS = frozenset("""
@@ -109,6 +109,7 @@ _ENUM_PREFIXES = ("StateSelect.", "AssertionLevel.")
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
 _STATEMENTS = ("reinit", "assert", "terminate")
+_BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
 _BINOPS = {op: op for op in E.BINARY_OPS}
 _UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
 
@@ -116,7 +117,7 @@ _Q_ESCAPES = {"'": "'", '"': '"', "?": "?", "\\": "\\", "a": "\a", "b": "\b", "f
               "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _ESCAPE_RE = re.compile(r"\\(.)")
 _NAME_PART_RE = re.compile(
-    r"(?:([A-Za-z_$][A-Za-z0-9_$]*)|'((?:[^'\\\r\n]|\\.)*)')(\[[^\]]*\])?(\.|$)")
+    r"(?:([A-Za-z_$][A-Za-z0-9_$]*)|'([^'\\\r\n]*(?:\\.[^'\\\r\n]*)*)')(\[[^\]]*\])?(\.|$)")
 _SKIP_RE = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
 _SUBSCRIPTS_RE = re.compile(r"\[([0-9,]+)\]")
 
@@ -215,8 +216,16 @@ class ParseContext:
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
     term_ends: list = field(default_factory=list)     # end offsets of ; then else equation
     words: dict = field(default_factory=dict)         # one copy of each repeated small string
+    folded: dict = field(default_factory=dict)        # id -> (node, value) of constant parts
     tokens_left: int = field(default_factory=lambda: MAX_TOKENS)
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
+    # the text uses arrays, for-equations, records, enumerations or type aliases: the
+    # equations go through `lowering` before the model is built (issue 13)
+    extended: bool = False
+    inline_types: dict = field(default_factory=dict)  # "enumeration(a,b)" -> EnumDef
+    record_names: set = field(default_factory=set)    # records defined so far
+    enum_vars: dict = field(default_factory=dict)     # variable -> EnumDef (`lowering`)
+    experiment: tuple = ()      # the class annotation's experiment values, where read
     functions: list = field(default_factory=list)     # function definitions (FunctionDef)
     annotations: list = field(default_factory=list)   # offsets of annotations not yet claimed
     calls: list = field(default_factory=list)         # (name, where, nargs) of non-built-ins
@@ -263,7 +272,7 @@ class ParseContext:
 
     def error(self, loc, message: str, priority: int = 0) -> tuple:
         """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file
-        is raised when parsing ends. Returns the record (`withdraw` takes it back)."""
+        is raised when parsing ends."""
         loc = self.where_loc(loc)
         src = None if self.whole_file else self._src(loc)
         entry = (loc.line, loc.col, priority, message + self.note, src)
@@ -321,6 +330,7 @@ class Decl:
     binding: object = None
     description: str | None = None
     explicit: dict | None = None          # XML: variability/causality given explicitly
+    dims: tuple = ()                      # array dimensions (expressions), scalarized later
 
 
 # Locations in the intermediate form ("where") are SourceLocs, or, for a whole Modelica file,
@@ -363,12 +373,40 @@ class _Callbacks(FunctionCallbacks):
         text = c[0][1]
         k = self.ctx.consts.get(text)
         if k is None:
-            if text.isdigit():
-                k = E.Const(int(text))
-            else:
-                k = E.Const(float(text))
+            try:
+                k = E.Const(values.literal(text))
+            except values.ValueProblem as p:
+                self.ctx.error(c[0][2], str(p))
+                return E.ZERO
             self.ctx.consts[text] = k
         return k
+
+    def _value(self, e):
+        """The value of a literal or of a constant sub-expression already evaluated
+        (`values.fold`), None for anything else (booleans included)."""
+        t = type(e)
+        if t is E.Const:
+            v = e.value
+        elif t is E.BinOp or t is E.UnOp or t is E.Call:
+            hit = self.ctx.folded.get(id(e))
+            if hit is None or hit[0] is not e:
+                return None
+            v = hit[1]
+        else:
+            return None
+        return None if type(v) is bool else v
+
+    def _fold(self, node, where, compute):
+        """Evaluate a constant sub-expression (module `values`): remember its value, or record
+        the error at ``where`` (an offset) when it has no finite double value."""
+        try:
+            v = compute()
+        except values.ValueProblem as p:
+            self.ctx.error(where, f"{p} (in a constant expression)")
+            return node
+        if v is not None:
+            self.ctx.folded[id(node)] = (node, v)
+        return node
 
     def string(self, c):
         return E.Str(_unescape(c[0][1][1:-1]))
@@ -403,14 +441,31 @@ class _Callbacks(FunctionCallbacks):
         return r
 
     def binop(self, c):
-        return E.BinOp(_BINOPS[c[1][1]], c[0], c[2])
+        left, op_tok, right = c
+        node = E.BinOp(_BINOPS[op_tok[1]], left, right)
+        tr = type(right)
+        if tr is E.Ref or tr is E.Der:          # the usual case: nothing to evaluate
+            return node
+        b = self._value(right)
+        if b is None:
+            return node
+        a = self._value(left)
+        if a is not None:
+            return self._fold(node, op_tok[2], lambda: values.binary(node.op, a, b))
+        if b == 0 and node.op in ("/", "./"):
+            self.ctx.error(op_tok[2], "division by zero (the divisor is the constant 0)")
+        return node
 
     def unop(self, c):
         op = _UNOPS[c[0][1]]
         arg = c[1]
         if op == "-" and type(arg) is E.Const and type(arg.value) is not bool:
             return E.Const(-arg.value)
-        return E.UnOp(op, arg)
+        node = E.UnOp(op, arg)
+        v = self._value(arg)
+        if v is not None:
+            self.ctx.folded[id(node)] = (node, -v if op == "-" else v)
+        return node
 
     def not_expr(self, c):
         return E.UnOp("not", c[0])
@@ -441,31 +496,86 @@ class _Callbacks(FunctionCallbacks):
                                                        "only allowed left of '=' or ':='")
         return Tuple(c[1:], entry)
 
+    # array expressions are kept as `arrays` nodes and scalarized by `lowering` (issue 13)
     def array_expr(self, c):
-        entry = self.ctx.error(self.ctx.tok_loc(c[0]), "array expressions are not supported "
-                                                       "(only scalarized models)")
-        if c[0][0] == "LBRACE" and len(c) > 1:      # {a, b, ...}: maybe a when-condition
-            return _Array(c[1:], entry)
-        return E.ZERO
+        self.ctx.extended = True
+        if c[0][0] == "LBRACE":
+            return A.ArrayCons(tuple(c[1:]), c[0][2])
+        rows, row = [], []
+        for x in c[1:]:
+            if type(x) is tuple:             # the SEMI token between rows
+                rows.append(tuple(row))
+                row = []
+            else:
+                row.append(x)
+        rows.append(tuple(row))
+        return A.MatrixCons(tuple(rows), c[0][2])
 
     def range_expr(self, c):
-        entry = self.ctx.error(self.ctx.tok_loc(c[1]), "range expressions 'a:b' are not "
-                                                       "supported (only scalarized models)")
-        parts = [x for x in c if not (type(x) is tuple and x and x[0] == "COLON")]
-        return Range(parts[0], parts[1] if len(parts) == 3 else None, parts[-1], entry)
+        self.ctx.extended = True
+        if len(c) == 3:
+            return A.Range(c[0], None, c[2], c[1][2])
+        return A.Range(c[0], c[2], c[4], c[1][2])
 
     def end_expr(self, c):
-        return E.ZERO
+        self.ctx.extended = True
+        return A.END
+
+    def end_offset(self, c):
+        self.ctx.extended = True
+        return E.BinOp(_BINOPS[c[0][1]], A.END, c[1])
+
+    def range_to_end(self, c):
+        # [a, COLON, END] or [a, COLON, step, COLON]: ``a:end``, ``a:step:end``
+        self.ctx.extended = True
+        step = c[2] if len(c) > 3 else None
+        return A.Range(c[0], step, A.END, c[1][2])
+
+    def range_from_end(self, c):
+        # [COLON, b] or [COLON, step, COLON, b]: ``end:b``, ``end:step:b``
+        self.ctx.extended = True
+        if len(c) == 2:
+            return A.Range(A.END, None, c[1], c[0][2])
+        return A.Range(A.END, c[1], c[3], c[0][2])
 
     def array_subscripts(self, c):
-        return c[0]
+        return tuple(A.COLON if type(x) is tuple else x for x in c[1:])
 
     def subscripted(self, c):
+        self.ctx.extended = True
         tok = c[0]
-        self.ctx.error(self.ctx.tok_loc(tok),
-                       f"array subscript of '{normalize_name(tok[1])}[...]' is not an integer "
-                       "literal: only scalarized models are supported")
-        return tok
+        return A.Subscripted(normalize_name(tok[1]), c[1], tok[2])
+
+    def path_ref(self, c):
+        # [NAME, subscripts, DOT_NAME, subscripts?, DOT_NAME, ...]: `a[i].b[1].c[j]`
+        self.ctx.extended = True
+        steps = []
+        for x in c[2:]:
+            if type(x) is tuple and x and type(x[0]) is str:     # a DOT_NAME token
+                for m in _NAME_PART_RE.finditer(x[1], 1):
+                    plain, quoted, subs, _ = m.groups()
+                    part = plain if plain is not None else _unescape(quoted)
+                    lits = () if not subs else tuple(
+                        E.Const(int(n)) for n in re.sub(r"[ \t\[\]]", "", subs).split(","))
+                    steps.append([part, lits])
+            else:                                                  # its subscripts
+                steps[-1][1] = steps[-1][1] + x
+        tok = c[0]
+        return A.Path(normalize_name(tok[1]), c[1], tuple((f, s) for f, s in steps), tok[2])
+
+    def array_comprehension(self, c):
+        self.ctx.extended = True
+        return A.Comprehension(None, c[1], c[3], c[0][2])
+
+    def call_comprehension(self, c):
+        self.ctx.extended = True
+        return A.Comprehension(normalize_name(c[0][1]), c[2], c[4], c[0][2])
+
+    def for_index(self, c):
+        return (normalize_name(c[0][1]), c[2], c[0][2])
+
+    def for_indices(self, c):
+        return tuple(c)
 
     def named_arg(self, c):
         return _Named(c[0], c[2])
@@ -506,7 +616,12 @@ class _Callbacks(FunctionCallbacks):
             s = Stmt(name, pos, named, ctx.tok_loc(tok))
             ctx.stmts[id(s)] = s
             return s
+        if name in ctx.record_names:         # a record constructor R(...)
+            ctx.extended = True
+            return A.ArrayCall(name, tuple(args), tok[2])
         counts = E.BUILTIN_FUNCTIONS.get(name)
+        if name in A.ARRAY_FUNCTIONS and (counts is None or len(args) not in counts):
+            return self._array_call(tok, name, args)
         if counts is None:
             if not ctx.whole_file:      # an XML equation list defines no functions
                 ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica "
@@ -520,17 +635,43 @@ class _Callbacks(FunctionCallbacks):
                     return E.ZERO
             ctx.calls.append((name, tok[2], len(args)))
             return E.Call(name, tuple(args))
+        if not self._arguments_fit(tok, name, args, counts):
+            return E.ZERO
+        node = E.Call(name, tuple(args))
+        vals = [self._value(a) for a in args]
+        if args and None not in vals:
+            return self._fold(node, tok[2], lambda: values.call(name, tuple(vals)))
+        return node
+
+    def _arguments_fit(self, tok, name, args, counts) -> bool:
+        """Positional arguments, as many as ``counts`` allows (99: any number from the
+        first); otherwise the error is recorded and False returned."""
+        ctx = self.ctx
         for a in args:
             if type(a) is _Named:
                 ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
                                                f"'{name}(...)'")
-                return E.ZERO
+                return False
         if len(args) not in counts:
-            want = " or ".join(str(n) for n in counts)
+            want = " or ".join(str(n) for n in counts) if counts[-1] < 99 else \
+                f"at least {counts[0]}"
             ctx.error(ctx.tok_loc(tok), f"'{name}' expects {want} argument"
                                         f"{'' if counts == (1,) else 's'}, got {len(args)}")
+            return False
+        return True
+
+    def _array_call(self, tok, name, args):
+        """A call of an array function or cast (`arrays.ARRAY_FUNCTIONS`), evaluated by
+        `lowering`; ``delay`` is refused here."""
+        ctx = self.ctx
+        counts = A.ARRAY_FUNCTIONS[name]
+        if counts is None:
+            ctx.error(ctx.tok_loc(tok), A.REFUSED_FUNCTIONS[name])
             return E.ZERO
-        return E.Call(name, tuple(args))
+        if not self._arguments_fit(tok, name, args, counts):
+            return E.ZERO
+        ctx.extended = True
+        return A.ArrayCall(name, tuple(args), tok[2])
 
     # ---- equations ----
     def _limited(self, e, where):
@@ -589,17 +730,26 @@ class _Callbacks(FunctionCallbacks):
         branches, _ = self._branches(c, "elsewhen")
         out = []
         for cond, loc, items in branches:
-            if type(cond) is _Array:
+            if type(cond) is A.ArrayCons and cond.items:
                 # ``when {c1, c2} then A`` fires when any ci becomes true (Modelica 3.6
                 # §8.3.5.1), which is not ``when c1 or c2`` (that one does not fire when c2
                 # becomes true while c1 is true). It is ``when c1 then A elsewhen c2 then A``:
                 # the first branch whose condition becomes true runs, once, ahead of the
                 # elsewhen branches that follow.
-                self.ctx.withdraw(cond.error)
                 out.extend((self._limited(item, loc), loc, items) for item in cond.items)
             else:
                 out.append((cond, loc, items))
         return ("when", out, self.ctx.tok_loc(c[0]))
+
+    def for_eq(self, c):
+        # [FOR, indices, LOOP, equations?, FOR, description?, annotation?, SEMI]
+        self.ctx.extended = True
+        items = c[3] if type(c[3]) is list else []
+        return ("for", c[1], items, self.ctx.tok_loc(c[0]))
+
+    def annotation_eq(self, c):
+        self._class_annotation(c)
+        return ("stmt", None)
 
     def elseif_branch(self, c):
         return ("elseif", c[0], c[1], c[2] if len(c) > 2 else [])
@@ -654,10 +804,87 @@ class _Callbacks(FunctionCallbacks):
     def annotation(self, c):
         if self.ctx.whole_file:
             self.ctx.annotations.append(c[0][2])
-        return None
+        return c[0][2]                  # where it starts: `annotation_end` reads it again
 
-    def annotation_end(self, c):
-        return None
+    def _class_annotation(self, c):
+        """An ``annotation(...);`` clause (class element or among the equations): its
+        ``experiment`` values (`annotations.read_experiment`) are the model's
+        (`ParseContext.experiment`)."""
+        start = c[0]
+        if type(start) is not int or not self.ctx.whole_file:
+            return
+        pairs, problems = read_experiment(self.ctx.text[start:c[1][2]])
+        for offset, message in problems:
+            self.ctx.error(start + offset, message)
+        if pairs:
+            self.ctx.experiment = pairs
+    def annotation_element(self, c):
+        self._class_annotation(c)
+        return []
+
+    # ---- type definitions (issue 13; `types` module) ----
+    def within_clause(self, c):
+        return ("within",)
+
+    def definitions(self, c):
+        return ("decls", [d for x in c for d in x])
+
+    def enum_literal(self, c):
+        desc = next((x.text for x in c[1:] if type(x) is _Description), None)
+        return (normalize_name(c[0][1]), c[0][2], desc)
+
+    def enum_literals(self, c):
+        return c
+
+    def _enum(self, c, name, where):
+        lits = next((x for x in c if type(x) is list), [])
+        return T.EnumDef(name, tuple(x[0] for x in lits), where, tuple(x[1] for x in lits),
+                         tuple(x[2] for x in lits))
+
+    def enum_definition(self, c):
+        self.ctx.extended = True
+        return [self._enum(c, normalize_name(c[1][1]), c[1][2])]
+
+    def enum_type(self, c):
+        # the inline ``enumeration(a, b) x;`` of OpenModelica's flat output: a type name
+        # token of its own, resolved through `ParseContext.inline_types`
+        ctx = self.ctx
+        ctx.extended = True
+        e = self._enum(c, "", c[0][2])
+        key = "enumeration(" + ",".join(e.literals) + ")"
+        ctx.inline_types.setdefault(key, replace(e, name=key))
+        return ("NAME", key, c[0][2])
+
+    def type_alias(self, c):
+        # [TYPE, NAME, EQ, NAME, subscripts?, class_modification?, description?, annotation?]
+        self.ctx.extended = True
+        base = c[3]
+        dims = ()
+        mods = []
+        desc = None
+        for x in c[4:]:
+            if type(x) is tuple and x and x[0] == "SEMI":
+                continue
+            if type(x) is tuple:
+                dims = x
+            elif type(x) is list:
+                mods = x
+            elif type(x) is _Description:
+                desc = x.text
+        return [T.AliasDef(normalize_name(c[1][1]), c[1][2], normalize_name(base[1]),
+                           base[2], dims, self._modifiers(mods, False), desc)]
+
+    def record_definition(self, c):
+        # [RECORD, NAME, description?, ("decls", [...])?, NAME, SEMI]
+        self.ctx.extended = True
+        decls = next((x[1] for x in c if type(x) is tuple and x and x[0] == "decls"), [])
+        name = normalize_name(c[1][1])
+        end = normalize_name(c[-2][1])
+        if end != name:
+            self.ctx.error(self.ctx.tok_loc(c[-2]), f"'end {end};' does not match "
+                                                    f"'record {name}'")
+        self.ctx.record_names.add(name)
+        return [T.RecordDef(name, c[1][2], tuple(decls))]
 
     def argument(self, c):
         # [EACH?, FINAL?, NAME, modification?, description?]
@@ -689,6 +916,24 @@ class _Callbacks(FunctionCallbacks):
                 desc = x.text
         return (c[0], mod, desc)
 
+    def _modifiers(self, args, long_clause):
+        """[(name, value, where, nested), ...] of a class modification's arguments; a nested
+        modification keeps its own arguments as the value (records: ``r(x(start = 1))``)."""
+        words = self.ctx.words
+        modifiers = []
+        for a in args or ():
+            m = a.mod
+            name = normalize_name(a.name[1])
+            value = None if m is None else m.binding
+            if long_clause and value is not None:
+                value = self._limited(value, a.name[2])
+            nested = m is not None and m.args is not None
+            if nested and m.args and "." not in name:
+                self.ctx.extended = True   # maybe a record field: `lowering` decides
+                value = T.Nested(self._modifiers(m.args, long_clause), value)
+            modifiers.append((words.setdefault(name, name), value, a.name[2], nested))
+        return modifiers
+
     def component_clause(self, c):
         # [prefix..., type NAME, decls, SEMI]; small strings repeated in every declaration
         # (type, prefix and modifier names) are shared through `words`
@@ -701,10 +946,24 @@ class _Callbacks(FunctionCallbacks):
         type_tok = c[i]
         type_name = normalize_name(type_tok[1])
         type_name = words.setdefault(type_name, type_name)
+        if type_name not in _BUILTIN_TYPES:       # String, alias, enumeration, record
+            self.ctx.extended = True
         decls = []
         long_clause = c[-1][2] + 1 - type_tok[2] > 2 * MAX_DEPTH
         prefixes = tuple(prefixes)
-        for name_tok, mod, desc in c[i + 1]:
+        type_dims = c[i + 1] if type(c[i + 1]) is tuple and c[i + 1] and \
+            c[i + 1][0] != "NAME" and type(c[i + 1][0]) is not str else ()
+        if type_name[-1] == "]":        # `Real[3] x`: the literal subscripts are in the token
+            k = type_name.rfind("[")
+            type_dims = tuple(E.Const(int(n)) for n in type_name[k + 1:-1].split(",")) + \
+                type_dims
+            type_name = type_name[:k]
+            self.ctx.extended = True
+        for name_tok, mod, desc in c[-2]:
+            dims = type_dims
+            if type(name_tok) is A.Subscripted:     # `Real x[3]`
+                dims = name_tok.subs + type_dims
+                name_tok = ("NAME", name_tok.name, name_tok.where)
             where = name_tok[2]
             modifiers = ()
             binding = None
@@ -712,26 +971,16 @@ class _Callbacks(FunctionCallbacks):
                 binding = mod.binding
                 if long_clause and binding is not None:
                     binding = self._limited(binding, where)
-                modifiers = []
-                for a in mod.args or ():
-                    m = a.mod
-                    name = normalize_name(a.name[1])
-                    value = None if m is None else m.binding
-                    if long_clause and value is not None:
-                        value = self._limited(value, where)
-                    modifiers.append((words.setdefault(name, name), value, a.name[2],
-                                      m is not None and m.args is not None))
+                if mod.args:
+                    modifiers = self._modifiers(mod.args, long_clause)
             decls.append(Decl(normalize_name(name_tok[1]), where, type_name, type_tok[2],
-                              prefixes, modifiers, binding, desc))
+                              prefixes, modifiers, binding, desc, dims=dims))
         return decls
 
     def array_type_clause(self, c):
-        i = 0
-        while c[i][0] != "NAME":
-            i += 1
-        self.ctx.error(self.ctx.tok_loc(c[i]), "array declarations are not supported (only "
-                                               "scalarized models: declare each element)")
-        return []
+        # `Real[3] x;`: the type's dimensions come before the declaration's own
+        self.ctx.extended = True
+        return self.component_clause(c)
 
     def class_definition(self, c):
         # [kind, NAME, description?, contents..., NAME(end), SEMI]
@@ -749,15 +998,12 @@ class _Callbacks(FunctionCallbacks):
         return ("package", c[1], c[-2], consts, cls)
 
     def start(self, c):
-        return c[-1]
-
-
-@dataclass(slots=True)
-class _Array:
-    """An array constructor ``{a, b, ...}``. It is refused (the error is recorded when it is
-    read) except as the condition of a when-clause (`_Callbacks.when_eq`)."""
-    items: list
-    error: tuple            # the recorded error, withdrawn for a when-condition
+        # [BASE_HEADER?, ("within",)?, ("decls", type definitions)?, class or package]
+        result = c[-1]
+        defs = next((x for x in c[:-1] if type(x) is tuple and x and x[0] == "decls"), None)
+        if defs is not None:
+            (result[3] if result[0] == "package" else result[4]).insert(0, defs)
+        return result
 
 
 @dataclass(slots=True)
@@ -950,7 +1196,10 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
         raise InputError("empty file: expected a class definition ('class Name ... end Name;')",
                          SourceLoc(filename, 1, 1))
     with gc_paused():
-        return _parse_class(text, ParseContext(filename, text))
+        try:
+            return _parse_class(text, ParseContext(filename, text))
+        except _Relower:
+            return _parse_class(text, ParseContext(filename, text, extended=True))
 
 
 def _parse_class(text: str, ctx: ParseContext) -> Model:
@@ -1009,6 +1258,9 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
                          "expression")
     ctx.stmts.clear()
+    if own and ctx.extended and not ctx.errors:    # arrays: only scalar values here
+        from .lowering import lower_expression
+        e = lower_expression(e, ctx)
     ctx.note = ""
     if own:
         ctx.raise_first()
@@ -1057,6 +1309,8 @@ class _ModelBuilder:
         self.assertions: list[Assertion] = []
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
+        self.needs_lowering = False     # an undeclared name or a lone `x[3]` (`_Relower`)
+        self.experiment: tuple = ()
         self.tuple_calls: list = []                # (function, outputs used, where)
 
     def err(self, where, message, priority=0):
@@ -1150,6 +1404,9 @@ class _ModelBuilder:
                 binding = d.binding
             else:
                 self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
+        enum = self.ctx.enum_vars.get(d.name) if self.ctx.enum_vars else None
+        if enum is not None:
+            kw["declared_type"] = enum.name
         self.variables.append(Variable(
             name=d.name, type=d.type_name, variability=variability, causality=causality,
             description=d.description, binding=binding, loc=loc, **kw))
@@ -1417,6 +1674,7 @@ class _ModelBuilder:
                 size *= max(i[k] for i, _ in members)
             if len(members) != size or any(min(i) < 1 for i, _ in members):
                 v = members[0][1]
+                self.needs_lowering = True
                 self.err(v.loc, f"'{v.name}' looks like an array declaration: only "
                                 "scalarized models are supported (declare every element "
                                 f"{key.replace('[]', '[1]', 1)}, ... as a scalar)")
@@ -1435,6 +1693,7 @@ class _ModelBuilder:
                 msg = f"'{name}' can only be used as a stateSelect or assert level value"
             else:
                 msg = f"undefined name '{name}'"
+                self.needs_lowering = True
             ctx.errors.append((line, col, 1, msg + note, src))
         for r in self.reinits:
             d = self.declared.get(r.var)
@@ -1457,8 +1716,15 @@ class _ModelBuilder:
             if v.name in self.assigned and v.variability == "continuous":
                 v = replace(v, variability="discrete")
             variables.append(v)
+        enums = {}
+        for v in variables:
+            e = self.ctx.enum_vars.get(v.name) if v.declared_type else None
+            if e is not None:
+                enums.setdefault(e.name, (e.name, tuple(zip(e.literals, e.descriptions or
+                                                          (None,) * len(e.literals)))))
         return Model(self.name, tuple(variables), tuple(self.equations), tuple(self.initial),
-                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename)
+                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename,
+                     experiment=self.experiment, enumerations=tuple(enums.values()))
 
 
 def _drained(items: list):
@@ -1468,6 +1734,24 @@ def _drained(items: list):
         item = items[i]
         items[i] = None
         yield item
+
+
+def _undeclared_names(sections: list, ctx: ParseContext) -> bool:
+    """Some name used in the text is not declared: maybe a whole scalarized array ``x`` of
+    the declared ``x[1]``, ``x[2]``, which `lowering` expands."""
+    declared = set()
+    subscripted = []
+    for sec in sections:
+        if sec[0] == "decls":
+            for d in sec[1]:
+                declared.add(d.name)
+                if d.name[-1] == "]":
+                    subscripted.append(d.name)
+    for n in subscripted:       # `Real x[3];` without `x[1]`: an array declaration
+        k = n.rfind("[")
+        if n[:k + 1] + ",".join(["1"] * (n.count(",", k) + 1)) + "]" not in declared:
+            return True
+    return not all(n in declared or n.startswith(_ENUM_PREFIXES) for n in ctx.first_use)
 
 
 def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
@@ -1480,7 +1764,13 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
                          "expression")
     ctx.raise_first()
+    lowered = ctx.extended or (not ctx.whole_file and _undeclared_names(sections, ctx))
+    if lowered:
+        from .lowering import lower
+        sections = lower(sections, ctx)
+        ctx.raise_first()
     b = _ModelBuilder(name, ctx)
+    b.experiment = ctx.experiment
     resolver = FunctionResolver(ctx.functions, ctx, b.err) if ctx.functions or ctx.calls \
         else None
     for sec in sections:
@@ -1492,6 +1782,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
             b.section(_drained(sec[1]), initial=False)
         elif tag == "initial":
             b.section(_drained(sec[1]), initial=True)
+        elif tag == "experiment":
+            b.experiment = sec[1]
         elif tag in ("algorithm", "initial_algorithm"):
             if resolver is None:
                 resolver = FunctionResolver([], ctx, b.err)
@@ -1504,6 +1796,13 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     _declare_constants(b, resolver)
     b.check_arrays()
     b.check_names()
+    by_name = {v.name: v for v in b.variables}
+    assigned = [(by_name[a.var], a.value, a.loc) for w in b.whens for br in w.branches
+                for a in br.actions if type(a) is Assign and a.var in by_name]
+    for where, message in values.check_model(b.variables, assigned):
+        b.err(where, message)
+    if b.needs_lowering and not lowered and ctx.whole_file:
+        raise _Relower()
     ctx.note = ""
     ctx.raise_first()
     model = b.model()
@@ -1573,6 +1872,13 @@ def _with_functions(model: Model, resolver) -> Model:
     functions = resolver.used_functions(exprs)
     return replace(model, variables=variables, equations=equations, initial_equations=initial,
                    whens=whens, assertions=assertions, functions=functions)
+
+
+class _Relower(Exception):
+    """A Modelica text that uses a name it does not declare (maybe a whole array ``x`` of the
+    declared ``x[1]``, ``x[2]``) or declares ``Real x[3];`` alone: it is parsed again and
+    lowered (`parse_modelica`). Checking that after the plain build, which finds those names
+    anyway, costs nothing on the files that need no lowering."""
 
 
 __all__ = ["load_modelica", "parse_modelica", "parse_expression", "build_model", "Decl",

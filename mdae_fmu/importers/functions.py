@@ -142,16 +142,39 @@ class FunctionCallbacks:
         calls = [c for c in ctx.calls if start <= c[1] < end]
         if calls:
             ctx.calls = [c for c in ctx.calls if not start <= c[1] < end]
+        if all(type(x) is tuple and x and x[0] == "decls" for x in contents):
+            # OpenModelica's "Automatically generated record constructor for R" declares the
+            # record R (issue 13 item 2, `types.record_from_constructor`)
+            from .types import record_from_constructor
+            rec = record_from_constructor(normalize_name(name_tok[1]), name_tok[2],
+                                          [d for x in contents for d in x[1]])
+            if rec is not None:
+                for e in inside:
+                    ctx.errors.append(e)
+                ctx.extended = True
+                ctx.record_names.add(rec.name)
+                return [rec]
+        for x in contents:          # array variables (the i13a importer reads their dims)
+            if type(x) is tuple and x and x[0] == "decls":
+                for d in x[1]:
+                    if getattr(d, "dims", ()):
+                        e = ctx.error(d.loc, f"array subscript of '{d.name}[...]' in a "
+                                             "function: array variables in functions are "
+                                             "not supported")
+                        ctx.withdraw(e)
+                        inside.append(e)
         ctx.functions.append(FunctionDef(normalize_name(name_tok[1]), ctx.tok_loc(name_tok),
                                          normalize_name(end_tok[1]), ctx.tok_loc(end_tok),
                                          contents, anns, inside, calls, uses))
         return []
 
     def algorithm_section(self, c):
-        return ("algorithm", c[1] if len(c) > 1 else [], self.ctx.tok_loc(c[0]))
+        return ("algorithm", c[1] if len(c) > 1 and type(c[1]) is list else [],
+                self.ctx.tok_loc(c[0]))
 
     def initial_algorithm_section(self, c):
-        return ("initial_algorithm", c[1] if len(c) > 1 else [], self.ctx.tok_loc(c[0]))
+        return ("initial_algorithm", c[1] if len(c) > 1 and type(c[1]) is list else [],
+                self.ctx.tok_loc(c[0]))
 
     def external_section(self, c):
         lang = None

@@ -22,8 +22,10 @@ from lxml import etree
 
 from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
-from ..ir import Model
+from ..ir import EXPERIMENT_KEYS, Model
 from . import flat_modelica as _fm
+from . import types as T
+from .annotations import check_experiment
 from .flat_modelica import Decl, ParseContext, Stmt, build_model, parse_expression
 
 NAMESPACE = "urn:mdae-fmu:eqlist:1"
@@ -158,10 +160,14 @@ class _Reader:
         initial = []
         for el in root:
             tag = etree.QName(el).localname
-            if tag == "variable":
+            if tag == "enumeration":
+                decls.append(self.enumeration(el))
+            elif tag == "variable":
                 decls.append(self.variable(el))
             elif tag == "initial":
                 initial.extend(self.items(el, initial=True))
+            elif tag == "experiment":
+                sections.append(("experiment", self.experiment(el)))
             else:
                 body.append(self.item(el, initial=False))
         sections.append(("decls", decls))
@@ -169,9 +175,38 @@ class _Reader:
         sections.append(("initial", initial))
         return build_model(root.get("name"), sections, self.ctx)
 
+    def enumeration(self, el) -> T.EnumDef:
+        """``<enumeration name="E"><literal name="a" description="..."/>...``: the type
+        `lowering` gives to the variables with ``declaredType="E"``."""
+        self.ctx.extended = True
+        lits = list(el)
+        return T.EnumDef(el.get("name"), tuple(x.get("name") for x in lits), self.loc(el),
+                         tuple(self.loc(x) for x in lits),
+                         tuple(x.get("description") for x in lits))
+
+    def experiment(self, el) -> tuple:
+        """<experiment startTime=... stopTime=... tolerance=... interval=.../> (the schema
+        checks the number syntax; `annotations.check_experiment` the values)."""
+        found, where = {}, {}
+        for key in EXPERIMENT_KEYS:
+            text = el.get(key[0].lower() + key[1:])
+            if text is not None:
+                found[key] = float(text)
+                where[key] = self.loc(el)
+        pairs, problems = check_experiment(found, where, "<experiment>")
+        for loc, message in problems:
+            self.ctx.errors.append((loc.line, loc.col, 0, message, None))
+        return pairs
+
     def variable(self, el) -> Decl:
         loc = self.loc(el)
         type_name = el.get("type", "Real")
+        if el.get("declaredType") is not None:
+            if type_name != "Integer":
+                self.ctx.error(loc, f"variable '{el.get('name')}' has a declaredType: its "
+                                    "type must be Integer")
+            type_name = el.get("declaredType")
+            self.ctx.extended = True
         explicit = {k: el.get(k) for k in ("variability", "causality") if el.get(k)}
         modifiers = []
         for attr in _VAR_EXPRS:

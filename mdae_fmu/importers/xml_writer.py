@@ -10,11 +10,13 @@ causality are always explicit; expressions are printed by `mdae_fmu.modelica_pri
 
 from __future__ import annotations
 
+import re
 import sys
 
 from lxml import etree
 
 from .. import expr as E
+from ..diagnostics import InputError
 from ..ir import Assertion, Assign, Model, Reinit, Terminate
 from ..modelica_printer import equation_sides, print_expr, print_simple
 from .xml_eqlist import NAMESPACE
@@ -26,8 +28,18 @@ def _sub(parent, tag: str, **attrs):
     el = etree.SubElement(parent, _NS + tag)
     for k, v in attrs.items():
         if v is not None:
+            bad = _XML_INVALID.search(v)
+            if bad is not None:
+                raise InputError(f"cannot write the XML equation list: attribute '{k}' of "
+                                 f"<{tag}> contains the character U+{ord(bad.group()):04X}, "
+                                 "which XML 1.0 cannot hold (not even escaped)")
             el.set(k, v)
     return el
+
+
+#: Characters XML 1.0 documents cannot contain (§2.2): the control characters other than tab,
+#: newline and carriage return, and U+FFFE, U+FFFF.
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def _equation(parent, eq):
@@ -84,6 +96,10 @@ def model_to_xml(model: Model) -> bytes:
                          "equation list cannot hold")
     root = etree.Element(_NS + "model", nsmap={None: NAMESPACE})
     root.set("name", model.name)
+    for name, literals in model.enumerations:
+        en = _sub(root, "enumeration", name=name)
+        for lit, desc in literals:
+            _sub(en, "literal", name=lit, description=desc)
     for v in model.variables:
         attrs = {"name": v.name, "type": v.type, "variability": v.variability,
                  "causality": v.causality}
@@ -97,6 +113,7 @@ def model_to_xml(model: Model) -> bytes:
         attrs["displayUnit"] = v.display_unit
         attrs["stateSelect"] = v.state_select
         attrs["description"] = v.description
+        attrs["declaredType"] = v.declared_type
         if v.binding is not None:
             attrs["binding"] = print_expr(v.binding)
         _sub(root, "variable", **attrs)
@@ -118,6 +135,8 @@ def model_to_xml(model: Model) -> bytes:
     if model.initial_equations:
         init = _sub(root, "initial")
         _guarded(init, model.initial_equations, _equation)
+    if model.experiment:
+        _sub(root, "experiment", **{k[0].lower() + k[1:]: repr(v) for k, v in model.experiment})
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
@@ -125,22 +144,21 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m mdae_fmu.importers.xml_writer IN.mo OUT.xml``."""
     from ..api import load
     from ..diagnostics import MdaeError
+    from ..output import check_writable, write_bytes
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:
         print("usage: python -m mdae_fmu.importers.xml_writer IN.mo OUT.xml", file=sys.stderr)
         return 2
     try:
+        check_writable(argv[1], [argv[0]])
         model = load(argv[0])
+        write_bytes(argv[1], model_to_xml(model), [argv[0]])
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code
-    try:
-        data = model_to_xml(model)
-    except ValueError as err:
+    except ValueError as err:           # a model the format cannot hold (user functions)
         print(f"{argv[0]}: {err}", file=sys.stderr)
         return 2
-    with open(argv[1], "wb") as f:
-        f.write(data)
     return 0
 
 

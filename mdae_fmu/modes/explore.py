@@ -22,7 +22,7 @@ from ..ir import Model
 from ..structure.graph import classes_sharing_keys
 from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration_limit_message
 from .continuations import continuations
-from .normalize import Mode, MultimodeSystem, normalize
+from .normalize import Mode, MultimodeSystem, TooManyTransientModes, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
                    eq_label, exec_long, exec_transient, inst_label, sigma_of_mode,
                    steady_config, var_label)
@@ -375,8 +375,11 @@ def _too_many_modes(system: MultimodeSystem, err, max_modes: int, erasure: str,
     """The rejected automaton of a model with more than ``max_modes`` consistent long modes
     (the cut-off of `enumerate_valuations`, with the per-mode stage's message)."""
     n_free = sum(1 for g in system.guards if g.kind == "long")
-    msg = enumeration_limit_message(system.name, n_free, err, max_modes,
-                                    "mode-change analysis")
+    if isinstance(err, TooManyTransientModes):
+        msg = str(err)
+    else:
+        msg = enumeration_limit_message(system.name, n_free, err, max_modes,
+                                        "mode-change analysis")
     return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), (), (), (),
                      (), False, (Diagnostic("E-EXPLORE-BOUND", msg),), erasure,
                      system.initial_mode(), system, "literal" if literal else "two-graph")

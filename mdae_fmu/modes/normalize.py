@@ -30,6 +30,28 @@ import networkx as nx
 from .. import expr as E
 from ..diagnostics import ModelRejected, SourceLoc
 from ..ir import Assign, Model, Reinit
+from ..structure.per_mode import TooManyModes
+
+#: Most transient modes (sets of when-conditions true at one instant, per long mode) that
+#: `MultimodeSystem.modes` enumerates: each extra when-clause doubles them (16 when-clauses:
+#: 65535 transient modes, about 20 s of mode-change analysis and 150 MB; 20: 90 s and 1.7 GB).
+MAX_TRANSIENT_MODES = 2 ** 16
+
+
+class TooManyTransientModes(TooManyModes):
+    """More transient modes than `MAX_TRANSIENT_MODES`: the when-clauses, not the long guards,
+    are too many (the message says so and how many)."""
+
+    def __init__(self, model_name: str, n_when: int, n_long: int):
+        self.n_when = n_when
+        super().__init__(
+            f"model {model_name}: {n_when} when-conditions (transient guards) can become true "
+            f"at the same instant in 2^{n_when} - 1 combinations"
+            + (f" in each of {n_long} long modes" if n_long > 1 else "")
+            + f", more than the enumeration limit of {MAX_TRANSIENT_MODES} transient modes; "
+            "mode-change analysis not performed (every combination of simultaneous events is "
+            f"enumerated, so the limit allows at most {MAX_TRANSIENT_MODES.bit_length() - 1} "
+            "when-clauses in a single-mode model)")
 
 
 @dataclass(frozen=True)
@@ -111,6 +133,9 @@ class MultimodeSystem:
                 m[i] = bool(val[self.guards[i].cond])
             base.append(tuple(m))
         base.sort()
+        n_transient = len(base) * (2 ** len(trans_idx) - 1)
+        if n_transient > MAX_TRANSIENT_MODES:
+            raise TooManyTransientModes(self.name, len(trans_idx), len(base))
         transient = []
         for r in range(1, len(trans_idx) + 1):
             for on in itertools.combinations(trans_idx, r):

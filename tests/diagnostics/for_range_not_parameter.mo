@@ -1,8 +1,9 @@
 class Loop
-  Real x[1];
   Real x[2];
+  Integer k(start = 2);
 equation
-  for i in 1:2 loop
+  for i in 1:k loop
     x[i] = i;
   end for;
+  k = 2;
 end Loop;

@@ -1,9 +1,10 @@
 class WithRecord
-  record Pair
+  record Pair "two numbers"
     Real a;
     Real b;
   end Pair;
   Pair p;
 equation
   p.a = 1;
+  p.b = p.c;
 end WithRecord;
