@@ -22,14 +22,15 @@ Plain-data stages:
 
 Run-time contract (``model_modes.c``): ``mdae_compute`` evaluates the discrete equations and
 runs the schedule of the current mode; ``mdae_mode_step``, called by the generic event update
-once per ``fmi2NewDiscreteStates``, performs ONE nonstandard instant: when the long guards
+once per instant of the event iteration (which ``fmi2NewDiscreteStates`` runs whole,
+docs/fmi-mapping.md "Events in third-party hosts"), performs ONE nonstandard instant: when the long guards
 name another mode it projects the left limits onto the old mode's consistency equations and
 applies the first instant of the change, while a change is in progress its next instant (all
 right-hand sides evaluated before any assignment; numerically singular or non-finite restarts
 are run-time errors naming the mode change, the instant and the time), and after the last one
-projects onto the new mode's consistency equations and requests one more call to re-evaluate
-the guards (``newDiscreteStatesNeeded``). ``valuesOfContinuousStatesChanged`` is set exactly
-when an instant moved a state.
+projects onto the new mode's consistency equations and requests one more instant to
+re-evaluate the guards. ``valuesOfContinuousStatesChanged`` is set when an instant moved a
+state or changed the mode (the equations of the derivatives).
 """
 
 from __future__ import annotations
