@@ -106,7 +106,12 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
     helpers, functions, stmts = [], [], []
     for k, blk in enumerate(blocks, first):
         code = emit_block(blk, k, printer, slot_index)
-        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
+        # the model's names of the unknowns make the C readable; in a comment, and with
+        # every character outside [A-Za-z0-9_.,()[] +-] shown as '?'
+        solved_for = ", ".join(str(u) for u in blk.unknowns[:4]) + \
+            (", ..." if len(blk.unknowns) > 4 else "")
+        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} -> "
+                     f"{c_comment(_plain(solved_for), 80)} ({code.kind}) */")
         stmts.append(code.body)
         if code.helpers:
             helpers.append(code.helpers)
@@ -117,6 +122,13 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         functions.append("\n".join(stmts))
     return env.get_template("model_schedule.c.j2").render(
         part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
+
+
+def _plain(text: str) -> str:
+    """``text`` with every character but ASCII letters, digits and ``_.,()[] +-`` as ``?``:
+    a variable name in a C comment, readable for ordinary names and inert for any other."""
+    return "".join(c if (c.isascii() and c.isalnum()) or c in "_.,()[] +-" else "?"
+                   for c in text)
 
 
 def _num_list(values, fmt=repr) -> str:
@@ -199,6 +211,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                        f"    d->rel[{k}] = v;")
             nte.append(f"    c = {p.doprint(r.threshold)};\n"
                        f"    if (c > d->time + teps) t = fmin(t, c);")
+    settle = settle_checks(cm, ev, p)
     smp, calc = [], []
     for k, s in enumerate(ev.samples):
         start, h = p.doprint(s.start), p.doprint(s.interval)
@@ -277,7 +290,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
         indicators="\n".join(ind), update_relations="\n".join(upd),
         update_samples="\n".join(smp), when_conditions="\n".join(conds),
-        when_actions="\n".join(actions), discrete_real_changed=drt,
+        when_actions="\n".join(actions), discrete_real_changed=drt + settle,
         next_time_event="\n".join(nte), init_needs_compute=init.needs_compute,
         init_residual="\n".join(init_res), assertions="\n".join(asserts),
         cons_residual="\n".join(cons_res), drift="\n".join(drift),
@@ -286,6 +299,35 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     # last: printing the equations may have made derivative functions
     files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
     return files
+
+
+def settle_checks(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> str:
+    """Event iteration of the non-structural conditionals (`mdae_fmu.structure.conditionals`):
+    a relation of a block's piecewise expression whose signed distance reads algebraic
+    variables (``u = s*(if s < 0 then 1 else Ron)``) was frozen at the start of the instant
+    from the previous values; if the instant's solution puts it on the other side (beyond half
+    the hysteresis, so that rounding at a located crossing does not count), the instant is
+    not the last one: ``mdae_discrete_changed`` requests another (Modelica's event iteration;
+    the wrapper bounds the number of iterations). C lines for ``mdae_discrete_changed``."""
+    from .events import preorder
+    algebraic = cm.continuous_symbols - cm.state_symbols
+    in_blocks = set()
+    for b in cm.blocks:
+        if b.tree is not None:
+            continue            # plain arithmetic on the expression tree: no relation
+        for r in b.residuals:
+            for n in preorder(r):
+                if isinstance(n, sp.core.relational.Relational):
+                    in_blocks.add(n)
+    out = []
+    for k, r in enumerate(ev.relations):
+        if r.kind != "state" or r.relation not in in_blocks or \
+                not (r.s.free_symbols & algebraic):
+            continue
+        out.append(f"    {{\n        const double s = {p.doprint(r.s)};\n"
+                   f"        if (d->rel[{k}] ? s < -0.5 * MDAE_HYSTERESIS : "
+                   f"s > 0.5 * MDAE_HYSTERESIS) return 1;\n    }}")
+    return ("\n" if out else "") + "\n".join(out)
 
 
 def assign_cast(target: str, value: str) -> str:

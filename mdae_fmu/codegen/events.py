@@ -250,7 +250,9 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
                                 "exporter")
         assertions.append((_to_sympy(table, a.cond, "assertion"), _message(a.message),
                            a.level))
-    exprs = [r for b in cm.blocks for r in b.residuals] + [e for _, e in cm.consistency]
+    # blocks kept on the expression tree are plain arithmetic: no relation, no sample()
+    exprs = [r for b in cm.blocks if b.tree is None for r in b.residuals]
+    exprs += [e for _, e in cm.consistency]
     exprs += [e for _, e in cm.discrete_assignments]
     # an assertion's relation a >= b is checked with a tolerance (emit.assertion_condition);
     # its event indicator sits at the violation threshold a - b = -tol * max(1, |a|, |b|),
@@ -264,13 +266,54 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     exprs += list(extra_exprs)
     rels, samples = _relations_and_samples(exprs)
     clocks = {x: c for x, c in clock_rates(model, table).items() if x in cm.state_symbols}
+    quiet = no_event_relations(model, table)
     relations = []
     for r in rels:
+        if r.rel_op in _ORDER_RELS and _relation_key(r) in quiet:
+            continue            # under noEvent only: evaluated as is, no indicator
         p = classify_relation(r, cm, clocks)
         if p is not None:
             relations.append(p)
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
                      tuple(assertions), clocks)
+
+
+def no_event_relations(model: Model, table) -> frozenset:
+    """The order relations of ``model`` that occur only under ``noEvent(...)`` (in sympy):
+    Modelica evaluates them literally, without event, so they get neither a frozen slot nor
+    an event indicator (a non-structural conditional written ``noEvent(if v < 0 then ...)``,
+    `mdae_fmu.structure.conditionals`). A relation that also occurs outside noEvent is
+    tracked."""
+    inside, outside = set(), set()
+    exprs = [eq.residual for eq in model.equations]
+    exprs += [b.condition for w in model.whens for b in w.branches]
+    exprs += [a.value for w in model.whens for b in w.branches for a in b.actions
+              if isinstance(a, (Assign, Reinit))]
+    exprs += [a.cond for a in model.assertions]
+    for e in exprs:
+        stack = [(e, False)]
+        while stack:
+            node, quiet = stack.pop()
+            if isinstance(node, E.BinOp) and node.op in ("<", "<=", ">", ">="):
+                (inside if quiet else outside).add(node)
+            if isinstance(node, E.Call) and node.func == "noEvent":
+                quiet = True
+            stack.extend((c, quiet) for c in E.children(node))
+    keys = {}
+    for rel in inside | outside:
+        try:
+            keys[rel] = _relation_key(table.to_sympy(rel))
+        except (ValueError, TypeError, AttributeError):
+            continue
+    loud = {keys[r] for r in outside if r in keys}
+    return frozenset(keys[r] for r in inside if r in keys and keys[r] not in loud)
+
+
+def _relation_key(rel) -> tuple:
+    """A relation up to sympy's rewriting (``v < -c`` inside a Piecewise becomes ``c < -v``):
+    its expanded signed distance and strictness (`signed_distance`)."""
+    s, strict = signed_distance(rel)
+    return sp.expand(s), strict
 
 
 ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)

@@ -11,9 +11,12 @@ Theory note 9334-theory-algorithms §1.4 (Defs 27-34) and §3.1 stage 2:
 * every guard is computed for the *next* instant from the current values (Def 33,
   ``gamma^o = b``): a guard that reads a state reads its left limit, known at the start of the
   instant. A guard whose definition reads, at the same instant, a variable determined by
-  equations that the guard itself (directly or through other guards) enables or disables is a
-  logico-numerical fixpoint and is rejected with the fix "use pre(v)" (E-FIXPOINT,
-  examples note §3.8).
+  equations that the guard itself (directly or through other guards) enables or disables is
+  evaluated by event iteration, each instant of the cascade reading the previous instant's
+  value (`mdae_fmu.modes.event_iteration`); only an iteration that provably never settles is
+  rejected (E-FIXPOINT, examples note §3.8);
+* only structural conditionals become guards (`mdae_fmu.structure.conditionals`): an
+  if-expression whose branches have the same structure stays in its equation.
 
 Boolean variables defined by an equation ``g = <condition>`` (as in the Modelica ClutchBasic) are
 guard names: ``if g then ...`` uses the guard ``g`` whose definition is the condition.
@@ -21,15 +24,15 @@ guard names: ``if g then ...`` uses the guard ``g`` whose definition is the cond
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Literal
 
-import networkx as nx
-
 from .. import expr as E
-from ..diagnostics import ModelRejected, SourceLoc
+from ..diagnostics import SourceLoc
 from ..ir import Assign, Model, Reinit
+from ..structure.conditionals import classify_conditionals, drop_zero_terms
 from ..structure.per_mode import TooManyModes
 
 #: Most transient modes (sets of when-conditions true at one instant, per long mode) that
@@ -246,9 +249,11 @@ def _bool_definitions(model: Model) -> tuple[dict[str, E.Expr], set[str]]:
     return defs, used
 
 
-def _first_if(e: E.Expr) -> E.If | None:
+def _first_if(e: E.Expr, structural=None) -> E.If | None:
+    """The first if-expression of ``e`` whose condition is structural (``structural(cond)``,
+    `mdae_fmu.structure.conditionals`; every condition when None)."""
     for n in E.walk(e):
-        if isinstance(n, E.If):
+        if isinstance(n, E.If) and (structural is None or structural(n.cond)):
             return n
     return None
 
@@ -298,8 +303,9 @@ def consistent_literals(guards, lits, definitions) -> bool:
 def normalize(model: Model) -> MultimodeSystem:
     """Normalize ``model`` into a `MultimodeSystem` (theory §1.4 Defs 30/33, §3.1 stage 2).
 
-    Raises `ModelRejected` (E-FIXPOINT) when a guard depends on a same-instant value through a
-    cycle of guards (Comment 32; examples note §2.2.1, §2.3.2).
+    Raises `ModelRejected` (E-FIXPOINT) when guards that depend on same-instant values through
+    a cycle of guards (Comment 32; examples note §2.2.1, §2.3.2) provably never settle
+    (`event_iteration.check_settling`); other such cycles are evaluated by event iteration.
     """
     bool_defs, def_eqs = _bool_definitions(model)
     # discrete variables (Integer, Boolean, `discrete Real`) only change in when-clauses: within
@@ -351,7 +357,9 @@ def normalize(model: Model) -> MultimodeSystem:
     def registered(cond: E.Expr) -> bool:
         return guard_key(cond, "long")[0] in gindex
 
-    expand = _BranchExpansion(guard_of, possible, registered, lambda i: guards[i].name)
+    conditionals = classify_conditionals(model)
+    expand = _BranchExpansion(guard_of, possible, registered, lambda i: guards[i].name,
+                              conditionals.is_structural)
     equations: list[MEquation] = []
     for eq in model.equations:
         if eq.id in def_eqs:
@@ -359,6 +367,8 @@ def normalize(model: Model) -> MultimodeSystem:
         lits = tuple(guard_of(l.cond if l.positive else E.UnOp("not", l.cond), "long", eq.loc)
                      for l in eq.guard)
         for suffix, lits2, res in expand(eq.residual, lits, eq.loc):
+            if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
+                res = drop_zero_terms(res)
             orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
             equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
                                        tuple(sorted(orders.items())), eq.id, eq.loc))
@@ -386,6 +396,9 @@ def normalize(model: Model) -> MultimodeSystem:
     system = MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
                              constants, model)
     notes = check_guard_fixpoints(system, model)
+    from .event_iteration import initial_guard_values
+    for gi, value in initial_guard_values(system).items():
+        guards[gi] = dataclasses.replace(guards[gi], init=value)
     return MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
                            constants, model, tuple(notes))
 
@@ -418,12 +431,13 @@ class _BranchExpansion:
     the full expansion meets them, so the guards and their indices do not depend on the
     pruning."""
 
-    def __init__(self, guard_of, possible, registered, name_of):
+    def __init__(self, guard_of, possible, registered, name_of, structural=None):
         self.guard_of, self.possible = guard_of, possible
         self.registered, self.name_of = registered, name_of
+        self.structural = structural
 
     def __call__(self, res: E.Expr, lits, loc) -> list:
-        node = _first_if(res)
+        node = _first_if(res, self.structural)
         if node is None:
             return [("", lits, res)]
         gi, pos = self.guard_of(node.cond, "long", loc)
@@ -443,9 +457,11 @@ class _BranchExpansion:
     def _register(self, res: E.Expr, loc) -> None:
         """Create the guards the full expansion of ``res`` would create, in its order; a subtree
         whose conditions are all known already is skipped (so this is polynomial)."""
-        if all(self.registered(n.cond) for n in E.walk(res) if isinstance(n, E.If)):
+        st = self.structural
+        if all(self.registered(n.cond) for n in E.walk(res)
+               if isinstance(n, E.If) and (st is None or st(n.cond))):
             return
-        node = _first_if(res)
+        node = _first_if(res, st)
         self.guard_of(node.cond, "long", loc)
         for branch in (node.then, node.orelse):
             self._register(_replace_if(res, node, branch), loc)
@@ -458,41 +474,26 @@ def state_names(system: MultimodeSystem) -> set[str]:
 
 
 def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
-    """The syntactic check of Def 33 / §7.3.4 (E-FIXPOINT). Returns informational notes for
-    guards that read same-instant algebraic values without a cycle (delayed by one instant,
-    Def 33), raises `ModelRejected` on a cycle."""
-    states = state_names(system)
-    unknown = set(system.unknowns)
-    g = nx.DiGraph()
-    g.add_nodes_from(range(len(system.guards)))
-    via: dict[tuple[int, int], tuple[str, MEquation]] = {}
+    """The check of Def 33 / §7.3.4 on guards that read same-instant values. A guard that
+    reads an algebraic value is evaluated for the next instant (Def 33); when that value
+    depends on the guard itself (a cycle of `event_iteration.guard_dependencies`, the former
+    E-FIXPOINT rejection) the guard is evaluated by event iteration, each instant of the
+    cascade reading the previous instant's value (`mdae_fmu.modes.event_iteration`). Returns
+    informational notes; raises `ModelRejected` (E-FIXPOINT) only for an iteration that
+    provably never settles (`event_iteration.check_settling`)."""
+    from .event_iteration import check_settling, delayed_guards, guard_dependencies
+    _, _, reads = guard_dependencies(system)
+    delayed = delayed_guards(system)
     notes = []
-    for gi, guard in enumerate(system.guards):
-        for v in sorted(guard.reads):
-            if v not in unknown or v in states:
-                continue
-            for eq in system.equations:
-                if v in eq.order_map or (eq.reinit == v):
-                    for gj, _ in eq.guard:
-                        g.add_edge(gi, gj)
-                        via.setdefault((gi, gj), (v, eq))
-            notes.append(f"guard {guard.name} reads {v} at the current instant; it is evaluated "
-                         f"for the next instant (Def 33)")
-    cycles = list(nx.simple_cycles(g))
-    if cycles:
-        cyc = min(cycles, key=lambda c: (len(c), c))
-        lines = []
-        for a, b in zip(cyc, cyc[1:] + cyc[:1]):
-            v, eq = via[(a, b)]
-            where = f" ({eq.loc.short()})" if eq.loc else ""
-            lines.append(f"  guard {system.guards[a].name} reads {v}, which equation "
-                         f"{eq.origin}{where} determines under guard {system.guards[b].name}")
-        vars_ = sorted({via[(a, b)][0] for a, b in zip(cyc, cyc[1:] + cyc[:1])})
-        raise ModelRejected(
-            "logico-numerical fixpoint (E-FIXPOINT): guard "
-            f"{system.guards[cyc[0]].name} depends on values computed in the same instant by "
-            "equations it enables or disables:\n" + "\n".join(lines) +
-            f"\n  fix: use the left limit in the guard, e.g. pre({vars_[0]})",
-            {"code": "E-FIXPOINT", "guards": [system.guards[i].name for i in cyc],
-             "variables": vars_})
+    for gi, names in reads.items():
+        guard = system.guards[gi]
+        for v in names:
+            if gi in delayed:
+                notes.append(f"guard {guard.name} reads {v}, which the equations it selects "
+                             f"compute: evaluated by event iteration, each instant reading "
+                             f"the previous instant's {v} (Def 33, pre({v}) in the cascade)")
+            else:
+                notes.append(f"guard {guard.name} reads {v} at the current instant; it is "
+                             f"evaluated for the next instant (Def 33)")
+    check_settling(system)
     return notes
