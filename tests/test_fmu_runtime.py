@@ -569,13 +569,16 @@ def test_cli_export(tmp_path, capsys):
 
 def test_progress_display_after_delay():
     s = StringIO()
-    p = Progress(stream=s, delay=0.0)
+    p = Progress(stream=s, delay=0.0, enabled=True)
     p("compiling 3 C files")
     p("compiling 3 C files")
     assert s.getvalue().count("compiling 3 C files") == 1
     quiet = StringIO()
-    Progress(stream=quiet, delay=60.0)("anything")
+    Progress(stream=quiet, delay=60.0, enabled=True)("anything")
     assert quiet.getvalue() == ""
+    piped = StringIO()             # not a terminal: quiet unless forced (issue 16 item 4)
+    Progress(stream=piped, delay=0.0)("anything")
+    assert piped.getvalue() == ""
 
 
 def test_inputs_discrete_equations_and_edge(tmp_path):

@@ -174,8 +174,9 @@ def test_enumeration_cut_off_is_the_per_mode_one():
     assert d.code == "E-EXPLORE-BOUND"
     assert d.message == ("model Many: its 13 long guards have more than 4096 consistent "
                          "valuations (explicit enumeration limit: 4096 modes); mode-change "
-                         "analysis not performed (implicit enumeration of modes is not "
-                         "implemented)")
+                         "analysis not performed (`mdae-fmu analyze` switches to the "
+                         "implicit structural analysis of all modes beyond this limit; mode "
+                         "changes are explored by enumeration only)")
     with pytest.raises(ModelRejected, match="E-EXPLORE-BOUND"):
         a.raise_if_rejected()
     assert "E-EXPLORE-BOUND" in describe_automaton(a)

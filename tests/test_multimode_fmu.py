@@ -402,10 +402,11 @@ def test_cup_and_ball_first_order_strict(fmus):
 def test_rldc2_restarts_share_charge_and_flux():
     """Examples note §2.4: TF/FT -> TT charge sharing, TF/FT -> FF flux sharing, as the
     restart code of the FMU computes them."""
+    from mdae_fmu.analysis import analyze
     from mdae_fmu.codegen.multimode import plan_multimode
-    from mdae_fmu.structure.per_mode import analyze_modes
     model = load(ROOT / "RLDC2.mo")
-    plan = plan_multimode(model, analyze_modes(model))
+    a = analyze(model)
+    plan = plan_multimode(model, a.modes, a.automaton)
     assert len(plan.modes) == 4 and len(plan.edges) == 12
     names = plan.compiled.real_names
     label = {m.index: m.label for m in plan.modes}

@@ -106,7 +106,12 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
     helpers, functions, stmts = [], [], []
     for k, blk in enumerate(blocks, first):
         code = emit_block(blk, k, printer, slot_index)
-        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
+        # the model's names of the unknowns make the C readable; in a comment, and with
+        # every character outside [A-Za-z0-9_.,()[] +-] shown as '?'
+        solved_for = ", ".join(str(u) for u in blk.unknowns[:4]) + \
+            (", ..." if len(blk.unknowns) > 4 else "")
+        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} -> "
+                     f"{c_comment(_plain(solved_for), 80)} ({code.kind}) */")
         stmts.append(code.body)
         if code.helpers:
             helpers.append(code.helpers)
@@ -117,6 +122,13 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         functions.append("\n".join(stmts))
     return env.get_template("model_schedule.c.j2").render(
         part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
+
+
+def _plain(text: str) -> str:
+    """``text`` with every character but ASCII letters, digits and ``_.,()[] +-`` as ``?``:
+    a variable name in a C comment, readable for ordinary names and inert for any other."""
+    return "".join(c if (c.isascii() and c.isalnum()) or c in "_.,()[] +-" else "?"
+                   for c in text)
 
 
 def _num_list(values, fmt=repr) -> str:
@@ -314,6 +326,8 @@ def settle_checks(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> str:
     algebraic = cm.continuous_symbols - cm.state_symbols
     in_blocks = set()
     for b in cm.blocks:
+        if b.tree is not None:
+            continue            # plain arithmetic on the expression tree: no relation
         for r in b.residuals:
             for n in preorder(r):
                 if isinstance(n, sp.core.relational.Relational):

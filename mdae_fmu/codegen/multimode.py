@@ -170,12 +170,11 @@ def _union_mode(modes):
                    solved=tuple(solved.values()), consistency=())
 
 
-def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
+def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     """Union layout, per-mode schedules and per-edge restarts (module docstring; theory note
-    9334 §3.5(a) per-mode schedules, §3.5(b) restarts, §3.6 one state vector)."""
-    if automaton is None:
-        from ..modes.explore import analyze_multimode
-        automaton = analyze_multimode(model)
+    9334 §3.5(a) per-mode schedules, §3.5(b) restarts, §3.6 one state vector). ``report`` and
+    ``automaton`` are the one analysis of the model (`mdae_fmu.analysis.Analysis`); nothing
+    is re-analysed here."""
     automaton.raise_if_rejected()
     if report.exit_code != 0:
         raise ModelRejected("; ".join(report.messages) or
@@ -215,13 +214,12 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                                 f"analysis")
         analyses.append((mi, by_valuation[key]))
     table = report.symbols
-    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])),
-                          transients=False)
+    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])))
     state_pos = {s.symbol: k for k, s in enumerate(union.states)}
 
     modes, all_blocks = [], []
     for m, (mi, ma) in enumerate(analyses):
-        one = compile_model(model, _only(report, ma), transients=False)
+        one = compile_model(model, _only(report, ma))
         blocks = tuple(replace(b, label=f"[{mi.label}] {b.label}") for b in one.blocks)
         integrated = tuple(sorted(state_pos[s.symbol] for s in one.states))
         modes.append(ModeCode(m, mi.label, tuple(bool(mi.mode[k]) for k in long_idx), blocks,

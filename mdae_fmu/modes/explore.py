@@ -476,13 +476,14 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     """Initialization diagnostic (theory §2.15 [D], examples note §2.4.4): the initial mode's
     index-reduced system with the ``fixed`` start values as equations must not be
     over-determined; otherwise the published start values are inconsistent with the mode."""
-    from .graphs import dm
+    from ..structure.keyed import dm
     from .runs import eq_vars
     model = system.model
     if model is None:
         return None
+    unknown_names = set(system.unknowns)
     fixed = sorted(v.name for v in model.variables
-                   if v.fixed and v.start is not None and v.name in set(system.unknowns))
+                   if v.fixed and v.start is not None and v.name in unknown_names)
     occ = {}
     for e in system.enabled(mode):
         for k in range(sig.c[e.id] + 1):
