@@ -9,7 +9,9 @@
 * ``fault_chain(n)``: n RL branches feeding a common capacitor, each branch resistor with a
   nominal, an open and a short mode (two Boolean inputs per component, 4^n valuations, 3^n
   distinct equation sets; opening a branch forces its inductor current to 0: the flux jumps and
-  the voltages are impulsive).
+  the voltages are impulsive);
+* ``fault_chain_ill_posed(n, a, b)``: the fault chain with one structurally singular
+  combination (branches a and b both open), the bad input of the implicit analysis.
 
 The models are `mdae_fmu.ir.Model` objects built with `mdae_fmu.modes.examples` helpers.
 """
@@ -66,6 +68,21 @@ def fault_chain(n: int) -> Model:
         eqs.append(eq(f"ind{k}", f"L{k}*der(j{k}) = E - v - u{k}"))
         eqs.append(eq(f"r{k}", f"0 = (j{k} if open{k} else (u{k} if short{k} else u{k} - R{k}*j{k}))"))
     return Model(f"FaultChain{n}", tuple(vs), tuple(eqs))
+
+
+def fault_chain_ill_posed(n: int, a: int, b: int) -> Model:
+    """``fault_chain(n)`` plus a probe between branches a and b, ill-posed in the modes where
+    both are open (bad input of issue 17: one singular combination among 4^n valuations).
+
+    The probe adds the unknown z and the equation ``0 = j_a − j_b`` when branches a and b are
+    both open, ``0 = z − u_a`` otherwise. With both open, ``j_a = 0`` and ``j_b = 0`` (their
+    resistor equations) and the probe equation is a third equation on two currents, while
+    nothing determines z: structurally singular. Every other mode is regular."""
+    base = fault_chain(n)
+    vs = base.variables + (real("z"),)
+    eqs = base.equations + (
+        eq("probe", f"0 = ((j{a} - j{b} if open{b} else z - u{a}) if open{a} else z - u{a})"),)
+    return Model(f"FaultChainIllPosed{n}", vs, eqs)
 
 
 FAMILIES = {"clutch_chain": clutch_chain, "diode_bank": diode_bank, "fault_chain": fault_chain}

@@ -6,5 +6,4 @@ Python API (ARCHITECTURE.md): ``load(path) -> Model``, ``analyze(model)``,
 """
 
 from .api import analyze, compare, export_fmu, load, regress, sweep  # noqa: F401
-
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401

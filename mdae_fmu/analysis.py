@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
 from .ir import Model
 from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
+from .modes.event_iteration import delay_same_instant_guards
 from .report import render_json as _modes_json
 from .report import report_lines
 from .structure.per_mode import ModesReport, analyze_modes
+from .structure.when_clauses import when_clause_problems
 
 
 @dataclass(frozen=True)
@@ -24,11 +26,19 @@ class Analysis:
     """Per-mode report, and the automaton when the modes were regular enough to explore.
 
     ``rejection`` holds the message of a model rejected before exploration (for instance a
-    logico-numerical fixpoint between a guard and the equations it enables)."""
+    logico-numerical fixpoint between a guard and the equations it enables).
+
+    ``code_model`` / ``code_modes``: when guards read values computed at the same instant
+    (``off = s < 0``), the form of the model code generation compiles, those guards reading
+    the previous instant's values (`mdae_fmu.modes.event_iteration.delay_same_instant_guards`,
+    same guards, modes and automaton), and its per-mode report; None when the model is
+    compiled as it is."""
     model_name: str
     modes: ModesReport
     automaton: Automaton | None
     rejection: str | None = None
+    code_model: Model | None = None
+    code_modes: ModesReport | None = None
 
     @property
     def accepted(self) -> bool:
@@ -38,6 +48,20 @@ class Analysis:
     @property
     def exit_code(self) -> int:
         return EXIT_OK if self.accepted else EXIT_REJECTED
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """The rejection diagnostics alone (no ``W-...`` warnings)."""
+        return tuple(m for m in self.messages if not m.startswith("W-"))
+
+    def raise_if_rejected(self) -> None:
+        """`ModelRejected` (exit code 1) with the diagnostics `render_text` prints under
+        "verdict: rejected", so that ``export`` and ``analyze`` give one verdict."""
+        if not self.accepted:
+            errors = self.errors or (f"model {self.model_name}: rejected by the analysis",)
+            raise ModelRejected(f"model {self.model_name}: rejected by the analysis "
+                                "(mdae-fmu analyze gives the full report):\n"
+                                + "\n".join(f"  {m}" for m in errors))
 
     @property
     def messages(self) -> tuple[str, ...]:
@@ -50,23 +74,41 @@ class Analysis:
         return tuple(out)
 
 
-def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph") -> Analysis:
+def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph", *,
+            modes: ModesReport | None = None, progress=None) -> Analysis:
     """Analyse every mode; if all are regular, explore every mode change.
 
     ``erasure``: "restricted" or "canonical" conflict erasure (docs/decisions.md §2);
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
-    modes (9334-theory-algorithms §1.2, docs/decisions.md §1)."""
+    modes (9334-theory-algorithms §1.2, docs/decisions.md §1). ``modes``: the per-mode report
+    when already computed; ``progress``: called with the name of each stage."""
     if lemma22 not in ("two-graph", "literal"):
         raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
-    modes = analyze_modes(model)
+    if erasure not in ("restricted", "canonical"):
+        raise ValueError(f"erasure must be 'restricted' or 'canonical', not {erasure!r}")
+    if modes is None:
+        if progress is not None:
+            progress("structure")
+        modes = analyze_modes(model)
+    if progress is not None:
+        progress("modes")
     if modes.exit_code != EXIT_OK:
         return Analysis(model.name, modes, None)
+    problems = when_clause_problems(model, modes)
+    if problems:
+        return Analysis(model.name, modes, None, rejection="\n".join(problems))
     try:
         automaton = analyze_multimode(model, erasure=erasure,
                                       literal_lemma22=(lemma22 == "literal"))
     except ModelRejected as err:
         return Analysis(model.name, modes, None, rejection=str(err))
-    return Analysis(model.name, modes, automaton)
+    if not automaton.accepted:
+        return Analysis(model.name, modes, automaton)
+    delayed = delay_same_instant_guards(model)
+    if delayed is model:
+        return Analysis(model.name, modes, automaton)
+    return Analysis(model.name, modes, automaton, code_model=delayed,
+                    code_modes=analyze_modes(delayed))
 
 
 def render_text(model: Model, a: Analysis) -> str:

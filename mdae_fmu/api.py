@@ -29,21 +29,30 @@ def load(path: str | Path, model: str | None = None) -> Model:
         return frontend.load_hierarchical(text, path, err, model)
 
 
-def analyze(model: Model, erasure: str = "restricted"):
-    """Structural analysis of every mode and every mode change -> `mdae_fmu.analysis.Analysis`."""
+def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph",
+            progress=False):
+    """Structural analysis of every mode and every mode change -> `mdae_fmu.analysis.Analysis`,
+    an immutable result that `export_fmu` accepts as is."""
     from .analysis import analyze as _analyze
-    return _analyze(model, erasure=erasure)
+    from .progress import as_progress
+    return _analyze(model, erasure=erasure, lemma22=lemma22,
+                    progress=as_progress(progress, "analyze"))
 
 
 def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
-               default_experiment: dict | None = None, progress: bool | None = None):
+               default_experiment: dict | None = None, *, analysis=None,
+               erasure: str = "restricted", lemma22: str = "two-graph",
+               progress: bool | None = None):
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
-    (missing entries: 0, 1, 1e-6, (stop - start)/500). ``progress=False`` silences the
-    stage messages a long export prints on stderr."""
+    (missing entries: 0, 1, 1e-6, (stop - start)/500). ``analysis``: the result of `analyze`
+    for this model (else the analysis runs here with ``erasure`` and ``lemma22``); a model the
+    analysis rejects raises `mdae_fmu.diagnostics.ModelRejected`. ``progress``: None shows the
+    stage names on a terminal only, False silences them."""
     from .fmu.export import export
     return export(model, Path(path), fmi_type=fmi_type,
-                  default_experiment=default_experiment, progress=progress)
+                  default_experiment=default_experiment, analysis=analysis,
+                  erasure=erasure, lemma22=lemma22, progress=progress)
 
 
 def compare(test: str | Path, reference: str | Path, **options):

@@ -29,14 +29,14 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("model", help="flat Modelica (.mo), Base Modelica (.bmo) or XML equation list")
     a.add_argument("--json", action="store_true", help="machine-readable report")
     a.add_argument("--dot", metavar="FILE", help="write the mode-change automaton as Graphviz DOT")
-    a.add_argument("--erasure", choices=("restricted", "canonical"), default="restricted",
-                   help="conflict-erasure rule at mode changes (docs/decisions.md)")
-    a.add_argument("--lemma22", choices=("two-graph", "literal"), default="two-graph",
-                   help="reading of Lemma 22 at transient modes: two-graph (default) or the "
-                   "literal printed one (docs/decisions.md)")
+    _analysis_options(a)
+    a.add_argument("--implicit", action="store_true",
+                   help="implicit multimode analysis (modes as BDD formulas, no enumeration); "
+                   "automatic above 2^12 consistent modes; needs the 'modes' extra")
 
     e = sub.add_parser("export", help="build an FMI 2.0 FMU")
     e.add_argument("model")
+    _analysis_options(e)
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default="me")
     e.add_argument("--start-time", type=float, default=None,
@@ -66,13 +66,29 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _analysis_options(p: argparse.ArgumentParser) -> None:
+    """The options of the analysis, shared by analyze and export (one analysis, one verdict)."""
+    p.add_argument("--erasure", choices=("restricted", "canonical"), default="restricted",
+                   help="conflict-erasure rule at mode changes (docs/decisions.md)")
+    p.add_argument("--lemma22", choices=("two-graph", "literal"), default="two-graph",
+                   help="reading of Lemma 22 at transient modes: two-graph (default) or the "
+                   "literal printed one (docs/decisions.md)")
+
+
 def _analyze(args) -> int:
     from . import api
     from .analysis import analyze, render_json, render_text
     if args.dot:                    # before the analysis (mdae_fmu.output)
         check_writable(args.dot, [args.model])
+    from .progress import Progress
+    progress = Progress("analyze")
+    progress("import")
     model = api.load(args.model)
-    result = analyze(model, erasure=args.erasure, lemma22=args.lemma22)
+    from .implicit.analysis import needs_implicit
+    if args.implicit or needs_implicit(model):
+        return _analyze_implicit(args, model)
+    result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress)
+    progress("report")
     if args.json:
         print(json.dumps(render_json(model, result), indent=2))
     else:
@@ -88,13 +104,33 @@ def _analyze(args) -> int:
     return result.exit_code
 
 
+def _analyze_implicit(args, model) -> int:
+    """``analyze`` of a model with too many modes to enumerate (or ``--implicit``): the
+    implicit structural analysis (`mdae_fmu.implicit.analysis`); mode changes are not
+    explored on this path."""
+    from .implicit.analysis import analyze_implicit, render_json, render_text
+    result = analyze_implicit(model)
+    if args.json:
+        print(json.dumps(render_json(result), indent=2))
+    else:
+        print(render_text(result))
+    if args.dot:
+        print(f"{args.dot}: not written, the implicit analysis does not build the mode-change "
+              "automaton", file=sys.stderr)
+    return result.exit_code
+
+
 def _export(args) -> int:
     from . import api
+    from .progress import Progress
+    progress = Progress("export")
+    progress("import")
     model = api.load(args.model)
     out = Path(args.output) if args.output else Path(f"{_file_stem(model.name)}.fmu")
     de = {"startTime": args.start_time, "stopTime": args.stop_time,
           "tolerance": args.tolerance, "stepSize": args.step_size}
-    api.export_fmu(model, out, fmi_type=args.fmi_type, default_experiment=de)
+    api.export_fmu(model, out, fmi_type=args.fmi_type, default_experiment=de,
+                   erasure=args.erasure, lemma22=args.lemma22, progress=progress)
     print(f"wrote {out}")
     return EXIT_OK
 

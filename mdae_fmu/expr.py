@@ -102,29 +102,59 @@ TIME = Time()
 
 def children(e: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of ``e``."""
-    if isinstance(e, BinOp):
+    t = type(e)           # the node classes are final (slots dataclasses): type dispatch
+    if t is BinOp:
         return (e.left, e.right)
-    if isinstance(e, (UnOp, Der)):
+    if t is UnOp or t is Der:
         return (e.arg,)
-    if isinstance(e, Call):
+    if t is Call:
         return e.args
-    if isinstance(e, If):
+    if t is If:
         return (e.cond, e.then, e.orelse)
     return ()
 
 
 def walk(e: Expr) -> Iterator[Expr]:
-    """All nodes of ``e``, pre-order, without recursion (deep sums do not overflow the stack)."""
+    """All nodes of ``e``, pre-order, without recursion (deep sums do not overflow the stack).
+    The children are pushed inline by node type: this runs over every node of every equation
+    several times per analysis."""
     stack = [e]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
-        stack.extend(reversed(children(node)))
+        t = type(node)
+        if t is BinOp:
+            push(node.right)
+            push(node.left)
+        elif t is UnOp or t is Der:
+            push(node.arg)
+        elif t is Call:
+            stack.extend(reversed(node.args))
+        elif t is If:
+            push(node.orelse)
+            push(node.then)
+            push(node.cond)
 
 
 def refs(e: Expr) -> set[str]:
     """Names referenced anywhere in ``e`` (inside ``pre``/``der`` too)."""
     return {n.name for n in walk(e) if isinstance(n, Ref)}
+
+
+def current_refs(e: Expr) -> set[str]:
+    """Names read at the current instant: every reference not under ``pre(...)``."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Ref):
+            out.add(n.name)
+        elif isinstance(n, Call) and n.func == "pre":
+            continue
+        else:
+            stack.extend(children(n))
+    return out
 
 
 def strip_not(c: Expr) -> tuple[Expr, bool]:

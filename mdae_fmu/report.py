@@ -61,6 +61,22 @@ def render_text(model: Model, result: ModesReport) -> str:
     return "\n".join(lines)
 
 
+def event_conditions(model: Model) -> list[str]:
+    """The conditions of if-expressions whose branches all have the same structure: no mode,
+    only an event indicator (`mdae_fmu.structure.conditionals`); those written only under
+    ``noEvent`` (`no_event_conditions`) are left out."""
+    from .structure.conditionals import classify_conditionals
+    c = classify_conditionals(model)
+    return [expr_text(a) for a in c.event_only if a not in c.no_event]
+
+
+def no_event_conditions(model: Model) -> list[str]:
+    """Conditions of the same kind as `event_conditions`, written only under ``noEvent``:
+    evaluated as they are, without event indicator."""
+    from .structure.conditionals import classify_conditionals
+    return [expr_text(a) for a in classify_conditionals(model).no_event]
+
+
 def report_lines(model: Model, result: ModesReport) -> list[str]:
     """The report without a verdict: header with the equation legend, summary table of the
     modes, one section per mode."""
@@ -82,6 +98,13 @@ def report_lines(model: Model, result: ModesReport) -> list[str]:
     for t, v in result.fixed_guards:
         why = "event guard, false in long modes" if not v and "(" in t else "constant"
         lines.append(f"    fixed      {t} = {'true' if v else 'false'} ({why})")
+    events, quiet = event_conditions(model), no_event_conditions(model)
+    lines.append(f"  structural modes: {len(result.modes)}; conditions that are only events "
+                 f"(same structure in every branch, no mode): {len(events)}")
+    for t in events:
+        lines.append(f"    event      {t}")
+    for t in quiet:
+        lines.append(f"    noEvent    {t} (same structure, no mode, no event)")
     lines.extend(_equation_legend(model, result))
     lines.append("")
     lines.extend(mode_table(result))
@@ -238,7 +261,9 @@ def render_json(model: Model, result: ModesReport) -> dict:
         "model": result.model_name,
         "counts": {"variables": len(model.variables), "unknowns": len(result.unknowns),
                    "discrete": len(result.discrete), "inputs": len(result.inputs),
-                   "equations": len(model.equations), "modes": len(result.modes)},
+                   "equations": len(model.equations), "modes": len(result.modes),
+                   "structural_modes": len(result.modes),
+                   "event_conditions": len(event_conditions(model))},
         "unknowns": list(result.unknowns),
         "discrete": list(result.discrete),
         "inputs": list(result.inputs),
@@ -251,6 +276,8 @@ def render_json(model: Model, result: ModesReport) -> dict:
                       for e in eqs.values()],
         "guards": [{"cond": expr_text(g.cond), "kind": g.kind} for g in model.guards()],
         "long_guards": list(result.long_guards),
+        "event_conditions": event_conditions(model),
+        "noevent_conditions": no_event_conditions(model),
         "fixed_guards": [{"guard": t, "value": v} for t, v in result.fixed_guards],
         "modes": [_mode_json(m) for m in result.modes],
     }

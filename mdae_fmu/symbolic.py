@@ -201,6 +201,30 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
     raise TypeError(f"not an expression: {e!r}")
 
 
+_KNOWN_CALLS = frozenset(_UNARY_SYMPY) | frozenset(_OPAQUE) | {
+    "pre", "log10", "atan2", "min", "max", "noEvent", "smooth", "homotopy"}
+
+
+def check_convertible(e: E.Expr, functions=None) -> None:
+    """Raise the `ValueError` / `TypeError` that `SymbolTable.to_sympy` would raise on ``e``
+    (an unsupported function, ``pre`` of an expression, a string), without building any sympy
+    object: one walk over the tree, so the analysis can refuse such an equation at once while
+    converting to sympy only the equations it must differentiate. ``functions``: the
+    table's user functions (`SymbolTable.functions`), whose calls convert too."""
+    for node in E.walk(e):
+        t = type(node)
+        if t is E.Call:
+            if node.func not in _KNOWN_CALLS and (functions is None
+                                                  or node.func in E.BUILTIN_FUNCTIONS):
+                raise ValueError(f"no symbolic form for {node.func}()")
+            if node.func == "pre" and not isinstance(node.args[0], E.Ref):
+                raise ValueError("pre() applies to a variable")
+        elif t is E.Str:
+            raise ValueError("a string is not a numeric expression")
+        elif t not in (E.Ref, E.Der, E.Const, E.Time, E.BinOp, E.UnOp, E.If):
+            raise TypeError(f"not an expression: {node!r}")
+
+
 def _is_instance(e: E.Expr) -> bool:
     return isinstance(e, E.Ref) or (isinstance(e, E.Der) and _is_instance(e.arg))
 

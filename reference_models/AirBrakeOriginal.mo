@@ -11,7 +11,7 @@
 // (p2) keeps the paper's factor der(x) * S * pt (erratum 15 of the theory note).
 // Initial state: valve closed (g = false), pt > pr, b and x from l1, l2 (index 1).
 // Original valve encoding (6): the guard reads the CURRENT s, defined by the equations the
-// guard selects: a logico-numerical fixpoint. Expected: REJECTED (E-FIXPOINT, suggest pre(s)).
+// guard selects. Expected: ACCEPTED, g evaluated by event iteration (AirBrake.mo's pre(s)).
 class AirBrakeOriginal "Westinghouse air brake, original valve encoding (RR-9334 (6))"
   parameter Real F1 = 1.0 "flow coefficient of the brake pipe connector";
   parameter Real F2 = 0.05 "leakage flow coefficient";

@@ -5,7 +5,7 @@
 // Sign convention: as printed (Figure 31). With s = -u when blocking and g = (s >= 0), a
 // blocking diode stays blocked while u > 0 (erratum 11 of the theory note); kept as printed.
 // Exactly as printed in Figure 31: guards g = (s >= 0) on the CURRENT s (logico-numerical
-// fixpoint) and the published start values. Expected: REJECTED (E-FIXPOINT, T-RL-2).
+// fixpoint) and the published starts. Expected: ACCEPTED, W-INIT-INCONSISTENT as Published.
 class RLDC2Original "RLDC2 as printed in Figure 31 (guards on the current s)"
   parameter Real R1 = 10.0;
   parameter Real R2 = 15.0;

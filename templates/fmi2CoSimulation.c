@@ -7,8 +7,8 @@
  * docs/cosimulation.md):
  *   - state events are located by CVODE's rootfinding on the event indicators (CVodeRootInit),
  *   - time events are hit exactly (CVodeSetStopTime at the next event time),
- *   - at an event the runtime's event instant (mdae_event_update, the function behind
- *     fmi2NewDiscreteStates) is repeated until no new discrete states are needed, so mode
+ *   - at an event the runtime's event iteration (mdae_event_iteration, the function behind
+ *     fmi2NewDiscreteStates) runs instants until no new discrete states are needed, so mode
  *     changes and restart cascades happen inside the communication step, then CVODE restarts,
  *   - index-reduced modes are projected onto their consistency equations when the drift
  *     exceeds mdae_drift_tolerance (mdae_drift/mdae_project, as fmi2CompletedIntegratorStep does),
@@ -238,34 +238,26 @@ static int cs_compute(ModelInstance *inst)
     return 0;
 }
 
-/* One event at d.time: fmi2EnterEventMode, then fmi2NewDiscreteStates (mdae_event_update)
- * until newDiscreteStatesNeeded is false (FMI 2.0 §3.2.2 event iteration; theory note
- * 9334-theory-algorithms §3.5(b): one nonstandard instant per call, cascades included).
- * Returns 0, or 1 after logging the failure. *terminate is set when terminate() ran. */
+/* One event at d.time: fmi2EnterEventMode, then fmi2NewDiscreteStates, which runs the whole
+ * event iteration (mdae_event_iteration; FMI 2.0 §3.2.2; theory note 9334-theory-algorithms
+ * §3.5(b): one nonstandard instant per round, cascades included). CVODE always restarts
+ * afterwards. Returns 0, or 1 after logging the failure. *terminate is set when terminate()
+ * ran. */
 static int cs_event_iteration(ModelInstance *inst, const char *why, int *terminate)
 {
     CsData *cs = (CsData *)inst->cs;
     MdaeEventFlags ev;
-    int it, changed = 0;
+    int instants = 0;
     *terminate = 0;
     if (cs_compute(inst)) return 1;
-    for (it = 0;; it++) {
-        if (it >= MDAE_MAX_EVENT_ITERATIONS) {
-            mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: event iteration does not "
-                     "converge after %d instants", inst->d.time, MDAE_MAX_EVENT_ITERATIONS);
-            return 1;
-        }
-        memset(&ev, 0, sizeof ev);
-        if (mdae_event_update(inst, &ev)) return 1;
-        inst->dirty = 0;
-        changed |= ev.valuesChanged;
-        if (ev.terminateSimulation) { *terminate = 1; break; }
-        if (!ev.newDiscreteStatesNeeded) break;
-    }
+    memset(&ev, 0, sizeof ev);
+    if (mdae_event_iteration(inst, &ev, &instants)) return 1;
+    inst->dirty = 0;
+    if (ev.terminateSimulation) *terminate = 1;
     cs->nevents++;
     cs->running = 0;             /* the right-hand side may have changed: restart CVODE */
     mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: %s, %d instant(s), states %s", inst->d.time,
-             why, it + 1, changed ? "changed" : "unchanged");
+             why, instants, ev.statesChanged ? "changed" : "unchanged");
     return 0;
 }
 
@@ -440,7 +432,7 @@ static fmi2Status cs_step(ModelInstance *inst, double tEnd)
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,
                       fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     CsData *cs;
     double t = currentCommunicationPoint, h = communicationStepSize, tEnd;
     fmi2Status s;
@@ -480,7 +472,7 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,
 
 fmi2Status fmi2CancelStep(fmi2Component c)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!cs_allowed(inst, "fmi2CancelStep", CS_STATES)) return fmi2Error;
     return cs_fail(inst, "fmi2CancelStep", "fmi2DoStep never returns fmi2Pending "
                    "(synchronous FMU): nothing to cancel");
@@ -490,7 +482,7 @@ fmi2Status fmi2CancelStep(fmi2Component c)
 
 fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!cs_allowed(inst, "fmi2GetStatus", CS_STATES)) return fmi2Error;
     if (!value) return cs_fail(inst, "fmi2GetStatus", "NULL argument");
     (void)s;
@@ -501,7 +493,7 @@ fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *va
 
 fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!cs_allowed(inst, "fmi2GetRealStatus", CS_STATES)) return fmi2Error;
     if (!value) return cs_fail(inst, "fmi2GetRealStatus", "NULL argument");
     if (s == fmi2LastSuccessfulTime) {
@@ -514,7 +506,7 @@ fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *
 
 fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!cs_allowed(inst, "fmi2GetIntegerStatus", CS_STATES)) return fmi2Error;
     if (!value) return cs_fail(inst, "fmi2GetIntegerStatus", "NULL argument");
     (void)s;
@@ -524,7 +516,7 @@ fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Int
 
 fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!cs_allowed(inst, "fmi2GetBooleanStatus", CS_STATES)) return fmi2Error;
     if (!value) return cs_fail(inst, "fmi2GetBooleanStatus", "NULL argument");
     if (s == fmi2Terminated) {
@@ -537,7 +529,7 @@ fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boo
 
 fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!cs_allowed(inst, "fmi2GetStringStatus", CS_STATES)) return fmi2Error;
     if (!value) return cs_fail(inst, "fmi2GetStringStatus", "NULL argument");
     (void)s;
@@ -555,48 +547,48 @@ void mdae_cs_state_changed(ModelInstance *inst) { (void)inst; }
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)
 {
     (void)t; (void)h; (void)noSetPrior;
-    cs_allowed((ModelInstance *)c, "fmi2DoStep", 0);
+    cs_allowed(mdae_instance(c), "fmi2DoStep", 0);
     return fmi2Error;
 }
 
 fmi2Status fmi2CancelStep(fmi2Component c)
 {
-    cs_allowed((ModelInstance *)c, "fmi2CancelStep", 0);
+    cs_allowed(mdae_instance(c), "fmi2CancelStep", 0);
     return fmi2Error;
 }
 
 fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value)
 {
     (void)s; (void)value;
-    cs_allowed((ModelInstance *)c, "fmi2GetStatus", 0);
+    cs_allowed(mdae_instance(c), "fmi2GetStatus", 0);
     return fmi2Error;
 }
 
 fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value)
 {
     (void)s; (void)value;
-    cs_allowed((ModelInstance *)c, "fmi2GetRealStatus", 0);
+    cs_allowed(mdae_instance(c), "fmi2GetRealStatus", 0);
     return fmi2Error;
 }
 
 fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value)
 {
     (void)s; (void)value;
-    cs_allowed((ModelInstance *)c, "fmi2GetIntegerStatus", 0);
+    cs_allowed(mdae_instance(c), "fmi2GetIntegerStatus", 0);
     return fmi2Error;
 }
 
 fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value)
 {
     (void)s; (void)value;
-    cs_allowed((ModelInstance *)c, "fmi2GetBooleanStatus", 0);
+    cs_allowed(mdae_instance(c), "fmi2GetBooleanStatus", 0);
     return fmi2Error;
 }
 
 fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value)
 {
     (void)s; (void)value;
-    cs_allowed((ModelInstance *)c, "fmi2GetStringStatus", 0);
+    cs_allowed(mdae_instance(c), "fmi2GetStringStatus", 0);
     return fmi2Error;
 }
 
@@ -608,7 +600,7 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference
                                        size_t nvr, const fmi2Integer order[],
                                        const fmi2Real value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     (void)vr; (void)nvr; (void)order; (void)value;
     if (!cs_allowed(inst, "fmi2SetRealInputDerivatives", ~0)) return fmi2Error;
     return cs_fail(inst, "fmi2SetRealInputDerivatives", "inputs are held constant over a step "
@@ -618,7 +610,7 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
                                         size_t nvr, const fmi2Integer order[], fmi2Real value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     (void)vr; (void)nvr; (void)order; (void)value;
     if (!cs_allowed(inst, "fmi2GetRealOutputDerivatives", ~0)) return fmi2Error;
     return cs_fail(inst, "fmi2GetRealOutputDerivatives", "output derivatives are not provided "

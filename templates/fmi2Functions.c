@@ -20,6 +20,20 @@
 #define READ_STATES (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS | MDAE_TERMINATED | \
                      MDAE_ERROR)
 
+/* The instance behind a host pointer: a live handle carries MDAE_MAGIC and points to an
+ * instance that points back. NULL for NULL, for a handle fmi2FreeInstance cleared, and for a
+ * pointer to anything else (no logger is reachable from such a pointer, so the callers return
+ * fmi2Error, or ignore fmi2FreeInstance, without a message). */
+ModelInstance *mdae_instance(fmi2Component c)
+{
+    const volatile MdaeHandle *h = (const volatile MdaeHandle *)c;
+    ModelInstance *inst;
+    if (!h || h->magic != MDAE_MAGIC) return NULL;
+    inst = h->inst;
+    if (!inst || inst->handle != (const MdaeHandle *)h) return NULL;
+    return inst;
+}
+
 static fmi2Status status_of(ModelInstance *inst, fmi2Status s)
 {
     if (s == fmi2Error) inst->state = MDAE_ERROR;
@@ -85,7 +99,7 @@ const char *fmi2GetVersion(void) { return fmi2Version; }
 fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t n,
                                const fmi2String categories[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     size_t k;
     int j;
     if (!allowed(inst, "fmi2SetDebugLogging", ANY_STATE)) return fmi2Error;
@@ -169,10 +183,12 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     inst->work = (double *)mem_alloc(inst, MDAE_WORK_SIZE, sizeof(double));
     inst->iwork = (int *)mem_alloc(inst, MDAE_IWORK_SIZE, sizeof(int));
     inst->xbuf = (double *)mem_alloc(inst, 2 * MDAE_DIM(MDAE_NX), sizeof(double));
-    if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf ||
+    inst->handle = (MdaeHandle *)mem_alloc(inst, 1, sizeof(MdaeHandle));
+    if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf || !inst->handle ||
         mdae_cs_instantiate(inst)) {
         early_error(functions, name, "fmi2Instantiate: out of memory");
         mdae_cs_free(inst);
+        mem_free(inst, inst->handle);
         mem_free(inst, inst->instanceName);
         mem_free(inst, inst->work);
         mem_free(inst, inst->iwork);
@@ -188,13 +204,20 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     }
     inst->state = MDAE_INSTANTIATED;
     reset_data(inst);
-    return inst;
+    inst->handle->inst = inst;
+    inst->handle->magic = MDAE_MAGIC;
+    return inst->handle;
 }
 
+/* A second call with the same pointer, or a foreign pointer, is ignored (mdae_instance). */
 void fmi2FreeInstance(fmi2Component c)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!inst) return;
+    inst->handle->magic = 0;
+    inst->handle->inst = NULL;
+    mem_free(inst, inst->handle);
+    inst->handle = NULL;
     mdae_cs_free(inst);
     mem_free(inst, inst->instanceName);
     mem_free(inst, inst->work);
@@ -207,7 +230,7 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined,
                                fmi2Real tolerance, fmi2Real startTime,
                                fmi2Boolean stopTimeDefined, fmi2Real stopTime)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2SetupExperiment", MDAE_INSTANTIATED)) return fmi2Error;
     if (!isfinite(startTime) || (stopTimeDefined && !(stopTime >= startTime)))
         return bad_arg(inst, "fmi2SetupExperiment", "invalid start or stop time");
@@ -222,7 +245,7 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined,
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component c)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2EnterInitializationMode", MDAE_INSTANTIATED)) return fmi2Error;
     inst->state = MDAE_INITIALIZATION;
     inst->d.initial = 1;
@@ -233,7 +256,7 @@ fmi2Status fmi2EnterInitializationMode(fmi2Component c)
 
 fmi2Status fmi2ExitInitializationMode(fmi2Component c)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2ExitInitializationMode", MDAE_INITIALIZATION)) return fmi2Error;
     if (mdae_initialize_instance(inst)) {
         mdae_log(inst, LOG_ERROR, fmi2Error, "fmi2ExitInitializationMode: the initial "
@@ -254,7 +277,7 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c)
 
 fmi2Status fmi2Terminate(fmi2Component c)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2Terminate", MDAE_EVENT | MDAE_CONTINUOUS | MDAE_ERROR))
         return fmi2Error;
     inst->state = MDAE_TERMINATED;
@@ -263,7 +286,7 @@ fmi2Status fmi2Terminate(fmi2Component c)
 
 fmi2Status fmi2Reset(fmi2Component c)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2Reset", ANY_STATE)) return fmi2Error;
     inst->state = MDAE_INSTANTIATED;
     inst->startTime = 0.0;
@@ -292,7 +315,7 @@ static fmi2Status check_vrs(ModelInstance *inst, const char *f, const fmi2ValueR
 fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                        fmi2Real value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     fmi2Status s;
     size_t k;
     if (!allowed(inst, "fmi2GetReal", READ_STATES)) return fmi2Error;
@@ -308,7 +331,7 @@ fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
 fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                           fmi2Integer value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     size_t k;
     if (!allowed(inst, "fmi2GetInteger", READ_STATES)) return fmi2Error;
     if (check_vrs(inst, "fmi2GetInteger", vr, nvr, value, MDAE_NI) != fmi2OK) return fmi2Error;
@@ -319,7 +342,7 @@ fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t
 fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                           fmi2Boolean value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     size_t k;
     if (!allowed(inst, "fmi2GetBoolean", READ_STATES)) return fmi2Error;
     if (check_vrs(inst, "fmi2GetBoolean", vr, nvr, value, MDAE_NB) != fmi2OK) return fmi2Error;
@@ -330,7 +353,7 @@ fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t
 fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                          fmi2String value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2GetString", READ_STATES)) return fmi2Error;
     return check_vrs(inst, "fmi2GetString", vr, nvr, value, 0);
 }
@@ -358,7 +381,7 @@ static fmi2Status refuse_set(ModelInstance *inst, const char *f, fmi2ValueRefere
 fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                        const fmi2Real value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     size_t k;
     if (!allowed(inst, "fmi2SetReal", MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT |
                  MDAE_CONTINUOUS)) return fmi2Error;
@@ -381,7 +404,7 @@ fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
 fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Integer value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     size_t k;
     if (!allowed(inst, "fmi2SetInteger", MDAE_INSTANTIATED | MDAE_INITIALIZATION |
                  MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
@@ -396,7 +419,7 @@ fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t
 fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                           const fmi2Boolean value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     size_t k;
     if (!allowed(inst, "fmi2SetBoolean", MDAE_INSTANTIATED | MDAE_INITIALIZATION |
                  MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
@@ -411,7 +434,7 @@ fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t
 fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                          const fmi2String value[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2SetString", MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT |
                  MDAE_CONTINUOUS)) return fmi2Error;
     return check_vrs(inst, "fmi2SetString", vr, nvr, value, 0);
@@ -434,7 +457,7 @@ typedef struct {
 
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     MdaeSnapshot *s;
     if (!allowed(inst, "fmi2GetFMUstate", STATE_MASK)) return fmi2Error;
     if (!FMUstate) return bad_arg(inst, "fmi2GetFMUstate", "NULL argument");
@@ -459,7 +482,7 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
 
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     const MdaeSnapshot *s = (const MdaeSnapshot *)FMUstate;
     if (!allowed(inst, "fmi2SetFMUstate", STATE_MASK)) return fmi2Error;
     if (!s || strncmp(s->guid, MDAE_GUID, sizeof s->guid) != 0)
@@ -477,7 +500,7 @@ fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
 
 fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2FreeFMUstate", STATE_MASK)) return fmi2Error;
     if (!FMUstate) return bad_arg(inst, "fmi2FreeFMUstate", "NULL argument");
     mem_free(inst, *FMUstate);
@@ -487,7 +510,7 @@ fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
 
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate FMUstate, size_t *size)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2SerializedFMUstateSize", STATE_MASK)) return fmi2Error;
     if (!FMUstate || !size) return bad_arg(inst, "fmi2SerializedFMUstateSize", "NULL argument");
     *size = sizeof(MdaeSnapshot);
@@ -497,7 +520,7 @@ fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate FMUstate, si
 fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate, fmi2Byte bytes[],
                                  size_t size)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2SerializeFMUstate", STATE_MASK)) return fmi2Error;
     if (!FMUstate || !bytes) return bad_arg(inst, "fmi2SerializeFMUstate", "NULL argument");
     if (size < sizeof(MdaeSnapshot)) return bad_arg(inst, "fmi2SerializeFMUstate",
@@ -509,7 +532,7 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate, fmi2Byt
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedState[],
                                    size_t size, fmi2FMUstate *FMUstate)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     MdaeSnapshot *s;
     if (!allowed(inst, "fmi2DeSerializeFMUstate", STATE_MASK)) return fmi2Error;
     if (!serializedState || !FMUstate)
@@ -532,7 +555,7 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
                                         size_t nKnown, const fmi2Real dvKnown[],
                                         fmi2Real dvUnknown[])
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     (void)vUnknown; (void)nUnknown; (void)vKnown; (void)nKnown; (void)dvKnown; (void)dvUnknown;
     if (!inst) return fmi2Error;
     return bad_arg(inst, "fmi2GetDirectionalDerivative",
@@ -544,7 +567,7 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
  * ---------------------------------------------------------------------------------------- */
 fmi2Status fmi2EnterEventMode(fmi2Component c)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     fmi2Status s;
     if (!allowed(inst, "fmi2EnterEventMode", MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
     /* the left limits pre() are the values at the time and states the host set last, even
@@ -556,19 +579,24 @@ fmi2Status fmi2EnterEventMode(fmi2Component c)
     return fmi2OK;
 }
 
+/* The whole event iteration in one call (mdae_event_iteration): newDiscreteStatesNeeded is
+ * false unless terminate() ran, so hosts that keep only the last eventInfo see the restarts
+ * (docs/fmi-mapping.md, "Events in third-party hosts"). A host that sets inputs in Event Mode
+ * and calls again gets a new iteration from those inputs. */
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     MdaeEventFlags ev;
+    int instants = 0;
     if (!allowed(inst, "fmi2NewDiscreteStates", MDAE_EVENT)) return fmi2Error;
     if (!eventInfo) return bad_arg(inst, "fmi2NewDiscreteStates", "NULL argument");
     if (++inst->eventIterations > MDAE_MAX_EVENT_ITERATIONS) {
-        mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: event iteration does not converge "
-                 "after %d instants", inst->d.time, MDAE_MAX_EVENT_ITERATIONS);
+        mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: fmi2NewDiscreteStates called more "
+                 "than %d times in one Event Mode", inst->d.time, MDAE_MAX_EVENT_ITERATIONS);
         return status_of(inst, fmi2Error);
     }
     memset(&ev, 0, sizeof ev);
-    if (mdae_event_update(inst, &ev)) return status_of(inst, fmi2Error);
+    if (mdae_event_iteration(inst, &ev, &instants)) return status_of(inst, fmi2Error);
     inst->dirty = 0;
     eventInfo->newDiscreteStatesNeeded = ev.newDiscreteStatesNeeded ? fmi2True : fmi2False;
     eventInfo->terminateSimulation = ev.terminateSimulation ? fmi2True : fmi2False;
@@ -576,6 +604,10 @@ fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo)
     eventInfo->valuesOfContinuousStatesChanged = ev.valuesChanged ? fmi2True : fmi2False;
     eventInfo->nextEventTimeDefined = ev.nextEventTimeDefined ? fmi2True : fmi2False;
     eventInfo->nextEventTime = ev.nextEventTime;
+    if (instants > 1 || ev.valuesChanged)
+        mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: event iteration of %d instant(s), "
+                 "states %s, valuesOfContinuousStatesChanged %s", inst->d.time, instants,
+                 ev.statesChanged ? "changed" : "unchanged", ev.valuesChanged ? "true" : "false");
     if (ev.terminateSimulation)
         mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: terminate() requested", inst->d.time);
     return fmi2OK;
@@ -583,7 +615,7 @@ fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo)
 
 fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2EnterContinuousTimeMode", MDAE_EVENT)) return fmi2Error;
     inst->state = MDAE_CONTINUOUS;
     return fmi2OK;
@@ -592,7 +624,7 @@ fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c)
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStatePriorToCurrentPoint,
                                        fmi2Boolean *enterEventMode, fmi2Boolean *terminateSimulation)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     fmi2Status s;
     (void)noSetFMUStatePriorToCurrentPoint;
     if (!allowed(inst, "fmi2CompletedIntegratorStep", MDAE_CONTINUOUS)) return fmi2Error;
@@ -612,7 +644,7 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStat
 
 fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2SetTime", MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
     if (!isfinite(time)) return bad_arg(inst, "fmi2SetTime", "time is not finite");
     inst->d.time = time;
@@ -622,7 +654,7 @@ fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time)
 
 fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     size_t k;
     if (!allowed(inst, "fmi2SetContinuousStates", MDAE_EVENT | MDAE_CONTINUOUS))
         return fmi2Error;
@@ -638,7 +670,7 @@ fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n
 
 fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real derivatives[], size_t nx)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     fmi2Status s;
     if (!allowed(inst, "fmi2GetDerivatives", READ_STATES)) return fmi2Error;
     if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetDerivatives", "wrong number of states");
@@ -651,7 +683,7 @@ fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real derivatives[], size_t nx
 
 fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real eventIndicators[], size_t ni)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     fmi2Status s;
     if (!allowed(inst, "fmi2GetEventIndicators", READ_STATES)) return fmi2Error;
     if (ni != MDAE_NZ) return bad_arg(inst, "fmi2GetEventIndicators",
@@ -665,7 +697,7 @@ fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real eventIndicators[], s
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2GetContinuousStates", READ_STATES)) return fmi2Error;
     if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetContinuousStates", "wrong number of states");
     if (nx && !x) return bad_arg(inst, "fmi2GetContinuousStates", "NULL argument");
@@ -675,7 +707,7 @@ fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
 
 fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal[], size_t nx)
 {
-    ModelInstance *inst = (ModelInstance *)c;
+    ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2GetNominalsOfContinuousStates", ANY_STATE)) return fmi2Error;
     if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetNominalsOfContinuousStates",
                                       "wrong number of states");

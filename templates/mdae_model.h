@@ -34,6 +34,8 @@ typedef struct {
     int drift;                 /* projection requested by fmi2CompletedIntegratorStep */
     int cascade;               /* multimode: 1 + mode change in progress (0: none) */
     int instant;               /* ... and the index of its next nonstandard instant */
+    int changes;               /* multimode: mode changes since the event iteration last
+                                  settled (bounded: MDAE_MAX_MODE_CHANGES, model_modes.c) */
     double r[MDAE_DIM(MDAE_NR)];      /* Reals: model variables, then derivative instances */
     double pr[MDAE_DIM(MDAE_NR)];     /* left limits pre() of the Reals */
     int i[MDAE_DIM(MDAE_NI)];         /* Integers */
@@ -66,7 +68,20 @@ typedef enum {
 enum { LOG_EVENTS = 0, LOG_WARNING, LOG_DISCARD, LOG_ERROR, LOG_FATAL, LOG_PENDING, LOG_ALL,
        MDAE_NLOG };
 
+/* What the host holds as fmi2Component: a small block whose magic number is MDAE_MAGIC while
+ * the instance lives and is cleared by fmi2FreeInstance, so that a second fmi2FreeInstance, or
+ * any call with a freed or foreign pointer, is recognized by mdae_instance and ignored or
+ * answered with fmi2Error instead of crashing (docs/fmi-mapping.md, "Instance handles"). The
+ * block is small so that the allocator keeps it mapped after free (a large ModelInstance may
+ * be returned to the operating system by free, and reading it would fault). */
+#define MDAE_MAGIC 0x6d646165u            /* "mdae" */
+typedef struct MdaeHandle {
+    unsigned int magic;
+    struct ModelInstance *inst;
+} MdaeHandle;
+
 typedef struct ModelInstance {
+    MdaeHandle *handle;        /* the host's fmi2Component (handle->inst == this) */
     char *instanceName;
     fmi2CallbackFunctions cb;
     int logOn;
@@ -84,15 +99,25 @@ typedef struct ModelInstance {
     ModelData d;
 } ModelInstance;
 
-/* flags of one event instant (fmi2EventInfo without the enum types) */
+/* flags of one event instant, or of a whole event iteration (fmi2EventInfo without the enum
+ * types, plus what the runtime needs to report an iteration that does not settle) */
 typedef struct {
     int newDiscreteStatesNeeded;
     int terminateSimulation;
     int nominalsChanged;
-    int valuesChanged;
+    int valuesChanged;         /* reported valuesOfContinuousStatesChanged: states moved, or the
+                                  equations defining the derivatives changed (docs/fmi-mapping.md,
+                                  "Events in third-party hosts") */
+    int statesChanged;         /* a state value changed (bitwise) */
     int nextEventTimeDefined;
     double nextEventTime;
+    int modeBefore, modeAfter; /* d.mode before and after the instant */
+    int firedWhen;             /* index of the first when-branch that fired, -1 if none */
 } MdaeEventFlags;
+
+/* the live instance behind the host's pointer, NULL for NULL, freed or foreign pointers
+   (fmi2Functions.c) */
+ModelInstance *mdae_instance(fmi2Component c);
 
 /* ---- runtime (mdae_runtime.c) ---- */
 void mdae_log(ModelInstance *inst, int category, fmi2Status status, const char *fmt, ...)
@@ -125,6 +150,7 @@ typedef struct {
 int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z, double *T,
                       double *Tprev, double *M, double *Mprev, const char *change, int instant);
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev);
+int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants);
 int mdae_initialize_instance(ModelInstance *inst);
 /* a user function failed since the last call: log its message, clear, return 1 (else 0) */
 int mdae_function_failed(ModelInstance *inst);
@@ -147,6 +173,7 @@ void mdae_set_start_values(ModelData *d);
 int mdae_calculate_parameters(ModelInstance *inst);
 int mdae_compute(ModelInstance *inst);
 int mdae_mode_step(ModelInstance *inst, int *more);
+const char *mdae_mode_label(int m);
 void mdae_get_states(const ModelData *d, double *x);
 void mdae_set_states(ModelData *d, const double *x);
 void mdae_get_derivatives(const ModelData *d, double *dx);
@@ -155,7 +182,9 @@ void mdae_event_indicators(const ModelData *d, double *z);
 int mdae_update_relations(ModelData *d);
 int mdae_update_samples(ModelData *d);
 void mdae_when_conditions(ModelData *d);
+int mdae_when_assign(ModelInstance *inst, const int *fire);
 int mdae_when_actions(ModelInstance *inst, const int *fire);
+int mdae_when_equations(ModelInstance *inst, const int *fire);
 int mdae_discrete_changed(const ModelData *d);
 double mdae_next_time_event(const ModelData *d);
 int mdae_init_residual(ModelInstance *inst, double *F);

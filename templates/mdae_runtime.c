@@ -412,22 +412,49 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
     return 1;
 }
 
+/* The when-branches that fire at an instant (docs/fmi-mapping.md, "Events"): their
+ * equations in dependency order, then the schedule, repeated until no value of the equations
+ * changes, so that an equation also reads the values the continuous equations compute from
+ * the new discrete values (at most one pass per equation, plus the pass that finds nothing
+ * changed); then assertions, terminate and reinits, and the schedule once more. */
+int mdae_when_equations(ModelInstance *inst, const int *fire)
+{
+    int pass;
+    for (pass = 0; pass <= MDAE_NASSIGN + 1; pass++) {
+        int changed = mdae_when_assign(inst, fire);
+        if (mdae_function_failed(inst)) return 1;
+        if (changed == 0) {
+            if (mdae_when_actions(inst, fire) || mdae_function_failed(inst)) return 1;
+            return mdae_compute(inst) || mdae_function_failed(inst);
+        }
+        if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
+    }
+    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the equations of the when-clauses that "
+             "fire do not settle after %d passes: they form an algebraic loop through the "
+             "continuous equations, or one of them is not a number", inst->d.time, pass);
+    return 1;
+}
+
 /* One event instant (theory note 9334-theory-algorithms §3.5(b), docs/fmi-mapping.md):
  * left limits := current values; relations and samples un-frozen; a nonstandard instant of a
  * mode change (multimode, mdae_mode_step); schedule; when-conditions;
  * actions of the branches whose condition rose; projection onto the consistency equations if
- * drift was detected. Flags are exact: valuesChanged iff a state value changed. */
+ * drift was detected. statesChanged iff a state value changed (bitwise); valuesChanged also
+ * when the instant changed what defines the derivatives: a relation, the mode, a discrete
+ * variable (the host's integrator must restart). */
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
 {
     ModelData *d = &inst->d;
-    int k, fired = 0, cascade = 0, *fire = inst->iwork + MDAE_IWORK_FIRE;
+    int k, fired = 0, cascade = 0, relations, *fire = inst->iwork + MDAE_IWORK_FIRE;
     double tnext;
     mdae_get_states(d, inst->xbuf);
     memcpy(d->pr, d->r, sizeof d->r);
     memcpy(d->pi, d->i, sizeof d->i);
     memcpy(d->pb, d->b, sizeof d->b);
     memcpy(d->pcond, d->cond, sizeof d->cond);
-    mdae_update_relations(d);
+    ev->modeBefore = d->mode;
+    ev->firedWhen = -1;
+    relations = mdae_update_relations(d);
     mdae_update_samples(d);
     /* multimode: a mode change, or the next instant of the one in progress (docs/multimode-fmu.md) */
     if (mdae_mode_step(inst, &cascade)) return 1;
@@ -435,12 +462,10 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
     mdae_when_conditions(d);
     for (k = 0; k < MDAE_NWHEN; k++) {
         fire[k] = d->cond[k] && !d->pcond[k];
+        if (fire[k] && ev->firedWhen < 0) ev->firedWhen = k;
         fired |= fire[k];
     }
-    if (fired) {
-        if (mdae_when_actions(inst, fire) || mdae_function_failed(inst)) return 1;
-        if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
-    }
+    if (fired && mdae_when_equations(inst, fire)) return 1;
     if (MDAE_NCONS > 0 && !cascade && (d->drift || mdae_drift(d) > mdae_drift_tolerance(inst))) {
         mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: projection onto the consistency "
                  "equations (drift %.3g)", d->time, mdae_drift(d));
@@ -449,14 +474,17 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
     }
     if (!cascade) d->drift = 0;
     if (mdae_check_assertions(inst)) return 1;
-    ev->valuesChanged = 0;
+    ev->modeAfter = d->mode;
+    ev->statesChanged = 0;
     {
         double *x = inst->xbuf + MDAE_DIM(MDAE_NX);
         mdae_get_states(d, x);
         for (k = 0; k < MDAE_NX; k++)
-            if (x[k] != inst->xbuf[k]) { ev->valuesChanged = 1; break; }
+            if (x[k] != inst->xbuf[k]) { ev->statesChanged = 1; break; }
     }
     ev->newDiscreteStatesNeeded = fired || cascade || mdae_discrete_changed(d);
+    ev->valuesChanged = ev->statesChanged || relations > 0 || cascade ||
+                        ev->modeAfter != ev->modeBefore || mdae_discrete_changed(d);
     if (!ev->newDiscreteStatesNeeded && MDAE_NSAMPLE > 0) {
         /* end of the event iteration: sample() is false again in continuous time, so the
            when-conditions take their continuous-time values (the next sample rises) */
@@ -470,7 +498,102 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
     ev->nextEventTime = isfinite(tnext) ? tnext : 0.0;
     if (fired)
         mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: when-clauses fired, states %s",
-                 d->time, ev->valuesChanged ? "changed" : "unchanged");
+                 d->time, ev->statesChanged ? "changed" : "unchanged");
+    return 0;
+}
+
+/* The value that changed in the last instant of an iteration that does not settle, for the
+ * error message: the mode (its guard valuation), a when-branch, or a discrete variable. */
+static void unsettled_what(const ModelInstance *inst, const MdaeEventFlags *ev, char *buf,
+                           size_t n)
+{
+    const ModelData *d = &inst->d;
+    int k;
+    if (ev->modeAfter != ev->modeBefore) {
+        snprintf(buf, n, "the guards switch the mode back and forth ([%s] -> [%s] in the last "
+                 "instant)", mdae_mode_label(ev->modeBefore), mdae_mode_label(ev->modeAfter));
+        return;
+    }
+    if (ev->firedWhen >= 0) {
+        snprintf(buf, n, "when-branch %d (in the order of the model's when-clauses) keeps "
+                 "firing", ev->firedWhen + 1);
+        return;
+    }
+    for (k = 0; k < MDAE_NI; k++)
+        if (d->i[k] != d->pi[k]) {
+            snprintf(buf, n, "the Integer of value reference %d (modelDescription.xml) keeps "
+                     "changing (%d -> %d)", k, d->pi[k], d->i[k]);
+            return;
+        }
+    for (k = 0; k < MDAE_NB; k++)
+        if (d->b[k] != d->pb[k]) {
+            snprintf(buf, n, "the Boolean of value reference %d (modelDescription.xml) keeps "
+                     "changing", k);
+            return;
+        }
+    for (k = 0; k < MDAE_NR; k++)
+        if (d->r[k] != d->pr[k] && !(isnan(d->r[k]) && isnan(d->pr[k]))) {
+            snprintf(buf, n, "%s keeps changing (%.17g -> %.17g)", mdae_real_names[k],
+                     d->pr[k], d->r[k]);
+            return;
+        }
+    snprintf(buf, n, "a mode change keeps requesting instants");
+}
+
+/* The whole event iteration at one time, inside one fmi2NewDiscreteStates (and one event of
+ * the Co-Simulation driver): instants (mdae_event_update) until none requests another, so the
+ * host sees newDiscreteStatesNeeded = false with every state change of the cascade reported in
+ * the same call (docs/fmi-mapping.md, "Events in third-party hosts"). The flags accumulate
+ * over the instants (valuesChanged, statesChanged: any instant); the others are those of the
+ * last instant. Bounded by MDAE_MAX_EVENT_ITERATIONS instants: beyond, fmi2Error with a
+ * message naming what keeps changing. *instants: the number of instants run. */
+/* logEvents: the states after one instant of the iteration (the intermediate right limits of
+ * a cascade are otherwise invisible to the host), as "name = value" pairs, %.17g. */
+static void log_instant_states(ModelInstance *inst, int instant)
+{
+    char buf[900];
+    size_t len = 0;
+    int k;
+    if (!(inst->logOn && (inst->logCat[LOG_EVENTS] || inst->logCat[LOG_ALL]))) return;
+    buf[0] = 0;
+    for (k = 0; k < MDAE_NX && len + 40 < sizeof buf; k++) {
+        int w = snprintf(buf + len, sizeof buf - len, "%s%s = %.17g", k ? ", " : "",
+                         mdae_real_names[mdae_state_slots[k]], inst->d.r[mdae_state_slots[k]]);
+        if (w < 0 || (size_t)w >= sizeof buf - len) break;
+        len += (size_t)w;
+    }
+    mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: after instant %d of the event iteration: "
+             "%s%s", inst->d.time, instant, buf, k < MDAE_NX ? ", ..." : "");
+}
+
+int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants)
+{
+    MdaeEventFlags one;
+    int it, values = 0, states = 0;
+    for (it = 0;; it++) {
+        if (it >= MDAE_MAX_EVENT_ITERATIONS) {
+            char what[512];
+            unsettled_what(inst, ev, what, sizeof what);
+            mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the event iteration does not "
+                     "settle after %d instants: %s", inst->d.time, MDAE_MAX_EVENT_ITERATIONS,
+                     what);
+            *instants = it;
+            return 1;
+        }
+        memset(&one, 0, sizeof one);
+        if (mdae_event_update(inst, &one)) {
+            *instants = it + 1;
+            return 1;
+        }
+        if (one.statesChanged) log_instant_states(inst, it + 1);
+        values |= one.valuesChanged;
+        states |= one.statesChanged;
+        *ev = one;
+        if (one.terminateSimulation || !one.newDiscreteStatesNeeded) break;
+    }
+    ev->valuesChanged = values;
+    ev->statesChanged = states;
+    *instants = it + 1;
     return 0;
 }
 
@@ -501,10 +624,7 @@ int mdae_initialize_instance(ModelInstance *inst)
     memcpy(d->pr, d->r, sizeof d->r);
     memcpy(d->pi, d->i, sizeof d->i);
     memcpy(d->pb, d->b, sizeof d->b);
-    if (fired) {
-        if (mdae_when_actions(inst, fire) || mdae_function_failed(inst)) return 1;
-        if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
-    }
+    if (fired && mdae_when_equations(inst, fire)) return 1;
     d->initial = 0;
     mdae_when_conditions(d);
     memcpy(d->pcond, d->cond, sizeof d->cond);

@@ -8,11 +8,17 @@ ctypes, follows the ME calling sequence of the FMI 2.0.5 standard (docs/3_2_mode
 returns, and checks what the standard requires:
 
 * every call returns fmi2OK (``status``), ``fmi2Instantiate`` returns non-NULL (``instantiate``);
-* after each ``fmi2NewDiscreteStates``: ``valuesOfContinuousStatesChanged`` is true iff the
+* after each ``fmi2NewDiscreteStates``: ``valuesOfContinuousStatesChanged`` true when the
   continuous states changed bitwise (``values-flag``; the standard: "If no element of the
   continuous state vector has changed its value, valuesOfContinuousStatesChanged must return
-  fmi2False"), ``nominalsOfContinuousStatesChanged`` true iff the nominals changed
-  (``nominals-flag``);
+  fmi2False", checked unless ``host_safe``), ``nominalsOfContinuousStatesChanged`` true iff
+  the nominals changed (``nominals-flag``);
+* with ``host_safe`` (the contract of issue 15 that makes every common host right,
+  docs/fmi-mapping.md, "Events in third-party hosts"): the first ``fmi2NewDiscreteStates``
+  of an event completes the iteration (``one-call``), and ``valuesOfContinuousStatesChanged``
+  is also true when the derivatives at the same time and states changed, i.e. a mode switch
+  without a jump (``field-flag``; fmusim restarts CVode only on this flag); true with
+  unchanged states and derivatives is then accepted;
 * the event iteration ends (``newDiscreteStatesNeeded`` false) within a bound
   (``iteration-bound``);
 * a defined ``nextEventTime`` is finite and in the future when the iteration ends
@@ -172,6 +178,7 @@ class _Model:
     derivative_vrs: list
     reals: dict          # name -> vr of Real variables to record
     bools: dict          # name -> vr of Boolean variables to record
+    ints: dict           # name -> vr of Integer variables to record
     settable: dict       # name -> (type, vr) for start values
     can_get_set_state: bool
     can_serialize: bool
@@ -198,7 +205,7 @@ def _load_model(fmu: str | Path) -> _Model:
     derivs = md.derivatives
     state_vrs = [d.variable.derivative.valueReference for d in derivs]
     derivative_vrs = [d.variable.valueReference for d in derivs]
-    reals, bools, settable = {}, {}, {}
+    reals, bools, ints, settable = {}, {}, {}, {}
     for v in md.modelVariables:
         if v.causality in ("parameter", "calculatedParameter", "independent"):
             if v.causality == "parameter":
@@ -208,13 +215,15 @@ def _load_model(fmu: str | Path) -> _Model:
             reals[v.name] = v.valueReference
         elif v.type == "Boolean":
             bools[v.name] = v.valueReference
+        elif v.type == "Integer":
+            ints[v.name] = v.valueReference
         if v.initial in ("exact", "approx") or v.causality == "input":
             settable[v.name] = (v.type, v.valueReference)
     de = md.defaultExperiment
     stop = float(de.stopTime) if de is not None and de.stopTime is not None else None
     return _Model(root / "binaries" / "linux64" / f"{ident}.so", ident, md.guid, len(derivs),
                   int(md.numberOfEventIndicators or 0), state_vrs, derivative_vrs, reals, bools,
-                  settable, bool(md.modelExchange.canGetAndSetFMUstate),
+                  ints, settable, bool(md.modelExchange.canGetAndSetFMUstate),
                   bool(md.modelExchange.canSerializeFMUstate), stop, tmp)
 
 
@@ -226,9 +235,11 @@ class _Driver:
     """One run. Holds the raw functions, the instance and the bookkeeping; the algorithm is
     in `run`."""
 
-    def __init__(self, model: _Model, fail_fast: bool, max_event_iterations: int):
+    def __init__(self, model: _Model, fail_fast: bool, max_event_iterations: int,
+                 host_safe: bool = False):
         self.m = model
         self.fail_fast = fail_fast
+        self.host_safe = host_safe
         self.max_iter = max_event_iterations
         self.violations: list[FMIViolation] = []
         self.log: list[tuple[int, str, str]] = []
@@ -257,6 +268,9 @@ class _Driver:
         self.bnames = list(model.bools)
         self.bvr = (C.c_uint * max(len(self.bnames), 1))(*model.bools.values())
         self.bbuf = (C.c_int * max(len(self.bnames), 1))()
+        self.inames = list(model.ints)
+        self.ivr = (C.c_uint * max(len(self.inames), 1))(*model.ints.values())
+        self.ibuf = (C.c_int * max(len(self.inames), 1))()
 
     # ------------------------------------------------------------------ plumbing
     def _on_log(self, env, instance, status, category, message):
@@ -330,6 +344,9 @@ class _Driver:
         if self.bnames:
             self.call("fmi2GetBoolean", self.bvr, len(self.bnames), self.bbuf)
             row += [float(b != 0) for b in self.bbuf[:len(self.bnames)]]
+        if self.inames:
+            self.call("fmi2GetInteger", self.ivr, len(self.inames), self.ibuf)
+            row += [float(i) for i in self.ibuf[:len(self.inames)]]
         return row
 
     # ------------------------------------------------------------------ checks
@@ -370,17 +387,33 @@ class _Driver:
                 self.violation("iteration-bound",
                                f"newDiscreteStatesNeeded still true after {it} calls of "
                                "fmi2NewDiscreteStates", fatal=True)
-            xb, nb = self.get_x(), self.get_nominals()
+            xb, nb, db = self.get_x(), self.get_nominals(), self.get_der()
             self.call("fmi2NewDiscreteStates", C.byref(info))
             it += 1
-            xa, na = self.get_x(), self.get_nominals()
+            xa, na, da = self.get_x(), self.get_nominals(), self.get_der()
             changed = xa.tobytes() != xb.tobytes()
-            if bool(info.valuesOfContinuousStatesChanged) != changed:
+            field = da.tobytes() != db.tobytes()
+            flag = bool(info.valuesOfContinuousStatesChanged)
+            if changed and not flag:
                 self.violation(
-                    "values-flag",
-                    f"valuesOfContinuousStatesChanged={bool(info.valuesOfContinuousStatesChanged)}"
-                    f" but the states {'changed' if changed else 'did not change'}: "
-                    f"{xb.tolist()} -> {xa.tolist()}")
+                    "values-flag", "valuesOfContinuousStatesChanged=False but the states "
+                    f"changed: {xb.tolist()} -> {xa.tolist()}")
+            elif flag and not changed and not self.host_safe:
+                self.violation(
+                    "values-flag", "valuesOfContinuousStatesChanged=True but the states did "
+                    f"not change: {xb.tolist()}")
+            elif field and not flag and self.host_safe:
+                self.violation(
+                    "field-flag", "valuesOfContinuousStatesChanged=False but the derivatives "
+                    f"at the same time and states changed: {db.tolist()} -> {da.tolist()} (a "
+                    "host that restarts its integrator only on the flag goes on with the old "
+                    "vector field)")
+            if self.host_safe and it == 1 and info.newDiscreteStatesNeeded and \
+                    not info.terminateSimulation:
+                self.violation(
+                    "one-call", "newDiscreteStatesNeeded=True after the first "
+                    "fmi2NewDiscreteStates of the event (a host that keeps only the last "
+                    "eventInfo misses the state changes of the earlier calls)")
             nchanged = na.tobytes() != nb.tobytes()
             if bool(info.nominalsOfContinuousStatesChanged) != nchanged:
                 self.violation(
@@ -459,7 +492,8 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
                     method: str = "rk4", event_tolerance: float = 1e-12,
                     max_event_iterations: int = 100, max_steps: int = 1_000_000,
                     max_events: int = 100_000, fail_fast: bool = True,
-                    check_fmu_state: bool = True, inputs: dict | None = None) -> StrictResult:
+                    check_fmu_state: bool = True, inputs: dict | None = None,
+                    host_safe: bool = False) -> StrictResult:
     """Simulate an FMI 2.0 ME FMU (path to the .fmu or to an extracted directory) with the
     FMI 2.0.5 ME algorithm (docs/3_2_model_exchange_api.adoc, pseudo-code of the simulation
     loop), checking the contract listed in the module docstring.
@@ -471,11 +505,12 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
     ``(time, value)``, piecewise constant from each time on; values at ``start_time`` are set
     before initialization, later changes are external events (the driver steps to the time
     exactly, calls fmi2EnterEventMode, sets the input, runs the event iteration; cause
-    ``"input"``)."""
+    ``"input"``). ``host_safe``: also check the ``one-call`` and ``field-flag`` contract
+    (module docstring), which mdae_fmu's FMUs promise beyond the standard."""
     integrate = {"rk4": _rk4, "euler": _euler}[method]
     m = _load_model(fmu)
     stop = stop_time if stop_time is not None else (m.default_stop or 1.0)
-    d = _Driver(m, fail_fast, max_event_iterations)
+    d = _Driver(m, fail_fast, max_event_iterations, host_safe)
     changes = []          # (time, name, value) of the input changes after the start
     initial_inputs = {}
     for name, signal in (inputs or {}).items():
@@ -612,7 +647,7 @@ def simulate_strict(fmu: str | Path, stop_time: float | None = None, step: float
             d.c = None
         if m.tmpdir is not None:
             m.tmpdir.cleanup()
-    names = d.rnames + d.bnames
+    names = d.rnames + d.bnames + d.inames
     data = np.array(rows, dtype=float).reshape(len(rows), 1 + len(names))
     values = {n: data[:, i + 1] for i, n in enumerate(names)}
     return StrictResult(data[:, 0], values, tuple(events), tuple(d.violations), tuple(d.log),

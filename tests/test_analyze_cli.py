@@ -15,6 +15,7 @@ from mdae_fmu.modes.normalize import normalize
 from mdae_fmu.modes.shiftform import parameter_values
 
 MODELS = Path(__file__).resolve().parent.parent / "reference_models"
+CONDITIONALS = Path(__file__).resolve().parent / "data" / "conditionals"
 
 
 def run(capsys, *argv):
@@ -74,10 +75,21 @@ def parse_formula(text: str) -> sp.Expr:
 
 
 def test_fixpoint_model_is_rejected_with_equation_and_source_line(capsys):
-    code, out, _ = run(capsys, "analyze", str(MODELS / "CupAndBallOriginal.mo"))
+    """An event iteration that provably never settles (each mode's equations select the
+    other mode): rejected with the modes, the guard and the equations' source lines."""
+    code, out, _ = run(capsys, "analyze", str(CONDITIONALS / "Chatter.mo"))
     assert code == 1
     assert "verdict: rejected" in out
-    assert "E-FIXPOINT" in out and "CupAndBallOriginal.mo:" in out and "pre(" in out
+    assert "E-FIXPOINT" in out and "cannot settle" in out
+    assert "in mode [g] guard g becomes false (s = -1 (equation e3, Chatter.mo:12))" in out
+    assert "in mode [not g] guard g becomes true (s = 1 (equation e4, Chatter.mo:14))" in out
+
+
+def test_guard_on_same_instant_value_is_accepted_as_event_iteration(capsys):
+    """CupAndBallOriginal (taut = s <= 0, s computed under taut): accepted, the guard
+    evaluated by event iteration, and the report says so."""
+    code, out, _ = run(capsys, "analyze", str(MODELS / "CupAndBallOriginal.mo"))
+    assert code == 0 and "verdict: accepted" in out
 
 
 def test_structurally_singular_mode_names_equations_and_variables(tmp_path, capsys):

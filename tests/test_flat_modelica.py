@@ -522,6 +522,32 @@ def test_reinit_of_a_state_only():
         "end when; end M;")
 
 
+def test_within_clause_empty_or_named():
+    """``within ;`` (OpenModelica prints it before a top-level class) and ``within A.B;``."""
+    body = "class M\n  Real x(start = 1);\nequation\n  der(x) = -x;\nend M;\n"
+    plain = parse_modelica(body, "m.mo")
+    for head in ("within ;\n", "within Modelica.Blocks;\n", "within\n  A.'b' ;\n"):
+        m = parse_modelica(head + body, "m.mo")
+        assert m == plain
+        assert m.equations[0].loc.line == plain.equations[0].loc.line + head.count("\n")
+    assert "syntax error: unexpected 'within'" in err("class M within; equation end M;")
+
+
+def test_binding_of_a_top_level_input_is_its_start_value():
+    """OpenModelica: ``input Real u = 1.0`` is the value of u while no host sets it, not an
+    equation (docs/importers.md); the FMU test is in tests/test_fmu_runtime.py."""
+    m = model("der(x) = -x + u;", "  parameter Real k = 2;\n  Real x;\n"
+              "  input Real u = 1.0;\n  input Real v = 3*k;")
+    assert [q.id for q in m.equations] == ["e1"]
+    assert m.var("u").start == C(1.0) and m.var("u").binding is None
+    assert m.var("v").start == E.BinOp("*", C(3), R("k"))
+    assert "the binding of input 'u' reads 'x': the binding of an input is its start value " \
+        "(its value while no host sets it), so it can only read parameters and constants" \
+        in err("class M Real x; input Real u = x; equation der(x) = -x + u; end M;")
+    assert "input 'u' has both a start value and a binding" in \
+        err("class M Real x; input Real u(start = 2) = 1; equation der(x) = u; end M;")
+
+
 @pytest.mark.parametrize("text, message", [
     ("class M Real x; Real x; equation end M;", "duplicate declaration of 'x'"),
     ("class M Real x; equation x = y; end M;", "undefined name 'y'"),
@@ -550,7 +576,8 @@ def test_reinit_of_a_state_only():
     ("class M Real x; Boolean c; equation x = {c, c}; end M;",
      "the two sides of the equation have different sizes: [] and [2]"),
     ("class M Real x; equation when x > 0 then 2 * x = 1; end when; end M;",
-     "must be a variable"),
+     "must be a variable ('v = expression': Modelica 3.6 §8.3.5.2, a when-equation defines "
+     "its left side; write 0 = y - k*n as y = k*n)"),
     ("class M Real x; equation when x > 0 then reinit(y, 1); end when; end M;",
      "reinit of undeclared variable 'y'"),
     ("class M Real time; equation end M;", "'time' is the built-in time variable"),

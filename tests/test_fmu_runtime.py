@@ -339,6 +339,21 @@ equation
 end WithInput;"""
 
 
+def test_input_binding_is_the_value_while_no_host_sets_it(tmp_path):
+    """``input Real u = 0.5*k`` (OpenModelica semantics, docs/importers.md): the binding is the
+    start value of u, not an equation; a host that sets u overrides it. x' = u, x(0) = 0."""
+    path = build(tmp_path, INPUT_MODEL.replace("input Real u(start = 1.0);",
+                                               "parameter Real k = 2;\n  input Real u = 0.5*k;"),
+                 "WithInput")
+    md = read_model_description(str(path))
+    u = next(v for v in md.modelVariables if v.name == "u")
+    assert u.causality == "input" and float(u.start) == 1.0
+    r = simulate_fmu(str(path), stop_time=1.0, output=["x"])
+    assert abs(r["x"][-1] - 1.0) < 1e-9
+    r = simulate_fmu(str(path), stop_time=1.0, output=["x"], start_values={"u": 3.0})
+    assert abs(r["x"][-1] - 3.0) < 1e-9
+
+
 def test_nan_input_is_an_error(tmp_path):
     """Issue 4: a NaN input gets fmi2Error (the status exactly) and a log message, before
     initialization and in Continuous-Time Mode; a finite value is accepted."""
@@ -402,6 +417,62 @@ end Events;""", "Events")
     k = np.searchsorted(t, 0.9)
     assert r["n"][k] == 4                                   # samples at 0, .25, .5, .75
     assert r["n"][-1] == 7                                  # ... and 1, 1.25, 1.5
+
+
+def test_event_iteration_that_does_not_settle_is_an_error_naming_the_variable(tmp_path):
+    """fmi2NewDiscreteStates runs the whole event iteration (docs/fmi-mapping.md, "Events in
+    third-party hosts"), bounded: a discrete equation that flips its own left limit at every
+    instant never settles; after MDAE_MAX_EVENT_ITERATIONS (100) instants the call returns
+    fmi2Error with a message naming the variable that keeps changing."""
+    path = build(tmp_path, """class Chatter
+  Boolean b(start = false, fixed = true);
+  Real x(start = 0.0, fixed = true);
+equation
+  der(x) = 1.0;
+  b = if x > 0.5 then not pre(b) else pre(b);
+end Chatter;""", "Chatter")
+    log = []
+    fmu, md = _instance(path, "chatter", lambda env, name, status, cat, msg:
+                        log.append((status, msg.decode())))
+    info = _init(fmu)
+    assert not info[0]                                    # settled at the start
+    vr = next(v.valueReference for v in md.modelVariables if v.name == "b")
+    fmu.setTime(0.75)
+    fmu.setContinuousStates((ctypes.c_double * 1)(0.75), 1)
+    fmu.enterEventMode()
+    assert _status(fmu.newDiscreteStates) == FMI_ERROR
+    errors = [msg for status, msg in log if status >= FMI_ERROR]
+    assert errors == [f"t = 0.75: the event iteration does not settle after 100 instants: "
+                      f"the Boolean of value reference {vr} (modelDescription.xml) keeps "
+                      "changing"]
+
+
+def test_mode_switch_that_does_not_settle_names_the_guard_valuations(tmp_path):
+    """A multimode model whose guard undoes itself at every instant (g = time > 0.5 and not
+    pre(g)): the event iteration at the time event t = 0.5 switches [not g] -> [g] -> [not g]
+    ... and once the mode has changed more often than there are modes at one instant,
+    fmi2NewDiscreteStates returns fmi2Error naming the last switch and the guard that keeps
+    changing (the mode-change bound of model_modes.c.j2 comes before the wrapper's bound of
+    100 instants)."""
+    path = build(tmp_path, """class ModeChatter
+  Real x(start = 1.0, fixed = true);
+  Boolean g(start = false, fixed = true);
+equation
+  g = time > 0.5 and not pre(g);
+  if g then
+    der(x) = -1.0;
+  else
+    der(x) = 1.0;
+  end if;
+end ModeChatter;""", "ModeChatter")
+    from fmpy.fmi1 import FMICallException
+    log = []
+    with pytest.raises(FMICallException, match="fmi2NewDiscreteStates failed with status 3"):
+        sim(path, stop_time=1.0, logger=lambda c, n, status, cat, msg:
+            log.append((status, msg.decode())))
+    assert [m for st, m in log if st >= FMI_ERROR] == [
+        "t = 0.5: the event iteration does not settle: 3 mode changes at this instant, the "
+        "last [not g] -> [g]; guards that keep changing: g"]
 
 
 # --- sources, CLI, progress -------------------------------------------------------------------
@@ -500,13 +571,16 @@ def test_cli_export(tmp_path, capsys):
 
 def test_progress_display_after_delay():
     s = StringIO()
-    p = Progress(stream=s, delay=0.0)
+    p = Progress(stream=s, delay=0.0, enabled=True)
     p("compiling 3 C files")
     p("compiling 3 C files")
     assert s.getvalue().count("compiling 3 C files") == 1
     quiet = StringIO()
-    Progress(stream=quiet, delay=60.0)("anything")
+    Progress(stream=quiet, delay=60.0, enabled=True)("anything")
     assert quiet.getvalue() == ""
+    piped = StringIO()             # not a terminal: quiet unless forced (issue 16 item 4)
+    Progress(stream=piped, delay=0.0)("anything")
+    assert piped.getvalue() == ""
 
 
 def test_inputs_discrete_equations_and_edge(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 from mdae_fmu.diagnostics import ModelRejected
 from mdae_fmu.ir import Model
 from mdae_fmu.modes import examples as X
+from mdae_fmu.modes.examples import boolean, eq, real
 from mdae_fmu.modes.continuations import continuations
 from mdae_fmu.modes.normalize import normalize
 from mdae_fmu.modes.runs import (Config, continuation_mode, exec_long, exec_transient,
@@ -39,14 +40,40 @@ def blocks(r):
 
 # --- normalization ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("model, var", [(X.cup_and_ball(delayed=False), "s"),
-                                        (X.air_brake(delayed=False), "s"),
-                                        (X.rldc2(delayed=False), "s1")])
-def test_same_instant_guard_cycle_is_rejected(model, var):
+@pytest.mark.parametrize("original, delayed, var", [
+    (X.cup_and_ball(delayed=False), X.cup_and_ball(), "s"),
+    (X.air_brake(delayed=False), X.air_brake(), "s"),
+    (X.rldc2(delayed=False), X.rldc2(), "s1")])
+def test_same_instant_guard_cycle_is_the_cascade_of_delayed_guards(original, delayed, var):
+    """A guard reading a value that the equations it selects compute (the former E-FIXPOINT)
+    is evaluated by event iteration, each instant of the cascade reading the previous
+    instant's value (Def 33): the same guards, equations and modes as the pre() encoding,
+    and a note saying so."""
+    a, b = normalize(original), normalize(delayed)
+    assert [(g.name, g.kind) for g in a.guards] == [(g.name, g.kind) for g in b.guards]
+    assert [(e.id, e.guard, e.orders) for e in a.equations] == \
+        [(e.id, e.guard, e.orders) for e in b.equations]
+    assert a.modes() == b.modes()
+    assert any(f"reads {var}" in n and "event iteration" in n and f"pre({var})" in n
+               for n in a.notes)
+
+
+def test_event_iteration_that_cannot_settle_is_rejected_with_modes_and_guards():
+    """g = s >= 0 with s = -1 when g and s = 1 when not g: each mode selects the other, the
+    event iteration never settles; found at compile time, modes, guard, values and equations
+    named."""
+    m = Model("Chatter", (real("x", 0.0, True), real("s"), boolean("g")), (
+        eq("e1", "der(x) = s"),
+        eq("e2", "g = (s >= 0)"),
+        eq("e3", "s + 1 = 0", "g"),
+        eq("e4", "s - 1 = 0", "not g")))
     with pytest.raises(ModelRejected) as err:
-        normalize(model)
+        normalize(m)
     msg = str(err.value)
-    assert "E-FIXPOINT" in msg and f"pre({var})" in msg
+    assert "E-FIXPOINT" in msg and "cannot settle" in msg
+    assert "in mode [g] guard g becomes false (s = -1 (equation e3)" in msg
+    assert "in mode [not g] guard g becomes true (s = 1 (equation e4)" in msg
+    assert err.value.details["guards"] == ["g"]
 
 
 def test_guards_are_typed_and_branches_split():

@@ -213,7 +213,7 @@ def test_exported_reference_model_passes_strict_driver(name):
     fmu = build_me(name)
     inputs = INPUT_SIGNALS.get(name)
     h = STEP.get(name, 1e-3)
-    res = simulate_strict(fmu, step=h, inputs=inputs)       # stop: DefaultExperiment
+    res = simulate_strict(fmu, step=h, inputs=inputs, host_safe=True)  # stop: DE
     stop = reference_stop(name)
     assert res.violations == ()
     assert res.time[-1] == pytest.approx(stop, abs=1e-12) and res.steps >= stop / h
@@ -244,10 +244,14 @@ def test_exported_clutch_passes_strict_driver_and_closed_form():
     """The multimode export of reference_models/ClutchBasic.mo: flags honoured, restart
     w+ = (j1 w1- + j2 w2-)/(j1 + j2) at t1 = 5, release at t2 = 7 (closed form)."""
     out = build_me("ClutchBasic")
-    res = simulate_strict(out, stop_time=10.0, step=1e-2)
+    res = simulate_strict(out, stop_time=10.0, step=1e-2, host_safe=True)
     assert res.violations == ()
-    jumps = [e for e in res.events if e.values_changed]
+    jumps = [e for e in res.events if e.x_after != e.x_before]
     assert len(jumps) == 1 and jumps[0].time == pytest.approx(5.0, abs=1e-6)
+    # the release at t2 = 7 moves no state but switches the vector field: flag true
+    release = [e for e in res.events if e.time == pytest.approx(7.0, abs=1e-6)]
+    assert len(release) == 1 and release[0].values_changed and \
+        release[0].x_after == release[0].x_before
     from fmpy import read_model_description
     order = [d.variable.derivative.name for d in read_model_description(str(out)).derivatives]
     i1, i2 = order.index("w1"), order.index("w2")

@@ -239,14 +239,16 @@ def test_specialize_accepts_text_valuations():
 
 
 def test_too_many_guards():
-    eqs = [eq("a", "der(x) = " + " + ".join(f"(1 if g{k} else 0)" for k in range(13)))]
-    m = model("Many", "x", eqs, booleans=" ".join(f"g{k}" for k in range(13)))
+    # each branch pair reads x or not: structural conditionals (structure/conditionals.py)
+    eqs = [eq("a", "der(x) = y"),
+           eq("b", "y = " + " + ".join(f"(x if g{k} else 0)" for k in range(13)))]
+    m = model("Many", "x y", eqs, booleans=" ".join(f"g{k}" for k in range(13)))
     r = analyze_modes(m)          # 2^13 consistent valuations: refused, enumeration cut off
     assert r.exit_code == 1 and r.modes == ()
     assert "its 13 long guards have more than 4096 consistent valuations" in r.messages[0]
     assert "explicit enumeration limit: 4096 modes" in r.messages[0]
-    small = model("Few", "x", [eq("a", "der(x) = " + " + ".join(
-        f"(1 if g{k} else 0)" for k in range(5)))], booleans=" ".join(f"g{k}" for k in range(5)))
+    small = model("Few", "x y", [eq("a", "der(x) = y"), eq("b", "y = " + " + ".join(
+        f"(x if g{k} else 0)" for k in range(5)))], booleans=" ".join(f"g{k}" for k in range(5)))
     assert analyze_modes(small, max_guards=4).exit_code == 1
     assert analyze_modes(small, max_modes=31, latent=False).exit_code == 1
     r = analyze_modes(small, max_modes=32, latent=False)
@@ -298,25 +300,25 @@ def test_enumeration_cut_off_is_lazy():
 
 def test_boolean_guards_defined_by_discrete_equations_are_pruned():
     # the audit's TwoClock.mo: g1 = time >= 5, g2 = time >= 7; {not g1, g2} is impossible
-    m = model("TwoClock", "x", [
+    m = model("TwoClock", "x y", [
         eq("d1", "g1 = (time >= 5.0)"), eq("d2", "g2 = (time >= 7.0)"),
-        eq("a", "der(x) = (1.0 if g1 else 0.0) + (1.0 if g2 else 0.0)")], booleans="g1 g2")
+        eq("a", "der(x) = y"), eq("b", "y = (x if g1 else 0.0) + (x if g2 else 0.0)")], booleans="g1 g2")
     r = analyze_modes(m, latent=False)
     assert r.discrete_equations == ("d1", "d2")
     assert [x.name for x in r.modes] == ["{g1, g2}", "{g1, not g2}", "{not g1, not g2}"]
     # composite definitions, chained: g3 = g1 and not g2 (time in [5, 7)), guards g1, g3
-    m = model("Window", "x", [
+    m = model("Window", "x y", [
         eq("d1", "g1 = (time >= 5.0)"), eq("d2", "g2 = (time >= 7.0)"),
         eq("d3", "g3 = (g1 and not g2)"),
-        eq("a", "der(x) = (1.0 if g3 else 0.0) + (1.0 if g2 else 0.0)")],
+        eq("a", "der(x) = y"), eq("b", "y = (x if g3 else 0.0) + (x if g2 else 0.0)")],
         booleans="g1 g2 g3")
     names = [x.name for x in analyze_modes(m, latent=False).modes]
     assert names == ["{g3, not g2}", "{not g3, g2}", "{not g3, not g2}"]
     # a guarded or doubly defined Boolean is not used: no pruning (the check stays sound)
-    m = model("Twice", "x", [
+    m = model("Twice", "x y", [
         eq("d1", "g1 = (time >= 5.0)"), eq("d1b", "g1 = (time >= 6.0)"),
         eq("d2", "g2 = (time >= 7.0)"),
-        eq("a", "der(x) = (1.0 if g1 else 0.0) + (1.0 if g2 else 0.0)")], booleans="g1 g2")
+        eq("a", "der(x) = y"), eq("b", "y = (x if g1 else 0.0) + (x if g2 else 0.0)")], booleans="g1 g2")
     assert len(analyze_modes(m, latent=False).modes) == 4
     # the clutch's g = (time >= t_on and time <= t_off) is one guard: both modes stay
     assert [x.name for x in analyze_modes(clutch(), latent=False).modes] == ["{g}", "{not g}"]

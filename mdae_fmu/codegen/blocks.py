@@ -19,18 +19,211 @@ expressions (the Jacobian of a Newton block repeats the residual's subterms).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy as sp
+
+from .. import expr as E
 
 
 @dataclass(frozen=True)
 class BlockPlan:
     """A square block of the schedule: residuals (``0 = r``) and the unknowns they determine.
-    ``label`` names the equations (e.g. ``e1+e2+k1''``) for run-time error messages."""
+    ``label`` names the equations (e.g. ``e1+e2+k1''``) for run-time error messages.
+
+    A block of one undifferentiated equation that is plain arithmetic and linear in its
+    unknown (`tree_solution`) is kept on the expression tree: ``tree`` is its residual
+    (`mdae_fmu.expr`) over the symbols of ``table``, printed to C directly, and ``residuals``
+    (sympy) is built only if a consumer asks for it. Most blocks of a large model are such
+    equations, and converting them to sympy dominated the code generation time."""
     label: str
     unknowns: tuple[sp.Symbol, ...]
-    residuals: tuple[sp.Expr, ...]
+    _residuals: tuple[sp.Expr, ...] | None = None
+    tree: E.Expr | None = None
+    table: object = field(default=None, compare=False, repr=False)
+
+    @property
+    def residuals(self) -> tuple[sp.Expr, ...]:
+        if self._residuals is None:
+            object.__setattr__(self, "_residuals", (self.table.to_sympy(self.tree),))
+        return self._residuals
+
+    @property
+    def symbols(self) -> frozenset:
+        """The sympy symbols the residuals read (without converting a tree block)."""
+        if self.tree is not None and self._residuals is None:
+            return tree_symbols(self.tree, self.table)
+        return frozenset().union(*(r.free_symbols for r in self.residuals))
+
+    @property
+    def key(self) -> tuple:
+        """What the block computes, comparable between modes (tree or sympy residuals)."""
+        return (self.tree,) if self.tree is not None else self.residuals
+
+
+# --- blocks on the expression tree ----------------------------------------------------------
+
+_TREE_C_FUNCS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
+                 "atan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+                 "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs"}
+_ONE = E.Const(1)
+
+
+def tree_instance(e: E.Expr) -> tuple[str, int] | None:
+    """``(name, order)`` of ``x``, ``der(x)``, ``der(der(x))``; None for anything else."""
+    k = 0
+    while isinstance(e, E.Der):
+        e, k = e.arg, k + 1
+    return (e.name, k) if isinstance(e, E.Ref) else None
+
+
+def tree_symbols(e: E.Expr, table) -> frozenset:
+    """The sympy symbols of the instances in ``e`` (as `SymbolTable.to_sympy` would give)."""
+    out = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        inst = tree_instance(n)
+        if inst is not None:
+            s = table.sym(*inst)
+            if isinstance(s, sp.Symbol):
+                out.add(s)
+        else:
+            stack.extend(E.children(n))
+    return frozenset(out)
+
+
+class _NotLinear(Exception):
+    pass
+
+
+def _is_one(x) -> bool:
+    return isinstance(x, E.Const) and not isinstance(x.value, bool) and x.value == 1
+
+
+def _add(x, y):
+    return y if x is None else (x if y is None else E.BinOp("+", x, y))
+
+
+def _neg(x):
+    if x is None:
+        return None
+    return x.arg if isinstance(x, E.UnOp) and x.op == "-" else E.UnOp("-", x)
+
+
+def _sub(x, y):
+    return _neg(y) if x is None else (x if y is None else E.BinOp("-", x, y))
+
+
+def _mul(x, y):
+    if x is None or y is None:
+        return None
+    return y if _is_one(x) else (x if _is_one(y) else E.BinOp("*", x, y))
+
+
+def _linear(e: E.Expr, u: tuple[str, int]):
+    """``(a, b)`` with ``e = a*u + b`` and a, b free of ``u`` (None = 0); raises `_NotLinear`
+    when ``e`` is not linear in ``u`` or has a node outside plain arithmetic (then the block
+    takes the sympy path)."""
+    inst = tree_instance(e)
+    if inst is not None:
+        return (_ONE, None) if inst == u else (None, e)
+    t = type(e)
+    if t is E.Const:
+        if isinstance(e.value, bool):
+            raise _NotLinear
+        return None, e
+    if t is E.UnOp and e.op in ("-", "+"):
+        a, b = _linear(e.arg, u)
+        if a is None:
+            return None, e
+        return (_neg(a), _neg(b)) if e.op == "-" else (a, b)
+    if t is E.Call and e.func in _TREE_C_FUNCS and len(e.args) == 1:
+        a, _ = _linear(e.args[0], u)
+        if a is not None:
+            raise _NotLinear
+        return None, e
+    if t is not E.BinOp or e.op not in ("+", "-", "*", "/", "^"):
+        raise _NotLinear
+    a1, b1 = _linear(e.left, u)
+    a2, b2 = _linear(e.right, u)
+    if a1 is None and a2 is None:
+        return None, e
+    if e.op == "+":
+        return _add(a1, a2), _add(b1, b2)
+    if e.op == "-":
+        return _sub(a1, a2), _sub(b1, b2)
+    if e.op == "*" and a1 is None:
+        return _mul(e.left, a2), _mul(e.left, b2)
+    if e.op == "*" and a2 is None:
+        return _mul(a1, e.right), _mul(b1, e.right)
+    if e.op == "/" and a2 is None:
+        return (E.BinOp("/", a1, e.right),
+                None if b1 is None else E.BinOp("/", b1, e.right))
+    raise _NotLinear
+
+
+def tree_solution(residual: E.Expr, u: tuple[str, int]) -> E.Expr | None:
+    """The explicit solution ``u = -b/a`` of ``0 = a*u + b`` read off the expression tree
+    (theory note 9334 §3.5(a): "explicit assignments where a block is a scalar solvable
+    symbolically"), or None when the residual is not plain arithmetic linear in ``u``. A
+    coefficient that is a non-zero constant is divided out; otherwise the division is left to
+    run time (as the sympy path does)."""
+    try:
+        a, b = _linear(residual, u)
+    except _NotLinear:
+        return None
+    if a is None:
+        return None
+    if isinstance(a, E.Const) and (isinstance(a.value, bool) or a.value == 0):
+        return None
+    nb = _neg(b) if b is not None else E.Const(0)
+    if _is_one(a):
+        return nb
+    if (isinstance(a, E.Const) and a.value == -1) or (isinstance(a, E.UnOp) and a.op == "-"
+                                                      and _is_one(a.arg)):
+        return b if b is not None else E.Const(0)
+    return E.BinOp("/", nb, a)
+
+
+def _c_number(v) -> str:
+    if isinstance(v, int):
+        return f"{v}.0" if abs(v) < 2 ** 53 else repr(float(v))
+    v = float(v)
+    if v != v:
+        return "(0.0/0.0)"
+    if v in (float("inf"), float("-inf")):
+        return "(1.0/0.0)" if v > 0 else "(-1.0/0.0)"
+    return repr(v) if v >= 0 else f"({v!r})"
+
+
+def tree_c(e: E.Expr, printer, table) -> str:
+    """C text of a plain-arithmetic tree (the nodes `tree_solution` accepts); every instance
+    through ``printer.slots`` (names never reach C: an instance without a slot raises
+    `KeyError`); compound terms parenthesized, powers as in `SlotPrinter`."""
+    inst = tree_instance(e)
+    if inst is not None:
+        lv = printer.slots[table.sym(*inst)]
+        # Integer and Boolean slots read as double: Modelica's / is real division
+        return lv if lv.startswith(("r[", "d->r[", "d->time")) else f"((double){lv})"
+    t = type(e)
+    if t is E.Const:
+        return _c_number(e.value)
+    if t is E.UnOp:
+        a = tree_c(e.arg, printer, table)
+        return f"(-{a})" if e.op == "-" else a
+    if t is E.Call:
+        return f"{_TREE_C_FUNCS[e.func]}({tree_c(e.args[0], printer, table)})"
+    a = tree_c(e.left, printer, table)
+    if e.op == "^":
+        ex = e.right
+        if isinstance(ex, E.Const) and not isinstance(ex.value, bool) \
+                and float(ex.value).is_integer() and 1 <= ex.value <= 4:
+            return "(" + "*".join([a] * int(ex.value)) + ")"
+        if isinstance(ex, E.Const) and ex.value == 0.5:
+            return f"sqrt({a})"
+        return f"pow({a}, {tree_c(ex, printer, table)})"
+    return f"({a} {e.op} {tree_c(e.right, printer, table)})"
 
 
 def linear_terms(expr: sp.Expr, u: sp.Symbol):
@@ -55,6 +248,33 @@ def linear_terms(expr: sp.Expr, u: sp.Symbol):
             return None
         coef.append(factors)
     return coef, rest
+
+
+def partial_derivative(e: sp.Expr, u: sp.Symbol) -> sp.Expr:
+    """∂e/∂u for a Newton block's Jacobian (theory note 9334 §3.5(a): "a Newton solve of the
+    block" with the analytic Jacobian), by the chain rule node by node: sums, products,
+    powers with a u-free exponent and one-argument functions directly, anything else through
+    ``sympy.diff``. Sub-trees free of ``u`` give 0 without being visited, which is where
+    ``sympy.diff``'s general machinery spent most of the code generation time at 10^4
+    equations (one Newton block per algebraic loop)."""
+    if u not in e.free_symbols:
+        return sp.Integer(0)
+    if e == u:
+        return sp.Integer(1)
+    if e.is_Add:
+        return sp.Add(*[partial_derivative(a, u) for a in e.args if u in a.free_symbols])
+    if e.is_Mul:
+        args = e.args
+        return sp.Add(*[sp.Mul(*args[:i], partial_derivative(a, u), *args[i + 1:])
+                        for i, a in enumerate(args) if u in a.free_symbols])
+    if e.is_Pow and u not in e.exp.free_symbols:
+        return e.exp * e.base ** (e.exp - 1) * partial_derivative(e.base, u)
+    if isinstance(e, sp.Function) and len(e.args) == 1 and hasattr(e, "fdiff"):
+        try:
+            return e.fdiff(1) * partial_derivative(e.args[0], u)
+        except Exception:      # no derivative rule (ArgumentIndexError...): sympy decides
+            pass
+    return sp.diff(e, u)
 
 
 def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
@@ -155,6 +375,15 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
     """C code of block number ``index`` (module docstring). ``slot_index`` maps each unknown
     symbol to its integer position in ``d->r`` (unknowns of blocks are Reals)."""
     us = block.unknowns
+    if block.tree is not None:
+        inst = block.table.instance(us[0])
+        sol = tree_solution(block.tree, inst) if inst is not None else None
+        if sol is not None:
+            try:
+                return BlockCode("explicit", f"    {printer.slots[us[0]]} = "
+                                 f"{tree_c(sol, printer, block.table)};", "")
+            except KeyError:     # an instance without a Real slot: the sympy path decides
+                pass
     if len(us) == 1 and tree_size(block.residuals[0], 40) < 40:
         # small explicit block: printed term by term, no sympy arithmetic (fast at scale)
         lt = linear_terms(block.residuals[0], us[0])
@@ -207,8 +436,7 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
                 "return 1; }")
         return BlockCode(kind, body, helpers)
     # Newton: residual and Jacobian callbacks
-    jac = [sp.diff(r, u) if u in r.free_symbols else sp.Integer(0)
-           for r in block.residuals for u in us]
+    jac = [partial_derivative(r, u) for r in block.residuals for u in us]
     repl, red = _cse(list(block.residuals), f"{index}r")
     lines = _temps(printer, repl)
     for k, e in enumerate(red):

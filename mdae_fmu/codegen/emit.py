@@ -106,7 +106,12 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
     helpers, functions, stmts = [], [], []
     for k, blk in enumerate(blocks, first):
         code = emit_block(blk, k, printer, slot_index)
-        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} ({code.kind}) */")
+        # the model's names of the unknowns make the C readable; in a comment, and with
+        # every character outside [A-Za-z0-9_.,()[] +-] shown as '?'
+        solved_for = ", ".join(str(u) for u in blk.unknowns[:4]) + \
+            (", ..." if len(blk.unknowns) > 4 else "")
+        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} -> "
+                     f"{c_comment(_plain(solved_for), 80)} ({code.kind}) */")
         stmts.append(code.body)
         if code.helpers:
             helpers.append(code.helpers)
@@ -117,6 +122,13 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         functions.append("\n".join(stmts))
     return env.get_template("model_schedule.c.j2").render(
         part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
+
+
+def _plain(text: str) -> str:
+    """``text`` with every character but ASCII letters, digits and ``_.,()[] +-`` as ``?``:
+    a variable name in a C comment, readable for ordinary names and inert for any other."""
+    return "".join(c if (c.isascii() and c.isalnum()) or c in "_.,()[] +-" else "?"
+                   for c in text)
 
 
 def _num_list(values, fmt=repr) -> str:
@@ -199,6 +211,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                        f"    d->rel[{k}] = v;")
             nte.append(f"    c = {p.doprint(r.threshold)};\n"
                        f"    if (c > d->time + teps) t = fmin(t, c);")
+    settle = settle_checks(cm, ev, p)
     smp, calc = [], []
     for k, s in enumerate(ev.samples):
         start, h = p.doprint(s.start), p.doprint(s.interval)
@@ -223,14 +236,26 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
 
     conds = [f"    d->cond[{k}] = ({p.doprint(b.condition)}) ? 1 : 0;"
              for k, b in enumerate(ev.branches)]
-    actions = []
     lp = left_printer(cm) if any(b.restart for b in ev.branches) else None
-    for branch_ids in ev.clauses:
-        chain = []
-        for k in branch_ids:
-            chain.append(f"if (fire[{k}]) {{\n{_actions_code(p, ev.branches[k], lp)}\n    }}")
-        if chain:
-            actions.append("    " + " else ".join(chain))
+    active = _active_branches(ev)
+    assigns = _when_assignments(p, ev)
+    actions = [f"    if (act[{k1}] && act[{k2}]) {{\n        mdae_log(inst, LOG_ERROR, fmi2Error, "
+               f"\"t = %.17g: %s\", d->time, {c_string(text)});\n        return 1;\n    }}"
+               for k1, k2, text in ev.conflicts]
+    for k, b in enumerate(ev.branches):
+        code = _actions_code(p, b, lp)
+        if code:
+            actions.append(f"    if (act[{k}]) {{\n{code}\n    }}")
+    # a standardized restart is the restart of a transient mode; branches of several clauses
+    # that enter the same one (`when c then reinit(x, ...)` and `when c then reinit(z, ...)`)
+    # share it, and it is applied once
+    restarts: dict = {}
+    for k, b in enumerate(ev.branches):
+        if b.restart:
+            restarts.setdefault(b.restart_label, (b, []))[1].append(k)
+    for b, ks in restarts.values():
+        cond = " || ".join(f"act[{k}]" for k in ks)
+        actions.append(f"    if ({cond}) {{\n{_restart_code(b, lp)}\n    }}")
     asserts = []
     for cond, msg, level in ev.assertions:
         asserts.append(_assert_code(p, cond, msg, level))
@@ -257,7 +282,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     files["config.h"] = env.get_template("config.h.j2").render(
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=z, nrel=len(ev.relations), nwhen=len(ev.branches),
-        nsample=len(ev.samples),
+        nsample=len(ev.samples), nassign=len(ev.assignment_order),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
         ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
         iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
@@ -277,7 +302,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
         indicators="\n".join(ind), update_relations="\n".join(upd),
         update_samples="\n".join(smp), when_conditions="\n".join(conds),
-        when_actions="\n".join(actions), discrete_real_changed=drt,
+        when_active="\n".join(active), when_assignments="\n".join(assigns),
+        when_actions="\n".join(actions), discrete_real_changed=drt + settle,
         next_time_event="\n".join(nte), init_needs_compute=init.needs_compute,
         init_residual="\n".join(init_res), assertions="\n".join(asserts),
         cons_residual="\n".join(cons_res), drift="\n".join(drift),
@@ -286,6 +312,35 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     # last: printing the equations may have made derivative functions
     files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
     return files
+
+
+def settle_checks(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> str:
+    """Event iteration of the non-structural conditionals (`mdae_fmu.structure.conditionals`):
+    a relation of a block's piecewise expression whose signed distance reads algebraic
+    variables (``u = s*(if s < 0 then 1 else Ron)``) was frozen at the start of the instant
+    from the previous values; if the instant's solution puts it on the other side (beyond half
+    the hysteresis, so that rounding at a located crossing does not count), the instant is
+    not the last one: ``mdae_discrete_changed`` requests another (Modelica's event iteration;
+    the wrapper bounds the number of iterations). C lines for ``mdae_discrete_changed``."""
+    from .events import preorder
+    algebraic = cm.continuous_symbols - cm.state_symbols
+    in_blocks = set()
+    for b in cm.blocks:
+        if b.tree is not None:
+            continue            # plain arithmetic on the expression tree: no relation
+        for r in b.residuals:
+            for n in preorder(r):
+                if isinstance(n, sp.core.relational.Relational):
+                    in_blocks.add(n)
+    out = []
+    for k, r in enumerate(ev.relations):
+        if r.kind != "state" or r.relation not in in_blocks or \
+                not (r.s.free_symbols & algebraic):
+            continue
+        out.append(f"    {{\n        const double s = {p.doprint(r.s)};\n"
+                   f"        if (d->rel[{k}] ? s < -0.5 * MDAE_HYSTERESIS : "
+                   f"s > 0.5 * MDAE_HYSTERESIS) return 1;\n    }}")
+    return ("\n" if out else "") + "\n".join(out)
 
 
 def assign_cast(target: str, value: str) -> str:
@@ -298,35 +353,78 @@ def assign_cast(target: str, value: str) -> str:
     return value
 
 
+def _active_branches(ev: EventPlan) -> list[str]:
+    """C lines setting ``act[k]``: branch k fires and no earlier branch of its when-clause
+    does (``elsewhen`` priority, Modelica 3.6 §8.3.5)."""
+    out = []
+    for branch_ids in ev.clauses:
+        for j, k in enumerate(branch_ids):
+            earlier = "".join(f" && !fire[{e}]" for e in branch_ids[:j])
+            out.append(f"    act[{k}] = fire[{k}]{earlier};")
+    return out
+
+
+def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
+    """C of the equations of the active when-branches, in the topological order of their
+    dependencies (`mdae_fmu.structure.when_clauses.when_assignment_order`): each reads the
+    values the equations before it assigned at this instant. Counts in ``n`` the values
+    that change, for the event iteration of the runtime (``mdae_when_equations``)."""
+    out = []
+    for k, a in ev.assignment_order:
+        kind, target, value, _ = ev.branches[k].actions[a]
+        new = assign_cast(target, "v")
+        if target.startswith("d->r["):
+            # a Real counts as changed beyond rounding (a block re-solved from its solution
+            # may move the last bits); NaN always counts, so it ends in the error of the
+            # runtime's bound
+            update = (f"if ({target} != v) {{\n            n += !(fabs(v - {target}) <= "
+                      f"1e-13 * fmax(1.0, fabs(v)));\n            {target} = v;\n        }}")
+        else:
+            update = f"if ({target} != {new}) {{ {target} = {new}; n++; }}"
+        out.append(f"    if (act[{k}]) {{\n        v = {p.doprint(value)};\n"
+                   f"        {update}\n    }}")
+    return out
+
+
 def _actions_code(p: SlotPrinter, b, lp=None) -> str:
-    """Actions of one when-branch: values first (they read the instant's left limits), then
-    the assignments, reinits, terminate and assertions (module `events` docstring). A branch
-    with an analysed restart (``b.restart``) assigns the standardized restart of its transient
-    mode instead of its reinit statements (docs/multimode-fmu.md, "When-clauses")."""
-    pre, post = [], []
-    if b.restart:
-        pre.append(f"        /* standardized restart {c_comment(b.restart_label, 60)} */")
-        right = {}
-        for k, (slot, value) in enumerate(b.restart):
-            pre.append(f"        const double x{k} = {lp(value)};")
-            post.append(f"        d->r[{slot}] = x{k};")
-            right[slot] = f"x{k}"
-        for k, (slot, num, den) in enumerate(b.impulses):
-            n, q = print_over_instant(lp, num, right), print_over_instant(lp, den, right)
-            pre.append(f"        const double q{k} = {q};")
-            pre.append(f"        const double i{k} = q{k} != 0.0 ? ({n}) / q{k} : 0.0;")
-            post.append(f"        d->r[{slot}] = i{k};   /* impulse over the instant */")
+    """Actions of one when-branch other than its equations (`_when_assignments`), once the
+    equations of the instant are solved: assertions and terminate, then the reinits, whose
+    values are all computed before any is applied (they read the states before the event and
+    the discrete values of the instant; module `events` docstring). A branch with an analysed
+    restart (``b.restart``) skips its reinit statements: the standardized restart of its
+    transient mode replaces them (`_restart_code`, applied once for all the branches that
+    enter that mode; docs/multimode-fmu.md, "When-clauses")."""
+    checks, pre, post = [], [], []
     for k, (kind, target, value, typ) in enumerate(b.actions):
         if kind == "reinit" and b.restart:
             continue
-        if kind in ("reinit", "assign"):
+        if kind == "assign":
+            continue
+        if kind == "reinit":
             pre.append(f"        const double v{k} = {p.doprint(value)};")
             post.append(f"        {target} = {assign_cast(target, f'v{k}')};")
         elif kind == "terminate":
-            post.append(f"        d->terminate = 1;\n        mdae_log(inst, LOG_EVENTS, fmi2OK, "
-                        f"\"terminate: %s\", {c_string(value)});")
+            checks.append(f"        d->terminate = 1;\n        mdae_log(inst, LOG_EVENTS, "
+                          f"fmi2OK, \"terminate: %s\", {c_string(value)});")
         elif kind == "assert":
-            post.append(_assert_code(p, value, typ, target, indent="        "))
+            checks.append(_assert_code(p, value, typ, target, indent="        "))
+    return "\n".join(checks + pre + post)
+
+
+def _restart_code(b, lp) -> str:
+    """The standardized restart of the transient mode ``b`` enters, every right-hand side
+    evaluated from the left limits before any assignment, and its impulse outputs."""
+    pre, post = [f"        /* standardized restart {c_comment(b.restart_label, 60)} */"], []
+    right = {}
+    for k, (slot, value) in enumerate(b.restart):
+        pre.append(f"        const double x{k} = {lp(value)};")
+        post.append(f"        d->r[{slot}] = x{k};")
+        right[slot] = f"x{k}"
+    for k, (slot, num, den) in enumerate(b.impulses):
+        n, q = print_over_instant(lp, num, right), print_over_instant(lp, den, right)
+        pre.append(f"        const double q{k} = {q};")
+        pre.append(f"        const double i{k} = q{k} != 0.0 ? ({n}) / q{k} : 0.0;")
+        post.append(f"        d->r[{slot}] = i{k};   /* impulse over the instant */")
     return "\n".join(pre + post)
 
 

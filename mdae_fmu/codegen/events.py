@@ -22,22 +22,31 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
   its right limit ``x + c*teps``, widened by ``1e-10*max(1, |x|)`` for the rounding the host's
   integrator accumulates in ``x`` (`clock_rates`; docs/fmi-mapping.md, "Events"). This is what
   a hand-written FMU does with such a clock, and it saves the host an event indicator.
-* Relations between discrete quantities (Integers, Booleans, pre(), parameters) are not frozen:
-  they only change at events anyway.
+* Relations between discrete quantities (Integers, Booleans, pre() of discrete variables,
+  parameters) are not frozen: they only change at events anyway. A relation on the left limit
+  ``pre(w)`` of a continuous variable ``w`` is classified as the same relation on ``w``
+  (`left_limits_of_continuous`): it is held between events, watched by the indicator of ``w``
+  (or published as a time event), and re-evaluated at the event where ``pre(w) = w``.
 * ``sample(start, interval)`` is a time event source with its own slot ``d->smp[k]``.
 * A when-branch fires at an instant where its condition is true and was false at the previous
   instant (``pre``); ``elsewhen`` branches fire only if no earlier branch of the clause fired.
+  The equations of the branches that fire are solved in the topological order of their
+  dependencies (`EventPlan.assignment_order`) and iterated with the schedule until no value
+  changes (dependencies through continuous equations); then assertions and terminate, then
+  the reinits (docs/fmi-mapping.md, "Events").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import networkx as nx
 import sympy as sp
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Assertion, Assign, Model, Reinit, Terminate
+from ..structure.when_clauses import when_assignment_order, when_clause_problems
 from .blocks import linear_split
 from .plan import CompiledModel
 
@@ -82,8 +91,13 @@ class EventPlan:
     samples: tuple[SamplePlan, ...]
     branches: tuple[BranchPlan, ...]
     clauses: tuple[tuple[int, ...], ...]          # branch indices of each when-clause
+    # the equations of the when-bodies, (branch index, action index), in the order they are
+    # solved at an instant (`mdae_fmu.structure.when_clauses.when_assignment_order`)
+    assignment_order: tuple[tuple[int, int], ...]
     assertions: tuple[tuple[sp.Expr, str, str], ...]  # (condition, message, level)
     clock_rates: dict                             # clock state -> rate (`clock_rates`)
+    # branches of different when-clauses that reinit the same variable (`reinit_conflicts`)
+    conflicts: tuple = ()
 
 
 def signed_distance(rel) -> tuple[sp.Expr, bool]:
@@ -155,11 +169,34 @@ def clock_rates(model: Model, table) -> dict:
     return rates
 
 
-def classify_relation(rel, cm: CompiledModel, clocks: dict) -> RelationPlan | None:
-    """State, time or untracked relation (module docstring); ``clocks``: `clock_rates`."""
+def left_limits_of_continuous(cm: CompiledModel) -> dict:
+    """``{pre(w): w}`` for the variables ``w`` whose value changes continuously in time.
+
+    The left limit of a continuous variable equals its value at every instant of continuous
+    time (theory note 9334 §1.4, ``pre`` is the value at the previous instant of the
+    nonstandard time line); a relation on ``pre(w)`` is held between events like any other
+    and changes where ``w`` crosses its threshold (module docstring)."""
+    out = {}
+    for sym in cm.continuous_symbols:
+        inst = cm.table.instance(sym)
+        if inst is not None and inst[1] == 0:
+            out[cm.table.pre(inst[0])] = sym
+    return out
+
+
+def classify_relation(rel, cm: CompiledModel, clocks: dict,
+                      left: dict | None = None) -> RelationPlan | None:
+    """State, time or untracked relation (module docstring); ``clocks``: `clock_rates`;
+    ``left``: `left_limits_of_continuous` (computed here when not given)."""
     if rel.rel_op not in _ORDER_RELS:
         return None
     s, strict = signed_distance(rel)
+    if left is None:
+        left = left_limits_of_continuous(cm)
+    if s.free_symbols & left.keys():
+        # between events the left limit pre(w) of a continuous w is w itself: the relation
+        # is watched through w, and re-evaluated at the event where pre(w) = w
+        s = s.xreplace(left)
     syms = s.free_symbols
     t = cm.table.time
     known = cm.event_constant_symbols
@@ -250,7 +287,9 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
                                 "exporter")
         assertions.append((_to_sympy(table, a.cond, "assertion"), _message(a.message),
                            a.level))
-    exprs = [r for b in cm.blocks for r in b.residuals] + [e for _, e in cm.consistency]
+    # blocks kept on the expression tree are plain arithmetic: no relation, no sample()
+    exprs = [r for b in cm.blocks if b.tree is None for r in b.residuals]
+    exprs += [e for _, e in cm.consistency]
     exprs += [e for _, e in cm.discrete_assignments]
     # an assertion's relation a >= b is checked with a tolerance (emit.assertion_condition);
     # its event indicator sits at the violation threshold a - b = -tol * max(1, |a|, |b|),
@@ -264,13 +303,84 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     exprs += list(extra_exprs)
     rels, samples = _relations_and_samples(exprs)
     clocks = {x: c for x, c in clock_rates(model, table).items() if x in cm.state_symbols}
+    quiet = no_event_relations(model, table)
     relations = []
+    left = left_limits_of_continuous(cm)
     for r in rels:
-        p = classify_relation(r, cm, clocks)
+        if r.rel_op in _ORDER_RELS and _relation_key(r) in quiet:
+            continue            # under noEvent only: evaluated as is, no indicator
+        p = classify_relation(r, cm, clocks, left)
         if p is not None:
             relations.append(p)
+    try:
+        order = tuple((clauses[c][b], a) for c, b, a in when_assignment_order(model))
+    except nx.NetworkXUnfeasible:
+        raise ModelRejected("\n".join(when_clause_problems(model, None, derivatives=False))) \
+            from None
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
-                     tuple(assertions), clocks)
+                     order, tuple(assertions), clocks, reinit_conflicts(model, clauses))
+
+
+def reinit_conflicts(model: Model, clauses) -> tuple:
+    """``(k1, k2, text)`` for every two branches k1 < k2 of different when-clauses that reinit
+    the same variable: the analysis does not combine their edges
+    (`mdae_fmu.modes.normalize.MultimodeSystem.non_simultaneous`), so firing both at one
+    instant is a run-time error whose message ``text`` names the variable and both lines."""
+    by_var: dict[str, list] = {}
+    for c, w in enumerate(model.whens):
+        for b, br in enumerate(w.branches):
+            for act in br.actions:
+                if isinstance(act, Reinit):
+                    loc = act.loc or br.loc
+                    by_var.setdefault(act.var, []).append(
+                        (c, clauses[c][b], loc.short() if loc else w.id))
+    out = []
+    for var, found in by_var.items():
+        for i, (c1, k1, l1) in enumerate(found):
+            for c2, k2, l2 in found[i + 1:]:
+                if c1 != c2:
+                    out.append((k1, k2, f"reinit({var}, ...) at {l1} and at {l2} at the same "
+                                        "instant (two when-clauses re-initialize the same "
+                                        "variable only at different instants)"))
+    return tuple(sorted(out))
+
+
+def no_event_relations(model: Model, table) -> frozenset:
+    """The order relations of ``model`` that occur only under ``noEvent(...)`` (in sympy):
+    Modelica evaluates them literally, without event, so they get neither a frozen slot nor
+    an event indicator (a non-structural conditional written ``noEvent(if v < 0 then ...)``,
+    `mdae_fmu.structure.conditionals`). A relation that also occurs outside noEvent is
+    tracked."""
+    inside, outside = set(), set()
+    exprs = [eq.residual for eq in model.equations]
+    exprs += [b.condition for w in model.whens for b in w.branches]
+    exprs += [a.value for w in model.whens for b in w.branches for a in b.actions
+              if isinstance(a, (Assign, Reinit))]
+    exprs += [a.cond for a in model.assertions]
+    for e in exprs:
+        stack = [(e, False)]
+        while stack:
+            node, quiet = stack.pop()
+            if isinstance(node, E.BinOp) and node.op in ("<", "<=", ">", ">="):
+                (inside if quiet else outside).add(node)
+            if isinstance(node, E.Call) and node.func == "noEvent":
+                quiet = True
+            stack.extend((c, quiet) for c in E.children(node))
+    keys = {}
+    for rel in inside | outside:
+        try:
+            keys[rel] = _relation_key(table.to_sympy(rel))
+        except (ValueError, TypeError, AttributeError):
+            continue
+    loud = {keys[r] for r in outside if r in keys}
+    return frozenset(keys[r] for r in inside if r in keys and keys[r] not in loud)
+
+
+def _relation_key(rel) -> tuple:
+    """A relation up to sympy's rewriting (``v < -c`` inside a Piecewise becomes ``c < -v``):
+    its expanded signed distance and strictness (`signed_distance`)."""
+    s, strict = signed_distance(rel)
+    return sp.expand(s), strict
 
 
 ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)

@@ -22,14 +22,15 @@ Plain-data stages:
 
 Run-time contract (``model_modes.c``): ``mdae_compute`` evaluates the discrete equations and
 runs the schedule of the current mode; ``mdae_mode_step``, called by the generic event update
-once per ``fmi2NewDiscreteStates``, performs ONE nonstandard instant: when the long guards
+once per instant of the event iteration (which ``fmi2NewDiscreteStates`` runs whole,
+docs/fmi-mapping.md "Events in third-party hosts"), performs ONE nonstandard instant: when the long guards
 name another mode it projects the left limits onto the old mode's consistency equations and
 applies the first instant of the change, while a change is in progress its next instant (all
 right-hand sides evaluated before any assignment; numerically singular or non-finite restarts
 are run-time errors naming the mode change, the instant and the time), and after the last one
-projects onto the new mode's consistency equations and requests one more call to re-evaluate
-the guards (``newDiscreteStatesNeeded``). ``valuesOfContinuousStatesChanged`` is set exactly
-when an instant moved a state.
+projects onto the new mode's consistency equations and requests one more instant to
+re-evaluate the guards. ``valuesOfContinuousStatesChanged`` is set when an instant moved a
+state or changed the mode (the equations of the derivatives).
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ class MultimodePlan:
     impulses: tuple[ImpulseOutput, ...]
     watched: tuple[sp.Expr, ...] = ()     # relations on x whose guards read pre(x)
     banded: tuple = ()                    # (symbol, relation on pre(x), Boolean slot)
+    guard_names: tuple[str, ...] = ()     # the long guards' names, in valuation order
 
 
 @dataclass(frozen=True)
@@ -168,21 +170,34 @@ def _union_mode(modes):
                    solved=tuple(solved.values()), consistency=())
 
 
-def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
+def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     """Union layout, per-mode schedules and per-edge restarts (module docstring; theory note
-    9334 §3.5(a) per-mode schedules, §3.5(b) restarts, §3.6 one state vector)."""
-    if automaton is None:
-        from ..modes.explore import analyze_multimode
-        automaton = analyze_multimode(model)
+    9334 §3.5(a) per-mode schedules, §3.5(b) restarts, §3.6 one state vector). ``report`` and
+    ``automaton`` are the one analysis of the model (`mdae_fmu.analysis.Analysis`); nothing
+    is re-analysed here."""
     automaton.raise_if_rejected()
     if report.exit_code != 0:
         raise ModelRejected("; ".join(report.messages) or
                             f"model {model.name}: the structural analysis rejects it")
     long_idx = [k for k, (_, kind) in enumerate(automaton.guards) if kind == "long"]
-    if any(kind != "long" for _, kind in automaton.guards):
+    # when-clauses that assign discrete variables run through the event plan like in a
+    # single-mode model; reinits (whose restart is the analysed one) and transient guards on
+    # equations (`if edge(c) then ...`) are not supported here
+    clause_ids = {w.id for w in model.whens}
+    transient = {k for k, (_, kind) in enumerate(automaton.guards) if kind != "long"}
+    system = automaton.system
+    if transient and (system is None or any(
+            i in transient for eq in system.equations
+            if eq.origin not in clause_ids or eq.reinit for i, _ in eq.guard)):
         raise ModelRejected(f"model {model.name}: transient (edge/when) guards inside "
-                            f"equations are not supported by the multimode exporter")
-    guard_names = [automaton.guards[k][0] for k in long_idx]
+                            f"equations, and reinit in when-clauses, are not supported by the "
+                            f"multimode exporter")
+    # the automaton labels its guards with modes.normalize's labels, the per-mode report with
+    # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
+    from ..modes.normalize import _label
+    report_text = {_label(a): t for a, t in zip(report.guard_exprs, report.long_guards)}
+    guard_names = [report_text.get(automaton.guards[k][0], automaton.guards[k][0])
+                   for k in long_idx]
     by_valuation = {}
     for ma in report.modes:
         val = dict(ma.valuation)
@@ -199,13 +214,12 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
                                 f"analysis")
         analyses.append((mi, by_valuation[key]))
     table = report.symbols
-    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])),
-                          transients=False)
+    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])))
     state_pos = {s.symbol: k for k, s in enumerate(union.states)}
 
     modes, all_blocks = [], []
     for m, (mi, ma) in enumerate(analyses):
-        one = compile_model(model, _only(report, ma), transients=False)
+        one = compile_model(model, _only(report, ma))
         blocks = tuple(replace(b, label=f"[{mi.label}] {b.label}") for b in one.blocks)
         integrated = tuple(sorted(state_pos[s.symbol] for s in one.states))
         modes.append(ModeCode(m, mi.label, tuple(bool(mi.mode[k]) for k in long_idx), blocks,
@@ -321,7 +335,16 @@ def plan_multimode(model: Model, report, automaton=None) -> MultimodePlan:
     compiled, banded = _band_left_limit_relations(report, compiled)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
                          tuple(impulses.values()), _watched(report, banded),
-                         banded)
+                         banded, tuple(guard_names))
+
+
+def max_mode_changes(n_modes: int) -> int:
+    """Bound on the mode changes of one event iteration (`mdae_fmu.modes.event_iteration`):
+    a cascade that settles visits a mode at most once, so more changes than modes is a cycle;
+    at most a quarter of the wrapper's bound on event iterations (each change takes two
+    calls), so that the error names the guards before the generic one fires."""
+    from .emit import TOLERANCES
+    return max(2, min(n_modes, TOLERANCES["max_event_iterations"] // 4))
 
 
 def _numeric(ri) -> bool:
@@ -537,6 +560,8 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
         discrete_assignments="\n".join(disc), mode_slot=plan.mode_slot,
-        impulse_slots=all_imp, nmodes=len(plan.modes))
+        impulse_slots=all_imp, nmodes=len(plan.modes),
+        guard_names=[c_string(g) for g in plan.guard_names],
+        max_mode_changes=max_mode_changes(len(plan.modes)))
     return ModeSources(files, ncons, work, perm)
 

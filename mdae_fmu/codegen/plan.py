@@ -26,7 +26,7 @@ from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
-from .blocks import BlockPlan
+from .blocks import BlockPlan, tree_solution
 
 
 @dataclass(frozen=True)
@@ -204,11 +204,11 @@ def _toposort_params(model: Model, table: SymbolTable) -> list:
     return order
 
 
-def compile_model(model: Model, report, transients: bool = True) -> CompiledModel:
+def compile_model(model: Model, report) -> CompiledModel:
     """Build the `CompiledModel` of a single-mode model from its `ModesReport`
     (module docstring; theory note 9334 §3.5(a) for the schedule, §3.6 for the FMI mapping).
-    ``transients``: replace the reinit statements of when-branches by the standardized restart
-    of their transient mode (`mdae_fmu.codegen.restarts.transient_restarts`)."""
+    The reinit statements of when-branches stay literal here; the exporter replaces them by
+    the analysed restarts (`mdae_fmu.codegen.restarts.with_transient_restarts`)."""
     mode = _single_mode(report)
     table: SymbolTable = report.symbols
     discrete = set(report.discrete)
@@ -289,13 +289,19 @@ def compile_model(model: Model, report, transients: bool = True) -> CompiledMode
     state_symbols = frozenset(table.sym(i.name, i.order) for i in state_insts)
 
     # --- blocks
-    solved = {(le.eq_id, le.k): le.expr for le in mode.solved}
+    # one undifferentiated equation solved explicitly on its expression tree: no sympy
+    solved = {(le.eq_id, le.k): le for le in mode.solved}
     blocks = []
     for blk in mode.blocks:
-        residuals = tuple(solved[key] for key in blk.equations)
         unknowns = tuple(table.sym(u.name, u.order) for u in blk.unknowns)
         label = "+".join(_eq_label(e, k) for e, k in blk.equations)
-        blocks.append(BlockPlan(label, unknowns, residuals))
+        tree = solved[blk.equations[0]].tree if len(blk.equations) == 1 else None
+        if tree is not None and tree_solution(tree, (blk.unknowns[0].name,
+                                                     blk.unknowns[0].order)) is not None:
+            blocks.append(BlockPlan(label, unknowns, None, tree, table))
+        else:
+            blocks.append(BlockPlan(label, unknowns,
+                                    tuple(solved[key].expr for key in blk.equations)))
     consistency = tuple((_eq_label(le.eq_id, le.k), le.expr) for le in mode.consistency)
 
     # --- discrete equations (guard definitions): var = expr, evaluated with frozen relations
@@ -416,37 +422,6 @@ def compile_model(model: Model, report, transients: bool = True) -> CompiledMode
             | {table.pre(v.name) for v in model.variables}))
     compiled.dependencies.update(_dependencies(compiled, state_names))
     compiled.guesses.update(guesses)
-    if transients:
-        from .restarts import transient_restarts
-        restarts = transient_restarts(model, compiled)
-        if restarts:
-            moved = {k for r in restarts.values() for k, _ in r.targets}
-            variables = [replace(v, reinit=True)
-                         if v.type == "Real" and v.kind == 3 and v.vr in moved else v
-                         for v in compiled.variables]
-            # impulse(v): the integral of each impulsive variable over the last impact
-            taken = {v.name for v in variables}
-            names, outputs = list(compiled.real_names), {}
-            for key in sorted(restarts):
-                for var, _, _ in restarts[key].impulses:
-                    if var in outputs:
-                        continue
-                    iname = fmi_name(f"impulse({var})")
-                    while iname in taken:
-                        iname += "_"
-                    taken.add(iname)
-                    outputs[var] = len(names)
-                    names.append(iname)
-                    variables.append(FmiVariable(
-                        iname, "Real", outputs[var], "output", "discrete", "exact", 0.0,
-                        f"integral of {var} over the last event of its when-clause", kind=1))
-            restarts = {k: replace(r, impulses=tuple((outputs[v], num, den)
-                                                     for v, num, den in r.impulses))
-                        for k, r in restarts.items()}
-            compiled = replace(compiled, when_restarts=restarts, variables=tuple(variables),
-                               real_names=tuple(names), n_real=len(names),
-                               discrete_real_slots=compiled.discrete_real_slots
-                               + tuple(sorted(outputs.values())))
     return compiled
 
 
@@ -478,11 +453,10 @@ def _dependencies(cm: CompiledModel, state_names: set[str]) -> dict:
         deps[slot] = frozenset([slot])
     for blk in cm.blocks:
         acc: set = set()
-        for r in blk.residuals:
-            for sym in r.free_symbols:
-                k = slot_of.get(sym)
-                if k is not None and k in deps and sym not in blk.unknowns:
-                    acc |= deps[k]
+        for sym in blk.symbols:
+            k = slot_of.get(sym)
+            if k is not None and k in deps and sym not in blk.unknowns:
+                acc |= deps[k]
         for u in blk.unknowns:
             deps[slot_of[u]] = frozenset(acc)
     names = [fmi_name(n) for n in cm.real_names]

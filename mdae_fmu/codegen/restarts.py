@@ -11,7 +11,7 @@ This module holds the parts both exporters need:
 
 * `slot_names`, `left_printer`: the Real slot of every name a restart formula may use, and a
   printer of such formulas (names never reach C: every symbol is looked up here);
-* `transient_restarts`: for a single-mode model whose when-clauses re-initialize states, the
+* `transient_restarts`, `with_transient_restarts`: for a single-mode model whose when-clauses re-initialize states, the
   standardized restart of the transient mode of each when-branch (the elastic Cup-and-Ball:
   the impact law reinitializes ``vy`` only, the analysed restart reflects both velocity
   components along the rope, examples note §2.2.6).
@@ -19,7 +19,7 @@ This module holds the parts both exporters need:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sp
 
@@ -27,7 +27,7 @@ from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Model, Reinit
 from .cprinter import SlotPrinter
-from .plan import CompiledModel, der_name
+from .plan import CompiledModel, FmiVariable, der_name, fmi_name
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def has_reinit(model: Model) -> bool:
     return any(isinstance(a, Reinit) for w in model.whens for b in w.branches for a in b.actions)
 
 
-def transient_restarts(model: Model, cm: CompiledModel) -> dict:
+def transient_restarts(model: Model, cm: CompiledModel, automaton) -> dict:
     """``{(clause id, branch index): BranchRestart}`` for the when-branches of a single-mode
     model that re-initialize states (module docstring).
 
@@ -157,13 +157,9 @@ def transient_restarts(model: Model, cm: CompiledModel) -> dict:
     mode into the transient mode where that guard alone is true. A branch keeps its literal
     reinit statements when the analysis rejects the model or the change, or when an instant of
     the change has no closed form (docs/multimode-fmu.md, "When-clauses")."""
-    if not has_reinit(model):
+    if not has_reinit(model) or automaton is None:
         return {}
-    from ..modes.explore import analyze_multimode
-    try:
-        aut = analyze_multimode(model)
-    except ModelRejected:
-        return {}
+    aut = automaton
     system = aut.system
     if system is None:
         return {}
@@ -210,6 +206,44 @@ def transient_restarts(model: Model, cm: CompiledModel) -> dict:
             out[(w.id, bi)] = BranchRestart(f"[{change.src_label}] -> [{change.dst_label}]",
                                             targets, tuple(impulses))
     return out
+
+
+def with_transient_restarts(model: Model, compiled: CompiledModel, automaton) -> CompiledModel:
+    """``compiled`` with the reinit statements of its when-branches replaced by the analysed
+    restarts of `transient_restarts` (``automaton``: the model's `Automaton`, from the one
+    analysis of the export), the moved states marked ``reinit`` and one discrete output
+    ``impulse(v)`` per impulsive variable (the integral over the last event of its clause)."""
+    restarts = transient_restarts(model, compiled, automaton)
+    if not restarts:
+        return compiled
+    moved = {k for r in restarts.values() for k, _ in r.targets}
+    variables = [replace(v, reinit=True)
+                 if v.type == "Real" and v.kind == 3 and v.vr in moved else v
+                 for v in compiled.variables]
+    # impulse(v): the integral of each impulsive variable over the last impact
+    taken = {v.name for v in variables}
+    names, outputs = list(compiled.real_names), {}
+    for key in sorted(restarts):
+        for var, _, _ in restarts[key].impulses:
+            if var in outputs:
+                continue
+            iname = fmi_name(f"impulse({var})")
+            while iname in taken:
+                iname += "_"
+            taken.add(iname)
+            outputs[var] = len(names)
+            names.append(iname)
+            variables.append(FmiVariable(
+                iname, "Real", outputs[var], "output", "discrete", "exact", 0.0,
+                f"integral of {var} over the last event of its when-clause", kind=1))
+    restarts = {k: replace(r, impulses=tuple((outputs[v], num, den)
+                                             for v, num, den in r.impulses))
+                for k, r in restarts.items()}
+    compiled = replace(compiled, when_restarts=restarts, variables=tuple(variables),
+                       real_names=tuple(names), n_real=len(names),
+                       discrete_real_slots=compiled.discrete_real_slots
+                       + tuple(sorted(outputs.values())))
+    return compiled
 
 
 def _moves(ri) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from ..diagnostics import EXIT_REJECTED, MdaeError
@@ -42,12 +42,13 @@ def compiler() -> str:
 def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
                            jobs: int | None = None, extra_flags: tuple[str, ...] = (),
                            link_args: tuple[str, ...] = (),
-                           per_file_flags: dict[str, tuple[str, ...]] | None = None) -> Path:
+                           per_file_flags: dict[str, tuple[str, ...]] | None = None,
+                           progress=None) -> Path:
     """Compile ``c_files`` (names relative to ``src_dir``) and link ``out`` (module
     docstring); ``link_args`` go after the objects (static libraries, e.g. SUNDIALS for
     Co-Simulation, `mdae_fmu.fmu.cosim.sundials_link_args`); ``per_file_flags`` are appended
     for single files (``-O1`` for the schedule of very large models). Raises `BuildError`
-    with the compiler output on failure."""
+    with the compiler output on failure. ``progress(done, total)`` is called as units finish."""
     per_file_flags = per_file_flags or {}
     cc = compiler()
     inc = ["-I.", f"-I{fmi_header_dir()}"]
@@ -64,9 +65,14 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
 
     # biggest files first: better load balance
     order = sorted(c_files, key=lambda n: -(src_dir / n).stat().st_size)
+    objs = {}
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        objs = dict(zip(order, pool.map(one, order)))
+        futures = {pool.submit(one, n): n for n in order}
+        for f in as_completed(futures):
+            objs[futures[f]] = f.result()
+            if progress is not None:
+                progress(len(objs), len(order))
     finally:        # on an error or an interrupt, the files not started are not compiled
         pool.shutdown(wait=True, cancel_futures=True)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -123,7 +123,7 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
         seen = {}
         for blk in blocks:
             for u in blk.unknowns:
-                seen[u] = (frozenset(blk.unknowns), frozenset(blk.residuals))
+                seen[u] = (frozenset(blk.unknowns), frozenset(blk.key))
         for u in set(how) | set(seen):
             how.setdefault(u, []).append(seen.get(u))
     mode_dependent = {u for u, ways in how.items()
@@ -132,8 +132,8 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
         for blk in blocks:
             unknowns = set(blk.unknowns)
             acc = set()
-            for r in blk.residuals:
-                acc |= keys(r, unknowns)
+            for sym in blk.symbols - unknowns:
+                acc |= keys(sym)
             for u in blk.unknowns:
                 k = key_of.get(u)
                 if k is not None:

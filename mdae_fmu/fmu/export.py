@@ -10,17 +10,17 @@ byte-identical FMU.
 from __future__ import annotations
 
 import hashlib
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 from ..diagnostics import ModelRejected
+from ..progress import Progress, as_progress  # noqa: F401  (Progress: API)
 from ..ir import Model
 from ..codegen.emit import generate_sources
 from ..codegen.events import plan_events
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import compile_model, fmi_name
+from ..codegen.restarts import with_transient_restarts
 from .build import compile_shared_library
 from .cosim import (check_fmi_type, configure_sources, offers_cs, sundials_compile_flags,
                     sundials_link_args)
@@ -32,30 +32,10 @@ from .package import build_description, write_zip
 
 GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
 # above this many blocks the straight-line schedule files are compiled with -O1: gcc's -O2
-# costs about twice as much per statement there for little run-time gain (benchmark table in
-# docs/fmi-mapping.md)
-LARGE_SCHEDULE_BLOCKS = 5000
+# costs 25-40 % more there and the simulation is no faster, its time being the integrator's
+# linear algebra (benchmarks/optlevel_bench.py; table and rule in docs/fmi-mapping.md)
+LARGE_SCHEDULE_BLOCKS = 1000
 PLATFORM = "linux64"
-
-
-class Progress:
-    """Stage messages on stderr, shown only once an export has taken more than ``delay``
-    seconds (small models stay silent)."""
-
-    def __init__(self, stream=None, delay: float = 2.0, enabled: bool = True):
-        self.stream = stream if stream is not None else sys.stderr
-        self.delay = delay
-        self.enabled = enabled
-        self.t0 = time.monotonic()
-        self.last = ""
-
-    def __call__(self, message: str) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - self.t0
-        if elapsed >= self.delay and message != self.last:
-            self.last = message
-            print(f"mdae-fmu export [{elapsed:6.1f} s] {message}", file=self.stream, flush=True)
 
 
 def content_guid(parts: list[bytes]) -> str:
@@ -69,7 +49,8 @@ def content_guid(parts: list[bytes]) -> str:
 
 
 def export(model: Model, path: Path, fmi_type: str = "me", *,
-           default_experiment: dict | None = None, report=None,
+           default_experiment: dict | None = None, analysis=None,
+           erasure: str = "restricted", lemma22: str = "two-graph", report=None,
            progress: Progress | bool | None = None) -> Path:
     """Build the FMU of ``model`` at ``path`` and return ``path``.
 
@@ -78,46 +59,57 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     ``{"startTime", "stopTime", "tolerance", "stepSize"}``, each optional, overriding the
     model's experiment annotation (defaults:
     `mdae_fmu.fmu.model_description.DEFAULT_EXPERIMENT`); its tolerance is also the CS
-    integrator's tolerance when the host gives none. ``report``: a `ModesReport` already
-    computed for ``model`` (else computed here). ``progress``: a
-    `Progress`, or False to silence the stage display.
+    integrator's tolerance when the host gives none.
+
+    ``analysis``: the `mdae_fmu.analysis.Analysis` of ``model`` (per-mode structure, automaton,
+    restarts, impulses), else computed here with ``erasure`` and ``lemma22`` exactly as
+    ``mdae-fmu analyze`` does (``report``: an already computed per-mode `ModesReport` to
+    start from). Code generation consumes this one analysis and never re-runs one; a model the
+    analysis rejects raises `ModelRejected` with the diagnostics of ``analyze``'s verdict, so
+    the two commands give one verdict. ``progress``: a `Progress`, None for the default
+    (stage names on a terminal), or False for silence.
     """
     check_fmi_type(fmi_type)
     default_experiment = resolve_default_experiment(
         merge_default_experiment(model.experiment, default_experiment))
-    if progress is None or progress is True:
-        progress = Progress()
-    elif progress is False:
-        progress = Progress(enabled=False)
+    progress = as_progress(progress, "export")
     path = Path(path)
+    if analysis is not None and analysis.model_name != model.name:
+        raise ValueError(f"the analysis is of model {analysis.model_name}, not {model.name}")
     # the destination is checked, and a temporary file reserved next to it, before any work;
     # the FMU replaces the destination only once complete (mdae_fmu.output)
     with atomic_output(path, (model.source,), make_parents=True) as partial:
-        entries = fmu_entries(model, fmi_type, default_experiment, report, progress)
+        if analysis is None:
+            from ..analysis import analyze
+            analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
+                               progress=progress)
+        analysis.raise_if_rejected()
+        entries = fmu_entries(model, fmi_type, default_experiment, analysis, progress)
         writing(partial, path, lambda: write_zip(partial, entries))
     progress("done")
     return path
 
 
-def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, report,
+def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
                 progress: Progress) -> dict[str, bytes]:
-    """The files of the FMU of ``model`` (archive name -> bytes): analysis, planning, C
-    sources, model description, gcc (parameters: `export`)."""
+    """The files of the FMU of ``model`` (archive name -> bytes) from its accepted
+    ``analysis``: planning, C sources, model description, gcc (parameters: `export`)."""
     link_args = sundials_link_args() if offers_cs(fmi_type) else ()
-    if report is None:
-        progress("structural analysis")
-        from ..structure.per_mode import analyze_modes
-        report = analyze_modes(model)
-    progress("planning")
+    # guards evaluated by event iteration are compiled as the cascade reads them, i.e. on
+    # the previous instant's values (Def 33, mdae_fmu.modes.event_iteration): the analysis
+    # carries that form of the model and its per-mode report (Analysis.code_model)
+    model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
+    automaton = analysis.automaton
+    progress("code generation: plan")
     multimode = None
     if len(report.modes) > 1:
         # several long modes: per-mode schedules and restarts (docs/multimode-fmu.md)
         from ..codegen.multimode import plan_multimode
-        multimode = plan_multimode(model, report)
+        multimode = plan_multimode(model, report, automaton)
         cm = multimode.compiled
         ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
     else:
-        cm = compile_model(model, report)
+        cm = with_transient_restarts(model, compile_model(model, report), automaton)
         ev = plan_events(model, cm)
     init = plan_initialization(model, cm)
     if multimode is not None:
@@ -130,9 +122,9 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, report,
     nz = sum(1 for r in ev.relations if r.kind == "state")
 
     def on_blocks(done, total):
-        progress(f"generating C: block {done}/{total}")
+        progress(f"code generation: block {done}/{total}")
 
-    progress("generating C")
+    progress("code generation")
     try:
         modes = None
         if multimode is not None:
@@ -156,7 +148,7 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, report,
     md = md.replace(GUID_PLACEHOLDER.encode(), guid.encode())
     sources["config.h"] = sources["config.h"].replace(GUID_PLACEHOLDER, guid)
 
-    progress(f"compiling {len(c_files)} C files")
+    progress(f"gcc: {len(c_files)} units")
     with tempfile.TemporaryDirectory(prefix="mdae_fmu_") as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
@@ -167,7 +159,8 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, report,
         if len(cm.blocks) > LARGE_SCHEDULE_BLOCKS:
             flags = {n: ("-O1",) for n in c_files if n.startswith("model_schedule_")}
         compile_shared_library(src, c_files, so, link_args=link_args, per_file_flags=flags,
-                               extra_flags=sundials_compile_flags(fmi_type))
+                               extra_flags=sundials_compile_flags(fmi_type),
+                               progress=lambda k, n: progress(f"gcc: unit {k}/{n}"))
         binary = so.read_bytes()
     progress("packaging")
     entries = {"modelDescription.xml": md,

@@ -19,7 +19,7 @@ from lxml import etree
 
 import math
 
-from .. import __version__
+from ..version import __version__
 from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure

@@ -1347,6 +1347,7 @@ class _ModelBuilder:
         self.assertions: list[Assertion] = []
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
+        self.input_bindings: list[tuple[str, object, SourceLoc]] = []
         self.needs_lowering = False     # an undeclared name or a lone `x[3]` (`_Relower`)
         self.experiment: tuple = ()
         self.tuple_calls: list = []                # (function, outputs used, where)
@@ -1440,6 +1441,15 @@ class _ModelBuilder:
         if d.binding is not None:
             if variability in ("parameter", "constant"):
                 binding = d.binding
+            elif causality == "input":
+                # a top-level input's binding is its value while no host sets it (its start
+                # value), as in OpenModelica, not an equation (docs/importers.md)
+                if "start" in kw:
+                    self.err(loc, f"input '{d.name}' has both a start value and a binding: the "
+                                  "binding is its start value (its value while no host sets "
+                                  "it); give only one")
+                kw["start"] = d.binding
+                self.input_bindings.append((d.name, d.binding, loc))
             else:
                 self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
         enum = self.ctx.enum_vars.get(d.name) if self.ctx.enum_vars else None
@@ -1575,7 +1585,8 @@ class _ModelBuilder:
         loc = self.ctx.where_loc(where)
         if type(lhs) is not E.Ref or lhs is E.TIME:
             self.err(loc, "the left side of an equation in a when-clause must be a variable "
-                          "('v = expression')")
+                          "('v = expression': Modelica 3.6 §8.3.5.2, a when-equation defines "
+                          "its left side; write 0 = y - k*n as y = k*n)")
             return None
         return lhs.name, rhs, loc
 
@@ -1741,6 +1752,13 @@ class _ModelBuilder:
                 self.err(r.loc, f"reinit of '{r.var}', which is not a state (der({r.var}) "
                                 "appears in no equation)")
         variability = {v.name: v.variability for v in self.variables}
+        for name, value, loc in self.input_bindings:
+            other = sorted(n for n in E.refs(value)
+                           if variability.get(n) not in ("parameter", "constant"))
+            if other:
+                self.err(loc, f"the binding of input '{name}' reads '{other[0]}': the binding "
+                              "of an input is its start value (its value while no host sets "
+                              "it), so it can only read parameters and constants")
         for name, loc in self.assigned.items():
             if name not in self.declared:
                 self.err(loc, f"assignment to undeclared variable '{name}'", 1)

@@ -29,7 +29,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ..modes.graphs import dm
+from ..structure.keyed import dm
 from .analysis import ImpulseResult, impulse_analysis
 from .problem import RestartProblem, left, right
 

@@ -119,6 +119,10 @@ def describe_automaton(a: Automaton) -> str:
              f"(multimode analysis, erasure rule: {a.erasure}, Lemma 22: {a.lemma22} reading)"]
     lines.append("guards: " + ", ".join(f"{n} ({k})" for n, k in a.guards) if a.guards
                  else "guards: none")
+    notes = [n for n in (a.system.notes if a.system is not None else ())
+             if "event iteration" in n]
+    for n in notes:
+        lines.append(f"  {n}")
     lines.append(f"modes ({len(a.modes)}):")
     for m in a.modes:
         if m.kind == "transient":

@@ -461,8 +461,13 @@ def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Di
 def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
     """Mode pruning (theory §2.15 [D] (ii)) of one valuation: False when its long guards
     contradict each other (``time < 1`` and ``time >= 2`` both true; a Boolean guard against
-    its definition). `MultimodeSystem.modes` enumerates only the valuations this accepts."""
+    its definition), or when it combines two transient guards whose edges are never combined
+    (`MultimodeSystem.non_simultaneous`). `MultimodeSystem.modes` enumerates only the
+    valuations this accepts."""
     from ..structure.per_mode import consistent_valuation
+    on = [i for i, v in enumerate(mode) if v]
+    if system.non_simultaneous() & set(itertools.combinations(on, 2)):
+        return False
     val = {g.cond: v for g, v in zip(system.guards, mode) if g.kind == "long"}
     return consistent_valuation(val, system.guard_definitions())
 
@@ -471,13 +476,14 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     """Initialization diagnostic (theory §2.15 [D], examples note §2.4.4): the initial mode's
     index-reduced system with the ``fixed`` start values as equations must not be
     over-determined; otherwise the published start values are inconsistent with the mode."""
-    from .graphs import dm
+    from ..structure.keyed import dm
     from .runs import eq_vars
     model = system.model
     if model is None:
         return None
+    unknown_names = set(system.unknowns)
     fixed = sorted(v.name for v in model.variables
-                   if v.fixed and v.start is not None and v.name in set(system.unknowns))
+                   if v.fixed and v.start is not None and v.name in unknown_names)
     occ = {}
     for e in system.enabled(mode):
         for k in range(sig.c[e.id] + 1):

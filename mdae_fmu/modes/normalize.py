@@ -11,9 +11,12 @@ Theory note 9334-theory-algorithms §1.4 (Defs 27-34) and §3.1 stage 2:
 * every guard is computed for the *next* instant from the current values (Def 33,
   ``gamma^o = b``): a guard that reads a state reads its left limit, known at the start of the
   instant. A guard whose definition reads, at the same instant, a variable determined by
-  equations that the guard itself (directly or through other guards) enables or disables is a
-  logico-numerical fixpoint and is rejected with the fix "use pre(v)" (E-FIXPOINT,
-  examples note §3.8).
+  equations that the guard itself (directly or through other guards) enables or disables is
+  evaluated by event iteration, each instant of the cascade reading the previous instant's
+  value (`mdae_fmu.modes.event_iteration`); only an iteration that provably never settles is
+  rejected (E-FIXPOINT, examples note §3.8);
+* only structural conditionals become guards (`mdae_fmu.structure.conditionals`): an
+  if-expression whose branches have the same structure stays in its equation.
 
 Boolean variables defined by an equation ``g = <condition>`` (as in the Modelica ClutchBasic) are
 guard names: ``if g then ...`` uses the guard ``g`` whose definition is the condition.
@@ -21,15 +24,15 @@ guard names: ``if g then ...`` uses the guard ``g`` whose definition is the cond
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Literal
 
-import networkx as nx
-
 from .. import expr as E
-from ..diagnostics import ModelRejected, SourceLoc
+from ..diagnostics import SourceLoc
 from ..ir import Assign, Model, Reinit
+from ..structure.conditionals import classify_conditionals, drop_zero_terms
 from ..structure.per_mode import TooManyModes
 
 #: Most transient modes (sets of when-conditions true at one instant, per long mode) that
@@ -137,8 +140,11 @@ class MultimodeSystem:
         if n_transient > MAX_TRANSIENT_MODES:
             raise TooManyTransientModes(self.name, len(trans_idx), len(base))
         transient = []
+        apart = self.non_simultaneous()
         for r in range(1, len(trans_idx) + 1):
             for on in itertools.combinations(trans_idx, r):
+                if any(pair in apart for pair in itertools.combinations(on, 2)):
+                    continue
                 for b in base:
                     m = list(b)
                     for i in on:
@@ -146,6 +152,39 @@ class MultimodeSystem:
                     transient.append(tuple(m))
         transient.sort()
         return tuple(base + transient)
+
+    def non_simultaneous(self) -> frozenset:
+        """Pairs ``(i, j)``, i < j, of transient guards whose edges are not combined into one
+        transient mode (issue 14, Modelica's when-clauses):
+
+        * they cannot rise at the same instant: ``time > c1`` and ``time >= c2`` with numeric
+          constants c1 != c2 rise at t = c1 and t = c2 only;
+        * different when-clauses reinit the same variable on them: Modelica lets such clauses
+          coexist as long as they do not fire together, which is not decidable in general
+          (``h <= 0`` against ``time > 1``); the generated code checks it at run time and
+          stops with fmi2Error naming both reinits when they do
+          (`mdae_fmu.codegen.events.reinit_conflicts`)."""
+        d = self.__dict__.get("_apart")
+        if d is not None:
+            return d
+        out = set()
+        trans = [i for i, g in enumerate(self.guards) if g.kind == "transient"]
+        rise = {i: _rise_time(self.guards[i].cond) for i in trans}
+        for i, j in itertools.combinations(trans, 2):
+            if rise[i] is not None and rise[j] is not None and rise[i] != rise[j]:
+                out.add((i, j))
+        reinits = [e for e in self.equations if e.reinit]
+        for a, b in itertools.combinations(reinits, 2):
+            if a.reinit != b.reinit or a.origin == b.origin:
+                continue
+            for i, pi in a.guard:
+                for j, pj in b.guard:
+                    if pi and pj and i != j and self.guards[i].kind == "transient" \
+                            and self.guards[j].kind == "transient":
+                        out.add((min(i, j), max(i, j)))
+        d = frozenset(out)
+        object.__setattr__(self, "_apart", d)
+        return d
 
     def guard_definitions(self) -> dict[E.Expr, E.Expr]:
         """Definitions of the guard atoms used to prune contradictory valuations: the Boolean
@@ -192,19 +231,27 @@ class MultimodeSystem:
 
 # --- helpers over expressions ------------------------------------------------------------------
 
-def current_refs(e: E.Expr) -> set[str]:
-    """Names read at the current instant: every reference not under ``pre(...)``."""
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, E.Ref):
-            out.add(n.name)
-        elif isinstance(n, E.Call) and n.func == "pre":
-            continue
-        else:
-            stack.extend(E.children(n))
-    return out
+def _rise_time(cond: E.Expr) -> float | None:
+    """The only instant where ``cond`` can become true when it is ``time > c``, ``time >= c``,
+    ``c < time`` or ``c <= time`` with a numeric constant ``c``; None otherwise."""
+    if not isinstance(cond, E.BinOp):
+        return None
+    def num(e):
+        if isinstance(e, E.Const) and isinstance(e.value, (int, float)) \
+                and not isinstance(e.value, bool):
+            return float(e.value)
+        if isinstance(e, E.UnOp) and e.op == "-":
+            v = num(e.arg)
+            return None if v is None else -v
+        return None
+    if cond.op in (">", ">=") and isinstance(cond.left, E.Time):
+        return num(cond.right)
+    if cond.op in ("<", "<=") and isinstance(cond.right, E.Time):
+        return num(cond.left)
+    return None
+
+
+current_refs = E.current_refs     # names read at the current instant (not under pre)
 
 
 def _label(e: E.Expr) -> str:
@@ -246,9 +293,11 @@ def _bool_definitions(model: Model) -> tuple[dict[str, E.Expr], set[str]]:
     return defs, used
 
 
-def _first_if(e: E.Expr) -> E.If | None:
+def _first_if(e: E.Expr, structural=None) -> E.If | None:
+    """The first if-expression of ``e`` whose condition is structural (``structural(cond)``,
+    `mdae_fmu.structure.conditionals`; every condition when None)."""
     for n in E.walk(e):
-        if isinstance(n, E.If):
+        if isinstance(n, E.If) and (structural is None or structural(n.cond)):
             return n
     return None
 
@@ -298,8 +347,9 @@ def consistent_literals(guards, lits, definitions) -> bool:
 def normalize(model: Model) -> MultimodeSystem:
     """Normalize ``model`` into a `MultimodeSystem` (theory §1.4 Defs 30/33, §3.1 stage 2).
 
-    Raises `ModelRejected` (E-FIXPOINT) when a guard depends on a same-instant value through a
-    cycle of guards (Comment 32; examples note §2.2.1, §2.3.2).
+    Raises `ModelRejected` (E-FIXPOINT) when guards that depend on same-instant values through
+    a cycle of guards (Comment 32; examples note §2.2.1, §2.3.2) provably never settle
+    (`event_iteration.check_settling`); other such cycles are evaluated by event iteration.
     """
     bool_defs, def_eqs = _bool_definitions(model)
     # discrete variables (Integer, Boolean, `discrete Real`) only change in when-clauses: within
@@ -351,7 +401,9 @@ def normalize(model: Model) -> MultimodeSystem:
     def registered(cond: E.Expr) -> bool:
         return guard_key(cond, "long")[0] in gindex
 
-    expand = _BranchExpansion(guard_of, possible, registered, lambda i: guards[i].name)
+    conditionals = classify_conditionals(model)
+    expand = _BranchExpansion(guard_of, possible, registered, lambda i: guards[i].name,
+                              conditionals.is_structural)
     equations: list[MEquation] = []
     for eq in model.equations:
         if eq.id in def_eqs:
@@ -359,16 +411,19 @@ def normalize(model: Model) -> MultimodeSystem:
         lits = tuple(guard_of(l.cond if l.positive else E.UnOp("not", l.cond), "long", eq.loc)
                      for l in eq.guard)
         for suffix, lits2, res in expand(eq.residual, lits, eq.loc):
+            if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
+                res = drop_zero_terms(res)
             orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
             equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
                                        tuple(sorted(orders.items())), eq.id, eq.loc))
     for w in model.whens:
         earlier: list[tuple[int, bool]] = []
         for bi, br in enumerate(w.branches):
-            gi = guard_of(br.condition, "transient", br.loc)
-            # an elsewhen branch runs only when no earlier branch fires (Modelica 3.6 §8.3.5.1)
-            lits = _dedupe(tuple((i, not p) for i, p in earlier) + (gi,))
-            earlier.append(gi)
+            g0 = guard_of(br.condition, "transient", br.loc)
+            # elsewhen priority (Modelica 3.6 §8.3.5): branch bi acts only when no earlier
+            # branch of its clause fires at the same instant
+            gi = _dedupe((g0,) + tuple(earlier))
+            earlier.append((g0[0], not g0[1]))
             for ai, act in enumerate(br.actions):
                 if isinstance(act, Reinit):
                     if act.var not in unknown_set:
@@ -379,17 +434,20 @@ def normalize(model: Model) -> MultimodeSystem:
                     orders[act.var] = max(orders.get(act.var, 0), 1)
                     equations.append(MEquation(
                         f"{w.id}.reinit({act.var})" + (f"#{bi}" if bi else ""), act.value,
-                        lits, tuple(sorted(orders.items())), w.id, act.loc or br.loc,
+                        gi, tuple(sorted(orders.items())), w.id, act.loc or br.loc,
                         reinit=act.var))
                 elif isinstance(act, Assign) and act.var in unknown_set:
                     res = E.residual(E.Ref(act.var), act.value)
                     orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
-                    equations.append(MEquation(f"{w.id}.{act.var}#{bi}.{ai}", res, lits,
+                    equations.append(MEquation(f"{w.id}.{act.var}#{bi}.{ai}", res, gi,
                                                tuple(sorted(orders.items())), w.id,
                                                act.loc or br.loc))
     system = MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
                              constants, model)
     notes = check_guard_fixpoints(system, model)
+    from .event_iteration import initial_guard_values
+    for gi, value in initial_guard_values(system).items():
+        guards[gi] = dataclasses.replace(guards[gi], init=value)
     return MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
                            constants, model, tuple(notes))
 
@@ -422,12 +480,13 @@ class _BranchExpansion:
     the full expansion meets them, so the guards and their indices do not depend on the
     pruning."""
 
-    def __init__(self, guard_of, possible, registered, name_of):
+    def __init__(self, guard_of, possible, registered, name_of, structural=None):
         self.guard_of, self.possible = guard_of, possible
         self.registered, self.name_of = registered, name_of
+        self.structural = structural
 
     def __call__(self, res: E.Expr, lits, loc) -> list:
-        node = _first_if(res)
+        node = _first_if(res, self.structural)
         if node is None:
             return [("", lits, res)]
         gi, pos = self.guard_of(node.cond, "long", loc)
@@ -447,9 +506,11 @@ class _BranchExpansion:
     def _register(self, res: E.Expr, loc) -> None:
         """Create the guards the full expansion of ``res`` would create, in its order; a subtree
         whose conditions are all known already is skipped (so this is polynomial)."""
-        if all(self.registered(n.cond) for n in E.walk(res) if isinstance(n, E.If)):
+        st = self.structural
+        if all(self.registered(n.cond) for n in E.walk(res)
+               if isinstance(n, E.If) and (st is None or st(n.cond))):
             return
-        node = _first_if(res)
+        node = _first_if(res, st)
         self.guard_of(node.cond, "long", loc)
         for branch in (node.then, node.orelse):
             self._register(_replace_if(res, node, branch), loc)
@@ -462,41 +523,26 @@ def state_names(system: MultimodeSystem) -> set[str]:
 
 
 def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
-    """The syntactic check of Def 33 / §7.3.4 (E-FIXPOINT). Returns informational notes for
-    guards that read same-instant algebraic values without a cycle (delayed by one instant,
-    Def 33), raises `ModelRejected` on a cycle."""
-    states = state_names(system)
-    unknown = set(system.unknowns)
-    g = nx.DiGraph()
-    g.add_nodes_from(range(len(system.guards)))
-    via: dict[tuple[int, int], tuple[str, MEquation]] = {}
+    """The check of Def 33 / §7.3.4 on guards that read same-instant values. A guard that
+    reads an algebraic value is evaluated for the next instant (Def 33); when that value
+    depends on the guard itself (a cycle of `event_iteration.guard_dependencies`, the former
+    E-FIXPOINT rejection) the guard is evaluated by event iteration, each instant of the
+    cascade reading the previous instant's value (`mdae_fmu.modes.event_iteration`). Returns
+    informational notes; raises `ModelRejected` (E-FIXPOINT) only for an iteration that
+    provably never settles (`event_iteration.check_settling`)."""
+    from .event_iteration import check_settling, delayed_guards, guard_dependencies
+    _, _, reads = guard_dependencies(system)
+    delayed = delayed_guards(system)
     notes = []
-    for gi, guard in enumerate(system.guards):
-        for v in sorted(guard.reads):
-            if v not in unknown or v in states:
-                continue
-            for eq in system.equations:
-                if v in eq.order_map or (eq.reinit == v):
-                    for gj, _ in eq.guard:
-                        g.add_edge(gi, gj)
-                        via.setdefault((gi, gj), (v, eq))
-            notes.append(f"guard {guard.name} reads {v} at the current instant; it is evaluated "
-                         f"for the next instant (Def 33)")
-    cycles = list(nx.simple_cycles(g))
-    if cycles:
-        cyc = min(cycles, key=lambda c: (len(c), c))
-        lines = []
-        for a, b in zip(cyc, cyc[1:] + cyc[:1]):
-            v, eq = via[(a, b)]
-            where = f" ({eq.loc.short()})" if eq.loc else ""
-            lines.append(f"  guard {system.guards[a].name} reads {v}, which equation "
-                         f"{eq.origin}{where} determines under guard {system.guards[b].name}")
-        vars_ = sorted({via[(a, b)][0] for a, b in zip(cyc, cyc[1:] + cyc[:1])})
-        raise ModelRejected(
-            "logico-numerical fixpoint (E-FIXPOINT): guard "
-            f"{system.guards[cyc[0]].name} depends on values computed in the same instant by "
-            "equations it enables or disables:\n" + "\n".join(lines) +
-            f"\n  fix: use the left limit in the guard, e.g. pre({vars_[0]})",
-            {"code": "E-FIXPOINT", "guards": [system.guards[i].name for i in cyc],
-             "variables": vars_})
+    for gi, names in reads.items():
+        guard = system.guards[gi]
+        for v in names:
+            if gi in delayed:
+                notes.append(f"guard {guard.name} reads {v}, which the equations it selects "
+                             f"compute: evaluated by event iteration, each instant reading "
+                             f"the previous instant's {v} (Def 33, pre({v}) in the cascade)")
+            else:
+                notes.append(f"guard {guard.name} reads {v} at the current instant; it is "
+                             f"evaluated for the next instant (Def 33)")
+    check_settling(system)
     return notes

@@ -24,7 +24,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .graphs import DMResult, btf, dm, sigma_offsets
+from ..structure.keyed import DMResult, btf, dm, sigma_offsets
 from .normalize import MEquation, Mode, MultimodeSystem
 
 VarKey = tuple[str, int]

@@ -29,9 +29,10 @@ from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Assign, Equation, Model
 from ..functions import call_name, function_table
-from ..symbolic import SymbolTable
+from ..symbolic import SymbolTable, check_convertible
 from .graph import DM, WeightedGraph, block_triangular_graph, no_gc
 from .latent import latent_system
+from .conditionals import classify_conditionals, drop_zero_terms
 from .printing import expr_text
 from .sigma import sigma_method, tight_edges
 
@@ -56,12 +57,50 @@ class Instance:
         return f"der({self.name},{self.order})"
 
 
-@dataclass(frozen=True)
 class LatentEquation:
-    """The k-th time derivative of equation ``eq_id``, in residual form ``0 = expr``."""
-    eq_id: str
-    k: int
-    expr: sp.Expr
+    """The k-th time derivative of equation ``eq_id``, in residual form ``0 = expr``.
+
+    ``expr`` is a sympy expression. An equation the Σ-method does not differentiate (k = 0 and
+    c = 0) is kept as its expression tree (``residual``, with the mode's ``table``) and
+    converted to sympy only when ``expr`` is first read: the analysis itself needs sympy only
+    for the differentiated equations (theory 003 §4.3 Def 15), and converting every equation
+    of a 10^5-equation model cost most of its time."""
+
+    __slots__ = ("eq_id", "k", "_expr", "_residual", "_table")
+
+    def __init__(self, eq_id: str, k: int, expr: sp.Expr | None = None, *,
+                 residual: E.Expr | None = None, table: SymbolTable | None = None):
+        if expr is None and (residual is None or table is None):
+            raise ValueError("LatentEquation needs expr, or residual and table")
+        self.eq_id, self.k = eq_id, k
+        self._expr, self._residual, self._table = expr, residual, table
+
+    @property
+    def expr(self) -> sp.Expr:
+        if self._expr is None:
+            self._expr = self._table.to_sympy(self._residual)
+        return self._expr
+
+    @property
+    def tree(self) -> E.Expr | None:
+        """The residual's expression tree of an undifferentiated equation (k = 0), else None."""
+        return self._residual if self.k == 0 else None
+
+    @property
+    def converted(self) -> bool:
+        """Whether the sympy form exists already (for tests that count conversions)."""
+        return self._expr is not None
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, LatentEquation):
+            return NotImplemented
+        return (self.eq_id, self.k, self.expr) == (other.eq_id, other.k, other.expr)
+
+    def __hash__(self) -> int:
+        return hash((self.eq_id, self.k))
+
+    def __repr__(self) -> str:
+        return f"LatentEquation({self.eq_id!r}, {self.k}, {self.expr!r})"
 
     @property
     def label(self) -> str:
@@ -255,7 +294,8 @@ def is_event_guard(c: E.Expr) -> bool:
 def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr]:
     """The long guards of the DAE equations (Model.guards() kind "long", restricted to the
     conditions that occur in ``equations``), with ``not c`` identified with c; in order of
-    appearance."""
+    appearance. Conditions whose branches all have the same structure define no mode
+    (`mdae_fmu.structure.conditionals`): they stay if-expressions of the mode's equations."""
     present: set[E.Expr] = set()
     for eq in equations:
         for lit in eq.guard:
@@ -264,8 +304,9 @@ def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr
             if isinstance(node, E.If):
                 present.add(node.cond)
     atoms: dict[E.Expr, None] = {}
+    conditionals = classify_conditionals(model)
     for g in model.guards():
-        if g.kind == "long" and g.cond in present:
+        if g.kind == "long" and g.cond in present and conditionals.is_structural(g.cond):
             atoms.setdefault(E.strip_not(g.cond)[0], None)
     return list(atoms)
 
@@ -661,7 +702,11 @@ def specialize(model: Model, valuation, include_discrete: bool = False, *,
                 enabled = False
                 break
         if enabled:
-            out.append(Equation(eq.id, _select(eq.residual, val), (), eq.loc))
+            res = _select(eq.residual, val)
+            if res is not eq.residual:
+                # a branch's literal-zero coefficients read nothing (`conditionals`)
+                res = drop_zero_terms(res)
+            out.append(Equation(eq.id, res, (), eq.loc))
     return out
 
 
@@ -799,16 +844,33 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         # sympy allocates many small acyclic objects: without the cyclic collector's
         # repeated rescans of the growing heap this costs about a third less at 10^4
         # equations (nothing is leaked, the collection is only deferred)
+        # only the equations the Σ-method differentiates (c > 0) are converted to sympy now;
+        # the others keep their expression tree until a consumer reads their sympy form
+        for eq in equations:
+            _check_symbolic(eq, table)
         with no_gc():
-            residuals = {eq.id: _to_sympy(table, eq) for eq in equations}
-            s, cons = latent_system(table, residuals, c, eq_ids)
-            solved = tuple(LatentEquation(i, k, x) for i, k, x in s)
-            consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
+            diff = [eq for eq in equations if c[eq.id] > 0]
+            residuals = {eq.id: _to_sympy(table, eq) for eq in diff}
+            s, cons = latent_system(table, residuals, c, [eq.id for eq in diff])
+        top = {i: LatentEquation(i, k, x) for i, k, x in s}
+        solved = tuple(top[eq.id] if eq.id in top else
+                       LatentEquation(eq.id, 0, residual=eq.residual, table=table)
+                       for eq in equations)
+        consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
     return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
                         states=states, leading=leading, solved=solved,
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
                         dof=res.value, under_equations=under_e, under_variables=under_v,
                         status=status, **base)
+
+
+def _check_symbolic(eq: Equation, table: SymbolTable) -> None:
+    """`_to_sympy`'s refusal, checked on the expression tree without converting."""
+    try:
+        check_convertible(eq.residual, table.functions)
+    except (ValueError, TypeError) as err:
+        raise InputError(f"equation {eq.id}: its residual has no symbolic form: {err}",
+                         eq.loc) from None
 
 
 def _to_sympy(table: SymbolTable, eq: Equation) -> sp.Expr:
@@ -866,7 +928,18 @@ def enumeration_limit_message(model_name: str, n_free: int, err: TooManyModes,
     per-mode stage and the mode-change exploration (`mdae_fmu.modes`)."""
     return (f"model {model_name}: its {n_free} long guards have {err} "
             f"(explicit enumeration limit: {max_modes} modes); {stage} not "
-            f"performed (implicit enumeration of modes is not implemented)")
+            f"performed (`mdae-fmu analyze` switches to the implicit structural "
+            f"analysis of all modes beyond this limit; mode changes are explored by "
+            f"enumeration only)")
+
+
+def check_declared(model: Model) -> None:
+    """`InputError` at the first equation that reads an undeclared name."""
+    declared = {v.name for v in model.variables}
+    for eq in model.equations:
+        for n in E.refs(eq.residual):
+            if n not in declared:
+                raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
 
 
 def analyze_modes(model: Model, latent: bool = True,
@@ -884,11 +957,7 @@ def analyze_modes(model: Model, latent: bool = True,
     if max_guards is not None:
         max_modes = 2 ** max_guards
     cls = classify_variables(model)
-    declared = {v.name for v in model.variables}
-    for eq in model.equations:
-        for n in E.refs(eq.residual):
-            if n not in declared:
-                raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
+    check_declared(model)
     disc_eqs = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
     disc_set = frozenset(disc_eqs)
     dae_eqs = [eq for eq in model.equations if eq.id not in disc_set]
@@ -928,4 +997,4 @@ __all__ = ["Instance", "LatentEquation", "Block", "ModeAnalysis", "ModesReport",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",
            "symbol_table", "eq_label", "long_guard_atoms", "signature_graph", "is_event_guard",
            "fixed_guard_values", "guard_definitions", "TooManyModes", "MAX_ENUMERATED_MODES",
-           "enumeration_limit_message"]
+           "enumeration_limit_message", "check_declared"]

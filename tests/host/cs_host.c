@@ -2,7 +2,7 @@
  *
  *   cs_host <binary.so> <guid> <nreal> <stop> <step> [<input vr>]
  *
- * It dlopens the binary, looks the fmi2 functions up with dlsym, and
+ * It dlopens the binary, looks the fmi2 functions up with dlsym (fmi2_api.h), and
  *   1. exercises misuse on throw-away instances and expects fmi2Error (or NULL): wrong GUID,
  *      fmi2DoStep before initialization, a negative step then a step after the error,
  *      fmi2SetRealInputDerivatives, fmi2CancelStep, a NaN input (when an input vr is given),
@@ -15,36 +15,15 @@
  *   4. prints "final <t> <reals...>" and frees everything.
  * Exit codes: 0 ok, 1 usage/loading, 2 a misuse was not refused, 3 rollback mismatch,
  * 4 a legal call failed. */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmi2Functions.h"
+#include "fmi2_api.h"
 
-typedef struct {
-    fmi2InstantiateTYPE *instantiate;
-    fmi2FreeInstanceTYPE *freeInstance;
-    fmi2SetupExperimentTYPE *setupExperiment;
-    fmi2EnterInitializationModeTYPE *enterInitializationMode;
-    fmi2ExitInitializationModeTYPE *exitInitializationMode;
-    fmi2TerminateTYPE *terminate;
-    fmi2ResetTYPE *reset;
-    fmi2GetRealTYPE *getReal;
-    fmi2SetRealTYPE *setReal;
-    fmi2GetFMUstateTYPE *getFMUstate;
-    fmi2SetFMUstateTYPE *setFMUstate;
-    fmi2FreeFMUstateTYPE *freeFMUstate;
-    fmi2SerializedFMUstateSizeTYPE *serializedFMUstateSize;
-    fmi2SerializeFMUstateTYPE *serializeFMUstate;
-    fmi2DeSerializeFMUstateTYPE *deSerializeFMUstate;
-    fmi2DoStepTYPE *doStep;
-    fmi2CancelStepTYPE *cancelStep;
-    fmi2SetRealInputDerivativesTYPE *setRealInputDerivatives;
-    fmi2GetRealStatusTYPE *getRealStatus;
-} Api;
+typedef Fmi2Api Api;
 
 static int quiet = 0;
 
@@ -59,16 +38,6 @@ static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status sta
     vprintf(message, ap);
     va_end(ap);
     printf("\n");
-}
-
-static void *load(void *lib, const char *name)
-{
-    void *f = dlsym(lib, name);
-    if (!f) {
-        fprintf(stderr, "missing symbol %s\n", name);
-        exit(1);
-    }
-    return f;
 }
 
 #define EXPECT_ERROR(call, what)                                                       \
@@ -107,7 +76,6 @@ static fmi2Component start(Api *a, const fmi2CallbackFunctions *cb, const char *
 int main(int argc, char **argv)
 {
     Api a;
-    void *lib;
     const char *guid;
     int nreal, k, has_input = argc > 6;
     double stop, step, t = 0.0;
@@ -120,39 +88,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: cs_host binary guid nreal stop step [input_vr]\n");
         return 1;
     }
-    lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "dlopen: %s\n", dlerror());
-        return 1;
-    }
+    if (fmi2_api_load(&a, argv[1], FMI2_API_CS)) return 1;
     guid = argv[2];
     nreal = atoi(argv[3]);
     stop = atof(argv[4]);
     step = atof(argv[5]);
     if (has_input) in_vr = (fmi2ValueReference)atoi(argv[6]);
-    a.instantiate = (fmi2InstantiateTYPE *)load(lib, "fmi2Instantiate");
-    a.freeInstance = (fmi2FreeInstanceTYPE *)load(lib, "fmi2FreeInstance");
-    a.setupExperiment = (fmi2SetupExperimentTYPE *)load(lib, "fmi2SetupExperiment");
-    a.enterInitializationMode =
-        (fmi2EnterInitializationModeTYPE *)load(lib, "fmi2EnterInitializationMode");
-    a.exitInitializationMode =
-        (fmi2ExitInitializationModeTYPE *)load(lib, "fmi2ExitInitializationMode");
-    a.terminate = (fmi2TerminateTYPE *)load(lib, "fmi2Terminate");
-    a.reset = (fmi2ResetTYPE *)load(lib, "fmi2Reset");
-    a.getReal = (fmi2GetRealTYPE *)load(lib, "fmi2GetReal");
-    a.setReal = (fmi2SetRealTYPE *)load(lib, "fmi2SetReal");
-    a.getFMUstate = (fmi2GetFMUstateTYPE *)load(lib, "fmi2GetFMUstate");
-    a.setFMUstate = (fmi2SetFMUstateTYPE *)load(lib, "fmi2SetFMUstate");
-    a.freeFMUstate = (fmi2FreeFMUstateTYPE *)load(lib, "fmi2FreeFMUstate");
-    a.serializedFMUstateSize =
-        (fmi2SerializedFMUstateSizeTYPE *)load(lib, "fmi2SerializedFMUstateSize");
-    a.serializeFMUstate = (fmi2SerializeFMUstateTYPE *)load(lib, "fmi2SerializeFMUstate");
-    a.deSerializeFMUstate = (fmi2DeSerializeFMUstateTYPE *)load(lib, "fmi2DeSerializeFMUstate");
-    a.doStep = (fmi2DoStepTYPE *)load(lib, "fmi2DoStep");
-    a.cancelStep = (fmi2CancelStepTYPE *)load(lib, "fmi2CancelStep");
-    a.setRealInputDerivatives =
-        (fmi2SetRealInputDerivativesTYPE *)load(lib, "fmi2SetRealInputDerivatives");
-    a.getRealStatus = (fmi2GetRealStatusTYPE *)load(lib, "fmi2GetRealStatus");
 
     /* 1. misuse */
     if (a.instantiate("bad", fmi2CoSimulation, "{wrong}", "", &cb, fmi2False, fmi2False)) {
@@ -243,6 +184,5 @@ int main(int argc, char **argv)
     free(vrs);
     free(v1);
     free(v2);
-    dlclose(lib);
     return 0;
 }

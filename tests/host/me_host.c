@@ -6,7 +6,7 @@
  * TIME on. Changes at TIME <= 0 are set before initialization; later ones are external
  * events: the host steps to TIME exactly, enters Event Mode, sets the input and iterates.
  *
- * It dlopens the binary, looks the fmi2 functions up with dlsym, and
+ * It dlopens the binary, looks the fmi2 functions up with dlsym (fmi2_api.h), and
  *   1. exercises misuse on throw-away instances and expects fmi2Error (or NULL):
  *      wrong GUID, fmi2NewDiscreteStates before initialization (wrong call order),
  *      fmi2GetReal of an unknown value reference, fmi2SetReal of NaN on a parameter
@@ -25,14 +25,13 @@
  * Prints "final t x..." on stdout; exits 0 when every check passed, 1 when one failed,
  * 2 on bad usage or when the binary cannot be loaded.
  */
-#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmi2Functions.h"
+#include "fmi2_api.h"
 
 typedef struct {
     char type;                 /* 'R' or 'B' */
@@ -44,33 +43,7 @@ typedef struct {
 static InputChange inputs[MAX_INPUTS];
 static int ninputs = 0;
 
-typedef struct {
-    fmi2InstantiateTYPE *instantiate;
-    fmi2FreeInstanceTYPE *freeInstance;
-    fmi2SetupExperimentTYPE *setupExperiment;
-    fmi2EnterInitializationModeTYPE *enterInitializationMode;
-    fmi2ExitInitializationModeTYPE *exitInitializationMode;
-    fmi2TerminateTYPE *terminate;
-    fmi2ResetTYPE *reset;
-    fmi2GetRealTYPE *getReal;
-    fmi2SetRealTYPE *setReal;
-    fmi2GetFMUstateTYPE *getFMUstate;
-    fmi2SetFMUstateTYPE *setFMUstate;
-    fmi2FreeFMUstateTYPE *freeFMUstate;
-    fmi2SerializedFMUstateSizeTYPE *serializedFMUstateSize;
-    fmi2SerializeFMUstateTYPE *serializeFMUstate;
-    fmi2DeSerializeFMUstateTYPE *deSerializeFMUstate;
-    fmi2EnterEventModeTYPE *enterEventMode;
-    fmi2NewDiscreteStatesTYPE *newDiscreteStates;
-    fmi2EnterContinuousTimeModeTYPE *enterContinuousTimeMode;
-    fmi2CompletedIntegratorStepTYPE *completedIntegratorStep;
-    fmi2SetTimeTYPE *setTime;
-    fmi2SetContinuousStatesTYPE *setContinuousStates;
-    fmi2GetDerivativesTYPE *getDerivatives;
-    fmi2GetEventIndicatorsTYPE *getEventIndicators;
-    fmi2GetContinuousStatesTYPE *getContinuousStates;
-    fmi2SetBooleanTYPE *setBoolean;
-} Api;
+typedef Fmi2Api Api;
 
 /* Host-side integration state (everything needed to continue a run). */
 typedef struct {
@@ -122,49 +95,6 @@ static void logger(fmi2ComponentEnvironment env, fmi2String instanceName, fmi2St
 }
 
 static const fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
-
-static int load(const char *path) {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
-        return -1;
-    }
-#define SYM(field, name)                                                 \
-    do {                                                                 \
-        *(void **)(&api.field) = dlsym(h, name);                         \
-        if (!api.field) {                                                \
-            fprintf(stderr, "%s does not export %s\n", path, name);      \
-            return -1;                                                   \
-        }                                                                \
-    } while (0)
-    SYM(instantiate, "fmi2Instantiate");
-    SYM(freeInstance, "fmi2FreeInstance");
-    SYM(setupExperiment, "fmi2SetupExperiment");
-    SYM(enterInitializationMode, "fmi2EnterInitializationMode");
-    SYM(exitInitializationMode, "fmi2ExitInitializationMode");
-    SYM(terminate, "fmi2Terminate");
-    SYM(reset, "fmi2Reset");
-    SYM(getReal, "fmi2GetReal");
-    SYM(setReal, "fmi2SetReal");
-    SYM(getFMUstate, "fmi2GetFMUstate");
-    SYM(setFMUstate, "fmi2SetFMUstate");
-    SYM(freeFMUstate, "fmi2FreeFMUstate");
-    SYM(serializedFMUstateSize, "fmi2SerializedFMUstateSize");
-    SYM(serializeFMUstate, "fmi2SerializeFMUstate");
-    SYM(deSerializeFMUstate, "fmi2DeSerializeFMUstate");
-    SYM(enterEventMode, "fmi2EnterEventMode");
-    SYM(newDiscreteStates, "fmi2NewDiscreteStates");
-    SYM(enterContinuousTimeMode, "fmi2EnterContinuousTimeMode");
-    SYM(completedIntegratorStep, "fmi2CompletedIntegratorStep");
-    SYM(setTime, "fmi2SetTime");
-    SYM(setContinuousStates, "fmi2SetContinuousStates");
-    SYM(getDerivatives, "fmi2GetDerivatives");
-    SYM(getEventIndicators, "fmi2GetEventIndicators");
-    SYM(getContinuousStates, "fmi2GetContinuousStates");
-    SYM(setBoolean, "fmi2SetBoolean");
-#undef SYM
-    return 0;
-}
 
 static fmi2Component instantiate(const char *name, const char *token) {
     return api.instantiate(name, fmi2ModelExchange, token, NULL, &callbacks, fmi2False,
@@ -477,7 +407,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "STOP_TIME and STEP must be > 0\n");
         return 2;
     }
-    if (load(argv[1])) return 2;
+    if (fmi2_api_load(&api, argv[1], FMI2_API_ME)) return 2;
     misuse(param_vr);
     if (run_all(stop, h) != 0) failures++;
     if (failures) fprintf(stderr, "%d check(s) failed\n", failures);

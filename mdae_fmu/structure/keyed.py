@@ -1,4 +1,5 @@
-"""Keyed access to the structural primitives (DM, BTF, Sigma-method) for the mode-change stages.
+"""Keyed access to the structural primitives (DM, BTF, Sigma-method) for the mode-change and
+impulse stages (in `structure`, which both import, so that `impulse` needs nothing of `modes`).
 
 The exploration works on hashable keys: equation instances ``(eq_id, shift)`` and variable
 instances ``(name, shift)``. The graph algorithms themselves belong to `mdae_fmu.structure`
@@ -15,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Mapping
 
-from ..structure.graph import (WeightedGraph, block_triangular, dulmage_mendelsohn,
+from .graph import (WeightedGraph, block_triangular, dulmage_mendelsohn,
                                maximum_matching)
-from ..structure.sigma import sigma_method
+from .sigma import sigma_method
 
 Key = Hashable
 

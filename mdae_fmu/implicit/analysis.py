@@ -1,0 +1,384 @@
+"""Implicit structural analysis of a multimode model: well-posedness, offsets, index and states
+as functions of the mode, without enumerating the modes (theory 003 §5.3.3; IsamDAE's implicit
+approach, ecosystem/compilers-multimode-formats.md §1).
+
+The model's DAE equations (the same as the per-mode stage's, `mdae_fmu.structure.per_mode`:
+guard and discrete-variable definitions left out) become rows of a `LabelledGraph`: each
+equation's existence is the formula of its guard literals, and its if-expressions on guards
+are split into branches (9334 §1.4 Defs 30/33) whose formulas label their signature-matrix
+entries. `mdae_fmu.implicit.sigma` then finds a perfect matching and Pryce's offsets in every
+mode at once. The result answers, for any mode, what the per-mode analysis answers
+(`ImplicitAnalysis.at`), and a failure is reported on one concrete mode of the failing formula
+with the per-mode stage's own diagnostic (Dulmage–Mendelsohn culprits, 003 §5.7).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .. import expr as E
+from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
+from ..ir import Model
+from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
+                                  _sigma_row, analyze_mode, check_declared, classify_variables,
+                                  defines_discrete, enumerate_valuations, fixed_guard_values,
+                                  guard_definitions, long_guard_atoms, mode_name, specialize,
+                                  symbol_table)
+from .formulas import GuardSpace
+from .blocks import conditional_blocks
+from .sigma import LabelledGraph, case_max, symbolic_matching, symbolic_offsets
+
+FORMAT = "mdae_fmu.implicit/1"
+
+
+@dataclass
+class ImplicitAnalysis:
+    """The labelled results. Formulas are BDDs of ``space.bdd`` over the guard atoms."""
+    model: Model
+    space: GuardSpace
+    graph: LabelledGraph
+    match: list                     # match[i] = {unknown index: formula}
+    singular: object                # modes with no perfect matching
+    undecided: object               # modes left to the per-mode analysis (no HVT found)
+    c: list                         # c[i] = {offset: formula}
+    d: list                         # d[j] = {offset: formula}
+    index: dict                     # {max c: formula}
+    structural_index: dict          # {nu_S: formula}
+    sweeps: int
+    seconds: float
+    explicit: dict = field(default_factory=dict)   # undecided modes analysed one by one
+    blocks: list = field(default_factory=list)     # ConditionalBlock, in a valid order
+    diagnostic: str | None = None
+    failing_mode: tuple | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.diagnostic is None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.ok else EXIT_REJECTED
+
+    @property
+    def n_modes(self) -> int:
+        return self.space.count(self.space.care)
+
+    # --- querying one mode ------------------------------------------------------------------
+    def at(self, pairs) -> dict:
+        """The per-mode answers at the mode ``pairs`` (``(guard text, value)`` as
+        `mdae_fmu.structure.per_mode.ModeAnalysis.valuation`): ``ok``, ``c``, ``d``,
+        ``index``, ``structural_index``, ``states`` (as `Instance`), ``blocks`` (the
+        `ConditionalBlock` s whose formula holds)."""
+        bdd = self.space.bdd
+        asg = self.space.assignment(pairs)
+
+        def holds(f) -> bool:
+            return bdd.let(asg, f) == bdd.true
+
+        if not holds(self.space.care):
+            raise KeyError(f"mode {mode_name(tuple(pairs))} is not a consistent mode")
+        key = tuple(sorted(asg.items()))
+        if key in self.explicit:
+            m = self.explicit[key]
+            return dict(ok=m.ok, c=m.c, d=m.d, index=m.index,
+                        structural_index=m.structural_index, states=set(m.states),
+                        blocks=[b for b in self.blocks if holds(b.formula)])
+        if holds(self.singular):
+            return dict(ok=False, c={}, d={}, index=-1, structural_index=-1, states=set(),
+                        blocks=[])
+
+        def value(case):
+            for v, f in case.items():
+                if holds(f):
+                    return v
+            return None
+
+        rows, cols = self.graph.rows, self.graph.cols
+        c = {rows[i]: v for i in range(len(rows)) if (v := value(self.c[i])) is not None}
+        d = {cols[j]: v for j in range(len(cols)) if (v := value(self.d[j])) is not None}
+        states = {Instance(n, k) for n, dn in d.items() for k in range(dn)}
+        return dict(ok=True, c=c, d=d, index=value(self.index),
+                    structural_index=value(self.structural_index), states=states,
+                    blocks=[b for b in self.blocks if holds(b.formula)])
+
+    # --- summaries --------------------------------------------------------------------------
+    def state_formulas(self) -> list[tuple[str, object]]:
+        """``(der(x,k) text, formula of the modes where it is a state)``, for every instance
+        that is a state in some mode."""
+        bdd = self.space.bdd
+        out = []
+        for j, name in enumerate(self.graph.cols):
+            top = max(self.d[j], default=0)
+            for k in range(top):
+                f = bdd.false
+                for v, fv in self.d[j].items():
+                    if v > k:
+                        f |= fv
+                if f != bdd.false:
+                    out.append((str(Instance(name, k)), f))
+        return out
+
+    def assignment_formulas(self) -> list[tuple[str, str, object]]:
+        """The conditional transversal: ``(equation, unknown, formula)``, equation i solved
+        for the leading derivative of that unknown in the modes of the formula."""
+        out = []
+        for i, row in enumerate(self.match):
+            for j, f in row.items():
+                f = f & ~self.singular & self.space.care
+                if f != self.space.bdd.false:
+                    out.append((self.graph.rows[i], self.graph.cols[j], f))
+        return out
+
+
+def needs_implicit(model: Model, max_modes: int = MAX_ENUMERATED_MODES) -> bool:
+    """Whether the model has more consistent long modes than the explicit enumeration handles
+    (the per-mode stage's `TooManyModes`, stopped early: the cost does not grow with the
+    number of modes)."""
+    cls = classify_variables(model)
+    dae = [eq for eq in model.equations if not defines_discrete(eq, cls)]
+    atoms = long_guard_atoms(model, dae)
+    try:
+        enumerate_valuations(atoms, guard_definitions(model, cls), limit=max_modes)
+    except TooManyModes:
+        return True
+    return False
+
+
+def _branches(space: GuardSpace, res: E.Expr, f):
+    """Split ``res`` on its if-expressions whose condition the guards decide: ``[(formula,
+    residual)]`` with disjoint formulas covering ``f`` (9334 §1.4 Defs 30/33; the symbolic
+    form of `mdae_fmu.structure.per_mode.specialize`)."""
+    bdd = space.bdd
+    node, cf = None, None
+    for n in E.walk(res):
+        if isinstance(n, E.If):
+            cf = space.cond(n.cond)
+            if cf is not None:
+                node = n
+                break
+    if node is None:
+        return [(f, res)]
+    out = []
+    for branch, bf in ((node.then, f & cf), (node.orelse, f & ~cf)):
+        if bf != bdd.false:
+            out.extend(_branches(space, E.substitute(res, {node: branch}), bf))
+    return out
+
+
+def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
+    """The model's DAE equations as a `LabelledGraph` over its continuous unknowns (module
+    docstring)."""
+    cls = classify_variables(model)
+    check_declared(model)
+    dae = [eq for eq in model.equations if not defines_discrete(eq, cls)]
+    atoms = long_guard_atoms(model, dae)
+    space = GuardSpace(atoms, fixed_guard_values(atoms), guard_definitions(model, cls))
+    bdd = space.bdd
+    cols = list(cls.continuous)
+    col_index = {n: j for j, n in enumerate(cols)}
+    rows, sig, present = [], [], []
+    for eq in dae:
+        f = space.care
+        for lit in eq.guard:
+            lf = space.cond(lit.cond)
+            if lf is None:
+                raise InputError(f"equation {eq.id}: its guard is not decided by the long "
+                                 "guards of the model", eq.loc)
+            f &= lf if lit.positive else ~lf
+        row: dict[int, dict[int, object]] = {}
+        for bf, res in _branches(space, eq.residual, f):
+            for name, k in _sigma_row(res).items():
+                j = col_index.get(name)
+                if j is not None:
+                    cell = row.setdefault(j, {})
+                    cell[k] = cell.get(k, bdd.false) | bf
+        rows.append(eq.id)
+        sig.append(row)
+        present.append(f)
+    return space, LabelledGraph(bdd, space.care, rows, cols, sig, present)
+
+
+def analyze_implicit(model: Model, max_explicit: int = MAX_ENUMERATED_MODES
+                     ) -> ImplicitAnalysis:
+    """Well-posedness, offsets, index and states of every consistent mode at once (module
+    docstring). Modes the symbolic Σ-method leaves undecided (`symbolic_offsets`) are analysed
+    one by one when there are at most ``max_explicit`` of them, otherwise the model is
+    rejected with a message saying so. A model with a structurally singular mode is rejected
+    with the per-mode diagnostic of one such mode and the formula of all of them."""
+    t0 = time.perf_counter()
+    space, g = labelled_graph(model)
+    bdd = space.bdd
+    m = symbolic_matching(g)
+    off = symbolic_offsets(g, m)
+    index = case_max(bdd, off.c + [{0: off.domain}])
+    has_zero = bdd.false
+    for dj in off.d:
+        has_zero |= dj.get(0, bdd.false)
+    nu = {}
+    for v, f in index.items():
+        for w, fw in ((v + 1, f & has_zero), (v, f & ~has_zero)):
+            if fw != bdd.false:
+                nu[w] = nu.get(w, bdd.false) | fw
+    res = ImplicitAnalysis(model, space, g, m.match, m.singular, off.undecided, off.c, off.d,
+                           index, nu, off.sweeps, 0.0)
+    if off.undecided != bdd.false:
+        n_und = space.count(off.undecided)
+        if n_und > max_explicit:
+            res.diagnostic = (
+                f"model {model.name}: the implicit Σ-method found no highest-value transversal "
+                f"in {n_und} modes ({space.text(off.undecided)}); too many to analyse one by "
+                f"one (limit {max_explicit})")
+        else:
+            _explicit_modes(res, off.undecided)
+    res.blocks = conditional_blocks(res)
+    bad = m.singular
+    for key, ma in res.explicit.items():
+        if not ma.ok:
+            bad |= bdd.cube(dict(key))
+    if bad != bdd.false and res.diagnostic is None:
+        asg = bdd.pick(bad, care_vars=[space.var_of[a] for a in space.atoms])
+        pairs = space.mode_pairs(asg)
+        ma = _one_mode(model, pairs)
+        n_bad = space.count(bad)
+        res.failing_mode = pairs
+        res.diagnostic = (
+            f"{ma.diagnostic}\n  structurally singular in {n_bad} of {res.n_modes} modes: "
+            f"{space.text(bad)}")
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _one_mode(model: Model, pairs):
+    """The per-mode analysis (Σ-method, DM diagnostics) of one mode."""
+    cls = classify_variables(model)
+    by_text = dict(pairs)
+    cls_atoms = long_guard_atoms(model, [eq for eq in model.equations
+                                         if not defines_discrete(eq, cls)])
+    from ..structure.printing import expr_text
+    val = dict(fixed_guard_values(cls_atoms))
+    for a in cls_atoms:
+        if a not in val:
+            val[a] = by_text[expr_text(a)]
+    eqs = specialize(model, val, classes=cls)
+    return analyze_mode(model, mode_name(tuple(pairs)), tuple(pairs), eqs, cls.continuous,
+                        symbol_table(model), latent=False)
+
+
+def _explicit_modes(res: ImplicitAnalysis, undecided) -> None:
+    """Analyse the undecided modes one by one and merge their offsets, index and nu_S into
+    the case functions (so that the summary covers every mode)."""
+    space = res.space
+    bdd = space.bdd
+
+    def add(case, v, cube):
+        case[v] = case.get(v, bdd.false) | cube
+
+    for asg in bdd.pick_iter(undecided, care_vars=[space.var_of[a] for a in space.atoms]):
+        pairs = space.mode_pairs(asg)
+        key = tuple(sorted(space.assignment(pairs).items()))
+        ma = res.explicit[key] = _one_mode(res.model, pairs)
+        if not ma.ok:
+            continue
+        cube = bdd.cube(dict(key))
+        add(res.index, ma.index, cube)
+        add(res.structural_index, ma.structural_index, cube)
+        for i, eq_id in enumerate(res.graph.rows):
+            if eq_id in ma.c:
+                add(res.c[i], ma.c[eq_id], cube)
+        for j, name in enumerate(res.graph.cols):
+            if name in ma.d:
+                add(res.d[j], ma.d[name], cube)
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+def _case_text(space: GuardSpace, case: dict) -> list[str]:
+    return [f"{v} in {space.count(f)} modes: {space.text(f)}" for v, f in sorted(case.items())]
+
+
+def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
+    """A summary whose size grows with the guards and equations, not with the modes."""
+    sp_ = a.space
+    lines = [f"model {a.model.name}: implicit multimode analysis (theory 003 §5.3.3)",
+             f"  {len(sp_.atoms)} long guards, {a.n_modes} consistent modes, "
+             f"{len(a.graph.rows)} equations, {len(a.graph.cols)} unknowns, "
+             f"{a.sweeps} sweeps, {a.seconds:.2f} s"]
+    shown = ", ".join(sp_.names[:max_lines])
+    more = f", ... {len(sp_.names) - max_lines} more" if len(sp_.names) > max_lines else ""
+    lines.append(f"guards: {shown}{more}" if sp_.names else "guards: none (single mode)")
+    lines.append("index (max c):")
+    lines += [f"  {t}" for t in _case_text(sp_, a.index)]
+    lines.append("nu_S (Pryce's structural index):")
+    lines += [f"  {t}" for t in _case_text(sp_, a.structural_index)]
+    states = a.state_formulas()
+    always = [s for s, f in states if f == sp_.care & ~a.singular]
+    lines.append(f"states: {len(always)} in every regular mode"
+                 + (f": {', '.join(always[:20])}" + (" ..." if len(always) > 20 else "")
+                    if always else ""))
+    cond = [(s, f) for s, f in states if s not in always]
+    shown_states = max_lines // 5
+    for s, f in cond[:shown_states]:
+        lines.append(f"  {s} when {sp_.text(f, 100)}")
+    if len(cond) > shown_states:
+        lines.append(f"  ... {len(cond) - shown_states} more conditional states (--json "
+                     "lists them all)")
+    always_f = sp_.care & ~a.singular
+    shared = [b for b in a.blocks if b.formula == always_f and not b.coarse]
+    coarse = [b for b in a.blocks if b.coarse]
+    cond_b = [b for b in a.blocks if b.formula != always_f and not b.coarse]
+    lines.append(f"blocks (block-triangular form, each with its modes): {len(a.blocks)}; "
+                 f"{len(shared)} in every regular mode, {len(cond_b)} conditional"
+                 + (f", {len(coarse)} coarse (not split per mode)" if coarse else "")
+                 + (f"; largest {max(len(b.equations) for b in a.blocks)} equations"
+                    if a.blocks else ""))
+    for blk in (coarse + cond_b)[:shown_states]:
+        eqs = ", ".join(blk.equations[:8]) + (", ..." if len(blk.equations) > 8 else "")
+        unk = ", ".join(blk.unknowns[:8]) + (", ..." if len(blk.unknowns) > 8 else "")
+        tag = "coarse " if blk.coarse else ""
+        lines.append(f"  {tag}{{{eqs}}} -> {{{unk}}} when {sp_.text(blk.formula, 100)}")
+    if len(coarse) + len(cond_b) > shown_states:
+        lines.append(f"  ... {len(coarse) + len(cond_b) - shown_states} more (--json lists "
+                     "them all)")
+    lines.append("conditional transversal (equation -> unknown, when):")
+    classes: dict[str, int] = {}
+    for eq, var, f in a.assignment_formulas():
+        classes["always" if f == sp_.care & ~a.singular else "conditional"] = \
+            classes.get("always" if f == sp_.care & ~a.singular else "conditional", 0) + 1
+    lines.append(f"  {classes.get('always', 0)} assignments in every regular mode, "
+                 f"{classes.get('conditional', 0)} conditional")
+    if a.explicit:
+        lines.append(f"{len(a.explicit)} modes analysed one by one (no highest-value "
+                     "transversal from the symbolic matching)")
+    lines.append("verdict: " + ("accepted (every consistent mode is structurally nonsingular)"
+                                if a.ok else "rejected\n  " + a.diagnostic))
+    return "\n".join(lines)
+
+
+def render_json(a: ImplicitAnalysis) -> dict:
+    """`render_text`'s content as JSON (docs/analyze-json.md, "implicit")."""
+    sp_ = a.space
+
+    def case(c):
+        return [{"value": v, "modes": sp_.count(f), "formula": sp_.text(f, 10 ** 6)}
+                for v, f in sorted(c.items())]
+
+    return {
+        "format": FORMAT, "model": a.model.name,
+        "guards": [{"var": f"g{k}", "guard": n} for k, n in enumerate(sp_.names)],
+        "modes": a.n_modes, "equations": len(a.graph.rows), "unknowns": len(a.graph.cols),
+        "singular": {"modes": sp_.count(a.singular), "formula": sp_.text(a.singular, 10 ** 6)},
+        "index": case(a.index), "structural_index": case(a.structural_index),
+        "states": [{"state": s, "modes": sp_.count(f), "formula": sp_.text(f, 10 ** 6)}
+                   for s, f in a.state_formulas()],
+        "blocks": [{"equations": list(blk.equations), "unknowns": list(blk.unknowns),
+                    "coarse": blk.coarse, "modes": sp_.count(blk.formula),
+                    "formula": sp_.text(blk.formula, 10 ** 6)} for blk in a.blocks],
+        "transversal": [{"equation": e, "unknown": v, "formula": sp_.text(f, 10 ** 6)}
+                        for e, v, f in a.assignment_formulas()],
+        "explicit_modes": len(a.explicit),
+        "failing_mode": None if a.failing_mode is None else
+        [{"guard": n, "value": v} for n, v in a.failing_mode],
+        "seconds": a.seconds, "exit_code": a.exit_code, "accepted": a.ok,
+        "messages": [] if a.ok else [a.diagnostic],
+    }

@@ -1,0 +1,173 @@
+"""Block-triangular decomposition with mode formulas: the blocks of every regular mode's
+index-reduced system, each with the formula of the modes in which it is a block (theory 003
+§5.3.3 and §5.7: the "mDAE interpreter", equation blocks labelled by guard formulas).
+
+In a mode, equation i depends on equation i' when i has a tight entry (``d_j − c_i = σ_ij``)
+on the unknown j that the transversal assigns to i'; the blocks are the strongly connected
+components of that graph (as `mdae_fmu.structure.graph.block_triangular_graph` per mode). Here
+the dependency edges carry formulas. The strongly connected components of their *union* give a
+mode-independent order that every mode's decomposition refines; inside a union component of
+more than one equation the per-mode components are found by labelled reachability (the modes
+in which i reaches i'), when the component has at most ``max_component`` equations, at most
+``max_blocks`` distinct blocks, and its reachability formulas stay under ``max_nodes`` BDD
+nodes (a bound on time and memory). Otherwise it is reported as one *coarse* block (a valid
+schedule for every mode, solved as one system), flagged as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+
+@dataclass(frozen=True)
+class ConditionalBlock:
+    """``equations`` solved together for ``unknowns`` in the modes of ``formula``; ``coarse``
+    when it is a union component not split per mode (its unknowns then vary with the mode and
+    are all the unknowns its equations are assigned in some mode)."""
+    equations: tuple[str, ...]
+    unknowns: tuple[str, ...]
+    formula: object
+    coarse: bool = False
+
+
+def conditional_blocks(a, max_component: int = 128, max_blocks: int = 2048,
+                       max_nodes: int = 250_000) -> list[ConditionalBlock]:
+    """The blocks of every regular mode with their formulas (module docstring), in an order
+    valid for every mode (a block after the blocks it reads). Modes analysed one by one
+    (`ImplicitAnalysis.explicit`) contribute their own blocks with their single-mode cube."""
+    g, space = a.graph, a.space
+    b = space.bdd
+    F = b.false
+    regular = space.care & ~a.singular & ~a.undecided
+    n_r = len(g.rows)
+    T = [{j: f & regular for j, f in a.match[i].items() if f & regular != F}
+         for i in range(n_r)]
+    owner: dict[int, list[int]] = {}
+    for i in range(n_r):
+        for j in T[i]:
+            owner.setdefault(j, []).append(i)
+    dep: list[dict[int, object]] = [dict() for _ in range(n_r)]
+    for i in range(n_r):
+        for j, cell in g.sig[i].items():
+            tight = F
+            for s, fs in cell.items():
+                for vc, fc in a.c[i].items():
+                    fd = a.d[j].get(vc + s)
+                    if fd is not None:
+                        tight |= fs & fc & fd
+            tight &= regular
+            if tight == F:
+                continue
+            for i2 in owner.get(j, ()):
+                if i2 != i:
+                    e = tight & T[i2][j]
+                    if e != F:
+                        dep[i][i2] = dep[i].get(i2, F) | e
+    present = [g.present[i] & regular for i in range(n_r)]
+    union = nx.DiGraph()
+    union.add_nodes_from(i for i in range(n_r) if present[i] != F)
+    union.add_edges_from((i, i2) for i in range(n_r) for i2 in dep[i])
+    cond = nx.condensation(union)
+    out: list[ConditionalBlock] = []
+    # an edge i -> i2 means i reads the unknown of i2: solve the components in reverse order
+    for comp in reversed(list(nx.topological_sort(cond))):
+        members = sorted(cond.nodes[comp]["members"])
+        if len(members) == 1 or len(members) > max_component:
+            out.extend(_whole(a, members, T, present, coarse=len(members) > 1))
+            continue
+        found = _split(a, members, dep, T, present, max_blocks, max_nodes)
+        out.extend(found if found is not None else _whole(a, members, T, present, True))
+    for key, ma in a.explicit.items():
+        if ma.ok:
+            cube = b.cube(dict(key))
+            for blk in ma.blocks:
+                out.append(ConditionalBlock(tuple(e for e, _ in blk.equations),
+                                            tuple(x.name for x in blk.unknowns), cube))
+    return out
+
+
+def _whole(a, members, T, present, coarse: bool) -> list[ConditionalBlock]:
+    """One block per member set: a single equation split by its assigned unknown, or a coarse
+    union component."""
+    b = a.space.bdd
+    if not coarse:
+        (i,) = members
+        return [ConditionalBlock((a.graph.rows[i],), (a.graph.cols[j],), f)
+                for j, f in T[i].items()]
+    f = b.false
+    unknowns = set()
+    for i in members:
+        f |= present[i]
+        unknowns |= set(T[i])
+    return [ConditionalBlock(tuple(a.graph.rows[i] for i in members),
+                             tuple(a.graph.cols[j] for j in sorted(unknowns)), f, True)]
+
+
+def _split(a, members, dep, T, present, max_blocks, max_nodes):
+    """Per-mode strongly connected components inside one union component, by labelled
+    forward reachability from each member; None when more than ``max_blocks`` blocks, or when
+    the reachability formulas take the BDD past ``max_nodes`` nodes."""
+    b = a.space.bdd
+    F = b.false
+    inside = set(members)
+    reach: dict[int, dict[int, object]] = {}
+    for s in members:
+        r = {s: present[s]}
+        frontier = {s: present[s]}
+        while frontier:
+            nxt: dict[int, object] = {}
+            for i, modes in frontier.items():
+                for i2, e in dep[i].items():
+                    if i2 not in inside:
+                        continue
+                    m = modes & e & ~r.get(i2, F)
+                    if m != F:
+                        r[i2] = r.get(i2, F) | m
+                        nxt[i2] = nxt.get(i2, F) | m
+            frontier = nxt
+        reach[s] = r
+        if len(b) > max_nodes:
+            return None
+    out: list[ConditionalBlock] = []
+    for k, s in enumerate(members):
+        same = {t: reach[s].get(t, F) & reach[t].get(s, F) for t in members if t != s}
+        rep = present[s]
+        for t in members[:k]:
+            rep &= ~same[t]
+        if rep == F:
+            continue
+        cands = [t for t in members[k + 1:] if same[t] & rep != F]
+        stack = [(0, rep, (s,))]
+        while stack:
+            pos, f, mem = stack.pop()
+            if pos == len(cands):
+                for unk, fu in _assigned(a, mem, T, f):
+                    out.append(ConditionalBlock(tuple(a.graph.rows[i] for i in mem),
+                                                unk, fu))
+                if len(out) > max_blocks:
+                    return None
+                continue
+            t = cands[pos]
+            fin, fout = f & same[t], f & ~same[t]
+            if fout != F:
+                stack.append((pos + 1, fout, mem))
+            if fin != F:
+                stack.append((pos + 1, fin, mem + (t,)))
+    return out
+
+
+def _assigned(a, members, T, f):
+    """Split ``f`` by the unknowns the members are assigned: [(unknown names, formula)]."""
+    b = a.space.bdd
+    parts = [((), f)]
+    for i in members:
+        nxt = []
+        for unk, fu in parts:
+            for j, fj in T[i].items():
+                m = fu & fj
+                if m != b.false:
+                    nxt.append((unk + (j,), m))
+        parts = nxt
+    return [(tuple(a.graph.cols[j] for j in sorted(unk)), fu) for unk, fu in parts]

@@ -1,0 +1,218 @@
+"""Guards as Boolean variables of a binary decision diagram (BDD), and the formula of the
+consistent modes (theory 003 §5.3.3: the mode-dependent structure represented implicitly by
+propositional formulas over the guards, as in IsamDAE; 9334-theory-algorithms §1.4 Def 31).
+
+Each free long-guard atom of the model (`mdae_fmu.structure.per_mode.long_guard_atoms`, fixed
+guards removed) is a BDD variable ``g0, g1, ...``. Conditions that only appear in the
+definitions of guards (``g = pre(s) >= 0``) get auxiliary variables, quantified away. The
+*care set* is the formula of the modes that survive the pruning of 9334 §2.15 [D] (ii), the
+rules of `mdae_fmu.structure.per_mode.consistent_valuation` written as constraints: a Boolean
+guard equals its definition, a composite guard (and/or) equals the formula of its parts, and
+relations on one expression (``x > 0``, ``x > 1``) take only value combinations that some real
+number satisfies.
+
+``dd`` (pure-Python ``dd.autoref``) is an optional dependency: ``pip install mdae-fmu[modes]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Mapping, Sequence
+
+from .. import expr as E
+from ..diagnostics import InputError
+from ..structure.per_mode import _composite, _feasible, _NEG, _relation
+from ..structure.printing import expr_text
+
+MISSING_DD = ("the implicit multimode analysis needs the 'dd' package (binary decision "
+              "diagrams): pip install 'mdae-fmu[modes]'")
+
+# relations on one expression with at most this many distinct atoms get their exact
+# feasibility table; larger groups only exclude infeasible pairs (sound, 1-D Helly for the
+# interval constraints; <> constraints may then leave a contradictory valuation in)
+_EXACT_GROUP = 10
+
+
+def bdd_manager():
+    """A fresh ``dd.autoref.BDD``, or `InputError` naming the extra to install."""
+    try:
+        from dd import autoref
+    except ImportError:
+        raise InputError(MISSING_DD) from None
+    return autoref.BDD()
+
+
+class GuardSpace:
+    """The BDD variables of the guard atoms, conditions as BDDs, and the care set."""
+
+    def __init__(self, atoms: Sequence[E.Expr], fixed: Mapping[E.Expr, bool],
+                 definitions: Mapping[E.Expr, E.Expr]):
+        self.bdd = bdd_manager()
+        self.fixed = dict(fixed)
+        self.atoms = [a for a in atoms if a not in self.fixed]
+        self.names = [expr_text(a) for a in self.atoms]
+        self.var_of: dict[E.Expr, str] = {}
+        for k, a in enumerate(self.atoms):
+            self.var_of[a] = f"g{k}"
+        self.bdd.declare(*self.var_of.values())
+        self.aux: list[str] = []
+        self.definitions = dict(definitions)
+        self.care = self._care_set()
+
+    # --- conditions --------------------------------------------------------------------------
+    def _leaf(self, c: E.Expr, allow_aux: bool):
+        if c in self.fixed:
+            return self.bdd.true if self.fixed[c] else self.bdd.false
+        if c in self.var_of:
+            return self.bdd.var(self.var_of[c])
+        if not allow_aux:
+            return None
+        name = f"a{len(self.aux)}"
+        self.aux.append(name)
+        self.var_of[c] = name
+        self.bdd.declare(name)
+        return self.bdd.var(name)
+
+    def cond(self, c: E.Expr, allow_aux: bool = False):
+        """The BDD of a condition over the guard atoms, or None when the condition is not
+        decided by the guards (as `mdae_fmu.structure.per_mode.eval_condition`)."""
+        if isinstance(c, E.Const) and isinstance(c.value, bool):
+            return self.bdd.true if c.value else self.bdd.false
+        if c in self.fixed or c in self.var_of:
+            return self._leaf(c, allow_aux)
+        if isinstance(c, E.UnOp) and c.op == "not":
+            a = self.cond(c.arg, allow_aux)
+            return None if a is None else ~a
+        if _composite(c):
+            a, b = self.cond(c.left, allow_aux), self.cond(c.right, allow_aux)
+            if a is None or b is None:
+                return None
+            return (a & b) if c.op == "and" else (a | b)
+        return self._leaf(c, allow_aux)
+
+    # --- the care set ------------------------------------------------------------------------
+    def _care_set(self):
+        """Formula of the consistent valuations (module docstring), auxiliary variables
+        quantified away. Each auxiliary variable is quantified as soon as the constraints
+        that mention it are conjoined (early quantification): with the guards ordered before
+        the auxiliary variables, conjoining ``g_k <=> a_k`` for all k first would build a BDD
+        exponential in the number of guards."""
+        b = self.bdd
+        constraints = []
+        for a in list(self.atoms):
+            d = self.definitions.get(a)
+            if d is not None:
+                constraints.append(b.apply("<=>", b.var(self.var_of[a]),
+                                           self.cond(d, allow_aux=True)))
+            if _composite(a):
+                parts = self.cond(E.BinOp(a.op, a.left, a.right), allow_aux=True)
+                constraints.append(b.apply("<=>", b.var(self.var_of[a]), parts))
+        groups: dict[E.Expr, list[tuple[E.Expr, str, float]]] = {}
+        for c in list(self.var_of):
+            rel = _relation(c)
+            if rel is not None:
+                groups.setdefault(rel[0], []).append((c, rel[1], rel[2]))
+        for rels in groups.values():
+            constraints.append(self._relation_constraint(rels))
+        for x in self.aux:
+            mine = [u for u in constraints if x in b.support(u)]
+            if not mine:
+                continue
+            rest = [u for u in constraints if x not in b.support(u)]
+            merged = b.true
+            for u in mine:
+                merged &= u
+            constraints = rest + [b.exist([x], merged)]
+        care = b.true
+        for u in constraints:
+            care &= u
+        return care
+
+    def _relation_constraint(self, rels):
+        b = self.bdd
+        out = b.true
+        if len(rels) <= _EXACT_GROUP:
+            combos = [rels]
+        else:
+            combos = [list(p) for p in itertools.combinations(rels, 2)]
+        for group in combos:
+            for values in itertools.product((True, False), repeat=len(group)):
+                cons = [(op if v else _NEG[op], num) for (_, op, num), v in zip(group, values)]
+                if not _feasible(cons):
+                    clause = b.false
+                    for (c, _, _), v in zip(group, values):
+                        x = b.var(self.var_of[c])
+                        clause |= ~x if v else x
+                    out &= clause
+        return out
+
+    # --- modes -------------------------------------------------------------------------------
+    def assignment(self, pairs) -> dict[str, bool]:
+        """``{bdd variable: value}`` of a mode given as ``(guard text, value)`` pairs."""
+        by_name = dict(pairs)
+        return {self.var_of[a]: bool(by_name[n]) for a, n in zip(self.atoms, self.names)}
+
+    def mode_pairs(self, assignment: Mapping[str, bool]) -> tuple[tuple[str, bool], ...]:
+        """The mode of a (partial) BDD assignment, unassigned guards taken false."""
+        return tuple((n, bool(assignment.get(self.var_of[a], False)))
+                     for a, n in zip(self.atoms, self.names))
+
+    def count(self, u) -> int:
+        """Number of modes (valuations of the guard atoms) in the formula ``u``."""
+        return int(self.bdd.count(u, nvars=len(self.atoms))) if len(self.atoms) else \
+            (1 if u == self.bdd.true else 0)
+
+    def text(self, u, limit: int = 160) -> str:
+        """A readable formula: ``true``, ``false``, or a sum of products over guard names
+        (shortened to ``limit`` characters with the number of modes). The products are the
+        BDD's paths to true, each widened to an implicant (literals u does not need dropped)
+        and skipped when the previous ones cover it: ``open0 or open1 or ...`` rather than
+        the disjoint ``open0 or (not open0 and open1) or ...``."""
+        b = self.bdd
+        if u == b.true:
+            return "true"
+        if u == b.false:
+            return "false"
+        names = {self.var_of[a]: n for a, n in zip(self.atoms, self.names)}
+        order = {self.var_of[a]: k for k, a in enumerate(self.atoms)}
+        terms, total, covered = [], 0, b.false
+        for cube in _cubes(b, u):
+            if b.cube(cube) & ~covered == b.false:
+                continue
+            # widen the path to an implicant of u: drop each literal that u does not need
+            for v in sorted(cube, key=order.get):
+                wider = {k: x for k, x in cube.items() if k != v}
+                if b.cube(wider) & ~u == b.false:
+                    cube = wider
+            covered |= b.cube(cube)
+            lits = [names[v] if val else f"not {names[v]}"
+                    for v, val in sorted(cube.items(), key=lambda kv: order[kv[0]])]
+            term = " and ".join(lits) if lits else "true"
+            if len(term) > limit:
+                keep = term[:limit].rsplit(" and ", 1)[0]
+                term = f"{keep} and ... ({len(lits)} literals)"
+            terms.append(f"({term})" if len(lits) > 1 else term)
+            total += len(term) + 4
+            if covered == u:
+                break
+            if total > limit:
+                return " or ".join(terms) + f" or ... ({self.count(u)} modes)"
+        return " or ".join(terms)
+
+
+def _cubes(bdd, u):
+    """The paths of ``u`` to true, as partial assignments (disjoint products)."""
+    stack = [(u, {})]
+    while stack:
+        node, path = stack.pop()
+        if node == bdd.false:
+            continue
+        if node == bdd.true:
+            yield path
+            continue
+        var = node.var
+        low, high = node.low, node.high
+        if node.negated:
+            low, high = ~low, ~high
+        stack.append((low, {**path, var: False}))
+        stack.append((high, {**path, var: True}))

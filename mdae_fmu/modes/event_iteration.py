@@ -1,0 +1,335 @@
+"""Guards on values computed in the same instant: event iteration as a cascade of instants.
+
+Theory note 9334-theory-algorithms §1.4 Def 33 (``gamma^o = b``: a guard is computed for the
+*next* instant from the current values), §1.5 (nonstandard instants) and §3.4 (transient modes
+and cascades). A guard whose definition reads, at the current instant, a variable that the
+equations it selects compute (the Modelica Standard Library's ideal diode ``off = s < 0`` with
+``u = s*(if off then 1 else Ron)``, the rope's ``taut = s <= 0`` with ``s`` defined under
+``taut``) is a logico-numerical fixpoint if read literally. Modelica resolves it by event
+iteration: the relation is held during integration and watched by an event indicator, and at
+an event it is re-evaluated from the solution of the mode it selected, the mode switched, the
+system restarted, until no relation changes. In the nonstandard semantics this is the cascade
+of Def 33: instant n+1's guard reads instant n's value, i.e. the guard reads ``pre(s)`` at each
+instant of the cascade (the left limit at its first instant). So such a guard is accepted and
+*delayed* (`delayed_guards`, `delay_same_instant_guards`), which is exactly the meaning a
+``pre(s)`` guard already has in this project; a guard written with ``pre`` keeps its meaning.
+
+What can go wrong is an iteration that never settles (the selected mode computes values that
+select another mode, which selects the first again). `check_settling` finds the cycles that
+are decidable at compile time: in each long mode, the delayed guards whose variables the mode
+gives a constant value (an equation ``s = c`` in that mode, parameters replaced by their
+values) are evaluated; a chain of forced mode changes that returns to a mode is rejected
+(E-FIXPOINT) with the modes, guards, values and equations. Other cycles are found at run time:
+the generated code bounds the number of mode changes at one event and returns fmi2Error naming
+the guards that keep changing (docs/multimode-fmu.md, "Event iteration").
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import replace
+
+import networkx as nx
+
+from .. import expr as E
+from ..diagnostics import ModelRejected
+from ..ir import Equation, Model
+from ..structure.conditionals import with_children
+
+
+def guard_dependencies(system):
+    """The graph "guard a reads a same-instant variable v that an equation enabled or disabled
+    by guard b determines" over the guard indices of a normalized system, with one witness
+    ``(v, equation)`` per edge; variables that are states (their left limit is known at the
+    start of every instant) do not count. Returns ``(graph, via, reads)`` with ``reads`` the
+    same-instant algebraic variables each guard reads."""
+    from .normalize import state_names
+    states = state_names(system)
+    unknown = set(system.unknowns)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(system.guards)))
+    via: dict[tuple[int, int], tuple[str, object]] = {}
+    reads: dict[int, list[str]] = {}
+    for gi, guard in enumerate(system.guards):
+        for v in sorted(guard.reads):
+            if v not in unknown or v in states:
+                continue
+            reads.setdefault(gi, []).append(v)
+            for eq in system.equations:
+                if v in eq.order_map or (eq.reinit == v):
+                    for gj, _ in eq.guard:
+                        g.add_edge(gi, gj)
+                        via.setdefault((gi, gj), (v, eq))
+    return g, via, reads
+
+
+def delayed_guards(system) -> dict[int, tuple[str, ...]]:
+    """Guards on a cycle of `guard_dependencies` (they read, at the same instant, values that
+    depend on their own value): ``{guard index: same-instant variables it reads}``. These are
+    evaluated by event iteration (module docstring)."""
+    g, _, reads = guard_dependencies(system)
+    out: dict[int, tuple[str, ...]] = {}
+    for comp in nx.strongly_connected_components(g):
+        cyclic = len(comp) > 1 or any(g.has_edge(n, n) for n in comp)
+        if cyclic:
+            for gi in comp:
+                if reads.get(gi):
+                    out[gi] = tuple(reads[gi])
+    return dict(sorted(out.items()))
+
+
+def delayed_variables(model: Model) -> dict[str, tuple[str, ...]]:
+    """``{Boolean guard variable or guard text: variables read at the previous instant}`` for
+    the delayed guards of ``model`` (`delayed_guards` on its normalization)."""
+    from .normalize import normalize
+    system = normalize(model)
+    return {system.guards[gi].name: vs for gi, vs in delayed_guards(system).items()}
+
+
+def _pre_of(e: E.Expr, names: frozenset) -> E.Expr:
+    """``e`` with every same-instant reference to one of ``names`` replaced by ``pre(name)``
+    (references already under ``pre`` are left alone)."""
+    if isinstance(e, E.Ref):
+        return E.Call("pre", (e,)) if e.name in names else e
+    if isinstance(e, E.Call) and e.func == "pre":
+        return e
+    kids = E.children(e)
+    return with_children(e, tuple(_pre_of(k, names) for k in kids)) if kids else e
+
+
+def delay_same_instant_guards(model: Model) -> Model:
+    """``model`` with its delayed Boolean guards (`delayed_guards`) written as the cascade
+    reads them: in the definition ``off = s < 0`` each same-instant read ``s`` becomes
+    ``pre(s)`` (Def 33; module docstring), the meaning a ``pre(s)`` guard already has. The
+    result has the same guards (names, modes, automaton) and is what the code generator
+    compiles: the relation on ``pre(s)`` is re-evaluated at each instant of the event
+    iteration from the previous instant's values, within a band against rounding, and its
+    event indicator watches ``s`` (`mdae_fmu.codegen.multimode`).
+
+    A condition written inline (``y = if w > 0 then w else 0``) is left as it is: it is a
+    relation of the event plan, held during integration, watched by its indicator and
+    re-evaluated at each call of the event iteration from the values of the previous instant
+    (`mdae_update_relations` runs before the mode step), which is the same cascade without the
+    band. The same model object is returned when nothing is rewritten."""
+    from .normalize import _bool_definitions, normalize
+    if not any(g.kind == "long" for g in model.guards()):
+        return model                # no guard: nothing to delay (and no normalization)
+    system = normalize(model)
+    by_def: dict[str, frozenset] = {}
+    for gi, names in delayed_guards(system).items():
+        guard = system.guards[gi]
+        if isinstance(guard.cond, E.Ref) and guard.definition != guard.cond:
+            by_def[guard.cond.name] = frozenset(names)
+    if not by_def:
+        return model
+    _, def_eqs = _bool_definitions(model)
+    equations = []
+    for eq in model.equations:
+        res = eq.residual
+        if eq.id in def_eqs:
+            lhs, rhs = E.split_residual(res)
+            for side, other in ((lhs, rhs), (rhs, lhs)):
+                if isinstance(side, E.Ref) and side.name in by_def:
+                    res = E.residual(side, _pre_of(other, by_def[side.name]))
+                    break
+        equations.append(eq if res is eq.residual else Equation(eq.id, res, eq.guard, eq.loc))
+    return replace(model, equations=tuple(equations))
+
+
+# --- compile-time detection of iterations that never settle --------------------------------
+
+def _parameter_values(model: Model) -> dict[str, float]:
+    """Numeric values of the parameters and constants whose binding (or start) is a constant
+    expression of other such values."""
+    exprs = {}
+    for v in model.variables:
+        if v.variability in ("parameter", "constant"):
+            e = v.binding if v.binding is not None else v.start
+            if e is not None:
+                exprs[v.name] = e
+    values: dict[str, float] = {}
+    for _ in range(len(exprs) + 1):
+        changed = False
+        for n, e in exprs.items():
+            if n not in values:
+                x = numeric_value(e, values)
+                if x is not None:
+                    values[n] = x
+                    changed = True
+        if not changed:
+            break
+    return values
+
+
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+          "^": operator.pow}
+_FUNCS = {"sin": math.sin, "cos": math.cos, "exp": math.exp, "sqrt": math.sqrt,
+          "abs": abs, "log": math.log}
+
+
+def numeric_value(e: E.Expr, values: dict[str, float]) -> float | None:
+    """The value of an arithmetic expression of constants and known names, None if it reads
+    anything else (or fails: division by zero, domain errors)."""
+    try:
+        if isinstance(e, E.Const):
+            return float(e.value)
+        if isinstance(e, E.Ref):
+            return values.get(e.name)
+        if isinstance(e, E.UnOp):
+            a = numeric_value(e.arg, values)
+            if a is None:
+                return None
+            return -a if e.op == "-" else (a if e.op == "+" else None)
+        if isinstance(e, E.BinOp):
+            a, b = numeric_value(e.left, values), numeric_value(e.right, values)
+            f = _ARITH.get(e.op.lstrip("."))
+            return None if a is None or b is None or f is None else float(f(a, b))
+        if isinstance(e, E.Call) and e.func in _FUNCS and len(e.args) == 1:
+            a = numeric_value(e.args[0], values)
+            return None if a is None else float(_FUNCS[e.func](a))
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    return None
+
+
+def _truth(c: E.Expr, values: dict[str, float]) -> bool | None:
+    """Truth value of a relation / and / or / not of known values."""
+    if isinstance(c, E.UnOp) and c.op == "not":
+        v = _truth(c.arg, values)
+        return None if v is None else not v
+    if isinstance(c, E.BinOp) and c.op in ("and", "or"):
+        a, b = _truth(c.left, values), _truth(c.right, values)
+        if c.op == "and":
+            return False if (a is False or b is False) else (None if None in (a, b) else True)
+        return True if (a is True or b is True) else (None if None in (a, b) else False)
+    if isinstance(c, E.BinOp) and c.op in E.REL_OPS:
+        a, b = numeric_value(c.left, values), numeric_value(c.right, values)
+        if a is None or b is None:
+            return None
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
+                "<>": a != b}[c.op]
+    return None
+
+
+def initial_guard_values(system) -> dict[int, bool]:
+    """Initial values of the delayed guards that have no start value of their own: their
+    definition evaluated on the start values of the variables they read (at initialization the
+    left limit ``pre(s)`` of a continuous ``s`` is its start value, as the generated code
+    evaluates it) and the parameters' values. ``{guard index: value}``."""
+    model = system.model
+    if model is None:
+        return {}
+    params = _parameter_values(model)
+    starts = {}
+    for v in model.variables:
+        if v.start is not None and v.variability not in ("parameter", "constant"):
+            x = numeric_value(v.start, params)
+            if x is not None:
+                starts[v.name] = x
+    delayed = delayed_guards(system)
+    unknown = set(system.unknowns)
+    out = {}
+    for gi, guard in enumerate(system.guards):
+        if guard.init is not None or guard.kind != "long":
+            continue
+        left = {n.args[0].name for n in E.walk(guard.definition)
+                if isinstance(n, E.Call) and n.func == "pre" and n.args
+                and isinstance(n.args[0], E.Ref) and n.args[0].name in unknown}
+        names = set(delayed.get(gi, ())) | left
+        if not names:
+            continue
+        values = {**params, **{n: starts[n] for n in names if n in starts}}
+        value = _truth(_strip_pre(guard.definition, names), values)
+        if value is not None:
+            out[gi] = value
+    return out
+
+
+def _strip_pre(e: E.Expr, names) -> E.Expr:
+    """``e`` with ``pre(v)`` replaced by ``v`` for v in ``names``."""
+    return E.substitute(e, {E.Call("pre", (E.Ref(n),)): E.Ref(n) for n in names})
+
+
+def _constant_in_mode(system, mode, var: str, params: dict[str, float]):
+    """``(value, equation)`` when an equation enabled in ``mode`` has ``var`` as its only
+    unknown and is affine in it with numeric coefficients, else None."""
+    for eq in system.enabled(mode):
+        if eq.reinit is not None or set(eq.order_map) != {var} or eq.order_map[var] != 0:
+            continue
+        known = dict(params)
+        known[var] = 0.0
+        r0 = numeric_value(eq.residual, known)
+        known[var] = 1.0
+        r1 = numeric_value(eq.residual, known)
+        known[var] = 2.0
+        r2 = numeric_value(eq.residual, known)
+        if None in (r0, r1, r2):
+            continue
+        slope = r1 - r0
+        if slope == 0 or abs((r2 - r1) - slope) > 1e-12 * max(1.0, abs(slope)):
+            continue
+        return -r0 / slope, eq
+    return None
+
+
+def check_settling(system) -> None:
+    """Reject (E-FIXPOINT) an event iteration that provably never settles (module docstring):
+    from some long mode, the delayed guards evaluated on the values the mode forces select
+    another mode, and following these forced changes returns to a mode already visited."""
+    delayed = delayed_guards(system)
+    if not delayed:
+        return
+    params = _parameter_values(system.model) if system.model is not None else {}
+    forced: dict = {}
+    reasons: dict = {}
+    for m in system.long_modes():
+        nxt = list(m)
+        why = []
+        for gi, names in delayed.items():
+            guard = system.guards[gi]
+            known = dict(params)
+            used = []
+            for v in names:
+                found = _constant_in_mode(system, m, v, params)
+                if found is not None:
+                    known[v] = found[0]
+                    used.append((v, found[0], found[1]))
+            value = _truth(guard.definition, known)
+            if value is not None and value != m[gi]:
+                nxt[gi] = value
+                why.append((guard.name, value, used))
+        if why:
+            forced[m] = tuple(nxt)
+            reasons[m] = why
+    for start in forced:
+        path = [start]
+        m = start
+        while m in forced:
+            m = forced[m]
+            if m in path:
+                cyc = path[path.index(m):]
+                raise ModelRejected(_cycle_message(system, cyc, reasons),
+                                    {"code": "E-FIXPOINT",
+                                     "modes": [system.mode_label(x) for x in cyc],
+                                     "guards": sorted({w[0] for x in cyc for w in reasons[x]})})
+            path.append(m)
+
+
+def _cycle_message(system, cyc, reasons) -> str:
+    lines = []
+    for k, m in enumerate(cyc):
+        nxt = cyc[(k + 1) % len(cyc)]
+        for name, value, used in reasons[m]:
+            vals = ", ".join(
+                f"{v} = {x:.6g} (equation {eq.origin}"
+                + (f", {eq.loc.short()}" if eq.loc else "") + ")" for v, x, eq in used)
+            lines.append(f"  in mode [{system.mode_label(m)}] guard {name} becomes "
+                         f"{str(value).lower()} ({vals}): -> [{system.mode_label(nxt)}]")
+    return ("logico-numerical fixpoint (E-FIXPOINT): the event iteration cannot settle, each "
+            "mode selects the next one:\n" + "\n".join(lines))
+
+
+__all__ = ["guard_dependencies", "delayed_guards", "delayed_variables",
+           "delay_same_instant_guards", "check_settling", "numeric_value",
+           "initial_guard_values"]

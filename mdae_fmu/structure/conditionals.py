@@ -1,0 +1,238 @@
+"""Structural and non-structural conditionals (which conditions define modes).
+
+Theory note 9334-theory-algorithms §1.4 (Defs 30/31): a mode is a valuation of the guards, and
+each mode is analysed as its own DAE because a guard changes *the structure* of the system: which
+equations exist (an if-equation), or the incidence and differentiation orders of an equation
+(an if-expression whose branches read different unknowns, ``s = if g then i else u``). A
+conditional whose branches have the same structure (same unknowns with the same derivative
+orders, only other coefficients: the Modelica Standard Library's ideal diode
+``u = s*(if off then 1 else Ron) + Vknee`` with ``Ron`` a parameter, a piecewise-linear
+resistor ``i = if v < -Ve then Gb*v + c else Ga*v``) gives every mode the same signature matrix,
+hence the same offsets, states and blocks (§1.3, §3.2): enumerating its modes multiplies the
+work for nothing. Such a conditional is an ordinary piecewise expression of the single
+structure; its relations are held between events and watched by event indicators
+(`mdae_fmu.codegen.events`), so the integrator still stops exactly at the switch.
+
+The criterion is purely structural, on the branches as written: a coefficient that is the
+literal 0 in one branch removes the unknown from that branch's incidence (``s*0`` reads no
+``s``), so ``u = s*(if off then 1 else 0)`` *is* structural, whereas ``s*Ron`` with a
+parameter ``Ron`` keeps ``s`` whatever its value (a parameter is generically nonzero, §1.1).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Mapping
+
+from .. import expr as E
+from ..ir import Model
+
+# An equation whose if-expressions have more distinct conditions than this is not enumerated:
+# its conditions are all taken as structural (the former behaviour, never wrong, only slower).
+MAX_CONDITIONS_PER_EQUATION = 10
+
+
+@dataclass(frozen=True)
+class ConditionalClasses:
+    """Condition atoms (``not c`` identified with c) split by their effect on the structure.
+
+    ``structural``: guard an equation (if-equation) or select branches of different structure
+    in some equation; ``why`` gives one reason per structural atom (equation id, text).
+    ``event_only``: the other atoms of if-expressions of the DAE equations, in order of
+    appearance; they define no mode."""
+    structural: frozenset
+    event_only: tuple
+    why: Mapping
+    no_event: tuple = ()          # the event_only atoms whose conditionals are all under
+    #                               noEvent(...): piecewise, without event indicator
+
+    def is_structural(self, cond: E.Expr) -> bool:
+        return E.strip_not(cond)[0] not in self._event_only_set
+
+    @property
+    def _event_only_set(self) -> frozenset:
+        s = self.__dict__.get("_eo")
+        if s is None:
+            s = frozenset(self.event_only)
+            object.__setattr__(self, "_eo", s)
+        return s
+
+
+def drop_zero_terms(e: E.Expr) -> E.Expr:
+    """``e`` with the literal zeros folded: ``x*0`` and ``0/x`` are 0, ``x + 0``, ``x - 0``,
+    ``0 + x`` are x, ``0 - x`` is ``-x``. Only literals are folded (parameters are generically
+    nonzero). Used for the incidence of a branch (module docstring)."""
+    if isinstance(e, E.BinOp):
+        a, b = drop_zero_terms(e.left), drop_zero_terms(e.right)
+        za, zb = _is_zero(a), _is_zero(b)
+        if e.op in ("*", ".*") and (za or zb):
+            return E.ZERO
+        if e.op in ("/", "./") and za:
+            return E.ZERO
+        if e.op in ("+", ".+"):
+            if za:
+                return b
+            if zb:
+                return a
+        if e.op in ("-", ".-"):
+            if zb:
+                return a
+            if za:
+                return E.UnOp("-", b)
+        return e if (a is e.left and b is e.right) else E.BinOp(e.op, a, b)
+    if isinstance(e, E.UnOp):
+        a = drop_zero_terms(e.arg)
+        if e.op in ("-", "+") and _is_zero(a):
+            return E.ZERO
+        return e if a is e.arg else E.UnOp(e.op, a)
+    if isinstance(e, E.If):
+        c, a, b = (drop_zero_terms(x) for x in (e.cond, e.then, e.orelse))
+        return E.If(c, a, b)
+    if isinstance(e, E.Call) and e.func not in ("pre",):
+        return E.Call(e.func, tuple(drop_zero_terms(x) for x in e.args))
+    if isinstance(e, E.Der):
+        return E.Der(drop_zero_terms(e.arg))
+    return e
+
+
+def _is_zero(e: E.Expr) -> bool:
+    return isinstance(e, E.Const) and not isinstance(e.value, bool) and e.value == 0
+
+
+def _if_atoms(e: E.Expr) -> list[E.Expr]:
+    """The condition atoms of the if-expressions of ``e``, in order of appearance."""
+    out: dict[E.Expr, None] = {}
+    for n in E.walk(e):
+        if isinstance(n, E.If):
+            out.setdefault(E.strip_not(n.cond)[0], None)
+    return list(out)
+
+
+def _select(e: E.Expr, val: Mapping[E.Expr, bool]) -> E.Expr:
+    """``e`` with every if-expression replaced by the branch ``val`` selects."""
+    if isinstance(e, E.If):
+        atom, pos = E.strip_not(e.cond)
+        v = val[atom] if pos else not val[atom]
+        return _select(e.then if v else e.orelse, val)
+    kids = E.children(e)
+    return with_children(e, tuple(_select(k, val) for k in kids)) if kids else e
+
+
+def with_children(e: E.Expr, new: tuple) -> E.Expr:
+    """``e`` with its direct sub-expressions (`mdae_fmu.expr.children` order) replaced by
+    ``new``; ``e`` itself when they are the same objects."""
+    if all(a is b for a, b in zip(new, E.children(e))):
+        return e
+    if isinstance(e, E.BinOp):
+        return E.BinOp(e.op, new[0], new[1])
+    if isinstance(e, (E.UnOp,)):
+        return E.UnOp(e.op, new[0])
+    if isinstance(e, E.Der):
+        return E.Der(new[0])
+    if isinstance(e, E.Call):
+        return E.Call(e.func, tuple(new))
+    if isinstance(e, E.If):
+        return E.If(*new)
+    return e
+
+
+def _row(e: E.Expr, unknowns: frozenset) -> frozenset:
+    """Incidence with derivative orders of ``e`` over ``unknowns`` (literal zeros folded)."""
+    return frozenset((n, k) for n, k in E.derivative_orders(drop_zero_terms(e)).items()
+                     if n in unknowns)
+
+
+def structural_atoms_of(residual: E.Expr, unknowns: frozenset
+                        ) -> tuple[list[E.Expr], list[E.Expr]]:
+    """(structural, non-structural) condition atoms of the if-expressions of one residual: an
+    atom is structural when two selections of the branches that differ only in its value give
+    the equation different incidences or orders (`_row`). More than
+    `MAX_CONDITIONS_PER_EQUATION` atoms: all structural."""
+    atoms = _if_atoms(residual)
+    if not atoms:
+        return [], []
+    if len(atoms) > MAX_CONDITIONS_PER_EQUATION:
+        return atoms, []
+    rows: dict[tuple[bool, ...], frozenset] = {}
+    for bits in itertools.product((False, True), repeat=len(atoms)):
+        rows[bits] = _row(_select(residual, dict(zip(atoms, bits))), unknowns)
+    structural = []
+    for i, a in enumerate(atoms):
+        if any(rows[bits] != rows[bits[:i] + (True,) + bits[i + 1:]]
+               for bits in rows if not bits[i]):
+            structural.append(a)
+    return structural, [a for a in atoms if a not in structural]
+
+
+def classify_conditionals(model: Model, dae_equations: Iterable | None = None,
+                          continuous: Iterable[str] | None = None) -> ConditionalClasses:
+    """Split the long conditions of ``model`` into structural and event-only ones (module
+    docstring). ``dae_equations``: the equations of the modes' DAEs (default: those that do
+    not define a discrete variable); ``continuous``: their unknowns (default: the per-mode
+    stage's classification). Conditions of if-equations, of when-clauses' guards, with event
+    operators (``edge``, ``initial()``) and every atom that is structural anywhere stay
+    structural."""
+    if dae_equations is None or continuous is None:
+        try:
+            return _classify_cached(model)
+        except TypeError:           # an unhashable model (a mutable field): not cached
+            return _classify_cached.__wrapped__(model)
+    return _classify(model, tuple(dae_equations), frozenset(continuous))
+
+
+@lru_cache(maxsize=64)
+def _classify_cached(model: Model) -> ConditionalClasses:
+    from .per_mode import classify_variables, defines_discrete
+    cls = classify_variables(model)
+    eqs = tuple(eq for eq in model.equations if not defines_discrete(eq, cls))
+    return _classify(model, eqs, frozenset(cls.continuous))
+
+
+def _classify(model: Model, equations: tuple, unknowns: frozenset) -> ConditionalClasses:
+    from .per_mode import is_event_guard
+    structural: dict[E.Expr, tuple[str, str]] = {}
+    candidates: dict[E.Expr, None] = {}
+    for eq in equations:
+        for lit in eq.guard:
+            structural.setdefault(E.strip_not(lit.cond)[0],
+                                  (eq.id, "guards which equations exist (if-equation)"))
+        s, ns = structural_atoms_of(eq.residual, unknowns)
+        for a in s:
+            structural.setdefault(a, (eq.id, "its branches differ in incidence or "
+                                             "differentiation orders"))
+        for a in ns:
+            candidates.setdefault(a, None)
+    when_atoms = {E.unedge(E.strip_not(b.condition)[0]) for w in model.whens
+                  for b in w.branches}
+    for a in candidates:
+        if a in structural:
+            continue
+        if is_event_guard(a):
+            structural[a] = ("", "event operator")
+        elif a in when_atoms:
+            structural[a] = ("", "also a when-condition")
+    event_only = tuple(a for a in candidates if a not in structural)
+    loud = set()
+    for eq in equations:
+        loud.update(_atoms_outside_no_event(eq.residual))
+    no_event = tuple(a for a in event_only if a not in loud)
+    return ConditionalClasses(frozenset(structural), event_only, structural, no_event)
+
+
+def _atoms_outside_no_event(e: E.Expr) -> set:
+    """Condition atoms of the if-expressions of ``e`` that are not inside ``noEvent(...)``."""
+    out, stack = set(), [(e, False)]
+    while stack:
+        node, quiet = stack.pop()
+        if isinstance(node, E.If) and not quiet:
+            out.add(E.strip_not(node.cond)[0])
+        if isinstance(node, E.Call) and node.func == "noEvent":
+            quiet = True
+        stack.extend((c, quiet) for c in E.children(node))
+    return out
+
+
+__all__ = ["ConditionalClasses", "classify_conditionals", "structural_atoms_of",
+           "drop_zero_terms", "with_children", "MAX_CONDITIONS_PER_EQUATION"]

@@ -1,0 +1,163 @@
+"""What the equations of when-clauses read: their order within an instant, and derivatives.
+
+At an event instant, the equations of the when-branches that fire are part of the system of
+the instant like any other equation (Modelica 3.6 §8.3.5, §8.6; theory note
+9334-theory-algorithms §1.4, Def 33: the discrete values of an instant are computed from the
+left limits ``pre(...)`` and from the values of the same instant). An equation ``y = gain*count``
+next to ``count = pre(count) + 1`` reads the *new* ``count``: the equations of the when-bodies
+are solved in the topological order of their dependencies (`when_assignment_order`), and a
+cycle among them (an algebraic loop of discrete equations) is rejected at analysis
+(`when_clause_problems`). Dependencies that pass through the continuous equations (``z =
+2*count`` computed by the mode's schedule, ``y = z`` in a when-body) are resolved at run time
+by the event iteration of the generated code (docs/fmi-mapping.md, "Events", event iteration).
+
+A when-condition, when-equation or assertion may read ``der(v)`` only where the analysis
+computes it: in every mode, ``der(v)`` must be a derivative the mode's schedule solves for (a
+state's derivative, or a leading variable of an index-reduced mode).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from .. import expr as E
+from ..ir import Assertion, Assign, Model, Reinit
+
+
+def _assignments(model: Model) -> list[tuple[int, int, int, Assign]]:
+    """Every ``Assign`` of the model: (clause index, branch index, action index, action)."""
+    return [(c, b, a, act) for c, w in enumerate(model.whens)
+            for b, br in enumerate(w.branches)
+            for a, act in enumerate(br.actions) if isinstance(act, Assign)]
+
+
+def _dependency_graph(model: Model) -> nx.DiGraph:
+    """Variables assigned in when-clauses, with an edge ``u -> v`` when an equation of a
+    when-body assigning ``v`` reads the current value of ``u`` (also assigned in one)."""
+    assigns = _assignments(model)
+    assigned = {act.var for _, _, _, act in assigns}
+    g = nx.DiGraph()
+    g.add_nodes_from(sorted(assigned))
+    for _, _, _, act in assigns:
+        for u in sorted(E.current_refs(act.value) & assigned):
+            g.add_edge(u, act.var, loc=act.loc)
+    return g
+
+
+def when_assignment_order(model: Model) -> list[tuple[int, int, int]]:
+    """The equations of all when-bodies as (clause, branch, action) indices, in an order where
+    each comes after the equations assigning the variables it reads at the current instant
+    (module docstring; Modelica 3.6 §8.6 sorting, here restricted to the when-equations).
+    Ties keep source order. Raises ``networkx.NetworkXUnfeasible`` on a cycle
+    (`when_clause_problems` reports it at analysis)."""
+    g = _dependency_graph(model)
+    assigns = _assignments(model)
+    first: dict[str, tuple] = {}
+    for c, b, a, act in assigns:
+        first.setdefault(act.var, (c, b, a))
+    rank = {v: k for k, v in enumerate(nx.lexicographical_topological_sort(
+        g, key=lambda v: first[v]))}
+    assigns.sort(key=lambda t: (rank[t[3].var], t[0], t[1], t[2]))
+    return [(c, b, a) for c, b, a, _ in assigns]
+
+
+def _cycle_message(model: Model, g: nx.DiGraph) -> str | None:
+    """The E-WHEN-LOOP rejection of a cycle among the when-equations, or None."""
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return None
+    lines = []
+    for u, v in cycle:
+        loc = g.edges[u, v].get("loc")
+        where = f" ({loc.short()})" if loc else ""
+        lines.append(f"  the equation of {v} in a when-clause{where} reads {u}")
+    names = sorted({u for u, _ in cycle})
+    return ("algebraic loop among the equations of when-clauses (E-WHEN-LOOP): "
+            + ", ".join(names) + " depend on each other at the same instant:\n"
+            + "\n".join(lines)
+            + f"\n  fix: read the previous value where it is meant, e.g. pre({names[0]})")
+
+
+def _derivative_reads(e: E.Expr) -> set[tuple[str, int]]:
+    """``(v, k)`` for every ``der(v)`` (k = 1), ``der(der(v))`` (k = 2)... read by ``e`` at the
+    current instant."""
+    out = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, E.Call) and n.func == "pre":
+            continue
+        if isinstance(n, E.Der):
+            k, arg = 1, n.arg
+            while isinstance(arg, E.Der):
+                k, arg = k + 1, arg.arg
+            if isinstance(arg, E.Ref):
+                out.add((arg.name, k))
+                continue
+        stack.extend(E.children(n))
+    return out
+
+
+def _event_reads(model: Model):
+    """(what, location, expression) for the expressions evaluated by event code: conditions
+    and equations of when-clauses, assertions."""
+    for w in model.whens:
+        for br in w.branches:
+            yield f"the condition of when-clause {w.id}", br.loc or w.loc, br.condition
+            for act in br.actions:
+                if isinstance(act, (Assign, Reinit)):
+                    yield (f"the equation of {act.var} in when-clause {w.id}"
+                           if isinstance(act, Assign) else
+                           f"reinit({act.var}, ...) in when-clause {w.id}"), \
+                        act.loc or br.loc, act.value
+                elif isinstance(act, Assertion):
+                    yield f"an assertion in when-clause {w.id}", act.loc or br.loc, act.cond
+    for a in model.assertions:
+        yield "an assertion", a.loc, a.cond
+
+
+def _computed_derivatives(mode) -> set[tuple[str, int]]:
+    """Derivative instances ``(v, k)``, k >= 1, whose value the schedule of ``mode`` holds."""
+    out = {(s.name, s.order + 1) for s in mode.states}
+    out |= {(i.name, i.order) for i in mode.leading}
+    out |= {(u.name, u.order) for b in mode.blocks for u in b.unknowns}
+    return {x for x in out if x[1] >= 1}
+
+
+def _derivative_messages(model: Model, report) -> list[str]:
+    """E-EVENT-DER: an event expression reads a derivative some mode does not compute."""
+    out = []
+    computed = None
+    for what, loc, e in _event_reads(model):
+        for v, k in sorted(_derivative_reads(e)):
+            if computed is None:           # once, and only for a model that reads one
+                computed = [(m.name, _computed_derivatives(m)) for m in report.modes]
+            missing = [name for name, ders in computed if (v, k) not in ders]
+            if not missing:
+                continue
+            text = "der(" * k + v + ")" * k
+            where = f" ({loc.short()})" if loc else ""
+            modes = "" if len(report.modes) == 1 else \
+                f" in mode{'s' * (len(missing) > 1)} {', '.join(missing)}"
+            out.append(
+                f"derivative not computed (E-EVENT-DER): {what}{where} reads {text}, which the "
+                f"analysis does not compute{modes}: {v} is not differentiated by any equation "
+                f"(only the derivatives the equations determine are available at events)\n"
+                f"  fix: name the derivative in an equation, e.g. declare Real d_{v}; add the "
+                f"equation d_{v} = {text}; and read d_{v}")
+    return out
+
+
+def when_clause_problems(model: Model, report, derivatives: bool = True) -> list[str]:
+    """Rejection messages for the when-clauses of ``model`` given its per-mode analysis
+    ``report`` (`mdae_fmu.structure.per_mode.ModesReport`): a cycle among the equations of
+    when-bodies (E-WHEN-LOOP), a derivative read at events that some mode does not compute
+    (E-EVENT-DER). Empty when the model has neither (module docstring)."""
+    out = []
+    loop = _cycle_message(model, _dependency_graph(model))
+    if loop:
+        out.append(loop)
+    if derivatives:
+        out.extend(_derivative_messages(model, report))
+    return out
