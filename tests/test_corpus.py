@@ -1,6 +1,6 @@
 """The committed (redistributable) part of the model corpus (tests/corpus/manifest.json):
 each model imports and is analysed as the manifest records ("expected", measured by
-benchmarks/corpus.py), so that a regression of the importers shows up here; two small ones
+benchmarks/corpus.py; "message": a part of the message; "route": flat or rumoca), so that a regression of the importers shows up here; two small ones
 are exported and simulated against closed forms."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_committed_model_status(entry):
     r = run_one(entry, corpus_file(entry, ROOT), import_only=True, export=False)
     assert _status(r) == entry["expected"], r
     if "message" in entry:
-        assert r.get("message", "").startswith(entry["message"]), r
+        assert entry["message"] in r.get("message", ""), r
     if "route" in entry:
         assert r.get("route") == entry["route"], r
 
