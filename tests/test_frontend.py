@@ -74,6 +74,40 @@ def test_clutch_from_components_matches_the_flat_reference(tmp_path):
         assert np.max(np.abs(sim - ref[keep, col[theirs]])) < 1e-5, ours
 
 
+def _max_error(res, csv_name, pairs, events, t_max):
+    """Largest |sim - reference| over ``pairs`` (our name, CSV column) away from ``events``."""
+    with open(REF / csv_name, newline="") as fh:
+        rows = list(csv.reader(fh))
+    ref = np.array([[float(v) for v in r] for r in rows[1:]])
+    col = {h: i for i, h in enumerate(rows[0])}
+    t_ref = ref[:, 0]
+    keep = t_ref <= t_max
+    for te in events:
+        keep &= np.abs(t_ref - te) > 0.02
+    t = np.asarray(res["time"])
+    tt, idx = np.unique(t[::-1], return_index=True)   # right limits at event instants
+    return max(float(np.max(np.abs(np.interp(t_ref[keep], tt, np.asarray(res[ours])[::-1][idx])
+                                   - ref[keep, col[theirs]]))) for ours, theirs in pairs)
+
+
+@needs_rumoca
+def test_diode_circuit_from_components_matches_rldc2diodes(tmp_path):
+    """The connector-based RLDC2Diodes (ideal diodes guarded by the same-instant s), flattened
+    by rumoca: both switchings (TF -> TT at 0.0358, TT -> FF at 0.2620) and the trajectories of
+    reference_models/RLDC2Diodes.csv."""
+    from fmpy import simulate_fmu
+    model = api.load(DATA / "DiodeCircuitSameInstant.mo")
+    assert api.analyze(model).exit_code == 0
+    api.export_fmu(model, tmp_path / "dc.fmu")
+    res = simulate_fmu(str(tmp_path / "dc.fmu"), stop_time=1.0, relative_tolerance=1e-8,
+                       output_interval=1e-3, output=["l1.i", "l2.i", "c1.v", "c2.v", "d2.i"])
+    err = _max_error(res, "RLDC2Diodes.csv", (("l1.i", "j1"), ("l2.i", "j2"), ("c1.v", "v1"),
+                                              ("c2.v", "v2")), (0.0358204, 0.2619993), 1.0)
+    assert err < 2e-5, err
+    t, i2 = np.asarray(res["time"]), np.asarray(res["d2.i"])
+    assert np.all(i2[t < 0.035] == 0) and np.all(i2[(t > 0.037) & (t < 0.26)] > 0)
+
+
 @needs_rumoca
 def test_clutch_from_components_through_the_cli(capsys):
     assert main(["analyze", str(DATA / "ClutchComponents.mo")]) == 0
