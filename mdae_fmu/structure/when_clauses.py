@@ -79,6 +79,64 @@ def _cycle_message(model: Model, g: nx.DiGraph) -> str | None:
             + f"\n  fix: read the previous value where it is meant, e.g. pre({names[0]})")
 
 
+def _through_continuous_message(model: Model, report) -> str | None:
+    """E-WHEN-LOOP across the continuous equations: in some mode, an equation of a when-body
+    reads (at the current instant) a variable the mode's schedule computes from a variable
+    assigned in a when-body, and back (module docstring). At the event instant these
+    equations form one simultaneous system with the continuous equations (Modelica 3.6 §8.6);
+    the generated code solves the when-equations by ordering only (each is evaluated once per
+    firing, from the values the schedule computed before it), which would give wrong values
+    here, so the model is rejected instead. None when no mode has such a cycle."""
+    assigned = {act.var for _, _, _, act in _assignments(model)}
+    if not assigned or report is None:
+        return None
+    by_id = {eq.id: eq for eq in model.equations}
+    when_g = nx.DiGraph()
+    for _, _, _, act in _assignments(model):
+        for u in sorted(E.current_refs(act.value)):
+            when_g.add_edge(u, act.var, loc=act.loc)
+    for mode in report.modes:
+        g = nx.DiGraph(when_g)
+        for blk in mode.blocks:
+            outs = sorted({u.name for u in blk.unknowns if u.order == 0})
+            if not outs:
+                continue
+            reads = set()
+            for eq_id, _k in blk.equations:
+                eq = by_id.get(eq_id)
+                if eq is not None:
+                    reads |= E.current_refs(eq.residual)
+            for u in sorted(reads - set(outs)):
+                for v in outs:
+                    if not g.has_edge(u, v):
+                        g.add_edge(u, v, eq=",".join(e for e, _ in blk.equations))
+        try:
+            cycle = nx.find_cycle(g)
+        except nx.NetworkXNoCycle:
+            continue
+        lines = []
+        for u, v in cycle:
+            data = g.edges[u, v]
+            if "eq" in data:
+                eqs = [by_id[e] for e in data["eq"].split(",") if e in by_id]
+                where = "".join(f" ({eq.loc.short()})" for eq in eqs if eq.loc)
+                lines.append(f"  the continuous equation{where} computes {v} from {u}")
+            else:
+                loc = data.get("loc")
+                where = f" ({loc.short()})" if loc else ""
+                lines.append(f"  the equation of {v} in a when-clause{where} reads {u}")
+        when_vars = [u for u, _ in cycle if u in assigned]
+        mode_txt = "" if len(report.modes) == 1 else f" in mode {mode.name}"
+        return ("algebraic loop between equations of when-clauses and continuous equations "
+                f"(E-WHEN-LOOP){mode_txt}: at the event instant they form one simultaneous "
+                "system, which is not supported (only when-equations that can be solved one "
+                "after the other are):\n" + "\n".join(lines)
+                + f"\n  fix: read the previous value where it is meant, e.g. replace the "
+                f"current values read in the when-equation of {when_vars[0]} by pre(...) of "
+                f"them, or solve the coupled system by hand in the when-equation")
+    return None
+
+
 def _derivative_reads(e: E.Expr) -> set[tuple[str, int]]:
     """``(v, k)`` for every ``der(v)`` (k = 1), ``der(der(v))`` (k = 2)... read by ``e`` at the
     current instant."""
@@ -158,6 +216,10 @@ def when_clause_problems(model: Model, report, derivatives: bool = True) -> list
     loop = _cycle_message(model, _dependency_graph(model))
     if loop:
         out.append(loop)
+    else:
+        coupled = _through_continuous_message(model, report)
+        if coupled:
+            out.append(coupled)
     if derivatives:
         out.extend(_derivative_messages(model, report))
     return out
