@@ -54,6 +54,12 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
             builder.err(loc, f"cannot assign '{name}' in an algorithm: it is a "
                              f"{v.variability}")
             return
+    if not initial and _straight_line(stmts, declared):
+        for st in stmts:
+            builder.equations.append(Equation(f"e{len(builder.equations) + 1}",
+                                              E.BinOp("-", E.Ref(st.target), st.value), (),
+                                              st.loc or loc))
+        return
     # inputs: every value the block reads (time, pre(v), variables), in order of appearance
     reads: dict = {}
     for e in F.statement_exprs(stmts):
@@ -94,6 +100,25 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
         else:
             builder.equations.append(Equation(f"e{len(builder.equations) + 1}",
                                               E.BinOp("-", E.Ref(name), call), (), eq_loc))
+
+
+def _straight_line(stmts, declared) -> bool:
+    """True when the statements are plain assignments ``v := expr`` to declared variables,
+    each variable assigned once and never read before (or by) its own assignment. Executed
+    in order, such a block gives every ``v`` the value of ``expr`` evaluated on the final
+    values of the earlier ones, so it is the equations ``v = expr`` (Modelica 3.6 §11.1).
+    Lowered to equations, the relations of ``expr`` (``b1 := time > 0.5``) are tracked by
+    the event code like those of any equation; inside an algorithm function they would be
+    evaluated without event, and a when-clause on ``b1`` would never see it rise."""
+    seen: set[str] = set()
+    for st in stmts:
+        if type(st) is not F.Assign or st.target not in declared or st.target in seen:
+            return False
+        later = {t.target for t in stmts if type(t) is F.Assign} - seen
+        if E.current_refs(st.value) & later:
+            return False
+        seen.add(st.target)
+    return bool(stmts)
 
 
 def _find_return(stmts):
