@@ -215,12 +215,15 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     smp, calc = [], []
     for k, s in enumerate(ev.samples):
         start, h = p.doprint(s.start), p.doprint(s.interval)
-        smp.append(f"    s0 = {start};\n    h = {h};\n"
+        # sample() is true in the first instant of the event iteration at a sample time
+        # only: in the next instant it is false again, so a Boolean y = sample(...) falls
+        # and a when-clause on `not y` fires at the same time (docs/fmi-mapping.md, "Events")
+        smp.append(f"    s0 = {start};\n    h = {h};\n    v = 0;\n"
                    f"    if (d->time >= d->smp_next[{k}] - teps) {{\n"
                    f"        m = floor((d->time - s0) / h + 0.5);\n"
                    f"        d->smp_last[{k}] = s0 + m * h;\n"
-                   f"        d->smp_next[{k}] = s0 + (m + 1.0) * h;\n    }}\n"
-                   f"    v = fabs(d->time - d->smp_last[{k}]) <= teps;\n"
+                   f"        d->smp_next[{k}] = s0 + (m + 1.0) * h;\n"
+                   f"        v = fabs(d->time - d->smp_last[{k}]) <= teps;\n    }}\n"
                    f"    n += v != d->smp[{k}];\n    d->smp[{k}] = v;")
         nte.append(f"    t = fmin(t, d->smp_next[{k}]);")
     for target, e in cm.calculated_parameters:
