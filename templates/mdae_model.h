@@ -184,7 +184,7 @@ int mdae_update_samples(ModelData *d);
 void mdae_when_conditions(ModelData *d);
 int mdae_when_assign(ModelInstance *inst, const int *fire);
 int mdae_when_actions(ModelInstance *inst, const int *fire);
-int mdae_when_equations(ModelInstance *inst, const int *fire);
+int mdae_when_equations(ModelInstance *inst, int *fire);
 int mdae_discrete_changed(const ModelData *d);
 double mdae_next_time_event(const ModelData *d);
 int mdae_init_residual(ModelInstance *inst, double *F);
@@ -195,6 +195,7 @@ int mdae_project(ModelInstance *inst);
 extern const int mdae_init_unknowns[];
 extern const int mdae_state_slots[];
 extern const unsigned char mdae_when_initial[];
+extern const unsigned char mdae_when_recheck[];
 
 #include "mdae_functions.h"
 

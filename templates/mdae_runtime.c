@@ -417,10 +417,10 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
  * changes, so that an equation also reads the values the continuous equations compute from
  * the new discrete values (at most one pass per equation, plus the pass that finds nothing
  * changed); then assertions, terminate and reinits, and the schedule once more. */
-int mdae_when_equations(ModelInstance *inst, const int *fire)
+int mdae_when_equations(ModelInstance *inst, int *fire)
 {
-    int pass;
-    for (pass = 0; pass <= MDAE_NASSIGN + 1; pass++) {
+    int pass, k;
+    for (pass = 0; pass <= MDAE_NASSIGN + MDAE_NWHEN + 1; pass++) {
         int changed = mdae_when_assign(inst, fire);
         if (mdae_function_failed(inst)) return 1;
         if (changed == 0) {
@@ -428,6 +428,13 @@ int mdae_when_equations(ModelInstance *inst, const int *fire)
             return mdae_compute(inst) || mdae_function_failed(inst);
         }
         if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
+        if (!inst->d.initial) {
+            /* the when-conditions read the values of the instant: a condition that reads
+               a value just assigned is evaluated after it (rising edge against pre) */
+            mdae_when_conditions(&inst->d);
+            for (k = 0; k < MDAE_NWHEN; k++)
+                if (mdae_when_recheck[k]) fire[k] = inst->d.cond[k] && !inst->d.pcond[k];
+        }
     }
     mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the equations of the when-clauses that "
              "fire do not settle after %d passes: they form an algebraic loop through the "

@@ -296,6 +296,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         real_kind=_num_list(real_kind, str), int_kind=_num_list(int_kind, str),
         bool_kind=_num_list(bool_kind, str),
         when_initial=_num_list([1 if b.has_initial else 0 for b in ev.branches], str),
+        when_recheck=_num_list([1 if b.recheck else 0 for b in ev.branches], str),
         state_slots=_num_list([s.vector_slot for s in cm.states], str),
         der_slots=_num_list([s.der_slot for s in cm.states], str),
         nominals=_num_list([s.nominal for s in cm.states], _float),
@@ -367,25 +368,44 @@ def _active_branches(ev: EventPlan) -> list[str]:
     return out
 
 
+def _pre_slot(target: str) -> str:
+    """The left-limit slot ``d->pr[k]`` / ``d->pi[k]`` / ``d->pb[k]`` of ``target``."""
+    for cur, pre in (("d->r[", "d->pr["), ("d->i[", "d->pi["), ("d->b[", "d->pb[")):
+        if target.startswith(cur):
+            return pre + target[len(cur):]
+    raise ValueError(f"no left limit for {target}")
+
+
 def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
-    """C of the equations of the active when-branches, in the topological order of their
+    """C of the equations of the when-branches, in the topological order of their
     dependencies (`mdae_fmu.structure.when_clauses.when_assignment_order`): each reads the
-    values the equations before it assigned at this instant. Counts in ``n`` the values
-    that change, for the event iteration of the runtime (``mdae_when_equations``)."""
+    values the equations before it assigned at this instant. A variable takes the value of the
+    active branch that assigns it, else its left limit ``pre(v)`` (Modelica 3.6 §8.3.5: a
+    when-equation that is not active keeps the previous value), so a branch that the event
+    iteration of the instant deactivates (its condition re-evaluated on the new values, module
+    `events` docstring) leaves no value behind. Counts in ``n`` the values that change, for the
+    event iteration of the runtime (``mdae_when_equations``)."""
     out = []
+    groups: list[tuple[str, list]] = []
     for k, a in ev.assignment_order:
         kind, target, value, _ = ev.branches[k].actions[a]
+        if groups and groups[-1][0] == target:
+            groups[-1][1].append((k, value))
+        else:
+            groups.append((target, [(k, value)]))
+    for target, cases in groups:
         new = assign_cast(target, "v")
         if target.startswith("d->r["):
             # a Real counts as changed beyond rounding (a block re-solved from its solution
             # may move the last bits); NaN always counts, so it ends in the error of the
             # runtime's bound
-            update = (f"if ({target} != v) {{\n            n += !(fabs(v - {target}) <= "
-                      f"1e-13 * fmax(1.0, fabs(v)));\n            {target} = v;\n        }}")
+            update = (f"if ({target} != v) {{\n        n += !(fabs(v - {target}) <= "
+                      f"1e-13 * fmax(1.0, fabs(v)));\n        {target} = v;\n    }}")
         else:
             update = f"if ({target} != {new}) {{ {target} = {new}; n++; }}"
-        out.append(f"    if (act[{k}]) {{\n        v = {p.doprint(value)};\n"
-                   f"        {update}\n    }}")
+        chain = "    " + " else ".join(f"if (act[{k}]) v = {p.doprint(value)};"
+                                      for k, value in cases)
+        out.append(f"{chain}\n    else v = {_pre_slot(target)};\n    {update}")
     return out
 
 

@@ -83,6 +83,10 @@ class BranchPlan:
     restart: tuple = ()
     restart_label: str = ""
     impulses: tuple = ()        # (Real slot, num, den): integrals over the instant
+    # the condition is re-evaluated on the values the equations of the instant assign
+    # (`mdae_when_equations`), unless it reads a variable its own when-clause assigns: that
+    # clause would switch itself off and on again (it fires on the values before it)
+    recheck: bool = True
 
 
 @dataclass(frozen=True)
@@ -267,6 +271,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     branches, clauses = [], []
     for w in model.whens:
         idx = []
+        own = {a.var for br in w.branches for a in br.actions if isinstance(a, Assign)}
         for br in w.branches:
             cond = _to_sympy(table, br.condition, f"when-clause {w.id}")
             has_initial = any(isinstance(n, E.Call) and n.func == "initial"
@@ -278,7 +283,8 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
             rs = cm.when_restarts.get((w.id, len(idx) - 1))
             branches.append(BranchPlan(w.id, cond, has_initial, tuple(actions),
                                        rs.targets if rs else (), rs.label if rs else "",
-                                       rs.impulses if rs else ()))
+                                       rs.impulses if rs else (),
+                                       not (E.current_refs(br.condition) & own)))
         clauses.append(tuple(idx))
     assertions = []
     for a in model.assertions:
