@@ -32,7 +32,8 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
   instant (``pre``); ``elsewhen`` branches fire only if no earlier branch of the clause fired.
   The equations of the branches that fire are solved in the topological order of their
   dependencies (`EventPlan.assignment_order`) and iterated with the schedule until no value
-  changes (dependencies through continuous equations); then assertions and terminate, then
+  changes (dependencies through continuous equations), the when-conditions re-evaluated after
+  each pass (`BranchPlan.recheck`); then assertions and terminate, then
   the reinits (docs/fmi-mapping.md, "Events").
 """
 
