@@ -98,7 +98,7 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     if problems:
         return Analysis(model.name, modes, None, rejection="\n".join(problems))
     try:
-        automaton = analyze_multimode(model, erasure=erasure,
+        automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]  # checked above
                                       literal_lemma22=(lemma22 == "literal"))
     except ModelRejected as err:
         return Analysis(model.name, modes, None, rejection=str(err))

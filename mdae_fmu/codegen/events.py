@@ -12,7 +12,8 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
   event the relation is re-evaluated exactly, so it always changes at the located crossing,
   and ``z`` is never 0 after the event (pitfall 1 of the FMI note).
 * A relation of the form ``c1*time + c0 op 0`` whose coefficients are constant between
-  events (parameters, discrete variables, ``pre()`` values) is a *time relation*: no indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
+  events (parameters, discrete variables, ``pre()`` values) is a *time relation*: no
+  indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
   the relation is evaluated at ``time + eps`` (its right limit) at the event.
 * A *clock state* is a Real state ``x`` whose only equation is the unguarded ``der(x) = c``
   with ``c`` a parameter expression, and which appears nowhere else except inside relations

@@ -23,7 +23,8 @@ Plain-data stages:
 Run-time contract (``model_modes.c``): ``mdae_compute`` evaluates the discrete equations and
 runs the schedule of the current mode; ``mdae_mode_step``, called by the generic event update
 once per instant of the event iteration (which ``fmi2NewDiscreteStates`` runs whole,
-docs/fmi-mapping.md "Events in third-party hosts"), performs ONE nonstandard instant: when the long guards
+docs/fmi-mapping.md "Events in third-party hosts"), performs ONE nonstandard instant: when the
+long guards
 name another mode it projects the left limits onto the old mode's consistency equations and
 applies the first instant of the change, while a change is in progress its next instant (all
 right-hand sides evaluated before any assignment; numerically singular or non-finite restarts

@@ -11,7 +11,8 @@ This module holds the parts both exporters need:
 
 * `slot_names`, `left_printer`: the Real slot of every name a restart formula may use, and a
   printer of such formulas (names never reach C: every symbol is looked up here);
-* `transient_restarts`, `with_transient_restarts`: for a single-mode model whose when-clauses re-initialize states, the
+* `transient_restarts`, `with_transient_restarts`: for a single-mode model whose when-clauses
+  re-initialize states, the
   standardized restart of the transient mode of each when-branch (the elastic Cup-and-Ball:
   the impact law reinitializes ``vy`` only, the analysed restart reflects both velocity
   components along the rope, examples note §2.2.6).
@@ -62,7 +63,7 @@ def instant_integrals(sf, ri) -> dict:
 def slot_names(cm: CompiledModel) -> dict:
     """Real slot of every name a restart formula may use: variables and parameters by name,
     derivative instances as ``der(x)``, ``der(der(x))`` and ``der(x,2)``."""
-    out = {}
+    out: dict = {}
     for sym, c in sorted(cm.slots.items(), key=lambda kv: kv[1]):
         if not c.startswith("d->r["):
             continue
