@@ -259,7 +259,7 @@ def _mode_json(m: ModeAnalysis) -> dict:
 def render_json(model: Model, result: ModesReport) -> dict:
     """The same content as `render_text`, as a JSON-serializable dict (docs/analyze-json.md)."""
     eqs = {eq.id: eq for eq in model.equations}
-    out = {
+    out: dict = {
         "format": FORMAT,
         "model": result.model_name,
         "counts": {"variables": len(model.variables), "unknowns": len(result.unknowns),

@@ -128,7 +128,7 @@ def left_printer(cm: CompiledModel, names: dict | None = None):
                 slots[s] = "d->time" if n == "time" and n not in names \
                     else f"d->r[{names[n]}]"
         return SlotPrinter(slots, {}, {}).doprint(e)
-    doprint.names = names
+    doprint.names = names  # type: ignore[attr-defined]  # the printer carries its name table
     return doprint
 
 

@@ -106,7 +106,8 @@ def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
                         continue
                     parents.setdefault(j, {})[i] = m
                     reached[j] = reached.get(j, F) | m
-            ends, nxt = {}, {}
+            ends: dict[int, Any] = {}
+            nxt: dict[int, Any] = {}
             for j, R in reached.items():
                 visited[j] |= R
                 free = R & ~matched[j] & ~done
@@ -216,7 +217,7 @@ def symbolic_offsets(g: LabelledGraph, m: SymbolicMatching) -> SymbolicOffsets:
             d.append(case_max(b, terms))
         new_c = []
         for i in range(n_r):
-            t: Case = {}
+            t = {}
             for j, fm in m.match[i].items():
                 for s, fs in g.sig[i][j].items():
                     for v, fv in d[j].items():
