@@ -265,7 +265,8 @@ def _relations_and_samples(exprs):
 def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     """Relations, samples, when-branches and assertions of ``model`` (module docstring)."""
     table = cm.table
-    branches, clauses = [], []
+    branches: list = []
+    clauses: list = []
     for w in model.whens:
         idx = []
         for br in w.branches:
@@ -352,7 +353,8 @@ def no_event_relations(model: Model, table) -> frozenset:
     an event indicator (a non-structural conditional written ``noEvent(if v < 0 then ...)``,
     `mdae_fmu.structure.conditionals`). A relation that also occurs outside noEvent is
     tracked."""
-    inside, outside = set(), set()
+    inside: set = set()
+    outside: set = set()
     exprs = [eq.residual for eq in model.equations]
     exprs += [b.condition for w in model.whens for b in w.branches]
     exprs += [a.value for w in model.whens for b in w.branches for a in b.actions

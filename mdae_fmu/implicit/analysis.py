@@ -160,6 +160,7 @@ def _branches(space: GuardSpace, res: E.Expr, f):
                 break
     if node is None:
         return [(f, res)]
+    assert cf is not None       # found together with node
     out = []
     for branch, bf in ((node.then, f & cf), (node.orelse, f & ~cf)):
         if bf != bdd.false:
@@ -216,7 +217,7 @@ def analyze_implicit(model: Model, max_explicit: int = MAX_ENUMERATED_MODES
     has_zero = bdd.false
     for dj in off.d:
         has_zero |= dj.get(0, bdd.false)
-    nu = {}
+    nu: dict = {}
     for v, f in index.items():
         for w, fw in ((v + 1, f & has_zero), (v, f & ~has_zero)):
             if fw != bdd.false:
@@ -352,7 +353,7 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
         lines.append(f"{len(a.explicit)} modes analysed one by one (no highest-value "
                      "transversal from the symbolic matching)")
     lines.append("verdict: " + ("accepted (every consistent mode is structurally nonsingular)"
-                                if a.ok else "rejected\n  " + a.diagnostic))
+                                if a.ok else f"rejected\n  {a.diagnostic}"))
     return "\n".join(lines)
 
 
