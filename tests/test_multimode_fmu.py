@@ -870,3 +870,49 @@ def test_reinit_in_a_when_clause_of_a_multimode_model(tmp_path):
     assert not end["flying"] and int(end["mdae_mode"]) != int(r[0]["mdae_mode"])
     res = simulate_strict(path, stop_time=2.0, step=1e-3, host_safe=True)
     assert res.time[-1] == pytest.approx(2.0)
+
+
+COUPLED_IMPACT = """model C
+  Real x1(start = 1, fixed = true);
+  Real v1(start = 0, fixed = true);
+  Real x2(start = 1, fixed = true);
+  Real v2(start = 0, fixed = true);
+  Real f;
+  input Boolean stuck(start = true);
+equation
+  der(x1) = v1;
+  der(x2) = v2;
+  der(v1) = -9.81 + f;
+  der(v2) = -9.81 - f;
+  if stuck then
+    x1 = x2;
+  else
+    f = 0;
+  end if;
+  when x1 <= 0 then
+    reinit(v1, -pre(v1));
+  end when;
+end C;
+"""
+
+
+def test_reinit_whose_analysed_restart_moves_another_state_is_one_verdict(tmp_path, capsys):
+    """With the masses stuck (x1 = x2) the analysed impact restart also moves v2
+    (v2+ = 2 v1- + v2-), which the literal reinit(v1, ...) does not: analyze and export both
+    reject it, exit 1, with the same message naming the when-clause and its line."""
+    from mdae_fmu.cli import main
+    path = tmp_path / "C.mo"
+    path.write_text(COUPLED_IMPACT)
+    message = ("model C: when-clause w1 (C.mo:19): at [not stuck,not edge(x1 <= 0)] -> "
+               "[stuck,edge(x1 <= 0)] the analysed restart also moves v2 (v2+ = 2*v1- + v2-), "
+               "which the branch does not reinit; the multimode exporter runs reinit "
+               "statements as written and supports only restarts that move the reinitialized "
+               "states alone")
+    assert main(["analyze", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"verdict: rejected\n  {message}" in out
+    assert main(["export", str(path), "-o", str(tmp_path / "c.fmu")]) == 1
+    err = capsys.readouterr().err
+    assert f"rejected by the analysis (mdae-fmu analyze gives the full report):\n  {message}" \
+        in err
+    assert not (tmp_path / "c.fmu").exists()

@@ -170,7 +170,7 @@ def _union_mode(modes):
                    solved=tuple(solved.values()), consistency=())
 
 
-def _check_literal_reinits(model: Model, automaton) -> None:
+def check_literal_reinits(model: Model, automaton) -> None:
     """Refuse the reinits the multimode exporter cannot run as written.
 
     In a multimode FMU the when-branches, reinits included, run through the event plan as in a
@@ -251,7 +251,7 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
         raise ModelRejected(f"model {model.name}: transient (edge/when) guards inside "
                             f"equations (`if edge(c) then ...`) are not supported by the "
                             f"multimode exporter")
-    _check_literal_reinits(model, automaton)
+    check_literal_reinits(model, automaton)
     # the automaton labels its guards with modes.normalize's labels, the per-mode report with
     # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
     from ..modes.normalize import _label
