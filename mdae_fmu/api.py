@@ -8,15 +8,25 @@ from .diagnostics import InputError
 from .ir import Model
 
 
-def load(path: str | Path) -> Model:
+def load(path: str | Path, model: str | None = None) -> Model:
     """Read a model from flat Modelica / Base Modelica (``.mo``, ``.bmo``) or an XML equation
-    list (``.xml``). Raises `InputError` (exit code 2) when the file cannot be read."""
+    list (``.xml``); a hierarchical ``.mo`` file is flattened by rumoca when it is installed
+    (`mdae_fmu.importers.frontend`; ``model``: the qualified name of the class to flatten,
+    default `frontend.choose_model`). Raises `InputError` (exit code 2) when the file cannot be
+    read."""
     path = Path(path)
     if path.suffix.lower() == ".xml":
         from .importers.xml_eqlist import load_xml
         return load_xml(path)
-    from .importers.flat_modelica import load_modelica
-    return load_modelica(path)
+    from .importers.flat_modelica import parse_modelica, read_text
+    text = read_text(path)
+    try:
+        return parse_modelica(text, str(path))
+    except InputError as err:
+        from .importers import frontend
+        if not frontend.is_hierarchical(text):
+            raise
+        return frontend.load_hierarchical(text, path, err, model)
 
 
 def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph",

@@ -202,7 +202,7 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
 
 
 _KNOWN_CALLS = frozenset(_UNARY_SYMPY) | frozenset(_OPAQUE) | {
-    "pre", "log10", "atan2", "min", "max", "noEvent", "smooth", "homotopy"}
+    "pre", "log10", "atan2", "min", "max", "noEvent", "smooth", "homotopy", "semiLinear"}
 
 
 def check_convertible(e: E.Expr, functions=None) -> None:

@@ -108,6 +108,10 @@ _ENUM_PREFIXES = ("StateSelect.", "AssertionLevel.")
 #: Modifiers read into `Variable`, and modifiers ignored because they do not change the model.
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
+#: Formal parameter names of built-in operators that flat output calls with named arguments
+#: (Modelica 3.6 §3.7.4.4 homotopy, §3.7.5 sample, §3.7.4.3 semiLinear).
+BUILTIN_PARAMETERS = {"homotopy": ("actual", "simplified"), "sample": ("start", "interval"),
+                      "semiLinear": ("x", "k_pos", "k_neg")}
 _STATEMENTS = ("reinit", "assert", "terminate")
 _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
 _BINOPS = {op: op for op in E.BINARY_OPS}
@@ -635,6 +639,7 @@ class _Callbacks(FunctionCallbacks):
                     return E.ZERO
             ctx.calls.append((name, tok[2], len(args)))
             return E.Call(name, tuple(args))
+        args = self._by_position(name, args)
         if not self._arguments_fit(tok, name, args, counts):
             return E.ZERO
         node = E.Call(name, tuple(args))
@@ -643,15 +648,48 @@ class _Callbacks(FunctionCallbacks):
             return self._fold(node, tok[2], lambda: values.call(name, tuple(vals)))
         return node
 
+    @staticmethod
+    def _by_position(name: str, args: list) -> list:
+        """``args`` of a built-in with the formal names of `BUILTIN_PARAMETERS` (OpenModelica
+        prints ``homotopy(actual = a, simplified = s)``) in their positional order; a name that
+        is not a formal parameter, or given twice, stays named (and is refused)."""
+        formal = BUILTIN_PARAMETERS.get(name)
+        if not formal or all(type(a) is not _Named for a in args):
+            return args
+        out = [a for a in args if type(a) is not _Named]
+        named = {}
+        for a in args:
+            if type(a) is _Named:
+                key = a.name[1]
+                if key not in formal or key in named or formal.index(key) < len(out):
+                    return args
+                named[key] = a.value
+        for key in formal[len(out):]:
+            if key not in named:
+                break
+            out.append(named.pop(key))
+        return args if named else out
+
     def _arguments_fit(self, tok, name, args, counts) -> bool:
         """Positional arguments, as many as ``counts`` allows (99: any number from the
         first); otherwise the error is recorded and False returned."""
         ctx = self.ctx
-        for a in args:
-            if type(a) is _Named:
-                ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
-                                               f"'{name}(...)'")
-                return False
+        named = [a for a in args if type(a) is _Named]
+        formal = BUILTIN_PARAMETERS.get(name)
+        if named and formal:      # the argument that `_by_position` could not place
+            n_pos, seen = sum(type(a) is not _Named for a in args), set()
+            for a in named:
+                key = a.name[1]
+                if key not in formal or key in seen or formal.index(key) < n_pos:
+                    named = [a]
+                    break
+                seen.add(key)
+        for a in named[:1]:
+            ctx.error(ctx.tok_loc(a.name), (
+                f"'{name}' has no parameter '{a.name[1]}' here (its parameters, in order: "
+                f"{', '.join(formal)}; each given once, positional ones first)")
+                if formal else f"named arguments are not supported in '{name}(...)'")
+            return False
         if len(args) not in counts:
             want = " or ".join(str(n) for n in counts) if counts[-1] < 99 else \
                 f"at least {counts[0]}"

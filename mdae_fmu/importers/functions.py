@@ -41,6 +41,12 @@ _SPECIAL = {"erf": "erf", "erfc": "erfc"}
 OMC_OPERATORS = {"$OMC$PositiveMax": 2, "$OMC$inStreamDiv": 2}
 
 
+#: Built-in operators of synchronous Modelica (Modelica 3.6 chapter 16), refused by name.
+CLOCKED_OPERATORS = frozenset((
+    "Clock", "previous", "hold", "subSample", "superSample", "shiftSample", "backSample",
+    "noClock", "firstTick", "interval"))
+
+
 @dataclass(slots=True)
 class FunctionDef:
     """A parsed function definition before resolution."""
@@ -537,6 +543,11 @@ class FunctionResolver:
                 self._report_broken(base)
                 continue
             fn = self.functions.get(base)
+            if fn is None and base in CLOCKED_OPERATORS:
+                self.err(where, f"'{name}' is an operator of synchronous (clocked) Modelica, "
+                                "which is not supported: write the sampled part with "
+                                "when sample(start, interval) clauses")
+                continue
             if fn is None:
                 self.err(where, f"unknown function '{name}' (neither a Modelica built-in nor a "
                                 "function defined in the file)")

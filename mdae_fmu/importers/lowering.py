@@ -186,6 +186,10 @@ class Lowering:
             if type_name == "String":
                 return "string", type_name, mods, dims, None
             d = self.types.get(type_name)
+            if d is None and type_name == "Clock":
+                self.fail("variables of type Clock (synchronous Modelica) are not supported: "
+                          "write the sampled part with when sample(start, interval) clauses",
+                          where)
             if d is None:
                 self.fail(f"unknown type '{type_name}' (not Real, Integer, Boolean, String "
                           "nor a type, record or enumeration defined in the file)", where)

@@ -1,0 +1,289 @@
+"""Run every model of the corpus (tests/corpus/manifest.json) through import, analysis, export
+and simulation, compare with the source's reference values where it has some, and print the
+table (issue 13, Acceptance).
+
+Per model:
+
+* **import**: the flat importer on the model's class (for a file that defines several classes,
+  the text of class ``model`` alone); if that is refused and the file is hierarchical Modelica,
+  the rumoca front end on the whole file (``api.load(file, model)``; "rumoca" in the table);
+  ``refused`` with the importer's ``file:line:col: message`` otherwise;
+* **analysis**: accepted / rejected (first message);
+* **export**: an FMI 2.0 Model Exchange FMU (gcc -Werror);
+* **simulate**: FMPy CVode (rtol 1e-8) up to the test's stopTime (default 1 s);
+* **reference**: for OpenModelica simulation tests, the ``val(x, t)`` values of the test's
+  expected output; a value matches when ``|sim - ref| <= 1e-3 * max(1, |ref|)``.
+
+With export, each model runs in its own process with a time limit (an FMU is loaded into the
+process that simulates it). The models that are not committed are
+fetched first by ``benchmarks/fetch_corpus.py``.
+
+    python benchmarks/fetch_corpus.py --openmodelica /path/to/OpenModelica
+    python benchmarks/corpus.py [--ids PATTERN] [--import-only] [--json OUT]
+                                [--markdown docs/corpus.md] [--reuse EARLIER.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from fetch_corpus import DEFAULT_OUT, MANIFEST, corpus_file  # noqa: E402
+
+_CLASS_KINDS = "model|class|block"
+
+
+def class_text(text: str, model: str | None) -> str:
+    """The definition of class ``model`` (its last name part) in ``text``, preceded by the
+    functions, records and types of ``text`` that it names, or ``text`` itself when there is no
+    model name or the file defines no other model class."""
+    if not model:
+        return text
+    last = re.escape(model.rsplit(".", 1)[-1])
+    kinds = re.findall(rf"(?m)^\s*(?:partial\s+)?(?:{_CLASS_KINDS})\s+\w+", text)
+    if len(kinds) <= 1 and not re.search(r"(?m)^\s*package\b", text):
+        return text
+    m = re.search(rf"(?ms)^[ \t]*(?:{_CLASS_KINDS})\s+{last}\b.*?^[ \t]*end\s+{last}\s*;", text)
+    if not m:
+        return text
+    body = m.group(0)
+    # the functions, records and types of the file (not local to one of its model classes)
+    # that the class names come with it
+    spans = [(c.start(), c.end()) for c in re.finditer(
+        rf"(?ms)^[ \t]*(?:partial\s+)?(?:{_CLASS_KINDS})\s+(\w+)\b.*?^[ \t]*end\s+\1\s*;", text)]
+    defs = []
+    for d in re.finditer(r"(?ms)^[ \t]*(?:(?:impure|pure)\s+)?(function|record|type)\s+(\w+)\b"
+                         r"(?:[^;]*?=[^;]*;|.*?^[ \t]*end\s+\2\s*;)", text):
+        if not any(a <= d.start() < b for a, b in spans):
+            if re.search(rf"\b{d.group(2)}\b", body):
+                defs.append(d.group(0))
+    return "\n".join(defs + [body]) + "\n"
+
+
+def _first_line(msg: str, limit: int = 220) -> str:
+    line = str(msg).strip().splitlines()[0] if str(msg).strip() else type(msg).__name__
+    return line[:limit]
+
+
+def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
+    """Import, analyze, export, simulate and compare one model (module docstring)."""
+    from mdae_fmu import api
+    from mdae_fmu.diagnostics import InputError
+    from mdae_fmu.importers import frontend
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    out: dict = {"id": entry["id"]}
+    text = path.read_text()
+    t0 = time.perf_counter()
+    try:
+        try:
+            model = parse_modelica(class_text(text, entry.get("model")), str(path))
+            out["route"] = "flat"
+        except InputError:
+            if not frontend.is_hierarchical(text):
+                raise
+            model = api.load(path, entry.get("model"))
+            out["route"] = "rumoca"
+    except InputError as err:
+        out["import"] = "refused"
+        out["message"] = _first_line(err).replace(str(path), path.name)
+        return out
+    except Exception as err:  # noqa: BLE001 — an importer crash is a finding of the run
+        out["import"] = "crash"
+        out["message"] = f"{type(err).__name__}: {_first_line(err)}"
+        return out
+    out["import"] = "imported"
+    out["import_s"] = round(time.perf_counter() - t0, 3)
+    try:
+        analysis = api.analyze(model)
+    except Exception as err:  # noqa: BLE001
+        out["analysis"] = "crash"
+        out["message"] = f"{type(err).__name__}: {_first_line(err)}"
+        return out
+    if not analysis.accepted:
+        out["analysis"] = "rejected"
+        out["message"] = _first_line(analysis.messages[0] if analysis.messages else "rejected")
+        return out
+    out["analysis"] = "accepted"
+    if import_only or not export:
+        return out
+    from fmpy import simulate_fmu
+    with tempfile.TemporaryDirectory(prefix="mdae_corpus_") as tmp:
+        fmu = Path(tmp) / "m.fmu"
+        try:
+            api.export_fmu(model, fmu)
+            out["export"] = "ok"
+        except Exception as err:  # noqa: BLE001
+            out["export"] = "failed"
+            out["message"] = f"{type(err).__name__}: {_first_line(err)}"
+            return out
+        refs = entry.get("reference", [])
+        from fmpy import read_model_description
+        names = {v.name for v in read_model_description(str(fmu)).modelVariables}
+        wanted = sorted({r["variable"] for r in refs if r["variable"] in names})
+        stop = float(entry.get("stop_time", 1.0))
+        try:
+            res = simulate_fmu(str(fmu), stop_time=stop, relative_tolerance=1e-8,
+                               output_interval=stop / 500, output=wanted or None)
+            out["simulate"] = "ok"
+        except Exception as err:  # noqa: BLE001
+            out["simulate"] = "failed"
+            out["message"] = f"{type(err).__name__}: {_first_line(err)}"
+            return out
+    if refs:
+        import numpy as np
+        t = np.asarray(res["time"], dtype=float)
+        checked, bad = 0, []
+        for r in refs:
+            if r["variable"] not in wanted:
+                bad.append(f"{r['variable']}: not a variable of the FMU")
+                continue
+            v = np.asarray(res[r["variable"]], dtype=float)
+            # OpenModelica's val(x, t) reads the last stored value at t (the right limit)
+            tt, idx = np.unique(t[::-1], return_index=True)
+            sim = float(np.interp(r["time"], tt, v[::-1][idx]))
+            checked += 1
+            if abs(sim - r["value"]) > 1e-3 * max(1.0, abs(r["value"])):
+                bad.append(f"{r['variable']}({r['time']:g}) = {sim:.6g}, reference "
+                           f"{r['value']:.6g}")
+        out["reference"] = "match" if not bad else "differs"
+        if bad:
+            out["message"] = "; ".join(bad)[:300]
+    return out
+
+
+def _status(r: dict) -> str:
+    """One word for the furthest stage reached."""
+    for key, good in (("import", "imported"), ("analysis", "accepted"), ("export", "ok"),
+                      ("simulate", "ok")):
+        if key not in r:
+            return {"analysis": "imported", "export": "accepted",
+                    "simulate": "exported"}.get(key, "?")
+        if r[key] != good:
+            return f"{key} {r[key]}"
+    return "simulated"
+
+
+def markdown(results: list[dict]) -> str:
+    cells = []
+    for r in results:
+        cells.append("| {id} | {route} | {imp} | {ana} | {exp} | {sim} | {ref} | {msg} |".format(
+            id=r["id"], route=r.get("route", ""), imp=r.get("import", ""),
+            ana=r.get("analysis", ""), exp=r.get("export", ""), sim=r.get("simulate", ""),
+            ref=r.get("reference", ""), msg=r.get("message", "").replace("|", "\\|")))
+    head = ("| model | route | import | analysis | export | simulate | reference | message |\n"
+            "|---|---|---|---|---|---|---|---|")
+    return head + "\n" + "\n".join(cells) + "\n"
+
+
+def summary(results: list[dict]) -> str:
+    n = len(results)
+    imp = sum(r.get("import") == "imported" for r in results)
+    acc = sum(r.get("analysis") == "accepted" for r in results)
+    exp = sum(r.get("export") == "ok" for r in results)
+    sim = sum(r.get("simulate") == "ok" for r in results)
+    refs = [r for r in results if "reference" in r]
+    match = sum(r["reference"] == "match" for r in refs)
+    return (f"{n} models: {imp} imported ({n - imp} refused or crashed), {acc} accepted by the "
+            f"analysis, {exp} exported, {sim} simulated; reference values: {match} of "
+            f"{len(refs)} simulated models with references match")
+
+
+def _full_run(entry: dict, a) -> dict:
+    """`run_one` with export in a process of its own, with the time limit ``a.timeout``."""
+    cmd = [sys.executable, __file__, "--one", entry["id"], "--corpus-dir", str(a.corpus_dir)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return {"id": entry["id"], "import": "timeout", "message": f"over {a.timeout:.0f} s"}
+    lines = p.stdout.strip().splitlines()
+    if p.returncode == 0 and lines:
+        return json.loads(lines[-1])
+    err = p.stderr.strip().splitlines()
+    return {"id": entry["id"], "import": "crash",
+            "message": _first_line(err[-1] if err else f"exit code {p.returncode}")}
+
+
+_BEGIN, _END = "<!-- corpus table: begin -->", "<!-- corpus table: end -->"
+
+
+def write_markdown(path: Path, table: str) -> None:
+    """Write ``table`` to ``path``, between the begin/end markers when the file has them (the
+    hand-written part of docs/corpus.md stays)."""
+    text = path.read_text() if path.exists() else ""
+    if _BEGIN in text and _END in text:
+        head, rest = text.split(_BEGIN, 1)
+        text = head + _BEGIN + "\n" + table + rest[rest.index(_END):]
+    else:
+        text = table
+    path.write_text(text)
+
+
+def _reusable(new: dict, old: dict | None) -> bool:
+    """An earlier full result can stand for a model whose import and analysis came out the
+    same now (same status, same message)."""
+    if not old or ("export" not in old and old.get("analysis") == "accepted"):
+        return False   # an import-only result has nothing to reuse for an accepted model
+    return all(new.get(k) == old.get(k) for k in ("import", "route", "analysis")) and (
+        new.get("analysis") == "accepted" or new.get("message") == old.get("message"))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ids", default="*", help="fnmatch pattern over model ids")
+    ap.add_argument("--corpus-dir", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--import-only", action="store_true", help="import and analysis only")
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--json", type=Path, help="write the results as JSON")
+    ap.add_argument("--markdown", type=Path, help="write the table as Markdown")
+    ap.add_argument("--reuse", type=Path, help="JSON of an earlier full run: a model whose "
+                    "import and analysis come out the same is not exported and simulated again")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    entries = json.loads(MANIFEST.read_text())["models"]
+    if a.one:
+        entry = next(e for e in entries if e["id"] == a.one)
+        print(json.dumps(run_one(entry, corpus_file(entry, a.corpus_dir), a.import_only,
+                                 export=True)))
+        return 0
+    previous = ({r["id"]: r for r in json.loads(a.reuse.read_text())} if a.reuse else {})
+    results = []
+    for entry in entries:
+        if not fnmatch.fnmatch(entry["id"], a.ids):
+            continue
+        path = corpus_file(entry, a.corpus_dir)
+        if not path.exists():
+            r = {"id": entry["id"], "import": "missing",
+                 "message": "not fetched (run benchmarks/fetch_corpus.py)"}
+        elif a.import_only or previous:   # no FMU is loaded: one process for all
+            try:
+                r = run_one(entry, path, True, export=False)
+            except Exception as err:  # noqa: BLE001
+                r = {"id": entry["id"], "import": "crash",
+                     "message": f"{type(err).__name__}: {_first_line(err)}"}
+            if not a.import_only and _reusable(r, previous.get(entry["id"])):
+                r = previous[entry["id"]]
+            elif not a.import_only and r.get("analysis") == "accepted":
+                r = _full_run(entry, a)
+        else:
+            r = _full_run(entry, a)
+        results.append(r)
+        print(f"{r['id']:60s} {_status(r):22s} {r.get('message', '')[:150]}", flush=True)
+    print(summary(results))
+    if a.json:
+        a.json.write_text(json.dumps(results, indent=1))
+    if a.markdown:
+        write_markdown(a.markdown, summary(results) + "\n\n" + markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
