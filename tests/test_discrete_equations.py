@@ -46,3 +46,30 @@ def test_integer_defined_twice_is_over_determined(capsys):
     assert code == 1
     assert "E-MODE-SINGULAR: mode [(single mode)] is structurally singular (2 equations, " \
         "1 variables): over-determined equations {e2 (Over.mo:6)}" in out
+
+
+def test_discrete_loop_is_rejected_and_the_suggested_pre_works(capsys, tmp_path):
+    """Loop.mo: m = n + 1, n = m - 1 at the same instant (E-DISCRETE-LOOP); LoopPre.mo
+    follows the suggestion (n = pre(m) - 1): m keeps its start 2, so x = 2 t."""
+    code = main(["analyze", str(DATA / "Loop.mo")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "algebraic loop among discrete equations (E-DISCRETE-LOOP): m, n depend on each " \
+        "other at the same instant: e2 (Loop.mo:3) defines n from m; e1 (Loop.mo:2) defines " \
+        "m from n; fix: read the previous value where it is meant, e.g. pre(m) in e2" in out
+    from fmpy import simulate_fmu
+
+    from mdae_fmu import export_fmu, load
+    fmu = export_fmu(load(DATA / "LoopPre.mo"), tmp_path / "LoopPre.fmu")
+    r = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.25, output=["m", "n", "x"])
+    assert list(r["m"]) == [2] * len(r) and list(r["n"]) == [1] * len(r)
+    assert r["x"] == pytest.approx(2 * r["time"], abs=1e-8)
+
+
+def test_step_function_of_a_continuous_variable_is_rejected(capsys):
+    """Alg.mo: ``Integer c = integer(s)`` with s continuous would jump without an event."""
+    code = main(["analyze", str(DATA / "Alg.mo")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "discrete equation not supported (E-DISCRETE-STEP): equation e2 (Alg.mo:5) defines " \
+        "the discrete variable c with integer() of the continuous s;" in out

@@ -303,6 +303,7 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     first equation of each variable is taken: a second one stays in the continuous system,
     where it is reported over-determined (E-MODE-SINGULAR), as is one for a variable a
     when-clause assigns."""
+    from ..structure.discrete_equations import check_event_free, order_discrete
     from ..structure.per_mode import classify_variables, defines_discrete
     cls = classify_variables(model)
     when_assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
@@ -311,15 +312,19 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
                and cls.types.get(n) != "Boolean"}
     out: set[str] = set()
     seen: set[str] = set()
+    defs: list = []
     for eq in model.equations:
         if eq.guard or not defines_discrete(eq, cls):
             continue
         lhs, rhs = E.split_residual(eq.residual)
-        for side in (lhs, rhs):
+        for side, other in ((lhs, rhs), (rhs, lhs)):
             if isinstance(side, E.Ref) and side.name in targets and side.name not in seen:
+                check_event_free(eq, side.name, other, cls.continuous_set)
+                defs.append((side.name, other, eq))
                 seen.add(side.name)
                 out.add(eq.id)
                 break
+    order_discrete(defs)        # rejects an algebraic loop among them (E-DISCRETE-LOOP)
     return out
 
 
