@@ -73,3 +73,25 @@ def test_step_function_of_a_continuous_variable_is_rejected(capsys):
     assert code == 1
     assert "discrete equation not supported (E-DISCRETE-STEP): equation e2 (Alg.mo:5) defines " \
         "the discrete variable c with integer() of the continuous s;" in out
+
+
+def test_integer_definition_in_a_multimode_model(tmp_path):
+    """MM.mo: two modes (x > 1.5); n = 2 from t = 1 (x = t) drives der(y) and, before
+    t = 1.5, u = -der(y) = -n, so the mode change at 1.5 restarts u from -n (a restart
+    formula reading the Integer n). Boolean b = x > 0.5 (not a guard) switches at 0.5.
+    y = 2 (t - 1)^+, w = (t - 0.5)^+, u = -n before 1.5 and 1 after."""
+    from fmpy import simulate_fmu
+
+    from mdae_fmu import export_fmu, load
+    fmu = export_fmu(load(DATA / "MM.mo"), tmp_path / "MM.fmu")
+    r = simulate_fmu(str(fmu), stop_time=2.0, relative_tolerance=1e-10, output_interval=0.25,
+                     output=["x", "y", "u", "n", "b", "w"])
+    t = r["time"]
+    assert r["y"] == pytest.approx([2 * max(0.0, s - 1) for s in t], abs=1e-8)
+    assert r["w"] == pytest.approx([max(0.0, s - 0.5) for s in t], abs=1e-8)
+    first_n = next(i for i, v in enumerate(r["n"]) if v == 2)
+    assert t[first_n] == pytest.approx(1.0, abs=1e-9) and r["n"][first_n - 1] == 0
+    first_b = next(i for i, v in enumerate(r["b"]) if v)
+    assert t[first_b] == pytest.approx(0.5, abs=1e-9)
+    for s, u, n in zip(t, r["u"], r["n"]):
+        assert u == pytest.approx(1.0 if s > 1.5 else -n, abs=1e-9) or s == pytest.approx(1.5)
