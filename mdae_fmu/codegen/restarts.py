@@ -11,7 +11,8 @@ This module holds the parts both exporters need:
 
 * `slot_names`, `left_printer`: the Real slot of every name a restart formula may use, and a
   printer of such formulas (names never reach C: every symbol is looked up here);
-* `transient_restarts`, `with_transient_restarts`: for a single-mode model whose when-clauses re-initialize states, the
+* `transient_restarts`, `with_transient_restarts`: for a single-mode model whose when-clauses
+  re-initialize states, the
   standardized restart of the transient mode of each when-branch (the elastic Cup-and-Ball:
   the impact law reinitializes ``vy`` only, the analysed restart reflects both velocity
   components along the rope, examples note §2.2.6).
@@ -143,7 +144,7 @@ def left_printer(cm: CompiledModel, names: dict | None = None):
                 slots[s] = "d->time" if n == "time" and n not in names \
                     else other[n] if n not in names and n in other else f"d->r[{names[n]}]"
         return SlotPrinter(slots, {}, {}).doprint(e)
-    doprint.names = names
+    doprint.names = names  # type: ignore[attr-defined]  # the printer carries its name table
     return doprint
 
 

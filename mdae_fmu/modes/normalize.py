@@ -444,8 +444,8 @@ def normalize(model: Model) -> MultimodeSystem:
     for eq in model.equations:
         if eq.id in def_eqs:
             continue
-        lits = tuple(guard_of(l.cond if l.positive else E.UnOp("not", l.cond), "long", eq.loc)
-                     for l in eq.guard)
+        lits = tuple(guard_of(g.cond if g.positive else E.UnOp("not", g.cond), "long", eq.loc)
+                     for g in eq.guard)
         for suffix, lits2, res in expand(eq.residual, lits, eq.loc):
             if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
                 res = drop_zero_terms(res)
