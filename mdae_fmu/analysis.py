@@ -98,12 +98,20 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     if problems:
         return Analysis(model.name, modes, None, rejection="\n".join(problems))
     try:
-        automaton = analyze_multimode(model, erasure=erasure,
+        automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]  # checked above
                                       literal_lemma22=(lemma22 == "literal"))
     except ModelRejected as err:
         return Analysis(model.name, modes, None, rejection=str(err))
     if not automaton.accepted:
         return Analysis(model.name, modes, automaton)
+    if len(modes.modes) > 1:
+        # the multimode exporter runs reinits as written: a restart it cannot run that way is
+        # part of the verdict, so that analyze and export agree (docs/multimode-fmu.md)
+        from .codegen.multimode import check_literal_reinits
+        try:
+            check_literal_reinits(model, automaton)
+        except ModelRejected as err:
+            return Analysis(model.name, modes, automaton, rejection=err.message)
     delayed = delay_same_instant_guards(model)
     if delayed is model:
         return Analysis(model.name, modes, automaton)

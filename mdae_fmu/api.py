@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .diagnostics import InputError
 from .ir import Model
+
+if TYPE_CHECKING:
+    from .progress import Progress
 
 
 def load(path: str | Path, model: str | None = None) -> Model:
@@ -42,7 +46,7 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
 def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                default_experiment: dict | None = None, *, analysis=None,
                erasure: str = "restricted", lemma22: str = "two-graph",
-               progress: bool | None = None):
+               progress: Progress | bool | None = None):
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
     (missing entries: 0, 1, 1e-6, (stop - start)/500). ``analysis``: the result of `analyze`

@@ -26,7 +26,7 @@ def _q(s: str) -> str:
 def automaton_to_dot(a: Automaton, max_label: int = 60) -> str:
     """The automaton as a DOT digraph."""
     system = a.system
-    steady_label = {}
+    steady_label: dict = {}
     for e in a.edges:
         src, mode, dst, inst = e
         if dst == src and not inst.erased and system is not None:

@@ -199,7 +199,7 @@ class Model:
             "experiment": dict(self.experiment),
             **({"functions": [function_to_json(f) for f in self.functions]}
                if self.functions else {}),
-            **({"enumerations": [[n, [list(l) for l in lits]] for n, lits in self.enumerations]}
+            **({"enumerations": [[n, [list(lit) for lit in lits]] for n, lits in self.enumerations]}
                if self.enumerations else {}),
         }
 
@@ -221,7 +221,7 @@ class Model:
             experiment=tuple((k, float(j["experiment"][k])) for k in EXPERIMENT_KEYS
                              if k in j.get("experiment", {})),
             functions=tuple(function_from_json(f) for f in j.get("functions", ())),
-            enumerations=tuple((n, tuple(tuple(l) for l in lits))
+            enumerations=tuple((n, tuple(tuple(lit) for lit in lits))
                                for n, lits in j.get("enumerations", ())),
         )
 
@@ -260,7 +260,7 @@ def _variable_from_json(d: dict) -> Variable:
 
 
 def _guard_to_json(g: Guard) -> list:
-    return [[E.to_json(l.cond), l.positive] for l in g]
+    return [[E.to_json(lit.cond), lit.positive] for lit in g]
 
 
 def _guard_from_json(j) -> Guard:
@@ -279,9 +279,11 @@ def _equation_from_json(d: dict) -> Equation:
 
 def _action_to_json(a: Action) -> dict:
     if isinstance(a, Reinit):
-        return {"kind": "reinit", "var": a.var, "value": E.to_json(a.value), "loc": _loc_json(a.loc)}
+        return {"kind": "reinit", "var": a.var, "value": E.to_json(a.value),
+                "loc": _loc_json(a.loc)}
     if isinstance(a, Assign):
-        return {"kind": "assign", "var": a.var, "value": E.to_json(a.value), "loc": _loc_json(a.loc)}
+        return {"kind": "assign", "var": a.var, "value": E.to_json(a.value),
+                "loc": _loc_json(a.loc)}
     if isinstance(a, Terminate):
         return {"kind": "terminate", "message": a.message, "loc": _loc_json(a.loc)}
     return {"kind": "assert", "cond": E.to_json(a.cond), "message": E.to_json(a.message),

@@ -369,5 +369,6 @@ def print_model(model: Model) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["print_model", "print_function", "print_expr", "print_name", "print_string", "print_equation_body",
+__all__ = ["print_model", "print_function", "print_expr", "print_name", "print_string",
+           "print_equation_body",
            "print_simple", "equation_sides"]

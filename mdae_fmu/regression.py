@@ -5,7 +5,8 @@ and default ``rtol``, ``atol``, ``time_tolerance``, ``method``) and one ``[[mode
 per entry: ``name``, ``test`` (a model file or an FMU), ``reference`` (a CSV, a model or an
 FMU), and optionally ``stop_time``, ``variables``, ``rtol``, ``atol``, ``time_tolerance``,
 ``method``, ``solver_tolerance`` (FMPy's relative tolerance), ``input`` (a CSV of input
-signals, same format as a reference) and ``start_values`` (a table). Paths are relative to the suite file.
+signals, same format as a reference) and ``start_values`` (a table). Paths are relative to the
+suite file.
 
 Every entry is one Dask task (embedded LocalCluster by default, ``--scheduler`` for an
 existing cluster); the entry's files travel with the task as bytes, so workers need no shared

@@ -133,8 +133,8 @@ def _equation_legend(model: Model, result: ModesReport) -> list[str]:
     locs = [e.loc.short() if e.loc is not None else "" for e in model.equations]
     w_id, w_loc = max(map(len, ids)), max(map(len, locs))
     for e, i, loc in zip(model.equations, ids, locs):
-        guard = " and ".join(expr_text(l.cond) if l.positive else f"not {expr_text(l.cond)}"
-                             for l in e.guard)
+        guard = " and ".join(expr_text(g.cond) if g.positive else f"not {expr_text(g.cond)}"
+                             for g in e.guard)
         text = equation_text(e.residual)
         if guard:
             text = f"if {guard}: {text}"
@@ -176,7 +176,10 @@ def mode_table(result: ModesReport) -> list[str]:
             str(len(m.blocks)) if has else "-",
             str(max((len(b.equations) for b in m.blocks), default=0)) if has else "-"))
     widths = [max(len(r[k]) for r in rows + [head]) for k in range(len(head))]
-    fmt = lambda r: "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+
+    def fmt(r):
+        return "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+
     out.append(fmt(head))
     out.append("  " + "  ".join("-" * w for w in widths))
     out.extend(fmt(r) for r in rows)
@@ -256,7 +259,7 @@ def _mode_json(m: ModeAnalysis) -> dict:
 def render_json(model: Model, result: ModesReport) -> dict:
     """The same content as `render_text`, as a JSON-serializable dict (docs/analyze-json.md)."""
     eqs = {eq.id: eq for eq in model.equations}
-    out = {
+    out: dict = {
         "format": FORMAT,
         "model": result.model_name,
         "counts": {"variables": len(model.variables), "unknowns": len(result.unknowns),
@@ -268,8 +271,8 @@ def render_json(model: Model, result: ModesReport) -> dict:
         "discrete": list(result.discrete),
         "inputs": list(result.inputs),
         "equations": [{"id": e.id, "text": equation_text(e.residual),
-                       "guard": [{"cond": expr_text(l.cond), "positive": l.positive}
-                                 for l in e.guard],
+                       "guard": [{"cond": expr_text(g.cond), "positive": g.positive}
+                                 for g in e.guard],
                        "loc": None if e.loc is None else
                        {"file": e.loc.file, "line": e.loc.line, "col": e.loc.col},
                        "discrete_definition": e.id in result.discrete_equations}

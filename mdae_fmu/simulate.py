@@ -157,7 +157,8 @@ class _FmuLog:
 
     def __call__(self, env, instance, status, category, message):
         if status >= 1:                     # fmi2Warning and worse
-            text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+            text = (message.decode("utf-8", "replace") if isinstance(message, bytes)
+                    else str(message))
             self.messages.append(text)
 
 

@@ -14,10 +14,14 @@ array slots and never prints a symbol name into C.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
 from . import expr as E
+
+if TYPE_CHECKING:
+    from .functions import FunctionTable
 
 _UNARY_SYMPY = {
     "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos,
@@ -41,7 +45,7 @@ class SymbolTable:
     """
     constants: frozenset[str] = frozenset()
     #: the model's user functions (`mdae_fmu.functions.FunctionTable`), None if it has none
-    functions: object = None
+    functions: FunctionTable | None = None
     _const: dict[str, sp.Symbol] = field(default_factory=dict)
     _inst: dict[tuple[str, int], sp.Symbol] = field(default_factory=dict)
     _pre: dict[str, sp.Symbol] = field(default_factory=dict)

@@ -612,6 +612,11 @@ int mdae_initialize_instance(ModelInstance *inst)
     int k, fired = 0, *fire = inst->iwork + MDAE_IWORK_FIRE;
     d->initial = 1;
     if (mdae_calculate_parameters(inst) || mdae_function_failed(inst)) return 1;
+    /* pre(v) during initialization is the start value of v (Modelica 3.6 §8.6): a discrete
+     * equation n = pre(m) - 1 reads m's start */
+    memcpy(d->pr, d->r, sizeof d->r);
+    memcpy(d->pi, d->i, sizeof d->i);
+    memcpy(d->pb, d->b, sizeof d->b);
     for (k = 0; k < MDAE_NSAMPLE; k++) d->smp_last[k] = -INFINITY;
     mdae_update_relations(d);
     if (MDAE_NINIT_ROWS > 0) {

@@ -328,3 +328,71 @@ def test_structural_guard_on_an_algebraic_value_switches_at_its_crossings(tmp_pa
     exact = 2 * k + np.where(tau <= np.pi, 1 - np.cos(tau), 2.0)
     assert np.max(np.abs(r["x"] - exact)) < 1e-6
     assert np.max(np.abs(r["y"] - np.maximum(np.sin(r["time"]), 0))) < 1e-6
+
+
+# --- a structural conditional under noEvent (item 4) -----------------------------------------
+
+NOEVENT_IF = """model NE
+  Real x(start = 1, fixed = true);
+  Real y(start = 0, fixed = true);
+equation
+  der(x) = -x;
+  if noEvent(x > 0.5) then
+    der(y) = 1;
+  else
+    der(y) = 2;
+  end if;
+end NE;
+"""
+
+NOEVENT_IFEXPR = """model NE2
+  Real x(start = 1, fixed = true);
+  Real y;
+  Real v;
+equation
+  v = 1 - time;
+  y = if noEvent(v > 0) then der(x) else x;
+  y = 1;
+end NE2;
+"""
+
+
+@pytest.mark.parametrize("text, loc, cond, reason, fix", [
+    (NOEVENT_IF, "NE.mo:7:5", "noEvent(x > 0.5)",
+     "it guards which equations exist (an if-equation)",
+     "write it as one equation whose if-expression has branches with the same variables"),
+    (NOEVENT_IFEXPR, "NE2.mo:7:3", "noEvent(v > 0)",
+     "its branches differ in incidence or differentiation orders",
+     "write both branches with the same variables and derivative orders"),
+])
+def test_structural_conditional_under_no_event_is_refused(tmp_path, capsys, text, loc, cond,
+                                                          reason, fix):
+    """A structural condition needs an event (its mode change has a restart): under noEvent it
+    is refused, exit 1, with the position, the condition, why, and both ways out."""
+    from mdae_fmu.cli import main
+    path = tmp_path / loc.split(":")[0]
+    path.write_text(text)
+    for command in (["analyze", str(path)], ["export", str(path), "-o",
+                                             str(tmp_path / "ne.fmu")]):
+        assert main(command) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"{path.parent}/{loc}: equation e2: the condition {cond} is under "
+                              f"noEvent but is structural ({reason})"), err
+        assert "either remove noEvent" in err and fix in err and "Traceback" not in err
+    assert not (tmp_path / "ne.fmu").exists()
+
+
+def test_the_fixes_suggested_for_a_structural_no_event_work():
+    """Both suggestions of the refusal above are accepted: without noEvent the if-equation
+    defines two modes with restarts; as one if-expression it is piecewise, one mode, no event."""
+    a = analyze(_model(NOEVENT_IF.replace("noEvent(x > 0.5)", "x > 0.5"), "NE.mo"))
+    assert a.accepted and len(a.modes.modes) == 2
+    text = NOEVENT_IF.replace("""  if noEvent(x > 0.5) then
+    der(y) = 1;
+  else
+    der(y) = 2;
+  end if;""", "  der(y) = if noEvent(x > 0.5) then 1 else 2;")
+    m = _model(text, "NE.mo")
+    a = analyze(m)
+    assert a.accepted and len(a.modes.modes) == 1
+    assert classify_conditionals(m).no_event

@@ -820,3 +820,99 @@ def test_rejected_models_are_not_exported(tmp_path):
     assert not (tmp_path / "c.fmu").exists()
     assert cli_main(["export", str(chatter), "-o", str(tmp_path / "x.fmu")]) == 1
     assert not (tmp_path / "x.fmu").exists()
+
+
+OM_BOUNCING_BALL = """model BB
+  parameter Real e = 0.7;
+  parameter Real g = 9.81;
+  Real h(start = 1, fixed = true);
+  Real v(start = 0, fixed = true);
+  Boolean flying(start = true);
+equation
+  der(h) = v;
+  if flying then
+    der(v) = -g;
+  else
+    der(v) = 0;
+  end if;
+  when h <= 0 then
+    flying = v < -3.0;
+    reinit(v, -e*pre(v));
+  end when;
+end BB;
+"""
+
+
+def test_reinit_in_a_when_clause_of_a_multimode_model(tmp_path):
+    """The OpenModelica bouncing-ball pattern (a Boolean assigned in the when-clause that
+    reinits v, an if-equation on it): bounce times and rebound velocities of the closed form
+    t1 = sqrt(2 h0/g), v_k = e^k sqrt(2 g h0), t_{k+1} = t_k + 2 v_k/g. The flag switches the
+    mode at the third impact (|v-| = e^2 sqrt(2 g) < 3): from then on der(v) = 0, the ball
+    rises at v3 = e^3 sqrt(2 g) forever. Also run by the strict ME driver."""
+    from strict_driver import simulate_strict
+    g, e = 9.81, 0.7
+    path = export(parse_modelica(OM_BOUNCING_BALL, "BB.mo"), tmp_path / "bb.fmu",
+                  progress=False)
+    vk = [e ** k * np.sqrt(2 * g) for k in range(4)]
+    tk = [np.sqrt(2 / g)]
+    for k in (1, 2):
+        tk.append(tk[-1] + 2 * vk[k] / g)
+    r = simulate_fmu(str(path), stop_time=2.0, output_interval=1e-3,
+                     output=["h", "v", "flying", "mdae_mode"], validate=False)
+    for k, t in enumerate(tk):
+        before, after = _event_rows(r, t, tol=1e-5)
+        assert before["v"] == pytest.approx(-vk[k], abs=1e-4), k
+        assert after["v"] == pytest.approx(vk[k + 1], abs=1e-4), k
+        assert bool(after["flying"]) == (k < 2), k
+    end = r[-1]
+    assert end["v"] == pytest.approx(vk[3], abs=1e-4)
+    assert end["h"] == pytest.approx(vk[3] * (2.0 - tk[2]), abs=1e-4)
+    assert not end["flying"] and int(end["mdae_mode"]) != int(r[0]["mdae_mode"])
+    res = simulate_strict(path, stop_time=2.0, step=1e-3, host_safe=True)
+    assert res.time[-1] == pytest.approx(2.0)
+
+
+COUPLED_IMPACT = """model C
+  Real x1(start = 1, fixed = true);
+  Real v1(start = 0, fixed = true);
+  Real x2(start = 1, fixed = true);
+  Real v2(start = 0, fixed = true);
+  Real f;
+  input Boolean stuck(start = true);
+equation
+  der(x1) = v1;
+  der(x2) = v2;
+  der(v1) = -9.81 + f;
+  der(v2) = -9.81 - f;
+  if stuck then
+    x1 = x2;
+  else
+    f = 0;
+  end if;
+  when x1 <= 0 then
+    reinit(v1, -pre(v1));
+  end when;
+end C;
+"""
+
+
+def test_reinit_whose_analysed_restart_moves_another_state_is_one_verdict(tmp_path, capsys):
+    """With the masses stuck (x1 = x2) the analysed impact restart also moves v2
+    (v2+ = 2 v1- + v2-), which the literal reinit(v1, ...) does not: analyze and export both
+    reject it, exit 1, with the same message naming the when-clause and its line."""
+    from mdae_fmu.cli import main
+    path = tmp_path / "C.mo"
+    path.write_text(COUPLED_IMPACT)
+    message = ("model C: when-clause w1 (C.mo:19): at [not stuck,not edge(x1 <= 0)] -> "
+               "[stuck,edge(x1 <= 0)] the analysed restart also moves v2 (v2+ = 2*v1- + v2-), "
+               "which the branch does not reinit; the multimode exporter runs reinit "
+               "statements as written and supports only restarts that move the reinitialized "
+               "states alone")
+    assert main(["analyze", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"verdict: rejected\n  {message}" in out
+    assert main(["export", str(path), "-o", str(tmp_path / "c.fmu")]) == 1
+    err = capsys.readouterr().err
+    assert f"rejected by the analysis (mdae-fmu analyze gives the full report):\n  {message}" \
+        in err
+    assert not (tmp_path / "c.fmu").exists()

@@ -451,7 +451,8 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
     helpers = (f"static void blk{index}_residual(const ModelData *d, double *F)\n{{\n"
                + LOCALS + "\n".join(lines) + "\n}\n"
                f"static void blk{index}_jacobian(const ModelData *d, double *J)\n{{\n"
-               + LOCALS + f"    memset(J, 0, sizeof(double) * {n * n});\n" + "\n".join(jl) + "\n}\n")
+               + LOCALS + f"    memset(J, 0, sizeof(double) * {n * n});\n" + "\n".join(jl)
+               + "\n}\n")
     body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
             f"      if (mdae_newton_block(inst, {n}, u, blk{index}_residual, "
             f"blk{index}_jacobian, {index})) return 1; }}")

@@ -186,15 +186,15 @@ def _number(n) -> str:
     if n.is_Rational:
         return f"({int(n.p)}.0/{int(n.q)}.0)"
     try:
-        v = float(n)
+        x = float(n)
     except (TypeError, OverflowError):
-        v = float("nan")
-    if v != v or v in (float("inf"), float("-inf")):
+        x = float("nan")
+    if x != x or x in (float("inf"), float("-inf")):
         # constants of the model folded by sympy (1e300 * x * 1e300): the importer refuses
         # non-finite constant sub-expressions (importers/values.py), this catches the rest
         raise ValueError(f"a constant of the model folds to {n}, which is not a finite "
                          "double")
-    return repr(v) if v >= 0 else f"({v!r})"
+    return repr(x) if x >= 0 else f"({x!r})"
 
 
 def c_string(text: str) -> str:

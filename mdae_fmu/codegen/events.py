@@ -12,7 +12,8 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
   event the relation is re-evaluated exactly, so it always changes at the located crossing,
   and ``z`` is never 0 after the event (pitfall 1 of the FMI note).
 * A relation of the form ``c1*time + c0 op 0`` whose coefficients are constant between
-  events (parameters, discrete variables, ``pre()`` values) is a *time relation*: no indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
+  events (parameters, discrete variables, ``pre()`` values) is a *time relation*: no
+  indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
   the relation is evaluated at ``time + eps`` (its right limit) at the event.
 * A *clock state* is a Real state ``x`` whose only equation is the unguarded ``der(x) = c``
   with ``c`` a parameter expression, and which appears nowhere else except inside relations
@@ -269,7 +270,8 @@ def _relations_and_samples(exprs):
 def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     """Relations, samples, when-branches and assertions of ``model`` (module docstring)."""
     table = cm.table
-    branches, clauses = [], []
+    branches: list = []
+    clauses: list = []
     for w in model.whens:
         idx = []
         own = {a.var for br in w.branches for a in br.actions if isinstance(a, Assign)}
@@ -358,7 +360,8 @@ def no_event_relations(model: Model, table) -> frozenset:
     an event indicator (a non-structural conditional written ``noEvent(if v < 0 then ...)``,
     `mdae_fmu.structure.conditionals`). A relation that also occurs outside noEvent is
     tracked."""
-    inside, outside = set(), set()
+    inside: set = set()
+    outside: set = set()
     exprs = [eq.residual for eq in model.equations]
     exprs += [b.condition for w in model.whens for b in w.branches]
     exprs += [a.value for w in model.whens for b in w.branches for a in b.actions

@@ -23,7 +23,8 @@ Plain-data stages:
 Run-time contract (``model_modes.c``): ``mdae_compute`` evaluates the discrete equations and
 runs the schedule of the current mode; ``mdae_mode_step``, called by the generic event update
 once per instant of the event iteration (which ``fmi2NewDiscreteStates`` runs whole,
-docs/fmi-mapping.md "Events in third-party hosts"), performs ONE nonstandard instant: when the long guards
+docs/fmi-mapping.md "Events in third-party hosts"), performs ONE nonstandard instant: when the
+long guards
 name another mode it projects the left limits onto the old mode's consistency equations and
 applies the first instant of the change, while a change is in progress its next instant (all
 right-hand sides evaluated before any assignment; numerically singular or non-finite restarts
@@ -170,6 +171,65 @@ def _union_mode(modes):
                    solved=tuple(solved.values()), consistency=())
 
 
+def check_literal_reinits(model: Model, automaton) -> None:
+    """Refuse the reinits the multimode exporter cannot run as written.
+
+    In a multimode FMU the when-branches, reinits included, run through the event plan as in a
+    single-mode model (docs/multimode-fmu.md, "When-clauses"): at the event the branch's
+    reinit statements assign their states, then the long guards are re-evaluated and a mode
+    change, if any, applies its own analysed restart (theory note 9334 §3.5(b), one instant per
+    event iteration). That is the analysed cascade only when the first instant of every
+    accepted change into the branch's transient mode (edge of its condition) has a closed
+    form that moves no state but the ones the fired branches reinit: a restart that also moves
+    another state (an impact law whose constraint couples velocities) would need the analysed
+    restart per long mode, which this exporter does not apply to when-branches.
+    `ModelRejected` naming the when-clause, its line and the moved state otherwise."""
+    from .. import expr as E
+    from ..ir import Reinit
+    from .restarts import is_identity
+    system = automaton.system
+    if system is None:
+        return
+    by_guard = {}          # transient guard index -> [(clause id, line, reinit targets)]
+    for w in model.whens:
+        for br in w.branches:
+            targets = {a.var for a in br.actions if isinstance(a, Reinit)}
+            if not targets:
+                continue
+            atom = E.unedge(E.strip_not(br.condition)[0])
+            line = next((a.loc.short() for a in br.actions
+                         if isinstance(a, Reinit) and a.loc), model.name)
+            for k, g in enumerate(system.guards):
+                if g.kind == "transient" and g.cond == atom:
+                    by_guard.setdefault(k, []).append((w.id, line, targets))
+    if not by_guard:
+        return
+    for ch in automaton.changes:
+        if not ch.accepted or system.is_transient(ch.src) or not ch.instants:
+            continue
+        fired = [c for k, cs in by_guard.items() if ch.dst[k] for c in cs]
+        if not fired:
+            continue
+        reinit = set().union(*(t for _, _, t in fired))
+        where = ", ".join(f"when-clause {c} ({line})" for c, line, _ in fired)
+        first = ch.instants[0]
+        if first.method == "S3" or not first.method:
+            raise ModelRejected(
+                f"model {model.name}: {where}: the restart of [{ch.src_label}] -> "
+                f"[{ch.dst_label}] has no closed form; the multimode exporter runs reinit "
+                f"statements as written and supports only restarts that move the reinitialized "
+                f"states alone")
+        for eq in first.restart:
+            var = str(eq.lhs)[:-1]
+            if not is_identity(eq) and var not in reinit:
+                raise ModelRejected(
+                    f"model {model.name}: {where}: at [{ch.src_label}] -> [{ch.dst_label}] "
+                    f"the analysed restart also moves {var} ({eq.lhs} = {eq.rhs}), which the "
+                    f"branch does not reinit; the multimode exporter runs reinit statements "
+                    f"as written and supports only restarts that move the reinitialized "
+                    f"states alone")
+
+
 def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     """Union layout, per-mode schedules and per-edge restarts (module docstring; theory note
     9334 §3.5(a) per-mode schedules, §3.5(b) restarts, §3.6 one state vector). ``report`` and
@@ -188,10 +248,11 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     system = automaton.system
     if transient and (system is None or any(
             i in transient for eq in system.equations
-            if eq.origin not in clause_ids or eq.reinit for i, _ in eq.guard)):
+            if eq.origin not in clause_ids for i, _ in eq.guard)):
         raise ModelRejected(f"model {model.name}: transient (edge/when) guards inside "
-                            f"equations, and reinit in when-clauses, are not supported by the "
+                            f"equations (`if edge(c) then ...`) are not supported by the "
                             f"multimode exporter")
+    check_literal_reinits(model, automaton)
     # the automaton labels its guards with modes.normalize's labels, the per-mode report with
     # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
     from ..modes.normalize import _label

@@ -26,6 +26,7 @@ from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
+from ..structure.discrete_equations import order_discrete
 from .blocks import BlockPlan, tree_solution
 
 
@@ -319,7 +320,8 @@ def compile_model(model: Model, report) -> CompiledModel:
         if eq.guard:
             raise ModelRejected(f"equation {eq_id}: guarded discrete equations are not "
                                 f"supported by the single-mode exporter")
-        disc_assign.append((target, table.to_sympy(value)))
+        disc_assign.append((target, value, eq))
+    disc_assign = [(t, table.to_sympy(v)) for t, v in order_discrete(disc_assign)]
     disc_assign = tuple((slots[table.sym(t, 0)], e) for t, e in disc_assign)
 
     # --- calculated parameters

@@ -11,7 +11,8 @@ This module holds the parts both exporters need:
 
 * `slot_names`, `left_printer`: the Real slot of every name a restart formula may use, and a
   printer of such formulas (names never reach C: every symbol is looked up here);
-* `transient_restarts`, `with_transient_restarts`: for a single-mode model whose when-clauses re-initialize states, the
+* `transient_restarts`, `with_transient_restarts`: for a single-mode model whose when-clauses
+  re-initialize states, the
   standardized restart of the transient mode of each when-branch (the elastic Cup-and-Ball:
   the impact law reinitializes ``vy`` only, the analysed restart reflects both velocity
   components along the rope, examples note §2.2.6).
@@ -59,10 +60,24 @@ def instant_integrals(sf, ri) -> dict:
         return {}
 
 
+class SlotNames(dict):
+    """`slot_names`: name -> Real slot index; ``other``: name -> C slot text of the Integer and
+    Boolean variables and parameters, which a restart formula may read (a discrete Integer
+    ``n`` is a constant of the instant) but never restarts."""
+    other: dict
+
+
 def slot_names(cm: CompiledModel) -> dict:
     """Real slot of every name a restart formula may use: variables and parameters by name,
-    derivative instances as ``der(x)``, ``der(der(x))`` and ``der(x,2)``."""
-    out = {}
+    derivative instances as ``der(x)``, ``der(der(x))`` and ``der(x,2)``; Integer and Boolean
+    ones in ``other`` (`SlotNames`)."""
+    out = SlotNames()
+    out.other = {}
+    for sym, c in cm.slots.items():
+        if c.startswith(("d->i[", "d->b[")):
+            inst = cm.table.instance(sym)
+            if inst is None or inst[1] == 0:
+                out.other.setdefault(sym.name if inst is None else inst[0], c)
     for sym, c in sorted(cm.slots.items(), key=lambda kv: kv[1]):
         if not c.startswith("d->r["):
             continue
@@ -88,7 +103,8 @@ def check_left(e: sp.Expr, names: dict, what: str) -> sp.Expr:
     """Every symbol of a restart right-hand side must be a known slot name (``x-`` left
     limits, parameters); anything else is an internal error reported as a rejection."""
     for s in e.free_symbols:
-        if base_name(s) not in names and s.name != "time":
+        if base_name(s) not in names and base_name(s) not in getattr(names, "other", ()) \
+                and s.name != "time":
             raise ModelRejected(f"{what}: restart formula {e}: unknown symbol {s.name}")
     return e
 
@@ -124,10 +140,11 @@ def left_printer(cm: CompiledModel, names: dict | None = None):
         for s in e.free_symbols:
             if s not in slots:
                 n = base_name(s)
+                other = getattr(names, "other", {})
                 slots[s] = "d->time" if n == "time" and n not in names \
-                    else f"d->r[{names[n]}]"
+                    else other[n] if n not in names and n in other else f"d->r[{names[n]}]"
         return SlotPrinter(slots, {}, {}).doprint(e)
-    doprint.names = names
+    doprint.names = names  # type: ignore[attr-defined]  # the printer carries its name table
     return doprint
 
 

@@ -155,7 +155,7 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
         for name, text in sources.items():
             (src / name).write_text(text, encoding="utf-8")
         so = Path(tmp) / f"{cm.identifier}.so"
-        flags = {}
+        flags: dict[str, tuple[str, ...]] = {}
         if len(cm.blocks) > LARGE_SCHEDULE_BLOCKS:
             flags = {n: ("-O1",) for n in c_files if n.startswith("model_schedule_")}
         compile_shared_library(src, c_files, so, link_args=link_args, per_file_flags=flags,

@@ -102,6 +102,7 @@ def _factors(text: str, pos: int, stop: str) -> tuple[BaseUnit | None, int]:
 
 
 def _expression(text: str, pos: int, stop: str) -> tuple[BaseUnit | None, int]:
+    num: BaseUnit | None
     if text.startswith("1", pos) and (pos + 1 == len(text) or text[pos + 1] in "/)"):
         num, pos = ONE, pos + 1
     else:

@@ -14,6 +14,7 @@ with the per-mode stage's own diagnostic (Dulmage–Mendelsohn culprits, 003 §5
 
 from __future__ import annotations
 
+from typing import Any  # BDD nodes of the optional, untyped dd package
 import time
 from dataclasses import dataclass, field
 
@@ -39,8 +40,8 @@ class ImplicitAnalysis:
     space: GuardSpace
     graph: LabelledGraph
     match: list                     # match[i] = {unknown index: formula}
-    singular: object                # modes with no perfect matching
-    undecided: object               # modes left to the per-mode analysis (no HVT found)
+    singular: Any                # modes with no perfect matching
+    undecided: Any               # modes left to the per-mode analysis (no HVT found)
     c: list                         # c[i] = {offset: formula}
     d: list                         # d[j] = {offset: formula}
     index: dict                     # {max c: formula}
@@ -103,7 +104,7 @@ class ImplicitAnalysis:
                     blocks=[b for b in self.blocks if holds(b.formula)])
 
     # --- summaries --------------------------------------------------------------------------
-    def state_formulas(self) -> list[tuple[str, object]]:
+    def state_formulas(self) -> list[tuple[str, Any]]:
         """``(der(x,k) text, formula of the modes where it is a state)``, for every instance
         that is a state in some mode."""
         bdd = self.space.bdd
@@ -119,7 +120,7 @@ class ImplicitAnalysis:
                     out.append((str(Instance(name, k)), f))
         return out
 
-    def assignment_formulas(self) -> list[tuple[str, str, object]]:
+    def assignment_formulas(self) -> list[tuple[str, str, Any]]:
         """The conditional transversal: ``(equation, unknown, formula)``, equation i solved
         for the leading derivative of that unknown in the modes of the formula."""
         out = []
@@ -159,6 +160,7 @@ def _branches(space: GuardSpace, res: E.Expr, f):
                 break
     if node is None:
         return [(f, res)]
+    assert cf is not None       # found together with node
     out = []
     for branch, bf in ((node.then, f & cf), (node.orelse, f & ~cf)):
         if bf != bdd.false:
@@ -186,7 +188,7 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
                 raise InputError(f"equation {eq.id}: its guard is not decided by the long "
                                  "guards of the model", eq.loc)
             f &= lf if lit.positive else ~lf
-        row: dict[int, dict[int, object]] = {}
+        row: dict[int, dict[int, Any]] = {}
         for bf, res in _branches(space, eq.residual, f):
             for name, k in _sigma_row(res).items():
                 j = col_index.get(name)
@@ -215,7 +217,7 @@ def analyze_implicit(model: Model, max_explicit: int = MAX_ENUMERATED_MODES
     has_zero = bdd.false
     for dj in off.d:
         has_zero |= dj.get(0, bdd.false)
-    nu = {}
+    nu: dict = {}
     for v, f in index.items():
         for w, fw in ((v + 1, f & has_zero), (v, f & ~has_zero)):
             if fw != bdd.false:
@@ -342,7 +344,7 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
                      "them all)")
     lines.append("conditional transversal (equation -> unknown, when):")
     classes: dict[str, int] = {}
-    for eq, var, f in a.assignment_formulas():
+    for _eq, _var, f in a.assignment_formulas():
         classes["always" if f == sp_.care & ~a.singular else "conditional"] = \
             classes.get("always" if f == sp_.care & ~a.singular else "conditional", 0) + 1
     lines.append(f"  {classes.get('always', 0)} assignments in every regular mode, "
@@ -351,7 +353,7 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
         lines.append(f"{len(a.explicit)} modes analysed one by one (no highest-value "
                      "transversal from the symbolic matching)")
     lines.append("verdict: " + ("accepted (every consistent mode is structurally nonsingular)"
-                                if a.ok else "rejected\n  " + a.diagnostic))
+                                if a.ok else f"rejected\n  {a.diagnostic}"))
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ schedule for every mode, solved as one system), flagged as such.
 
 from __future__ import annotations
 
+from typing import Any  # BDD nodes of the optional, untyped dd package
 from dataclasses import dataclass
 
 import networkx as nx
@@ -28,7 +29,7 @@ class ConditionalBlock:
     are all the unknowns its equations are assigned in some mode)."""
     equations: tuple[str, ...]
     unknowns: tuple[str, ...]
-    formula: object
+    formula: Any
     coarse: bool = False
 
 
@@ -48,7 +49,7 @@ def conditional_blocks(a, max_component: int = 128, max_blocks: int = 2048,
     for i in range(n_r):
         for j in T[i]:
             owner.setdefault(j, []).append(i)
-    dep: list[dict[int, object]] = [dict() for _ in range(n_r)]
+    dep: list[dict[int, Any]] = [dict() for _ in range(n_r)]
     for i in range(n_r):
         for j, cell in g.sig[i].items():
             tight = F
@@ -112,12 +113,12 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes):
     b = a.space.bdd
     F = b.false
     inside = set(members)
-    reach: dict[int, dict[int, object]] = {}
+    reach: dict[int, dict[int, Any]] = {}
     for s in members:
         r = {s: present[s]}
         frontier = {s: present[s]}
         while frontier:
-            nxt: dict[int, object] = {}
+            nxt: dict[int, Any] = {}
             for i, modes in frontier.items():
                 for i2, e in dep[i].items():
                     if i2 not in inside:

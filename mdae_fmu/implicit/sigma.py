@@ -19,6 +19,7 @@ all modes at once (every set operation on modes is a BDD operation):
 
 from __future__ import annotations
 
+from typing import Any  # BDD nodes of the optional, untyped dd package
 from dataclasses import dataclass
 
 
@@ -30,12 +31,12 @@ class LabelledGraph:
     """Signature graph over all modes: ``sig[i][j] = {σ_ij: formula}`` (σ_ij the highest
     derivative order of unknown j in equation i in the modes of the formula), ``present[i]``
     the formula of the modes in which equation i exists."""
-    bdd: object
-    care: object
+    bdd: Any
+    care: Any
     rows: list[str]
     cols: list[str]
     sig: list[dict[int, Case]]
-    present: list[object]
+    present: list[Any]
 
     def edge(self, i: int, j: int):
         b = self.bdd.false
@@ -48,8 +49,8 @@ class LabelledGraph:
 class SymbolicMatching:
     """``match[i] = {j: formula}``: equation i is assigned unknown j in those modes;
     ``singular``: the modes with no perfect matching."""
-    match: list[dict[int, object]]
-    singular: object
+    match: list[dict[int, Any]]
+    singular: Any
 
 
 def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
@@ -63,8 +64,8 @@ def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
     F = b.false
     n_r, n_c = len(g.rows), len(g.cols)
     edges = [{j: g.edge(i, j) for j in g.sig[i]} for i in range(n_r)]
-    match: list[dict[int, object]] = [dict() for _ in range(n_r)]
-    owner: list[dict[int, object]] = [dict() for _ in range(n_c)]   # transpose of match
+    match: list[dict[int, Any]] = [dict() for _ in range(n_r)]
+    owner: list[dict[int, Any]] = [dict() for _ in range(n_c)]   # transpose of match
     matched = [F] * n_c
     unmatched_rows = F
 
@@ -79,7 +80,7 @@ def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
     for i0 in range(n_r):
         todo = g.present[i0] & g.care
         # greedy, highest order first
-        for j, s, f in sorted(((j, s, f) for j, cs in g.sig[i0].items() for s, f in cs.items()),
+        for j, _s, f in sorted(((j, s, f) for j, cs in g.sig[i0].items() for s, f in cs.items()),
                               key=lambda t: -t[1]):
             if todo == F:
                 break
@@ -96,8 +97,8 @@ def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
         done = F
         parents_by_layer, ends_by_layer = [], []
         while frontier:
-            parents: dict[int, dict[int, object]] = {}
-            reached: dict[int, object] = {}
+            parents: dict[int, dict[int, Any]] = {}
+            reached: dict[int, Any] = {}
             for i, S in frontier.items():
                 for j, e in edges[i].items():
                     m = S & e & ~visited[j] & ~reached.get(j, F)
@@ -105,7 +106,8 @@ def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
                         continue
                     parents.setdefault(j, {})[i] = m
                     reached[j] = reached.get(j, F) | m
-            ends, nxt = {}, {}
+            ends: dict[int, Any] = {}
+            nxt: dict[int, Any] = {}
             for j, R in reached.items():
                 visited[j] |= R
                 free = R & ~matched[j] & ~done
@@ -149,7 +151,7 @@ def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
 
 def case_max(bdd, cases) -> Case:
     """Pointwise maximum of case functions (each undefined outside its formulas)."""
-    by_value: dict[int, object] = {}
+    by_value: dict[int, Any] = {}
     for c in cases:
         for v, f in c.items():
             by_value[v] = by_value.get(v, bdd.false) | f
@@ -177,8 +179,8 @@ class SymbolicOffsets:
     matching was not a highest-value transversal (no fixpoint within the bound)."""
     c: list[Case]
     d: list[Case]
-    domain: object
-    undecided: object
+    domain: Any
+    undecided: Any
     sweeps: int
 
 
@@ -215,7 +217,7 @@ def symbolic_offsets(g: LabelledGraph, m: SymbolicMatching) -> SymbolicOffsets:
             d.append(case_max(b, terms))
         new_c = []
         for i in range(n_r):
-            t: Case = {}
+            t = {}
             for j, fm in m.match[i].items():
                 for s, fs in g.sig[i][j].items():
                     for v, fv in d[j].items():

@@ -173,7 +173,7 @@ def cat(k: int, values: list) -> Arr:
     if len(others) != 1:
         raise ArrayError(f"cat({k}, ...): the sizes differ outside dimension {k}")
     outer = prod(arrs[0].shape[:k - 1])
-    items = []
+    items: list = []
     for o in range(outer):
         for a in arrs:
             block = prod(a.shape[k - 1:])
@@ -199,7 +199,7 @@ def transpose(a) -> Arr:
         raise ArrayError("transpose needs a matrix")
     n, m = a.shape[0], a.shape[1]
     rest = prod(a.shape[2:])
-    items = []
+    items: list = []
     for j in range(m):
         for i in range(n):
             base = (i * m + j) * rest
@@ -292,7 +292,8 @@ def element_name(base: str, idx) -> str:
     return f"{base}[{','.join(str(i) for i in idx)}]"
 
 
-__all__ = ["Subscripted", "Path", "stack_shaped", "ArrayCons", "MatrixCons", "Range", "Comprehension", "ArrayCall",
+__all__ = ["Subscripted", "Path", "stack_shaped", "ArrayCons", "MatrixCons", "Range",
+           "Comprehension", "ArrayCall",
            "COLON", "END", "ARRAY_FUNCTIONS", "REFUSED_FUNCTIONS", "ArrayError", "Arr",
            "shape_of", "stack", "cat", "matrix_cons", "transpose", "balanced", "elementwise",
            "binop", "matmul", "indices", "element_name"]

@@ -106,7 +106,8 @@ def annotation_text(text: str, pos: int) -> str:
     return ""
 
 
-_NAME = r"(?:[A-Za-z_$][A-Za-z0-9_$]*|'(?:[^'\\]|\\.)*')(?:\.(?:[A-Za-z_$][A-Za-z0-9_$]*|'(?:[^'\\]|\\.)*'))*"
+_NAME = (r"(?:[A-Za-z_$][A-Za-z0-9_$]*|'(?:[^'\\]|\\.)*')"
+         r"(?:\.(?:[A-Za-z_$][A-Za-z0-9_$]*|'(?:[^'\\]|\\.)*'))*")
 _DERIVATIVE_RE = re.compile(r"\bderivative\s*(?:\(([^()]*)\))?\s*=\s*(" + _NAME + ")")
 _SMOOTH_RE = re.compile(r"\bsmoothOrder\s*=\s*(\d+)")
 _INLINE_RE = re.compile(r"\b(?:Inline|LateInline)\s*=\s*(true|false)")
@@ -309,7 +310,7 @@ class FunctionResolver:
         self.broken: dict[str, list] = {}    # function -> its errors (reported if called)
         for d in self.defs.values():
             errors: list = list(d.errors)
-            keep, self.err = self.err, lambda where, msg: errors.append((where, msg))
+            keep, self.err = self.err, lambda where, msg, errors=errors: errors.append((where, msg))
             try:
                 self._define(d)
             finally:

@@ -1149,7 +1149,8 @@ def _apply(op, a, b):
 
 _CONST_FUNCS = {
     "abs": abs, "min": min, "max": max, "integer": math.floor, "floor": math.floor,
-    "ceil": math.ceil, "div": lambda a, b: int(a / b), "mod": lambda a, b: a - math.floor(a / b) * b,
+    "ceil": math.ceil, "div": lambda a, b: int(a / b),
+    "mod": lambda a, b: a - math.floor(a / b) * b,
     "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos, "exp": math.exp, "log": math.log,
 }
 

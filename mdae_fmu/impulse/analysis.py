@@ -145,7 +145,7 @@ class _OrderSystem:
         # variable layout: o (nv), z (nv), then per-equation M, w and per-monomial a, b, then y
         n = 2 * nv
         eq_layout = []
-        for lab, monos in self.eq_monos:
+        for _lab, monos in self.eq_monos:
             M, w = n, n + 1
             n += 2
             am = []
@@ -163,12 +163,12 @@ class _OrderSystem:
         lb[:nv] = -BOUND
         ub[:nv] = BOUND
         integ[:nv] = 0
-        for M, w, am in eq_layout:
+        for M, _w, _am in eq_layout:
             lb[M], ub[M], integ[M] = -BIG, BIG, 0
-        for i, y in ys.items():
+        for y in ys.values():
             lb[y], ub[y], integ[y] = -BIG, 1.0, 0
         # priors: increments finite; non-polynomial arguments and function values finite
-        for u, j in self.U.items():
+        for u in self.U:
             ub[self.index[u]] = min(ub[self.index[u]], 0.0)
         for s in self.nonpoly:
             ub[self.index[s]] = min(ub[self.index[s]], 0.0)
@@ -180,15 +180,15 @@ class _OrderSystem:
             lb[nv + i] = ub[nv + i] = z
         rows, lo, hi = [], [], []
 
-        def add(coefs: dict, l, h):
+        def add(coefs: dict, low, h):
             r = np.zeros(n)
             for i, c in coefs.items():
                 r[i] += c
             rows.append(r)
-            lo.append(l)
+            lo.append(low)
             hi.append(h)
 
-        for (lab, monos), (M, w, am) in zip(self.eq_monos, eq_layout):
+        for (_lab, monos), (M, w, am) in zip(self.eq_monos, eq_layout):
             for (coef, const), (a, b) in zip(monos, am):
                 vs = list(coef)
                 for v in vs:                     # a <= 1 - z_v
@@ -225,7 +225,7 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
     level: ``[[U]] <= -(m-1)``)."""
     osys = _OrderSystem(problem)
     base = osys.solve()
-    warnings = []
+    warnings: list = []
     if base is None:
         if osys.nonpoly:
             names = tuple(sorted(str(s) for s in osys.nonpoly))

@@ -44,7 +44,8 @@ def impulse_integrals(problem: RestartProblem, impulse: ImpulseResult | None,
     if impulse is None:
         return {}
     d = problem.d
-    nus, powers = {}, {}
+    nus: dict = {}
+    powers: dict = {}
     for s in problem.unknowns:
         mu = impulse_power(impulse.orders.get(s))
         if mu is None:
@@ -96,7 +97,7 @@ def impulse_integrals(problem: RestartProblem, impulse: ImpulseResult | None,
                 parts[nu] = (num, den)
                 changed = True
     out = {}
-    for s, (nu, name) in nus.items():
+    for nu, name in nus.values():
         if nu in solved:
             out[name] = parts[nu]
     return dict(sorted(out.items()))

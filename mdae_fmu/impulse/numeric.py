@@ -85,7 +85,7 @@ def delta_form(problem: RestartProblem, impulse: ImpulseResult | None,
     unknowns = list(problem.unknowns)
     z = sp.symbols(f"z0:{len(unknowns)}", real=True) if unknowns else ()
     zi = dict(zip(unknowns, z))
-    by_name = {}
+    by_name: dict = {}
     for s in unknowns:
         name, _, k = s.name.rpartition("@")
         if name and k.isdigit():
@@ -268,7 +268,7 @@ def delta_scheme(problem: RestartProblem, impulse: ImpulseResult | None, left_va
     h = h0
     prev = None
     small = 0
-    hist = []
+    hist: list = []
     for it in range(1, max_iter + 1):
         u, res, ok = ds.solve(h, u, min(h, 1e-10))
         if not ok and res > 1e-6:

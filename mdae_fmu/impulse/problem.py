@@ -134,7 +134,7 @@ def presolve(problem: RestartProblem) -> tuple[RestartProblem, dict]:
     while changed:
         changed = False
         unk = set(unknowns)
-        for idx, (lab, e) in enumerate(eqs):
+        for idx, (_lab, e) in enumerate(eqs):
             us = e.free_symbols & unk
             if len(us) != 1:
                 continue

@@ -89,7 +89,7 @@ def _nonsingular(eqs: list, unknowns: list) -> bool:
     return not (r.over_eqs or r.under_vars or r.under_eqs)
 
 
-def _level_form(problem: RestartProblem, level: str, impulse: ImpulseResult):
+def _level_form(problem: RestartProblem, level: str, impulse: ImpulseResult | None):
     """Equations in standard symbols: known instances through left jets, the top instances
     through the right-limit symbols of the level; with facts subtracted at jet level."""
     sub = problem.jet_substitution()

@@ -30,7 +30,7 @@ def ex(text: str) -> E.Expr:
 
 def _conv(n) -> E.Expr:
     if isinstance(n, ast.Constant):
-        return E.Const(n.value)
+        return E.Const(n.value)  # type: ignore[arg-type]  # the examples' literals are numbers
     if isinstance(n, ast.Name):
         return E.TIME if n.id == "time" else E.Ref(n.id)
     if isinstance(n, ast.Attribute):
@@ -177,7 +177,7 @@ def cup_and_ball_elastic(impact_law=True, alpha=0.2) -> Model:
     """Cup-and-Ball with an elastic impact (examples note §2.2.6, Figure 10), first-order form:
     the rope-straight mode is transient (``when``), with the impact law (46)
     ``reinit(vy, -(1-alpha)*pre(vy))`` or without it."""
-    whens = ()
+    whens: tuple[WhenClause, ...] = ()
     if impact_law:
         whens = (WhenClause("w1", (WhenBranch(ex("pre(s) <= 0"), (
             Reinit("vy", ex(f"-(1 - {alpha})*pre(vy)")),)),)),)

@@ -351,7 +351,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
                         + note.split(":", 1)[1].strip()))
     if simultaneous:
         reported = {(d.code, d.variables, d.equations) for d in diagnostics}
-        for (c, m), dg in failures.items():
+        for dg in failures.values():
             key = None if dg is None else (dg.code, dg.variables, dg.equations)
             if dg is not None and key not in reported:
                 # a failure reached only through a guard change in the middle of a cascade
@@ -499,7 +499,8 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     if not starts or _consistent_starts(system, model, r.over_eqs, fixed):
         return None
     return Diagnostic(
-        "W-INIT-INCONSISTENT", f"initialization: the start values fixed for {{{', '.join(starts)}}} "
+        "W-INIT-INCONSISTENT",
+        f"initialization: the start values fixed for {{{', '.join(starts)}}} "
         f"over-determine the initial mode [{system.mode_label(mode)}] together with its "
         f"consistency equations {_eq_list(system, keys)}; fix fewer start values or choose "
         "consistent ones", tuple(starts), keys)
@@ -759,9 +760,9 @@ def _compose(maps: list[tuple]) -> tuple:
         if not total:
             total = dict(step)
             continue
-        back = {sp.Symbol(str(l)[:-1] + "-", real=True): v for l, v in total.items()}
+        back = {sp.Symbol(str(lhs)[:-1] + "-", real=True): v for lhs, v in total.items()}
         new = dict(total)
-        for l, v in step.items():
-            new[l] = sp.simplify(v.xreplace(back))
+        for lhs, v in step.items():
+            new[lhs] = sp.simplify(v.xreplace(back))
         total = new
-    return tuple(sp.Eq(l, v) for l, v in total.items())
+    return tuple(sp.Eq(lhs, v) for lhs, v in total.items())

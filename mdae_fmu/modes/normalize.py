@@ -293,6 +293,41 @@ def _bool_definitions(model: Model) -> tuple[dict[str, E.Expr], set[str]]:
     return defs, used
 
 
+def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str]:
+    """Ids of the unguarded equations outside when-clauses that define a discrete non-Boolean
+    variable (``Integer m = Integer(mode)``, ``Integer n = if x > 1 then 1 else 0``; the
+    test is `mdae_fmu.structure.per_mode.defines_discrete`). Such an equation is a discrete
+    equation of Def 33 (theory 9334 §1.4): its variable is known within a mode, recomputed at
+    initialization and at every event instant (the generated code's discrete assignments,
+    iterated with the event iteration), so it is not an equation of the modes' DAEs. Only the
+    first equation of each variable is taken: a second one stays in the continuous system,
+    where it is reported over-determined (E-MODE-SINGULAR), as is one for a variable a
+    when-clause assigns."""
+    from ..structure.discrete_equations import check_event_free, order_discrete
+    from ..structure.per_mode import classify_variables, defines_discrete
+    cls = classify_variables(model)
+    when_assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
+                     if isinstance(a, Assign)}
+    targets = {n for n in cls.discrete if n not in bool_defs and n not in when_assigned
+               and cls.types.get(n) != "Boolean"}
+    out: set[str] = set()
+    seen: set[str] = set()
+    defs: list = []
+    for eq in model.equations:
+        if eq.guard or not defines_discrete(eq, cls):
+            continue
+        lhs, rhs = E.split_residual(eq.residual)
+        for side, other in ((lhs, rhs), (rhs, lhs)):
+            if isinstance(side, E.Ref) and side.name in targets and side.name not in seen:
+                check_event_free(eq, side.name, other, cls.continuous_set)
+                defs.append((side.name, other, eq))
+                seen.add(side.name)
+                out.add(eq.id)
+                break
+    order_discrete(defs)        # rejects an algebraic loop among them (E-DISCRETE-LOOP)
+    return out
+
+
 def _first_if(e: E.Expr, structural=None) -> E.If | None:
     """The first if-expression of ``e`` whose condition is structural (``structural(cond)``,
     `mdae_fmu.structure.conditionals`; every condition when None)."""
@@ -352,6 +387,7 @@ def normalize(model: Model) -> MultimodeSystem:
     (`event_iteration.check_settling`); other such cycles are evaluated by event iteration.
     """
     bool_defs, def_eqs = _bool_definitions(model)
+    def_eqs = def_eqs | _discrete_definitions(model, bool_defs)
     # discrete variables (Integer, Boolean, `discrete Real`) only change in when-clauses: within
     # an instant they are known values, like parameters
     def continuous(v):
@@ -408,8 +444,8 @@ def normalize(model: Model) -> MultimodeSystem:
     for eq in model.equations:
         if eq.id in def_eqs:
             continue
-        lits = tuple(guard_of(l.cond if l.positive else E.UnOp("not", l.cond), "long", eq.loc)
-                     for l in eq.guard)
+        lits = tuple(guard_of(g.cond if g.positive else E.UnOp("not", g.cond), "long", eq.loc)
+                     for g in eq.guard)
         for suffix, lits2, res in expand(eq.residual, lits, eq.loc):
             if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
                 res = drop_zero_terms(res)

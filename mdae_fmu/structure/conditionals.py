@@ -196,10 +196,16 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset) -> Conditiona
     candidates: dict[E.Expr, None] = {}
     for eq in equations:
         for lit in eq.guard:
-            structural.setdefault(E.strip_not(lit.cond)[0],
-                                  (eq.id, "guards which equations exist (if-equation)"))
+            atom = E.strip_not(lit.cond)[0]
+            _refuse_no_event(atom, eq, "it guards which equations exist (an if-equation)",
+                             "write it as one equation whose if-expression has branches with "
+                             "the same variables and derivative orders")
+            structural.setdefault(atom, (eq.id, "guards which equations exist (if-equation)"))
         s, ns = structural_atoms_of(eq.residual, unknowns)
         for a in s:
+            _refuse_no_event(a, eq, "its branches differ in incidence or differentiation "
+                                    "orders", "write both branches with the same variables "
+                                              "and derivative orders")
             structural.setdefault(a, (eq.id, "its branches differ in incidence or "
                                              "differentiation orders"))
         for a in ns:
@@ -221,13 +227,43 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset) -> Conditiona
     return ConditionalClasses(frozenset(structural), event_only, structural, no_event)
 
 
+def _under_no_event(atom: E.Expr) -> bool:
+    """Whether a condition atom is written with ``noEvent`` (``noEvent(x > 0)``)."""
+    return any(isinstance(n, E.Call) and n.func == "noEvent" for n in E.walk(atom))
+
+
+def _refuse_no_event(atom: E.Expr, eq, reason: str, same_structure: str) -> None:
+    """Refuse a structural condition written under ``noEvent(...)`` (issue 14, item 4).
+
+    A structural condition defines modes (module docstring), and a mode change needs an
+    event: the integrator must stop at the switch so that the restart of the change (theory
+    note 9334 §3.5(b)) is computed and applied. ``noEvent`` forbids that event, so such a
+    condition has no meaning the exporter could give it: `ModelRejected` (exit 1) naming the
+    equation's position, the condition and the two ways out."""
+    if not _under_no_event(atom):
+        return
+    from ..diagnostics import ModelRejected
+    from .printing import expr_text
+    where = f"{eq.loc}: " if eq.loc else ""
+    text = expr_text(atom)
+    raise ModelRejected(
+        f"{where}equation {eq.id}: the condition {text} is under noEvent but is structural "
+        f"({reason}): a change of structure is a mode change, which needs an event to stop "
+        f"the integration and compute the restart, and noEvent forbids the event; either "
+        f"remove noEvent (the condition then defines modes, and the analysis computes the "
+        f"restart of each change) or {same_structure} (it is then a piecewise expression, "
+        f"with no mode and no event)")
+
+
 def _atoms_outside_no_event(e: E.Expr) -> set:
     """Condition atoms of the if-expressions of ``e`` that are not inside ``noEvent(...)``."""
     out, stack = set(), [(e, False)]
     while stack:
         node, quiet = stack.pop()
         if isinstance(node, E.If) and not quiet:
-            out.add(E.strip_not(node.cond)[0])
+            atom = E.strip_not(node.cond)[0]
+            if not _under_no_event(atom):     # ``if noEvent(c) then``: quiet too
+                out.add(atom)
         if isinstance(node, E.Call) and node.func == "noEvent":
             quiet = True
         stack.extend((c, quiet) for c in E.children(node))

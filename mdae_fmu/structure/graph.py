@@ -208,7 +208,7 @@ def _hopcroft_karp(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
     inf = n + 1
     while True:
         dist = [inf] * n
-        q = deque()
+        q: deque = deque()
         for i in range(n):
             if match_e[i] < 0:
                 dist[i] = 0
@@ -362,7 +362,10 @@ def dulmage_mendelsohn_graph(g: "WeightedGraph",
     if (over & under).any():
         raise ValueError("dulmage_mendelsohn_graph: the matching given is not maximum")
     well = ~(over | under)
-    t = lambda mask: tuple(np.flatnonzero(mask).tolist())
+
+    def t(mask):
+        return tuple(np.flatnonzero(mask).tolist())
+
     return DM(over_eqs=t(over[:n]), over_vars=t(over[n:src]),
               well_eqs=t(well[:n]), well_vars=t(well[n:src]),
               under_eqs=t(under[:n]), under_vars=t(under[n:src]))

@@ -14,13 +14,15 @@ independent of the caller's iteration order (theory note 9334-theory-algorithms 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping
+from typing import Hashable, Iterable, Mapping, TypeVar
 
 from .graph import (WeightedGraph, block_triangular, dulmage_mendelsohn,
                                maximum_matching)
 from .sigma import sigma_method
 
-Key = Hashable
+# equation and variable keys: any hashables, each kind of one type per call
+EqKey = TypeVar("EqKey", bound=Hashable)
+VarKey = TypeVar("VarKey", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,8 @@ class KBlock:
     unknowns: tuple
 
 
-def _index(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]], unknowns: Iterable[Key]):
+def _index(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
+           unknowns: Iterable[VarKey]):
     eq_list = sorted(set(eqs), key=repr)
     unk = set(unknowns)
     var_list = sorted({v for e in eq_list for v in occ[e] if v in unk}, key=repr)
@@ -50,7 +53,8 @@ def _index(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]], unknowns: Itera
     return eq_list, var_list, adj
 
 
-def dm(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]], unknowns: Iterable[Key]) -> DMResult:
+def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
+       unknowns: Iterable[VarKey]) -> DMResult:
     """DM(E, U) of theory §2.2: ``occ[e]`` lists the variables of equation e; only those in
     ``unknowns`` are graph vertices (the others are known parameters)."""
     eq_list, var_list, adj = _index(eqs, occ, unknowns)
@@ -61,8 +65,8 @@ def dm(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]], unknowns: Iterable[
                     frozenset(E[i] for i in u_e), frozenset(V[j] for j in u_v))
 
 
-def btf(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]],
-        unknowns: Iterable[Key]) -> list[KBlock]:
+def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
+        unknowns: Iterable[VarKey]) -> list[KBlock]:
     """Block triangular form of a square, structurally nonsingular system (theory §2.3), blocks in
     a topological order with a stable tie-break (sorted equation keys)."""
     eq_list, var_list, adj = _index(eqs, occ, unknowns)
@@ -73,7 +77,7 @@ def btf(eqs: Iterable[Key], occ: Mapping[Key, Iterable[Key]],
             for be, bv in blocks]
 
 
-def sigma_offsets(rows: Mapping[Key, Mapping[Key, int]]):
+def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]):
     """Pryce's smallest offsets (theory §2.5) of a square system given its signature rows
     ``rows[eq] = {var: highest order}``. Returns ``(c, d)`` dicts, or None when no complete
     matching exists (structurally singular)."""

@@ -573,7 +573,8 @@ def enumerate_valuations(atoms: Sequence[E.Expr],
     checked incrementally when a guard is added, in the order true before false. Fixed facts
     (`fixed_guard_values`) are not enumerated. Lazy, with an early cut-off: when more than
     ``limit`` valuations are consistent (or the search visits more than
-    ``_NODES_PER_MODE · limit + 2 · len(atoms)`` partial valuations), `TooManyModes` is raised after at most
+    ``_NODES_PER_MODE · limit + 2 · len(atoms)`` partial valuations), `TooManyModes` is raised
+    after at most
     that much work, whatever the number of guards. Returns (valuations, fixed facts)."""
     fixed = fixed_guard_values(atoms)
     free = [a for a in atoms if a not in fixed]
@@ -830,9 +831,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         matching[~well] = -1
         under_e = tuple(eq_ids[i] for i in dm.under_eqs)
         under_v = tuple(unknowns[j] for j in dm.under_vars)
+        undetermined = ", ".join(str(Instance(unknowns[j], d.get(unknowns[j], 0)))
+                                 for j in dm.under_vars)
         diag = (f"mode {name}: {len(equations)} equations for {len(unknowns)} unknowns "
                 f"(fewer equations than unknowns): no equation determines "
-                f"{{{', '.join(str(Instance(unknowns[j], d.get(unknowns[j], 0))) for j in dm.under_vars)}}}"
+                f"{{{undetermined}}}"
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
     blocks = tuple(
         Block(tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),

@@ -38,7 +38,8 @@ class SigmaResult:
 
     ``status``: ``"ok"`` (square, offsets found), ``"underdetermined"`` (fewer equations than
     unknowns but an equation-complete matching: offsets from Algorithm 2′, ``dm`` lists the
-    undetermined leading variables; an unknown occurring in no equation has d = −1), ``"singular"`` (no complete / equation-complete matching:
+    undetermined leading variables; an unknown occurring in no equation has d = −1),
+    ``"singular"`` (no complete / equation-complete matching:
     no offsets; ``dm`` is the DM decomposition of the original graph naming the culprits).
     ``matching[i]`` is the unknown matched to equation i (−1 if none); ``c``, ``d`` are the
     canonical (elementwise smallest) offsets, ``None`` when singular. ``value`` is Val(Σ),
