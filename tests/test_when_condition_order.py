@@ -44,7 +44,8 @@ end Order;
 
 def test_when_condition_reads_the_value_assigned_at_the_instant(tmp_path):
     fmu = export(parse_modelica(ORDER, "Order.mo"), tmp_path / "Order.fmu", progress=False)
-    res = simulate_fmu(str(fmu), stop_time=3.0, output_interval=0.25, output=["z", "n", "n2", "b", "k"])
+    res = simulate_fmu(str(fmu), stop_time=3.0, output_interval=0.25,
+                       output=["z", "n", "n2", "b", "k"])
     t, z, n, n2 = res["time"], res["z"], res["n"], res["n2"]
     at = np.flatnonzero(np.isclose(t, 2.0))
     assert len(at) >= 2, t                      # rows before and after the event
