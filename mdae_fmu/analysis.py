@@ -105,11 +105,12 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     if not automaton.accepted:
         return Analysis(model.name, modes, automaton)
     if len(modes.modes) > 1:
-        # the multimode exporter runs reinits as written: a restart it cannot run that way is
-        # part of the verdict, so that analyze and export agree (docs/multimode-fmu.md)
-        from .codegen.multimode import check_literal_reinits
+        # what the multimode exporter cannot run (reinits it cannot run as written, transient
+        # guards on equations) is part of the verdict, so that analyze and export agree
+        # (docs/multimode-fmu.md)
+        from .codegen.multimode import check_exportable
         try:
-            check_literal_reinits(model, automaton)
+            check_exportable(model, automaton)
         except ModelRejected as err:
             return Analysis(model.name, modes, automaton, rejection=err.message)
     delayed = delay_same_instant_guards(model)

@@ -171,6 +171,34 @@ def _union_mode(modes):
                    solved=tuple(solved.values()), consistency=())
 
 
+def check_exportable(model: Model, automaton) -> None:
+    """Refuse what the multimode exporter cannot run, as part of the analysis' verdict
+    (`mdae_fmu.analysis.analyze` calls it, so that ``analyze`` and ``export`` agree).
+
+    When-clauses that assign discrete variables run through the event plan as in a
+    single-mode model, and their reinits as `check_literal_reinits` allows; a transient guard
+    (``edge(c)``, ``initial()``) selecting an ordinary equation (``if edge(c) then ...``) has
+    no schedule here: `ModelRejected` naming the equations and their lines."""
+    clause_ids = {w.id for w in model.whens}
+    transient = {k for k, (_, kind) in enumerate(automaton.guards) if kind != "long"}
+    system = automaton.system
+    if transient and system is None:
+        raise ModelRejected(f"model {model.name}: transient guards without a normalized "
+                            f"system cannot be exported")
+    if transient and system is not None:
+        bad = [eq for eq in system.equations if eq.origin not in clause_ids
+               and any(i in transient for i, _ in eq.guard)]
+        if bad:
+            where = ", ".join(f"{eq.origin} ({eq.loc.short()})" if eq.loc else eq.origin
+                              for eq in bad)
+            raise ModelRejected(
+                f"model {model.name}: a transient guard (edge(c), initial()) selects the "
+                f"equations {where}, which the exporter of multimode models does not "
+                f"support; a value that changes at the event belongs in a when-clause "
+                f"(`when c then v = ...; end when;`, held until the next event)")
+    check_literal_reinits(model, automaton)
+
+
 def check_literal_reinits(model: Model, automaton) -> None:
     """Refuse the reinits the multimode exporter cannot run as written.
 
@@ -240,19 +268,7 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
         raise ModelRejected("; ".join(report.messages) or
                             f"model {model.name}: the structural analysis rejects it")
     long_idx = [k for k, (_, kind) in enumerate(automaton.guards) if kind == "long"]
-    # when-clauses that assign discrete variables run through the event plan like in a
-    # single-mode model; reinits (whose restart is the analysed one) and transient guards on
-    # equations (`if edge(c) then ...`) are not supported here
-    clause_ids = {w.id for w in model.whens}
-    transient = {k for k, (_, kind) in enumerate(automaton.guards) if kind != "long"}
-    system = automaton.system
-    if transient and (system is None or any(
-            i in transient for eq in system.equations
-            if eq.origin not in clause_ids for i, _ in eq.guard)):
-        raise ModelRejected(f"model {model.name}: transient (edge/when) guards inside "
-                            f"equations (`if edge(c) then ...`) are not supported by the "
-                            f"multimode exporter")
-    check_literal_reinits(model, automaton)
+    check_exportable(model, automaton)
     # the automaton labels its guards with modes.normalize's labels, the per-mode report with
     # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
     from ..modes.normalize import _label
