@@ -78,21 +78,6 @@ static fmi2Component comp;
         }                                                                               \
     } while (0)
 
-static void logger(fmi2ComponentEnvironment env, fmi2String instanceName, fmi2Status status,
-                   fmi2String category, fmi2String message, ...)
-{
-    va_list ap;
-    (void)env;
-    if (status <= fmi2Warning && !getenv("EMUL_LOG")) return;
-    fprintf(stderr, "[%s] %s (%d): ", instanceName ? instanceName : "?",
-            category ? category : "", (int)status);
-    va_start(ap, message);
-    vfprintf(stderr, message ? message : "", ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-}
-
-static const fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
 
 static int parse_vrs(const char *s)
 {
@@ -184,7 +169,7 @@ static int run_checker(const char *guid, double stop, double h)
     fmi2EventInfo ei;
     fmi2Boolean enter = fmi2False, term = fmi2False;
     size_t k;
-    comp = api.instantiate("checker", fmi2ModelExchange, guid, NULL, &callbacks, fmi2False,
+    comp = api.instantiate("checker", fmi2ModelExchange, guid, NULL, &host_callbacks, fmi2False,
                            fmi2False);
     if (!comp) return 1;
     CALL(apply_inputs(0.0, 1));
@@ -286,7 +271,7 @@ static int run_fmusim(const char *guid, double stop, double rtol, double interva
     int status = 1;
     fmi2EventInfo ei;
     fmi2Boolean step_event = fmi2False, term = fmi2False;
-    comp = api.instantiate("fmusim", fmi2ModelExchange, guid, NULL, &callbacks, fmi2False,
+    comp = api.instantiate("fmusim", fmi2ModelExchange, guid, NULL, &host_callbacks, fmi2False,
                            fmi2False);
     if (!comp) return 1;
     if (apply_inputs(0.0, 1)) return 1;
@@ -408,8 +393,8 @@ static int run_magic(const char *guid)
     /* a foreign pointer: host memory that is no FMU instance (zeros, then a pattern) */
     static double foreign[64];
     size_t k;
-    a = api.instantiate("a", fmi2ModelExchange, guid, NULL, &callbacks, fmi2False, fmi2False);
-    b = api.instantiate("b", fmi2ModelExchange, guid, NULL, &callbacks, fmi2False, fmi2False);
+    a = api.instantiate("a", fmi2ModelExchange, guid, NULL, &host_callbacks, fmi2False, fmi2False);
+    b = api.instantiate("b", fmi2ModelExchange, guid, NULL, &host_callbacks, fmi2False, fmi2False);
     EXPECT(a && b, "fmi2Instantiate failed");
     if (!a || !b) return 1;
     for (k = 0; k < 2; k++) {
@@ -455,6 +440,7 @@ static int run_magic(const char *guid)
 int main(int argc, char **argv)
 {
     const char *mode;
+    host_log_all = getenv("EMUL_LOG") != NULL;
     if (argc < 4) {
         fprintf(stderr, "usage: see tests/host/emul_host.c\n");
         return 2;

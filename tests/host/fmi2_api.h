@@ -11,10 +11,32 @@
 #define MDAE_TEST_FMI2_API_H
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "fmi2Functions.h"
+
+/* The hosts' logger: errors always go to stderr, every message when host_log_all is set. */
+static int host_log_all = 0;
+
+static void host_logger(fmi2ComponentEnvironment env, fmi2String instanceName,
+                        fmi2Status status, fmi2String category, fmi2String message, ...)
+{
+    va_list ap;
+    (void)env;
+    if (!host_log_all && status <= fmi2Warning) return;
+    fprintf(stderr, "[%s] %s (%d): ", instanceName ? instanceName : "?",
+            category ? category : "", (int)status);
+    va_start(ap, message);
+    vfprintf(stderr, message ? message : "", ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+}
+
+static const fmi2CallbackFunctions host_callbacks __attribute__((unused)) =
+    {host_logger, calloc, free, NULL, NULL};
 
 typedef struct {
     /* common */

@@ -57,7 +57,6 @@ static Api api;
 static const char *guid;
 static size_t nx, nz;
 static int failures = 0;
-static int verbose = 0;
 
 #define CHECK(cond, ...)                                           \
     do {                                                           \
@@ -81,23 +80,9 @@ static int verbose = 0;
         }                                                                     \
     } while (0)
 
-static void logger(fmi2ComponentEnvironment env, fmi2String instanceName, fmi2Status status,
-                   fmi2String category, fmi2String message, ...) {
-    va_list ap;
-    (void)env;
-    if (!verbose && status <= fmi2Warning) return;
-    fprintf(stderr, "[%s] %s (%d): ", instanceName ? instanceName : "?",
-            category ? category : "", (int)status);
-    va_start(ap, message);
-    vfprintf(stderr, message ? message : "", ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-}
-
-static const fmi2CallbackFunctions callbacks = {logger, calloc, free, NULL, NULL};
 
 static fmi2Component instantiate(const char *name, const char *token) {
-    return api.instantiate(name, fmi2ModelExchange, token, NULL, &callbacks, fmi2False,
+    return api.instantiate(name, fmi2ModelExchange, token, NULL, &host_callbacks, fmi2False,
                            fmi2False);
 }
 
@@ -402,7 +387,7 @@ int main(int argc, char **argv) {
         in->vr = (fmi2ValueReference)vr;
         ninputs++;
     }
-    verbose = getenv("ME_HOST_VERBOSE") != NULL;
+    host_log_all = getenv("ME_HOST_VERBOSE") != NULL;
     if (!(stop > 0.0) || !(h > 0.0)) {
         fprintf(stderr, "STOP_TIME and STEP must be > 0\n");
         return 2;
