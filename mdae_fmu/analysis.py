@@ -113,7 +113,7 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
             check_exportable(model, automaton)
         except ModelRejected as err:
             return Analysis(model.name, modes, automaton, rejection=err.message)
-    delayed = delay_same_instant_guards(model)
+    delayed = delay_same_instant_guards(model, automaton.system)
     if delayed is model:
         return Analysis(model.name, modes, automaton)
     return Analysis(model.name, modes, automaton, code_model=delayed,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
@@ -36,6 +37,9 @@ from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Equation, Model
 from ..structure.conditionals import with_children
+
+if TYPE_CHECKING:
+    from .normalize import MultimodeSystem
 
 
 def guard_dependencies(system):
@@ -98,7 +102,7 @@ def _pre_of(e: E.Expr, names: frozenset) -> E.Expr:
     return with_children(e, tuple(_pre_of(k, names) for k in kids)) if kids else e
 
 
-def delay_same_instant_guards(model: Model) -> Model:
+def delay_same_instant_guards(model: Model, system: MultimodeSystem | None = None) -> Model:
     """``model`` with its delayed Boolean guards (`delayed_guards`) written as the cascade
     reads them: in the definition ``off = s < 0`` each same-instant read ``s`` becomes
     ``pre(s)`` (Def 33; module docstring), the meaning a ``pre(s)`` guard already has. The
@@ -111,11 +115,13 @@ def delay_same_instant_guards(model: Model) -> Model:
     relation of the event plan, held during integration, watched by its indicator and
     re-evaluated at each call of the event iteration from the values of the previous instant
     (`mdae_update_relations` runs before the mode step), which is the same cascade without the
-    band. The same model object is returned when nothing is rewritten."""
+    band. The same model object is returned when nothing is rewritten. ``system``: the
+    model's normalized system when already built (`Automaton.system`)."""
     from .normalize import _bool_definitions, normalize
     if not any(g.kind == "long" for g in model.guards()):
         return model                # no guard: nothing to delay (and no normalization)
-    system = normalize(model)
+    if system is None:
+        system = normalize(model)
     by_def: dict[str, frozenset] = {}
     for gi, names in delayed_guards(system).items():
         guard = system.guards[gi]
