@@ -164,11 +164,32 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return EXIT_INPUT
         except (KeyboardInterrupt, Interrupted) as err:
-            term = isinstance(err, Interrupted) and err.signum == signal.SIGTERM
-            print(f"mdae-fmu: {'terminated' if term else 'interrupted'}", file=sys.stderr)
-            return EXIT_SIGTERM if term else EXIT_SIGINT
+            return _interrupted(err)
         except Exception as err:  # noqa: BLE001 - the catch-all of the command line
-            return _internal_error(err)
+            # a signal that arrives inside code that wraps exceptions (e.g. a class being
+            # created during a lazy import: RuntimeError from __set_name__) is still a signal
+            cause = _interruption_in(err)
+            return _interrupted(cause) if cause is not None else _internal_error(err)
+
+
+def _interruption_in(err: BaseException) -> BaseException | None:
+    """The SIGINT/SIGTERM exception in ``err``'s chain of causes and contexts, if any."""
+    seen = set()
+    e: BaseException | None = err
+    while e is not None and id(e) not in seen:
+        if isinstance(e, (KeyboardInterrupt, Interrupted)):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _interrupted(err: BaseException) -> int:
+    """Exit code and message of a command stopped by SIGINT (130) or SIGTERM (143); the
+    temporary files are already removed (`mdae_fmu.output`)."""
+    term = isinstance(err, Interrupted) and err.signum == signal.SIGTERM
+    print(f"mdae-fmu: {'terminated' if term else 'interrupted'}", file=sys.stderr)
+    return EXIT_SIGTERM if term else EXIT_SIGINT
 
 
 def _internal_error(err: BaseException) -> int:

@@ -218,3 +218,35 @@ def test_signal_removes_temporary_files(tmp_path, sig, code, word):
     assert f"mdae-fmu: {word}" in stderr and "Traceback" not in stderr
     assert list(outdir.iterdir()) == []
     assert list(tmpdir.iterdir()) == []
+
+
+def test_a_signal_wrapped_by_another_exception_is_still_an_interruption(monkeypatch, capsys):
+    """A signal raised while Python wraps exceptions (class creation during a lazy import
+    turns it into a RuntimeError from __set_name__) exits 130/143 with the interruption
+    message, not as an internal error (exit 3); a plain RuntimeError stays internal."""
+    import signal as _signal
+
+    from mdae_fmu import cli
+    from mdae_fmu.output import Interrupted
+
+    def wrapped(signum):
+        def handler(args):
+            try:
+                raise Interrupted(signum)
+            except Interrupted as inner:
+                raise RuntimeError("Error calling __set_name__") from inner
+        return handler
+
+    model = str(Path(__file__).resolve().parents[1] / "reference_models" / "Dahlquist.mo")
+    for signum, code, word in ((_signal.SIGINT, 130, "interrupted"),
+                               (_signal.SIGTERM, 143, "terminated")):
+        monkeypatch.setattr(cli, "_analyze", wrapped(signum))
+        assert cli.main(["analyze", model]) == code
+        err = capsys.readouterr().err
+        assert f"mdae-fmu: {word}" in err and "internal error" not in err
+
+    def plain(args):
+        raise RuntimeError("plain")
+    monkeypatch.setattr(cli, "_analyze", plain)
+    assert cli.main(["analyze", model]) == 3
+    assert "internal error (RuntimeError: plain)" in capsys.readouterr().err
