@@ -1768,9 +1768,12 @@ class _ModelBuilder:
 
     def model(self) -> Model:
         variables = []
+        connected = _connected_component_inputs(self.variables, self.equations)
         for v in self.variables:
             if v.name in self.assigned and v.variability == "continuous":
                 v = replace(v, variability="discrete")
+            if v.name in connected:
+                v = replace(v, causality="local")
             variables.append(v)
         enums = {}
         for v in variables:
@@ -1781,6 +1784,36 @@ class _ModelBuilder:
         return Model(self.name, tuple(variables), tuple(self.equations), tuple(self.initial),
                      tuple(self.whens), tuple(self.assertions), source=self.ctx.filename,
                      experiment=self.experiment, enumerations=tuple(enums.values()))
+
+
+def _connected_component_inputs(variables, equations) -> set[str]:
+    """The inputs of sub-components that a connection determines.
+
+    Only the inputs of the top-level model are inputs of the simulated model: in a
+    component, the input prefix says that the enclosing model must provide an equation for
+    the variable, usually a connection (the Modelica reference on 'input'/'output', and the
+    balanced-model rules of the Modelica Language Specification, "Balanced Models").
+    OpenModelica's flat output keeps the prefix, ``input Real SignalCurrent1.i``, and the
+    connection, ``Constant1.y = SignalCurrent1.i``. A dotted input (one of a component)
+    is determined by such a connection when an equation of the form ``a = b`` equates it to
+    a variable outside its own component (``SignalCurrent1.i = SignalCurrent1.p.i`` is the
+    component's own equation, not a connection). An unconnected component input, as in a
+    component class simulated on its own, stays an input of the model, as OpenModelica
+    treats it."""
+    inputs = {v.name for v in variables
+              if v.causality == "input" and v.binding is None and "." in v.name}
+    if not inputs:
+        return set()
+    found = set()
+    for eq in equations:
+        r = eq.residual
+        if eq.guard or type(r) is not E.BinOp or r.op != "-" or type(r.left) is not E.Ref \
+                or type(r.right) is not E.Ref:
+            continue
+        for mine, other in ((r.left.name, r.right.name), (r.right.name, r.left.name)):
+            if mine in inputs and not other.startswith(mine[:mine.rfind(".") + 1]):
+                found.add(mine)
+    return found
 
 
 def _drained(items: list):
