@@ -90,6 +90,29 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     return path
 
 
+#: The one variable of the FMU of a model that has none (FMI 2.0 requires a ScalarVariable).
+PLACEHOLDER_NAME = "_empty_model"
+
+
+def with_placeholder_variable(model: Model) -> Model:
+    """``model``, or, when it declares no variable at all (``model M end M;``, or only
+    String variables, which do not reach the model), the same model with one local constant
+    ``_empty_model = 0``: the FMI 2.0 schema requires at least one ScalarVariable in
+    ModelVariables (an empty ModelStructure is valid), and FMI hosts refuse an FMU without.
+    Modelica tools export such models too (docs/fmi-mapping.md, "Empty models")."""
+    if model.variables:
+        return model
+    import dataclasses
+
+    from .. import expr as E
+    from ..ir import Variable
+    placeholder = Variable(PLACEHOLDER_NAME, "Real", "constant", "local", start=E.Const(0.0),
+                           binding=E.Const(0.0),
+                           description="placeholder: the model has no variable, and an FMI "
+                                       "2.0 FMU needs one")
+    return dataclasses.replace(model, variables=(placeholder,))
+
+
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
                 progress: Progress) -> dict[str, bytes]:
     """The files of the FMU of ``model`` (archive name -> bytes) from its accepted
@@ -99,6 +122,7 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
     # the previous instant's values (Def 33, mdae_fmu.modes.event_iteration): the analysis
     # carries that form of the model and its per-mode report (Analysis.code_model)
     model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
+    model = with_placeholder_variable(model)
     automaton = analysis.automaton
     progress("code generation: plan")
     multimode = None
