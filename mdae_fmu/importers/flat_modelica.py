@@ -1865,7 +1865,8 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     if resolver is not None:
         model = _with_functions(model, resolver)
         ctx.raise_first()
-    return model
+    from .initial import bind_free_parameters
+    return bind_free_parameters(model)
 
 
 def _check_tuple_calls(b: _ModelBuilder, resolver) -> None:
