@@ -74,10 +74,10 @@ def guarded_residual(eq: Equation) -> E.Expr:
     ``if guard then residual else 0`` (module docstring)."""
     if not eq.guard:
         return eq.residual
-    cond = None
-    for lit in eq.guard:
-        term = lit.cond if lit.positive else E.UnOp("not", lit.cond)
-        cond = term if cond is None else E.BinOp("and", cond, term)
+    terms = [lit.cond if lit.positive else E.UnOp("not", lit.cond) for lit in eq.guard]
+    cond = terms[0]
+    for term in terms[1:]:
+        cond = E.BinOp("and", cond, term)
     return E.If(cond, eq.residual, E.Const(0.0))
 
 

@@ -71,11 +71,11 @@ def bind_free_parameters(model: Model) -> Model:
 def _reads_only(e: E.Expr, names: set[str]) -> bool:
     """True when every name ``e`` reads is in ``names`` (no ``time``, ``der``, ``pre``)."""
     for node in E.walk(e):
-        t = type(node)
-        if t is E.Ref and node.name not in names:
+        if isinstance(node, E.Ref) and node.name not in names:
             return False
-        if t in (E.Time, E.Der) or (t is E.Call and node.func in ("pre", "edge", "change",
-                                                                   "initial", "sample")):
+        if isinstance(node, (E.Time, E.Der)) or (
+                isinstance(node, E.Call) and node.func in ("pre", "edge", "change", "initial",
+                                                           "sample")):
             return False
     return True
 
