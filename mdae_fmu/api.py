@@ -60,7 +60,7 @@ def _one_class(text: str, path: Path, model: str | None) -> str:
             select.refuse_several(text, spans, str(path))
         return text
     chosen = select.find_model(spans, model, str(path))
-    if len(names) <= 1 and not any(c.kind == "package" for c in spans):
+    if len(names) <= 1:             # e.g. Base Modelica's package 'M' around model 'M'
         return text
     return select.select_class(text, spans, chosen)
 

@@ -148,3 +148,12 @@ def test_class_spans_skip_comments_strings_and_nested_ends():
     chosen = select.select_class(text, spans, spans[1])
     assert len(chosen) == len(text) and chosen.count("\n") == text.count("\n")
     assert chosen.strip() == "block D\nend D;"
+
+
+def test_base_modelica_package_keeps_its_constants(tmp_path):
+    p = tmp_path / "M.bmo"
+    p.write_text("//! base 0.1.0\npackage 'M'\n  constant Real c = 2;\n  model 'M'\n"
+                 "    Real x(start = 1, fixed = true);\n  equation\n    der(x) = -c * x;\n"
+                 "  end 'M';\nend 'M';\n")
+    assert api.load(p, model="M") == api.load(p)
+    assert [v.name for v in api.load(p, model="M").variables] == ["c", "x"]
