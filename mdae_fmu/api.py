@@ -50,9 +50,10 @@ def _one_class(text: str, path: Path, model: str | None) -> str:
     import re
 
     from .importers import frontend, select
-    if model is None and len(re.findall(r"\b(?:model|block|class|package)\s+['A-Za-z_]",
-                                        text)) <= 1:
-        return text                 # one regex first: the import of large files stays fast
+    if model is None and (
+            sum(text.count(k) for k in ("model", "block", "class", "package")) <= 1
+            or len(re.findall(r"\b(?:model|block|class|package)\s+['A-Za-z_]", text)) <= 1):
+        return text                 # cheap tests first: the import of large files stays fast
     spans = select.class_spans(text)
     names = select.model_names(spans)
     if model is None:
