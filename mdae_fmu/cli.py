@@ -27,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("analyze", help="structural report of every mode and mode change")
     a.add_argument("model", help="flat Modelica (.mo), Base Modelica (.bmo) or XML equation list")
+    _model_option(a)
     a.add_argument("--json", action="store_true", help="machine-readable report")
     a.add_argument("--dot", metavar="FILE", help="write the mode-change automaton as Graphviz DOT")
     _analysis_options(a)
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("export", help="build an FMI 2.0 FMU")
     e.add_argument("model")
+    _model_option(e)
     _analysis_options(e)
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default="me")
@@ -53,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="export if needed, then simulate with FMPy")
     s.add_argument("model", help="a model file or an .fmu")
+    _model_option(s)
     s.add_argument("--stop-time", type=float, default=None,
                    help="default: the FMU's DefaultExperiment (the model's experiment "
                    "annotation)")
@@ -64,6 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     regression.add_parser(sub)
     sweeps.add_parser(sub)
     return p
+
+
+def _model_option(p: argparse.ArgumentParser) -> None:
+    """``--model NAME``: the class to read from a file that defines several (api.load)."""
+    p.add_argument("--model", dest="class_name", metavar="NAME", default=None,
+                   help="the model (class) to read from a file that defines several, e.g. "
+                   "P.M or M (required for such a file)")
 
 
 def _analysis_options(p: argparse.ArgumentParser) -> None:
@@ -83,7 +93,7 @@ def _analyze(args) -> int:
     from .progress import Progress
     progress = Progress("analyze")
     progress("import")
-    model = api.load(args.model)
+    model = api.load(args.model, args.class_name)
     from .implicit.analysis import needs_implicit
     if args.implicit or needs_implicit(model):
         return _analyze_implicit(args, model)
@@ -125,7 +135,7 @@ def _export(args) -> int:
     from .progress import Progress
     progress = Progress("export")
     progress("import")
-    model = api.load(args.model)
+    model = api.load(args.model, args.class_name)
     out = Path(args.output) if args.output else Path(f"{_file_stem(model.name)}.fmu")
     de = {"startTime": args.start_time, "stopTime": args.stop_time,
           "tolerance": args.tolerance, "stepSize": args.step_size}
@@ -137,7 +147,8 @@ def _export(args) -> int:
 
 def _simulate(args) -> int:
     from .simulate import simulate_command
-    return simulate_command(args.model, stop_time=args.stop_time, csv=args.csv, plot=args.plot)
+    return simulate_command(args.model, stop_time=args.stop_time, csv=args.csv, plot=args.plot,
+                            model=args.class_name)
 
 
 def _file_stem(name: str) -> str:

@@ -117,6 +117,17 @@ Action = Union[Reinit, Assign, Terminate, Assertion]
 
 
 @dataclass(frozen=True, slots=True)
+class StringParameter:
+    """A String parameter or constant with a literal value (issue 13): no stage but the FMU
+    export sees it, which makes it an FMI 2.0 String variable (docs/fmi-mapping.md)."""
+    name: str
+    value: str
+    constant: bool = False
+    description: str | None = None
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class WhenBranch:
     """``when condition then actions`` (the first branch) or ``elsewhen condition then ...``."""
     condition: E.Expr
@@ -159,6 +170,8 @@ class Model:
     #: enumeration types: ((name, ((literal, description or None), ...)), ...), exported
     #: as FMI 2.0 <Enumeration> TypeDefinitions
     enumerations: tuple = ()
+    #: String parameters and constants (`StringParameter`), in declaration order
+    strings: tuple = ()
 
     @cached_property
     def var_index(self) -> dict[str, int]:
@@ -201,6 +214,8 @@ class Model:
                if self.functions else {}),
             **({"enumerations": [[n, [list(lit) for lit in lits]] for n, lits in self.enumerations]}
                if self.enumerations else {}),
+            **({"strings": [[p.name, p.value, p.constant, p.description, _loc_json(p.loc)]
+                            for p in self.strings]} if self.strings else {}),
         }
 
     def dumps(self) -> str:
@@ -223,6 +238,8 @@ class Model:
             functions=tuple(function_from_json(f) for f in j.get("functions", ())),
             enumerations=tuple((n, tuple(tuple(lit) for lit in lits))
                                for n, lits in j.get("enumerations", ())),
+            strings=tuple(StringParameter(n, v, c, d, _loc(loc))
+                          for n, v, c, d, loc in j.get("strings", ())),
         )
 
 

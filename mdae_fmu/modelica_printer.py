@@ -335,6 +335,13 @@ def _output_wrappers(model: Model) -> list[str]:
     return out
 
 
+def _string_declaration(p) -> str:
+    """``parameter String s = "..." "description";`` of an `ir.StringParameter`."""
+    descr = "" if p.description is None else " " + print_string(p.description)
+    kind = "constant" if p.constant else "parameter"
+    return f"{kind} String {print_name(p.name)} = {print_string(p.value)}{descr};"
+
+
 def print_model(model: Model) -> str:
     """Flat Modelica text of ``model`` (module docstring): its functions first, then the
     class."""
@@ -347,6 +354,7 @@ def print_model(model: Model) -> str:
                              for lit, d in literals)
             lines.append(f"  type {print_name(ename)} = enumeration({lits});")
     lines += ["  " + _declaration(v) for v in model.variables]
+    lines += ["  " + _string_declaration(p) for p in model.strings]
     if model.equations or model.whens or model.assertions:
         lines.append("equation")
         lines += _guarded(model.equations, lambda e: e.guard,

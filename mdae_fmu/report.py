@@ -201,6 +201,11 @@ def _mode_text(m: ModeAnalysis, number: str = "") -> list[str]:
         out.append("  offsets d: " + ", ".join(f"{k}={v}" for k, v in m.d.items()))
         out.append(f"  degrees of freedom: {m.dof}")
         out.append(f"  states ({len(m.states)}): {_inst_list(m.states)}")
+        if m.selected_states:
+            out.append(f"  selected states ({len(m.selected_states)}, stateSelect): "
+                       f"{_inst_list(m.selected_states)}; computed from the consistency "
+                       f"equations: {_inst_list(m.computed_states)}")
+            out.extend(f"  note: {n}" for n in m.state_notes)
         out.append(f"  leading variables ({len(m.leading)}): {_inst_list(m.leading)}")
         latent = [e for e in m.solved if e.k > 0]
         if latent:
@@ -244,6 +249,9 @@ def _mode_json(m: ModeAnalysis) -> dict:
         "c": dict(m.c),
         "d": dict(m.d),
         "states": [_inst_json(x) for x in m.states],
+        "selected_states": [_inst_json(x) for x in m.selected_states],
+        "computed_states": [_inst_json(x) for x in m.computed_states],
+        "state_notes": list(m.state_notes),
         "leading": [_inst_json(x) for x in m.leading],
         "solved": [_latent_json(e) for e in m.solved],
         "consistency": [_latent_json(e) for e in m.consistency],

@@ -27,12 +27,13 @@ class SimulationFailed(MdaeError):
 
 
 def _export_model(path: Path, out_dir: Path, stop_time: float | None = None,
-                  progress: bool | None = None) -> Path:
+                  progress: bool | None = None, model_name: str | None = None) -> Path:
     """Read and export a model file into ``out_dir`` (the exporter is imported lazily); the
     FMU's DefaultExperiment is the model's experiment annotation, its stopTime ``stop_time``
-    when given; ``progress=False``: no stage messages."""
+    when given; ``progress=False``: no stage messages; ``model_name``: the class of a file
+    that defines several (`api.load`)."""
     from . import api
-    model = api.load(path)
+    model = api.load(path, model_name)
     stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in (model.name or path.stem))
     fmu = out_dir / f"{stem or 'model'}.fmu"
     try:
@@ -163,9 +164,11 @@ class _FmuLog:
 
 
 def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
-                   csv: str | Path | None = None, plot: str | Path | None = None):
+                   csv: str | Path | None = None, plot: str | Path | None = None,
+                   model: str | None = None):
     """Export (for a model file) and simulate; returns the FMPy result array. Raises
-    `MdaeError` subclasses on user errors."""
+    `MdaeError` subclasses on user errors. ``model``: the class of a model file that defines
+    several (`api.load`); not for an .fmu."""
     src = Path(model_or_fmu)
     if not src.exists():
         raise InputError(f"{src}: no such file")
@@ -176,7 +179,13 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
             check_writable(out, [src])
     from fmpy import simulate_fmu
     with tempfile.TemporaryDirectory(prefix="mdae_sim_") as tmp:
-        fmu = src if src.suffix.lower() == ".fmu" else _export_model(src, Path(tmp), stop_time)
+        if src.suffix.lower() == ".fmu":
+            if model is not None:
+                raise InputError(f"{src}: --model chooses a class of a model file, not of "
+                                 "an FMU")
+            fmu = src
+        else:
+            fmu = _export_model(src, Path(tmp), stop_time, model_name=model)
         md = _check_fmu(fmu)
         if md.modelExchange is None and md.coSimulation is None:
             raise InputError(f"{fmu}: the FMU declares neither ModelExchange nor CoSimulation")
@@ -198,11 +207,12 @@ def run_simulation(model_or_fmu: str | Path, stop_time: float | None = None,
 
 
 def simulate_command(model_or_fmu: str | Path, stop_time: float | None = None,
-                     csv: str | Path | None = None, plot: str | Path | None = None) -> int:
+                     csv: str | Path | None = None, plot: str | Path | None = None,
+                     model: str | None = None) -> int:
     """The ``mdae-fmu simulate`` command: prints a summary (or one error message on stderr)
     and returns the exit code 0, 1 or 2."""
     try:
-        name, result = run_simulation(model_or_fmu, stop_time, csv, plot)
+        name, result = run_simulation(model_or_fmu, stop_time, csv, plot, model)
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code

@@ -184,10 +184,12 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     inst->iwork = (int *)mem_alloc(inst, MDAE_IWORK_SIZE, sizeof(int));
     inst->xbuf = (double *)mem_alloc(inst, 2 * MDAE_DIM(MDAE_NX), sizeof(double));
     inst->handle = (MdaeHandle *)mem_alloc(inst, 1, sizeof(MdaeHandle));
+    inst->str = (char **)mem_alloc(inst, mdae_nstrings ? mdae_nstrings : 1, sizeof(char *));
     if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf || !inst->handle ||
-        mdae_cs_instantiate(inst)) {
+        !inst->str || mdae_cs_instantiate(inst)) {
         early_error(functions, name, "fmi2Instantiate: out of memory");
         mdae_cs_free(inst);
+        mem_free(inst, inst->str);
         mem_free(inst, inst->handle);
         mem_free(inst, inst->instanceName);
         mem_free(inst, inst->work);
@@ -209,6 +211,16 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     return inst->handle;
 }
 
+/* The String values the host set are dropped: the start values apply again. */
+static void free_strings(ModelInstance *inst)
+{
+    unsigned int k;
+    for (k = 0; k < mdae_nstrings; k++) {
+        mem_free(inst, inst->str[k]);
+        inst->str[k] = NULL;
+    }
+}
+
 /* A second call with the same pointer, or a foreign pointer, is ignored (mdae_instance). */
 void fmi2FreeInstance(fmi2Component c)
 {
@@ -219,6 +231,8 @@ void fmi2FreeInstance(fmi2Component c)
     mem_free(inst, inst->handle);
     inst->handle = NULL;
     mdae_cs_free(inst);
+    free_strings(inst);
+    mem_free(inst, inst->str);
     mem_free(inst, inst->instanceName);
     mem_free(inst, inst->work);
     mem_free(inst, inst->iwork);
@@ -291,6 +305,7 @@ fmi2Status fmi2Reset(fmi2Component c)
     inst->state = MDAE_INSTANTIATED;
     inst->startTime = 0.0;
     reset_data(inst);
+    free_strings(inst);
     mdae_cs_state_changed(inst);
     return fmi2OK;
 }
@@ -354,8 +369,13 @@ fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
                          fmi2String value[])
 {
     ModelInstance *inst = mdae_instance(c);
+    size_t k;
     if (!allowed(inst, "fmi2GetString", READ_STATES)) return fmi2Error;
-    return check_vrs(inst, "fmi2GetString", vr, nvr, value, 0);
+    if (check_vrs(inst, "fmi2GetString", vr, nvr, value, mdae_nstrings) != fmi2OK)
+        return fmi2Error;
+    for (k = 0; k < nvr; k++)
+        value[k] = inst->str[vr[k]] ? inst->str[vr[k]] : mdae_string_start[vr[k]];
+    return fmi2OK;
 }
 
 /* May a variable of this kind be set in the current state? (FMI 2.0 §2.2.7, "when fmi2SetXXX
@@ -435,9 +455,33 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
                          const fmi2String value[])
 {
     ModelInstance *inst = mdae_instance(c);
-    if (!allowed(inst, "fmi2SetString", MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT |
-                 MDAE_CONTINUOUS)) return fmi2Error;
-    return check_vrs(inst, "fmi2SetString", vr, nvr, value, 0);
+    size_t k, len;
+    char *copy;
+    /* String parameters are fixed: settable before fmi2ExitInitializationMode only */
+    if (!allowed(inst, "fmi2SetString", MDAE_INSTANTIATED | MDAE_INITIALIZATION))
+        return fmi2Error;
+    if (check_vrs(inst, "fmi2SetString", vr, nvr, value, mdae_nstrings) != fmi2OK)
+        return fmi2Error;
+    for (k = 0; k < nvr; k++) {
+        if (!mdae_string_settable[vr[k]]) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "fmi2SetString: value reference %u is a "
+                     "String constant, which cannot be set", (unsigned)vr[k]);
+            return status_of(inst, fmi2Error);
+        }
+        if (!value[k]) return bad_arg(inst, "fmi2SetString", "NULL string");
+    }
+    for (k = 0; k < nvr; k++) {
+        len = strlen(value[k]);
+        copy = (char *)mem_alloc(inst, len + 1, 1);
+        if (!copy) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "fmi2SetString: out of memory");
+            return status_of(inst, fmi2Error);
+        }
+        memcpy(copy, value[k], len + 1);
+        mem_free(inst, inst->str[vr[k]]);
+        inst->str[vr[k]] = copy;
+    }
+    return fmi2OK;
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -96,8 +96,16 @@ typedef struct ModelInstance {
     double *xbuf;              /* states before an event instant */
     int fmuType;               /* fmi2ModelExchange or fmi2CoSimulation */
     void *cs;                  /* Co-Simulation driver (fmi2CoSimulation.c); not FMU state */
+    char **str;                /* String parameters set by the host, NULL: the start value
+                                  (mdae_nstrings entries; fixed after initialization, so not
+                                  part of the FMU state) */
     ModelData d;
 } ModelInstance;
+
+/* String parameters and constants (model_strings.c, mdae_fmu/fmu/strings.py) */
+extern const unsigned int mdae_nstrings;
+extern const char *const mdae_string_start[];
+extern const unsigned char mdae_string_settable[];
 
 /* flags of one event instant, or of a whole event iteration (fmi2EventInfo without the enum
  * types, plus what the runtime needs to report an iteration that does not settle) */

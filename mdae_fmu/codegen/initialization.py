@@ -6,7 +6,11 @@ item 7 (initialization is left open by the paper). Decision (docs/fmi-mapping.md
 "Initialization"):
 
 * rows: the consistency equations F^{<c} of the mode (f^(k), k < c_f: they involve states
-  only), plus the model's initial equations;
+  only), plus the model's initial equations; an initial equation inside an if-equation
+  (``initial equation if p then x = 1; else x = 2; end if;``) is the row
+  ``if guard then residual else 0`` (`guarded_residual`): in the branch taken its rows are
+  those of the branch, the others' rows vanish identically (zero rows, which the
+  least-squares step ignores);
 * unknowns: the states whose start value is not ``fixed=true``. States with ``fixed=true``
   keep their start value;
 * solver (runtime ``mdae_gauss_newton``): damped Gauss-Newton from the start values with the
@@ -24,8 +28,9 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .. import expr as E
 from ..diagnostics import ModelRejected
-from ..ir import Model
+from ..ir import Equation, Model
 from .plan import CompiledModel
 
 
@@ -39,14 +44,12 @@ class InitPlan:
 def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
     """Rows and unknowns of the initial system (module docstring)."""
     rows = list(cm.consistency)
+    _check_free_parameters(model)
     for eq in model.initial_equations:
-        if eq.guard:
-            raise ModelRejected(f"initial equation {eq.id}: guarded initial equations are not "
-                                f"supported")
         try:
-            rows.append((eq.id, cm.table.to_sympy(eq.residual)))
+            rows.append((eq.id, cm.table.to_sympy(guarded_residual(eq))))
         except (ValueError, TypeError) as err:
-            raise ModelRejected(f"initial equation {eq.id}: {err}") from None
+            raise ModelRejected(f"{_where(eq)}initial equation {eq.id}: {err}") from None
     fixed = {v.name for v in cm.variables if v.initial == "exact"}
     free_states = [s for s in cm.states if (s.variable or s.name) not in fixed]
     state_syms = {s.symbol: s for s in cm.states}
@@ -64,3 +67,35 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
     else:
         unknowns = [s.slot for s in free_states if s.slot in used]
     return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute)
+
+
+def guarded_residual(eq: Equation) -> E.Expr:
+    """The row of initial equation ``eq``: its residual, or for a guarded one
+    ``if guard then residual else 0`` (module docstring)."""
+    if not eq.guard:
+        return eq.residual
+    terms = [lit.cond if lit.positive else E.UnOp("not", lit.cond) for lit in eq.guard]
+    cond = terms[0]
+    for term in terms[1:]:
+        cond = E.BinOp("and", cond, term)
+    return E.If(cond, eq.residual, E.Const(0.0))
+
+
+def _where(eq: Equation) -> str:
+    return f"{eq.loc}: " if eq.loc is not None else ""
+
+
+def _check_free_parameters(model: Model) -> None:
+    """Refuse a ``fixed = false`` parameter that no explicit initial equation ``p = e`` of
+    parameters defines (`importers.initial.bind_free_parameters` bound the others): the
+    initial system's unknowns are the free states only."""
+    from ..importers.initial import unbound_free_parameters
+    names = unbound_free_parameters(model)
+    if names:
+        v = model.var(names[0])
+        where = f"{v.loc}: " if v.loc is not None else ""
+        raise ModelRejected(
+            f"{where}parameter '{names[0]}' has fixed = false and no initial equation "
+            f"'{names[0]} = <expression of parameters>': computing it from an implicit "
+            "initial equation or from variables is not supported; give it a binding or such "
+            "an equation")

@@ -9,6 +9,7 @@ byte-identical FMU.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import tempfile
 from pathlib import Path
@@ -29,6 +30,7 @@ from .model_description import (build_model_description, merge_default_experimen
                                 resolve_default_experiment)
 from ..output import atomic_output, writing
 from .package import build_description, write_zip
+from .strings import check_strings, strings_source
 
 GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
 # above this many blocks the straight-line schedule files are compiled with -O1: gcc's -O2
@@ -90,6 +92,28 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     return path
 
 
+#: The one variable of the FMU of a model that has none (FMI 2.0 requires a ScalarVariable).
+PLACEHOLDER_NAME = "_empty_model"
+
+
+def with_placeholder_variable(model: Model) -> Model:
+    """``model``, or, when it declares no variable at all (``model M end M;``, or only
+    String variables, which do not reach the model), the same model with one local constant
+    ``_empty_model = 0``: the FMI 2.0 schema requires at least one ScalarVariable in
+    ModelVariables (an empty ModelStructure is valid), and FMI hosts refuse an FMU without.
+    Modelica tools export such models too (docs/fmi-mapping.md, "Empty models")."""
+    if model.variables or model.strings:
+        return model
+
+    from .. import expr as E
+    from ..ir import Variable
+    placeholder = Variable(PLACEHOLDER_NAME, "Real", "constant", "local", start=E.Const(0.0),
+                           binding=E.Const(0.0),
+                           description="placeholder: the model has no variable, and an FMI "
+                                       "2.0 FMU needs one")
+    return dataclasses.replace(model, variables=(placeholder,))
+
+
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
                 progress: Progress) -> dict[str, bytes]:
     """The files of the FMU of ``model`` (archive name -> bytes) from its accepted
@@ -99,6 +123,7 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
     # the previous instant's values (Def 33, mdae_fmu.modes.event_iteration): the analysis
     # carries that form of the model and its per-mode report (Analysis.code_model)
     model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
+    model = with_placeholder_variable(model)
     automaton = analysis.automaton
     progress("code generation: plan")
     multimode = None
@@ -135,6 +160,8 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
     sources = configure_sources(sources, fmi_type, default_experiment["tolerance"])
+    check_strings(model.strings)
+    sources["model_strings.c"] = strings_source(model.strings)
     c_files = sorted(n for n in sources if n.endswith(".c"))
     md = build_model_description(
         cm, nz, GUID_PLACEHOLDER, c_files, default_experiment, fmi_type=fmi_type,
@@ -142,7 +169,8 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
         declared_types={fmi_name(v.name): v.declared_type for v in model.variables
                         if v.declared_type},
         display_units={fmi_name(v.name): v.display_unit for v in model.variables
-                       if v.display_unit})
+                       if v.display_unit},
+        strings=tuple(dataclasses.replace(p, name=fmi_name(p.name)) for p in model.strings))
     guid = content_guid([md] + [n.encode() + b"\0" + sources[n].encode()
                                 for n in sorted(sources)])
     md = md.replace(GUID_PLACEHOLDER.encode(), guid.encode())

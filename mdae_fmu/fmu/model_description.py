@@ -117,7 +117,8 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                             structure: Structure | None = None,
                             enumerations: tuple = (),
                             declared_types: dict | None = None,
-                            display_units: dict | None = None) -> bytes:
+                            display_units: dict | None = None,
+                            strings: tuple = ()) -> bytes:
     """The XML bytes (UTF-8, declaration included) of the model description.
     ``fmi_type`` ("me", "cs", "both") selects the ModelExchange/CoSimulation elements;
     ``default_experiment`` is completed by `resolve_default_experiment`; ``structure``: the
@@ -126,7 +127,8 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     Integer variables named in ``declared_types`` (FMI name -> type name) <Enumeration>
     variables of that type (FMI 2.0 §2.2.3, §2.2.7; accessed with fmi2Get/SetInteger).
     ``display_units`` (FMI name -> display unit) become <DisplayUnit>s of the variables'
-    units where both units read in SI symbols with the same dimensions (`display_unit`)."""
+    units where both units read in SI symbols with the same dimensions (`display_unit`).
+    ``strings`` (`ir.Model.strings`) are String variables after the others (`fmu.strings`)."""
     declared_types = declared_types or {}
     display_units = display_units or {}
     shown = {}                  # FMI name -> its display unit, when it can be converted
@@ -236,6 +238,10 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                 t.set("unit", xml_text(v.unit))
                 if v.name in shown:
                     t.set("displayUnit", xml_text(shown[v.name]))
+
+    if strings:
+        from .strings import string_variables
+        string_variables(mv, strings, xml_text)
 
     ms = etree.SubElement(root, "ModelStructure")
     outputs = [v for v in cm.variables if v.causality == "output"]

@@ -220,6 +220,7 @@ class ParseContext:
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
     term_ends: list = field(default_factory=list)     # end offsets of ; then else equation
     words: dict = field(default_factory=dict)         # one copy of each repeated small string
+    string_params: list = field(default_factory=list)  # (name, value, constant, descr, where)
     folded: dict = field(default_factory=dict)        # id -> (node, value) of constant parts
     tokens_left: int = field(default_factory=lambda: MAX_TOKENS)
     whole_file: bool = True  # `text` is the whole file (False: XML attribute values)
@@ -1898,7 +1899,21 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     if resolver is not None:
         model = _with_functions(model, resolver)
         ctx.raise_first()
-    return model
+    if ctx.string_params:
+        model = _with_string_parameters(model, ctx)
+    from .initial import bind_free_parameters
+    return bind_free_parameters(model)
+
+
+def _with_string_parameters(model: Model, ctx: ParseContext) -> Model:
+    """``model`` with the String parameters and constants the lowering found
+    (`ir.StringParameter`, exported as FMI String variables)."""
+    import dataclasses
+
+    from ..ir import StringParameter
+    return dataclasses.replace(model, strings=tuple(
+        StringParameter(name, value, constant, descr, ctx.where_loc(where))
+        for name, value, constant, descr, where in ctx.string_params))
 
 
 def _check_tuple_calls(b: _ModelBuilder, resolver) -> None:

@@ -80,6 +80,12 @@ def model_classes(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def uses_hierarchical_keywords(text: str) -> bool:
+    """True when ``text`` uses a keyword of hierarchical models (``connect``, ``extends``,
+    ``flow``, ...)."""
+    return bool(_HIERARCHICAL_KEYWORDS.intersection(_words(text)))
+
+
 def is_hierarchical(text: str) -> bool:
     """True when ``text`` is Modelica that is not flat: it uses a keyword of hierarchical
     models (``connect``, ``extends``, ``flow``, ...) or defines more than one model class."""

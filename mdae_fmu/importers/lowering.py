@@ -300,6 +300,12 @@ class Lowering:
             if type(value) is E.Str and _is_param(prefixes, d.explicit):
                 for el in elements:
                     self.strings[el] = value
+            if (value is None or type(value) is E.Str) and _is_param(prefixes, d.explicit) \
+                    and not shape:
+                constant = any(p == "constant" for p, _ in prefixes)
+                self.ctx.string_params.append(
+                    (name, "" if value is None else value.value, constant, d.description,
+                     d.loc))
             return
         values = self.split(value, shape, elements, name, d.loc)
         if kind == "record":

@@ -89,10 +89,14 @@ def _guarded(parent, items, write):
 
 def model_to_xml(model: Model) -> bytes:
     """The XML equation list of ``model`` (UTF-8 bytes, with XML declaration). A model with
-    user functions has no XML form (the schema has no function definitions): ValueError."""
+    user functions or String parameters has no XML form (the schema has neither): ValueError."""
     if model.functions:
         raise ValueError(f"model '{model.name}' calls user functions "
                          f"({', '.join(f.name for f in model.functions)}), which the XML "
+                         "equation list cannot hold")
+    if model.strings:
+        raise ValueError(f"model '{model.name}' has String parameters "
+                         f"({', '.join(p.name for p in model.strings)}), which the XML "
                          "equation list cannot hold")
     root = etree.Element(_NS + "model", nsmap={None: NAMESPACE})
     root.set("name", model.name)

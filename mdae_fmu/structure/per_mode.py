@@ -39,6 +39,9 @@ from .sigma import sigma_method, tight_edges
 # Explicit enumeration of modes stops beyond 2^12 consistent valuations of the long guards
 # (issue 3: "up to 2^12 reachable valuations; beyond that a clear message").
 MAX_ENUMERATED_MODES = 2 ** 12
+# the stateSelect-guided choice (one matching per candidate, quadratic) is made for modes with
+# at most this many states; larger ones report no selection
+MAX_STATE_SELECTION = 400
 
 
 # --- the data contract ----------------------------------------------------------------------
@@ -151,6 +154,11 @@ class ModeAnalysis:
     under_variables: tuple[str, ...] = ()
     status: str = "ok"                        # ok | singular | underdetermined | overdetermined
     sweeps: int = 0                           # sweeps of Pryce's iteration
+    # stateSelect-guided choice of the independent states (structure/state_select.py); empty
+    # when the mode has no consistency equations (every state is independent)
+    selected_states: tuple[Instance, ...] = ()
+    computed_states: tuple[Instance, ...] = ()
+    state_notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -860,11 +868,30 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                        LatentEquation(eq.id, 0, residual=eq.residual, table=table)
                        for eq in equations)
         consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
+        if consistency and len(states) <= MAX_STATE_SELECTION:
+            base.update(_state_selection(model, states, consistency, table))
     return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
                         states=states, leading=leading, solved=solved,
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
                         dof=res.value, under_equations=under_e, under_variables=under_v,
                         status=status, **base)
+
+
+def _state_selection(model: Model, states: tuple[Instance, ...],
+                     consistency: tuple[LatentEquation, ...], table: SymbolTable) -> dict:
+    """The ModeAnalysis fields of the stateSelect-guided state choice
+    (`structure.state_select`)."""
+    from .state_select import select_states
+    known = set(states)
+    constraints = []
+    for e in consistency:
+        reads = (table.instance(sym) for sym in e.expr.free_symbols)
+        constraints.append(frozenset(x for x in (Instance(*r) for r in reads if r is not None)
+                                     if x in known))
+    hints = {v.name: v.state_select for v in model.variables if v.state_select}
+    sel = select_states(states, constraints, hints)
+    return dict(selected_states=sel.selected, computed_states=sel.computed,
+                state_notes=sel.notes)
 
 
 def _check_symbolic(eq: Equation, table: SymbolTable) -> None:
