@@ -10,7 +10,11 @@ service at the pinned commit. Extraction ("extract" in the manifest):
   leading ``// ``, up to the first line ``end NAME;`` (the flat class omc printed);
 * ``whole-file``: the file unchanged (a model file that a simulation test loads);
 * ``mos-loadString``: the Modelica text given to the last ``loadString("...")`` of a ``.mos``
-  simulation test that defines the class named by ``model`` (string escapes undone).
+  simulation test that defines the class named by ``model`` (string escapes undone);
+* ``mos-instantiate``: the flat text that ``instantiateModel(model)`` printed in the result
+  block of a ``.mos`` test that instantiates several library models (OpenModelica's
+  ``simulation/libraries/msl31`` tests: the Modelica Standard Library 3.1 examples): the
+  string from its opening quote (the functions omc printed before the class) to ``end model;``.
 
 ``benchmarks/corpus.py`` then reads the class ``model`` of that text.
 
@@ -54,17 +58,35 @@ def extract(text: str, how: str, model: str | None = None) -> str:
         if not found:
             raise ValueError(f"no loadString(...) defining {model!r}")
         return found[-1]
-    if how != "result-block":
+    if how not in ("result-block", "mos-instantiate"):
         raise ValueError(f"unknown extraction {how!r}")
     m = _RESULT_RE.search(text)
     if not m:
         raise ValueError("no '// Result:' ... '// endResult' block")
     lines = [ln[3:] if ln.startswith("// ") else ln[2:] for ln in m.group(1).splitlines()]
+    if how == "mos-instantiate":
+        return _instantiated(lines, model or "")
     body = "\n".join(lines)
     end = _END_RE.search(body)
     if not end:
         raise ValueError("the result block has no 'end NAME;' line")
     return body[:end.end()] + "\n"
+
+
+def _instantiated(lines: list[str], model: str) -> str:
+    """The string instantiateModel(``model``) printed, among the result block's ``lines``."""
+    head = next((k for k, ln in enumerate(lines) if ln.strip().lstrip('"') == f"class {model}"),
+                None)
+    if head is None:
+        raise ValueError(f"the result block has no 'class {model}'")
+    start = next((k for k in range(head, -1, -1) if lines[k].startswith('"')), None)
+    end = next((k for k in range(head, len(lines)) if lines[k].strip() == f"end {model};"),
+               None)
+    if start is None or end is None:
+        raise ValueError(f"no quoted instantiateModel output around 'class {model}'")
+    text = "\n".join([lines[start][1:], *lines[start + 1:end + 1]]) + "\n"
+    # omc prints the result as a Modelica string: some tests record it with its escapes
+    return _unescape(text) if '\\"' in text else text
 
 
 def source_text(entry: dict, clones: dict[str, Path]) -> str:
