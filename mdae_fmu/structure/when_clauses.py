@@ -22,6 +22,7 @@ import networkx as nx
 
 from .. import expr as E
 from ..ir import Assertion, Assign, Model, Reinit
+from .sample_clocks import simultaneous_reinit_problems
 
 
 def _assignments(model: Model) -> list[tuple[int, int, int, Assign]]:
@@ -211,8 +212,10 @@ def when_clause_problems(model: Model, report, derivatives: bool = True) -> list
     """Rejection messages for the when-clauses of ``model`` given its per-mode analysis
     ``report`` (`mdae_fmu.structure.per_mode.ModesReport`): a cycle among the equations of
     when-bodies (E-WHEN-LOOP), a derivative read at events that some mode does not compute
-    (E-EVENT-DER). Empty when the model has neither (module docstring)."""
-    out = []
+    (E-EVENT-DER), two when-clauses that reinit one variable on sample clocks that fire
+    together (E-REINIT-SAME-INSTANT, `mdae_fmu.structure.sample_clocks`). Empty when the model
+    has none of these (module docstring)."""
+    out = simultaneous_reinit_problems(model)
     loop = _cycle_message(model, _dependency_graph(model))
     if loop:
         out.append(loop)
