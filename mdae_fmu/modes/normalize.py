@@ -142,11 +142,17 @@ class MultimodeSystem:
             raise TooManyTransientModes(self.name, len(trans_idx), len(base))
         transient = []
         apart = self.non_simultaneous()
+        # the rising edge of a Boolean implies its value: `when b` next to `if b`, b defined by
+        # an equation, has no mode with edge(b) and not b
+        long_of = {j: i for i in long_idx for j in trans_idx
+                   if self.guards[i].cond == self.guards[j].cond}
         for r in range(1, len(trans_idx) + 1):
             for on in itertools.combinations(trans_idx, r):
                 if any(pair in apart for pair in itertools.combinations(on, 2)):
                     continue
                 for b in base:
+                    if any(j in long_of and not b[long_of[j]] for j in on):
+                        continue
                     m = list(b)
                     for i in on:
                         m[i] = True
@@ -412,7 +418,7 @@ def normalize(model: Model) -> MultimodeSystem:
         atom, pos = E.strip_not(cond)
         if isinstance(atom, E.Call) and atom.func == "edge" and len(atom.args) == 1:
             atom, kind = atom.args[0], "transient"      # `if edge(c)`: the rising edge of c
-        if atom in when_atoms:
+        if atom in when_atoms and not (isinstance(atom, E.Ref) and atom.name in bool_defs):
             kind = "transient"
         return (kind, atom), atom, pos, kind
 
