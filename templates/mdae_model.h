@@ -204,6 +204,7 @@ extern const int mdae_init_unknowns[];
 extern const int mdae_state_slots[];
 extern const unsigned char mdae_when_initial[];
 extern const unsigned char mdae_when_recheck[];
+extern const int mdae_when_loop[];
 
 #include "mdae_functions.h"
 

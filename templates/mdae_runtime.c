@@ -412,14 +412,80 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
     return 1;
 }
 
+#if MDAE_NWLOOP > 0
+/* G(u) = Phi(u) - u for the Real when-variables u on a cycle through the continuous
+ * equations (mdae_when_loop): Phi(u) is what one pass of the when-equations assigns once the
+ * schedule has computed the continuous variables from u. */
+static int when_loop_residual(ModelInstance *inst, const int *fire, const double *u,
+                              double *g)
+{
+    int k;
+    for (k = 0; k < MDAE_NWLOOP; k++) inst->d.r[mdae_when_loop[k]] = u[k];
+    if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
+    (void)mdae_when_assign(inst, fire);
+    if (mdae_function_failed(inst)) return 1;
+    for (k = 0; k < MDAE_NWLOOP; k++) g[k] = inst->d.r[mdae_when_loop[k]] - u[k];
+    return 0;
+}
+
+/* The equations of the when-branches that fire and the continuous equations coupled with
+ * them, solved as one system (Modelica 3.6 §8.6; mdae_fmu.structure.when_clauses,
+ * coupled_when_variables): Newton on G(u) = 0 with a forward-difference Jacobian, from the
+ * current values, at most MDAE_NEWTON_MAXIT iterations. On return the slots hold the
+ * solution and the schedule's values for it; the pass loop of mdae_when_equations then finds
+ * nothing left to change. A fixed-point iteration (what that loop does) diverges as soon as
+ * the loop gain exceeds 1 (bug1228: y = 7 - 2*x + time with x = 5 - y has gain 2). */
+static int when_loop_newton(ModelInstance *inst, const int *fire)
+{
+    double u[MDAE_NWLOOP], g[MDAE_NWLOOP], gh[MDAE_NWLOOP], du[2 * MDAE_NWLOOP];
+    double J[MDAE_NWLOOP * MDAE_NWLOOP], gn = INFINITY;
+    int perm[MDAE_NWLOOP], it, j, k;
+    for (k = 0; k < MDAE_NWLOOP; k++) u[k] = inst->d.r[mdae_when_loop[k]];
+    for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
+        if (when_loop_residual(inst, fire, u, g)) return 1;
+        gn = norm_inf(MDAE_NWLOOP, g);
+        if (!isfinite(gn)) break;
+        if (gn <= 1e-13 * (1.0 + norm_inf(MDAE_NWLOOP, u))) return 0;
+        for (j = 0; j < MDAE_NWLOOP; j++) {
+            double uj = u[j], h = 1e-7 * fmax(1.0, fabs(uj));
+            u[j] = uj + h;
+            if (when_loop_residual(inst, fire, u, gh)) return 1;
+            u[j] = uj;
+            for (k = 0; k < MDAE_NWLOOP; k++) J[k * MDAE_NWLOOP + j] = (gh[k] - g[k]) / h;
+        }
+        if (mdae_lu_factor(MDAE_NWLOOP, J, perm)) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the equations of the "
+                     "when-clauses that fire and the continuous equations coupled with them "
+                     "form a singular system", inst->d.time);
+            return 1;
+        }
+        for (k = 0; k < MDAE_NWLOOP; k++) du[k] = g[k];
+        mdae_lu_solve(MDAE_NWLOOP, J, perm, du);
+        for (k = 0; k < MDAE_NWLOOP; k++) u[k] -= du[k];
+    }
+    if (isfinite(gn) && when_loop_residual(inst, fire, u, g) == 0 &&
+        norm_inf(MDAE_NWLOOP, g) <= 1e-10 * (1.0 + norm_inf(MDAE_NWLOOP, u)))
+        return 0;
+    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the equations of the when-clauses that "
+             "fire and the continuous equations coupled with them: Newton did not converge "
+             "in %d iterations (residual %.3g)", inst->d.time, MDAE_NEWTON_MAXIT, gn);
+    return 1;
+}
+#endif
+
 /* The when-branches that fire at an instant (docs/fmi-mapping.md, "Events"): their
  * equations in dependency order, then the schedule, repeated until no value of the equations
  * changes, so that an equation also reads the values the continuous equations compute from
  * the new discrete values (at most one pass per equation, plus the pass that finds nothing
- * changed); then assertions, terminate and reinits, and the schedule once more. */
+ * changed); then assertions, terminate and reinits, and the schedule once more. When-
+ * equations on a cycle through the continuous equations are first solved with them by
+ * Newton (when_loop_newton). */
 int mdae_when_equations(ModelInstance *inst, int *fire)
 {
     int pass, k;
+#if MDAE_NWLOOP > 0
+    if (when_loop_newton(inst, fire)) return 1;
+#endif
     for (pass = 0; pass <= MDAE_NASSIGN + MDAE_NWHEN + 1; pass++) {
         int changed = mdae_when_assign(inst, fire);
         if (mdae_function_failed(inst)) return 1;

@@ -1,11 +1,16 @@
-"""When-equations coupled with the continuous equations at the event instant (issue: values
-that differed from OpenModelica without an error).
+"""When-equations coupled with the continuous equations at the event instant (issue 14: values
+that differed from OpenModelica without an error, then a rejection).
 
-``when sample(0, 0.2) then y = 7 - 2*x + time; end when; x + y = 5;``: at a sample instant
-the when-equation and ``x + y = 5`` are one simultaneous system (Modelica 3.6 §8.6; theory note
-9334 §1.4 Def 33). The generated code solves when-equations by ordering only, so such a model
-must be rejected at analysis (E-WHEN-LOOP), never simulated to wrong numbers. The fix the
-message suggests (read ``pre(x)``) is checked on FMPy output against its closed recurrence."""
+``when sample(0, 0.2) then y = 7 - 2*x + time; end when; x + y = 5;`` (OpenModelica's
+bug1228): at a sample instant the when-equation and ``x + y = 5`` are one simultaneous system
+(Modelica 3.6 §8.6; theory note 9334 §1.4 Def 33). In a single-mode model with Real
+when-variables the generated code solves it by Newton on the when-variables, the continuous
+equations re-solved by the schedule (mdae_fmu.structure.when_clauses.coupled_when_variables,
+templates/mdae_runtime.c when_loop_newton). Hand-solved: y = 7 - 2(5 - y) + t gives
+y = 3 - t_k, x = 2 + t_k at each sample t_k (OpenModelica's reference values: x = 2, 2.4, 3
+and y = 3, 2.6, 2 at t = 0, 0.5, 1). A loop through an Integer, or in a multimode model, is
+still rejected (E-WHEN-LOOP) with the reason; the fix the message suggests (read ``pre(x)``)
+is checked on FMPy output against its closed recurrence."""
 
 from __future__ import annotations
 
@@ -29,20 +34,123 @@ end Coupled;
 """
 
 
-def test_when_equation_in_a_loop_with_continuous_equations_is_rejected(tmp_path, capsys):
-    src = tmp_path / "Coupled.mo"
-    src.write_text(COUPLED)
+BUG1228 = """class Bug1228
+  Real x, y;
+  Real a, b;
+  Real p, q;
+equation
+  when sample(0, 0.2) then
+    y = 7 - 2*x + time;
+  end when;
+  x + y = 5;
+  a + b = 5;
+  when sample(0, 0.2) then
+    b = 7 - 2*a + time;
+  end when;
+  when sample(0.1, 0.2) then
+    q = exp(-p);
+  end when;
+  p = q + time;
+end Bug1228;
+"""
+
+
+def _after_events(res, names):
+    """The value of each variable after the last event at each output time (the last row)."""
+    out = {}
+    for i, ti in enumerate(res["time"]):
+        out[round(float(ti), 9)] = {n: float(res[n][i]) for n in names}
+    return out
+
+
+def test_when_equation_in_a_loop_with_continuous_equations_is_solved(tmp_path, capsys):
+    """Three loops (x-y, a-b linear with gain 2, where a fixed-point iteration diverges; p-q
+    nonlinear): each solved at its samples. Oracles: the hand solution above, and for
+    q = exp(-p), p = q + t the root of q - exp(-(q + t)) by brentq."""
+    from scipy.optimize import brentq
+    src = tmp_path / "Bug1228.mo"
+    src.write_text(BUG1228)
+    fmu = tmp_path / "Bug1228.fmu"
+    assert main(["analyze", str(src)]) == 0, capsys.readouterr().out
+    assert main(["export", str(src), "-o", str(fmu)]) == 0, capsys.readouterr().err
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05,
+                       output=["x", "y", "a", "b", "p", "q"])
+    after = _after_events(res, ["x", "y", "a", "b", "p", "q"])
+    for k in range(6):
+        tk = round(0.2 * k, 9)
+        assert after[tk]["y"] == pytest.approx(3 - tk, abs=1e-12), tk
+        assert after[tk]["x"] == pytest.approx(2 + tk, abs=1e-12), tk
+        assert after[tk]["b"] == pytest.approx(3 - tk, abs=1e-12), tk
+        assert after[tk]["a"] == pytest.approx(2 + tk, abs=1e-12), tk
+    for k in range(5):
+        tk = round(0.1 + 0.2 * k, 9)
+        q = brentq(lambda v, tk=tk: v - np.exp(-(v + tk)), 0.0, 1.0, xtol=1e-15)
+        assert after[tk]["q"] == pytest.approx(q, abs=1e-12), tk
+        assert after[tk]["p"] == pytest.approx(q + tk, abs=1e-12), tk
+    # OpenModelica's reference values (testsuite/simulation/modelica/events/bug1228.mos)
+    for t, x, y in ((0.0, 2.0, 3.0), (0.5, 2.4, 2.6), (1.0, 3.0, 2.0)):
+        assert after[t]["x"] == pytest.approx(x, abs=1e-12)
+        assert after[t]["y"] == pytest.approx(y, abs=1e-12)
+    # between samples, y holds and x = 5 - y
+    t = res["time"]
+    np.testing.assert_allclose(res["x"] + res["y"], 5.0, atol=1e-12)
+    inside = (t > 0.2 + 1e-9) & (t < 0.4 - 1e-9)
+    np.testing.assert_allclose(res["y"][inside], 2.8, atol=1e-12)
+
+
+LOOP_INTEGER = """class LoopInteger
+  Real x;
+  Integer n(start = 0);
+equation
+  when sample(0, 0.2) then
+    n = integer(7 - 2*x + time);
+  end when;
+  x + n = 5;
+end LoopInteger;
+"""
+
+LOOP_MODES = """class LoopModes
+  Real x;
+  discrete Real y(start = 0);
+  Real z(start = 0, fixed = true);
+equation
+  when sample(0, 0.2) then
+    y = 7 - 2*x + time;
+  end when;
+  x + y = 5;
+  if z > 0.5 then
+    der(z) = 1;
+  else
+    der(z) = 2;
+  end if;
+end LoopModes;
+"""
+
+
+@pytest.mark.parametrize("text, name, lines, why", [
+    (LOOP_INTEGER, "LoopInteger", ("n", 6, 8),
+     "the loop passes through the Integer n, and only Real when-variables are solved with "
+     "the continuous equations (by Newton)"),
+    (LOOP_MODES, "LoopModes", ("y", 7, 9),
+     "the model has several modes, and only single-mode models solve a when-equation "
+     "together with the continuous equations (by Newton)")])
+def test_loops_that_are_not_solved_are_rejected(tmp_path, capsys, text, name, lines, why):
+    var, when_line, eq_line = lines
+    src = tmp_path / f"{name}.mo"
+    src.write_text(text)
     for args in (["analyze", str(src)], ["export", str(src), "-o", str(tmp_path / "C.fmu")]):
         code = main(args)
         out = capsys.readouterr()
-        text = out.out + out.err
-        assert code == 1, text
+        text_out = out.out + out.err
+        assert code == 1, text_out
         assert ("algebraic loop between equations of when-clauses and continuous equations "
-                "(E-WHEN-LOOP)") in text
-        assert "the equation of y in a when-clause (Coupled.mo:6) reads x" in text
-        assert "the continuous equation (Coupled.mo:8) computes x from y" in text
-        assert "fix: read the previous value where it is meant" in text
-        assert "Traceback" not in text
+                "(E-WHEN-LOOP)") in text_out
+        assert why in text_out
+        assert f"the equation of {var} in a when-clause ({name}.mo:{when_line}) reads x" \
+            in text_out
+        assert f"the continuous equation ({name}.mo:{eq_line}) computes x from" in text_out
+        assert "fix: read the previous value where it is meant" in text_out
+        assert "Traceback" not in text_out
     assert not (tmp_path / "C.fmu").exists()
 
 

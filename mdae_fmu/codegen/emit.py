@@ -286,6 +286,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=z, nrel=len(ev.relations), nwhen=len(ev.branches),
         nsample=len(ev.samples), nassign=len(ev.assignment_order),
+        nwloop=len(ev.when_loop),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
         ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
         iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
@@ -297,6 +298,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         bool_kind=_num_list(bool_kind, str),
         when_initial=_num_list([1 if b.has_initial else 0 for b in ev.branches], str),
         when_recheck=_num_list([1 if b.recheck else 0 for b in ev.branches], str),
+        when_loop=_num_list([_slot_index(t) for t in ev.when_loop], str),
         state_slots=_num_list([s.vector_slot for s in cm.states], str),
         der_slots=_num_list([s.der_slot for s in cm.states], str),
         nominals=_num_list([s.nominal for s in cm.states], _float),
@@ -366,6 +368,13 @@ def _active_branches(ev: EventPlan) -> list[str]:
             earlier = "".join(f" && !fire[{e}]" for e in branch_ids[:j])
             out.append(f"    act[{k}] = fire[{k}]{earlier};")
     return out
+
+
+def _slot_index(target: str) -> int:
+    """``k`` of a Real slot ``d->r[k]``."""
+    if not (target.startswith("d->r[") and target.endswith("]")):
+        raise ValueError(f"not a Real slot: {target}")
+    return int(target[len("d->r["):-1])
 
 
 def _pre_slot(target: str) -> str:

@@ -48,7 +48,8 @@ import sympy as sp
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Assertion, Assign, Model, Reinit, Terminate
-from ..structure.when_clauses import when_assignment_order, when_clause_problems
+from ..structure.when_clauses import (coupled_when_variables, when_assignment_order,
+                                      when_clause_problems)
 from .blocks import linear_split
 from .plan import CompiledModel
 
@@ -104,6 +105,9 @@ class EventPlan:
     clock_rates: dict                             # clock state -> rate (`clock_rates`)
     # branches of different when-clauses that reinit the same variable (`reinit_conflicts`)
     conflicts: tuple = ()
+    # slots of the Real when-variables solved with the continuous equations of the instant
+    # by Newton (`mdae_fmu.structure.when_clauses.coupled_when_variables`)
+    when_loop: tuple[str, ...] = ()
 
 
 def signed_distance(rel) -> tuple[sp.Expr, bool]:
@@ -267,8 +271,10 @@ def _relations_and_samples(exprs):
     return rels, samples
 
 
-def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
-    """Relations, samples, when-branches and assertions of ``model`` (module docstring)."""
+def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) -> EventPlan:
+    """Relations, samples, when-branches and assertions of ``model`` (module docstring).
+    ``report``: the per-mode analysis of a single-mode model, whose when-equations coupled
+    with the continuous equations are solved by Newton (`EventPlan.when_loop`)."""
     table = cm.table
     branches: list = []
     clauses: list = []
@@ -326,8 +332,10 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=()) -> EventPlan:
     except nx.NetworkXUnfeasible:
         raise ModelRejected("\n".join(when_clause_problems(model, None, derivatives=False))) \
             from None
+    loop = tuple(cm.slots[table.sym(v, 0)]
+                 for v in coupled_when_variables(model, report)) if report is not None else ()
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
-                     order, tuple(assertions), clocks, reinit_conflicts(model, clauses))
+                     order, tuple(assertions), clocks, reinit_conflicts(model, clauses), loop)
 
 
 def reinit_conflicts(model: Model, clauses) -> tuple:

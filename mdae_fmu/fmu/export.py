@@ -135,7 +135,7 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
         ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
     else:
         cm = with_transient_restarts(model, compile_model(model, report), automaton)
-        ev = plan_events(model, cm)
+        ev = plan_events(model, cm, report=report)
     init = plan_initialization(model, cm)
     if multimode is not None:
         structure = model_structure(

@@ -34,6 +34,7 @@ from ..diagnostics import SourceLoc
 from ..ir import Assign, Model, Reinit
 from ..structure.conditionals import classify_conditionals, drop_zero_terms
 from ..structure.per_mode import TooManyModes
+from ..structure.sample_clocks import constant_bindings, never_coincide
 
 #: Most transient modes (sets of when-conditions true at one instant, per long mode) that
 #: `MultimodeSystem.modes` enumerates: each extra when-clause doubles them (16 when-clauses:
@@ -141,11 +142,17 @@ class MultimodeSystem:
             raise TooManyTransientModes(self.name, len(trans_idx), len(base))
         transient = []
         apart = self.non_simultaneous()
+        # the rising edge of a Boolean implies its value: `when b` next to `if b`, b defined by
+        # an equation, has no mode with edge(b) and not b
+        long_of = {j: i for i in long_idx for j in trans_idx
+                   if self.guards[i].cond == self.guards[j].cond}
         for r in range(1, len(trans_idx) + 1):
             for on in itertools.combinations(trans_idx, r):
                 if any(pair in apart for pair in itertools.combinations(on, 2)):
                     continue
                 for b in base:
+                    if any(j in long_of and not b[long_of[j]] for j in on):
+                        continue
                     m = list(b)
                     for i in on:
                         m[i] = True
@@ -158,7 +165,8 @@ class MultimodeSystem:
         transient mode (issue 14, Modelica's when-clauses):
 
         * they cannot rise at the same instant: ``time > c1`` and ``time >= c2`` with numeric
-          constants c1 != c2 rise at t = c1 and t = c2 only;
+          constants c1 != c2 rise at t = c1 and t = c2 only; two ``sample`` clocks known at
+          compile time that never coincide (`mdae_fmu.structure.sample_clocks`);
         * different when-clauses reinit the same variable on them: Modelica lets such clauses
           coexist as long as they do not fire together, which is not decidable in general
           (``h <= 0`` against ``time > 1``); the generated code checks it at run time and
@@ -170,8 +178,11 @@ class MultimodeSystem:
         out = set()
         trans = [i for i, g in enumerate(self.guards) if g.kind == "transient"]
         rise = {i: _rise_time(self.guards[i].cond) for i in trans}
+        constants = constant_bindings(self.model)
         for i, j in itertools.combinations(trans, 2):
             if rise[i] is not None and rise[j] is not None and rise[i] != rise[j]:
+                out.add((i, j))
+            elif never_coincide(self.guards[i].cond, self.guards[j].cond, constants):
                 out.add((i, j))
         reinits = [e for e in self.equations if e.reinit]
         for a, b in itertools.combinations(reinits, 2):
@@ -407,7 +418,7 @@ def normalize(model: Model) -> MultimodeSystem:
         atom, pos = E.strip_not(cond)
         if isinstance(atom, E.Call) and atom.func == "edge" and len(atom.args) == 1:
             atom, kind = atom.args[0], "transient"      # `if edge(c)`: the rising edge of c
-        if atom in when_atoms:
+        if atom in when_atoms and not (isinstance(atom, E.Ref) and atom.name in bool_defs):
             kind = "transient"
         return (kind, atom), atom, pos, kind
 

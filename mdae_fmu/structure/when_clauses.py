@@ -10,6 +10,10 @@ cycle among them (an algebraic loop of discrete equations) is rejected at analys
 (`when_clause_problems`). Dependencies that pass through the continuous equations (``z =
 2*count`` computed by the mode's schedule, ``y = z`` in a when-body) are resolved at run time
 by the event iteration of the generated code (docs/fmi-mapping.md, "Events", event iteration).
+A cycle through the continuous equations (``when sample(0, 0.2) then y = 7 - 2*x + time; end
+when; x + y = 5;``, OpenModelica's bug1228) is one simultaneous system at the instant: in a
+single-mode model with Real when-variables the generated code solves it by Newton on those
+variables (`coupled_when_variables`), otherwise it is rejected (E-WHEN-LOOP).
 
 A when-condition, when-equation or assertion may read ``der(v)`` only where the analysis
 computes it: in every mode, ``der(v)`` must be a derivative the mode's schedule solves for (a
@@ -22,6 +26,7 @@ import networkx as nx
 
 from .. import expr as E
 from ..ir import Assertion, Assign, Model, Reinit
+from .sample_clocks import simultaneous_reinit_problems
 
 
 def _assignments(model: Model) -> list[tuple[int, int, int, Assign]]:
@@ -79,17 +84,11 @@ def _cycle_message(model: Model, g: nx.DiGraph) -> str | None:
             + f"\n  fix: read the previous value where it is meant, e.g. pre({names[0]})")
 
 
-def _through_continuous_message(model: Model, report) -> str | None:
-    """E-WHEN-LOOP across the continuous equations: in some mode, an equation of a when-body
-    reads (at the current instant) a variable the mode's schedule computes from a variable
-    assigned in a when-body, and back (module docstring). At the event instant these
-    equations form one simultaneous system with the continuous equations (Modelica 3.6 §8.6);
-    the generated code solves the when-equations by ordering only (each is evaluated once per
-    firing, from the values the schedule computed before it), which would give wrong values
-    here, so the model is rejected instead. None when no mode has such a cycle."""
-    assigned = {act.var for _, _, _, act in _assignments(model)}
-    if not assigned or report is None:
-        return None
+def _mode_graphs(model: Model, report):
+    """Per mode of ``report``: the graph of what is computed from what at an event instant,
+    ``u -> v`` when the equation of ``v`` in a when-body reads ``u`` (edge attribute ``loc``)
+    or when the mode's schedule computes the algebraic ``v`` from ``u`` (attribute ``eq``, the
+    block's equation ids)."""
     by_id = {eq.id: eq for eq in model.equations}
     when_g = nx.DiGraph()
     for _, _, _, act in _assignments(model):
@@ -110,10 +109,53 @@ def _through_continuous_message(model: Model, report) -> str | None:
                 for v in outs:
                     if not g.has_edge(u, v):
                         g.add_edge(u, v, eq=",".join(e for e, _ in blk.equations))
+        yield mode, g
+
+
+def coupled_when_variables(model: Model, report) -> tuple[str, ...]:
+    """The variables assigned in when-bodies that lie on a cycle through the continuous
+    equations (`_through_continuous_message`), in model order; empty when there is none.
+    The generated code solves them with the continuous equations of the instant by Newton
+    (templates/mdae_runtime.c, ``when_loop_newton``; docs/fmi-mapping.md, "Events")."""
+    assigned = {act.var for _, _, _, act in _assignments(model)}
+    if not assigned or report is None:
+        return ()
+    on_cycle: set[str] = set()
+    for _, g in _mode_graphs(model, report):
+        for scc in nx.strongly_connected_components(g):
+            if len(scc) > 1:
+                on_cycle |= scc & assigned
+    return tuple(v.name for v in model.variables if v.name in on_cycle)
+
+
+def _through_continuous_message(model: Model, report) -> str | None:
+    """E-WHEN-LOOP across the continuous equations, when it cannot be solved: in some mode, an
+    equation of a when-body reads (at the current instant) a variable the mode's schedule
+    computes from a variable assigned in a when-body, and back (module docstring). At the
+    event instant these equations form one simultaneous system with the continuous equations
+    (Modelica 3.6 §8.6). In a single-mode model whose when-variables on such cycles are all
+    Real, the generated code solves that system by Newton on those variables
+    (`coupled_when_variables`), the continuous equations re-solved by the schedule at each
+    evaluation: accepted. Rejected (the message says which case): a cycle through an Integer
+    or Boolean (no Newton step on a discrete value), or a model with several modes (the
+    multimode exporter solves when-equations by ordering only). None when nothing is
+    rejected."""
+    assigned = {act.var for _, _, _, act in _assignments(model)}
+    if not assigned or report is None:
+        return None
+    types = {v.name: v.type for v in model.variables}
+    by_id = {eq.id: eq for eq in model.equations}
+    for mode, g in _mode_graphs(model, report):
         try:
             cycle = nx.find_cycle(g)
         except nx.NetworkXNoCycle:
             continue
+        discrete = sorted(v for scc in nx.strongly_connected_components(g) if len(scc) > 1
+                          for v in scc & assigned if types.get(v, "Real") != "Real")
+        if len(report.modes) == 1 and not discrete:
+            continue
+        if discrete:
+            cycle = _cycle_through(g, discrete[0]) or cycle
         lines = []
         for u, v in cycle:
             data = g.edges[u, v]
@@ -127,13 +169,28 @@ def _through_continuous_message(model: Model, report) -> str | None:
                 lines.append(f"  the equation of {v} in a when-clause{where} reads {u}")
         when_vars = [u for u, _ in cycle if u in assigned]
         mode_txt = "" if len(report.modes) == 1 else f" in mode {mode.name}"
+        why = (f"the loop passes through the {types[discrete[0]]} {discrete[0]}, and only "
+               "Real when-variables are solved with the continuous equations (by Newton)"
+               if discrete else
+               "the model has several modes, and only single-mode models solve a when-"
+               "equation together with the continuous equations (by Newton)")
         return ("algebraic loop between equations of when-clauses and continuous equations "
                 f"(E-WHEN-LOOP){mode_txt}: at the event instant they form one simultaneous "
-                "system, which is not supported (only when-equations that can be solved one "
-                "after the other are):\n" + "\n".join(lines)
+                f"system, which is not supported here: {why}:\n" + "\n".join(lines)
                 + f"\n  fix: read the previous value where it is meant, e.g. replace the "
                 f"current values read in the when-equation of {when_vars[0]} by pre(...) of "
                 f"them, or solve the coupled system by hand in the when-equation")
+    return None
+
+
+def _cycle_through(g: nx.DiGraph, v: str) -> list | None:
+    """A cycle of ``g`` through the node ``v`` as a list of edges, or None."""
+    for u in g.predecessors(v):
+        try:
+            path = nx.shortest_path(g, v, u)
+        except nx.NetworkXNoPath:
+            continue
+        return list(zip(path, path[1:])) + [(u, v)]
     return None
 
 
@@ -211,8 +268,10 @@ def when_clause_problems(model: Model, report, derivatives: bool = True) -> list
     """Rejection messages for the when-clauses of ``model`` given its per-mode analysis
     ``report`` (`mdae_fmu.structure.per_mode.ModesReport`): a cycle among the equations of
     when-bodies (E-WHEN-LOOP), a derivative read at events that some mode does not compute
-    (E-EVENT-DER). Empty when the model has neither (module docstring)."""
-    out = []
+    (E-EVENT-DER), two when-clauses that reinit one variable on sample clocks that fire
+    together (E-REINIT-SAME-INSTANT, `mdae_fmu.structure.sample_clocks`). Empty when the model
+    has none of these (module docstring)."""
+    out = simultaneous_reinit_problems(model)
     loop = _cycle_message(model, _dependency_graph(model))
     if loop:
         out.append(loop)
