@@ -34,7 +34,7 @@ import numpy as np
 from scipy.integrate import LSODA
 from scipy.optimize import brentq
 
-HYSTERESIS = 1e-10          # relative event-indicator hysteresis (docs/fmi-mapping.md)
+HYSTERESIS = 1e-10          # event-indicator hysteresis, the C FMU's (docs/fmi-mapping.md)
 NEWTON_TOL = 1e-12
 NEWTON_MAX = 50
 MAX_INSTANTS = 100          # event iteration bound
@@ -100,6 +100,13 @@ def compile_tree(node, env: "Simulator"):
         return lambda: rel[k]
     if op == "initial":
         return lambda: env.initializing
+    if op == "band":
+        s, b, k = compile_tree(node[1], env), env.b, node[2]
+
+        def band():
+            v = s()
+            return True if v > 0.5 * HYSTERESIS else False if v < -0.5 * HYSTERESIS else b[k]
+        return band
     args = [compile_tree(a, env) for a in node[1:]] if op not in ("f", "cmp", "if") else []
     if op == "+":
         if len(args) == 2:
@@ -177,6 +184,7 @@ class Simulator:
         self.discrete = [(self._target(t), c(e)) for t, e in plan["discrete"]]
         self.relations = [(c(r["s"]), r["strict"]) for r in plan["relations"]]
         self.modes = [self._mode(m) for m in plan["modes"]]
+        self.init_system = self._system(plan.get("init"))
         self.guards = [c(g) for g in plan["guards"]]
         self.mode_of_key = {m["key"]: k for k, m in enumerate(plan["modes"])}
         self.edges = {(e["src"], e["dst"]): (e["label"], [self._instant(i) for i in
@@ -220,11 +228,14 @@ class Simulator:
                 blocks.append(("newton", blk["label"], blk["u"],
                                [compile_tree(f, self) for f in blk["F"]],
                                [(i * n + j, compile_tree(e, self)) for i, j, e in blk["J"]]))
-        proj = m.get("project") or {"F": [], "J": [], "slots": []}
-        n = len(proj["slots"])
-        project = ([compile_tree(f, self) for f in proj["F"]],
-                   [(i * n + j, compile_tree(e, self)) for i, j, e in proj["J"]], proj["slots"])
-        return blocks, m["zero"], m["stores"], project
+        return blocks, m["zero"], m["stores"], self._system(m.get("project"))
+
+    def _system(self, sysm):
+        """(residuals, Jacobian entries, unknown slots) of a projection or initial system."""
+        sysm = sysm or {"F": [], "J": [], "slots": []}
+        n = len(sysm["slots"])
+        return ([compile_tree(f, self) for f in sysm["F"]],
+                [(i * n + j, compile_tree(e, self)) for i, j, e in sysm["J"]], sysm["slots"])
 
     def _instant(self, ic):
         c = lambda n: compile_tree(n, self)   # noqa: E731
@@ -279,8 +290,12 @@ class Simulator:
     def project(self, m):
         """Gauss-Newton, minimal-norm steps: the states of mode ``m``'s consistency
         equations moved the least distance that satisfies them (docs/multimode-fmu.md)."""
-        F, J, slots = self.modes[m][3]
-        if not F:
+        self.solve_system(self.modes[m][3], f"the consistency equations of mode {m}")
+
+    def solve_system(self, system, what: str):
+        """Minimal-norm Gauss-Newton on ``system`` (`_system`) from the current values."""
+        F, J, slots = system
+        if not F or not slots:
             return
         r, n = self.r, len(slots)
         for _ in range(NEWTON_MAX):
@@ -294,8 +309,8 @@ class Simulator:
             dx = np.linalg.lstsq(jac.reshape(len(F), n), -f, rcond=None)[0]
             for k, slot in enumerate(slots):
                 r[slot] += float(dx[k])
-        raise SimulationError(f"t = {self.time!r}: the projection onto the consistency "
-                              f"equations of mode {m} does not converge")
+        raise SimulationError(f"t = {self.time!r}: the projection onto {what} does not "
+                              "converge")
 
     def relation_value(self, k):
         s, strict = self.relations[k][0](), self.relations[k][1]
@@ -305,8 +320,7 @@ class Simulator:
         out = []
         for k, (s, _) in enumerate(self.relations):
             v = s()
-            d = HYSTERESIS * max(1.0, abs(v))
-            out.append(v + d if self.rel[k] else v - d)
+            out.append(v + HYSTERESIS if self.rel[k] else v - HYSTERESIS)
         return out
 
     # --- life cycle --------------------------------------------------------------------
@@ -321,8 +335,10 @@ class Simulator:
         for k, f in self.start_bindings:
             if ("r", k) not in self.host_set:
                 self.r[k] = float(f())
+        self._save_pre()            # pre(v) during initialization: the start value of v
         for k in range(len(self.rel)):
             self.rel[k] = self.relation_value(k)
+        self.solve_system(self.init_system, "the initial system")
         for set_, f in self.discrete:
             set_(f())
         if self.guards:
@@ -449,6 +465,7 @@ class Simulator:
             self.dirty = False
             self.time = t
             self.compute()
+            self._save_pre()
             self._event_iteration()
             self.solver = None
         if not self.vec:
@@ -491,6 +508,7 @@ class Simulator:
             self._set_y(te, sol(te))
             self.compute()
             self.events += 1
+            self._save_pre()            # the left limits at the event
             self._event_iteration()
             self.solver = None
 

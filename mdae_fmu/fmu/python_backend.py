@@ -12,9 +12,9 @@ is ever executed as Python code. `export_python` packages the plan, the runtime 
 pythonfmu slave class (`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder``.
 
 What the plan holds that the runtime does not implement is refused here, with the feature
-named (`ModelRejected`, exit code 1): delta-scheme instants (S3), guards on left limits
-(banded relations), initial systems, samples, when-equations other than reinit restarts,
-assertions, user functions, ``edge``/``change``.
+named (`ModelRejected`, exit code 1): delta-scheme instants (S3), samples, initial systems
+on computed variables, when-equations other than reinit restarts (and their impulses),
+when-clauses in multimode models, assertions, user functions, ``edge``/``change``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import sympy as sp
 from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..codegen.blocks import linear_split, partial_derivative
-from ..codegen.events import plan_events
+from ..codegen.events import plan_events, signed_distance
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import CompiledModel, compile_model
 from ..codegen.restarts import base_name, slot_names, with_transient_restarts
@@ -157,6 +157,18 @@ def _projection(cm: CompiledModel, w: _TreeWriter, consistency) -> dict:
             "slots": [state_slot[x] for x in syms]}
 
 
+def _initial_system(cm: CompiledModel, w: _TreeWriter, init) -> dict:
+    """The initial system (consistency and initial equations) and its Jacobian in the free
+    states it determines (`mdae_fmu.codegen.initialization`), solved by minimal-norm
+    Gauss-Newton from the start values."""
+    sym_of = {s.slot: s.symbol for s in cm.states}
+    syms = [sym_of[k] for k in init.unknown_slots]
+    return {"F": [w(e) for _, e in init.rows],
+            "J": [[i, j, w(d)] for i, (_, e) in enumerate(init.rows)
+                  for j, x in enumerate(syms) for d in [partial_derivative(e, x)] if d != 0],
+            "slots": list(init.unknown_slots)}
+
+
 def _left_writer(cm: CompiledModel, w: _TreeWriter, right: dict | None = None):
     """A writer for restart formulas: ``x-`` (and parameters) read the current values (the
     left limits at the instant), ``x+`` the instant's new value ``["new", j]``."""
@@ -209,14 +221,12 @@ def _python_plan(model: Model, analysis) -> dict:
         multimode = plan_multimode(model, report, analysis.automaton)
         cm = multimode.compiled
         ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
-        if multimode.banded:
-            raise _Unsupported("guards on left limits (pre) of continuous variables")
     else:
         cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
         ev = plan_events(model, cm)
     init = plan_initialization(model, cm)
-    if init.rows:
-        raise _Unsupported("an initial system (consistency or initial equations)")
+    if init.needs_compute:
+        raise _Unsupported("an initial system on computed variables")
     if ev.samples:
         raise _Unsupported("sample()")
     if ev.assertions:
@@ -224,8 +234,14 @@ def _python_plan(model: Model, analysis) -> dict:
     if getattr(model, "functions", None):
         raise _Unsupported("user functions")
     relations = {r.relation: k for k, r in enumerate(ev.relations)}
-    slots = {sym: slot_of(c) for sym, c in cm.slots.items()}
+    banded = multimode.banded if multimode is not None else ()
+    band_syms = {sym for sym, _, _ in banded}
+    slots = {sym: slot_of(c) for sym, c in cm.slots.items() if sym not in band_syms}
     w = _TreeWriter(slots, relations)
+    for sym, rel, b in banded:
+        # a left-limit guard keeps its previous value (hidden Boolean b) while its signed
+        # distance lies within half the hysteresis (codegen.multimode, "Left-limit guards")
+        slots[sym] = ["band", w(signed_distance(rel)[0]), b]
     slot_index = {sym: leaf[2] for sym, leaf in slots.items()
                   if leaf[0] == "v" and leaf[1] == "r"}
     plan: dict = {
@@ -239,7 +255,9 @@ def _python_plan(model: Model, analysis) -> dict:
         "guesses": [[k, v] for k, v in sorted(cm.guesses.items())],
         "calculated": [[slot_of(t), w(e)] for t, e in cm.calculated_parameters],
         "start_bindings": [[k, w(e)] for k, e in cm.start_bindings],
-        "discrete": [[slot_of(t), w(e)] for t, e in cm.discrete_assignments],
+        "discrete": [[slot_of(t), w(e)] for t, e in cm.discrete_assignments]
+        + [[["v", "b", b], slots[sym]] for sym, _, b in banded],
+        "init": _initial_system(cm, w, init),
         "relations": [dict(s=w(r.s), strict=r.strict) for r in ev.relations],
     }
     if multimode is None:
