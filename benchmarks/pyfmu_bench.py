@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ("ClutchBasic", "BouncingBall", "VanDerPol")
-STOP = {"ClutchBasic": 10.0, "BouncingBall": 2.0, "VanDerPol": 10.0}
+MODELS = ("ClutchBasic", "BouncingBall", "VanDerPol", "RLDC2")
+STOP = {"ClutchBasic": 10.0, "BouncingBall": 2.0, "VanDerPol": 20.0, "RLDC2": 1.0}
 
 
 def cpu() -> float:
