@@ -24,6 +24,7 @@ import io
 import json
 import re
 import shutil
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -324,11 +325,22 @@ def python_fmu_bytes(model: Model, analysis, default_experiment: dict) -> bytes:
         (d / PLAN_FILE).write_text(json.dumps(plan), encoding="utf-8")
         out = d / "out"
         out.mkdir()
-        fmu = FmuBuilder.build_FMU(d / f"{SLAVE_MODULE}.py", dest=out / "model.fmu",
-                                   project_files=[d / f"{RUNTIME_MODULE}.py", d / PLAN_FILE],
-                                   needsExecutionTool="true",
-                                   canHandleVariableCommunicationStepSize="true")
-        return _flat_names(Path(fmu).read_bytes())
+        path_before, modules_before = list(sys.path), set(sys.modules)
+        try:
+            fmu = FmuBuilder.build_FMU(d / f"{SLAVE_MODULE}.py", dest=out / "model.fmu",
+                                       project_files=[d / f"{RUNTIME_MODULE}.py",
+                                                      d / PLAN_FILE],
+                                       needsExecutionTool="true",
+                                       canHandleVariableCommunicationStepSize="true")
+            return _flat_names(Path(fmu).read_bytes())
+        finally:
+            # the builder imports the slave from the temporary directory and leaves it on
+            # sys.path and in sys.modules: an FMU loaded later in this process (FMPy,
+            # libcosimpy) must import its own copy from its resources
+            sys.path[:] = path_before
+            for name in (SLAVE_MODULE, RUNTIME_MODULE):
+                if name not in modules_before:
+                    sys.modules.pop(name, None)
 
 
 def _flat_names(fmu: bytes) -> bytes:
