@@ -28,7 +28,7 @@ from cosim_util import (REFERENCE, input_table, reference_entry, reference_stop,
 # the reference models whose plan the Python runtime runs (the others are refused, below)
 SUPPORTED = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "ClutchBasic",
              "ClutchGuarded", "ClutchGuardedTime", "ClutchNonSemilinear", "CupAndBall",
-             "RLDC2", "RLDC2Switched", "RLDC2Diodes")
+             "AirBrake", "RLDC2", "RLDC2Switched", "RLDC2Diodes")
 # integrator tolerance given to the FMU, and the bound on the relative error (metric of
 # tests/cosim_util.relative_errors) away from the events
 RTOL = 1e-11
@@ -157,7 +157,7 @@ def test_libcosim(fmus):
 
 @pytest.mark.parametrize("name,what", [
     ("CupAndBallFirstOrder", "without closed-form restart"),
-    ("AirBrake", "assert()"),
+    ("CupAndBallElastic", "impulses of a when-restart"),
     ("Stair", "when-equations other than reinit")])
 def test_unsupported_is_refused(tmp_path, capsys, name, what):
     """A plan the Python runtime does not run: exit 1, the feature named, no FMU written."""
@@ -170,6 +170,22 @@ def test_unsupported_is_refused(tmp_path, capsys, name, what):
     assert "python backend does not support" in err and what in err
     assert "Traceback" not in err
     assert not out.exists()
+
+
+def test_failed_assertion_stops_the_run(tmp_path):
+    """An assertion is checked after every event iteration, its relations watched by event
+    indicators (as in the C FMU): x = 1 - t fails x >= 0.5 at t = 0.5, where the run stops
+    (fmi2DoStep does not complete), x there within the assertion tolerance of 0.5."""
+    from mdae_fmu import api
+    src = tmp_path / "AssertFall.mo"
+    src.write_text("class AssertFall\n  Real x(start = 1.0, fixed = true);\nequation\n"
+                   "  der(x) = -1.0;\n  assert(x >= 0.5, \"x fell below 0.5\");\n"
+                   "end AssertFall;\n")
+    fmu = api.export_fmu(api.load(src), tmp_path / "a.fmu", fmi_type="cs", backend="python",
+                         progress=False)
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.01, output=["x"])
+    assert abs(res["time"][-1] - 0.5) < 1e-6
+    assert abs(res["x"][-1] - 0.5) < 1e-7
 
 
 def test_model_exchange_is_refused(tmp_path, capsys):

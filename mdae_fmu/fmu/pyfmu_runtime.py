@@ -100,6 +100,13 @@ def compile_tree(node, env: "Simulator"):
         return lambda: rel[k]
     if op == "initial":
         return lambda: env.initializing
+    if op == "ge":
+        a, b, tol = compile_tree(node[1], env), compile_tree(node[2], env), env.assert_tol
+
+        def ge():
+            x, y = a(), b()
+            return x - y >= -tol * max(1.0, abs(x), abs(y))
+        return ge
     if op == "band":
         s, b, k = compile_tree(node[1], env), env.b, node[2]
 
@@ -183,6 +190,10 @@ class Simulator:
         self.start_bindings = [(k, c(e)) for k, e in plan["start_bindings"]]
         self.discrete = [(self._target(t), c(e)) for t, e in plan["discrete"]]
         self.relations = [(c(r["s"]), r["strict"]) for r in plan["relations"]]
+        self.assert_tol = plan.get("assert_tol", 1e-8)
+        self.warnings: list = []      # assertion warnings, for the host's log
+        self.assertions = [(compile_tree(c, self), msg, level)
+                           for c, msg, level in plan.get("assertions", ())]
         self.modes = [self._mode(m) for m in plan["modes"]]
         self.init_system = self._system(plan.get("init"))
         self.guards = [c(g) for g in plan["guards"]]
@@ -353,6 +364,16 @@ class Simulator:
         self.solver = None
         self.dirty = False
 
+    def check_assertions(self):
+        """Each assertion's condition (relations up to ``assert_tol``): a failed ``error``
+        one stops the simulation, a ``warning`` one is logged."""
+        for cond, msg, level in self.assertions:
+            if not cond():
+                if level == "warning":
+                    self.warnings.append(f"t = {self.time!r}: assertion: {msg}")
+                else:
+                    raise SimulationError(f"t = {self.time!r}: assertion failed: {msg}")
+
     def _save_pre(self):
         self.pr[:] = self.r
         self.pi[:] = self.i
@@ -396,6 +417,7 @@ class Simulator:
             self.compute()
             self._save_pre()
             if not changed:
+                self.check_assertions()
                 return
         raise SimulationError(f"t = {self.time!r}: the event iteration does not settle")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pythonfmu import Fmi2Slave
 from pythonfmu.default_experiment import DefaultExperiment
-from pythonfmu.enums import Fmi2Causality, Fmi2Initial, Fmi2Variability
+from pythonfmu.enums import Fmi2Causality, Fmi2Initial, Fmi2Status, Fmi2Variability
 from pythonfmu.variables import Boolean, Integer, Real
 
 from mdae_pyfmu_runtime import SimulationError, Simulator
@@ -70,13 +70,17 @@ class MdaeModel(Fmi2Slave):
         try:
             self.sim.initialize(self.sim.time)
         except (SimulationError, ArithmeticError, ValueError) as err:
-            self.log(str(err))
+            self.log(str(err), Fmi2Status.error)
             raise
 
     def do_step(self, current_time, step_size):
         try:
             self.sim.do_step(current_time, step_size, self.t_stop)
         except (SimulationError, ArithmeticError, ValueError) as err:
-            self.log(f"{err}")
+            self.log(f"{err}", Fmi2Status.error)
             return False
+        finally:
+            for message in self.sim.warnings:
+                self.log(message, Fmi2Status.warning)
+            self.sim.warnings.clear()
         return True

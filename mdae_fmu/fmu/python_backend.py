@@ -14,7 +14,7 @@ pythonfmu slave class (`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder
 What the plan holds that the runtime does not implement is refused here, with the feature
 named (`ModelRejected`, exit code 1): delta-scheme instants (S3), samples, initial systems
 on computed variables, when-equations other than reinit restarts (and their impulses),
-when-clauses in multimode models, assertions, user functions, ``edge``/``change``.
+when-clauses in multimode models, user functions, ``edge``/``change``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import sympy as sp
 from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..codegen.blocks import linear_split, partial_derivative
-from ..codegen.events import plan_events, signed_distance
+from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import CompiledModel, compile_model
 from ..codegen.restarts import base_name, slot_names, with_transient_restarts
@@ -158,6 +158,20 @@ def _projection(cm: CompiledModel, w: _TreeWriter, consistency) -> dict:
             "slots": [state_slot[x] for x in syms]}
 
 
+def _assertion(w: _TreeWriter, cond) -> list:
+    """An assertion condition whose order relations hold up to the assertion tolerance
+    (``["ge", a, b]``, as `mdae_fmu.codegen.emit.assertion_condition` prints them)."""
+    if isinstance(cond, (sp.And, sp.Or)):
+        return ["and" if isinstance(cond, sp.And) else "or"] + [_assertion(w, a)
+                                                                for a in cond.args]
+    if isinstance(cond, sp.Not):
+        return ["not", _assertion(w, cond.args[0])]
+    if isinstance(cond, sp.core.relational.Relational) and cond.rel_op in ("<", "<=", ">", ">="):
+        a, b = (cond.lhs, cond.rhs) if cond.rel_op in (">", ">=") else (cond.rhs, cond.lhs)
+        return ["ge", w(a), w(b)]
+    return w(cond)
+
+
 def _initial_system(cm: CompiledModel, w: _TreeWriter, init) -> dict:
     """The initial system (consistency and initial equations) and its Jacobian in the free
     states it determines (`mdae_fmu.codegen.initialization`), solved by minimal-norm
@@ -230,8 +244,6 @@ def _python_plan(model: Model, analysis) -> dict:
         raise _Unsupported("an initial system on computed variables")
     if ev.samples:
         raise _Unsupported("sample()")
-    if ev.assertions:
-        raise _Unsupported("assert()")
     if getattr(model, "functions", None):
         raise _Unsupported("user functions")
     relations = {r.relation: k for k, r in enumerate(ev.relations)}
@@ -260,6 +272,8 @@ def _python_plan(model: Model, analysis) -> dict:
         + [[["v", "b", b], slots[sym]] for sym, _, b in banded],
         "init": _initial_system(cm, w, init),
         "relations": [dict(s=w(r.s), strict=r.strict) for r in ev.relations],
+        "assertions": [[_assertion(w, c), msg, level] for c, msg, level in ev.assertions],
+        "assert_tol": ASSERT_TOL,
     }
     if multimode is None:
         plan["modes"] = [dict(label="", blocks=[_block(b, w, slot_index) for b in cm.blocks],
