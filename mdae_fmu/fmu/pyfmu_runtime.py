@@ -161,6 +161,35 @@ def compile_tree(node, env: "Simulator"):
     raise ValueError(f"unknown operator {op!r} in the plan")
 
 
+def solve_dense(a: list, b: list, n: int):
+    """``x`` with ``A x = b`` (``a``: A row by row, n*n), Gaussian elimination with partial
+    pivoting in plain Python (a block has a few unknowns: numpy's call overhead would
+    dominate), numpy above 8 unknowns; None when A is singular."""
+    if n > 8:
+        try:
+            return [float(v) for v in np.linalg.solve(np.reshape(a, (n, n)), b)]
+        except np.linalg.LinAlgError:
+            return None
+    m = [a[i * n:(i + 1) * n] + [b[i]] for i in range(n)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda i: abs(m[i][c]))
+        if m[p][c] == 0.0 or not math.isfinite(m[p][c]):
+            return None
+        m[c], m[p] = m[p], m[c]
+        pivot = m[c]
+        for i in range(c + 1, n):
+            f = m[i][c] / pivot[c]
+            if f != 0.0:
+                row = m[i]
+                for k in range(c, n + 1):
+                    row[k] -= f * pivot[k]
+    x = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        row = m[i]
+        x[i] = (row[n] - sum(row[k] * x[k] for k in range(i + 1, n))) / row[i]
+    return x
+
+
 class Simulator:
     """One instance of the model: value arrays ``r``, ``i``, ``b``, their left limits ``pr``,
     ``pi``, ``pb``, the frozen relations ``rel``, the current mode; `initialize` then `do_step`
@@ -238,7 +267,8 @@ class Simulator:
                 n = len(blk["u"])
                 blocks.append(("newton", blk["label"], blk["u"],
                                [compile_tree(f, self) for f in blk["F"]],
-                               [(i * n + j, compile_tree(e, self)) for i, j, e in blk["J"]]))
+                               [(i * n + j, compile_tree(e, self)) for i, j, e in blk["J"]],
+                               blk.get("linear", False)))
         return blocks, m["zero"], m["stores"], self._system(m.get("project"))
 
     def _system(self, sysm):
@@ -277,24 +307,28 @@ class Simulator:
                 self._newton(blk)
 
     def _newton(self, blk):
-        _, label, us, F, J = blk
+        """Newton on a block with its analytic Jacobian; a linear block (every residual
+        linear in the unknowns, `mdae_fmu.codegen.blocks.classify`) takes one step, which is
+        exact."""
+        _, label, us, F, J, linear = blk
         r, n = self.r, len(us)
         for _ in range(NEWTON_MAX):
-            f = np.array([g() for g in F])
-            if not np.all(np.isfinite(f)):
+            f = [-g() for g in F]
+            if not all(math.isfinite(v) for v in f):
                 break
-            jac = np.zeros(n * n)
+            jac = [0.0] * (n * n)
             for k, g in J:
                 jac[k] = g()
-            try:
-                dx = np.linalg.solve(jac.reshape(n, n), -f)
-            except np.linalg.LinAlgError:
-                raise SimulationError(f"t = {self.time!r}: block {label}: singular "
-                                      "Jacobian") from None
-            x = np.array([r[u] for u in us]) + dx
+            dx = solve_dense(jac, f, n)
+            if dx is None:
+                raise SimulationError(f"t = {self.time!r}: block {label}: singular Jacobian")
+            done = True
             for k, u in enumerate(us):
-                r[u] = float(x[k])
-            if np.all(np.abs(dx) <= NEWTON_TOL * (1.0 + np.abs(x))):
+                x = r[u] + dx[k]
+                r[u] = x
+                if not abs(dx[k]) <= NEWTON_TOL * (1.0 + abs(x)):
+                    done = False
+            if done or linear:
                 return
         raise SimulationError(f"t = {self.time!r}: block {label}: Newton does not converge")
 

@@ -33,7 +33,7 @@ import sympy as sp
 
 from ..diagnostics import ModelRejected
 from ..ir import Model
-from ..codegen.blocks import linear_split, partial_derivative
+from ..codegen.blocks import classify, linear_split, partial_derivative
 from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import CompiledModel, compile_model
@@ -143,7 +143,7 @@ def _block(blk, w: _TreeWriter, slot_index: dict) -> dict:
     jac = [[i, j, w(d)] for i, r in enumerate(res) for j, u in enumerate(us)
            for d in [partial_derivative(r, u)] if d != 0]
     return {"kind": "newton", "label": blk.label, "u": [slot_index[u] for u in us],
-            "F": [w(r) for r in res], "J": jac}
+            "F": [w(r) for r in res], "J": jac, "linear": classify(blk) == "linear"}
 
 
 def _projection(cm: CompiledModel, w: _TreeWriter, consistency) -> dict:
