@@ -230,8 +230,10 @@ class Simulator:
         self.edges = {(e["src"], e["dst"]): (e["label"], [self._instant(i) for i in
                                                          e["instants"]])
                       for e in plan["edges"]}
-        self.branches = [(c(b["condition"]), [(k, c(x)) for k, x in b["restart"]])
-                         for b in plan["branches"]]
+        self.branches = [(c(b["condition"]), [(k, c(x)) for k, x in b["restart"]],
+                          b.get("label", str(n)),
+                          [(k, c(num), c(den)) for k, num, den in b.get("impulses", ())])
+                         for n, b in enumerate(plan["branches"])]
         self.branch_pre = [False] * len(self.branches)
         st = plan["states"]
         self.vec = [s["slot"] if s["store"] is None else s["store"] for s in st]
@@ -390,7 +392,7 @@ class Simulator:
             self.mode = self._mode_of_guards()
             self.i[self.plan["mode_slot"]] = self.mode
         self.compute()
-        self.branch_pre = [bool(c()) for c, _ in self.branches]
+        self.branch_pre = [bool(b[0]()) for b in self.branches]
         self.initializing = False
         self._save_pre()
         self.compute()
@@ -437,16 +439,23 @@ class Simulator:
                 if m != self.mode:
                     self._change_mode(m)
                     changed = True
-            fired = []
-            for k, (cond, restart) in enumerate(self.branches):
+            fired: dict = {}        # restart label -> branch: one restart per transient mode
+            for k, (cond, restart, label, impulses) in enumerate(self.branches):
                 now = bool(cond())
                 if now and not self.branch_pre[k]:
-                    fired.append(restart)
+                    fired.setdefault(label, (restart, impulses))
                 self.branch_pre[k] = now
-            for restart in fired:
+            for restart, impulses in fired.values():
                 values = [f() for _, f in restart]
+                self.new[:len(values)] = values
+                imps = []
+                for k, num, den in impulses:
+                    d = den()
+                    imps.append((k, num() / d if d != 0 else 0.0))
                 for (k, _), v in zip(restart, values):
                     self.r[k] = v
+                for k, v in imps:
+                    self.r[k] = v           # the impulse over this instant
                 changed = True
             self.compute()
             self._save_pre()

@@ -309,14 +309,18 @@ def _python_plan(model: Model, analysis) -> dict:
 
 
 def _branch(cm: CompiledModel, w: _TreeWriter, b) -> dict:
-    """A when-branch whose only actions are the reinits its standardized restart replaces."""
+    """A when-branch whose only actions are the reinits its standardized restart replaces:
+    the restart ``(slot, f(x-))``, applied once per instant for all the branches that enter
+    the same transient mode (``label``), and the impulse integrals over it (``x+`` = the
+    restart's values; `mdae_fmu.codegen.emit`, ``_restart_code``)."""
     if any(kind != "reinit" for kind, *_ in b.actions):
         raise _Unsupported("when-equations other than reinit")
-    if b.impulses:
-        raise _Unsupported("impulses of a when-restart")
-    lw = _left_writer(cm, w)
+    right = {slot: j for j, (slot, _) in enumerate(b.restart)}
+    lw, rw = _left_writer(cm, w), _left_writer(cm, w, right)
     return {"clause": b.clause, "condition": w(b.condition), "initial": b.has_initial,
-            "restart": [[slot, lw(x)] for slot, x in b.restart]}
+            "label": b.restart_label,
+            "restart": [[slot, lw(x)] for slot, x in b.restart],
+            "impulses": [[slot, rw(num), rw(den)] for slot, num, den in b.impulses]}
 
 
 def _guid(text: str) -> str:
