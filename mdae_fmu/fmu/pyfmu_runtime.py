@@ -232,8 +232,15 @@ class Simulator:
                       for e in plan["edges"]}
         self.branches = [(c(b["condition"]), [(k, c(x)) for k, x in b["restart"]],
                           b.get("label", str(n)),
-                          [(k, c(num), c(den)) for k, num, den in b.get("impulses", ())])
+                          [(k, c(num), c(den)) for k, num, den in b.get("impulses", ())],
+                          [(self._target(t), c(x)) for t, x in b.get("reinit", ())])
                          for n, b in enumerate(plan["branches"])]
+        # when-equations: (branch, setter, value) in the plan's solve order
+        self.when_equations = [
+            (bi, self._target(plan["branches"][bi]["assign"][str(ai)][0]),
+             c(plan["branches"][bi]["assign"][str(ai)][1]))
+            for bi, ai in plan.get("assignment_order", ())]
+        self.clauses = plan.get("clauses") or [[k] for k in range(len(self.branches))]
         self.branch_pre = [False] * len(self.branches)
         st = plan["states"]
         self.vec = [s["slot"] if s["store"] is None else s["store"] for s in st]
@@ -392,6 +399,11 @@ class Simulator:
             self.mode = self._mode_of_guards()
             self.i[self.plan["mode_slot"]] = self.mode
         self.compute()
+        # when-clauses on initial() fire at initialization, no other
+        on_initial = [b.get("initial", False) for b in self.plan["branches"]]
+        self.branch_pre = [not init for init in on_initial]
+        if any(on_initial) and self._when_instant():
+            self.compute()
         self.branch_pre = [bool(b[0]()) for b in self.branches]
         self.initializing = False
         self._save_pre()
@@ -439,23 +451,7 @@ class Simulator:
                 if m != self.mode:
                     self._change_mode(m)
                     changed = True
-            fired: dict = {}        # restart label -> branch: one restart per transient mode
-            for k, (cond, restart, label, impulses) in enumerate(self.branches):
-                now = bool(cond())
-                if now and not self.branch_pre[k]:
-                    fired.setdefault(label, (restart, impulses))
-                self.branch_pre[k] = now
-            for restart, impulses in fired.values():
-                values = [f() for _, f in restart]
-                self.new[:len(values)] = values
-                imps = []
-                for k, num, den in impulses:
-                    d = den()
-                    imps.append((k, num() / d if d != 0 else 0.0))
-                for (k, _), v in zip(restart, values):
-                    self.r[k] = v
-                for k, v in imps:
-                    self.r[k] = v           # the impulse over this instant
+            if self.branches and self._when_instant():
                 changed = True
             self.compute()
             self._save_pre()
@@ -463,6 +459,46 @@ class Simulator:
                 self.check_assertions()
                 return
         raise SimulationError(f"t = {self.time!r}: the event iteration does not settle")
+
+    def _when_instant(self) -> bool:
+        """The when-branches at this instant: a branch fires when its condition is true and
+        was false at the previous instant, an ``elsewhen`` only if no earlier branch of its
+        clause fires; the equations of the firing branches in their solve order, then their
+        reinits (all values before any assignment), then the analysed restarts, once per
+        transient mode entered, with their impulses (`mdae_fmu.codegen.events`)."""
+        now = [bool(b[0]()) for b in self.branches]
+        fire = [False] * len(self.branches)
+        for clause in self.clauses:
+            for k in clause:
+                if now[k] and not self.branch_pre[k]:
+                    fire[k] = True
+                    break
+        self.branch_pre = now
+        if not any(fire):
+            return False
+        for k, set_, value in self.when_equations:
+            if fire[k]:
+                set_(value())
+        literal = [(set_, f()) for k, b in enumerate(self.branches) if fire[k]
+                   for set_, f in b[4]]
+        for set_, v in literal:
+            set_(v)
+        restarts: dict = {}
+        for k, (_, restart, label, impulses, _) in enumerate(self.branches):
+            if fire[k] and restart:
+                restarts.setdefault(label, (restart, impulses))
+        for restart, impulses in restarts.values():
+            values = [f() for _, f in restart]
+            self.new[:len(values)] = values
+            imps = []
+            for slot, num, den in impulses:
+                d = den()
+                imps.append((slot, num() / d if d != 0 else 0.0))
+            for (slot, _), v in zip(restart, values):
+                self.r[slot] = v
+            for slot, v in imps:
+                self.r[slot] = v        # the impulse over this instant
+        return True
 
     def _change_mode(self, m):
         edge = self.edges.get((self.mode, m))

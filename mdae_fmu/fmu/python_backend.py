@@ -13,8 +13,8 @@ pythonfmu slave class (`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder
 
 What the plan holds that the runtime does not implement is refused here, with the feature
 named (`ModelRejected`, exit code 1): delta-scheme instants (S3), samples, initial systems
-on computed variables, when-equations other than reinit restarts (and their impulses),
-when-clauses in multimode models, user functions, ``edge``/``change``.
+on computed variables, ``terminate`` and ``assert`` inside when-clauses, when-clauses in
+multimode models, user functions, ``edge``/``change``.
 """
 
 from __future__ import annotations
@@ -280,6 +280,8 @@ def _python_plan(model: Model, analysis) -> dict:
                               zero=[], stores=[], key=0)]
         plan["guards"], plan["edges"], plan["impulses"] = [], [], []
         plan["branches"] = [_branch(cm, w, b) for b in ev.branches]
+        plan["clauses"] = [list(c) for c in ev.clauses]
+        plan["assignment_order"] = [list(x) for x in ev.assignment_order]
     else:
         if ev.branches:
             raise _Unsupported("when-clauses in a multimode model")
@@ -309,16 +311,26 @@ def _python_plan(model: Model, analysis) -> dict:
 
 
 def _branch(cm: CompiledModel, w: _TreeWriter, b) -> dict:
-    """A when-branch whose only actions are the reinits its standardized restart replaces:
-    the restart ``(slot, f(x-))``, applied once per instant for all the branches that enter
-    the same transient mode (``label``), and the impulse integrals over it (``x+`` = the
-    restart's values; `mdae_fmu.codegen.emit`, ``_restart_code``)."""
-    if any(kind != "reinit" for kind, *_ in b.actions):
-        raise _Unsupported("when-equations other than reinit")
+    """A when-branch: its condition, its equations ``assign`` (``[target, value]`` by action
+    index, run in the plan's ``assignment_order``), its literal reinits, and the analysed
+    restart that replaces the reinits when there is one: ``(slot, f(x-))``, applied once
+    per instant for all the branches that enter the same transient mode (``label``), with
+    the impulse integrals over it (``x+`` = the restart's values; `mdae_fmu.codegen.emit`,
+    ``_actions_code`` and ``_restart_code``)."""
+    assign: dict = {}
+    reinit = []
+    for k, (kind, target, value, _typ) in enumerate(b.actions):
+        if kind == "assign":
+            assign[str(k)] = [slot_of(target), w(value)]
+        elif kind == "reinit":
+            if not b.restart:
+                reinit.append([slot_of(target), w(value)])
+        else:
+            raise _Unsupported(f"{kind} in a when-clause")
     right = {slot: j for j, (slot, _) in enumerate(b.restart)}
     lw, rw = _left_writer(cm, w), _left_writer(cm, w, right)
     return {"clause": b.clause, "condition": w(b.condition), "initial": b.has_initial,
-            "label": b.restart_label,
+            "label": b.restart_label, "assign": assign, "reinit": reinit,
             "restart": [[slot, lw(x)] for slot, x in b.restart],
             "impulses": [[slot, rw(num), rw(den)] for slot, num, den in b.impulses]}
 
