@@ -277,7 +277,8 @@ def _python_plan(model: Model, analysis) -> dict:
     }
     if multimode is None:
         plan["modes"] = [dict(label="", blocks=[_block(b, w, slot_index) for b in cm.blocks],
-                              zero=[], stores=[], key=0)]
+                              zero=[], stores=[], key=0,
+                              project=_projection(cm, w, cm.consistency))]
         plan["guards"], plan["edges"], plan["impulses"] = [], [], []
         plan["branches"] = [_branch(cm, w, b) for b in ev.branches]
         plan["clauses"] = [list(c) for c in ev.clauses]
