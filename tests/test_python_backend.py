@@ -291,3 +291,14 @@ def test_drift_control(fmus):
         return out
     assert worst(True) <= 1e-6
     assert worst(False) > 1e-5
+
+
+def test_without_pythonfmu(tmp_path, capsys, monkeypatch):
+    """Without the 'python' extra the export says what to install (exit 1, no traceback)."""
+    from mdae_fmu.cli import main
+    monkeypatch.setitem(sys.modules, "pythonfmu", None)
+    code = main(["export", str(REFERENCE / "BouncingBall.mo"), "--backend", "python",
+                 "-o", str(tmp_path / "m.fmu")])
+    err = capsys.readouterr().err
+    assert code == 1 and "mdae_fmu[python]" in err and "Traceback" not in err
+    assert not (tmp_path / "m.fmu").exists()
