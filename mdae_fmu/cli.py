@@ -40,7 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     _model_option(e)
     _analysis_options(e)
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
-    e.add_argument("--fmi-type", choices=("me", "cs", "both"), default="me")
+    e.add_argument("--fmi-type", choices=("me", "cs", "both"), default=None,
+                   help="default: me (C backend), cs (python backend)")
+    e.add_argument("--backend", choices=("c", "python"), default="c",
+                   help="c: generated C compiled by gcc; python: a pythonfmu Co-Simulation "
+                   "FMU running the same plan with numpy/scipy, no compiler needed (needs "
+                   "the 'python' extra; docs/python-backend.md)")
     e.add_argument("--start-time", type=float, default=None,
                    help="DefaultExperiment startTime (default: the model's experiment "
                    "annotation, else 0)")
@@ -139,8 +144,10 @@ def _export(args) -> int:
     out = Path(args.output) if args.output else Path(f"{_file_stem(model.name)}.fmu")
     de = {"startTime": args.start_time, "stopTime": args.stop_time,
           "tolerance": args.tolerance, "stepSize": args.step_size}
-    api.export_fmu(model, out, fmi_type=args.fmi_type, default_experiment=de,
-                   erasure=args.erasure, lemma22=args.lemma22, progress=progress)
+    fmi_type = args.fmi_type or ("cs" if args.backend == "python" else "me")
+    api.export_fmu(model, out, fmi_type=fmi_type, default_experiment=de,
+                   erasure=args.erasure, lemma22=args.lemma22, progress=progress,
+                   backend=args.backend)
     print(f"wrote {out}")
     return EXIT_OK
 

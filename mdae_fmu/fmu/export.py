@@ -53,7 +53,7 @@ def content_guid(parts: list[bytes]) -> str:
 def export(model: Model, path: Path, fmi_type: str = "me", *,
            default_experiment: dict | None = None, analysis=None,
            erasure: str = "restricted", lemma22: str = "two-graph", report=None,
-           progress: Progress | bool | None = None) -> Path:
+           progress: Progress | bool | None = None, backend: str = "c") -> Path:
     """Build the FMU of ``model`` at ``path`` and return ``path``.
 
     ``fmi_type``: ``"me"`` (Model Exchange), ``"cs"`` (Co-Simulation with embedded CVODE,
@@ -70,8 +70,20 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     analysis rejects raises `ModelRejected` with the diagnostics of ``analyze``'s verdict, so
     the two commands give one verdict. ``progress``: a `Progress`, None for the default
     (stage names on a terminal), or False for silence.
+
+    ``backend``: ``"c"`` (generated C, gcc) or ``"python"``: a pythonfmu Co-Simulation FMU
+    that runs the same plan with numpy/scipy, no C compiler needed
+    (`mdae_fmu.fmu.python_backend`, docs/python-backend.md; ``fmi_type`` must be ``"cs"``).
     """
     check_fmi_type(fmi_type)
+    if backend not in ("c", "python"):
+        raise ModelRejected(f"unknown backend {backend!r}: use c or python")
+    if backend == "python":
+        from .python_backend import check_available
+        if fmi_type != "cs":
+            raise ModelRejected("the python backend builds Co-Simulation FMUs only: "
+                                "use --fmi-type cs")
+        check_available()
     default_experiment = resolve_default_experiment(
         merge_default_experiment(model.experiment, default_experiment))
     progress = as_progress(progress, "export")
@@ -86,8 +98,14 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
             analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
                                progress=progress)
         analysis.raise_if_rejected()
-        entries = fmu_entries(model, fmi_type, default_experiment, analysis, progress)
-        writing(partial, path, lambda: write_zip(partial, entries))
+        if backend == "python":
+            from .python_backend import python_fmu_bytes
+            progress("code generation: python plan")
+            data = python_fmu_bytes(model, analysis, default_experiment)
+            writing(partial, path, lambda: partial.write_bytes(data))
+        else:
+            entries = fmu_entries(model, fmi_type, default_experiment, analysis, progress)
+            writing(partial, path, lambda: write_zip(partial, entries))
     progress("done")
     return path
 

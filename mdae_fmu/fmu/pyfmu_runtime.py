@@ -1,0 +1,654 @@
+"""Run-time of the python-backend FMU: the JSON plan of `mdae_fmu.fmu.python_backend`,
+simulated with numpy and scipy (docs/python-backend.md).
+
+Shipped inside the FMU as ``resources/mdae_pyfmu_runtime.py``; it imports numpy and scipy
+only (never mdae_fmu), so the FMU runs wherever the host's Python has those two packages.
+
+The plan is data: expressions are trees of ``[op, ...]`` lists, turned once into nested
+closures by `compile_tree` (an allow-list of operators and functions; nothing from the model
+is executed as code). The execution scheme is the C FMU's (theory note 9334-theory-algorithms
+§3.5, docs/multimode-fmu.md):
+
+* ``compute``: the discrete equations (guard definitions, on the frozen relations), then the
+  current mode's blocks in BTF order: ``lin`` blocks ``u = -b/a``, ``newton`` blocks by Newton
+  with the analytic Jacobian.
+* between events the relations are frozen; each one has an event indicator with hysteresis,
+  ``z = s + delta`` while it holds and ``s - delta`` while not (docs/fmi-mapping.md, "Events"),
+  watched at the end of every integrator step and located by Brent's method on the
+  integrator's dense output.
+* at an event: the relations are re-evaluated, the discrete equations and the guards give the
+  new mode, and each instant of the analysed mode change applies its standardized restart
+  ``x+ = f(x-)`` (all right-hand sides evaluated before any assignment), accumulating the
+  impulse outputs; single-mode models fire their when-branches (condition true now, false at
+  the previous instant) and apply their restarts. This repeats until nothing changes.
+* the integrator is scipy's LSODA (``scipy.integrate.LSODA``), kept across communication
+  steps and restarted at each event.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.integrate import LSODA
+from scipy.optimize import brentq
+
+HYSTERESIS = 1e-10          # event-indicator hysteresis, the C FMU's (docs/fmi-mapping.md)
+NEWTON_TOL = 1e-12
+NEWTON_MAX = 50
+MAX_INSTANTS = 100          # event iteration bound
+# drift control at the communication points: project when the largest consistency residual
+# exceeds 100 x the relative tolerance, within [1e-9, 1e-7] (the C FMU's MDAE_DRIFT_*)
+DRIFT_PER_TOLERANCE, DRIFT_MIN, DRIFT_MAX = 100.0, 1e-9, 1e-7
+
+
+class SimulationError(RuntimeError):
+    """A run-time failure (singular restart, no convergence), with the time and the cause."""
+
+
+_FUNCS: dict[str, Any] = {
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos,
+    "atan": math.atan, "atan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh,
+    "tanh": math.tanh, "exp": math.exp, "log": math.log, "Abs": abs,
+    "sign": lambda x: (x > 0) - (x < 0), "Min": min, "Max": max,
+    "floor": math.floor, "ceiling": math.ceil,
+}
+_CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+        "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+
+
+def _pow(a, b):
+    try:
+        return a ** b if not (a < 0 and b != int(b)) else math.nan
+    except (OverflowError, ZeroDivisionError):
+        return math.inf
+
+
+def _prod(fs):
+    def f():
+        out = 1.0
+        for g in fs:
+            out *= g()
+        return out
+    return f
+
+
+def _sum(fs):
+    def f():
+        out = 0.0
+        for g in fs:
+            out += g()
+        return out
+    return f
+
+
+def compile_tree(node, env: "Simulator"):
+    """A zero-argument closure computing ``node`` on ``env``'s value arrays (module
+    docstring); unknown operators raise ValueError."""
+    op = node[0]
+    if op == "c":
+        value = node[1]
+        return lambda: value
+    if op == "v":
+        arr, k = getattr(env, node[1]), node[2]
+        return lambda: arr[k]
+    if op == "t":
+        return lambda: env.time
+    if op == "new":
+        new, k = env.new, node[1]
+        return lambda: new[k]
+    if op == "rel":
+        rel, k = env.rel, node[1]
+        return lambda: rel[k]
+    if op == "initial":
+        return lambda: env.initializing
+    if op == "ge":
+        a, b, tol = compile_tree(node[1], env), compile_tree(node[2], env), env.assert_tol
+
+        def ge():
+            x, y = a(), b()
+            return x - y >= -tol * max(1.0, abs(x), abs(y))
+        return ge
+    if op == "band":
+        s, b, k = compile_tree(node[1], env), env.b, node[2]
+
+        def band():
+            v = s()
+            return True if v > 0.5 * HYSTERESIS else False if v < -0.5 * HYSTERESIS else b[k]
+        return band
+    args = [compile_tree(a, env) for a in node[1:]] if op not in ("f", "cmp", "if") else []
+    if op == "+":
+        if len(args) == 2:
+            a, b = args
+            return lambda: a() + b()
+        return _sum(args)
+    if op == "*":
+        if len(args) == 2:
+            a, b = args
+            return lambda: a() * b()
+        return _prod(args)
+    if op == "^":
+        a, b = args
+        if node[2][0] == "c" and node[2][1] == -1:
+            return lambda: 1.0 / a()
+        if node[2][0] == "c" and node[2][1] == 2:
+            return lambda: a() * a()
+        return lambda: _pow(a(), b())
+    if op == "and":
+        return lambda: all(g() for g in args)
+    if op == "or":
+        return lambda: any(g() for g in args)
+    if op == "not":
+        a = args[0]
+        return lambda: not a()
+    if op == "cmp":
+        c, a, b = _CMP[node[1]], compile_tree(node[2], env), compile_tree(node[3], env)
+        return lambda: c(a(), b())
+    if op == "f":
+        fn = _FUNCS[node[1]]
+        fargs = [compile_tree(a, env) for a in node[2:]]
+        if len(fargs) == 1:
+            a = fargs[0]
+            return lambda: fn(a())
+        return lambda: fn(*(g() for g in fargs))
+    if op == "if":
+        pieces = [(compile_tree(c, env), compile_tree(e, env)) for c, e in node[1:]]
+
+        def piecewise():
+            for c, e in pieces:
+                if c():
+                    return e()
+            return math.nan
+        return piecewise
+    raise ValueError(f"unknown operator {op!r} in the plan")
+
+
+def solve_dense(a: list, b: list, n: int):
+    """``x`` with ``A x = b`` (``a``: A row by row, n*n), Gaussian elimination with partial
+    pivoting in plain Python (a block has a few unknowns: numpy's call overhead would
+    dominate), numpy above 8 unknowns; None when A is singular."""
+    if n > 8:
+        try:
+            return [float(v) for v in np.linalg.solve(np.reshape(a, (n, n)), b)]
+        except np.linalg.LinAlgError:
+            return None
+    m = [a[i * n:(i + 1) * n] + [b[i]] for i in range(n)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda i: abs(m[i][c]))
+        if m[p][c] == 0.0 or not math.isfinite(m[p][c]):
+            return None
+        m[c], m[p] = m[p], m[c]
+        pivot = m[c]
+        for i in range(c + 1, n):
+            f = m[i][c] / pivot[c]
+            if f != 0.0:
+                row = m[i]
+                for k in range(c, n + 1):
+                    row[k] -= f * pivot[k]
+    x = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        row = m[i]
+        x[i] = (row[n] - sum(row[k] * x[k] for k in range(i + 1, n))) / row[i]
+    return x
+
+
+class Simulator:
+    """One instance of the model: value arrays ``r``, ``i``, ``b``, their left limits ``pr``,
+    ``pi``, ``pb``, the frozen relations ``rel``, the current mode; `initialize` then `do_step`
+    (module docstring)."""
+
+    def __init__(self, plan: dict):
+        self.plan = plan
+        nr, ni, nb = plan["n"]
+        self.r, self.i, self.b = [0.0] * nr, [0] * ni, [False] * nb
+        self.pr, self.pi, self.pb = [0.0] * nr, [0] * ni, [False] * nb
+        self.rel = [False] * len(plan["relations"])
+        self.new: list = [0.0] * 64
+        self.time = 0.0
+        self.initializing = True
+        self.mode = plan.get("initial_mode", 0)
+        self.host_set: set = set()
+        self.rtol = (plan.get("default_experiment") or {}).get("tolerance") or 1e-6
+        self.events = 0
+        for v in plan["variables"]:
+            if v["start"] is not None:
+                getattr(self, {"Real": "r", "Integer": "i", "Boolean": "b"}[v["type"]])[
+                    v["vr"]] = v["start"]
+        for k, g in plan["guesses"]:
+            self.r[k] = g
+        c = lambda n: compile_tree(n, self)   # noqa: E731
+        self.calculated = [(self._target(t), c(e)) for t, e in plan["calculated"]]
+        self.start_bindings = [(k, c(e)) for k, e in plan["start_bindings"]]
+        self.discrete = [(self._target(t), c(e)) for t, e in plan["discrete"]]
+        self.relations = [(c(r["s"]), r["strict"]) for r in plan["relations"]]
+        self.assert_tol = plan.get("assert_tol", 1e-8)
+        self.warnings: list = []      # assertion warnings, for the host's log
+        self.assertions = [(compile_tree(c, self), msg, level)
+                           for c, msg, level in plan.get("assertions", ())]
+        self.modes = [self._mode(m) for m in plan["modes"]]
+        self.init_system = self._system(plan.get("init"))
+        self.guards = [c(g) for g in plan["guards"]]
+        self.mode_of_key = {m["key"]: k for k, m in enumerate(plan["modes"])}
+        self.edges = {(e["src"], e["dst"]): (e["label"], [self._instant(i) for i in
+                                                         e["instants"]])
+                      for e in plan["edges"]}
+        self.branches = [(c(b["condition"]), [(k, c(x)) for k, x in b["restart"]],
+                          b.get("label", str(n)),
+                          [(k, c(num), c(den)) for k, num, den in b.get("impulses", ())],
+                          [(self._target(t), c(x)) for t, x in b.get("reinit", ())])
+                         for n, b in enumerate(plan["branches"])]
+        # when-equations: (branch, setter, value) in the plan's solve order
+        self.when_equations = [
+            (bi, self._target(plan["branches"][bi]["assign"][str(ai)][0]),
+             c(plan["branches"][bi]["assign"][str(ai)][1]))
+            for bi, ai in plan.get("assignment_order", ())]
+        self.clauses = plan.get("clauses") or [[k] for k in range(len(self.branches))]
+        self.branch_pre = [False] * len(self.branches)
+        st = plan["states"]
+        self.vec = [s["slot"] if s["store"] is None else s["store"] for s in st]
+        self.ders = [s["der"] for s in st]
+        self.nominal = np.array([s["nominal"] for s in st])
+        self.set_tolerance(self.rtol)
+        self.solver: Any = None     # scipy LSODA, kept between steps, None to restart
+        self.dirty = False          # the host set a value since the last step
+
+    def set_tolerance(self, tol: float):
+        """Relative tolerance of the integrator; absolute tolerance ``tol * nominal``."""
+        self.rtol = tol
+        self.atol = tol * self.nominal
+
+    # --- plan -> closures --------------------------------------------------------------
+    def _target(self, t):
+        if t[0] == "t":
+            raise ValueError("time is not assignable")
+        arr, k = getattr(self, t[1]), t[2]
+        if t[1] == "b":
+            return lambda v: arr.__setitem__(k, bool(v))
+        if t[1] == "i":
+            return lambda v: arr.__setitem__(k, int(v))
+        return lambda v: arr.__setitem__(k, float(v))
+
+    def _mode(self, m):
+        blocks = []
+        for blk in m["blocks"]:
+            if blk["kind"] == "lin":
+                blocks.append(("lin", blk["label"], blk["u"], compile_tree(blk["a"], self),
+                               compile_tree(blk["b"], self)))
+            else:
+                n = len(blk["u"])
+                blocks.append(("newton", blk["label"], blk["u"],
+                               [compile_tree(f, self) for f in blk["F"]],
+                               [(i * n + j, compile_tree(e, self)) for i, j, e in blk["J"]],
+                               blk.get("linear", False)))
+        return blocks, m["zero"], m["stores"], self._system(m.get("project"))
+
+    def _system(self, sysm):
+        """(residuals, Jacobian entries, unknown slots) of a projection or initial system."""
+        sysm = sysm or {"F": [], "J": [], "slots": []}
+        n = len(sysm["slots"])
+        return ([compile_tree(f, self) for f in sysm["F"]],
+                [(i * n + j, compile_tree(e, self)) for i, j, e in sysm["J"]], sysm["slots"])
+
+    def _instant(self, ic):
+        c = lambda n: compile_tree(n, self)   # noqa: E731
+        return ([(k, c(x)) for k, x in ic["restart"]], ic["names"],
+                [(text, c(den), c(scale)) for text, den, scale in ic["singular"]],
+                [(k, c(num), c(den)) for k, num, den in ic["impulses"]])
+
+    # --- equations ---------------------------------------------------------------------
+    def compute(self):
+        """Discrete equations, then the current mode's schedule."""
+        for set_, f in self.discrete:
+            set_(f())
+        blocks, zero, stores, _ = self.modes[self.mode]
+        r = self.r
+        if not self.initializing:
+            for slot, store in stores:
+                r[slot] = r[store]
+        else:
+            for slot, store in stores:
+                r[store] = r[slot]
+        for k in zero:
+            r[k] = 0.0
+        for blk in blocks:
+            if blk[0] == "lin":
+                a = blk[3]()
+                r[blk[2]] = -blk[4]() / a if a != 0 else math.nan
+            else:
+                self._newton(blk)
+
+    def _newton(self, blk):
+        """Newton on a block with its analytic Jacobian; a linear block (every residual
+        linear in the unknowns, `mdae_fmu.codegen.blocks.classify`) takes one step, which is
+        exact."""
+        _, label, us, F, J, linear = blk
+        r, n = self.r, len(us)
+        for _ in range(NEWTON_MAX):
+            f = [-g() for g in F]
+            if not all(math.isfinite(v) for v in f):
+                break
+            jac = [0.0] * (n * n)
+            for k, g in J:
+                jac[k] = g()
+            dx = solve_dense(jac, f, n)
+            if dx is None:
+                raise SimulationError(f"t = {self.time!r}: block {label}: singular Jacobian")
+            done = True
+            for k, u in enumerate(us):
+                x = r[u] + dx[k]
+                r[u] = x
+                if not abs(dx[k]) <= NEWTON_TOL * (1.0 + abs(x)):
+                    done = False
+            if done or linear:
+                return
+        raise SimulationError(f"t = {self.time!r}: block {label}: Newton does not converge")
+
+    def project(self, m):
+        """Gauss-Newton, minimal-norm steps: the states of mode ``m``'s consistency
+        equations moved the least distance that satisfies them (docs/multimode-fmu.md)."""
+        self.solve_system(self.modes[m][3], f"the consistency equations of mode {m}")
+
+    def solve_system(self, system, what: str):
+        """Minimal-norm Gauss-Newton on ``system`` (`_system`) from the current values."""
+        F, J, slots = system
+        if not F or not slots:
+            return
+        r, n = self.r, len(slots)
+        for _ in range(NEWTON_MAX):
+            f = np.array([g() for g in F])
+            scale = 1.0 + max(abs(r[k]) for k in slots)
+            if np.all(np.abs(f) <= 1e-12 * scale):
+                return
+            jac = np.zeros(len(F) * n)
+            for k, g in J:
+                jac[k] = g()
+            dx = np.linalg.lstsq(jac.reshape(len(F), n), -f, rcond=None)[0]
+            for k, slot in enumerate(slots):
+                r[slot] += float(dx[k])
+        raise SimulationError(f"t = {self.time!r}: the projection onto {what} does not "
+                              "converge")
+
+    def relation_value(self, k):
+        s, strict = self.relations[k][0](), self.relations[k][1]
+        return s > 0 if strict else s >= 0
+
+    def indicators(self):
+        out = []
+        for k, (s, _) in enumerate(self.relations):
+            v = s()
+            out.append(v + HYSTERESIS if self.rel[k] else v - HYSTERESIS)
+        return out
+
+    # --- life cycle --------------------------------------------------------------------
+    def initialize(self, start_time: float):
+        """Initialization Mode: calculated parameters, parameter-bound starts the host did
+        not set, the relations and discrete equations at the start values, the mode they
+        select, then the schedule."""
+        self.time = start_time
+        self.initializing = True
+        for set_, f in self.calculated:
+            set_(f())
+        for k, f in self.start_bindings:
+            if ("r", k) not in self.host_set:
+                self.r[k] = float(f())
+        self._save_pre()            # pre(v) during initialization: the start value of v
+        for k in range(len(self.rel)):
+            self.rel[k] = self.relation_value(k)
+        self.solve_system(self.init_system, "the initial system")
+        for set_, f in self.discrete:
+            set_(f())
+        if self.guards:
+            self.mode = self._mode_of_guards()
+            self.i[self.plan["mode_slot"]] = self.mode
+        self.compute()
+        # when-clauses on initial() fire at initialization, no other
+        on_initial = [b.get("initial", False) for b in self.plan["branches"]]
+        self.branch_pre = [not init for init in on_initial]
+        if any(on_initial) and self._when_instant():
+            self.compute()
+        self.branch_pre = [bool(b[0]()) for b in self.branches]
+        self.initializing = False
+        self._save_pre()
+        self.compute()
+        self._event_iteration()
+        self.solver = None
+        self.dirty = False
+
+    def check_assertions(self):
+        """Each assertion's condition (relations up to ``assert_tol``): a failed ``error``
+        one stops the simulation, a ``warning`` one is logged."""
+        for cond, msg, level in self.assertions:
+            if not cond():
+                if level == "warning":
+                    self.warnings.append(f"t = {self.time!r}: assertion: {msg}")
+                else:
+                    raise SimulationError(f"t = {self.time!r}: assertion failed: {msg}")
+
+    def _save_pre(self):
+        self.pr[:] = self.r
+        self.pi[:] = self.i
+        self.pb[:] = self.b
+
+    def _mode_of_guards(self):
+        key = sum(1 << g for g, f in enumerate(self.guards) if f())
+        m = self.mode_of_key.get(key)
+        if m is None:
+            raise SimulationError(f"t = {self.time!r}: the guard valuation selects no "
+                                  "analysed mode")
+        return m
+
+    def _event_iteration(self):
+        """Instants at one time until nothing changes (module docstring)."""
+        for _ in range(MAX_INSTANTS):
+            changed = False
+            for k in range(len(self.rel)):
+                v = self.relation_value(k)
+                if v != self.rel[k]:
+                    self.rel[k] = v
+                    changed = True
+            for set_, f in self.discrete:
+                set_(f())
+            if self.guards:
+                m = self._mode_of_guards()
+                if m != self.mode:
+                    self._change_mode(m)
+                    changed = True
+            if self.branches and self._when_instant():
+                changed = True
+            self.compute()
+            self._save_pre()
+            if not changed:
+                self.check_assertions()
+                return
+        raise SimulationError(f"t = {self.time!r}: the event iteration does not settle")
+
+    def _when_instant(self) -> bool:
+        """The when-branches at this instant: a branch fires when its condition is true and
+        was false at the previous instant, an ``elsewhen`` only if no earlier branch of its
+        clause fires; the equations of the firing branches in their solve order, then their
+        reinits (all values before any assignment), then the analysed restarts, once per
+        transient mode entered, with their impulses (`mdae_fmu.codegen.events`)."""
+        now = [bool(b[0]()) for b in self.branches]
+        fire = [False] * len(self.branches)
+        for clause in self.clauses:
+            for k in clause:
+                if now[k] and not self.branch_pre[k]:
+                    fire[k] = True
+                    break
+        self.branch_pre = now
+        if not any(fire):
+            return False
+        for k, set_, value in self.when_equations:
+            if fire[k]:
+                set_(value())
+        literal = [(set_, f()) for k, b in enumerate(self.branches) if fire[k]
+                   for set_, f in b[4]]
+        for set_, v in literal:
+            set_(v)
+        restarts: dict = {}
+        for k, (_, restart, label, impulses, _) in enumerate(self.branches):
+            if fire[k] and restart:
+                restarts.setdefault(label, (restart, impulses))
+        for restart, impulses in restarts.values():
+            values = [f() for _, f in restart]
+            self.new[:len(values)] = values
+            imps = []
+            for slot, num, den in impulses:
+                d = den()
+                imps.append((slot, num() / d if d != 0 else 0.0))
+            for (slot, _), v in zip(restart, values):
+                self.r[slot] = v
+            for slot, v in imps:
+                self.r[slot] = v        # the impulse over this instant
+        return True
+
+    def _change_mode(self, m):
+        edge = self.edges.get((self.mode, m))
+        if edge is None:
+            raise SimulationError(f"t = {self.time!r}: mode change {self.mode} -> {m} was "
+                                  "not analysed")
+        label, instants = edge
+        r = self.r
+        for k in self.plan["impulses"]:
+            r[k] = 0.0
+        for n, (restart, names, singular, impulses) in enumerate(instants):
+            for text, den, scale in singular:
+                if not abs(den()) > 1e-13 * scale():
+                    raise SimulationError(f"t = {self.time!r}: mode change {label} (instant "
+                                          f"{n}): the restart system is numerically singular "
+                                          f"({text})")
+            values = [f() for _, f in restart]
+            for name, v in zip(names, values):
+                if not math.isfinite(v):
+                    raise SimulationError(f"t = {self.time!r}: mode change {label} (instant "
+                                          f"{n}): no finite restart for {name}")
+            self.new[:len(values)] = values
+            imps = []
+            for k, num, den in impulses:
+                d = den()
+                imps.append((k, num() / d if d != 0 else 0.0))
+            for (k, _), v in zip(restart, values):
+                r[k] = v
+            for k, v in imps:
+                r[k] += v
+        self.mode = m
+        self.i[self.plan["mode_slot"]] = m
+        self.project(m)
+        for slot, store in self.modes[m][2]:
+            r[store] = r[slot]
+
+    # --- integration -------------------------------------------------------------------
+    def _set_y(self, t, y):
+        self.time = t
+        r = self.r
+        for k, slot in enumerate(self.vec):
+            r[slot] = float(y[k])
+
+    def _rhs(self, t, y):
+        self._set_y(t, y)
+        self.compute()
+        r = self.r
+        return np.array([r[k] for k in self.ders])
+
+    def _y(self):
+        return np.array([self.r[k] for k in self.vec])
+
+    def _z_at(self, t, y):
+        self._set_y(t, y)
+        self.compute()
+        return self.indicators()
+
+    def do_step(self, t: float, h: float, t_stop: float):
+        """Advance from ``t`` to ``t + h``: integrate, locate and handle events on the way,
+        leave the values at ``t + h``."""
+        t_end = t + h
+        if self.dirty:
+            # inputs (or tunable values) set at the communication point: an instant there,
+            # then the integrator restarts from the new values
+            self.dirty = False
+            self.time = t
+            self.compute()
+            self._save_pre()
+            self._event_iteration()
+            self.solver = None
+        if not self.vec:
+            self.time = t_end
+            self.compute()
+            self._event_iteration()
+            return
+        while True:
+            if self.solver is None:
+                self._z = self._z_at(self.time, self._y())
+                self.solver = LSODA(self._rhs, self.time, self._y(), max(t_stop, t_end),
+                                    rtol=self.rtol, atol=self.atol)
+            s = self.solver
+            if s.status == "finished" and s.t < t_end:
+                self.solver = None       # past the bound it was created with
+                continue
+            if s.t >= t_end:
+                # the integrator is ahead of the communication point: interpolate
+                self._set_y(t_end, s.dense_output()(t_end) if s.t > t_end else s.y)
+                self.compute()
+                self._control_drift()
+                return
+            t0 = s.t
+            msg = s.step()
+            if s.status == "failed":
+                raise SimulationError(f"t = {s.t!r}: the integrator fails: {msg}")
+            sol = s.dense_output()
+            z1 = self._z_at(s.t, s.y)
+            hit = self._first_crossing(sol, t0, s.t, self._z, z1)
+            if hit is None:
+                self._z = z1
+                continue
+            te = hit
+            if te > t_end:
+                # the crossing lies beyond the communication point: stop there, restart the
+                # integrator from it at the next step
+                self._set_y(t_end, sol(t_end))
+                self.compute()
+                self.solver = None
+                return
+            self._set_y(te, sol(te))
+            self.compute()
+            self.events += 1
+            self._save_pre()            # the left limits at the event
+            self._event_iteration()
+            self.solver = None
+
+    def _control_drift(self):
+        """At a communication point: when the current mode's consistency equations drift
+        beyond the tolerance (module constants), project onto them and restart the
+        integrator there (as the C Co-Simulation FMU does, docs/cosimulation.md)."""
+        blocks, zero, stores, (F, _, _) = self.modes[self.mode]
+        if not F:
+            return
+        tol = min(DRIFT_MAX, max(DRIFT_MIN, DRIFT_PER_TOLERANCE * self.rtol))
+        drift = max(abs(f()) for f in F)
+        if drift <= tol:
+            return
+        self.project(self.mode)
+        for slot, store in stores:
+            self.r[store] = self.r[slot]
+        self.compute()
+        self.solver = None
+
+    def _first_crossing(self, sol, t0, t1, z0, z1):
+        """The earliest root in (t0, t1] of an indicator that changes sign, else None."""
+        best = None
+        for k in range(len(z0)):
+            if (z0[k] > 0) == (z1[k] > 0) and z1[k] != 0:
+                continue
+
+            def zk(t, k=k):
+                return self._z_at(t, sol(t))[k]
+            a, b = t0, (t1 if best is None else best)
+            if (zk(a) > 0) == (zk(b) > 0) and zk(b) != 0:
+                continue
+            root = brentq(zk, a, b, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+            # step just past the root, so that the indicator has changed sign there
+            if (zk(root) > 0) == (z0[k] > 0) and zk(root) != 0:
+                root = min(b, root + 1e-14 * max(1.0, abs(root)))
+            best = root if best is None else min(best, root)
+        return best

@@ -1,0 +1,389 @@
+"""``export --backend python``: the same plan as the C FMU, run by numpy/scipy in a pythonfmu
+Co-Simulation FMU (docs/python-backend.md).
+
+The analysis and the plan are the C exporter's (`mdae_fmu.analysis.Analysis`,
+`mdae_fmu.codegen.plan.compile_model` / `mdae_fmu.codegen.multimode.plan_multimode`,
+`mdae_fmu.codegen.events.plan_events`): value slots, per-mode block schedules (theory note
+9334-theory-algorithms §3.5(a)), guards, event indicators and the standardized restart of
+each mode change (§3.5(b)). `python_plan` writes them as plain JSON data: every expression a
+tree of ``[op, ...]`` lists over slots and numbers (`expr_tree`), which the runtime
+(`mdae_fmu.fmu.pyfmu_runtime`, shipped in the FMU, numpy and scipy only) walks; no model text
+is ever executed as Python code. `export_python` packages the plan, the runtime and the
+pythonfmu slave class (`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder``.
+
+What the plan holds that the runtime does not implement is refused here, with the feature
+named (`ModelRejected`, exit code 1): delta-scheme instants (S3), samples, initial systems
+on computed variables, ``terminate`` and ``assert`` inside when-clauses, when-clauses in
+multimode models, user functions, ``edge``/``change``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import shutil
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import sympy as sp
+
+from ..diagnostics import ModelRejected
+from ..ir import Model
+from ..codegen.blocks import classify, linear_split, partial_derivative
+from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
+from ..codegen.initialization import plan_initialization
+from ..codegen.plan import CompiledModel, compile_model
+from ..codegen.restarts import base_name, slot_names, with_transient_restarts
+
+RUNTIME_MODULE = "mdae_pyfmu_runtime"
+SLAVE_MODULE = "mdae_pyfmu_slave"
+PLAN_FILE = "mdae_plan.json"
+PLAN_FORMAT = 1
+
+_SLOT = re.compile(r"d->(r|i|b|pr|pi|pb)\[(\d+)\]")
+_FUNCS = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+          "exp", "log", "Abs", "sign", "Min", "Max", "floor", "ceiling"}
+_RELS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def check_available() -> None:
+    """`ModelRejected` (exit 1) naming the missing extra when pythonfmu is not installed."""
+    try:
+        import pythonfmu  # noqa: F401
+    except ImportError:
+        raise ModelRejected("--backend python needs pythonfmu: pip install "
+                            "'mdae_fmu[python]'") from None
+
+
+def slot_of(lvalue: str) -> list:
+    """``[array, index]`` of a C slot ``d->r[3]`` of the plan (``["t"]`` for time)."""
+    if lvalue == "d->time":
+        return ["t"]
+    m = _SLOT.fullmatch(lvalue)
+    if m is None:
+        raise _Unsupported(f"value {lvalue}")
+    return ["v", m.group(1), int(m.group(2))]
+
+
+class _TreeWriter:
+    """sympy expression -> JSON tree (module docstring). ``slots``: Symbol -> tree leaf;
+    ``relations``: frozen relation -> its index (read as ``["rel", k]``)."""
+
+    def __init__(self, slots: dict, relations: dict):
+        self.slots = slots
+        self.relations = relations
+
+    def __call__(self, e) -> list:
+        e = sp.sympify(e)
+        if e.is_Symbol:
+            leaf = self.slots.get(e)
+            if leaf is None:
+                raise _Unsupported(f"the variable {e}")
+            return leaf
+        if e is sp.true or e is sp.false:
+            return ["c", e is sp.true]
+        if e.is_Number:
+            if e in (sp.nan, sp.zoo, sp.oo, -sp.oo):
+                return ["c", float(e) if e != sp.zoo else float("nan")]
+            return ["c", float(e)]
+        if e.is_Add:
+            return ["+"] + [self(a) for a in e.args]
+        if e.is_Mul:
+            return ["*"] + [self(a) for a in e.args]
+        if e.is_Pow:
+            return ["^", self(e.args[0]), self(e.args[1])]
+        if isinstance(e, sp.Piecewise):
+            out: list = ["if"]
+            for expr, cond in e.args:
+                out.append([self(cond), self(expr)])
+            return out
+        if isinstance(e, sp.core.relational.Relational):
+            k = self.relations.get(e)
+            if k is not None:
+                return ["rel", k]
+            return ["cmp", _RELS[e.rel_op], self(e.lhs), self(e.rhs)]
+        if isinstance(e, sp.And):
+            return ["and"] + [self(a) for a in e.args]
+        if isinstance(e, sp.Or):
+            return ["or"] + [self(a) for a in e.args]
+        if isinstance(e, sp.Not):
+            return ["not", self(e.args[0])]
+        if isinstance(e, (sp.Function, sp.Min, sp.Max)):
+            name = type(e).__name__
+            if name == "initial":
+                return ["initial"]
+            if name not in _FUNCS:
+                raise _Unsupported(f"the function {name}()")
+            return ["f", name] + [self(a) for a in e.args]
+        if e.is_number:
+            return ["c", float(e)]
+        raise _Unsupported(f"the expression {type(e).__name__}")
+
+
+def _block(blk, w: _TreeWriter, slot_index: dict) -> dict:
+    """One block of a schedule: ``lin`` (one unknown, ``a*u + b = 0``) or ``newton``
+    (residuals and their analytic Jacobian; a linear block converges in one iteration)."""
+    us = blk.unknowns
+    res = blk.residuals
+    if len(us) == 1:
+        split = linear_split(res[0], us[0])
+        if split is None:
+            split = linear_split(sp.expand(res[0]), us[0])
+        if split is not None:
+            return {"kind": "lin", "label": blk.label, "u": slot_index[us[0]],
+                    "a": w(split[0]), "b": w(split[1])}
+    jac = [[i, j, w(d)] for i, r in enumerate(res) for j, u in enumerate(us)
+           for d in [partial_derivative(r, u)] if d != 0]
+    return {"kind": "newton", "label": blk.label, "u": [slot_index[u] for u in us],
+            "F": [w(r) for r in res], "J": jac, "linear": classify(blk) == "linear"}
+
+
+def _projection(cm: CompiledModel, w: _TreeWriter, consistency) -> dict:
+    """The consistency equations F^{<c} of a mode and their Jacobian in the states they
+    read, for the minimal-norm projection at a mode change (docs/multimode-fmu.md)."""
+    state_slot = {s.symbol: s.slot for s in cm.states}
+    syms = sorted({s for _, e in consistency for s in e.free_symbols if s in state_slot},
+                  key=lambda s: state_slot[s])
+    return {"F": [w(e) for _, e in consistency],
+            "J": [[i, j, w(d)] for i, (_, e) in enumerate(consistency)
+                  for j, x in enumerate(syms) for d in [partial_derivative(e, x)] if d != 0],
+            "slots": [state_slot[x] for x in syms]}
+
+
+def _assertion(w: _TreeWriter, cond) -> list:
+    """An assertion condition whose order relations hold up to the assertion tolerance
+    (``["ge", a, b]``, as `mdae_fmu.codegen.emit.assertion_condition` prints them)."""
+    if isinstance(cond, (sp.And, sp.Or)):
+        return ["and" if isinstance(cond, sp.And) else "or"] + [_assertion(w, a)
+                                                                for a in cond.args]
+    if isinstance(cond, sp.Not):
+        return ["not", _assertion(w, cond.args[0])]
+    if isinstance(cond, sp.core.relational.Relational) and cond.rel_op in ("<", "<=", ">", ">="):
+        a, b = (cond.lhs, cond.rhs) if cond.rel_op in (">", ">=") else (cond.rhs, cond.lhs)
+        return ["ge", w(a), w(b)]
+    return w(cond)
+
+
+def _initial_system(cm: CompiledModel, w: _TreeWriter, init) -> dict:
+    """The initial system (consistency and initial equations) and its Jacobian in the free
+    states it determines (`mdae_fmu.codegen.initialization`), solved by minimal-norm
+    Gauss-Newton from the start values."""
+    sym_of = {s.slot: s.symbol for s in cm.states}
+    syms = [sym_of[k] for k in init.unknown_slots]
+    return {"F": [w(e) for _, e in init.rows],
+            "J": [[i, j, w(d)] for i, (_, e) in enumerate(init.rows)
+                  for j, x in enumerate(syms) for d in [partial_derivative(e, x)] if d != 0],
+            "slots": list(init.unknown_slots)}
+
+
+def _left_writer(cm: CompiledModel, w: _TreeWriter, right: dict | None = None):
+    """A writer for restart formulas: ``x-`` (and parameters) read the current values (the
+    left limits at the instant), ``x+`` the instant's new value ``["new", j]``."""
+    names = slot_names(cm)
+    other = getattr(names, "other", {})
+
+    def write(e):
+        slots = dict(w.slots)
+        for s in sp.sympify(e).free_symbols:
+            n = base_name(s)
+            if s.name.endswith("+") and right is not None and names.get(n) in right:
+                slots[s] = ["new", right[names[n]]]
+            elif n == "time" and n not in names:
+                slots[s] = ["t"]
+            elif n not in names and n in other:
+                slots[s] = slot_of(other[n])
+            elif n in names:
+                slots[s] = ["v", "r", names[n]]
+        return _TreeWriter(slots, w.relations)(e)
+    return write
+
+
+def _instant(cm, w, ic) -> dict:
+    if ic.delta is not None:
+        raise _Unsupported("a mode change without closed-form restart (delta-scheme, S3)")
+    right = {slot: j for j, (slot, _) in enumerate(ic.restart)}
+    lw = _left_writer(cm, w)
+    rw = _left_writer(cm, w, right)
+    return {"restart": [[slot, lw(x)] for slot, x in ic.restart],
+            "names": [cm.real_names[slot] for slot, _ in ic.restart],
+            "singular": [[text, lw(den), lw(scale)] for text, den, scale in ic.singular],
+            "impulses": [[out.slot, rw(num), rw(den)] for out, num, den in ic.impulses]}
+
+
+def python_plan(model: Model, analysis) -> dict:
+    """The JSON plan of ``model`` from its accepted ``analysis`` (module docstring); raises
+    `ModelRejected` for what the Python runtime does not run."""
+    try:
+        return _python_plan(model, analysis)
+    except _Unsupported as err:
+        raise ModelRejected(f"model {model.name}: the python backend does not support {err} "
+                            "(use the C backend: mdae-fmu export --backend c)") from None
+
+
+def _python_plan(model: Model, analysis) -> dict:
+    model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
+    multimode = None
+    if len(report.modes) > 1:
+        from ..codegen.multimode import plan_multimode
+        multimode = plan_multimode(model, report, analysis.automaton)
+        cm = multimode.compiled
+        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
+    else:
+        cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
+        ev = plan_events(model, cm)
+    init = plan_initialization(model, cm)
+    if init.needs_compute:
+        raise _Unsupported("an initial system on computed variables")
+    if ev.samples:
+        raise _Unsupported("sample()")
+    if getattr(model, "functions", None):
+        raise _Unsupported("user functions")
+    relations = {r.relation: k for k, r in enumerate(ev.relations)}
+    banded = multimode.banded if multimode is not None else ()
+    band_syms = {sym for sym, _, _ in banded}
+    slots = {sym: slot_of(c) for sym, c in cm.slots.items() if sym not in band_syms}
+    w = _TreeWriter(slots, relations)
+    for sym, rel, b in banded:
+        # a left-limit guard keeps its previous value (hidden Boolean b) while its signed
+        # distance lies within half the hysteresis (codegen.multimode, "Left-limit guards")
+        slots[sym] = ["band", w(signed_distance(rel)[0]), b]
+    slot_index = {sym: leaf[2] for sym, leaf in slots.items()
+                  if leaf[0] == "v" and leaf[1] == "r"}
+    plan: dict = {
+        "format": PLAN_FORMAT, "name": cm.name, "identifier": cm.identifier,
+        "n": [cm.n_real, cm.n_int, cm.n_bool],
+        "variables": [dict(name=v.name, type=v.type, vr=v.vr, causality=v.causality,
+                           variability=v.variability, initial=v.initial, start=v.start,
+                           description=v.description, kind=v.kind) for v in cm.variables],
+        "states": [dict(name=s.name, slot=s.slot, der=s.der_slot, nominal=s.nominal,
+                        store=s.store) for s in cm.states],
+        "guesses": [[k, v] for k, v in sorted(cm.guesses.items())],
+        "calculated": [[slot_of(t), w(e)] for t, e in cm.calculated_parameters],
+        "start_bindings": [[k, w(e)] for k, e in cm.start_bindings],
+        "discrete": [[slot_of(t), w(e)] for t, e in cm.discrete_assignments]
+        + [[["v", "b", b], slots[sym]] for sym, _, b in banded],
+        "init": _initial_system(cm, w, init),
+        "relations": [dict(s=w(r.s), strict=r.strict) for r in ev.relations],
+        "assertions": [[_assertion(w, c), msg, level] for c, msg, level in ev.assertions],
+        "assert_tol": ASSERT_TOL,
+    }
+    if multimode is None:
+        plan["modes"] = [dict(label="", blocks=[_block(b, w, slot_index) for b in cm.blocks],
+                              zero=[], stores=[], key=0,
+                              project=_projection(cm, w, cm.consistency))]
+        plan["guards"], plan["edges"], plan["impulses"] = [], [], []
+        plan["branches"] = [_branch(cm, w, b) for b in ev.branches]
+        plan["clauses"] = [list(c) for c in ev.clauses]
+        plan["assignment_order"] = [list(x) for x in ev.assignment_order]
+    else:
+        if ev.branches:
+            raise _Unsupported("when-clauses in a multimode model")
+        plan["modes"] = []
+        for mc in multimode.modes:
+            integrated = set(mc.integrated)
+            plan["modes"].append(dict(
+                label=mc.label, key=sum(1 << g for g, v in enumerate(mc.valuation) if v),
+                blocks=[_block(b, w, slot_index) for b in mc.blocks],
+                zero=[cm.states[k].der_slot for k in range(len(cm.states))
+                      if k not in integrated],
+                stores=[[cm.states[k].slot, cm.states[k].store] for k in sorted(integrated)
+                        if cm.states[k].store is not None]))
+            plan["modes"][-1]["project"] = _projection(cm, w, mc.consistency)
+        plan["guards"] = [w(g) for g in multimode.guards]
+        plan["guard_names"] = list(multimode.guard_names)
+        plan["edges"] = [dict(src=e.src, dst=e.dst, label=e.label,
+                              instants=[_instant(cm, w, ic) for ic in e.instants])
+                         for e in multimode.edges]
+        plan["impulses"] = [i.slot for i in multimode.impulses]
+        plan["initial_mode"] = multimode.initial
+        plan["mode_slot"] = multimode.mode_slot
+        plan["branches"] = []
+    text = json.dumps(plan, sort_keys=True)
+    plan["guid"] = _guid(text)
+    return plan
+
+
+def _branch(cm: CompiledModel, w: _TreeWriter, b) -> dict:
+    """A when-branch: its condition, its equations ``assign`` (``[target, value]`` by action
+    index, run in the plan's ``assignment_order``), its literal reinits, and the analysed
+    restart that replaces the reinits when there is one: ``(slot, f(x-))``, applied once
+    per instant for all the branches that enter the same transient mode (``label``), with
+    the impulse integrals over it (``x+`` = the restart's values; `mdae_fmu.codegen.emit`,
+    ``_actions_code`` and ``_restart_code``)."""
+    assign: dict = {}
+    reinit = []
+    for k, (kind, target, value, _typ) in enumerate(b.actions):
+        if kind == "assign":
+            assign[str(k)] = [slot_of(target), w(value)]
+        elif kind == "reinit":
+            if not b.restart:
+                reinit.append([slot_of(target), w(value)])
+        else:
+            raise _Unsupported(f"{kind} in a when-clause")
+    right = {slot: j for j, (slot, _) in enumerate(b.restart)}
+    lw, rw = _left_writer(cm, w), _left_writer(cm, w, right)
+    return {"clause": b.clause, "condition": w(b.condition), "initial": b.has_initial,
+            "label": b.restart_label, "assign": assign, "reinit": reinit,
+            "restart": [[slot, lw(x)] for slot, x in b.restart],
+            "impulses": [[slot, rw(num), rw(den)] for slot, num, den in b.impulses]}
+
+
+def _guid(text: str) -> str:
+    x = hashlib.sha256(text.encode()).hexdigest()
+    return "{" + f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:32]}" + "}"
+
+
+def python_fmu_bytes(model: Model, analysis, default_experiment: dict) -> bytes:
+    """The FMU (zip bytes) of ``model``: the plan, the runtime and the slave class packaged by
+    pythonfmu's builder (module docstring)."""
+    check_available()
+    from pythonfmu import FmuBuilder
+    plan = python_plan(model, analysis)
+    plan["default_experiment"] = default_experiment
+    here = Path(__file__).parent
+    with tempfile.TemporaryDirectory(prefix="mdae_pyfmu_") as tmp:
+        d = Path(tmp)
+        shutil.copy(here / "pyfmu_slave.py", d / f"{SLAVE_MODULE}.py")
+        shutil.copy(here / "pyfmu_runtime.py", d / f"{RUNTIME_MODULE}.py")
+        (d / PLAN_FILE).write_text(json.dumps(plan), encoding="utf-8")
+        out = d / "out"
+        out.mkdir()
+        path_before, modules_before = list(sys.path), set(sys.modules)
+        try:
+            fmu = FmuBuilder.build_FMU(d / f"{SLAVE_MODULE}.py", dest=out / "model.fmu",
+                                       project_files=[d / f"{RUNTIME_MODULE}.py",
+                                                      d / PLAN_FILE],
+                                       needsExecutionTool="true",
+                                       canHandleVariableCommunicationStepSize="true")
+            return _flat_names(Path(fmu).read_bytes())
+        finally:
+            # the builder imports the slave from the temporary directory and leaves it on
+            # sys.path and in sys.modules: an FMU loaded later in this process (FMPy,
+            # libcosimpy) must import its own copy from its resources
+            sys.path[:] = path_before
+            for name in (SLAVE_MODULE, RUNTIME_MODULE):
+                if name not in modules_before:
+                    sys.modules.pop(name, None)
+
+
+def _flat_names(fmu: bytes) -> bytes:
+    """pythonfmu declares ``variableNamingConvention="structured"``; the plan's names
+    (``der(x)``, ``impulse(f1)``) are those of the C FMU, whose convention is ``flat``."""
+    src = zipfile.ZipFile(io.BytesIO(fmu))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "modelDescription.xml":
+                data = data.replace(b'variableNamingConvention="structured"',
+                                    b'variableNamingConvention="flat"', 1)
+            dst.writestr(info.filename, data)
+    return out.getvalue()
