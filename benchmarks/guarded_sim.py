@@ -61,15 +61,19 @@ def run(fam: str, n: int, implicit: bool, table, stop: float, out_dir: Path):
     model = FAMILIES[fam](n)
     path = out_dir / f"{fam}{n}_{'g' if implicit else 'e'}.fmu"
     w, c = time.perf_counter(), time.process_time()
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
     export(model, path, implicit=implicit, progress=False)
+    ch2 = resource.getrusage(resource.RUSAGE_CHILDREN)
     w, c = time.perf_counter() - w, time.process_time() - c
+    gcc = ch2.ru_utime + ch2.ru_stime - ch.ru_utime - ch.ru_stime
     outputs = [v.name for v in model.variables if v.variability == "continuous"
                and v.type == "Real"]
     s = time.perf_counter()
     r = simulate_fmu(str(path), stop_time=stop, relative_tolerance=1e-10, output_interval=0.01,
                      input=table, output=outputs, record_events=True)
     s = time.perf_counter() - s
-    return r, dict(export_wall=w, export_cpu=c, sim_wall=s)
+    return r, dict(export_wall=w, export_cpu=c + gcc, gcc_cpu=gcc,
+                   gcc_peak_mb=ch2.ru_maxrss / 1024.0, sim_wall=s)
 
 
 def main(argv=None) -> int:
@@ -94,8 +98,12 @@ def main(argv=None) -> int:
         r2, fig2 = run(a.family, a.n, False, table, a.stop, Path(a.dir))
         names = [n for n in r.dtype.names if n != "time"]
         if len(r) == len(r2):
-            fig["agreement"] = max(float(np.max(np.abs(r[x] - r2[x]) / np.maximum(1.0, np.abs(r2[x]))))
-                                   for x in names)
+            errs = {x: float(np.max(np.abs(r[x] - r2[x]) / np.maximum(1.0, np.abs(r2[x]))))
+                    for x in names}
+            worst = max(errs, key=errs.get)
+            fig["agreement"] = errs[worst]
+            k = int(np.argmax(np.abs(r[worst] - r2[worst])))
+            fig["worst"] = [worst, float(r["time"][k])]
         else:
             fig["agreement"] = f"rows {len(r)} vs {len(r2)}"
         fig["enumerated"] = fig2

@@ -67,6 +67,7 @@ class GuardedBlock:
     restart: BlockPlan | None
     writes: tuple[int, ...]
     reads: tuple[int, ...]
+    origin: tuple = ()       # (equations, unknowns) of the `ConditionalBlock` it refines
 
 
 @dataclass(frozen=True)
@@ -220,11 +221,12 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
                 sub = nxt
             for g, res in sub:
                 variants.append((g,) + _variant(cb, c, res, dval, table, union, state_slot,
-                                                left, xleft, zeta, h, var_id))
+                                                left, xleft, zeta, h, var_id)
+                                + ((cb.equations, cb.unknowns),))
 
     ft, roots = _formula_table(bdd, space, [v[0] for v in variants])
-    blocks = tuple(GuardedBlock(p, r, rs, w, rd)
-                   for (_, p, rs, w, rd), r in zip(variants, roots))
+    blocks = tuple(GuardedBlock(p, r, rs, w, rd, o)
+                   for (_, p, rs, w, rd, o), r in zip(variants, roots))
 
     # --- FMI variables and slots
     taken = {v.name for v in union.variables}
