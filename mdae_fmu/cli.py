@@ -38,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("model")
     _analysis_options(e)
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
+    e.add_argument("--implicit", action="store_true", default=None,
+                   help="one guarded block schedule from the implicit analysis, local "
+                   "restarts (automatic above 2^12 consistent modes; needs the 'modes' extra)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default="me")
     e.add_argument("--start-time", type=float, default=None,
                    help="DefaultExperiment startTime (default: the model's experiment "
@@ -130,7 +133,8 @@ def _export(args) -> int:
     de = {"startTime": args.start_time, "stopTime": args.stop_time,
           "tolerance": args.tolerance, "stepSize": args.step_size}
     api.export_fmu(model, out, fmi_type=args.fmi_type, default_experiment=de,
-                   erasure=args.erasure, lemma22=args.lemma22, progress=progress)
+                   erasure=args.erasure, lemma22=args.lemma22, progress=progress,
+                   implicit=args.implicit)
     print(f"wrote {out}")
     return EXIT_OK
 
