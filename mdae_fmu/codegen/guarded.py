@@ -198,7 +198,8 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
     col_of = {n: j for j, n in enumerate(cols)}
     from ..implicit.analysis import _branches
 
-    variants = []        # (formula BDD, BlockPlan, restart, writes, reads)
+    variants = []        # (formula BDD, BlockPlan, restart, writes, reads, origin)
+    cache: dict = {}
     for cb in ia.blocks:
         if cb.coarse:
             raise ModelRejected(
@@ -220,8 +221,8 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
                         nxt.append((bf, {**res, e: r}))
                 sub = nxt
             for g, res in sub:
-                variants.append((g,) + _variant(cb, c, res, dval, table, union, state_slot,
-                                                left, xleft, zeta, h, var_id)
+                variants.append((g,) + _variant(cb, c, res, dval, table, xleft, zeta, h,
+                                                var_id, cache)
                                 + ((cb.equations, cb.unknowns),))
 
     ft, roots = _formula_table(bdd, space, [v[0] for v in variants])
@@ -260,8 +261,11 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
                        active_slot, left, impulse, extra, tuple(var_slots), ia.n_modes)
 
 
-def _variant(cb, c, res, dval, table, union, state_slot, left, xleft, zeta, h, var_id):
-    """The `BlockPlan` of one block variant and its restart system (module docstring)."""
+def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache):
+    """The `BlockPlan` of one block variant and its restart system (module docstring).
+    ``cache``: the sympy forms, derivatives and restart rows of each (equation, branch,
+    offset), which do not depend on the block (the substitutions of the restart are the same
+    inside and outside it)."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
@@ -270,11 +274,18 @@ def _variant(cb, c, res, dval, table, union, state_slot, left, xleft, zeta, h, v
         plan = BlockPlan(label, unknowns, None, res[eqs[0]], table)
     else:
         plan = None
-    residuals = {e: table.to_sympy(res[e]) for e in eqs}
-    top, cons = latent_system(table, residuals, c, eqs)
+    residuals, top, lower = {}, [], {}
+    for e in eqs:
+        key = (e, res[e], c[e])
+        if key not in cache:
+            r = table.to_sympy(res[e])
+            t, cons = latent_system(table, {e: r}, {e: c[e]}, [e])
+            cache[key] = (r, t[0][2], {k: x for _, k, x in cons})
+        residuals[e], x, low = cache[key]
+        top.append(x)
+        lower.update({(e, k): y for k, y in low.items()})
     if plan is None:
-        plan = BlockPlan(label, unknowns, tuple(x for _, _, x in top))
-    lower = {(e, k): x for e, k, x in cons}
+        plan = BlockPlan(label, unknowns, tuple(top))
     # --- restart system
     mine = set(cb.unknowns)
     subs = {}
@@ -308,8 +319,10 @@ def _variant(cb, c, res, dval, table, union, state_slot, left, xleft, zeta, h, v
         if c[e] >= 1:
             rows.append(lower[(e, c[e] - 1)])
             continue
-        g = sp.expand(h * residuals[e].xreplace({**subs, **outside}))
-        g0 = _limit0(g, h)
+        key = ("restart", e, res[e])
+        if key not in cache:
+            cache[key] = _limit0(sp.expand(h * residuals[e].xreplace({**subs, **outside})), h)
+        g0 = cache[key]
         if g0 is None:
             raise ModelRejected(
                 f"equation {e}: its restart (block {label}) has no limit as the instant's "
