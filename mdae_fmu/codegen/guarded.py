@@ -34,17 +34,16 @@ a block whose equations are not affine in the 1/h terms (the limit does not exis
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
 from typing import Any
 
 import sympy as sp
 
-from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..structure.latent import latent_system
-from ..structure.per_mode import (Block, Instance, ModesReport, classify_variables,
+from ..structure.per_mode import (Instance, ModesReport, classify_variables,
                                   defines_discrete, symbol_table)
-from ..structure.printing import expr_text
 from .blocks import BlockPlan, emit_block, newton_work, tree_solution
 from .cprinter import SlotPrinter, c_comment, c_string
 from .emit import assign_cast, make_printers, real_slot_index, template_environment
@@ -100,7 +99,9 @@ def _formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:
     """Flatten the BDD nodes of ``roots`` (module docstring of `FormulaTable`)."""
     var_index = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
     ids: dict = {}
-    var, lo, hi = [], [], []
+    var: list[int] = []
+    lo: list[int] = []
+    hi: list[int] = []
 
     def node(u) -> int:
         if u == bdd.true:
@@ -141,8 +142,9 @@ def _union_report(model: Model, ia, states, leading):
     mode = SimpleNamespace(name="union", states=tuple(states), leading=tuple(leading),
                            blocks=(), solved=(), consistency=())
     disc = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
+    modes: Any = (mode,)        # the fields of `ModeAnalysis` that `compile_model` reads
     return ModesReport(model.name, tuple(ia.space.names), tuple(ia.space.atoms), table,
-                       (mode,), tuple(cls.continuous), 0, (), discrete_equations=disc,
+                       modes, tuple(cls.continuous), 0, (), discrete_equations=disc,
                        discrete=tuple(cls.discrete), inputs=tuple(cls.inputs))
 
 
@@ -206,14 +208,14 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
                 f"model {model.name}: the equations {', '.join(cb.equations[:6])} form a "
                 f"union component the implicit analysis does not split per mode; the guarded "
                 f"exporter does not solve it yet")
-        parts = [(cb.formula & regular, ())]
+        parts: list = [(cb.formula & regular, ())]
         for e in cb.equations:
             parts = _case_split(parts, ia.c[row_of[e]])
         for u in cb.unknowns:
             parts = _case_split(parts, ia.d[col_of[u]])
         for f, vals in parts:
             c = dict(zip(cb.equations, vals[:len(cb.equations)]))
-            sub = [(f, {})]
+            sub: list = [(f, {})]
             for e in cb.equations:
                 nxt = []
                 for g, res in sub:
