@@ -139,3 +139,21 @@ def test_guarded_agrees_with_enumerated(tmp_path, family, n):
     assert len(g) == len(e)
     for x in outs:
         assert np.max(np.abs(g[x] - e[x]) / np.maximum(1.0, np.abs(e[x]))) < 1e-8, x
+
+
+def test_cli_export_implicit(tmp_path, capsys):
+    from gen_multimode import diode_bank
+
+    from mdae_fmu.cli import main
+    from mdae_fmu.modelica_printer import print_model
+    src = tmp_path / "cc.mo"
+    src.write_text(print_model(clutch_chain(2)))
+    out = tmp_path / "cc.fmu"
+    assert main(["export", str(src), "--implicit", "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
+    bank = tmp_path / "bank.mo"
+    bank.write_text(print_model(diode_bank(2)))
+    assert main(["export", str(bank), "--implicit", "-o", str(tmp_path / "b.fmu")]) == 1
+    err = capsys.readouterr().err
+    assert "state in some modes and algebraic in others" in err
+    assert not (tmp_path / "b.fmu").exists()
