@@ -108,11 +108,11 @@ def _implicit_path(model: Model, implicit: bool | None) -> bool:
     model has more modes than the explicit enumeration handles (as ``analyze``)."""
     if implicit is not None:
         return implicit
-    from ..diagnostics import InputError
+    from ..diagnostics import MdaeError
     from ..implicit.analysis import needs_implicit
     try:
         return needs_implicit(model)
-    except InputError:
+    except MdaeError:
         return False            # the explicit analysis reports the error with its context
 
 
