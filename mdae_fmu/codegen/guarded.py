@@ -93,6 +93,8 @@ class GuardedPlan:
     extra_slots: dict                    # restart symbols (X-, ζ) -> Real slot
     var_slots: tuple                     # per variable id: (state slot, left slot, ζ slot), -1
     n_modes: int
+    watched: tuple = ()                  # relations on x whose guards read pre(x)
+    banded: tuple = ()                   # (symbol, relation on pre(x), Boolean slot)
 
 
 def _formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:
@@ -250,6 +252,9 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
                        variables=tuple(variables), n_int=n_int, n_real=n_real,
                        real_names=tuple(real_names), dependencies={})
     guards = tuple(table.to_sympy(a) for a in space.atoms)
+    # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
+    from .multimode import _band_left_limit_relations, _watched
+    compiled, banded = _band_left_limit_relations(report, compiled)
     extra = {xleft[s.symbol]: left[s.slot] for s in union.states}
     extra.update({zeta[n]: impulse[n] for n in zeta})
     var_slots = []
@@ -260,7 +265,8 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
         else:
             var_slots.append((-1, -1, impulse[n]))
     return GuardedPlan(compiled, guards, tuple(space.names), blocks, ft, mode_slot, bits_slot,
-                       active_slot, left, impulse, extra, tuple(var_slots), ia.n_modes)
+                       active_slot, left, impulse, extra, tuple(var_slots), ia.n_modes,
+                       _watched(report, banded), banded)
 
 
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache):
@@ -422,7 +428,8 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         mode_slot=plan.mode_slot, bits_slot=plan.bits_slot, active_slot=plan.active_slot,
         left_pairs=sorted(plan.left.items()), impulse_slots=sorted(plan.impulse.values()),
         discrete_assignments="\n".join(
-            f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments),
+            [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+            + [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]),
         max_mode_changes=2 * len(plan.guards) + 8, nmodes=plan.n_modes)
     return ModeSources(files, 0, work, perm)
 

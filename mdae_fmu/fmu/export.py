@@ -170,9 +170,10 @@ def _guarded_entries(model: Model, fmi_type: str, default_experiment: dict, plan
     """`fmu_entries` of a `mdae_fmu.codegen.guarded.GuardedPlan` (issue 17)."""
     from ..codegen.guarded import generate_guarded_sources
     cm = plan.compiled
-    ev = plan_events(model, cm, extra_exprs=plan.guards)
+    ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched)
     init = plan_initialization(model, cm)
-    structure = model_structure(cm, [cm.blocks], guards=plan.guards, init=init)
+    structure = model_structure(cm, [cm.blocks], guards=plan.guards,
+                                extra_symbols={b[0]: b[1] for b in plan.banded}, init=init)
     progress("code generation")
     try:
         sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER,
