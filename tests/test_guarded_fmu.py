@@ -76,7 +76,13 @@ SWITCHES = [(0.5, {"g1": True}), (1.0, {"g0": True, "g2": True}),    # two at on
             (4.0, {"g0": True, "g1": True}), (5.0, {"g2": False})]
 
 
-def test_clutch_chain_restarts_are_the_weighted_means(tmp_path):
+@pytest.mark.parametrize("merged", [False, True], ids=["blocks", "merged"])
+def test_clutch_chain_restarts_are_the_weighted_means(tmp_path, monkeypatch, merged):
+    """Block by block (the runs of engaged clutches listed as variants), and with the whole
+    chain merged into one block whose equations are selected by the guard bits."""
+    import mdae_fmu.codegen.guarded as guarded
+    if merged:
+        monkeypatch.setattr(guarded, "MAX_VARIANTS", 0)
     n = 3
     model = clutch_chain(n)
     path = export(model, tmp_path / "cc.fmu", implicit=True, progress=False)

@@ -53,6 +53,7 @@ from .plan import CompiledModel, FmiVariable, compile_model
 MODE_VARIABLE = "mdae_mode"
 BLOCKS_PER_FUNCTION = 200
 BLOCKS_PER_FILE = 1000
+MAX_VARIANTS = 200
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class GuardedBlock:
     writes: tuple[int, ...]
     reads: tuple[int, ...]
     origin: tuple = ()       # (equations, unknowns) of the `ConditionalBlock` it refines
+    merged: bool = False     # one block for a whole component (`_merge_components`): its
+    #                          equations change with the mode, so it restarts at every change
 
 
 @dataclass(frozen=True)
@@ -150,8 +153,10 @@ def _union_report(model: Model, ia, states, leading):
                        discrete=tuple(cls.discrete), inputs=tuple(cls.inputs))
 
 
-def plan_guarded(model: Model, ia) -> GuardedPlan:
-    """Union layout, guarded block variants and their restarts (module docstring)."""
+def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPlan:
+    """Union layout, guarded block variants and their restarts (module docstring). A set of
+    blocks coupled through their equations with more than ``max_variants`` variants is
+    generated as one block (`_merge_components`)."""
     if not ia.ok:
         raise ModelRejected(ia.diagnostic or f"model {model.name}: rejected")
     if ia.explicit:
@@ -229,17 +234,22 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
                                                 var_id, cache)
                                 + ((cb.equations, cb.unknowns),))
 
+    mode_slot = union.n_int
+    bits_slot = mode_slot + 1
+    bits = [sp.Symbol(f"mdae_bit_{k}") for k in range(len(space.atoms))]
+    if max_variants is None:
+        max_variants = MAX_VARIANTS
+    variants = _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id,
+                                 bits, max_variants)
     ft, roots = _formula_table(bdd, space, [v[0] for v in variants])
-    blocks = tuple(GuardedBlock(p, r, rs, w, rd, o)
-                   for (_, p, rs, w, rd, o), r in zip(variants, roots))
+    blocks = tuple(GuardedBlock(p, r, rs, w, rd, o, len(v) > 6)
+                   for v, r in zip(variants, roots) for (_, p, rs, w, rd, o) in [v[:6]])
 
     # --- FMI variables and slots
     taken = {v.name for v in union.variables}
     name = MODE_VARIABLE
     while name in taken:
         name += "_"
-    mode_slot = union.n_int
-    bits_slot = mode_slot + 1
     active_slot = bits_slot + len(space.atoms)
     n_int = active_slot + len(blocks)
     variables = list(union.variables)
@@ -248,9 +258,11 @@ def plan_guarded(model: Model, ia) -> GuardedPlan:
                                  "when there are at most 30 guards, else the count of mode "
                                  "changes", kind=1))
     consistency = ()
+    slots = dict(union.slots)
+    slots.update({b: f"d->i[{bits_slot + k}]" for k, b in enumerate(bits)})
     compiled = replace(union, blocks=tuple(b.plan for b in blocks), consistency=consistency,
                        variables=tuple(variables), n_int=n_int, n_real=n_real,
-                       real_names=tuple(real_names), dependencies={})
+                       real_names=tuple(real_names), dependencies={}, slots=slots)
     guards = tuple(table.to_sympy(a) for a in space.atoms)
     # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
     from .multimode import _band_left_limit_relations, _watched
@@ -341,6 +353,131 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache):
     return plan, restart, tuple(writes), tuple(sorted(reads))
 
 
+def _bdd_expr(bdd, space, u, bits, memo=None):
+    """The BDD ``u`` as a sympy Boolean over the guard-bit symbols ``bits``."""
+    memo = {} if memo is None else memo
+    if u == bdd.true:
+        return sp.true
+    if u == bdd.false:
+        return sp.false
+    key = int(u)
+    if key not in memo:
+        k = space.atoms.index(next(a for a in space.atoms if space.var_of[a] == u.var))
+        hi = _bdd_expr(bdd, space, bdd.let({u.var: True}, u), bits, memo)
+        lo = _bdd_expr(bdd, space, bdd.let({u.var: False}, u), bits, memo)
+        memo[key] = sp.Or(sp.And(bits[k], hi), sp.And(sp.Not(bits[k]), lo))
+    return memo[key]
+
+
+def _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id, bits,
+                      max_variants):
+    """Blocks coupled through their equations (one union component of the analysis) with
+    more than ``max_variants`` variants become ONE block over the union of their unknowns,
+    valid in every mode: each equation is the piecewise expression of its variants, selected
+    by the guard bits, and likewise its restart row (docs/decisions.md §9: the conditional
+    dependency graph with membership formulas instead of listed blocks). Code then grows with
+    the equations, not with the runs of engaged clutches. Requires that the component solves
+    the same unknowns in every mode."""
+    space = ia.space
+    bdd = space.bdd
+    parent: dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for v in variants:
+        eqs = v[5][0]
+        for e in eqs[1:]:
+            parent[find(e)] = find(eqs[0])
+        find(eqs[0])
+    groups: dict = {}
+    for v in variants:
+        groups.setdefault(find(v[5][0][0]), []).append(v)
+    memo: dict = {}
+    out = []
+    eq_by_id = {eq.id: eq for eq in ia.model.equations}
+    row_of = {e: i for i, e in enumerate(ia.graph.rows)}
+    from ..implicit.analysis import _branches
+    for vs in groups.values():
+        if len(vs) <= max_variants:
+            out.extend(vs)
+            continue
+        eqs = sorted({e for v in vs for e in v[5][0]}, key=row_of.get)
+        unk = sorted({u for v in vs for u in v[5][1]}, key=list(dval).index)
+        if len(unk) != len(eqs):
+            out.extend(vs)
+            continue
+        formula = bdd.false
+        for v in vs:
+            formula |= v[0]
+        top_rows, restart_rows, reads = [], [], set()
+        mine = set(unk)
+        for e in eqs:
+            pieces, rpieces = [], []
+            for c, fc in ia.c[row_of[e]].items():
+                for bf, res in _branches(space, eq_by_id[e].residual, fc & formula):
+                    key = (e, res, c)
+                    if key not in cache:
+                        r = table.to_sympy(res)
+                        t, cons = latent_system(table, {e: r}, {e: c}, [e])
+                        cache[key] = (r, t[0][2], {k: x for _, k, x in cons})
+                    r, x, low = cache[key]
+                    if c >= 1:
+                        row = low[c - 1]
+                    else:
+                        rkey = ("restart", e, res)
+                        if rkey not in cache:
+                            cache[rkey] = _restart_row(r, dval, table, xleft, zeta, h)
+                        row = cache[rkey]
+                        if row is None:
+                            raise ModelRejected(
+                                f"equation {e}: its restart has no limit as the instant's "
+                                f"length goes to 0 (not affine in the impulsive unknowns)")
+                    cond = _bdd_expr(bdd, space, bf, bits, memo)
+                    pieces.append((x, cond))
+                    rpieces.append((row, cond))
+                    for (n, k) in table.instances(r):
+                        if n not in mine and n in dval and (k == dval[n] or dval[n] == 0):
+                            reads.add(var_id[n])
+            top_rows.append(_piecewise(pieces))
+            restart_rows.append(_piecewise(rpieces))
+        unknowns = tuple(table.sym(u, dval[u]) for u in unk)
+        r_unknowns = tuple(table.sym(u, dval[u] - 1) if dval[u] >= 1 else zeta[u]
+                           for u in unk)
+        label = "+".join(eqs[:3]) + (f"+...({len(eqs)} equations)" if len(eqs) > 3 else "")
+        plan = BlockPlan(label, unknowns, tuple(top_rows))
+        restart = BlockPlan(f"restart {label}", r_unknowns, tuple(restart_rows))
+        out.append((formula, plan, restart, tuple(var_id[u] for u in unk),
+                    tuple(sorted(reads)), (tuple(eqs), tuple(unk)), "merged"))
+    return out
+
+
+def _piecewise(pieces):
+    """One expression from ``[(expr, condition)]`` with disjoint conditions covering the
+    block's modes (the last one taken as the default)."""
+    if len(pieces) == 1 or all(p[0] == pieces[0][0] for p in pieces):
+        return pieces[0][0]
+    return sp.Piecewise(*pieces[:-1], (pieces[-1][0], True))
+
+
+def _restart_row(r, dval, table, xleft, zeta, h):
+    """The restart row of an offset-0 equation ``r`` (module docstring): leading derivatives
+    as (X+ − X−)/h, algebraic unknowns as ζ/h, times h, at h = 0."""
+    subs = {}
+    for (n, k) in table.instances(r):
+        if n not in dval:
+            continue
+        d = dval[n]
+        if d >= 1 and k == d:
+            Y = table.sym(n, d - 1)
+            subs[table.sym(n, k)] = (Y - xleft[Y]) / h
+        elif d == 0 and k == 0:
+            subs[table.sym(n, 0)] = zeta[n] / h
+    return _limit0(sp.expand(h * r.xreplace(subs)), h)
+
+
 def _limit0(g: sp.Expr, h: sp.Symbol):
     """The value at h = 0 of the expanded ``g``, None if a term has a negative power of h or
     h inside a function."""
@@ -418,6 +555,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         nblocks=len(plan.blocks), parts=[f"g{k}" for k in range(n_files)],
         bdd_var=_ints(ft.var), bdd_lo=_ints(ft.lo), bdd_hi=_ints(ft.hi), nnodes=len(ft.var),
         roots=_ints([b.formula for b in plan.blocks]),
+        merged=_ints([int(b.merged) for b in plan.blocks]),
         reads_off=_ints(_offsets([b.reads for b in plan.blocks])),
         reads=_ints([v for b in plan.blocks for v in b.reads]),
         writes_off=_ints(_offsets([b.writes for b in plan.blocks])),
