@@ -163,3 +163,13 @@ def test_cli_export_implicit(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "state in some modes and algebraic in others" in err
     assert not (tmp_path / "b.fmu").exists()
+
+
+def test_transient_guards_are_refused():
+    """The explicit analysis rejects CupAndBallElasticNoLaw on its transient mode (no impact
+    law); the guarded path has no transient modes and must not accept it silently."""
+    from mdae_fmu import api
+    from mdae_fmu.diagnostics import ModelRejected
+    m = api.load(ROOT / "reference_models" / "CupAndBallElasticNoLaw.mo")
+    with pytest.raises(ModelRejected, match="transient guard.*export without --implicit"):
+        plan_guarded(m, analyze_implicit(m))

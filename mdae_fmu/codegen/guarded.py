@@ -100,6 +100,31 @@ class GuardedPlan:
     banded: tuple = ()                   # (symbol, relation on pre(x), Boolean slot)
 
 
+def _check_long_modes_only(model: Model, switching: bool) -> None:
+    """The guarded path has long modes only: a transient guard (``if edge(c) then``) in an
+    equation, or a reinit statement in a model with mode changes (``switching``), needs the mode-change automaton's transient modes and
+    analysed reinits (`mdae_fmu.codegen.multimode`), so the model is refused naming it."""
+    from .. import expr as E
+    from ..ir import Reinit
+    from ..structure.per_mode import is_event_guard
+    for eq in model.equations:
+        conds = [lit.cond for lit in eq.guard]
+        conds += [n.cond for n in E.walk(eq.residual) if isinstance(n, E.If)]
+        if any(is_event_guard(c) for c in conds):
+            where = f" ({eq.loc.short()})" if eq.loc else ""
+            raise ModelRejected(
+                f"model {model.name}: equation {eq.id}{where} is selected by a transient guard "
+                f"(edge, change, initial); the guarded exporter (--implicit) has long modes "
+                f"only: export without --implicit")
+    for w in model.whens if switching else ():
+        for br in w.branches:
+            if any(isinstance(a, Reinit) for a in br.actions):
+                raise ModelRejected(
+                    f"model {model.name}: when-clause {w.id} reinitializes a state; the guarded "
+                    f"exporter (--implicit) does not compose reinits with its restarts: export "
+                    f"without --implicit")
+
+
 def _formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:
     """Flatten the BDD nodes of ``roots`` (module docstring of `FormulaTable`)."""
     var_index = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
@@ -159,6 +184,7 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
     generated as one block (`_merge_components`)."""
     if not ia.ok:
         raise ModelRejected(ia.diagnostic or f"model {model.name}: rejected")
+    _check_long_modes_only(model, bool(ia.space.atoms))
     if ia.explicit:
         raise ModelRejected(f"model {model.name}: {len(ia.explicit)} modes were analysed one "
                             f"by one; the guarded exporter needs the symbolic offsets")
