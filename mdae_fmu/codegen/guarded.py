@@ -102,8 +102,9 @@ class GuardedPlan:
 
 def _check_long_modes_only(model: Model, switching: bool) -> None:
     """The guarded path has long modes only: a transient guard (``if edge(c) then``) in an
-    equation, or a reinit statement in a model with mode changes (``switching``), needs the mode-change automaton's transient modes and
-    analysed reinits (`mdae_fmu.codegen.multimode`), so the model is refused naming it."""
+    equation, or a reinit statement in a model with mode changes (``switching``), needs the
+    mode-change automaton's transient modes and analysed reinits
+    (`mdae_fmu.codegen.multimode`), so the model is refused naming it."""
     from .. import expr as E
     from ..ir import Reinit
     from ..structure.per_mode import is_event_guard
