@@ -39,9 +39,13 @@ def switching_table(inputs: list[str], stop: float, n_switch: int, seed: int):
 
 
 def conserved(fam: str, n: int, r) -> np.ndarray | None:
-    """Angular momentum sum J_i w_i (clutch chain); None for the other families."""
+    """The quantity no event may move: angular momentum sum J_i w_i (clutch chain), the
+    capacitor charge C v (fault chain: opening a branch makes its flux jump, never the
+    charge); None for the diode bank."""
     if fam == "clutch_chain":
         return sum((1.0 + 0.5 * i) * r[f"w{i}"] for i in range(n + 1))
+    if fam == "fault_chain":
+        return 1.0 * r["v"]
     return None
 
 
