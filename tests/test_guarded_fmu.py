@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import sys
 from pathlib import Path
+from zipfile import ZipFile
 
 import numpy as np
 import pytest
@@ -157,6 +158,11 @@ def test_cli_export_implicit(tmp_path, capsys):
     out = tmp_path / "cc.fmu"
     assert main(["export", str(src), "--implicit", "-o", str(out)]) == 0
     assert out.stat().st_size > 0
+    # beyond 2^12 modes export takes the guarded path by itself (as analyze)
+    big = tmp_path / "big.mo"
+    big.write_text(print_model(clutch_chain(13)))
+    assert main(["export", str(big), "-o", str(tmp_path / "big.fmu")]) == 0
+    assert "sources/model_guarded_0.c" in ZipFile(tmp_path / "big.fmu").namelist()
     bank = tmp_path / "bank.mo"
     bank.write_text(print_model(diode_bank(2)))
     assert main(["export", str(bank), "--implicit", "-o", str(tmp_path / "b.fmu")]) == 1
