@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("dd")
 from fmpy import simulate_fmu  # noqa: E402
+from fmpy.validation import validate_fmu  # noqa: E402
 
 from mdae_fmu.codegen.guarded import plan_guarded  # noqa: E402
 from mdae_fmu.fmu.export import export  # noqa: E402
@@ -87,6 +88,7 @@ def test_clutch_chain_restarts_are_the_weighted_means(tmp_path, monkeypatch, mer
     n = 3
     model = clutch_chain(n)
     path = export(model, tmp_path / "cc.fmu", implicit=True, progress=False)
+    assert validate_fmu(str(path)) == []
     names = [f"g{i}" for i in range(n)]
     table = _table(names, SWITCHES)
     J = [1.0 + 0.5 * i for i in range(n + 1)]
