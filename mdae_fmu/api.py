@@ -79,18 +79,22 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
 def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                default_experiment: dict | None = None, *, analysis=None,
                erasure: str = "restricted", lemma22: str = "two-graph",
-               progress: Progress | bool | None = None, backend: str = "c"):
+               progress: Progress | bool | None = None, backend: str = "c",
+               implicit: bool | None = None):
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
     (missing entries: 0, 1, 1e-6, (stop - start)/500). ``analysis``: the result of `analyze`
     for this model (else the analysis runs here with ``erasure`` and ``lemma22``); a model the
     analysis rejects raises `mdae_fmu.diagnostics.ModelRejected`. ``progress``: None shows the
     stage names on a terminal only, False silences them. ``backend``: ``"c"`` or
-    ``"python"`` (a pythonfmu Co-Simulation FMU, ``fmi_type="cs"``; docs/python-backend.md)."""
+    ``"python"`` (a pythonfmu Co-Simulation FMU, ``fmi_type="cs"``; docs/python-backend.md).
+    ``implicit``: the guarded schedule from the implicit analysis (True), the per-mode
+    schedules (False), or the former beyond 2^12 modes (None)."""
     from .fmu.export import export
     return export(model, Path(path), fmi_type=fmi_type,
                   default_experiment=default_experiment, analysis=analysis,
-                  erasure=erasure, lemma22=lemma22, progress=progress, backend=backend)
+                  erasure=erasure, lemma22=lemma22, progress=progress, backend=backend,
+                  implicit=implicit)
 
 
 def compare(test: str | Path, reference: str | Path, **options):

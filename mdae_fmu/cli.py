@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     _model_option(e)
     _analysis_options(e)
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
+    e.add_argument("--implicit", action="store_true", default=None,
+                   help="one guarded block schedule from the implicit analysis, local "
+                   "restarts (automatic above 2^12 consistent modes; needs the 'modes' extra)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default=None,
                    help="default: me (C backend), cs (python backend)")
     e.add_argument("--backend", choices=("c", "python"), default="c",
@@ -147,7 +150,7 @@ def _export(args) -> int:
     fmi_type = args.fmi_type or ("cs" if args.backend == "python" else "me")
     api.export_fmu(model, out, fmi_type=fmi_type, default_experiment=de,
                    erasure=args.erasure, lemma22=args.lemma22, progress=progress,
-                   backend=args.backend)
+                   backend=args.backend, implicit=args.implicit)
     print(f"wrote {out}")
     return EXIT_OK
 

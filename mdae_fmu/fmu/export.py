@@ -53,7 +53,8 @@ def content_guid(parts: list[bytes]) -> str:
 def export(model: Model, path: Path, fmi_type: str = "me", *,
            default_experiment: dict | None = None, analysis=None,
            erasure: str = "restricted", lemma22: str = "two-graph", report=None,
-           progress: Progress | bool | None = None, backend: str = "c") -> Path:
+           progress: Progress | bool | None = None, backend: str = "c",
+           implicit: bool | None = None) -> Path:
     """Build the FMU of ``model`` at ``path`` and return ``path``.
 
     ``fmi_type``: ``"me"`` (Model Exchange), ``"cs"`` (Co-Simulation with embedded CVODE,
@@ -69,11 +70,15 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     start from). Code generation consumes this one analysis and never re-runs one; a model the
     analysis rejects raises `ModelRejected` with the diagnostics of ``analyze``'s verdict, so
     the two commands give one verdict. ``progress``: a `Progress`, None for the default
-    (stage names on a terminal), or False for silence.
+    (stage names on a terminal), or False for silence. ``implicit``: True for the guarded
+    schedule from the implicit analysis (`mdae_fmu.codegen.guarded`, issue 17), False for the
+    per-mode schedules; None (default) takes the implicit path when the model has more modes
+    than the explicit enumeration handles.
 
     ``backend``: ``"c"`` (generated C, gcc) or ``"python"``: a pythonfmu Co-Simulation FMU
     that runs the same plan with numpy/scipy, no C compiler needed
-    (`mdae_fmu.fmu.python_backend`, docs/python-backend.md; ``fmi_type`` must be ``"cs"``).
+    (`mdae_fmu.fmu.python_backend`, docs/python-backend.md; ``fmi_type`` must be ``"cs"``;
+    the per-mode plan only, not the guarded one).
     """
     check_fmi_type(fmi_type)
     if backend not in ("c", "python"):
@@ -93,18 +98,29 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     # the destination is checked, and a temporary file reserved next to it, before any work;
     # the FMU replaces the destination only once complete (mdae_fmu.output)
     with atomic_output(path, (model.source,), make_parents=True) as partial:
-        if analysis is None:
+        guarded = None
+        if backend == "c" and analysis is None and report is None \
+                and _implicit_path(model, implicit):
+            # beyond the explicit enumeration (or on request): one guarded schedule from
+            # the implicit analysis, local restarts (mdae_fmu.codegen.guarded)
+            from ..codegen.guarded import plan_guarded
+            from ..implicit.analysis import analyze_implicit
+            progress("analysis: implicit")
+            guarded = plan_guarded(model, analyze_implicit(model))
+        elif analysis is None:
             from ..analysis import analyze
             analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
                                progress=progress)
-        analysis.raise_if_rejected()
+        if analysis is not None:
+            analysis.raise_if_rejected()
         if backend == "python":
             from .python_backend import python_fmu_bytes
             progress("code generation: python plan")
             data = python_fmu_bytes(model, analysis, default_experiment)
             writing(partial, path, lambda: partial.write_bytes(data))
         else:
-            entries = fmu_entries(model, fmi_type, default_experiment, analysis, progress)
+            entries = fmu_entries(model, fmi_type, default_experiment, analysis, progress,
+                                  guarded=guarded)
             writing(partial, path, lambda: write_zip(partial, entries))
     progress("done")
     return path
@@ -132,11 +148,26 @@ def with_placeholder_variable(model: Model) -> Model:
     return dataclasses.replace(model, variables=(placeholder,))
 
 
+def _implicit_path(model: Model, implicit: bool | None) -> bool:
+    """Whether ``export`` takes the implicit path: ``implicit`` if given, else when the
+    model has more modes than the explicit enumeration handles (as ``analyze``)."""
+    if implicit is not None:
+        return implicit
+    from ..diagnostics import MdaeError
+    from ..implicit.analysis import needs_implicit
+    try:
+        return needs_implicit(model)
+    except MdaeError:
+        return False            # the explicit analysis reports the error with its context
+
+
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
-                progress: Progress) -> dict[str, bytes]:
+                progress: Progress, guarded=None) -> dict[str, bytes]:
     """The files of the FMU of ``model`` (archive name -> bytes) from its accepted
-    ``analysis``: planning, C sources, model description, gcc (parameters: `export`)."""
-    link_args = sundials_link_args() if offers_cs(fmi_type) else ()
+    ``analysis``: planning, C sources, model description, gcc (parameters: `export`).
+    ``guarded``: a `mdae_fmu.codegen.guarded.GuardedPlan` instead of ``analysis``."""
+    if guarded is not None:
+        return _guarded_entries(model, fmi_type, default_experiment, guarded, progress)
     # guards evaluated by event iteration are compiled as the cascade reads them, i.e. on
     # the previous instant's values (Def 33, mdae_fmu.modes.event_iteration): the analysis
     # carries that form of the model and its per-mode report (Analysis.code_model)
@@ -162,7 +193,6 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
             init_rows=[r for m in multimode.modes for r in m.consistency])
     else:
         structure = model_structure(cm, [cm.blocks], init=init)
-    nz = sum(1 for r in ev.relations if r.kind == "state")
 
     def on_blocks(done, total):
         progress(f"code generation: block {done}/{total}")
@@ -177,6 +207,34 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
                                    modes=modes)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
+    return _build_entries(model, fmi_type, default_experiment, cm, ev, structure, sources,
+                          progress)
+
+
+def _guarded_entries(model: Model, fmi_type: str, default_experiment: dict, plan,
+                     progress: Progress) -> dict[str, bytes]:
+    """`fmu_entries` of a `mdae_fmu.codegen.guarded.GuardedPlan` (issue 17)."""
+    from ..codegen.guarded import generate_guarded_sources
+    cm = plan.compiled
+    ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched)
+    init = plan_initialization(model, cm)
+    structure = model_structure(cm, [cm.blocks], guards=plan.guards,
+                                extra_symbols={b[0]: b[1] for b in plan.banded}, init=init)
+    progress("code generation")
+    try:
+        sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER,
+                                   modes=generate_guarded_sources(plan, ev))
+    except ValueError as err:
+        raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
+    return _build_entries(model, fmi_type, default_experiment, cm, ev, structure, sources,
+                          progress)
+
+
+def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev, structure,
+                   sources: dict, progress: Progress) -> dict[str, bytes]:
+    """Model description, gcc and the archive's files from the generated ``sources``."""
+    link_args = sundials_link_args() if offers_cs(fmi_type) else ()
+    nz = sum(1 for r in ev.relations if r.kind == "state")
     sources = configure_sources(sources, fmi_type, default_experiment["tolerance"])
     check_strings(model.strings)
     sources["model_strings.c"] = strings_source(model.strings)

@@ -1,0 +1,629 @@
+"""Guarded block schedule of a multimode model from the implicit analysis (issue 17 Deliver
+2-3): one schedule for all modes, each block guarded by the formula of the modes in which it
+is a block, and local restarts, without enumerating the modes.
+
+Theory: 003 §5.3.3 and §5.7 (the "mDAE interpreter": blocks labelled by guard formulas),
+9334-theory-algorithms §3.5 (per-mode index-reduced system solved by blocks; restart at a
+mode change), §2.15 and §3.1 stages 5-7 (impulse analysis and standardization of the restart);
+the rule for local restarts and its argument are in docs/decisions.md §9.
+
+Plain-data stages:
+
+* `plan_guarded(model, ia)` -> `GuardedPlan` from an accepted `ImplicitAnalysis`: the union
+  layout (the states must be the same in every mode), every (block, formula) of
+  ``ia.blocks`` split by the if-branches and offsets of its equations into *variants* whose
+  code is fixed (`GuardedBlock`: its `BlockPlan`, its formula and its restart system), and
+  the formula table (`FormulaTable`: the BDD nodes of all formulas, which the C code walks).
+* `generate_guarded_sources(plan, ev)` -> `ModeSources`: ``model_guarded_<k>.c`` (the guarded
+  schedule), ``model_restarts.c`` (one restart function per block variant) and
+  ``model_modes.c`` (guard bits, activity flags, the mode step), with the contract of
+  `mdae_fmu.codegen.multimode.generate_mode_sources`.
+
+Restart of one block variant (the local rule, docs/decisions.md §9). In the block's new-mode
+equations the leading unknowns are replaced by what the instant determines: a leading
+derivative ``x^(d)`` (d >= 1) by ``(X+ - X-)/h`` with X = x^(d-1) the state it integrates, an
+algebraic unknown ``z`` by ``ζ_z/h`` (ζ_z: its integral over the instant, the impulse). An
+equation of offset c = 0 is multiplied by h and h -> 0 taken (its bounded terms integrate to
+nothing over the instant); an equation of offset c >= 1 is taken at order c - 1 (the
+consistency equation, which the right limits satisfy). Outside the block, the jump of a state
+``Y+ - Y-`` already restarted and the impulse ζ_y of an algebraic variable enter the same way.
+The result is square, with the block's Jacobian, so it is solvable exactly when the block is;
+a block whose equations are not affine in the 1/h terms (the limit does not exist) is rejected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from typing import Any
+
+import sympy as sp
+
+from ..diagnostics import ModelRejected
+from ..ir import Model
+from ..structure.latent import latent_system
+from ..structure.per_mode import (Instance, ModesReport, classify_variables,
+                                  defines_discrete, symbol_table)
+from .blocks import BlockPlan, emit_block, newton_work, tree_solution
+from .cprinter import SlotPrinter, c_comment, c_string
+from .emit import assign_cast, make_printers, real_slot_index, template_environment
+from .multimode import ModeSources
+from .plan import CompiledModel, FmiVariable, compile_model
+
+MODE_VARIABLE = "mdae_mode"
+BLOCKS_PER_FUNCTION = 200
+BLOCKS_PER_FILE = 1000
+MAX_VARIANTS = 200
+
+
+@dataclass(frozen=True)
+class GuardedBlock:
+    """One block variant: ``plan`` solved in the modes of ``formula`` (a BDD node id of the
+    `FormulaTable`); ``restart`` its restart system (a `BlockPlan` over the restart
+    unknowns), ``writes`` the variables it moves, ``reads`` the variables whose jump or
+    impulse enters its restart."""
+    plan: BlockPlan
+    formula: int
+    restart: BlockPlan | None
+    writes: tuple[int, ...]
+    reads: tuple[int, ...]
+    origin: tuple = ()       # (equations, unknowns) of the `ConditionalBlock` it refines
+    merged: bool = False     # one block for a whole component (`_merge_components`): its
+    #                          equations change with the mode, so it restarts at every change
+
+
+@dataclass(frozen=True)
+class FormulaTable:
+    """The BDD nodes of all formulas: node k tests guard ``var[k]`` and continues at
+    ``hi[k]`` (true) or ``lo[k]``; -1 is true and -2 false."""
+    var: tuple[int, ...]
+    lo: tuple[int, ...]
+    hi: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GuardedPlan:
+    compiled: CompiledModel
+    guards: tuple[sp.Expr, ...]          # the guard atoms (bit k = guard k)
+    guard_names: tuple[str, ...]
+    blocks: tuple[GuardedBlock, ...]
+    table: FormulaTable
+    mode_slot: int                       # Integer slot of mdae_mode
+    bits_slot: int                       # first Integer slot of the guard bits
+    active_slot: int                     # first Integer slot of the block activity flags
+    left: dict                           # state slot -> slot of its left limit
+    impulse: dict                        # variable name -> slot of its integral ζ
+    extra_slots: dict                    # restart symbols (X-, ζ) -> Real slot
+    var_slots: tuple                     # per variable id: (state slot, left slot, ζ slot), -1
+    n_modes: int
+    watched: tuple = ()                  # relations on x whose guards read pre(x)
+    banded: tuple = ()                   # (symbol, relation on pre(x), Boolean slot)
+
+
+def _check_long_modes_only(model: Model, switching: bool) -> None:
+    """The guarded path has long modes only: a transient guard (``if edge(c) then``) in an
+    equation, or a reinit statement in a model with mode changes (``switching``), needs the
+    mode-change automaton's transient modes and analysed reinits
+    (`mdae_fmu.codegen.multimode`), so the model is refused naming it."""
+    from .. import expr as E
+    from ..ir import Reinit
+    from ..structure.per_mode import is_event_guard
+    for eq in model.equations:
+        conds = [lit.cond for lit in eq.guard]
+        conds += [n.cond for n in E.walk(eq.residual) if isinstance(n, E.If)]
+        if any(is_event_guard(c) for c in conds):
+            where = f" ({eq.loc.short()})" if eq.loc else ""
+            raise ModelRejected(
+                f"model {model.name}: equation {eq.id}{where} is selected by a transient guard "
+                f"(edge, change, initial); the guarded exporter (--implicit) has long modes "
+                f"only: export without --implicit")
+    for w in model.whens if switching else ():
+        for br in w.branches:
+            if any(isinstance(a, Reinit) for a in br.actions):
+                raise ModelRejected(
+                    f"model {model.name}: when-clause {w.id} reinitializes a state; the guarded "
+                    f"exporter (--implicit) does not compose reinits with its restarts: export "
+                    f"without --implicit")
+
+
+def _formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:
+    """Flatten the BDD nodes of ``roots`` (module docstring of `FormulaTable`)."""
+    var_index = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
+    ids: dict = {}
+    var: list[int] = []
+    lo: list[int] = []
+    hi: list[int] = []
+
+    def node(u) -> int:
+        if u == bdd.true:
+            return -1
+        if u == bdd.false:
+            return -2
+        key = int(u)
+        if key in ids:
+            return ids[key]
+        low, high = node(bdd.let({u.var: False}, u)), node(bdd.let({u.var: True}, u))
+        ids[key] = len(var)
+        var.append(var_index[u.var])
+        lo.append(low)
+        hi.append(high)
+        return ids[key]
+
+    out = [node(r) for r in roots]
+    return FormulaTable(tuple(var), tuple(lo), tuple(hi)), out
+
+
+def _case_split(parts, case: dict):
+    """Refine ``[(formula, values)]`` by the case function ``{value: formula}``."""
+    out = []
+    for f, vals in parts:
+        for v, fv in case.items():
+            m = f & fv
+            if m != m.bdd.false:
+                out.append((m, vals + (v,)))
+    return out
+
+
+def _union_report(model: Model, ia, states, leading):
+    """A `ModesReport` of one synthetic mode holding the union layout (no blocks: the block
+    variants are compiled here, not by `compile_model`)."""
+    from types import SimpleNamespace
+    cls = classify_variables(model)
+    table = symbol_table(model)
+    mode = SimpleNamespace(name="union", states=tuple(states), leading=tuple(leading),
+                           blocks=(), solved=(), consistency=())
+    disc = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
+    modes: Any = (mode,)        # the fields of `ModeAnalysis` that `compile_model` reads
+    return ModesReport(model.name, tuple(ia.space.names), tuple(ia.space.atoms), table,
+                       modes, tuple(cls.continuous), 0, (), discrete_equations=disc,
+                       discrete=tuple(cls.discrete), inputs=tuple(cls.inputs))
+
+
+def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPlan:
+    """Union layout, guarded block variants and their restarts (module docstring). A set of
+    blocks coupled through their equations with more than ``max_variants`` variants is
+    generated as one block (`_merge_components`)."""
+    if not ia.ok:
+        raise ModelRejected(ia.diagnostic or f"model {model.name}: rejected")
+    _check_long_modes_only(model, bool(ia.space.atoms))
+    if ia.explicit:
+        raise ModelRejected(f"model {model.name}: {len(ia.explicit)} modes were analysed one "
+                            f"by one; the guarded exporter needs the symbolic offsets")
+    space = ia.space
+    bdd = space.bdd
+    F = bdd.false
+    regular = space.care & ~ia.singular
+    cols, rows = ia.graph.cols, ia.graph.rows
+    dval: dict[str, int] = {}
+    for j, name in enumerate(cols):
+        vals = [v for v, f in ia.d[j].items() if f & regular != F]
+        if len(vals) > 1:
+            raise ModelRejected(
+                f"model {model.name}: {name} is a state in some modes and algebraic in others "
+                f"(d = {sorted(vals)}); the guarded exporter needs the same states in every "
+                f"mode (use the enumerating exporter for small models)")
+        dval[name] = vals[0] if vals else 0
+    table = symbol_table(model)
+    states = [Instance(n, k) for n in cols for k in range(dval[n])]
+    leading = [Instance(n, dval[n]) for n in cols if dval[n] > 0]
+    report = _union_report(model, ia, states, leading)
+    union = compile_model(model, report)
+    state_slot = {s.symbol: s.slot for s in union.states}
+
+    # --- hidden slots: left limits, impulses, mode, guard bits, activity flags
+    n_real = union.n_real
+    real_names = list(union.real_names)
+    left = {}
+    for s in union.states:
+        left[s.slot] = n_real
+        real_names.append(f"mdae_left({s.name})")
+        n_real += 1
+    impulse = {}
+    for n in cols:
+        if dval[n] == 0:
+            impulse[n] = n_real
+            real_names.append(f"mdae_impulse({n})")
+            n_real += 1
+    var_id = {n: k for k, n in enumerate(cols)}
+    zeta = {n: sp.Symbol(f"mdae_zeta_{k}") for k, n in enumerate(cols) if dval[n] == 0}
+    xleft = {s.symbol: sp.Symbol(f"mdae_left_{k}") for k, s in enumerate(union.states)}
+    h = sp.Symbol("mdae_h", positive=True)
+
+    eq_by_id = {eq.id: eq for eq in model.equations}
+    row_of = {e: i for i, e in enumerate(rows)}
+    col_of = {n: j for j, n in enumerate(cols)}
+    from ..implicit.analysis import _branches
+
+    variants = []        # (formula BDD, BlockPlan, restart, writes, reads, origin)
+    cache: dict = {}
+    for cb in ia.blocks:
+        if cb.coarse:
+            raise ModelRejected(
+                f"model {model.name}: the equations {', '.join(cb.equations[:6])} form a "
+                f"union component the implicit analysis does not split per mode; the guarded "
+                f"exporter does not solve it yet")
+        parts: list = [(cb.formula & regular, ())]
+        for e in cb.equations:
+            parts = _case_split(parts, ia.c[row_of[e]])
+        for u in cb.unknowns:
+            parts = _case_split(parts, ia.d[col_of[u]])
+        for f, vals in parts:
+            c = dict(zip(cb.equations, vals[:len(cb.equations)]))
+            sub: list = [(f, {})]
+            for e in cb.equations:
+                nxt = []
+                for g, res in sub:
+                    for bf, r in _branches(space, eq_by_id[e].residual, g):
+                        nxt.append((bf, {**res, e: r}))
+                sub = nxt
+            for g, res in sub:
+                variants.append((g,) + _variant(cb, c, res, dval, table, xleft, zeta, h,
+                                                var_id, cache)
+                                + ((cb.equations, cb.unknowns),))
+
+    mode_slot = union.n_int
+    bits_slot = mode_slot + 1
+    bits = [sp.Symbol(f"mdae_bit_{k}") for k in range(len(space.atoms))]
+    if max_variants is None:
+        max_variants = MAX_VARIANTS
+    variants = _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id,
+                                 bits, max_variants)
+    ft, roots = _formula_table(bdd, space, [v[0] for v in variants])
+    blocks = tuple(GuardedBlock(p, r, rs, w, rd, o, len(v) > 6)
+                   for v, r in zip(variants, roots) for (_, p, rs, w, rd, o) in [v[:6]])
+
+    # --- FMI variables and slots
+    taken = {v.name for v in union.variables}
+    name = MODE_VARIABLE
+    while name in taken:
+        name += "_"
+    active_slot = bits_slot + len(space.atoms)
+    n_int = active_slot + len(blocks)
+    variables = list(union.variables)
+    variables.append(FmiVariable(name, "Integer", mode_slot, "output", "discrete", "exact", 0,
+                                 "current mode: the guard bits as a number (bit k = guard k) "
+                                 "when there are at most 30 guards, else the count of mode "
+                                 "changes", kind=1))
+    consistency = ()
+    slots = dict(union.slots)
+    slots.update({b: f"d->i[{bits_slot + k}]" for k, b in enumerate(bits)})
+    compiled = replace(union, blocks=tuple(b.plan for b in blocks), consistency=consistency,
+                       variables=tuple(variables), n_int=n_int, n_real=n_real,
+                       real_names=tuple(real_names), dependencies={}, slots=slots)
+    guards = tuple(table.to_sympy(a) for a in space.atoms)
+    # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
+    from .multimode import _band_left_limit_relations, _watched
+    compiled, banded = _band_left_limit_relations(report, compiled)
+    extra = {xleft[s.symbol]: left[s.slot] for s in union.states}
+    extra.update({zeta[n]: impulse[n] for n in zeta})
+    var_slots = []
+    for n in cols:
+        if dval[n] >= 1:
+            slot = state_slot[table.sym(n, dval[n] - 1)]
+            var_slots.append((slot, left[slot], -1))
+        else:
+            var_slots.append((-1, -1, impulse[n]))
+    return GuardedPlan(compiled, guards, tuple(space.names), blocks, ft, mode_slot, bits_slot,
+                       active_slot, left, impulse, extra, tuple(var_slots), ia.n_modes,
+                       _watched(report, banded), banded)
+
+
+def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache):
+    """The `BlockPlan` of one block variant and its restart system (module docstring).
+    ``cache``: the sympy forms, derivatives and restart rows of each (equation, branch,
+    offset), which do not depend on the block (the substitutions of the restart are the same
+    inside and outside it)."""
+    eqs = list(cb.equations)
+    unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
+    label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
+    if len(eqs) == 1 and c[eqs[0]] == 0 and \
+            tree_solution(res[eqs[0]], (cb.unknowns[0], dval[cb.unknowns[0]])) is not None:
+        plan = BlockPlan(label, unknowns, None, res[eqs[0]], table)
+    else:
+        plan = None
+    residuals, top, lower = {}, [], {}
+    for e in eqs:
+        key = (e, res[e], c[e])
+        if key not in cache:
+            r = table.to_sympy(res[e])
+            t, cons = latent_system(table, {e: r}, {e: c[e]}, [e])
+            cache[key] = (r, t[0][2], {k: x for _, k, x in cons})
+        residuals[e], x, low = cache[key]
+        top.append(x)
+        lower.update({(e, k): y for k, y in low.items()})
+    if plan is None:
+        plan = BlockPlan(label, unknowns, tuple(top))
+    # --- restart system
+    mine = set(cb.unknowns)
+    subs = {}
+    r_unknowns = []
+    writes = []
+    for u in cb.unknowns:
+        d = dval[u]
+        if d >= 1:
+            X = table.sym(u, d - 1)
+            subs[table.sym(u, d)] = (X - xleft[X]) / h
+            r_unknowns.append(X)
+        else:
+            subs[table.sym(u, 0)] = zeta[u] / h
+            r_unknowns.append(zeta[u])
+        writes.append(var_id[u])
+    reads = set()
+    outside = {}
+    for (n, k) in set().union(*(table.instances(x) for x in residuals.values())):
+        if n in mine or n not in dval:
+            continue
+        d = dval[n]
+        if d >= 1 and k == d:
+            Y = table.sym(n, d - 1)
+            outside[table.sym(n, k)] = (Y - xleft[Y]) / h
+            reads.add(var_id[n])
+        elif d == 0 and k == 0:
+            outside[table.sym(n, 0)] = zeta[n] / h
+            reads.add(var_id[n])
+    rows = []
+    for e in eqs:
+        if c[e] >= 1:
+            rows.append(lower[(e, c[e] - 1)])
+            continue
+        key = ("restart", e, res[e])
+        if key not in cache:
+            cache[key] = _limit0(sp.expand(h * residuals[e].xreplace({**subs, **outside})), h)
+        g0 = cache[key]
+        if g0 is None:
+            raise ModelRejected(
+                f"equation {e}: its restart (block {label}) has no limit as the instant's "
+                f"length goes to 0 (not affine in the impulsive unknowns); the guarded "
+                f"exporter needs affine impulsive terms")
+        rows.append(g0)
+    restart = BlockPlan(f"restart {label}", tuple(r_unknowns), tuple(rows))
+    return plan, restart, tuple(writes), tuple(sorted(reads))
+
+
+def _bdd_expr(bdd, space, u, bits, memo=None):
+    """The BDD ``u`` as a sympy Boolean over the guard-bit symbols ``bits``."""
+    memo = {} if memo is None else memo
+    if u == bdd.true:
+        return sp.true
+    if u == bdd.false:
+        return sp.false
+    key = int(u)
+    if key not in memo:
+        k = space.atoms.index(next(a for a in space.atoms if space.var_of[a] == u.var))
+        hi = _bdd_expr(bdd, space, bdd.let({u.var: True}, u), bits, memo)
+        lo = _bdd_expr(bdd, space, bdd.let({u.var: False}, u), bits, memo)
+        memo[key] = sp.Or(sp.And(bits[k], hi), sp.And(sp.Not(bits[k]), lo))
+    return memo[key]
+
+
+def _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id, bits,
+                      max_variants):
+    """Blocks coupled through their equations (one union component of the analysis) with
+    more than ``max_variants`` variants become ONE block over the union of their unknowns,
+    valid in every mode: each equation is the piecewise expression of its variants, selected
+    by the guard bits, and likewise its restart row (docs/decisions.md §9: the conditional
+    dependency graph with membership formulas instead of listed blocks). Code then grows with
+    the equations, not with the runs of engaged clutches. Requires that the component solves
+    the same unknowns in every mode."""
+    space = ia.space
+    bdd = space.bdd
+    parent: dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for v in variants:
+        eqs = v[5][0]
+        for e in eqs[1:]:
+            parent[find(e)] = find(eqs[0])
+        find(eqs[0])
+    groups: dict = {}
+    for v in variants:
+        groups.setdefault(find(v[5][0][0]), []).append(v)
+    memo: dict = {}
+    out = []
+    eq_by_id = {eq.id: eq for eq in ia.model.equations}
+    row_of = {e: i for i, e in enumerate(ia.graph.rows)}
+    from ..implicit.analysis import _branches
+    for vs in groups.values():
+        if len(vs) <= max_variants:
+            out.extend(vs)
+            continue
+        eqs = sorted({e for v in vs for e in v[5][0]}, key=row_of.get)
+        unk = sorted({u for v in vs for u in v[5][1]}, key=list(dval).index)
+        if len(unk) != len(eqs):
+            out.extend(vs)
+            continue
+        formula = bdd.false
+        for v in vs:
+            formula |= v[0]
+        top_rows, restart_rows, reads = [], [], set()
+        mine = set(unk)
+        for e in eqs:
+            pieces, rpieces = [], []
+            for c, fc in ia.c[row_of[e]].items():
+                for bf, res in _branches(space, eq_by_id[e].residual, fc & formula):
+                    key = (e, res, c)
+                    if key not in cache:
+                        r = table.to_sympy(res)
+                        t, cons = latent_system(table, {e: r}, {e: c}, [e])
+                        cache[key] = (r, t[0][2], {k: x for _, k, x in cons})
+                    r, x, low = cache[key]
+                    if c >= 1:
+                        row = low[c - 1]
+                    else:
+                        rkey = ("restart", e, res)
+                        if rkey not in cache:
+                            cache[rkey] = _restart_row(r, dval, table, xleft, zeta, h)
+                        row = cache[rkey]
+                        if row is None:
+                            raise ModelRejected(
+                                f"equation {e}: its restart has no limit as the instant's "
+                                f"length goes to 0 (not affine in the impulsive unknowns)")
+                    cond = _bdd_expr(bdd, space, bf, bits, memo)
+                    pieces.append((x, cond))
+                    rpieces.append((row, cond))
+                    for (n, k) in table.instances(r):
+                        if n not in mine and n in dval and (k == dval[n] or dval[n] == 0):
+                            reads.add(var_id[n])
+            top_rows.append(_piecewise(pieces))
+            restart_rows.append(_piecewise(rpieces))
+        unknowns = tuple(table.sym(u, dval[u]) for u in unk)
+        r_unknowns = tuple(table.sym(u, dval[u] - 1) if dval[u] >= 1 else zeta[u]
+                           for u in unk)
+        label = "+".join(eqs[:3]) + (f"+...({len(eqs)} equations)" if len(eqs) > 3 else "")
+        plan = BlockPlan(label, unknowns, tuple(top_rows))
+        restart = BlockPlan(f"restart {label}", r_unknowns, tuple(restart_rows))
+        out.append((formula, plan, restart, tuple(var_id[u] for u in unk),
+                    tuple(sorted(reads)), (tuple(eqs), tuple(unk)), "merged"))
+    return out
+
+
+def _piecewise(pieces):
+    """One expression from ``[(expr, condition)]`` with disjoint conditions covering the
+    block's modes (the last one taken as the default)."""
+    if len(pieces) == 1 or all(p[0] == pieces[0][0] for p in pieces):
+        return pieces[0][0]
+    return sp.Piecewise(*pieces[:-1], (pieces[-1][0], True))
+
+
+def _restart_row(r, dval, table, xleft, zeta, h):
+    """The restart row of an offset-0 equation ``r`` (module docstring): leading derivatives
+    as (X+ − X−)/h, algebraic unknowns as ζ/h, times h, at h = 0."""
+    subs = {}
+    for (n, k) in table.instances(r):
+        if n not in dval:
+            continue
+        d = dval[n]
+        if d >= 1 and k == d:
+            Y = table.sym(n, d - 1)
+            subs[table.sym(n, k)] = (Y - xleft[Y]) / h
+        elif d == 0 and k == 0:
+            subs[table.sym(n, 0)] = zeta[n] / h
+    return _limit0(sp.expand(h * r.xreplace(subs)), h)
+
+
+def _limit0(g: sp.Expr, h: sp.Symbol):
+    """The value at h = 0 of the expanded ``g``, None if a term has a negative power of h or
+    h inside a function."""
+    out = []
+    for t in sp.Add.make_args(g):
+        if h not in t.free_symbols:
+            out.append(t)
+            continue
+        power = t.as_powers_dict().get(h, 0)
+        rest = t / h ** power
+        if h in rest.free_symbols or not power.is_number:
+            return None
+        if power < 0:
+            return None
+        if power == 0:
+            out.append(t)
+    return sp.Add(*out)
+
+
+# --- C text ---------------------------------------------------------------------------------
+
+def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
+    """C files of the guarded schedule, the restarts and the mode logic (module docstring)."""
+    cm = plan.compiled
+    pr = make_printers(cm, ev)
+    p = pr.main
+    env = template_environment()
+    files = {}
+    slot_index = real_slot_index(cm)
+    work, perm = 1, 1
+    # --- guarded schedule
+    n_files = 0
+    for first in range(0, max(len(plan.blocks), 1), BLOCKS_PER_FILE):
+        chunk = plan.blocks[first:first + BLOCKS_PER_FILE]
+        helpers, functions, stmts = [], [], []
+        for k, gb in enumerate(chunk, first):
+            code = emit_block(gb.plan, k, pr.schedule, slot_index)
+            work = max(work, newton_work(len(gb.plan.unknowns)))
+            perm = max(perm, len(gb.plan.unknowns))
+            stmts.append(f"    if (d->i[{plan.active_slot + k}]) {{ /* block {k}: "
+                         f"{c_comment(gb.plan.label, 60)} */")
+            stmts.append(code.body)
+            stmts.append("    }")
+            if code.helpers:
+                helpers.append(code.helpers)
+            if len(stmts) >= 3 * BLOCKS_PER_FUNCTION:
+                functions.append("\n".join(stmts))
+                stmts = []
+        if stmts:
+            functions.append("\n".join(stmts))
+        files[f"model_guarded_{n_files}.c"] = env.get_template("model_schedule.c.j2").render(
+            part=f"g{n_files}", comment_name=c_comment(cm.name), helpers="\n".join(helpers),
+            functions=functions)
+        n_files += 1
+    # --- restarts: X+ in the state slots, X- in the left slots, ζ in the impulse slots
+    rslots = dict(pr.schedule.slots)
+    rindex = dict(slot_index)
+    for sym, slot in plan.extra_slots.items():
+        rslots[sym] = f"r[{slot}]"
+        rindex[sym] = slot
+    rp = SlotPrinter(rslots, pr.schedule.relations, pr.schedule.functions)
+    restarts = []
+    for k, gb in enumerate(plan.blocks):
+        if gb.restart is None:
+            continue
+        code = emit_block(gb.restart, k, rp, rindex)
+        work = max(work, newton_work(len(gb.restart.unknowns)))
+        perm = max(perm, len(gb.restart.unknowns))
+        restarts.append((k, code))
+    files["model_restarts.c"] = _restarts_file(cm, restarts)
+    ft = plan.table
+    files["model_modes.c"] = env.get_template("model_guarded.c.j2").render(
+        comment_name=c_comment(cm.name), guards=[p.doprint(g) for g in plan.guards],
+        guard_names=[c_string(g) for g in plan.guard_names], ng=len(plan.guards),
+        nblocks=len(plan.blocks), parts=[f"g{k}" for k in range(n_files)],
+        bdd_var=_ints(ft.var), bdd_lo=_ints(ft.lo), bdd_hi=_ints(ft.hi), nnodes=len(ft.var),
+        roots=_ints([b.formula for b in plan.blocks]),
+        merged=_ints([int(b.merged) for b in plan.blocks]),
+        reads_off=_ints(_offsets([b.reads for b in plan.blocks])),
+        reads=_ints([v for b in plan.blocks for v in b.reads]),
+        writes_off=_ints(_offsets([b.writes for b in plan.blocks])),
+        writes=_ints([v for b in plan.blocks for v in b.writes]),
+        var_state=_ints([v[0] for v in plan.var_slots]),
+        var_left=_ints([v[1] for v in plan.var_slots]),
+        var_impulse=_ints([v[2] for v in plan.var_slots]), nvars=len(plan.var_slots),
+        mode_slot=plan.mode_slot, bits_slot=plan.bits_slot, active_slot=plan.active_slot,
+        left_pairs=sorted(plan.left.items()), impulse_slots=sorted(plan.impulse.values()),
+        discrete_assignments="\n".join(
+            [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+            + [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]),
+        max_mode_changes=2 * len(plan.guards) + 8, nmodes=plan.n_modes)
+    return ModeSources(files, 0, work, perm)
+
+
+def _ints(values) -> str:
+    return ", ".join(str(int(v)) for v in values) or "0"
+
+
+def _offsets(lists) -> list[int]:
+    out = [0]
+    for x in lists:
+        out.append(out[-1] + len(x))
+    return out
+
+
+def _restarts_file(cm: CompiledModel, restarts) -> str:
+    """One function per block variant's restart and the dispatcher
+    ``mdae_restart_block(inst, k)`` (0: done; 1: failed)."""
+    parts = [f"/* mdae_fmu generated restarts of the block variants of model "
+             f"{c_comment(cm.name)} (do not edit; mdae_fmu.codegen.guarded). */",
+             "#include <math.h>", "#include <string.h>", "", '#include "mdae_model.h"', ""]
+    for k, code in restarts:
+        if code.helpers:
+            parts.append(code.helpers)
+        parts.append(f"static int restart{k}(ModelInstance *inst)\n{{\n"
+                     "    ModelData *d = &inst->d;\n    double *r = d->r;\n"
+                     f"    (void)d; (void)r;\n{code.body}\n    return 0;\n}}\n")
+    parts.append("int mdae_restart_block(ModelInstance *inst, int k)\n{\n    switch (k) {")
+    for k, _ in restarts:
+        parts.append(f"    case {k}: return restart{k}(inst);")
+    parts.append("    default: (void)inst; return 0;\n    }\n}\n")
+    return "\n".join(parts)
