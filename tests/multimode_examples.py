@@ -19,9 +19,9 @@ import itertools
 import re
 
 from mdae_fmu import expr as E
+from mdae_fmu.ir import Equation, GuardLiteral, Model, Reinit, Variable, WhenBranch, WhenClause
 from mdae_fmu.modes.normalize import Mode, MultimodeSystem
 from mdae_fmu.structure.per_mode import consistent_valuation
-from mdae_fmu.ir import Equation, GuardLiteral, Model, Reinit, Variable, WhenBranch, WhenClause
 
 _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "^"}
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "<>"}

@@ -516,20 +516,6 @@ def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Di
         "all")
 
 
-def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
-    """Mode pruning (theory §2.15 [D] (ii)) of one valuation: False when its long guards
-    contradict each other (``time < 1`` and ``time >= 2`` both true; a Boolean guard against
-    its definition), or when it combines two transient guards whose edges are never combined
-    (`MultimodeSystem.non_simultaneous`). `MultimodeSystem.modes` enumerates only the
-    valuations this accepts."""
-    from ..structure.per_mode import consistent_valuation
-    on = [i for i, v in enumerate(mode) if v]
-    if system.non_simultaneous() & set(itertools.combinations(on, 2)):
-        return False
-    val = {g.cond: v for g, v in zip(system.guards, mode) if g.kind == "long"}
-    return consistent_valuation(val, system.guard_definitions())
-
-
 def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     """Initialization diagnostic (theory §2.15 [D], examples note §2.4.4): the initial mode's
     index-reduced system with the ``fixed`` start values as equations must not be
