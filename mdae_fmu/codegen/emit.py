@@ -285,8 +285,8 @@ def _event_code(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> dict:
                        f"    if (c > d->time + teps) t = fmin(t, c);")
     settle = settle_checks(cm, ev, p)
     smp = []
-    for k, s in enumerate(ev.samples):
-        start, h = p.doprint(s.start), p.doprint(s.interval)
+    for k, sample in enumerate(ev.samples):
+        start, h = p.doprint(sample.start), p.doprint(sample.interval)
         # sample() is true in the first instant of the event iteration at a sample time
         # only: in the next instant it is false again, so a Boolean y = sample(...) falls
         # and a when-clause on `not y` fires at the same time (docs/fmi-mapping.md, "Events")

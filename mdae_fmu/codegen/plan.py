@@ -465,14 +465,14 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
         else:
             fmi_vars.append(FmiVariable(name, "Real", slot, "local", "continuous", None, None,
                                         None, None, derivative_of=der_of.get(slot), kind=5))
-    fmi_vars = [replace(v, name=fmi_name(v.name),
-                        derivative_of=None if v.derivative_of is None
-                        else fmi_name(v.derivative_of)) for v in fmi_vars]
+    fmi_vars = [replace(fv, name=fmi_name(fv.name),
+                        derivative_of=None if fv.derivative_of is None
+                        else fmi_name(fv.derivative_of)) for fv in fmi_vars]
     seen_names: set[str] = set()
-    for v in fmi_vars:
-        if v.name in seen_names:
-            raise ModelRejected(f"two variables have the FMI name {v.name!r}")
-        seen_names.add(v.name)
+    for fv in fmi_vars:
+        if fv.name in seen_names:
+            raise ModelRejected(f"two variables have the FMI name {fv.name!r}")
+        seen_names.add(fv.name)
     return fmi_vars, start_bindings, guesses
 
 

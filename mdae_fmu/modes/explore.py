@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any, Callable, cast
 
 import sympy as sp
 
@@ -171,6 +172,7 @@ class _Explorer:
         self.literal = literal
         self._sig: dict[Mode, SigmaInfo] = {}
         self._runs: dict[tuple, Instant] = {}
+        self._sf: Any = None            # the system's ShiftForm, made at its first use
 
     def sig(self, mode: Mode) -> SigmaInfo:
         r = self._sig.get(mode)
@@ -248,7 +250,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     diagnostics.extend(_cascade_and_initial_diagnostics(ex, all_modes, steady))
     configs: list[Config] = []
     edges: list = []
-    failures: dict[tuple, Diagnostic] = {}
+    failures: dict[tuple, Diagnostic | None] = {}
     if simultaneous:
         _explore_pairs(ex, all_modes, steady, max_configs, configs, edges, failures,
                        diagnostics)
@@ -284,6 +286,7 @@ def _steady_modes(ex: _Explorer, all_modes: list[Mode],
             continue
         sg = ex.sig(m)
         if not sg.ok:
+            assert sg.diagnostic is not None        # a failed Σ-method says why
             infos.append(ModeInfo(m, system.mode_label(m), kind, False,
                                   diagnostic=sg.diagnostic))
             diagnostics.append(sg.diagnostic)
@@ -335,7 +338,7 @@ def _cascade_and_initial_diagnostics(ex: _Explorer, all_modes: list[Mode],
 
 def _explore_pairs(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Config],
                    max_configs: int, configs: list[Config], edges: list,
-                   failures: dict[tuple, Diagnostic], diagnostics: list[Diagnostic]) -> None:
+                   failures: dict[tuple, Diagnostic | None], diagnostics: list[Diagnostic]) -> None:
     """Breadth-first exploration of the (configuration, mode) pairs reachable from the steady
     configurations (theory §2.15: guards are oracles, every mode is tried from every reachable
     configuration, each pair one ExecRun). Fills ``configs`` (the configurations, in discovery
@@ -364,6 +367,7 @@ def _explore_pairs(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Conf
                 edges.append((cindex[c], m, -1, r))
                 failures.setdefault((c, m), r.diagnostic)
                 continue
+            assert r.next is not None               # a run that succeeds ends somewhere
             new = r.next not in cindex
             edges.append((cindex[c], m, cid(r.next), r))
             if new:
@@ -415,8 +419,10 @@ def _collect_diagnostics(diagnostics: list[Diagnostic], changes: list[ModeChange
                         + note.split(":", 1)[1].strip()))
     reported = {(d.code, d.variables, d.equations) for d in diagnostics}
     for dg in failures:
-        key = None if dg is None else (dg.code, dg.variables, dg.equations)
-        if dg is not None and key not in reported:
+        if dg is None:
+            continue
+        key = (dg.code, dg.variables, dg.equations)
+        if key not in reported:
             # a failure reached only through a guard change in the middle of a cascade
             diagnostics.append(dg)
             reported.add(key)
@@ -462,8 +468,8 @@ def coupled_guard_classes(system: MultimodeSystem) -> list[tuple[int, ...]]:
                     if v.variability == "discrete" or v.causality == "input"}
     keys = []
     for g in system.guards:
-        ks = {("zc",) + _zero_crossing(n) for n in E.walk(g.definition)
-              if _zero_crossing(n) is not None}
+        ks = {("zc",) + zc for n in E.walk(g.definition)
+              if (zc := _zero_crossing(n)) is not None}
         keys.append(ks | {("var", v) for v in g.reads if v in discrete})
     return classes_sharing_keys(keys)
 
@@ -583,8 +589,8 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     s = ex.s
     pair = f"when switching {s.mode_label(src)} -> {s.mode_label(dst)}"
     cfg, mode = c0, dst
-    instants = []
-    runs = []
+    instants: list[Instant] = []
+    runs: list[Instant] = []
     for k in range(MAX_CASCADE):
         r = ex.run(cfg, mode, pair, k)
         if not r.ok:
@@ -594,6 +600,7 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
             break           # steady configuration of the (new) long mode
         runs.append(r)
         instants.append(r)
+        assert r.next is not None
         cfg = r.next
         if s.is_transient(mode):
             mode = continuation_mode(s, mode)
@@ -605,7 +612,8 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     if standardize and out and out[0].impulsive and not any(i.impulsive for i in out[1:]):
         note = fake_impulse_note(s, ex._sf, src, dst, runs[0].erased)
         if note:
-            out[0] = RestartInstant(**{**out[0].__dict__, "notes": out[0].notes + (note,)})
+            fields: dict[str, Any] = {**out[0].__dict__, "notes": out[0].notes + (note,)}
+            out[0] = RestartInstant(**fields)
     steps = compose_restart(out) if standardize else ()
     restart = steps[0].restart if len(steps) == 1 and not steps[0].numerical else ()
     return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
@@ -623,7 +631,7 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
                                 tuple(inst_label(v) for v in b.unknowns),
                                 tuple(sf.formula(q) for q in b.equations))
                    for b in r.blocks)
-    base = dict(index=k, mode=s.mode_label(r.mode), facts=tuple(eq_label(q) for q in
+    base: dict[str, Any] = dict(index=k, mode=s.mode_label(r.mode), facts=tuple(eq_label(q) for q in
                                                                   sorted(r.facts)),
                 erased=tuple(eq_label(q) for q in sorted(r.erased)), blocks=blocks, instant=r)
     if not standardize:
@@ -645,7 +653,8 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
                    for res in parts for sym, _ in res.impulsive)
     jumps = _jump_orders(subs, parts)
     rank = {"S0": 0, "S1": 1, "S2": 2, "S3": 3}
-    method = max((res.method for res in parts), key=rank.get, default="S0")
+    method = max((res.method for res in parts), key=cast(Callable[[str], int], rank.get),
+                 default="S0")
     level = "shift" if any(res.level == "shift" and res.method != "S0" for res in parts) \
         else "jet"
     extra = []
