@@ -13,13 +13,18 @@
 * ``fault_chain_ill_posed(n, a, b)``: the fault chain with one structurally singular
   combination (branches a and b both open), the bad input of the implicit analysis.
 
-The models are `mdae_fmu.ir.Model` objects built with `mdae_fmu.modes.examples` helpers.
+The models are `mdae_fmu.ir.Model` objects built with the helpers of tests/multimode_examples.py.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from mdae_fmu.ir import Model
-from mdae_fmu.modes.examples import boolean, boolean_input, eq, param, real
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from multimode_examples import boolean, boolean_input, eq, param, real  # noqa: E402
 
 
 def clutch_chain(n: int) -> Model:

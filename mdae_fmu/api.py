@@ -76,6 +76,22 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
                     progress=as_progress(progress, "analyze"))
 
 
+def save_analysis(model: Model, analysis) -> dict:
+    """The JSON value (``"saved_analysis"`` of ``mdae-fmu analyze --json``) of ``analysis``
+    and its ``model``, from which `load_analysis` gives them back exactly, so that
+    `export_fmu` builds the same FMU without analysing again (`mdae_fmu.saved`)."""
+    from .saved import save
+    return save(model, analysis)
+
+
+def load_analysis(path: str | Path):
+    """``(model, analysis)`` from a file written by ``mdae-fmu analyze --json``; pass both to
+    `export_fmu` (``analysis=``). Raises `InputError` (exit code 2) for a file that is not
+    such JSON, was written by another version of mdae-fmu, or was altered."""
+    from .saved import load_file
+    return load_file(path)
+
+
 def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                default_experiment: dict | None = None, *, analysis=None,
                erasure: str = "restricted", lemma22: str = "two-graph",
@@ -84,7 +100,8 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
     (missing entries: 0, 1, 1e-6, (stop - start)/500). ``analysis``: the result of `analyze`
-    for this model (else the analysis runs here with ``erasure`` and ``lemma22``); a model the
+    for this model, or the one `load_analysis` read (no analysis runs then: code generation
+    consumes it as it is), else the analysis runs here with ``erasure`` and ``lemma22``; a model the
     analysis rejects raises `mdae_fmu.diagnostics.ModelRejected`. ``progress``: None shows the
     stage names on a terminal only, False silences them. ``backend``: ``"c"`` or
     ``"python"`` (a pythonfmu Co-Simulation FMU, ``fmi_type="cs"``; docs/python-backend.md).

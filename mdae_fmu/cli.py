@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .diagnostics import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM,
-                          MdaeError)
+                          InputError, MdaeError)
 from .output import Interrupted, check_writable, os_reason, signals_raise
 
 
@@ -36,8 +36,11 @@ def _parser() -> argparse.ArgumentParser:
                    "automatic above 2^12 consistent modes; needs the 'modes' extra")
 
     e = sub.add_parser("export", help="build an FMI 2.0 FMU")
-    e.add_argument("model")
+    e.add_argument("model", nargs="?", help="the model file (or --from-json)")
     _model_option(e)
+    e.add_argument("--from-json", metavar="ANALYSIS.json",
+                   help="export from a saved analysis: the output of `mdae-fmu analyze --json`, "
+                   "without analysing again (its model and analysis options are the saved ones)")
     _analysis_options(e)
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--implicit", action="store_true", default=None,
@@ -108,7 +111,10 @@ def _analyze(args) -> int:
     result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress)
     progress("report")
     if args.json:
-        print(json.dumps(render_json(model, result), indent=2))
+        from .saved import save
+        out = render_json(model, result)
+        out["saved_analysis"] = save(model, result)
+        print(json.dumps(out, indent=2))
     else:
         print(render_text(model, result))
     if args.dot:
@@ -143,14 +149,21 @@ def _export(args) -> int:
     from .progress import Progress
     progress = Progress("export")
     progress("import")
-    model = api.load(args.model, args.class_name)
+    if (args.model is None) == (args.from_json is None):
+        raise InputError("export: give either a model file or --from-json ANALYSIS.json"
+                         + (", not both" if args.model is not None else ""))
+    analysis = None
+    if args.from_json is not None:
+        model, analysis = api.load_analysis(args.from_json)
+    else:
+        model = api.load(args.model, args.class_name)
     out = Path(args.output) if args.output else Path(f"{_file_stem(model.name)}.fmu")
     de = {"startTime": args.start_time, "stopTime": args.stop_time,
           "tolerance": args.tolerance, "stepSize": args.step_size}
     fmi_type = args.fmi_type or ("cs" if args.backend == "python" else "me")
     api.export_fmu(model, out, fmi_type=fmi_type, default_experiment=de,
-                   erasure=args.erasure, lemma22=args.lemma22, progress=progress,
-                   backend=args.backend, implicit=args.implicit)
+                   analysis=analysis, erasure=args.erasure, lemma22=args.lemma22,
+                   progress=progress, backend=args.backend, implicit=args.implicit)
     print(f"wrote {out}")
     return EXIT_OK
 

@@ -320,7 +320,7 @@ def test_dot_png_is_written_when_dot_is_installed(tmp_path, capsys, monkeypatch)
 
 
 def test_cup_and_ball_restart_from_the_reference_model(capsys):
-    """T-CB-5 on reference_models/CupAndBall.mo itself (not modes/examples.py): L = 1,
+    """T-CB-5 on reference_models/CupAndBall.mo itself (not tests/multimode_examples.py): L = 1,
     p- = (0, -1), v- = (1, -2) give p+ = (0, -1) and v+ = (1, 0)."""
     code, out, _ = run(capsys, "analyze", "--json", str(MODELS / "CupAndBall.mo"))
     assert code == 0

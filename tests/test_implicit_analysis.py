@@ -94,7 +94,7 @@ def test_modes_without_a_highest_value_transversal_fall_back_to_the_per_mode_ana
     a highest-value transversal (e2 -> x, e1 -> y weighs 2): Pryce's iteration has no
     fixpoint there, the mode is analysed one by one, and the summary still covers it."""
     from mdae_fmu.ir import Model
-    from mdae_fmu.modes.examples import boolean_input, eq, real
+    from multimode_examples import boolean_input, eq, real
     m = Model("NoHVT", (real("x", 0.0, True), real("y"), boolean_input("g")),
               (eq("e1", "0 = der(x) + y"),
                eq("e2", "0 = (der(der(x)) + y if g else der(x) - y)")))

@@ -11,7 +11,7 @@ from mdae_fmu.impulse.analysis import impulse_analysis
 from mdae_fmu.impulse.numeric import delta_scheme, solve_at
 from mdae_fmu.impulse.standardize import leading_order, standardize
 from mdae_fmu.modes import analyze_multimode
-from mdae_fmu.modes import examples as X
+import multimode_examples as X
 from mdae_fmu.modes.restart import restart_problem
 from mdae_fmu.modes.shiftform import ShiftForm
 

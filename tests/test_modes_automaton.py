@@ -9,7 +9,7 @@ import sympy as sp
 
 from mdae_fmu.automaton_dot import automaton_to_dot, write_dot
 from mdae_fmu.modes import analyze_multimode, automaton_to_json, describe_automaton
-from mdae_fmu.modes import examples as X
+import multimode_examples as X
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,9 @@ import sympy as sp
 from mdae_fmu.diagnostics import ModelRejected
 from mdae_fmu.importers.flat_modelica import parse_modelica
 from mdae_fmu.modes import analyze_multimode, automaton_to_json, describe_automaton
-from mdae_fmu.modes import examples as X
-from mdae_fmu.modes.explore import (RestartInstant, compose_restart, feasible_mode,
-                                    restarted_variables)
+import multimode_examples as X
+from multimode_examples import feasible_mode
+from mdae_fmu.modes.explore import RestartInstant, compose_restart, restarted_variables
 from mdae_fmu.modes.normalize import normalize
 from mdae_fmu.structure.per_mode import consistent_valuation
 

@@ -7,8 +7,8 @@ import pytest
 
 from mdae_fmu.diagnostics import ModelRejected
 from mdae_fmu.ir import Model
-from mdae_fmu.modes import examples as X
-from mdae_fmu.modes.examples import boolean, eq, real
+import multimode_examples as X
+from multimode_examples import boolean, eq, real
 from mdae_fmu.modes.continuations import continuations
 from mdae_fmu.modes.normalize import normalize
 from mdae_fmu.modes.runs import (Config, continuation_mode, exec_long, exec_transient,

@@ -150,16 +150,78 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     """All C sources of the FMU, by file name (module docstring). ``progress(done, total)``
     is called while the schedule is printed. ``modes``: the per-mode sources of a multimode
     model (`mdae_fmu.codegen.multimode.ModeSources`); then ``cm.blocks`` only name the blocks
-    and model.c leaves compute/drift/projection to ``model_modes.c``."""
+    and model.c leaves compute/drift/projection to ``model_modes.c``.
+
+    Steps, in the order the expressions are printed (printing may make derivative functions,
+    so the order is part of the output): the schedule files (`_schedule_files`), the event
+    code (`_event_code`), the code run once the parameters are set (`_parameter_code`), the
+    discrete equations, the when-clauses (`_when_code`), the assertions, the initialization
+    and consistency residuals (`_residual_code`); then the start tables (`_start_tables`),
+    the solver scratch sizes (`_work_sizes`) and the templates."""
     env = template_environment()
     pr = make_printers(cm, ev)
     p = pr.main
     files = static_sources()
+    parts = _schedule_files(env, cm, pr, cm.blocks if modes is None else (), progress, files)
+    tables = _start_tables(cm)
+    events = _event_code(cm, ev, pr)
+    calc = _parameter_code(cm, ev, p)
+    disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+    conds, active, assigns, actions = _when_code(cm, ev, p)
+    asserts = [_assert_code(p, cond, msg, level) for cond, msg, level in ev.assertions]
+    res = _residual_code(cm, init, p)
+    m_i, n_i = len(init.rows), len(init.unknown_slots)
+    work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
+    if modes is not None:
+        files.update(modes.files)
+    files["config.h"] = env.get_template("config.h.j2").render(
+        comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
+        nx=len(cm.states), nz=events["nz"], nrel=len(ev.relations), nwhen=len(ev.branches),
+        nsample=len(ev.samples), nassign=len(ev.assignment_order),
+        nwloop=len(ev.when_loop),
+        ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
+        ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
+        iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
+    files["model.c"] = env.get_template("model.c.j2").render(
+        comment_name=c_comment(cm.name), schedule_parts=parts,
+        block_labels=[c_string(b.label) for b in cm.blocks],
+        real_names=[c_string(n) for n in cm.real_names],
+        real_kind=_num_list(tables["real_kind"], str),
+        int_kind=_num_list(tables["int_kind"], str),
+        bool_kind=_num_list(tables["bool_kind"], str),
+        when_initial=_num_list([1 if b.has_initial else 0 for b in ev.branches], str),
+        when_recheck=_num_list([1 if b.recheck else 0 for b in ev.branches], str),
+        when_loop=_num_list([_slot_index(t) for t in ev.when_loop], str),
+        state_slots=_num_list([s.vector_slot for s in cm.states], str),
+        der_slots=_num_list([s.der_slot for s in cm.states], str),
+        nominals=_num_list([s.nominal for s in cm.states], _float),
+        init_unknowns=_num_list(init.unknown_slots, str),
+        r_start=_num_list(tables["r_start"], _float), i_start=_num_list(tables["i_start"], str),
+        b_start=_num_list(tables["b_start"], str),
+        calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
+        indicators="\n".join(events["ind"]), update_relations="\n".join(events["upd"]),
+        update_samples="\n".join(events["smp"]), when_conditions="\n".join(conds),
+        when_active="\n".join(active), when_assignments="\n".join(assigns),
+        when_actions="\n".join(actions),
+        discrete_real_changed=res["drt"] + events["settle"],
+        next_time_event="\n".join(events["nte"]), init_needs_compute=init.needs_compute,
+        init_residual="\n".join(res["init"]), assertions="\n".join(asserts),
+        cons_residual="\n".join(res["cons"]), drift="\n".join(res["drift"]),
+        ncons=len(cm.consistency), project_unknowns=_num_list(res["project_unknowns"], str),
+        n_project=len(res["project_unknowns"]), multimode=modes is not None,
+        assert_tol=repr(ASSERT_TOL))
+    # last: printing the equations may have made derivative functions
+    files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
+    return files
 
-    # --- schedule, chunked
+
+def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers, blocks,
+                    progress, files: dict) -> list[int]:
+    """The block schedule (theory note 9334 §3.5(a)) as files ``model_schedule_<k>.c`` of at
+    most `STATEMENTS_PER_FILE` blocks, added to ``files`` (one, empty, without blocks); their
+    numbers. ``progress(done, total)`` before each file."""
     slot_index = real_slot_index(cm)
-    blocks = cm.blocks if modes is None else ()
-    parts = []
+    parts: list[int] = []
     for first in range(0, max(len(blocks), 1), STATEMENTS_PER_FILE):
         if progress and blocks:
             progress(first, len(blocks))
@@ -168,8 +230,12 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
             env, blocks[first:first + STATEMENTS_PER_FILE], first, pr.schedule, slot_index,
             k, c_comment(cm.name))
         parts.append(k)
+    return parts
 
-    # --- tables
+
+def _start_tables(cm: CompiledModel) -> dict[str, list]:
+    """Per value array (Real, Integer, Boolean) the start value and the variable kind of every
+    slot (docs/fmi-mapping.md); a computed Real starts at its Newton guess."""
     r_start = [0.0] * max(cm.n_real, 1)
     i_start = [0] * max(cm.n_int, 1)
     b_start = [0] * max(cm.n_bool, 1)
@@ -177,7 +243,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     int_kind = [5] * max(cm.n_int, 1)
     bool_kind = [5] * max(cm.n_bool, 1)
     for v in cm.variables:
-        start = v.start if v.start is not None else None
+        start = v.start
         if v.type == "Real":
             real_kind[v.vr] = v.kind
             if start is not None:
@@ -192,8 +258,16 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                 b_start[v.vr] = 1 if start else 0
     for slot, val in cm.guesses.items():
         r_start[slot] = val
+    return dict(r_start=r_start, i_start=i_start, b_start=b_start, real_kind=real_kind,
+                int_kind=int_kind, bool_kind=bool_kind)
 
-    # --- events
+
+def _event_code(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> dict:
+    """The C of the event plan (docs/fmi-mapping.md, "Events"): the event indicators of the
+    state relations with hysteresis (``ind``, ``nz`` of them), the relation updates (``upd``),
+    the time events of time relations and samples (``nte``), the settle checks (``settle``)
+    and the sample updates (``smp``)."""
+    p = pr.main
     ind, upd, nte = [], [], []
     z = 0
     for k, r in enumerate(ev.relations):
@@ -212,9 +286,9 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
             nte.append(f"    c = {p.doprint(r.threshold)};\n"
                        f"    if (c > d->time + teps) t = fmin(t, c);")
     settle = settle_checks(cm, ev, p)
-    smp, calc = [], []
-    for k, s in enumerate(ev.samples):
-        start, h = p.doprint(s.start), p.doprint(s.interval)
+    smp = []
+    for k, sample in enumerate(ev.samples):
+        start, h = p.doprint(sample.start), p.doprint(sample.interval)
         # sample() is true in the first instant of the event iteration at a sample time
         # only: in the next instant it is false again, so a Boolean y = sample(...) falls
         # and a when-clause on `not y` fires at the same time (docs/fmi-mapping.md, "Events")
@@ -226,6 +300,14 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                    f"        v = fabs(d->time - d->smp_last[{k}]) <= teps;\n    }}\n"
                    f"    n += v != d->smp[{k}];\n    d->smp[{k}] = v;")
         nte.append(f"    t = fmin(t, d->smp_next[{k}]);")
+    return dict(ind=ind, upd=upd, nte=nte, nz=z, settle=settle, smp=smp)
+
+
+def _parameter_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> list[str]:
+    """The C run once the parameters are set: the calculated parameters, the start values
+    bound to expressions (after the parameters they read), the sample clocks' first ticks.
+    `ValueError` for a sample interval that is not positive."""
+    calc = []
     for target, e in cm.calculated_parameters:
         calc.append(f"    {target} = {p.doprint(e)};")
     for slot, e in cm.start_bindings:     # after the parameters they read
@@ -235,8 +317,14 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                     f"    d->smp_last[{k}] = -INFINITY;\n    d->smp[{k}] = 0;")
         if s.interval.is_number and not float(s.interval) > 0:
             raise ValueError("sample interval must be positive")
-    disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+    return calc
 
+
+def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter):
+    """The C of the when-clauses (docs/fmi-mapping.md, "Events"): their conditions, which
+    branches are active, their assignments, then their actions: a conflict between two
+    active branches is an error, each branch's reinits, and each standardized restart of a
+    transient mode once however many branches enter it (theory note 9334 §3.5(b))."""
     conds = [f"    d->cond[{k}] = ({p.doprint(b.condition)}) ? 1 : 0;"
              for k, b in enumerate(ev.branches)]
     lp = left_printer(cm) if any(b.restart for b in ev.branches) else None
@@ -259,10 +347,14 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     for b, ks in restarts.values():
         cond = " || ".join(f"act[{k}]" for k in ks)
         actions.append(f"    if ({cond}) {{\n{_restart_code(b, lp)}\n    }}")
-    asserts = []
-    for cond, msg, level in ev.assertions:
-        asserts.append(_assert_code(p, cond, msg, level))
+    return conds, active, assigns, actions
 
+
+def _residual_code(cm: CompiledModel, init: InitPlan, p: SlotPrinter) -> dict:
+    """The residuals of the initialization system (``init``) and of the consistency equations
+    F^{<c} (``cons``; theory note 9334 §3.5(a)), the drift measure on them (``drift``), the
+    state slots the projection moves (``project_unknowns``) and the check that a discrete Real
+    changed (``drt``)."""
     init_res = [f"    F[{k}] = {p.doprint(e)};" for k, (_, e) in enumerate(init.rows)]
     cons_res = [f"    F[{k}] = {p.doprint(e)};" for k, (_, e) in enumerate(cm.consistency)]
     drift = [f"    m = fmax(m, fabs({p.doprint(e)}));" for _, e in cm.consistency]
@@ -271,53 +363,22 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                             for sym in e.free_symbols if sym in state_slot})
     drt = "\n".join(f"    if (d->r[{k}] != d->pr[{k}]) return 1;"
                     for k in cm.discrete_real_slots)
+    return dict(init=init_res, cons=cons_res, drift=drift, project_unknowns=proj_unknowns,
+                drt=drt)
 
+
+def _work_sizes(cm: CompiledModel, m_i: int, n_i: int, n_p: int, modes) -> tuple[int, int]:
+    """The solver scratch sizes (doubles, ints) of the largest Newton block, the initialization
+    (``m_i`` x ``n_i``) and the projection (``len(cm.consistency)`` x ``n_p``) least-squares
+    problems, and of the multimode sources."""
     block_sizes = [len(b.unknowns) for b in cm.blocks] or [0]
-    m_i, n_i = len(init.rows), len(init.unknown_slots)
-    m_p, n_p = len(cm.consistency), len(proj_unknowns)
-
+    m_p = len(cm.consistency)
     work = max([newton_work(nb) for nb in block_sizes]
                + [gauss_newton_work(m_i, n_i), gauss_newton_work(m_p, n_p), 1])
     perm = max(block_sizes + [m_i, n_i, m_p, n_p, 1])
     if modes is not None:
-        files.update(modes.files)
         work, perm = max(work, modes.work), max(perm, modes.perm)
-    files["config.h"] = env.get_template("config.h.j2").render(
-        comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
-        nx=len(cm.states), nz=z, nrel=len(ev.relations), nwhen=len(ev.branches),
-        nsample=len(ev.samples), nassign=len(ev.assignment_order),
-        nwloop=len(ev.when_loop),
-        ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
-        ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
-        iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
-    files["model.c"] = env.get_template("model.c.j2").render(
-        comment_name=c_comment(cm.name), schedule_parts=parts,
-        block_labels=[c_string(b.label) for b in cm.blocks],
-        real_names=[c_string(n) for n in cm.real_names],
-        real_kind=_num_list(real_kind, str), int_kind=_num_list(int_kind, str),
-        bool_kind=_num_list(bool_kind, str),
-        when_initial=_num_list([1 if b.has_initial else 0 for b in ev.branches], str),
-        when_recheck=_num_list([1 if b.recheck else 0 for b in ev.branches], str),
-        when_loop=_num_list([_slot_index(t) for t in ev.when_loop], str),
-        state_slots=_num_list([s.vector_slot for s in cm.states], str),
-        der_slots=_num_list([s.der_slot for s in cm.states], str),
-        nominals=_num_list([s.nominal for s in cm.states], _float),
-        init_unknowns=_num_list(init.unknown_slots, str),
-        r_start=_num_list(r_start, _float), i_start=_num_list(i_start, str),
-        b_start=_num_list(b_start, str),
-        calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
-        indicators="\n".join(ind), update_relations="\n".join(upd),
-        update_samples="\n".join(smp), when_conditions="\n".join(conds),
-        when_active="\n".join(active), when_assignments="\n".join(assigns),
-        when_actions="\n".join(actions), discrete_real_changed=drt + settle,
-        next_time_event="\n".join(nte), init_needs_compute=init.needs_compute,
-        init_residual="\n".join(init_res), assertions="\n".join(asserts),
-        cons_residual="\n".join(cons_res), drift="\n".join(drift),
-        ncons=len(cm.consistency), project_unknowns=_num_list(proj_unknowns, str),
-        n_project=n_p, multimode=modes is not None, assert_tol=repr(ASSERT_TOL))
-    # last: printing the equations may have made derivative functions
-    files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
-    return files
+    return work, perm
 
 
 def settle_checks(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> str:

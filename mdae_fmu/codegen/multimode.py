@@ -262,13 +262,47 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     """Union layout, per-mode schedules and per-edge restarts (module docstring; theory note
     9334 §3.5(a) per-mode schedules, §3.5(b) restarts, §3.6 one state vector). ``report`` and
     ``automaton`` are the one analysis of the model (`mdae_fmu.analysis.Analysis`); nothing
-    is re-analysed here."""
+    is re-analysed here.
+
+    Steps: pair each accepted long mode of the automaton with its per-mode analysis
+    (`_mode_analyses`), compile the union layout and each mode's schedule (`_mode_codes`),
+    add the exporter's own variables to the layout (`_UnionLayout`: ``mdae_mode``, the hidden
+    state stores, the impulse outputs), plan every mode change (`_edge_codes`)."""
     automaton.raise_if_rejected()
     if report.exit_code != 0:
         raise ModelRejected("; ".join(report.messages) or
                             f"model {model.name}: the structural analysis rejects it")
     long_idx = [k for k, (_, kind) in enumerate(automaton.guards) if kind == "long"]
     check_exportable(model, automaton)
+    guard_names, analyses = _mode_analyses(model, report, automaton, long_idx)
+    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])))
+    modes, all_blocks = _mode_codes(model, report, analyses, union, long_idx)
+    initial = _initial_mode(automaton, modes, long_idx)
+    layout = _UnionLayout(union)
+    mode_slot = layout.add_mode_variable(modes, initial)
+    layout.add_state_stores(modes)
+    edges = _edge_codes(automaton, modes, layout, slot_names(union))
+    impulses = tuple(layout.impulses.values())
+    compiled = replace(union, blocks=tuple(all_blocks), consistency=modes[initial].consistency,
+                       variables=tuple(layout.variables), n_int=union.n_int + 1,
+                       n_real=layout.n_real, real_names=tuple(layout.real_names),
+                       states=tuple(layout.states),
+                       discrete_real_slots=union.discrete_real_slots
+                       + tuple(i.slot for i in impulses),
+                       dependencies={}, guesses=layout.guesses)
+    table = report.symbols
+    guards = tuple(table.to_sympy(report.guard_exprs[[*report.long_guards].index(g)])
+                   for g in guard_names)
+    compiled, banded = _band_left_limit_relations(report, compiled)
+    return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
+                         impulses, _watched(report, banded), banded, tuple(guard_names))
+
+
+def _mode_analyses(model: Model, report, automaton, long_idx: list[int]):
+    """The long guards' names as the per-mode report writes them, and each accepted long mode
+    of the automaton (`ModeInfo`) with the per-mode analysis of the same guard valuation
+    (theory note 9334 §3.5(a): one index-reduced system per long mode). `ModelRejected`
+    when the two stages disagree on the guards or a mode has no per-mode analysis."""
     # the automaton labels its guards with modes.normalize's labels, the per-mode report with
     # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
     from ..modes.normalize import _label
@@ -282,19 +316,26 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
             raise ModelRejected(f"model {model.name}: internal: guards of mode {ma.name} "
                                 f"({sorted(val)}) differ from the automaton's {guard_names}")
         by_valuation[tuple(bool(val[g]) for g in guard_names)] = ma
-    long_modes = [mi for mi in automaton.modes if mi.kind == "long" and mi.ok]
     analyses = []
-    for mi in long_modes:
+    for mi in automaton.modes:
+        if mi.kind != "long" or not mi.ok:
+            continue
         key = tuple(bool(mi.mode[k]) for k in long_idx)
         if key not in by_valuation:
             raise ModelRejected(f"model {model.name}: mode [{mi.label}] has no per-mode "
                                 f"analysis")
         analyses.append((mi, by_valuation[key]))
-    table = report.symbols
-    union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])))
-    state_pos = {s.symbol: k for k, s in enumerate(union.states)}
+    return guard_names, analyses
 
-    modes, all_blocks = [], []
+
+def _mode_codes(model: Model, report, analyses, union: CompiledModel, long_idx: list[int]):
+    """`ModeCode` of every long mode: its block schedule compiled alone (`compile_model`),
+    its blocks labelled with the mode and numbered after the previous modes' (theory note
+    9334 §3.5(a)), its consistency equations and the union-state positions it integrates
+    (§3.6: one state vector). Also the concatenation of all the modes' blocks."""
+    state_pos = {s.symbol: k for k, s in enumerate(union.states)}
+    modes: list[ModeCode] = []
+    all_blocks: list = []
     for m, (mi, ma) in enumerate(analyses):
         one = compile_model(model, _only(report, ma))
         blocks = tuple(replace(b, label=f"[{mi.label}] {b.label}") for b in one.blocks)
@@ -302,117 +343,137 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
         modes.append(ModeCode(m, mi.label, tuple(bool(mi.mode[k]) for k in long_idx), blocks,
                               len(all_blocks), one.consistency, integrated))
         all_blocks.extend(blocks)
+    return modes, all_blocks
+
+
+def _initial_mode(automaton, modes, long_idx: list[int]) -> int:
+    """The index of the automaton's initial mode among ``modes`` (0 when it has none)."""
     initial = 0
     if automaton.initial_mode is not None:
         key = tuple(bool(automaton.initial_mode[k]) for k in long_idx)
         for mc in modes:
             if mc.valuation == key:
                 initial = mc.index
-    init_cons = modes[initial].consistency
+    return initial
 
-    # mdae_mode: a discrete Integer output holding the mode index
-    taken = {v.name for v in union.variables}
-    name = MODE_VARIABLE
-    while name in taken:
-        name += "_"
-    mode_slot = union.n_int
-    legend = ", ".join(f"{mc.index} = [{mc.label}]" for mc in modes)
-    variables = list(union.variables)
-    variables.append(FmiVariable(name, "Integer", mode_slot, "output", "discrete", "exact",
-                                 initial, f"current mode: {legend}", kind=1))
-    taken.add(name)
 
-    # union states that some mode computes as algebraic variables: the state vector entry
-    # lives apart, in a hidden slot exposed as its own FMI state variable (module docstring)
-    n_real = union.n_real
-    real_names = list(union.real_names)
-    written = {u for mc in modes for b in mc.blocks for u in b.unknowns}
-    states = list(union.states)
-    guesses = dict(union.guesses)
-    var_index = {v.name: k for k, v in enumerate(variables)}
-    for k, st in enumerate(union.states):
-        if st.symbol not in written or all(k in mc.integrated for mc in modes):
-            continue
-        sname = f"mdae_state({st.name})"
-        while sname in taken:
-            sname += "_"
-        taken.add(sname)
-        store = n_real
-        n_real += 1
-        real_names.append(sname)
-        orig = variables[var_index[st.name]]
-        variables.append(FmiVariable(
-            sname, "Real", store, "local", "continuous", "calculated", None,
-            f"state vector entry of {st.name} (frozen while a mode computes {st.name})",
-            kind=5))
-        if isinstance(orig.start, (int, float)) and not isinstance(orig.start, bool):
-            guesses[store] = float(orig.start)
-        elif st.slot in guesses:
-            guesses[store] = guesses[st.slot]
-        states[k] = replace(st, name=sname, store=store, variable=st.name)
-        variables = [replace(v, derivative_of=sname) if v.derivative_of == st.name else v
-                     for v in variables]
-        var_index = {v.name: j for j, v in enumerate(variables)}
+class _UnionLayout:
+    """The union layout (`compile_model` of the union of the modes) while the multimode
+    exporter adds its own variables after the model's: names made unique against every name
+    taken, Real slots numbered after the model's (module docstring)."""
 
-    slot_of_name = slot_names(union)
+    def __init__(self, union: CompiledModel):
+        self.union = union
+        self.taken = {v.name for v in union.variables}
+        self.variables = list(union.variables)
+        self.n_real = union.n_real
+        self.real_names = list(union.real_names)
+        self.states = list(union.states)
+        self.guesses = dict(union.guesses)
+        self.impulses: dict[str, ImpulseOutput] = {}
 
-    impulses, edges = {}, []
-    sf = None
+    def fresh(self, name: str) -> str:
+        """``name``, or ``name`` followed by underscores, not yet taken; now taken."""
+        while name in self.taken:
+            name += "_"
+        self.taken.add(name)
+        return name
+
+    def add_mode_variable(self, modes, initial: int) -> int:
+        """``mdae_mode``: a discrete Integer output holding the mode index; its slot."""
+        mode_slot = self.union.n_int
+        legend = ", ".join(f"{mc.index} = [{mc.label}]" for mc in modes)
+        self.variables.append(FmiVariable(self.fresh(MODE_VARIABLE), "Integer", mode_slot,
+                                          "output", "discrete", "exact", initial,
+                                          f"current mode: {legend}", kind=1))
+        return mode_slot
+
+    def add_state_stores(self, modes) -> None:
+        """A union state that some mode computes as an algebraic variable keeps its state
+        vector entry apart, in a hidden slot exposed as its own FMI state variable
+        (``mdae_state(x)``, `StatePlan.store`; theory note 9334 §3.6)."""
+        written = {u for mc in modes for b in mc.blocks for u in b.unknowns}
+        variables = self.variables
+        var_index = {v.name: k for k, v in enumerate(variables)}
+        for k, st in enumerate(self.union.states):
+            if st.symbol not in written or all(k in mc.integrated for mc in modes):
+                continue
+            sname = self.fresh(f"mdae_state({st.name})")
+            store = self.n_real
+            self.n_real += 1
+            self.real_names.append(sname)
+            orig = variables[var_index[st.name]]
+            variables.append(FmiVariable(
+                sname, "Real", store, "local", "continuous", "calculated", None,
+                f"state vector entry of {st.name} (frozen while a mode computes {st.name})",
+                kind=5))
+            if isinstance(orig.start, (int, float)) and not isinstance(orig.start, bool):
+                self.guesses[store] = float(orig.start)
+            elif st.slot in self.guesses:
+                self.guesses[store] = self.guesses[st.slot]
+            self.states[k] = replace(st, name=sname, store=store, variable=st.name)
+            variables = [replace(v, derivative_of=sname) if v.derivative_of == st.name else v
+                         for v in variables]
+            var_index = {v.name: j for j, v in enumerate(variables)}
+        self.variables = variables
+
+    def impulse_output(self, var: str) -> ImpulseOutput:
+        """The discrete Real output ``impulse(var)``, added at its first use."""
+        if var not in self.impulses:
+            iname = self.fresh(f"impulse({var})")
+            self.impulses[var] = ImpulseOutput(var, iname, self.n_real)
+            self.real_names.append(iname)
+            self.variables.append(FmiVariable(
+                iname, "Real", self.n_real, "output", "discrete", "exact", 0.0,
+                f"integral of {var} over the last mode change", kind=1))
+            self.n_real += 1
+        return self.impulses[var]
+
+
+def _edge_codes(automaton, modes, layout: _UnionLayout, slot_of_name: dict) -> list[EdgeCode]:
+    """`EdgeCode` of every accepted mode change between two planned long modes: its composed
+    restart and, per instant, `_instant_code` (theory note 9334 §3.5(b): one nonstandard
+    instant per event iteration)."""
+    edges = []
+    sf = None                      # the ShiftForm of the system, built at its first use
     idx_of = {mc.label: mc.index for mc in modes}
     for ch in automaton.changes:
-        if not ch.accepted or ch.src_label not in idx_of:
+        if not ch.accepted or ch.src_label not in idx_of or ch.dst_label not in idx_of:
             continue
-        dst_label = ch.dst_label
-        if dst_label not in idx_of:
-            continue
-        label = f"[{ch.src_label}] -> [{dst_label}]"
+        label = f"[{ch.src_label}] -> [{ch.dst_label}]"
         restart = restart_targets(ch.restart, slot_of_name, f"mode change {label}")
-        edge_imp = []
+        edge_imp: list[ImpulseOutput] = []
         instants = []
         for k, ri in enumerate(ch.instants):
             if (_numeric(ri) or ri.impulsive) and sf is None:
                 from ..modes.shiftform import ShiftForm
                 sf = ShiftForm(automaton.system)
-            laws = []
-            for var, (num, den) in instant_integrals(sf, ri).items():
-                if var not in impulses:
-                    iname = f"impulse({var})"
-                    while iname in taken:
-                        iname += "_"
-                    taken.add(iname)
-                    impulses[var] = ImpulseOutput(var, iname, n_real)
-                    real_names.append(iname)
-                    variables.append(FmiVariable(
-                        iname, "Real", n_real, "output", "discrete", "exact", 0.0,
-                        f"integral of {var} over the last mode change", kind=1))
-                    n_real += 1
-                if impulses[var] not in edge_imp:
-                    edge_imp.append(impulses[var])
-                what = f"mode change {label}, impulse of {var}"
-                laws.append((impulses[var], check_left(num, slot_of_name, what),
-                             check_left(den, slot_of_name, what)))
-            if _numeric(ri):
-                delta = _delta_code(sf, ri, ch.instants[k + 1:], slot_of_name, label)
-                instants.append(InstantCode(ri.index, "S3", (), (), tuple(laws), delta))
-                continue
-            pairs = restart_targets(ri.restart, slot_of_name, f"mode change {label}")
-            instants.append(InstantCode(ri.index, ri.method or "S0", pairs,
-                                        _singularities(pairs), tuple(laws)))
-        closed = bool(ch.restart)
-        edges.append(EdgeCode(idx_of[ch.src_label], idx_of[dst_label], label, restart,
-                              tuple(edge_imp), closed, tuple(instants)))
-    compiled = replace(union, blocks=tuple(all_blocks), consistency=init_cons,
-                       variables=tuple(variables), n_int=union.n_int + 1, n_real=n_real,
-                       real_names=tuple(real_names), states=tuple(states),
-                       discrete_real_slots=union.discrete_real_slots
-                       + tuple(i.slot for i in impulses.values()),
-                       dependencies={}, guesses=guesses)
-    guards = tuple(table.to_sympy(report.guard_exprs[[*report.long_guards].index(g)])
-                   for g in guard_names)
-    compiled, banded = _band_left_limit_relations(report, compiled)
-    return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
-                         tuple(impulses.values()), _watched(report, banded),
-                         banded, tuple(guard_names))
+            instants.append(_instant_code(sf, ri, ch.instants[k + 1:], layout,
+                                          slot_of_name, label, edge_imp))
+        edges.append(EdgeCode(idx_of[ch.src_label], idx_of[ch.dst_label], label, restart,
+                              tuple(edge_imp), bool(ch.restart), tuple(instants)))
+    return edges
+
+
+def _instant_code(sf, ri, later, layout: _UnionLayout, slot_of_name: dict, label: str,
+                  edge_imp: list) -> InstantCode:
+    """`InstantCode` of one instant of a mode change: the integrals of its impulsive variables
+    (examples note §3, `instant_integrals`; their outputs appended to ``edge_imp``), then its
+    standardized restart (RR-9334 §11, Algorithm ST) or, without closed form, its delta-system
+    (`_delta_code`, RR-9334 §11.3)."""
+    laws = []
+    for var, (num, den) in instant_integrals(sf, ri).items():
+        out = layout.impulse_output(var)
+        if out not in edge_imp:
+            edge_imp.append(out)
+        what = f"mode change {label}, impulse of {var}"
+        laws.append((out, check_left(num, slot_of_name, what),
+                     check_left(den, slot_of_name, what)))
+    if _numeric(ri):
+        delta = _delta_code(sf, ri, later, slot_of_name, label)
+        return InstantCode(ri.index, "S3", (), (), tuple(laws), delta)
+    pairs = restart_targets(ri.restart, slot_of_name, f"mode change {label}")
+    return InstantCode(ri.index, ri.method or "S0", pairs, _singularities(pairs), tuple(laws))
 
 
 def max_mode_changes(n_modes: int) -> int:

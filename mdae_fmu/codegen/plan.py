@@ -209,17 +209,63 @@ def compile_model(model: Model, report) -> CompiledModel:
     """Build the `CompiledModel` of a single-mode model from its `ModesReport`
     (module docstring; theory note 9334 §3.5(a) for the schedule, §3.6 for the FMI mapping).
     The reinit statements of when-branches stay literal here; the exporter replaces them by
-    the analysed restarts (`mdae_fmu.codegen.restarts.with_transient_restarts`)."""
+    the analysed restarts (`mdae_fmu.codegen.restarts.with_transient_restarts`).
+
+    Steps: parameter values (`_parameter_values`), one value slot per variable
+    (`_variable_slots`) and per derivative instance (`_instance_slots`), the states
+    (`_state_plans`), the block schedule (`_block_plans`), the discrete equations
+    (`_discrete_assignments`), the FMI variables (`_fmi_variables`)."""
     mode = _single_mode(report)
     table: SymbolTable = report.symbols
     discrete = set(report.discrete)
-    by_name = {v.name: v for v in model.variables}
-    reinit_targets = {a.var for w in model.whens for b in w.branches for a in b.actions
-                      if isinstance(a, Reinit)}
     when_assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
                      if isinstance(a, Assign)}
+    values = _parameter_values(model, table)
+    slots, pre_slots, index = _variable_slots(model, table)
+    real_idx = index["Real"]
+    real_names, inst_slot = _instance_slots(model, mode, table, real_idx, slots)
+    n_real = len(real_names)
+    states = _state_plans(model, mode, table, values, inst_slot, real_names)
+    state_symbols = frozenset(table.sym(i.name, i.order) for i in mode.states)
+    blocks, consistency = _block_plans(mode, table)
+    disc_assign = _discrete_assignments(model, report, table, slots, discrete)
+    calc_params = _toposort_params(model, table)
+    calc = [(slots[table.sym(v.name, 0)], table.to_sympy(v.binding)) for v in calc_params]
+    continuous_names = set(report.unknowns) | set(report.inputs)
+    fmi_vars, start_bindings, guesses = _fmi_variables(
+        model, table, values, index, states, real_names, {v.name for v in calc_params},
+        discrete | when_assigned, continuous_names)
+    state_names = {s.name for s in states}
+    states = [replace(s, name=fmi_name(s.name)) for s in states]
+    discrete_real_slots = tuple(real_idx[n] for n in real_idx
+                                if n in discrete or n in when_assigned)
+    continuous_symbols = frozenset(
+        [table.sym(n, 0) for n in continuous_names] +
+        [table.sym(n, k) for (n, k) in inst_slot if k > 0])
+    parameter_symbols = frozenset(table.sym(v.name, 0) for v in model.variables
+                                  if v.variability in ("parameter", "constant"))
+    compiled = CompiledModel(
+        name=model.name, identifier=model_identifier(model.name), description=None,
+        table=table, variables=tuple(fmi_vars), slots=slots, pre_slots=pre_slots,
+        real_names=tuple(real_names), n_real=n_real, n_int=len(index["Integer"]),
+        n_bool=len(index["Boolean"]), states=tuple(states), blocks=tuple(blocks),
+        consistency=consistency, discrete_assignments=disc_assign,
+        calculated_parameters=tuple(calc), start_bindings=tuple(start_bindings),
+        discrete_real_slots=discrete_real_slots,
+        state_symbols=state_symbols, continuous_symbols=continuous_symbols,
+        parameter_symbols=parameter_symbols,
+        event_constant_symbols=frozenset(
+            parameter_symbols | {table.sym(n, 0) for n in discrete | when_assigned}
+            | {table.pre(v.name) for v in model.variables}))
+    compiled.dependencies.update(_dependencies(compiled, state_names))
+    compiled.guesses.update(guesses)
+    return compiled
 
-    # --- parameter values (for start attributes and calculated parameters)
+
+def _parameter_values(model: Model, table: SymbolTable) -> dict:
+    """The numeric value of every parameter and constant whose binding (else start) evaluates
+    from literals and the values already known, by fixpoint over the declaration order (for
+    start attributes and calculated parameters); unbound ones without start are 0 / false."""
     values: dict[str, float] = {}
     for _ in range(len(model.variables) + 1):
         changed = False
@@ -233,25 +279,33 @@ def compile_model(model: Model, report) -> CompiledModel:
                     changed = True
         if not changed:
             break
+    return values
 
-    # --- slots
+
+def _variable_slots(model: Model, table: SymbolTable):
+    """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
+    declaration order) and its left limit (``d->pr`` ...): the symbol -> C slot maps of the
+    values and of the left limits (theory note 9334 §3.6), and per type name -> index."""
     slots: dict = {table.time: "d->time"}
     pre_slots: dict = {}
-    real_idx: dict[str, int] = {}
-    int_idx: dict[str, int] = {}
-    bool_idx: dict[str, int] = {}
+    index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
+    arrays = {"Real": "r", "Integer": "i", "Boolean": "b"}
     for v in model.variables:
-        arr, idx = {"Real": ("r", real_idx), "Integer": ("i", int_idx),
-                    "Boolean": ("b", bool_idx)}[v.type]
+        arr, idx = arrays[v.type], index[v.type]
         idx[v.name] = len(idx)
         k = idx[v.name]
         slots[table.sym(v.name, 0)] = f"d->{arr}[{k}]"
-        pre_slots_key = table.pre(v.name)
-        slots[pre_slots_key] = f"d->p{arr}[{k}]"
+        slots[table.pre(v.name)] = f"d->p{arr}[{k}]"
         pre_slots[table.sym(v.name, 0)] = f"d->p{arr}[{k}]"
+    return slots, pre_slots, index
 
-    state_insts = list(mode.states)
-    instances = [(i.name, i.order) for i in state_insts]
+
+def _instance_slots(model: Model, mode, table: SymbolTable, real_idx: dict, slots: dict):
+    """A Real slot for every derivative instance the mode uses (states, leading instances,
+    block unknowns; theory note 9334 §3.5(a)), after the model's Real variables, named
+    ``der(x)`` made unique; adds them to ``slots``. Returns the Real slot names and the
+    (name, order) -> slot map (order 0: the variable's own slot)."""
+    instances = [(i.name, i.order) for i in mode.states]
     for i in mode.leading:
         instances.append((i.name, i.order))
     for blk in mode.blocks:
@@ -271,11 +325,17 @@ def compile_model(model: Model, report) -> CompiledModel:
             taken.add(label)
             real_names.append(label)
             slots[table.sym(name, order)] = f"d->r[{inst_slot[(name, order)]}]"
-    n_real = len(real_names)
+    return real_names, inst_slot
 
-    # --- states and their derivatives
+
+def _state_plans(model: Model, mode, table: SymbolTable, values: dict, inst_slot: dict,
+                 real_names: list) -> list[StatePlan]:
+    """The `StatePlan` of every state instance of the mode (theory note 9334 §3.6: the
+    highest-order instances below the leading ones): its slot, its derivative's slot and its
+    nominal (the variable's nominal attribute when it evaluates to a finite nonzero number)."""
+    by_name = {v.name: v for v in model.variables}
     states = []
-    for inst in state_insts:
+    for inst in mode.states:
         slot = inst_slot[(inst.name, inst.order)]
         der_slot = inst_slot.get((inst.name, inst.order + 1))
         if der_slot is None:
@@ -286,11 +346,14 @@ def compile_model(model: Model, report) -> CompiledModel:
             if nv is not None and math.isfinite(nv) and nv != 0:
                 nominal = abs(float(nv))
         states.append(StatePlan(real_names[slot], slot, der_slot, nominal,
-                                 table.sym(inst.name, inst.order)))
-    state_symbols = frozenset(table.sym(i.name, i.order) for i in state_insts)
+                                table.sym(inst.name, inst.order)))
+    return states
 
-    # --- blocks
-    # one undifferentiated equation solved explicitly on its expression tree: no sympy
+
+def _block_plans(mode, table: SymbolTable):
+    """The `BlockPlan` of every block of the mode's BTF schedule (theory note 9334 §3.5(a)),
+    and its consistency equations F^{<c} as (label, residual). One undifferentiated equation
+    that its expression tree solves explicitly is planned on the tree: no sympy."""
     solved = {(le.eq_id, le.k): le for le in mode.solved}
     blocks = []
     for blk in mode.blocks:
@@ -304,8 +367,14 @@ def compile_model(model: Model, report) -> CompiledModel:
             blocks.append(BlockPlan(label, unknowns,
                                     tuple(solved[key].expr for key in blk.equations)))
     consistency = tuple((_eq_label(le.eq_id, le.k), le.expr) for le in mode.consistency)
+    return blocks, consistency
 
-    # --- discrete equations (guard definitions): var = expr, evaluated with frozen relations
+
+def _discrete_assignments(model: Model, report, table: SymbolTable, slots: dict,
+                          discrete: set) -> tuple:
+    """The discrete equations (guard definitions, ``var = expr``) as ``(slot, sympy value)``
+    in evaluation order (`order_discrete`), evaluated with frozen relations (theory note 9334
+    §1.4). `ModelRejected` for one that is not ``variable = expression`` or is guarded."""
     disc_assign = []
     for eq_id in getattr(report, "discrete_equations", ()):
         eq = next(e for e in model.equations if e.id == eq_id)
@@ -321,28 +390,31 @@ def compile_model(model: Model, report) -> CompiledModel:
             raise ModelRejected(f"equation {eq_id}: guarded discrete equations are not "
                                 f"supported by the single-mode exporter")
         disc_assign.append((target, value, eq))
-    disc_assign = [(t, table.to_sympy(v)) for t, v in order_discrete(disc_assign)]
-    disc_assign = tuple((slots[table.sym(t, 0)], e) for t, e in disc_assign)
+    ordered = [(t, table.to_sympy(v)) for t, v in order_discrete(disc_assign)]
+    return tuple((slots[table.sym(t, 0)], e) for t, e in ordered)
 
-    # --- calculated parameters
-    calc = []
-    for v in _toposort_params(model, table):
-        calc.append((slots[table.sym(v.name, 0)], table.to_sympy(v.binding)))
-    calc_names = {v.name for v in _toposort_params(model, table)}
 
-    # --- FMI variables
-    state_names = {s.name for s in states}
+def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, states: list,
+                   real_names: list, calc_names: set, event_assigned: set,
+                   continuous_names: set):
+    """The FMI variables (docs/fmi-mapping.md; theory note 9334 §3.6): one per model variable,
+    its causality, variability, initial and start from its declaration and its role (constant,
+    parameter, calculated parameter, input, state, discrete, computed), then one per derivative
+    instance slot; names made FMI names (`fmi_name`), duplicates refused. Also the start
+    values bound to expressions (``(slot, sympy)``) and the start values of computed Reals
+    (Newton guesses, slot -> value). ``event_assigned``: the discrete variables and the
+    variables when-clauses assign."""
+    reinit_targets = {a.var for w in model.whens for b in w.branches for a in b.actions
+                      if isinstance(a, Reinit)}
     state_of_slot = {s.slot: s for s in states}
     der_of = {}
     for s in states:
         der_of[s.der_slot] = s.name
-    continuous_names = set(report.unknowns) | set(report.inputs)
     fmi_vars = []
     start_bindings: list = []
     guesses: dict[int, float] = {}
     for v in model.variables:
-        kind_arr = {"Real": real_idx, "Integer": int_idx, "Boolean": bool_idx}[v.type]
-        vr = kind_arr[v.name]
+        vr = index[v.type][v.name]
         start_val = numeric_value(v.start, table, values)
         causality = v.causality if v.causality in ("input", "output") else "local"
         if v.variability in ("parameter", "constant"):
@@ -371,7 +443,7 @@ def compile_model(model: Model, report) -> CompiledModel:
                               float(start_val if start_val is not None else 0.0),
                               v.description, v.unit, derivative_of=der_of.get(vr),
                               reinit=v.name in reinit_targets, kind=3)
-        elif v.name in discrete or v.name in when_assigned:
+        elif v.name in event_assigned:
             var = FmiVariable(v.name, v.type, vr, causality, "discrete", "exact",
                               _typed(start_val if start_val is not None else 0, v.type),
                               v.description, v.unit, kind=1)
@@ -384,7 +456,7 @@ def compile_model(model: Model, report) -> CompiledModel:
                               derivative_of=der_of.get(vr) if v.type == "Real" else None,
                               kind=5)
         fmi_vars.append(var)
-    for slot in range(len(real_idx), n_real):
+    for slot in range(len(index["Real"]), len(real_names)):
         name = real_names[slot]
         if slot in state_of_slot:
             fmi_vars.append(FmiVariable(name, "Real", slot, "local", "continuous", "approx",
@@ -393,38 +465,15 @@ def compile_model(model: Model, report) -> CompiledModel:
         else:
             fmi_vars.append(FmiVariable(name, "Real", slot, "local", "continuous", None, None,
                                         None, None, derivative_of=der_of.get(slot), kind=5))
-    fmi_vars = [replace(v, name=fmi_name(v.name),
-                        derivative_of=None if v.derivative_of is None
-                        else fmi_name(v.derivative_of)) for v in fmi_vars]
+    fmi_vars = [replace(fv, name=fmi_name(fv.name),
+                        derivative_of=None if fv.derivative_of is None
+                        else fmi_name(fv.derivative_of)) for fv in fmi_vars]
     seen_names: set[str] = set()
-    for v in fmi_vars:
-        if v.name in seen_names:
-            raise ModelRejected(f"two variables have the FMI name {v.name!r}")
-        seen_names.add(v.name)
-    states = [replace(s, name=fmi_name(s.name)) for s in states]
-    discrete_real_slots = tuple(real_idx[n] for n in real_idx
-                                if n in discrete or n in when_assigned)
-    continuous_symbols = frozenset(
-        [table.sym(n, 0) for n in continuous_names] +
-        [table.sym(n, k) for (n, k) in inst_slot if k > 0])
-    parameter_symbols = frozenset(table.sym(v.name, 0) for v in model.variables
-                                  if v.variability in ("parameter", "constant"))
-    compiled = CompiledModel(
-        name=model.name, identifier=model_identifier(model.name), description=None,
-        table=table, variables=tuple(fmi_vars), slots=slots, pre_slots=pre_slots,
-        real_names=tuple(real_names), n_real=n_real, n_int=len(int_idx),
-        n_bool=len(bool_idx), states=tuple(states), blocks=tuple(blocks),
-        consistency=consistency, discrete_assignments=disc_assign,
-        calculated_parameters=tuple(calc), start_bindings=tuple(start_bindings),
-        discrete_real_slots=discrete_real_slots,
-        state_symbols=state_symbols, continuous_symbols=continuous_symbols,
-        parameter_symbols=parameter_symbols,
-        event_constant_symbols=frozenset(
-            parameter_symbols | {table.sym(n, 0) for n in discrete | when_assigned}
-            | {table.pre(v.name) for v in model.variables}))
-    compiled.dependencies.update(_dependencies(compiled, state_names))
-    compiled.guesses.update(guesses)
-    return compiled
+    for fv in fmi_vars:
+        if fv.name in seen_names:
+            raise ModelRejected(f"two variables have the FMI name {fv.name!r}")
+        seen_names.add(fv.name)
+    return fmi_vars, start_bindings, guesses
 
 
 def _typed(v, typ):

@@ -131,7 +131,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     ``strings`` (`ir.Model.strings`) are String variables after the others (`fmu.strings`)."""
     declared_types = declared_types or {}
     display_units = display_units or {}
-    shown = {}                  # FMI name -> its display unit, when it can be converted
+    shown: dict[str, str] = {}  # FMI name -> its display unit, when it can be converted
     for v in cm.variables:
         du = display_units.get(v.name)
         if v.unit and du and du != v.unit and display_unit(v.unit, du) is not None:
@@ -176,8 +176,10 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                 if base.offset:
                     bu.set("offset", repr(float(base.offset)))
             for du in sorted({shown[v.name] for v in cm.variables
-                              if v.name in shown and xml_text(v.unit) == u}):
-                factor, offset = display_unit(u, du)
+                              if v.name in shown and xml_text(v.unit or "") == u}):
+                conv = display_unit(u, du)
+                assert conv is not None     # a unit is shown only when it converts (above)
+                factor, offset = conv
                 d = etree.SubElement(unit, "DisplayUnit")
                 d.set("name", xml_text(du))
                 if factor != 1.0:
@@ -251,7 +253,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
             _unknown(el, v, index, structure)
     ders = [v for v in cm.variables if v.derivative_of is not None]
     state_order = {s.name: k for k, s in enumerate(cm.states)}
-    ders.sort(key=lambda v: state_order[v.derivative_of])
+    ders.sort(key=lambda v: state_order[v.derivative_of or ""])
     if ders:
         el = etree.SubElement(ms, "Derivatives")
         for v in ders:

@@ -284,12 +284,12 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
         # whether a state increment may vanish is not needed (not computed, reported False)
         may_vanish = v not in osys.U and \
             osys.solve(extra_ub=extra, force_zero={i: 1}) is not None
-        info = OrderInfo(_as_fraction(lo.x[i]), hv, may_vanish)
-        orders[v] = info
+        lv = _as_fraction(lo.x[i])
+        orders[v] = OrderInfo(lv, hv, may_vanish)
         if v in osys.alg:
-            if not may_vanish and info.lo > TOL:
+            if not may_vanish and lv > TOL:
                 forced.append(v)
-            elif info.hi > TOL:
+            elif hv > TOL:
                 possible.append(v)
     return ImpulseResult(True, orders, tuple(forced), tuple(possible), jet_level, (),
                          tuple(warnings))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any, Callable, cast
 
 import sympy as sp
 
@@ -171,6 +172,7 @@ class _Explorer:
         self.literal = literal
         self._sig: dict[Mode, SigmaInfo] = {}
         self._runs: dict[tuple, Instant] = {}
+        self._sf: Any = None            # the system's ShiftForm, made at its first use
 
     def sig(self, mode: Mode) -> SigmaInfo:
         r = self._sig.get(mode)
@@ -223,6 +225,11 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     Only the consistent modes are explored (`MultimodeSystem.modes`: the valuations the
     per-mode stage enumerates, theory §2.15 [D] mode pruning (ii)).
 
+    Steps: the steady configuration of every long mode (`_steady_modes`), the finiteness of
+    the transient cascades and the initial mode (`_cascade_and_initial_diagnostics`), the
+    (configuration, mode) pairs (`_explore_pairs`), the mode changes from every steady mode
+    (`_mode_changes`), then one list of diagnostics (`_collect_diagnostics`).
+
     Raises `ModelRejected` only for guard fixpoints (E-FIXPOINT, at normalization); structural
     failures are reported in ``Automaton.diagnostics`` with ``accepted = False``.
     """
@@ -239,6 +246,37 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
         return _too_many_modes(system, err, max_modes, erasure, literal_lemma22)
     classes = coupled_guard_classes(system) if not simultaneous else []
     diagnostics: list[Diagnostic] = []
+    infos, steady = _steady_modes(ex, all_modes, diagnostics)
+    diagnostics.extend(_cascade_and_initial_diagnostics(ex, all_modes, steady))
+    configs: list[Config] = []
+    edges: list = []
+    failures: dict[tuple, Diagnostic | None] = {}
+    if simultaneous:
+        _explore_pairs(ex, all_modes, steady, max_configs, configs, edges, failures,
+                       diagnostics)
+    else:
+        # the steady configurations only: the cascades' intermediate ones are not explored
+        configs.extend(dict.fromkeys(cfg for _, cfg in sorted(steady.items())))
+    changes, skipped = _mode_changes(ex, all_modes, steady, simultaneous, classes,
+                                     standardize)
+    if auto and not simultaneous:
+        diagnostics.insert(0, single_changes_warning(system, classes, skipped))
+    diags = _collect_diagnostics(diagnostics, changes,
+                                 failures.values() if simultaneous else ())
+    accepted = not diags or all(d.code.startswith("W") for d in diags)
+    return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), tuple(infos),
+                     tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
+                     erasure, system.initial_mode(), system,
+                     "literal" if literal_lemma22 else "two-graph")
+
+
+def _steady_modes(ex: _Explorer, all_modes: list[Mode],
+                  diagnostics: list[Diagnostic]) -> tuple[list[ModeInfo], dict[Mode, Config]]:
+    """Per mode its `ModeInfo` and, for a regular long mode, its steady configuration: the
+    Σ-method of the mode (theory §2.1–2.5) and one run from the configuration it implies
+    that must come back to it without erasing anything (theory §2.15, Algorithm 13). The
+    failures are appended to ``diagnostics``."""
+    system = ex.s
     infos = []
     steady: dict[Mode, Config] = {}
     for m in all_modes:
@@ -248,6 +286,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
             continue
         sg = ex.sig(m)
         if not sg.ok:
+            assert sg.diagnostic is not None        # a failed Σ-method says why
             infos.append(ModeInfo(m, system.mode_label(m), kind, False,
                                   diagnostic=sg.diagnostic))
             diagnostics.append(sg.diagnostic)
@@ -267,13 +306,22 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
         blocks = tuple(tuple(eq_label(k) for k in b.equations) for b in r.blocks)
         infos.append(ModeInfo(m, system.mode_label(m), kind, True, sg.index, states, latent,
                               blocks))
+    return infos, steady
 
+
+def _cascade_and_initial_diagnostics(ex: _Explorer, all_modes: list[Mode],
+                                     steady: dict[Mode, Config]) -> list[Diagnostic]:
+    """E-CASCADE-INFINITE for a transient mode whose events can re-trigger each other forever
+    (Assumption 4, theory §1.9; `mdae_fmu.modes.continuations`), then the initialization check
+    of the initial mode (`initialization_check`)."""
+    system = ex.s
+    out = []
     for m in all_modes:
         if system.is_transient(m):
             chain = continuations(system, m)
             if not chain.finite:
                 keys = tuple((e, 0) for e in chain.equations)
-                diagnostics.append(Diagnostic(
+                out.append(Diagnostic(
                     "E-CASCADE-INFINITE", f"transient mode [{system.mode_label(m)}]: the events "
                     + " -> ".join("{" + ", ".join(g) + "}" for g, _ in chain.steps)
                     + " can re-trigger each other forever (Assumption 4 fails): each resets "
@@ -284,12 +332,20 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     if init is not None and init in steady:
         dg = initialization_check(system, init, ex.sig(init))
         if dg is not None:
-            diagnostics.append(dg)
+            out.append(dg)
+    return out
 
-    # --- full exploration of (configuration, mode) pairs ------------------------------------
-    configs: list[Config] = []
+
+def _explore_pairs(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Config],
+                   max_configs: int, configs: list[Config], edges: list,
+                   failures: dict[tuple, Diagnostic | None], diagnostics: list[Diagnostic]) -> None:
+    """Breadth-first exploration of the (configuration, mode) pairs reachable from the steady
+    configurations (theory §2.15: guards are oracles, every mode is tried from every reachable
+    configuration, each pair one ExecRun). Fills ``configs`` (the configurations, in discovery
+    order), ``edges`` (``(src index, mode, dst index or -1, Instant)``) and ``failures`` (the
+    first diagnostic per failed pair); E-EXPLORE-BOUND past ``max_configs`` configurations."""
+    system = ex.s
     cindex: dict[Config, int] = {}
-    edges = []
 
     def cid(c: Config) -> int:
         if c not in cindex:
@@ -300,31 +356,36 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     work = [cfg for m, cfg in sorted(steady.items())]
     for c in work:
         cid(c)
-    failures: dict[tuple, Diagnostic] = {}
-    if simultaneous:
-        while work:
-            c = work.pop(0)
-            for m in ex.candidate_modes(c, all_modes):
-                if not system.is_transient(m) and not ex.sig(m).ok:
-                    continue
-                r = ex.run(c, m, f"in mode [{system.mode_label(m)}] from configuration "
-                                 f"C{cindex[c]}")
-                if not r.ok:
-                    edges.append((cindex[c], m, -1, r))
-                    failures.setdefault((c, m), r.diagnostic)
-                    continue
-                new = r.next not in cindex
-                edges.append((cindex[c], m, cid(r.next), r))
-                if new:
-                    if len(configs) > max_configs:
-                        diagnostics.append(Diagnostic(
-                            "E-EXPLORE-BOUND", f"more than {max_configs} configurations: the "
-                            "reconciliation after some mode change does not terminate"))
-                        work = []
-                        break
-                    work.append(r.next)
+    while work:
+        c = work.pop(0)
+        for m in ex.candidate_modes(c, all_modes):
+            if not system.is_transient(m) and not ex.sig(m).ok:
+                continue
+            r = ex.run(c, m, f"in mode [{system.mode_label(m)}] from configuration "
+                             f"C{cindex[c]}")
+            if not r.ok:
+                edges.append((cindex[c], m, -1, r))
+                failures.setdefault((c, m), r.diagnostic)
+                continue
+            assert r.next is not None               # a run that succeeds ends somewhere
+            new = r.next not in cindex
+            edges.append((cindex[c], m, cid(r.next), r))
+            if new:
+                if len(configs) > max_configs:
+                    diagnostics.append(Diagnostic(
+                        "E-EXPLORE-BOUND", f"more than {max_configs} configurations: the "
+                        "reconciliation after some mode change does not terminate"))
+                    return
+                work.append(r.next)
 
-    # --- mode changes: cascades from each steady long mode ------------------------------------
+
+def _mode_changes(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Config],
+                  simultaneous: bool, classes: list, standardize: bool
+                  ) -> tuple[list[ModeChange], int]:
+    """The cascade of every mode change from a steady long mode (`_cascade`; theory §2.6–2.15),
+    to every other mode, or with ``simultaneous`` false only to the modes its coupled guard
+    classes can switch to (`switchable_modes`); also the number of changes so skipped."""
+    system = ex.s
     changes = []
     feasible = set(all_modes)
     skipped = 0
@@ -337,8 +398,15 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
         for dst in dsts:
             if system.is_transient(dst) or ex.sig(dst).ok:
                 changes.append(_cascade(ex, src, dst, c0, steady, standardize))
-    if auto and not simultaneous:
-        diagnostics.insert(0, single_changes_warning(system, classes, skipped))
+    return changes, skipped
+
+
+def _collect_diagnostics(diagnostics: list[Diagnostic], changes: list[ModeChange],
+                         failures) -> list[Diagnostic]:
+    """One list of diagnostics: those found so far, each rejected mode change's, the W-/E-
+    notes of the instants (impulse analysis, standardization), the failures reached only in
+    the middle of a cascade, without repeating a message (first occurrence kept)."""
+    diagnostics = list(diagnostics)
     for ch in changes:
         if not ch.accepted and ch.diagnostic is not None:
             diagnostics.append(ch.diagnostic)
@@ -349,25 +417,21 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
                     diagnostics.append(Diagnostic(
                         code, f"{ch.src_label} -> {ch.dst_label}, instant {ri.index}: "
                         + note.split(":", 1)[1].strip()))
-    if simultaneous:
-        reported = {(d.code, d.variables, d.equations) for d in diagnostics}
-        for dg in failures.values():
-            key = None if dg is None else (dg.code, dg.variables, dg.equations)
-            if dg is not None and key not in reported:
-                # a failure reached only through a guard change in the middle of a cascade
-                diagnostics.append(dg)
-                reported.add(key)
-    # de-duplicate messages, keep order
+    reported = {(d.code, d.variables, d.equations) for d in diagnostics}
+    for dg in failures:
+        if dg is None:
+            continue
+        key = (dg.code, dg.variables, dg.equations)
+        if key not in reported:
+            # a failure reached only through a guard change in the middle of a cascade
+            diagnostics.append(dg)
+            reported.add(key)
     seen, diags = set(), []
     for dg in diagnostics:
         if dg.message not in seen:
             seen.add(dg.message)
             diags.append(dg)
-    accepted = not diags or all(d.code.startswith("W") for d in diags)
-    return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), tuple(infos),
-                     tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
-                     erasure, system.initial_mode(), system,
-                     "literal" if literal_lemma22 else "two-graph")
+    return diags
 
 
 def _too_many_modes(system: MultimodeSystem, err, max_modes: int, erasure: str,
@@ -404,8 +468,8 @@ def coupled_guard_classes(system: MultimodeSystem) -> list[tuple[int, ...]]:
                     if v.variability == "discrete" or v.causality == "input"}
     keys = []
     for g in system.guards:
-        ks = {("zc",) + _zero_crossing(n) for n in E.walk(g.definition)
-              if _zero_crossing(n) is not None}
+        ks = {("zc",) + zc for n in E.walk(g.definition)
+              if (zc := _zero_crossing(n)) is not None}
         keys.append(ks | {("var", v) for v in g.reads if v in discrete})
     return classes_sharing_keys(keys)
 
@@ -456,20 +520,6 @@ def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Di
         "reconciliation cascade (runs from its intermediate configurations); a rejection "
         "there would go unnoticed. analyze_multimode(model, simultaneous=True) explores them "
         "all")
-
-
-def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
-    """Mode pruning (theory §2.15 [D] (ii)) of one valuation: False when its long guards
-    contradict each other (``time < 1`` and ``time >= 2`` both true; a Boolean guard against
-    its definition), or when it combines two transient guards whose edges are never combined
-    (`MultimodeSystem.non_simultaneous`). `MultimodeSystem.modes` enumerates only the
-    valuations this accepts."""
-    from ..structure.per_mode import consistent_valuation
-    on = [i for i, v in enumerate(mode) if v]
-    if system.non_simultaneous() & set(itertools.combinations(on, 2)):
-        return False
-    val = {g.cond: v for g, v in zip(system.guards, mode) if g.kind == "long"}
-    return consistent_valuation(val, system.guard_definitions())
 
 
 def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
@@ -539,8 +589,8 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     s = ex.s
     pair = f"when switching {s.mode_label(src)} -> {s.mode_label(dst)}"
     cfg, mode = c0, dst
-    instants = []
-    runs = []
+    instants: list[Instant] = []
+    runs: list[Instant] = []
     for k in range(MAX_CASCADE):
         r = ex.run(cfg, mode, pair, k)
         if not r.ok:
@@ -550,6 +600,7 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
             break           # steady configuration of the (new) long mode
         runs.append(r)
         instants.append(r)
+        assert r.next is not None
         cfg = r.next
         if s.is_transient(mode):
             mode = continuation_mode(s, mode)
@@ -561,7 +612,8 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     if standardize and out and out[0].impulsive and not any(i.impulsive for i in out[1:]):
         note = fake_impulse_note(s, ex._sf, src, dst, runs[0].erased)
         if note:
-            out[0] = RestartInstant(**{**out[0].__dict__, "notes": out[0].notes + (note,)})
+            fields: dict[str, Any] = {**out[0].__dict__, "notes": out[0].notes + (note,)}
+            out[0] = RestartInstant(**fields)
     steps = compose_restart(out) if standardize else ()
     restart = steps[0].restart if len(steps) == 1 and not steps[0].numerical else ()
     return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
@@ -579,7 +631,7 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
                                 tuple(inst_label(v) for v in b.unknowns),
                                 tuple(sf.formula(q) for q in b.equations))
                    for b in r.blocks)
-    base = dict(index=k, mode=s.mode_label(r.mode), facts=tuple(eq_label(q) for q in
+    base: dict[str, Any] = dict(index=k, mode=s.mode_label(r.mode), facts=tuple(eq_label(q) for q in
                                                                   sorted(r.facts)),
                 erased=tuple(eq_label(q) for q in sorted(r.erased)), blocks=blocks, instant=r)
     if not standardize:
@@ -601,7 +653,8 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
                    for res in parts for sym, _ in res.impulsive)
     jumps = _jump_orders(subs, parts)
     rank = {"S0": 0, "S1": 1, "S2": 2, "S3": 3}
-    method = max((res.method for res in parts), key=rank.get, default="S0")
+    method = max((res.method for res in parts), key=cast(Callable[[str], int], rank.get),
+                 default="S0")
     level = "shift" if any(res.level == "shift" and res.method != "S0" for res in parts) \
         else "jet"
     extra = []

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from .. import expr as E
 from ..diagnostics import SourceLoc
@@ -58,13 +58,16 @@ class TooManyTransientModes(TooManyModes):
             "when-clauses in a single-mode model)")
 
 
+GuardKind = Literal["long", "transient"]
+
+
 @dataclass(frozen=True)
 class Guard:
     """A guard of the normalized system (Def 33): ``gamma^o = definition`` typed long/transient."""
     name: str
     cond: E.Expr
     definition: E.Expr
-    kind: Literal["long", "transient"]
+    kind: GuardKind
     init: bool | None = None
     reads: frozenset = frozenset()
     loc: SourceLoc | None = field(default=None, compare=False)
@@ -436,7 +439,7 @@ def normalize(model: Model) -> MultimodeSystem:
                 name = f"edge({name})"
                 init = False
             gindex[key] = len(guards)
-            guards.append(Guard(name, atom, definition, kind, init,
+            guards.append(Guard(name, atom, definition, cast(GuardKind, kind), init,
                                 frozenset(_expand_reads(definition, bool_defs)), loc))
             if kind == "long" and definition != atom:
                 defs.setdefault(atom, definition)
@@ -558,6 +561,7 @@ class _BranchExpansion:
                if isinstance(n, E.If) and (st is None or st(n.cond))):
             return
         node = _first_if(res, st)
+        assert node is not None     # some if-expression's condition is not registered yet
         self.guard_of(node.cond, "long", loc)
         for branch in (node.then, node.orelse):
             self._register(_replace_if(res, node, branch), loc)

@@ -347,7 +347,8 @@ def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
                         equations=over, variables=tuple(sorted(r2.over_vars & X)))
     blocks = btf(r2.well_eqs, occ, set(r2.well_vars))
     owner = {v: bi for bi, b in enumerate(blocks) for v in b.unknowns}
-    f_sig, fbar = [], []
+    f_sig: list = []
+    fbar: list = []
     for bi, b in enumerate(blocks):
         if set(b.unknowns) & X:
             if set(b.unknowns) & W:
@@ -411,8 +412,8 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
                 rows.add(key)
                 if k < cont_sig.c[e.id]:
                     cons.add(key)
-    for k in rows:
-        occ[k] = eq_vars(system.equation(k[0]), k[1])
+    for row in rows:
+        occ[row] = eq_vars(system.equation(row[0]), row[1])
     A = set(f0) | rows
     allv = {v for k in A for v in occ[k]}
     Y = allv & cfg.known

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 import sympy as sp
+from sympy.core.function import ArgumentIndexError
 
 from ..symbolic import SymbolTable
 
@@ -69,7 +70,7 @@ def total_derivative(table: SymbolTable, f: sp.Expr) -> sp.Expr:
         elif isinstance(e, sp.Function) and len(e.args) == 1 and hasattr(e, "fdiff"):
             try:
                 r = e.fdiff(1) * d(e.args[0])
-            except Exception:      # no derivative rule: let sympy do it
+            except ArgumentIndexError:      # no derivative rule: let sympy do it
                 r = table.time_derivative(e)
         else:
             r = table.time_derivative(e)

@@ -1,4 +1,5 @@
-"""The multimode examples of the theory notes as IR models (tests, benchmarks, documentation).
+"""The multimode examples of the theory notes as IR models (tests and benchmarks; not part of
+the package).
 
 Each builder returns an `mdae_fmu.ir.Model` written the way a flat Modelica model would be
 imported: if-expressions and if-equation guards are long guards, when-clauses transient ones.
@@ -14,10 +15,13 @@ theory note 9334-theory-algorithms §4.6 (missing restart), §4.11 (Example 47).
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
-from .. import expr as E
-from ..ir import Equation, GuardLiteral, Model, Reinit, Variable, WhenBranch, WhenClause
+from mdae_fmu import expr as E
+from mdae_fmu.ir import Equation, GuardLiteral, Model, Reinit, Variable, WhenBranch, WhenClause
+from mdae_fmu.modes.normalize import Mode, MultimodeSystem
+from mdae_fmu.structure.per_mode import consistent_valuation
 
 _BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "^"}
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "<>"}
@@ -273,3 +277,16 @@ def reset_example() -> Model:
                                                            start=E.Const(1.0))), (
         eq("e2", "der(x) = u - 0.1*x", "not pre(x) >= 1"),),
         whens=(WhenClause("e1", (WhenBranch(ex("pre(x) >= 1"), (Reinit("x", ex("0.0")),)),)),))
+
+
+def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
+    """Mode pruning (theory §2.15 [D] (ii)) of one valuation: False when its long guards
+    contradict each other (``time < 1`` and ``time >= 2`` both true; a Boolean guard against
+    its definition), or when it combines two transient guards whose edges are never combined
+    (`MultimodeSystem.non_simultaneous`). `MultimodeSystem.modes` enumerates only the
+    valuations this accepts (the tests compare the two)."""
+    on = [i for i, v in enumerate(mode) if v]
+    if system.non_simultaneous() & set(itertools.combinations(on, 2)):
+        return False
+    val = {g.cond: v for g, v in zip(system.guards, mode) if g.kind == "long"}
+    return consistent_valuation(val, system.guard_definitions())
