@@ -131,6 +131,9 @@ class Lowering:
                 out = []
                 self.items(sec[1], {}, out)
                 result.append((tag, out))
+            elif tag in ("algorithm", "initial_algorithm"):
+                from .algorithm_lowering import lower_statements
+                result.append((tag, lower_statements(self, sec[1], {}), sec[2]))
             else:
                 result.append(sec)
         self.ctx.enum_vars = self.enum_vars

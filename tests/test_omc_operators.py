@@ -1,0 +1,71 @@
+"""Operators as OpenModelica prints them outside Modelica's grammar (issue 13): ``a ^ -b``
+(read ``a ^ (-b)``) and the old front end's upper-case ``AND``, ``OR``, ``NOT`` (DAEDump's
+dumpOperatorString for DAE.AND/OR/NOT: the logical operators). Oracles: the lower-case
+model's expressions, and the closed form x = exp(t / n^2) of der(x) = n^-2 x."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mdae_fmu.diagnostics import InputError
+from mdae_fmu.importers.flat_modelica import parse_modelica
+
+SRC = """model Ops
+  parameter Real n = 2.0;
+  Real x(start = 1.0, fixed = true);
+  Real y;
+  Boolean b;
+equation
+  der(x) = n ^ -2.0 * x;
+  y = x .^ - 1 + 2 ^ +1;
+  b = time > 0.5 AND NOT time > 0.7 OR time > 0.9;
+end Ops;
+"""
+
+
+def _residuals(src):
+    return [e.residual for e in parse_modelica(src, "Ops.mo").equations]
+
+
+def test_signed_exponent_and_upper_case_logic_read_as_modelica():
+    plain = (SRC.replace("n ^ -2.0", "n ^ (-2.0)").replace(".^ - 1", ".^ (-1)")
+             .replace("2 ^ +1", "2 ^ (+1)").replace(" AND NOT ", " and not ")
+             .replace(" OR ", " or "))
+    assert _residuals(SRC) == _residuals(plain)
+
+
+def test_upper_case_words_stay_names_where_no_operator_can_stand():
+    src = """model Names
+  Real AND(start = 1, fixed = true);
+  Real OR;
+equation
+  der(AND) = -AND;
+  OR = 2 * AND;
+end Names;
+"""
+    model = parse_modelica(src, "Names.mo")
+    assert [v.name for v in model.variables] == ["AND", "OR"]
+
+
+def test_two_signs_after_the_power_are_still_a_syntax_error():
+    with pytest.raises(InputError) as err:
+        parse_modelica(SRC.replace("n ^ -2.0", "n ^ - -2.0"), "Ops.mo")
+    assert "Ops.mo:7:" in str(err.value)
+
+
+def test_signed_exponent_simulates_to_its_closed_form(tmp_path):
+    pytest.importorskip("fmpy")
+    from fmpy import simulate_fmu
+
+    from mdae_fmu.fmu.export import export
+    fmu = export(parse_modelica(SRC, "Ops.mo"), tmp_path / "Ops.fmu", progress=False)
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.1, output=["x", "b"],
+                       relative_tolerance=1e-8)
+    assert res["x"][-1] == pytest.approx(math.exp(0.25), rel=1e-6)
+    for t, b in zip(res["time"], res["b"]):
+        if abs(t - 0.6) < 1e-9 or abs(t - 0.95) < 1e-9:
+            assert b
+        if abs(t - 0.3) < 1e-9 or abs(t - 0.8) < 1e-9:
+            assert not b
