@@ -132,3 +132,38 @@ end Brk;
     with pytest.raises(InputError) as err:
         parse_modelica(src, "Brk.mo")
     assert "Brk.mo:5:" in str(err.value) and "'y'" in str(err.value)
+
+
+EVENTS = """model AlgEvents
+  Boolean b = time >= 0.5;
+  Integer ci(start = 0, fixed = true);
+  Integer ce(start = 0, fixed = true);
+  Integer cs(start = 0, fixed = true);
+algorithm
+  if initial() then
+    ci := pre(ci) + 1;
+  else
+    ci := pre(ci);
+  end if;
+  if edge(b) then
+    ce := pre(ce) + 1;
+  else
+    ce := pre(ce);
+  end if;
+  if sample(0, 0.25) then
+    cs := pre(cs) + 1;
+  else
+    cs := pre(cs);
+  end if;
+end AlgEvents;
+"""
+
+
+def test_initial_edge_and_sample_inside_algorithm_statements(tmp_path):
+    """Counters of the instants where each operator is true: initial() once (at the
+    initialization), edge(b) once (b rises at 0.5), sample(0, 0.25) at 0, 0.25, 0.5, 0.75."""
+    res = _sim(EVENTS, "AlgEvents", tmp_path, ["ci", "ce", "cs"])
+    assert set(res["ci"]) == {1}
+    assert _at(res, "ce", 0.4) == 0 and _at(res, "ce", 0.6) == 1 and _at(res, "ce", 1.0) == 1
+    assert _at(res, "cs", 0.1) == 1 and _at(res, "cs", 0.3) == 2
+    assert _at(res, "cs", 0.9) == 4
