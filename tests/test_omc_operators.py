@@ -69,3 +69,38 @@ def test_signed_exponent_simulates_to_its_closed_form(tmp_path):
             assert b
         if abs(t - 0.3) < 1e-9 or abs(t - 0.8) < 1e-9:
             assert not b
+
+
+SAMPLE_AND = """model SampleAnd
+  Integer n(start = 0, fixed = true);
+  Integer m(start = 0, fixed = true);
+equation
+  when time > 0.3 and sample(0, 0.25) then
+    n = pre(n) + 1;
+  end when;
+  when time < 0.6 or sample(0, 0.25) then
+    m = pre(m) + 1;
+  end when;
+end SampleAnd;
+"""
+
+
+def test_sample_inside_a_compound_when_condition(tmp_path):
+    """``when c and sample(0, 0.25)`` fires at the sample instants where c holds: 0.5, 0.75,
+    1.0 for c = time > 0.3. ``when c or sample(...)``: the condition rises at t = 0 (c is
+    true at the start, as a when-condition true at initialization it does not fire) and
+    then at each sample instant once c is false: 0.75, 1.0 (at 0.25, 0.5 it stays true)."""
+    pytest.importorskip("fmpy")
+    from fmpy import simulate_fmu
+
+    from mdae_fmu.fmu.export import export
+    model = parse_modelica(SAMPLE_AND, "SampleAnd.mo")
+    assert any(v.name == "$sample1" and v.type == "Boolean" for v in model.variables)
+    fmu = export(model, tmp_path / "SampleAnd.fmu", progress=False)
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05, output=["n", "m"])
+
+    def at(name, t):
+        import numpy as np
+        return res[name][np.flatnonzero(np.isclose(res["time"], t))[-1]]
+    assert [at("n", t) for t in (0.2, 0.4, 0.6, 0.9, 1.0)] == [0, 0, 1, 2, 3]
+    assert [at("m", t) for t in (0.2, 0.7, 0.8, 1.0)] == [0, 0, 1, 2]

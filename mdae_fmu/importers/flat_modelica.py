@@ -1865,6 +1865,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
         b.err(where, message)
     if b.needs_lowering and not lowered and ctx.whole_file:
         raise _Relower()
+    _sample_conditions(b)
     ctx.note = ""
     ctx.raise_first()
     model = b.model()
@@ -1872,6 +1873,47 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
         model = _with_functions(model, resolver)
         ctx.raise_first()
     return model
+
+
+def _sample_conditions(b: _ModelBuilder) -> None:
+    """``sample(start, interval)`` inside a compound when-condition (``when x > 1 and
+    sample(0, 0.1)``, OpenModelica's testsuite) becomes a discrete Boolean ``$sampleK`` with
+    the equation ``$sampleK = sample(start, interval)``, which the event code handles as it
+    handles a sample() read as a Boolean (true in the first instant of its event iteration,
+    docs/importers.md "Event operators"); the condition reads ``$sampleK``. A condition that is
+    a sample() call itself stays as it is."""
+    made: dict = {}
+    whens = []
+    for w in b.whens:
+        branches = []
+        for br in w.branches:
+            c = br.condition
+            if type(c) is E.Call and c.func == "sample":
+                branches.append(br)
+                continue
+            calls = [n for n in E.walk(c) if type(n) is E.Call and n.func == "sample"]
+            if not calls:
+                branches.append(br)
+                continue
+            mapping = {}
+            for call in calls:
+                name = made.get(call)
+                if name is None:
+                    k = len(made) + 1
+                    while f"$sample{k}" in b.declared:
+                        k += 1
+                    name = made[call] = f"$sample{k}"
+                    b.declared[name] = None
+                    b.variables.append(Variable(name=name, type="Boolean",
+                                                variability="discrete", causality="local",
+                                                loc=br.loc))
+                    b.equations.append(Equation(f"e{len(b.equations) + 1}",
+                                                E.BinOp("-", E.Ref(name), call), (), br.loc))
+                mapping[call] = E.Ref(name)
+            branches.append(replace(br, condition=E.substitute(c, mapping)))
+        whens.append(replace(w, branches=tuple(branches)))
+    if made:
+        b.whens[:] = whens
 
 
 def _check_tuple_calls(b: _ModelBuilder, resolver) -> None:
