@@ -83,13 +83,20 @@ def _assign(low, it, env, out):
     _, lhs, rhs, where = it
     from .functions import Tuple
     if type(lhs) is Tuple:                  # (a, b) := f(x)
+        from .array_functions import tuple_values
+        values = tuple_values(low, rhs, env, len(lhs.items))
+        if values is not None:              # a function with arrays: element by element
+            for x, v in zip(lhs.items, values):
+                if x is not None:
+                    _assign(low, ("assign", x, _Value(v), where), env, out)
+            return
         items = [x if x is None else low.scalar(x, env, where, "target") for x in lhs.items]
         out.append(("assign", Tuple(items, lhs.error), low.value(rhs, env, where), where))
         return
     if type(lhs) is E.Ref and lhs.name in env:
         low.fail(f"cannot assign the for-index '{lhs.name}'", where)
     target = low.value(lhs, env, where)
-    value = low.value(rhs, env, where)
+    value = rhs.value if type(rhs) is _Value else low.value(rhs, env, where)
     if type(target) is A.Arr:
         if type(value) is not A.Arr or value.shape != target.shape:
             low.fail(f"the two sides of ':=' have different sizes: {list(target.shape)} and "
@@ -101,6 +108,14 @@ def _assign(low, it, env, out):
         low.fail(f"the two sides of ':=' have different sizes: [] and "
                  f"{list(value.shape)}", where)
     out.append(("assign", target, value, where))
+
+
+class _Value:
+    """A right side already lowered (an output of a tuple call)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 def _for(low, it, env, out):

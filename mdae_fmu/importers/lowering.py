@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from .. import expr as E
 from ..diagnostics import SourceLoc
 from . import arrays as A
+from .array_functions import array_function_defs, call_value
 from . import types as T
 from .flat_modelica import _ENUM_PREFIXES, Decl, Stmt, _Named, normalize_name
 
@@ -533,6 +534,8 @@ class Lowering:
                     self.ctx.der_names.add(r.name)
             return A.elementwise(E.Der, a)
         if t is E.Call:
+            if self.ctx.functions and e.func in array_function_defs(self):
+                return call_value(self, array_function_defs(self)[e.func], e, env)
             args = [self._value(a, env) for a in e.args]
             for a in args:
                 _no_string_var(a)
