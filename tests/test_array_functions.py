@@ -102,3 +102,28 @@ def test_argument_of_the_wrong_size_is_refused():
         parse_modelica(src, "ArrFun.mo")
     msg = str(err.value)
     assert "ArrFun.mo:44:" in msg and "argument 1 of 'crossed' has size [2]" in msg
+
+
+def test_subscript_found_at_run_time_is_refused_in_the_function():
+    """``t[j]`` with ``j`` counted by a while-loop (the table look-ups of
+    Modelica.Blocks.Sources.BooleanTable): refused at the subscript, naming the function."""
+    src = """function pick
+  input Real t[:];
+  input Real u;
+  output Real y;
+protected
+  Integer j = 1;
+algorithm
+  while j < size(t, 1) and t[j] < u loop
+    j := j + 1;
+  end while;
+  y := t[j];
+end pick;
+model Tbl
+  Real y = pick({1, 2, 3}, time);
+end Tbl;
+"""
+    with pytest.raises(InputError) as err:
+        parse_modelica(src, "Tbl.mo")
+    msg = str(err.value)
+    assert msg.startswith("Tbl.mo:8:28: in function 'pick'") and "subscript of 't'" in msg

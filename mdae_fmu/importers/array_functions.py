@@ -187,6 +187,14 @@ def _specialize(low, d, decls, shapes, consts, number):
     name = f"{d.name}$a{number}"
     body_low = Lowering(low.ctx)
     body_low.shapes = dict(shapes)
+    ctx = low.ctx
+
+    def report(err, where, _name=d.name):
+        ctx.error(ctx.where_loc(err.where if err.where is not None else where),
+                  f"in function '{_name}', whose arrays are scalarized per call: "
+                  f"{err.message} (an element subscript must be a constant once the for-loops "
+                  "over parameter ranges are unrolled)")
+    body_low.report = report
     new_decls = []
     out_shapes = []
     for decl in decls:
