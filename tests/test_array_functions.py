@@ -51,8 +51,11 @@ model ArrFun
   Real q;
   Real p[N];
   Integer m;
+  Real p2[N];
+  Integer m2;
 equation
   a = twice({time, 1.0});
+  (p2, m2) = powers(2 * time, N);
   c = crossed({1, 0, 0}, {0, time, 1});
   q = total({time, 2 * time, 3});
 algorithm
@@ -64,7 +67,7 @@ end ArrFun;
 def test_array_functions_specialized_per_call(tmp_path):
     model = parse_modelica(SRC, "ArrFun.mo")
     names = {f.name for f in model.functions}
-    assert {"twice$a1", "crossed$a2", "powers$a4"} <= names, names   # total$a3: inlined
+    assert {"twice$a1", "powers$a2", "crossed$a3"} <= names, names   # total$a4: inlined
     twice = next(f for f in model.functions if f.name == "twice$a1")
     assert [p.name for p in twice.inputs] == ["x[1]", "x[2]"]
     assert [p.name for p in twice.outputs] == ["y[1]", "y[2]"]
@@ -73,7 +76,8 @@ def test_array_functions_specialized_per_call(tmp_path):
 
     from mdae_fmu.fmu.export import export
     fmu = export(model, tmp_path / "ArrFun.fmu", progress=False)
-    out = ["a[1]", "a[2]", "c[1]", "c[2]", "c[3]", "q", "p[1]", "p[2]", "p[3]", "m"]
+    out = ["a[1]", "a[2]", "c[1]", "c[2]", "c[3]", "q", "p[1]", "p[2]", "p[3]", "m",
+           "p2[1]", "p2[2]", "p2[3]", "m2"]
     res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.1, output=out)
     t = res["time"]
     np.testing.assert_allclose(res["a[1]"], 2 * t, atol=1e-12)
@@ -85,7 +89,9 @@ def test_array_functions_specialized_per_call(tmp_path):
     np.testing.assert_allclose(res["q"], 3 * t + 3, atol=1e-12)
     for i in (1, 2, 3):
         np.testing.assert_allclose(res[f"p[{i}]"], t ** i, atol=1e-12)
-    assert set(res["m"]) == {3}
+    assert set(res["m"]) == {3} and set(res["m2"]) == {3}
+    for i in (1, 2, 3):                 # the same function called from an equation
+        np.testing.assert_allclose(res[f"p2[{i}]"], (2 * t) ** i, atol=1e-12)
 
 
 def test_size_not_known_at_the_call_is_refused_there():
@@ -93,7 +99,7 @@ def test_size_not_known_at_the_call_is_refused_there():
     with pytest.raises(InputError) as err:
         parse_modelica(src, "ArrFun.mo")
     msg = str(err.value)
-    assert "ArrFun.mo:47:3" in msg and "size of 'y' in function 'powers'" in msg
+    assert "ArrFun.mo:50:3" in msg and "size of 'y' in function 'powers'" in msg
 
 
 def test_argument_of_the_wrong_size_is_refused():
@@ -101,7 +107,7 @@ def test_argument_of_the_wrong_size_is_refused():
     with pytest.raises(InputError) as err:
         parse_modelica(src, "ArrFun.mo")
     msg = str(err.value)
-    assert "ArrFun.mo:44:" in msg and "argument 1 of 'crossed' has size [2]" in msg
+    assert "ArrFun.mo:47:3" in msg and "argument 1 of 'crossed' has size [2]" in msg
 
 
 def test_subscript_found_at_run_time_is_refused_in_the_function():

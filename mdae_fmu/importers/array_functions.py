@@ -233,4 +233,20 @@ def _specialize(low, d, decls, shapes, consts, number):
     return name, out_shapes
 
 
-__all__ = ["array_function_defs", "call_value", "tuple_values"]
+def tuple_equation(low, it, env, out) -> bool:
+    """``(a, b) = f(x)`` (an equation item ``it``) with ``f`` a function with arrays: one
+    equation per element of each target; False when it is not such an equation."""
+    from .functions import Tuple
+    lhs = it[1]
+    if type(lhs) is not Tuple:
+        return False
+    values = tuple_values(low, it[2], env, len(lhs.items))
+    if values is None:
+        return False
+    for x, v in zip(lhs.items, values):
+        if x is not None:
+            low.equate(low.value(x, env, it[3]), v, it[3], out)
+    return True
+
+
+__all__ = ["array_function_defs", "call_value", "tuple_equation", "tuple_values"]

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from .. import expr as E
 from ..diagnostics import SourceLoc
 from . import arrays as A
-from .array_functions import array_function_defs, call_value
+from .array_functions import array_function_defs, call_value, tuple_equation
 from . import types as T
 from .flat_modelica import _ENUM_PREFIXES, Decl, Stmt, _Named, normalize_name
 
@@ -993,6 +993,9 @@ class Lowering:
                 (it[1].loc if tag == "stmt" and it[1] is not None else it[-1])
             try:
                 if tag == "eq":
+                    if type(it[2]) is E.Call and self.ctx.functions and \
+                            tuple_equation(self, it, env, out):
+                        continue            # (a, b) = f(x) of a function with arrays
                     self.equate(self.value(it[1], env, it[3]), self.value(it[2], env, it[3]),
                                 it[3], out)
                 elif tag == "stmt":
