@@ -104,3 +104,22 @@ def test_sample_inside_a_compound_when_condition(tmp_path):
         return res[name][np.flatnonzero(np.isclose(res["time"], t))[-1]]
     assert [at("n", t) for t in (0.2, 0.4, 0.6, 0.9, 1.0)] == [0, 0, 1, 2, 3]
     assert [at("m", t) for t in (0.2, 0.7, 0.8, 1.0)] == [0, 0, 1, 2]
+
+
+def test_sign_after_a_binary_operator():
+    """``Celsius - -273.15`` (MSL 3.1 HeatingResistor as omc prints it), ``t + -1``: read
+    with the sign applied to the operand; ``2 * -t`` stays a syntax error."""
+    src = """model Neg
+  Real x;
+  Real y;
+equation
+  x = time - -273.15;
+  y = 2 * time + -1;
+end Neg;
+"""
+    plain = src.replace("- -273.15", "- (-273.15)").replace("+ -1", "+ (-1)")
+    assert _residuals(src) == _residuals(plain)
+    for bad in ("2 * time - - -1", "2 * -time"):
+        with pytest.raises(InputError) as err:
+            parse_modelica(src.replace("2 * time + -1", bad), "Neg.mo")
+        assert "Neg.mo:6:" in str(err.value)

@@ -471,6 +471,12 @@ class _Callbacks(FunctionCallbacks):
             self.ctx.folded[id(node)] = (node, -v if op == "-" else v)
         return node
 
+    def binop_signed(self, c):
+        """``a - -b``, ``a + -b`` (a sign right after a binary sign: outside Modelica 3.6
+        §B.2.7, printed by OpenModelica, e.g. ``Celsius - -273.15``) read as ``a - (-b)``."""
+        left, op_tok, sign_tok, right = c
+        return self.binop([left, op_tok, self.unop([sign_tok, right])])
+
     def pow_signed(self, c):
         """``a ^ -b`` (``^`` then a unary sign, which Modelica 3.6 §B.2.7 does not allow but
         OpenModelica prints, e.g. ``n ^ -2.0``) read as ``a ^ (-b)``."""
