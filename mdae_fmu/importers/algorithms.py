@@ -60,12 +60,16 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
                                               E.BinOp("-", E.Ref(st.target), st.value), (),
                                               st.loc or loc))
         return
-    # inputs: every value the block reads (time, pre(v), variables), in order of appearance
+    stmts = _without_edge(stmts)
+    # inputs: every value the block reads (time, pre(v), variables, the event operators
+    # initial(), terminal(), sample(...)), in order of appearance
     reads: dict = {}
     for e in F.statement_exprs(stmts):
         for n in E.walk(e):
             if type(n) is E.Call and n.func == "pre" and type(n.args[0]) is E.Ref:
                 reads.setdefault(n, f"pre({n.args[0].name})")
+            elif type(n) is E.Call and n.func in _EVENT_READS:
+                reads.setdefault(n, f"{n.func}#{len(reads) + 1}")
             elif type(n) is E.Time:
                 reads.setdefault(n, "time")
             elif type(n) is E.Ref and n.name in declared and n.name not in assigned:
@@ -102,6 +106,23 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
                                               E.BinOp("-", E.Ref(name), call), (), eq_loc))
 
 
+#: operators an algorithm function receives as Boolean inputs, evaluated by the caller (the
+#: model's event code) rather than inside the function, which has no event context
+_EVENT_READS = ("initial", "terminal", "sample")
+
+
+def _without_edge(stmts) -> tuple:
+    """``edge(b)`` in the statements written ``b and not pre(b)`` (Modelica 3.6 §3.7.5), so
+    that the function reads ``pre(b)`` as one of its inputs."""
+    found = {n for e in F.statement_exprs(stmts) for n in E.walk(e)
+             if type(n) is E.Call and n.func == "edge" and len(n.args) == 1}
+    if not found:
+        return stmts
+    mapping = {n: E.BinOp("and", n.args[0], E.UnOp("not", E.Call("pre", n.args)))
+               for n in found}
+    return list(map_body(tuple(stmts), lambda e: E.substitute(e, mapping)))
+
+
 def _straight_line(stmts, declared) -> bool:
     """True when the statements are plain assignments ``v := expr`` to declared variables,
     each variable assigned once and never read before (or by) its own assignment. Executed
@@ -136,6 +157,8 @@ def _find_return(stmts):
 def _read_type(node, declared) -> str:
     if type(node) is E.Ref and node.name in declared:
         return declared[node.name].type
+    if type(node) is E.Call and node.func in _EVENT_READS:
+        return "Boolean"
     if type(node) is E.Call and node.args[0].name in declared:
         return declared[node.args[0].name].type
     return "Real"

@@ -472,6 +472,18 @@ class _Callbacks(FunctionCallbacks):
             self.ctx.folded[id(node)] = (node, -v if op == "-" else v)
         return node
 
+    def binop_signed(self, c):
+        """``a - -b``, ``a + -b`` (a sign right after a binary sign: outside Modelica 3.6
+        §B.2.7, printed by OpenModelica, e.g. ``Celsius - -273.15``) read as ``a - (-b)``."""
+        left, op_tok, sign_tok, right = c
+        return self.binop([left, op_tok, self.unop([sign_tok, right])])
+
+    def pow_signed(self, c):
+        """``a ^ -b`` (``^`` then a unary sign, which Modelica 3.6 §B.2.7 does not allow but
+        OpenModelica prints, e.g. ``n ^ -2.0``) read as ``a ^ (-b)``."""
+        left, op_tok, sign_tok, right = c
+        return self.binop([left, op_tok, self.unop([sign_tok, right])])
+
     def not_expr(self, c):
         return E.UnOp("not", c[0])
 
@@ -1893,6 +1905,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
         b.err(where, message)
     if b.needs_lowering and not lowered and ctx.whole_file:
         raise _Relower()
+    _sample_conditions(b)
     ctx.note = ""
     ctx.raise_first()
     model = b.model()
@@ -1914,6 +1927,47 @@ def _with_string_parameters(model: Model, ctx: ParseContext) -> Model:
     return dataclasses.replace(model, strings=tuple(
         StringParameter(name, value, constant, descr, ctx.where_loc(where))
         for name, value, constant, descr, where in ctx.string_params))
+
+
+def _sample_conditions(b: _ModelBuilder) -> None:
+    """``sample(start, interval)`` inside a compound when-condition (``when x > 1 and
+    sample(0, 0.1)``, OpenModelica's testsuite) becomes a discrete Boolean ``$sampleK`` with
+    the equation ``$sampleK = sample(start, interval)``, which the event code handles as it
+    handles a sample() read as a Boolean (true in the first instant of its event iteration,
+    docs/importers.md "Event operators"); the condition reads ``$sampleK``. A condition that is
+    a sample() call itself stays as it is."""
+    made: dict = {}
+    whens = []
+    for w in b.whens:
+        branches = []
+        for br in w.branches:
+            c = br.condition
+            if type(c) is E.Call and c.func == "sample":
+                branches.append(br)
+                continue
+            calls = [n for n in E.walk(c) if type(n) is E.Call and n.func == "sample"]
+            if not calls:
+                branches.append(br)
+                continue
+            mapping = {}
+            for call in calls:
+                name = made.get(call)
+                if name is None:
+                    k = len(made) + 1
+                    while f"$sample{k}" in b.declared:
+                        k += 1
+                    name = made[call] = f"$sample{k}"
+                    b.declared[name] = None
+                    b.variables.append(Variable(name=name, type="Boolean",
+                                                variability="discrete", causality="local",
+                                                loc=br.loc))
+                    b.equations.append(Equation(f"e{len(b.equations) + 1}",
+                                                E.BinOp("-", E.Ref(name), call), (), br.loc))
+                mapping[call] = E.Ref(name)
+            branches.append(replace(br, condition=E.substitute(c, mapping)))
+        whens.append(replace(w, branches=tuple(branches)))
+    if made:
+        b.whens[:] = whens
 
 
 def _check_tuple_calls(b: _ModelBuilder, resolver) -> None:

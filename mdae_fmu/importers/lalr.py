@@ -249,7 +249,7 @@ class Driver:
             if left < 0:
                 raise ParseError("size", pos, previous=tok)
             value = text[pos:npos]
-            if kind in remap:
+            if kind in remap and not exact:     # (the exact gear remaps with its state's own)
                 kind = remap[kind].get(value, kind)
                 kinds[-1] = kind
             row = states[stack[-1]]

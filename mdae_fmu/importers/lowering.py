@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from .. import expr as E
 from ..diagnostics import SourceLoc
 from . import arrays as A
+from .array_functions import array_function_defs, call_value, tuple_equation
 from . import types as T
 from .flat_modelica import _ENUM_PREFIXES, Decl, Stmt, _Named, normalize_name
 
@@ -131,6 +132,9 @@ class Lowering:
                 out = []
                 self.items(sec[1], {}, out)
                 result.append((tag, out))
+            elif tag in ("algorithm", "initial_algorithm"):
+                from .algorithm_lowering import lower_statements
+                result.append((tag, lower_statements(self, sec[1], {}), sec[2]))
             else:
                 result.append(sec)
         self.ctx.enum_vars = self.enum_vars
@@ -536,6 +540,8 @@ class Lowering:
                     self.ctx.der_names.add(r.name)
             return A.elementwise(E.Der, a)
         if t is E.Call:
+            if self.ctx.functions and e.func in array_function_defs(self):
+                return call_value(self, array_function_defs(self)[e.func], e, env)
             args = [self._value(a, env) for a in e.args]
             for a in args:
                 _no_string_var(a)
@@ -993,6 +999,9 @@ class Lowering:
                 (it[1].loc if tag == "stmt" and it[1] is not None else it[-1])
             try:
                 if tag == "eq":
+                    if type(it[2]) is E.Call and self.ctx.functions and \
+                            tuple_equation(self, it, env, out):
+                        continue            # (a, b) = f(x) of a function with arrays
                     self.equate(self.value(it[1], env, it[3]), self.value(it[2], env, it[3]),
                                 it[3], out)
                 elif tag == "stmt":

@@ -1,0 +1,252 @@
+"""Functions with array inputs, outputs or protected variables (issue 13 items 1(b) and 4),
+scalarized per call by `lowering.Lowering` (docs/importers.md, "Functions with arrays").
+
+The generated C and the Python evaluator know scalar functions only. A call of a function
+that declares array variables is therefore given a *specialization*: a scalar function
+``f$a1`` whose array variables are replaced by their elements (``y[1]``, ``y[2]``...), its
+statements scalarized as a model's algorithm (`algorithm_lowering`: for-loops unrolled,
+``y := x * 2`` one assignment per element). The sizes come from the call: ``x[:]`` takes
+the size of its argument, ``y[n]`` or ``y[size(x, 1)]`` are evaluated with the values of the
+scalar Integer arguments that are parameter expressions at the call (Modelica 3.6 §12.4.5:
+the sizes of a function's arrays are fixed when it is called). One specialization serves
+every call with the same sizes and the same size-giving arguments.
+
+The call becomes the specialization's call on the flattened arguments; an array output is
+the array of its element outputs (`functions.call_name`). A size that is not known at the
+call (it depends on a variable) is refused there with the input's name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .. import expr as E
+from .. import functions as F
+from . import arrays as A
+
+_ARRAY_ERROR = "array variables in functions are not supported"
+_SUBSCRIPTED = re.compile(r"^(.*)\[([0-9]+(?:,[0-9]+)*)\]$")
+
+
+def array_function_defs(low) -> dict:
+    """Name -> `functions.FunctionDef` of the file's functions that declare arrays."""
+    found = getattr(low, "_array_fn_defs", None)
+    if found is None:
+        found = {}
+        for d in low.ctx.functions:
+            if any(getattr(decl, "dims", ()) for decl in _decls(d)):
+                found[d.name] = d
+        low._array_fn_defs = found
+        low._array_specs = {}
+    return found
+
+
+def _decls(d) -> list:
+    """The declarations of ``d``; ``Real a[3]`` (read as one name ``a[3]``, the way a flat
+    model's scalarized elements are) with its dimensions when no other element of ``a`` is
+    declared."""
+    decls = [decl for sec in d.contents if type(sec) is tuple and sec and sec[0] == "decls"
+             for decl in sec[1]]
+    bases: dict = {}
+    for decl in decls:
+        m = _SUBSCRIPTED.match(decl.name)
+        if m is not None:
+            bases[m.group(1)] = bases.get(m.group(1), 0) + 1
+    out = []
+    for decl in decls:
+        m = _SUBSCRIPTED.match(decl.name)
+        if m is not None and bases[m.group(1)] == 1 and not decl.dims:
+            dims = tuple(E.Const(int(x)) for x in m.group(2).split(","))
+            decl = replace(decl, name=m.group(1), dims=dims)
+        out.append(decl)
+    return out
+
+
+def _kind(decl) -> str:
+    kinds = {k for k, _ in decl.prefixes}
+    return "input" if "input" in kinds else "output" if "output" in kinds else "local"
+
+
+def call_value(low, d, e: E.Call, env):
+    """The value of the call ``e`` of ``d`` (module docstring): a scalar call or an
+    `arrays.Arr` of calls of the specialization."""
+    args = [low._value(a, env) for a in e.args]
+    decls = _decls(d)
+    inputs = [x for x in decls if _kind(x) == "input"]
+    if len(args) > len(inputs):
+        low.fail(f"'{d.name}' expects {len(inputs)} arguments, got {len(args)}")
+    if len(args) < len(inputs):
+        missing = inputs[len(args)]
+        if missing.dims or any(x.binding is None for x in inputs[len(args):]):
+            low.fail(f"'{d.name}' expects {len(inputs)} arguments, got {len(args)}")
+        args += [low._value(x.binding, env) for x in inputs[len(args):]]
+    shapes: dict = {}
+    consts: dict = {}
+    for k, (decl, a) in enumerate(zip(inputs, args)):
+        got = A.shape_of(a)
+        if decl.dims and len(got) != len(decl.dims):
+            low.fail(f"argument {k + 1} of '{d.name}' has {len(got)} dimension"
+                     f"{'' if len(got) == 1 else 's'}, its input '{decl.name}' is declared "
+                     f"with {len(decl.dims)}")
+        if decl.dims:
+            want = _dims(low, d, decl, shapes, consts, got)
+            if want != got:
+                low.fail(f"argument {k + 1} of '{d.name}' has size {list(got)}, its input "
+                         f"'{decl.name}' is declared with size {list(want)}")
+            shapes[decl.name] = got
+        elif got:
+            low.fail(f"argument {k + 1} of '{d.name}' is an array of size {list(got)}, its "
+                     f"input '{decl.name}' is a scalar (vectorized calls of functions with "
+                     "array variables are not supported)")
+        else:
+            c = low.const(a, env)
+            if type(c) is int and decl.type_name == "Integer":
+                consts[decl.name] = c
+    for decl in decls:
+        if _kind(decl) != "input" and decl.dims:
+            shapes[decl.name] = _dims(low, d, decl, shapes, consts, None)
+    key = (d.name, tuple(sorted(shapes.items())), tuple(sorted(consts.items())))
+    specs = low._array_specs
+    spec = specs.get(key)
+    if spec is None:
+        spec = specs[key] = _specialize(low, d, decls, shapes, consts, len(specs) + 1)
+    name, out_shapes = spec
+    first_shape = out_shapes[0]
+    flat = tuple(x for a in args for x in (a.items if type(a) is A.Arr else (a,)))
+    ctx = low.ctx
+    where = d.loc
+    for k, call in enumerate(ctx.calls):
+        if call[0] == d.name:           # this call is now one of the specialization
+            where = call[1]
+            del ctx.calls[k]
+            break
+    ctx.calls.append((name, where, len(flat)))
+    low._array_last_call = (name, out_shapes, flat)
+    if not first_shape:
+        return E.Call(name, flat)
+    n = _count(first_shape)
+    return A.Arr(first_shape, tuple(E.Call(F.call_name(name, k), flat) for k in range(n)))
+
+
+def _count(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def tuple_values(low, rhs, env, n_targets: int):
+    """The values of the outputs of a call ``(a, b, ...) := f(x)`` of a function with arrays:
+    one scalar or `arrays.Arr` of calls per output, None when ``rhs`` is not such a call."""
+    if type(rhs) is not E.Call or not low.ctx.functions or \
+            rhs.func not in array_function_defs(low):
+        return None
+    call_value(low, array_function_defs(low)[rhs.func], rhs, env)
+    name, out_shapes, flat = low._array_last_call
+    if n_targets > len(out_shapes):
+        low.fail(f"'{rhs.func}' has {len(out_shapes)} outputs, {n_targets} are assigned")
+    values = []
+    k = 0
+    for shape in out_shapes:
+        n = _count(shape)
+        calls = tuple(E.Call(F.call_name(name, k + j), flat) for j in range(n))
+        values.append(A.Arr(shape, calls) if shape else calls[0])
+        k += n
+    return values
+
+
+def _dims(low, d, decl, shapes, consts, got) -> tuple:
+    """The size of ``decl``'s dimensions at this call (``:`` from the argument)."""
+    from .lowering import Lowering
+    scope = Lowering(low.ctx)
+    scope.shapes = dict(shapes)
+    out = []
+    for k, dim in enumerate(decl.dims):
+        if dim is A.COLON or dim is None:
+            if got is None or k >= len(got):
+                low.fail(f"the size of '{decl.name}' in function '{d.name}' is ':' but it is "
+                         "not an input")
+            out.append(got[k])
+            continue
+        v = scope.value(dim, consts, None)
+        c = scope.const(v, consts) if type(v) is not A.Arr else None
+        if type(c) is not int:
+            low.fail(f"the size of '{decl.name}' in function '{d.name}' is not known at this "
+                     "call (it must follow from constants, parameters or the sizes of the "
+                     "array arguments)")
+        out.append(c)
+    return tuple(out)
+
+
+def _specialize(low, d, decls, shapes, consts, number):
+    """Register the scalar function for these sizes in the file's functions; returns its name
+    and the shape of its first output."""
+    from .algorithm_lowering import lower_statements
+    from .lowering import Lowering
+    name = f"{d.name}$a{number}"
+    body_low = Lowering(low.ctx)
+    body_low.shapes = dict(shapes)
+    ctx = low.ctx
+
+    def report(err, where, _name=d.name):
+        ctx.error(ctx.where_loc(err.where if err.where is not None else where),
+                  f"in function '{_name}', whose arrays are scalarized per call: "
+                  f"{err.message} (an element subscript must be a constant once the for-loops "
+                  "over parameter ranges are unrolled)")
+    body_low.report = report
+    new_decls = []
+    out_shapes = []
+    for decl in decls:
+        shape = shapes.get(decl.name)
+        if _kind(decl) == "output":
+            out_shapes.append(shape or ())
+        if shape is None:
+            body_low.scalars.add(decl.name)
+            new_decls.append(decl)
+            continue
+        if decl.binding is not None and _kind(decl) != "input":
+            low.fail(f"the binding of the array '{decl.name}' in function '{d.name}' is not "
+                     "supported (assign it in the algorithm)")
+        for idx in list(A.indices(shape)):
+            element = A.element_name(decl.name, idx)
+            body_low.scalars.add(element)
+            new_decls.append(replace(decl, name=element, dims=(), binding=None))
+    contents = []
+    for sec in d.contents:
+        tag = sec[0] if type(sec) is tuple and sec else None
+        if tag == "decls":
+            continue
+        if tag == "algorithm":
+            contents.append(("algorithm", lower_statements(body_low, sec[1], dict(consts)),
+                             sec[2]))
+        elif tag == "external":
+            low.fail(f"external function '{d.name}' has array arguments, which are not "
+                     "supported")
+        else:
+            contents.append(sec)
+    contents.insert(0, ("decls", new_decls))
+    errors = [x for x in d.errors if not (type(x) is tuple and x and type(x[-2]) is str
+                                          and _ARRAY_ERROR in x[-2])]
+    spec = replace(d, name=name, end_name=name, contents=contents, errors=errors)
+    low.ctx.functions.append(spec)
+    return name, out_shapes
+
+
+def tuple_equation(low, it, env, out) -> bool:
+    """``(a, b) = f(x)`` (an equation item ``it``) with ``f`` a function with arrays: one
+    equation per element of each target; False when it is not such an equation."""
+    from .functions import Tuple
+    lhs = it[1]
+    if type(lhs) is not Tuple:
+        return False
+    values = tuple_values(low, it[2], env, len(lhs.items))
+    if values is None:
+        return False
+    for x, v in zip(lhs.items, values):
+        if x is not None:
+            low.equate(low.value(x, env, it[3]), v, it[3], out)
+    return True
+
+
+__all__ = ["array_function_defs", "call_value", "tuple_equation", "tuple_values"]

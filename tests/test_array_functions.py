@@ -1,0 +1,135 @@
+"""Functions with array inputs and outputs called from equations and algorithms (issue 13:
+importers/array_functions.py specializes a scalar function per call sizes). Oracles: the
+closed forms of each function on ``time`` (y_i = i t, 2x, the cross product, sums)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mdae_fmu.diagnostics import InputError
+from mdae_fmu.importers.flat_modelica import parse_modelica
+
+SRC = """function powers
+  input Real x;
+  input Integer n;
+  output Real y[n];
+  output Integer m;
+algorithm
+  for i in 1:n loop
+    y[i] := x ^ i;
+  end for;
+  m := n;
+end powers;
+
+function twice
+  input Real x[:];
+  output Real y[size(x, 1)];
+algorithm
+  y := x * 2;
+end twice;
+
+function crossed
+  input Real a[3];
+  input Real b[3];
+  output Real z[3];
+algorithm
+  z := cross(a, b);
+end crossed;
+
+function total
+  input Real x[:];
+  output Real s;
+algorithm
+  s := sum(x);
+end total;
+
+model ArrFun
+  parameter Integer N = 3;
+  Real a[2];
+  Real c[3];
+  Real q;
+  Real p[N];
+  Integer m;
+  Real p2[N];
+  Integer m2;
+equation
+  a = twice({time, 1.0});
+  (p2, m2) = powers(2 * time, N);
+  c = crossed({1, 0, 0}, {0, time, 1});
+  q = total({time, 2 * time, 3});
+algorithm
+  (p, m) := powers(time, N);
+end ArrFun;
+"""
+
+
+def test_array_functions_specialized_per_call(tmp_path):
+    model = parse_modelica(SRC, "ArrFun.mo")
+    names = {f.name for f in model.functions}
+    assert {"twice$a1", "powers$a2", "crossed$a3"} <= names, names   # total$a4: inlined
+    twice = next(f for f in model.functions if f.name == "twice$a1")
+    assert [p.name for p in twice.inputs] == ["x[1]", "x[2]"]
+    assert [p.name for p in twice.outputs] == ["y[1]", "y[2]"]
+    pytest.importorskip("fmpy")
+    from fmpy import simulate_fmu
+
+    from mdae_fmu.fmu.export import export
+    fmu = export(model, tmp_path / "ArrFun.fmu", progress=False)
+    out = ["a[1]", "a[2]", "c[1]", "c[2]", "c[3]", "q", "p[1]", "p[2]", "p[3]", "m",
+           "p2[1]", "p2[2]", "p2[3]", "m2"]
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.1, output=out)
+    t = res["time"]
+    np.testing.assert_allclose(res["a[1]"], 2 * t, atol=1e-12)
+    np.testing.assert_allclose(res["a[2]"], 2.0)
+    # {1,0,0} x {0,t,1} = {0*1 - 0*t, 0*0 - 1*1, 1*t - 0*0}
+    np.testing.assert_allclose(res["c[1]"], 0.0, atol=1e-12)
+    np.testing.assert_allclose(res["c[2]"], -1.0)
+    np.testing.assert_allclose(res["c[3]"], t, atol=1e-12)
+    np.testing.assert_allclose(res["q"], 3 * t + 3, atol=1e-12)
+    for i in (1, 2, 3):
+        np.testing.assert_allclose(res[f"p[{i}]"], t ** i, atol=1e-12)
+    assert set(res["m"]) == {3} and set(res["m2"]) == {3}
+    for i in (1, 2, 3):                 # the same function called from an equation
+        np.testing.assert_allclose(res[f"p2[{i}]"], (2 * t) ** i, atol=1e-12)
+
+
+def test_size_not_known_at_the_call_is_refused_there():
+    src = SRC.replace("(p, m) := powers(time, N);", "(p, m) := powers(time, m);")
+    with pytest.raises(InputError) as err:
+        parse_modelica(src, "ArrFun.mo")
+    msg = str(err.value)
+    assert "ArrFun.mo:50:3" in msg and "size of 'y' in function 'powers'" in msg
+
+
+def test_argument_of_the_wrong_size_is_refused():
+    src = SRC.replace("crossed({1, 0, 0}, {0, time, 1})", "crossed({1, 0}, {0, time, 1})")
+    with pytest.raises(InputError) as err:
+        parse_modelica(src, "ArrFun.mo")
+    msg = str(err.value)
+    assert "ArrFun.mo:47:3" in msg and "argument 1 of 'crossed' has size [2]" in msg
+
+
+def test_subscript_found_at_run_time_is_refused_in_the_function():
+    """``t[j]`` with ``j`` counted by a while-loop (the table look-ups of
+    Modelica.Blocks.Sources.BooleanTable): refused at the subscript, naming the function."""
+    src = """function pick
+  input Real t[:];
+  input Real u;
+  output Real y;
+protected
+  Integer j = 1;
+algorithm
+  while j < size(t, 1) and t[j] < u loop
+    j := j + 1;
+  end while;
+  y := t[j];
+end pick;
+model Tbl
+  Real y = pick({1, 2, 3}, time);
+end Tbl;
+"""
+    with pytest.raises(InputError) as err:
+        parse_modelica(src, "Tbl.mo")
+    msg = str(err.value)
+    assert msg.startswith("Tbl.mo:8:28: in function 'pick'") and "subscript of 't'" in msg
