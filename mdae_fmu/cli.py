@@ -97,10 +97,16 @@ def _analysis_options(p: argparse.ArgumentParser) -> None:
 
 
 def _analyze(args) -> int:
-    from . import api
-    from .analysis import analyze, render_json, render_text
     if args.dot:                    # before the analysis (mdae_fmu.output)
         check_writable(args.dot, [args.model])
+    from .importers.flat_modelica import gc_paused
+    with gc_paused():   # millions of acyclic nodes: the cyclic collector only rescans them
+        return _analyze_model(args)
+
+
+def _analyze_model(args) -> int:
+    from . import api
+    from .analysis import analyze, render_json, render_text
     from .progress import Progress
     progress = Progress("analyze")
     progress("import")

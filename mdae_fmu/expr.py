@@ -138,8 +138,29 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 
 def refs(e: Expr) -> set[str]:
-    """Names referenced anywhere in ``e`` (inside ``pre``/``der`` too)."""
-    return {n.name for n in walk(e) if isinstance(n, Ref)}
+    """Names referenced anywhere in ``e`` (inside ``pre``/``der`` too). One loop with the
+    children pushed inline (as `walk`, without a generator: it runs over every equation)."""
+    out: set[str] = set()
+    add = out.add
+    stack = [e]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is Ref:
+            add(node.name)
+        elif t is BinOp:
+            push(node.right)
+            push(node.left)
+        elif t is UnOp or t is Der:
+            push(node.arg)
+        elif t is Call:
+            stack.extend(node.args)
+        elif t is If:
+            push(node.orelse)
+            push(node.then)
+            push(node.cond)
+    return out
 
 
 def current_refs(e: Expr) -> set[str]:

@@ -181,20 +181,34 @@ class Model:
     def var(self, name: str) -> Variable:
         return self.variables[self.var_index[name]]
 
-    def guards(self) -> list[GuardInfo]:
-        """Distinct guard conditions in order of appearance: if-equation and if-expression
-        conditions are long guards, when-conditions transient ones (ir module docstring)."""
-        seen: dict[E.Expr, GuardKind] = {}
+    @cached_property
+    def if_conditions(self) -> tuple[tuple[E.Expr, ...], ...]:
+        """The conditions of the if-expressions of each equation's residual, in walk
+        (pre-)order, one tuple per equation of ``equations``: one walk of the residuals per
+        model, shared by the stages that look for if-expressions."""
+        out = []
+        If, walk = E.If, E.walk
         for eq in self.equations:
+            out.append(tuple(n.cond for n in walk(eq.residual) if type(n) is If))
+        return tuple(out)
+
+    @cached_property
+    def _guard_infos(self) -> tuple[GuardInfo, ...]:
+        seen: dict[E.Expr, GuardKind] = {}
+        for eq, conds in zip(self.equations, self.if_conditions):
             for lit in eq.guard:
                 seen.setdefault(lit.cond, "long")
-            for node in E.walk(eq.residual):
-                if isinstance(node, E.If):
-                    seen.setdefault(node.cond, "long")
+            for c in conds:
+                seen.setdefault(c, "long")
         for w in self.whens:
             for b in w.branches:
                 seen.setdefault(b.condition, "transient")
-        return [GuardInfo(c, k) for c, k in seen.items()]
+        return tuple(GuardInfo(c, k) for c, k in seen.items())
+
+    def guards(self) -> list[GuardInfo]:
+        """Distinct guard conditions in order of appearance: if-equation and if-expression
+        conditions are long guards, when-conditions transient ones (ir module docstring)."""
+        return list(self._guard_infos)
 
     # --- JSON ---------------------------------------------------------------------------------
     def to_json(self) -> dict:

@@ -215,17 +215,33 @@ def check_convertible(e: E.Expr, functions=None) -> None:
     object: one walk over the tree, so the analysis can refuse such an equation at once while
     converting to sympy only the equations it must differentiate. ``functions``: the
     table's user functions (`SymbolTable.functions`), whose calls convert too."""
-    for node in E.walk(e):
+    # `E.walk`'s pre-order, inlined (it runs over every equation of the model)
+    BinOp, UnOp, Der, Call, If = E.BinOp, E.UnOp, E.Der, E.Call, E.If
+    leaves = (E.Ref, E.Const, E.Time)
+    stack = [e]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
         t = type(node)
-        if t is E.Call:
+        if t is BinOp:
+            push(node.right)
+            push(node.left)
+        elif t is UnOp or t is Der:
+            push(node.arg)
+        elif t is Call:
             if node.func not in _KNOWN_CALLS and (functions is None
                                                   or node.func in E.BUILTIN_FUNCTIONS):
                 raise ValueError(f"no symbolic form for {node.func}()")
             if node.func == "pre" and not isinstance(node.args[0], E.Ref):
                 raise ValueError("pre() applies to a variable")
+            stack.extend(reversed(node.args))
+        elif t is If:
+            push(node.orelse)
+            push(node.then)
+            push(node.cond)
         elif t is E.Str:
             raise ValueError("a string is not a numeric expression")
-        elif t not in (E.Ref, E.Der, E.Const, E.Time, E.BinOp, E.UnOp, E.If):
+        elif t not in leaves:
             raise TypeError(f"not an expression: {node!r}")
 
 

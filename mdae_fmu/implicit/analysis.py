@@ -23,7 +23,8 @@ from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Model
 from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
                                   _sigma_row, analyze_mode, check_declared, classify_variables,
-                                  defines_discrete, enumerate_valuations, fixed_guard_values,
+                                  defines_discrete, discrete_equation_flags,
+                                  enumerate_valuations, fixed_guard_values,
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)
 from .formulas import GuardSpace
@@ -137,7 +138,7 @@ def needs_implicit(model: Model, max_modes: int = MAX_ENUMERATED_MODES) -> bool:
     (the per-mode stage's `TooManyModes`, stopped early: the cost does not grow with the
     number of modes)."""
     cls = classify_variables(model)
-    dae = [eq for eq in model.equations if not defines_discrete(eq, cls)]
+    dae = [eq for eq, d in zip(model.equations, discrete_equation_flags(model)) if not d]
     atoms = long_guard_atoms(model, dae)
     try:
         enumerate_valuations(atoms, guard_definitions(model, cls), limit=max_modes)

@@ -527,7 +527,7 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     index-reduced system with the ``fixed`` start values as equations must not be
     over-determined; otherwise the published start values are inconsistent with the mode."""
     from ..structure.keyed import dm
-    from .runs import eq_vars
+    from .runs import instance_vars
     model = system.model
     if model is None:
         return None
@@ -537,10 +537,10 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     occ = {}
     for e in system.enabled(mode):
         for k in range(sig.c[e.id] + 1):
-            occ[(e.id, k)] = eq_vars(e, k)
+            occ[(e.id, k)] = instance_vars(system, (e.id, k))
     for n in fixed:
         occ[("start(" + n + ")", 0)] = frozenset({(n, 0)})
-    unknowns = {v for vs in occ.values() for v in vs}
+    unknowns = set().union(*occ.values())
     r = dm(occ, occ, unknowns)
     if not r.over_eqs:
         return None

@@ -33,7 +33,7 @@ from .. import expr as E
 from ..diagnostics import SourceLoc
 from ..ir import Assign, Model, Reinit
 from ..structure.conditionals import classify_conditionals, drop_zero_terms
-from ..structure.per_mode import TooManyModes
+from ..structure.per_mode import TooManyModes, _sigma_row
 from ..structure.sample_clocks import constant_bindings, never_coincide
 
 #: Most transient modes (sets of when-conditions true at one instant, per long mode) that
@@ -318,7 +318,7 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     where it is reported over-determined (E-MODE-SINGULAR), as is one for a variable a
     when-clause assigns."""
     from ..structure.discrete_equations import check_event_free, order_discrete
-    from ..structure.per_mode import classify_variables, defines_discrete
+    from ..structure.per_mode import classify_variables, discrete_equation_flags
     cls = classify_variables(model)
     when_assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
                      if isinstance(a, Assign)}
@@ -327,8 +327,8 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     out: set[str] = set()
     seen: set[str] = set()
     defs: list = []
-    for eq in model.equations:
-        if eq.guard or not defines_discrete(eq, cls):
+    for eq, discrete in zip(model.equations, discrete_equation_flags(model)):
+        if eq.guard or not discrete:
             continue
         lhs, rhs = E.split_residual(eq.residual)
         for side, other in ((lhs, rhs), (rhs, lhs)):
@@ -455,15 +455,18 @@ def normalize(model: Model) -> MultimodeSystem:
     expand = _BranchExpansion(guard_of, possible, registered, lambda i: guards[i].name,
                               conditionals.is_structural)
     equations: list[MEquation] = []
-    for eq in model.equations:
+    for eq, if_conds in zip(model.equations, model.if_conditions):
         if eq.id in def_eqs:
             continue
         lits = tuple(guard_of(g.cond if g.positive else E.UnOp("not", g.cond), "long", eq.loc)
                      for g in eq.guard)
-        for suffix, lits2, res in expand(eq.residual, lits, eq.loc):
+        # (a residual without if-expressions is its own single branch)
+        branches = expand(eq.residual, lits, eq.loc) if if_conds else [("", lits, eq.residual)]
+        for suffix, lits2, res in branches:
             if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
                 res = drop_zero_terms(res)
-            orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
+            # the orders sorted below: `_sigma_row` is `E.derivative_orders`, faster
+            orders = {n: k for n, k in _sigma_row(res).items() if n in unknown_set}
             equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
                                        tuple(sorted(orders.items())), eq.id, eq.loc))
     for w in model.whens:

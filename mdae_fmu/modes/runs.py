@@ -85,6 +85,19 @@ def eq_vars(eq: MEquation, shift: int) -> frozenset:
     return frozenset((n, shift + j) for n, k in eq.orders for j in range(k + 1))
 
 
+def instance_vars(system: MultimodeSystem, key: tuple[str, int]) -> frozenset:
+    """`eq_vars` of the equation instance ``key = (eq_id, shift)`` of ``system``, computed
+    once per system (the run of a mode and the initialization check share them)."""
+    cache = system.__dict__.get("_instance_vars")
+    if cache is None:
+        cache = {}
+        object.__setattr__(system, "_instance_vars", cache)
+    r = cache.get(key)
+    if r is None:
+        r = cache[key] = eq_vars(system.equation(key[0]), key[1])
+    return r
+
+
 def sigma_of_mode(system: MultimodeSystem, mode: Mode) -> SigmaInfo:
     """Algorithm 6 on the equations enabled in ``mode`` (theory §2.5); a structurally singular
     mode gives the E-MODE-SINGULAR diagnostic with its DM culprits."""
@@ -170,9 +183,12 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
             erased = _minimal_erasure(keys, occ, unknowns, r, c_family, order)
             if erased is None:
                 erased = r.over_eqs
-    kept = keys - erased
-    unk2 = {v for k in kept for v in occ[k] if v in unknowns}
-    r2 = dm(kept, occ, unk2)
+    if erased:
+        kept = keys - erased
+        unk2 = {v for k in kept for v in occ[k] if v in unknowns}
+        r2 = dm(kept, occ, unk2)
+    else:       # the same graph (dm keeps only the unknowns that occur): the same result
+        r2 = r
     if r2.over_eqs:
         return erased, r2, Diagnostic(
             "E-RESTART-CONFLICT",
@@ -281,8 +297,8 @@ def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
     facts = frozenset(k for k in cfg.context if k[0] in ids)
     system_keys = {(e.id, k) for e in enabled for k in range(sig.c[e.id] + 1)}
     keys = system_keys - facts
-    occ = {k: eq_vars(system.equation(k[0]), k[1]) for k in keys}
-    unknowns = {v for k in keys for v in occ[k]} - cfg.known
+    occ = {k: instance_vars(system, k) for k in keys}
+    unknowns = set().union(*occ.values()) - cfg.known
     erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure, sig.c, pair,
                                       instant_no, sig.d)
     if diag is not None:
@@ -475,7 +491,7 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
         return Instant(mode, "transient", False, cfg.known, facts,
                        diagnostic=_transient_failure(system, res, occ, mode, cont_sig, pair))
     keys = (set(res.F_sig) | set(res.Fbar_sig)) - facts
-    unknowns = {v for k in keys for v in occ[k]} - cfg.known
+    unknowns = set().union(*occ.values()) - cfg.known
     erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure,
                                       {k[0]: 1 for k in res.Fbar_sig}, pair, instant_no,
                                       cont_sig.d)

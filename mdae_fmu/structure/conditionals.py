@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Iterable, Mapping
 
 from .. import expr as E
@@ -175,18 +174,19 @@ def classify_conditionals(model: Model, dae_equations: Iterable | None = None,
     operators (``edge``, ``initial()``) and every atom that is structural anywhere stay
     structural."""
     if dae_equations is None or continuous is None:
-        try:
-            return _classify_cached(model)
-        except TypeError:           # an unhashable model (a mutable field): not cached
-            return _classify_cached.__wrapped__(model)
+        # once per model object (immutable), without hashing the whole model
+        cached = model.__dict__.get("_conditional_classes")
+        if cached is None:
+            cached = _classify_default(model)
+            model.__dict__["_conditional_classes"] = cached
+        return cached
     return _classify(model, tuple(dae_equations), frozenset(continuous))
 
 
-@lru_cache(maxsize=64)
-def _classify_cached(model: Model) -> ConditionalClasses:
-    from .per_mode import classify_variables, defines_discrete
+def _classify_default(model: Model) -> ConditionalClasses:
+    from .per_mode import classify_variables, discrete_equation_flags
     cls = classify_variables(model)
-    eqs = tuple(eq for eq in model.equations if not defines_discrete(eq, cls))
+    eqs = tuple(eq for eq, d in zip(model.equations, discrete_equation_flags(model)) if not d)
     return _classify(model, eqs, frozenset(cls.continuous))
 
 
@@ -194,6 +194,9 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset) -> Conditiona
     from .per_mode import is_event_guard
     structural: dict[E.Expr, tuple[str, str]] = {}
     candidates: dict[E.Expr, None] = {}
+    # equations without if-expressions have no atom (one walk per model, `Model.if_conditions`)
+    conds_of = {id(eq): c for eq, c in zip(model.equations, model.if_conditions)}
+    with_ifs = [eq for eq in equations if conds_of.get(id(eq), True)]
     for eq in equations:
         for lit in eq.guard:
             atom = E.strip_not(lit.cond)[0]
@@ -201,6 +204,8 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset) -> Conditiona
                              "write it as one equation whose if-expression has branches with "
                              "the same variables and derivative orders")
             structural.setdefault(atom, (eq.id, "guards which equations exist (if-equation)"))
+        if not conds_of.get(id(eq), True):
+            continue
         s, ns = structural_atoms_of(eq.residual, unknowns)
         for a in s:
             _refuse_no_event(a, eq, "its branches differ in incidence or differentiation "
@@ -221,7 +226,7 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset) -> Conditiona
             structural[a] = ("", "also a when-condition")
     event_only = tuple(a for a in candidates if a not in structural)
     loud = set()
-    for eq in equations:
+    for eq in with_ifs:
         loud.update(_atoms_outside_no_event(eq.residual))
     no_event = tuple(a for a in event_only if a not in loud)
     return ConditionalClasses(frozenset(structural), event_only, structural, no_event)

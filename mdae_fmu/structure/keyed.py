@@ -45,11 +45,20 @@ class KBlock:
 
 def _index(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
            unknowns: Iterable[VarKey]):
+    """Equations and graph variables sorted by ``repr`` (the deterministic order of the module
+    docstring) and the integer adjacency lists. One pass over the occurrences; the variables
+    are collected by C-level set operations (10^5-instance systems at every mode change)."""
     eq_list = sorted(set(eqs), key=repr)
-    unk = set(unknowns)
-    var_list = sorted({v for e in eq_list for v in occ[e] if v in unk}, key=repr)
-    vidx = {v: i for i, v in enumerate(var_list)}
-    adj = [sorted({vidx[v] for v in occ[e] if v in vidx}) for e in eq_list]
+    unk = unknowns if isinstance(unknowns, (set, frozenset)) else set(unknowns)
+    rows = [occ[e] for e in eq_list]
+    occurring = set().union(*rows)
+    var_list = sorted(occurring & unk, key=repr)
+    vidx = dict(zip(var_list, range(len(var_list))))
+    if len(var_list) == len(occurring):         # every occurrence is an unknown
+        get = vidx.__getitem__
+        adj = [sorted(set(map(get, r))) for r in rows]
+    else:
+        adj = [sorted({vidx[v] for v in r if v in vidx}) for r in rows]
     return eq_list, var_list, adj
 
 

@@ -208,7 +208,27 @@ class VariableClasses:
 def classify_variables(model: Model) -> VariableClasses:
     """Split the declared variables into continuous unknowns, discrete, inputs, constants
     (rules of the structure brief; 9334 §1.4 Def 33: discrete values are known within a
-    mode)."""
+    mode). Computed once per model object (the model is immutable; every stage asks)."""
+    cached = model.__dict__.get("_variable_classes")
+    if cached is None:
+        cached = _classify_variables(model)
+        model.__dict__["_variable_classes"] = cached
+    return cached
+
+
+def discrete_equation_flags(model: Model) -> tuple[bool, ...]:
+    """`defines_discrete` of each equation of ``model.equations`` (in order), computed once per
+    model object: the per-mode stage, the conditionals' classification, the normalization
+    and the implicit-analysis test all split the equations this way."""
+    cached = model.__dict__.get("_discrete_flags")
+    if cached is None:
+        cls = classify_variables(model)
+        cached = tuple(defines_discrete(eq, cls) for eq in model.equations)
+        model.__dict__["_discrete_flags"] = cached
+    return cached
+
+
+def _classify_variables(model: Model) -> VariableClasses:
     assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
                 if isinstance(a, Assign)}
     cont, disc, inp, const = [], [], [], []
@@ -305,12 +325,15 @@ def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr
     appearance. Conditions whose branches all have the same structure define no mode
     (`mdae_fmu.structure.conditionals`): they stay if-expressions of the mode's equations."""
     present: set[E.Expr] = set()
+    # the if-conditions of the model's own equations are walked once per model
+    known = {id(eq): conds for eq, conds in zip(model.equations, model.if_conditions)}
     for eq in equations:
         for lit in eq.guard:
             present.add(lit.cond)
-        for node in E.walk(eq.residual):
-            if isinstance(node, E.If):
-                present.add(node.cond)
+        conds = known.get(id(eq))
+        if conds is None:
+            conds = [n.cond for n in E.walk(eq.residual) if isinstance(n, E.If)]
+        present.update(conds)
     atoms: dict[E.Expr, None] = {}
     conditionals = classify_conditionals(model)
     for g in model.guards():
@@ -696,10 +719,14 @@ def specialize(model: Model, valuation, include_discrete: bool = False, *,
     """
     val = _as_valuation(model, valuation)
     if not include_discrete and discrete_ids is None:
-        cls = classes or classify_variables(model)
-        discrete_ids = frozenset(eq.id for eq in model.equations if defines_discrete(eq, cls))
+        if classes is None:
+            flags = discrete_equation_flags(model)
+        else:
+            flags = tuple(defines_discrete(eq, classes) for eq in model.equations)
+        discrete_ids = frozenset(eq.id for eq, d in zip(model.equations, flags) if d)
     out = []
-    for eq in model.equations:
+    # (one walk per model finds the equations with if-expressions: the others are kept as is)
+    for eq, if_conds in zip(model.equations, model.if_conditions):
         if not include_discrete and eq.id in discrete_ids:
             continue
         enabled = True
@@ -711,7 +738,7 @@ def specialize(model: Model, valuation, include_discrete: bool = False, *,
                 enabled = False
                 break
         if enabled:
-            res = _select(eq.residual, val)
+            res = _select(eq.residual, val) if if_conds else eq.residual
             if res is not eq.residual:
                 # a branch's literal-zero coefficients read nothing (`conditionals`)
                 res = drop_zero_terms(res)
@@ -988,7 +1015,8 @@ def analyze_modes(model: Model, latent: bool = True,
         max_modes = 2 ** max_guards
     cls = classify_variables(model)
     check_declared(model)
-    disc_eqs = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
+    disc_eqs = tuple(eq.id for eq, d in zip(model.equations, discrete_equation_flags(model))
+                     if d)
     disc_set = frozenset(disc_eqs)
     dae_eqs = [eq for eq in model.equations if eq.id not in disc_set]
     atoms = long_guard_atoms(model, dae_eqs)
