@@ -14,6 +14,7 @@ Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
 from __future__ import annotations
 
 import importlib.resources
+import re
 from dataclasses import dataclass
 
 import jinja2
@@ -147,9 +148,14 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.,()\[\] +-]*")
+
+
 def _plain(text: str) -> str:
     """``text`` with every character but ASCII letters, digits and ``_.,()[] +-`` as ``?``:
     a variable name in a C comment, readable for ordinary names and inert for any other."""
+    if _PLAIN_NAME.fullmatch(text):
+        return text
     return "".join(c if (c.isascii() and c.isalnum()) or c in "_.,()[] +-" else "?"
                    for c in text)
 

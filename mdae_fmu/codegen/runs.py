@@ -64,6 +64,7 @@ def shape(code: BlockCode, index: int) -> Shape | None:
     """The `Shape` of block number ``index``, None when its text has a form this module does
     not abstract (then it is printed on its own)."""
     order: dict[int, int] = {}
+    key: tuple
     if not code.helpers:
         if "d->r[" in code.body or f"_t{index}" in code.body or _HOLE in code.body:
             return None

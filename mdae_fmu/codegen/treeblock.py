@@ -48,20 +48,19 @@ def plain(e: E.Expr) -> bool:
         n = stack.pop()
         if B.tree_instance(n) is not None:
             continue
-        t = type(n)
-        if t is E.Const:
+        if isinstance(n, E.Const):
             if isinstance(n.value, bool):
                 return False
-        elif t is E.UnOp:
+        elif isinstance(n, E.UnOp):
             if n.op not in ("-", "+"):
                 return False
             stack.append(n.arg)
-        elif t is E.BinOp:
+        elif isinstance(n, E.BinOp):
             if n.op not in _ARITH:
                 return False
             stack.append(n.left)
             stack.append(n.right)
-        elif t is E.Call:
+        elif isinstance(n, E.Call):
             if n.func not in B._TREE_C_FUNCS or len(n.args) != 1:
                 return False
             stack.append(n.args[0])
@@ -126,16 +125,15 @@ def tree_derivative(e: E.Expr, u: tuple[str, int]) -> E.Expr | None:
     inst = B.tree_instance(e)
     if inst is not None:
         return B._ONE if inst == u else None
-    t = type(e)
-    if t is E.Const:
+    if isinstance(e, E.Const):
         return None
-    if t is E.UnOp:
+    if isinstance(e, E.UnOp):
         d = tree_derivative(e.arg, u)
         return B._neg(d) if e.op == "-" else d
-    if t is E.Call:
+    if isinstance(e, E.Call):
         d = tree_derivative(e.args[0], u)
         return None if d is None else B._mul(_outer(e.func, e.args[0]), d)
-    if t is not E.BinOp:
+    if not isinstance(e, E.BinOp):
         raise _Unsupported(type(e).__name__)
     a, b = e.left, e.right
     da, db = tree_derivative(a, u), tree_derivative(b, u)
@@ -201,12 +199,11 @@ def at_zero(e: E.Expr, instances: set) -> E.Expr:
     inst = B.tree_instance(e)
     if inst is not None:
         return E.Const(0) if inst in instances else e
-    t = type(e)
-    if t is E.UnOp:
+    if isinstance(e, E.UnOp):
         return E.UnOp(e.op, at_zero(e.arg, instances))
-    if t is E.BinOp:
+    if isinstance(e, E.BinOp):
         return E.BinOp(e.op, at_zero(e.left, instances), at_zero(e.right, instances))
-    if t is E.Call:
+    if isinstance(e, E.Call):
         return E.Call(e.func, tuple(at_zero(a, instances) for a in e.args))
     return e
 
