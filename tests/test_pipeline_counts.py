@@ -211,8 +211,10 @@ def test_tree_solution_solves_the_residual():
 
 
 def test_codegen_converts_only_blocks_that_need_sympy(conversions):
-    """Per extra mass of the chain, code generation converts exactly the two equations of its
-    algebraic loop (a Newton block); its four explicit equations are printed from the tree."""
+    """Code generation converts no equation of an extra mass of the chain: its four explicit
+    equations and its algebraic loop (a two-equation Newton block, residuals and Jacobian
+    printed from the tree by `mdae_fmu.codegen.treeblock`) never reach sympy; only the
+    pendulum's blocks, which hold differentiated equations, do."""
     from mdae_fmu.analysis import analyze
     from mdae_fmu.codegen.emit import generate_sources
     from mdae_fmu.codegen.events import plan_events
@@ -231,6 +233,41 @@ def test_codegen_converts_only_blocks_that_need_sympy(conversions):
         model_structure(cm, [cm.blocks], init=init)
         sources = generate_sources(cm, ev, init, "{guid}")
         # readable C: each block names what it solves for (model names, escaped in comments)
-        assert "-> der(x1) (explicit) */" in "".join(sources.values())
+        text = "".join(sources.values())
+        assert "-> der(x1) (explicit) */" in text
+        assert "(newton)" in text and "_jacobian(const" in text
         counts.append(len(conversions))
-    assert counts[1] - counts[0] == 2 * 3
+    assert counts[1] == counts[0] <= 2
+
+
+def test_tree_derivative_equals_sympy_diff():
+    """`treeblock.tree_derivative` (Jacobians of blocks kept on the tree) against
+    ``sympy.diff`` of the converted residual, and `tree_jacobian`'s linear/Newton verdict
+    against the sympy block classification."""
+    import sympy as sp
+    from mdae_fmu.codegen.blocks import BlockPlan, classify
+    from mdae_fmu.codegen.treeblock import plain, tree_derivative, tree_jacobian
+    from mdae_fmu.importers.flat_modelica import parse_expression
+    table = SymbolTable(constants=frozenset({"k", "m"}))
+    insts = [("u", 0), ("w", 0), ("u", 1)]
+    cases = ["w - 0.3 * sin(u) - v", "u ^ 2 * exp(u * w) + k / u", "sqrt(u ^ 2 + w ^ 2) - k",
+             "tan(u) * cosh(w) - sinh(der(u)) / m", "log(u * w) + tanh(u) - atan(w)",
+             "asin(u / 2) + acos(w / 3) + u ^ 3.5 - 2 ^ w", "-(u - w) / (k + u) + 1 / w",
+             "k * (2 * der(u) + u) - w ^ 0.5", "m * der(u) - (k * (x - u) - 0.5 * w)"]
+    for text in cases:
+        tree = parse_expression(text)
+        assert plain(tree), text
+        r = table.to_sympy(tree)
+        for inst in insts:
+            d = tree_derivative(tree, inst)
+            expect = sp.diff(r, table.sym(*inst))
+            got = sp.Integer(0) if d is None else table.to_sympy(d)
+            assert sp.simplify(got - expect) == 0, (text, inst)
+    for texts in (["u + 0.5 * w - x", "w - 0.3 * sin(u) - v"], ["u + w - x", "u - x * w - 2"],
+                  ["u * w - x", "u - w"], ["k * u / m + sin(x) * w", "(u - w) / k - 1"]):
+        trees = [parse_expression(t) for t in texts]
+        kind, _ = tree_jacobian(trees, [("u", 0), ("w", 0)])
+        us = (table.sym("u"), table.sym("w"))
+        assert kind == classify(BlockPlan("b", us, tuple(table.to_sympy(t) for t in trees)))
+    assert not plain(parse_expression("if x > 0 then u else w"))
+    assert tree_jacobian([parse_expression("abs(u) - x")], [("u", 0)]) is None

@@ -36,30 +36,51 @@ class BlockPlan:
     unknown (`tree_solution`) is kept on the expression tree: ``tree`` is its residual
     (`mdae_fmu.expr`) over the symbols of ``table``, printed to C directly, and ``residuals``
     (sympy) is built only if a consumer asks for it. Most blocks of a large model are such
-    equations, and converting them to sympy dominated the code generation time."""
+    equations, and converting them to sympy dominated the code generation time.
+
+    Likewise ``trees``: the residual trees of a small block of undifferentiated plain
+    equations (a Newton or linear block, `mdae_fmu.codegen.treeblock`), solved and
+    differentiated on the tree; ``residuals`` converts them only on demand."""
     label: str
     unknowns: tuple[sp.Symbol, ...]
     _residuals: tuple[sp.Expr, ...] | None = None
     tree: E.Expr | None = None
     table: object = field(default=None, compare=False, repr=False)
+    trees: tuple[E.Expr, ...] | None = None
+    _symbols: frozenset | None = field(default=None, compare=False, repr=False)
 
     @property
     def residuals(self) -> tuple[sp.Expr, ...]:
         if self._residuals is None:
-            object.__setattr__(self, "_residuals", (self.table.to_sympy(self.tree),))
+            trees = (self.tree,) if self.tree is not None else self.trees
+            object.__setattr__(self, "_residuals",
+                               tuple(self.table.to_sympy(t) for t in trees))
         return self._residuals
+
+    @property
+    def on_tree(self) -> bool:
+        """Whether the block is plain arithmetic kept on the expression tree (``tree`` or
+        ``trees``): no relation, no event operator, no sympy form unless asked for."""
+        return self.tree is not None or self.trees is not None
 
     @property
     def symbols(self) -> frozenset:
         """The sympy symbols the residuals read (without converting a tree block)."""
-        if self.tree is not None and self._residuals is None:
-            return tree_symbols(self.tree, self.table)
+        if self.on_tree and self._residuals is None:
+            got = self._symbols
+            if got is None:      # read per block by several stages: computed once
+                trees = (self.tree,) if self.tree is not None else self.trees
+                got = frozenset().union(*(tree_symbols(t, self.table) for t in trees))
+                object.__setattr__(self, "_symbols", got)
+            return got
         return frozenset().union(*(r.free_symbols for r in self.residuals))
 
     @property
     def key(self) -> tuple:
         """What the block computes, comparable between modes (tree or sympy residuals)."""
-        return (self.tree,) if self.tree is not None else self.residuals
+        if self.tree is not None:
+            return (self.tree,)
+        return self.trees if self.trees is not None else self.residuals
 
 
 # --- blocks on the expression tree ----------------------------------------------------------
@@ -376,6 +397,11 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
     """C code of block number ``index`` (module docstring). ``slot_index`` maps each unknown
     symbol to its integer position in ``d->r`` (unknowns of blocks are Reals)."""
     us = block.unknowns
+    if block.trees is not None:
+        from .treeblock import emit_tree_block      # (treeblock builds on this module)
+        code = emit_tree_block(block, index, printer, slot_index)
+        if code is not None:
+            return code
     if block.tree is not None:
         inst = block.table.instance(us[0])
         sol = tree_solution(block.tree, inst) if inst is not None else None

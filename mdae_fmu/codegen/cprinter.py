@@ -197,9 +197,14 @@ def _number(n) -> str:
     return repr(x) if x >= 0 else f"({x!r})"
 
 
+_PLAIN_STRING = re.compile(r'[ !#-/0-9:;<=>@-\[\]-~]*')
+
+
 def c_string(text: str) -> str:
     """A C string literal holding ``text`` (UTF-8) with every byte outside printable ASCII,
     quotes, backslashes and ``?`` (trigraphs) escaped as octal: safe whatever the input."""
+    if _PLAIN_STRING.fullmatch(text):       # nothing to escape (most names): one scan
+        return f'"{text}"'
     out = ['"']
     for byte in text.encode("utf-8"):
         ch = chr(byte)

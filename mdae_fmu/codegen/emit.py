@@ -14,6 +14,7 @@ Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
 from __future__ import annotations
 
 import importlib.resources
+import re
 from dataclasses import dataclass
 
 import jinja2
@@ -26,6 +27,7 @@ from .functions import function_sources
 from .initialization import InitPlan
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
+from .runs import find_runs, run_code, shape
 
 STATEMENTS_PER_FUNCTION = 200
 STATEMENTS_PER_FILE = 1000
@@ -104,17 +106,39 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
     blocks' code in functions of at most `STATEMENTS_PER_FUNCTION` blocks, so that gcc stays
     fast on large models, and the helpers they need (module docstring)."""
     helpers, functions, stmts = [], [], []
-    for k, blk in enumerate(blocks, first):
-        code = emit_block(blk, k, printer, slot_index)
+    codes = [emit_block(blk, k, printer, slot_index) for k, blk in enumerate(blocks, first)]
+    # repeated blocks: one loop over a slot table each (mdae_fmu.codegen.runs)
+    shapes = [shape(c, k) for k, c in enumerate(codes, first)]
+    runs = {i: (p, m) for i, p, m in find_runs([s.key if s else None for s in shapes])}
+    templates: dict = {}
+
+    def describe(i):
         # the model's names of the unknowns make the C readable; in a comment, and with
         # every character outside [A-Za-z0-9_.,()[] +-] shown as '?'
+        blk = blocks[i]
         solved_for = ", ".join(str(u) for u in blk.unknowns[:4]) + \
             (", ..." if len(blk.unknowns) > 4 else "")
-        stmts.append(f"    /* block {k}: {c_comment(blk.label, 60)} -> "
-                     f"{c_comment(_plain(solved_for), 80)} ({code.kind}) */")
-        stmts.append(code.body)
-        if code.helpers:
-            helpers.append(code.helpers)
+        return (f"{c_comment(blk.label, 60)} -> {c_comment(_plain(solved_for), 80)} "
+                f"({codes[i].kind})")
+
+    i = 0
+    while i < len(blocks):
+        k = first + i
+        if i in runs:
+            p, m = runs[i]
+            body, text = run_code(f"run{part}_{i}",
+                                  [shapes[i + q * p:i + (q + 1) * p] for q in range(m)], k,
+                                  templates, "; ".join(describe(j) for j in range(i, i + p)))
+            stmts.append(body)
+            helpers.append(text)
+            i += p * m
+        else:
+            code = codes[i]
+            stmts.append(f"    /* block {k}: {describe(i)} */")
+            stmts.append(code.body)
+            if code.helpers:
+                helpers.append(code.helpers)
+            i += 1
         if len(stmts) >= 2 * STATEMENTS_PER_FUNCTION:
             functions.append("\n".join(stmts))
             stmts = []
@@ -124,9 +148,14 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.,()\[\] +-]*")
+
+
 def _plain(text: str) -> str:
     """``text`` with every character but ASCII letters, digits and ``_.,()[] +-`` as ``?``:
     a variable name in a C comment, readable for ordinary names and inert for any other."""
+    if _PLAIN_NAME.fullmatch(text):
+        return text
     return "".join(c if (c.isascii() and c.isalnum()) or c in "_.,()[] +-" else "?"
                    for c in text)
 
@@ -393,7 +422,7 @@ def settle_checks(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> str:
     algebraic = cm.continuous_symbols - cm.state_symbols
     in_blocks = set()
     for b in cm.blocks:
-        if b.tree is not None:
+        if b.on_tree:
             continue            # plain arithmetic on the expression tree: no relation
         for r in b.residuals:
             for n in preorder(r):

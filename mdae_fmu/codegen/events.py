@@ -303,7 +303,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) ->
         assertions.append((_to_sympy(table, a.cond, "assertion"), _message(a.message),
                            a.level))
     # blocks kept on the expression tree are plain arithmetic: no relation, no sample()
-    exprs = [r for b in cm.blocks if b.tree is None for r in b.residuals]
+    exprs = [r for b in cm.blocks if not b.on_tree for r in b.residuals]
     exprs += [e for _, e in cm.consistency]
     exprs += [e for _, e in cm.discrete_assignments]
     # an assertion's relation a >= b is checked with a tolerance (emit.assertion_condition);

@@ -28,6 +28,7 @@ from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
 from ..structure.discrete_equations import order_discrete
 from .blocks import BlockPlan, tree_solution
+from .treeblock import tree_block_ok
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,14 @@ def model_identifier(name: str) -> str:
     return ident[:64]
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def fmi_name(name: str) -> str:
     """The modelDescription.xml form of a name: control characters (which XML 1.0 and FMPy's
     validation reject in names) are written as backslash escapes (``\\n``, ``\\t``,
     ``\\xHH``); everything else, non-ASCII included, is kept."""
-    if all(ord(c) >= 0x20 and ord(c) != 0x7F for c in name):
+    if _CONTROL.search(name) is None:
         return name
     out = []
     for c in name:
@@ -363,6 +367,10 @@ def _block_plans(mode, table: SymbolTable):
         if tree is not None and tree_solution(tree, (blk.unknowns[0].name,
                                                      blk.unknowns[0].order)) is not None:
             blocks.append(BlockPlan(label, unknowns, None, tree, table))
+        elif tree_block_ok(trees := tuple(solved[key].tree for key in blk.equations)):
+            # a small block of plain undifferentiated equations: Newton or linear on the
+            # tree, no sympy (mdae_fmu.codegen.treeblock)
+            blocks.append(BlockPlan(label, unknowns, None, None, table, trees=trees))
         else:
             blocks.append(BlockPlan(label, unknowns,
                                     tuple(solved[key].expr for key in blk.equations)))

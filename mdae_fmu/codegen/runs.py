@@ -1,0 +1,157 @@
+"""Repeated blocks of a schedule printed once, as a loop over a table of slots.
+
+A large model is mostly copies of one component (the masses of a chain, the cells of a
+discretized line): its BTF schedule (theory note 9334-theory-algorithms §3.5(a)) repeats a
+short sequence of blocks whose C code differs only in the Real slots it reads and writes. gcc
+spends about a millisecond per printed block (issue 16: the floor of the export time), so a
+repetition is printed once:
+
+* `shape` abstracts the C of one block (`blocks.BlockCode`): every Real slot ``r[N]`` becomes
+  a position in the block's slot list, in order of first appearance; everything else
+  (constants, Integer and Boolean slots, frozen relations) stays literal, so two blocks with
+  the same shape compute the same function of their slots;
+* `find_runs` finds, greedily from the first block, the longest stretch made of ``m >=``
+  `MIN_REPEATS` copies of a period of at most `MAX_PERIOD` blocks;
+* `run_code` prints such a stretch as ``for (q = 0; q < m; q++)`` over a ``static const int``
+  table with one row per copy (the slots of the period's blocks, then the unknowns of its
+  Newton/linear blocks). The residual and Jacobian callbacks of a Newton or linear block are
+  printed once per shape and read their slots from the row through the thread-local
+  ``run_slots``.
+
+The arithmetic, its order and the runtime calls are those of the blocks printed one by one,
+so the FMU computes the same values; only the addressing changes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .blocks import LOCALS, BlockCode
+
+MIN_REPEATS = 4
+MAX_PERIOD = 16
+
+_SLOT = re.compile(r"(?<![A-Za-z0-9_>.])r\[(\d+)\]")
+_CALL = re.compile(r"    \{ static const int u\[(\d+)\] = \{([0-9, ]+)\};\n"
+                   r"      if \((mdae_newton_block|mdae_linear_block)\(inst, (\d+), u, "
+                   r"([^()]*), (\d+)\)\) return 1; \}\Z")
+_HOLE = "\x00"
+# the slot-table row of the block a loop is solving, read by its shared callbacks (the
+# runtime's callbacks take the ModelData only); one per thread, as instances may run in
+# parallel threads while an instance's solve is sequential
+_DECL = "static __thread const int *run_slots;\n"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One block's C with its Real slots abstracted (module docstring). ``key`` compares
+    shapes; ``slots`` are this block's slots (then its unknowns for a solver call)."""
+    key: tuple
+    slots: tuple[int, ...]
+    n_read: int              # slots read by the text; the rest are the solver's unknowns
+
+
+def _abstract(text: str, order: dict) -> str:
+    def sub(m):
+        k = int(m.group(1))
+        j = order.setdefault(k, len(order))
+        return f"r[{_HOLE}{j}{_HOLE}]"
+    return _SLOT.sub(sub, text)
+
+
+def shape(code: BlockCode, index: int) -> Shape | None:
+    """The `Shape` of block number ``index``, None when its text has a form this module does
+    not abstract (then it is printed on its own)."""
+    order: dict[int, int] = {}
+    key: tuple
+    if not code.helpers:
+        if "d->r[" in code.body or f"_t{index}" in code.body or _HOLE in code.body:
+            return None
+        key = ("x", code.kind, _abstract(code.body, order))
+        return Shape(key, tuple(order), len(order))
+    m = _CALL.match(code.body)
+    tag = f"blk{index}_"
+    if m is None or int(m.group(6)) != index or f"_t{index}" in code.helpers \
+            or "d->r[" in code.helpers or _HOLE in code.helpers:
+        return None
+    n = int(m.group(1))
+    unknowns = tuple(int(v) for v in m.group(2).split(","))
+    helpers = _abstract(code.helpers.replace(tag, "@FN@_"), order)
+    callbacks = m.group(5).replace(tag, "@FN@_")
+    key = ("s", code.kind, m.group(3), n, callbacks, helpers)
+    return Shape(key, tuple(order) + unknowns, len(order))
+
+
+def find_runs(keys: list) -> list[tuple[int, int, int]]:
+    """``(start, period, repeats)`` of the stretches printed as loops (module docstring):
+    greedy from the left, at each position the period that covers the most blocks with at
+    least `MIN_REPEATS` copies; blocks without a shape (key None) are never in a run."""
+    out = []
+    n, i = len(keys), 0
+    while i < n:
+        best = None
+        for p in range(1, min(MAX_PERIOD, (n - i) // MIN_REPEATS) + 1):
+            pattern = keys[i:i + p]
+            if any(k is None for k in pattern):
+                break
+            m = 1
+            while i + (m + 1) * p <= n and keys[i + m * p:i + (m + 1) * p] == pattern:
+                m += 1
+            if m >= MIN_REPEATS and (best is None or m * p > best[1] * best[2]):
+                best = (i, p, m)
+        if best is None:
+            i += 1
+        else:
+            out.append(best)
+            i += best[1] * best[2]
+    return out
+
+
+def _fill(text: str, base: int) -> str:
+    return re.sub(f"{_HOLE}(\\d+){_HOLE}", lambda m: f"s[{base + int(m.group(1))}]", text)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + ln for ln in text.split("\n"))
+
+
+def run_code(name: str, copies: list[list[Shape]], start: int, templates: dict,
+             comment: str) -> tuple[str, str]:
+    """``(statements, file-level text)`` of the loop over ``copies`` (each the `Shape` list
+    of one copy of the period; the first block is number ``start``): the statements go into
+    a schedule function (``d``, ``r``, ``inst`` in scope); the file-level text is the slot table
+    ``name`` and the callbacks of solver shapes not yet in ``templates`` (key -> name of the
+    shared callbacks, updated)."""
+    first = copies[0]
+    period, repeats = len(first), len(copies)
+    lines = [f"    /* blocks {start}..{start + period * repeats - 1}: {repeats} copies of "
+             f"{comment} */",
+             f"    for (int q = 0; q < {repeats}; q++) {{",
+             f"        const int *s = {name}[q];"]
+    file_text = []
+    base = 0
+    for j, sh in enumerate(first):
+        if sh.key[0] == "x":
+            lines.append(_indent(_fill(sh.key[2], base)))
+        else:
+            _, kind, solver, n, callbacks, helpers = sh.key
+            fn = templates.get(sh.key)
+            if fn is None:
+                if _DECL not in templates:
+                    templates[_DECL] = True
+                    file_text.append(_DECL)
+                fn = templates[sh.key] = f"{name}_b{j}"
+                text = helpers.replace("@FN@_", f"{fn}_").replace(
+                    LOCALS, LOCALS + "    const int *s = run_slots;\n    (void)s;\n")
+                file_text.append(_fill(text, 0))
+            lines.append(f"        run_slots = s + {base};")
+            lines.append(f"        if ({solver}(inst, {n}, s + {base + sh.n_read}, "
+                         f"{callbacks.replace('@FN@_', f'{fn}_')}, {start + j} + {period} * q))"
+                         f" return 1;")
+        base += len(sh.slots)
+    lines.append("    }")
+    rows = ",\n".join("    {" + ", ".join(str(k) for sh in copy for k in sh.slots) + "}"
+                      for copy in copies)
+    table = f"static const int {name}[{repeats}][{base}] = {{\n{rows}\n}};\n"
+    return "\n".join(lines), "\n".join([table] + file_text)

@@ -1,0 +1,269 @@
+"""Blocks solved on the expression tree: Newton and linear blocks without sympy.
+
+Theory note 9334-theory-algorithms §3.5(a): the blocks of F^c in BTF order are solved by
+"explicit assignments where a block is a scalar solvable symbolically, otherwise a Newton
+solve of the block". Neither needs symbolic algebra beyond the partial derivatives of the
+block's residuals in its unknowns, which the chain rule gives node by node on the project's
+own tree (`mdae_fmu.expr`). A block whose equations are all undifferentiated (the
+Σ-method's c_i = 0) and plain arithmetic (`plain`: numbers, instances, ``+ - * / ^``,
+one-argument elementary functions) is therefore kept on the tree from the analysis to the C
+text:
+
+* `tree_derivative` differentiates a residual in one unknown (``None`` stands for 0, so
+  structural zeros of the Jacobian are never printed);
+* `tree_jacobian` classifies the block: ``linear`` when no partial derivative reads an
+  unknown (each residual is then affine in the unknowns: ``F(u) = A u - c`` with ``A`` the
+  Jacobian and ``c = -F(0)``), else ``newton``;
+* `emit_tree_block` prints the residual and Jacobian callbacks (Newton) or the system
+  callback (linear) directly from the tree (`blocks.tree_c`), with the same runtime calls as
+  the sympy path (``mdae_newton_block`` / ``mdae_linear_block``).
+
+Everything else (If/relations, user functions, ``abs`` of an unknown, derivative equations)
+stays on the sympy path of `mdae_fmu.codegen.blocks.emit_block`. Converting and
+differentiating the two-equation loops of a 10^5-equation chain with sympy was most of the
+code generation time (issue 16).
+"""
+
+from __future__ import annotations
+
+from . import blocks as B
+from .. import expr as E
+
+_ARITH = frozenset(("+", "-", "*", "/", "^"))
+#: the largest block kept on the tree: its Jacobian is printed entry by entry without
+#: common-subexpression elimination, which pays only for small blocks
+MAX_TREE_BLOCK = 8
+
+
+class _Unsupported(Exception):
+    """A node without a rule here: the block takes the sympy path."""
+
+
+def plain(e: E.Expr) -> bool:
+    """Whether ``e`` is plain arithmetic that `blocks.tree_c` prints: numbers (not Booleans),
+    instances ``x``, ``der(x)``..., unary ``-``/``+``, ``+ - * / ^`` and the one-argument
+    elementary functions."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if B.tree_instance(n) is not None:
+            continue
+        if isinstance(n, E.Const):
+            if isinstance(n.value, bool):
+                return False
+        elif isinstance(n, E.UnOp):
+            if n.op not in ("-", "+"):
+                return False
+            stack.append(n.arg)
+        elif isinstance(n, E.BinOp):
+            if n.op not in _ARITH:
+                return False
+            stack.append(n.left)
+            stack.append(n.right)
+        elif isinstance(n, E.Call):
+            if n.func not in B._TREE_C_FUNCS or len(n.args) != 1:
+                return False
+            stack.append(n.args[0])
+        else:
+            return False
+    return True
+
+
+def _const(v) -> E.Const:
+    return E.Const(int(v) if float(v).is_integer() and abs(v) < 2 ** 53 else float(v))
+
+
+def _div(x, y):
+    if x is None:
+        return None
+    return x if B._is_one(y) else E.BinOp("/", x, y)
+
+
+def _sq(x):
+    return E.BinOp("*", x, x)
+
+
+def _call(f, x):
+    return E.Call(f, (x,))
+
+
+def _outer(func: str, a: E.Expr) -> E.Expr:
+    """d func(a) / da for the elementary functions of `plain` (``abs``: `_Unsupported`)."""
+    one = B._ONE
+    if func == "sin":
+        return _call("cos", a)
+    if func == "cos":
+        return E.UnOp("-", _call("sin", a))
+    if func == "tan":
+        return E.BinOp("/", one, _sq(_call("cos", a)))
+    if func == "exp":
+        return _call("exp", a)
+    if func == "log":
+        return E.BinOp("/", one, a)
+    if func == "sqrt":
+        return E.BinOp("/", one, E.BinOp("*", E.Const(2), _call("sqrt", a)))
+    if func == "sinh":
+        return _call("cosh", a)
+    if func == "cosh":
+        return _call("sinh", a)
+    if func == "tanh":
+        return E.BinOp("-", one, _sq(_call("tanh", a)))
+    if func == "asin":
+        return E.BinOp("/", one, _call("sqrt", E.BinOp("-", one, _sq(a))))
+    if func == "acos":
+        return E.UnOp("-", E.BinOp("/", one, _call("sqrt", E.BinOp("-", one, _sq(a)))))
+    if func == "atan":
+        return E.BinOp("/", one, E.BinOp("+", one, _sq(a)))
+    raise _Unsupported(func)       # abs: not differentiable at 0, sympy decides (sign)
+
+
+def tree_derivative(e: E.Expr, u: tuple[str, int]) -> E.Expr | None:
+    """∂e/∂u on the expression tree of a `plain` ``e`` by the chain rule, None for 0
+    (module docstring). Sub-trees free of ``u`` give None without building anything; a
+    constant factor 1 is dropped. Raises `_Unsupported` for ``abs`` of an expression in ``u``
+    and for a power whose exponent reads ``u`` and whose base is not a positive constant."""
+    inst = B.tree_instance(e)
+    if inst is not None:
+        return B._ONE if inst == u else None
+    if isinstance(e, E.Const):
+        return None
+    if isinstance(e, E.UnOp):
+        d = tree_derivative(e.arg, u)
+        return B._neg(d) if e.op == "-" else d
+    if isinstance(e, E.Call):
+        d = tree_derivative(e.args[0], u)
+        return None if d is None else B._mul(_outer(e.func, e.args[0]), d)
+    if not isinstance(e, E.BinOp):
+        raise _Unsupported(type(e).__name__)
+    a, b = e.left, e.right
+    da, db = tree_derivative(a, u), tree_derivative(b, u)
+    if da is None and db is None:
+        return None
+    op = e.op
+    if op == "+":
+        return B._add(da, db)
+    if op == "-":
+        return B._sub(da, db)
+    if op == "*":
+        return B._add(B._mul(da, b), B._mul(a, db))
+    if op == "/":
+        # (a/b)' = a'/b - a b'/b^2
+        return B._sub(_div(da, b), None if db is None else
+                      E.BinOp("/", B._mul(a, db), _sq(b)))
+    # a ^ b
+    if db is None:
+        if isinstance(b, E.Const):
+            n = b.value
+            if n == 1:
+                return da
+            base = a if n == 2 else E.BinOp("^", a, _const(n - 1))
+            return B._mul(B._mul(_const(n), base), da)
+        return B._mul(B._mul(b, E.BinOp("^", a, E.BinOp("-", b, B._ONE))), da)
+    if da is None and isinstance(a, E.Const) and a.value > 0:
+        return B._mul(B._mul(e, _call("log", a)), db)
+    raise _Unsupported("^")
+
+
+def tree_jacobian(residuals, unknowns) -> tuple[str, list] | None:
+    """``(kind, J)`` of a block of `plain` residuals in ``unknowns`` (``(name, order)``
+    instances): ``J[i * n + j] = ∂r_i/∂u_j`` (None for 0), ``kind`` ``linear`` when no
+    entry reads an unknown, else ``newton``; None when a node has no rule here."""
+    uset = set(unknowns)
+    jac = []
+    try:
+        for r in residuals:
+            for u in unknowns:
+                jac.append(tree_derivative(r, u))
+    except _Unsupported:
+        return None
+    linear = all(d is None or not _reads(d, uset) for d in jac)
+    return ("linear" if linear else "newton"), jac
+
+
+def _reads(e: E.Expr, instances: set) -> bool:
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        inst = B.tree_instance(n)
+        if inst is not None:
+            if inst in instances:
+                return True
+        else:
+            stack.extend(E.children(n))
+    return False
+
+
+def at_zero(e: E.Expr, instances: set) -> E.Expr:
+    """``e`` with every instance of ``instances`` replaced by 0 (the constant term
+    ``F(0)`` of an affine residual)."""
+    inst = B.tree_instance(e)
+    if inst is not None:
+        return E.Const(0) if inst in instances else e
+    if isinstance(e, E.UnOp):
+        return E.UnOp(e.op, at_zero(e.arg, instances))
+    if isinstance(e, E.BinOp):
+        return E.BinOp(e.op, at_zero(e.left, instances), at_zero(e.right, instances))
+    if isinstance(e, E.Call):
+        return E.Call(e.func, tuple(at_zero(a, instances) for a in e.args))
+    return e
+
+
+def tree_block_ok(trees) -> bool:
+    """Whether a block of these residual trees (None: a differentiated equation) is kept
+    on the tree (module docstring; at most `MAX_TREE_BLOCK` equations)."""
+    return (0 < len(trees) <= MAX_TREE_BLOCK
+            and all(t is not None and plain(t) for t in trees))
+
+
+def emit_tree_block(block, index: int, printer, slot_index: dict):
+    """`blocks.BlockCode` of a block with residual trees (``block.trees``), or None when a
+    node has no derivative rule or an instance has no Real slot (then the sympy path of
+    `blocks.emit_block` decides). Same C interface as the sympy path: ``blk<k>_residual`` /
+    ``blk<k>_jacobian`` for ``mdae_newton_block``, ``blk<k>_system`` for
+    ``mdae_linear_block``; a linear block of one equation is an explicit assignment."""
+    table = block.table
+    unknowns = [table.instance(s) for s in block.unknowns]
+    if any(u is None for u in unknowns):
+        return None
+    res = block.trees
+    kj = tree_jacobian(res, unknowns)
+    if kj is None:
+        return None
+    kind, jac = kj
+    n = len(unknowns)
+
+    def c(e):
+        return B.tree_c(e, printer, table)
+
+    try:
+        if kind == "linear" and n == 1:
+            sol = B.tree_solution(res[0], unknowns[0])
+            if sol is not None:
+                return B.BlockCode("explicit", f"    {printer.slots[block.unknowns[0]]} = "
+                                   f"{c(sol)};", "")
+        slots = ", ".join(str(slot_index[s]) for s in block.unknowns)
+        if kind == "linear":
+            zero = set(unknowns)
+            lines = [f"    A[{k}] = {c(d)};" for k, d in enumerate(jac) if d is not None]
+            lines += [f"    c[{k}] = -({c(at_zero(r, zero))});" for k, r in enumerate(res)]
+            helpers = (f"static void blk{index}_system(const ModelData *d, double *A, "
+                       f"double *c)\n{{\n" + B.LOCALS
+                       + f"    memset(A, 0, sizeof(double) * {n * n});\n"
+                       + "\n".join(lines) + "\n}\n")
+            body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
+                    f"      if (mdae_linear_block(inst, {n}, u, blk{index}_system, {index})) "
+                    "return 1; }")
+            return B.BlockCode("linear", body, helpers)
+        f_lines = [f"    F[{k}] = {c(r)};" for k, r in enumerate(res)]
+        j_lines = [f"    J[{k}] = {c(d)};" for k, d in enumerate(jac) if d is not None]
+    except KeyError:
+        return None
+    helpers = (f"static void blk{index}_residual(const ModelData *d, double *F)\n{{\n"
+               + B.LOCALS + "\n".join(f_lines) + "\n}\n"
+               f"static void blk{index}_jacobian(const ModelData *d, double *J)\n{{\n"
+               + B.LOCALS + f"    memset(J, 0, sizeof(double) * {n * n});\n"
+               + "\n".join(j_lines) + "\n}\n")
+    body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
+            f"      if (mdae_newton_block(inst, {n}, u, blk{index}_residual, "
+            f"blk{index}_jacobian, {index})) return 1; }}")
+    return B.BlockCode("newton", body, helpers)
