@@ -85,3 +85,20 @@ def test_preferred_coordinate_simulates_the_same_trajectory(tmp_path):
     assert len(a) == len(b)
     assert abs(a["x"] - b["x"]).max() < 1e-6 and abs(a["y"] - b["y"]).max() < 1e-6
     assert abs(a["x"] ** 2 + a["y"] ** 2 - 1.0).max() < 1e-5       # on the circle, L = 1
+
+
+def test_old_openmodelica_spelling_of_the_attribute_is_read(tmp_path):
+    """omc's old front end (instantiateModel of the MSL 3.1 examples) prints the attribute
+    capitalized, `StateSelect = StateSelect.prefer`, and declares the enumeration beside it
+    (`parameter enumeration(never, avoid, default, prefer, always) s`), which resolves the
+    literal to its position: both must read as `stateSelect = StateSelect.prefer`."""
+    src = tmp_path / "OldOmc.mo"
+    src.write_text("class OldOmc\n"
+                   "  parameter enumeration(never, avoid, default, prefer, always) s = "
+                   "StateSelect.default;\n"
+                   "  Real x(start = 1.0, fixed = true, StateSelect = StateSelect.prefer);\n"
+                   "  Real y(StateSelect = StateSelect.never);\n"
+                   "equation\n  der(x) = -x;\n  y = 2.0 * x;\nend OldOmc;\n")
+    model = api.load(src)
+    assert model.var("x").state_select == "prefer"
+    assert model.var("y").state_select == "never"

@@ -1415,6 +1415,10 @@ class _ModelBuilder:
         causality = explicit.get("causality", causality)
         seen = {}
         for mname, value, mloc, nested in d.modifiers:
+            if mname == "StateSelect":
+                # OpenModelica's old front end (instantiateModel of MSL 3.1 examples) prints
+                # the attribute capitalized: `Real phi(StateSelect = StateSelect.default)`
+                mname = "stateSelect"
             if mname in seen:
                 self.err(mloc, f"modifier '{mname}' given twice for '{d.name}'")
                 continue
@@ -1473,7 +1477,14 @@ class _ModelBuilder:
             description=d.description, binding=binding, loc=loc, **kw))
 
     def enum_value(self, value, enum: str, literals) -> str | None:
-        """The literal of ``enum`` named by ``value`` (a Ref such as StateSelect.prefer)."""
+        """The literal of ``enum`` named by ``value`` (a Ref such as StateSelect.prefer).
+        Where the file also declares an enumeration with the same literals (omc's old front
+        end prints ``parameter enumeration(never, avoid, default, prefer, always)
+        inertia1.stateSelect``), the literal reaches here already resolved to its position,
+        counted from 1 in the declaration order, which is ``literals``' order."""
+        if type(value) is E.Const and type(value.value) is int \
+                and 1 <= value.value <= len(literals):
+            return literals[value.value - 1]
         if type(value) is not E.Ref or not value.name.startswith(enum + "."):
             return None
         lit = value.name[len(enum) + 1:]
