@@ -77,7 +77,7 @@ def _first_line(msg: str, limit: int = 220) -> str:
 def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
     """Import, analyze, export, simulate and compare one model (module docstring)."""
     from mdae_fmu import api
-    from mdae_fmu.diagnostics import InputError
+    from mdae_fmu.diagnostics import InputError, ModelRejected
     from mdae_fmu.importers import frontend
     from mdae_fmu.importers.flat_modelica import parse_modelica
     out: dict = {"id": entry["id"]}
@@ -104,6 +104,10 @@ def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
     out["import_s"] = round(time.perf_counter() - t0, 3)
     try:
         analysis = api.analyze(model)
+    except ModelRejected as err:        # a refusal the analysis raises, with its diagnosis
+        out["analysis"] = "rejected"
+        out["message"] = _first_line(err).replace(str(path), path.name)
+        return out
     except Exception as err:  # noqa: BLE001
         out["analysis"] = "crash"
         out["message"] = f"{type(err).__name__}: {_first_line(err)}"
