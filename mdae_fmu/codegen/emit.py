@@ -127,7 +127,8 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         if i in runs:
             p, m = runs[i]
             body, text = run_code(f"run{part}_{i}",
-                                  [shapes[i + q * p:i + (q + 1) * p] for q in range(m)], k,
+                                  [[s for s in shapes[i + q * p:i + (q + 1) * p]
+                                    if s is not None] for q in range(m)], k,
                                   templates, "; ".join(describe(j) for j in range(i, i + p)))
             stmts.append(body)
             helpers.append(text)

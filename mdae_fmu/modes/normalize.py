@@ -181,7 +181,7 @@ class MultimodeSystem:
         out = set()
         trans = [i for i, g in enumerate(self.guards) if g.kind == "transient"]
         rise = {i: _rise_time(self.guards[i].cond) for i in trans}
-        constants = constant_bindings(self.model)
+        constants = constant_bindings(self.model) if self.model is not None else {}
         for i, j in itertools.combinations(trans, 2):
             if rise[i] is not None and rise[j] is not None and rise[i] != rise[j]:
                 out.add((i, j))
