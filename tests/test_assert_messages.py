@@ -140,13 +140,32 @@ def test_positional_and_named_forms_are_one_call():
      "String(r, format = ...) is not supported", 34),
     ('  assert(x < 2, "v " + String(x, digits = 3));\n', "'String' has no parameter 'digits'",
      34),
+    ('  when x > 1 then\n    terminate("at " + String(x));\n  end when;\n',
+     "a terminate message built with String", 5),
 ])
 def test_string_elsewhere_is_refused_at_its_position(src, message, col):
     text = f"model S\n  Real x = time;\n  Real y;\nequation\n{src}end S;\n"
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")
                        .replace(".", r"\.")) as err:
         parse_modelica(text, "S.mo")
-    assert str(err.value).startswith(f"S.mo:5:{col}:")
+    assert str(err.value).startswith(f"S.mo:{5 + src.startswith('  when')}:{col}:")
+
+
+def test_string_in_a_function_assert_is_refused():
+    text = """function f
+  input Real u;
+  output Real y;
+algorithm
+  assert(u > 0, "u = " + String(u));
+  y := u;
+end f;
+model S
+  Real x = f(time + 1);
+end S;
+"""
+    with pytest.raises(InputError, match="not supported in a function") as err:
+        parse_modelica(text, "S.mo")
+    assert str(err.value).startswith("S.mo:5:3:")
 
 
 @pytest.mark.parametrize("source", [ERROR_MODEL, WARNING_MODEL])

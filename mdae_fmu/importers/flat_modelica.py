@@ -1413,8 +1413,7 @@ def message_strings(ctx: ParseContext, messages) -> None:
 def refuse_string_calls(ctx: ParseContext) -> None:
     """Refuse every String(...) call no assert or terminate message claimed."""
     for _node, where in ctx.string_calls.values():
-        ctx.error(where, "String(...) is only supported in the message of assert and "
-                         "terminate")
+        ctx.error(where, "String(...) is only supported in the message of assert")
     ctx.string_calls.clear()
 
 
@@ -1786,6 +1785,11 @@ class _ModelBuilder:
             if not self._positional(s):
                 return None
             msg = _fold_strings(s.args[0]) if len(s.args) == 1 else None
+            if msg is not None and any(type(n) is E.Call and n.func == "String"
+                                       for n in E.walk(msg)):
+                self.err(s.loc, "a terminate message built with String(...) is not "
+                                "supported (only the message of assert shows values)")
+                return None
             if type(msg) is not E.Str:
                 self.err(s.loc, "terminate expects one string argument")
                 return None
