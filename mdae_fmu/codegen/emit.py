@@ -587,7 +587,9 @@ def message_format(p: SlotPrinter, msg: Message) -> tuple[str, str, list[str]]:
     """``(format, arguments, buffers)`` of a message for mdae_log: the literal parts as
     escaped C string literals (`c_string`) with every '%' doubled, a ``%s`` per value
     printed by ``mdae_str_real/int/bool`` (model.c) into its own buffer ``s<k>``."""
-    fmt, args, bufs = [], [], []
+    fmt: list[str] = []
+    args: list[str] = []
+    bufs: list[str] = []
     for part in msg:
         if isinstance(part, str):
             if part:

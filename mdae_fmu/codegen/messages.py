@@ -54,11 +54,11 @@ def message_parts(m: E.Expr) -> list | None:
     stack = [m]
     while stack:
         e = stack.pop()
-        t = type(e)
-        if t is E.BinOp and e.op == "+":
+        if isinstance(e, E.BinOp) and e.op == "+":
             stack.append(e.right)
             stack.append(e.left)
-        elif t is E.Str or (t is E.Call and e.func == "String" and len(e.args) == 4):
+        elif isinstance(e, E.Str) or (isinstance(e, E.Call) and e.func == "String"
+                                      and len(e.args) == 4):
             out.append(e)
         else:
             return None
@@ -69,25 +69,24 @@ def value_kind(e: E.Expr, types: Mapping[str, str]) -> str:
     """Real, Integer or Boolean: the type of ``e`` by its form (``types``: variable name ->
     declared type). Relations and logical operators are Boolean; integer literals, Integer
     variables and arithmetic (+ - *), integer(), div, mod... of Integers are Integer."""
-    t = type(e)
-    if t is E.Const:
+    if isinstance(e, E.Const):
         v = e.value
         return "Boolean" if type(v) is bool else "Integer" if type(v) is int else "Real"
-    if t is E.Ref:
+    if isinstance(e, E.Ref):
         return types.get(e.name, "Real")
-    if t is E.BinOp:
+    if isinstance(e, E.BinOp):
         if e.op in E.REL_OPS or e.op in E.BOOL_OPS:
             return "Boolean"
         if e.op in ("+", "-", "*", ".+", ".-", ".*") and \
                 value_kind(e.left, types) == value_kind(e.right, types) == "Integer":
             return "Integer"
         return "Real"
-    if t is E.UnOp:
+    if isinstance(e, E.UnOp):
         return "Boolean" if e.op == "not" else value_kind(e.arg, types)
-    if t is E.If:
+    if isinstance(e, E.If):
         a, b = value_kind(e.then, types), value_kind(e.orelse, types)
         return a if a == b else "Real"
-    if t is E.Call:
+    if isinstance(e, E.Call):
         if e.func in ("edge", "change", "initial", "terminal"):
             return "Boolean"
         if e.func in ("pre", "noEvent"):

@@ -104,15 +104,16 @@ def compile_message(parts, env: "Simulator"):
     `mdae_fmu.fmu.python_backend` writes them) on ``env``'s current values. A plain string
     (a plan written before messages had values) is its own message."""
     if isinstance(parts, str):
-        return lambda: parts
-    pieces = []
+        parts = [parts]
+    pieces: list = []           # a literal part, or (kind, [value closures])
     for p in parts:
-        if isinstance(p, str):
-            pieces.append(lambda text=p: text)
-        else:
-            kind, fs = p[1], [compile_tree(x, env) for x in p[2:]]
-            pieces.append(lambda kind=kind, fs=fs: format_value(kind, *(f() for f in fs)))
-    return lambda: "".join(f() for f in pieces)
+        pieces.append(p if isinstance(p, str) else
+                      (p[1], [compile_tree(x, env) for x in p[2:]]))
+
+    def message() -> str:
+        return "".join(p if isinstance(p, str) else format_value(p[0], *(f() for f in p[1]))
+                       for p in pieces)
+    return message
 
 
 def compile_tree(node, env: "Simulator"):
