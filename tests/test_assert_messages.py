@@ -67,10 +67,14 @@ def _run(path, stop):
     return r, messages, None
 
 
-@pytest.mark.parametrize("backend", ["c", "python"])
+@pytest.mark.parametrize("backend", ["c", "python", "guarded"])
 def test_error_assertion_logs_the_value_when_it_fails(tmp_path, backend):
+    """C per-mode schedule, python backend, and the guarded schedule (issue 17; its model.c
+    checks the assertions with the same code)."""
     path = export(parse_modelica(ERROR_MODEL, "A.mo"), tmp_path / "A.fmu", progress=False,
-                  backend=backend, fmi_type="cs" if backend == "python" else "me")
+                  backend="python" if backend == "python" else "c",
+                  fmi_type="cs" if backend == "python" else "me",
+                  implicit=True if backend == "guarded" else None)
     r, messages, err = _run(path, 2.0)
     # the simulation stops there (FMPy raises on the C FMU's fmi2Error; the Co-Simulation
     # FMU of the python backend refuses the step and FMPy ends the run)
@@ -175,6 +179,29 @@ def test_messages_round_trip(source):
     assert Model.from_json(json.loads(json.dumps(m.to_json()))) == m
     assert parse_modelica(print_model(m), "P.mo") == m
     assert parse_xml(model_to_xml(m), "M.xml").assertions == m.assertions
+
+
+def test_export_from_saved_analysis(tmp_path):
+    """``analyze --json`` then ``export --from-json``: the FMU of the direct export, byte for
+    byte (the message's String calls survive the saved model)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "mdae_fmu.cli", *args], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=600)
+    (tmp_path / "W.mo").write_text(WARNING_MODEL)
+    saved = cli("analyze", "--json", "W.mo")
+    assert saved.returncode == 0 and '"String"' in saved.stdout, saved.stderr
+    (tmp_path / "W.json").write_text(saved.stdout)
+    r1 = cli("export", "W.mo", "-o", "direct.fmu")
+    r2 = cli("export", "--from-json", "W.json", "-o", "saved.fmu")
+    assert r1.returncode == 0 and r2.returncode == 0, r1.stderr + r2.stderr
+    assert (tmp_path / "direct.fmu").read_bytes() == (tmp_path / "saved.fmu").read_bytes()
 
 
 def test_format_value_like_printf():
