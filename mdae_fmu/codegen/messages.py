@@ -3,7 +3,7 @@ values (issue 13; docs/importers.md, "String in messages").
 
 The importer reads ``String(x, ...)`` as the canonical call ``String(x, minimumLength,
 leftJustified, significantDigits)`` (`mdae_fmu.importers.flat_modelica`, only inside the
-message of an assert or terminate). Here a message ``"a" + String(x, ...) + "b"`` becomes a
+message of an assert). Here a message ``"a" + String(x, ...) + "b"`` becomes a
 `Message`: its literal parts and its `Formatted` values, whose sympy expressions the C and
 Python printers evaluate when the assertion fails, so the log shows the value at that time.
 
