@@ -113,6 +113,27 @@ def test_msl_limiter_pattern(tmp_path):
                           "uMax (=-1) < uMin (=1)") for m in messages), messages
 
 
+def test_assertion_in_a_when_branch(tmp_path):
+    """Checked when its branch fires (k = 1, 2, 3, 4 at t = 0.25, 0.5, 0.75, 1): k < 3 holds
+    up to the assertion tolerance at k = 3 (docs/multimode-fmu.md, "Assertions") and fails
+    at t = 1, where k = 4 and x = 1."""
+    model = parse_modelica("""model WA
+  Real x(start = 0, fixed = true);
+  discrete Integer k(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  when sample(0.25, 0.25) then
+    k = pre(k) + 1;
+    assert(k < 3, "sample " + String(k, minimumLength = 3, leftJustified = false) +
+      " at x = " + String(x, significantDigits = 2));
+  end when;
+end WA;
+""", "WA.mo")
+    r, messages, err = _run(export(model, tmp_path / "WA.fmu", progress=False), 2.0)
+    assert err is not None
+    assert "t = 1: assertion failed: sample   4 at x = 1" in messages
+
+
 def _string_call(src: str) -> E.Call:
     m = parse_modelica(f'model S\n  Real x = time;\nequation\n  assert(x < 2, "v " + {src});\n'
                        'end S;\n', "S.mo")
