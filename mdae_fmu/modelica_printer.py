@@ -102,6 +102,8 @@ def _print(e) -> tuple[str, int]:
     if t is E.Der:
         return f"der({_print(e.arg)[0]})", _PRIMARY
     if t is E.Call:
+        if e.func == "String" and len(e.args) == 4:
+            return _string_call(e), _PRIMARY
         return f"{print_name(e.func)}({', '.join(_print(a)[0] for a in e.args)})", _PRIMARY
     if t is E.Time:
         return "time", _PRIMARY
@@ -116,6 +118,22 @@ def _print(e) -> tuple[str, int]:
         parts.append(f" else {_print(rest)[0]}")
         return "".join(parts), _IF
     raise TypeError(f"not an expression: {e!r}")
+
+
+#: The options of the importer's canonical ``String(x, minimumLength, leftJustified,
+#: significantDigits)`` with their defaults (`mdae_fmu.importers.flat_modelica`).
+_STRING_DEFAULTS = (("minimumLength", E.Const(0)), ("leftJustified", E.Const(True)),
+                    ("significantDigits", E.Const(6)))
+
+
+def _string_call(e: E.Call) -> str:
+    """``String(x, opt = v, ...)`` with the options that are not at their defaults, named:
+    valid Modelica for a value of any type (significantDigits only applies to a Real)."""
+    parts = [_print(e.args[0])[0]]
+    for (name, default), a in zip(_STRING_DEFAULTS, e.args[1:]):
+        if a != default or type(a.value) is not type(default.value):
+            parts.append(f"{name} = {_print(a)[0]}")
+    return f"String({', '.join(parts)})"
 
 
 def print_expr(e: E.Expr) -> str:

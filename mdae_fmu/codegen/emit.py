@@ -25,6 +25,7 @@ from .cprinter import SlotPrinter, c_comment, c_string
 from .events import ASSERT_TOL, EventPlan
 from .functions import function_sources
 from .initialization import InitPlan
+from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
 from .runs import find_runs, run_code, shape
@@ -239,7 +240,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         cons_residual="\n".join(res["cons"]), drift="\n".join(res["drift"]),
         ncons=len(cm.consistency), project_unknowns=_num_list(res["project_unknowns"], str),
         n_project=len(res["project_unknowns"]), multimode=modes is not None,
-        assert_tol=repr(ASSERT_TOL))
+        assert_tol=repr(ASSERT_TOL), max_min_length=MAX_MIN_LENGTH, max_digits=MAX_DIGITS)
     # last: printing the equations may have made derivative functions
     files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
     return files
@@ -569,12 +570,38 @@ def assertion_condition(p: SlotPrinter, cond) -> str:
     return p.doprint(cond)
 
 
-def _assert_code(p: SlotPrinter, cond: sp.Expr, msg: str, level: str, indent="    ") -> str:
-    text = c_string(msg)
+def _assert_code(p: SlotPrinter, cond: sp.Expr, msg: Message, level: str,
+                 indent="    ") -> str:
+    """The check of one assertion; its message is built when it fails (`message_format`)."""
     test = assertion_condition(p, cond)
+    fmt, args, bufs = message_format(p, msg)
+    decl = f"{indent}    char {', '.join(bufs)};\n" if bufs else ""
     if level == "warning":
-        return (f"{indent}if (!{test}) mdae_log(inst, LOG_WARNING, fmi2Warning, "
-                f"\"t = %.17g: assertion: %s\", d->time, {text});")
-    return (f"{indent}if (!{test}) {{\n{indent}    mdae_log(inst, LOG_ERROR, "
-            f"fmi2Error, \"t = %.17g: assertion failed: %s\", d->time, {text});\n"
+        return (f"{indent}if (!{test}) {{\n{decl}{indent}    mdae_log(inst, LOG_WARNING, "
+                f"fmi2Warning, \"t = %.17g: assertion: \"{fmt}, d->time{args});\n{indent}}}")
+    return (f"{indent}if (!{test}) {{\n{decl}{indent}    mdae_log(inst, LOG_ERROR, "
+            f"fmi2Error, \"t = %.17g: assertion failed: \"{fmt}, d->time{args});\n"
             f"{indent}    return 1;\n{indent}}}")
+
+
+def message_format(p: SlotPrinter, msg: Message) -> tuple[str, str, list[str]]:
+    """``(format, arguments, buffers)`` of a message for mdae_log: the literal parts as
+    escaped C string literals (`c_string`) with every '%' doubled, a ``%s`` per value
+    printed by ``mdae_str_real/int/bool`` (model.c) into its own buffer ``s<k>``."""
+    fmt: list[str] = []
+    args: list[str] = []
+    bufs: list[str] = []
+    for part in msg:
+        if isinstance(part, str):
+            if part:
+                fmt.append(" " + c_string(part.replace("%", "%%")))
+            continue
+        k = len(bufs)
+        bufs.append(f"s{k}[MDAE_STR_LEN]")
+        fmt.append(' "%s"')
+        opts = [p.doprint(part.min_length), p.doprint(part.left)]
+        if part.kind == "Real":
+            opts.append(p.doprint(part.digits))
+        args.append(f", mdae_str_{part.kind.lower()}(s{k}, {p.doprint(part.value)}, "
+                    f"{', '.join(opts)})")
+    return "".join(fmt), "".join(args), bufs

@@ -51,6 +51,7 @@ from ..ir import Assertion, Assign, Model, Reinit, Terminate
 from ..structure.when_clauses import (coupled_when_variables, when_assignment_order,
                                       when_clause_problems)
 from .blocks import linear_split
+from .messages import Message, plan_message
 from .plan import CompiledModel
 
 _ORDER_RELS = ("<", "<=", ">", ">=")
@@ -101,7 +102,8 @@ class EventPlan:
     # the equations of the when-bodies, (branch index, action index), in the order they are
     # solved at an instant (`mdae_fmu.structure.when_clauses.when_assignment_order`)
     assignment_order: tuple[tuple[int, int], ...]
-    assertions: tuple[tuple[sp.Expr, str, str], ...]  # (condition, message, level)
+    # (condition, message built at run time (`mdae_fmu.codegen.messages`), level)
+    assertions: tuple[tuple[sp.Expr, Message, str], ...]
     clock_rates: dict                             # clock state -> rate (`clock_rates`)
     # branches of different when-clauses that reinit the same variable (`reinit_conflicts`)
     conflicts: tuple = ()
@@ -276,6 +278,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) ->
     ``report``: the per-mode analysis of a single-mode model, whose when-equations coupled
     with the continuous equations are solved by Newton (`EventPlan.when_loop`)."""
     table = cm.table
+    types = {v.name: v.type for v in model.variables}
     branches: list = []
     clauses: list = []
     for w in model.whens:
@@ -287,7 +290,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) ->
                               for n in E.walk(br.condition))
             actions = []
             for a in br.actions:
-                actions.append(_action(cm, a, w.id))
+                actions.append(_action(cm, a, w.id, types))
             idx.append(len(branches))
             rs = cm.when_restarts.get((w.id, len(idx) - 1))
             branches.append(BranchPlan(w.id, cond, has_initial, tuple(actions),
@@ -300,8 +303,8 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) ->
         if a.guard:
             raise ModelRejected("guarded assertions are not supported by the single-mode "
                                 "exporter")
-        assertions.append((_to_sympy(table, a.cond, "assertion"), _message(a.message),
-                           a.level))
+        assertions.append((_to_sympy(table, a.cond, "assertion"),
+                           _message(table, a.message, types, "assertion"), a.level))
     # blocks kept on the expression tree are plain arithmetic: no relation, no sample()
     exprs = [r for b in cm.blocks if not b.on_tree for r in b.residuals]
     exprs += [e for _, e in cm.consistency]
@@ -419,11 +422,12 @@ def _to_sympy(table, e: E.Expr, where: str):
         raise ModelRejected(f"{where}: cannot generate code: {err}") from None
 
 
-def _message(m: E.Expr) -> str:
-    return m.value if isinstance(m, E.Str) else "assertion failed"
+def _message(table, m: E.Expr, types, where: str) -> Message:
+    """The message of an assertion, its values converted to sympy (`messages.plan_message`)."""
+    return plan_message(lambda e: _to_sympy(table, e, where), m, types)
 
 
-def _action(cm: CompiledModel, a, clause: str):
+def _action(cm: CompiledModel, a, clause: str, types):
     table = cm.table
     if isinstance(a, Reinit):
         target = cm.slots.get(table.sym(a.var, 0))
@@ -444,5 +448,5 @@ def _action(cm: CompiledModel, a, clause: str):
         return ("terminate", None, a.message, None)
     if isinstance(a, Assertion):
         return ("assert", a.level, _to_sympy(table, a.cond, f"when-clause {clause}"),
-                _message(a.message))
+                _message(table, a.message, types, f"when-clause {clause}"))
     raise ModelRejected(f"when-clause {clause}: unsupported action {type(a).__name__}")

@@ -83,6 +83,39 @@ def _sum(fs):
     return f
 
 
+def format_value(kind: str, v, min_length, left, digits) -> str:
+    """``String(v, minimumLength, leftJustified, significantDigits)`` as the C run time
+    prints it (`mdae_fmu.codegen.messages.format_value`, of which this is a copy: the FMU
+    does not import mdae_fmu)."""
+    w = int(min(min_length, 100)) if min_length >= 0 else 0
+    if kind == "Boolean":
+        text = "true" if v else "false"
+    elif kind == "Integer":
+        text = "%.0f" % round(float(v))
+    else:
+        p = int(min(digits, 32)) if digits >= 1 else 1
+        text = "%.*g" % (p, float(v))
+    return text.ljust(w) if left else text.rjust(w)
+
+
+def compile_message(parts, env: "Simulator"):
+    """A closure building an assertion message from its literal parts and its values
+    (``["f", kind, value, minimumLength, leftJustified, significantDigits]``, as
+    `mdae_fmu.fmu.python_backend` writes them) on ``env``'s current values. A plain string
+    (a plan written before messages had values) is its own message."""
+    if isinstance(parts, str):
+        parts = [parts]
+    pieces: list = []           # a literal part, or (kind, [value closures])
+    for p in parts:
+        pieces.append(p if isinstance(p, str) else
+                      (p[1], [compile_tree(x, env) for x in p[2:]]))
+
+    def message() -> str:
+        return "".join(p if isinstance(p, str) else format_value(p[0], *(f() for f in p[1]))
+                       for p in pieces)
+    return message
+
+
 def compile_tree(node, env: "Simulator"):
     """A zero-argument closure computing ``node`` on ``env``'s value arrays (module
     docstring); unknown operators raise ValueError."""
@@ -224,7 +257,7 @@ class Simulator:
         self.relations = [(c(r["s"]), r["strict"]) for r in plan["relations"]]
         self.assert_tol = plan.get("assert_tol", 1e-8)
         self.warnings: list = []      # assertion warnings, for the host's log
-        self.assertions = [(compile_tree(c, self), msg, level)
+        self.assertions = [(compile_tree(c, self), compile_message(msg, self), level)
                            for c, msg, level in plan.get("assertions", ())]
         self.modes = [self._mode(m) for m in plan["modes"]]
         self.init_system = self._system(plan.get("init"))
@@ -418,8 +451,9 @@ class Simulator:
     def check_assertions(self):
         """Each assertion's condition (relations up to ``assert_tol``): a failed ``error``
         one stops the simulation, a ``warning`` one is logged."""
-        for cond, msg, level in self.assertions:
+        for cond, message, level in self.assertions:
             if not cond():
+                msg = message()
                 if level == "warning":
                     self.warnings.append(f"t = {self.time!r}: assertion: {msg}")
                 else:

@@ -21,6 +21,12 @@ _TYPES = {"Real": (Real, "r", float), "Integer": (Integer, "i", int),
           "Boolean": (Boolean, "b", bool)}
 
 
+def _printf_safe(message: str) -> str:
+    """``message`` with every '%' doubled: the host's logger reads it as a printf format
+    (FMI 2.0 §2.1.5), and text from the model (assertion messages) must print as written."""
+    return message.replace("%", "%%")
+
+
 class MdaeModel(Fmi2Slave):
     """Co-Simulation slave running the plan of one model (module docstring)."""
 
@@ -70,17 +76,17 @@ class MdaeModel(Fmi2Slave):
         try:
             self.sim.initialize(self.sim.time)
         except (SimulationError, ArithmeticError, ValueError) as err:
-            self.log(str(err), Fmi2Status.error)
+            self.log(_printf_safe(str(err)), Fmi2Status.error)
             raise
 
     def do_step(self, current_time, step_size):
         try:
             self.sim.do_step(current_time, step_size, self.t_stop)
         except (SimulationError, ArithmeticError, ValueError) as err:
-            self.log(f"{err}", Fmi2Status.error)
+            self.log(_printf_safe(f"{err}"), Fmi2Status.error)
             return False
         finally:
             for message in self.sim.warnings:
-                self.log(message, Fmi2Status.warning)
+                self.log(_printf_safe(message), Fmi2Status.warning)
             self.sim.warnings.clear()
         return True

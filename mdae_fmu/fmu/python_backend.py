@@ -172,6 +172,14 @@ def _assertion(w: _TreeWriter, cond) -> list:
     return w(cond)
 
 
+def _message(w: _TreeWriter, msg) -> list:
+    """An assertion message (`mdae_fmu.codegen.messages.Message`): its literal parts as
+    strings, each value as ``["f", kind, value, minimumLength, leftJustified,
+    significantDigits]``, formatted by the run time when the assertion fails."""
+    return [p if isinstance(p, str) else
+            ["f", p.kind, w(p.value), w(p.min_length), w(p.left), w(p.digits)] for p in msg]
+
+
 def _initial_system(cm: CompiledModel, w: _TreeWriter, init) -> dict:
     """The initial system (consistency and initial equations) and its Jacobian in the free
     states it determines (`mdae_fmu.codegen.initialization`), solved by minimal-norm
@@ -272,7 +280,8 @@ def _python_plan(model: Model, analysis) -> dict:
         + [[["v", "b", b], slots[sym]] for sym, _, b in banded],
         "init": _initial_system(cm, w, init),
         "relations": [dict(s=w(r.s), strict=r.strict) for r in ev.relations],
-        "assertions": [[_assertion(w, c), msg, level] for c, msg, level in ev.assertions],
+        "assertions": [[_assertion(w, c), _message(w, msg), level]
+                       for c, msg, level in ev.assertions],
         "assert_tol": ASSERT_TOL,
     }
     if multimode is None:

@@ -113,6 +113,8 @@ IGNORED_MODIFIERS = ("quantity", "unbounded")
 BUILTIN_PARAMETERS = {"homotopy": ("actual", "simplified"), "sample": ("start", "interval"),
                       "semiLinear": ("x", "k_pos", "k_neg")}
 _STATEMENTS = ("reinit", "assert", "terminate")
+#: The options of String(x, ...) in the order of the specification (Modelica 3.6 §3.7).
+_STRING_OPTIONS = ("significantDigits", "minimumLength", "leftJustified")
 _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
 _BINOPS = {op: op for op in E.BINARY_OPS}
 _UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
@@ -234,6 +236,9 @@ class ParseContext:
     functions: list = field(default_factory=list)     # function definitions (FunctionDef)
     annotations: list = field(default_factory=list)   # offsets of annotations not yet claimed
     calls: list = field(default_factory=list)         # (name, where, nargs) of non-built-ins
+    # id -> (node, location) of the String(...) calls not (yet) found in the message of an
+    # assert or terminate: any left when the model is built is refused (`string_call`)
+    string_calls: dict = field(default_factory=dict)
     _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
 
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -622,6 +627,8 @@ class _Callbacks(FunctionCallbacks):
             else:
                 ctx.der_names.update(E.refs(arg))
             return E.Der(arg)
+        if name == "String":
+            return self._string_call(tok, args)
         if name in _STATEMENTS:
             named = {}
             pos = []
@@ -630,6 +637,9 @@ class _Callbacks(FunctionCallbacks):
                     named[normalize_name(a.name[1])] = a
                 else:
                     pos.append(a)
+            if ctx.string_calls:
+                message_strings(ctx, pos[1 if name == "assert" else 0:] +
+                                [a.value for k, a in named.items() if k != "condition"])
             s = Stmt(name, pos, named, ctx.tok_loc(tok))
             ctx.stmts[id(s)] = s
             return s
@@ -659,6 +669,60 @@ class _Callbacks(FunctionCallbacks):
         vals = [self._value(a) for a in args]
         if args and None not in vals:
             return self._fold(node, tok[2], lambda: values.call(name, tuple(vals)))
+        return node
+
+    def _string_call(self, tok, args):
+        """``String(x, ...)`` (Modelica 3.6 §3.7, String conversion) as the canonical call
+        ``String(x, minimumLength, leftJustified, significantDigits)``, the options that are
+        not given at their defaults (0, true, 6). Named options are read by name; positional
+        ones in the order their Boolean ``leftJustified`` shows: OpenModelica 1.x prints
+        ``String(x, 0, true, 6)`` (significantDigits last), the specification and later
+        OpenModelica ``String(x, 6, 0, true)``. An order that cannot be told (``String(x, n)``:
+        minimumLength for an Integer, significantDigits for a Real) is refused, as is
+        ``format``. The call is recorded in ``ctx.string_calls`` until the message of an
+        assert or terminate claims it (`message_strings`)."""
+        ctx = self.ctx
+        where = ctx.tok_loc(tok)
+        pos = [a for a in args if type(a) is not _Named]
+        if not args or type(args[0]) is _Named:
+            ctx.error(where, "String expects the value to convert as its first argument")
+            return E.ZERO
+        opts = pos[1:]
+        order: tuple = ()
+        if len(opts) == 2 and _boolean_form(opts[1]):
+            order = ("minimumLength", "leftJustified")
+        elif len(opts) == 2 and type(opts[1]) is E.Const and not _boolean_form(opts[0]):
+            order = ("significantDigits", "minimumLength")
+        elif len(opts) == 3 and _boolean_form(opts[1]) and not _boolean_form(opts[2]):
+            order = ("minimumLength", "leftJustified", "significantDigits")
+        elif len(opts) == 3 and _boolean_form(opts[2]) and not _boolean_form(opts[1]):
+            order = _STRING_OPTIONS
+        elif opts:
+            ctx.error(where, "cannot tell which options of String these positional arguments "
+                             "are: name them (String(x, significantDigits = 6, minimumLength "
+                             "= 0, leftJustified = true))")
+            return E.ZERO
+        given = dict(zip(order, opts))
+        for a in args[1 + len(opts):]:
+            if type(a) is not _Named:
+                ctx.error(where, "positional arguments of String must come before the named "
+                                 "ones")
+                return E.ZERO
+            key = a.name[1]
+            if key == "format":
+                ctx.error(ctx.tok_loc(a.name), "String(r, format = ...) is not supported "
+                                               "(use significantDigits, minimumLength and "
+                                               "leftJustified)")
+                return E.ZERO
+            if key not in _STRING_OPTIONS or key in given:
+                ctx.error(ctx.tok_loc(a.name), f"'String' has no parameter '{key}' here (its "
+                          f"options: {', '.join(_STRING_OPTIONS)}; each given once)")
+                return E.ZERO
+            given[key] = a.value
+        node = E.Call("String", (args[0], given.get("minimumLength", E.ZERO),
+                                 given.get("leftJustified", E.Const(True)),
+                                 given.get("significantDigits", E.Const(6))))
+        ctx.string_calls[id(node)] = (node, where)
         return node
 
     @staticmethod
@@ -1309,6 +1373,8 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "
                          "expression")
     ctx.stmts.clear()
+    if own:
+        refuse_string_calls(ctx)
     if own and ctx.extended and not ctx.errors:    # arrays: only scalar values here
         from .lowering import lower_expression
         e = lower_expression(e, ctx)
@@ -1326,6 +1392,29 @@ def _literal(cond: E.Expr, positive: bool = True) -> GuardLiteral:
         cond = cond.arg
         positive = not positive
     return GuardLiteral(cond, positive)
+
+
+def _boolean_form(e) -> bool:
+    """``e`` is a Boolean by its form: a Boolean literal, a relation, and/or/not."""
+    t = type(e)
+    return (t is E.Const and type(e.value) is bool) or \
+        (t is E.BinOp and e.op in E.REL_OPS + E.BOOL_OPS) or (t is E.UnOp and e.op == "not")
+
+
+def message_strings(ctx: ParseContext, messages) -> None:
+    """The String(...) calls inside ``messages`` (expressions of an assert or terminate
+    message) are where String is supported: claim them (`Callbacks._string_call`)."""
+    for m in messages:
+        for n in E.walk(m):
+            if type(n) is E.Call and n.func == "String":
+                ctx.string_calls.pop(id(n), None)
+
+
+def refuse_string_calls(ctx: ParseContext) -> None:
+    """Refuse every String(...) call no assert or terminate message claimed."""
+    for _node, where in ctx.string_calls.values():
+        ctx.error(where, "String(...) is only supported in the message of assert")
+    ctx.string_calls.clear()
 
 
 def _residual(lhs, rhs):
@@ -1696,6 +1785,11 @@ class _ModelBuilder:
             if not self._positional(s):
                 return None
             msg = _fold_strings(s.args[0]) if len(s.args) == 1 else None
+            if msg is not None and any(type(n) is E.Call and n.func == "String"
+                                       for n in E.walk(msg)):
+                self.err(s.loc, "a terminate message built with String(...) is not "
+                                "supported (only the message of assert shows values)")
+                return None
             if type(msg) is not E.Str:
                 self.err(s.loc, "terminate expects one string argument")
                 return None
@@ -1872,6 +1966,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     non-parameter binding becomes an equation where it is declared), equation sections,
     initial equation sections. Raises the earliest `InputError` of the file. The sections'
     lists are emptied on the way."""
+    refuse_string_calls(ctx)
     ctx.raise_first()                 # errors found while parsing come first
     for s in list(ctx.stmts.values()):
         ctx.error(s.loc, f"{s.func}(...) can only be used as an equation, not inside an "

@@ -479,6 +479,11 @@ class FunctionResolver:
                     args[2].name == "AssertionLevel.error":
                 ctx.enum_consumed[args[2].name] = ctx.enum_consumed.get(args[2].name, 0) + 1
             msg = _fold_strings(args[1]) if len(args) >= 2 else None
+            if msg is not None and type(msg) is not E.Str and \
+                    any(type(n) is E.Call and n.func == "String" for n in E.walk(msg)):
+                self.err(s.loc, "an assert message built with String(...) is not supported "
+                                "in a function (only in the model's equations)")
+                return None
             if len(args) not in (2, 3) or type(msg) is not E.Str:
                 self.err(s.loc, "assert in a function takes a condition and a string message")
                 return None

@@ -26,7 +26,8 @@ from ..ir import EXPERIMENT_KEYS, Model
 from . import flat_modelica as _fm
 from . import types as T
 from .annotations import check_experiment
-from .flat_modelica import Decl, ParseContext, Stmt, build_model, parse_expression
+from .flat_modelica import (Decl, ParseContext, Stmt, build_model, message_strings,
+                           parse_expression)
 
 NAMESPACE = "urn:mdae-fmu:eqlist:1"
 _NS = "{" + NAMESPACE + "}"
@@ -283,6 +284,7 @@ class _Reader:
             return None
         message = (E.Str(el.get("message")) if el.get("message") is not None
                    else self.expr(el, "messageExpr"))
+        message_strings(self.ctx, [message])     # String(...) belongs in a message
         args = [self.expr(el, "condition"), message]
         level = el.get("level", "error")
         if level != "error":
