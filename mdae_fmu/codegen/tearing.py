@@ -32,6 +32,7 @@ left to the full Newton.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import sympy as sp
@@ -54,7 +55,7 @@ class Tearing:
 
 
 def select_tearing(incidence: list[set[int]], solvable: list[set[int]],
-                   preferred: set[int] = frozenset()) -> Tearing:
+                   preferred: AbstractSet[int] = frozenset()) -> Tearing:
     """Greedy tearing (Cellier & Kofman 2006, ch. 7; module docstring) of a square block:
     ``incidence[i]`` the unknowns equation ``i`` reads, ``solvable[i]`` (a subset) those it
     can be solved for explicitly. Repeat: while some equation not yet used has exactly one
