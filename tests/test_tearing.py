@@ -7,7 +7,9 @@
   heating_diode.mo: a diode whose saturation current depends on its temperature heats a
   thermal capacitor through a conductor; sine source, capacitor and load resistor): its
   12-equation thermal loop failed at initialization without tearing (``vt_t`` started at 0,
-  ``v/vt_t`` infinite). Oracle: scipy's solve_ivp on the same equations reduced by hand to
+  ``v/vt_t`` infinite). It holds a user function, so it is torn on the sympy path; the
+  variant heating_diode_tree.mo (plain ``exp``, 7 equations) is torn on the expression tree
+  (`tear_tree_block`). Oracle: scipy's solve_ivp on the same equations reduced by hand to
   two states (capacitor voltage, heat capacitor temperature) with the loop solved for the
   diode temperature by brentq at each right-hand side evaluation; and the energy balance of
   the heat capacitor (its energy change = the integral of the diode's loss power, which all
@@ -74,11 +76,11 @@ def test_tear_block_substitutes_the_causal_chain():
     assert [b.label for b in out] == ["a+b+c", "a", "b"]
 
 
-def _oracle(t_eval):
+def _oracle(t_eval, A=1.0, Maxexp=15.0):
     from scipy.integrate import solve_ivp
     from scipy.optimize import brentq
-    Ids, Maxexp, Rp, EG, N, TNOM, XTI = 1e-6, 15.0, 1e8, 1.11, 1.0, 300.15, 3.0
-    k, q, Gth, Cth, Rl, C, A = 1.380662e-23, 1.6021892e-19, 10.0, 0.1, 1.0, 1.0, 1.0
+    Ids, Rp, EG, N, TNOM, XTI = 1e-6, 1e8, 1.11, 1.0, 300.15, 3.0
+    k, q, Gth, Cth, Rl, C = 1.380662e-23, 1.6021892e-19, 10.0, 0.1, 1.0, 1.0
 
     def exlin(x):
         return math.exp(Maxexp) * (1.0 + x - Maxexp) if x > Maxexp else math.exp(x)
@@ -133,3 +135,25 @@ def test_heating_diode_initializes_and_matches_the_hand_reduced_oracle(tmp_path)
     p = r["LossPower"][keep]
     energy = float(np.sum(np.diff(t) * (p[1:] + p[:-1]) / 2))
     assert abs(0.1 * (r["Th"][-1] - 293.15) - energy) < 1e-4 * max(1.0, abs(energy))
+
+
+def test_heating_diode_tree_block_is_torn_on_the_tree(tmp_path):
+    pytest.importorskip("scipy")
+    from fmpy import simulate_fmu
+
+    import mdae_fmu
+    from mdae_fmu.codegen.plan import compile_model
+    model = mdae_fmu.load(DATA / "heating_diode_tree.mo")
+    a = mdae_fmu.analyze(model)
+    cm = compile_model(a.code_model or model, a.code_modes or a.modes)
+    loop = [b for b in cm.blocks if "+" in b.label]
+    assert len(loop) == 1 and loop[0].trees is not None      # still on the tree, no sympy
+    assert [str(u) for u in loop[0].unknowns] == ["T"]        # the variable with a start
+    fmu = tmp_path / "HeatDiodeTree.fmu"
+    mdae_fmu.export_fmu(model, fmu)
+    r = simulate_fmu(str(fmu), stop_time=1.0, relative_tolerance=1e-10, output_interval=1e-3,
+                     output=["vc", "Th"], fmi_type="ModelExchange")
+    vc, Th = _oracle(r["time"], A=0.5, Maxexp=math.inf)
+    assert np.max(np.abs(r["vc"] - vc)) < 1e-6
+    assert np.max(np.abs(r["Th"] - Th)) < 1e-6
+    assert Th[-1] - 293.15 > 0.3

@@ -28,8 +28,8 @@ from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
 from ..structure.discrete_equations import order_discrete
 from .blocks import BlockPlan, classify, tree_solution
-from .tearing import tear_block
-from .treeblock import tree_block_ok
+from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
+from .treeblock import tree_block_ok, tree_jacobian
 
 
 @dataclass(frozen=True)
@@ -400,8 +400,9 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset()):
     """The `BlockPlan` of every block of the mode's BTF schedule (theory note 9334 §3.5(a)),
     and its consistency equations F^{<c} as (label, residual). One undifferentiated equation
     that its expression tree solves explicitly is planned on the tree: no sympy. A Newton
-    block on the sympy path is torn (`mdae_fmu.codegen.tearing.tear_block`; ``started``: the
-    symbols with a start value, preferred as tearing variables)."""
+    block is torn (`mdae_fmu.codegen.tearing`: `tear_block` on the sympy path,
+    `tear_tree_block` for tree blocks of at least `MIN_TREE_TEARING` equations; ``started``:
+    the symbols with a start value, preferred as tearing variables)."""
     solved = {(le.eq_id, le.k): le for le in mode.solved}
     blocks = []
     for blk in mode.blocks:
@@ -414,7 +415,13 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset()):
         elif tree_block_ok(trees := tuple(solved[key].tree for key in blk.equations)):
             # a small block of plain undifferentiated equations: Newton or linear on the
             # tree, no sympy (mdae_fmu.codegen.treeblock)
-            blocks.append(BlockPlan(label, unknowns, None, None, table, trees=trees))
+            plan = BlockPlan(label, unknowns, None, None, table, trees=trees)
+            torn = None
+            if len(unknowns) >= MIN_TREE_TEARING:
+                kj = tree_jacobian(trees, [(u.name, u.order) for u in blk.unknowns])
+                if kj is not None and kj[0] == "newton":
+                    torn = tear_tree_block(plan, started)
+            blocks.extend(torn if torn is not None else [plan])
         else:
             plan = BlockPlan(label, unknowns, tuple(solved[key].expr for key in blk.equations))
             torn = tear_block(plan, started) \

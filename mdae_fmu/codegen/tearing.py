@@ -27,21 +27,29 @@ Newton tolerance).
 a sympy `BlockPlan` and returns the replacement blocks: one Newton block in ``t`` whose
 residuals are the residual equations with the torn solutions substituted, then one explicit
 block per torn unknown (its original equation). A block without any explicit assignment is
-left to the full Newton.
+left to the full Newton. `tear_tree_block` does the same on the expression tree for the
+small plain-arithmetic blocks of `mdae_fmu.codegen.treeblock` (no sympy), for blocks of at
+least `MIN_TREE_TEARING` equations: the two-equation loops of the benchmark chain keep
+their code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sp
 
+from .. import expr as E
+from . import blocks as B
 from .blocks import BlockPlan, _linear_split_any, tree_size
 
 #: a torn block whose substituted residuals grow beyond this many tree nodes (counted up to
 #: the limit) stays a full Newton block: substitution must not swell the C text
 MAX_TORN_SIZE = 20000
+#: tree blocks (mdae_fmu.codegen.treeblock) are torn from this many equations on
+MIN_TREE_TEARING = 3
 
 
 @dataclass(frozen=True)
@@ -151,4 +159,92 @@ def tear_block(block: BlockPlan, preferred: frozenset = frozenset()):
         if tr.tearing else []
     for i, j in tr.assignments:
         out.append(BlockPlan(labels[i], (us[j],), (res[i],)))
+    return out
+
+
+def _instances(e: E.Expr) -> set:
+    out = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        inst = B.tree_instance(n)
+        if inst is not None:
+            out.add(inst)
+        else:
+            stack.extend(E.children(n))
+    return out
+
+
+def _subst(e: E.Expr, mapping: dict) -> E.Expr:
+    """``e`` with every instance ``(name, order)`` of ``mapping`` replaced by its tree (an
+    instance node is replaced whole, never inside: ``x`` inside ``der(x)`` is another
+    instance)."""
+    inst = B.tree_instance(e)
+    if inst is not None:
+        return mapping.get(inst, e)
+    if isinstance(e, E.UnOp):
+        return E.UnOp(e.op, _subst(e.arg, mapping))
+    if isinstance(e, E.BinOp):
+        return E.BinOp(e.op, _subst(e.left, mapping), _subst(e.right, mapping))
+    if isinstance(e, E.Call):
+        return E.Call(e.func, tuple(_subst(a, mapping) for a in e.args))
+    return e
+
+
+def _size(e: E.Expr, limit: int) -> int:
+    n, stack = 0, [e]
+    while stack and n < limit:
+        node = stack.pop()
+        n += 1
+        stack.extend(E.children(node))
+    return n
+
+
+def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset()):
+    """`tear_block` for a block of plain residual trees (``block.trees``): solvability read
+    off the tree (`blocks._linear`, coefficient free of the block's instances), the torn
+    solutions substituted on the tree; the Newton block keeps ``trees`` (printed by
+    `treeblock.emit_tree_block`), the torn ones are explicit tree blocks. None as in
+    `tear_block`, or when an unknown is not an instance."""
+    table: Any = block.table
+    res = block.trees
+    us = [table.instance(s) for s in block.unknowns]
+    if res is None or any(u is None for u in us):
+        return None
+    uset = set(us)
+    incidence, solvable, sols = [], [], {}
+    for i, r in enumerate(res):
+        reads = _instances(r)
+        inc = {j for j, u in enumerate(us) if u in reads}
+        ok = set()
+        for j in inc:
+            try:
+                a, _ = B._linear(r, us[j])
+            except B._NotLinear:
+                continue
+            if a is None or (isinstance(a, E.Const) and a.value == 0) or _instances(a) & uset:
+                continue
+            sol = B.tree_solution(r, us[j])
+            if sol is not None:
+                sols[(i, j)] = sol
+                ok.add(j)
+        incidence.append(inc)
+        solvable.append(ok)
+    tr = select_tearing(incidence, solvable,
+                        {j for j, s in enumerate(block.unknowns) if s in preferred})
+    if not tr.assignments:
+        return None
+    mapping: dict = {}
+    for i, j in tr.assignments:
+        mapping[us[j]] = _subst(sols[(i, j)], mapping)
+    reduced = tuple(_subst(res[i], mapping) for i in tr.residuals)
+    if sum(_size(r, MAX_TORN_SIZE) for r in reduced) >= MAX_TORN_SIZE // 10:
+        return None
+    labels = block.label.split("+")
+    if len(labels) != len(res):
+        labels = [block.label] * len(res)
+    out = [BlockPlan(block.label, tuple(block.unknowns[j] for j in tr.tearing), None, None,
+                     table, trees=reduced)] if tr.tearing else []
+    for i, j in tr.assignments:
+        out.append(BlockPlan(labels[i], (block.unknowns[j],), None, res[i], table))
     return out
