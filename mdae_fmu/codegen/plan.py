@@ -233,8 +233,10 @@ def compile_model(model: Model, report) -> CompiledModel:
     states = _state_plans(model, mode, table, values, inst_slot, real_names)
     state_symbols = frozenset(table.sym(i.name, i.order) for i in mode.states)
     starts = _alias_starts(model, table, values)
-    blocks, consistency = _block_plans(mode, table,
-                                       frozenset(table.sym(n, 0) for n in starts))
+    blocks, consistency = _block_plans(
+        mode, table, frozenset(table.sym(n, 0) for n in starts),
+        frozenset(table.sym(v.name, 0) for v in model.variables
+                  if v.variability in ("parameter", "constant")))
     disc_assign = _discrete_assignments(model, report, table, slots, discrete)
     calc_params = _toposort_params(model, table)
     calc = [(slots[table.sym(v.name, 0)], table.to_sympy(v.binding)) for v in calc_params]
@@ -396,13 +398,15 @@ def _state_plans(model: Model, mode, table: SymbolTable, values: dict, inst_slot
     return states
 
 
-def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset()):
+def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
+                 params: frozenset = frozenset()):
     """The `BlockPlan` of every block of the mode's BTF schedule (theory note 9334 §3.5(a)),
     and its consistency equations F^{<c} as (label, residual). One undifferentiated equation
     that its expression tree solves explicitly is planned on the tree: no sympy. A Newton
     block is torn (`mdae_fmu.codegen.tearing`: `tear_block` on the sympy path,
     `tear_tree_block` for tree blocks of at least `MIN_TREE_TEARING` equations; ``started``:
-    the symbols with a start value, preferred as tearing variables)."""
+    the symbols with a start value, preferred as tearing variables; ``params``: those of the
+    parameters and constants, the only divisors tearing allows)."""
     solved = {(le.eq_id, le.k): le for le in mode.solved}
     blocks = []
     for blk in mode.blocks:
@@ -420,11 +424,11 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset()):
             if len(unknowns) >= MIN_TREE_TEARING:
                 kj = tree_jacobian(trees, [(u.name, u.order) for u in blk.unknowns])
                 if kj is not None and kj[0] == "newton":
-                    torn = tear_tree_block(plan, started)
+                    torn = tear_tree_block(plan, started, params)
             blocks.extend(torn if torn is not None else [plan])
         else:
             plan = BlockPlan(label, unknowns, tuple(solved[key].expr for key in blk.equations))
-            torn = tear_block(plan, started) \
+            torn = tear_block(plan, started, params) \
                 if len(unknowns) > 1 and classify(plan) == "newton" else None
             blocks.extend(torn if torn is not None else [plan])
     consistency = tuple((_eq_label(le.eq_id, le.k), le.expr) for le in mode.consistency)

@@ -12,7 +12,8 @@ A block ``F(u) = 0`` of ``n`` equations is split into
 
 * tearing variables ``t`` (few), iterated by Newton;
 * torn unknowns ``v_1 .. v_m``, each computed causally, in order, from one equation that is
-  linear in it with a coefficient that reads no unknown of the block (``a v + b = 0`` ->
+  linear in it with a coefficient of parameters and constants only (OpenModelica's default
+  "strict" tearing: never divide by a variable, which may vanish; ``a v + b = 0`` ->
   ``v = -b/a``: the same explicit solution a scalar block gets, `blocks.linear_split`), from
   ``t`` and the torn unknowns before it;
 * residual equations (as many as tearing variables), the rest, evaluated at ``t`` and the
@@ -111,34 +112,36 @@ def select_tearing(incidence: list[set[int]], solvable: list[set[int]],
     return Tearing(tuple(tearing), tuple(assignments), residuals)
 
 
-def _solution(r: sp.Expr, u: sp.Symbol, others: set):
-    """``-b/a`` when ``r = a*u + b`` with ``a`` reading none of ``others`` (the block's
-    unknowns) and not a zero constant; else None."""
+def _solution(r: sp.Expr, u: sp.Symbol, params: AbstractSet):
+    """``-b/a`` when ``r = a*u + b`` with ``a`` reading parameters and constants only (the
+    "strict" rule of OpenModelica's tearing: no division by a variable, which may be 0 at
+    run time) and not a zero constant; else None."""
     split = _linear_split_any(r, u)
     if split is None:
         return None
     a, b = split
-    if a == 0 or (a.free_symbols & others):
+    if a == 0 or not a.free_symbols <= params:
         return None
     return -b if a == 1 else (b if a == -1 else -b / a)
 
 
-def tear_block(block: BlockPlan, preferred: frozenset = frozenset()):
+def tear_block(block: BlockPlan, preferred: frozenset = frozenset(),
+               params: AbstractSet = frozenset()):
     """The blocks that replace a Newton `BlockPlan` (module docstring): a Newton block in the
     tearing variables (label of the whole block, so failures name its equations), then the
     explicit blocks of the torn unknowns in causal order; None when tearing finds no explicit
     assignment or the substituted residuals exceed `MAX_TORN_SIZE`. ``preferred``: symbols
-    with a start value (tearing variables by preference, `select_tearing`)."""
+    with a start value (tearing variables by preference, `select_tearing`); ``params``: the
+    symbols of parameters and constants (the coefficients a torn unknown may be divided by)."""
     us = block.unknowns
     res = block.residuals
-    uset = set(us)
     incidence = [{j for j, u in enumerate(us) if u in r.free_symbols} for r in res]
     sols: dict = {}
     solvable = []
     for i, r in enumerate(res):
         ok = set()
         for j in incidence[i]:
-            s = _solution(r, us[j], uset)
+            s = _solution(r, us[j], params)
             if s is not None:
                 sols[(i, j)] = s
                 ok.add(j)
@@ -200,9 +203,10 @@ def _size(e: E.Expr, limit: int) -> int:
     return n
 
 
-def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset()):
+def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset(),
+                    params: AbstractSet = frozenset()):
     """`tear_block` for a block of plain residual trees (``block.trees``): solvability read
-    off the tree (`blocks._linear`, coefficient free of the block's instances), the torn
+    off the tree (`blocks._linear`, coefficient of parameters and constants), the torn
     solutions substituted on the tree; the Newton block keeps ``trees`` (printed by
     `treeblock.emit_tree_block`), the torn ones are explicit tree blocks. None as in
     `tear_block`, or when an unknown is not an instance."""
@@ -211,7 +215,6 @@ def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset()):
     us = [table.instance(s) for s in block.unknowns]
     if res is None or any(u is None for u in us):
         return None
-    uset = set(us)
     incidence, solvable, sols = [], [], {}
     for i, r in enumerate(res):
         reads = _instances(r)
@@ -222,7 +225,8 @@ def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset()):
                 a, _ = B._linear(r, us[j])
             except B._NotLinear:
                 continue
-            if a is None or (isinstance(a, E.Const) and a.value == 0) or _instances(a) & uset:
+            if a is None or (isinstance(a, E.Const) and a.value == 0) \
+                    or not {table.sym(*x) for x in _instances(a)} <= params:
                 continue
             sol = B.tree_solution(r, us[j])
             if sol is not None:
