@@ -157,3 +157,17 @@ def test_heating_diode_tree_block_is_torn_on_the_tree(tmp_path):
     assert np.max(np.abs(r["vc"] - vc)) < 1e-6
     assert np.max(np.abs(r["Th"] - Th)) < 1e-6
     assert Th[-1] - 293.15 > 0.3
+
+
+def test_torn_unknowns_are_divided_by_parameters_only():
+    # 0 = w*x + y - 1 (w a variable outside the block, maybe 0 at run time), 0 = x - sin(y);
+    # y (with a start value) is the tearing variable
+    x, y, w = sp.symbols("x y w")
+    blk = BlockPlan("e0+e1", (x, y), (w * x + y - 1, x - sp.sin(y)))
+    out = tear_block(blk, frozenset({y}))
+    assert out[0].unknowns == (y,) and out[1].label == "e1" and out[1].unknowns == (x,)
+    assert sp.simplify(out[0].residuals[0] - (w * sp.sin(y) + y - 1)) == 0
+    # w a parameter: x = (1 - y)/w from e0 (the first equation), residual e1
+    out = tear_block(blk, frozenset({y}), params=frozenset({w}))
+    assert out[0].unknowns == (y,) and out[1].label == "e0"
+    assert sp.simplify(out[0].residuals[0] - ((1 - y) / w - sp.sin(y))) == 0
