@@ -27,8 +27,9 @@ from ..diagnostics import ModelRejected
 from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
 from ..structure.discrete_equations import order_discrete
-from .blocks import BlockPlan, tree_solution
-from .treeblock import tree_block_ok
+from .blocks import BlockPlan, classify, tree_solution
+from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
+from .treeblock import tree_block_ok, tree_jacobian
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,11 @@ def compile_model(model: Model, report) -> CompiledModel:
     n_real = len(real_names)
     states = _state_plans(model, mode, table, values, inst_slot, real_names)
     state_symbols = frozenset(table.sym(i.name, i.order) for i in mode.states)
-    blocks, consistency = _block_plans(mode, table)
+    starts = _alias_starts(model, table, values)
+    blocks, consistency = _block_plans(
+        mode, table, frozenset(table.sym(n, 0) for n in starts),
+        frozenset(table.sym(v.name, 0) for v in model.variables
+                  if v.variability in ("parameter", "constant")))
     disc_assign = _discrete_assignments(model, report, table, slots, discrete)
     calc_params = _toposort_params(model, table)
     calc = [(slots[table.sym(v.name, 0)], table.to_sympy(v.binding)) for v in calc_params]
@@ -263,7 +268,46 @@ def compile_model(model: Model, report) -> CompiledModel:
             | {table.pre(v.name) for v in model.variables}))
     compiled.dependencies.update(_dependencies(compiled, state_names))
     compiled.guesses.update(guesses)
+    for v in fmi_vars:       # no start of its own: an alias's start (docs/fmi-mapping.md)
+        if v.kind == 5 and v.type == "Real" and v.vr not in compiled.guesses \
+                and real_names[v.vr] in starts:
+            compiled.guesses[v.vr] = starts[real_names[v.vr]]
     return compiled
+
+
+def _alias_starts(model: Model, table: SymbolTable, values: dict) -> dict:
+    """Name -> start value of every non-parameter Real that has a numeric start of its own
+    or, failing that, through an alias: the variables an unguarded equation ``a = b``
+    connects share the start of the first of them (declaration order) that has one, as
+    OpenModelica does. Newton guesses of block unknowns and preferred tearing variables
+    (`mdae_fmu.codegen.tearing`)."""
+    reals = {v.name: v for v in model.variables
+             if v.type == "Real" and v.variability not in ("parameter", "constant")}
+    parent = {n: n for n in reals}
+
+    def find(n):
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for eq in model.equations:
+        if eq.guard:
+            continue
+        lhs, rhs = E.split_residual(eq.residual)
+        if isinstance(lhs, E.Ref) and isinstance(rhs, E.Ref) \
+                and lhs.name in reals and rhs.name in reals:
+            parent[find(lhs.name)] = find(rhs.name)
+    own = {}
+    for n, v in reals.items():
+        val = numeric_value(v.start, table, values)
+        if isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val):
+            own[n] = float(val)
+    shared: dict = {}
+    for n in reals:
+        if n in own:
+            shared.setdefault(find(n), own[n])
+    return {n: own.get(n, shared[find(n)]) for n in reals if find(n) in shared}
 
 
 def _parameter_values(model: Model, table: SymbolTable) -> dict:
@@ -354,10 +398,15 @@ def _state_plans(model: Model, mode, table: SymbolTable, values: dict, inst_slot
     return states
 
 
-def _block_plans(mode, table: SymbolTable):
+def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
+                 params: frozenset = frozenset()):
     """The `BlockPlan` of every block of the mode's BTF schedule (theory note 9334 §3.5(a)),
     and its consistency equations F^{<c} as (label, residual). One undifferentiated equation
-    that its expression tree solves explicitly is planned on the tree: no sympy."""
+    that its expression tree solves explicitly is planned on the tree: no sympy. A Newton
+    block is torn (`mdae_fmu.codegen.tearing`: `tear_block` on the sympy path,
+    `tear_tree_block` for tree blocks of at least `MIN_TREE_TEARING` equations; ``started``:
+    the symbols with a start value, preferred as tearing variables; ``params``: those of the
+    parameters and constants, the only divisors tearing allows)."""
     solved = {(le.eq_id, le.k): le for le in mode.solved}
     blocks = []
     for blk in mode.blocks:
@@ -370,10 +419,18 @@ def _block_plans(mode, table: SymbolTable):
         elif tree_block_ok(trees := tuple(solved[key].tree for key in blk.equations)):
             # a small block of plain undifferentiated equations: Newton or linear on the
             # tree, no sympy (mdae_fmu.codegen.treeblock)
-            blocks.append(BlockPlan(label, unknowns, None, None, table, trees=trees))
+            plan = BlockPlan(label, unknowns, None, None, table, trees=trees)
+            torn = None
+            if len(unknowns) >= MIN_TREE_TEARING:
+                kj = tree_jacobian(trees, [(u.name, u.order) for u in blk.unknowns])
+                if kj is not None and kj[0] == "newton":
+                    torn = tear_tree_block(plan, started, params)
+            blocks.extend(torn if torn is not None else [plan])
         else:
-            blocks.append(BlockPlan(label, unknowns,
-                                    tuple(solved[key].expr for key in blk.equations)))
+            plan = BlockPlan(label, unknowns, tuple(solved[key].expr for key in blk.equations))
+            torn = tear_block(plan, started, params) \
+                if len(unknowns) > 1 and classify(plan) == "newton" else None
+            blocks.extend(torn if torn is not None else [plan])
     consistency = tuple((_eq_label(le.eq_id, le.k), le.expr) for le in mode.consistency)
     return blocks, consistency
 

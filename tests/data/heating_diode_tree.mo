@@ -1,0 +1,36 @@
+model HeatDiodeTree
+  parameter Real Ids = 1e-6;
+  parameter Real Rp = 1e8;
+  parameter Real EG = 1.11;
+  parameter Real N = 1.0;
+  parameter Real TNOM = 300.15;
+  parameter Real XTI = 3.0;
+  parameter Real k = 1.380662e-23;
+  parameter Real q = 1.6021892e-19;
+  parameter Real Gth = 10.0;
+  parameter Real Cth = 0.1;
+  parameter Real Rl = 1.0;
+  parameter Real C = 1.0;
+  parameter Real A = 0.5;
+  Real v;
+  Real i;
+  Real LossPower;
+  Real T(start = 293.15);
+  Real vt_t;
+  Real id;
+  Real aux;
+  Real auxp;
+  Real Th(start = 293.15, fixed = true);
+  Real vc(start = 0.0, fixed = true);
+equation
+  vt_t = k * T / q;
+  id = exp(v / (vt_t * N)) - 1.0;
+  aux = (T / TNOM - 1.0) * (EG / vt_t / N);
+  auxp = exp(aux);
+  i = Ids * (id * ((T / TNOM) ^ (XTI / N) * auxp)) + v / Rp;
+  LossPower = i * v;
+  Gth * (T - Th) = LossPower;
+  v = A * sin(6.283185307179586 * time) - vc;
+  C * der(vc) = i - vc / Rl;
+  Cth * der(Th) = LossPower;
+end HeatDiodeTree;
