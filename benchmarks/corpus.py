@@ -207,7 +207,11 @@ def _full_run(entry: dict, a) -> dict:
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
     except subprocess.TimeoutExpired:
-        return {"id": entry["id"], "import": "timeout", "message": f"over {a.timeout:.0f} s"}
+        # the limit covers the whole run (import, analysis, export, simulation): the stage
+        # that overran is not known here
+        return {"id": entry["id"], "import": "timeout",
+                "message": f"over {a.timeout:.0f} s for import, analysis, export and "
+                           "simulation together"}
     lines = p.stdout.strip().splitlines()
     if p.returncode == 0 and lines:
         return json.loads(lines[-1])
