@@ -45,6 +45,7 @@ import sympy as sp
 from .. import expr as E
 from . import blocks as B
 from .blocks import BlockPlan, _linear_split_any, tree_size
+from .treeblock import substitute_instances
 
 #: a torn block whose substituted residuals grow beyond this many tree nodes (counted up to
 #: the limit) stays a full Newton block: substitution must not swell the C text
@@ -178,20 +179,6 @@ def _instances(e: E.Expr) -> set:
     return out
 
 
-def _subst(e: E.Expr, mapping: dict) -> E.Expr:
-    """``e`` with every instance ``(name, order)`` of ``mapping`` replaced by its tree (an
-    instance node is replaced whole, never inside: ``x`` inside ``der(x)`` is another
-    instance)."""
-    inst = B.tree_instance(e)
-    if inst is not None:
-        return mapping.get(inst, e)
-    if isinstance(e, E.UnOp):
-        return E.UnOp(e.op, _subst(e.arg, mapping))
-    if isinstance(e, E.BinOp):
-        return E.BinOp(e.op, _subst(e.left, mapping), _subst(e.right, mapping))
-    if isinstance(e, E.Call):
-        return E.Call(e.func, tuple(_subst(a, mapping) for a in e.args))
-    return e
 
 
 def _size(e: E.Expr, limit: int) -> int:
@@ -240,8 +227,8 @@ def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset(),
         return None
     mapping: dict = {}
     for i, j in tr.assignments:
-        mapping[us[j]] = _subst(sols[(i, j)], mapping)
-    reduced = tuple(_subst(res[i], mapping) for i in tr.residuals)
+        mapping[us[j]] = substitute_instances(sols[(i, j)], mapping)
+    reduced = tuple(substitute_instances(res[i], mapping) for i in tr.residuals)
     if sum(_size(r, MAX_TORN_SIZE) for r in reduced) >= MAX_TORN_SIZE // 10:
         return None
     labels = block.label.split("+")

@@ -193,19 +193,27 @@ def _reads(e: E.Expr, instances: set) -> bool:
     return False
 
 
+def substitute_instances(e: E.Expr, mapping: dict) -> E.Expr:
+    """``e`` with every instance ``(name, order)`` of ``mapping`` replaced by its tree (an
+    instance node is replaced whole, never inside: ``x`` inside ``der(x)`` is another
+    instance)."""
+    inst = B.tree_instance(e)
+    if inst is not None:
+        return mapping.get(inst, e)
+    if isinstance(e, E.UnOp):
+        return E.UnOp(e.op, substitute_instances(e.arg, mapping))
+    if isinstance(e, E.BinOp):
+        return E.BinOp(e.op, substitute_instances(e.left, mapping),
+                       substitute_instances(e.right, mapping))
+    if isinstance(e, E.Call):
+        return E.Call(e.func, tuple(substitute_instances(a, mapping) for a in e.args))
+    return e
+
+
 def at_zero(e: E.Expr, instances: set) -> E.Expr:
     """``e`` with every instance of ``instances`` replaced by 0 (the constant term
     ``F(0)`` of an affine residual)."""
-    inst = B.tree_instance(e)
-    if inst is not None:
-        return E.Const(0) if inst in instances else e
-    if isinstance(e, E.UnOp):
-        return E.UnOp(e.op, at_zero(e.arg, instances))
-    if isinstance(e, E.BinOp):
-        return E.BinOp(e.op, at_zero(e.left, instances), at_zero(e.right, instances))
-    if isinstance(e, E.Call):
-        return E.Call(e.func, tuple(at_zero(a, instances) for a in e.args))
-    return e
+    return substitute_instances(e, dict.fromkeys(instances, E.Const(0)))
 
 
 def tree_block_ok(trees) -> bool:
