@@ -24,6 +24,7 @@ import sympy as sp
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
+from ..importers.initial import is_free_parameter
 from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
 from ..structure.discrete_equations import order_discrete
@@ -489,6 +490,15 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
                                   _typed(values.get(v.name, 0), v.type), v.description,
                                   v.unit, kind=0)
             elif v.name in calc_names:
+                var = FmiVariable(v.name, v.type, vr, "calculatedParameter", "fixed",
+                                  "calculated", None, v.description, v.unit, kind=2)
+            elif is_free_parameter(v):
+                # an unknown of the initial system (codegen/initialization.py), started
+                # from its start value
+                if v.start is not None and E.refs(v.start):
+                    start_bindings.append((vr, table.to_sympy(v.start)))
+                elif start_val is not None and v.type == "Real":
+                    guesses[vr] = float(start_val)
                 var = FmiVariable(v.name, v.type, vr, "calculatedParameter", "fixed",
                                   "calculated", None, v.description, v.unit, kind=2)
             else:

@@ -250,6 +250,8 @@ def _python_plan(model: Model, analysis) -> dict:
     init = plan_initialization(model, cm)
     if init.needs_compute:
         raise _Unsupported("an initial system on computed variables")
+    if set(init.unknown_slots) - {s.slot for s in cm.states}:
+        raise _Unsupported("parameters computed by the initial system")
     if ev.samples:
         raise _Unsupported("sample()")
     if getattr(model, "functions", None):
