@@ -253,6 +253,31 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
     return 1;
 }
 
+/* Rank deficiency of a Gauss-Newton step: "; no equation depends on a, b at their current
+ * values (...)" for the unknowns whose column of the difference Jacobian J (m x n) is zero, ""
+ * when every column has an entry. Such an unknown sits where each equation is flat in it
+ * (a saturation, sign()), which the start value decides. */
+static void flat_unknowns(int m, int n, const double *J, const int *u, char *buf, size_t size)
+{
+    int i, j, count = 0;
+    size_t len;
+    buf[0] = 0;
+    for (j = 0; j < n; j++) {
+        double c = 0.0;
+        for (i = 0; i < m; i++) c = fmax(c, fabs(J[i * n + j]));
+        if (c > 0.0 || !isfinite(c)) continue;
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", count++ ? ", " : "; no equation depends on ",
+                 mdae_real_names[u[j]]);
+    }
+    if (count) {
+        len = strlen(buf);
+        snprintf(buf + len, size - len, " at %s current value (an equation flat there, such "
+                 "as a saturation or sign(): a start value closer to the solution may help)",
+                 count > 1 ? "their" : "its");
+    }
+}
+
 /* Damped Gauss-Newton on m residuals in n unknown Real slots with a forward-difference
  * Jacobian: minimum-norm step J^T (J J^T)^-1 F when m <= n (the solution closest to the
  * guess), least-squares step (J^T J)^-1 J^T F when m > n. Used for the initial system and
@@ -288,9 +313,11 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                     M[i * m + j] = s;
                 }
             if (mdae_lu_factor(m, M, perm)) {
+                char flat[512];
+                flat_unknowns(m, n, J, u, flat, sizeof flat);
                 mdae_log(inst, LOG_ERROR, fmi2Error,
                          "t = %.17g: %s: the equations are numerically dependent (rank "
-                         "deficient Jacobian)", d->time, what);
+                         "deficient Jacobian)%s", d->time, what, flat);
                 return 1;
             }
             for (i = 0; i < m; i++) y[i] = F[i];
@@ -308,9 +335,11 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                     M[i * n + j] = s;
                 }
             if (mdae_lu_factor(n, M, perm)) {
+                char flat[512];
+                flat_unknowns(m, n, J, u, flat, sizeof flat);
                 mdae_log(inst, LOG_ERROR, fmi2Error,
                          "t = %.17g: %s: too few unknowns determine the equations (rank "
-                         "deficient Jacobian)", d->time, what);
+                         "deficient Jacobian)%s", d->time, what, flat);
                 return 1;
             }
             for (i = 0; i < n; i++) {

@@ -13,8 +13,9 @@ item 7 (initialization is left open by the paper). Decision (docs/fmi-mapping.md
   least-squares step ignores);
 * unknowns: the states whose start value is not ``fixed=true``, and the Real parameters with
   ``fixed = false`` and no binding (Modelica 3.6 §8.6: unknowns of the initialization
-  problem, constant afterwards; FMI ``calculatedParameter``), each started from its start
-  value (MSL 3.1 ``SaturatingInductor.Ipar``, determined by an implicit initial equation).
+  problem, constant afterwards; FMI ``calculatedParameter`` with ``initial="approx"``), each
+  started from its start value, which the host may set (MSL 3.1 ``SaturatingInductor.Ipar``,
+  determined by an implicit initial equation).
   States with ``fixed=true`` keep their start value;
 * solver (runtime ``mdae_gauss_newton``): damped Gauss-Newton from the start values with the
   minimum-norm step when the rows do not determine every free state, so free states move as

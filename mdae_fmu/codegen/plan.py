@@ -494,13 +494,12 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
                                   "calculated", None, v.description, v.unit, kind=2)
             elif is_free_parameter(v):
                 # an unknown of the initial system (codegen/initialization.py), started
-                # from its start value
+                # from its start value, which the host may set like a free state's
                 if v.start is not None and E.refs(v.start):
                     start_bindings.append((vr, table.to_sympy(v.start)))
-                elif start_val is not None and v.type == "Real":
-                    guesses[vr] = float(start_val)
                 var = FmiVariable(v.name, v.type, vr, "calculatedParameter", "fixed",
-                                  "calculated", None, v.description, v.unit, kind=2)
+                                  "approx", _typed(start_val or 0, v.type), v.description,
+                                  v.unit, kind=3)
             else:
                 var = FmiVariable(v.name, v.type, vr, "parameter", "fixed", "exact",
                                   _typed(values.get(v.name, 0), v.type), v.description,
