@@ -755,8 +755,53 @@ int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants)
     return 0;
 }
 
+/* The initial system at the current homotopy lambda, then the schedule; repeated while the
+ * relations the solution gives differ from those it was computed with (at most
+ * MDAE_MAX_EVENT_ITERATIONS times). */
+static int solve_initial_settled(ModelInstance *inst)
+{
+    int k;
+    for (k = 0; k < MDAE_MAX_EVENT_ITERATIONS; k++) {
+        if (MDAE_NINIT_ROWS > 0 &&
+            mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
+                              mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
+                              "initial system"))
+            return 1;
+        if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
+        if (!mdae_update_relations(&inst->d)) return 0;
+    }
+    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: initial system: the relations do not "
+             "settle at lambda = %g", inst->d.time, inst->d.homotopy);
+    return 1;
+}
+
+/* Initialization of a model with homotopy(actual, simplified) (Modelica 3.6 §3.7.4.4), by
+ * continuation: lambda = 0 (every homotopy() is its simplified expression), then up to 1 in
+ * MDAE_HOMOTOPY_STEPS equal steps, each solved from the previous solution with its relations
+ * settled (`solve_initial_settled`); lambda is 1 afterwards. OpenModelica's
+ * equations/ticket-5206: the saturation's actual expression is flat in the unknowns at
+ * their start values, its simplified one (u) is not. */
+#define MDAE_HOMOTOPY_STEPS 8
+static int homotopy_initialization(ModelInstance *inst)
+{
+    int k;
+    for (k = 0; k <= MDAE_HOMOTOPY_STEPS; k++) {
+        inst->d.homotopy = (double)k / MDAE_HOMOTOPY_STEPS;
+        if (solve_initial_settled(inst)) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: homotopy continuation of the "
+                     "initial system failed at lambda = %g", inst->d.time, inst->d.homotopy);
+            inst->d.homotopy = 1.0;
+            return 1;
+        }
+    }
+    mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: initial system solved by homotopy "
+             "continuation in %d steps", inst->d.time, MDAE_HOMOTOPY_STEPS);
+    return 0;
+}
+
 /* fmi2ExitInitializationMode: parameters, initial system (damped Gauss-Newton, start values
- * as the guess for free states), schedule, when-clauses on initial(), left limits. */
+ * as the guess for free states; homotopy continuation when the equations use homotopy()),
+ * schedule, when-clauses on initial(), left limits. */
 int mdae_initialize_instance(ModelInstance *inst)
 {
     ModelData *d = &inst->d;
@@ -770,7 +815,9 @@ int mdae_initialize_instance(ModelInstance *inst)
     memcpy(d->pb, d->b, sizeof d->b);
     for (k = 0; k < MDAE_NSAMPLE; k++) d->smp_last[k] = -INFINITY;
     mdae_update_relations(d);
-    if (MDAE_NINIT_ROWS > 0) {
+    if (MDAE_HOMOTOPY) {
+        if (homotopy_initialization(inst)) return 1;
+    } else if (MDAE_NINIT_ROWS > 0) {
         if (mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
                               mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
                               "initial system"))

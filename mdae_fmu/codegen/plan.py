@@ -335,7 +335,7 @@ def _variable_slots(model: Model, table: SymbolTable):
     """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
     declaration order) and its left limit (``d->pr`` ...): the symbol -> C slot maps of the
     values and of the left limits (theory note 9334 §3.6), and per type name -> index."""
-    slots: dict = {table.time: "d->time"}
+    slots: dict = {table.time: "d->time", table.homotopy: "d->homotopy"}
     pre_slots: dict = {}
     index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
     arrays = {"Real": "r", "Integer": "i", "Boolean": "b"}
