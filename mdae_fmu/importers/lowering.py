@@ -104,7 +104,8 @@ class Lowering:
         decls = [d for sec in sections if sec[0] == "decls" for d in sec[1]
                  if type(d) is Decl]
         for d in decls:
-            if not d.dims and d.binding is not None and _is_param(d.prefixes, d.explicit):
+            if not d.dims and d.binding is not None and (_is_param(d.prefixes, d.explicit)
+                                                         or self._fixed_discrete(d)):
                 self.params[d.name] = d.binding
         planned = []
         for d in decls:
@@ -141,6 +142,18 @@ class Lowering:
         for name in self.resolved - self.unresolved:
             self.ctx.first_use.pop(name, None)
         return result
+
+    def _fixed_discrete(self, d) -> bool:
+        """A discrete-valued variable (Integer, Boolean, enumeration, or declared
+        ``discrete``) that is not an input and has a binding: ``Integer n = 1``. Its binding
+        equation holds at every instant (Modelica 3.6 §4.4.3), so where a constant is needed
+        (a for-range, an array subscript) a binding that is a parameter expression gives its
+        value; ``pre(n)`` is not a parameter expression and is never folded this way."""
+        words = {p for p, _ in d.prefixes}
+        if words & {"input", "parameter", "constant"} or d.explicit:
+            return False
+        return "discrete" in words or d.type_name in ("Integer", "Boolean") or \
+            type(self.types.get(d.type_name)) is T.EnumDef
 
     def scalarized_shapes(self):
         """Shapes of the arrays declared element by element (``Real x[1]; Real x[2];``, as
