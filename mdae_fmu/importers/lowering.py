@@ -37,6 +37,8 @@ from . import types as T
 from .flat_modelica import _ENUM_PREFIXES, Decl, Stmt, _Named, normalize_name
 
 _MAX_ELEMENTS = 1_000_000      # scalars one array declaration or range may produce
+_MAX_CHAIN = 1_000             # elements a variable subscript may select among
+_BOOLEAN_OPS = frozenset(("and", "or", "<", "<=", ">", ">=", "==", "<>"))
 
 
 class LowerError(Exception):
@@ -81,6 +83,9 @@ class Lowering:
         self.prefix_types: dict = {}    # undeclared type path -> EnumDef (`learn_prefixes`)
         self.resolved: set = set()      # names used as arrays, records, literals...
         self.unresolved: set = set()    # names left as references although not declared
+        # range checks of variable subscripts (`variable_subscript`) of the equation or
+        # statement being lowered; None where a variable subscript is not allowed
+        self.range_checks: list | None = None
 
     # ---- errors ----
     def fail(self, message, where=None):
@@ -671,6 +676,10 @@ class Lowering:
     def subscript(self, e: A.Subscripted, env):
         name = e.name
         shape = self.shapes.get(name)
+        if shape is not None and self.range_checks is not None:
+            chosen = self.variable_subscript(e, shape, env)
+            if chosen is not None:
+                return chosen
         if shape is None and all(type(x) is E.Ref for x in e.subs):
             element = f"{name}[{','.join(x.name for x in e.subs)}]"
             if element in self.scalars:
@@ -687,6 +696,49 @@ class Lowering:
         if not out_shape:
             return items[0]
         return A.Arr(out_shape, items)
+
+    def variable_subscript(self, e: A.Subscripted, shape, env):
+        """``u[i, :]`` with a subscript ``i`` that is a variable expression (not a parameter
+        expression) of a dimension of known size n: the if-chain ``if i == 1 then u[1, :]
+        elseif ... else u[n, :]``, and a range check ``assert(i >= 1 and i <= n)`` of the
+        equation or statement (`range_checks`). A Boolean subscript picks element 1 (false)
+        or 2 (true), as OpenModelica does; an enumeration subscript is its position. None
+        when every subscript is a parameter expression."""
+        for k, sub in enumerate(e.subs[:len(shape)]):
+            if sub is A.COLON:
+                continue
+            n = shape[k]
+            v = self.value(sub, {**env, "end": n}, e.where)
+            if type(v) is not A.Arr and type(v) is not Rec and \
+                    type(v) is not _StringVar and self.const(v, env) is None:
+                break
+        else:
+            return None
+        if n > _MAX_CHAIN:
+            self.fail(f"a variable subscript of '{e.name}' selects among {n} elements (at "
+                      f"most {_MAX_CHAIN} supported)", e.where)
+
+        def pick(j):
+            subs = e.subs[:k] + (E.Const(j),) + e.subs[k + 1:]
+            return self.subscript(A.Subscripted(e.name, subs, e.where), env)
+
+        if _is_boolean(v, self.base_types):
+            if n != 2:
+                self.fail(f"a Boolean subscript of '{e.name}' needs a dimension of size 2 "
+                          f"(dimension {k + 1} has size {n})", e.where)
+            return A.elementwise(lambda a, b: E.If(v, a, b), pick(2), pick(1))
+        from ..modelica_printer import print_expr
+        check = E.BinOp("and", E.BinOp(">=", v, E.Const(1)), E.BinOp("<=", v, E.Const(n)))
+        text = f"array index out of range: {print_expr(v)} for dimension {k + 1} of " \
+               f"'{e.name}' (size {n})"
+        stmt = Stmt("assert", [check, E.Str(text)], {}, self.ctx.where_loc(e.where))
+        if all(c.args[0] != check for c in self.range_checks):
+            self.range_checks.append(stmt)
+        out = pick(n)
+        for j in range(n - 1, 0, -1):
+            c = E.BinOp("==", v, E.Const(j))
+            out = A.elementwise(lambda a, b, c=c: E.If(c, a, b), pick(j), out)
+        return out
 
     def picks(self, name, shape, subs, env, where) -> list:
         """Per dimension of ``shape``: (the indices ``subs`` select, whether the dimension is
@@ -1007,36 +1059,45 @@ class Lowering:
         for it in items:
             if it is None:
                 continue
-            tag = it[0]
-            where = it[3] if tag in ("eq", "for") else \
-                (it[1].loc if tag == "stmt" and it[1] is not None else it[-1])
+            saved, self.range_checks = self.range_checks, []
             try:
-                if tag == "eq":
-                    if type(it[2]) is E.Call and self.ctx.functions and \
-                            tuple_equation(self, it, env, out):
-                        continue            # (a, b) = f(x) of a function with arrays
-                    self.equate(self.value(it[1], env, it[3]), self.value(it[2], env, it[3]),
-                                it[3], out)
-                elif tag == "stmt":
-                    self.stmt(it[1], env, out)
-                elif tag == "if":
-                    self.if_eq(it, env, out)
-                elif tag == "when":
-                    branches = []
-                    for cond, loc, body in it[1]:
-                        c = self.value(cond, env, loc)
-                        sub: list = []
-                        self.items(body, env, sub)
-                        conds = c.items if type(c) is A.Arr else (c,)
-                        branches.extend((x, loc, sub) for x in conds)
-                    out.append(("when", branches, it[2]))
-                elif tag == "for":
-                    for en in self.iterate(it[1], env):
-                        self.items(it[2], en, out)
-                else:                       # items of other blocks (i13b): as they are
-                    out.append(it)
-            except LowerError as err:
-                self.report(err, where)
+                self.item(it, env, out)
+            finally:
+                checks, self.range_checks = self.range_checks, saved
+            out.extend(("stmt", c) for c in checks)
+
+    def item(self, it, env, out):
+        """One equation item ``it`` lowered into ``out``."""
+        tag = it[0]
+        where = it[3] if tag in ("eq", "for") else \
+            (it[1].loc if tag == "stmt" and it[1] is not None else it[-1])
+        try:
+            if tag == "eq":
+                if type(it[2]) is E.Call and self.ctx.functions and \
+                        tuple_equation(self, it, env, out):
+                    return              # (a, b) = f(x) of a function with arrays
+                self.equate(self.value(it[1], env, it[3]), self.value(it[2], env, it[3]),
+                            it[3], out)
+            elif tag == "stmt":
+                self.stmt(it[1], env, out)
+            elif tag == "if":
+                self.if_eq(it, env, out)
+            elif tag == "when":
+                branches = []
+                for cond, loc, body in it[1]:
+                    c = self.value(cond, env, loc)
+                    sub: list = []
+                    self.items(body, env, sub)
+                    conds = c.items if type(c) is A.Arr else (c,)
+                    branches.extend((x, loc, sub) for x in conds)
+                out.append(("when", branches, it[2]))
+            elif tag == "for":
+                for en in self.iterate(it[1], env):
+                    self.items(it[2], en, out)
+            else:                       # items of other blocks (i13b): as they are
+                out.append(it)
+        except LowerError as err:
+            self.report(err, where)
 
     def stmt(self, s, env, out):
         if s is None:
@@ -1141,6 +1202,25 @@ def _refs(e):
             for x in (v if type(v) is tuple else (v,)):
                 if x is not None and not isinstance(x, (str, int, float, bool)):
                     yield from _refs(x)
+
+
+def _is_boolean(e, base_types) -> bool:
+    """``e`` (a lowered scalar expression) is Boolean-valued."""
+    t = type(e)
+    if t is E.Const:
+        return type(e.value) is bool
+    if t is E.Ref:
+        return base_types.get(e.name) == "Boolean"
+    if t is E.UnOp:
+        return e.op == "not"
+    if t is E.BinOp:
+        return e.op in _BOOLEAN_OPS
+    if t is E.Call:
+        return e.func in ("pre", "edge", "change", "initial", "terminal", "sample") and (
+            e.func != "pre" or _is_boolean(e.args[0], base_types))
+    if t is E.If:
+        return _is_boolean(e.then, base_types)
+    return False
 
 
 def _is_param(prefixes, explicit=None) -> bool:
