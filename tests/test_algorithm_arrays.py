@@ -206,3 +206,29 @@ def test_for_loop_over_a_variable_range_inside_a_when_is_refused():
         parse_modelica(src, "WhenFor.mo")
     assert "WhenFor.mo:8:7: array subscript of 'd' must be an Integer parameter" in \
         str(err.value), err.value
+
+
+WHEN_IF_INDEX = """model WhenIfIndex
+  Integer k(start = 0, fixed = true);
+  Real u[3] = {10, 20, 30};
+  discrete Real v(start = 0, fixed = true);
+algorithm
+  when sample(0, 0.25) then
+    if k < 3 then
+      k := k + 1;
+      v := u[k];
+    end if;
+  end when;
+end WhenIfIndex;
+"""
+
+
+def test_range_check_inside_an_if_inside_a_when_is_checked_where_the_branch_runs(tmp_path):
+    """``v := u[k]`` in the branch ``if k < 3``: its range check (k = pre(k) + 1 <= 3) is an
+    assertion of the when-statement guarded by the branch condition (at t = 0.75 the branch
+    is not taken and k + 1 = 4 must not be checked). Closed form: k counts the samples at
+    0, 0.25, 0.5 up to 3, v = 10 k."""
+    res = _sim(WHEN_IF_INDEX, "WhenIfIndex", tmp_path, ["k", "v"])
+    assert res["time"][-1] == pytest.approx(1.0)
+    for t, k in ((0.1, 1), (0.3, 2), (0.6, 3), (0.9, 3)):
+        assert (_at(res, "k", t), _at(res, "v", t)) == (k, 10 * k), t

@@ -48,7 +48,7 @@ def lower_statements(low, items, env) -> list:
 
 def _fixed_subscripts(low, f, *args):
     """``f(*args)`` where a variable subscript is refused (`Lowering.variable_subscript`):
-    an assignment target, a while-condition (evaluated again at each iteration)."""
+    an assignment target."""
     saved, low.range_checks = low.range_checks, None
     try:
         return f(*args)
@@ -88,10 +88,7 @@ def _statement(low, it, env, out):
     elif tag == "for":
         _for(low, it, env, out)
     elif tag == "while":
-        _, cond, body, loc = it
-        out.append(("while", _fixed_subscripts(low, low.scalar, cond, env, loc,
-                                               "while-condition"),
-                    lower_statements(low, body, env), loc))
+        _while(low, it, env, out)
     else:                                   # return, break
         out.append(it)
 
@@ -160,6 +157,24 @@ def _for(low, it, env, out):
                                        for x in (rng.start, rng.step, rng.stop)), iloc),
                        iloc))
     out.append(("for", ranges, lower_statements(low, body, inner), loc))
+
+
+def _while(low, it, env, out):
+    """``while c loop body``; when ``c`` has variable subscripts, their range checks run
+    before each evaluation of ``c``: ``while true loop checks; if not c then break; end if;
+    body end while``."""
+    _, cond, body, loc = it
+    saved, low.range_checks = low.range_checks, []
+    try:
+        c = low.scalar(cond, env, loc, "while-condition")
+    finally:
+        checks, low.range_checks = low.range_checks, saved
+    stmts = lower_statements(low, body, env)
+    if checks:
+        exit_ = ("if", [(E.UnOp("not", c), loc, [("break", loc)])], None, loc)
+        stmts = [("stmt", ck) for ck in checks] + [exit_] + stmts
+        c = E.Const(True)
+    out.append(("while", c, stmts, loc))
 
 
 def _jumps(body) -> bool:

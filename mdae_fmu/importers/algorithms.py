@@ -201,6 +201,15 @@ def _targets(body, out: set) -> None:
             _targets(x[2] or [], out)
 
 
+def _guarded(a: Assertion, arms) -> Assertion:
+    """The assertion ``a`` of the last of the if-statement's ``arms`` so far, checked only
+    where that branch is taken: its condition ``if taken then cond else true``."""
+    taken = arms[-1][0] if arms[-1][0] is not None else E.Const(True)
+    for c, _e, _o in arms[:-1]:
+        taken = E.BinOp("and", E.UnOp("not", c), taken)
+    return Assertion(E.If(taken, a.cond, E.Const(True)), a.message, a.level, a.guard, a.loc)
+
+
 def _when_body(builder, body, env, order, actions) -> bool:
     """The statements ``body`` of a when-branch run symbolically: ``env`` maps each variable
     to its value so far (a variable the when-statement assigns starts from ``pre(v)``,
@@ -244,11 +253,13 @@ def _when_body(builder, body, env, order, actions) -> bool:
                 sub_actions: list = []
                 if not _when_body(builder, b, sub_env, sub_order, sub_actions):
                     return False
-                if sub_actions:
-                    builder.err(loc, "reinit, assert and terminate inside an if-statement "
-                                     "inside a when-statement are not supported")
+                if any(not isinstance(a, Assertion) for a in sub_actions):
+                    builder.err(loc, "reinit and terminate inside an if-statement inside a "
+                                     "when-statement are not supported (write the if-statement "
+                                     "as an elsewhen branch)")
                     return False
                 arms.append((None if cond is None else cur(cond), sub_env, sub_order))
+                actions.extend(_guarded(a, arms) for a in sub_actions)
             names = []
             for _c, _e, o in arms:
                 for n in o:
