@@ -112,7 +112,7 @@ IGNORED_MODIFIERS = ("quantity", "unbounded")
 #: (Modelica 3.6 §3.7.4.4 homotopy, §3.7.5 sample, §3.7.4.3 semiLinear).
 BUILTIN_PARAMETERS = {"homotopy": ("actual", "simplified"), "sample": ("start", "interval"),
                       "semiLinear": ("x", "k_pos", "k_neg")}
-_STATEMENTS = ("reinit", "assert", "terminate")
+_STATEMENTS = ("reinit", "assert", "terminate", "print")
 #: The options of String(x, ...) in the order of the specification (Modelica 3.6 §3.7).
 _STRING_OPTIONS = ("significantDigits", "minimumLength", "leftJustified")
 _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
@@ -817,7 +817,8 @@ class _Callbacks(FunctionCallbacks):
                 a.value = self._limited(a.value, e.loc)
             return ("stmt", e)
         self.ctx.error(self._start(c[-1]), "expected an equation 'lhs = rhs' (only reinit, "
-                                           "assert and terminate can be called as statements)")
+                                           "assert, terminate and print can be called as "
+                                           "statements)")
         return ("stmt", None)
 
     def _branches(self, c, branch_tag):
@@ -1794,7 +1795,21 @@ class _ModelBuilder:
                 self.err(s.loc, "terminate expects one string argument")
                 return None
             return Terminate(msg.value, s.loc)
+        if s.func == "print":
+            return self.print_action(s)
         return self.assertion(s, ())
+
+    def print_action(self, s: Stmt) -> Assertion | None:
+        """``print(str)`` in a when-clause (an OpenModelica extension, ModelicaBuiltin.mo:
+        "Prints to stdout") as an assertion of level warning that never holds: each time the
+        clause fires, the FMU logs the message, its ``String(...)`` values at that instant
+        (docs/importers.md, "String in messages")."""
+        if not self._positional(s):
+            return None
+        if len(s.args) != 1:
+            self.err(s.loc, f"print expects one String argument, got {len(s.args)}")
+            return None
+        return Assertion(E.Const(False), _fold_strings(s.args[0]), "warning", (), s.loc)
 
     def assertion(self, s: Stmt, guard) -> Assertion | None:
         if not self._positional(s, ("level",)):

@@ -463,6 +463,11 @@ class FunctionResolver:
             s = x[1]
             if s is None:
                 return None
+            if s.func == "print":
+                self.err(s.loc, "print(...) (an OpenModelica extension) is supported only "
+                                "inside a when-clause or a when-statement, where the FMU logs "
+                                "its message")
+                return None
             if s.func != "assert":
                 self.err(s.loc, f"{s.func}(...) is not allowed in a function")
                 return None
