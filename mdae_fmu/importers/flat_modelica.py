@@ -1212,6 +1212,10 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
         prev_end_line = ctx.line_col(prev[2] + len(prev[1]))[0]
         if ctx.line_col(start)[0] > prev_end_line:
             hint = f" (missing ';' at the end of line {prev_end_line}?)"
+    if hint is None and value == "[" and prev is not None and prev[1] in ("}", ")"):
+        hint = (" (a subscript after an array constructor {...} is not Modelica, Modelica 3.6 "
+                "§B.2.7; write the element itself)" if prev[1] == "}" else
+                " (a subscript after '(...)' is not supported; write the element itself)")
     if hint is None:
         hint = _describe_expected(err.expected, parser)
     return InputError(f"syntax error: unexpected {shown!r}" + hint + ctx.note, loc,
