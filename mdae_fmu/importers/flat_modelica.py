@@ -591,7 +591,9 @@ class _Callbacks(FunctionCallbacks):
 
     def call_comprehension(self, c):
         self.ctx.extended = True
-        return A.Comprehension(normalize_name(c[0][1]), c[2], c[4], c[0][2])
+        name = normalize_name(c[0][1])
+        # array(e for i in r) is {e for i in r} (Modelica 3.6 §10.4.1)
+        return A.Comprehension(None if name == "array" else name, c[2], c[4], c[0][2])
 
     def for_index(self, c):
         return (normalize_name(c[0][1]), c[2], c[0][2])
@@ -629,6 +631,10 @@ class _Callbacks(FunctionCallbacks):
             return E.Der(arg)
         if name == "String":
             return self._string_call(tok, args)
+        if name == "array" and \
+                not any(type(a) is _Named for a in args):
+            ctx.extended = True         # array(a, b, ...) is {a, b, ...} (§10.4.1)
+            return A.ArrayCons(tuple(args), tok[2])
         if name in _STATEMENTS:
             named = {}
             pos = []

@@ -773,6 +773,9 @@ class Lowering:
         """``a[i].b[j].c``: subscripts of a record array, then fields and their subscripts,
         step by step on values (a field of an array of records is the array of the fields,
         Modelica 3.6 §10.6.8)."""
+        merged = self.merged_path(e)
+        if merged is not None:
+            return self.subscript(merged, env)
         v = self.subscript(A.Subscripted(e.name, e.subs, e.where), env)
         shown = e.name + "[...]"
         for field, subs in e.steps:
@@ -788,6 +791,25 @@ class Lowering:
                 out_shape = tuple(len(idx) for idx, keep in picks if keep)
                 v = A.Arr(out_shape, items) if out_shape else items[0]
         return v
+
+    def merged_path(self, e: A.Path):
+        """``m2[i].m1[j].x`` in OpenModelica's non-scalarized output (``-d=-nfScalarize``,
+        ``mergeComponents``), where ``Real[3, 10] m2.m1.x`` declares the array of the
+        component arrays' elements: the element ``m2.m1.x[i, j]`` (the subscripts in path
+        order). None when ``e.name`` is an array or record of the file, or the joined name is
+        no array."""
+        if e.name in self.shapes or e.name in self.records or e.name in self.scalars:
+            return None
+        joined = e.name + "".join("." + f for f, _s in e.steps)
+        subs = tuple(e.subs) + tuple(x for _f, s in e.steps for x in (s or ()))
+        shape = self.shapes.get(joined)
+        if shape is None:
+            return None
+        if len(subs) != len(shape):
+            self.fail(f"'{e.name}' is not declared and '{joined}', the array its path names, "
+                      f"has {len(shape)} dimension{'s' * (len(shape) != 1)}: {len(subs)} "
+                      "subscripts given along the path", e.where)
+        return A.Subscripted(joined, subs, e.where)
 
     def field(self, v, name, shown, where):
         if type(v) is Rec:
