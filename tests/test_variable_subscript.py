@@ -101,3 +101,13 @@ def test_variable_subscript_as_assignment_target_is_refused():
         parse_modelica(src, "VarIdx.mo")
     assert "VarIdx.mo:19:5: array subscript of 'u' must be an Integer parameter" in \
         str(err.value)
+
+
+def test_real_subscript_is_refused():
+    src = MODEL.replace("Real x(start = 0, fixed = true);",
+                        "Real x(start = 0, fixed = true);\n  Real r = time;").replace(
+        "der(x) = u[i];", "der(x) = u[r];")
+    with pytest.raises(InputError) as err:
+        parse_modelica(src, "VarIdx.mo")
+    assert "VarIdx.mo:14:12: array subscript of 'u' must be an Integer, Boolean or " \
+        "enumeration expression (r is Real)" in str(err.value)

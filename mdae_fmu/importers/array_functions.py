@@ -202,6 +202,7 @@ def _specialize(low, d, decls, shapes, consts, number):
             out_shapes.append(shape or ())
         if shape is None:
             body_low.scalars.add(decl.name)
+            body_low.base_types[decl.name] = decl.type_name
             new_decls.append(decl)
             continue
         if decl.binding is not None and _kind(decl) != "input":

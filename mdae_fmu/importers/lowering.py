@@ -38,7 +38,6 @@ from .flat_modelica import _ENUM_PREFIXES, Decl, Stmt, _Named, normalize_name
 
 _MAX_ELEMENTS = 1_000_000      # scalars one array declaration or range may produce
 _MAX_CHAIN = 1_000             # elements a variable subscript may select among
-_BOOLEAN_OPS = frozenset(("and", "or", "<", "<=", ">", ">=", "==", "<>"))
 
 
 class LowerError(Exception):
@@ -714,6 +713,8 @@ class Lowering:
                 break
         else:
             return None
+        from ..codegen.messages import value_kind
+        from ..modelica_printer import print_expr
         if n > _MAX_CHAIN:
             self.fail(f"a variable subscript of '{e.name}' selects among {n} elements (at "
                       f"most {_MAX_CHAIN} supported)", e.where)
@@ -722,12 +723,15 @@ class Lowering:
             subs = e.subs[:k] + (E.Const(j),) + e.subs[k + 1:]
             return self.subscript(A.Subscripted(e.name, subs, e.where), env)
 
-        if _is_boolean(v, self.base_types):
+        kind = value_kind(v, _Typed(self.base_types))
+        if kind == "Real":
+            self.fail(f"array subscript of '{e.name}' must be an Integer, Boolean or "
+                      f"enumeration expression ({print_expr(v)} is Real)", e.where)
+        if kind == "Boolean":
             if n != 2:
                 self.fail(f"a Boolean subscript of '{e.name}' needs a dimension of size 2 "
                           f"(dimension {k + 1} has size {n})", e.where)
             return A.elementwise(lambda a, b: E.If(v, a, b), pick(2), pick(1))
-        from ..modelica_printer import print_expr
         check = E.BinOp("and", E.BinOp(">=", v, E.Const(1)), E.BinOp("<=", v, E.Const(n)))
         text = f"array index out of range: {print_expr(v)} for dimension {k + 1} of " \
                f"'{e.name}' (size {n})"
@@ -1226,23 +1230,16 @@ def _refs(e):
                     yield from _refs(x)
 
 
-def _is_boolean(e, base_types) -> bool:
-    """``e`` (a lowered scalar expression) is Boolean-valued."""
-    t = type(e)
-    if t is E.Const:
-        return type(e.value) is bool
-    if t is E.Ref:
-        return base_types.get(e.name) == "Boolean"
-    if t is E.UnOp:
-        return e.op == "not"
-    if t is E.BinOp:
-        return e.op in _BOOLEAN_OPS
-    if t is E.Call:
-        return e.func in ("pre", "edge", "change", "initial", "terminal", "sample") and (
-            e.func != "pre" or _is_boolean(e.args[0], base_types))
-    if t is E.If:
-        return _is_boolean(e.then, base_types)
-    return False
+class _Typed:
+    """Declared base types (Real, Integer, Boolean) for `messages.value_kind`; a name without
+    one (a for-index) reads as Integer."""
+    __slots__ = ("types",)
+
+    def __init__(self, types):
+        self.types = types
+
+    def get(self, name, default=None):
+        return self.types.get(name, "Integer")
 
 
 def _is_param(prefixes, explicit=None) -> bool:
