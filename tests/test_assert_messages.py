@@ -191,6 +191,7 @@ end S;
     with pytest.raises(InputError, match="not supported in a function") as err:
         parse_modelica(text, "S.mo")
     assert str(err.value).startswith("S.mo:5:3:")
+    assert "write the message as one string literal" in str(err.value)
 
 
 @pytest.mark.parametrize("source", [ERROR_MODEL, WARNING_MODEL])
