@@ -111,3 +111,20 @@ def test_real_subscript_is_refused():
         parse_modelica(src, "VarIdx.mo")
     assert "VarIdx.mo:14:12: array subscript of 'u' must be an Integer, Boolean or " \
         "enumeration expression (r is Real)" in str(err.value)
+
+
+def test_range_check_in_an_if_equation_holds_only_where_its_branch_is_taken(tmp_path):
+    """``if i <= 3 then z = u[i]; else z = -1;``: the range check of u[i] is moved out of the
+    branch as ``assert(if i <= 3 then 1 <= i and i <= 3 else true)`` (an assertion inside a
+    branch would be guarded, which the single-mode export refuses), so i = 4 after t = 0.75
+    is no failure. Closed form: z = u[i] = i before 0.75, -1 after."""
+    src = MODEL.replace("  Real s;\n", "  Real s;\n  Real z;\n").replace(
+        "  der(y) = w[b];\n", "  der(y) = w[b];\n  if i <= 3 then\n    z = u[i];\n  else\n"
+        "    z = -1;\n  end if;\n").replace("der(x) = u[i];", "der(x) = 1;").replace(
+        "s := 0;", "").replace("for k in 1:i loop\n    s := s + u[k];\n  end for;", "s := 1;")
+    fmpy = pytest.importorskip("fmpy")
+    from mdae_fmu.fmu.export import export
+    fmu = export(parse_modelica(src, "VarIdx.mo"), tmp_path / "VarIdx.fmu", progress=False)
+    res = fmpy.simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05, output=["z"])
+    assert res["time"][-1] == pytest.approx(1.0)
+    assert [_at(res, "z", t) for t in (0.1, 0.3, 0.6, 0.9)] == [1, 2, 3, -1]

@@ -85,6 +85,7 @@ class Lowering:
         # range checks of variable subscripts (`variable_subscript`) of the equation or
         # statement being lowered; None where a variable subscript is not allowed
         self.range_checks: list | None = None
+        self._check_ids: set = set()    # id() of the range checks' assert Stmts
 
     # ---- errors ----
     def fail(self, message, where=None):
@@ -738,6 +739,7 @@ class Lowering:
         stmt = Stmt("assert", [check, E.Str(text)], {}, self.ctx.where_loc(e.where))
         if all(c.args[0] != check for c in self.range_checks):
             self.range_checks.append(stmt)
+            self._check_ids.add(id(stmt))
         out = pick(n)
         for j in range(n - 1, 0, -1):
             c = E.BinOp("==", v, E.Const(j))
@@ -1172,7 +1174,32 @@ class Lowering:
         if orelse is not None:
             els = []
             self.items(orelse, env, els)
+        self.hoist_checks(kept, els, out)
         out.append(("if", kept, els, loc))
+
+    def hoist_checks(self, kept, els, out):
+        """The range checks of the branches of an if-equation moved out of them, each
+        ``assert(if taken then check else true, ...)`` with ``taken`` its branch's condition
+        (and not the earlier ones'): an assertion inside a branch would be guarded, which
+        the single-mode export does not support."""
+        earlier: list = []
+        for c, sub in [(c, sub) for c, _l, sub in kept] + [(None, els or [])]:
+            taken = E.Const(True) if c is None else c
+            for p in reversed(earlier):
+                taken = E.BinOp("and", E.UnOp("not", p), taken)
+            stay = []
+            for x in sub:
+                if x[0] == "stmt" and id(x[1]) in self._check_ids:
+                    s = x[1]
+                    moved = Stmt("assert", [E.If(taken, s.args[0], E.Const(True)), s.args[1]],
+                                 {}, s.loc)
+                    self._check_ids.add(id(moved))
+                    out.append(("stmt", moved))
+                else:
+                    stay.append(x)
+            sub[:] = stay
+            if c is not None:
+                earlier.append(c)
 
 
 _LAST_SUBS = re.compile(r"^(.*)\[([0-9, \t]+)\]$")
