@@ -704,6 +704,9 @@ class Lowering:
         equation or statement (`range_checks`). A Boolean subscript picks element 1 (false)
         or 2 (true), as OpenModelica does; an enumeration subscript is its position. None
         when every subscript is a parameter expression."""
+        if all(type(x) is E.Const or x is A.COLON or (type(x) is E.Ref and x.name in env)
+               for x in e.subs):
+            return None                 # (the common case, without evaluating)
         for k, sub in enumerate(e.subs[:len(shape)]):
             if sub is A.COLON:
                 continue
