@@ -112,7 +112,7 @@ IGNORED_MODIFIERS = ("quantity", "unbounded")
 #: (Modelica 3.6 §3.7.4.4 homotopy, §3.7.5 sample, §3.7.4.3 semiLinear).
 BUILTIN_PARAMETERS = {"homotopy": ("actual", "simplified"), "sample": ("start", "interval"),
                       "semiLinear": ("x", "k_pos", "k_neg")}
-_STATEMENTS = ("reinit", "assert", "terminate")
+_STATEMENTS = ("reinit", "assert", "terminate", "print")
 #: The options of String(x, ...) in the order of the specification (Modelica 3.6 §3.7).
 _STRING_OPTIONS = ("significantDigits", "minimumLength", "leftJustified")
 _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
@@ -591,7 +591,9 @@ class _Callbacks(FunctionCallbacks):
 
     def call_comprehension(self, c):
         self.ctx.extended = True
-        return A.Comprehension(normalize_name(c[0][1]), c[2], c[4], c[0][2])
+        name = normalize_name(c[0][1])
+        # array(e for i in r) is {e for i in r} (Modelica 3.6 §10.4.1)
+        return A.Comprehension(None if name == "array" else name, c[2], c[4], c[0][2])
 
     def for_index(self, c):
         return (normalize_name(c[0][1]), c[2], c[0][2])
@@ -629,6 +631,10 @@ class _Callbacks(FunctionCallbacks):
             return E.Der(arg)
         if name == "String":
             return self._string_call(tok, args)
+        if name == "array" and \
+                not any(type(a) is _Named for a in args):
+            ctx.extended = True         # array(a, b, ...) is {a, b, ...} (§10.4.1)
+            return A.ArrayCons(tuple(args), tok[2])
         if name in _STATEMENTS:
             named = {}
             pos = []
@@ -817,7 +823,8 @@ class _Callbacks(FunctionCallbacks):
                 a.value = self._limited(a.value, e.loc)
             return ("stmt", e)
         self.ctx.error(self._start(c[-1]), "expected an equation 'lhs = rhs' (only reinit, "
-                                           "assert and terminate can be called as statements)")
+                                           "assert, terminate and print can be called as "
+                                           "statements)")
         return ("stmt", None)
 
     def _branches(self, c, branch_tag):
@@ -1211,6 +1218,10 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
         prev_end_line = ctx.line_col(prev[2] + len(prev[1]))[0]
         if ctx.line_col(start)[0] > prev_end_line:
             hint = f" (missing ';' at the end of line {prev_end_line}?)"
+    if hint is None and value == "[" and prev is not None and prev[1] in ("}", ")"):
+        hint = (" (a subscript after an array constructor {...} is not Modelica, Modelica 3.6 "
+                "§B.2.7; write the element itself)" if prev[1] == "}" else
+                " (a subscript after '(...)' is not supported; write the element itself)")
     if hint is None:
         hint = _describe_expected(err.expected, parser)
     return InputError(f"syntax error: unexpected {shown!r}" + hint + ctx.note, loc,
@@ -1794,7 +1805,21 @@ class _ModelBuilder:
                 self.err(s.loc, "terminate expects one string argument")
                 return None
             return Terminate(msg.value, s.loc)
+        if s.func == "print":
+            return self.print_action(s)
         return self.assertion(s, ())
+
+    def print_action(self, s: Stmt) -> Assertion | None:
+        """``print(str)`` in a when-clause (an OpenModelica extension, ModelicaBuiltin.mo:
+        "Prints to stdout") as an assertion of level warning that never holds: each time the
+        clause fires, the FMU logs the message, its ``String(...)`` values at that instant
+        (docs/importers.md, "String in messages")."""
+        if not self._positional(s):
+            return None
+        if len(s.args) != 1:
+            self.err(s.loc, f"print expects one String argument, got {len(s.args)}")
+            return None
+        return Assertion(E.Const(False), _fold_strings(s.args[0]), "warning", (), s.loc)
 
     def assertion(self, s: Stmt, guard) -> Assertion | None:
         if not self._positional(s, ("level",)):
