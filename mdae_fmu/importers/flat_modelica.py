@@ -51,6 +51,7 @@ from .algorithms import lower_algorithm
 from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Tuple
 from .. import functions as F
 from .lalr import Driver, ParseError
+from .quiet_if import merge_quiet_if_equations
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
 #: models takes 15 to 25 bytes of memory per byte of text (docs/importers.md, "Limits").
@@ -1924,7 +1925,9 @@ class _ModelBuilder:
             if e is not None:
                 enums.setdefault(e.name, (e.name, tuple(zip(e.literals, e.descriptions or
                                                           (None,) * len(e.literals)))))
-        return Model(self.name, tuple(variables), tuple(self.equations), tuple(self.initial),
+        equations = merge_quiet_if_equations(tuple(self.equations))
+        initial = merge_quiet_if_equations(tuple(self.initial))
+        return Model(self.name, tuple(variables), equations, initial,
                      tuple(self.whens), tuple(self.assertions), source=self.ctx.filename,
                      experiment=self.experiment, enumerations=tuple(enums.values()))
 
