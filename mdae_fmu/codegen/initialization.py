@@ -49,6 +49,7 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
     """Rows and unknowns of the initial system (module docstring)."""
     rows = list(cm.consistency)
     params = _free_parameter_slots(model, cm)
+    discrete = _free_discrete_slots(model, cm)
     for eq in model.initial_equations:
         try:
             rows.append((eq.id, cm.table.to_sympy(guarded_residual(eq))))
@@ -56,7 +57,7 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
             raise ModelRejected(f"{_where(eq)}initial equation {eq.id}: {err}") from None
     fixed = {v.name for v in cm.variables if v.initial == "exact"}
     free_states = [s for s in cm.states if (s.variable or s.name) not in fixed]
-    slot_of = {s.symbol: s.slot for s in cm.states} | params
+    slot_of = {s.symbol: s.slot for s in cm.states} | params | discrete
     computed = cm.continuous_symbols - cm.state_symbols
     needs_compute = False
     used = set()
@@ -67,6 +68,7 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
         used |= {slot_of[sym] for sym in syms & set(slot_of)}
     candidates = [s.slot for s in free_states] + list(params.values())
     unknowns = candidates if needs_compute else [k for k in candidates if k in used]
+    unknowns += [k for k in discrete.values() if k in used]
     return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute)
 
 
@@ -84,6 +86,24 @@ def guarded_residual(eq: Equation) -> E.Expr:
 
 def _where(eq: Equation) -> str:
     return f"{eq.loc}: " if eq.loc is not None else ""
+
+
+def _free_discrete_slots(model: Model, cm: CompiledModel) -> dict:
+    """Symbol -> Real slot of each discrete Real variable (assigned in when-clauses) without
+    ``fixed = true``: an unknown of the initial system where an initial equation reads it
+    (Modelica 3.6 §8.6: ``initial equation nextTime = t0;`` sets the value that ``pre``
+    reads after initialization; the when-equations are inactive then). The other discrete
+    variables keep their start values."""
+    slots = set(cm.discrete_real_slots)
+    by_name = {fv.name: fv.vr for fv in cm.variables if fv.type == "Real"}
+    out = {}
+    for v in model.variables:
+        if v.type != "Real" or v.variability != "discrete" or v.fixed:
+            continue
+        vr = by_name.get(fmi_name(v.name))
+        if vr is not None and vr in slots:
+            out[cm.table.sym(v.name, 0)] = vr
+    return out
 
 
 def _free_parameter_slots(model: Model, cm: CompiledModel) -> dict:
