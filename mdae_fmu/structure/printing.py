@@ -18,39 +18,49 @@ def expr_text(e: E.Expr) -> str:
     return _text(e, 0)
 
 
+def _binding(op: str) -> tuple[int, int, int]:
+    """(precedence, left operand's, right operand's) of a binary operator: the left operand
+    of ``^`` and of a comparison needs parentheses at the same precedence."""
+    p = _PREC.get(op, 5)
+    return p, (p if op not in ("^", ".^") and p != 4 else p + 1), p + 1
+
+
+_BINDING = {op: _binding(op) for op in _PREC}
+
+
 def _text(e: E.Expr, outer: int) -> str:
-    if isinstance(e, E.Const):
+    t = type(e)     # (the node classes have no subclasses: dispatch on the exact type)
+    if t is E.Ref:
+        return e.name
+    if t is E.BinOp:
+        op = e.op
+        p, left_p, right_p = _BINDING.get(op) or _binding(op)
+        s = f"{_text(e.left, left_p)} {op} {_text(e.right, right_p)}"
+        return f"({s})" if p < outer else s
+    if t is E.Const:
         v = e.value
         if isinstance(v, bool):
             return "true" if v else "false"
         if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
             return f"{v:.1f}"
         return repr(v)
-    if isinstance(e, E.Str):
-        return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(e, E.Ref):
-        return e.name
-    if isinstance(e, E.Time):
-        return "time"
-    if isinstance(e, E.Der):
+    if t is E.Der:
         return f"der({_text(e.arg, 0)})"
-    if isinstance(e, E.Call):
-        return f"{e.func}({', '.join(_text(a, 0) for a in e.args)})"
-    if isinstance(e, E.BinOp):
-        p = _PREC.get(e.op, 5)
-        right_p = p + 1 if e.op not in ("^", ".^") else p + 1
-        left_p = p if e.op not in ("^", ".^") and p != 4 else p + 1
-        s = f"{_text(e.left, left_p)} {e.op} {_text(e.right, right_p)}"
-        return f"({s})" if p < outer else s
-    if isinstance(e, E.UnOp):
+    if t is E.Call:
+        return f"{e.func}({', '.join([_text(a, 0) for a in e.args])})"
+    if t is E.UnOp:
         if e.op == "not":
             s = f"not {_text(e.arg, _PREC['not'])}"
             return f"({s})" if _PREC["not"] < outer else s
         s = f"{e.op}{_text(e.arg, _UNARY_MINUS + 1)}"
         return f"({s})" if _UNARY_MINUS < outer or outer >= 5 else s
-    if isinstance(e, E.If):
+    if t is E.If:
         s = f"if {_text(e.cond, 0)} then {_text(e.then, 0)} else {_text(e.orelse, 0)}"
         return f"({s})" if outer > 0 else s
+    if t is E.Str:
+        return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if t is E.Time:
+        return "time"
     raise TypeError(f"not an expression: {e!r}")
 
 
