@@ -515,6 +515,8 @@ def normalize(model: Model) -> MultimodeSystem:
 
 
 def _dedupe(lits):
+    if not lits:
+        return ()
     out: dict[int, bool] = {}
     for i, p in lits:
         out.setdefault(i, p)

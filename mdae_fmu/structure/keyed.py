@@ -123,8 +123,8 @@ def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
     else:
         g = _graph(rows, vidx)
         blocks = block_triangular_graph(g, matching_csr(g.csr()))
-    return [KBlock(tuple(eq_list[i] for i in be), tuple(var_list[j] for j in bv))
-            for be, bv in blocks]
+    e, v = eq_list.__getitem__, var_list.__getitem__
+    return [KBlock(tuple(map(e, be)), tuple(map(v, bv))) for be, bv in blocks]
 
 
 def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]):
