@@ -5,9 +5,10 @@ The exploration works on hashable keys: equation instances ``(eq_id, shift)`` an
 instances ``(name, shift)``. The graph algorithms themselves belong to `mdae_fmu.structure`
 (``graph.dulmage_mendelsohn``, ``graph.block_triangular``, ``graph.maximum_matching`` on integer
 adjacency lists; ``sigma`` for Pryce's method). This module only translates keys to indices and
-back, with a deterministic order (equations and variables sorted), so that every result here is
-independent of the caller's iteration order (theory note 9334-theory-algorithms §2.2-§2.3,
-"determinism").
+back, so that every result here is independent of the caller's iteration order (theory note
+9334-theory-algorithms §2.2-§2.3, "determinism"): the BTF numbers the keys in ``repr`` order,
+which its tie-breaks follow; the coarse DM and the smallest Σ offsets are unique, so they
+number the keys as they come (no sort: 10^5-instance systems).
 
 """
 
@@ -56,9 +57,8 @@ def _numbering(eq_list: list, occ: Mapping[EqKey, Iterable[VarKey]],
     unk = unknowns if isinstance(unknowns, (set, frozenset)) else set(unknowns)
     rows = [occ[e] for e in eq_list]
     occurring = set().union(*rows)
-    var_list = occurring & unk
-    var_list = sorted(var_list, key=repr) if order else list(var_list)
-    return var_list, rows
+    graph_vars = occurring & unk
+    return (sorted(graph_vars, key=repr) if order else list(graph_vars)), rows
 
 
 def _adjacency(rows, vidx: dict) -> list[list[int]]:
@@ -131,8 +131,8 @@ def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]):
     """Pryce's smallest offsets (theory §2.5) of a square system given its signature rows
     ``rows[eq] = {var: highest order}``. Returns ``(c, d)`` dicts, or None when no complete
     matching exists (structurally singular). The smallest offsets are unique (theory 003
-    §4.4-§4.5), whatever the transversal, so the keys are numbered in iteration order, without sorting; the graph is built
-    from COO arrays."""
+    §4.4-§4.5), whatever the transversal, so the keys are numbered in iteration order,
+    without sorting; the graph is built from COO arrays."""
     eq_list = list(rows)
     signature = list(rows.values())
     var_list = list(set().union(*signature))
@@ -150,6 +150,6 @@ def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]):
                       count=total)
     eq_of = np.repeat(np.arange(n, dtype=np.int64), lens)
     res = sigma_method(WeightedGraph.from_arrays(n, n, eq_of, cols, wts))
-    if not res.ok:
+    if not res.ok or res.c is None or res.d is None:
         return None
     return (dict(zip(eq_list, res.c.tolist())), dict(zip(var_list, res.d.tolist())))

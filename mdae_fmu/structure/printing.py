@@ -29,37 +29,37 @@ _BINDING = {op: _binding(op) for op in _PREC}
 
 
 def _text(e: E.Expr, outer: int) -> str:
-    t = type(e)     # (the node classes have no subclasses: dispatch on the exact type)
-    if t is E.Ref:
+    # the commonest nodes first (references, then binary operations)
+    if isinstance(e, E.Ref):
         return e.name
-    if t is E.BinOp:
+    if isinstance(e, E.BinOp):
         op = e.op
         p, left_p, right_p = _BINDING.get(op) or _binding(op)
         s = f"{_text(e.left, left_p)} {op} {_text(e.right, right_p)}"
         return f"({s})" if p < outer else s
-    if t is E.Const:
+    if isinstance(e, E.Const):
         v = e.value
         if isinstance(v, bool):
             return "true" if v else "false"
         if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
             return f"{v:.1f}"
         return repr(v)
-    if t is E.Der:
+    if isinstance(e, E.Der):
         return f"der({_text(e.arg, 0)})"
-    if t is E.Call:
+    if isinstance(e, E.Call):
         return f"{e.func}({', '.join([_text(a, 0) for a in e.args])})"
-    if t is E.UnOp:
+    if isinstance(e, E.UnOp):
         if e.op == "not":
             s = f"not {_text(e.arg, _PREC['not'])}"
             return f"({s})" if _PREC["not"] < outer else s
         s = f"{e.op}{_text(e.arg, _UNARY_MINUS + 1)}"
         return f"({s})" if _UNARY_MINUS < outer or outer >= 5 else s
-    if t is E.If:
+    if isinstance(e, E.If):
         s = f"if {_text(e.cond, 0)} then {_text(e.then, 0)} else {_text(e.orelse, 0)}"
         return f"({s})" if outer > 0 else s
-    if t is E.Str:
+    if isinstance(e, E.Str):
         return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if t is E.Time:
+    if isinstance(e, E.Time):
         return "time"
     raise TypeError(f"not an expression: {e!r}")
 
