@@ -33,7 +33,7 @@ from .. import expr as E
 from ..diagnostics import ModelRejected, SourceLoc
 from ..ir import Assign, Equation, Model, Reinit
 from ..structure.conditionals import classify_conditionals, drop_zero_terms
-from ..structure.per_mode import TooManyModes, _sigma_row
+from ..structure.per_mode import TooManyModes, sigma_row
 from ..structure.sample_clocks import constant_bindings, never_coincide
 
 #: Most transient modes (sets of when-conditions true at one instant, per long mode) that
@@ -218,7 +218,16 @@ class MultimodeSystem:
         return [m for m in self.modes(limit) if not self.is_transient(m)]
 
     def enabled(self, mode: Mode) -> list[MEquation]:
-        return [e for e in self.equations if all(mode[i] == p for i, p in e.guard)]
+        """The equations whose guard holds in ``mode`` (computed once per mode)."""
+        cache = self.__dict__.get("_enabled")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_enabled", cache)
+        eqs = cache.get(mode)
+        if eqs is None:
+            eqs = cache[mode] = tuple(e for e in self.equations
+                                      if all(mode[i] == p for i, p in e.guard))
+        return list(eqs)
 
     def mode_label(self, mode: Mode) -> str:
         if not self.guards:
@@ -487,8 +496,8 @@ def normalize(model: Model) -> MultimodeSystem:
         for suffix, lits2, res in branches:
             if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
                 res = drop_zero_terms(res)
-            # the orders sorted below: `_sigma_row` is `E.derivative_orders`, faster
-            orders = {n: k for n, k in _sigma_row(res).items() if n in unknown_set}
+            # the orders sorted below: `sigma_row` is `E.derivative_orders`, faster
+            orders = {n: k for n, k in sigma_row(model, res).items() if n in unknown_set}
             equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
                                        tuple(sorted(orders.items())), eq.id, eq.loc))
     for w in model.whens:
@@ -528,6 +537,8 @@ def normalize(model: Model) -> MultimodeSystem:
 
 
 def _dedupe(lits):
+    if not lits:
+        return ()
     out: dict[int, bool] = {}
     for i, p in lits:
         out.setdefault(i, p)
@@ -595,7 +606,11 @@ class _BranchExpansion:
 def state_names(system: MultimodeSystem) -> set[str]:
     """Variables that appear differentiated in some equation (their left limit is known at the
     start of every instant)."""
-    return {n for e in system.equations for n, k in e.orders if k >= 1}
+    names = system.__dict__.get("_state_names")
+    if names is None:
+        names = frozenset(n for e in system.equations for n, k in e.orders if k >= 1)
+        object.__setattr__(system, "_state_names", names)
+    return set(names)
 
 
 def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
