@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from fmpy import simulate_fmu
 from scipy.integrate import solve_ivp
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from mdae_fmu.analysis import analyze, render_text
 from mdae_fmu.fmu.export import export
@@ -41,22 +43,27 @@ def _incidence_structural(m) -> list[str]:
 
 
 def _blocks_solvable_in_every_branch(m) -> None:
-    """Every block of the single mode's BTF, restricted to any branch of its equations'
-    demoted if-expressions, still reads each of its unknowns at its leading order in some
-    equation, and a 1x1 block reads its unknown in every branch (module docstring of
-    mdae_fmu.structure.demotion: a perfect matching of a sub-pattern of a block-triangular
-    pattern lies in the diagonal blocks)."""
+    """Every diagonal block of the single mode's BTF is structurally nonsingular in every
+    branch of its equations' if-expressions: the leading pattern of the branch (entries
+    sigma(e, x) = d_x - c_e) restricted to the block has a perfect matching, so a 1x1 block
+    reads its unknown in every branch (module docstring of mdae_fmu.structure.demotion: a
+    perfect matching of a sub-pattern of a block-triangular pattern lies in the diagonal
+    blocks)."""
     (mode,) = analyze_modes(m, latent=False).modes
     unknowns = frozenset(classify_variables(m).continuous)
     residual = {eq.id: eq.residual for eq in m.equations}
     for block in mode.blocks:
-        for eq_id, _ in block.equations:
-            atoms = _if_atoms(residual[eq_id])
-            for bits in itertools.product((False, True), repeat=len(atoms)):
-                row = _row(_select(residual[eq_id], dict(zip(atoms, bits))), unknowns)
-                if len(block.unknowns) == 1:
-                    u = block.unknowns[0]
-                    assert (u.name, u.order) in row, (eq_id, u, bits)
+        atoms = list(dict.fromkeys(a for e, _ in block.equations
+                                   for a in _if_atoms(residual[e])))
+        for bits in itertools.product((False, True), repeat=len(atoms)):
+            val = dict(zip(atoms, bits))
+            pattern = np.zeros((len(block.equations), len(block.unknowns)), dtype=np.int8)
+            for i, (e, k) in enumerate(block.equations):
+                orders = dict(_row(_select(residual[e], val), unknowns))
+                for j, u in enumerate(block.unknowns):
+                    pattern[i, j] = orders.get(u.name) == u.order - k
+            match = maximum_bipartite_matching(csr_matrix(pattern), perm_type="column")
+            assert (match >= 0).all(), (block, bits)
 
 
 # --- the MSL semiconductor pattern: ExMin = exp(EMin) read by one branch only ---------------
@@ -254,4 +261,28 @@ def test_atoms_are_demoted_together_only_when_their_union_holds():
     m = _model(text, "Junction2.mo")
     assert sorted(_demoted(m)) == ["x < EMin", "x > EMax", "y < EMin"]
     assert len(analyze_modes(m, latent=False).modes) == 1
+    _blocks_solvable_in_every_branch(m)
+
+
+def test_blocks_of_a_union_can_be_coupled_and_stay_solvable_in_each_branch():
+    """0 = if w > 0 then x2 - w else x1 + 2 x2 reads x1 in one branch only: the union's BTF
+    solves it with x1 + x2 = cos(time) as one block of two unknowns, which has a perfect
+    matching in both branches (x2 from the if-equation and x1 from the other, or the 2x2
+    system): the Newton block is solvable whichever branch holds."""
+    text = """model Coupled
+  Real w;
+  Real x1;
+  Real x2;
+  Real s(start = 0, fixed = true);
+equation
+  w = sin(time);
+  x1 + x2 = cos(time);
+  0 = if w > 0 then x2 - w else x1 + 2 * x2;
+  der(s) = x1 + x2;
+end Coupled;
+"""
+    m = _model(text, "Coupled.mo")
+    assert _demoted(m) == ["w > 0"]
+    (mode,) = analyze_modes(m, latent=False).modes
+    assert any(len(b.unknowns) == 2 for b in mode.blocks)
     _blocks_solvable_in_every_branch(m)
