@@ -205,13 +205,14 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
     if modes is not None:
         files.update(modes.files)
+    homotopy = any("d->homotopy" in text for text in [*files.values(), *res["init"], *disc])
     files["config.h"] = env.get_template("config.h.j2").render(
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=events["nz"], nrel=len(ev.relations), nwhen=len(ev.branches),
         nsample=len(ev.samples), nassign=len(ev.assignment_order),
         nwloop=len(ev.when_loop),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
-        ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
+        ninit_rows=m_i, ninit_cols=n_i, homotopy=int(homotopy), work=work, iwork_fire=perm,
         iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
     files["model.c"] = env.get_template("model.c.j2").render(
         comment_name=c_comment(cm.name), schedule_parts=parts,

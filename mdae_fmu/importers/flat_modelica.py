@@ -2012,6 +2012,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     if b.needs_lowering and not lowered and ctx.whole_file:
         raise _Relower()
     _sample_conditions(b)
+    _event_derivatives(b)
     ctx.note = ""
     ctx.raise_first()
     model = b.model()
@@ -2071,6 +2072,58 @@ def _sample_conditions(b: _ModelBuilder) -> None:
                                                 E.BinOp("-", E.Ref(name), call), (), br.loc))
                 mapping[call] = E.Ref(name)
             branches.append(replace(br, condition=E.substitute(c, mapping)))
+        whens.append(replace(w, branches=tuple(branches)))
+    if made:
+        b.whens[:] = whens
+
+
+def _der_chain(e: E.Expr) -> tuple[str, int] | None:
+    """``(v, k)`` when ``e`` is ``der(v)`` (k = 1), ``der(der(v))`` (k = 2)..."""
+    k = 0
+    while isinstance(e, E.Der):
+        k, e = k + 1, e.arg
+    return (e.name, k) if k and isinstance(e, E.Ref) else None
+
+
+def _event_derivatives(b: _ModelBuilder) -> None:
+    """``der(y)`` of an algebraic Real ``y`` read by a when-clause (its condition or the value
+    of one of its equations or reinits) and by no equation (OpenModelica's
+    events/derInWhenCondition: ``when der(y) < 0``) is computed by the analysis only if an
+    equation names it: it becomes a Real ``$der_y`` (``$der2_y`` for ``der(der(y))``) with the
+    equation ``$der_y = der(y)``, which index reduction solves by differentiating the
+    equations of ``y`` (the fix E-EVENT-DER suggests, docs/importers.md "Event operators")."""
+    in_equations = {c for eq in b.equations for n in E.walk(eq.residual)
+                    if (c := _der_chain(n)) is not None}
+    reals = {v.name for v in b.variables if v.type == "Real" and v.causality != "input"
+             and v.variability not in ("parameter", "constant", "discrete")}
+    made: dict = {}
+
+    def name_of(node, loc):
+        v, k = chain = _der_chain(node)
+        if chain not in made:
+            name = f"$der{k if k > 1 else ''}_{v}"
+            while name in b.declared:
+                name = "$" + name
+            made[chain] = name
+            b.declared[name] = None
+            b.variables.append(Variable(name=name, type="Real", causality="local", loc=loc))
+            b.equations.append(Equation(f"e{len(b.equations) + 1}",
+                                        E.BinOp("-", E.Ref(name), node), (), loc))
+        return E.Ref(made[chain])
+
+    def rewrite(e, loc):
+        nodes = {n for n in E.walk(e) if (c := _der_chain(n)) is not None
+                 and c[0] in reals and c not in in_equations}
+        return E.substitute(e, {n: name_of(n, loc) for n in nodes}) if nodes else e
+
+    whens = []
+    for w in b.whens:
+        branches = []
+        for br in w.branches:
+            actions = tuple(replace(a, value=rewrite(a.value, a.loc or br.loc))
+                            if isinstance(a, (Assign, Reinit)) else a for a in br.actions)
+            branches.append(replace(br, condition=rewrite(br.condition, br.loc),
+                                    actions=actions))
         whens.append(replace(w, branches=tuple(branches)))
     if made:
         b.whens[:] = whens

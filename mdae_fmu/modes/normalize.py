@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Literal, cast
 
 from .. import expr as E
-from ..diagnostics import SourceLoc
-from ..ir import Assign, Model, Reinit
+from ..diagnostics import ModelRejected, SourceLoc
+from ..ir import Assign, Equation, Model, Reinit
 from ..structure.conditionals import classify_conditionals, drop_zero_terms
 from ..structure.per_mode import TooManyModes, _sigma_row
 from ..structure.sample_clocks import constant_bindings, never_coincide
@@ -314,9 +314,10 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     equation of Def 33 (theory 9334 §1.4): its variable is known within a mode, recomputed at
     initialization and at every event instant (the generated code's discrete assignments,
     iterated with the event iteration), so it is not an equation of the modes' DAEs. Only the
-    first equation of each variable is taken: a second one stays in the continuous system,
-    where it is reported over-determined (E-MODE-SINGULAR), as is one for a variable a
-    when-clause assigns."""
+    first equation of each variable is taken: a second one whose discrete variables are all
+    defined already is rejected naming both (`_refuse_redefinition`); one for a variable a
+    when-clause assigns stays in the continuous system, where it is reported over-determined
+    (E-MODE-SINGULAR)."""
     from ..structure.discrete_equations import check_event_free, order_discrete
     from ..structure.per_mode import classify_variables, discrete_equation_flags
     cls = classify_variables(model)
@@ -325,7 +326,7 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     targets = {n for n in cls.discrete if n not in bool_defs and n not in when_assigned
                and cls.types.get(n) != "Boolean"}
     out: set[str] = set()
-    seen: set[str] = set()
+    seen: dict[str, Equation] = {}
     defs: list = []
     for eq, discrete in zip(model.equations, discrete_equation_flags(model)):
         if eq.guard or not discrete:
@@ -335,11 +336,32 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
             if isinstance(side, E.Ref) and side.name in targets and side.name not in seen:
                 check_event_free(eq, side.name, other, cls.continuous_set)
                 defs.append((side.name, other, eq))
-                seen.add(side.name)
+                seen[side.name] = eq
                 out.add(eq.id)
                 break
+        else:
+            _refuse_redefinition(eq, seen, targets)
     order_discrete(defs)        # rejects an algebraic loop among them (E-DISCRETE-LOOP)
     return out
+
+
+def _refuse_redefinition(eq: Equation, seen: dict, targets: set) -> None:
+    """Reject ``eq``, an equation of discrete variables only, when every discrete variable it
+    reads is already defined by an earlier discrete equation (``Integer x = 2;`` and ``x =
+    3;``: OpenModelica's flattening tests PublicAccess, ProtectedAccess2), naming both
+    equations: it determines nothing, so the model is over-determined."""
+    reads = E.current_refs(eq.residual) & targets
+    if not reads or not reads <= set(seen):
+        return
+    name = sorted(reads)[0]
+    first = seen[name]
+
+    def where(e):
+        return f"{e.id} ({e.loc.short()})" if e.loc else e.id
+    raise ModelRejected(
+        f"over-determined discrete variable (E-MODE-SINGULAR): {where(eq)} and {where(first)} "
+        f"both define {name} (the binding of a declaration, '{name} = <value>', is an "
+        f"equation too); fix: remove one of them")
 
 
 def _first_if(e: E.Expr, structural=None) -> E.If | None:
