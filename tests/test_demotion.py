@@ -286,3 +286,17 @@ end Coupled;
     (mode,) = analyze_modes(m, latent=False).modes
     assert any(len(b.unknowns) == 2 for b in mode.blocks)
     _blocks_solvable_in_every_branch(m)
+
+
+def test_greedy_keeps_the_demotable_atoms_beside_one_that_must_stay():
+    """The junction's two conditions beside Clamp's w > 0 (which changes the offsets): the
+    candidates together fail, one by one the junction's are demoted and w > 0 stays: 2 modes
+    (the junction's 3 consistent valuations no longer multiply them)."""
+    clamp = "\n  Real w;\n  Real y;\n  Real z(start = 0, fixed = true);"
+    text = JUNCTION.replace("Real i;", "Real i;" + clamp).replace(
+        "der(x) = -i;", "der(x) = -i;\n  w = sin(time);\n  der(z) = y;\n"
+                        "  0 = if w > 0 then y - w else z - cos(time);")
+    m = _model(text, "JunctionClamp.mo")
+    assert sorted(_demoted(m)) == ["x < EMin", "x > EMax"]
+    assert [expr_text(a) for a in classify_conditionals(m).structural] == ["w > 0"]
+    assert len(analyze_modes(m, latent=False).modes) == 2

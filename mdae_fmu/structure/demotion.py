@@ -48,10 +48,11 @@ Why the union then stands for every branch (9334 §1.3, §1.4 Def 31, §3.2, §3
 
 Cost: one Σ-method per mode of the structural atoms (`enumerate_valuations`, at most
 `MAX_ENUMERATED_MODES`; beyond that nothing is demoted) and one per union tried, before any
-mode-change analysis. Atoms are tried greedily in order of appearance: an atom is kept when
-(a)–(c) hold for the atoms kept so far with it, which is checked group by group (a group
-being the valuations that agree outside the demoted atoms), so a set of atoms demoted
-together is checked together, not only one toggle at a time.
+mode-change analysis. All candidates are tried together first; when that fails, atoms are
+tried greedily in order of appearance: an atom is kept when (a)–(c) hold for the atoms kept
+so far with it. Either way the check is made group by group (a group being the valuations
+that agree outside the demoted atoms), so a set of atoms demoted together is checked
+together, not only one toggle at a time.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def demotable_atoms(model: Model, classes, candidates: Sequence[E.Expr]) -> tupl
         return ()
     system = _Modes(model, cls, discrete)
     offsets = [system.offsets(v) for v in valuations]
+    if _union_holds(system, valuations, offsets, frozenset(order)):
+        return tuple(order)       # the common case: all of them, one union per group
     kept: list[E.Expr] = []
     for a in order:
         if _union_holds(system, valuations, offsets, frozenset(kept + [a])):
