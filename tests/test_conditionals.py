@@ -19,7 +19,8 @@ from mdae_fmu import load
 from mdae_fmu.analysis import analyze, render_json, render_text
 from mdae_fmu.fmu.export import export
 from mdae_fmu.importers.flat_modelica import parse_modelica
-from mdae_fmu.structure.conditionals import classify_conditionals
+from mdae_fmu import expr as E
+from mdae_fmu.structure.conditionals import classify_conditionals, structural_atoms_of
 from mdae_fmu.structure.per_mode import analyze_modes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,21 +60,26 @@ end D;"""
 def test_same_incidence_is_not_structural_literal_zero_is():
     """The MSL diode with parameters Ron, Goff: both branches read s, an event only. With the
     literal 0 (the ideal diode) a branch reads no s: structural. An if-equation changes which
-    equations exist: structural. Different unknowns in the branches: structural."""
+    equations exist: structural. Different unknowns in the branches: structural by incidence,
+    but here both modes have the same offsets and the equation is never differentiated, so
+    the condition is demoted to an event (mdae_fmu.structure.demotion, tests/test_demotion.py)."""
     assert _conditions(DIODE) == ([], ["off"])
     ideal = DIODE.replace("else Ron", "else 0").replace("then Goff", "then 0")
     assert _conditions(ideal) == (["off"], [])
     assert _conditions(DIODE.replace("else Ron", "else 0 * Ron")) == (["off"], [])
     branches = DIODE.replace("u = s * (if off then 1 else Ron);",
                              "u = if off then s else i;")
-    assert _conditions(branches) == (["off"], [])
+    assert _conditions(branches) == ([], ["off"])
+    assert [a.name for a in classify_conditionals(_model(branches)).demoted] == ["off"]
     if_eq = DIODE.replace("  u = s * (if off then 1 else Ron);\n",
                           "  if off then\n    u = s;\n  else\n    u = Ron * s;\n  end if;\n")
     assert _conditions(if_eq) == (["off"], [])
 
 
 def test_derivative_orders_count():
-    """Same variables, another differentiation order: structural."""
+    """Same variables, another differentiation order: structural by incidence; both modes
+    solve the loop {der(x) = y, y = ...} in (der(x), y) with the same offsets, so the
+    condition is demoted (mdae_fmu.structure.demotion)."""
     text = """class O
   Real x(start = 0, fixed = true);
   Real y;
@@ -83,7 +89,10 @@ equation
   der(x) = y;
   y = if b then der(x) * 0.5 + x else x;
 end O;"""
-    assert _conditions(text) == (["b"], [])
+    m = _model(text)
+    eq = m.equations[-1]
+    assert structural_atoms_of(eq.residual, frozenset({"x", "y"}))[0] == [E.Ref("b")]
+    assert _conditions(text) == ([], ["b"])
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in REF.glob("*.mo")))
@@ -299,35 +308,6 @@ def test_piecewise_under_no_event_has_no_indicator(tmp_path):
     assert 'numberOfEventIndicators="0"' in md
     source = zipfile.ZipFile(path).read("sources/model_schedule_0.c").decode()
     assert "d->rel[" not in source
-
-
-SINW = """class SinW
-  Real w;
-  Real y;
-  Real x(start = 0, fixed = true);
-equation
-  w = sin(time);
-  y = if w > 0 then w else 0;
-  der(x) = y;
-end SinW;
-"""
-
-
-def test_structural_guard_on_an_algebraic_value_switches_at_its_crossings(tmp_path):
-    """y = if w > 0 then w else 0 with w = sin(time): structural (a branch reads no w), the
-    guard reads the same-instant w and is evaluated by event iteration; the mode switches at
-    each zero of sin: x(t) = integral of max(sin, 0) = 2 after one period, 4 after two."""
-    m = _model(SINW, "SinW.mo")
-    a = analyze(m)
-    assert a.accepted and len(a.modes.modes) == 2
-    path = export(m, tmp_path / "sinw.fmu", progress=False)
-    r = simulate_fmu(str(path), stop_time=4 * np.pi, output_interval=np.pi / 8,
-                     relative_tolerance=1e-10, output=["x", "y"])
-    k = np.floor(r["time"] / (2 * np.pi) + 1e-12)
-    tau = r["time"] - 2 * np.pi * k
-    exact = 2 * k + np.where(tau <= np.pi, 1 - np.cos(tau), 2.0)
-    assert np.max(np.abs(r["x"] - exact)) < 1e-6
-    assert np.max(np.abs(r["y"] - np.maximum(np.sin(r["time"]), 0))) < 1e-6
 
 
 # --- a structural conditional under noEvent (item 4) -----------------------------------------

@@ -212,9 +212,11 @@ def test_contradiction_detection():
 
 
 def test_negated_if_condition_and_constant_guard():
+    # the branch -der(y) makes y a state when g holds: the offsets change, g stays
+    # structural (structure/demotion.py)
     m = model("Neg", "x y", [
         eq("a", "der(x) = y"),
-        eq("b", "y = (1 if not g else -x)"),
+        eq("b", "y = (1 if not g else -der(y))"),
         eq("c", "x = 0", (("true", False),)),         # never enabled
     ], booleans="g")
     r = analyze_modes(m)
@@ -222,7 +224,7 @@ def test_negated_if_condition_and_constant_guard():
     assert [x.name for x in r.modes] == ["{g}", "{not g}"]
     eqs_g = specialize(m, {ex("g"): True})
     assert [e.id for e in eqs_g] == ["a", "b"]
-    assert eqs_g[1].residual == ex("y - -x")
+    assert eqs_g[1].residual == ex("y - -der(y)")
 
 
 def test_specialize_accepts_text_valuations():
@@ -238,17 +240,29 @@ def test_specialize_accepts_text_valuations():
         specialize(m, (("h", True),))
 
 
+def switched(name: str, conds: list[str], on: str = "x", first: str = "der(x) = y",
+             defs: tuple = (), booleans: str | None = None):
+    """``first``, ``y = z0 + z1 + ...`` and, for each condition, the if-equation
+    ``if cond then z_k = on else z_k = 0``: guards of which equations exist, structural
+    whatever the offsets of their modes (structure/demotion.py demotes only conditions of
+    if-expressions)."""
+    eqs = list(defs) + [eq("a", first),
+                        eq("b", "y = " + " + ".join(f"z{k}" for k in range(len(conds))))]
+    for k, c in enumerate(conds):
+        eqs += [eq(f"s{k}", f"z{k} = {on}", ((c, True),)), eq(f"t{k}", f"z{k} = 0", ((c, False),))]
+    reals = "x y " + " ".join(f"z{k}" for k in range(len(conds)))
+    if booleans is None:
+        booleans = " ".join(sorted({n for c in conds for n in E.refs(ex(c))} - {"x"}))
+    return model(name, reals, eqs, booleans=booleans)
+
+
 def test_too_many_guards():
-    # each branch pair reads x or not: structural conditionals (structure/conditionals.py)
-    eqs = [eq("a", "der(x) = y"),
-           eq("b", "y = " + " + ".join(f"(x if g{k} else 0)" for k in range(13)))]
-    m = model("Many", "x y", eqs, booleans=" ".join(f"g{k}" for k in range(13)))
+    m = switched("Many", [f"g{k}" for k in range(13)])
     r = analyze_modes(m)          # 2^13 consistent valuations: refused, enumeration cut off
     assert r.exit_code == 1 and r.modes == ()
     assert "its 13 long guards have more than 4096 consistent valuations" in r.messages[0]
     assert "explicit enumeration limit: 4096 modes" in r.messages[0]
-    small = model("Few", "x y", [eq("a", "der(x) = y"), eq("b", "y = " + " + ".join(
-        f"(x if g{k} else 0)" for k in range(5)))], booleans=" ".join(f"g{k}" for k in range(5)))
+    small = switched("Few", [f"g{k}" for k in range(5)])
     assert analyze_modes(small, max_guards=4).exit_code == 1
     assert analyze_modes(small, max_modes=31, latent=False).exit_code == 1
     r = analyze_modes(small, max_modes=32, latent=False)
@@ -256,11 +270,11 @@ def test_too_many_guards():
 
 
 def thresholds(n, var="x"):
-    """der(x) = 1 − 0.1 y, y = Σ_k (1 if x > k else 0): n correlated long guards, n + 1
-    consistent valuations (the audit's Thresh.mo)."""
-    return model("Thresh", "x y", [
-        eq("a", "der(x) = 1 - 0.1*y"),
-        eq("b", "y = " + " + ".join(f"(1 if {var} > {k}.0 else 0)" for k in range(n)))])
+    """der(x) = 1 − 0.1 y, y = Σ_k z_k, z_k = 1 if x > k else 0 (if-equations): n correlated
+    long guards, n + 1 consistent valuations (the audit's Thresh.mo, with if-equations: as
+    if-expressions the conditions define no mode, structure/demotion.py)."""
+    return switched("Thresh", [f"{var} > {k}.0" for k in range(n)], on="1",
+                    first="der(x) = 1 - 0.1*y")
 
 
 def test_correlated_thresholds_count_consistent_valuations():
@@ -300,25 +314,21 @@ def test_enumeration_cut_off_is_lazy():
 
 def test_boolean_guards_defined_by_discrete_equations_are_pruned():
     # the audit's TwoClock.mo: g1 = time >= 5, g2 = time >= 7; {not g1, g2} is impossible
-    m = model("TwoClock", "x y", [
-        eq("d1", "g1 = (time >= 5.0)"), eq("d2", "g2 = (time >= 7.0)"),
-        eq("a", "der(x) = y"), eq("b", "y = (x if g1 else 0.0) + (x if g2 else 0.0)")], booleans="g1 g2")
+    # (the guards of if-equations, structure/demotion.py: as if-expressions they define no mode)
+    clocks = (eq("d1", "g1 = (time >= 5.0)"), eq("d2", "g2 = (time >= 7.0)"))
+    m = switched("TwoClock", ["g1", "g2"], defs=clocks)
     r = analyze_modes(m, latent=False)
     assert r.discrete_equations == ("d1", "d2")
     assert [x.name for x in r.modes] == ["{g1, g2}", "{g1, not g2}", "{not g1, not g2}"]
     # composite definitions, chained: g3 = g1 and not g2 (time in [5, 7)), guards g1, g3
-    m = model("Window", "x y", [
-        eq("d1", "g1 = (time >= 5.0)"), eq("d2", "g2 = (time >= 7.0)"),
-        eq("d3", "g3 = (g1 and not g2)"),
-        eq("a", "der(x) = y"), eq("b", "y = (x if g3 else 0.0) + (x if g2 else 0.0)")],
-        booleans="g1 g2 g3")
+    m = switched("Window", ["g3", "g2"], defs=clocks + (eq("d3", "g3 = (g1 and not g2)"),),
+                 booleans="g1 g2 g3")
     names = [x.name for x in analyze_modes(m, latent=False).modes]
     assert names == ["{g3, not g2}", "{not g3, g2}", "{not g3, not g2}"]
     # a guarded or doubly defined Boolean is not used: no pruning (the check stays sound)
-    m = model("Twice", "x y", [
+    m = switched("Twice", ["g1", "g2"], defs=(
         eq("d1", "g1 = (time >= 5.0)"), eq("d1b", "g1 = (time >= 6.0)"),
-        eq("d2", "g2 = (time >= 7.0)"),
-        eq("a", "der(x) = y"), eq("b", "y = (x if g1 else 0.0) + (x if g2 else 0.0)")], booleans="g1 g2")
+        eq("d2", "g2 = (time >= 7.0)")))
     assert len(analyze_modes(m, latent=False).modes) == 4
     # the clutch's g = (time >= t_on and time <= t_off) is one guard: both modes stay
     assert [x.name for x in analyze_modes(clutch(), latent=False).modes] == ["{g}", "{not g}"]

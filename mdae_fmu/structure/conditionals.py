@@ -17,12 +17,17 @@ The criterion is purely structural, on the branches as written: a coefficient th
 literal 0 in one branch removes the unknown from that branch's incidence (``s*0`` reads no
 ``s``), so ``u = s*(if off then 1 else 0)`` *is* structural, whereas ``s*Ron`` with a
 parameter ``Ron`` keeps ``s`` whatever its value (a parameter is generically nonzero, §1.1).
+
+Incidence is only the first test: a condition structural by incidence alone whose modes all
+have the same offsets, and whose equations are never differentiated, is demoted to the
+event-only class by the pipeline's classification (`mdae_fmu.structure.demotion`, theory note
+9334 §1.3/§3.2/§3.5; docs/decisions.md §12).
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from .. import expr as E
@@ -46,6 +51,8 @@ class ConditionalClasses:
     why: Mapping
     no_event: tuple = ()          # the event_only atoms whose conditionals are all under
     #                               noEvent(...): piecewise, without event indicator
+    demoted: tuple = ()           # the event_only atoms that are structural by incidence but
+    #                               whose modes share one structure (`structure.demotion`)
 
     def is_structural(self, cond: E.Expr) -> bool:
         return E.strip_not(cond)[0] not in self._event_only_set
@@ -184,19 +191,75 @@ def classify_conditionals(model: Model, dae_equations: Iterable | None = None,
 
 
 def _classify_default(model: Model) -> ConditionalClasses:
+    """The classification of the pipeline: by incidence (`_classify`), then the demotion of
+    the conditions whose modes share one structure (`mdae_fmu.structure.demotion`); a
+    condition under ``noEvent`` that stays structural is refused only then."""
+    from .demotion import demotable_atoms
     from .per_mode import classify_variables, discrete_equation_flags
     cls = classify_variables(model)
     eqs = tuple(eq for eq, d in zip(model.equations, discrete_equation_flags(model)) if not d)
-    return _classify(model, eqs, frozenset(cls.continuous))
+    deferred = _Deferred()
+    out = _classify(model, eqs, frozenset(cls.continuous), deferred)
+    if deferred.candidates:
+        demoted = demotable_atoms(model, out, tuple(deferred.candidates))
+        if demoted:
+            out = with_demoted(out, demoted, _loud_atoms(model, eqs))
+    for atom, eq in deferred.refusals.items():
+        if atom in out.structural:
+            _refuse_no_event(atom, eq, _INCIDENCE, _SAME_INCIDENCE)
+    return out
 
 
-def _classify(model: Model, equations: tuple, unknowns: frozenset) -> ConditionalClasses:
+_INCIDENCE = "its branches differ in incidence or differentiation orders"
+_SAME_INCIDENCE = "write both branches with the same variables and derivative orders"
+
+
+def with_demoted(classes: ConditionalClasses, demoted: tuple, loud: set
+                 ) -> ConditionalClasses:
+    """``classes`` with the structural atoms ``demoted`` moved to the event-only class (and
+    to the no-event class when none of their conditionals is outside ``noEvent``: ``loud``
+    holds the atoms written outside it)."""
+    if not demoted:
+        return classes
+    gone = frozenset(demoted)
+    return ConditionalClasses(
+        classes.structural - gone, classes.event_only + tuple(demoted),
+        {a: w for a, w in classes.why.items() if a not in gone},
+        classes.no_event + tuple(a for a in demoted if a not in loud), tuple(demoted))
+
+
+def _loud_atoms(model: Model, equations: tuple) -> set:
+    """Condition atoms written outside ``noEvent`` in the if-expressions of ``equations``."""
+    conds_of = {id(eq): c for eq, c in zip(model.equations, model.if_conditions)}
+    loud: set = set()
+    for eq in equations:
+        if conds_of.get(id(eq), True):
+            loud.update(_atoms_outside_no_event(eq.residual))
+    return loud
+
+
+@dataclass
+class _Deferred:
+    """What `_classify` leaves to the demotion: ``refusals``, the conditions under
+    ``noEvent`` that are structural by incidence (atom -> equation), refused only if they
+    stay structural; ``candidates``, the atoms structural by incidence only (no if-equation
+    guard, no when-condition, no event operator)."""
+    refusals: dict = field(default_factory=dict)
+    candidates: list = field(default_factory=list)
+
+
+def _classify(model: Model, equations: tuple, unknowns: frozenset,
+              deferred: _Deferred | None = None) -> ConditionalClasses:
+    """Classification by incidence (module docstring). With ``deferred``, a condition under
+    ``noEvent`` that is structural by incidence is recorded there instead of refused, and so
+    are the candidates of the demotion (`_Deferred`)."""
     from .per_mode import is_event_guard
     structural: dict[E.Expr, tuple[str, str]] = {}
     candidates: dict[E.Expr, None] = {}
+    by_incidence: dict[E.Expr, None] = {}
+    hard: set = set()
     # equations without if-expressions have no atom (one walk per model, `Model.if_conditions`)
     conds_of = {id(eq): c for eq, c in zip(model.equations, model.if_conditions)}
-    with_ifs = [eq for eq in equations if conds_of.get(id(eq), True)]
     for eq in equations:
         for lit in eq.guard:
             atom = E.strip_not(lit.cond)[0]
@@ -204,19 +267,24 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset) -> Conditiona
                              "write it as one equation whose if-expression has branches with "
                              "the same variables and derivative orders")
             structural.setdefault(atom, (eq.id, "guards which equations exist (if-equation)"))
+            hard.add(atom)
         if not conds_of.get(id(eq), True):
             continue
         s, ns = structural_atoms_of(eq.residual, unknowns)
         for a in s:
-            _refuse_no_event(a, eq, "its branches differ in incidence or differentiation "
-                                    "orders", "write both branches with the same variables "
-                                              "and derivative orders")
-            structural.setdefault(a, (eq.id, "its branches differ in incidence or "
-                                             "differentiation orders"))
+            if deferred is None:
+                _refuse_no_event(a, eq, _INCIDENCE, _SAME_INCIDENCE)
+            elif _under_no_event(a):
+                deferred.refusals.setdefault(a, eq)
+            structural.setdefault(a, (eq.id, _INCIDENCE))
+            by_incidence.setdefault(a, None)
         for a in ns:
             candidates.setdefault(a, None)
     when_atoms = {E.unedge(E.strip_not(b.condition)[0]) for w in model.whens
                   for b in w.branches}
+    if deferred is not None:
+        deferred.candidates.extend(a for a in by_incidence if a not in hard
+                                   and a not in when_atoms and not is_event_guard(a))
     for a in candidates:
         if a in structural:
             continue
@@ -225,9 +293,7 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset) -> Conditiona
         elif a in when_atoms:
             structural[a] = ("", "also a when-condition")
     event_only = tuple(a for a in candidates if a not in structural)
-    loud = set()
-    for eq in with_ifs:
-        loud.update(_atoms_outside_no_event(eq.residual))
+    loud = _loud_atoms(model, equations)
     no_event = tuple(a for a in event_only if a not in loud)
     return ConditionalClasses(frozenset(structural), event_only, structural, no_event)
 

@@ -319,11 +319,13 @@ def is_event_guard(c: E.Expr) -> bool:
 
 # --- guards: atoms, evaluation, contradictions ----------------------------------------------
 
-def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr]:
+def long_guard_atoms(model: Model, equations: Iterable[Equation],
+                     conditionals=None) -> list[E.Expr]:
     """The long guards of the DAE equations (Model.guards() kind "long", restricted to the
     conditions that occur in ``equations``), with ``not c`` identified with c; in order of
     appearance. Conditions whose branches all have the same structure define no mode
-    (`mdae_fmu.structure.conditionals`): they stay if-expressions of the mode's equations."""
+    (`mdae_fmu.structure.conditionals`): they stay if-expressions of the mode's equations.
+    ``conditionals``: the classification to use (default: the model's, with demotion)."""
     present: set[E.Expr] = set()
     # the if-conditions of the model's own equations are walked once per model
     known = {id(eq): conds for eq, conds in zip(model.equations, model.if_conditions)}
@@ -335,7 +337,8 @@ def long_guard_atoms(model: Model, equations: Iterable[Equation]) -> list[E.Expr
             conds = [n.cond for n in E.walk(eq.residual) if isinstance(n, E.If)]
         present.update(conds)
     atoms: dict[E.Expr, None] = {}
-    conditionals = classify_conditionals(model)
+    if conditionals is None:
+        conditionals = classify_conditionals(model)
     for g in model.guards():
         if g.kind == "long" and g.cond in present and conditionals.is_structural(g.cond):
             atoms.setdefault(E.strip_not(g.cond)[0], None)

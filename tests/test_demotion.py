@@ -1,0 +1,302 @@
+"""Issue 13: demotion of conditions that are structural by incidence only but leave every
+mode's structure unchanged (mdae_fmu.structure.demotion).
+
+Oracles: closed forms (the MSL semiconductor's linearized exponential on a decaying state,
+the half-wave integral of sin), scipy solve_ivp (a slew-rate limiter under noEvent), and,
+for the models that must keep their modes, the Σ-method offsets of each mode."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from fmpy import simulate_fmu
+from scipy.integrate import solve_ivp
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from mdae_fmu.analysis import analyze, render_text
+from mdae_fmu.fmu.export import export
+from mdae_fmu.importers.flat_modelica import parse_modelica
+from mdae_fmu.structure.conditionals import (_if_atoms, _row, _select, classify_conditionals,
+                                             structural_atoms_of)
+from mdae_fmu.structure.per_mode import analyze_modes, classify_variables
+from mdae_fmu.structure.printing import expr_text
+
+
+def _model(text: str, name: str):
+    return parse_modelica(text, name)
+
+
+def _demoted(m) -> list[str]:
+    return [expr_text(a) for a in classify_conditionals(m).demoted]
+
+
+def _incidence_structural(m) -> list[str]:
+    """Atoms structural by incidence in some equation (before the demotion)."""
+    unknowns = frozenset(classify_variables(m).continuous)
+    out: list[str] = []
+    for eq in m.equations:
+        out += [expr_text(a) for a in structural_atoms_of(eq.residual, unknowns)[0]]
+    return out
+
+
+def _blocks_solvable_in_every_branch(m) -> None:
+    """Every diagonal block of the single mode's BTF is structurally nonsingular in every
+    branch of its equations' if-expressions: the leading pattern of the branch (entries
+    sigma(e, x) = d_x - c_e) restricted to the block has a perfect matching, so a 1x1 block
+    reads its unknown in every branch (module docstring of mdae_fmu.structure.demotion: a
+    perfect matching of a sub-pattern of a block-triangular pattern lies in the diagonal
+    blocks)."""
+    (mode,) = analyze_modes(m, latent=False).modes
+    unknowns = frozenset(classify_variables(m).continuous)
+    residual = {eq.id: eq.residual for eq in m.equations}
+    for block in mode.blocks:
+        atoms = list(dict.fromkeys(a for e, _ in block.equations
+                                   for a in _if_atoms(residual[e])))
+        for bits in itertools.product((False, True), repeat=len(atoms)):
+            val = dict(zip(atoms, bits))
+            pattern = np.zeros((len(block.equations), len(block.unknowns)), dtype=np.int8)
+            for i, (e, k) in enumerate(block.equations):
+                orders = dict(_row(_select(residual[e], val), unknowns))
+                for j, u in enumerate(block.unknowns):
+                    pattern[i, j] = orders.get(u.name) == u.order - k
+            match = maximum_bipartite_matching(csr_matrix(pattern), perm_type="column")
+            assert (match >= 0).all(), (block, bits)
+
+
+# --- the MSL semiconductor pattern: ExMin = exp(EMin) read by one branch only ---------------
+
+JUNCTION = """model Junction
+  parameter Real EMin = -2;
+  parameter Real EMax = 40;
+  Real ExMin;
+  Real ExMax;
+  Real i;
+  Real x(start = 1, fixed = true);
+equation
+  ExMin = exp(EMin);
+  ExMax = exp(EMax);
+  i = smooth(1, if x < EMin then ExMin * (1 + (x - EMin))
+    else if x > EMax then ExMax * (1 + (x - EMax)) else exp(x));
+  der(x) = -i;
+end Junction;
+"""
+
+
+def _junction_exact(t: np.ndarray) -> np.ndarray:
+    """x' = -exp(x) from x(0) = 1: x = -ln(e^-1 + t) until x = EMin = -2 at
+    t1 = e^2 - e^-1; then x' = -e^-2 (x + 3): x = -3 + exp(-e^-2 (t - t1))."""
+    t1 = np.exp(2.0) - np.exp(-1.0)
+    early = -np.log(np.exp(-1.0) + np.minimum(t, t1))
+    late = -3.0 + np.exp(-np.exp(-2.0) * (t - t1))
+    return np.where(t <= t1, early, late)
+
+
+def test_linearized_exponential_is_demoted_and_matches_the_closed_form(tmp_path):
+    """Both conditions are structural by incidence (a branch reads ExMin or ExMax, the others
+    not) but every one of the 3 consistent modes has the same offsets and the junction
+    equation is never differentiated: demoted, one mode, an event indicator each; x follows
+    the closed form through the switch at t1 = e^2 - e^-1."""
+    m = _model(JUNCTION, "Junction.mo")
+    assert sorted(_incidence_structural(m)) == ["x < EMin", "x > EMax"]
+    assert sorted(_demoted(m)) == ["x < EMin", "x > EMax"]
+    a = analyze(m)
+    assert a.accepted and len(a.modes.modes) == 1
+    assert "    event      x < EMin" in render_text(m, a)
+    _blocks_solvable_in_every_branch(m)
+    path = export(m, tmp_path / "junction.fmu", progress=False)
+    r = simulate_fmu(str(path), stop_time=12.0, output_interval=0.05,
+                     relative_tolerance=1e-10, output=["x", "i"])
+    assert np.max(np.abs(r["x"] - _junction_exact(r["time"]))) < 1e-6
+    t1 = np.exp(2.0) - np.exp(-1.0)
+    late = r["time"] > t1 + 0.1
+    assert np.allclose(r["i"][late], np.exp(-2.0) * (r["x"][late] + 3.0), rtol=1e-8)
+
+
+SINW = """class SinW
+  Real w;
+  Real y;
+  Real x(start = 0, fixed = true);
+equation
+  w = sin(time);
+  y = if w > 0 then w else 0;
+  der(x) = y;
+end SinW;
+"""
+
+
+def test_half_wave_is_one_mode_and_integrates_to_two_per_period(tmp_path):
+    """y = if w > 0 then w else 0: a branch reads no w (structural by incidence), yet both
+    modes solve y, w, der(x) explicitly with c = 0: demoted; x(t) = integral of max(sin, 0)."""
+    m = _model(SINW, "SinW.mo")
+    assert _demoted(m) == ["w > 0"]
+    a = analyze(m)
+    assert a.accepted and len(a.modes.modes) == 1
+    _blocks_solvable_in_every_branch(m)
+    path = export(m, tmp_path / "sinw.fmu", progress=False)
+    r = simulate_fmu(str(path), stop_time=4 * np.pi, output_interval=np.pi / 8,
+                     relative_tolerance=1e-10, output=["x"])
+    k = np.floor(r["time"] / (2 * np.pi) + 1e-12)
+    tau = r["time"] - 2 * np.pi * k
+    exact = 2 * k + np.where(tau <= np.pi, 1 - np.cos(tau), 2.0)
+    assert np.max(np.abs(r["x"] - exact)) < 1e-6
+
+
+# --- under noEvent: the slew-rate limiter of MSL's OpAmpDetailed -----------------------------
+
+SLEW = """model Slew
+  parameter Real sr = 0.5;
+  parameter Real tau = 0.2;
+  Real x(start = 0, fixed = true);
+  Real vs(start = 0, fixed = true);
+equation
+  der(x) = (sin(3 * time) - x) / tau;
+  der(vs) = if noEvent(der(x) > sr) then sr else if noEvent(der(x) < -sr) then -sr else der(x);
+end Slew;
+"""
+
+
+def test_slew_rate_limiter_under_no_event_is_demoted_and_matches_scipy(tmp_path):
+    """A branch without der(x) makes both noEvent conditions structural by incidence (they
+    were refused); the offsets are those of every mode (x and vs states, c = 0): demoted to
+    the no-event class, one mode, no event indicator; vs matches scipy."""
+    m = _model(SLEW, "Slew.mo")
+    c = classify_conditionals(m)
+    assert sorted(expr_text(a) for a in c.no_event) == sorted(_demoted(m))
+    assert len(c.demoted) == 2 and not c.structural
+    a = analyze(m)
+    assert a.accepted and len(a.modes.modes) == 1
+    path = export(m, tmp_path / "slew.fmu", progress=False)
+    r = simulate_fmu(str(path), stop_time=4.0, output_interval=0.02,
+                     relative_tolerance=1e-10, output=["x", "vs"])
+
+    def rhs(t, y):
+        dx = (np.sin(3 * t) - y[0]) / 0.2
+        return [dx, float(np.clip(dx, -0.5, 0.5))]
+
+    ref = solve_ivp(rhs, (0, 4.0), [0.0, 0.0], t_eval=r["time"], method="LSODA",
+                    rtol=1e-11, atol=1e-12)
+    assert np.max(np.abs(r["vs"] - ref.y[1])) < 1e-5
+    assert np.max(np.abs(r["x"] - ref.y[0])) < 1e-6
+
+
+# --- conditions that must stay structural ----------------------------------------------------
+
+CLAMP = """model Clamp
+  Real w;
+  Real y;
+  Real x(start = 0, fixed = true);
+equation
+  w = sin(time);
+  der(x) = y;
+  0 = if w > 0 then y - w else x - cos(time);
+end Clamp;
+"""
+
+INDEX2 = """model Switch2
+  Real x(start = 1, fixed = true);
+  Real z(start = 1, fixed = true);
+  Real lam;
+  Boolean g;
+equation
+  g = time > 1;
+  der(x) = -x + lam;
+  der(z) = -z;
+  0 = if g then x - sin(time) else x - z;
+end Switch2;
+"""
+
+
+def _offsets(m) -> set:
+    return {(tuple(sorted(md.c.items())), tuple(sorted(md.d.items())))
+            for md in analyze_modes(m, latent=False).modes}
+
+
+@pytest.mark.parametrize("text, name, atom, modes, offsets", [
+    # toggling changes the offsets: x = cos(time) constrains the state x (c = 1)
+    (CLAMP, "Clamp.mo", "w > 0", 2, 2),
+    # same offsets in both modes, but the constraint holding the atom is differentiated
+    # (index 2, c = 1): the switch moves x, a restart the union cannot give
+    (INDEX2, "Switch2.mo", "g", 2, 1),
+])
+def test_condition_changing_offsets_or_differentiated_stays_structural(text, name, atom,
+                                                                       modes, offsets):
+    m = _model(text, name)
+    c = classify_conditionals(m)
+    assert [expr_text(a) for a in c.structural] == [atom] and c.demoted == ()
+    report = analyze_modes(m, latent=False)
+    assert len(report.modes) == modes
+    assert len(_offsets(m)) == offsets
+    constraint = m.equations[-1].id
+    # the equation holding the atom is differentiated in some mode
+    assert max(md.c[constraint] for md in report.modes) == 1
+
+
+def test_no_event_condition_that_stays_structural_is_still_refused():
+    """The refusal of a structural condition under noEvent (issue 14) is kept for one the
+    demotion cannot take: the branch der(x) versus x changes the offsets."""
+    from mdae_fmu.diagnostics import ModelRejected
+    text = """model NE2
+  Real x(start = 1, fixed = true);
+  Real y;
+  Real v;
+equation
+  v = 1 - time;
+  y = if noEvent(v > 0) then der(x) else x;
+  y = 1;
+end NE2;
+"""
+    with pytest.raises(ModelRejected, match="is under noEvent but is structural"):
+        classify_conditionals(_model(text, "NE2.mo"))
+
+
+def test_atoms_are_demoted_together_only_when_their_union_holds():
+    """Two junctions: each toggle keeps the offsets; checked group by group the pair is
+    demoted together, the union of all four modes is the single mode analysed."""
+    second = "\n  i2 = smooth(1, if y < EMin then ExMin else exp(y));\n  der(y) = 1 - i2;"
+    text = JUNCTION.replace("Real i;", "Real i;\n  Real i2;\n  Real y(start = 0, fixed = true);") \
+        .replace("der(x) = -i;", "der(x) = -i;" + second)
+    m = _model(text, "Junction2.mo")
+    assert sorted(_demoted(m)) == ["x < EMin", "x > EMax", "y < EMin"]
+    assert len(analyze_modes(m, latent=False).modes) == 1
+    _blocks_solvable_in_every_branch(m)
+
+
+def test_blocks_of_a_union_can_be_coupled_and_stay_solvable_in_each_branch():
+    """0 = if w > 0 then x2 - w else x1 + 2 x2 reads x1 in one branch only: the union's BTF
+    solves it with x1 + x2 = cos(time) as one block of two unknowns, which has a perfect
+    matching in both branches (x2 from the if-equation and x1 from the other, or the 2x2
+    system): the Newton block is solvable whichever branch holds."""
+    text = """model Coupled
+  Real w;
+  Real x1;
+  Real x2;
+  Real s(start = 0, fixed = true);
+equation
+  w = sin(time);
+  x1 + x2 = cos(time);
+  0 = if w > 0 then x2 - w else x1 + 2 * x2;
+  der(s) = x1 + x2;
+end Coupled;
+"""
+    m = _model(text, "Coupled.mo")
+    assert _demoted(m) == ["w > 0"]
+    (mode,) = analyze_modes(m, latent=False).modes
+    assert any(len(b.unknowns) == 2 for b in mode.blocks)
+    _blocks_solvable_in_every_branch(m)
+
+
+def test_greedy_keeps_the_demotable_atoms_beside_one_that_must_stay():
+    """The junction's two conditions beside Clamp's w > 0 (which changes the offsets): the
+    candidates together fail, one by one the junction's are demoted and w > 0 stays: 2 modes
+    (the junction's 3 consistent valuations no longer multiply them)."""
+    clamp = "\n  Real w;\n  Real y;\n  Real z(start = 0, fixed = true);"
+    text = JUNCTION.replace("Real i;", "Real i;" + clamp).replace(
+        "der(x) = -i;", "der(x) = -i;\n  w = sin(time);\n  der(z) = y;\n"
+                        "  0 = if w > 0 then y - w else z - cos(time);")
+    m = _model(text, "JunctionClamp.mo")
+    assert sorted(_demoted(m)) == ["x < EMin", "x > EMax"]
+    assert [expr_text(a) for a in classify_conditionals(m).structural] == ["w > 0"]
+    assert len(analyze_modes(m, latent=False).modes) == 2
