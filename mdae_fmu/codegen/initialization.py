@@ -15,8 +15,9 @@ item 7 (initialization is left open by the paper). Decision (docs/fmi-mapping.md
   ``fixed = false`` and no binding (Modelica 3.6 §8.6: unknowns of the initialization
   problem, constant afterwards; FMI ``calculatedParameter`` with ``initial="approx"``), each
   started from its start value, which the host may set (MSL 3.1 ``SaturatingInductor.Ipar``,
-  determined by an implicit initial equation).
-  States with ``fixed=true`` keep their start value;
+  determined by an implicit initial equation), and the discrete Reals (assigned in
+  when-clauses) that an initial equation reads (`_free_discrete_slots`; ``pre`` reads the
+  solved value afterwards). States with ``fixed=true`` keep their start value;
 * solver (runtime ``mdae_gauss_newton``): damped Gauss-Newton from the start values with the
   minimum-norm step when the rows do not determine every free state, so free states move as
   little as possible from their start values; least squares (and an error unless the
