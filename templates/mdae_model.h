@@ -181,6 +181,7 @@ extern const unsigned char mdae_int_kind[];
 extern const unsigned char mdae_bool_kind[];
 void mdae_set_start_values(ModelData *d);
 int mdae_calculate_parameters(ModelInstance *inst);
+int mdae_initial_assignments(ModelInstance *inst);
 int mdae_compute(ModelInstance *inst);
 int mdae_mode_step(ModelInstance *inst, int *more);
 const char *mdae_mode_label(int m);

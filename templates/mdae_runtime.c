@@ -815,6 +815,7 @@ int mdae_initialize_instance(ModelInstance *inst)
     memcpy(d->pb, d->b, sizeof d->b);
     for (k = 0; k < MDAE_NSAMPLE; k++) d->smp_last[k] = -INFINITY;
     mdae_update_relations(d);
+    if (mdae_initial_assignments(inst) || mdae_function_failed(inst)) return 1;
     if (MDAE_HOMOTOPY) {
         if (homotopy_initialization(inst)) return 1;
     } else if (MDAE_NINIT_ROWS > 0) {

@@ -198,6 +198,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     events = _event_code(cm, ev, pr)
     calc = _parameter_code(cm, ev, p)
     disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+    init_assign = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in init.assignments]
     conds, active, assigns, actions = _when_code(cm, ev, p)
     asserts = [_assert_code(p, cond, msg, level) for cond, msg, level in ev.assertions]
     res = _residual_code(cm, init, p)
@@ -231,6 +232,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         r_start=_num_list(tables["r_start"], _float), i_start=_num_list(tables["i_start"], str),
         b_start=_num_list(tables["b_start"], str),
         calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
+        initial_assignments="\n".join(init_assign),
         indicators="\n".join(events["ind"]), update_relations="\n".join(events["upd"]),
         update_samples="\n".join(events["smp"]), when_conditions="\n".join(conds),
         when_active="\n".join(active), when_assignments="\n".join(assigns),
