@@ -90,7 +90,9 @@ int mdae_function_failed(ModelInstance *inst)
     int k = inst->d.fn_error;
     if (!k) return 0;
     inst->d.fn_error = 0;
-    mdae_log(inst, LOG_ERROR, fmi2Error, "%s", mdae_fn_messages[k - 1]);
+    mdae_log(inst, LOG_ERROR, fmi2Error, "%s",
+             inst->d.fn_text[0] ? inst->d.fn_text : mdae_fn_messages[k - 1]);
+    inst->d.fn_text[0] = 0;
     return 1;
 }
 

@@ -78,15 +78,19 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
 def _initial_assignments(model: Model, cm: CompiledModel) -> tuple[tuple, list]:
     """(assignments, the other initial equations): an unguarded initial equation
     ``v = expr`` of a discrete Integer or Boolean variable ``v`` that ``expr`` does not read
-    (``pre(v)`` aside, the start value during initialization) (an initial algorithm's ``(index, nextTime, y) := f(table, time, start)`` gives three) is
-    an assignment made before the initial system is solved, in source order: Gauss-Newton
-    moves Reals only, and such an equation determines its variable explicitly (Modelica 3.6
-    §8.6; the Modelica Standard Library's BooleanTable and IntegerTable start this way)."""
+    (``pre(v)`` aside, the start value during initialization; an initial algorithm's
+    ``(index, nextTime, y) := f(table, time, start)`` gives two) is an assignment made
+    before the initial system is solved, in source order: Gauss-Newton moves Reals only, and
+    such an equation determines its variable explicitly (Modelica 3.6 §8.6; the Modelica
+    Standard Library's BooleanTable and IntegerTable start this way)."""
     kinds = {v.name: v for v in model.variables}
     assignments, rest = [], []
     for eq in model.initial_equations:
         lhs, rhs = E.split_residual(eq.residual)
-        v = kinds.get(lhs.name) if isinstance(lhs, E.Ref) else None
+        if not isinstance(lhs, E.Ref):
+            rest.append(eq)
+            continue
+        v = kinds.get(lhs.name)
         if eq.guard or v is None or v.type not in ("Integer", "Boolean") \
                 or v.variability != "discrete" \
                 or lhs.name in E.refs(E.substitute(rhs, {E.Call("pre", (lhs,)): E.ZERO})):
