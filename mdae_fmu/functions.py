@@ -110,9 +110,10 @@ class Break:
 
 @dataclass(frozen=True, slots=True)
 class AssertStmt:
-    """``assert(cond, "message"[, level])`` inside a function."""
+    """``assert(cond, message[, level])`` inside a function; ``message`` is the literal, or
+    the expression of one built with ``String(...)`` (`mdae_fmu.codegen.messages`)."""
     cond: E.Expr
-    message: str
+    message: str | E.Expr
     level: str = "error"
     loc: SourceLoc | None = field(default=None, compare=False)
 
@@ -380,7 +381,25 @@ def _exec(body, env, table, fn):
             raise _Break()
         elif t is AssertStmt:
             if s.level == "error" and not eval_expr(s.cond, env, table):
-                raise FunctionError(f"assertion failed in {fn.name}: {s.message}")
+                raise FunctionError(f"assertion failed in {fn.name}: "
+                                    f"{_message(fn, s.message, env, table)}")
+
+
+def _message(fn: Function, message, env, table) -> str:
+    """The text of an assert message: the literal, or its parts with every ``String(...)``
+    formatted as the generated C formats it (`mdae_fmu.codegen.messages.format_value`)."""
+    if isinstance(message, str):
+        return message
+    from .codegen.messages import format_value, message_parts, value_kind
+    types = {p.name: p.type for p in fn.inputs + fn.outputs + fn.locals}
+    out = []
+    for part in message_parts(message) or ():
+        if type(part) is E.Str:
+            out.append(part.value)
+        else:
+            x, n, left, digits = (eval_expr(a, env, table) for a in part.args)
+            out.append(format_value(value_kind(part.args[0], types), x, n, left, digits))
+    return "".join(out)
 
 
 # --- forward-mode differentiation ---------------------------------------------------------------
@@ -753,7 +772,8 @@ def _stmt_json(s) -> list:
     if t is WhileStmt:
         return ["while", E.to_json(s.cond), [_stmt_json(x) for x in s.body], loc]
     if t is AssertStmt:
-        return ["assert", E.to_json(s.cond), s.message, s.level, loc]
+        message = s.message if isinstance(s.message, str) else {"expr": E.to_json(s.message)}
+        return ["assert", E.to_json(s.cond), message, s.level, loc]
     return ["return" if t is Return else "break", loc]
 
 
@@ -772,7 +792,8 @@ def _stmt(j):
     if kind == "while":
         return WhileStmt(E.from_json(j[1]), tuple(_stmt(x) for x in j[2]), loc)
     if kind == "assert":
-        return AssertStmt(E.from_json(j[1]), j[2], j[3], loc)
+        message = j[2] if isinstance(j[2], str) else E.from_json(j[2]["expr"])
+        return AssertStmt(E.from_json(j[1]), message, j[3], loc)
     return Return(loc) if kind == "return" else Break(loc)
 
 

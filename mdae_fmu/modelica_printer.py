@@ -296,7 +296,9 @@ def _statements(body, ind: str) -> list[str]:
             out.append(f"{ind}end while;")
         elif t is F.AssertStmt:
             level = ", AssertionLevel.warning" if s.level == "warning" else ""
-            out.append(f"{ind}assert({print_expr(s.cond)}, {print_string(s.message)}{level});")
+            message = print_string(s.message) if isinstance(s.message, str) \
+                else print_expr(s.message)
+            out.append(f"{ind}assert({print_expr(s.cond)}, {message}{level});")
         else:
             out.append(f"{ind}{'return' if t is F.Return else 'break'};")
     return out

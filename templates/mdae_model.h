@@ -8,7 +8,9 @@
 #ifndef MDAE_MODEL_H
 #define MDAE_MODEL_H
 
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include "fmi2Functions.h"
 #include "config.h"
 
@@ -51,6 +53,7 @@ typedef struct {
     int pcond[MDAE_DIM(MDAE_NWHEN)];  /* ... at the previous instant */
     int smp[MDAE_DIM(MDAE_NSAMPLE)];  /* sample() active at this instant */
     int fn_error;              /* a user function failed: 1 + index in mdae_fn_messages */
+    char fn_text[256];         /* ... with this message when it has values (String(...)) */
     double smp_next[MDAE_DIM(MDAE_NSAMPLE)];
     double smp_last[MDAE_DIM(MDAE_NSAMPLE)];
 } ModelData;
@@ -181,6 +184,7 @@ extern const unsigned char mdae_int_kind[];
 extern const unsigned char mdae_bool_kind[];
 void mdae_set_start_values(ModelData *d);
 int mdae_calculate_parameters(ModelInstance *inst);
+int mdae_initial_assignments(ModelInstance *inst);
 int mdae_compute(ModelInstance *inst);
 int mdae_mode_step(ModelInstance *inst, int *more);
 const char *mdae_mode_label(int m);
@@ -209,5 +213,37 @@ extern const unsigned char mdae_when_recheck[];
 extern const int mdae_when_loop[];
 
 #include "mdae_functions.h"
+
+/* String(v, minimumLength, leftJustified[, significantDigits]) in an assertion message (of the
+   model or of a function), into buf (MDAE_STR_LEN bytes): minimumLength clamped to
+   0..MDAE_STR_MAX_WIDTH, significantDigits to 1..MDAE_STR_MAX_DIGITS (config.h, from
+   mdae_fmu/codegen/messages.py) */
+#define MDAE_STR_LEN 128
+static inline int mdae_str_width(double n)
+{
+    return n >= 0.0 ? (n <= (double)MDAE_STR_MAX_WIDTH ? (int)n : MDAE_STR_MAX_WIDTH) : 0;
+}
+
+static inline const char *mdae_str_real(char *buf, double v, double n, double left, double digits)
+{
+    int p = digits >= 1.0 ? (digits <= (double)MDAE_STR_MAX_DIGITS ? (int)digits
+                                                                  : MDAE_STR_MAX_DIGITS) : 1;
+    snprintf(buf, MDAE_STR_LEN, left != 0.0 ? "%-*.*g" : "%*.*g", mdae_str_width(n), p, v);
+    return buf;
+}
+
+static inline const char *mdae_str_integer(char *buf, double v, double n, double left)
+{
+    snprintf(buf, MDAE_STR_LEN, left != 0.0 ? "%-*.0f" : "%*.0f", mdae_str_width(n), rint(v));
+    return buf;
+}
+
+static inline const char *mdae_str_boolean(char *buf, double v, double n, double left)
+{
+    snprintf(buf, MDAE_STR_LEN, left != 0.0 ? "%-*s" : "%*s", mdae_str_width(n),
+             v != 0.0 ? "true" : "false");
+    return buf;
+}
+
 
 #endif

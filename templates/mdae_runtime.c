@@ -90,7 +90,9 @@ int mdae_function_failed(ModelInstance *inst)
     int k = inst->d.fn_error;
     if (!k) return 0;
     inst->d.fn_error = 0;
-    mdae_log(inst, LOG_ERROR, fmi2Error, "%s", mdae_fn_messages[k - 1]);
+    mdae_log(inst, LOG_ERROR, fmi2Error, "%s",
+             inst->d.fn_text[0] ? inst->d.fn_text : mdae_fn_messages[k - 1]);
+    inst->d.fn_text[0] = 0;
     return 1;
 }
 
@@ -815,6 +817,7 @@ int mdae_initialize_instance(ModelInstance *inst)
     memcpy(d->pb, d->b, sizeof d->b);
     for (k = 0; k < MDAE_NSAMPLE; k++) d->smp_last[k] = -INFINITY;
     mdae_update_relations(d);
+    if (mdae_initial_assignments(inst) || mdae_function_failed(inst)) return 1;
     if (MDAE_HOMOTOPY) {
         if (homotopy_initialization(inst)) return 1;
     } else if (MDAE_NINIT_ROWS > 0) {

@@ -176,22 +176,45 @@ def test_string_elsewhere_is_refused_at_its_position(src, message, col):
     assert str(err.value).startswith(f"S.mo:{5 + src.startswith('  when')}:{col}:")
 
 
-def test_string_in_a_function_assert_is_refused():
-    text = """function f
+FUNCTION_ASSERT = """function f
   input Real u;
+  input Integer k;
   output Real y;
 algorithm
-  assert(u > 0, "u = " + String(u));
+  assert(u < 1.5, "f: u (=" + String(u, significantDigits = 3) + ") too large at k = " +
+    String(k) + ", " + String(u > 1, minimumLength = 6) + "|");
   y := u;
 end f;
 model S
-  Real x = f(time + 1);
+  parameter Integer k = 7;
+  Real x = f(time + 1, k);
 end S;
 """
-    with pytest.raises(InputError, match="not supported in a function") as err:
-        parse_modelica(text, "S.mo")
-    assert str(err.value).startswith("S.mo:5:3:")
-    assert "write the message as one string literal" in str(err.value)
+
+
+def test_function_assert_logs_its_formatted_values(tmp_path):
+    """String(...) in the assert of a function (the MSL 3.1 BooleanTable.getFirstIndex
+    pattern): the C function prints the message when the assertion fails; u = time + 1
+    crosses 1.5 at t = 0.5, so the first failing evaluation has u in [1.5, 1.5 + step)."""
+    m = parse_modelica(FUNCTION_ASSERT, "S.mo")
+    path = export(m, tmp_path / "S.fmu", progress=False)
+    r, messages, err = _run(path, 1.0)
+    assert err is not None or r["time"][-1] < 0.6
+    line = next(m for m in messages if "assertion failed in function f" in m)
+    text = line.split("assertion failed in function f: ")[1]
+    assert text.startswith("f: u (=1.5) too large at k = 7, true  |"), text
+
+
+def test_function_assert_message_in_the_analysis_evaluation():
+    """The Python evaluation of the function (parameters, analysis) formats the same text."""
+    from mdae_fmu import functions as F
+    m = parse_modelica(FUNCTION_ASSERT, "S.mo")
+    table = F.FunctionTable(m.functions)
+    assert tuple(table.evaluate("f", (1.0, 7))) == (1.0,)
+    with pytest.raises(F.FunctionError, match=r"u \(=2\) too large at k = 3, true  \|"):
+        table.evaluate("f", (2.0, 3))
+    assert Model.from_json(json.loads(json.dumps(m.to_json()))) == m
+    assert parse_modelica(print_model(m), "P.mo") == m
 
 
 @pytest.mark.parametrize("source", [ERROR_MODEL, WARNING_MODEL])

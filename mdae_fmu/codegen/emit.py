@@ -25,7 +25,7 @@ from .cprinter import SlotPrinter, c_comment, c_string
 from .events import ASSERT_TOL, EventPlan
 from .functions import function_sources
 from .initialization import InitPlan
-from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message
+from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message, message_format
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
 from .runs import find_runs, run_code, shape
@@ -198,6 +198,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     events = _event_code(cm, ev, pr)
     calc = _parameter_code(cm, ev, p)
     disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
+    init_assign = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in init.assignments]
     conds, active, assigns, actions = _when_code(cm, ev, p)
     asserts = [_assert_code(p, cond, msg, level) for cond, msg, level in ev.assertions]
     res = _residual_code(cm, init, p)
@@ -213,7 +214,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         nwloop=len(ev.when_loop),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
         ninit_rows=m_i, ninit_cols=n_i, homotopy=int(homotopy), work=work, iwork_fire=perm,
-        iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
+        iwork=perm + max(len(ev.branches), 1), max_min_length=MAX_MIN_LENGTH,
+        max_digits=MAX_DIGITS, **TOLERANCES)
     files["model.c"] = env.get_template("model.c.j2").render(
         comment_name=c_comment(cm.name), schedule_parts=parts,
         block_labels=[c_string(b.label) for b in cm.blocks],
@@ -231,6 +233,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         r_start=_num_list(tables["r_start"], _float), i_start=_num_list(tables["i_start"], str),
         b_start=_num_list(tables["b_start"], str),
         calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
+        initial_assignments="\n".join(init_assign),
         indicators="\n".join(events["ind"]), update_relations="\n".join(events["upd"]),
         update_samples="\n".join(events["smp"]), when_conditions="\n".join(conds),
         when_active="\n".join(active), when_assignments="\n".join(assigns),
@@ -241,7 +244,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         cons_residual="\n".join(res["cons"]), drift="\n".join(res["drift"]),
         ncons=len(cm.consistency), project_unknowns=_num_list(res["project_unknowns"], str),
         n_project=len(res["project_unknowns"]), multimode=modes is not None,
-        assert_tol=repr(ASSERT_TOL), max_min_length=MAX_MIN_LENGTH, max_digits=MAX_DIGITS)
+        assert_tol=repr(ASSERT_TOL))
     # last: printing the equations may have made derivative functions
     files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
     return files
@@ -583,26 +586,3 @@ def _assert_code(p: SlotPrinter, cond: sp.Expr, msg: Message, level: str,
     return (f"{indent}if (!{test}) {{\n{decl}{indent}    mdae_log(inst, LOG_ERROR, "
             f"fmi2Error, \"t = %.17g: assertion failed: \"{fmt}, d->time{args});\n"
             f"{indent}    return 1;\n{indent}}}")
-
-
-def message_format(p: SlotPrinter, msg: Message) -> tuple[str, str, list[str]]:
-    """``(format, arguments, buffers)`` of a message for mdae_log: the literal parts as
-    escaped C string literals (`c_string`) with every '%' doubled, a ``%s`` per value
-    printed by ``mdae_str_real/int/bool`` (model.c) into its own buffer ``s<k>``."""
-    fmt: list[str] = []
-    args: list[str] = []
-    bufs: list[str] = []
-    for part in msg:
-        if isinstance(part, str):
-            if part:
-                fmt.append(" " + c_string(part.replace("%", "%%")))
-            continue
-        k = len(bufs)
-        bufs.append(f"s{k}[MDAE_STR_LEN]")
-        fmt.append(' "%s"')
-        opts = [p.doprint(part.min_length), p.doprint(part.left)]
-        if part.kind == "Real":
-            opts.append(p.doprint(part.digits))
-        args.append(f", mdae_str_{part.kind.lower()}(s{k}, {p.doprint(part.value)}, "
-                    f"{', '.join(opts)})")
-    return "".join(fmt), "".join(args), bufs

@@ -91,6 +91,29 @@ class _Ctx:
         return f"{{ ((ModelData *)d)->fn_error = {len(self.messages)}; return 1; }}"
 
 
+def _formatted_failure(s: F.AssertStmt, cx: _Ctx, ind: str) -> list[str]:
+    """A failed assert whose message holds ``String(...)`` values: the message is printed
+    into ``d->fn_text`` when the assertion fails (`mdae_fmu.codegen.messages`, the same
+    formatting as the model's assertions), the static text with ``<value>`` placeholders
+    is the fallback of ``mdae_fn_messages``."""
+    from .messages import message_format, message_text, plan_message
+    assert not isinstance(s.message, str)
+    types = {p.name: p.type for p in cx.fn.inputs + cx.fn.outputs + cx.fn.locals}
+    msg = plan_message(cx.sym.to_sympy, s.message, types)
+    prefix = f"assertion failed in function {cx.fn.name}: "
+    fmt, args, bufs = message_format(cx.printer, (prefix,) + msg)
+    text = "((ModelData *)d)->fn_text"
+    out = [f"{ind}if (!({cx.expr(s.cond)})) {{"]
+    if bufs:
+        out.append(f"{ind}    char {', '.join(bufs)};")
+    # the length is read (a message longer than fn_text is cut), which tells gcc so
+    out.append(f"{ind}    if (snprintf({text}, sizeof {text},{fmt}{args}) < 0) "
+               f"{text}[0] = 0;")
+    out.append(f"{ind}    " + cx.fail(prefix + message_text(msg)))
+    out.append(f"{ind}}}")
+    return out
+
+
 def _loop_vars(body) -> list[str]:
     out = []
     for s in body:
@@ -131,7 +154,7 @@ def _function(fn: F.Function, k: int, table, messages) -> str:
     refs = "".join(f", &r[{j}]" for j in range(n))
     for j in range(n):
         lines.append(f"double mdae_fn{k}_o{j}(const ModelData *d{ins})\n{{\n"
-                     f"    double r[{n}];\n"
+                     f"    double r[{n}] = {{0.0}};\n"
                      f"    if (mdae_fn{k}(d{args}{refs})) return (0.0/0.0);\n"
                      f"    return r[{j}];\n}}")
     return "\n".join(lines) + "\n"
@@ -200,8 +223,10 @@ def _body(body, cx: _Ctx, depth: int) -> list[str]:
         elif t is F.Break:
             out.append(f"{ind}break;")
         elif t is F.AssertStmt:
-            if s.level == "error":
+            if s.level == "error" and isinstance(s.message, str):
                 out.append(f"{ind}if (!({cx.expr(s.cond)})) "
                            + cx.fail(f"assertion failed in function {cx.fn.name}: "
                                      f"{s.message}"))
+            elif s.level == "error":
+                out.extend(_formatted_failure(s, cx, ind))
     return out

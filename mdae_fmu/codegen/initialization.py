@@ -15,8 +15,9 @@ item 7 (initialization is left open by the paper). Decision (docs/fmi-mapping.md
   ``fixed = false`` and no binding (Modelica 3.6 §8.6: unknowns of the initialization
   problem, constant afterwards; FMI ``calculatedParameter`` with ``initial="approx"``), each
   started from its start value, which the host may set (MSL 3.1 ``SaturatingInductor.Ipar``,
-  determined by an implicit initial equation).
-  States with ``fixed=true`` keep their start value;
+  determined by an implicit initial equation), and the discrete Reals (assigned in
+  when-clauses) that an initial equation reads (`_free_discrete_slots`; ``pre`` reads the
+  solved value afterwards). States with ``fixed=true`` keep their start value;
 * solver (runtime ``mdae_gauss_newton``): damped Gauss-Newton from the start values with the
   minimum-norm step when the rows do not determine every free state, so free states move as
   little as possible from their start values; least squares (and an error unless the
@@ -43,6 +44,7 @@ class InitPlan:
     rows: tuple[tuple[str, sp.Expr], ...]
     unknown_slots: tuple[int, ...]
     needs_compute: bool
+    assignments: tuple = ()     # (target slot, sympy value): `_initial_assignments`
 
 
 def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
@@ -50,7 +52,8 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
     rows = list(cm.consistency)
     params = _free_parameter_slots(model, cm)
     discrete = _free_discrete_slots(model, cm)
-    for eq in model.initial_equations:
+    assignments, equations = _initial_assignments(model, cm)
+    for eq in equations:
         try:
             rows.append((eq.id, cm.table.to_sympy(guarded_residual(eq))))
         except (ValueError, TypeError) as err:
@@ -69,7 +72,36 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
     candidates = [s.slot for s in free_states] + list(params.values())
     unknowns = candidates if needs_compute else [k for k in candidates if k in used]
     unknowns += [k for k in discrete.values() if k in used]
-    return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute)
+    return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute, assignments)
+
+
+def _initial_assignments(model: Model, cm: CompiledModel) -> tuple[tuple, list]:
+    """(assignments, the other initial equations): an unguarded initial equation
+    ``v = expr`` of a discrete Integer or Boolean variable ``v`` that ``expr`` does not read
+    (``pre(v)`` aside, the start value during initialization; an initial algorithm's
+    ``(index, nextTime, y) := f(table, time, start)`` gives two) is an assignment made
+    before the initial system is solved, in source order: Gauss-Newton moves Reals only, and
+    such an equation determines its variable explicitly (Modelica 3.6 §8.6; the Modelica
+    Standard Library's BooleanTable and IntegerTable start this way)."""
+    kinds = {v.name: v for v in model.variables}
+    assignments, rest = [], []
+    for eq in model.initial_equations:
+        lhs, rhs = E.split_residual(eq.residual)
+        if not isinstance(lhs, E.Ref):
+            rest.append(eq)
+            continue
+        v = kinds.get(lhs.name)
+        if eq.guard or v is None or v.type not in ("Integer", "Boolean") \
+                or v.variability != "discrete" \
+                or lhs.name in E.refs(E.substitute(rhs, {E.Call("pre", (lhs,)): E.ZERO})):
+            rest.append(eq)
+            continue
+        try:
+            value = cm.table.to_sympy(rhs)
+        except (ValueError, TypeError) as err:
+            raise ModelRejected(f"{_where(eq)}initial equation {eq.id}: {err}") from None
+        assignments.append((cm.slots[cm.table.sym(lhs.name, 0)], value))
+    return tuple(assignments), rest
 
 
 def guarded_residual(eq: Equation) -> E.Expr:

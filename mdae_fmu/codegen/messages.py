@@ -24,6 +24,7 @@ from typing import Mapping, Union
 import sympy as sp
 
 from .. import expr as E
+from .cprinter import c_string
 
 #: Bounds of minimumLength and significantDigits at run time (module docstring).
 MAX_MIN_LENGTH = 100
@@ -122,6 +123,30 @@ def plan_message(to_sympy, m: E.Expr, types: Mapping[str, str]) -> Message:
 def message_text(msg: Message) -> str:
     """The message with every value shown as ``<value>`` (for reports)."""
     return "".join(p if type(p) is str else "<value>" for p in msg)
+
+
+def message_format(p, msg: Message) -> tuple[str, str, list[str]]:
+    """``(format, arguments, buffers)`` of a message for mdae_log: the literal parts as
+    escaped C string literals (`c_string`) with every '%' doubled, a ``%s`` per value
+    printed by ``mdae_str_real/int/bool`` (mdae_model.h) into its own buffer ``s<k>``;
+    ``p``: the `cprinter.SlotPrinter` of the values."""
+    fmt: list[str] = []
+    args: list[str] = []
+    bufs: list[str] = []
+    for part in msg:
+        if isinstance(part, str):
+            if part:
+                fmt.append(" " + c_string(part.replace("%", "%%")))
+            continue
+        k = len(bufs)
+        bufs.append(f"s{k}[MDAE_STR_LEN]")
+        fmt.append(' "%s"')
+        opts = [p.doprint(part.min_length), p.doprint(part.left)]
+        if part.kind == "Real":
+            opts.append(p.doprint(part.digits))
+        args.append(f", mdae_str_{part.kind.lower()}(s{k}, {p.doprint(part.value)}, "
+                    f"{', '.join(opts)})")
+    return "".join(fmt), "".join(args), bufs
 
 
 def format_value(kind: str, v, min_length, left, digits) -> str:

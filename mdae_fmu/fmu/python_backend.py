@@ -251,7 +251,9 @@ def _python_plan(model: Model, analysis) -> dict:
     if init.needs_compute:
         raise _Unsupported("an initial system on computed variables")
     if set(init.unknown_slots) - {s.slot for s in cm.states}:
-        raise _Unsupported("parameters computed by the initial system")
+        raise _Unsupported("parameters or discrete Reals computed by the initial system")
+    if init.assignments:
+        raise _Unsupported("initial equations of discrete Integer or Boolean variables")
     if ev.samples:
         raise _Unsupported("sample()")
     if getattr(model, "functions", None):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from .. import expr as E
 from .. import functions as F
+from ..codegen.messages import message_parts
 
 #: Modelica.Constants (MSL 4.0) referenced without a declaration.
 CONSTANTS = {
@@ -484,12 +485,9 @@ class FunctionResolver:
                     args[2].name == "AssertionLevel.error":
                 ctx.enum_consumed[args[2].name] = ctx.enum_consumed.get(args[2].name, 0) + 1
             msg = _fold_strings(args[1]) if len(args) >= 2 else None
-            if msg is not None and type(msg) is not E.Str and \
-                    any(type(n) is E.Call and n.func == "String" for n in E.walk(msg)):
-                self.err(s.loc, "an assert message built with String(...) is not supported "
-                                "in a function (only in the model's equations): write the "
-                                "message as one string literal")
-                return None
+            if msg is not None and type(msg) is not E.Str and len(args) in (2, 3) \
+                    and message_parts(msg) is not None:
+                return F.AssertStmt(args[0], msg, level, s.loc)     # with String(...) values
             if len(args) not in (2, 3) or type(msg) is not E.Str:
                 self.err(s.loc, "assert in a function takes a condition and a string message")
                 return None
@@ -757,7 +755,8 @@ def map_body(body, rw) -> tuple:
         elif t is F.WhileStmt:
             out.append(F.WhileStmt(rw(s.cond), map_body(s.body, rw), s.loc))
         elif t is F.AssertStmt:
-            out.append(F.AssertStmt(rw(s.cond), s.message, s.level, s.loc))
+            message = s.message if isinstance(s.message, str) else rw(s.message)
+            out.append(F.AssertStmt(rw(s.cond), message, s.level, s.loc))
         else:
             out.append(s)
     return tuple(out)
