@@ -706,14 +706,16 @@ def _consistency_context(plan: GuardedPlan, printer):
     note 9334 §3.6: the consistency equations F^{<c} of the current mode)."""
     index = {s.slot: j for j, s in enumerate(plan.compiled.states)}
     state_slot = {s.symbol: s.slot for s in plan.compiled.states}
-    out = []
+    out: list[dict] = []
+    n_rows = 0
     for k, gb in enumerate(plan.blocks):
         if not gb.cons:
             continue
         read = sorted({index[state_slot[x]] for e in gb.cons for x in e.free_symbols
                        if x in state_slot})
         out.append(dict(k=k, rows=[printer.doprint(e) for e in gb.cons], states=read))
-    return out, sum(len(c["rows"]) for c in out)
+        n_rows += len(gb.cons)
+    return out, n_rows
 
 
 def _ints(values) -> str:
