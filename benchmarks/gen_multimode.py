@@ -5,7 +5,9 @@
   9334-examples-toolkit-results §2.1, a weighted mean of the coupled speeds);
 * ``diode_bank(n)``: an RL source feeding n parallel branches "ideal diode + capacitor", each
   diode encoded as in RLDC2 (§2.4) with a left-limit guard (2^n long modes; passing diodes put
-  capacitors in parallel: index 1, charge sharing at the switch);
+  capacitors in parallel: index 1, charge sharing at the switch), with the physical diode law
+  of reference_models/RLDC2Diodes.mo (blocking branch ``s = u``, u = V − v the forward
+  voltage; the printed ``s = -u`` is erratum 11 of examples note §2.4.4 and chatters);
 * ``fault_chain(n)``: n RL branches feeding a common capacitor, each branch resistor with a
   nominal, an open and a short mode (two Boolean inputs per component, 4^n valuations, 3^n
   distinct equation sets; opening a branch forces its inductor current to 0: the flux jumps and
@@ -27,6 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from multimode_examples import boolean, boolean_input, eq, param, real  # noqa: E402
 
 
+def boolean_fixed(name: str, start: bool):
+    """A discrete Boolean whose start value is fixed (the initial mode)."""
+    from dataclasses import replace
+    return replace(boolean(name, start), fixed=True)
+
+
 def clutch_chain(n: int) -> Model:
     vs = [real(f"w{i}", 1.0 + 0.1 * i, True) for i in range(n + 1)]
     vs += [real(f"c{i}") for i in range(n)]
@@ -42,11 +50,20 @@ def clutch_chain(n: int) -> Model:
     return Model(f"ClutchChain{n}", tuple(vs), tuple(eqs))
 
 
-def diode_bank(n: int) -> Model:
+def diode_bank(n: int, charged: bool = False) -> Model:
+    """``charged``: the capacitors start at spread voltages v_k = 1.3 (1 − k/(n−1)) instead of
+    -1, the last diode conducting and the others blocking (consistent starts of s and g), so
+    that the diodes switch physically: the diodes turn on one after the other as the node
+    voltage V (the source charging the conducting group) passes their capacitor's voltage,
+    then the whole group turns off when the inductor current reverses."""
+    vstart = [1.3 * (1.0 - k / max(n - 1, 1)) if charged else -1.0 for k in range(n)]
     vs = [real("j", 0.0, True), real("V")]
-    vs += [real(f"v{k}", -1.0, True) for k in range(n)]
+    vs += [real(f"v{k}", vstart[k], True) for k in range(n)]
     for k in range(n):
-        vs += [real(f"i{k}"), real(f"u{k}"), real(f"s{k}"), boolean(f"g{k}")]
+        on = charged and k == n - 1
+        vs += [real(f"i{k}"), real(f"u{k}"),
+               real(f"s{k}", (vstart[-1] - vstart[k]) if charged else None),
+               boolean(f"g{k}", on) if not charged else boolean_fixed(f"g{k}", on)]
     vs += [param("E", 1.0), param("R", 1.0), param("L", 1.0)]
     vs += [param(f"C{k}", 0.1 * (k + 1)) for k in range(n)]
     eqs = [eq("src", "L*der(j) = E - R*j - V"),
@@ -54,7 +71,7 @@ def diode_bank(n: int) -> Model:
     for k in range(n):
         eqs += [eq(f"kvl{k}", f"V = u{k} + v{k}"),
                 eq(f"cap{k}", f"i{k} = C{k}*der(v{k})"),
-                eq(f"S{k}", f"s{k} = (i{k} if g{k} else -u{k})"),
+                eq(f"S{k}", f"s{k} = (i{k} if g{k} else u{k})"),
                 eq(f"Z{k}", f"0 = (u{k} if g{k} else i{k})"),
                 eq(f"G{k}", f"g{k} = (pre(s{k}) >= 0)")]
     return Model(f"DiodeBank{n}", tuple(vs), tuple(eqs))

@@ -44,7 +44,7 @@ from ..ir import Model
 from ..structure.latent import latent_system
 from ..structure.per_mode import (Instance, ModesReport, classify_variables,
                                   defines_discrete, symbol_table)
-from .blocks import BlockPlan, emit_block, newton_work, tree_solution
+from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work, tree_solution
 from .cprinter import SlotPrinter, c_comment, c_string
 from .emit import assign_cast, make_printers, real_slot_index, template_environment
 from .multimode import ModeSources
@@ -70,6 +70,8 @@ class GuardedBlock:
     origin: tuple = ()       # (equations, unknowns) of the `ConditionalBlock` it refines
     merged: bool = False     # one block for a whole component (`_merge_components`): its
     #                          equations change with the mode, so it restarts at every change
+    cons: tuple = ()         # its consistency equations F^{<c} (sympy), which hold in its
+    #                          modes: the rows of the drift and of the projection
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,9 @@ class GuardedPlan:
     n_modes: int
     watched: tuple = ()                  # relations on x whose guards read pre(x)
     banded: tuple = ()                   # (symbol, relation on pre(x), Boolean slot)
+    # the states of some modes only (`_conditional_states`): (formula node, slot, store
+    # slot or -1, derivative slot); activity flag k at d->i[active_slot + len(blocks) + k]
+    cond_states: tuple = ()
 
 
 def _check_long_modes_only(model: Model, switching: bool) -> None:
@@ -153,15 +158,47 @@ def _formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:
     return FormulaTable(tuple(var), tuple(lo), tuple(hi)), out
 
 
-def _case_split(parts, case: dict):
-    """Refine ``[(formula, values)]`` by the case function ``{value: formula}``."""
+def _case_split(parts, key, case: dict):
+    """Refine ``[(formula, {key: value})]`` by the case function ``{value: formula}``."""
     out = []
     for f, vals in parts:
         for v, fv in case.items():
             m = f & fv
             if m != m.bdd.false:
-                out.append((m, vals + (v,)))
+                out.append((m, {**vals, key: v}))
     return out
+
+
+def _conditional_states(union: CompiledModel, ia, regular, instances):
+    """The union states that are states in some modes only (a variable whose offset d
+    changes with the mode: the diode bank's currents, differentiated while every diode
+    blocks), each with the formula of the modes where it is a state (``instances``: the
+    union states as `Instance` s): ``(union with the
+    hidden state vector entries, [(formula, slot)])``. Where it is not a state, a block
+    computes the variable as an algebraic unknown (or nothing reads it), so its state vector
+    entry is held apart (`_UnionLayout.hold_apart`, as the enumerating exporter does) and
+    its derivative is 0; where it is one, the variable takes the entry's value. Theory:
+    9334-theory-algorithms §3.6 (one state vector for all modes)."""
+    from .multimode import _UnionLayout
+    bdd = ia.space.bdd
+    col_of = {n: j for j, n in enumerate(ia.graph.cols)}
+    cond = []
+    for k, inst in enumerate(instances):       # the order of ``union.states``
+        f = bdd.false
+        for v, fv in ia.d[col_of[inst.name]].items():
+            if v > inst.order:
+                f |= fv
+        f &= regular
+        if f != regular:
+            cond.append((k, f))
+    if not cond:
+        return union, []
+    layout = _UnionLayout(union)
+    layout.hold_apart([k for k, _ in cond])
+    union = replace(union, variables=tuple(layout.variables), n_real=layout.n_real,
+                    real_names=tuple(layout.real_names), states=tuple(layout.states),
+                    guesses=layout.guesses)
+    return union, [(f, union.states[k].slot) for k, f in cond]
 
 
 def _union_report(model: Model, ia, states, leading):
@@ -186,28 +223,21 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
     if not ia.ok:
         raise ModelRejected(ia.diagnostic or f"model {model.name}: rejected")
     _check_long_modes_only(model, bool(ia.space.atoms))
-    if ia.explicit:
-        raise ModelRejected(f"model {model.name}: {len(ia.explicit)} modes were analysed one "
-                            f"by one; the guarded exporter needs the symbolic offsets")
     space = ia.space
     bdd = space.bdd
     F = bdd.false
     regular = space.care & ~ia.singular
     cols, rows = ia.graph.cols, ia.graph.rows
-    dval: dict[str, int] = {}
-    for j, name in enumerate(cols):
-        vals = [v for v, f in ia.d[j].items() if f & regular != F]
-        if len(vals) > 1:
-            raise ModelRejected(
-                f"model {model.name}: {name} is a state in some modes and algebraic in others "
-                f"(d = {sorted(vals)}); the guarded exporter needs the same states in every "
-                f"mode (use the enumerating exporter for small models)")
-        dval[name] = vals[0] if vals else 0
+    dvals = {name: tuple(sorted(v for v, f in ia.d[j].items() if f & regular != F)) or (0,)
+             for j, name in enumerate(cols)}
+    dmax = {n: v[-1] for n, v in dvals.items()}
+    multi = {n for n, v in dvals.items() if len(v) > 1}
     table = symbol_table(model)
-    states = [Instance(n, k) for n in cols for k in range(dval[n])]
-    leading = [Instance(n, dval[n]) for n in cols if dval[n] > 0]
+    states = [Instance(n, k) for n in cols for k in range(dmax[n])]
+    leading = [Instance(n, dmax[n]) for n in cols if dmax[n] > 0]
     report = _union_report(model, ia, states, leading)
     union = compile_model(model, report)
+    union, cond_states = _conditional_states(union, ia, regular, states)
     state_slot = {s.symbol: s.slot for s in union.states}
 
     # --- hidden slots: left limits, impulses, mode, guard bits, activity flags
@@ -220,12 +250,12 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
         n_real += 1
     impulse = {}
     for n in cols:
-        if dval[n] == 0:
+        if dvals[n][0] == 0:
             impulse[n] = n_real
             real_names.append(f"mdae_impulse({n})")
             n_real += 1
     var_id = {n: k for k, n in enumerate(cols)}
-    zeta = {n: sp.Symbol(f"mdae_zeta_{k}") for k, n in enumerate(cols) if dval[n] == 0}
+    zeta = {n: sp.Symbol(f"mdae_zeta_{k}") for k, n in enumerate(cols) if n in impulse}
     xleft = {s.symbol: sp.Symbol(f"mdae_left_{k}") for k, s in enumerate(union.states)}
     h = sp.Symbol("mdae_h", positive=True)
 
@@ -242,13 +272,18 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
                 f"model {model.name}: the equations {', '.join(cb.equations[:6])} form a "
                 f"union component the implicit analysis does not split per mode; the guarded "
                 f"exporter does not solve it yet")
-        parts: list = [(cb.formula & regular, ())]
+        parts: list = [(cb.formula & regular, {})]
         for e in cb.equations:
-            parts = _case_split(parts, ia.c[row_of[e]])
-        for u in cb.unknowns:
-            parts = _case_split(parts, ia.d[col_of[u]])
+            parts = _case_split(parts, e, ia.c[row_of[e]])
+        # the offsets of every unknown of the block, and of the mode-dependent variables
+        # its equations read (their jumps or impulses enter its restart)
+        read = {cols[j] for e in cb.equations for j in ia.graph.sig[row_of[e]]}
+        for u in [*cb.unknowns, *sorted((read & multi) - set(cb.unknowns))]:
+            parts = _case_split(parts, ("d", u), ia.d[col_of[u]])
         for f, vals in parts:
-            c = dict(zip(cb.equations, vals[:len(cb.equations)]))
+            c = {e: vals[e] for e in cb.equations}
+            dval = {**dmax, **{k[1]: v for k, v in vals.items() if isinstance(k, tuple)}}
+            dkey = tuple(sorted((u, dval[u]) for u in read & multi))
             sub: list = [(f, {})]
             for e in cb.equations:
                 nxt = []
@@ -257,20 +292,24 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
                         nxt.append((bf, {**res, e: r}))
                 sub = nxt
             for g, res in sub:
-                variants.append((g,) + _variant(cb, c, res, dval, table, xleft, zeta, h,
-                                                var_id, cache)
-                                + ((cb.equations, cb.unknowns),))
+                plan, restart, writes, reads, cons = _variant(
+                    cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey)
+                variants.append((g, plan, restart, writes, reads,
+                                 (cb.equations, cb.unknowns), False, cons))
 
     mode_slot = union.n_int
     bits_slot = mode_slot + 1
     bits = [sp.Symbol(f"mdae_bit_{k}") for k in range(len(space.atoms))]
     if max_variants is None:
         max_variants = MAX_VARIANTS
-    variants = _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id,
-                                 bits, max_variants)
-    ft, roots = _formula_table(bdd, space, [v[0] for v in variants])
-    blocks = tuple(GuardedBlock(p, r, rs, w, rd, o, len(v) > 6)
-                   for v, r in zip(variants, roots) for (_, p, rs, w, rd, o) in [v[:6]])
+    variants = _merge_components(variants, ia, cache, dmax, multi, table, xleft, zeta, h,
+                                 var_id, bits, max_variants)
+    variants = _schedule_order(variants)
+    ft, roots = _formula_table(bdd, space, [v[0] for v in variants]
+                               + [f for f, _ in cond_states])
+    state_roots = roots[len(variants):]
+    blocks = tuple(GuardedBlock(p, r, rs, w, rd, o, mg, cons)
+                   for (_, p, rs, w, rd, o, mg, cons), r in zip(variants, roots))
 
     # --- FMI variables and slots
     taken = {v.name for v in union.variables}
@@ -278,7 +317,7 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
     while name in taken:
         name += "_"
     active_slot = bits_slot + len(space.atoms)
-    n_int = active_slot + len(blocks)
+    n_int = active_slot + len(blocks) + len(cond_states)
     variables = list(union.variables)
     variables.append(FmiVariable(name, "Integer", mode_slot, "output", "discrete", "exact", 0,
                                  "current mode: the guard bits as a number (bit k = guard k) "
@@ -298,21 +337,64 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
     extra.update({zeta[n]: impulse[n] for n in zeta})
     var_slots = []
     for n in cols:
-        if dval[n] >= 1:
-            slot = state_slot[table.sym(n, dval[n] - 1)]
-            var_slots.append((slot, left[slot], -1))
-        else:
-            var_slots.append((-1, -1, impulse[n]))
+        slot = state_slot[table.sym(n, dmax[n] - 1)] if dmax[n] >= 1 else -1
+        var_slots.append((slot, left.get(slot, -1), impulse.get(n, -1)))
+    by_slot = {s.slot: s for s in compiled.states}
+    activity = tuple((r, s, -1 if by_slot[s].store is None else by_slot[s].store,
+                      by_slot[s].der_slot)
+                     for r, (_, s) in zip(state_roots, cond_states))
     return GuardedPlan(compiled, guards, tuple(space.names), blocks, ft, mode_slot, bits_slot,
                        active_slot, left, impulse, extra, tuple(var_slots), ia.n_modes,
-                       _watched(report, banded), banded)
+                       _watched(report, banded), banded, activity)
 
 
-def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache):
+def _schedule_order(variants):
+    """The variants in an order valid in every mode: a variant after every variant that
+    writes an instance it reads in a mode of both formulas. Inside one union component the
+    analysis lists its per-mode blocks by member, not in each mode's dependency order (the
+    diode bank: ``kvl0`` solves ``u0`` from the ``V`` that ``kvl1`` solves when diode 1
+    alone conducts, and ``kvl1`` solves ``u1`` from the ``V`` of ``kvl0`` when diode 0
+    alone conducts). Kahn's algorithm, taking the earliest ready variant first, so an order
+    that is already valid is kept; on a cycle of pairwise-compatible formulas (no mode has
+    it whole) the rest keeps the analysis order."""
+    import heapq
+    writers: dict = {}
+    for k, v in enumerate(variants):
+        for x in v[1].unknowns:
+            writers.setdefault(x, []).append(k)
+    after: list[set] = [set() for _ in variants]
+    for k, v in enumerate(variants):
+        own = set(v[1].unknowns)
+        for x in v[1].symbols - own:
+            for w in writers.get(x, ()):
+                if w != k and (variants[w][0] & v[0]) != v[0].bdd.false:
+                    after[k].add(w)
+    readers: list[list] = [[] for _ in variants]
+    for k, ws in enumerate(after):
+        for w in ws:
+            readers[w].append(k)
+    waiting = [len(a) for a in after]
+    ready = [k for k, n in enumerate(waiting) if n == 0]
+    heapq.heapify(ready)
+    order, placed = [], set()
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        placed.add(k)
+        for r in readers[k]:
+            waiting[r] -= 1
+            if waiting[r] == 0:
+                heapq.heappush(ready, r)
+    order += [k for k in range(len(variants)) if k not in placed]
+    return [variants[k] for k in order]
+
+
+def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=()):
     """The `BlockPlan` of one block variant and its restart system (module docstring).
-    ``cache``: the sympy forms, derivatives and restart rows of each (equation, branch,
-    offset), which do not depend on the block (the substitutions of the restart are the same
-    inside and outside it)."""
+    ``dval``: the offsets d of the variables in the variant's modes; ``dkey`` those of them
+    that change with the mode. ``cache``: the sympy forms, derivatives and restart rows of
+    each (equation, branch, offset, ``dkey``), which do not depend on the block (the
+    substitutions of the restart are the same inside and outside it)."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
@@ -362,11 +444,12 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache):
             outside[table.sym(n, 0)] = zeta[n] / h
             reads.add(var_id[n])
     rows = []
+    cons = tuple(lower[(e, k)] for e in eqs for k in range(c[e]))
     for e in eqs:
         if c[e] >= 1:
             rows.append(lower[(e, c[e] - 1)])
             continue
-        key = ("restart", e, res[e])
+        key = ("restart", e, res[e], dkey)
         if key not in cache:
             cache[key] = _limit0(sp.expand(h * residuals[e].xreplace({**subs, **outside})), h)
         g0 = cache[key]
@@ -377,7 +460,7 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache):
                 f"exporter needs affine impulsive terms")
         rows.append(g0)
     restart = BlockPlan(f"restart {label}", tuple(r_unknowns), tuple(rows))
-    return plan, restart, tuple(writes), tuple(sorted(reads))
+    return plan, restart, tuple(writes), tuple(sorted(reads)), cons
 
 
 def _bdd_expr(bdd, space, u, bits, memo=None):
@@ -396,7 +479,7 @@ def _bdd_expr(bdd, space, u, bits, memo=None):
     return memo[key]
 
 
-def _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id, bits,
+def _merge_components(variants, ia, cache, dval, multi, table, xleft, zeta, h, var_id, bits,
                       max_variants):
     """Blocks coupled through their equations (one union component of the analysis) with
     more than ``max_variants`` variants become ONE block over the union of their unknowns,
@@ -404,7 +487,8 @@ def _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id, 
     by the guard bits, and likewise its restart row (docs/decisions.md §9: the conditional
     dependency graph with membership formulas instead of listed blocks). Code then grows with
     the equations, not with the runs of engaged clutches. Requires that the component solves
-    the same unknowns in every mode."""
+    the same unknowns in every mode, and that no variable its equations read changes its
+    offset d with the mode (``multi``)."""
     space = ia.space
     bdd = space.bdd
     parent: dict = {}
@@ -433,7 +517,8 @@ def _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id, 
             continue
         eqs = sorted({e for v in vs for e in v[5][0]}, key=row_of.get)
         unk = sorted({u for v in vs for u in v[5][1]}, key=list(dval).index)
-        if len(unk) != len(eqs):
+        read = {ia.graph.cols[j] for e in eqs for j in ia.graph.sig[row_of[e]]}
+        if len(unk) != len(eqs) or read & multi:
             out.extend(vs)
             continue
         formula = bdd.false
@@ -477,7 +562,7 @@ def _merge_components(variants, ia, cache, dval, table, xleft, zeta, h, var_id, 
         plan = BlockPlan(label, unknowns, tuple(top_rows))
         restart = BlockPlan(f"restart {label}", r_unknowns, tuple(restart_rows))
         out.append((formula, plan, restart, tuple(var_id[u] for u in unk),
-                    tuple(sorted(reads)), (tuple(eqs), tuple(unk)), "merged"))
+                    tuple(sorted(reads)), (tuple(eqs), tuple(unk)), True, ()))
     return out
 
 
@@ -575,6 +660,10 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         perm = max(perm, len(gb.restart.unknowns))
         restarts.append((k, code))
     files["model_restarts.c"] = _restarts_file(cm, restarts)
+    cons, n_rows = _consistency_context(plan, p)
+    if n_rows:
+        work = max(work, gauss_newton_work(n_rows, len(cm.states)))
+        perm = max(perm, n_rows, len(cm.states))
     ft = plan.table
     files["model_modes.c"] = env.get_template("model_guarded.c.j2").render(
         comment_name=c_comment(cm.name), guards=[p.doprint(g) for g in plan.guards],
@@ -582,6 +671,10 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         nblocks=len(plan.blocks), parts=[f"g{k}" for k in range(n_files)],
         bdd_var=_ints(ft.var), bdd_lo=_ints(ft.lo), bdd_hi=_ints(ft.hi), nnodes=len(ft.var),
         roots=_ints([b.formula for b in plan.blocks]),
+        ncs=len(plan.cond_states), cs_roots=_ints([c[0] for c in plan.cond_states]),
+        cs_slot=_ints([c[1] for c in plan.cond_states]),
+        cs_store=_ints([c[2] for c in plan.cond_states]),
+        cs_der=_ints([c[3] for c in plan.cond_states]),
         merged=_ints([int(b.merged) for b in plan.blocks]),
         reads_off=_ints(_offsets([b.reads for b in plan.blocks])),
         reads=_ints([v for b in plan.blocks for v in b.reads]),
@@ -595,8 +688,34 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         discrete_assignments="\n".join(
             [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
             + [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]),
-        max_mode_changes=2 * len(plan.guards) + 8, nmodes=plan.n_modes)
-    return ModeSources(files, 0, work, perm)
+        max_mode_changes=2 * len(plan.guards) + 8, nmodes=plan.n_modes,
+        cons=cons, nst=len(cm.states), cons_block=_ints([c["k"] for c in cons]),
+        cons_m=_ints([len(c["rows"]) for c in cons]),
+        cons_soff=_ints(_offsets([c["states"] for c in cons])),
+        cons_sidx=_ints([j for c in cons for j in c["states"]]),
+        state_slots=_ints([s.slot for s in cm.states]))
+    return ModeSources(files, n_rows, work, perm)
+
+
+def _consistency_context(plan: GuardedPlan, printer):
+    """Per block variant with consistency equations: its index, its rows as C and the
+    states (indices into ``compiled.states``) they read; and the number of rows of all of
+    them (a bound on the rows of one mode). The rows of a mode are those of its active
+    variants: the drift (largest residual) and the projection of the states onto them
+    (minimum-norm Gauss-Newton, as the enumerating exporter's per-mode projection; theory
+    note 9334 §3.6: the consistency equations F^{<c} of the current mode)."""
+    index = {s.slot: j for j, s in enumerate(plan.compiled.states)}
+    state_slot = {s.symbol: s.slot for s in plan.compiled.states}
+    out: list[dict] = []
+    n_rows = 0
+    for k, gb in enumerate(plan.blocks):
+        if not gb.cons:
+            continue
+        read = sorted({index[state_slot[x]] for e in gb.cons for x in e.free_symbols
+                       if x in state_slot})
+        out.append(dict(k=k, rows=[printer.doprint(e) for e in gb.cons], states=read))
+        n_rows += len(gb.cons)
+    return out, n_rows
 
 
 def _ints(values) -> str:

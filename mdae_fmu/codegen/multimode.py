@@ -393,11 +393,17 @@ class _UnionLayout:
         vector entry apart, in a hidden slot exposed as its own FMI state variable
         (``mdae_state(x)``, `StatePlan.store`; theory note 9334 §3.6)."""
         written = {u for mc in modes for b in mc.blocks for u in b.unknowns}
+        self.hold_apart([k for k, st in enumerate(self.union.states)
+                         if st.symbol in written
+                         and not all(k in mc.integrated for mc in modes)])
+
+    def hold_apart(self, positions) -> None:
+        """Give the union states at ``positions`` (a mode computes them as algebraic
+        variables) their hidden state vector entry (`add_state_stores`)."""
         variables = self.variables
         var_index = {v.name: k for k, v in enumerate(variables)}
-        for k, st in enumerate(self.union.states):
-            if st.symbol not in written or all(k in mc.integrated for mc in modes):
-                continue
+        for k in positions:
+            st = self.union.states[k]
             sname = self.fresh(f"mdae_state({st.name})")
             store = self.n_real
             self.n_real += 1
