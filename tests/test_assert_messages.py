@@ -316,3 +316,27 @@ def test_an_assert_inside_an_if_equation_holds_where_its_branch_is_not_taken(tmp
                      logger=lambda *a: messages.append(a[-1].decode()), debug_logging=True)
     assert r["time"][-1] == pytest.approx(1.0)
     assert not any("assertion" in m for m in messages)
+
+
+def test_an_assert_under_initial_is_checked_during_initialization(tmp_path):
+    """``if initial() and not limitsAtInit then assert(...)`` (the MSL limiters): checked
+    while initial() holds, so inconsistent limits fail fmi2ExitInitializationMode; with the
+    branch not taken the model runs."""
+    text = """model GI
+  parameter Real uMax = -1;
+  parameter Real uMin = 1;
+  parameter Boolean limitsAtInit = false;
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  if initial() and not limitsAtInit then
+    assert(uMax >= uMin, "limits: uMax (=" + String(uMax) + ") < uMin");
+  end if;
+end GI;
+"""
+    path = export(parse_modelica(text, "GI.mo"), tmp_path / "GI.fmu", progress=False)
+    r, messages, err = _run(path, 1.0)
+    assert err is not None and "ExitInitializationMode" in str(err)
+    assert any(m.endswith("assertion failed: limits: uMax (=-1) < uMin") for m in messages)
+    r = simulate_fmu(str(path), stop_time=1.0, start_values={"limitsAtInit": True})
+    assert r["time"][-1] == pytest.approx(1.0) and r["x"][-1] == pytest.approx(1.0)
