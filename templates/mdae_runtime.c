@@ -838,6 +838,9 @@ int mdae_initialize_instance(ModelInstance *inst)
     memcpy(d->pi, d->i, sizeof d->i);
     memcpy(d->pb, d->b, sizeof d->b);
     if (fired && mdae_when_equations(inst, fire)) return 1;
+    /* assertions that read initial() (an assert inside 'if initial() then') are checked
+     * while initial() holds; the others once, below */
+    if (MDAE_ASSERT_INITIAL && mdae_check_assertions(inst)) return 1;
     d->initial = 0;
     mdae_when_conditions(d);
     memcpy(d->pcond, d->cond, sizeof d->cond);

@@ -288,3 +288,55 @@ def test_print_outside_a_when_clause_is_refused():
     with pytest.raises(InputError) as err:
         parse_modelica(src, "Pr.mo")
     assert "Pr.mo:5:5: print(...) can only be used inside a when-clause" in str(err.value)
+
+
+GUARDED = """model GA
+  parameter Boolean check = true;
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  if check and time > 0.2 then
+    assert(x < 0.5, "x (=" + String(x, significantDigits = 3) + ") too large");
+  end if;
+end GA;
+"""
+
+
+def test_an_assert_inside_an_if_equation_holds_where_its_branch_is_not_taken(tmp_path):
+    """The MSL 3.1 PID_Controller's limiter asserts inside ``if initial() and not
+    limitsAtInit``: checked only while its branch is taken (`events.guarded_condition`);
+    x = t crosses 0.5 at t = 0.5."""
+    path = export(parse_modelica(GUARDED, "GA.mo"), tmp_path / "GA.fmu", progress=False)
+    r, messages, err = _run(path, 1.0)
+    assert err is not None or r["time"][-1] < 0.6
+    line = next(m for m in messages if "assertion failed" in m)
+    assert line.endswith("assertion failed: x (=0.5) too large")
+    messages.clear()
+    r = simulate_fmu(str(path), stop_time=1.0, start_values={"check": False},
+                     logger=lambda *a: messages.append(a[-1].decode()), debug_logging=True)
+    assert r["time"][-1] == pytest.approx(1.0)
+    assert not any("assertion" in m for m in messages)
+
+
+def test_an_assert_under_initial_is_checked_during_initialization(tmp_path):
+    """``if initial() and not limitsAtInit then assert(...)`` (the MSL limiters): checked
+    while initial() holds, so inconsistent limits fail fmi2ExitInitializationMode; with the
+    branch not taken the model runs."""
+    text = """model GI
+  parameter Real uMax = -1;
+  parameter Real uMin = 1;
+  parameter Boolean limitsAtInit = false;
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  if initial() and not limitsAtInit then
+    assert(uMax >= uMin, "limits: uMax (=" + String(uMax) + ") < uMin");
+  end if;
+end GI;
+"""
+    path = export(parse_modelica(text, "GI.mo"), tmp_path / "GI.fmu", progress=False)
+    r, messages, err = _run(path, 1.0)
+    assert err is not None and "ExitInitializationMode" in str(err)
+    assert any(m.endswith("assertion failed: limits: uMax (=-1) < uMin") for m in messages)
+    r = simulate_fmu(str(path), stop_time=1.0, start_values={"limitsAtInit": True})
+    assert r["time"][-1] == pytest.approx(1.0) and r["x"][-1] == pytest.approx(1.0)

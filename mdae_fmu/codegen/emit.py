@@ -214,6 +214,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         nwloop=len(ev.when_loop),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
         ninit_rows=m_i, ninit_cols=n_i, homotopy=int(homotopy), work=work, iwork_fire=perm,
+        assert_initial=int(any("d->initial" in a for a in asserts)),
         iwork=perm + max(len(ev.branches), 1), max_min_length=MAX_MIN_LENGTH,
         max_digits=MAX_DIGITS, **TOLERANCES)
     files["model.c"] = env.get_template("model.c.j2").render(

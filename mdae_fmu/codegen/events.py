@@ -300,10 +300,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) ->
         clauses.append(tuple(idx))
     assertions = []
     for a in model.assertions:
-        if a.guard:
-            raise ModelRejected("guarded assertions are not supported by the single-mode "
-                                "exporter")
-        assertions.append((_to_sympy(table, a.cond, "assertion"),
+        assertions.append((_to_sympy(table, guarded_condition(a), "assertion"),
                            _message(table, a.message, types, "assertion"), a.level))
     # blocks kept on the expression tree are plain arithmetic: no relation, no sample()
     exprs = [r for b in cm.blocks if not b.on_tree for r in b.residuals]
@@ -413,6 +410,18 @@ def assertion_threshold(rel) -> sp.Basic:
     a, b = (rel.lhs, rel.rhs) if rel.rel_op in (">", ">=") else (rel.rhs, rel.lhs)
     scale = sp.Max(1, sp.Abs(a), sp.Abs(b), evaluate=False)
     return sp.GreaterThan(a - b + sp.Float(ASSERT_TOL) * scale, 0, evaluate=False)
+
+
+def guarded_condition(a) -> E.Expr:
+    """The condition of assertion ``a`` inside an if-equation: ``not guard or cond``, which
+    holds wherever the branch is not taken (the assert is not an equation of that branch)."""
+    flags = {E.Call(f, ()): E.BinOp("<>", E.Call(f, ()), E.ZERO) for f in ("initial", "terminal")}
+    cond = a.cond
+    for lit in reversed(a.guard):
+        g = E.substitute(lit.cond, flags)   # the 0/1 flag initial() as a Boolean
+        taken = g if lit.positive else E.UnOp("not", g)
+        cond = E.BinOp("or", E.UnOp("not", taken), cond)
+    return cond
 
 
 def _to_sympy(table, e: E.Expr, where: str):
