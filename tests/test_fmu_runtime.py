@@ -77,6 +77,9 @@ def test_hostile_names_compile_and_run(tmp_path):
     # backslash, newline and non-ASCII byte into an octal escape
     for nm in ('a"b', "new\nline", "ünï€", "back\\slash"):
         assert nm not in code
+    # the names next to their slots (readable C) are comments that nothing can close early
+    assert "2 /* c??d */" in code and "/* ?? open */" in code
+    assert "/* ???trigraph */" in code and "/* back?slash */" in code
 
 
 # --- instances, reproducibility -------------------------------------------------------------

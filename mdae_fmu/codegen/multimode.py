@@ -44,12 +44,12 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from .blocks import BlockPlan, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
-from .emit import assign_cast, make_printers, real_slot_index, schedule_file, \
-    template_environment
+from .emit import discrete_code, make_printers, schedule_file, template_environment
 from .events import preorder
 from .plan import CompiledModel, FmiVariable, compile_model
 from .restarts import check_left, instant_integrals, left_printer, print_over_instant, \
     restart_targets, slot_names
+from .slots import Slot, c_slot
 
 MODE_VARIABLE = "mdae_mode"
 
@@ -605,9 +605,20 @@ def _band_left_limit_relations(report, cm: CompiledModel):
     for sym, rel, b in banded:
         text = p0.doprint(signed_distance(rel)[0])
         slots[sym] = (f"(({text}) > 0.5 * MDAE_HYSTERESIS ? 1 : ({text}) < -0.5 * "
-                      f"MDAE_HYSTERESIS ? 0 : d->b[{b}])")
+                      f"MDAE_HYSTERESIS ? 0 : {c_slot(band_slot(b))})")
     return replace(cm, discrete_assignments=tuple(assigns), n_bool=n_bool,
                    slots=slots), tuple(banded)
+
+
+def band_slot(b: int) -> Slot:
+    """The hidden Boolean slot that keeps the previous value of a banded left-limit guard."""
+    return Slot("b", b, name="band")
+
+
+def band_updates(p, banded) -> list[str]:
+    """C lines keeping each banded guard's value in its hidden Boolean (after the discrete
+    equations of the instant)."""
+    return [f"    {c_slot(band_slot(b))} = {p.symbol(sym)};" for sym, _, b in banded]
 
 
 def _watched(report, banded) -> tuple:
@@ -625,13 +636,11 @@ def _watched(report, banded) -> tuple:
 def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     """C files of the per-mode schedules and of the mode logic (module docstring)."""
     cm = plan.compiled
-    band_updates = [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]
     pr = make_printers(cm, ev)
     p = pr.main
     lp = left_printer(cm)
     env = template_environment()
     files = {}
-    slot_index = real_slot_index(cm)
     state_slot = {s.symbol: s.slot for s in cm.states}
     work, perm, ncons = 1, 1, 0
     modes_ctx = []
@@ -640,7 +649,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
             work = max(work, newton_work(len(blk.unknowns)))
             perm = max(perm, len(blk.unknowns))
         files[f"model_mode_{mc.index}.c"] = schedule_file(
-            env, mc.blocks, mc.offset, pr.schedule, slot_index, f"m{mc.index}",
+            env, mc.blocks, mc.offset, pr.schedule, f"m{mc.index}",
             c_comment(f"{cm.name} mode [{mc.label}]"))
         proj = sorted({state_slot[s] for _, e in mc.consistency for s in e.free_symbols
                        if s in state_slot})
@@ -692,8 +701,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         edges_ctx.append(dict(index=e, src=ed.src, dst=ed.dst, label=c_string(ed.label),
                               comment=c_comment(ed.label, 60), instants=instants))
     guards = [p.doprint(g) for g in plan.guards]
-    disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
-    disc += band_updates
+    disc = discrete_code(p, cm.discrete_assignments) + band_updates(p, plan.banded)
     all_imp = [i.slot for i in plan.impulses]
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
