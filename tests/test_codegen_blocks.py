@@ -110,6 +110,9 @@ def test_slot_rendering_is_typed_and_names_are_inert():
     assert c_slot(Slot("r", 4, name="x"), position=True) == "4 /* x */"
     assert c_slot(TIME) == "d->time" and c_slot(Slot("b", 1), named=False) == "d->b[1]"
     assert Slot("r", 4, name="x") == Slot("r", 4, name="y")      # names never compare
+    # ... but each model's printer shows its own names (the printer's memo keys the name)
+    assert SlotPrinter({x: Slot("r", 0, name="a")}).doprint(x) == "d->r[0] /* a */"
+    assert SlotPrinter({x: Slot("r", 0, name="b")}).doprint(x) == "d->r[0] /* b */"
     for bad in ["x*/ int y; /*", "a\\", "??/", "é\n", "/" * 50, "*" * 3 + "/"]:
         text = c_slot(Slot("r", 0, name=bad))
         inner = text[len("d->r[0] /* "):-len(" */")]

@@ -72,7 +72,7 @@ class SlotPrinter:
             return v
         if self.holes is not None and v.real:
             return hole(self.holes.setdefault(v, len(self.holes)))
-        return _slot_text(v, self.local)
+        return _slot_text(v, v.name, self.local)
 
     def symbol(self, sym) -> str:
         """C text of ``sym``'s value; `UnknownSymbol` when it has none."""
@@ -209,7 +209,8 @@ class SlotPrinter:
 
 
 @lru_cache(maxsize=1 << 16)
-def _slot_text(slot: Slot, local: bool) -> str:
+def _slot_text(slot: Slot, name: str, local: bool) -> str:
+    """`c_slot` memoized; ``name`` is part of the key (slots compare without their names)."""
     return c_slot(slot, local)
 
 

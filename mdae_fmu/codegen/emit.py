@@ -95,11 +95,6 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     return _Printers(main, shifted, schedule)
 
 
-def real_slot(cm: CompiledModel, k: int) -> Slot:
-    """The Real slot ``k`` of ``cm``, named as its FMI variable when it has one."""
-    return Slot("r", k, name=cm.real_names[k] if k < len(cm.real_names) else "")
-
-
 def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrinter,
                   part, comment_name: str) -> str:
     """``model_schedule.c.j2`` rendered for ``blocks`` (global indices from ``first``): the
@@ -327,7 +322,7 @@ def _parameter_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> list[st
     for target, e in cm.calculated_parameters:
         calc.append(f"    {p.value(target)} = {p.doprint(e)};")
     for slot, e in cm.start_bindings:     # after the parameters they read
-        calc.append(f"    if (!d->rset[{slot}]) {p.value(real_slot(cm, slot))} = "
+        calc.append(f"    if (!d->rset[{slot}]) {p.value(cm.slot('r', slot))} = "
                     f"{p.doprint(e)};")
     for k, s in enumerate(ev.samples):
         calc.append(f"    d->smp_next[{k}] = {p.doprint(s.start)};\n"
@@ -379,7 +374,7 @@ def _residual_code(cm: CompiledModel, init: InitPlan, p: SlotPrinter) -> dict:
     proj_unknowns = sorted({state_slot[sym] for _, e in cm.consistency
                             for sym in e.free_symbols if sym in state_slot})
     drt = "\n".join(f"    if ({p.value(s)} != {p.value(s.left())}) return 1;"
-                    for s in (real_slot(cm, k) for k in cm.discrete_real_slots))
+                    for s in (cm.slot('r', k) for k in cm.discrete_real_slots))
     return dict(init=init_res, cons=cons_res, drift=drift, project_unknowns=proj_unknowns,
                 drt=drt)
 

@@ -588,8 +588,11 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         var_state=_ints([v[0] for v in plan.var_slots]),
         var_left=_ints([v[1] for v in plan.var_slots]),
         var_impulse=_ints([v[2] for v in plan.var_slots]), nvars=len(plan.var_slots),
-        mode_slot=plan.mode_slot, bits_slot=plan.bits_slot, active_slot=plan.active_slot,
-        left_pairs=sorted(plan.left.items()), impulse_slots=sorted(plan.impulse.values()),
+        mode_slot=c_slot(cm.slot("i", plan.mode_slot)), bits_slot=plan.bits_slot,
+        active_slot=plan.active_slot,
+        left_pairs=[(c_slot(cm.slot("r", a)), c_slot(cm.slot("r", b)))
+                    for a, b in sorted(plan.left.items())],
+        impulse_slots=[c_slot(cm.slot("r", k)) for k in sorted(plan.impulse.values())],
         discrete_assignments="\n".join(discrete_code(p, cm.discrete_assignments)
                                        + band_updates(p, plan.banded)),
         max_mode_changes=2 * len(plan.guards) + 8, nmodes=plan.n_modes)

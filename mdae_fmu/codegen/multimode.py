@@ -658,24 +658,26 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         perm = max(perm, len(mc.consistency), len(proj))
         integrated = set(mc.integrated)
         zero = [cm.states[k].der_slot for k in range(len(cm.states)) if k not in integrated]
-        stores = [(cm.states[k].slot, cm.states[k].store) for k in sorted(integrated)
+        stores = [(c_slot(cm.slot("r", cm.states[k].slot)),
+                   c_slot(cm.slot("r", cm.states[k].store))) for k in sorted(integrated)
                   if cm.states[k].store is not None]
         modes_ctx.append(dict(
             index=mc.index, label=c_string(mc.label), comment=c_comment(mc.label, 60),
             key=sum(1 << g for g, v in enumerate(mc.valuation) if v),
-            zero_ders=zero, stores=stores,
+            zero_ders=[c_slot(cm.slot("r", k)) for k in zero], stores=stores,
             cons=[p.doprint(e) for _, e in mc.consistency],
             project=proj))
     edges_ctx = []
     for e, ed in enumerate(plan.edges):
         instants = []
         for ic in ed.instants:
-            lines = [(slot, lp(x), c_string(cm.real_names[slot])) for slot, x in ic.restart]
+            lines = [(c_slot(cm.slot("r", slot)), lp(x), c_string(cm.real_names[slot]))
+                     for slot, x in ic.restart]
             if ic.delta is not None:
                 right = {k: f"T[{j}]" for j, (k, _) in enumerate(ic.delta.targets)}
             else:
                 right = {slot: f"v{j}" for j, (slot, _) in enumerate(ic.restart)}
-            imps = [(out.slot, print_over_instant(lp, num, right),
+            imps = [(c_slot(cm.slot("r", out.slot)), print_over_instant(lp, num, right),
                      print_over_instant(lp, den, right))
                     for out, num, den in ic.impulses]
             sing = [(c_string(text), lp(den), lp(scale)) for text, den, scale in ic.singular]
@@ -691,7 +693,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
                     F=[lp(e, zmap) for e in dc.equations],
                     J=[(i * n + j, lp(e, zmap)) for i, j, e in dc.jacobian],
                     T=[lp(e, zmap) for _, e in dc.targets],
-                    slots=[k for k, _ in dc.targets],
+                    slots=[c_slot(cm.slot("r", k)) for k, _ in dc.targets],
                     names=[c_string(cm.real_names[k]) for k, _ in dc.targets],
                     M=[lp(e, tmap) for e in dc.metric])
                 work = max(work, n * n + 6 * n)
@@ -702,10 +704,10 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
                               comment=c_comment(ed.label, 60), instants=instants))
     guards = [p.doprint(g) for g in plan.guards]
     disc = discrete_code(p, cm.discrete_assignments) + band_updates(p, plan.banded)
-    all_imp = [i.slot for i in plan.impulses]
+    all_imp = [c_slot(cm.slot("r", i.slot)) for i in plan.impulses]
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
-        discrete_assignments="\n".join(disc), mode_slot=plan.mode_slot,
+        discrete_assignments="\n".join(disc), mode_slot=c_slot(cm.slot("i", plan.mode_slot)),
         impulse_slots=all_imp, nmodes=len(plan.modes),
         guard_names=[c_string(g) for g in plan.guard_names],
         max_mode_changes=max_mode_changes(len(plan.modes)))

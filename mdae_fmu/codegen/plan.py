@@ -110,6 +110,15 @@ class CompiledModel:
     # enters, ``(clause id, branch index) -> restarts.BranchRestart`` (docs/multimode-fmu.md)
     when_restarts: dict = field(default_factory=dict)
 
+    def slot(self, array: str, k: int) -> Slot:
+        """The slot ``k`` of value array ``array`` (``r``, ``i``, ``b``), named as its FMI
+        variable (hidden slots: no name)."""
+        if array == "r":
+            return Slot("r", k, name=self.real_names[k] if k < len(self.real_names) else "")
+        typ = {"i": "Integer", "b": "Boolean"}[array]
+        name = next((v.name for v in self.variables if v.type == typ and v.vr == k), "")
+        return Slot(array, k, name=name)
+
 
 def model_identifier(name: str) -> str:
     """A C identifier derived from the model name: letters, digits and ``_`` only, not

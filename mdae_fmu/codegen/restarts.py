@@ -136,7 +136,7 @@ def left_printer(cm: CompiledModel, names: dict | None = None):
     names = slot_names(cm) if names is None else names
 
     def real(k: int) -> Slot:
-        return Slot("r", k, name=cm.real_names[k] if k < len(cm.real_names) else "")
+        return cm.slot("r", k)
 
     def doprint(e: sp.Expr, extra: dict | None = None) -> str:
         slots = dict(extra or {})
