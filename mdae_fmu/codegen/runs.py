@@ -127,8 +127,10 @@ def run_code(name: str, copies: list[list[Shape]], start: int, templates: dict,
                                                   f"{start + j} + {period} * q"))
         base += len(sh.slots)
     lines.append("    }")
-    rows = ",\n".join("    {" + ", ".join(c_slot(k, position=True) for sh in copy
-                                           for k in sh.slots) + "}"
-                      for copy in copies)
+    # the first row names its slots (which variables the copies are); the others, at most
+    # all of a large model's slots, stay plain numbers (gcc time, docs/decisions.md 12)
+    rows = ",\n".join("    {" + ", ".join(c_slot(k, position=True, named=q == 0)
+                                           for sh in copy for k in sh.slots) + "}"
+                      for q, copy in enumerate(copies))
     table = f"static const int {name}[{repeats}][{base}] = {{\n{rows}\n}};\n"
     return "\n".join(lines), "\n".join([table] + file_text)
