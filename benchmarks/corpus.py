@@ -134,13 +134,20 @@ def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
         names = {v.name for v in read_model_description(str(fmu)).modelVariables}
         wanted = sorted({r["variable"] for r in refs if r["variable"] in names})
         stop = float(entry.get("stop_time", 1.0))
+        errors: list[str] = []
+
+        def logger(_env, _name, status, _category, message):
+            if status >= 3:       # fmi2Error, fmi2Fatal: the FMU's own diagnosis
+                errors.append(message.decode() if isinstance(message, bytes) else message)
         try:
             res = simulate_fmu(str(fmu), stop_time=stop, relative_tolerance=1e-8,
-                               output_interval=stop / 500, output=wanted or None)
+                               output_interval=stop / 500, output=wanted or None,
+                               logger=logger)
             out["simulate"] = "ok"
         except Exception as err:  # noqa: BLE001
             out["simulate"] = "failed"
-            out["message"] = f"{type(err).__name__}: {_first_line(err)}"
+            out["message"] = f"{type(err).__name__}: {_first_line(err)}" + "".join(
+                f" [FMU: {e}]" for e in errors[:1])
             return out
     if refs:
         import numpy as np

@@ -38,12 +38,12 @@ INDEX_LEGEND = (
 
 def block_text(b: Block) -> str:
     """``{e1, e2, e3', e4} -> {der(w1), der(w2), t1, t2}``."""
-    eqs = ", ".join(eq_label(i, k) for i, k in b.equations)
-    return f"{{{eqs}}} -> {{{', '.join(str(u) for u in b.unknowns)}}}"
+    eqs = ", ".join([eq_label(i, k) for i, k in b.equations])
+    return f"{{{eqs}}} -> {{{', '.join(map(str, b.unknowns))}}}"
 
 
 def _inst_list(xs: tuple[Instance, ...]) -> str:
-    return ", ".join(str(x) for x in xs) if xs else "(none)"
+    return ", ".join(map(str, xs)) if xs else "(none)"
 
 
 # --- text -----------------------------------------------------------------------------------
@@ -134,7 +134,7 @@ def _equation_legend(model: Model, result: ModesReport) -> list[str]:
     w_id, w_loc = max(map(len, ids)), max(map(len, locs))
     for e, i, loc in zip(model.equations, ids, locs):
         guard = " and ".join(expr_text(g.cond) if g.positive else f"not {expr_text(g.cond)}"
-                             for g in e.guard)
+                             for g in e.guard) if e.guard else ""
         text = equation_text(e.residual)
         if guard:
             text = f"if {guard}: {text}"

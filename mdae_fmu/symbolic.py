@@ -51,6 +51,10 @@ class SymbolTable:
     _pre: dict[str, sp.Symbol] = field(default_factory=dict)
     _back: dict[sp.Symbol, tuple[str, int]] = field(default_factory=dict)
     time: sp.Symbol = field(default_factory=lambda: sp.Symbol("time", real=True))
+    #: the homotopy parameter lambda: ``homotopy(actual, simplified)`` is ``lambda * actual
+    #: + (1 - lambda) * simplified``; 1 except while the initial system is continued from
+    #: lambda = 0 (Modelica 3.6 §3.7.4.4; mdae_runtime.c, ``homotopy_initialization``)
+    homotopy: sp.Symbol = field(default_factory=lambda: sp.Symbol("$homotopy", real=True))
     # conversions already done: whole expressions (a mode's residuals recur in every mode
     # whose guards leave them unchanged) and numeric constants (one sympy Float per value,
     # so that its assumptions, e.g. is_zero, are deduced once, not once per occurrence)
@@ -191,7 +195,7 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
         if f == "smooth":
             return args[1]
         if f == "homotopy":
-            return args[0]
+            return t.homotopy * args[0] + (1 - t.homotopy) * args[1]
         if f == "semiLinear":       # Modelica 3.6 §3.7.4.5, continuous: no event
             x = args[0]
             return sp.Piecewise((args[1] * x, x >= 0), (args[2] * x, True))

@@ -28,6 +28,8 @@
 
 typedef struct {
     double time;
+    double homotopy;           /* lambda of homotopy(actual, simplified): 1 except while the
+                                  initial system is continued from 0 (mdae_runtime.c) */
     int mode;                  /* current mode index (single-mode models: 0) */
     int initial;               /* value of initial(): 1 during initialization */
     int terminate;             /* terminate() was executed */

@@ -100,18 +100,68 @@ static void block_failure(ModelInstance *inst, int block, const char *why)
              mdae_block_labels[block], why);
 }
 
-/* A u = c, assembled by the generated code, solved by LU with partial pivoting. */
+/* Regularized least-squares step of a numerically singular square system J dx = F (n x n,
+ * row-major, read only): dx minimizes |J dx - F|^2 + mu |dx|^2 with mu = 1e-12 times the
+ * largest diagonal entry of J^T J (Levenberg-Marquardt). For a consistent system this is its
+ * minimum-norm solution to about 1e-12 relative: the unknowns the equations leave free at a
+ * singular point (SaturatingInductor's inductance at zero current, a linear block whose
+ * coefficients all carry a factor time at t = 0) keep their guess, the others are solved.
+ * M (n x n) and dx (2n) are scratch; dx[0..n) is the result. Returns nonzero when J is zero
+ * or not finite. */
+static int singular_step(int n, const double *J, const double *F, double *M, double *dx,
+                         int *perm)
+{
+    int i, j, k;
+    double top = 0.0;
+    for (i = 0; i < n; i++) {
+        double s = 0.0;
+        for (k = 0; k < n; k++) s += J[k * n + i] * F[k];
+        dx[i] = s;
+        for (j = 0; j < n; j++) {
+            double m = 0.0;
+            for (k = 0; k < n; k++) m += J[k * n + i] * J[k * n + j];
+            M[i * n + j] = m;
+        }
+        top = fmax(top, M[i * n + i]);
+    }
+    if (!(top > 0.0) || !isfinite(top)) return 1;
+    for (i = 0; i < n; i++) M[i * n + i] += 1e-12 * top;
+    if (mdae_lu_factor(n, M, perm)) return 1;
+    mdae_lu_solve(n, M, perm, dx);
+    return 0;
+}
+
+/* A u = c, assembled by the generated code, solved by LU with partial pivoting; when A is
+ * numerically singular, by `singular_step`, accepted if the system is consistent (residual
+ * below 1e-10 relative to |A| |u| + |c|). Scratch: A, c (2n), M, the step (2n). */
 int mdae_linear_block(ModelInstance *inst, int n, const int *u,
                       void (*system)(const ModelData *, double *, double *), int block)
 {
-    double *A = inst->work, *c = A + n * n;
-    int *perm = inst->iwork, k;
+    double *A = inst->work, *c = A + n * n, *M = c + 2 * n, *x = M + n * n;
+    int *perm = inst->iwork, i, k;
     system(&inst->d, A, c);
     if (mdae_lu_factor(n, A, perm)) {
-        block_failure(inst, block, "linear system is numerically singular");
-        return 1;
+        double res = 0.0, size = 0.0;
+        system(&inst->d, A, c);
+        if (singular_step(n, A, c, M, x, perm)) {
+            block_failure(inst, block, "linear system is numerically singular");
+            return 1;
+        }
+        for (i = 0; i < n; i++) {
+            double s = -c[i], a = fabs(c[i]);
+            for (k = 0; k < n; k++) { s += A[i * n + k] * x[k]; a += fabs(A[i * n + k] * x[k]); }
+            res = fmax(res, fabs(s));
+            size = fmax(size, a);
+        }
+        if (!(res <= 1e-10 * size)) {
+            block_failure(inst, block, "linear system is numerically singular and has no "
+                          "solution");
+            return 1;
+        }
+        memcpy(c, x, sizeof(double) * (size_t)n);
+    } else {
+        mdae_lu_solve(n, A, perm, c);
     }
-    mdae_lu_solve(n, A, perm, c);
     for (k = 0; k < n; k++) {
         if (!isfinite(c[k])) {
             block_failure(inst, block, "solution is not finite");
@@ -146,7 +196,7 @@ static double norm_inf(int n, const double *v)
 }
 
 /* Damped Newton on F(u) = 0 with the analytic Jacobian; the current slot values are the
- * initial guess. Step halving until the residual norm decreases (at most 12 halvings); at
+ * initial guess; where the Jacobian is numerically singular, the step is `singular_step`. Step halving until the residual norm decreases (at most 12 halvings); at
  * most MDAE_NEWTON_MAXIT iterations. Converged when the scaled step is below 1e-12 or the
  * residual below 1e-14. A failed solve puts the initial guess back into the slots, so that
  * the host's retry from a good state starts from the last solution, not from the failed
@@ -157,7 +207,7 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
 {
     ModelData *d = &inst->d;
     double *J = inst->work, *F = J + n * n, *x0 = F + n, *dx = x0 + n; /* dx: 2n */
-    double *guess = dx + 2 * n;
+    double *guess = dx + 2 * n, *M = guess + n;
     int *perm = inst->iwork, it, k, h;
     double fn;
     for (k = 0; k < n; k++) guess[k] = d->r[u[k]];
@@ -169,12 +219,18 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
         if (!isfinite(fn)) break;
         jacobian(d, J);
         if (mdae_lu_factor(n, J, perm)) {
-            for (k = 0; k < n; k++) d->r[u[k]] = guess[k];
-            block_failure(inst, block, "Newton iteration: Jacobian is numerically singular");
-            return 1;
+            memset(J, 0, sizeof(double) * (size_t)(n * n));
+            jacobian(d, J);
+            if (singular_step(n, J, F, M, dx, perm)) {
+                for (k = 0; k < n; k++) d->r[u[k]] = guess[k];
+                block_failure(inst, block, "Newton iteration: Jacobian is numerically singular");
+                return 1;
+            }
+        } else {
+            for (k = 0; k < n; k++) dx[k] = F[k];
+            mdae_lu_solve(n, J, perm, dx);
         }
-        for (k = 0; k < n; k++) { x0[k] = d->r[u[k]]; dx[k] = F[k]; }
-        mdae_lu_solve(n, J, perm, dx);
+        for (k = 0; k < n; k++) x0[k] = d->r[u[k]];
         for (h = 0; h <= 12; h++) {
             double lambda = ldexp(1.0, -h), fnew;
             for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
@@ -195,6 +251,31 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
         block_failure(inst, block, why);
     }
     return 1;
+}
+
+/* Rank deficiency of a Gauss-Newton step: "; no equation depends on a, b at their current
+ * values (...)" for the unknowns whose column of the difference Jacobian J (m x n) is zero, ""
+ * when every column has an entry. Such an unknown sits where each equation is flat in it
+ * (a saturation, sign()), which the start value decides. */
+static void flat_unknowns(int m, int n, const double *J, const int *u, char *buf, size_t size)
+{
+    int i, j, count = 0;
+    size_t len;
+    buf[0] = 0;
+    for (j = 0; j < n; j++) {
+        double c = 0.0;
+        for (i = 0; i < m; i++) c = fmax(c, fabs(J[i * n + j]));
+        if (c > 0.0 || !isfinite(c)) continue;
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", count++ ? ", " : "; no equation depends on ",
+                 mdae_real_names[u[j]]);
+    }
+    if (count) {
+        len = strlen(buf);
+        snprintf(buf + len, size - len, " at %s current value (an equation flat there, such "
+                 "as a saturation or sign(): a start value closer to the solution may help)",
+                 count > 1 ? "their" : "its");
+    }
 }
 
 /* Damped Gauss-Newton on m residuals in n unknown Real slots with a forward-difference
@@ -232,9 +313,11 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                     M[i * m + j] = s;
                 }
             if (mdae_lu_factor(m, M, perm)) {
+                char flat[512];
+                flat_unknowns(m, n, J, u, flat, sizeof flat);
                 mdae_log(inst, LOG_ERROR, fmi2Error,
                          "t = %.17g: %s: the equations are numerically dependent (rank "
-                         "deficient Jacobian)", d->time, what);
+                         "deficient Jacobian)%s", d->time, what, flat);
                 return 1;
             }
             for (i = 0; i < m; i++) y[i] = F[i];
@@ -252,9 +335,11 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                     M[i * n + j] = s;
                 }
             if (mdae_lu_factor(n, M, perm)) {
+                char flat[512];
+                flat_unknowns(m, n, J, u, flat, sizeof flat);
                 mdae_log(inst, LOG_ERROR, fmi2Error,
                          "t = %.17g: %s: too few unknowns determine the equations (rank "
-                         "deficient Jacobian)", d->time, what);
+                         "deficient Jacobian)%s", d->time, what, flat);
                 return 1;
             }
             for (i = 0; i < n; i++) {
@@ -670,8 +755,53 @@ int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants)
     return 0;
 }
 
+/* The initial system at the current homotopy lambda, then the schedule; repeated while the
+ * relations the solution gives differ from those it was computed with (at most
+ * MDAE_MAX_EVENT_ITERATIONS times). */
+static int solve_initial_settled(ModelInstance *inst)
+{
+    int k;
+    for (k = 0; k < MDAE_MAX_EVENT_ITERATIONS; k++) {
+        if (MDAE_NINIT_ROWS > 0 &&
+            mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
+                              mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
+                              "initial system"))
+            return 1;
+        if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
+        if (!mdae_update_relations(&inst->d)) return 0;
+    }
+    mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: initial system: the relations do not "
+             "settle at lambda = %g", inst->d.time, inst->d.homotopy);
+    return 1;
+}
+
+/* Initialization of a model with homotopy(actual, simplified) (Modelica 3.6 §3.7.4.4), by
+ * continuation: lambda = 0 (every homotopy() is its simplified expression), then up to 1 in
+ * MDAE_HOMOTOPY_STEPS equal steps, each solved from the previous solution with its relations
+ * settled (`solve_initial_settled`); lambda is 1 afterwards. OpenModelica's
+ * equations/ticket-5206: the saturation's actual expression is flat in the unknowns at
+ * their start values, its simplified one (u) is not. */
+#define MDAE_HOMOTOPY_STEPS 8
+static int homotopy_initialization(ModelInstance *inst)
+{
+    int k;
+    for (k = 0; k <= MDAE_HOMOTOPY_STEPS; k++) {
+        inst->d.homotopy = (double)k / MDAE_HOMOTOPY_STEPS;
+        if (solve_initial_settled(inst)) {
+            mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: homotopy continuation of the "
+                     "initial system failed at lambda = %g", inst->d.time, inst->d.homotopy);
+            inst->d.homotopy = 1.0;
+            return 1;
+        }
+    }
+    mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: initial system solved by homotopy "
+             "continuation in %d steps", inst->d.time, MDAE_HOMOTOPY_STEPS);
+    return 0;
+}
+
 /* fmi2ExitInitializationMode: parameters, initial system (damped Gauss-Newton, start values
- * as the guess for free states), schedule, when-clauses on initial(), left limits. */
+ * as the guess for free states; homotopy continuation when the equations use homotopy()),
+ * schedule, when-clauses on initial(), left limits. */
 int mdae_initialize_instance(ModelInstance *inst)
 {
     ModelData *d = &inst->d;
@@ -685,7 +815,9 @@ int mdae_initialize_instance(ModelInstance *inst)
     memcpy(d->pb, d->b, sizeof d->b);
     for (k = 0; k < MDAE_NSAMPLE; k++) d->smp_last[k] = -INFINITY;
     mdae_update_relations(d);
-    if (MDAE_NINIT_ROWS > 0) {
+    if (MDAE_HOMOTOPY) {
+        if (homotopy_initialization(inst)) return 1;
+    } else if (MDAE_NINIT_ROWS > 0) {
         if (mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
                               mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
                               "initial system"))

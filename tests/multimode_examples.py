@@ -36,6 +36,8 @@ def _conv(n) -> E.Expr:
     if isinstance(n, ast.Constant):
         return E.Const(n.value)  # type: ignore[arg-type]  # the examples' literals are numbers
     if isinstance(n, ast.Name):
+        if n.id in ("true", "false"):
+            return E.Const(n.id == "true")
         return E.TIME if n.id == "time" else E.Ref(n.id)
     if isinstance(n, ast.Attribute):
         return E.Ref(_dotted(n))

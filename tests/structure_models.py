@@ -1,56 +1,15 @@
 """Test models of the structure tests, built directly as ir.Model objects (the Modelica parser
 is not needed). Equations are written as Python-syntax strings and converted to expression
-trees with `ast` (parsed, never executed): ``der(x)``, ``pre(x)``, ``time``,
-``a if g else b`` for if-expressions."""
+trees by `multimode_examples.ex` (parsed with `ast`, never executed): ``der(x)``, ``pre(x)``,
+``time``, ``a if g else b`` for if-expressions."""
 
 from __future__ import annotations
-
-import ast
 
 from mdae_fmu import expr as E
 from mdae_fmu.diagnostics import SourceLoc
 from mdae_fmu.ir import Equation, GuardLiteral, Model, Variable
 
-_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "^"}
-_CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "<>"}
-
-
-def ex(text: str) -> E.Expr:
-    return _conv(ast.parse(text, mode="eval").body)
-
-
-def _conv(n) -> E.Expr:
-    if isinstance(n, ast.Constant):
-        return E.Const(n.value)
-    if isinstance(n, ast.Name):
-        if n.id == "time":
-            return E.TIME
-        if n.id in ("true", "false"):
-            return E.Const(n.id == "true")
-        return E.Ref(n.id)
-    if isinstance(n, ast.BinOp):
-        return E.BinOp(_BIN[type(n.op)], _conv(n.left), _conv(n.right))
-    if isinstance(n, ast.UnaryOp):
-        op = "not" if isinstance(n.op, ast.Not) else ("-" if isinstance(n.op, ast.USub) else "+")
-        return E.UnOp(op, _conv(n.operand))
-    if isinstance(n, ast.BoolOp):
-        op = "and" if isinstance(n.op, ast.And) else "or"
-        out = _conv(n.values[0])
-        for v in n.values[1:]:
-            out = E.BinOp(op, out, _conv(v))
-        return out
-    if isinstance(n, ast.Compare):
-        assert len(n.ops) == 1
-        return E.BinOp(_CMP[type(n.ops[0])], _conv(n.left), _conv(n.comparators[0]))
-    if isinstance(n, ast.IfExp):
-        return E.If(_conv(n.test), _conv(n.body), _conv(n.orelse))
-    if isinstance(n, ast.Call):
-        name = n.func.id
-        args = [_conv(a) for a in n.args]
-        if name == "der":
-            return E.Der(args[0])
-        return E.Call(name, tuple(args))
-    raise TypeError(ast.dump(n))
+from multimode_examples import ex  # the one Python-syntax converter of the tests
 
 
 def eq(eid: str, text: str, guard: tuple = (), line: int | None = None,

@@ -167,3 +167,68 @@ def test_initial_edge_and_sample_inside_algorithm_statements(tmp_path):
     assert _at(res, "ce", 0.4) == 0 and _at(res, "ce", 0.6) == 1 and _at(res, "ce", 1.0) == 1
     assert _at(res, "cs", 0.1) == 1 and _at(res, "cs", 0.3) == 2
     assert _at(res, "cs", 0.9) == 4
+
+
+WHEN_FOR = """model WhenFor
+  discrete Real d[3];
+  Integer n = 2;
+  Real p;
+algorithm
+  when sample(0, 0.1) then
+    for i in 1:n loop
+      d[i] := d[i] + i;
+    end for;
+    p := pre(d[1]);
+  end when;
+  d[3] := d[1] + d[2];
+end WhenFor;
+"""
+
+
+def test_for_loop_inside_a_when_statement(tmp_path):
+    """``for i in 1:n`` inside a when-statement, ``n`` an Integer bound to a constant (its
+    binding holds at every instant): unrolled, so ``d[i] := d[i] + i`` assigns d[1], d[2]
+    from their pre values (Modelica 3.6 §11.1.2). Closed form: k = floor(t / 0.1) + 1
+    samples by time t (the first at t = 0), d[i] = i * k, d[3] = 3 * k after the when;
+    p = pre(d[1]) = k - 1 (a ``pre`` is not replaced by the value assigned before it)."""
+    res = _sim(WHEN_FOR, "WhenFor", tmp_path, ["d[1]", "d[2]", "d[3]", "p"])
+    for t in (0.05, 0.25, 0.55, 0.95):
+        k = int(t / 0.1) + 1
+        assert (_at(res, "d[1]", t), _at(res, "d[2]", t), _at(res, "d[3]", t)) == \
+            (k, 2 * k, 3 * k), t
+        assert _at(res, "p", t) == k - 1, t
+
+
+def test_for_loop_over_a_variable_range_inside_a_when_is_refused():
+    """``n`` computed from ``time`` is no constant: the loop stays a loop, refused at it."""
+    src = WHEN_FOR.replace("Integer n = 2;", "Integer n = integer(time);")
+    with pytest.raises(InputError) as err:
+        parse_modelica(src, "WhenFor.mo")
+    assert "WhenFor.mo:8:7: array subscript of 'd' must be an Integer parameter" in \
+        str(err.value), err.value
+
+
+WHEN_IF_INDEX = """model WhenIfIndex
+  Integer k(start = 0, fixed = true);
+  Real u[3] = {10, 20, 30};
+  discrete Real v(start = 0, fixed = true);
+algorithm
+  when sample(0, 0.25) then
+    if k < 3 then
+      k := k + 1;
+      v := u[k];
+    end if;
+  end when;
+end WhenIfIndex;
+"""
+
+
+def test_range_check_inside_an_if_inside_a_when_is_checked_where_the_branch_runs(tmp_path):
+    """``v := u[k]`` in the branch ``if k < 3``: its range check (k = pre(k) + 1 <= 3) is an
+    assertion of the when-statement guarded by the branch condition (at t = 0.75 the branch
+    is not taken and k + 1 = 4 must not be checked). Closed form: k counts the samples at
+    0, 0.25, 0.5 up to 3, v = 10 k."""
+    res = _sim(WHEN_IF_INDEX, "WhenIfIndex", tmp_path, ["k", "v"])
+    assert res["time"][-1] == pytest.approx(1.0)
+    for t, k in ((0.1, 1), (0.3, 2), (0.6, 3), (0.9, 3)):
+        assert (_at(res, "k", t), _at(res, "v", t)) == (k, 10 * k), t

@@ -110,10 +110,7 @@ def test_argument_of_the_wrong_size_is_refused():
     assert "ArrFun.mo:47:3" in msg and "argument 1 of 'crossed' has size [2]" in msg
 
 
-def test_subscript_found_at_run_time_is_refused_in_the_function():
-    """``t[j]`` with ``j`` counted by a while-loop (the table look-ups of
-    Modelica.Blocks.Sources.BooleanTable): refused at the subscript, naming the function."""
-    src = """function pick
+PICK = """function pick
   input Real t[:];
   input Real u;
   output Real y;
@@ -126,10 +123,45 @@ algorithm
   y := t[j];
 end pick;
 model Tbl
-  Real y = pick({1, 2, 3}, time);
+  Real y = pick({1, 2, 3}, 3 * time);
 end Tbl;
 """
-    with pytest.raises(InputError) as err:
-        parse_modelica(src, "Tbl.mo")
-    msg = str(err.value)
-    assert msg.startswith("Tbl.mo:8:28: in function 'pick'") and "subscript of 't'" in msg
+
+
+def _run_pick(src, tmp_path):
+    pytest.importorskip("fmpy")
+    from fmpy import simulate_fmu
+
+    from mdae_fmu.fmu.export import export
+    fmu = export(parse_modelica(src, "Tbl.mo"), tmp_path / "Tbl.fmu", progress=False)
+    messages: list[str] = []
+    try:
+        res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05, output=["y"],
+                           debug_logging=True,
+                           logger=lambda *a: messages.append(a[-1].decode()))
+    except Exception as err:        # FMPy raises on the FMU's fmi2Error
+        return None, messages, err
+    return res, messages, None
+
+
+def test_subscript_found_at_run_time_in_a_function(tmp_path):
+    """``t[j]`` with ``j`` counted by a while-loop (the table look-ups of
+    Modelica.Blocks.Sources.BooleanTable): the if-chain over t's elements, the range check
+    before each test of the while-condition. Closed form: y = the first t[j] >= 3 time
+    (the last one when there is none), min(3, max(1, ceil(3 t)))."""
+    res, _messages, err = _run_pick(PICK, tmp_path)
+    assert err is None
+    t = res["time"]
+    off = np.abs(3 * t - np.round(3 * t)) > 1e-6         # away from the steps
+    want = np.clip(np.ceil(3 * t - 1e-12), 1, 3)
+    np.testing.assert_array_equal(res["y"][off], want[off])
+
+
+def test_subscript_out_of_range_in_a_function_is_an_error_of_the_fmu(tmp_path):
+    """``t[j + 1]`` with j = 3 (once 3 time > 2): the range check fails, the FMU returns
+    fmi2Error with the message naming the index and the array (not a crash)."""
+    res, messages, err = _run_pick(PICK.replace("y := t[j];", "y := t[j + 1];"), tmp_path)
+    assert err is not None or res["time"][-1] < 1.0
+    failed = [m for m in messages if "assertion failed" in m]
+    assert failed and failed[0].endswith(
+        "array index out of range: j + 1 for dimension 1 of 't' (size 3)"), messages[-3:]

@@ -191,6 +191,7 @@ end S;
     with pytest.raises(InputError, match="not supported in a function") as err:
         parse_modelica(text, "S.mo")
     assert str(err.value).startswith("S.mo:5:3:")
+    assert "write the message as one string literal" in str(err.value)
 
 
 @pytest.mark.parametrize("source", [ERROR_MODEL, WARNING_MODEL])
@@ -233,3 +234,34 @@ def test_format_value_like_printf():
     assert format_value("Real", 2.5, 5, True, 6) == "2.5  "
     assert format_value("Integer", 7, 3, False, 6) == "  7"
     assert format_value("Boolean", 0.0, 0, True, 6) == "false"
+
+
+PRINT_MODEL = """model Pr
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 2;
+  when sample(0, 0.25) then
+    print("x : " + String(x) + "\\n");
+  end when;
+end Pr;
+"""
+
+
+def test_print_in_a_when_clause_logs_its_message_each_time_it_fires(tmp_path):
+    """``print(str)`` (OpenModelica's built-in, whenTest2 of its test suite) in a when-clause:
+    the FMU logs the message with the value of x = 2 t at each sample instant 0, 0.25, ...;
+    the simulation goes on (a warning)."""
+    path = export(parse_modelica(PRINT_MODEL, "Pr.mo"), tmp_path / "Pr.fmu", progress=False)
+    r, messages, err = _run(path, 1.0)
+    assert err is None and r["time"][-1] == pytest.approx(1.0)
+    printed = [m.split(": assertion: ") for m in messages if ": assertion: " in m]
+    times = [float(head.split("t = ")[1]) for head, _ in printed]
+    assert times == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0], abs=1e-9)
+    assert [text for _, text in printed] == [f"x : {2 * t:g}\n" for t in times]
+
+
+def test_print_outside_a_when_clause_is_refused():
+    src = PRINT_MODEL.replace("  when sample(0, 0.25) then\n", "").replace("  end when;\n", "")
+    with pytest.raises(InputError) as err:
+        parse_modelica(src, "Pr.mo")
+    assert "Pr.mo:5:5: print(...) can only be used inside a when-clause" in str(err.value)

@@ -345,6 +345,10 @@ equation
 end NE;
 """
 
+# branches of different sizes (not legal Modelica for a condition that is not a parameter
+# expression, MLS 3.6 §8.3.4): the if-equation stays guarded equations
+NOEVENT_IF_UNBALANCED = NOEVENT_IF.replace("der(y) = 2;", "der(y) = 2;\n    der(y) = 3;")
+
 NOEVENT_IFEXPR = """model NE2
   Real x(start = 1, fixed = true);
   Real y;
@@ -358,7 +362,7 @@ end NE2;
 
 
 @pytest.mark.parametrize("text, loc, cond, reason, fix", [
-    (NOEVENT_IF, "NE.mo:7:5", "noEvent(x > 0.5)",
+    (NOEVENT_IF_UNBALANCED, "NE.mo:7:5", "noEvent(x > 0.5)",
      "it guards which equations exist (an if-equation)",
      "write it as one equation whose if-expression has branches with the same variables"),
     (NOEVENT_IFEXPR, "NE2.mo:7:3", "noEvent(v > 0)",
@@ -387,6 +391,10 @@ def test_the_fixes_suggested_for_a_structural_no_event_work():
     defines two modes with restarts; as one if-expression it is piecewise, one mode, no event."""
     a = analyze(_model(NOEVENT_IF.replace("noEvent(x > 0.5)", "x > 0.5"), "NE.mo"))
     assert a.accepted and len(a.modes.modes) == 2
+    # a balanced if-equation under noEvent is already the piecewise expression below
+    # (MLS 3.6 §8.3.4; importers/quiet_if.py)
+    m = _model(NOEVENT_IF, "NE.mo")
+    assert analyze(m).accepted and len(analyze(m).modes.modes) == 1
     text = NOEVENT_IF.replace("""  if noEvent(x > 0.5) then
     der(y) = 1;
   else

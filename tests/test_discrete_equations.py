@@ -40,12 +40,14 @@ def test_integer_definitions_simulate_to_closed_forms(tmp_path):
 
 
 def test_integer_defined_twice_is_over_determined(capsys):
-    """Over.mo: ``Integer m = k + 1`` and ``m = 3``: the second equation has no unknown."""
+    """Over.mo: ``Integer m = k + 1`` and ``m = 3``: the second equation has no unknown; the
+    message names both equations and the variable (OpenModelica's PublicAccess,
+    ProtectedAccess2 have the same defect)."""
     code = main(["analyze", str(DATA / "Over.mo")])
     out = capsys.readouterr().out
     assert code == 1
-    assert "E-MODE-SINGULAR: mode [(single mode)] is structurally singular (2 equations, " \
-        "1 variables): over-determined equations {e2 (Over.mo:6)}" in out
+    assert "over-determined discrete variable (E-MODE-SINGULAR): e2 (Over.mo:6) and e1 " \
+        "(Over.mo:3) both define m" in out
 
 
 def test_discrete_loop_is_rejected_and_the_suggested_pre_works(capsys, tmp_path):

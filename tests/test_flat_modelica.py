@@ -601,6 +601,9 @@ def test_binding_of_a_top_level_input_is_its_start_value():
     ("class M Real x; equation x = 1 end M;", "syntax error: unexpected 'end'"),
     ("class M Real x; equation x = 1;", "unexpected end of input"),
     ("class M Real x; equation x = 1 # 2; end M;", "unexpected character '#'"),
+    # OpenModelica's flat output of an index out of range (its IfEquation10 test)
+    ("class M Real y; equation y = 1.0 + {1.0}[2]; end M;", "1:41: syntax error: unexpected "
+     "'[' (a subscript after an array constructor {...} is not Modelica"),
 ])
 def test_errors(text, message):
     assert message in err(text)

@@ -96,8 +96,62 @@ def test_boolean_parameter_with_fixed_false_is_initialised(tmp_path, a):
     assert res["x"][-1] == pytest.approx(math.exp(rate), rel=1e-4)   # CVode, rtol 1e-8
 
 
-def test_implicit_initial_equation_of_a_free_parameter_is_refused(tmp_path):
-    text = FREE_PARAMETERS.replace("k = 2 * m", "k * k = 4 * a")
-    with pytest.raises(ModelRejected, match=r"FreeParameters\.mo:4:18: parameter 'k' has "
-                                            r"fixed = false"):
-        _fmu(tmp_path, text, "FreeParameters")
+IMPLICIT = """\
+model ImplicitFree
+  parameter Real a = 3;
+  parameter Real k(fixed = false, start = 1);
+  Real x(start = 1, fixed = true);
+initial equation
+  k * k = 4 * a;
+equation
+  der(x) = -k * x;
+end ImplicitFree;
+"""
+
+
+@pytest.mark.parametrize("a", [3.0, 0.25])
+def test_free_parameter_of_an_implicit_initial_equation_is_solved(tmp_path, a):
+    """A Real ``fixed = false`` parameter that only an implicit initial equation determines
+    is an unknown of the initial system, started from its start value (Newton from k = 1
+    reaches the positive root k = 2 sqrt(a)); x' = -k x then gives x(1) = exp(-k)."""
+    fmu = _fmu(tmp_path, IMPLICIT, "ImplicitFree")
+    md = fmpy.read_model_description(str(fmu))
+    k = next(v for v in md.modelVariables if v.name == "k")
+    assert (k.causality, k.variability, k.initial, k.start) == (
+        "calculatedParameter", "fixed", "approx", "1.0")
+    res = fmpy.simulate_fmu(str(fmu), start_values={"a": a}, output=["x", "k"],
+                            relative_tolerance=1e-8)
+    assert res["k"][0] == res["k"][-1] == pytest.approx(2 * math.sqrt(a), rel=1e-9)
+    assert res["x"][-1] == pytest.approx(math.exp(-2 * math.sqrt(a)), rel=1e-4)
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("parameter Real k(fixed = false, start = 1)", "parameter Integer k(fixed = false)",
+     "an Integer"),
+    ("parameter Real a = 3;", "parameter Real a = 3;\n  parameter Real c = 2 * k;",
+     "a parameter binding or a start value reads it"),
+])
+def test_free_parameter_the_initial_system_cannot_compute_is_refused(tmp_path, old, new,
+                                                                    reason):
+    text = IMPLICIT.replace(old, new)
+    with pytest.raises(ModelRejected, match=r"ImplicitFree\.mo:\d+:\d+: parameter 'k' has "
+                                            r"fixed = false.*" + reason):
+        _fmu(tmp_path, text, "ImplicitFree")
+
+
+def test_initial_system_flat_in_a_free_parameter_names_it(tmp_path):
+    """At the start value p = -1 the only initial equation, max(p, 0) = 1, is flat in p (the
+    Jacobian's column of p is zero): exit initialization fails and the message names p (the
+    start value decides: from p = 0.5 Newton reaches p = 1)."""
+    text = IMPLICIT.replace("k * k = 4 * a", "max(k, 0) = 1").replace("start = 1)",
+                                                                      "start = -1)", 1)
+    fmu = _fmu(tmp_path, text, "ImplicitFree")
+    log = []
+
+    def logger(*args):
+        log.append(args[-1].decode() if isinstance(args[-1], bytes) else str(args[-1]))
+    with pytest.raises(Exception, match="fmi2ExitInitializationMode"):
+        fmpy.simulate_fmu(str(fmu), logger=logger, debug_logging=True)
+    assert any("no equation depends on k at its current value" in m for m in log), log
+    res = fmpy.simulate_fmu(str(fmu), start_values={"k": 0.5}, output=["k"])
+    assert res["k"][-1] == pytest.approx(1.0, rel=1e-9)

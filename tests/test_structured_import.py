@@ -625,3 +625,45 @@ def test_arrays_of_records_with_for_indices_and_vectorized_fields():
         ARRAYS_OF_RECORDS.replace("s[i].b[j].y[2] = 0", "s[i].b[j].w = 0"))
     assert "array index 3 out of range for dimension 1 of 's[...].b' (size 2)" in err(
         ARRAYS_OF_RECORDS.replace("s[i].b[j].x = j", "s[i].b[j + 1].x = j"))
+
+
+NON_SCALARIZED = """class V
+  parameter Real[2] k = array(1.0 + i for i in 1:2);
+  parameter Real[2] k2 = array(2.0, 3.0);
+  Real[2, 3] m.c.x(start = fill(1.0, 2, 3), fixed = fill(true, 2, 3));
+equation
+  for i in 1:2 loop
+    for j in 1:3 loop
+      der(m[i].c[j].x) = -k[i] * m[i].c[j].x;
+    end for;
+  end for;
+end V;
+"""
+
+
+def test_openmodelica_non_scalarized_output_and_array_constructor(tmp_path):
+    """OpenModelica's non-scalarized flat output (``-d=-nfScalarize``, its VectorizeBindings
+    and MergeComponents tests): ``Real[2, 3] m.c.x`` declares the elements of the component
+    arrays ``m[i].c[j]``, which ``m[i].c[j].x`` names (the element ``m.c.x[i, j]``);
+    ``array(e for i in r)`` and ``array(a, b)`` are array constructors (Modelica 3.6
+    §10.4.1). Closed form: x_ij = exp(-k_i t), k = {2, 3}."""
+    from fmpy import simulate_fmu
+
+    from mdae_fmu.fmu.export import export
+    model = imp(NON_SCALARIZED)
+    assert {v.name for v in model.variables} >= {f"m.c.x[{i},{j}]" for i in (1, 2)
+                                                  for j in (1, 2, 3)}
+    assert [model.var(f"k2[{i}]").binding for i in (1, 2)] == [E.Const(2.0), E.Const(3.0)]
+    fmu = export(model, tmp_path / "V.fmu", progress=False)
+    names = [f"m.c.x[{i},{j}]" for i in (1, 2) for j in (1, 2, 3)]
+    r = simulate_fmu(str(fmu), stop_time=1.0, relative_tolerance=1e-10, output_interval=0.1,
+                     output=names)
+    for name in names:
+        k = 2.0 if name.startswith("m.c.x[1,") else 3.0
+        assert r[name] == pytest.approx([math.exp(-k * s) for s in r["time"]], abs=1e-7)
+
+
+def test_openmodelica_non_scalarized_path_of_the_wrong_rank_is_refused():
+    assert "t.mo:8:11: 'm' is not declared and 'm.c.x', the array its path names, has 2 " \
+        "dimensions: 1 subscripts given along the path" in err(
+        NON_SCALARIZED.replace("der(m[i].c[j].x)", "der(m[i].c.x)"))

@@ -559,9 +559,10 @@ def newton_helpers(n: int, f_lines: list[str], j_lines: list[str]) -> str:
 
 def newton_work(n: int) -> int:
     """Doubles of scratch `mdae_newton_block` needs for a block of ``n`` unknowns: Jacobian
-    (n²), residual, iterate, step plus the LU solve's scratch (2n), and the entry guess that a
-    failed solve restores."""
-    return n * n + 5 * n
+    (n²), residual, iterate, step plus the LU solve's scratch (2n), the entry guess that a
+    failed solve restores, and the normal matrix (n²) of the step at a singular Jacobian
+    (``singular_step``; `mdae_linear_block` needs 2n² + 4n of the same)."""
+    return 2 * n * n + 5 * n
 
 
 def gauss_newton_work(m: int, n: int) -> int:

@@ -28,7 +28,7 @@ from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
 from .runs import find_runs, run_code, shape
-from .slots import Slot, c_slot, plain_name
+from .slots import HOMOTOPY, TIME, Slot, c_slot, plain_name
 
 STATEMENTS_PER_FUNCTION = 200
 STATEMENTS_PER_FILE = 1000
@@ -85,7 +85,7 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     }
     main = SlotPrinter(dict(cm.slots), relations, functions)
     shifted_slots = dict(cm.slots)
-    shifted_slots[cm.table.time] = "(d->time + teps)"
+    shifted_slots[cm.table.time] = f"({c_slot(TIME)} + teps)"
     for x, c in ev.clock_rates.items():   # clock states: their right limit (events.py)
         slot, rate = main.symbol(x), main.doprint(c)
         shifted_slots[x] = (f"({slot} + ({rate}) * teps + copysign(CLOCK_ROUNDING * "
@@ -186,13 +186,15 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
     if modes is not None:
         files.update(modes.files)
+    lam = c_slot(HOMOTOPY)
+    homotopy = any(lam in text for text in [*files.values(), *res["init"], *disc])
     files["config.h"] = env.get_template("config.h.j2").render(
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=events["nz"], nrel=len(ev.relations), nwhen=len(ev.branches),
         nsample=len(ev.samples), nassign=len(ev.assignment_order),
         nwloop=len(ev.when_loop),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
-        ninit_rows=m_i, ninit_cols=n_i, work=work, iwork_fire=perm,
+        ninit_rows=m_i, ninit_cols=n_i, homotopy=int(homotopy), work=work, iwork_fire=perm,
         iwork=perm + max(len(ev.branches), 1), **TOLERANCES)
     files["model.c"] = env.get_template("model.c.j2").render(
         comment_name=c_comment(cm.name), schedule_parts=parts,

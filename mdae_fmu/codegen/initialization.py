@@ -11,8 +11,12 @@ item 7 (initialization is left open by the paper). Decision (docs/fmi-mapping.md
   ``if guard then residual else 0`` (`guarded_residual`): in the branch taken its rows are
   those of the branch, the others' rows vanish identically (zero rows, which the
   least-squares step ignores);
-* unknowns: the states whose start value is not ``fixed=true``. States with ``fixed=true``
-  keep their start value;
+* unknowns: the states whose start value is not ``fixed=true``, and the Real parameters with
+  ``fixed = false`` and no binding (Modelica 3.6 §8.6: unknowns of the initialization
+  problem, constant afterwards; FMI ``calculatedParameter`` with ``initial="approx"``), each
+  started from its start value, which the host may set (MSL 3.1 ``SaturatingInductor.Ipar``,
+  determined by an implicit initial equation).
+  States with ``fixed=true`` keep their start value;
 * solver (runtime ``mdae_gauss_newton``): damped Gauss-Newton from the start values with the
   minimum-norm step when the rows do not determine every free state, so free states move as
   little as possible from their start values; least squares (and an error unless the
@@ -31,7 +35,7 @@ import sympy as sp
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Equation, Model
-from .plan import CompiledModel
+from .plan import CompiledModel, fmi_name
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,8 @@ class InitPlan:
 def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
     """Rows and unknowns of the initial system (module docstring)."""
     rows = list(cm.consistency)
-    _check_free_parameters(model)
+    params = _free_parameter_slots(model, cm)
+    discrete = _free_discrete_slots(model, cm)
     for eq in model.initial_equations:
         try:
             rows.append((eq.id, cm.table.to_sympy(guarded_residual(eq))))
@@ -52,7 +57,7 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
             raise ModelRejected(f"{_where(eq)}initial equation {eq.id}: {err}") from None
     fixed = {v.name for v in cm.variables if v.initial == "exact"}
     free_states = [s for s in cm.states if (s.variable or s.name) not in fixed]
-    state_syms = {s.symbol: s for s in cm.states}
+    slot_of = {s.symbol: s.slot for s in cm.states} | params | discrete
     computed = cm.continuous_symbols - cm.state_symbols
     needs_compute = False
     used = set()
@@ -60,12 +65,10 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
         syms = e.free_symbols
         if syms & computed:
             needs_compute = True
-        for sym in syms & set(state_syms):
-            used.add(state_syms[sym].slot)
-    if needs_compute:
-        unknowns = [s.slot for s in free_states]
-    else:
-        unknowns = [s.slot for s in free_states if s.slot in used]
+        used |= {slot_of[sym] for sym in syms & set(slot_of)}
+    candidates = [s.slot for s in free_states] + list(params.values())
+    unknowns = candidates if needs_compute else [k for k in candidates if k in used]
+    unknowns += [k for k in discrete.values() if k in used]
     return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute)
 
 
@@ -85,17 +88,53 @@ def _where(eq: Equation) -> str:
     return f"{eq.loc}: " if eq.loc is not None else ""
 
 
-def _check_free_parameters(model: Model) -> None:
-    """Refuse a ``fixed = false`` parameter that no explicit initial equation ``p = e`` of
-    parameters defines (`importers.initial.bind_free_parameters` bound the others): the
-    initial system's unknowns are the free states only."""
+def _free_discrete_slots(model: Model, cm: CompiledModel) -> dict:
+    """Symbol -> Real slot of each discrete Real variable (assigned in when-clauses) without
+    ``fixed = true``: an unknown of the initial system where an initial equation reads it
+    (Modelica 3.6 §8.6: ``initial equation nextTime = t0;`` sets the value that ``pre``
+    reads after initialization; the when-equations are inactive then). The other discrete
+    variables keep their start values."""
+    slots = set(cm.discrete_real_slots)
+    by_name = {fv.name: fv.vr for fv in cm.variables if fv.type == "Real"}
+    out = {}
+    for v in model.variables:
+        if v.type != "Real" or v.variability != "discrete" or v.fixed:
+            continue
+        vr = by_name.get(fmi_name(v.name))
+        if vr is not None and vr in slots:
+            out[cm.table.sym(v.name, 0)] = vr
+    return out
+
+
+def _free_parameter_slots(model: Model, cm: CompiledModel) -> dict:
+    """Symbol -> Real slot of each ``fixed = false`` parameter without a binding
+    (`mdae_fmu.importers.initial.is_free_parameter`): an unknown of the initial system.
+    Refused: such a parameter of type Integer or Boolean (Gauss-Newton moves Reals only),
+    and one that the binding of a calculated parameter or a start value reads (those are
+    computed once, before the initial system is solved)."""
     from ..importers.initial import unbound_free_parameters
     names = unbound_free_parameters(model)
-    if names:
-        v = model.var(names[0])
+    before = set()
+    for _, e in tuple(cm.calculated_parameters) + tuple(cm.start_bindings):
+        before |= e.free_symbols
+    slots = {}
+    for name in names:
+        v = model.var(name)
+        sym = cm.table.sym(name, 0)
+        if v.type != "Real":
+            reason = (f"it is {'an' if v.type == 'Integer' else 'a'} {v.type} and the "
+                      "initial system is solved by Newton iteration over Reals")
+        elif sym in before:
+            reason = ("a parameter binding or a start value reads it, and those are "
+                      "computed before the initial system")
+        else:
+            slots[sym] = next(fv.vr for fv in cm.variables
+                              if fv.type == "Real" and fv.name == fmi_name(name))
+            continue
         where = f"{v.loc}: " if v.loc is not None else ""
         raise ModelRejected(
-            f"{where}parameter '{names[0]}' has fixed = false and no initial equation "
-            f"'{names[0]} = <expression of parameters>': computing it from an implicit "
-            "initial equation or from variables is not supported; give it a binding or such "
-            "an equation")
+            f"{where}parameter '{name}' has fixed = false and no initial equation "
+            f"'{name} = <expression of parameters>', so the initial system must compute "
+            f"it, which is not supported here: {reason}; give it a binding or such an "
+            "equation")
+    return slots

@@ -27,11 +27,12 @@ import sympy as sp
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
+from ..importers.initial import is_free_parameter
 from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
 from ..structure.discrete_equations import order_discrete
 from .blocks import BlockPlan, classify, tree_solution
-from .slots import TIME, Slot
+from .slots import HOMOTOPY, TIME, Slot
 from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
 from .treeblock import tree_block_ok, tree_jacobian
 
@@ -347,7 +348,7 @@ def _variable_slots(model: Model, table: SymbolTable):
     """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
     declaration order) and its left limit (``d->pr`` ...): the symbol -> `Slot` maps of the
     values and of the left limits (theory note 9334 §3.6), and per type name -> index."""
-    slots: dict = {table.time: TIME}
+    slots: dict = {table.time: TIME, table.homotopy: HOMOTOPY}
     pre_slots: dict = {}
     index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
     arrays = {"Real": "r", "Integer": "i", "Boolean": "b"}
@@ -503,6 +504,14 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
             elif v.name in calc_names:
                 var = FmiVariable(v.name, v.type, vr, "calculatedParameter", "fixed",
                                   "calculated", None, v.description, v.unit, kind=2)
+            elif is_free_parameter(v):
+                # an unknown of the initial system (codegen/initialization.py), started
+                # from its start value, which the host may set like a free state's
+                if v.start is not None and E.refs(v.start):
+                    start_bindings.append((vr, table.to_sympy(v.start)))
+                var = FmiVariable(v.name, v.type, vr, "calculatedParameter", "fixed",
+                                  "approx", _typed(start_val or 0, v.type), v.description,
+                                  v.unit, kind=3)
             else:
                 var = FmiVariable(v.name, v.type, vr, "parameter", "fixed", "exact",
                                   _typed(values.get(v.name, 0), v.type), v.description,

@@ -19,9 +19,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-#: the value arrays of ModelData (templates/mdae_model.h) a slot may address
-ARRAYS = ("r", "i", "b", "time")
-_TYPE = {"r": "Real", "i": "Integer", "b": "Boolean", "time": "Real"}
+#: the value arrays of ModelData (templates/mdae_model.h) a slot may address, and its two
+#: scalars: the time and homotopy's lambda (mdae_runtime.c, ``homotopy_initialization``)
+ARRAYS = ("r", "i", "b", "time", "homotopy")
+_SCALARS = ("time", "homotopy")
+_TYPE = {"r": "Real", "i": "Integer", "b": "Boolean", "time": "Real", "homotopy": "Real"}
 #: longest model name written next to a slot use (longer ones end in "...")
 NAME_LIMIT = 40
 
@@ -29,7 +31,8 @@ NAME_LIMIT = 40
 @dataclass(frozen=True)
 class Slot:
     """One value of the instance: position ``index`` of the value array ``array`` (``r``,
-    ``i``, ``b``; ``time`` has no index), its left limit when ``pre``. ``name`` is the model's
+    ``i``, ``b``; the scalars ``time`` and ``homotopy`` have no index), its left limit when
+    ``pre``. ``name`` is the model's
     name of the value (a comment in the C, never compared)."""
     array: str
     index: int = 0
@@ -37,7 +40,8 @@ class Slot:
     name: str = field(default="", compare=False)
 
     def __post_init__(self):
-        if self.array not in ARRAYS or self.index < 0 or (self.pre and self.array == "time"):
+        if self.array not in ARRAYS or self.index < 0 or \
+                (self.array in _SCALARS and (self.pre or self.index)):
             raise ValueError(f"no such slot: {self!r}")
 
     @property
@@ -47,28 +51,30 @@ class Slot:
 
     @property
     def real(self) -> bool:
-        """A position of ``d->r`` (not its left limit, not time)."""
+        """A position of ``d->r`` (not its left limit, not a scalar)."""
         return self.array == "r" and not self.pre
 
     def left(self) -> Slot:
         """The slot of this value's left limit (``pre``)."""
-        if self.array == "time":
-            raise ValueError("time has no left limit slot")
+        if self.array in _SCALARS:
+            raise ValueError(f"{self.array} has no left limit slot")
         name = f"pre({self.name})" if self.name else ""
         return Slot(self.array, self.index, True, name)
 
 
 TIME = Slot("time", 0, False, "time")
+HOMOTOPY = Slot("homotopy")
 
 
 def c_slot(slot: Slot, local: bool = False, named: bool = True,
            position: bool = False) -> str:
-    """The C of ``slot``: its lvalue ``d->r[4]``, ``d->pb[2]``, ``d->time``, Reals through the
+    """The C of ``slot``: its lvalue ``d->r[4]``, ``d->pb[2]``, ``d->time``,
+    ``d->homotopy``, Reals through the
     local pointer ``r`` (``r[4]``) when ``local`` (the schedule functions and block callbacks
     declare ``r = d->r``); only its index when ``position`` (a table of slots); followed by
     the model's name in a comment when ``named``."""
-    if slot.array == "time":
-        return "d->time"
+    if slot.array in _SCALARS:
+        return f"d->{slot.array}"
     arr = ("p" if slot.pre else "") + slot.array
     if position:
         text = str(slot.index)

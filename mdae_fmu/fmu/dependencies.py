@@ -54,8 +54,9 @@ class Structure:
 
 def _key(slot):
     """``(array, index)`` of a value slot of the plan (its left limit: the same key); None
-    for time and for derived values."""
-    return (slot.array, slot.index) if type(slot) is Slot and slot.array != "time" else None
+    for the scalars (time, homotopy) and for derived values."""
+    return (slot.array, slot.index) if type(slot) is Slot and slot.array in ("r", "i", "b") \
+        else None
 
 
 def _fixpoint(reads: dict, sources: dict) -> dict:

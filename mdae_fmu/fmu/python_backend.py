@@ -65,7 +65,7 @@ def check_available() -> None:
 def slot_of(slot) -> list:
     """``["v", array, index]`` of a `Slot` of the plan (``["t"]`` for time); the array is
     ``r``, ``i``, ``b`` or their left limits ``pr``, ``pi``, ``pb``."""
-    if type(slot) is not Slot:
+    if type(slot) is not Slot or slot.array == "homotopy":
         raise _Unsupported(f"value {slot}")
     if slot.array == "time":
         return ["t"]
@@ -249,6 +249,8 @@ def _python_plan(model: Model, analysis) -> dict:
     init = plan_initialization(model, cm)
     if init.needs_compute:
         raise _Unsupported("an initial system on computed variables")
+    if set(init.unknown_slots) - {s.slot for s in cm.states}:
+        raise _Unsupported("parameters computed by the initial system")
     if ev.samples:
         raise _Unsupported("sample()")
     if getattr(model, "functions", None):
@@ -256,7 +258,10 @@ def _python_plan(model: Model, analysis) -> dict:
     relations = {r.relation: k for k, r in enumerate(ev.relations)}
     banded = multimode.banded if multimode is not None else ()
     band_syms = {sym for sym, _, _ in banded}
-    slots = {sym: slot_of(c) for sym, c in cm.slots.items() if sym not in band_syms}
+    # homotopy's lambda is left out: an equation with homotopy() is then refused as
+    # reading an unknown variable (the C backend continues the initial system in it)
+    slots = {sym: slot_of(c) for sym, c in cm.slots.items()
+             if sym not in band_syms and sym != cm.table.homotopy}
     w = _TreeWriter(slots, relations)
     for sym, rel, b in banded:
         # a left-limit guard keeps its previous value (hidden Boolean b) while its signed

@@ -33,11 +33,27 @@ def lower_statements(low, items, env) -> list:
     for it in items:
         if it is None:
             continue
+        saved, low.range_checks = low.range_checks, []
+        lowered: list = []
         try:
-            _statement(low, it, env, out)
+            _statement(low, it, env, lowered)
         except LowerError as err:
             low.report(err, _where(it))
+        finally:
+            checks, low.range_checks = low.range_checks, saved
+        out.extend(("stmt", c) for c in checks)     # before the statement that indexes
+        out.extend(lowered)
     return out
+
+
+def _fixed_subscripts(low, f, *args):
+    """``f(*args)`` where a variable subscript is refused (`Lowering.variable_subscript`):
+    an assignment target."""
+    saved, low.range_checks = low.range_checks, None
+    try:
+        return f(*args)
+    finally:
+        low.range_checks = saved
 
 
 def _where(it):
@@ -72,9 +88,7 @@ def _statement(low, it, env, out):
     elif tag == "for":
         _for(low, it, env, out)
     elif tag == "while":
-        _, cond, body, loc = it
-        out.append(("while", low.scalar(cond, env, loc, "while-condition"),
-                    lower_statements(low, body, env), loc))
+        _while(low, it, env, out)
     else:                                   # return, break
         out.append(it)
 
@@ -90,12 +104,13 @@ def _assign(low, it, env, out):
                 if x is not None:
                     _assign(low, ("assign", x, _Value(v), where), env, out)
             return
-        items = [x if x is None else low.scalar(x, env, where, "target") for x in lhs.items]
+        items = [x if x is None else _fixed_subscripts(low, low.scalar, x, env, where, "target")
+                 for x in lhs.items]
         out.append(("assign", Tuple(items, lhs.error), low.value(rhs, env, where), where))
         return
     if type(lhs) is E.Ref and lhs.name in env:
         low.fail(f"cannot assign the for-index '{lhs.name}'", where)
-    target = low.value(lhs, env, where)
+    target = _fixed_subscripts(low, low.value, lhs, env, where)
     value = rhs.value if type(rhs) is _Value else low.value(rhs, env, where)
     if type(target) is A.Arr:
         if type(value) is not A.Arr or value.shape != target.shape:
@@ -142,6 +157,24 @@ def _for(low, it, env, out):
                                        for x in (rng.start, rng.step, rng.stop)), iloc),
                        iloc))
     out.append(("for", ranges, lower_statements(low, body, inner), loc))
+
+
+def _while(low, it, env, out):
+    """``while c loop body``; when ``c`` has variable subscripts, their range checks run
+    before each evaluation of ``c``: ``while true loop checks; if not c then break; end if;
+    body end while``."""
+    _, cond, body, loc = it
+    saved, low.range_checks = low.range_checks, []
+    try:
+        c = low.scalar(cond, env, loc, "while-condition")
+    finally:
+        checks, low.range_checks = low.range_checks, saved
+    stmts = lower_statements(low, body, env)
+    if checks:
+        exit_ = ("if", [(E.UnOp("not", c), loc, [("break", loc)])], None, loc)
+        stmts = [("stmt", ck) for ck in checks] + [exit_] + stmts
+        c = E.Const(True)
+    out.append(("while", c, stmts, loc))
 
 
 def _jumps(body) -> bool:

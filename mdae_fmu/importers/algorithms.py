@@ -171,8 +171,11 @@ def _when_statement(builder, resolver, item, scope) -> set:
     _, branches, wloc = item
     out = []
     assigned = set()
+    targets = set()
+    for _c, _l, body in branches:
+        _targets(body, targets)
     for cond, bloc, body in branches:
-        env: dict = {}
+        env: dict = {name: (E.Call("pre", (E.Ref(name),)), None) for name in targets}
         order: list = []
         actions = []
         ok = _when_body(builder, body, env, order, actions)
@@ -187,11 +190,36 @@ def _when_statement(builder, resolver, item, scope) -> set:
     return assigned
 
 
+def _targets(body, out: set) -> None:
+    """The variables a when-statement's branch assigns (also inside its if-statements)."""
+    for x in body:
+        if x[0] == "assign" and type(x[1]) is E.Ref:
+            out.add(x[1].name)
+        elif x[0] == "if":
+            for _c, _l, b in x[1]:
+                _targets(b, out)
+            _targets(x[2] or [], out)
+
+
+def _guarded(a: Assertion, arms) -> Assertion:
+    """The assertion ``a`` of the last of the if-statement's ``arms`` so far, checked only
+    where that branch is taken: its condition ``if taken then cond else true``."""
+    taken = arms[-1][0] if arms[-1][0] is not None else E.Const(True)
+    for c, _e, _o in arms[:-1]:
+        taken = E.BinOp("and", E.UnOp("not", c), taken)
+    return Assertion(E.If(taken, a.cond, E.Const(True)), a.message, a.level, a.guard, a.loc)
+
+
 def _when_body(builder, body, env, order, actions) -> bool:
+    """The statements ``body`` of a when-branch run symbolically: ``env`` maps each variable
+    to its value so far (a variable the when-statement assigns starts from ``pre(v)``,
+    Modelica 3.6 §11.1.2, so ``d := d + 1`` is ``d = pre(d) + 1``), ``order`` lists the
+    variables assigned, in order, ``actions`` gets reinit/assert/terminate."""
     ctx = builder.ctx
 
     def cur(e):
         m = {E.Ref(n): v for n, (v, _l) in env.items()}
+        m.update({p: p for p in (E.Call("pre", (E.Ref(n),)) for n in env)})   # pre(v) stays
         return E.substitute(e, m) if m else e
 
     for x in body:
@@ -225,11 +253,13 @@ def _when_body(builder, body, env, order, actions) -> bool:
                 sub_actions: list = []
                 if not _when_body(builder, b, sub_env, sub_order, sub_actions):
                     return False
-                if sub_actions:
-                    builder.err(loc, "reinit, assert and terminate inside an if-statement "
-                                     "inside a when-statement are not supported")
+                if any(not isinstance(a, Assertion) for a in sub_actions):
+                    builder.err(loc, "reinit and terminate inside an if-statement inside a "
+                                     "when-statement are not supported (write the if-statement "
+                                     "as an elsewhen branch)")
                     return False
                 arms.append((None if cond is None else cur(cond), sub_env, sub_order))
+                actions.extend(_guarded(a, arms) for a in sub_actions)
             names = []
             for _c, _e, o in arms:
                 for n in o:
@@ -247,7 +277,7 @@ def _when_body(builder, body, env, order, actions) -> bool:
                     value = E.If(c, e.get(n, default)[0], value)
                 if n not in order:
                     order.append(n)
-                env[n] = (value, loc if n not in env else env[n][1])
+                env[n] = (value, env.get(n, (None, None))[1] or loc)
         elif tag in ("for", "while", "return", "break", "when"):
             where = x[-1]
             builder.err(where, f"'{tag}' statements inside a when-statement of a model "

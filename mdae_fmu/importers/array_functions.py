@@ -192,8 +192,7 @@ def _specialize(low, d, decls, shapes, consts, number):
     def report(err, where, _name=d.name):
         ctx.error(ctx.where_loc(err.where if err.where is not None else where),
                   f"in function '{_name}', whose arrays are scalarized per call: "
-                  f"{err.message} (an element subscript must be a constant once the for-loops "
-                  "over parameter ranges are unrolled)")
+                  f"{err.message}")
     body_low.report = report
     new_decls = []
     out_shapes = []
@@ -203,6 +202,7 @@ def _specialize(low, d, decls, shapes, consts, number):
             out_shapes.append(shape or ())
         if shape is None:
             body_low.scalars.add(decl.name)
+            body_low.base_types[decl.name] = decl.type_name
             new_decls.append(decl)
             continue
         if decl.binding is not None and _kind(decl) != "input":
@@ -212,6 +212,7 @@ def _specialize(low, d, decls, shapes, consts, number):
             element = A.element_name(decl.name, idx)
             body_low.scalars.add(element)
             new_decls.append(replace(decl, name=element, dims=(), binding=None))
+    new_decls = [_scalar_binding(body_low, x, consts) for x in new_decls]
     contents = []
     for sec in d.contents:
         tag = sec[0] if type(sec) is tuple and sec else None
@@ -231,6 +232,20 @@ def _specialize(low, d, decls, shapes, consts, number):
     spec = replace(d, name=name, end_name=name, contents=contents, errors=errors)
     low.ctx.functions.append(spec)
     return name, out_shapes
+
+
+def _scalar_binding(body_low, decl, consts):
+    """``decl`` (a scalar of the specialization) with its binding lowered for these sizes:
+    ``protected Integer n = size(table, 1)`` is ``n = 4``."""
+    from .lowering import LowerError
+    if decl.binding is None or _kind(decl) == "input":
+        return decl
+    try:
+        return replace(decl, binding=body_low.scalar(decl.binding, dict(consts), decl.loc,
+                                                     f"binding of '{decl.name}'"))
+    except LowerError as err:
+        body_low.report(err, decl.loc)
+        return decl
 
 
 def tuple_equation(low, it, env, out) -> bool:

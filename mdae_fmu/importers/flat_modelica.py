@@ -51,6 +51,7 @@ from .algorithms import lower_algorithm
 from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Tuple
 from .. import functions as F
 from .lalr import Driver, ParseError
+from .quiet_if import merge_quiet_if_equations
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
 #: models takes 15 to 25 bytes of memory per byte of text (docs/importers.md, "Limits").
@@ -112,7 +113,7 @@ IGNORED_MODIFIERS = ("quantity", "unbounded")
 #: (Modelica 3.6 §3.7.4.4 homotopy, §3.7.5 sample, §3.7.4.3 semiLinear).
 BUILTIN_PARAMETERS = {"homotopy": ("actual", "simplified"), "sample": ("start", "interval"),
                       "semiLinear": ("x", "k_pos", "k_neg")}
-_STATEMENTS = ("reinit", "assert", "terminate")
+_STATEMENTS = ("reinit", "assert", "terminate", "print")
 #: The options of String(x, ...) in the order of the specification (Modelica 3.6 §3.7).
 _STRING_OPTIONS = ("significantDigits", "minimumLength", "leftJustified")
 _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
@@ -184,13 +185,34 @@ class _Parser:
         self.lark = Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
                          start=["start", "expression"], transformer=self.callbacks,
                          postlex=_PostLexer(), maybe_placeholders=False,
-                         propagate_positions=False)
+                         propagate_positions=False, cache=_table_cache())
         self.terminal_text = {}
         for t in self.lark.terminals:
             if t.pattern.type == "str":
                 self.terminal_text[t.name] = repr(t.pattern.value)
         self.terminal_names = frozenset(t.name for t in self.lark.terminals) | {"$END"}
         self.driver = Driver(self.lark, _TERMINATORS, boundaries=("SEMI",))
+
+
+def _table_cache() -> str | bool:
+    """Where lark keeps the LALR tables of the grammar between processes (building them takes
+    about 0.35 s of every command; loading them 0.05 s): a file in the user's cache directory
+    (``$XDG_CACHE_HOME/mdae_fmu``, else ``~/.cache/mdae_fmu``), named by the grammar's hash so
+    that another grammar or lark version never reads it (lark also checks the hash inside).
+    False (no cache) when that directory cannot be created."""
+    import hashlib
+    import os
+    from lark import __version__ as lark_version
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "mdae_fmu")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    if not os.access(folder, os.W_OK):
+        return False
+    digest = hashlib.sha256(_GRAMMAR.read_bytes() + lark_version.encode()).hexdigest()[:16]
+    return os.path.join(folder, f"grammar-{digest}.lark")
 
 
 def _parser() -> _Parser:
@@ -591,7 +613,9 @@ class _Callbacks(FunctionCallbacks):
 
     def call_comprehension(self, c):
         self.ctx.extended = True
-        return A.Comprehension(normalize_name(c[0][1]), c[2], c[4], c[0][2])
+        name = normalize_name(c[0][1])
+        # array(e for i in r) is {e for i in r} (Modelica 3.6 §10.4.1)
+        return A.Comprehension(None if name == "array" else name, c[2], c[4], c[0][2])
 
     def for_index(self, c):
         return (normalize_name(c[0][1]), c[2], c[0][2])
@@ -629,6 +653,10 @@ class _Callbacks(FunctionCallbacks):
             return E.Der(arg)
         if name == "String":
             return self._string_call(tok, args)
+        if name == "array" and \
+                not any(type(a) is _Named for a in args):
+            ctx.extended = True         # array(a, b, ...) is {a, b, ...} (§10.4.1)
+            return A.ArrayCons(tuple(args), tok[2])
         if name in _STATEMENTS:
             named = {}
             pos = []
@@ -817,7 +845,8 @@ class _Callbacks(FunctionCallbacks):
                 a.value = self._limited(a.value, e.loc)
             return ("stmt", e)
         self.ctx.error(self._start(c[-1]), "expected an equation 'lhs = rhs' (only reinit, "
-                                           "assert and terminate can be called as statements)")
+                                           "assert, terminate and print can be called as "
+                                           "statements)")
         return ("stmt", None)
 
     def _branches(self, c, branch_tag):
@@ -1211,6 +1240,10 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
         prev_end_line = ctx.line_col(prev[2] + len(prev[1]))[0]
         if ctx.line_col(start)[0] > prev_end_line:
             hint = f" (missing ';' at the end of line {prev_end_line}?)"
+    if hint is None and value == "[" and prev is not None and prev[1] in ("}", ")"):
+        hint = (" (a subscript after an array constructor {...} is not Modelica, Modelica 3.6 "
+                "§B.2.7; write the element itself)" if prev[1] == "}" else
+                " (a subscript after '(...)' is not supported; write the element itself)")
     if hint is None:
         hint = _describe_expected(err.expected, parser)
     return InputError(f"syntax error: unexpected {shown!r}" + hint + ctx.note, loc,
@@ -1794,7 +1827,21 @@ class _ModelBuilder:
                 self.err(s.loc, "terminate expects one string argument")
                 return None
             return Terminate(msg.value, s.loc)
+        if s.func == "print":
+            return self.print_action(s)
         return self.assertion(s, ())
+
+    def print_action(self, s: Stmt) -> Assertion | None:
+        """``print(str)`` in a when-clause (an OpenModelica extension, ModelicaBuiltin.mo:
+        "Prints to stdout") as an assertion of level warning that never holds: each time the
+        clause fires, the FMU logs the message, its ``String(...)`` values at that instant
+        (docs/importers.md, "String in messages")."""
+        if not self._positional(s):
+            return None
+        if len(s.args) != 1:
+            self.err(s.loc, f"print expects one String argument, got {len(s.args)}")
+            return None
+        return Assertion(E.Const(False), _fold_strings(s.args[0]), "warning", (), s.loc)
 
     def assertion(self, s: Stmt, guard) -> Assertion | None:
         if not self._positional(s, ("level",)):
@@ -1899,7 +1946,9 @@ class _ModelBuilder:
             if e is not None:
                 enums.setdefault(e.name, (e.name, tuple(zip(e.literals, e.descriptions or
                                                           (None,) * len(e.literals)))))
-        return Model(self.name, tuple(variables), tuple(self.equations), tuple(self.initial),
+        equations = merge_quiet_if_equations(tuple(self.equations))
+        initial = merge_quiet_if_equations(tuple(self.initial))
+        return Model(self.name, tuple(variables), equations, initial,
                      tuple(self.whens), tuple(self.assertions), source=self.ctx.filename,
                      experiment=self.experiment, enumerations=tuple(enums.values()))
 
@@ -2012,6 +2061,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     if b.needs_lowering and not lowered and ctx.whole_file:
         raise _Relower()
     _sample_conditions(b)
+    _event_derivatives(b)
     ctx.note = ""
     ctx.raise_first()
     model = b.model()
@@ -2071,6 +2121,58 @@ def _sample_conditions(b: _ModelBuilder) -> None:
                                                 E.BinOp("-", E.Ref(name), call), (), br.loc))
                 mapping[call] = E.Ref(name)
             branches.append(replace(br, condition=E.substitute(c, mapping)))
+        whens.append(replace(w, branches=tuple(branches)))
+    if made:
+        b.whens[:] = whens
+
+
+def _der_chain(e: E.Expr) -> tuple[str, int] | None:
+    """``(v, k)`` when ``e`` is ``der(v)`` (k = 1), ``der(der(v))`` (k = 2)..."""
+    k = 0
+    while isinstance(e, E.Der):
+        k, e = k + 1, e.arg
+    return (e.name, k) if k and isinstance(e, E.Ref) else None
+
+
+def _event_derivatives(b: _ModelBuilder) -> None:
+    """``der(y)`` of an algebraic Real ``y`` read by a when-clause (its condition or the value
+    of one of its equations or reinits) and by no equation (OpenModelica's
+    events/derInWhenCondition: ``when der(y) < 0``) is computed by the analysis only if an
+    equation names it: it becomes a Real ``$der_y`` (``$der2_y`` for ``der(der(y))``) with the
+    equation ``$der_y = der(y)``, which index reduction solves by differentiating the
+    equations of ``y`` (the fix E-EVENT-DER suggests, docs/importers.md "Event operators")."""
+    in_equations = {c for eq in b.equations for n in E.walk(eq.residual)
+                    if (c := _der_chain(n)) is not None}
+    reals = {v.name for v in b.variables if v.type == "Real" and v.causality != "input"
+             and v.variability not in ("parameter", "constant", "discrete")}
+    made: dict = {}
+
+    def name_of(node, loc):
+        v, k = chain = _der_chain(node)
+        if chain not in made:
+            name = f"$der{k if k > 1 else ''}_{v}"
+            while name in b.declared:
+                name = "$" + name
+            made[chain] = name
+            b.declared[name] = None
+            b.variables.append(Variable(name=name, type="Real", causality="local", loc=loc))
+            b.equations.append(Equation(f"e{len(b.equations) + 1}",
+                                        E.BinOp("-", E.Ref(name), node), (), loc))
+        return E.Ref(made[chain])
+
+    def rewrite(e, loc):
+        nodes = {n for n in E.walk(e) if (c := _der_chain(n)) is not None
+                 and c[0] in reals and c not in in_equations}
+        return E.substitute(e, {n: name_of(n, loc) for n in nodes}) if nodes else e
+
+    whens = []
+    for w in b.whens:
+        branches = []
+        for br in w.branches:
+            actions = tuple(replace(a, value=rewrite(a.value, a.loc or br.loc))
+                            if isinstance(a, (Assign, Reinit)) else a for a in br.actions)
+            branches.append(replace(br, condition=rewrite(br.condition, br.loc),
+                                    actions=actions))
         whens.append(replace(w, branches=tuple(branches)))
     if made:
         b.whens[:] = whens

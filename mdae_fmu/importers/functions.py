@@ -463,6 +463,11 @@ class FunctionResolver:
             s = x[1]
             if s is None:
                 return None
+            if s.func == "print":
+                self.err(s.loc, "print(...) (an OpenModelica extension) is supported only "
+                                "inside a when-clause or a when-statement, where the FMU logs "
+                                "its message")
+                return None
             if s.func != "assert":
                 self.err(s.loc, f"{s.func}(...) is not allowed in a function")
                 return None
@@ -482,7 +487,8 @@ class FunctionResolver:
             if msg is not None and type(msg) is not E.Str and \
                     any(type(n) is E.Call and n.func == "String" for n in E.walk(msg)):
                 self.err(s.loc, "an assert message built with String(...) is not supported "
-                                "in a function (only in the model's equations)")
+                                "in a function (only in the model's equations): write the "
+                                "message as one string literal")
                 return None
             if len(args) not in (2, 3) or type(msg) is not E.Str:
                 self.err(s.loc, "assert in a function takes a condition and a string message")

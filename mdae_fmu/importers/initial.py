@@ -13,7 +13,8 @@ for a Boolean). The remaining initial equations are numbered again ``i1, i2, ...
 order, as if the parameter had been declared with its binding.
 
 A ``fixed = false`` parameter without such an equation (an implicit one, ``k * k = a``, or one
-reading a variable) stays as it is and is refused by the export (`unbound_free_parameters`).
+reading a variable) stays as it is: an unknown of the initial system, solved together with the
+free states (`mdae_fmu.codegen.initialization`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import expr as E
-from ..ir import Model
+from ..ir import Model, Variable
 
 
 def _explicit(residual: E.Expr, free: set[str]) -> tuple[str, E.Expr] | None:
@@ -80,8 +81,13 @@ def _reads_only(e: E.Expr, names: set[str]) -> bool:
     return True
 
 
+def is_free_parameter(v: Variable) -> bool:
+    """True for a ``fixed = false`` parameter without a binding: an unknown of the initial
+    system (`mdae_fmu.codegen.initialization`), constant afterwards."""
+    return v.variability == "parameter" and v.fixed is False and v.binding is None
+
+
 def unbound_free_parameters(model: Model) -> list[str]:
-    """Names of the ``fixed = false`` parameters left without a binding (not supported by
-    the export: the initial system's unknowns are the free states)."""
-    return [v.name for v in model.variables
-            if v.variability == "parameter" and v.fixed is False and v.binding is None]
+    """Names of the ``fixed = false`` parameters left without a binding (`is_free_parameter`),
+    in declaration order."""
+    return [v.name for v in model.variables if is_free_parameter(v)]

@@ -37,6 +37,7 @@ from . import types as T
 from .flat_modelica import _ENUM_PREFIXES, Decl, Stmt, _Named, normalize_name
 
 _MAX_ELEMENTS = 1_000_000      # scalars one array declaration or range may produce
+_MAX_CHAIN = 1_000             # elements a variable subscript may select among
 
 
 class LowerError(Exception):
@@ -81,6 +82,10 @@ class Lowering:
         self.prefix_types: dict = {}    # undeclared type path -> EnumDef (`learn_prefixes`)
         self.resolved: set = set()      # names used as arrays, records, literals...
         self.unresolved: set = set()    # names left as references although not declared
+        # range checks of variable subscripts (`variable_subscript`) of the equation or
+        # statement being lowered; None where a variable subscript is not allowed
+        self.range_checks: list | None = None
+        self._check_ids: set = set()    # id() of the range checks' assert Stmts
 
     # ---- errors ----
     def fail(self, message, where=None):
@@ -104,7 +109,8 @@ class Lowering:
         decls = [d for sec in sections if sec[0] == "decls" for d in sec[1]
                  if type(d) is Decl]
         for d in decls:
-            if not d.dims and d.binding is not None and _is_param(d.prefixes, d.explicit):
+            if not d.dims and d.binding is not None and (_is_param(d.prefixes, d.explicit)
+                                                         or self._fixed_discrete(d)):
                 self.params[d.name] = d.binding
         planned = []
         for d in decls:
@@ -141,6 +147,18 @@ class Lowering:
         for name in self.resolved - self.unresolved:
             self.ctx.first_use.pop(name, None)
         return result
+
+    def _fixed_discrete(self, d) -> bool:
+        """A discrete-valued variable (Integer, Boolean, enumeration, or declared
+        ``discrete``) that is not an input and has a binding: ``Integer n = 1``. Its binding
+        equation holds at every instant (Modelica 3.6 §4.4.3), so where a constant is needed
+        (a for-range, an array subscript) a binding that is a parameter expression gives its
+        value; ``pre(n)`` is not a parameter expression and is never folded this way."""
+        words = {p for p, _ in d.prefixes}
+        if words & {"input", "parameter", "constant"} or d.explicit:
+            return False
+        return "discrete" in words or d.type_name in ("Integer", "Boolean") or \
+            type(self.types.get(d.type_name)) is T.EnumDef
 
     def scalarized_shapes(self):
         """Shapes of the arrays declared element by element (``Real x[1]; Real x[2];``, as
@@ -658,6 +676,10 @@ class Lowering:
     def subscript(self, e: A.Subscripted, env):
         name = e.name
         shape = self.shapes.get(name)
+        if shape is not None and self.range_checks is not None:
+            chosen = self.variable_subscript(e, shape, env)
+            if chosen is not None:
+                return chosen
         if shape is None and all(type(x) is E.Ref for x in e.subs):
             element = f"{name}[{','.join(x.name for x in e.subs)}]"
             if element in self.scalars:
@@ -674,6 +696,58 @@ class Lowering:
         if not out_shape:
             return items[0]
         return A.Arr(out_shape, items)
+
+    def variable_subscript(self, e: A.Subscripted, shape, env):
+        """``u[i, :]`` with a subscript ``i`` that is a variable expression (not a parameter
+        expression) of a dimension of known size n: the if-chain ``if i == 1 then u[1, :]
+        elseif ... else u[n, :]``, and a range check ``assert(i >= 1 and i <= n)`` of the
+        equation or statement (`range_checks`). A Boolean subscript picks element 1 (false)
+        or 2 (true), as OpenModelica does; an enumeration subscript is its position. None
+        when every subscript is a parameter expression."""
+        if all(type(x) is E.Const or x is A.COLON or (type(x) is E.Ref and x.name in env)
+               for x in e.subs):
+            return None                 # (the common case, without evaluating)
+        for k, sub in enumerate(e.subs[:len(shape)]):
+            if sub is A.COLON:
+                continue
+            n = shape[k]
+            v = self.value(sub, {**env, "end": n}, e.where)
+            if type(v) is not A.Arr and type(v) is not Rec and \
+                    type(v) is not _StringVar and self.const(v, env) is None:
+                break
+        else:
+            return None
+        from ..codegen.messages import value_kind
+        from ..modelica_printer import print_expr
+        if n > _MAX_CHAIN:
+            self.fail(f"a variable subscript of '{e.name}' selects among {n} elements (at "
+                      f"most {_MAX_CHAIN} supported)", e.where)
+
+        def pick(j):
+            subs = e.subs[:k] + (E.Const(j),) + e.subs[k + 1:]
+            return self.subscript(A.Subscripted(e.name, subs, e.where), env)
+
+        kind = value_kind(v, _Typed(self.base_types))
+        if kind == "Real":
+            self.fail(f"array subscript of '{e.name}' must be an Integer, Boolean or "
+                      f"enumeration expression ({print_expr(v)} is Real)", e.where)
+        if kind == "Boolean":
+            if n != 2:
+                self.fail(f"a Boolean subscript of '{e.name}' needs a dimension of size 2 "
+                          f"(dimension {k + 1} has size {n})", e.where)
+            return A.elementwise(lambda a, b: E.If(v, a, b), pick(2), pick(1))
+        check = E.BinOp("and", E.BinOp(">=", v, E.Const(1)), E.BinOp("<=", v, E.Const(n)))
+        text = f"array index out of range: {print_expr(v)} for dimension {k + 1} of " \
+               f"'{e.name}' (size {n})"
+        stmt = Stmt("assert", [check, E.Str(text)], {}, self.ctx.where_loc(e.where))
+        if all(c.args[0] != check for c in self.range_checks):
+            self.range_checks.append(stmt)
+            self._check_ids.add(id(stmt))
+        out = pick(n)
+        for j in range(n - 1, 0, -1):
+            c = E.BinOp("==", v, E.Const(j))
+            out = A.elementwise(lambda a, b, c=c: E.If(c, a, b), pick(j), out)
+        return out
 
     def picks(self, name, shape, subs, env, where) -> list:
         """Per dimension of ``shape``: (the indices ``subs`` select, whether the dimension is
@@ -708,6 +782,9 @@ class Lowering:
         """``a[i].b[j].c``: subscripts of a record array, then fields and their subscripts,
         step by step on values (a field of an array of records is the array of the fields,
         Modelica 3.6 §10.6.8)."""
+        merged = self.merged_path(e)
+        if merged is not None:
+            return self.subscript(merged, env)
         v = self.subscript(A.Subscripted(e.name, e.subs, e.where), env)
         shown = e.name + "[...]"
         for field, subs in e.steps:
@@ -723,6 +800,25 @@ class Lowering:
                 out_shape = tuple(len(idx) for idx, keep in picks if keep)
                 v = A.Arr(out_shape, items) if out_shape else items[0]
         return v
+
+    def merged_path(self, e: A.Path):
+        """``m2[i].m1[j].x`` in OpenModelica's non-scalarized output (``-d=-nfScalarize``,
+        ``mergeComponents``), where ``Real[3, 10] m2.m1.x`` declares the array of the
+        component arrays' elements: the element ``m2.m1.x[i, j]`` (the subscripts in path
+        order). None when ``e.name`` is an array or record of the file, or the joined name is
+        no array."""
+        if e.name in self.shapes or e.name in self.records or e.name in self.scalars:
+            return None
+        joined = e.name + "".join("." + f for f, _s in e.steps)
+        subs = tuple(e.subs) + tuple(x for _f, s in e.steps for x in (s or ()))
+        shape = self.shapes.get(joined)
+        if shape is None:
+            return None
+        if len(subs) != len(shape):
+            self.fail(f"'{e.name}' is not declared and '{joined}', the array its path names, "
+                      f"has {len(shape)} dimension{'s' * (len(shape) != 1)}: {len(subs)} "
+                      "subscripts given along the path", e.where)
+        return A.Subscripted(joined, subs, e.where)
 
     def field(self, v, name, shown, where):
         if type(v) is Rec:
@@ -994,36 +1090,45 @@ class Lowering:
         for it in items:
             if it is None:
                 continue
-            tag = it[0]
-            where = it[3] if tag in ("eq", "for") else \
-                (it[1].loc if tag == "stmt" and it[1] is not None else it[-1])
+            saved, self.range_checks = self.range_checks, []
             try:
-                if tag == "eq":
-                    if type(it[2]) is E.Call and self.ctx.functions and \
-                            tuple_equation(self, it, env, out):
-                        continue            # (a, b) = f(x) of a function with arrays
-                    self.equate(self.value(it[1], env, it[3]), self.value(it[2], env, it[3]),
-                                it[3], out)
-                elif tag == "stmt":
-                    self.stmt(it[1], env, out)
-                elif tag == "if":
-                    self.if_eq(it, env, out)
-                elif tag == "when":
-                    branches = []
-                    for cond, loc, body in it[1]:
-                        c = self.value(cond, env, loc)
-                        sub: list = []
-                        self.items(body, env, sub)
-                        conds = c.items if type(c) is A.Arr else (c,)
-                        branches.extend((x, loc, sub) for x in conds)
-                    out.append(("when", branches, it[2]))
-                elif tag == "for":
-                    for en in self.iterate(it[1], env):
-                        self.items(it[2], en, out)
-                else:                       # items of other blocks (i13b): as they are
-                    out.append(it)
-            except LowerError as err:
-                self.report(err, where)
+                self.item(it, env, out)
+            finally:
+                checks, self.range_checks = self.range_checks, saved
+            out.extend(("stmt", c) for c in checks)
+
+    def item(self, it, env, out):
+        """One equation item ``it`` lowered into ``out``."""
+        tag = it[0]
+        where = it[3] if tag in ("eq", "for") else \
+            (it[1].loc if tag == "stmt" and it[1] is not None else it[-1])
+        try:
+            if tag == "eq":
+                if type(it[2]) is E.Call and self.ctx.functions and \
+                        tuple_equation(self, it, env, out):
+                    return              # (a, b) = f(x) of a function with arrays
+                self.equate(self.value(it[1], env, it[3]), self.value(it[2], env, it[3]),
+                            it[3], out)
+            elif tag == "stmt":
+                self.stmt(it[1], env, out)
+            elif tag == "if":
+                self.if_eq(it, env, out)
+            elif tag == "when":
+                branches = []
+                for cond, loc, body in it[1]:
+                    c = self.value(cond, env, loc)
+                    sub: list = []
+                    self.items(body, env, sub)
+                    conds = c.items if type(c) is A.Arr else (c,)
+                    branches.extend((x, loc, sub) for x in conds)
+                out.append(("when", branches, it[2]))
+            elif tag == "for":
+                for en in self.iterate(it[1], env):
+                    self.items(it[2], en, out)
+            else:                       # items of other blocks (i13b): as they are
+                out.append(it)
+        except LowerError as err:
+            self.report(err, where)
 
     def stmt(self, s, env, out):
         if s is None:
@@ -1072,7 +1177,32 @@ class Lowering:
         if orelse is not None:
             els = []
             self.items(orelse, env, els)
+        self.hoist_checks(kept, els, out)
         out.append(("if", kept, els, loc))
+
+    def hoist_checks(self, kept, els, out):
+        """The range checks of the branches of an if-equation moved out of them, each
+        ``assert(if taken then check else true, ...)`` with ``taken`` its branch's condition
+        (and not the earlier ones'): an assertion inside a branch would be guarded, which
+        the single-mode export does not support."""
+        earlier: list = []
+        for c, sub in [(c, sub) for c, _l, sub in kept] + [(None, els or [])]:
+            taken = E.Const(True) if c is None else c
+            for p in reversed(earlier):
+                taken = E.BinOp("and", E.UnOp("not", p), taken)
+            stay = []
+            for x in sub:
+                if x[0] == "stmt" and id(x[1]) in self._check_ids:
+                    s = x[1]
+                    moved = Stmt("assert", [E.If(taken, s.args[0], E.Const(True)), s.args[1]],
+                                 {}, s.loc)
+                    self._check_ids.add(id(moved))
+                    out.append(("stmt", moved))
+                else:
+                    stay.append(x)
+            sub[:] = stay
+            if c is not None:
+                earlier.append(c)
 
 
 _LAST_SUBS = re.compile(r"^(.*)\[([0-9, \t]+)\]$")
@@ -1128,6 +1258,18 @@ def _refs(e):
             for x in (v if type(v) is tuple else (v,)):
                 if x is not None and not isinstance(x, (str, int, float, bool)):
                     yield from _refs(x)
+
+
+class _Typed:
+    """Declared base types (Real, Integer, Boolean) for `messages.value_kind`; a name without
+    one (a for-index) reads as Integer."""
+    __slots__ = ("types",)
+
+    def __init__(self, types):
+        self.types = types
+
+    def get(self, name, default=None):
+        return self.types.get(name, "Integer")
 
 
 def _is_param(prefixes, explicit=None) -> bool:

@@ -303,7 +303,7 @@ def _steady_modes(ex: _Explorer, all_modes: list[Mode],
         steady[m] = cfg
         states = tuple(var_label((n, k)) for n, d in sorted(sg.d.items()) for k in range(d))
         latent = tuple(eq_label((e, k)) for e, c in sorted(sg.c.items()) for k in range(1, c + 1))
-        blocks = tuple(tuple(eq_label(k) for k in b.equations) for b in r.blocks)
+        blocks = tuple(tuple(map(eq_label, b.equations)) for b in r.blocks)
         infos.append(ModeInfo(m, system.mode_label(m), kind, True, sg.index, states, latent,
                               blocks))
     return infos, steady

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import Literal, cast
 
 from .. import expr as E
-from ..diagnostics import SourceLoc
-from ..ir import Assign, Model, Reinit
+from ..diagnostics import ModelRejected, SourceLoc
+from ..ir import Assign, Equation, Model, Reinit
 from ..structure.conditionals import classify_conditionals, drop_zero_terms
-from ..structure.per_mode import TooManyModes, _sigma_row
+from ..structure.per_mode import TooManyModes, sigma_row
 from ..structure.sample_clocks import constant_bindings, never_coincide
 
 #: Most transient modes (sets of when-conditions true at one instant, per long mode) that
@@ -218,7 +218,16 @@ class MultimodeSystem:
         return [m for m in self.modes(limit) if not self.is_transient(m)]
 
     def enabled(self, mode: Mode) -> list[MEquation]:
-        return [e for e in self.equations if all(mode[i] == p for i, p in e.guard)]
+        """The equations whose guard holds in ``mode`` (computed once per mode)."""
+        cache = self.__dict__.get("_enabled")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_enabled", cache)
+        eqs = cache.get(mode)
+        if eqs is None:
+            eqs = cache[mode] = tuple(e for e in self.equations
+                                      if all(mode[i] == p for i, p in e.guard))
+        return list(eqs)
 
     def mode_label(self, mode: Mode) -> str:
         if not self.guards:
@@ -314,9 +323,10 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     equation of Def 33 (theory 9334 §1.4): its variable is known within a mode, recomputed at
     initialization and at every event instant (the generated code's discrete assignments,
     iterated with the event iteration), so it is not an equation of the modes' DAEs. Only the
-    first equation of each variable is taken: a second one stays in the continuous system,
-    where it is reported over-determined (E-MODE-SINGULAR), as is one for a variable a
-    when-clause assigns."""
+    first equation of each variable is taken: a second one whose discrete variables are all
+    defined already is rejected naming both (`_refuse_redefinition`); one for a variable a
+    when-clause assigns stays in the continuous system, where it is reported over-determined
+    (E-MODE-SINGULAR)."""
     from ..structure.discrete_equations import check_event_free, order_discrete
     from ..structure.per_mode import classify_variables, discrete_equation_flags
     cls = classify_variables(model)
@@ -325,7 +335,7 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     targets = {n for n in cls.discrete if n not in bool_defs and n not in when_assigned
                and cls.types.get(n) != "Boolean"}
     out: set[str] = set()
-    seen: set[str] = set()
+    seen: dict[str, Equation] = {}
     defs: list = []
     for eq, discrete in zip(model.equations, discrete_equation_flags(model)):
         if eq.guard or not discrete:
@@ -335,11 +345,32 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
             if isinstance(side, E.Ref) and side.name in targets and side.name not in seen:
                 check_event_free(eq, side.name, other, cls.continuous_set)
                 defs.append((side.name, other, eq))
-                seen.add(side.name)
+                seen[side.name] = eq
                 out.add(eq.id)
                 break
+        else:
+            _refuse_redefinition(eq, seen, targets)
     order_discrete(defs)        # rejects an algebraic loop among them (E-DISCRETE-LOOP)
     return out
+
+
+def _refuse_redefinition(eq: Equation, seen: dict, targets: set) -> None:
+    """Reject ``eq``, an equation of discrete variables only, when every discrete variable it
+    reads is already defined by an earlier discrete equation (``Integer x = 2;`` and ``x =
+    3;``: OpenModelica's flattening tests PublicAccess, ProtectedAccess2), naming both
+    equations: it determines nothing, so the model is over-determined."""
+    reads = E.current_refs(eq.residual) & targets
+    if not reads or not reads <= set(seen):
+        return
+    name = sorted(reads)[0]
+    first = seen[name]
+
+    def where(e):
+        return f"{e.id} ({e.loc.short()})" if e.loc else e.id
+    raise ModelRejected(
+        f"over-determined discrete variable (E-MODE-SINGULAR): {where(eq)} and {where(first)} "
+        f"both define {name} (the binding of a declaration, '{name} = <value>', is an "
+        f"equation too); fix: remove one of them")
 
 
 def _first_if(e: E.Expr, structural=None) -> E.If | None:
@@ -465,8 +496,8 @@ def normalize(model: Model) -> MultimodeSystem:
         for suffix, lits2, res in branches:
             if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
                 res = drop_zero_terms(res)
-            # the orders sorted below: `_sigma_row` is `E.derivative_orders`, faster
-            orders = {n: k for n, k in _sigma_row(res).items() if n in unknown_set}
+            # the orders sorted below: `sigma_row` is `E.derivative_orders`, faster
+            orders = {n: k for n, k in sigma_row(model, res).items() if n in unknown_set}
             equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
                                        tuple(sorted(orders.items())), eq.id, eq.loc))
     for w in model.whens:
@@ -506,6 +537,8 @@ def normalize(model: Model) -> MultimodeSystem:
 
 
 def _dedupe(lits):
+    if not lits:
+        return ()
     out: dict[int, bool] = {}
     for i, p in lits:
         out.setdefault(i, p)
@@ -573,7 +606,11 @@ class _BranchExpansion:
 def state_names(system: MultimodeSystem) -> set[str]:
     """Variables that appear differentiated in some equation (their left limit is known at the
     start of every instant)."""
-    return {n for e in system.equations for n, k in e.orders if k >= 1}
+    names = system.__dict__.get("_state_names")
+    if names is None:
+        names = frozenset(n for e in system.equations for n, k in e.orders if k >= 1)
+        object.__setattr__(system, "_state_names", names)
+    return set(names)
 
 
 def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:

@@ -82,7 +82,7 @@ class Instant:
 def eq_vars(eq: MEquation, shift: int) -> frozenset:
     """Variable instances of ``eq`` shifted ``shift`` times: ``x`` of highest order k contributes
     ``x^o shift .. x^o (shift+k)`` (its Euler expansion, §1.4 (74))."""
-    return frozenset((n, shift + j) for n, k in eq.orders for j in range(k + 1))
+    return frozenset([(n, shift + j) for n, k in eq.orders for j in range(k + 1)])
 
 
 def instance_vars(system: MultimodeSystem, key: tuple[str, int]) -> frozenset:

@@ -5,19 +5,24 @@ The exploration works on hashable keys: equation instances ``(eq_id, shift)`` an
 instances ``(name, shift)``. The graph algorithms themselves belong to `mdae_fmu.structure`
 (``graph.dulmage_mendelsohn``, ``graph.block_triangular``, ``graph.maximum_matching`` on integer
 adjacency lists; ``sigma`` for Pryce's method). This module only translates keys to indices and
-back, with a deterministic order (equations and variables sorted), so that every result here is
-independent of the caller's iteration order (theory note 9334-theory-algorithms §2.2-§2.3,
-"determinism").
+back, so that every result here is independent of the caller's iteration order (theory note
+9334-theory-algorithms §2.2-§2.3, "determinism"): the BTF numbers the keys in ``repr`` order,
+which its tie-breaks follow; the coarse DM and the smallest Σ offsets are unique, so they
+number the keys as they come (no sort: 10^5-instance systems).
 
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Hashable, Iterable, Mapping, TypeVar
 
-from .graph import (WeightedGraph, block_triangular, dulmage_mendelsohn,
-                               maximum_matching)
+import numpy as np
+
+from .graph import (_SMALL_EDGES, WeightedGraph, block_triangular, block_triangular_graph,
+                    dulmage_mendelsohn, dulmage_mendelsohn_graph, matching_csr,
+                    maximum_matching)
 from .sigma import sigma_method
 
 # equation and variable keys: any hashables, each kind of one type per call
@@ -43,82 +48,108 @@ class KBlock:
     unknowns: tuple
 
 
-def _index(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
-           unknowns: Iterable[VarKey]):
-    """Equations and graph variables sorted by ``repr`` (the deterministic order of the module
-    docstring) and the integer adjacency lists. One pass over the occurrences; the variables
-    are collected by C-level set operations (10^5-instance systems at every mode change)."""
-    eq_list = sorted(set(eqs), key=repr)
+def _numbering(eq_list: list, occ: Mapping[EqKey, Iterable[VarKey]],
+               unknowns: Iterable[VarKey], order: bool):
+    """The graph variables of the equations ``eq_list`` (the unknowns that occur in them) and
+    the rows ``occ[e]``; sorted by ``repr`` (the deterministic order of the module docstring)
+    when ``order``, else in set order. The variables are collected by C-level set operations
+    (10^5-instance systems at every mode change)."""
     unk = unknowns if isinstance(unknowns, (set, frozenset)) else set(unknowns)
     rows = [occ[e] for e in eq_list]
     occurring = set().union(*rows)
-    var_list = sorted(occurring & unk, key=repr)
-    vidx = dict(zip(var_list, range(len(var_list))))
-    if len(var_list) == len(occurring):         # every occurrence is an unknown
-        get = vidx.__getitem__
-        adj = [sorted(set(map(get, r))) for r in rows]
-    else:
-        adj = [sorted({vidx[v] for v in r if v in vidx}) for r in rows]
-    return eq_list, var_list, adj
+    graph_vars = occurring & unk
+    return (sorted(graph_vars, key=repr) if order else list(graph_vars)), rows
+
+
+def _adjacency(rows, vidx: dict) -> list[list[int]]:
+    """Integer adjacency lists (for small graphs, `_SMALL_EDGES`); the variables not in
+    ``vidx`` (known ones) are left out."""
+    get = vidx.get
+    return [[j for j in map(get, r) if j is not None] for r in rows]
+
+
+def _graph(rows, vidx: dict) -> WeightedGraph:
+    """The incidence graph of ``rows`` over ``vidx`` built from COO arrays, without a Python
+    list per row (large graphs); the variables not in ``vidx`` are left out."""
+    lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    cols = np.fromiter(map(vidx.get, chain.from_iterable(rows), repeat(-1)), dtype=np.int64,
+                       count=int(lens.sum()))
+    eq_of = np.repeat(np.arange(len(rows), dtype=np.int64), lens)
+    known = cols < 0
+    if known.any():
+        eq_of, cols = eq_of[~known], cols[~known]
+    return WeightedGraph.from_arrays(len(rows), len(vidx), eq_of, cols,
+                                     np.zeros(len(cols), dtype=np.int64))
+
+
+def _small(rows) -> bool:
+    return sum(map(len, rows)) <= _SMALL_EDGES
 
 
 def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
        unknowns: Iterable[VarKey]) -> DMResult:
     """DM(E, U) of theory §2.2: ``occ[e]`` lists the variables of equation e; only those in
-    ``unknowns`` are graph vertices (the others are known parameters)."""
-    eq_list, var_list, adj = _index(eqs, occ, unknowns)
-    o_e, o_v, w_e, w_v, u_e, u_v = _dm_indices(adj, len(var_list))
-    E, V = eq_list, var_list
-    return DMResult(frozenset(E[i] for i in o_e), frozenset(V[j] for j in o_v),
-                    frozenset(E[i] for i in w_e), frozenset(V[j] for j in w_v),
-                    frozenset(E[i] for i in u_e), frozenset(V[j] for j in u_v))
+    ``unknowns`` are graph vertices (the others are known parameters).
+
+    The coarse decomposition is unique (independent of the maximum matching, theory 003
+    §3.6 Lemma 8), hence of the numbering of the vertices: the keys are numbered in the
+    caller's iteration order, without the ``repr`` sort (the order only matters to `btf`,
+    whose tie-breaks follow it)."""
+    eq_list = list(eqs) if isinstance(eqs, (set, frozenset, dict)) else list(dict.fromkeys(eqs))
+    var_list, rows = _numbering(eq_list, occ, unknowns, order=False)
+    vidx = dict(zip(var_list, range(len(var_list))))
+    if _small(rows):
+        r = dulmage_mendelsohn(_adjacency(rows, vidx), len(var_list))
+    else:
+        r = dulmage_mendelsohn_graph(_graph(rows, vidx))
+    e, v = eq_list.__getitem__, var_list.__getitem__
+    return DMResult(frozenset(map(e, r.over_eqs)), frozenset(map(v, r.over_vars)),
+                    frozenset(map(e, r.well_eqs)), frozenset(map(v, r.well_vars)),
+                    frozenset(map(e, r.under_eqs)), frozenset(map(v, r.under_vars)))
 
 
 def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
         unknowns: Iterable[VarKey]) -> list[KBlock]:
     """Block triangular form of a square, structurally nonsingular system (theory §2.3), blocks in
     a topological order with a stable tie-break (sorted equation keys)."""
-    eq_list, var_list, adj = _index(eqs, occ, unknowns)
+    eq_list = sorted(set(eqs), key=repr)
     if not eq_list:
         return []
-    blocks = _btf_indices(adj, len(var_list))
-    return [KBlock(tuple(eq_list[i] for i in be), tuple(var_list[j] for j in bv))
-            for be, bv in blocks]
+    var_list, rows = _numbering(eq_list, occ, unknowns, order=True)
+    vidx = dict(zip(var_list, range(len(var_list))))
+    if _small(rows):
+        adj = _adjacency(rows, vidx)
+        blocks = block_triangular(adj, len(var_list), maximum_matching(adj, len(var_list)))
+    else:
+        g = _graph(rows, vidx)
+        blocks = block_triangular_graph(g, matching_csr(g.csr()))
+    e, v = eq_list.__getitem__, var_list.__getitem__
+    return [KBlock(tuple(map(e, be)), tuple(map(v, bv))) for be, bv in blocks]
 
 
 def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]):
     """Pryce's smallest offsets (theory §2.5) of a square system given its signature rows
     ``rows[eq] = {var: highest order}``. Returns ``(c, d)`` dicts, or None when no complete
-    matching exists (structurally singular)."""
-    eq_list = sorted(rows, key=repr)
-    var_list = sorted({v for e in eq_list for v in rows[e]}, key=repr)
-    if len(eq_list) != len(var_list):
+    matching exists (structurally singular). The smallest offsets are unique (theory 003
+    §4.4-§4.5), whatever the transversal, so the keys are numbered in iteration order,
+    without sorting; the graph is built from COO arrays."""
+    eq_list = list(rows)
+    signature = list(rows.values())
+    var_list = list(set().union(*signature))
+    n = len(var_list)
+    if len(eq_list) != n:
         return None
-    vidx = {v: i for i, v in enumerate(var_list)}
-    sig = [{vidx[v]: k for v, k in rows[e].items()} for e in eq_list]
-    res = _sigma_indices(sig, len(var_list))
-    if res is None:
-        return None
-    c, d = res
-    return ({e: c[i] for i, e in enumerate(eq_list)}, {v: d[j] for j, v in enumerate(var_list)})
-
-
-# --- index-level primitives of mdae_fmu.structure ----------------------------------------------
-
-def _dm_indices(adj, n_vars):
-    r = dulmage_mendelsohn(adj, n_vars)
-    return (r.over_eqs, r.over_vars, r.well_eqs, r.well_vars, r.under_eqs, r.under_vars)
-
-
-def _btf_indices(adj, n_vars):
-    m = maximum_matching(adj, n_vars)
-    return [(list(be), list(bv)) for be, bv in block_triangular(adj, n_vars, m)]
-
-
-def _sigma_indices(sig, n):
     if n == 0:
-        return [], []
-    res = sigma_method(WeightedGraph.from_rows(sig, n))
-    if not res.ok:
+        return {}, {}
+    vidx = dict(zip(var_list, range(n)))
+    lens = np.fromiter(map(len, signature), dtype=np.int64, count=n)
+    total = int(lens.sum())
+    cols = np.fromiter(map(vidx.__getitem__, chain.from_iterable(signature)), dtype=np.int64,
+                       count=total)
+    wts = np.fromiter(chain.from_iterable(r.values() for r in signature), dtype=np.int64,
+                      count=total)
+    eq_of = np.repeat(np.arange(n, dtype=np.int64), lens)
+    res = sigma_method(WeightedGraph.from_arrays(n, n, eq_of, cols, wts))
+    if not res.ok or res.c is None or res.d is None:
         return None
-    return [int(x) for x in res.c], [int(x) for x in res.d]
+    return (dict(zip(eq_list, res.c.tolist())), dict(zip(var_list, res.d.tolist())))

@@ -454,8 +454,20 @@ def guard_definitions(model: Model, cls: VariableClasses | None = None
     expanded (``g3 = g1 and g2``). The equation holds in every mode, so a mode giving g a value
     must give b the same value: `consistent_valuation` uses this to drop valuations such as
     ``{not g1, g2}`` for ``g1 = time >= 5, g2 = time >= 7``. A variable defined twice, or a
-    cyclic definition, is left undefined (no pruning: the check only has to be sound)."""
-    cls = cls or classify_variables(model)
+    cyclic definition, is left undefined (no pruning: the check only has to be sound).
+
+    Computed once per model object (every stage asks); each call returns its own copy."""
+    if cls is None or cls is model.__dict__.get("_variable_classes"):
+        cached = model.__dict__.get("_guard_definitions")
+        if cached is None:
+            cached = model.__dict__["_guard_definitions"] = _guard_definitions(
+                model, classify_variables(model))
+        return dict(cached)
+    return _guard_definitions(model, cls)
+
+
+def _guard_definitions(model: Model, cls: VariableClasses) -> dict[E.Expr, E.Expr]:
+    """`guard_definitions`, computed."""
     types = cls.types
     found: dict[E.Expr, E.Expr] = {}
     twice: set[E.Expr] = set()
@@ -759,21 +771,23 @@ def _where(eq: Equation) -> str:
 
 
 def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
-                    absent_are_unknowns: bool = True
+                    absent_are_unknowns: bool = True, model: Model | None = None
                     ) -> tuple[WeightedGraph, list[str], tuple[str, ...]]:
     """Weighted bipartite graph of a mode's equations over the continuous unknowns (theory 003
     §6 A1): σ(e, x) = highest derivative order of x in e (as `mdae_fmu.expr.derivative_orders`:
     occurrences inside ``pre`` do not count). Returns (graph, unknowns in graph order, absent
     unknowns), the unknowns keeping the order of ``continuous``; unknowns no equation mentions
     are kept (as isolated vertices) only if ``absent_are_unknowns``. Linear in the total size
-    of the expressions; the graph is built from COO arrays (no per-edge Python objects)."""
+    of the expressions; the graph is built from COO arrays (no per-edge Python objects).
+    ``model``: the model the equations come from, whose residuals' rows are then computed
+    once for all the stages (`sigma_row`)."""
     vidx = {n: j for j, n in enumerate(continuous)}
     rows: list[int] = []
     cols: list[int] = []
     wts: list[int] = []
     with no_gc():
         for i, eq in enumerate(equations):
-            for name, k in _sigma_row(eq.residual).items():
+            for name, k in sigma_row(model, eq.residual).items():
                 j = vidx.get(name)
                 if j is not None:
                     rows.append(i)
@@ -794,6 +808,26 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
     g = WeightedGraph.from_arrays(len(equations), len(unknowns), np.asarray(rows, np.int64),
                                   cols_a, np.asarray(wts, np.int64))
     return g, unknowns, absent
+
+
+def sigma_row(model: Model | None, e: E.Expr) -> dict[str, int]:
+    """`_sigma_row` of ``e``, remembered for the residuals of ``model``'s equations (the
+    per-mode stage and the normalization of the mode-change stage both read every row). The
+    memo is keyed by the residual's identity: the model keeps its residuals alive, so no other
+    expression can have the same key. The row returned must not be modified."""
+    if model is None:
+        return _sigma_row(e)
+    memo = model.__dict__.get("_sigma_rows")
+    if memo is None:
+        memo = model.__dict__["_sigma_rows"] = {id(eq.residual): None
+                                                for eq in model.equations}
+    key = id(e)
+    if key not in memo:
+        return _sigma_row(e)
+    row = memo[key]
+    if row is None:
+        row = memo[key] = _sigma_row(e)
+    return row
 
 
 def _sigma_row(e: E.Expr) -> dict[str, int]:
@@ -839,7 +873,8 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     listed in ``absent``; it stays an unknown (so the mode is rejected: nothing determines it)
     unless ``absent_are_unknowns`` is false, in which case it is left out of the mode's DAE
     (the reading of theory 9334 §4.6, where such a variable is irrelevant in the mode)."""
-    g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns)
+    g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
+                                           model)
     res = sigma_method(g)
     eq_ids = [eq.id for eq in equations]
     base = dict(name=name, valuation=valuation, equations=tuple(eq_ids),

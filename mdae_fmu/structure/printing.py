@@ -18,7 +18,25 @@ def expr_text(e: E.Expr) -> str:
     return _text(e, 0)
 
 
+def _binding(op: str) -> tuple[int, int, int]:
+    """(precedence, left operand's, right operand's) of a binary operator: the left operand
+    of ``^`` and of a comparison needs parentheses at the same precedence."""
+    p = _PREC.get(op, 5)
+    return p, (p if op not in ("^", ".^") and p != 4 else p + 1), p + 1
+
+
+_BINDING = {op: _binding(op) for op in _PREC}
+
+
 def _text(e: E.Expr, outer: int) -> str:
+    # the commonest nodes first (references, then binary operations)
+    if isinstance(e, E.Ref):
+        return e.name
+    if isinstance(e, E.BinOp):
+        op = e.op
+        p, left_p, right_p = _BINDING.get(op) or _binding(op)
+        s = f"{_text(e.left, left_p)} {op} {_text(e.right, right_p)}"
+        return f"({s})" if p < outer else s
     if isinstance(e, E.Const):
         v = e.value
         if isinstance(v, bool):
@@ -26,22 +44,10 @@ def _text(e: E.Expr, outer: int) -> str:
         if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
             return f"{v:.1f}"
         return repr(v)
-    if isinstance(e, E.Str):
-        return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(e, E.Ref):
-        return e.name
-    if isinstance(e, E.Time):
-        return "time"
     if isinstance(e, E.Der):
         return f"der({_text(e.arg, 0)})"
     if isinstance(e, E.Call):
-        return f"{e.func}({', '.join(_text(a, 0) for a in e.args)})"
-    if isinstance(e, E.BinOp):
-        p = _PREC.get(e.op, 5)
-        right_p = p + 1 if e.op not in ("^", ".^") else p + 1
-        left_p = p if e.op not in ("^", ".^") and p != 4 else p + 1
-        s = f"{_text(e.left, left_p)} {e.op} {_text(e.right, right_p)}"
-        return f"({s})" if p < outer else s
+        return f"{e.func}({', '.join([_text(a, 0) for a in e.args])})"
     if isinstance(e, E.UnOp):
         if e.op == "not":
             s = f"not {_text(e.arg, _PREC['not'])}"
@@ -51,6 +57,10 @@ def _text(e: E.Expr, outer: int) -> str:
     if isinstance(e, E.If):
         s = f"if {_text(e.cond, 0)} then {_text(e.then, 0)} else {_text(e.orelse, 0)}"
         return f"({s})" if outer > 0 else s
+    if isinstance(e, E.Str):
+        return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(e, E.Time):
+        return "time"
     raise TypeError(f"not an expression: {e!r}")
 
 

@@ -1,0 +1,81 @@
+"""Blocks whose Jacobian is numerically singular at a point of the trajectory (issue 13:
+MSL 3.1 ShowSaturatingInductor, OpenModelica's NBackend/basic_IR): the runtime's
+``singular_step`` (templates/mdae_runtime.c) takes the regularized least-squares step there,
+so an unknown the equations leave free at that point keeps its guess and the others are
+solved; an inconsistent singular system is still an error (tests/test_fmu_runtime.py,
+``SINGULAR``).
+
+Oracles: scipy's root of the saturating coil's flux law, and the closed form x = exp(t^2/4).
+"""
+
+import math
+
+import pytest
+
+fmpy = pytest.importorskip("fmpy")
+optimize = pytest.importorskip("scipy.optimize")
+
+from mdae_fmu import api  # noqa: E402
+
+# MSL 3.1 SaturatingInductor's equations: at i = 0 (Psi = 0, t = 0 here) the inductance L is
+# not determined (0 = 0) and the Newton block {i, L} has a singular Jacobian
+COIL = """\
+model SaturatingCoil
+  parameter Real Lzer = 2;
+  parameter Real Linf = 0.5;
+  parameter Real Ipar = 0.25;
+  Real Psi(start = 0, fixed = true);
+  Real i;
+  Real L(start = 2);
+equation
+  der(Psi) = cos(time);
+  (L - Linf) * i / Ipar = (Lzer - Linf) * atan(i / Ipar);
+  Psi = L * i;
+end SaturatingCoil;
+"""
+
+# both rows of the linear block {a, b} carry the factor time except x = a + b: singular and
+# consistent at t = 0; for t > 0, a = b = x / 2 and x' = x t / 2
+TIME_FACTOR = """\
+model TimeFactor
+  Real x(start = 1, fixed = true);
+  Real a;
+  Real b;
+equation
+  der(x) = a * time;
+  x = a + b;
+  b * time = a * time;
+end TimeFactor;
+"""
+
+
+def _simulate(tmp_path, text, name, outputs, stop):
+    src = tmp_path / f"{name}.mo"
+    src.write_text(text)
+    fmu = tmp_path / f"{name}.fmu"
+    api.export_fmu(api.load(src), fmu, progress=False)
+    return fmpy.simulate_fmu(str(fmu), stop_time=stop, output=outputs,
+                             relative_tolerance=1e-9, output_interval=stop / 50)
+
+
+def test_newton_block_through_a_singular_point(tmp_path):
+    res = _simulate(tmp_path, COIL, "SaturatingCoil", ["Psi", "i", "L"], 2 * math.pi)
+
+    def current(psi):
+        def law(i):
+            return 0.5 * i + 1.5 * 0.25 * math.atan(i / 0.25) - psi
+        return 0.0 if psi == 0 else optimize.brentq(law, -10, 10, xtol=1e-14)
+    assert res["time"][-1] == pytest.approx(2 * math.pi)
+    for t, psi, i, L in zip(res["time"], res["Psi"], res["i"], res["L"]):
+        assert psi == pytest.approx(math.sin(t), abs=1e-7)
+        assert i == pytest.approx(current(math.sin(t)), abs=2e-7)
+        if abs(i) > 1e-3:
+            assert L * i == pytest.approx(psi, abs=1e-9)
+    assert res["L"][0] == pytest.approx(2.0)          # the limit L(i -> 0) = Lzer: its guess
+
+
+def test_linear_block_singular_and_consistent_at_the_start(tmp_path):
+    res = _simulate(tmp_path, TIME_FACTOR, "TimeFactor", ["x", "a", "b"], 1.0)
+    assert res["a"][0] == pytest.approx(0.5) and res["b"][0] == pytest.approx(0.5)
+    for t, x in zip(res["time"], res["x"]):
+        assert x == pytest.approx(math.exp(t * t / 4), rel=1e-6)
