@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 from mdae_fmu.codegen.blocks import BlockPlan, classify, emit_block, linear_split
 from mdae_fmu.codegen.cprinter import SlotPrinter, UnknownSymbol, c_comment, c_string
 from mdae_fmu.codegen.plan import fmi_name, model_identifier
+from mdae_fmu.codegen.slots import NAME_LIMIT, TIME, Slot, c_slot
 
 x, y, u, w, p = sp.symbols("x y u w p", real=True)
 SLOTS = {x: "d->r[0]", y: "d->r[1]", u: "d->r[2]", w: "d->r[3]", p: "d->r[4]"}
+TYPED = {s: Slot("r", k, name=str(s)) for k, s in enumerate((x, y, u, w, p))}
 
 
 def test_linear_split():
@@ -80,17 +82,45 @@ def test_frozen_relations_and_event_functions():
 
 
 def test_emit_blocks():
-    pr = SlotPrinter(dict(SLOTS))
-    slot_index = {s: int(c[5:-1]) for s, c in SLOTS.items()}
-    code = emit_block(BlockPlan("e1", (u,), (p * u - x,)), 0, pr, slot_index)
-    assert code.kind == "explicit" and code.body.strip() == "d->r[2] = -((-d->r[0]))/(d->r[4]);"
-    code = emit_block(BlockPlan("e1+e2", (u, w), (u + w - x, u - w - 2)), 3, pr, slot_index)
+    """Blocks print their Real slots through the local pointer ``r``, named after the model's
+    variables; a solver block lists its unknowns' positions."""
+    pr = SlotPrinter(dict(TYPED), local=True)
+    code = emit_block(BlockPlan("e1", (u,), (p * u - x,)), 0, pr)
+    assert code.kind == "explicit" and code.body.strip() == \
+        "r[2] /* u */ = -((-r[0] /* x */))/(r[4] /* p */);"
+    assert code.slots == (TYPED[u], TYPED[x], TYPED[p]) and code.helpers == ""
+    code = emit_block(BlockPlan("e1+e2", (u, w), (u + w - x, u - w - 2)), 3, pr)
     assert code.kind == "linear" and "mdae_linear_block(inst, 2, u, blk3_system, 3)" in code.body
-    assert "A[0] = 1.0;" in code.helpers
-    code = emit_block(BlockPlan("e1", (u,), (u ** 3 + u - x,)), 7, pr, slot_index)
+    assert "static const int u[2] = {2 /* u */, 3 /* w */};" in code.body
+    assert "A[0] = 1.0;" in code.helpers and "static void blk3_system(" in code.helpers
+    code = emit_block(BlockPlan("e1", (u,), (u ** 3 + u - x,)), 7, pr)
     assert code.kind == "newton" and "blk7_jacobian" in code.helpers
-    assert "J[0] = ((3.0*(d->r[2]*d->r[2])) + 1.0);" in code.helpers.replace(
-        "(1.0 + (3.0*(d->r[2]*d->r[2])))", "((3.0*(d->r[2]*d->r[2])) + 1.0)")
+    assert "J[0] = ((3.0*(r[2] /* u */*r[2] /* u */)) + 1.0);" in code.helpers.replace(
+        "(1.0 + (3.0*(r[2] /* u */*r[2] /* u */)))", "((3.0*(r[2] /* u */*r[2] /* u */)) + 1.0)")
+    assert pr.holes is None                  # collection ends with the block
+
+
+def test_slot_rendering_is_typed_and_names_are_inert():
+    """One C form per slot (`c_slot`); a model name reaches C only in a comment, reduced to
+    characters that cannot end the comment, splice a line or form a trigraph."""
+    s = Slot("i", 3, name="n")
+    assert c_slot(s) == "d->i[3] /* n */" and c_slot(s.left()) == "d->pi[3] /* pre(n) */"
+    assert c_slot(Slot("r", 4, name="a.b"), local=True) == "r[4] /* a.b */"
+    assert c_slot(Slot("r", 4, True, "x"), local=True) == "d->pr[4] /* x */"
+    assert c_slot(Slot("r", 4, name="x"), position=True) == "4 /* x */"
+    assert c_slot(TIME) == "d->time" and c_slot(Slot("b", 1), named=False) == "d->b[1]"
+    assert Slot("r", 4, name="x") == Slot("r", 4, name="y")      # names never compare
+    # ... but each model's printer shows its own names (the printer's memo keys the name)
+    assert SlotPrinter({x: Slot("r", 0, name="a")}).doprint(x) == "d->r[0] /* a */"
+    assert SlotPrinter({x: Slot("r", 0, name="b")}).doprint(x) == "d->r[0] /* b */"
+    for bad in ["x*/ int y; /*", "a\\", "??/", "é\n", "/" * 50, "*" * 3 + "/"]:
+        text = c_slot(Slot("r", 0, name=bad))
+        inner = text[len("d->r[0] /* "):-len(" */")]
+        assert "*/" not in inner and "/*" not in inner and "/" not in inner
+        assert "\\" not in inner and inner.isascii() and inner.isprintable()
+        assert len(inner) <= NAME_LIMIT
+    with pytest.raises(ValueError):
+        Slot("q", 0)
 
 
 def test_comment_and_identifier_sanitizing():

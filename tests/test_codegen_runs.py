@@ -6,8 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import sympy as sp
+
 from mdae_fmu.codegen import runs
-from mdae_fmu.codegen.blocks import BlockCode
+from mdae_fmu.codegen.blocks import explicit_block
+from mdae_fmu.codegen.cprinter import SlotPrinter
+from mdae_fmu.codegen.slots import Slot
 
 
 def test_find_runs_takes_the_longest_repetition():
@@ -18,16 +22,31 @@ def test_find_runs_takes_the_longest_repetition():
     assert runs.find_runs(["a", None] * 8) == []
 
 
+def _explicit(printer, target, value):
+    """An explicit block ``target = value`` printed as `blocks.emit_block` prints one."""
+    with printer.collect() as holes:
+        return explicit_block(0, f"    {printer.symbol(target)} = {printer.doprint(value)};",
+                              holes)
+
+
 def test_shape_abstracts_real_slots_only():
-    one = runs.shape(BlockCode("explicit", "    r[7] = (r[2] * (r[5] - d->i[1]));", ""), 3)
-    two = runs.shape(BlockCode("explicit", "    r[9] = (r[2] * (r[6] - d->i[1]));", ""), 8)
-    other = runs.shape(BlockCode("explicit", "    r[9] = (r[2] * (r[6] - d->i[2]));", ""), 8)
+    """Two blocks whose texts differ only in their Real slots have one shape; an Integer
+    slot or a left limit is part of the shape."""
+    a, b, c, e, f, g, n, m = sp.symbols("a b c e f g n m")
+    slots = {a: Slot("r", 7, name="a"), b: Slot("r", 2, name="b"), c: Slot("r", 5, name="c"),
+             e: Slot("r", 9, name="e"), f: Slot("r", 6, name="f"), n: Slot("i", 1, name="n"),
+             m: Slot("i", 2, name="m"), g: Slot("r", 1, True, "pre(g)")}
+    pr = SlotPrinter(slots, local=True)
+    one = runs.shape(_explicit(pr, a, b * (c - n)))
+    two = runs.shape(_explicit(pr, e, b * (f - n)))
+    other = runs.shape(_explicit(pr, e, b * (f - m)))
     assert one.key == two.key != other.key
-    assert one.slots == (7, 2, 5) and two.slots == (9, 2, 6)
-    # a left limit or a pointer through d is not a Real slot of the local array
-    assert runs.shape(BlockCode("explicit", "    r[1] = d->r[2];", ""), 0) is None
-    same = runs.shape(BlockCode("explicit", "    r[1] = d->pr[1];", ""), 0)
-    assert same.slots == (1,) and "d->pr[1]" in same.key[2]
+    assert [k.index for k in one.slots] == [7, 2, 5] and \
+        [k.index for k in two.slots] == [9, 2, 6]
+    # a left limit is not a Real slot of the local array: literal in the shape
+    same = runs.shape(_explicit(pr, a, g))
+    assert same.slots == (slots[a],) and "d->pr[1]" in same.key[2]
+    assert "/*" not in same.key[2].split("=")[0]       # the holes carry no name
 
 
 @pytest.mark.parametrize("n", [9])
@@ -50,6 +69,11 @@ def test_loops_compute_what_the_blocks_compute(tmp_path, monkeypatch, n):
     with zipfile.ZipFile(looped) as z:
         src = z.read("sources/model_schedule_0.c").decode()
     assert "for (int q = 0;" in src and "copies of" in src
+    # the slot table's first row names the variables of the first copy, the others are plain
+    table = src[src.index("static const int run"):]
+    rows = table[:table.index("};")].split("\n")[1:-1]
+    assert len(rows) >= 4 and "chain.v[1] */" in rows[0]
+    assert all("/*" not in row for row in rows[1:])
     with zipfile.ZipFile(flat) as z:
         assert "for (int q" not in z.read("sources/model_schedule_0.c").decode()
     a = simulate_fmu(str(looped), stop_time=1.0, output_interval=0.01)

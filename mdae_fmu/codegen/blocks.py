@@ -25,6 +25,7 @@ import sympy as sp
 from sympy.core.function import ArgumentIndexError
 
 from .. import expr as E
+from .slots import Slot, c_slot, fill
 
 
 @dataclass(frozen=True)
@@ -225,9 +226,10 @@ def tree_c(e: E.Expr, printer, table) -> str:
     `KeyError`); compound terms parenthesized, powers as in `SlotPrinter`."""
     inst = tree_instance(e)
     if inst is not None:
-        lv = printer.slots[table.sym(*inst)]
+        v = printer.slots[table.sym(*inst)]
         # Integer and Boolean slots read as double: Modelica's / is real division
-        return lv if lv.startswith(("r[", "d->r[", "d->time")) else f"((double){lv})"
+        return printer.value(v) if type(v) is Slot and v.type == "Real" \
+            else f"((double){printer.value(v)})"
     t = type(e)
     if t is E.Const:
         return _c_number(e.value)
@@ -339,15 +341,68 @@ def classify(block: BlockPlan) -> str:
 
 # block helpers read the Reals through a local pointer, like the schedule functions
 LOCALS = "    const double *r = d->r;\n    (void)r;\n"
+#: the start of the names of a solver block's callbacks in `BlockCode.text` (``blk<k>_`` when
+#: the block is printed on its own, the shared name of a loop's callbacks in a run)
+FN = "\x01"
 
 
 @dataclass(frozen=True)
 class BlockCode:
-    """C text of one block. ``body`` is the statement list executed in the schedule function;
-    ``helpers`` are file-level functions it needs (residual/Jacobian callbacks)."""
+    """C of block number ``index``, typed (`mdae_fmu.codegen.slots`): ``text`` holds the
+    statements of an explicit block, or the callback functions of a solver block (their names
+    start with `FN`), with each Real slot as a hole numbered in ``slots``. A solver block
+    (``solver``: ``mdae_newton_block`` or ``mdae_linear_block``) is called with its
+    ``unknowns`` and the callbacks ``FN + c`` for ``c`` in ``callbacks``. `body` and `helpers`
+    are the C of the block printed on its own; `mdae_fmu.codegen.runs` prints repeated blocks
+    from the same fields."""
     kind: str
-    body: str
-    helpers: str
+    index: int
+    text: str
+    slots: tuple[Slot, ...] = ()
+    unknowns: tuple[Slot, ...] = ()
+    solver: str = ""
+    callbacks: tuple[str, ...] = ()
+
+    def _slot(self, j: int) -> str:
+        return c_slot(self.slots[j], local=True)
+
+    @property
+    def body(self) -> str:
+        """The statements executed in the schedule function."""
+        if not self.solver:
+            return fill(self.text, self._slot)
+        u = ", ".join(c_slot(s, position=True) for s in self.unknowns)
+        call = solver_call(self.solver, len(self.unknowns), "u",
+                           [f"blk{self.index}_{c}" for c in self.callbacks], str(self.index))
+        return f"    {{ static const int u[{len(self.unknowns)}] = {{{u}}};\n      {call} }}"
+
+    @property
+    def helpers(self) -> str:
+        """The file-level callback functions the statements call ("" for an explicit
+        block)."""
+        if not self.solver:
+            return ""
+        return fill(self.text.replace(FN, f"blk{self.index}_"), self._slot)
+
+
+def solver_call(solver: str, n: int, unknowns: str, callbacks: list[str], index: str) -> str:
+    """The call of a runtime solver on a block of ``n`` unknowns: ``unknowns`` is the C of a
+    pointer to their Real positions, ``index`` the block number as C (run-time messages)."""
+    return f"if ({solver}(inst, {n}, {unknowns}, {', '.join(callbacks)}, {index})) return 1;"
+
+
+def solver_block(kind: str, index: int, printer, unknowns, helpers: str,
+                 holes: dict) -> BlockCode:
+    """The `BlockCode` of a Newton (``helpers``: ``FN`` residual and jacobian) or linear
+    (``FN`` system) block, its ``unknowns`` the Real slots of ``printer``."""
+    us = tuple(printer.slots[u] for u in unknowns)
+    if any(type(s) is not Slot or not s.real for s in us):
+        raise KeyError(f"an unknown of block {index} has no Real slot")
+    if kind == "linear":
+        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_linear_block",
+                         ("system",))
+    return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_newton_block",
+                     ("residual", "jacobian"))
 
 
 def tree_size(e: sp.Expr, limit: int = 1000) -> int:
@@ -393,30 +448,36 @@ def _explicit_small(printer, target: str, coef, rest) -> str:
     return f"    {target} = -({b})/({a});"
 
 
-def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> BlockCode:
-    """C code of block number ``index`` (module docstring). ``slot_index`` maps each unknown
-    symbol to its integer position in ``d->r`` (unknowns of blocks are Reals)."""
+def emit_block(block: BlockPlan, index: int, printer) -> BlockCode:
+    """C code of block number ``index`` (module docstring), its Real slots collected as holes
+    (`BlockCode`); ``printer`` maps each symbol to its slot (the unknowns to Real slots)."""
+    with printer.collect() as holes:
+        return _emit(block, index, printer, holes)
+
+
+def _emit(block: BlockPlan, index: int, printer, holes: dict) -> BlockCode:
     us = block.unknowns
     if block.trees is not None:
         from .treeblock import emit_tree_block      # (treeblock builds on this module)
-        code = emit_tree_block(block, index, printer, slot_index)
+        code = emit_tree_block(block, index, printer, holes)
         if code is not None:
             return code
+        holes.clear()
     if block.tree is not None:
         inst = block.table.instance(us[0])
         sol = tree_solution(block.tree, inst) if inst is not None else None
         if sol is not None:
             try:
-                return BlockCode("explicit", f"    {printer.slots[us[0]]} = "
-                                 f"{tree_c(sol, printer, block.table)};", "")
+                return explicit_block(index, f"    {printer.symbol(us[0])} = "
+                                      f"{tree_c(sol, printer, block.table)};", holes)
             except KeyError:     # an instance without a Real slot: the sympy path decides
-                pass
+                holes.clear()
     if len(us) == 1 and tree_size(block.residuals[0], 40) < 40:
         # small explicit block: printed term by term, no sympy arithmetic (fast at scale)
         lt = linear_terms(block.residuals[0], us[0])
         if lt is not None:
-            return BlockCode("explicit", _explicit_small(printer, printer.slots[us[0]], *lt),
-                             "")
+            return explicit_block(index, _explicit_small(printer, printer.symbol(us[0]), *lt),
+                                  holes)
     split = _linear_split_any(block.residuals[0], us[0]) if len(us) == 1 else None
     kind = "explicit" if split is not None else classify(block)
     if kind == "explicit":
@@ -424,16 +485,15 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
         sol = -b if a == 1 else (b if a == -1 else -b / a)
         repl, (sol,) = _cse([sol], f"{index}")
         lines = _temps(printer, repl)
-        target = printer.slots[us[0]]
+        target = printer.symbol(us[0])
         lines.append(f"    {target} = {printer.doprint(sol)};")
         _cleanup(printer, repl)
         if repl:
             body = "    {\n" + "\n".join("    " + ln for ln in lines) + "\n    }"
         else:
             body = lines[0]
-        return BlockCode(kind, body, "")
+        return explicit_block(index, body, holes)
     n = len(us)
-    slots = ", ".join(str(slot_index[u]) for u in us)
     if kind == "linear":
         # A u = c with A = dF/du, c = -F(u = 0)
         zero = {u: 0 for u in us}
@@ -454,14 +514,7 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
         for k, e in enumerate(red[n * n:]):
             lines.append(f"    c[{k}] = {printer.doprint(e)};")
         _cleanup(printer, repl)
-        helpers = (f"static void blk{index}_system(const ModelData *d, double *A, double *c)\n"
-                   "{\n" + LOCALS + f"    memset(A, 0, sizeof(double) * {n * n});\n"
-                   + "\n".join(lines)
-                   + "\n}\n")
-        body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
-                f"      if (mdae_linear_block(inst, {n}, u, blk{index}_system, {index})) "
-                "return 1; }")
-        return BlockCode(kind, body, helpers)
+        return solver_block("linear", index, printer, us, linear_helpers(n, lines), holes)
     # Newton: residual and Jacobian callbacks
     jac = [partial_derivative(r, u) for r in block.residuals for u in us]
     repl, red = _cse(list(block.residuals), f"{index}r")
@@ -475,15 +528,31 @@ def emit_block(block: BlockPlan, index: int, printer, slot_index: dict) -> Block
         if e != 0:
             jl.append(f"    J[{k}] = {printer.doprint(e)};")
     _cleanup(printer, repl_j)
-    helpers = (f"static void blk{index}_residual(const ModelData *d, double *F)\n{{\n"
-               + LOCALS + "\n".join(lines) + "\n}\n"
-               f"static void blk{index}_jacobian(const ModelData *d, double *J)\n{{\n"
-               + LOCALS + f"    memset(J, 0, sizeof(double) * {n * n});\n" + "\n".join(jl)
-               + "\n}\n")
-    body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
-            f"      if (mdae_newton_block(inst, {n}, u, blk{index}_residual, "
-            f"blk{index}_jacobian, {index})) return 1; }}")
-    return BlockCode(kind, body, helpers)
+    return solver_block("newton", index, printer, us, newton_helpers(n, lines, jl), holes)
+
+
+def explicit_block(index: int, text: str, holes: dict) -> BlockCode:
+    """The `BlockCode` of an explicit block: its statements ``text`` with the slots
+    ``holes``."""
+    return BlockCode("explicit", index, text, tuple(holes))
+
+
+def linear_helpers(n: int, lines: list[str]) -> str:
+    """The callback ``FN system`` of a linear block of ``n`` unknowns: ``lines`` set the
+    nonzero entries of ``A`` and all of ``c`` (A u = c)."""
+    return (f"static void {FN}system(const ModelData *d, double *A, double *c)\n"
+            "{\n" + LOCALS + f"    memset(A, 0, sizeof(double) * {n * n});\n"
+            + "\n".join(lines) + "\n}\n")
+
+
+def newton_helpers(n: int, f_lines: list[str], j_lines: list[str]) -> str:
+    """The callbacks ``FN residual`` (``f_lines`` set ``F``) and ``FN jacobian`` (``j_lines``
+    set the nonzero entries of ``J``) of a Newton block of ``n`` unknowns."""
+    return (f"static void {FN}residual(const ModelData *d, double *F)\n{{\n"
+            + LOCALS + "\n".join(f_lines) + "\n}\n"
+            f"static void {FN}jacobian(const ModelData *d, double *J)\n{{\n"
+            + LOCALS + f"    memset(J, 0, sizeof(double) * {n * n});\n" + "\n".join(j_lines)
+            + "\n}\n")
 
 
 # --- scratch sizes of the runtime's solvers (templates/mdae_runtime.c) --------------------------

@@ -1,11 +1,13 @@
 """sympy -> C expression printer that addresses variables by slot, never by name.
 
 Every symbol of a compiled model lives in a slot of one of the value arrays of the instance
-(``d->r[k]`` for Reals, ``d->i[k]`` for Integers, ``d->b[k]`` for Booleans, ``d->pr[k]`` ...
-for left limits, ``d->time``). The printer is given that mapping and refuses any symbol it
-does not know, so a model name can never leak into C code (docs/fmi-mapping.md, "Names never
-reach C"). Names only appear inside C string literals built with `c_string`, and in comments
-built with `c_comment`, both of which escape everything outside printable ASCII.
+(a typed `slots.Slot`: ``d->r[k]`` for Reals, ``d->i[k]`` for Integers, ``d->b[k]`` for
+Booleans, ``d->pr[k]`` ... for left limits, ``d->time``), printed by `slots.c_slot`. The
+printer is given that mapping (a slot, or the C text of a derived value such as a common
+subexpression) and refuses any symbol it does not know, so a model name can never leak into C
+code (docs/fmi-mapping.md, "Names never reach C"). Names only appear inside C string literals
+built with `c_string`, and in comments built with `c_comment` or `slots.plain_name`, all of
+which escape everything outside printable ASCII.
 
 Relations that the event machinery tracks (state and time events, `mdae_fmu.codegen.events`)
 print as their frozen value ``d->rel[k]``: during continuous integration a relation keeps the
@@ -15,8 +17,12 @@ value it had at the last event (FMI 2.0 ME, "relations are frozen in Continuous-
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from functools import lru_cache
 
 import sympy as sp
+
+from .slots import Slot, c_slot, hole
 
 
 #: sympy names of user-function calls (`functions.FunctionTable.sympy_name`), C functions of
@@ -39,9 +45,12 @@ _C_FUNCS = {
 class SlotPrinter:
     """sympy -> C99 printer with symbols mapped to array slots and frozen relations.
 
-    ``slots`` maps a sympy Symbol to a C lvalue string; ``relations`` maps a sympy Relational to
-    the C expression of its frozen truth value; ``functions`` maps the name of an opaque sympy
-    function (``initial``, ``sample`` ...) to a callable ``(printer, args) -> str``.
+    ``slots`` maps a sympy Symbol to its `Slot` (or to C text: a temporary, a derived value);
+    ``relations`` maps a sympy Relational to the C expression of its frozen truth value;
+    ``functions`` maps the name of an opaque sympy function (``initial``, ``sample`` ...) to a
+    callable ``(printer, args) -> str``. ``local``: Reals through the schedule functions'
+    local pointer ``r``. While a block is printed (`collect`) its Real slots are printed as
+    holes (`slots.hole`), numbered in order of first use.
 
     A direct recursive walk over the sympy tree: no term ordering, no ``fraction()`` pass, no
     assumption queries, which makes it one to two orders of magnitude faster than sympy's
@@ -50,20 +59,45 @@ class SlotPrinter:
     """
 
     def __init__(self, slots: dict, relations: dict | None = None,
-                 functions: dict | None = None):
+                 functions: dict | None = None, local: bool = False):
         self.slots = slots
         self.relations = relations or {}
         self.functions = functions or {}
+        self.local = local
+        self.holes: dict | None = None
+
+    def value(self, v) -> str:
+        """C text of a value of the slot map: a `Slot` (a hole while collecting) or text."""
+        if type(v) is not Slot:
+            return v
+        if self.holes is not None and v.real:
+            return hole(self.holes.setdefault(v, len(self.holes)))
+        return _slot_text(v, v.name, self.local)
+
+    def symbol(self, sym) -> str:
+        """C text of ``sym``'s value; `UnknownSymbol` when it has none."""
+        try:
+            v = self.slots[sym]
+        except KeyError:
+            raise UnknownSymbol(str(sym)) from None
+        return self.value(v)
+
+    @contextmanager
+    def collect(self):
+        """Print the Real slots as holes: yields the dict ``Slot -> hole number`` that the
+        printing fills (the block's slots, `mdae_fmu.codegen.blocks.BlockCode`)."""
+        outer, self.holes = self.holes, {}
+        try:
+            yield self.holes
+        finally:
+            self.holes = outer
 
     def doprint(self, e) -> str:
         return self._print(sp.sympify(e) if not isinstance(e, sp.Basic) else e)
 
     def _print(self, e) -> str:
         if e.is_Symbol:
-            try:
-                return self.slots[e]
-            except KeyError:
-                raise UnknownSymbol(str(e)) from None
+            return self.symbol(e)
         if e.is_Number:
             return _number(e)
         if e.is_Add:
@@ -172,6 +206,12 @@ class SlotPrinter:
         if _USER_CALL.match(name):      # a user function (codegen/functions.py): the
             return f"{name}(d{''.join(', ' + a for a in args)})"   # name is ours, not the model's
         raise TypeError(f"no C form for function {name}()")
+
+
+@lru_cache(maxsize=1 << 16)
+def _slot_text(slot: Slot, name: str, local: bool) -> str:
+    """`c_slot` memoized; ``name`` is part of the key (slots compare without their names)."""
+    return c_slot(slot, local)
 
 
 def _number(n) -> str:

@@ -14,7 +14,6 @@ Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
 from __future__ import annotations
 
 import importlib.resources
-import re
 from dataclasses import dataclass
 
 import jinja2
@@ -29,6 +28,7 @@ from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message, message_format
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
 from .runs import find_runs, run_code, shape
+from .slots import HOMOTOPY, TIME, Slot, c_slot, plain_name
 
 STATEMENTS_PER_FUNCTION = 200
 STATEMENTS_PER_FILE = 1000
@@ -74,7 +74,7 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
         slot = cm.pre_slots.get(arg)
         if slot is None:
             raise ValueError("edge()/change() apply to a declared variable")
-        return slot
+        return p.value(slot)
 
     functions = {
         "initial": lambda p, args: "d->initial",
@@ -85,32 +85,26 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     }
     main = SlotPrinter(dict(cm.slots), relations, functions)
     shifted_slots = dict(cm.slots)
-    shifted_slots[cm.table.time] = "(d->time + teps)"
+    shifted_slots[cm.table.time] = f"({c_slot(TIME)} + teps)"
     for x, c in ev.clock_rates.items():   # clock states: their right limit (events.py)
-        slot, rate = cm.slots[x], main.doprint(c)
+        slot, rate = main.symbol(x), main.doprint(c)
         shifted_slots[x] = (f"({slot} + ({rate}) * teps + copysign(CLOCK_ROUNDING * "
                             f"fmax(1.0, fabs({slot})), {rate}))")
     shifted = SlotPrinter(shifted_slots, {}, functions)
-    local = {k: (v[3:] if v.startswith("d->r[") else v) for k, v in cm.slots.items()}
-    schedule = SlotPrinter(local, relations, functions)
+    schedule = SlotPrinter(dict(cm.slots), relations, functions, local=True)
     return _Printers(main, shifted, schedule)
 
 
-def real_slot_index(cm: CompiledModel) -> dict:
-    """``{symbol: k}`` for every instance held in a Real slot ``d->r[k]``."""
-    return {sym: int(c[5:-1]) for sym, c in cm.slots.items() if c.startswith("d->r[")}
-
-
 def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrinter,
-                  slot_index: dict, part, comment_name: str) -> str:
+                  part, comment_name: str) -> str:
     """``model_schedule.c.j2`` rendered for ``blocks`` (global indices from ``first``): the
     blocks' code in functions of at most `STATEMENTS_PER_FUNCTION` blocks, so that gcc stays
     fast on large models, and the helpers they need (module docstring)."""
     helpers, functions, stmts = [], [], []
-    codes = [emit_block(blk, k, printer, slot_index) for k, blk in enumerate(blocks, first)]
+    codes = [emit_block(blk, k, printer) for k, blk in enumerate(blocks, first)]
     # repeated blocks: one loop over a slot table each (mdae_fmu.codegen.runs)
-    shapes = [shape(c, k) for k, c in enumerate(codes, first)]
-    runs = {i: (p, m) for i, p, m in find_runs([s.key if s else None for s in shapes])}
+    shapes = [shape(c) for c in codes]
+    runs = {i: (p, m) for i, p, m in find_runs([s.key for s in shapes])}
     templates: dict = {}
 
     def describe(i):
@@ -119,7 +113,7 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         blk = blocks[i]
         solved_for = ", ".join(str(u) for u in blk.unknowns[:4]) + \
             (", ..." if len(blk.unknowns) > 4 else "")
-        return (f"{c_comment(blk.label, 60)} -> {c_comment(_plain(solved_for), 80)} "
+        return (f"{c_comment(blk.label, 60)} -> {plain_name(solved_for, 80)} "
                 f"({codes[i].kind})")
 
     i = 0
@@ -128,8 +122,7 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         if i in runs:
             p, m = runs[i]
             body, text = run_code(f"run{part}_{i}",
-                                  [[s for s in shapes[i + q * p:i + (q + 1) * p]
-                                    if s is not None] for q in range(m)], k,
+                                  [shapes[i + q * p:i + (q + 1) * p] for q in range(m)], k,
                                   templates, "; ".join(describe(j) for j in range(i, i + p)))
             stmts.append(body)
             helpers.append(text)
@@ -148,18 +141,6 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         functions.append("\n".join(stmts))
     return env.get_template("model_schedule.c.j2").render(
         part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
-
-
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.,()\[\] +-]*")
-
-
-def _plain(text: str) -> str:
-    """``text`` with every character but ASCII letters, digits and ``_.,()[] +-`` as ``?``:
-    a variable name in a C comment, readable for ordinary names and inert for any other."""
-    if _PLAIN_NAME.fullmatch(text):
-        return text
-    return "".join(c if (c.isascii() and c.isalnum()) or c in "_.,()[] +-" else "?"
-                   for c in text)
 
 
 def _num_list(values, fmt=repr) -> str:
@@ -197,8 +178,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     tables = _start_tables(cm)
     events = _event_code(cm, ev, pr)
     calc = _parameter_code(cm, ev, p)
-    disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
-    init_assign = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in init.assignments]
+    disc = discrete_code(p, cm.discrete_assignments)
+    init_assign = discrete_code(p, init.assignments)
     conds, active, assigns, actions = _when_code(cm, ev, p)
     asserts = [_assert_code(p, cond, msg, level) for cond, msg, level in ev.assertions]
     res = _residual_code(cm, init, p)
@@ -206,7 +187,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
     if modes is not None:
         files.update(modes.files)
-    homotopy = any("d->homotopy" in text for text in [*files.values(), *res["init"], *disc])
+    lam = c_slot(HOMOTOPY)
+    homotopy = any(lam in text for text in [*files.values(), *res["init"], *disc])
     files["config.h"] = env.get_template("config.h.j2").render(
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=events["nz"], nrel=len(ev.relations), nwhen=len(ev.branches),
@@ -226,7 +208,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         bool_kind=_num_list(tables["bool_kind"], str),
         when_initial=_num_list([1 if b.has_initial else 0 for b in ev.branches], str),
         when_recheck=_num_list([1 if b.recheck else 0 for b in ev.branches], str),
-        when_loop=_num_list([_slot_index(t) for t in ev.when_loop], str),
+        when_loop=_num_list([_real_index(t) for t in ev.when_loop], str),
         state_slots=_num_list([s.vector_slot for s in cm.states], str),
         der_slots=_num_list([s.der_slot for s in cm.states], str),
         nominals=_num_list([s.nominal for s in cm.states], _float),
@@ -256,15 +238,14 @@ def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers, b
     """The block schedule (theory note 9334 §3.5(a)) as files ``model_schedule_<k>.c`` of at
     most `STATEMENTS_PER_FILE` blocks, added to ``files`` (one, empty, without blocks); their
     numbers. ``progress(done, total)`` before each file."""
-    slot_index = real_slot_index(cm)
     parts: list[int] = []
     for first in range(0, max(len(blocks), 1), STATEMENTS_PER_FILE):
         if progress and blocks:
             progress(first, len(blocks))
         k = len(parts)
         files[f"model_schedule_{k}.c"] = schedule_file(
-            env, blocks[first:first + STATEMENTS_PER_FILE], first, pr.schedule, slot_index,
-            k, c_comment(cm.name))
+            env, blocks[first:first + STATEMENTS_PER_FILE], first, pr.schedule, k,
+            c_comment(cm.name))
         parts.append(k)
     return parts
 
@@ -345,9 +326,10 @@ def _parameter_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> list[st
     `ValueError` for a sample interval that is not positive."""
     calc = []
     for target, e in cm.calculated_parameters:
-        calc.append(f"    {target} = {p.doprint(e)};")
+        calc.append(f"    {p.value(target)} = {p.doprint(e)};")
     for slot, e in cm.start_bindings:     # after the parameters they read
-        calc.append(f"    if (!d->rset[{slot}]) d->r[{slot}] = {p.doprint(e)};")
+        calc.append(f"    if (!d->rset[{slot}]) {p.value(cm.slot('r', slot))} = "
+                    f"{p.doprint(e)};")
     for k, s in enumerate(ev.samples):
         calc.append(f"    d->smp_next[{k}] = {p.doprint(s.start)};\n"
                     f"    d->smp_last[{k}] = -INFINITY;\n    d->smp[{k}] = 0;")
@@ -397,8 +379,8 @@ def _residual_code(cm: CompiledModel, init: InitPlan, p: SlotPrinter) -> dict:
     state_slot = {s.symbol: s.slot for s in cm.states}
     proj_unknowns = sorted({state_slot[sym] for _, e in cm.consistency
                             for sym in e.free_symbols if sym in state_slot})
-    drt = "\n".join(f"    if (d->r[{k}] != d->pr[{k}]) return 1;"
-                    for k in cm.discrete_real_slots)
+    drt = "\n".join(f"    if ({p.value(s)} != {p.value(s.left())}) return 1;"
+                    for s in (cm.slot('r', k) for k in cm.discrete_real_slots))
     return dict(init=init_res, cons=cons_res, drift=drift, project_unknowns=proj_unknowns,
                 drt=drt)
 
@@ -446,14 +428,19 @@ def settle_checks(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> str:
     return ("\n" if out else "") + "\n".join(out)
 
 
-def assign_cast(target: str, value: str) -> str:
-    """``value`` converted for its target slot: rounded for an Integer ``d->i[k]``, tested
-    against 0 for a Boolean ``d->b[k]``, unchanged for a Real."""
-    if target.startswith("d->i["):
+def assign_cast(target: Slot, value: str) -> str:
+    """``value`` converted for its target slot: rounded for an Integer, tested against 0 for
+    a Boolean, unchanged for a Real."""
+    if target.type == "Integer":
         return f"(int)floor(({value}) + 0.5)"
-    if target.startswith("d->b["):
+    if target.type == "Boolean":
         return f"(({value}) != 0)"
     return value
+
+
+def discrete_code(p: SlotPrinter, assignments) -> list[str]:
+    """C lines of the discrete equations ``(target slot, value)`` (evaluation order)."""
+    return [f"    {p.value(t)} = {assign_cast(t, p.doprint(e))};" for t, e in assignments]
 
 
 def _active_branches(ev: EventPlan) -> list[str]:
@@ -467,19 +454,11 @@ def _active_branches(ev: EventPlan) -> list[str]:
     return out
 
 
-def _slot_index(target: str) -> int:
+def _real_index(target: Slot) -> int:
     """``k`` of a Real slot ``d->r[k]``."""
-    if not (target.startswith("d->r[") and target.endswith("]")):
+    if not target.real:
         raise ValueError(f"not a Real slot: {target}")
-    return int(target[len("d->r["):-1])
-
-
-def _pre_slot(target: str) -> str:
-    """The left-limit slot ``d->pr[k]`` / ``d->pi[k]`` / ``d->pb[k]`` of ``target``."""
-    for cur, pre in (("d->r[", "d->pr["), ("d->i[", "d->pi["), ("d->b[", "d->pb[")):
-        if target.startswith(cur):
-            return pre + target[len(cur):]
-    raise ValueError(f"no left limit for {target}")
+    return target.index
 
 
 def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
@@ -492,16 +471,17 @@ def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
     `events` docstring) leaves no value behind. Counts in ``n`` the values that change, for the
     event iteration of the runtime (``mdae_when_equations``)."""
     out = []
-    groups: list[tuple[str, list]] = []
+    groups: list[tuple[Slot, list]] = []
     for k, a in ev.assignment_order:
         kind, target, value, _ = ev.branches[k].actions[a]
         if groups and groups[-1][0] == target:
             groups[-1][1].append((k, value))
         else:
             groups.append((target, [(k, value)]))
-    for target, cases in groups:
-        new = assign_cast(target, "v")
-        if target.startswith("d->r["):
+    for slot, cases in groups:
+        target = p.value(slot)
+        new = assign_cast(slot, "v")
+        if slot.real:
             # a Real counts as changed beyond rounding (a block re-solved from its solution
             # may move the last bits); NaN always counts, so it ends in the error of the
             # runtime's bound
@@ -511,7 +491,7 @@ def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
             update = f"if ({target} != {new}) {{ {target} = {new}; n++; }}"
         chain = "    " + " else ".join(f"if (act[{k}]) v = {p.doprint(value)};"
                                       for k, value in cases)
-        out.append(f"{chain}\n    else v = {_pre_slot(target)};\n    {update}")
+        out.append(f"{chain}\n    else v = {p.value(slot.left())};\n    {update}")
     return out
 
 
@@ -531,7 +511,7 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
             continue
         if kind == "reinit":
             pre.append(f"        const double v{k} = {p.doprint(value)};")
-            post.append(f"        {target} = {assign_cast(target, f'v{k}')};")
+            post.append(f"        {p.value(target)} = {assign_cast(target, f'v{k}')};")
         elif kind == "terminate":
             checks.append(f"        d->terminate = 1;\n        mdae_log(inst, LOG_EVENTS, "
                           f"fmi2OK, \"terminate: %s\", {c_string(value)});")
@@ -547,13 +527,13 @@ def _restart_code(b, lp) -> str:
     right = {}
     for k, (slot, value) in enumerate(b.restart):
         pre.append(f"        const double x{k} = {lp(value)};")
-        post.append(f"        d->r[{slot}] = x{k};")
+        post.append(f"        {c_slot(lp.real(slot))} = x{k};")
         right[slot] = f"x{k}"
     for k, (slot, num, den) in enumerate(b.impulses):
         n, q = print_over_instant(lp, num, right), print_over_instant(lp, den, right)
         pre.append(f"        const double q{k} = {q};")
         pre.append(f"        const double i{k} = q{k} != 0.0 ? ({n}) / q{k} : 0.0;")
-        post.append(f"        d->r[{slot}] = i{k};   /* impulse over the instant */")
+        post.append(f"        {c_slot(lp.real(slot))} = i{k};   /* impulse over the instant */")
     return "\n".join(pre + post)
 
 

@@ -81,7 +81,7 @@ class BranchPlan:
     clause: str
     condition: sp.Expr
     has_initial: bool
-    actions: tuple              # (kind, target C lvalue | None, value sympy | message str, type)
+    actions: tuple              # (kind, target Slot | None, value sympy | message str, type)
     # the standardized restart that replaces the branch's reinit statements: ``(Real slot,
     # f(x-))`` (`mdae_fmu.codegen.restarts.transient_restarts`), and its mode-change label
     restart: tuple = ()
@@ -109,7 +109,7 @@ class EventPlan:
     conflicts: tuple = ()
     # slots of the Real when-variables solved with the continuous equations of the instant
     # by Newton (`mdae_fmu.structure.when_clauses.coupled_when_variables`)
-    when_loop: tuple[str, ...] = ()
+    when_loop: tuple = ()          # the Real slots of the when-clause loop
 
 
 def signed_distance(rel) -> tuple[sp.Expr, bool]:
@@ -450,9 +450,8 @@ def _action(cm: CompiledModel, a, clause: str, types):
         target = cm.slots.get(table.sym(a.var, 0))
         if target is None:
             raise ModelRejected(f"when-clause {clause}: assignment to unknown variable {a.var}")
-        typ = "Integer" if target.startswith("d->i[") else \
-            "Boolean" if target.startswith("d->b[") else "Real"
-        return ("assign", target, _to_sympy(table, a.value, f"when-clause {clause}"), typ)
+        return ("assign", target, _to_sympy(table, a.value, f"when-clause {clause}"),
+                target.type)
     if isinstance(a, Terminate):
         return ("terminate", None, a.message, None)
     if isinstance(a, Assertion):

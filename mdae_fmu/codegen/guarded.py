@@ -46,9 +46,10 @@ from ..structure.per_mode import (Instance, ModesReport, classify_variables,
                                   defines_discrete, symbol_table)
 from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work, tree_solution
 from .cprinter import SlotPrinter, c_comment, c_string
-from .emit import assign_cast, make_printers, real_slot_index, template_environment
-from .multimode import ModeSources
+from .emit import discrete_code, make_printers, template_environment
+from .multimode import ModeSources, band_updates
 from .plan import CompiledModel, FmiVariable, compile_model
+from .slots import Slot, c_slot
 
 MODE_VARIABLE = "mdae_mode"
 BLOCKS_PER_FUNCTION = 200
@@ -325,7 +326,7 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
                                  "changes", kind=1))
     consistency = ()
     slots = dict(union.slots)
-    slots.update({b: f"d->i[{bits_slot + k}]" for k, b in enumerate(bits)})
+    slots.update({b: Slot("i", bits_slot + k, name=f"guard {k}") for k, b in enumerate(bits)})
     compiled = replace(union, blocks=tuple(b.plan for b in blocks), consistency=consistency,
                        variables=tuple(variables), n_int=n_int, n_real=n_real,
                        real_names=tuple(real_names), dependencies={}, slots=slots)
@@ -618,7 +619,6 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
     p = pr.main
     env = template_environment()
     files = {}
-    slot_index = real_slot_index(cm)
     work, perm = 1, 1
     # --- guarded schedule
     n_files = 0
@@ -626,10 +626,10 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         chunk = plan.blocks[first:first + BLOCKS_PER_FILE]
         helpers, functions, stmts = [], [], []
         for k, gb in enumerate(chunk, first):
-            code = emit_block(gb.plan, k, pr.schedule, slot_index)
+            code = emit_block(gb.plan, k, pr.schedule)
             work = max(work, newton_work(len(gb.plan.unknowns)))
             perm = max(perm, len(gb.plan.unknowns))
-            stmts.append(f"    if (d->i[{plan.active_slot + k}]) {{ /* block {k}: "
+            stmts.append(f"    if ({c_slot(Slot('i', plan.active_slot + k))}) {{ /* block {k}: "
                          f"{c_comment(gb.plan.label, 60)} */")
             stmts.append(code.body)
             stmts.append("    }")
@@ -646,16 +646,14 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         n_files += 1
     # --- restarts: X+ in the state slots, X- in the left slots, ζ in the impulse slots
     rslots = dict(pr.schedule.slots)
-    rindex = dict(slot_index)
     for sym, slot in plan.extra_slots.items():
-        rslots[sym] = f"r[{slot}]"
-        rindex[sym] = slot
-    rp = SlotPrinter(rslots, pr.schedule.relations, pr.schedule.functions)
+        rslots[sym] = Slot("r", slot, name=str(sym))
+    rp = SlotPrinter(rslots, pr.schedule.relations, pr.schedule.functions, local=True)
     restarts = []
     for k, gb in enumerate(plan.blocks):
         if gb.restart is None:
             continue
-        code = emit_block(gb.restart, k, rp, rindex)
+        code = emit_block(gb.restart, k, rp)
         work = max(work, newton_work(len(gb.restart.unknowns)))
         perm = max(perm, len(gb.restart.unknowns))
         restarts.append((k, code))
@@ -683,11 +681,13 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         var_state=_ints([v[0] for v in plan.var_slots]),
         var_left=_ints([v[1] for v in plan.var_slots]),
         var_impulse=_ints([v[2] for v in plan.var_slots]), nvars=len(plan.var_slots),
-        mode_slot=plan.mode_slot, bits_slot=plan.bits_slot, active_slot=plan.active_slot,
-        left_pairs=sorted(plan.left.items()), impulse_slots=sorted(plan.impulse.values()),
-        discrete_assignments="\n".join(
-            [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
-            + [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]),
+        mode_slot=c_slot(cm.slot("i", plan.mode_slot)), bits_slot=plan.bits_slot,
+        active_slot=plan.active_slot,
+        left_pairs=[(c_slot(cm.slot("r", a)), c_slot(cm.slot("r", b)))
+                    for a, b in sorted(plan.left.items())],
+        impulse_slots=[c_slot(cm.slot("r", k)) for k in sorted(plan.impulse.values())],
+        discrete_assignments="\n".join(discrete_code(p, cm.discrete_assignments)
+                                       + band_updates(p, plan.banded)),
         max_mode_changes=2 * len(plan.guards) + 8, nmodes=plan.n_modes,
         cons=cons, nst=len(cm.states), cons_block=_ints([c["k"] for c in cons]),
         cons_m=_ints([len(c["rows"]) for c in cons]),

@@ -44,12 +44,12 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from .blocks import BlockPlan, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
-from .emit import assign_cast, make_printers, real_slot_index, schedule_file, \
-    template_environment
+from .emit import discrete_code, make_printers, schedule_file, template_environment
 from .events import preorder
 from .plan import CompiledModel, FmiVariable, compile_model
 from .restarts import check_left, instant_integrals, left_printer, print_over_instant, \
     restart_targets, slot_names
+from .slots import Slot, c_slot
 
 MODE_VARIABLE = "mdae_mode"
 
@@ -611,9 +611,20 @@ def _band_left_limit_relations(report, cm: CompiledModel):
     for sym, rel, b in banded:
         text = p0.doprint(signed_distance(rel)[0])
         slots[sym] = (f"(({text}) > 0.5 * MDAE_HYSTERESIS ? 1 : ({text}) < -0.5 * "
-                      f"MDAE_HYSTERESIS ? 0 : d->b[{b}])")
+                      f"MDAE_HYSTERESIS ? 0 : {c_slot(band_slot(b))})")
     return replace(cm, discrete_assignments=tuple(assigns), n_bool=n_bool,
                    slots=slots), tuple(banded)
+
+
+def band_slot(b: int) -> Slot:
+    """The hidden Boolean slot that keeps the previous value of a banded left-limit guard."""
+    return Slot("b", b, name="band")
+
+
+def band_updates(p, banded) -> list[str]:
+    """C lines keeping each banded guard's value in its hidden Boolean (after the discrete
+    equations of the instant)."""
+    return [f"    {c_slot(band_slot(b))} = {p.symbol(sym)};" for sym, _, b in banded]
 
 
 def _watched(report, banded) -> tuple:
@@ -631,13 +642,11 @@ def _watched(report, banded) -> tuple:
 def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
     """C files of the per-mode schedules and of the mode logic (module docstring)."""
     cm = plan.compiled
-    band_updates = [f"    d->b[{b}] = {cm.slots[sym]};" for sym, _, b in plan.banded]
     pr = make_printers(cm, ev)
     p = pr.main
     lp = left_printer(cm)
     env = template_environment()
     files = {}
-    slot_index = real_slot_index(cm)
     state_slot = {s.symbol: s.slot for s in cm.states}
     work, perm, ncons = 1, 1, 0
     modes_ctx = []
@@ -646,7 +655,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
             work = max(work, newton_work(len(blk.unknowns)))
             perm = max(perm, len(blk.unknowns))
         files[f"model_mode_{mc.index}.c"] = schedule_file(
-            env, mc.blocks, mc.offset, pr.schedule, slot_index, f"m{mc.index}",
+            env, mc.blocks, mc.offset, pr.schedule, f"m{mc.index}",
             c_comment(f"{cm.name} mode [{mc.label}]"))
         proj = sorted({state_slot[s] for _, e in mc.consistency for s in e.free_symbols
                        if s in state_slot})
@@ -655,24 +664,26 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         perm = max(perm, len(mc.consistency), len(proj))
         integrated = set(mc.integrated)
         zero = [cm.states[k].der_slot for k in range(len(cm.states)) if k not in integrated]
-        stores = [(cm.states[k].slot, cm.states[k].store) for k in sorted(integrated)
+        stores = [(c_slot(cm.slot("r", cm.states[k].slot)),
+                   c_slot(cm.slot("r", cm.states[k].store))) for k in sorted(integrated)
                   if cm.states[k].store is not None]
         modes_ctx.append(dict(
             index=mc.index, label=c_string(mc.label), comment=c_comment(mc.label, 60),
             key=sum(1 << g for g, v in enumerate(mc.valuation) if v),
-            zero_ders=zero, stores=stores,
+            zero_ders=[c_slot(cm.slot("r", k)) for k in zero], stores=stores,
             cons=[p.doprint(e) for _, e in mc.consistency],
             project=proj))
     edges_ctx = []
     for e, ed in enumerate(plan.edges):
         instants = []
         for ic in ed.instants:
-            lines = [(slot, lp(x), c_string(cm.real_names[slot])) for slot, x in ic.restart]
+            lines = [(c_slot(cm.slot("r", slot)), lp(x), c_string(cm.real_names[slot]))
+                     for slot, x in ic.restart]
             if ic.delta is not None:
                 right = {k: f"T[{j}]" for j, (k, _) in enumerate(ic.delta.targets)}
             else:
                 right = {slot: f"v{j}" for j, (slot, _) in enumerate(ic.restart)}
-            imps = [(out.slot, print_over_instant(lp, num, right),
+            imps = [(c_slot(cm.slot("r", out.slot)), print_over_instant(lp, num, right),
                      print_over_instant(lp, den, right))
                     for out, num, den in ic.impulses]
             sing = [(c_string(text), lp(den), lp(scale)) for text, den, scale in ic.singular]
@@ -688,7 +699,7 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
                     F=[lp(e, zmap) for e in dc.equations],
                     J=[(i * n + j, lp(e, zmap)) for i, j, e in dc.jacobian],
                     T=[lp(e, zmap) for _, e in dc.targets],
-                    slots=[k for k, _ in dc.targets],
+                    slots=[c_slot(cm.slot("r", k)) for k, _ in dc.targets],
                     names=[c_string(cm.real_names[k]) for k, _ in dc.targets],
                     M=[lp(e, tmap) for e in dc.metric])
                 work = max(work, n * n + 6 * n)
@@ -698,12 +709,11 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         edges_ctx.append(dict(index=e, src=ed.src, dst=ed.dst, label=c_string(ed.label),
                               comment=c_comment(ed.label, 60), instants=instants))
     guards = [p.doprint(g) for g in plan.guards]
-    disc = [f"    {t} = {assign_cast(t, p.doprint(e))};" for t, e in cm.discrete_assignments]
-    disc += band_updates
-    all_imp = [i.slot for i in plan.impulses]
+    disc = discrete_code(p, cm.discrete_assignments) + band_updates(p, plan.banded)
+    all_imp = [c_slot(cm.slot("r", i.slot)) for i in plan.impulses]
     files["model_modes.c"] = env.get_template("model_modes.c.j2").render(
         comment_name=c_comment(cm.name), modes=modes_ctx, edges=edges_ctx, guards=guards,
-        discrete_assignments="\n".join(disc), mode_slot=plan.mode_slot,
+        discrete_assignments="\n".join(disc), mode_slot=c_slot(cm.slot("i", plan.mode_slot)),
         impulse_slots=all_imp, nmodes=len(plan.modes),
         guard_names=[c_string(g) for g in plan.guard_names],
         max_mode_changes=max_mode_changes(len(plan.modes)))

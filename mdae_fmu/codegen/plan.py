@@ -9,6 +9,9 @@ and the C text (`mdae_fmu.codegen.emit`). It decides the variable layout (docs/f
   Real value reference of a variable is its slot.
 * Integers in ``d->i`` and Booleans in ``d->b``, declaration order, value reference = slot.
 
+Each symbol's slot is a typed `mdae_fmu.codegen.slots.Slot` (array, index, left limit, the
+model's name); the C generator reads its fields and prints it with `slots.c_slot` only.
+
 and the schedule of the (single) mode (theory note 9334-theory-algorithms §3.5(a)): states
 ``x..x^(d-1)``, the blocks of the index-reduced system F^c in BTF order, the consistency
 equations F^{<c} (drift control, initialization).
@@ -29,6 +32,7 @@ from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
 from ..structure.discrete_equations import order_discrete
 from .blocks import BlockPlan, classify, tree_solution
+from .slots import HOMOTOPY, TIME, Slot
 from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
 from .treeblock import tree_block_ok, tree_jacobian
 
@@ -81,8 +85,8 @@ class CompiledModel:
     description: str | None
     table: SymbolTable
     variables: tuple[FmiVariable, ...]
-    slots: dict                     # sympy Symbol -> C lvalue
-    pre_slots: dict                 # sympy Symbol -> C lvalue of its left limit
+    slots: dict                     # sympy Symbol -> Slot (C text: a derived value)
+    pre_slots: dict                 # sympy Symbol -> Slot of its left limit
     real_names: tuple[str, ...]
     n_real: int
     n_int: int
@@ -90,8 +94,8 @@ class CompiledModel:
     states: tuple[StatePlan, ...]
     blocks: tuple[BlockPlan, ...]
     consistency: tuple[tuple[str, sp.Expr], ...]
-    discrete_assignments: tuple[tuple[str, sp.Expr], ...]   # (C lvalue, expr) in compute
-    calculated_parameters: tuple[tuple[str, sp.Expr], ...]
+    discrete_assignments: tuple[tuple[Slot, sp.Expr], ...]   # (target, expr) in compute
+    calculated_parameters: tuple[tuple[Slot, sp.Expr], ...]
     discrete_real_slots: tuple[int, ...]
     state_symbols: frozenset
     continuous_symbols: frozenset   # symbols whose value changes continuously in time
@@ -106,6 +110,15 @@ class CompiledModel:
     # single-mode models: the standardized restart of the transient mode each when-branch
     # enters, ``(clause id, branch index) -> restarts.BranchRestart`` (docs/multimode-fmu.md)
     when_restarts: dict = field(default_factory=dict)
+
+    def slot(self, array: str, k: int) -> Slot:
+        """The slot ``k`` of value array ``array`` (``r``, ``i``, ``b``), named as its FMI
+        variable (hidden slots: no name)."""
+        if array == "r":
+            return Slot("r", k, name=self.real_names[k] if k < len(self.real_names) else "")
+        typ = {"i": "Integer", "b": "Boolean"}[array]
+        name = next((v.name for v in self.variables if v.type == typ and v.vr == k), "")
+        return Slot(array, k, name=name)
 
 
 def model_identifier(name: str) -> str:
@@ -333,19 +346,18 @@ def _parameter_values(model: Model, table: SymbolTable) -> dict:
 
 def _variable_slots(model: Model, table: SymbolTable):
     """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
-    declaration order) and its left limit (``d->pr`` ...): the symbol -> C slot maps of the
+    declaration order) and its left limit (``d->pr`` ...): the symbol -> `Slot` maps of the
     values and of the left limits (theory note 9334 §3.6), and per type name -> index."""
-    slots: dict = {table.time: "d->time", table.homotopy: "d->homotopy"}
+    slots: dict = {table.time: TIME, table.homotopy: HOMOTOPY}
     pre_slots: dict = {}
     index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
     arrays = {"Real": "r", "Integer": "i", "Boolean": "b"}
     for v in model.variables:
-        arr, idx = arrays[v.type], index[v.type]
+        idx = index[v.type]
         idx[v.name] = len(idx)
-        k = idx[v.name]
-        slots[table.sym(v.name, 0)] = f"d->{arr}[{k}]"
-        slots[table.pre(v.name)] = f"d->p{arr}[{k}]"
-        pre_slots[table.sym(v.name, 0)] = f"d->p{arr}[{k}]"
+        slot = Slot(arrays[v.type], idx[v.name], name=v.name)
+        slots[table.sym(v.name, 0)] = slot
+        slots[table.pre(v.name)] = pre_slots[table.sym(v.name, 0)] = slot.left()
     return slots, pre_slots, index
 
 
@@ -373,7 +385,7 @@ def _instance_slots(model: Model, mode, table: SymbolTable, real_idx: dict, slot
                 label += "'"
             taken.add(label)
             real_names.append(label)
-            slots[table.sym(name, order)] = f"d->r[{inst_slot[(name, order)]}]"
+            slots[table.sym(name, order)] = Slot("r", inst_slot[(name, order)], name=label)
     return real_names, inst_slot
 
 
@@ -565,11 +577,7 @@ def _eq_label(eq_id: str, k: int) -> str:
 def _dependencies(cm: CompiledModel, state_names: set[str]) -> dict:
     """Which states and inputs each computed Real depends on, propagated through the blocks
     in schedule order (for ModelStructure Outputs/Derivatives ``dependencies``)."""
-    slot_of = {}
-    for sym, c in cm.slots.items():
-        m = re.fullmatch(r"d->r\[(\d+)\]", c)
-        if m:
-            slot_of[sym] = int(m.group(1))
+    slot_of = {sym: c.index for sym, c in cm.slots.items() if type(c) is Slot and c.real}
     inputs = {v.vr for v in cm.variables if v.type == "Real" and v.causality == "input"}
     deps: dict[int, frozenset] = {}
     for s in cm.states:

@@ -29,6 +29,7 @@ from ..diagnostics import ModelRejected
 from ..ir import Model, Reinit
 from .cprinter import SlotPrinter
 from .plan import CompiledModel, FmiVariable, der_name, fmi_name
+from .slots import TIME, Slot
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def instant_integrals(sf, ri) -> dict:
 
 
 class SlotNames(dict):
-    """`slot_names`: name -> Real slot index; ``other``: name -> C slot text of the Integer and
+    """`slot_names`: name -> Real slot index; ``other``: name -> `Slot` of the Integer and
     Boolean variables and parameters, which a restart formula may read (a discrete Integer
     ``n`` is a constant of the instant) but never restarts."""
     other: dict
@@ -74,14 +75,12 @@ def slot_names(cm: CompiledModel) -> dict:
     out = SlotNames()
     out.other = {}
     for sym, c in cm.slots.items():
-        if c.startswith(("d->i[", "d->b[")):
+        if type(c) is Slot and c.array in ("i", "b") and not c.pre:
             inst = cm.table.instance(sym)
             if inst is None or inst[1] == 0:
                 out.other.setdefault(sym.name if inst is None else inst[0], c)
-    for sym, c in sorted(cm.slots.items(), key=lambda kv: kv[1]):
-        if not c.startswith("d->r["):
-            continue
-        k = int(c[5:-1])
+    reals = [(sym, c.index) for sym, c in cm.slots.items() if type(c) is Slot and c.real]
+    for sym, k in sorted(reals, key=lambda kv: kv[1]):
         inst = cm.table.instance(sym)
         if inst is None:
             out.setdefault(sym.name, k)
@@ -132,8 +131,12 @@ def restart_targets(eqs, names: dict, what: str, only=None) -> tuple:
 
 def left_printer(cm: CompiledModel, names: dict | None = None):
     """``print(e)``: C text of a restart right-hand side, ``x-`` and parameters as their slot
-    ``d->r[k]`` (the current values: the left limits at the instant)."""
+    ``d->r[k]`` (the current values: the left limits at the instant). ``print.real(k)`` is
+    the `Slot` of Real ``k``."""
     names = slot_names(cm) if names is None else names
+
+    def real(k: int) -> Slot:
+        return cm.slot("r", k)
 
     def doprint(e: sp.Expr, extra: dict | None = None) -> str:
         slots = dict(extra or {})
@@ -141,10 +144,11 @@ def left_printer(cm: CompiledModel, names: dict | None = None):
             if s not in slots:
                 n = base_name(s)
                 other = getattr(names, "other", {})
-                slots[s] = "d->time" if n == "time" and n not in names \
-                    else other[n] if n not in names and n in other else f"d->r[{names[n]}]"
+                slots[s] = TIME if n == "time" and n not in names \
+                    else other[n] if n not in names and n in other else real(names[n])
         return SlotPrinter(slots, {}, {}).doprint(e)
     doprint.names = names  # type: ignore[attr-defined]  # the printer carries its name table
+    doprint.real = real    # type: ignore[attr-defined]
     return doprint
 
 
@@ -157,7 +161,7 @@ def print_over_instant(lp, e: sp.Expr, right: dict) -> str:
     for sym in e.free_symbols:
         if sym.name.endswith("+"):
             k = lp.names[base_name(sym)]
-            extra[sym] = right.get(k, f"d->r[{k}]")
+            extra[sym] = right.get(k, lp.real(k))
     return lp(e, extra)
 
 

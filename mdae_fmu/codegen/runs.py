@@ -6,10 +6,10 @@ short sequence of blocks whose C code differs only in the Real slots it reads an
 spends about a millisecond per printed block (issue 16: the floor of the export time), so a
 repetition is printed once:
 
-* `shape` abstracts the C of one block (`blocks.BlockCode`): every Real slot ``r[N]`` becomes
-  a position in the block's slot list, in order of first appearance; everything else
-  (constants, Integer and Boolean slots, frozen relations) stays literal, so two blocks with
-  the same shape compute the same function of their slots;
+* `shape` reads the typed C of one block (`blocks.BlockCode`): its text has every Real slot as
+  a hole numbered in the block's slot list, in order of first use (`mdae_fmu.codegen.slots`);
+  everything else (constants, Integer and Boolean slots, left limits, frozen relations) is
+  literal, so two blocks with the same text compute the same function of their slots;
 * `find_runs` finds, greedily from the first block, the longest stretch made of ``m >=``
   `MIN_REPEATS` copies of a period of at most `MAX_PERIOD` blocks;
 * `run_code` prints such a stretch as ``for (q = 0; q < m; q++)`` over a ``static const int``
@@ -24,19 +24,14 @@ so the FMU computes the same values; only the addressing changes.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from .blocks import LOCALS, BlockCode
+from .blocks import FN, LOCALS, BlockCode, solver_call
+from .slots import Slot, c_slot, fill
 
 MIN_REPEATS = 4
 MAX_PERIOD = 16
 
-_SLOT = re.compile(r"(?<![A-Za-z0-9_>.])r\[(\d+)\]")
-_CALL = re.compile(r"    \{ static const int u\[(\d+)\] = \{([0-9, ]+)\};\n"
-                   r"      if \((mdae_newton_block|mdae_linear_block)\(inst, (\d+), u, "
-                   r"([^()]*), (\d+)\)\) return 1; \}\Z")
-_HOLE = "\x00"
 # the slot-table row of the block a loop is solving, read by its shared callbacks (the
 # runtime's callbacks take the ModelData only); one per thread, as instances may run in
 # parallel threads while an instance's solve is sequential
@@ -45,42 +40,21 @@ _DECL = "static __thread const int *run_slots;\n"
 
 @dataclass(frozen=True)
 class Shape:
-    """One block's C with its Real slots abstracted (module docstring). ``key`` compares
-    shapes; ``slots`` are this block's slots (then its unknowns for a solver call)."""
+    """One block's C with its Real slots as holes (module docstring). ``key`` compares
+    shapes; ``slots`` are this block's Real slots (then its unknowns for a solver call), the
+    block's row of the table."""
     key: tuple
-    slots: tuple[int, ...]
+    slots: tuple[Slot, ...]
     n_read: int              # slots read by the text; the rest are the solver's unknowns
 
 
-def _abstract(text: str, order: dict) -> str:
-    def sub(m):
-        k = int(m.group(1))
-        j = order.setdefault(k, len(order))
-        return f"r[{_HOLE}{j}{_HOLE}]"
-    return _SLOT.sub(sub, text)
-
-
-def shape(code: BlockCode, index: int) -> Shape | None:
-    """The `Shape` of block number ``index``, None when its text has a form this module does
-    not abstract (then it is printed on its own)."""
-    order: dict[int, int] = {}
-    key: tuple
-    if not code.helpers:
-        if "d->r[" in code.body or f"_t{index}" in code.body or _HOLE in code.body:
-            return None
-        key = ("x", code.kind, _abstract(code.body, order))
-        return Shape(key, tuple(order), len(order))
-    m = _CALL.match(code.body)
-    tag = f"blk{index}_"
-    if m is None or int(m.group(6)) != index or f"_t{index}" in code.helpers \
-            or "d->r[" in code.helpers or _HOLE in code.helpers:
-        return None
-    n = int(m.group(1))
-    unknowns = tuple(int(v) for v in m.group(2).split(","))
-    helpers = _abstract(code.helpers.replace(tag, "@FN@_"), order)
-    callbacks = m.group(5).replace(tag, "@FN@_")
-    key = ("s", code.kind, m.group(3), n, callbacks, helpers)
-    return Shape(key, tuple(order) + unknowns, len(order))
+def shape(code: BlockCode) -> Shape:
+    """The `Shape` of a block: its text (the callbacks of a solver block, named from `FN`)
+    is the same for every copy of a repeated block, its slots are the row of the table."""
+    if not code.solver:
+        return Shape(("x", code.kind, code.text), code.slots, len(code.slots))
+    key = ("s", code.kind, code.solver, len(code.unknowns), code.callbacks, code.text)
+    return Shape(key, code.slots + code.unknowns, len(code.slots))
 
 
 def find_runs(keys: list) -> list[tuple[int, int, int]]:
@@ -108,8 +82,10 @@ def find_runs(keys: list) -> list[tuple[int, int, int]]:
     return out
 
 
-def _fill(text: str, base: int) -> str:
-    return re.sub(f"{_HOLE}(\\d+){_HOLE}", lambda m: f"s[{base + int(m.group(1))}]", text)
+def _row(text: str, base: int) -> str:
+    """``text`` with its Real slots at the positions of the current table row ``s``, from
+    ``base``."""
+    return fill(text, lambda j: f"r[s[{base + j}]]")
 
 
 def _indent(text: str) -> str:
@@ -133,7 +109,7 @@ def run_code(name: str, copies: list[list[Shape]], start: int, templates: dict,
     base = 0
     for j, sh in enumerate(first):
         if sh.key[0] == "x":
-            lines.append(_indent(_fill(sh.key[2], base)))
+            lines.append(_indent(_row(sh.key[2], base)))
         else:
             _, kind, solver, n, callbacks, helpers = sh.key
             fn = templates.get(sh.key)
@@ -142,16 +118,19 @@ def run_code(name: str, copies: list[list[Shape]], start: int, templates: dict,
                     templates[_DECL] = True
                     file_text.append(_DECL)
                 fn = templates[sh.key] = f"{name}_b{j}"
-                text = helpers.replace("@FN@_", f"{fn}_").replace(
+                text = helpers.replace(FN, f"{fn}_").replace(
                     LOCALS, LOCALS + "    const int *s = run_slots;\n    (void)s;\n")
-                file_text.append(_fill(text, 0))
+                file_text.append(_row(text, 0))
             lines.append(f"        run_slots = s + {base};")
-            lines.append(f"        if ({solver}(inst, {n}, s + {base + sh.n_read}, "
-                         f"{callbacks.replace('@FN@_', f'{fn}_')}, {start + j} + {period} * q))"
-                         f" return 1;")
+            lines.append("        " + solver_call(solver, n, f"s + {base + sh.n_read}",
+                                                  [f"{fn}_{c}" for c in callbacks],
+                                                  f"{start + j} + {period} * q"))
         base += len(sh.slots)
     lines.append("    }")
-    rows = ",\n".join("    {" + ", ".join(str(k) for sh in copy for k in sh.slots) + "}"
-                      for copy in copies)
+    # the first row names its slots (which variables the copies are); the others, at most
+    # all of a large model's slots, stay plain numbers (gcc time, docs/decisions.md §13)
+    rows = ",\n".join("    {" + ", ".join(c_slot(k, position=True, named=q == 0)
+                                           for sh in copy for k in sh.slots) + "}"
+                      for q, copy in enumerate(copies))
     table = f"static const int {name}[{repeats}][{base}] = {{\n{rows}\n}};\n"
     return "\n".join(lines), "\n".join([table] + file_text)

@@ -223,12 +223,13 @@ def tree_block_ok(trees) -> bool:
             and all(t is not None and plain(t) for t in trees))
 
 
-def emit_tree_block(block, index: int, printer, slot_index: dict):
+def emit_tree_block(block, index: int, printer, holes: dict):
     """`blocks.BlockCode` of a block with residual trees (``block.trees``), or None when a
     node has no derivative rule or an instance has no Real slot (then the sympy path of
     `blocks.emit_block` decides). Same C interface as the sympy path: ``blk<k>_residual`` /
     ``blk<k>_jacobian`` for ``mdae_newton_block``, ``blk<k>_system`` for
-    ``mdae_linear_block``; a linear block of one equation is an explicit assignment."""
+    ``mdae_linear_block``; a linear block of one equation is an explicit assignment.
+    ``holes``: the block's Real slots, filled by the printing (`blocks.emit_block`)."""
     table = block.table
     unknowns = [table.instance(s) for s in block.unknowns]
     if any(u is None for u in unknowns):
@@ -247,31 +248,17 @@ def emit_tree_block(block, index: int, printer, slot_index: dict):
         if kind == "linear" and n == 1:
             sol = B.tree_solution(res[0], unknowns[0])
             if sol is not None:
-                return B.BlockCode("explicit", f"    {printer.slots[block.unknowns[0]]} = "
-                                   f"{c(sol)};", "")
-        slots = ", ".join(str(slot_index[s]) for s in block.unknowns)
+                return B.explicit_block(index, f"    {printer.symbol(block.unknowns[0])} = "
+                                        f"{c(sol)};", holes)
         if kind == "linear":
             zero = set(unknowns)
             lines = [f"    A[{k}] = {c(d)};" for k, d in enumerate(jac) if d is not None]
             lines += [f"    c[{k}] = -({c(at_zero(r, zero))});" for k, r in enumerate(res)]
-            helpers = (f"static void blk{index}_system(const ModelData *d, double *A, "
-                       f"double *c)\n{{\n" + B.LOCALS
-                       + f"    memset(A, 0, sizeof(double) * {n * n});\n"
-                       + "\n".join(lines) + "\n}\n")
-            body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
-                    f"      if (mdae_linear_block(inst, {n}, u, blk{index}_system, {index})) "
-                    "return 1; }")
-            return B.BlockCode("linear", body, helpers)
+            return B.solver_block("linear", index, printer, block.unknowns,
+                                  B.linear_helpers(n, lines), holes)
         f_lines = [f"    F[{k}] = {c(r)};" for k, r in enumerate(res)]
         j_lines = [f"    J[{k}] = {c(d)};" for k, d in enumerate(jac) if d is not None]
+        return B.solver_block("newton", index, printer, block.unknowns,
+                              B.newton_helpers(n, f_lines, j_lines), holes)
     except KeyError:
         return None
-    helpers = (f"static void blk{index}_residual(const ModelData *d, double *F)\n{{\n"
-               + B.LOCALS + "\n".join(f_lines) + "\n}\n"
-               f"static void blk{index}_jacobian(const ModelData *d, double *J)\n{{\n"
-               + B.LOCALS + f"    memset(J, 0, sizeof(double) * {n * n});\n"
-               + "\n".join(j_lines) + "\n}\n")
-    body = (f"    {{ static const int u[{n}] = {{{slots}}};\n"
-            f"      if (mdae_newton_block(inst, {n}, u, blk{index}_residual, "
-            f"blk{index}_jacobian, {index})) return 1; }}")
-    return B.BlockCode("newton", body, helpers)

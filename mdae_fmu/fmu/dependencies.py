@@ -36,10 +36,10 @@ continuous time but at events from the left limits, so a discrete output gets no
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-_LVALUE = re.compile(r"d->(p?)([rib])\[(\d+)\]")
+from ..codegen.slots import Slot
+
 _TYPE_LETTER = {"Real": "r", "Integer": "i", "Boolean": "b"}
 
 
@@ -52,9 +52,11 @@ class Structure:
     initial: dict
 
 
-def _key(lvalue: str):
-    m = _LVALUE.fullmatch(lvalue)
-    return (m.group(2), int(m.group(3))) if m else None
+def _key(slot):
+    """``(array, index)`` of a value slot of the plan (its left limit: the same key); None
+    for the scalars (time, homotopy) and for derived values."""
+    return (slot.array, slot.index) if type(slot) is Slot and slot.array in ("r", "i", "b") \
+        else None
 
 
 def _fixpoint(reads: dict, sources: dict) -> dict:

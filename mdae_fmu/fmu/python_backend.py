@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import re
 import shutil
 import sys
 import tempfile
@@ -38,13 +37,13 @@ from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import CompiledModel, compile_model
 from ..codegen.restarts import base_name, slot_names, with_transient_restarts
+from ..codegen.slots import Slot
 
 RUNTIME_MODULE = "mdae_pyfmu_runtime"
 SLAVE_MODULE = "mdae_pyfmu_slave"
 PLAN_FILE = "mdae_plan.json"
 PLAN_FORMAT = 1
 
-_SLOT = re.compile(r"d->(r|i|b|pr|pi|pb)\[(\d+)\]")
 _FUNCS = {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
           "exp", "log", "Abs", "sign", "Min", "Max", "floor", "ceiling"}
 _RELS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
@@ -63,14 +62,14 @@ def check_available() -> None:
                             "'mdae_fmu[python]'") from None
 
 
-def slot_of(lvalue: str) -> list:
-    """``[array, index]`` of a C slot ``d->r[3]`` of the plan (``["t"]`` for time)."""
-    if lvalue == "d->time":
+def slot_of(slot) -> list:
+    """``["v", array, index]`` of a `Slot` of the plan (``["t"]`` for time); the array is
+    ``r``, ``i``, ``b`` or their left limits ``pr``, ``pi``, ``pb``."""
+    if type(slot) is not Slot or slot.array == "homotopy":
+        raise _Unsupported(f"value {slot}")
+    if slot.array == "time":
         return ["t"]
-    m = _SLOT.fullmatch(lvalue)
-    if m is None:
-        raise _Unsupported(f"value {lvalue}")
-    return ["v", m.group(1), int(m.group(2))]
+    return ["v", ("p" if slot.pre else "") + slot.array, slot.index]
 
 
 class _TreeWriter:
