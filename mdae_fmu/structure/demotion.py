@@ -131,6 +131,14 @@ def _union_holds(system: _Modes, valuations: Sequence[Mapping], offsets: Sequenc
     every group of valuations that agree outside ``demoted``, one regular offset vector
     shared by the group and by the group's union system, with c = 0 on its equations that
     contain a demoted atom."""
+    # (c) in every mode, also where another atom masks the demoted one: an equation whose
+    # branch is chosen by a demoted atom is then never differentiated, so no restart system
+    # (theory note 9334 §3.5(b)) contains the atom's if-expression
+    mentioning = {eq.id for eq in system.model.equations if _mentions(eq.residual, demoted)}
+    for off in offsets:
+        if off is not None and any(k > 0 and eq_id.split("|")[0] in mentioning
+                                   for eq_id, k in zip(off[0], off[1])):
+            return False
     groups: dict[tuple, list[int]] = {}
     for i, val in enumerate(valuations):
         # (every valuation lists the atoms in the same order: `enumerate_valuations`)
