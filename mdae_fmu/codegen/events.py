@@ -415,7 +415,8 @@ def assertion_threshold(rel) -> sp.Basic:
 def guarded_condition(a) -> E.Expr:
     """The condition of assertion ``a`` inside an if-equation: ``not guard or cond``, which
     holds wherever the branch is not taken (the assert is not an equation of that branch)."""
-    flags = {E.Call(f, ()): E.BinOp("<>", E.Call(f, ()), E.ZERO) for f in ("initial", "terminal")}
+    flags: dict[E.Expr, E.Expr] = {E.Call(f, ()): E.BinOp("<>", E.Call(f, ()), E.ZERO)
+                                   for f in ("initial", "terminal")}
     cond = a.cond
     for lit in reversed(a.guard):
         g = E.substitute(lit.cond, flags)   # the 0/1 flag initial() as a Boolean
