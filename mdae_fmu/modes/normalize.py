@@ -97,6 +97,16 @@ class MEquation:
 Mode = tuple[bool, ...]
 
 
+def memo_table(obj, name: str) -> dict:
+    """The dict memo ``name`` of the frozen object ``obj`` (created empty on first use): the
+    per-system caches of the analysis (enabled equations per mode, equation instances)."""
+    table = obj.__dict__.get(name)
+    if table is None:
+        table = {}
+        object.__setattr__(obj, name, table)
+    return table
+
+
 @dataclass(frozen=True)
 class MultimodeSystem:
     """The normalized multimode system: guards, guarded equations, unknowns and constants."""
@@ -219,10 +229,7 @@ class MultimodeSystem:
 
     def enabled(self, mode: Mode) -> list[MEquation]:
         """The equations whose guard holds in ``mode`` (computed once per mode)."""
-        cache = self.__dict__.get("_enabled")
-        if cache is None:
-            cache = {}
-            object.__setattr__(self, "_enabled", cache)
+        cache = memo_table(self, "_enabled")
         eqs = cache.get(mode)
         if eqs is None:
             eqs = cache[mode] = tuple(e for e in self.equations

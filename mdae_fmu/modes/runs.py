@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..structure.keyed import DMResult, btf, dm, sigma_offsets
-from .normalize import MEquation, Mode, MultimodeSystem
+from .normalize import MEquation, Mode, MultimodeSystem, memo_table
 
 VarKey = tuple[str, int]
 Erasure = Literal["restricted", "canonical"]
@@ -88,10 +88,7 @@ def eq_vars(eq: MEquation, shift: int) -> frozenset:
 def instance_vars(system: MultimodeSystem, key: tuple[str, int]) -> frozenset:
     """`eq_vars` of the equation instance ``key = (eq_id, shift)`` of ``system``, computed
     once per system (the run of a mode and the initialization check share them)."""
-    cache = system.__dict__.get("_instance_vars")
-    if cache is None:
-        cache = {}
-        object.__setattr__(system, "_instance_vars", cache)
+    cache = memo_table(system, "_instance_vars")
     r = cache.get(key)
     if r is None:
         r = cache[key] = eq_vars(system.equation(key[0]), key[1])
