@@ -84,6 +84,29 @@ def _cycle_message(model: Model, g: nx.DiGraph) -> str | None:
             + f"\n  fix: read the previous value where it is meant, e.g. pre({names[0]})")
 
 
+def _node(name: str, order: int) -> str:
+    """The graph node of ``name`` differentiated ``order`` times: ``x``, ``der(x)``..."""
+    return "der(" * order + name + ")" * order
+
+
+def _instant_reads(e: E.Expr) -> set[str]:
+    """`expr.current_refs` with derivatives apart: ``der(x)`` is the node ``der(x)``, which
+    the schedule computes at an instant, not the state ``x``, which it does not."""
+    out: set[str] = set()
+    stack: list = [(e, 0)]
+    while stack:
+        n, order = stack.pop()
+        if isinstance(n, E.Ref):
+            out.add(_node(n.name, order))
+        elif isinstance(n, E.Call) and n.func == "pre":
+            continue
+        elif isinstance(n, E.Der):
+            stack.append((n.arg, order + 1))
+        else:
+            stack.extend((c, order) for c in E.children(n))
+    return out
+
+
 def _mode_graphs(model: Model, report):
     """Per mode of ``report``: the graph of what is computed from what at an event instant,
     ``u -> v`` when the equation of ``v`` in a when-body reads ``u`` (edge attribute ``loc``)
@@ -92,19 +115,21 @@ def _mode_graphs(model: Model, report):
     by_id = {eq.id: eq for eq in model.equations}
     when_g = nx.DiGraph()
     for _, _, _, act in _assignments(model):
-        for u in sorted(E.current_refs(act.value)):
+        for u in sorted(_instant_reads(act.value)):
             when_g.add_edge(u, act.var, loc=act.loc)
     for mode in report.modes:
         g = nx.DiGraph(when_g)
         for blk in mode.blocks:
-            outs = sorted({u.name for u in blk.unknowns if u.order == 0})
+            # the leading instances the block computes: algebraic values and derivatives
+            # (der(x) = f(z)); the states themselves are not computed at the instant
+            outs = sorted({_node(u.name, u.order) for u in blk.unknowns})
             if not outs:
                 continue
             reads = set()
             for eq_id, _k in blk.equations:
                 eq = by_id.get(eq_id)
                 if eq is not None:
-                    reads |= E.current_refs(eq.residual)
+                    reads |= _instant_reads(eq.residual)
             for u in sorted(reads - set(outs)):
                 for v in outs:
                     if not g.has_edge(u, v):
