@@ -203,3 +203,31 @@ def test_non_power_impulse_falls_back_to_the_delta_scheme():
     for delta, err in [(1e-4, -1.6e-3), (1e-6, -2.1e-5)]:
         v = solve_at(p, None, {("w1", 0): 1.0, ("w2", 0): 5.0}, delta)
         assert v[S("w1+")] - 5.0 == pytest.approx(err, rel=0.1)
+
+
+def test_large_instants_solve_only_what_the_restart_reads():
+    """A clutch with a 40-equation nonlinear algebraic chain fed by w1 (more unknowns than
+    `WHOLE_SOLVE_LIMIT`): the restart is the clutch's weighted mean (T-CL-4) and the
+    standardization never solves the chain, which no restart reads (MSL 3.1
+    ThyristorBehaviourTest: sympy.solve of a whole circuit did not come back in 600 s)."""
+    from dataclasses import replace
+
+    from mdae_fmu.impulse.standardize import WHOLE_SOLVE_LIMIT
+    base = X.clutch_paper()
+    n = 40
+    assert n > WHOLE_SOLVE_LIMIT
+    chain = tuple(X.eq(f"c{k}", f"y{k} = exp(-y{k - 1}**2) + sin(y{k - 1})" if k > 1
+                       else "y1 = exp(-w1**2)") for k in range(1, n + 1))
+    model = replace(base, variables=base.variables + tuple(X.real(f"y{k}")
+                                                           for k in range(1, n + 1)),
+                    equations=base.equations + chain)
+    for src, dst in (("not g", "g"), ("g", "not g")):
+        st = standardize(problem(model, src, dst))
+        assert not any(str(u).startswith("y") for u in st.solution)
+        w = {str(e.lhs): e.rhs for e in st.restart}
+        j1, j2, w1, w2 = S("j1"), S("j2"), S("w1-"), S("w2-")
+        if dst == "g":
+            b1, b2 = 1 / j1, 1 / j2
+            assert sp.simplify(w["w1+"] - (b2 * w1 + b1 * w2) / (b1 + b2)) == 0
+        else:
+            assert w == {"w1+": w1, "w2+": w2}

@@ -29,7 +29,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ..structure.keyed import dm
+from ..structure.keyed import btf, dm
 from .analysis import ImpulseResult, impulse_analysis
 from .problem import RestartProblem, left, right
 
@@ -107,6 +107,44 @@ def _level_form(problem: RestartProblem, level: str, impulse: ImpulseResult | No
     return eqs, list(targets.values()), others
 
 
+#: Systems with more unknowns than this are solved only in the part the restart reads
+#: (`_restart_part`); smaller ones whole, as before (their reports list every unknown).
+WHOLE_SOLVE_LIMIT = 30
+
+
+def _restart_part(problem: RestartProblem, eqs: list, unknowns: list, targets: list):
+    """``(eqs, unknowns)`` reduced to the blocks of the block-triangular form (theory 003
+    §2.3) that the restart reads: the blocks of the right limits ``targets`` and of the next
+    instances of variables new to the instant (`_restart_eqs`), with every block they read.
+    A when-clause instant on a large circuit that reinits nothing (MSL 3.1
+    ThyristorBehaviourTest: a pulse source's ``T0 = time``) then solves ``x+ = x-`` instead of
+    the whole circuit by `sympy.solve`. Unchanged when the system is small or singular."""
+    if len(unknowns) <= WHOLE_SOLVE_LIMIT or len(eqs) != len(unknowns):
+        return eqs, unknowns
+    have = {j.name for j in problem.jets}
+    needed = set(targets) | {u for u in unknowns
+                             if u.name.rpartition("@")[0] not in ("", *have)
+                             and u.name.endswith("@1")}
+    unk = set(unknowns)
+    occ = {i: [x for x in e.free_symbols if x in unk] for i, e in enumerate(eqs)}
+    if not _nonsingular(eqs, unknowns):
+        return eqs, unknowns
+    blocks = btf(list(occ), occ, unknowns)
+    solved_in = {v: k for k, b in enumerate(blocks) for v in b.unknowns}
+    keep: set[int] = set()
+    todo = [solved_in[v] for v in needed if v in solved_in]
+    while todo:
+        k = todo.pop()
+        if k in keep:
+            continue
+        keep.add(k)
+        for i in blocks[k].equations:
+            todo.extend(solved_in[v] for v in occ[i] if solved_in[v] not in keep)
+    rows = sorted(i for k in keep for i in blocks[k].equations)
+    cols = {v for k in keep for v in blocks[k].unknowns}
+    return [eqs[i] for i in rows], [u for u in unknowns if u in cols]
+
+
 def _solve(eqs, unknowns, knowns_hint, params):
     """Explicit solution when sympy finds one; the root nearest to the left limits."""
     try:
@@ -177,7 +215,7 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
         if all(k != 0 for k in K0) and _nonsingular(K0, unk0):
             hint = {right(j.name, k): left(j.name, k) for j in problem.jets
                     for k in range(max(j.m, 1))}
-            sol = _solve(K0, unk0, hint, problem.params)
+            sol = _solve(*_restart_part(problem, K0, unk0, targets), hint, problem.params)
             if not _unsolved_through_function(K0, sol, targets):
                 sol = {u: _tidy(e) for u, e in (sol or {}).items()}
                 return Standardized("S0", "jet", tuple(K0), tuple(unk0), sol,
@@ -192,7 +230,7 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
     notes = list(impulse.warnings)
 
     def finish(method, K, unknowns, keep_out=()):
-        sol = _solve(K, unknowns, hint, problem.params)
+        sol = _solve(*_restart_part(problem, K, unknowns, targets), hint, problem.params)
         if allow_numeric and _unsolved_through_function(K, sol, targets):
             notes.append("the restart equations call a user function that sympy cannot "
                          "invert: restart computed by the numerical delta-scheme (RR-9334 "
