@@ -112,7 +112,8 @@ def _level_form(problem: RestartProblem, level: str, impulse: ImpulseResult | No
 WHOLE_SOLVE_LIMIT = 30
 
 
-def _restart_part(problem: RestartProblem, eqs: list, unknowns: list, targets: list):
+def _restart_part(problem: RestartProblem, eqs: list, unknowns: list,
+                  targets: list) -> tuple[list, list]:
     """``(eqs, unknowns)`` reduced to the blocks of the block-triangular form (theory 003
     §2.3) that the restart reads: the blocks of the right limits ``targets`` and of the next
     instances of variables new to the instant (`_restart_eqs`), with every block they read.
@@ -215,7 +216,8 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
         if all(k != 0 for k in K0) and _nonsingular(K0, unk0):
             hint = {right(j.name, k): left(j.name, k) for j in problem.jets
                     for k in range(max(j.m, 1))}
-            sol = _solve(*_restart_part(problem, K0, unk0, targets), hint, problem.params)
+            part_eqs, part_unk = _restart_part(problem, K0, unk0, targets)
+            sol = _solve(part_eqs, part_unk, hint, problem.params)
             if not _unsolved_through_function(K0, sol, targets):
                 sol = {u: _tidy(e) for u, e in (sol or {}).items()}
                 return Standardized("S0", "jet", tuple(K0), tuple(unk0), sol,
@@ -230,7 +232,8 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
     notes = list(impulse.warnings)
 
     def finish(method, K, unknowns, keep_out=()):
-        sol = _solve(*_restart_part(problem, K, unknowns, targets), hint, problem.params)
+        part_eqs, part_unk = _restart_part(problem, K, unknowns, targets)
+        sol = _solve(part_eqs, part_unk, hint, problem.params)
         if allow_numeric and _unsolved_through_function(K, sol, targets):
             notes.append("the restart equations call a user function that sympy cannot "
                          "invert: restart computed by the numerical delta-scheme (RR-9334 "
