@@ -234,24 +234,6 @@ def test_condition_changing_offsets_or_differentiated_stays_structural(text, nam
     assert max(md.c[constraint] for md in report.modes) == 1
 
 
-def test_no_event_condition_that_stays_structural_is_still_refused():
-    """The refusal of a structural condition under noEvent (issue 14) is kept for one the
-    demotion cannot take: the branch der(x) versus x changes the offsets."""
-    from mdae_fmu.diagnostics import ModelRejected
-    text = """model NE2
-  Real x(start = 1, fixed = true);
-  Real y;
-  Real v;
-equation
-  v = 1 - time;
-  y = if noEvent(v > 0) then der(x) else x;
-  y = 1;
-end NE2;
-"""
-    with pytest.raises(ModelRejected, match="is under noEvent but is structural"):
-        classify_conditionals(_model(text, "NE2.mo"))
-
-
 def test_atoms_are_demoted_together_only_when_their_union_holds():
     """Two junctions: each toggle keeps the offsets; checked group by group the pair is
     demoted together, the union of all four modes is the single mode analysed."""

@@ -135,16 +135,8 @@ def test_guarded_agrees_with_enumerated(tmp_path, family, n):
     for t in np.sort(rng.uniform(0.2, 5.8, 8)):
         k = inputs[int(rng.integers(len(inputs)))]
         switches.append((float(t), {k: bool(rng.integers(2))}))
-    table = _table(inputs, switches)
-    outs = [v.name for v in model.variables if v.variability == "continuous"
-            and v.type == "Real"]
-    res = []
-    for implicit in (True, False):
-        path = export(model, tmp_path / f"m{int(implicit)}.fmu", implicit=implicit,
-                      progress=False)
-        res.append(simulate_fmu(str(path), stop_time=6.0, relative_tolerance=1e-10,
-                                output_interval=0.01, input=table, output=outs))
-    g, e = res
+    outs, (g, e) = _simulate_both(tmp_path, model, 6.0, output_interval=0.01,
+                                  input=_table(inputs, switches), record_events=False)
     assert len(g) == len(e)
     for x in outs:
         assert np.max(np.abs(g[x] - e[x]) / np.maximum(1.0, np.abs(e[x]))) < 1e-8, x
@@ -182,9 +174,11 @@ def test_transient_guards_are_refused():
         plan_guarded(m, analyze_implicit(m))
 
 
-def _simulate_both(tmp_path, model, stop: float):
-    """The guarded and the enumerated FMU of ``model``, simulated alike (no inputs: the
-    diodes switch physically, on their event indicators)."""
+def _simulate_both(tmp_path, model, stop: float, output_interval: float | None = None,
+                   input=None, record_events: bool = True):
+    """The guarded and the enumerated FMU of ``model``, simulated alike: its continuous Reals
+    over [0, stop] (default: 200 output intervals), with the host's ``input`` table if any
+    (without, the diodes switch physically, on their event indicators)."""
     outs = [v.name for v in model.variables if v.variability == "continuous"
             and v.type == "Real"]
     res = []
@@ -192,7 +186,8 @@ def _simulate_both(tmp_path, model, stop: float):
         path = export(model, tmp_path / f"m{int(implicit)}.fmu", implicit=implicit,
                       progress=False)
         res.append(simulate_fmu(str(path), stop_time=stop, relative_tolerance=1e-10,
-                                output_interval=stop / 200, output=outs, record_events=True))
+                                output_interval=output_interval or stop / 200, input=input,
+                                output=outs, record_events=record_events))
     return outs, res
 
 
