@@ -75,7 +75,15 @@ def test_loops_compute_what_the_blocks_compute(tmp_path, monkeypatch, n):
     assert len(rows) >= 4 and "chain.v[1] */" in rows[0]
     assert all("/*" not in row for row in rows[1:])
     with zipfile.ZipFile(flat) as z:
-        assert "for (int q" not in z.read("sources/model_schedule_0.c").decode()
+        flat_src = z.read("sources/model_schedule_0.c").decode()
+    assert "for (int q" not in flat_src
+    # one function per block (docs/decisions.md §14), headed by its equations and unknowns,
+    # called once, in schedule order
+    import re
+    defined = re.findall(r"/\* block (\d+): [^\n]*\*/\nstatic int block(\d+)\(", flat_src)
+    assert len(defined) >= 5 * n and all(a == b for a, b in defined)
+    called = [int(k) for k in re.findall(r"if \(block(\d+)\(inst, d, r\)\) return 1;", flat_src)]
+    assert called == sorted(int(k) for k, _ in defined)
     a = simulate_fmu(str(looped), stop_time=1.0, output_interval=0.01)
     b = simulate_fmu(str(flat), stop_time=1.0, output_interval=0.01)
     for name in a.dtype.names:

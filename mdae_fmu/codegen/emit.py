@@ -6,9 +6,10 @@ Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
   FMU (the generic wrapper and runtime);
 * ``config.h`` (sizes, GUID, tolerances) and ``model.c`` (tables, events, initialization,
   drift control) from ``config.h.j2`` / ``model.c.j2``;
-* ``model_schedule_<k>.c``: the blocks of the schedule, split into files of at most
-  `STATEMENTS_PER_FILE` blocks and functions of at most `STATEMENTS_PER_FUNCTION`, so that gcc
-  stays fast (and parallel) on large models.
+* ``model_schedule_<k>.c``: the blocks of the schedule, one static function each (a loop
+  over a slot table for repeated blocks), split into files of at most `STATEMENTS_PER_FILE`
+  blocks called from functions of at most `STATEMENTS_PER_FUNCTION` calls, so that gcc stays
+  fast (and parallel) on large models.
 """
 
 from __future__ import annotations
@@ -97,9 +98,11 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
 
 def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrinter,
                   part, comment_name: str) -> str:
-    """``model_schedule.c.j2`` rendered for ``blocks`` (global indices from ``first``): the
-    blocks' code in functions of at most `STATEMENTS_PER_FUNCTION` blocks, so that gcc stays
-    fast on large models, and the helpers they need (module docstring)."""
+    """``model_schedule.c.j2`` rendered for ``blocks`` (global indices from ``first``): one
+    static function per block (``block<k>``, headed by its equations and unknowns) and one
+    per run of repeated blocks (a loop over its slot table, `mdae_fmu.codegen.runs`), called
+    in schedule order by part functions of at most `STATEMENTS_PER_FUNCTION` calls, and the
+    helpers they need (module docstring; docs/decisions.md §14)."""
     helpers, functions, stmts = [], [], []
     codes = [emit_block(blk, k, printer) for k, blk in enumerate(blocks, first)]
     # repeated blocks: one loop over a slot table each (mdae_fmu.codegen.runs)
@@ -124,23 +127,32 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
             body, text = run_code(f"run{part}_{i}",
                                   [shapes[i + q * p:i + (q + 1) * p] for q in range(m)], k,
                                   templates, "; ".join(describe(j) for j in range(i, i + p)))
-            stmts.append(body)
             helpers.append(text)
+            helpers.append(_block_function(f"run{part}_{i}_loop", body))
+            stmts.append(f"    if (run{part}_{i}_loop(inst, d, r)) return 1;")
             i += p * m
         else:
             code = codes[i]
-            stmts.append(f"    /* block {k}: {describe(i)} */")
-            stmts.append(code.body)
             if code.helpers:
                 helpers.append(code.helpers)
+            helpers.append(f"/* block {k}: {describe(i)} */\n"
+                           + _block_function(f"block{k}", code.body))
+            stmts.append(f"    if (block{k}(inst, d, r)) return 1;")
             i += 1
-        if len(stmts) >= 2 * STATEMENTS_PER_FUNCTION:
+        if len(stmts) >= STATEMENTS_PER_FUNCTION:
             functions.append("\n".join(stmts))
             stmts = []
     if stmts:
         functions.append("\n".join(stmts))
     return env.get_template("model_schedule.c.j2").render(
         part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
+
+
+def _block_function(name: str, body: str) -> str:
+    """One block (or loop over repeated blocks) of the schedule as a static C function that
+    returns 1 when its solver fails (the comment heading ``body`` names the block)."""
+    return (f"static int {name}(ModelInstance *inst, ModelData *d, double *r)\n{{\n"
+            f"    (void)inst; (void)d; (void)r;\n{body}\n    return 0;\n}}\n")
 
 
 def _num_list(values, fmt=repr) -> str:
