@@ -10,7 +10,9 @@ Per model:
   ``refused`` with the importer's ``file:line:col: message`` otherwise;
 * **analysis**: accepted / rejected (first message);
 * **export**: an FMI 2.0 Model Exchange FMU (gcc -Werror);
-* **simulate**: FMPy CVode (rtol 1e-8) up to the test's stopTime (default 1 s);
+* **simulate**: FMPy CVode (rtol 1e-8, 500 output intervals, at most 500 steps each) up to
+  the test's stopTime (default 1 s; for an MSL example, whose flat text carries no
+  annotation, the manifest's ``stop_time`` is its ``experiment(StopTime)``);
 * **reference**: for OpenModelica simulation tests, the ``val(x, t)`` values of the test's
   expected output; a value matches when ``|sim - ref| <= 1e-3 * max(1, |ref|)``.
 

@@ -79,16 +79,24 @@ MAX_OUTPUT_INTERVALS = 100_000
 def _output_interval(md, stop_time: float | None) -> float | None:
     """The output interval: the FMU's DefaultExperiment stepSize (FMPy uses it only for
     Co-Simulation, and its own choice for Model Exchange), None without one. FMPy takes
-    start time, stop time and tolerance from the DefaultExperiment itself."""
+    start time, stop time and tolerance from the DefaultExperiment itself.
+
+    A ``stop_time`` shorter than the DefaultExperiment's keeps its number of output intervals
+    (a shorter interval, never a longer one): FMPy's CVode takes at most 500 steps per output
+    interval, and an interval chosen for a long horizon spans the whole of a short one
+    (AmplifierWithOpAmpDetailed exported for 1 s, stepSize 2 ms, simulated for 3 ms stopped
+    with mxstep at 0.45 ms)."""
     de = md.defaultExperiment
     if de is None or de.stepSize is None:
         return None
     step = float(de.stepSize)
     start = float(de.startTime) if de.startTime is not None else 0.0
-    stop = stop_time if stop_time is not None else (
-        float(de.stopTime) if de.stopTime is not None else start + 1.0)
+    de_stop = float(de.stopTime) if de.stopTime is not None else start + 1.0
+    stop = stop_time if stop_time is not None else de_stop
     if not (step > 0 and stop > start):
         return None
+    if start < stop < de_stop:
+        step *= (stop - start) / (de_stop - start)
     while (stop - start) / step > MAX_OUTPUT_INTERVALS:
         step *= 2
     return step

@@ -197,12 +197,30 @@ static double norm_inf(int n, const double *v)
     return m;
 }
 
+/* Scaled size of the Newton step dx at the iterate x (n entries): max |dx_k| / (1 + |x_k|). */
+static double newton_step_size(int n, const double *dx, const double *x)
+{
+    double step = 0.0;
+    int k;
+    for (k = 0; k < n; k++) step = fmax(step, fabs(dx[k]) / (1.0 + fabs(x[k])));
+    return step;
+}
+
 /* Damped Newton on F(u) = 0 with the analytic Jacobian; the current slot values are the
- * initial guess; where the Jacobian is numerically singular, the step is `singular_step`. Step halving until the residual norm decreases (at most 12 halvings); at
- * most MDAE_NEWTON_MAXIT iterations. Converged when the scaled step is below 1e-12 or the
- * residual below 1e-14. A failed solve puts the initial guess back into the slots, so that
- * the host's retry from a good state starts from the last solution, not from the failed
- * iterate. */
+ * initial guess; where the Jacobian is numerically singular, the step is `singular_step`. Step
+ * halving until the residual norm decreases (at most 12 halvings); at most MDAE_NEWTON_MAXIT
+ * iterations. Converged when the residual is exactly zero, or when the scaled step (in the
+ * units of the unknowns, `newton_step_size`) is below 1e-12 with a residual below 1e-8 (1 +
+ * |u|). There is no absolute residual threshold: the residual's units are the equation's (an
+ * ampere through a megohm), and a shortcut such as |F| <= 1e-14 left the unknowns at their guess
+ * for small changes of the inputs, so a difference-quotient Jacobian of the host saw a wrong,
+ * piecewise constant derivative (ThyristorBehaviourTest: der(inductor.i) 5e6 instead of
+ * 4.9e11 per ampere). Once a step has been taken, the step from the current residual with
+ * the last factorization (a chord step, no new Jacobian) decides convergence and is applied;
+ * a chord step below 1e-10 that is not half the step before it is the rounding floor of an
+ * ill-conditioned block, converged as well.
+ * A failed solve puts the initial guess back into the slots, so that the host's retry from a
+ * good state starts from the last solution, not from the failed iterate. */
 int mdae_newton_block(ModelInstance *inst, int n, const int *u,
                       void (*residual)(const ModelData *, double *),
                       void (*jacobian)(const ModelData *, double *), int block)
@@ -210,17 +228,29 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
     ModelData *d = &inst->d;
     double *J = inst->work, *F = J + n * n, *x0 = F + n, *dx = x0 + n; /* dx: 2n */
     double *guess = dx + 2 * n, *M = guess + n;
-    int *perm = inst->iwork, it, k, h;
-    double fn;
+    int *perm = inst->iwork, it, k, h, factored = 0;
+    double fn, last = INFINITY;
     for (k = 0; k < n; k++) guess[k] = d->r[u[k]];
     residual(d, F);
     fn = norm_inf(n, F);
     for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
-        double step = 0.0;
-        if (fn <= 1e-14) return 0;
+        double step;
+        if (fn == 0.0) return 0;
         if (!isfinite(fn)) break;
+        for (k = 0; k < n; k++) x0[k] = d->r[u[k]];
+        if (factored) {          /* chord step: converged when it is negligible */
+            for (k = 0; k < n; k++) dx[k] = F[k];
+            mdae_lu_solve(n, J, perm, dx);
+            step = newton_step_size(n, dx, x0);
+            if ((step <= 1e-12 || (step <= 1e-10 && step > 0.5 * last))
+                && fn <= 1e-8 * (1.0 + norm_inf(n, x0))) {
+                for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - dx[k];
+                return 0;
+            }
+        }
         jacobian(d, J);
-        if (mdae_lu_factor(n, J, perm)) {
+        factored = !mdae_lu_factor(n, J, perm);
+        if (!factored) {
             memset(J, 0, sizeof(double) * (size_t)(n * n));
             jacobian(d, J);
             if (singular_step(n, J, F, M, dx, perm)) {
@@ -232,7 +262,6 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
             for (k = 0; k < n; k++) dx[k] = F[k];
             mdae_lu_solve(n, J, perm, dx);
         }
-        for (k = 0; k < n; k++) x0[k] = d->r[u[k]];
         for (h = 0; h <= 12; h++) {
             double lambda = ldexp(1.0, -h), fnew;
             for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
@@ -240,8 +269,8 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
             fnew = norm_inf(n, F);
             if (fnew < fn || h == 12) { fn = fnew; break; }
         }
-        for (k = 0; k < n; k++) step = fmax(step, fabs(dx[k]) / (1.0 + fabs(x0[k])));
-        if (step <= 1e-12 && fn <= 1e-8 * (1.0 + norm_inf(n, x0))) return 0;
+        last = newton_step_size(n, dx, x0);
+        if (last <= 1e-12 && fn <= 1e-8 * (1.0 + norm_inf(n, x0))) return 0;
     }
     if (isfinite(fn) && fn <= 1e-10) return 0;
     for (k = 0; k < n; k++) d->r[u[k]] = guess[k];

@@ -134,3 +134,15 @@ def test_simulate_command_uses_the_default_experiment(decay_fmu, tmp_path, capsy
     assert rows[1][0] == pytest.approx(0.01) and rows[-1][0] == pytest.approx(3.0)
     assert rows[-1][1] == pytest.approx(math.exp(-6), rel=1e-4)
     assert "simulated 0 .. 3 s" in capsys.readouterr().out
+
+
+def test_simulate_shorter_than_the_default_experiment_keeps_its_intervals(decay_fmu, tmp_path):
+    """``--stop-time 0.3`` on the FMU made for 0 .. 3 s at 0.01: 300 output intervals of 0.001
+    (not 30 of 0.01; FMPy's CVode takes at most 500 steps per output interval)."""
+    _, fmu = decay_fmu
+    csv = tmp_path / "short.csv"
+    assert main(["simulate", str(fmu), "--stop-time", "0.3", "--csv", str(csv)]) == 0
+    rows = [list(map(float, r.split(","))) for r in csv.read_text().splitlines()[1:]]
+    assert len(rows) == 301
+    assert rows[1][0] == pytest.approx(0.001) and rows[-1][0] == pytest.approx(0.3)
+    assert rows[-1][1] == pytest.approx(math.exp(-0.6), rel=1e-4)

@@ -398,6 +398,71 @@ end Blocks;""", "Blocks")
     assert np.abs(y ** 3 + y - x - 1.0).max() < 1e-10
 
 
+#: A blocking thyristor in series with R and L on a sine source (MSL 3.1 ThyristorBehaviourTest
+#: in its off state): the element's current is tiny (30 V over a megohm), its voltage is the
+#: unknown of a Newton block (exponential breakdown branch below -VRRM), and the circuit's time
+#: constant L/(R + Roff) is 2 ps.
+OFF_STATE = """class OffState
+  parameter Real Roff = 1e6;
+  parameter Real R = 10.0;
+  parameter Real L = 2e-6;
+  parameter Real V = 30.0;
+  parameter Real f = 1e4;
+  Real i(start = 0.0, fixed = true);
+  Real v;
+equation
+  i = if v < -100.0 then -100.0 * exp((-v - 100.0) / 0.0296) / Roff else v / Roff;
+  L * der(i) = V * sin(2 * 3.141592653589793 * f * time) - v - R * i;
+end OffState;"""
+
+
+def test_newton_block_follows_changes_below_any_residual_threshold(tmp_path):
+    """A change of the state of 1e-16 A changes the residual of the Newton block by 1e-16 A:
+    the block still takes its Newton step (its convergence is judged on the step, in the units
+    of the unknown), so the difference quotient of der(i) is the exact -(R + Roff)/L. With an
+    absolute residual threshold (|F| <= 1e-14) the voltage stayed at its guess and the quotient
+    was -R/L, five orders too small: CVode's Jacobian was wrong and its steps stayed at the
+    2 ps time constant (ThyristorBehaviourTest, mxstep at t = 8.1e-10 s)."""
+    path = build(tmp_path, OFF_STATE, "OffState")
+    with zipfile.ZipFile(path) as z:          # v is solved by the runtime's Newton iteration
+        assert any("mdae_newton_block(" in z.read(n).decode() for n in z.namelist()
+                   if n.startswith("sources/model_schedule"))
+    fmu, _ = _instance(path, "m")
+    _init(fmu)
+    x = (ctypes.c_double * 1)()
+    dx = (ctypes.c_double * 1)()
+
+    def der(i):
+        x[0] = i
+        fmu.setContinuousStates(x, 1)
+        fmu.getDerivatives(dx, 1)
+        return dx[0]
+
+    fmu.setTime(5e-10)
+    i0 = 30.0 * math.sin(2 * math.pi * 1e4 * 5e-10) / (1e6 + 10.0)   # quasi-static current
+    base = der(i0)
+    for delta in (1e-16, 1e-15, 1e-13):
+        quotient = (der(i0 + delta) - base) / delta
+        assert quotient == pytest.approx(-(1e6 + 10.0) / 2e-6, rel=1e-4), delta
+    fmu.terminate()
+    fmu.freeInstance()
+
+
+def test_stiff_off_state_simulates_with_cvode(tmp_path):
+    """Two periods of the source (the MSL example's StopTime) with FMPy's CVode (at most 500
+    steps per output interval, 500 intervals) simulate: the current is the closed form of
+    L i' + (R + Roff) i = V sin(wt), i(0) = 0."""
+    path = build(tmp_path, OFF_STATE, "OffState")
+    r = sim(path, stop_time=2e-4, relative_tolerance=1e-10, output_interval=4e-7, output=["i"])
+    t = r["time"]
+    w, rt, wl = 2 * math.pi * 1e4, 1e6 + 10.0, 2e-6 * 2 * math.pi * 1e4
+    z2 = rt ** 2 + wl ** 2
+    exact = 30.0 / z2 * (rt * np.sin(w * t) - wl * np.cos(w * t) + wl * np.exp(-t * rt / 2e-6))
+    assert t[-1] == pytest.approx(2e-4)
+    # CVode's absolute tolerance is rtol * nominal = 1e-10 A: a few of them, 1e-5 of the amplitude
+    assert np.abs(r["i"] - exact).max() < 1e-5 * 30.0 / rt
+
+
 # --- events ---------------------------------------------------------------------------------
 
 def test_sample_terminate_and_initial(tmp_path):
