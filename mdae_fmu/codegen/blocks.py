@@ -316,10 +316,32 @@ def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
 
 
 def _linear_split_any(expr: sp.Expr, u: sp.Symbol):
+    if isinstance(expr, sp.Piecewise):
+        return _piecewise_split(expr, u)
     split = linear_split(expr, u)
     if split is None and tree_size(expr, 400) < 400:
         split = linear_split(sp.expand(expr), u)
     return split
+
+
+def _piecewise_split(expr: sp.Piecewise, u: sp.Symbol):
+    """``a*u + b`` for a piecewise ``expr`` whose conditions do not read ``u`` and whose
+    pieces are each linear in ``u``: ``a`` and ``b`` piecewise with the same conditions (the
+    rows of a merged block, `mdae_fmu.codegen.merged`: linear in every mode)."""
+    a_pieces, b_pieces = [], []
+    for piece, cond in expr.args:
+        if u in cond.free_symbols:
+            return None
+        if u not in piece.free_symbols:
+            a, b = sp.Integer(0), piece
+        else:
+            split = _linear_split_any(piece, u)
+            if split is None:
+                return None
+            a, b = split
+        a_pieces.append((a, cond))
+        b_pieces.append((b, cond))
+    return sp.Piecewise(*a_pieces), sp.Piecewise(*b_pieces)
 
 
 def classify(block: BlockPlan) -> str:

@@ -73,6 +73,8 @@ class GuardedBlock:
     #                          equations change with the mode, so it restarts at every change
     cons: tuple = ()         # its consistency equations F^{<c} (sympy), which hold in its
     #                          modes: the rows of the drift and of the projection
+    sel: Any = None          # a merged block's mode-selected unknowns and rows
+    #                          (`mdae_fmu.codegen.merged.Selection`)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,9 @@ class GuardedPlan:
     # the states of some modes only (`_conditional_states`): (formula node, slot, store
     # slot or -1, derivative slot); activity flag k at d->i[active_slot + len(blocks) + k]
     cond_states: tuple = ()
+    # the selection flags of merged blocks (`mdae_fmu.codegen.merged`): their formulas (nodes
+    # of ``table``); flag k at d->i[active_slot + len(blocks) + len(cond_states) + k]
+    flag_roots: tuple = ()
 
 
 def _check_long_modes_only(model: Model, switching: bool) -> None:
@@ -265,14 +270,12 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
     col_of = {n: j for j, n in enumerate(cols)}
     from ..implicit.analysis import _branches
 
-    variants = []        # (formula BDD, BlockPlan, restart, writes, reads, origin)
+    variants = []        # (formula BDD, BlockPlan, restart, writes, reads, origin, ...)
     cache: dict = {}
+    coarse, absorbed = _coarse_components(model, ia, regular)
     for cb in ia.blocks:
-        if cb.coarse:
-            raise ModelRejected(
-                f"model {model.name}: the equations {', '.join(cb.equations[:6])} form a "
-                f"union component the implicit analysis does not split per mode; the guarded "
-                f"exporter does not solve it yet")
+        if cb.coarse or id(cb) in absorbed:
+            continue
         parts: list = [(cb.formula & regular, {})]
         for e in cb.equations:
             parts = _case_split(parts, e, ia.c[row_of[e]])
@@ -296,21 +299,38 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
                 plan, restart, writes, reads, cons = _variant(
                     cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey)
                 variants.append((g, plan, restart, writes, reads,
-                                 (cb.equations, cb.unknowns), False, cons))
+                                 (cb.equations, cb.unknowns), False, cons, None))
 
     mode_slot = union.n_int
     bits_slot = mode_slot + 1
     bits = [sp.Symbol(f"mdae_bit_{k}") for k in range(len(space.atoms))]
     if max_variants is None:
         max_variants = MAX_VARIANTS
-    variants = _merge_components(variants, ia, cache, dmax, multi, table, xleft, zeta, h,
-                                 var_id, bits, max_variants)
+    from .merged import MergeContext, merged_block
+    ctx = MergeContext(ia, cache, dmax, multi, table, xleft, zeta, h, var_id)
+    variants = _merge_components(variants, ctx, max_variants)
+    for eqs, unk, formula in coarse:
+        merged = merged_block(ctx, eqs, unk, formula)
+        if merged is None:
+            raise ModelRejected(
+                f"model {model.name}: the equations {', '.join(eqs[:6])} form a union "
+                f"component the implicit analysis does not split per mode, and it cannot be "
+                f"solved as one block (its equations and unknowns do not match in every mode, "
+                f"or it reads a mode-dependent variable it does not solve)")
+        variants.append(merged)
     variants = _schedule_order(variants)
+    flags = list(ctx.flags.values())
     ft, roots = _formula_table(bdd, space, [v[0] for v in variants]
-                               + [f for f, _ in cond_states])
-    state_roots = roots[len(variants):]
-    blocks = tuple(GuardedBlock(p, r, rs, w, rd, o, mg, cons)
-                   for (_, p, rs, w, rd, o, mg, cons), r in zip(variants, roots))
+                               + [f for f, _ in cond_states] + [f for _, f in flags])
+    state_roots = roots[len(variants):len(variants) + len(cond_states)]
+    flag_roots = roots[len(variants) + len(cond_states):]
+    blocks = tuple(GuardedBlock(p, r, rs, w, rd, o, mg, cons, sel)
+                   for (_, p, rs, w, rd, o, mg, cons, sel), r in zip(variants, roots))
+    proxy_slots = {}
+    for sym in ctx.proxies + ctx.rproxies:
+        proxy_slots[sym] = n_real
+        real_names.append(f"mdae_proxy({sym})")
+        n_real += 1
 
     # --- FMI variables and slots
     taken = {v.name for v in union.variables}
@@ -318,7 +338,8 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
     while name in taken:
         name += "_"
     active_slot = bits_slot + len(space.atoms)
-    n_int = active_slot + len(blocks) + len(cond_states)
+    flag_slot = active_slot + len(blocks) + len(cond_states)
+    n_int = flag_slot + len(flags)
     variables = list(union.variables)
     variables.append(FmiVariable(name, "Integer", mode_slot, "output", "discrete", "exact", 0,
                                  "current mode: the guard bits as a number (bit k = guard k) "
@@ -327,7 +348,11 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
     consistency = ()
     slots = dict(union.slots)
     slots.update({b: Slot("i", bits_slot + k, name=f"guard {k}") for k, b in enumerate(bits)})
-    compiled = replace(union, blocks=tuple(b.plan for b in blocks), consistency=consistency,
+    slots.update({sym: Slot("i", flag_slot + k, name=f"selection {k}")
+                  for k, (sym, _) in enumerate(flags)})
+    slots.update({sym: Slot("r", proxy_slots[sym], name=str(sym)) for sym in ctx.proxies})
+    compiled = replace(union, blocks=tuple(_structural(b) for b in blocks),
+                       consistency=consistency,
                        variables=tuple(variables), n_int=n_int, n_real=n_real,
                        real_names=tuple(real_names), dependencies={}, slots=slots)
     guards = tuple(table.to_sympy(a) for a in space.atoms)
@@ -336,6 +361,7 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
     compiled, banded = _band_left_limit_relations(report, compiled)
     extra = {xleft[s.symbol]: left[s.slot] for s in union.states}
     extra.update({zeta[n]: impulse[n] for n in zeta})
+    extra.update({sym: proxy_slots[sym] for sym in ctx.rproxies})
     var_slots = []
     for n in cols:
         slot = state_slot[table.sym(n, dmax[n] - 1)] if dmax[n] >= 1 else -1
@@ -346,7 +372,25 @@ def plan_guarded(model: Model, ia, max_variants: int | None = None) -> GuardedPl
                      for r, (_, s) in zip(state_roots, cond_states))
     return GuardedPlan(compiled, guards, tuple(space.names), blocks, ft, mode_slot, bits_slot,
                        active_slot, left, impulse, extra, tuple(var_slots), ia.n_modes,
-                       _watched(report, banded), banded, activity)
+                       _watched(report, banded), banded, activity, tuple(flag_roots))
+
+
+def _written(plan: BlockPlan, sel) -> tuple:
+    """The instances a block computes: its unknowns, for a merged block with mode-selected
+    unknowns the leading instances its proxies stand for (`mdae_fmu.codegen.merged`)."""
+    if sel is None:
+        return plan.unknowns
+    proxies = {p for _, p, _ in sel.top}
+    return tuple(u for u in plan.unknowns if u not in proxies) + tuple(
+        dict.fromkeys(t for _, _, t in sel.top))
+
+
+def _structural(gb: GuardedBlock) -> BlockPlan:
+    """The block as `compile_model`'s consumers (dependencies, scratch sizes) read it: its
+    unknowns the instances it computes (`_written`)."""
+    if gb.sel is None:
+        return gb.plan
+    return replace(gb.plan, unknowns=_written(gb.plan, gb.sel))
 
 
 def _schedule_order(variants):
@@ -361,11 +405,11 @@ def _schedule_order(variants):
     import heapq
     writers: dict = {}
     for k, v in enumerate(variants):
-        for x in v[1].unknowns:
+        for x in _written(v[1], v[8]):
             writers.setdefault(x, []).append(k)
     after: list[set] = [set() for _ in variants]
     for k, v in enumerate(variants):
-        own = set(v[1].unknowns)
+        own = set(_written(v[1], v[8])) | set(v[1].unknowns)
         for x in v[1].symbols - own:
             for w in writers.get(x, ()):
                 if w != k and (variants[w][0] & v[0]) != v[0].bdd.false:
@@ -464,34 +508,14 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=()):
     return plan, restart, tuple(writes), tuple(sorted(reads)), cons
 
 
-def _bdd_expr(bdd, space, u, bits, memo=None):
-    """The BDD ``u`` as a sympy Boolean over the guard-bit symbols ``bits``."""
-    memo = {} if memo is None else memo
-    if u == bdd.true:
-        return sp.true
-    if u == bdd.false:
-        return sp.false
-    key = int(u)
-    if key not in memo:
-        k = space.atoms.index(next(a for a in space.atoms if space.var_of[a] == u.var))
-        hi = _bdd_expr(bdd, space, bdd.let({u.var: True}, u), bits, memo)
-        lo = _bdd_expr(bdd, space, bdd.let({u.var: False}, u), bits, memo)
-        memo[key] = sp.Or(sp.And(bits[k], hi), sp.And(sp.Not(bits[k]), lo))
-    return memo[key]
-
-
-def _merge_components(variants, ia, cache, dval, multi, table, xleft, zeta, h, var_id, bits,
-                      max_variants):
-    """Blocks coupled through their equations (one union component of the analysis) with
-    more than ``max_variants`` variants become ONE block over the union of their unknowns,
-    valid in every mode: each equation is the piecewise expression of its variants, selected
-    by the guard bits, and likewise its restart row (docs/decisions.md §9: the conditional
-    dependency graph with membership formulas instead of listed blocks). Code then grows with
-    the equations, not with the runs of engaged clutches. Requires that the component solves
-    the same unknowns in every mode, and that no variable its equations read changes its
-    offset d with the mode (``multi``)."""
-    space = ia.space
-    bdd = space.bdd
+def _merge_components(variants, ctx, max_variants):
+    """Blocks coupled through their equations or unknowns (one union component of the
+    analysis) with more than ``max_variants`` variants become ONE block over the union of
+    their unknowns, valid in every mode (`mdae_fmu.codegen.merged`: equations, their orders
+    and the unknowns' leading instances selected by the guard bits; docs/decisions.md §9).
+    Code then grows with the equations, not with the runs of engaged clutches or the subsets
+    of conducting diodes. A component that cannot be one block keeps its variants."""
+    from .merged import merged_block
     parent: dict = {}
 
     def find(x):
@@ -500,95 +524,50 @@ def _merge_components(variants, ia, cache, dval, multi, table, xleft, zeta, h, v
         return x
 
     for v in variants:
-        eqs = v[5][0]
-        for e in eqs[1:]:
-            parent[find(e)] = find(eqs[0])
-        find(eqs[0])
+        keys = [("e", e) for e in v[5][0]] + [("u", u) for u in v[5][1]]
+        for k in keys[1:]:
+            parent[find(k)] = find(keys[0])
     groups: dict = {}
     for v in variants:
-        groups.setdefault(find(v[5][0][0]), []).append(v)
-    memo: dict = {}
+        groups.setdefault(find(("e", v[5][0][0])), []).append(v)
+    row_of: dict = {e: i for i, e in enumerate(ctx.ia.graph.rows)}
+    col_of: dict = {n: j for j, n in enumerate(ctx.ia.graph.cols)}
     out = []
-    eq_by_id = {eq.id: eq for eq in ia.model.equations}
-    row_of = {e: i for i, e in enumerate(ia.graph.rows)}
-    from ..implicit.analysis import _branches
     for vs in groups.values():
-        if len(vs) <= max_variants:
+        merged = None
+        if len(vs) > max_variants:
+            eqs = sorted({e for v in vs for e in v[5][0]}, key=row_of.get)
+            unk = sorted({u for v in vs for u in v[5][1]}, key=col_of.get)
+            formula = vs[0][0]
+            for v in vs[1:]:
+                formula |= v[0]
+            merged = merged_block(ctx, eqs, unk, formula)
+        if merged is None:
             out.extend(vs)
-            continue
-        eqs = sorted({e for v in vs for e in v[5][0]}, key=row_of.get)
-        unk = sorted({u for v in vs for u in v[5][1]}, key=list(dval).index)
-        read = {ia.graph.cols[j] for e in eqs for j in ia.graph.sig[row_of[e]]}
-        if len(unk) != len(eqs) or read & multi:
-            out.extend(vs)
-            continue
-        formula = bdd.false
-        for v in vs:
-            formula |= v[0]
-        top_rows, restart_rows, reads = [], [], set()
-        mine = set(unk)
-        for e in eqs:
-            pieces, rpieces = [], []
-            for c, fc in ia.c[row_of[e]].items():
-                for bf, res in _branches(space, eq_by_id[e].residual, fc & formula):
-                    key = (e, res, c)
-                    if key not in cache:
-                        r = table.to_sympy(res)
-                        t, cons = latent_system(table, {e: r}, {e: c}, [e])
-                        cache[key] = (r, t[0][2], {k: x for _, k, x in cons})
-                    r, x, low = cache[key]
-                    if c >= 1:
-                        row = low[c - 1]
-                    else:
-                        rkey = ("restart", e, res)
-                        if rkey not in cache:
-                            cache[rkey] = _restart_row(r, dval, table, xleft, zeta, h)
-                        row = cache[rkey]
-                        if row is None:
-                            raise ModelRejected(
-                                f"equation {e}: its restart has no limit as the instant's "
-                                f"length goes to 0 (not affine in the impulsive unknowns)")
-                    cond = _bdd_expr(bdd, space, bf, bits, memo)
-                    pieces.append((x, cond))
-                    rpieces.append((row, cond))
-                    for (n, k) in table.instances(r):
-                        if n not in mine and n in dval and (k == dval[n] or dval[n] == 0):
-                            reads.add(var_id[n])
-            top_rows.append(_piecewise(pieces))
-            restart_rows.append(_piecewise(rpieces))
-        unknowns = tuple(table.sym(u, dval[u]) for u in unk)
-        r_unknowns = tuple(table.sym(u, dval[u] - 1) if dval[u] >= 1 else zeta[u]
-                           for u in unk)
-        label = "+".join(eqs[:3]) + (f"+...({len(eqs)} equations)" if len(eqs) > 3 else "")
-        plan = BlockPlan(label, unknowns, tuple(top_rows))
-        restart = BlockPlan(f"restart {label}", r_unknowns, tuple(restart_rows))
-        out.append((formula, plan, restart, tuple(var_id[u] for u in unk),
-                    tuple(sorted(reads)), (tuple(eqs), tuple(unk)), True, ()))
+        else:
+            out.append(merged)
     return out
 
 
-def _piecewise(pieces):
-    """One expression from ``[(expr, condition)]`` with disjoint conditions covering the
-    block's modes (the last one taken as the default)."""
-    if len(pieces) == 1 or all(p[0] == pieces[0][0] for p in pieces):
-        return pieces[0][0]
-    return sp.Piecewise(*pieces[:-1], (pieces[-1][0], True))
-
-
-def _restart_row(r, dval, table, xleft, zeta, h):
-    """The restart row of an offset-0 equation ``r`` (module docstring): leading derivatives
-    as (X+ − X−)/h, algebraic unknowns as ζ/h, times h, at h = 0."""
-    subs = {}
-    for (n, k) in table.instances(r):
-        if n not in dval:
+def _coarse_components(model: Model, ia, regular):
+    """The components the analysis leaves coarse (one block for all modes, not split per
+    mode), each with the single-equation blocks that solve its unknowns in some modes (the
+    diode bank's ``Z_k``: ``u_k`` where diode k conducts, ``i_k`` where it blocks):
+    ``([(equations, unknowns, formula)], absorbed blocks)``."""
+    out: list = []
+    absorbed: set[int] = set()
+    row_of: dict = {e: i for i, e in enumerate(ia.graph.rows)}
+    col_of: dict = {n: j for j, n in enumerate(ia.graph.cols)}
+    for cb in ia.blocks:
+        if not cb.coarse:
             continue
-        d = dval[n]
-        if d >= 1 and k == d:
-            Y = table.sym(n, d - 1)
-            subs[table.sym(n, k)] = (Y - xleft[Y]) / h
-        elif d == 0 and k == 0:
-            subs[table.sym(n, 0)] = zeta[n] / h
-    return _limit0(sp.expand(h * r.xreplace(subs)), h)
+        U, Eq = set(cb.unknowns), set(cb.equations)
+        extra = [b for b in ia.blocks if not b.coarse and set(b.unknowns) <= U
+                 and not set(b.equations) & Eq]
+        absorbed.update(id(b) for b in extra)
+        eqs = sorted(Eq | {e for b in extra for e in b.equations}, key=lambda e: row_of[e])
+        out.append((eqs, sorted(U, key=lambda u: col_of[u]), cb.formula & regular))
+    return out, absorbed
 
 
 def _limit0(g: sp.Expr, h: sp.Symbol):
@@ -631,7 +610,9 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
             perm = max(perm, len(gb.plan.unknowns))
             stmts.append(f"    if ({c_slot(Slot('i', plan.active_slot + k))}) {{ /* block {k}: "
                          f"{c_comment(gb.plan.label, 60)} */")
+            stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, True))
             stmts.append(code.body)
+            stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, False))
             stmts.append("    }")
             if code.helpers:
                 helpers.append(code.helpers)
@@ -656,7 +637,8 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         code = emit_block(gb.restart, k, rp)
         work = max(work, newton_work(len(gb.restart.unknowns)))
         perm = max(perm, len(gb.restart.unknowns))
-        restarts.append((k, code))
+        sel = gb.sel.restart if gb.sel else ()
+        restarts.append((k, code, _copies(sel, rslots, True), _copies(sel, rslots, False)))
     files["model_restarts.c"] = _restarts_file(cm, restarts)
     cons, n_rows = _consistency_context(plan, p)
     if n_rows:
@@ -667,6 +649,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         comment_name=c_comment(cm.name), guards=[p.doprint(g) for g in plan.guards],
         guard_names=[c_string(g) for g in plan.guard_names], ng=len(plan.guards),
         nblocks=len(plan.blocks), parts=[f"g{k}" for k in range(n_files)],
+        nflags=len(plan.flag_roots), flag_roots=_ints(plan.flag_roots),
         bdd_var=_ints(ft.var), bdd_lo=_ints(ft.lo), bdd_hi=_ints(ft.hi), nnodes=len(ft.var),
         roots=_ints([b.formula for b in plan.blocks]),
         ncs=len(plan.cond_states), cs_roots=_ints([c[0] for c in plan.cond_states]),
@@ -713,9 +696,24 @@ def _consistency_context(plan: GuardedPlan, printer):
             continue
         read = sorted({index[state_slot[x]] for e in gb.cons for x in e.free_symbols
                        if x in state_slot})
-        out.append(dict(k=k, rows=[printer.doprint(e) for e in gb.cons], states=read))
+        when = gb.sel.cons_when if gb.sel else (None,) * len(gb.cons)
+        out.append(dict(k=k, states=read, rows=[
+            ("1" if w is None else printer.doprint(w), printer.doprint(e))
+            for w, e in zip(when, gb.cons)]))
         n_rows += len(gb.cons)
     return out, n_rows
+
+
+def _copies(sel, slots: dict, gather: bool) -> list[str]:
+    """C statements of a merged block's mode-selected unknowns (`mdae_fmu.codegen.merged`):
+    where a flag is set, the instance into its proxy (``gather``: the solver's guess) or the
+    proxy into the instance (after the solve)."""
+    out = []
+    for flag, proxy, target in sel:
+        a, b = c_slot(slots[proxy], local=True), c_slot(slots[target], local=True)
+        dst, src = (a, b) if gather else (b, a)
+        out.append(f"    if ({c_slot(slots[flag])}) {dst} = {src};")
+    return out
 
 
 def _ints(values) -> str:
@@ -735,14 +733,15 @@ def _restarts_file(cm: CompiledModel, restarts) -> str:
     parts = [f"/* mdae_fmu generated restarts of the block variants of model "
              f"{c_comment(cm.name)} (do not edit; mdae_fmu.codegen.guarded). */",
              "#include <math.h>", "#include <string.h>", "", '#include "mdae_model.h"', ""]
-    for k, code in restarts:
+    for k, code, before, after in restarts:
         if code.helpers:
             parts.append(code.helpers)
+        body = "\n".join([*before, code.body, *after])
         parts.append(f"static int restart{k}(ModelInstance *inst)\n{{\n"
                      "    ModelData *d = &inst->d;\n    double *r = d->r;\n"
-                     f"    (void)d; (void)r;\n{code.body}\n    return 0;\n}}\n")
+                     f"    (void)d; (void)r;\n{body}\n    return 0;\n}}\n")
     parts.append("int mdae_restart_block(ModelInstance *inst, int k)\n{\n    switch (k) {")
-    for k, _ in restarts:
+    for k, *_ in restarts:
         parts.append(f"    case {k}: return restart{k}(inst);")
     parts.append("    default: (void)inst; return 0;\n    }\n}\n")
     return "\n".join(parts)

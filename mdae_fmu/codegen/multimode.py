@@ -590,7 +590,10 @@ def _band_left_limit_relations(report, cm: CompiledModel):
     flip back on rounding noise, else the event iteration cycles between the two modes. Such a
     relation keeps its previous value while its signed distance is within half the event
     hysteresis (the band in which the indicator cannot have crossed); the previous value is
-    a hidden Boolean slot (docs/multimode-fmu.md, "Left-limit guards")."""
+    a hidden Boolean slot (docs/multimode-fmu.md, "Left-limit guards"). During initialization
+    there is no previous value: pre(s) is s's start (Modelica 3.6 §8.6) and the relation is
+    taken exactly (the charged diode bank's conducting diode starts at s = 0, on its
+    threshold)."""
     banded, assigns = [], []
     n_bool = cm.n_bool
     for target, e in cm.discrete_assignments:
@@ -610,8 +613,9 @@ def _band_left_limit_relations(report, cm: CompiledModel):
     slots = dict(cm.slots)
     for sym, rel, b in banded:
         text = p0.doprint(signed_distance(rel)[0])
-        slots[sym] = (f"(({text}) > 0.5 * MDAE_HYSTERESIS ? 1 : ({text}) < -0.5 * "
-                      f"MDAE_HYSTERESIS ? 0 : {c_slot(band_slot(b))})")
+        slots[sym] = (f"(d->initial ? (({p0.doprint(rel)}) ? 1 : 0) : ({text}) > 0.5 * "
+                      f"MDAE_HYSTERESIS ? 1 : ({text}) < -0.5 * MDAE_HYSTERESIS ? 0 : "
+                      f"{c_slot(band_slot(b))})")
     return replace(cm, discrete_assignments=tuple(assigns), n_bool=n_bool,
                    slots=slots), tuple(banded)
 

@@ -145,9 +145,12 @@ def compile_tree(node, env: "Simulator"):
         return ge
     if op == "band":
         s, b, k = compile_tree(node[1], env), env.b, node[2]
+        strict = len(node) > 3 and node[3]
 
         def band():
             v = s()
+            if env.initializing:     # pre(s) is s's start: the relation taken exactly
+                return v > 0 if strict else v >= 0
             return True if v > 0.5 * HYSTERESIS else False if v < -0.5 * HYSTERESIS else b[k]
         return band
     args = [compile_tree(a, env) for a in node[1:]] if op not in ("f", "cmp", "if") else []

@@ -267,8 +267,10 @@ def _python_plan(model: Model, analysis) -> dict:
     w = _TreeWriter(slots, relations)
     for sym, rel, b in banded:
         # a left-limit guard keeps its previous value (hidden Boolean b) while its signed
-        # distance lies within half the hysteresis (codegen.multimode, "Left-limit guards")
-        slots[sym] = ["band", w(signed_distance(rel)[0]), b]
+        # distance lies within half the hysteresis (codegen.multimode, "Left-limit guards");
+        # during initialization the relation is exact (strict or not)
+        dist, strict = signed_distance(rel)
+        slots[sym] = ["band", w(dist), b, strict]
     slot_index = {sym: leaf[2] for sym, leaf in slots.items()
                   if leaf[0] == "v" and leaf[1] == "r"}
     plan: dict = {
