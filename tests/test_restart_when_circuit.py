@@ -162,3 +162,26 @@ def test_pulse_instant_keeps_the_states_and_simulates(tmp_path, monkeypatch, n):
     got = np.column_stack([np.asarray(r[x])[keep] for x in names])
     assert np.max(np.abs(got - want)) < 1e-6
     assert np.ptp(got[t > 0.5, 0]) > 0.05                 # the pulse does drive the ladder
+
+
+def test_presolve_leaves_if_expression_values_to_their_equations():
+    """`presolve` substitutes explicit values, but not one with an if-expression (MSL 3.1
+    NandGate: the MOSFETs' ``ud``, ``ugst`` substituted into the conditions of ``id`` nested
+    conditions sympy simplified for more than 600 s); the restart is unchanged, x+ = x-."""
+    from mdae_fmu.impulse.problem import RestartProblem, StateJet
+    from mdae_fmu.impulse.standardize import standardize
+
+    x0, x1, w, ud, ugst, i_d, i = (sp.Symbol(n, real=True) for n in
+                                   ("x@0", "x@1", "w@0", "ud@0", "ugst@0", "id@0", "i@0"))
+    cap, vs, k, vt, g, d = (sp.Symbol(n, real=True) for n in ("C", "Vs", "K", "Vt", "g", "d"))
+    eqs = (("e1", cap * (x1 - x0) / d - i), ("e2", w - vs),
+           ("e3", ud - sp.Piecewise((x0, x0 < w), (w, True))), ("e4", ugst - k * (ud - vt)),
+           ("e5", i_d - sp.Piecewise((g * ud, ugst <= 0), (g * ud + ugst * ud, True))),
+           ("e6", i + i_d))
+    prob = RestartProblem("instant 0", eqs, (x1, w, ud, ugst, i_d, i),
+                          (StateJet("x", 1, (x0,), x1),), d)
+    reduced, explicit = presolve(prob)
+    assert explicit == {w: vs}
+    assert [lab for lab, _ in reduced.equations] == ["e1", "e3", "e4", "e5", "e6"]
+    st = standardize(reduced)
+    assert {str(e.lhs): e.rhs for e in st.restart} == {"x+": sp.Symbol("x-", real=True)}
