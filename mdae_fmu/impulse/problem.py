@@ -125,41 +125,70 @@ def presolve(problem: RestartProblem) -> tuple[RestartProblem, dict]:
     """Eliminate the algebraic unknowns that an equation gives explicitly from known values, with
     no d (``c = 0``, ``x1 = R1*j1`` with j1 known): their values are finite or zero (never
     impulsive) and substituting them only shrinks (and often decouples) the restart system.
-    Repeated to a fixpoint. Returns the reduced problem and ``{instance symbol: value}``."""
+    Repeated to a fixpoint, each time with the first such equation in the system's order; an
+    equation is examined again only when a substitution changed it (a circuit of a few hundred
+    equations was re-expanded whole after each elimination: MSL 3.1 NandGate). Returns the
+    reduced problem and ``{instance symbol: value}``."""
     tops = {j.top for j in problem.jets if j.top is not None}
-    eqs = list(problem.equations)
-    unknowns = [s for s in problem.unknowns]
+    unk = set(problem.unknowns)
+    eqs = dict(enumerate(problem.equations))
+    users: dict = {}
+    for i, (_lab, e) in eqs.items():
+        for s in e.free_symbols & unk:
+            users.setdefault(s, []).append(i)
+    eligible = {}
+    for i, (_lab, e) in eqs.items():
+        found = _explicit_unknown(e, unk, tops, problem.d)
+        if found is not None:
+            eligible[i] = found
     solved: dict = {}
-    changed = True
-    while changed:
-        changed = False
-        unk = set(unknowns)
-        for idx, (_lab, e) in enumerate(eqs):
-            us = e.free_symbols & unk
-            if len(us) != 1:
+    while eligible:
+        i = min(eligible)
+        u, val = eligible.pop(i)
+        del eqs[i]
+        unk.discard(u)
+        solved[u] = val              # val reads no unknown: earlier values stay as they are
+        for k in users.pop(u, ()):
+            if k not in eqs:
                 continue
-            u = next(iter(us))
-            if u in tops or problem.d in e.free_symbols:
-                continue
-            ex = sp.expand(e)
-            a = ex.diff(u)
-            if a == 0 or a.free_symbols & (unk | {problem.d}):
-                continue
-            b = ex.xreplace({u: 0})
-            if sp.expand(ex - a * u - b) != 0:
-                continue                   # not linear in u
-            val = -b / a
-            solved = {k: v.xreplace({u: val}) for k, v in solved.items()}
-            solved[u] = val
-            del eqs[idx]
-            unknowns.remove(u)
-            eqs = [(lb, q.xreplace({u: val})) for lb, q in eqs]
-            changed = True
-            break
+            lab, q = eqs[k]
+            eqs[k] = (lab, q.xreplace({u: val}))
+            found = _explicit_unknown(eqs[k][1], unk, tops, problem.d)
+            if found is None:
+                eligible.pop(k, None)
+            else:
+                eligible[k] = found
     if not solved:
         return problem, {}
-    labels = {lab for lab, _ in eqs}
-    reduced = RestartProblem(problem.label, tuple(eqs), tuple(unknowns), problem.jets, problem.d,
+    kept = tuple(eqs[i] for i in sorted(eqs))
+    labels = {lab for lab, _ in kept}
+    reduced = RestartProblem(problem.label, kept,
+                             tuple(s for s in problem.unknowns if s in unk), problem.jets,
+                             problem.d,
                              {k: v for k, v in problem.lower.items() if k in labels},
                              problem.params)
     return reduced, solved
+
+
+def _explicit_unknown(e: sp.Expr, unk: set, tops: set, d: sp.Symbol):
+    """``(u, value)`` when ``e = 0`` is linear in its only unknown ``u`` (not a top instance)
+    with a coefficient of known values and no d, and the value has no if-expression; otherwise
+    None. Such a value is left to its equation: substituted into the conditions of other
+    if-expressions it makes sympy simplify ever larger nested conditions (MSL 3.1 NandGate's
+    MOSFETs, where ``ugst`` enters the conditions of ``id``: no answer in 600 s), and leaving
+    an equation in the system changes nothing of its solution."""
+    us = e.free_symbols & unk
+    if len(us) != 1:
+        return None
+    u = next(iter(us))
+    if u in tops or d in e.free_symbols:
+        return None
+    ex = sp.expand(e)
+    a = ex.diff(u)
+    if a == 0 or a.free_symbols & (unk | {d}):
+        return None
+    b = ex.xreplace({u: 0})
+    if sp.expand(ex - a * u - b) != 0:
+        return None                   # not linear in u
+    val = -b / a
+    return None if val.has(sp.Piecewise) else (u, val)

@@ -108,29 +108,45 @@ def _level_form(problem: RestartProblem, level: str, impulse: ImpulseResult | No
 
 
 #: Systems with more unknowns than this are solved only in the part the restart reads
-#: (`_restart_part`); smaller ones whole, as before (their reports list every unknown).
+#: (`_restart_part`) after an impulse analysis; smaller ones whole, as before (their impulse
+#: values, e.g. the rescaled ``w_hat`` of S2, are part of the report).
 WHOLE_SOLVE_LIMIT = 30
 
 
+def _blocks(eqs: list, unknowns: list):
+    """``(occ, blocks)``: the unknowns of each equation and the block-triangular form (theory
+    003 §2.3) of a square, structurally nonsingular system, blocks in a topological order;
+    None for any other system."""
+    if len(eqs) != len(unknowns) or not _nonsingular(eqs, unknowns):
+        return None
+    unk = set(unknowns)
+    occ = {i: [x for x in e.free_symbols if x in unk] for i, e in enumerate(eqs)}
+    return occ, btf(list(occ), occ, unknowns)
+
+
 def _restart_part(problem: RestartProblem, eqs: list, unknowns: list,
-                  targets: list) -> tuple[list, list]:
+                  targets: list, whole_limit: int = WHOLE_SOLVE_LIMIT) -> tuple[list, list]:
     """``(eqs, unknowns)`` reduced to the blocks of the block-triangular form (theory 003
     §2.3) that the restart reads: the blocks of the right limits ``targets`` and of the next
     instances of variables new to the instant (`_restart_eqs`), with every block they read.
-    A when-clause instant on a large circuit that reinits nothing (MSL 3.1
-    ThyristorBehaviourTest: a pulse source's ``T0 = time``) then solves ``x+ = x-`` instead of
-    the whole circuit by `sympy.solve`. Unchanged when the system is small or singular."""
-    if len(unknowns) <= WHOLE_SOLVE_LIMIT or len(eqs) != len(unknowns):
+    Unchanged when the system has at most ``whole_limit`` unknowns or is singular.
+
+    By Theorem 67 (examples note §3.5) the standard restart solves ``K(Y, X, 0) = 0``; the
+    other blocks are the instant's algebraic unknowns, which the mode's own block schedule
+    computes again at run time from the restarted states. A when-clause instant that assigns
+    discrete variables and reinits nothing (MSL 3.1 ThyristorBehaviourTest and
+    CauerLowPassSC: a pulse source's ``T0 = time``) has for each state the block
+    ``C*(x+ - x-) = 0``, so its restart ``x+ = x-`` is found without solving the circuit."""
+    if len(unknowns) <= whole_limit:
         return eqs, unknowns
+    bt = _blocks(eqs, unknowns)
+    if bt is None:
+        return eqs, unknowns
+    occ, blocks = bt
     have = {j.name for j in problem.jets}
     needed = set(targets) | {u for u in unknowns
                              if u.name.rpartition("@")[0] not in ("", *have)
                              and u.name.endswith("@1")}
-    unk = set(unknowns)
-    occ = {i: [x for x in e.free_symbols if x in unk] for i, e in enumerate(eqs)}
-    if not _nonsingular(eqs, unknowns):
-        return eqs, unknowns
-    blocks = btf(list(occ), occ, unknowns)
     solved_in = {v: k for k, b in enumerate(blocks) for v in b.unknowns}
     keep: set[int] = set()
     todo = [solved_in[v] for v in needed if v in solved_in]
@@ -146,8 +162,42 @@ def _restart_part(problem: RestartProblem, eqs: list, unknowns: list,
     return [eqs[i] for i in rows], [u for u in unknowns if u in cols]
 
 
+def _solve_linear_blocks(eqs: list, unknowns: list) -> dict | None:
+    """The structural and linear shortcut of `_solve`: the blocks of the block-triangular form
+    (theory 003 §2.3) in order, each solved by LU elimination once the earlier blocks' values
+    are substituted, when every block is linear in its own unknowns (coefficients may read
+    parameters, left limits, earlier unknowns and if-expressions of discrete variables). Such a
+    system has one solution, the one sympy.solve would return, which on a circuit with
+    if-expressions sympy.solve seeks through a Gröbner basis (MSL 3.1 CauerLowPassSC: no answer
+    in 600 s). None when a block is nonlinear or its matrix is singular."""
+    bt = _blocks(eqs, unknowns)
+    if bt is None:
+        return None
+    _occ, blocks = bt
+    unk = set(unknowns)
+    sol: dict = {}
+    for b in blocks:
+        bu = list(b.unknowns)
+        beqs = [eqs[i].xreplace(sol) for i in b.equations]
+        if any(s in unk and s not in bu for e in beqs for s in e.free_symbols):
+            return None                  # not in topological order (never expected)
+        try:
+            A, rhs = sp.linear_eq_to_matrix(beqs, bu)
+            x = A.LUsolve(rhs) if len(bu) > 1 else rhs / A[0, 0]
+        except (ValueError, ZeroDivisionError, NotImplementedError):
+            return None
+        if any(e.has(sp.zoo, sp.nan, sp.oo) for e in x):
+            return None
+        sol.update(zip(bu, x))
+    return sol
+
+
 def _solve(eqs, unknowns, knowns_hint, params):
-    """Explicit solution when sympy finds one; the root nearest to the left limits."""
+    """Explicit solution when sympy finds one; the root nearest to the left limits. A system
+    linear block by block is solved without sympy.solve (`_solve_linear_blocks`)."""
+    lin = _solve_linear_blocks(eqs, unknowns)
+    if lin is not None:
+        return lin
     try:
         sols = sp.solve(eqs, unknowns, dict=True, simplify=False, rational=False)
     except (NotImplementedError, ValueError, TypeError):
@@ -216,7 +266,8 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
         if all(k != 0 for k in K0) and _nonsingular(K0, unk0):
             hint = {right(j.name, k): left(j.name, k) for j in problem.jets
                     for k in range(max(j.m, 1))}
-            part_eqs, part_unk = _restart_part(problem, K0, unk0, targets)
+            # no impulsive variable to report: only what the restart reads is solved
+            part_eqs, part_unk = _restart_part(problem, K0, unk0, targets, whole_limit=0)
             sol = _solve(part_eqs, part_unk, hint, problem.params)
             if not _unsolved_through_function(K0, sol, targets):
                 sol = {u: _tidy(e) for u, e in (sol or {}).items()}
