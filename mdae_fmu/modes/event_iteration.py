@@ -49,12 +49,14 @@ def guard_dependencies(system):
     start of every instant) do not count. Returns ``(graph, via, reads)`` with ``reads`` the
     same-instant algebraic variables each guard reads."""
     from .normalize import state_names
-    states = state_names(system)
-    unknown = set(system.unknowns)
     g = nx.DiGraph()
     g.add_nodes_from(range(len(system.guards)))
     via: dict[tuple[int, int], tuple[str, object]] = {}
     reads: dict[int, list[str]] = {}
+    if not system.guards:
+        return g, via, reads
+    states = state_names(system)
+    unknown = set(system.unknowns)
     for gi, guard in enumerate(system.guards):
         for v in sorted(guard.reads):
             if v not in unknown or v in states:
@@ -224,7 +226,7 @@ def initial_guard_values(system) -> dict[int, bool]:
     left limit ``pre(s)`` of a continuous ``s`` is its start value, as the generated code
     evaluates it) and the parameters' values. ``{guard index: value}``."""
     model = system.model
-    if model is None:
+    if model is None or all(g.init is not None or g.kind != "long" for g in system.guards):
         return {}
     params = _parameter_values(model)
     starts = {}

@@ -233,7 +233,7 @@ class MultimodeSystem:
         eqs = cache.get(mode)
         if eqs is None:
             eqs = cache[mode] = tuple(e for e in self.equations
-                                      if all(mode[i] == p for i, p in e.guard))
+                                      if not e.guard or all(mode[i] == p for i, p in e.guard))
         return list(eqs)
 
     def mode_label(self, mode: Mode) -> str:
@@ -310,6 +310,8 @@ def _bool_definitions(model: Model) -> tuple[dict[str, E.Expr], set[str]]:
     booleans = {v.name for v in model.variables if v.type == "Boolean"}
     defs: dict[str, E.Expr] = {}
     used: set[str] = set()
+    if not booleans:
+        return defs, used
     for eq in model.equations:
         r = eq.residual
         if eq.guard or not isinstance(r, E.BinOp) or r.op not in ("-", "=="):
@@ -342,6 +344,8 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     targets = {n for n in cls.discrete if n not in bool_defs and n not in when_assigned
                and cls.types.get(n) != "Boolean"}
     out: set[str] = set()
+    if not targets:
+        return out
     seen: dict[str, Equation] = {}
     defs: list = []
     for eq, discrete in zip(model.equations, discrete_equation_flags(model)):
@@ -442,10 +446,10 @@ def normalize(model: Model) -> MultimodeSystem:
     def_eqs = def_eqs | _discrete_definitions(model, bool_defs)
     # discrete variables (Integer, Boolean, `discrete Real`) only change in when-clauses: within
     # an instant they are known values, like parameters
-    def continuous(v):
-        return v.is_unknown and v.type == "Real" and v.variability == "continuous"
-    constants = frozenset(v.name for v in model.variables if not continuous(v))
-    unknown_names = tuple(v.name for v in model.variables if continuous(v))
+    is_continuous = [v.is_unknown and v.type == "Real" and v.variability == "continuous"
+                     for v in model.variables]
+    constants = frozenset(v.name for v, c in zip(model.variables, is_continuous) if not c)
+    unknown_names = tuple(v.name for v, c in zip(model.variables, is_continuous) if c)
     unknown_set = set(unknown_names)
 
     guards: list[Guard] = []
@@ -497,7 +501,7 @@ def normalize(model: Model) -> MultimodeSystem:
         if eq.id in def_eqs:
             continue
         lits = tuple(guard_of(g.cond if g.positive else E.UnOp("not", g.cond), "long", eq.loc)
-                     for g in eq.guard)
+                     for g in eq.guard) if eq.guard else ()
         # (a residual without if-expressions is its own single branch)
         branches = expand(eq.residual, lits, eq.loc) if if_conds else [("", lits, eq.residual)]
         for suffix, lits2, res in branches:
