@@ -107,6 +107,23 @@ def test_sigma_method_runs_once_per_mode(monkeypatch, n):
     assert dm_sizes == [6]
 
 
+def test_analyze_without_guards_does_not_import_networkx(tmp_path):
+    """networkx (about 0.1 s to import) serves the guards, when-clauses and discrete equations:
+    ``mdae-fmu analyze`` of a model with none of them does not import it (a fresh process)."""
+    import os
+    import subprocess
+    import sys
+    src = tmp_path / "LoopChain.mo"
+    src.write_text(loop_chain(3))
+    code = ("import sys\nfrom mdae_fmu.cli import main\nrc = main(['analyze', sys.argv[1]])\n"
+            "print('networkx' in sys.modules, rc, file=sys.stderr)")
+    root = Path(__file__).resolve().parents[1]
+    res = subprocess.run([sys.executable, "-c", code, str(src)], capture_output=True, text=True,
+                         cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    assert res.stderr.strip().splitlines()[-1] == "False 0"
+    assert "verdict: accepted" in res.stdout
+
+
 # --- import structure: the stages import one way (issue 16 item 1) ---------------------------
 
 def _imports(path) -> set[str]:

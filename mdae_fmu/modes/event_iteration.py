@@ -31,8 +31,6 @@ import operator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import networkx as nx
-
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Equation, Model
@@ -48,6 +46,7 @@ def guard_dependencies(system):
     ``(v, equation)`` per edge; variables that are states (their left limit is known at the
     start of every instant) do not count. Returns ``(graph, via, reads)`` with ``reads`` the
     same-instant algebraic variables each guard reads."""
+    import networkx as nx
     from .normalize import state_names
     g = nx.DiGraph()
     g.add_nodes_from(range(len(system.guards)))
@@ -74,6 +73,9 @@ def delayed_guards(system) -> dict[int, tuple[str, ...]]:
     """Guards on a cycle of `guard_dependencies` (they read, at the same instant, values that
     depend on their own value): ``{guard index: same-instant variables it reads}``. These are
     evaluated by event iteration (module docstring)."""
+    if not system.guards:
+        return {}
+    import networkx as nx
     g, _, reads = guard_dependencies(system)
     out: dict[int, tuple[str, ...]] = {}
     for comp in nx.strongly_connected_components(g):

@@ -632,6 +632,8 @@ def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
     cascade reading the previous instant's value (`mdae_fmu.modes.event_iteration`). Returns
     informational notes; raises `ModelRejected` (E-FIXPOINT) only for an iteration that
     provably never settles (`event_iteration.check_settling`)."""
+    if not system.guards:
+        return []
     from .event_iteration import check_settling, delayed_guards, guard_dependencies
     _, _, reads = guard_dependencies(system)
     delayed = delayed_guards(system)
