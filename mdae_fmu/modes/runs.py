@@ -135,14 +135,26 @@ def sigma_from_report(system: MultimodeSystem, mode: Mode, report) -> SigmaInfo 
     if report is None or model is None or set(report.unknowns) != set(system.unknowns):
         return None
     enabled = system.enabled(mode)
-    ids = tuple(e.id for e in enabled)
-    ma = next((m for m in report.modes if m.ok and m.equations == ids), None)
+    ma = _accepted_modes_by_equations(report).get(tuple(e.id for e in enabled))
     if ma is None:
         return None
     plain = _plain_ids(system, model)
     if any(e.id != e.origin or e.id not in plain for e in enabled):
         return None
     return SigmaInfo(True, dict(ma.c), dict(ma.d))
+
+
+def _accepted_modes_by_equations(report) -> dict:
+    """The accepted modes of the `ModesReport` ``report`` by their tuple of equation ids, the
+    first of equal tuples kept (computed once per report: thousands of modes are looked up)."""
+    index = report.__dict__.get("_accepted_by_equations")
+    if index is None:
+        index = {}
+        for m in report.modes:
+            if m.ok:
+                index.setdefault(m.equations, m)
+        object.__setattr__(report, "_accepted_by_equations", index)
+    return index
 
 
 def _plain_ids(system: MultimodeSystem, model) -> frozenset:
