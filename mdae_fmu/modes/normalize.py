@@ -497,20 +497,29 @@ def normalize(model: Model) -> MultimodeSystem:
     expand = _BranchExpansion(guard_of, possible, registered, lambda i: guards[i].name,
                               conditionals.is_structural)
     equations: list[MEquation] = []
+
+    def orders_of(res: E.Expr) -> tuple[tuple[str, int], ...]:
+        # the row of the signature matrix over the unknowns (`sigma_row` is
+        # `E.derivative_orders`, faster), sorted
+        return tuple(sorted([(n, k) for n, k in sigma_row(model, res).items()
+                             if n in unknown_set]))
+
     for eq, if_conds in zip(model.equations, model.if_conditions):
         if eq.id in def_eqs:
             continue
+        if not eq.guard and not if_conds:       # the commonest: one branch, no guard
+            equations.append(MEquation(eq.id, eq.residual, (), orders_of(eq.residual), eq.id,
+                                       eq.loc))
+            continue
         lits = tuple(guard_of(g.cond if g.positive else E.UnOp("not", g.cond), "long", eq.loc)
-                     for g in eq.guard) if eq.guard else ()
+                     for g in eq.guard)
         # (a residual without if-expressions is its own single branch)
         branches = expand(eq.residual, lits, eq.loc) if if_conds else [("", lits, eq.residual)]
         for suffix, lits2, res in branches:
             if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
                 res = drop_zero_terms(res)
-            # the orders sorted below: `sigma_row` is `E.derivative_orders`, faster
-            orders = {n: k for n, k in sigma_row(model, res).items() if n in unknown_set}
-            equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
-                                       tuple(sorted(orders.items())), eq.id, eq.loc))
+            equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2), orders_of(res),
+                                       eq.id, eq.loc))
     for w in model.whens:
         earlier: list[tuple[int, bool]] = []
         for bi, br in enumerate(w.branches):
