@@ -126,7 +126,9 @@ def main(argv=None) -> int:
     p.add_argument("--json", metavar="OUT")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    rows = run([int(s) for s in a.sizes], a.commands, a.repeats, a.against, a.timeout, a.this)
+    # absolute: the runs happen in a temporary directory, where "--this ." would name it
+    this, against = (os.path.abspath(d) if d else None for d in (a.this, a.against))
+    rows = run([int(s) for s in a.sizes], a.commands, a.repeats, against, a.timeout, this)
     print(f"total {time.perf_counter() - t0:.0f} s")
     if a.json:
         with open(a.json, "w") as f:

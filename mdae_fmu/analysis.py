@@ -99,7 +99,7 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
         return Analysis(model.name, modes, None, rejection="\n".join(problems))
     try:
         automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]  # checked above
-                                      literal_lemma22=(lemma22 == "literal"))
+                                      literal_lemma22=(lemma22 == "literal"), per_mode=modes)
     except ModelRejected as err:
         return Analysis(model.name, modes, None, rejection=str(err))
     if not automaton.accepted:

@@ -2,17 +2,21 @@
 normalization, Tick, SolveConflict, ExecRun, DiffArray, on the oracles of the theory notes."""
 
 import itertools
+from pathlib import Path
 
 import pytest
 
-from mdae_fmu.diagnostics import ModelRejected
+from mdae_fmu.diagnostics import InputError, ModelRejected
+from mdae_fmu.importers.flat_modelica import parse_modelica
 from mdae_fmu.ir import Model
 import multimode_examples as X
 from multimode_examples import boolean, eq, real
 from mdae_fmu.modes.continuations import continuations
 from mdae_fmu.modes.normalize import normalize
 from mdae_fmu.modes.runs import (Config, continuation_mode, exec_long, exec_transient,
-                                 exist_quantif, sigma_of_mode, steady_config, tick)
+                                 exist_quantif, sigma_from_report, sigma_of_mode, steady_config,
+                                 steady_run, tick)
+from mdae_fmu.structure.per_mode import analyze_modes
 
 F, T = (False,), (True,)
 
@@ -192,6 +196,101 @@ def test_steady_long_mode_is_the_sigma_method(make):
         assert r.ok and not r.erased and r.next == cfg
         assert set(r.solved) == {(e, c) for e, c in sig.c.items()}
         assert set(r.facts) == {(e, k) for e, c in sig.c.items() for k in range(c)}
+
+
+REFERENCE = sorted((Path(__file__).resolve().parents[1] / "reference_models").glob("*.mo"))
+
+
+def _seed_models():
+    """The examples of the theory notes and every reference model that imports."""
+    out = [(make.__name__, make()) for make in EXAMPLES]
+    for path in REFERENCE:
+        try:
+            out.append((path.stem, parse_modelica(path.read_text(), path.name)))
+        except (InputError, ModelRejected):
+            continue
+    return out
+
+
+def test_steady_run_and_reused_offsets_equal_the_algorithms():
+    """The mode-change stage takes the Σ offsets of a mode from the per-mode stage when their
+    signature matrices are provably the same (`sigma_from_report`) and builds the run from the
+    steady configuration from those offsets (`steady_run`, theory §2.15 "Classification"):
+    on every long mode of the seed models, the same offsets as Algorithm 6 and the same
+    instant as Algorithm 10 (`exec_long`) from that configuration."""
+    reused = recomputed = 0
+    for name, model in _seed_models():
+        try:
+            s = normalize(model)
+            report = analyze_modes(model, latent=False)
+        except ModelRejected:
+            continue
+        for m in s.long_modes():
+            sig = sigma_of_mode(s, m)
+            given = sigma_from_report(s, m, report)
+            if given is None:
+                recomputed += 1
+            else:
+                reused += 1
+                assert (given.ok, given.c, given.d) == (sig.ok, sig.c, sig.d), (name, m)
+            if not sig.ok:
+                continue
+            cfg = steady_config(s, m, sig)
+            assert steady_run(s, m, sig) == exec_long(s, cfg, m, sig), (name, m)
+    assert reused >= 10 and recomputed >= 5
+
+
+PENDULUM_ALL_FIXED = """class Pendulum
+  parameter Real L = 1.0;
+  Real x(start = 0.6, fixed = true);
+  Real y(start = -0.7, fixed = true);
+  Real vx(start = 0.0, fixed = true);
+  Real vy(start = 0.0, fixed = true);
+  Real lambda;
+equation
+  der(x) = vx;
+  der(y) = vy;
+  der(vx) = -lambda * x;
+  der(vy) = -lambda * y - 9.81;
+  x ^ 2 + y ^ 2 = L ^ 2;
+end Pendulum;
+"""
+
+
+def test_initialization_graph_keeps_the_over_determined_part():
+    """`initialization_check` takes its DM on the consistency instances and the start equations
+    they read when every fixed variable is a state: the over-determined part is the one of the
+    whole index-reduced system with the start equations (the former graph, rebuilt here), on
+    every long mode of the seed models and on a pendulum whose four start values
+    over-determine the rod constraint and its derivative."""
+    from mdae_fmu.modes.explore import _initialization_graph
+    from mdae_fmu.modes.runs import instance_vars
+    from mdae_fmu.structure.keyed import dm
+    # (lambda fixed too: an algebraic variable, the whole system is kept)
+    models = _seed_models() + [("pendulum", parse_modelica(PENDULUM_ALL_FIXED)), (
+        "pendulum, lambda fixed", parse_modelica(PENDULUM_ALL_FIXED.replace(
+            "Real lambda;", "Real lambda(start = 9.81, fixed = true);")))]
+    over_seen = 0
+    for name, model in models:
+        try:
+            s = normalize(model)
+        except ModelRejected:
+            continue
+        unknown = set(s.unknowns)
+        fixed = sorted(v.name for v in model.variables
+                       if v.fixed and v.start is not None and v.name in unknown)
+        for m in s.long_modes():
+            sig = sigma_of_mode(s, m)
+            if not sig.ok:
+                continue
+            whole = {(e.id, k): instance_vars(s, (e.id, k))
+                     for e in s.enabled(m) for k in range(sig.c[e.id] + 1)}
+            whole.update({("start(" + n + ")", 0): frozenset({(n, 0)}) for n in fixed})
+            expected = dm(whole, whole, set().union(*whole.values())).over_eqs
+            occ = _initialization_graph(s, m, sig, fixed)
+            assert dm(occ, occ, set().union(*occ.values())).over_eqs == expected, (name, m)
+            over_seen += bool(expected)
+    assert over_seen >= 2
 
 
 @pytest.mark.parametrize("make, extra", [(X.cup_and_ball, 0), (X.clutch_paper, 0),

@@ -74,6 +74,56 @@ def test_analysis_converts_only_differentiated_equations(conversions, n):
 
 
 
+@pytest.mark.parametrize("n", [3, 30])
+def test_sigma_method_runs_once_per_mode(monkeypatch, n):
+    """The mode-change stage reuses the per-mode stage's Σ offsets (`sigma_from_report`) and
+    builds the steady run from them without a DM (`steady_run`); its initialization check
+    takes a DM on the consistency part alone: one Σ-method for the one mode, and DM graphs
+    whose size does not grow with the chain."""
+    import mdae_fmu.modes.runs as runs
+    import mdae_fmu.structure.keyed as keyed
+    import mdae_fmu.structure.per_mode as per_mode
+    from mdae_fmu.analysis import analyze
+    sigma_runs, dm_sizes = [], []
+    real_sigma, real_dm = per_mode.sigma_method, keyed.dm
+
+    def counting_sigma(g, *args, **kwargs):
+        sigma_runs.append(g.n_eqs)
+        return real_sigma(g, *args, **kwargs)
+
+    def counting_dm(eqs, occ, unknowns):
+        dm_sizes.append(len(eqs))
+        return real_dm(eqs, occ, unknowns)
+
+    for module in (per_mode, keyed):
+        monkeypatch.setattr(module, "sigma_method", counting_sigma)
+    for module in (keyed, runs):
+        monkeypatch.setattr(module, "dm", counting_dm)
+    analysis = analyze(parse_modelica(loop_chain(n)))
+    assert analysis.accepted
+    assert sigma_runs == [4 * n + 5]
+    # the rod constraint, its derivative, the two kinematic equations, and the start values of
+    # px and pvx (the fixed positions and velocities of the chain no consistency equation reads)
+    assert dm_sizes == [6]
+
+
+def test_analyze_without_guards_does_not_import_networkx(tmp_path):
+    """networkx (about 0.1 s to import) serves the guards, when-clauses and discrete equations:
+    ``mdae-fmu analyze`` of a model with none of them does not import it (a fresh process)."""
+    import os
+    import subprocess
+    import sys
+    src = tmp_path / "LoopChain.mo"
+    src.write_text(loop_chain(3))
+    code = ("import sys\nfrom mdae_fmu.cli import main\nrc = main(['analyze', sys.argv[1]])\n"
+            "print('networkx' in sys.modules, rc, file=sys.stderr)")
+    root = Path(__file__).resolve().parents[1]
+    res = subprocess.run([sys.executable, "-c", code, str(src)], capture_output=True, text=True,
+                         cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    assert res.stderr.strip().splitlines()[-1] == "False 0"
+    assert "verdict: accepted" in res.stdout
+
+
 # --- import structure: the stages import one way (issue 16 item 1) ---------------------------
 
 def _imports(path) -> set[str]:

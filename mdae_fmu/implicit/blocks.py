@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any  # BDD nodes of the optional, untyped dd package
 from dataclasses import dataclass
 
-import networkx as nx
 
 
 @dataclass(frozen=True)
@@ -67,6 +66,7 @@ def conditional_blocks(a, max_component: int = 128, max_blocks: int = 2048,
                     if e != F:
                         dep[i][i2] = dep[i].get(i2, F) | e
     present = [g.present[i] & regular for i in range(n_r)]
+    import networkx as nx   # (imported on use: about 0.1 s)
     union = nx.DiGraph()
     union.add_nodes_from(i for i in range(n_r) if present[i] != F)
     union.add_edges_from((i, i2) for i in range(n_r) for i2 in dep[i])

@@ -31,8 +31,6 @@ import operator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import networkx as nx
-
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Equation, Model
@@ -48,13 +46,16 @@ def guard_dependencies(system):
     ``(v, equation)`` per edge; variables that are states (their left limit is known at the
     start of every instant) do not count. Returns ``(graph, via, reads)`` with ``reads`` the
     same-instant algebraic variables each guard reads."""
+    import networkx as nx
     from .normalize import state_names
-    states = state_names(system)
-    unknown = set(system.unknowns)
     g = nx.DiGraph()
     g.add_nodes_from(range(len(system.guards)))
     via: dict[tuple[int, int], tuple[str, object]] = {}
     reads: dict[int, list[str]] = {}
+    if not system.guards:
+        return g, via, reads
+    states = state_names(system)
+    unknown = set(system.unknowns)
     for gi, guard in enumerate(system.guards):
         for v in sorted(guard.reads):
             if v not in unknown or v in states:
@@ -72,6 +73,9 @@ def delayed_guards(system) -> dict[int, tuple[str, ...]]:
     """Guards on a cycle of `guard_dependencies` (they read, at the same instant, values that
     depend on their own value): ``{guard index: same-instant variables it reads}``. These are
     evaluated by event iteration (module docstring)."""
+    if not system.guards:
+        return {}
+    import networkx as nx
     g, _, reads = guard_dependencies(system)
     out: dict[int, tuple[str, ...]] = {}
     for comp in nx.strongly_connected_components(g):
@@ -224,7 +228,7 @@ def initial_guard_values(system) -> dict[int, bool]:
     left limit ``pre(s)`` of a continuous ``s`` is its start value, as the generated code
     evaluates it) and the parameters' values. ``{guard index: value}``."""
     model = system.model
-    if model is None:
+    if model is None or all(g.init is not None or g.kind != "long" for g in system.guards):
         return {}
     params = _parameter_values(model)
     starts = {}

@@ -25,8 +25,8 @@ from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, TooManyTransientModes, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
-                   eq_label, exec_long, exec_transient, inst_label, sigma_of_mode,
-                   steady_config, var_label)
+                   eq_label, exec_long, exec_transient, inst_label, sigma_from_report,
+                   sigma_of_mode, steady_run, var_label)
 
 MAX_CONFIGS = 20000
 MAX_CASCADE = 32
@@ -166,10 +166,12 @@ class Automaton:
 
 
 class _Explorer:
-    def __init__(self, system: MultimodeSystem, erasure: Erasure, literal: bool):
+    def __init__(self, system: MultimodeSystem, erasure: Erasure, literal: bool,
+                 per_mode=None):
         self.s = system
         self.erasure = erasure
         self.literal = literal
+        self.per_mode = per_mode        # the per-mode stage's ModesReport, if given
         self._sig: dict[Mode, SigmaInfo] = {}
         self._runs: dict[tuple, Instant] = {}
         self._sf: Any = None            # the system's ShiftForm, made at its first use
@@ -177,7 +179,16 @@ class _Explorer:
     def sig(self, mode: Mode) -> SigmaInfo:
         r = self._sig.get(mode)
         if r is None:
-            r = self._sig[mode] = sigma_of_mode(self.s, mode)
+            r = sigma_from_report(self.s, mode, self.per_mode) or sigma_of_mode(self.s, mode)
+            self._sig[mode] = r
+        return r
+
+    def steady(self, mode: Mode) -> Instant:
+        """The run of the regular long ``mode`` from its steady configuration (`steady_run`),
+        remembered as the run of that (configuration, mode) pair."""
+        r = steady_run(self.s, mode, self.sig(mode))
+        assert r.next is not None
+        self._runs[(r.next, mode)] = r
         return r
 
     def run(self, cfg: Config, mode: Mode, pair: str = "", k: int = 0) -> Instant:
@@ -204,7 +215,7 @@ class _Explorer:
 def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restricted",
                       standardize: bool = True, simultaneous: bool | None = None,
                       literal_lemma22: bool = False, max_configs: int = MAX_CONFIGS,
-                      max_modes: int = MAX_ENUMERATED_MODES) -> Automaton:
+                      max_modes: int = MAX_ENUMERATED_MODES, per_mode=None) -> Automaton:
     """Explore every run of the model and build its mode-change automaton (theory §2.15).
 
     * ``erasure``: conflict-erasure rule, "restricted" (default) or "canonical"
@@ -220,7 +231,9 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     * ``literal_lemma22``: Lemma 22 as printed in DiffArray (comparison only);
     * ``max_modes``: the explicit enumeration limit on the consistent long modes (2^12, as the
       per-mode stage); above it nothing is explored and the automaton is rejected with
-      E-EXPLORE-BOUND and the per-mode stage's message.
+      E-EXPLORE-BOUND and the per-mode stage's message;
+    * ``per_mode``: the per-mode stage's `ModesReport` of ``model``, whose Σ offsets are
+      reused where they provably are those of a mode (`sigma_from_report`).
 
     Only the consistent modes are explored (`MultimodeSystem.modes`: the valuations the
     per-mode stage enumerates, theory §2.15 [D] mode pruning (ii)).
@@ -234,7 +247,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     failures are reported in ``Automaton.diagnostics`` with ``accepted = False``.
     """
     system = model if isinstance(model, MultimodeSystem) else normalize(model)
-    ex = _Explorer(system, erasure, literal_lemma22)
+    ex = _Explorer(system, erasure, literal_lemma22, per_mode)
     auto = simultaneous is None
     if simultaneous is None:
         simultaneous = len(system.guards) <= AUTO_SIMULTANEOUS
@@ -273,8 +286,8 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
 def _steady_modes(ex: _Explorer, all_modes: list[Mode],
                   diagnostics: list[Diagnostic]) -> tuple[list[ModeInfo], dict[Mode, Config]]:
     """Per mode its `ModeInfo` and, for a regular long mode, its steady configuration: the
-    Σ-method of the mode (theory §2.1–2.5) and one run from the configuration it implies
-    that must come back to it without erasing anything (theory §2.15, Algorithm 13). The
+    Σ-method of the mode (theory §2.1–2.5) and its run from the configuration it implies,
+    which comes back to it without erasing anything (`steady_run`, theory §2.15). The
     failures are appended to ``diagnostics``."""
     system = ex.s
     infos = []
@@ -291,16 +304,9 @@ def _steady_modes(ex: _Explorer, all_modes: list[Mode],
                                   diagnostic=sg.diagnostic))
             diagnostics.append(sg.diagnostic)
             continue
-        cfg = steady_config(system, m, sg)
-        r = ex.run(cfg, m)
-        if not r.ok or r.next != cfg or r.erased:
-            diag = r.diagnostic or Diagnostic("E-INTERNAL", f"mode [{system.mode_label(m)}] has "
-                                              "no steady configuration (internal error)")
-            infos.append(ModeInfo(m, system.mode_label(m), kind, False, sg.index,
-                                  diagnostic=diag))
-            diagnostics.append(diag)
-            continue
-        steady[m] = cfg
+        r = ex.steady(m)
+        assert r.next is not None
+        steady[m] = r.next
         states = tuple(var_label((n, k)) for n, d in sorted(sg.d.items()) for k in range(d))
         latent = tuple(eq_label((e, k)) for e, c in sorted(sg.c.items()) for k in range(1, c + 1))
         blocks = tuple(tuple(map(eq_label, b.equations)) for b in r.blocks)
@@ -525,23 +531,21 @@ def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Di
 def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     """Initialization diagnostic (theory §2.15 [D], examples note §2.4.4): the initial mode's
     index-reduced system with the ``fixed`` start values as equations must not be
-    over-determined; otherwise the published start values are inconsistent with the mode."""
+    over-determined; otherwise the published start values are inconsistent with the mode.
+
+    When every fixed variable is a state (``d_x > 0``) the DM is taken on the consistency
+    instances ``(e, k < c_e)`` and the start equations of the variables they read only
+    (`_initialization_graph`): same over-determined part, a graph whose size follows the
+    consistency equations, not the model."""
     from ..structure.keyed import dm
-    from .runs import instance_vars
     model = system.model
     if model is None:
         return None
     unknown_names = set(system.unknowns)
     fixed = sorted(v.name for v in model.variables
                    if v.fixed and v.start is not None and v.name in unknown_names)
-    occ = {}
-    for e in system.enabled(mode):
-        for k in range(sig.c[e.id] + 1):
-            occ[(e.id, k)] = instance_vars(system, (e.id, k))
-    for n in fixed:
-        occ[("start(" + n + ")", 0)] = frozenset({(n, 0)})
-    unknowns = set().union(*occ.values())
-    r = dm(occ, occ, unknowns)
+    occ = _initialization_graph(system, mode, sig, fixed)
+    r = dm(occ, occ, set().union(*occ.values()))
     if not r.over_eqs:
         return None
     starts = sorted(k[0][6:-1] for k in r.over_eqs if k[0].startswith("start("))
@@ -554,6 +558,37 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
         f"over-determine the initial mode [{system.mode_label(mode)}] together with its "
         f"consistency equations {_eq_list(system, keys)}; fix fewer start values or choose "
         "consistent ones", tuple(starts), keys)
+
+
+def _initialization_graph(system: MultimodeSystem, mode: Mode, sig: SigmaInfo,
+                          fixed: list[str]) -> dict:
+    """The equations of `initialization_check`'s DM: ``(e, k)`` -> its variable instances,
+    with ``("start(x)", 0)`` -> ``{(x, 0)}`` for a fixed start value.
+
+    The index-reduced system splits into the top instances ``(e, c_e)``, which alone read the
+    leading instances ``(x, d_x)`` and have a complete matching onto them (the transversal of
+    the Σ-method, tight edges), and the consistency instances ``(e, k < c_e)``, which read
+    state-level instances ``(x, j < d_x)`` only. When every fixed ``x`` is a state
+    (``d_x > 0``), the start equations read state-level instances too: a maximum matching of
+    the whole graph is that transversal plus a maximum matching of the consistency and start
+    equations, its unmatched equations are all there, and every alternating path from them
+    stays there (a state-level instance is matched to a consistency or start equation, or
+    the matching would not be maximum). So the over-determined part of the DM (theory §1.1,
+    Def 15) is that of the consistency and start equations; a start equation whose variable
+    no consistency instance reads is matched alone and never over-determined, so it is left
+    out too. Otherwise (an algebraic variable fixed) the whole system is returned."""
+    from .runs import instance_vars
+    enabled = system.enabled(mode)
+    reduced = all(sig.d.get(n, 0) > 0 for n in fixed)
+    occ = {}
+    for e in enabled:
+        for k in range(sig.c[e.id] + (0 if reduced else 1)):
+            occ[(e.id, k)] = instance_vars(system, (e.id, k))
+    read = set().union(*occ.values()) if reduced else None
+    for n in fixed:
+        if read is None or (n, 0) in read:
+            occ[("start(" + n + ")", 0)] = frozenset({(n, 0)})
+    return occ
 
 
 def _consistent_starts(system, model, over_eqs, fixed) -> bool:

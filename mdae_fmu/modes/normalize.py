@@ -233,7 +233,7 @@ class MultimodeSystem:
         eqs = cache.get(mode)
         if eqs is None:
             eqs = cache[mode] = tuple(e for e in self.equations
-                                      if all(mode[i] == p for i, p in e.guard))
+                                      if not e.guard or all(mode[i] == p for i, p in e.guard))
         return list(eqs)
 
     def mode_label(self, mode: Mode) -> str:
@@ -310,6 +310,8 @@ def _bool_definitions(model: Model) -> tuple[dict[str, E.Expr], set[str]]:
     booleans = {v.name for v in model.variables if v.type == "Boolean"}
     defs: dict[str, E.Expr] = {}
     used: set[str] = set()
+    if not booleans:
+        return defs, used
     for eq in model.equations:
         r = eq.residual
         if eq.guard or not isinstance(r, E.BinOp) or r.op not in ("-", "=="):
@@ -342,6 +344,8 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     targets = {n for n in cls.discrete if n not in bool_defs and n not in when_assigned
                and cls.types.get(n) != "Boolean"}
     out: set[str] = set()
+    if not targets:
+        return out
     seen: dict[str, Equation] = {}
     defs: list = []
     for eq, discrete in zip(model.equations, discrete_equation_flags(model)):
@@ -442,10 +446,10 @@ def normalize(model: Model) -> MultimodeSystem:
     def_eqs = def_eqs | _discrete_definitions(model, bool_defs)
     # discrete variables (Integer, Boolean, `discrete Real`) only change in when-clauses: within
     # an instant they are known values, like parameters
-    def continuous(v):
-        return v.is_unknown and v.type == "Real" and v.variability == "continuous"
-    constants = frozenset(v.name for v in model.variables if not continuous(v))
-    unknown_names = tuple(v.name for v in model.variables if continuous(v))
+    is_continuous = [v.is_unknown and v.type == "Real" and v.variability == "continuous"
+                     for v in model.variables]
+    constants = frozenset(v.name for v, c in zip(model.variables, is_continuous) if not c)
+    unknown_names = tuple(v.name for v, c in zip(model.variables, is_continuous) if c)
     unknown_set = set(unknown_names)
 
     guards: list[Guard] = []
@@ -493,8 +497,19 @@ def normalize(model: Model) -> MultimodeSystem:
     expand = _BranchExpansion(guard_of, possible, registered, lambda i: guards[i].name,
                               conditionals.is_structural)
     equations: list[MEquation] = []
+
+    def orders_of(res: E.Expr) -> tuple[tuple[str, int], ...]:
+        # the row of the signature matrix over the unknowns (`sigma_row` is
+        # `E.derivative_orders`, faster), sorted
+        return tuple(sorted([(n, k) for n, k in sigma_row(model, res).items()
+                             if n in unknown_set]))
+
     for eq, if_conds in zip(model.equations, model.if_conditions):
         if eq.id in def_eqs:
+            continue
+        if not eq.guard and not if_conds:       # the commonest: one branch, no guard
+            equations.append(MEquation(eq.id, eq.residual, (), orders_of(eq.residual), eq.id,
+                                       eq.loc))
             continue
         lits = tuple(guard_of(g.cond if g.positive else E.UnOp("not", g.cond), "long", eq.loc)
                      for g in eq.guard)
@@ -503,10 +518,8 @@ def normalize(model: Model) -> MultimodeSystem:
         for suffix, lits2, res in branches:
             if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
                 res = drop_zero_terms(res)
-            # the orders sorted below: `sigma_row` is `E.derivative_orders`, faster
-            orders = {n: k for n, k in sigma_row(model, res).items() if n in unknown_set}
-            equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2),
-                                       tuple(sorted(orders.items())), eq.id, eq.loc))
+            equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2), orders_of(res),
+                                       eq.id, eq.loc))
     for w in model.whens:
         earlier: list[tuple[int, bool]] = []
         for bi, br in enumerate(w.branches):
@@ -628,6 +641,8 @@ def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
     cascade reading the previous instant's value (`mdae_fmu.modes.event_iteration`). Returns
     informational notes; raises `ModelRejected` (E-FIXPOINT) only for an iteration that
     provably never settles (`event_iteration.check_settling`)."""
+    if not system.guards:
+        return []
     from .event_iteration import check_settling, delayed_guards, guard_dependencies
     _, _, reads = guard_dependencies(system)
     delayed = delayed_guards(system)

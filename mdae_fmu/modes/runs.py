@@ -121,6 +121,52 @@ def sigma_of_mode(system: MultimodeSystem, mode: Mode) -> SigmaInfo:
         tuple(sorted(r.over_eqs | r.under_eqs))))
 
 
+def sigma_from_report(system: MultimodeSystem, mode: Mode, report) -> SigmaInfo | None:
+    """The Σ offsets of ``mode`` taken from the per-mode stage's `ModesReport` ``report``
+    instead of running Algorithm 6 again (theory §2.5; memoized per mode, §2.15 "Cost"), or
+    None when the per-mode stage did not provably analyse the same signature matrix.
+
+    It did when some accepted mode of ``report`` has exactly the enabled equations of
+    ``mode``, in order, none of them a branch of an if-expression (``e.id == e.origin``) nor
+    an equation with if-expressions, and both stages have the same continuous unknowns: each
+    row is then ``sigma_row`` of the same residual restricted to the same unknowns, and the
+    smallest offsets of a signature matrix are unique (theory 003 §4.4-§4.5)."""
+    model = system.model
+    if report is None or model is None or set(report.unknowns) != set(system.unknowns):
+        return None
+    enabled = system.enabled(mode)
+    ma = _accepted_modes_by_equations(report).get(tuple(e.id for e in enabled))
+    if ma is None:
+        return None
+    plain = _plain_ids(system, model)
+    if any(e.id != e.origin or e.id not in plain for e in enabled):
+        return None
+    return SigmaInfo(True, dict(ma.c), dict(ma.d))
+
+
+def _accepted_modes_by_equations(report) -> dict:
+    """The accepted modes of the `ModesReport` ``report`` by their tuple of equation ids, the
+    first of equal tuples kept (computed once per report: thousands of modes are looked up)."""
+    index = report.__dict__.get("_accepted_by_equations")
+    if index is None:
+        index = {}
+        for m in report.modes:
+            if m.ok:
+                index.setdefault(m.equations, m)
+        object.__setattr__(report, "_accepted_by_equations", index)
+    return index
+
+
+def _plain_ids(system: MultimodeSystem, model) -> frozenset:
+    """Ids of the equations of ``model`` without if-expressions (computed once per system)."""
+    ids = system.__dict__.get("_plain_ids")
+    if ids is None:
+        ids = frozenset(eq.id for eq, conds in zip(model.equations, model.if_conditions)
+                        if not conds)
+        object.__setattr__(system, "_plain_ids", ids)
+    return ids
+
+
 def _eq_list(system: MultimodeSystem, keys) -> str:
     out = []
     for k in keys:
@@ -301,6 +347,31 @@ def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
     if diag is not None:
         return Instant(mode, "long", False, cfg.known, facts, erased, diagnostic=diag)
     return _finish(system, cfg, mode, "long", facts, erased, r2, occ)
+
+
+def steady_run(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Instant:
+    """The run of the regular long mode ``mode`` from its steady configuration (`steady_config`),
+    the self-loop of the automaton whose system is the mode's index-reduced leading system
+    G_Sig (theory §2.15, "Classification"), built from the Σ offsets instead of Algorithm 10's
+    DM: the facts are the context (every ``(e, k)``, ``k < c_e``), the equations left are the
+    top instances ``(e, c_e)``, whose unknowns are the leading instances ``(x, d_x)`` on the
+    tight edges ``sigma_ex + c_e = d_x`` (every other instance they read is state-level, hence
+    known). The transversal of the Σ-method is a complete matching of these tight edges, so
+    SolveConflict erases nothing and solves every top instance, and Tick (Algorithm 7) gives
+    back the steady configuration. Same `Instant` as `exec_long` from that configuration; only
+    its BTF is computed."""
+    assert sig.ok, "steady_run needs the offsets of a regular mode"
+    cfg = steady_config(system, mode, sig)
+    c, d = sig.c, sig.d
+    occ = {}
+    for e in system.enabled(mode):
+        ce = c[e.id]
+        occ[(e.id, ce)] = frozenset([(n, d[n]) for n, k in e.orders if k + ce == d[n]])
+    solved = tuple(sorted(occ))
+    leading = frozenset((n, dn) for n, dn in d.items())
+    blocks = tuple(btf(solved, occ, leading))
+    return Instant(mode, "long", True, cfg.known, cfg.context, frozenset(), solved, leading,
+                   blocks, cfg)
 
 
 def _finish(system, cfg, mode, kind, facts, erased, r2: DMResult, occ) -> Instant:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sps
-from scipy.optimize import linear_sum_assignment
 from scipy.sparse.csgraph import (breadth_first_order, connected_components,
                                   maximum_bipartite_matching, min_weight_full_bipartite_matching)
 
@@ -81,6 +80,9 @@ def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
         big = int(g.weights.max(initial=0)) * n + n + 1
         cost = np.full((n, n), big, dtype=np.int64)
         cost[rows, g.indices] = -g.weights
+        # (imported here: scipy.optimize costs about 0.1 s to import, and the large systems
+        # of the sparse path below never need it)
+        from scipy.optimize import linear_sum_assignment
         r, cidx = linear_sum_assignment(cost)
         if np.any(cost[r, cidx] == big):
             return None

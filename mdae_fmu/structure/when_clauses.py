@@ -22,11 +22,14 @@ state's derivative, or a leading variable of an index-reduced mode).
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .. import expr as E
 from ..ir import Assertion, Assign, Model, Reinit
 from .sample_clocks import simultaneous_reinit_problems
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def _assignments(model: Model) -> list[tuple[int, int, int, Assign]]:
@@ -39,6 +42,7 @@ def _assignments(model: Model) -> list[tuple[int, int, int, Assign]]:
 def _dependency_graph(model: Model) -> nx.DiGraph:
     """Variables assigned in when-clauses, with an edge ``u -> v`` when an equation of a
     when-body assigning ``v`` reads the current value of ``u`` (also assigned in one)."""
+    import networkx as nx   # (imported on use, as in the functions below: about 0.1 s)
     assigns = _assignments(model)
     assigned = {act.var for _, _, _, act in assigns}
     g = nx.DiGraph()
@@ -55,6 +59,7 @@ def when_assignment_order(model: Model) -> list[tuple[int, int, int]]:
     (module docstring; Modelica 3.6 §8.6 sorting, here restricted to the when-equations).
     Ties keep source order. Raises ``networkx.NetworkXUnfeasible`` on a cycle
     (`when_clause_problems` reports it at analysis)."""
+    import networkx as nx
     g = _dependency_graph(model)
     assigns = _assignments(model)
     first: dict[str, tuple] = {}
@@ -68,6 +73,7 @@ def when_assignment_order(model: Model) -> list[tuple[int, int, int]]:
 
 def _cycle_message(model: Model, g: nx.DiGraph) -> str | None:
     """The E-WHEN-LOOP rejection of a cycle among the when-equations, or None."""
+    import networkx as nx
     try:
         cycle = nx.find_cycle(g)
     except nx.NetworkXNoCycle:
@@ -112,6 +118,7 @@ def _mode_graphs(model: Model, report):
     ``u -> v`` when the equation of ``v`` in a when-body reads ``u`` (edge attribute ``loc``)
     or when the mode's schedule computes the algebraic ``v`` from ``u`` (attribute ``eq``, the
     block's equation ids)."""
+    import networkx as nx
     by_id = {eq.id: eq for eq in model.equations}
     when_g = nx.DiGraph()
     for _, _, _, act in _assignments(model):
@@ -145,6 +152,7 @@ def coupled_when_variables(model: Model, report) -> tuple[str, ...]:
     assigned = {act.var for _, _, _, act in _assignments(model)}
     if not assigned or report is None:
         return ()
+    import networkx as nx
     on_cycle: set[str] = set()
     for _, g in _mode_graphs(model, report):
         for scc in nx.strongly_connected_components(g):
@@ -168,6 +176,7 @@ def _through_continuous_message(model: Model, report) -> str | None:
     assigned = {act.var for _, _, _, act in _assignments(model)}
     if not assigned or report is None:
         return None
+    import networkx as nx
     types = {v.name: v.type for v in model.variables}
     by_id = {eq.id: eq for eq in model.equations}
     for mode, g in _mode_graphs(model, report):
@@ -210,6 +219,7 @@ def _through_continuous_message(model: Model, report) -> str | None:
 
 def _cycle_through(g: nx.DiGraph, v: str) -> list | None:
     """A cycle of ``g`` through the node ``v`` as a list of edges, or None."""
+    import networkx as nx
     for u in g.predecessors(v):
         try:
             path = nx.shortest_path(g, v, u)
@@ -297,7 +307,7 @@ def when_clause_problems(model: Model, report, derivatives: bool = True) -> list
     together (E-REINIT-SAME-INSTANT, `mdae_fmu.structure.sample_clocks`). Empty when the model
     has none of these (module docstring)."""
     out = simultaneous_reinit_problems(model)
-    loop = _cycle_message(model, _dependency_graph(model))
+    loop = _cycle_message(model, _dependency_graph(model)) if _assignments(model) else None
     if loop:
         out.append(loop)
     else:
