@@ -301,9 +301,10 @@ class ParseContext:
 
     def where_loc(self, where) -> SourceLoc:
         """A location of the intermediate form (a SourceLoc, an offset or a token)."""
-        if type(where) is int:
+        t = type(where)
+        if t is int:
             return self.pos_loc(where)
-        if type(where) is tuple:
+        if t is tuple:
             return self.pos_loc(where[2])
         return where
 
@@ -1882,11 +1883,14 @@ class _ModelBuilder:
                 parts = split(v.name)       # [name part, subscripts, name part, ...]
                 if len(parts) == 1:
                     continue
-                key = "[]".join(parts[::2])
-                try:
-                    idx = tuple(int(i) for m in parts[1::2] for i in m.split(","))
-                except ValueError:
-                    continue
+                if len(parts) == 3 and not parts[2] and "," not in parts[1]:
+                    key, idx = parts[0] + "[]", (int(parts[1]),)      # the usual `x[7]`
+                else:
+                    key = "[]".join(parts[::2])
+                    try:
+                        idx = tuple(int(i) for m in parts[1::2] for i in m.split(","))
+                    except ValueError:
+                        continue
                 groups.setdefault(key, []).append((idx, v))
         for key, members in groups.items():
             dims = {len(i) for i, _ in members}
