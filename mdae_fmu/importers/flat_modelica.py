@@ -118,6 +118,7 @@ _STATEMENTS = ("reinit", "assert", "terminate", "print")
 _STRING_OPTIONS = ("significantDigits", "minimumLength", "leftJustified")
 _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
 _BINOPS = {op: op for op in E.BINARY_OPS}
+_TRUE, _FALSE = E.Const(True), E.Const(False)
 _UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
 
 _Q_ESCAPES = {"'": "'", '"': '"', "?": "?", "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
@@ -450,10 +451,10 @@ class _Callbacks(FunctionCallbacks):
         return E.Str(_unescape(c[0][1][1:-1]))
 
     def true(self, c):
-        return E.Const(True)
+        return _TRUE                    # (immutable: one node for every `true`)
 
     def false(self, c):
-        return E.Const(False)
+        return _FALSE
 
     def ref(self, c):
         tok = c[0]
