@@ -125,6 +125,8 @@ def main(argv=None) -> int:
                    "the installed mdae_fmu)")
     p.add_argument("--json", metavar="OUT")
     a = p.parse_args(argv)
+    # the commands run in a temporary directory: a relative --this/--against would name it
+    a.this, a.against = (os.path.abspath(d) if d else None for d in (a.this, a.against))
     t0 = time.perf_counter()
     rows = run([int(s) for s in a.sizes], a.commands, a.repeats, a.against, a.timeout, a.this)
     print(f"total {time.perf_counter() - t0:.0f} s")
