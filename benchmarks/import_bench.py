@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", metavar="OUT", help="write the rows as JSON")
     args = p.parse_args(argv)
     rows = run([int(s) for s in args.sizes], args.xml, args.roundtrip, args.repeats,
-               args.against)
+               args.against and os.path.abspath(args.against))   # children run elsewhere
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .records import quick_init
+
 EXIT_OK = 0
 EXIT_REJECTED = 1
 EXIT_INPUT = 2
@@ -25,6 +27,7 @@ EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SourceLoc:
     """A position in an input file; line and column count from 1."""

@@ -3,7 +3,8 @@
 The importers produce these nodes; the structural stages read derivative orders from them
 (`derivative_orders`), and the symbolic stages convert them to sympy when they need algebra
 (`mdae_fmu.symbolic`). Nodes are frozen dataclasses, so equal trees compare and hash equal,
-which is what the round-trip and "XML form == Modelica form" tests rely on.
+which is what the round-trip and "XML form == Modelica form" tests rely on; `records.quick_init`
+makes their construction about twice as fast.
 
 Names are the scalarized variable names of the flat model, e.g. ``mod1.x[1]``; a Base Modelica
 quoted identifier ``'a.b[1]'`` is stored without its quotes, as ``a.b[1]``.
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterator, Union
+
+from .records import quick_init
 
 # Binary operators, as spelled in Modelica source.
 ARITH_OPS = ("+", "-", "*", "/", "^", ".+", ".-", ".*", "./", ".^")
@@ -38,35 +41,41 @@ EVENT_FUNCTIONS = {
 BUILTIN_FUNCTIONS = {**MATH_FUNCTIONS, **EVENT_FUNCTIONS}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Const:
     """A literal: float, int or bool."""
     value: float | int | bool
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Str:
     """A string literal (assert and terminate messages only)."""
     value: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Ref:
     """A reference to a declared variable, parameter or constant, by scalarized name."""
     name: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Time:
     """The built-in independent variable ``time``."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Der:
     """``der(arg)``; ``der(der(x))`` nests."""
     arg: "Expr"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Call:
     """A built-in function or operator applied to arguments (``sin``, ``pre``, ``edge``...)."""
@@ -74,6 +83,7 @@ class Call:
     args: tuple["Expr", ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class BinOp:
     op: str
@@ -81,12 +91,14 @@ class BinOp:
     right: "Expr"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class UnOp:
     op: str
     arg: "Expr"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class If:
     """``if cond then a else b`` (``elseif`` nests in ``orelse``)."""

@@ -25,6 +25,7 @@ from typing import Literal, Union
 from . import expr as E
 from .diagnostics import SourceLoc
 from .functions import function_from_json, function_to_json
+from .records import quick_init
 
 VarType = Literal["Real", "Integer", "Boolean"]
 Variability = Literal["constant", "parameter", "discrete", "continuous"]
@@ -32,6 +33,7 @@ Causality = Literal["input", "output", "local", "parameter"]
 GuardKind = Literal["long", "transient"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Variable:
     """A declared scalar. ``start``/``nominal``/``min``/``max`` and ``binding`` are expressions
@@ -71,6 +73,7 @@ class GuardLiteral:
 Guard = tuple[GuardLiteral, ...]   # conjunction; the empty tuple means "always"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Equation:
     """``0 = residual``, enabled when every literal of ``guard`` holds."""

@@ -118,6 +118,7 @@ _STATEMENTS = ("reinit", "assert", "terminate", "print")
 _STRING_OPTIONS = ("significantDigits", "minimumLength", "leftJustified")
 _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
 _BINOPS = {op: op for op in E.BINARY_OPS}
+_TRUE, _FALSE = E.Const(True), E.Const(False)
 _UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
 
 _Q_ESCAPES = {"'": "'", '"': '"', "?": "?", "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
@@ -243,7 +244,7 @@ class ParseContext:
     errors: list = field(default_factory=list)        # (line, col, priority, message, src)
     stmts: dict = field(default_factory=dict)         # id -> pending statement calls
     term_ends: list = field(default_factory=list)     # end offsets of ; then else equation
-    words: dict = field(default_factory=dict)         # one copy of each repeated small string
+    words: dict = field(default_factory=dict)  # one copy of each repeated string, names too
     string_params: list = field(default_factory=list)  # (name, value, constant, descr, where)
     folded: dict = field(default_factory=dict)        # id -> (node, value) of constant parts
     tokens_left: int = field(default_factory=lambda: MAX_TOKENS)
@@ -261,21 +262,26 @@ class ParseContext:
     # id -> (node, location) of the String(...) calls not (yet) found in the message of an
     # assert or terminate: any left when the model is built is refused (`string_call`)
     string_calls: dict = field(default_factory=dict)
-    _cursor: tuple = (0, 1)  # (offset, its line): line numbers are counted from the last one
+    # (offset, its line, the offset where that line starts): positions are counted from the
+    # last one requested
+    _cursor: tuple = (0, 1, 0)
 
     def line_col(self, pos: int) -> tuple[int, int]:
-        """Line and column (from 1) of offset ``pos`` of the parsed text. Lines are counted
-        from the previous request, so a pass through the text in order costs one pass."""
+        """Line and column (from 1) of offset ``pos`` of the parsed text. Lines and the start
+        of the line are counted from the previous request, so a pass through the text in order
+        costs one pass (also along one very long line)."""
         text = self.text
-        last, line = self._cursor
+        last, line, start = self._cursor
         if pos >= last:
             newlines = text.count("\n", last, pos)
             if newlines:                    # (the same int object on the same line)
                 line += newlines
-        else:
+                start = text.rfind("\n", last, pos) + 1
+        elif pos < start:
             line -= text.count("\n", pos, last)
-        self._cursor = (pos, line)
-        return line, pos - text.rfind("\n", 0, pos)
+            start = text.rfind("\n", 0, pos) + 1
+        self._cursor = (pos, line, start)
+        return line, pos - start + 1
 
     def loc(self, line: int, col: int) -> SourceLoc:
         """File position of (line, col) of the parsed text."""
@@ -296,9 +302,10 @@ class ParseContext:
 
     def where_loc(self, where) -> SourceLoc:
         """A location of the intermediate form (a SourceLoc, an offset or a token)."""
-        if type(where) is int:
+        t = type(where)
+        if t is int:
             return self.pos_loc(where)
-        if type(where) is tuple:
+        if t is tuple:
             return self.pos_loc(where[2])
         return where
 
@@ -444,10 +451,10 @@ class _Callbacks(FunctionCallbacks):
         return E.Str(_unescape(c[0][1][1:-1]))
 
     def true(self, c):
-        return E.Const(True)
+        return _TRUE                    # (immutable: one node for every `true`)
 
     def false(self, c):
-        return E.Const(False)
+        return _FALSE
 
     def ref(self, c):
         tok = c[0]
@@ -459,6 +466,7 @@ class _Callbacks(FunctionCallbacks):
     def _new_ref(self, tok):
         ctx = self.ctx
         name = normalize_name(tok[1])
+        name = ctx.words.get(name, name)        # the declaration's copy (`component_clause`)
         r = E.Ref(name)
         if name.startswith(_ENUM_PREFIXES):
             ctx.enum_uses[name] = ctx.enum_uses.get(name, 0) + 1
@@ -943,7 +951,8 @@ class _Callbacks(FunctionCallbacks):
                 out.append(_unescape(t[1][1:-1]))
             elif t[1] != "+":
                 self.ctx.error(self.ctx.tok_loc(t), "descriptions can only be joined with '+'")
-        return _Description("".join(out))
+        text = "".join(out)             # often repeated: shared through `words`
+        return _Description(self.ctx.words.setdefault(text, text))
 
     def annotation(self, c):
         if self.ctx.whole_file:
@@ -1080,7 +1089,8 @@ class _Callbacks(FunctionCallbacks):
 
     def component_clause(self, c):
         # [prefix..., type NAME, decls, SEMI]; small strings repeated in every declaration
-        # (type, prefix and modifier names) are shared through `words`
+        # (type, prefix and modifier names) and the declared names, which the references
+        # use, are shared through `words`
         words = self.ctx.words
         prefixes = []
         i = 0
@@ -1117,7 +1127,8 @@ class _Callbacks(FunctionCallbacks):
                     binding = self._limited(binding, where)
                 if mod.args:
                     modifiers = self._modifiers(mod.args, long_clause)
-            decls.append(Decl(normalize_name(name_tok[1]), where, type_name, type_tok[2],
+            name = normalize_name(name_tok[1])      # one copy, shared with its references
+            decls.append(Decl(words.setdefault(name, name), where, type_name, type_tok[2],
                               prefixes, modifiers, binding, desc, dims=dims))
         return decls
 
@@ -1347,7 +1358,8 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
         try:
             return _parse_class(text, ParseContext(filename, text))
         except _Relower:
-            return _parse_class(text, ParseContext(filename, text, extended=True))
+            pass        # (outside the handler the first attempt's objects are freed)
+        return _parse_class(text, ParseContext(filename, text, extended=True))
 
 
 def _parse_class(text: str, ctx: ParseContext) -> Model:
@@ -1383,7 +1395,7 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
         ctx = ParseContext(filename, whole_file=False)
     ctx.text, ctx.line0, ctx.col0, ctx.note = text, line, col, note
     ctx.term_ends = []
-    ctx._cursor = (0, 1)
+    ctx._cursor = (0, 1, 0)
     if not text.strip():
         ctx.error(ctx.loc(1, 1), "empty expression")
         if own:
@@ -1872,11 +1884,14 @@ class _ModelBuilder:
                 parts = split(v.name)       # [name part, subscripts, name part, ...]
                 if len(parts) == 1:
                     continue
-                key = "[]".join(parts[::2])
-                try:
-                    idx = tuple(int(i) for m in parts[1::2] for i in m.split(","))
-                except ValueError:
-                    continue
+                if len(parts) == 3 and not parts[2] and "," not in parts[1]:
+                    key, idx = parts[0] + "[]", (int(parts[1]),)      # the usual `x[7]`
+                else:
+                    key = "[]".join(parts[::2])
+                    try:
+                        idx = tuple(int(i) for m in parts[1::2] for i in m.split(","))
+                    except ValueError:
+                        continue
                 groups.setdefault(key, []).append((idx, v))
         for key, members in groups.items():
             dims = {len(i) for i, _ in members}
@@ -2141,6 +2156,8 @@ def _event_derivatives(b: _ModelBuilder) -> None:
     equation names it: it becomes a Real ``$der_y`` (``$der2_y`` for ``der(der(y))``) with the
     equation ``$der_y = der(y)``, which index reduction solves by differentiating the
     equations of ``y`` (the fix E-EVENT-DER suggests, docs/importers.md "Event operators")."""
+    if not b.whens:
+        return
     in_equations = {c for eq in b.equations for n in E.walk(eq.residual)
                     if (c := _der_chain(n)) is not None}
     reals = {v.name for v in b.variables if v.type == "Real" and v.causality != "input"

@@ -45,6 +45,7 @@ import sys
 
 from lark import Lark
 from lark.lexer import UnlessCallback
+from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
 from lark.parsers.lalr_analysis import Shift
 
 from .lalr_shapes import Shapes
@@ -66,6 +67,20 @@ class ParseError(Exception):
         self.token = token
         self.expected = frozenset(expected)
         self.previous = previous
+
+
+def _direct(callback):
+    """``callback``, or, for lark's child filter that only drops children (punctuation), a
+    function that picks the kept children by position and calls the rule's callback: the same
+    call, without the filter's per-child loop. The generated source holds only the integer
+    positions (lark's ``to_include``), never input text."""
+    if type(callback) is not ChildFilterLALR_NoPlaceholders or \
+            any(expand for _, expand in callback.to_include):
+        return callback
+    picked = ", ".join(f"c[{int(i)}]" for i, _ in callback.to_include)
+    namespace = {"build": callback.node_builder}
+    exec(f"def direct(c):\n    return build([{picked}])\n", namespace)  # noqa: S102
+    return namespace["direct"]
 
 
 class Driver:
@@ -105,7 +120,8 @@ class Driver:
         """Per state: terminal or rule name -> shift target (int) or reduction.
 
         A reduction is ``(size, rule name, callback)``; the callback is None for a unit
-        reduction of an inlined ``?rule`` (the value is passed up unchanged). Keys are plain
+        reduction of an inlined ``?rule`` (the value is passed up unchanged), lark's callback
+        otherwise (through `_direct` where lark only filters the children). Keys are plain
         strings (lark's are partly Token objects, whose ``__eq__`` makes lookups slow)."""
         reductions = {}
         states = {}
@@ -123,7 +139,7 @@ class Driver:
                             and not sym.name.startswith("_")
                             and not (sym.is_term and sym.filter_out))
                     reductions[rule] = (size, str(rule.origin.name),
-                                        None if unit else callbacks[rule])
+                                        None if unit else _direct(callbacks[rule]))
                 row[str(key)] = reductions[rule]
             states[state] = row
         return states
