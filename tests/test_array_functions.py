@@ -165,3 +165,73 @@ def test_subscript_out_of_range_in_a_function_is_an_error_of_the_fmu(tmp_path):
     failed = [m for m in messages if "assertion failed" in m]
     assert failed and failed[0].endswith(
         "array index out of range: j + 1 for dimension 1 of 't' (size 3)"), messages[-3:]
+
+
+SEEDED = """function step
+  input Integer seedIn[3];
+  output Real x;
+  output Integer seedOut[3];
+algorithm
+  seedOut[1] := rem(171*seedIn[1], 30269);
+  seedOut[2] := rem(172*seedIn[2], 30307);
+  seedOut[3] := rem(170*seedIn[3], 30323);
+  x := rem(seedOut[1]/30269.0 + seedOut[2]/30307.0 + seedOut[3]/30323.0, 1.0);
+end step;
+
+function second
+  input Integer seedIn[3];
+  output Real y;
+protected
+  Integer seed[3];
+  Real x;
+algorithm
+  seed := seedIn;
+  for i in 1:2 loop
+    (x, seed) := step(seed);
+    y := x;
+  end for;
+end second;
+
+function third
+  input Integer seedIn[3];
+  output Real y;
+protected
+  Integer seed[3];
+algorithm
+  (y, seed) := step(seedIn);
+  (y, seed) := step(seed);
+  (y, seed) := step(seed);
+end third;
+
+model Seeded
+  constant Integer s[3] = {12, 1627, 7218};
+  Real y2 = second(s);
+  Real y3 = third(s);
+  Real z = step(s);
+end Seeded;
+"""
+
+
+def test_function_with_arrays_called_from_two_others(tmp_path):
+    """A function with array arguments called from the bodies of two other such functions
+    (the random-number generator of OpenModelica's linear_system tests): one specialization
+    per call sizes for the whole file, not one per caller (was "duplicate definition of
+    function 'step$a1'"), and the original, unscalarized body is never called (was "cannot
+    assign 'seedOut[1]'"). Oracle: the generator iterated in Python."""
+    import math
+    from fmpy import simulate_fmu
+    from mdae_fmu import api
+
+    def step(s):
+        out = [(171 * s[0]) % 30269, (172 * s[1]) % 30307, (170 * s[2]) % 30323]
+        return math.fmod(out[0] / 30269 + out[1] / 30307 + out[2] / 30323, 1.0), out
+
+    s, want = [12, 1627, 7218], []
+    for _ in range(3):
+        x, s = step(s)
+        want.append(x)
+    fmu = api.export_fmu(parse_modelica(SEEDED), tmp_path / "Seeded.fmu")
+    res = simulate_fmu(str(fmu), stop_time=1.0, output=["y2", "y3", "z"])
+    assert res["z"][-1] == pytest.approx(want[0], rel=1e-14)
+    assert res["y2"][-1] == pytest.approx(want[1], rel=1e-14)
+    assert res["y3"][-1] == pytest.approx(want[2], rel=1e-14)

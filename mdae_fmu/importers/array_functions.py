@@ -38,7 +38,6 @@ def array_function_defs(low) -> dict:
             if any(getattr(decl, "dims", ()) for decl in _decls(d)):
                 found[d.name] = d
         low._array_fn_defs = found
-        low._array_specs = {}
     return found
 
 
@@ -107,7 +106,7 @@ def call_value(low, d, e: E.Call, env):
         if _kind(decl) != "input" and decl.dims:
             shapes[decl.name] = _dims(low, d, decl, shapes, consts, None)
     key = (d.name, tuple(sorted(shapes.items())), tuple(sorted(consts.items())))
-    specs = low._array_specs
+    specs = low.ctx.array_specs
     spec = specs.get(key)
     if spec is None:
         spec = specs[key] = _specialize(low, d, decls, shapes, consts, len(specs) + 1)
@@ -229,7 +228,11 @@ def _specialize(low, d, decls, shapes, consts, number):
     contents.insert(0, ("decls", new_decls))
     errors = [x for x in d.errors if not (type(x) is tuple and x and type(x[-2]) is str
                                           and _ARRAY_ERROR in x[-2])]
-    spec = replace(d, name=name, end_name=name, contents=contents, errors=errors)
+    # the body's calls of functions with arrays were specialized while it was lowered (each
+    # specialization is a call of the file, `call_value`): the original's are not called
+    arrays = array_function_defs(low)
+    calls = [c for c in d.calls if c[0] not in arrays]
+    spec = replace(d, name=name, end_name=name, contents=contents, errors=errors, calls=calls)
     low.ctx.functions.append(spec)
     return name, out_shapes
 

@@ -262,6 +262,10 @@ class ParseContext:
     # id -> (node, location) of the String(...) calls not (yet) found in the message of an
     # assert or terminate: any left when the model is built is refused (`string_call`)
     string_calls: dict = field(default_factory=dict)
+    # (function, array sizes, Integer constants) -> (name, output shapes) of the functions
+    # specialized per call sizes so far (`array_functions`): one per key in the whole file,
+    # whichever function body or equation calls it
+    array_specs: dict = field(default_factory=dict)
     # (offset, its line, the offset where that line starts): positions are counted from the
     # last one requested
     _cursor: tuple = (0, 1, 0)
