@@ -1250,6 +1250,14 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
                           loc, ctx._src(loc))
     shown = value if len(value) <= 40 else value[:40] + "..."
     prev = err.previous
+    machine = _STATE_MACHINE.search(text, max(0, start - 200), start)
+    if machine is not None:
+        where = ctx.pos_loc(machine.start(1))
+        return InputError("unsupported construct: a state machine (Modelica 3.6 §17, printed "
+                          "by OpenModelica as 'stateMachine ... state ...'), which is "
+                          "synchronous Modelica: write its modes with Boolean or Integer "
+                          "variables updated in when-clauses" + ctx.note, where,
+                          ctx._src(where))
     hint = None
     if prev is not None and "SEMI" in err.expected and prev[0] != "SEMI":
         prev_end_line = ctx.line_col(prev[2] + len(prev[1]))[0]
@@ -1263,6 +1271,10 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
         hint = _describe_expected(err.expected, parser)
     return InputError(f"syntax error: unexpected {shown!r}" + hint + ctx.note, loc,
                       ctx._src(loc))
+
+
+# OpenModelica's flat output of a state machine: 'stateMachine name' right before the error
+_STATE_MACHINE = re.compile(r"(?:^|\s)(stateMachine)\s+[\w.']+\s*$")
 
 
 @contextmanager
