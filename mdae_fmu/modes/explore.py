@@ -259,7 +259,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
         configs.extend(dict.fromkeys(cfg for _, cfg in sorted(steady.items())))
     changes, skipped = _mode_changes(ex, all_modes, steady, simultaneous, classes,
                                      standardize)
-    if auto and not simultaneous:
+    if auto and not simultaneous and not _restriction_loses_nothing(changes, steady, skipped):
         diagnostics.insert(0, single_changes_warning(system, classes, skipped))
     diags = _collect_diagnostics(diagnostics, changes,
                                  failures.values() if simultaneous else ())
@@ -384,7 +384,8 @@ def _mode_changes(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Confi
                   ) -> tuple[list[ModeChange], int]:
     """The cascade of every mode change from a steady long mode (`_cascade`; theory §2.6–2.15),
     to every other mode, or with ``simultaneous`` false only to the modes its coupled guard
-    classes can switch to (`switchable_modes`); also the number of changes so skipped."""
+    classes can switch to (`switchable_modes`); also the number of changes so skipped that
+    are not the same structural problem as an explored one (`structural_key`)."""
     system = ex.s
     changes = []
     feasible = set(all_modes)
@@ -394,7 +395,10 @@ def _mode_changes(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Confi
             dsts = [m for m in all_modes if m != src]
         else:
             dsts = [m for m in switchable_modes(src, classes) if m in feasible]
-            skipped += len(all_modes) - 1 - len(dsts)
+            done = set(dsts) | {src}
+            explored = {structural_key(system, m) for m in done}
+            skipped += sum(1 for m in all_modes
+                           if m not in done and structural_key(system, m) not in explored)
         for dst in dsts:
             if system.is_transient(dst) or ex.sig(dst).ok:
                 changes.append(_cascade(ex, src, dst, c0, steady, standardize))
@@ -497,6 +501,36 @@ def switchable_modes(src: Mode, classes) -> list[Mode]:
                 m[i] = not m[i]
             out.append(tuple(m))
     return out
+
+
+def structural_key(system: MultimodeSystem, mode: Mode) -> tuple:
+    """What a run in ``mode`` depends on besides its configuration (`mdae_fmu.modes.runs`):
+    the kind of the mode, its enabled equations and, for a transient mode, those of its
+    continuation. Two modes with the same key give the same instants from the same
+    configuration, so a change into one of them analyses the change into the other: the
+    simultaneous edges of pulse sources on one clock (MSL 3.1 CauerLowPassSC, 11 guards)
+    that only update discrete variables all enable the equations of the long mode."""
+    if not system.is_transient(mode):
+        return ("long", frozenset(e.id for e in system.enabled(mode)))
+    cont = continuation_mode(system, mode)
+    return ("transient", frozenset(e.id for e in system.enabled(mode)),
+            frozenset(e.id for e in system.enabled(cont)))
+
+
+def _restriction_loses_nothing(changes: list[ModeChange], steady: dict[Mode, Config],
+                               skipped: int) -> bool:
+    """Whether the restricted exploration (``simultaneous=False``) analysed everything the
+    exhaustive one would: no change skipped (`_mode_changes` counts the changes whose
+    `structural_key` no explored change has), every change accepted, and every
+    intermediate configuration of their cascades a steady configuration (up to the rising
+    edges just taken, which only exclude modes): the runs from it are those of the mode
+    changes already analysed from that steady configuration."""
+    if skipped or not all(ch.accepted for ch in changes):
+        return False
+    plain = {(c.known, c.context) for c in steady.values()}
+    return all(ri.instant is not None and ri.instant.next is not None
+               and (ri.instant.next.known, ri.instant.next.context) in plain
+               for ch in changes for ri in ch.instants)
 
 
 def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Diagnostic:
