@@ -13,7 +13,7 @@ variables with their orders (Algorithm IA) and the standardized restart (Algorit
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, cast
 
 import sympy as sp
@@ -173,6 +173,7 @@ class _Explorer:
         self._sig: dict[Mode, SigmaInfo] = {}
         self._runs: dict[tuple, Instant] = {}
         self._sf: Any = None            # the system's ShiftForm, made at its first use
+        self._described: dict[tuple, RestartInstant] = {}      # `_described`
 
     def sig(self, mode: Mode) -> SigmaInfo:
         r = self._sig.get(mode)
@@ -642,7 +643,7 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
         return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), (), 0, False,
                           Diagnostic("E-CASCADE-INFINITE", f"{pair}: no steady configuration "
                                      f"after {MAX_CASCADE} instants"))
-    out = [_describe_instant(ex, k, r, standardize) for k, r in enumerate(runs)]
+    out = [_described(ex, k, r, standardize) for k, r in enumerate(runs)]
     if standardize and out and out[0].impulsive and not any(i.impulsive for i in out[1:]):
         note = fake_impulse_note(s, ex._sf, src, dst, runs[0].erased)
         if note:
@@ -652,6 +653,20 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     restart = steps[0].restart if len(steps) == 1 and not steps[0].numerical else ()
     return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
                       True, None, restart, steps)
+
+
+def _described(ex: _Explorer, k: int, r: Instant, standardize: bool) -> RestartInstant:
+    """`_describe_instant`, computed once per restart problem: what it reads of an instant
+    (known instances, facts, erasures, blocks; `restart.restart_problem`) depends neither on
+    the mode nor on the instant's rank, so the instants of the simultaneous edges of pulse
+    sources on one clock, which all enable the long mode's equations (`structural_key`), and
+    the long mode's instant after them, are standardized once."""
+    key = (standardize, r.known, r.facts, r.erased, r.unknowns, r.blocks)
+    done = ex._described.get(key)
+    if done is None:
+        done = ex._described[key] = _describe_instant(ex, k, r, standardize)
+        return done
+    return replace(done, index=k, mode=ex.s.mode_label(r.mode), instant=r)
 
 
 def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> RestartInstant:
