@@ -162,3 +162,18 @@ def test_simultaneous_edges_of_discrete_updates_are_one_structural_change():
     full = analyze_multimode(s, standardize=False, simultaneous=True)
     assert full.accepted and len(full.changes) == 127
     assert {len(c.instants) for c in full.changes} == {len(c.instants) for c in a.changes}
+
+
+def test_steady_run_restart_is_the_standardized_one():
+    """The instants of the pulse change are steady runs of the long mode: their restart is
+    continuity, written without the impulse analysis; the full route (impulse analysis and
+    standardization, `_describe_instant`) finds the same restart on this small circuit."""
+    from mdae_fmu.modes.explore import _describe_instant, _Explorer
+    m = parse_modelica(PULSE_RC, "PulseRC.mo")
+    a = analyze(m)
+    [ch] = a.automaton.changes
+    ex = _Explorer(a.automaton.system, "restricted", False)
+    for ri in ch.instants:
+        assert ri.method == "S0" and not ri.impulsive
+        full = _describe_instant(ex, ri.index, ri.instant, True)
+        assert set(full.restart) == set(ri.restart) and len(ri.restart) == 3

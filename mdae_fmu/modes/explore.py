@@ -25,8 +25,8 @@ from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, TooManyTransientModes, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
-                   eq_label, exec_long, exec_transient, inst_label, sigma_of_mode,
-                   steady_config, var_label)
+                   eq_label, exec_long, exec_transient, inst_label, same_as_continuation,
+                   sigma_of_mode, steady_config, var_label)
 
 MAX_CONFIGS = 20000
 MAX_CASCADE = 32
@@ -643,7 +643,8 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
         return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), (), 0, False,
                           Diagnostic("E-CASCADE-INFINITE", f"{pair}: no steady configuration "
                                      f"after {MAX_CASCADE} instants"))
-    out = [_described(ex, k, r, standardize) for k, r in enumerate(runs)]
+    out = [_continuity(ex, k, r) if standardize and _steady_run(ex, r, steady)
+           else _described(ex, k, r, standardize) for k, r in enumerate(runs)]
     if standardize and out and out[0].impulsive and not any(i.impulsive for i in out[1:]):
         note = fake_impulse_note(s, ex._sf, src, dst, runs[0].erased)
         if note:
@@ -653,6 +654,38 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     restart = steps[0].restart if len(steps) == 1 and not steps[0].numerical else ()
     return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
                       True, None, restart, steps)
+
+
+def _steady_run(ex: _Explorer, r: Instant, steady: dict[Mode, Config]) -> bool:
+    """Whether ``r`` is the steady run of a long mode M: r is in M, or in a transient mode run
+    as its continuation M (`runs.same_as_continuation`), from M's steady configuration (its
+    known instances and facts), erasing nothing and ending there again (up to the edges just
+    taken). The cascade of theory §3.3 stops at such a run; it is listed only as the instant 0
+    of a change (a pulse source's event) or after a transient instant."""
+    s, m = ex.s, r.mode
+    if s.is_transient(m):
+        if not same_as_continuation(s, m):
+            return False
+        m = continuation_mode(s, m)
+    c = steady.get(m)
+    if c is None or r.erased or r.next is None or r.known != c.known:
+        return False
+    ids = {e.id for e in s.enabled(m)}
+    return (r.next.known, r.next.context) == (c.known, c.context) and \
+        r.facts == frozenset(q for q in c.context if q[0] in ids)
+
+
+def _continuity(ex: _Explorer, k: int, r: Instant) -> RestartInstant:
+    """The restart instant of a steady run (`_steady_run`): the long mode's own instant, every
+    state-level instance known and kept, so the restart is continuity ``x+ = x-`` of the
+    states it computes the next instance of (route S0), without the impulse analysis and
+    symbolic solve of the whole circuit that `_describe_instant` would run."""
+    from ..impulse.problem import left, right
+    base = _described(ex, k, r, False)
+    tops = sorted({(n, j) for n, j in r.unknowns if j >= 1 and (n, j - 1) in r.known})
+    restart = tuple(sp.Eq(right(n, i), left(n, i)) for n, j in tops for i in range(j))
+    return replace(base, method="S0", level="jet", restart=restart,
+                   variables=tuple(sorted({_jet_variable(e.lhs) for e in restart})))
 
 
 def _described(ex: _Explorer, k: int, r: Instant, standardize: bool) -> RestartInstant:
