@@ -13,7 +13,7 @@ variables with their orders (Algorithm IA) and the standardized restart (Algorit
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, cast
 
 import sympy as sp
@@ -25,8 +25,8 @@ from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, TooManyTransientModes, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
-                   eq_label, exec_long, exec_transient, inst_label, sigma_from_report,
-                   sigma_of_mode, steady_run, var_label)
+                   eq_label, exec_long, exec_transient, inst_label, same_as_continuation,
+                   sigma_from_report, sigma_of_mode, steady_run, var_label)
 
 MAX_CONFIGS = 20000
 MAX_CASCADE = 32
@@ -175,6 +175,7 @@ class _Explorer:
         self._sig: dict[Mode, SigmaInfo] = {}
         self._runs: dict[tuple, Instant] = {}
         self._sf: Any = None            # the system's ShiftForm, made at its first use
+        self._described: dict[tuple, RestartInstant] = {}      # `_described`
 
     def sig(self, mode: Mode) -> SigmaInfo:
         r = self._sig.get(mode)
@@ -272,7 +273,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
         configs.extend(dict.fromkeys(cfg for _, cfg in sorted(steady.items())))
     changes, skipped = _mode_changes(ex, all_modes, steady, simultaneous, classes,
                                      standardize)
-    if auto and not simultaneous:
+    if auto and not simultaneous and not _restriction_loses_nothing(changes, steady, skipped):
         diagnostics.insert(0, single_changes_warning(system, classes, skipped))
     diags = _collect_diagnostics(diagnostics, changes,
                                  failures.values() if simultaneous else ())
@@ -390,7 +391,8 @@ def _mode_changes(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Confi
                   ) -> tuple[list[ModeChange], int]:
     """The cascade of every mode change from a steady long mode (`_cascade`; theory §2.6–2.15),
     to every other mode, or with ``simultaneous`` false only to the modes its coupled guard
-    classes can switch to (`switchable_modes`); also the number of changes so skipped."""
+    classes can switch to (`switchable_modes`); also the number of changes so skipped that
+    are not the same structural problem as an explored one (`structural_key`)."""
     system = ex.s
     changes = []
     feasible = set(all_modes)
@@ -400,7 +402,10 @@ def _mode_changes(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Confi
             dsts = [m for m in all_modes if m != src]
         else:
             dsts = [m for m in switchable_modes(src, classes) if m in feasible]
-            skipped += len(all_modes) - 1 - len(dsts)
+            done = set(dsts) | {src}
+            explored = {structural_key(system, m) for m in done}
+            skipped += sum(1 for m in all_modes
+                           if m not in done and structural_key(system, m) not in explored)
         for dst in dsts:
             if system.is_transient(dst) or ex.sig(dst).ok:
                 changes.append(_cascade(ex, src, dst, c0, steady, standardize))
@@ -503,6 +508,36 @@ def switchable_modes(src: Mode, classes) -> list[Mode]:
                 m[i] = not m[i]
             out.append(tuple(m))
     return out
+
+
+def structural_key(system: MultimodeSystem, mode: Mode) -> tuple:
+    """What a run in ``mode`` depends on besides its configuration (`mdae_fmu.modes.runs`):
+    the kind of the mode, its enabled equations and, for a transient mode, those of its
+    continuation. Two modes with the same key give the same instants from the same
+    configuration, so a change into one of them analyses the change into the other: the
+    simultaneous edges of pulse sources on one clock (MSL 3.1 CauerLowPassSC, 11 guards)
+    that only update discrete variables all enable the equations of the long mode."""
+    if not system.is_transient(mode):
+        return ("long", frozenset(e.id for e in system.enabled(mode)))
+    cont = continuation_mode(system, mode)
+    return ("transient", frozenset(e.id for e in system.enabled(mode)),
+            frozenset(e.id for e in system.enabled(cont)))
+
+
+def _restriction_loses_nothing(changes: list[ModeChange], steady: dict[Mode, Config],
+                               skipped: int) -> bool:
+    """Whether the restricted exploration (``simultaneous=False``) analysed everything the
+    exhaustive one would: no change skipped (`_mode_changes` counts the changes whose
+    `structural_key` no explored change has), every change accepted, and every
+    intermediate configuration of their cascades a steady configuration (up to the rising
+    edges just taken, which only exclude modes): the runs from it are those of the mode
+    changes already analysed from that steady configuration."""
+    if skipped or not all(ch.accepted for ch in changes):
+        return False
+    plain = {(c.known, c.context) for c in steady.values()}
+    return all(ri.instant is not None and ri.instant.next is not None
+               and (ri.instant.next.known, ri.instant.next.context) in plain
+               for ch in changes for ri in ch.instants)
 
 
 def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Diagnostic:
@@ -643,7 +678,8 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
         return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), (), 0, False,
                           Diagnostic("E-CASCADE-INFINITE", f"{pair}: no steady configuration "
                                      f"after {MAX_CASCADE} instants"))
-    out = [_describe_instant(ex, k, r, standardize) for k, r in enumerate(runs)]
+    out = [_continuity(ex, k, r) if standardize and _steady_run(ex, r, steady)
+           else _described(ex, k, r, standardize) for k, r in enumerate(runs)]
     if standardize and out and out[0].impulsive and not any(i.impulsive for i in out[1:]):
         note = fake_impulse_note(s, ex._sf, src, dst, runs[0].erased)
         if note:
@@ -653,6 +689,52 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     restart = steps[0].restart if len(steps) == 1 and not steps[0].numerical else ()
     return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
                       True, None, restart, steps)
+
+
+def _steady_run(ex: _Explorer, r: Instant, steady: dict[Mode, Config]) -> bool:
+    """Whether ``r`` is the steady run of a long mode M: r is in M, or in a transient mode run
+    as its continuation M (`runs.same_as_continuation`), from M's steady configuration (its
+    known instances and facts), erasing nothing and ending there again (up to the edges just
+    taken). The cascade of theory §3.3 stops at such a run; it is listed only as the instant 0
+    of a change (a pulse source's event) or after a transient instant."""
+    s, m = ex.s, r.mode
+    if s.is_transient(m):
+        if not same_as_continuation(s, m):
+            return False
+        m = continuation_mode(s, m)
+    c = steady.get(m)
+    if c is None or r.erased or r.next is None or r.known != c.known:
+        return False
+    ids = {e.id for e in s.enabled(m)}
+    return (r.next.known, r.next.context) == (c.known, c.context) and \
+        r.facts == frozenset(q for q in c.context if q[0] in ids)
+
+
+def _continuity(ex: _Explorer, k: int, r: Instant) -> RestartInstant:
+    """The restart instant of a steady run (`_steady_run`): the long mode's own instant, every
+    state-level instance known and kept, so the restart is continuity ``x+ = x-`` of the
+    states it computes the next instance of (route S0), without the impulse analysis and
+    symbolic solve of the whole circuit that `_describe_instant` would run."""
+    from ..impulse.problem import left, right
+    base = _described(ex, k, r, False)
+    tops = sorted({(n, j) for n, j in r.unknowns if j >= 1 and (n, j - 1) in r.known})
+    restart = tuple(sp.Eq(right(n, i), left(n, i)) for n, j in tops for i in range(j))
+    return replace(base, method="S0", level="jet", restart=restart,
+                   variables=tuple(sorted({_jet_variable(e.lhs) for e in restart})))
+
+
+def _described(ex: _Explorer, k: int, r: Instant, standardize: bool) -> RestartInstant:
+    """`_describe_instant`, computed once per restart problem: what it reads of an instant
+    (known instances, facts, erasures, blocks; `restart.restart_problem`) depends neither on
+    the mode nor on the instant's rank, so the instants of the simultaneous edges of pulse
+    sources on one clock, which all enable the long mode's equations (`structural_key`), and
+    the long mode's instant after them, are standardized once."""
+    key = (standardize, r.known, r.facts, r.erased, r.unknowns, r.blocks)
+    done = ex._described.get(key)
+    if done is None:
+        done = ex._described[key] = _describe_instant(ex, k, r, standardize)
+        return done
+    return replace(done, index=k, mode=ex.s.mode_label(r.mode), instant=r)
 
 
 def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> RestartInstant:

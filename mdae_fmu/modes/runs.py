@@ -331,10 +331,13 @@ def tick(known, solved_keys, new_vars, facts) -> Config:
 
 
 def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
-              erasure: Erasure = "restricted", pair: str = "", instant_no: int = 0) -> Instant:
-    """Algorithm 10 ExecRun for a long mode (theory §2.10)."""
+              erasure: Erasure = "restricted", pair: str = "", instant_no: int = 0,
+              kind: Literal["long", "transient"] = "long") -> Instant:
+    """Algorithm 10 ExecRun for a long mode (theory §2.10). ``kind="transient"``: the instant
+    of a transient mode whose equations are those of its continuation (`exec_transient`),
+    ``sig`` being the continuation's Σ-method."""
     if not sig.ok:
-        return Instant(mode, "long", False, cfg.known, diagnostic=sig.diagnostic)
+        return Instant(mode, kind, False, cfg.known, diagnostic=sig.diagnostic)
     enabled = system.enabled(mode)
     ids = {e.id for e in enabled}
     facts = frozenset(k for k in cfg.context if k[0] in ids)
@@ -345,8 +348,8 @@ def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
     erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure, sig.c, pair,
                                       instant_no, sig.d)
     if diag is not None:
-        return Instant(mode, "long", False, cfg.known, facts, erased, diagnostic=diag)
-    return _finish(system, cfg, mode, "long", facts, erased, r2, occ)
+        return Instant(mode, kind, False, cfg.known, facts, erased, diagnostic=diag)
+    return _finish(system, cfg, mode, kind, facts, erased, r2, occ)
 
 
 def steady_run(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Instant:
@@ -539,11 +542,30 @@ def _yield_to_reinit(system, f0, occ, X, Y, res, literal):
     return res, frozenset()
 
 
+def same_as_continuation(system: MultimodeSystem, mode: Mode) -> bool:
+    """Whether the transient ``mode`` enables exactly the equations of its continuation: its
+    transient guards select no equation of the continuous unknowns, only the discrete updates
+    of when-clauses (a pulse source's ``when sample(...) then T0 = time``), which are not part
+    of the modes' DAEs (docs/decisions.md §6)."""
+    ids = {e.id for e in system.enabled(mode)}
+    return ids == {e.id for e in system.enabled(continuation_mode(system, mode))}
+
+
 def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: SigmaInfo,
                    erasure: Erasure = "restricted", pair: str = "", instant_no: int = 0,
                    literal: bool = False) -> Instant:
     """Algorithm 13 ExecRun for a transient mode (theory §2.13): DiffArray, then SolveConflict
-    on ``(F_Sig ∪ Fbar_Sig) \\ Phi``, Eval, Tick."""
+    on ``(F_Sig ∪ Fbar_Sig) \\ Phi``, Eval, Tick.
+
+    IndexReduc (Algorithm 12) takes the latent equations of a transient instant from its
+    continuation because the instant's own equations are not enabled at the next instant
+    (theory §3.4). When they are (`same_as_continuation`), the continuation's Σ-method holds
+    at this instant too: the instant is the continuation's first one, run as a long mode
+    (Algorithm 12 line 2). DiffArray would count the leading instances that only the latent
+    equations determine (``der(C.p.v)`` of a capacitor pin) as future values of the array
+    (``W``) and refuse any index-1 circuit at every event of a pulse source."""
+    if same_as_continuation(system, mode):
+        return exec_long(system, cfg, mode, cont_sig, erasure, pair, instant_no, "transient")
     label = system.mode_label(mode)
     enabled = system.enabled(mode)
     ids = {e.id for e in enabled}
