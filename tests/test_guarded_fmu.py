@@ -220,20 +220,25 @@ def test_mode_dependent_states_agree_with_enumerated(tmp_path, name):
         assert np.max(np.abs(g[x] - e[x]) / np.maximum(1.0, np.abs(e[x]))) < 1e-8, x
 
 
+def _charged_bank_events(tmp_path, n: int):
+    """The charged diode bank of n diodes exported on the guarded path and simulated 10 s:
+    the result, the total charge sum C_k v_k per row and the rows before each event."""
+    from gen_multimode import diode_bank
+    path = export(diode_bank(n, charged=True), tmp_path / f"bank{n}.fmu", implicit=True,
+                  progress=False)
+    r = simulate_fmu(str(path), stop_time=10.0, relative_tolerance=1e-10,
+                     output_interval=0.05, output=["j"] + [f"v{k}" for k in range(n)],
+                     record_events=True)
+    q = sum(0.1 * (k + 1) * r[f"v{k}"] for k in range(n))
+    return r, q, np.flatnonzero(np.diff(r["time"]) == 0)
+
+
 def test_charged_bank_conserves_charge_across_events(tmp_path):
     """Every switch of the charged bank (the joint turn-off of the conducting group when the
     inductor current reverses) leaves the inductor current and the total capacitor charge
     sum C_k v_k unchanged: the current through the inductor is a state, so the impulses of
     the branch currents sum to zero (kcl)."""
-    from gen_multimode import diode_bank
-    n = 4
-    model = diode_bank(n, charged=True)
-    path = export(model, tmp_path / "bank.fmu", implicit=True, progress=False)
-    r = simulate_fmu(str(path), stop_time=10.0, relative_tolerance=1e-10,
-                     output_interval=0.05, output=["j"] + [f"v{k}" for k in range(n)],
-                     record_events=True)
-    q = sum(0.1 * (k + 1) * r[f"v{k}"] for k in range(n))
-    at = np.flatnonzero(np.diff(r["time"]) == 0)
+    r, q, at = _charged_bank_events(tmp_path, 4)
     assert len(at) >= 1
     for k in at:
         assert abs(q[k + 1] - q[k]) <= 1e-9 * abs(q[k])
@@ -294,16 +299,9 @@ def test_bank_of_twelve_switches_and_conserves_charge(tmp_path):
     10 s of physical switching: the diodes turn on as the node voltage passes their
     capacitors' voltages, and the total charge sum C_k v_k is unchanged across every event
     (the inductor current is a state: the impulses of the branch currents sum to zero)."""
-    from gen_multimode import diode_bank
     n = 12
-    model = diode_bank(n, charged=True)
-    path = export(model, tmp_path / "bank12.fmu", implicit=True, progress=False)
-    r = simulate_fmu(str(path), stop_time=10.0, relative_tolerance=1e-10,
-                     output_interval=0.05, output=["j"] + [f"v{k}" for k in range(n)],
-                     record_events=True)
-    q = sum(0.1 * (k + 1) * r[f"v{k}"] for k in range(n))
+    r, q, at = _charged_bank_events(tmp_path, n)
     assert r[f"v{n - 2}"][0] == pytest.approx(1.3 / (n - 1), rel=1e-12)   # declared start
-    at = np.flatnonzero(np.diff(r["time"]) == 0)
     assert len(at) >= 3
     for k in at:
         assert abs(q[k + 1] - q[k]) <= 1e-9 * abs(q[k])
