@@ -14,7 +14,7 @@ static const char *const mdae_log_names[MDAE_NLOG] = {
 
 void mdae_log(ModelInstance *inst, int category, fmi2Status status, const char *fmt, ...)
 {
-    char buf[1024], msg[2048];
+    char buf[2048], msg[4096];
     va_list ap;
     if (!inst || !inst->cb.logger) return;
     /* errors are always reported; the rest only when logging is on for that category */
@@ -133,6 +133,55 @@ static int singular_step(int n, const double *J, const double *F, double *M, dou
     return 0;
 }
 
+static double norm_inf(int n, const double *v)
+{
+    double m = 0.0;
+    int k;
+    for (k = 0; k < n; k++) {
+        if (!isfinite(v[k])) return INFINITY;
+        m = fmax(m, fabs(v[k]));
+    }
+    return m;
+}
+
+/* Where a singular linear block A u = c has no solution: the unknowns A leaves undetermined, as
+ * "; it does not determine a, b (...)". They are the support (entries above 1e-3 of the largest)
+ * of a null vector of A, found by three steps of inverse iteration from (1, ..., 1) with the
+ * factorization of A^T A + mu I that `singular_step` left in M, perm; v (2n) is scratch. At
+ * most 12 names are listed. In a circuit this is a node whose capacitances are all 0 while the
+ * structural analysis, which takes every parameter for nonzero, made its voltage a state: the
+ * derivative has only zero coefficients and the node's current balance, which then has to hold
+ * without it, is violated (MSL 3.1 HeatingNPN_OrGate, docs/corpus.md). */
+static void undetermined_unknowns(int n, const double *M, const int *perm, const int *u,
+                                  double *v, char *buf, size_t size)
+{
+    int k, it, count = 0;
+    size_t len;
+    double top = 0.0;
+    buf[0] = 0;
+    for (k = 0; k < n; k++) v[k] = 1.0;
+    for (it = 0; it < 3; it++) {
+        mdae_lu_solve(n, M, perm, v);
+        top = norm_inf(n, v);
+        if (!(top > 0.0) || !isfinite(top)) return;
+        for (k = 0; k < n; k++) v[k] /= top;
+    }
+    for (k = 0; k < n; k++) {
+        if (!(fabs(v[k]) > 1e-3)) continue;
+        len = strlen(buf);
+        if (count++ == 12) { snprintf(buf + len, size - len, ", ..."); break; }
+        snprintf(buf + len, size - len, "%s%s", count > 1 ? ", " : "; it does not determine ",
+                 mdae_real_names[u[k]]);
+    }
+    if (!count) return;
+    len = strlen(buf);
+    snprintf(buf + len, size - len, " (the matrix is singular in them: where a parameter that "
+             "multiplies a derivative, such as C in i = C*der(v), an inductance, a mass or a "
+             "time constant, is 0, the structural analysis, which takes parameters for nonzero, "
+             "has made a state of what the equations then cannot determine; give that parameter "
+             "a nonzero value, or remove the element)");
+}
+
 /* A u = c, assembled by the generated code, solved by LU with partial pivoting; when A is
  * numerically singular, by `singular_step`, accepted if the system is consistent (residual
  * below 1e-10 relative to |A| |u| + |c|). Scratch: A, c (2n), M, the step (2n). */
@@ -156,8 +205,12 @@ int mdae_linear_block(ModelInstance *inst, int n, const int *u,
             size = fmax(size, a);
         }
         if (!(res <= 1e-10 * size)) {
-            block_failure(inst, block, "linear system is numerically singular and has no "
-                          "solution");
+            char why[900];
+            size_t len;
+            snprintf(why, sizeof why, "linear system is numerically singular and has no solution");
+            len = strlen(why);
+            undetermined_unknowns(n, M, perm, u, c, why + len, sizeof why - len);
+            block_failure(inst, block, why);
             return 1;
         }
         memcpy(c, x, sizeof(double) * (size_t)n);
@@ -186,16 +239,6 @@ double mdae_drift_tolerance(const ModelInstance *inst)
     return fmin(MDAE_DRIFT_TOL_MAX, fmax(MDAE_DRIFT_TOL, MDAE_DRIFT_PER_TOLERANCE * tol));
 }
 
-static double norm_inf(int n, const double *v)
-{
-    double m = 0.0;
-    int k;
-    for (k = 0; k < n; k++) {
-        if (!isfinite(v[k])) return INFINITY;
-        m = fmax(m, fabs(v[k]));
-    }
-    return m;
-}
 
 /* Scaled size of the Newton step dx at the iterate x (n entries): max |dx_k| / (1 + |x_k|). */
 static double newton_step_size(int n, const double *dx, const double *x)

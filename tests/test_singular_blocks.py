@@ -3,9 +3,11 @@ MSL 3.1 ShowSaturatingInductor, OpenModelica's NBackend/basic_IR): the runtime's
 ``singular_step`` (templates/mdae_runtime.c) takes the regularized least-squares step there,
 so an unknown the equations leave free at that point keeps its guess and the others are
 solved; an inconsistent singular system is still an error (tests/test_fmu_runtime.py,
-``SINGULAR``).
+``SINGULAR``), whose message names the unknowns the block leaves undetermined and the zero
+parameter that typically causes it (MSL 3.1 HeatingNPN_OrGate, every capacitance 0).
 
-Oracles: scipy's root of the saturating coil's flux law, and the closed form x = exp(t^2/4).
+Oracles: scipy's root of the saturating coil's flux law, the closed forms x = exp(t^2/4) and
+of an RC charge.
 """
 
 import math
@@ -49,12 +51,37 @@ end TimeFactor;
 """
 
 
-def _simulate(tmp_path, text, name, outputs, stop):
+# two nodes: a (capacitance Ca to ground, Cab to b) fed from u = time through R, b (Cb to
+# ground) discharged through R. The structural analysis takes Ca, Cab for nonzero, so der(va)
+# and der(vb) are solved from the 2x2 linear block; with Ca = Cab = 0 (as written) the column of
+# der(va) is 0 and node a's balance (u - va)/R = 0 is violated as soon as u > va = 0
+ZERO_CAP = """\
+model ZeroCap
+  parameter Real R = 1;
+  parameter Real Ca = 0;
+  parameter Real Cab = 0;
+  parameter Real Cb = 1;
+  Real va(start = 0, fixed = true);
+  Real vb(start = 0, fixed = true);
+  Real u;
+equation
+  u = time;
+  (u - va) / R = Ca * der(va) + Cab * (der(va) - der(vb));
+  Cab * (der(va) - der(vb)) = Cb * der(vb) + vb / R;
+end ZeroCap;
+"""
+
+
+def _export(tmp_path, text, name):
     src = tmp_path / f"{name}.mo"
     src.write_text(text)
     fmu = tmp_path / f"{name}.fmu"
     api.export_fmu(api.load(src), fmu, progress=False)
-    return fmpy.simulate_fmu(str(fmu), stop_time=stop, output=outputs,
+    return str(fmu)
+
+
+def _simulate(tmp_path, text, name, outputs, stop):
+    return fmpy.simulate_fmu(_export(tmp_path, text, name), stop_time=stop, output=outputs,
                              relative_tolerance=1e-9, output_interval=stop / 50)
 
 
@@ -79,3 +106,25 @@ def test_linear_block_singular_and_consistent_at_the_start(tmp_path):
     assert res["a"][0] == pytest.approx(0.5) and res["b"][0] == pytest.approx(0.5)
     for t, x in zip(res["time"], res["x"]):
         assert x == pytest.approx(math.exp(t * t / 4), rel=1e-6)
+
+
+def test_zero_capacitance_names_the_undetermined_derivative(tmp_path):
+    fmu = _export(tmp_path, ZERO_CAP, "ZeroCap")
+    # the same FMU with Ca = 0.5 is an RC charge: va = t - R Ca (1 - exp(-t / (R Ca))), vb = 0
+    res = fmpy.simulate_fmu(fmu, stop_time=2.0, output=["va", "vb"], relative_tolerance=1e-9,
+                            output_interval=0.04, start_values={"Ca": 0.5})
+    for t, va, vb in zip(res["time"], res["va"], res["vb"]):
+        assert va == pytest.approx(t - 0.5 * (1 - math.exp(-t / 0.5)), abs=1e-7)
+        assert vb == pytest.approx(0.0, abs=1e-12)
+    errors = []
+
+    def logger(_env, _name, status, _category, message):
+        if status >= 3:
+            errors.append(message.decode() if isinstance(message, bytes) else message)
+    with pytest.raises(Exception):
+        fmpy.simulate_fmu(fmu, stop_time=2.0, logger=logger)
+    assert errors, "the FMU reports no error"
+    msg = errors[0]
+    assert "linear system is numerically singular and has no solution" in msg, msg
+    assert "it does not determine der(va) (" in msg, msg     # der(vb) is determined
+    assert "der(vb)" not in msg and "such as C in i = C*der(v)" in msg, msg
