@@ -307,6 +307,41 @@ def test_bank_of_twelve_switches_and_conserves_charge(tmp_path):
         assert abs(q[k + 1] - q[k]) <= 1e-9 * abs(q[k])
 
 
+def _piecewise(table, names, x0, advance, restart, times):
+    """The exact trajectory of a switched system under a host switching table: from ``x0``,
+    ``advance(x, valuation, dt)`` within each mode and ``restart(x, valuation)`` into each new
+    mode. Returns the state at each (t, left) of ``times`` (the left limit where t is a
+    switching instant and left is True) and the valuation in force there."""
+    rows = [(float(r["time"]), [bool(r[g]) for g in names]) for r in table]
+    # the piecewise segments: (start time, state at its start, valuation)
+    segments, x, t0, g = [], x0, 0.0, None
+    for t, val in rows:
+        if g is not None:
+            x = advance(x, g, t - t0)
+        if val != g:
+            x = restart(x, val)
+        segments.append((t, x, val))
+        t0, g = t, val
+    out, vals = [], []
+    for t, left in times:
+        i = max(j for j, s in enumerate(segments) if s[0] < t or (s[0] == t and not left)
+                or j == 0)
+        ts, xs, gs = segments[i]
+        out.append(advance(xs, gs, t - ts))
+        vals.append(gs)
+    return np.array(out), vals
+
+
+def _simulate_switched(tmp_path, model, table, outputs):
+    """The guarded FMU of ``model`` simulated 10 s by FMPy (rtol 1e-10) under the host's
+    ``table``: the result and, per row, whether it is the left limit at an event."""
+    path = export(model, tmp_path / "m.fmu", implicit=True, progress=False)
+    r = simulate_fmu(str(path), stop_time=10.0, relative_tolerance=1e-10,
+                     output_interval=0.01, input=table, output=outputs, record_events=True)
+    t = r["time"]
+    return r, [k + 1 < len(t) and t[k + 1] == t[k] for k in range(len(t))]
+
+
 def _clutch_chain_closed_form(n: int, table, times):
     """The clutch chain's exact trajectory under a host switching table: between switches each
     group of shafts joined by engaged clutches turns at one speed, (sum J) w' = -(sum k) w,
@@ -315,8 +350,6 @@ def _clutch_chain_closed_form(n: int, table, times):
     ``times``, the left limit where a time is a switching instant and ``left`` is True."""
     J = np.array([1.0 + 0.5 * i for i in range(n + 1)])
     k = np.array([0.01 * (i + 1) for i in range(n + 1)])
-    names = [f"g{i}" for i in range(n)]
-    switch_rows = [(float(r["time"]), [bool(r[g]) for g in names]) for r in table]
 
     def groups(g):
         out, cur = [], [0]
@@ -340,22 +373,8 @@ def _clutch_chain_closed_form(n: int, table, times):
             w[grp] = (J[grp] * w[grp]).sum() / J[grp].sum()
         return w
 
-    # the piecewise segments: (start time, state at its start, valuation)
-    segments, w, t0, g = [], np.array([1.0 + 0.1 * i for i in range(n + 1)]), 0.0, None
-    for t, val in switch_rows:
-        if g is not None:
-            w = advance(w, g, t - t0)
-        if val != g:
-            w = restart(w, val)
-        segments.append((t, w, val))
-        t0, g = t, val
-    out = []
-    for t, left in times:
-        i = max(j for j, s in enumerate(segments) if s[0] < t or (s[0] == t and not left)
-                or j == 0)
-        ts, ws, gs = segments[i]
-        out.append(advance(ws, gs, t - ts))
-    return np.array(out)
+    w0 = np.array([1.0 + 0.1 * i for i in range(n + 1)])
+    return _piecewise(table, [f"g{i}" for i in range(n)], w0, advance, restart, times)[0]
 
 
 def test_clutch_chain_of_eight_follows_the_closed_form(tmp_path):
@@ -365,15 +384,73 @@ def test_clutch_chain_of_eight_follows_the_closed_form(tmp_path):
     before and after each event, to 1e-8."""
     from guarded_sim import switching_table
     n = 8
-    model = clutch_chain(n)
     table = switching_table([f"g{i}" for i in range(n)], 10.0, 20, seed=5)
-    path = export(model, tmp_path / "cc8.fmu", implicit=True, progress=False)
-    r = simulate_fmu(str(path), stop_time=10.0, relative_tolerance=1e-10,
-                     output_interval=0.01, input=table,
-                     output=[f"w{i}" for i in range(n + 1)], record_events=True)
+    r, left = _simulate_switched(tmp_path, clutch_chain(n), table,
+                                 [f"w{i}" for i in range(n + 1)])
     t = r["time"]
-    left = [k + 1 < len(t) and t[k + 1] == t[k] for k in range(len(t))]
     want = _clutch_chain_closed_form(n, table, list(zip(t, left)))
     got = np.column_stack([r[f"w{i}"] for i in range(n + 1)])
     assert int(np.sum(np.diff(t) == 0)) >= 15              # the switches are events
     assert np.max(np.abs(got - want)) < 1e-8, np.max(np.abs(got - want))
+
+
+def _fault_chain_exact(n: int, table, times):
+    """The fault chain's exact trajectory under a host switching table of its open_k and
+    short_k inputs: in each mode the state x = (v, j_0 .. j_{n-1}) obeys the linear ODE
+    C v' = sum j_k, L_k j_k' = E - v - r_k j_k (r_k = R_k nominal, 0 short) for the branches
+    not open, j_k' = 0 for the open ones, solved by the exponential of the matrix augmented
+    with the constant source E. Opening a branch restarts its current at 0 (the resistor
+    equation j_k = 0; the inductor's flux jumps, its voltage is impulsive); the charge C v and
+    the other currents are continuous (no impulse reaches them: C v' and L_m j_m' are sums
+    of bounded terms). Returns (states at ``times``, valuations there), as `_piecewise`."""
+    from scipy.linalg import expm
+    E, C = 1.0, 1.0
+    L = np.array([1.0 + 0.5 * k for k in range(n)])
+    R = np.array([1.0 + k for k in range(n)])
+
+    def matrix(val):
+        is_open, short = val[:n], val[n:]
+        M = np.zeros((n + 2, n + 2))
+        M[0, 1:n + 1] = 1.0 / C
+        for k in range(n):
+            if not is_open[k]:
+                M[k + 1, [0, k + 1, n + 1]] = [-1.0, -(0.0 if short[k] else R[k]), E] / L[k]
+        return M
+
+    def advance(x, val, dt):
+        return (expm(matrix(val) * dt) @ np.append(x, 1.0))[:-1]
+
+    def restart(x, val):
+        x = x.copy()
+        x[1:][np.array(val[:n])] = 0.0
+        return x
+
+    names = [f"open{k}" for k in range(n)] + [f"short{k}" for k in range(n)]
+    return _piecewise(table, names, np.zeros(n + 1), advance, restart, times)
+
+
+def test_fault_chain_of_eight_follows_the_exact_solution(tmp_path):
+    """Issue 17, "same answers" at n = 8 (4^8 valuations, 3^8 modes): the guarded FMU under
+    20 random host switches of one or two open/short inputs at once against the exact
+    piecewise solution (`_fault_chain_exact`, whose restart rule agrees with the enumerated
+    FMU at n = 2), every output row, before and after each event: the states to 1e-8, and
+    the resistor voltages u_k of the mode in force on each row (E - v open, 0 short, R_k j_k
+    nominal) from the FMU's own states, exactly."""
+    from guarded_sim import switching_table
+    n = 8
+    names = [f"open{k}" for k in range(n)] + [f"short{k}" for k in range(n)]
+    table = switching_table(names, 10.0, 20, seed=5)
+    states = ["v"] + [f"j{k}" for k in range(n)]
+    r, left = _simulate_switched(tmp_path, fault_chain(n), table,
+                                 states + [f"u{k}" for k in range(n)])
+    t = r["time"]
+    want, vals = _fault_chain_exact(n, table, list(zip(t, left)))
+    got = np.column_stack([r[x] for x in states])
+    events = np.flatnonzero(np.diff(t) == 0)
+    assert len(events) >= 15                                # the switches are events
+    assert sum(np.max(np.abs(want[k + 1] - want[k])) > 1e-3 for k in events) >= 5  # openings
+    assert np.max(np.abs(got - want)) < 1e-8, np.max(np.abs(got - want))
+    val = np.array(vals)
+    R = np.array([1.0 + k for k in range(n)])
+    u = np.where(val[:, :n], 1.0 - got[:, :1], np.where(val[:, n:], 0.0, R * got[:, 1:]))
+    assert np.max(np.abs(np.column_stack([r[f"u{k}"] for k in range(n)]) - u)) < 1e-13
