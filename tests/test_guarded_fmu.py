@@ -3,7 +3,8 @@ the BDD formula table the C code walks equals the BDDs; the clutch chain with ra
 switching of its clutches (one or two adjacent clutches at once) conserves angular momentum
 across every event and restarts every merged shaft group to the weighted mean of its left
 limits (the closed form of examples note §2.1); the guarded FMU agrees with the enumerated
-one on the clutch chain and the fault chain."""
+one on the clutch chain and the fault chain; at n = 8 the three families follow exact
+piecewise solutions."""
 
 from __future__ import annotations
 
@@ -454,3 +455,95 @@ def test_fault_chain_of_eight_follows_the_exact_solution(tmp_path):
     R = np.array([1.0 + k for k in range(n)])
     u = np.where(val[:, :n], 1.0 - got[:, :1], np.where(val[:, n:], 0.0, R * got[:, 1:]))
     assert np.max(np.abs(np.column_stack([r[f"u{k}"] for k in range(n)]) - u)) < 1e-13
+
+
+def _diode_bank_exact(n: int, stop: float, h: float = 1e-3):
+    """The charged diode bank's exact trajectory (`gen_multimode.diode_bank(n, charged=True)`):
+    while the diodes of a group S conduct, v_k = V for k in S (their capacitors in parallel),
+    L j' = E - R j - V and (sum_S C_k) V' = j, the blocked capacitors keep their voltages: a
+    linear ODE solved by the exponential of the matrix augmented with E. A blocked diode k
+    turns on when V reaches v_k (S takes k, its capacitors start from the charge-weighted
+    mean, here V itself); the group turns off at once when j reverses (every i_k = C_k j /
+    sum_S C_k), then j = 0, V = E. The switching instants are the roots of V - v_k and j,
+    bracketed on a grid of step h and refined by brentq. Returns the segments (start time,
+    state (j, v_0 .. v_{n-1}) there, conducting set) and ``at(segment, t)``, the state."""
+    from scipy.linalg import expm
+    from scipy.optimize import brentq
+    E, R, L = 1.0, 1.0, 1.0
+    C = np.array([0.1 * (k + 1) for k in range(n)])
+
+    def matrix(on):
+        M = np.zeros((n + 2, n + 2))
+        if on:
+            M[0, [0, 1 + min(on), n + 1]] = [-R / L, -1.0 / L, E / L]
+            M[1 + np.array(sorted(on)), 0] = 1.0 / C[sorted(on)].sum()
+        return M
+
+    def at(seg, t):
+        t0, x, on = seg
+        return (expm(matrix(on) * (t - t0)) @ np.append(x, 1.0))[:-1]
+
+    def indicators(x, on):      # turn-off (j > 0 while on), turn-on of k (V - v_k < 0)
+        return [x[0]] + [x[1 + min(on)] - x[1 + k] for k in range(n) if k not in on]
+
+    def first_switch(seg):      # (time, diode turning on or -1: all off), or None
+        on, cands = seg[2], [-1] + [k for k in range(n) if k not in seg[2]]
+        step = expm(matrix(on) * h)
+        t, y = seg[0], np.append(seg[1], 1.0)
+        while t < stop:
+            a, b = indicators(y, on), indicators(step @ y, on)
+            hits = [(brentq(lambda s, i=i: indicators(at(seg, s), on)[i], t, t + h,
+                            xtol=1e-15, rtol=1e-15), c)
+                    for i, c in enumerate(cands)
+                    if (a[i] > 0 >= b[i] if c < 0 else a[i] < 0 <= b[i])]
+            if hits:
+                return min(hits)
+            t, y = t + h, step @ y
+        return None
+
+    x = np.array([0.0] + [1.3 * (1.0 - k / (n - 1)) for k in range(n)])
+    segs = [(0.0, x, frozenset({n - 1}))]
+    while segs[-1][2] and (hit := first_switch(segs[-1])):
+        te, c = hit
+        x, on = at(segs[-1], te), segs[-1][2]
+        if c < 0:
+            x[0], on = 0.0, frozenset()
+        else:
+            on = on | {c}
+            grp = 1 + np.array(sorted(on))
+            x[grp] = (C[grp - 1] * x[grp]).sum() / C[grp - 1].sum()
+        segs.append((te, x, on))
+    assert all(E - segs[-1][1][1:] < 0) or segs[-1][2]    # all blocked: nothing switches
+    return segs, at
+
+
+def test_diode_bank_of_eight_follows_the_exact_solution(tmp_path):
+    """Issue 17, "same answers" at n = 8 (2^8 modes): the guarded FMU of the charged bank,
+    switching physically over 12 s (five diodes turning on one after the other, then the
+    group of six turning off at once), against the exact piecewise solution
+    (`_diode_bank_exact`): the same switches, the turn-ons at the same times to 1e-7, the
+    turn-off to 1e-6 (it is located where the smallest diode current passes the hysteresis
+    1e-10 of its indicator, while j crosses 0 with a slope of 2e-3), and every output row,
+    before and after each event, to 1e-8 (j, the v_k, and V: the group's voltage, E once
+    every diode blocks)."""
+    from gen_multimode import diode_bank
+    n, stop = 8, 12.0
+    segs, at = _diode_bank_exact(n, stop)
+    path = export(diode_bank(n, charged=True), tmp_path / "bank8.fmu", implicit=True,
+                  progress=False)
+    outs = ["j"] + [f"v{k}" for k in range(n)]
+    r = simulate_fmu(str(path), stop_time=stop, relative_tolerance=1e-10, output_interval=0.05,
+                     output=outs + ["V"], record_events=True)
+    t = r["time"]
+    events = np.flatnonzero(np.diff(t) == 0)
+    assert len(events) == len(segs) - 1 >= 6
+    assert not segs[-1][2] and all(len(s[2]) == k + 1 for k, s in enumerate(segs[:-1]))
+    dt = np.abs(t[events] - [s[0] for s in segs[1:]])
+    assert np.max(dt[:-1]) < 1e-7 and dt[-1] < 1e-6, dt
+    # each row in the segment of the FMU's mode on it (a left limit before its event)
+    seg_of = [int(np.sum(events + 1 <= i)) for i in range(len(t))]
+    want = np.array([at(segs[s], ti) for s, ti in zip(seg_of, t)])
+    got = np.column_stack([r[x] for x in outs])
+    assert np.max(np.abs(got - want)) < 1e-8, np.max(np.abs(got - want))
+    V = [w[1 + min(segs[s][2])] if segs[s][2] else 1.0 for s, w in zip(seg_of, want)]
+    assert np.max(np.abs(r["V"] - V)) < 1e-8
