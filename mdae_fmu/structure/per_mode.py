@@ -889,7 +889,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     index = max(c.values(), default=0)
     nu_s = index + (1 if any(v == 0 for v in d.values()) else 0)     # 003 §4.6
     states = tuple(Instance(n, k) for n in unknowns if n in d for k in range(d[n]))
-    leading = tuple(Instance(n, d[n]) for n in unknowns if n in d)
+    # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations)
+    lead = {j: Instance(n, d[n]) for j, n in enumerate(unknowns) if n in d}
+    leading = tuple(lead.values())
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
     matching = res.matching.copy()
@@ -912,7 +914,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
     blocks = tuple(
         Block(tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),
-              tuple(Instance(unknowns[j], d[unknowns[j]]) for j in bvars))
+              tuple([lead[j] for j in bvars]))
         for beqs, bvars in block_triangular_graph(g, matching, tight))
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
