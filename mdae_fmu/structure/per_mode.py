@@ -30,7 +30,7 @@ from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Assign, Equation, Model
 from ..functions import call_name, function_table
 from ..symbolic import SymbolTable, check_convertible
-from .graph import DM, WeightedGraph, block_triangular_graph, no_gc
+from .graph import DM, WeightedGraph, iter_block_triangular_graph, no_gc
 from .latent import latent_system
 from .conditionals import classify_conditionals, drop_zero_terms
 from .printing import expr_text
@@ -920,7 +920,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     blocks = tuple(
         Block(tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),
               tuple([lead[j] for j in bvars]))
-        for beqs, bvars in block_triangular_graph(g, matching, tight))
+        for beqs, bvars in iter_block_triangular_graph(g, matching, tight))
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
     if latent:
