@@ -9,6 +9,7 @@ report of `mdae-fmu analyze`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
@@ -16,7 +17,7 @@ from .ir import Model
 from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
 from .modes.event_iteration import delay_same_instant_guards
 from .report import render_json as _modes_json
-from .report import report_lines
+from .report import iter_report_lines
 from .structure.per_mode import ModesReport, analyze_modes
 from .structure.when_clauses import when_clause_problems
 
@@ -123,15 +124,30 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
 def render_text(model: Model, a: Analysis) -> str:
     """The per-mode report (`report.report_lines`), the mode changes, then one verdict for
     the whole model."""
-    parts = ["\n".join(report_lines(model, a.modes)) + "\n"]
+    return "".join(text_pieces(model, a))
+
+
+def text_pieces(model: Model, a: Analysis) -> Iterator[str]:
+    """`render_text` in pieces of at most `_LINES_PER_PIECE` lines, so that ``mdae-fmu
+    analyze`` writes a report of millions of lines without holding it whole (issue 16)."""
+    batch: list[str] = []
+    for line in iter_report_lines(model, a.modes):
+        batch.append(line)
+        if len(batch) == _LINES_PER_PIECE:
+            yield "\n".join(batch) + "\n"
+            batch = []
+    if batch:                           # (the report has at least its "model ..." line)
+        yield "\n".join(batch) + "\n"
     if a.automaton is not None:
-        parts.append(describe_automaton(a.automaton))
+        yield "\n\n" + describe_automaton(a.automaton)
     if a.accepted:
         n_warn = sum(m.startswith("W-") for m in a.messages)
-        parts.append("verdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else ""))
+        yield "\n\nverdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else "")
     else:
-        parts.append("\n".join(["verdict: rejected"] + [f"  {m}" for m in a.messages]))
-    return "\n\n".join(parts)
+        yield "\n\n" + "\n".join(["verdict: rejected"] + [f"  {m}" for m in a.messages])
+
+
+_LINES_PER_PIECE = 4096
 
 
 def render_json(model: Model, a: Analysis) -> dict:

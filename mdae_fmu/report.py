@@ -12,6 +12,8 @@ computed. The whole analysis (`mdae_fmu.analysis`) adds the mode-change sections
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import sympy as sp
 
 from .ir import Model
@@ -80,43 +82,47 @@ def no_event_conditions(model: Model) -> list[str]:
 def report_lines(model: Model, result: ModesReport) -> list[str]:
     """The report without a verdict: header with the equation legend, summary table of the
     modes, one section per mode."""
-    lines: list[str] = []
-    lines.append(f"model {result.model_name}")
-    lines.append(f"  variables: {len(model.variables)} declared, {len(result.unknowns)} "
-                 f"continuous unknowns, {len(result.discrete)} discrete, "
-                 f"{len(result.inputs)} inputs")
+    return list(iter_report_lines(model, result))
+
+
+def iter_report_lines(model: Model, result: ModesReport) -> Iterator[str]:
+    """`report_lines` one line at a time: a 10^6-equation report has two million lines, which
+    `mdae-fmu analyze` writes as they come rather than holding them all (issue 16)."""
+    yield f"model {result.model_name}"
+    yield (f"  variables: {len(model.variables)} declared, {len(result.unknowns)} "
+           f"continuous unknowns, {len(result.discrete)} discrete, "
+           f"{len(result.inputs)} inputs")
     guards = model.guards()
     fixed = {t for t, _ in result.fixed_guards}
-    lines.append(f"  guards: {len(result.long_guards) - len(fixed)} long (mode-defining), "
-                 f"{sum(g.kind == 'transient' for g in guards)} transient (when-conditions)")
+    yield (f"  guards: {len(result.long_guards) - len(fixed)} long (mode-defining), "
+           f"{sum(g.kind == 'transient' for g in guards)} transient (when-conditions)")
     for t in result.long_guards:
         if t not in fixed:
-            lines.append(f"    long       {t}")
+            yield f"    long       {t}"
     for g in guards:
         if g.kind == "transient":
-            lines.append(f"    transient  {expr_text(g.cond)}")
+            yield f"    transient  {expr_text(g.cond)}"
     for t, v in result.fixed_guards:
         why = "event guard, false in long modes" if not v and "(" in t else "constant"
-        lines.append(f"    fixed      {t} = {'true' if v else 'false'} ({why})")
+        yield f"    fixed      {t} = {'true' if v else 'false'} ({why})"
     events, quiet = event_conditions(model), no_event_conditions(model)
-    lines.append(f"  structural modes: {len(result.modes)}; conditions that are only events "
-                 f"(same structure in every branch, no mode): {len(events)}")
+    yield (f"  structural modes: {len(result.modes)}; conditions that are only events "
+           f"(same structure in every branch, no mode): {len(events)}")
     for t in events:
-        lines.append(f"    event      {t}")
+        yield f"    event      {t}"
     for t in quiet:
-        lines.append(f"    noEvent    {t} (same structure, no mode, no event)")
-    lines.extend(_equation_legend(model, result))
-    lines.append("")
-    lines.extend(mode_table(result))
+        yield f"    noEvent    {t} (same structure, no mode, no event)"
+    yield from _equation_legend(model, result)
+    yield ""
+    yield from mode_table(result)
     numbered = bool(result.modes) and \
         max(len(m.name) for m in result.modes) > _MODE_COLUMN
     for k, m in enumerate(result.modes, 1):
-        lines.append("")
-        lines.extend(_mode_text(m, f"#{k} " if numbered else ""))
-    return lines
+        yield ""
+        yield from _mode_text(m, f"#{k} " if numbered else "")
 
 
-def _equation_legend(model: Model, result: ModesReport) -> list[str]:
+def _equation_legend(model: Model, result: ModesReport) -> Iterator[str]:
     """``e5  ClutchBasic.mo:24  0 = if g then w1 - w2 else f1``: every equation id with its
     source location and text, so that the ids used below can be traced to the source."""
     disc = set(result.discrete_equations)
@@ -126,9 +132,9 @@ def _equation_legend(model: Model, result: ModesReport) -> list[str]:
         head += ("; 1 defines a discrete variable and is" if len(disc) == 1 else
                  f"; {len(disc)} define discrete variables and are") + \
             " not part of the modes' DAEs"
-    out = [head + "):"]
+    yield head + "):"
     if not n_eq:
-        return out
+        return
     ids = [e.id for e in model.equations]
     locs = [e.loc.short() if e.loc is not None else "" for e in model.equations]
     w_id, w_loc = max(map(len, ids)), max(map(len, locs))
@@ -140,8 +146,7 @@ def _equation_legend(model: Model, result: ModesReport) -> list[str]:
             text = f"if {guard}: {text}"
         tag = "   [defines a discrete variable]" if e.id in disc else ""
         where = f"  {loc:<{w_loc}}" if w_loc else ""
-        out.append(f"    {i:<{w_id}}{where}  {text}{tag}".rstrip())
-    return out
+        yield f"    {i:<{w_id}}{where}  {text}{tag}".rstrip()
 
 
 _MODE_COLUMN = 40     # widest mode name shown in the summary table
@@ -189,37 +194,36 @@ def mode_table(result: ModesReport) -> list[str]:
     return out
 
 
-def _mode_text(m: ModeAnalysis, number: str = "") -> list[str]:
-    out = [f"mode {number}{m.name}: {'ok' if m.ok else 'REJECTED'}"]
-    out.append(f"  equations ({len(m.equations)}): {', '.join(m.equations) or '(none)'}")
+def _mode_text(m: ModeAnalysis, number: str = "") -> Iterator[str]:
+    yield f"mode {number}{m.name}: {'ok' if m.ok else 'REJECTED'}"
+    yield f"  equations ({len(m.equations)}): {', '.join(m.equations) or '(none)'}"
     if m.absent:
-        out.append(f"  not used in this mode: {', '.join(m.absent)}")
+        yield f"  not used in this mode: {', '.join(m.absent)}"
     if m.index >= 0:
-        out.append(f"  index (max c, seed papers' convention): {m.index}; "
-                   f"Pryce's structural index nu_S: {m.structural_index}")
-        out.append("  offsets c: " + ", ".join(f"{k}={v}" for k, v in m.c.items()))
-        out.append("  offsets d: " + ", ".join(f"{k}={v}" for k, v in m.d.items()))
-        out.append(f"  degrees of freedom: {m.dof}")
-        out.append(f"  states ({len(m.states)}): {_inst_list(m.states)}")
+        yield (f"  index (max c, seed papers' convention): {m.index}; "
+               f"Pryce's structural index nu_S: {m.structural_index}")
+        yield "  offsets c: " + ", ".join(f"{k}={v}" for k, v in m.c.items())
+        yield "  offsets d: " + ", ".join(f"{k}={v}" for k, v in m.d.items())
+        yield f"  degrees of freedom: {m.dof}"
+        yield f"  states ({len(m.states)}): {_inst_list(m.states)}"
         if m.selected_states:
-            out.append(f"  selected states ({len(m.selected_states)}, stateSelect): "
-                       f"{_inst_list(m.selected_states)}; computed from the consistency "
-                       f"equations: {_inst_list(m.computed_states)}")
-            out.extend(f"  note: {n}" for n in m.state_notes)
-        out.append(f"  leading variables ({len(m.leading)}): {_inst_list(m.leading)}")
+            yield (f"  selected states ({len(m.selected_states)}, stateSelect): "
+                   f"{_inst_list(m.selected_states)}; computed from the consistency "
+                   f"equations: {_inst_list(m.computed_states)}")
+            yield from (f"  note: {n}" for n in m.state_notes)
+        yield f"  leading variables ({len(m.leading)}): {_inst_list(m.leading)}"
         latent = [e for e in m.solved if e.k > 0]
         if latent:
-            out.append("  latent equations (differentiated):")
-            out.extend(f"    {e.label}: {formula(e.expr)}" for e in latent)
+            yield "  latent equations (differentiated):"
+            yield from (f"    {e.label}: {formula(e.expr)}" for e in latent)
         if m.consistency:
-            out.append("  consistency equations:")
-            out.extend(f"    {e.label}: {formula(e.expr)}" for e in m.consistency)
+            yield "  consistency equations:"
+            yield from (f"    {e.label}: {formula(e.expr)}" for e in m.consistency)
         if m.blocks:
-            out.append(f"  blocks ({len(m.blocks)}, in solve order):")
-            out.extend(f"    {block_text(b)}" for b in m.blocks)
+            yield f"  blocks ({len(m.blocks)}, in solve order):"
+            yield from (f"    {block_text(b)}" for b in m.blocks)
     if m.diagnostic:
-        out.append(f"  diagnostic: {m.diagnostic}")
-    return out
+        yield f"  diagnostic: {m.diagnostic}"
 
 
 # --- JSON -----------------------------------------------------------------------------------

@@ -110,3 +110,17 @@ def test_control_characters_escaped_in_model_description(tmp_path):
     with pytest.raises(InputError, match=r"attribute 'description' of <variable> contains the "
                                          r"character U\+0008, which XML 1.0 cannot hold"):
         model_to_xml(model)
+
+
+def test_file_over_the_default_limit_refused_at_once(tmp_path, capsys):
+    """A 200 MB file (sparse: nothing to read) is over the 128 MiB limit of 10^6-equation
+    models: exit 2 with file:line:col, before any reading, no traceback."""
+    src = tmp_path / "Huge.mo"
+    with open(src, "wb") as f:
+        f.truncate(200 * 1024 * 1024)
+    t0 = time.monotonic()
+    assert main(["analyze", str(src)]) == 2
+    assert time.monotonic() - t0 < 5
+    err = capsys.readouterr().err
+    assert f"{src}:1:1: file is too large (209715200 bytes; the limit is 128 MiB)" in err
+    assert "Traceback" not in err

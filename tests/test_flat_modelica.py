@@ -691,10 +691,10 @@ def test_big_garbage_file_fails_fast(tmp_path):
     with pytest.raises(InputError, match="1:7: syntax error"):
         load_modelica(path)
     assert time.perf_counter() - t0 < 30
-    huge = tmp_path / "huge.mo"               # 100 MB (sparse): refused before reading
+    huge = tmp_path / "huge.mo"               # 200 MB (sparse): refused before reading
     with open(huge, "wb") as f:
-        f.truncate(100 * 1024 * 1024)
-    with pytest.raises(InputError, match="file is too large .* the limit is 64 MiB"):
+        f.truncate(200 * 1024 * 1024)
+    with pytest.raises(InputError, match="file is too large .* the limit is 128 MiB"):
         load_modelica(huge)
 
 
@@ -706,7 +706,7 @@ def _dense_declarations(n: int) -> str:
 
 
 def test_memory_per_token_is_bounded():
-    # MAX_TOKENS x the memory one token can cost must stay well under 2 GB, for any text:
+    # MAX_TOKENS x the memory one token can cost must stay under about 5 GB, for any text:
     # measured here on the shapes that cost the most (docs/importers.md, "Limits")
     import sys
     import tracemalloc
@@ -730,7 +730,7 @@ def test_memory_per_token_is_bounded():
             tracemalloc.stop()
         worst = max(worst, peak / F._parser().driver.tokens_read)
     assert worst < 250, f"{worst:.0f} bytes per token"
-    assert F.MAX_TOKENS * 250 + 2 * F.MAX_FILE_BYTES < 1.5e9
+    assert F.MAX_TOKENS * 250 + 2 * F.MAX_FILE_BYTES < 5.3e9
 
 
 def _parse_or_refuse(text: str):

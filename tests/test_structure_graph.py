@@ -236,6 +236,20 @@ def test_btf_on_weighted_graph_with_mask():
     assert block_triangular_graph(g, m, keep) == [((0,), (0,)), ((3,), (3,)), ((1,), (1,))]
 
 
+def test_btf_blocks_read_one_at_a_time(monkeypatch):
+    """`iter_block_triangular_graph` gives the blocks of `block_triangular_graph` lazily, in the
+    same order, whatever the chunk of blocks converted at a time (issue 16)."""
+    import mdae_fmu.structure.graph as G
+    n = 7                       # chain: equation e defines x_e from x_{e+1}; x_6 = 1 first
+    g = WeightedGraph.from_rows([{e: 0, e + 1: 0} if e + 1 < n else {e: 0} for e in range(n)], n)
+    expected = [((e,), (e,)) for e in range(n - 1, -1, -1)]
+    for chunk in (1, 2, 3, 7, 4096):
+        monkeypatch.setattr(G, "_BLOCKS_PER_CHUNK", chunk)
+        it = G.iter_block_triangular_graph(g, list(range(n)))
+        assert not isinstance(it, list)
+        assert list(it) == expected == block_triangular_graph(g, list(range(n)))
+
+
 
 @pytest.mark.parametrize("forward", [True, False])
 def test_btf_order_beyond_int32_pair_codes(forward):

@@ -55,11 +55,12 @@ from .quiet_if import merge_quiet_if_equations
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
 #: models takes 15 to 25 bytes of memory per byte of text (docs/importers.md, "Limits").
-MAX_FILE_BYTES = 64 * 1024 * 1024
-#: Most tokens (plus XML elements) one file may have. Memory grows with what the tokens
-#: declare and build, at most about 250 bytes per token (a file of nothing but short
-#: declarations); this bounds the import of any file to about 1.5 GB.
-MAX_TOKENS = 5_000_000
+MAX_FILE_BYTES = 128 * 1024 * 1024
+#: Most tokens (plus XML elements) one file may have: a 10^6-equation model has about 18.5
+#: million. Memory grows with what the tokens declare and build, at most about 250 bytes per
+#: token (a file of nothing but short declarations); this bounds the import of any file to
+#: about 5 GB (docs/importers.md, "Limits").
+MAX_TOKENS = 20_000_000
 
 _GRAMMAR = Path(__file__).with_name("modelica.lark")
 
@@ -1294,7 +1295,7 @@ def gc_paused():
 def too_large(loc: SourceLoc) -> InputError:
     """The error of a file with more than `MAX_TOKENS` tokens (and XML elements)."""
     return InputError(f"model too large: more than {MAX_TOKENS:,} tokens (the limit keeps the "
-                      "memory of an import under about 1.5 GB)", loc)
+                      "memory of an import under about 5 GB)", loc)
 
 
 def _run(text: str, ctx: ParseContext, start: str):

@@ -19,7 +19,7 @@ import heapq
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sps
@@ -412,18 +412,41 @@ def block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarra
     owner = np.full(g.n_vars, -1, dtype=np.int64)
     matched = np.flatnonzero(m_e >= 0)
     owner[m_e[matched]] = matched
+    with no_gc():
+        return list(iter_block_triangular_graph(g, matching, keep))
+
+
+def iter_block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
+                                keep: np.ndarray | None = None
+                                ) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """`block_triangular_graph` one block at a time: the blocks are made from the sorted
+    arrays as they are read, so that a caller that turns them into its own objects never
+    holds both (at 10^6 equations, about 300 MB less at the peak of ``analyze``, issue 16)."""
+    m_e = np.asarray(matching, dtype=np.int64)
+    owner = np.full(g.n_vars, -1, dtype=np.int64)
+    matched = np.flatnonzero(m_e >= 0)
+    owner[m_e[matched]] = matched
     rows, cols = g.edge_rows(), g.indices
     if keep is not None:
         rows, cols = rows[keep], cols[keep]
-    with no_gc():
-        return _btf_arrays(g.n_eqs, m_e, owner, rows, cols)
+    return _btf_blocks(g.n_eqs, m_e, owner, rows, cols)
 
 
 def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
                 cols: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """`_btf_blocks` as a list."""
+    return list(_btf_blocks(n, m_e, owner, rows, cols))
+
+
+_BLOCKS_PER_CHUNK = 4096
+
+
+def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
+                cols: np.ndarray) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
     """SCCs (scipy, Tarjan/Pearce in C) of the digraph owner(x) → f, then Kahn's topological
     sort of the condensation with a min-heap on each block's smallest equation (unique per
-    block, so the heap holds plain integers)."""
+    block, so the heap holds plain integers). The blocks are converted to tuples
+    `_BLOCKS_PER_CHUNK` at a time, as they are read."""
     src = owner[cols]
     sel = (src >= 0) & (src != rows) & (m_e[rows] >= 0)
     src, dst = src[sel], rows[sel]
@@ -431,7 +454,7 @@ def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     n_comp, label = connected_components(digraph, directed=True, connection="strong")
     matched = np.flatnonzero(m_e >= 0)
     if len(matched) == 0:
-        return []
+        return
     # block key = smallest equation index in the block (components of unmatched equations
     # keep key n and are dropped)
     key = np.full(n_comp, n, dtype=np.int64)
@@ -451,10 +474,13 @@ def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     eq_sorted = matched[np.lexsort((matched, bpos))]
     var_sorted = m_e[matched][np.lexsort((m_e[matched], bpos))]
     bp_sorted = np.sort(bpos)
-    bounds = np.flatnonzero(np.diff(bp_sorted)) + 1
-    cuts = [0] + bounds.tolist() + [len(matched)]
-    eq_l, var_l = eq_sorted.tolist(), var_sorted.tolist()
-    return [(tuple(eq_l[x:y]), tuple(var_l[x:y])) for x, y in zip(cuts, cuts[1:])]
+    cuts = np.concatenate(([0], np.flatnonzero(np.diff(bp_sorted)) + 1, [len(matched)]))
+    for k in range(0, len(cuts) - 1, _BLOCKS_PER_CHUNK):
+        c = cuts[k:k + _BLOCKS_PER_CHUNK + 1]
+        lo, hi = int(c[0]), int(c[-1])
+        eq_l, var_l, cl = eq_sorted[lo:hi].tolist(), var_sorted[lo:hi].tolist(), (c - lo).tolist()
+        for x, y in zip(cl, cl[1:]):
+            yield tuple(eq_l[x:y]), tuple(var_l[x:y])
 
 
 def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndarray,

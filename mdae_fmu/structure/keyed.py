@@ -20,7 +20,7 @@ from typing import Hashable, Iterable, Mapping, TypeVar
 
 import numpy as np
 
-from .graph import (_SMALL_EDGES, WeightedGraph, block_triangular, block_triangular_graph,
+from .graph import (_SMALL_EDGES, WeightedGraph, block_triangular, iter_block_triangular_graph,
                     dulmage_mendelsohn, dulmage_mendelsohn_graph, matching_csr,
                     maximum_matching)
 from .sigma import sigma_method
@@ -117,12 +117,13 @@ def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
         return []
     var_list, rows = _numbering(eq_list, occ, unknowns, order=True)
     vidx = dict(zip(var_list, range(len(var_list))))
+    blocks: Iterable[tuple[tuple[int, ...], tuple[int, ...]]]
     if _small(rows):
         adj = _adjacency(rows, vidx)
         blocks = block_triangular(adj, len(var_list), maximum_matching(adj, len(var_list)))
     else:
         g = _graph(rows, vidx)
-        blocks = block_triangular_graph(g, matching_csr(g.csr()))
+        blocks = iter_block_triangular_graph(g, matching_csr(g.csr()))
     e, v = eq_list.__getitem__, var_list.__getitem__
     return [KBlock(tuple(map(e, be)), tuple(map(v, bv))) for be, bv in blocks]
 

@@ -30,7 +30,7 @@ from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Assign, Equation, Model
 from ..functions import call_name, function_table
 from ..symbolic import SymbolTable, check_convertible
-from .graph import DM, WeightedGraph, block_triangular_graph, no_gc
+from .graph import DM, WeightedGraph, iter_block_triangular_graph, no_gc
 from .latent import latent_system
 from .conditionals import classify_conditionals, drop_zero_terms
 from .printing import expr_text
@@ -817,7 +817,10 @@ def sigma_row(model: Model | None, e: E.Expr) -> dict[str, int]:
     """`_sigma_row` of ``e``, remembered for the residuals of ``model``'s equations (the
     per-mode stage and the normalization of the mode-change stage both read every row). The
     memo is keyed by the residual's identity: the model keeps its residuals alive, so no other
-    expression can have the same key. The row returned must not be modified."""
+    expression can have the same key. The row returned must not be modified. Once
+    `analyze_modes` has run, the next read of a row (the normalization's) takes it out of the
+    memo: about 250 MB less during the mode-change stage at 10^6 equations (issue 16); a
+    later read computes the row again."""
     if model is None:
         return _sigma_row(e)
     memo = model.__dict__.get("_sigma_rows")
@@ -827,6 +830,8 @@ def sigma_row(model: Model | None, e: E.Expr) -> dict[str, int]:
     key = id(e)
     if key not in memo:
         return _sigma_row(e)
+    if model.__dict__.get("_sigma_rows_last_read"):
+        return memo.pop(key) or _sigma_row(e)
     row = memo[key]
     if row is None:
         row = memo[key] = _sigma_row(e)
@@ -889,7 +894,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     index = max(c.values(), default=0)
     nu_s = index + (1 if any(v == 0 for v in d.values()) else 0)     # 003 §4.6
     states = tuple(Instance(n, k) for n in unknowns if n in d for k in range(d[n]))
-    leading = tuple(Instance(n, d[n]) for n in unknowns if n in d)
+    # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations)
+    lead = {j: Instance(n, d[n]) for j, n in enumerate(unknowns) if n in d}
+    leading = tuple(lead.values())
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
     matching = res.matching.copy()
@@ -912,8 +919,8 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
     blocks = tuple(
         Block(tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),
-              tuple(Instance(unknowns[j], d[unknowns[j]]) for j in bvars))
-        for beqs, bvars in block_triangular_graph(g, matching, tight))
+              tuple([lead[j] for j in bvars]))
+        for beqs, bvars in iter_block_triangular_graph(g, matching, tight))
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
     if latent:
@@ -1082,6 +1089,7 @@ def analyze_modes(model: Model, latent: bool = True,
                                   absent_are_unknowns))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
+    model.__dict__["_sigma_rows_last_read"] = True      # the normalization's (`sigma_row`)
     return ModesReport(long_guards=texts, guard_exprs=tuple(atoms), modes=tuple(modes),
                        exit_code=exit_code, messages=messages,
                        fixed_guards=tuple((expr_text(a), v) for a, v in fixed.items()),
