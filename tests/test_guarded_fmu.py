@@ -79,6 +79,19 @@ SWITCHES = [(0.5, {"g1": True}), (1.0, {"g0": True, "g2": True}),    # two at on
             (4.0, {"g0": True, "g1": True}), (5.0, {"g2": False})]
 
 
+def _shaft_groups(engaged) -> list[list[int]]:
+    """The shafts of the clutch chain that turn together: runs joined by engaged clutches
+    (clutch i joins shafts i and i + 1)."""
+    out, cur = [], [0]
+    for i, g in enumerate(engaged):
+        if g:
+            cur.append(i + 1)
+        else:
+            out.append(cur)
+            cur = [i + 1]
+    return out + [cur]
+
+
 @pytest.mark.parametrize("merged", [False, True], ids=["blocks", "merged"])
 def test_clutch_chain_restarts_are_the_weighted_means(tmp_path, monkeypatch, merged):
     """Block by block (the runs of engaged clutches listed as variants), and with the whole
@@ -104,15 +117,7 @@ def test_clutch_chain_restarts_are_the_weighted_means(tmp_path, monkeypatch, mer
         left = [r[f"w{i}"][k] for i in range(n + 1)]
         right = [r[f"w{i}"][last] for i in range(n + 1)]
         # the shaft groups of the new mode, and the weighted mean of each (closed form)
-        groups, cur = [], [0]
-        for i in range(n):
-            if g[i]:
-                cur.append(i + 1)
-            else:
-                groups.append(cur)
-                cur = [i + 1]
-        groups.append(cur)
-        for grp in groups:
+        for grp in _shaft_groups(g):
             engaged_before = all(r[f"w{i}"][k] == r[f"w{grp[0]}"][k] for i in grp)
             mean = sum(J[i] * left[i] for i in grp) / sum(J[i] for i in grp)
             for i in grp:
@@ -352,25 +357,16 @@ def _clutch_chain_closed_form(n: int, table, times):
     J = np.array([1.0 + 0.5 * i for i in range(n + 1)])
     k = np.array([0.01 * (i + 1) for i in range(n + 1)])
 
-    def groups(g):
-        out, cur = [], [0]
-        for i in range(n):
-            if g[i]:
-                cur.append(i + 1)
-            else:
-                out.append(cur)
-                cur = [i + 1]
-        return out + [cur]
 
     def advance(w, g, dt):
         w = w.copy()
-        for grp in groups(g):
+        for grp in _shaft_groups(g):
             w[grp] *= np.exp(-k[grp].sum() / J[grp].sum() * dt)
         return w
 
     def restart(w, g):
         w = w.copy()
-        for grp in groups(g):
+        for grp in _shaft_groups(g):
             w[grp] = (J[grp] * w[grp]).sum() / J[grp].sum()
         return w
 
