@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 from .. import expr as E
 from ..diagnostics import InputError
-from ..structure.per_mode import _composite, _feasible, _NEG, _relation
+from ..structure.per_mode import _composite, _feasible, _NEG, _num, _relation
 from ..structure.printing import expr_text
 
 MISSING_DD = ("the implicit multimode analysis needs the 'dd' package (binary decision "
@@ -280,36 +280,25 @@ def linear_form(e: E.Expr) -> dict | None:
     out: dict = {}
 
     def add(x: E.Expr, k: float) -> None:
-        if isinstance(x, E.Const) and isinstance(x.value, (int, float)) \
-                and not isinstance(x.value, bool):
-            out[None] = out.get(None, 0.0) + k * float(x.value)
+        if _num(x) is not None:
+            out[None] = out.get(None, 0.0) + k * _num(x)
         elif isinstance(x, E.UnOp) and x.op == "-":
             add(x.arg, -k)
         elif isinstance(x, E.BinOp) and x.op in ("+", "-"):
             add(x.left, k)
             add(x.right, k if x.op == "+" else -k)
-        elif isinstance(x, E.BinOp) and x.op == "*" and _number(x.left) is not None:
-            add(x.right, k * _number(x.left))
-        elif isinstance(x, E.BinOp) and x.op == "*" and _number(x.right) is not None:
-            add(x.left, k * _number(x.right))
-        elif isinstance(x, E.BinOp) and x.op == "/" and _number(x.right):
-            add(x.left, k / _number(x.right))
+        elif isinstance(x, E.BinOp) and x.op == "*" and _num(x.left) is not None:
+            add(x.right, k * _num(x.left))
+        elif isinstance(x, E.BinOp) and x.op == "*" and _num(x.right) is not None:
+            add(x.left, k * _num(x.right))
+        elif isinstance(x, E.BinOp) and x.op == "/" and _num(x.right):
+            add(x.left, k / _num(x.right))
         else:
             out[x] = out.get(x, 0.0) + k
 
     add(e, 1.0)
     form = {x: a for x, a in out.items() if x is None or a != 0.0}
     return form if any(x is not None for x in form) else None
-
-
-def _number(e: E.Expr) -> float | None:
-    if isinstance(e, E.Const) and isinstance(e.value, (int, float)) \
-            and not isinstance(e.value, bool):
-        return float(e.value)
-    if isinstance(e, E.UnOp) and e.op == "-":
-        v = _number(e.arg)
-        return None if v is None else -v
-    return None
 
 
 def _plane_feasible(cons) -> bool:
