@@ -57,7 +57,7 @@ def _check_all_modes(model) -> None:
     assert imp.n_modes == len(rep.modes)          # same consistent modes (mode pruning)
     # the listing of every mode's blocks (beyond the size bound export uses, which leaves
     # long runs of engaged clutches and subsets of conducting diodes coarse)
-    imp.blocks = conditional_blocks(imp, min_size=10 ** 6)
+    imp.blocks = conditional_blocks(imp, max_component=10 ** 6, min_size=10 ** 6)
     assert not any(b.coarse for b in imp.blocks)   # every block split per mode: compared
     for ma in rep.modes:
         _agree(imp, ma)

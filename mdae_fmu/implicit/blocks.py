@@ -36,7 +36,7 @@ class ConditionalBlock:
     coarse: bool = False
 
 
-def conditional_blocks(a, max_component: int = 128, max_blocks: int = 2048,
+def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
                        max_nodes: int = 250_000, size_factor: int = 8,
                        min_size: int = 512
                        ) -> list[ConditionalBlock]:
