@@ -383,7 +383,7 @@ fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
  * 4 continuous input, 5 computed, 6 discrete input. Inputs may also be set before
  * initialization (their start values; FMPy and the test hosts do so). A discrete input of a
  * Model Exchange instance takes a new value at events only: in Continuous-Time Mode it is
- * refused (discrete_input_refused) instead of being applied silently at the next event. In
+ * refused (refuse_set) instead of being applied silently at the next event. In
  * Co-Simulation every input may be set between two fmi2DoStep calls (the Continuous state
  * here is Step Complete). */
 static int settable(ModelInstance *inst, unsigned char kind)
@@ -510,7 +510,7 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
  * behind a header; the serialized form is the same bytes. Whatever the host hands back, a
  * pointer or bytes, is checked whole (check_header, check_body) before any of it is used: a
  * state that fails is refused with fmi2Error and a message naming what is wrong, and the
- * instance keeps its values (docs/fmi-mapping.md, "FMU state").
+ * instance keeps its values (docs/fmi-mapping.md, "FMU states").
  * ---------------------------------------------------------------------------------------- */
 #define STATE_MASK (ANY_STATE)
 #define WHY_LEN 400

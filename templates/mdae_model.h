@@ -114,7 +114,7 @@ typedef struct ModelInstance {
 } ModelInstance;
 
 /* ---- FMU states (fmi2GetFMUstate ... fmi2DeSerializeFMUstate; docs/fmi-mapping.md, "FMU
- * state") ----
+ * states") ----
  * An FMU state is one flat block, a header then a body, and its serialized form is the same
  * bytes (for the same binary: the layout is this compiler's). Every state the FMU is given,
  * in memory or as bytes, is checked whole before any of it is used: the header (magic, format
