@@ -72,7 +72,6 @@ static int cs;                 /* fuzzing the Co-Simulation interface */
 static fmi2Type fmu_type;
 static PoolState pool[POOL_MAX];
 static int npool = 0, good = -1;   /* good: a running state before the stop time */
-static int failures = 0;
 static long log_lines = 0;     /* every message of the FMU */
 static char last_error[1024];  /* the last fmi2Error message */
 static int flag_slot[MDAE_DIM(MDAE_NI)];
@@ -81,15 +80,7 @@ static int message_shown[NKINDS];
 static long worst_loop_lines = 0;
 static unsigned long long rng_state;
 
-#define CHECK(cond, ...)                                                           \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "FAIL (%s:%d): ", __FILE__, __LINE__);                 \
-            fprintf(stderr, __VA_ARGS__);                                          \
-            fprintf(stderr, "\n");                                                 \
-            failures++;                                                            \
-        }                                                                          \
-    } while (0)
+#define CHECK HOST_CHECK
 
 static void logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status,
                    fmi2String category, fmi2String message, ...)
@@ -578,11 +569,11 @@ int main(int argc, char **argv)
     printf("refused-loop log lines %ld\n", worst_loop_lines);
     /* "log once, then count": 100 refused calls log the first and the 10th and 100th count */
     CHECK(worst_loop_lines <= 3, "100 refused calls logged %ld lines", worst_loop_lines);
-    printf("failures %d\n", failures);
+    printf("failures %d\n", host_failures);
     other.freeFMUstate(oc, &ostate);
     other.freeInstance(oc);
     api.freeInstance(c);
     free(obytes);
     free(otype);
-    return failures ? 1 : 0;
+    return host_failures ? 1 : 0;
 }
