@@ -376,7 +376,7 @@ def _exec(body, env, table, fn, work: Work):
             if h == 0:
                 raise FunctionError(f"for-loop of {fn.name} with step 0")
             if (z - a) / h > work.limit:          # more iterations than the whole budget
-                raise work.exceeded(fn.name, s.loc)
+                raise work.exceeded(fn.name, s.loc, (z - a) / h + 1)
             i = a
             try:
                 while (i <= z) if h > 0 else (i >= z):

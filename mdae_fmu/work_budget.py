@@ -60,36 +60,47 @@ class Work:
         self.limit = limit
         self.root = root
 
-    def exceeded(self, function: str, where: SourceLoc | None) -> "BudgetExceeded":
-        """The error to raise: the budget ran out in ``function`` at statement ``where``."""
+    def exceeded(self, function: str, where: SourceLoc | None,
+                 iterations: float | None = None) -> "BudgetExceeded":
+        """The error to raise: the budget ran out in ``function`` at statement ``where``, or
+        the for-loop there has ``iterations``, more than the whole budget."""
         site = _SITE.get()
         if site is None:
-            return BudgetExceeded(self.root, function, where, self.limit)
+            return BudgetExceeded(self.root, function, where, self.limit,
+                                  iterations=iterations)
         loc, line = _call_column(site[0], self.root)
         return BudgetExceeded(self.root, function, where, self.limit, loc, site[1],
-                              source_line=line)
+                              source_line=line, iterations=iterations)
 
 
 class BudgetExceeded(InputError):
     """A call of a user function at compile time that ran out of its work budget (exit 2).
     ``root``: the function the model calls; ``function``, ``where``: the function and the
-    statement that were running; ``site``, ``what``: where the model calls ``root``."""
+    statement that were running; ``site``, ``what``: where the model calls ``root``;
+    ``iterations``: the range of a for-loop larger than the whole budget, which did not
+    start."""
 
     def __init__(self, root: str, function: str, where: SourceLoc | None, limit: int,
                  site: SourceLoc | None = None, what: str | None = None,
-                 others: int = 0, source_line: str | None = None):
+                 others: int = 0, source_line: str | None = None,
+                 iterations: float | None = None):
         self.root, self.function, self.where, self.limit = root, function, where, limit
-        self.what, self.others = what, others
+        self.what, self.others, self.iterations = what, others, iterations
         running = function if function == root else f"{function} (called by {root})"
         at = f" at {where}" if where is not None else ""
         called = f" in {what}" if what else " from the model"
         more = f" (and {others} more call site{'s' if others > 1 else ''})" if others else ""
+        if iterations is None:
+            stopped = (f"was stopped after {limit} statements and loop iterations, its work "
+                       f"budget (the statement running was in {running}{at})")
+        else:
+            stopped = (f"would run a for-loop of {iterations:.17g} iterations (in {running}"
+                       f"{at}), more than its work budget of {limit} statements and loop "
+                       "iterations")
         super().__init__(
-            f"the call of function {root}{called}{more} was stopped after {limit} statements "
-            f"and loop iterations, its work budget (the statement running was in {running}"
-            f"{at}): a loop that does not end, or more work than a function may do while the "
-            f"model is compiled; the environment variable {BUDGET_ENV} sets the budget",
-            site, source_line)
+            f"the call of function {root}{called}{more} {stopped}: a loop that does not end, "
+            "or more work than a function may do while the model is compiled; the "
+            f"environment variable {BUDGET_ENV} sets the budget", site, source_line)
 
     def at_call_sites(self, model) -> "BudgetExceeded":
         """This error with its call site found in ``model`` (`call_sites`), when the code
@@ -102,7 +113,7 @@ class BudgetExceeded(InputError):
         (loc, what), others = sites[0], len(sites) - 1
         loc, line = _call_column(loc, self.root)
         return BudgetExceeded(self.root, self.function, self.where, self.limit, loc, what,
-                              others, line)
+                              others, line, self.iterations)
 
 
 _SITE: contextvars.ContextVar[tuple[SourceLoc | None, str] | None] = \
