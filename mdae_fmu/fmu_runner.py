@@ -41,12 +41,13 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from .diagnostics import InputError, SimulationFailed
 from .fmu_archive import DEFAULT_LIMITS, ArchiveLimits, OpenedFmu, open_fmu, temporary_folder
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FMI_TYPES = ("ModelExchange", "CoSimulation")
 #: Seconds a new child may take to import FMPy and take its first request (a loaded machine).
@@ -261,10 +262,11 @@ def typed_value(fmu_label: str, name: str, kind: str, value: Any) -> float | int
             number = float(text)
         except ValueError:
             raise bad() from None
-    elif isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_)):
-        number = float(value)
     else:
-        raise bad()
+        try:
+            number = float(value)       # bool, int, float and numpy's scalars
+        except (TypeError, ValueError):
+            raise bad() from None
     if not math.isfinite(number):
         raise bad()
     if kind == "Boolean":
@@ -298,6 +300,7 @@ def _number(option: str, value: float | None, positive: bool = True) -> float | 
 
 def event_times(time_column: np.ndarray) -> tuple[float, ...]:
     """The times that appear on more than one row of a result (the recorded events)."""
+    import numpy as np
     t = np.asarray(time_column, dtype=float)
     if len(t) < 2:
         return ()
@@ -321,11 +324,14 @@ class _Child:
     keep the tail of what it prints."""
 
     def __init__(self) -> None:
-        import fmpy
+        from importlib.util import find_spec
         child = Path(__file__).with_name("fmu_child.py")
         env = dict(os.environ)
-        site = str(Path(fmpy.__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (site, env.get("PYTHONPATH")) if p)
+        spec = find_spec("fmpy")            # where this process finds FMPy (not imported)
+        if spec is not None and spec.origin:
+            site = str(Path(spec.origin).resolve().parents[1])
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (site, env.get("PYTHONPATH"))
+                                                if p)
         read_fd, write_fd = os.pipe()
         try:
             self.proc = subprocess.Popen(
@@ -388,16 +394,6 @@ class _Child:
         self.proc.wait()
         self._close_pipes()
 
-    def close(self) -> None:
-        """End an idle child: close its stdin (it exits), kill it if it does not."""
-        try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-            self.proc.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        self.kill()
-
     def _close_pipes(self) -> None:
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
@@ -421,7 +417,10 @@ def _child() -> _Child:
         child = _Child()
         _local.child = child
         with _children_lock:
-            _children.append(child)
+            gone = [c for c in _children if not c.alive()]    # e.g. their thread ended
+            _children[:] = [c for c in _children if c not in gone] + [child]
+        for c in gone:
+            c.kill()                                          # reaps it, closes its pipes
     return child
 
 
@@ -436,12 +435,14 @@ def _forget(child: _Child) -> None:
 
 @atexit.register
 def close_children() -> None:
-    """End every child process this process started (at exit, or to free them)."""
+    """End every child process this process started (at exit, or to free them). An idle
+    child holds nothing that needs a clean exit (the folders are this process's): it is
+    killed, which costs no wait."""
     with _children_lock:
         children = list(_children)
         _children.clear()
     for child in children:
-        child.close()
+        child.kill()
     _local.child = None
 
 
@@ -505,6 +506,7 @@ def _wait(child: _Child, rid: int, timeout: float | None, label: str,
 def _run(fmu: OpenedFmu, label: str, options: dict, signals: np.ndarray | None,
          timeout: float | None) -> tuple[np.ndarray, tuple[str, ...], float]:
     """One request to this thread's child: (result array, log lines, simulation seconds)."""
+    import numpy as np
     rid = getattr(_local, "next_id", 0) + 1
     _local.next_id = rid
     log: deque[str] = deque(maxlen=LOG_KEPT)
@@ -539,6 +541,7 @@ def _as_input(signals: Any, label: str) -> np.ndarray | None:
     """FMPy's input table as a plain structured array (``time`` first)."""
     if signals is None:
         return None
+    import numpy as np
     arr = np.asarray(signals)
     if arr.dtype.names is None or arr.dtype.names[0] != "time" or arr.dtype.hasobject:
         raise InputError(f"{label}: input must be a structured array with a 'time' field "
