@@ -484,8 +484,12 @@ def _wait(child: _Child, rid: int, timeout: float | None, label: str,
             message = child.replies.get(timeout=min(0.5, max(limit - now, 0.001)))
         except queue.Empty:
             continue
-        if message is None:
-            child.proc.wait()
+        if message is None:             # the reply channel closed: the child has gone
+            try:
+                child.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:   # or the FMU closed it and runs on
+                raise SimulationFailed(label, "the FMU closed the simulation process's reply "
+                                       "channel; the process was stopped", log) from None
             raise SimulationFailed(label, _verdict_of_exit(child.proc.returncode),
                                    list(log) + child.printed())
         if "fatal" in message:
