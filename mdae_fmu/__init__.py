@@ -9,6 +9,7 @@ Errors: `InputError` (exit 2), `ModelRejected` (1), `SimulationFailed` (1).
 """
 
 from .api import (analyze, compare, export_fmu, load, load_analysis, regress,  # noqa: F401
-                  save_analysis, simulate, sweep)
+                  save_analysis, sweep)
 from .diagnostics import InputError, MdaeError, ModelRejected, SimulationFailed  # noqa: F401
+from .simulation import simulate  # noqa: F401
 from .version import __version__  # noqa: F401

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from .diagnostics import InputError, SourceLoc
 from .ir import Model
 
 if TYPE_CHECKING:
-    from .fmu_runner import RunResult
     from .progress import Progress
 
 
@@ -115,33 +114,6 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                   implicit=implicit)
 
 
-def simulate(model_or_fmu: str | Path, *,
-             start_values: Mapping[str, Any] | None = None,
-             output_variables: Sequence[str] | None = None,
-             relative_tolerance: float | None = None,
-             start_time: float | None = None,
-             stop_time: float | None = None,
-             output_interval: float | None = None,
-             fmi_type: str | None = None,
-             timeout: float | None = None,
-             input: Any = None,
-             model: str | None = None,
-             output_file: str | Path | None = None,
-             plot: str | Path | None = None) -> RunResult:
-    """Simulate a model file (exported first) or an FMU in a child process, with
-    ``fmpy.simulate_fmu``'s keywords -> `mdae_fmu.fmu_runner.RunResult` (``.result``, a
-    structured array; ``.events``; ``.log``). Raises `InputError`, `ModelRejected` or
-    `mdae_fmu.fmu_runner.SimulationFailed` (a failure, crash, ``exit()`` or timeout of the
-    FMU); `mdae_fmu.simulation.simulate` documents each keyword."""
-    from .simulation import simulate as _simulate
-    return _simulate(model_or_fmu, start_values=start_values,
-                     output_variables=output_variables, relative_tolerance=relative_tolerance,
-                     start_time=start_time, stop_time=stop_time,
-                     output_interval=output_interval, fmi_type=fmi_type, timeout=timeout,
-                     input=input, model=model, output_file=output_file, plot=plot,
-                     progress=False)
-
-
 def compare(test: str | Path, reference: str | Path, **options):
     """Compare TEST against REFERENCE (each a model file, an FMU or a result CSV) in a tube
     -> `mdae_fmu.comparison.Comparison` (``.passed``, ``.signals``, ``.render_text()``).
@@ -169,5 +141,4 @@ def regress(suite_file: str | Path, **options) -> dict:
     return _regress(suite_file, **options)
 
 
-__all__ = ["load", "analyze", "export_fmu", "simulate", "compare", "sweep", "regress",
-           "InputError"]
+__all__ = ["load", "analyze", "export_fmu", "compare", "sweep", "regress", "InputError"]

@@ -149,7 +149,7 @@ def build_fmu(out_dir: Path, behaviour: str) -> Path:
 # Hostile archives
 # ---------------------------------------------------------------------------------------------
 
-def _copy(good: Path, out: Path, extra) -> Path:
+def copy_with(good: Path, out: Path, extra) -> Path:
     """``good``'s entries, then ``extra(zip)`` adds the hostile ones."""
     with zipfile.ZipFile(good) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
         for item in src.infolist():
@@ -168,15 +168,15 @@ def zip_bomb(good: Path, out: Path, size: int) -> Path:
         with z.open(info, "w", force_zip64=True) as fh:
             for _ in range(size // len(block)):
                 fh.write(block)
-    return _copy(good, out, add)
+    return copy_with(good, out, add)
 
 
 def path_traversal(good: Path, out: Path) -> Path:
-    return _copy(good, out, lambda z: z.writestr("resources/../../escaped.txt", "outside"))
+    return copy_with(good, out, lambda z: z.writestr("resources/../../escaped.txt", "outside"))
 
 
 def absolute_path(good: Path, out: Path) -> Path:
-    return _copy(good, out, lambda z: z.writestr(zipfile.ZipInfo("/tmp/absolute.txt"), "x"))
+    return copy_with(good, out, lambda z: z.writestr(zipfile.ZipInfo("/tmp/absolute.txt"), "x"))
 
 
 def symlink(good: Path, out: Path) -> Path:
@@ -185,14 +185,14 @@ def symlink(good: Path, out: Path) -> Path:
         info.create_system = 3
         info.external_attr = (stat.S_IFLNK | 0o777) << 16
         z.writestr(info, "/etc/passwd")
-    return _copy(good, out, add)
+    return copy_with(good, out, add)
 
 
 def many_files(good: Path, out: Path, count: int) -> Path:
     def add(z: zipfile.ZipFile) -> None:
         for k in range(count):
             z.writestr(f"resources/f{k}", "")
-    return _copy(good, out, add)
+    return copy_with(good, out, add)
 
 
 def truncated(good: Path, out: Path) -> Path:

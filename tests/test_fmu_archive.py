@@ -83,7 +83,7 @@ def test_total_size_limit_and_what_a_good_fmu_leaves(archives, own_tmp, tmp_path
     written; a good FMU opens, and its folder is gone after the block."""
     good, _ = archives
     big = tmp_path / "big.fmu"
-    H._copy(good, big, lambda z: z.writestr("resources/data.bin", os.urandom(3 << 20)))
+    H.copy_with(good, big, lambda z: z.writestr("resources/data.bin", os.urandom(3 << 20)))
     with pytest.raises(InputError, match=r"expand to more than 2\.0 MiB .*limit "
                                          r"max_total_size"):
         extract_fmu(big, tmp_path / "out", ArchiveLimits(max_total_size=2 << 20))
