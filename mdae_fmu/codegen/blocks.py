@@ -352,8 +352,9 @@ def classify(block: BlockPlan) -> str:
             else "newton"
     uset = set(us)
     for r in block.residuals:
+        fs = r.free_symbols          # (sympy computes it anew at each call)
         for u in us:
-            if u not in r.free_symbols:
+            if u not in fs:
                 continue
             split = _linear_split_any(r, u)
             if split is None or uset & split[0].free_symbols:
@@ -518,22 +519,23 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict) -> BlockCode:
     n = len(us)
     if kind == "linear":
         # A u = c with A = dF/du, c = -F(u = 0)
+        # the entries of A that a row's unknowns make nonzero, row by row (a merged block's
+        # rows read a few of its unknowns each: n^2 zeros would cost more than the rows)
         zero = {u: 0 for u in us}
-        entries, cs = [], []
-        for r in block.residuals:
-            for u in us:
-                if u in r.free_symbols:
+        where, entries, cs = [], [], []
+        for i, r in enumerate(block.residuals):
+            fs = r.free_symbols
+            for j, u in enumerate(us):
+                if u in fs:
+                    where.append(i * n + j)
                     entries.append(_linear_split_any(r, u)[0])
-                else:
-                    entries.append(sp.Integer(0))
             cs.append(-r.xreplace(zero))
-        exprs = entries + cs
-        repl, red = _cse(exprs, f"{index}")
+        repl, red = _cse(entries + cs, f"{index}")
         lines = _temps(printer, repl)
-        for k, e in enumerate(red[:n * n]):
+        for k, e in zip(where, red):
             if e != 0:
                 lines.append(f"    A[{k}] = {printer.doprint(e)};")
-        for k, e in enumerate(red[n * n:]):
+        for k, e in enumerate(red[len(where):]):
             lines.append(f"    c[{k}] = {printer.doprint(e)};")
         _cleanup(printer, repl)
         return solver_block("linear", index, printer, us, linear_helpers(n, lines), holes)

@@ -10,10 +10,11 @@ the rule for local restarts and its argument are in docs/decisions.md §9.
 Plain-data stages:
 
 * `plan_guarded(model, ia)` -> `GuardedPlan` from an accepted `ImplicitAnalysis`: the union
-  layout (the states must be the same in every mode), every (block, formula) of
-  ``ia.blocks`` split by the if-branches and offsets of its equations into *variants* whose
-  code is fixed (`GuardedBlock`: its `BlockPlan`, its formula and its restart system), and
-  the formula table (`FormulaTable`: the BDD nodes of all formulas, which the C code walks).
+  layout (one state slot per instance that is a state in some mode, `_conditional_states`),
+  every (block, formula) of ``ia.blocks`` split by the if-branches and offsets of its
+  equations into *variants* whose code is fixed (`GuardedBlock`: its `BlockPlan`, its
+  formula and its restart system), and the formula table (`FormulaTable`: the BDD nodes
+  of all formulas, which the C code walks).
 * `generate_guarded_sources(plan, ev)` -> `ModeSources`: ``model_guarded_<k>.c`` (the guarded
   schedule), ``model_restarts.c`` (one restart function per block variant) and
   ``model_modes.c`` (guard bits, activity flags, the mode step), with the contract of
