@@ -20,9 +20,11 @@ pytest.importorskip("dd")
 from fmpy import simulate_fmu  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
-from mdae_fmu.codegen.guarded import plan_guarded  # noqa: E402
+from mdae_fmu.codegen.guarded import plan_guarded as _plan_schedule  # noqa: E402
 from mdae_fmu.fmu.export import export  # noqa: E402
+from mdae_fmu.implicit import variants  # noqa: E402
 from mdae_fmu.implicit.analysis import analyze_implicit  # noqa: E402
+from mdae_fmu.implicit.variants import guarded_schedule  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -35,6 +37,12 @@ def _holds(table, u: int, bits) -> bool:
     while u >= 0:
         u = table.hi[u] if bits[table.var[u]] else table.lo[u]
     return u == -1
+
+
+def plan_guarded(model, ia):
+    """The guarded plan of ``model`` from its implicit analysis ``ia``: the analysis' schedule
+    (`mdae_fmu.implicit.variants.guarded_schedule`), laid out by code generation."""
+    return _plan_schedule(model, guarded_schedule(model, ia))
 
 
 @pytest.mark.parametrize("model", [clutch_chain(3), fault_chain(2)], ids=lambda m: m.name)
@@ -97,9 +105,8 @@ def _shaft_groups(engaged) -> list[list[int]]:
 def test_clutch_chain_restarts_are_the_weighted_means(tmp_path, monkeypatch, merged):
     """Block by block (the runs of engaged clutches listed as variants), and with the whole
     chain merged into one block whose equations are selected by the guard bits."""
-    import mdae_fmu.codegen.guarded as guarded
     if merged:
-        monkeypatch.setattr(guarded, "MAX_VARIANTS", 0)
+        monkeypatch.setattr(variants, "MAX_VARIANTS", 0)
     n = 3
     model = clutch_chain(n)
     path = export(model, tmp_path / "cc.fmu", implicit=True, progress=False)
@@ -257,10 +264,9 @@ def test_charged_bank_conserves_charge_across_events(tmp_path):
 @pytest.mark.parametrize("n", [2, 3])
 def test_merged_bank_agrees_with_variants(tmp_path, monkeypatch, n):
     """The bank's coupled component forced into ONE block whose equations, orders and
-    unknowns the guard bits select (`mdae_fmu.codegen.merged`: the node voltage, the diode
+    unknowns the guard bits select (`mdae_fmu.implicit.merged`: the node voltage, the diode
     currents and voltages are states in some modes and algebraic in others) takes the same
     switches at the same times and the same trajectories as the per-variant FMU, to 1e-8."""
-    import mdae_fmu.codegen.guarded as guarded
     from gen_multimode import diode_bank
     model = diode_bank(n, charged=True)
     ia = analyze_implicit(model)
@@ -268,8 +274,8 @@ def test_merged_bank_agrees_with_variants(tmp_path, monkeypatch, n):
     outs = [v.name for v in model.variables if v.variability == "continuous"
             and v.type == "Real"]
     res = []
-    for limit in (guarded.MAX_VARIANTS, 0):
-        monkeypatch.setattr(guarded, "MAX_VARIANTS", limit)
+    for limit in (variants.MAX_VARIANTS, 0):
+        monkeypatch.setattr(variants, "MAX_VARIANTS", limit)
         if limit == 0:      # the case of this test: proxies for mode-selected unknowns
             assert any(b.sel and b.sel.top for b in plan_guarded(model, ia).blocks)
         path = export(model, tmp_path / f"b{limit}.fmu", implicit=True, progress=False)
