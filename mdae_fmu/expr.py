@@ -233,11 +233,17 @@ def residual(lhs: Expr, rhs: Expr) -> Expr:
     Printing a residual ``a - b`` back as ``a = b`` and re-parsing gives the same residual,
     which makes parse -> print -> parse a fixed point.
     """
-    if lhs == ZERO or lhs == Const(0.0):
+    if _numeric_zero(lhs):
         return rhs
-    if rhs == ZERO or rhs == Const(0.0):
+    if _numeric_zero(rhs):
         return lhs
     return BinOp("-", lhs, rhs)
+
+
+def _numeric_zero(e: Expr) -> bool:
+    """The literal 0 or 0.0, not ``false`` (``Const(False) == Const(0)`` in Python): ``b =
+    false`` keeps both sides, or it would read as an equation without a Boolean variable."""
+    return type(e) is Const and type(e.value) is not bool and e.value == 0
 
 
 def split_residual(r: Expr) -> tuple[Expr, Expr]:
