@@ -24,6 +24,7 @@ from .modes.event_iteration import delay_same_instant_guards
 from .report import render_json as _modes_json
 from .report import iter_report_lines
 from .structure.per_mode import ModesReport, analyze_modes
+from .structure.structural_parameters import fix_structural_parameters
 from .structure.when_clauses import when_clause_problems
 from .work_budget import reports_call_sites
 
@@ -58,6 +59,11 @@ class Analysis:
     guarded_refusal: str | None = None
     implicit_text: str | None = None
     implicit_json: dict | None = None
+    #: parameters made constants because a structural condition reads them
+    #: (`mdae_fmu.structure.structural_parameters`); the analysis is that of the model with
+    #: those conditions evaluated, which ``analysed_model`` holds (None: the model as given)
+    fixed_parameters: tuple = ()
+    analysed_model: Model | None = None
 
     @property
     def enumerated(self) -> bool:
@@ -112,12 +118,19 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     modes (9334-theory-algorithms §1.2, docs/decisions.md §1). ``modes``: the per-mode report
     when already computed; ``progress``: called with the name of each stage. ``implicit``:
     True also builds the guarded schedule of a single-mode model (one formula, true), False
-    builds none; None (default) builds it for every multimode model."""
+    builds none; None (default) builds it for every multimode model. Structural conditions
+    that read only parameters are evaluated first (`fix_structural_parameters`), and the
+    model so obtained is analysed."""
     if lemma22 not in ("two-graph", "literal"):
         raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
     if erasure not in ("restricted", "canonical"):
         raise ValueError(f"erasure must be 'restricted' or 'canonical', not {erasure!r}")
     if modes is None:
+        fixed = fix_structural_parameters(model)
+        if fixed.parameters:
+            a = analyze(fixed.model, erasure, lemma22, progress=progress, implicit=implicit)
+            return replace(a, code_model=a.code_model or fixed.model,
+                           fixed_parameters=fixed.parameters, analysed_model=fixed.model)
         if progress is not None:
             progress("structure")
         if implicit is not False and _beyond_enumeration(model):
@@ -235,11 +248,13 @@ def render_text(model: Model, a: Analysis, implicit: bool = False) -> str:
 def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[str]:
     """`render_text` in pieces of at most `_LINES_PER_PIECE` lines, so that ``mdae-fmu
     analyze`` writes a report of millions of lines without holding it whole (issue 16)."""
+    if a.fixed_parameters:
+        yield fixed_parameters_text(a.fixed_parameters) + "\n"
     if a.modes is None or implicit:
         yield from implicit_pieces(a)
         return
     batch: list[str] = []
-    for line in iter_report_lines(model, a.modes):
+    for line in iter_report_lines(a.analysed_model or model, a.modes):
         batch.append(line)
         if len(batch) == _LINES_PER_PIECE:
             yield "\n".join(batch) + "\n"
@@ -249,6 +264,14 @@ def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[s
     if a.automaton is not None:
         yield "\n\n" + describe_automaton(a.automaton)
     yield "\n\n" + _verdict(a)
+
+
+def fixed_parameters_text(fixed: tuple) -> str:
+    """The report's lines on the parameters made constants (`Analysis.fixed_parameters`)."""
+    lines = [f"structural parameters ({len(fixed)}), evaluated at export and constants of the "
+             "FMU (their conditions change which equations exist; docs/decisions.md §17):"]
+    lines += [f"  {p.name} = {p.value_text}: {p.reason}" for p in fixed]
+    return "\n".join(lines)
 
 
 def implicit_pieces(a: Analysis) -> Iterator[str]:
@@ -285,13 +308,17 @@ def render_json(model: Model, a: Analysis, implicit: bool = False) -> dict:
     automaton under ``mode_changes`` and the overall verdict; beyond the explicit
     enumeration or with ``implicit``, the implicit analysis' report (docs/analyze-json.md,
     "implicit")."""
+    fixed = [{"parameter": p.name, "value": p.value_text, "reason": p.reason}
+             for p in a.fixed_parameters]
     if a.modes is None or implicit:
         out = dict(a.implicit_json or {"model": model.name})
+        out["fixed_parameters"] = fixed
         out["exit_code"] = a.exit_code
         out["accepted"] = a.accepted
         out["messages"] = list(a.messages)
         return out
-    out = _modes_json(model, a.modes)
+    out = _modes_json(a.analysed_model or model, a.modes)
+    out["fixed_parameters"] = fixed
     out["mode_changes"] = None if a.automaton is None else automaton_to_json(a.automaton)
     out["exit_code"] = a.exit_code
     out["accepted"] = a.accepted

@@ -149,7 +149,7 @@ def delay_same_instant_guards(model: Model, system: MultimodeSystem | None = Non
 
 # --- compile-time detection of iterations that never settle --------------------------------
 
-def _parameter_values(model: Model) -> dict[str, float]:
+def parameter_values(model: Model) -> dict[str, float]:
     """Numeric values of the parameters and constants whose binding (or start) is a constant
     expression of other such values."""
     exprs = {}
@@ -230,7 +230,7 @@ def initial_guard_values(system) -> dict[int, bool]:
     model = system.model
     if model is None or all(g.init is not None or g.kind != "long" for g in system.guards):
         return {}
-    params = _parameter_values(model)
+    params = parameter_values(model)
     starts = {}
     for v in model.variables:
         if v.start is not None and v.variability not in ("parameter", "constant"):
@@ -290,7 +290,7 @@ def check_settling(system) -> None:
     delayed = delayed_guards(system)
     if not delayed:
         return
-    params = _parameter_values(system.model) if system.model is not None else {}
+    params = parameter_values(system.model) if system.model is not None else {}
     forced: dict = {}
     reasons: dict = {}
     for m in system.long_modes():
