@@ -110,8 +110,8 @@ static void block_failure(ModelInstance *inst, int block, const char *why)
  * coefficients all carry a factor time at t = 0) keep their guess, the others are solved.
  * M (n x n) and dx (2n) are scratch; dx[0..n) is the result. Returns nonzero when J is zero
  * or not finite. */
-static int singular_step(int n, const double *J, const double *F, double *M, double *dx,
-                         int *perm)
+int mdae_singular_step(int n, const double *J, const double *F, double *M, double *dx,
+                       int *perm)
 {
     int i, j, k;
     double top = 0.0;
@@ -147,7 +147,7 @@ static double norm_inf(int n, const double *v)
 /* Where a singular linear block A u = c has no solution: the unknowns A leaves undetermined, as
  * "; it does not determine a, b (...)". They are the support (entries above 1e-3 of the largest)
  * of a null vector of A, found by three steps of inverse iteration from (1, ..., 1) with the
- * factorization of A^T A + mu I that `singular_step` left in M, perm; v (2n) is scratch. At
+ * factorization of A^T A + mu I that `mdae_singular_step` left in M, perm; v (2n) is scratch. At
  * most 12 names are listed. In a circuit this is a node whose capacitances are all 0 while the
  * structural analysis, which takes every parameter for nonzero, made its voltage a state: the
  * derivative has only zero coefficients and the node's current balance, which then has to hold
@@ -182,41 +182,58 @@ static void undetermined_unknowns(int n, const double *M, const int *perm, const
              "a nonzero value, or remove the element)");
 }
 
+/* A u = c with A numerically singular, A (n x n, row-major) and c in inst->work as
+ * `mdae_linear_block` lays them out: solved by `mdae_singular_step`, accepted if the system is
+ * consistent (residual below 1e-10 relative to |A| |u| + |c|); otherwise the failure is logged
+ * with the unknowns A leaves undetermined. Also the fallback of the sparse blocks
+ * (mdae_sparse.c). */
+int mdae_linear_singular(ModelInstance *inst, int n, const int *u, int block)
+{
+    double *A = inst->work, *c = A + n * n, *M = c + 2 * n, *x = M + n * n;
+    double res = 0.0, size = 0.0;
+    int *perm = inst->iwork, i, k;
+    if (mdae_singular_step(n, A, c, M, x, perm)) {
+        block_failure(inst, block, "linear system is numerically singular");
+        return 1;
+    }
+    for (i = 0; i < n; i++) {
+        double s = -c[i], a = fabs(c[i]);
+        for (k = 0; k < n; k++) { s += A[i * n + k] * x[k]; a += fabs(A[i * n + k] * x[k]); }
+        res = fmax(res, fabs(s));
+        size = fmax(size, a);
+    }
+    if (!(res <= 1e-10 * size)) {
+        char why[900];
+        size_t len;
+        snprintf(why, sizeof why, "linear system is numerically singular and has no solution");
+        len = strlen(why);
+        undetermined_unknowns(n, M, perm, u, c, why + len, sizeof why - len);
+        block_failure(inst, block, why);
+        return 1;
+    }
+    for (k = 0; k < n; k++) {
+        if (!isfinite(x[k])) {
+            block_failure(inst, block, "solution is not finite");
+            return 1;
+        }
+        inst->d.r[u[k]] = x[k];
+    }
+    return 0;
+}
+
 /* A u = c, assembled by the generated code, solved by LU with partial pivoting; when A is
- * numerically singular, by `singular_step`, accepted if the system is consistent (residual
- * below 1e-10 relative to |A| |u| + |c|). Scratch: A, c (2n), M, the step (2n). */
+ * numerically singular, by `mdae_linear_singular`. Scratch: A, c (2n), M, the step (2n). */
 int mdae_linear_block(ModelInstance *inst, int n, const int *u,
                       void (*system)(const ModelData *, double *, double *), int block)
 {
-    double *A = inst->work, *c = A + n * n, *M = c + 2 * n, *x = M + n * n;
-    int *perm = inst->iwork, i, k;
+    double *A = inst->work, *c = A + n * n;
+    int *perm = inst->iwork, k;
     system(&inst->d, A, c);
     if (mdae_lu_factor(n, A, perm)) {
-        double res = 0.0, size = 0.0;
         system(&inst->d, A, c);
-        if (singular_step(n, A, c, M, x, perm)) {
-            block_failure(inst, block, "linear system is numerically singular");
-            return 1;
-        }
-        for (i = 0; i < n; i++) {
-            double s = -c[i], a = fabs(c[i]);
-            for (k = 0; k < n; k++) { s += A[i * n + k] * x[k]; a += fabs(A[i * n + k] * x[k]); }
-            res = fmax(res, fabs(s));
-            size = fmax(size, a);
-        }
-        if (!(res <= 1e-10 * size)) {
-            char why[900];
-            size_t len;
-            snprintf(why, sizeof why, "linear system is numerically singular and has no solution");
-            len = strlen(why);
-            undetermined_unknowns(n, M, perm, u, c, why + len, sizeof why - len);
-            block_failure(inst, block, why);
-            return 1;
-        }
-        memcpy(c, x, sizeof(double) * (size_t)n);
-    } else {
-        mdae_lu_solve(n, A, perm, c);
+        return mdae_linear_singular(inst, n, u, block);
     }
+    mdae_lu_solve(n, A, perm, c);
     for (k = 0; k < n; k++) {
         if (!isfinite(c[k])) {
             block_failure(inst, block, "solution is not finite");
@@ -250,8 +267,8 @@ static double newton_step_size(int n, const double *dx, const double *x)
 }
 
 /* Damped Newton on F(u) = 0 with the analytic Jacobian; the current slot values are the
- * initial guess; where the Jacobian is numerically singular, the step is `singular_step`. Step
- * halving until the residual norm decreases (at most 12 halvings); at most MDAE_NEWTON_MAXIT
+ * initial guess; where the Jacobian is numerically singular, the step is `mdae_singular_step`.
+ * Step halving until the residual norm decreases (at most 12 halvings); at most MDAE_NEWTON_MAXIT
  * iterations. Converged when the residual is exactly zero, or when the scaled step (in the
  * units of the unknowns, `newton_step_size`) is below 1e-12 with a residual below 1e-8 (1 +
  * |u|). There is no absolute residual threshold: the residual's units are the equation's (an
@@ -296,7 +313,7 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
         if (!factored) {
             memset(J, 0, sizeof(double) * (size_t)(n * n));
             jacobian(d, J);
-            if (singular_step(n, J, F, M, dx, perm)) {
+            if (mdae_singular_step(n, J, F, M, dx, perm)) {
                 for (k = 0; k < n; k++) d->r[u[k]] = guess[k];
                 block_failure(inst, block, "Newton iteration: Jacobian is numerically singular");
                 return 1;

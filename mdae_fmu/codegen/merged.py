@@ -115,29 +115,68 @@ def merged_block(ctx: MergeContext, eqs, unk, formula):
     row_of = {e: i for i, e in enumerate(ia.graph.rows)}
     col_of = {n: j for j, n in enumerate(ia.graph.cols)}
     read = {ia.graph.cols[j] for e in eqs for j in ia.graph.sig[row_of[e]]}
-    if len(unk) != len(eqs) or (read & ctx.multi) - set(unk):
+    groups = row_groups(ctx, eqs, formula)
+    if groups is None or len(unk) != len(groups) or (read & ctx.multi) - set(unk):
         return None
-    for e in eqs:
-        covered = bdd.false
-        for f in ia.c[row_of[e]].values():
-            covered |= f
-        if formula & ~covered != bdd.false:
-            return None
     dcase = {u: {v: f & formula for v, f in ia.d[col_of[u]].items()
                  if f & formula != bdd.false} for u in unk}
     proxy = {u: sp.Symbol(f"mdae_w_{ctx.var_id[u]}") for u in unk if len(dcase[u]) > 1}
     rproxy = {u: sp.Symbol(f"mdae_rw_{ctx.var_id[u]}") for u in proxy}
     top_rows, restart_rows, cons, when = [], [], [], []
     reads: set[int] = set()
-    for e in eqs:
-        top, rst, low = _equation_rows(ctx, e, formula, proxy, rproxy, set(unk), reads)
-        top_rows.append(top)
-        restart_rows.append(rst)
-        for fk, row in low:
-            cons.append(row)
-            when.append(None if fk == formula else ctx.flag(fk))
+    for group in groups:
+        pieces: list = []
+        rpieces: list = []
+        for e in group:
+            top, rst, low = _equation_rows(ctx, e, formula, proxy, rproxy, set(unk), reads)
+            pieces += top
+            rpieces += rst
+            for fk, row in low:
+                cons.append(row)
+                when.append(None if fk == formula else ctx.flag(fk))
+        top_rows.append(piecewise(pieces))
+        restart_rows.append(piecewise(rpieces))
     return _assemble(ctx, eqs, unk, formula, proxy, rproxy, dcase, top_rows, restart_rows,
                      cons, when, reads)
+
+
+def row_groups(ctx: MergeContext, eqs, formula) -> list[tuple] | None:
+    """The equations of a merged block grouped into its rows: in each mode of ``formula`` a
+    row is exactly one equation that exists there. An equation that exists in every mode is a
+    row of its own; the equations that exist in some modes only (the branches of an
+    if-equation, ``if engaged then w1 = w2 else tau = 0``, each guarded by its condition) are
+    grouped, in order, into rows of pairwise disjoint existence that together cover
+    ``formula`` (greedily: the branches of one if-equation follow each other). None when they
+    do not."""
+    ia = ctx.ia
+    bdd = ia.space.bdd
+    row_of = {e: i for i, e in enumerate(ia.graph.rows)}
+    exists = {}
+    for e in eqs:
+        covered = bdd.false
+        for f in ia.c[row_of[e]].values():
+            covered |= f
+        exists[e] = covered & formula
+    groups: list[tuple] = []
+    partial = []
+    for e in eqs:
+        if exists[e] == formula:
+            groups.append((e,))
+        else:
+            partial.append(e)
+    while partial:
+        group, covered = [partial[0]], exists[partial[0]]
+        for e in partial[1:]:
+            if covered == formula:
+                break
+            if exists[e] & covered == bdd.false:
+                group.append(e)
+                covered |= exists[e]
+        if covered != formula:
+            return None
+        groups.append(tuple(group))
+        partial = [e for e in partial if e not in group]
+    return sorted(groups, key=lambda g: row_of[g[0]])
 
 
 def _assemble(ctx, eqs, unk, formula, proxy, rproxy, dcase, top_rows, restart_rows, cons,
@@ -187,9 +226,10 @@ def _pieces(ctx, e, formula):
 
 
 def _equation_rows(ctx, e, formula, proxy, rproxy, mine, reads):
-    """Row, restart row and consistency rows ``[(BDD, row)]`` of equation ``e`` in the merged
-    block (module docstring); adds to ``reads`` the variables outside the block whose jump
-    or impulse its restart reads."""
+    """The pieces ``[(expression, flag)]`` of equation ``e``'s row and of its restart row in
+    the merged block, in the modes of ``formula`` where it exists, and its consistency rows
+    ``[(BDD, row)]`` (module docstring); adds to ``reads`` the variables outside the block
+    whose jump or impulse its restart reads."""
     table, cache = ctx.table, ctx.cache
     pieces, rpieces, lows = [], [], {}
     for bf, c, dval, res, dkey in _pieces(ctx, e, formula):
@@ -228,4 +268,4 @@ def _equation_rows(ctx, e, formula, proxy, rproxy, mine, reads):
         for _, bf in lows[k]:
             fk |= bf
         cons.append((fk, piecewise([(x, ctx.flag(bf)) for x, bf in lows[k]])))
-    return piecewise(pieces), piecewise(rpieces), cons
+    return pieces, rpieces, cons
