@@ -54,6 +54,9 @@ typedef struct MdaeSparseLU {
     int ncap, nodes;
     int *rhead, *chead, *rcount, *ccount, *pos;
     unsigned char *rdone, *cdone;
+    /* the rows and columns whose count fell to 1: candidate singletons, each listed once */
+    int *rsingle, *csingle, nrs, ncs;
+    unsigned char *rlisted, *clisted;
 } MdaeSparseLU;
 
 static void *sp_alloc(ModelInstance *inst, size_t n, size_t size)
@@ -91,7 +94,8 @@ static void lu_free(ModelInstance *inst, MdaeSparseLU *s)
     void *arrays[] = {s->rowp, s->rowk, s->a, s->used, s->prow, s->pcol, s->cpos, s->single,
                       s->lp, s->li, s->up, s->ui, s->lx, s->ux, s->w, s->mark, s->heap,
                       s->list, s->nrow, s->ncol, s->rnext, s->cnext, s->nval, s->rhead,
-                      s->chead, s->rcount, s->ccount, s->pos, s->rdone, s->cdone};
+                      s->chead, s->rcount, s->ccount, s->pos, s->rdone, s->cdone,
+                      s->rsingle, s->csingle, s->rlisted, s->clisted};
     size_t k;
     for (k = 0; k < sizeof arrays / sizeof arrays[0]; k++) sp_free(inst, arrays[k]);
     sp_free(inst, s);
@@ -149,9 +153,14 @@ static MdaeSparseLU *lu_of(ModelInstance *inst, const MdaeSparsePattern *p)
     s->pos = (int *)sp_alloc(inst, (size_t)n, sizeof(int));
     s->rdone = (unsigned char *)sp_alloc(inst, (size_t)n, 1);
     s->cdone = (unsigned char *)sp_alloc(inst, (size_t)n, 1);
+    s->rsingle = (int *)sp_alloc(inst, (size_t)n, sizeof(int));
+    s->csingle = (int *)sp_alloc(inst, (size_t)n, sizeof(int));
+    s->rlisted = (unsigned char *)sp_alloc(inst, (size_t)n, 1);
+    s->clisted = (unsigned char *)sp_alloc(inst, (size_t)n, 1);
     ok = s->rowp && s->rowk && s->a && s->used && s->prow && s->pcol && s->cpos && s->single
          && s->lp && s->up && s->w && s->mark && s->heap && s->list && s->rhead && s->chead
-         && s->rcount && s->ccount && s->pos && s->rdone && s->cdone;
+         && s->rcount && s->ccount && s->pos && s->rdone && s->cdone && s->rsingle
+         && s->csingle && s->rlisted && s->clisted;
     if (!ok) {
         lu_free(inst, s);
         return NULL;
@@ -199,6 +208,14 @@ static int add_node(ModelInstance *inst, MdaeSparseLU *s, int i, int j, double v
     return e;
 }
 
+/* List row (or column) k as a candidate singleton, once. */
+static void list_single(int *list, int *count, unsigned char *listed, int k)
+{
+    if (listed[k]) return;
+    listed[k] = 1;
+    list[(*count)++] = k;
+}
+
 /* Largest |value| of the active entries of row i. */
 static double row_max(const MdaeSparseLU *s, int i)
 {
@@ -210,21 +227,26 @@ static double row_max(const MdaeSparseLU *s, int i)
 }
 
 /* The pivot of the active submatrix (the node), -1 when it is singular; *single: a singleton
- * of its row or column. Singletons come first: a column singleton updates no other row and a
+ * of its row or column. Singletons come first (from the lists `eliminate` keeps, so that a
+ * block-triangular matrix costs O(entries)): a column singleton updates no other row and a
  * row singleton adds no fill, so neither needs the threshold test. Otherwise the Markowitz
  * cost is minimized over the MDAE_SPARSE_SEARCH columns of least count (all columns when none
  * of theirs passes the threshold), ties broken by the larger |pivot| / max |row|. */
-static int find_pivot(const MdaeSparseLU *s, int *single)
+static int find_pivot(MdaeSparseLU *s, int *single)
 {
     int n = s->n, j, i, e, t, cand[MDAE_SPARSE_SEARCH], ncand = 0, best = -1, pass;
     double best_cost = INFINITY, best_ratio = 0.0;
     *single = 1;
-    for (j = 0; j < n; j++) {
+    while (s->ncs > 0) {             /* listed columns that are still singletons */
+        j = s->csingle[--s->ncs];
+        s->clisted[j] = 0;
         if (s->cdone[j] || s->ccount[j] != 1) continue;
         for (e = s->chead[j]; e >= 0; e = s->cnext[e])
             if (!s->rdone[s->nrow[e]] && s->nval[e] != 0.0) return e;
     }
-    for (i = 0; i < n; i++) {
+    while (s->nrs > 0) {
+        i = s->rsingle[--s->nrs];
+        s->rlisted[i] = 0;
         if (s->rdone[i] || s->rcount[i] != 1) continue;
         for (e = s->rhead[i]; e >= 0; e = s->rnext[e])
             if (!s->cdone[s->ncol[e]] && s->nval[e] != 0.0) return e;
@@ -268,14 +290,16 @@ static int eliminate(ModelInstance *inst, MdaeSparseLU *s, int e)
     double p = s->nval[e];
     s->rdone[r] = 1;
     s->cdone[c] = 1;
-    for (g = s->rhead[r]; g >= 0; g = s->rnext[g])
-        if (!s->cdone[s->ncol[g]]) s->ccount[s->ncol[g]]--;
+    for (g = s->rhead[r]; g >= 0; g = s->rnext[g]) {
+        j = s->ncol[g];
+        if (!s->cdone[j] && --s->ccount[j] == 1) list_single(s->csingle, &s->ncs, s->clisted, j);
+    }
     for (f = s->chead[c]; f >= 0; f = s->cnext[f]) {
         double l;
         i = s->nrow[f];
         if (s->rdone[i]) continue;
-        s->rcount[i]--;
         l = s->nval[f] / p;
+        if (--s->rcount[i] == 1 && l == 0.0) list_single(s->rsingle, &s->nrs, s->rlisted, i);
         if (l == 0.0) continue;
         for (g = s->rhead[i]; g >= 0; g = s->rnext[g]) s->pos[s->ncol[g]] = g;
         for (g = s->rhead[r]; g >= 0; g = s->rnext[g]) {
@@ -290,6 +314,7 @@ static int eliminate(ModelInstance *inst, MdaeSparseLU *s, int e)
                 s->pos[j] = h;
             }
         }
+        if (s->rcount[i] == 1) list_single(s->rsingle, &s->nrs, s->rlisted, i);
     }
     return 0;
 }
@@ -305,11 +330,17 @@ static int choose_pivots(ModelInstance *inst, MdaeSparseLU *s)
         s->rhead[i] = s->chead[i] = -1;
         s->rcount[i] = s->ccount[i] = 0;
         s->rdone[i] = s->cdone[i] = 0;
+        s->rlisted[i] = s->clisted[i] = 0;
         s->pos[i] = -1;
     }
+    s->nrs = s->ncs = 0;
     for (k = 0; k < s->nnz; k++) {
         s->used[k] = s->a[k] != 0.0;
         if (s->used[k] && add_node(inst, s, s->p->row[k], s->p->col[k], s->a[k]) < 0) return 1;
+    }
+    for (i = 0; i < n; i++) {
+        if (s->ccount[i] == 1) list_single(s->csingle, &s->ncs, s->clisted, i);
+        if (s->rcount[i] == 1) list_single(s->rsingle, &s->nrs, s->rlisted, i);
     }
     for (k = 0; k < n; k++) {
         int e = find_pivot(s, &i);
