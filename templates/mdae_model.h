@@ -150,6 +150,12 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
                       void (*residual)(const ModelData *, double *),
                       void (*jacobian)(const ModelData *, double *), int block);
 int mdae_linear_singular(ModelInstance *inst, int n, const int *u, int block);
+int mdae_store_solution(ModelInstance *inst, int n, const int *u, const double *x, int block);
+double mdae_norm_inf(int n, const double *v);
+double mdae_newton_step_size(int n, const double *dx, const double *x);
+double mdae_newton_damped(ModelData *d, int n, const int *u,
+                          void (*residual)(const ModelData *, double *), const double *x0,
+                          const double *dx, double *F, double fn);
 int mdae_singular_step(int n, const double *J, const double *F, double *M, double *dx,
                        int *perm);
 /* A sparse block (mdae_sparse.c): the matrix entries the generated code computes, entry k at

@@ -517,39 +517,10 @@ int mdae_sparse_linear_block(ModelInstance *inst, const MdaeSparsePattern *p, co
         return mdae_linear_singular(inst, n, u, block);
     }
     sparse_solve(s, c);
-    for (k = 0; k < n; k++) {
-        if (!isfinite(c[k])) {
-            mdae_log(inst, LOG_ERROR, fmi2Error,
-                     "t = %.17g: block %d [%s]: solution is not finite", inst->d.time, block,
-                     mdae_block_labels[block]);
-            return 1;
-        }
-        inst->d.r[u[k]] = c[k];
-    }
-    return 0;
+    return mdae_store_solution(inst, n, u, c, block);
 }
 
 /* --- Newton blocks ---------------------------------------------------------------------- */
-
-static double max_abs(int n, const double *v)
-{
-    double m = 0.0;
-    int k;
-    for (k = 0; k < n; k++) {
-        if (!isfinite(v[k])) return INFINITY;
-        m = fmax(m, fabs(v[k]));
-    }
-    return m;
-}
-
-/* max |dx_k| / (1 + |x_k|): the size of a step in the units of the unknowns */
-static double scaled_step(int n, const double *dx, const double *x)
-{
-    double m = 0.0;
-    int k;
-    for (k = 0; k < n; k++) m = fmax(m, fabs(dx[k]) / (1.0 + fabs(x[k])));
-    return m;
-}
 
 static void set_unknowns(ModelData *d, int n, const int *u, const double *x, double lambda,
                          const double *dx)
@@ -589,7 +560,7 @@ int mdae_sparse_newton_block(ModelInstance *inst, const MdaeSparsePattern *p, co
                              void (*jacobian)(const ModelData *, double *), int block)
 {
     ModelData *d = &inst->d;
-    int n = p->n, it, k, h, fresh = 0;
+    int n = p->n, it, k, fresh = 0;
     double *F = inst->work, *x0 = F + n, *dx = x0 + n, *guess = dx + 2 * n, *a = guess + n;
     double fn, last = INFINITY;
     MdaeSparseLU *s = lu_of(inst, p);
@@ -600,23 +571,23 @@ int mdae_sparse_newton_block(ModelInstance *inst, const MdaeSparsePattern *p, co
     }
     for (k = 0; k < n; k++) guess[k] = d->r[u[k]];
     residual(d, F);
-    fn = max_abs(n, F);
+    fn = mdae_norm_inf(n, F);
     for (it = 0; it < 6 && s->factored && fn > 0.0 && isfinite(fn); it++) {
         double fnew, step;
         for (k = 0; k < n; k++) x0[k] = d->r[u[k]];
         memcpy(dx, F, sizeof(double) * (size_t)n);
         sparse_solve(s, dx);
-        step = scaled_step(n, dx, x0);
+        step = mdae_newton_step_size(n, dx, x0);
         set_unknowns(d, n, u, x0, 1.0, dx);
         residual(d, F);
-        fnew = max_abs(n, F);
+        fnew = mdae_norm_inf(n, F);
         if (!(fnew <= 0.5 * fn)) {
             set_unknowns(d, n, u, x0, 0.0, dx);
             residual(d, F);
             break;
         }
         fn = fnew;
-        if (step <= 1e-12 && fn <= 1e-8 * (1.0 + max_abs(n, x0))) return 0;
+        if (step <= 1e-12 && fn <= 1e-8 * (1.0 + mdae_norm_inf(n, x0))) return 0;
     }
     for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
         double step;
@@ -626,9 +597,9 @@ int mdae_sparse_newton_block(ModelInstance *inst, const MdaeSparsePattern *p, co
         if (fresh) {             /* chord step: converged when it is negligible */
             memcpy(dx, F, sizeof(double) * (size_t)n);
             sparse_solve(s, dx);
-            step = scaled_step(n, dx, x0);
+            step = mdae_newton_step_size(n, dx, x0);
             if ((step <= 1e-12 || (step <= 1e-10 && step > 0.5 * last))
-                && fn <= 1e-8 * (1.0 + max_abs(n, x0))) {
+                && fn <= 1e-8 * (1.0 + mdae_norm_inf(n, x0))) {
                 set_unknowns(d, n, u, x0, 1.0, dx);
                 return 0;
             }
@@ -642,15 +613,9 @@ int mdae_sparse_newton_block(ModelInstance *inst, const MdaeSparsePattern *p, co
             return 1;
         }
         fresh = s->factored;
-        for (h = 0; h <= 12; h++) {
-            double fnew;
-            set_unknowns(d, n, u, x0, ldexp(1.0, -h), dx);
-            residual(d, F);
-            fnew = max_abs(n, F);
-            if (fnew < fn || h == 12) { fn = fnew; break; }
-        }
-        last = scaled_step(n, dx, x0);
-        if (last <= 1e-12 && fn <= 1e-8 * (1.0 + max_abs(n, x0))) return 0;
+        fn = mdae_newton_damped(d, n, u, residual, x0, dx, F, fn);
+        last = mdae_newton_step_size(n, dx, x0);
+        if (last <= 1e-12 && fn <= 1e-8 * (1.0 + mdae_norm_inf(n, x0))) return 0;
     }
     if (isfinite(fn) && fn <= 1e-10) return 0;
     set_unknowns(d, n, u, guess, 0.0, dx);

@@ -58,6 +58,34 @@ int mdae_singular_step(int n, const double *J, const double *F, double *M, doubl
     return 1;
 }
 
+int mdae_store_solution(ModelInstance *inst, int n, const int *u, const double *x, int block)
+{
+    int k;
+    (void)block;
+    for (k = 0; k < n; k++) inst->d.r[u[k]] = x[k];
+    return 0;
+}
+
+double mdae_norm_inf(int n, const double *v)                               /* not called */
+{
+    (void)n; (void)v;
+    return 0.0;
+}
+
+double mdae_newton_step_size(int n, const double *dx, const double *x)   /* not called */
+{
+    (void)n; (void)dx; (void)x;
+    return 0.0;
+}
+
+double mdae_newton_damped(ModelData *d, int n, const int *u,                 /* not called */
+                          void (*residual)(const ModelData *, double *), const double *x0,
+                          const double *dx, double *F, double fn)
+{
+    (void)d; (void)n; (void)u; (void)residual; (void)x0; (void)dx; (void)F;
+    return fn;
+}
+
 static void test_system(const ModelData *d, double *a, double *c)
 {
     (void)d;
@@ -335,24 +363,23 @@ def test_if_equation_branches_share_a_row_of_the_merged_block(tmp_path, merged):
 
 
 def _stiffening_chain(n: int):
-    """The clutch chain with inertias that grow with the speed, (J_i + 0.1 w_i^2) w_i' (the
-    coefficients of the merged block read the states, so its matrix changes at every
-    evaluation), whose restart (J_i + 0.1 X_i^2) (X_i - X_i^-) = ... is nonlinear in the
-    right limits X_i (a Newton block)."""
-    from multimode_examples import boolean_input, eq, param, real
+    """The clutch chain (`gen_multimode.clutch_chain`) with inertias that grow with the
+    speed, (J_i + 0.1 w_i^2) w_i' (the coefficients of the merged block read the states, so its
+    matrix changes at every evaluation), whose restart (J_i + 0.1 X_i^2) (X_i - X_i^-) = ... is
+    nonlinear in the right limits X_i (a Newton block)."""
+    from dataclasses import replace
 
-    from mdae_fmu.ir import Model
-    vs = [real(f"w{i}", 1.0 + 0.1 * i, True) for i in range(n + 1)]
-    vs += [real(f"c{i}") for i in range(n)] + [boolean_input(f"g{i}") for i in range(n)]
-    vs += [param(f"J{i}", 1.0 + 0.5 * i) for i in range(n + 1)]
-    vs += [param(f"k{i}", 0.01 * (i + 1)) for i in range(n + 1)]
+    from gen_multimode import clutch_chain
+    from multimode_examples import eq
+    model = clutch_chain(n)
     eqs = []
-    for i in range(n + 1):
-        torque = " + ".join(([f"c{i - 1}"] if i > 0 else []) + ([f"-c{i}"] if i < n else []))
-        eqs.append(eq(f"s{i}", f"(J{i} + 0.1*w{i}*w{i})*der(w{i}) = -k{i}*w{i} + {torque}"))
-    for i in range(n):
-        eqs.append(eq(f"e{i}", f"0 = (w{i} - w{i + 1} if g{i} else c{i})"))
-    return Model(f"StiffeningChain{n}", tuple(vs), tuple(eqs))
+    for e in model.equations:
+        if e.id.startswith("s"):
+            i = int(e.id[1:])
+            torque = " + ".join(([f"c{i - 1}"] if i > 0 else []) + ([f"-c{i}"] if i < n else []))
+            e = eq(e.id, f"(J{i} + 0.1*w{i}*w{i})*der(w{i}) = -k{i}*w{i} + {torque}")
+        eqs.append(e)
+    return replace(model, name=f"StiffeningChain{n}", equations=tuple(eqs))
 
 
 def test_state_dependent_and_newton_blocks_agree_with_dense(tmp_path, merged, monkeypatch):
