@@ -1,5 +1,5 @@
 /* mdae_fmu runtime: sparse LU of the large linear blocks, kept between evaluations.
- * Hand-written, shipped unchanged in every FMU (docs/decisions.md §15).
+ * Hand-written, shipped unchanged in every FMU (docs/decisions.md §16).
  *
  * A merged block of the guarded schedule (mdae_fmu/codegen/merged.py) is one linear system
  * for a whole coupled component; the guard bits select its rows, so in any one mode most of its

@@ -24,7 +24,7 @@ one row per equation and one unknown per variable:
   that mode. The Jacobian in the proxies is therefore, in every mode, the Jacobian of that
   mode's index-reduced system in its leading unknowns, solved as one system (from 12
   unknowns by the runtime's sparse LU kept while the mode does not change,
-  templates/mdae_sparse.c, docs/decisions.md §15);
+  templates/mdae_sparse.c, docs/decisions.md §16);
 * the restart row of a piece is the local restart of `mdae_fmu.codegen.guarded` with the
   piece's offsets, its unknown the proxy ``r_x`` of X+ = x^(d_x - 1) (d_x >= 1) or the
   impulse ζ_x (d_x = 0), scattered likewise;
