@@ -65,6 +65,11 @@ class Analysis:
                                 + "\n".join(f"  {m}" for m in errors))
 
     @property
+    def warnings(self) -> tuple[str, ...]:
+        """The warnings (``W-CODE: message``) that ``analyze`` prints under "diagnostics:"."""
+        return tuple(m for m in self.messages if m.startswith("W-"))
+
+    @property
     def messages(self) -> tuple[str, ...]:
         """Rejection diagnostics followed by warnings (``W-...``), one string each."""
         out = list(self.modes.messages)
@@ -141,7 +146,7 @@ def text_pieces(model: Model, a: Analysis) -> Iterator[str]:
     if a.automaton is not None:
         yield "\n\n" + describe_automaton(a.automaton)
     if a.accepted:
-        n_warn = sum(m.startswith("W-") for m in a.messages)
+        n_warn = len(a.warnings)
         yield "\n\nverdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else "")
     else:
         yield "\n\n" + "\n".join(["verdict: rejected"] + [f"  {m}" for m in a.messages])
