@@ -8,13 +8,15 @@ BouncingBall gets the same count by resetting h to exactly 0, an indicator of ex
 CVODE does not report as a root when it leaves it.
 
 Oracles: the closed-form bounce times t_0 = sqrt(2 h0/g), t_{k+1} = t_k + 2 e^{k+1} u_0/g
-(u_0 = sqrt(2 g h0)); the events a host sees are counted from FMPy's result rows (two rows at
-each event time, Model Exchange), from the FMU's log (Co-Simulation) and from the Python
-runtime's counter of located crossings."""
+(u_0 = sqrt(2 g h0), `cosim_util.bounce_times`); the events a host sees are counted from
+FMPy's result rows (two rows at each event time, Model Exchange), from the FMU's log
+(Co-Simulation) and from the Python runtime's counter of located crossings, and compared with
+the hand-written baseline FMU of the Reference-FMUs' ball (benchmarks/baselines)."""
 
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -25,9 +27,9 @@ from fmpy import simulate_fmu  # noqa: E402
 from fmu_files import export_text  # noqa: E402
 from mdae_fmu import api  # noqa: E402
 
-from cosim_util import REFERENCE, sundials_available  # noqa: E402
+from cosim_util import REFERENCE, bounce_times, sundials_available  # noqa: E402
 
-G, E, H0 = 9.81, 0.7, 1.0
+G, E, H0 = 9.81, 0.7, 1.0      # the defaults of cosim_util.bounce_times
 
 # The Reference-FMUs' BouncingBall (stops bouncing when the rebound speed falls below
 # v_min), written as a modeller writes it in Modelica.
@@ -50,21 +52,6 @@ equation
 end BallStop;
 """
 V_MIN = 0.1
-
-
-def bounce_times(stop: float, v_min: float = 0.0) -> list[float]:
-    """The bounces in [0, stop]: the ball is dropped from H0; the k-th impact speed is
-    u_0 e^k; it stops after the first bounce whose rebound speed is below v_min."""
-    u = math.sqrt(2 * G * H0)
-    t = math.sqrt(2 * H0 / G)
-    out = []
-    while t <= stop:
-        out.append(t)
-        u *= E
-        if u < v_min:
-            break
-        t += 2 * u / G
-    return out
 
 
 def event_times(t: np.ndarray) -> list[float]:
@@ -160,3 +147,19 @@ def test_python_runtime_locates_one_crossing_per_bounce():
     u4 = math.sqrt(2 * G * H0) * E ** 4
     assert sim.r[slot["h"]] == pytest.approx(u4 * (2.0 - t4) - G * (2.0 - t4) ** 2 / 2,
                                              abs=1e-6)
+
+
+def test_as_many_events_as_the_hand_written_ball(balls, tmp_path):
+    """The hand-written ME FMU of the Reference-FMUs' ball (benchmarks/baselines: indicator
+    h, h set just above 0 at a bounce) under the same host: the same events."""
+    if str(REFERENCE.parent) not in sys.path:
+        sys.path.insert(0, str(REFERENCE.parent))
+    from benchmarks.baselines.build import build_baseline
+
+    def events(fmu):
+        r = simulate_fmu(str(fmu), fmi_type="ModelExchange", stop_time=3.0,
+                         relative_tolerance=1e-10, output_interval=0.01, output=["h"])
+        return event_times(r["time"])
+    ours, theirs = events(balls["BallStop"][0]), events(build_baseline("BouncingBall", tmp_path))
+    assert len(ours) == len(theirs) == 11
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-6)

@@ -382,8 +382,10 @@ def relation_rate(s: sp.Expr, cm: CompiledModel, steady: frozenset) -> sp.Expr |
         if dx not in cm.slots:
             return None
         rate += sp.diff(s, x) * dx
-    if rate == 0 or rate.has(sp.Derivative, sp.Subs):
-        return None
+    if rate == 0 or rate.has(sp.Derivative, sp.Subs, sp.Piecewise, sp.Heaviside,
+                             sp.DiracDelta, sp.sign) \
+            or rate.atoms(sp.core.relational.Relational):
+        return None             # not a plain expression between events (abs, if, ...)
     return rate
 
 
