@@ -418,22 +418,12 @@ def relation_values(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> list[str
     * a time relation: its right limit, the signed distance at ``time + teps``;
     * a state relation of when-conditions only with a rate (`events.relation_rate`): its
       right limit (``right_limit``: on its surface, the side the solution goes to);
-    * any other state relation: its exact value, except in the comparison for a relation of
-      a block's piecewise expression whose signed distance reads algebraic variables
-      (``u = s*(if s < 0 then 1 else Ron)``, `mdae_fmu.structure.conditionals`): the
-      instant's solution changes it only beyond half the hysteresis, so that rounding at a
-      located crossing does not start another instant."""
-    from .events import preorder
+    * any other state relation: its exact value, except in the comparison, where the
+      instant's solution changes it only beyond half the hysteresis: rounding at a located
+      crossing, or a signed distance that the new mode computes as another quantity equal to
+      0 on the surface (an ideal diode's ``s = if g then i else -u``), must not start another
+      instant (and the mode change it would bring)."""
     p = pr.main
-    algebraic = cm.continuous_symbols - cm.state_symbols
-    in_blocks = set()
-    for b in cm.blocks:
-        if b.on_tree:
-            continue            # plain arithmetic on the expression tree: no relation
-        for res in b.residuals:
-            for n in preorder(res):
-                if isinstance(n, sp.core.relational.Relational):
-                    in_blocks.add(n)
     out = []
     for k, r in enumerate(ev.relations):
         exact = "s > 0.0" if r.strict else "s >= 0.0"
@@ -442,12 +432,10 @@ def relation_values(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> list[str
         elif r.rate is not None:
             value = (f"    s = {p.doprint(r.s)};\n    ds = {p.doprint(r.rate)};\n"
                      f"    v = right_limit(d, s, ds, {exact});")
-        elif r.relation in in_blocks and r.s.free_symbols & algebraic:
+        else:
             value = (f"    s = {p.doprint(r.s)};\n"
                      f"    v = commit || fabs(s) > 0.5 * MDAE_HYSTERESIS ? {exact} "
                      f": d->rel[{k}];")
-        else:
-            value = f"    s = {p.doprint(r.s)};\n    v = {exact};"
         out.append(f"{value}\n    n += v != d->rel[{k}];\n    if (commit) d->rel[{k}] = v;")
     return out
 
