@@ -96,6 +96,7 @@ def _statement(low, it, env, out):
 def _assign(low, it, env, out):
     _, lhs, rhs, where = it
     from .functions import Tuple
+    from .lowering import Rec
     if type(lhs) is Tuple:                  # (a, b) := f(x)
         from .array_functions import tuple_values
         values = tuple_values(low, rhs, env, len(lhs.items))
@@ -110,8 +111,18 @@ def _assign(low, it, env, out):
         return
     if type(lhs) is E.Ref and lhs.name in env:
         low.fail(f"cannot assign the for-index '{lhs.name}'", where)
-    target = _fixed_subscripts(low, low.value, lhs, env, where)
+    target = lhs.value if type(lhs) is _Target else \
+        _fixed_subscripts(low, low.value, lhs, env, where)
     value = rhs.value if type(rhs) is _Value else low.value(rhs, env, where)
+    if type(target) is Rec or type(value) is Rec:     # `state := R(p, T)`, field by field
+        if type(target) is not Rec or type(value) is not Rec:
+            low.fail("a record is assigned to a value that is not a record", where)
+        given = dict(value.fields)
+        for fname, t in target.fields:
+            if fname not in given:
+                low.fail(f"the record assigned has no field '{fname}'", where)
+            _assign(low, ("assign", _Target(t), _Value(given[fname]), where), env, out)
+        return
     if type(target) is A.Arr:
         if type(value) is not A.Arr or value.shape != target.shape:
             low.fail(f"the two sides of ':=' have different sizes: {list(target.shape)} and "
@@ -123,6 +134,14 @@ def _assign(low, it, env, out):
         low.fail(f"the two sides of ':=' have different sizes: [] and "
                  f"{list(value.shape)}", where)
     out.append(("assign", target, value, where))
+
+
+class _Target:
+    """A target already lowered (a field of a record target)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 class _Value:

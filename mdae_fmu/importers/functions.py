@@ -220,7 +220,7 @@ class FunctionCallbacks:
         return ("stmt", None)
 
     def if_stmt(self, c):
-        return self.if_eq(c)
+        return self.if_item(c)
 
     def when_stmt(self, c):
         return self.when_eq(c)

@@ -208,6 +208,11 @@ class Lowering:
             if type_name == "String":
                 return "string", type_name, mods, dims, None
             d = self.types.get(type_name)
+            if d is None and type_name in _BUILTIN_ENUMS:
+                # a predefined enumeration as a type (OpenModelica prints the MSL's `parameter
+                # StateSelect stateSelect = StateSelect.default`): an enumeration variable
+                d = self.types[type_name] = T.EnumDef(name=type_name, where=None,
+                                                      literals=_BUILTIN_ENUMS[type_name])
             if d is None and type_name == "Clock":
                 self.fail("variables of type Clock (synchronous Modelica) are not supported: "
                           "write the sampled part with when sample(start, interval) clauses",
@@ -560,14 +565,20 @@ class Lowering:
         if t is E.Call:
             if self.ctx.functions and e.func in array_function_defs(self):
                 return call_value(self, array_function_defs(self)[e.func], e, env)
+            if type(self.types.get(e.func)) is T.RecordDef:
+                return self.call(self.late_constructor(e), env)
             args = [self._value(a, env) for a in e.args]
             for a in args:
                 _no_string_var(a)
+            if any(type(a) is A.Arr for a in args):
+                self.known_function(e.func)
             return A.elementwise(lambda *xs: E.Call(e.func, xs), *args)
         if t is A.Subscripted:
             return self.subscript(e, env)
         if t is A.Path:
             return self.path(e, env)
+        if t is A.Indexed:
+            return self.indexed(e, env)
         if t is A.ArrayCons:
             return A.stack([self._value(x, env) for x in e.items])
         if t is A.MatrixCons:
@@ -583,6 +594,27 @@ class Lowering:
                 self.fail("'end' can only be used in an array subscript")
             return E.Const(env["end"])
         return e
+
+    def late_constructor(self, e: E.Call) -> A.ArrayCall:
+        """``R(...)`` read as a call because the record ``R`` is defined later in the file
+        (Base Modelica orders a package's classes freely): the record constructor, no longer
+        a call of a function to check."""
+        calls = self.ctx.calls
+        k = next((k for k, c in enumerate(calls) if c[0] == e.func), None)
+        where = calls.pop(k)[1] if k is not None else None
+        return A.ArrayCall(e.func, e.args, where)
+
+    def known_function(self, name: str) -> None:
+        """Refuse a call of ``name`` that is neither a built-in nor a function of the file
+        before it is vectorized over an array argument (``Foo.anyTrue({c})`` would otherwise
+        be reported as an equation of two sizes), at the call."""
+        from .functions import CLOCKED_OPERATORS, OMC_OPERATORS
+        if name in E.BUILTIN_FUNCTIONS or name in OMC_OPERATORS or name in CLOCKED_OPERATORS \
+                or any(d.name == name for d in self.ctx.functions):
+            return
+        where = next((c[1] for c in self.ctx.calls if c[0] == name), None)
+        self.fail(f"unknown function '{name}' (neither a Modelica built-in nor a function "
+                  "defined in the file)", where)
 
     def fold(self, c, original):
         """A condition that lowering turned into a constant expression (``i == 1`` in a
@@ -791,15 +823,27 @@ class Lowering:
             v = self.field(v, field, shown, e.where)
             shown += "." + field
             if subs:
-                if type(v) is not A.Arr:
-                    self.fail(f"'{shown}' is not an array", e.where)
-                picks = self.picks(shown, v.shape, subs, env, e.where)
-                strides = [math.prod(v.shape[k + 1:]) for k in range(len(v.shape))]
-                items = tuple(v.items[sum((i - 1) * s for i, s in zip(combo, strides))]
-                              for combo in itertools.product(*(idx for idx, _ in picks)))
-                out_shape = tuple(len(idx) for idx, keep in picks if keep)
-                v = A.Arr(out_shape, items) if out_shape else items[0]
+                v = self.pick_value(v, shown, subs, env, e.where)
         return v
+
+    def indexed(self, e: A.Indexed, env):
+        """``(e)[s]``, ``f(x)[s]``: the elements ``s`` selects of the array value of ``e``
+        (Modelica 3.6 §10.5, as for a variable)."""
+        v = self._value(e.value, env)
+        shown = f"{e.value.func}(...)" if type(e.value) is E.Call else "(...)"
+        return self.pick_value(v, shown, e.subs, env, e.where)
+
+    def pick_value(self, v, shown, subs, env, where):
+        """The elements of the array value ``v`` that ``subs`` select (``shown`` names it in
+        messages)."""
+        if type(v) is not A.Arr:
+            self.fail(f"'{shown}' is not an array", where)
+        picks = self.picks(shown, v.shape, subs, env, where)
+        strides = [math.prod(v.shape[k + 1:]) for k in range(len(v.shape))]
+        items = tuple(v.items[sum((i - 1) * s for i, s in zip(combo, strides))]
+                      for combo in itertools.product(*(idx for idx, _ in picks)))
+        out_shape = tuple(len(idx) for idx, keep in picks if keep)
+        return A.Arr(out_shape, items) if out_shape else items[0]
 
     def merged_path(self, e: A.Path):
         """``m2[i].m1[j].x`` in OpenModelica's non-scalarized output (``-d=-nfScalarize``,
@@ -1038,6 +1082,8 @@ class Lowering:
     def equate(self, a, b, where, out: list):
         """``a = b`` element by element (arrays) and field by field (records)."""
         strings = (_StringVar, E.Str)
+        a, b = (_StringVar("String(...)") if type(x) is E.Call and x.func == "String" else x
+                for x in (a, b))
         if type(a) in strings or type(b) in strings:
             if type(a) in strings and type(b) in strings:
                 return                      # an equation on Strings: ignored (docstring)
