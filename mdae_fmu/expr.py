@@ -233,14 +233,14 @@ def residual(lhs: Expr, rhs: Expr) -> Expr:
     Printing a residual ``a - b`` back as ``a = b`` and re-parsing gives the same residual,
     which makes parse -> print -> parse a fixed point.
     """
-    if _numeric_zero(lhs):
+    if is_numeric_zero(lhs):
         return rhs
-    if _numeric_zero(rhs):
+    if is_numeric_zero(rhs):
         return lhs
     return BinOp("-", lhs, rhs)
 
 
-def _numeric_zero(e: Expr) -> bool:
+def is_numeric_zero(e: Expr) -> bool:
     """``e`` is the number 0 (not ``false``, which compares equal to 0 in Python: ``b =
     false`` must keep its right side, OpenModelica's flattening of the MSL Integrator's
     ``local_reset = false``)."""

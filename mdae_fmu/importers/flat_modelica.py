@@ -89,6 +89,8 @@ _UNSUPPORTED_KEYWORDS = {
     "STREAM": "stream variables are not supported (the input must be flattened)",
 }
 
+_PARTIAL_FUNCTION = re.compile(r"partial\s+(?:(?:pure|impure)\s+)?function\b")
+
 _KEYWORD_TERMINALS = (
     "CLASS", "MODEL", "BLOCK", "PACKAGE", "_END", "EQUATION", "INITIAL", "_PUBLIC", "_PROTECTED",
     "FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT", "OUTPUT", "INNER", "OUTER",
@@ -551,6 +553,9 @@ class _Callbacks(FunctionCallbacks):
     def _refuse(self, tok, message):
         self.ctx.error(self.ctx.tok_loc(tok), message)
         return E.ZERO
+
+    def empty_slot(self, c):
+        return None                     # an output a tuple does not assign
 
     def tuple_expr(self, c):
         entry = self.ctx.error(self.ctx.tok_loc(c[0]), "tuple expressions '(a, b, ...)' are "
@@ -1273,6 +1278,11 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
             loc = ctx.pos_loc(p)
             return InputError("syntax error: unterminated comment '/*'" + ctx.note, loc,
                               ctx._src(loc))
+    if kind == "PARTIAL" and _PARTIAL_FUNCTION.match(text, start):
+        return InputError("unsupported construct: a partial function, the type of a functional "
+                          "input argument (Modelica 3.6 §12.4.2): pass the values instead, or "
+                          "call the function that would be passed directly" + ctx.note, loc,
+                          ctx._src(loc))
     if kind in _UNSUPPORTED_KEYWORDS:
         return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS[kind] + ctx.note,
                           loc, ctx._src(loc))
@@ -1754,7 +1764,8 @@ class _ModelBuilder:
             if type(item) is Tuple:
                 self.err(where, "nested tuples are not supported")
                 return []
-            out.append(_residual(item, E.Call(F.call_name(rhs.func, k), rhs.args)))
+            if item is not None:        # an empty slot: output k is not used
+                out.append(_residual(item, E.Call(F.call_name(rhs.func, k), rhs.args)))
         self.tuple_calls.append((rhs.func, len(lhs.items), where))
         return out
 

@@ -275,8 +275,8 @@ class FunctionCallbacks:
         rng = c[2]
         if type(rng) is Range:
             self.ctx.withdraw(rng.error)
-        elif not _is_range(rng):
-            self.ctx.error(self.ctx.tok_loc(c[1]), "a for-range must be 'a:b' or 'a:step:b'")
+        # (another range, `for v in x`, is a vector the lowering reads, `algorithm_lowering`;
+        # the function reader refuses it where it is not lowered)
         return (normalize_name(c[0][1]), rng, self.ctx.tok_loc(c[0]))
 
     def statements(self, c):
@@ -448,6 +448,9 @@ class FunctionResolver:
                     return None
                 targets = []
                 for item in lhs.items:
+                    if item is None:                # an empty slot: not assigned
+                        targets.append(None)
+                        continue
                     if type(item) is not E.Ref or item.name not in scope:
                         self.err(loc, "'(a, b) := f(...)' assigns variables of the function")
                         return None
@@ -505,6 +508,8 @@ class FunctionResolver:
             stmts = tuple(self._statements(body, fname, inner_scope, loops | {"for"}))
             for name, rng, iloc in reversed(indices):
                 if not _is_range(rng):
+                    self.err(iloc, f"the range of for-index '{name}' must be a range 'a:b', "
+                                   "'a:step:b' or a vector")
                     return None
                 step = rng.step if rng.step is not None else E.Const(1)
                 stmts = (F.ForStmt(name, rng.start, step, rng.stop, stmts, iloc),)

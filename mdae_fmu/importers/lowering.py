@@ -54,6 +54,16 @@ class Rec:
     fields: tuple           # ((name, value), ...)
 
 
+class ElementAlias:
+    """The value of a for-index that runs over the elements of an array of variables (``for v
+    in x loop`` in a function, Modelica 3.6 §11.2.2.2): the element of the current iteration,
+    a lowered expression (`algorithm_lowering`)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class _StringVar:
     """A String variable that is not a constant: equations on it are dropped (issue 13 item 6:
     Strings are kept only as constants of assert messages)."""
@@ -255,6 +265,11 @@ class Lowering:
                 index = "(if b then 2 else 1)" if s.name == "Boolean" else "Integer(e)"
                 self.fail(f"arrays indexed by the type '{s.name}' are not supported (use an "
                           f"Integer dimension and {index} as the index)", where)
+            if type(s) is A.ArrayCons:
+                self.fail("an array dimension given as a vector of sizes (a ragged array, "
+                          "which Modelica does not have; OpenModelica prints it for arrays of "
+                          "components of different sizes with -d=-nfScalarize): export the "
+                          "model scalarized (without -d=-nfScalarize)", where)
             v = self.const(s, {})
             if type(v) is not int or v < 0:
                 bad = sorted({r.name for r in _refs(s) if self.const(r, {}) is None})
@@ -414,7 +429,8 @@ class Lowering:
         if t is E.Ref:
             name = e.name
             if name in env:
-                return env[name]
+                v = env[name]
+                return None if type(v) is ElementAlias else v
             lit = self.enum_literal(name)
             if lit is not None:
                 return lit
@@ -637,7 +653,8 @@ class Lowering:
 
     def _ref(self, name, env, where):
         if name in env:
-            return E.Const(env[name])
+            v = env[name]
+            return v.value if type(v) is ElementAlias else E.Const(v)
         if name in self.scalars:
             return E.Ref(name)
         shape = self.shapes.get(name)
@@ -666,11 +683,19 @@ class Lowering:
             parts = name.split(".")
             for k in range(len(parts) - 1, 0, -1):      # `p.x` of an array of records `p`
                 prefix = ".".join(parts[:k])
-                if prefix in self.shapes and "[" not in "".join(parts[k:]):
+                if prefix in self.shapes and prefix in self.records_of_arrays():
+                    at = self.use_where(name) or where
                     v = self._ref(prefix, env, where)
                     for f in parts[k:]:
-                        v = self.field(v, f, prefix, self.use_where(name) or where)
+                        m = _LAST_SUBS.match(f)
+                        subs = () if m is None else tuple(
+                            E.Const(int(x)) for x in m.group(2).replace(" ", "").split(","))
+                        v = self.field_of(v, f if m is None else m.group(1), subs, prefix,
+                                          env, at)
                     return v
+            v = self.scalarized_field(name, parts, env, where)
+            if v is not None:
+                return v
         return E.Ref(name)
 
     def check_element(self, name):
@@ -736,7 +761,8 @@ class Lowering:
         equation or statement (`range_checks`). A Boolean subscript picks element 1 (false)
         or 2 (true), as OpenModelica does; an enumeration subscript is its position. None
         when every subscript is a parameter expression."""
-        if all(type(x) is E.Const or x is A.COLON or (type(x) is E.Ref and x.name in env)
+        if all(type(x) is E.Const or x is A.COLON or (type(x) is E.Ref and x.name in env and
+                                                       type(env[x.name]) is not ElementAlias)
                for x in e.subs):
             return None                 # (the common case, without evaluating)
         for k, sub in enumerate(e.subs[:len(shape)]):
@@ -820,11 +846,67 @@ class Lowering:
         v = self.subscript(A.Subscripted(e.name, e.subs, e.where), env)
         shown = e.name + "[...]"
         for field, subs in e.steps:
-            v = self.field(v, field, shown, e.where)
+            v = self.field_of(v, field, subs, shown, env, e.where)
             shown += "." + field
-            if subs:
-                v = self.pick_value(v, shown, subs, env, e.where)
         return v
+
+    def field_of(self, v, field, subs, shown, env, where):
+        """The field ``field[subs]`` of the record value ``v``: of an array of records, the
+        array of the fields, whose subscripts select in the field's own dimensions
+        (``ra.z[1]`` is ``ra[:].z[1]``, Modelica 3.6 §10.6.8)."""
+        lead = len(v.shape) if type(v) is A.Arr else 0
+        v = self.field(v, field, shown, where)
+        if subs:
+            v = self.pick_value(v, f"{shown}.{field}", (A.COLON,) * lead + tuple(subs), env,
+                                where)
+        return v
+
+    def scalarized_field(self, name, parts, env, where):
+        """``m.ra.x`` where the file declares the elements ``m.ra[1].x``, ``m.ra[2].x``...
+        (OpenModelica's scalarized output of an array of records): the array of those
+        elements, None when ``name`` is not such a path."""
+        arrays = self.element_arrays()
+        for k in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:k])
+            shape = arrays.get(prefix)
+            if shape is None:
+                continue
+            rest = ".".join(parts[k:])
+            items = [self._ref(f"{A.element_name(prefix, idx)}.{rest}", env, where)
+                     for idx in A.indices(shape)]
+            if any(type(x) is E.Ref and x.name not in self.scalars for x in items):
+                return None
+            return A.stack_shaped(shape, items)
+        return None
+
+    def element_arrays(self) -> dict:
+        """Base name -> shape of the arrays whose elements are records declared field by
+        field (``m.ra[1].x``, ``m.ra[2].x``: ``m.ra`` of shape (2,)), complete boxes only."""
+        found = getattr(self, "_element_arrays", None)
+        if found is not None:
+            return found
+        idxs: dict = {}
+        for n in self.scalars:
+            for m in _ELEMENT_PREFIX.finditer(n):
+                try:
+                    idx = tuple(int(x) for x in m.group(2).split(","))
+                except ValueError:
+                    continue
+                idxs.setdefault(m.group(1), set()).add(idx)
+        found = {}
+        for base, got in idxs.items():
+            if len({len(i) for i in got}) != 1:
+                continue
+            shape = tuple(max(i[d] for i in got) for d in range(len(next(iter(got)))))
+            if math.prod(shape) == len(got):
+                found[base] = shape
+        self._element_arrays = found
+        return found
+
+    def records_of_arrays(self) -> set:
+        """The names of the arrays of records (their elements are records)."""
+        return {n for n in self.shapes
+                if A.element_name(n, (1,) * len(self.shapes[n])) in self.records}
 
     def indexed(self, e: A.Indexed, env):
         """``(e)[s]``, ``f(x)[s]``: the elements ``s`` selects of the array value of ``e``
@@ -1082,14 +1164,17 @@ class Lowering:
     def equate(self, a, b, where, out: list):
         """``a = b`` element by element (arrays) and field by field (records)."""
         strings = (_StringVar, E.Str)
-        a, b = (_StringVar("String(...)") if type(x) is E.Call and x.func == "String" else x
-                for x in (a, b))
+        a, b = (_StringVar("String(...)") if _string_expr(x) else x for x in (a, b))
         if type(a) in strings or type(b) in strings:
             if type(a) in strings and type(b) in strings:
                 return                      # an equation on Strings: ignored (docstring)
             self.fail("a String is equated to a number", where)
         if type(a) is A.Arr or type(b) is A.Arr:
             if A.shape_of(a) != A.shape_of(b):
+                for x in (a, b):        # the real cause: a name the file does not declare
+                    if type(x) is E.Ref and x.name in self.unresolved:
+                        self.fail(f"undefined name '{x.name}'",
+                                  self.use_where(x.name) or where)
                 self.fail(f"the two sides of the equation have different sizes: "
                           f"{list(A.shape_of(a))} and {list(A.shape_of(b))}", where)
             for x, y in zip(a.items, b.items):
@@ -1254,6 +1339,12 @@ class Lowering:
 _LAST_SUBS = re.compile(r"^(.*)\[([0-9, \t]+)\]$")
 
 
+#: a subscripted part followed by a field in a scalarized name: ``m.ra[2]`` of ``m.ra[2].x``
+_ELEMENT_PREFIX = re.compile(r"(?=^(.*?)\[([0-9, ]+)\]\.)")
+
+_ARRAYS = (A.ArrayCons, A.MatrixCons, A.Comprehension, A.ArrayCall)
+
+
 def _literal_arrays(lists: list):
     """``Real x[3];`` is read as the name ``x[3]`` (OpenModelica's scalarized output declares
     its elements ``x[1]``, ``x[2]``, ... that way). A subscripted name that is the only
@@ -1264,7 +1355,9 @@ def _literal_arrays(lists: list):
         for k, d in enumerate(decls):
             if type(d) is Decl and d.name[-1:] == "]" and not d.dims:
                 m = _LAST_SUBS.match(d.name)
-                if m is not None and "[" not in m.group(1):
+                # (`r.a[1].z[3] = {0, 0, 0}`, an array field of an element of a record array
+                # in OpenModelica's scalarized output, when its value is an array)
+                if m is not None and ("[" not in m.group(1) or type(d.binding) in _ARRAYS):
                     groups.setdefault(m.group(1), []).append((decls, k, m.group(2)))
     for base, members in groups.items():
         if len(members) != 1:
@@ -1283,6 +1376,17 @@ def _is_builtin_literal(e) -> bool:
     """``StateSelect.prefer``, ``AssertionLevel.warning``: kept as references where the model
     builder reads them (the stateSelect modifier, the level of assert)."""
     return type(e) is E.Ref and e.name.startswith(_ENUM_PREFIXES)
+
+
+def _string_expr(v) -> bool:
+    """``v`` is a String built by ``String(...)`` or ``+`` of strings (the value of a String
+    variable, which the model ignores)."""
+    t = type(v)
+    if t is E.Call:
+        return v.func == "String"
+    if t is E.BinOp and v.op == "+":
+        return any(type(x) in (E.Str, _StringVar) or _string_expr(x) for x in (v.left, v.right))
+    return False
 
 
 def _no_string_var(v):
