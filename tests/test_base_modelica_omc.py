@@ -527,6 +527,19 @@ equation
 end M;
 """, "5:35", "String(r, format = ...) is not supported in a message (use significantDigits, "
              "minimumLength and leftJustified)"),
+    ("cyclic_binding", """//! base 0.1.0
+package 'C'
+  function 'f'
+    input Real 'x'[2];
+    output Real 'y'[2] = {2.0 * 'x'[1], 2.0 * 'x'[2]};
+  end 'f';
+
+  model 'C'
+    parameter Real 'a.x[1]' = ('f'('a.x'))[1];
+    parameter Real 'a.x[2]' = ('f'('a.x'))[2];
+  end 'C';
+end 'C';
+""", "9:20", "parameter 'a.x[1]': its binding depends on itself (a.x[1] -> a.x[1])"),
     ("string_in_equation", """model M
   Real x(start = 1, fixed = true);
   Real y;
