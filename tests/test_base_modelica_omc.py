@@ -284,6 +284,58 @@ end 'T';
     assert np.max(np.abs(r["z"] - 3 * t)) < 1e-12
 
 
+def test_functional_input_arguments(tmp_path):
+    """``input 'PF' 'pf'`` with ``partial function 'PF'`` and the call ``'f'(time, 'g')``
+    (Modelica 3.6 §12.4.2; OpenModelica's Functional1 was refused at ``partial``): f applies
+    the function passed, twice here through a second function that passes it on; g(u) = 2u,
+    h(u) = u^2: x = g(g(t)) = 4t, y = h(h(t)) = t^4."""
+    text = """//! base 0.1.0
+package 'Fn'
+  partial function 'PF'
+    input Real 'u';
+    output Real 'y';
+  end 'PF';
+
+  function 'once'
+    input Real 'x';
+    input 'PF' 'pf';
+    output Real 'y';
+  algorithm
+    'y' := 'pf'('x');
+  end 'once';
+
+  function 'twice'
+    input Real 'x';
+    input 'PF' 'pf';
+    output Real 'y';
+  algorithm
+    'y' := 'once'('pf'('x'), 'pf');
+  end 'twice';
+
+  function 'g'
+    input Real 'u';
+    output Real 'y' = 2.0 * 'u';
+  end 'g';
+
+  function 'h'
+    input Real 'u';
+    output Real 'y';
+  algorithm
+    'y' := 'u' * 'u';
+  end 'h';
+
+  model 'Fn'
+    Real 'x' = 'twice'(time, 'g');
+    Real 'y' = 'twice'(time, 'h');
+  end 'Fn';
+end 'Fn';
+"""
+    r = _run(tmp_path, text, "Fn", 1.0, ["x", "y"])
+    t = r["time"]
+    assert np.max(np.abs(r["x"] - 4 * t)) < 1e-12
+    assert np.max(np.abs(r["y"] - t ** 4)) < 1e-12
+
+
 # ---- records in functions ----------------------------------------------------------------------
 
 RECORDS = """//! base 0.1.0
@@ -470,7 +522,20 @@ equation
 end U;
 """, "5:7", "unknown function 'Foo.anyTrue' (neither a Modelica built-in nor a function "
             "defined in the file)"),
-    ("functional_argument", """//! base 0.1.0
+    ("partial_function_called", """//! base 0.1.0
+package 'P'
+  partial function 'PF'
+    input Real 'x';
+    output Real 'y';
+  end 'PF';
+
+  model 'P'
+    Real 'x' = 'PF'(time);
+  end 'P';
+end 'P';
+""", "9:16", "'PF' is a partial function (the type of a functional input argument): it cannot "
+             "be called"),
+    ("functional_argument_not_a_function", """//! base 0.1.0
 package 'P'
   function 'f'
     input Real 'x';
@@ -486,12 +551,16 @@ package 'P'
   end 'PF';
 
   model 'P'
-    Real 'x' = time;
+    Real 'x' = 'f'(time, 2.0);
   end 'P';
 end 'P';
-""", "11:3", "unsupported construct: a partial function, the type of a functional input "
-             "argument (Modelica 3.6 §12.4.2): pass the values instead, or call the "
-             "function that would be passed directly"),
+""", "17:16", "the functional input 'pf' of 'f' takes the name of a function defined in the "
+              "file"),
+    ("partial_model", """partial model M
+  Real x;
+end M;
+""", "1:1", "unsupported construct: partial classes are not supported (give one flat class; "
+            "only a partial function, the type of a functional input argument, is read)"),
     ("ragged_array", """//! base 0.1.0
 package 'R'
   model 'R'

@@ -20,14 +20,16 @@ A record variable (``input ThermodynamicState state``, records nested in records
 fields) is its fields in the same way, named as the model's are (``state.p``,
 ``state.X[1]``): the argument, a record value, is passed field by field in the order the
 record declares them, and a record output is the record of its field outputs.
+
+A functional input argument (``input PF pf`` with ``partial function PF``, Modelica 3.6
+§12.4.2) takes the name of a function of the file at the call (``f(time, f2)``): the
+specialization has no such input and calls that function where the body calls ``pf``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import expr as E
 from .. import functions as F
@@ -54,7 +56,7 @@ def array_function_defs(low) -> dict:
         found = {}
         for d in low.ctx.functions:
             if any(getattr(decl, "dims", ()) or _record_of(low, decl) is not None
-                   for decl in _decls(d)):
+                   or _partial_of(low, decl) is not None for decl in _decls(d)):
                 found[d.name] = d
         low._array_fn_defs = found
     return found
@@ -66,6 +68,43 @@ def _record_of(low, decl):
         return None
     rec = low.types.get(decl.type_name)
     return rec if type(rec) is T.RecordDef else None
+
+
+def _partial_of(low, decl):
+    """The partial function that is ``decl``'s type (a functional input argument), None when
+    it is not one."""
+    return next((f for f in low.ctx.functions if f.partial and f.name == decl.type_name), None)
+
+
+def _function_argument(low, d, decl, arg) -> str:
+    """The function passed to the functional input ``decl`` of ``d``: the name of a function
+    of the file (a partial application ``function g(k = 2)`` or an expression is refused)."""
+    if type(arg) is not E.Ref or not any(f.name == arg.name and not f.partial
+                                         for f in low.ctx.functions):
+        low.fail(f"the functional input '{decl.name}' of '{d.name}' takes the name of a "
+                 "function defined in the file",
+                 next((c[1] for c in low.ctx.calls if c[0] == d.name), None))
+    low.resolved.add(arg.name)              # a function name, not an undeclared variable
+    return arg.name
+
+
+def _renamed(obj, names: dict):
+    """The parse form ``obj`` (statement items, expressions) with the calls of and references
+    to the keys of ``names`` renamed to their values (the functional inputs of a
+    specialization replaced by the functions passed)."""
+    t = type(obj)
+    if t is E.Call:
+        return E.Call(names.get(obj.func, obj.func), tuple(_renamed(a, names) for a in obj.args))
+    if t is E.Ref:
+        return E.Ref(names[obj.name]) if obj.name in names else obj
+    if t is tuple:
+        return tuple(_renamed(x, names) for x in obj)
+    if t is list:
+        return [_renamed(x, names) for x in obj]
+    if hasattr(obj, "__dataclass_fields__"):
+        changes = {f: _renamed(getattr(obj, f), names) for f in obj.__dataclass_fields__}
+        return replace(obj, **changes)
+    return obj
 
 
 def _decls(d) -> list:
@@ -97,9 +136,17 @@ def _kind(decl) -> str:
 def call_value(low, d, e: E.Call, env):
     """The value of the call ``e`` of ``d`` (module docstring): a scalar call or an
     `arrays.Arr` of calls of the specialization."""
-    args = [low._value(a, env) for a in e.args]
     decls = _decls(d)
     inputs = [x for x in decls if _kind(x) == "input"]
+    passed: dict = {}                   # functional input -> the function passed
+    given = []
+    for k, a in enumerate(e.args):
+        if k < len(inputs) and _partial_of(low, inputs[k]) is not None:
+            passed[inputs[k].name] = _function_argument(low, d, inputs[k], a)
+        else:
+            given.append(a)
+    inputs = [x for x in inputs if x.name not in passed]
+    args = [low._value(a, env) for a in given]
     if len(args) > len(inputs):
         low.fail(f"'{d.name}' expects {len(inputs)} arguments, got {len(args)}")
     if len(args) < len(inputs):
@@ -144,11 +191,13 @@ def call_value(low, d, e: E.Call, env):
                 low.fail(f"'{decl.name}' of '{d.name}' is an array of records, which is not "
                          "supported in functions")
             shapes[decl.name] = _dims(low, d, decl, shapes, consts, None)
-    key = (d.name, tuple(sorted(shapes.items())), tuple(sorted(consts.items())))
+    key = (d.name, tuple(sorted(shapes.items())), tuple(sorted(consts.items())),
+           tuple(sorted(passed.items())))
     specs = low.ctx.array_specs
     spec = specs.get(key)
     if spec is None:
-        spec = specs[key] = _specialize(low, d, decls, shapes, consts, len(specs) + 1)
+        spec = specs[key] = _specialize(low, d, [x for x in decls if x.name not in passed],
+                                        shapes, consts, len(specs) + 1, passed)
     name, out_shapes = spec
     flat = tuple(leaves)
     ctx = low.ctx
@@ -252,9 +301,10 @@ def _dims(low, d, decl, shapes, consts, got) -> tuple:
     return tuple(out)
 
 
-def _specialize(low, d, decls, shapes, consts, number):
-    """Register the scalar function for these sizes in the file's functions; returns its name
-    and the shape of its first output."""
+def _specialize(low, d, decls, shapes, consts, number, passed):
+    """Register the scalar function for these sizes (and the functions ``passed`` to its
+    functional inputs) in the file's functions; returns its name and the shape of its first
+    output."""
     from .algorithm_lowering import lower_statements
     from .lowering import Lowering
     name = f"{d.name}$a{number}"
@@ -294,10 +344,10 @@ def _specialize(low, d, decls, shapes, consts, number):
             body_low.scalars.add(element)
             new_decls.append(replace(decl, name=element, dims=(), binding=None))
     for k, decl in bound:
-        _element_bindings(body_low, d, decl, shapes[decl.name], consts, new_decls, k)
+        _element_bindings(body_low, decl, shapes[decl.name], consts, new_decls, k)
     new_decls = [_scalar_binding(body_low, x, consts) for x in new_decls]
     contents = []
-    for sec in d.contents:
+    for sec in (_renamed(d.contents, passed) if passed else d.contents):
         tag = sec[0] if type(sec) is tuple and sec else None
         if tag == "decls":
             continue
@@ -315,7 +365,7 @@ def _specialize(low, d, decls, shapes, consts, number):
     # the body's calls of functions with arrays were specialized while it was lowered (each
     # specialization is a call of the file, `call_value`): the original's are not called
     arrays = array_function_defs(low)
-    calls = [c for c in d.calls if c[0] not in arrays and
+    calls = [(passed.get(c[0], c[0]), *c[1:]) for c in d.calls if c[0] not in arrays and
              type(low.types.get(c[0])) is not T.RecordDef]     # (record constructors)
     spec = replace(d, name=name, end_name=name, contents=contents, errors=errors, calls=calls)
     low.ctx.functions.append(spec)
@@ -371,12 +421,12 @@ def _record_shape(low, rec, name: str, body_low) -> RecordShape:
     return RecordShape(rec.name, tuple(fields))
 
 
-def _element_bindings(body_low, d, decl, shape, consts, new_decls, first) -> None:
-    """The binding of the array ``decl`` (an output or protected variable of ``d``: ``output
-    Real y[2] = {x[1] * 2, x[2] * 2}``, ``constant Real Z[2] = {2, 3}``, the value the variable
-    has when the algorithm starts, Modelica 3.6 §12.4.4) as the bindings of its elements,
-    which are ``new_decls[first:]`` in row-major order; a size mismatch is reported at the
-    declaration."""
+def _element_bindings(body_low, decl, shape, consts, new_decls, first) -> None:
+    """The binding of the array ``decl`` (an output or protected variable of a function:
+    ``output Real y[2] = {x[1] * 2, x[2] * 2}``, ``constant Real Z[2] = {2, 3}``, the value
+    the variable has when the algorithm starts, Modelica 3.6 §12.4.4) as the bindings of its
+    elements, which are ``new_decls[first:]`` in row-major order; a size mismatch is
+    reported at the declaration."""
     from .lowering import LowerError
     try:
         v = body_low.value(decl.binding, dict(consts), decl.loc)

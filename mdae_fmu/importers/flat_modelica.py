@@ -77,7 +77,8 @@ _UNSUPPORTED_KEYWORDS = {
     "EXTENDS": "extends-clauses are not supported (the input must be flattened)",
     "IMPORT": "import-clauses are not supported (the input must be flattened)",
     "ENCAPSULATED": "encapsulated classes are not supported (give one flat class)",
-    "PARTIAL": "partial classes are not supported (give one flat class)",
+    "PARTIAL": "partial classes are not supported (give one flat class; only a partial "
+               "function, the type of a functional input argument, is read)",
     "EXTERNAL": "an external clause can only end a function definition",
     "CONSTRAINEDBY": "constrainedby is not supported (the input must be flattened)",
     "WHILE": "while-loops are only supported as statements of an algorithm section",
@@ -88,8 +89,6 @@ _UNSUPPORTED_KEYWORDS = {
     "FLOW": "flow variables are not supported (the input must be flattened)",
     "STREAM": "stream variables are not supported (the input must be flattened)",
 }
-
-_PARTIAL_FUNCTION = re.compile(r"partial\s+(?:(?:pure|impure)\s+)?function\b")
 
 _KEYWORD_TERMINALS = (
     "CLASS", "MODEL", "BLOCK", "PACKAGE", "_END", "EQUATION", "INITIAL", "_PUBLIC", "_PROTECTED",
@@ -1278,11 +1277,11 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
             loc = ctx.pos_loc(p)
             return InputError("syntax error: unterminated comment '/*'" + ctx.note, loc,
                               ctx._src(loc))
-    if kind == "PARTIAL" and _PARTIAL_FUNCTION.match(text, start):
-        return InputError("unsupported construct: a partial function, the type of a functional "
-                          "input argument (Modelica 3.6 §12.4.2): pass the values instead, or "
-                          "call the function that would be passed directly" + ctx.note, loc,
-                          ctx._src(loc))
+    if err.previous is not None and err.previous[0] == "PARTIAL":
+        # (`partial function` is read: the type of functional input arguments)
+        loc = ctx.pos_loc(err.previous[2])
+        return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS["PARTIAL"] +
+                          ctx.note, loc, ctx._src(loc))
     if kind in _UNSUPPORTED_KEYWORDS:
         return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS[kind] + ctx.note,
                           loc, ctx._src(loc))

@@ -60,6 +60,7 @@ class FunctionDef:
     errors: list             # errors inside the definition: reported only if it is called
     calls: list              # calls inside the definition (name, where, nargs)
     uses: dict               # first use of each name inside the definition (offset)
+    partial: bool = False    # `partial function`: the type of functional input arguments
 
 
 @dataclass(slots=True)
@@ -173,7 +174,8 @@ class FunctionCallbacks:
                         inside.append(e)
         ctx.functions.append(FunctionDef(normalize_name(name_tok[1]), ctx.tok_loc(name_tok),
                                          normalize_name(end_tok[1]), ctx.tok_loc(end_tok),
-                                         contents, anns, inside, calls, uses))
+                                         contents, anns, inside, calls, uses,
+                                         partial=any(x[0] == "PARTIAL" for x in c[:i])))
         return []
 
     def algorithm_section(self, c):
@@ -553,6 +555,10 @@ class FunctionResolver:
                 continue
             if base in self.external:
                 self.err(where, self.external[base])
+                continue
+            if base in self.defs and self.defs[base].partial:
+                self.err(where, f"'{name}' is a partial function (the type of a functional "
+                                "input argument): it cannot be called")
                 continue
             if base in self.broken:
                 self._report_broken(base)

@@ -683,7 +683,7 @@ class Lowering:
             parts = name.split(".")
             for k in range(len(parts) - 1, 0, -1):      # `p.x` of an array of records `p`
                 prefix = ".".join(parts[:k])
-                if prefix in self.shapes and prefix in self.records_of_arrays():
+                if self.is_record_array(prefix):
                     at = self.use_where(name) or where
                     v = self._ref(prefix, env, where)
                     for f in parts[k:]:
@@ -882,9 +882,9 @@ class Lowering:
     def element_arrays(self) -> dict:
         """Base name -> shape of the arrays whose elements are records declared field by
         field (``m.ra[1].x``, ``m.ra[2].x``: ``m.ra`` of shape (2,)), complete boxes only."""
-        found = getattr(self, "_element_arrays", None)
-        if found is not None:
-            return found
+        cached = getattr(self, "_element_arrays", None)
+        if cached is not None and cached[0] == len(self.scalars):
+            return cached[1]
         idxs: dict = {}
         for n in self.scalars:
             for m in _ELEMENT_PREFIX.finditer(n):
@@ -900,13 +900,13 @@ class Lowering:
             shape = tuple(max(i[d] for i in got) for d in range(len(next(iter(got)))))
             if math.prod(shape) == len(got):
                 found[base] = shape
-        self._element_arrays = found
+        self._element_arrays = (len(self.scalars), found)
         return found
 
-    def records_of_arrays(self) -> set:
-        """The names of the arrays of records (their elements are records)."""
-        return {n for n in self.shapes
-                if A.element_name(n, (1,) * len(self.shapes[n])) in self.records}
+    def is_record_array(self, name: str) -> bool:
+        """``name`` is an array of records (its elements are records)."""
+        shape = self.shapes.get(name)
+        return shape is not None and A.element_name(name, (1,) * len(shape)) in self.records
 
     def indexed(self, e: A.Indexed, env):
         """``(e)[s]``, ``f(x)[s]``: the elements ``s`` selects of the array value of ``e``
