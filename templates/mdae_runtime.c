@@ -84,16 +84,69 @@ void mdae_lu_solve(int n, const double *LU, const int *perm, double *b)
 }
 
 /* A user function (mdae_functions.c) failed: an assert or a loop limit. Its message is
- * logged once and the flag cleared; the caller returns an error (fmi2Error). */
+ * logged once and the flag cleared; the caller returns an error (fmi2Error). The index is
+ * range-checked here too, although a state given to the FMU is checked when it is set. */
 int mdae_function_failed(ModelInstance *inst)
 {
     int k = inst->d.fn_error;
     if (!k) return 0;
     inst->d.fn_error = 0;
+    inst->d.fn_text[sizeof inst->d.fn_text - 1] = 0;
     mdae_log(inst, LOG_ERROR, fmi2Error, "%s",
-             inst->d.fn_text[0] ? inst->d.fn_text : mdae_fn_messages[k - 1]);
+             inst->d.fn_text[0] ? inst->d.fn_text
+             : k > 0 && k <= mdae_fn_nmessages ? mdae_fn_messages[k - 1]
+             : "a user function failed (message index out of range)");
     inst->d.fn_text[0] = 0;
     return 1;
+}
+
+const char *mdae_state_name(MdaeState state)
+{
+    switch (state) {
+    case MDAE_START_AND_END: return "the start/end state";
+    case MDAE_INSTANTIATED: return "the Instantiated state";
+    case MDAE_INITIALIZATION: return "Initialization Mode";
+    case MDAE_EVENT: return "Event Mode";
+    case MDAE_CONTINUOUS: return "Continuous-Time Mode";
+    case MDAE_TERMINATED: return "the Terminated state";
+    case MDAE_ERROR: return "the Error state";
+    case MDAE_FATAL: return "the Fatal state";
+    default: return "an unknown state";
+    }
+}
+
+/* A call the state machine does not allow (FMI 2.0.5 §3.2.3, §4.2.4): fmi2Error, and the
+ * instance goes to the Error state. In the Error state (an earlier call returned fmi2Error)
+ * the standard allows only fmi2Reset, fmi2FreeInstance, fmi2SetFMUstate and the functions that
+ * read values for debugging (FMI 2.0.5 §2.1.3): the first refused call is logged, the later
+ * ones only counted, with the count logged at 10, 100, 1000, ... refusals, so that a host
+ * which keeps calling (fmuCheck's event loop calls fmi2NewDiscreteStates for ever) cannot fill
+ * its log. fmi2Reset and a successful fmi2SetFMUstate leave the Error state. */
+void mdae_refuse_call(ModelInstance *inst, const char *f)
+{
+    long n;
+    if (!(inst->state & (MDAE_ERROR | MDAE_FATAL))) {
+        mdae_log(inst, LOG_ERROR, fmi2Error, "%s: illegal call sequence (not allowed in %s)",
+                 f, mdae_state_name(inst->state));
+        inst->state = MDAE_ERROR;
+        inst->refused = 0;
+        return;
+    }
+    n = ++inst->refused;
+    if (n == 1) {
+        mdae_log(inst, LOG_ERROR, fmi2Error, "%s: illegal call sequence: an earlier call "
+                 "returned fmi2Error, and in the Error state only fmi2Reset, fmi2SetFMUstate "
+                 "(to a state saved before the error), fmi2FreeInstance and the functions "
+                 "that read values for debugging are allowed (FMI 2.0.5 section 2.1.3, "
+                 "\"fmi2Error\"); further calls refused in this state are counted, not "
+                 "logged", f);
+    } else {
+        long p = 10;
+        while (p < n && p <= 100000000L) p *= 10;
+        if (p == n)
+            mdae_log(inst, LOG_ERROR, fmi2Error, "%s: %ld calls refused in the Error state "
+                     "so far", f, n);
+    }
 }
 
 static void block_failure(ModelInstance *inst, int block, const char *why)
