@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fmpy import simulate_fmu
+from fmu_files import export_text
 
 from mdae_fmu import api
 from mdae_fmu import expr as E
@@ -27,14 +28,11 @@ from mdae_fmu.modelica_printer import print_model
 JL = Path(__file__).resolve().parent / "corpus" / "basemodelica_jl"
 
 
-def _run(tmp_path: Path, text: str, name: str, stop: float, outputs: list[str], **kw):
+def _run(tmp_path: Path, text: str, name: str, stop: float, outputs: list[str]):
     """``text`` exported (through a file, as a user's) and simulated by FMPy's CVode."""
-    src = tmp_path / f"{name}.bmo"
-    src.write_text(text)
-    fmu = tmp_path / f"{name}.fmu"
-    api.export_fmu(api.load(src), fmu, progress=False)
+    fmu = export_text(tmp_path, text, name)
     return simulate_fmu(str(fmu), stop_time=stop, relative_tolerance=1e-10,
-                        output_interval=stop / 200, output=outputs, **kw)
+                        output_interval=stop / 200, output=outputs)
 
 
 def _after(r, t: float) -> dict:
@@ -443,10 +441,7 @@ def test_relation_of_an_if_expression_inside_a_newton_block(tmp_path, cond):
     (x + y)/4 < 0.6, until x + y = 2.4 (t = 1.71767), then 3 again."""
     y1 = 0.6823278038280193          # y^3 + y = 1
     y3 = 1.2134116627622296          # y^3 + y = 3
-    src = tmp_path / "PW.mo"
-    src.write_text(PIECEWISE.replace("{cond}", cond))
-    fmu = tmp_path / "PW.fmu"
-    api.export_fmu(api.load(src), fmu, progress=False)
+    fmu = export_text(tmp_path, PIECEWISE.replace("{cond}", cond), "PW")
     r = simulate_fmu(str(fmu), stop_time=2.0, relative_tolerance=1e-10, output_interval=0.01,
                      output=["x", "y"])
     t = r["time"]
@@ -494,10 +489,7 @@ equation
   end when;
 end Bounce;
 """
-    src = tmp_path / "Bounce.mo"
-    src.write_text(text)
-    fmu = tmp_path / "Bounce.fmu"
-    api.export_fmu(api.load(src), fmu, progress=False)
+    fmu = export_text(tmp_path, text, "Bounce")
     r = simulate_fmu(str(fmu), stop_time=1.5, relative_tolerance=1e-10, output_interval=0.01,
                      output=["h", "v", "vNew"])
     t1 = math.sqrt(0.4)
