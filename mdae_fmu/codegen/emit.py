@@ -200,8 +200,11 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
     if modes is not None:
         files.update(modes.files)
-    lam = c_slot(HOMOTOPY)
-    homotopy = any(lam in text for text in [*files.values(), *res["init"], *disc])
+    # homotopy() in the model's own code; the generic sources name the slot too (the FMU
+    # state checks read it), so they do not count
+    lam, generic = c_slot(HOMOTOPY), static_sources()
+    homotopy = any(lam in text for name, text in files.items() if name not in generic) \
+        or any(lam in text for text in [*res["init"], *disc])
     files["config.h"] = env.get_template("config.h.j2").render(
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=events["nz"], nrel=len(ev.relations), nwhen=len(ev.branches),
