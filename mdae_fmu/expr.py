@@ -233,17 +233,18 @@ def residual(lhs: Expr, rhs: Expr) -> Expr:
     Printing a residual ``a - b`` back as ``a = b`` and re-parsing gives the same residual,
     which makes parse -> print -> parse a fixed point.
     """
-    if _numeric_zero(lhs):
+    if is_numeric_zero(lhs):
         return rhs
-    if _numeric_zero(rhs):
+    if is_numeric_zero(rhs):
         return lhs
     return BinOp("-", lhs, rhs)
 
 
-def _numeric_zero(e: Expr) -> bool:
-    """The literal 0 or 0.0, not ``false`` (``Const(False) == Const(0)`` in Python): ``b =
-    false`` keeps both sides, or it would read as an equation without a Boolean variable."""
-    return type(e) is Const and type(e.value) is not bool and e.value == 0
+def is_numeric_zero(e: Expr) -> bool:
+    """``e`` is the number 0 (not ``false``, which compares equal to 0 in Python: ``b =
+    false`` must keep its right side, OpenModelica's flattening of the MSL Integrator's
+    ``local_reset = false``)."""
+    return type(e) is Const and e.value == 0 and type(e.value) is not bool
 
 
 def split_residual(r: Expr) -> tuple[Expr, Expr]:

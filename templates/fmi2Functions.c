@@ -229,6 +229,7 @@ void fmi2FreeInstance(fmi2Component c)
     mem_free(inst, inst->handle);
     inst->handle = NULL;
     mdae_cs_free(inst);
+    mdae_sparse_free(inst);
     free_strings(inst);
     mem_free(inst, inst->str);
     mem_free(inst, inst->instanceName);

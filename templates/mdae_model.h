@@ -110,6 +110,10 @@ typedef struct ModelInstance {
     char **str;                /* String parameters set by the host, NULL: the start value
                                   (mdae_nstrings entries; fixed after initialization, so not
                                   part of the FMU state) */
+    struct MdaeSparseLU **sparse; /* the kept factorizations of the sparse blocks
+                                  (mdae_sparse.c; nsparse entries, NULL until first used): a
+                                  cache keyed by the matrix values, not part of the FMU state */
+    int nsparse;
     ModelData d;
 } ModelInstance;
 
@@ -201,6 +205,29 @@ int mdae_linear_block(ModelInstance *inst, int n, const int *u,
 int mdae_newton_block(ModelInstance *inst, int n, const int *u,
                       void (*residual)(const ModelData *, double *),
                       void (*jacobian)(const ModelData *, double *), int block);
+int mdae_linear_singular(ModelInstance *inst, int n, const int *u, int block);
+int mdae_store_solution(ModelInstance *inst, int n, const int *u, const double *x, int block);
+double mdae_norm_inf(int n, const double *v);
+double mdae_newton_step_size(int n, const double *dx, const double *x);
+double mdae_newton_damped(ModelData *d, int n, const int *u,
+                          void (*residual)(const ModelData *, double *), const double *x0,
+                          const double *dx, double *F, double fn);
+int mdae_singular_step(int n, const double *J, const double *F, double *M, double *dx,
+                       int *perm);
+/* A sparse block (mdae_sparse.c): the matrix entries the generated code computes, entry k at
+ * (row[k], col[k]), all distinct; `cache` numbers the block's kept factorization in
+ * inst->sparse. */
+typedef struct {
+    int n, nnz;
+    const int *row, *col;
+    int cache;
+} MdaeSparsePattern;
+int mdae_sparse_linear_block(ModelInstance *inst, const MdaeSparsePattern *p, const int *u,
+                             void (*system)(const ModelData *, double *, double *), int block);
+int mdae_sparse_newton_block(ModelInstance *inst, const MdaeSparsePattern *p, const int *u,
+                             void (*residual)(const ModelData *, double *),
+                             void (*jacobian)(const ModelData *, double *), int block);
+void mdae_sparse_free(ModelInstance *inst);
 int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                       int (*residual)(ModelInstance *, double *), double tol,
                       double accept, int maxit, const char *what);
@@ -262,6 +289,8 @@ void mdae_get_derivatives(const ModelData *d, double *dx);
 void mdae_get_nominals(double *nominals);
 void mdae_event_indicators(const ModelData *d, double *z);
 int mdae_update_relations(ModelData *d);
+/* 1 if the current values change a frozen relation: the event iteration goes on */
+int mdae_relations_pending(ModelData *d);
 int mdae_update_samples(ModelData *d);
 void mdae_when_conditions(ModelData *d);
 int mdae_when_assign(ModelInstance *inst, const int *fire);

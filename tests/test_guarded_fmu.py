@@ -101,16 +101,25 @@ def _shaft_groups(engaged) -> list[list[int]]:
     return out + [cur]
 
 
-@pytest.mark.parametrize("merged", [False, True], ids=["blocks", "merged"])
+@pytest.mark.parametrize("merged", [False, True, "sparse"], ids=["blocks", "merged", "sparse"])
 def test_clutch_chain_restarts_are_the_weighted_means(tmp_path, monkeypatch, merged):
     """Block by block (the runs of engaged clutches listed as variants), and with the whole
-    chain merged into one block whose equations are selected by the guard bits."""
+    chain merged into one block whose equations are selected by the guard bits, solved by the
+    dense LU or (``sparse``) by the runtime's sparse LU kept between evaluations
+    (templates/mdae_sparse.c; the block and its restart)."""
+    import mdae_fmu.codegen.blocks as blocks
     if merged:
         monkeypatch.setattr(variants, "MAX_VARIANTS", 0)
+    if merged == "sparse":
+        monkeypatch.setattr(blocks, "SPARSE_MIN", 2)
     n = 3
     model = clutch_chain(n)
     path = export(model, tmp_path / "cc.fmu", implicit=True, progress=False)
     assert validate_fmu(str(path)) == []
+    with ZipFile(path) as z:
+        sources = "".join(z.read(f).decode() for f in z.namelist()
+                          if f.startswith("sources/model_"))
+    assert ("mdae_sparse_linear_block(inst" in sources) == (merged == "sparse")
     names = [f"g{i}" for i in range(n)]
     table = _table(names, SWITCHES)
     J = [1.0 + 0.5 * i for i in range(n + 1)]

@@ -89,6 +89,14 @@ class GuardedPlan:
     # of ``table``); flag k at d->i[active_slot + len(blocks) + len(cond_states) + k]
     flag_roots: tuple = ()
 
+    @property
+    def steady_states(self) -> frozenset:
+        """The symbols of the states of every mode (not `cond_states`): their derivative slot
+        is their rate at every instant (`mdae_fmu.codegen.events.relation_rate`)."""
+        conditional = {c[1] for c in self.cond_states}
+        return frozenset(st.symbol for st in self.compiled.states
+                         if st.slot not in conditional)
+
 
 def _hold_apart(union: CompiledModel, positions) -> CompiledModel:
     """The union layout with the state vector entries of the states at ``positions`` (in
@@ -243,7 +251,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         chunk = plan.blocks[first:first + BLOCKS_PER_FILE]
         helpers, functions, stmts = [], [], []
         for k, gb in enumerate(chunk, first):
-            code = emit_block(gb.plan, k, pr.schedule)
+            code = emit_block(gb.plan, k, pr.schedule, sparse=2 * k)
             work = max(work, newton_work(len(gb.plan.unknowns)))
             perm = max(perm, len(gb.plan.unknowns))
             stmts.append(f"    if ({c_slot(Slot('i', plan.active_slot + k))}) {{ /* block {k}: "
@@ -272,7 +280,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
     for k, gb in enumerate(plan.blocks):
         if gb.restart is None:
             continue
-        code = emit_block(gb.restart, k, rp)
+        code = emit_block(gb.restart, k, rp, sparse=2 * k + 1)
         work = max(work, newton_work(len(gb.restart.unknowns)))
         perm = max(perm, len(gb.restart.unknowns))
         sel = gb.sel.restart if gb.sel else ()

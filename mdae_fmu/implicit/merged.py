@@ -14,15 +14,17 @@ one row per equation and one unknown per variable:
 
 * row e is F_e^(c_e) for the current mode's c_e and branch of its if-expressions, a
   `sympy.Piecewise` whose conditions are *selection flags* (Integer slots set from BDD walks
-  at each mode change, like the activity flags);
+  at each mode change, like the activity flags); the branches of an if-equation, each an
+  equation of its own that exists in some modes, share one row (`row_groups`);
 * the unknown of a variable whose offset changes with the mode is a proxy ``w_x`` standing
   for its leading instance x^(d_x) of the current mode: row pieces are split by the offsets
   of the variables they read and, in each piece, x^(d_x) is replaced by ``w_x``; the C copies
   the leading instance's slot into ``w_x`` before the solve (the Newton guess) and ``w_x``
   back into that slot after it. Lower instances x^(k), k < d_x, are the states they are in
   that mode. The Jacobian in the proxies is therefore, in every mode, the Jacobian of that
-  mode's index-reduced system in its leading unknowns, solved as one dense system (LU with
-  pivoting, the runtime's Newton block);
+  mode's index-reduced system in its leading unknowns, solved as one system (from 12
+  unknowns by the runtime's sparse LU kept while the mode does not change,
+  templates/mdae_sparse.c, docs/decisions.md §16);
 * the restart row of a piece is the local restart of `mdae_fmu.implicit.schedule` with the
   piece's offsets, its unknown the proxy ``r_x`` of X+ = x^(d_x - 1) (d_x >= 1) or the
   impulse ζ_x (d_x = 0), scattered likewise;
