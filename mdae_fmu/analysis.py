@@ -274,7 +274,7 @@ def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[s
 def fixed_parameters_text(fixed: tuple) -> str:
     """The report's lines on the parameters made constants (`Analysis.fixed_parameters`)."""
     lines = [f"structural parameters ({len(fixed)}), evaluated at export and constants of the "
-             "FMU (their conditions change which equations exist; docs/decisions.md §17):"]
+             "FMU (they decide the structure of the model; docs/decisions.md §17):"]
     lines += [f"  {p.name} = {p.value_text}: {p.reason}" for p in fixed]
     return "\n".join(lines)
 

@@ -12,8 +12,8 @@ import pytest
 from mdae_fmu import api
 from mdae_fmu.cli import main
 from mdae_fmu.structure.per_mode import analyze_modes
-from mdae_fmu.structure.structural_parameters import condition_value, \
-    fix_structural_parameters
+from mdae_fmu.modes.event_iteration import condition_value
+from mdae_fmu.structure.structural_parameters import fix_structural_parameters
 
 from fmu_files import export_text
 

@@ -224,6 +224,17 @@ def _case_add(bdd, a: Case, k: int, f) -> Case:
     return out
 
 
+def _settle(bdd, seen: dict, dist: dict, node: int, modes, delta: int):
+    """The modes of ``modes`` in which the search reaches ``node`` first (at distance
+    ``delta``), recorded in ``seen`` and ``dist``; false when none."""
+    modes &= ~seen.get(node, bdd.false)
+    if modes != bdd.false:
+        seen[node] = seen.get(node, bdd.false) | modes
+        d = dist.setdefault(node, {})
+        d[delta] = d.get(delta, bdd.false) | modes
+    return modes
+
+
 def highest_value_matching(g: LabelledGraph, domain) -> SymbolicMatching:
     """A highest-value transversal in every mode of ``domain`` that has a perfect matching
     (``singular``: the others), by successive shortest augmenting paths with potentials, the
@@ -319,12 +330,9 @@ def highest_value_matching(g: LabelledGraph, domain) -> SymbolicMatching:
             while queue:
                 is_row, node, modes, via = queue.popleft()
                 if is_row:
-                    modes &= active & ~seen_r.get(node, F)
+                    modes = _settle(b, seen_r, dist_r, node, modes & active, delta)
                     if modes == F:
                         continue
-                    seen_r[node] = seen_r.get(node, F) | modes
-                    dr = dist_r.setdefault(node, {})
-                    dr[delta] = dr.get(delta, F) | modes
                     for j in g.sig[node]:
                         for r, fr in reduced(node, j, modes & ~seen_c.get(j, F)).items():
                             item = (False, j, fr, node)
@@ -333,12 +341,9 @@ def highest_value_matching(g: LabelledGraph, domain) -> SymbolicMatching:
                             else:
                                 buckets.setdefault(delta + r, []).append(item)
                     continue
-                modes &= active & ~seen_c.get(node, F)
+                modes = _settle(b, seen_c, dist_c, node, modes & active, delta)
                 if modes == F:
                     continue
-                seen_c[node] = seen_c.get(node, F) | modes
-                dc = dist_c.setdefault(node, {})
-                dc[delta] = dc.get(delta, F) | modes
                 pj = pred.setdefault(node, {})
                 pj[via] = pj.get(via, F) | modes
                 free = modes & ~matched[node]

@@ -203,22 +203,26 @@ def numeric_value(e: E.Expr, values: dict[str, float]) -> float | None:
     return None
 
 
-def _truth(c: E.Expr, values: dict[str, float]) -> bool | None:
-    """Truth value of a relation / and / or / not of known values."""
+def condition_value(c: E.Expr, values: dict[str, float]) -> bool | None:
+    """Truth value of a relation / and / or / not of known values, of a Boolean name or
+    literal; None when it reads anything else."""
     if isinstance(c, E.UnOp) and c.op == "not":
-        v = _truth(c.arg, values)
+        v = condition_value(c.arg, values)
         return None if v is None else not v
     if isinstance(c, E.BinOp) and c.op in ("and", "or"):
-        a, b = _truth(c.left, values), _truth(c.right, values)
+        a, b = condition_value(c.left, values), condition_value(c.right, values)
         if c.op == "and":
             return False if (a is False or b is False) else (None if None in (a, b) else True)
         return True if (a is True or b is True) else (None if None in (a, b) else False)
     if isinstance(c, E.BinOp) and c.op in E.REL_OPS:
-        a, b = numeric_value(c.left, values), numeric_value(c.right, values)
-        if a is None or b is None:
+        x, y = numeric_value(c.left, values), numeric_value(c.right, values)
+        if x is None or y is None:
             return None
-        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
-                "<>": a != b}[c.op]
+        return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y,
+                "<>": x != y}[c.op]
+    if isinstance(c, (E.Ref, E.Const)):
+        n = numeric_value(c, values)
+        return None if n is None else n != 0
     return None
 
 
@@ -250,7 +254,7 @@ def initial_guard_values(system) -> dict[int, bool]:
         if not names:
             continue
         values = {**params, **{n: starts[n] for n in names if n in starts}}
-        value = _truth(_strip_pre(guard.definition, names), values)
+        value = condition_value(_strip_pre(guard.definition, names), values)
         if value is not None:
             out[gi] = value
     return out
@@ -305,7 +309,7 @@ def check_settling(system) -> None:
                 if found is not None:
                     known[v] = found[0]
                     used.append((v, found[0], found[1]))
-            value = _truth(guard.definition, known)
+            value = condition_value(guard.definition, known)
             if value is not None and value != m[gi]:
                 nxt[gi] = value
                 why.append((guard.name, value, used))

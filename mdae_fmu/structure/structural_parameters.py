@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from .. import expr as E
 from ..ir import Equation, GuardLiteral, Model, Variable
-from ..modes.event_iteration import numeric_value, parameter_values
+from ..modes.event_iteration import condition_value, parameter_values
 from .conditionals import classify_conditionals, with_children
 from .printing import expr_text
 
@@ -54,29 +54,6 @@ class FixedStructure:
     the parameters made constants, empty (and ``model`` the input) when there was none."""
     model: Model
     parameters: tuple[FixedParameter, ...] = ()
-
-
-def condition_value(cond: E.Expr, values: dict[str, float]) -> bool | None:
-    """The truth value of ``cond`` from ``values`` (relations, ``and``/``or``/``not``,
-    Boolean names and literals), None when it reads anything else."""
-    if isinstance(cond, E.UnOp) and cond.op == "not":
-        v = condition_value(cond.arg, values)
-        return None if v is None else not v
-    if isinstance(cond, E.BinOp) and cond.op in ("and", "or"):
-        a, b = condition_value(cond.left, values), condition_value(cond.right, values)
-        if cond.op == "and":
-            return False if False in (a, b) else (None if None in (a, b) else True)
-        return True if True in (a, b) else (None if None in (a, b) else False)
-    if isinstance(cond, E.BinOp) and cond.op in E.REL_OPS:
-        x, y = numeric_value(cond.left, values), numeric_value(cond.right, values)
-        if x is None or y is None:
-            return None
-        return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y,
-                "<>": x != y}[cond.op]
-    if isinstance(cond, (E.Ref, E.Const)):
-        x = numeric_value(cond, values)
-        return None if x is None else x != 0
-    return None
 
 
 def fix_structural_parameters(model: Model) -> FixedStructure:
