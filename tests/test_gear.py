@@ -102,6 +102,31 @@ def test_residual_keeps_a_boolean_equation_to_false():
     assert residual(Ref("x"), Const(0.0)) == Ref("x")
 
 
+def test_initial_in_a_boolean_expression_exports(tmp_path):
+    """``initial() and w > 0`` (the MSL friction's ``startForward``) in a discrete equation:
+    ``initial()`` is an opaque function for sympy, taken as ``initial() != 0`` under
+    and/or/not (it raised "expecting bool or Boolean"). After initialization it is false:
+    ``b`` false, ``c`` equal to ``x > 0.5``."""
+    from fmpy import simulate_fmu
+    from fmu_files import export_text
+    fmu = export_text(tmp_path, """
+model InitAnd
+  Real x(start = 1.0, fixed = true);
+  Boolean b;
+  Boolean c;
+equation
+  der(x) = -x;
+  b = initial() and x > 0.5;
+  c = not initial() and x > 0.5;
+end InitAnd;
+""", "InitAnd")
+    res = simulate_fmu(str(fmu), stop_time=1.0, output=["b", "c", "x"], output_interval=0.05)
+    assert not any(res["b"])
+    for x, c in zip(res["x"], res["c"]):
+        if abs(x - 0.5) > 1e-6:
+            assert c == (x > 0.5)
+
+
 def _gear_file() -> Path:
     entry = next(m for m in json.loads(MANIFEST.read_text())["models"]
                  if m["id"] == "om/msl/Gear")

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .. import expr as E
+from ..diagnostics import MdaeError
 from ..ir import Equation, GuardLiteral, Model, Variable
 from ..modes.event_iteration import condition_value, parameter_values
 from .conditionals import classify_conditionals, with_children
@@ -64,7 +65,10 @@ def fix_structural_parameters(model: Model) -> FixedStructure:
     if not fixed_vars:
         return FixedStructure(model)
     values = parameter_values(model)
-    classes = classify_conditionals(model)
+    try:
+        classes = classify_conditionals(model)
+    except MdaeError:
+        return FixedStructure(model)    # the per-mode stage reports it with its context
     chosen: dict[E.Expr, bool] = {}
     closure: dict[E.Expr, set[str]] = {}
     for atom in classes.structural:
