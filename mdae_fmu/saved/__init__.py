@@ -58,6 +58,11 @@ def load(data, where: str = "saved analysis"):
         with _deep_recursion():
             for k, v in payload.items():
                 out[k] = reader.value(v, types[k], f"payload.{k}")
+            # after reading (which refuses what no digest can be computed of), before the
+            # consistency checks: an edited file is named as such
+            if data["sha256"] != digest(payload):
+                raise SavedAnalysisError(f"{where}: the saved analysis was altered or "
+                                         f"truncated (its digest does not match)")
             check(out["model"], out["analysis"])
     except FormatError as err:
         raise SavedAnalysisError(f"{where}: {err.path}: {err}") from None
@@ -133,9 +138,6 @@ def _envelope(data, where: str) -> None:
             f"{where}: saved by mdae-fmu {str(data['version'])[:40]}, this is {__version__}; "
             "run `mdae-fmu analyze --json` again with this version")
     payload = data["payload"]
-    if data["sha256"] != digest(payload):
-        raise SavedAnalysisError(f"{where}: the saved analysis was altered or truncated "
-                                 f"(its digest does not match)")
     if not isinstance(payload, dict) or sorted(payload) != ["analysis", "model"]:
         raise SavedAnalysisError(f"{where}: payload: expected an object with the keys model "
                                  "and analysis")

@@ -13,9 +13,13 @@ from ..diagnostics import InputError
 
 #: Largest file read (bytes); a saved analysis of a 10^5-equation model is about 270 MB.
 MAX_FILE_BYTES = 1 << 32
-#: Deepest nesting of JSON arrays and objects; the importers keep expressions within 256
-#: levels (`mdae_fmu.importers.depth.MAX_DEPTH`), a saved expression adds 2 levels per level.
+#: Deepest nesting of JSON arrays and objects: an expression (`MAX_EXPR_DEPTH`) within the
+#: few levels of the object graph.
 MAX_DEPTH = 1000
+#: Deepest expression (an expression tree, a sympy expression): the importers rebalance the
+#: long chains of deeper trees to 256 levels (`mdae_fmu.importers.depth.MAX_DEPTH`), and code
+#: generation walks expressions recursively.
+MAX_EXPR_DEPTH = 300
 #: Longest string (characters).
 MAX_STRING = 1 << 20
 #: Most items in one list, tuple, set or dictionary.

@@ -47,8 +47,8 @@ from ..modes.normalize import Guard, MEquation, MultimodeSystem
 from ..structure import keyed, per_mode
 from ..symbolic import SymbolTable
 from . import sympy_json
-from .limits import (MAX_DEPTH, MAX_FIELD_INTEGER_BITS, MAX_ITEMS, MAX_OBJECTS, MAX_STRING,
-                     Refused, too_big_int)
+from .limits import (MAX_DEPTH, MAX_EXPR_DEPTH, MAX_FIELD_INTEGER_BITS, MAX_ITEMS,
+                     MAX_OBJECTS, MAX_STRING, Refused, too_big_int)
 
 
 def _key(cls: type) -> str:
@@ -219,7 +219,7 @@ def type_of(hint) -> Type:
     if isinstance(hint, type) and issubclass(hint, sp.Basic):
         return Type("sympy", (hint,), f"a sympy {hint.__name__}")
     if hint in _NAMES:
-        return Type("object", (hint,), f"a {hint.__name__}")
+        return Type("object", (hint,), _a(hint.__name__))
     raise TypeError(f"mdae_fmu.saved cannot read a value of type {hint!r}")
 
 
@@ -410,8 +410,13 @@ class Reader:
             raise FormatError(path, f"expected {t.text}, found {_kind(j)}")
         if len(fits) > 1 and shape in ("object", "ref"):
             cls = self._class_of(j, path)
-            fits = [m for m in fits if m.kind == "any" or m.kind == "object"
-                    and m.args[0] is cls or m.kind == "sympy"] or fits
+            fits = [m for m in fits if m.kind in ("any", "anyobject", "anyref")
+                    or m.kind == "object" and m.args[0] is cls
+                    or m.kind == "sympy" and cls is not None and issubclass(cls, m.args[0])]
+            if not fits:
+                what = _a(cls.__name__) if cls is not None else f"the class {_short(j['$o'])}"
+                raise FormatError(path, f"expected {t.text}, found "
+                                        f"{'a reference to ' if shape == 'ref' else ''}{what}")
         return fits[0]
 
     def _class_of(self, j: dict, path: str):
@@ -459,7 +464,7 @@ class Reader:
             _exact(j, ("$e",), path)
             if kind != "expr":
                 raise FormatError(path, f"expected {t.text}, found an expression tree")
-            e = read_expr(j["$e"], path, depth + 1)
+            e = read_expr(j["$e"], path, 0)
             if t.args and type(e) is not t.args[0]:
                 raise FormatError(path, f"expected {t.text}, found a {type(e).__name__}")
             return e
@@ -482,8 +487,8 @@ class Reader:
                 return tuple(self.value(x, a, f"{path}[{i}]", depth + 1)
                              for i, (x, a) in enumerate(zip(items, t.args)))
         elif shape in ("frozenset", "set") and kind == shape:
-            out = [self.value(x, t.args[0], f"{path}[{i}]", depth + 1)
-                   for i, x in enumerate(items)]
+            out = [_hashable(self.value(x, t.args[0], f"{path}[{i}]", depth + 1),
+                             f"{path}[{i}]") for i, x in enumerate(items)]
             s = frozenset(out) if shape == "frozenset" else set(out)
             if len(s) != len(out):
                 raise FormatError(path, f"a {shape} with repeated elements")
@@ -494,7 +499,8 @@ class Reader:
                 if type(pair) is not list or len(pair) != 2:
                     raise FormatError(f"{path}[{i}]", f"expected a [key, value] pair, found "
                                                       f"{_kind(pair)}")
-                k = self.value(pair[0], t.args[0], f"{path}[{i}].key", depth + 1)
+                k = _hashable(self.value(pair[0], t.args[0], f"{path}[{i}].key", depth + 1),
+                              f"{path}[{i}].key")
                 where = f"{path}[{_short(k)}]"
                 if k in d:
                     raise FormatError(where, "repeated key")
@@ -532,7 +538,7 @@ class Reader:
                 f" (did you mean {near[0]}?)" if near else " (not a class of a saved "
                                                            "analysis)"))
         if not _class_fits(cls, t):
-            raise FormatError(path, f"expected {t.text}, found a {cls.__name__}")
+            raise FormatError(path, f"expected {t.text}, found {_a(cls.__name__)}")
         if cls in INLINE:
             _exact(j, ("$o", "f"), path)
             n = None
@@ -645,6 +651,14 @@ def _exact(j: dict, keys: tuple, path: str) -> None:
         raise FormatError(path, f"{what} (expected the keys {', '.join(keys)})")
 
 
+def _hashable(v, path: str):
+    try:
+        hash(v)
+    except TypeError:
+        raise FormatError(path, f"{_kind(v)} cannot be a set element or a key") from None
+    return v
+
+
 def _fraction(v, path: str) -> Fraction:
     if type(v) is not list or len(v) != 2 or any(type(x) is not int for x in v):
         raise FormatError(path, f"a fraction is [numerator, denominator], found {_kind(v)}")
@@ -664,9 +678,9 @@ def _fraction(v, path: str) -> Fraction:
 def read_expr(j, path: str, depth: int) -> E.Expr:
     """An expression tree (`mdae_fmu.expr.to_json`'s form), checked node by node: its kind,
     operators among the language's, names as strings, numbers finite."""
-    if depth > MAX_DEPTH:
-        raise FormatError(path, f"expression nested deeper than {MAX_DEPTH} levels")
-    if type(j) is not list or not j or j[0] not in _EXPR_NAMES:
+    if depth > MAX_EXPR_DEPTH:
+        raise FormatError(path, f"expression nested deeper than {MAX_EXPR_DEPTH} levels")
+    if type(j) is not list or not j or type(j[0]) is not str or j[0] not in _EXPR_NAMES:
         raise FormatError(path, f"expected an expression node ([kind, ...] with a kind among "
                                 f"{', '.join(sorted(_EXPR_NAMES))}), found {_kind(j)}")
     kind, n = j[0], len(j)
@@ -713,6 +727,10 @@ def read_expr(j, path: str, depth: int) -> E.Expr:
                 orelse=read_expr(j[3], path + "[3]", depth + 1))
 
 
+def _a(name: str) -> str:
+    return f"{'an' if name[:1] in 'AEIOU' else 'a'} {name}"
+
+
 def _keys(j: dict) -> str:
     return ", ".join(_short(k) for k in list(j)[:5]) or "none"
 
@@ -737,7 +755,7 @@ def _kind(v) -> str:
         return "an object with keys " + _keys(v) if shape == "unknown" else f"a {shape}"
     if isinstance(v, sp.Basic):
         return f"a sympy {type(v).__name__}"
-    return f"a {type(v).__name__}"
+    return _a(type(v).__name__)
 
 
 def _short(v, n: int = 60) -> str:

@@ -32,7 +32,7 @@ from sympy.functions.elementary.piecewise import ExprCondPair
 
 from ..functions import call_name, split_call_name
 from ..symbolic import OPAQUE_FUNCTIONS, opaque_function
-from .limits import (MAX_DEPTH, MAX_EXPONENT, MAX_FIELD_INTEGER_BITS, MAX_INTEGER_BITS,
+from .limits import (MAX_EXPONENT, MAX_EXPR_DEPTH, MAX_FIELD_INTEGER_BITS, MAX_INTEGER_BITS,
                      MAX_ITEMS, MAX_NAME, MAX_ORDER, MAX_PRECISION, MAX_ROOT_BASE_BITS,
                      Refused, too_big_int)
 
@@ -130,8 +130,9 @@ class SympyReader:
         return self._node(j, "", 0)
 
     def _node(self, j, path: str, depth: int):
-        if depth > MAX_DEPTH:
-            raise SympyFormatError(path, f"expression nested deeper than {MAX_DEPTH} levels")
+        if depth > MAX_EXPR_DEPTH:
+            raise SympyFormatError(path, f"expression nested deeper than {MAX_EXPR_DEPTH} "
+                                         "levels")
         if isinstance(j, Refused):
             raise SympyFormatError(path, j.reason)
         if type(j) is int:
