@@ -38,9 +38,11 @@ def _saved_json(model: Path, tmp_path: Path) -> Path:
     return out
 
 
-# single mode with restarts; multimode with impulsive restarts; user functions (a function
-# with a derivative annotation, differentiated by the index reduction): tests/test_functions.py
-@pytest.mark.parametrize("name", ["BouncingBall", "CupAndBallElastic", "functions"])
+# single mode with restarts; multimode with impulsive restarts; guards compiled on the
+# previous instant's values (Analysis.code_model); user functions (a function with a
+# derivative annotation, differentiated by the index reduction): tests/test_functions.py
+@pytest.mark.parametrize("name", ["BouncingBall", "CupAndBallElastic", "AirBrakeOriginal",
+                                  "functions"])
 def test_export_from_saved_analysis_is_the_direct_export(name, tmp_path):
     if name == "functions":
         sys.path.insert(0, str(ROOT / "tests"))
@@ -51,6 +53,8 @@ def test_export_from_saved_analysis_is_the_direct_export(name, tmp_path):
         model = REF / f"{name}.mo"
     saved = _saved_json(model, tmp_path)
     doc = json.loads(saved.read_text())
+    if name == "AirBrakeOriginal":
+        assert api.load_analysis(saved)[1].code_model is not None
     assert doc["saved_analysis"]["format"] == "mdae_fmu.saved-analysis/2"
     # each export in a fresh process: nothing is shared but the file
     r1 = _cli("export", str(model), "-o", "direct.fmu", "--fmi-type", "both", cwd=tmp_path)

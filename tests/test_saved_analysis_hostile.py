@@ -307,6 +307,12 @@ def c_deep_nesting(doc, marker):         # 200 000 nested lists: the parser's st
                                    '"name": ' + "[" * 200_000 + "]" * 200_000, 1)
 
 
+def c_nesting_in_a_field(doc, marker):   # read by the parser, refused at its first level
+    resign(doc)
+    return json.dumps(doc).replace('"name": "ClutchBasic"',
+                                   '"name": ' + "[" * 1500 + "]" * 1500, 1)
+
+
 def c_deep_expression(doc, marker):      # within the JSON nesting, beyond expressions'
     tree = ["ref", "w1"]
     for _ in range(500):
@@ -395,6 +401,8 @@ CASES = [
     ("Derivative order 10^6", c_derivative_order, ["restart[1][2][2]: Derivative order "
                                                    "1000000 outside 1 .. 100"], "clutch"),
     ("deep JSON", c_deep_nesting, [":1:", "JSON nested deeper than 1000 levels"], "clutch"),
+    ("1500 nested lists", c_nesting_in_a_field, ["payload.model.name: expected a string, "
+                                                 "found a list of 1"], "clutch"),
     ("deep expression", c_deep_expression, ["payload.model.equations[0].residual",
                                             "expression nested deeper than 300 levels"],
      "clutch"),

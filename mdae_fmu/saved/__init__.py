@@ -83,20 +83,22 @@ def load_file(path) -> tuple:
         raise SavedAnalysisError(f"{where}: cannot read: not UTF-8 text (byte {err.start}: "
                                  f"{err.reason}); expected the output of `mdae-fmu analyze "
                                  "--json`") from None
-    deep = too_deep(raw)
-    if deep is not None:
-        line = raw.count(b"\n", 0, deep) + 1
-        col = deep - (raw.rfind(b"\n", 0, deep) + 1) + 1
-        raise SavedAnalysisError(f"{where}:{line}:{col}: JSON nested deeper than {MAX_DEPTH} "
-                                 "levels (the limit of a saved analysis)")
-    del raw
     try:
+        # the parser's recursion stops at the recursion limit (RecursionError, not a crash):
+        # the reader then names the place of any nesting deeper than MAX_DEPTH
         with _deep_recursion():
             doc = json.loads(text, parse_int=parse_int, parse_float=parse_float,
                              parse_constant=parse_constant)
     except ValueError as err:
         raise SavedAnalysisError(f"{where}: not JSON ({err}); expected the output of "
                                  f"`mdae-fmu analyze --json`") from None
+    except RecursionError:
+        deep = too_deep(raw) or 0
+        line = raw.count(b"\n", 0, deep) + 1
+        col = deep - (raw.rfind(b"\n", 0, deep) + 1) + 1
+        raise SavedAnalysisError(f"{where}:{line}:{col}: JSON nested deeper than {MAX_DEPTH} "
+                                 "levels (the limit of a saved analysis)") from None
+    del raw
     if not isinstance(doc, dict) or "saved_analysis" not in doc:
         raise SavedAnalysisError(f"{where}: no \"saved_analysis\" in it; expected the output of "
                                  f"`mdae-fmu analyze --json`")
@@ -165,8 +167,8 @@ _CHUNK = 1 << 22
 
 def too_deep(raw: bytes) -> int | None:
     """The offset of the first ``[`` or ``{`` of ``raw`` (JSON text) nested deeper than
-    `MAX_DEPTH`, else None. Linear and vectorized (numpy), run before the parser, whose
-    recursion would otherwise overflow the stack on a file of a million ``[``."""
+    `MAX_DEPTH`, else None: where a file the parser could not read for its nesting is too
+    deep. Linear and vectorized (numpy)."""
     if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
         return None
     import numpy as np

@@ -29,12 +29,17 @@ import sympy as sp
 from sympy.core.function import AppliedUndef
 
 from .. import expr as E
-from ..functions import call_name
+from ..functions import call_name, split_call_name
 from ..ir import EXPERIMENT_KEYS
 from .limits import MAX_ORDER
 from .objects import FormatError
 
 _BUILTIN_CALLS = {**E.BUILTIN_FUNCTIONS, "String": (1, 2, 3, 4)}
+#: Kinds of values: "n" a number, "b" a condition, "s" a string, "?" not known.
+_TYPE_KINDS = {"Real": "n", "Integer": "n", "Boolean": "b", "String": "s"}
+_CONDITION_CALLS = frozenset(("edge", "change", "initial", "terminal", "sample"))
+_ORDERING = frozenset(("<", "<=", ">", ">="))
+_KIND_NAMES = {"n": "a number", "b": "a condition", "s": "a string", "?": "a value"}
 _FIXED_SYMBOLS = frozenset(("time", "$homotopy"))
 _DER_K = re.compile(r"(.*),(\d+)\Z", re.S)
 
@@ -94,6 +99,8 @@ class _Model:
         self.equations: set[str] = set()
         self.functions: dict = {}
         self.calls: dict = {}
+        #: the kind of each name expressions read (`expression_kind`)
+        self.kinds: dict[str, str] = {}
         #: the highest derivative order of each variable in the model's equations
         self.sigma: dict[str, int] = {}
         #: the bound of the instances' orders above sigma: the index (`check`)
@@ -114,7 +121,9 @@ class _Model:
             self.functions[f.name] = f
         self.calls = {call_name(f.name, k): f for f in self.functions.values()
                       for k in range(len(f.outputs))}
-        scope = self.variables | strings
+        self.kinds = {v.name: _TYPE_KINDS.get(v.type, "?") for v in model.variables}
+        self.kinds.update((s, "s") for s in strings)
+        scope = self.kinds
         for i, f in enumerate(model.functions):
             _function(f, self, f"{path}.functions[{i}]")
         for i, v in enumerate(model.variables):
@@ -129,7 +138,7 @@ class _Model:
                 if eq.id in ids:
                     _fail(where + ".id", f"equation id {eq.id!r} used twice")
                 ids.add(eq.id)
-                self.expr(eq.residual, scope, where + ".residual")
+                self.expr(eq.residual, scope, where + ".residual", residual=True)
                 for n, k in E.derivative_orders(eq.residual).items():
                     if k > self.sigma.get(n, -1):
                         self.sigma[n] = k
@@ -169,6 +178,7 @@ class _Model:
         out.equations = self.equations | other.equations
         out.functions = {**other.functions, **self.functions}
         out.calls = {**other.calls, **self.calls}
+        out.kinds = {**other.kinds, **self.kinds}
         out.sigma = {n: max(self.sigma.get(n, 0), other.sigma.get(n, 0))
                      for n in self.sigma.keys() | other.sigma.keys()}
         out.index = max(self.index, other.index)
@@ -184,7 +194,7 @@ class _Model:
             _fail(path, f"derivative order {k} of {name!r}: its equations have order "
                         f"{self.sigma.get(name, 0)} and the index is {self.index}")
 
-    def _action(self, a, scope: set, path: str) -> None:
+    def _action(self, a, scope: dict, path: str) -> None:
         kind = type(a).__name__
         if kind in ("Reinit", "Assign"):
             if a.var not in self.variables:
@@ -199,14 +209,21 @@ class _Model:
             for k, lit in enumerate(a.guard):
                 self.expr(lit.cond, scope, f"{path}.guard[{k}].cond")
 
-    def expr(self, e: E.Expr, scope: set, path: str) -> None:
-        """Every name ``e`` reads is in ``scope``, every call known (module docstring)."""
+    def expr(self, e: E.Expr, scope: dict, path: str, residual: bool = False) -> None:
+        """Every name ``e`` reads is in ``scope`` (name -> kind), every call known, no
+        arithmetic on a condition nor logic on a number (`expression_kind`; ``residual``:
+        ``e`` is an equation's ``lhs - rhs``, whose two sides may be conditions)."""
         for node in E.walk(e):
             if isinstance(node, E.Ref):
                 if node.name not in scope:
                     _fail(path, f"{node.name!r} is not declared")
             elif isinstance(node, E.Call):
                 self._call(node, path)
+        if residual and isinstance(e, E.BinOp) and e.op == "-":
+            expression_kind(e.left, scope, self.calls, path)
+            expression_kind(e.right, scope, self.calls, path)
+        else:
+            expression_kind(e, scope, self.calls, path)
 
     def _call(self, node: E.Call, path: str) -> None:
         n = len(node.args)
@@ -226,14 +243,89 @@ class _Model:
             _fail(path, f"{node.func}() with {n} arguments (it has {len(f.inputs)} inputs)")
 
 
+def expression_kind(e: E.Expr, scope: dict, calls: dict, path: str) -> str:
+    """The kind of ``e`` ("n" number, "b" condition, "s" string, "?" either), refusing an
+    operand of the wrong kind where the kind is certain: arithmetic, ordering, ``der`` and
+    mathematical functions on a condition, logic and if-conditions on a number (code
+    generation would fail on them). Names have the kinds ``scope`` gives."""
+    if isinstance(e, E.Const):
+        return "b" if isinstance(e.value, bool) else "n"
+    if isinstance(e, E.Str):
+        return "s"
+    if isinstance(e, E.Ref):
+        return scope.get(e.name, "?")
+    if isinstance(e, E.Time):
+        return "n"
+
+    def need(sub: E.Expr, refused: str, what: str) -> str:
+        k = expression_kind(sub, scope, calls, path)
+        if k in refused:
+            _fail(path, f"{what} of {_KIND_NAMES[k]}")
+        return k
+
+    if isinstance(e, E.Der):
+        need(e.arg, "bs", "der()")
+        return "n"
+    if isinstance(e, E.UnOp):
+        if e.op == "not":
+            need(e.arg, "ns", "'not'")
+            return "b"
+        need(e.arg, "bs", f"unary {e.op!r}")
+        return "n"
+    if isinstance(e, E.BinOp):
+        op = e.op
+        if op in ("and", "or"):
+            need(e.left, "ns", repr(op))
+            need(e.right, "ns", repr(op))
+            return "b"
+        if op in ("==", "<>"):
+            expression_kind(e.left, scope, calls, path)
+            expression_kind(e.right, scope, calls, path)
+            return "b"
+        if op == "+":               # numbers, or strings (messages) joined
+            sides = (expression_kind(e.left, scope, calls, path),
+                     expression_kind(e.right, scope, calls, path))
+            if "b" in sides or "s" in sides and "n" in sides:
+                _fail(path, f"'+' of {_KIND_NAMES[sides[0]]} and {_KIND_NAMES[sides[1]]}")
+            return "s" if "s" in sides else "n"
+        need(e.left, "bs", repr(op))
+        need(e.right, "bs", repr(op))
+        return "b" if op in _ORDERING else "n"
+    if isinstance(e, E.If):
+        need(e.cond, "ns", "an if-condition")
+        a = expression_kind(e.then, scope, calls, path)
+        b = expression_kind(e.orelse, scope, calls, path)
+        return a if a == b else "?"
+    if isinstance(e, E.Call):
+        f = e.func
+        kinds = [expression_kind(a, scope, calls, path) for a in e.args]
+        if f in ("pre", "noEvent"):
+            return kinds[0]
+        if f == "smooth":
+            return kinds[1]
+        if f == "String":
+            return "s"
+        if f in _CONDITION_CALLS:
+            return "b"
+        fn = calls.get(f)
+        if fn is not None:
+            out = split_call_name(f)[1]
+            return _TYPE_KINDS.get(fn.outputs[out].type, "?") if out < len(fn.outputs) else "?"
+        for kind in kinds:
+            if kind in "bs":
+                _fail(path, f"{f}() of {_KIND_NAMES[kind]}")
+        return "n"
+    return "?"
+
+
 def _function(f, names: _Model, path: str) -> None:
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for group in ("inputs", "outputs", "locals"):
         for i, p in enumerate(getattr(f, group)):
             if p.name in seen:
                 _fail(f"{path}.{group}[{i}].name", f"{p.name!r} declared twice in function "
                                                    f"{f.name}")
-            seen.add(p.name)
+            seen[p.name] = _TYPE_KINDS.get(p.type, "?")
     writable = {p.name for p in f.outputs + f.locals}
     for group in ("inputs", "outputs", "locals"):
         for i, p in enumerate(getattr(f, group)):
@@ -254,7 +346,7 @@ def _function(f, names: _Model, path: str) -> None:
     _statements(f.body, seen, writable, names, path + ".body")
 
 
-def _statements(body, scope: set, writable: set, names: _Model, path: str) -> None:
+def _statements(body, scope: dict, writable: set, names: _Model, path: str) -> None:
     from .. import functions as F
     for i, s in enumerate(body):
         where = f"{path}[{i}]"
@@ -284,7 +376,7 @@ def _statements(body, scope: set, writable: set, names: _Model, path: str) -> No
         elif t is F.ForStmt:
             for attr in ("start", "step", "stop"):
                 names.expr(getattr(s, attr), scope, f"{where}.{attr}")
-            _statements(s.body, scope | {s.var}, writable, names, where + ".body")
+            _statements(s.body, {**scope, s.var: "n"}, writable, names, where + ".body")
         elif t is F.WhileStmt:
             names.expr(s.cond, scope, where + ".cond")
             _statements(s.body, scope, writable, names, where + ".body")
@@ -328,7 +420,7 @@ def _report(r, m: _Model, path: str, tables: dict) -> None:
         _names(getattr(r, attr), var, "a variable of the model", f"{path}.{attr}")
     _names(r.discrete_equations, eqs, "an equation of the model", path + ".discrete_equations")
     for i, e in enumerate(r.guard_exprs):
-        m.expr(e, var, f"{path}.guard_exprs[{i}]")
+        m.expr(e, m.kinds, f"{path}.guard_exprs[{i}]")
     if r.exit_code not in (0, 1):
         _fail(path + ".exit_code", f"exit code {r.exit_code} (0 or 1)")
     if r.n_valuations < 0:
@@ -357,6 +449,15 @@ def _report(r, m: _Model, path: str, tables: dict) -> None:
         for attr in ("solved", "consistency"):
             for k, le in enumerate(getattr(ma, attr)):
                 _latent(le, m, r.symbols, f"{where}.{attr}[{k}]", tables)
+        for attr in ("leading", "states", "selected_states", "computed_states"):
+            for k, x in enumerate(getattr(ma, attr)):
+                d = ma.d.get(x.name)
+                if d is None if ma.ok else False:
+                    _fail(f"{where}.{attr}[{k}]", f"{x.name!r} has no offset d in the mode")
+                if d is not None and (x.order != d if attr == "leading" else x.order >= d):
+                    _fail(f"{where}.{attr}[{k}].order", f"order {x.order} of {x.name!r}, "
+                          f"whose offset d is {d} (leading instances have order d, states "
+                          "lower orders)")
         solved = {(le.eq_id, le.k) for le in ma.solved}
         leading = set(ma.leading)
         for k, b in enumerate(ma.blocks):
@@ -384,7 +485,7 @@ def _latent(le, m: _Model, table, path: str, tables: dict) -> None:
     if own is not None and own is not table:
         _fail(path + ".table", "not the symbol table of its report")
     if residual is not None:
-        m.expr(residual, m.variables, path + ".residual")
+        m.expr(residual, m.kinds, path + ".residual", residual=True)
     if expr is not None:
         _sympy(expr, m, path + ".expr")
 
@@ -570,8 +671,8 @@ def _system(s, m: _Model, n_guards: int, path: str) -> set[str]:
     if len(s.guards) != n_guards:
         _fail(path + ".guards", f"{len(s.guards)} guards, the automaton has {n_guards}")
     for i, g in enumerate(s.guards):
-        m.expr(g.cond, var, f"{path}.guards[{i}].cond")
-        m.expr(g.definition, var, f"{path}.guards[{i}].definition")
+        m.expr(g.cond, m.kinds, f"{path}.guards[{i}].cond")
+        m.expr(g.definition, m.kinds, f"{path}.guards[{i}].definition")
         _names(sorted(g.reads), var, "a variable of the model", f"{path}.guards[{i}].reads")
     _names(s.unknowns, var, "a variable of the model", path + ".unknowns")
     _names(sorted(s.constants), var, "a variable of the model", path + ".constants")
@@ -581,7 +682,7 @@ def _system(s, m: _Model, n_guards: int, path: str) -> set[str]:
         if eq.id in ids:
             _fail(where + ".id", f"equation id {eq.id!r} used twice")
         ids.add(eq.id)
-        m.expr(eq.residual, var, where + ".residual")
+        m.expr(eq.residual, m.kinds, where + ".residual", residual=True)
         for k, (g, _) in enumerate(eq.guard):
             if not 0 <= g < len(s.guards):
                 _fail(f"{where}.guard[{k}][0]", f"guard {g} out of range (there are "

@@ -421,9 +421,9 @@ class Reader:
 
     def _class_of(self, j: dict, path: str):
         if "@" in j:
-            o = self._ref(j, path)
-            return type(o)
-        return CLASSES.get(j.get("$o"))            # type: ignore[arg-type]
+            return type(self._ref(j, path))
+        name = j.get("$o")
+        return CLASSES.get(name) if type(name) is str else None
 
     def _items(self, v, path: str) -> list:
         if type(v) is not list:

@@ -51,8 +51,10 @@ CLASSES: dict[str, type] = {c.__name__: c for c in (
 CONSTANTS: dict[str, sp.Basic] = {
     "pi": sp.pi, "E": sp.E, "I": sp.I, "oo": sp.oo, "-oo": -sp.oo, "zoo": sp.zoo,
     "nan": sp.nan, "true": sp.true, "false": sp.false}
-#: Assumptions a saved symbol may carry (the package makes real and positive symbols).
-ASSUMPTIONS = frozenset(("real", "positive", "nonnegative", "integer", "commutative"))
+#: The assumptions a saved symbol may carry: the package makes real symbols (and positive
+#: ones for steps), sympy dummies without assumptions.
+ASSUMPTIONS: tuple[dict[str, bool], ...] = ({"real": True}, {"positive": True})
+DUMMY_ASSUMPTIONS: tuple[dict[str, bool], ...] = ASSUMPTIONS + ({},)
 
 _CLASS_NAMES = {c: n for n, c in CLASSES.items()}
 _CONSTANT_NAMES = {id(v): k for k, v in CONSTANTS.items()}
@@ -153,7 +155,8 @@ class SympyReader:
             return _float(j, path)
         if head == "Symbol":
             _arity(j, path, 3)
-            return sp.Symbol(_name(j[1], path + "[1]"), **_assumptions(j[2], path + "[2]"))
+            return sp.Symbol(_name(j[1], path + "[1]"),
+                             **_assumptions(j[2], path + "[2]", ASSUMPTIONS))
         if head == "Dummy":
             _arity(j, path, 4)
             index = j[2]
@@ -161,7 +164,7 @@ class SympyReader:
                 raise SympyFormatError(path + "[2]", "expected a 64-bit integer (the index of "
                                                      f"the Dummy), found {_kind(index)}")
             return sp.Dummy(_name(j[1], path + "[1]"), dummy_index=index,
-                            **_assumptions(j[3], path + "[3]"))
+                            **_assumptions(j[3], path + "[3]", DUMMY_ASSUMPTIONS))
         if len(j) - 1 > MAX_ITEMS:
             raise SympyFormatError(path, f"{len(j) - 1} arguments exceed the limit {MAX_ITEMS}")
         if head == "opaque":
@@ -236,17 +239,18 @@ def _name(v, path: str) -> str:
     return v
 
 
-def _assumptions(v, path: str) -> dict:
-    if type(v) is not dict:
-        raise SympyFormatError(path, f"expected the symbol's assumptions (an object), found "
-                                     f"{_kind(v)}")
-    for k, b in v.items():
-        if k not in ASSUMPTIONS:
-            raise SympyFormatError(path, f"unknown assumption {_short(k)} (allowed: "
-                                   f"{', '.join(sorted(ASSUMPTIONS))})")
-        if type(b) is not bool:
-            raise SympyFormatError(f"{path}.{k}", f"expected true or false, found {_kind(b)}")
+def _assumptions(v, path: str, allowed: tuple) -> dict:
+    if type(v) is not dict or not any(v == a and all(type(b) is bool for b in v.values())
+                                      for a in allowed):
+        shown = " or ".join(json_text(a) for a in allowed)
+        raise SympyFormatError(path, f"expected the symbol's assumptions ({shown}), found "
+                                     f"{_kind(v) if type(v) is not dict else json_text(v)}")
     return v
+
+
+def json_text(v) -> str:
+    import json
+    return _short(json.dumps(v), 80)
 
 
 def _float(j, path):
