@@ -190,10 +190,12 @@ def test_semantic_errors_of_the_shared_builder():
         HEAD + '  <variable name="x"/>\n  <equation lhs="x" rhs="foo(1)"/>\n</model>\n'))
 
 
-def test_equation_id_must_match_its_position():
+def test_equation_id_may_not_repeat_a_positional_one():
+    """The binding of x is equation e1 (bindings count first); an equation that calls itself
+    e1 too is an error at its own element (ids are labels, docs/importers.md)."""
     e = xerr(HEAD + '  <variable name="x" binding="1"/>\n  <variable name="y"/>\n'
                     '  <equation id="e1" lhs="y" rhs="x"/>\n</model>\n')
-    assert "id 'e1' does not match its position: it is 'e2'" in str(e)
+    assert "id 'e1' names two elements" in str(e)
     assert e.loc.line == 5
 
 

@@ -16,6 +16,7 @@ message names the attribute).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from lxml import etree
@@ -31,6 +32,8 @@ from .flat_modelica import (Decl, ParseContext, Stmt, build_model, message_strin
 
 NAMESPACE = "urn:mdae-fmu:eqlist:1"
 _NS = "{" + NAMESPACE + "}"
+#: an id attribute: a name, as equation ids are (`e3`, `clutch.e1`, `s0`)
+_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _XSD = Path(__file__).resolve().parent.parent / "eqlist.xsd"
 _schema: etree.XMLSchema | None = None
 
@@ -135,6 +138,7 @@ class _Reader:
         self.n_eq = 0
         self.n_init = 0
         self.n_when = 0
+        self.renames: dict[str, tuple[str, SourceLoc]] = {}
 
     def loc(self, el) -> SourceLoc:
         return SourceLoc(self.filename, el.sourceline or 1, 1)
@@ -147,12 +151,18 @@ class _Reader:
                                 el.sourceline or 1, 1, ctx=self.ctx,
                                 note=f" (in attribute '{attr}' of <{tag}>)")
 
-    def check_id(self, el, expected: str):
+    def record_id(self, el, positional: str):
+        """An ``id`` attribute names the element's equation or when-clause instead of its
+        positional name (``e3``, ``i2``, ``w1``): ids are labels, kept so that a model read
+        back from its XML form equals the model written (`xml_writer.model_to_xml`)."""
         given = el.get("id")
-        if given is not None and given != expected:
-            self.ctx.error(self.loc(el), f"<{etree.QName(el).localname}> id '{given}' does "
-                                         f"not match its position: it is '{expected}' (ids are "
-                                         "numbered in document order)")
+        if given is not None and given != positional:
+            if not _ID.fullmatch(given):
+                self.ctx.error(self.loc(el), f"<{etree.QName(el).localname}> id '{given}' is "
+                                             "not a name (letters, digits, '_' and '.', "
+                                             "starting with a letter or '_')")
+                return
+            self.renames[positional] = (given, self.loc(el))
 
     def read(self, root) -> Model:
         sections = []
@@ -174,7 +184,28 @@ class _Reader:
         sections.append(("decls", decls))
         sections.append(("equations", body))
         sections.append(("initial", initial))
-        return build_model(root.get("name"), sections, self.ctx)
+        return self.named(build_model(root.get("name"), sections, self.ctx))
+
+    def named(self, model: Model) -> Model:
+        """``model`` with the ids the document gives (`record_id`); two equations, initial
+        equations or when-clauses of one name are an error at the second one's element."""
+        if not self.renames:
+            return model
+
+        def rename(items: tuple) -> tuple:
+            seen: set[str] = set()
+            out = []
+            for x in items:
+                new, loc = self.renames.get(x.id, (x.id, x.loc))
+                if new in seen:
+                    raise InputError(f"id '{new}' names two elements",
+                                     loc or SourceLoc(self.filename, 1, 1))
+                seen.add(new)
+                out.append(replace(x, id=new))
+            return tuple(out)
+        return replace(model, equations=rename(model.equations),
+                       initial_equations=rename(model.initial_equations),
+                       whens=rename(model.whens))
 
     def enumeration(self, el) -> T.EnumDef:
         """``<enumeration name="E"><literal name="a" description="..."/>...``: the type
@@ -238,10 +269,10 @@ class _Reader:
         if tag == "equation":
             if initial:
                 self.n_init += 1
-                self.check_id(el, f"i{self.n_init}")
+                self.record_id(el, f"i{self.n_init}")
             else:
                 self.n_eq += 1
-                self.check_id(el, f"e{self.n_eq}")
+                self.record_id(el, f"e{self.n_eq}")
             return ("eq", self.expr(el, "lhs"), self.expr(el, "rhs"), loc)
         if tag == "if":
             branches = []
@@ -256,7 +287,7 @@ class _Reader:
             return ("if", branches, orelse, loc)
         if tag == "when":
             self.n_when += 1
-            self.check_id(el, f"w{self.n_when}")
+            self.record_id(el, f"w{self.n_when}")
             branches = []
             for child in el:
                 actions = [self.action(a) for a in child]

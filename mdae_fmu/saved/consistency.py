@@ -63,11 +63,14 @@ def check(model, analysis) -> None:
     index = _index(analysis)
     names.index = code.index = index
     tables: dict[int, object] = {}
-    _report(analysis.modes, names, "payload.analysis.modes", tables)
+    if analysis.modes is not None:
+        _report(analysis.modes, names, "payload.analysis.modes", tables)
     if analysis.code_modes is not None:
         _report(analysis.code_modes, code, "payload.analysis.code_modes", tables)
     if analysis.automaton is not None:
         _automaton(analysis.automaton, names.union(code), "payload.analysis.automaton", tables)
+    if analysis.guarded is not None:
+        _guarded(analysis.guarded, code, "payload.analysis.guarded")
 
 
 def _index(analysis) -> int:
@@ -568,11 +571,22 @@ def known_symbol(name: str, variables: set) -> bool:
     return False
 
 
-def _sympy(e, m: _Model, path: str) -> None:
+def _sympy(e, m: _Model, path: str, extra: dict | None = None) -> None:
+    """The symbols of ``e`` are the model's (`known_symbol`), real as the package makes them,
+    or among ``extra`` (name -> the symbol itself); its user functions the model's."""
     for s in e.free_symbols:
-        if not isinstance(s, sp.Symbol) or not known_symbol(s.name, m.variables):
-            _fail(path, f"the symbol {getattr(s, 'name', s)!r} is not made of the names of "
-                        "the model")
+        if not isinstance(s, sp.Symbol):
+            _fail(path, f"{s!r} is not a symbol")
+        own = extra.get(s.name) if extra else None
+        if own is not None:
+            if s != own:
+                _fail(path, f"the symbol {s.name!r} with other assumptions than the "
+                            "schedule's")
+        elif not known_symbol(s.name, m.variables):
+            _fail(path, f"the symbol {s.name!r} is not made of the names of the model")
+        elif s.is_real is not True or s.is_positive is not None:
+            _fail(path, f"the symbol {s.name!r} is not real (the symbols of the model's "
+                        "names are)")
     for a in e.atoms(AppliedUndef):
         call = getattr(type(a), "_mdae_call", None)
         if call is not None and call not in m.calls and not _derivative_call(call, m):
@@ -744,3 +758,93 @@ def _restart(eqs, m: _Model, path: str) -> None:
         if not isinstance(eq.lhs, sp.Symbol) or not eq.lhs.name.endswith("+"):
             _fail(where, f"the restart {eq} does not assign a right limit x+")
         _sympy(eq, m, where)
+
+
+def _guarded(g, m: _Model, path: str) -> None:
+    """The guarded block schedule (`mdae_fmu.implicit.schedule.GuardedSchedule`): formulas are
+    nodes of its table, a table whose nodes test guards in range and continue at earlier nodes
+    (so evaluating one ends), variable and state indices in range, every symbol of its rows
+    an instance of the model or one of the schedule's own (`mdae_fmu.implicit.schedule`)."""
+    from ..implicit.schedule import STEP, impulse_symbol, left_symbol
+    if g.model_name != m.name:
+        _fail(path + ".model_name", f"schedule of model {g.model_name!r}, not {m.name!r}")
+    n_guards = len(g.guards)
+    if len(g.guard_names) != n_guards:
+        _fail(path + ".guard_names", f"{len(g.guard_names)} names for {n_guards} guards")
+    for i, e in enumerate(g.guards):
+        m.expr(e, m.kinds, f"{path}.guards[{i}]")
+    var = m.variables
+    _names(g.variables, var, "a variable of the model", path + ".variables")
+    _names(g.impulsive, set(g.variables), "a variable of the schedule", path + ".impulsive")
+    for attr in ("states", "leading"):
+        _instances([(x.name, x.order) for x in getattr(g, attr)], var,
+                   "a variable of the model", f"{path}.{attr}", m)
+    table = g.table
+    n = len(table.var)
+    if len(table.lo) != n or len(table.hi) != n:
+        _fail(path + ".table", f"{n} guards, {len(table.lo)} low and {len(table.hi)} high "
+                               "branches")
+    for k in range(n):
+        if not 0 <= table.var[k] < n_guards:
+            _fail(f"{path}.table.var[{k}]", f"guard {table.var[k]} out of range (there are "
+                                            f"{n_guards})")
+        for attr in ("lo", "hi"):
+            u = getattr(table, attr)[k]
+            if not -2 <= u < k:
+                _fail(f"{path}.table.{attr}[{k}]", f"node {u}: a node continues at an earlier "
+                                                   "node, -1 (true) or -2 (false)")
+
+    def formula(u: int, where: str) -> None:
+        if not -2 <= u < n:
+            _fail(where, f"formula {u} out of range (the table has {n} nodes)")
+
+    n_vars, n_states = len(g.variables), len(g.states)
+    for i, (k, u) in enumerate(g.cond_states):
+        if not 0 <= k < n_states:
+            _fail(f"{path}.cond_states[{i}][0]", f"state {k} out of range")
+        formula(u, f"{path}.cond_states[{i}][1]")
+    own: dict = {STEP.name: STEP}
+    own.update((left_symbol(k).name, left_symbol(k)) for k in range(n_states))
+    own.update((impulse_symbol(j).name, impulse_symbol(j)) for j in range(n_vars))
+    for i, (s, u) in enumerate(g.flags):
+        formula(u, f"{path}.flags[{i}][1]")
+        own[s.name] = s
+    for attr in ("flags", "proxies", "rproxies"):
+        for i, x in enumerate(getattr(g, attr)):
+            s = x[0] if attr == "flags" else x
+            if not _SCHEDULE_SYMBOL.match(s.name) or s.is_real is not None:
+                _fail(f"{path}.{attr}[{i}]", f"{s.name!r} is not a symbol of the schedule")
+            own[s.name] = s
+    for i, v in enumerate(g.variants):
+        where = f"{path}.variants[{i}]"
+        formula(v.formula, where + ".formula")
+        for attr in ("writes", "reads"):
+            for j, x in enumerate(getattr(v, attr)):
+                if not 0 <= x < n_vars:
+                    _fail(f"{where}.{attr}[{j}]", f"variable {x} out of range (there are "
+                                                  f"{n_vars})")
+        for attr in ("block", "restart"):
+            rows = getattr(v, attr)
+            if rows is None:
+                continue
+            w = f"{where}.{attr}"
+            if len(rows.rows) != len(rows.unknowns):
+                _fail(w, f"{len(rows.rows)} rows for {len(rows.unknowns)} unknowns")
+            for j, e in enumerate(rows.unknowns + rows.rows):
+                _sympy(e, m, f"{w}.{'unknowns' if j < len(rows.unknowns) else 'rows'}"
+                             f"[{j % max(len(rows.unknowns), 1)}]", own)
+            if rows.tree is not None:
+                m.expr(rows.tree, m.kinds, w + ".tree", residual=True)
+        for j, e in enumerate(v.cons):
+            _sympy(e, m, f"{where}.cons[{j}]", own)
+        if v.sel is not None:
+            for attr in ("top", "restart"):
+                for j, triple in enumerate(getattr(v.sel, attr)):
+                    for e in triple:
+                        _sympy(e, m, f"{where}.sel.{attr}[{j}]", own)
+            for j, s in enumerate(v.sel.cons_when):
+                if s is not None:
+                    _sympy(s, m, f"{where}.sel.cons_when[{j}]", own)
+
+
+_SCHEDULE_SYMBOL = re.compile(r"mdae_(sel|w|rw)_\d+\Z")

@@ -42,6 +42,8 @@ from .. import ir
 from ..analysis import Analysis
 from ..diagnostics import SourceLoc
 from ..impulse.analysis import OrderInfo
+from ..implicit.schedule import (BlockRows, FormulaTable, GuardedSchedule, GuardedVariant,
+                                 Selection)
 from ..modes import explore, runs
 from ..modes.normalize import Guard, MEquation, MultimodeSystem
 from ..structure import keyed, per_mode
@@ -69,7 +71,8 @@ CLASSES: dict[str, type] = {_key(c): c for c in (
     explore.Automaton, explore.ModeChange, explore.ModeInfo, explore.RestartBlock,
     explore.RestartInstant, explore.RestartStep,
     Guard, MEquation, MultimodeSystem,
-    runs.Config, runs.Diagnostic, runs.Instant)}
+    runs.Config, runs.Diagnostic, runs.Instant,
+    GuardedSchedule, GuardedVariant, BlockRows, Selection, FormulaTable)}
 #: Classes written in place, never numbered nor shared (module docstring).
 INLINE = frozenset((F.Assign, F.TupleAssign, F.IfStmt, F.ForStmt, F.WhileStmt, F.Return,
                     F.Break, F.AssertStmt))
@@ -77,6 +80,9 @@ _NAMES = {c: k for k, c in CLASSES.items()}
 
 _Instant = tuple[str, int]                              # (variable or equation id, order)
 _Statements = tuple[F.Statement, ...]
+#: The annotation of a field holding plain JSON data (a report): any nesting of dictionaries,
+#: lists, strings, numbers, booleans and null.
+JSON_DATA = object()
 #: Field types where the class's annotation is a bare container (`CLASSES`).
 FIELD_TYPES: dict[tuple[type, str], object] = {
     (ir.Model, "functions"): tuple[F.Function, ...],
@@ -134,7 +140,17 @@ FIELD_TYPES: dict[tuple[type, str], object] = {
     (runs.Instant, "blocks"): tuple[keyed.KBlock, ...],
     (keyed.KBlock, "equations"): tuple[_Instant, ...],
     (keyed.KBlock, "unknowns"): tuple[_Instant, ...],
+    (Analysis, "implicit_json"): JSON_DATA,
+    (BlockRows, "unknowns"): tuple[sp.Symbol, ...],
+    (BlockRows, "rows"): tuple[sp.Expr, ...],
+    (Selection, "top"): tuple[tuple[sp.Symbol, sp.Symbol, sp.Symbol], ...],
+    (Selection, "restart"): tuple[tuple[sp.Symbol, sp.Symbol, sp.Symbol], ...],
+    (Selection, "cons_when"): tuple[sp.Symbol | None, ...],
+    (GuardedVariant, "origin"): tuple[tuple[str, ...], ...],
+    (GuardedVariant, "cons"): tuple[sp.Expr, ...],
 }
+#: Integer fields that may exceed 64 bits (counts of modes: 4^50 and beyond).
+BIG_INTEGERS = frozenset(((GuardedSchedule, "n_modes"),))
 #: Fields that cache what the object computes (not part of its value): not written, rebuilt
 #: empty by the constructor.
 CACHES = frozenset(((SymbolTable, "_memo"), (SymbolTable, "_numbers")))
@@ -183,6 +199,8 @@ _SIMPLE = {str: Type("str", text="a string"), int: Type("int", text="an integer"
            float: Type("float", text="a number"), bool: Type("bool", text="a boolean"),
            NoneType: Type("none", text="null"), Fraction: Type("fraction", text="a fraction")}
 _EXPR = Type("expr", text="an expression tree")
+_JSON = Type("any", text="JSON data")
+_BIG_INT = Type("int", ("big",), "an integer")
 
 
 def type_of(hint) -> Type:
@@ -191,6 +209,8 @@ def type_of(hint) -> Type:
         return _SIMPLE[hint]
     if hint in (typing.Any, object):
         return ANY
+    if hint is JSON_DATA:
+        return _JSON
     if hint in _EXPR_NODES:
         return Type("expr", (hint,), f"an expression tree ({hint.__name__})")
     origin, args = typing.get_origin(hint), typing.get_args(hint)
@@ -242,7 +262,8 @@ def fields_of(cls: type) -> dict[str, Type]:
         for f in dataclasses.fields(cls):
             if (cls, f.name) in CACHES:
                 continue
-            out[f.name] = type_of(FIELD_TYPES.get((cls, f.name), hints[f.name]))
+            out[f.name] = _BIG_INT if (cls, f.name) in BIG_INTEGERS else \
+                type_of(FIELD_TYPES.get((cls, f.name), hints[f.name]))
     _FIELDS[cls] = out
     return out
 
@@ -377,7 +398,7 @@ class Reader:
                 return j
         elif type(j) is int:
             if kind == "int":
-                if j.bit_length() > MAX_FIELD_INTEGER_BITS:
+                if j.bit_length() > MAX_FIELD_INTEGER_BITS and not t.args:
                     raise FormatError(path, f"integer of {j.bit_length()} bits exceeds the "
                                             f"limit of {MAX_FIELD_INTEGER_BITS} bits")
                 return j

@@ -51,10 +51,10 @@ CLASSES: dict[str, type] = {c.__name__: c for c in (
 CONSTANTS: dict[str, sp.Basic] = {
     "pi": sp.pi, "E": sp.E, "I": sp.I, "oo": sp.oo, "-oo": -sp.oo, "zoo": sp.zoo,
     "nan": sp.nan, "true": sp.true, "false": sp.false}
-#: The assumptions a saved symbol may carry: the package makes real symbols (and positive
-#: ones for steps), sympy dummies without assumptions.
-ASSUMPTIONS: tuple[dict[str, bool], ...] = ({"real": True}, {"positive": True})
-DUMMY_ASSUMPTIONS: tuple[dict[str, bool], ...] = ASSUMPTIONS + ({},)
+#: The assumptions a saved symbol may carry: the package makes real symbols, positive ones
+#: for steps, and symbols without assumptions (the guarded schedule's own, sympy's dummies).
+ASSUMPTIONS: tuple[dict[str, bool], ...] = ({"real": True}, {"positive": True}, {})
+DUMMY_ASSUMPTIONS = ASSUMPTIONS
 
 _CLASS_NAMES = {c: n for n, c in CLASSES.items()}
 _CONSTANT_NAMES = {id(v): k for k, v in CONSTANTS.items()}
