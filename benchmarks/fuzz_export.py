@@ -1,5 +1,10 @@
-"""Fuzzing of the whole pipeline: mutated models through ``mdae-fmu analyze`` and
-``mdae-fmu export`` (issue 15, item 5; the short version is tests/test_export_fuzz.py).
+"""Fuzzing of what the tool reads, each kind of input (a *surface*) through the command that
+reads it: mutated models through ``mdae-fmu analyze`` and ``export`` (``--surface model``,
+issue 15, item 5; the short version is tests/test_export_fuzz.py), and (issue 25) saved
+analyses through ``export --from-json`` (``saved``, `SavedAnalysisSurface`), FMU archives
+through ``info`` and ``simulate`` (``fmu``, `FmuSurface`), reference CSVs through ``compare``
+(``csv``, `CsvSurface`). ``--surface all`` runs them all. What follows describes the model
+surface; each surface's class says what it mutates and what it counts as a failure.
 
 Inputs: small seed models (one-mode, when-clauses with restarts, Integer and Boolean discrete
 variables, guarded equations, parameter bindings, descriptions and units), mutated by
@@ -23,8 +28,10 @@ CPU seconds of this process, and ten times as many seconds of wall time). Counte
 * the exit codes of both commands, and the messages of the refusals (first line, without the
   file name), by frequency.
 
-Usage: ``python benchmarks/fuzz_export.py [--n 1000] [--seed 1] [--timeout 120] [--json OUT]``.
-The acceptance of issue 15: 0 tracebacks, 0 hangs, 0 gcc failures for >= 1000 inputs.
+Usage: ``python benchmarks/fuzz_export.py [--surface model|saved|fmu|csv|all|A,B] [--n 1000]
+[--seed 1] [--timeout 120] [--json OUT]``. The acceptance of issue 15: 0 tracebacks, 0 hangs,
+0 gcc failures for >= 1000 inputs; of issue 25: >= 2000 runs over the surfaces of untrusted
+files, 0 tracebacks, 0 hangs, 0 wrong exit codes (README, "Hostile input").
 """
 
 from __future__ import annotations
@@ -32,14 +39,19 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import csv
 import io
 import json
+import math
 import random
 import re
+import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 SEEDS = {
@@ -698,6 +710,468 @@ def _read_saved(path: Path, timeout: float) -> tuple[str, bool | None]:
         return "hang", None
     except BaseException:      # noqa: BLE001 - counted, the point of the benchmark
         return "traceback", None
+
+
+# --- FMUs --------------------------------------------------------------------------------------
+
+#: The seed models exported as the FMU surface's seeds, with the interfaces exported.
+FMU_SEEDS = {"Decay": "me", "Ball": "both"}
+#: ``simulate --timeout`` of the FMU and CSV surfaces (wall seconds): a mutated FMU that loops
+#: or integrates for ever must end as a failed simulation (exit 1) within it.
+SIM_TIMEOUT = 5.0
+#: Values put in an attribute of modelDescription.xml (`mutate_fmu`).
+ATTRIBUTE_VALUES = ["", "-1", "0", "4294967296", "99999999999999999999", "1e400", "-1e400",
+                    "nan", "inf", "abc", "1e-300", "\u0001", "&amp;", "x" * 5000, "2.5",
+                    "true", "local", "parameter", "continuous", "{00000000-0000}"]
+#: DOCTYPEs an FMI model description never needs: entity expansion, an external entity.
+DOCTYPES = ['<!DOCTYPE fmiModelDescription [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;'
+            '&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>',
+            '<!DOCTYPE fmiModelDescription [<!ENTITY x SYSTEM "file:///etc/passwd">]>']
+_XML_TOKEN = re.compile(r'\s+|<[/!?]?[\w:]*|/?>|"[^"]*"|=|[^\s<>="]+', re.S)
+_XML_ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
+_FMU_MUTATIONS = ["xml token", "xml token", "xml token", "xml attribute", "xml attribute",
+                  "xml attribute", "xml attribute", "xml element", "xml element", "doctype",
+                  "no description", "binary bytes", "binary bytes", "binary garbage",
+                  "no binary", "archive bytes", "archive bytes", "bomb", "traversal", "symlink",
+                  "many files", "experiment"]
+
+
+def fmu_seeds(workdir: Path) -> dict[str, bytes]:
+    """The archives of `FMU_SEEDS`, exported by the command line from `SEEDS`."""
+    out = {}
+    for name, kind in FMU_SEEDS.items():
+        src = workdir / f"{name}.mo"
+        src.write_text(SEEDS[f"{name}.mo"])
+        fmu = workdir / f"{name}.fmu"
+        code, err = run_cli(["export", str(src), "-o", str(fmu), "--fmi-type", kind], 600)
+        if code != 0:
+            raise RuntimeError(f"cannot export the seed {name}: {err}")
+        out[name] = fmu.read_bytes()
+    return out
+
+
+def _entries(archive: bytes) -> list[tuple[zipfile.ZipInfo, bytes]]:
+    with zipfile.ZipFile(io.BytesIO(archive)) as zf:
+        return [(info, zf.read(info)) for info in zf.infolist()]
+
+
+def _zip(entries: list[tuple[zipfile.ZipInfo, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, blob in entries:
+            zf.writestr(info, blob)
+    return buf.getvalue()
+
+
+def _bomb(entries: list[tuple[zipfile.ZipInfo, bytes]]) -> bytes:
+    """The archive of ``entries`` plus 64 MiB of zeros deflated (a ratio of 1000), written in
+    chunks: the harness never holds them."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, blob in entries:
+            zf.writestr(info, blob)
+        info = zipfile.ZipInfo("resources/zeros.bin")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with zf.open(info, "w", force_zip64=True) as fh:
+            block = bytes(1 << 20)
+            for _ in range(64):
+                fh.write(block)
+    return buf.getvalue()
+
+
+def _flip(rng: random.Random, blob: bytes, count: int) -> bytes:
+    data = bytearray(blob)
+    for _ in range(count):
+        data[rng.randrange(len(data))] = rng.randrange(256)
+    return bytes(data)
+
+
+def _edit_tokens(rng: random.Random, toks: list[str]) -> list[str]:
+    """One token edit of `mutate`'s kinds: delete, duplicate, swap, truncate, random bytes."""
+    i = rng.randrange(len(toks))
+    kind = rng.choice(["delete", "duplicate", "swap", "truncate", "bytes"])
+    if kind == "delete":
+        del toks[i]
+    elif kind == "duplicate":
+        toks.insert(i, toks[i])
+    elif kind == "swap":
+        j = rng.randrange(len(toks))
+        toks[i], toks[j] = toks[j], toks[i]
+    elif kind == "truncate":
+        del toks[max(i, len(toks) // 2):]
+    else:
+        toks.insert(i, "".join(chr(rng.randrange(1, 0x2FF)) for _ in range(3)))
+    return toks
+
+
+def mutate_fmu(rng: random.Random, archive: bytes, escape: str) -> tuple[bytes, str, str]:
+    """One random edit of an FMU archive: ``(archive, description, expected)``, ``expected``
+    "refused" when the archive must be refused on reading (exit 2 for info and simulate: a
+    DOCTYPE, no model description, a zip bomb, an entry outside the folder, a link, too many
+    entries), "fails" when it may be read but cannot be simulated (no binary, or garbage in its
+    place: exit 1 or 2), else "any". ``escape`` is the path a traversal entry aims at."""
+    entries = _entries(archive)
+    names = [i.filename for i, _ in entries]
+    md = names.index("modelDescription.xml")
+    binaries = [k for k, n in enumerate(names) if n.endswith(".so")]
+    kind = rng.choice(_FMU_MUTATIONS)
+    expected, what = "any", kind
+    if kind in ("xml token", "xml attribute", "xml element", "doctype", "experiment"):
+        xml = entries[md][1].decode("utf-8")
+        if kind == "xml token":
+            xml = "".join(_edit_tokens(rng, _XML_TOKEN.findall(xml)))
+        elif kind == "xml attribute":
+            m = rng.choice(list(_XML_ATTRIBUTE.finditer(xml)))
+            value = rng.choice(ATTRIBUTE_VALUES)
+            xml = xml[:m.start(2)] + value + xml[m.end(2):]
+            what = f"attribute {m.group(1)}={value[:20]!r}"
+        elif kind == "xml element":
+            lines = xml.splitlines(keepends=True)
+            k = rng.randrange(2, len(lines))
+            if rng.random() < 0.5:
+                del lines[k]
+                what = f"delete line {k}"
+            else:
+                lines.insert(k, lines[k])
+                what = f"duplicate line {k}"
+            xml = "".join(lines)
+        elif kind == "doctype":
+            head, sep, tail = xml.partition("?>")
+            xml = head + sep + rng.choice(DOCTYPES) + tail.replace(
+                'description="', 'description="&c;&x;', 1)
+            expected = "refused"
+        else:
+            values = ['stopTime="1e300"', 'stepSize="1e-300"', 'startTime="5" stopTime="1"',
+                      'stopTime="nan"', 'tolerance="-1"', 'stopTime="1e-300"']
+            value = rng.choice(values)
+            if "<DefaultExperiment" in xml:
+                xml = re.sub(r"<DefaultExperiment[^>]*/>", f"<DefaultExperiment {value}/>", xml)
+            else:
+                xml = xml.replace("<ModelVariables>",
+                                  f"<DefaultExperiment {value}/>\n  <ModelVariables>", 1)
+            what = f"experiment {value}"
+        entries[md] = (entries[md][0], xml.encode("utf-8", "surrogatepass"))
+    elif kind == "no description":
+        del entries[md]
+        expected = "refused"
+    elif kind in ("binary bytes", "binary garbage", "no binary"):
+        k = rng.choice(binaries)
+        info, blob = entries[k]
+        if kind == "binary bytes":
+            count = rng.choice([1, 4, 32, 256])
+            entries[k] = (info, _flip(rng, blob, count))
+            what = f"{count} bytes of {info.filename}"
+        elif kind == "binary garbage":
+            entries[k] = (info, rng.choice([blob[:len(blob) // 2], rng.randbytes(4096), b""]))
+            expected = "fails"
+        else:
+            del entries[k]
+            expected = "fails"
+    elif kind == "archive bytes":
+        data = _zip(entries)
+        if rng.random() < 0.5:
+            cut = rng.randrange(len(data))
+            return data[:cut], f"truncated at {cut} of {len(data)} bytes", "any"
+        count = rng.choice([1, 8, 64])
+        return _flip(rng, data, count), f"{count} bytes of the archive", "any"
+    elif kind == "bomb":
+        return _bomb(entries), "64 MiB of zeros in 64 KiB", "refused"
+    elif kind == "traversal":
+        name = rng.choice(["../" * 12 + escape.lstrip("/"), escape, "resources/../../x"])
+        entries.append((zipfile.ZipInfo(name), b"escaped"))
+        what, expected = f"entry {name}", "refused"
+    elif kind == "symlink":
+        info = zipfile.ZipInfo("resources/link")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        entries.append((info, rng.choice([b"/etc/passwd", b"../../../../" + escape.encode()])))
+        expected = "refused"
+    else:
+        entries += [(zipfile.ZipInfo(f"resources/f{k}"), b"") for k in range(10_001)]
+        expected = "refused"
+    return _zip(entries), what, expected
+
+
+@register
+class FmuSurface(Surface):
+    """Mutated FMU archives (`mutate_fmu`) of exported seed models through ``info`` and
+    ``simulate --timeout`` (Model Exchange or, for an FMU that has it, Co-Simulation). A
+    failure: a traceback (exit 3, an exception, or a Python traceback printed), a hang (beyond
+    the harness's time limit), info's exit code not 0 or 2, simulate's not 0, 1 or 2, a
+    non-zero exit whose message does not name the FMU, an archive that must be refused but
+    is not (exit 2 both), one without a usable binary simulated with exit 0, simulate
+    running an FMU that info refused, a temporary folder left behind, a file written
+    outside the extraction folder."""
+    name = "fmu"
+
+    def inputs(self, n, seed):
+        rng = random.Random(seed)
+        escape = str(Path(tempfile.gettempdir()) / f"mdae_fuzz_escape_{seed}")
+        with tempfile.TemporaryDirectory(prefix="mdae_fuzz_seed_") as tmp:
+            seeds = fmu_seeds(Path(tmp))
+        names = sorted(seeds)
+        out = []
+        for k in range(n):
+            name = names[k % len(names)]
+            data, what, expected = mutate_fmu(rng, seeds[name], escape)
+            cs = FMU_SEEDS[name] == "both" and rng.random() < 0.5
+            out.append((f"{name}: {what}", (data, expected, cs, escape)))
+        return out
+
+    def run(self, label, data, workdir, timeout):
+        archive, expected, cs, escape = data
+        fmu = workdir / "mutated.fmu"
+        fmu.write_bytes(archive)
+        temp = workdir / "tmp"
+        temp.mkdir(exist_ok=True)
+        rec: dict = {"input": label, "expected": expected, "path": str(fmu),
+                     "fmi_type": "CoSimulation" if cs else "ModelExchange"}
+        t0 = time.perf_counter()
+        saved, tempfile.tempdir = tempfile.tempdir, str(temp)
+        try:
+            rec["info"], info_err = run_cli(["info", str(fmu)], timeout)
+            rec["simulate"], sim_err = run_cli(
+                ["simulate", str(fmu), "--timeout", str(SIM_TIMEOUT), "--fmi-type",
+                 rec["fmi_type"], "--output-file", str(workdir / "out.csv")], timeout)
+        finally:
+            tempfile.tempdir = saved
+        rec["seconds"] = round(time.perf_counter() - t0, 3)
+        rec["stderr"] = (info_err[-700:] + "\n---\n" + sim_err[-700:])
+        rec["info_named"] = rec["info"] == 0 or str(fmu) in info_err
+        rec["simulate_named"] = rec["simulate"] == 0 or str(fmu) in sim_err
+        rec["python_traceback"] = "Traceback (most recent call last)" in info_err + sim_err
+        rec["message"] = _message((sim_err or info_err).replace(str(fmu), "FMU"))
+        rec["left"] = sorted(p.name for p in temp.iterdir())
+        for p in temp.iterdir():
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink()
+        rec["escaped"] = Path(escape).exists() or (workdir.parent / "x").exists()
+        Path(escape).unlink(missing_ok=True)
+        return rec
+
+    def failure(self, rec):
+        info, sim = rec["info"], rec["simulate"]
+        if "traceback" in (info, sim) or 3 in (info, sim) or rec["python_traceback"]:
+            return "traceback"
+        if "hang" in (info, sim):
+            return "hang"
+        if rec["escaped"]:
+            return "a file was written outside the extraction folder"
+        if rec["left"]:
+            return "temporary folder left behind"
+        if info not in (0, 2) or sim not in (0, 1, 2):
+            return f"exit codes info {info}, simulate {sim}"
+        if not rec["info_named"] or not rec["simulate_named"]:
+            return "an error message that does not name the FMU"
+        if rec["expected"] == "refused" and (info, sim) != (2, 2):
+            return f"a hostile archive read (info {info}, simulate {sim})"
+        if rec["expected"] == "fails" and sim == 0:
+            return "an FMU without a usable binary simulated"
+        if info == 2 and sim == 0:
+            return "simulate ran an FMU that info refused"
+        return None
+
+    def summarize(self, records):
+        return _summary(self, records, {
+            "info_exit_codes": dict(collections.Counter(str(r["info"]) for r in records)),
+            "simulate_exit_codes": dict(collections.Counter(str(r["simulate"])
+                                                            for r in records)),
+            "expected": dict(collections.Counter(r["expected"] for r in records))},
+            runs_per_input=2)
+
+
+def _summary(surface: Surface, records: list[dict], extra: dict, runs_per_input: int) -> dict:
+    """The counts of a surface's records: runs, failures by kind, tracebacks, hangs, wrong
+    exit codes (every other failure), ``extra``, time, the most frequent messages."""
+    fails = collections.Counter(surface.failure(r) for r in records if surface.failure(r))
+    return {
+        "inputs": len(records),
+        "runs": sum(r.get("runs", runs_per_input) for r in records),
+        "failures": sum(fails.values()),
+        "failure_kinds": dict(fails),
+        "tracebacks": fails.get("traceback", 0),
+        "hangs": fails.get("hang", 0),
+        "wrong_exit_codes": sum(v for k, v in fails.items() if k not in ("traceback", "hang")),
+        **extra,
+        "slowest_input_s": max((r["seconds"] for r in records), default=0.0),
+        "total_s": round(sum(r["seconds"] for r in records), 1),
+        "messages": dict(collections.Counter(r["message"] for r in records
+                                             if r["message"]).most_common(25)),
+    }
+
+
+# --- CSV references ----------------------------------------------------------------------------
+
+#: The seed reference: Decay's exact solution x = 1.5 exp(-2 t), y = 2 x + 1 on [0, 2].
+CSV_TIMES = [k / 50 for k in range(101)]
+CSV_FIELDS = ["nan", "inf", "-inf", "1e400", "1e-300", "0", "-0", "abc", "", " 1.0 ", "0x10",
+              "1e308", "9" * 400, "NaN", "+1", ".5", "5.", "1;5", '"1"', "1e-400", "-1e308"]
+#: Every how many CSV inputs the seed FMU is compared against the mutated reference.
+CSV_FMU_EVERY = 4
+
+
+def csv_seed() -> str:
+    """The seed reference CSV (`CSV_TIMES`), numbers written with 17 significant digits."""
+    rows = ["time,x,y"]
+    for t in CSV_TIMES:
+        x = 1.5 * math.exp(-2 * t)
+        rows.append(f"{t!r},{x!r},{2 * x + 1!r}")
+    return "\n".join(rows) + "\n"
+
+
+def mutate_csv(rng: random.Random, text: str) -> bytes:
+    """One or two random edits of a reference CSV: token edits, a field replaced by an odd
+    number or by text, the time of a row, the header, line endings, blank lines, a BOM,
+    bytes that are not UTF-8, an empty file or one of one row."""
+    data = text
+    for _ in range(rng.choice((1, 1, 1, 2))):
+        kind = rng.choice(["token", "token", "field", "field", "field", "time", "time",
+                           "header", "header", "lines", "short", "encoding"])
+        lines = data.splitlines(keepends=True)
+        if kind == "token" and data:
+            data = "".join(_edit_tokens(rng, re.findall(r"\r?\n|,|[^,\r\n]+", data)))
+        elif kind == "field" and len(lines) > 1:
+            k = rng.randrange(1, len(lines))
+            fields = lines[k].rstrip("\r\n").split(",")
+            fields[rng.randrange(len(fields))] = rng.choice(CSV_FIELDS)
+            lines[k] = ",".join(fields) + "\n"
+            data = "".join(lines)
+        elif kind == "time" and len(lines) > 2:
+            k = rng.randrange(1, len(lines))
+            fields = lines[k].rstrip("\r\n").split(",")
+            fields[0] = rng.choice(["1e-300", "-1", "0", "1e300", fields[0], "2.0000001"])
+            lines[k] = ",".join(fields) + "\n"
+            if rng.random() < 0.3:
+                lines.insert(k, lines[k])            # a repeated time: an event
+            data = "".join(lines)
+        elif kind == "header" and lines:
+            lines[0] = rng.choice(["time,x,x\n", "time,,y\n", 'time,"x",y\n', 'time,"x,y"\n',
+                                   "Time,x,y\n", "time,x,y,z\n", "time,a,b\n", "time\n",
+                                   "x,time,y\n", "time ,x , y\n", "\ufefftime,x,y\n"])
+            data = "".join(lines)
+        elif kind == "lines":
+            data = rng.choice([data.replace("\n", "\r\n"), data.replace("\n", "\n\n"),
+                               data.replace("\n", "\r"), data + "\n\n\n", data.rstrip("\n")])
+        elif kind == "short":
+            data = "".join(lines[:rng.choice([0, 1, 2, 3])])
+        else:
+            return data.encode() + rng.choice([b"\xff\xfe", b"\x80", b"\xc3("])
+    return data.encode("utf-8", "surrogatepass")
+
+
+def read_csv_oracle(data: bytes) -> dict[str, list[float]] | None:
+    """The columns of a reference CSV, or None when the documented format (docs/regression.md:
+    UTF-8, header ``time,name,...`` with unique non-empty names, names possibly double-quoted,
+    one finite number per field, time never decreasing, at least two rows) refuses it; the
+    harness's own reading, to say which exit code compare owes."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        return None
+    header = [h.strip() for h in next(csv.reader([lines[0]]))]
+    if header[0] != "time" or len(set(header)) != len(header) or not all(header):
+        return None
+    columns: dict[str, list[float]] = {h: [] for h in header}
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        fields = line.split(",")
+        if len(fields) != len(header):
+            return None
+        try:
+            values = [float(f) for f in fields]
+        except ValueError:
+            return None
+        if not all(map(math.isfinite, values)) or columns["time"] and \
+                values[0] < columns["time"][-1]:
+            return None
+        for h, v in zip(header, values):
+            columns[h].append(v)
+    return columns if len(columns["time"]) >= 2 else None
+
+
+@register
+class CsvSurface(Surface):
+    """Mutated reference CSVs (`mutate_csv`) through ``compare``: the mutated file against
+    the seed (as the result under test and as the reference) and, every `CSV_FMU_EVERY`
+    inputs, the seed's FMU against it as the reference. The expected exit code comes from
+    `read_csv_oracle`: 2 for a file it refuses or a pair without a variable in common, 0 for
+    a file equal to the seed in value, else 0 or 1. A failure: a traceback (exit 3, an
+    exception, or a Python traceback printed, e.g. by FMPy), a hang, another exit code, an
+    exit 2 without a message naming the mutated file (for a file the oracle refuses)."""
+    name = "csv"
+
+    def inputs(self, n, seed):
+        rng = random.Random(seed)
+        seed_text = csv_seed()
+        out, seen = [], {seed_text.encode()}
+        while len(out) < n:
+            data = mutate_csv(rng, seed_text)
+            if data not in seen or rng.random() < 0.02:
+                seen.add(data)
+                out.append((f"csv {len(out)}", (data, len(out) % CSV_FMU_EVERY == 0)))
+        return out
+
+    def run(self, label, data, workdir, timeout):
+        blob, with_fmu = data
+        ref, mutated = workdir / "seed.csv", workdir / "mutated.csv"
+        ref.write_text(csv_seed())
+        mutated.write_bytes(blob)
+        rec: dict = {"input": label, "path": str(mutated), "data": blob[:3000].decode(
+            "utf-8", "backslashreplace")}
+        mine = read_csv_oracle(blob)
+        seed = read_csv_oracle(csv_seed().encode())
+        assert seed is not None
+        rec["valid"] = mine is not None
+        rec["same"] = mine == seed
+        rec["common"] = mine is not None and bool({"x", "y"} & set(mine) - {"time"})
+        pairs = [("as_test", [str(mutated), str(ref)]), ("as_reference", [str(ref), str(mutated)])]
+        if with_fmu:
+            fmu = workdir / "Decay.fmu"
+            if not fmu.exists():
+                fmu.write_bytes(fmu_seeds(workdir)["Decay"])
+            pairs.append(("fmu", [str(fmu), str(mutated), "--timeout", str(SIM_TIMEOUT)]))
+        t0 = time.perf_counter()
+        errs = []
+        for key, args in pairs:
+            rec[key], err = run_cli(["compare", *args], timeout)
+            errs.append(err)
+            rec[key + "_named"] = rec[key] != 2 or str(mutated) in err
+        rec["seconds"] = round(time.perf_counter() - t0, 3)
+        rec["runs"] = len(pairs)
+        rec["python_traceback"] = any("Traceback (most recent call last)" in e for e in errs)
+        rec["stderr"] = "\n---\n".join(e[-600:] for e in errs)
+        rec["message"] = _message(next((e for e in errs if e.strip()), "").replace(
+            str(mutated), "FILE"))
+        return rec
+
+    def failure(self, rec):
+        keys = [k for k in ("as_test", "as_reference", "fmu") if k in rec]
+        codes = [rec[k] for k in keys]
+        if "traceback" in codes or 3 in codes or rec["python_traceback"]:
+            return "traceback"
+        if "hang" in codes:
+            return "hang"
+        for k in keys:
+            code = rec[k]
+            if not rec["valid"] or not rec["common"]:
+                want: tuple = (2,)
+            else:
+                want = (0,) if rec["same"] else (0, 1)
+            if code not in want:
+                return f"compare {k}: exit {code}, expected {' or '.join(map(str, want))}"
+            if not rec[k + "_named"]:
+                return f"compare {k}: a refusal that does not name the file"
+        return None
+
+    def summarize(self, records):
+        return _summary(self, records, {
+            "refused_by_oracle": sum(1 for r in records if not r["valid"]),
+            "equal_to_seed": sum(1 for r in records if r["same"]),
+            "exit_codes": dict(collections.Counter(
+                str(r[k]) for r in records for k in ("as_test", "as_reference", "fmu")
+                if k in r))}, runs_per_input=2)
 
 
 def main(argv=None) -> int:

@@ -266,6 +266,17 @@ def c_block_order(doc, marker):          # a block solving e5'' in a mode that s
     return resign(doc)
 
 
+def c_empty_block(doc, marker):          # a block of no equation (IndexError in codegen)
+    fields(doc, "analysis", "modes", "modes", 0, "blocks", 0)["equations"]["$t"].clear()
+    return resign(doc)
+
+
+def c_add_of_a_tuple(doc, marker):       # Add(Tuple(1), x): sympy warns, then computes
+    e = first_sympy(doc, "analysis", "automaton", "changes", 0, "restart", 1)
+    e["$sp"][2] = ["Add", ["Tuple", 1], ["Symbol", "w1-", {"real": True}]]
+    return resign(doc)
+
+
 def c_instance_order(doc, marker):       # der(t, 10^9)
     fields(doc, "analysis", "modes", "modes", 0, "states", 0)["order"] = 10 ** 9
     return resign(doc)
@@ -452,6 +463,10 @@ CASES = [
     ("block order", c_block_order, ["payload.analysis.modes.modes[0].blocks[1].equations[0]: "
                                     "('e3', 2) is not among the mode's solved equations"],
      "clutch"),
+    ("block of no equation", c_empty_block, ["payload.analysis.modes.modes[0].blocks[0]: a "
+                                             "block of 0 equations and 1 unknowns"], "clutch"),
+    ("Add of a Tuple", c_add_of_a_tuple, ["restart[1][2][1]: Add of a Tuple (arithmetic takes "
+                                          "expressions)"], "clutch"),
     ("instance order 10^9", c_instance_order, ["payload.analysis.modes.modes[0].states[0][1]: "
                                                "derivative order 1000000000 outside 0 .. 100"],
      "clutch"),

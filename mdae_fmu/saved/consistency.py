@@ -464,6 +464,7 @@ def _report(r, m: _Model, path: str, tables: dict) -> None:
         solved = {(le.eq_id, le.k) for le in ma.solved}
         leading = set(ma.leading)
         for k, b in enumerate(ma.blocks):
+            _square(b, f"{where}.blocks[{k}]")
             for j, key in enumerate(b.equations):
                 if key not in solved:
                     _fail(f"{where}.blocks[{k}].equations[{j}]", f"{key!r} is not among the "
@@ -707,6 +708,14 @@ def _system(s, m: _Model, n_guards: int, path: str) -> set[str]:
     return ids
 
 
+def _square(block, path: str) -> None:
+    """A block of a block triangular form: as many equations as unknowns, at least one
+    (code generation solves it as a square system)."""
+    if not block.equations or len(block.equations) != len(block.unknowns):
+        _fail(path, f"a block of {len(block.equations)} equations and "
+                    f"{len(block.unknowns)} unknowns (blocks are square and not empty)")
+
+
 def _labels(labels, equations: set, path: str) -> None:
     """Equation labels of the mode-change system: an id, then primes (derivatives)."""
     for i, lab in enumerate(labels):
@@ -739,6 +748,7 @@ def _instant(inst, m: _Model, equations: set, n_guards: int, path: str) -> None:
                path + ".solved")
     solved, unknowns = set(inst.solved), inst.unknowns
     for i, b in enumerate(inst.blocks):
+        _square(b, f"{path}.blocks[{i}]")
         for j, key in enumerate(b.equations):
             if key not in solved:
                 _fail(f"{path}.blocks[{i}].equations[{j}]", f"{key!r} is not among the "

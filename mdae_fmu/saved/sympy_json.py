@@ -285,6 +285,11 @@ def _digits_bits(n: sp.Rational) -> int:
 def _precheck(cls: type, args: tuple, path: str) -> None:
     """Bounds checked before ``cls(*args)`` runs: the work sympy's evaluation would do that
     the canonical check after it cannot bound (module docstring)."""
+    if cls in (sp.Add, sp.Mul, sp.Pow):
+        bad = next((k for k, a in enumerate(args) if not isinstance(a, sp.Expr)), None)
+        if bad is not None:
+            raise SympyFormatError(f"{path}[{bad + 1}]", f"{cls.__name__} of a "
+                                   f"{type(args[bad]).__name__} (arithmetic takes expressions)")
     if cls is sp.Pow:
         if len(args) != 2:
             raise SympyFormatError(path, f"Pow takes 2 arguments, found {len(args)}")
