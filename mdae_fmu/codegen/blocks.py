@@ -1,7 +1,7 @@
 """Block solvers: one block of the block-triangular schedule -> C statements.
 
 A block is a square set of residuals ``F(u) = 0`` in its unknowns ``u`` (the structural stage
-gives them in solve order, theory note 9334-theory-algorithms §3.5(a): "solve {f'c_f = 0} for
+gives them in solve order, docs/theory.md §11: "solve {f'c_f = 0} for
 the leading derivatives in BTF order, explicit assignments where a block is a scalar solvable
 symbolically, otherwise a Newton solve of the block"). Three kinds:
 
@@ -188,7 +188,7 @@ def _linear(e: E.Expr, u: tuple[str, int]):
 
 def tree_solution(residual: E.Expr, u: tuple[str, int]) -> E.Expr | None:
     """The explicit solution ``u = -b/a`` of ``0 = a*u + b`` read off the expression tree
-    (theory note 9334 §3.5(a): "explicit assignments where a block is a scalar solvable
+    (docs/theory.md §11: "explicit assignments where a block is a scalar solvable
     symbolically"), or None when the residual is not plain arithmetic linear in ``u``. A
     coefficient that is a non-zero constant is divided out; otherwise the division is left to
     run time (as the sympy path does)."""
@@ -275,7 +275,7 @@ def linear_terms(expr: sp.Expr, u: sp.Symbol):
 
 
 def partial_derivative(e: sp.Expr, u: sp.Symbol) -> sp.Expr:
-    """∂e/∂u for a Newton block's Jacobian (theory note 9334 §3.5(a): "a Newton solve of the
+    """∂e/∂u for a Newton block's Jacobian (docs/theory.md §11: "a Newton solve of the
     block" with the analytic Jacobian), by the chain rule node by node: sums, products,
     powers with a u-free exponent and one-argument functions directly, anything else through
     ``sympy.diff``. Sub-trees free of ``u`` give 0 without being visited, which is where

@@ -1,9 +1,9 @@
 """Latent and consistency equations of the Σ-method, by symbolic differentiation (sympy).
 
 Given the equation offsets c, the index-reduced system is F^c = {f^(c_f)} and the consistency
-constraints are F^{<c} = {f^(k) : 0 ≤ k < c_f} (theory note 003 §4.3 Def 15; 9334 §1.3 Def 24,
-`LatentEqns` of §2.5). Derivatives are total time derivatives over the (name, order) instance
-symbols of a `mdae_fmu.symbolic.SymbolTable`, so f^(k) contains x^(σ+k) exactly where the
+constraints are F^{<c} = {f^(k) : 0 ≤ k < c_f} (docs/theory.md §4.6, RR-9387 Def 15; RR-9334 Def 24,
+`LatentEqns` of docs/theory.md §4). Derivatives are total time derivatives over the (name, order)
+instance symbols of a `mdae_fmu.symbolic.SymbolTable`, so f^(k) contains x^(σ+k) exactly where the
 structural analysis predicts it.
 
 This is the expensive part at scale; the structural part (offsets, BTF) never calls it.
@@ -20,7 +20,7 @@ from ..symbolic import SymbolTable
 
 
 def successive_derivatives(table: SymbolTable, f: sp.Expr, upto: int) -> list[sp.Expr]:
-    """``[f, f', ..., f^(upto)]`` (total time derivatives, theory 003 §4.3)."""
+    """``[f, f', ..., f^(upto)]`` (total time derivatives, docs/theory.md §4.6)."""
     out = [f]
     for _ in range(upto):
         out.append(total_derivative(table, out[-1]))
@@ -28,12 +28,12 @@ def successive_derivatives(table: SymbolTable, f: sp.Expr, upto: int) -> list[sp
 
 
 def total_derivative(table: SymbolTable, f: sp.Expr) -> sp.Expr:
-    """d f / dt, the one differentiation step of the latent equations (theory 003 §4.3
-    Def 15: f_i differentiated c_i times; 9334 §2.5 LatentEqns), in one pass over the
+    """d f / dt, the one differentiation step of the latent equations (docs/theory.md §4.6
+    Def 15: f_i differentiated c_i times; docs/theory.md §4 LatentEqns), in one pass over the
     expression tree: the chain rule node by node, with x^(k) ↦ x^(k+1) for instance symbols,
-    d time/dt = 1, and 0 for parameters and left limits (known within a mode, 9334 §1.4
+    d time/dt = 1, and 0 for parameters and left limits (known within a mode, docs/theory.md §5.1
     Def 33). So x^(σ+1) appears in f' exactly where x^(σ) appears in f, as the structural
-    analysis predicts (003 §4.3 "Consequences"; Griewank's lemma, 003 §4.6:
+    analysis predicts (docs/theory.md §4.6 "Consequences"; Griewank's lemma, docs/theory.md §4.7:
     ∂f^(c)/∂x^(σ+c) = ∂f/∂x^(σ)). Equal to `SymbolTable.time_derivative` (which
     differentiates once per symbol); nodes other than sums, products, constant powers,
     one-argument functions and Piecewise are delegated to it."""
