@@ -2,10 +2,11 @@
 
 * docs/architecture.md lists every module of ``mdae_fmu`` and every file of ``templates/`` in its
   "Modules" section, and lists nothing that is absent;
-* docstrings, comments, messages and docs cite the theory through docs/theory.md (or the papers'
-  own numbering), never through notes that are not in the repository, and every
-  ``docs/theory.md §N.M`` they cite exists;
-* every relative link of README.md, CONTRIBUTING.md and docs/*.md points to an existing file.
+* docstrings, comments, messages, docs and reference models cite the theory through
+  docs/theory.md (or the papers' own numbering), never through notes that are not in the
+  repository, and every ``docs/theory.md §N.M`` they cite exists;
+* every relative link of README.md, CONTRIBUTING.md, reference_models/README.md and docs/*.md
+  points to an existing file.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
-#: Files whose text is checked for citations: the package, the templates and the documents.
-CITING_SUFFIXES = {".py", ".c", ".h", ".j2", ".lark", ".xsd", ".md"}
+#: Files whose text is checked for citations: the package, the templates, the reference models
+#: and the documents.
+CITING_SUFFIXES = {".py", ".c", ".h", ".j2", ".lark", ".xsd", ".md", ".mo"}
 
 #: Citations of the implementation notes that lived outside the repository (a clone does not
 #: have them): their file names, their abbreviations followed by a section sign, and paths into
@@ -57,7 +59,8 @@ def _modules_section() -> str:
 
 
 def _citing_files() -> list[Path]:
-    files = [p for top in ("mdae_fmu", "templates") for p in (ROOT / top).rglob("*")
+    files = [p for top in ("mdae_fmu", "templates", "reference_models")
+             for p in (ROOT / top).rglob("*")
              if p.is_file() and p.suffix in CITING_SUFFIXES and "__pycache__" not in p.parts]
     files += sorted(DOCS.glob("*.md"))
     files += [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
@@ -116,7 +119,8 @@ def test_cited_theory_sections_exist() -> None:
 
 def test_relative_links_of_the_documents_exist() -> None:
     broken = []
-    for doc in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md"))]:
+    for doc in [ROOT / "README.md", ROOT / "CONTRIBUTING.md",
+                ROOT / "reference_models" / "README.md", *sorted(DOCS.glob("*.md"))]:
         for target in MD_LINK.findall(CODE_SPAN.sub("", doc.read_text(encoding="utf-8"))):
             if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
                 continue                        # a URL (http:, mailto:) or an anchor

@@ -390,7 +390,7 @@ def nonsquare_owners(g: WeightedGraph) -> tuple[np.ndarray, np.ndarray, int]:
     (v_j = max_i σ_ij). So val(ξ) = Σ_{(i,j)∈M} σ_ij + Σ_{j∉M} v_j, and LP (57) is the
     maximum-weight equation-complete matching problem for that objective.
 
-    The note's reduction gives every unknown an edge to each of the n_v − n_e free slots:
+    The plain reduction gives every unknown an edge to each of the n_v − n_e free slots:
     n_v·(n_v − n_e) edges, a dense block. Here each unknown j gets one private slot j' instead
     (weight v_j: "j is not in M"), and the slots that are not used absorb the equations
     through a transposed copy of the graph (edge (j', i') of weight 0 for each edge (i, j)).
