@@ -2,7 +2,7 @@
 
 * docs/architecture.md lists every module of ``mdae_fmu`` and every file of ``templates/`` in its
   "Modules" section, and lists nothing that is absent;
-* docstrings, comments, messages, docs and reference models cite the theory through
+* docstrings, comments, messages, docs, reference models and tests cite the theory through
   docs/theory.md (or the papers' own numbering), never through notes that are not in the
   repository, and every ``docs/theory.md §N.M`` they cite exists;
 * every relative link of README.md, CONTRIBUTING.md, reference_models/README.md and docs/*.md
@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
-#: Files whose text is checked for citations: the package, the templates, the reference models
-#: and the documents.
+#: Files whose text is checked for citations: the package, the templates, the reference models,
+#: the tests, the benchmarks and the documents.
 CITING_SUFFIXES = {".py", ".c", ".h", ".j2", ".lark", ".xsd", ".md", ".mo"}
 
 #: Citations of the implementation notes that lived outside the repository (a clone does not
@@ -59,9 +59,10 @@ def _modules_section() -> str:
 
 
 def _citing_files() -> list[Path]:
-    files = [p for top in ("mdae_fmu", "templates", "reference_models")
+    files = [p for top in ("mdae_fmu", "templates", "reference_models", "tests", "benchmarks")
              for p in (ROOT / top).rglob("*")
-             if p.is_file() and p.suffix in CITING_SUFFIXES and "__pycache__" not in p.parts]
+             if p.is_file() and p.suffix in CITING_SUFFIXES and "__pycache__" not in p.parts
+             and p != Path(__file__).resolve()]      # this file spells the patterns out
     files += sorted(DOCS.glob("*.md"))
     files += [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
     return sorted(files)
