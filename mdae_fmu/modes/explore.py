@@ -610,8 +610,8 @@ def _initialization_graph(system: MultimodeSystem, mode: Mode, sig: SigmaInfo,
     the whole graph is that transversal plus a maximum matching of the consistency and start
     equations, its unmatched equations are all there, and every alternating path from them
     stays there (a state-level instance is matched to a consistency or start equation, or
-    the matching would not be maximum). So the over-determined part of the DM (docs/theory.md §2.2,
-    Def 15) is that of the consistency and start equations; a start equation whose variable
+    the matching would not be maximum). So the over-determined part of the DM (docs/theory.md §2.4,
+    RR-9334 Def 15) is that of the consistency and start equations; a start equation whose variable
     no consistency instance reads is matched alone and never over-determined, so it is left
     out too. Otherwise (an algebraic variable fixed) the whole system is returned."""
     from .runs import instance_vars

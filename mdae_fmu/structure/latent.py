@@ -28,11 +28,11 @@ def successive_derivatives(table: SymbolTable, f: sp.Expr, upto: int) -> list[sp
 
 
 def total_derivative(table: SymbolTable, f: sp.Expr) -> sp.Expr:
-    """d f / dt, the one differentiation step of the latent equations (docs/theory.md §4.6
-    Def 15: f_i differentiated c_i times; docs/theory.md §4 LatentEqns), in one pass over the
+    """d f / dt, the one differentiation step of the latent equations (docs/theory.md §4.6,
+    RR-9387 Def 15: f_i differentiated c_i times; RR-9334 Algorithm 6), in one pass over the
     expression tree: the chain rule node by node, with x^(k) ↦ x^(k+1) for instance symbols,
-    d time/dt = 1, and 0 for parameters and left limits (known within a mode, docs/theory.md §5.1
-    Def 33). So x^(σ+1) appears in f' exactly where x^(σ) appears in f, as the structural
+    d time/dt = 1, and 0 for parameters and left limits (known within a mode, docs/theory.md §5.4,
+    RR-9334 Def 33). So x^(σ+1) appears in f' exactly where x^(σ) appears in f, as the structural
     analysis predicts (docs/theory.md §4.6 "Consequences"; Griewank's lemma, docs/theory.md §4.7:
     ∂f^(c)/∂x^(σ+c) = ∂f/∂x^(σ)). Equal to `SymbolTable.time_derivative` (which
     differentiates once per symbol); nodes other than sums, products, constant powers,

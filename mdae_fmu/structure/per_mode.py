@@ -313,8 +313,8 @@ def _expr_type(e: E.Expr, types: Mapping[str, str]) -> str:
 
 def is_event_guard(c: E.Expr) -> bool:
     """A condition built with an event operator (``edge``, ``change``, ``initial``...) is
-    true for one instant only: a transient guard, false in every long mode (docs/theory.md §5.1
-    Def 30/31), even when written as an if-condition."""
+    true for one instant only: a transient guard, false in every long mode (docs/theory.md §5.2,
+    RR-9334 Defs 30–31), even when written as an if-condition."""
     return any(isinstance(n, E.Call) and n.func in _EVENT_OPS for n in E.walk(c))
 
 
@@ -615,9 +615,9 @@ def enumerate_valuations(atoms: Sequence[E.Expr],
                          definitions: Mapping[E.Expr, E.Expr] | None = None,
                          limit: int | None = None
                          ) -> tuple[list[dict[E.Expr, bool]], dict]:
-    """All consistent valuations of the guard atoms, i.e. the long modes of docs/theory.md §5.1
-    Def 31 that survive the pruning of docs/theory.md §8.1 (`consistent_valuation`, with the
-    Boolean ``definitions`` of `guard_definitions`): depth-first, each partial valuation
+    """All consistent valuations of the guard atoms, i.e. the long modes of docs/theory.md §5.3
+    (RR-9334 Def 31) that survive the pruning of docs/theory.md §8.1 (`consistent_valuation`,
+    with the Boolean ``definitions`` of `guard_definitions`): depth-first, each partial valuation
     checked incrementally when a guard is added, in the order true before false. Fixed facts
     (`fixed_guard_values`) are not enumerated. Lazy, with an early cut-off: when more than
     ``limit`` valuations are consistent (or the search visits more than
