@@ -59,7 +59,7 @@ def test_same_instant_guard_cycle_is_the_cascade_of_delayed_guards(original, del
         [(e.id, e.guard, e.orders) for e in b.equations]
     assert a.modes() == b.modes()
     assert any(f"reads {var}" in n and "event iteration" in n and f"pre({var})" in n
-               for n in a.notes)
+               and "(RR-9334 Def 33, docs/theory.md §5.4;" in n for n in a.notes)
 
 
 def test_event_iteration_that_cannot_settle_is_rejected_with_modes_and_guards():

@@ -821,8 +821,8 @@ def _jump_orders(problems, results) -> tuple:
 
 
 def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased) -> str | None:
-    """W-FAKE-IMPULSE (docs/theory.md §13.3, Comment 8): the residual of an erased equation is,
-    in the source mode, proportional to the zero-crossing variable of the guard that changed
+    """W-FAKE-IMPULSE (docs/theory.md §13.3, RR-9334 Comment 8): the residual of an erased equation
+    is, in the source mode, proportional to the zero-crossing variable of the guard that changed
     (the brake's ``pr - pt = s``): for a physical switch the guard crosses 0 continuously, the
     residual vanishes and the inferred impulses are fake."""
     src_eqs = system.enabled(src)

@@ -654,9 +654,11 @@ def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
             if gi in delayed:
                 notes.append(f"guard {guard.name} reads {v}, which the equations it selects "
                              f"compute: evaluated by event iteration, each instant reading "
-                             f"the previous instant's {v} (Def 33, pre({v}) in the cascade)")
+                             f"the previous instant's {v} (RR-9334 Def 33, docs/theory.md §5.4; "
+                             f"pre({v}) in the cascade)")
             else:
                 notes.append(f"guard {guard.name} reads {v} at the current instant; it is "
-                             f"evaluated for the next instant (Def 33)")
+                             f"evaluated for the next instant (RR-9334 Def 33, "
+                             f"docs/theory.md §5.4)")
     check_settling(system)
     return notes

@@ -276,7 +276,7 @@ class DM:
 
     @property
     def regular(self) -> bool:
-        """Structurally nonsingular: β_O = β_U = ∅ (Lemma 8.2)."""
+        """Structurally nonsingular: β_O = β_U = ∅ (RR-9387 Lemma 8.2, docs/theory.md §2.4)."""
         return not (self.over_eqs or self.over_vars or self.under_eqs or self.under_vars)
 
 

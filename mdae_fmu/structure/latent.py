@@ -87,7 +87,8 @@ def _time_free(table: SymbolTable, e: sp.Expr) -> bool:
 def latent_system(table: SymbolTable, residuals: Mapping[str, sp.Expr],
                   c: Mapping[str, int], order: Iterable[str] | None = None
                   ) -> tuple[list[tuple[str, int, sp.Expr]], list[tuple[str, int, sp.Expr]]]:
-    """The index-reduced system F^c and the consistency equations F^{<c} (Def 15 / Def 24):
+    """The index-reduced system F^c and the consistency equations F^{<c} (RR-9387 Def 15,
+    RR-9334 Def 24; docs/theory.md §4.6):
     returns ``(solved, consistency)`` as ``(eq_id, k, expr)`` triples, expr being the k-th
     time derivative of the residual of eq_id."""
     solved: list[tuple[str, int, sp.Expr]] = []
