@@ -1,6 +1,6 @@
 """The mDAE model: variables, guarded equations in residual form, when-clauses, initial equations.
 
-This is the one in-memory model that every later stage reads (ARCHITECTURE.md). It is
+This is the one in-memory model that every later stage reads (docs/architecture.md). It is
 immutable (frozen dataclasses over tuples), JSON-serializable (`Model.to_json` /
 `Model.from_json`) and printable back to flat Modelica (`mdae_fmu.modelica_printer`).
 

@@ -30,7 +30,8 @@ FOREIGN_CITATION = re.compile(
     r"|\btheory (?:003|9334)\b"
     r"|9334-(?:theory|examples)|003-structural|001-004-multimode"
     r"|shared/(?:theory|seeds|ecosystem)|/work/shared|ecosystem/[\w-]+\.md"
-    r"|compilers-multimode-formats|fmi-export\.md")
+    r"|compilers-multimode-formats|fmi-export\.md"
+    r"|(?<![/\w])ARCHITECTURE\.md")             # the workspace's, not docs/architecture.md
 
 #: ``docs/theory.md §4.3, §4.6`` or ``theory.md §5.2–§5.4``: the run of sections after the name.
 THEORY_CITATION = re.compile(
@@ -138,6 +139,8 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert foreign_citations("see 9334-theory-algorithms §2.8")
     assert foreign_citations("(TA §1.4, Defs 30, 33)")
     assert foreign_citations("summary in /work/shared/ecosystem/fmi-export.md §1.1")
+    assert foreign_citations("(ARCHITECTURE.md, command line)")
+    assert not foreign_citations("the stages: docs/architecture.md")
     assert not foreign_citations("RR-9334 §7.3.4 and RR-9387 Lemma 6, docs/theory.md §2.3")
     assert theory_references("(docs/theory.md §4.6, §4.7; RR-9334 Def 24)") == ["4.6", "4.7"]
     assert theory_references("docs/theory.md §5.1–§5.4 (RR-9334)") == ["5.1", "5.4"]

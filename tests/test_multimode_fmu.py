@@ -258,7 +258,7 @@ class _Me:
 
 
 def test_union_state_vector_belongs_to_the_host(fmus, tmp_path):
-    """One state vector for all modes (ARCHITECTURE.md FMI mapping): RLDC2's mode FF computes
+    """One state vector for all modes (docs/theory.md §11, docs/fmi-mapping.md): RLDC2's mode FF computes
     the diode voltages u1, u2 (states of TT) as algebraic variables; their state vector
     entries (mdae_state(u1), mdae_state(u2)) are never written by a compute: Get after Set
     returns exactly what was set, fmi2GetReal(u1) is FF's algebraic value, and the strict
