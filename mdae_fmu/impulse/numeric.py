@@ -4,8 +4,8 @@ docs/theory.md §9.7: replace the infinitesimal d of the restart system
 ``H(Z, X, d) = 0`` by a small standard ``delta``, solve, discard the impulsive variables, and let
 ``delta -> 0`` (Theorem 91: the non-impulsive part converges to the standardized restart).
 As recommended there, every impulsive variable w of finite order mu is solved for through its
-rescaled value ``nu = w * delta^mu`` (well conditioned). Pitfalls of the brute-force scheme (RR-9334
-§11.4) handled here: the
+rescaled value ``nu = w * delta^mu`` (well conditioned). Pitfalls of the brute-force scheme
+(RR-9334 §11.4) handled here: the
 solver's success flag and residual are checked at every delta (no silent stagnation), the
 iteration stops only after two consecutive small differences, and delta is floored.
 """

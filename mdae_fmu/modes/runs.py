@@ -1,6 +1,6 @@
 """One nonstandard instant of a multimode system: the constructive semantics of RR-9334 §7.
 
-docs/theory.md §6.1, §7.4, §3.4, §7.3. A *configuration* is what the past
+docs/theory.md §3.4, §6, §7. A *configuration* is what the past
 guarantees at the start of an instant: the variable instances ``(name, shift)`` already evaluated
 (status t) and the context Delta of equation instances ``(eq_id, shift)`` known to hold. For a
 mode (a valuation of the guards, an oracle), `exec_run` performs Algorithm 13:
@@ -130,7 +130,7 @@ def sigma_from_report(system: MultimodeSystem, mode: Mode, report) -> SigmaInfo 
     ``mode``, in order, none of them a branch of an if-expression (``e.id == e.origin``) nor
     an equation with if-expressions, and both stages have the same continuous unknowns: each
     row is then ``sigma_row`` of the same residual restricted to the same unknowns, and the
-    smallest offsets of a signature matrix are unique (docs/theory.md §4.6, §4.3)."""
+    smallest offsets of a signature matrix are unique (docs/theory.md §4.3)."""
     model = system.model
     if report is None or model is None or set(report.unknowns) != set(system.unknowns):
         return None
@@ -282,7 +282,7 @@ def lacking_restart(under_eqs, under_vars, occ, candidates, max_tries: int = 409
     """The instances that lack an equation, within an under-determined part beta_U of DM.
 
     ``deficit = |beta_U variables| - |beta_U equations|`` equations are missing (docs/theory.md
-    §2.2, Def 15: beta_U has a matching covering its equations, not its variables). Returns
+    §2.4, RR-9334 Def 15: beta_U has a matching covering its equations, not its variables). Returns
     ``(deficit, sets)``: every set S of ``deficit`` instances among ``candidates`` such that
     beta_U with S given is structurally nonsingular (empty beta_O and beta_U), i.e. the values
     that, supplied by a restart (or impact) law, would complete the system. At most

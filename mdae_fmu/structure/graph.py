@@ -193,9 +193,9 @@ def _hopcroft_karp(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
     (MaxMatching, O(|E|·sqrt(|F| + |X|))): a greedy start,
     then phases of BFS layers from the free equations and vertex-disjoint shortest augmenting
     paths found by iterative DFS, until no augmenting path exists (Berge). The matching is
-    maximum, so the tests "complete" / "equation-complete" (docs/theory.md §2.2, §4.4; RR-9387 Def
-    4) and the DM decomposition (§2.4) can be read off it. ``result[e]`` = unknown of equation e, −1
-    if unmatched."""
+    maximum, so the tests "complete" / "equation-complete" (docs/theory.md §2.2, §4.4;
+    RR-9387 Def 4) and the DM decomposition (§2.4) can be read off it. ``result[e]`` = unknown
+    of equation e, −1 if unmatched."""
     n = len(adj)
     match_e = [-1] * n
     match_v = [-1] * n_vars
@@ -376,8 +376,8 @@ def dulmage_mendelsohn_graph(g: "WeightedGraph",
 
 def block_triangular(adj: Sequence[Sequence[int]], n_vars: int,
                      matching: Sequence[int]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Block-triangular form by strongly connected components (docs/theory.md §2.3, RR-9387 Lemma
-    6). Orient each edge f → x if matched, x → f otherwise; the SCCs of the equation
+    """Block-triangular form by strongly connected components (docs/theory.md §2.3,
+    RR-9387 Lemma 6). Orient each edge f → x if matched, x → f otherwise; the SCCs of the equation
     digraph "owner(x) → reader of x" are the blocks, in a topological (solve) order.
 
     Only matched equations take part (pass a square structurally regular system, e.g. β_E).

@@ -32,8 +32,8 @@ VarKey = TypeVar("VarKey", bound=Hashable)
 
 @dataclass(frozen=True)
 class DMResult:
-    """The coarse Dulmage-Mendelsohn decomposition over keys (docs/theory.md §2.4, RR-9334 Def
-    15)."""
+    """The coarse Dulmage-Mendelsohn decomposition over keys (docs/theory.md §2.4,
+    RR-9334 Def 15)."""
     over_eqs: frozenset
     over_vars: frozenset
     well_eqs: frozenset

@@ -1051,9 +1051,9 @@ def analyze_modes(model: Model, latent: bool = True,
                   max_guards: int | None = None,
                   absent_are_unknowns: bool = True,
                   max_modes: int = MAX_ENUMERATED_MODES) -> ModesReport:
-    """Per-mode structural analysis of every consistent valuation of the long guards (RR-9334 Def
-    31, docs/theory.md §5.3, §3.2; docs/theory.md §8.3). Contradictory valuations (``x > 0`` and ``x
-    <= 0`` both true, ``x > 1`` true with ``x > 0`` false, ``g2`` true with ``g1`` false when
+    """Per-mode structural analysis of every consistent valuation of the long guards (RR-9334
+    Def 31, docs/theory.md §4, §5.3, §8.3). Contradictory valuations (``x > 0`` and ``x <= 0``
+    both true, ``x > 1`` true with ``x > 0`` false, ``g2`` true with ``g1`` false when
     ``g1 = time >= 5`` and ``g2 = time >= 7``) are not enumerated (`enumerate_valuations`).
     When more than ``max_modes`` (2^12) valuations are consistent, nothing is analysed and
     the report says so; the count stops at the limit, so many correlated guards with few
