@@ -1,14 +1,13 @@
 """The whole compile-time analysis of a model: every mode, then every mode change.
 
-`analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4
-and docs/theory.md §4.6) and, when every mode is structurally regular, the
-exploration of mode changes into the mode-change automaton (`mdae_fmu.modes`, docs/theory.md §8.1,
-with impulse analysis and standardization of the restarts). For a multimode model it also runs the
-implicit analysis (all modes at once as formulas over the guards, `mdae_fmu.implicit`,
-docs/theory.md §10.2) and builds the guarded block schedule from it (`mdae_fmu.implicit.schedule`);
-beyond the explicit enumeration (more than 2^12 consistent modes) that is the whole analysis. Code
-generation consumes the `Analysis` and runs none. `render_text` / `render_json` give the
-report of `mdae-fmu analyze`.
+`analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4)
+and, when every mode is structurally regular, the exploration of mode changes into the mode-change
+automaton (`mdae_fmu.modes`, docs/theory.md §8.1, with impulse analysis and standardization of the
+restarts). For a multimode model it also runs the implicit analysis (all modes at once as formulas
+over the guards, `mdae_fmu.implicit`, docs/theory.md §10.2) and builds the guarded block schedule
+from it (`mdae_fmu.implicit.schedule`); beyond the explicit enumeration (more than 2^12 consistent
+modes) that is the whole analysis. Code generation consumes the `Analysis` and runs none.
+`render_text` / `render_json` give the report of `mdae-fmu analyze`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Σ-method computed once for all modes, on a signature graph whose entries carry the
 formula of the modes where they hold (docs/theory.md §10.2, the implicit structural analysis of
-IsamDAE; the Σ-method itself is docs/theory.md §4 / docs/theory.md §4.6).
+IsamDAE; the Σ-method itself is docs/theory.md §4).
 
 Values that depend on the mode are *case functions*: ``{value: BDD}`` with pairwise disjoint
 formulas, undefined outside their union. Two algorithms, each the per-mode algorithm run on

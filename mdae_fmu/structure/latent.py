@@ -33,7 +33,7 @@ def total_derivative(table: SymbolTable, f: sp.Expr) -> sp.Expr:
     expression tree: the chain rule node by node, with x^(k) ↦ x^(k+1) for instance symbols,
     d time/dt = 1, and 0 for parameters and left limits (known within a mode, docs/theory.md §5.4,
     RR-9334 Def 33). So x^(σ+1) appears in f' exactly where x^(σ) appears in f, as the structural
-    analysis predicts (docs/theory.md §4.6 "Consequences"; Griewank's lemma, docs/theory.md §4.7:
+    analysis predicts (docs/theory.md §4.6; Griewank's lemma:
     ∂f^(c)/∂x^(σ+c) = ∂f/∂x^(σ)). Equal to `SymbolTable.time_derivative` (which
     differentiates once per symbol); nodes other than sums, products, constant powers,
     one-argument functions and Piecewise are delegated to it."""

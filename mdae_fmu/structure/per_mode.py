@@ -4,7 +4,7 @@ A mode is a valuation of the long guards of the model (RR-9334 Def 31, docs/theo
 enables
 the equations whose guard holds and selects one branch of every if-expression on those guards
 (`specialize`). Each mode is then an ordinary DAE, analysed separately with Pryce's Σ-method
-(docs/theory.md §4.6; §8.3 "Basic tool 3"): offsets, index (max c, and Pryce's ν_S), states, leading
+(docs/theory.md §4, §8.3): offsets, index (max c, and Pryce's ν_S), states, leading
 variables, latent and consistency equations, and the block-triangular form of the
 index-reduced system over the leading variables. A structurally singular mode is rejected with
 the Dulmage–Mendelsohn culprits (docs/theory.md §10.2, §4 "Failure").

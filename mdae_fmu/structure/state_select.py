@@ -1,6 +1,6 @@
 """State selection with ``stateSelect`` hints among the Σ-method states of a mode (issue 13).
 
-The Σ-method's states of a mode are the instances ``x^(j)``, ``j < d_x`` (docs/theory.md §4.6);
+The Σ-method's states of a mode are the instances ``x^(j)``, ``j < d_x`` (docs/theory.md §4.5);
 an index-reduced mode also has consistency equations F^{<c} (docs/theory.md §4.6, RR-9387 Def 15)
 that tie them,
 so only DOF = #states − #F^{<c} of them are independent. A dummy-derivative style choice
