@@ -31,8 +31,8 @@ Why the union then stands for every branch (docs/theory.md §4, §5.3, §11):
   for β, hence ≥ (c, d) by minimality: the canonical offsets coincide. (b) computes them.
 * Blocks. The leading pattern of β (its tight edges) is contained in U's. U's
   block-triangular form (docs/theory.md §2.3, §4.6: the evaluation order of the long-mode
-  right-hand side) stays block triangular for the sub-pattern of β, and β is structurally nonsingular on it
-  (M_β); a perfect matching of a sub-pattern of a block-triangular pattern lies in the
+  right-hand side) stays block triangular for the sub-pattern of β, and β is structurally
+  nonsingular on it (M_β); a perfect matching of a sub-pattern of a block-triangular pattern lies in the
   diagonal blocks, so every diagonal block of U's BTF is structurally nonsingular in every
   branch. In particular a 1×1 block {e; x} is matched e–x in every branch: no branch lacks
   the unknown its scalar block solves for (and the code generator solves an equation for x
