@@ -29,15 +29,15 @@ Why the union then stands for every branch (docs/theory.md §4, §5.3, §11):
   since c = 0 there), M_β stays tight (σ^β ≤ σ^U ≤ d − c on M_β), so (c, d) is optimal for U;
   conversely U's canonical offsets are feasible for β with the same value Val, hence optimal
   for β, hence ≥ (c, d) by minimality: the canonical offsets coincide. (b) computes them.
-* Blocks. The leading pattern of β (its tight edges) is contained in U's. U's
-  block-triangular form (docs/theory.md §2.3, §4.6: the evaluation order of the long-mode
-  right-hand side) stays block triangular for the sub-pattern of β, and β is structurally
-  nonsingular on it (M_β); a perfect matching of a sub-pattern of a block-triangular pattern lies in the
-  diagonal blocks, so every diagonal block of U's BTF is structurally nonsingular in every
-  branch. In particular a 1×1 block {e; x} is matched e–x in every branch: no branch lacks
-  the unknown its scalar block solves for (and the code generator solves an equation for x
-  explicitly only where x occurs linearly outside every if-expression,
-  `codegen.blocks.linear_terms`; otherwise by Newton, whose Jacobian is then the branch's).
+* Blocks. The leading pattern of β (its tight edges) is contained in U's. U's block-triangular
+  form (docs/theory.md §2.3, §4.6: the evaluation order of the long-mode right-hand side) stays
+  block triangular for the sub-pattern of β, and β is structurally nonsingular on it (M_β); a
+  perfect matching of a sub-pattern of a block-triangular pattern lies in the diagonal blocks, so
+  every diagonal block of U's BTF is structurally nonsingular in every branch. In particular a 1×1
+  block {e; x} is matched e–x in every branch: no branch lacks the unknown its scalar block solves
+  for (and the code generator solves an equation for x explicitly only where x occurs linearly
+  outside every if-expression, `codegen.blocks.linear_terms`; otherwise by Newton, whose Jacobian
+  is then the branch's).
 * Mode changes. With c = 0 on every equation containing the atom, no latent or consistency
   equation (f^(k), k < c_f: RR-9334 Def 24, docs/theory.md §4.6) contains it; states and leading
   variables are the same on both sides, so toggling the atom is the change of an event-only
