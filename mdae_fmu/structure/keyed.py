@@ -5,11 +5,10 @@ The exploration works on hashable keys: equation instances ``(eq_id, shift)`` an
 instances ``(name, shift)``. The graph algorithms themselves belong to `mdae_fmu.structure`
 (``graph.dulmage_mendelsohn``, ``graph.block_triangular``, ``graph.maximum_matching`` on integer
 adjacency lists; ``sigma`` for Pryce's method). This module only translates keys to indices and
-back, so that every result here is independent of the caller's iteration order (docs/theory.md §2.4,
-§2.3, "determinism"): the BTF numbers the keys in ``repr`` order,
-which its tie-breaks follow; the coarse DM and the smallest Σ offsets are unique, so they
-number the keys as they come (no sort: 10^5-instance systems).
-
+back, so that every result here is independent of the caller's iteration order (docs/theory.md
+§2.4, §2.3; RR-9334 Comment 18: a canonical result keeps the compilation deterministic): the BTF
+numbers the keys in ``repr`` order, which its tie-breaks follow; the coarse DM and the smallest Σ
+offsets are unique, so they number the keys as they come (no sort: 10^5-instance systems).
 """
 
 from __future__ import annotations
