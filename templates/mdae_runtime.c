@@ -593,7 +593,7 @@ static int delta_newton(ModelInstance *inst, const MdaeDeltaSystem *sys, double 
     return 1;
 }
 
-/* Algorithm 14 of RR-9334 (docs/theory.md §13.5) with its safeguards: solve the delta-system
+/* Algorithm 14 of RR-9334 (docs/theory.md §9.7) with its safeguards: solve the delta-system
  * for delta = 1e-2, 5e-3, ... (warm starts), stop after two consecutive changes of M below
  * 1e-8 (relative); T then holds the right limits at the last delta. A right limit T that
  * grows like c/delta (the instant's own values diverge while the cascade's converge) means
