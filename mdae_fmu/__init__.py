@@ -1,6 +1,6 @@
 """mdae_fmu: multimode DAE structural analysis, restart synthesis and FMI 2.0 export.
 
-Python API (ARCHITECTURE.md): ``load(path) -> Model``, ``analyze(model)``,
+Python API (`mdae_fmu.api`): ``load(path) -> Model``, ``analyze(model)``,
 ``export_fmu(model, path, ...)``, ``load_analysis(path)`` (a saved ``analyze --json``);
 simulation (an FMU run in a child process, FMPy's keywords): ``simulate(model_or_fmu, ...)``;
 regression testing (docs/regression.md):

@@ -1,14 +1,13 @@
 """The whole compile-time analysis of a model: every mode, then every mode change.
 
-`analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, theory note 003
-§4 and 9334-theory-algorithms §3.2) and, when every mode is structurally regular, the
-exploration of mode changes into the mode-change automaton (`mdae_fmu.modes`, 9334 §2.15, with
-impulse analysis and standardization of the restarts). For a multimode model it also runs the
-implicit analysis (all modes at once as formulas over the guards, `mdae_fmu.implicit`, 003
-§5.3.3) and builds the guarded block schedule from it (`mdae_fmu.implicit.schedule`); beyond
-the explicit enumeration (more than 2^12 consistent modes) that is the whole analysis. Code
-generation consumes the `Analysis` and runs none. `render_text` / `render_json` give the
-report of `mdae-fmu analyze`.
+`analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4)
+and, when every mode is structurally regular, the exploration of mode changes into the mode-change
+automaton (`mdae_fmu.modes`, docs/theory.md §8.1, with impulse analysis and standardization of the
+restarts). For a multimode model it also runs the implicit analysis (all modes at once as formulas
+over the guards, `mdae_fmu.implicit`, docs/theory.md §10.2) and builds the guarded block schedule
+from it (`mdae_fmu.implicit.schedule`); beyond the explicit enumeration (more than 2^12 consistent
+modes) that is the whole analysis. Code generation consumes the `Analysis` and runs none.
+`render_text` / `render_json` give the report of `mdae-fmu analyze`.
 """
 
 from __future__ import annotations
@@ -114,7 +113,7 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
 
     ``erasure``: "restricted" or "canonical" conflict erasure (docs/decisions.md §2);
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
-    modes (9334-theory-algorithms §1.2, docs/decisions.md §1). ``modes``: the per-mode report
+    modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report
     when already computed; ``progress``: called with the name of each stage. ``implicit``:
     True also builds the guarded schedule of a single-mode model (one formula, true), False
     builds none; None (default) builds it for every multimode model."""

@@ -1,7 +1,7 @@
 """Bridge between the expression tree (`mdae_fmu.expr`) and sympy.
 
 Structural stages work on (variable, derivative order) *instances*: ``x`` is (x, 0),
-``der(x)`` is (x, 1), ``der(der(x))`` is (x, 2) (theory note 9334-theory-algorithms §2.0: a
+``der(x)`` is (x, 1), ``der(der(x))`` is (x, 2) (docs/theory.md §6.1: a
 shift and a derivative order map one to one). Each instance is one sympy Symbol, owned by a
 `SymbolTable`, so that latent equations (differentiated equations), Jacobians and restart
 systems are plain sympy algebra over these symbols. ``pre(x)`` is its own symbol (the left
@@ -166,7 +166,7 @@ class SymbolTable:
 
     def time_derivative(self, f: sp.Expr) -> sp.Expr:
         """Total time derivative d f / dt = sum over instances of df/dx^(k) * x^(k+1) plus
-        df/dtime (theory 003 §4.4: latent equations are obtained by differentiating each
+        df/dtime (docs/theory.md §4.6: latent equations are obtained by differentiating each
         equation c_i times). Left limits and parameters are constant in time."""
         total = sp.diff(f, self.time)
         for s in f.free_symbols:

@@ -43,7 +43,7 @@ def test_json_carries_the_automaton_and_the_restart_value(capsys):
     text = json.dumps(report["mode_changes"])
     assert "(j1*w1- + j2*w2-)/(j1 + j2)" in text
     # the restart the analysis produced, evaluated with the model's parameters at the left
-    # limits of t = 5 (w1- = e^-0.05, w2- = 1.5 e^-0.03125), gives the theory note's oracle
+    # limits of t = 5 (w1- = e^-0.05, w2- = 1.5 e^-0.03125), gives the closed-form oracle
     ch = next(c for c in report["mode_changes"]["mode_changes"]
               if (c["from"], c["to"]) == ("not g", "g"))
     restart = {r["lhs"]: parse_formula(r["rhs"]) for r in ch["restart"]}
@@ -147,7 +147,7 @@ def verdict_lines(out: str, code: str) -> list[str]:
 
 
 def test_elastic_cup_and_ball_without_impact_law_names_equations_and_lines(capsys):
-    """E-TRANSIENT-UNDER (theory §7.1, examples note §2.2.6 T-CB-6): the transient instant,
+    """E-TRANSIENT-UNDER (docs/theory.md §7, §13.2; T-CB-6): the transient instant,
     the undetermined values, the equations involved with their source lines, how many
     equations are missing and which velocities an impact law may set."""
     code, out, err = run(capsys, "analyze", str(MODELS / "CupAndBallElasticNoLaw.mo"))

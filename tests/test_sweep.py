@@ -1,6 +1,6 @@
 """``mdae-fmu sweep`` on a real Dask LocalCluster (issue 18): the restart at engagement of
 every run obeys conservation of angular momentum, w+ = (j1 w1- + j2 w2-)/(j1 + j2)
-(theory: 9334-examples-toolkit-results.md §2.1.10 (27)); a worker killed mid-sweep loses no
+(docs/theory.md §13.1, RR-9334 (27)); a worker killed mid-sweep loses no
 completed run; a killed client resumes with only the missing runs; bad specifications and
 unknown parameters are refused before any run."""
 

@@ -1,6 +1,6 @@
 """``export(model, path)``: model -> FMI 2.0 Model Exchange FMU.
 
-Pipeline (ARCHITECTURE.md): structural analysis (`mdae_fmu.structure.per_mode`) -> compiled
+Pipeline (docs/architecture.md): structural analysis (`mdae_fmu.structure.per_mode`) -> compiled
 plan (`mdae_fmu.codegen.plan`) -> events and initial system -> C sources (Jinja2 templates) ->
 modelDescription.xml -> gcc -> zip. The GUID is a hash of the generated sources and model
 description, so it changes exactly when the FMU's content does, and the same model gives a

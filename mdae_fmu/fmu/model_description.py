@@ -1,6 +1,6 @@
 """modelDescription.xml (FMI 2.0) with lxml.
 
-Rules followed (FMI 2.0.x, section 2.2; summary in /work/shared/ecosystem/fmi-export.md §1.1):
+Rules followed (FMI 2.0.x, section 2.2; docs/fmi-mapping.md):
 causality/variability/initial combinations of the standard's table, ``start`` exactly when
 ``initial`` is exact/approx or the variable is an input, ``derivative`` on every state
 derivative (1-based ScalarVariable index of the state), ``reinit`` on states a when-clause

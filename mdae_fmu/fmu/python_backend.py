@@ -3,10 +3,10 @@ Co-Simulation FMU (docs/python-backend.md).
 
 The analysis and the plan are the C exporter's (`mdae_fmu.analysis.Analysis`,
 `mdae_fmu.codegen.plan.compile_model` / `mdae_fmu.codegen.multimode.plan_multimode`,
-`mdae_fmu.codegen.events.plan_events`): value slots, per-mode block schedules (theory note
-9334-theory-algorithms §3.5(a)), guards, event indicators and the standardized restart of
-each mode change (§3.5(b)). `python_plan` writes them as plain JSON data: every expression a
-tree of ``[op, ...]`` lists over slots and numbers (`expr_tree`), which the runtime
+`mdae_fmu.codegen.events.plan_events`): value slots, per-mode block schedules (docs/theory.md §11),
+guards, event indicators and the standardized restart of
+each mode change (docs/theory.md §11). `python_plan` writes them as plain JSON data: every
+expression a tree of ``[op, ...]`` lists over slots and numbers (`expr_tree`), which the runtime
 (`mdae_fmu.fmu.pyfmu_runtime`, shipped in the FMU, numpy and scipy only) walks; no model text
 is ever executed as Python code. `export_python` packages the plan, the runtime and the
 pythonfmu slave class (`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder``.

@@ -1,6 +1,6 @@
 """Hierarchical Modelica through an existing front end (issue 13, Deliver item 7).
 
-mdae_fmu reads flat models (ARCHITECTURE.md "Input formats"). A ``.mo`` file that is not flat
+mdae_fmu reads flat models (docs/importers.md). A ``.mo`` file that is not flat
 (packages of component models, ``extends``, ``connect``, connectors with ``flow`` variables) is
 handed to the optional `rumoca <https://github.com/CogniPilot/rumoca>`_ compiler
 (``pip install mdae-fmu[frontend]``), whose Base Modelica output is then read by the flat
