@@ -86,12 +86,13 @@ MODEL_SUFFIXES = (".mo", ".bmo", ".xml")
 
 def fmu_of(model_or_fmu: str | os.PathLike[str], work_dir: Path, *,
            stop_time: float | None = None, model: str | None = None,
-           progress: bool | None = None) -> Path:
+           progress: bool | None = None, fmi_type: str | None = None) -> Path:
     """The FMU to run for ``model_or_fmu``: an ``.fmu`` itself, or a model file (``.mo``,
     ``.bmo``, ``.xml``) exported into ``work_dir`` (`mdae_fmu.api`), its DefaultExperiment's
-    stopTime ``stop_time`` when given. ``model``: the class of a file that defines several;
-    ``progress=False``: no stage messages. Raises `InputError` for a missing file or an
-    unknown kind, `SimulationFailed` when export is not installed."""
+    stopTime ``stop_time`` when given, with the interface the run asks for (``fmi_type``
+    "CoSimulation": a Co-Simulation FMU; otherwise Model Exchange). ``model``: the class of a
+    file that defines several; ``progress=False``: no stage messages. Raises `InputError` for
+    a missing file or an unknown kind, `SimulationFailed` when export is not installed."""
     src = Path(model_or_fmu)
     if not src.exists():
         raise InputError(f"{src}: no such file")
@@ -107,7 +108,7 @@ def fmu_of(model_or_fmu: str | os.PathLike[str], work_dir: Path, *,
     fmu = work_dir / f"{stem or 'model'}.fmu"
     try:
         api.export_fmu(loaded, fmu, default_experiment={"stopTime": stop_time},
-                       progress=progress)
+                       progress=progress, fmi_type="cs" if fmi_type == "CoSimulation" else "me")
     except ModuleNotFoundError as err:
         if (err.name or "").startswith("mdae_fmu"):
             raise SimulationFailed(str(src), f"FMU export is not available in this "
@@ -567,6 +568,7 @@ def run_fmu(fmu: str | os.PathLike[str] | OpenedFmu, *,
             solver: str = "CVode",
             step_size: float | None = None,
             debug_logging: bool = False,
+            validate: bool = True,
             label: str | None = None,
             limits: ArchiveLimits = DEFAULT_LIMITS) -> RunResult:
     """Simulate ``fmu`` (an .fmu path, or an FMU already opened by
@@ -577,19 +579,21 @@ def run_fmu(fmu: str | os.PathLike[str] | OpenedFmu, *,
     defaults to `default_output_variables`; ``fmi_type`` to Model Exchange when the FMU has it
     (`preferred_fmi_type`); ``timeout`` (seconds, None: none) stops the run and raises
     `SimulationFailed`, where FMPy would return the part simulated so far. Start values are
-    checked against the FMU and converted to each variable's type first.
+    checked against the FMU and converted to each variable's type first. ``validate=False``
+    (FMPy's ``validate``): an FMU whose model description fails FMPy's validation runs anyway
+    (`mdae_fmu.fmu_archive.describe`; the problems are the opened FMU's ``problems``).
 
     Raises `InputError` (exit 2) for an unreadable FMU or a bad option, `SimulationFailed`
     (exit 1) when the simulation fails, crashes, exits or exceeds ``timeout``."""
     if not isinstance(fmu, OpenedFmu):
-        with open_fmu(fmu, limits, label) as opened:
+        with open_fmu(fmu, limits, label, validate=validate) as opened:
             return run_fmu(opened, start_values=start_values,
                            output_variables=output_variables,
                            relative_tolerance=relative_tolerance, start_time=start_time,
                            stop_time=stop_time, output_interval=output_interval,
                            fmi_type=fmi_type, timeout=timeout, input=input,
                            record_events=record_events, solver=solver, step_size=step_size,
-                           debug_logging=debug_logging, label=label)
+                           debug_logging=debug_logging, validate=validate, label=label)
     t0 = time.perf_counter()
     label = label or str(fmu.path)
     md = fmu.model_description
@@ -612,7 +616,7 @@ def run_fmu(fmu: str | os.PathLike[str] | OpenedFmu, *,
         "step_size": _number("step_size", step_size),
         "start_values": typed_start_values(label, md, start_values or {}),
         "output": outputs, "record_events": bool(record_events), "solver": solver,
-        "debug_logging": bool(debug_logging),
+        "debug_logging": bool(debug_logging), "validate": bool(validate),
     }
     timeout = _number("--timeout", timeout)
     result, log, seconds = _run(fmu, label, options, _as_input(input, label), timeout)

@@ -96,6 +96,22 @@ def add_timeout(p: argparse.ArgumentParser) -> None:
                    "failed (default: no limit)")
 
 
+def add_validate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-validate", dest="validate", action="store_false",
+                   help="simulate an FMU whose modelDescription.xml fails FMPy's validation "
+                   "(e.g. undefined units); its problems are printed as warnings")
+
+
+def print_problems(label: str, problems: Sequence[str], limit: int = 20) -> None:
+    """The validation problems of an FMU opened with ``--no-validate``, as warnings on
+    stderr (at most ``limit``, then a count)."""
+    for problem in problems[:limit]:
+        print(f"warning: {label}: modelDescription.xml: {problem}", file=sys.stderr)
+    if len(problems) > limit:
+        print(f"warning: {label}: modelDescription.xml: {len(problems) - limit} more "
+              "problem(s)", file=sys.stderr)
+
+
 def start_values(pairs: Sequence[Sequence[str]] | None) -> dict[str, str]:
     """``--start-values`` as a dict name -> text (converted to each variable's type by the run
     layer); an odd number of words is an `InputError`."""
@@ -122,12 +138,13 @@ def run_keywords(args: Any) -> dict:
     if hasattr(args, "output_variables"):
         out["output_variables"] = names(args.output_variables)
     for key in ("relative_tolerance", "start_time", "stop_time", "output_interval", "timeout",
-                "fmi_type"):
+                "fmi_type", "validate"):
         if hasattr(args, key):
             out[key] = getattr(args, key)
     return out
 
 
 __all__ = ["DeprecatedAlias", "deprecation", "fmi_type", "add_fmi_type", "add_start_values",
-           "add_output_variables", "add_relative_tolerance", "add_timeout", "start_values",
+           "add_output_variables", "add_relative_tolerance", "add_timeout", "add_validate",
+           "print_problems", "start_values",
            "names", "run_keywords"]

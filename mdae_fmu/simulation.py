@@ -126,6 +126,7 @@ def simulate(model_or_fmu: str | Path, *,
              fmi_type: str | None = None,
              timeout: float | None = None,
              input: Any = None,
+             validate: bool = True,
              model: str | None = None,
              output_file: str | Path | None = None,
              plot: str | Path | None = None,
@@ -138,7 +139,9 @@ def simulate(model_or_fmu: str | Path, *,
     discrete ones included), ``relative_tolerance``, ``start_time``, ``stop_time``,
     ``output_interval`` (default: the FMU's DefaultExperiment stepSize, else FMPy's choice),
     ``fmi_type`` ("ModelExchange" or "CoSimulation"; default ModelExchange when the FMU has
-    it), ``timeout`` (seconds), ``input`` (FMPy's input table). ``model``: the class of a model
+    it), ``timeout`` (seconds), ``input`` (FMPy's input table), ``validate`` (False: an FMU
+    whose model description fails FMPy's validation runs anyway, the problems printed on
+    stderr as warnings). ``model``: the class of a model
     file that defines several. ``output_file`` / ``plot``: also write the CSV / PNG. The FMU
     runs in a child process: no ``if __name__ == "__main__":`` is needed around the call.
 
@@ -156,15 +159,18 @@ def simulate(model_or_fmu: str | Path, *,
             check_writable(out, [src])
     warm_up()                           # the child imports FMPy while the model is exported
     with temporary_folder("mdae_sim_") as tmp:
-        fmu = fmu_of(src, tmp, stop_time=stop_time, model=model, progress=progress)
-        with open_fmu(fmu, label=str(src)) as opened:
+        fmu = fmu_of(src, tmp, stop_time=stop_time, model=model, progress=progress,
+                     fmi_type=fmi_type)
+        with open_fmu(fmu, label=str(src), validate=validate) as opened:
+            run_options.print_problems(str(src), opened.problems)
             if output_interval is None:
                 output_interval = default_output_interval(opened.model_description,
                                                           start_time, stop_time)
             run = run_fmu(opened, start_values=start_values, output_variables=output_variables,
                           relative_tolerance=relative_tolerance, start_time=start_time,
                           stop_time=stop_time, output_interval=output_interval,
-                          fmi_type=fmi_type, timeout=timeout, input=input, label=str(src))
+                          fmi_type=fmi_type, timeout=timeout, input=input,
+                          validate=validate, label=str(src))
     if output_file:
         write_csv(run.result, output_file, [src])
     if plot:
@@ -208,6 +214,7 @@ def add_parser(sub) -> None:
                    help="default: the FMU's DefaultExperiment stepSize, else FMPy's choice")
     run_options.add_timeout(s)
     run_options.add_fmi_type(s)
+    run_options.add_validate(s)
     s.add_argument("--output-file", metavar="OUT.csv", help="write the result as CSV")
     s.add_argument("--csv", dest="output_file", action=run_options.DeprecatedAlias,
                    new="--output-file", metavar="OUT", help="deprecated spelling of "
