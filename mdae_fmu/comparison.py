@@ -53,7 +53,6 @@ DEFAULT_ATOL = 1e-6
 #: default horizontal tube half-width, as a fraction of the compared time span
 DEFAULT_TIME_TOLERANCE_FRACTION = 1e-3
 MAX_LISTED = 10          # events listed per side in the text report
-MAX_WARNINGS = 20        # validation problems printed (--no-validate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -767,11 +766,7 @@ def compare_command(args) -> int:
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code
-    for warning in result.warnings[:MAX_WARNINGS]:
-        print(f"warning: {warning}", file=sys.stderr)
-    if len(result.warnings) > MAX_WARNINGS:
-        print(f"warning: {len(result.warnings) - MAX_WARNINGS} more validation problem(s)",
-              file=sys.stderr)
+    run_options.print_warnings(result.warnings)
     print(result.render_text())
     from .report_html import comparison_page, junit_xml, write_text
     if args.report:

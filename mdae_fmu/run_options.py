@@ -90,10 +90,11 @@ def add_relative_tolerance(p: argparse.ArgumentParser, old: str | None = None) -
                        help="deprecated spelling of --relative-tolerance")
 
 
-def add_timeout(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+def add_timeout(p: argparse.ArgumentParser, default: float | None = None) -> None:
+    limit = "no limit" if default is None else f"{default:g} s"
+    p.add_argument("--timeout", type=float, default=default, metavar="SECONDS",
                    help="stop a simulation that runs longer (wall time) and report it as "
-                   "failed (default: no limit)")
+                   f"failed (default: {limit})")
 
 
 def add_validate(p: argparse.ArgumentParser) -> None:
@@ -105,11 +106,15 @@ def add_validate(p: argparse.ArgumentParser) -> None:
 def print_problems(label: str, problems: Sequence[str], limit: int = 20) -> None:
     """The validation problems of an FMU opened with ``--no-validate``, as warnings on
     stderr (at most ``limit``, then a count)."""
-    for problem in problems[:limit]:
-        print(f"warning: {label}: modelDescription.xml: {problem}", file=sys.stderr)
-    if len(problems) > limit:
-        print(f"warning: {label}: modelDescription.xml: {len(problems) - limit} more "
-              "problem(s)", file=sys.stderr)
+    print_warnings([f"{label}: modelDescription.xml: {p}" for p in problems], limit)
+
+
+def print_warnings(lines: Sequence[str], limit: int = 20) -> None:
+    """``warning: LINE`` on stderr for each line (at most ``limit``, then a count)."""
+    for line in lines[:limit]:
+        print(f"warning: {line}", file=sys.stderr)
+    if len(lines) > limit:
+        print(f"warning: {len(lines) - limit} more", file=sys.stderr)
 
 
 def start_values(pairs: Sequence[Sequence[str]] | None) -> dict[str, str]:
@@ -146,5 +151,5 @@ def run_keywords(args: Any) -> dict:
 
 __all__ = ["DeprecatedAlias", "deprecation", "fmi_type", "add_fmi_type", "add_start_values",
            "add_output_variables", "add_relative_tolerance", "add_timeout", "add_validate",
-           "print_problems", "start_values",
+           "print_problems", "print_warnings", "start_values",
            "names", "run_keywords"]

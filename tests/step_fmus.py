@@ -1,7 +1,9 @@
 """A tiny FMI 2.0 FMU with both interfaces, built in the test from one C file with gcc: a
 decaying state ``x`` (der(x) = -x, x(0) = 1, unit m) and a counter ``n`` (Integer output,
-discrete) that counts the seconds, n(t) = floor(t), by time events in Model Exchange and at
-communication points in Co-Simulation (``fmi2DoStep`` integrates x exactly, x *= exp(-h)).
+discrete) that counts periods (parameter ``period``, default 1 s), n(t) = floor(t/period),
+by time events in Model Exchange and at communication points in Co-Simulation
+(``fmi2DoStep`` integrates x exactly, x *= exp(-h)). A tiny ``period`` (1e-9 s) makes a Model
+Exchange run that never ends in practice (an event every nanosecond).
 
 Variants (``build_counter(..., variant)``):
 
@@ -29,17 +31,19 @@ C_SOURCE = r"""
 #include <string.h>
 #include "fmi2Functions.h"
 
-/* value references: 0 x, 1 der(x) (Real); 2 n (Integer) */
-typedef struct { double t, x, next; int n; } M;
+/* value references: 0 x, 1 der(x), 3 period (Real); 2 n (Integer) */
+typedef struct { double t, x, next, period; int n; } M;
 
-static void count(M *m) { while (m->t >= m->next - 1e-9) { m->n++; m->next += 1.0; } }
+static void count(M *m) {
+    while (m->t >= m->next - 1e-9 * m->period) { m->n++; m->next += m->period; }
+}
 
 fmi2Component fmi2Instantiate(fmi2String name, fmi2Type kind, fmi2String guid, fmi2String res,
                               const fmi2CallbackFunctions *cb, fmi2Boolean vis,
                               fmi2Boolean log) {
     M *m; (void)name; (void)kind; (void)res; (void)cb; (void)vis; (void)log;
     if (strcmp(guid, GUID) != 0) return NULL;
-    m = calloc(1, sizeof *m); m->x = 1.0; m->next = 1.0; return m;
+    m = calloc(1, sizeof *m); m->x = 1.0; m->period = 1.0; m->next = 1.0; return m;
 }
 void fmi2FreeInstance(fmi2Component c) { free(c); }
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
@@ -50,19 +54,29 @@ fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean a, fmi2Real b, fmi2R
                                fmi2Boolean d, fmi2Real e)
 { (void)a; (void)b; (void)d; (void)e; ((M *)c)->t = t0; return fmi2OK; }
 #define OK0(f) fmi2Status f(fmi2Component c) { (void)c; return fmi2OK; }
-OK0(fmi2EnterInitializationMode) OK0(fmi2ExitInitializationMode) OK0(fmi2Terminate)
+OK0(fmi2EnterInitializationMode) OK0(fmi2Terminate)
+fmi2Status fmi2ExitInitializationMode(fmi2Component c)
+{ M *m = c; m->next = m->t + m->period; return fmi2OK; }
 OK0(fmi2EnterEventMode) OK0(fmi2EnterContinuousTimeMode)
 fmi2Status fmi2Reset(fmi2Component c)
-{ M *m = c; m->t = 0; m->x = 1.0; m->next = 1.0; m->n = 0; return fmi2OK; }
+{ M *m = c; m->t = 0; m->x = 1.0; m->period = 1.0; m->next = 1.0; m->n = 0; return fmi2OK; }
 fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Real v[]) {
     M *m = c; size_t i;
-    for (i = 0; i < n; i++) { if (vr[i] > 1) return fmi2Error; v[i] = vr[i] == 0 ? m->x : -m->x; }
+    for (i = 0; i < n; i++) {
+        if (vr[i] == 3) v[i] = m->period;
+        else if (vr[i] > 1) return fmi2Error;
+        else v[i] = vr[i] == 0 ? m->x : -m->x;
+    }
     return fmi2OK;
 }
 fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                        const fmi2Real v[]) {
     M *m = c; size_t i;
-    for (i = 0; i < n; i++) { if (vr[i] != 0) return fmi2Error; m->x = v[i]; }
+    for (i = 0; i < n; i++) {
+        if (vr[i] == 0) m->x = v[i];
+        else if (vr[i] == 3 && v[i] > 0) m->period = v[i];
+        else return fmi2Error;
+    }
     return fmi2OK;
 }
 fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
@@ -154,6 +168,8 @@ MODEL_DESCRIPTION = """<?xml version="1.0" encoding="UTF-8"?>
         variability="continuous"><Real derivative="1" unit="{speed}"/></ScalarVariable>
     <ScalarVariable name="n" valueReference="2" causality="output" variability="discrete"
         initial="exact"><Integer start="0"/></ScalarVariable>
+    <ScalarVariable name="period" valueReference="3" causality="parameter" variability="fixed"
+        initial="exact"><Real start="1" unit="s"/></ScalarVariable>
   </ModelVariables>
   <ModelStructure>
     <Outputs><Unknown index="3"/></Outputs>
@@ -165,6 +181,7 @@ MODEL_DESCRIPTION = """<?xml version="1.0" encoding="UTF-8"?>
 UNITS = """<UnitDefinitions>
     <Unit name="m"><BaseUnit m="1"/></Unit>
     <Unit name="m/s"><BaseUnit m="1" s="-1"/></Unit>
+    <Unit name="s"><BaseUnit s="1"/></Unit>
   </UnitDefinitions>"""
 
 VARIANTS = ("good", "frozen", "badunit")
