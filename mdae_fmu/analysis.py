@@ -3,16 +3,21 @@
 `analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, theory note 003
 §4 and 9334-theory-algorithms §3.2) and, when every mode is structurally regular, the
 exploration of mode changes into the mode-change automaton (`mdae_fmu.modes`, 9334 §2.15, with
-impulse analysis and standardization of the restarts). `render_text` / `render_json` give the
+impulse analysis and standardization of the restarts). For a multimode model it also runs the
+implicit analysis (all modes at once as formulas over the guards, `mdae_fmu.implicit`, 003
+§5.3.3) and builds the guarded block schedule from it (`mdae_fmu.implicit.schedule`); beyond
+the explicit enumeration (more than 2^12 consistent modes) that is the whole analysis. Code
+generation consumes the `Analysis` and runs none. `render_text` / `render_json` give the
 report of `mdae-fmu analyze`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
+from .implicit.schedule import GuardedSchedule
 from .ir import Model
 from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
 from .modes.event_iteration import delay_same_instant_guards
@@ -20,6 +25,7 @@ from .report import render_json as _modes_json
 from .report import iter_report_lines
 from .structure.per_mode import ModesReport, analyze_modes
 from .structure.when_clauses import when_clause_problems
+from .work_budget import reports_call_sites
 
 
 @dataclass(frozen=True)
@@ -33,16 +39,35 @@ class Analysis:
     (``off = s < 0``), the form of the model code generation compiles, those guards reading
     the previous instant's values (`mdae_fmu.modes.event_iteration.delay_same_instant_guards`,
     same guards, modes and automaton), and its per-mode report; None when the model is
-    compiled as it is."""
+    compiled as it is.
+
+    ``guarded``: the guarded block schedule of a multimode model (the implicit analysis'
+    blocks with their formulas and restart systems, `mdae_fmu.implicit.schedule`), None for a
+    single-mode model or when ``guarded_refusal`` says why it could not be built;
+    ``implicit_text`` / ``implicit_json``: the implicit analysis' report
+    (`mdae_fmu.implicit.analysis.render_text`). ``modes`` and ``automaton`` are None beyond the
+    explicit enumeration (more than 2^12 consistent modes), where the implicit analysis is
+    the analysis."""
     model_name: str
-    modes: ModesReport
+    modes: ModesReport | None
     automaton: Automaton | None
     rejection: str | None = None
     code_model: Model | None = None
     code_modes: ModesReport | None = None
+    guarded: GuardedSchedule | None = None
+    guarded_refusal: str | None = None
+    implicit_text: str | None = None
+    implicit_json: dict | None = None
+
+    @property
+    def enumerated(self) -> bool:
+        """Whether the modes were enumerated (per-mode report and automaton)."""
+        return self.modes is not None
 
     @property
     def accepted(self) -> bool:
+        if self.modes is None:
+            return self.rejection is None and self.guarded is not None
         return (self.modes.exit_code == EXIT_OK and self.rejection is None
                 and self.automaton is not None and self.automaton.accepted)
 
@@ -67,7 +92,7 @@ class Analysis:
     @property
     def messages(self) -> tuple[str, ...]:
         """Rejection diagnostics followed by warnings (``W-...``), one string each."""
-        out = list(self.modes.messages)
+        out = list(self.modes.messages) if self.modes is not None else []
         if self.rejection:
             out.append(self.rejection)
         if self.automaton is not None:
@@ -75,14 +100,19 @@ class Analysis:
         return tuple(out)
 
 
+@reports_call_sites
 def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph", *,
-            modes: ModesReport | None = None, progress=None) -> Analysis:
-    """Analyse every mode; if all are regular, explore every mode change.
+            modes: ModesReport | None = None, progress=None,
+            implicit: bool | None = None) -> Analysis:
+    """Analyse every mode; if all are regular, explore every mode change; for a multimode
+    model, the implicit analysis and the guarded schedule (module docstring).
 
     ``erasure``: "restricted" or "canonical" conflict erasure (docs/decisions.md §2);
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
     modes (9334-theory-algorithms §1.2, docs/decisions.md §1). ``modes``: the per-mode report
-    when already computed; ``progress``: called with the name of each stage."""
+    when already computed; ``progress``: called with the name of each stage. ``implicit``:
+    True also builds the guarded schedule of a single-mode model (one formula, true), False
+    builds none; None (default) builds it for every multimode model."""
     if lemma22 not in ("two-graph", "literal"):
         raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
     if erasure not in ("restricted", "canonical"):
@@ -90,7 +120,18 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     if modes is None:
         if progress is not None:
             progress("structure")
+        if implicit is not False and _beyond_enumeration(model):
+            return _implicit_only(model, progress)
         modes = analyze_modes(model)
+    a = _enumerated(model, modes, erasure, lemma22, progress)
+    if implicit or (implicit is None and a.accepted and len(modes.modes) > 1):
+        return _with_schedule(model, a, progress)
+    return a
+
+
+def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
+                progress) -> Analysis:
+    """The per-mode report's verdict, then the mode-change automaton (module docstring)."""
     if progress is not None:
         progress("modes")
     if modes.exit_code != EXIT_OK:
@@ -121,15 +162,82 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
                     code_modes=analyze_modes(delayed))
 
 
-def render_text(model: Model, a: Analysis) -> str:
+def _beyond_enumeration(model: Model) -> bool:
+    """Whether the model has more consistent modes than the explicit enumeration handles
+    (`mdae_fmu.implicit.analysis.needs_implicit`); an error in the guards is left to the
+    per-mode stage, which reports it with its context."""
+    from .diagnostics import MdaeError
+    from .implicit.analysis import needs_implicit
+    try:
+        return needs_implicit(model)
+    except MdaeError:
+        return False
+
+
+def _implicit_only(model: Model, progress) -> Analysis:
+    """The analysis of a model beyond the explicit enumeration: the implicit analysis of its
+    code form (guards read at the same instant delayed, `delay_same_instant_guards`) and the
+    guarded schedule; a structurally singular mode set, or a schedule that cannot be built,
+    is the rejection."""
+    from .implicit.analysis import analyze_implicit, render_json as ia_json, \
+        render_text as ia_text
+    from .implicit.variants import guarded_schedule
+    if progress is not None:
+        progress("implicit analysis")
+    code = delay_same_instant_guards(model)
+    ia = analyze_implicit(code)
+    base = Analysis(model.name, None, None, code_model=None if code is model else code,
+                    implicit_text=ia_text(ia), implicit_json=ia_json(ia))
+    if not ia.ok:
+        return replace(base, rejection=ia.diagnostic)
+    if progress is not None:
+        progress("guarded schedule")
+    try:
+        return replace(base, guarded=guarded_schedule(code, ia))
+    except ModelRejected as err:
+        return replace(base, rejection=err.message)
+
+
+def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
+    """``a`` (an enumerated analysis) with the implicit analysis of the same code form and,
+    when ``a`` is accepted, its guarded schedule; what keeps the schedule from being built is
+    recorded (``guarded_refusal``), not a rejection, while the per-mode schedules export the
+    model."""
+    from .diagnostics import MdaeError
+    from .implicit.analysis import analyze_implicit, render_json as ia_json, \
+        render_text as ia_text
+    from .implicit.variants import guarded_schedule
+    if progress is not None:
+        progress("implicit analysis")
+    code = a.code_model or model
+    try:
+        ia = analyze_implicit(code)
+    except MdaeError as err:
+        return replace(a, guarded_refusal=str(err))
+    text, js = ia_text(ia), ia_json(ia)
+    if not ia.ok or not a.accepted:
+        return replace(a, guarded_refusal=ia.diagnostic or "the model is rejected",
+                       implicit_text=text, implicit_json=js)
+    try:
+        sched = guarded_schedule(code, ia)
+    except ModelRejected as err:
+        return replace(a, guarded_refusal=err.message, implicit_text=text, implicit_json=js)
+    return replace(a, guarded=sched, implicit_text=text, implicit_json=js)
+
+
+def render_text(model: Model, a: Analysis, implicit: bool = False) -> str:
     """The per-mode report (`report.report_lines`), the mode changes, then one verdict for
-    the whole model."""
-    return "".join(text_pieces(model, a))
+    the whole model; the implicit analysis' report instead (`implicit_pieces`) beyond the
+    explicit enumeration or with ``implicit``."""
+    return "".join(text_pieces(model, a, implicit))
 
 
-def text_pieces(model: Model, a: Analysis) -> Iterator[str]:
+def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[str]:
     """`render_text` in pieces of at most `_LINES_PER_PIECE` lines, so that ``mdae-fmu
     analyze`` writes a report of millions of lines without holding it whole (issue 16)."""
+    if a.modes is None or implicit:
+        yield from implicit_pieces(a)
+        return
     batch: list[str] = []
     for line in iter_report_lines(model, a.modes):
         batch.append(line)
@@ -140,19 +248,49 @@ def text_pieces(model: Model, a: Analysis) -> Iterator[str]:
         yield "\n".join(batch) + "\n"
     if a.automaton is not None:
         yield "\n\n" + describe_automaton(a.automaton)
+    yield "\n\n" + _verdict(a)
+
+
+def implicit_pieces(a: Analysis) -> Iterator[str]:
+    """The implicit analysis' report (`mdae_fmu.implicit.analysis.render_text`: formulas over
+    the guards, whose size grows with the guards and equations, not with the modes), the
+    guarded schedule's size, then the verdict of the whole analysis."""
+    text = a.implicit_text or f"model {a.model_name}: no implicit analysis"
+    yield text.split("\nverdict: ")[0]
+    if a.guarded is not None:
+        yield "\nguarded schedule: " + _schedule_summary(a.guarded)
+    elif a.guarded_refusal and a.modes is not None:
+        yield f"\nguarded schedule: not built: {a.guarded_refusal}"
+    yield "\n" + _verdict(a)
+
+
+def _verdict(a: Analysis) -> str:
     if a.accepted:
         n_warn = sum(m.startswith("W-") for m in a.messages)
-        yield "\n\nverdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else "")
-    else:
-        yield "\n\n" + "\n".join(["verdict: rejected"] + [f"  {m}" for m in a.messages])
+        return "verdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else "")
+    return "\n".join(["verdict: rejected"] + [f"  {m}" for m in a.messages])
+
+
+def _schedule_summary(s: GuardedSchedule) -> str:
+    merged = sum(v.merged for v in s.variants)
+    return (f"{len(s.variants)} block variants ({merged} merged), {len(s.table.var)} formula "
+            f"nodes, {len(s.states)} states ({len(s.cond_states)} in some modes only)")
 
 
 _LINES_PER_PIECE = 4096
 
 
-def render_json(model: Model, a: Analysis) -> dict:
+def render_json(model: Model, a: Analysis, implicit: bool = False) -> dict:
     """`render_text`'s content as JSON: the per-mode report (docs/analyze-json.md) with the
-    automaton under ``mode_changes`` and the overall verdict."""
+    automaton under ``mode_changes`` and the overall verdict; beyond the explicit
+    enumeration or with ``implicit``, the implicit analysis' report (docs/analyze-json.md,
+    "implicit")."""
+    if a.modes is None or implicit:
+        out = dict(a.implicit_json or {"model": model.name})
+        out["exit_code"] = a.exit_code
+        out["accepted"] = a.accepted
+        out["messages"] = list(a.messages)
+        return out
     out = _modes_json(model, a.modes)
     out["mode_changes"] = None if a.automaton is None else automaton_to_json(a.automaton)
     out["exit_code"] = a.exit_code

@@ -108,44 +108,29 @@ def _analyze_model(args) -> int:
     progress = Progress("analyze")
     progress("import")
     model = api.load(args.model, args.class_name)
-    from .implicit.analysis import needs_implicit
-    if args.implicit or needs_implicit(model):
-        return _analyze_implicit(args, model)
-    result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress)
+    result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress,
+                     implicit=True if args.implicit else None)
     progress("report")
     if args.json:
         from .saved import save
-        out = render_json(model, result)
+        out = render_json(model, result, implicit=args.implicit)
         out["saved_analysis"] = save(model, result)
         print(json.dumps(out, indent=2))
     else:
-        for piece in text_pieces(model, result):    # (not joined: up to 200 MB at 10^6)
+        # (not joined: up to 200 MB at 10^6)
+        for piece in text_pieces(model, result, implicit=args.implicit):
             sys.stdout.write(piece)
         sys.stdout.write("\n")
     if args.dot:
         if result.automaton is None:
-            print(f"{args.dot}: not written, the modes were rejected before the mode changes "
-                  "were explored", file=sys.stderr)
+            why = ("the implicit analysis does not build the mode-change automaton"
+                   if result.modes is None else
+                   "the modes were rejected before the mode changes were explored")
+            print(f"{args.dot}: not written, {why}", file=sys.stderr)
         else:
             from .automaton_dot import write_dot
             png = write_dot(result.automaton, args.dot, [args.model])
             print(f"wrote {args.dot}" + (f" and {png}" if png else ""), file=sys.stderr)
-    return result.exit_code
-
-
-def _analyze_implicit(args, model) -> int:
-    """``analyze`` of a model with too many modes to enumerate (or ``--implicit``): the
-    implicit structural analysis (`mdae_fmu.implicit.analysis`); mode changes are not
-    explored on this path."""
-    from .implicit.analysis import analyze_implicit, render_json, render_text
-    result = analyze_implicit(model)
-    if args.json:
-        print(json.dumps(render_json(result), indent=2))
-    else:
-        print(render_text(result))
-    if args.dot:
-        print(f"{args.dot}: not written, the implicit analysis does not build the mode-change "
-              "automaton", file=sys.stderr)
     return result.exit_code
 
 

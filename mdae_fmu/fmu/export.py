@@ -29,6 +29,7 @@ from .dependencies import model_structure
 from .model_description import (build_model_description, merge_default_experiment,
                                 resolve_default_experiment)
 from ..output import atomic_output, writing
+from ..work_budget import reports_call_sites
 from .package import build_description, write_zip
 from .strings import check_strings, strings_source
 
@@ -50,6 +51,7 @@ def content_guid(parts: list[bytes]) -> str:
     return "{" + f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:32]}" + "}"
 
 
+@reports_call_sites
 def export(model: Model, path: Path, fmi_type: str = "me", *,
            default_experiment: dict | None = None, analysis=None,
            erasure: str = "restricted", lemma22: str = "two-graph", report=None,
@@ -71,9 +73,9 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     analysis rejects raises `ModelRejected` with the diagnostics of ``analyze``'s verdict, so
     the two commands give one verdict. ``progress``: a `Progress`, None for the default
     (stage names on a terminal), or False for silence. ``implicit``: True for the guarded
-    schedule from the implicit analysis (`mdae_fmu.codegen.guarded`, issue 17), False for the
-    per-mode schedules; None (default) takes the implicit path when the model has more modes
-    than the explicit enumeration handles.
+    schedule of the analysis (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 17), False
+    for the per-mode schedules; None (default) takes the guarded schedule when the model has
+    more modes than the explicit enumeration handles (the analysis then has no other).
 
     ``backend``: ``"c"`` (generated C, gcc) or ``"python"``: a pythonfmu Co-Simulation FMU
     that runs the same plan with numpy/scipy, no C compiler needed
@@ -98,22 +100,17 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     # the destination is checked, and a temporary file reserved next to it, before any work;
     # the FMU replaces the destination only once complete (mdae_fmu.output)
     with atomic_output(path, (model.source,), make_parents=True) as partial:
-        guarded = None
-        if backend == "c" and analysis is None and report is None \
-                and _implicit_path(model, implicit):
-            # beyond the explicit enumeration (or on request): one guarded schedule from
-            # the implicit analysis, local restarts (mdae_fmu.codegen.guarded)
-            from ..codegen.guarded import plan_guarded
-            from ..implicit.analysis import analyze_implicit
-            progress("analysis: implicit")
-            guarded = plan_guarded(model, analyze_implicit(model))
-        elif analysis is None:
+        if analysis is None:
             from ..analysis import analyze
             analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
-                               progress=progress)
-        if analysis is not None:
-            analysis.raise_if_rejected()
+                               progress=progress, implicit=True if implicit else None)
+        analysis.raise_if_rejected()
+        guarded = backend == "c" and _guarded_path(analysis, implicit)
         if backend == "python":
+            if analysis.modes is None:
+                raise ModelRejected(f"model {model.name}: the python backend runs per-mode "
+                                    f"schedules, and the model has more modes than they are "
+                                    f"made for: use the C backend")
             from .python_backend import python_fmu_bytes
             progress("code generation: python plan")
             data = python_fmu_bytes(model, analysis, default_experiment)
@@ -148,30 +145,36 @@ def with_placeholder_variable(model: Model) -> Model:
     return dataclasses.replace(model, variables=(placeholder,))
 
 
-def _implicit_path(model: Model, implicit: bool | None) -> bool:
-    """Whether ``export`` takes the implicit path: ``implicit`` if given, else when the
-    model has more modes than the explicit enumeration handles (as ``analyze``)."""
-    if implicit is not None:
-        return implicit
-    from ..diagnostics import MdaeError
-    from ..implicit.analysis import needs_implicit
-    try:
-        return needs_implicit(model)
-    except MdaeError:
-        return False            # the explicit analysis reports the error with its context
+def _guarded_path(analysis, implicit: bool | None) -> bool:
+    """Whether ``export`` generates the guarded schedule of ``analysis`` (`export`'s
+    ``implicit``); `ModelRejected` with the reason when it is asked for and the analysis has
+    none."""
+    if analysis.modes is None:
+        return True
+    if not implicit:
+        return False
+    if analysis.guarded is None:
+        why = analysis.guarded_refusal or "the analysis built no guarded schedule"
+        raise ModelRejected(f"model {analysis.model_name}: no guarded schedule (--implicit): "
+                            f"{why}")
+    return True
 
 
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
-                progress: Progress, guarded=None) -> dict[str, bytes]:
+                progress: Progress, guarded: bool = False) -> dict[str, bytes]:
     """The files of the FMU of ``model`` (archive name -> bytes) from its accepted
     ``analysis``: planning, C sources, model description, gcc (parameters: `export`).
-    ``guarded``: a `mdae_fmu.codegen.guarded.GuardedPlan` instead of ``analysis``."""
-    if guarded is not None:
-        return _guarded_entries(model, fmi_type, default_experiment, guarded, progress)
+    ``guarded``: from the analysis' guarded schedule (`Analysis.guarded`) instead of its
+    per-mode schedules."""
     # guards evaluated by event iteration are compiled as the cascade reads them, i.e. on
     # the previous instant's values (Def 33, mdae_fmu.modes.event_iteration): the analysis
     # carries that form of the model and its per-mode report (Analysis.code_model)
     model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
+    if guarded:
+        from ..codegen.guarded import plan_guarded
+        progress("code generation: plan")
+        plan = plan_guarded(model, analysis.guarded)
+        return _guarded_entries(model, fmi_type, default_experiment, plan, progress)
     model = with_placeholder_variable(model)
     automaton = analysis.automaton
     progress("code generation: plan")

@@ -29,7 +29,7 @@ from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
                                   symbol_table)
 from .formulas import GuardSpace
 from .blocks import conditional_blocks
-from .sigma import LabelledGraph, case_max, symbolic_matching, symbolic_offsets
+from .sigma import LabelledGraph, case_max, transversal
 
 FORMAT = "mdae_fmu.implicit/1"
 
@@ -147,7 +147,7 @@ def needs_implicit(model: Model, max_modes: int = MAX_ENUMERATED_MODES) -> bool:
     return False
 
 
-def _branches(space: GuardSpace, res: E.Expr, f):
+def branch_residuals(space: GuardSpace, res: E.Expr, f):
     """Split ``res`` on its if-expressions whose condition the guards decide: ``[(formula,
     residual)]`` with disjoint formulas covering ``f`` (9334 §1.4 Defs 30/33; the symbolic
     form of `mdae_fmu.structure.per_mode.specialize`)."""
@@ -165,7 +165,7 @@ def _branches(space: GuardSpace, res: E.Expr, f):
     out = []
     for branch, bf in ((node.then, f & cf), (node.orelse, f & ~cf)):
         if bf != bdd.false:
-            out.extend(_branches(space, E.substitute(res, {node: branch}), bf))
+            out.extend(branch_residuals(space, E.substitute(res, {node: branch}), bf))
     return out
 
 
@@ -190,7 +190,7 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
                                  "guards of the model", eq.loc)
             f &= lf if lit.positive else ~lf
         row: dict[int, dict[int, Any]] = {}
-        for bf, res in _branches(space, eq.residual, f):
+        for bf, res in branch_residuals(space, eq.residual, f):
             for name, k in _sigma_row(res).items():
                 j = col_index.get(name)
                 if j is not None:
@@ -212,8 +212,7 @@ def analyze_implicit(model: Model, max_explicit: int = MAX_ENUMERATED_MODES
     t0 = time.perf_counter()
     space, g = labelled_graph(model)
     bdd = space.bdd
-    m = symbolic_matching(g)
-    off = symbolic_offsets(g, m)
+    m, off = transversal(g)
     index = case_max(bdd, off.c + [{0: off.domain}])
     has_zero = bdd.false
     for dj in off.d:

@@ -1,0 +1,153 @@
+"""The guarded block schedule of a multimode model, as data: every block of every mode with the
+formula of the modes where it is a block, its code-fixed variants and their restart systems,
+computed once by the analysis from the implicit analysis (`mdae_fmu.implicit.analysis`) and
+consumed by code generation (`mdae_fmu.codegen.guarded`), which analyses nothing.
+
+Theory: 003 §5.3.3 and §5.7 (the "mDAE interpreter": blocks labelled by guard formulas),
+9334-theory-algorithms §3.5 (per-mode index-reduced system solved by blocks; restart at a mode
+change), §2.15 and §3.1 stages 5-7 (the restart); the rule for local restarts and its argument
+are in docs/decisions.md §9.
+
+`mdae_fmu.implicit.variants.guarded_schedule(model, ia)` splits every (block, formula) of
+``ia.blocks`` by the if-branches and offsets of its equations into *variants* whose code is fixed
+(`GuardedVariant`: its rows, its formula and its restart system), merges the components with
+too many variants into one block whose equations, orders and unknowns selection flags choose
+(`mdae_fmu.implicit.merged`), orders the variants so that one order is valid in every mode,
+and flattens every formula into one `FormulaTable` (BDD nodes as integers). The result
+(`GuardedSchedule`) is plain frozen data: integers, names, expression trees and sympy
+expressions, no BDD object, so that it is saved with the `Analysis` (`mdae_fmu.saved`).
+
+Restart of one block variant (the local rule, docs/decisions.md §9). In the block's new-mode
+equations the leading unknowns are replaced by what the instant determines: a leading
+derivative ``x^(d)`` (d >= 1) by ``(X+ - X-)/h`` with X = x^(d-1) the state it integrates, an
+algebraic unknown ``z`` by ``ζ_z/h`` (ζ_z: its integral over the instant, the impulse). An
+equation of offset c = 0 is multiplied by h and h -> 0 taken (its bounded terms integrate to
+nothing over the instant); an equation of offset c >= 1 is taken at order c - 1 (the
+consistency equation, which the right limits satisfy). Outside the block, the jump of a state
+``Y+ - Y-`` already restarted and the impulse ζ_y of an algebraic variable enter the same way.
+The result is square, with the block's Jacobian, so it is solvable exactly when the block is;
+a block whose equations are not affine in the 1/h terms (the limit does not exist) is rejected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .. import expr as E
+from ..structure.per_mode import Instance
+
+#: the length of the nonstandard instant in the restart rows (h -> 0)
+STEP = sp.Symbol("mdae_h", positive=True)
+
+
+def left_symbol(k: int) -> sp.Symbol:
+    """The left limit X- of the k-th state of `GuardedSchedule.states` in restart rows."""
+    return sp.Symbol(f"mdae_left_{k}")
+
+
+def impulse_symbol(j: int) -> sp.Symbol:
+    """ζ, the integral over the instant of variable j of `GuardedSchedule.variables`."""
+    return sp.Symbol(f"mdae_zeta_{j}")
+
+
+@dataclass(frozen=True)
+class FormulaTable:
+    """The BDD nodes of all formulas: node k tests guard ``var[k]`` and continues at
+    ``hi[k]`` (true) or ``lo[k]``; -1 is true and -2 false."""
+    var: tuple[int, ...]
+    lo: tuple[int, ...]
+    hi: tuple[int, ...]
+
+    def holds(self, u: int, bits) -> bool:
+        """Whether formula ``u`` holds for the guard values ``bits`` (what the C code's
+        ``holds`` computes)."""
+        while u >= 0:
+            u = self.hi[u] if bits[self.var[u]] else self.lo[u]
+        return u == -1
+
+
+@dataclass(frozen=True)
+class BlockRows:
+    """A square block: ``0 = rows`` solved for ``unknowns`` (sympy symbols of the instances);
+    ``tree``: the residual as an expression tree when the block is one undifferentiated
+    equation (code generation may solve it on the tree)."""
+    label: str
+    unknowns: tuple
+    rows: tuple
+    tree: E.Expr | None = None
+
+    def symbols(self) -> frozenset:
+        """The sympy symbols the rows read."""
+        return frozenset().union(*(r.free_symbols for r in self.rows))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The mode-selected parts of a merged block: ``top`` and ``restart`` are
+    ``(flag, proxy, target)`` copies (before the solve target -> proxy, after it proxy ->
+    target, where the flag is set); ``cons_when`` the flag of each consistency row (None:
+    every mode of the block)."""
+    top: tuple = ()
+    restart: tuple = ()
+    cons_when: tuple = ()
+
+
+@dataclass(frozen=True)
+class GuardedVariant:
+    """One block variant: ``block`` solved in the modes of ``formula`` (a node of the
+    schedule's `FormulaTable`); ``restart`` its restart system (over X+ and ζ), ``writes``
+    the variables (indices into `GuardedSchedule.variables`) it moves, ``reads`` the
+    variables whose jump or impulse enters its restart, ``origin`` the (equations,
+    unknowns) of the analysis' block it refines. ``merged``: one block for a whole component
+    (`mdae_fmu.implicit.merged`), whose equations change with the mode, restarted at every
+    change; ``sel`` its mode-selected unknowns and rows. ``cons``: its consistency equations
+    F^{<c} (sympy), which hold in its modes: rows of the drift and of the projection."""
+    formula: int
+    block: BlockRows
+    restart: BlockRows | None
+    writes: tuple[int, ...]
+    reads: tuple[int, ...]
+    origin: tuple = ()
+    merged: bool = False
+    cons: tuple = ()
+    sel: Selection | None = None
+
+    def written(self) -> tuple:
+        """The instances the variant computes: its unknowns, for a merged block with
+        mode-selected unknowns the leading instances its proxies stand for."""
+        if self.sel is None:
+            return self.block.unknowns
+        proxies = {p for _, p, _ in self.sel.top}
+        return tuple(u for u in self.block.unknowns if u not in proxies) + tuple(
+            dict.fromkeys(t for _, _, t in self.sel.top))
+
+
+@dataclass(frozen=True)
+class GuardedSchedule:
+    """The guarded block schedule of a model (module docstring).
+
+    ``guards``: the guard atoms (bit k of the mode is guard k), ``guard_names`` their text;
+    ``variables``: the continuous unknowns (variable indices of ``writes``/``reads``);
+    ``states``, ``leading``: the union layout (the instances x^(k), k < max d, and the
+    leading instances); ``impulsive``: the variables algebraic in some mode (an impulse slot
+    each); ``variants`` in an order valid in every mode; ``cond_states``: ``(k, formula)``,
+    state k of ``states`` is a state only in the modes of the formula; ``flags``: the
+    selection flags of merged blocks ``(symbol, formula)``; ``proxies``/``rproxies``: the
+    proxy unknowns of merged blocks (`mdae_fmu.implicit.merged`); ``n_modes``: the number of
+    consistent modes."""
+    model_name: str
+    guards: tuple[E.Expr, ...]
+    guard_names: tuple[str, ...]
+    variables: tuple[str, ...]
+    states: tuple[Instance, ...]
+    leading: tuple[Instance, ...]
+    impulsive: tuple[str, ...]
+    variants: tuple[GuardedVariant, ...]
+    table: FormulaTable
+    cond_states: tuple[tuple[int, int], ...]
+    flags: tuple[tuple[sp.Symbol, int], ...]
+    proxies: tuple[sp.Symbol, ...]
+    rproxies: tuple[sp.Symbol, ...]
+    n_modes: int
