@@ -21,6 +21,7 @@ comes back to the caller as a result with its message.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import warnings
@@ -150,18 +151,25 @@ def executor_of(executor: str, client: Any, scheduler: str | None) -> str:
     return executor
 
 
+def installed() -> bool:
+    """Whether the ``distributed`` extra is installed, found without importing it (the
+    import alone costs about a second of CPU, more than a small batch run here)."""
+    return importlib.util.find_spec("distributed") is not None
+
+
 def dask_usable(executor: str, n_workers: int | None, what: str) -> bool:
     """Whether a batch may go to Dask: installed (asked for explicitly without it: the
     missing-extra error) and, for the embedded cluster chosen automatically, with at least
-    two workers (one worker thread is this process again, at a cost)."""
+    two workers (one worker thread is this process again, at a cost). Only an explicit
+    "dask" imports Dask here; "auto" imports it when the batch switches to it."""
     if executor == "serial":
         return False
-    if available() is None:
-        if executor == "dask":
+    if executor == "dask":
+        if available() is None:
             raise MdaeError(MISSING.format(what=what))
-        return False
-    return executor == "dask" or local_workers(n_workers) >= 2
+        return True
+    return installed() and local_workers(n_workers) >= 2
 
 
 __all__ = ["available", "require", "client_for", "as_finished", "add_cluster_options",
-           "executor_of", "dask_usable", "local_workers", "quiet_dask", "MISSING"]
+           "executor_of", "dask_usable", "installed", "local_workers", "quiet_dask", "MISSING"]

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import html
 import math
-import os
-import tempfile
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -41,18 +39,13 @@ pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap}
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file in the same folder, then
-    renamed): a reader never sees half a report."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` atomically (`mdae_fmu.output.atomic_output`: a reader never
+    sees half a report), its folders created, with the permissions ``open()`` gives (the
+    user's umask, like the CSV, PNG and FMU; a temporary file alone would be 0600). A path
+    that cannot be written is an `OutputError` (exit 2) naming it."""
+    from .output import atomic_output, writing
+    with atomic_output(path, make_parents=True) as tmp:
+        writing(tmp, path, lambda: tmp.write_text(text, encoding="utf-8"))
 
 
 def _e(text) -> str:

@@ -4,6 +4,8 @@ to simulate are failed entries with their message; bad suite files are refused."
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -168,8 +170,8 @@ _ENTRY = "[[model]]\ntest = \"a.mo\"\nreference = \"b.csv\"\n"
     ('method = "tub"', ":4:1:", "method must be one of tube, fmpy, got the string \"tub\" "
      "(did you mean 'tube'?)"),
     ('fmi_type = "cs"', ":4:1:", "fmi_type must be one of ModelExchange, CoSimulation, both"),
-    ("start_values = { j1 = [1] }", ":4:1:", "start_values 'j1' must be a finite number, a Boolean or a "
-     "string, got an array"),
+    ("start_values = { j1 = [1] }", ":4:1:", "start_values 'j1' must be a finite number, a "
+     "Boolean or a string, got an array"),
     ("  rtl = 1e-3", ":4:3:", "unknown key 'rtl' (did you mean 'rtol'?)"),
     ("solver_tolerance = 1e-8\nrelative_tolerance = 1e-8", ":4:1:",
      "give relative_tolerance only"),
@@ -245,8 +247,13 @@ def test_both_interfaces_make_two_entries(tmp_path, capsys):
 
 def test_messages_name_the_suite_files(broken_suite, tmp_path):
     """Run here (no cluster): the error of the entry that does not parse names Broken.mo as
-    the suite writes it, in the result, the pages and the JUnit XML."""
-    res = regress(broken_suite, output_dir=tmp_path, executor="serial")
+    the suite writes it, in the result, the pages and the JUnit XML; the pages and the XML
+    have the permissions of the user's umask."""
+    old_mask = os.umask(0o027)
+    try:
+        res = regress(broken_suite, output_dir=tmp_path, executor="serial")
+    finally:
+        os.umask(old_mask)
     by = {e["name"]: e for e in res["entries"]}
     assert by["Broken"]["message"].startswith("Broken.mo:4:")
     assert res["executed"].executor == "serial"
@@ -254,3 +261,5 @@ def test_messages_name_the_suite_files(broken_suite, tmp_path):
                  tmp_path / "junit.xml"]:
         text = page.read_text()
         assert str(broken_suite.parent) not in text and "mdae_regress_" not in text, page
+        # the user's umask (0o027 here), as open() gives: the pages were 0600 before
+        assert stat.S_IMODE(page.stat().st_mode) == 0o640, page
