@@ -25,6 +25,7 @@ from .fmu_runner import RunResult, check_run_options, fmu_of, run_fmu, warm_up
 from .output import atomic_output, check_writable, writing
 
 MAX_PLOTTED = 12
+MAX_EVENT_LINES = 200     # event lines drawn per subplot
 #: Variables whose final value the summary lists.
 MAX_SUMMARY = 30
 #: Most output rows the default output interval gives (the DefaultExperiment's stepSize is
@@ -75,30 +76,77 @@ def write_csv(result, path: str | Path, inputs=()) -> None:
         writing(partial, path, write)
 
 
+def event_rows(t: Any) -> list[tuple[float, int]]:
+    """The events of a result (``t``: its time column, an array or a sequence): each time
+    that appears on more than one row (left limit first, FMPy's convention) with the index
+    of its last row (the value after the event)."""
+    out = []
+    k = 0
+    while k < len(t) - 1:
+        if t[k + 1] == t[k]:
+            j = k + 1
+            while j + 1 < len(t) and t[j + 1] == t[k]:
+                j += 1
+            out.append((float(t[k]), j))
+            k = j + 1
+        else:
+            k += 1
+    return out
+
+
 def write_plot(result, path: str | Path, title: str, inputs=()) -> None:
-    """One subplot per variable (at most MAX_PLOTTED), PNG via the Agg backend, written
-    atomically (`mdae_fmu.output.atomic_output`)."""
+    """`plot_figure` as a PNG, written atomically (`mdae_fmu.output.atomic_output`)."""
+    import matplotlib.pyplot as plt
+    fig = plot_figure(result, title)
+    try:
+        with atomic_output(path, inputs) as partial:
+            writing(partial, path, lambda: fig.savefig(partial, dpi=100, format="png"))
+    finally:
+        plt.close(fig)
+
+
+def plot_figure(result, title: str):
+    """A matplotlib figure (Agg backend) with one subplot per variable (at most
+    MAX_PLOTTED). Every event is a dotted vertical line in every subplot; an impulse output
+    ``impulse(v)`` (docs/multimode-fmu.md: the integral of ``v`` over the last mode change,
+    held until the next one) is drawn as what it is, a stem at each event of the impulse
+    that event carries, not as the plateau of its held value."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("--plot needs matplotlib (pip install mdae_fmu[plot])") from None
+    import numpy as np
+    t = np.asarray(result["time"], dtype=float)
+    events = event_rows(t)
     names = list(result.dtype.names[1:])[:MAX_PLOTTED]
     n = max(len(names), 1)
     fig, axes = plt.subplots(n, 1, sharex=True, figsize=(8, 1.8 * n + 1), squeeze=False)
     for ax, name in zip(axes[:, 0], names):
-        ax.plot(result["time"], result[name], linewidth=1)
+        y = np.asarray(result[name], dtype=float)
+        if name.startswith("impulse(") and events:
+            at = np.array([te for te, _ in events])
+            size = np.array([y[j] for _, j in events])
+            hit = size != 0
+            ax.axhline(0.0, color="0.4", linewidth=0.8)
+            ax.vlines(at[hit], 0.0, size[hit], color="C1", linewidth=2, label="impulse")
+            ax.plot(at[hit], size[hit], "o", color="C1")
+            ax.set_xlim(t[0], t[-1])
+        else:
+            ax.plot(t, y, linewidth=1)
+        for te, _ in events[:MAX_EVENT_LINES]:
+            ax.axvline(te, color="0.55", linestyle=":", linewidth=0.9)
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
-    axes[-1, 0].set_xlabel("time")
+    if events:
+        from matplotlib.lines import Line2D
+        axes[0, 0].legend([Line2D([], [], color="0.55", linestyle=":")],
+                          [f"event ({len(events)})"], loc="best", fontsize="small")
+    axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(title)
     fig.tight_layout()
-    try:
-        with atomic_output(path, inputs) as partial:
-            writing(partial, path, lambda: fig.savefig(partial, dpi=100, format="png"))
-    finally:
-        plt.close(fig)
+    return fig
 
 
 def summary(run: RunResult) -> str:
@@ -223,4 +271,5 @@ def add_parser(sub) -> None:
 
 
 __all__ = ["simulate", "simulate_command", "add_parser", "summary", "write_csv", "write_plot",
+           "plot_figure", "event_rows",
            "default_output_interval", "SimulationFailed"]
