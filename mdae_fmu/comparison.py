@@ -45,8 +45,8 @@ import numpy as np
 from . import run_options
 from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError, SourceLoc
 from .fmu_archive import OpenedFmu, open_fmu, temporary_folder
-from .fmu_runner import (FMI_TYPES, MODEL_SUFFIXES, check_parameters, closest_name, fmu_of,
-                         outputs_and_states, preferred_fmi_type, run_fmu)
+from .fmu_runner import (FMI_TYPES, MODEL_SUFFIXES, check_parameters, closest_name,
+                         event_spans, fmu_of, outputs_and_states, preferred_fmi_type, run_fmu)
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-6
@@ -80,24 +80,15 @@ class Trajectory:
     def events(self) -> list["Event"]:
         """Every time that appears on more than one row, with the variables whose value
         differs between its first (left limit) and last row (after the event)."""
-        t = self.time
         out = []
-        i = 0
-        while i < len(t) - 1:
-            if t[i + 1] == t[i]:
-                j = i + 1
-                while j + 1 < len(t) and t[j + 1] == t[i]:
-                    j += 1
-                changes = []
-                for name in sorted(self.values, key=lambda n: (n not in self.discrete, n)):
-                    a, b = float(self.values[name][i]), float(self.values[name][j])
-                    if a != b and not (math.isnan(a) and math.isnan(b)):
-                        changes.append((name, a, b))
-                out.append(Event(float(t[i]), tuple(changes),
-                                 tuple(c[0] for c in changes if c[0] in self.discrete)))
-                i = j + 1
-            else:
-                i += 1
+        for time, i, j in event_spans(self.time):
+            changes = []
+            for name in sorted(self.values, key=lambda n: (n not in self.discrete, n)):
+                a, b = float(self.values[name][i]), float(self.values[name][j])
+                if a != b and not (math.isnan(a) and math.isnan(b)):
+                    changes.append((name, a, b))
+            out.append(Event(time, tuple(changes),
+                             tuple(c[0] for c in changes if c[0] in self.discrete)))
         return out
 
 

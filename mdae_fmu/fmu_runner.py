@@ -309,6 +309,25 @@ def event_times(time_column: np.ndarray) -> tuple[float, ...]:
     return tuple(float(x) for x in np.unique(t[repeated]))
 
 
+def event_spans(time_column: Any) -> list[tuple[float, int, int]]:
+    """The events of a result as ``(time, first row, last row)``: each time that appears on
+    more than one row, its first row the left limit and its last row the value after the
+    event (FMPy's convention)."""
+    t = time_column
+    out = []
+    k = 0
+    while k < len(t) - 1:
+        if t[k + 1] == t[k]:
+            j = k + 1
+            while j + 1 < len(t) and t[j + 1] == t[k]:
+                j += 1
+            out.append((float(t[k]), k, j))
+            k = j + 1
+        else:
+            k += 1
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # The child process
 # ---------------------------------------------------------------------------------------------
@@ -642,4 +661,5 @@ __all__ = ["run_fmu", "run_many", "RunResult", "SimulationFailed", "warm_up", "f
            "close_children", "default_output_variables", "outputs_and_states",
            "preferred_fmi_type", "settable_names", "closest_name", "check_parameters",
            "check_output_variables", "typed_start_values", "typed_value", "event_times",
+           "event_spans",
            "FMI_TYPES", "open_fmu", "OpenedFmu"]

@@ -21,7 +21,8 @@ from typing import Any, Mapping, Sequence
 from . import run_options
 from .diagnostics import EXIT_OK, InputError, MdaeError, SimulationFailed
 from .fmu_archive import open_fmu, temporary_folder
-from .fmu_runner import RunResult, check_run_options, fmu_of, run_fmu, warm_up
+from .fmu_runner import (RunResult, check_run_options, event_spans, fmu_of, run_fmu,
+                         warm_up)
 from .output import atomic_output, check_writable, writing
 
 MAX_PLOTTED = 12
@@ -76,24 +77,6 @@ def write_csv(result, path: str | Path, inputs=()) -> None:
         writing(partial, path, write)
 
 
-def event_rows(t: Any) -> list[tuple[float, int]]:
-    """The events of a result (``t``: its time column, an array or a sequence): each time
-    that appears on more than one row (left limit first, FMPy's convention) with the index
-    of its last row (the value after the event)."""
-    out = []
-    k = 0
-    while k < len(t) - 1:
-        if t[k + 1] == t[k]:
-            j = k + 1
-            while j + 1 < len(t) and t[j + 1] == t[k]:
-                j += 1
-            out.append((float(t[k]), j))
-            k = j + 1
-        else:
-            k += 1
-    return out
-
-
 def write_plot(result, path: str | Path, title: str, inputs=()) -> None:
     """`plot_figure` as a PNG, written atomically (`mdae_fmu.output.atomic_output`)."""
     import matplotlib.pyplot as plt
@@ -119,7 +102,7 @@ def plot_figure(result, title: str):
         raise InputError("--plot needs matplotlib (pip install mdae_fmu[plot])") from None
     import numpy as np
     t = np.asarray(result["time"], dtype=float)
-    events = event_rows(t)
+    events = [(te, last) for te, _, last in event_spans(t)]
     names = list(result.dtype.names[1:])[:MAX_PLOTTED]
     n = max(len(names), 1)
     fig, axes = plt.subplots(n, 1, sharex=True, figsize=(8, 1.8 * n + 1), squeeze=False)
@@ -271,5 +254,5 @@ def add_parser(sub) -> None:
 
 
 __all__ = ["simulate", "simulate_command", "add_parser", "summary", "write_csv", "write_plot",
-           "plot_figure", "event_rows",
+           "plot_figure",
            "default_output_interval", "SimulationFailed"]

@@ -349,12 +349,14 @@ def test_plot_draws_events_and_impulses_as_impulses():
     from cosim_util import build_me
 
     import mdae_fmu
-    from mdae_fmu.simulation import event_rows, plot_figure
+    from mdae_fmu.fmu_runner import event_spans
+    from mdae_fmu.simulation import plot_figure
     run = mdae_fmu.simulate(build_me("ClutchBasic"), stop_time=10)
     r = run.result
-    events = event_rows(r["time"])
-    assert [te for te, _ in events] == [5.0, 7.0]
-    first, last = int(np.flatnonzero(r["time"] == 5.0)[0]), events[0][1]
+    events = event_spans(r["time"])
+    assert [te for te, _, _ in events] == [5.0, 7.0]
+    _, first, last = events[0]
+    assert r["time"][first - 1] < 5.0 < r["time"][last + 1]
     transferred = 1.0 * (r["w1"][last] - r["w1"][first])          # j1 = 1
     fig = plot_figure(r, "ClutchBasic")
     try:
