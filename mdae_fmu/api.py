@@ -1,4 +1,7 @@
-"""The Python API: the same operations as the command line, on plain data."""
+"""The Python API: the same operations as the command line, on plain data (reading,
+analysing and exporting models here; simulating, comparing, sweeping and regression suites in
+`mdae_fmu.simulation`, `comparison`, `sweeps` and `regression`, all bound in the package:
+``mdae_fmu.simulate/compare/sweep/regress``)."""
 
 from __future__ import annotations
 
@@ -115,31 +118,4 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                   implicit=implicit, on_warning=on_warning)
 
 
-def compare(test: str | Path, reference: str | Path, **options):
-    """Compare TEST against REFERENCE (each a model file, an FMU or a result CSV) in a tube
-    -> `mdae_fmu.comparison.Comparison` (``.passed``, ``.signals``, ``.render_text()``).
-    Options: ``variables``, ``rtol``, ``atol``, ``time_tolerance``, ``stop_time``,
-    ``method`` ("tube" or "fmpy"), ``start_values``, ``input``, ``solver_tolerance``
-    (docs/regression.md)."""
-    from .comparison import compare as _compare
-    return _compare(test, reference, **options)
-
-
-def sweep(model_or_fmu: str | Path, params, **options):
-    """Simulate one FMU over many parameter sets on Dask -> `mdae_fmu.sweeps.SweepResult`
-    (``.rows``, ``.column(name)``, ``.to_pandas()``). ``params``: ``["j1=0.5:2.0:10", ...]``
-    or ``{"j1": [1.0, 2.0]}``. Options: ``outputs``, ``samples``, ``seed``, ``stop_time``,
-    ``output`` (.csv/.parquet, streamed), ``resume``, ``scheduler``, ``n_workers``,
-    ``client``, ``event_values``, ``serial`` (docs/regression.md)."""
-    from .sweeps import sweep as _sweep
-    return _sweep(model_or_fmu, params, **options)
-
-
-def regress(suite_file: str | Path, **options) -> dict:
-    """Run a regression suite (TOML) on Dask and write its HTML index and JUnit XML ->
-    ``{"suite", "entries", "passed", "index", "junit"}`` (docs/regression.md)."""
-    from .regression import regress as _regress
-    return _regress(suite_file, **options)
-
-
-__all__ = ["load", "analyze", "export_fmu", "compare", "sweep", "regress", "InputError"]
+__all__ = ["load", "analyze", "export_fmu", "InputError"]

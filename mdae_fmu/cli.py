@@ -163,14 +163,14 @@ def _file_stem(name: str) -> str:
     return "".join(c if c.isalnum() or c in "_-" else "_" for c in name) or "model"
 
 
-#: Commands that run an FMU in this process's child (`mdae_fmu.fmu_runner`); ``sweep`` only
-#: with ``--serial`` (else the runs go to Dask workers).
-_RUNS_FMUS = ("simulate", "compare")
+#: Commands that run an FMU in this process's child (`mdae_fmu.fmu_runner`): ``sweep`` and
+#: ``regress`` start their runs here too (`mdae_fmu.batch`), unless sent to a scheduler.
+_RUNS_FMUS = ("simulate", "compare", "sweep", "regress")
 
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    if words and (words[0] in _RUNS_FMUS or words[0] == "sweep" and "--serial" in words):
+    if words and words[0] in _RUNS_FMUS and "--scheduler" not in words:
         from .fmu_runner import warm_up     # the child imports FMPy while this process starts
         warm_up()
     args = _parser().parse_args(argv)
