@@ -67,13 +67,15 @@ def _one_class(text: str, path: Path, model: str | None) -> str:
 
 
 def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph",
-            progress=False):
+            progress=False, *, strict_units: bool = False):
     """Structural analysis of every mode and every mode change -> `mdae_fmu.analysis.Analysis`,
-    an immutable result that `export_fmu` accepts as is."""
+    an immutable result that `export_fmu` accepts as is. The units are checked too
+    (``.units``: ``W-UNIT`` warnings, `mdae_fmu.unit_check`); ``strict_units`` makes them
+    reject the model."""
     from .analysis import analyze as _analyze
     from .progress import as_progress
     return _analyze(model, erasure=erasure, lemma22=lemma22,
-                    progress=as_progress(progress, "analyze"))
+                    progress=as_progress(progress, "analyze"), strict_units=strict_units)
 
 
 def save_analysis(model: Model, analysis) -> dict:
@@ -96,7 +98,7 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                default_experiment: dict | None = None, *, analysis=None,
                erasure: str = "restricted", lemma22: str = "two-graph",
                progress: Progress | bool | None = None, backend: str = "c",
-               implicit: bool | None = None):
+               implicit: bool | None = None, strict_units: bool = False):
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
     (missing entries: 0, 1, 1e-6, (stop - start)/500). ``analysis``: the result of `analyze`
@@ -106,12 +108,13 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
     stage names on a terminal only, False silences them. ``backend``: ``"c"`` or
     ``"python"`` (a pythonfmu Co-Simulation FMU, ``fmi_type="cs"``; docs/python-backend.md).
     ``implicit``: the guarded schedule from the implicit analysis (True), the per-mode
-    schedules (False), or the former beyond 2^12 modes (None)."""
+    schedules (False), or the former beyond 2^12 modes (None). ``strict_units``: unit
+    inconsistencies reject the model (`mdae_fmu.unit_check`)."""
     from .fmu.export import export
     return export(model, Path(path), fmi_type=fmi_type,
                   default_experiment=default_experiment, analysis=analysis,
                   erasure=erasure, lemma22=lemma22, progress=progress, backend=backend,
-                  implicit=implicit)
+                  implicit=implicit, strict_units=strict_units)
 
 
 def compare(test: str | Path, reference: str | Path, **options):

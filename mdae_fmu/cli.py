@@ -91,6 +91,8 @@ def _analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lemma22", choices=("two-graph", "literal"), default="two-graph",
                    help="reading of Lemma 22 at transient modes: two-graph (default) or the "
                    "literal printed one (docs/decisions.md)")
+    p.add_argument("--strict-units", action="store_true",
+                   help="unit inconsistencies (W-UNIT warnings) reject the model (exit 1)")
 
 
 def _analyze(args) -> int:
@@ -109,7 +111,8 @@ def _analyze_model(args) -> int:
     progress("import")
     model = api.load(args.model, args.class_name)
     result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress,
-                     implicit=True if args.implicit else None)
+                     implicit=True if args.implicit else None,
+                     strict_units=args.strict_units)
     progress("report")
     if args.json:
         from .saved import save
@@ -153,7 +156,8 @@ def _export(args) -> int:
     fmi_type = args.fmi_type or ("cs" if args.backend == "python" else "me")
     api.export_fmu(model, out, fmi_type=fmi_type, default_experiment=de,
                    analysis=analysis, erasure=args.erasure, lemma22=args.lemma22,
-                   progress=progress, backend=args.backend, implicit=args.implicit)
+                   progress=progress, backend=args.backend, implicit=args.implicit,
+                   strict_units=args.strict_units)
     print(f"wrote {out}")
     return EXIT_OK
 

@@ -56,7 +56,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
            default_experiment: dict | None = None, analysis=None,
            erasure: str = "restricted", lemma22: str = "two-graph", report=None,
            progress: Progress | bool | None = None, backend: str = "c",
-           implicit: bool | None = None) -> Path:
+           implicit: bool | None = None, strict_units: bool = False) -> Path:
     """Build the FMU of ``model`` at ``path`` and return ``path``.
 
     ``fmi_type``: ``"me"`` (Model Exchange), ``"cs"`` (Co-Simulation with embedded CVODE,
@@ -76,6 +76,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     schedule of the analysis (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 17), False
     for the per-mode schedules; None (default) takes the guarded schedule when the model has
     more modes than the explicit enumeration handles (the analysis then has no other).
+    ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
+    ``analysis`` keeps the choice it was made with.
 
     ``backend``: ``"c"`` (generated C, gcc) or ``"python"``: a pythonfmu Co-Simulation FMU
     that runs the same plan with numpy/scipy, no C compiler needed
@@ -103,7 +105,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         if analysis is None:
             from ..analysis import analyze
             analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
-                               progress=progress, implicit=True if implicit else None)
+                               progress=progress, implicit=True if implicit else None,
+                               strict_units=strict_units)
         analysis.raise_if_rejected()
         guarded = backend == "c" and _guarded_path(analysis, implicit)
         if backend == "python":
