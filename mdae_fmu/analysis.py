@@ -269,7 +269,7 @@ def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[s
     if a.automaton is not None:
         yield "\n\n" + describe_automaton(a.automaton)
     yield from _units_section(a)
-    yield "\n\n" + _verdict(a)
+    yield "\n\n" + verdict_text(a)
 
 
 def implicit_pieces(a: Analysis) -> Iterator[str]:
@@ -283,7 +283,7 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
     elif a.guarded_refusal and a.modes is not None:
         yield f"\nguarded schedule: not built: {a.guarded_refusal}"
     yield from _units_section(a)
-    yield "\n" + _verdict(a)
+    yield "\n" + verdict_text(a)
 
 
 def _units_section(a: Analysis) -> Iterator[str]:
@@ -294,7 +294,9 @@ def _units_section(a: Analysis) -> Iterator[str]:
                + "\n".join(f"  {w}" for w in a.units))
 
 
-def _verdict(a: Analysis) -> str:
+def verdict_text(a: Analysis) -> str:
+    """"verdict: accepted" (with the count of warnings) or "verdict: rejected" and every
+    diagnostic, one per line: the last lines of every form of the report."""
     if a.accepted:
         n_warn = sum(m.startswith("W-") for m in a.messages)
         return "verdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else "")

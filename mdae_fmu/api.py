@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,14 +13,18 @@ if TYPE_CHECKING:
     from .progress import Progress
 
 
-def load(path: str | Path, model: str | None = None) -> Model:
+def load(path: str | Path, model: str | None = None, *,
+         modelica_path: Sequence[str | Path] = (), keep_flat: str | Path | None = None) -> Model:
     """Read a model from flat Modelica / Base Modelica (``.mo``, ``.bmo``) or an XML equation
     list (``.xml``); a hierarchical ``.mo`` file is flattened by rumoca when it is installed
     (`mdae_fmu.importers.frontend`). ``model``: the class to read from a file that defines
     several (qualified ``P.A`` or, when unique, ``A``; `importers.select`); without it a flat
     file with several models is refused with their names, and a hierarchical file flattens
-    `frontend.choose_model`. Raises `InputError` (exit code 2) when the file cannot be read or
-    has no class ``model`` (the message lists the file's models)."""
+    `frontend.choose_model`. ``modelica_path``: library directories for a hierarchical model,
+    searched before those of the ``MODELICAPATH`` environment variable; ``keep_flat``: a file
+    where the flat text of a hierarchical model is written (the locations that are not in
+    the user's file refer to it). Raises `InputError` (exit code 2) when the file cannot be
+    read or has no class ``model`` (the message lists the file's models)."""
     path = Path(path)
     if path.suffix.lower() == ".xml":
         from .importers.xml_eqlist import load_xml
@@ -39,7 +44,8 @@ def load(path: str | Path, model: str | None = None) -> Model:
         if not (frontend.uses_hierarchical_keywords(text) if flat_text is not text
                 else frontend.is_hierarchical(text)):
             raise
-        return frontend.load_hierarchical(text, path, err, model)
+        return frontend.load_hierarchical(text, path, err, model, roots=modelica_path,
+                                          keep_flat=keep_flat)
 
 
 def _one_class(text: str, path: Path, model: str | None) -> str:
