@@ -46,12 +46,12 @@ def summary_lines(model: Model, a: Analysis, implicit: bool = False) -> Iterator
         yield from _implicit_lines(a)
     else:
         yield from _modes_lines(model, a.modes, a)
+    yield "(the full report: mdae-fmu analyze --verbose)"
     warnings = [m for m in a.messages if m.startswith("W-")]
     if warnings and a.accepted:
         yield f"warnings ({len(warnings)}):"
         yield from (f"  {w}" for w in warnings)
     yield verdict_text(a)
-    yield "(the full report: mdae-fmu analyze --verbose)"
 
 
 def _implicit_lines(a: Analysis) -> Iterator[str]:

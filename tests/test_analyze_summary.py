@@ -37,8 +37,8 @@ def test_clutch_summary_line_by_line(capsys):
         "mode changes: 2 (1 with every state continuous); restarts (the value after the event, "
         "pre(x) the value before):",
         "  (not g) -> (g): w1 = w2 = (j1*pre(w1) + j2*pre(w2))/(j1 + j2); impulsive: f1, f2",
-        "verdict: accepted",
         "(the full report: mdae-fmu analyze --verbose)",
+        "verdict: accepted",
     ]
 
 
@@ -59,7 +59,7 @@ def test_diode_circuit_summary_names_modes_states_and_both_restarts(capsys):
     assert "  4 in (g1 and not g2), (not g1 and g2): j1, j2, v1, v2" in lines
     restarts = [ln for ln in lines if ln.startswith("  (") and "->" in ln]
     assert len(restarts) == 6 and lines[-2:] == [
-        "verdict: accepted", "(the full report: mdae-fmu analyze --verbose)"]
+        "(the full report: mdae-fmu analyze --verbose)", "verdict: accepted"]
     into_both_on = [ln for ln in restarts if ln.split(" -> ")[1].startswith("(g1 and g2)")]
     assert len(into_both_on) == 3 and all(
         "u1 = u2 = 0; v1 = v2 = (C1*pre(v1) + C2*pre(v2))/(C1 + C2)" in ln for ln in into_both_on)
