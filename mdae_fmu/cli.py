@@ -173,7 +173,8 @@ def _export(args) -> int:
     api.export_fmu(model, out, fmi_type=fmi_type, default_experiment=de,
                    analysis=analysis, erasure=args.erasure, lemma22=args.lemma22,
                    progress=progress, backend=args.backend, implicit=args.implicit,
-                   strict_units=args.strict_units)
+                   strict_units=args.strict_units,
+                   on_warning=lambda text: print(text, file=sys.stderr))
     print(f"wrote {out}")
     return EXIT_OK
 
