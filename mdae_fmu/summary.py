@@ -28,7 +28,7 @@ from .sympy_modelica import print_sympy
 
 #: Longest list of names, modes or equations printed in one line (the rest is counted).
 MAX_LISTED = 8
-#: A citation of the theory notes in a report line (the user has none of them).
+#: A parenthesised citation (docs/theory.md) in a report line: the summary leaves it out.
 _CITATION = re.compile(r" \((?:theory|docs/theory\.md) [^)]*\)")
 #: Longest equation quoted (characters).
 MAX_QUOTE = 100
