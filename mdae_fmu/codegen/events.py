@@ -366,7 +366,7 @@ def relation_rate(s: sp.Expr, cm: CompiledModel, steady: frozenset) -> sp.Expr |
     with ``der(x)`` the derivative slot the schedule computes; None when ``s`` reads anything
     else or the rate is 0 (the relation is then evaluated exactly at events). Its sign is the
     side of the surface ``s = 0`` the solution goes to: the relation's right limit when the
-    event left the solution on the surface (module docstring; theory note 9334 §3.5(a), event
+    event left the solution on the surface (module docstring; docs/theory.md §11, event
     indicators)."""
     table = cm.table
     syms = s.free_symbols
