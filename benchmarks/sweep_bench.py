@@ -80,7 +80,7 @@ def main() -> int:
                 for c in configs:
                     out = Path(tmp) / f"r{rep}-{configs.index(c)}.csv"
                     if c == configs[0]:
-                        res = sweep(fmu, params, serial=True, output=out)
+                        res = sweep(fmu, params, executor="serial", output=out)
                     else:
                         res = sweep(fmu, params, client=clusters[c][0], output=out)
                     assert len(res) == n

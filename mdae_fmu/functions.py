@@ -663,6 +663,22 @@ class FunctionTable:
     def __bool__(self):
         return bool(self.functions)
 
+    @classmethod
+    def restore(cls, functions: dict, derivatives: dict) -> FunctionTable:
+        """The table holding ``functions`` (the user functions and the derivative functions
+        made from them, by name) and ``derivatives`` (`derivatives` of the table that was
+        saved): the inverse of reading those two, for `mdae_fmu.saved`."""
+        table = cls(())
+        table.functions.update(functions)
+        table._derivs.update(derivatives)
+        return table
+
+    @property
+    def derivatives(self) -> dict[str, tuple[Function, frozenset]]:
+        """The derivative function of each function `derivative` was asked for, with the
+        inputs that have a tangent in it."""
+        return self._derivs
+
     def get(self, name: str) -> Function:
         return self.functions[name]
 

@@ -20,6 +20,7 @@ from .ir import Model
 from .structure.per_mode import Block, Instance, LatentEquation, ModeAnalysis, ModesReport, \
     eq_label
 from .structure.printing import equation_text, expr_text
+from .sympy_modelica import print_sympy
 
 FORMAT = "mdae_fmu.analysis/1"
 
@@ -27,9 +28,10 @@ FORMAT = "mdae_fmu.analysis/1"
 # --- formulas -------------------------------------------------------------------------------
 
 def formula(expr: sp.Expr) -> str:
-    """``expr = 0`` as readable text (``der(w1) - der(w2) = 0``), powers written ``x^2`` as
-    in Modelica (sympy's own syntax, ``x**2``, is kept in the JSON report)."""
-    return f"{sp.sstr(expr).replace('**', '^')} = 0"
+    """``expr = 0`` as readable text in Modelica syntax (``der(w1) - der(w2) = 0``, ``x^2``,
+    if-expressions, `mdae_fmu.sympy_modelica`; sympy's own syntax is kept in the JSON
+    report)."""
+    return f"{print_sympy(expr)} = 0"
 
 
 INDEX_LEGEND = (

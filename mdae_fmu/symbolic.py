@@ -13,6 +13,7 @@ array slots and never prints a symbol name into C.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,28 @@ sp.Piecewise._eval_rewrite_as_ITE = _piecewise_as_ite
 # Discrete operators kept as opaque functions (their value is constant between events).
 _OPAQUE = {name: sp.Function(name) for name in ("edge", "change", "initial", "terminal",
                                                 "sample", "div", "mod", "rem", "integer")}
+#: The names of those operators (their sympy functions: `opaque_function`).
+OPAQUE_FUNCTIONS = frozenset(_OPAQUE)
+
+
+def opaque_function(name: str):
+    """The sympy function of the discrete operator ``name`` (`OPAQUE_FUNCTIONS`), else None."""
+    return _OPAQUE.get(name)
+
+
+def as_sympy(v) -> sp.Basic:
+    """``v`` as a sympy object without parsing anything: sympy objects as they are, Python
+    booleans, integers and floats as sympy's; `TypeError` for anything else (a string must
+    never reach `sympy.sympify`, which evaluates text: issue 25)."""
+    if isinstance(v, sp.Basic):
+        return v
+    if isinstance(v, bool):
+        return sp.true if v else sp.false
+    if isinstance(v, numbers.Integral):          # numpy's integers too
+        return sp.Integer(int(v))
+    if isinstance(v, numbers.Real):
+        return sp.Float(float(v))
+    raise TypeError(f"not a sympy expression or a number: {type(v).__name__}")
 
 
 @dataclass

@@ -25,7 +25,7 @@ def run(capsys, *argv):
 
 
 def test_clutch_report_shows_modes_erasure_and_momentum_restart(capsys):
-    code, out, err = run(capsys, "analyze", str(MODELS / "ClutchBasic.mo"))
+    code, out, err = run(capsys, "analyze", "--verbose", str(MODELS / "ClutchBasic.mo"))
     assert code == 0, err
     assert "mode {g}: ok" in out and "mode {not g}: ok" in out
     assert "e5': der(w1) - der(w2) = 0" in out          # the latent equation of the engaged mode
@@ -280,11 +280,11 @@ def test_lemma22_option_gives_both_readings(tmp_path, capsys, name):
         path.write_text(RESET_TO_Y)
     else:
         path = MODELS / "BouncingBall.mo"
-    code, out, _ = run(capsys, "analyze", str(path))
+    code, out, _ = run(capsys, "analyze", "-v", str(path))
     assert code == 0 and "Lemma 22: two-graph reading" in out
-    code2, out2, _ = run(capsys, "analyze", "--lemma22", "two-graph", str(path))
+    code2, out2, _ = run(capsys, "analyze", "-v", "--lemma22", "two-graph", str(path))
     assert code2 == 0 and out2 == out
-    code, out, err = run(capsys, "analyze", "--lemma22", "literal", str(path))
+    code, out, err = run(capsys, "analyze", "-v", "--lemma22", "literal", str(path))
     assert code == 1 and "Traceback" not in err and "Lemma 22: literal reading" in out
     [line] = verdict_lines(out, "E-TRANSIENT-UNDER")
     assert f"{path.name}:" in line

@@ -23,7 +23,7 @@ from ..version import __version__
 from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure
-from .units import BASE, base_unit, display_unit
+from ..units import BASE, base_unit, display_unit
 
 # A model without an experiment annotation gets the defaults OpenModelica uses for such a
 # model: 0 .. 1 s, tolerance 1e-6, 500 intervals.

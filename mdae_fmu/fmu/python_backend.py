@@ -38,6 +38,7 @@ from ..codegen.initialization import plan_initialization
 from ..codegen.plan import CompiledModel, compile_model
 from ..codegen.restarts import base_name, slot_names, with_transient_restarts
 from ..codegen.slots import Slot
+from ..symbolic import as_sympy
 
 RUNTIME_MODULE = "mdae_pyfmu_runtime"
 SLAVE_MODULE = "mdae_pyfmu_slave"
@@ -81,7 +82,7 @@ class _TreeWriter:
         self.relations = relations
 
     def __call__(self, e) -> list:
-        e = sp.sympify(e)
+        e = as_sympy(e)
         if e.is_Symbol:
             leaf = self.slots.get(e)
             if leaf is None:
@@ -199,7 +200,7 @@ def _left_writer(cm: CompiledModel, w: _TreeWriter, right: dict | None = None):
 
     def write(e):
         slots = dict(w.slots)
-        for s in sp.sympify(e).free_symbols:
+        for s in as_sympy(e).free_symbols:
             n = base_name(s)
             if s.name.endswith("+") and right is not None and names.get(n) in right:
                 slots[s] = ["new", right[names[n]]]

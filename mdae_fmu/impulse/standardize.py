@@ -30,6 +30,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..structure.keyed import btf, dm
+from ..symbolic import as_sympy
 from .analysis import ImpulseResult, impulse_analysis
 from .problem import RestartProblem, left, right
 
@@ -219,8 +220,8 @@ def _solve(eqs, unknowns, knowns_hint, params):
             if ref is None:
                 continue
             try:
-                val = complex(sp.sympify(e).xreplace(point).evalf())
-                rv = complex(sp.sympify(ref).xreplace(point).evalf())
+                val = complex(as_sympy(e).xreplace(point).evalf())
+                rv = complex(as_sympy(ref).xreplace(point).evalf())
             except (TypeError, ValueError):
                 return float("inf")
             if abs(val.imag) > 1e-9:
@@ -337,7 +338,7 @@ def _unsolved_through_function(K, sol, targets) -> bool:
     if sol is not None and all(t in sol for t in targets):
         return False
     from sympy.core.function import AppliedUndef
-    return any(hasattr(a.func, "_mdae_call") for e in K for a in sp.sympify(e).atoms(AppliedUndef))
+    return any(hasattr(a.func, "_mdae_call") for e in K for a in as_sympy(e).atoms(AppliedUndef))
 
 
 def _tidy(e: sp.Expr) -> sp.Expr:

@@ -123,7 +123,9 @@ def describe_automaton(a: Automaton) -> str:
              if "event iteration" in n]
     for n in notes:
         lines.append(f"  {n}")
-    lines.append(f"modes ({len(a.modes)}):")
+    n_transient = sum(m.kind == "transient" for m in a.modes)
+    lines.append(f"modes of the mode-change automaton ({len(a.modes)}: "
+                 f"{len(a.modes) - n_transient} long, {n_transient} transient):")
     for m in a.modes:
         if m.kind == "transient":
             lines.append(f"  [{m.label}] transient")
@@ -133,8 +135,12 @@ def describe_automaton(a: Automaton) -> str:
             lines.append(f"  [{m.label}] index {m.index}; states {{{', '.join(m.states)}}}; "
                          f"latent {{{', '.join(m.latent)}}}; blocks "
                          + " ; ".join("+".join(b) for b in m.blocks))
-    lines.append(f"mode changes ({len(a.changes)}), {len(a.configs)} configurations, "
-                 f"{len(a.edges)} explored runs:")
+    lines.append(f"mode changes ({len(a.changes)}), {len(a.configs)} configurations (what is "
+                 f"known at the start of an instant), {len(a.edges)} explored runs:")
+    if any(ch.instants for ch in a.changes):
+        lines.append("  (in the formulas of an instant, x@k is x at the k-th instant of the "
+                     "change, x@0 of a state its value before it, and δ the infinitesimal "
+                     "step; x+ and x- are the values after and before the change)")
     for ch in a.changes:
         lines.extend(describe_change(ch))
     if a.diagnostics:

@@ -22,6 +22,7 @@ from .. import expr as E
 from ..ir import Model
 from ..structure.graph import classes_sharing_keys
 from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration_limit_message
+from ..sympy_modelica import print_sympy
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, TooManyTransientModes, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
@@ -851,13 +852,24 @@ def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased)
                         continue
                     ratio = sp.simplify(vexpr / r)
                     if ratio != 0 and not ratio.free_symbols:
+                        rt = _mode_values(sf, r)    # (x@0: x in the source mode)
+                        times = {1: f"{rt}", -1: f"-({rt})"}.get(
+                            ratio, f"{print_sympy(ratio)}*({rt})")
                         return (f"W-FAKE-IMPULSE: the impulses are inferred from the residual "
-                                f"{r} of the erased {eq_label(key)}, and {v} = {ratio}*({r}) "
+                                f"{rt} of the erased {eq_label(key)}, and {v} = {times} "
                                 f"in [{system.mode_label(src)}] ({f.id}); {v} is the zero-crossing "
                                 f"variable of guard {system.guards[gi].name}, so a physical "
                                 f"switch makes it 0 and the restart continuous; an assertion "
                                 f"`{v} = 0` at the switch removes the impulse")
     return None
+
+
+def _mode_values(sf, expr: sp.Expr) -> str:
+    """``expr`` over the instances ``x@0`` (the values in the source mode) in Modelica syntax,
+    each instance written as its variable (`mdae_fmu.sympy_modelica`)."""
+    sub = {s: sp.Symbol(sf.instance(s)[0]) for s in expr.free_symbols
+           if sf.instance(s) is not None and sf.instance(s)[1] == 0}
+    return print_sympy(expr.xreplace(sub))
 
 
 def _inst_label(sf, sym) -> str:

@@ -27,7 +27,9 @@ class ShiftForm:
         funcs = system.model.functions if system.model is not None else ()
         self.table = SymbolTable(constants=frozenset(system.constants),
                                  functions=function_table(funcs) if funcs else None)
-        self.d = sp.Symbol("d", positive=True)
+        # the infinitesimal step, printed δ: no Modelica name is δ, so reports never
+        # confuse it with a parameter d (issue 28)
+        self.d = sp.Symbol("δ", positive=True)
         self._syms: dict[tuple[str, int], sp.Symbol] = {}
         self._back: dict[sp.Symbol, tuple[str, int]] = {}
         self._cache: dict[tuple[str, int], sp.Expr] = {}

@@ -95,6 +95,12 @@ class LatentEquation:
         """Whether the sympy form exists already (for tests that count conversions)."""
         return self._expr is not None
 
+    @property
+    def parts(self) -> tuple:
+        """``(eq_id, k, expr or None, residual, table)``: the constructor's arguments, the
+        sympy form only when it was made already (`mdae_fmu.saved` writes them as they are)."""
+        return self.eq_id, self.k, self._expr, self._residual, self._table
+
     def __eq__(self, other) -> bool:
         if not isinstance(other, LatentEquation):
             return NotImplemented
