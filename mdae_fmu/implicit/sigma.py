@@ -1,6 +1,6 @@
 """The Σ-method computed once for all modes, on a signature graph whose entries carry the
-formula of the modes where they hold (theory 003 §5.3.3, the implicit structural analysis of
-IsamDAE; the Σ-method itself is 003 §4 / 9334-theory-algorithms §3.2).
+formula of the modes where they hold (docs/theory.md §10.2, the implicit structural analysis of
+IsamDAE; the Σ-method itself is docs/theory.md §4).
 
 Values that depend on the mode are *case functions*: ``{value: BDD}`` with pairwise disjoint
 formulas, undefined outside their union. Two algorithms, each the per-mode algorithm run on
@@ -9,16 +9,16 @@ all modes at once (every set operation on modes is a BDD operation):
 * `symbolic_matching`: a maximum matching of the equations onto the unknowns in every mode,
   by augmenting paths (one breadth-first search per equation, its layers labelled by the modes
   reaching them). Modes in which some equation or unknown stays unmatched are structurally
-  singular (003 §5.7); the others have a perfect matching T(mode).
-* `symbolic_offsets`: Pryce's fixpoint iteration for the offsets (003 §4.2, 9334 §3.2):
+  singular (docs/theory.md §10.2); the others have a perfect matching T(mode).
+* `symbolic_offsets`: Pryce's fixpoint iteration for the offsets (docs/theory.md §4.1, §4.6):
   ``d_j = max_i σ_ij + c_i``, ``c_i = d_T(i) − σ_iT(i)``, from c = 0. Its least fixpoint is
   the canonical offsets when T is a highest-value transversal; when T is not, the iteration
   has no fixpoint (a positive cycle), values grow beyond any valid offset, and those modes are
   returned as *undecided*.
 * `highest_value_matching`: a highest-value transversal in every mode of a set, by successive
-  shortest augmenting paths with potentials (the assignment problem of 003 §4.4, algorithm A5
-  of §6), distances and potentials being case functions. `transversal` takes its offsets,
-  and the greedy `symbolic_matching` where that one is a highest-value transversal too, so
+  shortest augmenting paths with potentials (the assignment problem of docs/theory.md §4.2),
+  distances and potentials being case functions. `transversal` takes its offsets, and the
+  greedy `symbolic_matching` where that one is a highest-value transversal too, so
   that no mode is left without offsets (nor to a per-mode analysis).
 """
 
@@ -173,9 +173,9 @@ def transversal(g: LabelledGraph):
     the matching is the greedy one in the order `by_degree` wherever that one is also a
     highest-value transversal, the exact one elsewhere. A perfect matching is a
     highest-value transversal exactly when every one of its entries is tight for an optimal
-    dual (complementary slackness of the LP pair (57)/(61), 003 §4.4), and the canonical
-    offsets are one (the same in every highest-value transversal: 003 §4.2), so the test is
-    one comparison per matched entry, with no second offsets iteration. The greedy matching
+    dual (complementary slackness of the LP of docs/theory.md §4.2), and the canonical
+    offsets are one (the same in every highest-value transversal: docs/theory.md §4.3), so
+    the test is one comparison per matched entry, with no second offsets iteration. The greedy matching
     keeps the assignment the code generation has used so far on the models where it was
     right (the drive line's and the RLC ladders' blocks); the exact one costs one labelled
     shortest-path search per equation."""
@@ -238,8 +238,8 @@ def _settle(bdd, seen: dict, dist: dict, node: int, modes, delta: int):
 def highest_value_matching(g: LabelledGraph, domain) -> SymbolicMatching:
     """A highest-value transversal in every mode of ``domain`` that has a perfect matching
     (``singular``: the others), by successive shortest augmenting paths with potentials, the
-    exact method for the assignment problem (003 §4.4, the LP (57) and its dual (61);
-    algorithm A5 of §6), run on all modes at once.
+    exact method for the assignment problem (docs/theory.md §4.2: the LP and its dual), run
+    on all modes at once.
 
     Per mode the method keeps potentials u_i (equations) and v_j (unknowns) with reduced
     costs ``r_ij = v_j − u_i − σ_ij ≥ 0`` on every edge of the equations matched so far, and
