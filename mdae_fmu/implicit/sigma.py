@@ -173,12 +173,13 @@ def transversal(g: LabelledGraph):
     the matching is the greedy one in the order `by_degree` wherever that one is also a
     highest-value transversal, the exact one elsewhere. A perfect matching is a
     highest-value transversal exactly when every one of its entries is tight for an optimal
-    dual (complementary slackness of the LP of docs/theory.md §4.2), and the canonical
-    offsets are one (the same in every highest-value transversal: docs/theory.md §4.3), so
-    the test is one comparison per matched entry, with no second offsets iteration. The greedy matching
-    keeps the assignment the code generation has used so far on the models where it was
-    right (the drive line's and the RLC ladders' blocks); the exact one costs one labelled
-    shortest-path search per equation."""
+    dual (complementary slackness of the LP of docs/theory.md §4.2), and the canonical offsets
+    are one (the same in every highest-value transversal: docs/theory.md §4.3), so the test is
+    one comparison per matched entry, with no second offsets iteration. The greedy matching
+    keeps the assignment the code generation has used so far on the models where it was right
+    (the drive line's and the RLC ladders' blocks); the exact one costs one labelled
+    shortest-path search per equation.
+    """
     b = g.bdd
     exact = highest_value_matching(g, g.care)
     off = symbolic_offsets(g, exact)
