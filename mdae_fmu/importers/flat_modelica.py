@@ -55,7 +55,7 @@ from .fast_parser import FastParser, Lexer, Unsupported
 from .lalr import Driver, ParseError
 from .quiet_if import merge_quiet_if_equations
 from .syntax import (ENUM_PREFIXES, NAME_PART_RE, Argument, Decl, Description, Modification,
-                     Named, Stmt, normalize_name, unescape)
+                     Named, Stmt, fold_strings, normalize_name, unescape)
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
 #: models takes 15 to 25 bytes of memory per byte of text (docs/importers.md, "Limits").
@@ -1519,16 +1519,6 @@ def _residual(lhs, rhs):
     return E.BinOp("-", lhs, rhs)
 
 
-def _fold_strings(e):
-    """``"a" + "b"`` -> ``"ab"`` (messages of assert and terminate)."""
-    if type(e) is E.BinOp and e.op == "+":
-        left, right = _fold_strings(e.left), _fold_strings(e.right)
-        if type(left) is E.Str and type(right) is E.Str:
-            return E.Str(left.value + right.value)
-        return E.BinOp("+", left, right)
-    return e
-
-
 class _ModelBuilder:
     """Validation of declarations and numbering/guarding of equations: the semantic half of
     the importers (module docstring)."""
@@ -1885,7 +1875,7 @@ class _ModelBuilder:
         if s.func == "terminate":
             if not self._positional(s):
                 return None
-            msg = _fold_strings(s.args[0]) if len(s.args) == 1 else None
+            msg = fold_strings(s.args[0]) if len(s.args) == 1 else None
             if msg is not None and any(type(n) is E.Call and n.func == "String"
                                        for n in E.walk(msg)):
                 self.err(s.loc, "a terminate message built with String(...) is not "
@@ -1909,7 +1899,7 @@ class _ModelBuilder:
         if len(s.args) != 1:
             self.err(s.loc, f"print expects one String argument, got {len(s.args)}")
             return None
-        return Assertion(E.Const(False), _fold_strings(s.args[0]), "warning", (), s.loc)
+        return Assertion(E.Const(False), fold_strings(s.args[0]), "warning", (), s.loc)
 
     def assertion(self, s: Stmt, guard) -> Assertion | None:
         if not self._positional(s, ("level",)):
@@ -1927,7 +1917,7 @@ class _ModelBuilder:
                 self.err(s.loc, "the level of assert must be AssertionLevel.error or "
                                 "AssertionLevel.warning")
                 return None
-        return Assertion(args[0], _fold_strings(args[1]), level, guard, s.loc)
+        return Assertion(args[0], fold_strings(args[1]), level, guard, s.loc)
 
     # ---- checks after everything is read ----
     def check_arrays(self):

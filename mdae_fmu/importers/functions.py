@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .. import expr as E
 from .. import functions as F
 from ..codegen.messages import message_parts
-from .syntax import Stmt, normalize_name
+from .syntax import Stmt, fold_strings, normalize_name
 
 #: Modelica.Constants (MSL 4.0) referenced without a declaration.
 CONSTANTS = {
@@ -473,7 +473,6 @@ class FunctionResolver:
             if s.func != "assert":
                 self.err(s.loc, f"{s.func}(...) is not allowed in a function")
                 return None
-            from .flat_modelica import _fold_strings
             args = list(s.args)
             level = "error"
             if "level" in s.named:
@@ -485,7 +484,7 @@ class FunctionResolver:
             elif len(args) == 3 and type(args[2]) is E.Ref and \
                     args[2].name == "AssertionLevel.error":
                 ctx.enum_consumed[args[2].name] = ctx.enum_consumed.get(args[2].name, 0) + 1
-            msg = _fold_strings(args[1]) if len(args) >= 2 else None
+            msg = fold_strings(args[1]) if len(args) >= 2 else None
             if msg is not None and type(msg) is not E.Str and len(args) in (2, 3) \
                     and message_parts(msg) is not None:
                 return F.AssertStmt(args[0], msg, level, s.loc)     # with String(...) values

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import expr as E
 from ..diagnostics import SourceLoc
 
 #: Prefixes of the built-in enumeration literals (`StateSelect.prefer`, `AssertionLevel.error`)
@@ -65,6 +66,16 @@ def normalize_name(raw: str) -> str:
         parts.append(part)
         pos = m.end()
     return ".".join(parts)
+
+
+def fold_strings(e: E.Expr) -> E.Expr:
+    """``"a" + "b"`` -> ``"ab"`` (the messages of assert and terminate)."""
+    if type(e) is E.BinOp and e.op == "+":
+        left, right = fold_strings(e.left), fold_strings(e.right)
+        if type(left) is E.Str and type(right) is E.Str:
+            return E.Str(left.value + right.value)
+        return E.BinOp("+", left, right)
+    return e
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,4 +132,4 @@ class Modification:
 
 
 __all__ = ["ENUM_PREFIXES", "NAME_PART_RE", "Argument", "Decl", "Description", "Modification",
-           "Named", "Stmt", "normalize_name", "unescape"]
+           "Named", "Stmt", "fold_strings", "normalize_name", "unescape"]
