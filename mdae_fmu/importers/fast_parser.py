@@ -198,15 +198,17 @@ class FastParser:
         self.kind = tok[0]
         return prev
 
-    def operand_alone(self) -> bool:
-        """Whether the current token is a name or a number that an expression ends after
-        (the next token cannot continue it): the common case, read without the precedence
-        levels."""
-        kind = self.kind
-        if kind != "NAME" and kind != "NUMBER":
-            return False
+    def operand_alone(self) -> Any:
+        """The rule callback of the current token if it is a name, a number or a Boolean
+        literal that the expression ends after (the next token cannot continue it: the common
+        case, read without the precedence levels), else None."""
+        rule = _OPERAND_RULES.get(self.kind)
+        if rule is None:
+            return None
         i = self.i
-        return i < len(self.toks) and self.toks[i][0] in _ENDS_OPERAND
+        if i < len(self.toks) and self.toks[i][0] in _ENDS_OPERAND:
+            return getattr(self.cb, rule)
+        return None
 
     def peek_kind(self) -> str:
         """The kind of the token after the current one (not consumed)."""
@@ -452,10 +454,9 @@ class FastParser:
 
     # ---- expressions (Modelica 3.6 §B.2.7) ----
     def expression(self) -> Any:
-        if self.operand_alone():
-            if self.kind == "NAME":
-                return self.cb.ref([self.advance()])
-            return self.cb.number([self.advance()])
+        rule = self.operand_alone()
+        if rule is not None:
+            return rule([self.advance()])
         if self.kind != "IF":
             return self.simple_expression()
         c: list[Any] = [self.advance(), self.expression()]
@@ -471,10 +472,9 @@ class FastParser:
         return self.cb.if_expr(c)
 
     def simple_expression(self) -> Any:
-        if self.operand_alone():
-            if self.kind == "NAME":
-                return self.cb.ref([self.advance()])
-            return self.cb.number([self.advance()])
+        rule = self.operand_alone()
+        if rule is not None:
+            return rule([self.advance()])
         a = self.logical_expression()
         if self.kind != "COLON":
             return a
@@ -653,6 +653,7 @@ class FastParser:
 #: tokens that cannot continue an expression after an operand
 _ENDS_OPERAND = frozenset(("_COMMA", "_RPAR", "SEMI", "_RBRACK", "_RBRACE", "_THEN", "LOOP",
                            "STRING", "ANNOTATION", "EQ", "ASSIGN", "ELSE", "ELSEIF"))
+_OPERAND_RULES = {"NAME": "ref", "NUMBER": "number", "TRUE": "true", "FALSE": "false"}
 _LOGICAL = frozenset(("_AND", "_AND_OMC", "_OR", "_OR_OMC"))
 _SECTION_STARTS = frozenset(("EQUATION", "INITIAL_EQUATION", "_PUBLIC", "_PROTECTED"))
 #: tokens after which no further equation of the same list can start
