@@ -21,6 +21,7 @@ from mdae_fmu.importers.fast_parser import FastParser, Unsupported
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from gen_chain import chain_model, loop_chain_model  # noqa: E402
+from gen_random import random_model  # noqa: E402
 
 FILES = sorted(p for folder in ("reference_models", "tests/corpus", "tests/data",
                                 "tests/diagnostics", "benchmarks/results/corpus")
@@ -118,8 +119,8 @@ def test_odd_inputs_same_model_or_error(text, monkeypatch):
     _same(text, monkeypatch)
 
 
-@pytest.mark.parametrize("make", [chain_model, loop_chain_model])
-def test_generated_chains_same_model_and_covered(make, monkeypatch):
+@pytest.mark.parametrize("make", [chain_model, loop_chain_model, random_model])
+def test_generated_models_same_model_and_covered(make, monkeypatch):
     text = make(40)
     assert _covered(text)
     model = _same(text, monkeypatch)
