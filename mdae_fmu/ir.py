@@ -288,6 +288,7 @@ def _variable_to_json(v: Variable) -> dict:
 
 
 def _variable_from_json(d: dict) -> Variable:
+    # (the keywords are _PLAIN_ATTRS and _EXPR_ATTRS, which `_variable_to_json` writes)
     return Variable(name=d["name"], type=d["type"], variability=d["variability"],
                     causality=d["causality"], fixed=d.get("fixed"), unit=d.get("unit"),
                     display_unit=d.get("display_unit"), state_select=d.get("state_select"),
