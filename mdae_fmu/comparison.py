@@ -24,7 +24,7 @@ reference (docs/regression.md):
 
 ``method="fmpy"`` delegates the tube to ``fmpy.util.validate_signal`` (the FMI cross-check's
 criterion: reference resampled on 1000 points, a band ``dx`` samples wide and ``dy`` times the
-signal's range high); the README says where the two differ.
+signal's range high); docs/cli.md says where the two differ.
 
 Exit codes of the command: 0 every variable stays in its tube, 1 some variable leaves it (or
 a model/FMU fails to simulate), 2 an input cannot be read (unreadable CSV, unknown variable).
