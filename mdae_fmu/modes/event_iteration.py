@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -175,8 +176,9 @@ def parameter_values(model: Model) -> dict[str, float]:
 
 _ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
           "^": operator.pow}
-_FUNCS = {"sin": math.sin, "cos": math.cos, "exp": math.exp, "sqrt": math.sqrt,
-          "abs": abs, "log": math.log}
+_FUNCS: dict[str, Callable[[float], float]] = {
+    "sin": math.sin, "cos": math.cos, "exp": math.exp, "sqrt": math.sqrt, "abs": abs,
+    "log": math.log}
 
 
 def numeric_value(e: E.Expr, values: dict[str, float]) -> float | None:
@@ -279,7 +281,7 @@ def _constant_in_mode(system, mode, var: str, params: dict[str, float]):
         r1 = numeric_value(eq.residual, known)
         known[var] = 2.0
         r2 = numeric_value(eq.residual, known)
-        if None in (r0, r1, r2):
+        if r0 is None or r1 is None or r2 is None:
             continue
         slope = r1 - r0
         if slope == 0 or abs((r2 - r1) - slope) > 1e-12 * max(1.0, abs(slope)):
