@@ -161,21 +161,7 @@ def mutate(rng: random.Random, text: str) -> str:
             toks = _TOKEN.findall(text)
             if not toks:
                 continue
-            i = rng.randrange(len(toks))
-            if kind == "delete":
-                del toks[i]
-            elif kind == "duplicate":
-                toks.insert(i, toks[i])
-            elif kind == "swap":
-                j = rng.randrange(len(toks))
-                toks[i], toks[j] = toks[j], toks[i]
-            elif kind == "truncate":
-                del toks[max(i, len(toks) // 2):]
-            elif kind == "bytes":
-                toks.insert(i, "".join(chr(rng.randrange(1, 0x2FF)) for _ in range(3)))
-            else:
-                toks[i] = rng.choice(TOKENS)
-            text = "".join(toks)
+            text = "".join(edit_tokens(rng, toks, kind))
         elif kind == "literal":
             spots = list(_NUMBER.finditer(text))
             if spots:
@@ -645,6 +631,7 @@ class SavedAnalysisSurface(Surface):
         rec["seconds"] = round(time.perf_counter() - t0, 3)
         rec["export"] = code
         rec["stderr"] = err[-1500:]
+        rec["named"] = err.startswith(str(src) + ":")
         rec["message"] = _message(err.replace(str(src), "FILE"))
         rec["marker"] = Path(marker).exists()
         Path(marker).unlink(missing_ok=True)
@@ -661,7 +648,7 @@ class SavedAnalysisSurface(Surface):
         if read != "ok":
             if code != 2:
                 return f"refused by the reader but exit {code}"
-            if not rec["stderr"].startswith(rec["path"] + ":"):
+            if not rec["named"]:
                 return "refusal without the file's name"
             return None
         if rec["must_fail"]:
@@ -786,10 +773,11 @@ def _flip(rng: random.Random, blob: bytes, count: int) -> bytes:
     return bytes(data)
 
 
-def _edit_tokens(rng: random.Random, toks: list[str]) -> list[str]:
-    """One token edit of `mutate`'s kinds: delete, duplicate, swap, truncate, random bytes."""
+def edit_tokens(rng: random.Random, toks: list[str], kind: str) -> list[str]:
+    """One edit of the token list ``toks`` (in place, returned) at a random token: "delete",
+    "duplicate", "swap" (with another random token), "truncate" (from it or from the middle),
+    "bytes" (three random characters inserted), "token" (replaced by one of `TOKENS`)."""
     i = rng.randrange(len(toks))
-    kind = rng.choice(["delete", "duplicate", "swap", "truncate", "bytes"])
     if kind == "delete":
         del toks[i]
     elif kind == "duplicate":
@@ -799,9 +787,15 @@ def _edit_tokens(rng: random.Random, toks: list[str]) -> list[str]:
         toks[i], toks[j] = toks[j], toks[i]
     elif kind == "truncate":
         del toks[max(i, len(toks) // 2):]
-    else:
+    elif kind == "bytes":
         toks.insert(i, "".join(chr(rng.randrange(1, 0x2FF)) for _ in range(3)))
+    else:
+        toks[i] = rng.choice(TOKENS)
     return toks
+
+
+#: The token edits of the FMU and CSV surfaces (`edit_tokens`).
+TOKEN_EDITS = ("delete", "duplicate", "swap", "truncate", "bytes")
 
 
 def mutate_fmu(rng: random.Random, archive: bytes, escape: str) -> tuple[bytes, str, str]:
@@ -819,7 +813,7 @@ def mutate_fmu(rng: random.Random, archive: bytes, escape: str) -> tuple[bytes, 
     if kind in ("xml token", "xml attribute", "xml element", "doctype", "experiment"):
         xml = entries[md][1].decode("utf-8")
         if kind == "xml token":
-            xml = "".join(_edit_tokens(rng, _XML_TOKEN.findall(xml)))
+            xml = "".join(edit_tokens(rng, _XML_TOKEN.findall(xml), rng.choice(TOKEN_EDITS)))
         elif kind == "xml attribute":
             m = rng.choice(list(_XML_ATTRIBUTE.finditer(xml)))
             value = rng.choice(ATTRIBUTE_VALUES)
@@ -1027,7 +1021,8 @@ def mutate_csv(rng: random.Random, text: str) -> bytes:
                            "header", "header", "lines", "short", "encoding"])
         lines = data.splitlines(keepends=True)
         if kind == "token" and data:
-            data = "".join(_edit_tokens(rng, re.findall(r"\r?\n|,|[^,\r\n]+", data)))
+            data = "".join(edit_tokens(rng, re.findall(r"\r?\n|,|[^,\r\n]+", data),
+                                       rng.choice(TOKEN_EDITS)))
         elif kind == "field" and len(lines) > 1:
             k = rng.randrange(1, len(lines))
             fields = lines[k].rstrip("\r\n").split(",")
