@@ -95,7 +95,9 @@ def run_one(request: dict, replies: Replies, descriptions: dict) -> None:
         if md is None:
             if len(descriptions) >= MAX_CACHED:
                 descriptions.clear()
-            md = descriptions[directory] = read_model_description(directory)
+            validate = bool(request["options"].get("validate", True))
+            md = descriptions[directory] = read_model_description(directory,
+                                                                  validate=validate)
         signals = None
         if request.get("input"):
             signals = np.load(request["input"], allow_pickle=False)
