@@ -119,9 +119,9 @@ def parse_xml(data: bytes, filename: str = "<string>") -> Model:
                                                                   1))
     schema = _get_schema()
     if not schema.validate(tree):
-        err = schema.error_log[0]
-        raise InputError(f"schema violation: {_clean(err.message)}",
-                         SourceLoc(filename, err.line or 1, max(err.column or 1, 1)))
+        first = schema.error_log[0]
+        raise InputError(f"schema violation: {_clean(first.message)}",
+                         SourceLoc(filename, first.line or 1, max(first.column or 1, 1)))
     reader = _Reader(filename)
     reader.ctx.tokens_left -= sum(1 for _ in root.iter())     # elements count as tokens
     if reader.ctx.tokens_left < 0:
@@ -165,10 +165,10 @@ class _Reader:
             self.renames[positional] = (given, self.loc(el))
 
     def read(self, root) -> Model:
-        sections = []
-        decls = []
-        body = []
-        initial = []
+        sections: list[tuple[str, object]] = []
+        decls: list[Decl | T.EnumDef] = []
+        body: list = []
+        initial: list = []
         for el in root:
             tag = etree.QName(el).localname
             if tag == "enumeration":
