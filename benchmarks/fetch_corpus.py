@@ -7,7 +7,8 @@ from a local clone (``--openmodelica DIR``, ``git show COMMIT:PATH``) or from Gi
 service at the pinned commit. Extraction ("extract" in the manifest):
 
 * ``result-block``: the lines between ``// Result:`` and ``// endResult``, each without its
-  leading ``// ``, up to the first line ``end NAME;`` (the flat class omc printed);
+  leading ``// ``, up to the first line ``end NAME;`` (the flat class omc printed), or up to
+  ``end MODEL;`` when the entry names its ``model`` (omc printed functions before it);
 * ``whole-file``: the file unchanged (a model file that a simulation test loads);
 * ``mos-loadString``: the Modelica text given to the last ``loadString("...")`` of a ``.mos``
   simulation test that defines the class named by ``model`` (string escapes undone);
@@ -73,7 +74,9 @@ def extract(text: str, how: str, model: str | None = None) -> str:
     if how == "base-modelica":
         return _base_modelica(lines)
     body = "\n".join(lines)
-    end = _END_RE.search(body)
+    # with ``model``, up to its own end (omc prints the functions it calls before the class)
+    end = (re.search(rf"^end {re.escape(model)};[ \t]*$", body, re.M) if model
+           else _END_RE.search(body))
     if not end:
         raise ValueError("the result block has no 'end NAME;' line")
     return body[:end.end()] + "\n"

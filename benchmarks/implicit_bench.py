@@ -29,7 +29,7 @@ a = analyze_implicit(model)
 w, c = time.perf_counter() - w, time.process_time() - c
 print(json.dumps(dict(family=fam, n=n, guards=len(a.space.atoms), modes=a.n_modes,
                       equations=len(a.graph.rows), wall=w, cpu=c, accepted=a.ok,
-                      sweeps=a.sweeps, explicit=len(a.explicit), blocks=len(a.blocks),
+                      sweeps=a.sweeps, blocks=len(a.blocks),
                       coarse=sum(b.coarse for b in a.blocks),
                       largest=max((len(b.equations) for b in a.blocks), default=0),
                       singular=a.space.text(a.singular),

@@ -23,6 +23,7 @@ from .modes.event_iteration import delay_same_instant_guards
 from .report import render_json as _modes_json
 from .report import iter_report_lines
 from .structure.per_mode import ModesReport, analyze_modes
+from .structure.structural_parameters import fix_structural_parameters
 from .structure.when_clauses import when_clause_problems
 from .work_budget import reports_call_sites
 
@@ -57,6 +58,11 @@ class Analysis:
     guarded_refusal: str | None = None
     implicit_text: str | None = None
     implicit_json: dict | None = None
+    #: parameters made constants because a structural condition reads them
+    #: (`mdae_fmu.structure.structural_parameters`); the analysis is that of the model with
+    #: those conditions evaluated, which ``analysed_model`` holds (None: the model as given)
+    fixed_parameters: tuple = ()
+    analysed_model: Model | None = None
     #: unit inconsistencies (`mdae_fmu.unit_check.UnitWarning`), warnings unless
     #: ``strict_units`` makes them errors that reject the model
     units: tuple = ()
@@ -125,7 +131,8 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     True also builds the guarded schedule of a single-mode model (one formula, true), False
     builds none; None (default) builds it for every multimode model. ``strict_units``: the
     unit inconsistencies (`mdae_fmu.unit_check`, always checked) reject the model instead of
-    being warnings."""
+    being warnings. Structural conditions that read only parameters are evaluated first
+    (`fix_structural_parameters`), and the model so obtained is analysed."""
     from .unit_check import check_units
     units = check_units(model)
     a = _structure(model, erasure, lemma22, modes, progress, implicit)
@@ -142,6 +149,11 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
     if erasure not in ("restricted", "canonical"):
         raise ValueError(f"erasure must be 'restricted' or 'canonical', not {erasure!r}")
     if modes is None:
+        fixed = fix_structural_parameters(model)
+        if fixed.parameters:
+            a = _structure(fixed.model, erasure, lemma22, None, progress, implicit)
+            return replace(a, code_model=a.code_model or fixed.model,
+                           fixed_parameters=fixed.parameters, analysed_model=fixed.model)
         if progress is not None:
             progress("structure")
         if implicit is not False and _beyond_enumeration(model):
@@ -259,11 +271,13 @@ def render_text(model: Model, a: Analysis, implicit: bool = False) -> str:
 def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[str]:
     """`render_text` in pieces of at most `_LINES_PER_PIECE` lines, so that ``mdae-fmu
     analyze`` writes a report of millions of lines without holding it whole (issue 16)."""
+    if a.fixed_parameters:
+        yield fixed_parameters_text(a.fixed_parameters) + "\n"
     if a.modes is None or implicit:
         yield from implicit_pieces(a)
         return
     batch: list[str] = []
-    for line in iter_report_lines(model, a.modes):
+    for line in iter_report_lines(a.analysed_model or model, a.modes):
         batch.append(line)
         if len(batch) == _LINES_PER_PIECE:
             yield "\n".join(batch) + "\n"
@@ -274,6 +288,14 @@ def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[s
         yield "\n\n" + describe_automaton(a.automaton)
     yield from _units_section(a)
     yield "\n\n" + verdict_text(a)
+
+
+def fixed_parameters_text(fixed: tuple) -> str:
+    """The report's lines on the parameters made constants (`Analysis.fixed_parameters`)."""
+    lines = [f"structural parameters ({len(fixed)}), evaluated at export and constants of the "
+             "FMU (they decide the structure of the model; docs/decisions.md §17):"]
+    lines += [f"  {p.name} = {p.value_text}: {p.reason}" for p in fixed]
+    return "\n".join(lines)
 
 
 def implicit_pieces(a: Analysis) -> Iterator[str]:
@@ -321,14 +343,18 @@ def render_json(model: Model, a: Analysis, implicit: bool = False) -> dict:
     automaton under ``mode_changes`` and the overall verdict; beyond the explicit
     enumeration or with ``implicit``, the implicit analysis' report (docs/analyze-json.md,
     "implicit")."""
+    fixed = [{"parameter": p.name, "value": p.value_text, "reason": p.reason}
+             for p in a.fixed_parameters]
     if a.modes is None or implicit:
         out = dict(a.implicit_json or {"model": model.name})
+        out["fixed_parameters"] = fixed
         out["exit_code"] = a.exit_code
         out["accepted"] = a.accepted
         out["messages"] = list(a.messages)
         out["units"] = [w.to_json() for w in a.units]
         return out
-    out = _modes_json(model, a.modes)
+    out = _modes_json(a.analysed_model or model, a.modes)
+    out["fixed_parameters"] = fixed
     out["mode_changes"] = None if a.automaton is None else automaton_to_json(a.automaton)
     out["exit_code"] = a.exit_code
     out["accepted"] = a.accepted

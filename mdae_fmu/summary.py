@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from . import expr as E
-from .analysis import Analysis, verdict_text
+from .analysis import Analysis, fixed_parameters_text, verdict_text
 from .ir import Equation, Model
 from .modelica_printer import print_equation_body, print_expr
 from .structure.per_mode import ModeAnalysis, ModesReport
@@ -41,11 +41,14 @@ def render_summary(model: Model, a: Analysis, implicit: bool = False) -> str:
 
 def summary_lines(model: Model, a: Analysis, implicit: bool = False) -> Iterator[str]:
     """The lines of the summary (module docstring); that of the implicit analysis beyond the
-    explicit enumeration or with ``implicit``."""
+    explicit enumeration or with ``implicit``; the structural parameters first, and the
+    model they leave (`Analysis.analysed_model`) is the one summarised."""
+    if a.fixed_parameters:
+        yield from fixed_parameters_text(a.fixed_parameters).splitlines()
     if a.modes is None or implicit:
         yield from _implicit_lines(a)
     else:
-        yield from _modes_lines(model, a.modes, a)
+        yield from _modes_lines(a.analysed_model or model, a.modes, a)
     yield "(the full report: mdae-fmu analyze --verbose)"
     warnings = [m for m in a.messages if m.startswith("W-")]
     if warnings and a.accepted:

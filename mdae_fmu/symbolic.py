@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from . import expr as E
 
@@ -52,6 +53,16 @@ def _piecewise_as_ite(self, *args, **hints):
 
 
 sp.Piecewise._eval_rewrite_as_ITE = _piecewise_as_ite
+
+
+def _truth_value(x: sp.Basic) -> sp.Basic:
+    """``x`` as an operand of And/Or/Not: a Boolean as it is, an opaque discrete operator
+    (``initial()``, ``edge(b)``: undefined functions, not sympy Booleans) as ``x != 0``,
+    the value 1 or 0 the runtime gives it (OpenModelica's MSL friction:
+    ``startForward = ... or initial() and w_relfric > 0``)."""
+    if isinstance(x, (bool, sp.logic.boolalg.Boolean)) or not isinstance(x, AppliedUndef):
+        return x
+    return sp.Ne(x, 0)
 # Discrete operators kept as opaque functions (their value is constant between events).
 _OPAQUE = {name: sp.Function(name) for name in ("edge", "change", "initial", "terminal",
                                                 "sample", "div", "mod", "rem", "integer")}
@@ -205,14 +216,14 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
         if op == "^":
             return a ** b
         if op == "and":
-            return sp.And(a, b)
+            return sp.And(_truth_value(a), _truth_value(b))
         if op == "or":
-            return sp.Or(a, b)
+            return sp.Or(_truth_value(a), _truth_value(b))
         rel = {"<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge, "==": sp.Eq, "<>": sp.Ne}[op]
         return rel(a, b)
     if isinstance(e, E.UnOp):
         a = _convert(t, e.arg, 0)
-        return sp.Not(a) if e.op == "not" else (-a if e.op == "-" else a)
+        return sp.Not(_truth_value(a)) if e.op == "not" else (-a if e.op == "-" else a)
     if isinstance(e, E.If):
         return sp.Piecewise((_convert(t, e.then, 0), _convert(t, e.cond, 0)),
                             (_convert(t, e.orelse, 0), True))

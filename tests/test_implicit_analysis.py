@@ -93,20 +93,69 @@ def test_fault_chain_agrees_with_enumeration():
         _agree(imp, ma)
 
 
-def test_modes_without_a_highest_value_transversal_fall_back_to_the_per_mode_analysis():
-    """In mode g the greedy matching (e1 -> x, highest σ first) is a perfect matching but not
-    a highest-value transversal (e2 -> x, e1 -> y weighs 2): Pryce's iteration has no
-    fixpoint there, the mode is analysed one by one, and the summary still covers it."""
+def _no_hvt_cells(n: int):
+    """n cells: in mode g_k the greedy matching (a_k -> x_k, highest σ first) is a perfect
+    matching but not a highest-value transversal (b_k -> x_k, a_k -> y_k weighs 2 per
+    cell); each cell reads the previous one's state, so the cells form one chain."""
     from mdae_fmu.ir import Model
     from multimode_examples import boolean_input, eq, real
-    m = Model("NoHVT", (real("x", 0.0, True), real("y"), boolean_input("g")),
-              (eq("e1", "0 = der(x) + y"),
-               eq("e2", "0 = (der(der(x)) + y if g else der(x) - y)")))
+    vs, es = [], []
+    for k in range(n):
+        vs += [real(f"x{k}", 0.0, True), real(f"y{k}"), boolean_input(f"g{k}")]
+        es += [eq(f"a{k}", f"0 = der(x{k}) + y{k}" + (f" + x{k - 1}" if k else "")),
+               eq(f"b{k}", f"0 = (der(der(x{k})) + y{k} if g{k} else der(x{k}) - y{k})")]
+    return Model(f"NoHVT{n}", tuple(vs), tuple(es))
+
+
+def test_modes_without_a_greedy_highest_value_transversal_get_the_exact_one():
+    """In mode g the greedy matching is a perfect matching but not a highest-value
+    transversal: Pryce's iteration on it has no fixpoint there. The exact labelled
+    assignment (`highest_value_matching`) gives the offsets of every mode, with no mode
+    analysed alone."""
+    from mdae_fmu.implicit.analysis import labelled_graph
+    from mdae_fmu.implicit.sigma import by_degree, symbolic_matching, symbolic_offsets
+    m = _no_hvt_cells(1)
+    space, g = labelled_graph(m)
+    greedy = symbolic_offsets(g, symbolic_matching(g, by_degree(g)))
+    assert space.text(greedy.undecided) == "g0"      # the greedy start fails in mode g
     imp = analyze_implicit(m)
-    assert imp.space.text(imp.undecided) == "g" and len(imp.explicit) == 1
+    assert imp.ok and imp.undecided == imp.space.bdd.false
     _check_all_modes(m)
-    assert imp.at((("g", True),))["d"] == {"x": 2, "y": 0}
+    assert imp.at((("g0", True),))["d"] == {"x0": 2, "y0": 0}
+    assert imp.at((("g0", False),))["d"] == {"x0": 1, "y0": 0}
     assert {v: imp.space.text(f) for v, f in imp.structural_index.items()} == {1: "true"}
+
+
+def test_no_per_mode_limit_on_modes_the_greedy_matching_misses():
+    """2^14 modes, in 2^13 of which the greedy matching is not a highest-value
+    transversal (issue 26 Deliver 3: the former one-by-one fallback refused beyond 4096):
+    accepted, every mode's offsets, index and states those of the per-mode analysis on a
+    random sample of modes, and the whole range of differentiation orders present."""
+    from mdae_fmu.implicit.analysis import labelled_graph
+    from mdae_fmu.implicit.sigma import by_degree, symbolic_matching, symbolic_offsets
+    n = 14
+    m = _no_hvt_cells(n)
+    space, g = labelled_graph(m)
+    greedy = symbolic_offsets(g, symbolic_matching(g, by_degree(g)))
+    assert space.count(greedy.undecided) == 2 ** (n - 1)     # > 4096
+    t0 = time.process_time()
+    imp = analyze_implicit(m)
+    assert time.process_time() - t0 < 20
+    assert imp.ok and imp.n_modes == 2 ** n, imp.diagnostic
+    assert imp.undecided == imp.space.bdd.false
+    cls = classify_variables(m)
+    table, rng = symbol_table(m), random.Random(26)
+    vals = [{f"g{k}": rng.random() < 0.5 for k in range(n)} for _ in range(40)]
+    vals += [{f"g{k}": True for k in range(n)}, {f"g{k}": False for k in range(n)}]
+    atoms = long_guard_atoms(m, list(m.equations))
+    by_name = {expr_text(a): a for a in atoms}
+    for val in vals:
+        pairs = tuple(sorted(val.items()))
+        ma = analyze_mode(m, mode_name(pairs), pairs,
+                          specialize(m, {by_name[k]: v for k, v in val.items()}, classes=cls),
+                          cls.continuous, table, latent=False)
+        _agree(imp, ma)
+        assert ma.d["x0"] == (2 if val["g0"] else 1)
 
 
 def test_index_formula_of_the_clutch_chain():

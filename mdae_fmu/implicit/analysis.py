@@ -43,14 +43,13 @@ class ImplicitAnalysis:
     graph: LabelledGraph
     match: list                     # match[i] = {unknown index: formula}
     singular: Any                # modes with no perfect matching
-    undecided: Any               # modes left to the per-mode analysis (no HVT found)
+    undecided: Any               # modes without offsets (an internal error: `transversal`)
     c: list                         # c[i] = {offset: formula}
     d: list                         # d[j] = {offset: formula}
     index: dict                     # {max c: formula}
     structural_index: dict          # {nu_S: formula}
     sweeps: int
     seconds: float
-    explicit: dict = field(default_factory=dict)   # undecided modes analysed one by one
     blocks: list = field(default_factory=list)     # ConditionalBlock, in a valid order
     diagnostic: str | None = None
     failing_mode: tuple | None = None
@@ -81,12 +80,6 @@ class ImplicitAnalysis:
 
         if not holds(self.space.care):
             raise KeyError(f"mode {mode_name(tuple(pairs))} is not a consistent mode")
-        key = tuple(sorted(asg.items()))
-        if key in self.explicit:
-            m = self.explicit[key]
-            return dict(ok=m.ok, c=m.c, d=m.d, index=m.index,
-                        structural_index=m.structural_index, states=set(m.states),
-                        blocks=[b for b in self.blocks if holds(b.formula)])
         if holds(self.singular):
             return dict(ok=False, c={}, d={}, index=-1, structural_index=-1, states=set(),
                         blocks=[])
@@ -203,13 +196,12 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
     return space, LabelledGraph(bdd, space.care, rows, cols, sig, present)
 
 
-def analyze_implicit(model: Model, max_explicit: int = MAX_ENUMERATED_MODES
-                     ) -> ImplicitAnalysis:
+def analyze_implicit(model: Model) -> ImplicitAnalysis:
     """Well-posedness, offsets, index and states of every consistent mode at once (module
-    docstring). Modes the symbolic Σ-method leaves undecided (`symbolic_offsets`) are analysed
-    one by one when there are at most ``max_explicit`` of them, otherwise the model is
-    rejected with a message saying so. A model with a structurally singular mode is rejected
-    with the per-mode diagnostic of one such mode and the formula of all of them."""
+    docstring), with no mode analysed alone: the transversal is a highest-value one in every
+    mode (`mdae_fmu.implicit.sigma.transversal`). A model with a structurally singular mode
+    is rejected with the per-mode diagnostic of one such mode and the formula of all of
+    them."""
     t0 = time.perf_counter()
     space, g = labelled_graph(model)
     bdd = space.bdd
@@ -226,19 +218,14 @@ def analyze_implicit(model: Model, max_explicit: int = MAX_ENUMERATED_MODES
     res = ImplicitAnalysis(model, space, g, m.match, m.singular, off.undecided, off.c, off.d,
                            index, nu, off.sweeps, 0.0)
     if off.undecided != bdd.false:
-        n_und = space.count(off.undecided)
-        if n_und > max_explicit:
-            res.diagnostic = (
-                f"model {model.name}: the implicit Σ-method found no highest-value transversal "
-                f"in {n_und} modes ({space.text(off.undecided)}); too many to analyse one by "
-                f"one (limit {max_explicit})")
-        else:
-            _explicit_modes(res, off.undecided)
+        # `transversal` ends with an exact highest-value matching: a mode left without
+        # offsets is a bug of this module, reported with the modes it concerns
+        res.diagnostic = (
+            f"model {model.name}: internal error: Pryce's offsets iteration has no fixpoint "
+            f"in {space.count(off.undecided)} modes ({space.text(off.undecided)}) after the "
+            "highest-value matching")
     res.blocks = conditional_blocks(res)
     bad = m.singular
-    for key, ma in res.explicit.items():
-        if not ma.ok:
-            bad |= bdd.cube(dict(key))
     if bad != bdd.false and res.diagnostic is None:
         asg = bdd.pick(bad, care_vars=[space.var_of[a] for a in space.atoms])
         pairs = space.mode_pairs(asg)
@@ -266,32 +253,6 @@ def _one_mode(model: Model, pairs):
     eqs = specialize(model, val, classes=cls)
     return analyze_mode(model, mode_name(tuple(pairs)), tuple(pairs), eqs, cls.continuous,
                         symbol_table(model), latent=False)
-
-
-def _explicit_modes(res: ImplicitAnalysis, undecided) -> None:
-    """Analyse the undecided modes one by one and merge their offsets, index and nu_S into
-    the case functions (so that the summary covers every mode)."""
-    space = res.space
-    bdd = space.bdd
-
-    def add(case, v, cube):
-        case[v] = case.get(v, bdd.false) | cube
-
-    for asg in bdd.pick_iter(undecided, care_vars=[space.var_of[a] for a in space.atoms]):
-        pairs = space.mode_pairs(asg)
-        key = tuple(sorted(space.assignment(pairs).items()))
-        ma = res.explicit[key] = _one_mode(res.model, pairs)
-        if not ma.ok:
-            continue
-        cube = bdd.cube(dict(key))
-        add(res.index, ma.index, cube)
-        add(res.structural_index, ma.structural_index, cube)
-        for i, eq_id in enumerate(res.graph.rows):
-            if eq_id in ma.c:
-                add(res.c[i], ma.c[eq_id], cube)
-        for j, name in enumerate(res.graph.cols):
-            if name in ma.d:
-                add(res.d[j], ma.d[name], cube)
 
 
 # --- rendering -------------------------------------------------------------------------------
@@ -350,9 +311,6 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
             classes.get("always" if f == sp_.care & ~a.singular else "conditional", 0) + 1
     lines.append(f"  {classes.get('always', 0)} assignments in every regular mode, "
                  f"{classes.get('conditional', 0)} conditional")
-    if a.explicit:
-        lines.append(f"{len(a.explicit)} modes analysed one by one (no highest-value "
-                     "transversal from the symbolic matching)")
     lines.append("verdict: " + ("accepted (every consistent mode is structurally nonsingular)"
                                 if a.ok else f"rejected\n  {a.diagnostic}"))
     return "\n".join(lines)
@@ -379,7 +337,6 @@ def render_json(a: ImplicitAnalysis) -> dict:
                     "formula": sp_.text(blk.formula, 10 ** 6)} for blk in a.blocks],
         "transversal": [{"equation": e, "unknown": v, "formula": sp_.text(f, 10 ** 6)}
                         for e, v, f in a.assignment_formulas()],
-        "explicit_modes": len(a.explicit),
         "failing_mode": None if a.failing_mode is None else
         [{"guard": n, "value": v} for n, v in a.failing_mode],
         "seconds": a.seconds, "exit_code": a.exit_code, "accepted": a.ok,

@@ -41,8 +41,7 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
                        min_size: int = 512
                        ) -> list[ConditionalBlock]:
     """The blocks of every regular mode with their formulas (module docstring), in an order
-    valid for every mode (a block after the blocks it reads). Modes analysed one by one
-    (`ImplicitAnalysis.explicit`) contribute their own blocks with their single-mode cube."""
+    valid for every mode (a block after the blocks it reads)."""
     g, space = a.graph, a.space
     b = space.bdd
     F = b.false
@@ -88,12 +87,6 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
         found = _split(a, members, dep, T, present, min(max_blocks, max_size), max_nodes,
                        max_size)
         out.extend(found if found is not None else _whole(a, members, T, present, True))
-    for key, ma in a.explicit.items():
-        if ma.ok:
-            cube = b.cube(dict(key))
-            for blk in ma.blocks:
-                out.append(ConditionalBlock(tuple(e for e, _ in blk.equations),
-                                            tuple(x.name for x in blk.unknowns), cube))
     return out
 
 

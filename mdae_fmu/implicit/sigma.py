@@ -14,12 +14,18 @@ all modes at once (every set operation on modes is a BDD operation):
   ``d_j = max_i σ_ij + c_i``, ``c_i = d_T(i) − σ_iT(i)``, from c = 0. Its least fixpoint is
   the canonical offsets when T is a highest-value transversal; when T is not, the iteration
   has no fixpoint (a positive cycle), values grow beyond any valid offset, and those modes are
-  returned as *undecided* (the caller analyses them one by one).
+  returned as *undecided*.
+* `highest_value_matching`: a highest-value transversal in every mode of a set, by successive
+  shortest augmenting paths with potentials (the assignment problem of docs/theory.md §4.2),
+  distances and potentials being case functions. `transversal` takes its offsets, and the
+  greedy `symbolic_matching` where that one is a highest-value transversal too, so
+  that no mode is left without offsets (nor to a per-mode analysis).
 """
 
 from __future__ import annotations
 
 from typing import Any  # BDD nodes of the optional, untyped dd package
+from collections import deque
 from dataclasses import dataclass
 
 
@@ -161,29 +167,232 @@ def by_degree(g: LabelledGraph) -> list[int]:
 
 
 def transversal(g: LabelledGraph):
-    """``(SymbolicMatching, SymbolicOffsets)``: a perfect matching in every nonsingular mode
-    and Pryce's offsets where it is a highest-value transversal. Two greedy orders are
-    tried: `by_degree` on every mode, then the model's order on the modes where the first
-    one is not a highest-value transversal (its offsets iteration finds no fixpoint:
-    `symbolic_offsets`), whose matching there replaces the first one's; the modes still
-    undecided are left to the caller. Which order gives a highest-value transversal depends
-    on the model (the drive line and the RLC ladders by degree, the fault chain in the
-    model's order); each pass costs one labelled matching."""
+    """``(SymbolicMatching, SymbolicOffsets)``: a highest-value transversal in every
+    nonsingular mode and Pryce's canonical offsets. The offsets come from the exact
+    `highest_value_matching` (Pryce's iteration converges on a highest-value transversal);
+    the matching is the greedy one in the order `by_degree` wherever that one is also a
+    highest-value transversal, the exact one elsewhere. A perfect matching is a
+    highest-value transversal exactly when every one of its entries is tight for an optimal
+    dual (complementary slackness of the LP of docs/theory.md §4.2), and the canonical offsets
+    are one (the same in every highest-value transversal: docs/theory.md §4.3), so the test is
+    one comparison per matched entry, with no second offsets iteration. The greedy matching
+    keeps the assignment the code generation has used so far on the models where it was right
+    (the drive line's and the RLC ladders' blocks); the exact one costs one labelled
+    shortest-path search per equation.
+    """
     b = g.bdd
-    m = symbolic_matching(g, by_degree(g))
-    off = symbolic_offsets(g, m)
-    if off.undecided == b.false:
-        return m, off
-    u = off.undecided
-    m2 = symbolic_matching(g, None, u)
+    exact = highest_value_matching(g, g.care)
+    off = symbolic_offsets(g, exact)
+    greedy = symbolic_matching(g, by_degree(g), off.domain)
+    wrong = b.false
+    for i, row in enumerate(greedy.match):
+        for j, f in row.items():
+            f &= off.domain
+            if f == b.false:
+                continue
+            tight = b.false
+            for s, fs in g.sig[i][j].items():
+                for vc, fc in off.c[i].items():
+                    fd = off.d[j].get(vc + s)
+                    if fd is not None:
+                        tight |= fs & fc & fd
+            wrong |= f & ~tight
+    wrong |= greedy.singular & off.domain     # (no perfect matching found: cannot happen)
+    return _replaced(b, greedy, exact, wrong | ~off.domain), off
+
+
+def _replaced(bdd, m: SymbolicMatching, other: SymbolicMatching, where) -> SymbolicMatching:
+    """The matching ``m`` outside the modes ``where`` and ``other`` inside them."""
+    F = bdd.false
     match = []
-    for row, row2 in zip(m.match, m2.match):
-        merged = {j: f & ~u for j, f in row.items() if f & ~u != b.false}
+    for row, row2 in zip(m.match, other.match):
+        merged = {j: f & ~where for j, f in row.items() if f & ~where != F}
         for j, f in row2.items():
-            merged[j] = merged.get(j, b.false) | f
+            f &= where
+            if f != F:
+                merged[j] = merged.get(j, F) | f
         match.append(merged)
-    combined = SymbolicMatching(match, (m.singular & ~u) | m2.singular)
-    return combined, symbolic_offsets(g, combined)
+    return SymbolicMatching(match, (m.singular & ~where) | (other.singular & where))
+
+
+def _case_add(bdd, a: Case, k: int, f) -> Case:
+    """The case function ``a`` with ``k`` added to its values in the modes ``f``."""
+    out: Case = {}
+    for v, fv in a.items():
+        for w, fw in ((v + k, fv & f), (v, fv & ~f)):
+            if fw != bdd.false:
+                out[w] = out.get(w, bdd.false) | fw
+    return out
+
+
+def _settle(bdd, seen: dict, dist: dict, node: int, modes, delta: int):
+    """The modes of ``modes`` in which the search reaches ``node`` first (at distance
+    ``delta``), recorded in ``seen`` and ``dist``; false when none."""
+    modes &= ~seen.get(node, bdd.false)
+    if modes != bdd.false:
+        seen[node] = seen.get(node, bdd.false) | modes
+        d = dist.setdefault(node, {})
+        d[delta] = d.get(delta, bdd.false) | modes
+    return modes
+
+
+def highest_value_matching(g: LabelledGraph, domain) -> SymbolicMatching:
+    """A highest-value transversal in every mode of ``domain`` that has a perfect matching
+    (``singular``: the others), by successive shortest augmenting paths with potentials, the
+    exact method for the assignment problem (docs/theory.md §4.2: the LP and its dual), run
+    on all modes at once.
+
+    Per mode the method keeps potentials u_i (equations) and v_j (unknowns) with reduced
+    costs ``r_ij = v_j − u_i − σ_ij ≥ 0`` on every edge of the equations matched so far, and
+    ``r = 0`` on the matching. An equation i0 enters with ``u_i0 = min_j (v_j − σ_i0j)``;
+    a Dijkstra search from i0 (row → unknown at cost r, unknown → the equation it is matched
+    to at cost 0) finds the nearest free unknown at distance δ*; every node reached at
+    distance δ < δ* has its potential raised by δ* − δ (all reduced costs stay ≥ 0, the path
+    becomes tight) and the path is flipped. Each step keeps the matching a highest-value
+    one for the equations it covers (the classical argument: the potentials are a feasible
+    dual tight on it), so the last step gives a highest-value transversal.
+
+    Here distances, potentials and reduced costs are case functions ``{value: formula}``:
+    the search takes the distances in increasing order (buckets), each bucket a set of
+    (node, modes) pairs; a mode leaves the search as soon as it reaches a free unknown. The
+    cost grows with the equations, edges and distinct distance values, not with the number
+    of modes. Modes where an equation finds no free unknown have no perfect matching."""
+    b = g.bdd
+    F = b.false
+    n_r, n_c = len(g.rows), len(g.cols)
+    domain = domain & g.care
+    match: list[dict[int, Any]] = [dict() for _ in range(n_r)]
+    owner: list[dict[int, Any]] = [dict() for _ in range(n_c)]
+    matched = [F] * n_c
+    u: list[Case] = [{} for _ in range(n_r)]
+    # the column maxima (feasible for every equation, as the primal–dual start of
+    # `mdae_fmu.structure.sigma`): an equation's highest entries are tight, and an entering
+    # equation whose unknowns are taken finds a short path through the tight entries
+    # instead of a long zero-cost one along a run of constraints
+    col_rows: list[list[int]] = [[] for _ in range(n_c)]
+    for i in range(n_r):
+        for j in g.sig[i]:
+            col_rows[j].append(i)
+    v: list[Case] = []
+    for j in range(n_c):
+        top = case_max(b, [{0: domain}] + [restrict(b, g.sig[i][j], g.present[i] & domain)
+                                          for i in col_rows[j]])
+        v.append(top)
+    singular = F
+
+    def reduced(i: int, j: int, modes) -> Case:
+        """``r_ij = v_j − u_i − σ_ij`` in ``modes`` (where the edge exists)."""
+        out: Case = {}
+        for s, fs in g.sig[i][j].items():
+            fs &= modes
+            if fs == F:
+                continue
+            for vj, fv in v[j].items():
+                fsv = fs & fv
+                if fsv == F:
+                    continue
+                for ui, fu in u[i].items():
+                    f = fsv & fu
+                    if f != F:
+                        out[vj - ui - s] = out.get(vj - ui - s, F) | f
+        return out
+
+    for i0 in by_degree(g):
+        active = g.present[i0] & domain & ~singular
+        if active == F:
+            continue
+        # the entering equation's potential: its smallest v_j − σ_i0j (one edge tight)
+        starts = []
+        for j, cell in g.sig[i0].items():
+            t: Case = {}
+            for s, fs in cell.items():
+                for vj, fv in v[j].items():
+                    f = fs & fv & active
+                    if f != F:
+                        t[vj - s] = t.get(vj - s, F) | f
+            starts.append({-x: f for x, f in t.items()})
+        u[i0] = {-x: f for x, f in case_max(b, starts).items()}
+        no_edge = active
+        for f in u[i0].values():
+            no_edge &= ~f
+        singular |= no_edge
+        active &= ~no_edge
+        dist_r: dict[int, Case] = {}
+        dist_c: dict[int, Case] = {}
+        seen_r: dict[int, Any] = {}
+        seen_c: dict[int, Any] = {}
+        pred: dict[int, dict[int, Any]] = {}
+        ends: dict[int, Any] = {}
+        found: Case = {}
+        buckets: dict[int, list] = {0: [(True, i0, active, -1)]}
+        while buckets and active != F:
+            delta = min(buckets)
+            queue = deque(buckets.pop(delta))
+            while queue:
+                is_row, node, modes, via = queue.popleft()
+                if is_row:
+                    modes = _settle(b, seen_r, dist_r, node, modes & active, delta)
+                    if modes == F:
+                        continue
+                    for j in g.sig[node]:
+                        for r, fr in reduced(node, j, modes & ~seen_c.get(j, F)).items():
+                            item = (False, j, fr, node)
+                            if r == 0:
+                                queue.append(item)
+                            else:
+                                buckets.setdefault(delta + r, []).append(item)
+                    continue
+                modes = _settle(b, seen_c, dist_c, node, modes & active, delta)
+                if modes == F:
+                    continue
+                pj = pred.setdefault(node, {})
+                pj[via] = pj.get(via, F) | modes
+                free = modes & ~matched[node]
+                if free != F:
+                    ends[node] = ends.get(node, F) | free
+                    found[delta] = found.get(delta, F) | free
+                    active &= ~free
+                for i2, fm in owner[node].items():
+                    m2 = modes & fm & active
+                    if m2 != F:
+                        queue.append((True, i2, m2, node))
+        # modes where i0 reached no free unknown: no perfect matching
+        reached = F
+        for f in found.values():
+            reached |= f
+        singular |= active & ~reached
+        # potentials: + (δ* − δ) on every node reached before δ*
+        for dists, pots in ((dist_r, u), (dist_c, v)):
+            for node, dn in dists.items():
+                for dl, fl in dn.items():
+                    for ds, fs in found.items():
+                        f = fl & fs
+                        if ds > dl and f != F:
+                            pots[node] = _case_add(b, pots[node], ds - dl, f)
+        # flip the paths, from their free unknown back to i0 (one path per mode)
+        pending = ends
+        while pending:
+            nxt: dict[int, Any] = {}
+            for j, q in pending.items():
+                for i, pm in pred[j].items():
+                    m = q & pm
+                    if m == F:
+                        continue
+                    for j2, old in list(match[i].items()):
+                        mm = m & old
+                        if mm != F:
+                            match[i][j2] = old & ~mm
+                            owner[j2][i] = owner[j2][i] & ~mm
+                            nxt[j2] = nxt.get(j2, F) | mm
+                    match[i][j] = match[i].get(j, F) | m
+                    owner[j][i] = owner[j].get(i, F) | m
+                    matched[j] |= m
+            pending = nxt
+    for j in range(n_c):
+        singular |= domain & ~matched[j]
+    match = [{j: f & ~singular for j, f in row.items() if f & ~singular != F}
+             for row in match]
+    return SymbolicMatching(match, singular & domain)
 
 
 def case_max(bdd, cases) -> Case:

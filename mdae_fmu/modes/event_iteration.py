@@ -151,7 +151,7 @@ def delay_same_instant_guards(model: Model, system: MultimodeSystem | None = Non
 
 # --- compile-time detection of iterations that never settle --------------------------------
 
-def _parameter_values(model: Model) -> dict[str, float]:
+def parameter_values(model: Model) -> dict[str, float]:
     """Numeric values of the parameters and constants whose binding (or start) is a constant
     expression of other such values."""
     exprs = {}
@@ -206,13 +206,14 @@ def numeric_value(e: E.Expr, values: dict[str, float]) -> float | None:
     return None
 
 
-def _truth(c: E.Expr, values: dict[str, float]) -> bool | None:
-    """Truth value of a relation / and / or / not of known values."""
+def condition_value(c: E.Expr, values: dict[str, float]) -> bool | None:
+    """Truth value of a relation / and / or / not of known values, of a Boolean name or
+    literal; None when it reads anything else."""
     if isinstance(c, E.UnOp) and c.op == "not":
-        v = _truth(c.arg, values)
+        v = condition_value(c.arg, values)
         return None if v is None else not v
     if isinstance(c, E.BinOp) and c.op in ("and", "or"):
-        a, b = _truth(c.left, values), _truth(c.right, values)
+        a, b = condition_value(c.left, values), condition_value(c.right, values)
         if c.op == "and":
             return False if (a is False or b is False) else (None if None in (a, b) else True)
         return True if (a is True or b is True) else (None if None in (a, b) else False)
@@ -222,6 +223,9 @@ def _truth(c: E.Expr, values: dict[str, float]) -> bool | None:
             return None
         return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y,
                 "<>": x != y}[c.op]
+    if isinstance(c, (E.Ref, E.Const)):
+        n = numeric_value(c, values)
+        return None if n is None else n != 0
     return None
 
 
@@ -233,7 +237,7 @@ def initial_guard_values(system) -> dict[int, bool]:
     model = system.model
     if model is None or all(g.init is not None or g.kind != "long" for g in system.guards):
         return {}
-    params = _parameter_values(model)
+    params = parameter_values(model)
     starts = {}
     for v in model.variables:
         if v.start is not None and v.variability not in ("parameter", "constant"):
@@ -253,7 +257,7 @@ def initial_guard_values(system) -> dict[int, bool]:
         if not names:
             continue
         values = {**params, **{n: starts[n] for n in names if n in starts}}
-        value = _truth(_strip_pre(guard.definition, names), values)
+        value = condition_value(_strip_pre(guard.definition, names), values)
         if value is not None:
             out[gi] = value
     return out
@@ -293,7 +297,7 @@ def check_settling(system) -> None:
     delayed = delayed_guards(system)
     if not delayed:
         return
-    params = _parameter_values(system.model) if system.model is not None else {}
+    params = parameter_values(system.model) if system.model is not None else {}
     forced: dict = {}
     reasons: dict = {}
     for m in system.long_modes():
@@ -308,7 +312,7 @@ def check_settling(system) -> None:
                 if found is not None:
                     known[v] = found[0]
                     used.append((v, found[0], found[1]))
-            value = _truth(guard.definition, known)
+            value = condition_value(guard.definition, known)
             if value is not None and value != m[gi]:
                 nxt[gi] = value
                 why.append((guard.name, value, used))

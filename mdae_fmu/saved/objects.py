@@ -47,6 +47,7 @@ from ..implicit.schedule import (BlockRows, FormulaTable, GuardedSchedule, Guard
 from ..modes import explore, runs
 from ..modes.normalize import Guard, MEquation, MultimodeSystem
 from ..structure import keyed, per_mode
+from ..structure.structural_parameters import FixedParameter
 from ..symbolic import SymbolTable
 from ..unit_check import UnitWarning
 from . import sympy_json
@@ -74,7 +75,8 @@ CLASSES: dict[str, type] = {_key(c): c for c in (
     explore.RestartInstant, explore.RestartStep,
     Guard, MEquation, MultimodeSystem,
     runs.Config, runs.Diagnostic, runs.Instant,
-    GuardedSchedule, GuardedVariant, BlockRows, Selection, FormulaTable, UnitWarning)}
+    GuardedSchedule, GuardedVariant, BlockRows, Selection, FormulaTable, UnitWarning,
+    FixedParameter)}
 #: Classes written in place, never numbered nor shared (module docstring).
 INLINE = frozenset((F.Assign, F.TupleAssign, F.IfStmt, F.ForStmt, F.WhileStmt, F.Return,
                     F.Break, F.AssertStmt))
@@ -144,6 +146,7 @@ FIELD_TYPES: dict[tuple[type, str], object] = {
     (keyed.KBlock, "unknowns"): tuple[_Instant, ...],
     (Analysis, "implicit_json"): JSON_DATA,
     (Analysis, "units"): tuple[UnitWarning, ...],
+    (Analysis, "fixed_parameters"): tuple[FixedParameter, ...],
     (BlockRows, "unknowns"): tuple[sp.Symbol, ...],
     (BlockRows, "rows"): tuple[sp.Expr, ...],
     (Selection, "top"): tuple[tuple[sp.Symbol, sp.Symbol, sp.Symbol], ...],
