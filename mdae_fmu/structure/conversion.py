@@ -77,6 +77,9 @@ from .system_jacobian import BlockSystem, NotEvaluable, Point, sample, singular_
 #: Conversions made on one model before giving up (each lowers Val(Σ) of a mode by one at
 #: least, so a model needs at most its number of equations).
 MAX_CONVERSIONS = 64
+#: Largest block whose Jacobian is sampled (a dense SVD: about 0.1 s at this size); a larger
+#: algebraic loop is not checked, and a singularity there shows at run time as before.
+MAX_SAMPLED_BLOCK = 500
 #: Largest block whose null space sympy computes symbolically (a suspect with no constant
 #: null vector); larger ones are rejected when confirmed singular, never converted.
 MAX_SYMBOLIC_BLOCK = 8
@@ -248,6 +251,8 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
         equations: dict[str, Equation] | None = None
         points = [Point(s, types) for s in _SEEDS]
         for blk in mode.blocks:
+            if len(blk.equations) > MAX_SAMPLED_BLOCK:
+                continue
             if len(blk.equations) == 1:
                 eq_id, c = blk.equations[0]
                 inst = (blk.unknowns[0].name, blk.unknowns[0].order - c)
