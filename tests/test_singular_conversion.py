@@ -292,3 +292,50 @@ def test_saved_analysis_keeps_the_conversion(tmp_path):
     api.export_fmu(model2, fmu, analysis=a2, progress=False)
     res = simulate_fmu(str(fmu), stop_time=1.0, output=["x", "y"])
     assert np.allclose(res["y"], res["x"] - 5, atol=1e-6)
+
+
+# OpenModelica's testsuite/simulation/modelica/others/pendulum4.mos
+PENDULUM4 = """model pendulum4
+  parameter Real g = 9.81;
+  parameter Real L = 0.5;
+  parameter Real m = 1;
+  Real x(stateSelect = StateSelect.always);
+  Real y;
+  Real vx;
+  Real vy;
+  Real F;
+initial equation
+  y = 0.0;
+  der(y) = 0.0;
+equation
+  vx = der(x);
+  vy = der(y);
+  m*der(vx) = -x/L*F;
+  m*der(vy) = -y/L*F - m*g;
+  x^2 + y^2 = L^2;
+end pendulum4;
+"""
+
+
+@pytest.mark.parametrize("fmi_type", ["me", "cs"])
+def test_pendulum4_singular_at_its_start_values_only(tmp_path, fmi_type):
+    """The initial system's Jacobian is singular at the start values x = y = 0 only (the rows
+    x^2 + y^2 = L^2 and its derivative are flat there): the analysis accepts the model, and
+    the FMU steps off that point once (templates/mdae_runtime.c, mdae_gauss_newton) instead of
+    failing with "the equations are numerically dependent". It then starts at rest at
+    x = L, y = 0 and swings: phi'' = -(g/L) sin(phi), phi(0) = pi/2, x = L sin(phi),
+    y = -L cos(phi) (scipy, rtol 1e-12)."""
+    from fmpy import simulate_fmu
+    from scipy.integrate import solve_ivp
+    model, a = _analyze_text(tmp_path, PENDULUM4, "pendulum4")
+    assert a.accepted and a.conversions == ()
+    fmu = export_text(tmp_path, PENDULUM4, "pendulum4", fmi_type=fmi_type)
+    res = simulate_fmu(str(fmu), stop_time=2.0, output_interval=0.05, output=["x", "y"],
+                       relative_tolerance=1e-9)
+    g, L = 9.81, 0.5
+    sol = solve_ivp(lambda t, s: [s[1], -(g / L) * math.sin(s[0])], (0.0, 2.0),
+                    [math.pi / 2, 0.0], rtol=1e-12, atol=1e-12, dense_output=True)
+    phi = sol.sol(res["time"])[0]
+    assert res["x"][0] == pytest.approx(L, abs=1e-9) and res["y"][0] == pytest.approx(0.0)
+    assert np.allclose(res["x"], L * np.sin(phi), atol=1e-5)
+    assert np.allclose(res["y"], -L * np.cos(phi), atol=1e-5)
