@@ -97,6 +97,11 @@ class Analysis:
                                 + "\n".join(f"  {m}" for m in errors))
 
     @property
+    def warnings(self) -> tuple[str, ...]:
+        """The warnings (``W-CODE: message``) that ``analyze`` prints under "diagnostics:"."""
+        return tuple(m for m in self.messages if m.startswith("W-"))
+
+    @property
     def messages(self) -> tuple[str, ...]:
         """Rejection diagnostics followed by warnings (``W-...``), one string each."""
         out = list(self.modes.messages) if self.modes is not None else []
@@ -296,7 +301,7 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
 
 def _verdict(a: Analysis) -> str:
     if a.accepted:
-        n_warn = sum(m.startswith("W-") for m in a.messages)
+        n_warn = len(a.warnings)
         return "verdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else "")
     return "\n".join(["verdict: rejected"] + [f"  {m}" for m in a.messages])
 

@@ -96,7 +96,7 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                default_experiment: dict | None = None, *, analysis=None,
                erasure: str = "restricted", lemma22: str = "two-graph",
                progress: Progress | bool | None = None, backend: str = "c",
-               implicit: bool | None = None):
+               implicit: bool | None = None, on_warning=None):
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
     (missing entries: 0, 1, 1e-6, (stop - start)/500). ``analysis``: the result of `analyze`
@@ -106,12 +106,13 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
     stage names on a terminal only, False silences them. ``backend``: ``"c"`` or
     ``"python"`` (a pythonfmu Co-Simulation FMU, ``fmi_type="cs"``; docs/python-backend.md).
     ``implicit``: the guarded schedule from the implicit analysis (True), the per-mode
-    schedules (False), or the former beyond 2^12 modes (None)."""
+    schedules (False), or the former beyond 2^12 modes (None). ``on_warning``: called with
+    each warning of the analysis (``W-CODE: message``, as ``analyze`` prints it)."""
     from .fmu.export import export
     return export(model, Path(path), fmi_type=fmi_type,
                   default_experiment=default_experiment, analysis=analysis,
                   erasure=erasure, lemma22=lemma22, progress=progress, backend=backend,
-                  implicit=implicit)
+                  implicit=implicit, on_warning=on_warning)
 
 
 def compare(test: str | Path, reference: str | Path, **options):

@@ -153,7 +153,8 @@ def _export(args) -> int:
     fmi_type = args.fmi_type or ("cs" if args.backend == "python" else "me")
     api.export_fmu(model, out, fmi_type=fmi_type, default_experiment=de,
                    analysis=analysis, erasure=args.erasure, lemma22=args.lemma22,
-                   progress=progress, backend=args.backend, implicit=args.implicit)
+                   progress=progress, backend=args.backend, implicit=args.implicit,
+                   on_warning=lambda text: print(text, file=sys.stderr))
     print(f"wrote {out}")
     return EXIT_OK
 

@@ -30,6 +30,27 @@ _UNARY_SYMPY = {
     "ceil": sp.ceiling, "erf": sp.erf, "erfc": sp.erfc,
 }
 _LOG10 = sp.log(10)
+_SYMPY_PIECEWISE_AS_ITE = sp.Piecewise._eval_rewrite_as_ITE
+
+
+def _piecewise_as_ite(self, *args, **hints):
+    """``Piecewise((b1, c1), ..., (bn, True))`` of Boolean values as ``ITE(c1, b1, ITE(...,
+    bn))``, exactly. sympy (1.14) rewrites a condition that contains an if-expression this way
+    (`ExprCondPair`: a relation such as ``(x + y)*(if off then 1 else 0.25) < 0.6`` that
+    tearing or substitution builds) and, reasoning on real sets, reads a condition that is a
+    lone Boolean variable (``off``) as true for every value: it kept ``x + y < 0.6`` and
+    dropped the other branch, so the generated code was silently wrong. Installed as sympy's
+    rewrite rule when this module is imported; other Piecewise shapes go to sympy's own."""
+    if not args or args[-1].cond is not sp.true or \
+            not all(isinstance(b, sp.logic.boolalg.Boolean) for b, _ in args):
+        return _SYMPY_PIECEWISE_AS_ITE(self, *args, **hints)
+    out = args[-1].expr
+    for b, c in reversed(args[:-1]):
+        out = sp.ITE(c, b, out)
+    return out
+
+
+sp.Piecewise._eval_rewrite_as_ITE = _piecewise_as_ite
 # Discrete operators kept as opaque functions (their value is constant between events).
 _OPAQUE = {name: sp.Function(name) for name in ("edge", "change", "initial", "terminal",
                                                 "sample", "div", "mod", "rem", "integer")}

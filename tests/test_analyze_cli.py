@@ -408,3 +408,23 @@ def test_infinite_cascade_names_the_resets_with_lines(tmp_path, capsys):
     assert code == 1 and "Traceback" not in err
     lines = verdict_lines(out, "E-CASCADE-INFINITE")
     assert lines and all("PingPong.mo:8" in l and "PingPong.mo:11" in l for l in lines)
+
+
+@pytest.mark.parametrize("name,code", [("RLDC2Published", "W-INIT-INCONSISTENT"),
+                                       ("AirBrake", "W-FAKE-IMPULSE")])
+def test_export_prints_the_warnings_analyze_prints(capsys, tmp_path, name, code):
+    """export runs the analysis analyze runs and prints its warnings, the same lines, on
+    stderr; a warning does not stop the export (exit 0, the FMU is written). Issue 24."""
+    rc, out, err = run(capsys, "analyze", str(MODELS / f"{name}.mo"))
+    assert rc == 0 and "warning(s) above" in out
+    printed = [line.strip() for line in out.splitlines() if line.strip().startswith("W-")]
+    assert [w.split(":")[0] for w in printed] == [code]
+    fmu = tmp_path / f"{name}.fmu"
+    rc, out, err = run(capsys, "export", str(MODELS / f"{name}.mo"), "-o", str(fmu))
+    assert rc == 0 and fmu.is_file()
+    assert out == f"wrote {fmu}\n"
+    assert [line for line in err.splitlines() if line.startswith("W-")] == printed
+    # a model without warnings prints none
+    rc, out, err = run(capsys, "export", str(MODELS / "Dahlquist.mo"), "-o",
+                       str(tmp_path / "Dahlquist.fmu"))
+    assert rc == 0 and "W-" not in err

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_util import (INPUT_SIGNALS, REFERENCE, REFERENCE_MODELS, build_me,
+from cosim_util import (INPUT_SIGNALS, REFERENCE, REFERENCE_MODELS, bounce_times, build_me,
                         reference_entry, reference_stop, relative_errors)
 from strict_driver import FMIViolation, simulate_strict
 
@@ -34,26 +34,12 @@ def fmu(tmp_path_factory):
     return make
 
 
-def bounce_times(stop):
-    """Closed form of the ball: impacts t_k and the rebound speeds, until it rests."""
-    t = math.sqrt(2 * H0 / G)
-    v = G * t
-    times = []
-    while t < stop:
-        times.append(t)
-        v *= E
-        if v < V_MIN:
-            break
-        t += 2 * v / G
-    return times
-
-
 # ----------------------------------------------------------------------------- correct FMUs
 
 def test_bouncing_ball_matches_closed_form(fmu):
     res = simulate_strict(fmu("BouncingBall"), stop_time=3.0, step=1e-3)
     assert res.violations == ()
-    expected = bounce_times(3.0)
+    expected = bounce_times(3.0, V_MIN, H0, G, E)
     bounces = [e for e in res.events if "state" in e.causes]
     assert len(bounces) == len(expected) == 11
     # RK4 is exact on h'' = const, so only the bisection tolerance and rounding remain

@@ -89,6 +89,14 @@ class GuardedPlan:
     # of ``table``); flag k at d->i[active_slot + len(blocks) + len(cond_states) + k]
     flag_roots: tuple = ()
 
+    @property
+    def steady_states(self) -> frozenset:
+        """The symbols of the states of every mode (not `cond_states`): their derivative slot
+        is their rate at every instant (`mdae_fmu.codegen.events.relation_rate`)."""
+        conditional = {c[1] for c in self.cond_states}
+        return frozenset(st.symbol for st in self.compiled.states
+                         if st.slot not in conditional)
+
 
 def _hold_apart(union: CompiledModel, positions) -> CompiledModel:
     """The union layout with the state vector entries of the states at ``positions`` (in

@@ -135,6 +135,14 @@ class MultimodePlan:
     banded: tuple = ()                    # (symbol, relation on pre(x), Boolean slot)
     guard_names: tuple[str, ...] = ()     # the long guards' names, in valuation order
 
+    @property
+    def steady_states(self) -> frozenset:
+        """The symbols of the states every mode integrates: their derivative slot is their
+        rate at every instant (`mdae_fmu.codegen.events.relation_rate`)."""
+        states = self.compiled.states
+        return frozenset(states[k].symbol for k in range(len(states))
+                         if all(k in m.integrated for m in self.modes))
+
 
 @dataclass(frozen=True)
 class ModeSources:

@@ -242,10 +242,11 @@ def _python_plan(model: Model, analysis) -> dict:
         from ..codegen.multimode import plan_multimode
         multimode = plan_multimode(model, report, analysis.automaton)
         cm = multimode.compiled
-        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
+        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched,
+                         steady=multimode.steady_states)
     else:
         cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
-        ev = plan_events(model, cm)
+        ev = plan_events(model, cm, steady=cm.state_symbols)
     init = plan_initialization(model, cm)
     if init.needs_compute:
         raise _Unsupported("an initial system on computed variables")
@@ -287,7 +288,9 @@ def _python_plan(model: Model, analysis) -> dict:
         "discrete": [[slot_of(t), w(e)] for t, e in cm.discrete_assignments]
         + [[["v", "b", b], slots[sym]] for sym, _, b in banded],
         "init": _initial_system(cm, w, init),
-        "relations": [dict(s=w(r.s), strict=r.strict) for r in ev.relations],
+        "relations": [dict(s=w(r.s), strict=r.strict,
+                           rate=None if r.rate is None else w(r.rate))
+                      for r in ev.relations],
         "assertions": [[_assertion(w, c), _message(w, msg), level]
                        for c, msg, level in ev.assertions],
         "assert_tol": ASSERT_TOL,
