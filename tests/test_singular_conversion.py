@@ -169,6 +169,7 @@ def test_arbitrarily_high_structural_index_converted_and_exact(tmp_path):
     (conv,) = a.conversions
     assert conv.method == "linear combination"
     assert conv.combination == "e1 + e2" and conv.result == "v3 / R - i"
+    assert "[(single mode)] index 1;" in api_report(model, a)
     res = _simulate(tmp_path, AHSI, "AHSI", outputs=["v1", "v3", "i"])
     t = res["time"]
     R, C = 100.0, 1e-3

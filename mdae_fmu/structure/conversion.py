@@ -50,10 +50,11 @@ combination: ``e3 - e4 - e5 = 5 does not depend on a, b, c``.
 `convert_singular` is a pure function of the Model: it returns a Model whose equations are
 the repaired ones (a replaced equation keeps its id and source location; the report lists the
 equations it combines with their lines), so that every later stage, the per-mode and the
-implicit analysis alike, and the initial system, see the converted equations. The rewrite is
-made on the model's equations when the block's equations hold in every mode as written
-(unguarded, no if-expression on a long guard); a dependency among equations under guards is
-rejected with its mode named.
+implicit analysis alike, and the initial system, see the converted equations. The rewrite
+replaces the model's equations when the block's equations hold in every mode as written
+(unguarded, no if-expression on a long guard). When they read guards, it holds in the mode
+found only: the new equation is guarded by that mode's values of those guards, and copies of
+the original equation cover the other valuations (`_apply`).
 """
 
 from __future__ import annotations
@@ -242,7 +243,8 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
 def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
     """The blocks of the accepted modes of ``report`` whose System Jacobian is singular at
     two random points (module docstring), in mode order then solve order. A block shared by
-    several modes (the same equations, offsets and unknowns) is checked once."""
+    several modes (the same equations, offsets and unknowns) is checked once; blocks of more
+    than `MAX_SAMPLED_BLOCK` equations are not."""
     types = classify_variables(model).types
     seen: set = set()
     for mode in report.modes:
