@@ -340,3 +340,37 @@ def test_pendulum4_singular_at_its_start_values_only(tmp_path, fmi_type):
     assert res["x"][0] == pytest.approx(L, abs=1e-9) and res["y"][0] == pytest.approx(0.0)
     assert np.allclose(res["x"], L * np.sin(phi), atol=1e-5)
     assert np.allclose(res["y"], -L * np.cos(phi), atol=1e-5)
+
+
+# a dependency between equations of different offsets: Σ-method gives c = (0, 1, 0) and
+# combines e1 with the derivative of e2 (main claimed index 1 with states x1, x2, x4)
+LC_DIFFERENTIATED = """model LCDiff
+  Real x1, x2, x3, x4(start = 0, fixed = true);
+equation
+  der(x1) + der(x2) + x3 = 0;
+  x1 + x2 = sin(time);
+  x3 + x1 = cos(time);
+  der(x4) = x3;
+end LCDiff;
+"""
+
+
+def test_linear_combination_with_a_differentiated_equation(tmp_path):
+    """e1 - e2' = (x1' + x2' + x3) - (x1' + x2' - cos t) = x3 + cos t: the leading derivatives
+    cancel only once e2 is differentiated (its offset is 1). Then x3 = -cos t, x1 = cos t - x3
+    = 2 cos t, x2 = sin t - 2 cos t, and x4' = x3 gives x4 = -sin t: index 0, one state."""
+    from fmpy import simulate_fmu
+    model, a = _analyze_text(tmp_path, LC_DIFFERENTIATED, "LCDiff")
+    assert a.accepted, a.messages
+    (conv,) = a.conversions
+    assert (conv.combination, conv.result, conv.replaced) == ("e1 - e2'", "x3 + cos(time)",
+                                                              "e1")
+    assert "[(single mode)] index 0; states {x4};" in api_report(model, a)
+    fmu = export_text(tmp_path, LC_DIFFERENTIATED, "LCDiff")
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05,
+                       output=["x1", "x2", "x3", "x4"], relative_tolerance=1e-8)
+    t = res["time"]
+    assert np.allclose(res["x1"], 2 * np.cos(t), atol=1e-8)
+    assert np.allclose(res["x2"], np.sin(t) - 2 * np.cos(t), atol=1e-8)
+    assert np.allclose(res["x3"], -np.cos(t), atol=1e-8)
+    assert np.allclose(res["x4"], -np.sin(t), atol=1e-6)
