@@ -208,7 +208,7 @@ def unedge(c: Expr) -> Expr:
 
 def derivative_orders(e: Expr) -> dict[str, int]:
     """Highest derivative order of each variable in ``e``, i.e. the row of Pryce's signature
-    matrix for this equation (theory 003 §4.1). Occurrences inside ``pre(...)`` are left limits,
+    matrix for this equation (docs/theory.md §4.1). Occurrences inside ``pre(...)`` are left limits,
     known at the current instant, and are not counted.
     """
     orders: dict[str, int] = {}

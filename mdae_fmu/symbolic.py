@@ -1,7 +1,7 @@
 """Bridge between the expression tree (`mdae_fmu.expr`) and sympy.
 
 Structural stages work on (variable, derivative order) *instances*: ``x`` is (x, 0),
-``der(x)`` is (x, 1), ``der(der(x))`` is (x, 2) (theory note 9334-theory-algorithms §2.0: a
+``der(x)`` is (x, 1), ``der(der(x))`` is (x, 2) (docs/theory.md §6.1: a
 shift and a derivative order map one to one). Each instance is one sympy Symbol, owned by a
 `SymbolTable`, so that latent equations (differentiated equations), Jacobians and restart
 systems are plain sympy algebra over these symbols. ``pre(x)`` is its own symbol (the left
@@ -13,6 +13,7 @@ array slots and never prints a symbol name into C.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,28 @@ sp.Piecewise._eval_rewrite_as_ITE = _piecewise_as_ite
 # Discrete operators kept as opaque functions (their value is constant between events).
 _OPAQUE = {name: sp.Function(name) for name in ("edge", "change", "initial", "terminal",
                                                 "sample", "div", "mod", "rem", "integer")}
+#: The names of those operators (their sympy functions: `opaque_function`).
+OPAQUE_FUNCTIONS = frozenset(_OPAQUE)
+
+
+def opaque_function(name: str):
+    """The sympy function of the discrete operator ``name`` (`OPAQUE_FUNCTIONS`), else None."""
+    return _OPAQUE.get(name)
+
+
+def as_sympy(v) -> sp.Basic:
+    """``v`` as a sympy object without parsing anything: sympy objects as they are, Python
+    booleans, integers and floats as sympy's; `TypeError` for anything else (a string must
+    never reach `sympy.sympify`, which evaluates text: issue 25)."""
+    if isinstance(v, sp.Basic):
+        return v
+    if isinstance(v, bool):
+        return sp.true if v else sp.false
+    if isinstance(v, numbers.Integral):          # numpy's integers too
+        return sp.Integer(int(v))
+    if isinstance(v, numbers.Real):
+        return sp.Float(float(v))
+    raise TypeError(f"not a sympy expression or a number: {type(v).__name__}")
 
 
 @dataclass
@@ -143,7 +166,7 @@ class SymbolTable:
 
     def time_derivative(self, f: sp.Expr) -> sp.Expr:
         """Total time derivative d f / dt = sum over instances of df/dx^(k) * x^(k+1) plus
-        df/dtime (theory 003 §4.4: latent equations are obtained by differentiating each
+        df/dtime (docs/theory.md §4.6: latent equations are obtained by differentiating each
         equation c_i times). Left limits and parameters are constant in time."""
         total = sp.diff(f, self.time)
         for s in f.free_symbols:

@@ -607,7 +607,7 @@ static int delta_newton(ModelInstance *inst, const MdaeDeltaSystem *sys, double 
     return 1;
 }
 
-/* Algorithm 14 of RR-9334 (examples note §4.2) with its safeguards: solve the delta-system
+/* Algorithm 14 of RR-9334 (docs/theory.md §9.7) with its safeguards: solve the delta-system
  * for delta = 1e-2, 5e-3, ... (warm starts), stop after two consecutive changes of M below
  * 1e-8 (relative); T then holds the right limits at the last delta. A right limit T that
  * grows like c/delta (the instant's own values diverge while the cascade's converge) means
@@ -765,7 +765,7 @@ int mdae_when_equations(ModelInstance *inst, int *fire)
     return 1;
 }
 
-/* One event instant (theory note 9334-theory-algorithms §3.5(b), docs/fmi-mapping.md):
+/* One event instant (docs/theory.md §11, docs/fmi-mapping.md):
  * left limits := current values; relations and samples un-frozen; a nonstandard instant of a
  * mode change (multimode, mdae_mode_step); schedule; when-conditions;
  * actions of the branches whose condition rose; projection onto the consistency equations if

@@ -1,6 +1,6 @@
 """Event iteration on jumps (issue 24, Deliver 1): at an event, once the equations of an
 instant are solved again, every relation is evaluated again, and the iteration goes on while
-one changed (Modelica 3.6 §8.6; theory note 9334-theory-algorithms §3.5(b), cascades). A
+one changed (Modelica 3.6 §8.6; docs/theory.md §8.3, cascades). A
 when-condition that becomes true because a variable *jumps* at another event fires at that
 event, whatever made the variable jump: a time event, a state event, an input set by the
 host, a mode change's restart.

@@ -70,12 +70,26 @@ def _modules(package: Path) -> dict[str, Path]:
     return out
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (imports for annotations
+    only, never executed, so they make no circle)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                stack.extend(child.orelse)
+            else:
+                stack.append(child)
+
+
 def _imports(modules: dict[str, Path]):
     """(importer, imported module, name or None) for every import of the package's own
     modules, with relative imports resolved."""
     for name, path in modules.items():
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in _runtime_nodes(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package[:len(package) - node.level + 1] if node.level > 1 \
@@ -135,12 +149,15 @@ def test_lower_layers_never_import_the_use_layer():
 
 def test_the_graph_reader_sees_circles_and_private_imports(tmp_path):
     """The reader itself: a two-module circle through a relative import inside a function,
-    and a private name imported across modules."""
+    a private name imported across modules, and an annotation-only import that makes none."""
     pkg = tmp_path / "mdae_fmu"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "sub" / "__init__.py").write_text("")
-    (pkg / "sub" / "a.py").write_text("from .b import _hidden\n")
+    (pkg / "sub" / "a.py").write_text("from typing import TYPE_CHECKING\n"
+                                      "from .b import _hidden\n"
+                                      "if TYPE_CHECKING:\n    from ..sub import c\n")
+    (pkg / "sub" / "c.py").write_text("from . import a\n")
     (pkg / "sub" / "b.py").write_text("def f():\n    from ..sub import a\n    return a\n"
                                       "_hidden = 1\n")
     graph, private = _graph(pkg)

@@ -69,7 +69,7 @@ def test_van_der_pol_matches_independent_solution(fmu):
 
 
 def clutch_closed_form(t):
-    """ClutchBasic (theory/9334-examples-toolkit-results.md §2.1.1): released decay rates
+    """ClutchBasic (docs/theory.md §13.1): released decay rates
     k_i/j_i, engaged rate (k1+k2)/(j1+j2), restart (j1 w1 + j2 w2)/(j1 + j2) at t1 = 5,
     release at t2 = 7 (right limits at the event times)."""
     j1, j2, k1, k2 = 1.0, 2.0, 0.01, 0.0125
@@ -131,7 +131,7 @@ def test_driver_reports_broken_fmu(fmu, model, bug, kind):
 
 def test_wrong_values_flag_is_honoured_and_visible(fmu):
     """With the flag honoured (as FMPy 0.3.29 did) the ball falls through the floor; FMPy
-    0.3.32 re-reads the states anyway and hides the bug (ecosystem/fmi-export.md §3.6)."""
+    0.3.32 re-reads the states anyway and hides the bug (docs/fmi-testing.md)."""
     bad = fmu("BouncingBall", "BUG_VALUES_FLAG")
     res = simulate_strict(bad, stop_time=1.0, step=1e-3, fail_fast=False)
     assert {v.kind for v in res.violations} == {"values-flag"}

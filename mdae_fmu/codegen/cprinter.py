@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..symbolic import as_sympy
 from .slots import Slot, c_slot, hole
 
 
@@ -93,7 +94,7 @@ class SlotPrinter:
             self.holes = outer
 
     def doprint(self, e) -> str:
-        return self._print(sp.sympify(e) if not isinstance(e, sp.Basic) else e)
+        return self._print(as_sympy(e))
 
     def _print(self, e) -> str:
         if e.is_Symbol:

@@ -251,7 +251,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
 
 def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers, blocks,
                     progress, files: dict) -> list[int]:
-    """The block schedule (theory note 9334 §3.5(a)) as files ``model_schedule_<k>.c`` of at
+    """The block schedule (docs/theory.md §11) as files ``model_schedule_<k>.c`` of at
     most `STATEMENTS_PER_FILE` blocks, added to ``files`` (one, empty, without blocks); their
     numbers. ``progress(done, total)`` before each file."""
     parts: list[int] = []
@@ -355,7 +355,7 @@ def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter):
     """The C of the when-clauses (docs/fmi-mapping.md, "Events"): their conditions, which
     branches are active, their assignments, then their actions: a conflict between two
     active branches is an error, each branch's reinits, and each standardized restart of a
-    transient mode once however many branches enter it (theory note 9334 §3.5(b))."""
+    transient mode once however many branches enter it (docs/theory.md §11)."""
     conds = [f"    d->cond[{k}] = ({p.doprint(b.condition)}) ? 1 : 0;"
              for k, b in enumerate(ev.branches)]
     lp = left_printer(cm) if any(b.restart for b in ev.branches) else None
@@ -383,7 +383,7 @@ def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter):
 
 def _residual_code(cm: CompiledModel, init: InitPlan, p: SlotPrinter) -> dict:
     """The residuals of the initialization system (``init``) and of the consistency equations
-    F^{<c} (``cons``; theory note 9334 §3.5(a)), the drift measure on them (``drift``), the
+    F^{<c} (``cons``; docs/theory.md §11), the drift measure on them (``drift``), the
     state slots the projection moves (``project_unknowns``) and the check that a discrete Real
     changed (``drt``)."""
     init_res = [f"    F[{k}] = {p.doprint(e)};" for k, (_, e) in enumerate(init.rows)]

@@ -1,8 +1,8 @@
 """Events: relations -> event indicators and time events, when-clauses, samples.
 
-Theory note 9334-theory-algorithms §3.5(a) ("event indicators: the guard predicates turned
-into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
-/work/shared/ecosystem/fmi-export.md §1.3-1.4. Decisions (docs/fmi-mapping.md, "Events"):
+docs/theory.md §11: the event indicators are the guard predicates turned into zero-crossing
+functions; FMI 2.0 Model Exchange semantics (FMI 2.0 §3.1-3.2). Decisions (docs/fmi-mapping.md,
+"Events"):
 
 * Every relation ``a op b`` (op in < <= > >=) of the model whose sides change continuously
   (states, algebraic variables, derivatives, non-linear functions of time) is a *state
@@ -142,7 +142,7 @@ def clock_rates(model: Model, table) -> dict:
     ``x`` (parameters and constants aside), linear in ``der(x)``. It is a clock if ``x`` and
     ``der(x)`` appear in no other equation, initial equation, when-clause or assertion except
     inside relations. Theory: the piecewise-affine clock is the time relation of note 9334
-    §3.5(a) ("time events") written with a state instead of ``time``."""
+    docs/theory.md §11 ("time events") written with a state instead of ``time``."""
     constant = {v.name for v in model.variables if v.variability in ("parameter", "constant")}
     reals = {v.name for v in model.variables
              if v.type == "Real" and v.variability == "continuous"}
@@ -197,7 +197,7 @@ def left_limits_of_continuous(cm: CompiledModel) -> dict:
     """``{pre(w): w}`` for the variables ``w`` whose value changes continuously in time.
 
     The left limit of a continuous variable equals its value at every instant of continuous
-    time (theory note 9334 §1.4, ``pre`` is the value at the previous instant of the
+    time (docs/theory.md §5.1, ``pre`` is the value at the previous instant of the
     nonstandard time line); a relation on ``pre(w)`` is held between events like any other
     and changes where ``w`` crosses its threshold (module docstring)."""
     out = {}
@@ -366,7 +366,7 @@ def relation_rate(s: sp.Expr, cm: CompiledModel, steady: frozenset) -> sp.Expr |
     with ``der(x)`` the derivative slot the schedule computes; None when ``s`` reads anything
     else or the rate is 0 (the relation is then evaluated exactly at events). Its sign is the
     side of the surface ``s = 0`` the solution goes to: the relation's right limit when the
-    event left the solution on the surface (module docstring; theory note 9334 §3.5(a), event
+    event left the solution on the surface (module docstring; docs/theory.md §11, event
     indicators)."""
     table = cm.table
     syms = s.free_symbols

@@ -1,6 +1,6 @@
 """``export(model, path)``: model -> FMI 2.0 Model Exchange FMU.
 
-Pipeline (ARCHITECTURE.md): structural analysis (`mdae_fmu.structure.per_mode`) -> compiled
+Pipeline (docs/architecture.md): structural analysis (`mdae_fmu.structure.per_mode`) -> compiled
 plan (`mdae_fmu.codegen.plan`) -> events and initial system -> C sources (Jinja2 templates) ->
 modelDescription.xml -> gcc -> zip. The GUID is a hash of the generated sources and model
 description, so it changes exactly when the FMU's content does, and the same model gives a
@@ -57,7 +57,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
            default_experiment: dict | None = None, analysis=None,
            erasure: str = "restricted", lemma22: str = "two-graph", report=None,
            progress: Progress | bool | None = None, backend: str = "c",
-           implicit: bool | None = None,
+           implicit: bool | None = None, strict_units: bool = False,
            on_warning: Callable[[str], None] | None = None) -> Path:
     """Build the FMU of ``model`` at ``path`` and return ``path``.
 
@@ -78,6 +78,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     schedule of the analysis (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 17), False
     for the per-mode schedules; None (default) takes the guarded schedule when the model has
     more modes than the explicit enumeration handles (the analysis then has no other).
+    ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
+    ``analysis`` keeps the choice it was made with.
     ``on_warning``: called with each warning of the analysis (``W-CODE: message``,
     `mdae_fmu.analysis.Analysis.warnings`), the text ``analyze`` prints, before code generation.
 
@@ -107,7 +109,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         if analysis is None:
             from ..analysis import analyze
             analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
-                               progress=progress, implicit=True if implicit else None)
+                               progress=progress, implicit=True if implicit else None,
+                               strict_units=strict_units)
         analysis.raise_if_rejected()
         if on_warning is not None:
             for warning in analysis.warnings:

@@ -6,8 +6,8 @@ only (never mdae_fmu), so the FMU runs wherever the host's Python has those two 
 
 The plan is data: expressions are trees of ``[op, ...]`` lists, turned once into nested
 closures by `compile_tree` (an allow-list of operators and functions; nothing from the model
-is executed as code). The execution scheme is the C FMU's (theory note 9334-theory-algorithms
-§3.5, docs/multimode-fmu.md):
+is executed as code). The execution scheme is the C FMU's (docs/theory.md §11,
+docs/multimode-fmu.md):
 
 * ``compute``: the discrete equations (guard definitions, on the frozen relations), then the
   current mode's blocks in BTF order: ``lin`` blocks ``u = -b/a``, ``newton`` blocks by Newton

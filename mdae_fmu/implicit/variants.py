@@ -1,6 +1,6 @@
 """Building the guarded block schedule (`mdae_fmu.implicit.schedule`) from the implicit
 analysis: block variants, merged components, the order valid in every mode, the formula table
-(theory 003 §5.3.3 and §5.7; docs/decisions.md §9).
+(docs/theory.md §10.2; docs/decisions.md §9).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _conditional_states(ia: ImplicitAnalysis, regular, instances) -> list:
     blocks): ``[(k, formula)]`` with k the position in ``instances`` and the formula of the
     modes where it is a state. Where it is not a state, a block computes the variable as an
     algebraic unknown (or nothing reads it), so code generation holds its state vector entry
-    apart (theory: 9334-theory-algorithms §3.6, one state vector for all modes)."""
+    apart (docs/theory.md §11: one state vector for all modes)."""
     bdd = ia.space.bdd
     col_of = {n: j for j, n in enumerate(ia.graph.cols)}
     cond = []

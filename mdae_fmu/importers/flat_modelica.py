@@ -1,7 +1,7 @@
 """Flat Modelica and Base Modelica importer: text -> `mdae_fmu.ir.Model`.
 
-Accepted input (ARCHITECTURE.md "Input formats"; ecosystem/compilers-multimode-formats.md §4(a),
-§4(b)): the scalarized flat output of OpenModelica (``class X ... end X;``, dotted names such as
+Accepted input (docs/importers.md): the scalarized flat output of OpenModelica (``class X ... end
+X;``, dotted names such as
 ``mod1.x[1]``) and Base Modelica (``//! base 0.1.0``, ``package 'M' model 'M' ... end 'M'; end
 'M';``, quoted identifiers), parsed by one LALR(1) grammar (``modelica.lark``) with lark's
 contextual lexer. The grammar's callbacks run *during* parsing (no parse tree is built) and
@@ -15,7 +15,7 @@ Semantics (docs/importers.md):
   equation ``x = e`` at its declaration), initial equations ``i1, ...``, when-clauses ``w1, ...``;
 * ``lhs = rhs`` becomes the residual ``expr.residual(lhs, rhs)``;
 * branch k of ``if c1 ... elseif c2 ... else`` is guarded by ``(c1,F), ..., (c_{k-1},F), (c_k,T)``
-  (theory 9334-theory-algorithms §1.4, ir module docstring); ``not c`` is the literal ``(c, F)``;
+  (docs/theory.md §5.1, ir module docstring); ``not c`` is the literal ``(c, F)``;
 * Boolean and Integer variables are discrete, so is a Real assigned in a when-clause (Modelica
   §3.8.3); parameters get causality ``parameter``;
 * every name must be declared, ``reinit`` needs a state (a variable whose ``der`` appears);

@@ -1,7 +1,7 @@
 """Structurally regular, numerically singular modes: detection, conversion, or rejection.
 
-The Σ-method (theory note 003 §4) succeeds where Pryce's System Jacobian J is nonsingular
-(003 §4.6). Its structural test sees a transversal of tight entries; it cannot see a symbolic
+The Σ-method (docs/theory.md §4) succeeds where Pryce's System Jacobian J is nonsingular
+(docs/theory.md §4.7; Pryce 2001). Its structural test sees a transversal of tight entries; it cannot see a symbolic
 cancellation: rows that are linearly dependent for every value of the variables, the
 parameters and time. Such a mode is accepted by the structure and fails at run time inside the
 host ("linear system is numerically singular" at the first step). OpenModelica's testsuite

@@ -3,7 +3,7 @@
 After the Σ-method, the index-reduced system F^c is solved for the leading derivatives block by
 block (its block-triangular form). The Jacobian of a block's equations f_i^(c_i) with respect
 to the block's leading derivatives x_j^(d_j) is, by Griewank's lemma, the block of Pryce's
-System Jacobian (theory note 003 §4.6)::
+System Jacobian (docs/theory.md §4.6–§4.7; Pryce 2001)::
 
     J_ij = ∂f_i / ∂x_j^(d_j − c_i)   when d_j − c_i = σ_ij (a tight entry), 0 otherwise
 
