@@ -1,11 +1,11 @@
 """Structurally regular, numerically singular modes: detection, conversion, or rejection.
 
 The Σ-method (docs/theory.md §4) succeeds where Pryce's System Jacobian J is nonsingular
-(docs/theory.md §4.7; Pryce 2001). Its structural test sees a transversal of tight entries; it cannot see a symbolic
-cancellation: rows that are linearly dependent for every value of the variables, the
-parameters and time. Such a mode is accepted by the structure and fails at run time inside the
-host ("linear system is numerically singular" at the first step). OpenModelica's testsuite
-model ``ASSC`` is one::
+(docs/theory.md §4.7; Pryce 2001). Its structural test sees a transversal of tight entries;
+it cannot see a symbolic cancellation: rows that are linearly dependent for every value of
+the variables, the parameters and time. Such a mode is accepted by the structure and fails
+at run time inside the host ("linear system is numerically singular" at the first step).
+OpenModelica's testsuite model ``ASSC`` is one::
 
     der(x) = sin(time); der(y) = cos(time) + a;
     2*a + 2*b + c + x = 10; a + b + y = 5; a + b + c = 0;      // e3, e4, e5
