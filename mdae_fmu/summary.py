@@ -45,7 +45,10 @@ def summary_lines(model: Model, a: Analysis, implicit: bool = False) -> Iterator
     if a.modes is None or implicit:
         yield from _implicit_lines(a)
     else:
-        yield from _modes_lines(model, a.modes, a)
+        yield from _modes_lines(a.model or model, a.modes, a)
+    if a.conversions:           # the equations the analysis rewrote (docs/structure.md)
+        yield "numerically singular blocks converted:"
+        yield from (f"  {c.text()}" for c in a.conversions)
     yield "(the full report: mdae-fmu analyze --verbose)"
     warnings = [m for m in a.messages if m.startswith("W-")]
     if warnings and a.accepted:

@@ -121,7 +121,7 @@ def test_assc_hidden_constraint_found_and_named(tmp_path, capsys):
     assert ("equations e3 (ASSC.mo:6), e4 (ASSC.mo:7), e5 (ASSC.mo:8) are dependent in "
             "{a, b, c} for all values: e3 - e4 - e5 = x - y - 5 does not depend on a, b, c; "
             "e3 is replaced by 0 = x - y - 5") in out
-    assert "index 1" in out and out.rstrip().endswith("verdict: accepted")
+    assert "index: 1" in out and out.rstrip().endswith("verdict: accepted")
 
 
 @pytest.mark.parametrize("fmi_type", ["me", "cs"])
