@@ -10,7 +10,7 @@ small n) with impulse analysis and standardization of every restart instant.
         [--std-max 16] [--families clutch_chain,fault_chain] [--budget 300] [--json OUT]
 
 ``--budget S``: a family stops growing once one of its sizes took more than S CPU seconds
-(the README table's "up to where it finishes").
+(the mode-enumeration table of docs/performance.md stops where a size ran over it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``mdae-fmu`` command: analyze, export, simulate (README.md user guide, docs/architecture.md).
+"""The ``mdae-fmu`` command: analyze, export, simulate (docs/cli.md, docs/architecture.md).
 
 Exit codes: 0 ok, 1 the model is rejected by the analysis, 2 the input cannot be read or an
 output cannot be written, 3 internal error (an unexpected exception: a bug of mdae-fmu),

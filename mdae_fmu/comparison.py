@@ -24,7 +24,7 @@ reference (docs/regression.md):
 
 ``method="fmpy"`` delegates the tube to ``fmpy.util.validate_signal`` (the FMI cross-check's
 criterion: reference resampled on 1000 points, a band ``dx`` samples wide and ``dy`` times the
-signal's range high); the README says where the two differ.
+signal's range high); docs/cli.md says where the two differ.
 
 Exit codes of the command: 0 every variable stays in its tube, 1 some variable leaves it (or
 a model/FMU fails to simulate), 2 an input cannot be read (unreadable CSV, unknown variable).
@@ -327,7 +327,7 @@ class Source:
     kind: str                     # "csv", "fmu", "model"
     trajectory: Trajectory | None = None
     fmu: Path | None = None
-    md: object = None
+    md: Any = None                # fmpy's ModelDescription (fmpy has no type information)
     opened: OpenedFmu | None = None
     fmi_type: str | None = None   # the interface to simulate (None: Model Exchange preferred)
     validate: bool = True
@@ -413,7 +413,7 @@ def resolve(path: str | Path, work_dir: Path, stop_time: float | None = None,
 
 
 def simulate_source(src: Source, variables: list[str], stop_time: float | None,
-                    start_values: dict | None = None, input=None,
+                    start_values: Mapping[str, Any] | None = None, input=None,
                     relative_tolerance: float | None = None,
                     timeout: float | None = None) -> Trajectory:
     """Simulate an FMU side (`mdae_fmu.fmu_runner.run_fmu`: a child process; the side's
@@ -425,13 +425,16 @@ def simulate_source(src: Source, variables: list[str], stop_time: float | None,
     discrete = [n for n in src.discrete() if n not in variables]
     if isinstance(input, Trajectory):
         input = _input_table(src, input)
-    result = run_fmu(src.opened if src.opened is not None else src.fmu,
+    target = src.opened if src.opened is not None else src.fmu
+    if target is None:
+        raise ValueError(f"{src.path}: a {src.kind} side has no FMU to simulate")
+    result = run_fmu(target,
                      output_variables=list(variables) + discrete, stop_time=stop_time,
                      start_values=start_values or {}, input=input,
                      relative_tolerance=relative_tolerance, timeout=timeout,
                      fmi_type=src.fmi_type, validate=src.validate,
                      label=str(src.path)).result
-    values = {n: np.asarray(result[n], dtype=float) for n in result.dtype.names[1:]}
+    values = {n: np.asarray(result[n], dtype=float) for n in (result.dtype.names or ())[1:]}
     return Trajectory(str(src.path), np.asarray(result["time"], dtype=float), values,
                       frozenset(src.discrete()))
 

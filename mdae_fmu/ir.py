@@ -249,7 +249,7 @@ class Model:
                 WhenBranch(E.from_json(b["condition"]),
                            tuple(_action_from_json(a) for a in b["actions"]), _loc(b.get("loc")))
                 for b in w["branches"]), _loc(w.get("loc"))) for w in j["whens"]),
-            assertions=tuple(_action_from_json(a) for a in j["assertions"]),
+            assertions=tuple(_assertion_from_json(a) for a in j["assertions"]),
             experiment=tuple((k, float(j["experiment"][k])) for k in EXPERIMENT_KEYS
                              if k in j.get("experiment", {})),
             functions=tuple(function_from_json(f) for f in j.get("functions", ())),
@@ -280,7 +280,7 @@ def _opt_expr(j):
 
 
 def _variable_to_json(v: Variable) -> dict:
-    d = {"name": v.name}
+    d: dict[str, object] = {"name": v.name}
     d.update({a: getattr(v, a) for a in _PLAIN_ATTRS})
     d.update({a: None if getattr(v, a) is None else E.to_json(getattr(v, a)) for a in _EXPR_ATTRS})
     d["loc"] = _loc_json(v.loc)
@@ -288,9 +288,14 @@ def _variable_to_json(v: Variable) -> dict:
 
 
 def _variable_from_json(d: dict) -> Variable:
-    kw = {a: d.get(a) for a in _PLAIN_ATTRS}
-    kw.update({a: _opt_expr(d[a]) for a in _EXPR_ATTRS})
-    return Variable(name=d["name"], loc=_loc(d.get("loc")), **kw)
+    # (the keywords are _PLAIN_ATTRS and _EXPR_ATTRS, which `_variable_to_json` writes)
+    return Variable(name=d["name"], type=d["type"], variability=d["variability"],
+                    causality=d["causality"], fixed=d.get("fixed"), unit=d.get("unit"),
+                    display_unit=d.get("display_unit"), state_select=d.get("state_select"),
+                    description=d.get("description"), declared_type=d.get("declared_type"),
+                    start=_opt_expr(d["start"]), nominal=_opt_expr(d["nominal"]),
+                    min=_opt_expr(d["min"]), max=_opt_expr(d["max"]),
+                    binding=_opt_expr(d["binding"]), loc=_loc(d.get("loc")))
 
 
 def _guard_to_json(g: Guard) -> list:
@@ -333,8 +338,12 @@ def _action_from_json(d: dict) -> Action:
         return Assign(d["var"], E.from_json(d["value"]), loc)
     if kind == "terminate":
         return Terminate(d["message"], loc)
+    return _assertion_from_json(d)
+
+
+def _assertion_from_json(d: dict) -> Assertion:
     return Assertion(E.from_json(d["cond"]), E.from_json(d["message"]), d["level"],
-                     _guard_from_json(d["guard"]), loc)
+                     _guard_from_json(d["guard"]), _loc(d.get("loc")))
 
 
 def unknowns(model: Model) -> list[Variable]:

@@ -95,30 +95,29 @@ def make_cases(specs: list[ParamSpec], samples: int | None = None,
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise InputError(f"--param {sorted(dup)[0]} is given more than once")
-    axes = [s for s in specs if s.values is not None]
-    rand = [s for s in specs if s.dist is not None]
+    axes = [(s.name, s.values) for s in specs if s.values is not None]
+    rand = [(s.name, s.dist) for s in specs if s.dist is not None]
     if rand and not samples:
-        raise InputError(f"--param {rand[0].name} is random: give the number of draws with "
+        raise InputError(f"--param {rand[0][0]} is random: give the number of draws with "
                          "--samples N")
     if samples is not None and samples < 1:
         raise InputError("--samples must be at least 1")
-    grid = [dict(zip([a.name for a in axes], combo))
-            for combo in itertools.product(*[a.values for a in axes])]
-    if not rand:
+    grid = [dict(zip([name for name, _ in axes], combo))
+            for combo in itertools.product(*[values for _, values in axes])]
+    if not rand or samples is None:     # (samples is given when rand is not empty: see above)
         return grid
     rng = np.random.default_rng(seed)
-    draws = {}
+    draws: dict[str, np.ndarray] = {}
     n_total = len(grid) * samples
-    for s in rand:
-        kind, a, b = s.dist
-        draws[s.name] = (rng.uniform(a, b, n_total) if kind == "uniform"
-                         else rng.normal(a, b, n_total))
-    cases = []
+    for name, (kind, a, b) in rand:
+        draws[name] = (rng.uniform(a, b, n_total) if kind == "uniform"
+                       else rng.normal(a, b, n_total))
+    cases: list[dict[str, float]] = []
     for g, base in enumerate(grid):
         for k in range(samples):
             case = dict(base)
-            for s in rand:
-                case[s.name] = float(draws[s.name][g * samples + k])
+            for name, _ in rand:
+                case[name] = float(draws[name][g * samples + k])
             cases.append(case)
     return cases
 
@@ -509,7 +508,7 @@ def sweep(model_or_fmu: str | Path, params: Sequence[str | ParamSpec] | Mapping[
     ordered = [rows[r] for r in sorted(rows)]
     if out_path is not None and out_path.suffix.lower() == ".parquet":
         write_parquet(out_path, columns, ordered)
-        sink.journal_path.unlink(missing_ok=True)
+        sink.path.unlink(missing_ok=True)       # the journal (`_open_sink`)
     return SweepResult(columns, ordered, computed=len(todo), seconds=seconds,
                        executed=executed, warnings=[f"{model_or_fmu}: modelDescription.xml: {p}"
                                                     for p in problems])
@@ -556,7 +555,6 @@ def _open_sink(out_path: Path | None, columns: list[str], resume: bool):
         s = CsvStream(journal, columns, False)
         for row in done.values():
             s.write(row)
-    s.journal_path = journal
     return s, done
 
 

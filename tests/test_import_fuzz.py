@@ -134,7 +134,8 @@ def _rule_names() -> set[str]:
 
 
 RULES = _rule_names()
-_EXPECTED = re.compile(r"\(expected (?:one of )?([^\n]*)\)")
+# the list ends at the first ')' outside quotes (an XML message goes on with "(in attribute ...)")
+_EXPECTED = re.compile(r"\(expected (?:one of )?((?:'[^']*'|[^)'\n])*)\)")
 
 
 def _check_message(err: InputError):

@@ -32,10 +32,7 @@ KNOWN_CIRCLES: list[frozenset[str]] = [
 # (importing module, imported module, name)
 KNOWN_PRIVATE: set[tuple[str, str, str]] = {
     ("structure.keyed", "structure.graph", "_SMALL_EDGES"),
-    ("importers.functions", "importers.flat_modelica", "_fold_strings"),
     ("importers.algorithm_lowering", "importers.functions", "_is_range"),
-    ("importers.lowering", "importers.flat_modelica", "_ENUM_PREFIXES"),
-    ("importers.lowering", "importers.flat_modelica", "_Named"),
     ("implicit.formulas", "structure.per_mode", "_composite"),
     ("implicit.formulas", "structure.per_mode", "_feasible"),
     ("implicit.formulas", "structure.per_mode", "_NEG"),

@@ -20,12 +20,16 @@ expressions (the Jacobian of a Newton block repeats the residual's subterms).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy as sp
 from sympy.core.function import ArgumentIndexError
 
 from .. import expr as E
 from .slots import Slot, c_slot, fill
+
+if TYPE_CHECKING:
+    from ..symbolic import SymbolTable
 
 
 @dataclass(frozen=True)
@@ -46,17 +50,21 @@ class BlockPlan:
     unknowns: tuple[sp.Symbol, ...]
     _residuals: tuple[sp.Expr, ...] | None = None
     tree: E.Expr | None = None
-    table: object = field(default=None, compare=False, repr=False)
+    table: SymbolTable | None = field(default=None, compare=False, repr=False)
     trees: tuple[E.Expr, ...] | None = None
     _symbols: frozenset | None = field(default=None, compare=False, repr=False)
 
     @property
     def residuals(self) -> tuple[sp.Expr, ...]:
-        if self._residuals is None:
-            trees = (self.tree,) if self.tree is not None else self.trees
-            object.__setattr__(self, "_residuals",
-                               tuple(self.table.to_sympy(t) for t in trees))
-        return self._residuals
+        if self._residuals is not None:
+            return self._residuals
+        trees = (self.tree,) if self.tree is not None else self.trees
+        table = self.table
+        if trees is None or table is None:
+            raise ValueError(f"block {self.label}: neither residuals nor trees with their table")
+        residuals = tuple(table.to_sympy(t) for t in trees)
+        object.__setattr__(self, "_residuals", residuals)
+        return residuals
 
     @property
     def on_tree(self) -> bool:
@@ -257,7 +265,8 @@ def linear_terms(expr: sp.Expr, u: sp.Symbol):
     if u not in expr.free_symbols:
         return None
     terms = expr.args if expr.is_Add else (expr,)
-    coef, rest = [], []
+    coef: list[list[sp.Expr]] = []
+    rest: list[sp.Expr] = []
     for t in terms:
         if u not in t.free_symbols:
             rest.append(t)
@@ -512,7 +521,7 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict,
         if code is not None:
             return code
         holes.clear()
-    if block.tree is not None:
+    if block.tree is not None and block.table is not None:
         inst = block.table.instance(us[0])
         sol = tree_solution(block.tree, inst) if inst is not None else None
         if sol is not None:
@@ -529,7 +538,7 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict,
                                   holes)
     split = _linear_split_any(block.residuals[0], us[0]) if len(us) == 1 else None
     kind = "explicit" if split is not None else classify(block)
-    if kind == "explicit":
+    if split is not None:       # (the same test as kind == "explicit", narrowed for mypy)
         a, b = split
         sol = -b if a == 1 else (b if a == -1 else -b / a)
         repl, (sol,) = _cse([sol], f"{index}")

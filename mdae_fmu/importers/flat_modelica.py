@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+import os
 import re
 import threading
 from contextlib import contextmanager
@@ -50,8 +51,11 @@ from .annotations import read_experiment
 from .algorithms import lower_algorithm
 from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Tuple
 from .. import functions as F
+from .fast_parser import FastParser, Lexer, Unsupported
 from .lalr import Driver, ParseError
 from .quiet_if import merge_quiet_if_equations
+from .syntax import (ENUM_PREFIXES, NAME_PART_RE, Argument, Decl, Description, Modification,
+                     Named, Stmt, fold_strings, normalize_name, unescape)
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
 #: models takes 15 to 25 bytes of memory per byte of text (docs/importers.md, "Limits").
@@ -63,6 +67,11 @@ MAX_FILE_BYTES = 128 * 1024 * 1024
 MAX_TOKENS = 20_000_000
 
 _GRAMMAR = Path(__file__).with_name("modelica.lark")
+
+#: The parser of whole files: ``"fast"`` (`fast_parser`, with the LALR driver for the texts it
+#: does not cover) or ``"lalr"`` (the LALR driver over the grammar, the reference). The
+#: environment variable MDAE_FMU_PARSER sets it for a process.
+PARSER = os.environ.get("MDAE_FMU_PARSER", "lalr")
 
 # Terminals of reserved keywords that the grammar does not use as such; the lexer always
 # recognizes them, and `_syntax_error` turns them into "unsupported construct" messages.
@@ -107,7 +116,6 @@ then true type when while within""".split())
 
 _STATE_SELECT = ("never", "avoid", "default", "prefer", "always")
 _ASSERTION_LEVELS = ("error", "warning")
-_ENUM_PREFIXES = ("StateSelect.", "AssertionLevel.")
 #: Modifiers read into `Variable`, and modifiers ignored because they do not change the model.
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
@@ -123,42 +131,8 @@ _BINOPS = {op: op for op in E.BINARY_OPS}
 _TRUE, _FALSE = E.Const(True), E.Const(False)
 _UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
 
-_Q_ESCAPES = {"'": "'", '"': '"', "?": "?", "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
-              "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-_ESCAPE_RE = re.compile(r"\\(.)")
-_NAME_PART_RE = re.compile(
-    r"(?:([A-Za-z_$][A-Za-z0-9_$]*)|'([^'\\\r\n]*(?:\\.[^'\\\r\n]*)*)')(\[[^\]]*\])?(\.|$)")
 _SKIP_RE = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
 _SUBSCRIPTS_RE = re.compile(r"\[([0-9,]+)\]")
-
-
-# --- lexical helpers --------------------------------------------------------------------------
-
-def _unescape(body: str) -> str:
-    """Decode the S-ESCAPE sequences of a string or quoted identifier (Modelica 3.6 §2.3.1)."""
-    if "\\" not in body:
-        return body
-    return _ESCAPE_RE.sub(lambda m: _Q_ESCAPES[m.group(1)], body)
-
-
-def normalize_name(raw: str) -> str:
-    """The variable name of a component reference token: quotes removed (escapes decoded), parts
-    joined by dots, blanks removed from subscripts: ``'a.b'[ 1]`` -> ``a.b[1]``."""
-    if "'" not in raw and " " not in raw and "\t" not in raw:
-        return raw
-    parts = []
-    pos = 0
-    while pos < len(raw):
-        m = _NAME_PART_RE.match(raw, pos)
-        if m is None:          # cannot happen for a NAME token; keep the text as it is
-            return raw
-        plain, quoted, subs, _ = m.groups()
-        part = plain if plain is not None else _unescape(quoted)
-        if subs:
-            part += re.sub(r"[ \t]", "", subs)
-        parts.append(part)
-        pos = m.end()
-    return ".".join(parts)
 
 
 # --- the parser (built once per process) ----------------------------------------------------
@@ -195,6 +169,7 @@ class _Parser:
                 self.terminal_text[t.name] = repr(t.pattern.value)
         self.terminal_names = frozenset(t.name for t in self.lark.terminals) | {"$END"}
         self.driver = Driver(self.lark, _TERMINATORS, boundaries=("SEMI",))
+        self.lexer = Lexer(self.driver)
 
 
 def _table_cache() -> str | bool:
@@ -358,40 +333,7 @@ def source_line(text: str, line: int) -> str | None:
     return text[pos:] if end < 0 else text[pos:end]
 
 
-@dataclass(slots=True)
-class Stmt:
-    """A ``reinit``/``assert``/``terminate`` call, valid only as a statement-like equation."""
-    func: str
-    args: list
-    named: dict
-    loc: SourceLoc
-
-
-@dataclass(slots=True)
-class Decl:
-    """One declared component before validation (`build_model` turns it into a `Variable`)."""
-    name: str
-    loc: SourceLoc | int                  # a "where" (the note on locations below)
-    type_name: str
-    type_loc: SourceLoc | int
-    prefixes: tuple                       # ((keyword, where), ...)
-    modifiers: list | tuple               # [(name, value or None, where, nested), ...]
-    binding: object = None
-    description: str | None = None
-    explicit: dict | None = None          # XML: variability/causality given explicitly
-    dims: tuple = ()                      # array dimensions (expressions), scalarized later
-
-
-# Locations in the intermediate form ("where") are SourceLocs, or, for a whole Modelica file,
-# offsets in its text: `ParseContext.where_loc` turns them into SourceLocs when the model is
-# built (an int takes less memory than a SourceLoc, and most are never needed twice).
-#
-# Equation items are tuples, tagged by their first element:
-#   ("eq", lhs, rhs, where)        ("stmt", Stmt)
-#   ("if", [(cond, loc, items), ...], else_items | None, loc)
-#   ("when", [(cond, loc, items), ...], loc)
-# Sections (class contents, in source order):
-#   ("decls", [Decl, ...])  ("equations", items)  ("initial", items)
+# Locations ("where") and the tagged tuples of equation items and sections: module `syntax`.
 
 
 # --- grammar callbacks ------------------------------------------------------------------------
@@ -458,7 +400,7 @@ class _Callbacks(FunctionCallbacks):
         return node
 
     def string(self, c):
-        return E.Str(_unescape(c[0][1][1:-1]))
+        return E.Str(unescape(c[0][1][1:-1]))
 
     def true(self, c):
         return _TRUE                    # (immutable: one node for every `true`)
@@ -478,7 +420,7 @@ class _Callbacks(FunctionCallbacks):
         name = normalize_name(tok[1])
         name = ctx.words.get(name, name)        # the declaration's copy (`component_clause`)
         r = E.Ref(name)
-        if name.startswith(_ENUM_PREFIXES):
+        if name.startswith(ENUM_PREFIXES):
             ctx.enum_uses[name] = ctx.enum_uses.get(name, 0) + 1
         else:
             ctx.refs[tok[1]] = r
@@ -627,9 +569,9 @@ class _Callbacks(FunctionCallbacks):
         steps = []
         for x in c[2:]:
             if type(x) is tuple and x and type(x[0]) is str:     # a DOT_NAME token
-                for m in _NAME_PART_RE.finditer(x[1], 1):
+                for m in NAME_PART_RE.finditer(x[1], 1):
                     plain, quoted, subs, _ = m.groups()
-                    part = plain if plain is not None else _unescape(quoted)
+                    part = plain if plain is not None else unescape(quoted)
                     lits = () if not subs else tuple(
                         E.Const(int(n)) for n in re.sub(r"[ \t\[\]]", "", subs).split(","))
                     steps.append([part, lits])
@@ -655,7 +597,7 @@ class _Callbacks(FunctionCallbacks):
         return tuple(c)
 
     def named_arg(self, c):
-        return _Named(c[0], c[2])
+        return Named(name=c[0], value=c[2])
 
     def call_args(self, c):
         return c
@@ -673,7 +615,7 @@ class _Callbacks(FunctionCallbacks):
             name = name[22:]
         ctx = self.ctx
         if name == "der":
-            if len(args) != 1 or type(args[0]) is _Named:
+            if len(args) != 1 or type(args[0]) is Named:
                 ctx.error(ctx.tok_loc(tok), f"der expects 1 argument, got {len(args)}")
                 return E.ZERO
             arg = args[0]
@@ -685,21 +627,21 @@ class _Callbacks(FunctionCallbacks):
         if name == "String":
             return self._string_call(tok, args)
         if name == "array" and \
-                not any(type(a) is _Named for a in args):
+                not any(type(a) is Named for a in args):
             ctx.extended = True         # array(a, b, ...) is {a, b, ...} (§10.4.1)
             return A.ArrayCons(tuple(args), tok[2])
         if name in _STATEMENTS:
             named = {}
             pos = []
             for a in args:
-                if type(a) is _Named:
+                if type(a) is Named:
                     named[normalize_name(a.name[1])] = a
                 else:
                     pos.append(a)
             if ctx.string_calls:
                 message_strings(ctx, pos[1 if name == "assert" else 0:] +
                                 [a.value for k, a in named.items() if k != "condition"])
-            s = Stmt(name, pos, named, ctx.tok_loc(tok))
+            s = Stmt(func=name, args=pos, named=named, loc=ctx.tok_loc(tok))
             ctx.stmts[id(s)] = s
             return s
         if name in ctx.record_names:         # a record constructor R(...)
@@ -715,7 +657,7 @@ class _Callbacks(FunctionCallbacks):
                 return E.ZERO
             # a function defined in the file (checked when the model is built)
             for a in args:
-                if type(a) is _Named:
+                if type(a) is Named:
                     ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
                                                    f"'{name}(...)'")
                     return E.ZERO
@@ -742,8 +684,8 @@ class _Callbacks(FunctionCallbacks):
         assert or terminate claims it (`message_strings`)."""
         ctx = self.ctx
         where = ctx.tok_loc(tok)
-        pos = [a for a in args if type(a) is not _Named]
-        if not args or type(args[0]) is _Named:
+        pos = [a for a in args if type(a) is not Named]
+        if not args or type(args[0]) is Named:
             ctx.error(where, "String expects the value to convert as its first argument")
             return E.ZERO
         opts = pos[1:]
@@ -763,7 +705,7 @@ class _Callbacks(FunctionCallbacks):
             return E.ZERO
         given = dict(zip(order, opts))
         for a in args[1 + len(opts):]:
-            if type(a) is not _Named:
+            if type(a) is not Named:
                 ctx.error(where, "positional arguments of String must come before the named "
                                  "ones")
                 return E.ZERO
@@ -790,12 +732,12 @@ class _Callbacks(FunctionCallbacks):
         prints ``homotopy(actual = a, simplified = s)``) in their positional order; a name that
         is not a formal parameter, or given twice, stays named (and is refused)."""
         formal = BUILTIN_PARAMETERS.get(name)
-        if not formal or all(type(a) is not _Named for a in args):
+        if not formal or all(type(a) is not Named for a in args):
             return args
-        out = [a for a in args if type(a) is not _Named]
+        out = [a for a in args if type(a) is not Named]
         named = {}
         for a in args:
-            if type(a) is _Named:
+            if type(a) is Named:
                 key = a.name[1]
                 if key not in formal or key in named or formal.index(key) < len(out):
                     return args
@@ -810,10 +752,10 @@ class _Callbacks(FunctionCallbacks):
         """Positional arguments, as many as ``counts`` allows (99: any number from the
         first); otherwise the error is recorded and False returned."""
         ctx = self.ctx
-        named = [a for a in args if type(a) is _Named]
+        named = [a for a in args if type(a) is Named]
         formal = BUILTIN_PARAMETERS.get(name)
         if named and formal:      # the argument that `_by_position` could not place
-            n_pos, seen = sum(type(a) is not _Named for a in args), set()
+            n_pos, seen = sum(type(a) is not Named for a in args), set()
             for a in named:
                 key = a.name[1]
                 if key not in formal or key in seen or formal.index(key) < n_pos:
@@ -875,10 +817,10 @@ class _Callbacks(FunctionCallbacks):
         e = c[0]
         if type(e) is Stmt:
             del self.ctx.stmts[id(e)]
-            e.args = [self._limited(a, e.loc) for a in e.args]
-            for a in e.named.values():
-                a.value = self._limited(a.value, e.loc)
-            return ("stmt", e)
+            named = {k: Named(name=a.name, value=self._limited(a.value, e.loc))
+                     for k, a in e.named.items()}
+            return ("stmt", Stmt(func=e.func, args=[self._limited(a, e.loc) for a in e.args],
+                                 named=named, loc=e.loc))
         self.ctx.error(self._start(c[-1]), "expected an equation 'lhs = rhs' (only reinit, "
                                            "assert, terminate and print can be called as "
                                            "statements)")
@@ -980,11 +922,11 @@ class _Callbacks(FunctionCallbacks):
         out = []
         for t in c:
             if t[0] == "STRING":
-                out.append(_unescape(t[1][1:-1]))
+                out.append(unescape(t[1][1:-1]))
             elif t[1] != "+":
                 self.ctx.error(self.ctx.tok_loc(t), "descriptions can only be joined with '+'")
         text = "".join(out)             # often repeated: shared through `words`
-        return _Description(self.ctx.words.setdefault(text, text))
+        return Description(text=self.ctx.words.setdefault(text, text))
 
     def annotation(self, c):
         if self.ctx.whole_file:
@@ -1015,7 +957,7 @@ class _Callbacks(FunctionCallbacks):
         return ("decls", [d for x in c for d in x])
 
     def enum_literal(self, c):
-        desc = next((x.text for x in c[1:] if type(x) is _Description), None)
+        desc = next((x.text for x in c[1:] if type(x) is Description), None)
         return (normalize_name(c[0][1]), c[0][2], desc)
 
     def enum_literals(self, c):
@@ -1054,7 +996,7 @@ class _Callbacks(FunctionCallbacks):
                 dims = x
             elif type(x) is list:
                 mods = x
-            elif type(x) is _Description:
+            elif type(x) is Description:
                 desc = x.text
         return [T.AliasDef(normalize_name(c[1][1]), c[1][2], normalize_name(base[1]),
                            base[2], dims, self._modifiers(mods, False), desc)]
@@ -1078,9 +1020,9 @@ class _Callbacks(FunctionCallbacks):
         for x in c:
             if type(x) is tuple and x[0] == "NAME":
                 name_tok = x
-            elif type(x) is _Modification:
+            elif type(x) is Modification:
                 mod = x
-        return _Argument(name_tok, mod)
+        return Argument(name=name_tok, mod=mod)
 
     def class_modification(self, c):
         return c[1] if len(c) > 1 else []
@@ -1089,15 +1031,15 @@ class _Callbacks(FunctionCallbacks):
         # [class_modification] | [class_modification, EQ, expr] | [EQ or ASSIGN, expr]
         args = c[0] if type(c[0]) is list else None
         binding = c[-1] if len(c) > 1 else None
-        return _Modification(args, binding)
+        return Modification(args=args, binding=binding)
 
     def component_decl(self, c):
         mod = None
         desc = None
         for x in c[1:]:
-            if type(x) is _Modification:
+            if type(x) is Modification:
                 mod = x
-            elif type(x) is _Description:
+            elif type(x) is Description:
                 desc = x.text
         return (c[0], mod, desc)
 
@@ -1164,8 +1106,9 @@ class _Callbacks(FunctionCallbacks):
                 self.ctx.string_names.add(name)
                 if binding is not None and self.ctx.string_calls:
                     string_values(self.ctx, [binding])
-            decls.append(Decl(words.setdefault(name, name), where, type_name, type_tok[2],
-                              prefixes, modifiers, binding, desc, dims=dims))
+            decls.append(Decl(name=words.setdefault(name, name), loc=where, type_name=type_name,
+                              type_loc=type_tok[2], prefixes=prefixes, modifiers=modifiers,
+                              binding=binding, description=desc, dims=dims))
         return decls
 
     def array_type_clause(self, c):
@@ -1195,29 +1138,6 @@ class _Callbacks(FunctionCallbacks):
         if defs is not None:
             (result[3] if result[0] == "package" else result[4]).insert(0, defs)
         return result
-
-
-@dataclass(slots=True)
-class _Named:
-    name: tuple             # the NAME token
-    value: object
-
-
-@dataclass(slots=True)
-class _Description:
-    text: str
-
-
-@dataclass(slots=True)
-class _Argument:
-    name: tuple             # the NAME token
-    mod: "_Modification | None"
-
-
-@dataclass(slots=True)
-class _Modification:
-    args: list | None
-    binding: object
 
 
 # --- syntax errors --------------------------------------------------------------------------
@@ -1415,9 +1335,32 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
         return _parse_class(text, ParseContext(filename, text, extended=True))
 
 
+def _parse_start(text: str, ctx: ParseContext) -> tuple:
+    """Rule ``start`` of a whole file: (the callbacks' value, the context that holds what they
+    recorded). The hand-written parser (`fast_parser`) reads the texts it covers; any other text,
+    and every text when `PARSER` is ``"lalr"``, is parsed by the LALR driver, in a fresh context
+    when the hand-written parser gave up half-way."""
+    if PARSER == "fast":
+        with _lock:
+            parser = _parser()
+            parser.callbacks.ctx = ctx
+            try:
+                fast = FastParser(parser.lexer, parser.callbacks, text, ctx.term_ends,
+                                  ctx.tokens_left)
+                value = fast.parse_start()
+                ctx.tokens_left -= fast.tokens_read
+                return value, ctx
+            except (Unsupported, RecursionError):
+                pass
+            finally:
+                parser.callbacks.ctx = None
+        ctx = ParseContext(ctx.filename, text, extended=ctx.extended)
+    return _run(text, ctx, "start"), ctx
+
+
 def _parse_class(text: str, ctx: ParseContext) -> Model:
     """`parse_modelica` of a non-empty text."""
-    result = _run(text, ctx, "start")
+    result, ctx = _parse_start(text, ctx)
     if result[0] == "package":
         _, pkg_tok, pkg_end, consts, cls = result
         pkg = normalize_name(pkg_tok[1])
@@ -1574,16 +1517,6 @@ def _residual(lhs, rhs):
     if type(lhs) is E.Const or type(rhs) is E.Const:
         return E.residual(lhs, rhs)
     return E.BinOp("-", lhs, rhs)
-
-
-def _fold_strings(e):
-    """``"a" + "b"`` -> ``"ab"`` (messages of assert and terminate)."""
-    if type(e) is E.BinOp and e.op == "+":
-        left, right = _fold_strings(e.left), _fold_strings(e.right)
-        if type(left) is E.Str and type(right) is E.Str:
-            return E.Str(left.value + right.value)
-        return E.BinOp("+", left, right)
-    return e
 
 
 class _ModelBuilder:
@@ -1817,7 +1750,7 @@ class _ModelBuilder:
         _, branches, loc = item
         out = []
         for cond, bloc, body in branches:
-            if type(cond) is E.Ref and cond.name.startswith(_ENUM_PREFIXES):
+            if type(cond) is E.Ref and cond.name.startswith(ENUM_PREFIXES):
                 self.err(bloc, "invalid when-condition")
             actions = []
             for x in body:
@@ -1942,7 +1875,7 @@ class _ModelBuilder:
         if s.func == "terminate":
             if not self._positional(s):
                 return None
-            msg = _fold_strings(s.args[0]) if len(s.args) == 1 else None
+            msg = fold_strings(s.args[0]) if len(s.args) == 1 else None
             if msg is not None and any(type(n) is E.Call and n.func == "String"
                                        for n in E.walk(msg)):
                 self.err(s.loc, "a terminate message built with String(...) is not "
@@ -1966,7 +1899,7 @@ class _ModelBuilder:
         if len(s.args) != 1:
             self.err(s.loc, f"print expects one String argument, got {len(s.args)}")
             return None
-        return Assertion(E.Const(False), _fold_strings(s.args[0]), "warning", (), s.loc)
+        return Assertion(E.Const(False), fold_strings(s.args[0]), "warning", (), s.loc)
 
     def assertion(self, s: Stmt, guard) -> Assertion | None:
         if not self._positional(s, ("level",)):
@@ -1984,7 +1917,7 @@ class _ModelBuilder:
                 self.err(s.loc, "the level of assert must be AssertionLevel.error or "
                                 "AssertionLevel.warning")
                 return None
-        return Assertion(args[0], _fold_strings(args[1]), level, guard, s.loc)
+        return Assertion(args[0], fold_strings(args[1]), level, guard, s.loc)
 
     # ---- checks after everything is read ----
     def check_arrays(self):
@@ -2029,7 +1962,7 @@ class _ModelBuilder:
             if type(use) is int:
                 use = (*ctx.line_col(use), "", None)
             line, col, note, src = use
-            if name.startswith(_ENUM_PREFIXES):
+            if name.startswith(ENUM_PREFIXES):
                 if ctx.enum_uses.get(name, 0) <= ctx.enum_consumed.get(name, 0):
                     continue
                 msg = f"'{name}' can only be used as a stateSelect or assert level value"
@@ -2135,7 +2068,7 @@ def _undeclared_names(sections: list, ctx: ParseContext) -> bool:
         k = n.rfind("[")
         if n[:k + 1] + ",".join(["1"] * (n.count(",", k) + 1)) + "]" not in declared:
             return True
-    return not all(n in declared or n.startswith(_ENUM_PREFIXES) for n in ctx.first_use)
+    return not all(n in declared or n.startswith(ENUM_PREFIXES) for n in ctx.first_use)
 
 
 def build_model(name: str, sections: list, ctx: ParseContext) -> Model:

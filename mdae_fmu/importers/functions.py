@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from .. import expr as E
 from .. import functions as F
 from ..codegen.messages import message_parts
+from .syntax import Stmt, fold_strings, normalize_name
 
 #: Modelica.Constants (MSL 4.0) referenced without a declaration.
 CONSTANTS = {
@@ -125,7 +126,6 @@ class FunctionCallbacks:
 
     def function_definition(self, c):
         # [PURE|IMPURE?, FUNCTION, NAME, description?, contents..., NAME(end), SEMI]
-        from .flat_modelica import normalize_name
         ctx = self.ctx
         i = 0
         while c[i][0] != "FUNCTION":
@@ -197,7 +197,6 @@ class FunctionCallbacks:
         return ("external", lang, call, self.ctx.tok_loc(c[0]))
 
     def external_call(self, c):
-        from .flat_modelica import normalize_name
         toks = [x for x in c if type(x) is tuple and x[0] == "NAME"]
         args = next((x for x in c if type(x) is list), [])
         if len(toks) == 2:
@@ -211,7 +210,6 @@ class FunctionCallbacks:
         return ("assign", lhs, self._limited(rhs, tok[2]), self._start(tok))
 
     def call_stmt(self, c):
-        from .flat_modelica import Stmt
         e = c[0]
         if type(e) is Stmt:
             del self.ctx.stmts[id(e)]
@@ -273,7 +271,6 @@ class FunctionCallbacks:
         return c[0]
 
     def stmt_for_index(self, c):
-        from .flat_modelica import normalize_name
         rng = c[2]
         if type(rng) is Range:
             self.ctx.withdraw(rng.error)
@@ -384,7 +381,6 @@ class FunctionResolver:
                 # derivative of f_der this table uses; the forward mode of f_der's body is
                 m = None
             if m:
-                from .flat_modelica import normalize_name
                 without = tuple(normalize_name(w) for w in _WITHOUT_RE.findall(m.group(1) or ""))
                 deriv = F.DerivativeAnnotation(normalize_name(m.group(2)), without)
             m = _SMOOTH_RE.search(text)
@@ -477,7 +473,6 @@ class FunctionResolver:
             if s.func != "assert":
                 self.err(s.loc, f"{s.func}(...) is not allowed in a function")
                 return None
-            from .flat_modelica import _fold_strings
             args = list(s.args)
             level = "error"
             if "level" in s.named:
@@ -489,7 +484,7 @@ class FunctionResolver:
             elif len(args) == 3 and type(args[2]) is E.Ref and \
                     args[2].name == "AssertionLevel.error":
                 ctx.enum_consumed[args[2].name] = ctx.enum_consumed.get(args[2].name, 0) + 1
-            msg = _fold_strings(args[1]) if len(args) >= 2 else None
+            msg = fold_strings(args[1]) if len(args) >= 2 else None
             if msg is not None and type(msg) is not E.Str and len(args) in (2, 3) \
                     and message_parts(msg) is not None:
                 return F.AssertStmt(args[0], msg, level, s.loc)     # with String(...) values

@@ -34,7 +34,7 @@ from ..diagnostics import SourceLoc
 from . import arrays as A
 from .array_functions import array_function_defs, call_value, tuple_equation
 from . import types as T
-from .flat_modelica import _ENUM_PREFIXES, Decl, Stmt, _Named, normalize_name
+from .syntax import ENUM_PREFIXES, Decl, Named, Stmt, normalize_name
 
 _MAX_ELEMENTS = 1_000_000      # scalars one array declaration or range may produce
 _MAX_CHAIN = 1_000             # elements a variable subscript may select among
@@ -398,9 +398,11 @@ class Lowering:
             b = values[k]
             if b is not None and _is_param(prefixes, d.explicit):
                 self.params[el] = b
-            out.append(Decl(el, d.loc, base, d.type_loc, prefixes,
-                            [(m, vals[k], mloc, nested) for m, vals, mloc, nested
-                             in mod_values], b, d.description, d.explicit))
+            out.append(Decl(name=el, loc=d.loc, type_name=base, type_loc=d.type_loc,
+                            prefixes=prefixes,
+                            modifiers=[(m, vals[k], mloc, nested) for m, vals, mloc, nested
+                                       in mod_values],
+                            binding=b, description=d.description, explicit=d.explicit))
 
     def split(self, value, shape, elements, what, where) -> list:
         """One value per element of a declaration of ``shape``: the elements of an array
@@ -498,7 +500,7 @@ class Lowering:
         ``E$x.a`` when the type is not declared in the flat file), else None."""
         if "." not in name or name in self.scalars:
             return None
-        if name.startswith(_ENUM_PREFIXES):     # the built-in enumerations, as values
+        if name.startswith(ENUM_PREFIXES):     # the built-in enumerations, as values
             prefix, lit = name.split(".", 1)
             lits = _BUILTIN_ENUMS[prefix]
             return lits.index(lit) + 1 if lit in lits else None
@@ -797,7 +799,8 @@ class Lowering:
         check = E.BinOp("and", E.BinOp(">=", v, E.Const(1)), E.BinOp("<=", v, E.Const(n)))
         text = f"array index out of range: {print_expr(v)} for dimension {k + 1} of " \
                f"'{e.name}' (size {n})"
-        stmt = Stmt("assert", [check, E.Str(text)], {}, self.ctx.where_loc(e.where))
+        stmt = Stmt(func="assert", args=[check, E.Str(text)], named={},
+                    loc=self.ctx.where_loc(e.where))
         if all(c.args[0] != check for c in self.range_checks):
             self.range_checks.append(stmt)
             self._check_ids.add(id(stmt))
@@ -1137,14 +1140,14 @@ class Lowering:
         """``R(a, b, f = c)``: the record value, defaults from the record's bindings."""
         fields = [f for f in rec.fields if isinstance(f, Decl)]
         values = {}
-        pos = [a for a in e.args if type(a) is not _Named]
+        pos = [a for a in e.args if type(a) is not Named]
         if len(pos) > len(fields):
             self.fail(f"record constructor {rec.name}() takes {len(fields)} arguments, got "
                       f"{len(pos)}", e.where)
-        for f, v in zip(fields, [a for a, raw in zip(args, e.args) if type(raw) is not _Named]):
+        for f, v in zip(fields, [a for a, raw in zip(args, e.args) if type(raw) is not Named]):
             values[f.name] = v
         for raw in e.args:
-            if type(raw) is _Named:
+            if type(raw) is Named:
                 fname = normalize_name(raw.name[1])
                 if rec.field(fname) is None:
                     self.fail(f"record '{rec.name}' has no field '{fname}'", raw.name[2])
@@ -1272,18 +1275,18 @@ class Lowering:
                     self.fail("reinit of arrays of different sizes", s.loc)
                 vs = v.items if type(v) is A.Arr else (v,) * len(t.items)
                 for x, y in zip(t.items, vs):
-                    out.append(("stmt", Stmt("reinit", [x, y], {}, s.loc)))
+                    out.append(("stmt", Stmt(func="reinit", args=[x, y], named={}, loc=s.loc)))
                 return
-            out.append(("stmt", Stmt("reinit", [t, v], {}, s.loc)))
+            out.append(("stmt", Stmt(func="reinit", args=[t, v], named={}, loc=s.loc)))
             return
         def arg(a, k):
             if s.func == "assert" and k == 2 and _is_builtin_literal(a):
                 return a            # AssertionLevel.warning: read by the model builder
             return self.scalar(a, env, s.loc, f"argument of {s.func}")
         args = [arg(a, k) for k, a in enumerate(s.args)]
-        named = {k: _Named(a.name, arg(a.value, 2 if k == "level" else -1))
+        named = {k: Named(name=a.name, value=arg(a.value, 2 if k == "level" else -1))
                  for k, a in s.named.items()}
-        out.append(("stmt", Stmt(s.func, args, named, s.loc)))
+        out.append(("stmt", Stmt(func=s.func, args=args, named=named, loc=s.loc)))
 
     def if_eq(self, it, env, out):
         _, branches, orelse, loc = it
@@ -1325,8 +1328,8 @@ class Lowering:
             for x in sub:
                 if x[0] == "stmt" and id(x[1]) in self._check_ids:
                     s = x[1]
-                    moved = Stmt("assert", [E.If(taken, s.args[0], E.Const(True)), s.args[1]],
-                                 {}, s.loc)
+                    moved = Stmt(func="assert", named={}, loc=s.loc,
+                                 args=[E.If(taken, s.args[0], E.Const(True)), s.args[1]])
                     self._check_ids.add(id(moved))
                     out.append(("stmt", moved))
                 else:
@@ -1375,7 +1378,7 @@ _BUILTIN_ENUMS = {"StateSelect": ("never", "avoid", "default", "prefer", "always
 def _is_builtin_literal(e) -> bool:
     """``StateSelect.prefer``, ``AssertionLevel.warning``: kept as references where the model
     builder reads them (the stateSelect modifier, the level of assert)."""
-    return type(e) is E.Ref and e.name.startswith(_ENUM_PREFIXES)
+    return type(e) is E.Ref and e.name.startswith(ENUM_PREFIXES)
 
 
 def _string_expr(v) -> bool:

@@ -48,7 +48,7 @@ class AliasDef:
 
 @dataclass(frozen=True, slots=True)
 class RecordDef:
-    """``record R ... end R;``: its fields are declarations (`flat_modelica.Decl`)."""
+    """``record R ... end R;``: its fields are declarations (`syntax.Decl`)."""
     name: str
     where: object
     fields: tuple

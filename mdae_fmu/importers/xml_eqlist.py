@@ -27,8 +27,8 @@ from ..ir import EXPERIMENT_KEYS, Model
 from . import flat_modelica as _fm
 from . import types as T
 from .annotations import check_experiment
-from .flat_modelica import (Decl, ParseContext, Stmt, build_model, message_strings,
-                           parse_expression)
+from .flat_modelica import ParseContext, build_model, message_strings, parse_expression
+from .syntax import Decl, Stmt
 
 NAMESPACE = "urn:mdae-fmu:eqlist:1"
 _NS = "{" + NAMESPACE + "}"
@@ -119,9 +119,9 @@ def parse_xml(data: bytes, filename: str = "<string>") -> Model:
                                                                   1))
     schema = _get_schema()
     if not schema.validate(tree):
-        err = schema.error_log[0]
-        raise InputError(f"schema violation: {_clean(err.message)}",
-                         SourceLoc(filename, err.line or 1, max(err.column or 1, 1)))
+        first = schema.error_log[0]
+        raise InputError(f"schema violation: {_clean(first.message)}",
+                         SourceLoc(filename, first.line or 1, max(first.column or 1, 1)))
     reader = _Reader(filename)
     reader.ctx.tokens_left -= sum(1 for _ in root.iter())     # elements count as tokens
     if reader.ctx.tokens_left < 0:
@@ -165,10 +165,10 @@ class _Reader:
             self.renames[positional] = (given, self.loc(el))
 
     def read(self, root) -> Model:
-        sections = []
-        decls = []
-        body = []
-        initial = []
+        sections: list[tuple[str, object]] = []
+        decls: list[Decl | T.EnumDef] = []
+        body: list = []
+        initial: list = []
         for el in root:
             tag = etree.QName(el).localname
             if tag == "enumeration":
@@ -257,8 +257,9 @@ class _Reader:
                                                       else "discrete")
         if binding is not None and variability not in ("parameter", "constant"):
             self.n_eq += 1            # becomes the equation name = binding, numbered here
-        return Decl(el.get("name"), loc, type_name, loc, (), modifiers, binding,
-                    el.get("description"), explicit)
+        return Decl(name=el.get("name"), loc=loc, type_name=type_name, type_loc=loc, prefixes=(),
+                    modifiers=modifiers, binding=binding, description=el.get("description"),
+                    explicit=explicit)
 
     def items(self, parent, initial: bool) -> list:
         return [self.item(el, initial) for el in parent]
@@ -301,10 +302,11 @@ class _Reader:
         if tag == "assign":
             return ("eq", E.Ref(el.get("var")), self.expr(el, "value"), loc)
         if tag == "reinit":
-            return ("stmt", Stmt("reinit", [E.Ref(el.get("var")), self.expr(el, "value")], {},
-                                 loc))
+            return ("stmt", Stmt(func="reinit", named={}, loc=loc,
+                                 args=[E.Ref(el.get("var")), self.expr(el, "value")]))
         if tag == "terminate":
-            return ("stmt", Stmt("terminate", [E.Str(el.get("message"))], {}, loc))
+            return ("stmt", Stmt(func="terminate", args=[E.Str(el.get("message"))], named={},
+                                 loc=loc))
         return ("stmt", self.assertion(el))
 
     def assertion(self, el):
@@ -320,7 +322,7 @@ class _Reader:
         level = el.get("level", "error")
         if level != "error":
             args.append(E.Ref("AssertionLevel." + level))
-        return Stmt("assert", args, {}, loc)
+        return Stmt(func="assert", args=args, named={}, loc=loc)
 
 
 __all__ = ["load_xml", "parse_xml", "NAMESPACE"]

@@ -105,8 +105,8 @@ def model_to_xml(model: Model) -> bytes:
         for lit, desc in literals:
             _sub(en, "literal", name=lit, description=desc)
     for v in model.variables:
-        attrs = {"name": v.name, "type": v.type, "variability": v.variability,
-                 "causality": v.causality}
+        attrs: dict[str, str | None] = {"name": v.name, "type": v.type,
+                                        "variability": v.variability, "causality": v.causality}
         for a in ("start", "nominal", "min", "max"):
             value = getattr(v, a)
             if value is not None:
@@ -126,15 +126,15 @@ def model_to_xml(model: Model) -> bytes:
         wel = _sub(root, "when", id=w.id)
         for b in w.branches:
             bel = _sub(wel, "branch", condition=print_expr(b.condition))
-            for a in b.actions:
-                if isinstance(a, Reinit):
-                    _sub(bel, "reinit", var=a.var, value=print_expr(a.value))
-                elif isinstance(a, Assign):
-                    _sub(bel, "assign", var=a.var, value=print_expr(a.value))
-                elif isinstance(a, Terminate):
-                    _sub(bel, "terminate", message=a.message)
+            for act in b.actions:
+                if isinstance(act, Reinit):
+                    _sub(bel, "reinit", var=act.var, value=print_expr(act.value))
+                elif isinstance(act, Assign):
+                    _sub(bel, "assign", var=act.var, value=print_expr(act.value))
+                elif isinstance(act, Terminate):
+                    _sub(bel, "terminate", message=act.message)
                 else:
-                    _assert(bel, a)
+                    _assert(bel, act)
     _guarded(root, model.assertions, _assert)
     if model.initial_equations:
         init = _sub(root, "initial")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -175,8 +176,9 @@ def _parameter_values(model: Model) -> dict[str, float]:
 
 _ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
           "^": operator.pow}
-_FUNCS = {"sin": math.sin, "cos": math.cos, "exp": math.exp, "sqrt": math.sqrt,
-          "abs": abs, "log": math.log}
+_FUNCS: dict[str, Callable[[float], float]] = {
+    "sin": math.sin, "cos": math.cos, "exp": math.exp, "sqrt": math.sqrt, "abs": abs,
+    "log": math.log}
 
 
 def numeric_value(e: E.Expr, values: dict[str, float]) -> float | None:
@@ -215,11 +217,11 @@ def _truth(c: E.Expr, values: dict[str, float]) -> bool | None:
             return False if (a is False or b is False) else (None if None in (a, b) else True)
         return True if (a is True or b is True) else (None if None in (a, b) else False)
     if isinstance(c, E.BinOp) and c.op in E.REL_OPS:
-        a, b = numeric_value(c.left, values), numeric_value(c.right, values)
-        if a is None or b is None:
+        x, y = numeric_value(c.left, values), numeric_value(c.right, values)
+        if x is None or y is None:
             return None
-        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
-                "<>": a != b}[c.op]
+        return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y,
+                "<>": x != y}[c.op]
     return None
 
 
@@ -275,7 +277,7 @@ def _constant_in_mode(system, mode, var: str, params: dict[str, float]):
         r1 = numeric_value(eq.residual, known)
         known[var] = 2.0
         r2 = numeric_value(eq.residual, known)
-        if None in (r0, r1, r2):
+        if r0 is None or r1 is None or r2 is None:
             continue
         slope = r1 - r0
         if slope == 0 or abs((r2 - r1) - slope) > 1e-12 * max(1.0, abs(slope)):

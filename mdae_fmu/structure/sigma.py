@@ -89,9 +89,9 @@ def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
         out = np.empty(n, dtype=np.int64)
         out[r] = cidx
         return out
-    out, decided = _hvt_primal_dual(g)
+    found, decided = _hvt_primal_dual(g)
     if decided:
-        return out
+        return found
     return _hvt_lapjvsp(g)
 
 
@@ -364,7 +364,10 @@ def _underdetermined(g: WeightedGraph) -> SigmaResult:
     g2 = WeightedGraph(g.n_eqs, len(used), g.indptr, remap[g.indices], g.weights)
     if g2.n_eqs == g2.n_vars:
         oi = np.arange(g.n_eqs, dtype=np.int64)
-        oj2 = highest_value_transversal(g2)
+        square = highest_value_transversal(g2)
+        if square is None:      # (the equation-complete matching of g is one of g2)
+            raise RuntimeError("_underdetermined: no complete matching of the square system")
+        oj2 = square
     else:
         oi, oj2, _ = nonsquare_owners(g2)
     c, d2, sweeps = pryce_offsets(g2, oi, oj2)

@@ -1,0 +1,666 @@
+"""A hand-written parser for the common subset of flat Modelica: a tokenizer over one compiled
+regular expression and a recursive-descent parser with precedence climbing for expressions.
+
+It reads the same language as the LALR(1) grammar ``modelica.lark`` on the subset below and
+calls the grammar's callbacks (`flat_modelica`'s ``_Callbacks``) with the same children, in the
+same order, as the LALR driver (`lalr.Driver`) does: the syntax tree (module `syntax`) and every
+error the callbacks record are therefore the same. The grammar stays the reference:
+tests/test_fast_parser.py parses the reference models, the corpus, generated models and
+hypothesis-generated expressions both ways and requires equal results and equal errors.
+
+The tokens are lark's own: the driver's alternation of all terminals in lark's order
+(`lalr.Driver.root_re`) and its keyword remapping. A token that the parser accepts here is
+also what lark's contextual lexer reads in the corresponding LALR state (the argument of the
+`lalr` module docstring); any other token is handed to the LALR path.
+
+Covered: one ``class``/``model``/``block`` definition (after an optional ``//! base`` header)
+with component declarations (prefixes, modifications, descriptions, annotations, array
+dimensions), ``public``/``protected`` sections, equation and initial equation sections with
+equations ``lhs = rhs``, statement-like calls, if-, when- and for-equations, and the
+expressions of Modelica 3.6 §B.2.7 with calls, named arguments, array constructors ``{...}``
+and ``[...; ...]``, ranges and subscripts. Not covered (`Unsupported`: the caller parses the
+whole text with the LALR driver instead): ``within``, definitions before the class, Base
+Modelica packages, functions, records, enumerations and type definitions, algorithm sections,
+``parameter equation``, tuples ``(a, b)``, array comprehensions, ``end`` in subscripts,
+subscripts after a call or a parenthesized expression, field paths ``a[i].b``, the upper-case
+logical operators of the old OpenModelica front end where a name is expected, and every syntax
+error (the LALR path reports it with its message), as well as texts nested deeper than Python's
+recursion limit.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .lalr import Driver
+
+
+class Unsupported(Exception):
+    """The text leaves the subset this parser covers (or has a syntax error): parse it with
+    the LALR driver."""
+
+
+#: terminal kinds allowed inside an annotation's balanced token soup (``_ann_atom``)
+_ANNOTATION_ATOMS = frozenset("""
+NAME NUMBER STRING TRUE FALSE EQ _COMMA ADD_OP MUL_OP POW_OP REL_OP COLON SEMI ASSIGN EACH FINAL
+IF _THEN ELSEIF ELSE _AND _OR _NOT _END INITIAL EQUATION PARAMETER CONSTANT DISCRETE INPUT OUTPUT
+WHEN ELSEWHEN CLASS MODEL BLOCK PACKAGE REDECLARE REPLACEABLE FOR IN LOOP TYPE RECORD ENUMERATION
+WITHIN FUNCTION ALGORITHM EXTERNAL""".split())
+_OPENERS = {"LPAR": "_RPAR", "LBRACE": "_RBRACE", "LBRACK": "_RBRACK"}
+_TYPE_PREFIXES = frozenset(("FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT", "OUTPUT",
+                            "FLOW", "STREAM", "INNER", "OUTER", "REPLACEABLE", "REDECLARE"))
+_CLASS_KINDS = frozenset(("CLASS", "MODEL", "BLOCK"))
+#: the terminals whose end offsets are recorded (`flat_modelica._TERMINATORS`)
+_TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
+                          "INITIAL_ALGORITHM", "LOOP"))
+
+
+class Lexer:
+    """lark's root lexing of a text (the terminals of `lalr.Driver.root_terminals` in lark's
+    order), in batches: one match of ``blanks (token)`` where the previous token ended, and
+    the terminal of each token told from its text, which is exact because a fixed text
+    belongs to one terminal only and the other terminals differ in their first character
+    (`classify`)."""
+
+    def __init__(self, driver: Driver) -> None:
+        body = "|".join(f"(?:{t.pattern.to_regexp()})" for t in driver.root_terminals)
+        self.regex = re.compile(f"[ \\t\\f\\r\\n\\ufeff]*({body})", driver.root_re.flags)
+        self.ignore = driver.ignore
+        fixed: dict[str, str] = {}
+        for t in driver.root_terminals:
+            if t.pattern.type == "str":
+                fixed[t.pattern.value] = t.name
+        for words in driver.remap.values():
+            for word, keyword in words.items():
+                fixed[word] = keyword
+        for kind, values in (("REL_OP", ("<=", ">=", "==", "<>", "<", ">")),
+                             ("ADD_OP", ("+", "-", ".+", ".-")),
+                             ("MUL_OP", ("*", "/", ".*", "./")), ("POW_OP", ("^", ".^"))):
+            for v in values:
+                fixed[v] = kind
+        self.fixed = fixed
+        first: dict[str, str] = {}
+        for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghjklmnopqrstuvwxyz_$'":
+            first[c] = "NAME"
+        for c in "0123456789":
+            first[c] = "NUMBER"
+        first['"'] = "STRING"
+        first["."] = "DOT_NAME"
+        for c in " \t\f\r\n\ufeff":
+            first[c] = "WS"
+        self.first = first          # 'i' (initial equation) and '/' (comments): `_classify`
+        self.base_header = next(re.compile(t.pattern.to_regexp()) for t in driver.root_terminals
+                                if t.name == "BASE_HEADER")
+
+    def classify(self, value: str) -> str:
+        """The terminal of a token text starting with 'i' or '/' that is not a fixed text."""
+        if value[0] == "i":
+            if len(value) > 7 and value.startswith("initial") and \
+                    value[7] in " \t\f\r\n\v/":
+                return "INITIAL_EQUATION" if value.endswith("equation") else "INITIAL_ALGORITHM"
+            return "NAME"
+        if value.startswith("/*"):
+            return "BLOCK_COMMENT"
+        if self.base_header.fullmatch(value):
+            return "BASE_HEADER"
+        return "COMMENT"
+
+
+class FastParser:
+    """One parse of one text (`parse_start`, `parse_expression`) with the grammar callbacks
+    ``cb`` and the lexer tables of ``lexer``. ``term_ends`` receives the end offsets of the
+    terminator tokens (as `lalr.Driver.parse` does; they are appended as the tokens are lexed,
+    a batch ahead of the parse, which `_Callbacks._start` allows); at most ``max_tokens``
+    tokens are read (then `Unsupported`: the LALR path reports the limit)."""
+
+    BATCH = 4096
+
+    def __init__(self, lexer: Lexer, callbacks: Any, text: str, term_ends: list,
+                 max_tokens: int) -> None:
+        self.cb = callbacks
+        self.lexer = lexer
+        self.text = text
+        self.match = lexer.regex.match
+        self.lexed = 0                  # end of the last token lexed
+        self.term_ends = term_ends
+        self.left = max_tokens
+        self.budget = max_tokens
+        self.toks: list = []
+        self.i = 0
+        self.done = False
+        self.kind = ""
+        self.tok: tuple = ("$END", "", 0)
+        self.advance()
+
+    @property
+    def tokens_read(self) -> int:
+        return self.budget - self.left
+
+    # ---- tokens ----
+    def _fill(self) -> None:
+        """Lex the next tokens (a batch, or what is left) after the ones not yet read; the
+        ``$END`` token after the last one."""
+        if self.done:
+            raise Unsupported("end of the text")
+        lexer = self.lexer
+        fixed, first, ignore = lexer.fixed, lexer.first, lexer.ignore
+        terminators = _TERMINATORS
+        ends = self.term_ends
+        toks: list = self.toks[self.i:]
+        append = toks.append
+        pos = self.lexed
+        text = self.text
+        match = self.match
+        while not toks:
+            n = 0
+            while n < self.BATCH:
+                m = match(text, pos)
+                if m is None:
+                    break
+                n += 1
+                start, pos = m.span(1)
+                value = text[start:pos]
+                kind = fixed.get(value)
+                if kind is None:
+                    kind = first.get(value[0]) or lexer.classify(value)
+                    if kind in ignore:
+                        continue
+                    if kind in terminators:                 # initial equation / algorithm
+                        ends.append(pos)
+                elif kind in terminators:
+                    ends.append(pos)
+                append((kind, value, start))
+            self.left -= len(toks)
+            if self.left < 0:
+                raise Unsupported("too many tokens")
+            if n < self.BATCH:
+                if pos != len(self.text):
+                    raise Unsupported("no terminal matches")
+                append(("$END", "", pos))
+                self.done = True
+        self.lexed = pos
+        self.toks = toks
+        self.i = 0
+
+    def advance(self) -> tuple:
+        """Read the next token into ``kind``/``tok``; return the previous one."""
+        prev = self.tok
+        i = self.i
+        try:
+            tok = self.toks[i]
+        except IndexError:
+            self._fill()
+            i = 0
+            tok = self.toks[0]
+        self.i = i + 1
+        self.tok = tok
+        self.kind = tok[0]
+        return prev
+
+    def operand_alone(self) -> Any:
+        """The rule callback of the current token if it is a name, a number or a Boolean
+        literal that the expression ends after (the next token cannot continue it: the common
+        case, read without the precedence levels), else None."""
+        rule = _OPERAND_RULES.get(self.kind)
+        if rule is None:
+            return None
+        i = self.i
+        if i < len(self.toks) and self.toks[i][0] in _ENDS_OPERAND:
+            return getattr(self.cb, rule)
+        return None
+
+    def peek_kind(self) -> str:
+        """The kind of the token after the current one (not consumed)."""
+        if self.i == len(self.toks):
+            if self.kind == "$END":
+                return "$END"
+            self._fill()
+        return self.toks[self.i][0]
+
+    def expect(self, kind: str) -> tuple:
+        if self.kind != kind:
+            raise Unsupported(f"expected {kind}")
+        return self.advance()
+
+    # ---- start ----
+    def parse_start(self) -> Any:
+        """Rule ``start`` for a single class definition; the callbacks' value."""
+        children = []
+        if self.kind == "BASE_HEADER":
+            children.append(self.advance())
+        if self.kind not in _CLASS_KINDS:
+            raise Unsupported("not a class definition")
+        children.append(self.class_definition())
+        if self.kind != "$END":
+            raise Unsupported("text after the class")
+        return self.cb.start(children)
+
+    def parse_expression(self) -> Any:
+        """Rule ``expression`` for the whole text."""
+        e = self.expression()
+        if self.kind != "$END":
+            raise Unsupported("text after the expression")
+        return e
+
+    def class_definition(self) -> Any:
+        c: list[Any] = [self.advance(), self.expect("NAME")]
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind != "_END" and self.kind not in _SECTION_STARTS:
+            c.append(self.elements())
+        if self.kind in _SECTION_STARTS:
+            sections = []
+            while self.kind in _SECTION_STARTS:
+                sections.append(self.section())
+            c.append(sections)
+        self.expect("_END")
+        c.append(self.expect("NAME"))
+        c.append(self.expect("SEMI"))
+        return self.cb.class_definition(c)
+
+    # ---- declarations ----
+    def elements(self) -> Any:
+        """``elements``: one ("decls", [...]) value (the callback's left-recursive list)."""
+        cb = self.cb
+        acc = cb.elements([self.element()])
+        while self.kind != "_END" and self.kind not in _SECTION_STARTS:
+            acc = cb.elements([acc, self.element()])
+        return acc
+
+    def element(self) -> Any:
+        kind = self.kind
+        if kind == "ANNOTATION":
+            ann = self.annotation()
+            return self.cb.annotation_element([ann, self.expect("SEMI")])
+        c: list[Any] = []
+        while self.kind in _TYPE_PREFIXES:
+            c.append(self.advance())
+        if self.kind != "NAME":
+            raise Unsupported("not a component clause")
+        c.append(self.advance())
+        array_type = self.kind == "LBRACK"
+        if array_type:
+            c.append(self.array_subscripts())
+        decls = [self.component_decl()]
+        while self.kind == "_COMMA":
+            self.advance()
+            decls.append(self.component_decl())
+        c.append(decls)
+        c.append(self.expect("SEMI"))
+        return self.cb.array_type_clause(c) if array_type else self.cb.component_clause(c)
+
+    def component_decl(self) -> Any:
+        name = self.expect("NAME")
+        if self.kind == "LBRACK":
+            name = self.cb.subscripted([name, self.array_subscripts()])
+        c = [name]
+        if self.kind in ("LPAR", "EQ", "ASSIGN"):
+            c.append(self.modification())
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind == "ANNOTATION":
+            c.append(self.annotation())
+        return self.cb.component_decl(c)
+
+    def modification(self) -> Any:
+        c: list[Any] = []
+        if self.kind == "LPAR":
+            c.append(self.class_modification())
+            if self.kind == "EQ":
+                c.append(self.advance())
+                c.append(self.expression())
+        else:
+            c.append(self.advance())            # EQ or ASSIGN
+            c.append(self.expression())
+        return self.cb.modification(c)
+
+    def class_modification(self) -> Any:
+        c: list[Any] = [self.advance()]                    # LPAR
+        if self.kind != "_RPAR":
+            args = [self.argument()]
+            while self.kind == "_COMMA":
+                self.advance()
+                args.append(self.argument())
+            c.append(args)
+        self.expect("_RPAR")
+        return self.cb.class_modification(c)
+
+    def argument(self) -> Any:
+        c: list[Any] = []
+        if self.kind == "EACH":
+            c.append(self.advance())
+        if self.kind == "FINAL":
+            c.append(self.advance())
+        c.append(self.expect("NAME"))
+        if self.kind in ("LPAR", "EQ", "ASSIGN"):
+            c.append(self.modification())
+        if self.kind == "STRING":
+            c.append(self.description())
+        return self.cb.argument(c)
+
+    def description(self) -> Any:
+        c: list[Any] = [self.advance()]                    # STRING
+        while self.kind == "ADD_OP":
+            c.append(self.advance())
+            c.append(self.expect("STRING"))
+        return self.cb.description(c)
+
+    def annotation(self) -> Any:
+        """``annotation(...)``: balanced token soup; the callback reads only where it starts."""
+        c: list[Any] = [self.advance(), self.expect("LPAR")]
+        closers = ["_RPAR"]
+        while closers:
+            kind = self.kind
+            if kind == closers[-1]:
+                closers.pop()
+            elif kind in _OPENERS:
+                closers.append(_OPENERS[kind])
+            elif kind not in _ANNOTATION_ATOMS:
+                raise Unsupported("token in an annotation")
+            self.advance()
+        return self.cb.annotation(c)
+
+    # ---- sections and equations ----
+    def section(self) -> Any:
+        kind = self.kind
+        tok = self.advance()
+        if kind == "EQUATION" or kind == "INITIAL_EQUATION":
+            c: list[Any] = [tok]
+            if self.kind not in _SECTION_ENDS:
+                c.append(self.equations())
+            if kind == "EQUATION":
+                return self.cb.equation_section(c)
+            return self.cb.initial_equation_section(c)
+        if self.kind == "_END" or self.kind in _SECTION_STARTS:
+            return self.cb.element_section([])
+        return self.cb.element_section([self.elements()])
+
+    def equations(self) -> list:
+        """``equations``: one or more equations up to a section, branch or block end."""
+        out = [self.equation()]
+        while self.kind not in _SECTION_ENDS:
+            out.append(self.equation())
+        return out
+
+    def _tail(self, c: list) -> list:
+        """``description? annotation? SEMI`` appended to ``c``."""
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind == "ANNOTATION":
+            c.append(self.annotation())
+        c.append(self.expect("SEMI"))
+        return c
+
+    def equation(self) -> Any:
+        kind = self.kind
+        cb = self.cb
+        if kind == "IF":
+            c = self._branches("ELSEIF", cb.elseif_branch)
+            if self.kind == "ELSE":
+                e: list[Any] = [self.advance()]
+                if self.kind != "_END":
+                    e.append(self.equations())
+                c.append(cb.else_branch(e))
+            self.expect("_END")
+            c.append(self.expect("IF"))
+            return cb.if_eq(self._tail(c))
+        if kind == "WHEN":
+            c = self._branches("ELSEWHEN", cb.elsewhen_branch)
+            self.expect("_END")
+            c.append(self.expect("WHEN"))
+            return cb.when_eq(self._tail(c))
+        if kind == "FOR":
+            c = [self.advance(), self.for_indices(), self.expect("LOOP")]
+            if self.kind != "_END":
+                c.append(self.equations())
+            self.expect("_END")
+            c.append(self.expect("FOR"))
+            return cb.for_eq(self._tail(c))
+        if kind == "ANNOTATION":
+            ann = self.annotation()
+            return cb.annotation_eq([ann, self.expect("SEMI")])
+        lhs = self.simple_expression()
+        if self.kind == "EQ":
+            c = [lhs, self.advance(), self.expression()]
+            return cb.eq(self._tail(c))
+        return cb.call_eq(self._tail([lhs]))
+
+    def _branches(self, branch_kind: str, branch) -> list:
+        """``KW cond then equations? (branch_kind cond then equations?)*`` as the children of
+        an if- or when-equation (the branches reduced by ``branch``)."""
+        c: list[Any] = [self.advance(), self.expression()]
+        self.expect("_THEN")
+        if self.kind not in _BRANCH_ENDS:
+            c.append(self.equations())
+        while self.kind == branch_kind:
+            b: list[Any] = [self.advance(), self.expression()]
+            self.expect("_THEN")
+            if self.kind not in _BRANCH_ENDS:
+                b.append(self.equations())
+            c.append(branch(b))
+        return c
+
+    def for_indices(self) -> Any:
+        out = [self.for_index()]
+        while self.kind == "_COMMA":
+            self.advance()
+            out.append(self.for_index())
+        return self.cb.for_indices(out)
+
+    def for_index(self) -> Any:
+        c: list[Any] = [self.expect("NAME"), self.expect("IN"), self.expression()]
+        return self.cb.for_index(c)
+
+    # ---- expressions (Modelica 3.6 §B.2.7) ----
+    def expression(self) -> Any:
+        rule = self.operand_alone()
+        if rule is not None:
+            return rule([self.advance()])
+        if self.kind != "IF":
+            return self.simple_expression()
+        c: list[Any] = [self.advance(), self.expression()]
+        self.expect("_THEN")
+        c.append(self.expression())
+        while self.kind == "ELSEIF":
+            c.append(self.advance())
+            c.append(self.expression())
+            self.expect("_THEN")
+            c.append(self.expression())
+        c.append(self.expect("ELSE"))
+        c.append(self.expression())
+        return self.cb.if_expr(c)
+
+    def simple_expression(self) -> Any:
+        rule = self.operand_alone()
+        if rule is not None:
+            return rule([self.advance()])
+        a = self.logical_expression()
+        if self.kind != "COLON":
+            return a
+        c = [a, self.advance(), self.logical_expression()]
+        if self.kind == "COLON":
+            c.append(self.advance())
+            c.append(self.logical_expression())
+        return self.cb.range_expr(c)
+
+    def logical_expression(self) -> Any:
+        """``logical_expression``: or-terms of and-factors of relations (left-associative),
+        the two levels in one function."""
+        left = self.relation()
+        kind = self.kind
+        if kind not in _LOGICAL:
+            return left
+        cb = self.cb
+        while kind == "_AND" or kind == "_AND_OMC":
+            self.advance()
+            left = cb.and_expr([left, self.relation()])
+            kind = self.kind
+        while kind == "_OR" or kind == "_OR_OMC":
+            self.advance()
+            right = self.relation()
+            while self.kind == "_AND" or self.kind == "_AND_OMC":
+                self.advance()
+                right = cb.and_expr([right, self.relation()])
+            left = cb.or_expr([left, right])
+            kind = self.kind
+        return left
+
+    def relation(self) -> Any:
+        """``logical_factor``: ``not``? arithmetic (comparison arithmetic)?"""
+        negated = self.kind == "_NOT" or self.kind == "_NOT_OMC"
+        if negated:
+            self.advance()
+        a = self.arithmetic()
+        if self.kind == "REL_OP":
+            op = self.advance()
+            a = self.cb.binop([a, op, self.arithmetic()])
+        return self.cb.not_expr([a]) if negated else a
+
+    def arithmetic(self) -> Any:
+        """``arithmetic``: a sign only before the first term; ``a - -b`` (two signs)."""
+        if self.kind == "ADD_OP":
+            sign = self.advance()
+            left = self.cb.unop([sign, self.term()])
+        else:
+            left = self.term()
+        if self.kind != "ADD_OP":
+            return left
+        cb = self.cb
+        while self.kind == "ADD_OP":
+            op = self.advance()
+            if self.kind == "ADD_OP":
+                sign = self.advance()
+                left = cb.binop_signed([left, op, sign, self.term()])
+            else:
+                left = cb.binop([left, op, self.term()])
+        return left
+
+    def term(self) -> Any:
+        """``term``: factors (``primary (^ sign? primary)?``) joined by ``*`` and ``/``."""
+        left = self.primary()
+        if self.kind == "POW_OP":
+            left = self.power(left)
+        while self.kind == "MUL_OP":
+            op = self.advance()
+            right = self.primary()
+            if self.kind == "POW_OP":
+                right = self.power(right)
+            left = self.cb.binop([left, op, right])
+        return left
+
+    def power(self, a: Any) -> Any:
+        op = self.advance()
+        if self.kind == "ADD_OP":
+            sign = self.advance()
+            return self.cb.pow_signed([a, op, sign, self.primary()])
+        return self.cb.binop([a, op, self.primary()])
+
+    def primary(self) -> Any:
+        kind = self.kind
+        cb = self.cb
+        if kind == "NAME":
+            tok = self.advance()
+            kind = self.kind
+            if kind == "LPAR":
+                c: list[Any] = [tok, self.advance()]
+                if self.kind != "_RPAR":
+                    c.append(self.call_args())
+                self.expect("_RPAR")
+                if self.kind == "LBRACK":
+                    raise Unsupported("subscript after a call")
+                return cb.call(c)
+            if kind == "LBRACK":
+                subs = self.array_subscripts()
+                if self.kind == "DOT_NAME":
+                    raise Unsupported("field path")
+                return cb.subscripted([tok, subs])
+            return cb.ref([tok])
+        if kind == "NUMBER":
+            return cb.number([self.advance()])
+        if kind == "LPAR":
+            c = [self.advance(), self.expression()]
+            if self.kind != "_RPAR":
+                raise Unsupported("tuple")
+            self.advance()
+            if self.kind == "LBRACK":
+                raise Unsupported("subscript after a parenthesized expression")
+            return cb.paren(c)
+        if kind == "STRING":
+            return cb.string([self.advance()])
+        if kind == "TRUE":
+            return cb.true([self.advance()])
+        if kind == "FALSE":
+            return cb.false([self.advance()])
+        if kind == "INITIAL":
+            c = [self.advance(), self.expect("LPAR")]
+            self.expect("_RPAR")
+            return cb.initial_call(c)
+        if kind == "LBRACE":
+            c = [self.advance()]
+            if self.kind != "_RBRACE":
+                c.append(self.expression())
+                if self.kind == "FOR":
+                    raise Unsupported("array comprehension")
+                while self.kind == "_COMMA":
+                    self.advance()
+                    c.append(self.expression())
+            self.expect("_RBRACE")
+            return cb.array_expr(c)
+        if kind == "LBRACK":
+            c = [self.advance(), self.expression()]
+            while self.kind == "_COMMA" or self.kind == "SEMI":
+                sep = self.advance()
+                if sep[0] == "SEMI":            # (the token between rows is a child)
+                    c.append(sep)
+                c.append(self.expression())
+            self.expect("_RBRACK")
+            return cb.array_expr(c)
+        raise Unsupported("not an expression")
+
+    def call_args(self) -> Any:
+        out = [self.call_arg()]
+        while self.kind == "_COMMA":
+            self.advance()
+            out.append(self.call_arg())
+        if self.kind == "FOR":
+            raise Unsupported("call comprehension")
+        return self.cb.call_args(out)
+
+    def call_arg(self) -> Any:
+        if self.kind == "NAME" and self.peek_kind() == "EQ":
+            c: list[Any] = [self.advance(), self.advance(), self.expression()]
+            return self.cb.named_arg(c)
+        return self.expression()
+
+    def array_subscripts(self) -> Any:
+        c: list[Any] = [self.advance()]                    # LBRACK
+        c.append(self.subscript())
+        while self.kind == "_COMMA":
+            self.advance()
+            c.append(self.subscript())
+        self.expect("_RBRACK")
+        return self.cb.array_subscripts(c)
+
+    def subscript(self) -> Any:
+        if self.kind == "COLON":
+            return self.advance()
+        if self.kind == "_END":
+            raise Unsupported("end in a subscript")
+        return self.expression()
+
+
+#: tokens that cannot continue an expression after an operand
+_ENDS_OPERAND = frozenset(("_COMMA", "_RPAR", "SEMI", "_RBRACK", "_RBRACE", "_THEN", "LOOP",
+                           "STRING", "ANNOTATION", "EQ", "ASSIGN", "ELSE", "ELSEIF"))
+_OPERAND_RULES = {"NAME": "ref", "NUMBER": "number", "TRUE": "true", "FALSE": "false"}
+_LOGICAL = frozenset(("_AND", "_AND_OMC", "_OR", "_OR_OMC"))
+_SECTION_STARTS = frozenset(("EQUATION", "INITIAL_EQUATION", "_PUBLIC", "_PROTECTED"))
+#: tokens after which no further equation of the same list can start
+_SECTION_ENDS = frozenset(("_END", "EQUATION", "INITIAL_EQUATION", "_PUBLIC", "_PROTECTED",
+                           "ALGORITHM", "INITIAL_ALGORITHM", "ELSE", "ELSEIF", "ELSEWHEN",
+                           "$END"))
+_BRANCH_ENDS = _SECTION_ENDS
+
+
+__all__ = ["FastParser", "Lexer", "Unsupported"]
