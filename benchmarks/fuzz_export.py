@@ -3,7 +3,8 @@ reads it: mutated models through ``mdae-fmu analyze`` and ``export`` (``--surfac
 issue 15, item 5; the short version is tests/test_export_fuzz.py), and (issue 25) saved
 analyses through ``export --from-json`` (``saved``, `SavedAnalysisSurface`), FMU archives
 through ``info`` and ``simulate`` (``fmu``, `FmuSurface`), reference CSVs through ``compare``
-(``csv``, `CsvSurface`). ``--surface all`` runs them all. What follows describes the model
+(``csv``, `CsvSurface`), suite files through ``regress`` (``suite``, `SuiteSurface`).
+``--surface all`` runs them all. What follows describes the model
 surface; each surface's class says what it mutates and what it counts as a failure.
 
 Inputs: small seed models (one-mode, when-clauses with restarts, Integer and Boolean discrete
@@ -28,7 +29,7 @@ CPU seconds of this process, and ten times as many seconds of wall time). Counte
 * the exit codes of both commands, and the messages of the refusals (first line, without the
   file name), by frequency.
 
-Usage: ``python benchmarks/fuzz_export.py [--surface model|saved|fmu|csv|all|A,B] [--n 1000]
+Usage: ``python benchmarks/fuzz_export.py [--surface model|saved|fmu|csv|suite|all|A,B] [--n 1000]
 [--seed 1] [--timeout 120] [--json OUT]``. The acceptance of issue 15: 0 tracebacks, 0 hangs,
 0 gcc failures for >= 1000 inputs; of issue 25: >= 2000 runs over the surfaces of untrusted
 files, 0 tracebacks, 0 hangs, 0 wrong exit codes (README, "Hostile input").
@@ -161,21 +162,7 @@ def mutate(rng: random.Random, text: str) -> str:
             toks = _TOKEN.findall(text)
             if not toks:
                 continue
-            i = rng.randrange(len(toks))
-            if kind == "delete":
-                del toks[i]
-            elif kind == "duplicate":
-                toks.insert(i, toks[i])
-            elif kind == "swap":
-                j = rng.randrange(len(toks))
-                toks[i], toks[j] = toks[j], toks[i]
-            elif kind == "truncate":
-                del toks[max(i, len(toks) // 2):]
-            elif kind == "bytes":
-                toks.insert(i, "".join(chr(rng.randrange(1, 0x2FF)) for _ in range(3)))
-            else:
-                toks[i] = rng.choice(TOKENS)
-            text = "".join(toks)
+            text = "".join(edit_tokens(rng, toks, kind))
         elif kind == "literal":
             spots = list(_NUMBER.finditer(text))
             if spots:
@@ -645,6 +632,7 @@ class SavedAnalysisSurface(Surface):
         rec["seconds"] = round(time.perf_counter() - t0, 3)
         rec["export"] = code
         rec["stderr"] = err[-1500:]
+        rec["named"] = err.startswith(str(src) + ":")
         rec["message"] = _message(err.replace(str(src), "FILE"))
         rec["marker"] = Path(marker).exists()
         Path(marker).unlink(missing_ok=True)
@@ -661,7 +649,7 @@ class SavedAnalysisSurface(Surface):
         if read != "ok":
             if code != 2:
                 return f"refused by the reader but exit {code}"
-            if not rec["stderr"].startswith(rec["path"] + ":"):
+            if not rec["named"]:
                 return "refusal without the file's name"
             return None
         if rec["must_fail"]:
@@ -786,10 +774,11 @@ def _flip(rng: random.Random, blob: bytes, count: int) -> bytes:
     return bytes(data)
 
 
-def _edit_tokens(rng: random.Random, toks: list[str]) -> list[str]:
-    """One token edit of `mutate`'s kinds: delete, duplicate, swap, truncate, random bytes."""
+def edit_tokens(rng: random.Random, toks: list[str], kind: str) -> list[str]:
+    """One edit of the token list ``toks`` (in place, returned) at a random token: "delete",
+    "duplicate", "swap" (with another random token), "truncate" (from it or from the middle),
+    "bytes" (three random characters inserted), "token" (replaced by one of `TOKENS`)."""
     i = rng.randrange(len(toks))
-    kind = rng.choice(["delete", "duplicate", "swap", "truncate", "bytes"])
     if kind == "delete":
         del toks[i]
     elif kind == "duplicate":
@@ -799,9 +788,15 @@ def _edit_tokens(rng: random.Random, toks: list[str]) -> list[str]:
         toks[i], toks[j] = toks[j], toks[i]
     elif kind == "truncate":
         del toks[max(i, len(toks) // 2):]
-    else:
+    elif kind == "bytes":
         toks.insert(i, "".join(chr(rng.randrange(1, 0x2FF)) for _ in range(3)))
+    else:
+        toks[i] = rng.choice(TOKENS)
     return toks
+
+
+#: The token edits of the FMU and CSV surfaces (`edit_tokens`).
+TOKEN_EDITS = ("delete", "duplicate", "swap", "truncate", "bytes")
 
 
 def mutate_fmu(rng: random.Random, archive: bytes, escape: str) -> tuple[bytes, str, str]:
@@ -819,7 +814,7 @@ def mutate_fmu(rng: random.Random, archive: bytes, escape: str) -> tuple[bytes, 
     if kind in ("xml token", "xml attribute", "xml element", "doctype", "experiment"):
         xml = entries[md][1].decode("utf-8")
         if kind == "xml token":
-            xml = "".join(_edit_tokens(rng, _XML_TOKEN.findall(xml)))
+            xml = "".join(edit_tokens(rng, _XML_TOKEN.findall(xml), rng.choice(TOKEN_EDITS)))
         elif kind == "xml attribute":
             m = rng.choice(list(_XML_ATTRIBUTE.finditer(xml)))
             value = rng.choice(ATTRIBUTE_VALUES)
@@ -1027,7 +1022,8 @@ def mutate_csv(rng: random.Random, text: str) -> bytes:
                            "header", "header", "lines", "short", "encoding"])
         lines = data.splitlines(keepends=True)
         if kind == "token" and data:
-            data = "".join(_edit_tokens(rng, re.findall(r"\r?\n|,|[^,\r\n]+", data)))
+            data = "".join(edit_tokens(rng, re.findall(r"\r?\n|,|[^,\r\n]+", data),
+                                       rng.choice(TOKEN_EDITS)))
         elif kind == "field" and len(lines) > 1:
             k = rng.randrange(1, len(lines))
             fields = lines[k].rstrip("\r\n").split(",")
@@ -1172,6 +1168,146 @@ class CsvSurface(Surface):
             "exit_codes": dict(collections.Counter(
                 str(r[k]) for r in records for k in ("as_test", "as_reference", "fmu")
                 if k in r))}, runs_per_input=2)
+
+
+# --- suite files -------------------------------------------------------------------------------
+
+#: The seed suite: two entries comparing the seed CSV with itself, every option given once.
+SUITE_SEED = '''[suite]
+name = "fuzz"
+rtol = 1e-3
+atol = 1e-6
+
+[[model]]
+name = "same"
+test = "test.csv"
+reference = "ref.csv"
+variables = ["x", "y"]
+time_tolerance = 0.01
+method = "tube"
+validate = false
+
+[[model]]
+test = "ref.csv"
+reference = "test.csv"
+stop_time = 2.0
+relative_tolerance = 1e-6
+timeout = 60
+start_values = { k = 2.0 }
+fmi_type = "ModelExchange"
+'''
+#: Values put in place of a value of the seed suite (`mutate_suite`).
+SUITE_VALUES = ['"1e-3"', "true", "-1", "inf", "nan", "-inf", "1e400", "0", "[]", "{}",
+                '"tub"', '"both"', '"../../../../etc/passwd"', '"/dev/zero"', '"missing.csv"',
+                '"."', "[" * 400 + "]" * 400, '"' + "x" * 100_000 + '"',
+                "1979-05-27T07:32:00Z", "0x10", '{ k = "a" }', '["x", 1]', '"ref.csv"',
+                "9" * 400, "1_000", '""', "'\\u0000'"]
+_SUITE_VALUE = re.compile(r"(?m)^(\w+ = )(.+)$")
+
+
+def mutate_suite(rng: random.Random, text: str) -> bytes:
+    """One or two random edits of a suite file: a value replaced (`SUITE_VALUES`), a key
+    misspelt or unknown, a line deleted or repeated, token edits, an unknown table, bytes that
+    are not UTF-8, more entries than a suite may hold."""
+    for _ in range(rng.choice((1, 1, 1, 2))):
+        kind = rng.choice(["value", "value", "value", "value", "key", "line", "token",
+                           "table", "bytes", "entries"])
+        if kind == "value":
+            m = rng.choice(list(_SUITE_VALUE.finditer(text)))
+            text = text[:m.start(2)] + rng.choice(SUITE_VALUES) + text[m.end(2):]
+        elif kind == "key":
+            m = rng.choice(list(_SUITE_VALUE.finditer(text)))
+            key = m.group(1)[:-3]
+            new = rng.choice([key[:-1], key + "s", key.upper(), "rtl", "command", "__class__"])
+            text = text[:m.start(1)] + new + " = " + text[m.end(1):]
+        elif kind == "line":
+            lines = text.splitlines(keepends=True)
+            k = rng.randrange(len(lines))
+            if rng.random() < 0.5:
+                del lines[k]
+            else:
+                lines.insert(k, lines[k])
+            text = "".join(lines)
+        elif kind == "token":
+            text = "".join(edit_tokens(rng, re.findall(r"\s+|\w+|.", text),
+                                       rng.choice(TOKEN_EDITS)))
+        elif kind == "table":
+            text += rng.choice(["\n[[modle]]\ntest = \"a.csv\"\n", "\n[extra]\n", "\n[suite]\n",
+                                "\n[[model]]\n", "\n[[model]]\ntest = \"test.csv\"\n"])
+        elif kind == "bytes":
+            return text.encode() + rng.choice([b"\xff\xfe", b"\x80", b"\xc3("])
+        else:
+            count = rng.choice([3, 10_001])
+            text += "".join(f'\n[[model]]\nname = "e{k}"\ntest = "test.csv"\n'
+                            f'reference = "ref.csv"\n' for k in range(count))
+    return text.encode("utf-8", "surrogatepass")
+
+
+@register
+class SuiteSurface(Surface):
+    """Mutated suite files (`mutate_suite`) through ``regress --serial``: the seed compares
+    the seed CSV with itself. The file is first read with `mdae_fmu.suite_file.load_suite`
+    in this process. A failure: a traceback (exit 3, an exception, a Python traceback
+    printed), a hang, a file refused by the reader but not with exit 2 and a message naming
+    it, a file read but regress ending with another exit code than 0 or 1."""
+    name = "suite"
+
+    def inputs(self, n, seed):
+        rng = random.Random(seed)
+        return [(f"suite {k}", mutate_suite(rng, SUITE_SEED)) for k in range(n)]
+
+    def run(self, label, data, workdir, timeout):
+        from mdae_fmu.diagnostics import InputError
+        from mdae_fmu.suite_file import load_suite
+        for name in ("ref.csv", "test.csv"):
+            (workdir / name).write_text(csv_seed())
+        suite = workdir / "suite.toml"
+        suite.write_bytes(data)
+        rec: dict = {"input": label, "path": str(suite),
+                     "data": data[:2000].decode("utf-8", "backslashreplace")}
+        t0 = time.perf_counter()
+        try:
+            with time_limit(timeout):
+                load_suite(suite)
+            rec["read"] = "ok"
+        except InputError:
+            rec["read"] = "refused"
+        except Hang:
+            rec["read"] = "hang"
+        except BaseException:      # noqa: BLE001 - counted, the point of the benchmark
+            rec["read"] = "traceback"
+        out = workdir / "report"
+        rec["regress"], err = run_cli(["regress", str(suite), "--serial", "--output-dir",
+                                       str(out), "--timeout", str(SIM_TIMEOUT * 4)], timeout)
+        shutil.rmtree(out, ignore_errors=True)
+        rec["seconds"] = round(time.perf_counter() - t0, 3)
+        rec["named"] = str(suite) in err
+        rec["python_traceback"] = "Traceback (most recent call last)" in err
+        rec["stderr"] = err[-1000:]
+        rec["message"] = _message(err.replace(str(suite), "FILE"))
+        return rec
+
+    def failure(self, rec):
+        code, read = rec["regress"], rec["read"]
+        if code in ("traceback", 3) or read == "traceback" or rec["python_traceback"]:
+            return "traceback"
+        if "hang" in (code, read):
+            return "hang"
+        if read == "refused":
+            if code != 2:
+                return f"refused by the reader but exit {code}"
+            if not rec["named"]:
+                return "a refusal that does not name the suite file"
+            return None
+        if code not in (0, 1):
+            return f"exit {code} for a suite the reader accepts"
+        return None
+
+    def summarize(self, records):
+        return _summary(self, records, {
+            "refused": sum(1 for r in records if r["read"] == "refused"),
+            "exit_codes": dict(collections.Counter(str(r["regress"]) for r in records))},
+            runs_per_input=1)
 
 
 def main(argv=None) -> int:

@@ -79,6 +79,9 @@ def _number(minimum: float, strict: bool) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"must be a {bound}, got {_what(value)}")
+        if isinstance(value, int) and abs(value) > sys.float_info.max:   # float() overflows
+            raise ValueError(f"must be a finite {bound}, got an integer of "
+                             f"{len(str(abs(value)))} digits")
         if not math.isfinite(value) or value < minimum or (strict and value == minimum):
             raise ValueError(f"must be a finite {bound}, got {value!r}")
         return float(value)

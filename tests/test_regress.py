@@ -164,6 +164,8 @@ _ENTRY = "[[model]]\ntest = \"a.mo\"\nreference = \"b.csv\"\n"
     ("atol = -1e-3", ":4:1:", "atol must be a finite non-negative number, got -0.001"),
     ("rtol = nan", ":4:1:", "rtol must be a finite non-negative number, got nan"),
     ("timeout = inf", ":4:1:", "timeout must be a finite positive number, got inf"),
+    ("timeout = 1" + "0" * 400, ":4:1:", "timeout must be a finite positive number, got an "
+     "integer of 401 digits"),     # float() overflowed: exit 3 (fuzz_export.py --surface suite)
     ("rtol = true", ":4:1:", "rtol must be a non-negative number, got the Boolean true"),
     ('variables = ["w1", 3]', ":4:1:", "variables must be an array of variable names; item 2 "
      "is 3"),

@@ -173,3 +173,20 @@ def test_missing_truncated_and_ambiguous_inputs(tmp_path):
     r = _cli("export", cwd=tmp_path)
     assert r.returncode == EXIT_INPUT and "--from-json" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_unit_warnings_are_saved_and_read_back(tmp_path):
+    """`Analysis.units` (W-UNIT warnings, on main since issue 28) is part of the format: read
+    back equal, location included."""
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.saved import load_file, save
+    src = tmp_path / "U.mo"
+    src.write_text('class U\n  Real x(start = 1, fixed = true, unit = "m");\n'
+                   '  Real v(unit = "s");\nequation\n  der(x) = v;\n  v = -x;\nend U;\n')
+    model = api.load(src)
+    a = analyze(model)
+    assert len(a.units) == 2 and a.units[0].loc.line == 5
+    saved = tmp_path / "U.json"
+    saved.write_text(json.dumps({"saved_analysis": save(model, a)}))
+    _, back = load_file(saved)
+    assert back.units == a.units

@@ -324,6 +324,12 @@ def c_nesting_in_a_field(doc, marker):   # read by the parser, refused at its fi
                                    '"name": ' + "[" * 1500 + "]" * 1500, 1)
 
 
+def c_deep_report(doc, marker):          # 1200 lists in the implicit report: a long path
+    fields(doc, "analysis")["implicit_json"]["$d"][0][1] = "@@deep@@"
+    resign(doc)
+    return json.dumps(doc).replace('"@@deep@@"', "[" * 1200 + "1" + "]" * 1200, 1)
+
+
 def c_deep_expression(doc, marker):      # within the JSON nesting, beyond expressions'
     tree = ["ref", "w1"]
     for _ in range(500):
@@ -414,6 +420,9 @@ CASES = [
     ("deep JSON", c_deep_nesting, [":1:", "JSON nested deeper than 1000 levels"], "clutch"),
     ("1500 nested lists", c_nesting_in_a_field, ["payload.model.name: expected a string, "
                                                  "found a list of 1"], "clutch"),
+    ("1200 lists in a report", c_deep_report, ["payload.analysis.implicit_json['format'][0]"
+                                               "[0]", "...(3360 characters)...", "[0][0]: "
+                                               "nested deeper than 1000 levels"], "clutch"),
     ("deep expression", c_deep_expression, ["payload.model.equations[0].residual",
                                             "expression nested deeper than 300 levels"],
      "clutch"),

@@ -1,6 +1,7 @@
 """Fuzzing of the untrusted files, short version (issue 25): mutated reference CSVs through
-``mdae-fmu compare`` and mutated FMU archives through ``mdae-fmu info`` and ``simulate``
-(benchmarks/fuzz_export.py, surfaces ``csv`` and ``fmu``): no traceback, no hang, the exit
+``mdae-fmu compare``, mutated FMU archives through ``mdae-fmu info`` and ``simulate``, mutated
+suite files through ``mdae-fmu regress`` (benchmarks/fuzz_export.py, surfaces ``csv``,
+``fmu`` and ``suite``): no traceback, no hang, the exit
 code the harness's oracle expects (2 for a file the documented format refuses or a hostile
 archive, 0 for a CSV equal to the seed in value, never 0 for an FMU without a usable binary),
 messages naming the file, no temporary folder left, nothing written outside the extraction
@@ -56,3 +57,10 @@ def test_mutated_fmus_through_info_and_simulate(tmp_path):
     assert {r["expected"] for r in records} == {"any", "refused", "fails"}
     assert {r["info"] for r in records} == {0, 2}
     assert 0 in {r["simulate"] for r in records} and 1 in {r["simulate"] for r in records}
+
+
+@pytest.mark.slow
+def test_mutated_suite_files_through_regress(tmp_path):
+    records = _run(fuzz.SuiteSurface(), 30, 4, tmp_path)
+    assert {r["read"] for r in records} == {"ok", "refused"}
+    assert {r["regress"] for r in records} >= {0, 2}

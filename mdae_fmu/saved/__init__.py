@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 from ..version import __version__
 from .limits import (MAX_DEPTH, MAX_FILE_BYTES, SavedAnalysisError, parse_constant,
-                     parse_float, parse_int)
+                     parse_float, parse_int, shown_path)
 
 FORMAT = "mdae_fmu.saved-analysis/2"
 
@@ -65,7 +65,7 @@ def load(data, where: str = "saved analysis"):
                                          f"truncated (its digest does not match)")
             check(out["model"], out["analysis"])
     except FormatError as err:
-        raise SavedAnalysisError(f"{where}: {err.path}: {err}") from None
+        raise SavedAnalysisError(f"{where}: {shown_path(err.path)}: {err}") from None
     except RecursionError:
         raise SavedAnalysisError(f"{where}: nested too deeply to be read") from None
     return out["model"], out["analysis"]

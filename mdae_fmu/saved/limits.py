@@ -42,12 +42,50 @@ MAX_PRECISION = 1000
 MAX_ORDER = 100
 #: Length of a name (variable, symbol, equation id).
 MAX_NAME = 10_000
+#: Characters of a path quoted in a message: the path to a place 1000 levels deep is some
+#: thousands of characters, shown as its beginning and its end.
+MAX_PATH_SHOWN = 300
 
 
 class SavedAnalysisError(InputError):
     """A saved analysis that cannot be read (exit code 2): the file, where in it (a path of
     fields and indices from the payload, ``payload.analysis.modes.modes[2].equations[0]``)
     and what is wrong."""
+
+
+def shown_path(path: str) -> str:
+    """``path`` as a message quotes it: whole up to `MAX_PATH_SHOWN` characters, else its
+    first 200 and last 80 characters around the count of those left out."""
+    if len(path) <= MAX_PATH_SHOWN:
+        return path
+    return f"{path[:200]}...({len(path) - 280} characters)...{path[-80:]}"
+
+
+def shown(v, n: int = 60) -> str:
+    """``repr(v)`` for a message, cut after ``n`` characters."""
+    s = repr(v)
+    return s if len(s) <= n else s[:n] + "..."
+
+
+def json_kind(v) -> str | None:
+    """What the parsed JSON value ``v`` is, for a message ("an integer", "the string 'x'", "a
+    list of 3", the reason of a `Refused` number); None for an object (the callers describe
+    its keys) or any other value."""
+    if isinstance(v, Refused):
+        return v.reason
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a number"
+    if isinstance(v, str):
+        return f"the string {shown(v)}"
+    if isinstance(v, list):
+        return f"a list of {len(v)}"
+    return None
 
 
 def too_big_int(v: int) -> str | None:

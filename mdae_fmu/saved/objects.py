@@ -51,7 +51,8 @@ from ..symbolic import SymbolTable
 from ..unit_check import UnitWarning
 from . import sympy_json
 from .limits import (MAX_DEPTH, MAX_EXPR_DEPTH, MAX_FIELD_INTEGER_BITS, MAX_ITEMS,
-                     MAX_OBJECTS, MAX_STRING, Refused, too_big_int)
+                     MAX_OBJECTS, MAX_STRING, Refused, json_kind, shown,
+                     too_big_int)
 
 
 def _key(cls: type) -> str:
@@ -438,7 +439,7 @@ class Reader:
                     or m.kind == "object" and m.args[0] is cls
                     or m.kind == "sympy" and cls is not None and issubclass(cls, m.args[0])]
             if not fits:
-                what = _a(cls.__name__) if cls is not None else f"the class {_short(j['$o'])}"
+                what = _a(cls.__name__) if cls is not None else f"the class {shown(j['$o'])}"
                 raise FormatError(path, f"expected {t.text}, found "
                                         f"{'a reference to ' if shape == 'ref' else ''}{what}")
         return fits[0]
@@ -482,7 +483,7 @@ class Reader:
             _exact(j, ("$f",), path)
             if kind != "float" or j["$f"] not in ("inf", "-inf", "nan"):
                 raise FormatError(path, f"expected {t.text}, found {{\"$f\": "
-                                        f"{_short(j['$f'])}}}")
+                                        f"{shown(j['$f'])}}}")
             return float(j["$f"])
         if shape == "expr":
             _exact(j, ("$e",), path)
@@ -525,7 +526,7 @@ class Reader:
                                                       f"{_kind(pair)}")
                 k = _hashable(self.value(pair[0], t.args[0], f"{path}[{i}].key", depth + 1),
                               f"{path}[{i}].key")
-                where = f"{path}[{_short(k)}]"
+                where = f"{path}[{shown(k)}]"
                 if k in d:
                     raise FormatError(where, "repeated key")
                 d[k] = self.value(pair[1], t.args[1], where, depth + 1)
@@ -535,7 +536,7 @@ class Reader:
     def _ref(self, j: dict, path: str):
         n = j["@"]
         if type(n) is not int or not 0 <= n < len(self.objects):
-            raise FormatError(path, f"reference {_short(n)} to an object not written before "
+            raise FormatError(path, f"reference {shown(n)} to an object not written before "
                                     "it (objects are numbered in the order they are written)")
         o = self.objects[n]
         if o is _BUILDING:
@@ -546,7 +547,7 @@ class Reader:
     def _new_number(self, j: dict, path: str) -> int:
         n = j.get("#")
         if n != len(self.objects) or type(n) is not int:
-            raise FormatError(path, f"object number {_short(n)}, expected "
+            raise FormatError(path, f"object number {shown(n)}, expected "
                                     f"{len(self.objects)} (objects are numbered in order)")
         if n >= MAX_OBJECTS:
             raise FormatError(path, f"more than {MAX_OBJECTS} objects")
@@ -558,7 +559,7 @@ class Reader:
         cls = CLASSES.get(name) if type(name) is str else None
         if cls is None:
             near = difflib.get_close_matches(str(name), CLASSES, 1)
-            raise FormatError(path, f"unknown class {_short(name)}" + (
+            raise FormatError(path, f"unknown class {shown(name)}" + (
                 f" (did you mean {near[0]}?)" if near else " (not a class of a saved "
                                                            "analysis)"))
         if not _class_fits(cls, t):
@@ -577,7 +578,7 @@ class Reader:
         for k in f:
             if k not in types:
                 near = difflib.get_close_matches(k, types, 1)
-                raise FormatError(f"{path}.{k}", f"{cls.__name__} has no field {_short(k)}"
+                raise FormatError(f"{path}.{k}", f"{cls.__name__} has no field {shown(k)}"
                                   + (f" (did you mean {near[0]}?)" if near else ""))
         missing = [k for k in types if k not in f]
         if missing:
@@ -670,7 +671,7 @@ def _instance(o, t: Type) -> bool:
 def _exact(j: dict, keys: tuple, path: str) -> None:
     if len(j) != len(keys) or any(k not in j for k in keys):
         extra = [k for k in j if k not in keys]
-        what = f"unknown key {_short(extra[0])}" if extra else \
+        what = f"unknown key {shown(extra[0])}" if extra else \
             f"key {next(k for k in keys if k not in j)!r} missing"
         raise FormatError(path, f"{what} (expected the keys {', '.join(keys)})")
 
@@ -739,12 +740,12 @@ def read_expr(j, path: str, depth: int) -> E.Expr:
                                             for i, a in enumerate(j[2])))
     if kind == "bin":
         if j[1] not in E.BINARY_OPS:
-            raise FormatError(path + "[1]", f"unknown binary operator {_short(j[1])}")
+            raise FormatError(path + "[1]", f"unknown binary operator {shown(j[1])}")
         return E.BinOp(op=j[1], left=read_expr(j[2], path + "[2]", depth + 1),
                        right=read_expr(j[3], path + "[3]", depth + 1))
     if kind == "un":
         if j[1] not in E.UNARY_OPS:
-            raise FormatError(path + "[1]", f"unknown unary operator {_short(j[1])}")
+            raise FormatError(path + "[1]", f"unknown unary operator {shown(j[1])}")
         return E.UnOp(op=j[1], arg=read_expr(j[2], path + "[2]", depth + 1))
     return E.If(cond=read_expr(j[1], path + "[1]", depth + 1),
                 then=read_expr(j[2], path + "[2]", depth + 1),
@@ -756,32 +757,16 @@ def _a(name: str) -> str:
 
 
 def _keys(j: dict) -> str:
-    return ", ".join(_short(k) for k in list(j)[:5]) or "none"
+    return ", ".join(shown(k) for k in list(j)[:5]) or "none"
 
 
 def _kind(v) -> str:
-    if isinstance(v, Refused):
-        return v.reason
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int):
-        return "an integer"
-    if isinstance(v, float):
-        return "a number"
-    if isinstance(v, str):
-        return f"the string {_short(v)}"
-    if isinstance(v, list):
-        return f"a list of {len(v)}"
+    kind = json_kind(v)
+    if kind is not None:
+        return kind
     if isinstance(v, dict):
         shape = _shape(v)
         return "an object with keys " + _keys(v) if shape == "unknown" else f"a {shape}"
     if isinstance(v, sp.Basic):
         return f"a sympy {type(v).__name__}"
     return _a(type(v).__name__)
-
-
-def _short(v, n: int = 60) -> str:
-    s = repr(v)
-    return s if len(s) <= n else s[:n] + "..."

@@ -34,7 +34,7 @@ from ..functions import call_name, split_call_name
 from ..symbolic import OPAQUE_FUNCTIONS, opaque_function
 from .limits import (MAX_EXPONENT, MAX_EXPR_DEPTH, MAX_FIELD_INTEGER_BITS, MAX_INTEGER_BITS,
                      MAX_ITEMS, MAX_NAME, MAX_ORDER, MAX_PRECISION, MAX_ROOT_BASE_BITS,
-                     Refused, too_big_int)
+                     Refused, json_kind, shown, too_big_int)
 
 #: The sympy classes a saved expression may use, by the head that names them in the file:
 #: what `mdae_fmu.symbolic.SymbolTable.to_sympy` makes and what sympy's algebra over it
@@ -217,7 +217,7 @@ class SympyReader:
                                    f"expression lists {len(self.tables)})")
         table = self.tables[t]
         if type(name) is not str or name not in table.functions:
-            raise SympyFormatError(path + "[2]", f"unknown function {_short(name)} (the table "
+            raise SympyFormatError(path + "[2]", f"unknown function {shown(name)} (the table "
                                    f"has {', '.join(sorted(table.functions)) or 'none'})")
         n_out = len(table.functions[name].outputs)
         if type(k) is not int or not 0 <= k < n_out:
@@ -250,7 +250,7 @@ def _assumptions(v, path: str, allowed: tuple) -> dict:
 
 def json_text(v) -> str:
     import json
-    return _short(json.dumps(v), 80)
+    return shown(json.dumps(v), 80)
 
 
 def _float(j, path):
@@ -339,7 +339,7 @@ def _canonical(cls, args: tuple, path: str, what: str) -> sp.Basic:
         e = cls(*args)
     except (TypeError, ValueError, AttributeError, IndexError, ArithmeticError) as err:
         raise SympyFormatError(path, f"{what}: {type(err).__name__}: "
-                                     f"{_short(str(err), 200)}") from None
+                                     f"{shown(str(err), 200)}") from None
     if type(e) is not cls and not (isinstance(cls, type) and issubclass(type(e), cls)
                                    and type(e).__name__ == cls.__name__):
         raise SympyFormatError(path, f"{what} is not in sympy's canonical form (it evaluates "
@@ -351,25 +351,4 @@ def _canonical(cls, args: tuple, path: str, what: str) -> sp.Basic:
 
 
 def _kind(v) -> str:
-    if isinstance(v, Refused):
-        return v.reason
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int):
-        return "an integer"
-    if isinstance(v, float):
-        return "a number"
-    if isinstance(v, str):
-        return f"the string {_short(v)}"
-    if isinstance(v, list):
-        return f"a list of {len(v)}"
-    if isinstance(v, dict):
-        return "an object"
-    return type(v).__name__
-
-
-def _short(v, n: int = 60) -> str:
-    s = repr(v)
-    return s if len(s) <= n else s[:n] + "..."
+    return json_kind(v) or ("an object" if isinstance(v, dict) else type(v).__name__)
