@@ -22,6 +22,7 @@ from .modes import Automaton, analyze_multimode, automaton_to_json, describe_aut
 from .modes.event_iteration import delay_same_instant_guards
 from .report import render_json as _modes_json
 from .report import iter_report_lines
+from .structure.conversion import Conversion, convert_singular
 from .structure.per_mode import ModesReport, analyze_modes
 from .structure.structural_parameters import fix_structural_parameters
 from .structure.when_clauses import when_clause_problems
@@ -47,7 +48,12 @@ class Analysis:
     ``implicit_text`` / ``implicit_json``: the implicit analysis' report
     (`mdae_fmu.implicit.analysis.render_text`). ``modes`` and ``automaton`` are None beyond the
     explicit enumeration (more than 2^12 consistent modes), where the implicit analysis is
-    the analysis."""
+    the analysis.
+
+    ``model``: the model analysed when it is not the input: structural conditions on
+    parameters evaluated (``fixed_parameters``), and/or numerically singular blocks converted
+    (`mdae_fmu.structure.conversion`: the equations rewritten are in ``conversions``);
+    ``modes``, the automaton and the report are those of this model."""
     model_name: str
     modes: ModesReport | None
     automaton: Automaton | None
@@ -59,10 +65,10 @@ class Analysis:
     implicit_text: str | None = None
     implicit_json: dict | None = None
     #: parameters made constants because a structural condition reads them
-    #: (`mdae_fmu.structure.structural_parameters`); the analysis is that of the model with
-    #: those conditions evaluated, which ``analysed_model`` holds (None: the model as given)
+    #: (`mdae_fmu.structure.structural_parameters`)
     fixed_parameters: tuple = ()
-    analysed_model: Model | None = None
+    model: Model | None = None
+    conversions: tuple[Conversion, ...] = ()
     #: unit inconsistencies (`mdae_fmu.unit_check.UnitWarning`), warnings unless
     #: ``strict_units`` makes them errors that reject the model
     units: tuple = ()
@@ -153,7 +159,7 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
         if fixed.parameters:
             a = _structure(fixed.model, erasure, lemma22, None, progress, implicit)
             return replace(a, code_model=a.code_model or fixed.model,
-                           fixed_parameters=fixed.parameters, analysed_model=fixed.model)
+                           fixed_parameters=fixed.parameters, model=a.model or fixed.model)
         if progress is not None:
             progress("structure")
         if implicit is not False and _beyond_enumeration(model):
@@ -172,16 +178,32 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         progress("modes")
     if modes.exit_code != EXIT_OK:
         return Analysis(model.name, modes, None)
+    # blocks singular for all values: converted (the analysis is then the converted model's)
+    # or rejected, naming the dependency (mdae_fmu.structure.conversion)
+    repair = convert_singular(model, modes)
+    converted: dict = {}
+    if repair.rejections:
+        return Analysis(model.name, modes, None, rejection="\n".join(repair.rejections),
+                        conversions=repair.conversions)
+    if repair.changed:
+        name = model.name
+        model = repair.model
+        if progress is not None:
+            progress("structure (converted)")
+        modes = analyze_modes(model)
+        converted = dict(model=model, conversions=repair.conversions)
+        if modes.exit_code != EXIT_OK:
+            return Analysis(name, modes, None, **converted)
     problems = when_clause_problems(model, modes)
     if problems:
-        return Analysis(model.name, modes, None, rejection="\n".join(problems))
+        return Analysis(model.name, modes, None, rejection="\n".join(problems), **converted)
     try:
         automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]  # checked above
                                       literal_lemma22=(lemma22 == "literal"), per_mode=modes)
     except ModelRejected as err:
-        return Analysis(model.name, modes, None, rejection=str(err))
+        return Analysis(model.name, modes, None, rejection=str(err), **converted)
     if not automaton.accepted:
-        return Analysis(model.name, modes, automaton)
+        return Analysis(model.name, modes, automaton, **converted)
     if len(modes.modes) > 1:
         # what the multimode exporter cannot run (reinits it cannot run as written, transient
         # guards on equations) is part of the verdict, so that analyze and export agree
@@ -190,12 +212,15 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         try:
             check_exportable(model, automaton)
         except ModelRejected as err:
-            return Analysis(model.name, modes, automaton, rejection=err.message)
+            return Analysis(model.name, modes, automaton, rejection=err.message, **converted)
     delayed = delay_same_instant_guards(model, automaton.system)
     if delayed is model:
+        if converted:       # code generation compiles the converted equations
+            return Analysis(model.name, modes, automaton, code_model=model, code_modes=modes,
+                            **converted)
         return Analysis(model.name, modes, automaton)
     return Analysis(model.name, modes, automaton, code_model=delayed,
-                    code_modes=analyze_modes(delayed))
+                    code_modes=analyze_modes(delayed), **converted)
 
 
 def _beyond_enumeration(model: Model) -> bool:
@@ -276,14 +301,18 @@ def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[s
     if a.modes is None or implicit:
         yield from implicit_pieces(a)
         return
+    model = a.model or model
     batch: list[str] = []
-    for line in iter_report_lines(a.analysed_model or model, a.modes):
+    for line in iter_report_lines(model, a.modes):
         batch.append(line)
         if len(batch) == _LINES_PER_PIECE:
             yield "\n".join(batch) + "\n"
             batch = []
     if batch:                           # (the report has at least its "model ..." line)
         yield "\n".join(batch) + "\n"
+    if a.conversions:
+        yield ("\n\nnumerically singular blocks converted (Tan-Nedialkov-Pryce, "
+               "docs/structure.md):\n" + "\n".join(f"  {c.text()}" for c in a.conversions))
     if a.automaton is not None:
         yield "\n\n" + describe_automaton(a.automaton)
     yield from _units_section(a)
@@ -353,8 +382,9 @@ def render_json(model: Model, a: Analysis, implicit: bool = False) -> dict:
         out["messages"] = list(a.messages)
         out["units"] = [w.to_json() for w in a.units]
         return out
-    out = _modes_json(a.analysed_model or model, a.modes)
+    out = _modes_json(a.model or model, a.modes)
     out["fixed_parameters"] = fixed
+    out["conversions"] = [c.text() for c in a.conversions]
     out["mode_changes"] = None if a.automaton is None else automaton_to_json(a.automaton)
     out["exit_code"] = a.exit_code
     out["accepted"] = a.accepted

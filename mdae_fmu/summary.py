@@ -42,13 +42,16 @@ def render_summary(model: Model, a: Analysis, implicit: bool = False) -> str:
 def summary_lines(model: Model, a: Analysis, implicit: bool = False) -> Iterator[str]:
     """The lines of the summary (module docstring); that of the implicit analysis beyond the
     explicit enumeration or with ``implicit``; the structural parameters first, and the
-    model they leave (`Analysis.analysed_model`) is the one summarised."""
+    model they leave (`Analysis.model`) is the one summarised."""
     if a.fixed_parameters:
         yield from fixed_parameters_text(a.fixed_parameters).splitlines()
     if a.modes is None or implicit:
         yield from _implicit_lines(a)
     else:
-        yield from _modes_lines(a.analysed_model or model, a.modes, a)
+        yield from _modes_lines(a.model or model, a.modes, a)
+    if a.conversions:           # the equations the analysis rewrote (docs/structure.md)
+        yield "numerically singular blocks converted:"
+        yield from (f"  {c.text()}" for c in a.conversions)
     yield "(the full report: mdae-fmu analyze --verbose)"
     warnings = [m for m in a.messages if m.startswith("W-")]
     if warnings and a.accepted:

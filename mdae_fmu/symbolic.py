@@ -312,3 +312,136 @@ def _derive(t: SymbolTable, f: sp.Expr, times: int) -> sp.Expr:
     for _ in range(times):
         f = t.time_derivative(f)
     return f
+
+
+# --- sympy back to the expression tree ------------------------------------------------------
+
+_UNARY_TREE = {f: name for name, f in _UNARY_SYMPY.items()}
+_RELATION_TREE = {sp.StrictLessThan: "<", sp.LessThan: "<=", sp.StrictGreaterThan: ">",
+                  sp.GreaterThan: ">=", sp.Equality: "==", sp.Unequality: "<>"}
+
+
+def from_sympy(t: SymbolTable, e: sp.Basic) -> E.Expr:
+    """The expression tree of a sympy expression over ``t``'s symbols: the inverse of
+    `SymbolTable.to_sympy` on what it produces (instances become ``der`` nests of references,
+    left limits ``pre(x)``, Piecewise an if-expression chain; a negative term or factor is
+    written as a subtraction or a division, so ``x - y - 5`` reads as written). Raises
+    `ValueError` for what has no tree form (the homotopy parameter, infinities, a function
+    the table does not know)."""
+    back_pre = {s: name for name, s in t._pre.items()}
+    consts = {s: name for name, s in t._const.items()}
+
+    def conv(x: sp.Basic) -> E.Expr:
+        if x.is_Symbol:
+            if x == t.time:
+                return E.TIME
+            key = t.instance(x)
+            if key is not None:
+                node: E.Expr = E.Ref(key[0])
+                for _ in range(key[1]):
+                    node = E.Der(node)
+                return node
+            if x in consts:
+                return E.Ref(consts[x])
+            if x in back_pre:
+                return E.Call("pre", (E.Ref(back_pre[x]),))
+            raise ValueError(f"no expression form for the symbol {x}")
+        if x is sp.true or x is sp.false:
+            return E.Const(bool(x))
+        if x.is_Integer:
+            return E.Const(int(x))
+        if x.is_Rational:
+            return E.BinOp("/", E.Const(int(x.p)), E.Const(int(x.q)))
+        if x.is_Float:
+            return E.Const(float(x))
+        if x.is_NumberSymbol:
+            return E.Const(float(x))
+        if x.is_Add:
+            return _sum(x)
+        if x.is_Mul:
+            return _product(x)
+        if x.is_Pow:
+            base, ex = x.args
+            if ex == -1:
+                return E.BinOp("/", E.Const(1), conv(base))
+            if ex == sp.S.Half:
+                return E.Call("sqrt", (conv(base),))
+            if ex.is_Rational and ex < 0:
+                return E.BinOp("/", E.Const(1), conv(base ** -ex))
+            return E.BinOp("^", conv(base), conv(ex))
+        if isinstance(x, sp.Piecewise):
+            out: E.Expr | None = None
+            for value, cond in reversed(x.args):
+                if out is None:
+                    if cond is not sp.true:
+                        raise ValueError("a Piecewise without a default branch")
+                    out = conv(value)
+                else:
+                    out = E.If(conv(cond), conv(value), out)
+            assert out is not None
+            return out
+        rel = _RELATION_TREE.get(type(x))
+        if rel is not None:
+            return E.BinOp(rel, conv(x.lhs), conv(x.rhs))
+        if isinstance(x, (sp.And, sp.Or)):
+            op = "and" if isinstance(x, sp.And) else "or"
+            args = [conv(a) for a in x.args]
+            node = args[0]
+            for a in args[1:]:
+                node = E.BinOp(op, node, a)
+            return node
+        if isinstance(x, sp.Not):
+            return E.UnOp("not", conv(x.args[0]))
+        if isinstance(x, (sp.Min, sp.Max)):
+            name = "min" if isinstance(x, sp.Min) else "max"
+            args = [conv(a) for a in x.args]
+            node = args[0]
+            for a in args[1:]:
+                node = E.Call(name, (node, a))
+            return node
+        f = type(x)
+        if f in _UNARY_TREE:
+            return E.Call(_UNARY_TREE[f], (conv(x.args[0]),))
+        if f is sp.atan2:
+            return E.Call("atan2", (conv(x.args[0]), conv(x.args[1])))
+        if isinstance(x, sp.Function) and f in _OPAQUE.values():
+            return E.Call(str(f), tuple(conv(a) for a in x.args))
+        raise ValueError(f"no expression form for {x}")
+
+    def _sum(x: sp.Add) -> E.Expr:
+        node: E.Expr | None = None
+        terms = x.as_ordered_terms()
+        first = next((k for k, term in enumerate(terms)
+                      if not term.as_coeff_Mul()[0].is_negative), 0)
+        terms.insert(0, terms.pop(first))       # ``v3/R - i``, not ``-i + v3/R``
+        for term in terms:
+            negative = term.as_coeff_Mul()[0].is_negative
+            part = conv(-term if negative else term)
+            if node is None:
+                node = E.UnOp("-", part) if negative else part
+            else:
+                node = E.BinOp("-" if negative else "+", node, part)
+        assert node is not None
+        return node
+
+    def _product(x: sp.Mul) -> E.Expr:
+        if x.as_coeff_Mul()[0].is_negative:
+            return E.UnOp("-", conv(-x))
+        num, den = [], []
+        for factor in x.as_ordered_factors():
+            if factor.is_Pow and factor.exp.is_Rational and factor.exp < 0:
+                den.append(factor.base ** -factor.exp)
+            elif factor.is_Rational and not factor.is_Integer:
+                if factor.p != 1:
+                    num.append(sp.Integer(factor.p))
+                den.append(sp.Integer(factor.q))
+            else:
+                num.append(factor)
+        node = conv(num[0]) if num else E.Const(1)
+        for factor in num[1:]:
+            node = E.BinOp("*", node, conv(factor))
+        for factor in den:
+            node = E.BinOp("/", node, conv(factor))
+        return node
+
+    return conv(e)

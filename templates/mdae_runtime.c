@@ -447,7 +447,7 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                       double accept, int maxit, const char *what)
 {
     ModelData *d = &inst->d;
-    int p = m <= n ? m : n, it, i, j, k, h;
+    int p = m <= n ? m : n, it, i, j, k, h, moved = 0;
     double *J = inst->work, *F = J + m * n, *F2 = F + m, *x0 = F2 + m, *dx = x0 + n,
            *M = dx + n, *y = M + p * p; /* y: 2p */
     int *perm = inst->iwork;
@@ -472,6 +472,20 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                 }
             if (mdae_lu_factor(m, M, perm)) {
                 char flat[512];
+                if (!moved && it == 0) {
+                    /* the analysis found no dependency that holds for all values, so the
+                     * start values may be a singular point of the equations (x^2 + y^2 = L^2
+                     * at x = y = 0): step off it once, by 1e-3 relative, and go on */
+                    moved = 1;
+                    for (k = 0; k < n; k++) d->r[u[k]] = x0[k] + 1e-3 * fmax(1.0, fabs(x0[k]));
+                    if (residual(inst, F)) return 1;
+                    fn = mdae_norm_inf(m, F);
+                    mdae_log(inst, LOG_WARNING, fmi2Warning,
+                             "t = %.17g: %s: the Jacobian is rank deficient at the start "
+                             "values; they are moved by 1e-3 (relative) to leave that point",
+                             d->time, what);
+                    continue;
+                }
                 flat_unknowns(m, n, J, u, flat, sizeof flat);
                 mdae_log(inst, LOG_ERROR, fmi2Error,
                          "t = %.17g: %s: the equations are numerically dependent (rank "

@@ -46,7 +46,7 @@ from ..implicit.schedule import (BlockRows, FormulaTable, GuardedSchedule, Guard
                                  Selection)
 from ..modes import explore, runs
 from ..modes.normalize import Guard, MEquation, MultimodeSystem
-from ..structure import keyed, per_mode
+from ..structure import conversion, keyed, per_mode
 from ..structure.structural_parameters import FixedParameter
 from ..symbolic import SymbolTable
 from ..unit_check import UnitWarning
@@ -67,6 +67,7 @@ def _key(cls: type) -> str:
 CLASSES: dict[str, type] = {_key(c): c for c in (
     Analysis, per_mode.ModesReport, per_mode.ModeAnalysis, per_mode.Block, per_mode.Instance,
     per_mode.LatentEquation, SymbolTable, keyed.KBlock, SourceLoc, OrderInfo,
+    conversion.Conversion,
     ir.Model, ir.Variable, ir.Equation, ir.GuardLiteral, ir.WhenClause, ir.WhenBranch,
     ir.Reinit, ir.Assign, ir.Terminate, ir.Assertion, ir.StringParameter,
     F.FunctionTable, F.Function, F.Param, F.DerivativeAnnotation, F.Assign, F.TupleAssign,

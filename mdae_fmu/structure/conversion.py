@@ -1,0 +1,695 @@
+"""Structurally regular, numerically singular modes: detection, conversion, or rejection.
+
+The Σ-method (docs/theory.md §4) succeeds where Pryce's System Jacobian J is nonsingular
+(docs/theory.md §4.7; Pryce 2001). Its structural test sees a transversal of tight entries;
+it cannot see a symbolic cancellation: rows that are linearly dependent for every value of
+the variables, the parameters and time. Such a mode is accepted by the structure and fails
+at run time inside the host ("linear system is numerically singular" at the first step).
+OpenModelica's testsuite model ``ASSC`` is one::
+
+    der(x) = sin(time); der(y) = cos(time) + a;
+    2*a + 2*b + c + x = 10; a + b + y = 5; a + b + c = 0;      // e3, e4, e5
+
+The block {e3, e4, e5} over {a, b, c} has J = [[2, 2, 1], [1, 1, 0], [1, 1, 1]], of rank 2
+whatever the values: e3 − e4 − e5 = x − y − 5 does not depend on a, b, c. It is a hidden
+constraint between the states.
+
+Detection (`singular_blocks`): J is block triangular in the BTF of the tight graph, so J is
+singular iff one of its diagonal blocks is. Each block's J is evaluated at a random point
+(`mdae_fmu.structure.system_jacobian.sample`, parameters random too); a block singular there
+and at a second point is a suspect, confirmed symbolically (sympy, floats read as the decimals
+written) before anything is done: a Jacobian singular only for some parameter values (a zero
+capacitance) or at some points is a run-time matter and is left alone.
+
+Repair, after Tan, Nedialkov and Pryce ("Conversion methods for improving structural analysis
+of differential-algebraic equation systems", BIT 57, 2017; their block version, BIT 2018,
+converts each identically singular diagonal block) [R]:
+
+* **linear combination (LC)**: take u ≠ 0 with uᵀJ = 0 on the block, I = {i : u_i ≠ 0},
+  c* = min over I of c_i, and an equation l of I with c_l = c* and a constant u_l ≠ 0.
+  Replace f_l by f̄_l = Σ_{i∈I} u_i f_i^(c_i − c*). When u does not depend on any
+  x_j^(k) with k ≥ d_j − c* (constant u always qualifies), the leading derivatives
+  x_j^(d_j − c*) of the block cancel in f̄_l (their coefficient is (uᵀJ)_j = 0, Griewank's
+  lemma), so Val(Σ) decreases; the new system is equivalent to the old one wherever u_l ≠ 0
+  (f_l = (f̄_l − Σ_{i≠l} u_i f_i^(c_i−c*)) / u_l, the other f_i and their derivatives
+  holding). The Σ-method is then run again, and the conversion repeated while a block is
+  singular. ASSC becomes e3 := x − y − 5 (index 1; y = x − 5, as OpenModelica's ASSC
+  finds).
+* **expression substitution (ES)**, when no admissible u exists but a constant v ≠ 0 has
+  J v = 0 (the block depends on its unknowns only through a common subexpression, as
+  exp(a + b) and (a + b)^3): with M = {j : v_j ≠ 0} and l ∈ M of largest d_l, each x_j,
+  j ∈ M∖{l}, is written y_j + (v_j/v_l) x_l^(d_l − d_j) in the block's equations, with the new
+  variable y_j defined by the added equation y_j = x_j − (v_j/v_l) x_l^(d_l − d_j). The
+  block's equations then no longer contain x_l's leading derivative (its coefficient is
+  (J v)_i / v_l = 0); y_j is the common subexpression (a + b above).
+
+Otherwise, and when the combination contains no unknown at all (redundant or inconsistent
+equations), the model is rejected at analysis time naming the equations, their lines and the
+combination: ``e3 - e4 - e5 = 5 does not depend on a, b, c``.
+
+`convert_singular` is a pure function of the Model: it returns a Model whose equations are
+the repaired ones (a replaced equation keeps its id and source location; the report lists the
+equations it combines with their lines), so that every later stage, the per-mode and the
+implicit analysis alike, and the initial system, see the converted equations. The rewrite
+replaces the model's equations when the block's equations hold in every mode as written
+(unguarded, no if-expression on a long guard). When they read guards, it holds in the mode
+found only: the new equation is guarded by that mode's values of those guards, and copies of
+the original equation cover the other valuations (`_apply`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from .. import expr as E
+from ..ir import Equation, GuardLiteral, Model, Variable
+from ..symbolic import SymbolTable, from_sympy
+from .latent import successive_derivatives
+from .per_mode import (ModeAnalysis, ModesReport, analyze_modes, classify_variables,
+                       specialize, symbol_table)
+from .printing import expr_text
+from .system_jacobian import BlockSystem, NotEvaluable, Point, sample, singular_at, symbolic
+
+#: Conversions made on one model before giving up (each lowers Val(Σ) of a mode by one at
+#: least, so a model needs at most its number of equations).
+MAX_CONVERSIONS = 64
+#: Largest block whose Jacobian is sampled (a dense SVD: about 0.1 s at this size); a larger
+#: algebraic loop is not checked, and a singularity there shows at run time as before.
+MAX_SAMPLED_BLOCK = 500
+#: Largest block whose null space sympy computes symbolically (a suspect with no constant
+#: null vector); larger ones are rejected when confirmed singular, never converted.
+MAX_SYMBOLIC_BLOCK = 8
+_SEEDS = (24, 2417)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """One conversion: in ``mode``, the block of equations ``block`` over the leading
+    derivatives ``unknowns`` was singular for all values; ``method`` is "linear combination"
+    or "expression substitution"; ``combination`` the dependency (``e3 - e4 - e5``),
+    ``result`` the new equation's text, ``replaced`` the equation it replaces (LC),
+    ``new_variables`` / ``new_equations`` what ES adds; ``lines`` the source locations of
+    the block's equations."""
+    mode: str
+    method: str
+    block: tuple[str, ...]
+    unknowns: tuple[str, ...]
+    combination: str
+    result: str
+    replaced: str | None = None
+    new_variables: tuple[str, ...] = ()
+    new_equations: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """One line for the report."""
+        where = ", ".join(f"{e} ({loc})" if loc else e for e, loc in zip(self.block, self.lines))
+        head = (f"{_in_mode(self.mode)}equations {where} are dependent in "
+                f"{{{', '.join(self.unknowns)}}} for all values")
+        if self.method == "linear combination":
+            return (f"{head}: {self.combination} = {self.result} does not depend on "
+                    f"{', '.join(self.unknowns)}; {self.replaced} is replaced by "
+                    f"0 = {self.result} (linear combination, Tan-Nedialkov-Pryce)")
+        return (f"{head}: they read {self.combination} only; "
+                f"{', '.join(self.new_variables)} = {self.combination} is a new variable "
+                f"(equation {', '.join(self.new_equations)}) and the equations read "
+                f"{self.result} (expression substitution, Tan-Nedialkov-Pryce)")
+
+
+def _in_mode(name: str) -> str:
+    """``mode <name>: `` before a message about one mode; nothing for the single mode of a
+    model without guards (named ``{}``)."""
+    return "" if name == "{}" else f"mode {name}: "
+
+
+@dataclass(frozen=True)
+class Repair:
+    """The outcome of `convert_singular`: the model to analyse (``model`` is the input itself
+    when nothing was converted), the conversions made, in order, and the rejections (exit
+    code 1) of dependencies that could not be converted."""
+    model: Model
+    conversions: tuple[Conversion, ...] = ()
+    rejections: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.conversions)
+
+
+class _Rejected(Exception):
+    """A dependency that is not converted: the message of the rejection."""
+
+
+class _NotApplicable(Exception):
+    """This conversion does not apply (another may)."""
+
+
+# --- detection ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Finding:
+    """A block singular at two random points (a suspect)."""
+    mode: ModeAnalysis
+    block: BlockSystem
+    equations: tuple[Equation, ...]       # the mode's (specialized) equations of the block
+    d: Mapping[str, int]
+    literals: tuple[GuardLiteral, ...]    # the mode: its value of each free long guard
+
+
+@dataclass(frozen=True)
+class _Rewrite:
+    """What a conversion changes, in the mode's terms: new residuals of equations (by id),
+    added equations and variables; ``involved``: the equations whose mode form it reads."""
+    residuals: Mapping[str, E.Expr]
+    involved: tuple[str, ...]
+    equations: tuple[Equation, ...] = ()
+    variables: tuple[Variable, ...] = ()
+
+
+def _mode_literals(report: ModesReport, mode: ModeAnalysis, fixed: bool = False
+                   ) -> tuple[GuardLiteral, ...]:
+    """The mode's valuation of the free long guards (and of the fixed ones if ``fixed``) as
+    guard literals."""
+    by_text = dict(zip(report.long_guards, report.guard_exprs))
+    pairs = tuple(mode.valuation) + (tuple(report.fixed_guards) if fixed else ())
+    return tuple(GuardLiteral(by_text[t], v) for t, v in pairs if t in by_text)
+
+
+def _mode_equations(model: Model, report: ModesReport, mode: ModeAnalysis) -> list[Equation]:
+    """The mode's specialized equations (`per_mode.specialize` of its valuation)."""
+    return specialize(model, {lit.cond: lit.positive
+                              for lit in _mode_literals(report, mode, fixed=True)})
+
+
+#: Functions whose derivative vanishes nowhere but at isolated points: an entry reached
+#: through them is nonzero for almost all values.
+_GENERIC_CALLS = frozenset(("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                            "exp", "log", "log10", "sqrt", "abs", "erf", "erfc", "noEvent"))
+
+
+def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
+    """Whether ``inst`` occurs once in ``residual``, on a path of sums, products, quotients,
+    constant powers and functions whose derivative vanishes at isolated points only: its
+    Jacobian entry, a product of such partial derivatives, is then nonzero for almost all
+    values, and a 1x1 block with that entry needs no evaluation (``x = ...``,
+    ``m*der(v) = f``). A literal zero factor on the path, a condition, ``sign()`` or
+    ``floor()`` make it non-generic."""
+    count = 0
+    generic = True
+    stack: list[tuple[E.Expr, bool]] = [(residual, True)]
+    while stack:
+        node, ok = stack.pop()
+        base: E.Expr
+        if isinstance(node, (E.Der, E.Ref)):
+            k, base = 0, node
+            while isinstance(base, E.Der):
+                base, k = base.arg, k + 1
+            if isinstance(base, E.Ref):
+                if (base.name, k) == inst:
+                    count += 1
+                    generic = generic and ok
+                continue
+            stack.append((base, False))
+        elif isinstance(node, E.BinOp):
+            op = node.op[-1] if len(node.op) == 2 and node.op[0] == "." else node.op
+            if op in ("+", "-"):
+                stack.append((node.left, ok))
+                stack.append((node.right, ok))
+            elif op in ("*", "/"):
+                stack.append((node.left, ok and node.right != E.ZERO))
+                stack.append((node.right, ok and node.left != E.ZERO))
+            elif op == "^":
+                stack.append((node.left, ok and isinstance(node.right, E.Const)
+                              and node.right.value != 0))
+                stack.append((node.right, False))
+            else:
+                stack.append((node.left, False))
+                stack.append((node.right, False))
+        elif isinstance(node, E.UnOp):
+            stack.append((node.arg, ok and node.op in ("-", "+")))
+        elif isinstance(node, E.Call):
+            keep = ok and (node.func in _GENERIC_CALLS or node.func == "smooth")
+            stack.extend((c, keep) for c in node.args)
+        else:
+            stack.extend((c, False) for c in E.children(node))
+    return count == 1 and generic
+
+
+def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
+    """The blocks of the accepted modes of ``report`` whose System Jacobian is singular at
+    two random points (module docstring), in mode order then solve order. A block shared by
+    several modes (the same equations, offsets and unknowns) is checked once; blocks of more
+    than `MAX_SAMPLED_BLOCK` equations are not."""
+    types = classify_variables(model).types
+    seen: set = set()
+    for mode in report.modes:
+        if not mode.ok or not mode.blocks:
+            continue
+        equations: dict[str, Equation] | None = None
+        points = [Point(s, types) for s in _SEEDS]
+        for blk in mode.blocks:
+            if len(blk.equations) > MAX_SAMPLED_BLOCK:
+                continue
+            if len(blk.equations) == 1:
+                eq_id, c = blk.equations[0]
+                inst = (blk.unknowns[0].name, blk.unknowns[0].order - c)
+                if equations is None:
+                    equations = {eq.id: eq for eq in _mode_equations(model, report, mode)}
+                if _generic_entry(equations[eq_id].residual, inst):
+                    continue
+            if equations is None:
+                equations = {eq.id: eq for eq in _mode_equations(model, report, mode)}
+            eqs = tuple(equations[i] for i, _ in blk.equations)
+            system = BlockSystem(tuple(i for i, _ in blk.equations),
+                                 tuple(eq.residual for eq in eqs),
+                                 tuple(c for _, c in blk.equations),
+                                 tuple((u.name, u.order) for u in blk.unknowns))
+            key = (tuple(id(r) for r in system.residuals), system.offsets, system.columns)
+            if key in seen:
+                continue
+            seen.add(key)
+            if all(_singular_sample(system, p) for p in points):
+                yield _Finding(mode, system, eqs, mode.d, _mode_literals(report, mode))
+
+
+def _singular_sample(system: BlockSystem, point: Point) -> bool:
+    try:
+        return singular_at(sample(system, point))
+    except NotEvaluable:
+        return False
+
+
+# --- null vectors ---------------------------------------------------------------------------
+
+def _rational(x: float) -> Fraction | None:
+    f = Fraction(x).limit_denominator(10_000)
+    return f if abs(float(f) - x) <= 1e-9 * max(1.0, abs(x)) else None
+
+
+def _constant_null_vector(system: BlockSystem, types, left: bool) -> list[Fraction] | None:
+    """A rational vector u with uᵀJ = 0 (``left``) or J u = 0 that is the same at both
+    sampled points, normalized to a largest entry 1; None when the null space is not one
+    constant direction there."""
+    vectors = []
+    for seed in _SEEDS:
+        try:
+            J = sample(system, Point(seed, types))
+        except NotEvaluable:
+            return None
+        M = J.T if left else J
+        _, s, vt = np.linalg.svd(M)
+        if s[0] == 0.0:
+            return None
+        null = vt[-1]
+        if len(s) > 1 and s[-2] <= 1e-9 * s[0]:
+            return None         # a null space of dimension 2 or more: not one direction
+        null = null / null[np.argmax(np.abs(null))]
+        vectors.append(null)
+    if not np.allclose(vectors[0], vectors[1], rtol=1e-8, atol=1e-10):
+        return None
+    out = []
+    for x in vectors[0]:
+        f = _rational(float(x))
+        if f is None:
+            return None
+        out.append(f)
+    return out
+
+
+def _exact(e: sp.Expr) -> sp.Expr:
+    """``e`` with its floats read as the decimals they print as (0.1 as 1/10), so that a
+    cancellation the modeller wrote in decimals is exact."""
+    floats = e.atoms(sp.Float)
+    if not floats:
+        return e
+    return e.xreplace({f: sp.Rational(repr(float(f))) for f in floats})
+
+
+def _is_zero(e: sp.Expr) -> bool:
+    e = _exact(e)
+    if e == 0:
+        return True
+    e = sp.expand(e)
+    if e == 0:
+        return True
+    try:
+        return bool(sp.simplify(e) == 0)
+    except (TypeError, ValueError, RecursionError):     # sympy on an odd expression
+        return False
+
+
+def _symbolic_left_null(J: sp.Matrix) -> list[sp.Expr] | None:
+    """A left null vector of a small symbolic J (sympy), or None."""
+    try:
+        basis = _exact_matrix(J).T.nullspace(simplify=True)
+    except (TypeError, ValueError, ZeroDivisionError, RecursionError):
+        return None
+    return [sp.simplify(x) for x in basis[0]] if basis else None
+
+
+def _exact_matrix(J: sp.Matrix) -> sp.Matrix:
+    return J.applyfunc(_exact)
+
+
+# --- the conversions ------------------------------------------------------------------------
+
+def _label(eq_id: str, k: int) -> str:
+    return eq_id + ("'" * k if k <= 2 else f"^({k})")
+
+
+def _combination_text(terms: Sequence[tuple[sp.Expr, str]]) -> str:
+    """``e3 - e4 - e5``, ``2*e1 + e2'``, ``C*e1 - e2`` (coefficients as Modelica text)."""
+    out = ""
+    for coeff, label in terms:
+        negative = coeff.could_extract_minus_sign()
+        mag = -coeff if negative else coeff
+        part = label if mag == 1 else f"{_coeff_text(mag)}*{label}"
+        if not out:
+            out = f"-{part}" if negative else part
+        else:
+            out += f" - {part}" if negative else f" + {part}"
+    return out
+
+
+def _coeff_text(c: sp.Expr) -> str:
+    text = expr_text(from_sympy(SymbolTable(), c)) if not c.free_symbols else str(c)
+    return text if c.is_Atom else f"({text})"
+
+
+def _unknown_instances(table: SymbolTable, e: sp.Expr, unknowns) -> set[tuple[str, int]]:
+    return {i for i in table.instances(e) if i[0] in unknowns}
+
+
+def _parameters_only(table: SymbolTable, e: sp.Expr) -> bool:
+    """Whether ``e`` reads parameters and constants only (a nonzero such u_l keeps the
+    converted system equivalent everywhere)."""
+    return all(s.name in table.constants and table.sym(s.name) == s for s in e.free_symbols)
+
+
+def _where(eq: Equation) -> str:
+    return eq.loc.short() if eq.loc is not None else ""
+
+
+def _lead_texts(system: BlockSystem) -> tuple[str, ...]:
+    return tuple(expr_text(_der(name, k)) for name, k in system.columns)
+
+
+def _der(name: str, k: int) -> E.Expr:
+    node: E.Expr = E.Ref(name)
+    for _ in range(k):
+        node = E.Der(node)
+    return node
+
+
+def _cancel(f: sp.Expr, gone: set) -> sp.Expr | None:
+    """``f`` rewritten so that the symbols ``gone`` (of which it does not depend: its
+    derivatives in them vanish) no longer occur, or None."""
+    if not (f.free_symbols & gone):
+        return f
+    for step in (sp.expand, sp.cancel, sp.simplify):
+        try:
+            f = step(f)
+        except (TypeError, ValueError, RecursionError):
+            return None
+        if not (f.free_symbols & gone):
+            return f
+    return None
+
+
+def _linear_combination(model: Model, finding: _Finding, u: Sequence[sp.Expr],
+                        table: SymbolTable) -> tuple[_Rewrite, Conversion]:
+    """The LC conversion of ``finding`` with left null vector ``u`` (module docstring)."""
+    system = finding.block
+    unknowns = set(classify_variables(model).continuous)
+    rows = [i for i, x in enumerate(u) if x != 0]
+    c_star = min(system.offsets[i] for i in rows)
+    d = finding.d
+    # the admissibility condition: u reads no x_j^(k) with k >= d_j - c*
+    for i in rows:
+        for name, k in _unknown_instances(table, u[i], unknowns):
+            if k >= d.get(name, 0) - c_star:
+                raise _NotApplicable
+    pivots = [i for i in rows if system.offsets[i] == c_star and _parameters_only(table, u[i])]
+    if not pivots:
+        raise _NotApplicable
+    l_row = pivots[0]
+    u = [sp.simplify(x / u[l_row]) for x in u]
+    if all(x.is_Rational for x in u):       # integer coefficients: 2*e2 - e3, not e2 - 1/2*e3
+        scale = sp.ilcm(*(sp.Rational(x).q for x in u)) if len(u) > 1 else 1
+        u = [x * scale for x in u]
+    terms, total = [], sp.Integer(0)
+    for i in rows:
+        k = system.offsets[i] - c_star
+        f = table.to_sympy(system.residuals[i])
+        fk = successive_derivatives(table, f, k)[k] if k else f
+        total += u[i] * fk
+        terms.append((u[i], _label(system.equations[i], k)))
+    gone = {table.sym(name, dj - c_star) for name, dj in system.columns if dj >= c_star}
+    combo = _combination_text(terms)
+    leads = _lead_texts(system)
+    new = _cancel(_exact(total), gone)
+    if new is None:
+        raise _NotApplicable
+    if not _unknown_instances(table, new, unknowns):
+        where = ", ".join(f"{e} ({_where(eq)})" for e, eq in
+                          zip(system.equations, finding.equations))
+        kind = ("they are redundant: the equations leave some of them undetermined"
+                if new == 0 else "the equations are inconsistent")
+        value = expr_text(from_sympy(table, new)) if new != 0 else "0"
+        raise _Rejected(
+            f"{_in_mode(finding.mode.name)}equations {where} are dependent for all values: "
+            f"{combo} = {value} does not depend on {', '.join(leads)} nor on any other "
+            f"unknown; {kind}")
+    try:
+        residual = from_sympy(table, new)
+    except ValueError:
+        raise _NotApplicable from None
+    replaced = system.equations[l_row]
+    conv = Conversion(mode=finding.mode.name, method="linear combination",
+                      block=system.equations, unknowns=leads, combination=combo,
+                      result=expr_text(residual), replaced=replaced,
+                      lines=tuple(_where(eq) for eq in finding.equations))
+    involved = tuple(system.equations[i] for i in rows)
+    return _Rewrite({replaced: residual}, involved), conv
+
+
+def _expression_substitution(model: Model, finding: _Finding, v: Sequence[Fraction],
+                             table: SymbolTable) -> tuple[_Rewrite, Conversion]:
+    """The ES conversion of ``finding`` with constant right null vector ``v`` (module
+    docstring)."""
+    system = finding.block
+    cols = system.columns
+    support = [j for j, x in enumerate(v) if x != 0]
+    if len(support) < 2:
+        raise _NotApplicable
+    lead = max(support, key=lambda j: (cols[j][1], -j))
+    lname, ld = cols[lead]
+    taken = {var.name for var in model.variables}
+    n_new = 0
+    new_vars: list[Variable] = []
+    new_eqs: list[Equation] = []
+    subst: dict[sp.Symbol, sp.Expr] = {}
+    ids = {eq.id for eq in model.equations}
+    anchor = finding.equations[0]
+    defs = []
+    for j in support:
+        if j == lead:
+            continue
+        name, dj = cols[j]
+        n_new += 1
+        new_name = _fresh(taken, "_es")
+        taken.add(new_name)
+        ratio = sp.Rational(v[j].numerator, v[j].denominator) / \
+            sp.Rational(v[lead].numerator, v[lead].denominator)
+        for k in range(dj + 1):
+            subst[table.sym(name, k)] = table.sym(new_name, k) + \
+                ratio * table.sym(lname, k + ld - dj)
+        definition = table.sym(name, 0) - ratio * table.sym(lname, ld - dj)
+        eq_id = _fresh(ids, "e", start=len(model.equations) + 1)
+        ids.add(eq_id)
+        new_eqs.append(Equation(eq_id, from_sympy(table, table.sym(new_name, 0) - definition),
+                                (), anchor.loc))
+        text = expr_text(from_sympy(table, definition))
+        new_vars.append(Variable(name=new_name,
+                                 description=f"{text} (expression substitution, "
+                                 "docs/structure.md)",
+                                 start=_start_of(model, name, lname, ratio, ld - dj)))
+        defs.append(text)
+    rewritten: dict[str, E.Expr] = {}
+    for i, res in enumerate(system.residuals):
+        f = table.to_sympy(res).xreplace(subst)
+        gone = {table.sym(lname, ld - system.offsets[i])}
+        f = _cancel(f, gone)
+        if f is None:
+            raise _NotApplicable
+        rewritten[system.equations[i]] = from_sympy(table, f)
+    conv = Conversion(mode=finding.mode.name, method="expression substitution",
+                      block=system.equations, unknowns=_lead_texts(system),
+                      combination=" and ".join(defs),
+                      result="; ".join(f"{i}: {expr_text(r)}" for i, r in rewritten.items()),
+                      new_variables=tuple(var.name for var in new_vars),
+                      new_equations=tuple(eq.id for eq in new_eqs),
+                      lines=tuple(_where(eq) for eq in finding.equations))
+    return _Rewrite(rewritten, system.equations, tuple(new_eqs), tuple(new_vars)), conv
+
+
+def _fresh(taken: set, prefix: str, start: int = 1) -> str:
+    k = start
+    while f"{prefix}{k}" in taken:
+        k += 1
+    return f"{prefix}{k}"
+
+
+def _start_of(model: Model, name: str, lname: str, ratio: sp.Expr, order: int) -> E.Expr | None:
+    """The start value of a substituted variable: x_j's start minus ratio times x_l's, when
+    both are numbers (a guess for the solver; otherwise none)."""
+    def number(n: str) -> float | None:
+        var = model.var(n) if n in model.var_index else None
+        if var is None or var.start is None:
+            return 0.0
+        return float(var.start.value) if isinstance(var.start, E.Const) else None
+    a = number(name)
+    b = number(lname) if order == 0 else 0.0
+    if a is None or b is None:
+        return None
+    return E.Const(a - float(ratio) * b)
+
+
+# --- the driver -----------------------------------------------------------------------------
+
+def _apply(model: Model, finding: _Finding, rewrite: _Rewrite) -> Model:
+    """The model with ``rewrite`` made. When the equations it involves are the model's as
+    written (unguarded, no if-expression the mode selects), the new residuals replace the
+    model's: the rewrite is an equivalence in every mode. Otherwise it holds where the
+    involved equations take their mode form, i.e. under the mode's values of the guards they
+    read (M = m1 and ... and mK): each rewritten equation keeps its id under its guard and M,
+    and copies of the original, with new ids, cover the complement (m1..m(k-1), not mk)."""
+    by_id = {eq.id: eq for eq in model.equations}
+    spec = {eq.id: eq for eq in finding.equations}
+    involved = set(rewrite.involved) | set(rewrite.residuals)
+    local = any(by_id[i].guard or by_id[i].residual is not spec[i].residual for i in involved)
+    literals = _relevant(finding.literals, [by_id[i] for i in sorted(involved)]) \
+        if local else ()
+    ids = set(by_id) | {eq.id for eq in rewrite.equations}
+    equations: list[Equation] = []
+    for eq in model.equations:
+        new = rewrite.residuals.get(eq.id)
+        if new is None:
+            equations.append(eq)
+            continue
+        extra = tuple(lit for lit in literals if lit not in eq.guard)
+        equations.append(Equation(eq.id, new, eq.guard + extra, eq.loc))
+        for k, lit in enumerate(extra):
+            copy_id = _fresh(ids, "e", start=len(model.equations) + 1)
+            ids.add(copy_id)
+            equations.append(Equation(copy_id, eq.residual,
+                                      eq.guard + extra[:k] + (GuardLiteral(lit.cond,
+                                                                           not lit.positive),),
+                                      eq.loc))
+    return replace(model, equations=tuple(equations) + rewrite.equations,
+                   variables=model.variables + rewrite.variables)
+
+
+def _relevant(literals: Sequence[GuardLiteral], equations: Sequence[Equation]
+              ) -> tuple[GuardLiteral, ...]:
+    """The literals whose guard the ``equations`` read (in their guards or their
+    if-expressions' conditions)."""
+    nodes: set = set()
+    for eq in equations:
+        for lit in eq.guard:
+            nodes.update(E.walk(lit.cond))
+        for node in E.walk(eq.residual):
+            if type(node) is E.If:
+                nodes.update(E.walk(node.cond))
+    return tuple(lit for lit in literals if lit.cond in nodes)
+
+
+def _convert(model: Model, finding: _Finding) -> tuple[Model, Conversion] | None:
+    """Confirm the suspect ``finding`` and convert it; None when it is not singular for all
+    values (a run-time matter). Raises `_Rejected` with the message of a rejection."""
+    system = finding.block
+    table = symbol_table(model)
+    types = classify_variables(model).types
+    J = symbolic(system, table)
+    where = ", ".join(f"{e} ({_where(eq)})" for e, eq in zip(system.equations,
+                                                              finding.equations))
+    leads = ", ".join(_lead_texts(system))
+    head = (f"{_in_mode(finding.mode.name)}equations {where} are dependent in {{{leads}}} for "
+            f"all values (the Jacobian of their block is singular)")
+    u_const = _constant_null_vector(system, types, left=True)
+    candidates: list[list[sp.Expr]] = []
+    if u_const is not None:
+        u = [sp.Rational(x.numerator, x.denominator) for x in u_const]
+        if all(_is_zero(sum((u[i] * J[i, j] for i in range(len(u))), sp.Integer(0)))
+               for j in range(J.cols)):
+            candidates.append(u)
+    if not candidates and len(system.columns) <= MAX_SYMBOLIC_BLOCK:
+        u_sym = _symbolic_left_null(J)
+        if u_sym is not None:
+            candidates.append(u_sym)
+    for u in candidates:
+        try:
+            rewrite, conv = _linear_combination(model, finding, u, table)
+            return _apply(model, finding, rewrite), conv
+        except _NotApplicable:
+            pass
+    v_const = _constant_null_vector(system, types, left=False)
+    if v_const is not None:
+        v = [sp.Rational(x.numerator, x.denominator) for x in v_const]
+        if all(_is_zero(sum((J[i, j] * v[j] for j in range(len(v))), sp.Integer(0)))
+               for i in range(J.rows)):
+            try:
+                rewrite, conv = _expression_substitution(model, finding, v_const, table)
+                return _apply(model, finding, rewrite), conv
+            except _NotApplicable:
+                pass
+    if candidates or v_const is not None or _confirmed_singular(J):
+        raise _Rejected(f"{head}; neither a linear combination nor an expression "
+                        "substitution (Tan-Nedialkov-Pryce) removes the dependency")
+    return None
+
+
+def _confirmed_singular(J: sp.Matrix) -> bool:
+    if J.rows > MAX_SYMBOLIC_BLOCK:
+        return False
+    try:
+        return _is_zero(_exact_matrix(J).det(method="berkowitz"))
+    except (TypeError, ValueError, ZeroDivisionError, RecursionError):
+        return False
+
+
+def convert_singular(model: Model, report: ModesReport | None = None) -> Repair:
+    """Detect the blocks of the modes of ``model`` that are singular for all values, convert
+    them (LC, else ES) and re-run the structural analysis until none is left (module
+    docstring). ``report``: the per-mode analysis of ``model`` when already computed (else
+    it is computed here, without latent equations). Pure: ``model`` is not modified."""
+    current = model
+    rep = report if report is not None else analyze_modes(model, latent=False)
+    done: list[Conversion] = []
+    for _ in range(MAX_CONVERSIONS):
+        step = None
+        for finding in singular_blocks(current, rep):
+            try:
+                step = _convert(current, finding)
+            except _Rejected as err:
+                return Repair(model=model, conversions=tuple(done), rejections=(str(err),))
+            if step is not None:
+                break
+        if step is None:
+            return Repair(model=current, conversions=tuple(done))
+        current, conv = step
+        done.append(conv)
+        rep = analyze_modes(current, latent=False)
+        if rep.exit_code != 0:
+            return Repair(model=current, conversions=tuple(done))
+    return Repair(model=model, conversions=tuple(done), rejections=(
+        f"model {model.name}: {MAX_CONVERSIONS} conversions of numerically singular "
+        "blocks did not leave a regular system",))
+
+
+__all__ = ["Conversion", "Repair", "convert_singular", "singular_blocks", "MAX_CONVERSIONS"]
