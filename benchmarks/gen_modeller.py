@@ -36,6 +36,9 @@ claims are checked on input the project did not shape (issue 26):
 ``random_switchings(names, count, stop_time, seed)`` gives the host input for FMPy: Boolean
 signals with ``count`` switchings in all at random times.
 
+* ``shaft_tree(n)``: n + 1 shafts in a binary tree (shaft k on shaft k // 2), each coupling an
+  ideal clutch engaged by a Boolean input: a gearbox-like tree of switched components.
+
 Usage: ``python benchmarks/gen_modeller.py drive_line 8 [--engage input|time|pressure]
 [--seed S] > DriveLine8.mo`` or ``... rlc_cells 10 [--element switch|diode] > RLC10.mo``.
 """
@@ -126,6 +129,64 @@ def drive_line(n: int, engage: str = "input", seed: int = 0) -> str:
     return "\n".join(out) + "\n"
 
 
+def shaft_tree(n: int, seed: int = 0) -> str:
+    """Flat Modelica text of a gearbox-like tree of ``n + 1`` shafts: shaft k (k >= 2) hangs
+    on shaft k // 2 through clutch k - 1, engaged by a Boolean input (a binary tree of
+    switched couplings: the "trees" of issue 26 Deliver 6, beside the drive line's chain).
+    The drive torque acts on the root, every shaft has a damper to the housing and every
+    leaf a viscous load."""
+    if n < 1:
+        raise ValueError("a shaft tree needs at least one clutch")
+    rng = random.Random(seed)
+    name = f"ShaftTree{n}"
+    shafts = range(1, n + 2)
+    children = {k: [c for c in (2 * k, 2 * k + 1) if c <= n + 1] for k in shafts}
+    out = [f"class {name} \"{n + 1} shafts in a binary tree, {n} ideal clutches (input)\""]
+    decl = out.append
+    decl('  parameter Real source.amplitude(unit = "N.m") = 10.0 "drive torque amplitude";')
+    decl('  parameter Real source.f(unit = "Hz") = 0.5 "drive torque frequency";')
+    decl('  parameter Real load.d(unit = "N.m.s/rad") = 0.2 "viscous load of each leaf";')
+    for k in shafts:
+        decl(f'  parameter Real shaft{k}.J(unit = "kg.m2") = {_num(rng.uniform(0.5, 2.0))};')
+        decl(f'  parameter Real damper{k}.d(unit = "N.m.s/rad") = '
+             f'{_num(rng.uniform(0.01, 0.05))};')
+    for c in range(1, n + 1):
+        decl(f"  input Boolean engage[{c}](start = false);")
+        decl(f"  Boolean clutch{c}.engaged;")
+        decl(f'  Real clutch{c}.tau(unit = "N.m") "torque from shaft {(c + 1) // 2} to shaft '
+             f'{c + 1}";')
+    decl('  Real source.tau(unit = "N.m");')
+    for k in shafts:
+        decl(f'  Real shaft{k}.phi(unit = "rad", start = 0.0, fixed = true);')
+        decl(f'  Real shaft{k}.w(unit = "rad/s", start = {_num(rng.uniform(-1.0, 3.0))}, '
+             f'fixed = true);')
+        decl(f'  Real shaft{k}.flange_a.tau(unit = "N.m") "torque from the parent";')
+        decl(f'  Real shaft{k}.flange_b.tau(unit = "N.m") "torque from the children";')
+        decl(f'  Real damper{k}.tau(unit = "N.m");')
+    out.append("equation")
+    eq = out.append
+    eq("  source.tau = source.amplitude * sin(6.283185307179586 * source.f * time);")
+    eq("  shaft1.flange_a.tau = source.tau;")
+    for k in shafts:
+        eq(f"  der(shaft{k}.phi) = shaft{k}.w;")
+        eq(f"  shaft{k}.J * der(shaft{k}.w) = shaft{k}.flange_a.tau + shaft{k}.flange_b.tau"
+           f" - damper{k}.tau;")
+        eq(f"  damper{k}.tau = damper{k}.d * shaft{k}.w;")
+        kids = " - ".join(f"clutch{c - 1}.tau" for c in children[k])
+        eq(f"  shaft{k}.flange_b.tau = " + (f"-{kids};" if kids else f"-load.d * shaft{k}.w;"))
+    for c in range(1, n + 1):
+        parent, child = (c + 1) // 2, c + 1
+        eq(f"  shaft{child}.flange_a.tau = clutch{c}.tau;")
+        eq(f"  clutch{c}.engaged = engage[{c}];")
+        eq(f"  if clutch{c}.engaged then")
+        eq(f"    shaft{parent}.w = shaft{child}.w;")
+        eq("  else")
+        eq(f"    clutch{c}.tau = 0.0;")
+        eq("  end if;")
+    out.append(f"end {name};")
+    return "\n".join(out) + "\n"
+
+
 def rlc_cells(n: int, element: str = "switch", seed: int = 0) -> str:
     """Flat Modelica text of the ladder of ``n`` RLC cells with ideal switches or diodes."""
     if n < 1:
@@ -200,7 +261,7 @@ def random_switchings(names: list[str], count: int = 30, stop_time: float = 10.0
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("family", choices=["drive_line", "rlc_cells"])
+    ap.add_argument("family", choices=["drive_line", "shaft_tree", "rlc_cells"])
     ap.add_argument("n", type=int)
     ap.add_argument("--engage", default="input", choices=["input", "time", "pressure"])
     ap.add_argument("--element", default="switch", choices=["switch", "diode"])
@@ -208,6 +269,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.family == "drive_line":
         print(drive_line(a.n, a.engage, a.seed), end="")
+    elif a.family == "shaft_tree":
+        print(shaft_tree(a.n, a.seed), end="")
     else:
         print(rlc_cells(a.n, a.element, a.seed), end="")
 

@@ -3,8 +3,9 @@
 of 1 and of 2 single-threaded worker processes (issue 18).
 
 Every configuration runs the same FMU (``reference_models/ClutchBasic.mo`` exported once,
-Model Exchange, default tolerance) with the same per-run code (`mdae_fmu.sweep.run_case`:
-FMPy's simulate_fmu on the pre-extracted FMU, final and event values recorded). Each run is
+Model Exchange, default tolerance) with the same per-run code (`mdae_fmu.sweeps.run_case`:
+FMPy's simulate_fmu on the extracted FMU in the process's child (`mdae_fmu.fmu_runner`), final
+and event values recorded). Each run is
 checked: w1+ = w2+ = (j1 w1- + j2 w2-)/(j1 + j2) at the engagement t = 5 to 1e-8
 (conservation of angular momentum, theory 9334-examples-toolkit-results.md §2.1.10 (27)).
 Runs per second are over the runs' part (scatter, submit, gather, streaming to CSV); the

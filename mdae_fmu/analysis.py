@@ -25,6 +25,7 @@ from .report import render_json as _modes_json
 from .report import iter_report_lines
 from .structure.per_mode import ModesReport, analyze_modes
 from .structure.when_clauses import when_clause_problems
+from .work_budget import reports_call_sites
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class Analysis:
         return tuple(out)
 
 
+@reports_call_sites
 def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph", *,
             modes: ModesReport | None = None, progress=None,
             implicit: bool | None = None) -> Analysis:

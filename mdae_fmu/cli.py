@@ -17,12 +17,14 @@ from pathlib import Path
 from .diagnostics import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM,
                           InputError, MdaeError)
 from .output import Interrupted, check_writable, os_reason, signals_raise
+from .version import __version__
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mdae-fmu",
         description="Multimode DAE structural analysis and FMI 2.0 export.")
+    p.add_argument("--version", action="version", version=f"mdae-fmu {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     a = sub.add_parser("analyze", help="structural report of every mode and mode change")
@@ -64,14 +66,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="DefaultExperiment stepSize (default: the annotation's Interval, else "
                    "(stop - start)/500)")
 
-    s = sub.add_parser("simulate", help="export if needed, then simulate with FMPy")
-    s.add_argument("model", help="a model file or an .fmu")
-    _model_option(s)
-    s.add_argument("--stop-time", type=float, default=None,
-                   help="default: the FMU's DefaultExperiment (the model's experiment "
-                   "annotation)")
-    s.add_argument("--csv", metavar="OUT", help="write the result as CSV")
-    s.add_argument("--plot", metavar="OUT.png", help="plot the result")
+    from . import info, simulation
+    simulation.add_parser(sub)
+    info.add_parser(sub)
 
     from . import comparison, regression, sweeps
     comparison.add_parser(sub)
@@ -161,20 +158,24 @@ def _export(args) -> int:
     return EXIT_OK
 
 
-def _simulate(args) -> int:
-    from .simulate import simulate_command
-    return simulate_command(args.model, stop_time=args.stop_time, csv=args.csv, plot=args.plot,
-                            model=args.class_name)
-
-
 def _file_stem(name: str) -> str:
     return "".join(c if c.isalnum() or c in "_-" else "_" for c in name) or "model"
 
 
+#: Commands that run an FMU in this process's child (`mdae_fmu.fmu_runner`); ``sweep`` only
+#: with ``--serial`` (else the runs go to Dask workers).
+_RUNS_FMUS = ("simulate", "compare")
+
+
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if words and (words[0] in _RUNS_FMUS or words[0] == "sweep" and "--serial" in words):
+        from .fmu_runner import warm_up     # the child imports FMPy while this process starts
+        warm_up()
     args = _parser().parse_args(argv)
-    from . import comparison, regression, sweeps
-    handler = {"analyze": _analyze, "export": _export, "simulate": _simulate,
+    from . import comparison, info, regression, simulation, sweeps
+    handler = {"analyze": _analyze, "export": _export, "simulate": simulation.simulate_command,
+               "info": info.info_command,
                "compare": comparison.compare_command, "regress": regression.regress_command,
                "sweep": sweeps.sweep_command}[args.command]
     with signals_raise():

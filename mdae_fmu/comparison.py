@@ -27,19 +27,22 @@ from __future__ import annotations
 
 import math
 import sys
-import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from . import run_options
 from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError, SourceLoc
+from .fmu_archive import OpenedFmu, open_fmu, temporary_folder
+from .fmu_runner import (MODEL_SUFFIXES, check_parameters, closest_name, fmu_of,
+                         outputs_and_states, run_fmu)
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-6
 #: default horizontal tube half-width, as a fraction of the compared time span
 DEFAULT_TIME_TOLERANCE_FRACTION = 1e-3
-MODEL_SUFFIXES = (".mo", ".bmo", ".xml")
 MAX_LISTED = 10          # events listed per side in the text report
 
 
@@ -279,13 +282,14 @@ def read_reference_csv(path: str | Path) -> Trajectory:
 
 @dataclass
 class Source:
-    """A resolved side: a CSV trajectory, or an FMU (built from a model when needed) with its
-    model description."""
+    """A resolved side: a CSV trajectory, or an FMU (built from a model when needed), opened
+    (`mdae_fmu.fmu_archive.open_fmu`) with its model description."""
     path: Path
     kind: str                     # "csv", "fmu", "model"
     trajectory: Trajectory | None = None
     fmu: Path | None = None
     md: object = None
+    opened: OpenedFmu | None = None
 
     def names(self) -> list[str]:
         if self.trajectory is not None:
@@ -295,8 +299,7 @@ class Source:
     def default_variables(self) -> list[str]:
         if self.trajectory is not None:
             return list(self.trajectory.values)
-        from .simulate import _recorded_variables
-        return [n for n in _recorded_variables(self.md) if not n.startswith("impulse(")]
+        return [n for n in outputs_and_states(self.md) if not n.startswith("impulse(")]
 
     def discrete(self) -> list[str]:
         if self.md is None:
@@ -307,52 +310,49 @@ class Source:
 
 
 def resolve(path: str | Path, work_dir: Path, stop_time: float | None = None,
-            quiet: bool = False) -> Source:
-    """Read a CSV, check an FMU, or export a model into ``work_dir`` (``quiet``: without the
-    exporter's progress messages)."""
-    from .simulate import _check_fmu, _export_model
+            quiet: bool = False, stack: ExitStack | None = None) -> Source:
+    """Read a CSV, or open an FMU (a model exported into ``work_dir`` first; ``quiet``:
+    without the exporter's progress messages). The FMU stays extracted until ``stack``
+    closes (without a stack: only long enough to read its model description)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return Source(path, "csv", trajectory=read_reference_csv(path))
-    if suffix == ".fmu":
-        return Source(path, "fmu", fmu=path, md=_check_fmu(path))
-    if suffix in MODEL_SUFFIXES:
+    if suffix not in MODEL_SUFFIXES + (".fmu",):
+        raise InputError(f"{path}: expected a model (.mo, .bmo, .xml), an .fmu or a .csv "
+                         "result")
+    kind = "fmu" if suffix == ".fmu" else "model"
+    if kind == "model":
         sub = work_dir / f"side{len(list(work_dir.iterdir()))}"
         sub.mkdir()
-        fmu = _export_model(path, sub, stop_time, progress=False if quiet else None)
-        return Source(path, "model", fmu=fmu, md=_check_fmu(fmu))
-    raise InputError(f"{path}: expected a model (.mo, .bmo, .xml), an .fmu or a .csv result")
+        fmu = fmu_of(path, sub, stop_time=stop_time, progress=False if quiet else None)
+    else:
+        fmu = path
+    with ExitStack() as own:
+        opened = (stack or own).enter_context(open_fmu(fmu, label=str(path)))
+        return Source(path, kind, fmu=fmu, md=opened.model_description,
+                      opened=opened if stack is not None else None)
 
 
 def simulate_source(src: Source, variables: list[str], stop_time: float | None,
                     start_values: dict | None = None, input=None,
-                    solver_tolerance: float | None = None) -> Trajectory:
-    """Simulate an FMU side with FMPy (events recorded: left and right rows at each event),
-    recording ``variables`` and its discrete variables."""
-    from fmpy import simulate_fmu
-
-    from .simulate import SimulationFailed, _FmuLog
+                    relative_tolerance: float | None = None,
+                    timeout: float | None = None) -> Trajectory:
+    """Simulate an FMU side (`mdae_fmu.fmu_runner.run_fmu`: a child process; Model Exchange
+    preferred, events recorded: left and right rows at each event), recording ``variables``
+    and its discrete variables."""
     if src.trajectory is not None:
         return src.trajectory
-    md = src.md
-    if md.modelExchange is None and md.coSimulation is None:
-        raise InputError(f"{src.fmu}: the FMU declares neither ModelExchange nor CoSimulation")
-    fmi_type = "ModelExchange" if md.modelExchange is not None else "CoSimulation"
     discrete = [n for n in src.discrete() if n not in variables]
     if isinstance(input, Trajectory):
         input = _input_table(src, input)
-    log = _FmuLog()
-    try:
-        result = simulate_fmu(str(src.fmu), fmi_type=fmi_type, stop_time=stop_time,
-                              output=list(variables) + discrete, record_events=True,
-                              start_values=start_values or {}, input=input, logger=log,
-                              relative_tolerance=solver_tolerance)
-    except Exception as err:   # FMPy reports FMI and solver failures as exceptions
-        detail = "".join(f"\n  {m}" for m in log.messages[-5:])
-        raise SimulationFailed(f"{src.path}: simulation failed: {err}{detail}") from None
+    result = run_fmu(src.opened if src.opened is not None else src.fmu,
+                     output_variables=list(variables) + discrete, stop_time=stop_time,
+                     start_values=start_values or {}, input=input,
+                     relative_tolerance=relative_tolerance, timeout=timeout,
+                     label=str(src.path)).result
     values = {n: np.asarray(result[n], dtype=float) for n in result.dtype.names[1:]}
     return Trajectory(str(src.path), np.asarray(result["time"], dtype=float), values,
                       frozenset(src.discrete()))
@@ -487,46 +487,54 @@ def compare(test: str | Path, reference: str | Path, variables: list[str] | None
             rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
             time_tolerance: float | None = None, stop_time: float | None = None,
             method: str = "tube", start_values: dict | None = None,
-            input=None, solver_tolerance: float | None = None,
-            quiet: bool = False) -> Comparison:
+            input=None, relative_tolerance: float | None = None,
+            quiet: bool = False, timeout: float | None = None,
+            solver_tolerance: float | None = None) -> Comparison:
     """Compare TEST against REFERENCE (each a model file, an FMU or a CSV) and return a
     `Comparison` (plain data; ``.passed``, ``.signals``, ``.render_text()``). Raises
     `InputError` (exit 2) for unreadable inputs or unknown variables and
-    `mdae_fmu.simulate.SimulationFailed` (exit 1) when a side fails to simulate.
+    `mdae_fmu.SimulationFailed` (exit 1) when a side fails to simulate (an FMU runs in a
+    child process, `mdae_fmu.fmu_runner`; ``timeout`` in seconds per simulated side).
 
     ``variables``: the names to compare (default: the reference CSV's columns, or the
     reference FMU's outputs and states, that the test has). ``time_tolerance`` defaults to
     1e-3 of the compared time span; ``stop_time`` to the reference CSV's end or the reference
     FMU's DefaultExperiment. ``start_values`` are applied to both simulated sides; ``input``
-    is FMPy's input table for both."""
+    is FMPy's input table for both. ``relative_tolerance``: FMPy's, for the simulated sides
+    (``solver_tolerance``: its former name, deprecated)."""
+    if solver_tolerance is not None:
+        if relative_tolerance is not None:
+            raise InputError("give relative_tolerance only (solver_tolerance is its former, "
+                             "deprecated name)")
+        relative_tolerance = solver_tolerance
     _positive("--rtol", rtol)
     _positive("--atol", atol)
     _positive("--time-tolerance", time_tolerance)
     _positive("--stop-time", stop_time, allow_zero=False)
-    _positive("--solver-tolerance", solver_tolerance, allow_zero=False)
+    _positive("--relative-tolerance", relative_tolerance, allow_zero=False)
+    _positive("--timeout", timeout, allow_zero=False)
     if method not in ("tube", "fmpy"):
         raise InputError(f"unknown comparison method '{method}' (tube or fmpy)")
     if isinstance(input, (str, Path)):
         input = read_reference_csv(input)
-    with tempfile.TemporaryDirectory(prefix="mdae_compare_") as tmp:
-        ref = resolve(reference, Path(tmp), stop_time, quiet)
+    with temporary_folder("mdae_compare_") as tmp, ExitStack() as stack:
+        ref = resolve(reference, tmp, stop_time, quiet, stack)
         if stop_time is None and ref.trajectory is not None:
             stop_time = float(ref.trajectory.time[-1])
-        tst = resolve(test, Path(tmp), stop_time, quiet)
+        tst = resolve(test, tmp, stop_time, quiet, stack)
         if stop_time is None and tst.trajectory is not None:
             stop_time = float(tst.trajectory.time[-1])
         names = _choose_variables(tst, ref, variables)
         if start_values:
-            from .sweeps import check_parameters
             for side in (ref, tst):
                 if side.md is not None:
                     check_parameters(str(side.path), side.md, list(start_values))
         ref_traj = simulate_source(ref, names, stop_time, start_values, input,
-                                   solver_tolerance)
+                                   relative_tolerance, timeout)
         if stop_time is None:
             stop_time = float(ref_traj.time[-1])
         tst_traj = simulate_source(tst, names, stop_time, start_values, input,
-                                   solver_tolerance)
+                                   relative_tolerance, timeout)
     span = float(ref_traj.time[-1] - ref_traj.time[0])
     tau = (DEFAULT_TIME_TOLERANCE_FRACTION * span if time_tolerance is None
            else float(time_tolerance))
@@ -543,7 +551,6 @@ def _choose_variables(tst: Source, ref: Source, variables: list[str] | None) -> 
         for side, have in ((tst, have_t), (ref, have_r)):
             missing = [v for v in variables if v not in have]
             if missing:
-                from .sweeps import closest_name
                 hints = []
                 for m in missing:
                     close = closest_name(m, have)
@@ -567,7 +574,8 @@ def compare_command(args) -> int:
         result = compare(args.test, args.reference, variables=variables, rtol=args.rtol,
                          atol=args.atol, time_tolerance=args.time_tolerance,
                          stop_time=args.stop_time, method=args.method,
-                         solver_tolerance=args.solver_tolerance)
+                         relative_tolerance=args.relative_tolerance, timeout=args.timeout,
+                         start_values=run_options.start_values(args.start_values) or None)
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code
@@ -601,9 +609,9 @@ def add_parser(sub) -> None:
                    help="tube half-width in time, tolerating shifted events (default 1e-3 of "
                    "the time span)")
     c.add_argument("--stop-time", type=float, default=None)
-    c.add_argument("--solver-tolerance", type=float, default=None,
-                   help="FMPy's relative tolerance for simulated sides (default: the FMU's "
-                   "DefaultExperiment tolerance)")
+    run_options.add_relative_tolerance(c, old="--solver-tolerance")
+    run_options.add_start_values(c)
+    run_options.add_timeout(c)
     c.add_argument("--method", choices=("tube", "fmpy"), default="tube",
                    help="tube: ours (default); fmpy: fmpy.util.validate_signal's band")
     c.add_argument("--report", metavar="OUT.html", help="write an HTML report with plots")

@@ -6,6 +6,8 @@
 * `ModelRejected` (exit 1): the model was read but the analysis rejects it (structurally
   singular mode, missing restart equation...). Its text names the mode or mode change, the
   equations with their source lines, and the variables involved.
+* `SimulationFailed` (exit 1): an FMU fails, crashes, exits or times out while it is
+  simulated; the message names the FMU and quotes its last log messages.
 * exit 3: any other exception, reported by the command line as an internal error (a bug of
   mdae-fmu), so that it cannot be mistaken for a rejection; 130 and 143 after SIGINT and
   SIGTERM.
@@ -14,6 +16,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 from .records import quick_init
 
@@ -94,3 +97,18 @@ class ModelRejected(MdaeError):
         self.message = message
         self.details = details or {}
         super().__init__(message)
+
+
+class SimulationFailed(MdaeError):
+    """An FMU could not be simulated (exit code 1): FMPy or the FMU reported an error, the FMU
+    crashed or ended the simulation process, or the run exceeded its timeout
+    (`mdae_fmu.fmu_runner`). ``fmu`` names the FMU, ``reason`` says what happened, ``log``
+    holds the FMU's last messages (the message quotes the last ``quoted``)."""
+    exit_code = EXIT_REJECTED
+
+    def __init__(self, fmu: str, reason: str, log: Iterable[str] = (), quoted: int = 5):
+        self.fmu = fmu
+        self.reason = reason
+        self.log = tuple(log)
+        detail = "".join(f"\n  {m}" for m in self.log[-quoted:]) if quoted > 0 else ""
+        super().__init__(f"{fmu}: simulation failed: {reason}{detail}")

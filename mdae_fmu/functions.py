@@ -21,22 +21,31 @@ How the later stages see a call (docs/importers.md, "Functions"):
   differentiated again and compiled to C like any other). This is what index reduction needs
   (theory note 003 §4.4: latent equations are total time derivatives of the equations);
 * numbers: `evaluate` interprets the body in Python (the sympy functions carry it as
-  ``_imp_``, so ``lambdify`` and ``evalf`` use it);
+  ``_imp_``, so ``lambdify`` and ``evalf`` use it), within the work budget of one call
+  (`mdae_fmu.work_budget`);
 * C: `mdae_fmu.codegen.functions` prints each function as a C function.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
 from dataclasses import dataclass, field, replace
 from typing import Union
 
 from . import expr as E
 from .diagnostics import SourceLoc
+from .work_budget import DEFAULT_BUDGET, Work, function_budget
 
 #: Iterations one loop may run (Python evaluator and generated C) before it is an error: a
-#: while-loop stops there, a for-loop over a longer range does not start.
-MAX_LOOP_ITERATIONS = 100_000_000
+#: for-loop over a longer range does not start. Every call also has a work budget
+#: (`mdae_fmu.work_budget`), which stops nested loops and while-loops.
+MAX_LOOP_ITERATIONS = DEFAULT_BUDGET
+
+#: The budget of the call from the model that is being evaluated, shared by the calls it
+#: makes (`run`): None outside an evaluation.
+_WORK: contextvars.ContextVar[Work | None] = contextvars.ContextVar("mdae_function_work",
+                                                                   default=None)
 
 
 class FunctionError(Exception):
@@ -310,9 +319,18 @@ def eval_expr(e: E.Expr, env: dict, table: "FunctionTable"):
 
 
 def run(fn: Function, args, table: "FunctionTable") -> tuple:
-    """Execute ``fn`` on ``args`` (one value per input) and return its outputs."""
+    """Execute ``fn`` on ``args`` (one value per input) and return its outputs. A call from
+    the model gets the work budget `work_budget.function_budget`, which the calls it makes
+    share; running out raises `work_budget.BudgetExceeded` (exit 2)."""
     if len(args) != len(fn.inputs):
         raise FunctionError(f"{fn.name} expects {len(fn.inputs)} arguments, got {len(args)}")
+    work = _WORK.get()
+    if work is None:
+        token = _WORK.set(Work(function_budget(), fn.name))
+        try:
+            return run(fn, args, table)
+        finally:
+            _WORK.reset(token)
     env: dict = {}
     for p, a in zip(fn.inputs, args):
         env[p.name] = a
@@ -320,7 +338,7 @@ def run(fn: Function, args, table: "FunctionTable") -> tuple:
         if p.default is not None:
             env[p.name] = eval_expr(p.default, env, table)
     try:
-        _exec(fn.body, env, table, fn)
+        _exec(fn.body, env, table, fn, work)
     except _Return:
         pass
     out = []
@@ -331,8 +349,12 @@ def run(fn: Function, args, table: "FunctionTable") -> tuple:
     return tuple(out)
 
 
-def _exec(body, env, table, fn):
+def _exec(body, env, table, fn, work: Work):
+    """Run statements, one unit of ``work`` each, and one per loop iteration."""
     for s in body:
+        work.left -= 1
+        if work.left < 0:
+            raise work.exceeded(fn.name, s.loc)
         t = type(s)
         if t is Assign:
             env[s.target] = eval_expr(s.value, env, table)
@@ -345,34 +367,34 @@ def _exec(body, env, table, fn):
         elif t is IfStmt:
             for cond, b in s.branches:
                 if eval_expr(cond, env, table):
-                    _exec(b, env, table, fn)
+                    _exec(b, env, table, fn, work)
                     break
             else:
-                _exec(s.orelse, env, table, fn)
+                _exec(s.orelse, env, table, fn, work)
         elif t is ForStmt:
             a, h, z = (eval_expr(x, env, table) for x in (s.start, s.step, s.stop))
             if h == 0:
                 raise FunctionError(f"for-loop of {fn.name} with step 0")
-            if (z - a) / h > MAX_LOOP_ITERATIONS:
-                raise FunctionError(f"for-loop of {fn.name} has more than "
-                                    f"{MAX_LOOP_ITERATIONS} iterations")
+            if (z - a) / h > work.limit:          # more iterations than the whole budget
+                raise work.exceeded(fn.name, s.loc, (z - a) / h + 1)
             i = a
             try:
                 while (i <= z) if h > 0 else (i >= z):
+                    work.left -= 1
+                    if work.left < 0:
+                        raise work.exceeded(fn.name, s.loc)
                     env[s.var] = i
-                    _exec(s.body, env, table, fn)
+                    _exec(s.body, env, table, fn, work)
                     i += h
             except _Break:
                 pass
         elif t is WhileStmt:
-            n = 0
             try:
                 while eval_expr(s.cond, env, table):
-                    n += 1
-                    if n > MAX_LOOP_ITERATIONS:
-                        raise FunctionError(f"while-loop of {fn.name} did not end after "
-                                            f"{MAX_LOOP_ITERATIONS} iterations")
-                    _exec(s.body, env, table, fn)
+                    work.left -= 1
+                    if work.left < 0:
+                        raise work.exceeded(fn.name, s.loc)
+                    _exec(s.body, env, table, fn, work)
             except _Break:
                 pass
         elif t is Return:

@@ -136,7 +136,7 @@ def run_entry(entry: Entry) -> dict:
                         time_tolerance=o.get("time_tolerance"), stop_time=o.get("stop_time"),
                         method=o.get("method", "tube"), start_values=o.get("start_values"),
                         input=paths.get("input"),
-                        solver_tolerance=o.get("solver_tolerance"), quiet=True)
+                        relative_tolerance=o.get("solver_tolerance"), quiet=True)
         out["comparison"] = c
         out["status"] = "pass" if c.passed else "fail"
         out["summary"] = ("every variable inside its tube" if c.passed else

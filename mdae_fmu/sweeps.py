@@ -1,7 +1,10 @@
 """``mdae-fmu sweep``: one FMU, many parameter sets, run on Dask distributed.
 
 The FMU is built once (a model file is exported first), its bytes are scattered to every
-worker, and each worker extracts it once per process. Every run records, per requested output,
+worker, and each task extracts it (`mdae_fmu.fmu_archive.open_fmu`: limits, temporary folder
+removed) and runs its parameter sets one after the other in the child process of
+`mdae_fmu.fmu_runner` (a run that crashes, exits or exceeds ``timeout`` is a failed row; the
+next run gets a new child). Every run records, per requested output,
 its final value and its left/right values at the first ``event_values`` events (columns
 ``NAME@e1-``, ``NAME@e1+``, event time ``t@e1``), its event count and wall time; a run that
 fails keeps its row with status ``failed`` and the message. Rows stream to the output file as
@@ -19,16 +22,17 @@ import math
 import os
 import re
 import sys
-import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import dask_tasks
-from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError
+from . import dask_tasks, run_options
+from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError, SimulationFailed
+from .fmu_archive import OpenedFmu, open_fmu, temporary_folder
+from .fmu_runner import (check_output_variables, check_parameters, fmu_of,
+                         outputs_and_states, run_fmu)
 
 FIXED_COLUMNS = ("run", "status", "message", "events", "wall_time")
 MAX_CHUNK = 20
@@ -116,66 +120,9 @@ def make_cases(specs: list[ParamSpec], samples: int | None = None,
     return cases
 
 
-def settable_names(md) -> dict[str, str]:
-    """Variables a sweep may set before initialization: parameters, inputs, and variables with
-    an exact or approximate start value (name -> type)."""
-    out = {}
-    for v in md.modelVariables:
-        if v.variability == "constant" or v.type not in ("Real", "Integer", "Boolean"):
-            continue
-        if v.causality in ("parameter", "input") or (
-                v.start is not None and v.initial in ("exact", "approx")):
-            out[v.name] = v.type
-    return out
-
-
-def closest_name(name: str, candidates) -> str | None:
-    """The candidate a misspelt ``name`` most likely means: one equal up to case, else the
-    closest by difflib's ratio (at least 0.5); None when nothing is close."""
-    import difflib
-    folded = [c for c in sorted(candidates) if c.lower() == name.lower()]
-    if folded:
-        return folded[0]
-    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.5)
-    return close[0] if close else None
-
-
-def check_parameters(fmu_label: str, md, names: list[str]) -> None:
-    """Refuse, before any run, a name the FMU does not have or cannot set."""
-    settable = settable_names(md)
-    all_names = {v.name for v in md.modelVariables}
-    for n in names:
-        if n in settable:
-            continue
-        if n in all_names:
-            raise InputError(f"{fmu_label}: '{n}' cannot be set before a run (not a parameter, "
-                             "input or variable with a start value)")
-        close = closest_name(n, settable)
-        hint = f" (did you mean '{close}'?)" if close else ""
-        listed = ", ".join(sorted(settable)[:20])
-        raise InputError(f"{fmu_label}: no parameter '{n}'{hint}; parameters: {listed}")
-
-
 # ---------------------------------------------------------------------------------------------
 # One run (on a worker, or in this process)
 # ---------------------------------------------------------------------------------------------
-
-_EXTRACTED: dict[str, tuple[str, object]] = {}
-_EXTRACT_LOCK = threading.Lock()
-
-
-def _prepared(fmu_bytes: bytes, digest: str):
-    """The FMU extracted once per process (keyed by its SHA-256) with its model description."""
-    with _EXTRACT_LOCK:
-        if digest not in _EXTRACTED:
-            from fmpy import extract, read_model_description
-            d = tempfile.mkdtemp(prefix=f"mdae_sweep_{digest[:8]}_")
-            fmu = Path(d) / "model.fmu"
-            fmu.write_bytes(fmu_bytes)
-            unzip = extract(str(fmu), unzipdir=str(Path(d) / "x"))
-            _EXTRACTED[digest] = (unzip, read_model_description(str(fmu)))
-        return _EXTRACTED[digest]
-
 
 def event_rows(t: np.ndarray) -> list[tuple[int, int]]:
     """(first row, last row) of every event: a time that appears on more than one row."""
@@ -202,39 +149,33 @@ def columns_for(params: list[str], outputs: list[str], n_events: int) -> list[st
     return cols
 
 
-def run_case(fmu_bytes: bytes, digest: str, run: int, params: dict, outputs: list[str],
+def run_case(fmu: OpenedFmu, run: int, params: dict, outputs: list[str],
              stop_time: float | None, n_events: int, fmi_type: str,
-             output_interval: float | None = None) -> dict:
-    """Simulate one parameter set and return its row (never raises for a failed run: the
-    row has status ``failed`` and the message). ``output_interval``: FMPy's output grid
-    (default: the whole run, since the row keeps only final and event values; events are
-    recorded whatever the grid)."""
-    from fmpy import simulate_fmu
-
-    from .simulate import _FmuLog
-    unzip, md = _prepared(fmu_bytes, digest)
+             output_interval: float | None = None, timeout: float | None = None) -> dict:
+    """Simulate one parameter set (`mdae_fmu.fmu_runner.run_fmu`) and return its row (never
+    raises for a failed run: the row has status ``failed`` and the message).
+    ``output_interval``: FMPy's output grid (default: the whole run, since the row keeps only
+    final and event values; events are recorded whatever the grid)."""
+    md = fmu.model_description
     row = {"run": run, **params, "status": "ok", "message": "", "events": 0}
-    log = _FmuLog()
     t0 = time.perf_counter()
     try:
-        types = settable_names(md)
-        start = {k: (bool(round(v)) if types.get(k) == "Boolean" else
-                     int(round(v)) if types.get(k) == "Integer" else float(v))
-                 for k, v in params.items()}
         if output_interval is None:
             de = md.defaultExperiment
             stop = stop_time if stop_time is not None else (
                 float(de.stopTime) if de is not None and de.stopTime is not None else 1.0)
             start_t = float(de.startTime) if de is not None and de.startTime else 0.0
             output_interval = stop - start_t
-        res = simulate_fmu(unzip, validate=False, model_description=md, fmi_type=fmi_type,
-                           stop_time=stop_time, start_values=start, output=outputs,
-                           record_events=True, logger=log, output_interval=output_interval)
-    except Exception as err:   # FMPy reports FMI and solver failures as exceptions
+        res = run_fmu(fmu, fmi_type=fmi_type, stop_time=stop_time, start_values=params,
+                      output_variables=outputs, output_interval=output_interval,
+                      timeout=timeout).result
+    except MdaeError as err:   # a failed run (or a value the FMU cannot take) is a row
         row["wall_time"] = time.perf_counter() - t0
-        detail = "; ".join(log.messages[-3:])
         row["status"] = "failed"
-        row["message"] = f"{err}" + (f" ({detail})" if detail else "")
+        reason, log = ((err.reason, err.log) if isinstance(err, SimulationFailed)
+                       else (str(err), ()))
+        detail = "; ".join(log[-3:])
+        row["message"] = reason + (f" ({detail})" if detail else "")
         return row
     row["wall_time"] = time.perf_counter() - t0
     t = np.asarray(res["time"], dtype=float)
@@ -251,8 +192,10 @@ def run_case(fmu_bytes: bytes, digest: str, run: int, params: dict, outputs: lis
 
 
 def run_chunk(fmu_bytes: bytes, digest: str, chunk: list[tuple[int, dict]], *args) -> list:
-    """`run_case` for several parameter sets in one task (amortizes Dask's per-task cost)."""
-    return [run_case(fmu_bytes, digest, run, params, *args) for run, params in chunk]
+    """`run_case` for several parameter sets in one task (amortizes Dask's per-task cost and
+    the FMU's extraction)."""
+    with open_fmu(fmu_bytes, label=f"FMU {digest[:12]}") as fmu:
+        return [run_case(fmu, run, params, *args) for run, params in chunk]
 
 
 def chunk_size(n_todo: int, n_workers: int) -> int:
@@ -417,12 +360,9 @@ class SweepResult:
 
 def prepare_fmu(model_or_fmu: str | Path, work_dir: Path, stop_time: float | None):
     """(fmu path, model description) of a model file (exported) or an FMU."""
-    from .simulate import _check_fmu, _export_model
-    src = Path(model_or_fmu)
-    if not src.exists():
-        raise InputError(f"{src}: no such file")
-    fmu = src if src.suffix.lower() == ".fmu" else _export_model(src, work_dir, stop_time)
-    return fmu, _check_fmu(fmu)
+    fmu = fmu_of(model_or_fmu, work_dir, stop_time=stop_time)
+    with open_fmu(fmu, label=str(model_or_fmu)) as opened:
+        return fmu, opened.model_description
 
 
 def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
@@ -430,16 +370,19 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
           stop_time: float | None = None, output: str | Path | None = None,
           resume: bool = False, scheduler: str | None = None, n_workers: int | None = None,
           client=None, event_values: int = 2, progress: bool = False,
-          serial: bool = False, output_interval: float | None = None) -> SweepResult:
+          serial: bool = False, output_interval: float | None = None,
+          timeout: float | None = None) -> SweepResult:
     """Run one simulation per parameter set and return a `SweepResult`.
 
     ``params``: ``--param`` texts (``"j1=0.5:2.0:10"``), `ParamSpec`s, or a dict
     ``{name: spec text or list of values}``. ``outputs``: recorded variables (default: the
     FMU's outputs and states). ``output``: a .csv or .parquet file the rows stream to.
     ``client``: an existing ``distributed.Client``; else ``scheduler`` or a LocalCluster of
-    ``n_workers``. ``serial``: run in this process with FMPy, no Dask (the benchmarks'
-    baseline). ``output_interval``: FMPy's output grid (default: one interval, the run's
-    final and event values are all a row keeps). Raises `InputError` (exit 2) before any run
+    ``n_workers``. ``serial``: no Dask, the runs one after the other from this process (the
+    benchmarks' baseline). ``output_interval``: FMPy's output grid (default: one interval,
+    the run's final and event values are all a row keeps). ``timeout``: seconds a run may
+    take before it is stopped and kept as failed. Every run goes through
+    `mdae_fmu.fmu_runner` (a child process). Raises `InputError` (exit 2) before any run
     for bad specifications and parameter names the FMU does not have."""
     specs = _specs(params)
     cases = make_cases(specs, samples, seed)
@@ -448,6 +391,8 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
     if output_interval is not None and not (math.isfinite(output_interval)
                                             and output_interval > 0):
         raise InputError(f"--output-interval must be a positive number, got {output_interval}")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"--timeout must be a positive number, got {timeout}")
     if event_values < 0:
         raise InputError("--event-values must be at least 0")
     out_path = Path(output) if output else None
@@ -460,18 +405,14 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
                          f"{out_path.with_suffix('.csv')}")
     if not serial and client is None:
         dask_tasks.require("mdae-fmu sweep")
-    with tempfile.TemporaryDirectory(prefix="mdae_sweep_") as tmp:
-        fmu, md = prepare_fmu(model_or_fmu, Path(tmp), stop_time)
+    with temporary_folder("mdae_sweep_") as tmp:
+        fmu, md = prepare_fmu(model_or_fmu, tmp, stop_time)
         fmu_bytes = Path(fmu).read_bytes()
     check_parameters(str(model_or_fmu), md, [s.name for s in specs])
     if outputs is None:
-        from .simulate import _recorded_variables
-        outputs = [n for n in _recorded_variables(md) if not n.startswith("impulse(")]
+        outputs = [n for n in outputs_and_states(md) if not n.startswith("impulse(")]
     else:
-        known = {v.name for v in md.modelVariables}
-        bad = [o for o in outputs if o not in known]
-        if bad:
-            raise InputError(f"{model_or_fmu}: no variable '{bad[0]}' to record (--output-var)")
+        check_output_variables(str(model_or_fmu), md, outputs)
     fmi_type = "ModelExchange" if md.modelExchange is not None else "CoSimulation"
     digest = hashlib.sha256(fmu_bytes).hexdigest()
     columns = columns_for([s.name for s in specs], outputs, event_values)
@@ -487,13 +428,14 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
     todo = [run for run in range(len(cases)) if run not in done]
     rows = dict(done)
     t0 = time.perf_counter()
-    args = (outputs, stop_time, event_values, fmi_type, output_interval)
+    args = (outputs, stop_time, event_values, fmi_type, output_interval, timeout)
     try:
-        if serial:
-            for run in todo:
-                row = run_case(fmu_bytes, digest, run, cases[run], *args)
-                rows[run] = row
-                sink.write(row)
+        if serial and todo:
+            with open_fmu(fmu_bytes, label=str(model_or_fmu)) as opened:
+                for run in todo:
+                    row = run_case(opened, run, cases[run], *args)
+                    rows[run] = row
+                    sink.write(row)
         elif todo:
             _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler,
                              n_workers, client, progress)
@@ -578,15 +520,14 @@ def _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler
 
 def sweep_command(args) -> int:
     """The ``mdae-fmu sweep`` command."""
-    outputs = None
-    if args.output_var:
-        outputs = [v.strip() for part in args.output_var for v in part.split(",") if v.strip()]
+    outputs = run_options.names(args.output_variables)
     try:
         res = sweep(args.model, args.param or [], outputs=outputs, samples=args.samples,
                     seed=args.seed, stop_time=args.stop_time, output=args.output,
                     resume=args.resume, scheduler=args.scheduler, n_workers=args.workers,
                     event_values=args.event_values, progress=sys.stderr.isatty(),
-                    serial=args.serial, output_interval=args.output_interval)
+                    serial=args.serial, output_interval=args.output_interval,
+                    timeout=args.timeout)
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code
@@ -610,8 +551,7 @@ def add_parser(sub) -> None:
                    "normal(MU,SIGMA) (random, --samples draws); repeat for more parameters")
     s.add_argument("--samples", type=int, default=None, help="draws of the random parameters")
     s.add_argument("--seed", type=int, default=0, help="seed of the random draws (default 0)")
-    s.add_argument("--output-var", action="append", metavar="NAMES",
-                   help="variables to record (default: outputs and states)")
+    run_options.add_output_variables(s, old="--output-var")
     s.add_argument("--event-values", type=int, default=2, metavar="K",
                    help="record each variable's left/right values at the first K events "
                    "(default 2)")
@@ -619,13 +559,15 @@ def add_parser(sub) -> None:
     s.add_argument("--output-interval", type=float, default=None,
                    help="FMPy's output grid (default: the whole run; event rows are always "
                    "recorded)")
+    run_options.add_timeout(s)
     s.add_argument("-o", "--output", metavar="OUT.parquet|OUT.csv",
                    help="stream the rows to this file")
     s.add_argument("--resume", action="store_true",
                    help="keep the runs already in --output and compute only the missing ones")
     dask_tasks.add_cluster_options(s)
     s.add_argument("--serial", action="store_true",
-                   help="run in this process with FMPy, without Dask (baseline)")
+                   help="without Dask: the runs one after the other from this process "
+                   "(baseline)")
 
 
 __all__ = ["sweep", "SweepResult", "ParamSpec", "parse_param", "make_cases", "run_case",

@@ -10,4 +10,4 @@ mkdir -p "$root/out"
 echo
 cd "$root/out"
 exec "$root/.venv/bin/mdae-fmu" simulate "$root/reference_models/ClutchBasic.mo" \
-  --stop-time 10 --csv ClutchBasic.csv --plot ClutchBasic.png
+  --stop-time 10 --output-file ClutchBasic.csv --plot ClutchBasic.png

@@ -58,7 +58,7 @@ static int cs_allowed(ModelInstance *inst, const char *f, int mask)
         return 0;
     }
     if (inst->state & mask) return 1;
-    cs_fail(inst, f, "illegal call sequence (not allowed in the current state)");
+    mdae_refuse_call(inst, f);    /* in the Error state: logged once, then counted */
     return 0;
 }
 
@@ -170,9 +170,9 @@ int mdae_cs_instantiate(ModelInstance *inst)
     if (!cs) return 1;
     memset(cs, 0, sizeof *cs);
     inst->cs = cs;
-    for (k = 0; k < MDAE_NR; k++) cs->nin_r += mdae_real_kind[k] == 4;
-    for (k = 0; k < MDAE_NI; k++) cs->nin_i += mdae_int_kind[k] == 4;
-    for (k = 0; k < MDAE_NB; k++) cs->nin_b += mdae_bool_kind[k] == 4;
+    for (k = 0; k < MDAE_NR; k++) cs->nin_r += MDAE_IS_INPUT(mdae_real_kind[k]);
+    for (k = 0; k < MDAE_NI; k++) cs->nin_i += MDAE_IS_INPUT(mdae_int_kind[k]);
+    for (k = 0; k < MDAE_NB; k++) cs->nin_b += MDAE_IS_INPUT(mdae_bool_kind[k]);
     cs->in_r = (int *)cs_alloc(inst, (size_t)cs->nin_r, sizeof(int));
     cs->in_i = (int *)cs_alloc(inst, (size_t)cs->nin_i, sizeof(int));
     cs->in_b = (int *)cs_alloc(inst, (size_t)cs->nin_b, sizeof(int));
@@ -184,9 +184,9 @@ int mdae_cs_instantiate(ModelInstance *inst)
         !cs->rootsfound)
         return 1;
     cs->nin_r = cs->nin_i = cs->nin_b = 0;
-    for (k = 0; k < MDAE_NR; k++) if (mdae_real_kind[k] == 4) cs->in_r[cs->nin_r++] = k;
-    for (k = 0; k < MDAE_NI; k++) if (mdae_int_kind[k] == 4) cs->in_i[cs->nin_i++] = k;
-    for (k = 0; k < MDAE_NB; k++) if (mdae_bool_kind[k] == 4) cs->in_b[cs->nin_b++] = k;
+    for (k = 0; k < MDAE_NR; k++) if (MDAE_IS_INPUT(mdae_real_kind[k])) cs->in_r[cs->nin_r++] = k;
+    for (k = 0; k < MDAE_NI; k++) if (MDAE_IS_INPUT(mdae_int_kind[k])) cs->in_i[cs->nin_i++] = k;
+    for (k = 0; k < MDAE_NB; k++) if (MDAE_IS_INPUT(mdae_bool_kind[k])) cs->in_b[cs->nin_b++] = k;
     if (SUNContext_Create(NULL, &cs->ctx)) { cs->ctx = NULL; return 1; }
     cs->y = N_VNew_Serial(NY, cs->ctx);
     cs->atol = N_VNew_Serial(NY, cs->ctx);

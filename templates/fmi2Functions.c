@@ -45,9 +45,7 @@ static int allowed(ModelInstance *inst, const char *f, int mask)
 {
     if (!inst) return 0;
     if (inst->state & mask) return 1;
-    mdae_log(inst, LOG_ERROR, fmi2Error, "%s: illegal call sequence (not allowed in the "
-             "current state)", f);
-    inst->state = inst->state == MDAE_FATAL ? MDAE_FATAL : MDAE_ERROR;
+    mdae_refuse_call(inst, f);
     return 0;
 }
 
@@ -231,6 +229,7 @@ void fmi2FreeInstance(fmi2Component c)
     mem_free(inst, inst->handle);
     inst->handle = NULL;
     mdae_cs_free(inst);
+    mdae_sparse_free(inst);
     free_strings(inst);
     mem_free(inst, inst->str);
     mem_free(inst, inst->instanceName);
@@ -292,8 +291,8 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c)
 fmi2Status fmi2Terminate(fmi2Component c)
 {
     ModelInstance *inst = mdae_instance(c);
-    if (!allowed(inst, "fmi2Terminate", MDAE_EVENT | MDAE_CONTINUOUS | MDAE_ERROR))
-        return fmi2Error;
+    /* not after an fmi2Error (FMI 2.0.5 section 2.1.6): fmi2Reset or fmi2FreeInstance then */
+    if (!allowed(inst, "fmi2Terminate", MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
     inst->state = MDAE_TERMINATED;
     return fmi2OK;
 }
@@ -303,6 +302,7 @@ fmi2Status fmi2Reset(fmi2Component c)
     ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2Reset", ANY_STATE)) return fmi2Error;
     inst->state = MDAE_INSTANTIATED;
+    inst->refused = 0;
     inst->startTime = 0.0;
     reset_data(inst);
     free_strings(inst);
@@ -378,23 +378,42 @@ fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
     return fmi2OK;
 }
 
-/* May a variable of this kind be set in the current state? (FMI 2.0 §2.2.7, "when fmi2SetXXX
- * is allowed"). Kinds: 0 constant, 1 exact parameter/start, 2 calculated, 3 state start,
- * 4 input, 5 computed. */
+/* May a variable of this kind be set in the current state? (FMI 2.0.5 section 2.2.7, "when
+ * fmi2SetXXX is allowed", and the tables of the state machines, sections 3.2.3 and 4.2.4).
+ * Kinds (mdae_model.h): 0 constant, 1 exact parameter/start, 2 calculated, 3 state start,
+ * 4 continuous input, 5 computed, 6 discrete input. Inputs may also be set before
+ * initialization (their start values; FMPy and the test hosts do so). A discrete input of a
+ * Model Exchange instance takes a new value at events only: in Continuous-Time Mode it is
+ * refused (refuse_set) instead of being applied silently at the next event. In
+ * Co-Simulation every input may be set between two fmi2DoStep calls (the Continuous state
+ * here is Step Complete). */
 static int settable(ModelInstance *inst, unsigned char kind)
 {
     switch (kind) {
     case 1: case 3: return (inst->state & (MDAE_INSTANTIATED | MDAE_INITIALIZATION)) != 0;
     case 4: return (inst->state & (MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT |
                                    MDAE_CONTINUOUS)) != 0;
+    case 6: return (inst->state & (MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT)) != 0
+                   || (inst->state == MDAE_CONTINUOUS && inst->fmuType == fmi2CoSimulation);
     default: return 0;
     }
 }
 
-static fmi2Status refuse_set(ModelInstance *inst, const char *f, fmi2ValueReference vr)
+static fmi2Status refuse_set(ModelInstance *inst, const char *f, fmi2ValueReference vr,
+                             unsigned char kind)
 {
-    mdae_log(inst, LOG_ERROR, fmi2Error, "%s: value reference %u cannot be set in the "
-             "current state (variability/causality)", f, (unsigned)vr);
+    if (kind == 6 && inst->state == MDAE_CONTINUOUS)
+        mdae_log(inst, LOG_ERROR, fmi2Error, "%s: value reference %u is a discrete input "
+                 "(variability \"discrete\"), which Model Exchange sets in Event Mode or "
+                 "Initialization Mode only: in Continuous-Time Mode the standard allows "
+                 "fmi2SetReal \"for a variable with causality = \"input\" and variability = "
+                 "\"continuous\", and for a continuous-time state variable\" and no "
+                 "fmi2SetInteger, fmi2SetBoolean or fmi2SetString (FMI 2.0.5 section 3.2.3, "
+                 "table of the state machine, condition 5). Call fmi2EnterEventMode, set the "
+                 "input, then fmi2NewDiscreteStates", f, (unsigned)vr);
+    else
+        mdae_log(inst, LOG_ERROR, fmi2Error, "%s: value reference %u cannot be set in %s "
+                 "(variability/causality)", f, (unsigned)vr, mdae_state_name(inst->state));
     return status_of(inst, fmi2Error);
 }
 
@@ -407,7 +426,8 @@ fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
                  MDAE_CONTINUOUS)) return fmi2Error;
     if (check_vrs(inst, "fmi2SetReal", vr, nvr, value, MDAE_NR) != fmi2OK) return fmi2Error;
     for (k = 0; k < nvr; k++) {
-        if (!settable(inst, mdae_real_kind[vr[k]])) return refuse_set(inst, "fmi2SetReal", vr[k]);
+        if (!settable(inst, mdae_real_kind[vr[k]]))
+            return refuse_set(inst, "fmi2SetReal", vr[k], mdae_real_kind[vr[k]]);
         if (!isfinite(value[k])) {
             mdae_log(inst, LOG_ERROR, fmi2Error, "fmi2SetReal: value reference %u (%s): "
                      "value is not finite", (unsigned)vr[k], mdae_real_names[vr[k]]);
@@ -430,7 +450,8 @@ fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t
                  MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
     if (check_vrs(inst, "fmi2SetInteger", vr, nvr, value, MDAE_NI) != fmi2OK) return fmi2Error;
     for (k = 0; k < nvr; k++)
-        if (!settable(inst, mdae_int_kind[vr[k]])) return refuse_set(inst, "fmi2SetInteger", vr[k]);
+        if (!settable(inst, mdae_int_kind[vr[k]]))
+            return refuse_set(inst, "fmi2SetInteger", vr[k], mdae_int_kind[vr[k]]);
     for (k = 0; k < nvr; k++) inst->d.i[vr[k]] = value[k];
     if (nvr) inst->dirty = 1;
     return fmi2OK;
@@ -445,7 +466,8 @@ fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t
                  MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
     if (check_vrs(inst, "fmi2SetBoolean", vr, nvr, value, MDAE_NB) != fmi2OK) return fmi2Error;
     for (k = 0; k < nvr; k++)
-        if (!settable(inst, mdae_bool_kind[vr[k]])) return refuse_set(inst, "fmi2SetBoolean", vr[k]);
+        if (!settable(inst, mdae_bool_kind[vr[k]]))
+            return refuse_set(inst, "fmi2SetBoolean", vr[k], mdae_bool_kind[vr[k]]);
     for (k = 0; k < nvr; k++) inst->d.b[vr[k]] = value[k] ? 1 : 0;
     if (nvr) inst->dirty = 1;
     return fmi2OK;
@@ -485,40 +507,186 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 }
 
 /* ------------------------------------------------------------------------------------------
- * FMU state: a copy of ModelData plus the state machine; serialized as raw bytes behind a
- * header holding the GUID (a state from another model is refused).
+ * FMU state: an MdaeSnapshot (mdae_model.h), the instance's ModelData and state machine
+ * behind a header; the serialized form is the same bytes. Whatever the host hands back, a
+ * pointer or bytes, is checked whole (check_header, check_body) before any of it is used: a
+ * state that fails is refused with fmi2Error and a message naming what is wrong, and the
+ * instance keeps its values (docs/fmi-mapping.md, "FMU states").
  * ---------------------------------------------------------------------------------------- */
-typedef struct {
-    char guid[64];
-    MdaeState state;
-    int dirty;
-    double startTime, stopTime, tolerance;
-    int stopTimeDefined;
-    ModelData d;
-} MdaeSnapshot;
-
 #define STATE_MASK (ANY_STATE)
+#define WHY_LEN 400
+
+/* the states an instance can be saved in, per interface (Co-Simulation has no Event Mode) */
+#define ME_SAVED_STATES (ANY_STATE)
+#define CS_SAVED_STATES (ANY_STATE & ~MDAE_EVENT)
+
+static const char state_guid[MDAE_STATE_GUID_LEN] = MDAE_GUID;   /* zero-padded */
+typedef char mdae_guid_fits_the_header[sizeof(MDAE_GUID) <= MDAE_STATE_GUID_LEN ? 1 : -1];
+
+static const char *interface_name(unsigned long type)
+{
+    return type == fmi2ModelExchange ? "Model Exchange"
+           : type == fmi2CoSimulation ? "Co-Simulation" : "unknown";
+}
+
+/* The header of a state of which `size` bytes are readable: 0, or 1 with what is wrong in
+ * why. The tests go from "not a state at all" to "a state of this model, but damaged". */
+static int check_header(const ModelInstance *inst, const MdaeStateHeader *h, size_t size,
+                        char *why, size_t n)
+{
+    if (size < sizeof *h) {
+        snprintf(why, n, "%lu bytes are fewer than the %lu of the header of a state",
+                 (unsigned long)size, (unsigned long)sizeof *h);
+        return 1;
+    }
+    if (memcmp(h->magic, MDAE_STATE_MAGIC, sizeof h->magic) != 0) {
+        snprintf(why, n, "not an FMU state of mdae_fmu (the first 8 bytes are not \""
+                 MDAE_STATE_MAGIC "\")");
+        return 1;
+    }
+    if (h->version != MDAE_STATE_VERSION) {
+        snprintf(why, n, "format version %lu, this FMU reads version %lu",
+                 (unsigned long)h->version, (unsigned long)MDAE_STATE_VERSION);
+        return 1;
+    }
+    if (memcmp(h->guid, state_guid, sizeof state_guid) != 0) {
+        snprintf(why, n, "a state of another model (its GUID is not this FMU's " MDAE_GUID ")");
+        return 1;
+    }
+    if (size != sizeof(MdaeSnapshot) || h->size != sizeof(MdaeSnapshot)) {
+        snprintf(why, n, "%lu bytes (its header says %llu), but a state of this model has %lu",
+                 (unsigned long)size, (unsigned long long)h->size,
+                 (unsigned long)sizeof(MdaeSnapshot));
+        return 1;
+    }
+    if (h->fmuType != (uint32_t)inst->fmuType) {
+        snprintf(why, n, "a state of a %s instance, this one is %s",
+                 interface_name(h->fmuType), interface_name((unsigned long)inst->fmuType));
+        return 1;
+    }
+    return 0;
+}
+
+/* 0/1 flags: 0, or 1 with the first bad one in why */
+static int check_flags(const int *v, int count, const char *what, char *why, size_t n)
+{
+    int k;
+    for (k = 0; k < count; k++)
+        if (v[k] != 0 && v[k] != 1) {
+            snprintf(why, n, "%s %d is %d, not 0 or 1", what, k, v[k]);
+            return 1;
+        }
+    return 0;
+}
+
+static int check_flag(int v, const char *what, char *why, size_t n)
+{
+    if (v == 0 || v == 1) return 0;
+    snprintf(why, n, "%s is %d, not 0 or 1", what, v);
+    return 1;
+}
+
+/* The body of a state whose header is good: the checksum, then every field against its range
+ * (a state the instance can be in, finite times, 0/1 flags, the index of a user-function
+ * message, the mode fields by the model's mdae_check_mode_data). 0, or 1 with what is wrong
+ * in why. */
+static int check_body(const ModelInstance *inst, const MdaeSnapshot *s, char *why, size_t n)
+{
+    const MdaeStateBody *b = &s->body;
+    const ModelData *d = &b->d;
+    unsigned int st = (unsigned int)b->state;
+    unsigned int saved = inst->fmuType == fmi2CoSimulation ? CS_SAVED_STATES : ME_SAVED_STATES;
+    int k, running;
+    if (mdae_checksum(b, sizeof *b) != s->header.checksum) {
+        snprintf(why, n, "its checksum does not match its %lu bytes (the state was changed "
+                 "or damaged after it was saved)", (unsigned long)sizeof *s);
+        return 1;
+    }
+    if (!(st & saved) || (st & (st - 1u))) {
+        snprintf(why, n, "its state-machine state %u is not one that an instance of this FMU "
+                 "can be saved in", st);
+        return 1;
+    }
+    if (check_flag(b->dirty, "its flag 'values to recompute'", why, n) ||
+        check_flag(b->stopTimeDefined, "its flag 'stop time defined'", why, n) ||
+        check_flag(d->initial, "its flag initial()", why, n) ||
+        check_flag(d->terminate, "its flag terminate()", why, n) ||
+        check_flag(d->drift, "its flag 'projection requested'", why, n))
+        return 1;
+    if (!isfinite(b->startTime) || !isfinite(d->time) ||
+        (b->stopTimeDefined && !(b->stopTime >= b->startTime))) {
+        snprintf(why, n, "its times are not valid (start %.17g, stop %.17g, time %.17g)",
+                 b->startTime, b->stopTime, d->time);
+        return 1;
+    }
+    if (!(d->homotopy >= 0.0 && d->homotopy <= 1.0)) {
+        snprintf(why, n, "its homotopy parameter %.17g is outside [0, 1]", d->homotopy);
+        return 1;
+    }
+    if (d->fn_error < 0 || d->fn_error > mdae_fn_nmessages ||
+        !memchr(d->fn_text, 0, sizeof d->fn_text) || d->fn_depth != 0) {
+        snprintf(why, n, "its user-function failure (message %d of %d) or calls in progress "
+                 "(%d) are not valid", d->fn_error, mdae_fn_nmessages, d->fn_depth);
+        return 1;
+    }
+    if (check_flags(d->b, MDAE_NB, "its Boolean of value reference", why, n) ||
+        check_flags(d->pb, MDAE_NB, "its pre() of the Boolean of value reference", why, n) ||
+        check_flags(d->rel, MDAE_NREL, "its frozen relation", why, n) ||
+        check_flags(d->cond, MDAE_NWHEN, "its when-condition", why, n) ||
+        check_flags(d->pcond, MDAE_NWHEN, "its previous when-condition", why, n) ||
+        check_flags(d->smp, MDAE_NSAMPLE, "its sample() flag", why, n))
+        return 1;
+    for (k = 0; k < MDAE_NR; k++)
+        if (d->rset[k] > 1) {
+            snprintf(why, n, "its flag 'set by the host' of the Real of value reference %d "
+                     "is %d, not 0 or 1", k, d->rset[k]);
+            return 1;
+        }
+    running = (st & (MDAE_EVENT | MDAE_CONTINUOUS)) && !d->initial;
+    return mdae_check_mode_data(d, running, why, n);
+}
+
+/* A refused state: fmi2Error with the reason, the instance's values unchanged. */
+static fmi2Status bad_state(ModelInstance *inst, const char *f, const char *why)
+{
+    mdae_log(inst, LOG_ERROR, fmi2Error, "%s: the FMU state is refused: %s", f, why);
+    return status_of(inst, fmi2Error);
+}
+
+static void save_state(const ModelInstance *inst, MdaeSnapshot *s)
+{
+    memset(&s->header, 0, sizeof s->header);
+    memset(&s->body, 0, offsetof(MdaeStateBody, d));     /* the padding too: it is summed */
+    memcpy(s->header.magic, MDAE_STATE_MAGIC, sizeof s->header.magic);
+    s->header.version = MDAE_STATE_VERSION;
+    s->header.fmuType = (uint32_t)inst->fmuType;
+    s->header.size = sizeof *s;
+    memcpy(s->header.guid, state_guid, sizeof state_guid);
+    s->body.state = inst->state;
+    s->body.dirty = inst->dirty;
+    s->body.startTime = inst->startTime;
+    s->body.stopTime = inst->stopTime;
+    s->body.tolerance = inst->tolerance;
+    s->body.stopTimeDefined = inst->stopTimeDefined;
+    memcpy(&s->body.d, &inst->d, sizeof s->body.d);
+    s->header.checksum = mdae_checksum(&s->body, sizeof s->body);
+}
 
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
 {
     ModelInstance *inst = mdae_instance(c);
     MdaeSnapshot *s;
+    char why[WHY_LEN];
     if (!allowed(inst, "fmi2GetFMUstate", STATE_MASK)) return fmi2Error;
     if (!FMUstate) return bad_arg(inst, "fmi2GetFMUstate", "NULL argument");
     s = (MdaeSnapshot *)*FMUstate;
+    if (s && check_header(inst, &s->header, sizeof *s, why, sizeof why))  /* reused: ours? */
+        return bad_state(inst, "fmi2GetFMUstate", why);
     if (!s) {
         s = (MdaeSnapshot *)mem_alloc(inst, 1, sizeof *s);
         if (!s) return bad_arg(inst, "fmi2GetFMUstate", "out of memory");
     }
-    memset(s->guid, 0, sizeof s->guid);
-    strncpy(s->guid, MDAE_GUID, sizeof s->guid - 1);
-    s->state = inst->state;
-    s->dirty = inst->dirty;
-    s->startTime = inst->startTime;
-    s->stopTime = inst->stopTime;
-    s->tolerance = inst->tolerance;
-    s->stopTimeDefined = inst->stopTimeDefined;
-    memcpy(&s->d, &inst->d, sizeof s->d);
+    save_state(inst, s);
     *FMUstate = s;
     mdae_cs_state_changed(inst);   /* CS: restart the integrator here (bit-identical replay) */
     return fmi2OK;
@@ -528,16 +696,20 @@ fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
 {
     ModelInstance *inst = mdae_instance(c);
     const MdaeSnapshot *s = (const MdaeSnapshot *)FMUstate;
+    char why[WHY_LEN];
     if (!allowed(inst, "fmi2SetFMUstate", STATE_MASK)) return fmi2Error;
-    if (!s || strncmp(s->guid, MDAE_GUID, sizeof s->guid) != 0)
-        return bad_arg(inst, "fmi2SetFMUstate", "not a state of this model");
-    inst->state = s->state;
+    if (!s) return bad_arg(inst, "fmi2SetFMUstate", "NULL argument");
+    if (check_header(inst, &s->header, sizeof *s, why, sizeof why) ||
+        check_body(inst, s, why, sizeof why))
+        return bad_state(inst, "fmi2SetFMUstate", why);
+    inst->state = s->body.state;
+    inst->refused = 0;
     inst->dirty = 1;
-    inst->startTime = s->startTime;
-    inst->stopTime = s->stopTime;
-    inst->tolerance = s->tolerance;
-    inst->stopTimeDefined = s->stopTimeDefined;
-    memcpy(&inst->d, &s->d, sizeof inst->d);
+    inst->startTime = s->body.startTime;
+    inst->stopTime = s->body.stopTime;
+    inst->tolerance = s->body.tolerance;
+    inst->stopTimeDefined = s->body.stopTimeDefined;
+    memcpy(&inst->d, &s->body.d, sizeof inst->d);
     mdae_cs_state_changed(inst);
     return fmi2OK;
 }
@@ -555,8 +727,12 @@ fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate FMUstate, size_t *size)
 {
     ModelInstance *inst = mdae_instance(c);
+    const MdaeSnapshot *s = (const MdaeSnapshot *)FMUstate;
+    char why[WHY_LEN];
     if (!allowed(inst, "fmi2SerializedFMUstateSize", STATE_MASK)) return fmi2Error;
-    if (!FMUstate || !size) return bad_arg(inst, "fmi2SerializedFMUstateSize", "NULL argument");
+    if (!s || !size) return bad_arg(inst, "fmi2SerializedFMUstateSize", "NULL argument");
+    if (check_header(inst, &s->header, sizeof *s, why, sizeof why))
+        return bad_state(inst, "fmi2SerializedFMUstateSize", why);
     *size = sizeof(MdaeSnapshot);
     return fmi2OK;
 }
@@ -565,31 +741,48 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate, fmi2Byt
                                  size_t size)
 {
     ModelInstance *inst = mdae_instance(c);
+    const MdaeSnapshot *s = (const MdaeSnapshot *)FMUstate;
+    char why[WHY_LEN];
     if (!allowed(inst, "fmi2SerializeFMUstate", STATE_MASK)) return fmi2Error;
-    if (!FMUstate || !bytes) return bad_arg(inst, "fmi2SerializeFMUstate", "NULL argument");
+    if (!s || !bytes) return bad_arg(inst, "fmi2SerializeFMUstate", "NULL argument");
     if (size < sizeof(MdaeSnapshot)) return bad_arg(inst, "fmi2SerializeFMUstate",
                                                     "buffer too small");
-    memcpy(bytes, FMUstate, sizeof(MdaeSnapshot));
+    if (check_header(inst, &s->header, sizeof *s, why, sizeof why) ||
+        check_body(inst, s, why, sizeof why))
+        return bad_state(inst, "fmi2SerializeFMUstate", why);
+    memcpy(bytes, s, sizeof(MdaeSnapshot));
     return fmi2OK;
 }
 
+/* The bytes are checked in a fresh copy (aligned, and a state the host passes in *FMUstate
+ * for reuse is overwritten only by a good one). */
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedState[],
                                    size_t size, fmi2FMUstate *FMUstate)
 {
     ModelInstance *inst = mdae_instance(c);
-    MdaeSnapshot *s;
+    MdaeStateHeader h;
+    MdaeSnapshot *s, *old;
+    char why[WHY_LEN];
     if (!allowed(inst, "fmi2DeSerializeFMUstate", STATE_MASK)) return fmi2Error;
     if (!serializedState || !FMUstate)
         return bad_arg(inst, "fmi2DeSerializeFMUstate", "NULL argument");
-    if (size != sizeof(MdaeSnapshot) ||
-        strncmp((const char *)serializedState, MDAE_GUID, 64) != 0)
-        return bad_arg(inst, "fmi2DeSerializeFMUstate", "not a serialized state of this model");
-    s = (MdaeSnapshot *)*FMUstate;
-    if (!s) {
-        s = (MdaeSnapshot *)mem_alloc(inst, 1, sizeof *s);
-        if (!s) return bad_arg(inst, "fmi2DeSerializeFMUstate", "out of memory");
-    }
+    memset(&h, 0, sizeof h);
+    memcpy(&h, serializedState, size < sizeof h ? size : sizeof h);
+    if (check_header(inst, &h, size, why, sizeof why))
+        return bad_state(inst, "fmi2DeSerializeFMUstate", why);
+    s = (MdaeSnapshot *)mem_alloc(inst, 1, sizeof *s);
+    if (!s) return bad_arg(inst, "fmi2DeSerializeFMUstate", "out of memory");
     memcpy(s, serializedState, sizeof *s);
+    if (check_body(inst, s, why, sizeof why)) {
+        mem_free(inst, s);
+        return bad_state(inst, "fmi2DeSerializeFMUstate", why);
+    }
+    old = (MdaeSnapshot *)*FMUstate;
+    if (old && !check_header(inst, &old->header, sizeof *old, why, sizeof why)) {
+        memcpy(old, s, sizeof *s);
+        mem_free(inst, s);
+        return fmi2OK;
+    }
     *FMUstate = s;
     return fmi2OK;
 }
@@ -623,15 +816,29 @@ fmi2Status fmi2EnterEventMode(fmi2Component c)
     return fmi2OK;
 }
 
+/* The event info of a call that fails: terminate, no further iteration. A host that ignores
+ * the status and loops while newDiscreteStatesNeeded holds (fmuCheck 2.0.4) stops. */
+static void request_termination(fmi2EventInfo *eventInfo)
+{
+    eventInfo->newDiscreteStatesNeeded = fmi2False;
+    eventInfo->terminateSimulation = fmi2True;
+    eventInfo->nominalsOfContinuousStatesChanged = fmi2False;
+    eventInfo->valuesOfContinuousStatesChanged = fmi2False;
+    eventInfo->nextEventTimeDefined = fmi2False;
+    eventInfo->nextEventTime = 0.0;
+}
+
 /* The whole event iteration in one call (mdae_event_iteration): newDiscreteStatesNeeded is
  * false unless terminate() ran, so hosts that keep only the last eventInfo see the restarts
  * (docs/fmi-mapping.md, "Events in third-party hosts"). A host that sets inputs in Event Mode
- * and calls again gets a new iteration from those inputs. */
+ * and calls again gets a new iteration from those inputs. Every fmi2Error leaves the event
+ * info asking for termination (request_termination). */
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo)
 {
     ModelInstance *inst = mdae_instance(c);
     MdaeEventFlags ev;
     int instants = 0;
+    if (eventInfo) request_termination(eventInfo);   /* until the iteration succeeds */
     if (!allowed(inst, "fmi2NewDiscreteStates", MDAE_EVENT)) return fmi2Error;
     if (!eventInfo) return bad_arg(inst, "fmi2NewDiscreteStates", "NULL argument");
     if (++inst->eventIterations > MDAE_MAX_EVENT_ITERATIONS) {
@@ -671,13 +878,15 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStat
     ModelInstance *inst = mdae_instance(c);
     fmi2Status s;
     (void)noSetFMUStatePriorToCurrentPoint;
+    if (enterEventMode) *enterEventMode = fmi2False;
+    if (terminateSimulation) *terminateSimulation = fmi2True;   /* until the step is done */
     if (!allowed(inst, "fmi2CompletedIntegratorStep", MDAE_CONTINUOUS)) return fmi2Error;
     if (!enterEventMode || !terminateSimulation)
         return bad_arg(inst, "fmi2CompletedIntegratorStep", "NULL argument");
-    *enterEventMode = fmi2False;
-    *terminateSimulation = fmi2False;
     s = refresh(inst);
+    if (s == fmi2Discard) *terminateSimulation = fmi2False;   /* the host may retry */
     if (s > fmi2Warning) return s;
+    *terminateSimulation = fmi2False;
     /* drift control: a step event projects the states back onto the consistency equations */
     if (MDAE_NCONS > 0 && mdae_drift(&inst->d) > mdae_drift_tolerance(inst)) {
         inst->d.drift = 1;
@@ -719,8 +928,10 @@ fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real derivatives[], size_t nx
     if (!allowed(inst, "fmi2GetDerivatives", READ_STATES)) return fmi2Error;
     if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetDerivatives", "wrong number of states");
     if (nx && !derivatives) return bad_arg(inst, "fmi2GetDerivatives", "NULL argument");
-    s = refresh(inst);
-    if (s > fmi2Warning) return s;
+    if (inst->state & (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS)) {
+        s = refresh(inst);
+        if (s > fmi2Warning) return s;
+    }
     mdae_get_derivatives(&inst->d, derivatives);
     return fmi2OK;
 }
@@ -733,8 +944,10 @@ fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real eventIndicators[], s
     if (ni != MDAE_NZ) return bad_arg(inst, "fmi2GetEventIndicators",
                                       "wrong number of event indicators");
     if (ni && !eventIndicators) return bad_arg(inst, "fmi2GetEventIndicators", "NULL argument");
-    s = refresh(inst);
-    if (s > fmi2Warning) return s;
+    if (inst->state & (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS)) {
+        s = refresh(inst);
+        if (s > fmi2Warning) return s;
+    }
     mdae_event_indicators(&inst->d, eventIndicators);
     return fmi2OK;
 }

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "fmi2Functions.h"
 #include "config.h"
@@ -54,6 +55,9 @@ typedef struct {
     int smp[MDAE_DIM(MDAE_NSAMPLE)];  /* sample() active at this instant */
     int fn_error;              /* a user function failed: 1 + index in mdae_fn_messages */
     char fn_text[256];         /* ... with this message when it has values (String(...)) */
+    int fn_depth;              /* user-function calls in progress (0 between FMI calls) */
+    long long fn_work;         /* loop iterations left to the call from the model in progress
+                                  (mdae_functions.c: MDAE_FN_BUDGET per call) */
     double smp_next[MDAE_DIM(MDAE_NSAMPLE)];
     double smp_last[MDAE_DIM(MDAE_NSAMPLE)];
 } ModelData;
@@ -94,6 +98,8 @@ typedef struct ModelInstance {
     MdaeState state;
     int dirty;                 /* values must be recomputed before the next read */
     int eventIterations;       /* calls of fmi2NewDiscreteStates in this Event Mode */
+    long refused;              /* calls refused in the Error state since it was entered
+                                  (mdae_refuse_call: the first is logged, then the count) */
     double startTime, stopTime, tolerance;
     int stopTimeDefined;
     double *work;              /* solver scratch (not part of the FMU state) */
@@ -104,8 +110,62 @@ typedef struct ModelInstance {
     char **str;                /* String parameters set by the host, NULL: the start value
                                   (mdae_nstrings entries; fixed after initialization, so not
                                   part of the FMU state) */
+    struct MdaeSparseLU **sparse; /* the kept factorizations of the sparse blocks
+                                  (mdae_sparse.c; nsparse entries, NULL until first used): a
+                                  cache keyed by the matrix values, not part of the FMU state */
+    int nsparse;
     ModelData d;
 } ModelInstance;
+
+/* ---- FMU states (fmi2GetFMUstate ... fmi2DeSerializeFMUstate; docs/fmi-mapping.md, "FMU
+ * states") ----
+ * An FMU state is one flat block, a header then a body, and its serialized form is the same
+ * bytes (for the same binary: the layout is this compiler's). Every state the FMU is given,
+ * in memory or as bytes, is checked whole before any of it is used: the header (magic, format
+ * version, model GUID, size, interface), a checksum of the body, then every flag, index and
+ * counter of the body against its range (fmi2Functions.c, check_state; the mode fields by the
+ * model's mdae_check_mode_data). A state that fails is refused with fmi2Error and a message
+ * saying what is wrong; the instance keeps its values. */
+#define MDAE_STATE_MAGIC "mdaeFMUs"     /* the first 8 bytes (no terminating NUL) */
+#define MDAE_STATE_VERSION 2u           /* 1: the unchecked copy of mdae_fmu before issue 25 */
+#define MDAE_STATE_GUID_LEN 64          /* the GUID, zero-padded */
+
+typedef struct {
+    char magic[8];
+    uint32_t version;
+    uint32_t fmuType;          /* fmi2ModelExchange or fmi2CoSimulation: the instance's */
+    uint64_t size;             /* bytes of the whole state, header included */
+    uint64_t checksum;         /* mdae_checksum of the body */
+    char guid[MDAE_STATE_GUID_LEN];
+} MdaeStateHeader;
+
+typedef struct {
+    MdaeState state;           /* the state machine's */
+    int dirty;
+    double startTime, stopTime, tolerance;
+    int stopTimeDefined;
+    ModelData d;
+} MdaeStateBody;
+
+typedef struct {
+    MdaeStateHeader header;
+    MdaeStateBody body;
+} MdaeSnapshot;
+
+/* 64-bit FNV-1a of n bytes: flipped bits, shifted or foreign bytes change it except with a
+ * probability of about 2^-64. It detects accidents, not attacks (anyone can recompute it),
+ * which is why every field is checked as well. */
+static inline uint64_t mdae_checksum(const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t k;
+    for (k = 0; k < n; k++) {
+        h ^= b[k];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
 
 /* String parameters and constants (model_strings.c, mdae_fmu/fmu/strings.py) */
 extern const unsigned int mdae_nstrings;
@@ -145,6 +205,29 @@ int mdae_linear_block(ModelInstance *inst, int n, const int *u,
 int mdae_newton_block(ModelInstance *inst, int n, const int *u,
                       void (*residual)(const ModelData *, double *),
                       void (*jacobian)(const ModelData *, double *), int block);
+int mdae_linear_singular(ModelInstance *inst, int n, const int *u, int block);
+int mdae_store_solution(ModelInstance *inst, int n, const int *u, const double *x, int block);
+double mdae_norm_inf(int n, const double *v);
+double mdae_newton_step_size(int n, const double *dx, const double *x);
+double mdae_newton_damped(ModelData *d, int n, const int *u,
+                          void (*residual)(const ModelData *, double *), const double *x0,
+                          const double *dx, double *F, double fn);
+int mdae_singular_step(int n, const double *J, const double *F, double *M, double *dx,
+                       int *perm);
+/* A sparse block (mdae_sparse.c): the matrix entries the generated code computes, entry k at
+ * (row[k], col[k]), all distinct; `cache` numbers the block's kept factorization in
+ * inst->sparse. */
+typedef struct {
+    int n, nnz;
+    const int *row, *col;
+    int cache;
+} MdaeSparsePattern;
+int mdae_sparse_linear_block(ModelInstance *inst, const MdaeSparsePattern *p, const int *u,
+                             void (*system)(const ModelData *, double *, double *), int block);
+int mdae_sparse_newton_block(ModelInstance *inst, const MdaeSparsePattern *p, const int *u,
+                             void (*residual)(const ModelData *, double *),
+                             void (*jacobian)(const ModelData *, double *), int block);
+void mdae_sparse_free(ModelInstance *inst);
 int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                       int (*residual)(ModelInstance *, double *), double tol,
                       double accept, int maxit, const char *what);
@@ -165,6 +248,11 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev);
 int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants);
 int mdae_initialize_instance(ModelInstance *inst);
+/* A call the state machine does not allow in the current state: fmi2Error, logged, and the
+ * instance goes to the Error state; in the Error state only the first refused call is logged,
+ * then the count (mdae_runtime.c). */
+void mdae_refuse_call(ModelInstance *inst, const char *f);
+const char *mdae_state_name(MdaeState state);
 /* a user function failed since the last call: log its message, clear, return 1 (else 0) */
 int mdae_function_failed(ModelInstance *inst);
 
@@ -178,7 +266,9 @@ void mdae_cs_state_changed(ModelInstance *inst);
 extern const char *const mdae_block_labels[];
 extern const char *const mdae_real_names[];
 /* per Real value reference: 0 constant, 1 parameter/exact, 2 calculated, 3 state,
-   4 input, 5 other (computed) */
+   4 continuous input, 5 other (computed), 6 discrete input (Integer and Boolean inputs, a
+   Real input declared discrete: not settable in Continuous-Time Mode, FMI 2.0.5 §3.2.3) */
+#define MDAE_IS_INPUT(kind) ((kind) == 4 || (kind) == 6)
 extern const unsigned char mdae_real_kind[];
 extern const unsigned char mdae_int_kind[];
 extern const unsigned char mdae_bool_kind[];
@@ -188,6 +278,11 @@ int mdae_initial_assignments(ModelInstance *inst);
 int mdae_compute(ModelInstance *inst);
 int mdae_mode_step(ModelInstance *inst, int *more);
 const char *mdae_mode_label(int m);
+/* the mode fields of a state given to the FMU (mode, cascade, instant, changes, the Integer
+ * slots the mode logic indexes with) against their ranges: 0, or 1 with what is wrong in
+ * why (n bytes). running: the state computes in the current mode (Event or Continuous-Time
+ * Mode after initialization); otherwise the mode logic recomputes these fields first. */
+int mdae_check_mode_data(const ModelData *d, int running, char *why, size_t n);
 void mdae_get_states(const ModelData *d, double *x);
 void mdae_set_states(ModelData *d, const double *x);
 void mdae_get_derivatives(const ModelData *d, double *dx);

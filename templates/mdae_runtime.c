@@ -84,16 +84,69 @@ void mdae_lu_solve(int n, const double *LU, const int *perm, double *b)
 }
 
 /* A user function (mdae_functions.c) failed: an assert or a loop limit. Its message is
- * logged once and the flag cleared; the caller returns an error (fmi2Error). */
+ * logged once and the flag cleared; the caller returns an error (fmi2Error). The index is
+ * range-checked here too, although a state given to the FMU is checked when it is set. */
 int mdae_function_failed(ModelInstance *inst)
 {
     int k = inst->d.fn_error;
     if (!k) return 0;
     inst->d.fn_error = 0;
+    inst->d.fn_text[sizeof inst->d.fn_text - 1] = 0;
     mdae_log(inst, LOG_ERROR, fmi2Error, "%s",
-             inst->d.fn_text[0] ? inst->d.fn_text : mdae_fn_messages[k - 1]);
+             inst->d.fn_text[0] ? inst->d.fn_text
+             : k > 0 && k <= mdae_fn_nmessages ? mdae_fn_messages[k - 1]
+             : "a user function failed (message index out of range)");
     inst->d.fn_text[0] = 0;
     return 1;
+}
+
+const char *mdae_state_name(MdaeState state)
+{
+    switch (state) {
+    case MDAE_START_AND_END: return "the start/end state";
+    case MDAE_INSTANTIATED: return "the Instantiated state";
+    case MDAE_INITIALIZATION: return "Initialization Mode";
+    case MDAE_EVENT: return "Event Mode";
+    case MDAE_CONTINUOUS: return "Continuous-Time Mode";
+    case MDAE_TERMINATED: return "the Terminated state";
+    case MDAE_ERROR: return "the Error state";
+    case MDAE_FATAL: return "the Fatal state";
+    default: return "an unknown state";
+    }
+}
+
+/* A call the state machine does not allow (FMI 2.0.5 §3.2.3, §4.2.4): fmi2Error, and the
+ * instance goes to the Error state. In the Error state (an earlier call returned fmi2Error)
+ * the standard allows only fmi2Reset, fmi2FreeInstance, fmi2SetFMUstate and the functions that
+ * read values for debugging (FMI 2.0.5 §2.1.3): the first refused call is logged, the later
+ * ones only counted, with the count logged at 10, 100, 1000, ... refusals, so that a host
+ * which keeps calling (fmuCheck's event loop calls fmi2NewDiscreteStates for ever) cannot fill
+ * its log. fmi2Reset and a successful fmi2SetFMUstate leave the Error state. */
+void mdae_refuse_call(ModelInstance *inst, const char *f)
+{
+    long n;
+    if (!(inst->state & (MDAE_ERROR | MDAE_FATAL))) {
+        mdae_log(inst, LOG_ERROR, fmi2Error, "%s: illegal call sequence (not allowed in %s)",
+                 f, mdae_state_name(inst->state));
+        inst->state = MDAE_ERROR;
+        inst->refused = 0;
+        return;
+    }
+    n = ++inst->refused;
+    if (n == 1) {
+        mdae_log(inst, LOG_ERROR, fmi2Error, "%s: illegal call sequence: an earlier call "
+                 "returned fmi2Error, and in the Error state only fmi2Reset, fmi2SetFMUstate "
+                 "(to a state saved before the error), fmi2FreeInstance and the functions "
+                 "that read values for debugging are allowed (FMI 2.0.5 section 2.1.3, "
+                 "\"fmi2Error\"); further calls refused in this state are counted, not "
+                 "logged", f);
+    } else {
+        long p = 10;
+        while (p < n && p <= 100000000L) p *= 10;
+        if (p == n)
+            mdae_log(inst, LOG_ERROR, fmi2Error, "%s: %ld calls refused in the Error state "
+                     "so far", f, n);
+    }
 }
 
 static void block_failure(ModelInstance *inst, int block, const char *why)
@@ -110,8 +163,8 @@ static void block_failure(ModelInstance *inst, int block, const char *why)
  * coefficients all carry a factor time at t = 0) keep their guess, the others are solved.
  * M (n x n) and dx (2n) are scratch; dx[0..n) is the result. Returns nonzero when J is zero
  * or not finite. */
-static int singular_step(int n, const double *J, const double *F, double *M, double *dx,
-                         int *perm)
+int mdae_singular_step(int n, const double *J, const double *F, double *M, double *dx,
+                       int *perm)
 {
     int i, j, k;
     double top = 0.0;
@@ -133,7 +186,7 @@ static int singular_step(int n, const double *J, const double *F, double *M, dou
     return 0;
 }
 
-static double norm_inf(int n, const double *v)
+double mdae_norm_inf(int n, const double *v)
 {
     double m = 0.0;
     int k;
@@ -147,7 +200,7 @@ static double norm_inf(int n, const double *v)
 /* Where a singular linear block A u = c has no solution: the unknowns A leaves undetermined, as
  * "; it does not determine a, b (...)". They are the support (entries above 1e-3 of the largest)
  * of a null vector of A, found by three steps of inverse iteration from (1, ..., 1) with the
- * factorization of A^T A + mu I that `singular_step` left in M, perm; v (2n) is scratch. At
+ * factorization of A^T A + mu I that `mdae_singular_step` left in M, perm; v (2n) is scratch. At
  * most 12 names are listed. In a circuit this is a node whose capacitances are all 0 while the
  * structural analysis, which takes every parameter for nonzero, made its voltage a state: the
  * derivative has only zero coefficients and the node's current balance, which then has to hold
@@ -162,7 +215,7 @@ static void undetermined_unknowns(int n, const double *M, const int *perm, const
     for (k = 0; k < n; k++) v[k] = 1.0;
     for (it = 0; it < 3; it++) {
         mdae_lu_solve(n, M, perm, v);
-        top = norm_inf(n, v);
+        top = mdae_norm_inf(n, v);
         if (!(top > 0.0) || !isfinite(top)) return;
         for (k = 0; k < n; k++) v[k] /= top;
     }
@@ -182,49 +235,67 @@ static void undetermined_unknowns(int n, const double *M, const int *perm, const
              "a nonzero value, or remove the element)");
 }
 
-/* A u = c, assembled by the generated code, solved by LU with partial pivoting; when A is
- * numerically singular, by `singular_step`, accepted if the system is consistent (residual
- * below 1e-10 relative to |A| |u| + |c|). Scratch: A, c (2n), M, the step (2n). */
-int mdae_linear_block(ModelInstance *inst, int n, const int *u,
-                      void (*system)(const ModelData *, double *, double *), int block)
+/* Store the solution x of a block into its unknowns' slots; 1 (logged) when an entry is not
+ * finite. */
+int mdae_store_solution(ModelInstance *inst, int n, const int *u, const double *x, int block)
 {
-    double *A = inst->work, *c = A + n * n, *M = c + 2 * n, *x = M + n * n;
-    int *perm = inst->iwork, i, k;
-    system(&inst->d, A, c);
-    if (mdae_lu_factor(n, A, perm)) {
-        double res = 0.0, size = 0.0;
-        system(&inst->d, A, c);
-        if (singular_step(n, A, c, M, x, perm)) {
-            block_failure(inst, block, "linear system is numerically singular");
-            return 1;
-        }
-        for (i = 0; i < n; i++) {
-            double s = -c[i], a = fabs(c[i]);
-            for (k = 0; k < n; k++) { s += A[i * n + k] * x[k]; a += fabs(A[i * n + k] * x[k]); }
-            res = fmax(res, fabs(s));
-            size = fmax(size, a);
-        }
-        if (!(res <= 1e-10 * size)) {
-            char why[900];
-            size_t len;
-            snprintf(why, sizeof why, "linear system is numerically singular and has no solution");
-            len = strlen(why);
-            undetermined_unknowns(n, M, perm, u, c, why + len, sizeof why - len);
-            block_failure(inst, block, why);
-            return 1;
-        }
-        memcpy(c, x, sizeof(double) * (size_t)n);
-    } else {
-        mdae_lu_solve(n, A, perm, c);
-    }
+    int k;
     for (k = 0; k < n; k++) {
-        if (!isfinite(c[k])) {
+        if (!isfinite(x[k])) {
             block_failure(inst, block, "solution is not finite");
             return 1;
         }
-        inst->d.r[u[k]] = c[k];
+        inst->d.r[u[k]] = x[k];
     }
     return 0;
+}
+
+/* A u = c with A numerically singular, A (n x n, row-major) and c in inst->work as
+ * `mdae_linear_block` lays them out: solved by `mdae_singular_step`, accepted if the system is
+ * consistent (residual below 1e-10 relative to |A| |u| + |c|); otherwise the failure is logged
+ * with the unknowns A leaves undetermined. Also the fallback of the sparse blocks
+ * (mdae_sparse.c). */
+int mdae_linear_singular(ModelInstance *inst, int n, const int *u, int block)
+{
+    double *A = inst->work, *c = A + n * n, *M = c + 2 * n, *x = M + n * n;
+    double res = 0.0, size = 0.0;
+    int *perm = inst->iwork, i, k;
+    if (mdae_singular_step(n, A, c, M, x, perm)) {
+        block_failure(inst, block, "linear system is numerically singular");
+        return 1;
+    }
+    for (i = 0; i < n; i++) {
+        double s = -c[i], a = fabs(c[i]);
+        for (k = 0; k < n; k++) { s += A[i * n + k] * x[k]; a += fabs(A[i * n + k] * x[k]); }
+        res = fmax(res, fabs(s));
+        size = fmax(size, a);
+    }
+    if (!(res <= 1e-10 * size)) {
+        char why[900];
+        size_t len;
+        snprintf(why, sizeof why, "linear system is numerically singular and has no solution");
+        len = strlen(why);
+        undetermined_unknowns(n, M, perm, u, c, why + len, sizeof why - len);
+        block_failure(inst, block, why);
+        return 1;
+    }
+    return mdae_store_solution(inst, n, u, x, block);
+}
+
+/* A u = c, assembled by the generated code, solved by LU with partial pivoting; when A is
+ * numerically singular, by `mdae_linear_singular`. Scratch: A, c (2n), M, the step (2n). */
+int mdae_linear_block(ModelInstance *inst, int n, const int *u,
+                      void (*system)(const ModelData *, double *, double *), int block)
+{
+    double *A = inst->work, *c = A + n * n;
+    int *perm = inst->iwork;
+    system(&inst->d, A, c);
+    if (mdae_lu_factor(n, A, perm)) {
+        system(&inst->d, A, c);
+        return mdae_linear_singular(inst, n, u, block);
+    }
+    mdae_lu_solve(n, A, perm, c);
+    return mdae_store_solution(inst, n, u, c, block);
 }
 
 /* Drift threshold of the step-triggered projection (docs/fmi-mapping.md, "Drift control"):
@@ -241,7 +312,7 @@ double mdae_drift_tolerance(const ModelInstance *inst)
 
 
 /* Scaled size of the Newton step dx at the iterate x (n entries): max |dx_k| / (1 + |x_k|). */
-static double newton_step_size(int n, const double *dx, const double *x)
+double mdae_newton_step_size(int n, const double *dx, const double *x)
 {
     double step = 0.0;
     int k;
@@ -249,19 +320,38 @@ static double newton_step_size(int n, const double *dx, const double *x)
     return step;
 }
 
+/* The damped update of a Newton iteration: u = x0 - lambda dx with lambda = 1, 1/2, 1/4, ...
+ * until the residual norm falls below fn (at most 12 halvings); F is the residual at the new
+ * iterate, whose norm is returned. */
+double mdae_newton_damped(ModelData *d, int n, const int *u,
+                          void (*residual)(const ModelData *, double *), const double *x0,
+                          const double *dx, double *F, double fn)
+{
+    int h, k;
+    double fnew = fn;
+    for (h = 0; h <= 12; h++) {
+        double lambda = ldexp(1.0, -h);
+        for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
+        residual(d, F);
+        fnew = mdae_norm_inf(n, F);
+        if (fnew < fn) break;
+    }
+    return fnew;
+}
+
 /* Damped Newton on F(u) = 0 with the analytic Jacobian; the current slot values are the
- * initial guess; where the Jacobian is numerically singular, the step is `singular_step`. Step
- * halving until the residual norm decreases (at most 12 halvings); at most MDAE_NEWTON_MAXIT
- * iterations. Converged when the residual is exactly zero, or when the scaled step (in the
- * units of the unknowns, `newton_step_size`) is below 1e-12 with a residual below 1e-8 (1 +
- * |u|). There is no absolute residual threshold: the residual's units are the equation's (an
- * ampere through a megohm), and a shortcut such as |F| <= 1e-14 left the unknowns at their guess
- * for small changes of the inputs, so a difference-quotient Jacobian of the host saw a wrong,
- * piecewise constant derivative (ThyristorBehaviourTest: der(inductor.i) 5e6 instead of
- * 4.9e11 per ampere). Once a step has been taken, the step from the current residual with
- * the last factorization (a chord step, no new Jacobian) decides convergence and is applied;
- * a chord step below 1e-10 that is not half the step before it is the rounding floor of an
- * ill-conditioned block, converged as well.
+ * initial guess; where the Jacobian is numerically singular, the step is `mdae_singular_step`.
+ * Step halving until the residual norm decreases (at most 12 halvings); at most
+ * MDAE_NEWTON_MAXIT iterations. Converged when the residual is exactly zero, or when the
+ * scaled step (in the units of the unknowns, `mdae_newton_step_size`) is below 1e-12 with a
+ * residual below 1e-8 (1 + |u|). There is no absolute residual threshold: the residual's units
+ * are the equation's (an ampere through a megohm), and a shortcut such as |F| <= 1e-14 left
+ * the unknowns at their guess for small changes of the inputs, so a difference-quotient
+ * Jacobian of the host saw a wrong, piecewise constant derivative (ThyristorBehaviourTest:
+ * der(inductor.i) 5e6 instead of 4.9e11 per ampere). Once a step has been taken, the step from
+ * the current residual with the last factorization (a chord step, no new Jacobian) decides
+ * convergence and is applied; a chord step below 1e-10 that is not half the step before it is
+ * the rounding floor of an ill-conditioned block, converged as well.
  * A failed solve puts the initial guess back into the slots, so that the host's retry from a
  * good state starts from the last solution, not from the failed iterate. */
 int mdae_newton_block(ModelInstance *inst, int n, const int *u,
@@ -271,11 +361,11 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
     ModelData *d = &inst->d;
     double *J = inst->work, *F = J + n * n, *x0 = F + n, *dx = x0 + n; /* dx: 2n */
     double *guess = dx + 2 * n, *M = guess + n;
-    int *perm = inst->iwork, it, k, h, factored = 0;
+    int *perm = inst->iwork, it, k, factored = 0;
     double fn, last = INFINITY;
     for (k = 0; k < n; k++) guess[k] = d->r[u[k]];
     residual(d, F);
-    fn = norm_inf(n, F);
+    fn = mdae_norm_inf(n, F);
     for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
         double step;
         if (fn == 0.0) return 0;
@@ -284,9 +374,9 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
         if (factored) {          /* chord step: converged when it is negligible */
             for (k = 0; k < n; k++) dx[k] = F[k];
             mdae_lu_solve(n, J, perm, dx);
-            step = newton_step_size(n, dx, x0);
+            step = mdae_newton_step_size(n, dx, x0);
             if ((step <= 1e-12 || (step <= 1e-10 && step > 0.5 * last))
-                && fn <= 1e-8 * (1.0 + norm_inf(n, x0))) {
+                && fn <= 1e-8 * (1.0 + mdae_norm_inf(n, x0))) {
                 for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - dx[k];
                 return 0;
             }
@@ -296,7 +386,7 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
         if (!factored) {
             memset(J, 0, sizeof(double) * (size_t)(n * n));
             jacobian(d, J);
-            if (singular_step(n, J, F, M, dx, perm)) {
+            if (mdae_singular_step(n, J, F, M, dx, perm)) {
                 for (k = 0; k < n; k++) d->r[u[k]] = guess[k];
                 block_failure(inst, block, "Newton iteration: Jacobian is numerically singular");
                 return 1;
@@ -305,15 +395,9 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
             for (k = 0; k < n; k++) dx[k] = F[k];
             mdae_lu_solve(n, J, perm, dx);
         }
-        for (h = 0; h <= 12; h++) {
-            double lambda = ldexp(1.0, -h), fnew;
-            for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
-            residual(d, F);
-            fnew = norm_inf(n, F);
-            if (fnew < fn || h == 12) { fn = fnew; break; }
-        }
-        last = newton_step_size(n, dx, x0);
-        if (last <= 1e-12 && fn <= 1e-8 * (1.0 + norm_inf(n, x0))) return 0;
+        fn = mdae_newton_damped(d, n, u, residual, x0, dx, F, fn);
+        last = mdae_newton_step_size(n, dx, x0);
+        if (last <= 1e-12 && fn <= 1e-8 * (1.0 + mdae_norm_inf(n, x0))) return 0;
     }
     if (isfinite(fn) && fn <= 1e-10) return 0;
     for (k = 0; k < n; k++) d->r[u[k]] = guess[k];
@@ -369,7 +453,7 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
     int *perm = inst->iwork;
     double fn;
     if (residual(inst, F)) return 1;
-    fn = norm_inf(m, F);
+    fn = mdae_norm_inf(m, F);
     for (it = 0; it < maxit && fn > tol; it++) {
         for (k = 0; k < n; k++) x0[k] = d->r[u[k]];
         for (j = 0; j < n; j++) {
@@ -428,7 +512,7 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
             double lambda = ldexp(1.0, -h), fnew;
             for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
             if (residual(inst, F2)) return 1;
-            fnew = norm_inf(m, F2);
+            fnew = mdae_norm_inf(m, F2);
             if (fnew < fn || h == 20) {
                 fn = fnew;
                 memcpy(F, F2, sizeof(double) * (size_t)m);
@@ -602,9 +686,9 @@ static int when_loop_newton(ModelInstance *inst, const int *fire)
     for (k = 0; k < MDAE_NWLOOP; k++) u[k] = inst->d.r[mdae_when_loop[k]];
     for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
         if (when_loop_residual(inst, fire, u, g)) return 1;
-        gn = norm_inf(MDAE_NWLOOP, g);
+        gn = mdae_norm_inf(MDAE_NWLOOP, g);
         if (!isfinite(gn)) break;
-        if (gn <= 1e-13 * (1.0 + norm_inf(MDAE_NWLOOP, u))) return 0;
+        if (gn <= 1e-13 * (1.0 + mdae_norm_inf(MDAE_NWLOOP, u))) return 0;
         for (j = 0; j < MDAE_NWLOOP; j++) {
             double uj = u[j], h = 1e-7 * fmax(1.0, fabs(uj));
             u[j] = uj + h;
@@ -623,7 +707,7 @@ static int when_loop_newton(ModelInstance *inst, const int *fire)
         for (k = 0; k < MDAE_NWLOOP; k++) u[k] -= du[k];
     }
     if (isfinite(gn) && when_loop_residual(inst, fire, u, g) == 0 &&
-        norm_inf(MDAE_NWLOOP, g) <= 1e-10 * (1.0 + norm_inf(MDAE_NWLOOP, u)))
+        mdae_norm_inf(MDAE_NWLOOP, g) <= 1e-10 * (1.0 + mdae_norm_inf(MDAE_NWLOOP, u)))
         return 0;
     mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the equations of the when-clauses that "
              "fire and the continuous equations coupled with them: Newton did not converge "

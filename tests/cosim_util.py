@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
-from fmpy.fmi2 import (FMU2Slave, defaultCallbacks, fmi2CallbackFunctions,
+from fmpy.fmi2 import (FMU2Model, FMU2Slave, defaultCallbacks, fmi2CallbackFunctions,
                        fmi2CallbackLoggerTYPE)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,9 +117,10 @@ def cleanup() -> None:
 
 @dataclass
 class Slave:
-    """A Co-Simulation instance driven call by call. ``messages``: (status, category, text)
-    of every log call. `call` returns the status instead of raising."""
-    fmu: FMU2Slave
+    """A Co-Simulation (or Model Exchange) instance driven call by call. ``messages``:
+    (status, category, text) of every log call. `call` returns the status instead of
+    raising."""
+    fmu: FMU2Slave | FMU2Model
     vrs: dict
     messages: list = field(default_factory=list)
 
@@ -139,12 +140,17 @@ class Slave:
 
 def open_slave(fmu_path: Path, start_time: float = 0.0, stop_time: float | None = None,
                tolerance: float | None = None, logging: bool = False,
-               init: bool = True) -> Slave:
-    """Instantiate (and by default initialize) the CS interface of ``fmu_path``."""
+               init: bool = True, model_exchange: bool = False) -> Slave:
+    """Instantiate (and by default initialize) the CS interface of ``fmu_path``, or its ME
+    interface (`FMU2Model`, left in Event Mode) with ``model_exchange``."""
     md = read_model_description(str(fmu_path))
     unzip = extract(str(fmu_path))
-    fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzip,
-                    modelIdentifier=md.coSimulation.modelIdentifier, instanceName="cs")
+    if model_exchange:
+        fmu = FMU2Model(guid=md.guid, unzipDirectory=unzip,
+                        modelIdentifier=md.modelExchange.modelIdentifier, instanceName="me")
+    else:
+        fmu = FMU2Slave(guid=md.guid, unzipDirectory=unzip,
+                        modelIdentifier=md.coSimulation.modelIdentifier, instanceName="cs")
     slave = Slave(fmu, {v.name: v.valueReference for v in md.modelVariables})
 
     def log(env, instance, status, category, message):

@@ -128,7 +128,7 @@ def test_simulate_command_uses_the_default_experiment(decay_fmu, tmp_path, capsy
     """``mdae-fmu simulate`` of the FMU: 0 .. 3 s at the annotated output interval 0.01."""
     _, fmu = decay_fmu
     csv = tmp_path / "d.csv"
-    assert main(["simulate", str(fmu), "--csv", str(csv)]) == 0
+    assert main(["simulate", str(fmu), "--output-file", str(csv)]) == 0
     rows = [list(map(float, r.split(","))) for r in csv.read_text().splitlines()[1:]]
     assert len(rows) == 301
     assert rows[1][0] == pytest.approx(0.01) and rows[-1][0] == pytest.approx(3.0)
@@ -141,7 +141,7 @@ def test_simulate_shorter_than_the_default_experiment_keeps_its_intervals(decay_
     (not 30 of 0.01; FMPy's CVode takes at most 500 steps per output interval)."""
     _, fmu = decay_fmu
     csv = tmp_path / "short.csv"
-    assert main(["simulate", str(fmu), "--stop-time", "0.3", "--csv", str(csv)]) == 0
+    assert main(["simulate", str(fmu), "--stop-time", "0.3", "--output-file", str(csv)]) == 0
     rows = [list(map(float, r.split(","))) for r in csv.read_text().splitlines()[1:]]
     assert len(rows) == 301
     assert rows[1][0] == pytest.approx(0.001) and rows[-1][0] == pytest.approx(0.3)

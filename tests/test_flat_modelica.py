@@ -472,7 +472,7 @@ def test_new_constructs_export_and_simulate(tmp_path, capsys):
     path = tmp_path / "NewConstructs.mo"
     path.write_text(NEW_CONSTRUCTS)
     out = tmp_path / "out.csv"
-    assert main(["simulate", str(path), "--stop-time", "4", "--csv", str(out)]) == 0
+    assert main(["simulate", str(path), "--stop-time", "4", "--output-file", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
     last = rows[-1]
     assert float(last["time"]) == 4.0

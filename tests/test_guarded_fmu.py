@@ -29,6 +29,7 @@ from mdae_fmu.implicit.variants import guarded_schedule  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from gen_multimode import clutch_chain, fault_chain  # noqa: E402
+from piecewise_exact import piecewise as _piecewise  # noqa: E402
 
 
 def _holds(table, u: int, bits) -> bool:
@@ -100,16 +101,25 @@ def _shaft_groups(engaged) -> list[list[int]]:
     return out + [cur]
 
 
-@pytest.mark.parametrize("merged", [False, True], ids=["blocks", "merged"])
+@pytest.mark.parametrize("merged", [False, True, "sparse"], ids=["blocks", "merged", "sparse"])
 def test_clutch_chain_restarts_are_the_weighted_means(tmp_path, monkeypatch, merged):
     """Block by block (the runs of engaged clutches listed as variants), and with the whole
-    chain merged into one block whose equations are selected by the guard bits."""
+    chain merged into one block whose equations are selected by the guard bits, solved by the
+    dense LU or (``sparse``) by the runtime's sparse LU kept between evaluations
+    (templates/mdae_sparse.c; the block and its restart)."""
+    import mdae_fmu.codegen.blocks as blocks
     if merged:
         monkeypatch.setattr(variants, "MAX_VARIANTS", 0)
+    if merged == "sparse":
+        monkeypatch.setattr(blocks, "SPARSE_MIN", 2)
     n = 3
     model = clutch_chain(n)
     path = export(model, tmp_path / "cc.fmu", implicit=True, progress=False)
     assert validate_fmu(str(path)) == []
+    with ZipFile(path) as z:
+        sources = "".join(z.read(f).decode() for f in z.namelist()
+                          if f.startswith("sources/model_"))
+    assert ("mdae_sparse_linear_block(inst" in sources) == (merged == "sparse")
     names = [f"g{i}" for i in range(n)]
     table = _table(names, SWITCHES)
     J = [1.0 + 0.5 * i for i in range(n + 1)]
@@ -317,31 +327,6 @@ def test_bank_of_twelve_switches_and_conserves_charge(tmp_path):
     assert len(at) >= 3
     for k in at:
         assert abs(q[k + 1] - q[k]) <= 1e-9 * abs(q[k])
-
-
-def _piecewise(table, names, x0, advance, restart, times):
-    """The exact trajectory of a switched system under a host switching table: from ``x0``,
-    ``advance(x, valuation, dt)`` within each mode and ``restart(x, valuation)`` into each new
-    mode. Returns the state at each (t, left) of ``times`` (the left limit where t is a
-    switching instant and left is True) and the valuation in force there."""
-    rows = [(float(r["time"]), [bool(r[g]) for g in names]) for r in table]
-    # the piecewise segments: (start time, state at its start, valuation)
-    segments, x, t0, g = [], x0, 0.0, None
-    for t, val in rows:
-        if g is not None:
-            x = advance(x, g, t - t0)
-        if val != g:
-            x = restart(x, val)
-        segments.append((t, x, val))
-        t0, g = t, val
-    out, vals = [], []
-    for t, left in times:
-        i = max(j for j, s in enumerate(segments) if s[0] < t or (s[0] == t and not left)
-                or j == 0)
-        ts, xs, gs = segments[i]
-        out.append(advance(xs, gs, t - ts))
-        vals.append(gs)
-    return np.array(out), vals
 
 
 def _simulate_switched(tmp_path, model, table, outputs, rtol=1e-10):

@@ -8,7 +8,7 @@
   input used here is rejected by the analysis, exit 1, so an exit 2 proves the order);
 * SIGINT and SIGTERM during an export leave no temporary file, neither next to the output nor
   in the temporary directory of the build;
-* the same for ``simulate --csv/--plot`` and ``analyze --dot``.
+* the same for ``simulate --output-file/--plot`` and ``analyze --dot``.
 """
 
 from __future__ import annotations
@@ -164,12 +164,12 @@ def test_read_only_directory_refused(tmp_path):
 
 
 def test_other_outputs_refused_before_work(tmp_path):
-    """``analyze --dot`` and ``simulate --csv/--plot`` check their outputs first too."""
+    """``analyze --dot`` and ``simulate --output-file/--plot`` check their outputs first too."""
     src = _write(tmp_path, "Rejected.mo", REJECTED)
     (tmp_path / "adir").mkdir()
     for args, out in ((["analyze", str(src), "--dot", str(tmp_path / "adir")], "adir"),
                       (["analyze", str(src), "--dot", str(src)], "Rejected.mo"),
-                      (["simulate", str(src), "--csv", str(src)], "Rejected.mo"),
+                      (["simulate", str(src), "--output-file", str(src)], "Rejected.mo"),
                       (["simulate", str(src), "--plot", "/sys/mdae.png"], "/sys/mdae.png")):
         r = _run(args)
         assert r.returncode == 2, (args, r.stderr)
@@ -184,11 +184,12 @@ def test_simulate_csv_written_atomically(tmp_path):
     csv = tmp_path / "out.csv"
     csv.write_text("old\n")
     csv.chmod(0o640)
-    assert main(["simulate", str(src), "--csv", str(csv)]) == 0
+    assert main(["simulate", str(src), "--output-file", str(csv)]) == 0
     rows = csv.read_text().splitlines()
-    assert rows[0] == "time,x"
-    t, x = map(float, rows[-1].split(","))
+    assert rows[0] == "time,x,der(x)"
+    t, x, dx = map(float, rows[-1].split(","))
     assert t == pytest.approx(1.0) and x == pytest.approx(2.718281828 ** -2, rel=1e-4)
+    assert dx == pytest.approx(-2 * x, rel=1e-9)
     assert csv.stat().st_mode & 0o777 == 0o640
     assert _leftovers(tmp_path) == []
 

@@ -158,5 +158,95 @@ def run_fmu_in_host(host: str | Path, fmu: str | Path, work_dir: str | Path,
     return HostRun(proc.returncode, proc.stdout, proc.stderr, info.binary, report)
 
 
+# --- the FMU-state fuzzer (tests/host/state_fuzz_host.c, issue 25) -----------------------------
+
+STATE_FUZZ_SOURCE = HERE / "host" / "state_fuzz_host.c"
+
+
+@dataclass(frozen=True)
+class FuzzTarget:
+    """An extracted FMU, its fuzzing host (built against its sources) and what the host is
+    told: the interface, the binary, and the Integer slots the mode logic reads as flags."""
+    host: Path
+    interface: str            # "me" or "cs"
+    binary: Path
+    guid: str
+    flag_slots: tuple[int, ...]
+
+
+def prepare_state_fuzz(fmu: str | Path, work_dir: str | Path, interface: str = "me",
+                       guarded: bool = False) -> FuzzTarget:
+    """Extract ``fmu`` under ``work_dir`` and compile state_fuzz_host.c against its sources
+    (``-g -O0 -Wall -Wextra -Werror``). ``guarded``: an ``--implicit`` FMU, whose Integer
+    slots that are no variable of modelDescription.xml are the guard bits and activity flags
+    (codegen/guarded.py), which a state must hold as 0 or 1."""
+    import re
+    from fmpy import read_model_description
+    work = Path(work_dir)
+    dest = work / "fmu"
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(dest)
+    md = read_model_description(str(dest / "modelDescription.xml"), validate=False)
+    ident = (md.coSimulation if interface == "cs" else md.modelExchange).modelIdentifier
+    flags: tuple[int, ...] = ()
+    if guarded:
+        config = (dest / "sources" / "config.h").read_text()
+        n_int = int(re.search(r"#define MDAE_NI (\d+)", config).group(1))
+        visible = {v.valueReference for v in md.modelVariables if v.type == "Integer"}
+        flags = tuple(k for k in range(n_int) if k not in visible)
+    host = work / "state_fuzz_host"
+    cmd = ["gcc", "-std=c99", "-g", "-O0", "-Wall", "-Wextra", "-Werror",
+           f"-I{fmi_headers_dir()}", f"-I{HERE / 'host'}", f"-I{dest / 'sources'}",
+           str(STATE_FUZZ_SOURCE), "-o", str(host), "-ldl", "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cannot build the state fuzzing host:\n{proc.stderr}")
+    return FuzzTarget(host, interface, dest / "binaries" / "linux64" / f"{ident}.so",
+                      md.guid, flags)
+
+
+@dataclass(frozen=True)
+class StateFuzzRun:
+    """The output of one state_fuzz_host run: per kind (trials, refused, accepted), the first
+    refusal message of each kind, the most log lines of 100 refused calls, the failed checks
+    (stderr), and the valgrind report."""
+    returncode: int
+    kinds: dict
+    messages: dict
+    loop_lines: int
+    failures: int
+    stderr: str
+    report: ValgrindReport | None
+
+
+def run_state_fuzz(target: FuzzTarget, other: FuzzTarget, trials: int, seed: int,
+                   work_dir: str | Path, valgrind: bool = True,
+                   timeout: float = 1200.0) -> StateFuzzRun:
+    """Run ``trials`` trials of the fuzzer on ``target`` (``other``: another model, whose
+    states must be refused), under valgrind memcheck (`VALGRIND_ARGS`) unless ``valgrind``
+    is false."""
+    args = [str(target.host), target.interface, str(target.binary), str(other.binary),
+            other.guid, str(trials), str(seed), *map(str, target.flag_slots)]
+    xml = Path(work_dir) / f"valgrind_{target.interface}_{seed}.xml"
+    if valgrind:
+        args = ["valgrind", *VALGRIND_ARGS, "--xml=yes", f"--xml-file={xml}", *args]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    kinds, messages, loop, failures = {}, {}, -1, -1
+    for line in proc.stdout.splitlines():
+        words = line.split()
+        if line.startswith("kind "):
+            kinds[words[1]] = (int(words[3]), int(words[5]), int(words[7]))
+        elif line.startswith("message "):
+            name, _, text = line[len("message "):].partition(": ")
+            messages[name] = text
+        elif line.startswith("refused-loop log lines "):
+            loop = int(words[-1])
+        elif line.startswith("failures "):
+            failures = int(words[-1])
+    return StateFuzzRun(proc.returncode, kinds, messages, loop, failures, proc.stderr,
+                        parse_valgrind_xml(xml) if valgrind else None)
+
+
 __all__ = ["build_host", "extract_fmu", "run_fmu_in_host", "parse_valgrind_xml", "HostRun",
-           "ValgrindReport", "ValgrindError", "FmuInfo", "have_valgrind", "VALGRIND_ARGS"]
+           "ValgrindReport", "ValgrindError", "FmuInfo", "have_valgrind", "VALGRIND_ARGS",
+           "FuzzTarget", "prepare_state_fuzz", "StateFuzzRun", "run_state_fuzz"]

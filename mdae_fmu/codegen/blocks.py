@@ -352,8 +352,9 @@ def classify(block: BlockPlan) -> str:
             else "newton"
     uset = set(us)
     for r in block.residuals:
+        fs = r.free_symbols          # (sympy computes it anew at each call)
         for u in us:
-            if u not in r.free_symbols:
+            if u not in fs:
                 continue
             split = _linear_split_any(r, u)
             if split is None or uset & split[0].free_symbols:
@@ -385,6 +386,8 @@ class BlockCode:
     solver: str = ""
     callbacks: tuple[str, ...] = ()
 
+    sparse: tuple[int, int] | None = None   # (cache number, entries) of a sparse block
+
     def _slot(self, j: int) -> str:
         return c_slot(self.slots[j], local=True)
 
@@ -394,6 +397,13 @@ class BlockCode:
         if not self.solver:
             return fill(self.text, self._slot)
         u = ", ".join(c_slot(s, position=True) for s in self.unknowns)
+        if self.sparse is not None:
+            n, (cache, nnz), b = len(self.unknowns), self.sparse, f"blk{self.index}_"
+            cbs = ", ".join(b + c for c in self.callbacks)
+            return (f"    {{ static const int u[{n}] = {{{u}}};\n"
+                    f"      static const MdaeSparsePattern p = {{{n}, {nnz}, {b}row, {b}col, "
+                    f"{cache}}};\n      if ({self.solver}(inst, &p, u, {cbs}, {self.index})) "
+                    f"return 1; }}")
         call = solver_call(self.solver, len(self.unknowns), "u",
                            [f"blk{self.index}_{c}" for c in self.callbacks], str(self.index))
         return f"    {{ static const int u[{len(self.unknowns)}] = {{{u}}};\n      {call} }}"
@@ -414,12 +424,19 @@ def solver_call(solver: str, n: int, unknowns: str, callbacks: list[str], index:
 
 
 def solver_block(kind: str, index: int, printer, unknowns, helpers: str,
-                 holes: dict) -> BlockCode:
+                 holes: dict, sparse: tuple[int, int] | None = None) -> BlockCode:
     """The `BlockCode` of a Newton (``helpers``: ``FN`` residual and jacobian) or linear
-    (``FN`` system) block, its ``unknowns`` the Real slots of ``printer``."""
+    (``FN`` system) block, its ``unknowns`` the Real slots of ``printer``; ``sparse``: the
+    (cache number, entries) of a sparse linear block (`sparse_helpers`)."""
     us = tuple(printer.slots[u] for u in unknowns)
     if any(type(s) is not Slot or not s.real for s in us):
         raise KeyError(f"an unknown of block {index} has no Real slot")
+    if sparse is not None and kind == "linear":
+        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_sparse_linear_block",
+                         ("system",), sparse)
+    if sparse is not None:
+        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_sparse_newton_block",
+                         ("residual", "jacobian"), sparse)
     if kind == "linear":
         return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_linear_block",
                          ("system",))
@@ -470,14 +487,24 @@ def _explicit_small(printer, target: str, coef, rest) -> str:
     return f"    {target} = -({b})/({a});"
 
 
-def emit_block(block: BlockPlan, index: int, printer) -> BlockCode:
+#: the smallest linear or Newton block solved sparse where the caller numbers a kept
+#: factorization
+SPARSE_MIN = 12
+
+
+def emit_block(block: BlockPlan, index: int, printer, sparse: int | None = None) -> BlockCode:
     """C code of block number ``index`` (module docstring), its Real slots collected as holes
-    (`BlockCode`); ``printer`` maps each symbol to its slot (the unknowns to Real slots)."""
+    (`BlockCode`); ``printer`` maps each symbol to its slot (the unknowns to Real slots).
+    ``sparse``: the number of the block's kept factorization, to solve a linear or Newton
+    block of at least `SPARSE_MIN` unknowns with the runtime's sparse LU
+    (``mdae_sparse_linear_block``, ``mdae_sparse_newton_block``, templates/mdae_sparse.c)
+    instead of a dense LU at every evaluation (iteration)."""
     with printer.collect() as holes:
-        return _emit(block, index, printer, holes)
+        return _emit(block, index, printer, holes, sparse)
 
 
-def _emit(block: BlockPlan, index: int, printer, holes: dict) -> BlockCode:
+def _emit(block: BlockPlan, index: int, printer, holes: dict,
+          sparse: int | None = None) -> BlockCode:
     us = block.unknowns
     if block.trees is not None:
         from .treeblock import emit_tree_block      # (treeblock builds on this module)
@@ -516,28 +543,33 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict) -> BlockCode:
             body = lines[0]
         return explicit_block(index, body, holes)
     n = len(us)
+    if kind == "linear" and sparse is not None and n >= SPARSE_MIN:
+        return _sparse_linear(block, index, printer, holes, sparse)
     if kind == "linear":
         # A u = c with A = dF/du, c = -F(u = 0)
+        # the entries of A that a row's unknowns make nonzero, row by row (a merged block's
+        # rows read a few of its unknowns each: n^2 zeros would cost more than the rows)
         zero = {u: 0 for u in us}
-        entries, cs = [], []
-        for r in block.residuals:
-            for u in us:
-                if u in r.free_symbols:
+        where, entries, cs = [], [], []
+        for i, r in enumerate(block.residuals):
+            fs = r.free_symbols
+            for j, u in enumerate(us):
+                if u in fs:
+                    where.append(i * n + j)
                     entries.append(_linear_split_any(r, u)[0])
-                else:
-                    entries.append(sp.Integer(0))
             cs.append(-r.xreplace(zero))
-        exprs = entries + cs
-        repl, red = _cse(exprs, f"{index}")
+        repl, red = _cse(entries + cs, f"{index}")
         lines = _temps(printer, repl)
-        for k, e in enumerate(red[:n * n]):
+        for k, e in zip(where, red):
             if e != 0:
                 lines.append(f"    A[{k}] = {printer.doprint(e)};")
-        for k, e in enumerate(red[n * n:]):
+        for k, e in enumerate(red[len(where):]):
             lines.append(f"    c[{k}] = {printer.doprint(e)};")
         _cleanup(printer, repl)
         return solver_block("linear", index, printer, us, linear_helpers(n, lines), holes)
     # Newton: residual and Jacobian callbacks
+    if sparse is not None and n >= SPARSE_MIN:
+        return _sparse_newton(block, index, printer, holes, sparse)
     jac = [partial_derivative(r, u) for r in block.residuals for u in us]
     repl, red = _cse(list(block.residuals), f"{index}r")
     lines = _temps(printer, repl)
@@ -551,6 +583,77 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict) -> BlockCode:
             jl.append(f"    J[{k}] = {printer.doprint(e)};")
     _cleanup(printer, repl_j)
     return solver_block("newton", index, printer, us, newton_helpers(n, lines, jl), holes)
+
+
+def _sparse_linear(block: BlockPlan, index: int, printer, holes: dict,
+                   cache: int) -> BlockCode:
+    """A linear block ``A u = c`` (``A = dF/du``, ``c = -F(u = 0)``) with its matrix given by
+    the entries that are not identically zero (in some mode, for the piecewise rows of a merged
+    block), solved by the runtime's sparse LU kept between evaluations."""
+    us = block.unknowns
+    zero = {u: 0 for u in us}
+    pattern, entries, cs = [], [], []
+    for i, r in enumerate(block.residuals):
+        for j, u in enumerate(us):
+            if u in r.free_symbols:
+                a = _linear_split_any(r, u)[0]
+                if a != 0:
+                    pattern.append((i, j))
+                    entries.append(a)
+        cs.append(-r.xreplace(zero))
+    repl, red = _cse(entries + cs, f"{index}")
+    lines = _temps(printer, repl)
+    lines += [f"    a[{k}] = {printer.doprint(e)};" for k, e in enumerate(red[:len(entries)])]
+    lines += [f"    c[{k}] = {printer.doprint(e)};" for k, e in enumerate(red[len(entries):])]
+    _cleanup(printer, repl)
+    return solver_block("linear", index, printer, us, sparse_helpers(pattern, lines), holes,
+                        (cache, len(pattern)))
+
+
+def _sparse_newton(block: BlockPlan, index: int, printer, holes: dict,
+                   cache: int) -> BlockCode:
+    """A Newton block whose Jacobian is given by the entries that are not identically zero,
+    solved by the runtime's sparse Newton (``mdae_sparse_newton_block``: the factors of an
+    earlier Jacobian reused while they contract, the pivot order kept)."""
+    us = block.unknowns
+    pattern, jac = [], []
+    for i, r in enumerate(block.residuals):
+        for j, u in enumerate(us):
+            e = partial_derivative(r, u)
+            if e != 0:
+                pattern.append((i, j))
+                jac.append(e)
+    repl, red = _cse(list(block.residuals), f"{index}r")
+    lines = _temps(printer, repl)
+    lines += [f"    F[{k}] = {printer.doprint(e)};" for k, e in enumerate(red)]
+    _cleanup(printer, repl)
+    repl_j, red_j = _cse(jac, f"{index}j")
+    jl = _temps(printer, repl_j)
+    jl += [f"    a[{k}] = {printer.doprint(e)};" for k, e in enumerate(red_j)]
+    _cleanup(printer, repl_j)
+    text = (_pattern_tables(pattern)
+            + f"static void {FN}residual(const ModelData *d, double *F)\n{{\n" + LOCALS
+            + "\n".join(lines) + "\n}\n"
+            + f"static void {FN}jacobian(const ModelData *d, double *a)\n{{\n" + LOCALS
+            + "\n".join(jl) + "\n}\n")
+    return solver_block("newton", index, printer, us, text, holes, (cache, len(pattern)))
+
+
+def _pattern_tables(pattern: list[tuple[int, int]]) -> str:
+    """The entry tables ``FN row``, ``FN col`` of a sparse block: entry k of its matrix at row
+    ``row[k]``, column ``col[k]``."""
+    rows = ", ".join(str(i) for i, _ in pattern) or "0"
+    cols = ", ".join(str(j) for _, j in pattern) or "0"
+    return (f"static const int {FN}row[] = {{{rows}}};\n"
+            f"static const int {FN}col[] = {{{cols}}};\n")
+
+
+def sparse_helpers(pattern: list[tuple[int, int]], lines: list[str]) -> str:
+    """The entry tables (`_pattern_tables`) and the callback ``FN system`` of a sparse linear
+    block: ``lines`` set the values ``a`` of the entries and all of ``c``."""
+    return (_pattern_tables(pattern)
+            + f"static void {FN}system(const ModelData *d, double *a, double *c)\n"
+            "{\n" + LOCALS + "\n".join(lines) + "\n}\n")
 
 
 def explicit_block(index: int, text: str, holes: dict) -> BlockCode:

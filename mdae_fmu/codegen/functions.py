@@ -4,12 +4,18 @@ Function k of the model's `FunctionTable` (derivative functions made during the 
 included) becomes
 
 * ``int mdae_fn<k>(const ModelData *d, double in..., double *out...)``: the body, statement
-  by statement (if/for/while/return/break/assert); returns 0, or 1 after a failed assert or a
-  loop longer than `functions.MAX_LOOP_ITERATIONS` (``d->fn_error`` then names the
-  message in ``mdae_fn_messages``; the runtime logs it and the FMI call returns fmi2Error);
+  by statement (if/for/while/return/break/assert); returns 0, or 1 after a failed assert or
+  when the call ran out of its work budget (``d->fn_error`` then names the message in
+  ``mdae_fn_messages``; the runtime logs it and the FMI call returns fmi2Error);
 * ``double mdae_fn<k>_o<j>(const ModelData *d, double in...)``: output j, NaN after a failure,
   the form the equations' C expressions call (the sympy function of the call has that name,
   `FunctionTable.sympy_name`).
+
+The work budget (`mdae_fmu.work_budget`, its value at export compiled in as ``MDAE_FN_BUDGET``):
+a call from the model (``d->fn_depth`` 0 on entry of ``mdae_fn<k>_o<j>``) sets
+``d->fn_work`` to the budget, every loop iteration of it and of the calls it makes takes one
+unit, and at 0 the call fails with a message naming the function; a for-loop whose range
+alone exceeds the budget does not start.
 
 Every value is a ``double`` (Integer and Boolean values are exact in a double). Names from the
 model never reach C: inputs are ``a<j>``, other variables ``v<j>``, and the function's name
@@ -21,6 +27,7 @@ from __future__ import annotations
 from .. import expr as E
 from .. import functions as F
 from ..symbolic import SymbolTable
+from ..work_budget import function_budget
 from .cprinter import SlotPrinter, c_comment, c_string
 
 def function_sources(table: F.FunctionTable | None) -> tuple[str, str]:
@@ -41,11 +48,15 @@ def function_sources(table: F.FunctionTable | None) -> tuple[str, str]:
     msg = ",\n".join(f"    {c_string(m)}" for m in messages + [""])
     source = ("/* mdae_fmu: user functions of the model (generated). */\n"
               "#include <math.h>\n#include \"mdae_model.h\"\n\n"
-              f"const char *const mdae_fn_messages[] = {{\n{msg}}};\n\n"
+              "/* loop iterations of one call from the model (mdae_fmu.work_budget) */\n"
+              f"#define MDAE_FN_BUDGET {function_budget()}LL\n\n"
+              f"const char *const mdae_fn_messages[] = {{\n{msg}}};\n"
+              f"const int mdae_fn_nmessages = {len(messages)};\n\n"
               + "\n".join(bodies))
     header = ("/* mdae_fmu: prototypes of the user functions (generated). */\n"
               "#ifndef MDAE_FUNCTIONS_H\n#define MDAE_FUNCTIONS_H\n"
               "extern const char *const mdae_fn_messages[];\n"
+              "extern const int mdae_fn_nmessages;\n"
               + "".join(decls) + "#endif\n")
     return source, header
 
@@ -152,12 +163,25 @@ def _function(fn: F.Function, k: int, table, messages) -> str:
     args = "".join(f", a{j}" for j in range(len(fn.inputs)))
     n = len(fn.outputs)
     refs = "".join(f", &r[{j}]" for j in range(n))
-    for j in range(n):
+    for j in range(n):      # a call from the model gets a budget; nested calls share it
         lines.append(f"double mdae_fn{k}_o{j}(const ModelData *d{ins})\n{{\n"
+                     f"    ModelData *m = (ModelData *)d;\n"
                      f"    double r[{n}] = {{0.0}};\n"
-                     f"    if (mdae_fn{k}(d{args}{refs})) return (0.0/0.0);\n"
-                     f"    return r[{j}];\n}}")
+                     f"    int failed;\n"
+                     f"    if (m->fn_depth++ == 0) m->fn_work = MDAE_FN_BUDGET;\n"
+                     f"    failed = mdae_fn{k}(d{args}{refs});\n"
+                     f"    m->fn_depth--;\n"
+                     f"    return failed ? (0.0/0.0) : r[{j}];\n}}")
     return "\n".join(lines) + "\n"
+
+
+def _spend(cx: _Ctx) -> str:
+    """The C statement of one loop iteration: one unit of the call's work budget (module
+    docstring), and the failure that names the function when none is left."""
+    return ("if (--((ModelData *)d)->fn_work < 0) "
+            + cx.fail(f"function {cx.fn.name} was stopped after {function_budget()} loop "
+                      "iterations in one call from the model, its work budget: a loop that "
+                      "does not end? (MDAE_FUNCTION_BUDGET at export sets the budget)"))
 
 
 def _body(body, cx: _Ctx, depth: int) -> list[str]:
@@ -200,22 +224,18 @@ def _body(body, cx: _Ctx, depth: int) -> list[str]:
                        f"hi = {cx.expr(s.stop)};")
             out.append(f"{ind}    if (st == 0.0) "
                        + cx.fail(f"for-loop with step 0 in function {cx.fn.name}"))
-            out.append(f"{ind}    if ((hi - lo) / st > {F.MAX_LOOP_ITERATIONS}.0) "
+            out.append(f"{ind}    if ((hi - lo) / st > (double)MDAE_FN_BUDGET) "
                        + cx.fail(f"for-loop of function {cx.fn.name} has more than "
-                                 f"{F.MAX_LOOP_ITERATIONS} iterations"))
+                                 f"{function_budget()} iterations, the work budget of a call"))
             out.append(f"{ind}    for ({v} = lo; st > 0.0 ? {v} <= hi : {v} >= hi; {v} += st) {{")
+            out.append(f"{ind}        " + _spend(cx))
             out.extend(_body(s.body, cx, depth + 2))
             out.append(f"{ind}    }}")
             out.append(f"{ind}}}")
         elif t is F.WhileStmt:
-            out.append(f"{ind}{{")
-            out.append(f"{ind}    long it = 0;")
-            out.append(f"{ind}    while ({cx.expr(s.cond)}) {{")
-            out.append(f"{ind}        if (++it > {F.MAX_LOOP_ITERATIONS}L) "
-                       + cx.fail(f"while-loop of function {cx.fn.name} did not end after "
-                                 f"{F.MAX_LOOP_ITERATIONS} iterations"))
-            out.extend(_body(s.body, cx, depth + 2))
-            out.append(f"{ind}    }}")
+            out.append(f"{ind}while ({cx.expr(s.cond)}) {{")
+            out.append(f"{ind}    " + _spend(cx))
+            out.extend(_body(s.body, cx, depth + 1))
             out.append(f"{ind}}}")
         elif t is F.Return:
             cx.has_return = True

@@ -294,7 +294,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         chunk = plan.blocks[first:first + BLOCKS_PER_FILE]
         helpers, functions, stmts = [], [], []
         for k, gb in enumerate(chunk, first):
-            code = emit_block(gb.plan, k, pr.schedule)
+            code = emit_block(gb.plan, k, pr.schedule, sparse=2 * k)
             work = max(work, newton_work(len(gb.plan.unknowns)))
             perm = max(perm, len(gb.plan.unknowns))
             stmts.append(f"    if ({c_slot(Slot('i', plan.active_slot + k))}) {{ /* block {k}: "
@@ -328,7 +328,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
             continue
         if gb.restart is None:
             continue
-        code = emit_block(gb.restart, k, rp)
+        code = emit_block(gb.restart, k, rp, sparse=2 * k + 1)
         work = max(work, newton_work(len(gb.restart.unknowns)))
         perm = max(perm, len(gb.restart.unknowns))
         sel = gb.sel.restart if gb.sel else ()

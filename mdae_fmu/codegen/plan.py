@@ -30,6 +30,7 @@ from ..diagnostics import ModelRejected
 from ..importers.initial import is_free_parameter
 from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
+from ..work_budget import evaluation_site
 from ..structure.discrete_equations import order_discrete
 from .blocks import BlockPlan, classify, tree_solution
 from .slots import HOMOTOPY, TIME, Slot
@@ -333,7 +334,10 @@ def _parameter_values(model: Model, table: SymbolTable) -> dict:
         changed = False
         for v in model.variables:
             if v.variability in ("parameter", "constant") and v.name not in values:
-                val = numeric_value(v.binding if v.binding is not None else v.start, table, values)
+                what = "binding" if v.binding is not None else "start value"
+                with evaluation_site(v.loc, f"the {what} of {v.variability} {v.name}"):
+                    val = numeric_value(v.binding if v.binding is not None else v.start,
+                                        table, values)
                 if val is None and v.binding is None and v.start is None:
                     val = False if v.type == "Boolean" else 0
                 if val is not None:
@@ -517,10 +521,13 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
                                   _typed(values.get(v.name, 0), v.type), v.description,
                                   v.unit, kind=1)
         elif v.causality == "input":
+            # a discrete input (Integer, Boolean, a Real declared discrete) changes at events
+            # only: Model Exchange refuses it in Continuous-Time Mode (kind 6, mdae_model.h)
+            discrete = v.type != "Real" or v.variability == "discrete"
             var = FmiVariable(v.name, v.type, vr, "input",
-                              "continuous" if v.type == "Real" else "discrete", None,
+                              "discrete" if discrete else "continuous", None,
                               _typed(start_val if start_val is not None else 0, v.type),
-                              v.description, v.unit, kind=4)
+                              v.description, v.unit, kind=6 if discrete else 4)
         elif v.type == "Real" and vr in state_of_slot:
             if v.start is not None and E.refs(v.start):
                 start_bindings.append((vr, table.to_sympy(v.start)))

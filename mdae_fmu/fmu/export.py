@@ -29,6 +29,7 @@ from .dependencies import model_structure
 from .model_description import (build_model_description, merge_default_experiment,
                                 resolve_default_experiment)
 from ..output import atomic_output, writing
+from ..work_budget import reports_call_sites
 from .package import build_description, write_zip
 from .strings import check_strings, strings_source
 
@@ -50,6 +51,7 @@ def content_guid(parts: list[bytes]) -> str:
     return "{" + f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:32]}" + "}"
 
 
+@reports_call_sites
 def export(model: Model, path: Path, fmi_type: str = "me", *,
            default_experiment: dict | None = None, analysis=None,
            erasure: str = "restricted", lemma22: str = "two-graph", report=None,

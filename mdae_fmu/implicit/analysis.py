@@ -29,7 +29,7 @@ from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
                                   symbol_table)
 from .formulas import GuardSpace
 from .blocks import conditional_blocks
-from .sigma import LabelledGraph, case_max, symbolic_matching, symbolic_offsets
+from .sigma import LabelledGraph, case_max, transversal
 
 FORMAT = "mdae_fmu.implicit/1"
 
@@ -212,8 +212,7 @@ def analyze_implicit(model: Model, max_explicit: int = MAX_ENUMERATED_MODES
     t0 = time.perf_counter()
     space, g = labelled_graph(model)
     bdd = space.bdd
-    m = symbolic_matching(g)
-    off = symbolic_offsets(g, m)
+    m, off = transversal(g)
     index = case_max(bdd, off.c + [{0: off.domain}])
     has_zero = bdd.false
     for dj in off.d:

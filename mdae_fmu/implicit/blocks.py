@@ -9,9 +9,13 @@ the dependency edges carry formulas. The strongly connected components of their 
 mode-independent order that every mode's decomposition refines; inside a union component of
 more than one equation the per-mode components are found by labelled reachability (the modes
 in which i reaches i'), when the component has at most ``max_component`` equations, at most
-``max_blocks`` distinct blocks, and its reachability formulas stay under ``max_nodes`` BDD
-nodes (a bound on time and memory). Otherwise it is reported as one *coarse* block (a valid
-schedule for every mode, solved as one system), flagged as such.
+``max_blocks`` distinct blocks whose sizes add up to at most ``size_factor`` times the
+component's (or ``min_size``), and its reachability formulas stay under ``max_nodes`` BDD
+nodes. Otherwise it is reported as one *coarse* block (a valid schedule for every mode,
+solved as one system), flagged as such. The size bound keeps the listing linear in the
+model: a chain of n switched couplings (clutches, switches) has a block per run of engaged
+couplings, O(n^2) blocks of O(n) equations, which code generation would turn into O(n^3)
+lines (docs/decisions.md §9.1).
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ class ConditionalBlock:
     coarse: bool = False
 
 
-def conditional_blocks(a, max_component: int = 128, max_blocks: int = 2048,
-                       max_nodes: int = 250_000) -> list[ConditionalBlock]:
+def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
+                       max_nodes: int = 250_000, size_factor: int = 8,
+                       min_size: int = 512
+                       ) -> list[ConditionalBlock]:
     """The blocks of every regular mode with their formulas (module docstring), in an order
     valid for every mode (a block after the blocks it reads). Modes analysed one by one
     (`ImplicitAnalysis.explicit`) contribute their own blocks with their single-mode cube."""
@@ -78,7 +84,9 @@ def conditional_blocks(a, max_component: int = 128, max_blocks: int = 2048,
         if len(members) == 1 or len(members) > max_component:
             out.extend(_whole(a, members, T, present, coarse=len(members) > 1))
             continue
-        found = _split(a, members, dep, T, present, max_blocks, max_nodes)
+        max_size = max(min_size, size_factor * len(members))
+        found = _split(a, members, dep, T, present, min(max_blocks, max_size), max_nodes,
+                       max_size)
         out.extend(found if found is not None else _whole(a, members, T, present, True))
     for key, ma in a.explicit.items():
         if ma.ok:
@@ -106,10 +114,11 @@ def _whole(a, members, T, present, coarse: bool) -> list[ConditionalBlock]:
                              tuple(a.graph.cols[j] for j in sorted(unknowns)), f, True)]
 
 
-def _split(a, members, dep, T, present, max_blocks, max_nodes):
+def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
     """Per-mode strongly connected components inside one union component, by labelled
-    forward reachability from each member; None when more than ``max_blocks`` blocks, or when
-    the reachability formulas take the BDD past ``max_nodes`` nodes."""
+    forward reachability from each member; None when more than ``max_blocks`` blocks, when
+    their equations add up to more than ``max_size``, or when the reachability formulas take
+    the BDD past ``max_nodes`` nodes."""
     b = a.space.bdd
     F = b.false
     inside = set(members)
@@ -132,6 +141,7 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes):
         if len(b) > max_nodes:
             return None
     out: list[ConditionalBlock] = []
+    size = 0
     for k, s in enumerate(members):
         same = {t: reach[s].get(t, F) & reach[t].get(s, F) for t in members if t != s}
         rep = present[s]
@@ -144,6 +154,9 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes):
         while stack:
             pos, f, mem = stack.pop()
             if pos == len(cands):
+                size += len(mem)
+                if size > max_size:
+                    return None
                 for unk, fu in _assigned(a, mem, T, f):
                     out.append(ConditionalBlock(tuple(a.graph.rows[i] for i in mem),
                                                 unk, fu))

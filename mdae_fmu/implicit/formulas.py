@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 from .. import expr as E
 from ..diagnostics import InputError
-from ..structure.per_mode import _composite, _feasible, _NEG, _relation
+from ..structure.per_mode import _composite, _feasible, _NEG, _num, _relation
 from ..structure.printing import expr_text
 
 MISSING_DD = ("the implicit multimode analysis needs the 'dd' package (binary decision "
@@ -31,6 +31,11 @@ MISSING_DD = ("the implicit multimode analysis needs the 'dd' package (binary de
 # feasibility table; larger groups only exclude infeasible pairs (sound, 1-D Helly for the
 # interval constraints; <> constraints may then leave a contradictory valuation in)
 _EXACT_GROUP = 10
+# relations combined three at a time (`GuardSpace._plane_constraint`): at most this many
+# inside the variables of one relation, of at most _PLANE_VARS variables
+_PLANE_GROUP = 12
+_PLANE_VARS = 4
+_FLIP_OP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "<>": "<>"}
 
 
 def bdd_manager():
@@ -105,15 +110,35 @@ class GuardSpace:
                 constraints.append(b.apply("<=>", b.var(self.var_of[a]),
                                            self.cond(d, allow_aux=True)))
             if _composite(a):
-                parts = self.cond(E.BinOp(a.op, a.left, a.right), allow_aux=True)
+                # the formula of its parts (``cond(a)`` would be a's own variable)
+                left = self.cond(a.left, allow_aux=True)
+                right = self.cond(a.right, allow_aux=True)
+                parts = (left & right) if a.op == "and" else (left | right)
                 constraints.append(b.apply("<=>", b.var(self.var_of[a]), parts))
-        groups: dict[E.Expr, list[tuple[E.Expr, str, float]]] = {}
+        groups: dict = {}
+        linear = []
         for c in list(self.var_of):
             rel = _relation(c)
-            if rel is not None:
+            if rel is None:
+                continue
+            form = linear_form(rel[0])
+            if form is None:
                 groups.setdefault(rel[0], []).append((c, rel[1], rel[2]))
+                continue
+            # a·x op v over the normalized direction a (first coefficient ±1), so that
+            # x > 0, -x < 0 and 2*x >= 1 share a group
+            const = form.pop(None, 0.0)
+            key = tuple(sorted(form.items(), key=lambda kv: repr(kv[0])))
+            if not key:
+                continue
+            scale = key[0][1]
+            op = rel[1] if scale > 0 else _FLIP_OP[rel[1]]
+            direction = tuple((x, a / scale) for x, a in key)
+            groups.setdefault(direction, []).append((c, op, (rel[2] - const) / scale))
+            linear.append((c, dict(direction), op, (rel[2] - const) / scale))
         for rels in groups.values():
             constraints.append(self._relation_constraint(rels))
+        constraints.append(self._plane_constraint(linear))
         for x in self.aux:
             mine = [u for u in constraints if x in b.support(u)]
             if not mine:
@@ -144,6 +169,52 @@ class GuardSpace:
                         x = b.var(self.var_of[c])
                         clause |= ~x if v else x
                     out &= clause
+        return out
+
+    def _plane_constraint(self, linear):
+        """Exclude the value combinations of three relations on different directions that no
+        point satisfies (`_relation_constraint` takes those on one direction): OpenModelica's
+        flattening of the MSL elasto-backlash, ``b2 > 1e-10``, ``phi_rel > b2`` and
+        ``phi_rel < -b2``, cannot all hold (b2 < phi_rel < -b2 needs b2 < 0). Two relations
+        on different directions always have a common point; three are infeasible together
+        only when their directions are linearly dependent (Farkas' lemma), so the third's
+        direction is in the span of the two others. The triples tried are those where the
+        variables of two relations are among the variables of the third (``x > 0``,
+        ``y > 0``, ``x + y < 0``; the backlash), at most ``_PLANE_GROUP`` relations inside
+        one relation's variables, of at most ``_PLANE_VARS`` variables. Sound, not
+        complete: a combination excluded by other arithmetic stays a mode (and is
+        analysed as one)."""
+        b = self.bdd
+        out = b.true
+        by_support: dict = {}
+        for rel in linear:
+            by_support.setdefault(frozenset(rel[1]), []).append(rel)
+        seen = set()
+        for big in linear:
+            support = sorted(big[1], key=repr)
+            if len(support) > _PLANE_VARS:
+                continue
+            inside = [r for k in range(1, len(support) + 1)
+                      for sub in itertools.combinations(support, k)
+                      for r in by_support.get(frozenset(sub), ()) if r[0] is not big[0]]
+            if len(inside) > _PLANE_GROUP:
+                continue
+            for pair in itertools.combinations(inside, 2):
+                trio = (big, *pair)
+                ids = frozenset(r[0] for r in trio)
+                if ids in seen or len({tuple(sorted(r[1].items(), key=repr))
+                                       for r in trio}) < 3:
+                    continue
+                seen.add(ids)
+                for values in itertools.product((True, False), repeat=3):
+                    cons = [(r[1], r[2] if v else _NEG[r[2]], r[3])
+                            for r, v in zip(trio, values)]
+                    if not _plane_feasible(cons):
+                        clause = b.false
+                        for r, v in zip(trio, values):
+                            x = b.var(self.var_of[r[0]])
+                            clause |= ~x if v else x
+                        out &= clause
         return out
 
     # --- modes -------------------------------------------------------------------------------
@@ -198,6 +269,66 @@ class GuardSpace:
             if total > limit:
                 return " or ".join(terms) + f" or ... ({self.count(u)} modes)"
         return " or ".join(terms)
+
+
+def linear_form(e: E.Expr) -> dict | None:
+    """``e`` as ``{atom: coefficient}`` plus a constant under the key None, when it is a sum
+    of numbers times atoms; an atom is any sub-expression that is not a sum, difference,
+    negation, number, or product with a number (a variable, ``time``, ``sin(x)``, ``x*y``),
+    each taken as an independent real (sound for the pruning: more points, fewer
+    exclusions). None when no atom occurs with a nonzero coefficient."""
+    out: dict = {}
+
+    def add(x: E.Expr, k: float) -> None:
+        if _num(x) is not None:
+            out[None] = out.get(None, 0.0) + k * _num(x)
+        elif isinstance(x, E.UnOp) and x.op == "-":
+            add(x.arg, -k)
+        elif isinstance(x, E.BinOp) and x.op in ("+", "-"):
+            add(x.left, k)
+            add(x.right, k if x.op == "+" else -k)
+        elif isinstance(x, E.BinOp) and x.op == "*" and _num(x.left) is not None:
+            add(x.right, k * _num(x.left))
+        elif isinstance(x, E.BinOp) and x.op == "*" and _num(x.right) is not None:
+            add(x.left, k * _num(x.right))
+        elif isinstance(x, E.BinOp) and x.op == "/" and _num(x.right):
+            add(x.left, k / _num(x.right))
+        else:
+            out[x] = out.get(x, 0.0) + k
+
+    add(e, 1.0)
+    form = {x: a for x, a in out.items() if x is None or a != 0.0}
+    return form if any(x is not None for x in form) else None
+
+
+def _plane_feasible(cons) -> bool:
+    """Is there a point satisfying every ``({atom: coefficient}, op, value)`` (``a·x op
+    v``)? Fourier-Motzkin elimination in exact rational arithmetic (the floats' own values:
+    no tolerance decides that ``b2 > 1e-10`` excludes a point), fine for the few relations
+    `GuardSpace._plane_constraint` combines. ``<>`` constraints are dropped (sound:
+    feasibility can only grow)."""
+    from fractions import Fraction
+    rows = []                             # (coefficients, bound, strict): a·x < or <= b
+    for a, op, v in cons:
+        coef = {x: Fraction(k) for x, k in a.items()}
+        bound = Fraction(v)
+        if op in ("<", "<=", "=="):
+            rows.append((coef, bound, op == "<"))
+        if op in (">", ">=", "=="):
+            rows.append(({x: -k for x, k in coef.items()}, -bound, op == ">"))
+    for x in sorted({x for a, _, _ in cons for x in a}, key=repr):
+        keep = [r for r in rows if r[0].get(x, 0) == 0]
+        pos = [r for r in rows if r[0].get(x, 0) > 0]
+        neg = [r for r in rows if r[0].get(x, 0) < 0]
+        for cp, bp, sp_ in pos:
+            for cn, bn, sn in neg:
+                kp, kn = cp[x], -cn[x]
+                coef = {y: cp.get(y, 0) * kn + cn.get(y, 0) * kp for y in {*cp, *cn}
+                        if y != x}
+                keep.append((coef, bp * kn + bn * kp, sp_ or sn))
+        rows = keep
+    return all(b > 0 or (b == 0 and not strict) for c, b, strict in rows
+               if all(k == 0 for k in c.values()))
 
 
 def _cubes(bdd, u):

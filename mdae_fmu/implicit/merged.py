@@ -14,15 +14,17 @@ one row per equation and one unknown per variable:
 
 * row e is F_e^(c_e) for the current mode's c_e and branch of its if-expressions, a
   `sympy.Piecewise` whose conditions are *selection flags* (Integer slots set from BDD walks
-  at each mode change, like the activity flags);
+  at each mode change, like the activity flags); the branches of an if-equation, each an
+  equation of its own that exists in some modes, share one row (`row_groups`);
 * the unknown of a variable whose offset changes with the mode is a proxy ``w_x`` standing
   for its leading instance x^(d_x) of the current mode: row pieces are split by the offsets
   of the variables they read and, in each piece, x^(d_x) is replaced by ``w_x``; the C copies
   the leading instance's slot into ``w_x`` before the solve (the Newton guess) and ``w_x``
   back into that slot after it. Lower instances x^(k), k < d_x, are the states they are in
   that mode. The Jacobian in the proxies is therefore, in every mode, the Jacobian of that
-  mode's index-reduced system in its leading unknowns, solved as one dense system (LU with
-  pivoting, the runtime's Newton block);
+  mode's index-reduced system in its leading unknowns, solved as one system (from 12
+  unknowns by the runtime's sparse LU kept while the mode does not change,
+  templates/mdae_sparse.c, docs/decisions.md §16);
 * the restart row of a piece is the local restart of `mdae_fmu.implicit.schedule` with the
   piece's offsets, its unknown the proxy ``r_x`` of X+ = x^(d_x - 1) (d_x >= 1) or the
   impulse ζ_x (d_x = 0), scattered likewise;
@@ -127,37 +129,73 @@ def restart_row(r, dval, table, xleft, zeta, h):
 def merged_block(ctx: MergeContext, eqs, unk, formula):
     """The variant tuple of `mdae_fmu.implicit.schedule.guarded_schedule` for ONE block solving
     ``unk`` from ``eqs`` in the modes of ``formula`` (module docstring), with its `Selection`
-    as a ninth entry; None when the component cannot be one block: the counts differ, an
-    equation does not exist in all its modes, or it reads a variable whose offset changes
-    with the mode that it does not solve."""
+    as a ninth entry; None when the component cannot be one block: its equations do not fall
+    into as many rows as it has unknowns (`row_groups`), or it reads a variable whose offset
+    changes with the mode that it does not solve."""
     ia = ctx.ia
-    bdd = ia.space.bdd
     row_of = {e: i for i, e in enumerate(ia.graph.rows)}
     col_of = {n: j for j, n in enumerate(ia.graph.cols)}
     read = {ia.graph.cols[j] for e in eqs for j in ia.graph.sig[row_of[e]]}
-    if len(unk) != len(eqs) or (read & ctx.multi) - set(unk):
+    if (read & ctx.multi) - set(unk):
         return None
-    for e in eqs:
-        covered = bdd.false
-        for f in ia.c[row_of[e]].values():
-            covered |= f
-        if formula & ~covered != bdd.false:
-            return None
+    groups = row_groups(ia, eqs, formula)
+    if groups is None or len(groups) != len(unk):
+        return None
     dcase = {u: {v: f & formula for v, f in ia.d[col_of[u]].items()
-                 if f & formula != bdd.false} for u in unk}
+                 if f & formula != ia.space.bdd.false} for u in unk}
     proxy = {u: sp.Symbol(f"mdae_w_{ctx.var_id[u]}") for u in unk if len(dcase[u]) > 1}
     rproxy = {u: sp.Symbol(f"mdae_rw_{ctx.var_id[u]}") for u in proxy}
     top_rows, restart_rows, cons, when = [], [], [], []
     reads: set[int] = set()
+    for group in groups:
+        pieces, rpieces = [], []
+        for e in group:
+            top, rst, low = _equation_rows(ctx, e, formula, proxy, rproxy, set(unk), reads)
+            pieces += top
+            rpieces += rst
+            for fk, row in low:
+                cons.append(row)
+                when.append(None if fk == formula else ctx.flag(fk))
+        top_rows.append(piecewise(pieces))
+        restart_rows.append(piecewise(rpieces))
+    return _assemble(ctx, [e for g in groups for e in g], unk, formula, proxy, rproxy, dcase,
+                     top_rows, restart_rows, cons, when, reads)
+
+
+def row_groups(ia, eqs, formula) -> list[tuple[str, ...]] | None:
+    """The rows of a merged block: each equation that exists in every mode of ``formula`` is
+    a row; the others are grouped so that the equations of a group exist in disjoint sets of
+    modes that together cover ``formula`` (the branches of an if-equation: a clutch's
+    ``w_a = w_b`` where it is engaged and ``tau = 0`` where it is not), a row being the one
+    member that exists in the current mode. When every mode's system is square (the
+    analysis's perfect matching), a grouping into as many rows as unknowns makes the merged
+    block square in every mode, its Jacobian that mode's up to the order of the rows. First
+    fit, the equations in the model's order; None when a group does not cover ``formula``."""
+    bdd = ia.space.bdd
+    F = bdd.false
+    row_of = {e: i for i, e in enumerate(ia.graph.rows)}
+    groups: list[list] = []              # [members, the union of their modes]
+    out: list[tuple[str, ...]] = []
     for e in eqs:
-        top, rst, low = _equation_rows(ctx, e, formula, proxy, rproxy, set(unk), reads)
-        top_rows.append(top)
-        restart_rows.append(rst)
-        for fk, row in low:
-            cons.append(row)
-            when.append(None if fk == formula else ctx.flag(fk))
-    return _assemble(ctx, eqs, unk, formula, proxy, rproxy, dcase, top_rows, restart_rows,
-                     cons, when, reads)
+        p = F
+        for f in ia.c[row_of[e]].values():
+            p |= f
+        p &= formula
+        if p == formula:
+            out.append((e,))
+            continue
+        for g in groups:
+            if g[1] & p == F:
+                g[0].append(e)
+                g[1] |= p
+                break
+        else:
+            groups.append([[e], p])
+    for members, union in groups:
+        if union != formula:
+            return None
+        out.append(tuple(members))
+    return out
 
 
 def _assemble(ctx, eqs, unk, formula, proxy, rproxy, dcase, top_rows, restart_rows, cons,
@@ -204,8 +242,9 @@ def _pieces(ctx, e, formula):
 
 
 def _equation_rows(ctx, e, formula, proxy, rproxy, mine, reads):
-    """Row, restart row and consistency rows ``[(BDD, row)]`` of equation ``e`` in the merged
-    block (module docstring); adds to ``reads`` the variables outside the block whose jump
+    """The pieces ``[(expression, flag)]`` of the row and of the restart row of equation
+    ``e`` in the modes of ``formula`` where it exists, and its consistency rows ``[(BDD,
+    row)]`` (module docstring); adds to ``reads`` the variables outside the block whose jump
     or impulse its restart reads."""
     table, cache = ctx.table, ctx.cache
     pieces, rpieces, lows = [], [], {}
@@ -245,4 +284,4 @@ def _equation_rows(ctx, e, formula, proxy, rproxy, mine, reads):
         for _, bf in lows[k]:
             fk |= bf
         cons.append((fk, piecewise([(x, ctx.flag(bf)) for x, bf in lows[k]])))
-    return piecewise(pieces), piecewise(rpieces), cons
+    return pieces, rpieces, cons

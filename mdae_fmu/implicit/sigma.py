@@ -53,16 +53,17 @@ class SymbolicMatching:
     singular: Any
 
 
-def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
-    """Maximum matching in every mode (module docstring). Equations are taken in order; each
-    is first matched greedily (highest σ first, to start close to a highest-value
-    transversal), then by one labelled breadth-first augmenting-path search for the modes left.
-    An equation not matched when its search ends is never matched later (the classical
-    argument for augmenting-path matching holds mode by mode), so the result is maximum in
-    every mode."""
+def symbolic_matching(g: LabelledGraph, order=None, domain=None) -> SymbolicMatching:
+    """Maximum matching in every mode of ``domain`` (default: the care set; module
+    docstring). Equations are taken in ``order`` (default: the model's); each is first
+    matched greedily (highest σ first, to start close to a highest-value transversal), then
+    by one labelled breadth-first augmenting-path search for the modes left. An equation not
+    matched when its search ends is never matched later (the classical argument for
+    augmenting-path matching holds mode by mode), so the result is maximum in every mode."""
     b = g.bdd
     F = b.false
     n_r, n_c = len(g.rows), len(g.cols)
+    care = g.care if domain is None else g.care & domain
     edges = [{j: g.edge(i, j) for j in g.sig[i]} for i in range(n_r)]
     match: list[dict[int, Any]] = [dict() for _ in range(n_r)]
     owner: list[dict[int, Any]] = [dict() for _ in range(n_c)]   # transpose of match
@@ -77,8 +78,8 @@ def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
         match[i][j] = match[i][j] & ~modes
         owner[j][i] = owner[j][i] & ~modes
 
-    for i0 in range(n_r):
-        todo = g.present[i0] & g.care
+    for i0 in (range(n_r) if order is None else order):
+        todo = g.present[i0] & care
         # greedy, highest order first
         for j, _s, f in sorted(((j, s, f) for j, cs in g.sig[i0].items() for s, f in cs.items()),
                               key=lambda t: -t[1]):
@@ -144,9 +145,45 @@ def symbolic_matching(g: LabelledGraph) -> SymbolicMatching:
         unmatched_rows |= todo & ~done
     singular = unmatched_rows
     for j in range(n_c):
-        singular |= g.care & ~matched[j]
+        singular |= care & ~matched[j]
     match = [{j: f for j, f in row.items() if f != F} for row in match]
-    return SymbolicMatching(match, singular & g.care)
+    return SymbolicMatching(match, singular & care)
+
+
+def by_degree(g: LabelledGraph) -> list[int]:
+    """The equations by increasing number of unknowns they read (ties in the model's
+    order): the matching order of `transversal`'s first pass. An equation with one or two
+    candidates (an ideal clutch's ``w_a = w_b``, a switch's ``i = 0``) takes its unknown
+    before an equation with many options claims it, so augmenting paths stay short: taken
+    in the model's order, each engaged clutch of a drive line re-routed the matching along
+    the whole run of engaged clutches before it (O(n^2) labelled searches)."""
+    return sorted(range(len(g.rows)), key=lambda i: len(g.sig[i]))
+
+
+def transversal(g: LabelledGraph):
+    """``(SymbolicMatching, SymbolicOffsets)``: a perfect matching in every nonsingular mode
+    and Pryce's offsets where it is a highest-value transversal. Two greedy orders are
+    tried: `by_degree` on every mode, then the model's order on the modes where the first
+    one is not a highest-value transversal (its offsets iteration finds no fixpoint:
+    `symbolic_offsets`), whose matching there replaces the first one's; the modes still
+    undecided are left to the caller. Which order gives a highest-value transversal depends
+    on the model (the drive line and the RLC ladders by degree, the fault chain in the
+    model's order); each pass costs one labelled matching."""
+    b = g.bdd
+    m = symbolic_matching(g, by_degree(g))
+    off = symbolic_offsets(g, m)
+    if off.undecided == b.false:
+        return m, off
+    u = off.undecided
+    m2 = symbolic_matching(g, None, u)
+    match = []
+    for row, row2 in zip(m.match, m2.match):
+        merged = {j: f & ~u for j, f in row.items() if f & ~u != b.false}
+        for j, f in row2.items():
+            merged[j] = merged.get(j, b.false) | f
+        match.append(merged)
+    combined = SymbolicMatching(match, (m.singular & ~u) | m2.singular)
+    return combined, symbolic_offsets(g, combined)
 
 
 def case_max(bdd, cases) -> Case:

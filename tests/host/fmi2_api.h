@@ -38,6 +38,19 @@ static void host_logger(fmi2ComponentEnvironment env, fmi2String instanceName,
 static const fmi2CallbackFunctions host_callbacks __attribute__((unused)) =
     {host_logger, calloc, free, NULL, NULL};
 
+/* A check of a host: when it fails, where and why go to stderr and host_failures counts it. */
+static int host_failures __attribute__((unused)) = 0;
+
+#define HOST_CHECK(cond, ...)                                      \
+    do {                                                           \
+        if (!(cond)) {                                             \
+            fprintf(stderr, "FAIL (%s:%d): ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                          \
+            fprintf(stderr, "\n");                                 \
+            host_failures++;                                       \
+        }                                                          \
+    } while (0)
+
 typedef struct {
     /* common */
     fmi2InstantiateTYPE *instantiate;
