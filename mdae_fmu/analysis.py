@@ -211,9 +211,13 @@ def initial_mode(model: Model) -> tuple[dict | None, str | None]:
     (`mdae_fmu.modes.explore.initialization_check`, docs/decisions.md §3)."""
     from .modes.explore import initialization_check
     from .modes.normalize import normalize
+    from .diagnostics import MdaeError
     from .modes.runs import sigma_of_mode
-    system = normalize(model)
-    mode = system.initial_mode()
+    try:
+        system = normalize(model)
+        mode = system.initial_mode()
+    except MdaeError:
+        return None, None        # an error in the guards: the analysis' stages report it
     if mode is None:
         return None, None
     values = {g.cond: v for g, v in zip(system.guards, mode) if g.kind == "long"}

@@ -161,7 +161,10 @@ class GuardedSchedule:
     can be nonzero (`mdae_fmu.implicit.variants.impulse_outputs`), the FMU's ``impulse(v)``
     outputs; ``initial``: the guard values of the initial mode (from the start values, as
     `mdae_fmu.modes.normalize.MultimodeSystem.initial_mode`), whose consistency equations
-    join the initial system, or None when some are not known."""
+    join the initial system, or None when some are not known; ``max_offset``: the highest
+    equation offset c of the analysis in a regular mode (2 or more: a constraint on positions
+    whose restart the guarded and the per-mode FMU enter differently,
+    docs/multimode-fmu.md, "The guarded schedule")."""
     model_name: str
     guards: tuple[E.Expr, ...]
     guard_names: tuple[str, ...]
@@ -178,3 +181,4 @@ class GuardedSchedule:
     n_modes: int
     impulse_outputs: tuple[str, ...] = ()
     initial: tuple[bool, ...] | None = None
+    max_offset: int = 0

@@ -252,7 +252,9 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         flags=tuple((sym, r) for (sym, _), r in zip(flags, flag_roots)),
         proxies=tuple(ctx.proxies), rproxies=tuple(ctx.rproxies), n_modes=ia.n_modes,
         impulse_outputs=impulse_outputs(out, tuple(cols), xleft, zeta),
-        initial=_initial_bits(space, initial))
+        initial=_initial_bits(space, initial),
+        max_offset=max((v for case in ia.c for v, f in case.items() if f & regular != F),
+                       default=0))
 
 
 def _initial_bits(space, initial: dict | None) -> tuple[bool, ...] | None:
