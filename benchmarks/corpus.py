@@ -229,16 +229,16 @@ def _full_run(entry: dict, a) -> dict:
             "message": _first_line(err[-1] if err else f"exit code {p.returncode}")}
 
 
-_BEGIN, _END = "<!-- corpus table: begin -->", "<!-- corpus table: end -->"
-
-
-def write_markdown(path: Path, table: str) -> None:
-    """Write ``table`` to ``path``, between the begin/end markers when the file has them (the
-    hand-written part of docs/corpus.md stays)."""
+def write_markdown(path: Path, table: str, name: str = "") -> None:
+    """Write ``table`` to ``path``, between the begin/end markers (``<!-- corpus table NAME:
+    begin -->``, without NAME for the main table) when the file has them (the hand-written
+    part of docs/corpus.md stays)."""
+    label = f"corpus table {name}".rstrip()
+    begin, end = f"<!-- {label}: begin -->", f"<!-- {label}: end -->"
     text = path.read_text() if path.exists() else ""
-    if _BEGIN in text and _END in text:
-        head, rest = text.split(_BEGIN, 1)
-        text = head + _BEGIN + "\n" + table + rest[rest.index(_END):]
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + begin + "\n" + table + rest[rest.index(end):]
     else:
         text = table
     path.write_text(text)
@@ -261,6 +261,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--json", type=Path, help="write the results as JSON")
     ap.add_argument("--markdown", type=Path, help="write the table as Markdown")
+    ap.add_argument("--table", default="", help="the name of the table's markers in the "
+                    "--markdown file (e.g. 'bm': '<!-- corpus table bm: begin -->')")
     ap.add_argument("--reuse", type=Path, help="JSON of an earlier full run: a model whose "
                     "import and analysis come out the same is not exported and simulated again")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -298,7 +300,7 @@ def main(argv=None) -> int:
     if a.json:
         a.json.write_text(json.dumps(results, indent=1))
     if a.markdown:
-        write_markdown(a.markdown, summary(results) + "\n\n" + markdown(results))
+        write_markdown(a.markdown, summary(results) + "\n\n" + markdown(results), a.table)
     return 0
 
 

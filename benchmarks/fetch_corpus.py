@@ -14,7 +14,11 @@ service at the pinned commit. Extraction ("extract" in the manifest):
 * ``mos-instantiate``: the flat text that ``instantiateModel(model)`` printed in the result
   block of a ``.mos`` test that instantiates several library models (OpenModelica's
   ``simulation/libraries/msl31`` tests: the Modelica Standard Library 3.1 examples): the
-  string from its opening quote (the functions omc printed before the class) to ``end model;``.
+  string from its opening quote (the functions omc printed before the class) to ``end model;``;
+* ``base-modelica``: the Base Modelica text omc printed (``-f``, ``--baseModelica``) in the
+  result block of a test, as a file or as the string an ``instantiateModel`` call returned:
+  from the line ``//! base ...`` to the ``end 'P';`` of its ``package 'P'`` (string escapes
+  undone when it was a string).
 
 ``benchmarks/corpus.py`` then reads the class ``model`` of that text.
 
@@ -58,7 +62,7 @@ def extract(text: str, how: str, model: str | None = None) -> str:
         if not found:
             raise ValueError(f"no loadString(...) defining {model!r}")
         return found[-1]
-    if how not in ("result-block", "mos-instantiate"):
+    if how not in ("result-block", "mos-instantiate", "base-modelica"):
         raise ValueError(f"unknown extraction {how!r}")
     m = _RESULT_RE.search(text)
     if not m:
@@ -66,6 +70,8 @@ def extract(text: str, how: str, model: str | None = None) -> str:
     lines = [ln[3:] if ln.startswith("// ") else ln[2:] for ln in m.group(1).splitlines()]
     if how == "mos-instantiate":
         return _instantiated(lines, model or "")
+    if how == "base-modelica":
+        return _base_modelica(lines)
     body = "\n".join(lines)
     end = _END_RE.search(body)
     if not end:
@@ -87,6 +93,26 @@ def _instantiated(lines: list[str], model: str) -> str:
     text = "\n".join([lines[start][1:], *lines[start + 1:end + 1]]) + "\n"
     # omc prints the result as a Modelica string: some tests record it with its escapes
     return _unescape(text) if '\\"' in text else text
+
+
+def _base_modelica(lines: list[str]) -> str:
+    """The Base Modelica package printed among the result block's ``lines`` (module
+    docstring, ``base-modelica``)."""
+    head = next((k for k, ln in enumerate(lines) if ln.lstrip('"').startswith("//! base")),
+                None)
+    if head is None:
+        raise ValueError("the result block has no '//! base' line")
+    quoted = lines[head].startswith('"')
+    pkg = next((re.match(r"package\s+('(?:[^'\\]|\\.)*'|\w+)", ln) for ln in lines[head:]
+                if ln.startswith("package")), None)
+    if pkg is None:
+        raise ValueError("no 'package' after the '//! base' line")
+    end = next((k for k in range(head, len(lines))
+                if lines[k].rstrip() == f"end {pkg.group(1)};"), None)
+    if end is None:
+        raise ValueError(f"no 'end {pkg.group(1)};' closing the package")
+    text = "\n".join([lines[head].lstrip('"'), *lines[head + 1:end + 1]]) + "\n"
+    return _unescape(text) if quoted else text
 
 
 def source_text(entry: dict, clones: dict[str, Path]) -> str:

@@ -1,5 +1,10 @@
-"""Fuzzing of the whole pipeline: mutated models through ``mdae-fmu analyze`` and
-``mdae-fmu export`` (issue 15, item 5; the short version is tests/test_export_fuzz.py).
+"""Fuzzing of what the tool reads, each kind of input (a *surface*) through the command that
+reads it: mutated models through ``mdae-fmu analyze`` and ``export`` (``--surface model``,
+issue 15, item 5; the short version is tests/test_export_fuzz.py), and (issue 25) saved
+analyses through ``export --from-json`` (``saved``, `SavedAnalysisSurface`), FMU archives
+through ``info`` and ``simulate`` (``fmu``, `FmuSurface`), reference CSVs through ``compare``
+(``csv``, `CsvSurface`). ``--surface all`` runs them all. What follows describes the model
+surface; each surface's class says what it mutates and what it counts as a failure.
 
 Inputs: small seed models (one-mode, when-clauses with restarts, Integer and Boolean discrete
 variables, guarded equations, parameter bindings, descriptions and units), mutated by
@@ -10,7 +15,8 @@ finite value, a control character in a description or unit, an experiment annota
 odd values).
 
 Each input runs through the command line's ``main`` in this process (its stdout and stderr
-captured), analyze then export (Model Exchange), each under a SIGALRM time limit. Counted:
+captured), analyze then export (Model Exchange), each under a time limit (`time_limit`:
+CPU seconds of this process, and ten times as many seconds of wall time). Counted:
 
 * tracebacks: exit code 3 (the command line's internal error) or any exception out of main;
 * hangs: a run over the time limit;
@@ -22,8 +28,10 @@ captured), analyze then export (Model Exchange), each under a SIGALRM time limit
 * the exit codes of both commands, and the messages of the refusals (first line, without the
   file name), by frequency.
 
-Usage: ``python benchmarks/fuzz_export.py [--n 1000] [--seed 1] [--timeout 120] [--json OUT]``.
-The acceptance of issue 15: 0 tracebacks, 0 hangs, 0 gcc failures for >= 1000 inputs.
+Usage: ``python benchmarks/fuzz_export.py [--surface model|saved|fmu|csv|all|A,B] [--n 1000]
+[--seed 1] [--timeout 120] [--json OUT]``. The acceptance of issue 15: 0 tracebacks, 0 hangs,
+0 gcc failures for >= 1000 inputs; of issue 25: >= 2000 runs over the surfaces of untrusted
+files, 0 tracebacks, 0 hangs, 0 wrong exit codes (README, "Hostile input").
 """
 
 from __future__ import annotations
@@ -31,14 +39,19 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import csv
 import io
 import json
+import math
 import random
 import re
+import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 SEEDS = {
@@ -204,31 +217,48 @@ def mutants(n: int, seed: int) -> list[tuple[str, str]]:
 
 
 class Hang(BaseException):
-    """A run exceeded its time limit (raised by SIGALRM; not an Exception, so the command
-    line's catch-all does not take it)."""
+    """A run exceeded its time limit (raised by SIGPROF or SIGALRM; not an Exception, so the
+    command line's catch-all does not take it)."""
 
 
 def _on_alarm(signum, frame):
     raise Hang()
 
 
+#: Wall time a run may take, in multiples of its CPU time limit: the machine is shared, and a
+#: run waiting for a processor is not hanging.
+WALL_FACTOR = 10
+
+
+@contextlib.contextmanager
+def time_limit(timeout: float):
+    """`Hang` after ``timeout`` seconds of this process's CPU time (SIGPROF), or after
+    `WALL_FACTOR` times as many seconds of wall time (SIGALRM)."""
+    previous = {s: signal.signal(s, _on_alarm) for s in (signal.SIGPROF, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_PROF, timeout)
+    signal.setitimer(signal.ITIMER_REAL, timeout * WALL_FACTOR)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
 def run_cli(args: list[str], timeout: float) -> tuple[int | str, str]:
     """``mdae-fmu ARGS`` in this process: (exit code, or "traceback"/"hang", stderr)."""
     from mdae_fmu.cli import main
     err = io.StringIO()
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        with time_limit(timeout), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(err):
             code = main(args)
     except Hang:
         code = "hang"
     except BaseException as exc:      # noqa: BLE001 - counted, the point of the benchmark
         code = "traceback"
         err.write(f"{type(exc).__name__}: {exc}")
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
     return code, err.getvalue()
 
 
@@ -290,36 +320,902 @@ def summarize(records: list[dict]) -> dict:
     }
 
 
+def model_failure(rec: dict) -> str | None:
+    """Why a record of the model surface is a failure (module docstring), else None."""
+    if rec.get("traceback"):
+        return "traceback"
+    if "hang" in (rec["analyze"], rec["export"]):
+        return "hang"
+    if rec["gcc_failure"]:
+        return "gcc failure"
+    if rec.get("invalid_fmu"):
+        return "invalid FMU"
+    return None
+
+
+# --- the harness: surfaces ---------------------------------------------------------------------
+
+class Surface:
+    """One kind of input the tool reads. A surface makes ``n`` inputs from a seed
+    (`inputs`: ``(label, data)`` pairs, reproducible), runs one through the command that
+    reads it (`run`: a record, a dict with ``seconds``), says whether a record is a failure
+    (`failure`: the reason, or None) and sums its records up (`summarize`). `main` runs the
+    surfaces asked for, each for ``--n`` inputs, and exits 1 when any record is a failure."""
+    name = ""
+
+    def inputs(self, n: int, seed: int) -> list[tuple[str, object]]:
+        raise NotImplementedError
+
+    def run(self, label: str, data, workdir: Path, timeout: float) -> dict:
+        raise NotImplementedError
+
+    def failure(self, rec: dict) -> str | None:
+        raise NotImplementedError
+
+    def summarize(self, records: list[dict]) -> dict:
+        raise NotImplementedError
+
+
+class ModelSurface(Surface):
+    """Mutated models through ``analyze`` and ``export`` (`mutate`, `fuzz_one`)."""
+    name = "model"
+
+    def inputs(self, n, seed):
+        return mutants(n, seed)
+
+    def run(self, label, data, workdir, timeout):
+        return fuzz_one(label, data, workdir, timeout)
+
+    def failure(self, rec):
+        return model_failure(rec)
+
+    def summarize(self, records):
+        return summarize(records)
+
+
+SURFACES: dict[str, type[Surface]] = {"model": ModelSurface}
+
+
+def register(cls: type[Surface]) -> type[Surface]:
+    """Class decorator: add a surface to `SURFACES` under its ``name``."""
+    SURFACES[cls.name] = cls
+    return cls
+
+
+# --- saved analyses ----------------------------------------------------------------------------
+
+#: The reference models whose saved analyses are mutated (one mode with restarts, multimode with
+#: impulsive restarts, index reduction, a staircase of modes), and a model with user functions.
+SAVED_SEEDS = ["BouncingBall", "ClutchBasic", "CupAndBallElastic", "Pendulum", "Stair"]
+FUNCTION_SEED = '''function constraint "x^2 + y^2 - L^2, with its derivative given"
+  input Real x;
+  input Real y;
+  input Real L;
+  output Real c;
+algorithm
+  c := x * x + y * y - L * L;
+  annotation(derivative(zeroDerivative = L) = constraintDer, Inline = false);
+end constraint;
+
+function constraintDer
+  input Real x;
+  input Real y;
+  input Real L;
+  input Real dx;
+  input Real dy;
+  output Real dc;
+protected
+  Real s;
+algorithm
+  s := 0;
+  for i in 1:2 loop
+    s := s + 1;
+  end for;
+  dc := 2 * x * dx + 2 * y * dy;
+end constraintDer;
+
+class P
+  parameter Real L = 1;
+  parameter Real g = 9.81;
+  Real x(start = 1, fixed = true);
+  Real y(start = 0);
+  Real vx(start = 0, fixed = true);
+  Real vy;
+  Real lam;
+equation
+  der(x) = vx;
+  der(y) = vy;
+  der(vx) = -lam * x;
+  der(vy) = -lam * y - g;
+  0 = constraint(x, y, L);
+end P;
+'''
+#: Text that runs code if anything evaluates it; MARKER is replaced by a path that must not
+#: exist after the run.
+CODE = ["__import__('os').system('touch MARKER')", "exec(\"open('MARKER', 'w')\")",
+        "Symbol('x').__class__.__init__.__globals__['__builtins__']['open']('MARKER', 'w')"]
+_MUTATIONS = ["swap", "swap", "delete field", "delete item", "retype", "retype", "nest",
+              "deep expression", "huge", "huge", "rename", "rename", "reference", "class",
+              "head", "inject", "inject", "duplicate", "power", "big integer", "tweak",
+              "tweak"]
+
+
+def saved_seeds() -> dict[str, dict]:
+    """The ``saved_analysis`` value of each seed model, analysed in this process."""
+    from mdae_fmu import api
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.saved import save
+    root = Path(__file__).resolve().parent.parent / "reference_models"
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="mdae_fuzz_seed_") as tmp:
+        fn = Path(tmp) / "P.mo"
+        fn.write_text(FUNCTION_SEED)
+        for path in [root / f"{m}.mo" for m in SAVED_SEEDS] + [fn]:
+            model = api.load(path)
+            out[path.stem if path != fn else "Functions"] = save(model, analyze(model))
+    return out
+
+
+def _slots(j, path=""):
+    """Every value of the JSON tree ``j`` as ``(container, key, value, path)``."""
+    stack = [(j, path)]
+    while stack:
+        v, p = stack.pop()
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) \
+            else ()
+        for k, x in items:
+            q = f"{p}.{k}" if isinstance(v, dict) else f"{p}[{k}]"
+            yield v, k, x, q
+            if isinstance(x, (dict, list)):
+                stack.append((x, q))
+
+
+def mutate_saved(rng: random.Random, sa: dict, marker: str) -> tuple[str, str, bool]:
+    """One random edit of the ``saved_analysis`` value ``sa`` (a copy is edited), the digest
+    computed again: ``(file text, description, must_fail)``; ``must_fail`` when no valid file
+    can result (a missing field, a value of another JSON type, a number beyond the limits).
+    Numbers and nestings json.dumps cannot write go in as raw text (`_dump`)."""
+    from mdae_fmu.saved import digest
+    sa = json.loads(json.dumps(sa))
+    raws: list[str] = []
+
+    def raw(text: str) -> str:
+        raws.append(text)
+        return f"@@RAW{len(raws) - 1}@@"
+
+    payload = sa["payload"]
+    slots = list(_slots(payload, "payload"))
+    leaves = [s for s in slots if not isinstance(s[2], (dict, list))]
+    kind = rng.choice(_MUTATIONS)
+    must_fail = False
+    what = kind
+    if kind == "swap":
+        a = rng.choice(leaves)
+        same = [s for s in leaves if type(s[2]) is type(a[2]) and s[2] != a[2]]
+        if same:
+            b = rng.choice(same)
+            a[0][a[1]], b[0][b[1]] = b[2], a[2]
+            what = f"swap {a[3]} <-> {b[3]}"
+    elif kind == "delete field":
+        fields = [s for s in slots if s[1] == "f" and isinstance(s[2], dict) and s[2]]
+        c, k, f, p = rng.choice(fields)
+        name = rng.choice(list(f))
+        del f[name]
+        what, must_fail = f"delete {p}.{name}", True
+    elif kind in ("delete item", "duplicate"):
+        lists = [s for s in slots if isinstance(s[2], list) and s[2]]
+        c, k, lst, p = rng.choice(lists)
+        i = rng.randrange(len(lst))
+        if kind == "duplicate":
+            lst.insert(i, json.loads(json.dumps(lst[i])))
+        else:
+            del lst[i]
+        what = f"{kind} {p}[{i}]"
+    elif kind == "retype":
+        c, k, v, p = rng.choice(leaves)
+        options = ["text", [], {"k": 1}] if not isinstance(v, str) else [7, [], {"k": 1}]
+        c[k] = rng.choice(options)
+        # null is the value of an optional field, which may hold a string
+        what, must_fail = f"retype {p}: {v!r} -> {c[k]!r}", v is not None or c[k] != "text"
+    elif kind == "nest":
+        c, k, v, p = rng.choice(slots)
+        levels = rng.choice([3, 1200, 200_000])
+        c[k] = raw("[" * levels + json.dumps(v) + "]" * levels)
+        what, must_fail = f"nest {p} in {levels} lists", True
+    elif kind == "deep expression":
+        exprs = [s for s in slots if isinstance(s[2], dict) and "$e" in s[2]]
+        c, k, v, p = rng.choice(exprs)
+        levels = rng.choice([100, 200, 400, 2000])
+        v["$e"] = raw('["un", "-", ' * levels + json.dumps(v["$e"]) + "]" * levels)
+        what, must_fail = f"deep expression {p} ({levels} levels)", levels > 300
+    elif kind in ("huge", "big integer"):
+        nums = [s for s in leaves if type(s[2]) in (int, float)]
+        c, k, v, p = rng.choice(nums)
+        new = rng.choice(["10" + "0" * 400, "3000000000", str(-2 ** 70), "1e400", "1e308",
+                          "9" * 5000, "2" + "0" * 300, "-1", "0"]) if kind == "huge" \
+            else rng.choice(["1" + "0" * 300, str(2 ** 1023 + 1), str(-(2 ** 1023)), "0"])
+        c[k] = raw(new)
+        what = f"number {p}: {v!r} -> {new[:20]}{'...' if len(new) > 20 else ''}"
+        must_fail = new in ("10" + "0" * 400, "1e400", "9" * 5000)
+    elif kind == "tweak":
+        ints = [s for s in leaves if type(s[2]) is int and s[1] not in ("#", "@")]
+        c, k, v, p = rng.choice(ints)
+        c[k] = rng.choice([v + 1, v - 1, -1, 0, 2, 7, 1000, 2 ** 40])
+        what = f"number {p}: {v} -> {c[k]}"
+    elif kind == "rename":
+        c, k, v, p = rng.choice([s for s in leaves if isinstance(s[2], str)])
+        strings = [s[2] for s in leaves if isinstance(s[2], str) and s[2] != v]
+        c[k] = rng.choice(strings + ["renamed", "", "x" * 70000])
+        what = f"rename {p}: {v!r} -> {c[k][:30]!r}"
+    elif kind == "reference":
+        refs = [s for s in slots if isinstance(s[2], dict) and "@" in s[2]]
+        if refs:
+            c, k, v, p = rng.choice(refs)
+            top = max(s[2]["#"] for s in slots if isinstance(s[2], dict) and "#" in s[2])
+            v["@"] = rng.choice([-1, 0, v["@"] + 1, v["@"] - 1, top + 5, rng.randrange(top)])
+            what = f"reference {p}: -> {v['@']}"
+    elif kind == "class":
+        objs = [s for s in slots if isinstance(s[2], dict) and "$o" in s[2]]
+        c, k, v, p = rng.choice(objs)
+        names = sorted({s[2]["$o"] for s in objs} - {v["$o"]}) + ["os:system", "builtins.eval"]
+        old, v["$o"] = v["$o"], rng.choice(names)
+        what, must_fail = f"class {p}: {old} -> {v['$o']}", True
+    elif kind == "head":
+        heads = [s for s in slots if isinstance(s[2], list) and s[2] and isinstance(s[2][0], str)
+                 and s[2][0] in _SYMPY_HEADS]
+        if heads:
+            c, k, v, p = rng.choice(heads)
+            old, v[0] = v[0], rng.choice(sorted(_SYMPY_HEADS) + ["ImmutableDenseMatrix",
+                                                                  "Lambda", "eval"])
+            what = f"sympy head {p}: {old} -> {v[0]}"
+    elif kind == "inject":
+        code = rng.choice(CODE).replace("MARKER", marker)
+        spots = [s for s in slots if isinstance(s[2], dict) and "$sp" in s[2]]
+        where = rng.choice(["string", "sympy", "tuple"])
+        if where == "string" or not spots:
+            c, k, v, p = rng.choice([s for s in leaves if isinstance(s[2], str)])
+            c[k] = code
+            what = f"inject code in the string {p}"
+        else:
+            c, k, v, p = rng.choice(spots)
+            v["$sp"] = code if where == "sympy" else ["Tuple", code] if rng.random() < 0.5 \
+                else ["Symbol", code, {}]
+            what = f"inject code in the sympy expression {p} ({where})"
+            must_fail = where == "sympy" or v["$sp"][0] == "Tuple"
+    elif kind == "power":
+        spots = [s for s in slots if isinstance(s[2], dict) and "$sp" in s[2]]
+        c, k, v, p = rng.choice(spots)
+        ex = rng.choice([3000000000, 10001, 2, -10 ** 6])
+        base = rng.choice([v["$sp"], 3, ["Rational", 1, 3], 10 ** 300])
+        v["$sp"] = ["Pow", base, ex]
+        what = f"power {p}: exponent {ex}"
+        must_fail = abs(ex) > 10_000 or not isinstance(base, list) and ex != 2
+    try:            # Python's json cannot read back every raw text: the digest stays stale
+        sa["sha256"] = digest(json.loads(_dump(sa, raws))["saved_analysis"]["payload"])
+    except (ValueError, RecursionError):
+        pass
+    return _dump(sa, raws), what, must_fail
+
+
+_SYMPY_HEADS = {"Add", "Mul", "Pow", "Symbol", "Rational", "Float", "Equality", "sin", "cos",
+                "Piecewise", "ExprCondPair", "Max", "Min", "Abs", "Derivative", "Tuple", "call",
+                "opaque"}
+
+
+def _dump(value: dict, raws: list[str]) -> str:
+    """JSON text of a saved analysis file, the raw texts of `mutate_saved` put in place."""
+    text = json.dumps({"saved_analysis": value})
+    return re.sub(r'"@@RAW(\d+)@@"', lambda m: raws[int(m.group(1))], text)
+
+
+@register
+class SavedAnalysisSurface(Surface):
+    """Mutated saved analyses of the reference models through ``export --from-json``
+    (`mutate_saved`). Each run first reads the file with `mdae_fmu.saved.load_file`, then
+    runs the command. A failure: a traceback (exit 3 or an exception), a hang, a file
+    refused by the reader but not with exit 2 and a message starting with the file's name,
+    a file read although ``must_fail``, exit 1 unless the analysis read is a rejection,
+    any other exit code, and the marker file of a code-execution payload existing after
+    the run."""
+    name = "saved"
+
+    def inputs(self, n, seed):
+        rng = random.Random(seed)
+        seeds = saved_seeds()
+        names = sorted(seeds)
+        marker = str(Path(tempfile.gettempdir()) / f"mdae_fuzz_marker_{seed}")
+        out = []
+        for k in range(n):
+            name = names[k % len(names)]
+            text, what, must_fail = mutate_saved(rng, seeds[name], marker)
+            out.append((f"{name}: {what}", (text, must_fail, marker)))
+        return out
+
+    def run(self, label, data, workdir, timeout):
+        text, must_fail, marker = data
+        src = workdir / "saved.json"
+        src.write_text(text, encoding="utf-8")
+        fmu = workdir / "out.fmu"
+        fmu.unlink(missing_ok=True)
+        Path(marker).unlink(missing_ok=True)
+        rec: dict = {"input": label, "must_fail": must_fail, "path": str(src)}
+        t0 = time.perf_counter()
+        rec["read"], rec["accepted"] = _read_saved(src, timeout)
+        code, err = run_cli(["export", "--from-json", str(src), "-o", str(fmu)], timeout)
+        rec["seconds"] = round(time.perf_counter() - t0, 3)
+        rec["export"] = code
+        rec["stderr"] = err[-1500:]
+        rec["message"] = _message(err.replace(str(src), "FILE"))
+        rec["marker"] = Path(marker).exists()
+        Path(marker).unlink(missing_ok=True)
+        return rec
+
+    def failure(self, rec):
+        code, read = rec["export"], rec["read"]
+        if rec["marker"]:
+            return "code ran (the marker file exists)"
+        if code in ("traceback", 3) or read == "traceback":
+            return "traceback"
+        if "hang" in (code, read):
+            return "hang"
+        if read != "ok":
+            if code != 2:
+                return f"refused by the reader but exit {code}"
+            if not rec["stderr"].startswith(rec["path"] + ":"):
+                return "refusal without the file's name"
+            return None
+        if rec["must_fail"]:
+            return "an invalid file was read"
+        if code == 1 and rec["accepted"]:
+            return "exit 1 for an analysis that accepts the model"
+        if code not in (0, 1):
+            return f"exit {code} after the file was read"
+        return None
+
+    def summarize(self, records):
+        def count(pred):
+            return sum(1 for r in records if pred(r))
+        fails = collections.Counter(self.failure(r) for r in records if self.failure(r))
+        return {
+            "runs": len(records),
+            "failures": sum(fails.values()),
+            "failure_kinds": dict(fails),
+            "tracebacks": fails.get("traceback", 0),
+            "hangs": fails.get("hang", 0),
+            "wrong_exit_codes": sum(v for k, v in fails.items()
+                                    if k not in ("traceback", "hang")),
+            "code_executed": fails.get("code ran (the marker file exists)", 0),
+            "refused": count(lambda r: r["read"] != "ok"),
+            "must_fail": count(lambda r: r["must_fail"]),
+            "exit_codes": dict(collections.Counter(str(r["export"]) for r in records)),
+            "exported_fmus": count(lambda r: r["export"] == 0),
+            "slowest_run_s": max((r["seconds"] for r in records), default=0.0),
+            "total_s": round(sum(r["seconds"] for r in records), 1),
+            "messages": dict(collections.Counter(r["message"] for r in records
+                                                 if r["message"]).most_common(25)),
+        }
+
+
+def _read_saved(path: Path, timeout: float) -> tuple[str, bool | None]:
+    """``mdae_fmu.saved.load_file(path)`` in this process: ("ok", whether the analysis
+    accepts the model), ("refused", None), ("traceback", None) or ("hang", None)."""
+    from mdae_fmu.saved import SavedAnalysisError, load_file
+    try:
+        with time_limit(timeout):
+            _, analysis = load_file(path)
+        return "ok", bool(analysis.accepted)
+    except SavedAnalysisError:
+        return "refused", None
+    except Hang:
+        return "hang", None
+    except BaseException:      # noqa: BLE001 - counted, the point of the benchmark
+        return "traceback", None
+
+
+# --- FMUs --------------------------------------------------------------------------------------
+
+#: The seed models exported as the FMU surface's seeds, with the interfaces exported.
+FMU_SEEDS = {"Decay": "me", "Ball": "both"}
+#: ``simulate --timeout`` of the FMU and CSV surfaces (wall seconds): a mutated FMU that loops
+#: or integrates for ever must end as a failed simulation (exit 1) within it.
+SIM_TIMEOUT = 5.0
+#: Values put in an attribute of modelDescription.xml (`mutate_fmu`).
+ATTRIBUTE_VALUES = ["", "-1", "0", "4294967296", "99999999999999999999", "1e400", "-1e400",
+                    "nan", "inf", "abc", "1e-300", "\u0001", "&amp;", "x" * 5000, "2.5",
+                    "true", "local", "parameter", "continuous", "{00000000-0000}"]
+#: DOCTYPEs an FMI model description never needs: entity expansion, an external entity.
+DOCTYPES = ['<!DOCTYPE fmiModelDescription [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;'
+            '&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>',
+            '<!DOCTYPE fmiModelDescription [<!ENTITY x SYSTEM "file:///etc/passwd">]>']
+_XML_TOKEN = re.compile(r'\s+|<[/!?]?[\w:]*|/?>|"[^"]*"|=|[^\s<>="]+', re.S)
+_XML_ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
+_FMU_MUTATIONS = ["xml token", "xml token", "xml token", "xml attribute", "xml attribute",
+                  "xml attribute", "xml attribute", "xml element", "xml element", "doctype",
+                  "no description", "binary bytes", "binary bytes", "binary garbage",
+                  "no binary", "archive bytes", "archive bytes", "bomb", "traversal", "symlink",
+                  "many files", "experiment"]
+
+
+def fmu_seeds(workdir: Path) -> dict[str, bytes]:
+    """The archives of `FMU_SEEDS`, exported by the command line from `SEEDS`."""
+    out = {}
+    for name, kind in FMU_SEEDS.items():
+        src = workdir / f"{name}.mo"
+        src.write_text(SEEDS[f"{name}.mo"])
+        fmu = workdir / f"{name}.fmu"
+        code, err = run_cli(["export", str(src), "-o", str(fmu), "--fmi-type", kind], 600)
+        if code != 0:
+            raise RuntimeError(f"cannot export the seed {name}: {err}")
+        out[name] = fmu.read_bytes()
+    return out
+
+
+def _entries(archive: bytes) -> list[tuple[zipfile.ZipInfo, bytes]]:
+    with zipfile.ZipFile(io.BytesIO(archive)) as zf:
+        return [(info, zf.read(info)) for info in zf.infolist()]
+
+
+def _zip(entries: list[tuple[zipfile.ZipInfo, bytes]]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, blob in entries:
+            zf.writestr(info, blob)
+    return buf.getvalue()
+
+
+def _bomb(entries: list[tuple[zipfile.ZipInfo, bytes]]) -> bytes:
+    """The archive of ``entries`` plus 64 MiB of zeros deflated (a ratio of 1000), written in
+    chunks: the harness never holds them."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, blob in entries:
+            zf.writestr(info, blob)
+        info = zipfile.ZipInfo("resources/zeros.bin")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with zf.open(info, "w", force_zip64=True) as fh:
+            block = bytes(1 << 20)
+            for _ in range(64):
+                fh.write(block)
+    return buf.getvalue()
+
+
+def _flip(rng: random.Random, blob: bytes, count: int) -> bytes:
+    data = bytearray(blob)
+    for _ in range(count):
+        data[rng.randrange(len(data))] = rng.randrange(256)
+    return bytes(data)
+
+
+def _edit_tokens(rng: random.Random, toks: list[str]) -> list[str]:
+    """One token edit of `mutate`'s kinds: delete, duplicate, swap, truncate, random bytes."""
+    i = rng.randrange(len(toks))
+    kind = rng.choice(["delete", "duplicate", "swap", "truncate", "bytes"])
+    if kind == "delete":
+        del toks[i]
+    elif kind == "duplicate":
+        toks.insert(i, toks[i])
+    elif kind == "swap":
+        j = rng.randrange(len(toks))
+        toks[i], toks[j] = toks[j], toks[i]
+    elif kind == "truncate":
+        del toks[max(i, len(toks) // 2):]
+    else:
+        toks.insert(i, "".join(chr(rng.randrange(1, 0x2FF)) for _ in range(3)))
+    return toks
+
+
+def mutate_fmu(rng: random.Random, archive: bytes, escape: str) -> tuple[bytes, str, str]:
+    """One random edit of an FMU archive: ``(archive, description, expected)``, ``expected``
+    "refused" when the archive must be refused on reading (exit 2 for info and simulate: a
+    DOCTYPE, no model description, a zip bomb, an entry outside the folder, a link, too many
+    entries), "fails" when it may be read but cannot be simulated (no binary, or garbage in its
+    place: exit 1 or 2), else "any". ``escape`` is the path a traversal entry aims at."""
+    entries = _entries(archive)
+    names = [i.filename for i, _ in entries]
+    md = names.index("modelDescription.xml")
+    binaries = [k for k, n in enumerate(names) if n.endswith(".so")]
+    kind = rng.choice(_FMU_MUTATIONS)
+    expected, what = "any", kind
+    if kind in ("xml token", "xml attribute", "xml element", "doctype", "experiment"):
+        xml = entries[md][1].decode("utf-8")
+        if kind == "xml token":
+            xml = "".join(_edit_tokens(rng, _XML_TOKEN.findall(xml)))
+        elif kind == "xml attribute":
+            m = rng.choice(list(_XML_ATTRIBUTE.finditer(xml)))
+            value = rng.choice(ATTRIBUTE_VALUES)
+            xml = xml[:m.start(2)] + value + xml[m.end(2):]
+            what = f"attribute {m.group(1)}={value[:20]!r}"
+        elif kind == "xml element":
+            lines = xml.splitlines(keepends=True)
+            k = rng.randrange(2, len(lines))
+            if rng.random() < 0.5:
+                del lines[k]
+                what = f"delete line {k}"
+            else:
+                lines.insert(k, lines[k])
+                what = f"duplicate line {k}"
+            xml = "".join(lines)
+        elif kind == "doctype":
+            head, sep, tail = xml.partition("?>")
+            xml = head + sep + rng.choice(DOCTYPES) + tail.replace(
+                'description="', 'description="&c;&x;', 1)
+            expected = "refused"
+        else:
+            values = ['stopTime="1e300"', 'stepSize="1e-300"', 'startTime="5" stopTime="1"',
+                      'stopTime="nan"', 'tolerance="-1"', 'stopTime="1e-300"']
+            value = rng.choice(values)
+            if "<DefaultExperiment" in xml:
+                xml = re.sub(r"<DefaultExperiment[^>]*/>", f"<DefaultExperiment {value}/>", xml)
+            else:
+                xml = xml.replace("<ModelVariables>",
+                                  f"<DefaultExperiment {value}/>\n  <ModelVariables>", 1)
+            what = f"experiment {value}"
+        entries[md] = (entries[md][0], xml.encode("utf-8", "surrogatepass"))
+    elif kind == "no description":
+        del entries[md]
+        expected = "refused"
+    elif kind in ("binary bytes", "binary garbage", "no binary"):
+        k = rng.choice(binaries)
+        info, blob = entries[k]
+        if kind == "binary bytes":
+            count = rng.choice([1, 4, 32, 256])
+            entries[k] = (info, _flip(rng, blob, count))
+            what = f"{count} bytes of {info.filename}"
+        elif kind == "binary garbage":
+            entries[k] = (info, rng.choice([blob[:len(blob) // 2], rng.randbytes(4096), b""]))
+            expected = "fails"
+        else:
+            del entries[k]
+            expected = "fails"
+    elif kind == "archive bytes":
+        data = _zip(entries)
+        if rng.random() < 0.5:
+            cut = rng.randrange(len(data))
+            return data[:cut], f"truncated at {cut} of {len(data)} bytes", "any"
+        count = rng.choice([1, 8, 64])
+        return _flip(rng, data, count), f"{count} bytes of the archive", "any"
+    elif kind == "bomb":
+        return _bomb(entries), "64 MiB of zeros in 64 KiB", "refused"
+    elif kind == "traversal":
+        name = rng.choice(["../" * 12 + escape.lstrip("/"), escape, "resources/../../x"])
+        entries.append((zipfile.ZipInfo(name), b"escaped"))
+        what, expected = f"entry {name}", "refused"
+    elif kind == "symlink":
+        info = zipfile.ZipInfo("resources/link")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        entries.append((info, rng.choice([b"/etc/passwd", b"../../../../" + escape.encode()])))
+        expected = "refused"
+    else:
+        entries += [(zipfile.ZipInfo(f"resources/f{k}"), b"") for k in range(10_001)]
+        expected = "refused"
+    return _zip(entries), what, expected
+
+
+@register
+class FmuSurface(Surface):
+    """Mutated FMU archives (`mutate_fmu`) of exported seed models through ``info`` and
+    ``simulate --timeout`` (Model Exchange or, for an FMU that has it, Co-Simulation). A
+    failure: a traceback (exit 3, an exception, or a Python traceback printed), a hang (beyond
+    the harness's time limit), info's exit code not 0 or 2, simulate's not 0, 1 or 2, a
+    non-zero exit whose message does not name the FMU, an archive that must be refused but
+    is not (exit 2 both), one without a usable binary simulated with exit 0, simulate
+    running an FMU that info refused, a temporary folder left behind, a file written
+    outside the extraction folder."""
+    name = "fmu"
+
+    def inputs(self, n, seed):
+        rng = random.Random(seed)
+        escape = str(Path(tempfile.gettempdir()) / f"mdae_fuzz_escape_{seed}")
+        with tempfile.TemporaryDirectory(prefix="mdae_fuzz_seed_") as tmp:
+            seeds = fmu_seeds(Path(tmp))
+        names = sorted(seeds)
+        out = []
+        for k in range(n):
+            name = names[k % len(names)]
+            data, what, expected = mutate_fmu(rng, seeds[name], escape)
+            cs = FMU_SEEDS[name] == "both" and rng.random() < 0.5
+            out.append((f"{name}: {what}", (data, expected, cs, escape)))
+        return out
+
+    def run(self, label, data, workdir, timeout):
+        archive, expected, cs, escape = data
+        fmu = workdir / "mutated.fmu"
+        fmu.write_bytes(archive)
+        temp = workdir / "tmp"
+        temp.mkdir(exist_ok=True)
+        rec: dict = {"input": label, "expected": expected, "path": str(fmu),
+                     "fmi_type": "CoSimulation" if cs else "ModelExchange"}
+        t0 = time.perf_counter()
+        saved, tempfile.tempdir = tempfile.tempdir, str(temp)
+        try:
+            rec["info"], info_err = run_cli(["info", str(fmu)], timeout)
+            rec["simulate"], sim_err = run_cli(
+                ["simulate", str(fmu), "--timeout", str(SIM_TIMEOUT), "--fmi-type",
+                 rec["fmi_type"], "--output-file", str(workdir / "out.csv")], timeout)
+        finally:
+            tempfile.tempdir = saved
+        rec["seconds"] = round(time.perf_counter() - t0, 3)
+        rec["stderr"] = (info_err[-700:] + "\n---\n" + sim_err[-700:])
+        rec["info_named"] = rec["info"] == 0 or str(fmu) in info_err
+        rec["simulate_named"] = rec["simulate"] == 0 or str(fmu) in sim_err
+        rec["python_traceback"] = "Traceback (most recent call last)" in info_err + sim_err
+        rec["message"] = _message((sim_err or info_err).replace(str(fmu), "FMU"))
+        rec["left"] = sorted(p.name for p in temp.iterdir())
+        for p in temp.iterdir():
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink()
+        rec["escaped"] = Path(escape).exists() or (workdir.parent / "x").exists()
+        Path(escape).unlink(missing_ok=True)
+        return rec
+
+    def failure(self, rec):
+        info, sim = rec["info"], rec["simulate"]
+        if "traceback" in (info, sim) or 3 in (info, sim) or rec["python_traceback"]:
+            return "traceback"
+        if "hang" in (info, sim):
+            return "hang"
+        if rec["escaped"]:
+            return "a file was written outside the extraction folder"
+        if rec["left"]:
+            return "temporary folder left behind"
+        if info not in (0, 2) or sim not in (0, 1, 2):
+            return f"exit codes info {info}, simulate {sim}"
+        if not rec["info_named"] or not rec["simulate_named"]:
+            return "an error message that does not name the FMU"
+        if rec["expected"] == "refused" and (info, sim) != (2, 2):
+            return f"a hostile archive read (info {info}, simulate {sim})"
+        if rec["expected"] == "fails" and sim == 0:
+            return "an FMU without a usable binary simulated"
+        if info == 2 and sim == 0:
+            return "simulate ran an FMU that info refused"
+        return None
+
+    def summarize(self, records):
+        return _summary(self, records, {
+            "info_exit_codes": dict(collections.Counter(str(r["info"]) for r in records)),
+            "simulate_exit_codes": dict(collections.Counter(str(r["simulate"])
+                                                            for r in records)),
+            "expected": dict(collections.Counter(r["expected"] for r in records))},
+            runs_per_input=2)
+
+
+def _summary(surface: Surface, records: list[dict], extra: dict, runs_per_input: int) -> dict:
+    """The counts of a surface's records: runs, failures by kind, tracebacks, hangs, wrong
+    exit codes (every other failure), ``extra``, time, the most frequent messages."""
+    fails = collections.Counter(surface.failure(r) for r in records if surface.failure(r))
+    return {
+        "inputs": len(records),
+        "runs": sum(r.get("runs", runs_per_input) for r in records),
+        "failures": sum(fails.values()),
+        "failure_kinds": dict(fails),
+        "tracebacks": fails.get("traceback", 0),
+        "hangs": fails.get("hang", 0),
+        "wrong_exit_codes": sum(v for k, v in fails.items() if k not in ("traceback", "hang")),
+        **extra,
+        "slowest_input_s": max((r["seconds"] for r in records), default=0.0),
+        "total_s": round(sum(r["seconds"] for r in records), 1),
+        "messages": dict(collections.Counter(r["message"] for r in records
+                                             if r["message"]).most_common(25)),
+    }
+
+
+# --- CSV references ----------------------------------------------------------------------------
+
+#: The seed reference: Decay's exact solution x = 1.5 exp(-2 t), y = 2 x + 1 on [0, 2].
+CSV_TIMES = [k / 50 for k in range(101)]
+CSV_FIELDS = ["nan", "inf", "-inf", "1e400", "1e-300", "0", "-0", "abc", "", " 1.0 ", "0x10",
+              "1e308", "9" * 400, "NaN", "+1", ".5", "5.", "1;5", '"1"', "1e-400", "-1e308"]
+#: Every how many CSV inputs the seed FMU is compared against the mutated reference.
+CSV_FMU_EVERY = 4
+
+
+def csv_seed() -> str:
+    """The seed reference CSV (`CSV_TIMES`), numbers written with 17 significant digits."""
+    rows = ["time,x,y"]
+    for t in CSV_TIMES:
+        x = 1.5 * math.exp(-2 * t)
+        rows.append(f"{t!r},{x!r},{2 * x + 1!r}")
+    return "\n".join(rows) + "\n"
+
+
+def mutate_csv(rng: random.Random, text: str) -> bytes:
+    """One or two random edits of a reference CSV: token edits, a field replaced by an odd
+    number or by text, the time of a row, the header, line endings, blank lines, a BOM,
+    bytes that are not UTF-8, an empty file or one of one row."""
+    data = text
+    for _ in range(rng.choice((1, 1, 1, 2))):
+        kind = rng.choice(["token", "token", "field", "field", "field", "time", "time",
+                           "header", "header", "lines", "short", "encoding"])
+        lines = data.splitlines(keepends=True)
+        if kind == "token" and data:
+            data = "".join(_edit_tokens(rng, re.findall(r"\r?\n|,|[^,\r\n]+", data)))
+        elif kind == "field" and len(lines) > 1:
+            k = rng.randrange(1, len(lines))
+            fields = lines[k].rstrip("\r\n").split(",")
+            fields[rng.randrange(len(fields))] = rng.choice(CSV_FIELDS)
+            lines[k] = ",".join(fields) + "\n"
+            data = "".join(lines)
+        elif kind == "time" and len(lines) > 2:
+            k = rng.randrange(1, len(lines))
+            fields = lines[k].rstrip("\r\n").split(",")
+            fields[0] = rng.choice(["1e-300", "-1", "0", "1e300", fields[0], "2.0000001"])
+            lines[k] = ",".join(fields) + "\n"
+            if rng.random() < 0.3:
+                lines.insert(k, lines[k])            # a repeated time: an event
+            data = "".join(lines)
+        elif kind == "header" and lines:
+            lines[0] = rng.choice(["time,x,x\n", "time,,y\n", 'time,"x",y\n', 'time,"x,y"\n',
+                                   "Time,x,y\n", "time,x,y,z\n", "time,a,b\n", "time\n",
+                                   "x,time,y\n", "time ,x , y\n", "\ufefftime,x,y\n"])
+            data = "".join(lines)
+        elif kind == "lines":
+            data = rng.choice([data.replace("\n", "\r\n"), data.replace("\n", "\n\n"),
+                               data.replace("\n", "\r"), data + "\n\n\n", data.rstrip("\n")])
+        elif kind == "short":
+            data = "".join(lines[:rng.choice([0, 1, 2, 3])])
+        else:
+            return data.encode() + rng.choice([b"\xff\xfe", b"\x80", b"\xc3("])
+    return data.encode("utf-8", "surrogatepass")
+
+
+def read_csv_oracle(data: bytes) -> dict[str, list[float]] | None:
+    """The columns of a reference CSV, or None when the documented format (docs/regression.md:
+    UTF-8, header ``time,name,...`` with unique non-empty names, names possibly double-quoted,
+    one finite number per field, time never decreasing, at least two rows) refuses it; the
+    harness's own reading, to say which exit code compare owes."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        return None
+    header = [h.strip() for h in next(csv.reader([lines[0]]))]
+    if header[0] != "time" or len(set(header)) != len(header) or not all(header):
+        return None
+    columns: dict[str, list[float]] = {h: [] for h in header}
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        fields = line.split(",")
+        if len(fields) != len(header):
+            return None
+        try:
+            values = [float(f) for f in fields]
+        except ValueError:
+            return None
+        if not all(map(math.isfinite, values)) or columns["time"] and \
+                values[0] < columns["time"][-1]:
+            return None
+        for h, v in zip(header, values):
+            columns[h].append(v)
+    return columns if len(columns["time"]) >= 2 else None
+
+
+@register
+class CsvSurface(Surface):
+    """Mutated reference CSVs (`mutate_csv`) through ``compare``: the mutated file against
+    the seed (as the result under test and as the reference) and, every `CSV_FMU_EVERY`
+    inputs, the seed's FMU against it as the reference. The expected exit code comes from
+    `read_csv_oracle`: 2 for a file it refuses or a pair without a variable in common, 0 for
+    a file equal to the seed in value, else 0 or 1. A failure: a traceback (exit 3, an
+    exception, or a Python traceback printed, e.g. by FMPy), a hang, another exit code, an
+    exit 2 without a message naming the mutated file (for a file the oracle refuses)."""
+    name = "csv"
+
+    def inputs(self, n, seed):
+        rng = random.Random(seed)
+        seed_text = csv_seed()
+        out, seen = [], {seed_text.encode()}
+        while len(out) < n:
+            data = mutate_csv(rng, seed_text)
+            if data not in seen or rng.random() < 0.02:
+                seen.add(data)
+                out.append((f"csv {len(out)}", (data, len(out) % CSV_FMU_EVERY == 0)))
+        return out
+
+    def run(self, label, data, workdir, timeout):
+        blob, with_fmu = data
+        ref, mutated = workdir / "seed.csv", workdir / "mutated.csv"
+        ref.write_text(csv_seed())
+        mutated.write_bytes(blob)
+        rec: dict = {"input": label, "path": str(mutated), "data": blob[:3000].decode(
+            "utf-8", "backslashreplace")}
+        mine = read_csv_oracle(blob)
+        seed = read_csv_oracle(csv_seed().encode())
+        assert seed is not None
+        rec["valid"] = mine is not None
+        rec["same"] = mine == seed
+        rec["common"] = mine is not None and bool({"x", "y"} & set(mine) - {"time"})
+        pairs = [("as_test", [str(mutated), str(ref)]), ("as_reference", [str(ref), str(mutated)])]
+        if with_fmu:
+            fmu = workdir / "Decay.fmu"
+            if not fmu.exists():
+                fmu.write_bytes(fmu_seeds(workdir)["Decay"])
+            pairs.append(("fmu", [str(fmu), str(mutated), "--timeout", str(SIM_TIMEOUT)]))
+        t0 = time.perf_counter()
+        errs = []
+        for key, args in pairs:
+            rec[key], err = run_cli(["compare", *args], timeout)
+            errs.append(err)
+            rec[key + "_named"] = rec[key] != 2 or str(mutated) in err
+        rec["seconds"] = round(time.perf_counter() - t0, 3)
+        rec["runs"] = len(pairs)
+        rec["python_traceback"] = any("Traceback (most recent call last)" in e for e in errs)
+        rec["stderr"] = "\n---\n".join(e[-600:] for e in errs)
+        rec["message"] = _message(next((e for e in errs if e.strip()), "").replace(
+            str(mutated), "FILE"))
+        return rec
+
+    def failure(self, rec):
+        keys = [k for k in ("as_test", "as_reference", "fmu") if k in rec]
+        codes = [rec[k] for k in keys]
+        if "traceback" in codes or 3 in codes or rec["python_traceback"]:
+            return "traceback"
+        if "hang" in codes:
+            return "hang"
+        for k in keys:
+            code = rec[k]
+            if not rec["valid"] or not rec["common"]:
+                want: tuple = (2,)
+            else:
+                want = (0,) if rec["same"] else (0, 1)
+            if code not in want:
+                return f"compare {k}: exit {code}, expected {' or '.join(map(str, want))}"
+            if not rec[k + "_named"]:
+                return f"compare {k}: a refusal that does not name the file"
+        return None
+
+    def summarize(self, records):
+        return _summary(self, records, {
+            "refused_by_oracle": sum(1 for r in records if not r["valid"]),
+            "equal_to_seed": sum(1 for r in records if r["same"]),
+            "exit_codes": dict(collections.Counter(
+                str(r[k]) for r in records for k in ("as_test", "as_reference", "fmu")
+                if k in r))}, runs_per_input=2)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--surface", default="model",
+                    help=f"comma-separated surfaces among {', '.join(SURFACES)}, or all "
+                         "(default: model)")
+    ap.add_argument("--n", type=int, default=1000, help="inputs per surface")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per run")
     ap.add_argument("--json", metavar="OUT")
     args = ap.parse_args(argv)
-    records = []
+    names = list(SURFACES) if args.surface == "all" else args.surface.split(",")
+    unknown = [n for n in names if n not in SURFACES]
+    if unknown:
+        ap.error(f"unknown surface {unknown[0]} (surfaces: {', '.join(SURFACES)})")
+    summaries, all_records, failed = {}, {}, False
     with tempfile.TemporaryDirectory(prefix="mdae_fuzz_") as tmp:
-        for k, (name, text) in enumerate(mutants(args.n, args.seed)):
-            rec = fuzz_one(name, text, Path(tmp), args.timeout)
-            records.append(rec)
-            bad = rec.get("traceback") or rec["gcc_failure"] or "hang" in (
-                rec["analyze"], rec["export"]) or rec.get("invalid_fmu")
-            if bad:
-                print(f"--- input {k} ({name}) is a failure:\n{text}\n{rec}", file=sys.stderr)
-            if (k + 1) % 50 == 0:
-                s = summarize(records)
-                print(f"{k + 1} inputs: {s['tracebacks']} tracebacks, {s['hangs']} hangs, "
-                      f"{s['gcc_failures']} gcc failures, {s['invalid_fmus']} invalid FMUs, "
-                      f"{s['exported_fmus']} FMUs, {s['total_s']} s", file=sys.stderr,
-                      flush=True)
-    summary = summarize(records)
-    print(json.dumps(summary, indent=1))
+        for name in names:
+            surface = SURFACES[name]()
+            records = []
+            for k, (label, data) in enumerate(surface.inputs(args.n, args.seed)):
+                rec = surface.run(label, data, Path(tmp), args.timeout)
+                records.append(rec)
+                why = surface.failure(rec)
+                if why:
+                    shown = data if isinstance(data, str) else label
+                    print(f"--- {name} input {k} is a failure ({why}):\n{shown}\n"
+                          f"{ {k: v for k, v in rec.items() if k != 'stderr'} }\n"
+                          f"{rec.get('stderr', '')[-600:]}", file=sys.stderr)
+                if (k + 1) % 50 == 0:
+                    bad = sum(1 for r in records if surface.failure(r))
+                    print(f"{name}: {k + 1} inputs, {bad} failures, "
+                          f"{round(sum(r['seconds'] for r in records), 1)} s",
+                          file=sys.stderr, flush=True)
+            summaries[name] = surface.summarize(records)
+            all_records[name] = records
+            failed = failed or any(surface.failure(r) for r in records)
+    out = summaries[names[0]] if len(names) == 1 else summaries
+    print(json.dumps(out, indent=1))
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "records": records},
+        Path(args.json).write_text(json.dumps({"summary": summaries, "records": all_records},
                                               indent=1))
-    ok = not (summary["tracebacks"] or summary["hangs"] or summary["gcc_failures"]
-              or summary["invalid_fmus"])
-    return 0 if ok else 1
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ one momentum balance, two spring forces, one damper force), so N masses give 6N 
 (`benchmarks/pipeline_bench.py`): no contact, but per mass a nonlinear algebraic loop of two
 equations (``u + 0.5 w = x``, ``w - 0.3 sin(u) = v``, solved together by Newton's method) and,
 at the end of the chain, a Cartesian pendulum whose rod constraint needs two differentiations
-(index 2 in RR-9334's sense, theory 9334-theory-algorithms §4.3). 6n + 5 equations.
+(index 2 in RR-9334's sense, docs/theory.md §4.7). 6n + 5 equations.
 
 Usage: ``python benchmarks/gen_chain.py [--loops] N OUT.mo``.
 """

@@ -2,12 +2,12 @@
 
 * ``clutch_chain(n)``: n + 1 shafts coupled by n ideal clutches, each clutch engaged by its own
   Boolean input (2^n long modes; engaging a clutch is the impulsive restart of
-  9334-examples-toolkit-results §2.1, a weighted mean of the coupled speeds);
+  docs/theory.md §13.1, a weighted mean of the coupled speeds);
 * ``diode_bank(n)``: an RL source feeding n parallel branches "ideal diode + capacitor", each
   diode encoded as in RLDC2 (§2.4) with a left-limit guard (2^n long modes; passing diodes put
   capacitors in parallel: index 1, charge sharing at the switch), with the physical diode law
   of reference_models/RLDC2Diodes.mo (blocking branch ``s = u``, u = V − v the forward
-  voltage; the printed ``s = -u`` is erratum 11 of examples note §2.4.4 and chatters);
+  voltage; the printed ``s = -u`` is docs/theory.md §14.2 and chatters);
 * ``fault_chain(n)``: n RL branches feeding a common capacitor, each branch resistor with a
   nominal, an open and a short mode (two Boolean inputs per component, 4^n valuations, 3^n
   distinct equation sets; opening a branch forces its inductor current to 0: the flux jumps and

@@ -12,8 +12,8 @@ Families (n = number of bodies; equations in brackets):
 * ``rodchain``  a chain of n point masses joined by rigid rods (a hanging chain):
                 index 2 / ν_S = 3 and one large algebraic loop over all tensions [5n]
 * ``pendulums_g`` the ``pendulums`` with the gravity of each pendulum an unknown g_k
-                (theory 003 §7.4 item 4, scaled): fewer equations than unknowns, so the
-                non-square Σ-method (Algorithm 2′, 003 §4.7) gives the offsets:
+                (a pendulum with unknown gravity, scaled): fewer equations than unknowns, so the
+                non-square Σ-method (RR-9387 Algorithm 2′, docs/theory.md §4.4) gives the offsets:
                 c = (1, 1, 0, 0, 2) per body, d = (2, 2, 1, 1, 0, 0) for
                 (x, y, vx, vy, λ, g)                                               [5n]
 

@@ -7,7 +7,7 @@ Model Exchange, default tolerance) with the same per-run code (`mdae_fmu.sweeps.
 FMPy's simulate_fmu on the extracted FMU in the process's child (`mdae_fmu.fmu_runner`), final
 and event values recorded). Each run is
 checked: w1+ = w2+ = (j1 w1- + j2 w2-)/(j1 + j2) at the engagement t = 5 to 1e-8
-(conservation of angular momentum, theory 9334-examples-toolkit-results.md §2.1.10 (27)).
+(conservation of angular momentum, docs/theory.md §13.1, RR-9334 (27)).
 Runs per second are over the runs' part (scatter, submit, gather, streaming to CSV); the
 clusters' start-up is reported apart. The three configurations run ``--repeats`` times,
 interleaved (both clusters stay up), and the table gives medians, with the load average seen.
@@ -80,7 +80,7 @@ def main() -> int:
                 for c in configs:
                     out = Path(tmp) / f"r{rep}-{configs.index(c)}.csv"
                     if c == configs[0]:
-                        res = sweep(fmu, params, serial=True, output=out)
+                        res = sweep(fmu, params, executor="serial", output=out)
                     else:
                         res = sweep(fmu, params, client=clusters[c][0], output=out)
                     assert len(res) == n

@@ -1,14 +1,13 @@
 """The whole compile-time analysis of a model: every mode, then every mode change.
 
-`analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, theory note 003
-§4 and 9334-theory-algorithms §3.2) and, when every mode is structurally regular, the
-exploration of mode changes into the mode-change automaton (`mdae_fmu.modes`, 9334 §2.15, with
-impulse analysis and standardization of the restarts). For a multimode model it also runs the
-implicit analysis (all modes at once as formulas over the guards, `mdae_fmu.implicit`, 003
-§5.3.3) and builds the guarded block schedule from it (`mdae_fmu.implicit.schedule`); beyond
-the explicit enumeration (more than 2^12 consistent modes) that is the whole analysis. Code
-generation consumes the `Analysis` and runs none. `render_text` / `render_json` give the
-report of `mdae-fmu analyze`.
+`analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4)
+and, when every mode is structurally regular, the exploration of mode changes into the mode-change
+automaton (`mdae_fmu.modes`, docs/theory.md §8.1, with impulse analysis and standardization of the
+restarts). For a multimode model it also runs the implicit analysis (all modes at once as formulas
+over the guards, `mdae_fmu.implicit`, docs/theory.md §10.2) and builds the guarded block schedule
+from it (`mdae_fmu.implicit.schedule`); beyond the explicit enumeration (more than 2^12 consistent
+modes) that is the whole analysis. Code generation consumes the `Analysis` and runs none.
+`render_text` / `render_json` give the report of `mdae-fmu analyze`.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ class Analysis:
     blocks with their formulas and restart systems, `mdae_fmu.implicit.schedule`), None for a
     single-mode model or when ``guarded_refusal`` says why it could not be built;
     ``implicit_text`` / ``implicit_json``: the implicit analysis' report
-    (`mdae_fmu.implicit.analysis.render_text`); ``warnings``: the analysis' warnings that no
+    (`mdae_fmu.implicit.analysis.render_text`); ``init_warnings``: the analysis' warnings that no
     other part carries (``W-...`` lines: W-INIT-INCONSISTENT beyond the enumeration).
     ``modes`` and ``automaton`` are None beyond the explicit enumeration (more than 2^12
     consistent modes), where the implicit analysis is the analysis."""
@@ -59,7 +58,11 @@ class Analysis:
     guarded_refusal: str | None = None
     implicit_text: str | None = None
     implicit_json: dict | None = None
-    warnings: tuple[str, ...] = ()
+    init_warnings: tuple[str, ...] = ()
+    #: unit inconsistencies (`mdae_fmu.unit_check.UnitWarning`), warnings unless
+    #: ``strict_units`` makes them errors that reject the model
+    units: tuple = ()
+    strict_units: bool = False
 
     @property
     def enumerated(self) -> bool:
@@ -68,6 +71,8 @@ class Analysis:
 
     @property
     def accepted(self) -> bool:
+        if self.strict_units and self.units:
+            return False
         if self.modes is None:
             return self.rejection is None and self.guarded is not None
         return (self.modes.exit_code == EXIT_OK and self.rejection is None
@@ -92,6 +97,11 @@ class Analysis:
                                 + "\n".join(f"  {m}" for m in errors))
 
     @property
+    def warnings(self) -> tuple[str, ...]:
+        """The warnings (``W-CODE: message``) that ``analyze`` prints under "diagnostics:"."""
+        return tuple(m for m in self.messages if m.startswith("W-"))
+
+    @property
     def messages(self) -> tuple[str, ...]:
         """Rejection diagnostics followed by warnings (``W-...``), one string each."""
         out = list(self.modes.messages) if self.modes is not None else []
@@ -99,23 +109,37 @@ class Analysis:
             out.append(self.rejection)
         if self.automaton is not None:
             out.extend(self.automaton.messages)
-        out.extend(self.warnings)
+        out.extend(self.init_warnings)
+        out.extend(w.text(self.strict_units) for w in self.units)
         return tuple(out)
 
 
 @reports_call_sites
 def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph", *,
             modes: ModesReport | None = None, progress=None,
-            implicit: bool | None = None) -> Analysis:
+            implicit: bool | None = None, strict_units: bool = False) -> Analysis:
     """Analyse every mode; if all are regular, explore every mode change; for a multimode
     model, the implicit analysis and the guarded schedule (module docstring).
 
     ``erasure``: "restricted" or "canonical" conflict erasure (docs/decisions.md §2);
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
-    modes (9334-theory-algorithms §1.2, docs/decisions.md §1). ``modes``: the per-mode report
+    modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report
     when already computed; ``progress``: called with the name of each stage. ``implicit``:
     True also builds the guarded schedule of a single-mode model (one formula, true), False
-    builds none; None (default) builds it for every multimode model."""
+    builds none; None (default) builds it for every multimode model. ``strict_units``: the
+    unit inconsistencies (`mdae_fmu.unit_check`, always checked) reject the model instead of
+    being warnings."""
+    from .unit_check import check_units
+    units = check_units(model)
+    a = _structure(model, erasure, lemma22, modes, progress, implicit)
+    if units or strict_units:
+        return replace(a, units=units, strict_units=strict_units)
+    return a
+
+
+def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | None,
+               progress, implicit: bool | None) -> Analysis:
+    """`analyze` without the unit check: the modes, the mode changes, the guarded schedule."""
     if lemma22 not in ("two-graph", "literal"):
         raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
     if erasure not in ("restricted", "canonical"):
@@ -192,7 +216,7 @@ def _implicit_only(model: Model, progress) -> Analysis:
     initial, warning = initial_mode(code)
     base = Analysis(model.name, None, None, code_model=None if code is model else code,
                     implicit_text=ia_text(ia), implicit_json=ia_json(ia),
-                    warnings=(warning,) if warning else ())
+                    init_warnings=(warning,) if warning else ())
     if not ia.ok:
         return replace(base, rejection=ia.diagnostic)
     if progress is not None:
@@ -277,7 +301,8 @@ def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[s
         yield "\n".join(batch) + "\n"
     if a.automaton is not None:
         yield "\n\n" + describe_automaton(a.automaton)
-    yield "\n\n" + _verdict(a)
+    yield from _units_section(a)
+    yield "\n\n" + verdict_text(a)
 
 
 def implicit_pieces(a: Analysis) -> Iterator[str]:
@@ -290,12 +315,23 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
         yield "\nguarded schedule: " + _schedule_summary(a.guarded)
     elif a.guarded_refusal and a.modes is not None:
         yield f"\nguarded schedule: not built: {a.guarded_refusal}"
-    yield "\n" + _verdict(a)
+    yield from _units_section(a)
+    yield "\n" + verdict_text(a)
 
 
-def _verdict(a: Analysis) -> str:
+def _units_section(a: Analysis) -> Iterator[str]:
+    """The unit warnings (`mdae_fmu.unit_check`); with ``strict_units`` they are among the
+    verdict's errors instead."""
+    if a.units and not a.strict_units:
+        yield (f"\n\nunits: {len(a.units)} inconsistent equation(s)\n"
+               + "\n".join(f"  {w}" for w in a.units))
+
+
+def verdict_text(a: Analysis) -> str:
+    """"verdict: accepted" (with the count of warnings) or "verdict: rejected" and every
+    diagnostic, one per line: the last lines of every form of the report."""
     if a.accepted:
-        n_warn = sum(m.startswith("W-") for m in a.messages)
+        n_warn = len(a.warnings)
         return "verdict: accepted" + (f", {n_warn} warning(s) above" if n_warn else "")
     return "\n".join(["verdict: rejected"] + [f"  {m}" for m in a.messages])
 
@@ -319,10 +355,12 @@ def render_json(model: Model, a: Analysis, implicit: bool = False) -> dict:
         out["exit_code"] = a.exit_code
         out["accepted"] = a.accepted
         out["messages"] = list(a.messages)
+        out["units"] = [w.to_json() for w in a.units]
         return out
     out = _modes_json(model, a.modes)
     out["mode_changes"] = None if a.automaton is None else automaton_to_json(a.automaton)
     out["exit_code"] = a.exit_code
     out["accepted"] = a.accepted
     out["messages"] = list(a.messages)
+    out["units"] = [w.to_json() for w in a.units]
     return out

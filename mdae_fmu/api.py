@@ -1,7 +1,11 @@
-"""The Python API: the same operations as the command line, on plain data."""
+"""The Python API: the same operations as the command line, on plain data (reading,
+analysing and exporting models here; simulating, comparing, sweeping and regression suites in
+`mdae_fmu.simulation`, `comparison`, `sweeps` and `regression`, all bound in the package:
+``mdae_fmu.simulate/compare/sweep/regress``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,14 +16,18 @@ if TYPE_CHECKING:
     from .progress import Progress
 
 
-def load(path: str | Path, model: str | None = None) -> Model:
+def load(path: str | Path, model: str | None = None, *,
+         modelica_path: Sequence[str | Path] = (), keep_flat: str | Path | None = None) -> Model:
     """Read a model from flat Modelica / Base Modelica (``.mo``, ``.bmo``) or an XML equation
     list (``.xml``); a hierarchical ``.mo`` file is flattened by rumoca when it is installed
     (`mdae_fmu.importers.frontend`). ``model``: the class to read from a file that defines
     several (qualified ``P.A`` or, when unique, ``A``; `importers.select`); without it a flat
     file with several models is refused with their names, and a hierarchical file flattens
-    `frontend.choose_model`. Raises `InputError` (exit code 2) when the file cannot be read or
-    has no class ``model`` (the message lists the file's models)."""
+    `frontend.choose_model`. ``modelica_path``: library directories for a hierarchical model,
+    searched before those of the ``MODELICAPATH`` environment variable; ``keep_flat``: a file
+    where the flat text of a hierarchical model is written (the locations that are not in
+    the user's file refer to it). Raises `InputError` (exit code 2) when the file cannot be
+    read or has no class ``model`` (the message lists the file's models)."""
     path = Path(path)
     if path.suffix.lower() == ".xml":
         from .importers.xml_eqlist import load_xml
@@ -39,7 +47,8 @@ def load(path: str | Path, model: str | None = None) -> Model:
         if not (frontend.uses_hierarchical_keywords(text) if flat_text is not text
                 else frontend.is_hierarchical(text)):
             raise
-        return frontend.load_hierarchical(text, path, err, model)
+        return frontend.load_hierarchical(text, path, err, model, roots=modelica_path,
+                                          keep_flat=keep_flat)
 
 
 def _one_class(text: str, path: Path, model: str | None) -> str:
@@ -67,13 +76,15 @@ def _one_class(text: str, path: Path, model: str | None) -> str:
 
 
 def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph",
-            progress=False):
+            progress=False, *, strict_units: bool = False):
     """Structural analysis of every mode and every mode change -> `mdae_fmu.analysis.Analysis`,
-    an immutable result that `export_fmu` accepts as is."""
+    an immutable result that `export_fmu` accepts as is. The units are checked too
+    (``.units``: ``W-UNIT`` warnings, `mdae_fmu.unit_check`); ``strict_units`` makes them
+    reject the model."""
     from .analysis import analyze as _analyze
     from .progress import as_progress
     return _analyze(model, erasure=erasure, lemma22=lemma22,
-                    progress=as_progress(progress, "analyze"))
+                    progress=as_progress(progress, "analyze"), strict_units=strict_units)
 
 
 def save_analysis(model: Model, analysis) -> dict:
@@ -96,7 +107,7 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
                default_experiment: dict | None = None, *, analysis=None,
                erasure: str = "restricted", lemma22: str = "two-graph",
                progress: Progress | bool | None = None, backend: str = "c",
-               implicit: bool | None = None):
+               implicit: bool | None = None, strict_units: bool = False, on_warning=None):
     """Build an FMI 2.0 FMU of ``model`` at ``path``. ``default_experiment``: optional
     ``{"startTime", "stopTime", "tolerance", "stepSize"}`` for the FMU's DefaultExperiment
     (missing entries: 0, 1, 1e-6, (stop - start)/500). ``analysis``: the result of `analyze`
@@ -107,39 +118,14 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
     ``"python"`` (a pythonfmu Co-Simulation FMU, ``fmi_type="cs"``; docs/python-backend.md).
     ``implicit``: the guarded schedule from the implicit analysis (True), the per-mode
     schedules (False), or (None) the former for multimode models but those with
-    constraints on positions (`mdae_fmu.fmu.export.guarded_by_default`)."""
+    constraints on positions (`mdae_fmu.fmu.export.guarded_by_default`). ``strict_units``:
+    unit inconsistencies reject the model (`mdae_fmu.unit_check`). ``on_warning``: called
+    with each warning of the analysis (``W-CODE: message``, as ``analyze`` prints it)."""
     from .fmu.export import export
     return export(model, Path(path), fmi_type=fmi_type,
                   default_experiment=default_experiment, analysis=analysis,
                   erasure=erasure, lemma22=lemma22, progress=progress, backend=backend,
-                  implicit=implicit)
+                  implicit=implicit, strict_units=strict_units, on_warning=on_warning)
 
 
-def compare(test: str | Path, reference: str | Path, **options):
-    """Compare TEST against REFERENCE (each a model file, an FMU or a result CSV) in a tube
-    -> `mdae_fmu.comparison.Comparison` (``.passed``, ``.signals``, ``.render_text()``).
-    Options: ``variables``, ``rtol``, ``atol``, ``time_tolerance``, ``stop_time``,
-    ``method`` ("tube" or "fmpy"), ``start_values``, ``input``, ``solver_tolerance``
-    (docs/regression.md)."""
-    from .comparison import compare as _compare
-    return _compare(test, reference, **options)
-
-
-def sweep(model_or_fmu: str | Path, params, **options):
-    """Simulate one FMU over many parameter sets on Dask -> `mdae_fmu.sweeps.SweepResult`
-    (``.rows``, ``.column(name)``, ``.to_pandas()``). ``params``: ``["j1=0.5:2.0:10", ...]``
-    or ``{"j1": [1.0, 2.0]}``. Options: ``outputs``, ``samples``, ``seed``, ``stop_time``,
-    ``output`` (.csv/.parquet, streamed), ``resume``, ``scheduler``, ``n_workers``,
-    ``client``, ``event_values``, ``serial`` (docs/regression.md)."""
-    from .sweeps import sweep as _sweep
-    return _sweep(model_or_fmu, params, **options)
-
-
-def regress(suite_file: str | Path, **options) -> dict:
-    """Run a regression suite (TOML) on Dask and write its HTML index and JUnit XML ->
-    ``{"suite", "entries", "passed", "index", "junit"}`` (docs/regression.md)."""
-    from .regression import regress as _regress
-    return _regress(suite_file, **options)
-
-
-__all__ = ["load", "analyze", "export_fmu", "compare", "sweep", "regress", "InputError"]
+__all__ = ["load", "analyze", "export_fmu", "InputError"]

@@ -1,6 +1,6 @@
 """Graphviz DOT of the mode-change automaton (``mdae-fmu analyze --dot FILE``).
 
-Nodes are the configurations of the exploration (theory note 9334-theory-algorithms §2.15,
+Nodes are the configurations of the exploration (docs/theory.md §8.1,
 Figure 20 of RR-9334): a steady configuration is labelled with its long mode; the intermediate
 configurations of a cascade with the context they carry. Edges are ExecRuns labelled with the
 mode and the solved blocks: blue self-loops are continuous modes, black edges discrete restart

@@ -1,4 +1,4 @@
-"""The ``mdae-fmu`` command: analyze, export, simulate (ARCHITECTURE.md, command line).
+"""The ``mdae-fmu`` command: analyze, export, simulate (README.md user guide, docs/architecture.md).
 
 Exit codes: 0 ok, 1 the model is rejected by the analysis, 2 the input cannot be read or an
 output cannot be written, 3 internal error (an unexpected exception: a bug of mdae-fmu),
@@ -30,7 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     a = sub.add_parser("analyze", help="structural report of every mode and mode change")
     a.add_argument("model", help="flat Modelica (.mo), Base Modelica (.bmo) or XML equation list")
     _model_option(a)
-    a.add_argument("--json", action="store_true", help="machine-readable report")
+    a.add_argument("--json", action="store_true",
+                   help="machine-readable full report (docs/analyze-json.md)")
+    a.add_argument("-v", "--verbose", action="store_true",
+                   help="the full report (offsets, blocks and every instant of every mode "
+                   "change) instead of the summary")
     a.add_argument("--dot", metavar="FILE", help="write the mode-change automaton as Graphviz DOT")
     _analysis_options(a)
     a.add_argument("--implicit", action="store_true",
@@ -86,6 +90,12 @@ def _model_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", dest="class_name", metavar="NAME", default=None,
                    help="the model (class) to read from a file that defines several, e.g. "
                    "P.M or M (required for such a file)")
+    p.add_argument("--modelica-path", dest="modelica_path", metavar="DIR", action="append",
+                   default=[], help="a directory of Modelica libraries (packages) for a "
+                   "hierarchical model, searched before MODELICAPATH (repeatable)")
+    p.add_argument("--keep-flat", metavar="FILE", default=None,
+                   help="write the flat text of a hierarchical model (flattened by rumoca) "
+                   "to FILE; locations outside your files refer to it")
 
 
 def _analysis_options(p: argparse.ArgumentParser) -> None:
@@ -95,6 +105,8 @@ def _analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lemma22", choices=("two-graph", "literal"), default="two-graph",
                    help="reading of Lemma 22 at transient modes: two-graph (default) or the "
                    "literal printed one (docs/decisions.md)")
+    p.add_argument("--strict-units", action="store_true",
+                   help="unit inconsistencies (W-UNIT warnings) reject the model (exit 1)")
 
 
 def _analyze(args) -> int:
@@ -108,23 +120,29 @@ def _analyze(args) -> int:
 def _analyze_model(args) -> int:
     from . import api
     from .analysis import analyze, render_json, text_pieces
+    from .summary import summary_lines
     from .progress import Progress
     progress = Progress("analyze")
     progress("import")
-    model = api.load(args.model, args.class_name)
+    model = api.load(args.model, args.class_name, modelica_path=args.modelica_path,
+                     keep_flat=args.keep_flat)
     result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress,
-                     implicit=True if args.implicit else None)
+                     implicit=True if args.implicit else None,
+                     strict_units=args.strict_units)
     progress("report")
     if args.json:
         from .saved import save
         out = render_json(model, result, implicit=args.implicit)
         out["saved_analysis"] = save(model, result)
         print(json.dumps(out, indent=2))
-    else:
+    elif args.verbose:
         # (not joined: up to 200 MB at 10^6)
         for piece in text_pieces(model, result, implicit=args.implicit):
             sys.stdout.write(piece)
         sys.stdout.write("\n")
+    else:
+        for line in summary_lines(model, result, implicit=args.implicit):
+            sys.stdout.write(line + "\n")
     if args.dot:
         if result.automaton is None:
             why = ("the implicit analysis does not build the mode-change automaton"
@@ -150,14 +168,17 @@ def _export(args) -> int:
     if args.from_json is not None:
         model, analysis = api.load_analysis(args.from_json)
     else:
-        model = api.load(args.model, args.class_name)
+        model = api.load(args.model, args.class_name, modelica_path=args.modelica_path,
+                         keep_flat=args.keep_flat)
     out = Path(args.output) if args.output else Path(f"{_file_stem(model.name)}.fmu")
     de = {"startTime": args.start_time, "stopTime": args.stop_time,
           "tolerance": args.tolerance, "stepSize": args.step_size}
     fmi_type = args.fmi_type or ("cs" if args.backend == "python" else "me")
     api.export_fmu(model, out, fmi_type=fmi_type, default_experiment=de,
                    analysis=analysis, erasure=args.erasure, lemma22=args.lemma22,
-                   progress=progress, backend=args.backend, implicit=args.implicit)
+                   progress=progress, backend=args.backend, implicit=args.implicit,
+                   strict_units=args.strict_units,
+                   on_warning=lambda text: print(text, file=sys.stderr))
     print(f"wrote {out}")
     return EXIT_OK
 
@@ -166,14 +187,14 @@ def _file_stem(name: str) -> str:
     return "".join(c if c.isalnum() or c in "_-" else "_" for c in name) or "model"
 
 
-#: Commands that run an FMU in this process's child (`mdae_fmu.fmu_runner`); ``sweep`` only
-#: with ``--serial`` (else the runs go to Dask workers).
-_RUNS_FMUS = ("simulate", "compare")
+#: Commands that run an FMU in this process's child (`mdae_fmu.fmu_runner`): ``sweep`` and
+#: ``regress`` start their runs here too (`mdae_fmu.batch`), unless sent to a scheduler.
+_RUNS_FMUS = ("simulate", "compare", "sweep", "regress")
 
 
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
-    if words and (words[0] in _RUNS_FMUS or words[0] == "sweep" and "--serial" in words):
+    if words and words[0] in _RUNS_FMUS and "--scheduler" not in words:
         from .fmu_runner import warm_up     # the child imports FMPy while this process starts
         warm_up()
     args = _parser().parse_args(argv)

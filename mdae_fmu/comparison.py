@@ -14,6 +14,13 @@ reference (docs/regression.md):
   At an event the window holds both the left limit and the value after the restart, so an
   event located a little earlier or later on one side is no failure, while a wrong restart
   (a value that is neither the left nor the right limit) is.
+* **step signals** (a variable declared discrete, Integer, Boolean or Enumeration by an FMU
+  side, or a reference signal that changes only at events, i.e. across two rows with one
+  time) are not interpolated: between two samples the reference holds a value, and where it
+  changes between two samples of different times (a result sampled without its event rows,
+  such as a Co-Simulation result or the Reference-FMUs' CSVs) the step lies somewhere in
+  between, so both values are possible there. A test sample must be within tol of one of the
+  values the reference takes in its window (`step_tube`): a ramp between two levels fails.
 
 ``method="fmpy"`` delegates the tube to ``fmpy.util.validate_signal`` (the FMI cross-check's
 criterion: reference resampled on 1000 points, a band ``dx`` samples wide and ``dy`` times the
@@ -27,17 +34,19 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from . import run_options
 from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError, SourceLoc
 from .fmu_archive import OpenedFmu, open_fmu, temporary_folder
-from .fmu_runner import (MODEL_SUFFIXES, check_parameters, closest_name, fmu_of,
-                         outputs_and_states, run_fmu)
+from .fmu_runner import (FMI_TYPES, MODEL_SUFFIXES, check_parameters, closest_name,
+                         event_spans, fmu_of, outputs_and_states, preferred_fmi_type, run_fmu)
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-6
@@ -59,27 +68,27 @@ class Trajectory:
     values: dict[str, np.ndarray]
     discrete: frozenset[str] = frozenset()
 
+    def changes_only_at_events(self, name: str) -> bool:
+        """Whether ``name`` is constant between events: every change of its value is across
+        rows with one time (a step signal with its left-limit rows)."""
+        y = self.values[name]
+        if len(y) < 2:
+            return True
+        same_time = self.time[1:] == self.time[:-1]
+        return bool(np.all((y[1:] == y[:-1]) | same_time))
+
     def events(self) -> list["Event"]:
         """Every time that appears on more than one row, with the variables whose value
         differs between its first (left limit) and last row (after the event)."""
-        t = self.time
         out = []
-        i = 0
-        while i < len(t) - 1:
-            if t[i + 1] == t[i]:
-                j = i + 1
-                while j + 1 < len(t) and t[j + 1] == t[i]:
-                    j += 1
-                changes = []
-                for name in sorted(self.values, key=lambda n: (n not in self.discrete, n)):
-                    a, b = float(self.values[name][i]), float(self.values[name][j])
-                    if a != b and not (math.isnan(a) and math.isnan(b)):
-                        changes.append((name, a, b))
-                out.append(Event(float(t[i]), tuple(changes),
-                                 tuple(c[0] for c in changes if c[0] in self.discrete)))
-                i = j + 1
-            else:
-                i += 1
+        for time, i, j in event_spans(self.time):
+            changes = []
+            for name in sorted(self.values, key=lambda n: (n not in self.discrete, n)):
+                a, b = float(self.values[name][i]), float(self.values[name][j])
+                if a != b and not (math.isnan(a) and math.isnan(b)):
+                    changes.append((name, a, b))
+            out.append(Event(time, tuple(changes),
+                             tuple(c[0] for c in changes if c[0] in self.discrete)))
         return out
 
 
@@ -118,10 +127,13 @@ class SignalResult:
     t_ref: np.ndarray = field(repr=False)
     y_ref: np.ndarray = field(repr=False)
     note: str = ""
+    step: bool = False            # compared as a step signal (`step_tube`)
+    unit: str = ""                # the unit an FMU side declares ("" when none does)
 
     def describe(self) -> str:
         if self.passed:
-            return f"{self.name}: inside the tube (tolerance {self.tolerance:.3g})"
+            kind = ", a step signal" if self.step else ""
+            return f"{self.name}: inside the tube (tolerance {self.tolerance:.3g}{kind})"
         if self.note:
             return f"{self.name}: {self.note}"
         lo, hi = self.tube
@@ -145,6 +157,11 @@ class Comparison:
     time_tolerance: float
     method: str = "tube"
     skipped: list[str] = field(default_factory=list)
+    #: the interface each simulated side ran ("" for a CSV side)
+    test_fmi_type: str = ""
+    reference_fmi_type: str = ""
+    #: problems of FMU descriptions read with ``validate=False`` (printed as warnings)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -159,9 +176,13 @@ class Comparison:
         return EXIT_OK if self.passed else EXIT_REJECTED
 
     def render_text(self) -> str:
+        sides = ", ".join(f"{label} {kind}" for label, kind in
+                          (("test", self.test_fmi_type), ("reference", self.reference_fmi_type))
+                          if kind)
         lines = [f"compare {self.test} against {self.reference} "
                  f"(rtol {self.rtol:g}, atol {self.atol:g}, time tolerance "
-                 f"{self.time_tolerance:g}, method {self.method})"]
+                 f"{self.time_tolerance:g}, method {self.method}"
+                 + (f"; {sides}" if sides else "") + ")"]
         for s in self.signals:
             lines.append(("  ok    " if s.passed else "  FAIL  ") + s.describe())
         lines.append(f"events: test {len(self.test_events)}, reference "
@@ -187,16 +208,34 @@ class Comparison:
         return "\n".join(lines)
 
 
+def paired_events(c: Comparison) -> list[tuple[Event | None, Event | None]]:
+    """The events of both sides in time order, each test event paired with the reference
+    event at most the time tolerance away (in order: a merge of the two sorted lists), as
+    ``(test event, reference event)``; an event without a partner has None on the other
+    side."""
+    tests = sorted(c.test_events, key=lambda e: e.time)
+    refs = sorted(c.reference_events, key=lambda e: e.time)
+    out: list[tuple[Event | None, Event | None]] = []
+    i = j = 0
+    while i < len(tests) or j < len(refs):
+        if i < len(tests) and j < len(refs) \
+                and abs(tests[i].time - refs[j].time) <= c.time_tolerance:
+            out.append((tests[i], refs[j]))
+            i, j = i + 1, j + 1
+        elif j >= len(refs) or (i < len(tests) and tests[i].time < refs[j].time):
+            out.append((tests[i], None))
+            i += 1
+        else:
+            out.append((None, refs[j]))
+            j += 1
+    return out
+
+
 def unmatched_events(c: Comparison) -> list[tuple[str, float]]:
     """Events of one side with no event of the other side within the time tolerance."""
-    out = []
-    for label, mine, other in (("test", c.test_events, c.reference_events),
-                               ("reference", c.reference_events, c.test_events)):
-        times = np.array([e.time for e in other])
-        for e in mine:
-            if not len(times) or np.min(np.abs(times - e.time)) > c.time_tolerance:
-                out.append((label, e.time))
-    return out
+    return ([("test", t.time) for t, r in paired_events(c) if r is None and t is not None]
+            + [("reference", r.time) for t, r in paired_events(c)
+               if t is None and r is not None])
 
 
 def _fmt(v: float) -> str:
@@ -290,6 +329,8 @@ class Source:
     fmu: Path | None = None
     md: object = None
     opened: OpenedFmu | None = None
+    fmi_type: str | None = None   # the interface to simulate (None: Model Exchange preferred)
+    validate: bool = True
 
     def names(self) -> list[str]:
         if self.trajectory is not None:
@@ -308,12 +349,43 @@ class Source:
                 if v.variability == "discrete" and v.causality != "parameter"
                 and v.type in ("Integer", "Boolean", "Enumeration")]
 
+    def steps(self) -> set[str]:
+        """The variables the model description declares piecewise constant: of type Integer,
+        Boolean or Enumeration, or a Real of variability other than continuous."""
+        if self.md is None:
+            return set()
+        return {v.name for v in self.md.modelVariables
+                if v.type != "Real" or v.variability != "continuous"}
+
+    def units(self) -> dict[str, str]:
+        """Each variable's unit, its own or its declared type's (variables without one left
+        out)."""
+        if self.md is None:
+            return {}
+        out = {}
+        for v in self.md.modelVariables:
+            unit = v.unit or getattr(v.declaredType, "unit", None)
+            if unit:
+                out[v.name] = str(unit)
+        return out
+
+    def problems(self) -> list[str]:
+        """The validation problems of an FMU side read with ``validate=False``, as warnings
+        naming the side."""
+        if self.opened is None:
+            return []
+        return [f"{self.path}: modelDescription.xml: {p}" for p in self.opened.problems]
+
 
 def resolve(path: str | Path, work_dir: Path, stop_time: float | None = None,
-            quiet: bool = False, stack: ExitStack | None = None) -> Source:
-    """Read a CSV, or open an FMU (a model exported into ``work_dir`` first; ``quiet``:
-    without the exporter's progress messages). The FMU stays extracted until ``stack``
-    closes (without a stack: only long enough to read its model description)."""
+            quiet: bool = False, stack: ExitStack | None = None,
+            fmi_type: str | None = None, validate: bool = True) -> Source:
+    """Read a CSV, or open an FMU (a model exported into ``work_dir`` first, with the
+    interface ``fmi_type`` asks for; ``quiet``: without the exporter's progress messages).
+    The FMU stays extracted until ``stack`` closes (without a stack: only long enough to read
+    its model description). ``fmi_type`` is checked against what the FMU declares;
+    ``validate=False`` reads a description that fails FMPy's validation (its problems are
+    `Source.problems`)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
@@ -327,22 +399,27 @@ def resolve(path: str | Path, work_dir: Path, stop_time: float | None = None,
     if kind == "model":
         sub = work_dir / f"side{len(list(work_dir.iterdir()))}"
         sub.mkdir()
-        fmu = fmu_of(path, sub, stop_time=stop_time, progress=False if quiet else None)
+        fmu = fmu_of(path, sub, stop_time=stop_time, progress=False if quiet else None,
+                     fmi_type=fmi_type)
     else:
         fmu = path
     with ExitStack() as own:
-        opened = (stack or own).enter_context(open_fmu(fmu, label=str(path)))
+        opened = (stack or own).enter_context(open_fmu(fmu, label=str(path),
+                                                       validate=validate))
+        kind_run = preferred_fmi_type(opened.model_description, str(path), fmi_type)
         return Source(path, kind, fmu=fmu, md=opened.model_description,
-                      opened=opened if stack is not None else None)
+                      opened=opened if stack is not None else None, fmi_type=kind_run,
+                      validate=validate)
 
 
 def simulate_source(src: Source, variables: list[str], stop_time: float | None,
                     start_values: dict | None = None, input=None,
                     relative_tolerance: float | None = None,
                     timeout: float | None = None) -> Trajectory:
-    """Simulate an FMU side (`mdae_fmu.fmu_runner.run_fmu`: a child process; Model Exchange
-    preferred, events recorded: left and right rows at each event), recording ``variables``
-    and its discrete variables."""
+    """Simulate an FMU side (`mdae_fmu.fmu_runner.run_fmu`: a child process; the side's
+    interface, Model Exchange by default, whose events are recorded: left and right rows at
+    each event; a Co-Simulation result has rows at communication points only), recording
+    ``variables`` and its discrete variables."""
     if src.trajectory is not None:
         return src.trajectory
     discrete = [n for n in src.discrete() if n not in variables]
@@ -352,6 +429,7 @@ def simulate_source(src: Source, variables: list[str], stop_time: float | None,
                      output_variables=list(variables) + discrete, stop_time=stop_time,
                      start_values=start_values or {}, input=input,
                      relative_tolerance=relative_tolerance, timeout=timeout,
+                     fmi_type=src.fmi_type, validate=src.validate,
                      label=str(src.path)).result
     values = {n: np.asarray(result[n], dtype=float) for n in result.dtype.names[1:]}
     return Trajectory(str(src.path), np.asarray(result["time"], dtype=float), values,
@@ -424,12 +502,51 @@ def tube(t: np.ndarray, tr: np.ndarray, yr: np.ndarray, tol: float,
     return lo - tol, hi + tol
 
 
-def _fmpy_tube(t, y, tr, yr, rtol, tau):
-    """The band of ``fmpy.util.validate_signal`` evaluated at the test times."""
+def step_tube(t: np.ndarray, y: np.ndarray, tr: np.ndarray, yr: np.ndarray, tol: float,
+              tau: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper tube bounds at the test samples ``(t, y)`` for a step signal
+    (docs/regression.md, step signals): the reference value nearest to ``y`` among the values
+    it takes over ``[t - tau, t + tau]``, widened by ``tol``.
+
+    A step signal holds its value between samples, so no value is interpolated. The values
+    over the window are those of its samples inside it and, at each end of the window that
+    falls strictly between two samples, both of those samples' values: where the value
+    changes between two samples of different times, the reference does not say when (a
+    result recorded with its events has the change across two rows with one time, and then
+    both samples around a window end have the same value)."""
+    n = len(tr)
+    lo = np.empty(len(t))
+    hi = np.empty(len(t))
+    for k, tk in enumerate(t):
+        a = max(tk - tau, tr[0])
+        b = min(tk + tau, tr[-1])
+        if a > b:                       # outside the reference's span: no constraint
+            lo[k], hi[k] = -np.inf, np.inf
+            continue
+        i0 = int(np.searchsorted(tr, a, side="left"))      # first sample at or after a
+        i1 = int(np.searchsorted(tr, b, side="right"))     # first sample after b
+        first = i0 - 1 if i0 > 0 and tr[i0] > a else i0
+        last = i1 if i1 < n and tr[i1 - 1] < b else i1 - 1
+        levels = yr[first:last + 1]
+        if math.isnan(y[k]):
+            v = float(levels[0])
+        else:
+            v = float(levels[int(np.argmin(np.abs(levels - y[k])))])
+        lo[k], hi[k] = v - tol, v + tol
+    return lo, hi
+
+
+def _fmpy_tube(t, y, tr, yr, rtol, tau, step=False):
+    """The band of ``fmpy.util.validate_signal`` evaluated at the test times. A step signal
+    with integral values is passed as integers: FMPy then resamples the reference with a
+    zero-order hold instead of linearly."""
     from fmpy.util import validate_signal
     num = 1000
     span = float(tr[-1] - tr[0]) or 1.0
     dx = max(1, int(round(2 * tau / span * (num - 1))) + 1)
+    if step and np.all(np.isfinite(y)) and np.all(y == np.round(y)) \
+            and np.all(yr == np.round(yr)):
+        y, yr = y.astype(np.int64), yr.astype(np.int64)
     t_band, y_min, y_max, _ = validate_signal(t=t, y=y, t_ref=tr.copy(), y_ref=yr,
                                               num=num, dx=dx, dy=rtol)
     lo = np.interp(t, t_band, y_min)
@@ -440,14 +557,18 @@ def _fmpy_tube(t, y, tr, yr, rtol, tau):
 
 
 def compare_signal(name: str, t: np.ndarray, y: np.ndarray, tr: np.ndarray, yr: np.ndarray,
-                   rtol: float, atol: float, tau: float, method: str = "tube") -> SignalResult:
-    """The verdict on one variable: every test sample inside the tube, and the test covering
-    the reference's time span (up to tau)."""
+                   rtol: float, atol: float, tau: float, method: str = "tube",
+                   step: bool = False, unit: str = "") -> SignalResult:
+    """The verdict on one variable: every test sample inside the tube (`tube`, or
+    `step_tube` for a ``step`` signal), and the test covering the reference's time span (up
+    to tau). ``unit`` is carried to the reports."""
     scale = float(np.max(np.abs(yr))) if len(yr) else 0.0
     tol = atol + rtol * scale
     if method == "fmpy":
-        lo, hi = _fmpy_tube(t, y, tr, yr, rtol, tau)
+        lo, hi = _fmpy_tube(t, y, tr, yr, rtol, tau, step)
         tol = max(tol, 1e-300)
+    elif step:
+        lo, hi = step_tube(t, y, tr, yr, tol, tau)
     else:
         lo, hi = tube(t, tr, yr, tol, tau)
     below = np.where(y < lo, lo - y, 0.0)
@@ -455,7 +576,8 @@ def compare_signal(name: str, t: np.ndarray, y: np.ndarray, tr: np.ndarray, yr: 
     exc = np.maximum(below, above)
     exc[np.isnan(y)] = np.inf
     outside = exc > 0
-    common = dict(name=name, tolerance=tol, t=t, y=y, lower=lo, upper=hi, t_ref=tr, y_ref=yr)
+    common = dict(name=name, tolerance=tol, t=t, y=y, lower=lo, upper=hi, t_ref=tr, y_ref=yr,
+                  step=step, unit=unit)
     if len(t) and t[-1] < tr[-1] - tau:
         return SignalResult(passed=False, max_excursion=math.inf, at_time=float(t[-1]),
                             test_value=float(y[-1]), tube=(math.nan, math.nan),
@@ -477,60 +599,108 @@ def compare_signal(name: str, t: np.ndarray, y: np.ndarray, tr: np.ndarray, yr: 
 # The whole comparison
 # ---------------------------------------------------------------------------------------------
 
-def _positive(name: str, v: float | None, allow_zero: bool = True) -> None:
-    if v is not None and not (math.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
+def _number(name: str, v: object, allow_zero: bool = True) -> float | None:
+    """``v`` as a float, or `InputError` when it is not a finite non-negative (positive)
+    number; None stays None."""
+    if v is None:
+        return None
+    try:
+        x = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        x = math.nan
+    if isinstance(v, bool) or not (math.isfinite(x) and (x >= 0 if allow_zero else x > 0)):
         raise InputError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} "
-                         f"number, got {v}")
+                         f"number, got {v!r}")
+    return x
 
 
-def compare(test: str | Path, reference: str | Path, variables: list[str] | None = None,
+def check_reference_span(traj: Trajectory, label: str) -> None:
+    """Refuse a degenerate reference: one whose rows do not span any time (all at one
+    time, e.g. every row at t = 0), which every test would pass."""
+    t = traj.time
+    if len(t) == 0 or not t[-1] > t[0]:
+        at = f"t = {t[0]:.10g}" if len(t) else "no time"
+        raise InputError(f"{label}: the reference has no time span: its {len(t)} row(s) are "
+                         f"all at {at}; a comparison needs a reference over at least two "
+                         "distinct times")
+
+
+def compare(test: str | Path, reference: str | Path, *,
+            variables: Sequence[str] | None = None,
             rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
-            time_tolerance: float | None = None, stop_time: float | None = None,
-            method: str = "tube", start_values: dict | None = None,
-            input=None, relative_tolerance: float | None = None,
-            quiet: bool = False, timeout: float | None = None,
+            time_tolerance: float | None = None, method: str = "tube",
+            stop_time: float | None = None,
+            start_values: Mapping[str, Any] | None = None,
+            input: Any = None,
+            relative_tolerance: float | None = None,
+            fmi_type: str | None = None,
+            reference_fmi_type: str | None = None,
+            validate: bool = True,
+            timeout: float | None = None,
+            quiet: bool = False,
             solver_tolerance: float | None = None) -> Comparison:
     """Compare TEST against REFERENCE (each a model file, an FMU or a CSV) and return a
     `Comparison` (plain data; ``.passed``, ``.signals``, ``.render_text()``). Raises
-    `InputError` (exit 2) for unreadable inputs or unknown variables and
-    `mdae_fmu.SimulationFailed` (exit 1) when a side fails to simulate (an FMU runs in a
-    child process, `mdae_fmu.fmu_runner`; ``timeout`` in seconds per simulated side).
+    `InputError` (exit 2) for unreadable inputs, a degenerate reference (no time span) or
+    unknown variables and `mdae_fmu.SimulationFailed` (exit 1) when a side fails to simulate
+    (an FMU runs in a child process, `mdae_fmu.fmu_runner`).
 
-    ``variables``: the names to compare (default: the reference CSV's columns, or the
-    reference FMU's outputs and states, that the test has). ``time_tolerance`` defaults to
-    1e-3 of the compared time span; ``stop_time`` to the reference CSV's end or the reference
-    FMU's DefaultExperiment. ``start_values`` are applied to both simulated sides; ``input``
-    is FMPy's input table for both. ``relative_tolerance``: FMPy's, for the simulated sides
-    (``solver_tolerance``: its former name, deprecated)."""
+    The tube: ``rtol``, ``atol`` (its height: ``atol + rtol * max|reference|``),
+    ``time_tolerance`` (its half-width in time, default 1e-3 of the reference's span),
+    ``method`` ("tube", or "fmpy" for ``fmpy.util.validate_signal``'s band); ``variables``:
+    the names to compare (default: the reference CSV's columns, or the reference FMU's
+    outputs and states, that the test has).
+
+    The simulated sides, with ``fmpy.simulate_fmu``'s keywords: ``stop_time`` (default: the
+    reference CSV's end, or the reference FMU's DefaultExperiment), ``start_values`` (both
+    sides), ``input`` (FMPy's input table or an input CSV, both sides),
+    ``relative_tolerance``, ``timeout`` (seconds per side), ``validate`` (False: FMUs whose
+    model description fails FMPy's validation run anyway, the problems in
+    ``Comparison.warnings``). ``fmi_type``: the test's interface, "ModelExchange" or
+    "CoSimulation" (default Model Exchange when the FMU has it; a model file is exported
+    with that interface); ``reference_fmi_type``: the reference's. ``quiet``: no export
+    progress messages. ``solver_tolerance``: the former name of ``relative_tolerance``
+    (deprecated)."""
     if solver_tolerance is not None:
+        warnings.warn("compare(solver_tolerance=...) is deprecated, use relative_tolerance",
+                      DeprecationWarning, stacklevel=2)
         if relative_tolerance is not None:
             raise InputError("give relative_tolerance only (solver_tolerance is its former, "
                              "deprecated name)")
         relative_tolerance = solver_tolerance
-    _positive("--rtol", rtol)
-    _positive("--atol", atol)
-    _positive("--time-tolerance", time_tolerance)
-    _positive("--stop-time", stop_time, allow_zero=False)
-    _positive("--relative-tolerance", relative_tolerance, allow_zero=False)
-    _positive("--timeout", timeout, allow_zero=False)
+    rtol = _number("--rtol", rtol) or 0.0
+    atol = _number("--atol", atol) or 0.0
+    time_tolerance = _number("--time-tolerance", time_tolerance)
+    stop_time = _number("--stop-time", stop_time, allow_zero=False)
+    relative_tolerance = _number("--relative-tolerance", relative_tolerance, allow_zero=False)
+    timeout = _number("--timeout", timeout, allow_zero=False)
     if method not in ("tube", "fmpy"):
-        raise InputError(f"unknown comparison method '{method}' (tube or fmpy)")
+        raise InputError(f"unknown comparison method {method!r} (tube or fmpy)")
+    for option, kind in (("--fmi-type", fmi_type), ("--reference-fmi-type", reference_fmi_type)):
+        if kind is not None and kind not in FMI_TYPES:
+            raise InputError(f"{option} must be ModelExchange or CoSimulation, got {kind!r}")
+    if variables is not None and (isinstance(variables, str) or not all(
+            isinstance(v, str) for v in variables)):
+        raise InputError(f"variables must be a list of names, got {variables!r}")
     if isinstance(input, (str, Path)):
         input = read_reference_csv(input)
     with temporary_folder("mdae_compare_") as tmp, ExitStack() as stack:
-        ref = resolve(reference, tmp, stop_time, quiet, stack)
-        if stop_time is None and ref.trajectory is not None:
-            stop_time = float(ref.trajectory.time[-1])
-        tst = resolve(test, tmp, stop_time, quiet, stack)
+        ref = resolve(reference, tmp, stop_time, quiet, stack, reference_fmi_type, validate)
+        if ref.trajectory is not None:
+            check_reference_span(ref.trajectory, str(reference))
+            if stop_time is None:
+                stop_time = float(ref.trajectory.time[-1])
+        tst = resolve(test, tmp, stop_time, quiet, stack, fmi_type, validate)
         if stop_time is None and tst.trajectory is not None:
             stop_time = float(tst.trajectory.time[-1])
-        names = _choose_variables(tst, ref, variables)
+        names = _choose_variables(tst, ref, list(variables) if variables else None)
         if start_values:
             for side in (ref, tst):
                 if side.md is not None:
                     check_parameters(str(side.path), side.md, list(start_values))
         ref_traj = simulate_source(ref, names, stop_time, start_values, input,
                                    relative_tolerance, timeout)
+        check_reference_span(ref_traj, str(reference))
         if stop_time is None:
             stop_time = float(ref_traj.time[-1])
         tst_traj = simulate_source(tst, names, stop_time, start_values, input,
@@ -538,11 +708,17 @@ def compare(test: str | Path, reference: str | Path, variables: list[str] | None
     span = float(ref_traj.time[-1] - ref_traj.time[0])
     tau = (DEFAULT_TIME_TOLERANCE_FRACTION * span if time_tolerance is None
            else float(time_tolerance))
+    steps = ref.steps() | tst.steps()
+    units = {**tst.units(), **ref.units()}
     signals = [compare_signal(n, tst_traj.time, tst_traj.values[n], ref_traj.time,
-                              ref_traj.values[n], rtol, atol, tau, method) for n in names]
+                              ref_traj.values[n], rtol, atol, tau, method,
+                              step=n in steps or ref_traj.changes_only_at_events(n),
+                              unit=units.get(n, "")) for n in names]
     skipped = [] if variables else [n for n in ref.default_variables() if n not in names]
     return Comparison(str(test), str(reference), signals, tst_traj.events(),
-                      ref_traj.events(), rtol, atol, tau, method, skipped)
+                      ref_traj.events(), rtol, atol, tau, method, skipped,
+                      test_fmi_type=tst.fmi_type or "", reference_fmi_type=ref.fmi_type or "",
+                      warnings=ref.problems() + tst.problems())
 
 
 def _choose_variables(tst: Source, ref: Source, variables: list[str] | None) -> list[str]:
@@ -575,10 +751,13 @@ def compare_command(args) -> int:
                          atol=args.atol, time_tolerance=args.time_tolerance,
                          stop_time=args.stop_time, method=args.method,
                          relative_tolerance=args.relative_tolerance, timeout=args.timeout,
-                         start_values=run_options.start_values(args.start_values) or None)
+                         start_values=run_options.start_values(args.start_values) or None,
+                         fmi_type=args.fmi_type, reference_fmi_type=args.reference_fmi_type,
+                         validate=args.validate)
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code
+    run_options.print_warnings(result.warnings)
     print(result.render_text())
     from .report_html import comparison_page, junit_xml, write_text
     if args.report:
@@ -612,6 +791,14 @@ def add_parser(sub) -> None:
     run_options.add_relative_tolerance(c, old="--solver-tolerance")
     run_options.add_start_values(c)
     run_options.add_timeout(c)
+    c.add_argument("--fmi-type", type=run_options.fmi_type, default=None,
+                   metavar="ModelExchange|CoSimulation",
+                   help="the test FMU's interface to simulate (default: ModelExchange when the "
+                   "FMU has it; a model file is exported with this interface)")
+    c.add_argument("--reference-fmi-type", type=run_options.fmi_type, default=None,
+                   metavar="ModelExchange|CoSimulation",
+                   help="the reference FMU's interface (default: ModelExchange when it has it)")
+    run_options.add_validate(c)
     c.add_argument("--method", choices=("tube", "fmpy"), default="tube",
                    help="tube: ours (default); fmpy: fmpy.util.validate_signal's band")
     c.add_argument("--report", metavar="OUT.html", help="write an HTML report with plots")
@@ -619,4 +806,5 @@ def add_parser(sub) -> None:
 
 
 __all__ = ["compare", "Comparison", "SignalResult", "Trajectory", "Event",
-           "read_reference_csv", "tube", "compare_command", "add_parser"]
+           "read_reference_csv", "tube", "step_tube", "check_reference_span", "paired_events",
+           "unmatched_events", "compare_command", "add_parser"]

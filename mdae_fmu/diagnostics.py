@@ -1,4 +1,4 @@
-"""Errors a user can act on, with their exit codes (ARCHITECTURE.md, command line).
+"""Errors a user can act on, with their exit codes (docs/architecture.md, "Data contracts").
 
 * `InputError` (exit 2): the input cannot be read: syntax, unknown name, bad XML, unsupported
   construct. Its text starts with ``file:line:col:`` and, when the source line is known, shows

@@ -208,7 +208,7 @@ def unedge(c: Expr) -> Expr:
 
 def derivative_orders(e: Expr) -> dict[str, int]:
     """Highest derivative order of each variable in ``e``, i.e. the row of Pryce's signature
-    matrix for this equation (theory 003 §4.1). Occurrences inside ``pre(...)`` are left limits,
+    matrix for this equation (docs/theory.md §4.1). Occurrences inside ``pre(...)`` are left limits,
     known at the current instant, and are not counted.
     """
     orders: dict[str, int] = {}
@@ -233,11 +233,18 @@ def residual(lhs: Expr, rhs: Expr) -> Expr:
     Printing a residual ``a - b`` back as ``a = b`` and re-parsing gives the same residual,
     which makes parse -> print -> parse a fixed point.
     """
-    if lhs == ZERO or lhs == Const(0.0):
+    if is_numeric_zero(lhs):
         return rhs
-    if rhs == ZERO or rhs == Const(0.0):
+    if is_numeric_zero(rhs):
         return lhs
     return BinOp("-", lhs, rhs)
+
+
+def is_numeric_zero(e: Expr) -> bool:
+    """``e`` is the number 0 (not ``false``, which compares equal to 0 in Python: ``b =
+    false`` must keep its right side, OpenModelica's flattening of the MSL Integrator's
+    ``local_reset = false``)."""
+    return type(e) is Const and e.value == 0 and type(e.value) is not bool
 
 
 def split_residual(r: Expr) -> tuple[Expr, Expr]:

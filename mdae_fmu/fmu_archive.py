@@ -55,10 +55,13 @@ DEFAULT_LIMITS = ArchiveLimits()
 class OpenedFmu:
     """An FMU extracted by `open_fmu`: the archive's path, the folder that holds its content
     (valid inside the ``with`` block only) and its model description (FMPy's
-    ``ModelDescription``)."""
+    ``ModelDescription``). ``problems``: what FMPy's validation found in the description when
+    it was opened with ``validate=False`` (empty otherwise: a failed validation refuses the
+    FMU)."""
     path: Path
     directory: Path
     model_description: Any
+    problems: tuple[str, ...] = ()
 
 
 def _size(n: float) -> str:
@@ -198,6 +201,16 @@ def read_model_description(directory: Path, label: str):
     """FMPy's ``ModelDescription`` of an extracted FMU, validated against the FMI schema. A
     missing file, a DOCTYPE (entities are never expanded) or an invalid description is an
     `InputError`."""
+    return describe(directory, label)[0]
+
+
+def describe(directory: Path, label: str, validate: bool = True) -> tuple[Any, tuple[str, ...]]:
+    """``(model description, problems)`` of an extracted FMU. With ``validate`` (FMPy's
+    default) a description that fails FMPy's validation (the FMI schema, then FMPy's checks:
+    undefined units, illegal variabilities...) is an `InputError` listing the problems;
+    without it the description is read as it is and the problems are returned, for the
+    caller to print as warnings. A missing file or a DOCTYPE (entities are never expanded) is
+    an `InputError` either way, and so is a description FMPy cannot read at all."""
     from fmpy import read_model_description as fmpy_read
     xml = directory / "modelDescription.xml"
     if not xml.is_file():
@@ -208,11 +221,29 @@ def read_model_description(directory: Path, label: str):
         raise InputError(f"{label}: modelDescription.xml declares a DOCTYPE or entities, "
                          "which an FMI model description never needs; refused")
     try:
-        return fmpy_read(str(directory))
+        return fmpy_read(str(directory)), ()
     except Exception as err:   # FMPy raises plain exceptions for malformed descriptions
+        problems = _validation_problems(err)
+        if validate:
+            hint = (" (--no-validate simulates it anyway, with these as warnings)"
+                    if str(err).lstrip().startswith("Failed to validate") else "")
+            raise InputError(f"{label}: invalid modelDescription.xml: "
+                             f"{'; '.join(problems[:5]) or type(err).__name__}{hint}") from None
+    try:
+        return fmpy_read(str(directory), validate=False), tuple(problems)
+    except Exception as err:
         text = str(err).strip().splitlines()
-        raise InputError(f"{label}: invalid modelDescription.xml: "
+        raise InputError(f"{label}: unreadable modelDescription.xml: "
                          f"{'; '.join(text[:5]) or type(err).__name__}") from None
+
+
+def _validation_problems(err: Exception) -> list[str]:
+    """The problems of FMPy's validation error, one per line without FMPy's heading and list
+    marks."""
+    lines = [ln.strip() for ln in str(err).strip().splitlines() if ln.strip()]
+    if lines and lines[0].startswith("Failed to validate"):
+        lines = lines[1:]
+    return [ln[2:] if ln.startswith("- ") else ln for ln in lines] or [type(err).__name__]
 
 
 @contextmanager
@@ -229,11 +260,12 @@ def temporary_folder(prefix: str) -> Iterator[Path]:
 
 @contextmanager
 def open_fmu(fmu: str | os.PathLike[str] | bytes, limits: ArchiveLimits = DEFAULT_LIMITS,
-             label: str | None = None) -> Iterator[OpenedFmu]:
+             label: str | None = None, validate: bool = True) -> Iterator[OpenedFmu]:
     """``with open_fmu(path) as f:`` the FMU extracted within ``limits`` into a temporary
     folder (``f.directory``) with its model description (``f.model_description``); the folder
     is removed when the block ends. ``fmu`` may also be the archive's bytes (a sweep's FMU
-    shipped to a worker; ``label`` names it in messages)."""
+    shipped to a worker; ``label`` names it in messages). ``validate=False``: a description
+    that fails FMPy's validation is read anyway, its problems in ``f.problems`` (`describe`)."""
     if isinstance(fmu, bytes):
         label = label or "FMU"
     else:
@@ -249,10 +281,10 @@ def open_fmu(fmu: str | os.PathLike[str] | bytes, limits: ArchiveLimits = DEFAUL
         content = tmp / "content"
         content.mkdir()
         extract_fmu(path, content, limits, label)
-        md = read_model_description(content, label)
+        md, problems = describe(content, label, validate)
         yield OpenedFmu(path=Path(label) if isinstance(fmu, bytes) else path,
-                        directory=content, model_description=md)
+                        directory=content, model_description=md, problems=problems)
 
 
 __all__ = ["ArchiveLimits", "DEFAULT_LIMITS", "OpenedFmu", "check_directory", "extract_fmu",
-           "read_model_description", "open_fmu", "temporary_folder"]
+           "read_model_description", "describe", "open_fmu", "temporary_folder"]

@@ -35,6 +35,11 @@ MAX_LOG_CHARS = 2000
 MAX_CACHED = 4
 
 STATUS = ("OK", "Warning", "Discard", "Error", "Fatal", "Pending")
+#: The working directory this process started in, and returns to after every run: FMPy
+#: changes to the FMU's binaries folder to load its library and stays there when the loading
+#: fails; that folder is removed after the run, and every later run would fail in
+#: ``os.getcwd()`` ("No such file or directory").
+HOME = os.getcwd()
 
 
 def die_with_parent(parent_pid: int) -> None:
@@ -90,7 +95,9 @@ def run_one(request: dict, replies: Replies, descriptions: dict) -> None:
         if md is None:
             if len(descriptions) >= MAX_CACHED:
                 descriptions.clear()
-            md = descriptions[directory] = read_model_description(directory)
+            validate = bool(request["options"].get("validate", True))
+            md = descriptions[directory] = read_model_description(directory,
+                                                                  validate=validate)
         signals = None
         if request.get("input"):
             signals = np.load(request["input"], allow_pickle=False)
@@ -102,10 +109,20 @@ def run_one(request: dict, replies: Replies, descriptions: dict) -> None:
         os.replace(partial, out)
     except Exception as err:      # FMPy reports FMI and solver failures as exceptions
         error = str(err).strip() or type(err).__name__
+    finally:
+        go_home()
     if dropped:
         replies.send(id=rid, log=f"({dropped} more log messages not shown)", category="",
                      status="Warning")
     replies.send(id=rid, done=True, seconds=time.perf_counter() - t0, error=error)
+
+
+def go_home() -> None:
+    """Back to `HOME` (or to the root folder, should `HOME` be gone)."""
+    try:
+        os.chdir(HOME)
+    except OSError:
+        os.chdir(os.sep)
 
 
 def main(argv: list[str]) -> None:

@@ -86,12 +86,13 @@ MODEL_SUFFIXES = (".mo", ".bmo", ".xml")
 
 def fmu_of(model_or_fmu: str | os.PathLike[str], work_dir: Path, *,
            stop_time: float | None = None, model: str | None = None,
-           progress: bool | None = None) -> Path:
+           progress: bool | None = None, fmi_type: str | None = None) -> Path:
     """The FMU to run for ``model_or_fmu``: an ``.fmu`` itself, or a model file (``.mo``,
     ``.bmo``, ``.xml``) exported into ``work_dir`` (`mdae_fmu.api`), its DefaultExperiment's
-    stopTime ``stop_time`` when given. ``model``: the class of a file that defines several;
-    ``progress=False``: no stage messages. Raises `InputError` for a missing file or an
-    unknown kind, `SimulationFailed` when export is not installed."""
+    stopTime ``stop_time`` when given, with the interface the run asks for (``fmi_type``
+    "CoSimulation": a Co-Simulation FMU; otherwise Model Exchange). ``model``: the class of a
+    file that defines several; ``progress=False``: no stage messages. Raises `InputError` for
+    a missing file or an unknown kind, `SimulationFailed` when export is not installed."""
     src = Path(model_or_fmu)
     if not src.exists():
         raise InputError(f"{src}: no such file")
@@ -107,7 +108,7 @@ def fmu_of(model_or_fmu: str | os.PathLike[str], work_dir: Path, *,
     fmu = work_dir / f"{stem or 'model'}.fmu"
     try:
         api.export_fmu(loaded, fmu, default_experiment={"stopTime": stop_time},
-                       progress=progress)
+                       progress=progress, fmi_type="cs" if fmi_type == "CoSimulation" else "me")
     except ModuleNotFoundError as err:
         if (err.name or "").startswith("mdae_fmu"):
             raise SimulationFailed(str(src), f"FMU export is not available in this "
@@ -306,6 +307,25 @@ def event_times(time_column: np.ndarray) -> tuple[float, ...]:
         return ()
     repeated = np.flatnonzero(t[1:] == t[:-1])
     return tuple(float(x) for x in np.unique(t[repeated]))
+
+
+def event_spans(time_column: Any) -> list[tuple[float, int, int]]:
+    """The events of a result as ``(time, first row, last row)``: each time that appears on
+    more than one row, its first row the left limit and its last row the value after the
+    event (FMPy's convention)."""
+    t = time_column
+    out = []
+    k = 0
+    while k < len(t) - 1:
+        if t[k + 1] == t[k]:
+            j = k + 1
+            while j + 1 < len(t) and t[j + 1] == t[k]:
+                j += 1
+            out.append((float(t[k]), k, j))
+            k = j + 1
+        else:
+            k += 1
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -567,6 +587,7 @@ def run_fmu(fmu: str | os.PathLike[str] | OpenedFmu, *,
             solver: str = "CVode",
             step_size: float | None = None,
             debug_logging: bool = False,
+            validate: bool = True,
             label: str | None = None,
             limits: ArchiveLimits = DEFAULT_LIMITS) -> RunResult:
     """Simulate ``fmu`` (an .fmu path, or an FMU already opened by
@@ -577,19 +598,21 @@ def run_fmu(fmu: str | os.PathLike[str] | OpenedFmu, *,
     defaults to `default_output_variables`; ``fmi_type`` to Model Exchange when the FMU has it
     (`preferred_fmi_type`); ``timeout`` (seconds, None: none) stops the run and raises
     `SimulationFailed`, where FMPy would return the part simulated so far. Start values are
-    checked against the FMU and converted to each variable's type first.
+    checked against the FMU and converted to each variable's type first. ``validate=False``
+    (FMPy's ``validate``): an FMU whose model description fails FMPy's validation runs anyway
+    (`mdae_fmu.fmu_archive.describe`; the problems are the opened FMU's ``problems``).
 
     Raises `InputError` (exit 2) for an unreadable FMU or a bad option, `SimulationFailed`
     (exit 1) when the simulation fails, crashes, exits or exceeds ``timeout``."""
     if not isinstance(fmu, OpenedFmu):
-        with open_fmu(fmu, limits, label) as opened:
+        with open_fmu(fmu, limits, label, validate=validate) as opened:
             return run_fmu(opened, start_values=start_values,
                            output_variables=output_variables,
                            relative_tolerance=relative_tolerance, start_time=start_time,
                            stop_time=stop_time, output_interval=output_interval,
                            fmi_type=fmi_type, timeout=timeout, input=input,
                            record_events=record_events, solver=solver, step_size=step_size,
-                           debug_logging=debug_logging, label=label)
+                           debug_logging=debug_logging, validate=validate, label=label)
     t0 = time.perf_counter()
     label = label or str(fmu.path)
     md = fmu.model_description
@@ -612,7 +635,7 @@ def run_fmu(fmu: str | os.PathLike[str] | OpenedFmu, *,
         "step_size": _number("step_size", step_size),
         "start_values": typed_start_values(label, md, start_values or {}),
         "output": outputs, "record_events": bool(record_events), "solver": solver,
-        "debug_logging": bool(debug_logging),
+        "debug_logging": bool(debug_logging), "validate": bool(validate),
     }
     timeout = _number("--timeout", timeout)
     result, log, seconds = _run(fmu, label, options, _as_input(input, label), timeout)
@@ -638,4 +661,5 @@ __all__ = ["run_fmu", "run_many", "RunResult", "SimulationFailed", "warm_up", "f
            "close_children", "default_output_variables", "outputs_and_states",
            "preferred_fmi_type", "settable_names", "closest_name", "check_parameters",
            "check_output_variables", "typed_start_values", "typed_value", "event_times",
+           "event_spans",
            "FMI_TYPES", "open_fmu", "OpenedFmu"]

@@ -19,7 +19,7 @@ How the later stages see a call (docs/importers.md, "Functions"):
   outputs: the tangents of the Real outputs, Modelica 3.6 §12.7.1), otherwise the forward-mode
   derivative of the body (`forward_derivative`), itself a `Function` (so it is evaluated,
   differentiated again and compiled to C like any other). This is what index reduction needs
-  (theory note 003 §4.4: latent equations are total time derivatives of the equations);
+  (docs/theory.md §4.6: latent equations are total time derivatives of the equations);
 * numbers: `evaluate` interprets the body in Python (the sympy functions carry it as
   ``_imp_``, so ``lambdify`` and ``evalf`` use it), within the work budget of one call
   (`mdae_fmu.work_budget`);
@@ -587,7 +587,7 @@ def forward_derivative(fn: Function, table: "FunctionTable") -> Function:
     ``v := e`` is preceded by ``der(v) := tangent(e)``; control flow is kept, so loops and
     branches are differentiated along the path the values take (the derivative of the program,
     not of a closed form). This is the derivative that the latent equations need when an
-    equation with a call is differentiated (theory note 003 §4.4, §4.9: the differential
+    equation with a call is differentiated (docs/theory.md §4.6, §4.8: the differential
     array of an equation is its successive total time derivatives)."""
     taken = {p.name for p in fn.inputs + fn.outputs + fn.locals}
     tan: dict[str, str] = {}
@@ -663,6 +663,22 @@ class FunctionTable:
     def __bool__(self):
         return bool(self.functions)
 
+    @classmethod
+    def restore(cls, functions: dict, derivatives: dict) -> FunctionTable:
+        """The table holding ``functions`` (the user functions and the derivative functions
+        made from them, by name) and ``derivatives`` (`derivatives` of the table that was
+        saved): the inverse of reading those two, for `mdae_fmu.saved`."""
+        table = cls(())
+        table.functions.update(functions)
+        table._derivs.update(derivatives)
+        return table
+
+    @property
+    def derivatives(self) -> dict[str, tuple[Function, frozenset]]:
+        """The derivative function of each function `derivative` was asked for, with the
+        inputs that have a tangent in it."""
+        return self._derivs
+
     def get(self, name: str) -> Function:
         return self.functions[name]
 
@@ -699,7 +715,7 @@ class FunctionTable:
     def partial(self, cname: str, i: int, args):
         """sympy partial derivative of call ``cname(args)`` with respect to argument ``i``: the
         derivative function on the unit tangent e_i (module docstring), which sympy's chain rule
-        uses in `SymbolTable.time_derivative` (theory note 003 §4.4)."""
+        uses in `SymbolTable.time_derivative` (docs/theory.md §4.6)."""
         import sympy as sp
         base, k = split_call_name(cname)
         fn = self.functions[base]

@@ -1,10 +1,10 @@
 """The mDAE model: variables, guarded equations in residual form, when-clauses, initial equations.
 
-This is the one in-memory model that every later stage reads (ARCHITECTURE.md). It is
+This is the one in-memory model that every later stage reads (docs/architecture.md). It is
 immutable (frozen dataclasses over tuples), JSON-serializable (`Model.to_json` /
 `Model.from_json`) and printable back to flat Modelica (`mdae_fmu.modelica_printer`).
 
-Guards (theory note 9334-theory-algorithms §1.4): an equation written inside
+Guards (docs/theory.md §5.1): an equation written inside
 ``if c1 then ... elseif c2 then ...`` branches carries the conjunction of the literals that
 select its branch, e.g. ``(c1, False), (c2, True)`` for the ``elseif`` branch. ``if not c``
 is stored as ``(c, False)``, so ``if g ... else ...`` and ``if g ...; if not g ...`` give the same

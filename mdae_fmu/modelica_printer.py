@@ -147,7 +147,7 @@ def print_simple(e: E.Expr) -> str:
 
 
 def _is_zero(e) -> bool:
-    return e == E.ZERO or e == E.Const(0.0)
+    return E.is_numeric_zero(e)
 
 
 def equation_sides(residual: E.Expr) -> tuple[E.Expr, E.Expr]:
@@ -272,7 +272,7 @@ def _statements(body, ind: str) -> list[str]:
         if t is F.Assign:
             out.append(f"{ind}{print_name(s.target)} := {print_expr(s.value)};")
         elif t is F.TupleAssign:
-            targets = ", ".join(print_name(n) for n in s.targets)
+            targets = ", ".join("" if n is None else print_name(n) for n in s.targets)
             out.append(f"{ind}({targets}) := {print_expr(s.call)};")
         elif t is F.IfStmt:
             kw = "if"

@@ -4,7 +4,7 @@ The report is built from sections: a header (model, counts, guards, and an equat
 mapping every equation id to its source line and text), a summary table of the modes (index,
 Pryce's structural index, DOF, states, latent equations, blocks), one section per mode
 (offsets, states, leading variables, latent and consistency equations, blocks), and the
-verdict. Index conventions (theory 003 §4.3, §4.6): "index" is max c, the seed papers'
+verdict. Index conventions (docs/theory.md §4.6, §4.7): "index" is max c, the seed papers'
 convention; "nu_S" is Pryce's structural index; the classical differentiation index is not
 computed. The whole analysis (`mdae_fmu.analysis`) adds the mode-change sections after
 `report_lines` and gives its own verdict.
@@ -20,6 +20,7 @@ from .ir import Model
 from .structure.per_mode import Block, Instance, LatentEquation, ModeAnalysis, ModesReport, \
     eq_label
 from .structure.printing import equation_text, expr_text
+from .sympy_modelica import print_sympy
 
 FORMAT = "mdae_fmu.analysis/1"
 
@@ -27,14 +28,15 @@ FORMAT = "mdae_fmu.analysis/1"
 # --- formulas -------------------------------------------------------------------------------
 
 def formula(expr: sp.Expr) -> str:
-    """``expr = 0`` as readable text (``der(w1) - der(w2) = 0``), powers written ``x^2`` as
-    in Modelica (sympy's own syntax, ``x**2``, is kept in the JSON report)."""
-    return f"{sp.sstr(expr).replace('**', '^')} = 0"
+    """``expr = 0`` as readable text in Modelica syntax (``der(w1) - der(w2) = 0``, ``x^2``,
+    if-expressions, `mdae_fmu.sympy_modelica`; sympy's own syntax is kept in the JSON
+    report)."""
+    return f"{print_sympy(expr)} = 0"
 
 
 INDEX_LEGEND = (
-    "index: max c, the seed papers' convention (theory 003 §4.3);",
-    "nu_S: Pryce's structural index, max c + 1 when some d_j = 0 (003 §4.6);",
+    "index: max c, the seed papers' convention (docs/theory.md §4.6);",
+    "nu_S: Pryce's structural index, max c + 1 when some d_j = 0 (docs/theory.md §4.7);",
     "the classical differentiation index nu_d (<= nu_S) is not computed.")
 
 

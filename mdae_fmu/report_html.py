@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import html
 import math
-import os
-import tempfile
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
 W, H = 760, 250
-ML, MR, MT, MB = 70, 15, 15, 35       # plot margins (pixels)
+ML, MR, MT, MB = 70, 15, 30, 35       # plot margins (pixels; the legend is in the top one)
 MAX_POINTS = 4000
 
 _CSS = """
@@ -35,24 +33,22 @@ svg{background:#fff;border:1px solid #ddd}
 .test{fill:none;stroke:#d95f02;stroke-width:1.4}
 .excursion{fill:#b00020}
 .marker{stroke:#b00020;stroke-dasharray:4 3}
-.axis{stroke:#444}.tick{font-size:10px;fill:#444}
+.axis{stroke:#444}.tick{font-size:10px;fill:#444}.label{font-size:11px;fill:#222}
+.event{stroke:#777;stroke-width:1;stroke-dasharray:2 2}
+.event.unmatched{stroke:#7b3294;stroke-width:1.5;stroke-dasharray:6 3}
+.legend text{font-size:10px;fill:#222}
 pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap}
 """
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file in the same folder, then
-    renamed): a reader never sees half a report."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` atomically (`mdae_fmu.output.atomic_output`: a reader never
+    sees half a report), its folders created, with the permissions ``open()`` gives (the
+    user's umask, like the CSV, PNG and FMU; a temporary file alone would be 0600). A path
+    that cannot be written is an `OutputError` (exit 2) naming it."""
+    from .output import atomic_output, writing
+    with atomic_output(path, make_parents=True) as tmp:
+        writing(tmp, path, lambda: tmp.write_text(text, encoding="utf-8"))
 
 
 def _e(text) -> str:
@@ -86,9 +82,55 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [first + k * step for k in range(int((hi - first) / step) + 1)]
 
 
-def signal_svg(s) -> str:
+#: Entries of a plot's legend: (class, what the entry draws, label).
+LEGEND = (("tube", "band", "tube"), ("reference", "line", "reference"),
+          ("test", "line", "test"), ("excursion", "dot", "outside the tube"),
+          ("marker", "line", "largest excursion"), ("event", "line", "events (paired)"),
+          ("event unmatched", "line", "unpaired event"))
+
+
+def _legend() -> str:
+    """The plot's legend, in the top margin: a sample of each mark and its label."""
+    parts, x = ['<g class="legend">'], float(ML)
+    for cls, kind, label in LEGEND:
+        if kind == "band":
+            parts.append(f'<rect class="{cls}" x="{x:.0f}" y="8" width="18" height="9"/>')
+        elif kind == "dot":
+            parts.append(f'<circle class="{cls}" cx="{x + 9:.0f}" cy="12.5" r="2.5"/>')
+        else:
+            parts.append(f'<line class="{cls}" x1="{x:.0f}" x2="{x + 18:.0f}" y1="12.5" '
+                         f'y2="12.5"/>')
+        parts.append(f'<text x="{x + 22:.0f}" y="16">{label}</text>')
+        x += 30 + 5.6 * len(label)
+    parts.append("</g>")
+    return "".join(parts)
+
+
+def _event_marks(events, X, t0: float, t1: float) -> list[str]:
+    """Vertical lines at the events ``(test time or None, reference time or None)``: a paired
+    event at the test's time, titled with both times; an unpaired one at its own time in the
+    unmatched style (at most 200)."""
+    parts = []
+    for tt, tr in list(events)[:200]:
+        at = tt if tt is not None else tr
+        if at is None or not t0 <= at <= t1:
+            continue
+        if tt is not None and tr is not None:
+            cls, title = "event", f"event: test t = {tt:.10g}, reference t = {tr:.10g}"
+        else:
+            side = "test" if tt is not None else "reference"
+            cls, title = "event unmatched", f"{side} event at t = {at:.10g}, no partner"
+        xe = float(X(at))
+        parts.append(f'<line class="{cls}" x1="{xe:.2f}" x2="{xe:.2f}" y1="{MT}" '
+                     f'y2="{H - MB}"><title>{title}</title></line>')
+    return parts
+
+
+def signal_svg(s, events=()) -> str:
     """An SVG plot of one `mdae_fmu.comparison.SignalResult`: tube, reference, test, the test
-    samples outside the tube, and a dashed line at the largest excursion."""
+    samples outside the tube, a dashed line at the largest excursion, the ``events`` (pairs
+    of test and reference times, None for a side without one), a legend, and the axes
+    labelled with time in s and the variable with its unit."""
     t, y, lo, hi = _thin(s.t, s.y, s.lower, s.upper)
     tr, yr = _thin(s.t_ref, s.y_ref)
     finite = [a[np.isfinite(a)] for a in (y, yr, lo, hi)]
@@ -115,7 +157,8 @@ def signal_svg(s) -> str:
         return " ".join(f"{a:.2f},{b:.2f}" for a, b in zip(X(xs), Y(ys)))
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-             f'viewBox="0 0 {W} {H}" role="img" aria-label="{_e(s.name)}">']
+             f'viewBox="0 0 {W} {H}" role="img" aria-label="{_e(s.name)}">', _legend()]
+    parts += _event_marks(events, X, t0, t1)
     ok = np.isfinite(lo) & np.isfinite(hi)
     if ok.any():
         band = pts(t[ok], hi[ok]) + " " + pts(t[ok][::-1], lo[ok][::-1])
@@ -144,8 +187,13 @@ def signal_svg(s) -> str:
     for v in _ticks(y0, y1):
         parts.append(f'<text class="tick" x="{ML - 4}" y="{float(Y(v)) + 3:.1f}" '
                      f'text-anchor="end">{v:.6g}</text>')
-    parts.append(f'<text class="tick" x="{(W + ML) / 2:.0f}" y="{H - 4}" '
-                 f'text-anchor="middle">time</text>')
+    parts.append(f'<text class="label" x="{(W + ML) / 2:.0f}" y="{H - 4}" '
+                 f'text-anchor="middle">time [s]</text>')
+    unit = getattr(s, "unit", "")
+    ylabel = _e(s.name) + (f" [{_e(unit)}]" if unit else "")
+    ym = (MT + H - MB) / 2
+    parts.append(f'<text class="label ylabel" x="12" y="{ym:.0f}" text-anchor="middle" '
+                 f'transform="rotate(-90 12 {ym:.0f})">{ylabel}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -156,7 +204,7 @@ def _verdict(passed: bool) -> str:
 
 def comparison_body(c) -> str:
     """The body of a comparison report (`mdae_fmu.comparison.Comparison`)."""
-    from .comparison import unmatched_events
+    from .comparison import paired_events, unmatched_events
     rows = []
     for s in c.signals:
         where = "" if s.passed else f"{s.at_time:.10g}"
@@ -172,13 +220,19 @@ def comparison_body(c) -> str:
            "<table id=\"signals\"><tr><th>variable</th><th>verdict</th><th>tolerance</th>"
            "<th>largest excursion</th><th>at time</th><th>samples outside</th></tr>",
            *rows, "</table>", "<h2>Events</h2>",
-           "<table id=\"events\"><tr><th>side</th><th>time</th><th>changes</th></tr>"]
-    for label, evs in (("test", c.test_events), ("reference", c.reference_events)):
-        for ev in evs[:200]:
-            ch = ", ".join(f"{n}: {a:.6g} &rarr; {b:.6g}" for n, a, b in
-                           [(_e(n), a, b) for n, a, b in ev.changes])
-            out.append(f"<tr><td>{label}</td><td>{ev.time:.10g}</td><td>{ch}</td></tr>")
+           "<table id=\"events\"><tr><th>test time</th><th>reference time</th>"
+           "<th>&Delta;t</th><th>test changes</th><th>reference changes</th></tr>"]
+    pairs = paired_events(c)
+    for te, re_ in pairs[:200]:
+        cells = [f"{te.time:.10g}" if te else "&mdash;", f"{re_.time:.10g}" if re_ else "&mdash;",
+                 f"{te.time - re_.time:.3g}" if te and re_ else "unpaired",
+                 _changes(te), _changes(re_)]
+        cls = "" if te and re_ else ' class="unmatched"'
+        out.append(f"<tr{cls}>" + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+    if len(pairs) > 200:
+        out.append(f"<tr><td colspan=\"5\">{len(pairs) - 200} more</td></tr>")
     out.append("</table>")
+    marks = [(te.time if te else None, re_.time if re_ else None) for te, re_ in pairs]
     um = unmatched_events(c)
     if um:
         out.append(f"<p>{len(um)} unmatched event(s): " + ", ".join(
@@ -192,14 +246,17 @@ def comparison_body(c) -> str:
         fig = (f"<figure class=\"signal\" id=\"sig-{_e(s.name)}\" data-passed="
                f"\"{str(s.passed).lower()}\"><figcaption>{_verdict(s.passed)} "
                f"{_e(s.describe())}"
-               f"</figcaption>{signal_svg(s)}</figure>")
+               f"</figcaption>{signal_svg(s, marks)}</figure>")
         out.append(fig if not s.passed else f"<details><summary>{head}</summary>{fig}"
                    "</details>")
-    out.append('<p>Legend: <span style="color:#6baed6">&#9632;</span> reference tube, '
-               '<span style="color:#08519c">&#9472;</span> reference, '
-               '<span style="color:#d95f02">&#9472;</span> test, '
-               '<span style="color:#b00020">&#9679;</span> test outside the tube</p>')
     return "\n".join(out)
+
+
+def _changes(ev) -> str:
+    """An event's changes as table text (``name: left &rarr; right``), escaped."""
+    if ev is None:
+        return ""
+    return ", ".join(f"{_e(n)}: {a:.6g} &rarr; {b:.6g}" for n, a, b in ev.changes[:20])
 
 
 def comparison_page(c) -> str:

@@ -90,10 +90,31 @@ def add_relative_tolerance(p: argparse.ArgumentParser, old: str | None = None) -
                        help="deprecated spelling of --relative-tolerance")
 
 
-def add_timeout(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+def add_timeout(p: argparse.ArgumentParser, default: float | None = None) -> None:
+    limit = "no limit" if default is None else f"{default:g} s"
+    p.add_argument("--timeout", type=float, default=default, metavar="SECONDS",
                    help="stop a simulation that runs longer (wall time) and report it as "
-                   "failed (default: no limit)")
+                   f"failed (default: {limit})")
+
+
+def add_validate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-validate", dest="validate", action="store_false",
+                   help="simulate an FMU whose modelDescription.xml fails FMPy's validation "
+                   "(e.g. undefined units); its problems are printed as warnings")
+
+
+def print_problems(label: str, problems: Sequence[str], limit: int = 20) -> None:
+    """The validation problems of an FMU opened with ``--no-validate``, as warnings on
+    stderr (at most ``limit``, then a count)."""
+    print_warnings([f"{label}: modelDescription.xml: {p}" for p in problems], limit)
+
+
+def print_warnings(lines: Sequence[str], limit: int = 20) -> None:
+    """``warning: LINE`` on stderr for each line (at most ``limit``, then a count)."""
+    for line in lines[:limit]:
+        print(f"warning: {line}", file=sys.stderr)
+    if len(lines) > limit:
+        print(f"warning: {len(lines) - limit} more", file=sys.stderr)
 
 
 def start_values(pairs: Sequence[Sequence[str]] | None) -> dict[str, str]:
@@ -122,12 +143,13 @@ def run_keywords(args: Any) -> dict:
     if hasattr(args, "output_variables"):
         out["output_variables"] = names(args.output_variables)
     for key in ("relative_tolerance", "start_time", "stop_time", "output_interval", "timeout",
-                "fmi_type"):
+                "fmi_type", "validate"):
         if hasattr(args, key):
             out[key] = getattr(args, key)
     return out
 
 
 __all__ = ["DeprecatedAlias", "deprecation", "fmi_type", "add_fmi_type", "add_start_values",
-           "add_output_variables", "add_relative_tolerance", "add_timeout", "start_values",
+           "add_output_variables", "add_relative_tolerance", "add_timeout", "add_validate",
+           "print_problems", "print_warnings", "start_values",
            "names", "run_keywords"]

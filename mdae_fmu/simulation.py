@@ -21,10 +21,12 @@ from typing import Any, Mapping, Sequence
 from . import run_options
 from .diagnostics import EXIT_OK, InputError, MdaeError, SimulationFailed
 from .fmu_archive import open_fmu, temporary_folder
-from .fmu_runner import RunResult, check_run_options, fmu_of, run_fmu, warm_up
+from .fmu_runner import (RunResult, check_run_options, event_spans, fmu_of, run_fmu,
+                         warm_up)
 from .output import atomic_output, check_writable, writing
 
 MAX_PLOTTED = 12
+MAX_EVENT_LINES = 200     # event lines drawn per subplot
 #: Variables whose final value the summary lists.
 MAX_SUMMARY = 30
 #: Most output rows the default output interval gives (the DefaultExperiment's stepSize is
@@ -76,29 +78,58 @@ def write_csv(result, path: str | Path, inputs=()) -> None:
 
 
 def write_plot(result, path: str | Path, title: str, inputs=()) -> None:
-    """One subplot per variable (at most MAX_PLOTTED), PNG via the Agg backend, written
-    atomically (`mdae_fmu.output.atomic_output`)."""
+    """`plot_figure` as a PNG, written atomically (`mdae_fmu.output.atomic_output`)."""
+    import matplotlib.pyplot as plt
+    fig = plot_figure(result, title)
+    try:
+        with atomic_output(path, inputs) as partial:
+            writing(partial, path, lambda: fig.savefig(partial, dpi=100, format="png"))
+    finally:
+        plt.close(fig)
+
+
+def plot_figure(result, title: str):
+    """A matplotlib figure (Agg backend) with one subplot per variable (at most
+    MAX_PLOTTED). Every event is a dotted vertical line in every subplot; an impulse output
+    ``impulse(v)`` (docs/multimode-fmu.md: the integral of ``v`` over the last mode change,
+    held until the next one) is drawn as what it is, a stem at each event of the impulse
+    that event carries, not as the plateau of its held value."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("--plot needs matplotlib (pip install mdae_fmu[plot])") from None
+    import numpy as np
+    t = np.asarray(result["time"], dtype=float)
+    events = [(te, last) for te, _, last in event_spans(t)]
     names = list(result.dtype.names[1:])[:MAX_PLOTTED]
     n = max(len(names), 1)
     fig, axes = plt.subplots(n, 1, sharex=True, figsize=(8, 1.8 * n + 1), squeeze=False)
     for ax, name in zip(axes[:, 0], names):
-        ax.plot(result["time"], result[name], linewidth=1)
+        y = np.asarray(result[name], dtype=float)
+        if name.startswith("impulse(") and events:
+            at = np.array([te for te, _ in events])
+            size = np.array([y[j] for _, j in events])
+            hit = size != 0
+            ax.axhline(0.0, color="0.4", linewidth=0.8)
+            ax.vlines(at[hit], 0.0, size[hit], color="C1", linewidth=2, label="impulse")
+            ax.plot(at[hit], size[hit], "o", color="C1")
+            ax.set_xlim(t[0], t[-1])
+        else:
+            ax.plot(t, y, linewidth=1)
+        for te, _ in events[:MAX_EVENT_LINES]:
+            ax.axvline(te, color="0.55", linestyle=":", linewidth=0.9)
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
-    axes[-1, 0].set_xlabel("time")
+    if events:
+        from matplotlib.lines import Line2D
+        axes[0, 0].legend([Line2D([], [], color="0.55", linestyle=":")],
+                          [f"event ({len(events)})"], loc="best", fontsize="small")
+    axes[-1, 0].set_xlabel("time [s]")
     fig.suptitle(title)
     fig.tight_layout()
-    try:
-        with atomic_output(path, inputs) as partial:
-            writing(partial, path, lambda: fig.savefig(partial, dpi=100, format="png"))
-    finally:
-        plt.close(fig)
+    return fig
 
 
 def summary(run: RunResult) -> str:
@@ -126,6 +157,7 @@ def simulate(model_or_fmu: str | Path, *,
              fmi_type: str | None = None,
              timeout: float | None = None,
              input: Any = None,
+             validate: bool = True,
              model: str | None = None,
              output_file: str | Path | None = None,
              plot: str | Path | None = None,
@@ -138,7 +170,9 @@ def simulate(model_or_fmu: str | Path, *,
     discrete ones included), ``relative_tolerance``, ``start_time``, ``stop_time``,
     ``output_interval`` (default: the FMU's DefaultExperiment stepSize, else FMPy's choice),
     ``fmi_type`` ("ModelExchange" or "CoSimulation"; default ModelExchange when the FMU has
-    it), ``timeout`` (seconds), ``input`` (FMPy's input table). ``model``: the class of a model
+    it), ``timeout`` (seconds), ``input`` (FMPy's input table), ``validate`` (False: an FMU
+    whose model description fails FMPy's validation runs anyway, the problems printed on
+    stderr as warnings). ``model``: the class of a model
     file that defines several. ``output_file`` / ``plot``: also write the CSV / PNG. The FMU
     runs in a child process: no ``if __name__ == "__main__":`` is needed around the call.
 
@@ -156,15 +190,18 @@ def simulate(model_or_fmu: str | Path, *,
             check_writable(out, [src])
     warm_up()                           # the child imports FMPy while the model is exported
     with temporary_folder("mdae_sim_") as tmp:
-        fmu = fmu_of(src, tmp, stop_time=stop_time, model=model, progress=progress)
-        with open_fmu(fmu, label=str(src)) as opened:
+        fmu = fmu_of(src, tmp, stop_time=stop_time, model=model, progress=progress,
+                     fmi_type=fmi_type)
+        with open_fmu(fmu, label=str(src), validate=validate) as opened:
+            run_options.print_problems(str(src), opened.problems)
             if output_interval is None:
                 output_interval = default_output_interval(opened.model_description,
                                                           start_time, stop_time)
             run = run_fmu(opened, start_values=start_values, output_variables=output_variables,
                           relative_tolerance=relative_tolerance, start_time=start_time,
                           stop_time=stop_time, output_interval=output_interval,
-                          fmi_type=fmi_type, timeout=timeout, input=input, label=str(src))
+                          fmi_type=fmi_type, timeout=timeout, input=input,
+                          validate=validate, label=str(src))
     if output_file:
         write_csv(run.result, output_file, [src])
     if plot:
@@ -208,6 +245,7 @@ def add_parser(sub) -> None:
                    help="default: the FMU's DefaultExperiment stepSize, else FMPy's choice")
     run_options.add_timeout(s)
     run_options.add_fmi_type(s)
+    run_options.add_validate(s)
     s.add_argument("--output-file", metavar="OUT.csv", help="write the result as CSV")
     s.add_argument("--csv", dest="output_file", action=run_options.DeprecatedAlias,
                    new="--output-file", metavar="OUT", help="deprecated spelling of "
@@ -216,4 +254,5 @@ def add_parser(sub) -> None:
 
 
 __all__ = ["simulate", "simulate_command", "add_parser", "summary", "write_csv", "write_plot",
+           "plot_figure",
            "default_output_interval", "SimulationFailed"]

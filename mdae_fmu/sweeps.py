@@ -23,16 +23,19 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from . import dask_tasks, run_options
+from .batch import DEFAULT_RUN_TIMEOUT, Executed, ProgressBar, run_batch
 from .diagnostics import EXIT_OK, EXIT_REJECTED, InputError, MdaeError, SimulationFailed
 from .fmu_archive import OpenedFmu, open_fmu, temporary_folder
-from .fmu_runner import (check_output_variables, check_parameters, fmu_of,
-                         outputs_and_states, run_fmu)
+from .fmu_runner import (check_output_variables, check_parameters, check_run_options, fmu_of,
+                         outputs_and_states, preferred_fmi_type, run_fmu, warm_up)
 
 FIXED_COLUMNS = ("run", "status", "message", "events", "wall_time")
 MAX_CHUNK = 20
@@ -149,26 +152,44 @@ def columns_for(params: list[str], outputs: list[str], n_events: int) -> list[st
     return cols
 
 
-def run_case(fmu: OpenedFmu, run: int, params: dict, outputs: list[str],
-             stop_time: float | None, n_events: int, fmi_type: str,
-             output_interval: float | None = None, timeout: float | None = None) -> dict:
+@dataclass(frozen=True)
+class RunSettings:
+    """What every run of a sweep shares (FMPy's keywords, `mdae_fmu.fmu_runner.run_fmu`):
+    the recorded ``outputs``, the event values kept per row (``n_events``), and the run's
+    options; ``start_values`` are fixed values set in every run before the swept ones."""
+    outputs: tuple[str, ...]
+    n_events: int = 2
+    fmi_type: str | None = None
+    stop_time: float | None = None
+    output_interval: float | None = None
+    relative_tolerance: float | None = None
+    timeout: float | None = None
+    start_values: tuple[tuple[str, Any], ...] = ()
+    validate: bool = True
+
+
+def run_case(fmu: OpenedFmu, run: int, params: dict, settings: RunSettings) -> dict:
     """Simulate one parameter set (`mdae_fmu.fmu_runner.run_fmu`) and return its row (never
-    raises for a failed run: the row has status ``failed`` and the message).
-    ``output_interval``: FMPy's output grid (default: the whole run, since the row keeps only
-    final and event values; events are recorded whatever the grid)."""
+    raises for a failed run: the row has status ``failed`` and the message, a run stopped
+    by the timeout included). The output grid defaults to the whole run, since the row keeps
+    only final and event values (events are recorded whatever the grid)."""
     md = fmu.model_description
     row = {"run": run, **params, "status": "ok", "message": "", "events": 0}
+    outputs = list(settings.outputs)
     t0 = time.perf_counter()
     try:
+        output_interval = settings.output_interval
         if output_interval is None:
             de = md.defaultExperiment
-            stop = stop_time if stop_time is not None else (
+            stop = settings.stop_time if settings.stop_time is not None else (
                 float(de.stopTime) if de is not None and de.stopTime is not None else 1.0)
             start_t = float(de.startTime) if de is not None and de.startTime else 0.0
             output_interval = stop - start_t
-        res = run_fmu(fmu, fmi_type=fmi_type, stop_time=stop_time, start_values=params,
+        res = run_fmu(fmu, fmi_type=settings.fmi_type, stop_time=settings.stop_time,
+                      start_values={**dict(settings.start_values), **params},
                       output_variables=outputs, output_interval=output_interval,
-                      timeout=timeout).result
+                      relative_tolerance=settings.relative_tolerance,
+                      timeout=settings.timeout, validate=settings.validate).result
     except MdaeError as err:   # a failed run (or a value the FMU cannot take) is a row
         row["wall_time"] = time.perf_counter() - t0
         row["status"] = "failed"
@@ -183,7 +204,7 @@ def run_case(fmu: OpenedFmu, run: int, params: dict, outputs: list[str],
     row["events"] = len(evs)
     for o in outputs:
         row[o] = float(res[o][-1])
-    for k, (i, j) in enumerate(evs[:n_events], start=1):
+    for k, (i, j) in enumerate(evs[:settings.n_events], start=1):
         row[f"t@e{k}"] = float(t[i])
         for o in outputs:
             row[f"{o}@e{k}-"] = float(res[o][i])
@@ -191,11 +212,12 @@ def run_case(fmu: OpenedFmu, run: int, params: dict, outputs: list[str],
     return row
 
 
-def run_chunk(fmu_bytes: bytes, digest: str, chunk: list[tuple[int, dict]], *args) -> list:
+def run_chunk(fmu_bytes: bytes, digest: str, chunk: list[tuple[int, dict]],
+              settings: RunSettings) -> list:
     """`run_case` for several parameter sets in one task (amortizes Dask's per-task cost and
     the FMU's extraction)."""
-    with open_fmu(fmu_bytes, label=f"FMU {digest[:12]}") as fmu:
-        return [run_case(fmu, run, params, *args) for run, params in chunk]
+    with open_fmu(fmu_bytes, label=f"FMU {digest[:12]}", validate=settings.validate) as fmu:
+        return [run_case(fmu, run, params, settings) for run, params in chunk]
 
 
 def chunk_size(n_todo: int, n_workers: int) -> int:
@@ -320,6 +342,8 @@ class SweepResult:
     rows: list[dict]
     computed: int = 0          # runs computed by this call (the others were resumed)
     seconds: float = 0.0       # wall time of the runs' part of the call
+    executed: Executed = field(default_factory=lambda: Executed(here=0, on_dask=0))
+    warnings: list[str] = field(default_factory=list)   # validation problems (validate=False)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -358,43 +382,72 @@ class SweepResult:
         return pd.DataFrame(self.rows, columns=self.columns)
 
 
-def prepare_fmu(model_or_fmu: str | Path, work_dir: Path, stop_time: float | None):
-    """(fmu path, model description) of a model file (exported) or an FMU."""
-    fmu = fmu_of(model_or_fmu, work_dir, stop_time=stop_time)
-    with open_fmu(fmu, label=str(model_or_fmu)) as opened:
-        return fmu, opened.model_description
+def prepare_fmu(model_or_fmu: str | Path, work_dir: Path, stop_time: float | None,
+                fmi_type: str | None = None, validate: bool = True):
+    """(fmu path, model description, validation problems) of a model file (exported with
+    the interface ``fmi_type`` asks for) or an FMU."""
+    fmu = fmu_of(model_or_fmu, work_dir, stop_time=stop_time, fmi_type=fmi_type)
+    with open_fmu(fmu, label=str(model_or_fmu), validate=validate) as opened:
+        return fmu, opened.model_description, opened.problems
 
 
-def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
-          outputs: list[str] | None = None, samples: int | None = None, seed: int = 0,
-          stop_time: float | None = None, output: str | Path | None = None,
-          resume: bool = False, scheduler: str | None = None, n_workers: int | None = None,
-          client=None, event_values: int = 2, progress: bool = False,
-          serial: bool = False, output_interval: float | None = None,
-          timeout: float | None = None) -> SweepResult:
+def sweep(model_or_fmu: str | Path, params: Sequence[str | ParamSpec] | Mapping[str, Any], *,
+          output_variables: Sequence[str] | None = None,
+          samples: int | None = None, seed: int = 0,
+          start_values: Mapping[str, Any] | None = None,
+          stop_time: float | None = None,
+          output_interval: float | None = None,
+          relative_tolerance: float | None = None,
+          fmi_type: str | None = None,
+          timeout: float | None = DEFAULT_RUN_TIMEOUT,
+          validate: bool = True,
+          event_values: int = 2,
+          output: str | Path | None = None, resume: bool = False,
+          executor: str = "auto",
+          scheduler: str | None = None, n_workers: int | None = None, client: Any = None,
+          progress: bool = False,
+          outputs: Sequence[str] | None = None,
+          serial: bool | None = None) -> SweepResult:
     """Run one simulation per parameter set and return a `SweepResult`.
 
     ``params``: ``--param`` texts (``"j1=0.5:2.0:10"``), `ParamSpec`s, or a dict
-    ``{name: spec text or list of values}``. ``outputs``: recorded variables (default: the
-    FMU's outputs and states). ``output``: a .csv or .parquet file the rows stream to.
-    ``client``: an existing ``distributed.Client``; else ``scheduler`` or a LocalCluster of
-    ``n_workers``. ``serial``: no Dask, the runs one after the other from this process (the
-    benchmarks' baseline). ``output_interval``: FMPy's output grid (default: one interval,
-    the run's final and event values are all a row keeps). ``timeout``: seconds a run may
-    take before it is stopped and kept as failed. Every run goes through
-    `mdae_fmu.fmu_runner` (a child process). Raises `InputError` (exit 2) before any run
-    for bad specifications and parameter names the FMU does not have."""
+    ``{name: spec text or list of values}``; ``samples`` draws of the random ones, seeded
+    with ``seed``. The runs (`mdae_fmu.fmu_runner.run_fmu`, each in a child process) take
+    ``fmpy.simulate_fmu``'s keywords: ``output_variables`` (default: the FMU's outputs and
+    states), ``start_values`` (fixed values set in every run, before the swept ones),
+    ``stop_time``, ``output_interval`` (default: one interval, since a row keeps the final
+    and event values), ``relative_tolerance``, ``fmi_type`` ("ModelExchange" or
+    "CoSimulation"; a model file is exported with it), ``timeout`` (seconds per run,
+    default `DEFAULT_RUN_TIMEOUT`; None: none), ``validate``. ``event_values``: the events
+    whose left and right values each row keeps. ``output``: a .csv or .parquet file the rows
+    stream to; ``resume``: keep its rows and run only the missing runs.
+
+    Where the runs go (`mdae_fmu.batch`): ``executor="auto"`` runs them in this process
+    while the work is small and sends the rest to Dask when it pays; ``"serial"`` never uses
+    Dask, ``"dask"`` always (an embedded cluster of ``n_workers`` thread workers, or
+    ``scheduler``'s, or ``client``'s: with one of those two, always Dask). ``progress``: a
+    bar on stderr that counts runs. No ``if __name__ == "__main__":`` is needed around the
+    call. ``outputs`` and ``serial=True`` are the former names of ``output_variables`` and
+    ``executor="serial"`` (deprecated). Raises `InputError` (exit 2) before any run for bad
+    specifications, options and parameter names the FMU does not have."""
+    if outputs is not None:
+        warnings.warn("sweep(outputs=...) is deprecated, use output_variables",
+                      DeprecationWarning, stacklevel=2)
+        if output_variables is not None:
+            raise InputError("give output_variables only (outputs is its former name)")
+        output_variables = outputs
+    if serial is not None:
+        warnings.warn("sweep(serial=True) is deprecated, use executor='serial'",
+                      DeprecationWarning, stacklevel=2)
+        executor = "serial" if serial else executor
     specs = _specs(params)
     cases = make_cases(specs, samples, seed)
-    if stop_time is not None and not (math.isfinite(stop_time) and stop_time > 0):
-        raise InputError(f"--stop-time must be a positive number, got {stop_time}")
-    if output_interval is not None and not (math.isfinite(output_interval)
-                                            and output_interval > 0):
-        raise InputError(f"--output-interval must be a positive number, got {output_interval}")
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        raise InputError(f"--timeout must be a positive number, got {timeout}")
-    if event_values < 0:
-        raise InputError("--event-values must be at least 0")
+    check_run_options(stop_time=stop_time, output_interval=output_interval, timeout=timeout,
+                      relative_tolerance=relative_tolerance, fmi_type=fmi_type)
+    if isinstance(event_values, bool) or not isinstance(event_values, int) or event_values < 0:
+        raise InputError(f"--event-values must be a whole number at least 0, got "
+                         f"{event_values!r}")
+    executor = dask_tasks.executor_of(executor, client, scheduler)
     out_path = Path(output) if output else None
     if out_path is not None and out_path.suffix.lower() not in (".csv", ".parquet"):
         raise InputError(f"{out_path}: the output must be a .csv or .parquet file")
@@ -403,19 +456,26 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
         raise InputError(f"{out_path}: parquet output needs pyarrow (pip install "
                          "'mdae_fmu[distributed]'); or write CSV: --output "
                          f"{out_path.with_suffix('.csv')}")
-    if not serial and client is None:
-        dask_tasks.require("mdae-fmu sweep")
+    use_dask = dask_tasks.dask_usable(executor, n_workers, "mdae-fmu sweep")
+    warm_up()                           # the child imports FMPy while the FMU is prepared
     with temporary_folder("mdae_sweep_") as tmp:
-        fmu, md = prepare_fmu(model_or_fmu, tmp, stop_time)
+        fmu, md, problems = prepare_fmu(model_or_fmu, tmp, stop_time, fmi_type, validate)
         fmu_bytes = Path(fmu).read_bytes()
     check_parameters(str(model_or_fmu), md, [s.name for s in specs])
-    if outputs is None:
-        outputs = [n for n in outputs_and_states(md) if not n.startswith("impulse(")]
+    if start_values:
+        check_parameters(str(model_or_fmu), md, list(start_values))
+    if output_variables is None:
+        output_variables = [n for n in outputs_and_states(md) if not n.startswith("impulse(")]
     else:
-        check_output_variables(str(model_or_fmu), md, outputs)
-    fmi_type = "ModelExchange" if md.modelExchange is not None else "CoSimulation"
+        output_variables = list(output_variables)
+        check_output_variables(str(model_or_fmu), md, output_variables)
+    settings = RunSettings(outputs=tuple(output_variables), n_events=event_values,
+                           fmi_type=preferred_fmi_type(md, str(model_or_fmu), fmi_type),
+                           stop_time=stop_time, output_interval=output_interval,
+                           relative_tolerance=relative_tolerance, timeout=timeout,
+                           start_values=tuple((start_values or {}).items()), validate=validate)
     digest = hashlib.sha256(fmu_bytes).hexdigest()
-    columns = columns_for([s.name for s in specs], outputs, event_values)
+    columns = columns_for([s.name for s in specs], list(output_variables), event_values)
     sink, done = _open_sink(out_path, columns, resume)
     for run, case in enumerate(cases):
         if run in done:
@@ -427,26 +487,32 @@ def sweep(model_or_fmu: str | Path, params: list[str | ParamSpec] | dict,
                                      f"this sweep has {v}: the file comes from another sweep")
     todo = [run for run in range(len(cases)) if run not in done]
     rows = dict(done)
+    bar = ProgressBar("sweep", len(todo), "runs", enabled=progress)
     t0 = time.perf_counter()
-    args = (outputs, stop_time, event_values, fmi_type, output_interval, timeout)
+
+    def keep(run: int, row: dict) -> None:
+        rows[run] = row
+        sink.write(row)
+        bar.advance(failed=row["status"] != "ok")
+
+    def on_dask(runs: Sequence[int]) -> Iterator[tuple[int, dict]]:
+        return _run_distributed(fmu_bytes, digest, cases, list(runs), settings, scheduler,
+                                n_workers, client)
     try:
-        if serial and todo:
-            with open_fmu(fmu_bytes, label=str(model_or_fmu)) as opened:
-                for run in todo:
-                    row = run_case(opened, run, cases[run], *args)
-                    rows[run] = row
-                    sink.write(row)
-        elif todo:
-            _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler,
-                             n_workers, client, progress)
+        with open_fmu(fmu_bytes, label=str(model_or_fmu), validate=validate) as opened:
+            executed = run_batch(todo, lambda run: run_case(opened, run, cases[run], settings),
+                                 on_dask if use_dask else None, keep, executor=executor)
     finally:
         sink.close()
+        bar.close()
     seconds = time.perf_counter() - t0
     ordered = [rows[r] for r in sorted(rows)]
     if out_path is not None and out_path.suffix.lower() == ".parquet":
         write_parquet(out_path, columns, ordered)
         sink.journal_path.unlink(missing_ok=True)
-    return SweepResult(columns, ordered, computed=len(todo), seconds=seconds)
+    return SweepResult(columns, ordered, computed=len(todo), seconds=seconds,
+                       executed=executed, warnings=[f"{model_or_fmu}: modelDescription.xml: {p}"
+                                                    for p in problems])
 
 
 def _specs(params) -> list[ParamSpec]:
@@ -494,47 +560,54 @@ def _open_sink(out_path: Path | None, columns: list[str], resume: bool):
     return s, done
 
 
-def _run_distributed(fmu_bytes, digest, cases, todo, args, rows, sink, scheduler, n_workers,
-                     client, progress):
-    """The runs ``todo`` on Dask, in chunks; each row goes to ``rows`` and ``sink`` as its
-    task finishes."""
-    with dask_tasks.client_for(client, scheduler, n_workers, "mdae-fmu sweep") as client:
+def _run_distributed(fmu_bytes: bytes, digest: str, cases: list[dict], todo: list[int],
+                     settings: RunSettings, scheduler: str | None, n_workers: int | None,
+                     client: Any) -> Iterator[tuple[int, dict]]:
+    """The runs ``todo`` on Dask, in chunks of runs; yields ``(run, row)`` as each chunk
+    finishes. A chunk whose task failed (its worker died too often: KilledWorker) gives
+    failed rows with that message."""
+    with dask_tasks.client_for(client, scheduler, n_workers, "mdae-fmu sweep") as (client, _):
         shipped = client.scatter(fmu_bytes, broadcast=True, hash=False)
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         size = chunk_size(len(todo), n_workers)
         futures = {}
         for k in range(0, len(todo), size):
             chunk = [(run, cases[run]) for run in todo[k:k + size]]
-            f = client.submit(run_chunk, shipped, digest, chunk, *args,
+            f = client.submit(run_chunk, shipped, digest, chunk, settings,
                               key=f"mdae-runs-{digest[:12]}-{chunk[0][0]}", pure=False)
             futures[f] = chunk
-        for chunk, got, err in dask_tasks.as_finished(futures, progress):
+        for chunk, got, err in dask_tasks.as_finished(futures):
             if err is not None:          # e.g. KilledWorker: the runs are kept as failed
                 got = [{"run": run, **params, "status": "failed",
                         "message": f"{type(err).__name__}: {err}", "events": 0,
                         "wall_time": math.nan} for run, params in chunk]
             for row in got:
-                rows[row["run"]] = row
-                sink.write(row)
+                yield row["run"], row
 
 
 def sweep_command(args) -> int:
     """The ``mdae-fmu sweep`` command."""
-    outputs = run_options.names(args.output_variables)
     try:
-        res = sweep(args.model, args.param or [], outputs=outputs, samples=args.samples,
-                    seed=args.seed, stop_time=args.stop_time, output=args.output,
-                    resume=args.resume, scheduler=args.scheduler, n_workers=args.workers,
-                    event_values=args.event_values, progress=sys.stderr.isatty(),
-                    serial=args.serial, output_interval=args.output_interval,
-                    timeout=args.timeout)
+        res = sweep(args.model, args.param or [],
+                    output_variables=run_options.names(args.output_variables),
+                    samples=args.samples, seed=args.seed,
+                    start_values=run_options.start_values(args.start_values) or None,
+                    stop_time=args.stop_time, output_interval=args.output_interval,
+                    relative_tolerance=args.relative_tolerance, fmi_type=args.fmi_type,
+                    timeout=args.timeout, validate=args.validate,
+                    event_values=args.event_values, output=args.output, resume=args.resume,
+                    executor=args.executor, scheduler=args.scheduler, n_workers=args.workers,
+                    progress=sys.stderr.isatty() or args.progress)
     except MdaeError as err:
         print(str(err), file=sys.stderr)
         return err.exit_code
+    run_options.print_warnings(res.warnings)
     n_failed = len(res.failed)
     rate = res.computed / res.seconds if res.seconds > 0 else float("nan")
     print(f"{len(res)} runs ({res.computed} computed now, {len(res) - res.computed} resumed), "
           f"{n_failed} failed; {res.seconds:.2f} s, {rate:.1f} runs/s")
+    if res.computed:
+        print(f"  {res.executed.describe('runs')}")
     for r in res.failed[:10]:
         print(f"  run {r['run']}: {r['message']}")
     if args.output:
@@ -544,7 +617,8 @@ def sweep_command(args) -> int:
 
 def add_parser(sub) -> None:
     """Register ``sweep`` on the CLI's subparsers."""
-    s = sub.add_parser("sweep", help="run one FMU over many parameter sets on Dask")
+    s = sub.add_parser("sweep", help="run one FMU over many parameter sets (on Dask when "
+                       "it pays)")
     s.add_argument("model", help="a model file or an .fmu (built once, shipped to workers)")
     s.add_argument("--param", action="append", metavar="NAME=SPEC",
                    help="START:STOP:COUNT grid, V1,V2,... list, uniform(A,B) or "
@@ -552,6 +626,7 @@ def add_parser(sub) -> None:
     s.add_argument("--samples", type=int, default=None, help="draws of the random parameters")
     s.add_argument("--seed", type=int, default=0, help="seed of the random draws (default 0)")
     run_options.add_output_variables(s, old="--output-var")
+    run_options.add_start_values(s)
     s.add_argument("--event-values", type=int, default=2, metavar="K",
                    help="record each variable's left/right values at the first K events "
                    "(default 2)")
@@ -559,16 +634,18 @@ def add_parser(sub) -> None:
     s.add_argument("--output-interval", type=float, default=None,
                    help="FMPy's output grid (default: the whole run; event rows are always "
                    "recorded)")
-    run_options.add_timeout(s)
+    run_options.add_relative_tolerance(s)
+    run_options.add_fmi_type(s)
+    run_options.add_timeout(s, default=DEFAULT_RUN_TIMEOUT)
+    run_options.add_validate(s)
     s.add_argument("-o", "--output", metavar="OUT.parquet|OUT.csv",
                    help="stream the rows to this file")
     s.add_argument("--resume", action="store_true",
                    help="keep the runs already in --output and compute only the missing ones")
     dask_tasks.add_cluster_options(s)
-    s.add_argument("--serial", action="store_true",
-                   help="without Dask: the runs one after the other from this process "
-                   "(baseline)")
+    s.add_argument("--progress", action="store_true",
+                   help="show the progress bar even when stderr is not a terminal")
 
 
-__all__ = ["sweep", "SweepResult", "ParamSpec", "parse_param", "make_cases", "run_case",
-           "sweep_command", "add_parser"]
+__all__ = ["sweep", "SweepResult", "ParamSpec", "RunSettings", "parse_param", "make_cases",
+           "run_case", "run_chunk", "sweep_command", "add_parser", "DEFAULT_RUN_TIMEOUT"]

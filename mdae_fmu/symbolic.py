@@ -1,7 +1,7 @@
 """Bridge between the expression tree (`mdae_fmu.expr`) and sympy.
 
 Structural stages work on (variable, derivative order) *instances*: ``x`` is (x, 0),
-``der(x)`` is (x, 1), ``der(der(x))`` is (x, 2) (theory note 9334-theory-algorithms §2.0: a
+``der(x)`` is (x, 1), ``der(der(x))`` is (x, 2) (docs/theory.md §6.1: a
 shift and a derivative order map one to one). Each instance is one sympy Symbol, owned by a
 `SymbolTable`, so that latent equations (differentiated equations), Jacobians and restart
 systems are plain sympy algebra over these symbols. ``pre(x)`` is its own symbol (the left
@@ -13,6 +13,7 @@ array slots and never prints a symbol name into C.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,9 +31,52 @@ _UNARY_SYMPY = {
     "ceil": sp.ceiling, "erf": sp.erf, "erfc": sp.erfc,
 }
 _LOG10 = sp.log(10)
+_SYMPY_PIECEWISE_AS_ITE = sp.Piecewise._eval_rewrite_as_ITE
+
+
+def _piecewise_as_ite(self, *args, **hints):
+    """``Piecewise((b1, c1), ..., (bn, True))`` of Boolean values as ``ITE(c1, b1, ITE(...,
+    bn))``, exactly. sympy (1.14) rewrites a condition that contains an if-expression this way
+    (`ExprCondPair`: a relation such as ``(x + y)*(if off then 1 else 0.25) < 0.6`` that
+    tearing or substitution builds) and, reasoning on real sets, reads a condition that is a
+    lone Boolean variable (``off``) as true for every value: it kept ``x + y < 0.6`` and
+    dropped the other branch, so the generated code was silently wrong. Installed as sympy's
+    rewrite rule when this module is imported; other Piecewise shapes go to sympy's own."""
+    if not args or args[-1].cond is not sp.true or \
+            not all(isinstance(b, sp.logic.boolalg.Boolean) for b, _ in args):
+        return _SYMPY_PIECEWISE_AS_ITE(self, *args, **hints)
+    out = args[-1].expr
+    for b, c in reversed(args[:-1]):
+        out = sp.ITE(c, b, out)
+    return out
+
+
+sp.Piecewise._eval_rewrite_as_ITE = _piecewise_as_ite
 # Discrete operators kept as opaque functions (their value is constant between events).
 _OPAQUE = {name: sp.Function(name) for name in ("edge", "change", "initial", "terminal",
                                                 "sample", "div", "mod", "rem", "integer")}
+#: The names of those operators (their sympy functions: `opaque_function`).
+OPAQUE_FUNCTIONS = frozenset(_OPAQUE)
+
+
+def opaque_function(name: str):
+    """The sympy function of the discrete operator ``name`` (`OPAQUE_FUNCTIONS`), else None."""
+    return _OPAQUE.get(name)
+
+
+def as_sympy(v) -> sp.Basic:
+    """``v`` as a sympy object without parsing anything: sympy objects as they are, Python
+    booleans, integers and floats as sympy's; `TypeError` for anything else (a string must
+    never reach `sympy.sympify`, which evaluates text: issue 25)."""
+    if isinstance(v, sp.Basic):
+        return v
+    if isinstance(v, bool):
+        return sp.true if v else sp.false
+    if isinstance(v, numbers.Integral):          # numpy's integers too
+        return sp.Integer(int(v))
+    if isinstance(v, numbers.Real):
+        return sp.Float(float(v))
+    raise TypeError(f"not a sympy expression or a number: {type(v).__name__}")
 
 
 @dataclass
@@ -122,7 +166,7 @@ class SymbolTable:
 
     def time_derivative(self, f: sp.Expr) -> sp.Expr:
         """Total time derivative d f / dt = sum over instances of df/dx^(k) * x^(k+1) plus
-        df/dtime (theory 003 §4.4: latent equations are obtained by differentiating each
+        df/dtime (docs/theory.md §4.6: latent equations are obtained by differentiating each
         equation c_i times). Left limits and parameters are constant in time."""
         total = sp.diff(f, self.time)
         for s in f.free_symbols:

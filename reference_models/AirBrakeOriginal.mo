@@ -1,5 +1,5 @@
-// The Westinghouse air brake of RR-9334 Figure 8 (theory: 9334-examples-toolkit-results.md
-// §2.3), one railcar: the connector pressure pb is an input, the next-car flow fbn = 0.
+// The Westinghouse air brake of RR-9334 Figure 8 (docs/theory.md
+// §13.3), one railcar: the connector pressure pb is an input, the next-car flow fbn = 0.
 // The paper gives no numerical values: the parameters below are dimensionless choices, and the
 // flow characteristic is linear (laminar), phi(u) = u. Equation ids e1..e10 = m1, m2, f1, f2,
 // f3, r, p1, p2, l1, l2; e11 = v0 (guard); e12..e15 = v1..v4.
@@ -8,7 +8,7 @@
 // (m1, m2) that is a valve which closes under forward pressure and makes the closed mode chatter.
 // We use s = pt - pr (closed while the reservoir pressure exceeds the pipe pressure), which is
 // the physical one-way valve; the incidence (hence every structural result) is unchanged.
-// (p2) keeps the paper's factor der(x) * S * pt (erratum 15 of the theory note).
+// (p2) keeps the paper's factor der(x) * S * pt (docs/theory.md §14.5).
 // Initial state: valve closed (g = false), pt > pr, b and x from l1, l2 (index 1).
 // Original valve encoding (6): the guard reads the CURRENT s, defined by the equations the
 // guard selects. Expected: ACCEPTED, g evaluated by event iteration (AirBrake.mo's pre(s)).

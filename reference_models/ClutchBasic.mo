@@ -1,4 +1,4 @@
-// The ideal clutch of RR-9334 Figure 2 (theory: 9334-examples-toolkit-results.md §2.1.1),
+// The ideal clutch of RR-9334 Figure 2 (docs/theory.md §13.1),
 // written in OpenModelica's flat style. Two shafts, engaged for t1 <= t <= t2.
 // OpenModelica and Dymola stop at t = 5 s with a division by zero on this model.
 class ClutchBasic "ideal clutch, RR-9334 Figure 2"

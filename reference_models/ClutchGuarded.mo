@@ -1,5 +1,5 @@
-// The ideal clutch in the guarded form (3) of RR-9334 (theory: 9334-examples-toolkit-results.md
-// §2.1.1, equations e1..e6), with the engage signal g as a Boolean input. Equation ids assigned
+// The ideal clutch in the guarded form (3) of RR-9334 (docs/theory.md
+// §13.1, equations e1..e6), with the engage signal g as a Boolean input. Equation ids assigned
 // by the importer (e1..e6, source order) coincide with the paper's labels.
 // Reference result: ClutchBasic.csv when the input g is true exactly on [5, 7].
 class ClutchGuarded "ideal clutch, guarded form (3), engage signal as input"

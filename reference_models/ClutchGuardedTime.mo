@@ -1,5 +1,5 @@
-// The ideal clutch in the guarded form (3) of RR-9334 (theory: 9334-examples-toolkit-results.md
-// §2.1.1, e1..e6), with g computed from the clock t exactly as in ClutchBasic (Figure 2).
+// The ideal clutch in the guarded form (3) of RR-9334 (docs/theory.md
+// §13.1, e1..e6), with g computed from the clock t exactly as in ClutchBasic (Figure 2).
 // ClutchBasic (e4 unguarded, one if-expression) and this model (e4 guarded, e5/e6 explicit)
 // must give the same mode automaton, restart maps and per-mode code (test T-CL-6).
 // Equation ids e1..e6 coincide with the paper's labels; e7, e8 are the clock and the guard.

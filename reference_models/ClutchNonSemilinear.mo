@@ -1,5 +1,5 @@
-// The non-semilinear clutch of RR-9334 §11.4, model (188) (theory:
-// 9334-examples-toolkit-results.md §2.5): the torque enters shaft 1 cubically. Equation ids
+// The non-semilinear clutch of RR-9334 §11.4, model (188) (docs/theory.md
+// §13.5): the torque enters shaft 1 cubically. Equation ids
 // e1..e6 coincide with the paper's labels. The paper gives no parameter values; the values
 // below are those of ClutchBasic (a_i = -k_i/j_i, b_i = 1/j_i), so the two clutches can be
 // compared: at engagement the standardized restart is w1+ = w2+ = w2- (194), not the

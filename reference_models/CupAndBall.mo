@@ -1,5 +1,5 @@
-// Cup-and-Ball, corrected model (29) of RR-9334 (theory: 9334-examples-toolkit-results.md
-// §2.2.2, 9334-theory-algorithms.md §4.2): a ball on a rope of length L tied to the origin,
+// Cup-and-Ball, corrected model (29) of RR-9334 (docs/theory.md
+// §13.2): a ball on a rope of length L tied to the origin,
 // gravity along -y. The rope is straight (taut = true) or slack; the guard reads the LEFT LIMIT
 // of s (pre), so there is no logico-numerical fixpoint. Both modes are long: the impact when
 // the rope tightens is fully inelastic (positions projected on the circle, radial velocity

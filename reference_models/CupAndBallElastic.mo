@@ -1,5 +1,5 @@
-// Cup-and-Ball with an elastic impact (RR-9334 §3.5-3.6, (46)-(48); theory:
-// 9334-examples-toolkit-results.md §2.2.6, 9334-theory-algorithms.md §4.5 (b)).
+// Cup-and-Ball with an elastic impact (RR-9334 §3.5-3.6, (46)-(48); docs/theory.md
+// §13.2, §7).
 // CupAndBallElasticNoLaw plus an impact law: at the impact instant the RADIAL velocity is
 // reversed with restitution e, p.v+ = -e p.v-. As in the paper's law (46), the law is written as
 // a reinit of ONE velocity (vy, the paper's y'); the equations e1, e2 stay enabled at the impact

@@ -1,5 +1,5 @@
 // Cup-and-Ball with the rope straight for ONE instant only (the elastic reading, RR-9334 §3.5;
-// theory: 9334-examples-toolkit-results.md §2.2.6, 9334-theory-algorithms.md §4.5 (a)).
+// docs/theory.md §13.2, §7).
 // The straight mode is declared transient by guarding k1, k2 with edge(contact) (the normalized
 // form "if gamma_up" of "when gamma", Def. 30): it is enabled exactly at the instant where
 // contact rises. NO impact law is given, so the transient instant is underdetermined.

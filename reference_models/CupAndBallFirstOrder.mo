@@ -1,5 +1,5 @@
-// Cup-and-Ball, corrected model (29) of RR-9334 (theory: 9334-examples-toolkit-results.md
-// §2.2.2) rewritten with the velocities vx, vy as explicit states (the usual Modelica style).
+// Cup-and-Ball, corrected model (29) of RR-9334 (docs/theory.md
+// §13.2) rewritten with the velocities vx, vy as explicit states (the usual Modelica style).
 // Same physics, same initial state and same reference result (CupAndBall.csv) as CupAndBall.mo;
 // the structural analysis differs in detail (x, y have derivative order 1 in the free mode).
 // Equation ids: e1, e2 = paper e1, e2; e3 = k0; e4..e7 = k1..k4; e8, e9 = kinematics.

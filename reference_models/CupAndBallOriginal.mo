@@ -1,5 +1,5 @@
-// Cup-and-Ball, original complementarity encoding (4)/(5) of RR-9334 (theory:
-// 9334-examples-toolkit-results.md §2.2.1): the guard reads the CURRENT value of s, which is
+// Cup-and-Ball, original complementarity encoding (4)/(5) of RR-9334 (docs/theory.md
+// §13.2): the guard reads the CURRENT value of s, which is
 // itself defined by the equations the guard selects: a logico-numerical fixpoint.
 // Expected: ACCEPTED, taut evaluated by event iteration (the cascade of CupAndBall.mo's pre(s)).
 // Equation ids: e1, e2 = paper e1, e2; e3 = k0; e4..e7 = k1..k4.

@@ -1,6 +1,6 @@
 // Cartesian pendulum (index 3 classically; 2 in RR-9334's sense, max c_f): one mode, a
-// constraint that needs two differentiations (theory: 9334-theory-algorithms.md §4.3,
-// 001-004-multimode-sa-modia-sundae.md §3.7). x and vx are fixed at t = 0; y, vy and lambda are
+// constraint that needs two differentiations (docs/theory.md §4.6,
+// §4.7). x and vx are fixed at t = 0; y, vy and lambda are
 // found by the initialization (y from the constraint, start guess below the pivot).
 // Reference result: Pendulum.csv (angle form theta'' = -(g/L) sin(theta), DOP853, rtol 1e-12).
 class Pendulum "Cartesian pendulum, index 3"

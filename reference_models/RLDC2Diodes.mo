@@ -1,7 +1,7 @@
-// RLDC2 (RR-9334 §12, Figure 31; theory: 9334-examples-toolkit-results.md §2.4) with the
+// RLDC2 (RR-9334 §12, Figure 31; docs/theory.md §13.4) with the
 // physical ideal-diode law 0 <= i _|_ u <= 0 (blocking while the forward voltage u < 0). The
-// printed encoding s = if g then i else -u blocks while u > 0 (erratum 11, examples note
-// §2.4.4) and makes conducting starts chatter; here the blocking branch reads s = u. Same
+// printed encoding s = if g then i else -u blocks while u > 0 (docs/theory.md
+// §14.2) and makes conducting starts chatter; here the blocking branch reads s = u. Same
 // equations otherwise, same parameters, left-limit guards g = (pre(s) >= 0).
 // Equation ids e1..e16 = K1, K2, K3, K4, R1, R2, L1, L2, C1, C2, S1, S2, Z1, Z2, G1, G2.
 // Expected: ACCEPTED (the same modes and automaton as RLDC2.mo). Run (RLDC2Diodes.csv): from TF

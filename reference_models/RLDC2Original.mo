@@ -1,9 +1,9 @@
-// The RLDC2 circuit of RR-9334 §12, Figure 31 (model by Sven-Erik Mattsson; theory:
-// 9334-examples-toolkit-results.md §2.4): two RLC branches in parallel with two ideal diodes,
+// The RLDC2 circuit of RR-9334 §12, Figure 31 (model by Sven-Erik Mattsson; docs/theory.md
+// §13.4): two RLC branches in parallel with two ideal diodes,
 // each encoded by the parametric curve s = if g then i else -u, 0 = if g then u else i.
 // Equation ids e1..e16 = K1, K2, K3, K4, R1, R2, L1, L2, C1, C2, S1, S2, Z1, Z2, G1, G2.
 // Sign convention: as printed (Figure 31). With s = -u when blocking and g = (s >= 0), a
-// blocking diode stays blocked while u > 0 (erratum 11 of the theory note); kept as printed.
+// blocking diode stays blocked while u > 0 (docs/theory.md §14.2); kept as printed.
 // Exactly as printed in Figure 31: guards g = (s >= 0) on the CURRENT s (logico-numerical
 // fixpoint) and the published starts. Expected: ACCEPTED, W-INIT-INCONSISTENT as Published.
 class RLDC2Original "RLDC2 as printed in Figure 31 (guards on the current s)"

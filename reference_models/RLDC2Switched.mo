@@ -1,9 +1,9 @@
-// RLDC2 (RR-9334 §12, Figure 31; theory: 9334-examples-toolkit-results.md §2.4) with its two
+// RLDC2 (RR-9334 §12, Figure 31; docs/theory.md §13.4) with its two
 // ideal diodes replaced by ideal switches whose states g1, g2 are Boolean inputs (closed: the
 // switch voltage u is 0; open: its current i is 0). The four modes and the twelve mode changes
 // are those of RLDC2, but the host decides when they happen, so a switch can close on two
 // capacitors at different voltages or open on inductor currents that do not cancel. Expected:
-// ACCEPTED; per-mode index TT = 1, TF = 0, FT = 0, FF = 1; restarts (examples note §2.4.3):
+// ACCEPTED; per-mode index TT = 1, TF = 0, FT = 0, FF = 1; restarts (docs/theory.md §13.4):
 // into TT charge sharing v1+ = v2+ = (C1 v1- + C2 v2-)/(C1 + C2), into FF flux sharing
 // j1+ = -j2+ = (L1 j1- - L2 j2-)/(L1 + L2), every other change continuous.
 // Equation ids e1..e12 = K1, K2, K3, K4, R1, R2, L1, L2, C1, C2, Z1, Z2.

@@ -11,7 +11,7 @@ after the restart). Impulsive algebraic variables (clutch torques at engagement,
 at tightening) are never reported at the event instant itself: the left row holds the values of
 the old mode and the right row those of the new mode after the restart.
 
-Sources of each formula: reference_models/README.md and the theory notes cited per function.
+Sources of the formulas: reference_models/README.md and the docs/theory.md sections cited below.
 """
 
 from __future__ import annotations
@@ -171,20 +171,20 @@ def stair(period: float = 1.0, stop: float = 10.0):
 
 
 # ----------------------------------------------------------------------------------------------
-# Clutches (examples note §2.1, §2.5)
+# Clutches (docs/theory.md §13.1, §13.5)
 
 CLUTCH = dict(w01=1.0, w02=1.5, j1=1.0, j2=2.0, k1=0.01, k2=0.0125, t1=5.0, t2=7.0)
 
 
 def clutch_restart(w1m: float, w2m: float, j1: float, j2: float) -> float:
-    """Engagement restart (27) of the examples note §2.1.6 with b_i = 1/j_i:
+    """Engagement restart (27) of RR-9334 (docs/theory.md §9.6, §13.1) with b_i = 1/j_i:
     w+ = (b2 w1- + b1 w2-)/(b1 + b2) = (j1 w1- + j2 w2-)/(j1 + j2)."""
     b1, b2 = 1.0 / j1, 1.0 / j2
     return (b2 * w1m + b1 * w2m) / (b1 + b2)
 
 
 def clutch_basic(stop: float = 10.0, p=CLUTCH):
-    """ClutchBasic.mo (and ClutchGuarded/ClutchGuardedTime), examples note §2.1.7: released
+    """ClutchBasic.mo (and ClutchGuarded/ClutchGuardedTime), docs/theory.md §13.1: released
     w_i = w0i exp(-k_i t / j_i); at t1 the restart (27); engaged
     w = w+ exp(-(k1 + k2)(t - t1)/(j1 + j2)) with torque f1 = -f2 = (k1/j1 - k2/j2)/(1/j1 + 1/j2) w;
     released again after t2, each shaft with its own rate, continuous speeds."""
@@ -210,7 +210,7 @@ def clutch_basic(stop: float = 10.0, p=CLUTCH):
 
 
 def cubic_torque(w: float, a1: float, a2: float, b1: float, b2: float) -> float:
-    """The engaged torque of the non-semilinear clutch (examples note §2.5.1): the unique real
+    """The engaged torque of the non-semilinear clutch (docs/theory.md §13.5): the unique real
     root of b1 tau^3 + b2 tau + (a1 - a2) w = 0 (e1 - e2 with w1' = w2', tau2 = -tau1),
     by Cardano's formula polished with Newton steps."""
     p_, q_ = b2 / b1, (a1 - a2) * w / b1
@@ -222,7 +222,7 @@ def cubic_torque(w: float, a1: float, a2: float, b1: float, b2: float) -> float:
 
 
 def clutch_nonsemilinear(stop: float = 10.0):
-    """ClutchNonSemilinear.mo, examples note §2.5: released w_i = w0i exp(a_i t); at t1 the
+    """ClutchNonSemilinear.mo, docs/theory.md §13.5: released w_i = w0i exp(a_i t); at t1 the
     standardized restart (194) w1+ = w2+ = w2-; engaged w' = a2 w - b2 tau(w) with tau the real
     root of the cubic (DOP853, rtol 1e-13); continuous release at t2."""
     a1, a2, b1, b2 = -0.01, -0.00625, 1.0, 0.5
@@ -247,7 +247,7 @@ def clutch_nonsemilinear(stop: float = 10.0):
 
 
 # ----------------------------------------------------------------------------------------------
-# Cup-and-Ball (examples note §2.2)
+# Cup-and-Ball (docs/theory.md §13.2)
 
 CB = dict(L=1.0, g=9.81)
 
@@ -291,8 +291,8 @@ def first_exit_time(p, v, L: float, g: float, tmin: float) -> float | None:
 
 
 def cup_and_ball(stop: float = 3.0, p0=(0.0, -0.9), v0=(6.0, 0.0), L=CB["L"], g=CB["g"]):
-    """CupAndBall.mo / CupAndBallFirstOrder.mo, model (29), inelastic rope (examples note
-    §2.2.2-2.2.5). Free flight: closed form, tightening when |p| = L (quartic root).
+    """CupAndBall.mo / CupAndBallFirstOrder.mo, model (29), inelastic rope (docs/theory.md
+    §13.2, §9.6). Free flight: closed form, tightening when |p| = L (quartic root).
     Restart at tightening (38)/(44): p+ = L p-/|p-|, v+ = v- - ((p.v-)/|p|^2) p (the radial
     velocity is removed). Straight rope: pendulum in the angle theta (x = L sin, y = -L cos),
     theta'' = -(g/L) sin theta, DOP853 rtol 1e-12 with an event on the tension
@@ -366,7 +366,7 @@ def cup_and_ball(stop: float = 3.0, p0=(0.0, -0.9), v0=(6.0, 0.0), L=CB["L"], g=
 
 def cup_and_ball_elastic(stop: float = 2.0, p0=(0.0, 0.0), v0=(1.0, 0.0), e: float = 0.8,
                          L=CB["L"], g=CB["g"]):
-    """CupAndBallElastic.mo (examples note §2.2.6 with a radial impact law): free flight in
+    """CupAndBallElastic.mo (docs/theory.md §7, §13.2, with a radial impact law): free flight in
     closed form; at |p| = L the radial velocity is reversed with restitution e,
     v+ = v- - (1 + e) ((p.v-)/|p|^2) p, positions continuous; back to free flight."""
     events, segments = [], []
@@ -400,7 +400,7 @@ def cup_and_ball_elastic(stop: float = 2.0, p0=(0.0, 0.0), v0=(1.0, 0.0), e: flo
 
 
 # ----------------------------------------------------------------------------------------------
-# Westinghouse air brake (examples note §2.3), parameters of AirBrake.mo, constant input pb
+# Westinghouse air brake (docs/theory.md §13.3), parameters of AirBrake.mo, constant input pb
 
 AIRBRAKE = dict(F1=1.0, F2=0.05, rho=1.0, V=1.0, P0=1.0, S=1.0, L=1.0, K=10.0, pb=1.0)
 
@@ -411,7 +411,7 @@ def air_brake(stop: float = 10.0, pr0: float = 0.4, pt0: float = 0.5, q=AIRBRAKE
     gives fch = -fl - rho V pt'/P0, and p1, p2 become a 2x2 linear system in (pr', pt') (with
     x' = S (pt' - pr')/K), integrated by DOP853 (rtol 1e-12) until s = pt - pr reaches 0.
     There the valve opens (left-limit guard); the residual pr - pt is 0, so the restart is
-    continuous (the "fake impulse" case, examples note §2.3.6-2.3.7). Valve open: pr = pt = p,
+    continuous (the "fake impulse" case, docs/theory.md §13.3). Valve open: pr = pt = p,
     x = b = 0, p' = P0 F1 (pb - p)/(rho S L + rho V) (closed form), fv = rho V F1 (pb - p)/
     (rho S L + rho V) >= 0 and s = -fv <= 0, so the valve stays open."""
     F1, F2, rho, V, P0, S, L, K, pb = (q[k] for k in ("F1", "F2", "rho", "V", "P0", "S", "L",
@@ -452,7 +452,7 @@ def air_brake(stop: float = 10.0, pr0: float = 0.4, pt0: float = 0.5, q=AIRBRAKE
 
 
 # ----------------------------------------------------------------------------------------------
-# RLDC2 (examples note §2.4), consistent start values of RLDC2.mo
+# RLDC2 (docs/theory.md §13.4), consistent start values of RLDC2.mo
 
 
 def rldc2(stop: float = 1.0):
@@ -519,7 +519,7 @@ def rldc2_row(t: float, mode: tuple[bool, bool], z: np.ndarray, q=RLDC2_PARAMS) 
 
 def rldc2_restart(old: tuple[bool, bool], new: tuple[bool, bool], z: np.ndarray,
                   q=RLDC2_PARAMS) -> np.ndarray:
-    """The analysed restarts of RLDC2 (examples note §2.4.3): entering TT from a mode where
+    """The analysed restarts of RLDC2 (docs/theory.md §13.4): entering TT from a mode where
     v1 = v2 did not hold, charge sharing v1+ = v2+ = (C1 v1- + C2 v2-)/(C1 + C2); entering FF
     from a mode where j1 + j2 = 0 did not hold, flux sharing
     j1+ = -j2+ = (L1 j1- - L2 j2-)/(L1 + L2). Every other change is continuous."""
@@ -555,7 +555,7 @@ def rldc2_switched(stop: float = 0.8, z0=(1.0, 0.0, 0.0, 0.5),
     """RLDC2Switched.mo: the diodes of RLDC2 replaced by ideal switches whose states g1, g2 are
     Boolean inputs following ``schedule`` (time, g1, g2). Each mode is a linear ODE, solved by
     the matrix exponential; at each switch the analysed restart (charge sharing into TT, flux
-    sharing into FF, examples note §2.4.3) maps the left limit to the right limit."""
+    sharing into FF, docs/theory.md §13.4) maps the left limit to the right limit."""
     from scipy.linalg import expm
     z = np.array(z0, dtype=float)
     segments = []
@@ -572,8 +572,8 @@ def rldc2_switched(stop: float = 0.8, z0=(1.0, 0.0, 0.0, 0.5),
 
 def rldc2_diodes(stop: float = 1.0, z0=(-1.0, 0.0, 0.0, 0.3), mode0=(True, False)):
     """RLDC2Diodes.mo: RLDC2 with the physical ideal-diode law 0 <= i _|_ u <= 0 (blocking
-    while u < 0: s = if g then i else u, the other reading of erratum 11, examples note
-    §2.4.4). Diode k conducts while s_k = i_k >= 0 and blocks while s_k = u_k < 0. From TF
+    while u < 0: s = if g then i else u, the other reading of docs/theory.md
+    §14.2). Diode k conducts while s_k = i_k >= 0 and blocks while s_k = u_k < 0. From TF
     (i1 = 1 charges C1) diode 2 starts conducting when v1 reaches v2 (u2 = 0: TF -> TT, v1 = v2,
     a continuous restart), then both currents, each proportional to -(j1 + j2), vanish together
     (TT -> FF, j1 + j2 = 0, continuous), and in FF the node voltage is 0 (R1/L1 = R2/L2), so

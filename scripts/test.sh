@@ -17,4 +17,5 @@ if ! bash "$root/scripts/install-system-deps.sh"; then
 fi
 "$root/scripts/setup-venv.sh"
 cd "$root"
-exec "$root/.venv/bin/python" -m pytest -q "$@"
+# one worker per core (pytest-xdist); tests are handed out as workers free up
+exec "$root/.venv/bin/python" -m pytest -q -n auto --dist worksteal "$@"

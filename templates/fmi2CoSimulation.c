@@ -239,8 +239,8 @@ static int cs_compute(ModelInstance *inst)
 }
 
 /* One event at d.time: fmi2EnterEventMode, then fmi2NewDiscreteStates, which runs the whole
- * event iteration (mdae_event_iteration; FMI 2.0 §3.2.2; theory note 9334-theory-algorithms
- * §3.5(b): one nonstandard instant per round, cascades included). CVODE always restarts
+ * event iteration (mdae_event_iteration; FMI 2.0 §3.2.2; docs/theory.md
+ * §11: one nonstandard instant per round, cascades included). CVODE always restarts
  * afterwards. Returns 0, or 1 after logging the failure. *terminate is set when terminate()
  * ran. */
 static int cs_event_iteration(ModelInstance *inst, const char *why, int *terminate)

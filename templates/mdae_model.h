@@ -289,6 +289,8 @@ void mdae_get_derivatives(const ModelData *d, double *dx);
 void mdae_get_nominals(double *nominals);
 void mdae_event_indicators(const ModelData *d, double *z);
 int mdae_update_relations(ModelData *d);
+/* 1 if the current values change a frozen relation: the event iteration goes on */
+int mdae_relations_pending(ModelData *d);
 int mdae_update_samples(ModelData *d);
 void mdae_when_conditions(ModelData *d);
 int mdae_when_assign(ModelInstance *inst, const int *fire);

@@ -593,7 +593,7 @@ static int delta_newton(ModelInstance *inst, const MdaeDeltaSystem *sys, double 
     return 1;
 }
 
-/* Algorithm 14 of RR-9334 (examples note §4.2) with its safeguards: solve the delta-system
+/* Algorithm 14 of RR-9334 (docs/theory.md §9.7) with its safeguards: solve the delta-system
  * for delta = 1e-2, 5e-3, ... (warm starts), stop after two consecutive changes of M below
  * 1e-8 (relative); T then holds the right limits at the last delta. A right limit T that
  * grows like c/delta (the instant's own values diverge while the cascade's converge) means
@@ -751,13 +751,16 @@ int mdae_when_equations(ModelInstance *inst, int *fire)
     return 1;
 }
 
-/* One event instant (theory note 9334-theory-algorithms §3.5(b), docs/fmi-mapping.md):
+/* One event instant (docs/theory.md §11, docs/fmi-mapping.md):
  * left limits := current values; relations and samples un-frozen; a nonstandard instant of a
  * mode change (multimode, mdae_mode_step); schedule; when-conditions;
  * actions of the branches whose condition rose; projection onto the consistency equations if
- * drift was detected. statesChanged iff a state value changed (bitwise); valuesChanged also
- * when the instant changed what defines the derivatives: a relation, the mode, a discrete
- * variable (the host's integrator must restart). */
+ * drift was detected. Another instant is needed when a when-branch fired, a mode change is
+ * in progress, a discrete variable changed, or the instant's solution changes a relation
+ * (mdae_relations_pending: a variable that jumped crossed a threshold, Modelica 3.6 §8.6).
+ * statesChanged iff a state value changed (bitwise); valuesChanged also when the instant
+ * changed what defines the derivatives: a relation, the mode, a discrete variable (the
+ * host's integrator must restart). */
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
 {
     ModelData *d = &inst->d;
@@ -798,7 +801,8 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
         for (k = 0; k < MDAE_NX; k++)
             if (x[k] != inst->xbuf[k]) { ev->statesChanged = 1; break; }
     }
-    ev->newDiscreteStatesNeeded = fired || cascade || mdae_discrete_changed(d);
+    ev->newDiscreteStatesNeeded = fired || cascade || mdae_discrete_changed(d) ||
+                                  mdae_relations_pending(d);
     ev->valuesChanged = ev->statesChanged || relations > 0 || cascade ||
                         ev->modeAfter != ev->modeBefore || mdae_discrete_changed(d);
     if (!ev->newDiscreteStatesNeeded && MDAE_NSAMPLE > 0) {

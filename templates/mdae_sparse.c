@@ -1,7 +1,7 @@
 /* mdae_fmu runtime: sparse LU of the large linear blocks, kept between evaluations.
  * Hand-written, shipped unchanged in every FMU (docs/decisions.md §16).
  *
- * A merged block of the guarded schedule (mdae_fmu/codegen/merged.py) is one linear system
+ * A merged block of the guarded schedule (mdae_fmu/implicit/merged.py) is one linear system
  * for a whole coupled component; the guard bits select its rows, so in any one mode most of its
  * entries are zero and what remains falls apart into small pieces (a run of engaged clutches).
  * Its matrix is also constant while the mode and the parameters do not change. Hence:

@@ -31,7 +31,7 @@ import os  # noqa: E402
 
 import pytest  # noqa: E402
 
-_sundials_skipped = []
+_SUNDIALS_SKIP = "NO SUNDIALS, Co-Simulation test skipped"
 
 
 def pytest_configure(config):
@@ -53,14 +53,17 @@ def pytest_runtest_setup(item):
         return
     if os.environ.get("MDAE_REQUIRE_SUNDIALS") == "1":
         pytest.fail(f"MDAE_REQUIRE_SUNDIALS=1 but {missing}", pytrace=False)
-    _sundials_skipped.append(item.nodeid)
-    pytest.skip(f"NO SUNDIALS, Co-Simulation test skipped: {missing}")
+    pytest.skip(f"{_SUNDIALS_SKIP}: {missing}")
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _sundials_skipped:
+    # counted from the reports, so that the banner also appears when pytest-xdist runs the
+    # tests in worker processes
+    skipped = [r for r in terminalreporter.stats.get("skipped", [])
+               if _SUNDIALS_SKIP in str(getattr(r, "longrepr", ""))]
+    if skipped:
         terminalreporter.write_sep(
-            "!", f"{len(_sundials_skipped)} Co-Simulation tests SKIPPED: SUNDIALS CVODE is "
+            "!", f"{len(skipped)} Co-Simulation tests SKIPPED: SUNDIALS CVODE is "
             f"missing ({_sundials_missing()})", red=True, bold=True)
 
 

@@ -6,6 +6,7 @@ messages and the status of every call."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import tempfile
 from ctypes import byref, c_void_p
@@ -58,6 +59,23 @@ def reference_entry(name: str) -> dict:
         if name in entry["models"]:
             return entry
     raise KeyError(name)
+
+
+def bounce_times(stop: float, v_min: float = 0.0, h0: float = 1.0, g: float = 9.81,
+                 e: float = 0.7) -> list[float]:
+    """Closed form of a bouncing ball dropped from h0 (restitution e): its impacts in
+    [0, stop], t_0 = sqrt(2 h0/g), t_{k+1} = t_k + 2 e^{k+1} u_0/g (u_0 = g t_0), until the
+    first bounce whose rebound speed is below v_min (the Reference-FMUs' ball rests then)."""
+    t = math.sqrt(2 * h0 / g)
+    u = g * t
+    times = []
+    while t <= stop:
+        times.append(t)
+        u *= e
+        if u < v_min:
+            break
+        t += 2 * u / g
+    return times
 
 
 def reference_stop(name: str) -> float:

@@ -1,5 +1,5 @@
-"""The multimode examples of the theory notes as IR models (tests and benchmarks; not part of
-the package).
+"""The multimode examples of the papers (docs/theory.md §13) as IR models (tests and benchmarks; not
+part of the package).
 
 Each builder returns an `mdae_fmu.ir.Model` written the way a flat Modelica model would be
 imported: if-expressions and if-equation guards are long guards, when-clauses transient ones.
@@ -7,9 +7,9 @@ Equations are given in a small Python-syntax notation, parsed with `ast` into th
 tree (nothing is executed): ``der(x)``, ``pre(x)``, ``a if c else b``, ``**`` for powers,
 ``lhs = rhs`` for an equation.
 
-Sources: examples note 9334-examples-toolkit-results §2.1 (clutch, ClutchBasic), §2.2
-(Cup-and-Ball), §2.3 (Westinghouse air brake), §2.4 (RLDC2), §2.5 (non-semilinear clutch);
-theory note 9334-theory-algorithms §4.6 (missing restart), §4.11 (Example 47).
+Sources: docs/theory.md §13.1 (clutch, ClutchBasic), §13.2 (Cup-and-Ball), §13.3 (Westinghouse
+air brake), §13.4 (RLDC2), §13.5 (non-semilinear clutch); §6.6 (missing restart), §7.4
+(RR-9334 Example 47).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def boolean_input(name: str, start=False) -> Variable:
 # --- clutch ------------------------------------------------------------------------------------
 
 def clutch_paper(j1=1.0, j2=2.0, k1=0.01, k2=0.0125) -> Model:
-    """The ideal clutch (examples note §2.1.1, model (3)) with g an input, e4 guarded."""
+    """The ideal clutch (docs/theory.md §13.1, RR-9334 model (3)) with g an input, e4 guarded."""
     return Model("ClutchPaper", (
         real("w1", 1.0, True), real("w2", 1.5, True), real("t1"), real("t2"),
         boolean_input("g"), param("j1", j1), param("j2", j2), param("k1", k1), param("k2", k2)), (
@@ -130,7 +130,7 @@ def clutch_paper(j1=1.0, j2=2.0, k1=0.01, k2=0.0125) -> Model:
 
 
 def clutch_basic() -> Model:
-    """ClutchBasic (examples note §2.1.1, Figure 2): e4 unguarded, ``0 = if g then w1 - w2
+    """ClutchBasic (docs/theory.md §13.1, RR-9334 Figure 2): e4 unguarded, ``0 = if g then w1 - w2
     else f1``, g defined from the state t."""
     return Model("ClutchBasic", (
         real("t", 0.0, True), real("w1", 1.0, True), real("w2", 1.5, True), real("f1"),
@@ -146,7 +146,7 @@ def clutch_basic() -> Model:
 
 
 def clutch_cubic() -> Model:
-    """The non-semilinear clutch (examples note §2.5, (188)): torque cubic on shaft 1."""
+    """The non-semilinear clutch (docs/theory.md §13.5, RR-9334 (188)): torque cubic on shaft 1."""
     return Model("ClutchCubic", (
         real("w1", 1.0, True), real("w2", 5.0, True), real("t1"), real("t2"),
         boolean_input("g"), param("a1", -1), param("a2", -1), param("b1", 1), param("b2", 1)), (
@@ -166,7 +166,7 @@ def _cup_vars(L=1.0, grav=9.81):
 
 
 def cup_and_ball(delayed=True) -> Model:
-    """Cup-and-Ball, inelastic, both modes long (examples note §2.2.2, model (29)); with
+    """Cup-and-Ball, inelastic, both modes long (docs/theory.md §13.2, RR-9334 model (29)); with
     ``delayed=False`` the original encoding (5) whose guard reads s at the same instant."""
     cond = "pre(s) <= 0" if delayed else "s <= 0"
     return Model("CupAndBall" if delayed else "CupAndBallOriginal", _cup_vars() + (boolean("g"),), (
@@ -180,8 +180,8 @@ def cup_and_ball(delayed=True) -> Model:
 
 
 def cup_and_ball_elastic(impact_law=True, alpha=0.2) -> Model:
-    """Cup-and-Ball with an elastic impact (examples note §2.2.6, Figure 10), first-order form:
-    the rope-straight mode is transient (``when``), with the impact law (46)
+    """Cup-and-Ball with an elastic impact (docs/theory.md §13.2, RR-9334 Figure 10), first-order
+    form: the rope-straight mode is transient (``when``), with the impact law (46)
     ``reinit(vy, -(1-alpha)*pre(vy))`` or without it."""
     whens: tuple[WhenClause, ...] = ()
     if impact_law:
@@ -204,7 +204,7 @@ def cup_and_ball_elastic(impact_law=True, alpha=0.2) -> Model:
 # --- Westinghouse air brake ----------------------------------------------------------------------
 
 def air_brake(delayed=True) -> Model:
-    """The Westinghouse air brake (examples note §2.3.1, Figures 8/11); ``phi`` is taken as
+    """The Westinghouse air brake (docs/theory.md §13.3, RR-9334 Figures 8/11); ``phi`` is taken as
     ``tanh`` (the paper leaves it symbolic). ``delayed=False`` is the original valve
     encoding (6)."""
     cond = "pre(s) <= 0" if delayed else "s <= 0"
@@ -234,7 +234,7 @@ def air_brake(delayed=True) -> Model:
 # --- RLDC2 ---------------------------------------------------------------------------------------
 
 def rldc2(delayed=True, j1=2.0, j2=1.0, v1=0.5, v2=1.0) -> Model:
-    """RLDC2 (examples note §2.4.1, (195) / Figure 31): two RLC branches with ideal diodes.
+    """RLDC2 (docs/theory.md §13.4, RR-9334 (195) / Figure 31): two RLC branches with ideal diodes.
     ``delayed=False`` is the Modelica form ``g = (s >= 0)`` (a logico-numerical fixpoint)."""
     c1 = "pre(s1) >= 0" if delayed else "s1 >= 0"
     c2 = "pre(s2) >= 0" if delayed else "s2 >= 0"
@@ -273,7 +273,7 @@ def missing_restart() -> Model:
 
 
 def reset_example() -> Model:
-    """Example 47 (theory note §4.11): ``x' = f(x, u)`` reset to 0 when x >= 1, the Euler
+    """RR-9334 Example 47 (docs/theory.md §7.4): ``x' = f(x, u)`` reset to 0 when x >= 1, the Euler
     equation disabled at the reset instant (``else``)."""
     return Model("Reset", (real("x", 0.0, True), Variable("u", causality="input",
                                                            start=E.Const(1.0))), (

@@ -1,7 +1,7 @@
 """Pantelides' index-reduction algorithm, as an independent test oracle for the Σ-method
-offsets (theory 003 §4.8 Theorem 21, §6 A11). Not used by the product.
+offsets (docs/theory.md §1.11; RR-9387 §4.2.2, Theorem 21). Not used by the product.
 
-Generalised to higher derivative orders on the leading-derivative pattern (003 §4.8): with
+Generalised to higher derivative orders on the leading-derivative pattern (RR-9387 §4.2.2): with
 σ'_ij = σ_ij + c_i (c_i = differentiations of equation i so far) and σ_j = max_i σ'_ij, an
 equation may be assigned to x_j only through a leading edge σ'_ij = σ_j. Equations are processed
 one by one; Pantelides' augmenting-path search from equation i colours the equations and

@@ -1,7 +1,7 @@
-"""A strict FMI 2.0 Model Exchange driver for tests (ecosystem/fmi-export.md §7 item 4).
+"""A strict FMI 2.0 Model Exchange driver for tests (docs/fmi-testing.md).
 
 FMPy >= 0.3.30 re-reads the continuous states after every event whatever the FMU reports
-(fmi-export.md §1.4 pitfall 4, §3.6), so it cannot see a wrong
+(docs/fmi-testing.md), so it cannot see a wrong
 ``valuesOfContinuousStatesChanged``. This driver calls the raw FMI 2.0 C functions through
 ctypes, follows the ME calling sequence of the FMI 2.0.5 standard (docs/3_2_model_exchange_api
 .adoc, state machine and pseudo-code of the simulation algorithm), honours every flag the FMU

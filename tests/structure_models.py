@@ -37,7 +37,7 @@ NG = (("g", False),)
 
 
 def clutch() -> Model:
-    """The ideal clutch of theory 9334 §4.1 (Figure 2 data), g = time in [5, 7]."""
+    """The ideal clutch of docs/theory.md §13.1 (RR-9334 Figure 2 data), g = time in [5, 7]."""
     f = "ClutchBasic.mo"
     return model("ClutchBasic", "w1 w2 t1 t2", [
         eq("e1", "j1*der(w1) = -k1*w1 + t1", line=10, file=f),
@@ -71,7 +71,7 @@ def pendulum() -> Model:
 
 
 def rldc2() -> Model:
-    """The RLDC2 circuit of theory 9334-examples §2.4.1 (left-limit guards)."""
+    """The RLDC2 circuit of docs/theory.md §13.4 (left-limit guards)."""
     f = "RLDC2.mo"
     eqs = [
         eq("K1", "0 = i1 + i2 + j1 + j2", line=10, file=f),

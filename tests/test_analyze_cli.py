@@ -25,7 +25,7 @@ def run(capsys, *argv):
 
 
 def test_clutch_report_shows_modes_erasure_and_momentum_restart(capsys):
-    code, out, err = run(capsys, "analyze", str(MODELS / "ClutchBasic.mo"))
+    code, out, err = run(capsys, "analyze", "--verbose", str(MODELS / "ClutchBasic.mo"))
     assert code == 0, err
     assert "mode {g}: ok" in out and "mode {not g}: ok" in out
     assert "e5': der(w1) - der(w2) = 0" in out          # the latent equation of the engaged mode
@@ -43,7 +43,7 @@ def test_json_carries_the_automaton_and_the_restart_value(capsys):
     text = json.dumps(report["mode_changes"])
     assert "(j1*w1- + j2*w2-)/(j1 + j2)" in text
     # the restart the analysis produced, evaluated with the model's parameters at the left
-    # limits of t = 5 (w1- = e^-0.05, w2- = 1.5 e^-0.03125), gives the theory note's oracle
+    # limits of t = 5 (w1- = e^-0.05, w2- = 1.5 e^-0.03125), gives the closed-form oracle
     ch = next(c for c in report["mode_changes"]["mode_changes"]
               if (c["from"], c["to"]) == ("not g", "g"))
     restart = {r["lhs"]: parse_formula(r["rhs"]) for r in ch["restart"]}
@@ -147,7 +147,7 @@ def verdict_lines(out: str, code: str) -> list[str]:
 
 
 def test_elastic_cup_and_ball_without_impact_law_names_equations_and_lines(capsys):
-    """E-TRANSIENT-UNDER (theory §7.1, examples note §2.2.6 T-CB-6): the transient instant,
+    """E-TRANSIENT-UNDER (docs/theory.md §7, §13.2; T-CB-6): the transient instant,
     the undetermined values, the equations involved with their source lines, how many
     equations are missing and which velocities an impact law may set."""
     code, out, err = run(capsys, "analyze", str(MODELS / "CupAndBallElasticNoLaw.mo"))
@@ -280,11 +280,11 @@ def test_lemma22_option_gives_both_readings(tmp_path, capsys, name):
         path.write_text(RESET_TO_Y)
     else:
         path = MODELS / "BouncingBall.mo"
-    code, out, _ = run(capsys, "analyze", str(path))
+    code, out, _ = run(capsys, "analyze", "-v", str(path))
     assert code == 0 and "Lemma 22: two-graph reading" in out
-    code2, out2, _ = run(capsys, "analyze", "--lemma22", "two-graph", str(path))
+    code2, out2, _ = run(capsys, "analyze", "-v", "--lemma22", "two-graph", str(path))
     assert code2 == 0 and out2 == out
-    code, out, err = run(capsys, "analyze", "--lemma22", "literal", str(path))
+    code, out, err = run(capsys, "analyze", "-v", "--lemma22", "literal", str(path))
     assert code == 1 and "Traceback" not in err and "Lemma 22: literal reading" in out
     [line] = verdict_lines(out, "E-TRANSIENT-UNDER")
     assert f"{path.name}:" in line
@@ -408,3 +408,23 @@ def test_infinite_cascade_names_the_resets_with_lines(tmp_path, capsys):
     assert code == 1 and "Traceback" not in err
     lines = verdict_lines(out, "E-CASCADE-INFINITE")
     assert lines and all("PingPong.mo:8" in l and "PingPong.mo:11" in l for l in lines)
+
+
+@pytest.mark.parametrize("name,code", [("RLDC2Published", "W-INIT-INCONSISTENT"),
+                                       ("AirBrake", "W-FAKE-IMPULSE")])
+def test_export_prints_the_warnings_analyze_prints(capsys, tmp_path, name, code):
+    """export runs the analysis analyze runs and prints its warnings, the same lines, on
+    stderr; a warning does not stop the export (exit 0, the FMU is written). Issue 24."""
+    rc, out, err = run(capsys, "analyze", str(MODELS / f"{name}.mo"))
+    assert rc == 0 and "warning(s) above" in out
+    printed = [line.strip() for line in out.splitlines() if line.strip().startswith("W-")]
+    assert [w.split(":")[0] for w in printed] == [code]
+    fmu = tmp_path / f"{name}.fmu"
+    rc, out, err = run(capsys, "export", str(MODELS / f"{name}.mo"), "-o", str(fmu))
+    assert rc == 0 and fmu.is_file()
+    assert out == f"wrote {fmu}\n"
+    assert [line for line in err.splitlines() if line.startswith("W-")] == printed
+    # a model without warnings prints none
+    rc, out, err = run(capsys, "export", str(MODELS / "Dahlquist.mo"), "-o",
+                       str(tmp_path / "Dahlquist.fmu"))
+    assert rc == 0 and "W-" not in err

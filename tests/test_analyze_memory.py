@@ -42,7 +42,7 @@ def test_report_pieces_join_to_the_report(name, per_piece, monkeypatch, capsys):
     pieces = list(analysis.text_pieces(model, a))
     assert "".join(pieces) == whole == analysis.render_text(model, a)
     assert len(pieces) >= len(report_lines(model, a.modes)) // per_piece   # not joined
-    assert main(["analyze", str(ROOT / name)]) == a.exit_code
+    assert main(["analyze", "--verbose", str(ROOT / name)]) == a.exit_code
     assert capsys.readouterr().out == whole + "\n"
 
 

@@ -197,3 +197,205 @@ def test_unknown_start_value_is_refused_before_simulating(baselines):
     # a known one changes the run: j1 = 2 engages at (2 w1- + 2 w2-)/4, not the CSV's value
     c = mdae_fmu.compare(baselines[0], CLUTCH_CSV, start_values={"j1": 2.0}, variables=["w1"])
     assert not c.passed and c.failed[0].first_exit <= 5.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Step signals (issue 24 Deliver 3): a reference sampled without its event rows
+# ---------------------------------------------------------------------------------------------
+
+def _stair_sampled(path, step=0.2, stop=10.0):
+    """reference_models/Stair.mo's closed form, n = floor(t), x = n (n - 1)/2 + n (t - n),
+    sampled every ``step`` without event rows, as the Reference-FMUs write their Stair's
+    CSV (one row per time: at t = 1 only the value after the increment)."""
+    rows = ["time,n,x"]
+    for k in range(int(round(stop / step)) + 1):
+        t = round(k * step, 12)
+        n = int(np.floor(t + 1e-9))
+        rows.append(f"{t!r},{n},{n * (n - 1) / 2 + n * (t - n)!r}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def stair_fmu():
+    from cosim_util import build_me
+    return build_me("Stair")
+
+
+def test_exact_stair_passes_against_a_sampled_step_reference(stair_fmu, tmp_path, capsys):
+    """Stair's counter n is an Integer: compared as a step, the exact result passes against
+    the closed form sampled every 0.2 s without event rows (linearly interpolated, the
+    reference would ramp from n to n + 1 over the 0.2 s before each second, and the exact
+    left limits at t = 1, 2, ... would leave the tube). FMPy's validate_result agrees."""
+    from fmpy import simulate_fmu
+    from fmpy.util import read_csv, validate_result
+    ref = _stair_sampled(tmp_path / "stair.csv")
+    assert main(["compare", str(stair_fmu), str(ref)]) == 0
+    out = capsys.readouterr().out
+    assert "ok    n: inside the tube (tolerance 0.01, a step signal)" in out
+    assert "ok    x: inside the tube" in out and "PASS" in out
+    assert validate_result(simulate_fmu(str(stair_fmu), stop_time=10.0),
+                           read_csv(str(ref))) == 0.0
+
+
+def test_wrong_stair_fails_against_the_step_reference(stair_fmu, tmp_path):
+    """period = 1.1: after its first step at t = 1 (next starts at 1) the counter steps at
+    2.1, 3.2, ...: n leaves the tube as soon as the reference has stepped and the test not
+    (the first test sample after t = 2), and x follows."""
+    import mdae_fmu
+    ref = _stair_sampled(tmp_path / "stair.csv")
+    c = mdae_fmu.compare(stair_fmu, ref, start_values={"period": 1.1})
+    by = {s.name: s for s in c.signals}
+    assert not by["n"].passed and by["n"].step and 2.0 < by["n"].first_exit <= 2.02
+    assert by["n"].max_excursion == pytest.approx(1.0 - by["n"].tolerance)
+    assert not by["x"].passed and not by["x"].step
+
+
+def test_step_tube_holds_values_and_refuses_ramps():
+    """A reference sampled every 0.1 s stepping from 0 to 1 between 0.5 and 0.6: the exact
+    test (left limit 0 and right value 1 at 0.55) passes as a step and fails when the
+    reference is interpolated; a test that ramps (0.5 at 0.55) fails as a step."""
+    tr = np.round(np.arange(0, 1.0001, 0.1), 12)
+    yr = (tr > 0.55).astype(float)
+    t = np.array([0.3, 0.55, 0.55, 1.0])
+    exact = np.array([0.0, 0.0, 1.0, 1.0])
+    assert compare_signal("n", t, exact, tr, yr, 1e-3, 0.0, 0.001, step=True).passed
+    linear = compare_signal("n", t, exact, tr, yr, 1e-3, 0.0, 0.001, step=False)
+    assert not linear.passed and linear.at_time == 0.55
+    ramp = compare_signal("n", t, np.array([0.0, 0.5, 0.5, 1.0]), tr, yr, 1e-3, 0.0, 0.001,
+                          step=True)
+    assert not ramp.passed and ramp.max_excursion == pytest.approx(0.5 - 1e-3)
+    # with the reference's event rows (left limit at 0.55) a step at 0.57 is beyond tau
+    tr2 = np.array([0.0, 0.5, 0.55, 0.55, 0.6, 1.0])
+    yr2 = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
+    late = compare_signal("n", np.array([0.56, 0.57, 1.0]), np.array([0.0, 1.0, 1.0]), tr2,
+                          yr2, 1e-3, 0.0, 0.005, step=True)
+    assert not late.passed and late.at_time == 0.56
+
+
+# ---------------------------------------------------------------------------------------------
+# The interface simulated: --fmi-type (a Co-Simulation side that is wrong)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def counters(tmp_path_factory):
+    """The hand-written ME+CS counter FMUs (tests/step_fmus.py) and their closed form
+    sampled every 0.01 s without event rows."""
+    import step_fmus
+    d = tmp_path_factory.mktemp("counters")
+    fmus = {v: step_fmus.build_counter(d, v) for v in step_fmus.VARIANTS}
+    return fmus, step_fmus.reference_csv(d / "counter.csv")
+
+
+def test_frozen_co_simulation_fails_with_fmi_type(counters, capsys):
+    """The FMU whose fmi2DoStep freezes its outputs passes on its Model Exchange side (the
+    default) and fails with --fmi-type CoSimulation; the right FMU passes on both."""
+    fmus, ref = counters
+    assert main(["compare", str(fmus["frozen"]), str(ref)]) == 0
+    assert "test ModelExchange" in capsys.readouterr().out
+    assert main(["compare", str(fmus["frozen"]), str(ref), "--fmi-type", "CoSimulation"]) == 1
+    out = capsys.readouterr().out
+    assert "test CoSimulation" in out and "FAIL: 2 of 2 variable(s) leave the tube: x, n" in out
+    assert "  FAIL  n: leaves the tube at t = 1.01;" in out
+    assert main(["compare", str(fmus["good"]), str(ref), "--fmi-type", "CoSimulation"]) == 0
+    assert "ok    n: inside the tube (tolerance 0.003, a step signal)" in capsys.readouterr().out
+
+
+def test_fmi_type_the_fmu_lacks_is_refused(counters, capsys):
+    """An interface that is not FMI's is a usage error; one the FMU does not declare is
+    refused before anything runs (exit 2)."""
+    fmus, ref = counters
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(ref), str(fmus["good"]), "--reference-fmi-type", "Nope"])
+    assert exc.value.code == 2
+    assert "'Nope' is not ModelExchange or CoSimulation" in capsys.readouterr().err
+    me_only = _me_only(fmus["good"])
+    assert main(["compare", str(me_only), str(ref), "--fmi-type", "CoSimulation"]) == 2
+    assert f"{me_only}: the FMU has no CoSimulation interface" in capsys.readouterr().err
+
+
+def _me_only(fmu: Path) -> Path:
+    """A copy of ``fmu`` whose description declares Model Exchange only."""
+    import zipfile
+    out = fmu.with_name(fmu.stem + "_me.fmu")
+    with zipfile.ZipFile(fmu) as src, zipfile.ZipFile(out, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "modelDescription.xml":
+                text = data.decode()
+                start = text.index("<CoSimulation")
+                data = (text[:start] + text[text.index("/>", start) + 2:]).encode()
+            dst.writestr(item, data)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# FMUs that fail FMPy's validation: --no-validate
+# ---------------------------------------------------------------------------------------------
+
+def test_no_validate_runs_an_fmu_with_undefined_units(counters, capsys):
+    fmus, ref = counters
+    assert main(["compare", str(fmus["badunit"]), str(ref)]) == 2
+    err = capsys.readouterr().err
+    assert "invalid modelDescription.xml: The unit \"m\" of variable \"x\"" in err
+    assert "--no-validate simulates it anyway" in err
+    assert main(["compare", str(fmus["badunit"]), str(ref), "--no-validate"]) == 0
+    out = capsys.readouterr()
+    assert (f"warning: {fmus['badunit']}: modelDescription.xml: The unit \"m/s\" of variable "
+            "\"der(x)\" (line 12) is not defined.") in out.err
+    assert "PASS" in out.out and "Traceback" not in out.err
+
+
+# ---------------------------------------------------------------------------------------------
+# Degenerate references
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows, words", [
+    ("0,1\n0,1\n", "its 2 row(s) are all at t = 0"),
+    ("0,1\n0,5\n0,7\n", "its 3 row(s) are all at t = 0"),
+    ("2.5,1\n2.5,1\n", "its 2 row(s) are all at t = 2.5"),
+])
+def test_reference_without_time_span_is_refused(tmp_path, capsys, rows, words):
+    """All rows at one time: every test would pass (it did, exit 0); now exit 2, before the
+    test is simulated, against a CSV or an FMU alike."""
+    ref = _write(tmp_path, "time,w1\n" + rows)
+    for test in (CLUTCH_CSV, REF / "ClutchBasic.mo"):
+        assert main(["compare", str(test), str(ref)]) == 2
+        err = capsys.readouterr().err
+        assert f"{ref}: the reference has no time span: {words}; a comparison needs a " \
+               "reference over at least two distinct times" in err
+
+
+def test_tiny_time_span_gives_a_verdict_without_traceback(clutch_fmu, tmp_path):
+    """Times 0 and 1e-300 (FMPy printed tracebacks): one verdict, no traceback on either
+    stream of the command."""
+    import subprocess
+    import sys
+    ref = _write(tmp_path, "time,w1\n0,1\n1e-300,1\n")
+    mdae = str(Path(sys.executable).with_name("mdae-fmu"))
+    for test in (clutch_fmu, CLUTCH_CSV):
+        r = subprocess.run([mdae, "compare", str(test), str(ref)], capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode in (0, 1), r.stderr
+        assert "Traceback" not in r.stdout + r.stderr
+        assert ("PASS" in r.stdout) if r.returncode == 0 else (
+            "simulation failed" in r.stderr or "FAIL" in r.stdout)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python API: explicit keywords, type hints
+# ---------------------------------------------------------------------------------------------
+
+def test_api_signature_is_explicit():
+    import inspect
+
+    import mdae_fmu
+    sig = inspect.signature(mdae_fmu.compare)
+    kinds = {p.kind for p in sig.parameters.values()}
+    assert inspect.Parameter.VAR_KEYWORD not in kinds
+    for name in ("fmi_type", "reference_fmi_type", "validate", "relative_tolerance",
+                 "start_values", "timeout"):
+        p = sig.parameters[name]
+        assert p.kind is inspect.Parameter.KEYWORD_ONLY and p.annotation != p.empty
+    with pytest.raises(TypeError):
+        mdae_fmu.compare(CLUTCH_CSV, CLUTCH_CSV, ["w1"])   # type: ignore[misc]

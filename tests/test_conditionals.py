@@ -1,5 +1,5 @@
 """Issue 14 items 1 and 2: guards on values computed in the same instant (event iteration, the
-transient-mode cascade of theory note 9334-theory-algorithms §1.4 Def 33 and §3.4) and
+transient-mode cascade of RR-9334 Def 33, docs/theory.md §5.4, §7) and
 structural versus non-structural conditionals (mdae_fmu.structure.conditionals).
 
 Oracles: reference_models/RLDC2Diodes.csv (matrix exponential per mode, brentq switching

@@ -1,4 +1,4 @@
-"""Discrete equations outside when-clauses (Modelica 3.6 §8.6; theory note 9334 §1.4, Def 33):
+"""Discrete equations outside when-clauses (Modelica 3.6 §8.6; RR-9334 Def 33, docs/theory.md §5.4):
 ``Integer m = k + 1``, ``Integer e = Integer(level)``, ``Integer n = if x > 1 then 1 else 0``
 define discrete variables, recomputed at initialization and at every event instant, held
 between events; a relation they read gets its event, so the variable switches exactly."""

@@ -1,5 +1,5 @@
-"""Flat Modelica / Base Modelica importer: one test per construct, the two examples of
-ecosystem/compilers-multimode-formats.md §4, semantic checks, and the golden diagnostics of
+"""Flat Modelica / Base Modelica importer: one test per construct, the two input examples of
+docs/importers.md, semantic checks, and the golden diagnostics of
 tests/diagnostics/ (each *.mo with its *.expected message, compared exactly)."""
 
 from __future__ import annotations

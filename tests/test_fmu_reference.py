@@ -278,7 +278,7 @@ def test_pendulum_stays_on_constraint():
 
 def test_pendulum_initialization_is_consistent():
     """x and vx fixed, y and vy free: the initial system puts the mass on the circle with a
-    velocity tangent to it (theory note 9334 §3.6, initialization row)."""
+    velocity tangent to it (docs/theory.md §8.5, §11)."""
     r = simulate_fmu(str(reference_fmu("Pendulum")), stop_time=0.01, solver="CVode",
                      output=["x", "y", "vx", "vy"],
                      start_values={"y": -0.5, "vy": 0.3})  # poor guesses, still the same root

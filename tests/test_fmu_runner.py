@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +105,24 @@ def test_this_process_survives_and_runs_the_next_fmu(fmus, capsys):
     assert "exit status 0" in capsys.readouterr().err
     r = run_fmu(fmus["decay"], stop_time=2.0, output_interval=0.5)
     assert r.result["x"][-1] == pytest.approx(np.exp(-2.0), rel=1e-5)
+
+
+def test_a_binary_that_does_not_load_leaves_the_child_usable(fmus, tmp_path):
+    """FMPy changes to the binaries folder to load a library and stays there when loading
+    fails; that folder is removed after the run, and the same child used to fail every later
+    run with "[Errno 2] No such file or directory" (found by benchmarks/fuzz_export.py
+    --surface fmu). The failure names the library; the next runs give the closed form."""
+    broken = tmp_path / "broken.fmu"
+    with zipfile.ZipFile(fmus["decay"]) as src, zipfile.ZipFile(broken, "w") as dst:
+        for item in src.infolist():
+            dst.writestr(item, b"not an ELF file" if item.filename.endswith(".so")
+                         else src.read(item))
+    for _ in range(2):
+        with pytest.raises(SimulationFailed) as exc:
+            run_fmu(broken)
+        assert "Failed to load shared library" in exc.value.reason
+        r = run_fmu(fmus["decay"], stop_time=1.0, output_interval=0.5)
+        assert r.result["x"][-1] == pytest.approx(np.exp(-1.0), rel=1e-5)
 
 
 def test_compare_and_sweep_report_the_hostile_fmu(fmus, tmp_path, capsys):

@@ -110,7 +110,7 @@ def test_diode_circuit_from_components_matches_rldc2diodes(tmp_path):
 
 @needs_rumoca
 def test_clutch_from_components_through_the_cli(capsys):
-    assert main(["analyze", str(DATA / "ClutchComponents.mo")]) == 0
+    assert main(["analyze", "--verbose", str(DATA / "ClutchComponents.mo")]) == 0
     out = capsys.readouterr().out
     assert "model ClutchComponents_Clutch" in out and "long       c.g" in out
     assert "verdict: accepted" in out

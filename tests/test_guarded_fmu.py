@@ -2,7 +2,7 @@
 the BDD formula table the C code walks equals the BDDs; the clutch chain with random host
 switching of its clutches (one or two adjacent clutches at once) conserves angular momentum
 across every event and restarts every merged shaft group to the weighted mean of its left
-limits (the closed form of examples note §2.1); the guarded FMU agrees with the enumerated
+limits (the closed form of docs/theory.md §13.1); the guarded FMU agrees with the enumerated
 one on the clutch chain and the fault chain; at n = 8 the three families follow exact
 piecewise solutions."""
 

@@ -8,6 +8,8 @@ Oracles: the closed-form steady state (x = y_ref / k, y0 = y_ref + x) and scipy'
 of the actual (saturated) dynamics from it.
 """
 
+import zipfile
+
 import pytest
 
 fmpy = pytest.importorskip("fmpy")
@@ -34,6 +36,13 @@ end SatInit;
 """
 
 
+def _continuation_flag(fmu) -> str:
+    """MDAE_HOMOTOPY of the FMU's config.h: 1 when the initialization runs the continuation."""
+    with zipfile.ZipFile(fmu) as z:
+        config = z.read("sources/config.h").decode()
+    return config.split("#define MDAE_HOMOTOPY ")[1].split()[0]
+
+
 def _saturate(u):
     return min(1.0, max(0.0, u))
 
@@ -41,6 +50,7 @@ def _saturate(u):
 @pytest.mark.parametrize("y_ref", [8.0, 5.0])
 def test_homotopy_continuation_reaches_the_steady_state(tmp_path, y_ref):
     fmu = export_text(tmp_path, SATURATED, "SatInit")
+    assert _continuation_flag(fmu) == "1"
     res = fmpy.simulate_fmu(str(fmu), start_values={"y_ref": y_ref}, stop_time=1.0,
                             output=["x", "y0", "usat"], relative_tolerance=1e-10,
                             output_interval=0.05)
@@ -63,5 +73,6 @@ def test_without_homotopy_the_flat_start_is_reported(tmp_path):
     text = SATURATED.replace("homotopy(actual = ", "(").replace(", simplified = u)", ")")
     assert "homotopy" not in text
     fmu = export_text(tmp_path, text, "SatInit")
+    assert _continuation_flag(fmu) == "0"   # generic code naming the slot does not count
     log = failed_run_log(fmu, "fmi2ExitInitializationMode")
     assert any("no equation depends on y0" in m for m in log), log

@@ -111,7 +111,7 @@ def test_modes_without_a_highest_value_transversal_fall_back_to_the_per_mode_ana
 
 def test_index_formula_of_the_clutch_chain():
     """Closed form: with ideal clutches the index (max c) is 1 exactly when some clutch is
-    engaged, and every shaft speed is a state in every mode (003 §4.3)."""
+    engaged, and every shaft speed is a state in every mode (docs/theory.md §4.5)."""
     n = 30
     imp = analyze_implicit(FAMILIES["clutch_chain"](n))
     b, sp = imp.space.bdd, imp.space

@@ -1,5 +1,5 @@
 """Impulse analysis (Algorithm IA), standardization (Algorithm ST) and the delta-scheme
-(Algorithm 14) on the oracles of examples note 9334-examples-toolkit-results §2, §3, §4, §7."""
+(Algorithm 14) on the worked examples of docs/theory.md §9, §13."""
 
 import math
 
@@ -76,7 +76,7 @@ def cubic():
 
 
 def test_cubic_clutch_fractional_orders(cubic):
-    """T-NL-1 (corrected orders, examples note §2.5.2)."""
+    """T-NL-1 (corrected orders, docs/theory.md §14.1)."""
     o = orders(impulse_analysis(cubic))
     assert o["t1@0"] == o["t2@0"] == "1/3"
     assert o["U_w1"] == "0" and o["U_w2"] == "-2/3"

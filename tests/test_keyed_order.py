@@ -7,7 +7,7 @@ from mdae_fmu.structure.keyed import dm
 
 def test_dm_does_not_depend_on_the_key_order():
     # x + y = 0, x - y = 1, x = 2 over {x, y}: one equation too many, all three over-determined
-    # (theory 003 §3.6); z = 0 alone is well-determined; w occurs in no equation of its own
+    # (docs/theory.md §2.4); z = 0 alone is well-determined; w occurs in no equation of its own
     occ = {("e1", 0): {("x", 0), ("y", 0)}, ("e2", 0): {("x", 0), ("y", 0)},
            ("e3", 0): {("x", 0)}, ("e4", 0): {("z", 0)}, ("e5", 0): {("w", 0), ("v", 0)}}
     unknowns = {("x", 0), ("y", 0), ("z", 0), ("w", 0), ("v", 0)}

@@ -1,4 +1,4 @@
-"""The mode-change automaton (theory note 9334-theory-algorithms §2.15, §4, §6 T-EXP-*), its
+"""The mode-change automaton (docs/theory.md §8, §13; the T-EXP-* cases), its
 text/JSON reports and its DOT form."""
 
 import json

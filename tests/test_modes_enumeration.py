@@ -1,10 +1,10 @@
 """The multimode stage's modes and composed restarts.
 
-* Modes (theory note 9334-theory-algorithms §1.4 Def 31, §2.15 [D] mode pruning (ii)): the
+* Modes (RR-9334 Def 31, docs/theory.md §5.3, §8.1): the
   mode-change exploration enumerates the consistent guard valuations the per-mode stage
   enumerates (`enumerate_valuations`, same pruning and cut-off), so its cost follows the
   number of consistent modes, not 2^|Gamma|; transient guards are valued apart.
-* Composed restarts (theory §3.5(b)-(c), RR-9334 §11.3): an instant without closed form is a
+* Composed restarts (docs/theory.md §9, §11, RR-9334 §11.3): an instant without closed form is a
   numerical step of the mode change's restart, never silently left out of it.
 """
 

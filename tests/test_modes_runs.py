@@ -1,5 +1,5 @@
-"""Runs of the constructive semantics (theory note 9334-theory-algorithms §2.6-§2.13, §4, §6):
-normalization, Tick, SolveConflict, ExecRun, DiffArray, on the oracles of the theory notes."""
+"""Runs of the constructive semantics (docs/theory.md §6, §7, §13):
+normalization, Tick, SolveConflict, ExecRun, DiffArray, on the worked examples of the papers."""
 
 import itertools
 from pathlib import Path
@@ -59,7 +59,7 @@ def test_same_instant_guard_cycle_is_the_cascade_of_delayed_guards(original, del
         [(e.id, e.guard, e.orders) for e in b.equations]
     assert a.modes() == b.modes()
     assert any(f"reads {var}" in n and "event iteration" in n and f"pre({var})" in n
-               for n in a.notes)
+               and "(RR-9334 Def 33, docs/theory.md §5.4;" in n for n in a.notes)
 
 
 def test_event_iteration_that_cannot_settle_is_rejected_with_modes_and_guards():
@@ -141,7 +141,7 @@ def test_air_brake_valve_opening_erases_v1():
     assert set(rs[3].facts) == {("l1", 0), ("l2", 0)} and not rs[3].erased
 
 
-RLDC2_RESTRICTED = {  # examples note §2.4.3 option 2: erased sets per instant
+RLDC2_RESTRICTED = {  # docs/decisions.md §2 (restricted erasure): erased sets per instant
     ("TF", "TT"): [{("K3", 0)}], ("FT", "TT"): [{("K3", 0)}],
     ("TF", "FF"): [{("K1", 0)}], ("FT", "FF"): [{("K1", 0)}],
     ("TT", "FF"): [{("K1", 0), ("K1", 1)}, {("K1", 0)}],
@@ -202,7 +202,7 @@ REFERENCE = sorted((Path(__file__).resolve().parents[1] / "reference_models").gl
 
 
 def _seed_models():
-    """The examples of the theory notes and every reference model that imports."""
+    """The examples of the papers and every reference model that imports."""
     out = [(make.__name__, make()) for make in EXAMPLES]
     for path in REFERENCE:
         try:
@@ -298,7 +298,7 @@ def test_initialization_graph_keeps_the_over_determined_part():
 def test_reconciliation_is_finite(make, extra):
     """T-RUN-6: after a change into mu1 the erasure instants are at most max c_f(mu1); with the
     restricted rule a double switch may also postpone the leading equation once (RLDC2
-    FF -> TT erases {K3, K3'} then {K3}, examples note §2.4.3), hence one more instant."""
+    FF -> TT erases {K3, K3'} then {K3}, docs/decisions.md §2), hence one more instant."""
     s = normalize(make())
     for a, b in itertools.permutations(s.long_modes(), 2):
         _, rs = run_sequence(make(), [a] + [b] * 6)
@@ -412,7 +412,7 @@ def test_events_retriggering_each_other_are_an_infinite_cascade():
 
 
 def test_previous_mode_without_the_state_needs_no_erasure():
-    """T-GEN-4 variant 1 (examples note §2.1.11, c-_f < c_f): w1 is algebraic before the
+    """T-GEN-4 variant 1 (RR-9334 §11.1.2, c-_f < c_f): w1 is algebraic before the
     change, so it is unknown at the first engaged instant: nothing is erased and the restart
     is determined although the engaged consistency e3 alone would leave a free common speed."""
     m = Model("ClutchVariant", (X.real("w1"), X.real("w2", 1.0, True), X.real("t1"),

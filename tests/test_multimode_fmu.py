@@ -3,10 +3,10 @@ mode changes, guards as event indicators and inputs, impulse outputs, run-time f
 FMUs are the per-mode ones (``implicit=False``, `export --per-mode`), the guarded FMU's oracle
 in tests/test_one_pipeline.py.
 
-Oracles: closed forms of the clutch (examples note §2.1: conservation of j1 w1 + j2 w2 at
+Oracles: closed forms of the clutch (docs/theory.md §13.1: conservation of j1 w1 + j2 w2 at
 engagement, exponential decay of each shaft), reference_models/*.csv (closed forms), the
-rope constraint and the energy balance of Cup-and-Ball (examples note §2.2), the restart
-formulas of the RLDC2 circuit (examples note §2.4: charge and flux sharing)."""
+rope constraint and the energy balance of Cup-and-Ball (docs/theory.md §13.2), the restart
+formulas of the RLDC2 circuit (docs/theory.md §13.4: charge and flux sharing)."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_clutch_guarded_boolean_input(fmus):
 
 
 def test_clutch_non_semilinear_restart(fmus):
-    """Standardized restart (194): w1+ = w2+ = w2- (examples note §2.5)."""
+    """Standardized restart (194): w1+ = w2+ = w2- (docs/theory.md §13.5)."""
     r = simulate_fmu(str(fmus("ClutchNonSemilinear")), stop_time=10.0,
                      relative_tolerance=1e-10, output_interval=0.01, output=["w1", "w2"])
     left, right = _event_rows(r, 5.0)
@@ -162,7 +162,7 @@ def _split_events(r, tol=1e-12):
 
 
 def test_cup_and_ball_elastic_bounces(fmus):
-    """The elastic Cup-and-Ball (examples note §2.2.6): the impact law reinitializes vy only,
+    """The elastic Cup-and-Ball (docs/theory.md §13.2): the impact law reinitializes vy only,
     but the FMU applies the analysed restart of the transient impact mode, the radial
     reflection v+ = v- - (1 + e) ((p.v-)/|p|^2) p of both components. The whole trajectory
     (x, y, vx, vy, 0-2 s, every impact) matches CupAndBallElastic.csv; the ball never leaves the
@@ -260,7 +260,7 @@ class _Me:
 
 
 def test_union_state_vector_belongs_to_the_host(fmus, tmp_path):
-    """One state vector for all modes (ARCHITECTURE.md FMI mapping): RLDC2's mode FF computes
+    """One state vector for all modes (docs/theory.md §11, docs/fmi-mapping.md): RLDC2's mode FF computes
     the diode voltages u1, u2 (states of TT) as algebraic variables; their state vector
     entries (mdae_state(u1), mdae_state(u2)) are never written by a compute: Get after Set
     returns exactly what was set, fmi2GetReal(u1) is FF's algebraic value, and the strict
@@ -287,8 +287,8 @@ def test_union_state_vector_belongs_to_the_host(fmus, tmp_path):
 
 def test_whole_cascade_in_one_new_discrete_states(fmus, tmp_path):
     """fmi2NewDiscreteStates runs the whole event iteration (docs/fmi-mapping.md, "Events in
-    third-party hosts"): Cup-and-Ball's tightening (examples note §2.2.5) projects the position
-    (instant 0: p+ = L p-/|p-|, velocity kept), removes the radial velocity (instant 1:
+    third-party hosts"): Cup-and-Ball's tightening (docs/theory.md §9.6, §13.2) projects the
+    position (instant 0: p+ = L p-/|p-|, velocity kept), removes the radial velocity (instant 1:
     v+ = v- - (p.v-) p/L^2) and re-evaluates the guards, all in ONE call, which reports
     newDiscreteStatesNeeded = false and valuesOfContinuousStatesChanged = true. A host that
     keeps only the last eventInfo (the FMU Compliance Checker) thus reads the restarted
@@ -574,7 +574,7 @@ def test_s3_restart_is_the_delta_scheme(tmp_path):
     W-IMPULSE-ORDER) is restarted by the generated delta-scheme (Algorithm 14: h = 1e-2, 5e-3,
     ..., damped Newton with the analytic Jacobian, warm starts, two consecutive changes below
     1e-8): the FMU's right limits equal Python's `delta_scheme` limit within 1e-6, and both
-    reach the standardized value w1+ = w2+ = w2- (examples note §4.2)."""
+    reach the standardized value w1+ = w2+ = w2- (docs/theory.md §9.7)."""
     from mdae_fmu.impulse.numeric import delta_scheme
     model = parse_modelica(SINH, "ClutchSinh.mo")
     ri, prob, ia = _instant_problem(model, "not g", "g")
@@ -662,7 +662,7 @@ def test_delta_scheme_without_solution_is_a_runtime_error(tmp_path):
 
 
 def test_non_semilinear_clutch_restart_is_the_delta_scheme_limit(fmus):
-    """ClutchNonSemilinear (examples note §2.5): the FMU applies the rescaled (S2) closed form;
+    """ClutchNonSemilinear (docs/theory.md §13.5): the FMU applies the rescaled (S2) closed form;
     Python's delta-scheme (Algorithm 14) on the same instant from the FMU's left limits
     converges to the same right limits (1e-6)."""
     from mdae_fmu.impulse.numeric import delta_scheme
@@ -765,7 +765,7 @@ def test_mode_description_lists_modes(fmus):
 
 def test_air_brake_through_its_mode_change(fmus):
     """The shipped AirBrake.mo, unmodified, through the whole reference span: the valve opens
-    when pt - pr reaches 0 (examples note §2.3) at the reference time. Its assertion
+    when pt - pr reaches 0 (docs/theory.md §13.3) at the reference time. Its assertion
     ``x >= 0 and x <= L`` sits exactly on the guard (x = s/K): the located crossing is 1e-10
     past s = 0, so x- = -1e-11, and while the valve is open x = 0 up to rounding. Assertion
     relations hold up to a relative tolerance of 1e-8 (docs/multimode-fmu.md, "Assertions"),

@@ -67,7 +67,7 @@ def _agree(runs, tol: float = 1e-10, skip: frozenset = frozenset()) -> set[str]:
 
 def test_impulse_outputs_of_the_clutch(tmp_path):
     """ClutchBasic: ``impulse(f1) = j1 (w+ - w1-) = -impulse(f2)``, the angular momentum the
-    clutch transfers at engagement (examples note §2.1), an output of both FMUs, equal."""
+    clutch transfers at engagement (theory.md §13.1), an output of both FMUs, equal."""
     runs = _both(api.load(ROOT / "ClutchBasic.mo"), tmp_path, 10.0)
     names = _agree(runs)
     assert {"impulse(f1)", "impulse(f2)"} <= names
@@ -99,8 +99,8 @@ def test_restart_without_closed_form_is_the_delta_scheme(tmp_path):
     """A torque that enters through sinh (no power-law impulse order): the engaged block's
     restart has no closed form (S3) and is computed by the delta-scheme of RR-9334 §11.3
     (`mdae_fmu.implicit.schedule.DeltaRestart`, run by the runtime's `mdae_delta_scheme`),
-    as the enumerated FMU's instant is: the same right limits w1+ = w2+ = w2- (examples note
-    §4.2) and trajectories."""
+    as the enumerated FMU's instant is: the same right limits w1+ = w2+ = w2- (theory.md
+    §13.5) and trajectories."""
     model = parse_modelica(SINH, "ClutchSinh.mo")
     engaged = next(v for v in analyze(model).guarded.variants if v.delta is not None)
     assert engaged.restart is None and len(engaged.delta.z) == 4

@@ -3,7 +3,7 @@ export consumes the analysis instead of re-running it (issue 16).
 
 The model is a chain of masses with a nonlinear algebraic loop per mass and a Cartesian
 pendulum (index 2: its rod constraint is differentiated twice, its two kinematic equations
-once; theory 003 §4.3 Def 15), the small form of benchmarks/gen_chain.loop_chain_model.
+once; docs/theory.md §4.6), the small form of benchmarks/gen_chain.loop_chain_model.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 pythonfmu Co-Simulation FMU runs the C FMU's plan with numpy/scipy. Its results in FMPy and
 in libcosim against the reference CSVs (reference_models/: closed forms or high-accuracy
 solutions computed independently of mdae_fmu), the clutch's restart
-w+ = (j1 w1 + j2 w2)/(j1 + j2) at t = 5 (theory note 9334-examples §2.1.1), FMPy's
+w+ = (j1 w1 + j2 w2)/(j1 + j2) at t = 5 (docs/theory.md §13.1), FMPy's
 validation, the refusal of what the runtime does not run, and a run without mdae_fmu
 importable."""
 

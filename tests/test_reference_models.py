@@ -1,8 +1,8 @@
 """Reference models and their reference results (reference_models/).
 
 The CSV files are checked against invariants that do not depend on how they were produced
-(conservation laws, constraints, restart maps of the theory notes, the numeric oracles of
-9334-examples-toolkit-results.md §2.1.7 / §7), and the generator is checked to be
+(conservation laws, constraints, restart maps of the papers, the numeric oracles of
+docs/theory.md §13), and the generator is checked to be
 deterministic. When the flat Modelica importer is present, every .mo file must parse and its
 XML form (if committed) must give an equal Model.
 """
@@ -305,7 +305,8 @@ def test_cup_and_ball_phases_restarts_and_slack():
 
 
 def test_cup_and_ball_restart_map_test_vectors():
-    """T-CB-5 and the [C] oracle of 9334-theory-algorithms §4.2, on the formula the CSV uses."""
+    """T-CB-5 and the hand-computed Cup-and-Ball oracle (docs/theory.md §13.2), on the formula the
+    CSV uses."""
     for p, vm, expected in (((0.0, -1.0), (1.0, -2.0), (1.0, 0.0)),
                             ((0.6, -0.8), (1.0, -1.0), (0.16, 0.12))):
         p, vm = np.array(p), np.array(vm)
@@ -432,7 +433,7 @@ def _switch_rows(name: str) -> list[tuple[int, int]]:
 def test_rldc2_switched_modes_restarts_and_laws():
     """Between switches each row satisfies its mode (the input schedule); at a switch into
     TT the capacitors share their charge, into FF the inductors share their flux
-    (examples note §2.4.3), and every other switch is continuous."""
+    (docs/theory.md §13.4), and every other switch is continuous."""
     g = columns("RLDC2Switched")
     info = INDEX["RLDC2Switched"]
     _kirchhoff_and_element_laws(g, 1e-13)

@@ -4,6 +4,8 @@ to simulate are failed entries with their message; bad suite files are refused."
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,8 @@ from lxml import etree
 pytest.importorskip("distributed")
 
 from mdae_fmu.cli import main  # noqa: E402
-from mdae_fmu.regression import _toml, load_suite, regress  # noqa: E402
+from mdae_fmu.regression import regress  # noqa: E402
+from mdae_fmu.suite_file import _toml, load_suite  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "reference_models" / "suite.toml"
@@ -120,11 +123,12 @@ def test_bad_suite_file_is_refused(tmp_path, capsys, text, words):
 
 
 def test_suite_paths_are_relative_to_the_suite_file():
-    name, entries = load_suite(SUITE)
-    assert name == "reference_models"
-    e = next(e for e in entries if e.name == "ClutchGuarded")
-    assert e.files["input"][0] == "ClutchGuarded.input.csv"
-    assert e.files["reference"][1] == (ROOT / "reference_models" / "ClutchBasic.csv").read_bytes()
+    suite = load_suite(SUITE)
+    assert suite.name == "reference_models"
+    e = next(e for e in suite.entries if e.name == "ClutchGuarded")
+    assert e.files["input"] == ("ClutchGuarded.input.csv",
+                                SUITE.parent / "ClutchGuarded.input.csv")
+    assert e.files["reference"][1].samefile(ROOT / "reference_models" / "ClutchBasic.csv")
 
 
 def test_names_and_messages_are_escaped_in_html_and_junit():
@@ -143,3 +147,119 @@ def test_names_and_messages_are_escaped_in_html_and_junit():
         assert name in doc.text_content() and msg in doc.text_content()
     case = etree.fromstring(junit_xml("s&<", [entry]).encode()).find("testsuite/testcase")
     assert case.get("name") == name and case.find("error").get("message") == msg
+
+
+# ---------------------------------------------------------------------------------------------
+# Suite files checked against their schema before anything runs (issue 25 Deliver 6)
+# ---------------------------------------------------------------------------------------------
+
+_ENTRY = "[[model]]\ntest = \"a.mo\"\nreference = \"b.csv\"\n"
+
+
+@pytest.mark.parametrize("extra, where, words", [
+    ('rtol = "abc"', ":4:1:", 'rtol must be a non-negative number, got the string "abc"'),
+    ("variables = 5", ":4:1:", "variables must be a non-empty array of variable names, got 5"),
+    ('stop_time = "1"', ":4:1:", 'stop_time must be a positive number, got the string "1"'),
+    ("stop_time = 0", ":4:1:", "stop_time must be a finite positive number, got 0\n"),
+    ("atol = -1e-3", ":4:1:", "atol must be a finite non-negative number, got -0.001"),
+    ("rtol = nan", ":4:1:", "rtol must be a finite non-negative number, got nan"),
+    ("timeout = inf", ":4:1:", "timeout must be a finite positive number, got inf"),
+    ("rtol = true", ":4:1:", "rtol must be a non-negative number, got the Boolean true"),
+    ('variables = ["w1", 3]', ":4:1:", "variables must be an array of variable names; item 2 "
+     "is 3"),
+    ('method = "tub"', ":4:1:", "method must be one of tube, fmpy, got the string \"tub\" "
+     "(did you mean 'tube'?)"),
+    ('fmi_type = "cs"', ":4:1:", "fmi_type must be one of ModelExchange, CoSimulation, both"),
+    ("start_values = { j1 = [1] }", ":4:1:", "start_values 'j1' must be a finite number, a "
+     "Boolean or a string, got an array"),
+    ("  rtl = 1e-3", ":4:3:", "unknown key 'rtl' (did you mean 'rtol'?)"),
+    ("solver_tolerance = 1e-8\nrelative_tolerance = 1e-8", ":4:1:",
+     "give relative_tolerance only"),
+    ('name = ""', ":4:1:", "name must be a non-empty string"),
+])
+def test_hostile_entry_values_are_refused_at_their_line(tmp_path, capsys, extra, where, words):
+    """Each wrong type, range or name is exit 2 at file:line:col of the key, with the line and
+    a caret, before any export (no output folder); before, the first three became internal
+    errors (exit 3) in the middle of the run."""
+    (tmp_path / "a.mo").write_text("model a\nend a;\n")
+    (tmp_path / "b.csv").write_text("time,x\n0,1\n1,1\n")
+    p = tmp_path / "suite.toml"
+    p.write_text(_ENTRY + extra + "\n")
+    assert main(["regress", str(p), "--output-dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}{where} [[model]] #1: {words}" in err, err
+    assert "^" in err and "Traceback" not in err and "internal" not in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[suite]\nrtol = "1e-3"\n' + _ENTRY, ':2:1: [suite]: rtol must be a non-negative number'),
+    ('[suite]\nname = "s"\nworkers = 2\n' + _ENTRY, ":3:1: [suite]: unknown key 'workers'"),
+    ('[suit]\nrtol = 1e-3\n' + _ENTRY, "unknown table 'suit' (did you mean 'suite'?)"),
+    (_ENTRY + _ENTRY.replace('"a.mo"', '"c.mo"') + 'name = "a"\n',
+     ":7:1: [[model]] #2: name 'a' is used twice"),
+    (_ENTRY.replace("b.csv", "sub"), ":3:1: [[model]] #1: reference "),
+    ("model = 3\n", "no [[model]] entries"),
+    ("[[model]]\ntest = 'a.mo'\nreference = 'b.csv'\ninput = 'nothere.csv'\n",
+     ":4:1: [[model]] #1: input "),
+])
+def test_hostile_suite_files_are_refused(tmp_path, capsys, text, words):
+    (tmp_path / "a.mo").write_text("model a\nend a;\n")
+    (tmp_path / "c.mo").write_text("model c\nend c;\n")
+    (tmp_path / "b.csv").write_text("time,x\n0,1\n1,1\n")
+    (tmp_path / "sub").mkdir()
+    p = tmp_path / "suite.toml"
+    p.write_text(text)
+    assert main(["regress", str(p), "--output-dir", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert words in err, err
+    assert "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+def test_suite_file_that_is_not_text_is_refused(tmp_path, capsys):
+    p = tmp_path / "suite.toml"
+    p.write_bytes(b"[[model]]\ntest = '\xff\xfe'\n")
+    assert main(["regress", str(p)]) == 2
+    assert f"{p}:2:9: not a UTF-8 text file (a suite file is TOML)" in capsys.readouterr().err
+
+
+def test_both_interfaces_make_two_entries(tmp_path, capsys):
+    """fmi_type = "both": the entry runs once per interface; the FMU whose Co-Simulation
+    side freezes passes as Model Exchange and fails as Co-Simulation; the reports name the
+    files as the suite writes them, never a temporary folder."""
+    import step_fmus
+    d = tmp_path / "suite"
+    d.mkdir()
+    step_fmus.build_counter(d, "frozen")
+    step_fmus.reference_csv(d / "counter.csv")
+    (d / "suite.toml").write_text('[[model]]\nname = "Counter"\ntest = "Counter_frozen.fmu"\n'
+                                  'reference = "counter.csv"\nfmi_type = "both"\n')
+    out = tmp_path / "out"
+    assert main(["regress", str(d / "suite.toml"), "--output-dir", str(out), "--serial"]) == 1
+    printed = capsys.readouterr().out
+    assert "Counter (ModelExchange)  PASS" in printed
+    assert "Counter (CoSimulation)   FAIL" in printed and "1 of 2 passed" in printed
+    pages = [p.read_text() for p in (out / "models").iterdir()] + [
+        (out / "index.html").read_text(), (out / "junit.xml").read_text()]
+    assert any("<code>Counter_frozen.fmu</code>" in page for page in pages)
+    assert not any("mdae_regress_" in page or str(d) in page for page in pages)
+
+
+def test_messages_name_the_suite_files(broken_suite, tmp_path):
+    """Run here (no cluster): the error of the entry that does not parse names Broken.mo as
+    the suite writes it, in the result, the pages and the JUnit XML; the pages and the XML
+    have the permissions of the user's umask."""
+    old_mask = os.umask(0o027)
+    try:
+        res = regress(broken_suite, output_dir=tmp_path, executor="serial")
+    finally:
+        os.umask(old_mask)
+    by = {e["name"]: e for e in res["entries"]}
+    assert by["Broken"]["message"].startswith("Broken.mo:4:")
+    assert res["executed"].executor == "serial"
+    for page in [*(tmp_path / "models").iterdir(), tmp_path / "index.html",
+                 tmp_path / "junit.xml"]:
+        text = page.read_text()
+        assert str(broken_suite.parent) not in text and "mdae_regress_" not in text, page
+        # the user's umask (0o027 here), as open() gives: the pages were 0600 before
+        assert stat.S_IMODE(page.stat().st_mode) == 0o640, page

@@ -113,9 +113,108 @@ def test_failing_signal_shows_tube_and_test_curve(browser, failing_report):
     stroke = browser.execute_script("return getComputedStyle(arguments[0]).stroke", test)
     assert fill not in ("none", "") and stroke not in ("none", "")
     # the test curve leaves the tube: samples marked outside, the first one at t = 5
-    marks = svg.find_elements(By.CSS_SELECTOR, "circle.excursion")
+    marks = svg.find_elements(By.CSS_SELECTOR, ":scope > circle.excursion")  # not the legend
     assert len(marks) > 100
     assert marks[0].find_element(By.TAG_NAME, "title").get_attribute("textContent") \
         .startswith("t = 5:")
     browser.execute_script("arguments[0].scrollIntoView()", fig)
     fig.screenshot(str(failing_report.with_suffix(".png")))
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots with a legend, units and paired events, and what they look like (issue 28 Deliver 6)
+# ---------------------------------------------------------------------------------------------
+
+SCREENSHOTS = ROOT / "tests" / "data"
+
+
+@pytest.fixture(scope="module")
+def counter_report(tmp_path_factory):
+    """compare's report of the counter FMU whose Co-Simulation side is frozen (x stays 1 m,
+    n stays 0) against the exact x = exp(-t), n = floor(t) (tests/step_fmus.py)."""
+    import step_fmus
+
+    from mdae_fmu.cli import main
+    d = tmp_path_factory.mktemp("counter_report")
+    fmu = step_fmus.build_counter(d, "frozen")
+    ref = step_fmus.reference_csv(d / "counter.csv")
+    report = d / "report.html"
+    assert main(["compare", str(fmu), str(ref), "--fmi-type", "CoSimulation",
+                 "--report", str(report)]) == 1
+    return report
+
+
+def _texts(svg, selector: str) -> list[str]:
+    return [e.get_attribute("textContent") for e in svg.find_elements(By.CSS_SELECTOR, selector)]
+
+
+def test_plots_have_a_legend_and_units(browser, counter_report):
+    """Every plot has the legend of its marks and axes labelled with time in s and the
+    variable with the unit the FMU declares (x in m; n, an Integer, has none)."""
+    from mdae_fmu.report_html import LEGEND
+    assert _open(browser, counter_report) == []
+    labels = {}
+    for name in ("x", "n"):
+        svg = browser.find_element(By.CSS_SELECTOR, f'figure[id="sig-{name}"] svg')
+        assert _texts(svg, ".legend text") == [label for _, _, label in LEGEND]
+        # each legend entry has its sample drawn with the class of the mark it stands for
+        samples = svg.find_elements(By.CSS_SELECTOR, ".legend rect, .legend line, "
+                                                     ".legend circle")
+        assert [s.get_attribute("class") for s in samples] == [c for c, _, _ in LEGEND]
+        assert _texts(svg, "text.label")[0] == "time [s]"
+        labels[name] = _texts(svg, "text.ylabel")
+        x, y, w, h = _box(browser, svg.find_element(By.CSS_SELECTOR, ".legend"))
+        assert y + h <= 30 and w > 300          # in the top margin, above the plot area
+    assert labels == {"x": ["x [m]"], "n": ["n"]}
+
+
+def test_events_are_paired_in_the_table_and_the_plots(browser, failing_report):
+    """The wrong-restart clutch engages at 5 and releases at 7 like the reference: one table
+    row per pair with both times, and a paired event line at each in every plot."""
+    assert _open(browser, failing_report) == []
+    rows = browser.find_elements(By.CSS_SELECTOR, "#events tr")
+    head = [c.text for c in rows[0].find_elements(By.TAG_NAME, "th")]
+    assert head[:3] == ["test time", "reference time", "Δt"]
+    cells = [[c.text for c in r.find_elements(By.TAG_NAME, "td")] for r in rows[1:]]
+    assert [c[:2] for c in cells] == [["5", "5"], ["7", "7"]]
+    assert all(abs(float(c[2])) <= 1e-2 for c in cells)
+    svg = browser.find_element(By.CSS_SELECTOR, 'figure[id="sig-w1"] svg')
+    lines = svg.find_elements(By.CSS_SELECTOR, ":scope > line.event:not(.unmatched)")
+    assert len(lines) == 2        # (the legend's samples are in .legend, not children of svg)
+    assert not svg.find_elements(By.CSS_SELECTOR, ":scope > line.event.unmatched")
+    assert lines[1].find_element(By.TAG_NAME, "title").get_attribute("textContent") == \
+        "event: test t = 7, reference t = 7"
+
+
+def _differing(a: bytes, b: bytes) -> float:
+    """The fraction of pixels of two PNGs of one size whose channels differ by more than 48
+    (anti-aliasing and font hinting move a few pixels by less; 1.0 for different sizes)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+    x = np.asarray(Image.open(io.BytesIO(a)).convert("RGB"), dtype=int)
+    y = np.asarray(Image.open(io.BytesIO(b)).convert("RGB"), dtype=int)
+    if x.shape != y.shape:
+        return 1.0
+    return float(np.mean(np.abs(x - y).max(axis=2) > 48))
+
+
+def test_plot_looks_as_stored(browser, counter_report, tmp_path):
+    """A screenshot of each plot against the stored one (tests/data/report_counter_*.png)
+    within 1 % of differing pixels; the x plot against the n one differs far beyond that (the
+    check can fail). MDAE_UPDATE_SCREENSHOTS=1 rewrites the stored images."""
+    assert _open(browser, counter_report) == []
+    shots = {}
+    for name in ("x", "n"):
+        svg = browser.find_element(By.CSS_SELECTOR, f'figure[id="sig-{name}"] svg')
+        browser.execute_script("arguments[0].scrollIntoView()", svg)
+        shots[name] = svg.screenshot_as_png
+        stored = SCREENSHOTS / f"report_counter_{name}.png"
+        if os.environ.get("MDAE_UPDATE_SCREENSHOTS") == "1":
+            stored.write_bytes(shots[name])
+        (tmp_path / stored.name).write_bytes(shots[name])        # to look at on a failure
+        diff = _differing(shots[name], stored.read_bytes())
+        assert diff <= 0.01, f"{name}: {diff:.2%} of the pixels differ from {stored}; " \
+                             f"the new screenshot is {tmp_path / stored.name}"
+    assert _differing(shots["x"], shots["n"]) > 0.02

@@ -6,7 +6,7 @@ IdealCommutingSwitch) in front of an RC ladder written with pins and connections
 flattens it.
 
 The standard restart of such an instant keeps the capacitor voltages (x+ = x-, Theorem 67 of
-examples note 9334-examples-toolkit-results §3.5; the algebraic unknowns are those of the
+docs/theory.md §9.4; the algebraic unknowns are those of the
 mode, solved again at run time). The analysis must find it without solving the circuit by
 sympy.solve (which seeks the switch's if-expressions through a Gröbner basis), on a ladder
 small enough to be solved whole (at most `WHOLE_SOLVE_LIMIT` unknowns) and on one larger.

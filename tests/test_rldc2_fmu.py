@@ -7,7 +7,7 @@ so the restarts are exercised on its two variants:
 * RLDC2Switched: the diodes replaced by ideal switches whose states are Boolean inputs, driven
   by FMPy's input table with the schedule of reference_models/make_references.py: switches
   close on unequal capacitor voltages (charge sharing) and open on non-cancelling inductor
-  currents (flux sharing), theory 9334-examples-toolkit-results.md §2.4.3;
+  currents (flux sharing), docs/theory.md §13.4;
 * RLDC2Diodes: the physical diode law, whose two switches are located state events with
   continuous restarts (§2.4.4).
 

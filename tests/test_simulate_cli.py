@@ -338,3 +338,42 @@ def test_api_from_a_plain_script(ball, tmp_path):
     # (v1 = sqrt(2 g)): 0.9030, 1.1288, 1.2417: three before t = 1.2
     assert lines[0].split() == ["Ball", "ModelExchange", "3", "True"]
     assert lines[1].startswith("InputError ") and "did you mean 'e'?" in lines[1]
+
+
+def test_plot_draws_events_and_impulses_as_impulses():
+    """The demo plot (scripts/demo.sh): every subplot has a dotted line at each event (the
+    clutch engages at 5 and releases at 7), and impulse(f1), the angular momentum j1 (w+ - w1-)
+    transferred at engagement and held until the next mode change, is one stem at t = 5 of
+    that height, not a plateau from 5 to 7 (it is 0 after the release: no stem at 7)."""
+    import matplotlib.pyplot as plt
+    from cosim_util import build_me
+
+    import mdae_fmu
+    from mdae_fmu.fmu_runner import event_spans
+    from mdae_fmu.simulation import plot_figure
+    run = mdae_fmu.simulate(build_me("ClutchBasic"), stop_time=10)
+    r = run.result
+    events = event_spans(r["time"])
+    assert [te for te, _, _ in events] == [5.0, 7.0]
+    _, first, last = events[0]
+    assert r["time"][first - 1] < 5.0 < r["time"][last + 1]
+    transferred = 1.0 * (r["w1"][last] - r["w1"][first])          # j1 = 1
+    fig = plot_figure(r, "ClutchBasic")
+    try:
+        names = list(r.dtype.names[1:])
+        axes = fig.axes
+        for ax, name in zip(axes, names):
+            dotted = [ln.get_xdata()[0] for ln in ax.get_lines() if ln.get_linestyle() == ":"]
+            assert dotted == [5.0, 7.0], (name, dotted)
+        ax = axes[names.index("impulse(f1)")]
+        stems = [seg for coll in ax.collections for seg in coll.get_segments()]
+        assert len(stems) == 1
+        (x0, y0), (x1, y1) = stems[0]
+        assert x0 == x1 == 5.0 and y0 == 0.0
+        assert y1 == pytest.approx(transferred, rel=1e-9, abs=1e-12) and y1 > 0.3
+        # no curve of the held value: the only solid line is the zero axis
+        solid = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-"]
+        assert all(set(ln.get_ydata()) <= {0.0} for ln in solid)
+        assert axes[-1].get_xlabel() == "time [s]"
+    finally:
+        plt.close(fig)

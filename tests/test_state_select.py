@@ -63,11 +63,11 @@ def _pendulum(tmp_path, modifier):
 
 def test_report_shows_the_preferred_coordinate(tmp_path, capsys):
     p = _pendulum(tmp_path, "stateSelect = StateSelect.prefer")
-    assert main(["analyze", str(p)]) == 0
+    assert main(["analyze", "--verbose", str(p)]) == 0
     out = capsys.readouterr().out
     assert "selected states (2, stateSelect): y, der(y); computed from the consistency " \
            "equations: x, der(x), vx, vy" in out
-    assert main(["analyze", str(PENDULUM)]) == 0
+    assert main(["analyze", "--verbose", str(PENDULUM)]) == 0
     assert "selected states (2, stateSelect): x, vx;" in capsys.readouterr().out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cosim_util import (INPUT_SIGNALS, REFERENCE, REFERENCE_MODELS, build_me,
+from cosim_util import (INPUT_SIGNALS, REFERENCE, REFERENCE_MODELS, bounce_times, build_me,
                         reference_entry, reference_stop, relative_errors)
 from strict_driver import FMIViolation, simulate_strict
 
@@ -34,26 +34,12 @@ def fmu(tmp_path_factory):
     return make
 
 
-def bounce_times(stop):
-    """Closed form of the ball: impacts t_k and the rebound speeds, until it rests."""
-    t = math.sqrt(2 * H0 / G)
-    v = G * t
-    times = []
-    while t < stop:
-        times.append(t)
-        v *= E
-        if v < V_MIN:
-            break
-        t += 2 * v / G
-    return times
-
-
 # ----------------------------------------------------------------------------- correct FMUs
 
 def test_bouncing_ball_matches_closed_form(fmu):
     res = simulate_strict(fmu("BouncingBall"), stop_time=3.0, step=1e-3)
     assert res.violations == ()
-    expected = bounce_times(3.0)
+    expected = bounce_times(3.0, V_MIN, H0, G, E)
     bounces = [e for e in res.events if "state" in e.causes]
     assert len(bounces) == len(expected) == 11
     # RK4 is exact on h'' = const, so only the bisection tolerance and rounding remain
@@ -83,7 +69,7 @@ def test_van_der_pol_matches_independent_solution(fmu):
 
 
 def clutch_closed_form(t):
-    """ClutchBasic (theory/9334-examples-toolkit-results.md §2.1.1): released decay rates
+    """ClutchBasic (docs/theory.md §13.1): released decay rates
     k_i/j_i, engaged rate (k1+k2)/(j1+j2), restart (j1 w1 + j2 w2)/(j1 + j2) at t1 = 5,
     release at t2 = 7 (right limits at the event times)."""
     j1, j2, k1, k2 = 1.0, 2.0, 0.01, 0.0125
@@ -145,7 +131,7 @@ def test_driver_reports_broken_fmu(fmu, model, bug, kind):
 
 def test_wrong_values_flag_is_honoured_and_visible(fmu):
     """With the flag honoured (as FMPy 0.3.29 did) the ball falls through the floor; FMPy
-    0.3.32 re-reads the states anyway and hides the bug (ecosystem/fmi-export.md §3.6)."""
+    0.3.32 re-reads the states anyway and hides the bug (docs/fmi-testing.md)."""
     bad = fmu("BouncingBall", "BUG_VALUES_FLAG")
     res = simulate_strict(bad, stop_time=1.0, step=1e-3, fail_fast=False)
     assert {v.kind for v in res.violations} == {"values-flag"}

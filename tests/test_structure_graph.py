@@ -1,5 +1,5 @@
-"""Matching, Dulmage–Mendelsohn and block-triangular form (theory 003 §3.5–3.6, §7.2, §9
-tests 1–5, 25; theory 9334 §4.7, §4.9, §6 T-MATCH/T-DM/T-BTF)."""
+"""Matching, Dulmage–Mendelsohn and block-triangular form (docs/theory.md §2.2–§2.4,
+the worked examples of RR-9387 and RR-9334 and hand-checked cases T-MATCH/T-DM/T-BTF)."""
 
 import random
 
@@ -48,7 +48,7 @@ def test_large_matching_uses_scipy_and_is_perfect_on_permutation_graph():
 
 
 def test_structural_nonsingularity_via_dm():
-    # 9334 §4.7 first bullet: {f1(x, x'), f2(y), f3(y)} over {x, y}: no complete matching
+    # a structurally singular mode: {f1(x, x'), f2(y), f3(y)} over {x, y}: no complete matching
     adj = [[0], [1], [1]]
     m = maximum_matching(adj, 2)
     assert sum(j >= 0 for j in m) == 2
@@ -89,7 +89,7 @@ def test_dm_no_unknown_equation_and_unused_variable():
 
 
 def test_dm_broken_released_clutch():
-    # 003 §9 test 25: released clutch with e6 deleted and e5 duplicated
+    # released clutch with e6 deleted and e5 duplicated
     eqs = ["e1", "e2", "e5", "e5_dup"]
     vs = ["w1", "w2", "t1", "t2"]
     adj = [[0, 2], [1, 3], [2], [2]]
@@ -100,7 +100,7 @@ def test_dm_broken_released_clutch():
 
 
 def test_dm_clutch_f_to_t_restart_system():
-    # 003 §7.1 (20): 9 equations, 8 unknowns; β_O = (26), β_E = {e1, e2, e3•, e4}
+    # RR-9387's clutch (20): 9 equations, 8 unknowns; β_O = (26), β_E = {e1, e2, e3•, e4}
     eqs = ["pe1", "pe2", "pe5", "pe6", "e1", "e2", "e3", "e3s", "e4"]
     vs = ["pt1", "pt2", "w1", "w2", "t1", "t2", "w1s", "w2s"]
     ix = {v: j for j, v in enumerate(vs)}

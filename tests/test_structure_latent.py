@@ -1,5 +1,5 @@
 """Latent equations: the one-pass total derivative equals the per-symbol chain rule of
-`SymbolTable.time_derivative` (theory 003 §4.3 Def 15; 9334 §2.5 LatentEqns)."""
+`SymbolTable.time_derivative` (docs/theory.md §4.6)."""
 
 import cmath
 import random

@@ -1,5 +1,5 @@
-"""Per-mode analysis, specialization, guard enumeration and the analyze report (theory 9334
-§3.2, §4.1, examples note §2.4.2; theory 003 §7.1, §7.3, §7.4, §9 tests 6, 7, 24, 25)."""
+"""Per-mode analysis, specialization, guard enumeration and the analyze report (docs/theory.md
+§4, §5.3, §13.1, §13.4, and hand-checked cases)."""
 
 import json
 from pathlib import Path
@@ -162,7 +162,8 @@ def test_non_square_modes():
     assert "3 equations for 2 unknowns: more equations than unknowns" in over.diagnostic
     assert over.diagnostic.startswith("mode {g}: equations a, b, c over-determine {x, y}")
     assert modes["{not g}"].ok
-    # fewer equations than unknowns: the non-square Σ-method still gives offsets (003 §7.4.4)
+    # fewer equations than unknowns: the non-square Σ-method still gives offsets (docs/theory.md
+    # §4.4)
     m = model("Under", "x y lam gr", [
         eq("f1", "der(der(x)) = lam*x"), eq("f2", "der(der(y)) = lam*y - gr"),
         eq("f3", "x**2 + y**2 = L**2")], params="L")
@@ -581,7 +582,7 @@ def test_fast_signature_row_equals_derivative_orders(e):
 
 
 def test_numerically_singular_is_not_a_compile_time_error():
-    # 003 §9 test 26: x + y = 0, 2x + 2y = 1 is structurally regular, numerically singular
+    # x + y = 0, 2x + 2y = 1 is structurally regular, numerically singular
     m = model("NumSing", "x y", [eq("f1", "x + y = 0"), eq("f2", "2*x + 2*y = 1")])
     r = analyze_modes(m)
     assert r.exit_code == 0 and r.modes[0].blocks[0].equations == (("f1", 0), ("f2", 0))

@@ -1,5 +1,5 @@
-"""Pryce's Σ-method: offsets, HVT, divergence bound, non-square extension (theory 003 §4,
-§7.1, §7.4, §9 tests 6–16; theory 9334 §4.1, §4.3, §4.4, §6 T-SIG-*)."""
+"""Pryce's Σ-method: offsets, HVT, divergence bound, non-square extension (docs/theory.md §4,
+on the clutch, the pendulum, hand-checked cases and the T-SIG-* cases)."""
 
 import random
 
@@ -35,9 +35,9 @@ def test_pendulum():
     g = graph(PENDULUM)
     r = sigma_method(g)
     assert r.ok and r.c.tolist() == [0, 0, 2] and r.d.tolist() == [2, 2, 0]
-    assert r.value == 2 and r.sweeps == 2          # 9334 §4.3: converges in 2 sweeps
-    assert tight_edges(g, r.c, r.d).all()          # all 6 entries tight (003 §7.4)
-    # both HVTs give the same canonical offsets (003 §9 test 11)
+    assert r.value == 2 and r.sweeps == 2          # converges in 2 sweeps
+    assert tight_edges(g, r.c, r.d).all()          # all 6 entries tight
+    # both HVTs give the same canonical offsets (docs/theory.md §4.3)
     assert offsets_with(PENDULUM, [0, 2, 1]) == offsets_with(PENDULUM, [2, 1, 0]) \
         == ([0, 0, 2], [2, 2, 0])
 
@@ -68,7 +68,7 @@ def test_hessenberg_index2():
 
 
 def test_non_optimal_matching_diverges_within_bound():
-    # 003 §7.4 item 3: f1: x' + y, f2: x + y
+    # f1: x' + y, f2: x + y
     rows = [{0: 1, 1: 0}, {0: 0, 1: 0}]
     assert offsets_with(rows, [0, 1]) == ([0, 0], [1, 0])
     g = graph(rows)
@@ -85,7 +85,7 @@ def test_non_optimal_detected_by_ordered_sweep(monkeypatch):
 
 
 def test_structurally_singular_reports_dm():
-    # 003 §9 test 9: {f1(x), f2(x)} over {x, y}
+    # {f1(x), f2(x)} over {x, y}
     r = sigma_method(graph([{0: 0}, {0: 1}], 2))
     assert r.status == "singular" and r.c is None
     assert r.dm.over_eqs == (0, 1) and r.dm.over_vars == (0,) and r.dm.under_vars == (1,)
@@ -95,7 +95,7 @@ def test_structurally_singular_reports_dm():
 
 
 def test_non_square_pendulum_with_unknown_g():
-    # 003 §7.4 item 4: unknowns x, y, lam, g
+    # pendulum with unknown gravity: unknowns x, y, lam, g
     rows = [{0: 2, 2: 0}, {1: 2, 2: 0, 3: 0}, {0: 0, 1: 0}]
     g = graph(rows, 4)
     r = sigma_method(g)
@@ -110,7 +110,7 @@ def test_non_square_pendulum_with_unknown_g():
 
 
 def _dense_slot_owners(g):
-    """The reduction of 003 §4.7 as written (oracle for the sparse one): rows = unknowns,
+    """The plain reduction of docs/theory.md §4.4 (oracle for the sparse one): rows = unknowns,
     columns = equations plus n_v − n_e free slots, weight(x_j, slot) = max_i σ_ij; dense."""
     n_e, n_v = g.n_eqs, g.n_vars
     rows = g.edge_rows()
@@ -150,7 +150,7 @@ def random_nonsquare(rng, n_e, n_extra, density, max_sigma):
 def test_sparse_nonsquare_owners_are_optimal(n_e, n_extra, density, max_sigma, seed, sparse):
     """Algorithm 2′ with the sparse reduction (private slots + transposed copy): 𝒢_ξ attaches
     every unknown once and every equation at least once, val(ξ) is the LP (57) optimum, and
-    Pryce's offsets equal those from the dense free-slot reduction of 003 §4.7."""
+    Pryce's offsets equal those from the dense free-slot reduction of docs/theory.md §4.4."""
     rows, n_v = random_nonsquare(random.Random(seed), n_e, n_extra, density, max_sigma)
     g = graph(rows, n_v)
     if sparse:      # exercise the sparse primal–dual HVT on the square reduction too
@@ -172,7 +172,7 @@ def test_sparse_nonsquare_owners_are_optimal(n_e, n_extra, density, max_sigma, s
 
 
 def coupled_pendulums_unknown_g(n_cells):
-    """Cells k = 0..n−1 of 003 §7.4 item 4 (pendulum with unknown gravity g_k), coupled by
+    """Cells k = 0..n−1 of the pendulum case above (pendulum with unknown gravity g_k), coupled by
     y_{k+1} in f2_k; odd cells also carry an unknown u_k with der(u_k) in their constraint:
         f1: x'' = λ x,   f2: y'' = λ y − g + κ (y_{k+1} − y),   f3: x² + y² (+ u') = L².
     Unknowns per cell: x, y, λ, g (, u). Closed form: even cells c = (0, 0, 2),
@@ -333,7 +333,8 @@ def test_sparse_and_dense_hvt_agree(monkeypatch):
 @given(st.integers(1, 25), st.floats(0.0, 0.4), st.integers(0, 4), st.integers(0, 10**6))
 def test_three_hvt_methods_agree(n, density, max_sigma, seed):
     """Dense LSA, the vectorized primal–dual method and LAPJVsp give transversals of the same
-    (maximum) value, and Pryce's offsets from each are identical (canonical, 003 §9 test 11)."""
+    (maximum) value, and Pryce's offsets from each are identical (canonical, docs/theory.md
+    §4.3)."""
     rows = random_regular(random.Random(seed), n, density, max_sigma)
     g = graph(rows, n)
     dense = highest_value_transversal(g)

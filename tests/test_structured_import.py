@@ -472,7 +472,7 @@ def test_xml_equation_list_array_expressions_over_scalarized_elements(tmp_path):
     ("Ohm", {"kg": 1, "m": 2, "s": -3, "A": -2}, 1.0, 0.0),
 ])
 def test_units_as_fmi_base_units(unit, exponents, factor, offset):
-    from mdae_fmu.fmu.units import BASE, base_unit
+    from mdae_fmu.units import BASE, base_unit
     b = base_unit(unit)
     assert dict(zip(BASE, b.exponents)) == {k: exponents.get(k, 0) for k in BASE}
     assert b.factor == pytest.approx(factor, rel=1e-15) and b.offset == offset
@@ -480,7 +480,7 @@ def test_units_as_fmi_base_units(unit, exponents, factor, offset):
 
 @pytest.mark.parametrize("unit", ["foo", "m/s/s", "m..s", "", "kgg"])
 def test_unknown_units_have_no_base_unit(unit):
-    from mdae_fmu.fmu.units import base_unit
+    from mdae_fmu.units import base_unit
     assert base_unit(unit) is None
 
 
@@ -560,7 +560,7 @@ end M;""")
 
 
 def test_display_units_convert_within_one_dimension():
-    from mdae_fmu.fmu.units import display_unit
+    from mdae_fmu.units import display_unit
     assert display_unit("K", "degC") == (1.0, -273.15)
     assert display_unit("rad/s", "rev/min") == pytest.approx((60 / (2 * math.pi), 0.0))
     assert display_unit("Pa", "bar") == (1e-5, 0.0)

@@ -1,6 +1,6 @@
 """``mdae-fmu sweep`` on a real Dask LocalCluster (issue 18): the restart at engagement of
 every run obeys conservation of angular momentum, w+ = (j1 w1- + j2 w2-)/(j1 + j2)
-(theory: 9334-examples-toolkit-results.md §2.1.10 (27)); a worker killed mid-sweep loses no
+(docs/theory.md §13.1, RR-9334 (27)); a worker killed mid-sweep loses no
 completed run; a killed client resumes with only the missing runs; bad specifications and
 unknown parameters are refused before any run."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -110,7 +111,7 @@ def test_sweep_restart_conserves_momentum_on_the_cluster(clutch_fmu, dask_client
     table = pq.read_table(str(out)).to_pylist()
     assert [r["run"] for r in table] == list(range(60))
     assert not (tmp_path / "r.parquet.partial.csv").exists()
-    serial = sweep(clutch_fmu, ["j1=0.5:2.0:12", "j2=0.5:2.0:5"], serial=True)
+    serial = sweep(clutch_fmu, ["j1=0.5:2.0:12", "j2=0.5:2.0:5"], executor="serial")
     assert np.array_equal(serial.column("w1@e1+"), res.column("w1@e1+"))
 
 
@@ -191,7 +192,7 @@ def test_resume_refuses_a_file_from_another_sweep(clutch_fmu, tmp_path, capsys):
 def test_failed_runs_are_kept_with_their_message(clutch_fmu, tmp_path):
     """j1 + j2 = 0 makes the restart at engagement singular: that run is a failed row with
     the FMU's message, the other one is computed."""
-    res = sweep(clutch_fmu, {"j1": [-2.0, 1.0], "j2": [2.0]}, serial=True,
+    res = sweep(clutch_fmu, {"j1": [-2.0, 1.0], "j2": [2.0]}, executor="serial",
                 output=tmp_path / "r.csv")
     assert [r["status"] for r in res.rows] == ["failed", "ok"]
     assert "t = 5: mode change [not g] -> [g]" in res.rows[0]["message"]
@@ -201,7 +202,7 @@ def test_failed_runs_are_kept_with_their_message(clutch_fmu, tmp_path):
 
 def test_python_api_returns_plain_data(clutch_fmu):
     import mdae_fmu
-    res = mdae_fmu.sweep(clutch_fmu, {"j1": [1.0, 2.0]}, serial=True)
+    res = mdae_fmu.sweep(clutch_fmu, {"j1": [1.0, 2.0]}, executor="serial")
     table = res.to_numpy()
     assert list(table["j1"]) == [1.0, 2.0] and list(table["status"]) == ["ok", "ok"]
     # j2 = 2 (default): w+ = (j1 w1- + 2 w2-)/(j1 + 2)
@@ -211,7 +212,7 @@ def test_python_api_returns_plain_data(clutch_fmu):
 
 def test_missing_extras_give_a_clear_message(clutch_fmu, tmp_path, monkeypatch, capsys):
     """Without pyarrow a parquet output is refused with the CSV alternative (which works);
-    without Dask the command says which extra to install."""
+    without Dask the runs go here, and --dask says which extra to install."""
     from mdae_fmu import sweeps
     monkeypatch.setattr(sweeps, "_parquet_module", lambda: None)
     out = tmp_path / "r.parquet"
@@ -223,20 +224,183 @@ def test_missing_extras_give_a_clear_message(clutch_fmu, tmp_path, monkeypatch, 
                  str(tmp_path / "r.csv"), "--serial"]) == 0
     from mdae_fmu import dask_tasks
     monkeypatch.setattr(dask_tasks, "available", lambda: None)
-    assert main(["sweep", str(clutch_fmu), "--param", "j1=1:2:2"]) == 2
+    assert main(["sweep", str(clutch_fmu), "--param", "j1=1:2:2"]) == 0
+    assert "2 runs in this process" in capsys.readouterr().out
+    assert main(["sweep", str(clutch_fmu), "--param", "j1=1:2:2", "--dask"]) == 2
     assert ("runs on Dask distributed, which is not installed: pip install "
             "'mdae_fmu[distributed]'") in capsys.readouterr().err
 
 
 def test_command_on_its_own_local_cluster(clutch_fmu, tmp_path, capsys):
-    """Without --scheduler the command starts (and stops) its own LocalCluster."""
+    """With --dask and without --scheduler the command starts (and stops) its own
+    LocalCluster, of thread workers."""
     out = tmp_path / "r.csv"
     assert main(["sweep", str(clutch_fmu), "--param", "j1=0.5:2.0:6", "--param", "j2=1,2",
-                 "--workers", "1", "-o", str(out)]) == 0
-    assert "12 runs (12 computed now, 0 resumed), 0 failed" in capsys.readouterr().out
+                 "--workers", "1", "-o", str(out), "--dask"]) == 0
+    printed = capsys.readouterr().out
+    assert "12 runs (12 computed now, 0 resumed), 0 failed" in printed
+    assert "  12 runs on Dask" in printed
     rows = _rows(out)
     j1 = np.array([float(r["j1"]) for r in rows])
     j2 = np.array([float(r["j2"]) for r in rows])
     w = (j1 * np.array([float(r["w1@e1-"]) for r in rows])
          + j2 * np.array([float(r["w2@e1-"]) for r in rows])) / (j1 + j2)
     assert np.max(np.abs(np.array([float(r["w2@e1+"]) for r in rows]) - w)) <= 1e-8
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the runs go (issue 28 Deliver 2): here while the work is small, Dask when it pays
+# ---------------------------------------------------------------------------------------------
+
+def test_batch_rule_switches_to_dask_on_projected_work():
+    """run_batch runs tasks here and projects the median time of those done (the first left
+    out) times the tasks left; above the threshold the rest goes to the Dask runner."""
+    from mdae_fmu.batch import run_batch
+    seconds = {0: 0.2, 1: 0.02, 2: 0.02, 3: 0.02}
+    here, there, done = [], [], []
+
+    def run_here(k):
+        time.sleep(seconds.get(k, 0.02))
+        here.append(k)
+        return k * k
+
+    def run_there(rest):
+        there.extend(rest)
+        return ((k, k * k) for k in reversed(rest))
+    ex = run_batch(list(range(10)), run_here, run_there, lambda k, r: done.append((k, r)),
+                   threshold=0.1)
+    assert here == [0, 1] and there == list(range(2, 10))      # 0.02 s x 8 left > 0.1 s
+    assert sorted(done) == [(k, k * k) for k in range(10)]
+    assert ex.executor == "serial+dask" and ex.here == 2 and ex.on_dask == 8
+    assert "2 runs in this process, then 8 on Dask" in ex.describe()
+    here.clear()
+    ex = run_batch(list(range(10)), run_here, run_there, lambda k, r: None, threshold=5.0)
+    assert here == list(range(10)) and ex.executor == "serial"     # 0.02 s x 8 < 5 s
+    assert "10 runs in this process (about 0.2 s of work" in ex.describe()
+    here.clear()
+    ex = run_batch(list(range(10)), run_here, None, lambda k, r: None, threshold=0.0)
+    assert here == list(range(10)) and ex.executor == "serial"     # no Dask: all here
+
+
+def test_small_sweep_runs_here_and_says_so(clutch_fmu, capsys):
+    """15 runs of about 50 ms: in this process, and the command says so (a 15-run sweep took
+    8.6 s on Dask against 1.3 s serially)."""
+    assert main(["sweep", str(clutch_fmu), "--param", "j1=0.5:2.0:15"]) == 0
+    out = capsys.readouterr().out
+    assert "15 runs (15 computed now, 0 resumed), 0 failed" in out
+    assert "  15 runs in this process (about " in out and "Dask pays above 10 s)" in out
+
+
+def test_auto_sweep_goes_to_the_embedded_cluster_and_agrees(clutch_fmu):
+    """With the threshold at 0 the runs after the first two go to the embedded cluster (thread
+    workers): the same rows as the serial sweep, bit for bit."""
+    specs = ["j1=0.5:2.0:6", "j2=1,2"]
+    res = _sweep_with_threshold(clutch_fmu, specs, 0.0)
+    assert res.executed.executor == "serial+dask" and res.executed.here == 2
+    _assert_momentum_restart(res, 12)
+    serial = sweep(clutch_fmu, specs, executor="serial")
+    for col in ("w1@e1+", "w2@e1-", "w1", "t@e1"):
+        assert np.array_equal(serial.column(col), res.column(col)), col
+
+
+def _sweep_with_threshold(fmu, specs, threshold):
+    """`sweep` with `batch.run_batch`'s threshold set to ``threshold``."""
+    from unittest import mock
+
+    from mdae_fmu import batch, sweeps
+    original = batch.run_batch
+
+    def patched(*args, **kwargs):
+        return original(*args, **{**kwargs, "threshold": threshold})
+    with mock.patch.object(sweeps, "run_batch", patched):
+        return sweep(fmu, specs, n_workers=2)
+
+
+@pytest.fixture(scope="module")
+def counter_fmu(tmp_path_factory):
+    import step_fmus
+    return step_fmus.build_counter(tmp_path_factory.mktemp("counter"), "good")
+
+
+@pytest.mark.parametrize("executor", ["serial", "dask"])
+def test_run_that_never_ends_is_stopped_and_the_others_kept(counter_fmu, executor):
+    """period = 1e-9 gives an event every nanosecond: that run never ends; the timeout
+    stops it and it is a failed row with the reason, while the other runs finish with their
+    exact counts n(3) = floor(3/period), here and on the embedded cluster alike."""
+    t0 = time.monotonic()
+    res = sweep(counter_fmu, {"period": [1.0, 1e-9, 0.5]}, stop_time=3.0, timeout=3.0,
+                output_variables=["n"], executor=executor, n_workers=2)
+    assert time.monotonic() - t0 < 120
+    assert [r["status"] for r in res.rows] == ["ok", "failed", "ok"]
+    assert "no result within the timeout of 3 s: the simulation was stopped" in \
+        res.rows[1]["message"]
+    assert [res.rows[0]["n"], res.rows[2]["n"]] == [3.0, 6.0]
+    assert res.rows[1]["wall_time"] >= 3.0
+
+
+def test_progress_bar_counts_runs_with_time_left():
+    """On a terminal the bar redraws one line: runs done of all, failed, seconds and the
+    time left; not on a terminal, one line every few seconds and the last one."""
+    import io
+
+    from mdae_fmu.batch import ProgressBar
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    tty = Tty()
+    bar = ProgressBar("sweep", 4, "runs", enabled=True, stream=tty)
+    bar.advance()
+    time.sleep(0.15)
+    bar.advance(failed=True)
+    assert "\r\x1b[Ksweep  2/4 runs, 1 failed, " in tty.getvalue()
+    assert "s left" in tty.getvalue().split("\r")[-1]
+    for _ in range(2):
+        bar.advance()
+    bar.close()
+    last = tty.getvalue().split("\r\x1b[K")[-1]
+    assert last.startswith("sweep  4/4 runs, 1 failed, ") and last.endswith(" s\n")
+    plain = io.StringIO()
+    bar = ProgressBar("regress", 3, "models", enabled=True, stream=plain)
+    for _ in range(3):
+        bar.advance()
+    assert plain.getvalue().splitlines()[-1].startswith("regress  3/3 models, ")
+    silent = io.StringIO()
+    bar = ProgressBar("sweep", 3, enabled=False, stream=silent)
+    bar.advance()
+    assert silent.getvalue() == ""
+
+
+def test_dask_run_prints_nothing_of_dask(clutch_fmu, tmp_path):
+    """`mdae-fmu sweep --dask` on its own cluster: stderr holds nothing (no Dask warnings at
+    shutdown), stdout our lines only."""
+    r = subprocess.run([MDAE, "sweep", str(clutch_fmu), "--param", "j1=0.5:2.0:8", "--dask",
+                        "--workers", "2"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    assert "  8 runs on Dask" in r.stdout and "distributed" not in r.stdout
+
+
+README_SWEEP = re.compile(r"```python\n((?:(?!```).)*mdae_fmu\.sweep\((?:(?!```).)*)```", re.S)
+
+
+@pytest.mark.slow
+def test_readme_sweep_example_runs_as_a_plain_script(clutch_fmu, tmp_path):
+    """The README's code block with ``mdae_fmu.sweep(...)`` saved as a script, run with no
+    ``if __name__ == "__main__":``: it ends with exit 0 and prints no Dask message (it gave
+    490 lines of "Nanny failed to start"). Its sweep is large enough to go to Dask."""
+    import shutil
+    block = README_SWEEP.search((ROOT / "README.md").read_text())
+    assert block, "no README code block calls mdae_fmu.sweep"
+    shutil.copy(clutch_fmu, tmp_path / "ClutchBasic.fmu")
+    (tmp_path / "reference_models").symlink_to(ROOT / "reference_models")
+    script = tmp_path / "example.py"
+    script.write_text("import mdae_fmu\n" + block.group(1)
+                      + "\nprint('executor', r.executed.executor, len(r), len(r.failed))\n")
+    p = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Nanny" not in p.stderr and "Traceback" not in p.stderr
+    assert p.stderr == ""
+    last = p.stdout.splitlines()[-1].split()
+    assert last[0] == "executor" and last[2:] == ["1000", "0"]

@@ -51,7 +51,7 @@ def test_baseline_is_clean_under_valgrind(host, fmu, tmp_path, name):
     if name == "BouncingBall":
         assert x[1] == 0.0 and 0.0 < x[0] < 1e-300      # at rest on the floor
     if name == "ClutchBasic":
-        # closed form (theory/9334-examples-toolkit-results.md §2.1.1); explicit Euler, h=1e-3
+        # closed form (docs/theory.md §13.1); explicit Euler, h=1e-3
         w7 = (math.exp(-0.05) + 2 * 1.5 * math.exp(-0.03125)) / 3 * math.exp(-0.015)
         assert x[0] == pytest.approx(w7 * math.exp(-0.03), rel=1e-4)
         assert x[1] == pytest.approx(w7 * math.exp(-0.01875), rel=1e-4)

@@ -93,7 +93,7 @@ def test_command_line_exit_codes(tmp_path, capsys):
 def test_internal_error_has_its_own_exit_code(tmp_path, capsys, monkeypatch):
     import mdae_fmu.api as api
 
-    def broken(path, model=None):
+    def broken(path, model=None, **options):
         raise ZeroDivisionError("float division by zero")
 
     monkeypatch.setattr(api, "load", broken)

@@ -1,6 +1,6 @@
 """A when-condition reads the values of its instant: ``when y > 2 and z`` is evaluated after
 the equation ``z = false`` another when-clause solves at the same instant (Modelica 3.6 §8.6
-sorting; theory note 9334 §1.4 Def 33), so it does not fire; the same condition on the left
+sorting; RR-9334 Def 33, docs/theory.md §5.4), so it does not fire; the same condition on the left
 limit ``pre(z)`` does. A branch deactivated by the re-evaluation keeps ``pre`` of what it
 assigns. Oracle: Modelica semantics, z falls at t = 2, n stays 0, n2 steps to 1 at t = 2;
 ``when time > 0.5 and not b then b = true; ...`` fires once at 0.5."""

@@ -3,7 +3,7 @@ that differed from OpenModelica without an error, then a rejection).
 
 ``when sample(0, 0.2) then y = 7 - 2*x + time; end when; x + y = 5;`` (OpenModelica's
 bug1228): at a sample instant the when-equation and ``x + y = 5`` are one simultaneous system
-(Modelica 3.6 §8.6; theory note 9334 §1.4 Def 33). In a single-mode model with Real
+(Modelica 3.6 §8.6; RR-9334 Def 33, docs/theory.md §5.4). In a single-mode model with Real
 when-variables the generated code solves it by Newton on the when-variables, the continuous
 equations re-solved by the schedule (mdae_fmu.structure.when_clauses.coupled_when_variables,
 templates/mdae_runtime.c when_loop_newton). Hand-solved: y = 7 - 2(5 - y) + t gives

@@ -2,7 +2,7 @@
 
 Each model lives in ``benchmarks/baselines/<Model>/`` as ``model.c`` + ``config.h`` +
 ``modelDescription.xml`` and shares the generic wrapper ``fmi2_me_wrapper.c`` (layering of
-the Reference-FMUs, ecosystem/fmi-export.md §2.1). The model identifier and GUID are read
+the Reference-FMUs). The model identifier and GUID are read
 from the XML and compiled in, so the two cannot drift apart.
 
 Usage as a library::

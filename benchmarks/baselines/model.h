@@ -1,7 +1,7 @@
 /* Hand-written FMI 2.0 Model Exchange baselines: the interface between the generic wrapper
  * (fmi2_me_wrapper.c) and one model (<Model>/model.c + <Model>/config.h).
  *
- * Layering in the style of the Reference-FMUs (ecosystem/fmi-export.md §2.1): a generic
+ * Layering in the style of the Reference-FMUs: a generic
  * wrapper owns the FMI state machine, status handling, caching and FMU-state copies; each
  * model only supplies its equations through the hooks below. Everything that must survive
  * fmi2GetFMUstate/fmi2SetFMUstate lives in `SimState` (plain data, memcpy-able).

@@ -1,9 +1,9 @@
 """Block solvers: one block of the block-triangular schedule -> C statements.
 
 A block is a square set of residuals ``F(u) = 0`` in its unknowns ``u`` (the structural stage
-gives them in solve order, theory note 9334-theory-algorithms §3.5(a): "solve {f'c_f = 0} for
-the leading derivatives in BTF order, explicit assignments where a block is a scalar solvable
-symbolically, otherwise a Newton solve of the block"). Three kinds:
+gives them in solve order, docs/theory.md §2.3, §11: the index-reduced system
+solved for the leading derivatives in BTF order, by explicit assignment where a block is a
+scalar solvable symbolically, by Newton's method otherwise). Three kinds:
 
 * ``explicit``: one residual, linear in its one unknown: ``a*u + b = 0`` -> ``u = -b/a``. The
   coefficient is read off the expression tree (`linear_split`), which is exact and far faster
@@ -188,8 +188,8 @@ def _linear(e: E.Expr, u: tuple[str, int]):
 
 def tree_solution(residual: E.Expr, u: tuple[str, int]) -> E.Expr | None:
     """The explicit solution ``u = -b/a`` of ``0 = a*u + b`` read off the expression tree
-    (theory note 9334 §3.5(a): "explicit assignments where a block is a scalar solvable
-    symbolically"), or None when the residual is not plain arithmetic linear in ``u``. A
+    (docs/theory.md §11: explicit assignment where a block is a scalar solvable
+    symbolically), or None when the residual is not plain arithmetic linear in ``u``. A
     coefficient that is a non-zero constant is divided out; otherwise the division is left to
     run time (as the sympy path does)."""
     try:
@@ -275,8 +275,8 @@ def linear_terms(expr: sp.Expr, u: sp.Symbol):
 
 
 def partial_derivative(e: sp.Expr, u: sp.Symbol) -> sp.Expr:
-    """∂e/∂u for a Newton block's Jacobian (theory note 9334 §3.5(a): "a Newton solve of the
-    block" with the analytic Jacobian), by the chain rule node by node: sums, products,
+    """∂e/∂u for a Newton block's Jacobian (docs/theory.md §11: a Newton solve of the
+    block, with the analytic Jacobian), by the chain rule node by node: sums, products,
     powers with a u-free exponent and one-argument functions directly, anything else through
     ``sympy.diff``. Sub-trees free of ``u`` give 0 without being visited, which is where
     ``sympy.diff``'s general machinery spent most of the code generation time at 10^4

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from ..symbolic import as_sympy
 from .slots import Slot, c_slot, hole
 
 
@@ -93,7 +94,7 @@ class SlotPrinter:
             self.holes = outer
 
     def doprint(self, e) -> str:
-        return self._print(sp.sympify(e) if not isinstance(e, sp.Basic) else e)
+        return self._print(as_sympy(e))
 
     def _print(self, e) -> str:
         if e.is_Symbol:
@@ -124,6 +125,16 @@ class SlotPrinter:
             return "(" + " || ".join(self._print(a) for a in e.args) + ")"
         if isinstance(e, sp.Not):
             return f"(!{self._print(e.args[0])})"
+        if isinstance(e, sp.ITE):       # sympy's Boolean if-then-else: a relation of an
+            c, a, b = (self._print(x) for x in e.args)     # if-expression, `(if c then
+            return f"(({c}) ? ({a}) : ({b}))"               # u else v) < k`
+        if isinstance(e, sp.Xor):
+            return "(" + " ^ ".join(f"(!!{self._print(a)})" for a in e.args) + ")"
+        if isinstance(e, sp.Equivalent):
+            first, *rest = (f"(!!{self._print(a)})" for a in e.args)
+            return "(" + " && ".join(f"({first} == {r})" for r in rest) + ")"
+        if isinstance(e, sp.Implies):
+            return f"((!{self._print(e.args[0])}) || {self._print(e.args[1])})"
         if isinstance(e, (sp.Function, sp.Min, sp.Max)):
             return self._function(e)
         if e.is_number:

@@ -200,8 +200,11 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
     if modes is not None:
         files.update(modes.files)
-    lam = c_slot(HOMOTOPY)
-    homotopy = any(lam in text for text in [*files.values(), *res["init"], *disc])
+    # homotopy() in the model's own code; the generic sources name the slot too (the FMU
+    # state checks read it), so they do not count
+    lam, generic = c_slot(HOMOTOPY), static_sources()
+    homotopy = any(lam in text for name, text in files.items() if name not in generic) \
+        or any(lam in text for text in [*res["init"], *disc])
     files["config.h"] = env.get_template("config.h.j2").render(
         comment_name=c_comment(cm.name), guid=guid, nr=cm.n_real, ni=cm.n_int, nb=cm.n_bool,
         nx=len(cm.states), nz=events["nz"], nrel=len(ev.relations), nwhen=len(ev.branches),
@@ -230,11 +233,11 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         b_start=_num_list(tables["b_start"], str),
         calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
         initial_assignments="\n".join(init_assign),
-        indicators="\n".join(events["ind"]), update_relations="\n".join(events["upd"]),
+        indicators="\n".join(events["ind"]), relation_values="\n".join(events["val"]),
         update_samples="\n".join(events["smp"]), when_conditions="\n".join(conds),
         when_active="\n".join(active), when_assignments="\n".join(assigns),
         when_actions="\n".join(actions),
-        discrete_real_changed=res["drt"] + events["settle"],
+        discrete_real_changed=res["drt"],
         next_time_event="\n".join(events["nte"]), init_needs_compute=init.needs_compute,
         init_residual="\n".join(res["init"]), assertions="\n".join(asserts),
         cons_residual="\n".join(res["cons"]), drift="\n".join(res["drift"]),
@@ -248,7 +251,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
 
 def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers, blocks,
                     progress, files: dict) -> list[int]:
-    """The block schedule (theory note 9334 §3.5(a)) as files ``model_schedule_<k>.c`` of at
+    """The block schedule (docs/theory.md §11) as files ``model_schedule_<k>.c`` of at
     most `STATEMENTS_PER_FILE` blocks, added to ``files`` (one, empty, without blocks); their
     numbers. ``progress(done, total)`` before each file."""
     parts: list[int] = []
@@ -294,28 +297,25 @@ def _start_tables(cm: CompiledModel) -> dict[str, list]:
 
 def _event_code(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> dict:
     """The C of the event plan (docs/fmi-mapping.md, "Events"): the event indicators of the
-    state relations with hysteresis (``ind``, ``nz`` of them), the relation updates (``upd``),
-    the time events of time relations and samples (``nte``), the settle checks (``settle``)
-    and the sample updates (``smp``)."""
+    state relations with hysteresis (``ind``, ``nz`` of them), the value of every relation
+    at the current values (``val``, `relation_values`), the time events of time relations
+    and samples (``nte``) and the sample updates (``smp``)."""
     p = pr.main
-    ind, upd, nte = [], [], []
+    ind, nte = [], []
     z = 0
     for k, r in enumerate(ev.relations):
-        cmp = ">" if r.strict else ">="
         if r.kind == "state":
             s = p.doprint(r.s)
-            ind.append(f"    s = {s};\n    z[{z}] = d->rel[{k}] ? s + MDAE_HYSTERESIS : "
-                       f"s - MDAE_HYSTERESIS;")
-            upd.append(f"    s = {s};\n    v = s {cmp} 0.0;\n    n += v != d->rel[{k}];\n"
-                       f"    d->rel[{k}] = v;")
+            if r.rate is not None:
+                ind.append(f"    s = {s};\n    ds = {p.doprint(r.rate)};\n"
+                           f"    z[{z}] = directed_indicator(d->rel[{k}], s, ds);")
+            else:
+                ind.append(f"    s = {s};\n    z[{z}] = d->rel[{k}] ? s + MDAE_HYSTERESIS : "
+                           f"s - MDAE_HYSTERESIS;")
             z += 1
         else:
-            s = pr.shifted.doprint(r.s)
-            upd.append(f"    s = {s};\n    v = s > 0.0;\n    n += v != d->rel[{k}];\n"
-                       f"    d->rel[{k}] = v;")
             nte.append(f"    c = {p.doprint(r.threshold)};\n"
                        f"    if (c > d->time + teps) t = fmin(t, c);")
-    settle = settle_checks(cm, ev, p)
     smp = []
     for k, sample in enumerate(ev.samples):
         start, h = p.doprint(sample.start), p.doprint(sample.interval)
@@ -330,7 +330,7 @@ def _event_code(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> dict:
                    f"        v = fabs(d->time - d->smp_last[{k}]) <= teps;\n    }}\n"
                    f"    n += v != d->smp[{k}];\n    d->smp[{k}] = v;")
         nte.append(f"    t = fmin(t, d->smp_next[{k}]);")
-    return dict(ind=ind, upd=upd, nte=nte, nz=z, settle=settle, smp=smp)
+    return dict(ind=ind, val=relation_values(cm, ev, pr), nte=nte, nz=z, smp=smp)
 
 
 def _parameter_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> list[str]:
@@ -355,7 +355,7 @@ def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter):
     """The C of the when-clauses (docs/fmi-mapping.md, "Events"): their conditions, which
     branches are active, their assignments, then their actions: a conflict between two
     active branches is an error, each branch's reinits, and each standardized restart of a
-    transient mode once however many branches enter it (theory note 9334 §3.5(b))."""
+    transient mode once however many branches enter it (docs/theory.md §11)."""
     conds = [f"    d->cond[{k}] = ({p.doprint(b.condition)}) ? 1 : 0;"
              for k, b in enumerate(ev.branches)]
     lp = left_printer(cm) if any(b.restart for b in ev.branches) else None
@@ -383,7 +383,7 @@ def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter):
 
 def _residual_code(cm: CompiledModel, init: InitPlan, p: SlotPrinter) -> dict:
     """The residuals of the initialization system (``init``) and of the consistency equations
-    F^{<c} (``cons``; theory note 9334 §3.5(a)), the drift measure on them (``drift``), the
+    F^{<c} (``cons``; docs/theory.md §11), the drift measure on them (``drift``), the
     state slots the projection moves (``project_unknowns``) and the check that a discrete Real
     changed (``drt``)."""
     init_res = [f"    F[{k}] = {p.doprint(e)};" for k, (_, e) in enumerate(init.rows)]
@@ -412,33 +412,36 @@ def _work_sizes(cm: CompiledModel, m_i: int, n_i: int, n_p: int, modes) -> tuple
     return work, perm
 
 
-def settle_checks(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> str:
-    """Event iteration of the non-structural conditionals (`mdae_fmu.structure.conditionals`):
-    a relation of a block's piecewise expression whose signed distance reads algebraic
-    variables (``u = s*(if s < 0 then 1 else Ron)``) was frozen at the start of the instant
-    from the previous values; if the instant's solution puts it on the other side (beyond half
-    the hysteresis, so that rounding at a located crossing does not count), the instant is
-    not the last one: ``mdae_discrete_changed`` requests another (Modelica's event iteration;
-    the wrapper bounds the number of iterations). C lines for ``mdae_discrete_changed``."""
-    from .events import preorder
-    algebraic = cm.continuous_symbols - cm.state_symbols
-    in_blocks = set()
-    for b in cm.blocks:
-        if b.on_tree:
-            continue            # plain arithmetic on the expression tree: no relation
-        for r in b.residuals:
-            for n in preorder(r):
-                if isinstance(n, sp.core.relational.Relational):
-                    in_blocks.add(n)
+def relation_values(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> list[str]:
+    """C lines of ``relations(d, commit)``: each relation's value ``v`` at the current values,
+    counted in ``n`` when it differs from the frozen ``d->rel[k]``, stored there when
+    ``commit`` (``mdae_update_relations``) and only compared otherwise
+    (``mdae_relations_pending``: the event iteration goes on while an instant's solution
+    changes a relation, Modelica 3.6 §8.6; docs/fmi-mapping.md, "Events").
+
+    * a time relation: its right limit, the signed distance at ``time + teps``;
+    * a state relation of when-conditions only with a rate (`events.relation_rate`): its
+      right limit (``right_limit``: on its surface, the side the solution goes to);
+    * any other state relation: its exact value, except in the comparison, where the
+      instant's solution changes it only beyond half the hysteresis: rounding at a located
+      crossing, or a signed distance that the new mode computes as another quantity equal to
+      0 on the surface (an ideal diode's ``s = if g then i else -u``), must not start another
+      instant (and the mode change it would bring)."""
+    p = pr.main
     out = []
     for k, r in enumerate(ev.relations):
-        if r.kind != "state" or r.relation not in in_blocks or \
-                not (r.s.free_symbols & algebraic):
-            continue
-        out.append(f"    {{\n        const double s = {p.doprint(r.s)};\n"
-                   f"        if (d->rel[{k}] ? s < -0.5 * MDAE_HYSTERESIS : "
-                   f"s > 0.5 * MDAE_HYSTERESIS) return 1;\n    }}")
-    return ("\n" if out else "") + "\n".join(out)
+        exact = "s > 0.0" if r.strict else "s >= 0.0"
+        if r.kind != "state":
+            value = f"    s = {pr.shifted.doprint(r.s)};\n    v = s > 0.0;"
+        elif r.rate is not None:
+            value = (f"    s = {p.doprint(r.s)};\n    ds = {p.doprint(r.rate)};\n"
+                     f"    v = right_limit(d, s, ds, {exact});")
+        else:
+            value = (f"    s = {p.doprint(r.s)};\n"
+                     f"    v = commit || fabs(s) > 0.5 * MDAE_HYSTERESIS ? {exact} "
+                     f": d->rel[{k}];")
+        out.append(f"{value}\n    n += v != d->rel[{k}];\n    if (commit) d->rel[{k}] = v;")
+    return out
 
 
 def assign_cast(target: Slot, value: str) -> str:

@@ -1,8 +1,8 @@
 """Events: relations -> event indicators and time events, when-clauses, samples.
 
-Theory note 9334-theory-algorithms §3.5(a) ("event indicators: the guard predicates turned
-into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
-/work/shared/ecosystem/fmi-export.md §1.3-1.4. Decisions (docs/fmi-mapping.md, "Events"):
+docs/theory.md §11: the event indicators are the guard predicates turned into zero-crossing
+functions; FMI 2.0 Model Exchange semantics (FMI 2.0 §3.1-3.2). Decisions (docs/fmi-mapping.md,
+"Events"):
 
 * Every relation ``a op b`` (op in < <= > >=) of the model whose sides change continuously
   (states, algebraic variables, derivatives, non-linear functions of time) is a *state
@@ -10,7 +10,16 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
   with hysteresis ``z = s + delta`` while the relation holds and ``z = s - delta`` while it
   does not, ``s`` being the signed distance (``a - b`` for > >=, ``b - a`` for < <=). At an
   event the relation is re-evaluated exactly, so it always changes at the located crossing,
-  and ``z`` is never 0 after the event (pitfall 1 of the FMI note).
+  and ``z`` is never 0 after the event (pitfall 1 of the FMI note). After the equations of
+  an instant are solved, every relation is evaluated again; one that changed makes another
+  instant (Modelica 3.6 §8.6: a variable that jumps crosses other relations' thresholds).
+* A state relation of when-conditions only whose ``s`` reads only states integrated in every
+  mode, time and values constant between events has a *rate* ``ds/dt`` (`relation_rate`).
+  On its surface (within the hysteresis band) it takes its right limit, the sign of the
+  rate, and its indicator follows the direction of the solution: a restart that leaves the
+  state on the surface (the bouncing ball's reinit) is one event, not two
+  (docs/fmi-mapping.md, "Events"). A relation also read by equations keeps the exact value
+  (its rate could depend on it: a sliding mode).
 * A relation of the form ``c1*time + c0 op 0`` whose coefficients are constant between
   events (parameters, discrete variables, ``pre()`` values) is a *time relation*: no
   indicator, the crossing time ``-c0/c1`` is published as ``nextEventTime`` and
@@ -40,7 +49,7 @@ into zero-crossing functions") and §3.6; FMI 2.0 ME semantics in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 import sympy as sp
@@ -67,6 +76,9 @@ class RelationPlan:
     kind: str
     threshold: sp.Expr | None = None     # time relations: the crossing time
     rising: bool = True                  # time relations: s increases with time
+    # state relations of when-conditions only: ds/dt along the solution (`relation_rate`),
+    # whose sign gives the relation's right limit on its surface (module docstring)
+    rate: sp.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +142,7 @@ def clock_rates(model: Model, table) -> dict:
     ``x`` (parameters and constants aside), linear in ``der(x)``. It is a clock if ``x`` and
     ``der(x)`` appear in no other equation, initial equation, when-clause or assertion except
     inside relations. Theory: the piecewise-affine clock is the time relation of note 9334
-    §3.5(a) ("time events") written with a state instead of ``time``."""
+    docs/theory.md §11 ("time events") written with a state instead of ``time``."""
     constant = {v.name for v in model.variables if v.variability in ("parameter", "constant")}
     reals = {v.name for v in model.variables
              if v.type == "Real" and v.variability == "continuous"}
@@ -185,7 +197,7 @@ def left_limits_of_continuous(cm: CompiledModel) -> dict:
     """``{pre(w): w}`` for the variables ``w`` whose value changes continuously in time.
 
     The left limit of a continuous variable equals its value at every instant of continuous
-    time (theory note 9334 §1.4, ``pre`` is the value at the previous instant of the
+    time (docs/theory.md §5.1, ``pre`` is the value at the previous instant of the
     nonstandard time line); a relation on ``pre(w)`` is held between events like any other
     and changes where ``w`` crosses its threshold (module docstring)."""
     out = {}
@@ -252,16 +264,19 @@ def preorder(e):
             stack.extend(reversed(node.args))
 
 
-def _relations_and_samples(exprs):
+def _relations_and_samples(exprs, conditions: range = range(0)):
     """Order-relations and sample() calls of ``exprs``, in order of first appearance (one
-    traversal per expression)."""
-    rels, samples, seen = [], [], set()
-    for e in exprs:
+    traversal per expression), and the set of relations that occur in an expression whose
+    position is not in ``conditions``."""
+    rels, samples, seen, outside = [], [], set(), set()
+    for pos, e in enumerate(exprs):
         if not isinstance(e, sp.Basic) or e.is_Atom:
             continue
         found = [n for n in preorder(e)
                  if isinstance(n, sp.core.relational.Relational)
                  or type(n).__name__ == "sample"]
+        if pos not in conditions:
+            outside.update(found)
         for n in found:
             if n in seen:
                 continue
@@ -270,13 +285,17 @@ def _relations_and_samples(exprs):
                 samples.append(SamplePlan(n.args[0], n.args[1]))
             else:
                 rels.append(n)
-    return rels, samples
+    return rels, samples, outside
 
 
-def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) -> EventPlan:
+def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None,
+                steady: frozenset = frozenset()) -> EventPlan:
     """Relations, samples, when-branches and assertions of ``model`` (module docstring).
     ``report``: the per-mode analysis of a single-mode model, whose when-equations coupled
-    with the continuous equations are solved by Newton (`EventPlan.when_loop`)."""
+    with the continuous equations are solved by Newton (`EventPlan.when_loop`). ``steady``:
+    the state symbols whose derivative slot holds their rate in every mode (every state of
+    a single-mode model), from which the relations of when-conditions get their rate
+    (`relation_rate`)."""
     table = cm.table
     types = {v.name: v.type for v in model.variables}
     branches: list = []
@@ -310,13 +329,14 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) ->
     # its event indicator sits at the violation threshold a - b = -tol * max(1, |a|, |b|),
     # so a violation beyond the tolerance is an event where the check fires
     # (docs/multimode-fmu.md, "Assertions")
+    conditions = range(len(exprs), len(exprs) + len(branches))
     exprs += [b.condition for b in branches]
     exprs += [assertion_threshold(r) for c, _, _ in assertions
               for r in preorder(c)
               if isinstance(r, sp.core.relational.Relational) and r.rel_op in _ORDER_RELS]
     exprs += [v for b in branches for (_, _, v, _) in b.actions if isinstance(v, sp.Basic)]
     exprs += list(extra_exprs)
-    rels, samples = _relations_and_samples(exprs)
+    rels, samples, outside = _relations_and_samples(exprs, conditions)
     clocks = {x: c for x, c in clock_rates(model, table).items() if x in cm.state_symbols}
     quiet = no_event_relations(model, table)
     relations = []
@@ -325,6 +345,8 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) ->
         if r.rel_op in _ORDER_RELS and _relation_key(r) in quiet:
             continue            # under noEvent only: evaluated as is, no indicator
         p = classify_relation(r, cm, clocks, left)
+        if p is not None and p.kind == "state" and r not in outside:
+            p = replace(p, rate=relation_rate(p.s, cm, steady))
         if p is not None:
             relations.append(p)
     try:
@@ -336,6 +358,35 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None) ->
                  for v in coupled_when_variables(model, report)) if report is not None else ()
     return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
                      order, tuple(assertions), clocks, reinit_conflicts(model, clauses), loop)
+
+
+def relation_rate(s: sp.Expr, cm: CompiledModel, steady: frozenset) -> sp.Expr | None:
+    """``ds/dt`` along the solution of a signed distance ``s`` that reads only states of
+    ``steady``, time and values constant between events: ``ds/dt = ∂s/∂t + Σ ∂s/∂x der(x)``
+    with ``der(x)`` the derivative slot the schedule computes; None when ``s`` reads anything
+    else or the rate is 0 (the relation is then evaluated exactly at events). Its sign is the
+    side of the surface ``s = 0`` the solution goes to: the relation's right limit when the
+    event left the solution on the surface (module docstring; docs/theory.md §11, event
+    indicators)."""
+    table = cm.table
+    syms = s.free_symbols
+    states = syms & cm.continuous_symbols
+    if not states <= steady or syms - states - {table.time} - cm.event_constant_symbols:
+        return None
+    rate = sp.diff(s, table.time)
+    for x in sorted(states, key=str):
+        inst = table.instance(x)
+        if inst is None:
+            return None
+        dx = table.sym(inst[0], inst[1] + 1)
+        if dx not in cm.slots:
+            return None
+        rate += sp.diff(s, x) * dx
+    if rate == 0 or rate.has(sp.Derivative, sp.Subs, sp.Piecewise, sp.Heaviside,
+                             sp.DiracDelta, sp.sign) \
+            or rate.atoms(sp.core.relational.Relational):
+        return None             # not a plain expression between events (abs, if, ...)
+    return rate
 
 
 def reinit_conflicts(model: Model, clauses) -> tuple:

@@ -4,8 +4,8 @@ and local restarts, without enumerating the modes. The schedule itself (block va
 formulas and restart systems) is part of the analysis (`mdae_fmu.implicit.schedule`); this
 module lays it out and prints it.
 
-Theory: 003 §5.3.3 and §5.7 (the "mDAE interpreter": blocks labelled by guard formulas),
-9334-theory-algorithms §3.5 (per-mode index-reduced system solved by blocks; restart at a
+Theory: docs/theory.md §10.2 (the "mDAE interpreter": blocks labelled by guard formulas),
+docs/theory.md §11 (per-mode index-reduced system solved by blocks; restart at a
 mode change); the rule for local restarts and its argument are in docs/decisions.md §9.
 
 Plain-data stages:
@@ -92,6 +92,14 @@ class GuardedPlan:
     # of ``table``); flag k at d->i[active_slot + len(blocks) + len(cond_states) + k]
     flag_roots: tuple = ()
 
+    @property
+    def steady_states(self) -> frozenset:
+        """The symbols of the states of every mode (not `cond_states`): their derivative slot
+        is their rate at every instant (`mdae_fmu.codegen.events.relation_rate`)."""
+        conditional = {c[1] for c in self.cond_states}
+        return frozenset(st.symbol for st in self.compiled.states
+                         if st.slot not in conditional)
+
 
 def _hold_apart(union: CompiledModel, positions) -> CompiledModel:
     """The union layout with the state vector entries of the states at ``positions`` (in
@@ -99,7 +107,7 @@ def _hold_apart(union: CompiledModel, positions) -> CompiledModel:
     (`GuardedSchedule.cond_states`). Where such a state is not one, a block computes the
     variable as an algebraic unknown, so its entry is frozen (derivative 0) in a hidden slot
     (`_UnionLayout.hold_apart`, as the enumerating exporter does); where it is one, the
-    variable takes the entry's value. Theory: 9334-theory-algorithms §3.6 (one state vector
+    variable takes the entry's value. Theory: docs/theory.md §11 (one state vector
     for all modes)."""
     from .multimode import _UnionLayout
     if not positions:
@@ -381,8 +389,8 @@ def _consistency_context(plan: GuardedPlan, printer):
     states (indices into ``compiled.states``) they read; and the number of rows of all of
     them (a bound on the rows of one mode). The rows of a mode are those of its active
     variants: the drift (largest residual) and the projection of the states onto them
-    (minimum-norm Gauss-Newton, as the enumerating exporter's per-mode projection; theory
-    note 9334 §3.6: the consistency equations F^{<c} of the current mode)."""
+    (minimum-norm Gauss-Newton, as the enumerating exporter's per-mode projection; docs/theory.md
+    §11: the consistency equations F^{<c} of the current mode)."""
     index = {s.slot: j for j, s in enumerate(plan.compiled.states)}
     state_slot = {s.symbol: s.slot for s in plan.compiled.states}
     out: list[dict] = []

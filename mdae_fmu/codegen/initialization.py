@@ -1,9 +1,8 @@
 """The initial system solved in fmi2ExitInitializationMode.
 
-Theory note 9334-theory-algorithms §3.6 (row "EnterInitializationMode / ExitInitializationMode":
-"solve Gbar_Sig ∪ G_Sig of the initial mode with start values fixing the free states") and §7
-item 7 (initialization is left open by the paper). Decision (docs/fmi-mapping.md,
-"Initialization"):
+docs/theory.md §8.5, §11: solve the consistency and solved parts of the initial mode with the
+start values fixing the free states (initialization is left open by the papers). Decision
+(docs/fmi-mapping.md, "Initialization"):
 
 * rows: the consistency equations F^{<c} of the mode (f^(k), k < c_f: they involve states
   only), plus the model's initial equations; an initial equation inside an if-equation

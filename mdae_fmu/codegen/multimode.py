@@ -1,8 +1,8 @@
 """Multimode Model Exchange code: one schedule per reachable long mode, one restart per edge.
 
-Theory note 9334-theory-algorithms §3.5 (execution scheme: per-mode index-reduced system F^c
+docs/theory.md §11 (execution scheme: per-mode index-reduced system F^c
 solved by blocks, restart at a mode change, one nonstandard instant per event iteration) and
-§3.6 (its FMI 2.0 mapping); examples note §2 for the models. Decisions: docs/multimode-fmu.md.
+with its FMI 2.0 mapping; docs/theory.md §13 for the models. Decisions: docs/multimode-fmu.md.
 
 Plain-data stages:
 
@@ -135,6 +135,14 @@ class MultimodePlan:
     banded: tuple = ()                    # (symbol, relation on pre(x), Boolean slot)
     guard_names: tuple[str, ...] = ()     # the long guards' names, in valuation order
 
+    @property
+    def steady_states(self) -> frozenset:
+        """The symbols of the states every mode integrates: their derivative slot is their
+        rate at every instant (`mdae_fmu.codegen.events.relation_rate`)."""
+        states = self.compiled.states
+        return frozenset(states[k].symbol for k in range(len(states))
+                         if all(k in m.integrated for m in self.modes))
+
 
 @dataclass(frozen=True)
 class ModeSources:
@@ -205,7 +213,7 @@ def check_literal_reinits(model: Model, automaton) -> None:
     In a multimode FMU the when-branches, reinits included, run through the event plan as in a
     single-mode model (docs/multimode-fmu.md, "When-clauses"): at the event the branch's
     reinit statements assign their states, then the long guards are re-evaluated and a mode
-    change, if any, applies its own analysed restart (theory note 9334 §3.5(b), one instant per
+    change, if any, applies its own analysed restart (docs/theory.md §11, one instant per
     event iteration). That is the analysed cascade only when the first instant of every
     accepted change into the branch's transient mode (edge of its condition) has a closed
     form that moves no state but the ones the fired branches reinit: a restart that also moves
@@ -259,8 +267,8 @@ def check_literal_reinits(model: Model, automaton) -> None:
 
 
 def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
-    """Union layout, per-mode schedules and per-edge restarts (module docstring; theory note
-    9334 §3.5(a) per-mode schedules, §3.5(b) restarts, §3.6 one state vector). ``report`` and
+    """Union layout, per-mode schedules and per-edge restarts (module docstring; docs/theory.md §11:
+    per-mode schedules, restarts, one state vector). ``report`` and
     ``automaton`` are the one analysis of the model (`mdae_fmu.analysis.Analysis`); nothing
     is re-analysed here.
 
@@ -301,7 +309,7 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
 def _mode_analyses(model: Model, report, automaton, long_idx: list[int]):
     """The long guards' names as the per-mode report writes them, and each accepted long mode
     of the automaton (`ModeInfo`) with the per-mode analysis of the same guard valuation
-    (theory note 9334 §3.5(a): one index-reduced system per long mode). `ModelRejected`
+    (docs/theory.md §11: one index-reduced system per long mode). `ModelRejected`
     when the two stages disagree on the guards or a mode has no per-mode analysis."""
     # the automaton labels its guards with modes.normalize's labels, the per-mode report with
     # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
@@ -330,9 +338,9 @@ def _mode_analyses(model: Model, report, automaton, long_idx: list[int]):
 
 def _mode_codes(model: Model, report, analyses, union: CompiledModel, long_idx: list[int]):
     """`ModeCode` of every long mode: its block schedule compiled alone (`compile_model`),
-    its blocks labelled with the mode and numbered after the previous modes' (theory note
-    9334 §3.5(a)), its consistency equations and the union-state positions it integrates
-    (§3.6: one state vector). Also the concatenation of all the modes' blocks."""
+    its blocks labelled with the mode and numbered after the previous modes' (docs/theory.md §11),
+    its consistency equations and the union-state positions it integrates
+    (docs/theory.md §11: one state vector). Also the concatenation of all the modes' blocks."""
     state_pos = {s.symbol: k for k, s in enumerate(union.states)}
     modes: list[ModeCode] = []
     all_blocks: list = []
@@ -391,7 +399,7 @@ class _UnionLayout:
     def add_state_stores(self, modes) -> None:
         """A union state that some mode computes as an algebraic variable keeps its state
         vector entry apart, in a hidden slot exposed as its own FMI state variable
-        (``mdae_state(x)``, `StatePlan.store`; theory note 9334 §3.6)."""
+        (``mdae_state(x)``, `StatePlan.store`; docs/theory.md §11)."""
         written = {u for mc in modes for b in mc.blocks for u in b.unknowns}
         self.hold_apart([k for k, st in enumerate(self.union.states)
                          if st.symbol in written
@@ -438,7 +446,7 @@ class _UnionLayout:
 
 def _edge_codes(automaton, modes, layout: _UnionLayout, slot_of_name: dict) -> list[EdgeCode]:
     """`EdgeCode` of every accepted mode change between two planned long modes: its composed
-    restart and, per instant, `_instant_code` (theory note 9334 §3.5(b): one nonstandard
+    restart and, per instant, `_instant_code` (docs/theory.md §11: one nonstandard
     instant per event iteration)."""
     edges = []
     sf = None                      # the ShiftForm of the system, built at its first use
@@ -464,7 +472,7 @@ def _edge_codes(automaton, modes, layout: _UnionLayout, slot_of_name: dict) -> l
 def _instant_code(sf, ri, later, layout: _UnionLayout, slot_of_name: dict, label: str,
                   edge_imp: list) -> InstantCode:
     """`InstantCode` of one instant of a mode change: the integrals of its impulsive variables
-    (examples note §3, `instant_integrals`; their outputs appended to ``edge_imp``), then its
+    (docs/theory.md §9, `instant_integrals`; their outputs appended to ``edge_imp``), then its
     standardized restart (RR-9334 §11, Algorithm ST) or, without closed form, its delta-system
     (`_delta_code`, RR-9334 §11.3)."""
     laws = []
@@ -632,7 +640,7 @@ def band_updates(p, banded) -> list[str]:
 
 
 def _watched(report, banded) -> tuple:
-    """Left-limit guards (``g = pre(s) <= 0``, theory note 9334 §3.5(b): no logico-numerical
+    """Left-limit guards (``g = pre(s) <= 0``, docs/theory.md §11: no logico-numerical
     fixpoint) only change at an event; the event is the crossing of the same relation on the
     continuous ``s``. The relations of ``banded`` (`_band_left_limit_relations`) are returned
     on ``s`` (``s <= 0``) so that the event plan gives them an event indicator."""

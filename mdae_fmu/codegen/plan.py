@@ -12,7 +12,7 @@ and the C text (`mdae_fmu.codegen.emit`). It decides the variable layout (docs/f
 Each symbol's slot is a typed `mdae_fmu.codegen.slots.Slot` (array, index, left limit, the
 model's name); the C generator reads its fields and prints it with `slots.c_slot` only.
 
-and the schedule of the (single) mode (theory note 9334-theory-algorithms §3.5(a)): states
+and the schedule of the (single) mode (docs/theory.md §11): states
 ``x..x^(d-1)``, the blocks of the index-reduced system F^c in BTF order, the consistency
 equations F^{<c} (drift control, initialization).
 """
@@ -227,7 +227,7 @@ def _toposort_params(model: Model, table: SymbolTable) -> list:
 
 def compile_model(model: Model, report) -> CompiledModel:
     """Build the `CompiledModel` of a single-mode model from its `ModesReport`
-    (module docstring; theory note 9334 §3.5(a) for the schedule, §3.6 for the FMI mapping).
+    (module docstring; docs/theory.md §11 for the schedule and the FMI mapping).
     The reinit statements of when-branches stay literal here; the exporter replaces them by
     the analysed restarts (`mdae_fmu.codegen.restarts.with_transient_restarts`).
 
@@ -351,7 +351,7 @@ def _parameter_values(model: Model, table: SymbolTable) -> dict:
 def _variable_slots(model: Model, table: SymbolTable):
     """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
     declaration order) and its left limit (``d->pr`` ...): the symbol -> `Slot` maps of the
-    values and of the left limits (theory note 9334 §3.6), and per type name -> index."""
+    values and of the left limits (docs/theory.md §11), and per type name -> index."""
     slots: dict = {table.time: TIME, table.homotopy: HOMOTOPY}
     pre_slots: dict = {}
     index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
@@ -367,7 +367,7 @@ def _variable_slots(model: Model, table: SymbolTable):
 
 def _instance_slots(model: Model, mode, table: SymbolTable, real_idx: dict, slots: dict):
     """A Real slot for every derivative instance the mode uses (states, leading instances,
-    block unknowns; theory note 9334 §3.5(a)), after the model's Real variables, named
+    block unknowns; docs/theory.md §11), after the model's Real variables, named
     ``der(x)`` made unique; adds them to ``slots``. Returns the Real slot names and the
     (name, order) -> slot map (order 0: the variable's own slot)."""
     instances = [(i.name, i.order) for i in mode.states]
@@ -395,7 +395,7 @@ def _instance_slots(model: Model, mode, table: SymbolTable, real_idx: dict, slot
 
 def _state_plans(model: Model, mode, table: SymbolTable, values: dict, inst_slot: dict,
                  real_names: list) -> list[StatePlan]:
-    """The `StatePlan` of every state instance of the mode (theory note 9334 §3.6: the
+    """The `StatePlan` of every state instance of the mode (docs/theory.md §11: the
     highest-order instances below the leading ones): its slot, its derivative's slot and its
     nominal (the variable's nominal attribute when it evaluates to a finite nonzero number)."""
     by_name = {v.name: v for v in model.variables}
@@ -417,7 +417,7 @@ def _state_plans(model: Model, mode, table: SymbolTable, values: dict, inst_slot
 
 def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
                  params: frozenset = frozenset()):
-    """The `BlockPlan` of every block of the mode's BTF schedule (theory note 9334 §3.5(a)),
+    """The `BlockPlan` of every block of the mode's BTF schedule (docs/theory.md §11),
     and its consistency equations F^{<c} as (label, residual). One undifferentiated equation
     that its expression tree solves explicitly is planned on the tree: no sympy. A Newton
     block is torn (`mdae_fmu.codegen.tearing`: `tear_block` on the sympy path,
@@ -455,8 +455,8 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
 def _discrete_assignments(model: Model, report, table: SymbolTable, slots: dict,
                           discrete: set) -> tuple:
     """The discrete equations (guard definitions, ``var = expr``) as ``(slot, sympy value)``
-    in evaluation order (`order_discrete`), evaluated with frozen relations (theory note 9334
-    §1.4). `ModelRejected` for one that is not ``variable = expression`` or is guarded."""
+    in evaluation order (`order_discrete`), evaluated with frozen relations (docs/theory.md
+    §5.4). `ModelRejected` for one that is not ``variable = expression`` or is guarded."""
     disc_assign = []
     for eq_id in getattr(report, "discrete_equations", ()):
         eq = next(e for e in model.equations if e.id == eq_id)
@@ -479,7 +479,7 @@ def _discrete_assignments(model: Model, report, table: SymbolTable, slots: dict,
 def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, states: list,
                    real_names: list, calc_names: set, event_assigned: set,
                    continuous_names: set):
-    """The FMI variables (docs/fmi-mapping.md; theory note 9334 §3.6): one per model variable,
+    """The FMI variables (docs/fmi-mapping.md; docs/theory.md §11): one per model variable,
     its causality, variability, initial and start from its declaration and its role (constant,
     parameter, calculated parameter, input, state, discrete, computed), then one per derivative
     instance slot; names made FMI names (`fmi_name`), duplicates refused. Also the start

@@ -1,6 +1,6 @@
 """Restart code shared by the exporters: state restarts ``x+ = f(x-)`` of analysed mode changes.
 
-Theory note 9334-theory-algorithms §3.5(b)-(c) and examples note §2.2.6, §3.5-§3.6: at a mode
+docs/theory.md §11, §9 and docs/theory.md §7.4, §9.4, §9.6: at a mode
 change the state is restarted by the *standardized* restart of the change, computed by the
 multimode analysis (`mdae_fmu.modes.explore`), not by the literal reinit statements of the
 model. A right-hand side is written over the left-limit symbols ``x-``, ``der(x)-`` and the
@@ -15,7 +15,7 @@ This module holds the parts both exporters need:
   re-initialize states, the
   standardized restart of the transient mode of each when-branch (the elastic Cup-and-Ball:
   the impact law reinitializes ``vy`` only, the analysed restart reflects both velocity
-  components along the rope, examples note §2.2.6).
+  components along the rope, docs/theory.md §7.4).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Repeated blocks of a schedule printed once, as a loop over a table of slots.
 
 A large model is mostly copies of one component (the masses of a chain, the cells of a
-discretized line): its BTF schedule (theory note 9334-theory-algorithms §3.5(a)) repeats a
+discretized line): its BTF schedule (docs/theory.md §11) repeats a
 short sequence of blocks whose C code differs only in the Real slots it reads and writes. gcc
 spends about a millisecond per printed block (issue 16: the floor of the export time), so a
 repetition is printed once:

@@ -1,7 +1,7 @@
 """Tearing of the Newton blocks of the schedule.
 
-Where it comes from: the project's theory notes stop at the block-triangular form (note 003
-§"Block Triangular Form", note 9334 §3.5(a): "a Newton solve of the block"); they do not cover
+Where it comes from: the theory the project implements stops at the block-triangular form
+(docs/theory.md §2.3, §11: a Newton solve of the block); they do not cover
 tearing. The method here is the standard one of the Modelica tools: H. Elmqvist and M. Otter,
 "Methods for tearing systems of equations in object-oriented modeling", ESM 1994, and the
 greedy heuristic of F. E. Cellier and E. Kofman, *Continuous System Simulation* (Springer 2006),

@@ -1,6 +1,6 @@
 """Blocks solved on the expression tree: Newton and linear blocks without sympy.
 
-Theory note 9334-theory-algorithms §3.5(a): the blocks of F^c in BTF order are solved by
+docs/theory.md §11: the blocks of F^c in BTF order are solved by
 "explicit assignments where a block is a scalar solvable symbolically, otherwise a Newton
 solve of the block". Neither needs symbolic algebra beyond the partial derivatives of the
 block's residuals in its unknowns, which the chain rule gives node by node on the project's

@@ -1,6 +1,6 @@
 """``export(model, path)``: model -> FMI 2.0 Model Exchange FMU.
 
-Pipeline (ARCHITECTURE.md): structural analysis (`mdae_fmu.structure.per_mode`) -> compiled
+Pipeline (docs/architecture.md): structural analysis (`mdae_fmu.structure.per_mode`) -> compiled
 plan (`mdae_fmu.codegen.plan`) -> events and initial system -> C sources (Jinja2 templates) ->
 modelDescription.xml -> gcc -> zip. The GUID is a hash of the generated sources and model
 description, so it changes exactly when the FMU's content does, and the same model gives a
@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ..diagnostics import ModelRejected
@@ -56,7 +57,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
            default_experiment: dict | None = None, analysis=None,
            erasure: str = "restricted", lemma22: str = "two-graph", report=None,
            progress: Progress | bool | None = None, backend: str = "c",
-           implicit: bool | None = None) -> Path:
+           implicit: bool | None = None, strict_units: bool = False,
+           on_warning: Callable[[str], None] | None = None) -> Path:
     """Build the FMU of ``model`` at ``path`` and return ``path``.
 
     ``fmi_type``: ``"me"`` (Model Exchange), ``"cs"`` (Co-Simulation with embedded CVODE,
@@ -77,6 +79,10 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     for the per-mode schedules; None (default) takes the guarded schedule of every multimode
     model but those of `guarded_by_default`, and always beyond the explicit enumeration (the
     analysis then has no other).
+    ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
+    ``analysis`` keeps the choice it was made with.
+    ``on_warning``: called with each warning of the analysis (``W-CODE: message``,
+    `mdae_fmu.analysis.Analysis.warnings`), the text ``analyze`` prints, before code generation.
 
     ``backend``: ``"c"`` (generated C, gcc) or ``"python"``: a pythonfmu Co-Simulation FMU
     that runs the same plan with numpy/scipy, no C compiler needed
@@ -104,8 +110,12 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         if analysis is None:
             from ..analysis import analyze
             analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
-                               progress=progress, implicit=True if implicit else None)
+                               progress=progress, implicit=True if implicit else None,
+                               strict_units=strict_units)
         analysis.raise_if_rejected()
+        if on_warning is not None:
+            for warning in analysis.warnings:
+                on_warning(warning)
         guarded = backend == "c" and _guarded_path(analysis, implicit)
         if backend == "python":
             if analysis.modes is None:
@@ -200,10 +210,11 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
         from ..codegen.multimode import plan_multimode
         multimode = plan_multimode(model, report, automaton)
         cm = multimode.compiled
-        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
+        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched,
+                         steady=multimode.steady_states)
     else:
         cm = with_transient_restarts(model, compile_model(model, report), automaton)
-        ev = plan_events(model, cm, report=report)
+        ev = plan_events(model, cm, report=report, steady=cm.state_symbols)
     init = plan_initialization(model, cm)
     if multimode is not None:
         structure = model_structure(
@@ -235,7 +246,8 @@ def _guarded_entries(model: Model, fmi_type: str, default_experiment: dict, plan
     """`fmu_entries` of a `mdae_fmu.codegen.guarded.GuardedPlan` (issue 17)."""
     from ..codegen.guarded import generate_guarded_sources
     cm = plan.compiled
-    ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched)
+    ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched,
+                     steady=plan.steady_states)
     init = plan_initialization(model, cm)
     structure = model_structure(cm, [cm.blocks], guards=plan.guards,
                                 extra_symbols={b[0]: b[1] for b in plan.banded}, init=init)

@@ -1,6 +1,6 @@
 """modelDescription.xml (FMI 2.0) with lxml.
 
-Rules followed (FMI 2.0.x, section 2.2; summary in /work/shared/ecosystem/fmi-export.md §1.1):
+Rules followed (FMI 2.0.x, section 2.2; docs/fmi-mapping.md):
 causality/variability/initial combinations of the standard's table, ``start`` exactly when
 ``initial`` is exact/approx or the variable is an input, ``derivative`` on every state
 derivative (1-based ScalarVariable index of the state), ``reinit`` on states a when-clause
@@ -23,7 +23,7 @@ from ..version import __version__
 from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure
-from .units import BASE, base_unit, display_unit
+from ..units import BASE, base_unit, display_unit
 
 # A model without an experiment annotation gets the defaults OpenModelica uses for such a
 # model: 0 .. 1 s, tolerance 1e-6, 500 intervals.

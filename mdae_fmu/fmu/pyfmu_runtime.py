@@ -6,8 +6,8 @@ only (never mdae_fmu), so the FMU runs wherever the host's Python has those two 
 
 The plan is data: expressions are trees of ``[op, ...]`` lists, turned once into nested
 closures by `compile_tree` (an allow-list of operators and functions; nothing from the model
-is executed as code). The execution scheme is the C FMU's (theory note 9334-theory-algorithms
-§3.5, docs/multimode-fmu.md):
+is executed as code). The execution scheme is the C FMU's (docs/theory.md §11,
+docs/multimode-fmu.md):
 
 * ``compute``: the discrete equations (guard definitions, on the frozen relations), then the
   current mode's blocks in BTF order: ``lin`` blocks ``u = -b/a``, ``newton`` blocks by Newton
@@ -257,7 +257,9 @@ class Simulator:
         self.calculated = [(self._target(t), c(e)) for t, e in plan["calculated"]]
         self.start_bindings = [(k, c(e)) for k, e in plan["start_bindings"]]
         self.discrete = [(self._target(t), c(e)) for t, e in plan["discrete"]]
-        self.relations = [(c(r["s"]), r["strict"]) for r in plan["relations"]]
+        self.relations = [(c(r["s"]), r["strict"],
+                           None if r.get("rate") is None else c(r["rate"]))
+                          for r in plan["relations"]]
         self.assert_tol = plan.get("assert_tol", 1e-8)
         self.warnings: list = []      # assertion warnings, for the host's log
         self.assertions = [(compile_tree(c, self), compile_message(msg, self), level)
@@ -406,13 +408,32 @@ class Simulator:
                               "converge")
 
     def relation_value(self, k):
-        s, strict = self.relations[k][0](), self.relations[k][1]
+        """Relation ``k`` at the current values: exact, except a relation of when-conditions
+        with a rate within the hysteresis band of its surface: the side the solution goes
+        to (its right limit; the C FMU's ``right_limit``, docs/fmi-mapping.md, "Events")."""
+        f, strict, rate = self.relations[k]
+        s = f()
+        if rate is not None and not self.initializing:
+            ds = rate()
+            teps = 1e-12 * max(1.0, abs(self.time))
+            if ds != 0 and abs(s) <= 2.0 * HYSTERESIS + abs(ds) * teps:
+                return ds > 0
         return s > 0 if strict else s >= 0
 
     def indicators(self):
+        """The event indicators: ``s + delta`` while relation ``k`` holds, ``s - delta``
+        while not; a relation with a rate whose frozen value is the side the solution goes
+        to stays away from zero while the solution crosses the band from the other side (the
+        C FMU's ``directed_indicator``)."""
         out = []
-        for k, (s, _) in enumerate(self.relations):
-            v = s()
+        for k, (f, _, rate) in enumerate(self.relations):
+            v = f()
+            if rate is not None:
+                ds = rate()
+                if self.rel[k] and ds > 0:
+                    v = max(v, 0.0)
+                elif not self.rel[k] and ds < 0:
+                    v = min(v, 0.0)
             out.append(v + HYSTERESIS if self.rel[k] else v - HYSTERESIS)
         return out
 

@@ -3,10 +3,10 @@ Co-Simulation FMU (docs/python-backend.md).
 
 The analysis and the plan are the C exporter's (`mdae_fmu.analysis.Analysis`,
 `mdae_fmu.codegen.plan.compile_model` / `mdae_fmu.codegen.multimode.plan_multimode`,
-`mdae_fmu.codegen.events.plan_events`): value slots, per-mode block schedules (theory note
-9334-theory-algorithms §3.5(a)), guards, event indicators and the standardized restart of
-each mode change (§3.5(b)). `python_plan` writes them as plain JSON data: every expression a
-tree of ``[op, ...]`` lists over slots and numbers (`expr_tree`), which the runtime
+`mdae_fmu.codegen.events.plan_events`): value slots, per-mode block schedules (docs/theory.md §11),
+guards, event indicators and the standardized restart of
+each mode change (docs/theory.md §11). `python_plan` writes them as plain JSON data: every
+expression a tree of ``[op, ...]`` lists over slots and numbers (`expr_tree`), which the runtime
 (`mdae_fmu.fmu.pyfmu_runtime`, shipped in the FMU, numpy and scipy only) walks; no model text
 is ever executed as Python code. `export_python` packages the plan, the runtime and the
 pythonfmu slave class (`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder``.
@@ -38,6 +38,7 @@ from ..codegen.initialization import plan_initialization
 from ..codegen.plan import CompiledModel, compile_model
 from ..codegen.restarts import base_name, slot_names, with_transient_restarts
 from ..codegen.slots import Slot
+from ..symbolic import as_sympy
 
 RUNTIME_MODULE = "mdae_pyfmu_runtime"
 SLAVE_MODULE = "mdae_pyfmu_slave"
@@ -81,7 +82,7 @@ class _TreeWriter:
         self.relations = relations
 
     def __call__(self, e) -> list:
-        e = sp.sympify(e)
+        e = as_sympy(e)
         if e.is_Symbol:
             leaf = self.slots.get(e)
             if leaf is None:
@@ -199,7 +200,7 @@ def _left_writer(cm: CompiledModel, w: _TreeWriter, right: dict | None = None):
 
     def write(e):
         slots = dict(w.slots)
-        for s in sp.sympify(e).free_symbols:
+        for s in as_sympy(e).free_symbols:
             n = base_name(s)
             if s.name.endswith("+") and right is not None and names.get(n) in right:
                 slots[s] = ["new", right[names[n]]]
@@ -242,10 +243,11 @@ def _python_plan(model: Model, analysis) -> dict:
         from ..codegen.multimode import plan_multimode
         multimode = plan_multimode(model, report, analysis.automaton)
         cm = multimode.compiled
-        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched)
+        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched,
+                         steady=multimode.steady_states)
     else:
         cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
-        ev = plan_events(model, cm)
+        ev = plan_events(model, cm, steady=cm.state_symbols)
     init = plan_initialization(model, cm)
     if init.needs_compute:
         raise _Unsupported("an initial system on computed variables")
@@ -287,7 +289,9 @@ def _python_plan(model: Model, analysis) -> dict:
         "discrete": [[slot_of(t), w(e)] for t, e in cm.discrete_assignments]
         + [[["v", "b", b], slots[sym]] for sym, _, b in banded],
         "init": _initial_system(cm, w, init),
-        "relations": [dict(s=w(r.s), strict=r.strict) for r in ev.relations],
+        "relations": [dict(s=w(r.s), strict=r.strict,
+                           rate=None if r.rate is None else w(r.rate))
+                      for r in ev.relations],
         "assertions": [[_assertion(w, c), _message(w, msg), level]
                        for c, msg, level in ev.assertions],
         "assert_tol": ASSERT_TOL,

@@ -1,3 +1,3 @@
 """Implicit multimode structural analysis: the modes as propositional formulas over the guards
-(binary decision diagrams), analysed once for all modes instead of one by one (issue 17; theory
-003 §5.3.3, IsamDAE's approach in ecosystem/compilers-multimode-formats.md §1)."""
+(binary decision diagrams), analysed once for all modes instead of one by one (issue 17;
+docs/theory.md §10.2, IsamDAE's approach, docs/theory.md §1.8)."""

@@ -1,15 +1,16 @@
 """Implicit structural analysis of a multimode model: well-posedness, offsets, index and states
-as functions of the mode, without enumerating the modes (theory 003 §5.3.3; IsamDAE's implicit
-approach, ecosystem/compilers-multimode-formats.md §1).
+as functions of the mode, without enumerating the modes (docs/theory.md §10.2; IsamDAE's implicit
+approach, docs/theory.md §1.8).
 
 The model's DAE equations (the same as the per-mode stage's, `mdae_fmu.structure.per_mode`:
 guard and discrete-variable definitions left out) become rows of a `LabelledGraph`: each
 equation's existence is the formula of its guard literals, and its if-expressions on guards
-are split into branches (9334 §1.4 Defs 30/33) whose formulas label their signature-matrix
+are split into branches (RR-9334 Defs 30 and 33, docs/theory.md §5.2, §5.4) whose formulas label
+their signature-matrix
 entries. `mdae_fmu.implicit.sigma` then finds a perfect matching and Pryce's offsets in every
 mode at once. The result answers, for any mode, what the per-mode analysis answers
 (`ImplicitAnalysis.at`), and a failure is reported on one concrete mode of the failing formula
-with the per-mode stage's own diagnostic (Dulmage–Mendelsohn culprits, 003 §5.7).
+with the per-mode stage's own diagnostic (Dulmage–Mendelsohn culprits, docs/theory.md §10.2).
 """
 
 from __future__ import annotations
@@ -149,8 +150,8 @@ def needs_implicit(model: Model, max_modes: int = MAX_ENUMERATED_MODES) -> bool:
 
 def branch_residuals(space: GuardSpace, res: E.Expr, f):
     """Split ``res`` on its if-expressions whose condition the guards decide: ``[(formula,
-    residual)]`` with disjoint formulas covering ``f`` (9334 §1.4 Defs 30/33; the symbolic
-    form of `mdae_fmu.structure.per_mode.specialize`)."""
+    residual)]`` with disjoint formulas covering ``f`` (RR-9334 Defs 30 and 33, docs/theory.md §5.2,
+    §5.4; the symbolic form of `mdae_fmu.structure.per_mode.specialize`)."""
     bdd = space.bdd
     node, cf = None, None
     for n in E.walk(res):
@@ -302,7 +303,7 @@ def _case_text(space: GuardSpace, case: dict) -> list[str]:
 def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
     """A summary whose size grows with the guards and equations, not with the modes."""
     sp_ = a.space
-    lines = [f"model {a.model.name}: implicit multimode analysis (theory 003 §5.3.3)",
+    lines = [f"model {a.model.name}: implicit multimode analysis (docs/theory.md §10.2)",
              f"  {len(sp_.atoms)} long guards, {a.n_modes} consistent modes, "
              f"{len(a.graph.rows)} equations, {len(a.graph.cols)} unknowns, "
              f"{a.sweeps} sweeps, {a.seconds:.2f} s"]

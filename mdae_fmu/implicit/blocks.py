@@ -1,6 +1,6 @@
 """Block-triangular decomposition with mode formulas: the blocks of every regular mode's
-index-reduced system, each with the formula of the modes in which it is a block (theory 003
-§5.3.3 and §5.7: the "mDAE interpreter", equation blocks labelled by guard formulas).
+index-reduced system, each with the formula of the modes in which it is a block (docs/theory.md
+§10.2: the "mDAE interpreter", equation blocks labelled by guard formulas).
 
 In a mode, equation i depends on equation i' when i has a tight entry (``d_j − c_i = σ_ij``)
 on the unknown j that the transversal assigns to i'; the blocks are the strongly connected

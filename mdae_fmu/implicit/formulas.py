@@ -1,11 +1,11 @@
 """Guards as Boolean variables of a binary decision diagram (BDD), and the formula of the
-consistent modes (theory 003 §5.3.3: the mode-dependent structure represented implicitly by
-propositional formulas over the guards, as in IsamDAE; 9334-theory-algorithms §1.4 Def 31).
+consistent modes (docs/theory.md §10.2: the mode-dependent structure represented implicitly by
+propositional formulas over the guards, as in IsamDAE; RR-9334 Def 31, docs/theory.md §5.3).
 
 Each free long-guard atom of the model (`mdae_fmu.structure.per_mode.long_guard_atoms`, fixed
 guards removed) is a BDD variable ``g0, g1, ...``. Conditions that only appear in the
 definitions of guards (``g = pre(s) >= 0``) get auxiliary variables, quantified away. The
-*care set* is the formula of the modes that survive the pruning of 9334 §2.15 [D] (ii), the
+*care set* is the formula of the modes that survive the pruning of docs/theory.md §8.1, the
 rules of `mdae_fmu.structure.per_mode.consistent_valuation` written as constraints: a Boolean
 guard equals its definition, a composite guard (and/or) equals the formula of its parts, and
 relations on one expression (``x > 0``, ``x > 1``) take only value combinations that some real

@@ -2,11 +2,11 @@
 their differentiation orders and its unknowns selected by the guard bits at run time, instead
 of one block per mode-dependent variant (`mdae_fmu.implicit.schedule`).
 
-Theory: 003 §5.3.3 (the "mDAE interpreter": one dependency graph whose equations and
-unknowns carry the formula of the modes where they hold, IsamDAE's conditional dependency
-graph); 9334-theory-algorithms §3.5 (per mode, the index-reduced system F^(c) = 0 in the
-leading instances x^(d)) and §2.15 (the restart). The rule is in docs/decisions.md §9
-("Merged components").
+Theory: docs/theory.md §10.2 (the "mDAE interpreter": one dependency graph whose equations and
+unknowns carry the formula of the modes where they hold, IsamDAE's conditional dependency graph);
+docs/theory.md §11 (per mode, the index-reduced system F^(c) = 0 in the leading instances x^(d))
+and docs/theory.md §8.3, §9 (the restart). The rule is in docs/decisions.md §9 ("Merged
+components").
 
 In the modes of the component every equation e has an offset c_e and every unknown x an
 offset d_x, both functions of the mode (`ImplicitAnalysis.c`, `.d`). The merged block has

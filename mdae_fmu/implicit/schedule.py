@@ -3,9 +3,9 @@ formula of the modes where it is a block, its code-fixed variants and their rest
 computed once by the analysis from the implicit analysis (`mdae_fmu.implicit.analysis`) and
 consumed by code generation (`mdae_fmu.codegen.guarded`), which analyses nothing.
 
-Theory: 003 §5.3.3 and §5.7 (the "mDAE interpreter": blocks labelled by guard formulas),
-9334-theory-algorithms §3.5 (per-mode index-reduced system solved by blocks; restart at a mode
-change), §2.15 and §3.1 stages 5-7 (the restart); the rule for local restarts and its argument
+Theory: docs/theory.md §10.2 (the "mDAE interpreter": blocks labelled by guard formulas),
+docs/theory.md §11 (per-mode index-reduced system solved by blocks; restart at a mode
+change), docs/theory.md §8.1, §8.3, §9 (the restart); the rule for local restarts and its argument
 are in docs/decisions.md §9.
 
 `mdae_fmu.implicit.variants.guarded_schedule(model, ia)` splits every (block, formula) of

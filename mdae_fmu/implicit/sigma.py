@@ -1,6 +1,6 @@
 """The Σ-method computed once for all modes, on a signature graph whose entries carry the
-formula of the modes where they hold (theory 003 §5.3.3, the implicit structural analysis of
-IsamDAE; the Σ-method itself is 003 §4 / 9334-theory-algorithms §3.2).
+formula of the modes where they hold (docs/theory.md §10.2, the implicit structural analysis of
+IsamDAE; the Σ-method itself is docs/theory.md §4).
 
 Values that depend on the mode are *case functions*: ``{value: BDD}`` with pairwise disjoint
 formulas, undefined outside their union. Two algorithms, each the per-mode algorithm run on
@@ -9,8 +9,8 @@ all modes at once (every set operation on modes is a BDD operation):
 * `symbolic_matching`: a maximum matching of the equations onto the unknowns in every mode,
   by augmenting paths (one breadth-first search per equation, its layers labelled by the modes
   reaching them). Modes in which some equation or unknown stays unmatched are structurally
-  singular (003 §5.7); the others have a perfect matching T(mode).
-* `symbolic_offsets`: Pryce's fixpoint iteration for the offsets (003 §4.2, 9334 §3.2):
+  singular (docs/theory.md §10.2); the others have a perfect matching T(mode).
+* `symbolic_offsets`: Pryce's fixpoint iteration for the offsets (docs/theory.md §4.1, §4.6):
   ``d_j = max_i σ_ij + c_i``, ``c_i = d_T(i) − σ_iT(i)``, from c = 0. Its least fixpoint is
   the canonical offsets when T is a highest-value transversal; when T is not, the iteration
   has no fixpoint (a positive cycle), values grow beyond any valid offset, and those modes are

@@ -1,6 +1,6 @@
 """Building the guarded block schedule (`mdae_fmu.implicit.schedule`) from the implicit
 analysis: block variants, merged components, the order valid in every mode, the formula table
-(theory 003 §5.3.3 and §5.7; docs/decisions.md §9).
+(docs/theory.md §10.2; docs/decisions.md §9).
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def check_literal_reinits(model: Model, variants, variables: tuple[str, ...], xl
     own restart). That is the instant's restart only when the reinitialized states move no
     other state (docs/multimode-fmu.md, "When-clauses"): in every block variant that
     restarts a reinitialized state X, with X given (the row that determines its jump, its
-    dynamics, gives way to the reinit for that instant, TA §1.8 (87)), and in every variant
-    that reads X's jump, the other states must stay at rest (`_moving_unknowns`; a
+    dynamics, gives way to the reinit for that instant, theory.md §6.6, RR-9334 (87)), and
+    in every variant that reads X's jump, the other states must stay at rest (`_moving_unknowns`; a
     constraint that couples X to another state, such as two masses stuck together, moves
     that state too). `ModelRejected` naming the when-clause, its line, the modes and the
     moved state otherwise."""
@@ -137,7 +137,7 @@ def _conditional_states(ia: ImplicitAnalysis, regular, instances) -> list:
     blocks): ``[(k, formula)]`` with k the position in ``instances`` and the formula of the
     modes where it is a state. Where it is not a state, a block computes the variable as an
     algebraic unknown (or nothing reads it), so code generation holds its state vector entry
-    apart (theory: 9334-theory-algorithms §3.6, one state vector for all modes)."""
+    apart (docs/theory.md §11: one state vector for all modes)."""
     bdd = ia.space.bdd
     col_of = {n: j for j, n in enumerate(ia.graph.cols)}
     cond = []
@@ -267,7 +267,7 @@ def _initial_bits(space, initial: dict | None) -> tuple[bool, ...] | None:
 def impulse_outputs(variants, variables: tuple[str, ...], xleft: dict,
                     zeta: dict) -> tuple[str, ...]:
     """The variables whose integral over a mode change, ζ, can be nonzero: the impulsive
-    variables of order 1 (examples note §3: ``v = ν/d``, ν the Dirac weight), the
+    variables of order 1 (theory.md §9.2: ``v = ν/d``, ν the Dirac weight), the
     ``impulse(v)`` outputs of the FMU (docs/multimode-fmu.md, "Impulses").
 
     In schedule order, the restart unknowns of each variant that can be nonzero
@@ -303,7 +303,7 @@ def _moving_unknowns(restart: BlockRows, moving: set[str], xleft: dict, zeta: di
     whose jump or ζ can be nonzero; the others keep their left limits (X = X−, ζ = 0).
 
     The restart system, with every state written X− + ΔX, is split into its block-triangular
-    form (9334 §2.3); in solve order a block is at rest when its rows vanish identically with
+    form (theory.md §2.3); in solve order a block is at rest when its rows vanish identically with
     its own unknowns and every unknown found at rest set to zero, and read nothing that can
     move. A block of a generically nonsingular system that has a zero right-hand side has
     the zero solution: its unknowns are then zero for every value of the model's parameters

@@ -96,6 +96,7 @@ def _statement(low, it, env, out):
 def _assign(low, it, env, out):
     _, lhs, rhs, where = it
     from .functions import Tuple
+    from .lowering import Rec
     if type(lhs) is Tuple:                  # (a, b) := f(x)
         from .array_functions import tuple_values
         values = tuple_values(low, rhs, env, len(lhs.items))
@@ -110,8 +111,18 @@ def _assign(low, it, env, out):
         return
     if type(lhs) is E.Ref and lhs.name in env:
         low.fail(f"cannot assign the for-index '{lhs.name}'", where)
-    target = _fixed_subscripts(low, low.value, lhs, env, where)
+    target = lhs.value if type(lhs) is _Target else \
+        _fixed_subscripts(low, low.value, lhs, env, where)
     value = rhs.value if type(rhs) is _Value else low.value(rhs, env, where)
+    if type(target) is Rec or type(value) is Rec:     # `state := R(p, T)`, field by field
+        if type(target) is not Rec or type(value) is not Rec:
+            low.fail("a record is assigned to a value that is not a record", where)
+        given = dict(value.fields)
+        for fname, t in target.fields:
+            if fname not in given:
+                low.fail(f"the record assigned has no field '{fname}'", where)
+            _assign(low, ("assign", _Target(t), _Value(given[fname]), where), env, out)
+        return
     if type(target) is A.Arr:
         if type(value) is not A.Arr or value.shape != target.shape:
             low.fail(f"the two sides of ':=' have different sizes: {list(target.shape)} and "
@@ -123,6 +134,14 @@ def _assign(low, it, env, out):
         low.fail(f"the two sides of ':=' have different sizes: [] and "
                  f"{list(value.shape)}", where)
     out.append(("assign", target, value, where))
+
+
+class _Target:
+    """A target already lowered (a field of a record target)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 class _Value:
@@ -148,15 +167,48 @@ def _for(low, it, env, out):
             return
     from .functions import _is_range
     inner = {k: v for k, v in env.items() if k not in {n for n, _r, _l in indices}}
+    if len(indices) == 1 and not _is_range(indices[0][1]):
+        _for_elements(low, indices[0], body, inner, loc, out)
+        return
     ranges = []
     for name, rng, iloc in indices:
         if not _is_range(rng):
-            low.fail("a for-range must be 'a:b' or 'a:step:b'", iloc)
+            low.fail("a for-range must be 'a:b' or 'a:step:b' (or one vector of elements)",
+                     iloc)
         ranges.append((name, A.Range(*(None if x is None else
                                        low.scalar(x, inner, iloc, "for-range bound")
                                        for x in (rng.start, rng.step, rng.stop)), iloc),
                        iloc))
     out.append(("for", ranges, lower_statements(low, body, inner), loc))
+
+
+def _for_elements(low, index, body, env, loc, out) -> None:
+    """``for v in x loop body end for`` over the elements of a vector ``x`` of variables
+    (Modelica 3.6 §11.2.2.2: the index takes the values of the vector's elements): unrolled
+    with ``v`` the element itself, or, when the body jumps (``break``, ``return``), the loop
+    over the positions ``v$i in 1:n`` with ``v`` the element at ``v$i`` (an if-chain over the
+    elements: OpenModelica's ``Break1``)."""
+    from .lowering import ElementAlias
+    name, rng, iloc = index
+    vec = low.value(rng, env, iloc)
+    if type(vec) is not A.Arr or len(vec.shape) != 1 or \
+            any(type(x) is A.Arr for x in vec.items):
+        low.fail(f"the range of for-index '{name}' must be 'a:b', 'a:step:b' or a vector",
+                 iloc)
+    items = vec.items
+    if not _jumps(body) and len(items) <= MAX_UNROLLED:
+        for x in items:
+            out.extend(lower_statements(low, body, {**env, name: ElementAlias(x)}))
+        return
+    if not items:
+        return
+    pos = f"{name}$i"
+    chosen = items[-1]
+    for j in range(len(items) - 2, -1, -1):
+        chosen = E.If(E.BinOp("==", E.Ref(pos), E.Const(j + 1)), items[j], chosen)
+    rng_pos = A.Range(E.Const(1), None, E.Const(len(items)), iloc)
+    out.append(("for", [(pos, rng_pos, iloc)],
+                lower_statements(low, body, {**env, name: ElementAlias(chosen)}), loc))
 
 
 def _while(low, it, env, out):

@@ -22,7 +22,7 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
     (module docstring; Modelica 3.6 §11.1: the section is executed in order as a whole, its
     assigned variables start from their pre or start values). Each pseudo-equation
     ``v = alg#k(inputs)`` has the whole block's inputs as its row of the signature matrix
-    (theory note 003 §4.2), so the structural analysis treats the block as a unit.
+    (docs/theory.md §4.1), so the structural analysis treats the block as a unit.
     ``resolver`` converts the statements (the same rules as a function body, the model's
     variables in scope)."""
     whens = [x for x in items if x[0] == "when"]

@@ -38,6 +38,14 @@ class Path:
 
 
 @dataclass(frozen=True, slots=True)
+class Indexed:
+    """``(e)[s1, ...]`` or ``f(x)[s1, ...]``: subscripts of the value of an expression."""
+    value: object
+    subs: tuple
+    where: int
+
+
+@dataclass(frozen=True, slots=True)
 class ArrayCons:
     """``{a, b, ...}``."""
     items: tuple

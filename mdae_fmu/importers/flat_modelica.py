@@ -1,7 +1,7 @@
 """Flat Modelica and Base Modelica importer: text -> `mdae_fmu.ir.Model`.
 
-Accepted input (ARCHITECTURE.md "Input formats"; ecosystem/compilers-multimode-formats.md §4(a),
-§4(b)): the scalarized flat output of OpenModelica (``class X ... end X;``, dotted names such as
+Accepted input (docs/importers.md): the scalarized flat output of OpenModelica (``class X ... end
+X;``, dotted names such as
 ``mod1.x[1]``) and Base Modelica (``//! base 0.1.0``, ``package 'M' model 'M' ... end 'M'; end
 'M';``, quoted identifiers), parsed by one LALR(1) grammar (``modelica.lark``) with lark's
 contextual lexer. The grammar's callbacks run *during* parsing (no parse tree is built) and
@@ -15,7 +15,7 @@ Semantics (docs/importers.md):
   equation ``x = e`` at its declaration), initial equations ``i1, ...``, when-clauses ``w1, ...``;
 * ``lhs = rhs`` becomes the residual ``expr.residual(lhs, rhs)``;
 * branch k of ``if c1 ... elseif c2 ... else`` is guarded by ``(c1,F), ..., (c_{k-1},F), (c_k,T)``
-  (theory 9334-theory-algorithms §1.4, ir module docstring); ``not c`` is the literal ``(c, F)``;
+  (docs/theory.md §5.1, ir module docstring); ``not c`` is the literal ``(c, F)``;
 * Boolean and Integer variables are discrete, so is a Real assigned in a when-clause (Modelica
   §3.8.3); parameters get causality ``parameter``;
 * every name must be declared, ``reinit`` needs a state (a variable whose ``der`` appears);
@@ -77,7 +77,8 @@ _UNSUPPORTED_KEYWORDS = {
     "EXTENDS": "extends-clauses are not supported (the input must be flattened)",
     "IMPORT": "import-clauses are not supported (the input must be flattened)",
     "ENCAPSULATED": "encapsulated classes are not supported (give one flat class)",
-    "PARTIAL": "partial classes are not supported (give one flat class)",
+    "PARTIAL": "partial classes are not supported (give one flat class; only a partial "
+               "function, the type of a functional input argument, is read)",
     "EXTERNAL": "an external clause can only end a function definition",
     "CONSTRAINEDBY": "constrainedby is not supported (the input must be flattened)",
     "WHILE": "while-loops are only supported as statements of an algorithm section",
@@ -263,6 +264,10 @@ class ParseContext:
     # id -> (node, location) of the String(...) calls not (yet) found in the message of an
     # assert or terminate: any left when the model is built is refused (`string_call`)
     string_calls: dict = field(default_factory=dict)
+    # id -> location of the String(x, format = ...) calls among them: supported only where
+    # the value is not used (the binding of a String variable, which the model ignores)
+    string_formats: dict = field(default_factory=dict)
+    string_names: set = field(default_factory=set)    # String variables declared so far
     # (function, array sizes, Integer constants) -> (name, output shapes) of the functions
     # specialized per call sizes so far (`array_functions`): one per key in the whole file,
     # whichever function body or equation calls it
@@ -541,12 +546,15 @@ class _Callbacks(FunctionCallbacks):
         items = c[1:-2]
         result = c[-1]
         for j in range(len(items) - 2, -1, -3):
-            result = E.If(items[j], items[j + 1], result)
+            result = E.If(_edges_as_pre(items[j]), items[j + 1], result)
         return result
 
     def _refuse(self, tok, message):
         self.ctx.error(self.ctx.tok_loc(tok), message)
         return E.ZERO
+
+    def empty_slot(self, c):
+        return None                     # an output a tuple does not assign
 
     def tuple_expr(self, c):
         entry = self.ctx.error(self.ctx.tok_loc(c[0]), "tuple expressions '(a, b, ...)' are "
@@ -602,6 +610,16 @@ class _Callbacks(FunctionCallbacks):
         self.ctx.extended = True
         tok = c[0]
         return A.Subscripted(normalize_name(tok[1]), c[1], tok[2])
+
+    def paren_subscripted(self, c):
+        # [LPAR, expression, subscripts]
+        self.ctx.extended = True
+        return A.Indexed(c[1], c[2], c[0][2])
+
+    def call_subscripted(self, c):
+        # [NAME, LPAR, call_args?, subscripts]
+        self.ctx.extended = True
+        return A.Indexed(self.call(c[:-1]), c[-1], c[0][2])
 
     def path_ref(self, c):
         # [NAME, subscripts, DOT_NAME, subscripts?, DOT_NAME, ...]: `a[i].b[1].c[j]`
@@ -750,11 +768,9 @@ class _Callbacks(FunctionCallbacks):
                                  "ones")
                 return E.ZERO
             key = a.name[1]
-            if key == "format":
-                ctx.error(ctx.tok_loc(a.name), "String(r, format = ...) is not supported "
-                                               "(use significantDigits, minimumLength and "
-                                               "leftJustified)")
-                return E.ZERO
+            if key == "format" and "format" not in given:
+                given["format"] = a.name
+                continue
             if key not in _STRING_OPTIONS or key in given:
                 ctx.error(ctx.tok_loc(a.name), f"'String' has no parameter '{key}' here (its "
                           f"options: {', '.join(_STRING_OPTIONS)}; each given once)")
@@ -764,6 +780,8 @@ class _Callbacks(FunctionCallbacks):
                                  given.get("leftJustified", E.Const(True)),
                                  given.get("significantDigits", E.Const(6))))
         ctx.string_calls[id(node)] = (node, where)
+        if "format" in given:
+            ctx.string_formats[id(node)] = ctx.tok_loc(given["format"])
         return node
 
     @staticmethod
@@ -847,6 +865,10 @@ class _Callbacks(FunctionCallbacks):
         if c[-1][2] + 1 - start > 2 * MAX_DEPTH:    # shorter text cannot nest that deep
             lhs = self._limited(lhs, start)
             rhs = self._limited(rhs, start)
+        ctx = self.ctx
+        if ctx.string_calls and ctx.string_names and any(
+                type(x) is E.Ref and x.name in ctx.string_names for x in (lhs, rhs)):
+            string_values(ctx, [lhs, rhs])      # `s = String(x)` of a String variable s
         return ("eq", lhs, rhs, start)
 
     def call_eq(self, c):
@@ -880,6 +902,11 @@ class _Callbacks(FunctionCallbacks):
         return [(self._limited(cond, loc), loc, items) for cond, loc, items in branches], orelse
 
     def if_eq(self, c):
+        branches, orelse = _literal_branches(*self._branches(c, "elseif"))
+        return ("if", branches, orelse, self.ctx.tok_loc(c[0]))
+
+    def if_item(self, c):
+        """An if-statement: its branches as written."""
         branches, orelse = self._branches(c, "elseif")
         return ("if", branches, orelse, self.ctx.tok_loc(c[0]))
 
@@ -1133,6 +1160,10 @@ class _Callbacks(FunctionCallbacks):
                 if mod.args:
                     modifiers = self._modifiers(mod.args, long_clause)
             name = normalize_name(name_tok[1])      # one copy, shared with its references
+            if type_name == "String":
+                self.ctx.string_names.add(name)
+                if binding is not None and self.ctx.string_calls:
+                    string_values(self.ctx, [binding])
             decls.append(Decl(words.setdefault(name, name), where, type_name, type_tok[2],
                               prefixes, modifiers, binding, desc, dims=dims))
         return decls
@@ -1246,6 +1277,11 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
             loc = ctx.pos_loc(p)
             return InputError("syntax error: unterminated comment '/*'" + ctx.note, loc,
                               ctx._src(loc))
+    if err.previous is not None and err.previous[0] == "PARTIAL":
+        # (`partial function` is read: the type of functional input arguments)
+        loc = ctx.pos_loc(err.previous[2])
+        return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS["PARTIAL"] +
+                          ctx.note, loc, ctx._src(loc))
     if kind in _UNSUPPORTED_KEYWORDS:
         return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS[kind] + ctx.note,
                           loc, ctx._src(loc))
@@ -1448,6 +1484,40 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
 
 # --- model building (shared with the XML importer) ---------------------------------------------
 
+def _edges_as_pre(cond: E.Expr) -> E.Expr:
+    """The condition of an if-expression with ``edge(b)`` written ``b and not pre(b)`` and
+    ``change(b)`` written ``b <> pre(b)`` (Modelica 3.6 §3.7.5), for a variable ``b``: the
+    value of such an if-expression is a plain Boolean function of ``b`` and ``pre(b)``
+    (OpenModelica's BouncingBallExamples: ``v_new = if edge(impact) then -e*pre(v) else 0``
+    in a when-clause, which the code generator could not build)."""
+    found = [n for n in E.walk(cond) if type(n) is E.Call and n.func in ("edge", "change")
+             and len(n.args) == 1 and type(n.args[0]) is E.Ref]
+    if not found:
+        return cond
+    mapping = {n: E.BinOp("and", n.args[0], E.UnOp("not", E.Call("pre", n.args)))
+               if n.func == "edge" else E.BinOp("<>", n.args[0], E.Call("pre", n.args))
+               for n in found}
+    return E.substitute(cond, mapping)
+
+
+def _literal_branches(branches: list, orelse: list | None) -> tuple[list, list | None]:
+    """The branches of an if-equation without those whose condition is a Boolean literal
+    (Modelica 3.6 §8.3.4): a ``false`` branch is never taken; a ``true`` branch is taken
+    whenever the branches before it are not, so it is the else-branch, and the branches after
+    it are never taken (OpenModelica prints ``elseif true then`` for the last branch). No guard
+    is ever the constant ``true`` or ``false``; an if-equation whose first branch is ``true``
+    is its body (no branch left, its body the else-branch)."""
+    kept = []
+    for branch in branches:
+        cond = branch[0]
+        if type(cond) is E.Const and type(cond.value) is bool:
+            if cond.value:
+                return kept, branch[2]
+            continue
+        kept.append(branch)
+    return kept, orelse
+
+
 def _literal(cond: E.Expr, positive: bool = True) -> GuardLiteral:
     """Guard literal of an if-condition, ``not`` stripped into the sign (ir module docstring)."""
     while type(cond) is E.UnOp and cond.op == "not":
@@ -1466,17 +1536,37 @@ def _boolean_form(e) -> bool:
 def message_strings(ctx: ParseContext, messages) -> None:
     """The String(...) calls inside ``messages`` (expressions of an assert or terminate
     message) are where String is supported: claim them (`Callbacks._string_call`)."""
-    for m in messages:
+    for n in _string_calls(messages):
+        ctx.string_calls.pop(id(n), None)
+        where = ctx.string_formats.pop(id(n), None)
+        if where is not None:
+            ctx.error(where, "String(r, format = ...) is not supported in a message (use "
+                             "significantDigits, minimumLength and leftJustified)")
+
+
+def string_values(ctx: ParseContext, exprs) -> None:
+    """The String(...) calls inside ``exprs`` (the binding of a String variable, an equation
+    between Strings) give the value of a String variable, which the model ignores (docs/
+    importers.md, "String variables"): claim them, the ``format`` option included."""
+    for n in _string_calls(exprs):
+        ctx.string_calls.pop(id(n), None)
+        ctx.string_formats.pop(id(n), None)
+
+
+def _string_calls(exprs):
+    for m in exprs:
         for n in E.walk(m):
             if type(n) is E.Call and n.func == "String":
-                ctx.string_calls.pop(id(n), None)
+                yield n
 
 
 def refuse_string_calls(ctx: ParseContext) -> None:
     """Refuse every String(...) call no assert or terminate message claimed."""
     for _node, where in ctx.string_calls.values():
-        ctx.error(where, "String(...) is only supported in the message of assert")
+        ctx.error(where, "String(...) is only supported in the message of assert or terminate "
+                         "and in the value of a String variable (which the model ignores)")
     ctx.string_calls.clear()
+    ctx.string_formats.clear()
 
 
 def _residual(lhs, rhs):
@@ -1563,6 +1653,11 @@ class _ModelBuilder:
             variability = "continuous" if d.type_name == "Real" else "discrete"
         if variability == "parameter":
             causality = "parameter"
+        if causality == "input" and d.binding is not None and "." in d.name:
+            # a component's input bound by a modifier, `c(u = 2*x)`, which OpenModelica prints
+            # `input Real c.u = 2*x` (MSL 4 RollingWheel): only the top-level model's inputs
+            # are inputs of the simulated model, so the binding is an equation
+            causality = "local"
         causality = explicit.get("causality", causality)
         seen = {}
         for mname, value, mloc, nested in d.modifiers:
@@ -1668,7 +1763,8 @@ class _ModelBuilder:
             if type(item) is Tuple:
                 self.err(where, "nested tuples are not supported")
                 return []
-            out.append(_residual(item, E.Call(F.call_name(rhs.func, k), rhs.args)))
+            if item is not None:        # an empty slot: output k is not used
+                out.append(_residual(item, E.Call(F.call_name(rhs.func, k), rhs.args)))
         self.tuple_calls.append((rhs.func, len(lhs.items), where))
         return out
 

@@ -60,6 +60,7 @@ class FunctionDef:
     errors: list             # errors inside the definition: reported only if it is called
     calls: list              # calls inside the definition (name, where, nargs)
     uses: dict               # first use of each name inside the definition (offset)
+    partial: bool = False    # `partial function`: the type of functional input arguments
 
 
 @dataclass(slots=True)
@@ -173,7 +174,8 @@ class FunctionCallbacks:
                         inside.append(e)
         ctx.functions.append(FunctionDef(normalize_name(name_tok[1]), ctx.tok_loc(name_tok),
                                          normalize_name(end_tok[1]), ctx.tok_loc(end_tok),
-                                         contents, anns, inside, calls, uses))
+                                         contents, anns, inside, calls, uses,
+                                         partial=any(x[0] == "PARTIAL" for x in c[:i])))
         return []
 
     def algorithm_section(self, c):
@@ -220,7 +222,7 @@ class FunctionCallbacks:
         return ("stmt", None)
 
     def if_stmt(self, c):
-        return self.if_eq(c)
+        return self.if_item(c)
 
     def when_stmt(self, c):
         return self.when_eq(c)
@@ -275,8 +277,8 @@ class FunctionCallbacks:
         rng = c[2]
         if type(rng) is Range:
             self.ctx.withdraw(rng.error)
-        elif not _is_range(rng):
-            self.ctx.error(self.ctx.tok_loc(c[1]), "a for-range must be 'a:b' or 'a:step:b'")
+        # (another range, `for v in x`, is a vector the lowering reads, `algorithm_lowering`;
+        # the function reader refuses it where it is not lowered)
         return (normalize_name(c[0][1]), rng, self.ctx.tok_loc(c[0]))
 
     def statements(self, c):
@@ -448,6 +450,9 @@ class FunctionResolver:
                     return None
                 targets = []
                 for item in lhs.items:
+                    if item is None:                # an empty slot: not assigned
+                        targets.append(None)
+                        continue
                     if type(item) is not E.Ref or item.name not in scope:
                         self.err(loc, "'(a, b) := f(...)' assigns variables of the function")
                         return None
@@ -505,6 +510,8 @@ class FunctionResolver:
             stmts = tuple(self._statements(body, fname, inner_scope, loops | {"for"}))
             for name, rng, iloc in reversed(indices):
                 if not _is_range(rng):
+                    self.err(iloc, f"the range of for-index '{name}' must be a range 'a:b', "
+                                   "'a:step:b' or a vector")
                     return None
                 step = rng.step if rng.step is not None else E.Const(1)
                 stmts = (F.ForStmt(name, rng.start, step, rng.stop, stmts, iloc),)
@@ -548,6 +555,10 @@ class FunctionResolver:
                 continue
             if base in self.external:
                 self.err(where, self.external[base])
+                continue
+            if base in self.defs and self.defs[base].partial:
+                self.err(where, f"'{name}' is a partial function (the type of a functional "
+                                "input argument): it cannot be called")
                 continue
             if base in self.broken:
                 self._report_broken(base)

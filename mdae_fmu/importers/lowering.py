@@ -54,6 +54,16 @@ class Rec:
     fields: tuple           # ((name, value), ...)
 
 
+class ElementAlias:
+    """The value of a for-index that runs over the elements of an array of variables (``for v
+    in x loop`` in a function, Modelica 3.6 §11.2.2.2): the element of the current iteration,
+    a lowered expression (`algorithm_lowering`)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class _StringVar:
     """A String variable that is not a constant: equations on it are dropped (issue 13 item 6:
     Strings are kept only as constants of assert messages)."""
@@ -208,6 +218,11 @@ class Lowering:
             if type_name == "String":
                 return "string", type_name, mods, dims, None
             d = self.types.get(type_name)
+            if d is None and type_name in _BUILTIN_ENUMS:
+                # a predefined enumeration as a type (OpenModelica prints the MSL's `parameter
+                # StateSelect stateSelect = StateSelect.default`): an enumeration variable
+                d = self.types[type_name] = T.EnumDef(name=type_name, where=None,
+                                                      literals=_BUILTIN_ENUMS[type_name])
             if d is None and type_name == "Clock":
                 self.fail("variables of type Clock (synchronous Modelica) are not supported: "
                           "write the sampled part with when sample(start, interval) clauses",
@@ -250,6 +265,11 @@ class Lowering:
                 index = "(if b then 2 else 1)" if s.name == "Boolean" else "Integer(e)"
                 self.fail(f"arrays indexed by the type '{s.name}' are not supported (use an "
                           f"Integer dimension and {index} as the index)", where)
+            if type(s) is A.ArrayCons:
+                self.fail("an array dimension given as a vector of sizes (a ragged array, "
+                          "which Modelica does not have; OpenModelica prints it for arrays of "
+                          "components of different sizes with -d=-nfScalarize): export the "
+                          "model scalarized (without -d=-nfScalarize)", where)
             v = self.const(s, {})
             if type(v) is not int or v < 0:
                 bad = sorted({r.name for r in _refs(s) if self.const(r, {}) is None})
@@ -409,7 +429,8 @@ class Lowering:
         if t is E.Ref:
             name = e.name
             if name in env:
-                return env[name]
+                v = env[name]
+                return None if type(v) is ElementAlias else v
             lit = self.enum_literal(name)
             if lit is not None:
                 return lit
@@ -560,14 +581,20 @@ class Lowering:
         if t is E.Call:
             if self.ctx.functions and e.func in array_function_defs(self):
                 return call_value(self, array_function_defs(self)[e.func], e, env)
+            if type(self.types.get(e.func)) is T.RecordDef:
+                return self.call(self.late_constructor(e), env)
             args = [self._value(a, env) for a in e.args]
             for a in args:
                 _no_string_var(a)
+            if any(type(a) is A.Arr for a in args):
+                self.known_function(e.func)
             return A.elementwise(lambda *xs: E.Call(e.func, xs), *args)
         if t is A.Subscripted:
             return self.subscript(e, env)
         if t is A.Path:
             return self.path(e, env)
+        if t is A.Indexed:
+            return self.indexed(e, env)
         if t is A.ArrayCons:
             return A.stack([self._value(x, env) for x in e.items])
         if t is A.MatrixCons:
@@ -583,6 +610,27 @@ class Lowering:
                 self.fail("'end' can only be used in an array subscript")
             return E.Const(env["end"])
         return e
+
+    def late_constructor(self, e: E.Call) -> A.ArrayCall:
+        """``R(...)`` read as a call because the record ``R`` is defined later in the file
+        (Base Modelica orders a package's classes freely): the record constructor, no longer
+        a call of a function to check."""
+        calls = self.ctx.calls
+        k = next((k for k, c in enumerate(calls) if c[0] == e.func), None)
+        where = calls.pop(k)[1] if k is not None else None
+        return A.ArrayCall(e.func, e.args, where)
+
+    def known_function(self, name: str) -> None:
+        """Refuse a call of ``name`` that is neither a built-in nor a function of the file
+        before it is vectorized over an array argument (``Foo.anyTrue({c})`` would otherwise
+        be reported as an equation of two sizes), at the call."""
+        from .functions import CLOCKED_OPERATORS, OMC_OPERATORS
+        if name in E.BUILTIN_FUNCTIONS or name in OMC_OPERATORS or name in CLOCKED_OPERATORS \
+                or any(d.name == name for d in self.ctx.functions):
+            return
+        where = next((c[1] for c in self.ctx.calls if c[0] == name), None)
+        self.fail(f"unknown function '{name}' (neither a Modelica built-in nor a function "
+                  "defined in the file)", where)
 
     def fold(self, c, original):
         """A condition that lowering turned into a constant expression (``i == 1`` in a
@@ -605,7 +653,8 @@ class Lowering:
 
     def _ref(self, name, env, where):
         if name in env:
-            return E.Const(env[name])
+            v = env[name]
+            return v.value if type(v) is ElementAlias else E.Const(v)
         if name in self.scalars:
             return E.Ref(name)
         shape = self.shapes.get(name)
@@ -634,11 +683,19 @@ class Lowering:
             parts = name.split(".")
             for k in range(len(parts) - 1, 0, -1):      # `p.x` of an array of records `p`
                 prefix = ".".join(parts[:k])
-                if prefix in self.shapes and "[" not in "".join(parts[k:]):
+                if self.is_record_array(prefix):
+                    at = self.use_where(name) or where
                     v = self._ref(prefix, env, where)
                     for f in parts[k:]:
-                        v = self.field(v, f, prefix, self.use_where(name) or where)
+                        m = _LAST_SUBS.match(f)
+                        subs = () if m is None else tuple(
+                            E.Const(int(x)) for x in m.group(2).replace(" ", "").split(","))
+                        v = self.field_of(v, f if m is None else m.group(1), subs, prefix,
+                                          env, at)
                     return v
+            v = self.scalarized_field(name, parts, env, where)
+            if v is not None:
+                return v
         return E.Ref(name)
 
     def check_element(self, name):
@@ -704,7 +761,8 @@ class Lowering:
         equation or statement (`range_checks`). A Boolean subscript picks element 1 (false)
         or 2 (true), as OpenModelica does; an enumeration subscript is its position. None
         when every subscript is a parameter expression."""
-        if all(type(x) is E.Const or x is A.COLON or (type(x) is E.Ref and x.name in env)
+        if all(type(x) is E.Const or x is A.COLON or (type(x) is E.Ref and x.name in env and
+                                                       type(env[x.name]) is not ElementAlias)
                for x in e.subs):
             return None                 # (the common case, without evaluating)
         for k, sub in enumerate(e.subs[:len(shape)]):
@@ -788,18 +846,86 @@ class Lowering:
         v = self.subscript(A.Subscripted(e.name, e.subs, e.where), env)
         shown = e.name + "[...]"
         for field, subs in e.steps:
-            v = self.field(v, field, shown, e.where)
+            v = self.field_of(v, field, subs, shown, env, e.where)
             shown += "." + field
-            if subs:
-                if type(v) is not A.Arr:
-                    self.fail(f"'{shown}' is not an array", e.where)
-                picks = self.picks(shown, v.shape, subs, env, e.where)
-                strides = [math.prod(v.shape[k + 1:]) for k in range(len(v.shape))]
-                items = tuple(v.items[sum((i - 1) * s for i, s in zip(combo, strides))]
-                              for combo in itertools.product(*(idx for idx, _ in picks)))
-                out_shape = tuple(len(idx) for idx, keep in picks if keep)
-                v = A.Arr(out_shape, items) if out_shape else items[0]
         return v
+
+    def field_of(self, v, field, subs, shown, env, where):
+        """The field ``field[subs]`` of the record value ``v``: of an array of records, the
+        array of the fields, whose subscripts select in the field's own dimensions
+        (``ra.z[1]`` is ``ra[:].z[1]``, Modelica 3.6 §10.6.8)."""
+        lead = len(v.shape) if type(v) is A.Arr else 0
+        v = self.field(v, field, shown, where)
+        if subs:
+            v = self.pick_value(v, f"{shown}.{field}", (A.COLON,) * lead + tuple(subs), env,
+                                where)
+        return v
+
+    def scalarized_field(self, name, parts, env, where):
+        """``m.ra.x`` where the file declares the elements ``m.ra[1].x``, ``m.ra[2].x``...
+        (OpenModelica's scalarized output of an array of records): the array of those
+        elements, None when ``name`` is not such a path."""
+        arrays = self.element_arrays()
+        for k in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:k])
+            shape = arrays.get(prefix)
+            if shape is None:
+                continue
+            rest = ".".join(parts[k:])
+            items = [self._ref(f"{A.element_name(prefix, idx)}.{rest}", env, where)
+                     for idx in A.indices(shape)]
+            if any(type(x) is E.Ref and x.name not in self.scalars for x in items):
+                return None
+            return A.stack_shaped(shape, items)
+        return None
+
+    def element_arrays(self) -> dict:
+        """Base name -> shape of the arrays whose elements are records declared field by
+        field (``m.ra[1].x``, ``m.ra[2].x``: ``m.ra`` of shape (2,)), complete boxes only."""
+        cached = getattr(self, "_element_arrays", None)
+        if cached is not None and cached[0] == len(self.scalars):
+            return cached[1]
+        idxs: dict = {}
+        for n in self.scalars:
+            for m in _ELEMENT_PREFIX.finditer(n):
+                try:
+                    idx = tuple(int(x) for x in m.group(2).split(","))
+                except ValueError:
+                    continue
+                idxs.setdefault(m.group(1), set()).add(idx)
+        found = {}
+        for base, got in idxs.items():
+            if len({len(i) for i in got}) != 1:
+                continue
+            shape = tuple(max(i[d] for i in got) for d in range(len(next(iter(got)))))
+            if math.prod(shape) == len(got):
+                found[base] = shape
+        self._element_arrays = (len(self.scalars), found)
+        return found
+
+    def is_record_array(self, name: str) -> bool:
+        """``name`` is an array of records (its elements are records)."""
+        shape = self.shapes.get(name)
+        return shape is not None and A.element_name(name, (1,) * len(shape)) in self.records
+
+    def indexed(self, e: A.Indexed, env):
+        """``(e)[s]``, ``f(x)[s]``: the elements ``s`` selects of the array value of ``e``
+        (Modelica 3.6 §10.5, as for a variable)."""
+        v = self._value(e.value, env)
+        shown = f"{e.value.func}(...)" if type(e.value) is E.Call else "(...)"
+        return self.pick_value(v, shown, e.subs, env, e.where)
+
+    def pick_value(self, v, shown, subs, env, where):
+        """The elements of the array value ``v`` that ``subs`` select (``shown`` names it in
+        messages)."""
+        if type(v) is not A.Arr:
+            self.fail(f"'{shown}' is not an array", where)
+        picks = self.picks(shown, v.shape, subs, env, where)
+        strides = [math.prod(v.shape[k + 1:]) for k in range(len(v.shape))]
+        items = tuple(v.items[sum((i - 1) * s for i, s in zip(combo, strides))]
+                      for combo in itertools.product(*(idx for idx, _ in picks)))
+        out_shape = tuple(len(idx) for idx, keep in picks if keep)
+        return A.Arr(out_shape, items) if out_shape else items[0]
 
     def merged_path(self, e: A.Path):
         """``m2[i].m1[j].x`` in OpenModelica's non-scalarized output (``-d=-nfScalarize``,
@@ -1038,12 +1164,17 @@ class Lowering:
     def equate(self, a, b, where, out: list):
         """``a = b`` element by element (arrays) and field by field (records)."""
         strings = (_StringVar, E.Str)
+        a, b = (_StringVar("String(...)") if _string_expr(x) else x for x in (a, b))
         if type(a) in strings or type(b) in strings:
             if type(a) in strings and type(b) in strings:
                 return                      # an equation on Strings: ignored (docstring)
             self.fail("a String is equated to a number", where)
         if type(a) is A.Arr or type(b) is A.Arr:
             if A.shape_of(a) != A.shape_of(b):
+                for x in (a, b):        # the real cause: a name the file does not declare
+                    if type(x) is E.Ref and x.name in self.unresolved:
+                        self.fail(f"undefined name '{x.name}'",
+                                  self.use_where(x.name) or where)
                 self.fail(f"the two sides of the equation have different sizes: "
                           f"{list(A.shape_of(a))} and {list(A.shape_of(b))}", where)
             for x, y in zip(a.items, b.items):
@@ -1208,6 +1339,12 @@ class Lowering:
 _LAST_SUBS = re.compile(r"^(.*)\[([0-9, \t]+)\]$")
 
 
+#: a subscripted part followed by a field in a scalarized name: ``m.ra[2]`` of ``m.ra[2].x``
+_ELEMENT_PREFIX = re.compile(r"(?=^(.*?)\[([0-9, ]+)\]\.)")
+
+_ARRAYS = (A.ArrayCons, A.MatrixCons, A.Comprehension, A.ArrayCall)
+
+
 def _literal_arrays(lists: list):
     """``Real x[3];`` is read as the name ``x[3]`` (OpenModelica's scalarized output declares
     its elements ``x[1]``, ``x[2]``, ... that way). A subscripted name that is the only
@@ -1218,7 +1355,9 @@ def _literal_arrays(lists: list):
         for k, d in enumerate(decls):
             if type(d) is Decl and d.name[-1:] == "]" and not d.dims:
                 m = _LAST_SUBS.match(d.name)
-                if m is not None and "[" not in m.group(1):
+                # (`r.a[1].z[3] = {0, 0, 0}`, an array field of an element of a record array
+                # in OpenModelica's scalarized output, when its value is an array)
+                if m is not None and ("[" not in m.group(1) or type(d.binding) in _ARRAYS):
                     groups.setdefault(m.group(1), []).append((decls, k, m.group(2)))
     for base, members in groups.items():
         if len(members) != 1:
@@ -1237,6 +1376,17 @@ def _is_builtin_literal(e) -> bool:
     """``StateSelect.prefer``, ``AssertionLevel.warning``: kept as references where the model
     builder reads them (the stateSelect modifier, the level of assert)."""
     return type(e) is E.Ref and e.name.startswith(_ENUM_PREFIXES)
+
+
+def _string_expr(v) -> bool:
+    """``v`` is a String built by ``String(...)`` or ``+`` of strings (the value of a String
+    variable, which the model ignores)."""
+    t = type(v)
+    if t is E.Call:
+        return v.func == "String"
+    if t is E.BinOp and v.op == "+":
+        return any(type(x) in (E.Str, _StringVar) or _string_expr(x) for x in (v.left, v.right))
+    return False
 
 
 def _no_string_var(v):

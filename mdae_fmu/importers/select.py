@@ -100,6 +100,25 @@ def model_names(spans: list[ClassSpan]) -> list[str]:
     return [c.name for c in spans if c.kind in _MODEL_KINDS and not c.partial]
 
 
+#: Most model names a message lists (a library such as the MSL's package.mo has thousands).
+MAX_NAMES = 20
+
+
+def names_text(names: list[str]) -> str:
+    """``names`` for a message: all of them up to `MAX_NAMES`; beyond, the documentation
+    classes (``UsersGuide``, ``Icons``, ``Internal``) left out, the examples first, and how many
+    there are with how to narrow the choice."""
+    if len(names) <= MAX_NAMES:
+        return ", ".join(names) or "none"
+    doc = re.compile(r"(?:^|\.)(?:UsersGuide|Icons|Internal|Obsolete)(?:\.|$)")
+    useful = [n for n in names if not doc.search(n)]
+    examples = [n for n in useful if ".Examples." in n or n.startswith("Examples.")]
+    shown = (examples + [n for n in useful if n not in examples])[:MAX_NAMES]
+    return (", ".join(shown) + f", ... ({len(names)} models in all, {len(useful)} outside the "
+            "documentation classes; --model takes the qualified name, e.g. "
+            f"--model {shown[0] if shown else names[0]})")
+
+
 def _blank(text: str) -> str:
     return re.sub(r"[^\r\n]", " ", text)
 
@@ -116,14 +135,14 @@ def find_model(spans: list[ClassSpan], model: str, filename: str) -> ClassSpan:
     classes = [c for c in spans if c.kind in _MODEL_KINDS]
     hits = [c for c in classes if c.name == want] or \
            [c for c in classes if c.name.endswith("." + want)]
-    names = ", ".join(model_names(spans)) or "none"
+    names = names_text(model_names(spans))
     loc = SourceLoc(filename, 1, 1)
     if not hits:
         raise InputError(f"no model, block or class named '{model}' in this file; its "
                          f"models: {names}", loc)
     if len(hits) > 1:
         raise InputError(f"'{model}' is ambiguous in this file: "
-                         f"{', '.join(c.name for c in hits)}; give the qualified name", loc)
+                         f"{names_text([c.name for c in hits])}; give the qualified name", loc)
     if hits[0].partial:
         raise InputError(f"'{hits[0].name}' is a partial class, which cannot be simulated; "
                          f"the file's models: {names}", loc)
@@ -136,7 +155,7 @@ def refuse_several(text: str, spans: list[ClassSpan], filename: str) -> None:
     models = [c for c in spans if c.kind in _MODEL_KINDS and not c.partial]
     line, col = _line_col(text, models[1].start)
     raise InputError(f"this file defines {len(models)} models "
-                     f"({', '.join(c.name for c in models)}): choose one with --model NAME "
+                     f"({names_text([c.name for c in models])}): choose one with --model NAME "
                      "(api.load(path, model=NAME))", SourceLoc(filename, line, col))
 
 

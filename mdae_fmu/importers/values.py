@@ -229,6 +229,7 @@ def check_model(variables, assignments=()) -> list[tuple[object, str]]:
             else:
                 values[v.name] = val
         if len(left) == len(pending):
+            problems.extend(binding_cycles(left))
             break
         pending = left
     for v in variables:
@@ -258,5 +259,42 @@ def check_model(variables, assignments=()) -> list[tuple[object, str]]:
     return problems
 
 
+def binding_cycles(params) -> list[tuple[object, str]]:
+    """A binding of the parameters ``params`` that depends on itself through bindings of
+    ``params`` (``parameter Real 'a.x[1]' = ('f'('a.x'))[1]``, OpenModelica's Scalarize6):
+    ``[(location, message)]`` naming the cycle, at the declaration of its first parameter in
+    ``params``' order; at most one cycle is reported. Without it the analysis accepted such a
+    model and the export refused it."""
+    bound = {v.name: v for v in params if v.binding is not None}
+    state: dict = {}                    # name -> 1 on the path, 2 done
+
+    def cycle_from(name):
+        path = [name]
+        stack = [iter(sorted(E.refs(bound[name].binding) & bound.keys()))]
+        state[name] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+                continue
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(sorted(E.refs(bound[nxt].binding) & bound.keys())))
+        return None
+
+    for name in bound:
+        if name not in state:
+            cyc = cycle_from(name)
+            if cyc is not None:
+                first = bound[cyc[0]]
+                return [(first.loc, f"{first.variability} '{first.name}': its binding depends "
+                                    f"on itself ({' -> '.join(cyc)})")]
+    return []
+
+
 __all__ = ["ValueProblem", "literal", "binary", "call", "evaluate", "check_integer",
-           "check_model", "INT_MIN", "INT_MAX"]
+           "check_model", "binding_cycles", "INT_MIN", "INT_MAX"]

@@ -1,5 +1,4 @@
-"""Algorithm IA: impulse analysis of a restart system (examples note 9334-examples-toolkit-results
-§3.2-§3.3, RR-9334 §10.1).
+"""Algorithm IA: impulse analysis of a restart system (docs/theory.md §9.2, §9.3, RR-9334 §10.1).
 
 Each unknown v gets an order ``[[v]]``: ``v * d^[[v]]`` is finite and nonzero; ``-inf`` means
 v = 0; v is impulsive iff ``[[v]] > 0``. Rules R1-R8 (Figure 22) amount, for an equation
@@ -9,8 +8,8 @@ gives 1/3), so the constraint system is solved exactly as a small mixed-integer 
 (HiGHS through `scipy.optimize.milp`): binaries choose which monomials vanish and which attain
 the maximum.
 
-Setting (§3.3 steps 1-3): the unknown top instance of a state is written ``x@m = x@(m-1) + U``
-with the increment U finite (``[[U]] <= 0``, Assumption 7: states are finite); for an equation
+Setting (docs/theory.md §9.1, §9.3): the unknown top instance of a state is written ``x@m = x@(m-1)
++ U`` with the increment U finite (``[[U]] <= 0``, Assumption 7: states are finite); for an equation
 whose once-less-shifted instance was erased at this instant the residual ``r`` of the erased
 equation (a finite nonzero quantity, ``[[r]] = 0``) is made explicit:
 ``f^o(j+1) = r + (f^o(j+1) - f^oj)``; a fact contributes ``r = 0``. Known values are finite
@@ -220,7 +219,7 @@ class _OrderSystem:
 
 
 def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
-    """Algorithm IA (examples note §3.3): orders of every unknown, the forced / possibly
+    """Algorithm IA (docs/theory.md §9.3): orders of every unknown, the forced / possibly
     impulsive algebraic variables, and whether the states' lower jets stay continuous (jet
     level: ``[[U]] <= -(m-1)``)."""
     osys = _OrderSystem(problem)

@@ -1,7 +1,7 @@
 """Integrals of the impulsive variables over a restart instant (issue deliverable 4: the impulses
 are physics users want to see).
 
-An impulsive unknown ``w`` of order 1 (Algorithm IA, examples note §3.2) is ``w = nu / d`` with
+An impulsive unknown ``w`` of order 1 (Algorithm IA, docs/theory.md §9.2) is ``w = nu / d`` with
 ``nu`` finite: ``nu = d * w`` is the integral of ``w`` over the nonstandard instant (the Dirac
 weight). Written with ``w = nu * d^-1`` (the upper bound of its orders when only a range is
 known; a lower true order gives ``nu = 0``), the known instances through the left jets and the
@@ -10,14 +10,15 @@ equation of the restart system has a leading order in ``d`` (`standardize.leadin
 leading orders that contain no other unknown are linear equations in the ``nu``'s, with
 coefficients and right-hand sides over the left and right limits:
 
-* clutch (examples note §2.1): ``j1*der(w1) = -k1*w1 + f1`` gives ``j1*(w1+ - w1-) = nu_f1``,
+* clutch (docs/theory.md §13.1): ``j1*der(w1) = -k1*w1 + f1`` gives ``j1*(w1+ - w1-) = nu_f1``,
   the transferred angular momentum;
-* Cup-and-Ball (§2.2.5): ``der(vx) = -lam*x``, ``der(vy) = -lam*y - g`` give
+* Cup-and-Ball (docs/theory.md §13.2): ``der(vx) = -lam*x``, ``der(vy) = -lam*y - g`` give
   ``vx+ - vx- = -x*nu``, ``vy+ - vy- = -y*nu``; neither alone is well conditioned everywhere
   (x = 0 at the bottom of the cup), so each ``nu`` is the **least-squares** solution of the
   equations where it is the only undetermined one: ``nu = sum(c_i*b_i) / sum(c_i^2)``, here
   ``-(x*(vx+ - vx-) + y*(vy+ - vy-)) / (x^2 + y^2)``, the radial momentum change over |p|^2;
-* RLDC2 (§2.4): ``i1 = C1*der(v1)`` gives ``nu_i1 = C1*(v1+ - v1-)``, the charge transferred.
+* RLDC2 (docs/theory.md §13.4): ``i1 = C1*der(v1)`` gives ``nu_i1 = C1*(v1+ - v1-)``, the charge
+transferred.
 
 Equations where several ``nu``'s appear (``f1 + f2 = 0``) determine one once the others are
 known (``nu_f2 = -nu_f1``). An impulsive unknown of order above 1 (a position projection, whose
@@ -38,7 +39,7 @@ from .standardize import _level_form, leading_order
 def impulse_integrals(problem: RestartProblem, impulse: ImpulseResult | None,
                       level: str) -> dict:
     """``{variable name: (num, den)}``, the integral over the instant ``num/den`` of each
-    impulsive unknown of order 1 (orders of Algorithm IA, examples note §3.2-3.3), as sympy
+    impulsive unknown of order 1 (orders of Algorithm IA, docs/theory.md §9.2, §9.3), as sympy
     expressions of the left (``x-``) and right (``x+``) limits and the parameters (module
     docstring); ``den`` vanishes where the equations do not determine it."""
     if impulse is None:

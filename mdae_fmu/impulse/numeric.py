@@ -1,10 +1,11 @@
 """The numerical restart scheme of RR-9334 §11.3 (Algorithm 14), with its convergence check.
 
-Examples note 9334-examples-toolkit-results §4: replace the infinitesimal d of the restart system
+docs/theory.md §9.7: replace the infinitesimal d of the restart system
 ``H(Z, X, d) = 0`` by a small standard ``delta``, solve, discard the impulsive variables, and let
 ``delta -> 0`` (Theorem 91: the non-impulsive part converges to the standardized restart).
 As recommended there, every impulsive variable w of finite order mu is solved for through its
-rescaled value ``nu = w * delta^mu`` (well conditioned). Pitfalls of §4.2 handled here: the
+rescaled value ``nu = w * delta^mu`` (well conditioned). Pitfalls of the brute-force scheme
+(RR-9334 §11.4) handled here: the
 solver's success flag and residual are checked at every delta (no silent stagnation), the
 iteration stops only after two consecutive small differences, and delta is floored.
 """
@@ -78,7 +79,7 @@ def delta_form(problem: RestartProblem, impulse: ImpulseResult | None,
                level: str | None = None) -> DeltaForm:
     """`DeltaForm` of ``problem`` (see there): the restart system (186) with every impulsive
     unknown of finite order rescaled as ``w = nu * delta^-mu``, the recommendation of
-    examples note §4.1 (RR-9334 §11.3); ``impulse`` gives the rescaling orders."""
+    docs/theory.md §9.7 (RR-9334 §11.3); ``impulse`` gives the rescaling orders."""
     d = problem.d
     level = level or ("jet" if impulse is None or impulse.jet_level else "shift")
     ks = problem.jet_substitution()
@@ -177,7 +178,7 @@ class DeltaSystem:
         self.left_values = left_values
 
     def initial_guess(self) -> np.ndarray:
-        """The left limits for every state instance, zero for the algebraic unknowns (§4.2:
+        """The left limits for every state instance, zero for the algebraic unknowns (RR-9334 §11.4:
         u0): all solver variables 0."""
         return np.zeros(len(self.unknowns))
 
@@ -262,7 +263,8 @@ def delta_scheme(problem: RestartProblem, impulse: ImpulseResult | None, left_va
                  eps: float = 1e-8, h0: float = 1e-2, theta: float = 0.5,
                  params: dict | None = None, max_iter: int = 120,
                  h_min: float = 1e-15) -> DeltaResult:
-    """Algorithm 14 (RR-9334 §11.4; examples note §4.2) with the safeguards of §4.2 [D]."""
+    """Algorithm 14 (RR-9334 §11.4; docs/theory.md §13.5) with the project's safeguards
+    (docs/decisions.md §8)."""
     ds = DeltaSystem(problem, impulse, left_values, params)
     u = ds.initial_guess()
     h = h0

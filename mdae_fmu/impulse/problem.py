@@ -1,14 +1,14 @@
 """A restart instant as an algebraic problem: the input of impulse analysis and standardization.
 
-Examples note 9334-examples-toolkit-results §3.1 (forms (124)/(125)): the system ``H(Z, X, d) = 0``
+docs/theory.md §9.1 (forms (124)/(125)): the system ``H(Z, X, d) = 0``
 solved at a mode-change instant, with ``X`` the instances known from the past (finite, standard)
 and ``Z`` the unknowns, here in shift form (`mdae_fmu.modes.shiftform`).
 
 Known shift instances are written through the *jets* of their variable, the standard left
 limits ``x-``, ``der(x)-``, ...: ``x@j = sum_k C(j,k) d^k der(x,k)-`` (the forward-difference
-identity of the Euler semantics, theory §1.4 (74)). The new top instance ``x@m`` of a variable
-whose ``m`` lower instances are known is read in one of two ways (Strategy 54 and the
-two-instant Cup-and-Ball restart of examples note §2.2.5):
+identity of the Euler semantics, RR-9334 (74), docs/theory.md §5.5). The new top instance ``x@m`` of
+a variable whose ``m`` lower instances are known is read in one of two ways (Strategy 54 and the
+two-instant Cup-and-Ball restart of docs/theory.md §9.6):
 
 * **jet level**: through the new top jet ``z = der(x, m-1)+`` (the lower jets are continuous);
   for a first-order state this is just ``x+``;

@@ -1,5 +1,5 @@
-"""Algorithm ST: standardization of a restart instant (examples note
-9334-examples-toolkit-results §3.5-§3.6, RR-9334 §10.2-10.5 and §11.3).
+"""Algorithm ST: standardization of a restart instant (docs/theory.md §9.4, §9.6, RR-9334 §10.2-10.5
+and §11.3).
 
 From the shift-form restart system ``H(Z, X, d) = 0`` and its impulse analysis (Algorithm IA):
 
@@ -30,6 +30,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..structure.keyed import btf, dm
+from ..symbolic import as_sympy
 from .analysis import ImpulseResult, impulse_analysis
 from .problem import RestartProblem, left, right
 
@@ -50,7 +51,7 @@ class Standardized:
 
 def leading_order(expr: sp.Expr, d: sp.Symbol) -> sp.Expr:
     """The coefficient of the lowest power of d of ``expr``'s numerator (the equation multiplied
-    by the power of d that makes it finite, then d := 0; examples note §3.5 rule S0)."""
+    by the power of d that makes it finite, then d := 0; docs/theory.md §9.4 rule S0)."""
     terms = sp.Add.make_args(sp.expand(expr))
     quick: dict = {}
     for t in terms:
@@ -114,9 +115,9 @@ WHOLE_SOLVE_LIMIT = 30
 
 
 def _blocks(eqs: list, unknowns: list):
-    """``(occ, blocks)``: the unknowns of each equation and the block-triangular form (theory
-    003 §2.3) of a square, structurally nonsingular system, blocks in a topological order;
-    None for any other system."""
+    """``(occ, blocks)``: the unknowns of each equation and the block-triangular form
+    (docs/theory.md §2.3) of a square, structurally nonsingular system, blocks in a topological
+    order; None for any other system."""
     if len(eqs) != len(unknowns) or not _nonsingular(eqs, unknowns):
         return None
     unk = set(unknowns)
@@ -126,12 +127,12 @@ def _blocks(eqs: list, unknowns: list):
 
 def _restart_part(problem: RestartProblem, eqs: list, unknowns: list,
                   targets: list, whole_limit: int = WHOLE_SOLVE_LIMIT) -> tuple[list, list]:
-    """``(eqs, unknowns)`` reduced to the blocks of the block-triangular form (theory 003
+    """``(eqs, unknowns)`` reduced to the blocks of the block-triangular form (docs/theory.md
     §2.3) that the restart reads: the blocks of the right limits ``targets`` and of the next
     instances of variables new to the instant (`_restart_eqs`), with every block they read.
     Unchanged when the system has at most ``whole_limit`` unknowns or is singular.
 
-    By Theorem 67 (examples note §3.5) the standard restart solves ``K(Y, X, 0) = 0``; the
+    By Theorem 67 (docs/theory.md §9.4) the standard restart solves ``K(Y, X, 0) = 0``; the
     other blocks are the instant's algebraic unknowns, which the mode's own block schedule
     computes again at run time from the restarted states. A when-clause instant that assigns
     discrete variables and reinits nothing (MSL 3.1 ThyristorBehaviourTest and
@@ -164,7 +165,7 @@ def _restart_part(problem: RestartProblem, eqs: list, unknowns: list,
 
 def _solve_linear_blocks(eqs: list, unknowns: list) -> dict | None:
     """The structural and linear shortcut of `_solve`: the blocks of the block-triangular form
-    (theory 003 §2.3) in order, each solved by LU elimination once the earlier blocks' values
+    (docs/theory.md §2.3) in order, each solved by LU elimination once the earlier blocks' values
     are substituted, when every block is linear in its own unknowns (coefficients may read
     parameters, left limits, earlier unknowns and if-expressions of discrete variables). Such a
     system has one solution, the one sympy.solve would return, which on a circuit with
@@ -219,8 +220,8 @@ def _solve(eqs, unknowns, knowns_hint, params):
             if ref is None:
                 continue
             try:
-                val = complex(sp.sympify(e).xreplace(point).evalf())
-                rv = complex(sp.sympify(ref).xreplace(point).evalf())
+                val = complex(as_sympy(e).xreplace(point).evalf())
+                rv = complex(as_sympy(ref).xreplace(point).evalf())
             except (TypeError, ValueError):
                 return float("inf")
             if abs(val.imag) > 1e-9:
@@ -255,7 +256,7 @@ def _restart_eqs(problem: RestartProblem, level: str, solution: dict) -> tuple:
 
 def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
                 allow_numeric: bool = True) -> Standardized:
-    """Algorithm ST (examples note §3.6): S0, then S1, S2, S3 in that order."""
+    """Algorithm ST (docs/theory.md §9.9): S0, then S1, S2, S3 in that order."""
     d = problem.d
     if impulse is None:
         # S0 first: a restart whose leading-order system is already structurally nonsingular
@@ -288,7 +289,7 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
         if allow_numeric and _unsolved_through_function(K, sol, targets):
             notes.append("the restart equations call a user function that sympy cannot "
                          "invert: restart computed by the numerical delta-scheme (RR-9334 "
-                         "§11.3)")
+                         "RR-9334 §11.3)")
             return Standardized("S3", level, tuple(eqs), tuple(targets + others), {},
                                 (), imp_info, impulse, tuple(notes))
         sol = {} if sol is None else {u: _tidy(e) for u, e in sol.items() if u not in keep_out}
@@ -337,7 +338,7 @@ def _unsolved_through_function(K, sol, targets) -> bool:
     if sol is not None and all(t in sol for t in targets):
         return False
     from sympy.core.function import AppliedUndef
-    return any(hasattr(a.func, "_mdae_call") for e in K for a in sp.sympify(e).atoms(AppliedUndef))
+    return any(hasattr(a.func, "_mdae_call") for e in K for a in as_sympy(e).atoms(AppliedUndef))
 
 
 def _tidy(e: sp.Expr) -> sp.Expr:
@@ -352,7 +353,7 @@ def _gcd(a: int, b: int) -> int:
 
 
 def _eliminate(eqs: list, imp: list):
-    """Symbolic pivoting (examples note §3.5): for each impulsive variable, an equation in which
+    """Symbolic pivoting (docs/theory.md §9.4): for each impulsive variable, an equation in which
     it enters linearly is solved for it and substituted into the others. Returns the remaining
     equations, or None when some impulsive variable enters non-linearly or cannot be matched."""
     remaining = list(eqs)

@@ -1,23 +1,23 @@
 """The restart of one block of the guarded schedule by the nonstandard instant of RR-9334, for
 the blocks whose local h -> 0 limit does not exist (`mdae_fmu.implicit.variants`: impulsive
 unknowns that enter non-affinely, such as the cubic torque of the non-semilinear clutch,
-RR-9334 (188), examples note §2.5).
+RR-9334 (188), theory.md §13.5).
 
 A change class of the guarded schedule is a block variant that a mode change enters (its
 formula holds in the new mode, not in the old one): its restart depends on the block's
 equations, branches and offsets only (docs/decisions.md §9: the restart system is block lower
-triangular with the blocks of the new mode, each block's restart computed once, cached by
-the variant). The instant that enters the block is written in shift form (theory note
-9334-theory-algorithms §1.4 (74), `mdae_fmu.modes.shiftform`): each equation e of offset c_e
-at its shift c_e, a derivative of order k as the k-th Euler difference over the instances
-``x@j``; the lower shifts of an equation with c_e >= 1 involve only instances the past fixes
-and are erased at the instant (SolveConflict, §2.8: they conflict with the left limits, and
-are postponed). The known instances are the block's lower instances ``x@0 .. x@(d_x - 1)``
-(the state jets) and every instance of a variable outside the block (read at its current
-value); the unknowns are the block's top instances ``x@d_x``. Impulse analysis (Algorithm IA)
-and standardization (Algorithm ST, `mdae_fmu.impulse.standardize`) then give the standard
-restart ``x+ = f(x-)``; the enumerated analysis of a mode change into the same block gives
-the same instant (the change's other blocks being triangular before or after it).
+triangular with the blocks of the new mode, each block's restart computed once, cached by the
+variant). The instant that enters the block is written in shift form (theory.md §8.4, RR-9334
+(74), `mdae_fmu.modes.shiftform`): each equation e of offset c_e at its shift c_e, a derivative
+of order k as the k-th Euler difference over the instances ``x@j``; the lower shifts of an
+equation with c_e >= 1 involve only instances the past fixes and are erased at the instant
+(SolveConflict, theory.md §6.6: they conflict with the left limits, and are postponed). The
+known instances are the block's lower instances ``x@0 .. x@(d_x - 1)`` (the state jets) and
+every instance of a variable outside the block (read at its current value); the unknowns are
+the block's top instances ``x@d_x``. Impulse analysis (Algorithm IA) and standardization
+(Algorithm ST, `mdae_fmu.impulse.standardize`) then give the standard restart ``x+ = f(x-)``;
+the enumerated analysis of a mode change into the same block gives the same instant (the
+change's other blocks being triangular before or after it).
 """
 
 from __future__ import annotations

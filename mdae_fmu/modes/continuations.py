@@ -1,6 +1,6 @@
 """Continuations of transient modes and the static bound on cascades of events.
 
-Theory note 9334-theory-algorithms §1.9 and §2.12 [R]:
+docs/theory.md §7.3, §7.4 (RR-9334 §7.4.3; how ``X(mu)`` is identified is the project's reading):
 
 * ``X(mu)``, the variables a transient mode *resets*: those whose next instance is defined by an
   equation enabled only when a transient guard is true (a reinit, or a when-equation mentioning
@@ -9,7 +9,7 @@ Theory note 9334-theory-algorithms §1.9 and §2.12 [R]:
   variable of Y;
 * ``Continuations(mu_0)``: ``M_0`` = the transient guards true in mu_0, ``M_k = M(X(M_(k-1)))``
   minus the guards of ``M_(k-1)`` (a rising edge cannot hold at two consecutive instants,
-  §4.11); the chain must reach the empty set within ``|Gamma_transient| + 1`` steps
+  docs/theory.md §7.4); the chain must reach the empty set within ``|Gamma_transient| + 1`` steps
   (Assumption 4), otherwise E-CASCADE-INFINITE.
 """
 
@@ -30,7 +30,7 @@ class ContinuationChain:
 def _resets(system: MultimodeSystem, guards: frozenset):
     """``(equation id, variables it resets)`` for the equations enabled only under transient
     guards of ``guards``: a reinit resets its variable, another when-equation the variables
-    whose next instance it mentions (§2.12)."""
+    whose next instance it mentions (docs/theory.md §7.3)."""
     out = []
     for e in system.equations:
         lits = [i for i, p in e.guard if p and system.guards[i].kind == "transient"]
@@ -43,8 +43,8 @@ def _resets(system: MultimodeSystem, guards: frozenset):
 
 
 def triggered_by(system: MultimodeSystem, variables: frozenset) -> frozenset:
-    """``M(Y)``: transient guards whose definition reads a variable of Y (theory note 9334
-    §2.12)."""
+    """``M(Y)``: transient guards whose definition reads a variable of Y (RR-9334 §7.4.3,
+    docs/theory.md §7.4)."""
     return frozenset(i for i, g in enumerate(system.guards)
                      if g.kind == "transient" and (g.reads | _pre_reads(g)) & variables)
 
@@ -55,7 +55,8 @@ def _pre_reads(g) -> set:
 
 
 def continuations(system: MultimodeSystem, mode: Mode) -> ContinuationChain:
-    """The chain ``M_0, M_1, ...`` of a transient mode (§2.12) and whether it terminates."""
+    """The chain ``M_0, M_1, ...`` of a transient mode (docs/theory.md §7.3) and whether it
+    terminates."""
     cur = frozenset(i for i, (g, v) in enumerate(zip(system.guards, mode))
                     if v and g.kind == "transient")
     n_tr = sum(g.kind == "transient" for g in system.guards)

@@ -1,6 +1,6 @@
 """Text and JSON renderings of the mode-change automaton (for ``mdae-fmu analyze``).
 
-What the report shows per mode change (brief of issue 5, item 4; theory §3.3): for every
+What the report shows per mode change (brief of issue 5, item 4; docs/theory.md §6.6): for every
 nonstandard instant until the steady configuration, the facts, the erased equations, the restart
 blocks with their shift-form formulas (``x@k`` is ``x^ok``, ``d`` the infinitesimal step), the
 impulsive variables with their impulse orders, and the standardized restart ``x+ = f(x-)``;
@@ -20,7 +20,7 @@ def _eq_text(e) -> str:
 
 
 def order_phrase(text: str, info=None) -> str:
-    """The impulse order of an algebraic unknown, for a modeller (examples note §3.2: ``v d^o``
+    """The impulse order of an algebraic unknown, for a modeller (docs/theory.md §9.2: ``v d^o``
     finite and nonzero; order > 0 is impulsive, ``-inf`` means v = 0). ``info`` is the exact
     `mdae_fmu.impulse.analysis.OrderInfo` (``lo..hi`` over the solutions, or ``lo = None``
     when v must vanish); the JSON keeps ``text``."""
@@ -40,7 +40,7 @@ def order_phrase(text: str, info=None) -> str:
 
 def jump_phrase(info, name: str = "the state") -> str | None:
     """The order of the increment ``x^om - x^o(m-1)`` of the new top instance of state ``name``
-    (examples note §3.3 steps 1-3; ``[[U]] <= 0`` by Assumption 7): order 0 is a finite jump
+    (docs/theory.md §9.3; ``[[U]] <= 0`` by Assumption 7): order 0 is a finite jump
     of that instance, a negative order an infinitesimal increment (no jump of ``name`` in the
     standard limit; a velocity may still jump, read as increment / d), ``-inf`` no increment.
     None when the analysis says no more than the bound ``<= 0``."""
@@ -97,8 +97,8 @@ def describe_change(ch: ModeChange, indent: str = "  ") -> list[str]:
 
 def restart_steps_text(steps) -> str:
     """The composed restart of a mode change with an instant that has no closed form (theory
-    §3.5(c), RR-9334 §11.3): ``instant 0 numerical (δ-scheme, RR-9334 §11.3) on {vx, vy, x,
-    y}; then instant 1: vx+ = ...``. The left limits ``x-`` of a closed step after a numerical
+    docs/theory.md §9, RR-9334 §11.3): ``instant 0 numerical (δ-scheme, RR-9334 §11.3) on {vx, vy,
+    x, y}; then instant 1: vx+ = ...``. The left limits ``x-`` of a closed step after a numerical
     one are the values the numerical instant computed."""
     parts = []
     for st in steps:
@@ -123,7 +123,9 @@ def describe_automaton(a: Automaton) -> str:
              if "event iteration" in n]
     for n in notes:
         lines.append(f"  {n}")
-    lines.append(f"modes ({len(a.modes)}):")
+    n_transient = sum(m.kind == "transient" for m in a.modes)
+    lines.append(f"modes of the mode-change automaton ({len(a.modes)}: "
+                 f"{len(a.modes) - n_transient} long, {n_transient} transient):")
     for m in a.modes:
         if m.kind == "transient":
             lines.append(f"  [{m.label}] transient")
@@ -133,8 +135,12 @@ def describe_automaton(a: Automaton) -> str:
             lines.append(f"  [{m.label}] index {m.index}; states {{{', '.join(m.states)}}}; "
                          f"latent {{{', '.join(m.latent)}}}; blocks "
                          + " ; ".join("+".join(b) for b in m.blocks))
-    lines.append(f"mode changes ({len(a.changes)}), {len(a.configs)} configurations, "
-                 f"{len(a.edges)} explored runs:")
+    lines.append(f"mode changes ({len(a.changes)}), {len(a.configs)} configurations (what is "
+                 f"known at the start of an instant), {len(a.edges)} explored runs:")
+    if any(ch.instants for ch in a.changes):
+        lines.append("  (in the formulas of an instant, x@k is x at the k-th instant of the "
+                     "change, x@0 of a state its value before it, and δ the infinitesimal "
+                     "step; x+ and x- are the values after and before the change)")
     for ch in a.changes:
         lines.extend(describe_change(ch))
     if a.diagnostics:

@@ -1,7 +1,8 @@
 """Guards on values computed in the same instant: event iteration as a cascade of instants.
 
-Theory note 9334-theory-algorithms §1.4 Def 33 (``gamma^o = b``: a guard is computed for the
-*next* instant from the current values), §1.5 (nonstandard instants) and §3.4 (transient modes
+RR-9334 Def 33, docs/theory.md §5.4 (``gamma^o = b``: a guard is computed for the
+*next* instant from the current values), docs/theory.md §5.5 (nonstandard instants) and
+docs/theory.md §7 (transient modes
 and cascades). A guard whose definition reads, at the current instant, a variable that the
 equations it selects compute (the Modelica Standard Library's ideal diode ``off = s < 0`` with
 ``u = s*(if off then 1 else Ron)``, the rope's ``taut = s <= 0`` with ``s`` defined under

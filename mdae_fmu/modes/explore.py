@@ -1,6 +1,6 @@
 """Compile-time exploration of all runs: the mode-change automaton (RR-9334 §7.3.4, Figure 20).
 
-Theory note 9334-theory-algorithms §2.15: guards are oracles, so from every reachable
+docs/theory.md §8.1: guards are oracles, so from every reachable
 configuration every mode is tried; each (configuration, mode) pair is one ExecRun (Algorithm 13,
 `mdae_fmu.modes.runs`). Self-loops are the continuous (long) modes, the other edges the steps of
 mode-change cascades. The model is accepted iff no explored pair fails; all failures are
@@ -22,6 +22,7 @@ from .. import expr as E
 from ..ir import Model
 from ..structure.graph import classes_sharing_keys
 from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration_limit_message
+from ..sympy_modelica import print_sympy
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, TooManyTransientModes, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
@@ -122,7 +123,7 @@ class ModeInfo:
 
 @dataclass(frozen=True)
 class Automaton:
-    """The mode-change automaton of a model (theory §2.15)."""
+    """The mode-change automaton of a model (docs/theory.md §8.1)."""
     name: str
     guards: tuple
     modes: tuple
@@ -208,7 +209,8 @@ class _Explorer:
         out = []
         for m in modes:
             if any(m[i] for i in cfg.last_transient):
-                continue        # a rising edge is not true at two consecutive instants (§4.11)
+                # a rising edge is not true at two consecutive instants (docs/theory.md §7.4)
+                continue
             out.append(m)
         return out
 
@@ -217,7 +219,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
                       standardize: bool = True, simultaneous: bool | None = None,
                       literal_lemma22: bool = False, max_configs: int = MAX_CONFIGS,
                       max_modes: int = MAX_ENUMERATED_MODES, per_mode=None) -> Automaton:
-    """Explore every run of the model and build its mode-change automaton (theory §2.15).
+    """Explore every run of the model and build its mode-change automaton (docs/theory.md §8.1).
 
     * ``erasure``: conflict-erasure rule, "restricted" (default) or "canonical"
       (docs/decisions.md);
@@ -237,7 +239,7 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
       reused where they provably are those of a mode (`sigma_from_report`).
 
     Only the consistent modes are explored (`MultimodeSystem.modes`: the valuations the
-    per-mode stage enumerates, theory §2.15 [D] mode pruning (ii)).
+    per-mode stage enumerates, docs/theory.md §8.1).
 
     Steps: the steady configuration of every long mode (`_steady_modes`), the finiteness of
     the transient cascades and the initial mode (`_cascade_and_initial_diagnostics`), the
@@ -253,8 +255,8 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     if simultaneous is None:
         simultaneous = len(system.guards) <= AUTO_SIMULTANEOUS
     try:
-        # the consistent valuations only, enumerated as the per-mode stage does (theory §2.15
-        # [D] mode pruning (ii)): the cost follows the modes, not 2^|Gamma|
+        # the consistent valuations only, enumerated as the per-mode stage does (docs/theory.md
+        # §8.1): the cost follows the modes, not 2^|Gamma|
         all_modes = system.modes(max_modes)
     except TooManyModes as err:
         return _too_many_modes(system, err, max_modes, erasure, literal_lemma22)
@@ -287,8 +289,8 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
 def _steady_modes(ex: _Explorer, all_modes: list[Mode],
                   diagnostics: list[Diagnostic]) -> tuple[list[ModeInfo], dict[Mode, Config]]:
     """Per mode its `ModeInfo` and, for a regular long mode, its steady configuration: the
-    Σ-method of the mode (theory §2.1–2.5) and its run from the configuration it implies,
-    which comes back to it without erasing anything (`steady_run`, theory §2.15). The
+    Σ-method of the mode (docs/theory.md §2.2, §4) and its run from the configuration it implies,
+    which comes back to it without erasing anything (`steady_run`, docs/theory.md §8.1). The
     failures are appended to ``diagnostics``."""
     system = ex.s
     infos = []
@@ -319,8 +321,8 @@ def _steady_modes(ex: _Explorer, all_modes: list[Mode],
 def _cascade_and_initial_diagnostics(ex: _Explorer, all_modes: list[Mode],
                                      steady: dict[Mode, Config]) -> list[Diagnostic]:
     """E-CASCADE-INFINITE for a transient mode whose events can re-trigger each other forever
-    (Assumption 4, theory §1.9; `mdae_fmu.modes.continuations`), then the initialization check
-    of the initial mode (`initialization_check`)."""
+    (Assumption 4, docs/theory.md §7.4; `mdae_fmu.modes.continuations`), then the initialization
+    check of the initial mode (`initialization_check`)."""
     system = ex.s
     out = []
     for m in all_modes:
@@ -347,7 +349,8 @@ def _explore_pairs(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Conf
                    max_configs: int, configs: list[Config], edges: list,
                    failures: dict[tuple, Diagnostic | None], diagnostics: list[Diagnostic]) -> None:
     """Breadth-first exploration of the (configuration, mode) pairs reachable from the steady
-    configurations (theory §2.15: guards are oracles, every mode is tried from every reachable
+    configurations (docs/theory.md §8.1: guards are oracles, every mode is tried from every
+    reachable
     configuration, each pair one ExecRun). Fills ``configs`` (the configurations, in discovery
     order), ``edges`` (``(src index, mode, dst index or -1, Instant)``) and ``failures`` (the
     first diagnostic per failed pair); E-EXPLORE-BOUND past ``max_configs`` configurations."""
@@ -389,8 +392,8 @@ def _explore_pairs(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Conf
 def _mode_changes(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Config],
                   simultaneous: bool, classes: list, standardize: bool
                   ) -> tuple[list[ModeChange], int]:
-    """The cascade of every mode change from a steady long mode (`_cascade`; theory §2.6–2.15),
-    to every other mode, or with ``simultaneous`` false only to the modes its coupled guard
+    """The cascade of every mode change from a steady long mode (`_cascade`; docs/theory.md §6.4,
+    §8.1), to every other mode, or with ``simultaneous`` false only to the modes its coupled guard
     classes can switch to (`switchable_modes`); also the number of changes so skipped that
     are not the same structural problem as an explored one (`structural_key`)."""
     system = ex.s
@@ -462,7 +465,7 @@ def _too_many_modes(system: MultimodeSystem, err, max_modes: int, erasure: str,
 
 def coupled_guard_classes(system: MultimodeSystem) -> list[tuple[int, ...]]:
     """The guards that can change value at the same instant, as classes of guard indices
-    (docs/decisions.md §7). Under Assumption 3 (theory §1.9) the zero-crossings of distinct
+    (docs/decisions.md §7). Under Assumption 3 (docs/theory.md §7.4) the zero-crossings of distinct
     predicates do not coincide, but two guards still switch together when
 
     * their definitions contain a relation with the same zero-crossing function (``x > 0``
@@ -564,7 +567,7 @@ def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Di
 
 
 def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
-    """Initialization diagnostic (theory §2.15 [D], examples note §2.4.4): the initial mode's
+    """Initialization diagnostic (docs/theory.md §8.5, §13.4): the initial mode's
     index-reduced system with the ``fixed`` start values as equations must not be
     over-determined; otherwise the published start values are inconsistent with the mode.
 
@@ -608,8 +611,8 @@ def _initialization_graph(system: MultimodeSystem, mode: Mode, sig: SigmaInfo,
     the whole graph is that transversal plus a maximum matching of the consistency and start
     equations, its unmatched equations are all there, and every alternating path from them
     stays there (a state-level instance is matched to a consistency or start equation, or
-    the matching would not be maximum). So the over-determined part of the DM (theory §1.1,
-    Def 15) is that of the consistency and start equations; a start equation whose variable
+    the matching would not be maximum). So the over-determined part of the DM (docs/theory.md §2.4,
+    RR-9334 Def 15) is that of the consistency and start equations; a start equation whose variable
     no consistency instance reads is matched alone and never over-determined, so it is left
     out too. Otherwise (an algebraic variable fixed) the whole system is returned."""
     from .runs import instance_vars
@@ -655,7 +658,7 @@ def _consistent_starts(system, model, over_eqs, fixed) -> bool:
 
 def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardize) -> ModeChange:
     """Run ``dst`` from the steady configuration of ``src`` until a steady configuration
-    (theory §3.3 items 1-8); a transient ``dst`` lasts one instant, then its continuation."""
+    (docs/theory.md §6.6, §8.1); a transient ``dst`` lasts one instant, then its continuation."""
     s = ex.s
     pair = f"when switching {s.mode_label(src)} -> {s.mode_label(dst)}"
     cfg, mode = c0, dst
@@ -695,8 +698,8 @@ def _steady_run(ex: _Explorer, r: Instant, steady: dict[Mode, Config]) -> bool:
     """Whether ``r`` is the steady run of a long mode M: r is in M, or in a transient mode run
     as its continuation M (`runs.same_as_continuation`), from M's steady configuration (its
     known instances and facts), erasing nothing and ending there again (up to the edges just
-    taken). The cascade of theory §3.3 stops at such a run; it is listed only as the instant 0
-    of a change (a pulse source's event) or after a transient instant."""
+    taken). The cascade of docs/theory.md §6.6 stops at such a run; it is listed only as the instant
+    0 of a change (a pulse source's event) or after a transient instant."""
     s, m = ex.s, r.mode
     if s.is_transient(m):
         if not same_as_continuation(s, m):
@@ -800,7 +803,7 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
 
 def _jump_orders(problems, results) -> tuple:
     """The orders Algorithm IA computes for the state increments ``U = x@m - x@(m-1)`` of the
-    restart (examples note §3.3 steps 1-3: ``[[U]] <= 0``, Assumption 7): ``(variable,
+    restart (docs/theory.md §9.3: ``[[U]] <= 0``, Assumption 7): ``(variable,
     increment text, OrderInfo)`` per state jet of every standardized part that went through
     the impulse analysis."""
     out = []
@@ -819,8 +822,8 @@ def _jump_orders(problems, results) -> tuple:
 
 
 def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased) -> str | None:
-    """W-FAKE-IMPULSE (examples note §2.3.7, Comment 8): the residual of an erased equation is,
-    in the source mode, proportional to the zero-crossing variable of the guard that changed
+    """W-FAKE-IMPULSE (docs/theory.md §13.3, RR-9334 Comment 8): the residual of an erased equation
+    is, in the source mode, proportional to the zero-crossing variable of the guard that changed
     (the brake's ``pr - pt = s``): for a physical switch the guard crosses 0 continuously, the
     residual vanishes and the inferred impulses are fake."""
     src_eqs = system.enabled(src)
@@ -849,13 +852,24 @@ def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased)
                         continue
                     ratio = sp.simplify(vexpr / r)
                     if ratio != 0 and not ratio.free_symbols:
+                        rt = _mode_values(sf, r)    # (x@0: x in the source mode)
+                        times = {1: f"{rt}", -1: f"-({rt})"}.get(
+                            ratio, f"{print_sympy(ratio)}*({rt})")
                         return (f"W-FAKE-IMPULSE: the impulses are inferred from the residual "
-                                f"{r} of the erased {eq_label(key)}, and {v} = {ratio}*({r}) "
+                                f"{rt} of the erased {eq_label(key)}, and {v} = {times} "
                                 f"in [{system.mode_label(src)}] ({f.id}); {v} is the zero-crossing "
                                 f"variable of guard {system.guards[gi].name}, so a physical "
                                 f"switch makes it 0 and the restart continuous; an assertion "
                                 f"`{v} = 0` at the switch removes the impulse")
     return None
+
+
+def _mode_values(sf, expr: sp.Expr) -> str:
+    """``expr`` over the instances ``x@0`` (the values in the source mode) in Modelica syntax,
+    each instance written as its variable (`mdae_fmu.sympy_modelica`)."""
+    sub = {s: sp.Symbol(sf.instance(s)[0]) for s in expr.free_symbols
+           if sf.instance(s) is not None and sf.instance(s)[1] == 0}
+    return print_sympy(expr.xreplace(sub))
 
 
 def _inst_label(sf, sym) -> str:
@@ -891,7 +905,8 @@ def _jet_variable(lhs) -> str:
 
 
 def compose_restart(instants) -> tuple:
-    """The restart of a whole mode change as `RestartStep`s (theory §3.5(b)-(c)): the closed-form
+    """The restart of a whole mode change as `RestartStep`s (docs/theory.md §9, §11): the
+    closed-form
     restarts ``x+ = f(x-)`` of consecutive instants are composed (`_compose`: the right limits of
     an instant are the left limits of the next, the standard reading of Tick); an instant
     without closed form (S3: RR-9334 §11.3, the numerical delta-scheme) cannot be composed

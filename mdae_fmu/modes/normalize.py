@@ -1,20 +1,20 @@
 """Normalization of a model's guards into the multimode system of the theory (Defs 30 and 33).
 
-Theory note 9334-theory-algorithms §1.4 (Defs 27-34) and §3.1 stage 2:
+docs/theory.md §5.1–§5.4 (RR-9334 Defs 27–34):
 
 * the condition of an if-equation or if-expression is a **long** guard, the condition of a
   when-clause a **transient** guard (its rising edge, true for one nonstandard instant);
 * an equation with if-expressions is split into one guarded equation per branch (``Z1|g1`` and
   ``Z1|!g1``), so that a branch is enabled exactly in the modes that select it;
 * ``reinit(x, v)`` in a when-branch becomes the transient equation ``x^o = v`` (the reading of
-  the impact law (46) in examples note §2.2.6);
+  the impact law (46) in docs/theory.md §7.4);
 * every guard is computed for the *next* instant from the current values (Def 33,
   ``gamma^o = b``): a guard that reads a state reads its left limit, known at the start of the
   instant. A guard whose definition reads, at the same instant, a variable determined by
   equations that the guard itself (directly or through other guards) enables or disables is
   evaluated by event iteration, each instant of the cascade reading the previous instant's
   value (`mdae_fmu.modes.event_iteration`); only an iteration that provably never settles is
-  rejected (E-FIXPOINT, examples note §3.8);
+  rejected (E-FIXPOINT, docs/theory.md §8.2);
 * only structural conditionals become guards (`mdae_fmu.structure.conditionals`): an
   if-expression whose branches have the same structure stays in its equation.
 
@@ -119,7 +119,7 @@ class MultimodeSystem:
     notes: tuple[str, ...] = ()
 
     def modes(self, limit: int | None = None) -> list[Mode]:
-        """The modes (Def 31) that survive the mode pruning of theory §2.15 [D] (ii), long modes
+        """The modes (Def 31) that survive the mode pruning of docs/theory.md §8.1, long modes
         first, each group in valuation order.
 
         The long modes are the consistent valuations of the long guards, enumerated lazily by
@@ -329,7 +329,7 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     """Ids of the unguarded equations outside when-clauses that define a discrete non-Boolean
     variable (``Integer m = Integer(mode)``, ``Integer n = if x > 1 then 1 else 0``; the
     test is `mdae_fmu.structure.per_mode.defines_discrete`). Such an equation is a discrete
-    equation of Def 33 (theory 9334 §1.4): its variable is known within a mode, recomputed at
+    equation of Def 33 (docs/theory.md §5.1): its variable is known within a mode, recomputed at
     initialization and at every event instant (the generated code's discrete assignments,
     iterated with the event iteration), so it is not an equation of the modes' DAEs. Only the
     first equation of each variable is taken: a second one whose discrete variables are all
@@ -420,7 +420,7 @@ def _pruning_definitions(model: Model | None, guards) -> dict[E.Expr, E.Expr]:
 def consistent_literals(guards, lits, definitions) -> bool:
     """Whether the conjunction ``lits`` (``(guard index, positive)``) of long-guard literals can
     hold in some mode: no guard with both values, and `consistent_valuation` (the pruning of
-    theory §2.15 [D] (ii), as for the modes) on the long guards. Transient literals are not
+    docs/theory.md §8.1, as for the modes) on the long guards. Transient literals are not
     checked (a transient guard is valued apart from the long ones)."""
     from ..structure.per_mode import consistent_valuation
     val: dict[E.Expr, bool] = {}
@@ -436,10 +436,11 @@ def consistent_literals(guards, lits, definitions) -> bool:
 # --- the normalization -------------------------------------------------------------------------
 
 def normalize(model: Model) -> MultimodeSystem:
-    """Normalize ``model`` into a `MultimodeSystem` (theory §1.4 Defs 30/33, §3.1 stage 2).
+    """Normalize ``model`` into a `MultimodeSystem` (RR-9334 Defs 30 and 33, docs/theory.md §5.2,
+    §5.4).
 
     Raises `ModelRejected` (E-FIXPOINT) when guards that depend on same-instant values through
-    a cycle of guards (Comment 32; examples note §2.2.1, §2.3.2) provably never settle
+    a cycle of guards (Comment 32; docs/theory.md §13.2, §13.3) provably never settle
     (`event_iteration.check_settling`); other such cycles are evaluated by event iteration.
     """
     bool_defs, def_eqs = _bool_definitions(model)
@@ -456,7 +457,7 @@ def normalize(model: Model) -> MultimodeSystem:
     gindex: dict[tuple, int] = {}
     defs = _pruning_definitions(model, ())      # completed as the guards are created
     # a condition used by a when-clause is transient everywhere it appears: `if not g` next to
-    # `when g` speaks of the transient mode (examples note §2.2.6, Figure 10; docs/decisions.md)
+    # `when g` speaks of the transient mode (docs/theory.md §7.4, Figure 10; docs/decisions.md)
     when_atoms = {E.unedge(E.strip_not(b.condition)[0]) for w in model.whens for b in w.branches}
 
     def guard_key(cond: E.Expr, kind: str) -> tuple[tuple, E.Expr, bool, str]:
@@ -580,7 +581,7 @@ class _BranchExpansion:
     branch is enabled exactly in the modes that select it).
 
     A branch whose guard literals cannot hold together (`consistent_literals`: ``x > 1`` with
-    ``not x > 0``; the pruning of theory §2.15 [D] (ii) applied to the modes) is enabled in no
+    ``not x > 0``; the pruning of docs/theory.md §8.1 applied to the modes) is enabled in no
     explored mode and is not generated: an equation with n ordered thresholds gives n + 1
     branches instead of 2^n. The guards of a dropped branch are still registered, in the order
     the full expansion meets them, so the guards and their indices do not depend on the
@@ -634,7 +635,7 @@ def state_names(system: MultimodeSystem) -> set[str]:
 
 
 def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
-    """The check of Def 33 / §7.3.4 on guards that read same-instant values. A guard that
+    """The check of Def 33 / RR-9334 §7.3.4 on guards that read same-instant values. A guard that
     reads an algebraic value is evaluated for the next instant (Def 33); when that value
     depends on the guard itself (a cycle of `event_iteration.guard_dependencies`, the former
     E-FIXPOINT rejection) the guard is evaluated by event iteration, each instant of the
@@ -653,9 +654,11 @@ def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
             if gi in delayed:
                 notes.append(f"guard {guard.name} reads {v}, which the equations it selects "
                              f"compute: evaluated by event iteration, each instant reading "
-                             f"the previous instant's {v} (Def 33, pre({v}) in the cascade)")
+                             f"the previous instant's {v} (RR-9334 Def 33, docs/theory.md §5.4; "
+                             f"pre({v}) in the cascade)")
             else:
                 notes.append(f"guard {guard.name} reads {v} at the current instant; it is "
-                             f"evaluated for the next instant (Def 33)")
+                             f"evaluated for the next instant (RR-9334 Def 33, "
+                             f"docs/theory.md §5.4)")
     check_settling(system)
     return notes

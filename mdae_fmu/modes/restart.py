@@ -1,9 +1,9 @@
 """From a structural instant to its symbolic restart problem (the input of `mdae_fmu.impulse`).
 
-Theory note 9334-theory-algorithms §3.5(c) and examples note §3.1: the restart system of a
+docs/theory.md §9 and docs/theory.md §9.1: the restart system of a
 mode-change instant is the solved part H (BTF blocks) in shift form; the known instances are the
 left limits and the erased equations (SolveConflict's beta_O) are what the impulse analysis
-starts from (§10.1.2).
+starts from (RR-9334 §10.1.2).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .shiftform import ShiftForm, parameter_values
 
 
 def restart_problem(sf: ShiftForm, inst: Instant, label: str = "") -> RestartProblem:
-    """The `RestartProblem` of one instant (form (125), examples note §3.1): H in BTF order,
+    """The `RestartProblem` of one instant (form (125), docs/theory.md §9.1): H in BTF order,
     unknown and known instance symbols, the jets of the known variables, and the lower-shift
     facts / erasures of each equation."""
     order = [k for b in inst.blocks for k in b.equations]

@@ -1,11 +1,11 @@
 """One nonstandard instant of a multimode system: the constructive semantics of RR-9334 §7.
 
-Theory note 9334-theory-algorithms §1.6-§1.9 and §2.4-§2.13. A *configuration* is what the past
+docs/theory.md §3.4, §6, §7. A *configuration* is what the past
 guarantees at the start of an instant: the variable instances ``(name, shift)`` already evaluated
 (status t) and the context Delta of equation instances ``(eq_id, shift)`` known to hold. For a
 mode (a valuation of the guards, an oracle), `exec_run` performs Algorithm 13:
 
-1. facts Phi = context equations still enabled (§1.6, Def 40);
+1. facts Phi = context equations still enabled (RR-9334 Def 40, docs/theory.md §6.3);
 2. index reduction: Pryce's Sigma-method for a long mode (Algorithm 8), the difference array of
    the continuation for a transient mode (Algorithms 11/12, `diff_array`);
 3. SolveConflict (Algorithm 9): DM of the index-reduced system minus the facts, over the
@@ -33,9 +33,9 @@ Erasure = Literal["restricted", "canonical"]
 
 @dataclass(frozen=True)
 class Config:
-    """Known instances and context at the start of an instant (§2.0 ``Config``), plus the
+    """Known instances and context at the start of an instant (docs/theory.md §8.1), plus the
     transient guards that were true at the previous instant (a rising edge cannot hold at two
-    consecutive instants, §4.11)."""
+    consecutive instants, docs/theory.md §7.4)."""
     known: frozenset
     context: frozenset
     last_transient: frozenset = frozenset()
@@ -43,7 +43,7 @@ class Config:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """A failure or warning with its catalogue code (theory §7.1, examples note §3.8)."""
+    """A failure or warning with its catalogue code (docs/theory.md §8.2, docs/multimode.md)."""
     code: str
     message: str
     variables: tuple = ()
@@ -81,7 +81,7 @@ class Instant:
 
 def eq_vars(eq: MEquation, shift: int) -> frozenset:
     """Variable instances of ``eq`` shifted ``shift`` times: ``x`` of highest order k contributes
-    ``x^o shift .. x^o (shift+k)`` (its Euler expansion, §1.4 (74))."""
+    ``x^o shift .. x^o (shift+k)`` (its Euler expansion, RR-9334 (74), docs/theory.md §5.5)."""
     return frozenset([(n, shift + j) for n, k in eq.orders for j in range(k + 1)])
 
 
@@ -96,7 +96,7 @@ def instance_vars(system: MultimodeSystem, key: tuple[str, int]) -> frozenset:
 
 
 def sigma_of_mode(system: MultimodeSystem, mode: Mode) -> SigmaInfo:
-    """Algorithm 6 on the equations enabled in ``mode`` (theory §2.5); a structurally singular
+    """Algorithm 6 on the equations enabled in ``mode`` (docs/theory.md §4); a structurally singular
     mode gives the E-MODE-SINGULAR diagnostic with its DM culprits."""
     enabled = system.enabled(mode)
     rows = {e.id: e.order_map for e in enabled}
@@ -123,14 +123,14 @@ def sigma_of_mode(system: MultimodeSystem, mode: Mode) -> SigmaInfo:
 
 def sigma_from_report(system: MultimodeSystem, mode: Mode, report) -> SigmaInfo | None:
     """The Σ offsets of ``mode`` taken from the per-mode stage's `ModesReport` ``report``
-    instead of running Algorithm 6 again (theory §2.5; memoized per mode, §2.15 "Cost"), or
-    None when the per-mode stage did not provably analyse the same signature matrix.
+    instead of running Algorithm 6 again (docs/theory.md §4; memoized per mode, docs/theory.md
+    §8.1), or None when the per-mode stage did not provably analyse the same signature matrix.
 
     It did when some accepted mode of ``report`` has exactly the enabled equations of
     ``mode``, in order, none of them a branch of an if-expression (``e.id == e.origin``) nor
     an equation with if-expressions, and both stages have the same continuous unknowns: each
     row is then ``sigma_row`` of the same residual restricted to the same unknowns, and the
-    smallest offsets of a signature matrix are unique (theory 003 §4.4-§4.5)."""
+    smallest offsets of a signature matrix are unique (docs/theory.md §4.3)."""
     model = system.model
     if report is None or model is None or set(report.unknowns) != set(system.unknowns):
         return None
@@ -202,13 +202,13 @@ def inst_label(v: VarKey) -> str:
 
 def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasure,
                    c_family: dict, pair: str, instant_no: int, levels: dict | None = None):
-    """Algorithm 9 SolveConflict (theory §2.8) with the erasure rule of docs/decisions.md:
+    """Algorithm 9 SolveConflict (docs/theory.md §6.6) with the erasure rule of docs/decisions.md:
 
     * ``canonical``: erase the whole over-determined part beta_O (Comment 18, Lemma 17);
     * ``restricted`` (default): erase a minimal subset of the beta_O equations that belong to an
       index-reduction family of the new mode (``c_f > 0``) such that the remaining system is
       structurally nonsingular; ties broken by the textual order of the equations, then the
-      shift (examples note §2.4.3, option 2). Equations without unknowns are always erased.
+      shift (docs/theory.md §13.4, option 2). Equations without unknowns are always erased.
 
     ``levels`` (the offsets d of the new mode, or of the continuation of a transient mode)
     lets a missing restart name the state instances that lack one (`lacking_restart`).
@@ -246,11 +246,11 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
 
 def _missing_restart(system: MultimodeSystem, r2: DMResult, occ, erased, levels: dict,
                      pair: str, instant_no: int) -> Diagnostic:
-    """E-RESTART-MISSING (theory §7.1: mode pair, variables lacking restart values, equations
-    involved). beta_U of SolveConflict (Algorithm 9) holds every instance coupled to the
+    """E-RESTART-MISSING (docs/theory.md §6.6: mode pair, variables lacking restart values,
+    equations involved). beta_U of SolveConflict (Algorithm 9) holds every instance coupled to the
     missing equations; the message singles out the state-level instances of the new mode
-    (``x^ok``, ``k < d_x``: known in its steady configuration, §2.15) that the previous
-    instant left unknown and whose values, if given, would make the restart determined."""
+    (``x^ok``, ``k < d_x``: known in its steady configuration, docs/theory.md §8.1) that the
+    previous instant left unknown and whose values, if given, would make the restart determined."""
     deficit, culprits = lacking_restart(r2.under_eqs, r2.under_vars, occ, (
         v for v in r2.under_vars if v[1] < levels.get(v[0], 0)))
     eqs = _eq_list(system, sorted(r2.under_eqs))
@@ -281,8 +281,8 @@ def _missing_restart(system: MultimodeSystem, r2: DMResult, occ, erased, levels:
 def lacking_restart(under_eqs, under_vars, occ, candidates, max_tries: int = 4096):
     """The instances that lack an equation, within an under-determined part beta_U of DM.
 
-    ``deficit = |beta_U variables| - |beta_U equations|`` equations are missing (theory §1.1,
-    Def 15: beta_U has a matching covering its equations, not its variables). Returns
+    ``deficit = |beta_U variables| - |beta_U equations|`` equations are missing (docs/theory.md
+    §2.4, RR-9334 Def 15: beta_U has a matching covering its equations, not its variables). Returns
     ``(deficit, sets)``: every set S of ``deficit`` instances among ``candidates`` such that
     beta_U with S given is structurally nonsingular (empty beta_O and beta_U), i.e. the values
     that, supplied by a restart (or impact) law, would complete the system. At most
@@ -323,8 +323,10 @@ def _minimal_erasure(keys, occ, unknowns, r: DMResult, c_family, order=None):
 
 
 def tick(known, solved_keys, new_vars, facts) -> Config:
-    """Algorithm 7 Tick (theory §2.6): ``x^o(m+1)`` evaluated gives ``x^om`` known; an equation
-    instance ``e^o(m+1)`` solved or a fact gives ``e^om`` in the next context (§1.6 [R])."""
+    """Algorithm 7 Tick (docs/theory.md §6.4): ``x^o(m+1)`` evaluated gives ``x^om`` known; an
+    equation
+    instance ``e^o(m+1)`` solved or a fact gives ``e^om`` in the next context (docs/theory.md
+    §6.3)."""
     nk = frozenset((n, j - 1) for n, j in set(known) | set(new_vars) if j >= 1)
     nc = frozenset((e, k - 1) for e, k in set(solved_keys) | set(facts) if k >= 1)
     return Config(nk, nc)
@@ -333,7 +335,7 @@ def tick(known, solved_keys, new_vars, facts) -> Config:
 def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
               erasure: Erasure = "restricted", pair: str = "", instant_no: int = 0,
               kind: Literal["long", "transient"] = "long") -> Instant:
-    """Algorithm 10 ExecRun for a long mode (theory §2.10). ``kind="transient"``: the instant
+    """Algorithm 10 ExecRun for a long mode (docs/theory.md §6.7). ``kind="transient"``: the instant
     of a transient mode whose equations are those of its continuation (`exec_transient`),
     ``sig`` being the continuation's Σ-method."""
     if not sig.ok:
@@ -355,7 +357,7 @@ def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
 def steady_run(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Instant:
     """The run of the regular long mode ``mode`` from its steady configuration (`steady_config`),
     the self-loop of the automaton whose system is the mode's index-reduced leading system
-    G_Sig (theory §2.15, "Classification"), built from the Σ offsets instead of Algorithm 10's
+    G_Sig (docs/theory.md §8.3), built from the Σ offsets instead of Algorithm 10's
     DM: the facts are the context (every ``(e, k)``, ``k < c_e``), the equations left are the
     top instances ``(e, c_e)``, whose unknowns are the leading instances ``(x, d_x)`` on the
     tight edges ``sigma_ex + c_e = d_x`` (every other instance they read is state-level, hence
@@ -392,7 +394,7 @@ def _finish(system, cfg, mode, kind, facts, erased, r2: DMResult, occ) -> Instan
 
 @dataclass(frozen=True)
 class EQResult:
-    """Outcome of Algorithm 5 ExistQuantifEqn (theory §2.4).
+    """Outcome of Algorithm 5 ExistQuantifEqn (docs/theory.md §3.4).
 
     On failure, ``culprits`` is what the reason is about (equations, or variables for
     "underdetermined" and "X depends on future-only variables"); ``equations`` and
@@ -410,7 +412,7 @@ class EQResult:
 
 
 def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
-    """Algorithm 5 ExistQuantifEqn, in the two-graph reading of Lemma 22 (theory §1.2 [R]):
+    """Algorithm 5 ExistQuantifEqn, in the two-graph reading of Lemma 22 (docs/theory.md §3.3):
     condition 1 on DM with X, W, Y unknown; conditions 2-3 on DM with Y given. ``literal=True``
     is Lemma 22 as printed (Y unknown in condition 2 as well), kept for comparison."""
     X, W, Y = set(X), set(W), set(Y)
@@ -466,7 +468,7 @@ def continuation_mode(system: MultimodeSystem, mode: Mode) -> Mode:
 def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: SigmaInfo,
                n_inf: int | None = None, literal: bool = False):
     """Algorithm 11 DiffArray for one transient instant followed by its continuation long mode
-    (theory §2.11, K = 0): phase 1 on the transient equations alone, phase 2 appending
+    (docs/theory.md §7.3, K = 0): phase 1 on the transient equations alone, phase 2 appending
     ``n_inf`` shifted copies of the continuation's index-reduced system, where only its
     consistency part may be erased. Returns ``(EQResult, occ, long equations that gave way to
     the transient ones)``."""
@@ -554,12 +556,12 @@ def same_as_continuation(system: MultimodeSystem, mode: Mode) -> bool:
 def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: SigmaInfo,
                    erasure: Erasure = "restricted", pair: str = "", instant_no: int = 0,
                    literal: bool = False) -> Instant:
-    """Algorithm 13 ExecRun for a transient mode (theory §2.13): DiffArray, then SolveConflict
-    on ``(F_Sig ∪ Fbar_Sig) \\ Phi``, Eval, Tick.
+    """Algorithm 13 ExecRun for a transient mode (docs/theory.md §7.3): DiffArray, then
+    SolveConflict on ``(F_Sig ∪ Fbar_Sig) \\ Phi``, Eval, Tick.
 
     IndexReduc (Algorithm 12) takes the latent equations of a transient instant from its
     continuation because the instant's own equations are not enabled at the next instant
-    (theory §3.4). When they are (`same_as_continuation`), the continuation's Σ-method holds
+    (docs/theory.md §7). When they are (`same_as_continuation`), the continuation's Σ-method holds
     at this instant too: the instant is the continuation's first one, run as a long mode
     (Algorithm 12 line 2). DiffArray would count the leading instances that only the latent
     equations determine (``der(C.p.v)`` of a capacitor pin) as future values of the array
@@ -593,7 +595,8 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
 
 def _transient_failure(system: MultimodeSystem, res: EQResult, occ, mode: Mode,
                        cont_sig: SigmaInfo, pair: str) -> Diagnostic:
-    """E-TRANSIENT-UNDER / E-TRANSIENT-FUTURE (theory §7.1, examples note §3.8) for a DiffArray
+    """E-TRANSIENT-UNDER / E-TRANSIENT-FUTURE (docs/theory.md §8.2, docs/multimode.md) for a
+    DiffArray
     (Algorithm 11) whose ExistQuantifEqn (Algorithm 5) has ``b_O`` and not ``b_U``: the mode
     change, the variables left undetermined, the equations involved with their source lines,
     and, for an under-determined instant, how many equations are missing and which state
@@ -639,7 +642,7 @@ def _transient_failure(system: MultimodeSystem, res: EQResult, occ, mode: Mode,
 
 
 def steady_config(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Config:
-    """The steady configuration of a long mode (theory §2.15 initial configurations [D]):
+    """The steady configuration of a long mode (docs/theory.md §8.5):
     state-level instances ``x^ok, k < d_x`` known, context = the consistency equations."""
     known = frozenset((n, k) for n, d in sig.d.items() for k in range(d))
     ctx = frozenset((e, k) for e, c in sig.c.items() for k in range(c))

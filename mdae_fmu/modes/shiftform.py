@@ -1,6 +1,6 @@
 """Symbolic nonstandard (shift) form of equation instances, for restart systems.
 
-Theory note 9334-theory-algorithms §1.4 (74) and §2.16 ``to_shift_form``: every derivative
+docs/theory.md §5.5 (RR-9334 (74)) and §8.4; ``to_shift_form``: every derivative
 ``x'k`` of an equation shifted s times becomes the k-th Euler difference
 ``sum_j (-1)^(k-j) C(k,j) x^o(s+j) / d^k`` over the shift instances ``x@n`` (the symbol of
 ``x^on``), with ``d`` the infinitesimal step kept as a positive symbol. ``pre(x)`` is the left
@@ -27,7 +27,9 @@ class ShiftForm:
         funcs = system.model.functions if system.model is not None else ()
         self.table = SymbolTable(constants=frozenset(system.constants),
                                  functions=function_table(funcs) if funcs else None)
-        self.d = sp.Symbol("d", positive=True)
+        # the infinitesimal step, printed δ: no Modelica name is δ, so reports never
+        # confuse it with a parameter d (issue 28)
+        self.d = sp.Symbol("δ", positive=True)
         self._syms: dict[tuple[str, int], sp.Symbol] = {}
         self._back: dict[sp.Symbol, tuple[str, int]] = {}
         self._cache: dict[tuple[str, int], sp.Expr] = {}

@@ -1,6 +1,6 @@
 """Structural and non-structural conditionals (which conditions define modes).
 
-Theory note 9334-theory-algorithms §1.4 (Defs 30/31): a mode is a valuation of the guards, and
+docs/theory.md §5.2, §5.3 (RR-9334 Defs 30–31): a mode is a valuation of the guards, and
 each mode is analysed as its own DAE because a guard changes *the structure* of the system: which
 equations exist (an if-equation), or the incidence and differentiation orders of an equation
 (an if-expression whose branches read different unknowns, ``s = if g then i else u``). A
@@ -8,7 +8,8 @@ conditional whose branches have the same structure (same unknowns with the same 
 orders, only other coefficients: the Modelica Standard Library's ideal diode
 ``u = s*(if off then 1 else Ron) + Vknee`` with ``Ron`` a parameter, a piecewise-linear
 resistor ``i = if v < -Ve then Gb*v + c else Ga*v``) gives every mode the same signature matrix,
-hence the same offsets, states and blocks (§1.3, §3.2): enumerating its modes multiplies the
+hence the same offsets, states and blocks (docs/theory.md §4, §4.6): enumerating its modes
+multiplies the
 work for nothing. Such a conditional is an ordinary piecewise expression of the single
 structure; its relations are held between events and watched by event indicators
 (`mdae_fmu.codegen.events`), so the integrator still stops exactly at the switch.
@@ -16,12 +17,13 @@ structure; its relations are held between events and watched by event indicators
 The criterion is purely structural, on the branches as written: a coefficient that is the
 literal 0 in one branch removes the unknown from that branch's incidence (``s*0`` reads no
 ``s``), so ``u = s*(if off then 1 else 0)`` *is* structural, whereas ``s*Ron`` with a
-parameter ``Ron`` keeps ``s`` whatever its value (a parameter is generically nonzero, §1.1).
+parameter ``Ron`` keeps ``s`` whatever its value (a parameter is generically nonzero, docs/theory.md
+§2.2).
 
 Incidence is only the first test: a condition structural by incidence alone whose modes all
 have the same offsets, and whose equations are never differentiated, is demoted to the
-event-only class by the pipeline's classification (`mdae_fmu.structure.demotion`, theory note
-9334 §1.3/§3.2/§3.5; docs/decisions.md §12).
+event-only class by the pipeline's classification (`mdae_fmu.structure.demotion`, docs/theory.md §4,
+§4.6, §11; docs/decisions.md §12).
 """
 
 from __future__ import annotations
@@ -307,8 +309,8 @@ def _refuse_no_event(atom: E.Expr, eq, reason: str, same_structure: str) -> None
     """Refuse a structural condition written under ``noEvent(...)`` (issue 14, item 4).
 
     A structural condition defines modes (module docstring), and a mode change needs an
-    event: the integrator must stop at the switch so that the restart of the change (theory
-    note 9334 §3.5(b)) is computed and applied. ``noEvent`` forbids that event, so such a
+    event: the integrator must stop at the switch so that the restart of the change (docs/theory.md
+    §11) is computed and applied. ``noEvent`` forbids that event, so such a
     condition has no meaning the exporter could give it: `ModelRejected` (exit 1) naming the
     equation's position, the condition and the two ways out."""
     if not _under_no_event(atom):

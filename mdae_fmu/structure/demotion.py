@@ -13,7 +13,7 @@ when-condition, no event operator) is demoted to the event-only class (no-event 
 
 (a) every mode ``mu`` it covers (the valuations of all structural atoms that agree with ``mu``
     outside the demoted atoms: the "branches") is structurally regular and has the same
-    canonical Pryce offsets (c, d) (theory note 9334 §1.3: the elementwise smallest dual
+    canonical Pryce offsets (c, d) (docs/theory.md §4: the elementwise smallest dual
     solution, Pryce Thm 3.6);
 (b) the union system of ``mu`` (the demoted if-expressions kept whole, whose signature
     entry is the entry-wise maximum over the branches and the condition, as for every
@@ -21,7 +21,7 @@ when-condition, no event operator) is demoted to the event-only class (no-event 
 (c) every equation that contains a demoted atom has c = 0 there (it is never
     differentiated).
 
-Why the union then stands for every branch (9334 §1.3, §1.4 Def 31, §3.2, §3.5):
+Why the union then stands for every branch (docs/theory.md §4, §5.3, §11):
 
 * Offsets. For a branch β, (c, d) is dual feasible (d_j − c_i ≥ σ^β_ij) with a tight
   transversal M_β. For the union σ^U ≥ σ^β entry-wise; when (c, d) is also feasible for σ^U
@@ -29,21 +29,21 @@ Why the union then stands for every branch (9334 §1.3, §1.4 Def 31, §3.2, §3
   since c = 0 there), M_β stays tight (σ^β ≤ σ^U ≤ d − c on M_β), so (c, d) is optimal for U;
   conversely U's canonical offsets are feasible for β with the same value Val, hence optimal
   for β, hence ≥ (c, d) by minimality: the canonical offsets coincide. (b) computes them.
-* Blocks. The leading pattern of β (its tight edges) is contained in U's. U's
-  block-triangular form (9334 §3.2: the evaluation order of the long-mode right-hand side)
-  stays block triangular for the sub-pattern of β, and β is structurally nonsingular on it
-  (M_β); a perfect matching of a sub-pattern of a block-triangular pattern lies in the
-  diagonal blocks, so every diagonal block of U's BTF is structurally nonsingular in every
-  branch. In particular a 1×1 block {e; x} is matched e–x in every branch: no branch lacks
-  the unknown its scalar block solves for (and the code generator solves an equation for x
-  explicitly only where x occurs linearly outside every if-expression,
-  `codegen.blocks.linear_terms`; otherwise by Newton, whose Jacobian is then the branch's).
+* Blocks. The leading pattern of β (its tight edges) is contained in U's. U's block-triangular
+  form (docs/theory.md §2.3, §4.6: the evaluation order of the long-mode right-hand side) stays
+  block triangular for the sub-pattern of β, and β is structurally nonsingular on it (M_β); a
+  perfect matching of a sub-pattern of a block-triangular pattern lies in the diagonal blocks, so
+  every diagonal block of U's BTF is structurally nonsingular in every branch. In particular a 1×1
+  block {e; x} is matched e–x in every branch: no branch lacks the unknown its scalar block solves
+  for (and the code generator solves an equation for x explicitly only where x occurs linearly
+  outside every if-expression, `codegen.blocks.linear_terms`; otherwise by Newton, whose Jacobian
+  is then the branch's).
 * Mode changes. With c = 0 on every equation containing the atom, no latent or consistency
-  equation (f^(k), k < c_f: 9334 §1.3 Def 24, §3.2) contains it; states and leading
+  equation (f^(k), k < c_f: RR-9334 Def 24, docs/theory.md §4.6) contains it; states and leading
   variables are the same on both sides, so toggling the atom is the change of an event-only
-  condition (9334 §3.5(a): the relation is held between events and watched by an event
+  condition (docs/theory.md §11: the relation is held between events and watched by an event
   indicator; at the event the same block-triangular system is solved again with the other
-  branch), not a mode change with a restart (§3.5(b)). OpenModelica always analyses this
+  branch), not a mode change with a restart (docs/theory.md §11). OpenModelica always analyses this
   union.
 
 Cost: one Σ-method per mode of the structural atoms (`enumerate_valuations`, at most
@@ -133,7 +133,7 @@ def _union_holds(system: _Modes, valuations: Sequence[Mapping], offsets: Sequenc
     contain a demoted atom."""
     # (c) in every mode, also where another atom masks the demoted one: an equation whose
     # branch is chosen by a demoted atom is then never differentiated, so no restart system
-    # (theory note 9334 §3.5(b)) contains the atom's if-expression
+    # (docs/theory.md §11) contains the atom's if-expression
     mentioning = {eq.id for eq in system.model.equations if _mentions(eq.residual, demoted)}
     for off in offsets:
         if off is not None and any(k > 0 and eq_id.split("|")[0] in mentioning

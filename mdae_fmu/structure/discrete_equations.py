@@ -1,5 +1,5 @@
 """Discrete equations outside when-clauses: ``Integer m = k + 1``, ``Integer n = if x > 1 then
-1 else 0`` (Modelica 3.6 §8.6; theory note 9334-theory-algorithms §1.4, Def 33: a discrete
+1 else 0`` (Modelica 3.6 §8.6; RR-9334 Def 33, docs/theory.md §5.4: a discrete
 variable is known within a mode and recomputed at initialization and at every event instant).
 
 The generated code evaluates these equations in one pass at the start of every evaluation,

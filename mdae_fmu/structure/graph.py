@@ -3,13 +3,13 @@ decomposition and block-triangular form.
 
 Equations and unknowns are numbered ``0..n_eqs-1`` and ``0..n_vars-1``; the graph is kept sparse
 throughout (CSR arrays, rows = equations), never as a dense matrix. The edge weight σ(e, x) is
-the highest derivative order of x in e, i.e. Pryce's signature matrix (theory note 003 §4.2,
-algorithm A1). The unweighted algorithms take plain adjacency lists (``adj[e]`` = the unknowns of
+the highest derivative order of x in e, i.e. Pryce's signature matrix (docs/theory.md §2.1,
+§4.1). The unweighted algorithms take plain adjacency lists (``adj[e]`` = the unknowns of
 equation e) so that other stages (the multimode analysis) can run them on arbitrary
 equation/unknown sets.
 
-References: theory note 003 §3.5 (BTF, Lemma 6), §3.6 (DM, Def 7, Lemma 8), §6 A2–A4;
-theory note 9334 §2.1–2.3.
+References: docs/theory.md §2.2 (matching), §2.3 (BTF, RR-9387 Lemma 6), §2.4 (DM, RR-9387 Def 7,
+Lemma 8).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def no_gc():
 class WeightedGraph:
     """Sparse signature matrix: row ``i`` lists the unknowns of equation ``i`` in
     ``indices[indptr[i]:indptr[i+1]]`` (sorted) with their weights σ_ij in ``weights``
-    (theory 003 §4.2). Non-edges are absent (σ = −∞)."""
+    (docs/theory.md §4.1). Non-edges are absent (σ = −∞)."""
     n_eqs: int
     n_vars: int
     indptr: np.ndarray     # int64, length n_eqs + 1
@@ -59,7 +59,8 @@ class WeightedGraph:
 
     @staticmethod
     def from_rows(rows: Sequence[Mapping[int, int]], n_vars: int) -> "WeightedGraph":
-        """Build the graph from one ``{unknown index: σ}`` mapping per equation (A1)."""
+        """Build the graph from one ``{unknown index: σ}`` mapping per equation (docs/theory.md
+        §2.1)."""
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         cols: list[int] = []
         wts: list[int] = []
@@ -138,7 +139,7 @@ def _transpose(adj: Sequence[Sequence[int]], n_vars: int) -> list[list[int]]:
     return eqs_of
 
 
-# --- A2: maximum matching -------------------------------------------------------------------
+# --- maximum matching (§2.2) ---------------------------------------------------------------
 
 def classes_sharing_keys(keys: Sequence[Iterable[Hashable]]) -> list[tuple[int, ...]]:
     """The items ``0..len(keys)-1`` grouped into the connected components of the relation
@@ -165,8 +166,8 @@ def classes_sharing_keys(keys: Sequence[Iterable[Hashable]]) -> list[tuple[int, 
 
 
 def maximum_matching(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
-    """Maximum-cardinality matching of the bipartite graph ``adj`` (theory 003 §6 A2,
-    9334 §2.1): ``result[e]`` is the unknown matched to equation ``e``, or −1.
+    """Maximum-cardinality matching of the bipartite graph ``adj`` (docs/theory.md §2.2):
+    ``result[e]`` is the unknown matched to equation ``e``, or −1.
 
     Hopcroft–Karp, O(|E|·sqrt(|V|)): a pure-Python implementation for small graphs, scipy's
     ``maximum_bipartite_matching`` (also Hopcroft–Karp, in C) for large ones.
@@ -178,8 +179,8 @@ def maximum_matching(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
 
 
 def matching_csr(m: sps.csr_matrix) -> list[int]:
-    """Maximum matching of a CSR incidence matrix (rows = equations), via scipy (theory 003
-    §6 A2)."""
+    """Maximum matching of a CSR incidence matrix (rows = equations), via scipy (docs/theory.md
+    §2.2)."""
     if m.shape[0] == 0 or m.shape[1] == 0:
         return [-1] * m.shape[0]
     m = sps.csr_matrix(m)
@@ -188,13 +189,13 @@ def matching_csr(m: sps.csr_matrix) -> list[int]:
 
 
 def _hopcroft_karp(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
-    """Maximum matching by Hopcroft–Karp (1973), the matching step of theory 003 §6 A2
-    (MaxMatching, O(|E|·sqrt(|F| + |X|))) and 9334 §2.1 (primitive P1): a greedy start,
+    """Maximum matching by Hopcroft–Karp (1973), the matching step of docs/theory.md §2.2
+    (MaxMatching, O(|E|·sqrt(|F| + |X|))): a greedy start,
     then phases of BFS layers from the free equations and vertex-disjoint shortest augmenting
     paths found by iterative DFS, until no augmenting path exists (Berge). The matching is
-    maximum, so A2's tests "complete" / "equation-complete" (003 §3.4 Def 4, §4.7 (63)) and
-    the DM decomposition (A3) can be read off it. ``result[e]`` = unknown of equation e, −1
-    if unmatched."""
+    maximum, so the tests "complete" / "equation-complete" (docs/theory.md §2.2, §4.4;
+    RR-9387 Def 4) and the DM decomposition (§2.4) can be read off it. ``result[e]`` = unknown
+    of equation e, −1 if unmatched."""
     n = len(adj)
     match_e = [-1] * n
     match_v = [-1] * n_vars
@@ -259,11 +260,11 @@ def _hopcroft_karp(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
                     stack.pop()
 
 
-# --- A3: Dulmage–Mendelsohn -----------------------------------------------------------------
+# --- Dulmage–Mendelsohn (§2.4) -------------------------------------------------------------
 
 @dataclass(frozen=True)
 class DM:
-    """Coarse Dulmage–Mendelsohn decomposition (theory 003 §3.6 Def 7, 9334 §2.2): the
+    """Coarse Dulmage–Mendelsohn decomposition (docs/theory.md §2.4, RR-9387 Def 7): the
     over-determined part β_O, the well-determined (enabled) part β_E and the under-determined
     part β_U, each as sorted equation and unknown indices. Independent of the matching."""
     over_eqs: tuple[int, ...]
@@ -275,7 +276,7 @@ class DM:
 
     @property
     def regular(self) -> bool:
-        """Structurally nonsingular: β_O = β_U = ∅ (Lemma 8.2)."""
+        """Structurally nonsingular: β_O = β_U = ∅ (RR-9387 Lemma 8.2, docs/theory.md §2.4)."""
         return not (self.over_eqs or self.over_vars or self.under_eqs or self.under_vars)
 
 
@@ -284,7 +285,7 @@ def _alternating_reach(edges: Sequence[Sequence[int]], mate: Sequence[int],
     """The vertices of one side (``edges[i]``: the neighbours of vertex i; ``mate``: its
     matching, -1 when unmatched) and of the other side (``mate_other``) reachable by an
     alternating path from an unmatched vertex of the first side: it is left by any edge, the
-    other side by its matching edge (theory 003 §6 A3)."""
+    other side by its matching edge (docs/theory.md §2.4)."""
     seen = [m < 0 for m in mate]
     seen_other = [False] * len(mate_other)
     q = deque(i for i, m in enumerate(mate) if m < 0)
@@ -302,7 +303,7 @@ def _alternating_reach(edges: Sequence[Sequence[int]], mate: Sequence[int],
 
 def dulmage_mendelsohn(adj: Sequence[Sequence[int]], n_vars: int,
                        matching: Sequence[int] | None = None) -> DM:
-    """Coarse DM decomposition (theory 003 §6 A3): β_O = everything reachable by an alternating
+    """Coarse DM decomposition (docs/theory.md §2.4): β_O = everything reachable by an alternating
     path from an unmatched equation, β_U = from an unmatched unknown (`_alternating_reach`),
     β_E = the rest. An
     equation with no unknowns is in β_O, an unknown occurring nowhere in β_U. ``matching``
@@ -330,7 +331,7 @@ def dulmage_mendelsohn(adj: Sequence[Sequence[int]], n_vars: int,
 
 def dulmage_mendelsohn_graph(g: "WeightedGraph",
                              matching: Sequence[int] | np.ndarray | None = None) -> DM:
-    """`dulmage_mendelsohn` (theory 003 §3.6 Def 7, §6 A3; 9334 §2.2) on a `WeightedGraph`,
+    """`dulmage_mendelsohn` (docs/theory.md §2.4, RR-9387 Def 7) on a `WeightedGraph`,
     vectorized for large systems: each alternating search is one breadth-first search (scipy,
     in C) in a digraph on equations ∪ unknowns ∪ {source}: for β_O, source → unmatched
     equations, equation → each of its unknowns, unknown → its matched equation; for β_U,
@@ -371,12 +372,12 @@ def dulmage_mendelsohn_graph(g: "WeightedGraph",
               under_eqs=t(under[:n]), under_vars=t(under[n:src]))
 
 
-# --- A4: block-triangular form --------------------------------------------------------------
+# --- block-triangular form (§2.3) ----------------------------------------------------------
 
 def block_triangular(adj: Sequence[Sequence[int]], n_vars: int,
                      matching: Sequence[int]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Block-triangular form by strongly connected components (theory 003 §3.5 Lemma 6, §6 A4;
-    9334 §2.3). Orient each edge f → x if matched, x → f otherwise; the SCCs of the equation
+    """Block-triangular form by strongly connected components (docs/theory.md §2.3,
+    RR-9387 Lemma 6). Orient each edge f → x if matched, x → f otherwise; the SCCs of the equation
     digraph "owner(x) → reader of x" are the blocks, in a topological (solve) order.
 
     Only matched equations take part (pass a square structurally regular system, e.g. β_E).
@@ -400,11 +401,11 @@ def block_triangular(adj: Sequence[Sequence[int]], n_vars: int,
 def block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
                            keep: np.ndarray | None = None
                            ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Block-triangular form (theory 003 §3.5 Lemma 6, §6 A4; 9334 §2.3, primitive P3) of a
+    """Block-triangular form (docs/theory.md §2.3, RR-9387 Lemma 6) of a
     `WeightedGraph`, optionally restricted to the edges where ``keep`` is true, without
     building Python lists. With ``keep`` = the tight edges σ_ij + c_i = d_j of the Σ-method,
     the graph is the sparsity pattern of Pryce's system Jacobian, i.e. of F^c over the
-    leading variables (003 §4.6; A7 step 5), and the blocks are those of the index-reduced
+    leading variables (docs/theory.md §4.6, §4.7), and the blocks are those of the index-reduced
     system. ``matching`` must be a complete matching of that restricted graph on the
     equations taking part (unmatched equations are left out, as in `block_triangular`); the
     block sets, their order and the tie-breaking are those of `block_triangular`."""

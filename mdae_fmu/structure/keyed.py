@@ -5,11 +5,10 @@ The exploration works on hashable keys: equation instances ``(eq_id, shift)`` an
 instances ``(name, shift)``. The graph algorithms themselves belong to `mdae_fmu.structure`
 (``graph.dulmage_mendelsohn``, ``graph.block_triangular``, ``graph.maximum_matching`` on integer
 adjacency lists; ``sigma`` for Pryce's method). This module only translates keys to indices and
-back, so that every result here is independent of the caller's iteration order (theory note
-9334-theory-algorithms §2.2-§2.3, "determinism"): the BTF numbers the keys in ``repr`` order,
-which its tie-breaks follow; the coarse DM and the smallest Σ offsets are unique, so they
-number the keys as they come (no sort: 10^5-instance systems).
-
+back, so that every result here is independent of the caller's iteration order (docs/theory.md
+§2.4, §2.3; RR-9334 Comment 18: a canonical result keeps the compilation deterministic): the BTF
+numbers the keys in ``repr`` order, which its tie-breaks follow; the coarse DM and the smallest Σ
+offsets are unique, so they number the keys as they come (no sort: 10^5-instance systems).
 """
 
 from __future__ import annotations
@@ -32,7 +31,8 @@ VarKey = TypeVar("VarKey", bound=Hashable)
 
 @dataclass(frozen=True)
 class DMResult:
-    """The coarse Dulmage-Mendelsohn decomposition over keys (theory §1.1, Def 15)."""
+    """The coarse Dulmage-Mendelsohn decomposition over keys (docs/theory.md §2.4,
+    RR-9334 Def 15)."""
     over_eqs: frozenset
     over_vars: frozenset
     well_eqs: frozenset
@@ -88,11 +88,11 @@ def _small(rows) -> bool:
 
 def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
        unknowns: Iterable[VarKey]) -> DMResult:
-    """DM(E, U) of theory §2.2: ``occ[e]`` lists the variables of equation e; only those in
+    """DM(E, U) of docs/theory.md §2.4: ``occ[e]`` lists the variables of equation e; only those in
     ``unknowns`` are graph vertices (the others are known parameters).
 
-    The coarse decomposition is unique (independent of the maximum matching, theory 003
-    §3.6 Lemma 8), hence of the numbering of the vertices: the keys are numbered in the
+    The coarse decomposition is unique (independent of the maximum matching, docs/theory.md
+    §2.4, RR-9387 Lemma 8), hence of the numbering of the vertices: the keys are numbered in the
     caller's iteration order, without the ``repr`` sort (the order only matters to `btf`,
     whose tie-breaks follow it)."""
     eq_list = list(eqs) if isinstance(eqs, (set, frozenset, dict)) else list(dict.fromkeys(eqs))
@@ -110,8 +110,8 @@ def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
 
 def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
         unknowns: Iterable[VarKey]) -> list[KBlock]:
-    """Block triangular form of a square, structurally nonsingular system (theory §2.3), blocks in
-    a topological order with a stable tie-break (sorted equation keys)."""
+    """Block triangular form of a square, structurally nonsingular system (docs/theory.md §2.3),
+    blocks in a topological order with a stable tie-break (sorted equation keys)."""
     eq_list = sorted(set(eqs), key=repr)
     if not eq_list:
         return []
@@ -129,10 +129,10 @@ def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
 
 
 def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]):
-    """Pryce's smallest offsets (theory §2.5) of a square system given its signature rows
+    """Pryce's smallest offsets (docs/theory.md §4) of a square system given its signature rows
     ``rows[eq] = {var: highest order}``. Returns ``(c, d)`` dicts, or None when no complete
-    matching exists (structurally singular). The smallest offsets are unique (theory 003
-    §4.4-§4.5), whatever the transversal, so the keys are numbered in iteration order,
+    matching exists (structurally singular). The smallest offsets are unique (docs/theory.md
+    §4.3), whatever the transversal, so the keys are numbered in iteration order,
     without sorting; the graph is built from COO arrays."""
     eq_list = list(rows)
     signature = list(rows.values())

@@ -1,9 +1,9 @@
 """Latent and consistency equations of the Σ-method, by symbolic differentiation (sympy).
 
 Given the equation offsets c, the index-reduced system is F^c = {f^(c_f)} and the consistency
-constraints are F^{<c} = {f^(k) : 0 ≤ k < c_f} (theory note 003 §4.3 Def 15; 9334 §1.3 Def 24,
-`LatentEqns` of §2.5). Derivatives are total time derivatives over the (name, order) instance
-symbols of a `mdae_fmu.symbolic.SymbolTable`, so f^(k) contains x^(σ+k) exactly where the
+constraints are F^{<c} = {f^(k) : 0 ≤ k < c_f} (docs/theory.md §4.6, RR-9387 Def 15; RR-9334 Def 24,
+`LatentEqns` of docs/theory.md §4). Derivatives are total time derivatives over the (name, order)
+instance symbols of a `mdae_fmu.symbolic.SymbolTable`, so f^(k) contains x^(σ+k) exactly where the
 structural analysis predicts it.
 
 This is the expensive part at scale; the structural part (offsets, BTF) never calls it.
@@ -20,7 +20,7 @@ from ..symbolic import SymbolTable
 
 
 def successive_derivatives(table: SymbolTable, f: sp.Expr, upto: int) -> list[sp.Expr]:
-    """``[f, f', ..., f^(upto)]`` (total time derivatives, theory 003 §4.3)."""
+    """``[f, f', ..., f^(upto)]`` (total time derivatives, docs/theory.md §4.6)."""
     out = [f]
     for _ in range(upto):
         out.append(total_derivative(table, out[-1]))
@@ -28,12 +28,12 @@ def successive_derivatives(table: SymbolTable, f: sp.Expr, upto: int) -> list[sp
 
 
 def total_derivative(table: SymbolTable, f: sp.Expr) -> sp.Expr:
-    """d f / dt, the one differentiation step of the latent equations (theory 003 §4.3
-    Def 15: f_i differentiated c_i times; 9334 §2.5 LatentEqns), in one pass over the
+    """d f / dt, the one differentiation step of the latent equations (docs/theory.md §4.6,
+    RR-9387 Def 15: f_i differentiated c_i times; RR-9334 Algorithm 6), in one pass over the
     expression tree: the chain rule node by node, with x^(k) ↦ x^(k+1) for instance symbols,
-    d time/dt = 1, and 0 for parameters and left limits (known within a mode, 9334 §1.4
-    Def 33). So x^(σ+1) appears in f' exactly where x^(σ) appears in f, as the structural
-    analysis predicts (003 §4.3 "Consequences"; Griewank's lemma, 003 §4.6:
+    d time/dt = 1, and 0 for parameters and left limits (known within a mode, docs/theory.md §5.4,
+    RR-9334 Def 33). So x^(σ+1) appears in f' exactly where x^(σ) appears in f, as the structural
+    analysis predicts (docs/theory.md §4.6; Griewank's lemma:
     ∂f^(c)/∂x^(σ+c) = ∂f/∂x^(σ)). Equal to `SymbolTable.time_derivative` (which
     differentiates once per symbol); nodes other than sums, products, constant powers,
     one-argument functions and Piecewise are delegated to it."""
@@ -87,7 +87,8 @@ def _time_free(table: SymbolTable, e: sp.Expr) -> bool:
 def latent_system(table: SymbolTable, residuals: Mapping[str, sp.Expr],
                   c: Mapping[str, int], order: Iterable[str] | None = None
                   ) -> tuple[list[tuple[str, int, sp.Expr]], list[tuple[str, int, sp.Expr]]]:
-    """The index-reduced system F^c and the consistency equations F^{<c} (Def 15 / Def 24):
+    """The index-reduced system F^c and the consistency equations F^{<c} (RR-9387 Def 15,
+    RR-9334 Def 24; docs/theory.md §4.6):
     returns ``(solved, consistency)`` as ``(eq_id, k, expr)`` triples, expr being the k-th
     time derivative of the residual of eq_id."""
     solved: list[tuple[str, int, sp.Expr]] = []

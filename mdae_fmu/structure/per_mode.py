@@ -1,12 +1,13 @@
 """Mode enumeration and per-mode structural analysis (the data contract of the structure stage).
 
-A mode is a valuation of the long guards of the model (theory note 9334 §1.4 Def 31); it enables
+A mode is a valuation of the long guards of the model (RR-9334 Def 31, docs/theory.md §5.3); it
+enables
 the equations whose guard holds and selects one branch of every if-expression on those guards
 (`specialize`). Each mode is then an ordinary DAE, analysed separately with Pryce's Σ-method
-(9334 §3.2; 003 §5.3 "Basic tool 3"): offsets, index (max c, and Pryce's ν_S), states, leading
+(docs/theory.md §4, §8.3): offsets, index (max c, and Pryce's ν_S), states, leading
 variables, latent and consistency equations, and the block-triangular form of the
 index-reduced system over the leading variables. A structurally singular mode is rejected with
-the Dulmage–Mendelsohn culprits (003 §5.7, 9334 §2.5 "Failure").
+the Dulmage–Mendelsohn culprits (docs/theory.md §10.2, §4 "Failure").
 
 Unknowns of a mode's DAE: Real continuous variables that are not inputs and not assigned in a
 when-clause; one that no enabled equation mentions stays an unknown (so the mode is rejected)
@@ -66,8 +67,8 @@ class LatentEquation:
     ``expr`` is a sympy expression. An equation the Σ-method does not differentiate (k = 0 and
     c = 0) is kept as its expression tree (``residual``, with the mode's ``table``) and
     converted to sympy only when ``expr`` is first read: the analysis itself needs sympy only
-    for the differentiated equations (theory 003 §4.3 Def 15), and converting every equation
-    of a 10^5-equation model cost most of its time."""
+    for the differentiated equations (docs/theory.md §4.6, RR-9387 Def 15), and converting every
+    equation of a 10^5-equation model cost most of its time."""
 
     __slots__ = ("eq_id", "k", "_expr", "_residual", "_table")
 
@@ -93,6 +94,12 @@ class LatentEquation:
     def converted(self) -> bool:
         """Whether the sympy form exists already (for tests that count conversions)."""
         return self._expr is not None
+
+    @property
+    def parts(self) -> tuple:
+        """``(eq_id, k, expr or None, residual, table)``: the constructor's arguments, the
+        sympy form only when it was made already (`mdae_fmu.saved` writes them as they are)."""
+        return self.eq_id, self.k, self._expr, self._residual, self._table
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, LatentEquation):
@@ -120,9 +127,9 @@ class Block:
 
 @dataclass(frozen=True)
 class ModeAnalysis:
-    """Structural analysis of one mode (theory 9334 §3.2).
+    """Structural analysis of one mode (docs/theory.md §4.6).
 
-    Two index conventions, which differ (theory 003 §4.3, §4.6): ``index`` is max c, the
+    Two index conventions, which differ (docs/theory.md §4.6, §4.7): ``index`` is max c, the
     number of differentiations that brings the mode to ODE-like form in its leading
     variables (the seed papers' convention; 1 for the engaged clutch, 2 for the pendulum);
     ``structural_index`` is Pryce's structural index ν_S = max c + (1 if some d_j = 0)
@@ -207,8 +214,8 @@ class VariableClasses:
 
 def classify_variables(model: Model) -> VariableClasses:
     """Split the declared variables into continuous unknowns, discrete, inputs, constants
-    (rules of the structure brief; 9334 §1.4 Def 33: discrete values are known within a
-    mode). Computed once per model object (the model is immutable; every stage asks)."""
+    (rules of the structure brief; RR-9334 Def 33, docs/theory.md §5.4: discrete values are known
+    within a mode). Computed once per model object (the model is immutable; every stage asks)."""
     cached = model.__dict__.get("_variable_classes")
     if cached is None:
         cached = _classify_variables(model)
@@ -312,8 +319,8 @@ def _expr_type(e: E.Expr, types: Mapping[str, str]) -> str:
 
 def is_event_guard(c: E.Expr) -> bool:
     """A condition built with an event operator (``edge``, ``change``, ``initial``...) is
-    true for one instant only: a transient guard, false in every long mode (9334 §1.4
-    Def 30/31), even when written as an if-condition."""
+    true for one instant only: a transient guard, false in every long mode (docs/theory.md §5.2,
+    RR-9334 Defs 30–31), even when written as an if-condition."""
     return any(isinstance(n, E.Call) and n.func in _EVENT_OPS for n in E.walk(c))
 
 
@@ -453,7 +460,8 @@ def _parts_value(c: E.Expr, val: Mapping[E.Expr, bool]) -> bool | None:
 def guard_definitions(model: Model, cls: VariableClasses | None = None
                       ) -> dict[E.Expr, E.Expr]:
     """Boolean variables defined by an unguarded discrete equation ``g = b`` (the form of
-    theory 9334 §1.4 Def 33, ``gamma = b``): ``{Ref(g): b}``, with definitions of definitions
+    RR-9334 Def 33, docs/theory.md §5.4, ``gamma = b``): ``{Ref(g): b}``, with definitions of
+    definitions
     expanded (``g3 = g1 and g2``). The equation holds in every mode, so a mode giving g a value
     must give b the same value: `consistent_valuation` uses this to drop valuations such as
     ``{not g1, g2}`` for ``g1 = time >= 5, g2 = time >= 7``. A variable defined twice, or a
@@ -510,8 +518,8 @@ def _guard_definitions(model: Model, cls: VariableClasses) -> dict[E.Expr, E.Exp
 
 
 class _GuardFacts:
-    """A partial guard valuation with incremental consistency checks (theory 9334 §2.15 [D]
-    mode pruning (ii): guard-definition feasibility). Assigning a guard records it and, when
+    """A partial guard valuation with incremental consistency checks (docs/theory.md §8.1:
+    guard-definition feasibility). Assigning a guard records it and, when
     it has a definition b (`guard_definitions`), b with the same value; ``not c`` is stored as
     c with the opposite value. A new fact is checked only against what it can contradict:
     the other relations on the same expression (interval feasibility, `_feasible`) and the
@@ -587,8 +595,8 @@ class _GuardFacts:
 
 def consistent_valuation(val: Mapping[E.Expr, bool],
                          definitions: Mapping[E.Expr, E.Expr] | None = None) -> bool:
-    """False when a (partial) guard valuation is contradictory (theory 9334 §2.15 [D], mode
-    pruning (ii); the modes of §1.4 Def 31 whose guards can never hold together):
+    """False when a (partial) guard valuation is contradictory (docs/theory.md §8.1; the modes
+    (RR-9334 Def 31, docs/theory.md §5.3) whose guards can never hold together):
     relations on the same expression with incompatible intervals (``x > 0`` true and
     ``x <= 0`` true; ``x > 1`` true and ``x > 0`` false, i.e. ordered thresholds on one
     expression), a composite guard (and/or of other guards) whose value disagrees with its
@@ -613,9 +621,9 @@ def enumerate_valuations(atoms: Sequence[E.Expr],
                          definitions: Mapping[E.Expr, E.Expr] | None = None,
                          limit: int | None = None
                          ) -> tuple[list[dict[E.Expr, bool]], dict]:
-    """All consistent valuations of the guard atoms, i.e. the long modes of theory 9334 §1.4
-    Def 31 that survive the pruning of §2.15 [D] (ii) (`consistent_valuation`, with the
-    Boolean ``definitions`` of `guard_definitions`): depth-first, each partial valuation
+    """All consistent valuations of the guard atoms, i.e. the long modes of docs/theory.md §5.3
+    (RR-9334 Def 31) that survive the pruning of docs/theory.md §8.1 (`consistent_valuation`,
+    with the Boolean ``definitions`` of `guard_definitions`): depth-first, each partial valuation
     checked incrementally when a guard is added, in the order true before false. Fixed facts
     (`fixed_guard_values`) are not enumerated. Lazy, with an early cut-off: when more than
     ``limit`` valuations are consistent (or the search visits more than
@@ -722,7 +730,8 @@ def _select(e: E.Expr, val: Mapping[E.Expr, bool]) -> E.Expr:
 def specialize(model: Model, valuation, include_discrete: bool = False, *,
                classes: VariableClasses | None = None,
                discrete_ids: frozenset[str] | None = None) -> list[Equation]:
-    """The equations of the mode selected by ``valuation`` (9334 §1.4 Def 31): the equations
+    """The equations of the mode selected by ``valuation`` (RR-9334 Def 31, docs/theory.md §5.3):
+    the equations
     whose guard holds, with every if-expression on a valued guard replaced by the selected
     branch. Each keeps its id and source location and gets an empty guard. Equations that
     define discrete variables (guard definitions) are left out unless ``include_discrete``.
@@ -776,8 +785,8 @@ def _where(eq: Equation) -> str:
 def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
                     absent_are_unknowns: bool = True, model: Model | None = None
                     ) -> tuple[WeightedGraph, list[str], tuple[str, ...]]:
-    """Weighted bipartite graph of a mode's equations over the continuous unknowns (theory 003
-    §6 A1): σ(e, x) = highest derivative order of x in e (as `mdae_fmu.expr.derivative_orders`:
+    """Weighted bipartite graph of a mode's equations over the continuous unknowns (docs/theory.md
+    §2.1, §4.1): σ(e, x) = highest derivative order of x in e (as `mdae_fmu.expr.derivative_orders`:
     occurrences inside ``pre`` do not count). Returns (graph, unknowns in graph order, absent
     unknowns), the unknowns keeping the order of ``continuous``; unknowns no equation mentions
     are kept (as isolated vertices) only if ``absent_are_unknowns``. Linear in the total size
@@ -873,14 +882,14 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
                  absent_are_unknowns: bool = True) -> ModeAnalysis:
-    """Σ-method on one mode's DAE (theory 003 §6 A7; A8 when it has fewer equations than
+    """Σ-method on one mode's DAE (docs/theory.md §4, §4.4 when it has fewer equations than
     unknowns), then the BTF of the index-reduced system over the leading variables, and (if
     ``latent``) its latent and consistency equations.
 
     ``continuous`` are the unknowns. A continuous unknown that no enabled equation mentions is
     listed in ``absent``; it stays an unknown (so the mode is rejected: nothing determines it)
     unless ``absent_are_unknowns`` is false, in which case it is left out of the mode's DAE
-    (the reading of theory 9334 §4.6, where such a variable is irrelevant in the mode)."""
+    (the reading of docs/theory.md §13, where such a variable is irrelevant in the mode)."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
     res = sigma_method(g)
@@ -892,7 +901,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     c = {eq_ids[i]: int(v) for i, v in enumerate(res.c)}
     d = {unknowns[j]: int(v) for j, v in enumerate(res.d) if v >= 0}   # d < 0: in no equation
     index = max(c.values(), default=0)
-    nu_s = index + (1 if any(v == 0 for v in d.values()) else 0)     # 003 §4.6
+    nu_s = index + (1 if any(v == 0 for v in d.values()) else 0)     # docs/theory.md §4.7
     states = tuple(Instance(n, k) for n in unknowns if n in d for k in range(d[n]))
     # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations)
     lead = {j: Instance(n, d[n]) for j, n in enumerate(unknowns) if n in d}
@@ -989,7 +998,7 @@ def _singular_mode(base: dict, dm: DM, equations: Sequence[Equation], unknowns: 
                    name: str) -> ModeAnalysis:
     """A structurally singular mode: name the over-determined equations (with their source
     lines) and the unknowns they fight over, and the unknowns no equation determines
-    (DM of the mode's graph; theory 003 §5.7 error report)."""
+    (DM of the mode's graph; docs/theory.md §10.2 error report)."""
     over_e = tuple(equations[i].id for i in dm.over_eqs)
     over_v = tuple(unknowns[j] for j in dm.over_vars)
     under_e = tuple(equations[i].id for i in dm.under_eqs)
@@ -1048,8 +1057,8 @@ def analyze_modes(model: Model, latent: bool = True,
                   max_guards: int | None = None,
                   absent_are_unknowns: bool = True,
                   max_modes: int = MAX_ENUMERATED_MODES) -> ModesReport:
-    """Per-mode structural analysis of every consistent valuation of the long guards (theory
-    9334 §1.4 Def 31, §3.2; 003 §5.3). Contradictory valuations (``x > 0`` and ``x <= 0``
+    """Per-mode structural analysis of every consistent valuation of the long guards (RR-9334
+    Def 31, docs/theory.md §4, §5.3, §8.3). Contradictory valuations (``x > 0`` and ``x <= 0``
     both true, ``x > 1`` true with ``x > 0`` false, ``g2`` true with ``g1`` false when
     ``g1 = time >= 5`` and ``g2 = time >= 7``) are not enumerated (`enumerate_valuations`).
     When more than ``max_modes`` (2^12) valuations are consistent, nothing is analysed and

@@ -5,7 +5,7 @@ Purely structural and sparse: no sympy here (latent equations are built by
 `mdae_fmu.structure.latent` only when asked), so the offsets and the block-triangular form of a
 10^5-equation system cost a few seconds at most.
 
-References: theory note 003 §4.2–4.7 and §6 A5–A8; theory note 9334 §1.3 and §2.5.
+References: docs/theory.md §4.1–§4.7 (RR-9387 §4, Algorithms 2 and 2′; Pryce 2001).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ _JACOBI_CAP = 64
 
 class NotOptimal(Exception):
     """Pryce's iteration did not reach a fixpoint within its bound: the transversal given is
-    not of highest value (theory 003 §4.7 Lemma 17, §6 A6 FAIL_NOT_OPTIMAL)."""
+    not of highest value (docs/theory.md §4.4, RR-9387 Lemma 17: FAIL_NOT_OPTIMAL)."""
 
 
 @dataclass(frozen=True, eq=False)
 class SigmaResult:
-    """Outcome of the Σ-method on one system (theory 003 §6 A7/A8).
+    """Outcome of the Σ-method on one system (docs/theory.md §4, §4.4).
 
     ``status``: ``"ok"`` (square, offsets found), ``"underdetermined"`` (fewer equations than
     unknowns but an equation-complete matching: offsets from Algorithm 2′, ``dm`` lists the
@@ -59,10 +59,10 @@ class SigmaResult:
         return self.status == "ok"
 
 
-# --- A5: highest-value transversal ----------------------------------------------------------
+# --- highest-value transversal (§4.2) ------------------------------------------------------
 
 def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
-    """Maximum-weight complete matching of a square graph (theory 003 §6 A5, primal LP (57)):
+    """Maximum-weight complete matching of a square graph (docs/theory.md §4.2, primal LP (57)):
     ``result[i]`` = unknown of equation i, or None when no complete matching exists.
 
     Dense `linear_sum_assignment` for small systems (non-edges forbidden by a large cost and
@@ -97,7 +97,7 @@ def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
 
 def _hvt_lapjvsp(g: WeightedGraph) -> np.ndarray | None:
     """HVT by scipy's LAPJVsp on weights σ + 1 (maximize), so that no weight is an explicit
-    zero, which scipy would drop (9334 §2.5 pitfall)."""
+    zero, which scipy would drop (docs/theory.md §4.2)."""
     n = g.n_eqs
     m = sps.csr_matrix(((g.weights + 1).astype(np.float64), g.indices, g.indptr), shape=(n, n))
     try:
@@ -114,14 +114,15 @@ _PD_MAX_PHASES = 256
 
 def _hvt_primal_dual(g: WeightedGraph) -> tuple[np.ndarray | None, bool]:
     """Highest-value transversal by the Hungarian primal–dual method with whole-phase dual
-    updates (the LP (57)/(61) pair of theory 003 §4.4), vectorized for large sparse systems.
+    updates (the primal and dual linear programs of docs/theory.md §4.2), vectorized for large
+    sparse systems.
 
     Start from the dual c = 0, d_j = max_i σ_ij (feasible: d_j − c_i ≥ σ_ij). Each phase takes
     a maximum matching of the tight graph {σ_ij + c_i = d_j} (Hopcroft–Karp in C). If it is
     perfect, it is a complete matching on tight edges of a feasible dual, hence optimal by
     complementary slackness (62). Otherwise let R be the equations and unknowns reachable by
-    alternating paths from the unmatched equations (β_O of the tight graph, 003 §3.6); raise
-    c_i and d_j on R by δ = the smallest slack d_j − c_i − σ_ij of an edge leaving R. This
+    alternating paths from the unmatched equations (β_O of the tight graph, docs/theory.md §2.4);
+    raise c_i and d_j on R by δ = the smallest slack d_j − c_i − σ_ij of an edge leaving R. This
     keeps the dual feasible and the matching tight, and strictly grows R or the matching, so
     the method terminates; δ = ∞ means no complete matching (returns None).
 
@@ -166,12 +167,12 @@ def _hvt_primal_dual(g: WeightedGraph) -> tuple[np.ndarray | None, bool]:
     return None, False
 
 
-# --- A6: Pryce's smallest offsets -----------------------------------------------------------
+# --- Pryce's smallest offsets (§4.3) -------------------------------------------------------
 
 def pryce_offsets(g: WeightedGraph, owner_eq: np.ndarray, owner_var: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Smallest offsets (c, d) by Pryce's fixed-point iteration (theory 003 §4.5 Algorithm 2,
-    §4.7 Algorithm 2′, §6 A6): from c = 0 repeat
+    """Smallest offsets (c, d) by Pryce's fixed-point iteration (docs/theory.md §4.3, RR-9387
+    Algorithm 2, §4.4, RR-9387 Algorithm 2′): from c = 0 repeat
     (a) d_j = max{σ_ij + c_i : (i,j) ∈ E},  (b) c_i = max{d_j − σ_ij : j ∈ own(i)}
     until c is unchanged. ``own`` is given as pairs (``owner_eq[p]``, ``owner_var[p]``): the
     transversal in the square case, the subgraph 𝒢_ξ in the non-square case.
@@ -240,7 +241,8 @@ def _edge_weights(g: WeightedGraph, oi: np.ndarray, oj: np.ndarray) -> np.ndarra
 
 def _pryce_ordered(g: WeightedGraph, c0: np.ndarray, oi: np.ndarray, oj: np.ndarray,
                    osig: np.ndarray) -> np.ndarray:
-    """Pryce's iteration (A6) eliminated to equations, c_i = max(c_i, c_k + σ_kj − σ_ij) for
+    """Pryce's iteration (docs/theory.md §4.3) eliminated to equations, c_i = max(c_i, c_k + σ_kj −
+    σ_ij) for
     j ∈ own(i) and k an equation of j, swept in topological order of the strongly connected
     components of that dependency graph (Gauss–Seidel). One pass settles acyclic parts; inside
     a component at most |component| + 1 sweeps are allowed (Bellman–Ford bound), else
@@ -319,19 +321,19 @@ def _pryce_ordered(g: WeightedGraph, c0: np.ndarray, oi: np.ndarray, oj: np.ndar
 
 def tight_edges(g: WeightedGraph, c: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Mask of the tight edges σ_ij + c_i = d_j: the pattern of Pryce's system Jacobian, i.e.
-    of ∂F^c/∂(leading variables) (theory 003 §4.6, A7 step 5)."""
+    of ∂F^c/∂(leading variables) (docs/theory.md §4.6, §4.7)."""
     return g.weights + c[g.edge_rows()] == d[g.indices]
 
 
-# --- A7 / A8: the Σ-method driver -----------------------------------------------------------
+# --- the Σ-method driver (§4, §4.4) ----------------------------------------------------------
 
 def sigma_method(g: WeightedGraph) -> SigmaResult:
-    """Σ-method for one system (theory 003 §6 A7, and A8 for fewer equations than unknowns).
+    """Σ-method for one system (docs/theory.md §4, and §4.4 for fewer equations than unknowns).
 
     1. maximum matching; if it does not cover every equation (or, square, every unknown), the
        system is structurally singular: return the DM decomposition of the original graph;
-    2. square: highest-value transversal (A5) then Pryce's offsets (A6);
-       non-square (n_e < n_v, equation-complete): Algorithm 2′ (`nonsquare_owners` + A6 with
+    2. square: highest-value transversal (§4.2) then Pryce's offsets (§4.3);
+       non-square (n_e < n_v, equation-complete): Algorithm 2′ (`nonsquare_owners` + §4.3 with
        max aggregation), and the DM of the tight graph names the undetermined leading variables.
     """
     m = np.asarray(matching_csr(g.csr()), dtype=np.int64) if g.n_eqs else \
@@ -354,7 +356,7 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
 
 def _underdetermined(g: WeightedGraph) -> SigmaResult:
     """A8 for n_e < n_v with an equation-complete matching. Unknowns occurring in no equation
-    are left out of the LP (A8 step 2): they get d = −1 and land in β_U."""
+    are left out of the LP (docs/theory.md §4.4): they get d = −1 and land in β_U."""
     deg = np.bincount(g.indices, minlength=g.n_vars)
     used = np.flatnonzero(deg > 0)
     remap = np.full(g.n_vars, -1, dtype=np.int64)
@@ -379,8 +381,8 @@ def _underdetermined(g: WeightedGraph) -> SigmaResult:
 
 
 def nonsquare_owners(g: WeightedGraph) -> tuple[np.ndarray, np.ndarray, int]:
-    """Primal optimum ξ of LP (57) for n_e < n_v (theory 003 §4.7 "Solving (57) in the
-    non-square case", A8 step 3), by a sparse reduction to a square assignment problem.
+    """Primal optimum ξ of the linear program of docs/theory.md §4.2 for n_e < n_v (the
+    non-square case, docs/theory.md §4.4), by a sparse reduction to a square assignment problem.
 
     A feasible ξ attaches every unknown to one equation and every equation to at least one
     unknown. Choosing one attached unknown per equation gives an equation-complete matching M;
@@ -388,7 +390,7 @@ def nonsquare_owners(g: WeightedGraph) -> tuple[np.ndarray, np.ndarray, int]:
     (v_j = max_i σ_ij). So val(ξ) = Σ_{(i,j)∈M} σ_ij + Σ_{j∉M} v_j, and LP (57) is the
     maximum-weight equation-complete matching problem for that objective.
 
-    The note's reduction gives every unknown an edge to each of the n_v − n_e free slots:
+    The plain reduction gives every unknown an edge to each of the n_v − n_e free slots:
     n_v·(n_v − n_e) edges, a dense block. Here each unknown j gets one private slot j' instead
     (weight v_j: "j is not in M"), and the slots that are not used absorb the equations
     through a transposed copy of the graph (edge (j', i') of weight 0 for each edge (i, j)).
@@ -396,7 +398,7 @@ def nonsquare_owners(g: WeightedGraph) -> tuple[np.ndarray, np.ndarray, int]:
     vertices per side and 2|E| + n_v edges, has a perfect matching for every
     equation-complete matching M of the original graph (M itself, the transposed pairs
     (j', i') of M, and (j', j) for j ∉ M) and conversely (real equations can only be matched
-    to unknowns), with the same value; its highest-value transversal (A5, sparse primal–dual
+    to unknowns), with the same value; its highest-value transversal (§4.2, sparse primal–dual
     method) therefore yields an optimal M.
 
     Returns the pairs of 𝒢_ξ as (equation array, unknown array): one per unknown, the unknown

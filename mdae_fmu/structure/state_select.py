@@ -1,12 +1,13 @@
 """State selection with ``stateSelect`` hints among the Σ-method states of a mode (issue 13).
 
-The Σ-method's states of a mode are the instances ``x^(j)``, ``j < d_x`` (theory note 003 §4.3);
-an index-reduced mode also has consistency equations F^{<c} (003 §4.3 Def 15) that tie them,
+The Σ-method's states of a mode are the instances ``x^(j)``, ``j < d_x`` (docs/theory.md §4.5);
+an index-reduced mode also has consistency equations F^{<c} (docs/theory.md §4.6, RR-9387 Def 15)
+that tie them,
 so only DOF = #states − #F^{<c} of them are independent. A dummy-derivative style choice
 (Mattsson–Söderlind: the other states are computed from the constraints) picks which: a set S
 of states is *selectable* when the consistency equations can be matched, one each, to distinct
 states outside S (a structural test: the Jacobian of F^{<c} with respect to the non-selected
-states is then structurally nonsingular, theory 003 §4.6).
+states is then structurally nonsingular, docs/theory.md §4.7).
 
 Rule (greedy, one matching test per candidate): candidates in the order of the variable's
 ``stateSelect`` (always, prefer, default, avoid, never; a derivative instance ``der(y)``

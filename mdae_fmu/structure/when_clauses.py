@@ -1,8 +1,8 @@
 """What the equations of when-clauses read: their order within an instant, and derivatives.
 
 At an event instant, the equations of the when-branches that fire are part of the system of
-the instant like any other equation (Modelica 3.6 §8.3.5, §8.6; theory note
-9334-theory-algorithms §1.4, Def 33: the discrete values of an instant are computed from the
+the instant like any other equation (Modelica 3.6 §8.3.5, §8.6; RR-9334 Def 33, docs/theory.md §5.4:
+the discrete values of an instant are computed from the
 left limits ``pre(...)`` and from the values of the same instant). An equation ``y = gain*count``
 next to ``count = pre(count) + 1`` reads the *new* ``count``: the equations of the when-bodies
 are solved in the topological order of their dependencies (`when_assignment_order`), and a

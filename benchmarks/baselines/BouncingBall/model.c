@@ -1,7 +1,7 @@
 /* BouncingBall: h' = v, v' = g, bounce v := -e v when h <= 0 and v < 0; the ball rests (v = 0,
  * no acceleration) once the rebound speed is below v_min, which ends the Zeno cascade.
  * Event indicator z = h; after a bounce h is set to DBL_MIN so z != 0 at the restart
- * (ecosystem/fmi-export.md §1.4 pitfall 1).
+ * (docs/fmi-testing.md).
  *
  * Fault injection (strict-driver tests):
  *   BUG_VALUES_FLAG    valuesOfContinuousStatesChanged stays false after a bounce

@@ -1,4 +1,4 @@
-/* ClutchBasic (theory/9334-examples-toolkit-results.md §2.1.1): two shafts
+/* ClutchBasic (docs/theory.md §13.1): two shafts
  *     j1 w1' = -k1 w1 + f1,   j2 w2' = -k2 w2 + f2,   f1 + f2 = 0,
  *     engaged (g):  w1 = w2,      released (not g):  f1 = 0,
  * with g = (t1 <= t < t2) driven by time events. Engaged dynamics in closed form (§2.1.2,

@@ -1,11 +1,14 @@
-"""Modelica unit strings as FMI 2.0 base units (issue 13 item 3).
+"""Modelica unit strings and their SI base units (issue 13 item 3, issue 28 Deliver 5).
 
 A unit string (Modelica 3.6 §19.1: ``"N.m"``, ``"m/s2"``, ``"W/(m2.K)"``, ``"1/s"``,
 ``"kg.m-3"``, ``"degC"``, ``"mm"``) is parsed into the exponents of the FMI 2.0 base units
 (kg, m, s, A, K, mol, cd, rad), a factor and an offset, so that ``value_in_base = factor *
 value + offset`` (FMI 2.0 §2.2.2, ``<BaseUnit>``). Symbols are the SI base and derived units,
-a few units accepted with the SI (min, h, d, l, bar, deg, rev), with the SI prefixes; a string
-that does not parse gives None (the unit is then exported by name only).
+the units accepted with the SI and those of the Modelica Standard Library's ``Modelica.Units``
+(min, h, d, l, bar, deg, rev, eV, var, and the logarithmic or psychoacoustic levels dB, Np,
+phon, sone read as dimensionless), with the SI prefixes; a string that does not parse gives
+None. Two readers use it: the FMU's ``<UnitDefinitions>`` (`mdae_fmu.fmu.model_description`)
+and the unit check of the equations (`mdae_fmu.unit_check`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ def _u(factor=1.0, offset=0.0, **exps) -> BaseUnit:
 
 
 ONE = _u()
-#: unit symbol -> base unit (the symbols of SI, Modelica 3.6 §19.1 and the MSL's SIunits)
+#: unit symbol -> base unit (the symbols of SI, Modelica 3.6 §19.1 and the MSL's
+#: Modelica.Units / Modelica.SIunits)
 SYMBOLS = {
     "m": _u(m=1), "s": _u(s=1), "A": _u(A=1), "K": _u(K=1), "mol": _u(mol=1), "cd": _u(cd=1),
     "rad": _u(rad=1), "g": _u(1e-3, kg=1), "sr": _u(rad=2),
@@ -49,11 +53,18 @@ SYMBOLS = {
     "deg": _u(math.pi / 180, rad=1), "rev": _u(2 * math.pi, rad=1),
     "degC": _u(1.0, 273.15, K=1), "degF": _u(5 / 9, 273.15 - 32 * 5 / 9, K=1),
     "degRk": _u(5 / 9, K=1),
+    "eV": _u(1.602176634e-19, kg=1, m=2, s=-2), "var": _u(kg=1, m=2, s=-3),
+    # levels and psychoacoustic units: dimensionless (Modelica.Units.SI: dB, phon, sone)
+    "B": _u(), "Np": _u(), "phon": _u(), "sone": _u(),
 }
 PREFIXES = {"Y": 1e24, "Z": 1e21, "E": 1e18, "P": 1e15, "T": 1e12, "G": 1e9, "M": 1e6,
             "k": 1e3, "h": 1e2, "da": 1e1, "d": 1e-1, "c": 1e-2, "m": 1e-3, "u": 1e-6,
             "n": 1e-9, "p": 1e-12, "f": 1e-15, "a": 1e-18, "z": 1e-21, "y": 1e-24}
-_NO_PREFIX = ("degC", "degF", "degRk", "kg", "min", "h", "d", "rev", "deg")
+_NO_PREFIX = ("degC", "degF", "degRk", "kg", "min", "h", "d", "rev", "deg", "Np", "phon",
+              "sone")
+#: Bounds on what a unit string may hold (it is user text): longer, more nested or with larger
+#: exponents, it does not read (None).
+MAX_LENGTH, MAX_NESTING, MAX_EXPONENT = 200, 16, 64
 _FACTOR = re.compile(r"([A-Za-z]+)([+-]?\d+)?")
 
 
@@ -85,6 +96,8 @@ def _factors(text: str, pos: int, stop: str) -> tuple[BaseUnit | None, int]:
             if m is not None:
                 power = int(m.group(0))
                 pos = m.end()
+                if abs(power) > MAX_EXPONENT:
+                    return None, pos
             out = out.times(inner, power)
         else:
             m = _FACTOR.match(text, pos)
@@ -93,7 +106,10 @@ def _factors(text: str, pos: int, stop: str) -> tuple[BaseUnit | None, int]:
             sym = _symbol(m.group(1))
             if sym is None:
                 return None, pos
-            out = out.times(sym, int(m.group(2)) if m.group(2) else 1)
+            power = int(m.group(2)) if m.group(2) else 1
+            if abs(power) > MAX_EXPONENT:
+                return None, pos
+            out = out.times(sym, power)
             pos = m.end()
         if text.startswith(".", pos):
             pos += 1
@@ -121,7 +137,7 @@ def base_unit(unit: str) -> BaseUnit | None:
     """The base unit of a Modelica unit string, None if it cannot be read (module
     docstring). An offset is kept only for a unit that is one offset symbol (``degC``)."""
     unit = unit.strip()
-    if not unit:
+    if not unit or len(unit) > MAX_LENGTH or unit.count("(") > MAX_NESTING:
         return None
     sym = SYMBOLS.get(unit)
     if sym is not None and sym.offset:
