@@ -302,3 +302,10 @@ def test_cli_warning_and_strict_units(tmp_path, capsys):
     assert main(["export", "--strict-units", str(src), "-o", str(tmp_path / "u.fmu")]) == 1
     err = capsys.readouterr().err
     assert "E-UNIT" in err and not (tmp_path / "u.fmu").exists()
+    # the warnings travel with a saved analysis (saved/objects.py allow-list)
+    saved = tmp_path / "units.json"
+    saved.write_text(json.dumps(doc))
+    from mdae_fmu import load_analysis
+    _, analysis = load_analysis(saved)
+    assert [w.where for w in analysis.units] == ["x_mm = phi + w"]
+    assert analysis.units[0].loc.line == 35

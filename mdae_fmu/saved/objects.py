@@ -48,6 +48,7 @@ from ..modes import explore, runs
 from ..modes.normalize import Guard, MEquation, MultimodeSystem
 from ..structure import keyed, per_mode
 from ..symbolic import SymbolTable
+from ..unit_check import UnitWarning
 from . import sympy_json
 from .limits import (MAX_DEPTH, MAX_EXPR_DEPTH, MAX_FIELD_INTEGER_BITS, MAX_ITEMS,
                      MAX_OBJECTS, MAX_STRING, Refused, too_big_int)
@@ -72,7 +73,7 @@ CLASSES: dict[str, type] = {_key(c): c for c in (
     explore.RestartInstant, explore.RestartStep,
     Guard, MEquation, MultimodeSystem,
     runs.Config, runs.Diagnostic, runs.Instant,
-    GuardedSchedule, GuardedVariant, BlockRows, Selection, FormulaTable)}
+    GuardedSchedule, GuardedVariant, BlockRows, Selection, FormulaTable, UnitWarning)}
 #: Classes written in place, never numbered nor shared (module docstring).
 INLINE = frozenset((F.Assign, F.TupleAssign, F.IfStmt, F.ForStmt, F.WhileStmt, F.Return,
                     F.Break, F.AssertStmt))
@@ -141,6 +142,7 @@ FIELD_TYPES: dict[tuple[type, str], object] = {
     (keyed.KBlock, "equations"): tuple[_Instant, ...],
     (keyed.KBlock, "unknowns"): tuple[_Instant, ...],
     (Analysis, "implicit_json"): JSON_DATA,
+    (Analysis, "units"): tuple[UnitWarning, ...],
     (BlockRows, "unknowns"): tuple[sp.Symbol, ...],
     (BlockRows, "rows"): tuple[sp.Expr, ...],
     (Selection, "top"): tuple[tuple[sp.Symbol, sp.Symbol, sp.Symbol], ...],
