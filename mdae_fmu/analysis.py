@@ -46,9 +46,10 @@ class Analysis:
     blocks with their formulas and restart systems, `mdae_fmu.implicit.schedule`), None for a
     single-mode model or when ``guarded_refusal`` says why it could not be built;
     ``implicit_text`` / ``implicit_json``: the implicit analysis' report
-    (`mdae_fmu.implicit.analysis.render_text`). ``modes`` and ``automaton`` are None beyond the
-    explicit enumeration (more than 2^12 consistent modes), where the implicit analysis is
-    the analysis.
+    (`mdae_fmu.implicit.analysis.render_text`); ``init_warnings``: the analysis' warnings that no
+    other part carries (``W-...`` lines: W-INIT-INCONSISTENT beyond the enumeration).
+    ``modes`` and ``automaton`` are None beyond the explicit enumeration (more than 2^12
+    consistent modes), where the implicit analysis is the analysis.
 
     ``model``: the model analysed when it is not the input: structural conditions on
     parameters evaluated (``fixed_parameters``), and/or numerically singular blocks converted
@@ -69,6 +70,7 @@ class Analysis:
     fixed_parameters: tuple = ()
     model: Model | None = None
     conversions: tuple[Conversion, ...] = ()
+    init_warnings: tuple[str, ...] = ()
     #: unit inconsistencies (`mdae_fmu.unit_check.UnitWarning`), warnings unless
     #: ``strict_units`` makes them errors that reject the model
     units: tuple = ()
@@ -119,6 +121,7 @@ class Analysis:
             out.append(self.rejection)
         if self.automaton is not None:
             out.extend(self.automaton.messages)
+        out.extend(self.init_warnings)
         out.extend(w.text(self.strict_units) for w in self.units)
         return tuple(out)
 
@@ -247,16 +250,41 @@ def _implicit_only(model: Model, progress) -> Analysis:
         progress("implicit analysis")
     code = delay_same_instant_guards(model)
     ia = analyze_implicit(code)
+    initial, warning = initial_mode(code)
     base = Analysis(model.name, None, None, code_model=None if code is model else code,
-                    implicit_text=ia_text(ia), implicit_json=ia_json(ia))
+                    implicit_text=ia_text(ia), implicit_json=ia_json(ia),
+                    init_warnings=(warning,) if warning else ())
     if not ia.ok:
         return replace(base, rejection=ia.diagnostic)
     if progress is not None:
         progress("guarded schedule")
     try:
-        return replace(base, guarded=guarded_schedule(code, ia))
+        return replace(base, guarded=guarded_schedule(code, ia, initial=initial))
     except ModelRejected as err:
         return replace(base, rejection=err.message)
+
+
+def initial_mode(model: Model) -> tuple[dict | None, str | None]:
+    """The initial mode of a multimode model: ``({guard condition: value}, warning)``, the
+    values of its long guards at the start values (`MultimodeSystem.initial_mode`; None
+    when some are not known), and W-INIT-INCONSISTENT when the start values fixed by the
+    model over-determine that mode with its consistency equations
+    (`mdae_fmu.modes.explore.initialization_check`, docs/decisions.md §3)."""
+    from .modes.explore import initialization_check
+    from .modes.normalize import normalize
+    from .diagnostics import MdaeError
+    from .modes.runs import sigma_of_mode
+    try:
+        system = normalize(model)
+        mode = system.initial_mode()
+    except MdaeError:
+        return None, None        # an error in the guards: the analysis' stages report it
+    if mode is None:
+        return None, None
+    values = {g.cond: v for g, v in zip(system.guards, mode) if g.kind == "long"}
+    sig = sigma_of_mode(system, mode)
+    diag = initialization_check(system, mode, sig) if sig.ok else None
+    return values, None if diag is None else f"{diag.code}: {diag.message}"
 
 
 def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
@@ -280,7 +308,8 @@ def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
         return replace(a, guarded_refusal=ia.diagnostic or "the model is rejected",
                        implicit_text=text, implicit_json=js)
     try:
-        sched = guarded_schedule(code, ia)
+        initial, _ = initial_mode(code)
+        sched = guarded_schedule(code, ia, initial=initial)
     except ModelRejected as err:
         return replace(a, guarded_refusal=err.message, implicit_text=text, implicit_json=js)
     return replace(a, guarded=sched, implicit_text=text, implicit_json=js)

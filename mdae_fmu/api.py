@@ -117,9 +117,10 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
     stage names on a terminal only, False silences them. ``backend``: ``"c"`` or
     ``"python"`` (a pythonfmu Co-Simulation FMU, ``fmi_type="cs"``; docs/python-backend.md).
     ``implicit``: the guarded schedule from the implicit analysis (True), the per-mode
-    schedules (False), or the former beyond 2^12 modes (None). ``strict_units``: unit
-    inconsistencies reject the model (`mdae_fmu.unit_check`). ``on_warning``: called with
-    each warning of the analysis (``W-CODE: message``, as ``analyze`` prints it)."""
+    schedules (False), or (None) the former for multimode models but those with
+    constraints on positions (`mdae_fmu.fmu.export.guarded_by_default`). ``strict_units``:
+    unit inconsistencies reject the model (`mdae_fmu.unit_check`). ``on_warning``: called
+    with each warning of the analysis (``W-CODE: message``, as ``analyze`` prints it)."""
     from .fmu.export import export
     return export(model, Path(path), fmi_type=fmi_type,
                   default_experiment=default_experiment, analysis=analysis,

@@ -1,5 +1,7 @@
 """Multimode Model Exchange FMUs (docs/multimode-fmu.md): per-mode schedules, restarts of the
-mode changes, guards as event indicators and inputs, impulse outputs, run-time failures.
+mode changes, guards as event indicators and inputs, impulse outputs, run-time failures. The
+FMUs are the per-mode ones (``implicit=False``, `export --per-mode`), the guarded FMU's oracle
+in tests/test_one_pipeline.py.
 
 Oracles: closed forms of the clutch (docs/theory.md §13.1: conservation of j1 w1 + j2 w2 at
 engagement, exponential decay of each shaft), reference_models/*.csv (closed forms), the
@@ -36,7 +38,7 @@ def fmus(tmp_path_factory):
     def get(name):
         if name not in cache:
             cache[name] = export(load(ROOT / f"{name}.mo"), out / f"{name}.fmu",
-                                 progress=False)
+                                 progress=False, implicit=False)
         return cache[name]
     return get
 
@@ -492,7 +494,7 @@ def _failed_run_log(path, stop_time=1.0) -> str:
 
 def test_singular_restart_is_a_runtime_error(tmp_path):
     model = parse_modelica(SINGULAR, "SingularClutch.mo")
-    path = export(model, tmp_path / "s.fmu", progress=False)
+    path = export(model, tmp_path / "s.fmu", progress=False, implicit=False)
     text = _failed_run_log(path)
     assert "mode change" in text and "[not g] -> [g]" in text and "t = 0.5" in text
 
@@ -504,7 +506,7 @@ def test_numerically_singular_restart_is_a_runtime_error(tmp_path):
     mode change, the instant, the time and the vanishing denominator."""
     model = parse_modelica(SINGULAR.replace("j2 = -1.0", "j2 = -0.9999999999999999"),
                            "SingularClutch.mo")
-    path = export(model, tmp_path / "s.fmu", progress=False)
+    path = export(model, tmp_path / "s.fmu", progress=False, implicit=False)
     text = _failed_run_log(path)
     assert "t = 0.5" in text and "mode change [not g] -> [g] (instant 0)" in text
     assert "numerically singular (j1 + j2)" in text
@@ -577,7 +579,8 @@ def test_s3_restart_is_the_delta_scheme(tmp_path):
     model = parse_modelica(SINH, "ClutchSinh.mo")
     ri, prob, ia = _instant_problem(model, "not g", "g")
     assert ri.method == "S3"
-    m = _Me(export(model, tmp_path / "ClutchSinh.fmu", progress=False), tmp_path / "x")
+    m = _Me(export(model, tmp_path / "ClutchSinh.fmu", progress=False, implicit=False),
+            tmp_path / "x")
     m.init()
     m.set_states(0.5 + 1e-9, t=0.5 + 1e-9)
     w1, w2, t = m.get("w1", "w2", "t")
@@ -652,7 +655,7 @@ def test_delta_scheme_without_solution_is_a_runtime_error(tmp_path):
                            .replace("w2(start = 5.0", "w2(start = -5.0")
                            .replace("if g then w1 - w2", "if g then w1 * w1 - w2"),
                            "ClutchNoRoot.mo")
-    path = export(model, tmp_path / "n.fmu", progress=False)
+    path = export(model, tmp_path / "n.fmu", progress=False, implicit=False)
     text = _failed_run_log(path)
     assert "t = 0.5" in text and "mode change [not g] -> [g] (instant 0)" in text
     assert "no solution near the left limits (delta-scheme at delta" in text
@@ -801,7 +804,7 @@ equation
   assert(x >= 0.0, "x negative");
 end A;
 """, "A.mo")
-    path = export(model, tmp_path / "A.fmu", progress=False)
+    path = export(model, tmp_path / "A.fmu", progress=False, implicit=False)
     messages = []
     with pytest.raises(Exception):
         simulate_fmu(str(path), stop_time=2.0, relative_tolerance=1e-10,
@@ -816,7 +819,7 @@ def test_rejected_models_are_not_exported(tmp_path):
     from mdae_fmu.cli import main as cli_main
     chatter = Path(__file__).resolve().parent / "data" / "conditionals" / "Chatter.mo"
     with pytest.raises(ModelRejected, match="E-FIXPOINT"):
-        export(load(chatter), tmp_path / "c.fmu", progress=False)
+        export(load(chatter), tmp_path / "c.fmu", progress=False, implicit=False)
     assert not (tmp_path / "c.fmu").exists()
     assert cli_main(["export", str(chatter), "-o", str(tmp_path / "x.fmu")]) == 1
     assert not (tmp_path / "x.fmu").exists()

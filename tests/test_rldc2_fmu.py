@@ -49,7 +49,8 @@ def fmus(tmp_path_factory):
     paths = {}
     for name in ("RLDC2Switched", "RLDC2Diodes"):
         paths[name] = str(out / f"{name}.fmu")
-        mdae_fmu.export_fmu(mdae_fmu.load(REF / f"{name}.mo"), paths[name])
+        mdae_fmu.export_fmu(mdae_fmu.load(REF / f"{name}.mo"), paths[name],
+                            implicit=False)
     return paths
 
 

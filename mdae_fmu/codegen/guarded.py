@@ -63,6 +63,9 @@ class GuardedBlock:
     #                          modes: the rows of the drift and of the projection
     sel: Any = None          # a merged block's mode-selected unknowns and rows
     #                          (`mdae_fmu.implicit.schedule.Selection`)
+    delta: Any = None        # the restart without closed form, by the delta-scheme
+    #                          (`mdae_fmu.implicit.schedule.DeltaRestart`)
+    singular: tuple = ()     # factors of the restart's determinant (`BlockRows.singular`)
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,21 @@ def _union_report(model: Model, sched: GuardedSchedule):
                        discrete=tuple(cls.discrete), inputs=tuple(cls.inputs))
 
 
+def _singular_checks(gb: GuardedBlock, printer) -> list[str]:
+    """C statements returning 1 with a logged message when a factor of the restart system's
+    determinant vanishes numerically (`BlockRows.singular`)."""
+    out = []
+    for text, den, scale in gb.singular:
+        out.append(f"    {{\n        const double den = {printer.doprint(den)}, scale = "
+                   f"{printer.doprint(scale)};\n"
+                   f"        if (!(fabs(den) > 1e-13 * scale)) {{\n"
+                   f"            mdae_log(inst, LOG_ERROR, fmi2Error, \"t = %.17g: mode change "
+                   f"into block %s: the restart system is numerically singular (%s)\", "
+                   f"d->time, {c_string(gb.plan.label)}, "
+                   f"{c_string(text)});\n            return 1;\n        }}\n    }}")
+    return out
+
+
 def _block_plan(rows: BlockRows, table) -> BlockPlan:
     """The `BlockPlan` of a block of the schedule: on the expression tree when it is one
     undifferentiated equation (`mdae_fmu.codegen.blocks.emit_block` solves it there when it
@@ -157,16 +175,28 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
         left[s.slot] = n_real
         real_names.append(f"mdae_left({s.name})")
         n_real += 1
+    # ζ, the integral over the instant of a variable that some mode computes algebraically;
+    # those that can be nonzero are the outputs impulse(v) (docs/multimode-fmu.md, "Impulses")
+    taken = {v.name for v in union.variables}
+    outputs = []
     impulse = {}
     for n in sched.impulsive:
         impulse[n] = n_real
-        real_names.append(f"mdae_impulse({n})")
+        if n in sched.impulse_outputs:
+            oname = _fresh(f"impulse({n})", taken)
+            outputs.append(FmiVariable(oname, "Real", n_real, "output", "discrete", "exact",
+                                       0.0, f"integral of {n} over the last mode change",
+                                       kind=1))
+            real_names.append(oname)
+        else:
+            real_names.append(f"mdae_impulse({n})")
         n_real += 1
     var_id = {n: k for k, n in enumerate(sched.variables)}
     blocks = tuple(GuardedBlock(
         _block_plan(v.block, table), v.formula,
         None if v.restart is None else _block_plan(v.restart, table), v.writes, v.reads,
-        v.origin, v.merged, v.cons, v.sel) for v in sched.variants)
+        v.origin, v.merged, v.cons, v.sel, v.delta,
+        () if v.restart is None else v.restart.singular) for v in sched.variants)
     proxy_slots = {}
     for sym in sched.proxies + sched.rproxies:
         proxy_slots[sym] = n_real
@@ -177,10 +207,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
     mode_slot = union.n_int
     bits_slot = mode_slot + 1
     bits = [sp.Symbol(f"mdae_bit_{k}") for k in range(len(sched.guards))]
-    taken = {v.name for v in union.variables}
-    name = MODE_VARIABLE
-    while name in taken:
-        name += "_"
+    name = _fresh(MODE_VARIABLE, taken)
     active_slot = bits_slot + len(sched.guards)
     flag_slot = active_slot + len(blocks) + len(sched.cond_states)
     n_int = flag_slot + len(sched.flags)
@@ -189,15 +216,18 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
                                  "current mode: the guard bits as a number (bit k = guard k) "
                                  "when there are at most 30 guards, else the count of mode "
                                  "changes", kind=1))
+    variables.extend(outputs)
     slots = dict(union.slots)
     slots.update({b: Slot("i", bits_slot + k, name=f"guard {k}") for k, b in enumerate(bits)})
     slots.update({sym: Slot("i", flag_slot + k, name=f"selection {k}")
                   for k, (sym, _) in enumerate(sched.flags)})
     slots.update({sym: Slot("r", proxy_slots[sym], name=str(sym)) for sym in sched.proxies})
     compiled = replace(union, blocks=tuple(_structural(b) for b in blocks),
-                       consistency=(),
+                       consistency=_initial_consistency(sched),
                        variables=tuple(variables), n_int=n_int, n_real=n_real,
-                       real_names=tuple(real_names), dependencies={}, slots=slots)
+                       real_names=tuple(real_names), dependencies={}, slots=slots,
+                       discrete_real_slots=union.discrete_real_slots
+                       + tuple(v.vr for v in outputs))
     guards = tuple(table.to_sympy(a) for a in sched.guards)
     # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
     from .multimode import _band_left_limit_relations, _watched
@@ -221,6 +251,27 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
                        bits_slot, active_slot, left, impulse, extra, tuple(var_slots),
                        sched.n_modes, _watched(report, banded), banded, activity,
                        tuple(r for _, r in sched.flags))
+
+
+def _initial_consistency(sched: GuardedSchedule) -> tuple:
+    """The consistency equations F^{<c} of the initial mode (the variants whose formula holds
+    at `GuardedSchedule.initial`), rows of the initial system with the fixed start values
+    (docs/decisions.md §3: start values that contradict them make the initial system
+    inconsistent, as in the enumerated FMU); none when the initial mode is not known. The
+    rows of merged blocks, selected by flags, stay with the run-time projection."""
+    if sched.initial is None:
+        return ()
+    return tuple((f"{v.block.label} ({k})", e) for v in sched.variants
+                 if not v.merged and sched.table.holds(v.formula, sched.initial)
+                 for k, e in enumerate(v.cons))
+
+
+def _fresh(name: str, taken: set) -> str:
+    """``name``, or ``name`` followed by underscores, not in ``taken``; now taken."""
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
 
 
 def _structural(gb: GuardedBlock) -> BlockPlan:
@@ -276,15 +327,22 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
     for sym, slot in plan.extra_slots.items():
         rslots[sym] = Slot("r", slot, name=str(sym))
     rp = SlotPrinter(rslots, pr.schedule.relations, pr.schedule.functions, local=True)
-    restarts = []
+    restarts: list[tuple[int, Any, list[str], list[str]]] = []
     for k, gb in enumerate(plan.blocks):
+        if gb.delta is not None:
+            restarts.append((k, _delta_code(k, gb, rslots, pr.schedule), [], []))
+            work = max(work, len(gb.delta.z) ** 2 + 6 * len(gb.delta.z))
+            perm = max(perm, len(gb.delta.z))
+            continue
         if gb.restart is None:
             continue
         code = emit_block(gb.restart, k, rp, sparse=2 * k + 1)
         work = max(work, newton_work(len(gb.restart.unknowns)))
         perm = max(perm, len(gb.restart.unknowns))
         sel = gb.sel.restart if gb.sel else ()
-        restarts.append((k, code, _copies(sel, rslots, True), _copies(sel, rslots, False)))
+        checks = _singular_checks(gb, rp)
+        restarts.append((k, code, checks + _copies(sel, rslots, True),
+                         _copies(sel, rslots, False)))
     files["model_restarts.c"] = _restarts_file(cm, restarts)
     cons, n_rows = _consistency_context(plan, p)
     if n_rows:
@@ -373,6 +431,51 @@ def _offsets(lists) -> list[int]:
     return out
 
 
+def _delta_code(k: int, gb: GuardedBlock, rslots: dict, schedule_printer) -> str:
+    """C text of ``restart<k>``, the restart of block variant k that has no closed form: the
+    delta-scheme of RR-9334 §11.3 (Algorithm 14, `mdae_delta_scheme` in mdae_runtime.c:
+    h = 1e-2, 5e-3, ..., damped Newton with the analytic Jacobian, converged when two
+    consecutive changes of the right limits are below 1e-8), then the right limits into the
+    state slots."""
+    dl = gb.delta
+    n, nt = len(dl.z), max(len(dl.targets), 1)
+    local = {**rslots, **{z: f"z[{i}]" for i, z in enumerate(dl.z)}, dl.h: "h"}
+    lp = SlotPrinter(local, schedule_printer.relations, schedule_printer.functions, local=True)
+    tp = SlotPrinter(rslots, schedule_printer.relations, schedule_printer.functions,
+                     local=True)
+    p = f"d{k}"
+    head = "    const double *r = d->r;\n    (void)r; (void)z; (void)h;\n"
+    label = c_string(f"into block {gb.plan.label}")
+    lines = [f"/* block {k} ({c_comment(gb.plan.label, 60)}): restart without closed form, "
+             f"the delta-scheme */",
+             f"static void {p}_guess(const ModelData *d, double *z)\n{{\n    (void)d;\n"
+             f"    memset(z, 0, sizeof(double) * {n});\n}}\n",
+             f"static void {p}_F(const ModelData *d, const double *z, double h, double *F)\n"
+             f"{{\n{head}" + "".join(f"    F[{i}] = {lp.doprint(e)};\n"
+                                      for i, e in enumerate(dl.equations)) + "}\n",
+             f"static void {p}_J(const ModelData *d, const double *z, double h, double *J)\n"
+             f"{{\n{head}    memset(J, 0, sizeof(double) * {n * n});\n"
+             + "".join(f"    J[{i * n + j}] = {lp.doprint(e)};\n" for i, j, e in dl.jacobian)
+             + "}\n",
+             f"static void {p}_T(const ModelData *d, const double *z, double h, double *T)\n"
+             f"{{\n{head}" + "".join(f"    T[{j}] = {lp.doprint(e)};\n"
+                                      for j, (_, e) in enumerate(dl.targets)) + "}\n",
+             f"static void {p}_M(const ModelData *d, const double *T, double *M)\n{{\n"
+             f"    (void)d;\n    memcpy(M, T, sizeof(double) * {nt});\n}}\n",
+             f"static int restart{k}(ModelInstance *inst)\n{{\n"
+             f"    static const MdaeDeltaSystem sys = {{ {n}, {nt}, {nt}, {p}_guess, {p}_F, "
+             f"{p}_J, {p}_T, {p}_M }};\n"
+             f"    ModelData *d = &inst->d;\n    double *r = d->r;\n"
+             f"    double z[{n}], T[{nt}], Tprev[{nt}], M[{nt}], Mprev[{nt}];\n"
+             f"    (void)d; (void)r;\n"
+             f"    if (mdae_delta_scheme(inst, &sys, z, T, Tprev, M, Mprev, {label}, 0))\n"
+             f"        return 1;\n"
+             + "".join(f"    if (!isfinite(T[{j}])) return 1;\n" for j in range(len(dl.targets)))
+             + "".join(f"    {tp.doprint(t)} = T[{j}];\n" for j, (t, _) in enumerate(dl.targets))
+             + "    return 0;\n}\n"]
+    return "\n".join(lines)
+
+
 def _restarts_file(cm: CompiledModel, restarts) -> str:
     """One function per block variant's restart and the dispatcher
     ``mdae_restart_block(inst, k)`` (0: done; 1: failed)."""
@@ -380,6 +483,9 @@ def _restarts_file(cm: CompiledModel, restarts) -> str:
              f"{c_comment(cm.name)} (do not edit; mdae_fmu.codegen.guarded). */",
              "#include <math.h>", "#include <string.h>", "", '#include "mdae_model.h"', ""]
     for k, code, before, after in restarts:
+        if isinstance(code, str):       # a delta-scheme restart (`_delta_code`), whole
+            parts.append(code)
+            continue
         if code.helpers:
             parts.append(code.helpers)
         body = "\n".join([*before, code.body, *after])

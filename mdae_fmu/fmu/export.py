@@ -76,8 +76,9 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     the two commands give one verdict. ``progress``: a `Progress`, None for the default
     (stage names on a terminal), or False for silence. ``implicit``: True for the guarded
     schedule of the analysis (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 17), False
-    for the per-mode schedules; None (default) takes the guarded schedule when the model has
-    more modes than the explicit enumeration handles (the analysis then has no other).
+    for the per-mode schedules; None (default) takes the guarded schedule of every multimode
+    model but those of `guarded_by_default`, and always beyond the explicit enumeration (the
+    analysis then has no other).
     ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
     ``analysis`` keeps the choice it was made with.
     ``on_warning``: called with each warning of the analysis (``W-CODE: message``,
@@ -133,6 +134,19 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     return path
 
 
+def guarded_by_default(analysis) -> bool:
+    """Whether ``export`` without ``implicit`` generates the guarded schedule of an analysis
+    that also has the per-mode schedules (issue 26): every multimode model with a guarded
+    schedule, unless an equation has offset c >= 2 in some mode (a constraint on positions,
+    Cup-and-Ball's rope). There the two FMUs enter the constraint differently at a mode change
+    (the per-mode restart moves the positions first, the guarded one projects positions and
+    velocities together) and differ by the event-location error (docs/multimode-fmu.md, "The
+    guarded schedule"), so the per-mode FMU, the reference of the papers' results, stays the
+    default. Single-mode models keep their per-mode schedule (one mode: the same blocks)."""
+    sched = analysis.guarded
+    return sched is not None and sched.max_offset <= 1
+
+
 #: The one variable of the FMU of a model that has none (FMI 2.0 requires a ScalarVariable).
 PLACEHOLDER_NAME = "_empty_model"
 
@@ -157,10 +171,12 @@ def with_placeholder_variable(model: Model) -> Model:
 
 def _guarded_path(analysis, implicit: bool | None) -> bool:
     """Whether ``export`` generates the guarded schedule of ``analysis`` (`export`'s
-    ``implicit``); `ModelRejected` with the reason when it is asked for and the analysis has
-    none."""
+    ``implicit``; None: `guarded_by_default`); `ModelRejected` with the reason when it is
+    asked for and the analysis has none."""
     if analysis.modes is None:
         return True
+    if implicit is None:
+        return guarded_by_default(analysis)
     if not implicit:
         return False
     if analysis.guarded is None:

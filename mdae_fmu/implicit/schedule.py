@@ -77,6 +77,10 @@ class BlockRows:
     unknowns: tuple
     rows: tuple
     tree: E.Expr | None = None
+    #: for a restart linear in its unknowns: the factors D of its determinant with the sum of
+    #: the magnitudes of their terms, ``(text, D, scale)``; ``|D| <= 1e-13 scale`` at run time
+    #: means the restart system is numerically singular (docs/multimode-fmu.md, "Failures")
+    singular: tuple = ()
 
     def symbols(self) -> frozenset:
         """The sympy symbols the rows read."""
@@ -95,6 +99,21 @@ class Selection:
 
 
 @dataclass(frozen=True)
+class DeltaRestart:
+    """The restart of a block without closed form (S3), by the numerical delta-scheme of
+    RR-9334 §11.3 (Algorithm 14, `mdae_fmu.impulse.numeric.delta_form`): the equations
+    ``F(z, h) = 0`` in the solver variables ``z`` and the instant's length ``h``, the nonzero
+    entries ``(i, j, dF_i/dz_j)`` of their Jacobian, and ``targets``: ``(x, T(z, h))``, the
+    right limit of each state instance x the instant moves. Left limits are read as in
+    `BlockRows` restarts (the block's own from their hidden slots)."""
+    z: tuple
+    h: sp.Symbol
+    equations: tuple
+    jacobian: tuple
+    targets: tuple
+
+
+@dataclass(frozen=True)
 class GuardedVariant:
     """One block variant: ``block`` solved in the modes of ``formula`` (a node of the
     schedule's `FormulaTable`); ``restart`` its restart system (over X+ and ζ), ``writes``
@@ -103,7 +122,8 @@ class GuardedVariant:
     unknowns) of the analysis' block it refines. ``merged``: one block for a whole component
     (`mdae_fmu.implicit.merged`), whose equations change with the mode, restarted at every
     change; ``sel`` its mode-selected unknowns and rows. ``cons``: its consistency equations
-    F^{<c} (sympy), which hold in its modes: rows of the drift and of the projection."""
+    F^{<c} (sympy), which hold in its modes: rows of the drift and of the projection.
+    ``delta``: the restart when it has no closed form (``restart`` is then None)."""
     formula: int
     block: BlockRows
     restart: BlockRows | None
@@ -113,6 +133,7 @@ class GuardedVariant:
     merged: bool = False
     cons: tuple = ()
     sel: Selection | None = None
+    delta: DeltaRestart | None = None
 
     def written(self) -> tuple:
         """The instances the variant computes: its unknowns, for a merged block with
@@ -136,7 +157,14 @@ class GuardedSchedule:
     state k of ``states`` is a state only in the modes of the formula; ``flags``: the
     selection flags of merged blocks ``(symbol, formula)``; ``proxies``/``rproxies``: the
     proxy unknowns of merged blocks (`mdae_fmu.implicit.merged`); ``n_modes``: the number of
-    consistent modes."""
+    consistent modes; ``impulse_outputs``: the variables whose integral over a mode change
+    can be nonzero (`mdae_fmu.implicit.variants.impulse_outputs`), the FMU's ``impulse(v)``
+    outputs; ``initial``: the guard values of the initial mode (from the start values, as
+    `mdae_fmu.modes.normalize.MultimodeSystem.initial_mode`), whose consistency equations
+    join the initial system, or None when some are not known; ``max_offset``: the highest
+    equation offset c of the analysis in a regular mode (2 or more: a constraint on positions
+    whose restart the guarded and the per-mode FMU enter differently,
+    docs/multimode-fmu.md, "The guarded schedule")."""
     model_name: str
     guards: tuple[E.Expr, ...]
     guard_names: tuple[str, ...]
@@ -151,3 +179,6 @@ class GuardedSchedule:
     proxies: tuple[sp.Symbol, ...]
     rproxies: tuple[sp.Symbol, ...]
     n_modes: int
+    impulse_outputs: tuple[str, ...] = ()
+    initial: tuple[bool, ...] | None = None
+    max_offset: int = 0

@@ -12,39 +12,96 @@ import sympy as sp
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Model
+from ..modes.shiftform import constant_values
 from ..structure.latent import latent_system
 from ..structure.per_mode import Instance, symbol_table
 from .analysis import ImplicitAnalysis, branch_residuals
 from .merged import MergeContext, case_split, limit0, merged_block
-from .schedule import (STEP, BlockRows, FormulaTable, GuardedSchedule, GuardedVariant,
-                       impulse_symbol, left_symbol)
+from .schedule import (STEP, BlockRows, DeltaRestart, FormulaTable, GuardedSchedule,
+                       GuardedVariant, impulse_symbol, left_symbol)
 
 MAX_VARIANTS = 200
 
 
-def check_long_modes_only(model: Model, switching: bool) -> None:
-    """The guarded schedule has long modes only: a transient guard (``if edge(c) then``) in an
-    equation, or a reinit statement in a model with mode changes (``switching``), needs the
-    mode-change automaton's transient modes and analysed reinits
-    (`mdae_fmu.codegen.multimode`), so the model is refused naming it."""
-    from ..ir import Reinit
+def check_transient_equations(model: Model, switching: bool) -> None:
+    """A transient guard (``if edge(c) then``, ``change``, ``initial()``) selecting an ordinary
+    equation has no place in the guarded schedule (its modes are the long ones; a
+    when-clause's own equations run through the event plan): `ModelRejected` naming the
+    equations and their lines, with the enumerated exporter's message in a model with mode
+    changes (``switching``); a single-mode model with such equations is exported with its
+    per-mode schedule, whose when-branches run the analysed transient restart."""
     from ..structure.per_mode import is_event_guard
+    bad = []
     for eq in model.equations:
         conds = [lit.cond for lit in eq.guard]
         conds += [n.cond for n in E.walk(eq.residual) if isinstance(n, E.If)]
         if any(is_event_guard(c) for c in conds):
-            where = f" ({eq.loc.short()})" if eq.loc else ""
-            raise ModelRejected(
-                f"model {model.name}: equation {eq.id}{where} is selected by a transient guard "
-                f"(edge, change, initial); the guarded exporter (--implicit) has long modes "
-                f"only: export without --implicit")
-    for w in model.whens if switching else ():
+            bad.append(f"{eq.id} ({eq.loc.short()})" if eq.loc else eq.id)
+    if bad and switching:
+        raise ModelRejected(
+            f"model {model.name}: a transient guard (edge(c), initial()) selects the "
+            f"equations {', '.join(bad)}, which the exporter of multimode models does not "
+            f"support; a value that changes at the event belongs in a when-clause "
+            f"(`when c then v = ...; end when;`, held until the next event)")
+    if bad:
+        raise ModelRejected(
+            f"model {model.name}: equation {bad[0]} is selected by a transient guard (edge, "
+            f"change, initial); the guarded schedule (--implicit) has long modes only: export "
+            f"without --implicit")
+
+
+def check_literal_reinits(model: Model, variants, variables: tuple[str, ...], xleft: dict,
+                          zeta: dict, space) -> None:
+    """Refuse the reinits the guarded schedule cannot run as written (RR-9334 §3.5(b): at
+    the event the fired branch assigns its states, then a mode change, if any, applies its
+    own restart). That is the instant's restart only when the reinitialized states move no
+    other state (docs/multimode-fmu.md, "When-clauses"): in every block variant that
+    restarts a reinitialized state X, with X given (the row that determines its jump, its
+    dynamics, gives way to the reinit for that instant, theory.md §6.6, RR-9334 (87)), and
+    in every variant that reads X's jump, the other states must stay at rest (`_moving_unknowns`; a
+    constraint that couples X to another state, such as two masses stuck together, moves
+    that state too). `ModelRejected` naming the when-clause, its line, the modes and the
+    moved state otherwise."""
+    from ..ir import Reinit
+    for w in model.whens:
         for br in w.branches:
-            if any(isinstance(a, Reinit) for a in br.actions):
-                raise ModelRejected(
-                    f"model {model.name}: when-clause {w.id} reinitializes a state; the guarded "
-                    f"exporter (--implicit) does not compose reinits with its restarts: export "
-                    f"without --implicit")
+            targets = {a.var for a in br.actions if isinstance(a, Reinit)}
+            if not targets:
+                continue
+            line = next((a.loc.short() for a in br.actions
+                         if isinstance(a, Reinit) and a.loc), model.name)
+            for v in variants:
+                moved = _moved_by_reinit(v, targets, variables, xleft, zeta)
+                if moved:
+                    raise ModelRejected(
+                        f"model {model.name}: when-clause {w.id} ({line}): in the modes "
+                        f"{space.text(v[0])} the restart of block {v[1].label} also moves "
+                        f"{moved}, which the branch does not reinit; the exporter runs "
+                        f"reinit statements as written and supports only restarts that move "
+                        f"the reinitialized states alone")
+
+
+def _moved_by_reinit(v, targets: set, variables, xleft: dict, zeta: dict) -> str | None:
+    """The first state other than ``targets`` that the restart of the variant tuple ``v``
+    moves when the states ``targets`` jump (`check_literal_reinits`), or None."""
+    _, _, restart, writes, reads, _, merged, _, _ = v
+    if restart is None or not any(variables[j] in targets for j in (*writes, *reads)):
+        return None
+    if merged or isinstance(restart, DeltaRestart):
+        return ", ".join(variables[j] for j in writes if variables[j] not in targets) or None
+    own = [u for u in restart.unknowns if u in xleft and _variable_of(u, {}) in targets]
+    rows = list(restart.rows)
+    for x in own:                    # the reinit gives x's jump; its dynamics gives way
+        k = next((i for i, r in enumerate(rows) if xleft[x] in r.free_symbols), None)
+        if k is not None:
+            del rows[k]
+    rest = [u for u in restart.unknowns if u not in own]
+    if len(rows) != len(rest):
+        return ", ".join(str(u) for u in rest if u in xleft) or None
+    moved = _moving_unknowns(BlockRows(restart.label, tuple(rest), tuple(rows)),
+                             set(targets), xleft, zeta)
+    names = sorted({_variable_of(u, {}) for u in moved if u in xleft} - targets)
+    return ", ".join(names) or None
 
 
 def formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:
@@ -96,14 +153,17 @@ def _conditional_states(ia: ImplicitAnalysis, regular, instances) -> list:
 
 
 def guarded_schedule(model: Model, ia: ImplicitAnalysis,
-                     max_variants: int | None = None) -> GuardedSchedule:
+                     max_variants: int | None = None,
+                     initial: dict | None = None) -> GuardedSchedule:
     """The guarded block schedule of ``model`` from its accepted implicit analysis ``ia``
     (module docstring). A set of blocks coupled through their equations with more than
-    ``max_variants`` variants is one block (`_merge_components`). `ModelRejected` for what
-    the schedule cannot hold, naming it."""
+    ``max_variants`` variants is one block (`_merge_components`). ``initial``: the initial
+    value of each guard condition (`GuardedSchedule.initial`). `ModelRejected` for what the
+    schedule cannot hold, naming it."""
     if not ia.ok:
         raise ModelRejected(ia.diagnostic or f"model {model.name}: rejected")
-    check_long_modes_only(model, bool(ia.space.atoms))
+    switching = bool(ia.space.atoms)
+    check_transient_equations(model, switching)
     space = ia.space
     bdd = space.bdd
     F = bdd.false
@@ -124,6 +184,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     h = STEP
 
     eq_by_id = {eq.id: eq for eq in model.equations}
+    params = constant_values(model, table.constants)
     row_of = {e: i for i, e in enumerate(rows)}
     col_of = {n: j for j, n in enumerate(cols)}
 
@@ -154,7 +215,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 sub = nxt
             for g, res in sub:
                 plan, restart, writes, reads, cons = _variant(
-                    cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey)
+                    cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey, params)
                 variants.append((g, plan, restart, writes, reads,
                                  (cb.equations, cb.unknowns), False, cons, None))
 
@@ -172,13 +233,16 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 f"or it reads a mode-dependent variable it does not solve)")
         variants.append(merged)
     variants = _schedule_order(variants)
+    check_literal_reinits(model, variants, tuple(cols), xleft, zeta, space)
     flags = list(ctx.flags.values())
     ft, roots = formula_table(bdd, space, [v[0] for v in variants]
                               + [f for _, f in cond_states] + [f for _, f in flags])
     state_roots = roots[len(variants):len(variants) + len(cond_states)]
     flag_roots = roots[len(variants) + len(cond_states):]
-    out = tuple(GuardedVariant(formula=r, block=p, restart=rs, writes=w, reads=rd, origin=o,
-                               merged=mg, cons=cons, sel=sel)
+    out = tuple(GuardedVariant(formula=r, block=p, writes=w, reads=rd, origin=o, merged=mg,
+                               cons=cons, sel=sel,
+                               restart=None if isinstance(rs, DeltaRestart) else rs,
+                               delta=rs if isinstance(rs, DeltaRestart) else None)
                 for (_, p, rs, w, rd, o, mg, cons, sel), r in zip(variants, roots))
     return GuardedSchedule(
         model_name=model.name, guards=tuple(space.atoms), guard_names=tuple(space.names),
@@ -186,7 +250,100 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         impulsive=tuple(impulsive), variants=out, table=ft,
         cond_states=tuple((k, r) for (k, _), r in zip(cond_states, state_roots)),
         flags=tuple((sym, r) for (sym, _), r in zip(flags, flag_roots)),
-        proxies=tuple(ctx.proxies), rproxies=tuple(ctx.rproxies), n_modes=ia.n_modes)
+        proxies=tuple(ctx.proxies), rproxies=tuple(ctx.rproxies), n_modes=ia.n_modes,
+        impulse_outputs=impulse_outputs(out, tuple(cols), xleft, zeta),
+        initial=_initial_bits(space, initial),
+        max_offset=max((v for case in ia.c for v, f in case.items() if f & regular != F),
+                       default=0))
+
+
+def _initial_bits(space, initial: dict | None) -> tuple[bool, ...] | None:
+    """The initial value of each guard atom (bit order), None when one is not known."""
+    if initial is None or any(a not in initial for a in space.atoms):
+        return None
+    return tuple(bool(initial[a]) for a in space.atoms)
+
+
+def impulse_outputs(variants, variables: tuple[str, ...], xleft: dict,
+                    zeta: dict) -> tuple[str, ...]:
+    """The variables whose integral over a mode change, ζ, can be nonzero: the impulsive
+    variables of order 1 (theory.md §9.2: ``v = ν/d``, ν the Dirac weight), the
+    ``impulse(v)`` outputs of the FMU (docs/multimode-fmu.md, "Impulses").
+
+    In schedule order, the restart unknowns of each variant that can be nonzero
+    (`_moving_unknowns`: a ζ, or the jump X+ − X− of a state), given the variables that the
+    earlier variants can move (their jumps and impulses are the sources of a later restart).
+    A merged block, whose rows change with the mode, may move every unknown. The outputs are
+    the variables with a ζ that can be nonzero, in the order of ``variables``."""
+    back = {z: n for n, z in zeta.items()}
+    state_var = {x: str(x) for x in xleft}
+    moving: set[str] = set()
+    for v in variants:
+        if v.merged or v.delta is not None:
+            moving.update(variables[j] for j in v.writes)
+            continue
+        if v.restart is None:
+            continue
+        for u in _moving_unknowns(v.restart, moving, xleft, zeta):
+            moving.add(back[u] if u in back else _variable_of(u, state_var))
+    return tuple(n for n in variables if n in moving and n in zeta)
+
+
+def _variable_of(sym, names: dict) -> str:
+    """The variable of an instance symbol (``x``, ``der(x)`` -> ``x``)."""
+    text = names.get(sym, str(sym))
+    while text.startswith("der(") and text.endswith(")"):
+        text = text[4:-1].split(",")[0]
+    return text
+
+
+def _moving_unknowns(restart: BlockRows, moving: set[str], xleft: dict, zeta: dict) -> set:
+    """The restart unknowns that can be nonzero: ζ for an algebraic unknown, the jump
+    X+ − X− for a state (the unknown X itself is returned). ``moving``: the variables outside
+    whose jump or ζ can be nonzero; the others keep their left limits (X = X−, ζ = 0).
+
+    The restart system, with every state written X− + ΔX, is split into its block-triangular
+    form (theory.md §2.3); in solve order a block is at rest when its rows vanish identically with
+    its own unknowns and every unknown found at rest set to zero, and read nothing that can
+    move. A block of a generically nonsingular system that has a zero right-hand side has
+    the zero solution: its unknowns are then zero for every value of the model's parameters
+    (a released clutch's ``J1 ΔW1 = ζ_f1``, ``ζ_f1 = 0``), the others generically not."""
+    from ..structure.keyed import btf
+    unknowns = list(restart.unknowns)
+    jump = {u: sp.Dummy(f"jump_{u}") for u in unknowns if u in xleft}
+    outside = {}
+    for x, xl in xleft.items():
+        if x not in jump and _variable_of(x, {}) not in moving:
+            outside[x] = xl
+    for n, z in zeta.items():
+        if z not in unknowns and n not in moving:
+            outside[z] = sp.Integer(0)
+    sub = {**outside, **{u: xleft[u] + d for u, d in jump.items()}}
+    rows = [r.xreplace(sub) for r in restart.rows]
+    var = {u: jump.get(u, u) for u in unknowns}
+    sym_of = {s: u for u, s in var.items()}
+    occ = {(str(i), 0): {sym_of[s] for s in r.free_symbols if s in sym_of}
+           for i, r in enumerate(rows)}
+    blocks = btf(list(occ), occ, unknowns)
+    if sum(len(b.equations) for b in blocks) != len(rows):
+        return set(unknowns)           # not structurally square: no claim that any rests
+    rest = {var[u]: sp.Integer(0) for u in unknowns}
+    at_rest: set = set()
+    out: set = set()
+    for blk in blocks:
+        mine = {var[u]: sp.Integer(0) for u in blk.unknowns}
+        live = {var[u] for u in unknowns if u not in at_rest and u not in blk.unknowns}
+        still = True
+        for key in blk.equations:
+            r = rows[int(key[0])]
+            if r.free_symbols & live or sp.expand(r.xreplace({**rest, **mine})) != 0:
+                still = False
+                break
+        if still:
+            at_rest.update(blk.unknowns)
+        else:
+            out.update(blk.unknowns)
+    return out
 
 
 def _written(plan: BlockRows, sel) -> tuple:
@@ -234,7 +391,8 @@ def _schedule_order(variants):
     return [variants[k] for k in order]
 
 
-def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=()):
+def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
+             params=None):
     """The rows of one block variant and its restart system (module docstring). ``dval``:
     the offsets d of the variables in the variant's modes; ``dkey`` those of them that change
     with the mode. ``cache``: the sympy forms, derivatives and restart rows of each (equation,
@@ -294,13 +452,102 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=()):
             cache[key] = limit0(sp.expand(h * residuals[e].xreplace({**subs, **outside})), h)
         g0 = cache[key]
         if g0 is None:
-            raise ModelRejected(
-                f"equation {e}: its restart (block {label}) has no limit as the instant's "
-                f"length goes to 0 (not affine in the impulsive unknowns); the guarded "
-                f"exporter needs affine impulsive terms")
+            # an impulsive unknown enters non-affinely: the instant's own standard restart
+            restart = _standard_restart(cb, c, residuals, dval, table, xleft, label,
+                                        params)
+            return plan, restart, tuple(writes), tuple(sorted(reads)), cons
         rows.append(g0)
-    restart = BlockRows(f"restart {label}", tuple(r_unknowns), tuple(rows))
+    restart = BlockRows(f"restart {label}", tuple(r_unknowns), tuple(rows),
+                        singular=restart_singularities(rows, r_unknowns))
     return plan, restart, tuple(writes), tuple(sorted(reads)), cons
+
+
+#: restarts with more unknowns than this are not given a determinant (its symbolic size)
+MAX_DETERMINANT = 8
+
+
+def restart_singularities(rows, unknowns) -> tuple:
+    """The factors of the determinant of a restart system linear in its unknowns, each with
+    the sum of the magnitudes of its terms (`BlockRows.singular`): two shafts whose inertias
+    cancel give ``j1 + j2``, a rope restarted at the origin ``x**2 + y**2``. The check at run
+    time names the vanishing factor, as the enumerated FMU's closed forms name their
+    denominators; a constant determinant needs no check."""
+    if not rows or len(unknowns) > MAX_DETERMINANT:
+        return ()
+    u = list(unknowns)
+    m = sp.Matrix(list(rows)).jacobian(u)
+    if any(e.free_symbols & set(u) for e in m):
+        return ()                       # not linear in its unknowns
+    det = sp.factor(m.det(method="berkowitz"))
+    if det == 0:
+        return ()
+    out: dict[str, tuple] = {}
+    for f in sp.Mul.make_args(det):
+        base = f.base if f.is_Pow else f
+        if base.is_number:
+            continue
+        terms = sp.Add.make_args(sp.expand(base))
+        out.setdefault(str(base), (str(base), base, sp.Add(*[sp.Abs(t) for t in terms])))
+    return tuple(out[k] for k in sorted(out))
+
+
+def _standard_restart(cb, c, residuals, dval, table, xleft, label, params: dict):
+    """The restart of a block whose local h -> 0 limit does not exist (an impulsive unknown
+    enters non-affinely: the non-semilinear clutch's ``b1*f1^3``, RR-9334 (188)): the
+    standard restart ``x+ = f(x-)`` of the instant that enters the block, by impulse analysis
+    and standardization (`mdae_fmu.modes.block_restart`), as rows ``X - f = 0`` over the
+    state instances it moves (a `BlockRows`), or without closed form its delta-scheme (a
+    `DeltaRestart`); the block's own left limits are read from their hidden slots, every
+    other variable at its current value. Its impulsive unknowns have an order other than 1
+    (a zero integral), so no ζ is written."""
+    from ..impulse.problem import left
+    from ..modes.block_restart import block_restart_problem, standard_block_restart
+    eqs = [(e, residuals[e], c[e]) for e in cb.equations]
+    unknowns = {u: dval[u] for u in cb.unknowns}
+    problem = block_restart_problem(table, eqs, unknowns, params, label)
+    try:
+        _, restart, delta = standard_block_restart(problem)
+    except ModelRejected as err:
+        raise ModelRejected(f"equations {', '.join(cb.equations)}: {err.message}") from None
+    mine = {(u, k) for u, du in unknowns.items() for k in range(du)}
+
+    def lefts(e: sp.Expr) -> dict:
+        sub = {}
+        for sym in e.free_symbols:
+            if sym.name.endswith("-"):
+                inst = _jet(sym.name[:-1])
+                x = table.sym(*inst)
+                sub[sym] = xleft[x] if inst in mine else x
+        return sub
+
+    if delta is not None:
+        z = tuple(delta.z)
+        eq = tuple(e.xreplace(lefts(e)) for e in delta.equations)
+        jac = tuple((i, j, sp.diff(e, zj)) for i, e in enumerate(eq)
+                    for j, zj in enumerate(z) if zj in e.free_symbols)
+        targets = tuple((table.sym(*_jet(r.name[:-1])), t.xreplace(lefts(t)))
+                        for r, t in sorted(delta.targets.items(), key=lambda kv: str(kv[0])))
+        return DeltaRestart(z, delta.d, eq, jac, targets)
+    xs: list = []
+    rows: list = []
+    for eq in restart:
+        inst = _jet(eq.lhs.name[:-1])
+        if inst not in mine and eq.rhs == left(*inst):
+            continue                    # a variable the block reads, unchanged
+        x = table.sym(*inst)
+        xs.append(x)
+        rows.append(x - eq.rhs.xreplace(lefts(eq.rhs)))
+    return BlockRows(f"restart {label}", tuple(xs), tuple(rows))
+
+
+def _jet(text: str) -> tuple[str, int]:
+    """``(name, k)`` of a jet's text: ``x`` (0), ``der(x)`` (1), ``der(x,k)``."""
+    if text.startswith("der(") and text.endswith(")"):
+        inner = text[4:-1]
+        name, _, k = inner.rpartition(",")
+        return (name, int(k)) if name else (inner, 1)
+    return text, 0
+
 
 
 def _merge_components(variants, ctx: MergeContext, max_variants: int):

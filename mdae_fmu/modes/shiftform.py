@@ -81,13 +81,18 @@ class ShiftForm:
 
 def parameter_values(system: MultimodeSystem) -> dict[str, float]:
     """Numeric values of parameters/constants/inputs given by a constant binding or start."""
+    if system.model is None:
+        return {}
+    return constant_values(system.model, system.constants)
+
+
+def constant_values(model, names) -> dict[str, float]:
+    """Numeric values of the variables ``names`` (parameters, constants, inputs) of ``model``
+    given by a constant binding or start."""
     from .. import expr as E
     out: dict[str, float] = {}
-    model = system.model
-    if model is None:
-        return out
     for v in model.variables:
-        if v.name not in system.constants:
+        if v.name not in names:
             continue
         for src in (v.binding, v.start):
             if isinstance(src, E.Const) and not isinstance(src.value, bool):

@@ -42,8 +42,8 @@ from .. import ir
 from ..analysis import Analysis
 from ..diagnostics import SourceLoc
 from ..impulse.analysis import OrderInfo
-from ..implicit.schedule import (BlockRows, FormulaTable, GuardedSchedule, GuardedVariant,
-                                 Selection)
+from ..implicit.schedule import (BlockRows, DeltaRestart, FormulaTable, GuardedSchedule,
+                                 GuardedVariant, Selection)
 from ..modes import explore, runs
 from ..modes.normalize import Guard, MEquation, MultimodeSystem
 from ..structure import conversion, keyed, per_mode
@@ -77,7 +77,7 @@ CLASSES: dict[str, type] = {_key(c): c for c in (
     Guard, MEquation, MultimodeSystem,
     runs.Config, runs.Diagnostic, runs.Instant,
     GuardedSchedule, GuardedVariant, BlockRows, Selection, FormulaTable, UnitWarning,
-    FixedParameter)}
+    FixedParameter, DeltaRestart)}
 #: Classes written in place, never numbered nor shared (module docstring).
 INLINE = frozenset((F.Assign, F.TupleAssign, F.IfStmt, F.ForStmt, F.WhileStmt, F.Return,
                     F.Break, F.AssertStmt))
@@ -150,6 +150,11 @@ FIELD_TYPES: dict[tuple[type, str], object] = {
     (Analysis, "fixed_parameters"): tuple[FixedParameter, ...],
     (BlockRows, "unknowns"): tuple[sp.Symbol, ...],
     (BlockRows, "rows"): tuple[sp.Expr, ...],
+    (BlockRows, "singular"): tuple[tuple[str, sp.Expr, sp.Expr], ...],
+    (DeltaRestart, "z"): tuple[sp.Symbol, ...],
+    (DeltaRestart, "equations"): tuple[sp.Expr, ...],
+    (DeltaRestart, "jacobian"): tuple[tuple[int, int, sp.Expr], ...],
+    (DeltaRestart, "targets"): tuple[tuple[sp.Symbol, sp.Expr], ...],
     (Selection, "top"): tuple[tuple[sp.Symbol, sp.Symbol, sp.Symbol], ...],
     (Selection, "restart"): tuple[tuple[sp.Symbol, sp.Symbol, sp.Symbol], ...],
     (Selection, "cons_when"): tuple[sp.Symbol | None, ...],
