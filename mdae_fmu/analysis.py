@@ -167,6 +167,10 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
             progress("structure")
         if implicit is not False and _beyond_enumeration(model):
             return _implicit_only(model, progress)
+        if implicit and _beyond_enumeration(model, IMPLICIT_ENUMERATED_MODES):
+            # asked for the guarded schedule: the automaton of every mode change is not
+            # built beyond a few modes (its cost grows with the modes, issue 26)
+            return _implicit_only(model, progress)
         modes = analyze_modes(model)
     a = _enumerated(model, modes, erasure, lemma22, progress)
     if implicit or (implicit is None and a.accepted and len(modes.modes) > 1):
@@ -226,14 +230,20 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
                     code_modes=analyze_modes(delayed), **converted)
 
 
-def _beyond_enumeration(model: Model) -> bool:
-    """Whether the model has more consistent modes than the explicit enumeration handles
-    (`mdae_fmu.implicit.analysis.needs_implicit`); an error in the guards is left to the
-    per-mode stage, which reports it with its context."""
+#: With ``implicit=True`` (``--implicit``), the most consistent modes for which the analysis
+#: still enumerates the modes and builds the mode-change automaton beside the guarded schedule
+#: (the size up to which the enumeration is the guarded path's test oracle, issue 26).
+IMPLICIT_ENUMERATED_MODES = 64
+
+
+def _beyond_enumeration(model: Model, max_modes: int | None = None) -> bool:
+    """Whether the model has more consistent modes than the explicit enumeration handles, or
+    than ``max_modes`` (`mdae_fmu.implicit.analysis.needs_implicit`); an error in the guards
+    is left to the per-mode stage, which reports it with its context."""
     from .diagnostics import MdaeError
     from .implicit.analysis import needs_implicit
     try:
-        return needs_implicit(model)
+        return needs_implicit(model) if max_modes is None else needs_implicit(model, max_modes)
     except MdaeError:
         return False
 

@@ -629,6 +629,12 @@ def _initialization_graph(system: MultimodeSystem, mode: Mode, sig: SigmaInfo,
     return occ
 
 
+def _as_expr(e) -> sp.Expr:
+    """A residual as a sympy expression (a residual that is one symbol replaced by a value is
+    a Python number)."""
+    return e if isinstance(e, sp.Basic) else sp.Float(e)
+
+
 def _consistent_starts(system, model, over_eqs, fixed) -> bool:
     """Numerical check of the over-determined initialization equations that involve no
     derivative: with the fixed start values and the parameters, do they have a solution?"""
@@ -647,7 +653,7 @@ def _consistent_starts(system, model, over_eqs, fixed) -> bool:
         if not isinstance(st, E.Const):
             return False
         vals[sf.X(n, 0)] = float(st.value)
-    exprs = [sf.equation(k).xreplace(vals) for k in eqs]
+    exprs = [_as_expr(_as_expr(sf.equation(k)).xreplace(vals)) for k in eqs]
     free = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
     if not free:
         return all(abs(float(e)) < 1e-9 for e in exprs)
