@@ -660,5 +660,10 @@ def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
                 notes.append(f"guard {guard.name} reads {v} at the current instant; it is "
                              f"evaluated for the next instant (RR-9334 Def 33, "
                              f"docs/theory.md §5.4)")
-    check_settling(system)
+    try:
+        check_settling(system)
+    except TooManyModes:
+        # beyond the enumeration the proof is not attempted: the FMU reports an iteration
+        # that does not settle when it runs one (docs/input-formats.md, "Modes and events")
+        pass
     return notes
