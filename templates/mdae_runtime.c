@@ -448,8 +448,8 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
 {
     ModelData *d = &inst->d;
     int p = m <= n ? m : n, it, i, j, k, h, moved = 0;
-    double *J = inst->work, *F = J + m * n, *F2 = F + m, *x0 = F2 + m, *dx = x0 + n,
-           *M = dx + n, *y = M + p * p; /* y: 2p */
+    double *J = inst->work + MDAE_GN_OFFSET, *F = J + m * n, *F2 = F + m, *x0 = F2 + m,
+           *dx = x0 + n, *M = dx + n, *y = M + p * p; /* y: 2p */
     int *perm = inst->iwork;
     double fn;
     if (residual(inst, F)) return 1;

@@ -69,6 +69,16 @@ def test_seed_models_agree_with_enumeration(path):
     _check_all_modes(api.load(path))
 
 
+def test_literal_zero_coefficients_of_a_branch_read_nothing():
+    """The library's ideal diode ``u = s*(if off then 1 else 0)``: in a branch, ``s*0``
+    reads no ``s`` (as the per-mode stage's `specialize`), so both diodes conducting is an
+    index-2 mode (``v1 = v2`` differentiated); read as ``s`` in both branches, the guarded
+    schedule solved a block that is singular there and CVode stopped at t = 0.036."""
+    model = api.load(ROOT / "tests" / "data" / "conditionals" / "RLDC2IdealDiodes.mo")
+    _check_all_modes(model)
+    assert sorted(analyze_implicit(model).index) == [0, 1]
+
+
 @pytest.mark.parametrize("family", ["clutch_chain", "diode_bank"])
 def test_families_agree_with_enumeration(family):
     for n in range(1, 9):

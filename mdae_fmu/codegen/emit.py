@@ -198,6 +198,10 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     res = _residual_code(cm, init, p)
     m_i, n_i = len(init.rows), len(init.unknown_slots)
     work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
+    # an initial residual that runs the schedule: the blocks' solvers use the scratch too,
+    # so the initial system's Gauss-Newton keeps its own after theirs (MDAE_GN_OFFSET)
+    gn_offset = work if init.needs_compute else 0
+    work += gn_offset
     if modes is not None:
         files.update(modes.files)
     # homotopy() in the model's own code; the generic sources name the slot too (the FMU
@@ -212,6 +216,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         nwloop=len(ev.when_loop),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
         ninit_rows=m_i, ninit_cols=n_i, homotopy=int(homotopy), work=work, iwork_fire=perm,
+        gn_offset=gn_offset,
         assert_initial=int(any("d->initial" in a for a in asserts)),
         iwork=perm + max(len(ev.branches), 1), max_min_length=MAX_MIN_LENGTH,
         max_digits=MAX_DIGITS, **TOLERANCES)

@@ -34,6 +34,7 @@ from ..ir import Model
 from ..structure.per_mode import ModesReport, classify_variables, defines_discrete, symbol_table
 from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
+from .initialization import InitPlan, plan_initialization
 from .emit import discrete_code, make_printers, template_environment
 from .multimode import ModeSources, band_updates
 from .plan import CompiledModel, FmiVariable, compile_model
@@ -222,8 +223,11 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
     slots.update({sym: Slot("i", flag_slot + k, name=f"selection {k}")
                   for k, (sym, _) in enumerate(sched.flags)})
     slots.update({sym: Slot("r", proxy_slots[sym], name=str(sym)) for sym in sched.proxies})
+    active = [sp.Symbol(f"mdae_active_{k}") for k in range(len(blocks))]
+    slots.update({a: Slot("i", active_slot + k, name=f"block {k} active")
+                  for k, a in enumerate(active)})
     compiled = replace(union, blocks=tuple(_structural(b) for b in blocks),
-                       consistency=_initial_consistency(sched),
+                       consistency=_initial_consistency(sched, active),
                        variables=tuple(variables), n_int=n_int, n_real=n_real,
                        real_names=tuple(real_names), dependencies={}, slots=slots,
                        discrete_real_slots=union.discrete_real_slots
@@ -253,17 +257,41 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
                        tuple(r for _, r in sched.flags))
 
 
-def _initial_consistency(sched: GuardedSchedule) -> tuple:
-    """The consistency equations F^{<c} of the initial mode (the variants whose formula holds
-    at `GuardedSchedule.initial`), rows of the initial system with the fixed start values
-    (docs/decisions.md §3: start values that contradict them make the initial system
-    inconsistent, as in the enumerated FMU); none when the initial mode is not known. The
-    rows of merged blocks, selected by flags, stay with the run-time projection."""
-    if sched.initial is None:
-        return ()
-    return tuple((f"{v.block.label} ({k})", e) for v in sched.variants
-                 if not v.merged and sched.table.holds(v.formula, sched.initial)
-                 for k, e in enumerate(v.cons))
+def _initial_consistency(sched: GuardedSchedule, active) -> tuple:
+    """The consistency equations F^{<c} of the initial mode, rows of the initial system with
+    the fixed start values (docs/theory.md §11; docs/decisions.md §3: start values that
+    contradict them make the initial system inconsistent, an error naming the rows, as in the
+    enumerated FMU). The initial mode is the one the FMU starts in, which the host chooses
+    with inputs and start values: so every variant's rows, each selected by its activity flag
+    ``active[k]`` (and a merged block's by its selection flag), set by `mdae_compute` before
+    each evaluation (`guarded_initialization`); the rows of the other modes are 0."""
+    out = []
+    for k, v in enumerate(sched.variants):
+        when = v.sel.cons_when if v.sel is not None else (None,) * len(v.cons)
+        for j, (w, e) in enumerate(zip(when, v.cons)):
+            cond = active[k] if w is None else sp.And(active[k], w)
+            out.append((f"{v.block.label} ({j})", sp.Piecewise((e, cond), (0, True))))
+    return tuple(out)
+
+
+def guarded_initialization(model: Model, plan: GuardedPlan) -> InitPlan:
+    """The initial system of the guarded FMU (`mdae_fmu.codegen.initialization`), its rows
+    selected by the mode `mdae_compute` computes from the start values and inputs: the
+    schedule (which sets the mode) runs before each evaluation of the rows when some of them
+    depend on the mode (`_initial_consistency`)."""
+    init = plan_initialization(model, plan.compiled)
+    if plan.compiled.consistency and not init.needs_compute:
+        init = replace(init, needs_compute=True)
+    return init
+
+
+def mode_dependent_unknowns(plan: GuardedPlan) -> frozenset:
+    """The unknowns that the mode decides (FMI dependencies on the guards,
+    `mdae_fmu.fmu.dependencies.model_structure`): those of the block variants that do not
+    run in every mode (formula other than true) and of merged blocks, whose equations the
+    mode selects."""
+    return frozenset(u for gb, blk in zip(plan.blocks, plan.compiled.blocks)
+                     if gb.merged or gb.formula != -1 for u in blk.unknowns)
 
 
 def _fresh(name: str, taken: set) -> str:

@@ -80,14 +80,16 @@ def _fixpoint(reads: dict, sources: dict) -> dict:
 
 
 def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
-                    init_rows=()) -> Structure:
+                    init_rows=(), mode_dependent=None) -> Structure:
     """Dependencies of the compiled model ``cm`` (module docstring).
 
     ``schedules``: the block lists of the modes (single mode: ``[cm.blocks]``); ``guards``:
     sympy expressions of the long guards (multimode); ``extra_symbols``: symbol -> sympy
     expression it stands for (banded left-limit relations); ``init``: the `InitPlan`;
     ``init_rows``: more residuals of the initial system (the other modes' consistency
-    equations)."""
+    equations); ``mode_dependent``: the unknowns whose block changes with the mode, when
+    ``schedules`` does not tell (the guarded schedule: one list of block variants,
+    `mdae_fmu.codegen.guarded.mode_dependent_unknowns`)."""
     extra_symbols = extra_symbols or {}
     key_of = {}
     for sym, lv in cm.slots.items():
@@ -128,8 +130,9 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
                 seen[u] = (frozenset(blk.unknowns), frozenset(blk.key))
         for u in set(how) | set(seen):
             how.setdefault(u, []).append(seen.get(u))
-    mode_dependent = {u for u, ways in how.items()
-                      if len(ways) < len(schedules) or len(set(ways)) > 1}
+    if mode_dependent is None:
+        mode_dependent = {u for u, ways in how.items()
+                          if len(ways) < len(schedules) or len(set(ways)) > 1}
     for blocks in schedules:
         for blk in blocks:
             unknowns = set(blk.unknowns)

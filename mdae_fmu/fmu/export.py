@@ -248,13 +248,15 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
 def _guarded_entries(model: Model, fmi_type: str, default_experiment: dict, plan,
                      progress: Progress) -> dict[str, bytes]:
     """`fmu_entries` of a `mdae_fmu.codegen.guarded.GuardedPlan` (issue 17)."""
-    from ..codegen.guarded import generate_guarded_sources
+    from ..codegen.guarded import (generate_guarded_sources, guarded_initialization,
+                                   mode_dependent_unknowns)
     cm = plan.compiled
     ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched,
                      steady=plan.steady_states)
-    init = plan_initialization(model, cm)
+    init = guarded_initialization(model, plan)
     structure = model_structure(cm, [cm.blocks], guards=plan.guards,
-                                extra_symbols={b[0]: b[1] for b in plan.banded}, init=init)
+                                extra_symbols={b[0]: b[1] for b in plan.banded}, init=init,
+                                mode_dependent=mode_dependent_unknowns(plan))
     progress("code generation")
     try:
         sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Model
+from ..structure.conditionals import drop_zero_terms
 from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
                                   _sigma_row, analyze_mode, check_declared, classify_variables,
                                   defines_discrete, discrete_equation_flags,
@@ -144,7 +145,9 @@ def needs_implicit(model: Model, max_modes: int = MAX_ENUMERATED_MODES) -> bool:
 def branch_residuals(space: GuardSpace, res: E.Expr, f):
     """Split ``res`` on its if-expressions whose condition the guards decide: ``[(formula,
     residual)]`` with disjoint formulas covering ``f`` (RR-9334 Defs 30 and 33, docs/theory.md §5.2,
-    §5.4; the symbolic form of `mdae_fmu.structure.per_mode.specialize`)."""
+    §5.4; the symbolic form of `mdae_fmu.structure.per_mode.specialize`). As there, a branch's
+    literal-zero coefficients read nothing (`mdae_fmu.structure.conditionals.drop_zero_terms`):
+    the ideal diode ``u = s*(if off then 1 else 0)`` reads ``s`` only where ``off`` holds."""
     bdd = space.bdd
     node, cf = None, None
     for n in E.walk(res):
@@ -159,7 +162,8 @@ def branch_residuals(space: GuardSpace, res: E.Expr, f):
     out = []
     for branch, bf in ((node.then, f & cf), (node.orelse, f & ~cf)):
         if bf != bdd.false:
-            out.extend(branch_residuals(space, E.substitute(res, {node: branch}), bf))
+            picked = drop_zero_terms(E.substitute(res, {node: branch}))
+            out.extend(branch_residuals(space, picked, bf))
     return out
 
 
