@@ -198,6 +198,12 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     res = _residual_code(cm, init, p)
     m_i, n_i = len(init.rows), len(init.unknown_slots)
     work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
+    # an initial system whose residual runs the schedule: the schedule's solvers take the
+    # scratch after the Gauss-Newton's own (model.c.j2, mdae_init_residual)
+    init_work = init_iwork = 0
+    if init.needs_compute or init.mode_dependent:
+        init_work, init_iwork = gauss_newton_work(m_i, n_i), max(m_i, n_i)
+        work, perm = work + init_work, perm + init_iwork
     if modes is not None:
         files.update(modes.files)
     # homotopy() in the model's own code; the generic sources name the slot too (the FMU
@@ -239,6 +245,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         when_actions="\n".join(actions),
         discrete_real_changed=res["drt"],
         next_time_event="\n".join(events["nte"]), init_needs_compute=init.needs_compute,
+        init_mode_dependent=init.mode_dependent, init_work=init_work, init_iwork=init_iwork,
+        init_row_names=[c_string(t) for t in init.descriptions],
         init_residual="\n".join(res["init"]), assertions="\n".join(asserts),
         cons_residual="\n".join(res["cons"]), drift="\n".join(res["drift"]),
         ncons=len(cm.consistency), project_unknowns=_num_list(res["project_unknowns"], str),
