@@ -304,6 +304,7 @@ double mdae_drift(const ModelData *d);
 double mdae_drift_tolerance(const ModelInstance *inst);
 int mdae_project(ModelInstance *inst);
 extern const int mdae_init_unknowns[];
+extern const char *const mdae_init_row_names[];
 extern const int mdae_state_slots[];
 extern const unsigned char mdae_when_initial[];
 extern const unsigned char mdae_when_recheck[];

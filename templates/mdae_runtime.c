@@ -448,8 +448,8 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
 {
     ModelData *d = &inst->d;
     int p = m <= n ? m : n, it, i, j, k, h, moved = 0;
-    double *J = inst->work + MDAE_GN_OFFSET, *F = J + m * n, *F2 = F + m, *x0 = F2 + m,
-           *dx = x0 + n, *M = dx + n, *y = M + p * p; /* y: 2p */
+    double *J = inst->work, *F = J + m * n, *F2 = F + m, *x0 = F2 + m, *dx = x0 + n,
+           *M = dx + n, *y = M + p * p; /* y: 2p */
     int *perm = inst->iwork;
     double fn;
     if (residual(inst, F)) return 1;
@@ -931,6 +931,32 @@ int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants)
     return 0;
 }
 
+/* After the initial system failed: each row that does not hold at the last iterate, named
+ * (its equation, mode and the fixed start values it reads: mdae_init_row_names). */
+static void log_unsatisfied_rows(ModelInstance *inst)
+{
+    double F[MDAE_NINIT_ROWS > 0 ? MDAE_NINIT_ROWS : 1];
+    int k, shown = 0;
+    if (MDAE_NINIT_ROWS == 0 || mdae_init_residual(inst, F)) return;
+    for (k = 0; k < MDAE_NINIT_ROWS && shown < 8; k++) {
+        if (fabs(F[k]) <= MDAE_INIT_TOL) continue;
+        shown++;
+        mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: initial system: residual %.3g: %s",
+                 inst->d.time, F[k], mdae_init_row_names[k]);
+    }
+}
+
+static int solve_initial_system(ModelInstance *inst)
+{
+    if (mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
+                          mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
+                          "initial system")) {
+        log_unsatisfied_rows(inst);
+        return 1;
+    }
+    return 0;
+}
+
 /* The initial system at the current homotopy lambda, then the schedule; repeated while the
  * relations the solution gives differ from those it was computed with (at most
  * MDAE_MAX_EVENT_ITERATIONS times). */
@@ -938,11 +964,7 @@ static int solve_initial_settled(ModelInstance *inst)
 {
     int k;
     for (k = 0; k < MDAE_MAX_EVENT_ITERATIONS; k++) {
-        if (MDAE_NINIT_ROWS > 0 &&
-            mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
-                              mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
-                              "initial system"))
-            return 1;
+        if (MDAE_NINIT_ROWS > 0 && solve_initial_system(inst)) return 1;
         if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
         if (!mdae_update_relations(&inst->d)) return 0;
     }
@@ -995,10 +1017,7 @@ int mdae_initialize_instance(ModelInstance *inst)
     if (MDAE_HOMOTOPY) {
         if (homotopy_initialization(inst)) return 1;
     } else if (MDAE_NINIT_ROWS > 0) {
-        if (mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
-                              mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
-                              "initial system"))
-            return 1;
+        if (solve_initial_system(inst)) return 1;
     }
     if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     mdae_update_relations(d);

@@ -42,10 +42,9 @@ def guarded(tmp_path_factory):
 
 
 def _initialize(path, booleans=(), reals=()):
-    """(w1, w2, der(w1), der(w2)) after fmi2ExitInitializationMode, and the log."""
+    """(w1, w2, der(w1), der(w2)) after fmi2ExitInitializationMode; None if it fails."""
     md = read_model_description(str(path))
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    log: list[str] = []
     fmu = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
                     modelIdentifier=md.modelExchange.modelIdentifier, instanceName="init")
     fmu.instantiate(loggingOn=True)

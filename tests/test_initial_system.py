@@ -1,7 +1,7 @@
 """The initial system's Gauss-Newton when its residual runs the schedule (an initial equation
 reads an algebraic variable: `InitPlan.needs_compute`): the schedule's block solvers use the
-instance scratch too, so Gauss-Newton keeps its own after theirs (MDAE_GN_OFFSET,
-templates/mdae_runtime.c); sharing it, they overwrote its Jacobian and iterate and
+instance scratch too, so they take it after the Gauss-Newton's own (templates/model.c.j2,
+`mdae_init_residual`); sharing it, they overwrote its Jacobian and iterate and
 initialization failed. Oracle: the closed form of the initial system."""
 
 from __future__ import annotations

@@ -198,10 +198,12 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     res = _residual_code(cm, init, p)
     m_i, n_i = len(init.rows), len(init.unknown_slots)
     work, perm = _work_sizes(cm, m_i, n_i, len(res["project_unknowns"]), modes)
-    # an initial residual that runs the schedule: the blocks' solvers use the scratch too,
-    # so the initial system's Gauss-Newton keeps its own after theirs (MDAE_GN_OFFSET)
-    gn_offset = work if init.needs_compute else 0
-    work += gn_offset
+    # an initial system whose residual runs the schedule: the schedule's solvers take the
+    # scratch after the Gauss-Newton's own (model.c.j2, mdae_init_residual)
+    init_work = init_iwork = 0
+    if init.needs_compute or init.mode_dependent:
+        init_work, init_iwork = gauss_newton_work(m_i, n_i), max(m_i, n_i)
+        work, perm = work + init_work, perm + init_iwork
     if modes is not None:
         files.update(modes.files)
     # homotopy() in the model's own code; the generic sources name the slot too (the FMU
@@ -216,7 +218,6 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         nwloop=len(ev.when_loop),
         ncons=len(cm.consistency) if modes is None else modes.ncons, nblocks=len(cm.blocks),
         ninit_rows=m_i, ninit_cols=n_i, homotopy=int(homotopy), work=work, iwork_fire=perm,
-        gn_offset=gn_offset,
         assert_initial=int(any("d->initial" in a for a in asserts)),
         iwork=perm + max(len(ev.branches), 1), max_min_length=MAX_MIN_LENGTH,
         max_digits=MAX_DIGITS, **TOLERANCES)
@@ -244,6 +245,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         when_actions="\n".join(actions),
         discrete_real_changed=res["drt"],
         next_time_event="\n".join(events["nte"]), init_needs_compute=init.needs_compute,
+        init_mode_dependent=init.mode_dependent, init_work=init_work, init_iwork=init_iwork,
+        init_row_names=[c_string(t) for t in init.descriptions],
         init_residual="\n".join(res["init"]), assertions="\n".join(asserts),
         cons_residual="\n".join(res["cons"]), drift="\n".join(res["drift"]),
         ncons=len(cm.consistency), project_unknowns=_num_list(res["project_unknowns"], str),

@@ -260,18 +260,57 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
 def _initial_consistency(sched: GuardedSchedule, active) -> tuple:
     """The consistency equations F^{<c} of the initial mode, rows of the initial system with
     the fixed start values (docs/theory.md §11; docs/decisions.md §3: start values that
-    contradict them make the initial system inconsistent, an error naming the rows, as in the
+    contradict them over-determine the initial system, an error naming the rows, as in the
     enumerated FMU). The initial mode is the one the FMU starts in, which the host chooses
     with inputs and start values: so every variant's rows, each selected by its activity flag
     ``active[k]`` (and a merged block's by its selection flag), set by `mdae_compute` before
-    each evaluation (`guarded_initialization`); the rows of the other modes are 0."""
+    each evaluation (`guarded_initialization`); the rows of the other modes are 0. Labels
+    ``e3@[g]``: the equation and the modes of the variant, as
+    `mdae_fmu.codegen.initialization.mode_rows` names the per-mode rows."""
     out = []
     for k, v in enumerate(sched.variants):
         when = v.sel.cons_when if v.sel is not None else (None,) * len(v.cons)
+        labels = _cons_labels(v)
+        modes = _formula_text(sched.table, v.formula, sched.guard_names)
         for j, (w, e) in enumerate(zip(when, v.cons)):
             cond = active[k] if w is None else sp.And(active[k], w)
-            out.append((f"{v.block.label} ({j})", sp.Piecewise((e, cond), (0, True))))
+            label = labels[j] if j < len(labels) else f"{v.block.label} ({j})"
+            out.append((f"{label}@{modes}", sp.Piecewise((e, cond), (0, True))))
     return tuple(out)
+
+
+def _cons_labels(v) -> list[str]:
+    """The equation of each consistency row of a variant that is not merged: its rows are
+    f^(k), k < c_f, for f in the block's order, and the block's label writes each equation
+    with c_f primes (`mdae_fmu.implicit.variants`)."""
+    if v.merged:
+        return []
+    out: list[str] = []
+    for part in v.block.label.split("+"):
+        eq = part.rstrip("'")
+        out.extend(eq + "'" * k if k <= 2 else f"{eq}^({k})"
+                   for k in range(len(part) - len(eq)))
+    return out if len(out) == len(v.cons) else []
+
+
+def _formula_text(table: FormulaTable, u: int, names, limit: int = 4) -> str:
+    """The modes of formula ``u`` as guard valuations, ``[g1, not g2] or [g3]`` (its paths to
+    true in the BDD, at most ``limit``; beyond, their number)."""
+    if u == -1:
+        return "(every mode)"
+    paths: list[list[str]] = []
+    stack: list[tuple[int, list[str]]] = [(u, [])]
+    while stack and len(paths) <= limit:
+        node, lits = stack.pop()
+        if node == -1:
+            paths.append(lits)
+        elif node >= 0:
+            name = names[table.var[node]]
+            stack.append((table.lo[node], lits + [f"not {name}"]))
+            stack.append((table.hi[node], lits + [name]))
+    if len(paths) > limit:
+        return f"(more than {limit} guard combinations)"
+    return " or ".join("[" + ", ".join(p) + "]" for p in paths)
 
 
 def guarded_initialization(model: Model, plan: GuardedPlan) -> InitPlan:
@@ -280,8 +319,8 @@ def guarded_initialization(model: Model, plan: GuardedPlan) -> InitPlan:
     schedule (which sets the mode) runs before each evaluation of the rows when some of them
     depend on the mode (`_initial_consistency`)."""
     init = plan_initialization(model, plan.compiled)
-    if plan.compiled.consistency and not init.needs_compute:
-        init = replace(init, needs_compute=True)
+    if plan.compiled.consistency:
+        init = replace(init, mode_dependent=True)
     return init
 
 

@@ -5,7 +5,13 @@ start values fixing the free states (initialization is left open by the papers).
 (docs/fmi-mapping.md, "Initialization"):
 
 * rows: the consistency equations F^{<c} of the mode (f^(k), k < c_f: they involve states
-  only), plus the model's initial equations; an initial equation inside an if-equation
+  only), plus the model's initial equations. A multimode model (per-mode schedules) has the
+  rows of every mode, each ``if <the mode's guard valuation> then residual else 0``
+  (`mode_rows`): the mode the FMU starts in is the one its guards select at run time (an
+  input or a parameter the host sets, a start value), not the one the start values select at
+  export, and its consistency equations are the initial system's (a fixed state is never
+  moved afterwards by the projection onto a constraint the initial system did not solve);
+  an initial equation inside an if-equation
   (``initial equation if p then x = 1; else x = 2; end if;``) is the row
   ``if guard then residual else 0`` (`guarded_residual`): in the branch taken its rows are
   those of the branch, the others' rows vanish identically (zero rows, which the
@@ -20,10 +26,14 @@ start values fixing the free states (initialization is left open by the papers).
 * solver (runtime ``mdae_gauss_newton``): damped Gauss-Newton from the start values with the
   minimum-norm step when the rows do not determine every free state, so free states move as
   little as possible from their start values; least squares (and an error unless the
-  residual vanishes) when the rows over-determine them;
+  residual vanishes) when the rows over-determine them. When it fails, the FMU logs each
+  row that does not hold with its equation, source location, mode and the fixed start values
+  it reads (`_descriptions`): fixed start values that violate a constraint of the initial
+  mode over-determine the initialization (Modelica 3.6 §8.6), an error, never a move;
 * the index-reduced system F^c (the schedule) then gives derivatives and algebraic
   variables; when an initial equation reads such a variable, each residual evaluation runs
-  the schedule first and every free state is an unknown.
+  the schedule first and every free state is an unknown. The multimode rows run it too (the
+  discrete equations select the mode, `InitPlan.mode_dependent`).
 """
 
 from __future__ import annotations
@@ -44,11 +54,32 @@ class InitPlan:
     unknown_slots: tuple[int, ...]
     needs_compute: bool
     assignments: tuple = ()     # (target slot, sympy value): `_initial_assignments`
+    # the rows read the mode (`mode_rows`): the discrete equations and the mode's schedule
+    # run before each residual evaluation
+    mode_dependent: bool = False
+    # per row, what it is in words (the FMU's message when the row does not hold)
+    descriptions: tuple[str, ...] = ()
 
 
-def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
-    """Rows and unknowns of the initial system (module docstring)."""
-    rows = list(cm.consistency)
+@dataclass(frozen=True)
+class ModeRows:
+    """The consistency equations F^{<c} of one long mode of a multimode model and the
+    valuation of the long guards (sympy, in the order of ``valuation``) that selects it."""
+    label: str
+    guards: tuple[sp.Basic, ...]
+    valuation: tuple[bool, ...]
+    rows: tuple[tuple[str, sp.Expr], ...]
+
+
+def plan_initialization(model: Model, cm: CompiledModel,
+                        modes: tuple[ModeRows, ...] | None = None) -> InitPlan:
+    """Rows and unknowns of the initial system (module docstring). ``modes``: the long modes
+    of a multimode model with per-mode schedules (their rows replace ``cm.consistency``)."""
+    rows = list(cm.consistency) if modes is None else mode_rows(modes)
+    mode_dependent = modes is not None and bool(rows)
+    # the residuals without the modes' guards (which the discrete equations compute)
+    residuals = [e for _, e in cm.consistency] if modes is None else \
+        [e for m in modes for _, e in m.rows]
     params = _free_parameter_slots(model, cm)
     discrete = _free_discrete_slots(model, cm)
     assignments, equations = _initial_assignments(model, cm)
@@ -57,13 +88,14 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
             rows.append((eq.id, cm.table.to_sympy(guarded_residual(eq))))
         except (ValueError, TypeError) as err:
             raise ModelRejected(f"{_where(eq)}initial equation {eq.id}: {err}") from None
+        residuals.append(rows[-1][1])
     fixed = {v.name for v in cm.variables if v.initial == "exact"}
     free_states = [s for s in cm.states if (s.variable or s.name) not in fixed]
     slot_of = {s.symbol: s.slot for s in cm.states} | params | discrete
     computed = cm.continuous_symbols - cm.state_symbols
     needs_compute = False
     used = set()
-    for _, e in rows:
+    for e in residuals:
         syms = e.free_symbols
         if syms & computed:
             needs_compute = True
@@ -71,7 +103,62 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
     candidates = [s.slot for s in free_states] + list(params.values())
     unknowns = candidates if needs_compute else [k for k in candidates if k in used]
     unknowns += [k for k in discrete.values() if k in used]
-    return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute, assignments)
+    return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute, assignments,
+                    mode_dependent,
+                    _descriptions(model, cm, rows, modes, {s for s, k in slot_of.items()
+                                                           if k in unknowns}))
+
+
+def mode_rows(modes: tuple[ModeRows, ...]) -> list[tuple[str, sp.Expr]]:
+    """The consistency rows of every mode, each ``if condition then residual else 0``
+    (docs/theory.md §8.5, §11: the initial mode's F^{<c} hold at the start; which mode is
+    initial is known at run time only). In the mode the FMU is in, its rows are those of its
+    consistency equations and the other modes' rows vanish identically (zero rows, which the
+    least-squares step ignores). Row labels: ``e3@[g]``."""
+    out = []
+    for m in modes:
+        for label, e in m.rows:
+            row = e
+            # nested, each on a guard as the mode selection reads it (no negated relation,
+            # which sympy would rewrite and the printers would no longer find frozen)
+            for g, v in zip(m.guards, m.valuation):
+                row = sp.Piecewise((row, g), (0, True)) if v else \
+                    sp.Piecewise((0, g), (row, True))
+            out.append((f"{label}@[{m.label}]", row))
+    return out
+
+
+def _descriptions(model: Model, cm: CompiledModel, rows, modes,
+                  unknown_symbols: set) -> tuple[str, ...]:
+    """Per row of the initial system, its equation, where it is, the mode whose
+    consistency equation it is and the ``fixed = true`` start values it reads: the FMU's
+    message when the row does not hold at the end of the iteration (a fixed start value is an
+    initial equation, Modelica 3.6 §8.6: fixed start values that violate a constraint of the
+    initial mode over-determine the initialization)."""
+    where = {eq.id: eq.loc for eq in tuple(model.equations) + tuple(model.initial_equations)}
+    fixed = {v.name for v in cm.variables if v.initial == "exact"}
+    state_name = {s.symbol: (s.variable or s.name) for s in cm.states}
+    out = []
+    for label, e in rows:
+        eq_label, _, mode = label.partition("@")
+        eq_id = eq_label.rstrip("'").split("^", 1)[0]
+        loc = where.get(eq_id)
+        text = f"equation {eq_label}" + (f" ({loc})" if loc is not None else "")
+        if mode:
+            text += f", a consistency equation of mode {mode}"
+        elif modes is None and any(eq_label == lab for lab, _ in cm.consistency):
+            text += ", a consistency equation of the initial mode"
+        text += " does not hold"
+        starts = sorted({state_name[s] for s in e.free_symbols
+                         if s in state_name and state_name[s] in fixed})
+        if starts and not e.free_symbols & unknown_symbols:
+            text += (f": with the fixed start values of {', '.join(starts)} (fixed = true: "
+                     "initial equations) it over-determines the initialization; fix fewer "
+                     "start values or give consistent ones")
+        elif starts:
+            text += f" (it reads the fixed start values of {', '.join(starts)})"
+        out.append(text)
+    return tuple(out)
 
 
 def _initial_assignments(model: Model, cm: CompiledModel) -> tuple[tuple, list]:

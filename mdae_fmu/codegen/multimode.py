@@ -46,6 +46,7 @@ from .blocks import BlockPlan, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
 from .emit import discrete_code, make_printers, schedule_file, template_environment
 from .events import preorder
+from .initialization import ModeRows
 from .plan import CompiledModel, FmiVariable, compile_model
 from .restarts import check_left, instant_integrals, left_printer, print_over_instant, \
     restart_targets, slot_names
@@ -134,6 +135,12 @@ class MultimodePlan:
     watched: tuple[sp.Expr, ...] = ()     # relations on x whose guards read pre(x)
     banded: tuple = ()                    # (symbol, relation on pre(x), Boolean slot)
     guard_names: tuple[str, ...] = ()     # the long guards' names, in valuation order
+
+    def initial_rows(self) -> tuple[ModeRows, ...]:
+        """Every mode's consistency equations with the guard valuation that selects it: the
+        initial system's rows (`mdae_fmu.codegen.initialization.mode_rows`)."""
+        return tuple(ModeRows(label=m.label, guards=self.guards, valuation=m.valuation,
+                              rows=m.consistency) for m in self.modes)
 
     @property
     def steady_states(self) -> frozenset:

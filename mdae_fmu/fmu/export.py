@@ -219,7 +219,8 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
     else:
         cm = with_transient_restarts(model, compile_model(model, report), automaton)
         ev = plan_events(model, cm, report=report, steady=cm.state_symbols)
-    init = plan_initialization(model, cm)
+    init = plan_initialization(model, cm, modes=None if multimode is None
+                               else multimode.initial_rows())
     if multimode is not None:
         structure = model_structure(
             cm, [m.blocks for m in multimode.modes], guards=multimode.guards,

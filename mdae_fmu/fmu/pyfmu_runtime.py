@@ -452,6 +452,11 @@ class Simulator:
         self._save_pre()            # pre(v) during initialization: the start value of v
         for k in range(len(self.rel)):
             self.rel[k] = self.relation_value(k)
+        if self.plan.get("init_mode_dependent"):
+            # each mode's consistency rows are conditioned on its guards, which the
+            # discrete equations define (codegen.initialization.mode_rows)
+            for set_, f in self.discrete:
+                set_(f())
         self.solve_system(self.init_system, "the initial system")
         for set_, f in self.discrete:
             set_(f())

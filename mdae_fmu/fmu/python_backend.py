@@ -248,7 +248,8 @@ def _python_plan(model: Model, analysis) -> dict:
     else:
         cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
         ev = plan_events(model, cm, steady=cm.state_symbols)
-    init = plan_initialization(model, cm)
+    init = plan_initialization(model, cm, modes=None if multimode is None
+                               else multimode.initial_rows())
     if init.needs_compute:
         raise _Unsupported("an initial system on computed variables")
     if set(init.unknown_slots) - {s.slot for s in cm.states}:
@@ -289,6 +290,8 @@ def _python_plan(model: Model, analysis) -> dict:
         "discrete": [[slot_of(t), w(e)] for t, e in cm.discrete_assignments]
         + [[["v", "b", b], slots[sym]] for sym, _, b in banded],
         "init": _initial_system(cm, w, init),
+        # its rows read the guards: the discrete equations run before it is solved
+        "init_mode_dependent": init.mode_dependent,
         "relations": [dict(s=w(r.s), strict=r.strict,
                            rate=None if r.rate is None else w(r.rate))
                       for r in ev.relations],
