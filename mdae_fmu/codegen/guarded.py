@@ -270,6 +270,8 @@ def _initial_consistency(sched: GuardedSchedule, active) -> tuple:
     out = []
     for k, v in enumerate(sched.variants):
         when = v.sel.cons_when if v.sel is not None else (None,) * len(v.cons)
+        if not v.cons:
+            continue
         labels = _cons_labels(v)
         modes = _formula_text(sched.table, v.formula, sched.guard_names)
         for j, (w, e) in enumerate(zip(when, v.cons)):
@@ -295,12 +297,17 @@ def _cons_labels(v) -> list[str]:
 
 def _formula_text(table: FormulaTable, u: int, names, limit: int = 4) -> str:
     """The modes of formula ``u`` as guard valuations, ``[g1, not g2] or [g3]`` (its paths to
-    true in the BDD, at most ``limit``; beyond, their number)."""
+    true in the BDD, at most ``limit`` of them, found within 64 ``limit`` steps; else
+    a phrase saying there are more)."""
     if u == -1:
         return "(every mode)"
     paths: list[list[str]] = []
     stack: list[tuple[int, list[str]]] = [(u, [])]
+    steps = 0
     while stack and len(paths) <= limit:
+        steps += 1
+        if steps > 64 * limit:
+            return f"(more than {limit} guard combinations)"
         node, lits = stack.pop()
         if node == -1:
             paths.append(lits)
