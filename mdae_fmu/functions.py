@@ -412,7 +412,7 @@ def _message(fn: Function, message, env, table) -> str:
     formatted as the generated C formats it (`mdae_fmu.codegen.messages.format_value`)."""
     if isinstance(message, str):
         return message
-    from .codegen.messages import format_value, message_parts, value_kind
+    from .assert_messages import format_value, message_parts, value_kind
     types = {p.name: p.type for p in fn.inputs + fn.outputs + fn.locals}
     out = []
     for part in message_parts(message) or ():

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .. import expr as E
 from .. import functions as F
-from ..codegen.messages import message_parts
+from ..assert_messages import message_parts
 from .syntax import Stmt, fold_strings, normalize_name
 
 #: Modelica.Constants (MSL 4.0) referenced without a declaration.
@@ -81,7 +81,7 @@ class Tuple:
     error: tuple
 
 
-def _is_range(x) -> bool:
+def is_range(x) -> bool:
     """A range node (``start``, ``step`` or None, ``stop``), whichever callback made it."""
     return all(hasattr(x, a) for a in ("start", "step", "stop"))
 
@@ -504,7 +504,7 @@ class FunctionResolver:
                 inner_scope.add(name)
             stmts = tuple(self._statements(body, fname, inner_scope, loops | {"for"}))
             for name, rng, iloc in reversed(indices):
-                if not _is_range(rng):
+                if not is_range(rng):
                     self.err(iloc, f"the range of for-index '{name}' must be a range 'a:b', "
                                    "'a:step:b' or a vector")
                     return None

@@ -27,41 +27,19 @@ import itertools
 import math
 import operator
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .. import expr as E
 from ..diagnostics import SourceLoc
 from . import arrays as A
-from .array_functions import array_function_defs, call_value, tuple_equation
+from .algorithm_lowering import lower_statements
+from .array_functions import array_function_defs, call_value, tuple_equation, tuple_values
+from .lowered import ElementAlias, LowerError, Rec
 from . import types as T
 from .syntax import ENUM_PREFIXES, Decl, Named, Stmt, normalize_name
 
 _MAX_ELEMENTS = 1_000_000      # scalars one array declaration or range may produce
 _MAX_CHAIN = 1_000             # elements a variable subscript may select among
-
-
-class LowerError(Exception):
-    def __init__(self, message: str, where=None):
-        super().__init__(message)
-        self.message = message
-        self.where = where
-
-
-@dataclass(frozen=True, slots=True)
-class Rec:
-    """A record value: its type and one value per field (in declaration order)."""
-    type: str
-    fields: tuple           # ((name, value), ...)
-
-
-class ElementAlias:
-    """The value of a for-index that runs over the elements of an array of variables (``for v
-    in x loop`` in a function, Modelica 3.6 §11.2.2.2): the element of the current iteration,
-    a lowered expression (`algorithm_lowering`)."""
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
 
 
 class _StringVar:
@@ -96,6 +74,19 @@ class Lowering:
         # statement being lowered; None where a variable subscript is not allowed
         self.range_checks: list | None = None
         self._check_ids: set = set()    # id() of the range checks' assert Stmts
+
+    def fresh(self) -> Lowering:
+        """A new lowering of the same file, with nothing declared yet (the scope of a
+        function body or of a function's dimensions, `array_functions`)."""
+        return Lowering(self.ctx)
+
+    def lower_statements(self, items, env) -> list:
+        """`algorithm_lowering.lower_statements` run by this lowering."""
+        return lower_statements(self, items, env)
+
+    def tuple_values(self, rhs, env, n_targets: int):
+        """`array_functions.tuple_values` of a call ``(a, b, ...) := f(x)`` here."""
+        return tuple_values(self, rhs, env, n_targets)
 
     # ---- errors ----
     def fail(self, message, where=None):
@@ -149,8 +140,7 @@ class Lowering:
                 self.items(sec[1], {}, out)
                 result.append((tag, out))
             elif tag in ("algorithm", "initial_algorithm"):
-                from .algorithm_lowering import lower_statements
-                result.append((tag, lower_statements(self, sec[1], {}), sec[2]))
+                result.append((tag, self.lower_statements(sec[1], {}), sec[2]))
             else:
                 result.append(sec)
         self.ctx.enum_vars = self.enum_vars
@@ -777,7 +767,7 @@ class Lowering:
                 break
         else:
             return None
-        from ..codegen.messages import value_kind
+        from ..assert_messages import value_kind
         from ..modelica_printer import print_expr
         if n > _MAX_CHAIN:
             self.fail(f"a variable subscript of '{e.name}' selects among {n} elements (at "
