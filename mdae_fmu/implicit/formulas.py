@@ -251,7 +251,7 @@ class GuardSpace:
             if b.cube(cube) & ~covered == b.false:
                 continue
             # widen the path to an implicant of u: drop each literal that u does not need
-            for v in sorted(cube, key=order.get):
+            for v in sorted(cube, key=order.__getitem__):
                 wider = {k: x for k, x in cube.items() if k != v}
                 if b.cube(wider) & ~u == b.false:
                     cube = wider
@@ -280,19 +280,22 @@ def linear_form(e: E.Expr) -> dict | None:
     out: dict = {}
 
     def add(x: E.Expr, k: float) -> None:
-        if number_value(x) is not None:
-            out[None] = out.get(None, 0.0) + k * number_value(x)
+        n = number_value(x)
+        if n is not None:
+            out[None] = out.get(None, 0.0) + k * n
         elif isinstance(x, E.UnOp) and x.op == "-":
             add(x.arg, -k)
         elif isinstance(x, E.BinOp) and x.op in ("+", "-"):
             add(x.left, k)
             add(x.right, k if x.op == "+" else -k)
-        elif isinstance(x, E.BinOp) and x.op == "*" and number_value(x.left) is not None:
-            add(x.right, k * number_value(x.left))
-        elif isinstance(x, E.BinOp) and x.op == "*" and number_value(x.right) is not None:
-            add(x.left, k * number_value(x.right))
-        elif isinstance(x, E.BinOp) and x.op == "/" and number_value(x.right):
-            add(x.left, k / number_value(x.right))
+        elif isinstance(x, E.BinOp) and x.op == "*" and \
+                (left := number_value(x.left)) is not None:
+            add(x.right, k * left)
+        elif isinstance(x, E.BinOp) and x.op == "*" and \
+                (right := number_value(x.right)) is not None:
+            add(x.left, k * right)
+        elif isinstance(x, E.BinOp) and x.op == "/" and (divisor := number_value(x.right)):
+            add(x.left, k / divisor)
         else:
             out[x] = out.get(x, 0.0) + k
 

@@ -27,7 +27,9 @@ import itertools
 import math
 import operator
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from typing import NoReturn
 
 from .. import expr as E
 from ..diagnostics import SourceLoc
@@ -89,7 +91,7 @@ class Lowering:
         return tuple_values(self, rhs, env, n_targets)
 
     # ---- errors ----
-    def fail(self, message, where=None):
+    def fail(self, message, where=None) -> NoReturn:
         raise LowerError(message, where)
 
     def report(self, err: LowerError, where):
@@ -123,13 +125,13 @@ class Lowering:
         self.scalarized_shapes()
         out_decls = {}
         for d, plan in planned:
-            out = []
+            out: list = []
             try:
                 self.emit(plan, d, out)
             except LowerError as err:
                 self.report(err, d.loc)
             out_decls[id(d)] = out
-        result = []
+        result: list[tuple] = []
         for sec in sections:
             tag = sec[0]
             if tag == "decls":
@@ -1034,20 +1036,20 @@ class Lowering:
             return E.Const(shape[k - 1])
         if f in ("fill", "zeros", "ones"):
             dims_args = args[1:] if f == "fill" else args
-            shape = []
+            sizes = []
             for x in dims_args:
                 n = self.const(x, env)
                 if type(n) is not int or n < 0:
                     self.fail(f"the sizes given to {f}() must be Integer parameter "
                               "expressions", e.where)
-                shape.append(n)
+                sizes.append(n)
             v = args[0] if f == "fill" else E.Const(0 if f == "zeros" else 1)
-            n = math.prod(shape)
+            n = math.prod(sizes)
             if n > _MAX_ELEMENTS:
                 self.fail(f"array too large (more than {_MAX_ELEMENTS:,} elements)", e.where)
             if type(v) is A.Arr:
-                return A.Arr(tuple(shape) + v.shape, tuple(v.items) * n)
-            return A.Arr(tuple(shape), (v,) * n)
+                return A.Arr(tuple(sizes) + v.shape, tuple(v.items) * n)
+            return A.Arr(tuple(sizes), (v,) * n)
         if f == "cat":
             k = self.const(args[0], env)
             if type(k) is not int:
@@ -1403,16 +1405,22 @@ def _refs(e):
                     yield from _refs(x)
 
 
-class _Typed:
-    """Declared base types (Real, Integer, Boolean) for `messages.value_kind`; a name without
-    one (a for-index) reads as Integer."""
+class _Typed(Mapping[str, str]):
+    """Declared base types (Real, Integer, Boolean) for `assert_messages.value_kind`; a name
+    without one (a for-index) reads as Integer."""
     __slots__ = ("types",)
 
-    def __init__(self, types):
+    def __init__(self, types: Mapping[str, str]):
         self.types = types
 
-    def get(self, name, default=None):
+    def __getitem__(self, name: str) -> str:
         return self.types.get(name, "Integer")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.types)
+
+    def __len__(self) -> int:
+        return len(self.types)
 
 
 def _is_param(prefixes, explicit=None) -> bool:

@@ -20,7 +20,7 @@ is not part of any mode's DAE; it is listed separately in the report.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, TypedDict
 
 import numpy as np
 import sympy as sp
@@ -84,6 +84,8 @@ class LatentEquation:
     @property
     def expr(self) -> sp.Expr:
         if self._expr is None:
+            # (__init__ keeps the residual and its table when no expression is given)
+            assert self._table is not None and self._residual is not None
             self._expr = self._table.to_sympy(self._residual)
         return self._expr
 
@@ -215,6 +217,23 @@ def _where(eq: Equation) -> str:
     return f"{eq.id} ({eq.loc.short()})" if eq.loc is not None else eq.id
 
 
+class _ModeHeader(TypedDict):
+    """The `ModeAnalysis` fields every mode has, singular or not."""
+    name: str
+    valuation: tuple[tuple[str, bool], ...]
+    equations: tuple[str, ...]
+    unknowns: tuple[str, ...]
+    absent: tuple[str, ...]
+    sweeps: int
+
+
+class _StateChoice(TypedDict):
+    """The `ModeAnalysis` fields of the stateSelect-guided state choice."""
+    selected_states: tuple[Instance, ...]
+    computed_states: tuple[Instance, ...]
+    state_notes: tuple[str, ...]
+
+
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
@@ -231,10 +250,13 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                                            model)
     res = sigma_method(g)
     eq_ids = [eq.id for eq in equations]
-    base = dict(name=name, valuation=valuation, equations=tuple(eq_ids),
-                unknowns=tuple(unknowns), absent=absent, sweeps=res.sweeps)
+    base = _ModeHeader(name=name, valuation=valuation, equations=tuple(eq_ids),
+                       unknowns=tuple(unknowns), absent=absent, sweeps=res.sweeps)
     if res.status == "singular":
+        assert res.dm is not None           # (`sigma_method`: a singular result has its DM)
         return _singular_mode(base, res.dm, equations, unknowns, name)
+    # (`sigma_method`: offsets for every result but a singular one)
+    assert res.c is not None and res.d is not None
     c = {eq_ids[i]: int(v) for i, v in enumerate(res.c)}
     d = {unknowns[j]: int(v) for j, v in enumerate(res.d) if v >= 0}   # d < 0: in no equation
     index = max(c.values(), default=0)
@@ -252,6 +274,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     if res.status == "underdetermined":
         ok, status = False, "underdetermined"
         dm = res.dm
+        assert dm is not None               # (an underdetermined result has its DM)
         well = np.zeros(len(equations), dtype=bool)
         well[list(dm.well_eqs)] = True
         matching[~well] = -1
@@ -269,6 +292,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         for beqs, bvars in iter_block_triangular_graph(g, matching, tight))
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
+    choice = _StateChoice(selected_states=(), computed_states=(), state_notes=())
     if latent:
         # sympy allocates many small acyclic objects: without the cyclic collector's
         # repeated rescans of the growing heap this costs about a third less at 10^4
@@ -287,16 +311,17 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                        for eq in equations)
         consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
         if consistency and len(states) <= MAX_STATE_SELECTION:
-            base.update(_state_selection(model, states, consistency, table))
+            choice = _state_selection(model, states, consistency, table)
     return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
                         states=states, leading=leading, solved=solved,
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
                         dof=res.value, under_equations=under_e, under_variables=under_v,
-                        status=status, **base)
+                        status=status, **base, **choice)
 
 
 def _state_selection(model: Model, states: tuple[Instance, ...],
-                     consistency: tuple[LatentEquation, ...], table: SymbolTable) -> dict:
+                     consistency: tuple[LatentEquation, ...], table: SymbolTable
+                     ) -> _StateChoice:
     """The ModeAnalysis fields of the stateSelect-guided state choice
     (`structure.state_select`)."""
     from .state_select import select_states
@@ -308,8 +333,8 @@ def _state_selection(model: Model, states: tuple[Instance, ...],
                                      if x in known))
     hints = {v.name: v.state_select for v in model.variables if v.state_select}
     sel = select_states(states, constraints, hints)
-    return dict(selected_states=sel.selected, computed_states=sel.computed,
-                state_notes=sel.notes)
+    return _StateChoice(selected_states=sel.selected, computed_states=sel.computed,
+                        state_notes=sel.notes)
 
 
 def _check_symbolic(eq: Equation, table: SymbolTable) -> None:
@@ -331,7 +356,7 @@ def _to_sympy(table: SymbolTable, eq: Equation) -> sp.Expr:
                          eq.loc) from None
 
 
-def _singular_mode(base: dict, dm: DM, equations: Sequence[Equation], unknowns: list[str],
+def _singular_mode(base: _ModeHeader, dm: DM, equations: Sequence[Equation], unknowns: list[str],
                    name: str) -> ModeAnalysis:
     """A structurally singular mode: name the over-determined equations (with their source
     lines) and the unknowns they fight over, and the unknowns no equation determines
@@ -412,8 +437,6 @@ def analyze_modes(model: Model, latent: bool = True,
     dae_eqs = [eq for eq in model.equations if eq.id not in disc_set]
     atoms = long_guard_atoms(model, dae_eqs)
     table = symbol_table(model)
-    common = dict(model_name=model.name, symbols=table, unknowns=cls.continuous,
-                  discrete_equations=disc_eqs, discrete=cls.discrete, inputs=cls.inputs)
     fixed = fixed_guard_values(atoms)
     n_free = len(atoms) - len(fixed)
     texts = tuple(expr_text(a) for a in atoms)
@@ -422,10 +445,12 @@ def analyze_modes(model: Model, latent: bool = True,
                                                  limit=max_modes)
     except TooManyModes as err:
         msg = enumeration_limit_message(model.name, n_free, err, max_modes)
-        return ModesReport(long_guards=texts, guard_exprs=tuple(atoms), modes=(),
-                           exit_code=EXIT_REJECTED, messages=(msg,),
+        return ModesReport(model_name=model.name, symbols=table, unknowns=cls.continuous,
+                           discrete_equations=disc_eqs, discrete=cls.discrete,
+                           inputs=cls.inputs, long_guards=texts, guard_exprs=tuple(atoms),
+                           modes=(), exit_code=EXIT_REJECTED, messages=(msg,),
                            fixed_guards=tuple((expr_text(a), v) for a, v in fixed.items()),
-                           n_valuations=2 ** n_free, **common)
+                           n_valuations=2 ** n_free)
     modes = []
     for val in valuations:
         pairs = tuple((expr_text(a), val[a]) for a in atoms if a not in fixed)
@@ -436,10 +461,12 @@ def analyze_modes(model: Model, latent: bool = True,
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
     model.__dict__["_sigma_rows_last_read"] = True      # the normalization's (`sigma_row`)
-    return ModesReport(long_guards=texts, guard_exprs=tuple(atoms), modes=tuple(modes),
+    return ModesReport(model_name=model.name, symbols=table, unknowns=cls.continuous,
+                       discrete_equations=disc_eqs, discrete=cls.discrete, inputs=cls.inputs,
+                       long_guards=texts, guard_exprs=tuple(atoms), modes=tuple(modes),
                        exit_code=exit_code, messages=messages,
                        fixed_guards=tuple((expr_text(a), v) for a, v in fixed.items()),
-                       n_valuations=2 ** n_free, **common)
+                       n_valuations=2 ** n_free)
 
 
 __all__ = ["Instance", "LatentEquation", "Block", "ModeAnalysis", "ModesReport", "specialize",
