@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Model
-from ..structure.conditionals import drop_zero_terms
+from ..structure.zero_terms import drop_zero_terms
 from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
-                                  _sigma_row, analyze_mode, check_declared, classify_variables,
+                                  analyze_mode, check_declared, classify_variables,
                                   defines_discrete, discrete_equation_flags,
                                   enumerate_valuations, fixed_guard_values,
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)
+from ..structure.signature import signature_row
 from .formulas import GuardSpace
 from .blocks import conditional_blocks
 from .sigma import LabelledGraph, case_max, transversal
@@ -146,7 +147,7 @@ def branch_residuals(space: GuardSpace, res: E.Expr, f):
     """Split ``res`` on its if-expressions whose condition the guards decide: ``[(formula,
     residual)]`` with disjoint formulas covering ``f`` (RR-9334 Defs 30 and 33, docs/theory.md §5.2,
     §5.4; the symbolic form of `mdae_fmu.structure.per_mode.specialize`). As there, a branch's
-    literal-zero coefficients read nothing (`mdae_fmu.structure.conditionals.drop_zero_terms`):
+    literal-zero coefficients read nothing (`mdae_fmu.structure.zero_terms.drop_zero_terms`):
     the ideal diode ``u = s*(if off then 1 else 0)`` reads ``s`` only where ``off`` holds."""
     bdd = space.bdd
     node, cf = None, None
@@ -189,7 +190,7 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
             f &= lf if lit.positive else ~lf
         row: dict[int, dict[int, Any]] = {}
         for bf, res in branch_residuals(space, eq.residual, f):
-            for name, k in _sigma_row(res).items():
+            for name, k in signature_row(res).items():
                 j = col_index.get(name)
                 if j is not None:
                     cell = row.setdefault(j, {})
