@@ -35,7 +35,7 @@ from ..structure.per_mode import ModesReport, classify_variables, defines_discre
 from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
 from .emit import discrete_code, make_printers, template_environment
-from .multimode import ModeSources, band_updates
+from .multimode import ModeSources, band_updates, max_mode_changes
 from .plan import CompiledModel, FmiVariable, compile_model
 from .slots import Slot, c_slot
 
@@ -375,7 +375,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         impulse_slots=[c_slot(cm.slot("r", k)) for k in sorted(plan.impulse.values())],
         discrete_assignments="\n".join(discrete_code(p, cm.discrete_assignments)
                                        + band_updates(p, plan.banded)),
-        max_mode_changes=2 * len(plan.guards) + 8, nmodes=plan.n_modes,
+        max_mode_changes=max_mode_changes(plan.n_modes), nmodes=plan.n_modes,
         cons=cons, nst=len(cm.states), cons_block=_ints([c["k"] for c in cons]),
         cons_m=_ints([len(c["rows"]) for c in cons]),
         cons_soff=_ints(_offsets([c["states"] for c in cons])),
