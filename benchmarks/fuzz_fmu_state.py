@@ -2,8 +2,8 @@
 tests/test_fmu_state_checks.py).
 
 Three FMUs of ClutchBasic (reference_models/, two modes): the default multimode Model
-Exchange export, the ``--implicit`` one (guarded schedule, guard bits and activity flags in
-Integer slots) and the Co-Simulation interface of the ``both`` export; BouncingBall gives the
+Exchange export (guarded schedule, guard bits and activity flags in Integer slots), the
+``--per-mode`` one and the Co-Simulation interface of the ``both`` export; BouncingBall gives the
 states of another model. For each, the C host tests/host/state_fuzz_host.c, compiled against
 the FMU's own sources, runs N trials under ``valgrind --error-exitcode=99`` (tests/
 valgrind_util.VALGRIND_ARGS: full leak check, definite and indirect leaks are errors): bit
@@ -56,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         other = prepare_state_fuzz(export("BouncingBall", work), work / "other")
         both = export("ClutchBasic", work, fmi_type="both")
         targets = {
-            "ME default": (export("ClutchBasic", work), "me", False),
-            "ME --implicit": (export("ClutchBasic", work, implicit=True), "me", True),
-            "CS": (both, "cs", False),
+            "ME default": (export("ClutchBasic", work), "me", True),
+            "ME --per-mode": (export("ClutchBasic", work, implicit=False), "me", False),
+            "CS": (both, "cs", True),
         }
         for label, (fmu, interface, guarded) in targets.items():
             wd = work / label.replace(" ", "_").replace("-", "")

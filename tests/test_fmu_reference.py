@@ -193,7 +193,7 @@ def _initial_values(path, md, unzip, vrs, override=None):
 
 
 @pytest.mark.parametrize("name", REFERENCE_MODELS)
-def test_initial_dependencies_hold_numerically(name):
+def test_initial_dependencies_hold_numerically(name, tmp_path):
     """InitialUnknowns dependencies: changing a known before initialization (a parameter,
     a fixed start, an input) changes no initial unknown that does not list it, and every
     initial unknown that does change lists it (perturbations that make the initialization

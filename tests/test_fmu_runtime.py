@@ -547,6 +547,39 @@ end ModeChatter;""", "ModeChatter")
         "last [not g] -> [g]; guards that keep changing: g"]
 
 
+def test_mode_switch_that_does_not_settle_cuts_long_guard_valuations(tmp_path):
+    """Six guards whose names are about 110 characters each, all undoing themselves at t = 0.5
+    (2^6 modes, the guarded FMU): the bound is the consistent modes' number, at most 25, and
+    each valuation and the list of guards in the message is cut at about 600 characters with
+    "...", so the message stays under the logger's 2048 bytes and names the first guards."""
+    name = "g_{}_" + "whose_name_is_long_enough_that_six_of_them_do_not_fit_in_the_text_of_one" \
+        "_valuation_of_the_message"
+    text = "class LongChatter\n" + "".join(
+        f"  Real x{k}(start = 1.0, fixed = true);\n"
+        f"  Boolean {name.format(k)}(start = false, fixed = true);\n" for k in range(6)) \
+        + "equation\n" + "".join(
+            f"  {name.format(k)} = time > 0.5 and not pre({name.format(k)});\n"
+            f"  if {name.format(k)} then der(x{k}) = -1.0; else der(x{k}) = 1.0; end if;\n"
+            for k in range(6)) + "end LongChatter;\n"
+    path = build(tmp_path, text, "LongChatter")
+    from fmpy.fmi1 import FMICallException
+    log = []
+    with pytest.raises(FMICallException, match="fmi2NewDiscreteStates failed with status 3"):
+        sim(path, stop_time=1.0, logger=lambda c, n, status, cat, msg:
+            log.append((status, msg.decode())))
+    errors = [m for st, m in log if st >= FMI_ERROR]
+    assert len(errors) == 1 and len(errors[0]) < 2000
+    head = "t = 0.5: the event iteration does not settle: 26 mode changes at this instant, the last ["
+    assert errors[0].startswith(head + name.format(0) + "," + name.format(1) + ",")
+    src, rest = errors[0][len(head):].split("] -> [")
+    dst, names = rest.split("]; guards that keep changing: ")
+    assert dst.startswith("not " + name.format(0) + ",not " + name.format(1) + ",")
+    assert names.startswith(name.format(0) + ", " + name.format(1) + ", ")
+    for part in (src, dst, names):
+        assert part.endswith("...") and len(part) == 599, part
+        assert name.format(5) not in part
+
+
 # --- sources, CLI, progress -------------------------------------------------------------------
 
 def _rebuild(fmu, tmp_path, tag, **kw):

@@ -242,8 +242,9 @@ def test_constraints_on_positions_keep_the_per_mode_default():
 
 
 def test_export_default_and_per_mode_option(tmp_path):
-    """``mdae-fmu export`` of a multimode model writes the per-mode sources by default and with
-    ``--per-mode``, the guarded schedule's with ``--implicit``."""
+    """``mdae-fmu export`` of a multimode model writes the guarded schedule's sources by
+    default and with ``--implicit``, the per-mode ones with ``--per-mode`` and by default for a
+    model with a constraint on positions (CupAndBall's rope, `guarded_by_default`)."""
     from zipfile import ZipFile
     from mdae_fmu.cli import main
 
@@ -253,7 +254,7 @@ def test_export_default_and_per_mode_option(tmp_path):
         return "sources/model_guarded_0.c" in ZipFile(out).namelist()
 
     clutch = str(ROOT / "ClutchBasic.mo")
-    assert not guarded([clutch], "default")
+    assert guarded([clutch], "default")
     assert not guarded([clutch, "--per-mode"], "per_mode")
     assert guarded([clutch, "--implicit"], "implicit")
     assert not guarded([str(ROOT / "CupAndBall.mo")], "cup")

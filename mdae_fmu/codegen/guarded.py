@@ -36,7 +36,7 @@ from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
 from .initialization import InitPlan, plan_initialization
 from .emit import discrete_code, make_printers, template_environment
-from .multimode import ModeSources, band_updates
+from .multimode import ModeSources, band_updates, max_mode_changes
 from .plan import CompiledModel, FmiVariable, compile_model
 from .slots import Slot, c_slot
 
@@ -449,13 +449,21 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         impulse_slots=[c_slot(cm.slot("r", k)) for k in sorted(plan.impulse.values())],
         discrete_assignments="\n".join(discrete_code(p, cm.discrete_assignments)
                                        + band_updates(p, plan.banded)),
-        max_mode_changes=2 * len(plan.guards) + 8, nmodes=plan.n_modes,
+        max_mode_changes=_max_mode_changes(plan), nmodes=plan.n_modes,
         cons=cons, nst=len(cm.states), cons_block=_ints([c["k"] for c in cons]),
         cons_m=_ints([len(c["rows"]) for c in cons]),
         cons_soff=_ints(_offsets([c["states"] for c in cons])),
         cons_sidx=_ints([j for c in cons for j in c["states"]]),
         state_slots=_ints([s.slot for s in cm.states]))
     return ModeSources(files, n_rows, work, perm)
+
+
+def _max_mode_changes(plan: GuardedPlan) -> int:
+    """Bound on the mode changes of one event iteration of the guarded FMU: the per-mode
+    FMU's (`max_mode_changes`: a cascade that settles visits each consistent mode at most
+    once), raised to 2 per guard + 8 when there are that many modes, so that a long legitimate
+    cascade through many guards (a chain of diodes switching in turn) still settles."""
+    return max(max_mode_changes(plan.n_modes), min(plan.n_modes, 2 * len(plan.guards) + 8))
 
 
 def _consistency_context(plan: GuardedPlan, printer):

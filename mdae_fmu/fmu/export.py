@@ -76,10 +76,10 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     the two commands give one verdict. ``progress``: a `Progress`, None for the default
     (stage names on a terminal), or False for silence. ``implicit``: True for the guarded
     schedule of the analysis (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 17), False
-    for the per-mode schedules; None (default) takes the per-mode schedules while the analysis
-    has them and the guarded schedule beyond the explicit enumeration (the analysis then has no
-    other). `guarded_by_default` says which models the guarded schedule matches the per-mode
-    FMU on; it becomes the default once the whole suite passes with it (docs/multimode-fmu.md).
+    for the per-mode schedules; None (default) takes the guarded schedule where
+    `guarded_by_default` says so (every multimode model but those with a constraint on
+    positions) and always beyond the explicit enumeration (the analysis then has no other),
+    the per-mode schedules otherwise (docs/multimode-fmu.md, "The guarded schedule").
     ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
     ``analysis`` keeps the choice it was made with.
     ``on_warning``: called with each warning of the analysis (``W-CODE: message``,
@@ -177,10 +177,7 @@ def _guarded_path(analysis, implicit: bool | None) -> bool:
     if analysis.modes is None:
         return True
     if implicit is None:
-        # per-mode below the enumeration for now: with the guarded default, 9 tests of the
-        # suite fail (library ideal diodes stop CVode, initial dependencies, FMU state layout,
-        # messages naming guard valuations), see docs/multimode-fmu.md
-        return False
+        return guarded_by_default(analysis)
     if not implicit:
         return False
     if analysis.guarded is None:
