@@ -932,10 +932,12 @@ int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants)
 }
 
 /* After the initial system failed: each row that does not hold at the last iterate, named
- * (its equation, mode and the fixed start values it reads: mdae_init_row_names). */
+ * (its equation, mode and the fixed start values it reads: mdae_init_row_names). The
+ * residuals go to the start of the scratch, which the failed Gauss-Newton no longer needs
+ * (a residual that runs the schedule gives it the scratch after the Gauss-Newton's). */
 static void log_unsatisfied_rows(ModelInstance *inst)
 {
-    double F[MDAE_NINIT_ROWS > 0 ? MDAE_NINIT_ROWS : 1];
+    double *F = inst->work;
     int k, shown = 0;
     if (MDAE_NINIT_ROWS == 0 || mdae_init_residual(inst, F)) return;
     for (k = 0; k < MDAE_NINIT_ROWS && shown < 8; k++) {
