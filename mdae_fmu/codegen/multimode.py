@@ -37,6 +37,7 @@ state or changed the mode (the equations of the derivatives).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import cast
 
 import sympy as sp
 
@@ -226,7 +227,8 @@ def check_literal_reinits(model: Model, automaton) -> None:
     system = automaton.system
     if system is None:
         return
-    by_guard = {}          # transient guard index -> [(clause id, line, reinit targets)]
+    # transient guard index -> [(clause id, line, reinit targets)]
+    by_guard: dict[int, list[tuple[str, str, set[str]]]] = {}
     for w in model.whens:
         for br in w.branches:
             targets = {a.var for a in br.actions if isinstance(a, Reinit)}
@@ -496,7 +498,7 @@ def max_mode_changes(n_modes: int) -> int:
     at most a quarter of the wrapper's bound on event iterations (each change takes two
     calls), so that the error names the guards before the generic one fires."""
     from .emit import TOLERANCES
-    return max(2, min(n_modes, TOLERANCES["max_event_iterations"] // 4))
+    return max(2, min(n_modes, cast(int, TOLERANCES["max_event_iterations"]) // 4))
 
 
 def _numeric(ri) -> bool:
@@ -528,7 +530,9 @@ def _delta_code(sf, ri, later, slot_of_name: dict, label: str) -> DeltaCode:
         for j, z in enumerate(form.z):
             if z in e.free_symbols:
                 jac.append((i, j, sp.diff(e, z)))
-    targets, tsyms, value = [], [], {}
+    targets: list[tuple[int, sp.Expr]] = []
+    tsyms: list[sp.Symbol] = []
+    value: dict[str, sp.Symbol] = {}
     for rsym in sorted(form.targets, key=str):
         name = rsym.name[:-1]
         k = slot_of_name.get(name)
@@ -567,7 +571,7 @@ def _singularities(pairs) -> tuple:
     """The denominators of a closed-form restart with the sum of the magnitudes of their
     terms: ``|D| <= 1e-13 * scale`` means the restart system is numerically singular
     (docs/multimode-fmu.md, "Failures"); ``(text, D, scale)`` sorted by text."""
-    dens = {}
+    dens: dict[str, sp.Expr] = {}
     for _, e in pairs:
         for node in preorder(e):
             if node.is_Pow and node.exp.is_number and node.exp.is_negative:
@@ -602,7 +606,8 @@ def _band_left_limit_relations(report, cm: CompiledModel):
     there is no previous value: pre(s) is s's start (Modelica 3.6 §8.6) and the relation is
     taken exactly (the charged diode bank's conducting diode starts at s = 0, on its
     threshold)."""
-    banded, assigns = [], []
+    banded: list[tuple[sp.Symbol, sp.Expr, int]] = []
+    assigns: list[tuple] = []
     n_bool = cm.n_bool
     for target, e in cm.discrete_assignments:
         subs = {}
@@ -676,9 +681,8 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         perm = max(perm, len(mc.consistency), len(proj))
         integrated = set(mc.integrated)
         zero = [cm.states[k].der_slot for k in range(len(cm.states)) if k not in integrated]
-        stores = [(c_slot(cm.slot("r", cm.states[k].slot)),
-                   c_slot(cm.slot("r", cm.states[k].store))) for k in sorted(integrated)
-                  if cm.states[k].store is not None]
+        stores = [(c_slot(cm.slot("r", cm.states[k].slot)), c_slot(cm.slot("r", store)))
+                  for k in sorted(integrated) if (store := cm.states[k].store) is not None]
         modes_ctx.append(dict(
             index=mc.index, label=c_string(mc.label), comment=c_comment(mc.label, 60),
             key=sum(1 << g for g, v in enumerate(mc.valuation) if v),
