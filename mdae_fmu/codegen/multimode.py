@@ -276,7 +276,7 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
 
     Steps: pair each accepted long mode of the automaton with its per-mode analysis
     (`_mode_analyses`), compile the union layout and each mode's schedule (`_mode_codes`),
-    add the exporter's own variables to the layout (`_UnionLayout`: ``mdae_mode``, the hidden
+    add the exporter's own variables to the layout (`UnionLayout`: ``mdae_mode``, the hidden
     state stores, the impulse outputs), plan every mode change (`_edge_codes`)."""
     automaton.raise_if_rejected()
     if report.exit_code != 0:
@@ -288,7 +288,7 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])))
     modes, all_blocks = _mode_codes(model, report, analyses, union, long_idx)
     initial = _initial_mode(automaton, modes, long_idx)
-    layout = _UnionLayout(union)
+    layout = UnionLayout(union)
     mode_slot = layout.add_mode_variable(modes, initial)
     layout.add_state_stores(modes)
     edges = _edge_codes(automaton, modes, layout, slot_names(union))
@@ -303,9 +303,9 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     table = report.symbols
     guards = tuple(table.to_sympy(report.guard_exprs[[*report.long_guards].index(g)])
                    for g in guard_names)
-    compiled, banded = _band_left_limit_relations(report, compiled)
+    compiled, banded = band_left_limit_relations(report, compiled)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
-                         impulses, _watched(report, banded), banded, tuple(guard_names))
+                         impulses, watched_relations(report, banded), banded, tuple(guard_names))
 
 
 def _mode_analyses(model: Model, report, automaton, long_idx: list[int]):
@@ -315,8 +315,8 @@ def _mode_analyses(model: Model, report, automaton, long_idx: list[int]):
     when the two stages disagree on the guards or a mode has no per-mode analysis."""
     # the automaton labels its guards with modes.normalize's labels, the per-mode report with
     # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
-    from ..modes.normalize import _label
-    report_text = {_label(a): t for a, t in zip(report.guard_exprs, report.long_guards)}
+    from ..modes.normalize import guard_label
+    report_text = {guard_label(a): t for a, t in zip(report.guard_exprs, report.long_guards)}
     guard_names = [report_text.get(automaton.guards[k][0], automaton.guards[k][0])
                    for k in long_idx]
     by_valuation = {}
@@ -367,7 +367,7 @@ def _initial_mode(automaton, modes, long_idx: list[int]) -> int:
     return initial
 
 
-class _UnionLayout:
+class UnionLayout:
     """The union layout (`compile_model` of the union of the modes) while the multimode
     exporter adds its own variables after the model's: names made unique against every name
     taken, Real slots numbered after the model's (module docstring)."""
@@ -446,7 +446,7 @@ class _UnionLayout:
         return self.impulses[var]
 
 
-def _edge_codes(automaton, modes, layout: _UnionLayout, slot_of_name: dict) -> list[EdgeCode]:
+def _edge_codes(automaton, modes, layout: UnionLayout, slot_of_name: dict) -> list[EdgeCode]:
     """`EdgeCode` of every accepted mode change between two planned long modes: its composed
     restart and, per instant, `_instant_code` (docs/theory.md §11: one nonstandard
     instant per event iteration)."""
@@ -471,7 +471,7 @@ def _edge_codes(automaton, modes, layout: _UnionLayout, slot_of_name: dict) -> l
     return edges
 
 
-def _instant_code(sf, ri, later, layout: _UnionLayout, slot_of_name: dict, label: str,
+def _instant_code(sf, ri, later, layout: UnionLayout, slot_of_name: dict, label: str,
                   edge_imp: list) -> InstantCode:
     """`InstantCode` of one instant of a mode change: the integrals of its impulsive variables
     (docs/theory.md §9, `instant_integrals`; their outputs appended to ``edge_imp``), then its
@@ -596,7 +596,7 @@ def _pre_relations(report, e):
             yield rel
 
 
-def _band_left_limit_relations(report, cm: CompiledModel):
+def band_left_limit_relations(report, cm: CompiledModel):
     """A left-limit guard ``pre(s) <= 0`` read right after a restart that put ``s`` on its
     threshold (the rope that goes slack lies on the circle: ``s = 0`` up to rounding) must not
     flip back on rounding noise, else the event iteration cycles between the two modes. Such a
@@ -644,10 +644,10 @@ def band_updates(p, banded) -> list[str]:
     return [f"    {c_slot(band_slot(b))} = {p.symbol(sym)};" for sym, _, b in banded]
 
 
-def _watched(report, banded) -> tuple:
+def watched_relations(report, banded) -> tuple:
     """Left-limit guards (``g = pre(s) <= 0``, docs/theory.md §11: no logico-numerical
     fixpoint) only change at an event; the event is the crossing of the same relation on the
-    continuous ``s``. The relations of ``banded`` (`_band_left_limit_relations`) are returned
+    continuous ``s``. The relations of ``banded`` (`band_left_limit_relations`) are returned
     on ``s`` (``s <= 0``) so that the event plan gives them an event indicator."""
     table = report.symbols
     back = {table.pre(n): table.sym(n, 0) for n in report.unknowns}
