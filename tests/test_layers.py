@@ -22,18 +22,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mdae_fmu"
 KNOWN_CIRCLES: list[frozenset[str]] = []
 
 # (importing module, imported module, name)
-KNOWN_PRIVATE: set[tuple[str, str, str]] = {
-    ("codegen.guarded", "codegen.multimode", "_UnionLayout"),
-    ("codegen.guarded", "codegen.multimode", "_band_left_limit_relations"),
-    ("codegen.guarded", "codegen.multimode", "_watched"),
-    ("codegen.multimode", "modes.normalize", "_label"),
-}
+KNOWN_PRIVATE: set[tuple[str, str, str]] = set()
 
 # the layers that run FMUs and drive workflows: nothing below them imports them
 USE_LAYER = {"simulation", "info", "run_options", "comparison", "regression", "sweeps",
              "dask_tasks", "report_html", "fmu_runner", "fmu_child", "api", "cli"}
 LOWER_PACKAGES = ("importers.", "structure.", "implicit.", "modes.", "impulse.", "codegen.")
-# upward imports still to move: the XML writer's command-line entry reads models with `api.load`
+# upward imports still to move
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 

@@ -107,13 +107,13 @@ def _hold_apart(union: CompiledModel, positions) -> CompiledModel:
     ``union.states``) held apart from their variables: the states of some modes only
     (`GuardedSchedule.cond_states`). Where such a state is not one, a block computes the
     variable as an algebraic unknown, so its entry is frozen (derivative 0) in a hidden slot
-    (`_UnionLayout.hold_apart`, as the enumerating exporter does); where it is one, the
+    (`UnionLayout.hold_apart`, as the enumerating exporter does); where it is one, the
     variable takes the entry's value. Theory: docs/theory.md §11 (one state vector
     for all modes)."""
-    from .multimode import _UnionLayout
+    from .multimode import UnionLayout
     if not positions:
         return union
-    layout = _UnionLayout(union)
+    layout = UnionLayout(union)
     layout.hold_apart(list(positions))
     return replace(union, variables=tuple(layout.variables), n_real=layout.n_real,
                    real_names=tuple(layout.real_names), states=tuple(layout.states),
@@ -234,9 +234,9 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
                        + tuple(v.vr for v in outputs))
     guards = tuple(table.to_sympy(a) for a in sched.guards)
     # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
-    from .multimode import _band_left_limit_relations, _watched
+    from .multimode import band_left_limit_relations, watched_relations
     report = _union_report(model, sched)
-    compiled, banded = _band_left_limit_relations(report, compiled)
+    compiled, banded = band_left_limit_relations(report, compiled)
     extra = {left_symbol(k): left[s] for k, s in enumerate(slot_of_state)}
     extra.update({impulse_symbol(var_id[n]): impulse[n] for n in impulse})
     extra.update({sym: proxy_slots[sym] for sym in sched.rproxies})
@@ -253,7 +253,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
                      for r, s in ((r, union.states[k].slot) for k, r in sched.cond_states))
     return GuardedPlan(compiled, guards, sched.guard_names, blocks, sched.table, mode_slot,
                        bits_slot, active_slot, left, impulse, extra, tuple(var_slots),
-                       sched.n_modes, _watched(report, banded), banded, activity,
+                       sched.n_modes, watched_relations(report, banded), banded, activity,
                        tuple(r for _, r in sched.flags))
 
 

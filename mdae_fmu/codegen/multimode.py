@@ -37,6 +37,7 @@ state or changed the mode (the equations of the derivatives).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import cast
 
 import sympy as sp
 
@@ -233,7 +234,8 @@ def check_literal_reinits(model: Model, automaton) -> None:
     system = automaton.system
     if system is None:
         return
-    by_guard = {}          # transient guard index -> [(clause id, line, reinit targets)]
+    # transient guard index -> [(clause id, line, reinit targets)]
+    by_guard: dict[int, list[tuple[str, str, set[str]]]] = {}
     for w in model.whens:
         for br in w.branches:
             targets = {a.var for a in br.actions if isinstance(a, Reinit)}
@@ -281,7 +283,7 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
 
     Steps: pair each accepted long mode of the automaton with its per-mode analysis
     (`_mode_analyses`), compile the union layout and each mode's schedule (`_mode_codes`),
-    add the exporter's own variables to the layout (`_UnionLayout`: ``mdae_mode``, the hidden
+    add the exporter's own variables to the layout (`UnionLayout`: ``mdae_mode``, the hidden
     state stores, the impulse outputs), plan every mode change (`_edge_codes`)."""
     automaton.raise_if_rejected()
     if report.exit_code != 0:
@@ -293,7 +295,7 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     union = compile_model(model, _only(report, _union_mode([a for _, a in analyses])))
     modes, all_blocks = _mode_codes(model, report, analyses, union, long_idx)
     initial = _initial_mode(automaton, modes, long_idx)
-    layout = _UnionLayout(union)
+    layout = UnionLayout(union)
     mode_slot = layout.add_mode_variable(modes, initial)
     layout.add_state_stores(modes)
     edges = _edge_codes(automaton, modes, layout, slot_names(union))
@@ -308,9 +310,9 @@ def plan_multimode(model: Model, report, automaton) -> MultimodePlan:
     table = report.symbols
     guards = tuple(table.to_sympy(report.guard_exprs[[*report.long_guards].index(g)])
                    for g in guard_names)
-    compiled, banded = _band_left_limit_relations(report, compiled)
+    compiled, banded = band_left_limit_relations(report, compiled)
     return MultimodePlan(compiled, guards, tuple(modes), tuple(edges), initial, mode_slot,
-                         impulses, _watched(report, banded), banded, tuple(guard_names))
+                         impulses, watched_relations(report, banded), banded, tuple(guard_names))
 
 
 def _mode_analyses(model: Model, report, automaton, long_idx: list[int]):
@@ -320,8 +322,8 @@ def _mode_analyses(model: Model, report, automaton, long_idx: list[int]):
     when the two stages disagree on the guards or a mode has no per-mode analysis."""
     # the automaton labels its guards with modes.normalize's labels, the per-mode report with
     # Modelica text (`v < -Ve` and `v < (-Ve)`): name each guard as the report does
-    from ..modes.normalize import _label
-    report_text = {_label(a): t for a, t in zip(report.guard_exprs, report.long_guards)}
+    from ..modes.normalize import guard_label
+    report_text = {guard_label(a): t for a, t in zip(report.guard_exprs, report.long_guards)}
     guard_names = [report_text.get(automaton.guards[k][0], automaton.guards[k][0])
                    for k in long_idx]
     by_valuation = {}
@@ -372,7 +374,7 @@ def _initial_mode(automaton, modes, long_idx: list[int]) -> int:
     return initial
 
 
-class _UnionLayout:
+class UnionLayout:
     """The union layout (`compile_model` of the union of the modes) while the multimode
     exporter adds its own variables after the model's: names made unique against every name
     taken, Real slots numbered after the model's (module docstring)."""
@@ -451,7 +453,7 @@ class _UnionLayout:
         return self.impulses[var]
 
 
-def _edge_codes(automaton, modes, layout: _UnionLayout, slot_of_name: dict) -> list[EdgeCode]:
+def _edge_codes(automaton, modes, layout: UnionLayout, slot_of_name: dict) -> list[EdgeCode]:
     """`EdgeCode` of every accepted mode change between two planned long modes: its composed
     restart and, per instant, `_instant_code` (docs/theory.md §11: one nonstandard
     instant per event iteration)."""
@@ -476,7 +478,7 @@ def _edge_codes(automaton, modes, layout: _UnionLayout, slot_of_name: dict) -> l
     return edges
 
 
-def _instant_code(sf, ri, later, layout: _UnionLayout, slot_of_name: dict, label: str,
+def _instant_code(sf, ri, later, layout: UnionLayout, slot_of_name: dict, label: str,
                   edge_imp: list) -> InstantCode:
     """`InstantCode` of one instant of a mode change: the integrals of its impulsive variables
     (docs/theory.md §9, `instant_integrals`; their outputs appended to ``edge_imp``), then its
@@ -503,7 +505,7 @@ def max_mode_changes(n_modes: int) -> int:
     at most a quarter of the wrapper's bound on event iterations (each change takes two
     calls), so that the error names the guards before the generic one fires."""
     from .emit import TOLERANCES
-    return max(2, min(n_modes, TOLERANCES["max_event_iterations"] // 4))
+    return max(2, min(n_modes, cast(int, TOLERANCES["max_event_iterations"]) // 4))
 
 
 def _numeric(ri) -> bool:
@@ -535,7 +537,9 @@ def _delta_code(sf, ri, later, slot_of_name: dict, label: str) -> DeltaCode:
         for j, z in enumerate(form.z):
             if z in e.free_symbols:
                 jac.append((i, j, sp.diff(e, z)))
-    targets, tsyms, value = [], [], {}
+    targets: list[tuple[int, sp.Expr]] = []
+    tsyms: list[sp.Symbol] = []
+    value: dict[str, sp.Symbol] = {}
     for rsym in sorted(form.targets, key=str):
         name = rsym.name[:-1]
         k = slot_of_name.get(name)
@@ -574,7 +578,7 @@ def _singularities(pairs) -> tuple:
     """The denominators of a closed-form restart with the sum of the magnitudes of their
     terms: ``|D| <= 1e-13 * scale`` means the restart system is numerically singular
     (docs/multimode-fmu.md, "Failures"); ``(text, D, scale)`` sorted by text."""
-    dens = {}
+    dens: dict[str, sp.Expr] = {}
     for _, e in pairs:
         for node in preorder(e):
             if node.is_Pow and node.exp.is_number and node.exp.is_negative:
@@ -599,7 +603,7 @@ def _pre_relations(report, e):
             yield rel
 
 
-def _band_left_limit_relations(report, cm: CompiledModel):
+def band_left_limit_relations(report, cm: CompiledModel):
     """A left-limit guard ``pre(s) <= 0`` read right after a restart that put ``s`` on its
     threshold (the rope that goes slack lies on the circle: ``s = 0`` up to rounding) must not
     flip back on rounding noise, else the event iteration cycles between the two modes. Such a
@@ -609,7 +613,8 @@ def _band_left_limit_relations(report, cm: CompiledModel):
     there is no previous value: pre(s) is s's start (Modelica 3.6 §8.6) and the relation is
     taken exactly (the charged diode bank's conducting diode starts at s = 0, on its
     threshold)."""
-    banded, assigns = [], []
+    banded: list[tuple[sp.Symbol, sp.Expr, int]] = []
+    assigns: list[tuple] = []
     n_bool = cm.n_bool
     for target, e in cm.discrete_assignments:
         subs = {}
@@ -646,10 +651,10 @@ def band_updates(p, banded) -> list[str]:
     return [f"    {c_slot(band_slot(b))} = {p.symbol(sym)};" for sym, _, b in banded]
 
 
-def _watched(report, banded) -> tuple:
+def watched_relations(report, banded) -> tuple:
     """Left-limit guards (``g = pre(s) <= 0``, docs/theory.md §11: no logico-numerical
     fixpoint) only change at an event; the event is the crossing of the same relation on the
-    continuous ``s``. The relations of ``banded`` (`_band_left_limit_relations`) are returned
+    continuous ``s``. The relations of ``banded`` (`band_left_limit_relations`) are returned
     on ``s`` (``s <= 0``) so that the event plan gives them an event indicator."""
     table = report.symbols
     back = {table.pre(n): table.sym(n, 0) for n in report.unknowns}
@@ -683,9 +688,8 @@ def generate_mode_sources(plan: MultimodePlan, ev) -> ModeSources:
         perm = max(perm, len(mc.consistency), len(proj))
         integrated = set(mc.integrated)
         zero = [cm.states[k].der_slot for k in range(len(cm.states)) if k not in integrated]
-        stores = [(c_slot(cm.slot("r", cm.states[k].slot)),
-                   c_slot(cm.slot("r", cm.states[k].store))) for k in sorted(integrated)
-                  if cm.states[k].store is not None]
+        stores = [(c_slot(cm.slot("r", cm.states[k].slot)), c_slot(cm.slot("r", store)))
+                  for k in sorted(integrated) if (store := cm.states[k].store) is not None]
         modes_ctx.append(dict(
             index=mc.index, label=c_string(mc.label), comment=c_comment(mc.label, 60),
             key=sum(1 << g for g, v in enumerate(mc.valuation) if v),

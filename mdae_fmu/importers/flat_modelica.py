@@ -35,14 +35,15 @@ import re
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any, Iterator, cast
 from pathlib import Path
 
 from lark import Lark
 
 from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
-from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate, Variable,
-                  WhenBranch, WhenClause)
+from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate,
+                  Variability, Variable, VarType, WhenBranch, WhenClause)
 from . import arrays as A
 from . import types as T
 from .depth import MAX_DEPTH, limited
@@ -1387,7 +1388,7 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
     messages (e.g. " (in attribute 'rhs' of <equation>)"). With a shared ``ctx`` the names are
     recorded for `build_model` and errors are deferred to it; without, errors raise at once."""
     own = ctx is None
-    if own:
+    if ctx is None:
         ctx = ParseContext(filename, whole_file=False)
     ctx.text, ctx.line0, ctx.col0, ctx.note = text, line, col, note
     ctx.term_ends = []
@@ -1437,9 +1438,10 @@ def _edges_as_pre(cond: E.Expr) -> E.Expr:
              and len(n.args) == 1 and type(n.args[0]) is E.Ref]
     if not found:
         return cond
-    mapping = {n: E.BinOp("and", n.args[0], E.UnOp("not", E.Call("pre", n.args)))
-               if n.func == "edge" else E.BinOp("<>", n.args[0], E.Call("pre", n.args))
-               for n in found}
+    mapping: dict[E.Expr, E.Expr] = {
+        n: E.BinOp("and", n.args[0], E.UnOp("not", E.Call("pre", n.args)))
+        if n.func == "edge" else E.BinOp("<>", n.args[0], E.Call("pre", n.args))
+        for n in found}
     return E.substitute(cond, mapping)
 
 
@@ -1450,7 +1452,7 @@ def _literal_branches(branches: list, orelse: list | None) -> tuple[list, list |
     it are never taken (OpenModelica prints ``elseif true then`` for the last branch). No guard
     is ever the constant ``true`` or ``false``; an if-equation whose first branch is ``true``
     is its body (no branch left, its body the else-branch)."""
-    kept = []
+    kept: list = []
     for branch in branches:
         cond = branch[0]
         if type(cond) is E.Const and type(cond.value) is bool:
@@ -1527,7 +1529,8 @@ class _ModelBuilder:
         self.name = name
         self.ctx = ctx
         self.variables: list[Variable] = []
-        self.declared: dict[str, SourceLoc] = {}   # name -> where declared
+        # name -> where declared (None: declared by the importer, after the file's own)
+        self.declared: dict[str, SourceLoc | None] = {}
         self.equations: list[Equation] = []
         self.initial: list[Equation] = []
         self.whens: list[WhenClause] = []
@@ -1548,6 +1551,7 @@ class _ModelBuilder:
         loc = self.ctx.where_loc(d.loc)
         if d.name in self.declared:
             first = self.declared[d.name]
+            assert first is not None        # (the importer's own names come after the file's)
             self.err(loc, f"duplicate declaration of '{d.name}' (first declared at "
                           f"{first.short()}:{first.col})")
             return
@@ -1555,7 +1559,7 @@ class _ModelBuilder:
             self.err(loc, "'time' is the built-in time variable and cannot be declared")
             return
         self.declared[d.name] = loc
-        kw = {}
+        kw: dict[str, Any] = {}
         variability = None
         causality = "local"
         for p, ploc in d.prefixes:
@@ -1633,10 +1637,10 @@ class _ModelBuilder:
                     kw["state_select"] = ss
             else:
                 kw[mname] = value
-        binding = None
+        binding: E.Expr | None = None
         if d.binding is not None:
             if variability in ("parameter", "constant"):
-                binding = d.binding
+                binding = cast(E.Expr, d.binding)
             elif causality == "input":
                 # a top-level input's binding is its value while no host sets it (its start
                 # value), as in OpenModelica, not an equation (docs/importers.md)
@@ -1652,7 +1656,8 @@ class _ModelBuilder:
         if enum is not None:
             kw["declared_type"] = enum.name
         self.variables.append(Variable(
-            name=d.name, type=d.type_name, variability=variability, causality=causality,
+            name=d.name, type=cast(VarType, d.type_name),    # (checked above)
+            variability=cast(Variability, variability), causality=causality,
             description=d.description, binding=binding, loc=loc, **kw))
 
     def enum_value(self, value, enum: str, literals) -> str | None:
@@ -1704,7 +1709,7 @@ class _ModelBuilder:
     def section(self, items, initial: bool):
         """Flatten one equation section in source order; if-branches extend the guard
         (iterative, so deeply nested if-equations cannot overflow the stack)."""
-        stack = [(iter(items), ())]
+        stack: list[tuple[Iterator, tuple[GuardLiteral, ...]]] = [(iter(items), ())]
         while stack:
             it, guard = stack[-1]
             item = next(it, None)
@@ -1912,11 +1917,12 @@ class _ModelBuilder:
             return None
         level = "error"
         if len(args) == 3:
-            level = self.enum_value(args[2], "AssertionLevel", _ASSERTION_LEVELS)
-            if level is None:
+            chosen = self.enum_value(args[2], "AssertionLevel", _ASSERTION_LEVELS)
+            if chosen is None:
                 self.err(s.loc, "the level of assert must be AssertionLevel.error or "
                                 "AssertionLevel.warning")
                 return None
+            level = chosen
         return Assertion(args[0], fold_strings(args[1]), level, guard, s.loc)
 
     # ---- checks after everything is read ----
@@ -2001,7 +2007,7 @@ class _ModelBuilder:
             if v.name in connected:
                 v = replace(v, causality="local")
             variables.append(v)
-        enums = {}
+        enums: dict[str, Any] = {}
         for v in variables:
             e = self.ctx.enum_vars.get(v.name) if v.declared_type else None
             if e is not None:
@@ -2166,7 +2172,7 @@ def _sample_conditions(b: _ModelBuilder) -> None:
             if not calls:
                 branches.append(br)
                 continue
-            mapping = {}
+            mapping: dict[E.Expr, E.Expr] = {}
             for call in calls:
                 name = made.get(call)
                 if name is None:

@@ -285,7 +285,7 @@ def _rise_time(cond: E.Expr) -> float | None:
 current_refs = E.current_refs     # names read at the current instant (not under pre)
 
 
-def _label(e: E.Expr) -> str:
+def guard_label(e: E.Expr) -> str:
     """A compact human label of a condition."""
     if isinstance(e, E.Ref):
         return e.name
@@ -294,14 +294,14 @@ def _label(e: E.Expr) -> str:
     if isinstance(e, E.Time):
         return "time"
     if isinstance(e, E.BinOp):
-        return f"({_label(e.left)} {e.op} {_label(e.right)})" if e.op in ("and", "or") \
-            else f"{_label(e.left)} {e.op} {_label(e.right)}"
+        return f"({guard_label(e.left)} {e.op} {guard_label(e.right)})" if e.op in ("and", "or") \
+            else f"{guard_label(e.left)} {e.op} {guard_label(e.right)}"
     if isinstance(e, E.UnOp):
-        return f"not {_label(e.arg)}" if e.op == "not" else f"{e.op}{_label(e.arg)}"
+        return f"not {guard_label(e.arg)}" if e.op == "not" else f"{e.op}{guard_label(e.arg)}"
     if isinstance(e, E.Call):
-        return f"{e.func}({', '.join(_label(a) for a in e.args)})"
+        return f"{e.func}({', '.join(guard_label(a) for a in e.args)})"
     if isinstance(e, E.Der):
-        return f"der({_label(e.arg)})"
+        return f"der({guard_label(e.arg)})"
     return "?"
 
 
@@ -476,7 +476,7 @@ def normalize(model: Model) -> MultimodeSystem:
                 definition, init = bool_defs[atom.name], _start_bool(model, atom.name)
                 name = atom.name
             else:
-                definition, init, name = atom, None, _label(atom)
+                definition, init, name = atom, None, guard_label(atom)
                 if isinstance(atom, E.Ref):
                     init = _start_bool(model, atom.name)
             if kind == "transient":

@@ -34,8 +34,8 @@ from typing import Iterable, Mapping
 
 from .. import expr as E
 from ..ir import Model
-from .variables import classify_variables, discrete_equation_flags, is_event_guard
 from .demotion import demotable_atoms
+from .variables import classify_variables, discrete_equation_flags, is_event_guard
 from .zero_terms import drop_zero_terms
 
 # An equation whose if-expressions have more distinct conditions than this is not enumerated:

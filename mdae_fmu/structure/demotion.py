@@ -17,7 +17,7 @@ when-condition, no event operator) is demoted to the event-only class (no-event 
     solution, Pryce Thm 3.6);
 (b) the union system of ``mu`` (the demoted if-expressions kept whole, whose signature
     entry is the entry-wise maximum over the branches and the condition, as for every
-    event-only if-expression, `per_mode.signature_graph`) has those same offsets; and
+    event-only if-expression, `signature.signature_graph`) has those same offsets; and
 (c) every equation that contains a demoted atom has c = 0 there (it is never
     differentiated).
 
