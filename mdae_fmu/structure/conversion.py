@@ -303,19 +303,18 @@ def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple:
         stack: list[E.Expr] = [res]
         while stack:
             node = stack.pop()
-            t = type(node)
-            if t is E.Ref:
+            if isinstance(node, E.Ref):
                 push(rank(node.name))
-            elif t is E.Const:
+            elif isinstance(node, E.Const):
                 push((type(node.value).__name__, node.value))
-            elif t is E.BinOp or t is E.UnOp:
+            elif isinstance(node, (E.BinOp, E.UnOp)):
                 push(node.op)
-            elif t is E.Call:
+            elif isinstance(node, E.Call):
                 push((node.func, len(node.args)))
-            elif t is E.Str:
+            elif isinstance(node, E.Str):
                 push(("Str", node.value))
             else:
-                push(t.__name__)            # Der, If, Time: their children say the rest
+                push(type(node).__name__)   # Der, If, Time: their children say the rest
             stack.extend(reversed(E.children(node)))
         push(None)                          # end of a residual
     columns = tuple((rank(name), order) for name, order in system.columns)
