@@ -129,7 +129,8 @@ class Analysis:
 @reports_call_sites
 def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph", *,
             modes: ModesReport | None = None, progress=None,
-            implicit: bool | None = None, strict_units: bool = False) -> Analysis:
+            implicit: bool | None = None, strict_units: bool = False,
+            full: bool = True) -> Analysis:
     """Analyse every mode; if all are regular, explore every mode change; for a multimode
     model, the implicit analysis and the guarded schedule (module docstring).
 
@@ -140,18 +141,21 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     True also builds the guarded schedule of a single-mode model (one formula, true), False
     builds none; None (default) builds it for every multimode model. ``strict_units``: the
     unit inconsistencies (`mdae_fmu.unit_check`, always checked) reject the model instead of
-    being warnings. Structural conditions that read only parameters are evaluated first
+    being warnings. ``full``: False when only the verdict, the summary or the FMU is wanted:
+    a model without guards then skips the mode-change exploration (its automaton is built
+    for the verdict only, `analyze_multimode`), and the full report refuses the result.
+    Structural conditions that read only parameters are evaluated first
     (`fix_structural_parameters`), and the model so obtained is analysed."""
     from .unit_check import check_units
     units = check_units(model)
-    a = _structure(model, erasure, lemma22, modes, progress, implicit)
+    a = _structure(model, erasure, lemma22, modes, progress, implicit, full)
     if units or strict_units:
         return replace(a, units=units, strict_units=strict_units)
     return a
 
 
 def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | None,
-               progress, implicit: bool | None) -> Analysis:
+               progress, implicit: bool | None, full: bool = True) -> Analysis:
     """`analyze` without the unit check: the modes, the mode changes, the guarded schedule."""
     if lemma22 not in ("two-graph", "literal"):
         raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
@@ -160,7 +164,7 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
     if modes is None:
         fixed = fix_structural_parameters(model)
         if fixed.parameters:
-            a = _structure(fixed.model, erasure, lemma22, None, progress, implicit)
+            a = _structure(fixed.model, erasure, lemma22, None, progress, implicit, full)
             return replace(a, code_model=a.code_model or fixed.model,
                            fixed_parameters=fixed.parameters, model=a.model or fixed.model)
         if progress is not None:
@@ -172,14 +176,14 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
             # built beyond a few modes (its cost grows with the modes, issue 26)
             return _implicit_only(model, progress)
         modes = analyze_modes(model)
-    a = _enumerated(model, modes, erasure, lemma22, progress)
+    a = _enumerated(model, modes, erasure, lemma22, progress, full)
     if implicit or (implicit is None and a.accepted and len(modes.modes) > 1):
         return _with_schedule(model, a, progress)
     return a
 
 
 def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
-                progress) -> Analysis:
+                progress, full: bool = True) -> Analysis:
     """The per-mode report's verdict, then the mode-change automaton (module docstring)."""
     if progress is not None:
         progress("modes")
@@ -206,7 +210,8 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         return Analysis(model.name, modes, None, rejection="\n".join(problems), **converted)
     try:
         automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]  # checked above
-                                      literal_lemma22=(lemma22 == "literal"), per_mode=modes)
+                                      literal_lemma22=(lemma22 == "literal"), per_mode=modes,
+                                      full=full)
     except ModelRejected as err:
         return Analysis(model.name, modes, None, rejection=str(err), **converted)
     if not automaton.accepted:

@@ -128,7 +128,10 @@ def _analyze_model(args) -> int:
                      keep_flat=args.keep_flat)
     result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress,
                      implicit=True if args.implicit else None,
-                     strict_units=args.strict_units)
+                     strict_units=args.strict_units,
+                     # the summary and the verdict need no mode-change exploration of a
+                     # model without guards; the full report and the automaton's graph do
+                     full=bool(args.json or args.verbose or args.dot))
     progress("report")
     if args.json:
         from .saved import save

@@ -112,7 +112,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
             from ..analysis import analyze
             analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
                                progress=progress, implicit=True if implicit else None,
-                               strict_units=strict_units)
+                               strict_units=strict_units, full=False)
         analysis.raise_if_rejected()
         if on_warning is not None:
             for warning in analysis.warnings:

@@ -113,8 +113,17 @@ def restart_steps_text(steps) -> str:
     return "; then ".join(parts)
 
 
+def _require_complete(a: Automaton) -> None:
+    """The full report needs the whole automaton: one built for the verdict only
+    (``analyze_multimode(..., full=False)``) would print no blocks and no run."""
+    if not a.complete:
+        raise ValueError(f"the automaton of {a.name} was built for the verdict only "
+                         "(full=False): analyse with full=True for the full report")
+
+
 def describe_automaton(a: Automaton) -> str:
     """Human-readable report of the modes and mode changes of an automaton."""
+    _require_complete(a)
     lines = [f"model {a.name}: {'ACCEPTED' if a.accepted else 'REJECTED'} "
              f"(multimode analysis, erasure rule: {a.erasure}, Lemma 22: {a.lemma22} reading)"]
     lines.append("guards: " + ", ".join(f"{n} ({k})" for n, k in a.guards) if a.guards
@@ -152,6 +161,7 @@ def describe_automaton(a: Automaton) -> str:
 
 def automaton_to_json(a: Automaton) -> dict:
     """JSON-serializable form of an automaton (formulas as strings)."""
+    _require_complete(a)
     return {
         "format": "mdae_fmu.automaton/1",
         "model": a.name,

@@ -136,6 +136,10 @@ class Automaton:
     initial_mode: Mode | None = None
     system: MultimodeSystem | None = field(default=None, compare=False, repr=False)
     lemma22: str = "two-graph"      # reading of Lemma 22 in DiffArray (docs/decisions.md §1)
+    # False for the automaton of a model without guards built for the verdict only
+    # (`analyze_multimode` with ``full=False``): the steady instant's blocks, the configurations
+    # and the runs, which only the full report prints, are left out
+    complete: bool = True
 
     def change(self, src_label: str, dst_label: str) -> ModeChange:
         for c in self.changes:
@@ -218,7 +222,8 @@ class _Explorer:
 def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restricted",
                       standardize: bool = True, simultaneous: bool | None = None,
                       literal_lemma22: bool = False, max_configs: int = MAX_CONFIGS,
-                      max_modes: int = MAX_ENUMERATED_MODES, per_mode=None) -> Automaton:
+                      max_modes: int = MAX_ENUMERATED_MODES, per_mode=None,
+                      full: bool = True) -> Automaton:
     """Explore every run of the model and build its mode-change automaton (docs/theory.md §8.1).
 
     * ``erasure``: conflict-erasure rule, "restricted" (default) or "canonical"
@@ -236,7 +241,10 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
       per-mode stage); above it nothing is explored and the automaton is rejected with
       E-EXPLORE-BOUND and the per-mode stage's message;
     * ``per_mode``: the per-mode stage's `ModesReport` of ``model``, whose Σ offsets are
-      reused where they provably are those of a mode (`sigma_from_report`).
+      reused where they provably are those of a mode (`sigma_from_report`);
+    * ``full``: False for a model without guards builds the verdict only
+      (`_without_guards`: no steady run, no configuration, no mode change); the automaton
+      is then marked incomplete and the full report refuses it.
 
     Only the consistent modes are explored (`MultimodeSystem.modes`: the valuations the
     per-mode stage enumerates, docs/theory.md §8.1).
@@ -251,6 +259,8 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     """
     system = model if isinstance(model, MultimodeSystem) else normalize(model)
     ex = _Explorer(system, erasure, literal_lemma22, per_mode)
+    if not full and not system.guards:
+        return _without_guards(ex, erasure, literal_lemma22)
     auto = simultaneous is None
     if simultaneous is None:
         simultaneous = len(system.guards) <= AUTO_SIMULTANEOUS
@@ -284,6 +294,37 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
                      tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
                      erasure, system.initial_mode(), system,
                      "literal" if literal_lemma22 else "two-graph")
+
+
+def _without_guards(ex: _Explorer, erasure: Erasure, literal_lemma22: bool) -> Automaton:
+    """The verdict of `analyze_multimode` for a system without guards, in time linear in the
+    model with a small constant: its one long mode has no mode change and no transient
+    cascade (docs/theory.md §8.1: the automaton is the mode's self-loop), and the steady run
+    of a mode whose Σ-method succeeds always comes back to it (`steady_run`), so what can
+    fail is the Σ-method and the initialization check (docs/theory.md §8.5), both run here
+    as in the full exploration. The steady instant's blocks, the configuration and the run
+    are not built (``complete=False``)."""
+    system = ex.s
+    mode: Mode = ()
+    sg = ex.sig(mode)
+    diagnostics: list[Diagnostic] = []
+    if sg.ok:
+        states = tuple(var_label((n, k)) for n, d in sorted(sg.d.items()) for k in range(d))
+        latent = tuple(eq_label((e, k)) for e, c in sorted(sg.c.items())
+                       for k in range(1, c + 1))
+        info = ModeInfo(mode, system.mode_label(mode), "long", True, sg.index, states, latent)
+        dg = initialization_check(system, mode, sg)
+        if dg is not None:
+            diagnostics.append(dg)
+    else:
+        assert sg.diagnostic is not None        # a failed Σ-method says why
+        info = ModeInfo(mode, system.mode_label(mode), "long", False, diagnostic=sg.diagnostic)
+        diagnostics.append(sg.diagnostic)
+    diags = _collect_diagnostics(diagnostics, [], ())
+    accepted = not diags or all(d.code.startswith("W") for d in diags)
+    return Automaton(system.name, (), (info,), (), (), (), accepted, tuple(diags), erasure,
+                     system.initial_mode(), system, "literal" if literal_lemma22 else "two-graph",
+                     complete=False)
 
 
 def _steady_modes(ex: _Explorer, all_modes: list[Mode],

@@ -247,6 +247,7 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
     than `MAX_SAMPLED_BLOCK` equations are not."""
     types = classify_variables(model).types
     seen: set = set()
+    verdicts: dict[tuple, bool] = {}        # by `block_shape`
     for mode in report.modes:
         if not mode.ok or not mode.blocks:
             continue
@@ -273,8 +274,51 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
             if key in seen:
                 continue
             seen.add(key)
-            if all(_singular_sample(system, p) for p in points):
+            shape = block_shape(system, types)
+            singular = verdicts.get(shape)
+            if singular is None:
+                singular = all(_singular_sample(system, p) for p in points)
+                verdicts[shape] = singular
+            if singular:
                 yield _Finding(mode, system, eqs, mode.d, _mode_literals(report, mode))
+
+
+def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple:
+    """The block up to a renaming of its names: its residual trees with every name replaced
+    by its rank of first occurrence and its type, its offsets and its columns so renamed.
+    The sampler gives every name an independent random value of its type
+    (`mdae_fmu.structure.system_jacobian.Point`), so two blocks of one shape have the same
+    Jacobian function of those values: singular for all values (docs/theory.md §4.7) for
+    both or for neither, and one sample decides both (the repeated cells of a large model
+    are sampled once)."""
+    ranks: dict[str, int] = {}
+
+    def rank(name: str) -> tuple[int, str]:
+        r = ranks.setdefault(name, len(ranks))
+        return r, types.get(name, "Real")
+
+    out: list = []
+    push = out.append
+    for res in system.residuals:
+        stack: list[E.Expr] = [res]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, E.Ref):
+                push(rank(node.name))
+            elif isinstance(node, E.Const):
+                push((type(node.value).__name__, node.value))
+            elif isinstance(node, (E.BinOp, E.UnOp)):
+                push(node.op)
+            elif isinstance(node, E.Call):
+                push((node.func, len(node.args)))
+            elif isinstance(node, E.Str):
+                push(("Str", node.value))
+            else:
+                push(type(node).__name__)   # Der, If, Time: their children say the rest
+            stack.extend(reversed(E.children(node)))
+        push(None)                          # end of a residual
+    columns = tuple((rank(name), order) for name, order in system.columns)
+    return tuple(out), system.offsets, columns
 
 
 def _singular_sample(system: BlockSystem, point: Point) -> bool:
