@@ -83,9 +83,9 @@ def table(rows: list[dict]) -> str:
         ok = [r for r in rows if r["variant"] == variant and "run_Euler_s" in r]
         if len(ok) >= 2:
             a, b = ok[-2], ok[-1]
-            exps = ", ".join(
-                f"{s} {math.log(b[f'run_{s}_s'] / a[f'run_{s}_s']) / math.log(b['n'] / a['n']):.2f}"
-                for s in ("CVode", "Euler"))
+            growth = {s: b[f"run_{s}_s"] / a[f"run_{s}_s"] for s in ("CVode", "Euler")}
+            exps = ", ".join(f"{s} {math.log(g) / math.log(b['n'] / a['n']):.2f}"
+                             for s, g in growth.items())
             out.append(f"\n{variant}: run-time exponent from n = {a['n']} to {b['n']}: {exps}")
     return "\n".join(out)
 
