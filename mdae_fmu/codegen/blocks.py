@@ -359,14 +359,16 @@ def _sparse_linear(block: BlockPlan, index: int, printer, holes: dict,
     block), solved by the runtime's sparse LU kept between evaluations."""
     us = block.unknowns
     zero = {u: 0 for u in us}
+    column = {u: j for j, u in enumerate(us)}
     pattern, entries, cs = [], [], []
     for i, r in enumerate(block.residuals):
-        for j, u in enumerate(us):
-            if u in r.free_symbols:
-                a = linear_split_any(r, u)[0]
-                if a != 0:
-                    pattern.append((i, j))
-                    entries.append(a)
+        # the unknowns a row reads, from its free symbols once (sympy computes them anew at
+        # each call: per unknown, that made a merged block of n rows cost O(n^2) walks)
+        for j in sorted(column[x] for x in r.free_symbols if x in column):
+            a = linear_split_any(r, us[j])[0]
+            if a != 0:
+                pattern.append((i, j))
+                entries.append(a)
         cs.append(-r.xreplace(zero))
     repl, red = _cse(entries + cs, f"{index}")
     lines = _temps(printer, repl)

@@ -236,9 +236,9 @@ class GuardSpace:
     def text(self, u, limit: int = 160) -> str:
         """A readable formula: ``true``, ``false``, or a sum of products over guard names
         (shortened to ``limit`` characters with the number of modes). The products are the
-        BDD's paths to true, each widened to an implicant (literals u does not need dropped)
-        and skipped when the previous ones cover it: ``open0 or open1 or ...`` rather than
-        the disjoint ``open0 or (not open0 and open1) or ...``."""
+        BDD's paths to true, each widened to an implicant (literals u does not need dropped,
+        `_widen`) and skipped when the previous ones cover it: ``open0 or open1 or ...``
+        rather than the disjoint ``open0 or (not open0 and open1) or ...``."""
         b = self.bdd
         if u == b.true:
             return "true"
@@ -248,13 +248,9 @@ class GuardSpace:
         order = {self.var_of[a]: k for k, a in enumerate(self.atoms)}
         terms, total, covered = [], 0, b.false
         for cube in _cubes(b, u):
-            if b.cube(cube) & ~covered == b.false:
+            if _implied(covered, cube):
                 continue
-            # widen the path to an implicant of u: drop each literal that u does not need
-            for v in sorted(cube, key=order.__getitem__):
-                wider = {k: x for k, x in cube.items() if k != v}
-                if b.cube(wider) & ~u == b.false:
-                    cube = wider
+            cube = _widen(u, cube)
             covered |= b.cube(cube)
             lits = [names[v] if val else f"not {names[v]}"
                     for v, val in sorted(cube.items(), key=lambda kv: order[kv[0]])]
@@ -350,3 +346,96 @@ def _cubes(bdd, u):
             low, high = ~low, ~high
         stack.append((low, {**path, var: False}))
         stack.append((high, {**path, var: True}))
+
+
+def _children(manager, r: int) -> tuple[int, int, int]:
+    """``(level, low, high)`` of the node reference ``r`` of a ``dd.bdd`` manager, the
+    children complemented when ``r`` is (complement edges)."""
+    level, low, high = manager.succ(r)
+    return (level, -low, -high) if r < 0 else (level, low, high)
+
+
+def _implied(u, cube: Mapping[str, bool]) -> bool:
+    """Whether the product of the literals ``cube`` implies the formula ``u``: every node
+    of u reached under the assignment (both children where a variable is free) leads to
+    true. A walk of u's nodes, where ``bdd.cube(cube) & ~u == false`` builds two BDDs."""
+    m = u.manager
+    at = {m.level_of_var(v): x for v, x in cube.items()}
+    stack, seen = [u.node], set()
+    while stack:
+        r = stack.pop()
+        if r == m.true or r in seen:
+            continue
+        if r == m.false:
+            return False
+        seen.add(r)
+        level, low, high = _children(m, r)
+        x = at.get(level)
+        if x is None:
+            stack += (low, high)
+        else:
+            stack.append(high if x else low)
+    return True
+
+
+def _widen(u, path: Mapping[str, bool]) -> dict[str, bool]:
+    """A path of ``u`` to true widened to an implicant of u: its literals tried from the
+    top variable down, each dropped when the product of the others still implies u (greedy,
+    so the result is a prime implicant contained in the path's cube's widening order).
+
+    Linear in the nodes of u for one path, where testing each literal on its own costs a
+    walk of u per literal (O(n^2) for a path of n literals, O(n^3) for a disjunction of n
+    guards): the walk is shared. ``frontier`` holds the nodes reached from the root under
+    the decisions taken above the current literal's level (all at that level or below);
+    ``holds(r)`` (memoized) says whether node r, below the current level, is true under
+    the path's literals below it, which no decision has changed yet."""
+    m = u.manager
+    levels = sorted((m.level_of_var(v), v) for v in path)
+    at = {lv: path[v] for lv, v in levels}
+    memo: dict[int, bool] = {}
+
+    def holds(r: int) -> bool:
+        stack = [r]
+        while stack:
+            x = stack[-1]
+            if x in memo:
+                stack.pop()
+                continue
+            if x in (m.true, m.false):
+                memo[x] = x == m.true
+                stack.pop()
+                continue
+            level, low, high = _children(m, x)
+            val = at.get(level)
+            kids = (low, high) if val is None else ((high,) if val else (low,))
+            todo = [k for k in kids if k not in memo]
+            if todo:
+                stack += todo
+                continue
+            memo[x] = all(memo[k] for k in kids)
+            stack.pop()
+        return memo[r]
+
+    out = dict(path)
+    frontier = {u.node}
+    for lv, v in levels:
+        # the nodes above this level, reached through free variables: both children
+        while True:
+            above = [r for r in frontier if abs(r) != 1 and m.succ(r)[0] < lv]
+            if not above:
+                break
+            for r in above:
+                frontier.discard(r)
+                _, low, high = _children(m, r)
+                frontier.update((low, high))
+        here = [r for r in frontier if abs(r) != 1 and m.succ(r)[0] == lv]
+        free = all(holds(k) for r in here for k in _children(m, r)[1:]) and \
+            all(holds(r) for r in frontier if r not in here)
+        if free:
+            del out[v]
+        for r in here:
+            frontier.discard(r)
+            _, low, high = _children(m, r)
+            frontier.update((low, high) if free else ((high,) if path[v] else (low,)))
+        frontier.discard(m.true)
+    return out

@@ -1,0 +1,109 @@
+"""Issue 26's acceptance on drive lines written by a modeller (`gen_modeller.drive_line`:
+n + 1 shafts with random inertias and a damper each, n ideal clutches), in two variants:
+clutches engaged by Boolean inputs (``input``) and by computed conditions (``time``:
+``engaged = time >= t_on and time < t_off``). For every n:
+
+* ``mdae-fmu export --implicit`` in a fresh process (`modeller_bench.run_export`): CPU
+  seconds (user + system of the process and of its gcc) and wall seconds, median of
+  ``--repeat`` runs;
+* 10 s simulated in a fresh process (`guarded_scaling.simulate_one`, FMPy Model Exchange):
+  the input variant with 30 random host switchings of its clutches, the time variant with
+  the switchings its clutches' windows make; CPU seconds of the simulation with CVode (rtol
+  1e-8) and FMPy's fixed-step Euler (10^4 steps), the number of events and the largest
+  relative jump of the angular momentum sum J_k w_k across them;
+* the exponent of the run time in n between the two largest sizes given (issue 26: at most
+  1.2 from 50 to 200).
+
+    .venv/bin/python benchmarks/drive_line_bench.py [--sizes 8,16,50,100,200]
+        [--variants input,time] [--repeat 1] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import gen_modeller  # noqa: E402
+from modeller_bench import run_export  # noqa: E402
+
+FAMILY = {"input": "drive_line", "time": "drive_line_time"}
+
+
+def simulate(fmu: Path, variant: str, n: int, solver: str) -> dict:
+    """One simulation in a fresh process (`guarded_scaling.py --_simulate`)."""
+    out = subprocess.run([sys.executable, str(HERE / "guarded_scaling.py"), "--_simulate",
+                          str(fmu), FAMILY[variant], str(n), solver, "0"], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def bench(variants, sizes, repeat: int, timeout: float) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="drive_line_bench_") as tmp:
+        for variant in variants:
+            for n in sizes:
+                path = Path(tmp) / f"DriveLine{n}{variant.capitalize()}.mo"
+                path.write_text(gen_modeller.drive_line(n, variant))
+                fmu = path.with_suffix(".fmu")
+                runs = [run_export(path, fmu, timeout, None) for _ in range(repeat)]
+                row: dict = {"variant": variant, "n": n,
+                             "export_cpu_s": statistics.median(r["cpu_s"] for r in runs),
+                             "export_wall_s": statistics.median(r["wall_s"] for r in runs),
+                             "status": runs[-1]["status"]}
+                if row["status"] == "ok":
+                    for solver in ("CVode", "Euler"):
+                        sims = [simulate(fmu, variant, n, solver) for _ in range(repeat)]
+                        row[f"run_{solver}_s"] = round(statistics.median(
+                            s["cpu"] for s in sims), 3)
+                        row["events"] = sims[0]["events"]
+                        row["momentum_jump"] = max(row.get("momentum_jump", 0.0),
+                                                   *(s["momentum_jump"] for s in sims))
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    out = ["| variant | n | export CPU s | export wall s | run CVode s | run Euler s | events |"
+           " max rel. jump of Σ J w |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['variant']} | {r['n']} | {r['export_cpu_s']} | {r['export_wall_s']} |"
+                   f" {r.get('run_CVode_s', r['status'])} | {r.get('run_Euler_s', '')} | "
+                   f"{r.get('events', '')} | {r.get('momentum_jump', 0.0):.1e} |")
+    for variant in dict.fromkeys(r["variant"] for r in rows):
+        ok = [r for r in rows if r["variant"] == variant and "run_Euler_s" in r]
+        if len(ok) >= 2:
+            a, b = ok[-2], ok[-1]
+            growth = {s: b[f"run_{s}_s"] / a[f"run_{s}_s"] for s in ("CVode", "Euler")}
+            exps = ", ".join(f"{s} {math.log(g) / math.log(b['n'] / a['n']):.2f}"
+                             for s, g in growth.items())
+            out.append(f"\n{variant}: run-time exponent from n = {a['n']} to {b['n']}: {exps}")
+    return "\n".join(out)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="8,16,50,100,200")
+    p.add_argument("--variants", default="input,time")
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per export")
+    p.add_argument("--json")
+    a = p.parse_args(argv)
+    rows = bench(a.variants.split(","), [int(x) for x in a.sizes.split(",")], a.repeat,
+                 a.timeout)
+    print(table(rows))
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
