@@ -138,7 +138,7 @@ class _OrderSystem:
     def _balance_rows(self):
         """The constraints of the balancing condition, the same for every `solve` of the
         instant: built once, as sparse triplets (a dense row per constraint and its
-        conversion inside `milp` took a third of the MSL Gear's analysis). Returns
+        conversion inside `milp` took about a fifth of the MSL Gear's analysis). Returns
         ``(nv, n, eq_layout, (rows, cols, vals), lo, hi)``: ``n`` columns (o, z, then per
         equation M, w and per monomial a, b)."""
         if self._rows is not None:
