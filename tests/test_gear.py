@@ -136,38 +136,56 @@ def _gear_file() -> Path:
     return path
 
 
-def test_msl_gear_is_accepted_with_bearing_connected_evaluated():
+@pytest.fixture(scope="module")
+def gear():
+    """The Gear and its analysis, computed once for the tests below (about 2 min CPU)."""
+    model = api.load(_gear_file(), "Gear")
+    return model, api.analyze(model)
+
+
+def test_msl_gear_is_accepted_with_bearing_connected_evaluated(gear):
     """The Gear's analysis: accepted (it was rejected: the connected-bearing mode with a
     backlash gap is singular), the one structural parameter named."""
-    a = api.analyze(api.load(_gear_file(), "Gear"))
+    _, a = gear
     assert a.accepted, a.messages
     assert [p.name for p in a.fixed_parameters] == ["gear1.adapter.bearingConnected"]
 
 
-@pytest.mark.xfail(strict=True, reason="export refuses a restart formula that reads the "
-                   "friction's discrete mode (`gear1.bearingFriction.mode@1: unknown symbol`, "
-                   "codegen/restarts.py), on the mode change b2 > 1e-10 false -> true that "
-                   "a constant b2 never makes (issue 26)")
-def test_msl_gear_is_accepted_and_simulated(tmp_path):
+@pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="not yet seen end to end: the restart that read "
+                   "`gear1.bearingFriction.mode@1` is fixed (tests/test_shiftform.py), but "
+                   "the export that follows had not finished after 6 min CPU on a loaded "
+                   "machine (session h32gear, issue 26)")
+def test_msl_gear_is_accepted_and_simulated(gear, tmp_path):
     """Gear: a sine torque on inertia2, a spring-damper, the gear (ratio 2, efficiency 1,
     Coulomb bearing friction of 1 N.m, a stiff backlash without gap), inertia1 and a
-    spring-damper to the ground. Accepted with bearingConnected evaluated; simulated over
-    MSL's 0.5 s, the gear's kinematics hold and the energy balance closes: the work of the
-    source equals the change of kinetic and spring energy plus the dissipation of the
-    dampers and of the friction (non-negative)."""
+    spring-damper to the ground. Exported (its restarts read the friction's discrete
+    ``pre(mode)``: tests/test_shiftform.py) and simulated over MSL's 0.5 s, Model Exchange
+    and Co-Simulation: the gear's kinematics hold and the energy balance closes: the work
+    of the source equals the change of kinetic and spring energy plus the dissipation of
+    the dampers and of the friction (non-negative)."""
     from fmpy import simulate_fmu
-    model = api.load(_gear_file(), "Gear")
-    a = api.analyze(model)
-    assert a.accepted, a.messages
-    assert [p.name for p in a.fixed_parameters] == ["gear1.adapter.bearingConnected"]
+    model, a = gear
     fmu = tmp_path / "Gear.fmu"
-    api.export_fmu(model, fmu, analysis=a, progress=False)
+    api.export_fmu(model, fmu, fmi_type="both", analysis=a, progress=False)
     names = ["inertia1.w", "inertia2.w", "inertia1.phi", "inertia2.phi", "torque1.tau",
              "springDamper1.phi_rel", "springDamper1.w_rel", "springDamper2.phi_rel",
              "springDamper2.w_rel", "gear1.elastoBacklash.phi_rel", "gear1.bearingFriction.tau",
              "gear1.bearingFriction.w", "gear1.bearingFriction.phi", "gear1.flange_a.phi"]
-    res = simulate_fmu(str(fmu), stop_time=0.5, output=names, relative_tolerance=1e-9,
-                       output_interval=1e-4)
+    me = simulate_fmu(str(fmu), fmi_type="ModelExchange", stop_time=0.5, output=names,
+                      relative_tolerance=1e-9, output_interval=1e-4)
+    _check_gear_run(me, 1e-3)
+    cs = simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=0.5, output=names,
+                      relative_tolerance=1e-9, output_interval=1e-3)
+    _check_gear_run(cs, 1e-2)
+    # the two runs agree where both have a point
+    for name in ("inertia1.w", "inertia2.w", "gear1.bearingFriction.w"):
+        ref = np.interp(cs["time"], me["time"], me[name])
+        assert np.max(np.abs(cs[name] - ref)) < 1e-3 * max(1.0, np.max(np.abs(ref))), name
+
+
+def _check_gear_run(res, balance_tol: float) -> None:
+    """The Gear's kinematics and energy balance on one run (see the test above)."""
     t = res["time"]
     assert t[-1] == pytest.approx(0.5)
     # the gear's ratio 2 between its input flange and the friction's shaft (housing fixed)
@@ -181,9 +199,9 @@ def test_msl_gear_is_accepted_and_simulated(tmp_path):
     damping = 1.0 * res["springDamper1.w_rel"] ** 2 + 10.0 * res["springDamper2.w_rel"] ** 2
     friction = res["gear1.bearingFriction.tau"] * res["gear1.bearingFriction.w"]
     assert np.min(friction) >= -1e-9            # the friction never gives energy back
+    power = source - damping - friction
     balance = energy - energy[0] - np.concatenate(
-        ([0.0], np.cumsum(0.5 * np.diff(t) * ((source - damping - friction)[1:]
-                                              + (source - damping - friction)[:-1]))))
+        ([0.0], np.cumsum(0.5 * np.diff(t) * (power[1:] + power[:-1]))))
     work = np.trapz(np.abs(source), t)
     assert work > 1e-3
-    assert np.max(np.abs(balance)) < 1e-3 * work
+    assert np.max(np.abs(balance)) < balance_tol * work

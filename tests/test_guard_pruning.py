@@ -121,3 +121,70 @@ def test_care_set_keeps_exactly_the_satisfiable_combinations():
     assert {str(c) for c, _ in aux}      # the relations inside the composite guards
     assert guarded.count(guarded.care) == 4 * 3
     assert bdd is not None
+
+
+# --- the acceptance on the default path (issue 26): `mdae-fmu analyze` / `export` of a file ---
+
+def _written(tmp_path: Path, guarded: bool) -> Path:
+    from mdae_fmu.modelica_printer import print_model
+    model = _backlash(19, guarded)
+    path = tmp_path / f"{model.name}.mo"
+    path.write_text(print_model(model))
+    return path
+
+
+def test_cli_rejects_the_one_singular_combination_among_2_40_naming_it(tmp_path, capsys):
+    """``mdae-fmu analyze`` of the unguarded backlash (40 guards, 2^40 modes): exit code 1,
+    the singular modes printed as the formula of the two contacts, and one concrete mode of
+    them with its Dulmage-Mendelsohn diagnostic (both contacts: tp and tn are in no equation
+    but their sum, the three velocity equations over-determine w1, w2 and tau)."""
+    from mdae_fmu.cli import main
+    path = _written(tmp_path, guarded=False)
+    assert main(["analyze", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "40 long guards, 1099511627776 consistent modes" in out
+    assert "verdict: rejected" in out
+    assert f"structurally singular in {2 ** 38} of {2 ** 40} modes: " \
+        "(phi2 - phi1 > b2 and phi2 - phi1 < (-b2))" in out
+    concrete = next(ln for ln in out.splitlines() if ln.strip().startswith("mode {"))
+    assert "not open0, not short0," in concrete
+    assert concrete.split("}:")[0].endswith("phi2 - phi1 > b2, phi2 - phi1 < (-b2)")
+    assert "over-determine {w1, w2, tau}; no equation determines {tp, tn}" in concrete
+
+
+def test_cli_accepts_and_exports_the_same_model_with_the_combination_unreachable(tmp_path,
+                                                                                capsys):
+    """The guarded backlash: the same 40 guards, the contact pair excluded by arithmetic
+    (b2 > 1e-10 and b2 < phi_rel < -b2 has no point), 3 * 2^38 modes left and all regular:
+    ``mdae-fmu analyze`` accepts it and ``mdae-fmu export`` builds its FMU. Simulated in
+    the gap (phi_rel = -t^2/2 > -b2 = -0.05 up to t = 0.316, every input false): the
+    shafts follow the closed form (w1 = t, phi1 = t^2/2, w2 = 0) and the fault chain the
+    scipy solution of its linear ODE (u_k = R_k j_k)."""
+    from fmpy import simulate_fmu
+    from scipy.integrate import solve_ivp
+    from mdae_fmu.cli import main
+    path = _written(tmp_path, guarded=True)
+    assert main(["analyze", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"40 long guards, {3 * 2 ** 38} consistent modes" in out
+    assert "verdict: accepted" in out
+    fmu = tmp_path / "b.fmu"
+    assert main(["export", str(path), "-o", str(fmu)]) == 0
+    n = 19
+    names = ["phi1", "w1", "phi2", "w2", "v", *(f"j{k}" for k in range(n))]
+    res = simulate_fmu(str(fmu), stop_time=0.3, output=names, output_interval=0.01,
+                       relative_tolerance=1e-10)
+    t = res["time"]
+    assert t[-1] == pytest.approx(0.3)
+    assert max(abs(res["w1"] - t)) < 1e-7 and max(abs(res["phi1"] - t ** 2 / 2)) < 1e-7
+    assert max(abs(res["w2"])) < 1e-12 and max(abs(res["phi2"])) < 1e-12
+    L = [1.0 + 0.5 * k for k in range(n)]
+    R = [1.0 + k for k in range(n)]
+
+    def rhs(_t, y):
+        v, j = y[0], y[1:]
+        return [sum(j), *((1.0 - v - R[k] * j[k]) / L[k] for k in range(n))]
+    ref = solve_ivp(rhs, (0.0, 0.3), [0.0] * (n + 1), method="DOP853", rtol=1e-12,
+                    atol=1e-12, t_eval=t)
+    for k, name in enumerate(["v", *(f"j{k}" for k in range(n))]):
+        assert max(abs(res[name] - ref.y[k])) < 1e-7, name

@@ -221,3 +221,38 @@ def test_missing_dd_is_a_clear_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "dd", None)
     with pytest.raises(MdaeError, match=r"pip install 'mdae-fmu\[modes\]'"):
         analyze_implicit(FAMILIES["clutch_chain"](2))
+
+
+AUX_CONDITION = """
+model AuxCond
+  Real x(start = 0.0, fixed = true);
+  Real v(start = 1.0, fixed = true);
+  Real f;
+  Boolean locked;
+equation
+  der(x) = v;
+  der(v) = sin(3.0 * time) - f;
+  locked = not v > 0.1 and not v < -0.1;
+  0 = if locked then v else f - (if v > 0.1 then 1.0 else -1.0);
+end AuxCond;
+"""
+
+
+def test_a_condition_of_a_guard_definition_is_no_mode_guard(tmp_path):
+    """The MSL friction's pattern (the Gear's bearing): ``v > 0.1`` occurs in the definition
+    of the guard ``locked`` (an auxiliary variable of the care set, quantified away) and as
+    the condition of an if-expression whose branches have the same structure. It decides
+    no mode: the equation keeps its if-expression, and the guarded schedule is built over
+    ``locked`` alone (the auxiliary variable leaked into a variant's formula: KeyError 'a0'
+    in formula_table, an internal error of `mdae-fmu analyze` of the MSL Gear)."""
+    src = tmp_path / "AuxCond.mo"
+    src.write_text(AUX_CONDITION)
+    model = api.load(src)
+    imp = analyze_implicit(model)
+    rel = next(c for c, name in imp.space.var_of.items() if name in imp.space.aux
+               and expr_text(c) == "v > 0.1")
+    assert imp.space.cond(rel) is None and imp.space.cond(rel, allow_aux=True) is not None
+    _check_all_modes(model)
+    a = api.analyze(model)
+    assert a.accepted and a.guarded_refusal is None
+    assert a.guarded is not None and a.guarded.guard_names == ("locked",)

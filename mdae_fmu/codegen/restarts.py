@@ -63,19 +63,23 @@ def instant_integrals(sf, ri) -> dict:
 
 class SlotNames(dict):
     """`slot_names`: name -> Real slot index; ``other``: name -> `Slot` of the Integer and
-    Boolean variables and parameters, which a restart formula may read (a discrete Integer
-    ``n`` is a constant of the instant) but never restarts."""
+    Boolean variables and parameters and of the left limits ``pre(n)`` of discrete
+    variables, which a restart formula may read (a discrete ``n`` is a constant of the
+    instant) but never restarts."""
     other: dict
 
 
 def slot_names(cm: CompiledModel) -> dict:
     """Real slot of every name a restart formula may use: variables and parameters by name,
     derivative instances as ``der(x)``, ``der(der(x))`` and ``der(x,2)``; Integer and Boolean
-    ones in ``other`` (`SlotNames`)."""
+    ones, and the left limits ``pre(n)``, in ``other`` (`SlotNames`)."""
     out = SlotNames()
     out.other = {}
     for sym, c in cm.slots.items():
-        if type(c) is Slot and c.array in ("i", "b") and not c.pre:
+        if type(c) is Slot and c.pre and c.array in ("i", "b", "r") \
+                and cm.table.instance(sym) is None and sym.name.startswith("pre("):
+            out.other.setdefault(sym.name, c)
+        elif type(c) is Slot and c.array in ("i", "b") and not c.pre:
             inst = cm.table.instance(sym)
             if inst is None or inst[1] == 0:
                 out.other.setdefault(sym.name if inst is None else inst[0], c)

@@ -68,9 +68,12 @@ class GuardSpace:
     def _leaf(self, c: E.Expr, allow_aux: bool):
         if c in self.fixed:
             return self.bdd.true if self.fixed[c] else self.bdd.false
-        if c in self.var_of:
-            return self.bdd.var(self.var_of[c])
+        name = self.var_of.get(c)
+        if name is not None and (allow_aux or name not in self.aux):
+            return self.bdd.var(name)
         if not allow_aux:
+            # an auxiliary variable (a condition inside a guard's definition, quantified
+            # away in the care set) decides no mode: a formula over it is no mode formula
             return None
         name = f"a{len(self.aux)}"
         self.aux.append(name)

@@ -75,8 +75,19 @@ class ShiftForm:
                 sub[sym] = sum((-1) ** (k - j) * comb(k, j) * self.X(n, s + j)
                                for j in range(k + 1)) / self.d ** k
             elif sym.name.startswith("pre(") and sym.name.endswith(")"):
-                sub[sym] = self.X(sym.name[4:-1], s)
+                sub[sym] = self.pre_instance(sym.name[4:-1], s)
         return f.xreplace(sub)
+
+    def pre_instance(self, name: str, s: int) -> sp.Expr:
+        """``pre(name)`` in the equation instance of shift ``s`` (docs/theory.md §5.5): the
+        shift instance ``name@s`` of a continuous unknown. A discrete variable (a constant
+        of the instant for the restart: the friction's ``mode``) keeps its left limit
+        ``pre(name)`` at shift 0; at a later shift the previous instance is the value the
+        instant's discrete equations computed, the symbol ``name`` itself (``name@1`` read
+        no value of the FMU: an unknown symbol of the restart formula)."""
+        if name not in self.table.constants:
+            return self.X(name, s)
+        return self.table.pre(name) if s == 0 else self.table.sym(name, 0)
 
 
 def parameter_values(system: MultimodeSystem) -> dict[str, float]:
