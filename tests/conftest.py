@@ -38,6 +38,36 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "requires_sundials: builds Co-Simulation FMUs (needs SUNDIALS CVODE); "
         "skipped without it, failed without it when MDAE_REQUIRE_SUNDIALS=1")
+    _use_build_cache(config)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled FMU libraries are kept in the pytest cache (.pytest_cache/d/mdae-fmu-builds), keyed
+# by the hash of their generated sources, flags and compiler (mdae_fmu/fmu/build_cache.py):
+# an FMU whose C did not change is compiled once, whichever test, worker or run builds it.
+# MDAE_FMU_BUILD_CACHE set beforehand wins (empty: no cache); -p no:cacheprovider: no cache.
+# ---------------------------------------------------------------------------------------------
+
+BUILD_CACHE_MAX_BYTES = 1 << 30
+_BUILD_CACHE_SET = pytest.StashKey[bool]()
+
+
+def _use_build_cache(config):
+    from mdae_fmu.fmu.build_cache import CACHE_ENV
+    cache = getattr(config, "cache", None)
+    if CACHE_ENV in os.environ or cache is None:
+        return
+    os.environ[CACHE_ENV] = str(cache.mkdir("mdae-fmu-builds"))
+    config.stash[_BUILD_CACHE_SET] = True
+
+
+def pytest_unconfigure(config):
+    """The controller (not an xdist worker) trims the build cache it set up to its bound."""
+    if config.stash.get(_BUILD_CACHE_SET, False) and not hasattr(config, "workerinput"):
+        from pathlib import Path
+
+        from mdae_fmu.fmu.build_cache import CACHE_ENV, prune
+        prune(Path(os.environ[CACHE_ENV]), BUILD_CACHE_MAX_BYTES)
 
 
 def _sundials_missing():
