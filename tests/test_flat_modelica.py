@@ -705,6 +705,7 @@ def _dense_declarations(n: int) -> str:
     return "class Dense\n" + "\n".join(clauses) + "\nequation\nend Dense;\n"
 
 
+@pytest.mark.slow      # tracemalloc over four 10^4-token models: about 12 s of CPU
 def test_memory_per_token_is_bounded():
     # MAX_TOKENS x the memory one token can cost must stay under about 5 GB, for any text:
     # measured here on the shapes that cost the most (docs/importers.md, "Limits")
