@@ -11,8 +11,11 @@ on the same file, alternately, so that both see the same machine load. With ``--
 medians are printed. ``--timeout S`` stops a run after S seconds (reported as ``> S``).
 ``--this DIR`` measures the source tree DIR instead of the installed package.
 
+``--family transmission|heat|grid`` measures a ScalableTestSuite family instead
+(`gen_scalable`, issue 29 Deliver 6).
+
 Usage: ``python benchmarks/pipeline_bench.py [--sizes 1e3 1e4 1e5] [--commands analyze export]
-[--repeats N] [--against DIR] [--timeout S] [--json OUT]``.
+[--family chain] [--repeats N] [--against DIR] [--timeout S] [--json OUT]``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import gen_scalable  # noqa: E402
 from gen_chain import loop_chain_model  # noqa: E402
 
 # runs the command in a child and prints its resource usage (children included: gcc)
@@ -83,22 +87,35 @@ def _fmt(r: dict) -> str:
             f"{r['peak_rss_mb']:7.0f} MB")
 
 
-def run(sizes, commands, repeats=1, against=None, timeout=600.0, this=None) -> list[dict]:
+def _model(family: str, eqs: int) -> tuple[str, str, int]:
+    """File stem, flat Modelica text and equation count of ``family`` nearest ``eqs``
+    equations: the loop chain (6n + 5), or a ScalableTestSuite family (`gen_scalable`)."""
+    if family == "chain":
+        n = max(1, round((eqs - 5) / 6))
+        return f"LoopChain{n}", loop_chain_model(n), 6 * n + 5
+    n = gen_scalable.by_equations(family, eqs)
+    return (f"{family}{n}", gen_scalable.FAMILIES[family][0](n),
+            gen_scalable.equation_count(family, n))
+
+
+def run(sizes, commands, repeats=1, against=None, timeout=600.0, this=None,
+        family: str = "chain") -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="pipeline_bench_") as tmp:
         for eqs in sizes:
-            n = max(1, round((eqs - 5) / 6))
-            path = os.path.join(tmp, f"LoopChain{n}.mo")
+            stem, text, count = _model(family, eqs)
+            path = os.path.join(tmp, f"{stem}.mo")
             with open(path, "w") as f:
-                f.write(loop_chain_model(n))
+                f.write(text)
             for cmd in commands:
                 mine, other = [], []
                 for _ in range(repeats):
                     mine.append(_run(cmd, path, tmp, timeout, this))
                     if against is not None:
                         other.append(_run(cmd, path, tmp, timeout, against))
-                row = {"command": cmd, "equations": 6 * n + 5, "this": _median(mine)}
-                line = f"{cmd:8}{6 * n + 5:>9} eq  this {_fmt(row['this'])}"
+                row = {"command": cmd, "family": family, "equations": count,
+                       "this": _median(mine)}
+                line = f"{cmd:8}{count:>9} eq  this {_fmt(row['this'])}"
                 if against is not None:
                     row["against"] = _median(other)
                     line += f"  | previous {_fmt(row['against'])}"
@@ -124,11 +141,15 @@ def main(argv=None) -> int:
     p.add_argument("--this", metavar="DIR", help="source tree measured as 'this' (default: "
                    "the installed mdae_fmu)")
     p.add_argument("--json", metavar="OUT")
+    p.add_argument("--family", choices=["chain", *sorted(gen_scalable.FAMILIES)],
+                   default="chain", help="the loop chain, or a ScalableTestSuite family "
+                   "(benchmarks/gen_scalable.py)")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
     # absolute: the runs happen in a temporary directory, where "--this ." would name it
     this, against = (os.path.abspath(d) if d else None for d in (a.this, a.against))
-    rows = run([int(s) for s in a.sizes], a.commands, a.repeats, against, a.timeout, this)
+    rows = run([int(s) for s in a.sizes], a.commands, a.repeats, against, a.timeout, this,
+               a.family)
     print(f"total {time.perf_counter() - t0:.0f} s")
     if a.json:
         with open(a.json, "w") as f:

@@ -19,7 +19,7 @@ from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
 from .implicit.schedule import GuardedSchedule
 from .ir import Model
 from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
-from .modes.event_iteration import delay_same_instant_guards
+from .modes.delay import delay_same_instant_guards
 from .report import render_json as _modes_json
 from .report import iter_report_lines
 from .structure.conversion import Conversion, convert_singular

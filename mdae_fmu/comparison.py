@@ -175,6 +175,34 @@ class Comparison:
     def exit_code(self) -> int:
         return EXIT_OK if self.passed else EXIT_REJECTED
 
+    def paired_events(self) -> list[tuple[Event | None, Event | None]]:
+        """The events of both sides in time order, each test event paired with the reference
+        event at most the time tolerance away (in order: a merge of the two sorted lists), as
+        ``(test event, reference event)``; an event without a partner has None on the other
+        side."""
+        tests = sorted(self.test_events, key=lambda e: e.time)
+        refs = sorted(self.reference_events, key=lambda e: e.time)
+        out: list[tuple[Event | None, Event | None]] = []
+        i = j = 0
+        while i < len(tests) or j < len(refs):
+            if i < len(tests) and j < len(refs) \
+                    and abs(tests[i].time - refs[j].time) <= self.time_tolerance:
+                out.append((tests[i], refs[j]))
+                i, j = i + 1, j + 1
+            elif j >= len(refs) or (i < len(tests) and tests[i].time < refs[j].time):
+                out.append((tests[i], None))
+                i += 1
+            else:
+                out.append((None, refs[j]))
+                j += 1
+        return out
+
+    def unmatched_events(self) -> list[tuple[str, float]]:
+        """Events of one side with no event of the other side within the time tolerance."""
+        pairs = self.paired_events()
+        return ([("test", t.time) for t, r in pairs if r is None and t is not None]
+                + [("reference", r.time) for t, r in pairs if t is None and r is not None])
+
     def render_text(self) -> str:
         sides = ", ".join(f"{label} {kind}" for label, kind in
                           (("test", self.test_fmi_type), ("reference", self.reference_fmi_type))
@@ -192,7 +220,7 @@ class Comparison:
                 lines.append(f"  {label:9s} {e.describe()}")
             if len(evs) > MAX_LISTED:
                 lines.append(f"  {label:9s} ... {len(evs) - MAX_LISTED} more")
-        um = unmatched_events(self)
+        um = self.unmatched_events()
         for a, b in um[:MAX_LISTED]:
             lines.append(f"  unmatched {a} event at t = {b:.10g} (no event on the other side "
                          f"within {self.time_tolerance:g})")
@@ -206,36 +234,6 @@ class Comparison:
                      f"FAIL: {n} of {len(self.signals)} variable(s) leave the tube: "
                      + ", ".join(s.name for s in self.failed))
         return "\n".join(lines)
-
-
-def paired_events(c: Comparison) -> list[tuple[Event | None, Event | None]]:
-    """The events of both sides in time order, each test event paired with the reference
-    event at most the time tolerance away (in order: a merge of the two sorted lists), as
-    ``(test event, reference event)``; an event without a partner has None on the other
-    side."""
-    tests = sorted(c.test_events, key=lambda e: e.time)
-    refs = sorted(c.reference_events, key=lambda e: e.time)
-    out: list[tuple[Event | None, Event | None]] = []
-    i = j = 0
-    while i < len(tests) or j < len(refs):
-        if i < len(tests) and j < len(refs) \
-                and abs(tests[i].time - refs[j].time) <= c.time_tolerance:
-            out.append((tests[i], refs[j]))
-            i, j = i + 1, j + 1
-        elif j >= len(refs) or (i < len(tests) and tests[i].time < refs[j].time):
-            out.append((tests[i], None))
-            i += 1
-        else:
-            out.append((None, refs[j]))
-            j += 1
-    return out
-
-
-def unmatched_events(c: Comparison) -> list[tuple[str, float]]:
-    """Events of one side with no event of the other side within the time tolerance."""
-    return ([("test", t.time) for t, r in paired_events(c) if r is None and t is not None]
-            + [("reference", r.time) for t, r in paired_events(c)
-               if t is None and r is not None])
 
 
 def _fmt(v: float) -> str:
@@ -809,5 +807,5 @@ def add_parser(sub) -> None:
 
 
 __all__ = ["compare", "Comparison", "SignalResult", "Trajectory", "Event",
-           "read_reference_csv", "tube", "step_tube", "check_reference_span", "paired_events",
-           "unmatched_events", "compare_command", "add_parser"]
+           "read_reference_csv", "tube", "step_tube", "check_reference_span",
+           "compare_command", "add_parser"]

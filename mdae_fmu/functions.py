@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextvars
 import math
 from dataclasses import dataclass, field, replace
-from typing import Union
+from typing import Any, Callable, Union, cast
 
 from . import expr as E
 from .diagnostics import SourceLoc
@@ -257,7 +257,7 @@ def _sign(x):
     return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
 
 
-_PY = {
+_PY: dict[str, Callable[..., Any]] = {
     "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos,
     "atan": math.atan, "atan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh,
     "tanh": math.tanh, "exp": math.exp, "log": math.log, "log10": math.log10,
@@ -412,7 +412,7 @@ def _message(fn: Function, message, env, table) -> str:
     formatted as the generated C formats it (`mdae_fmu.codegen.messages.format_value`)."""
     if isinstance(message, str):
         return message
-    from .codegen.messages import format_value, message_parts, value_kind
+    from .assert_messages import format_value, message_parts, value_kind
     types = {p.name: p.type for p in fn.inputs + fn.outputs + fn.locals}
     out = []
     for part in message_parts(message) or ():
@@ -503,7 +503,7 @@ def tangent(e: E.Expr, tan: dict, table: "FunctionTable") -> E.Expr:
             return _mul(_mul(v, E.BinOp("^", u, E.BinOp("-", v, _ONE))), du)
         return _mul(e, _add(_mul(dv, _c("log", u)), _div(_mul(v, du), u)))
     if t is E.Call:
-        return _call_tangent(e, tan, table)
+        return _call_tangent(cast(E.Call, e), tan, table)
     raise TypeError(f"not an expression: {e!r}")
 
 
@@ -616,7 +616,7 @@ def forward_derivative(fn: Function, table: "FunctionTable") -> Function:
 
 
 def _tangent_body(body, tan, table) -> tuple:
-    out = []
+    out: list[Statement] = []
     for s in body:
         t = type(s)
         if t is Assign:

@@ -204,7 +204,6 @@ def _verdict(passed: bool) -> str:
 
 def comparison_body(c) -> str:
     """The body of a comparison report (`mdae_fmu.comparison.Comparison`)."""
-    from .comparison import paired_events, unmatched_events
     rows = []
     for s in c.signals:
         where = "" if s.passed else f"{s.at_time:.10g}"
@@ -222,7 +221,7 @@ def comparison_body(c) -> str:
            *rows, "</table>", "<h2>Events</h2>",
            "<table id=\"events\"><tr><th>test time</th><th>reference time</th>"
            "<th>&Delta;t</th><th>test changes</th><th>reference changes</th></tr>"]
-    pairs = paired_events(c)
+    pairs = c.paired_events()
     for te, re_ in pairs[:200]:
         cells = [f"{te.time:.10g}" if te else "&mdash;", f"{re_.time:.10g}" if re_ else "&mdash;",
                  f"{te.time - re_.time:.3g}" if te and re_ else "unpaired",
@@ -233,7 +232,7 @@ def comparison_body(c) -> str:
         out.append(f"<tr><td colspan=\"5\">{len(pairs) - 200} more</td></tr>")
     out.append("</table>")
     marks = [(te.time if te else None, re_.time if re_ else None) for te, re_ in pairs]
-    um = unmatched_events(c)
+    um = c.unmatched_events()
     if um:
         out.append(f"<p>{len(um)} unmatched event(s): " + ", ".join(
             f"{side} t = {t:.10g}" for side, t in um[:50]) + "</p>")

@@ -14,7 +14,8 @@ from mdae_fmu.cli import main
 from mdae_fmu.modes import describe_automaton
 from mdae_fmu.modes.normalize import normalize
 from mdae_fmu.report import report_lines
-from mdae_fmu.structure.per_mode import _sigma_row, analyze_modes, sigma_row
+from mdae_fmu.structure.per_mode import analyze_modes
+from mdae_fmu.structure.signature import sigma_row, signature_row
 
 ROOT = Path(__file__).resolve().parent.parent / "reference_models"
 
@@ -56,4 +57,4 @@ def test_signature_rows_handed_over_to_the_normalization():
     normalize(model)
     assert all(row is None for row in memo.values())
     for eq in model.equations:
-        assert sigma_row(model, eq.residual) == _sigma_row(eq.residual)
+        assert sigma_row(model, eq.residual) == signature_row(eq.residual)

@@ -19,30 +19,10 @@ import networkx as nx
 PACKAGE = Path(__file__).resolve().parent.parent / "mdae_fmu"
 
 # strongly connected components still to cut, each as the set of its modules
-KNOWN_CIRCLES: list[frozenset[str]] = [
-    frozenset({"importers.algorithm_lowering", "importers.algorithms",
-               "importers.array_functions", "importers.flat_modelica", "importers.functions",
-               "importers.lowering"}),
-    frozenset({"structure.conditionals", "structure.demotion", "structure.per_mode"}),
-    frozenset({"modes.event_iteration", "modes.normalize"}),
-    frozenset({"codegen.blocks", "codegen.treeblock"}),
-    frozenset({"api", "comparison", "fmu_runner", "regression", "report_html", "sweeps"}),
-]
+KNOWN_CIRCLES: list[frozenset[str]] = []
 
 # (importing module, imported module, name)
 KNOWN_PRIVATE: set[tuple[str, str, str]] = {
-    ("structure.keyed", "structure.graph", "_SMALL_EDGES"),
-    ("importers.algorithm_lowering", "importers.functions", "_is_range"),
-    ("implicit.formulas", "structure.per_mode", "_composite"),
-    ("implicit.formulas", "structure.per_mode", "_feasible"),
-    ("implicit.formulas", "structure.per_mode", "_NEG"),
-    ("implicit.formulas", "structure.per_mode", "_num"),
-    ("implicit.formulas", "structure.per_mode", "_relation"),
-    ("implicit.analysis", "structure.per_mode", "_sigma_row"),
-    ("modes.event_iteration", "modes.normalize", "_bool_definitions"),
-    ("modes.explore", "modes.runs", "_eq_list"),
-    ("impulse.integrals", "impulse.standardize", "_level_form"),
-    ("codegen.tearing", "codegen.blocks", "_linear_split_any"),
     ("codegen.guarded", "codegen.multimode", "_UnionLayout"),
     ("codegen.guarded", "codegen.multimode", "_band_left_limit_relations"),
     ("codegen.guarded", "codegen.multimode", "_watched"),
@@ -54,7 +34,7 @@ USE_LAYER = {"simulation", "info", "run_options", "comparison", "regression", "s
              "dask_tasks", "report_html", "fmu_runner", "fmu_child", "api", "cli"}
 LOWER_PACKAGES = ("importers.", "structure.", "implicit.", "modes.", "impulse.", "codegen.")
 # upward imports still to move: the XML writer's command-line entry reads models with `api.load`
-KNOWN_UPWARD = {("importers.xml_writer", "api")}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def _modules(package: Path) -> dict[str, Path]:

@@ -304,7 +304,7 @@ def test_enumeration_cut_off_is_lazy():
     vals, _ = enumerate_valuations(atoms[:12], limit=4096)
     assert len(vals) == 4096
     # the node budget bounds the search even when consistent valuations are rare
-    from mdae_fmu.structure import per_mode as PM
+    from mdae_fmu.structure import valuations as PM
     saved, PM._NODES_PER_MODE = PM._NODES_PER_MODE, 1
     try:
         with pytest.raises(TooManyModes, match="stopped after 4136 partial valuations"):
@@ -356,19 +356,19 @@ def test_consistency_with_definitions():
 
 def _old_consistent_valuation(val):
     """The check before the incremental rewrite (oracle)."""
-    from mdae_fmu.structure.per_mode import _NEG, _feasible, _relation, eval_condition
+    from mdae_fmu.structure.valuations import NEGATED, eval_condition, feasible, relation_of
     groups = {}
     for c, v in val.items():
-        rel = _relation(c)
+        rel = relation_of(c)
         if rel is not None:
             key, op, num = rel
-            groups.setdefault(key, []).append((op if v else _NEG[op], num))
+            groups.setdefault(key, []).append((op if v else NEGATED[op], num))
         if isinstance(c, E.BinOp) and c.op in ("and", "or"):
             inner = eval_condition(E.BinOp(c.op, c.left, c.right),
                                    {k: b for k, b in val.items() if k != c})
             if inner is not None and inner != v:
                 return False
-    return all(_feasible(cs) for cs in groups.values())
+    return all(feasible(cs) for cs in groups.values())
 
 
 _POOL = [ex(t) for t in ("x > 0", "x > 1", "x <= 0", "x == 1", "x < 2", "a < b", "b <= a",
@@ -577,8 +577,8 @@ def test_non_square_with_unused_unknown():
         st.tuples(ch, ch, ch).map(lambda t: E.If(*t))),
     max_leaves=12))
 def test_fast_signature_row_equals_derivative_orders(e):
-    from mdae_fmu.structure.per_mode import _sigma_row
-    assert _sigma_row(e) == E.derivative_orders(e)
+    from mdae_fmu.structure.signature import signature_row
+    assert signature_row(e) == E.derivative_orders(e)
 
 
 def test_numerically_singular_is_not_a_compile_time_error():
@@ -606,7 +606,7 @@ class _CountingTuple(tuple):
 
 
 def test_defines_discrete_does_not_scan_the_variables_per_call():
-    from mdae_fmu.structure.per_mode import VariableClasses, defines_discrete
+    from mdae_fmu.structure.variables import VariableClasses, defines_discrete
     n = 300
     cont = _CountingTuple(f"x{k}" for k in range(n))
     disc = _CountingTuple(f"n{k}" for k in range(n))

@@ -26,7 +26,10 @@ import sympy as sp
 from sympy.core.function import ArgumentIndexError
 
 from .. import expr as E
-from .slots import Slot, c_slot, fill
+from .block_code import (FN, LOCALS, BlockCode, explicit_block, linear_helpers, newton_helpers,
+                         pattern_tables, solver_block, sparse_helpers)
+from .treeblock import emit_tree_block
+from .trees import tree_c, tree_solution, tree_symbols
 
 if TYPE_CHECKING:
     from ..symbolic import SymbolTable
@@ -94,170 +97,6 @@ class BlockPlan:
 
 # --- blocks on the expression tree ----------------------------------------------------------
 
-_TREE_C_FUNCS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
-                 "atan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
-                 "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs"}
-_ONE = E.Const(1)
-
-
-def tree_instance(e: E.Expr) -> tuple[str, int] | None:
-    """``(name, order)`` of ``x``, ``der(x)``, ``der(der(x))``; None for anything else."""
-    k = 0
-    while isinstance(e, E.Der):
-        e, k = e.arg, k + 1
-    return (e.name, k) if isinstance(e, E.Ref) else None
-
-
-def tree_symbols(e: E.Expr, table) -> frozenset:
-    """The sympy symbols of the instances in ``e`` (as `SymbolTable.to_sympy` would give)."""
-    out = set()
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        inst = tree_instance(n)
-        if inst is not None:
-            s = table.sym(*inst)
-            if isinstance(s, sp.Symbol):
-                out.add(s)
-        else:
-            stack.extend(E.children(n))
-    return frozenset(out)
-
-
-class _NotLinear(Exception):
-    pass
-
-
-def _is_one(x) -> bool:
-    return isinstance(x, E.Const) and not isinstance(x.value, bool) and x.value == 1
-
-
-def _add(x, y):
-    return y if x is None else (x if y is None else E.BinOp("+", x, y))
-
-
-def _neg(x):
-    if x is None:
-        return None
-    return x.arg if isinstance(x, E.UnOp) and x.op == "-" else E.UnOp("-", x)
-
-
-def _sub(x, y):
-    return _neg(y) if x is None else (x if y is None else E.BinOp("-", x, y))
-
-
-def _mul(x, y):
-    if x is None or y is None:
-        return None
-    return y if _is_one(x) else (x if _is_one(y) else E.BinOp("*", x, y))
-
-
-def _linear(e: E.Expr, u: tuple[str, int]):
-    """``(a, b)`` with ``e = a*u + b`` and a, b free of ``u`` (None = 0); raises `_NotLinear`
-    when ``e`` is not linear in ``u`` or has a node outside plain arithmetic (then the block
-    takes the sympy path)."""
-    inst = tree_instance(e)
-    if inst is not None:
-        return (_ONE, None) if inst == u else (None, e)
-    t = type(e)
-    if t is E.Const:
-        if isinstance(e.value, bool):
-            raise _NotLinear
-        return None, e
-    if t is E.UnOp and e.op in ("-", "+"):
-        a, b = _linear(e.arg, u)
-        if a is None:
-            return None, e
-        return (_neg(a), _neg(b)) if e.op == "-" else (a, b)
-    if t is E.Call and e.func in _TREE_C_FUNCS and len(e.args) == 1:
-        a, _ = _linear(e.args[0], u)
-        if a is not None:
-            raise _NotLinear
-        return None, e
-    if t is not E.BinOp or e.op not in ("+", "-", "*", "/", "^"):
-        raise _NotLinear
-    a1, b1 = _linear(e.left, u)
-    a2, b2 = _linear(e.right, u)
-    if a1 is None and a2 is None:
-        return None, e
-    if e.op == "+":
-        return _add(a1, a2), _add(b1, b2)
-    if e.op == "-":
-        return _sub(a1, a2), _sub(b1, b2)
-    if e.op == "*" and a1 is None:
-        return _mul(e.left, a2), _mul(e.left, b2)
-    if e.op == "*" and a2 is None:
-        return _mul(a1, e.right), _mul(b1, e.right)
-    if e.op == "/" and a2 is None:
-        return (E.BinOp("/", a1, e.right),
-                None if b1 is None else E.BinOp("/", b1, e.right))
-    raise _NotLinear
-
-
-def tree_solution(residual: E.Expr, u: tuple[str, int]) -> E.Expr | None:
-    """The explicit solution ``u = -b/a`` of ``0 = a*u + b`` read off the expression tree
-    (docs/theory.md §11: explicit assignment where a block is a scalar solvable
-    symbolically), or None when the residual is not plain arithmetic linear in ``u``. A
-    coefficient that is a non-zero constant is divided out; otherwise the division is left to
-    run time (as the sympy path does)."""
-    try:
-        a, b = _linear(residual, u)
-    except _NotLinear:
-        return None
-    if a is None:
-        return None
-    if isinstance(a, E.Const) and (isinstance(a.value, bool) or a.value == 0):
-        return None
-    nb = _neg(b) if b is not None else E.Const(0)
-    if _is_one(a):
-        return nb
-    if (isinstance(a, E.Const) and a.value == -1) or (isinstance(a, E.UnOp) and a.op == "-"
-                                                      and _is_one(a.arg)):
-        return b if b is not None else E.Const(0)
-    return E.BinOp("/", nb, a)
-
-
-def _c_number(v) -> str:
-    if isinstance(v, int):
-        return f"{v}.0" if abs(v) < 2 ** 53 else repr(float(v))
-    v = float(v)
-    if v != v:
-        return "(0.0/0.0)"
-    if v in (float("inf"), float("-inf")):
-        return "(1.0/0.0)" if v > 0 else "(-1.0/0.0)"
-    return repr(v) if v >= 0 else f"({v!r})"
-
-
-def tree_c(e: E.Expr, printer, table) -> str:
-    """C text of a plain-arithmetic tree (the nodes `tree_solution` accepts); every instance
-    through ``printer.slots`` (names never reach C: an instance without a slot raises
-    `KeyError`); compound terms parenthesized, powers as in `SlotPrinter`."""
-    inst = tree_instance(e)
-    if inst is not None:
-        v = printer.slots[table.sym(*inst)]
-        # Integer and Boolean slots read as double: Modelica's / is real division
-        return printer.value(v) if type(v) is Slot and v.type == "Real" \
-            else f"((double){printer.value(v)})"
-    t = type(e)
-    if t is E.Const:
-        return _c_number(e.value)
-    if t is E.UnOp:
-        a = tree_c(e.arg, printer, table)
-        return f"(-{a})" if e.op == "-" else a
-    if t is E.Call:
-        return f"{_TREE_C_FUNCS[e.func]}({tree_c(e.args[0], printer, table)})"
-    a = tree_c(e.left, printer, table)
-    if e.op == "^":
-        ex = e.right
-        if isinstance(ex, E.Const) and not isinstance(ex.value, bool) \
-                and float(ex.value).is_integer() and 1 <= ex.value <= 4:
-            return "(" + "*".join([a] * int(ex.value)) + ")"
-        if isinstance(ex, E.Const) and ex.value == 0.5:
-            return f"sqrt({a})"
-        return f"pow({a}, {tree_c(ex, printer, table)})"
-    return f"({a} {e.op} {tree_c(e.right, printer, table)})"
-
-
 def linear_terms(expr: sp.Expr, u: sp.Symbol):
     """``expr`` as ``sum(prod(f) for f in coef) * u + sum(rest)``: returns ``(coef, rest)``
     with ``coef`` a list of factor lists and ``rest`` a list of terms, all free of ``u``; or
@@ -324,7 +163,9 @@ def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
     return sp.Add(*[sp.Mul(*f) for f in coef]), sp.Add(*rest)
 
 
-def _linear_split_any(expr: sp.Expr, u: sp.Symbol):
+def linear_split_any(expr: sp.Expr, u: sp.Symbol):
+    """`linear_split` of ``expr`` (a piecewise one branch by branch, a small one expanded
+    when it fails as written), or None."""
     if isinstance(expr, sp.Piecewise):
         return _piecewise_split(expr, u)
     split = linear_split(expr, u)
@@ -344,7 +185,7 @@ def _piecewise_split(expr: sp.Piecewise, u: sp.Symbol):
         if u not in piece.free_symbols:
             a, b = sp.Integer(0), piece
         else:
-            split = _linear_split_any(piece, u)
+            split = linear_split_any(piece, u)
             if split is None:
                 return None
             a, b = split
@@ -357,7 +198,7 @@ def classify(block: BlockPlan) -> str:
     """``explicit``, ``linear`` or ``newton`` (module docstring)."""
     us = block.unknowns
     if len(us) == 1:
-        return "explicit" if _linear_split_any(block.residuals[0], us[0]) is not None \
+        return "explicit" if linear_split_any(block.residuals[0], us[0]) is not None \
             else "newton"
     uset = set(us)
     for r in block.residuals:
@@ -365,92 +206,10 @@ def classify(block: BlockPlan) -> str:
         for u in us:
             if u not in fs:
                 continue
-            split = _linear_split_any(r, u)
+            split = linear_split_any(r, u)
             if split is None or uset & split[0].free_symbols:
                 return "newton"
     return "linear"
-
-
-# block helpers read the Reals through a local pointer, like the schedule functions
-LOCALS = "    const double *r = d->r;\n    (void)r;\n"
-#: the start of the names of a solver block's callbacks in `BlockCode.text` (``blk<k>_`` when
-#: the block is printed on its own, the shared name of a loop's callbacks in a run)
-FN = "\x01"
-
-
-@dataclass(frozen=True)
-class BlockCode:
-    """C of block number ``index``, typed (`mdae_fmu.codegen.slots`): ``text`` holds the
-    statements of an explicit block, or the callback functions of a solver block (their names
-    start with `FN`), with each Real slot as a hole numbered in ``slots``. A solver block
-    (``solver``: ``mdae_newton_block`` or ``mdae_linear_block``) is called with its
-    ``unknowns`` and the callbacks ``FN + c`` for ``c`` in ``callbacks``. `body` and `helpers`
-    are the C of the block printed on its own; `mdae_fmu.codegen.runs` prints repeated blocks
-    from the same fields."""
-    kind: str
-    index: int
-    text: str
-    slots: tuple[Slot, ...] = ()
-    unknowns: tuple[Slot, ...] = ()
-    solver: str = ""
-    callbacks: tuple[str, ...] = ()
-
-    sparse: tuple[int, int] | None = None   # (cache number, entries) of a sparse block
-
-    def _slot(self, j: int) -> str:
-        return c_slot(self.slots[j], local=True)
-
-    @property
-    def body(self) -> str:
-        """The statements executed in the schedule function."""
-        if not self.solver:
-            return fill(self.text, self._slot)
-        u = ", ".join(c_slot(s, position=True) for s in self.unknowns)
-        if self.sparse is not None:
-            n, (cache, nnz), b = len(self.unknowns), self.sparse, f"blk{self.index}_"
-            cbs = ", ".join(b + c for c in self.callbacks)
-            return (f"    {{ static const int u[{n}] = {{{u}}};\n"
-                    f"      static const MdaeSparsePattern p = {{{n}, {nnz}, {b}row, {b}col, "
-                    f"{cache}}};\n      if ({self.solver}(inst, &p, u, {cbs}, {self.index})) "
-                    f"return 1; }}")
-        call = solver_call(self.solver, len(self.unknowns), "u",
-                           [f"blk{self.index}_{c}" for c in self.callbacks], str(self.index))
-        return f"    {{ static const int u[{len(self.unknowns)}] = {{{u}}};\n      {call} }}"
-
-    @property
-    def helpers(self) -> str:
-        """The file-level callback functions the statements call ("" for an explicit
-        block)."""
-        if not self.solver:
-            return ""
-        return fill(self.text.replace(FN, f"blk{self.index}_"), self._slot)
-
-
-def solver_call(solver: str, n: int, unknowns: str, callbacks: list[str], index: str) -> str:
-    """The call of a runtime solver on a block of ``n`` unknowns: ``unknowns`` is the C of a
-    pointer to their Real positions, ``index`` the block number as C (run-time messages)."""
-    return f"if ({solver}(inst, {n}, {unknowns}, {', '.join(callbacks)}, {index})) return 1;"
-
-
-def solver_block(kind: str, index: int, printer, unknowns, helpers: str,
-                 holes: dict, sparse: tuple[int, int] | None = None) -> BlockCode:
-    """The `BlockCode` of a Newton (``helpers``: ``FN`` residual and jacobian) or linear
-    (``FN`` system) block, its ``unknowns`` the Real slots of ``printer``; ``sparse``: the
-    (cache number, entries) of a sparse linear block (`sparse_helpers`)."""
-    us = tuple(printer.slots[u] for u in unknowns)
-    if any(type(s) is not Slot or not s.real for s in us):
-        raise KeyError(f"an unknown of block {index} has no Real slot")
-    if sparse is not None and kind == "linear":
-        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_sparse_linear_block",
-                         ("system",), sparse)
-    if sparse is not None:
-        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_sparse_newton_block",
-                         ("residual", "jacobian"), sparse)
-    if kind == "linear":
-        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_linear_block",
-                         ("system",))
-    return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_newton_block",
-                     ("residual", "jacobian"))
 
 
 def tree_size(e: sp.Expr, limit: int = 1000) -> int:
@@ -516,7 +275,6 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict,
           sparse: int | None = None) -> BlockCode:
     us = block.unknowns
     if block.trees is not None:
-        from .treeblock import emit_tree_block      # (treeblock builds on this module)
         code = emit_tree_block(block, index, printer, holes)
         if code is not None:
             return code
@@ -536,7 +294,7 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict,
         if lt is not None:
             return explicit_block(index, _explicit_small(printer, printer.symbol(us[0]), *lt),
                                   holes)
-    split = _linear_split_any(block.residuals[0], us[0]) if len(us) == 1 else None
+    split = linear_split_any(block.residuals[0], us[0]) if len(us) == 1 else None
     kind = "explicit" if split is not None else classify(block)
     if split is not None:       # (the same test as kind == "explicit", narrowed for mypy)
         a, b = split
@@ -565,7 +323,7 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict,
             for j, u in enumerate(us):
                 if u in fs:
                     where.append(i * n + j)
-                    entries.append(_linear_split_any(r, u)[0])
+                    entries.append(linear_split_any(r, u)[0])
             cs.append(-r.xreplace(zero))
         repl, red = _cse(entries + cs, f"{index}")
         lines = _temps(printer, repl)
@@ -605,7 +363,7 @@ def _sparse_linear(block: BlockPlan, index: int, printer, holes: dict,
     for i, r in enumerate(block.residuals):
         for j, u in enumerate(us):
             if u in r.free_symbols:
-                a = _linear_split_any(r, u)[0]
+                a = linear_split_any(r, u)[0]
                 if a != 0:
                     pattern.append((i, j))
                     entries.append(a)
@@ -640,53 +398,12 @@ def _sparse_newton(block: BlockPlan, index: int, printer, holes: dict,
     jl = _temps(printer, repl_j)
     jl += [f"    a[{k}] = {printer.doprint(e)};" for k, e in enumerate(red_j)]
     _cleanup(printer, repl_j)
-    text = (_pattern_tables(pattern)
+    text = (pattern_tables(pattern)
             + f"static void {FN}residual(const ModelData *d, double *F)\n{{\n" + LOCALS
             + "\n".join(lines) + "\n}\n"
             + f"static void {FN}jacobian(const ModelData *d, double *a)\n{{\n" + LOCALS
             + "\n".join(jl) + "\n}\n")
     return solver_block("newton", index, printer, us, text, holes, (cache, len(pattern)))
-
-
-def _pattern_tables(pattern: list[tuple[int, int]]) -> str:
-    """The entry tables ``FN row``, ``FN col`` of a sparse block: entry k of its matrix at row
-    ``row[k]``, column ``col[k]``."""
-    rows = ", ".join(str(i) for i, _ in pattern) or "0"
-    cols = ", ".join(str(j) for _, j in pattern) or "0"
-    return (f"static const int {FN}row[] = {{{rows}}};\n"
-            f"static const int {FN}col[] = {{{cols}}};\n")
-
-
-def sparse_helpers(pattern: list[tuple[int, int]], lines: list[str]) -> str:
-    """The entry tables (`_pattern_tables`) and the callback ``FN system`` of a sparse linear
-    block: ``lines`` set the values ``a`` of the entries and all of ``c``."""
-    return (_pattern_tables(pattern)
-            + f"static void {FN}system(const ModelData *d, double *a, double *c)\n"
-            "{\n" + LOCALS + "\n".join(lines) + "\n}\n")
-
-
-def explicit_block(index: int, text: str, holes: dict) -> BlockCode:
-    """The `BlockCode` of an explicit block: its statements ``text`` with the slots
-    ``holes``."""
-    return BlockCode("explicit", index, text, tuple(holes))
-
-
-def linear_helpers(n: int, lines: list[str]) -> str:
-    """The callback ``FN system`` of a linear block of ``n`` unknowns: ``lines`` set the
-    nonzero entries of ``A`` and all of ``c`` (A u = c)."""
-    return (f"static void {FN}system(const ModelData *d, double *A, double *c)\n"
-            "{\n" + LOCALS + f"    memset(A, 0, sizeof(double) * {n * n});\n"
-            + "\n".join(lines) + "\n}\n")
-
-
-def newton_helpers(n: int, f_lines: list[str], j_lines: list[str]) -> str:
-    """The callbacks ``FN residual`` (``f_lines`` set ``F``) and ``FN jacobian`` (``j_lines``
-    set the nonzero entries of ``J``) of a Newton block of ``n`` unknowns."""
-    return (f"static void {FN}residual(const ModelData *d, double *F)\n{{\n"
-            + LOCALS + "\n".join(f_lines) + "\n}\n"
-            f"static void {FN}jacobian(const ModelData *d, double *J)\n{{\n"
-            + LOCALS + f"    memset(J, 0, sizeof(double) * {n * n});\n" + "\n".join(j_lines)
-            + "\n}\n")
 
 
 # --- scratch sizes of the runtime's solvers (templates/mdae_runtime.c) --------------------------

@@ -32,7 +32,8 @@ from ..ir import Assign, Model, Reinit
 from ..symbolic import SymbolTable
 from ..work_budget import evaluation_site
 from ..structure.discrete_equations import order_discrete
-from .blocks import BlockPlan, classify, tree_solution
+from .blocks import BlockPlan, classify
+from .trees import tree_solution
 from .slots import HOMOTOPY, TIME, Slot
 from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
 from .treeblock import tree_block_ok, tree_jacobian

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .blocks import FN, LOCALS, BlockCode, solver_call
+from .block_code import FN, LOCALS, BlockCode, solver_call
 from .slots import Slot, c_slot, fill
 
 MIN_REPEATS = 4

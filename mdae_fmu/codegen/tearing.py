@@ -43,8 +43,8 @@ from typing import Any
 import sympy as sp
 
 from .. import expr as E
-from . import blocks as B
-from .blocks import BlockPlan, _linear_split_any, tree_size
+from . import trees as T
+from .blocks import BlockPlan, linear_split_any, tree_size
 from .treeblock import substitute_instances
 
 #: a torn block whose substituted residuals grow beyond this many tree nodes (counted up to
@@ -117,7 +117,7 @@ def _solution(r: sp.Expr, u: sp.Symbol, params: AbstractSet):
     """``-b/a`` when ``r = a*u + b`` with ``a`` reading parameters and constants only (the
     "strict" rule of OpenModelica's tearing: no division by a variable, which may be 0 at
     run time) and not a zero constant; else None."""
-    split = _linear_split_any(r, u)
+    split = linear_split_any(r, u)
     if split is None:
         return None
     a, b = split
@@ -171,7 +171,7 @@ def _instances(e: E.Expr) -> set:
     stack = [e]
     while stack:
         n = stack.pop()
-        inst = B.tree_instance(n)
+        inst = T.tree_instance(n)
         if inst is not None:
             out.add(inst)
         else:
@@ -193,7 +193,7 @@ def _size(e: E.Expr, limit: int) -> int:
 def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset(),
                     params: AbstractSet = frozenset()):
     """`tear_block` for a block of plain residual trees (``block.trees``): solvability read
-    off the tree (`blocks._linear`, coefficient of parameters and constants), the torn
+    off the tree (`trees.linear_coefficients`, coefficient of parameters and constants), the torn
     solutions substituted on the tree; the Newton block keeps ``trees`` (printed by
     `treeblock.emit_tree_block`), the torn ones are explicit tree blocks. None as in
     `tear_block`, or when an unknown is not an instance."""
@@ -209,13 +209,13 @@ def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset(),
         ok = set()
         for j in inc:
             try:
-                a, _ = B._linear(r, us[j])
-            except B._NotLinear:
+                a, _ = T.linear_coefficients(r, us[j])
+            except T.NotLinear:
                 continue
             if a is None or (isinstance(a, E.Const) and a.value == 0) \
                     or not {table.sym(*x) for x in _instances(a)} <= params:
                 continue
-            sol = B.tree_solution(r, us[j])
+            sol = T.tree_solution(r, us[j])
             if sol is not None:
                 sols[(i, j)] = sol
                 ok.add(j)

@@ -26,7 +26,8 @@ code generation time (issue 16).
 
 from __future__ import annotations
 
-from . import blocks as B
+from . import block_code as BC
+from . import trees as T
 from .. import expr as E
 
 _ARITH = frozenset(("+", "-", "*", "/", "^"))
@@ -46,7 +47,7 @@ def plain(e: E.Expr) -> bool:
     stack = [e]
     while stack:
         n = stack.pop()
-        if B.tree_instance(n) is not None:
+        if T.tree_instance(n) is not None:
             continue
         if isinstance(n, E.Const):
             if isinstance(n.value, bool):
@@ -61,7 +62,7 @@ def plain(e: E.Expr) -> bool:
             stack.append(n.left)
             stack.append(n.right)
         elif isinstance(n, E.Call):
-            if n.func not in B._TREE_C_FUNCS or len(n.args) != 1:
+            if n.func not in T.C_FUNCTIONS or len(n.args) != 1:
                 return False
             stack.append(n.args[0])
         else:
@@ -76,7 +77,7 @@ def _const(v) -> E.Const:
 def _div(x, y):
     if x is None:
         return None
-    return x if B._is_one(y) else E.BinOp("/", x, y)
+    return x if T.is_one(y) else E.BinOp("/", x, y)
 
 
 def _sq(x):
@@ -89,7 +90,7 @@ def _call(f, x):
 
 def _outer(func: str, a: E.Expr) -> E.Expr:
     """d func(a) / da for the elementary functions of `plain` (``abs``: `_Unsupported`)."""
-    one = B._ONE
+    one = T.ONE
     if func == "sin":
         return _call("cos", a)
     if func == "cos":
@@ -122,17 +123,17 @@ def tree_derivative(e: E.Expr, u: tuple[str, int]) -> E.Expr | None:
     (module docstring). Sub-trees free of ``u`` give None without building anything; a
     constant factor 1 is dropped. Raises `_Unsupported` for ``abs`` of an expression in ``u``
     and for a power whose exponent reads ``u`` and whose base is not a positive constant."""
-    inst = B.tree_instance(e)
+    inst = T.tree_instance(e)
     if inst is not None:
-        return B._ONE if inst == u else None
+        return T.ONE if inst == u else None
     if isinstance(e, E.Const):
         return None
     if isinstance(e, E.UnOp):
         d = tree_derivative(e.arg, u)
-        return B._neg(d) if e.op == "-" else d
+        return T.tree_neg(d) if e.op == "-" else d
     if isinstance(e, E.Call):
         d = tree_derivative(e.args[0], u)
-        return None if d is None else B._mul(_outer(e.func, e.args[0]), d)
+        return None if d is None else T.tree_mul(_outer(e.func, e.args[0]), d)
     if not isinstance(e, E.BinOp):
         raise _Unsupported(type(e).__name__)
     a, b = e.left, e.right
@@ -141,15 +142,15 @@ def tree_derivative(e: E.Expr, u: tuple[str, int]) -> E.Expr | None:
         return None
     op = e.op
     if op == "+":
-        return B._add(da, db)
+        return T.tree_add(da, db)
     if op == "-":
-        return B._sub(da, db)
+        return T.tree_sub(da, db)
     if op == "*":
-        return B._add(B._mul(da, b), B._mul(a, db))
+        return T.tree_add(T.tree_mul(da, b), T.tree_mul(a, db))
     if op == "/":
         # (a/b)' = a'/b - a b'/b^2
-        return B._sub(_div(da, b), None if db is None else
-                      E.BinOp("/", B._mul(a, db), _sq(b)))
+        return T.tree_sub(_div(da, b), None if db is None else
+                      E.BinOp("/", T.tree_mul(a, db), _sq(b)))
     # a ^ b
     if db is None:
         if isinstance(b, E.Const):
@@ -157,10 +158,10 @@ def tree_derivative(e: E.Expr, u: tuple[str, int]) -> E.Expr | None:
             if n == 1:
                 return da
             base = a if n == 2 else E.BinOp("^", a, _const(n - 1))
-            return B._mul(B._mul(_const(n), base), da)
-        return B._mul(B._mul(b, E.BinOp("^", a, E.BinOp("-", b, B._ONE))), da)
+            return T.tree_mul(T.tree_mul(_const(n), base), da)
+        return T.tree_mul(T.tree_mul(b, E.BinOp("^", a, E.BinOp("-", b, T.ONE))), da)
     if da is None and isinstance(a, E.Const) and a.value > 0:
-        return B._mul(B._mul(e, _call("log", a)), db)
+        return T.tree_mul(T.tree_mul(e, _call("log", a)), db)
     raise _Unsupported("^")
 
 
@@ -184,7 +185,7 @@ def _reads(e: E.Expr, instances: set) -> bool:
     stack = [e]
     while stack:
         n = stack.pop()
-        inst = B.tree_instance(n)
+        inst = T.tree_instance(n)
         if inst is not None:
             if inst in instances:
                 return True
@@ -197,7 +198,7 @@ def substitute_instances(e: E.Expr, mapping: dict) -> E.Expr:
     """``e`` with every instance ``(name, order)`` of ``mapping`` replaced by its tree (an
     instance node is replaced whole, never inside: ``x`` inside ``der(x)`` is another
     instance)."""
-    inst = B.tree_instance(e)
+    inst = T.tree_instance(e)
     if inst is not None:
         return mapping.get(inst, e)
     if isinstance(e, E.UnOp):
@@ -242,23 +243,23 @@ def emit_tree_block(block, index: int, printer, holes: dict):
     n = len(unknowns)
 
     def c(e):
-        return B.tree_c(e, printer, table)
+        return T.tree_c(e, printer, table)
 
     try:
         if kind == "linear" and n == 1:
-            sol = B.tree_solution(res[0], unknowns[0])
+            sol = T.tree_solution(res[0], unknowns[0])
             if sol is not None:
-                return B.explicit_block(index, f"    {printer.symbol(block.unknowns[0])} = "
+                return BC.explicit_block(index, f"    {printer.symbol(block.unknowns[0])} = "
                                         f"{c(sol)};", holes)
         if kind == "linear":
             zero = set(unknowns)
             lines = [f"    A[{k}] = {c(d)};" for k, d in enumerate(jac) if d is not None]
             lines += [f"    c[{k}] = -({c(at_zero(r, zero))});" for k, r in enumerate(res)]
-            return B.solver_block("linear", index, printer, block.unknowns,
-                                  B.linear_helpers(n, lines), holes)
+            return BC.solver_block("linear", index, printer, block.unknowns,
+                                  BC.linear_helpers(n, lines), holes)
         f_lines = [f"    F[{k}] = {c(r)};" for k, r in enumerate(res)]
         j_lines = [f"    J[{k}] = {c(d)};" for k, d in enumerate(jac) if d is not None]
-        return B.solver_block("newton", index, printer, block.unknowns,
-                              B.newton_helpers(n, f_lines, j_lines), holes)
+        return BC.solver_block("newton", index, printer, block.unknowns,
+                              BC.newton_helpers(n, f_lines, j_lines), holes)
     except KeyError:
         return None

@@ -23,11 +23,12 @@ from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Model
 from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
-                                  _sigma_row, analyze_mode, check_declared, classify_variables,
+                                  analyze_mode, check_declared, classify_variables,
                                   defines_discrete, discrete_equation_flags,
                                   enumerate_valuations, fixed_guard_values,
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)
+from ..structure.signature import signature_row
 from .formulas import GuardSpace
 from .blocks import conditional_blocks
 from .sigma import LabelledGraph, case_max, transversal
@@ -185,7 +186,7 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
             f &= lf if lit.positive else ~lf
         row: dict[int, dict[int, Any]] = {}
         for bf, res in branch_residuals(space, eq.residual, f):
-            for name, k in _sigma_row(res).items():
+            for name, k in signature_row(res).items():
                 j = col_index.get(name)
                 if j is not None:
                     cell = row.setdefault(j, {})

@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 from .. import expr as E
 from ..diagnostics import InputError
-from ..structure.per_mode import _composite, _feasible, _NEG, _num, _relation
+from ..structure.valuations import NEGATED, feasible, is_composite, number_value, relation_of
 from ..structure.printing import expr_text
 
 MISSING_DD = ("the implicit multimode analysis needs the 'dd' package (binary decision "
@@ -88,7 +88,7 @@ class GuardSpace:
         if isinstance(c, E.UnOp) and c.op == "not":
             a = self.cond(c.arg, allow_aux)
             return None if a is None else ~a
-        if _composite(c):
+        if is_composite(c):
             a, b = self.cond(c.left, allow_aux), self.cond(c.right, allow_aux)
             if a is None or b is None:
                 return None
@@ -109,7 +109,7 @@ class GuardSpace:
             if d is not None:
                 constraints.append(b.apply("<=>", b.var(self.var_of[a]),
                                            self.cond(d, allow_aux=True)))
-            if _composite(a):
+            if is_composite(a):
                 # the formula of its parts (``cond(a)`` would be a's own variable)
                 left = self.cond(a.left, allow_aux=True)
                 right = self.cond(a.right, allow_aux=True)
@@ -118,7 +118,7 @@ class GuardSpace:
         groups: dict = {}
         linear = []
         for c in list(self.var_of):
-            rel = _relation(c)
+            rel = relation_of(c)
             if rel is None:
                 continue
             form = linear_form(rel[0])
@@ -162,8 +162,8 @@ class GuardSpace:
             combos = [list(p) for p in itertools.combinations(rels, 2)]
         for group in combos:
             for values in itertools.product((True, False), repeat=len(group)):
-                cons = [(op if v else _NEG[op], num) for (_, op, num), v in zip(group, values)]
-                if not _feasible(cons):
+                cons = [(op if v else NEGATED[op], num) for (_, op, num), v in zip(group, values)]
+                if not feasible(cons):
                     clause = b.false
                     for (c, _, _), v in zip(group, values):
                         x = b.var(self.var_of[c])
@@ -207,7 +207,7 @@ class GuardSpace:
                     continue
                 seen.add(ids)
                 for values in itertools.product((True, False), repeat=3):
-                    cons = [(r[1], r[2] if v else _NEG[r[2]], r[3])
+                    cons = [(r[1], r[2] if v else NEGATED[r[2]], r[3])
                             for r, v in zip(trio, values)]
                     if not _plane_feasible(cons):
                         clause = b.false
@@ -251,7 +251,7 @@ class GuardSpace:
             if b.cube(cube) & ~covered == b.false:
                 continue
             # widen the path to an implicant of u: drop each literal that u does not need
-            for v in sorted(cube, key=order.get):
+            for v in sorted(cube, key=order.__getitem__):
                 wider = {k: x for k, x in cube.items() if k != v}
                 if b.cube(wider) & ~u == b.false:
                     cube = wider
@@ -280,19 +280,22 @@ def linear_form(e: E.Expr) -> dict | None:
     out: dict = {}
 
     def add(x: E.Expr, k: float) -> None:
-        if _num(x) is not None:
-            out[None] = out.get(None, 0.0) + k * _num(x)
+        n = number_value(x)
+        if n is not None:
+            out[None] = out.get(None, 0.0) + k * n
         elif isinstance(x, E.UnOp) and x.op == "-":
             add(x.arg, -k)
         elif isinstance(x, E.BinOp) and x.op in ("+", "-"):
             add(x.left, k)
             add(x.right, k if x.op == "+" else -k)
-        elif isinstance(x, E.BinOp) and x.op == "*" and _num(x.left) is not None:
-            add(x.right, k * _num(x.left))
-        elif isinstance(x, E.BinOp) and x.op == "*" and _num(x.right) is not None:
-            add(x.left, k * _num(x.right))
-        elif isinstance(x, E.BinOp) and x.op == "/" and _num(x.right):
-            add(x.left, k / _num(x.right))
+        elif isinstance(x, E.BinOp) and x.op == "*" and \
+                (left := number_value(x.left)) is not None:
+            add(x.right, k * left)
+        elif isinstance(x, E.BinOp) and x.op == "*" and \
+                (right := number_value(x.right)) is not None:
+            add(x.left, k * right)
+        elif isinstance(x, E.BinOp) and x.op == "/" and (divisor := number_value(x.right)):
+            add(x.left, k / divisor)
         else:
             out[x] = out.get(x, 0.0) + k
 

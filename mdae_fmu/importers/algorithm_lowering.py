@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from .. import expr as E
 from . import arrays as A
+from .functions import is_range
+from .lowered import ElementAlias, LowerError, Rec
 
 #: unroll a for-statement of a model algorithm up to this many iterations
 MAX_UNROLLED = 10_000
@@ -28,7 +30,6 @@ def lower_statements(low, items, env) -> list:
     """The statements ``items`` (parse tuples of `functions.FunctionCallbacks`) with scalar
     expressions; errors are reported through ``low`` (a `lowering.Lowering`) at the
     statement's location."""
-    from .lowering import LowerError
     out: list = []
     for it in items:
         if it is None:
@@ -96,10 +97,8 @@ def _statement(low, it, env, out):
 def _assign(low, it, env, out):
     _, lhs, rhs, where = it
     from .functions import Tuple
-    from .lowering import Rec
     if type(lhs) is Tuple:                  # (a, b) := f(x)
-        from .array_functions import tuple_values
-        values = tuple_values(low, rhs, env, len(lhs.items))
+        values = low.tuple_values(rhs, env, len(lhs.items))
         if values is not None:              # a function with arrays: element by element
             for x, v in zip(lhs.items, values):
                 if x is not None:
@@ -154,7 +153,6 @@ class _Value:
 
 def _for(low, it, env, out):
     """Unroll ``for`` when its ranges are parameter expressions (module docstring)."""
-    from .lowering import LowerError
     _, indices, body, loc = it
     if not _jumps(body):
         try:
@@ -165,14 +163,13 @@ def _for(low, it, env, out):
             for en in envs:
                 out.extend(lower_statements(low, body, en))
             return
-    from .functions import _is_range
     inner = {k: v for k, v in env.items() if k not in {n for n, _r, _l in indices}}
-    if len(indices) == 1 and not _is_range(indices[0][1]):
+    if len(indices) == 1 and not is_range(indices[0][1]):
         _for_elements(low, indices[0], body, inner, loc, out)
         return
     ranges = []
     for name, rng, iloc in indices:
-        if not _is_range(rng):
+        if not is_range(rng):
             low.fail("a for-range must be 'a:b' or 'a:step:b' (or one vector of elements)",
                      iloc)
         ranges.append((name, A.Range(*(None if x is None else
@@ -188,7 +185,6 @@ def _for_elements(low, index, body, env, loc, out) -> None:
     with ``v`` the element itself, or, when the body jumps (``break``, ``return``), the loop
     over the positions ``v$i in 1:n`` with ``v`` the element at ``v$i`` (an if-chain over the
     elements: OpenModelica's ``Break1``)."""
-    from .lowering import ElementAlias
     name, rng, iloc = index
     vec = low.value(rng, env, iloc)
     if type(vec) is not A.Arr or len(vec.shape) != 1 or \

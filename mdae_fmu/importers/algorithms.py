@@ -42,7 +42,7 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
         when_assigned |= _when_statement(builder, resolver, w, scope)
     if not stmts:
         return
-    assigned = []
+    assigned: list[str] = []
     assigned_names(stmts, assigned)
     for name in assigned:
         if name in when_assigned:
@@ -77,16 +77,18 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
     outputs = []
     for name in assigned:
         v = declared.get(name)
+        init: E.Expr
         if v is not None and v.variability == "discrete" or (v is not None and v.type != "Real"):
             init = E.Call("pre", (E.Ref(name),))
         else:
             init = v.start if v is not None and v.start is not None else E.Const(0.0)
+        default: E.Expr
         if isinstance(init, E.Const):
             default = init
         else:
             default = E.Ref(reads.setdefault(init, f"start({name})"))
         outputs.append(F.Param(name, v.type if v is not None else "Real", default, loc))
-    mapping = {node: E.Ref(formal) for node, formal in reads.items()}
+    mapping: dict[E.Expr, E.Expr] = {node: E.Ref(formal) for node, formal in reads.items()}
     body = map_body(tuple(stmts), lambda e: E.substitute(e, mapping))
     inputs = tuple(F.Param(formal, _read_type(node, declared), None, loc)
                    for node, formal in reads.items())
@@ -111,15 +113,15 @@ def lower_algorithm(builder, resolver: FunctionResolver, items, loc, initial: bo
 _EVENT_READS = ("initial", "terminal", "sample")
 
 
-def _without_edge(stmts) -> tuple:
+def _without_edge(stmts: list) -> list:
     """``edge(b)`` in the statements written ``b and not pre(b)`` (Modelica 3.6 §3.7.5), so
     that the function reads ``pre(b)`` as one of its inputs."""
     found = {n for e in F.statement_exprs(stmts) for n in E.walk(e)
              if type(n) is E.Call and n.func == "edge" and len(n.args) == 1}
     if not found:
         return stmts
-    mapping = {n: E.BinOp("and", n.args[0], E.UnOp("not", E.Call("pre", n.args)))
-               for n in found}
+    mapping: dict[E.Expr, E.Expr] = {
+        n: E.BinOp("and", n.args[0], E.UnOp("not", E.Call("pre", n.args))) for n in found}
     return list(map_body(tuple(stmts), lambda e: E.substitute(e, mapping)))
 
 
@@ -170,14 +172,14 @@ def _when_statement(builder, resolver, item, scope) -> set:
     (``pre(v)`` where a branch does not assign v), reinit/assert/terminate are actions."""
     _, branches, wloc = item
     out = []
-    assigned = set()
-    targets = set()
+    assigned: set[str] = set()
+    targets: set[str] = set()
     for _c, _l, body in branches:
         _targets(body, targets)
     for cond, bloc, body in branches:
         env: dict = {name: (E.Call("pre", (E.Ref(name),)), None) for name in targets}
         order: list = []
-        actions = []
+        actions: list = []
         ok = _when_body(builder, body, env, order, actions)
         if not ok:
             return assigned

@@ -35,6 +35,7 @@ from .. import expr as E
 from .. import functions as F
 from . import arrays as A
 from . import types as T
+from .lowered import LowerError, Rec
 
 _ARRAY_ERROR = "array variables in functions are not supported"
 _SUBSCRIPTED = re.compile(r"^(.*)\[([0-9]+(?:,[0-9]+)*)\]$")
@@ -227,7 +228,6 @@ def _count(shape) -> int:
 def _output_value(shape, name: str, flat: tuple, first: int):
     """The value of an output of ``shape`` (or `RecordShape`) whose scalars are the outputs
     ``first``, ``first + 1``... of the specialization ``name`` called on ``flat``."""
-    from .lowering import Rec
     if type(shape) is RecordShape:
         fields = []
         for fname, fshape in shape.fields:
@@ -241,7 +241,6 @@ def _output_value(shape, name: str, flat: tuple, first: int):
 def _record_leaves(low, rec, value, what: str) -> list:
     """The scalars of the record value ``value`` passed where ``rec`` is declared, in the
     order of ``rec``'s fields (nested records and array fields flattened)."""
-    from .lowering import Rec
     if type(value) is not Rec:
         low.fail(f"{what} must be a record of type {rec.name}")
     given = dict(value.fields)
@@ -280,8 +279,7 @@ def tuple_values(low, rhs, env, n_targets: int):
 
 def _dims(low, d, decl, shapes, consts, got) -> tuple:
     """The size of ``decl``'s dimensions at this call (``:`` from the argument)."""
-    from .lowering import Lowering
-    scope = Lowering(low.ctx)
+    scope = low.fresh()
     scope.shapes = dict(shapes)
     out = []
     for k, dim in enumerate(decl.dims):
@@ -305,10 +303,8 @@ def _specialize(low, d, decls, shapes, consts, number, passed):
     """Register the scalar function for these sizes (and the functions ``passed`` to its
     functional inputs) in the file's functions; returns its name and the shape of its first
     output."""
-    from .algorithm_lowering import lower_statements
-    from .lowering import Lowering
     name = f"{d.name}$a{number}"
-    body_low = Lowering(low.ctx)
+    body_low = low.fresh()
     body_low.shapes = dict(shapes)
     body_low.types = low.types              # the file's records and enumerations
     ctx = low.ctx
@@ -352,7 +348,7 @@ def _specialize(low, d, decls, shapes, consts, number, passed):
         if tag == "decls":
             continue
         if tag == "algorithm":
-            contents.append(("algorithm", lower_statements(body_low, sec[1], dict(consts)),
+            contents.append(("algorithm", body_low.lower_statements(sec[1], dict(consts)),
                              sec[2]))
         elif tag == "external":
             low.fail(f"external function '{d.name}' has array arguments, which are not "
@@ -427,7 +423,6 @@ def _element_bindings(body_low, decl, shape, consts, new_decls, first) -> None:
     the variable has when the algorithm starts, Modelica 3.6 §12.4.4) as the bindings of its
     elements, which are ``new_decls[first:]`` in row-major order; a size mismatch is
     reported at the declaration."""
-    from .lowering import LowerError
     try:
         v = body_low.value(decl.binding, dict(consts), decl.loc)
         if A.shape_of(v) != tuple(shape):
@@ -443,7 +438,6 @@ def _element_bindings(body_low, decl, shape, consts, new_decls, first) -> None:
 def _scalar_binding(body_low, decl, consts):
     """``decl`` (a scalar of the specialization) with its binding lowered for these sizes:
     ``protected Integer n = size(table, 1)`` is ``n = 4``."""
-    from .lowering import LowerError
     if decl.binding is None or _kind(decl) == "input":
         return decl
     try:

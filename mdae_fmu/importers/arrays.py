@@ -82,7 +82,7 @@ class ArrayCall:
     """A call of one of `ARRAY_FUNCTIONS`, a cast or a record constructor."""
     func: str
     args: tuple
-    where: int
+    where: int | None
 
 
 class _Marker:

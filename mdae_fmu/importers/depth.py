@@ -127,6 +127,7 @@ def _balanced(terms: list, ops: list):
             return terms[i]
         m = (i + j + 1) // 2
         op = plus if signs[m] == signs[i] else minus
+        assert op is not None       # (a family without inverse has every sign True)
         return E.BinOp(op, build(i, m - 1), build(m, j))
 
     return build(0, len(terms) - 1)

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .. import expr as E
 from .. import functions as F
-from ..codegen.messages import message_parts
+from ..diagnostics import SourceLoc
+from ..assert_messages import message_parts
 from .syntax import Stmt, fold_strings, normalize_name
 
 #: Modelica.Constants (MSL 4.0) referenced without a declaration.
@@ -53,9 +55,9 @@ CLOCKED_OPERATORS = frozenset((
 class FunctionDef:
     """A parsed function definition before resolution."""
     name: str
-    loc: object
+    loc: SourceLoc | None
     end_name: str
-    end_loc: object
+    end_loc: SourceLoc | None
     contents: list
     annotations: list        # annotation texts
     errors: list             # errors inside the definition: reported only if it is called
@@ -81,7 +83,7 @@ class Tuple:
     error: tuple
 
 
-def _is_range(x) -> bool:
+def is_range(x) -> bool:
     """A range node (``start``, ``step`` or None, ``stop``), whichever callback made it."""
     return all(hasattr(x, a) for a in ("start", "step", "stop"))
 
@@ -120,6 +122,7 @@ _WITHOUT_RE = re.compile(r"\b(?:zeroDerivative|noDerivative)\s*=\s*(" + _NAME + 
 
 class FunctionCallbacks:
     """Grammar callbacks of the functions block (mixed into the importer's `_Callbacks`)."""
+    ctx: Any                                 # the importer's parse context (`_Callbacks`)
 
     def function_definitions(self, c):
         return None
@@ -293,7 +296,7 @@ class FunctionResolver:
     def __init__(self, defs: list, ctx, err):
         self.ctx = ctx
         self.err = err                       # err(where, message)
-        self.defs = {}
+        self.defs: dict[str, FunctionDef] = {}
         self.aliases: dict[str, str] = {}    # function name -> built-in
         self.external: dict[str, str] = {}   # function name -> reason
         self.functions: dict[str, F.Function] = {}
@@ -321,7 +324,9 @@ class FunctionResolver:
 
     # ---- definitions ----
     def _define(self, d: FunctionDef):
-        inputs, outputs, locals_ = [], [], []
+        inputs: list[F.Param] = []
+        outputs: list[F.Param] = []
+        locals_: list[F.Param] = []
         body = None
         ext = None
         for sec in d.contents:
@@ -504,7 +509,7 @@ class FunctionResolver:
                 inner_scope.add(name)
             stmts = tuple(self._statements(body, fname, inner_scope, loops | {"for"}))
             for name, rng, iloc in reversed(indices):
-                if not _is_range(rng):
+                if not is_range(rng):
                     self.err(iloc, f"the range of for-index '{name}' must be a range 'a:b', "
                                    "'a:step:b' or a vector")
                     return None
@@ -570,10 +575,10 @@ class FunctionResolver:
                 continue
             required = sum(1 for p in fn.inputs if p.default is None)
             if nargs > len(fn.inputs) or nargs < required:
-                want = (str(len(fn.inputs)) if required == len(fn.inputs)
-                        else f"{required} to {len(fn.inputs)}")
-                self.err(where, f"'{name}' expects {want} argument"
-                                f"{'' if want == '1' else 's'}, got {nargs}")
+                wanted = (str(len(fn.inputs)) if required == len(fn.inputs)
+                          else f"{required} to {len(fn.inputs)}")
+                self.err(where, f"'{name}' expects {wanted} argument"
+                                f"{'' if wanted == '1' else 's'}, got {nargs}")
             if base not in used:
                 used.append(base)
                 d = self.defs.get(base)
@@ -655,7 +660,7 @@ class FunctionResolver:
             return None
         if len(fn.outputs) != 1 or not fn.body:
             return None
-        env = {}
+        env: dict[E.Expr, E.Expr] = {}
         for p in fn.outputs + fn.locals:
             if p.default is not None:
                 env[E.Ref(p.name)] = p.default
@@ -688,7 +693,7 @@ class FunctionResolver:
             if fn is None:
                 return E.Call(name, args)
             if len(args) < len(fn.inputs):
-                env = {E.Ref(p.name): a for p, a in zip(fn.inputs, args)}
+                env: dict[E.Expr, E.Expr] = {E.Ref(p.name): a for p, a in zip(fn.inputs, args)}
                 extra = []
                 for p in fn.inputs[len(args):]:
                     v = self.rewrite(E.substitute(p.default, env))
@@ -745,7 +750,7 @@ class FunctionResolver:
 
 
 def map_body(body, rw) -> tuple:
-    out = []
+    out: list[F.Statement] = []
     for s in body:
         t = type(s)
         if t is F.Assign:

@@ -208,11 +208,11 @@ class Driver:
         pos, tok, exact = 0, None, False
         budget = sys.maxsize if max_tokens is None else max_tokens
         left = budget
-        shapes = self.shapes if shapes else None
-        recent = (None, None)               # shapes of the last two segments
+        cache = self.shapes if shapes else None
+        recent: tuple = (None, None)        # shapes of the last two segments
         while pos < end:
-            if shapes is not None and not exact:
-                hit = shapes.replay(text, pos, stack, values, term_ends, recent)
+            if cache is not None and not exact:
+                hit = cache.replay(text, pos, stack, values, term_ends, recent)
                 if hit is not None:
                     pos, tok, shape = hit
                     recent = (recent[1], shape)
@@ -223,8 +223,8 @@ class Driver:
             kinds: list = []
             pos, tok, exact, bounded, left = self._segment(text, pos, stack, values,
                                                            term_ends, tok, exact, kinds, left)
-            if shapes is not None:
-                shape = shapes.learn(kinds, recent) if bounded and not exact else None
+            if cache is not None:
+                shape = cache.learn(kinds, recent) if bounded and not exact else None
                 recent = (recent[1], shape)
         self.tokens_read = budget - left
         return self._finish(start, stack, values, tok)

@@ -36,14 +36,15 @@ counts), so a file without repetition costs only the bookkeeping.
 
 from __future__ import annotations
 
+import importlib
 import re
 
 try:                                     # Python >= 3.11
-    from re import _constants as _sre
-    from re import _parser as _sre_parse
+    _sre = importlib.import_module("re._constants")
+    _sre_parse = importlib.import_module("re._parser")
 except ImportError:                      # pragma: no cover - Python 3.10
-    import sre_constants as _sre
-    import sre_parse as _sre_parse
+    _sre = importlib.import_module("sre_constants")
+    _sre_parse = importlib.import_module("sre_parse")
 
 MAX_SHAPES = 256          # compiled shapes per grammar
 MAX_ELEMENTS = 96         # tokens (ignored ones included) of a shape
@@ -287,7 +288,7 @@ class Shapes:
         st = list(stack)
         height = len(st)
         low = height - 1                  # lowest stack index the actions read
-        ops = []
+        ops: list[tuple] = []
         for i in shape.tokens:
             kind = shape.kinds[i]
             row = states[st[-1]]

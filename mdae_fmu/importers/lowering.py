@@ -27,41 +27,21 @@ import itertools
 import math
 import operator
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from typing import NoReturn
 
 from .. import expr as E
 from ..diagnostics import SourceLoc
 from . import arrays as A
-from .array_functions import array_function_defs, call_value, tuple_equation
+from .algorithm_lowering import lower_statements
+from .array_functions import array_function_defs, call_value, tuple_equation, tuple_values
+from .lowered import ElementAlias, LowerError, Rec
 from . import types as T
 from .syntax import ENUM_PREFIXES, Decl, Named, Stmt, normalize_name
 
 _MAX_ELEMENTS = 1_000_000      # scalars one array declaration or range may produce
 _MAX_CHAIN = 1_000             # elements a variable subscript may select among
-
-
-class LowerError(Exception):
-    def __init__(self, message: str, where=None):
-        super().__init__(message)
-        self.message = message
-        self.where = where
-
-
-@dataclass(frozen=True, slots=True)
-class Rec:
-    """A record value: its type and one value per field (in declaration order)."""
-    type: str
-    fields: tuple           # ((name, value), ...)
-
-
-class ElementAlias:
-    """The value of a for-index that runs over the elements of an array of variables (``for v
-    in x loop`` in a function, Modelica 3.6 §11.2.2.2): the element of the current iteration,
-    a lowered expression (`algorithm_lowering`)."""
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
 
 
 class _StringVar:
@@ -97,8 +77,21 @@ class Lowering:
         self.range_checks: list | None = None
         self._check_ids: set = set()    # id() of the range checks' assert Stmts
 
+    def fresh(self) -> Lowering:
+        """A new lowering of the same file, with nothing declared yet (the scope of a
+        function body or of a function's dimensions, `array_functions`)."""
+        return Lowering(self.ctx)
+
+    def lower_statements(self, items, env) -> list:
+        """`algorithm_lowering.lower_statements` run by this lowering."""
+        return lower_statements(self, items, env)
+
+    def tuple_values(self, rhs, env, n_targets: int):
+        """`array_functions.tuple_values` of a call ``(a, b, ...) := f(x)`` here."""
+        return tuple_values(self, rhs, env, n_targets)
+
     # ---- errors ----
-    def fail(self, message, where=None):
+    def fail(self, message, where=None) -> NoReturn:
         raise LowerError(message, where)
 
     def report(self, err: LowerError, where):
@@ -132,13 +125,13 @@ class Lowering:
         self.scalarized_shapes()
         out_decls = {}
         for d, plan in planned:
-            out = []
+            out: list = []
             try:
                 self.emit(plan, d, out)
             except LowerError as err:
                 self.report(err, d.loc)
             out_decls[id(d)] = out
-        result = []
+        result: list[tuple] = []
         for sec in sections:
             tag = sec[0]
             if tag == "decls":
@@ -149,8 +142,7 @@ class Lowering:
                 self.items(sec[1], {}, out)
                 result.append((tag, out))
             elif tag in ("algorithm", "initial_algorithm"):
-                from .algorithm_lowering import lower_statements
-                result.append((tag, lower_statements(self, sec[1], {}), sec[2]))
+                result.append((tag, self.lower_statements(sec[1], {}), sec[2]))
             else:
                 result.append(sec)
         self.ctx.enum_vars = self.enum_vars
@@ -777,7 +769,7 @@ class Lowering:
                 break
         else:
             return None
-        from ..codegen.messages import value_kind
+        from ..assert_messages import value_kind
         from ..modelica_printer import print_expr
         if n > _MAX_CHAIN:
             self.fail(f"a variable subscript of '{e.name}' selects among {n} elements (at "
@@ -1044,20 +1036,20 @@ class Lowering:
             return E.Const(shape[k - 1])
         if f in ("fill", "zeros", "ones"):
             dims_args = args[1:] if f == "fill" else args
-            shape = []
+            sizes = []
             for x in dims_args:
                 n = self.const(x, env)
                 if type(n) is not int or n < 0:
                     self.fail(f"the sizes given to {f}() must be Integer parameter "
                               "expressions", e.where)
-                shape.append(n)
+                sizes.append(n)
             v = args[0] if f == "fill" else E.Const(0 if f == "zeros" else 1)
-            n = math.prod(shape)
+            n = math.prod(sizes)
             if n > _MAX_ELEMENTS:
                 self.fail(f"array too large (more than {_MAX_ELEMENTS:,} elements)", e.where)
             if type(v) is A.Arr:
-                return A.Arr(tuple(shape) + v.shape, tuple(v.items) * n)
-            return A.Arr(tuple(shape), (v,) * n)
+                return A.Arr(tuple(sizes) + v.shape, tuple(v.items) * n)
+            return A.Arr(tuple(sizes), (v,) * n)
         if f == "cat":
             k = self.const(args[0], env)
             if type(k) is not int:
@@ -1413,16 +1405,22 @@ def _refs(e):
                     yield from _refs(x)
 
 
-class _Typed:
-    """Declared base types (Real, Integer, Boolean) for `messages.value_kind`; a name without
-    one (a for-index) reads as Integer."""
+class _Typed(Mapping[str, str]):
+    """Declared base types (Real, Integer, Boolean) for `assert_messages.value_kind`; a name
+    without one (a for-index) reads as Integer."""
     __slots__ = ("types",)
 
-    def __init__(self, types):
+    def __init__(self, types: Mapping[str, str]):
         self.types = types
 
-    def get(self, name, default=None):
+    def __getitem__(self, name: str) -> str:
         return self.types.get(name, "Integer")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.types)
+
+    def __len__(self) -> int:
+        return len(self.types)
 
 
 def _is_param(prefixes, explicit=None) -> bool:

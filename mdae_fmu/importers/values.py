@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import Any, Callable
 
 from .. import expr as E
 
@@ -114,7 +115,7 @@ def _div(a, b):
     return math.trunc(a / b)
 
 
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos,
     "atan": math.atan, "atan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh,
     "tanh": math.tanh, "exp": math.exp, "log": math.log, "log10": math.log10,

@@ -146,7 +146,7 @@ def model_to_xml(model: Model) -> bytes:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m mdae_fmu.importers.xml_writer IN.mo OUT.xml``."""
-    from ..api import load
+    from .reading import load
     from ..diagnostics import MdaeError
     from ..output import check_writable, write_bytes
     argv = sys.argv[1:] if argv is None else argv

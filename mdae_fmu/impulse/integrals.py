@@ -33,7 +33,7 @@ import sympy as sp
 from .analysis import ImpulseResult
 from .numeric import impulse_power
 from .problem import RestartProblem
-from .standardize import _level_form, leading_order
+from .standardize import level_form, leading_order
 
 
 def impulse_integrals(problem: RestartProblem, impulse: ImpulseResult | None,
@@ -57,7 +57,7 @@ def impulse_integrals(problem: RestartProblem, impulse: ImpulseResult | None,
         powers[nu] = mu
     if not nus:
         return {}
-    eqs, _, others = _level_form(problem, level, impulse)
+    eqs, _, others = level_form(problem, level, impulse)
     sub = {s: nu * d ** (-sp.Rational(powers[nu].numerator, powers[nu].denominator))
            for s, (nu, _) in nus.items()}
     unknown = set(others) - set(nus)

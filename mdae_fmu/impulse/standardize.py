@@ -90,7 +90,7 @@ def _nonsingular(eqs: list, unknowns: list) -> bool:
     return not (r.over_eqs or r.under_vars or r.under_eqs)
 
 
-def _level_form(problem: RestartProblem, level: str, impulse: ImpulseResult | None):
+def level_form(problem: RestartProblem, level: str, impulse: ImpulseResult | None):
     """Equations in standard symbols: known instances through left jets, the top instances
     through the right-limit symbols of the level; with facts subtracted at jet level."""
     sub = problem.jet_substitution()
@@ -261,7 +261,7 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
     if impulse is None:
         # S0 first: a restart whose leading-order system is already structurally nonsingular
         # (at jet level: the lower jets continuous) needs no impulse analysis (Theorem 67)
-        eqs, targets, others = _level_form(problem, "jet", None)
+        eqs, targets, others = level_form(problem, "jet", None)
         K0 = [leading_order(e, d) for e in eqs]
         unk0 = targets + others
         if all(k != 0 for k in K0) and _nonsingular(K0, unk0):
@@ -276,7 +276,7 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
                                     _restart_eqs(problem, "jet", sol), ())
         impulse = impulse_analysis(problem)
     level = "jet" if impulse.jet_level else "shift"
-    eqs, targets, others = _level_form(problem, level, impulse)
+    eqs, targets, others = level_form(problem, level, impulse)
     imp = [s for s in impulse.impulsive]
     imp_info = tuple((s, impulse.orders[s].text()) for s in imp if s in impulse.orders) + \
         tuple((s, "undetermined") for s in impulse.undetermined)

@@ -12,8 +12,9 @@ an event it is re-evaluated from the solution of the mode it selected, the mode 
 system restarted, until no relation changes. In the nonstandard semantics this is the cascade
 of Def 33: instant n+1's guard reads instant n's value, i.e. the guard reads ``pre(s)`` at each
 instant of the cascade (the left limit at its first instant). So such a guard is accepted and
-*delayed* (`delayed_guards`, `delay_same_instant_guards`), which is exactly the meaning a
-``pre(s)`` guard already has in this project; a guard written with ``pre`` keeps its meaning.
+*delayed* (`delayed_guards`; the model rewritten by `mdae_fmu.modes.delay`), which is exactly
+the meaning a ``pre(s)`` guard already has in this project; a guard written with ``pre`` keeps
+its meaning.
 
 What can go wrong is an iteration that never settles (the selected mode computes values that
 select another mode, which selects the first again). `check_settling` finds the cycles that
@@ -30,16 +31,24 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
-from ..ir import Equation, Model
-from ..structure.conditionals import with_children
+from ..ir import Model
 
 if TYPE_CHECKING:
     from .normalize import MultimodeSystem
+
+
+def state_names(system: MultimodeSystem) -> set[str]:
+    """Variables that appear differentiated in some equation (their left limit is known at the
+    start of every instant)."""
+    names = system.__dict__.get("_state_names")
+    if names is None:
+        names = frozenset(n for e in system.equations for n, k in e.orders if k >= 1)
+        object.__setattr__(system, "_state_names", names)
+    return set(names)
 
 
 def guard_dependencies(system):
@@ -49,7 +58,6 @@ def guard_dependencies(system):
     start of every instant) do not count. Returns ``(graph, via, reads)`` with ``reads`` the
     same-instant algebraic variables each guard reads."""
     import networkx as nx
-    from .normalize import state_names
     g = nx.DiGraph()
     g.add_nodes_from(range(len(system.guards)))
     via: dict[tuple[int, int], tuple[str, object]] = {}
@@ -87,66 +95,6 @@ def delayed_guards(system) -> dict[int, tuple[str, ...]]:
                 if reads.get(gi):
                     out[gi] = tuple(reads[gi])
     return dict(sorted(out.items()))
-
-
-def delayed_variables(model: Model) -> dict[str, tuple[str, ...]]:
-    """``{Boolean guard variable or guard text: variables read at the previous instant}`` for
-    the delayed guards of ``model`` (`delayed_guards` on its normalization)."""
-    from .normalize import normalize
-    system = normalize(model)
-    return {system.guards[gi].name: vs for gi, vs in delayed_guards(system).items()}
-
-
-def _pre_of(e: E.Expr, names: frozenset) -> E.Expr:
-    """``e`` with every same-instant reference to one of ``names`` replaced by ``pre(name)``
-    (references already under ``pre`` are left alone)."""
-    if isinstance(e, E.Ref):
-        return E.Call("pre", (e,)) if e.name in names else e
-    if isinstance(e, E.Call) and e.func == "pre":
-        return e
-    kids = E.children(e)
-    return with_children(e, tuple(_pre_of(k, names) for k in kids)) if kids else e
-
-
-def delay_same_instant_guards(model: Model, system: MultimodeSystem | None = None) -> Model:
-    """``model`` with its delayed Boolean guards (`delayed_guards`) written as the cascade
-    reads them: in the definition ``off = s < 0`` each same-instant read ``s`` becomes
-    ``pre(s)`` (Def 33; module docstring), the meaning a ``pre(s)`` guard already has. The
-    result has the same guards (names, modes, automaton) and is what the code generator
-    compiles: the relation on ``pre(s)`` is re-evaluated at each instant of the event
-    iteration from the previous instant's values, within a band against rounding, and its
-    event indicator watches ``s`` (`mdae_fmu.codegen.multimode`).
-
-    A condition written inline (``y = if w > 0 then w else 0``) is left as it is: it is a
-    relation of the event plan, held during integration, watched by its indicator and
-    re-evaluated at each call of the event iteration from the values of the previous instant
-    (`mdae_update_relations` runs before the mode step), which is the same cascade without the
-    band. The same model object is returned when nothing is rewritten. ``system``: the
-    model's normalized system when already built (`Automaton.system`)."""
-    from .normalize import _bool_definitions, normalize
-    if not any(g.kind == "long" for g in model.guards()):
-        return model                # no guard: nothing to delay (and no normalization)
-    if system is None:
-        system = normalize(model)
-    by_def: dict[str, frozenset] = {}
-    for gi, names in delayed_guards(system).items():
-        guard = system.guards[gi]
-        if isinstance(guard.cond, E.Ref) and guard.definition != guard.cond:
-            by_def[guard.cond.name] = frozenset(names)
-    if not by_def:
-        return model
-    _, def_eqs = _bool_definitions(model)
-    equations = []
-    for eq in model.equations:
-        res = eq.residual
-        if eq.id in def_eqs:
-            lhs, rhs = E.split_residual(res)
-            for side, other in ((lhs, rhs), (rhs, lhs)):
-                if isinstance(side, E.Ref) and side.name in by_def:
-                    res = E.residual(side, _pre_of(other, by_def[side.name]))
-                    break
-        equations.append(eq if res is eq.residual else Equation(eq.id, res, eq.guard, eq.loc))
-    return replace(model, equations=tuple(equations))
 
 
 # --- compile-time detection of iterations that never settle --------------------------------
@@ -347,6 +295,5 @@ def _cycle_message(system, cyc, reasons) -> str:
             "mode selects the next one:\n" + "\n".join(lines))
 
 
-__all__ = ["guard_dependencies", "delayed_guards", "delayed_variables",
-           "delay_same_instant_guards", "check_settling", "numeric_value",
-           "initial_guard_values"]
+__all__ = ["state_names", "guard_dependencies", "delayed_guards", "check_settling",
+           "numeric_value", "initial_guard_values"]

@@ -25,9 +25,9 @@ from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration
 from ..sympy_modelica import print_sympy
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, TooManyTransientModes, normalize
-from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, _eq_list, continuation_mode,
-                   eq_label, exec_long, exec_transient, inst_label, same_as_continuation,
-                   sigma_from_report, sigma_of_mode, steady_run, var_label)
+from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, continuation_mode,
+                   eq_label, equation_list, exec_long, exec_transient, inst_label,
+                   same_as_continuation, sigma_from_report, sigma_of_mode, steady_run, var_label)
 
 MAX_CONFIGS = 20000
 MAX_CASCADE = 32
@@ -335,7 +335,7 @@ def _cascade_and_initial_diagnostics(ex: _Explorer, all_modes: list[Mode],
                     + " -> ".join("{" + ", ".join(g) + "}" for g, _ in chain.steps)
                     + " can re-trigger each other forever (Assumption 4 fails): each resets "
                     "variables the next one reads"
-                    + (f" (resets {_eq_list(system, keys)})" if keys else ""),
+                    + (f" (resets {equation_list(system, keys)})" if keys else ""),
                     tuple(sorted({v for _, xs in chain.steps for v in xs})), keys))
     init = system.initial_mode()
     if init is not None and init in steady:
@@ -594,7 +594,7 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
         "W-INIT-INCONSISTENT",
         f"initialization: the start values fixed for {{{', '.join(starts)}}} "
         f"over-determine the initial mode [{system.mode_label(mode)}] together with its "
-        f"consistency equations {_eq_list(system, keys)}; fix fewer start values or choose "
+        f"consistency equations {equation_list(system, keys)}; fix fewer start values or choose "
         "consistent ones", tuple(starts), keys)
 
 

@@ -33,7 +33,8 @@ from .. import expr as E
 from ..diagnostics import ModelRejected, SourceLoc
 from ..ir import Assign, Equation, Model, Reinit
 from ..structure.conditionals import classify_conditionals, drop_zero_terms
-from ..structure.per_mode import TooManyModes, sigma_row
+from ..structure.per_mode import TooManyModes
+from ..structure.signature import sigma_row
 from ..structure.sample_clocks import constant_bindings, never_coincide
 
 #: Most transient modes (sets of when-conditions true at one instant, per long mode) that
@@ -304,7 +305,7 @@ def _label(e: E.Expr) -> str:
     return "?"
 
 
-def _bool_definitions(model: Model) -> tuple[dict[str, E.Expr], set[str]]:
+def bool_definitions(model: Model) -> tuple[dict[str, E.Expr], set[str]]:
     """Boolean variables defined by an equation ``b = expr``: name -> expr, and the ids of the
     defining equations (removed from the continuous system)."""
     booleans = {v.name for v in model.variables if v.type == "Boolean"}
@@ -443,7 +444,7 @@ def normalize(model: Model) -> MultimodeSystem:
     a cycle of guards (Comment 32; docs/theory.md §13.2, §13.3) provably never settle
     (`event_iteration.check_settling`); other such cycles are evaluated by event iteration.
     """
-    bool_defs, def_eqs = _bool_definitions(model)
+    bool_defs, def_eqs = bool_definitions(model)
     def_eqs = def_eqs | _discrete_definitions(model, bool_defs)
     # discrete variables (Integer, Boolean, `discrete Real`) only change in when-clauses: within
     # an instant they are known values, like parameters
@@ -622,16 +623,6 @@ class _BranchExpansion:
         self.guard_of(node.cond, "long", loc)
         for branch in (node.then, node.orelse):
             self._register(_replace_if(res, node, branch), loc)
-
-
-def state_names(system: MultimodeSystem) -> set[str]:
-    """Variables that appear differentiated in some equation (their left limit is known at the
-    start of every instant)."""
-    names = system.__dict__.get("_state_names")
-    if names is None:
-        names = frozenset(n for e in system.equations for n, k in e.orders if k >= 1)
-        object.__setattr__(system, "_state_names", names)
-    return set(names)
 
 
 def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:

@@ -108,11 +108,11 @@ def sigma_of_mode(system: MultimodeSystem, mode: Mode) -> SigmaInfo:
     r = dm(occ, occ, unk)
     parts = []
     if r.over_eqs:
-        parts.append(f"over-determined equations {_eq_list(system, sorted(r.over_eqs))} "
+        parts.append(f"over-determined equations {equation_list(system, sorted(r.over_eqs))} "
                      f"(variables {{{', '.join(sorted(n for n, _ in r.over_vars))}}})")
     if r.under_vars:
         parts.append(f"variables {{{', '.join(sorted(n for n, _ in r.under_vars))}}} are not "
-                     f"determined (equations {_eq_list(system, sorted(r.under_eqs))})")
+                     f"determined (equations {equation_list(system, sorted(r.under_eqs))})")
     n_eq, n_var = len(rows), len(unk)
     msg = (f"mode [{system.mode_label(mode)}] is structurally singular ({n_eq} equations, "
            f"{n_var} variables): " + "; ".join(parts))
@@ -167,7 +167,9 @@ def _plain_ids(system: MultimodeSystem, model) -> frozenset:
     return ids
 
 
-def _eq_list(system: MultimodeSystem, keys) -> str:
+def equation_list(system: MultimodeSystem, keys) -> str:
+    """``{e3 (file:line), e4'}``: the equations ``keys`` (ids, or (id, derivative order)
+    pairs) labelled with their derivative order and their source location."""
     out = []
     for k in keys:
         eid = k if isinstance(k, str) else k[0]
@@ -235,7 +237,7 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
     if r2.over_eqs:
         return erased, r2, Diagnostic(
             "E-RESTART-CONFLICT",
-            f"{pair}, instant {instant_no}: equations {_eq_list(system, sorted(r2.over_eqs))} "
+            f"{pair}, instant {instant_no}: equations {equation_list(system, sorted(r2.over_eqs))} "
             f"conflict with values fixed by the previous instant and cannot be postponed",
             tuple(sorted(inst_label(v) for v in r2.over_vars)), tuple(sorted(r2.over_eqs)))
     if r2.under_vars:
@@ -253,8 +255,8 @@ def _missing_restart(system: MultimodeSystem, r2: DMResult, occ, erased, levels:
     previous instant left unknown and whose values, if given, would make the restart determined."""
     deficit, culprits = lacking_restart(r2.under_eqs, r2.under_vars, occ, (
         v for v in r2.under_vars if v[1] < levels.get(v[0], 0)))
-    eqs = _eq_list(system, sorted(r2.under_eqs))
-    before = f"; erased before: {_eq_list(system, sorted(erased))}" if erased else ""
+    eqs = equation_list(system, sorted(r2.under_eqs))
+    before = f"; erased before: {equation_list(system, sorted(erased))}" if erased else ""
     missing = f"{deficit} equation{'s' if deficit != 1 else ''} missing"
     head = f"{pair}, instant {instant_no}: no equation determines the restart of "
     if culprits:
@@ -576,7 +578,7 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
     if not res.b_O:
         return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
             "E-TRANSIENT-OVER", f"{pair}: at transient mode [{label}] the equations "
-            f"{_eq_list(system, res.culprits)} contradict each other or the past "
+            f"{equation_list(system, res.culprits)} contradict each other or the past "
             "(transient equations are never erased)",
             tuple(sorted({inst_label(v) for v in res.variables})), res.culprits))
     if not res.b_U:
@@ -602,7 +604,7 @@ def _transient_failure(system: MultimodeSystem, res: EQResult, occ, mode: Mode,
     and, for an under-determined instant, how many equations are missing and which state
     values an impact law (a ``reinit``) could supply."""
     label = system.mode_label(mode)
-    eqs = _eq_list(system, res.equations) if res.equations else "{}"
+    eqs = equation_list(system, res.equations) if res.equations else "{}"
     if res.reason == "underdetermined":
         names = sorted({inst_label(v) for v in res.culprits})
         # an impact law gives the next value x^o of a state of the following long mode

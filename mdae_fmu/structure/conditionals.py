@@ -34,6 +34,9 @@ from typing import Iterable, Mapping
 
 from .. import expr as E
 from ..ir import Model
+from .variables import classify_variables, discrete_equation_flags, is_event_guard
+from .demotion import demotable_atoms
+from .zero_terms import drop_zero_terms
 
 # An equation whose if-expressions have more distinct conditions than this is not enumerated:
 # its conditions are all taken as structural (the former behaviour, never wrong, only slower).
@@ -66,47 +69,6 @@ class ConditionalClasses:
             s = frozenset(self.event_only)
             object.__setattr__(self, "_eo", s)
         return s
-
-
-def drop_zero_terms(e: E.Expr) -> E.Expr:
-    """``e`` with the literal zeros folded: ``x*0`` and ``0/x`` are 0, ``x + 0``, ``x - 0``,
-    ``0 + x`` are x, ``0 - x`` is ``-x``. Only literals are folded (parameters are generically
-    nonzero). Used for the incidence of a branch (module docstring)."""
-    if isinstance(e, E.BinOp):
-        a, b = drop_zero_terms(e.left), drop_zero_terms(e.right)
-        za, zb = _is_zero(a), _is_zero(b)
-        if e.op in ("*", ".*") and (za or zb):
-            return E.ZERO
-        if e.op in ("/", "./") and za:
-            return E.ZERO
-        if e.op in ("+", ".+"):
-            if za:
-                return b
-            if zb:
-                return a
-        if e.op in ("-", ".-"):
-            if zb:
-                return a
-            if za:
-                return E.UnOp("-", b)
-        return e if (a is e.left and b is e.right) else E.BinOp(e.op, a, b)
-    if isinstance(e, E.UnOp):
-        a = drop_zero_terms(e.arg)
-        if e.op in ("-", "+") and _is_zero(a):
-            return E.ZERO
-        return e if a is e.arg else E.UnOp(e.op, a)
-    if isinstance(e, E.If):
-        c, a, b = (drop_zero_terms(x) for x in (e.cond, e.then, e.orelse))
-        return E.If(c, a, b)
-    if isinstance(e, E.Call) and e.func not in ("pre",):
-        return E.Call(e.func, tuple(drop_zero_terms(x) for x in e.args))
-    if isinstance(e, E.Der):
-        return E.Der(drop_zero_terms(e.arg))
-    return e
-
-
-def _is_zero(e: E.Expr) -> bool:
-    return isinstance(e, E.Const) and not isinstance(e.value, bool) and e.value == 0
 
 
 def _if_atoms(e: E.Expr) -> list[E.Expr]:
@@ -196,8 +158,6 @@ def _classify_default(model: Model) -> ConditionalClasses:
     """The classification of the pipeline: by incidence (`_classify`), then the demotion of
     the conditions whose modes share one structure (`mdae_fmu.structure.demotion`); a
     condition under ``noEvent`` that stays structural is refused only then."""
-    from .demotion import demotable_atoms
-    from .per_mode import classify_variables, discrete_equation_flags
     cls = classify_variables(model)
     eqs = tuple(eq for eq, d in zip(model.equations, discrete_equation_flags(model)) if not d)
     deferred = _Deferred()
@@ -255,7 +215,6 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset,
     """Classification by incidence (module docstring). With ``deferred``, a condition under
     ``noEvent`` that is structural by incidence is recorded there instead of refused, and so
     are the candidates of the demotion (`_Deferred`)."""
-    from .per_mode import is_event_guard
     structural: dict[E.Expr, tuple[str, str]] = {}
     candidates: dict[E.Expr, None] = {}
     by_incidence: dict[E.Expr, None] = {}

@@ -61,6 +61,11 @@ from typing import Mapping, Sequence
 
 from .. import expr as E
 from ..ir import Equation, Model
+from .signature import signature_graph
+from .sigma import sigma_method
+from .valuations import (MAX_ENUMERATED_MODES, TooManyModes, enumerate_valuations,
+                         guard_definitions, long_guard_atoms_under, specialize)
+from .variables import classify_variables, discrete_equation_flags
 
 # offsets of a mode: (equation ids, c, d); None for a mode without offsets (singular)
 Offsets = tuple
@@ -70,14 +75,11 @@ def demotable_atoms(model: Model, classes, candidates: Sequence[E.Expr]) -> tupl
     """The atoms of ``candidates`` (structural by incidence only, `conditionals._Deferred`)
     that satisfy (a)–(c) of the module docstring under ``classes`` (the classification by
     incidence); in order of appearance."""
-    from .per_mode import (MAX_ENUMERATED_MODES, TooManyModes, classify_variables,
-                           discrete_equation_flags, enumerate_valuations, guard_definitions,
-                           long_guard_atoms)
     cls = classify_variables(model)
     discrete = frozenset(eq.id for eq, d in zip(model.equations, discrete_equation_flags(model))
                          if d)
     dae = [eq for eq in model.equations if eq.id not in discrete]
-    atoms = long_guard_atoms(model, dae, classes)
+    atoms = long_guard_atoms_under(model, dae, classes)
     wanted = set(candidates)
     order = [a for a in atoms if a in wanted]
     if not order:
@@ -99,14 +101,13 @@ def demotable_atoms(model: Model, classes, candidates: Sequence[E.Expr]) -> tupl
 
 
 class _Modes:
-    """Specialization and Σ-method of the modes of one model (`per_mode.specialize`,
-    `per_mode.signature_graph`, `sigma.sigma_method`), as the per-mode stage does them."""
+    """Specialization and Σ-method of the modes of one model (`valuations.specialize`,
+    `signature.signature_graph`, `sigma.sigma_method`), as the per-mode stage does them."""
 
     def __init__(self, model: Model, classes, discrete: frozenset):
         self.model, self.classes, self.discrete = model, classes, discrete
 
     def equations(self, valuation: Mapping) -> list[Equation]:
-        from .per_mode import specialize
         return specialize(self.model, valuation, classes=self.classes,
                           discrete_ids=self.discrete)
 
@@ -116,8 +117,6 @@ class _Modes:
 
     def offsets_of(self, eqs: list[Equation]) -> Offsets | None:
         """Canonical offsets (equation ids, c, d) of the system ``eqs``; None if singular."""
-        from .per_mode import signature_graph
-        from .sigma import sigma_method
         res = sigma_method(signature_graph(eqs, self.classes.continuous)[0])
         if not res.ok or res.c is None or res.d is None:
             return None

@@ -27,7 +27,7 @@ from scipy.sparse.csgraph import (breadth_first_order, connected_components,
                                   maximum_bipartite_matching)
 
 # Below this many edges the pure-Python Hopcroft–Karp is used (no scipy conversion overhead).
-_SMALL_EDGES = 2000
+SMALL_EDGES = 2000
 
 
 @contextmanager
@@ -173,7 +173,7 @@ def maximum_matching(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
     ``maximum_bipartite_matching`` (also Hopcroft–Karp, in C) for large ones.
     """
     n_edges = sum(len(r) for r in adj)
-    if n_edges <= _SMALL_EDGES:
+    if n_edges <= SMALL_EDGES:
         return _hopcroft_karp(adj, n_vars)
     return matching_csr(_csr_of_adj(adj, n_vars))
 

@@ -19,7 +19,7 @@ from typing import Hashable, Iterable, Mapping, TypeVar
 
 import numpy as np
 
-from .graph import (_SMALL_EDGES, WeightedGraph, block_triangular, iter_block_triangular_graph,
+from .graph import (SMALL_EDGES, WeightedGraph, block_triangular, iter_block_triangular_graph,
                     dulmage_mendelsohn, dulmage_mendelsohn_graph, matching_csr,
                     maximum_matching)
 from .sigma import sigma_method
@@ -62,7 +62,7 @@ def _numbering(eq_list: list, occ: Mapping[EqKey, Iterable[VarKey]],
 
 
 def _adjacency(rows, vidx: dict) -> list[list[int]]:
-    """Integer adjacency lists (for small graphs, `_SMALL_EDGES`); the variables not in
+    """Integer adjacency lists (for small graphs, `SMALL_EDGES`); the variables not in
     ``vidx`` (known ones) are left out."""
     get = vidx.get
     return [[j for j in map(get, r) if j is not None] for r in rows]
@@ -83,7 +83,7 @@ def _graph(rows, vidx: dict) -> WeightedGraph:
 
 
 def _small(rows) -> bool:
-    return sum(map(len, rows)) <= _SMALL_EDGES
+    return sum(map(len, rows)) <= SMALL_EDGES
 
 
 def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],

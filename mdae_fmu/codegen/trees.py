@@ -1,0 +1,181 @@
+"""Expression trees of block residuals, without sympy: the instances they read, their linear
+solution for one unknown, and their C text.
+
+docs/theory.md §11: a scalar block whose residual is plain arithmetic linear in its unknown is
+an explicit assignment; `tree_solution` reads it off the tree and `tree_c` prints it. The
+partial arithmetic here (`tree_add`, `tree_mul`...: None stands for 0) also builds the
+derivatives of `mdae_fmu.codegen.treeblock`."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .. import expr as E
+from .slots import Slot
+
+
+C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
+                 "atan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+                 "exp": "exp", "log": "log", "sqrt": "sqrt", "abs": "fabs"}
+
+
+ONE = E.Const(1)
+
+
+def tree_instance(e: E.Expr) -> tuple[str, int] | None:
+    """``(name, order)`` of ``x``, ``der(x)``, ``der(der(x))``; None for anything else."""
+    k = 0
+    while isinstance(e, E.Der):
+        e, k = e.arg, k + 1
+    return (e.name, k) if isinstance(e, E.Ref) else None
+
+
+def tree_symbols(e: E.Expr, table) -> frozenset:
+    """The sympy symbols of the instances in ``e`` (as `SymbolTable.to_sympy` would give)."""
+    out = set()
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        inst = tree_instance(n)
+        if inst is not None:
+            s = table.sym(*inst)
+            if isinstance(s, sp.Symbol):
+                out.add(s)
+        else:
+            stack.extend(E.children(n))
+    return frozenset(out)
+
+
+class NotLinear(Exception):
+    """Raised by `linear_coefficients` on a tree that is not plain arithmetic linear in the
+    unknown."""
+
+
+def is_one(x) -> bool:
+    return isinstance(x, E.Const) and not isinstance(x.value, bool) and x.value == 1
+
+
+def tree_add(x, y):
+    return y if x is None else (x if y is None else E.BinOp("+", x, y))
+
+
+def tree_neg(x):
+    if x is None:
+        return None
+    return x.arg if isinstance(x, E.UnOp) and x.op == "-" else E.UnOp("-", x)
+
+
+def tree_sub(x, y):
+    return tree_neg(y) if x is None else (x if y is None else E.BinOp("-", x, y))
+
+
+def tree_mul(x, y):
+    if x is None or y is None:
+        return None
+    return y if is_one(x) else (x if is_one(y) else E.BinOp("*", x, y))
+
+
+def linear_coefficients(e: E.Expr, u: tuple[str, int]):
+    """``(a, b)`` with ``e = a*u + b`` and a, b free of ``u`` (None = 0); raises `NotLinear`
+    when ``e`` is not linear in ``u`` or has a node outside plain arithmetic (then the block
+    takes the sympy path)."""
+    inst = tree_instance(e)
+    if inst is not None:
+        return (ONE, None) if inst == u else (None, e)
+    t = type(e)
+    if t is E.Const:
+        if isinstance(e.value, bool):
+            raise NotLinear
+        return None, e
+    if t is E.UnOp and e.op in ("-", "+"):
+        a, b = linear_coefficients(e.arg, u)
+        if a is None:
+            return None, e
+        return (tree_neg(a), tree_neg(b)) if e.op == "-" else (a, b)
+    if t is E.Call and e.func in C_FUNCTIONS and len(e.args) == 1:
+        a, _ = linear_coefficients(e.args[0], u)
+        if a is not None:
+            raise NotLinear
+        return None, e
+    if t is not E.BinOp or e.op not in ("+", "-", "*", "/", "^"):
+        raise NotLinear
+    a1, b1 = linear_coefficients(e.left, u)
+    a2, b2 = linear_coefficients(e.right, u)
+    if a1 is None and a2 is None:
+        return None, e
+    if e.op == "+":
+        return tree_add(a1, a2), tree_add(b1, b2)
+    if e.op == "-":
+        return tree_sub(a1, a2), tree_sub(b1, b2)
+    if e.op == "*" and a1 is None:
+        return tree_mul(e.left, a2), tree_mul(e.left, b2)
+    if e.op == "*" and a2 is None:
+        return tree_mul(a1, e.right), tree_mul(b1, e.right)
+    if e.op == "/" and a2 is None:
+        return (E.BinOp("/", a1, e.right),
+                None if b1 is None else E.BinOp("/", b1, e.right))
+    raise NotLinear
+
+
+def tree_solution(residual: E.Expr, u: tuple[str, int]) -> E.Expr | None:
+    """The explicit solution ``u = -b/a`` of ``0 = a*u + b`` read off the expression tree
+    (docs/theory.md §11: explicit assignment where a block is a scalar solvable
+    symbolically), or None when the residual is not plain arithmetic linear in ``u``. A
+    coefficient that is a non-zero constant is divided out; otherwise the division is left to
+    run time (as the sympy path does)."""
+    try:
+        a, b = linear_coefficients(residual, u)
+    except NotLinear:
+        return None
+    if a is None:
+        return None
+    if isinstance(a, E.Const) and (isinstance(a.value, bool) or a.value == 0):
+        return None
+    nb = tree_neg(b) if b is not None else E.Const(0)
+    if is_one(a):
+        return nb
+    if (isinstance(a, E.Const) and a.value == -1) or (isinstance(a, E.UnOp) and a.op == "-"
+                                                      and is_one(a.arg)):
+        return b if b is not None else E.Const(0)
+    return E.BinOp("/", nb, a)
+
+
+def _c_number(v) -> str:
+    if isinstance(v, int):
+        return f"{v}.0" if abs(v) < 2 ** 53 else repr(float(v))
+    v = float(v)
+    if v != v:
+        return "(0.0/0.0)"
+    if v in (float("inf"), float("-inf")):
+        return "(1.0/0.0)" if v > 0 else "(-1.0/0.0)"
+    return repr(v) if v >= 0 else f"({v!r})"
+
+
+def tree_c(e: E.Expr, printer, table) -> str:
+    """C text of a plain-arithmetic tree (the nodes `tree_solution` accepts); every instance
+    through ``printer.slots`` (names never reach C: an instance without a slot raises
+    `KeyError`); compound terms parenthesized, powers as in `SlotPrinter`."""
+    inst = tree_instance(e)
+    if inst is not None:
+        v = printer.slots[table.sym(*inst)]
+        # Integer and Boolean slots read as double: Modelica's / is real division
+        return printer.value(v) if type(v) is Slot and v.type == "Real" \
+            else f"((double){printer.value(v)})"
+    t = type(e)
+    if t is E.Const:
+        return _c_number(e.value)
+    if t is E.UnOp:
+        a = tree_c(e.arg, printer, table)
+        return f"(-{a})" if e.op == "-" else a
+    if t is E.Call:
+        return f"{C_FUNCTIONS[e.func]}({tree_c(e.args[0], printer, table)})"
+    a = tree_c(e.left, printer, table)
+    if e.op == "^":
+        ex = e.right
+        if isinstance(ex, E.Const) and not isinstance(ex.value, bool) \
+                and float(ex.value).is_integer() and 1 <= ex.value <= 4:
+            return "(" + "*".join([a] * int(ex.value)) + ")"
+        if isinstance(ex, E.Const) and ex.value == 0.5:
+            return f"sqrt({a})"
+        return f"pow({a}, {tree_c(ex, printer, table)})"
+    return f"({a} {e.op} {tree_c(e.right, printer, table)})"

@@ -1,0 +1,109 @@
+"""The signature matrix of a system of equations: σ(e, x), the highest derivative order of
+the unknown x in the equation e (docs/theory.md §2.1, §4.1), as a weighted bipartite graph for
+Pryce's Σ-method (`mdae_fmu.structure.sigma`)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .. import expr as E
+from ..ir import Equation, Model
+from .graph import WeightedGraph, no_gc
+
+
+def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
+                    absent_are_unknowns: bool = True, model: Model | None = None
+                    ) -> tuple[WeightedGraph, list[str], tuple[str, ...]]:
+    """Weighted bipartite graph of a mode's equations over the continuous unknowns (docs/theory.md
+    §2.1, §4.1): σ(e, x) = highest derivative order of x in e (as `mdae_fmu.expr.derivative_orders`:
+    occurrences inside ``pre`` do not count). Returns (graph, unknowns in graph order, absent
+    unknowns), the unknowns keeping the order of ``continuous``; unknowns no equation mentions
+    are kept (as isolated vertices) only if ``absent_are_unknowns``. Linear in the total size
+    of the expressions; the graph is built from COO arrays (no per-edge Python objects).
+    ``model``: the model the equations come from, whose residuals' rows are then computed
+    once for all the stages (`sigma_row`)."""
+    vidx = {n: j for j, n in enumerate(continuous)}
+    rows: list[int] = []
+    cols: list[int] = []
+    wts: list[int] = []
+    with no_gc():
+        for i, eq in enumerate(equations):
+            for name, k in sigma_row(model, eq.residual).items():
+                j = vidx.get(name)
+                if j is not None:
+                    rows.append(i)
+                    cols.append(j)
+                    wts.append(k)
+    cols_a = np.asarray(cols, dtype=np.int64)
+    used = np.zeros(len(continuous), dtype=bool)
+    used[cols_a] = True
+    absent = tuple(n for n, u in zip(continuous, used.tolist()) if not u)
+    if absent_are_unknowns or not absent:
+        unknowns = list(continuous)
+    else:
+        keep = np.flatnonzero(used)
+        remap = np.full(len(continuous), -1, dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        cols_a = remap[cols_a]
+        unknowns = [continuous[j] for j in keep.tolist()]
+    g = WeightedGraph.from_arrays(len(equations), len(unknowns), np.asarray(rows, np.int64),
+                                  cols_a, np.asarray(wts, np.int64))
+    return g, unknowns, absent
+
+
+def sigma_row(model: Model | None, e: E.Expr) -> dict[str, int]:
+    """`signature_row` of ``e``, remembered for the residuals of ``model``'s equations (the
+    per-mode stage and the normalization of the mode-change stage both read every row). The
+    memo is keyed by the residual's identity: the model keeps its residuals alive, so no other
+    expression can have the same key. The row returned must not be modified. Once
+    `analyze_modes` has run, the next read of a row (the normalization's) takes it out of the
+    memo: about 250 MB less during the mode-change stage at 10^6 equations (issue 16); a
+    later read computes the row again."""
+    if model is None:
+        return signature_row(e)
+    memo = model.__dict__.get("_sigma_rows")
+    if memo is None:
+        memo = model.__dict__["_sigma_rows"] = {id(eq.residual): None
+                                                for eq in model.equations}
+    key = id(e)
+    if key not in memo:
+        return signature_row(e)
+    if model.__dict__.get("_sigma_rows_last_read"):
+        return memo.pop(key) or signature_row(e)
+    row = memo[key]
+    if row is None:
+        row = memo[key] = signature_row(e)
+    return row
+
+
+def signature_row(e: E.Expr) -> dict[str, int]:
+    """`mdae_fmu.expr.derivative_orders` specialised for speed (dispatch on the node type,
+    no generator per node): the row of the signature matrix for one residual."""
+    orders: dict[str, int] = {}
+    stack: list[tuple[E.Expr, int]] = [(e, 0)]
+    pop, push = stack.pop, stack.append
+    BinOp, Ref, Der, UnOp, Call, If = E.BinOp, E.Ref, E.Der, E.UnOp, E.Call, E.If
+    while stack:
+        node, k = pop()
+        t = type(node)
+        if t is BinOp:
+            push((node.right, k))
+            push((node.left, k))
+        elif t is Ref:
+            if orders.get(node.name, -1) < k:
+                orders[node.name] = k
+        elif t is Der:
+            push((node.arg, k + 1))
+        elif t is UnOp:
+            push((node.arg, k))
+        elif t is Call:
+            if node.func != "pre":
+                for a in node.args:
+                    push((a, k))
+        elif t is If:
+            push((node.orelse, k))
+            push((node.then, k))
+            push((node.cond, k))
+    return orders

@@ -1,0 +1,144 @@
+"""Variable classification of a model: which declared names are the continuous unknowns of the
+modes' DAEs and which are known within a mode (discrete, inputs, parameters and constants), and
+which equations define discrete variables (RR-9334 Def 33, docs/theory.md §5.4: discrete values
+are known within a mode)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Mapping
+
+from .. import expr as E
+from ..functions import call_name
+from ..ir import Assign, Equation, Model
+
+
+@dataclass(frozen=True)
+class VariableClasses:
+    """Which declared names are unknowns of the per-mode DAEs, which are known."""
+    continuous: tuple[str, ...]     # Real, continuous, not input, not assigned in a when
+    discrete: tuple[str, ...]       # Boolean / Integer / discrete Real / when-assigned Real
+    inputs: tuple[str, ...]
+    constants: tuple[str, ...]      # parameters and constants
+    types: Mapping[str, str] = field(default_factory=dict)   # declared type of every name
+
+    @cached_property
+    def continuous_set(self) -> frozenset[str]:
+        return frozenset(self.continuous)
+
+    @cached_property
+    def discrete_set(self) -> frozenset[str]:
+        return frozenset(self.discrete)
+
+
+def classify_variables(model: Model) -> VariableClasses:
+    """Split the declared variables into continuous unknowns, discrete, inputs, constants
+    (rules of the structure brief; RR-9334 Def 33, docs/theory.md §5.4: discrete values are known
+    within a mode). Computed once per model object (the model is immutable; every stage asks)."""
+    cached = model.__dict__.get("_variable_classes")
+    if cached is None:
+        cached = _classify_variables(model)
+        model.__dict__["_variable_classes"] = cached
+    return cached
+
+
+def discrete_equation_flags(model: Model) -> tuple[bool, ...]:
+    """`defines_discrete` of each equation of ``model.equations`` (in order), computed once per
+    model object: the per-mode stage, the conditionals' classification, the normalization
+    and the implicit-analysis test all split the equations this way."""
+    cached = model.__dict__.get("_discrete_flags")
+    if cached is None:
+        cls = classify_variables(model)
+        cached = tuple(defines_discrete(eq, cls) for eq in model.equations)
+        model.__dict__["_discrete_flags"] = cached
+    return cached
+
+
+def _classify_variables(model: Model) -> VariableClasses:
+    assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
+                if isinstance(a, Assign)}
+    cont, disc, inp, const = [], [], [], []
+    for v in model.variables:
+        if v.variability in ("parameter", "constant"):
+            const.append(v.name)
+        elif v.causality == "input":
+            inp.append(v.name)
+        elif v.type != "Real" or v.variability == "discrete" or v.name in assigned:
+            disc.append(v.name)
+        else:
+            cont.append(v.name)
+    types = {v.name: v.type for v in model.variables}
+    for f in model.functions:       # user function calls: "()f#k" -> type of output k
+        for k, p in enumerate(f.outputs):
+            types["()" + call_name(f.name, k)] = p.type
+    return VariableClasses(tuple(cont), tuple(disc), tuple(inp), tuple(const), types)
+
+
+def defines_discrete(eq: Equation, cls: VariableClasses) -> bool:
+    """True for an equation that defines a discrete variable, which is not part of a mode's
+    DAE: a Boolean or Integer equation (both sides non-Real, e.g. the guard definition
+    ``g = time >= t1`` or ``contact = x^2 + y^2 >= L^2``), or ``v = expr`` with v discrete and
+    no continuous unknown in expr (``pre(x)`` does not count). ``der(x) = n`` (n Integer) is a
+    Real equation of the DAE.
+
+    Linear in the size of the equation (the variable classes are looked up in sets built
+    once per `VariableClasses`, not per call)."""
+    lhs, rhs = E.split_residual(eq.residual)
+    types = cls.types
+    if expr_type(lhs, types) != "Real" and expr_type(rhs, types) != "Real":
+        return True
+    disc = cls.discrete_set
+    for side, other in ((lhs, rhs), (rhs, lhs)):
+        if isinstance(side, E.Ref) and side.name in disc and \
+                cls.continuous_set.isdisjoint(E.derivative_orders(other)):
+            return True
+    return False
+
+
+_EVENT_OPS = ("edge", "change", "initial", "terminal", "sample")
+
+
+def expr_type(e: E.Expr, types: Mapping[str, str]) -> str:
+    """Modelica type of an expression: "Boolean", "Integer" or "Real" (implicit Integer →
+    Real promotion in arithmetic with a Real)."""
+    if isinstance(e, E.Const):
+        v = e.value
+        return "Boolean" if isinstance(v, bool) else ("Integer" if isinstance(v, int) else "Real")
+    if isinstance(e, E.Ref):
+        return types.get(e.name, "Real")
+    if isinstance(e, (E.Time, E.Der, E.Str)):
+        return "Real"
+    if isinstance(e, E.BinOp):
+        if e.op in E.REL_OPS or e.op in E.BOOL_OPS:
+            return "Boolean"
+        if e.op in ("/", "./", "^", ".^"):
+            return "Real"
+        a, b = expr_type(e.left, types), expr_type(e.right, types)
+        return "Integer" if a == b == "Integer" else "Real"
+    if isinstance(e, E.UnOp):
+        return "Boolean" if e.op == "not" else expr_type(e.arg, types)
+    if isinstance(e, E.Call):
+        if e.func in _EVENT_OPS:
+            return "Boolean"
+        if e.func == "pre":
+            return expr_type(e.args[0], types)
+        if e.func in ("integer", "div", "mod", "rem", "abs", "min", "max", "sign"):
+            ts = {expr_type(a, types) for a in e.args}
+            return "Integer" if e.func in ("integer", "sign") or ts == {"Integer"} else "Real"
+        if e.func == "noEvent":
+            return expr_type(e.args[0], types)
+        return types.get("()" + e.func, "Real")     # a user function: its output's type
+    if isinstance(e, E.If):
+        a, b = expr_type(e.then, types), expr_type(e.orelse, types)
+        if a == b:
+            return a
+        return "Real" if "Real" in (a, b) else "Integer"
+    return "Real"
+
+
+def is_event_guard(c: E.Expr) -> bool:
+    """A condition built with an event operator (``edge``, ``change``, ``initial``...) is
+    true for one instant only: a transient guard, false in every long mode (docs/theory.md §5.2,
+    RR-9334 Defs 30–31), even when written as an if-condition."""
+    return any(isinstance(n, E.Call) and n.func in _EVENT_OPS for n in E.walk(c))
