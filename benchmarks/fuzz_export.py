@@ -1,6 +1,6 @@
 """Fuzzing of what the tool reads, each kind of input (a *surface*) through the command that
 reads it: mutated models through ``mdae-fmu analyze`` and ``export`` (``--surface model``,
-issue 15, item 5; the short version is tests/test_export_fuzz.py), and (issue 25) saved
+issue 15, item 5; the short version is tests/workflows/test_export_fuzz.py), and (issue 25) saved
 analyses through ``export --from-json`` (``saved``, `SavedAnalysisSurface`), FMU archives
 through ``info`` and ``simulate`` (``fmu``, `FmuSurface`), reference CSVs through ``compare``
 (``csv``, `CsvSurface`), suite files through ``regress`` (``suite``, `SuiteSurface`).

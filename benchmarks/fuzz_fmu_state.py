@@ -1,5 +1,5 @@
 """Corrupted FMU states under valgrind memcheck (issue 25, acceptance; the short version is
-tests/test_fmu_state_checks.py).
+tests/fmu/test_fmu_state_checks.py).
 
 Three FMUs of ClutchBasic (reference_models/, two modes): the default multimode Model
 Exchange export (guarded schedule, guard bits and activity flags in Integer slots), the

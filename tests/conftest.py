@@ -38,6 +38,81 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "requires_sundials: builds Co-Simulation FMUs (needs SUNDIALS CVODE); "
         "skipped without it, failed without it when MDAE_REQUIRE_SUNDIALS=1")
+    config.addinivalue_line(
+        "markers", "quick: the inner-loop selection (-m quick): the tests of QUICK_MODULES "
+        "(tests/conftest.py) not marked slow; set by the conftest, never by hand")
+    _use_build_cache(config)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled FMU libraries are kept in the pytest cache (.pytest_cache/d/mdae-fmu-builds), keyed
+# by the hash of their generated sources, flags and compiler (mdae_fmu/fmu/build_cache.py):
+# an FMU whose C did not change is compiled once, whichever test, worker or run builds it.
+# MDAE_FMU_BUILD_CACHE set beforehand wins (empty: no cache); -p no:cacheprovider: no cache.
+# ---------------------------------------------------------------------------------------------
+
+BUILD_CACHE_MAX_BYTES = 1 << 30
+_BUILD_CACHE_SET = pytest.StashKey[bool]()
+
+
+def _use_build_cache(config):
+    from mdae_fmu.fmu.build_cache import CACHE_ENV
+    cache = getattr(config, "cache", None)
+    if CACHE_ENV in os.environ or cache is None:
+        return
+    os.environ[CACHE_ENV] = str(cache.mkdir("mdae-fmu-builds"))
+    config.stash[_BUILD_CACHE_SET] = True
+
+
+def pytest_unconfigure(config):
+    """The controller (not an xdist worker) trims the build cache it set up to its bound."""
+    if config.stash.get(_BUILD_CACHE_SET, False) and not hasattr(config, "workerinput"):
+        from pathlib import Path
+
+        from mdae_fmu.fmu.build_cache import CACHE_ENV, prune
+        prune(Path(os.environ[CACHE_ENV]), BUILD_CACHE_MAX_BYTES)
+
+
+# ---------------------------------------------------------------------------------------------
+# The quick selection, `bash scripts/test.sh -m quick` (CONTRIBUTING.md): about a minute on two
+# cores. It is an allow-list of modules that build no FMU (import, structure, modes, codegen
+# without gcc, documents), minus their tests marked `slow`: a new test module is outside it
+# until it is added here, so the selection cannot grow slow unnoticed. test_lint.py (mypy from
+# a fresh cache, about 25 s of CPU) is run on its own before a commit.
+# ---------------------------------------------------------------------------------------------
+
+QUICK_MODULES = frozenset({
+    "test_analyze_memory.py", "test_analyze_summary.py", "test_block_shape.py",
+    "test_bounded_work.py", "test_formula_text.py",
+    "test_builtin_named_args.py", "test_clocked_refusal.py", "test_codegen_blocks.py",
+    "test_docs.py", "test_fast_parser.py", "test_flat_modelica.py", "test_fmu_archive.py",
+    "test_guard_pruning.py", "test_implicit_analysis.py", "test_import_fuzz.py",
+    "test_impulse_standardize.py", "test_ir.py", "test_keyed_order.py", "test_lalr_driver.py",
+    "test_layers.py", "test_model_packages.py", "test_modes_automaton.py",
+    "test_modes_enumeration.py", "test_modes_reference.py", "test_modes_runs.py",
+    "test_records.py", "test_reference_models.py", "test_roundtrip.py",
+    "test_saved_analysis_format.py", "test_select_model.py", "test_state_select.py",
+    "test_structure_graph.py", "test_structure_latent.py",
+    "test_structure_modes.py", "test_structure_sigma.py", "test_structured_import.py",
+    "test_tearing.py", "test_unit_check.py", "test_value_checks.py", "test_xml_eqlist.py",
+})
+
+
+def pytest_ignore_collect(collection_path, config):
+    """With ``-m quick`` alone, the other test modules are not even imported (each xdist worker
+    would import them all to deselect their tests)."""
+    if (config.getoption("markexpr", "") == "quick" and collection_path.suffix == ".py"
+            and collection_path.name.startswith("test_")
+            and collection_path.name not in QUICK_MODULES):
+        return True
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)     # before -m deselects
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in QUICK_MODULES and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.quick)
 
 
 def _sundials_missing():

@@ -5,7 +5,8 @@ through ``FMI2_Export`` of the FMI 2.0 header) and ``-shared`` for the link. The
 are the ones FMPy installs (``fmpy/c-code``), which is also what ``fmpy compile`` uses, so the
 FMU does not ship its own copy. Files are compiled in parallel (one process per core) with
 relative paths from the source directory, so the binary does not depend on where the build
-ran (reproducible builds).
+ran (reproducible builds). With ``MDAE_FMU_BUILD_CACHE`` set, a library whose sources, flags and
+compiler did not change is copied from that directory instead (`mdae_fmu.fmu.build_cache`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from ..diagnostics import EXIT_REJECTED, MdaeError
+from . import build_cache
 
 CFLAGS = ("-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-fvisibility=hidden", "-std=c99")
 
@@ -53,6 +55,16 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
     cc = compiler()
     inc = ["-I.", f"-I{fmi_header_dir()}"]
     jobs = jobs or os.cpu_count() or 1
+    cache = build_cache.cache_dir()
+    key = None
+    if cache is not None:
+        flags = [*CFLAGS, *extra_flags, *inc, "--files", *sorted(c_files), "--per-file",
+                 *(f"{n}={' '.join(f)}" for n, f in sorted(per_file_flags.items()))]
+        key = build_cache.build_key(cc, src_dir, flags, link_args, fmi_header_dir())
+        if build_cache.fetch(cache, key, out):
+            if progress is not None:
+                progress(len(c_files), len(c_files))
+            return out
 
     def one(name: str) -> str:
         obj = name[:-2] + ".o"
@@ -83,4 +95,6 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
         raise BuildError(f"linking {out.name} failed:\n{r.stderr[-4000:]}")
     for o in objs.values():
         (src_dir / o).unlink(missing_ok=True)
+    if cache is not None and key is not None:
+        build_cache.store(cache, key, out)
     return out

@@ -5,7 +5,7 @@ It reads the same language as the LALR(1) grammar ``modelica.lark`` on the subse
 calls the grammar's callbacks (`flat_modelica`'s ``_Callbacks``) with the same children, in the
 same order, as the LALR driver (`lalr.Driver`) does: the syntax tree (module `syntax`) and every
 error the callbacks record are therefore the same. The grammar stays the reference:
-tests/test_fast_parser.py parses the reference models, the corpus, generated models and
+tests/importers/test_fast_parser.py parses the reference models, the corpus, generated models and
 hypothesis-generated expressions both ways and requires equal results and equal errors.
 
 The tokens are lark's own: the driver's alternation of all terminals in lark's order

@@ -32,10 +32,10 @@ whole segment with one regular expression built from the terminals' and replays 
 actions recorded for it as straight-line code (that module's docstring explains why this is
 exact). Anything else, including every error, goes through the token-by-token loop.
 
-`tests/test_lalr_driver.py` parses the reference models and generated ones with this driver
-and with `Lark.parse` (tree mode) and requires identical trees and identical errors: a lark
-release that changes its tables or internals fails there first. pyproject.toml bounds the
-lark versions to the tested ones.
+`tests/importers/test_lalr_driver.py` parses the reference models and generated ones with
+this driver and with `Lark.parse` (tree mode) and requires identical trees and identical
+errors: a lark release that changes its tables or internals fails there first.
+pyproject.toml bounds the lark versions to the tested ones.
 """
 
 from __future__ import annotations

@@ -1,0 +1,208 @@
+"""`importers.fast_parser` against the LALR grammar, the reference: every text gives the same
+`Model` with both parsers, or the same error (`file:line:col`, message, source line). The
+texts: the reference models, the committed corpus and test models (and the fetched corpus when
+present), generated chains, odd and mutated inputs, and hypothesis-generated expressions. The
+hand-written parser must also really read the texts of its subset (no silent hand-over to the
+LALR driver), which the coverage tests check."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mdae_fmu.diagnostics import InputError
+from mdae_fmu.importers import flat_modelica as F
+from mdae_fmu.importers.fast_parser import FastParser, Unsupported
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from gen_chain import chain_model, loop_chain_model  # noqa: E402
+from gen_random import random_model  # noqa: E402
+
+FILES = sorted(p for folder in ("reference_models", "tests/corpus", "tests/data",
+                                "tests/diagnostics", "benchmarks/results/corpus")
+               for ext in ("*.mo", "*.bmo") for p in (ROOT / folder).rglob(ext))
+
+ODD = [
+    "classX M end M;",
+    "model M\n  Real x;\nequation\n  x = initial\nequation;\nend M;\n",
+    "class M Real x; equation x = 1; initial equation x = 2; end M;",
+    "class M Real x; /* a; b */ equation x = 1; // c\n x = 2; end M;",
+    "class M Real x; equation x = 1 /* oops; end M;",
+    "class M Real x; equation x = 1; x = 2 x = 3; end M;",
+    "class M Real x; equation x = 1;",
+    "// only a comment\n",
+    "class M Real x; equation x = y +; end M;",
+    "class M Real end; equation end M;",
+    "class M Real x; equation x = 1; end M; trailing",
+    "class M Real x; equation x = a < b < c; end M;",
+    "class M Real x; equation x = 2 ^ 3 ^ 4; end M;",
+    "class M Real x; equation x = - - 1; end M;",
+    "class M Real x; equation x = 1 - -2 + 3 ^ -2; end M;",
+    "class M Real x[3]; equation x = {1, 2, 3}; end M;",
+    "class M Real x[2, 2]; equation x = [1, 2; 3, 4]; end M;",
+    "class M Real x[3]; equation for i in 1:3 loop x[i] = i; end for; end M;",
+    "class M Real x[3]; equation x[end] = 1; x[1:2] = {1, 2}; end M;",
+    "class M Real x; Boolean b; equation b = x > 1 AND NOT x > 2 OR x < 0; x = 1; end M;",
+    "class M Real x; Real AND; equation x = AND; AND = 1; end M;",
+    "class M Real x(start = 1, fixed = true) \"d\" + \"e\" annotation(x = {1, (2)}); "
+    "equation der(x) = -x \"eq\" annotation(a = b); end M;",
+    "class M Real x; equation x = if time > 1 then 1 elseif time > 2 then 2 else 3; end M;",
+    "class M Real x; equation when time > 1 then reinit(x, 1); elsewhen time > 2 then "
+    "terminate(\"t\"); end when; der(x) = 1; end M;",
+    "class M Real x; equation if time > 1 then x = 1; elseif time > 2 then x = 2; else x = 3;"
+    " end if; end M;",
+    "class M Real x; equation x = homotopy(actual = time, simplified = 0); end M;",
+    "class M Real x; equation x = (time, 1); end M;",
+    "class M Real x; equation x = f(time)[1]; end M;",
+    "class M Real x; equation x = 1 \u00e9; end M;",
+    "class M Real x; equation x = \"unterminated; end M;",
+    "class M parameter Real p = 1 / 0; Real x; equation x = p; end M;",
+    "//! base 0.1.0\nmodel M Real x; equation x = 1; end M;",
+    "//! base 0.1.0\npackage 'P' model 'P' Real 'a.b'; equation 'a.b' = 1; end 'P'; end 'P';",
+    "class M public Real x; protected Real y; equation x = 1; y = x; initial equation "
+    "end M;",
+    "class M Real x; equation x = {i for i in 1:3}[1]; end M;",
+    "class M Real x; algorithm x := 1; end M;",
+]
+
+
+def _outcome(text: str, parser: str, monkeypatch) -> object:
+    """The model, or the error as (location, message, source line), with ``parser``."""
+    monkeypatch.setattr(F, "PARSER", parser)
+    try:
+        return F.parse_modelica(text, "m.mo")
+    except InputError as err:
+        return ("error", str(err.loc), str(err), err.source_line)
+
+
+def _same(text: str, monkeypatch) -> object:
+    fast = _outcome(text, "fast", monkeypatch)
+    lalr = _outcome(text, "lalr", monkeypatch)
+    assert fast == lalr
+    return fast
+
+
+def _covered(text: str) -> bool:
+    """Whether the hand-written parser reads ``text`` to its end (no hand-over)."""
+    parser = F._parser()
+    ctx = F.ParseContext("m.mo", text)
+    parser.callbacks.ctx = ctx
+    try:
+        FastParser(parser.lexer, parser.callbacks, text, ctx.term_ends, ctx.tokens_left) \
+            .parse_start()
+        return True
+    except Unsupported:
+        return False
+    finally:
+        parser.callbacks.ctx = None
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_files_same_model_or_error(path, monkeypatch):
+    data = path.read_bytes()
+    try:
+        text = F.decode_source(data, str(path))
+    except InputError:
+        pytest.skip("binary input (refused before parsing)")
+    if not text.strip():
+        pytest.skip("empty input (refused before parsing)")
+    _same(text, monkeypatch)
+
+
+@pytest.mark.parametrize("text", ODD)
+def test_odd_inputs_same_model_or_error(text, monkeypatch):
+    _same(text, monkeypatch)
+
+
+@pytest.mark.parametrize("make", [chain_model, loop_chain_model, random_model])
+def test_generated_models_same_model_and_covered(make, monkeypatch):
+    text = make(40)
+    assert _covered(text)
+    model = _same(text, monkeypatch)
+    assert not isinstance(model, tuple)
+
+
+def test_reference_models_are_covered():
+    """The flat models of the reference set are all in the hand-written parser's subset."""
+    texts = {p.name: p.read_text(encoding="utf-8") for p in FILES
+             if p.parent.name == "reference_models"}
+    assert len(texts) >= 20
+    assert [name for name, text in texts.items() if not _covered(text)] == []
+
+
+def test_token_limit_hands_over(monkeypatch):
+    """Past `MAX_TOKENS` the LALR path reports the limit, with its message."""
+    monkeypatch.setattr(F.ParseContext, "__init__", _limited_init(F.ParseContext.__init__))
+    out = _same("class M Real x; equation x = 1 + 2 + 3 + 4; end M;", monkeypatch)
+    assert out[0] == "error" and "model too large" in out[2]
+
+
+def _limited_init(init):
+    def limited(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.tokens_left = 12
+    return limited
+
+
+# ---- mutated reference models ----
+
+_MUTANTS = [";", "=", "(", ")", "end", "if", "'", '"', "/*", "+", "[", "1.5e", "der(", ","]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_models_same_error(data, monkeypatch):
+    path = data.draw(st.sampled_from([p for p in FILES if p.parent.name == "reference_models"]))
+    text = path.read_text(encoding="utf-8")
+    pos = data.draw(st.integers(0, len(text)))
+    if data.draw(st.booleans()):
+        text = text[:pos] + data.draw(st.sampled_from(_MUTANTS)) + text[pos:]
+    else:
+        text = text[:pos] + text[pos + data.draw(st.integers(1, 6)):]
+    if text.strip():
+        _same(text, monkeypatch)
+
+
+# ---- generated expressions ----
+
+_NAMES = st.sampled_from(["x", "y", "p", "time", "b", "AND", "x[1]", "'q.r'"])
+_LITERALS = st.sampled_from(["0", "1", "2.5", "1e3", "0.0", "true", "false", '"s"'])
+
+
+def _expressions():
+    def extend(inner):
+        return st.one_of(
+            st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "^", ".*", "./", ".+", ".-",
+                                              "<", "<=", ">", ">=", "==", "<>", "and", "or",
+                                              "AND", "OR"]), inner)
+            .map(lambda t: f"{t[0]} {t[1]} {t[2]}"),
+            st.tuples(st.sampled_from(["-", "+", "not ", "NOT ", "- -", "+ -"]), inner)
+            .map(lambda t: t[0] + t[1]),
+            inner.map(lambda e: f"({e})"),
+            st.tuples(st.sampled_from(["sin", "abs", "der", "pre", "max", "f", "noEvent"]),
+                      st.lists(inner, min_size=0, max_size=3))
+            .map(lambda t: f"{t[0]}({', '.join(t[1])})"),
+            st.tuples(inner, inner, inner)
+            .map(lambda t: f"if {t[0]} then {t[1]} else {t[2]}"),
+            st.tuples(inner, inner).map(lambda t: f"{t[0]}:{t[1]}"),
+            st.lists(inner, min_size=0, max_size=3).map(lambda xs: "{" + ", ".join(xs) + "}"),
+            st.tuples(inner, inner).map(lambda t: f"[{t[0]}, {t[1]}; {t[0]}, {t[1]}]"),
+            inner.map(lambda e: f"x[{e}]"),
+            inner.map(lambda e: f"max(a = {e}, 1)"),
+        )
+    return st.recursive(st.one_of(_NAMES, _LITERALS), extend, max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(expr=_expressions())
+def test_generated_expressions_same_model_or_error(expr, monkeypatch):
+    text = ("class M\n  parameter Real p = 2;\n  Real x(start = 1);\n  Real y;\n  Boolean b;\n"
+            f"equation\n  der(x) = -x;\n  y = {expr};\n  b = time > 1;\nend M;\n")
+    _same(text, monkeypatch)

@@ -1,0 +1,376 @@
+"""Structurally regular, numerically singular blocks (issue 24 Deliver 5): detected at analysis
+time, converted by Tan-Nedialkov-Pryce's linear combination (LC) or expression substitution
+(ES), or rejected naming the equations and their combination (mdae_fmu.structure.conversion).
+
+Oracles are closed forms derived by hand in each test's docstring."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mdae_fmu import api
+from mdae_fmu.cli import main
+from mdae_fmu.diagnostics import ModelRejected
+from mdae_fmu.structure.conversion import convert_singular
+
+from fmu_files import export_text
+
+# OpenModelica's testsuite/simulation/modelica/indexreduction/ASSC.mo
+ASSC = """model ASSC
+  Real x(fixed = true), y; Real a, b, c;
+equation
+  der(x) = sin(time);
+  der(y) = cos(time) + a;
+  2*a + 2*b + c + x = 10;
+  a + b + y = 5;
+  a + b + c = 0;
+end ASSC;
+"""
+
+# OpenModelica's ArbitrarilyHighStructuralIndex.mo, with parameters other than 1 so that the
+# coefficients of the combination matter
+AHSI = """model ArbitrarilyHighStructuralIndex
+  parameter Real C = 1e-3, R = 100;
+  Real v1(start = 0, fixed = true), v3, i;
+equation
+  C*der(v1) - C*der(v3) - i = 0;
+  -C*der(v1) + C*der(v3) + (1/R)*v3 = 0;
+  -i = sin(time);
+end ArbitrarilyHighStructuralIndex;
+"""
+
+# the block {e1, e2} reads der(x1), der(x2) only through der(x1) + der(x2): no combination of
+# the rows with coefficients free of the leading derivatives cancels them (their left null
+# vector is (3 s^2, -exp(s)) with s = der(x1) + der(x2)), but the column vector (1, -1) is
+# constant: the expression substitution applies
+ES_DEMO = """model ESDemo
+  Real x1, x2(start = 1, fixed = true);
+equation
+  exp(der(x1) + der(x2)) = 1 + time;
+  (der(x1) + der(x2))^3 + x1 = time;
+end ESDemo;
+"""
+
+# the dependency exists in the mode time < 0.5 only (e3 is under the guard): the conversion is
+# made under that guard, and the other mode keeps the equation as written
+GUARDED_ASSC = """model GuardedASSC
+  Real x(start = 0, fixed = true), y(start = -5), a, b, c;
+equation
+  der(x) = sin(time);
+  der(y) = cos(time) + a;
+  if time < 0.5 then
+    2*a + 2*b + c + x = 10;
+  else
+    3*a + 2*b + c + x = 10;
+  end if;
+  a + b + y = 5;
+  a + b + c = 0;
+end GuardedASSC;
+"""
+
+REDUNDANT = """model Redundant
+  Real x(start = 1, fixed = true); Real a, b;
+equation
+  der(x) = -a;
+  a + b = x;
+  2*a + 2*b = 2*x;
+end Redundant;
+"""
+
+INCONSISTENT = REDUNDANT.replace("Redundant", "Inconsistent").replace("2*x;", "2*x + 1;")
+
+# singular only when k = 1 (its default): a run-time matter, not a rejection
+VALUE_SINGULAR = """model ValueSingular
+  parameter Real k = 1;
+  Real x(start = 1, fixed = true); Real a, b;
+equation
+  der(x) = -a;
+  a + b = x;
+  a + k*b = 2*x;
+end ValueSingular;
+"""
+
+
+def _simulate(tmp_path, text: str, name: str, fmi_type: str = "me", outputs=None,
+              stop: float = 1.0):
+    from fmpy import simulate_fmu
+    fmu = export_text(tmp_path, text, name, fmi_type=fmi_type)
+    return simulate_fmu(str(fmu), stop_time=stop, output_interval=0.05, output=outputs,
+                        relative_tolerance=1e-8)
+
+
+def _analyze_text(tmp_path, text: str, name: str):
+    src = tmp_path / f"{name}.mo"
+    src.write_text(text)
+    model = api.load(src)
+    return model, api.analyze(model)
+
+
+def test_assc_hidden_constraint_found_and_named(tmp_path, capsys):
+    """e3 - e4 - e5 = x - y - 5 cancels a, b, c: the block is singular for all values; the
+    combination replaces e3 and the Σ-method finds index 1 (OpenModelica's ASSC gets the
+    same constraint, c = x - 10 and y = 5 + c)."""
+    src = tmp_path / "ASSC.mo"
+    src.write_text(ASSC)
+    code = main(["analyze", str(src)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert ("equations e3 (ASSC.mo:6), e4 (ASSC.mo:7), e5 (ASSC.mo:8) are dependent in "
+            "{a, b, c} for all values: e3 - e4 - e5 = x - y - 5 does not depend on a, b, c; "
+            "e3 is replaced by 0 = x - y - 5") in out
+    assert "index: 1" in out and out.rstrip().endswith("verdict: accepted")
+
+
+@pytest.mark.parametrize("fmi_type", ["me", "cs"])
+def test_assc_simulates_to_the_closed_form(tmp_path, fmi_type):
+    """x' = sin t, x(0) = 0: x = 1 - cos t; the hidden constraint gives y = x - 5; then
+    a = y' - cos t = sin t - cos t, b = 5 - y - a, c = -(a + b) = y - 5."""
+    res = _simulate(tmp_path, ASSC, "ASSC", fmi_type, ["x", "y", "a", "b", "c"])
+    t = res["time"]
+    x = 1 - np.cos(t)
+    y = x - 5
+    a = np.sin(t) - np.cos(t)
+    assert np.allclose(res["x"], x, atol=1e-6)
+    assert np.allclose(res["y"], y, atol=1e-6)
+    assert np.allclose(res["a"], a, atol=1e-5)
+    assert np.allclose(res["b"], 5 - y - a, atol=1e-5)
+    assert np.allclose(res["c"], y - 5, atol=1e-5)
+
+
+@pytest.mark.parametrize("implicit", [True, False])
+def test_dependency_under_a_guard_is_converted_in_its_mode_only(tmp_path, implicit):
+    """For t < 0.5 the ASSC constraint y = x - 5 holds (x = 1 - cos t). For t >= 0.5 the block
+    is regular: e3 - e5 - e6 gives a = 5 - x + y, so z = y - x + 5 obeys z' = z + cos t - sin t,
+    z(0.5) = 0: z = sin t - sin(0.5) e^(t - 0.5). Both the guarded schedule (implicit) and
+    the per-mode schedules run the converted model."""
+    from fmpy import simulate_fmu
+    model, a = _analyze_text(tmp_path, GUARDED_ASSC, "GuardedASSC")
+    assert a.accepted, a.messages
+    (conv,) = a.conversions
+    assert conv.mode == "{time < 0.5}" and conv.combination == "e3 - e5 - e6"
+    fmu = export_text(tmp_path, GUARDED_ASSC, "GuardedASSC", implicit=implicit)
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05, output=["x", "y"],
+                       relative_tolerance=1e-8)
+    t = res["time"]
+    x = 1 - np.cos(t)
+    z = np.where(t < 0.5, 0.0, np.sin(t) - math.sin(0.5) * np.exp(t - 0.5))
+    assert np.allclose(res["x"], x, atol=1e-6)
+    assert np.allclose(res["y"], x - 5 + z, atol=1e-6)
+
+
+def test_arbitrarily_high_structural_index_converted_and_exact(tmp_path):
+    """e1 + e2 = v3/R - i cancels der(v1), der(v3). With i = -sin t: v3 = R i = -R sin t,
+    and e2 gives v1' = v3' + v3/(R C), so v1 = v3 - (1 - cos t)/C (v1(0) = 0)."""
+    model, a = _analyze_text(tmp_path, AHSI, "AHSI")
+    assert a.accepted, a.messages
+    (conv,) = a.conversions
+    assert conv.method == "linear combination"
+    assert conv.combination == "e1 + e2" and conv.result == "v3 / R - i"
+    assert "[(single mode)] index 1;" in api_report(model, a)
+    res = _simulate(tmp_path, AHSI, "AHSI", outputs=["v1", "v3", "i"])
+    t = res["time"]
+    R, C = 100.0, 1e-3
+    assert np.allclose(res["i"], -np.sin(t), atol=1e-8)
+    assert np.allclose(res["v3"], -R * np.sin(t), atol=1e-6)
+    assert np.allclose(res["v1"], -R * np.sin(t) - (1 - np.cos(t)) / C, rtol=1e-6, atol=1e-4)
+
+
+def test_expression_substitution_on_a_common_subexpression(tmp_path):
+    """ES: y = x1 + x2 is a new variable; the equations read exp(y') = 1 + t and
+    y'^3 + x1 = t. So y' = log(1 + t), y = 1 + (1 + t) log(1 + t) - t (y(0) = x1(0) + x2(0)
+    = 0 + 1), x1 = t - log(1 + t)^3, x2 = y - x1."""
+    model, a = _analyze_text(tmp_path, ES_DEMO, "ESDemo")
+    assert a.accepted, a.messages
+    (conv,) = a.conversions
+    assert conv.method == "expression substitution"
+    assert conv.combination in ("x1 + x2", "x2 + x1")
+    assert "index 0" in api_report(model, a)
+    res = _simulate(tmp_path, ES_DEMO, "ESDemo", outputs=["x1", "x2"])
+    t = res["time"]
+    lg = np.log1p(t)
+    y = 1 + (1 + t) * lg - t
+    x1 = t - lg ** 3
+    assert np.allclose(res["x1"], x1, atol=1e-6)
+    assert np.allclose(res["x2"], y - x1, atol=1e-6)
+
+
+def api_report(model, a) -> str:
+    from mdae_fmu.analysis import render_text
+    return render_text(model, a)
+
+
+@pytest.mark.parametrize("text,name,verdict", [
+    (REDUNDANT, "Redundant", "2*e2 - e3 = 0 does not depend on a, b nor on any other unknown; "
+                             "they are redundant"),
+    (INCONSISTENT, "Inconsistent", "2*e2 - e3 = 1 does not depend on a, b nor on any other "
+                                   "unknown; the equations are inconsistent"),
+])
+def test_dependent_equations_rejected_with_their_combination(tmp_path, capsys, text, name,
+                                                             verdict):
+    """A dependency that leaves no unknown in the combination cannot be converted: analyze
+    exits 1 naming the equations, their lines and the combination; export gives the same
+    verdict."""
+    src = tmp_path / f"{name}.mo"
+    src.write_text(text)
+    code = main(["analyze", str(src)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert f"equations e2 ({name}.mo:5), e3 ({name}.mo:6) are dependent for all values" in out
+    assert verdict in out
+    with pytest.raises(ModelRejected, match="2\\*e2 - e3"):
+        export_text(tmp_path, text, name)
+    code = main(["export", str(src), "-o", str(tmp_path / "x.fmu")])
+    err = capsys.readouterr().err
+    assert code == 1 and verdict in err
+
+
+def test_singular_for_some_parameter_values_only_is_not_rejected(tmp_path):
+    """a + b = x, a + k*b = 2x is singular for k = 1 only: a run-time matter. The analysis
+    accepts it and converts nothing; with k = 2 the FMU runs: b = x, a = 0, x stays 1."""
+    model, a = _analyze_text(tmp_path, VALUE_SINGULAR, "ValueSingular")
+    assert a.accepted and a.conversions == ()
+    assert convert_singular(model).model is model
+    from fmpy import simulate_fmu
+    fmu = export_text(tmp_path, VALUE_SINGULAR, "ValueSingular")
+    res = simulate_fmu(str(fmu), stop_time=1.0, start_values={"k": 2.0}, output=["x", "a", "b"])
+    assert np.allclose(res["x"], 1.0) and np.allclose(res["a"], 0.0, atol=1e-10)
+
+
+def test_conversion_is_pure_and_keeps_source_lines(tmp_path):
+    """convert_singular leaves its input unchanged; the replaced equation keeps its id and
+    its source location; the analysis reports the converted model."""
+    model, a = _analyze_text(tmp_path, ASSC, "ASSC")
+    before = model.equations
+    repair = convert_singular(model)
+    assert model.equations == before
+    new = {eq.id: eq for eq in repair.model.equations}
+    old = {eq.id: eq for eq in model.equations}
+    assert set(new) == set(old)
+    assert new["e3"].loc == old["e3"].loc and new["e3"].residual != old["e3"].residual
+    assert all(new[i] == old[i] for i in old if i != "e3")
+    assert a.model is not None and a.model.equations == repair.model.equations
+
+
+def test_regular_models_are_left_alone():
+    """The seeds and reference models have no block singular for all values: their analysis
+    is the one of the model as written (no conversion)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "reference_models"
+    names = sorted(root.glob("*.mo"))
+    assert names
+    for path in names:
+        model = api.load(path)
+        a = api.analyze(model)
+        assert a.conversions == (), (path.name, [c.text() for c in a.conversions])
+        assert a.model is None, path.name
+
+
+def test_json_lists_the_conversions(tmp_path, capsys):
+    import json
+    src = tmp_path / "ASSC.mo"
+    src.write_text(ASSC)
+    assert main(["analyze", "--json", str(src)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (text,) = report["conversions"]
+    assert "e3 - e4 - e5 = x - y - 5" in text
+    assert math.isfinite(len(report["modes"]))
+
+
+def test_saved_analysis_keeps_the_conversion(tmp_path):
+    """``analyze --json`` then ``export --from-json``: the saved analysis carries the converted
+    model, so the FMU built from it without analysing again runs the hidden constraint."""
+    import json
+    from fmpy import simulate_fmu
+    model, a = _analyze_text(tmp_path, ASSC, "ASSC")
+    saved = tmp_path / "assc.json"
+    saved.write_text(json.dumps({"saved_analysis": api.save_analysis(model, a)}))
+    model2, a2 = api.load_analysis(saved)
+    assert a2.conversions == a.conversions and a2.model == a.model
+    fmu = tmp_path / "from_json.fmu"
+    api.export_fmu(model2, fmu, analysis=a2, progress=False)
+    res = simulate_fmu(str(fmu), stop_time=1.0, output=["x", "y"])
+    assert np.allclose(res["y"], res["x"] - 5, atol=1e-6)
+
+
+# OpenModelica's testsuite/simulation/modelica/others/pendulum4.mos
+PENDULUM4 = """model pendulum4
+  parameter Real g = 9.81;
+  parameter Real L = 0.5;
+  parameter Real m = 1;
+  Real x(stateSelect = StateSelect.always);
+  Real y;
+  Real vx;
+  Real vy;
+  Real F;
+initial equation
+  y = 0.0;
+  der(y) = 0.0;
+equation
+  vx = der(x);
+  vy = der(y);
+  m*der(vx) = -x/L*F;
+  m*der(vy) = -y/L*F - m*g;
+  x^2 + y^2 = L^2;
+end pendulum4;
+"""
+
+
+@pytest.mark.parametrize("fmi_type", ["me", "cs"])
+def test_pendulum4_singular_at_its_start_values_only(tmp_path, fmi_type):
+    """The initial system's Jacobian is singular at the start values x = y = 0 only (the rows
+    x^2 + y^2 = L^2 and its derivative are flat there): the analysis accepts the model, and
+    the FMU steps off that point once (templates/mdae_runtime.c, mdae_gauss_newton) instead of
+    failing with "the equations are numerically dependent". It then starts at rest at
+    x = L, y = 0 and swings: phi'' = -(g/L) sin(phi), phi(0) = pi/2, x = L sin(phi),
+    y = -L cos(phi) (scipy, rtol 1e-12)."""
+    from fmpy import simulate_fmu
+    from scipy.integrate import solve_ivp
+    model, a = _analyze_text(tmp_path, PENDULUM4, "pendulum4")
+    assert a.accepted and a.conversions == ()
+    fmu = export_text(tmp_path, PENDULUM4, "pendulum4", fmi_type=fmi_type)
+    res = simulate_fmu(str(fmu), stop_time=2.0, output_interval=0.05, output=["x", "y"],
+                       relative_tolerance=1e-9)
+    g, L = 9.81, 0.5
+    sol = solve_ivp(lambda t, s: [s[1], -(g / L) * math.sin(s[0])], (0.0, 2.0),
+                    [math.pi / 2, 0.0], rtol=1e-12, atol=1e-12, dense_output=True)
+    phi = sol.sol(res["time"])[0]
+    assert res["x"][0] == pytest.approx(L, abs=1e-9) and res["y"][0] == pytest.approx(0.0)
+    assert np.allclose(res["x"], L * np.sin(phi), atol=1e-5)
+    assert np.allclose(res["y"], -L * np.cos(phi), atol=1e-5)
+
+
+# a dependency between equations of different offsets: Σ-method gives c = (0, 1, 0) and
+# combines e1 with the derivative of e2 (main claimed index 1 with states x1, x2, x4)
+LC_DIFFERENTIATED = """model LCDiff
+  Real x1, x2, x3, x4(start = 0, fixed = true);
+equation
+  der(x1) + der(x2) + x3 = 0;
+  x1 + x2 = sin(time);
+  x3 + x1 = cos(time);
+  der(x4) = x3;
+end LCDiff;
+"""
+
+
+def test_linear_combination_with_a_differentiated_equation(tmp_path):
+    """e1 - e2' = (x1' + x2' + x3) - (x1' + x2' - cos t) = x3 + cos t: the leading derivatives
+    cancel only once e2 is differentiated (its offset is 1). Then x3 = -cos t, x1 = cos t - x3
+    = 2 cos t, x2 = sin t - 2 cos t, and x4' = x3 gives x4 = -sin t: index 0, one state."""
+    from fmpy import simulate_fmu
+    model, a = _analyze_text(tmp_path, LC_DIFFERENTIATED, "LCDiff")
+    assert a.accepted, a.messages
+    (conv,) = a.conversions
+    assert (conv.combination, conv.result, conv.replaced) == ("e1 - e2'", "x3 + cos(time)",
+                                                              "e1")
+    assert "[(single mode)] index 0; states {x4};" in api_report(model, a)
+    fmu = export_text(tmp_path, LC_DIFFERENTIATED, "LCDiff")
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05,
+                       output=["x1", "x2", "x3", "x4"], relative_tolerance=1e-8)
+    t = res["time"]
+    assert np.allclose(res["x1"], 2 * np.cos(t), atol=1e-8)
+    assert np.allclose(res["x2"], np.sin(t) - 2 * np.cos(t), atol=1e-8)
+    assert np.allclose(res["x3"], -np.cos(t), atol=1e-8)
+    assert np.allclose(res["x4"], -np.sin(t), atol=1e-6)
