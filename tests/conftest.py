@@ -41,7 +41,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "quick: the inner-loop selection (-m quick): the tests of QUICK_MODULES "
         "(tests/conftest.py) not marked slow; set by the conftest, never by hand")
-    _use_build_cache(config)
+    if os.environ.get("MDAE_FMU_TEST_BUILD_CACHE") == "1":
+        # off by default: a run served a stale library for a changed model (a key that misses
+        # an input of the build; tests/importers/test_variable_subscript.py failed with it)
+        _use_build_cache(config)
 
 
 # ---------------------------------------------------------------------------------------------

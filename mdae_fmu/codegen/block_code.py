@@ -119,8 +119,10 @@ def explicit_block(index: int, text: str, holes: dict) -> BlockCode:
 def linear_helpers(n: int, lines: list[str]) -> str:
     """The callback ``FN system`` of a linear block of ``n`` unknowns: ``lines`` set the
     nonzero entries of ``A`` and all of ``c`` (A u = c)."""
+    # (void)c: a block of no unknown (a restart system emptied by its mode) sets no c
     return (f"static void {FN}system(const ModelData *d, double *A, double *c)\n"
-            "{\n" + LOCALS + f"    memset(A, 0, sizeof(double) * {n * n});\n"
+            "{\n" + LOCALS + ("    (void)c;\n" if not n else "")
+            + f"    memset(A, 0, sizeof(double) * {n * n});\n"
             + "\n".join(lines) + "\n}\n")
 
 

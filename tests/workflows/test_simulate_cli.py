@@ -295,7 +295,8 @@ def test_info_is_fmpys_plus_our_modes(ball, baselines, capsys):
     clutch = ROOT / "reference_models" / "ClutchBasic.mo"
     import mdae_fmu
     fmu = ball.with_name("ClutchBasic.fmu")
-    mdae_fmu.export_fmu(mdae_fmu.load(clutch), fmu, progress=False)
+    # the per-mode FMU lists its modes; the guarded default does not yet (issue 26)
+    mdae_fmu.export_fmu(mdae_fmu.load(clutch), fmu, progress=False, implicit=False)
     assert main(["info", str(fmu)]) == 0
     out = capsys.readouterr().out
     for line in fmu_info(str(fmu)).strip("\n").splitlines():
