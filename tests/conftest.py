@@ -40,7 +40,8 @@ def pytest_configure(config):
         "skipped without it, failed without it when MDAE_REQUIRE_SUNDIALS=1")
     config.addinivalue_line(
         "markers", "quick: the inner-loop selection (-m quick): the tests of QUICK_MODULES "
-        "(tests/conftest.py) not marked slow; set by the conftest, never by hand")
+        "(tests/conftest.py) not marked slow or long; set by the conftest, never by hand")
+    _share_builds(config)
     if os.environ.get("MDAE_FMU_TEST_BUILD_CACHE") == "1":
         # off by default: a run served a stale library for a changed model (a key that misses
         # an input of the build; tests/importers/test_variable_subscript.py failed with it)
@@ -67,8 +68,32 @@ def _use_build_cache(config):
     config.stash[_BUILD_CACHE_SET] = True
 
 
+# ---------------------------------------------------------------------------------------------
+# FMUs built once per run (tests/fmu_files.py `shared_build`): the controller creates their
+# directory before pytest-xdist starts the workers (they inherit the variable), and removes it
+# at the end; a directory named beforehand in the variable is kept.
+# ---------------------------------------------------------------------------------------------
+
+_SHARED_DIR_SET = pytest.StashKey[str]()
+
+
+def _share_builds(config):
+    import tempfile
+
+    from fmu_files import SHARED_ENV
+    if hasattr(config, "workerinput") or os.environ.get(SHARED_ENV):
+        return
+    os.environ[SHARED_ENV] = tempfile.mkdtemp(prefix="mdae_fmu_shared_")
+    config.stash[_SHARED_DIR_SET] = os.environ[SHARED_ENV]
+
+
 def pytest_unconfigure(config):
-    """The controller (not an xdist worker) trims the build cache it set up to its bound."""
+    """The controller (not an xdist worker) removes the shared build directory it made and
+    trims the build cache it set up to its bound."""
+    shared = config.stash.get(_SHARED_DIR_SET, None)
+    if shared is not None:
+        import shutil
+        shutil.rmtree(shared, ignore_errors=True)
     if config.stash.get(_BUILD_CACHE_SET, False) and not hasattr(config, "workerinput"):
         from pathlib import Path
 
@@ -79,7 +104,7 @@ def pytest_unconfigure(config):
 # ---------------------------------------------------------------------------------------------
 # The quick selection, `bash scripts/test.sh -m quick` (CONTRIBUTING.md): about a minute on two
 # cores. It is an allow-list of modules that build no FMU (import, structure, modes, codegen
-# without gcc, documents), minus their tests marked `slow`: a new test module is outside it
+# without gcc, documents), minus their tests marked `slow` or `long`: a new module is outside it
 # until it is added here, so the selection cannot grow slow unnoticed. test_lint.py (mypy from
 # a fresh cache, about 25 s of CPU) is run on its own before a commit.
 # ---------------------------------------------------------------------------------------------
@@ -114,7 +139,8 @@ def pytest_ignore_collect(collection_path, config):
 @pytest.hookimpl(tryfirst=True)     # before -m deselects
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name in QUICK_MODULES and item.get_closest_marker("slow") is None:
+        if (item.path.name in QUICK_MODULES and item.get_closest_marker("slow") is None
+                and item.get_closest_marker("long") is None):
             item.add_marker(pytest.mark.quick)
 
 
@@ -151,7 +177,9 @@ def _shared_fmus():
     modules); remove them at the end."""
     yield
     import cosim_util
+    import fmu_files
     cosim_util.cleanup()
+    fmu_files.remove_process_dir()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import tempfile
 from ctypes import byref, c_void_p
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import (FMU2Model, FMU2Slave, defaultCallbacks, fmi2CallbackFunctions,
                        fmi2CallbackLoggerTYPE)
+from fmu_files import shared_build
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference_models"
@@ -50,7 +50,6 @@ INPUT_SIGNALS = {
 TOLERANCE = 1e-12
 
 _CACHE: dict[tuple, Path] = {}
-_TMP = None
 
 
 def reference_entry(name: str) -> dict:
@@ -98,7 +97,6 @@ def build(name: str, fmi_type: str = "both", tolerance: float | None = TOLERANCE
     """The FMU of model ``name`` (reference_models/ or tests/data/), built once per test
     session. Its DefaultExperiment: stopTime = ``stop_time``, else the reference horizon
     (references.json) for reference models, else 1; tolerance = ``tolerance``."""
-    global _TMP
     from mdae_fmu import load
     from mdae_fmu.fmu.export import export
     if stop_time is None and (REFERENCE / f"{name}.mo").exists():
@@ -108,12 +106,13 @@ def build(name: str, fmi_type: str = "both", tolerance: float | None = TOLERANCE
             pass
     key = (name, fmi_type, tolerance, stop_time)
     if key not in _CACHE:
-        if _TMP is None:
-            _TMP = Path(tempfile.mkdtemp(prefix="mdae_fmu_tests_"))
+        path = model_path(name)
         de = {"tolerance": tolerance, "stopTime": stop_time}
-        _CACHE[key] = export(load(model_path(name)),
-                             _TMP / f"{name}_{fmi_type}_{tolerance}_{stop_time}.fmu",
-                             fmi_type=fmi_type, default_experiment=de, progress=False)
+        file_name = f"{name}_{fmi_type}_{tolerance}_{stop_time}.fmu"
+        _CACHE[key] = shared_build(
+            ("cosim_util", *key, path.read_text()), file_name,
+            lambda fmu: export(load(path), fmu, fmi_type=fmi_type, default_experiment=de,
+                               progress=False))
     return _CACHE[key]
 
 
@@ -124,12 +123,9 @@ def build_me(name: str, **kw) -> Path:
 
 
 def cleanup() -> None:
-    """Remove the session's FMUs (conftest.py calls it at the end of the session)."""
-    global _TMP
-    if _TMP is not None:
-        shutil.rmtree(_TMP, ignore_errors=True)
-        _TMP = None
-        _CACHE.clear()
+    """Forget the session's FMUs (conftest.py calls it at the end of the session; their
+    directory, `fmu_files.shared_dir`, is removed by conftest.py)."""
+    _CACHE.clear()
     _ME.clear()
 
 

@@ -28,7 +28,6 @@ SAMPLE = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("model_id", sorted(SAMPLE))
 def test_analyze_and_export_give_one_verdict(model_id):
     entry = ENTRIES[model_id]

@@ -66,7 +66,7 @@ def test_every_csv_is_indexed_well_formed_and_sized():
         assert dup == sorted(info.get("events", [])), name
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_generator_reproduces_the_committed_references(tmp_path):
     """The committed CSVs are what make_references.py computes. Closed forms reproduce to the
     last digit; the DOP853 solutions (rtol 1e-12 or tighter) may differ in the last bits

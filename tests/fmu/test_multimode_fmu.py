@@ -26,20 +26,17 @@ from mdae_fmu.diagnostics import ModelRejected  # noqa: E402
 from mdae_fmu.fmu.export import export  # noqa: E402
 from mdae_fmu.importers.flat_modelica import parse_modelica  # noqa: E402
 
+from fmu_files import model_fmu  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2] / "reference_models"
 J1, J2, K1, K2 = 1.0, 2.0, 0.01, 0.0125
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("multimode")
-    cache = {}
-
+def fmus():
+    """The per-mode FMU of a reference model, built once per run (`model_fmu`)."""
     def get(name):
-        if name not in cache:
-            cache[name] = export(load(ROOT / f"{name}.mo"), out / f"{name}.fmu",
-                                 progress=False, implicit=False)
-        return cache[name]
+        return model_fmu(ROOT / f"{name}.mo", implicit=False)
     return get
 
 

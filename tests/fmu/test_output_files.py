@@ -100,10 +100,11 @@ def _reply(worker) -> list[str]:
     return lines
 
 
-@pytest.mark.slow
-def test_concurrent_exports_leave_one_complete_fmu(two_fmus, tmp_path):
-    """20 rounds of two simultaneous exports to one path: the result is always a valid zip
-    equal, byte for byte, to one of the two FMUs (the builds are reproducible), every export
+# four rounds by default, the 20 of the benchmark-like run with -m slow (docs/testing.md)
+@pytest.mark.parametrize("rounds", [4, pytest.param(20, marks=pytest.mark.slow)])
+def test_concurrent_exports_leave_one_complete_fmu(two_fmus, tmp_path, rounds):
+    """``rounds`` rounds of two simultaneous exports to one path: the result is always a valid
+    zip equal, byte for byte, to one of the two FMUs (the builds are reproducible), every export
     exits 0, and no temporary file is left."""
     models, refs = two_fmus
     out = tmp_path / "shared.fmu"
@@ -111,7 +112,7 @@ def test_concurrent_exports_leave_one_complete_fmu(two_fmus, tmp_path):
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True) for m in models]
     try:
-        for _ in range(20):
+        for _ in range(rounds):
             for w in workers:
                 w.stdin.write("go\n")
                 w.stdin.flush()

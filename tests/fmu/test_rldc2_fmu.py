@@ -24,8 +24,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.slow
-
 REF = Path(__file__).resolve().parents[2] / "reference_models"
 INDEX = json.loads((REF / "references.json").read_text())
 C1, C2, L1, L2 = 0.1, 0.15, 1.0, 1.5
@@ -43,15 +41,11 @@ def reference(name: str) -> dict[str, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    import mdae_fmu
-    out = tmp_path_factory.mktemp("rldc2")
-    paths = {}
-    for name in ("RLDC2Switched", "RLDC2Diodes"):
-        paths[name] = str(out / f"{name}.fmu")
-        mdae_fmu.export_fmu(mdae_fmu.load(REF / f"{name}.mo"), paths[name],
-                            implicit=False)
-    return paths
+def fmus():
+    """The per-mode FMUs, built once per run (`model_fmu`, shared with test_multimode_fmu)."""
+    from fmu_files import model_fmu
+    return {name: str(model_fmu(REF / f"{name}.mo", implicit=False))
+            for name in ("RLDC2Switched", "RLDC2Diodes")}
 
 
 def input_table() -> np.ndarray:

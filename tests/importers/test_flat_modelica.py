@@ -463,7 +463,7 @@ end NewConstructs;
        " + ".join(f"p{i} * x" for i in range(1, 301)))
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_new_constructs_export_and_simulate(tmp_path, capsys):
     # c1 becomes true at t = 1.5, c2 at t = 2.5 (while c1 is true): "when {c1, c2}" fires twice,
     # "when c1 or c2" once; the samples at 0.5, 1.5 add 1, those at 2.5, 3.5 add 10
@@ -705,7 +705,7 @@ def _dense_declarations(n: int) -> str:
     return "class Dense\n" + "\n".join(clauses) + "\nequation\nend Dense;\n"
 
 
-@pytest.mark.slow      # tracemalloc over four 10^4-token models: about 12 s of CPU
+@pytest.mark.long      # tracemalloc over four 10^4-token models: about 12 s of CPU
 def test_memory_per_token_is_bounded():
     # MAX_TOKENS x the memory one token can cost must stay under about 5 GB, for any text:
     # measured here on the shapes that cost the most (docs/importers.md, "Limits")

@@ -272,7 +272,7 @@ def _models(draw):
     return Model("Random", tuple(variables), tuple(eqs))
 
 
-@pytest.mark.slow      # 150 hypothesis examples: 10 s of CPU
+@pytest.mark.long      # 150 hypothesis examples: 10 s of CPU
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_models())
 def test_random_models_round_trip(m):

@@ -14,6 +14,7 @@ Co-Simulation (the same event iteration, mdae_runtime.c), a few by the Python ba
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 
@@ -206,14 +207,16 @@ end ClutchJump;
 
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
-    """(model text, export options) -> FMU, built on first use."""
+    """(model text, export options) -> FMU, built on first use (once per run: `export_text`
+    shares its builds between the workers)."""
     out = tmp_path_factory.mktemp("cascade")
     cache: dict = {}
 
     def get(text: str, **options):
         key = (text, repr(sorted(options.items())))
         if key not in cache:
-            cache[key] = export_text(out, text, f"{text.split()[1]}_{len(cache)}", **options)
+            tag = hashlib.sha256(repr(key).encode()).hexdigest()[:8]
+            cache[key] = export_text(out, text, f"{text.split()[1]}_{tag}", **options)
         return cache[key]
     return get
 

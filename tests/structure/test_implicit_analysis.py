@@ -199,7 +199,7 @@ def test_ill_posed_combination_hidden_among_2_40_modes():
         in imp.diagnostic
 
 
-@pytest.mark.slow      # models beyond the enumeration bound through the CLI: 10 s of CPU
+@pytest.mark.long      # models beyond the enumeration bound through the CLI: 10 s of CPU
 def test_cli_switches_to_implicit_above_the_enumeration_bound(tmp_path, capsys):
     bad = tmp_path / "bad.mo"
     bad.write_text(print_model(fault_chain_ill_posed(7, 2, 5)))      # 4^7 > 2^12 modes

@@ -93,7 +93,7 @@ def test_summary_lists_warnings_with_their_lines(capsys):
     assert lines[at + 2] == "verdict: accepted, 1 warning(s) above"
 
 
-@pytest.mark.slow      # ten analyses (five models, with and without --implicit): 11 s of CPU
+@pytest.mark.long      # ten analyses (five models, with and without --implicit): 11 s of CPU
 def test_no_citation_of_notes_and_no_sympy_syntax_in_the_summary(capsys):
     for name in ("ClutchBasic", "CupAndBall", "RLDC2Diodes", "BouncingBall", "AirBrake"):
         for options in ((), ("--implicit",)):

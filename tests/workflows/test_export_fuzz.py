@@ -17,7 +17,7 @@ fuzz = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(fuzz)
 
 
-@pytest.mark.slow
+@pytest.mark.slow    # 50 x analyze + export: -m slow runs it (docs/testing.md)
 def test_mutated_models_through_analyze_and_export(tmp_path):
     records = [fuzz.fuzz_one(name, text, tmp_path, timeout=300)
                for name, text in fuzz.mutants(50, seed=15)]

@@ -81,7 +81,6 @@ def test_the_tutorial_parser_and_matcher() -> None:
     assert not line_matches("verdict: accepted", "verdict: rejected")
 
 
-@pytest.mark.slow
 def test_the_readme_tutorial_runs_as_written(tmp_path: Path) -> None:
     steps = tutorial_steps((ROOT / "README.md").read_text(encoding="utf-8"))
     assert [c.split()[:2] for c in (s[0] for s in steps) if c.startswith("mdae-fmu")] == [

@@ -21,7 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "reference_models" / "suite.toml"
 
 
-@pytest.mark.slow
 def test_reference_suite_passes_with_junit_and_index(reference_suite_run):
     """Every reference model with a reference CSV is in the suite, and each one passes; the
     JUnit XML has one passing testcase per model and the index links each model's report."""

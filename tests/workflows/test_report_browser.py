@@ -55,7 +55,6 @@ def test_console_errors_are_seen(browser, tmp_path):
     assert any("missing.png" in e for e in errors), errors
 
 
-@pytest.mark.slow
 def test_index_links_every_model_to_its_report(browser, reference_suite_run):
     res, out = reference_suite_run
     assert _open(browser, out / "index.html") == []

@@ -42,7 +42,6 @@ def _run(surface, n: int, seed: int, tmp_path: Path) -> list[dict]:
     return records
 
 
-@pytest.mark.slow
 def test_mutated_reference_csvs_through_compare(tmp_path):
     records = _run(fuzz.CsvSurface(), 40, 25, tmp_path)
     codes = {r[k] for r in records for k in ("as_test", "as_reference", "fmu") if k in r}
@@ -51,7 +50,6 @@ def test_mutated_reference_csvs_through_compare(tmp_path):
     assert any("fmu" in r for r in records)
 
 
-@pytest.mark.slow
 def test_mutated_fmus_through_info_and_simulate(tmp_path):
     records = _run(fuzz.FmuSurface(), 24, 25, tmp_path)
     assert {r["expected"] for r in records} == {"any", "refused", "fails"}
@@ -59,7 +57,6 @@ def test_mutated_fmus_through_info_and_simulate(tmp_path):
     assert 0 in {r["simulate"] for r in records} and 1 in {r["simulate"] for r in records}
 
 
-@pytest.mark.slow
 def test_mutated_suite_files_through_regress(tmp_path):
     records = _run(fuzz.SuiteSurface(), 30, 4, tmp_path)
     assert {r["read"] for r in records} == {"ok", "refused"}
