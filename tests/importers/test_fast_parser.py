@@ -199,7 +199,7 @@ def _expressions():
     return st.recursive(st.one_of(_NAMES, _LITERALS), extend, max_leaves=12)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
 @given(expr=_expressions())
 def test_generated_expressions_same_model_or_error(expr, monkeypatch):

@@ -176,7 +176,7 @@ _exprs = st.recursive(_leaves, lambda children: st.one_of(
 ), max_leaves=12)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_exprs)
 def test_printed_expression_reparses_to_the_same_tree(e):
     text = print_expr(e)
@@ -272,8 +272,8 @@ def _models(draw):
     return Model("Random", tuple(variables), tuple(eqs))
 
 
-@pytest.mark.long      # 150 hypothesis examples: 10 s of CPU
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.long      # 100 hypothesis examples: about 7 s of CPU
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_models())
 def test_random_models_round_trip(m):
     _roundtrip(m)

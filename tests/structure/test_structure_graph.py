@@ -127,7 +127,7 @@ def test_dm_clutch_f_to_t_restart_system():
         assert {eqs[pe[i]] for i in dm.well_eqs} == {"e1", "e2", "e3s", "e4"}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 10), st.integers(0, 10), st.floats(0.05, 0.6), st.integers(0, 10**6))
 def test_dm_properties_random(n_e, n_v, density, seed):
     rng = random.Random(seed)
@@ -290,7 +290,7 @@ def test_canonical_topological_order_fast_path_equals_heap(n, density, forward, 
     assert all(heap[x] < heap[y] for x, y in arcs)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 12), st.integers(0, 12), st.floats(0.05, 0.6), st.integers(0, 10**6))
 def test_vectorized_dm_equals_list_dm(n_e, n_v, density, seed):
     """`dulmage_mendelsohn_graph` (one scipy BFS per part) = `dulmage_mendelsohn` (Python

@@ -70,7 +70,7 @@ def _fresh_convert(e):
     return SymbolTable(constants=frozenset({"p"})).to_sympy(e)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.recursive(leaves, _tree, max_leaves=10))
 def test_memoized_conversion_equals_fresh_conversion(e):
     t = SymbolTable(constants=frozenset({"p"}))

@@ -376,7 +376,7 @@ _POOL = [ex(t) for t in ("x > 0", "x > 1", "x <= 0", "x == 1", "x < 2", "a < b",
                          "time >= 5", "time < 5")]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(range(len(_POOL))), st.booleans()), max_size=8))
 def test_incremental_consistency_equals_full_check(pairs):
     val = {}
@@ -566,7 +566,7 @@ def test_non_square_with_unused_unknown():
     assert mode.absent == ("z",)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.recursive(
     st.one_of(st.sampled_from(["x", "y", "z", "p"]).map(E.Ref), st.just(E.TIME),
               st.integers(-3, 3).map(E.Const)),

@@ -144,7 +144,7 @@ def random_nonsquare(rng, n_e, n_extra, density, max_sigma):
     return rows, n_v
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 9), st.integers(1, 6), st.floats(0.0, 0.5), st.integers(0, 3),
        st.integers(0, 10**6), st.booleans())
 def test_sparse_nonsquare_owners_are_optimal(n_e, n_extra, density, max_sigma, seed, sparse):
@@ -252,7 +252,7 @@ def random_regular(rng, n, density, max_sigma):
     return rows
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 8), st.floats(0.0, 0.5), st.integers(0, 3), st.integers(0, 10**6))
 def test_offsets_agree_with_pantelides(n, density, max_sigma, seed):
     """Theorem 21: Pantelides' differentiation counts equal the Σ-method's c."""

@@ -1,0 +1,93 @@
+"""The suite's FMUs built once per run (tests/fmu_files.py `shared_build`, docs/testing.md):
+one build per key whatever the number of processes asking at once, a new build for a new key,
+nothing left by a build that fails, and the variable the xdist workers inherit."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import fmu_files
+from fmu_files import SHARED_ENV, shared_build
+
+
+def _slow_build(log: Path, content: str):
+    def build(path: Path) -> None:
+        with open(log, "a") as fh:           # one line per build actually run
+            fh.write(f"{os.getpid()}\n")
+        time.sleep(0.3)                      # the others ask while this one builds
+        path.write_text(content)
+    return build
+
+
+def _ask(shared: str, log: str, out: "multiprocessing.Queue") -> None:
+    os.environ[SHARED_ENV] = shared
+    path = shared_build(("race", 1), "model.fmu", _slow_build(Path(log), "one"))
+    out.put((str(path), path.read_text()))
+
+
+def test_concurrent_callers_build_once(tmp_path, monkeypatch):
+    shared, log = tmp_path / "shared", tmp_path / "log"
+    shared.mkdir()
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_ask, args=(str(shared), str(log), out)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    answers = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    assert len(log.read_text().splitlines()) == 1          # built once, by one process
+    assert len(set(answers)) == 1 and answers[0][1] == "one"
+    # a later caller in this process reads the same file; another key is another build
+    monkeypatch.setenv(SHARED_ENV, str(shared))
+    again = shared_build(("race", 1), "model.fmu", _slow_build(log, "other"))
+    assert str(again) == answers[0][0] and again.read_text() == "one"
+    other = shared_build(("race", 2), "model.fmu", _slow_build(log, "two"))
+    assert other != again and other.read_text() == "two"
+    assert len(log.read_text().splitlines()) == 2
+
+
+def test_failed_build_leaves_nothing_and_is_retried(tmp_path, monkeypatch):
+    monkeypatch.setenv(SHARED_ENV, str(tmp_path))
+    calls = []
+
+    def broken(path: Path) -> None:
+        calls.append(path)
+        path.write_text("half")
+        raise RuntimeError("gcc failed")
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="gcc failed"):
+            shared_build(("bad",), "bad.fmu", broken)
+    assert len(calls) == 2                                  # the error is not cached
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".lock"]   # no partial build
+
+
+def test_export_text_copies_the_shared_fmu(tmp_path, monkeypatch):
+    """Each test gets its own copy (a test may change its FMU); options that are not plain
+    data (a callback) are never part of a key: such an export runs every time."""
+    monkeypatch.setenv(SHARED_ENV, str(tmp_path / "shared"))
+    built = []
+    monkeypatch.setattr(fmu_files.api, "export_fmu",
+                        lambda model, path, **kw: (built.append(kw), Path(path).write_text(
+                            model.name))[1])
+    text = "model M\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -x;\nend M;\n"
+    for sub in "abcd":
+        (tmp_path / sub).mkdir()
+    a = fmu_files.export_text(tmp_path / "a", text, "M", fmi_type="both")
+    b = fmu_files.export_text(tmp_path / "b", text, "M", fmi_type="both")
+    assert a != b and a.read_text() == b.read_text() == "M" and len(built) == 1
+    fmu_files.export_text(tmp_path / "c", text, "M", on_warning=print)
+    fmu_files.export_text(tmp_path / "d", text, "M", on_warning=print)
+    assert len(built) == 3
+
+
+def test_the_controller_shares_one_directory_with_its_workers():
+    """tests/conftest.py sets the variable before the workers start: every worker of this run
+    names the same existing directory."""
+    assert os.environ.get(SHARED_ENV) and Path(os.environ[SHARED_ENV]).is_dir()
