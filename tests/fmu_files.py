@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from mdae_fmu import api
-
 # The directory of the FMUs shared by the whole run: tests/conftest.py creates it in the
 # controller process (before pytest-xdist starts its workers, which inherit the variable) and
 # removes it at the end. Without it (a helper imported outside pytest) a directory per process.
+# mdae_fmu is imported by the functions that export: the controller imports this module too.
 SHARED_ENV = "MDAE_FMU_TEST_SHARED_DIR"
 _process_dir: Path | None = None
 
@@ -69,6 +68,7 @@ def export_text(tmp_path: Path, text: str, name: str, **options) -> Path:
     ``<name>.fmu`` in ``tmp_path``, read back through `api.load` as a user's file is. The
     export runs once per run for the same text, name and options (`shared_build`); the
     test gets its own copy."""
+    from mdae_fmu import api
     src = tmp_path / f"{name}.mo"
     src.write_text(text)
 
@@ -103,6 +103,7 @@ def model_fmu(model_file: Path, **options) -> Path:
     """The FMU of the model in ``model_file`` (`api.load`, then `api.export_fmu` with
     ``options``, which must be plain data), built once per run for its text and the options
     (`shared_build`) and named after the file; read-only."""
+    from mdae_fmu import api
     key = ("model_fmu", model_file.name, model_file.read_text(), sorted(options.items()))
     return shared_build(key, f"{model_file.stem}.fmu", lambda fmu: api.export_fmu(
         api.load(model_file), fmu, progress=False, **options))

@@ -22,6 +22,7 @@ from mdae_fmu.symbolic import SymbolTable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fmu_files import export_text  # noqa: E402
 from strict_driver import simulate_strict  # noqa: E402
 
 
@@ -86,7 +87,7 @@ def test_clock_relation_is_a_time_event_at_the_closed_form_crossing(tmp_path):
     """``c(t) = 2 - t/2`` reaches 1.5 at t = 1 exactly: no event indicator, the when-clause fires
     once, at the published time event (|te - 1| at rounding level, not at the event locator's
     tolerance), in FMPy's CVode and in the strict driver."""
-    fmu = export(parse_modelica(WHEN, "W.mo"), tmp_path / "W.fmu", progress=False)
+    fmu = export_text(tmp_path, WHEN, "W")
     assert read_model_description(str(fmu)).numberOfEventIndicators == 0
     r = simulate_fmu(str(fmu), stop_time=3.0, output=["te", "n", "c"], output_interval=0.1)
     assert r["te"][-1] == pytest.approx(1.0, abs=1e-12)
@@ -99,7 +100,7 @@ def test_clock_relation_is_a_time_event_at_the_closed_form_crossing(tmp_path):
 
 def test_changed_rate_parameter_moves_the_event(tmp_path):
     """The crossing time is computed at run time from the parameters the host sets."""
-    fmu = export(parse_modelica(WHEN, "W.mo"), tmp_path / "W.fmu", progress=False)
+    fmu = export_text(tmp_path, WHEN, "W")      # the FMU of the test above, built once
     r = simulate_fmu(str(fmu), stop_time=1.9, output=["te", "n"], output_interval=0.1,
                      start_values={"rate": -0.25})
     assert r["n"][-1] == 0          # 2 - 1.9/4 > 1.5: no crossing before 1.9 s

@@ -13,6 +13,7 @@ import pytest
 
 import fmu_files
 from fmu_files import SHARED_ENV, shared_build
+from mdae_fmu import api
 
 
 def _slow_build(log: Path, content: str):
@@ -73,7 +74,7 @@ def test_export_text_copies_the_shared_fmu(tmp_path, monkeypatch):
     data (a callback) are never part of a key: such an export runs every time."""
     monkeypatch.setenv(SHARED_ENV, str(tmp_path / "shared"))
     built = []
-    monkeypatch.setattr(fmu_files.api, "export_fmu",
+    monkeypatch.setattr(api, "export_fmu",
                         lambda model, path, **kw: (built.append(kw), Path(path).write_text(
                             model.name))[1])
     text = "model M\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -x;\nend M;\n"
