@@ -111,6 +111,7 @@ def _oracle(t_eval, A=1.0, Maxexp=15.0):
     return sol.y
 
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_heating_diode_initializes_and_matches_the_hand_reduced_oracle(tmp_path):
     pytest.importorskip("scipy")
     from fmpy import simulate_fmu
@@ -137,6 +138,7 @@ def test_heating_diode_initializes_and_matches_the_hand_reduced_oracle(tmp_path)
     assert abs(0.1 * (r["Th"][-1] - 293.15) - energy) < 1e-4 * max(1.0, abs(energy))
 
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_heating_diode_tree_block_is_torn_on_the_tree(tmp_path):
     pytest.importorskip("scipy")
     from fmpy import simulate_fmu

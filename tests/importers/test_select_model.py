@@ -101,6 +101,7 @@ def test_chosen_class_keeps_the_file_positions(package, capsys):
     assert err.startswith(f"{package}:19:19: undefined name 'undefinedthing'")
 
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_chosen_model_simulates_to_its_closed_form(package, capsys):
     code, out, err = run(capsys, "simulate", str(package), "--model", "A")
     assert code == 0, err

@@ -397,6 +397,7 @@ def test_bad_input_exit_code_and_no_traceback(tmp_path, capsys):
 
 # --- simulation against closed forms -------------------------------------------------------
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_structured_model_simulates_to_closed_forms(tmp_path):
     """tests/data/structured/Structured.mo: a chain of first-order lags written with an array,
     a for-equation, a record of gains (one field typed with an alias), an enumeration and
@@ -641,6 +642,7 @@ end V;
 """
 
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_openmodelica_non_scalarized_output_and_array_constructor(tmp_path):
     """OpenModelica's non-scalarized flat output (``-d=-nfScalarize``, its VectorizeBindings
     and MergeComponents tests): ``Real[2, 3] m.c.x`` declares the elements of the component

@@ -285,6 +285,7 @@ def test_reference_models_with_units_added_get_no_warning():
     assert [w.loc.line for w in got] == [23, 25], got
 
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_cli_warning_and_strict_units(tmp_path, capsys):
     src = tmp_path / "Units.mo"
     src.write_text(GOOD.replace("x_mm = 1000 * x;", "x_mm = phi + w;", 1))

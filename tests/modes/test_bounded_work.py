@@ -90,6 +90,7 @@ end C;
 """
 
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_control_characters_escaped_in_model_description(tmp_path):
     """Descriptions and units with control characters: backslash escapes in
     modelDescription.xml (FMPy validates it); the XML equation list, which must keep the

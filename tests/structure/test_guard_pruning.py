@@ -152,6 +152,7 @@ def test_cli_rejects_the_one_singular_combination_among_2_40_naming_it(tmp_path,
     assert "over-determine {w1, w2, tau}; no equation determines {tp, tn}" in concrete
 
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_cli_accepts_and_exports_the_same_model_with_the_combination_unreachable(tmp_path,
                                                                                 capsys):
     """The guarded backlash: the same 40 guards, the contact pair excluded by arithmetic

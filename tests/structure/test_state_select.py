@@ -71,6 +71,7 @@ def test_report_shows_the_preferred_coordinate(tmp_path, capsys):
     assert "selected states (2, stateSelect): x, vx;" in capsys.readouterr().out
 
 
+@pytest.mark.long      # builds an FMU: out of -m quick
 def test_preferred_coordinate_simulates_the_same_trajectory(tmp_path):
     fmpy = pytest.importorskip("fmpy")
     runs = []
