@@ -76,7 +76,12 @@ def test_gear_pattern_is_rejected_as_guards_and_accepted_with_the_parameter_eval
     assert bad and all(dict(m.valuation)["bearingConnected"] for m in bad)
     a = api.analyze(model)
     assert a.accepted
-    assert [(p.name, p.value) for p in a.fixed_parameters] == [("bearingConnected", False)]
+    # b2 = 0.5*b is a variable bound to parameters: "b2 > 1e-10" (the gap is open) is a
+    # parameter condition, evaluated like bearingConnected, and b2 with b become constants
+    assert [(p.name, p.value) for p in a.fixed_parameters] == [
+        ("b", 0.1), ("b2", 0.05), ("bearingConnected", False)]
+    assert "b2 > 1e-10 is true: it selects branches that differ in incidence" \
+        in a.fixed_parameters[1].reason
     # one structure left: the backlash's conditions are event conditions of it
     assert len(a.modes.modes) == 1
 
