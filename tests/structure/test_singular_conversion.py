@@ -197,6 +197,42 @@ def test_expression_substitution_on_a_common_subexpression(tmp_path):
     assert np.allclose(res["x2"], y - x1, atol=1e-6)
 
 
+# e1 and e2 read a, b only through a*b, and the null vector (a, -b) of their block is not
+# constant: the nonlinear expression substitution (docs/theory.md §4.9)
+PRODUCT_BLOCK = """model ProductBlock
+  Real x(start = 8);
+  Real a(start = 12);
+  Real b(start = 0.2);
+equation
+  a*b = 2 + sin(time);
+  (a*b)^3 = x;
+  der(x) = a + b;
+end ProductBlock;
+"""
+
+
+def test_expression_substitution_with_a_null_vector_that_depends_on_the_unknowns(tmp_path):
+    """y = a*b: e1 reads y = 2 + sin t, e2 y^3 = x, so x = (2 + sin t)^3 and a + b = x' =
+    3 (2 + sin t)^2 cos t, a*b = 2 + sin t: a and b are the roots s/2 ± sqrt(s^2/4 - p)
+    (a the larger one, from the start values), 0 degrees of freedom."""
+    model, a = _analyze_text(tmp_path, PRODUCT_BLOCK, "ProductBlock")
+    assert a.accepted, a.messages
+    (conv,) = a.conversions
+    assert (conv.method, conv.combination, conv.new_equations) == (
+        "expression substitution", "a * b", ("e4",))
+    assert conv.result == "e1: _es1 - sin(time) - 2; e2: _es1 ^ 3 - x"
+    (mode,) = a.modes.modes
+    assert mode.dof == 0
+    res = _simulate(tmp_path, PRODUCT_BLOCK, "ProductBlock", outputs=["x", "a", "b"])
+    t = res["time"]
+    p = 2 + np.sin(t)
+    s = 3 * p ** 2 * np.cos(t)
+    root = np.sqrt(s ** 2 / 4 - p)
+    assert np.allclose(res["x"], p ** 3, atol=1e-6)
+    assert np.allclose(res["a"], s / 2 + root, atol=1e-6)
+    assert np.allclose(res["b"], s / 2 - root, atol=1e-6)
+
+
 def api_report(model, a) -> str:
     from mdae_fmu.analysis import render_text
     return render_text(model, a)
