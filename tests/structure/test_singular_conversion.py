@@ -410,3 +410,64 @@ def test_linear_combination_with_a_differentiated_equation(tmp_path):
     assert np.allclose(res["x2"], np.sin(t) - 2 * np.cos(t), atol=1e-8)
     assert np.allclose(res["x3"], -np.cos(t), atol=1e-8)
     assert np.allclose(res["x4"], -np.sin(t), atol=1e-6)
+
+
+# The structure of OpenModelica's OMCompiler/Examples/Influenza.mo (issue 24), written anew
+# with its equations: two outputs, the cure rate and the activation, drive one connection set
+# (the immune population's inflow), and the immune outflow is connected to nothing
+INFLUENZA_SETS = """model InfluenzaSets
+  parameter Real breakdown = 1, duration = 1, period = 1, contacts = 0.1;
+  input Real introduction(start = 77);
+  Real immune(start = 10), healthy(start = 100), infected(start = 50), sick(start = 0);
+  Real immuneOut, cure, activation, incubation, infection, contagious, total, spread;
+equation
+  der(immune) = cure - immuneOut;
+  cure = activation;
+  der(healthy) = activation - infection;
+  der(infected) = infection - incubation;
+  der(sick) = incubation - cure;
+  incubation = infected / breakdown;
+  cure = sick / duration;
+  activation = immune / period;
+  contagious = infected + sick;
+  total = contagious + healthy + immune;
+  spread = contagious / total * contacts * healthy + introduction;
+  infection = if spread < healthy then spread else healthy;
+end InfluenzaSets;
+"""
+
+
+def test_influenza_two_outputs_in_one_set_is_a_hidden_constraint(tmp_path):
+    """Nothing is singular: cure = activation ties two states, sick = immune (all constants
+    1), an index-2 constraint whose multiplier is the unconnected immuneOut. The Σ-method
+    differentiates it (3 degrees of freedom, no conversion) and the FMU initializes (it
+    failed with "initial system: the equations are numerically dependent" when the issue
+    was written). Independent solution: with F = infected, S = sick = immune, N = healthy,
+    R = min((F + S)/(F + 2 S + N) 0.1 N + 77, N): F' = R - F, S' = F - S, N' = S - R, and
+    immuneOut = S - S' = 2 S - F (scipy, rtol 1e-12, from the FMU's initial point: the start
+    values, immune 10 and sick 0, are guesses that cannot both hold)."""
+    from fmpy import simulate_fmu
+    from scipy.integrate import solve_ivp
+    model, a = _analyze_text(tmp_path, INFLUENZA_SETS, "InfluenzaSets")
+    assert a.accepted and a.conversions == ()
+    (mode,) = a.modes.modes
+    assert mode.dof == 3 and max(mode.c.values()) == 1
+    fmu = export_text(tmp_path, INFLUENZA_SETS, "InfluenzaSets")
+    res = simulate_fmu(str(fmu), stop_time=4.0, output_interval=0.1, relative_tolerance=1e-10,
+                       output=["immune", "healthy", "infected", "sick", "immuneOut"])
+    res = res[np.r_[True, np.diff(res["time"]) > 0]]       # one row per time (event rows)
+
+    def rhs(_t, z):
+        f, s, n = z
+        r = min((f + s) / (f + 2 * s + n) * 0.1 * n + 77, n)
+        return [r - f, f - s, s - r]
+    z0 = [res["infected"][0], res["sick"][0], res["healthy"][0]]
+    sol = solve_ivp(rhs, (0.0, 4.0), z0, t_eval=res["time"], method="LSODA", rtol=1e-12,
+                    atol=1e-12)
+    f, s, n = sol.y
+    assert res["healthy"][0] == pytest.approx(100.0) and res["infected"][0] == pytest.approx(50)
+    assert np.allclose(res["immune"], res["sick"], atol=1e-9)
+    assert np.allclose(res["infected"], f, atol=1e-6)
+    assert np.allclose(res["sick"], s, atol=1e-6)
+    assert np.allclose(res["healthy"], n, atol=1e-6)
+    assert np.allclose(res["immuneOut"], 2 * s - f, atol=1e-5)
