@@ -860,8 +860,9 @@ def _convert(model: Model, finding: _Finding) -> tuple[Model, Conversion] | None
                 return _apply(model, finding, rewrite), conv
             except _NotApplicable:
                 pass
-    v_sym = _symbolic_null(J, left=False) if len(system.columns) <= MAX_SYMBOLIC_BLOCK \
-        else None
+    # J is confirmed singular when a left null vector was found: its right null space too
+    v_sym = _symbolic_null(J, left=False) \
+        if candidates and len(system.columns) <= MAX_SYMBOLIC_BLOCK else None
     if v_sym is not None:
         try:
             rewrite, conv = _nonlinear_substitution(model, finding, v_sym, table)
