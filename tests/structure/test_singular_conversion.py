@@ -471,3 +471,31 @@ def test_influenza_two_outputs_in_one_set_is_a_hidden_constraint(tmp_path):
     assert np.allclose(res["sick"], s, atol=1e-6)
     assert np.allclose(res["healthy"], n, atol=1e-6)
     assert np.allclose(res["immuneOut"], 2 * s - f, atol=1e-5)
+
+
+# e2 and e3 read a, b through a^2 + b^2 only, which is linear in neither: no conversion
+RADIAL = """model Radial
+  Real x(start = 1, fixed = true), a(start = 1), b(start = 0);
+equation
+  der(x) = a - b;
+  a^2 + b^2 = 2 + sin(time);
+  exp(a^2 + b^2) = x;
+end Radial;
+"""
+
+
+def test_common_subexpression_linear_in_no_unknown_is_rejected(tmp_path, capsys):
+    """The left null vector (exp(a^2 + b^2), -1) reads a, b (not admissible for the linear
+    combination), the right one (b, -a) is not constant, and a^2 + b^2 is linear in neither
+    a nor b: the analysis rejects the model naming the two equations (exit 1), and export
+    gives the same verdict."""
+    src = tmp_path / "Radial.mo"
+    src.write_text(RADIAL)
+    code = main(["analyze", str(src)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert ("equations e2 (Radial.mo:5), e3 (Radial.mo:6) are dependent in {a, b} for all "
+            "values (the Jacobian of their block is singular); neither a linear combination "
+            "nor an expression substitution (Tan-Nedialkov-Pryce) removes the dependency") in out
+    code = main(["export", str(src), "-o", str(tmp_path / "Radial.fmu")])
+    assert code == 1 and "neither a linear combination" in capsys.readouterr().err
