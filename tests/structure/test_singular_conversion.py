@@ -102,6 +102,14 @@ def _simulate(tmp_path, text: str, name: str, fmi_type: str = "me", outputs=None
                         relative_tolerance=1e-8)
 
 
+def _analyze_cli(tmp_path, capsys, text: str, name: str) -> tuple[int, str]:
+    """``mdae-fmu analyze`` of ``text`` written to ``<name>.mo``: its exit code and stdout."""
+    src = tmp_path / f"{name}.mo"
+    src.write_text(text)
+    code = main(["analyze", str(src)])
+    return code, capsys.readouterr().out
+
+
 def _analyze_text(tmp_path, text: str, name: str):
     src = tmp_path / f"{name}.mo"
     src.write_text(text)
@@ -113,10 +121,7 @@ def test_assc_hidden_constraint_found_and_named(tmp_path, capsys):
     """e3 - e4 - e5 = x - y - 5 cancels a, b, c: the block is singular for all values; the
     combination replaces e3 and the Σ-method finds index 1 (OpenModelica's ASSC gets the
     same constraint, c = x - 10 and y = 5 + c)."""
-    src = tmp_path / "ASSC.mo"
-    src.write_text(ASSC)
-    code = main(["analyze", str(src)])
-    out = capsys.readouterr().out
+    code, out = _analyze_cli(tmp_path, capsys, ASSC, "ASSC")
     assert code == 0
     assert ("equations e3 (ASSC.mo:6), e4 (ASSC.mo:7), e5 (ASSC.mo:8) are dependent in "
             "{a, b, c} for all values: e3 - e4 - e5 = x - y - 5 does not depend on a, b, c; "
@@ -489,13 +494,10 @@ def test_common_subexpression_linear_in_no_unknown_is_rejected(tmp_path, capsys)
     combination), the right one (b, -a) is not constant, and a^2 + b^2 is linear in neither
     a nor b: the analysis rejects the model naming the two equations (exit 1), and export
     gives the same verdict."""
-    src = tmp_path / "Radial.mo"
-    src.write_text(RADIAL)
-    code = main(["analyze", str(src)])
-    out = capsys.readouterr().out
+    code, out = _analyze_cli(tmp_path, capsys, RADIAL, "Radial")
     assert code == 1
     assert ("equations e2 (Radial.mo:5), e3 (Radial.mo:6) are dependent in {a, b} for all "
             "values (the Jacobian of their block is singular); neither a linear combination "
             "nor an expression substitution (Tan-Nedialkov-Pryce) removes the dependency") in out
-    code = main(["export", str(src), "-o", str(tmp_path / "Radial.fmu")])
+    code = main(["export", str(tmp_path / "Radial.mo"), "-o", str(tmp_path / "Radial.fmu")])
     assert code == 1 and "neither a linear combination" in capsys.readouterr().err
