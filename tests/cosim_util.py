@@ -16,7 +16,7 @@ from fmpy import extract, read_model_description
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import (FMU2Model, FMU2Slave, defaultCallbacks, fmi2CallbackFunctions,
                        fmi2CallbackLoggerTYPE)
-from fmu_files import shared_build
+from fmu_files import export_environment, shared_build
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference_models"
@@ -110,7 +110,7 @@ def build(name: str, fmi_type: str = "both", tolerance: float | None = TOLERANCE
         de = {"tolerance": tolerance, "stopTime": stop_time}
         file_name = f"{name}_{fmi_type}_{tolerance}_{stop_time}.fmu"
         _CACHE[key] = shared_build(
-            ("cosim_util", *key, path.read_text()), file_name,
+            ("cosim_util", *key, path.read_text(), export_environment()), file_name,
             lambda fmu: export(load(path), fmu, fmi_type=fmi_type, default_experiment=de,
                                progress=False))
     return _CACHE[key]

@@ -82,10 +82,18 @@ def export_text(tmp_path: Path, text: str, name: str, **options) -> Path:
     if not all(_plain(v) for v in options.values()):    # e.g. a callback: export each time
         build(fmu)
         return fmu
-    shared = shared_build(("export_text", text, name, sorted(options.items())), f"{name}.fmu",
-                          build)
+    key = ("export_text", text, name, sorted(options.items()), export_environment())
+    shared = shared_build(key, f"{name}.fmu", build)
     shutil.copyfile(shared, fmu)
     return fmu
+
+
+def export_environment() -> list[tuple[str, str]]:
+    """The ``MDAE_*`` variables of the environment, part of every export's key: some change
+    what the export writes (``MDAE_FUNCTION_BUDGET`` is compiled in). A test that changes the
+    exporter otherwise (a monkeypatched constant) exports by itself, not through this module."""
+    return sorted((k, v) for k, v in os.environ.items()
+                  if k.startswith("MDAE_") and k != SHARED_ENV)
 
 
 def _plain(value: object) -> bool:
@@ -104,7 +112,8 @@ def model_fmu(model_file: Path, **options) -> Path:
     ``options``, which must be plain data), built once per run for its text and the options
     (`shared_build`) and named after the file; read-only."""
     from mdae_fmu import api
-    key = ("model_fmu", model_file.name, model_file.read_text(), sorted(options.items()))
+    key = ("model_fmu", model_file.name, model_file.read_text(), sorted(options.items()),
+           export_environment())
     return shared_build(key, f"{model_file.stem}.fmu", lambda fmu: api.export_fmu(
         api.load(model_file), fmu, progress=False, **options))
 

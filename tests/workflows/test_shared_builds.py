@@ -71,14 +71,15 @@ def test_failed_build_leaves_nothing_and_is_retried(tmp_path, monkeypatch):
 
 def test_export_text_copies_the_shared_fmu(tmp_path, monkeypatch):
     """Each test gets its own copy (a test may change its FMU); options that are not plain
-    data (a callback) are never part of a key: such an export runs every time."""
+    data (a callback) are never part of a key: such an export runs every time; the MDAE_*
+    environment is part of the key."""
     monkeypatch.setenv(SHARED_ENV, str(tmp_path / "shared"))
     built = []
     monkeypatch.setattr(api, "export_fmu",
                         lambda model, path, **kw: (built.append(kw), Path(path).write_text(
                             model.name))[1])
     text = "model M\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -x;\nend M;\n"
-    for sub in "abcd":
+    for sub in "abcde":
         (tmp_path / sub).mkdir()
     a = fmu_files.export_text(tmp_path / "a", text, "M", fmi_type="both")
     b = fmu_files.export_text(tmp_path / "b", text, "M", fmi_type="both")
@@ -86,6 +87,10 @@ def test_export_text_copies_the_shared_fmu(tmp_path, monkeypatch):
     fmu_files.export_text(tmp_path / "c", text, "M", on_warning=print)
     fmu_files.export_text(tmp_path / "d", text, "M", on_warning=print)
     assert len(built) == 3
+    # an MDAE_* variable that the export compiles in is part of the key
+    monkeypatch.setenv("MDAE_FUNCTION_BUDGET", "5000")
+    fmu_files.export_text(tmp_path / "e", text, "M", fmi_type="both")
+    assert len(built) == 4
 
 
 def test_the_controller_shares_one_directory_with_its_workers():
