@@ -13,19 +13,20 @@ The tokens are lark's own: the driver's alternation of all terminals in lark's o
 also what lark's contextual lexer reads in the corresponding LALR state (the argument of the
 `lalr` module docstring); any other token is handed to the LALR path.
 
-Covered: one ``class``/``model``/``block`` definition (after an optional ``//! base`` header)
-with component declarations (prefixes, modifications, descriptions, annotations, array
-dimensions), ``public``/``protected`` sections, equation and initial equation sections with
-equations ``lhs = rhs``, statement-like calls, if-, when- and for-equations, and the
-expressions of Modelica 3.6 §B.2.7 with calls, named arguments, array constructors ``{...}``
-and ``[...; ...]``, ranges and subscripts. Not covered (`Unsupported`: the caller parses the
-whole text with the LALR driver instead): ``within``, definitions before the class, Base
-Modelica packages, functions, records, enumerations and type definitions, algorithm sections,
-``parameter equation``, tuples ``(a, b)``, array comprehensions, ``end`` in subscripts,
-subscripts after a call or a parenthesized expression, field paths ``a[i].b``, the upper-case
-logical operators of the old OpenModelica front end where a name is expected, and every syntax
-error (the LALR path reports it with its message), as well as texts nested deeper than Python's
-recursion limit.
+Covered: one ``class``/``model``/``block`` definition, alone or in a Base Modelica package (with
+declarations before and after it), after an optional ``//! base`` header, ``within`` clause and
+type and record definitions; component declarations (prefixes, modifications, descriptions,
+annotations, array dimensions), type aliases, enumeration types and records among them,
+``public``/``protected`` sections, equation and initial equation sections with equations
+``lhs = rhs``, statement-like calls, if-, when- and for-equations, and the expressions of
+Modelica 3.6 §B.2.7 with calls, named arguments, array constructors ``{...}`` and
+``[...; ...]``, ranges and subscripts. Not covered (`Unsupported`: the caller parses the whole
+text with the LALR driver instead): functions, algorithm sections, ``parameter equation``,
+inline ``enumeration(...)`` types of a declaration, tuples ``(a, b)``, array comprehensions,
+``end`` in subscripts, subscripts after a call or a parenthesized expression, field paths
+``a[i].b``, the upper-case logical operators of the old OpenModelica front end where a name is
+expected, and every syntax error (the LALR path reports it with its message), as well as texts
+nested deeper than Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ _OPENERS = {"LPAR": "_RPAR", "LBRACE": "_RBRACE", "LBRACK": "_RBRACK"}
 _TYPE_PREFIXES = frozenset(("FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT", "OUTPUT",
                             "FLOW", "STREAM", "INNER", "OUTER", "REPLACEABLE", "REDECLARE"))
 _CLASS_KINDS = frozenset(("CLASS", "MODEL", "BLOCK"))
+_NO_KINDS: frozenset = frozenset()
 #: the terminals whose end offsets are recorded (`flat_modelica._TERMINATORS`)
 _TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
                           "INITIAL_ALGORITHM", "LOOP"))
@@ -229,9 +231,24 @@ class FastParser:
         children = []
         if self.kind == "BASE_HEADER":
             children.append(self.advance())
-        if self.kind not in _CLASS_KINDS:
+        if self.kind == "WITHIN":
+            w: list[Any] = [self.advance()]
+            if self.kind == "NAME":
+                w.append(self.advance())
+            w.append(self.expect("SEMI"))
+            children.append(self.cb.within_clause(w))
+        if self.kind == "TYPE" or self.kind == "RECORD":
+            defs = []
+            while self.kind == "TYPE" or self.kind == "RECORD":
+                defs.append(self.type_definition() if self.kind == "TYPE"
+                            else self.record_definition())
+            children.append(self.cb.definitions(defs))
+        if self.kind == "PACKAGE":
+            children.append(self.package_definition())
+        elif self.kind in _CLASS_KINDS:
+            children.append(self.class_definition())
+        else:
             raise Unsupported("not a class definition")
-        children.append(self.class_definition())
         if self.kind != "$END":
             raise Unsupported("text after the class")
         return self.cb.start(children)
@@ -242,6 +259,23 @@ class FastParser:
         if self.kind != "$END":
             raise Unsupported("text after the expression")
         return e
+
+    def package_definition(self) -> Any:
+        """A Base Modelica package: declarations, the model class, declarations."""
+        c: list[Any] = [self.advance(), self.expect("NAME")]
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind not in _CLASS_KINDS:
+            c.append(self.elements(_CLASS_KINDS))
+        if self.kind not in _CLASS_KINDS:
+            raise Unsupported("not a class definition")
+        c.append(self.class_definition())
+        if self.kind != "_END":
+            c.append(self.elements(_NO_KINDS))
+        self.expect("_END")
+        c.append(self.expect("NAME"))
+        c.append(self.expect("SEMI"))
+        return self.cb.package_definition(c)
 
     def class_definition(self) -> Any:
         c: list[Any] = [self.advance(), self.expect("NAME")]
@@ -260,11 +294,13 @@ class FastParser:
         return self.cb.class_definition(c)
 
     # ---- declarations ----
-    def elements(self) -> Any:
-        """``elements``: one ("decls", [...]) value (the callback's left-recursive list)."""
+    def elements(self, stops: frozenset = frozenset()) -> Any:
+        """``elements``: one ("decls", [...]) value (the callback's left-recursive list), up to
+        ``end``, a section or a token of ``stops``."""
         cb = self.cb
         acc = cb.elements([self.element()])
-        while self.kind != "_END" and self.kind not in _SECTION_STARTS:
+        while self.kind != "_END" and self.kind not in _SECTION_STARTS and \
+                self.kind not in stops:
             acc = cb.elements([acc, self.element()])
         return acc
 
@@ -273,6 +309,10 @@ class FastParser:
         if kind == "ANNOTATION":
             ann = self.annotation()
             return self.cb.annotation_element([ann, self.expect("SEMI")])
+        if kind == "TYPE":
+            return self.type_definition()
+        if kind == "RECORD":
+            return self.record_definition()
         c: list[Any] = []
         while self.kind in _TYPE_PREFIXES:
             c.append(self.advance())
@@ -289,6 +329,50 @@ class FastParser:
         c.append(decls)
         c.append(self.expect("SEMI"))
         return self.cb.array_type_clause(c) if array_type else self.cb.component_clause(c)
+
+    def type_definition(self) -> Any:
+        """``type N = B[...](...) "d";`` (a type alias) or ``type N = enumeration(...);``."""
+        c: list[Any] = [self.advance(), self.expect("NAME"), self.expect("EQ")]
+        if self.kind == "ENUMERATION":
+            c.append(self.advance())
+            c.append(self.expect("LPAR"))
+            if self.kind != "_RPAR":
+                c.append(self.enum_literals())
+            self.expect("_RPAR")
+            return self.cb.enum_definition(self._tail(c))
+        c.append(self.expect("NAME"))
+        if self.kind == "LBRACK":
+            c.append(self.array_subscripts())
+        if self.kind == "LPAR":
+            c.append(self.class_modification())
+        return self.cb.type_alias(self._tail(c))
+
+    def enum_literals(self) -> Any:
+        out = [self.enum_literal()]
+        while self.kind == "_COMMA":
+            self.advance()
+            out.append(self.enum_literal())
+        return self.cb.enum_literals(out)
+
+    def enum_literal(self) -> Any:
+        c: list[Any] = [self.expect("NAME")]
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind == "ANNOTATION":
+            c.append(self.annotation())
+        return self.cb.enum_literal(c)
+
+    def record_definition(self) -> Any:
+        """``record N "d" declarations end N;``"""
+        c: list[Any] = [self.advance(), self.expect("NAME")]
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind != "_END":
+            c.append(self.elements())
+        self.expect("_END")
+        c.append(self.expect("NAME"))
+        c.append(self.expect("SEMI"))
+        return self.cb.record_definition(c)
 
     def component_decl(self) -> Any:
         name = self.expect("NAME")
