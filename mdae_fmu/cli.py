@@ -17,14 +17,14 @@ from pathlib import Path
 from .diagnostics import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM,
                           InputError, MdaeError)
 from .output import Interrupted, check_writable, os_reason, signals_raise
-from .version import __version__
+from .version import VERSION
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mdae-fmu",
         description="Multimode DAE structural analysis and FMI 2.0 export.")
-    p.add_argument("--version", action="version", version=f"mdae-fmu {__version__}")
+    p.add_argument("--version", action="version", version=f"mdae-fmu {VERSION}")
     sub = p.add_subparsers(dest="command", required=True)
 
     a = sub.add_parser("analyze", help="structural report of every mode and mode change")
@@ -51,11 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--implicit", action="store_true", default=None,
                    help="one guarded block schedule from the implicit analysis, local "
-                   "restarts (the default for multimode models but those with constraints "
-                   "on positions, and above 2^12 consistent modes; needs the 'modes' extra)")
+                   "restarts (the default for multimode models, and above 2^12 consistent "
+                   "modes; needs the 'modes' extra)")
     e.add_argument("--per-mode", dest="implicit", action="store_const", const=False,
-                   help="per-mode block schedules from the enumerated mode-change automaton "
-                   "(the guarded FMU's oracle; up to 2^12 consistent modes)")
+                   help="debugging: per-mode block schedules from the enumerated mode-change "
+                   "automaton (the guarded FMU's oracle; up to 2^12 consistent modes)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default=None,
                    help="default: me (C backend), cs (python backend)")
     e.add_argument("--backend", choices=("c", "python"), default="c",
