@@ -281,7 +281,11 @@ class FastParser:
         return self.cb.package_definition(c)
 
     def class_definition(self) -> Any:
-        c: list[Any] = [self.advance(), self.expect("NAME")]
+        return self.cb.class_definition(self._class_body([self.advance(), self.expect("NAME")]))
+
+    def _class_body(self, c: list) -> list:
+        """``description? elements? sections? end NAME ;`` of a class or a function, appended
+        to ``c`` (its keyword and name)."""
         if self.kind == "STRING":
             c.append(self.description())
         if self.kind != "_END" and self.kind not in _SECTION_STARTS:
@@ -294,7 +298,7 @@ class FastParser:
         self.expect("_END")
         c.append(self.expect("NAME"))
         c.append(self.expect("SEMI"))
-        return self.cb.class_definition(c)
+        return c
 
     # ---- declarations ----
     def elements(self, stops: frozenset = frozenset()) -> Any:
@@ -388,19 +392,7 @@ class FastParser:
             c.append(self.advance())
         c.append(self.expect("FUNCTION"))
         c.append(self.expect("NAME"))
-        if self.kind == "STRING":
-            c.append(self.description())
-        if self.kind != "_END" and self.kind not in _SECTION_STARTS:
-            c.append(self.elements())
-        if self.kind in _SECTION_STARTS:
-            sections = []
-            while self.kind in _SECTION_STARTS:
-                sections.append(self.section())
-            c.append(sections)
-        self.expect("_END")
-        c.append(self.expect("NAME"))
-        c.append(self.expect("SEMI"))
-        return self.cb.function_definition(c)
+        return self.cb.function_definition(self._class_body(c))
 
     def component_decl(self) -> Any:
         name = self.expect("NAME")
