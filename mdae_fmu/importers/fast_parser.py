@@ -13,19 +13,21 @@ The tokens are lark's own: the driver's alternation of all terminals in lark's o
 also what lark's contextual lexer reads in the corresponding LALR state (the argument of the
 `lalr` module docstring); any other token is handed to the LALR path.
 
-Covered: one ``class``/``model``/``block`` definition (after an optional ``//! base`` header)
-with component declarations (prefixes, modifications, descriptions, annotations, array
-dimensions), ``public``/``protected`` sections, equation and initial equation sections with
-equations ``lhs = rhs``, statement-like calls, if-, when- and for-equations, and the
+Covered: one ``class``/``model``/``block`` definition, alone or in a Base Modelica package (with
+declarations before and after it), after an optional ``//! base`` header, ``within`` clause and
+type, record and function definitions; component declarations (prefixes, modifications,
+descriptions, annotations, array dimensions), type aliases, enumeration types, records and
+functions among them, ``public``/``protected`` sections, equation and initial equation
+sections with equations ``lhs = rhs``, statement-like calls, if-, when- and for-equations,
+algorithm and initial algorithm sections with every statement, external sections, and the
 expressions of Modelica 3.6 §B.2.7 with calls, named arguments, array constructors ``{...}``
 and ``[...; ...]``, ranges and subscripts. Not covered (`Unsupported`: the caller parses the
-whole text with the LALR driver instead): ``within``, definitions before the class, Base
-Modelica packages, functions, records, enumerations and type definitions, algorithm sections,
-``parameter equation``, tuples ``(a, b)``, array comprehensions, ``end`` in subscripts,
-subscripts after a call or a parenthesized expression, field paths ``a[i].b``, the upper-case
-logical operators of the old OpenModelica front end where a name is expected, and every syntax
-error (the LALR path reports it with its message), as well as texts nested deeper than Python's
-recursion limit.
+whole text with the LALR driver instead): connectors, ``parameter equation``, inline
+``enumeration(...)`` types of a declaration, tuples ``(a, b)``, array comprehensions, ``end``
+in subscripts, subscripts after a call or a parenthesized expression, field paths
+``a[i].b``, the upper-case logical operators of the old OpenModelica front end where a name is
+expected, and every syntax error (the LALR path reports it with its message), as well as texts
+nested deeper than Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ _OPENERS = {"LPAR": "_RPAR", "LBRACE": "_RBRACE", "LBRACK": "_RBRACK"}
 _TYPE_PREFIXES = frozenset(("FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT", "OUTPUT",
                             "FLOW", "STREAM", "INNER", "OUTER", "REPLACEABLE", "REDECLARE"))
 _CLASS_KINDS = frozenset(("CLASS", "MODEL", "BLOCK"))
+_NO_KINDS: frozenset = frozenset()
 #: the terminals whose end offsets are recorded (`flat_modelica._TERMINATORS`)
 _TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
                           "INITIAL_ALGORITHM", "LOOP"))
@@ -229,9 +232,26 @@ class FastParser:
         children = []
         if self.kind == "BASE_HEADER":
             children.append(self.advance())
-        if self.kind not in _CLASS_KINDS:
+        if self.kind == "WITHIN":
+            w: list[Any] = [self.advance()]
+            if self.kind == "NAME":
+                w.append(self.advance())
+            w.append(self.expect("SEMI"))
+            children.append(self.cb.within_clause(w))
+        if self.kind in _DEFINITIONS:
+            defs = []
+            while self.kind in _DEFINITIONS:
+                kind = self.kind
+                defs.append(self.type_definition() if kind == "TYPE" else
+                            self.record_definition() if kind == "RECORD" else
+                            self.function_definition())
+            children.append(self.cb.definitions(defs))
+        if self.kind == "PACKAGE":
+            children.append(self.package_definition())
+        elif self.kind in _CLASS_KINDS:
+            children.append(self.class_definition())
+        else:
             raise Unsupported("not a class definition")
-        children.append(self.class_definition())
         if self.kind != "$END":
             raise Unsupported("text after the class")
         return self.cb.start(children)
@@ -243,8 +263,29 @@ class FastParser:
             raise Unsupported("text after the expression")
         return e
 
-    def class_definition(self) -> Any:
+    def package_definition(self) -> Any:
+        """A Base Modelica package: declarations, the model class, declarations."""
         c: list[Any] = [self.advance(), self.expect("NAME")]
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind not in _CLASS_KINDS:
+            c.append(self.elements(_CLASS_KINDS))
+        if self.kind not in _CLASS_KINDS:
+            raise Unsupported("not a class definition")
+        c.append(self.class_definition())
+        if self.kind != "_END":
+            c.append(self.elements(_NO_KINDS))
+        self.expect("_END")
+        c.append(self.expect("NAME"))
+        c.append(self.expect("SEMI"))
+        return self.cb.package_definition(c)
+
+    def class_definition(self) -> Any:
+        return self.cb.class_definition(self._class_body([self.advance(), self.expect("NAME")]))
+
+    def _class_body(self, c: list) -> list:
+        """``description? elements? sections? end NAME ;`` of a class or a function, appended
+        to ``c`` (its keyword and name)."""
         if self.kind == "STRING":
             c.append(self.description())
         if self.kind != "_END" and self.kind not in _SECTION_STARTS:
@@ -257,14 +298,16 @@ class FastParser:
         self.expect("_END")
         c.append(self.expect("NAME"))
         c.append(self.expect("SEMI"))
-        return self.cb.class_definition(c)
+        return c
 
     # ---- declarations ----
-    def elements(self) -> Any:
-        """``elements``: one ("decls", [...]) value (the callback's left-recursive list)."""
+    def elements(self, stops: frozenset = frozenset()) -> Any:
+        """``elements``: one ("decls", [...]) value (the callback's left-recursive list), up to
+        ``end``, a section or a token of ``stops``."""
         cb = self.cb
         acc = cb.elements([self.element()])
-        while self.kind != "_END" and self.kind not in _SECTION_STARTS:
+        while self.kind != "_END" and self.kind not in _SECTION_STARTS and \
+                self.kind not in stops:
             acc = cb.elements([acc, self.element()])
         return acc
 
@@ -273,6 +316,12 @@ class FastParser:
         if kind == "ANNOTATION":
             ann = self.annotation()
             return self.cb.annotation_element([ann, self.expect("SEMI")])
+        if kind == "TYPE":
+            return self.type_definition()
+        if kind == "RECORD":
+            return self.record_definition()
+        if kind in _FUNCTION_STARTS:
+            return self.function_definition()
         c: list[Any] = []
         while self.kind in _TYPE_PREFIXES:
             c.append(self.advance())
@@ -289,6 +338,61 @@ class FastParser:
         c.append(decls)
         c.append(self.expect("SEMI"))
         return self.cb.array_type_clause(c) if array_type else self.cb.component_clause(c)
+
+    def type_definition(self) -> Any:
+        """``type N = B[...](...) "d";`` (a type alias) or ``type N = enumeration(...);``."""
+        c: list[Any] = [self.advance(), self.expect("NAME"), self.expect("EQ")]
+        if self.kind == "ENUMERATION":
+            c.append(self.advance())
+            c.append(self.expect("LPAR"))
+            if self.kind != "_RPAR":
+                c.append(self.enum_literals())
+            self.expect("_RPAR")
+            return self.cb.enum_definition(self._tail(c))
+        c.append(self.expect("NAME"))
+        if self.kind == "LBRACK":
+            c.append(self.array_subscripts())
+        if self.kind == "LPAR":
+            c.append(self.class_modification())
+        return self.cb.type_alias(self._tail(c))
+
+    def enum_literals(self) -> Any:
+        out = [self.enum_literal()]
+        while self.kind == "_COMMA":
+            self.advance()
+            out.append(self.enum_literal())
+        return self.cb.enum_literals(out)
+
+    def enum_literal(self) -> Any:
+        c: list[Any] = [self.expect("NAME")]
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind == "ANNOTATION":
+            c.append(self.annotation())
+        return self.cb.enum_literal(c)
+
+    def record_definition(self) -> Any:
+        """``record N "d" declarations end N;``"""
+        c: list[Any] = [self.advance(), self.expect("NAME")]
+        if self.kind == "STRING":
+            c.append(self.description())
+        if self.kind != "_END":
+            c.append(self.elements())
+        self.expect("_END")
+        c.append(self.expect("NAME"))
+        c.append(self.expect("SEMI"))
+        return self.cb.record_definition(c)
+
+    def function_definition(self) -> Any:
+        """``pure|impure|partial? function N "d" declarations sections end N;``"""
+        c: list[Any] = []
+        if self.kind == "PARTIAL":
+            c.append(self.advance())
+        if self.kind == "PURE" or self.kind == "IMPURE":
+            c.append(self.advance())
+        c.append(self.expect("FUNCTION"))
+        c.append(self.expect("NAME"))
+        return self.cb.function_definition(self._class_body(c))
 
     def component_decl(self) -> Any:
         name = self.expect("NAME")
@@ -372,9 +476,114 @@ class FastParser:
             if kind == "EQUATION":
                 return self.cb.equation_section(c)
             return self.cb.initial_equation_section(c)
+        if kind == "ALGORITHM" or kind == "INITIAL_ALGORITHM":
+            c = [tok]
+            if self.kind not in _STATEMENT_ENDS:
+                c.append(self.statements())
+            if self.kind == "ANNOTATION":
+                c.append(self.annotation())
+                c.append(self.expect("SEMI"))
+            if kind == "ALGORITHM":
+                return self.cb.algorithm_section(c)
+            return self.cb.initial_algorithm_section(c)
+        if kind == "EXTERNAL":
+            return self.external_section(tok)
         if self.kind == "_END" or self.kind in _SECTION_STARTS:
             return self.cb.element_section([])
         return self.cb.element_section([self.elements()])
+
+    def external_section(self, tok: tuple) -> Any:
+        """``external "C"? (v =)? f(args)? annotation? ;`` and the class annotation after it."""
+        c: list[Any] = [tok]
+        if self.kind == "STRING":
+            c.append(self.advance())
+        if self.kind == "NAME":
+            call: list[Any] = [self.advance()]
+            if self.kind == "EQ":
+                call.append(self.advance())
+                call.append(self.expect("NAME"))
+            call.append(self.expect("LPAR"))
+            if self.kind != "_RPAR":
+                call.append(self.call_args())
+            self.expect("_RPAR")
+            c.append(self.cb.external_call(call))
+        if self.kind == "ANNOTATION":
+            c.append(self.annotation())
+        c.append(self.expect("SEMI"))
+        if self.kind == "ANNOTATION":
+            c.append(self.annotation())
+            c.append(self.expect("SEMI"))
+        return self.cb.external_section(c)
+
+    def statements(self) -> Any:
+        """``statements``: the callback's left-recursive list, up to a block or section end."""
+        cb = self.cb
+        acc = cb.statements([self.statement()])
+        while self.kind not in _STATEMENT_ENDS:
+            acc = cb.statements([acc, self.statement()])
+        return acc
+
+    def _statements_then(self, c: list) -> list:
+        """``expression then statements?`` appended to ``c``."""
+        c.append(self.expression())
+        self.expect("_THEN")
+        if self.kind not in _STATEMENT_ENDS:
+            c.append(self.statements())
+        return c
+
+    def statement(self) -> Any:
+        kind = self.kind
+        cb = self.cb
+        if kind == "IF":
+            c = self._statements_then([self.advance()])
+            while self.kind == "ELSEIF":
+                c.append(cb.stmt_elseif(self._statements_then([self.advance()])))
+            if self.kind == "ELSE":
+                e: list[Any] = [self.advance()]
+                if self.kind not in _STATEMENT_ENDS:
+                    e.append(self.statements())
+                c.append(cb.stmt_else(e))
+            self.expect("_END")
+            c.append(self.expect("IF"))
+            c.append(self.expect("SEMI"))
+            return cb.if_stmt(c)
+        if kind == "WHEN":
+            c = self._statements_then([self.advance()])
+            while self.kind == "ELSEWHEN":
+                c.append(cb.stmt_elsewhen(self._statements_then([self.advance()])))
+            self.expect("_END")
+            c.append(self.expect("WHEN"))
+            c.append(self.expect("SEMI"))
+            return cb.when_stmt(c)
+        if kind == "FOR" or kind == "WHILE":
+            c = [self.advance()]
+            if kind == "FOR":
+                indices = cb.stmt_for_indices([self.stmt_for_index()])
+                while self.kind == "_COMMA":
+                    self.advance()
+                    indices = cb.stmt_for_indices([indices, self.stmt_for_index()])
+                c.append(indices)
+            else:
+                c.append(self.expression())
+            c.append(self.expect("LOOP"))
+            if self.kind not in _STATEMENT_ENDS:
+                c.append(self.statements())
+            self.expect("_END")
+            c.append(self.expect(kind))
+            c.append(self.expect("SEMI"))
+            return cb.for_stmt(c) if kind == "FOR" else cb.while_stmt(c)
+        if kind == "RETURN" or kind == "BREAK":
+            c = [self.advance(), self.expect("SEMI")]
+            return cb.return_stmt(c) if kind == "RETURN" else cb.break_stmt(c)
+        lhs = self.simple_expression()
+        if self.kind == "ASSIGN":
+            c = [lhs, self.advance(), self.expression()]
+            return cb.assign_stmt(self._tail(c))
+        return cb.call_stmt(self._tail([lhs]))
+
+    def stmt_for_index(self) -> Any:
+        c: list[Any] = [self.expect("NAME"), self.expect("IN"), self.expression()]
+        return self.cb.stmt_for_index(c)
 
     def equations(self) -> list:
         """``equations``: one or more equations up to a section, branch or block end."""
@@ -655,12 +864,17 @@ _ENDS_OPERAND = frozenset(("_COMMA", "_RPAR", "SEMI", "_RBRACK", "_RBRACE", "_TH
                            "STRING", "ANNOTATION", "EQ", "ASSIGN", "ELSE", "ELSEIF"))
 _OPERAND_RULES = {"NAME": "ref", "NUMBER": "number", "TRUE": "true", "FALSE": "false"}
 _LOGICAL = frozenset(("_AND", "_AND_OMC", "_OR", "_OR_OMC"))
-_SECTION_STARTS = frozenset(("EQUATION", "INITIAL_EQUATION", "_PUBLIC", "_PROTECTED"))
+_SECTION_STARTS = frozenset(("EQUATION", "INITIAL_EQUATION", "_PUBLIC", "_PROTECTED",
+                             "ALGORITHM", "INITIAL_ALGORITHM", "EXTERNAL"))
+_FUNCTION_STARTS = frozenset(("FUNCTION", "PURE", "IMPURE", "PARTIAL"))
+_DEFINITIONS = _FUNCTION_STARTS | {"TYPE", "RECORD"}
 #: tokens after which no further equation of the same list can start
 _SECTION_ENDS = frozenset(("_END", "EQUATION", "INITIAL_EQUATION", "_PUBLIC", "_PROTECTED",
                            "ALGORITHM", "INITIAL_ALGORITHM", "ELSE", "ELSEIF", "ELSEWHEN",
                            "$END"))
 _BRANCH_ENDS = _SECTION_ENDS
+#: tokens after which no further statement of the same list can start
+_STATEMENT_ENDS = _SECTION_ENDS | {"ANNOTATION", "EXTERNAL"}
 
 
 __all__ = ["FastParser", "Lexer", "Unsupported"]

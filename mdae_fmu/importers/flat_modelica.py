@@ -3,11 +3,12 @@
 Accepted input (docs/importers.md): the scalarized flat output of OpenModelica (``class X ... end
 X;``, dotted names such as
 ``mod1.x[1]``) and Base Modelica (``//! base 0.1.0``, ``package 'M' model 'M' ... end 'M'; end
-'M';``, quoted identifiers), parsed by one LALR(1) grammar (``modelica.lark``) with lark's
-contextual lexer. The grammar's callbacks run *during* parsing (no parse tree is built) and
-produce expressions (`mdae_fmu.expr`) plus a light intermediate form; `build_model` then numbers
-the equations, builds the guards and resolves every name. The XML importer feeds the same
-`build_model`, which is why both forms of a model give equal `Model`s.
+'M';``, quoted identifiers), defined by one LALR(1) grammar (``modelica.lark``) with lark's
+contextual lexer, and read by the hand-written parser of its common subset (`fast_parser`) or
+by the grammar's (`PARSER`). The grammar's callbacks run *during* parsing (no parse tree is
+built) and produce expressions (`mdae_fmu.expr`) plus a light intermediate form;
+`build_model` then numbers the equations, builds the guards and resolves every name. The XML
+importer feeds the same `build_model`, which is why both forms of a model give equal `Model`s.
 
 Semantics (docs/importers.md):
 
@@ -69,10 +70,10 @@ MAX_TOKENS = 20_000_000
 
 _GRAMMAR = Path(__file__).with_name("modelica.lark")
 
-#: The parser of whole files: ``"fast"`` (`fast_parser`, with the LALR driver for the texts it
-#: does not cover) or ``"lalr"`` (the LALR driver over the grammar, the reference). The
-#: environment variable MDAE_FMU_PARSER sets it for a process.
-PARSER = os.environ.get("MDAE_FMU_PARSER", "lalr")
+#: The parser of whole files: ``"fast"`` (the default: `fast_parser`, with the LALR driver for
+#: the texts it does not cover) or ``"lalr"`` (the LALR driver over the grammar, the reference,
+#: and the fallback). The environment variable MDAE_FMU_PARSER sets it for a process.
+PARSER = os.environ.get("MDAE_FMU_PARSER", "fast")
 
 # Terminals of reserved keywords that the grammar does not use as such; the lexer always
 # recognizes them, and `_syntax_error` turns them into "unsupported construct" messages.

@@ -21,11 +21,27 @@ from mdae_fmu.importers.fast_parser import FastParser, Unsupported
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from gen_chain import chain_model, loop_chain_model  # noqa: E402
+from gen_modeller import drive_line, rlc_cells, shaft_tree  # noqa: E402
 from gen_random import random_model  # noqa: E402
+from gen_scalable import distribution_grid, heat_conduction, transmission_line  # noqa: E402
+from gen_structure import modelica_text  # noqa: E402
 
 FILES = sorted(p for folder in ("reference_models", "tests/corpus", "tests/data",
-                                "tests/diagnostics", "benchmarks/results/corpus")
-               for ext in ("*.mo", "*.bmo") for p in (ROOT / folder).rglob(ext))
+                                "tests/diagnostics", "benchmarks", "benchmarks/results/corpus")
+               for ext in ("*.mo", "*.bmo")
+               for p in ((ROOT / folder).glob(ext) if folder == "benchmarks"
+                         else (ROOT / folder).rglob(ext)))
+
+#: The committed files outside the hand-written parser's subset (the LALR driver reads them),
+#: with what takes them out; every other file is read by the hand-written parser to its end.
+NOT_COVERED = {
+    "tests/corpus/rumoca/Circuit.mo": "connector definitions (hierarchical input)",
+    "tests/corpus/rumoca/NeuralPredatorPrey.mo": "an array comprehension",
+    "tests/data/hierarchical/ClutchComponents.mo": "connector definitions",
+    "tests/data/hierarchical/DiodeCircuit.mo": "connector definitions",
+    "tests/data/hierarchical/DiodeCircuitSameInstant.mo": "connector definitions",
+    "tests/data/hierarchical/DiodeCircuitWhen.mo": "connector definitions",
+}
 
 ODD = [
     "classX M end M;",
@@ -68,6 +84,43 @@ ODD = [
     "end M;",
     "class M Real x; equation x = {i for i in 1:3}[1]; end M;",
     "class M Real x; algorithm x := 1; end M;",
+    "within;\ntype T = Real(unit = \"m\") \"t\";\nclass M T x; equation x = 1; end M;",
+    "within A.B; type E = enumeration(a \"first\", b annotation(x = 1), c) \"e\"; "
+    "class M E e = E.b; end M;",
+    "type E = enumeration(); class M Real x; equation x = 1; end M;",
+    "type V = Real[3](each unit = \"V\"); class M V v; equation v = {1, 2, 3}; end M;",
+    "record R \"r\" Real a; Real b = 2; end R; class M R r(a = 1); end M;",
+    "record R Real a; end S; class M R r(a = 1); end M;",
+    "class M type T = Real(min = 0); record R end R; T x; equation x = 1; end M;",
+    "//! base 0.1.0\npackage 'P' \"p\" constant Real 'c' = 2; type 'T' = Real; "
+    "model 'P' 'T' 'x'; equation 'x' = 'c'; end 'P'; constant Real 'd' = 3; end 'P';",
+    "//! base 0.1.0\npackage 'P' model 'Q' Real 'x'; equation 'x' = 1; end 'Q'; end 'P';",
+    "//! base 0.1.0\npackage 'P' model 'P' Real 'x'; equation 'x' = 1; end 'P'; end 'Q';",
+    "//! base 0.1.0\npackage 'P' end 'P';",
+    "package P model P Real x; equation x = 1; end P; end P; trailing",
+    "function f \"f\" input Real x; output Real y; protected Real t; algorithm t := x; "
+    "if t > 1 then y := 1; elseif t < 0 then y := -1; else y := t; end if; "
+    "for i in 1:3, j in 1:2 loop t := t + i * j; end for; while t > 10 loop t := t / 2; "
+    "if t < 0 then break; end if; end while; when t > 1 then y := 2; elsewhen t > 2 then "
+    "y := 3; end when; assert(t > -1, \"neg\") \"d\"; return; annotation(Inline = true); "
+    "end f;\nclass M Real x; equation x = f(time); end M;",
+    "impure function g input Real x; output Real y; external \"C\" y = g_c(x) "
+    "annotation(Library = \"m\"); annotation(x = 1); end g;\n"
+    "partial function h input Real x; output Real y; end h;\n"
+    "partial pure function k input Real x; output Real y; end k;\n"
+    "class M Real x; equation x = 1; end M;",
+    "function f input Real x; output Real y; external; end f; class M Real x; "
+    "equation x = f(1); end M;",
+    "pure partial function f input Real x; output Real y; end f; class M end M;",
+    "function f input Real x; output Real y; algorithm y := x end f; class M end M;",
+    "function f input Real x; output Real y; algorithm y = x; end f; class M Real z; "
+    "equation z = f(1); end M;",
+    "function f input Real x; output Real y; end g; class M end M;",
+    "class M Real x; discrete Real y; algorithm when time > 1 then y := x; end when; "
+    "initial algorithm y := 0; equation der(x) = 1; end M;",
+    "//! base 0.1.0\npackage 'P' function 'f' input Real 'x'; output Real 'y'; algorithm "
+    "'y' := 2 * 'x'; end 'f'; model 'P' Real 'z'; equation 'z' = 'f'(time); end 'P'; "
+    "end 'P';",
 ]
 
 
@@ -119,20 +172,38 @@ def test_odd_inputs_same_model_or_error(text, monkeypatch):
     _same(text, monkeypatch)
 
 
-@pytest.mark.parametrize("make", [chain_model, loop_chain_model, random_model])
-def test_generated_models_same_model_and_covered(make, monkeypatch):
-    text = make(40)
+_GENERATED = {
+    "chain": lambda: chain_model(40), "loop_chain": lambda: loop_chain_model(40),
+    "random": lambda: random_model(40), "transmission": lambda: transmission_line(12),
+    "heat": lambda: heat_conduction(12), "grid": lambda: distribution_grid(4),
+    "drive_line": lambda: drive_line(5), "shaft_tree": lambda: shaft_tree(5),
+    "rlc_cells": lambda: rlc_cells(5), "masses": lambda: modelica_text("masses", 12),
+    "pendulums": lambda: modelica_text("pendulums", 12),
+    "rodchain": lambda: modelica_text("rodchain", 12),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_GENERATED))
+def test_generated_models_same_model_and_covered(name, monkeypatch):
+    text = _GENERATED[name]()
     assert _covered(text)
     model = _same(text, monkeypatch)
     assert not isinstance(model, tuple)
 
 
-def test_reference_models_are_covered():
-    """The flat models of the reference set are all in the hand-written parser's subset."""
-    texts = {p.name: p.read_text(encoding="utf-8") for p in FILES
-             if p.parent.name == "reference_models"}
-    assert len(texts) >= 20
-    assert [name for name, text in texts.items() if not _covered(text)] == []
+def test_committed_models_are_covered():
+    """Every committed model that parses is in the hand-written parser's subset, except the
+    files of `NOT_COVERED` (functions, algorithm sections, comprehensions, connectors), which
+    really leave it; the reference set is all in it."""
+    texts = {}
+    for p in FILES:
+        text = p.read_text(encoding="utf-8", errors="replace")
+        rel = str(p.relative_to(ROOT))
+        if "diagnostics" not in p.parts and "results" not in p.parts and text.strip():
+            texts[rel] = text
+    assert sum(p.startswith("reference_models/") for p in texts) >= 20
+    assert sum(p.endswith(".bmo") for p in texts) >= 30
+    assert sorted(p for p, text in texts.items() if not _covered(text)) == sorted(NOT_COVERED)
 
 
 def test_token_limit_hands_over(monkeypatch):
