@@ -231,6 +231,10 @@ void mdae_sparse_free(ModelInstance *inst);
 int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                       int (*residual)(ModelInstance *, double *), double tol,
                       double accept, int maxit, const char *what);
+int mdae_gauss_newton_rows(ModelInstance *inst, int m, int n, const int *u,
+                           int (*residual)(ModelInstance *, double *), double tol,
+                           double accept, int maxit, const char *what,
+                           const char *const *names);
 /* The restart system of one nonstandard instant with d replaced by delta (RR-9334 §11.3,
  * mdae_fmu.impulse.numeric.delta_form): n equations F(z, delta) = 0 with Jacobian J (row-major),
  * the nt right limits T(z, delta) the instant computes, and the nm values M(T) whose
@@ -305,6 +309,7 @@ double mdae_drift_tolerance(const ModelInstance *inst);
 int mdae_project(ModelInstance *inst);
 extern const int mdae_init_unknowns[];
 extern const char *const mdae_init_row_names[];
+extern const char *const mdae_init_row_labels[];
 extern const int mdae_state_slots[];
 extern const unsigned char mdae_when_initial[];
 extern const unsigned char mdae_when_recheck[];

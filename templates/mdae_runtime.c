@@ -436,22 +436,172 @@ static void flat_unknowns(int m, int n, const double *J, const int *u, char *buf
     }
 }
 
+/* The independent rows of the m x n Jacobian J, by modified Gram-Schmidt (two passes) in row
+ * order: a row whose component orthogonal to the rows kept before it is at most 1e-6 of its
+ * norm (above the error of a forward difference) is dependent, sel[i] = -1; the others get
+ * sel[i] = a, their number in order, an orthonormal row Q[a] (n) and the lower triangular
+ * R (p x p, row-major) with J_i = sum_k R[a][k] Q[k]. At most p = min(m, n) rows are kept.
+ * Returns their number r. The minimum-norm solution of the kept rows' linearization is then
+ * dx = Q^T R^-1 F_kept (`gn_rank_step`); a dependent row is a combination of the kept ones
+ * (`gn_combination`). */
+static int gn_independent_rows(int m, int n, int p, const double *J, double *Q, double *R,
+                               double *sel)
+{
+    int i, k, j, pass, r = 0;
+    for (i = 0; i < m; i++) {
+        double *w = Q + (size_t)r * n, norm0 = 0.0, norm = 0.0;
+        sel[i] = -1.0;
+        if (r == p) continue;
+        for (j = 0; j < n; j++) {
+            w[j] = J[(size_t)i * n + j];
+            norm0 += w[j] * w[j];
+        }
+        if (!(norm0 > 0.0) || !isfinite(norm0)) continue;
+        for (k = 0; k <= r; k++) R[r * p + k] = 0.0;
+        for (pass = 0; pass < 2; pass++)
+            for (k = 0; k < r; k++) {
+                const double *q = Q + (size_t)k * n;
+                double c = 0.0;
+                for (j = 0; j < n; j++) c += q[j] * w[j];
+                for (j = 0; j < n; j++) w[j] -= c * q[j];
+                R[r * p + k] += c;
+            }
+        for (j = 0; j < n; j++) norm += w[j] * w[j];
+        if (!(sqrt(norm) > 1e-6 * sqrt(norm0))) continue;
+        norm = sqrt(norm);
+        for (j = 0; j < n; j++) w[j] /= norm;
+        R[r * p + r] = norm;
+        sel[i] = r++;
+    }
+    return r;
+}
+
+/* The minimum-norm step dx (n) with J_kept dx = F_kept, from `gn_independent_rows`; z (r) is
+ * scratch. */
+static void gn_rank_step(int m, int n, int p, int r, const double *Q, const double *R,
+                         const double *sel, const double *F, double *z, double *dx)
+{
+    int i, a = 0, k, j;
+    for (i = 0; i < m && a < r; i++) {
+        double s;
+        if (sel[i] < 0.0) continue;
+        s = F[i];
+        for (k = 0; k < a; k++) s -= R[a * p + k] * z[k];
+        z[a] = s / R[a * p + a];
+        a++;
+    }
+    for (j = 0; j < n; j++) dx[j] = 0.0;
+    for (a = 0; a < r; a++)
+        for (j = 0; j < n; j++) dx[j] += z[a] * Q[(size_t)a * n + j];
+}
+
+/* The coefficients w (r) of dependent row i in the kept rows: J_i = sum_a w[a] J_(kept a),
+ * from R^T w = Q J_i^T (back substitution). */
+static void gn_combination(int n, int p, int r, const double *J, int i, const double *Q,
+                           const double *R, double *w)
+{
+    int a, k, j;
+    for (k = 0; k < r; k++) {
+        double c = 0.0;
+        for (j = 0; j < n; j++) c += Q[(size_t)k * n + j] * J[(size_t)i * n + j];
+        w[k] = c;
+    }
+    for (k = r - 1; k >= 0; k--) {
+        for (a = k + 1; a < r; a++) w[k] -= R[a * p + k] * w[a];
+        w[k] /= R[k * p + k];
+    }
+}
+
+/* Whether the linearization at the current point is consistent on dependent row i: its
+ * residual F_i is the combination w of the kept rows' residuals, up to 1e-6 of the terms
+ * (or ``tol``). w (r) is scratch. */
+static int gn_row_consistent(int m, int n, int p, int r, const double *J, int i,
+                             const double *Q, const double *R, const double *sel,
+                             const double *F, double tol, double *w)
+{
+    int l;
+    double s = F[i], size = fabs(F[i]);
+    gn_combination(n, p, r, J, i, Q, R, w);
+    for (l = 0; l < m; l++) {
+        if (sel[l] < 0.0) continue;
+        s -= w[(int)sel[l]] * F[l];
+        size += fabs(w[(int)sel[l]] * F[l]);
+    }
+    return fabs(s) <= fmax(tol, 1e-6 * size);
+}
+
+/* The message of a rank-deficient system whose kept rows hold and whose dependent rows do
+ * not: each such row (at most 3), with its residual and, when it depends on other rows, the
+ * combination of them it is (row names ``names``, or "row k" without). */
+static void gn_dependency_text(int m, int n, int p, int r, const double *J, const double *Q,
+                               const double *R, const double *sel, const double *F,
+                               double tol, const char *const *names, double *w, char *buf,
+                               size_t size)
+{
+    int i, l, shown = 0;
+    size_t len;
+    buf[0] = 0;
+    for (i = 0; i < m && shown < 3; i++) {
+        double top = 0.0;
+        int terms = 0;
+        char own[32];
+        if (sel[i] >= 0.0 || !(fabs(F[i]) > tol)) continue;
+        len = strlen(buf);
+        snprintf(own, sizeof own, "row %d", i + 1);
+        snprintf(buf + len, size - len, "%s%s does not hold (residual %.3g)",
+                 shown++ ? "; " : "", names ? names[i] : own, F[i]);
+        if (r > 0) {
+            gn_combination(n, p, r, J, i, Q, R, w);
+            for (l = 0; l < r; l++) top = fmax(top, fabs(w[l]));
+        }
+        if (!(top > 0.0)) {
+            len = strlen(buf);
+            snprintf(buf + len, size - len, " and depends on no unknown here");
+            continue;
+        }
+        for (l = 0; l < m; l++) {
+            double c;
+            if (sel[l] < 0.0) continue;
+            c = w[(int)sel[l]];
+            if (!(fabs(c) > 1e-9 * top)) continue;
+            len = strlen(buf);
+            snprintf(own, sizeof own, "row %d", l + 1);
+            snprintf(buf + len, size - len, "%s%.6g * %s", terms++ ? " + " :
+                     " while its linear part is ", c, names ? names[l] : own);
+        }
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "%s", terms > 1 ? ", which hold" : ", which holds");
+    }
+}
+
 /* Damped Gauss-Newton on m residuals in n unknown Real slots with a forward-difference
  * Jacobian: minimum-norm step J^T (J J^T)^-1 F when m <= n (the solution closest to the
  * guess), least-squares step (J^T J)^-1 J^T F when m > n. Used for the initial system and
  * for the projection onto the consistency equations (docs/fmi-mapping.md). Iterates until
  * the residual is below ``tol`` (at most ``maxit`` iterations); fails unless it is below
- * ``accept`` (>= tol) by then. */
-int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
-                      int (*residual)(ModelInstance *, double *), double tol,
-                      double accept, int maxit, const char *what)
+ * ``accept`` (>= tol) by then.
+ * When the normal matrix is singular (rows that vanish in the current mode, the consistency
+ * rows of the other modes of a multimode initial system; unknowns that no row of the current
+ * mode reads; redundant rows such as the Kirchhoff laws of a closed loop), the step is the
+ * minimum-norm solution of the independent rows (`gn_independent_rows`) and the merit
+ * function of the line search is their residual. A dependent row whose linearization
+ * contradicts the kept rows' at the first iterate (a singular point of the equations, such as
+ * x^2 + y^2 = L^2 at x = y = 0) moves the unknowns off that point once; when the kept rows
+ * hold and a dependent row does not, the system is numerically dependent and inconsistent:
+ * fmi2Error naming that row and the combination of the other rows it is (``names``: the
+ * rows' names, or NULL). */
+int mdae_gauss_newton_rows(ModelInstance *inst, int m, int n, const int *u,
+                           int (*residual)(ModelInstance *, double *), double tol,
+                           double accept, int maxit, const char *what,
+                           const char *const *names)
 {
     ModelData *d = &inst->d;
-    int p = m <= n ? m : n, it, i, j, k, h, moved = 0;
+    int p = m <= n ? m : n, it, i, j, k, h, moved = 0, r = 0, ranked = 0;
     double *J = inst->work, *F = J + m * n, *F2 = F + m, *x0 = F2 + m, *dx = x0 + n,
            *M = dx + n, *y = M + p * p; /* y: 2p */
+    double *Q = y + 2 * p, *sel = Q + (size_t)p * n;  /* Q: p x n, sel: m */
     int *perm = inst->iwork;
-    double fn;
+    double fn, merit;
     if (residual(inst, F)) return 1;
     fn = mdae_norm_inf(m, F);
     for (it = 0; it < maxit && fn > tol; it++) {
@@ -463,6 +613,7 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
             d->r[u[j]] = x0[j];
             for (i = 0; i < m; i++) J[i * n + j] = (F2[i] - F[i]) / hstep;
         }
+        ranked = 0;
         if (m <= n) {
             for (i = 0; i < m; i++)
                 for (j = 0; j < m; j++) {
@@ -470,34 +621,15 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                     for (k = 0; k < n; k++) s += J[i * n + k] * J[j * n + k];
                     M[i * m + j] = s;
                 }
-            if (mdae_lu_factor(m, M, perm)) {
-                char flat[512];
-                if (!moved && it == 0) {
-                    /* the analysis found no dependency that holds for all values, so the
-                     * start values may be a singular point of the equations (x^2 + y^2 = L^2
-                     * at x = y = 0): step off it once, by 1e-3 relative, and go on */
-                    moved = 1;
-                    for (k = 0; k < n; k++) d->r[u[k]] = x0[k] + 1e-3 * fmax(1.0, fabs(x0[k]));
-                    if (residual(inst, F)) return 1;
-                    fn = mdae_norm_inf(m, F);
-                    mdae_log(inst, LOG_WARNING, fmi2Warning,
-                             "t = %.17g: %s: the Jacobian is rank deficient at the start "
-                             "values; they are moved by 1e-3 (relative) to leave that point",
-                             d->time, what);
-                    continue;
+            ranked = mdae_lu_factor(m, M, perm) != 0;
+            if (!ranked) {
+                for (i = 0; i < m; i++) y[i] = F[i];
+                mdae_lu_solve(m, M, perm, y);
+                for (k = 0; k < n; k++) {
+                    double s = 0.0;
+                    for (i = 0; i < m; i++) s += J[i * n + k] * y[i];
+                    dx[k] = s;
                 }
-                flat_unknowns(m, n, J, u, flat, sizeof flat);
-                mdae_log(inst, LOG_ERROR, fmi2Error,
-                         "t = %.17g: %s: the equations are numerically dependent (rank "
-                         "deficient Jacobian)%s", d->time, what, flat);
-                return 1;
-            }
-            for (i = 0; i < m; i++) y[i] = F[i];
-            mdae_lu_solve(m, M, perm, y);
-            for (k = 0; k < n; k++) {
-                double s = 0.0;
-                for (i = 0; i < m; i++) s += J[i * n + k] * y[i];
-                dx[k] = s;
             }
         } else {
             for (i = 0; i < n; i++)
@@ -506,28 +638,69 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
                     for (k = 0; k < m; k++) s += J[k * n + i] * J[k * n + j];
                     M[i * n + j] = s;
                 }
-            if (mdae_lu_factor(n, M, perm)) {
-                char flat[512];
+            ranked = mdae_lu_factor(n, M, perm) != 0;
+            if (!ranked) {
+                for (i = 0; i < n; i++) {
+                    double s = 0.0;
+                    for (k = 0; k < m; k++) s += J[k * n + i] * F[k];
+                    y[i] = s;
+                }
+                mdae_lu_solve(n, M, perm, y);
+                for (k = 0; k < n; k++) dx[k] = y[k];
+            }
+        }
+        merit = fn;
+        if (ranked) {
+            int consistent = 1;
+            double kept = 0.0;
+            r = gn_independent_rows(m, n, p, J, Q, M, sel);
+            for (i = 0; i < m; i++) {
+                if (sel[i] >= 0.0) kept = fmax(kept, fabs(F[i]));
+                else if (consistent && fabs(F[i]) > tol)
+                    consistent = gn_row_consistent(m, n, p, r, J, i, Q, M, sel, F, tol, y);
+            }
+            if (!consistent && !moved && it == 0) {
+                /* the analysis found no dependency that holds for all values, so the
+                 * start values may be a singular point of the equations (x^2 + y^2 = L^2
+                 * at x = y = 0): step off it once, by 1e-3 relative, and go on */
+                moved = 1;
+                for (k = 0; k < n; k++) d->r[u[k]] = x0[k] + 1e-3 * fmax(1.0, fabs(x0[k]));
+                if (residual(inst, F)) return 1;
+                fn = mdae_norm_inf(m, F);
+                mdae_log(inst, LOG_WARNING, fmi2Warning,
+                         "t = %.17g: %s: the Jacobian is rank deficient at the start "
+                         "values; they are moved by 1e-3 (relative) to leave that point",
+                         d->time, what);
+                continue;
+            }
+            if (kept <= tol && !consistent) {
+                char flat[512], dep[1536];
                 flat_unknowns(m, n, J, u, flat, sizeof flat);
+                gn_dependency_text(m, n, p, r, J, Q, M, sel, F, tol, names, y, dep,
+                                   sizeof dep);
                 mdae_log(inst, LOG_ERROR, fmi2Error,
-                         "t = %.17g: %s: too few unknowns determine the equations (rank "
-                         "deficient Jacobian)%s", d->time, what, flat);
+                         "t = %.17g: %s: the equations are numerically dependent (rank "
+                         "deficient Jacobian: rank %d, %d rows) and contradict each other: "
+                         "%s%s", d->time, what, r, m, dep, flat);
                 return 1;
             }
-            for (i = 0; i < n; i++) {
-                double s = 0.0;
-                for (k = 0; k < m; k++) s += J[k * n + i] * F[k];
-                y[i] = s;
-            }
-            mdae_lu_solve(n, M, perm, y);
-            for (k = 0; k < n; k++) dx[k] = y[k];
+            gn_rank_step(m, n, p, r, Q, M, sel, F, y, dx);
+            merit = kept;
         }
         for (h = 0; h <= 20; h++) {
             double lambda = ldexp(1.0, -h), fnew;
             for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
             if (residual(inst, F2)) return 1;
             fnew = mdae_norm_inf(m, F2);
-            if (fnew < fn || h == 20) {
+            if (ranked) {
+                double kept = 0.0;
+                for (i = 0; i < m; i++) if (sel[i] >= 0.0) kept = fmax(kept, fabs(F2[i]));
+                if (kept < merit || h == 20) {
+                    fn = fnew;
+                    memcpy(F, F2, sizeof(double) * (size_t)m);
+                    break;
+                }
+            } else if (fnew < fn || h == 20) {
                 fn = fnew;
                 memcpy(F, F2, sizeof(double) * (size_t)m);
                 break;
@@ -541,6 +714,14 @@ int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
         return 1;
     }
     return 0;
+}
+
+/* `mdae_gauss_newton_rows` without row names (the messages say "row k"). */
+int mdae_gauss_newton(ModelInstance *inst, int m, int n, const int *u,
+                      int (*residual)(ModelInstance *, double *), double tol,
+                      double accept, int maxit, const char *what)
+{
+    return mdae_gauss_newton_rows(inst, m, n, u, residual, tol, accept, maxit, what, NULL);
 }
 
 /* Damped Newton on the delta-system at a fixed delta, rows equilibrated by their largest
@@ -950,9 +1131,9 @@ static void log_unsatisfied_rows(ModelInstance *inst)
 
 static int solve_initial_system(ModelInstance *inst)
 {
-    if (mdae_gauss_newton(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
-                          mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
-                          "initial system")) {
+    if (mdae_gauss_newton_rows(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
+                               mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
+                               "initial system", mdae_init_row_labels)) {
         log_unsatisfied_rows(inst);
         return 1;
     }

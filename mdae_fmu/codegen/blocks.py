@@ -419,7 +419,10 @@ def newton_work(n: int) -> int:
 
 
 def gauss_newton_work(m: int, n: int) -> int:
-    """Doubles of scratch `mdae_gauss_newton` needs for ``m`` residuals in ``n`` unknowns."""
+    """Doubles of scratch `mdae_gauss_newton` needs for ``m`` residuals in ``n`` unknowns:
+    the Jacobian, residuals, iterate, step, normal matrix and its solve, and for a rank
+    deficient Jacobian the orthonormal basis of its independent rows (min(m, n) x n) and the
+    row selection (m)."""
     q = max(m, n)
-    return m * n + 2 * m + 2 * n + q * q + 2 * q
+    return m * n + 3 * m + 2 * n + q * q + 2 * q + min(m, n) * n
 

@@ -247,6 +247,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         next_time_event="\n".join(events["nte"]), init_needs_compute=init.needs_compute,
         init_mode_dependent=init.mode_dependent, init_work=init_work, init_iwork=init_iwork,
         init_row_names=[c_string(t) for t in init.descriptions],
+        init_row_labels=[c_string(t) for t in init.labels],
         init_residual="\n".join(res["init"]), assertions="\n".join(asserts),
         cons_residual="\n".join(res["cons"]), drift="\n".join(res["drift"]),
         ncons=len(cm.consistency), project_unknowns=_num_list(res["project_unknowns"], str),

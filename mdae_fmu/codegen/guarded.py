@@ -139,14 +139,16 @@ def _union_report(model: Model, sched: GuardedSchedule):
 
 def _singular_checks(gb: GuardedBlock, printer) -> list[str]:
     """C statements returning 1 with a logged message when a factor of the restart system's
-    determinant vanishes numerically (`BlockRows.singular`)."""
+    determinant vanishes numerically (`BlockRows.singular`); `mdae_mode_step` then names the
+    mode change, as guard valuations before and after, and the block's equations."""
     out = []
     for text, den, scale in gb.singular:
         out.append(f"    {{\n        const double den = {printer.doprint(den)}, scale = "
                    f"{printer.doprint(scale)};\n"
                    f"        if (!(fabs(den) > 1e-13 * scale)) {{\n"
-                   f"            mdae_log(inst, LOG_ERROR, fmi2Error, \"t = %.17g: mode change "
-                   f"into block %s: the restart system is numerically singular (%s)\", "
+                   f"            mdae_log(inst, LOG_ERROR, fmi2Error, \"t = %.17g: restart of "
+                   f"the block of equations %s: the restart system is numerically singular "
+                   f"(%s)\", "
                    f"d->time, {c_string(gb.plan.label)}, "
                    f"{c_string(text)});\n            return 1;\n        }}\n    }}")
     return out
@@ -461,6 +463,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         comment_name=c_comment(cm.name), guards=[p.doprint(g) for g in plan.guards],
         guard_names=[c_string(g) for g in plan.guard_names], ng=len(plan.guards),
         nblocks=len(plan.blocks), parts=[f"g{k}" for k in range(n_files)],
+        block_labels=[c_string(b.plan.label) for b in plan.blocks],
         nflags=len(plan.flag_roots), flag_roots=_ints(plan.flag_roots),
         bdd_var=_ints(ft.var), bdd_lo=_ints(ft.lo), bdd_hi=_ints(ft.hi), nnodes=len(ft.var),
         roots=_ints([b.formula for b in plan.blocks]),

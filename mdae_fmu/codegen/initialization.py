@@ -26,10 +26,14 @@ start values fixing the free states (initialization is left open by the papers).
 * solver (runtime ``mdae_gauss_newton``): damped Gauss-Newton from the start values with the
   minimum-norm step when the rows do not determine every free state, so free states move as
   little as possible from their start values; least squares (and an error unless the
-  residual vanishes) when the rows over-determine them. When it fails, the FMU logs each
-  row that does not hold with its equation, source location, mode and the fixed start values
-  it reads (`_descriptions`): fixed start values that violate a constraint of the initial
-  mode over-determine the initialization (Modelica 3.6 §8.6), an error, never a move;
+  residual vanishes) when the rows over-determine them; when its normal matrix is singular
+  (zero rows of the modes the FMU is not in, unknowns only those modes read, redundant
+  rows), the minimum-norm step of the Jacobian's independent rows, and an error naming each
+  dependent row that does not hold and the combination of the others it is (``labels``,
+  `row_labels`). When it fails, the FMU logs each row that does not hold with its
+  equation, source location, mode and the fixed start values it reads (`_descriptions`):
+  fixed start values that violate a constraint of the initial mode over-determine the
+  initialization (Modelica 3.6 §8.6), an error, never a move;
 * the index-reduced system F^c (the schedule) then gives derivatives and algebraic
   variables; when an initial equation reads such a variable, each residual evaluation runs
   the schedule first and every free state is an unknown. The multimode rows run it too (the
@@ -59,6 +63,8 @@ class InitPlan:
     mode_dependent: bool = False
     # per row, what it is in words (the FMU's message when the row does not hold)
     descriptions: tuple[str, ...] = ()
+    # per row, its equation and mode in short (`row_labels`: the message of dependent rows)
+    labels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,22 @@ def plan_initialization(model: Model, cm: CompiledModel,
     return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute, assignments,
                     mode_dependent,
                     _descriptions(model, cm, rows, modes, {s for s, k in slot_of.items()
-                                                           if k in unknowns}))
+                                                           if k in unknowns}),
+                    row_labels(model, rows))
+
+
+def row_labels(model: Model, rows) -> tuple[str, ...]:
+    """Per row of the initial system, ``equation e3 (file:line:col) of mode [g]``: how the
+    FMU names the rows of a numerically dependent system that do not hold (runtime
+    ``mdae_gauss_newton_rows``, the combination of the other rows each is)."""
+    where = {eq.id: eq.loc for eq in tuple(model.equations) + tuple(model.initial_equations)}
+    out = []
+    for label, _ in rows:
+        eq_label, _, mode = label.partition("@")
+        loc = where.get(eq_label.rstrip("'").split("^", 1)[0])
+        out.append(f"equation {eq_label}" + (f" ({loc})" if loc is not None else "")
+                   + (f" of mode {mode}" if mode else ""))
+    return tuple(out)
 
 
 def mode_rows(modes: tuple[ModeRows, ...]) -> list[tuple[str, sp.Expr]]:

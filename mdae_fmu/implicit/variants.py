@@ -527,7 +527,9 @@ def _standard_restart(cb, c, residuals, dval, table, xleft, label, params: dict)
     state instances it moves (a `BlockRows`), or without closed form its delta-scheme (a
     `DeltaRestart`); the block's own left limits are read from their hidden slots, every
     other variable at its current value. Its impulsive unknowns have an order other than 1
-    (a zero integral), so no ζ is written."""
+    (a zero integral), so no ζ is written. None when the standard restart moves none of the
+    block's instances (every one keeps its left limit): a restart system of no unknown
+    would be an empty linear block in the generated C."""
     from ..impulse.problem import left
     from ..modes.block_restart import block_restart_problem, standard_block_restart
     eqs = [(e, residuals[e], c[e]) for e in cb.equations]
@@ -565,6 +567,8 @@ def _standard_restart(cb, c, residuals, dval, table, xleft, label, params: dict)
         x = table.sym(*inst)
         xs.append(x)
         rows.append(x - eq.rhs.xreplace(lefts(eq.rhs)))
+    if not xs:
+        return None         # the instant moves nothing: no restart system (of no unknown)
     return BlockRows(f"restart {label}", tuple(xs), tuple(rows))
 
 

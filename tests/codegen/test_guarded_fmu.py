@@ -225,12 +225,9 @@ def _bank_or_reference(name: str):
     return diode_bank(n, charged=charged)
 
 
-# bank2 (capacitors at -1 V, both diodes conducting at t = 0: pre(s) = 0) no longer
-# initializes since the initial system holds every mode's consistency rows (issue 24): the
-# Gauss-Newton Jacobian is rank deficient in the diode currents; regression open in issue 26
-@pytest.mark.parametrize("name", ["RLDC2Diodes", pytest.param("bank2", marks=pytest.mark.xfail(
-    strict=True, reason="initialization regression: rank-deficient initial system")),
-    "charged3"])
+# bank2: capacitors at -1 V, both diodes conducting at t = 0 (pre(s) = 0); its initial
+# system's Jacobian is rank deficient (tests/fmu/test_bank_initialization.py)
+@pytest.mark.parametrize("name", ["RLDC2Diodes", "bank2", "charged3"])
 def test_mode_dependent_states_agree_with_enumerated(tmp_path, name):
     """States that exist in some modes only (the diode currents while every diode blocks,
     the node voltage and the diode voltages while all conduct): the guarded FMU takes the

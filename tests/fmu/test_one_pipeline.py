@@ -196,15 +196,18 @@ def test_numerically_singular_restart_is_named(tmp_path, j2):
     the engaged block's restart system is linear with determinant j1 + j2; its factor is
     checked against the magnitude of its terms before the solve, and the FMU returns
     fmi2Error naming the block, the time and the vanishing factor (the enumerated FMU names
-    the same denominator of its closed form), not a singular linear block."""
+    the same denominator of its closed form), not a singular linear block, then the mode
+    change as the per-mode FMU names it (guard valuations before and after)."""
     model = parse_modelica(SINGULAR.replace("j2 = -1.0", f"j2 = {j2}"), "SingularClutch.mo")
     engaged = next(v for v in analyze(model).guarded.variants if "e5'" in v.block.label)
     assert [t for t, _, _ in engaged.restart.singular] == ["j1 + j2"]
     fmu = tmp_path / "s.fmu"
     api.export_fmu(model, fmu, implicit=True, progress=False)
     log = failed_run_log(fmu, "fmi2NewDiscreteStates", stop_time=1.0, output_interval=0.01)
-    assert ("t = 0.5: mode change into block e3+e4+e5'+e6: the restart system is numerically "
-            "singular (j1 + j2)") in log
+    at = log.index("t = 0.5: restart of the block of equations e3+e4+e5'+e6: the restart "
+                   "system is numerically singular (j1 + j2)")
+    assert log[at + 1].startswith("t = 0.5: mode change [not g] -> [g]: the restart of block ")
+    assert log[at + 1].endswith(" (equations e3+e4+e5'+e6) failed")
 
 
 @pytest.mark.parametrize("name", ["AirBrake", "ClutchGuarded", "RLDC2", "RLDC2Diodes",

@@ -195,9 +195,8 @@ def test_failed_runs_are_kept_with_their_message(clutch_fmu, tmp_path):
     res = sweep(clutch_fmu, {"j1": [-2.0, 1.0], "j2": [2.0]}, executor="serial",
                 output=tmp_path / "r.csv")
     assert [r["status"] for r in res.rows] == ["failed", "ok"]
-    # the guarded FMU (the default) names the block restarted and its singular factor
-    assert "t = 5: mode change into block" in res.rows[0]["message"]
-    assert "numerically singular (j1 + j2)" in res.rows[0]["message"]
+    # the guarded FMU (the default) names the mode change, the block and its singular factor
+    assert "t = 5: mode change [not g] -> [g]: the restart of block" in res.rows[0]["message"]
     assert "numerically singular (j1 + j2)" in res.rows[0]["message"]
     assert len(_rows(tmp_path / "r.csv")) == 2
 
