@@ -28,11 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mdae_model.h"
+#include "mdae_wrapper.h"
 
-#ifndef MDAE_CS_INTEGRATOR
-#define MDAE_CS_INTEGRATOR 0
-#endif
 
 #if MDAE_CS_INTEGRATOR
 #include <cvode/cvode.h>
@@ -64,10 +61,10 @@ static int cs_allowed(ModelInstance *inst, const char *f, int mask)
 
 #if MDAE_CS_INTEGRATOR
 
-#define NY MDAE_DIM(MDAE_NX)          /* CVODE needs one state: a dummy x' = 0 if NX == 0 */
+#define NY MDAE_DIM(mdae_info.nx)  /* CVODE needs one state: a dummy x' = 0 if NX == 0 */
 /* relative tolerance when fmi2SetupExperiment defines none: the model's DefaultExperiment
    tolerance (compiled in by the exporter, mdae_model.h) */
-#define DEFAULT_RTOL MDAE_DEFAULT_TOLERANCE
+#define DEFAULT_RTOL (mdae_info.default_tolerance)
 #define MAX_EVENTS_AT_ONE_TIME 1000
 
 typedef struct {
@@ -98,11 +95,11 @@ static int cs_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
     double *dx = N_VGetArrayPointer(ydot);
     int k;
     inst->d.time = t;
-    if (MDAE_NX > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
+    if (mdae_info.nx > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
     inst->dirty = 1;
     if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     inst->dirty = 0;
-    if (MDAE_NX > 0) mdae_get_derivatives(&inst->d, dx);
+    if (mdae_info.nx > 0) mdae_get_derivatives(&inst->d, dx);
     else dx[0] = 0.0;
     for (k = 0; k < NY; k++)
         if (!isfinite(dx[k])) return 1;
@@ -114,7 +111,7 @@ static int cs_roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user)
 {
     ModelInstance *inst = (ModelInstance *)user;
     inst->d.time = t;
-    if (MDAE_NX > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
+    if (mdae_info.nx > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
     inst->dirty = 1;
     if (mdae_compute(inst) || mdae_function_failed(inst)) return -1;
     inst->dirty = 0;
@@ -170,23 +167,26 @@ int mdae_cs_instantiate(ModelInstance *inst)
     if (!cs) return 1;
     memset(cs, 0, sizeof *cs);
     inst->cs = cs;
-    for (k = 0; k < MDAE_NR; k++) cs->nin_r += MDAE_IS_INPUT(mdae_real_kind[k]);
-    for (k = 0; k < MDAE_NI; k++) cs->nin_i += MDAE_IS_INPUT(mdae_int_kind[k]);
-    for (k = 0; k < MDAE_NB; k++) cs->nin_b += MDAE_IS_INPUT(mdae_bool_kind[k]);
+    for (k = 0; k < mdae_info.nr; k++) cs->nin_r += MDAE_IS_INPUT(mdae_real_kind[k]);
+    for (k = 0; k < mdae_info.ni; k++) cs->nin_i += MDAE_IS_INPUT(mdae_int_kind[k]);
+    for (k = 0; k < mdae_info.nb; k++) cs->nin_b += MDAE_IS_INPUT(mdae_bool_kind[k]);
     cs->in_r = (int *)cs_alloc(inst, (size_t)cs->nin_r, sizeof(int));
     cs->in_i = (int *)cs_alloc(inst, (size_t)cs->nin_i, sizeof(int));
     cs->in_b = (int *)cs_alloc(inst, (size_t)cs->nin_b, sizeof(int));
     cs->last_r = (double *)cs_alloc(inst, (size_t)cs->nin_r, sizeof(double));
     cs->last_i = (int *)cs_alloc(inst, (size_t)cs->nin_i, sizeof(int));
     cs->last_b = (int *)cs_alloc(inst, (size_t)cs->nin_b, sizeof(int));
-    cs->rootsfound = (int *)cs_alloc(inst, (size_t)MDAE_DIM(MDAE_NZ), sizeof(int));
+    cs->rootsfound = (int *)cs_alloc(inst, (size_t)MDAE_DIM(mdae_info.nz), sizeof(int));
     if (!cs->in_r || !cs->in_i || !cs->in_b || !cs->last_r || !cs->last_i || !cs->last_b ||
         !cs->rootsfound)
         return 1;
     cs->nin_r = cs->nin_i = cs->nin_b = 0;
-    for (k = 0; k < MDAE_NR; k++) if (MDAE_IS_INPUT(mdae_real_kind[k])) cs->in_r[cs->nin_r++] = k;
-    for (k = 0; k < MDAE_NI; k++) if (MDAE_IS_INPUT(mdae_int_kind[k])) cs->in_i[cs->nin_i++] = k;
-    for (k = 0; k < MDAE_NB; k++) if (MDAE_IS_INPUT(mdae_bool_kind[k])) cs->in_b[cs->nin_b++] = k;
+    for (k = 0; k < mdae_info.nr; k++)
+        if (MDAE_IS_INPUT(mdae_real_kind[k])) cs->in_r[cs->nin_r++] = k;
+    for (k = 0; k < mdae_info.ni; k++)
+        if (MDAE_IS_INPUT(mdae_int_kind[k])) cs->in_i[cs->nin_i++] = k;
+    for (k = 0; k < mdae_info.nb; k++)
+        if (MDAE_IS_INPUT(mdae_bool_kind[k])) cs->in_b[cs->nin_b++] = k;
     if (SUNContext_Create(NULL, &cs->ctx)) { cs->ctx = NULL; return 1; }
     cs->y = N_VNew_Serial(NY, cs->ctx);
     cs->atol = N_VNew_Serial(NY, cs->ctx);
@@ -269,11 +269,11 @@ static int cs_start_cvode(ModelInstance *inst)
     CsData *cs = (CsData *)inst->cs;
     double *y = N_VGetArrayPointer(cs->y), *atol = N_VGetArrayPointer(cs->atol);
     int k;
-    if (MDAE_NX > 0) mdae_get_states(&inst->d, y);
+    if (mdae_info.nx > 0) mdae_get_states(&inst->d, y);
     else y[0] = 0.0;
     if (!cs->cvode) {
         cs->rtol = inst->tolerance > 0.0 ? inst->tolerance : DEFAULT_RTOL;
-        if (MDAE_NX > 0) mdae_get_nominals(atol);
+        if (mdae_info.nx > 0) mdae_get_nominals(atol);
         else atol[0] = 1.0;
         for (k = 0; k < NY; k++)
             atol[k] = cs->rtol * (atol[k] > 0.0 && isfinite(atol[k]) ? atol[k] : 1.0);
@@ -290,8 +290,8 @@ static int cs_start_cvode(ModelInstance *inst)
         cs->LS = SUNLinSol_Dense(cs->y, cs->A, cs->ctx);
         if (!cs->LS) goto fail;
         if (CVodeSetLinearSolver(cs->cvode, cs->LS, cs->A)) goto fail;
-        if (MDAE_NZ > 0) {
-            if (CVodeRootInit(cs->cvode, MDAE_NZ, cs_roots)) goto fail;
+        if (mdae_info.nz > 0) {
+            if (CVodeRootInit(cs->cvode, mdae_info.nz, cs_roots)) goto fail;
             if (CVodeSetNoInactiveRootWarn(cs->cvode)) goto fail;
         }
         if (cs->hmax > 0.0 && CVodeSetMaxStep(cs->cvode, cs->hmax)) goto fail;
@@ -388,7 +388,7 @@ static fmi2Status cs_step(ModelInstance *inst, double tEnd)
             }
             cs->nsteps++;
             d->time = tret;
-            if (MDAE_NX > 0) mdae_set_states(d, N_VGetArrayPointer(cs->y));
+            if (mdae_info.nx > 0) mdae_set_states(d, N_VGetArrayPointer(cs->y));
             inst->dirty = 1;
         }
         if (flag == CV_ROOT_RETURN) {
@@ -417,7 +417,7 @@ static fmi2Status cs_step(ModelInstance *inst, double tEnd)
     d->time = tEnd;
     if (cs_compute(inst)) return fmi2Error;
     /* drift control at the communication point, as fmi2CompletedIntegratorStep does */
-    if (MDAE_NCONS > 0 && mdae_drift(d) > mdae_drift_tolerance(inst)) {
+    if (mdae_info.ncons > 0 && mdae_drift(d) > mdae_drift_tolerance(inst)) {
         d->drift = 1;
         if (cs_event_iteration(inst, "projection", &terminate)) return fmi2Error;
         if (terminate) {

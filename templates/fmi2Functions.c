@@ -9,11 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mdae_model.h"
+#include "mdae_wrapper.h"
 
-#ifndef MDAE_CS_INTEGRATOR
-#define MDAE_CS_INTEGRATOR 0   /* config.h defines it (mdae_fmu.fmu.cosim.interface_defines) */
-#endif
 
 #define ANY_STATE (MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS | \
                    MDAE_TERMINATED | MDAE_ERROR)
@@ -117,9 +114,17 @@ fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingOn, size_t n,
     return fmi2OK;
 }
 
-static void reset_data(ModelInstance *inst)
+/* ModelData's fields and values zero, its pointers kept (into inst->values) */
+static void clear_data(ModelInstance *inst)
 {
     memset(&inst->d, 0, sizeof inst->d);
+    memset(inst->values, 0, mdae_data_size());
+    mdae_data_bind(&inst->d, inst->values);
+}
+
+static void reset_data(ModelInstance *inst)
+{
+    clear_data(inst);
     mdae_set_start_values(&inst->d);
     inst->d.time = inst->startTime;
     inst->dirty = 1;
@@ -148,22 +153,24 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         early_error(functions, name, "fmi2Instantiate: missing instance name");
         return NULL;
     }
-    if (fmuType == fmi2CoSimulation && MDAE_CO_SIMULATION && !MDAE_CS_INTEGRATOR) {
+    if (fmuType == fmi2CoSimulation && mdae_info.co_simulation && !MDAE_CS_INTEGRATOR) {
         early_error(functions, name, "fmi2Instantiate: this binary was built from the FMU's "
                     "sources without SUNDIALS CVODE, so Co-Simulation is not available (Model "
                     "Exchange is): define MDAE_WITH_SUNDIALS and link libsundials_cvode "
                     "(sources/buildDescription.xml, docs/cosimulation.md)");
         return NULL;
     }
-    if (!((fmuType == fmi2ModelExchange && MDAE_MODEL_EXCHANGE) ||
-          (fmuType == fmi2CoSimulation && MDAE_CO_SIMULATION))) {
+    if (!((fmuType == fmi2ModelExchange && mdae_info.model_exchange) ||
+          (fmuType == fmi2CoSimulation && mdae_info.co_simulation))) {
         early_error(functions, name, fmuType == fmi2CoSimulation
                     ? "fmi2Instantiate: this FMU does not support Co-Simulation"
                     : "fmi2Instantiate: this FMU does not support Model Exchange");
         return NULL;
     }
-    if (!fmuGUID || strcmp(fmuGUID, MDAE_GUID) != 0) {
-        early_error(functions, name, "fmi2Instantiate: wrong GUID (expected " MDAE_GUID ")");
+    if (!fmuGUID || strcmp(fmuGUID, mdae_info.guid) != 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "fmi2Instantiate: wrong GUID (expected %s)", mdae_info.guid);
+        early_error(functions, name, msg);
         return NULL;
     }
     inst = (ModelInstance *)(functions->allocateMemory
@@ -178,13 +185,14 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     inst->fmuType = (int)fmuType;
     len = strlen(instanceName);
     inst->instanceName = (char *)mem_alloc(inst, len + 1, 1);
-    inst->work = (double *)mem_alloc(inst, MDAE_WORK_SIZE, sizeof(double));
-    inst->iwork = (int *)mem_alloc(inst, MDAE_IWORK_SIZE, sizeof(int));
-    inst->xbuf = (double *)mem_alloc(inst, 2 * MDAE_DIM(MDAE_NX), sizeof(double));
+    inst->work = (double *)mem_alloc(inst, mdae_info.work_size, sizeof(double));
+    inst->iwork = (int *)mem_alloc(inst, mdae_info.iwork_size, sizeof(int));
+    inst->xbuf = (double *)mem_alloc(inst, 2 * MDAE_DIM(mdae_info.nx), sizeof(double));
+    inst->values = mem_alloc(inst, mdae_data_size(), 1);
     inst->handle = (MdaeHandle *)mem_alloc(inst, 1, sizeof(MdaeHandle));
     inst->str = (char **)mem_alloc(inst, mdae_nstrings ? mdae_nstrings : 1, sizeof(char *));
-    if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf || !inst->handle ||
-        !inst->str || mdae_cs_instantiate(inst)) {
+    if (!inst->instanceName || !inst->work || !inst->iwork || !inst->xbuf || !inst->values ||
+        !inst->handle || !inst->str || mdae_cs_instantiate(inst)) {
         early_error(functions, name, "fmi2Instantiate: out of memory");
         mdae_cs_free(inst);
         mem_free(inst, inst->str);
@@ -193,6 +201,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         mem_free(inst, inst->work);
         mem_free(inst, inst->iwork);
         mem_free(inst, inst->xbuf);
+        mem_free(inst, inst->values);
         mem_free(inst, inst);
         return NULL;
     }
@@ -236,6 +245,7 @@ void fmi2FreeInstance(fmi2Component c)
     mem_free(inst, inst->work);
     mem_free(inst, inst->iwork);
     mem_free(inst, inst->xbuf);
+    mem_free(inst, inst->values);
     mem_free(inst, inst);
 }
 
@@ -334,7 +344,7 @@ fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
     fmi2Status s;
     size_t k;
     if (!allowed(inst, "fmi2GetReal", READ_STATES)) return fmi2Error;
-    if (check_vrs(inst, "fmi2GetReal", vr, nvr, value, MDAE_NR) != fmi2OK) return fmi2Error;
+    if (check_vrs(inst, "fmi2GetReal", vr, nvr, value, mdae_info.nr) != fmi2OK) return fmi2Error;
     if (inst->state & (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS)) {
         s = refresh(inst);
         if (s > fmi2Warning) return s;
@@ -349,7 +359,7 @@ fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t
     ModelInstance *inst = mdae_instance(c);
     size_t k;
     if (!allowed(inst, "fmi2GetInteger", READ_STATES)) return fmi2Error;
-    if (check_vrs(inst, "fmi2GetInteger", vr, nvr, value, MDAE_NI) != fmi2OK) return fmi2Error;
+    if (check_vrs(inst, "fmi2GetInteger", vr, nvr, value, mdae_info.ni) != fmi2OK) return fmi2Error;
     for (k = 0; k < nvr; k++) value[k] = inst->d.i[vr[k]];
     return fmi2OK;
 }
@@ -360,7 +370,7 @@ fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t
     ModelInstance *inst = mdae_instance(c);
     size_t k;
     if (!allowed(inst, "fmi2GetBoolean", READ_STATES)) return fmi2Error;
-    if (check_vrs(inst, "fmi2GetBoolean", vr, nvr, value, MDAE_NB) != fmi2OK) return fmi2Error;
+    if (check_vrs(inst, "fmi2GetBoolean", vr, nvr, value, mdae_info.nb) != fmi2OK) return fmi2Error;
     for (k = 0; k < nvr; k++) value[k] = inst->d.b[vr[k]] ? fmi2True : fmi2False;
     return fmi2OK;
 }
@@ -424,7 +434,7 @@ fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
     size_t k;
     if (!allowed(inst, "fmi2SetReal", MDAE_INSTANTIATED | MDAE_INITIALIZATION | MDAE_EVENT |
                  MDAE_CONTINUOUS)) return fmi2Error;
-    if (check_vrs(inst, "fmi2SetReal", vr, nvr, value, MDAE_NR) != fmi2OK) return fmi2Error;
+    if (check_vrs(inst, "fmi2SetReal", vr, nvr, value, mdae_info.nr) != fmi2OK) return fmi2Error;
     for (k = 0; k < nvr; k++) {
         if (!settable(inst, mdae_real_kind[vr[k]]))
             return refuse_set(inst, "fmi2SetReal", vr[k], mdae_real_kind[vr[k]]);
@@ -448,7 +458,7 @@ fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t
     size_t k;
     if (!allowed(inst, "fmi2SetInteger", MDAE_INSTANTIATED | MDAE_INITIALIZATION |
                  MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
-    if (check_vrs(inst, "fmi2SetInteger", vr, nvr, value, MDAE_NI) != fmi2OK) return fmi2Error;
+    if (check_vrs(inst, "fmi2SetInteger", vr, nvr, value, mdae_info.ni) != fmi2OK) return fmi2Error;
     for (k = 0; k < nvr; k++)
         if (!settable(inst, mdae_int_kind[vr[k]]))
             return refuse_set(inst, "fmi2SetInteger", vr[k], mdae_int_kind[vr[k]]);
@@ -464,7 +474,7 @@ fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t
     size_t k;
     if (!allowed(inst, "fmi2SetBoolean", MDAE_INSTANTIATED | MDAE_INITIALIZATION |
                  MDAE_EVENT | MDAE_CONTINUOUS)) return fmi2Error;
-    if (check_vrs(inst, "fmi2SetBoolean", vr, nvr, value, MDAE_NB) != fmi2OK) return fmi2Error;
+    if (check_vrs(inst, "fmi2SetBoolean", vr, nvr, value, mdae_info.nb) != fmi2OK) return fmi2Error;
     for (k = 0; k < nvr; k++)
         if (!settable(inst, mdae_bool_kind[vr[k]]))
             return refuse_set(inst, "fmi2SetBoolean", vr[k], mdae_bool_kind[vr[k]]);
@@ -520,8 +530,18 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t 
 #define ME_SAVED_STATES (ANY_STATE)
 #define CS_SAVED_STATES (ANY_STATE & ~MDAE_EVENT)
 
-static const char state_guid[MDAE_STATE_GUID_LEN] = MDAE_GUID;   /* zero-padded */
-typedef char mdae_guid_fits_the_header[sizeof(MDAE_GUID) <= MDAE_STATE_GUID_LEN ? 1 : -1];
+/* the model's GUID zero-padded to the header's field (a content GUID has 38 characters) */
+static void state_guid(char guid[MDAE_STATE_GUID_LEN])
+{
+    memset(guid, 0, MDAE_STATE_GUID_LEN);
+    strncpy(guid, mdae_info.guid, MDAE_STATE_GUID_LEN - 1);
+}
+
+/* bytes of a state of this model: the snapshot, then the value arrays */
+static size_t state_size(void)
+{
+    return sizeof(MdaeSnapshot) + mdae_data_size();
+}
 
 static const char *interface_name(unsigned long type)
 {
@@ -534,6 +554,7 @@ static const char *interface_name(unsigned long type)
 static int check_header(const ModelInstance *inst, const MdaeStateHeader *h, size_t size,
                         char *why, size_t n)
 {
+    char guid[MDAE_STATE_GUID_LEN];
     if (size < sizeof *h) {
         snprintf(why, n, "%lu bytes are fewer than the %lu of the header of a state",
                  (unsigned long)size, (unsigned long)sizeof *h);
@@ -549,14 +570,16 @@ static int check_header(const ModelInstance *inst, const MdaeStateHeader *h, siz
                  (unsigned long)h->version, (unsigned long)MDAE_STATE_VERSION);
         return 1;
     }
-    if (memcmp(h->guid, state_guid, sizeof state_guid) != 0) {
-        snprintf(why, n, "a state of another model (its GUID is not this FMU's " MDAE_GUID ")");
+    state_guid(guid);
+    if (memcmp(h->guid, guid, sizeof guid) != 0) {
+        snprintf(why, n, "a state of another model (its GUID is not this FMU's %s)",
+                 mdae_info.guid);
         return 1;
     }
-    if (size != sizeof(MdaeSnapshot) || h->size != sizeof(MdaeSnapshot)) {
+    if (size != state_size() || h->size != state_size()) {
         snprintf(why, n, "%lu bytes (its header says %llu), but a state of this model has %lu",
                  (unsigned long)size, (unsigned long long)h->size,
-                 (unsigned long)sizeof(MdaeSnapshot));
+                 (unsigned long)state_size());
         return 1;
     }
     if (h->fmuType != (uint32_t)inst->fmuType) {
@@ -593,15 +616,17 @@ static int check_flag(int v, const char *what, char *why, size_t n)
 static int check_body(const ModelInstance *inst, const MdaeSnapshot *s, char *why, size_t n)
 {
     const MdaeStateBody *b = &s->body;
-    const ModelData *d = &b->d;
+    ModelData view = b->d;     /* the body's fields with the state's value arrays */
+    const ModelData *d = &view;
     unsigned int st = (unsigned int)b->state;
     unsigned int saved = inst->fmuType == fmi2CoSimulation ? CS_SAVED_STATES : ME_SAVED_STATES;
     int k, running;
-    if (mdae_checksum(b, sizeof *b) != s->header.checksum) {
+    if (mdae_checksum(b, state_size() - offsetof(MdaeSnapshot, body)) != s->header.checksum) {
         snprintf(why, n, "its checksum does not match its %lu bytes (the state was changed "
-                 "or damaged after it was saved)", (unsigned long)sizeof *s);
+                 "or damaged after it was saved)", (unsigned long)state_size());
         return 1;
     }
+    mdae_data_bind(&view, (void *)(s + 1));
     if (!(st & saved) || (st & (st - 1u))) {
         snprintf(why, n, "its state-machine state %u is not one that an instance of this FMU "
                  "can be saved in", st);
@@ -629,14 +654,14 @@ static int check_body(const ModelInstance *inst, const MdaeSnapshot *s, char *wh
                  "(%d) are not valid", d->fn_error, mdae_fn_nmessages, d->fn_depth);
         return 1;
     }
-    if (check_flags(d->b, MDAE_NB, "its Boolean of value reference", why, n) ||
-        check_flags(d->pb, MDAE_NB, "its pre() of the Boolean of value reference", why, n) ||
-        check_flags(d->rel, MDAE_NREL, "its frozen relation", why, n) ||
-        check_flags(d->cond, MDAE_NWHEN, "its when-condition", why, n) ||
-        check_flags(d->pcond, MDAE_NWHEN, "its previous when-condition", why, n) ||
-        check_flags(d->smp, MDAE_NSAMPLE, "its sample() flag", why, n))
+    if (check_flags(d->b, mdae_info.nb, "its Boolean of value reference", why, n) ||
+        check_flags(d->pb, mdae_info.nb, "its pre() of the Boolean of value reference", why, n) ||
+        check_flags(d->rel, mdae_info.nrel, "its frozen relation", why, n) ||
+        check_flags(d->cond, mdae_info.nwhen, "its when-condition", why, n) ||
+        check_flags(d->pcond, mdae_info.nwhen, "its previous when-condition", why, n) ||
+        check_flags(d->smp, mdae_info.nsample, "its sample() flag", why, n))
         return 1;
-    for (k = 0; k < MDAE_NR; k++)
+    for (k = 0; k < mdae_info.nr; k++)
         if (d->rset[k] > 1) {
             snprintf(why, n, "its flag 'set by the host' of the Real of value reference %d "
                      "is %d, not 0 or 1", k, d->rset[k]);
@@ -644,6 +669,13 @@ static int check_body(const ModelInstance *inst, const MdaeSnapshot *s, char *wh
         }
     running = (st & (MDAE_EVENT | MDAE_CONTINUOUS)) && !d->initial;
     return mdae_check_mode_data(d, running, why, n);
+}
+
+/* The fields of ModelData from src to dst, not its pointers to the value arrays: the
+ * members before the first pointer (ModelData lists them first). */
+static void copy_fields(ModelData *dst, const ModelData *src)
+{
+    memcpy(dst, src, offsetof(ModelData, r));
 }
 
 /* A refused state: fmi2Error with the reason, the instance's values unchanged. */
@@ -655,21 +687,21 @@ static fmi2Status bad_state(ModelInstance *inst, const char *f, const char *why)
 
 static void save_state(const ModelInstance *inst, MdaeSnapshot *s)
 {
-    memset(&s->header, 0, sizeof s->header);
-    memset(&s->body, 0, offsetof(MdaeStateBody, d));     /* the padding too: it is summed */
+    memset(s, 0, sizeof *s);            /* the padding too: it is summed */
     memcpy(s->header.magic, MDAE_STATE_MAGIC, sizeof s->header.magic);
     s->header.version = MDAE_STATE_VERSION;
     s->header.fmuType = (uint32_t)inst->fmuType;
-    s->header.size = sizeof *s;
-    memcpy(s->header.guid, state_guid, sizeof state_guid);
+    s->header.size = state_size();
+    state_guid(s->header.guid);
     s->body.state = inst->state;
     s->body.dirty = inst->dirty;
     s->body.startTime = inst->startTime;
     s->body.stopTime = inst->stopTime;
     s->body.tolerance = inst->tolerance;
     s->body.stopTimeDefined = inst->stopTimeDefined;
-    memcpy(&s->body.d, &inst->d, sizeof s->body.d);
-    s->header.checksum = mdae_checksum(&s->body, sizeof s->body);
+    copy_fields(&s->body.d, &inst->d);
+    memcpy(s + 1, inst->values, mdae_data_size());
+    s->header.checksum = mdae_checksum(&s->body, state_size() - offsetof(MdaeSnapshot, body));
 }
 
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
@@ -680,10 +712,10 @@ fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *FMUstate)
     if (!allowed(inst, "fmi2GetFMUstate", STATE_MASK)) return fmi2Error;
     if (!FMUstate) return bad_arg(inst, "fmi2GetFMUstate", "NULL argument");
     s = (MdaeSnapshot *)*FMUstate;
-    if (s && check_header(inst, &s->header, sizeof *s, why, sizeof why))  /* reused: ours? */
+    if (s && check_header(inst, &s->header, state_size(), why, sizeof why))  /* ours? */
         return bad_state(inst, "fmi2GetFMUstate", why);
     if (!s) {
-        s = (MdaeSnapshot *)mem_alloc(inst, 1, sizeof *s);
+        s = (MdaeSnapshot *)mem_alloc(inst, 1, state_size());
         if (!s) return bad_arg(inst, "fmi2GetFMUstate", "out of memory");
     }
     save_state(inst, s);
@@ -699,7 +731,7 @@ fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
     char why[WHY_LEN];
     if (!allowed(inst, "fmi2SetFMUstate", STATE_MASK)) return fmi2Error;
     if (!s) return bad_arg(inst, "fmi2SetFMUstate", "NULL argument");
-    if (check_header(inst, &s->header, sizeof *s, why, sizeof why) ||
+    if (check_header(inst, &s->header, state_size(), why, sizeof why) ||
         check_body(inst, s, why, sizeof why))
         return bad_state(inst, "fmi2SetFMUstate", why);
     inst->state = s->body.state;
@@ -709,7 +741,8 @@ fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate FMUstate)
     inst->stopTime = s->body.stopTime;
     inst->tolerance = s->body.tolerance;
     inst->stopTimeDefined = s->body.stopTimeDefined;
-    memcpy(&inst->d, &s->body.d, sizeof inst->d);
+    copy_fields(&inst->d, &s->body.d);
+    memcpy(inst->values, s + 1, mdae_data_size());
     mdae_cs_state_changed(inst);
     return fmi2OK;
 }
@@ -731,9 +764,9 @@ fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate FMUstate, si
     char why[WHY_LEN];
     if (!allowed(inst, "fmi2SerializedFMUstateSize", STATE_MASK)) return fmi2Error;
     if (!s || !size) return bad_arg(inst, "fmi2SerializedFMUstateSize", "NULL argument");
-    if (check_header(inst, &s->header, sizeof *s, why, sizeof why))
+    if (check_header(inst, &s->header, state_size(), why, sizeof why))
         return bad_state(inst, "fmi2SerializedFMUstateSize", why);
-    *size = sizeof(MdaeSnapshot);
+    *size = state_size();
     return fmi2OK;
 }
 
@@ -745,12 +778,12 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate FMUstate, fmi2Byt
     char why[WHY_LEN];
     if (!allowed(inst, "fmi2SerializeFMUstate", STATE_MASK)) return fmi2Error;
     if (!s || !bytes) return bad_arg(inst, "fmi2SerializeFMUstate", "NULL argument");
-    if (size < sizeof(MdaeSnapshot)) return bad_arg(inst, "fmi2SerializeFMUstate",
-                                                    "buffer too small");
-    if (check_header(inst, &s->header, sizeof *s, why, sizeof why) ||
+    if (size < state_size()) return bad_arg(inst, "fmi2SerializeFMUstate",
+                                            "buffer too small");
+    if (check_header(inst, &s->header, state_size(), why, sizeof why) ||
         check_body(inst, s, why, sizeof why))
         return bad_state(inst, "fmi2SerializeFMUstate", why);
-    memcpy(bytes, s, sizeof(MdaeSnapshot));
+    memcpy(bytes, s, state_size());
     return fmi2OK;
 }
 
@@ -770,16 +803,16 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte serializedSta
     memcpy(&h, serializedState, size < sizeof h ? size : sizeof h);
     if (check_header(inst, &h, size, why, sizeof why))
         return bad_state(inst, "fmi2DeSerializeFMUstate", why);
-    s = (MdaeSnapshot *)mem_alloc(inst, 1, sizeof *s);
+    s = (MdaeSnapshot *)mem_alloc(inst, 1, state_size());
     if (!s) return bad_arg(inst, "fmi2DeSerializeFMUstate", "out of memory");
-    memcpy(s, serializedState, sizeof *s);
+    memcpy(s, serializedState, state_size());
     if (check_body(inst, s, why, sizeof why)) {
         mem_free(inst, s);
         return bad_state(inst, "fmi2DeSerializeFMUstate", why);
     }
     old = (MdaeSnapshot *)*FMUstate;
-    if (old && !check_header(inst, &old->header, sizeof *old, why, sizeof why)) {
-        memcpy(old, s, sizeof *s);
+    if (old && !check_header(inst, &old->header, state_size(), why, sizeof why)) {
+        memcpy(old, s, state_size());
         mem_free(inst, s);
         return fmi2OK;
     }
@@ -841,9 +874,9 @@ fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *eventInfo)
     if (eventInfo) request_termination(eventInfo);   /* until the iteration succeeds */
     if (!allowed(inst, "fmi2NewDiscreteStates", MDAE_EVENT)) return fmi2Error;
     if (!eventInfo) return bad_arg(inst, "fmi2NewDiscreteStates", "NULL argument");
-    if (++inst->eventIterations > MDAE_MAX_EVENT_ITERATIONS) {
+    if (++inst->eventIterations > mdae_info.max_event_iterations) {
         mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: fmi2NewDiscreteStates called more "
-                 "than %d times in one Event Mode", inst->d.time, MDAE_MAX_EVENT_ITERATIONS);
+                 "than %d times in one Event Mode", inst->d.time, mdae_info.max_event_iterations);
         return status_of(inst, fmi2Error);
     }
     memset(&ev, 0, sizeof ev);
@@ -888,7 +921,7 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStat
     if (s > fmi2Warning) return s;
     *terminateSimulation = fmi2False;
     /* drift control: a step event projects the states back onto the consistency equations */
-    if (MDAE_NCONS > 0 && mdae_drift(&inst->d) > mdae_drift_tolerance(inst)) {
+    if (mdae_info.ncons > 0 && mdae_drift(&inst->d) > mdae_drift_tolerance(inst)) {
         inst->d.drift = 1;
         *enterEventMode = fmi2True;
     }
@@ -911,7 +944,8 @@ fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n
     size_t k;
     if (!allowed(inst, "fmi2SetContinuousStates", MDAE_EVENT | MDAE_CONTINUOUS))
         return fmi2Error;
-    if (nx != MDAE_NX) return bad_arg(inst, "fmi2SetContinuousStates", "wrong number of states");
+    if (nx != (size_t)mdae_info.nx)
+        return bad_arg(inst, "fmi2SetContinuousStates", "wrong number of states");
     if (nx && !x) return bad_arg(inst, "fmi2SetContinuousStates", "NULL argument");
     for (k = 0; k < nx; k++)
         if (!isfinite(x[k])) return bad_arg(inst, "fmi2SetContinuousStates",
@@ -926,7 +960,8 @@ fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real derivatives[], size_t nx
     ModelInstance *inst = mdae_instance(c);
     fmi2Status s;
     if (!allowed(inst, "fmi2GetDerivatives", READ_STATES)) return fmi2Error;
-    if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetDerivatives", "wrong number of states");
+    if (nx != (size_t)mdae_info.nx)
+        return bad_arg(inst, "fmi2GetDerivatives", "wrong number of states");
     if (nx && !derivatives) return bad_arg(inst, "fmi2GetDerivatives", "NULL argument");
     if (inst->state & (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS)) {
         s = refresh(inst);
@@ -941,7 +976,7 @@ fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real eventIndicators[], s
     ModelInstance *inst = mdae_instance(c);
     fmi2Status s;
     if (!allowed(inst, "fmi2GetEventIndicators", READ_STATES)) return fmi2Error;
-    if (ni != MDAE_NZ) return bad_arg(inst, "fmi2GetEventIndicators",
+    if (ni != (size_t)mdae_info.nz) return bad_arg(inst, "fmi2GetEventIndicators",
                                       "wrong number of event indicators");
     if (ni && !eventIndicators) return bad_arg(inst, "fmi2GetEventIndicators", "NULL argument");
     if (inst->state & (MDAE_INITIALIZATION | MDAE_EVENT | MDAE_CONTINUOUS)) {
@@ -956,7 +991,8 @@ fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
 {
     ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2GetContinuousStates", READ_STATES)) return fmi2Error;
-    if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetContinuousStates", "wrong number of states");
+    if (nx != (size_t)mdae_info.nx)
+        return bad_arg(inst, "fmi2GetContinuousStates", "wrong number of states");
     if (nx && !x) return bad_arg(inst, "fmi2GetContinuousStates", "NULL argument");
     mdae_get_states(&inst->d, x);
     return fmi2OK;
@@ -966,7 +1002,7 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal
 {
     ModelInstance *inst = mdae_instance(c);
     if (!allowed(inst, "fmi2GetNominalsOfContinuousStates", ANY_STATE)) return fmi2Error;
-    if (nx != MDAE_NX) return bad_arg(inst, "fmi2GetNominalsOfContinuousStates",
+    if (nx != (size_t)mdae_info.nx) return bad_arg(inst, "fmi2GetNominalsOfContinuousStates",
                                       "wrong number of states");
     if (nx && !x_nominal) return bad_arg(inst, "fmi2GetNominalsOfContinuousStates",
                                          "NULL argument");

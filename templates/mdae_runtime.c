@@ -6,7 +6,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mdae_model.h"
+#include "mdae_wrapper.h"
+
+/* the value arrays of this model (mdae_wrapper.h, MDAE_DATA_SIZE) */
+size_t mdae_data_size(void)
+{
+    return MDAE_DATA_SIZE(mdae_info.nr, mdae_info.ni, mdae_info.nb, mdae_info.nrel,
+                          mdae_info.nwhen, mdae_info.nsample);
+}
+
+void mdae_data_bind(ModelData *d, void *block)
+{
+    mdae_data_layout(d, block, mdae_info.nr, mdae_info.ni, mdae_info.nb, mdae_info.nrel,
+                     mdae_info.nwhen, mdae_info.nsample);
+}
 
 static const char *const mdae_log_names[MDAE_NLOG] = {
     "logEvents", "logStatusWarning", "logStatusDiscard", "logStatusError", "logStatusFatal",
@@ -306,8 +319,9 @@ int mdae_linear_block(ModelInstance *inst, int n, const int *u,
  * itself achieves multiplies the restarts and loses accuracy instead of gaining it. */
 double mdae_drift_tolerance(const ModelInstance *inst)
 {
-    double tol = inst->tolerance > 0.0 ? inst->tolerance : MDAE_DEFAULT_TOLERANCE;
-    return fmin(MDAE_DRIFT_TOL_MAX, fmax(MDAE_DRIFT_TOL, MDAE_DRIFT_PER_TOLERANCE * tol));
+    double tol = inst->tolerance > 0.0 ? inst->tolerance : mdae_info.default_tolerance;
+    return fmin(mdae_info.drift_tol_max,
+                fmax(mdae_info.drift_tol, mdae_info.drift_per_tolerance * tol));
 }
 
 
@@ -366,7 +380,7 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
     for (k = 0; k < n; k++) guess[k] = d->r[u[k]];
     residual(d, F);
     fn = mdae_norm_inf(n, F);
-    for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
+    for (it = 0; it < mdae_info.newton_maxit; it++) {
         double step;
         if (fn == 0.0) return 0;
         if (!isfinite(fn)) break;
@@ -405,7 +419,7 @@ int mdae_newton_block(ModelInstance *inst, int n, const int *u,
         char why[160];
         snprintf(why, sizeof why,
                  "Newton iteration did not converge in %d iterations (residual %.3g)",
-                 MDAE_NEWTON_MAXIT, fn);
+                 mdae_info.newton_maxit, fn);
         block_failure(inst, block, why);
     }
     return 1;
@@ -850,7 +864,6 @@ int mdae_delta_scheme(ModelInstance *inst, const MdaeDeltaSystem *sys, double *z
     return 1;
 }
 
-#if MDAE_NWLOOP > 0
 /* G(u) = Phi(u) - u for the Real when-variables u on a cycle through the continuous
  * equations (mdae_when_loop): Phi(u) is what one pass of the when-equations assigns once the
  * schedule has computed the continuous variables from u. */
@@ -858,11 +871,11 @@ static int when_loop_residual(ModelInstance *inst, const int *fire, const double
                               double *g)
 {
     int k;
-    for (k = 0; k < MDAE_NWLOOP; k++) inst->d.r[mdae_when_loop[k]] = u[k];
+    for (k = 0; k < mdae_info.nwloop; k++) inst->d.r[mdae_when_loop[k]] = u[k];
     if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     (void)mdae_when_assign(inst, fire);
     if (mdae_function_failed(inst)) return 1;
-    for (k = 0; k < MDAE_NWLOOP; k++) g[k] = inst->d.r[mdae_when_loop[k]] - u[k];
+    for (k = 0; k < mdae_info.nwloop; k++) g[k] = inst->d.r[mdae_when_loop[k]] - u[k];
     return 0;
 }
 
@@ -875,41 +888,41 @@ static int when_loop_residual(ModelInstance *inst, const int *fire, const double
  * the loop gain exceeds 1 (bug1228: y = 7 - 2*x + time with x = 5 - y has gain 2). */
 static int when_loop_newton(ModelInstance *inst, const int *fire)
 {
-    double u[MDAE_NWLOOP], g[MDAE_NWLOOP], gh[MDAE_NWLOOP], du[2 * MDAE_NWLOOP];
-    double J[MDAE_NWLOOP * MDAE_NWLOOP], gn = INFINITY;
-    int perm[MDAE_NWLOOP], it, j, k;
-    for (k = 0; k < MDAE_NWLOOP; k++) u[k] = inst->d.r[mdae_when_loop[k]];
-    for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
+    const int n = mdae_info.nwloop;     /* > 0 (mdae_when_equations) */
+    double u[MDAE_DIM(n)], g[MDAE_DIM(n)], gh[MDAE_DIM(n)], du[2 * MDAE_DIM(n)];
+    double J[MDAE_DIM(n * n)], gn = INFINITY;
+    int perm[MDAE_DIM(n)], it, j, k;
+    for (k = 0; k < n; k++) u[k] = inst->d.r[mdae_when_loop[k]];
+    for (it = 0; it < mdae_info.newton_maxit; it++) {
         if (when_loop_residual(inst, fire, u, g)) return 1;
-        gn = mdae_norm_inf(MDAE_NWLOOP, g);
+        gn = mdae_norm_inf(n, g);
         if (!isfinite(gn)) break;
-        if (gn <= 1e-13 * (1.0 + mdae_norm_inf(MDAE_NWLOOP, u))) return 0;
-        for (j = 0; j < MDAE_NWLOOP; j++) {
+        if (gn <= 1e-13 * (1.0 + mdae_norm_inf(n, u))) return 0;
+        for (j = 0; j < n; j++) {
             double uj = u[j], h = 1e-7 * fmax(1.0, fabs(uj));
             u[j] = uj + h;
             if (when_loop_residual(inst, fire, u, gh)) return 1;
             u[j] = uj;
-            for (k = 0; k < MDAE_NWLOOP; k++) J[k * MDAE_NWLOOP + j] = (gh[k] - g[k]) / h;
+            for (k = 0; k < n; k++) J[k * n + j] = (gh[k] - g[k]) / h;
         }
-        if (mdae_lu_factor(MDAE_NWLOOP, J, perm)) {
+        if (mdae_lu_factor(n, J, perm)) {
             mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the equations of the "
                      "when-clauses that fire and the continuous equations coupled with them "
                      "form a singular system", inst->d.time);
             return 1;
         }
-        for (k = 0; k < MDAE_NWLOOP; k++) du[k] = g[k];
-        mdae_lu_solve(MDAE_NWLOOP, J, perm, du);
-        for (k = 0; k < MDAE_NWLOOP; k++) u[k] -= du[k];
+        for (k = 0; k < n; k++) du[k] = g[k];
+        mdae_lu_solve(n, J, perm, du);
+        for (k = 0; k < n; k++) u[k] -= du[k];
     }
     if (isfinite(gn) && when_loop_residual(inst, fire, u, g) == 0 &&
-        mdae_norm_inf(MDAE_NWLOOP, g) <= 1e-10 * (1.0 + mdae_norm_inf(MDAE_NWLOOP, u)))
+        mdae_norm_inf(n, g) <= 1e-10 * (1.0 + mdae_norm_inf(n, u)))
         return 0;
     mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the equations of the when-clauses that "
              "fire and the continuous equations coupled with them: Newton did not converge "
-             "in %d iterations (residual %.3g)", inst->d.time, MDAE_NEWTON_MAXIT, gn);
+             "in %d iterations (residual %.3g)", inst->d.time, mdae_info.newton_maxit, gn);
     return 1;
 }
-#endif
 
 /* The when-branches that fire at an instant (docs/fmi-mapping.md, "Events"): their
  * equations in dependency order, then the schedule, repeated until no value of the equations
@@ -921,10 +934,8 @@ static int when_loop_newton(ModelInstance *inst, const int *fire)
 int mdae_when_equations(ModelInstance *inst, int *fire)
 {
     int pass, k;
-#if MDAE_NWLOOP > 0
-    if (when_loop_newton(inst, fire)) return 1;
-#endif
-    for (pass = 0; pass <= MDAE_NASSIGN + MDAE_NWHEN + 1; pass++) {
+    if (mdae_info.nwloop > 0 && when_loop_newton(inst, fire)) return 1;
+    for (pass = 0; pass <= mdae_info.nassign + mdae_info.nwhen + 1; pass++) {
         int changed = mdae_when_assign(inst, fire);
         if (mdae_function_failed(inst)) return 1;
         if (changed == 0) {
@@ -936,7 +947,7 @@ int mdae_when_equations(ModelInstance *inst, int *fire)
             /* the when-conditions read the values of the instant: a condition that reads
                a value just assigned is evaluated after it (rising edge against pre) */
             mdae_when_conditions(&inst->d);
-            for (k = 0; k < MDAE_NWHEN; k++)
+            for (k = 0; k < mdae_info.nwhen; k++)
                 if (mdae_when_recheck[k]) fire[k] = inst->d.cond[k] && !inst->d.pcond[k];
         }
     }
@@ -959,13 +970,13 @@ int mdae_when_equations(ModelInstance *inst, int *fire)
 int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
 {
     ModelData *d = &inst->d;
-    int k, fired = 0, cascade = 0, relations, *fire = inst->iwork + MDAE_IWORK_FIRE;
+    int k, fired = 0, cascade = 0, relations, *fire = inst->iwork + mdae_info.iwork_fire;
     double tnext;
     mdae_get_states(d, inst->xbuf);
-    memcpy(d->pr, d->r, sizeof d->r);
-    memcpy(d->pi, d->i, sizeof d->i);
-    memcpy(d->pb, d->b, sizeof d->b);
-    memcpy(d->pcond, d->cond, sizeof d->cond);
+    memcpy(d->pr, d->r, sizeof(double) * (size_t)MDAE_DIM(mdae_info.nr));
+    memcpy(d->pi, d->i, sizeof(int) * (size_t)MDAE_DIM(mdae_info.ni));
+    memcpy(d->pb, d->b, sizeof(int) * (size_t)MDAE_DIM(mdae_info.nb));
+    memcpy(d->pcond, d->cond, sizeof(int) * (size_t)MDAE_DIM(mdae_info.nwhen));
     ev->modeBefore = d->mode;
     ev->firedWhen = -1;
     relations = mdae_update_relations(d);
@@ -974,13 +985,14 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
     if (mdae_mode_step(inst, &cascade)) return 1;
     if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     mdae_when_conditions(d);
-    for (k = 0; k < MDAE_NWHEN; k++) {
+    for (k = 0; k < mdae_info.nwhen; k++) {
         fire[k] = d->cond[k] && !d->pcond[k];
         if (fire[k] && ev->firedWhen < 0) ev->firedWhen = k;
         fired |= fire[k];
     }
     if (fired && mdae_when_equations(inst, fire)) return 1;
-    if (MDAE_NCONS > 0 && !cascade && (d->drift || mdae_drift(d) > mdae_drift_tolerance(inst))) {
+    if (mdae_info.ncons > 0 && !cascade &&
+        (d->drift || mdae_drift(d) > mdae_drift_tolerance(inst))) {
         mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: projection onto the consistency "
                  "equations (drift %.3g)", d->time, mdae_drift(d));
         if (mdae_project(inst)) return 1;
@@ -991,19 +1003,19 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
     ev->modeAfter = d->mode;
     ev->statesChanged = 0;
     {
-        double *x = inst->xbuf + MDAE_DIM(MDAE_NX);
+        double *x = inst->xbuf + MDAE_DIM(mdae_info.nx);
         mdae_get_states(d, x);
-        for (k = 0; k < MDAE_NX; k++)
+        for (k = 0; k < mdae_info.nx; k++)
             if (x[k] != inst->xbuf[k]) { ev->statesChanged = 1; break; }
     }
     ev->newDiscreteStatesNeeded = fired || cascade || mdae_discrete_changed(d) ||
                                   mdae_relations_pending(d);
     ev->valuesChanged = ev->statesChanged || relations > 0 || cascade ||
                         ev->modeAfter != ev->modeBefore || mdae_discrete_changed(d);
-    if (!ev->newDiscreteStatesNeeded && MDAE_NSAMPLE > 0) {
+    if (!ev->newDiscreteStatesNeeded && mdae_info.nsample > 0) {
         /* end of the event iteration: sample() is false again in continuous time, so the
            when-conditions take their continuous-time values (the next sample rises) */
-        memset(d->smp, 0, sizeof d->smp);
+        memset(d->smp, 0, sizeof(int) * (size_t)MDAE_DIM(mdae_info.nsample));
         mdae_when_conditions(d);
     }
     ev->terminateSimulation = d->terminate;
@@ -1034,19 +1046,19 @@ static void unsettled_what(const ModelInstance *inst, const MdaeEventFlags *ev, 
                  "firing", ev->firedWhen + 1);
         return;
     }
-    for (k = 0; k < MDAE_NI; k++)
+    for (k = 0; k < mdae_info.ni; k++)
         if (d->i[k] != d->pi[k]) {
             snprintf(buf, n, "the Integer of value reference %d (modelDescription.xml) keeps "
                      "changing (%d -> %d)", k, d->pi[k], d->i[k]);
             return;
         }
-    for (k = 0; k < MDAE_NB; k++)
+    for (k = 0; k < mdae_info.nb; k++)
         if (d->b[k] != d->pb[k]) {
             snprintf(buf, n, "the Boolean of value reference %d (modelDescription.xml) keeps "
                      "changing", k);
             return;
         }
-    for (k = 0; k < MDAE_NR; k++)
+    for (k = 0; k < mdae_info.nr; k++)
         if (d->r[k] != d->pr[k] && !(isnan(d->r[k]) && isnan(d->pr[k]))) {
             snprintf(buf, n, "%s keeps changing (%.17g -> %.17g)", mdae_real_names[k],
                      d->pr[k], d->r[k]);
@@ -1071,14 +1083,14 @@ static void log_instant_states(ModelInstance *inst, int instant)
     int k;
     if (!(inst->logOn && (inst->logCat[LOG_EVENTS] || inst->logCat[LOG_ALL]))) return;
     buf[0] = 0;
-    for (k = 0; k < MDAE_NX && len + 40 < sizeof buf; k++) {
+    for (k = 0; k < mdae_info.nx && len + 40 < sizeof buf; k++) {
         int w = snprintf(buf + len, sizeof buf - len, "%s%s = %.17g", k ? ", " : "",
                          mdae_real_names[mdae_state_slots[k]], inst->d.r[mdae_state_slots[k]]);
         if (w < 0 || (size_t)w >= sizeof buf - len) break;
         len += (size_t)w;
     }
     mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: after instant %d of the event iteration: "
-             "%s%s", inst->d.time, instant, buf, k < MDAE_NX ? ", ..." : "");
+             "%s%s", inst->d.time, instant, buf, k < mdae_info.nx ? ", ..." : "");
 }
 
 int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants)
@@ -1086,11 +1098,11 @@ int mdae_event_iteration(ModelInstance *inst, MdaeEventFlags *ev, int *instants)
     MdaeEventFlags one;
     int it, values = 0, states = 0;
     for (it = 0;; it++) {
-        if (it >= MDAE_MAX_EVENT_ITERATIONS) {
+        if (it >= mdae_info.max_event_iterations) {
             char what[512];
             unsettled_what(inst, ev, what, sizeof what);
             mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: the event iteration does not "
-                     "settle after %d instants: %s", inst->d.time, MDAE_MAX_EVENT_ITERATIONS,
+                     "settle after %d instants: %s", inst->d.time, mdae_info.max_event_iterations,
                      what);
             *instants = it;
             return 1;
@@ -1120,9 +1132,9 @@ static void log_unsatisfied_rows(ModelInstance *inst)
 {
     double *F = inst->work;
     int k, shown = 0;
-    if (MDAE_NINIT_ROWS == 0 || mdae_init_residual(inst, F)) return;
-    for (k = 0; k < MDAE_NINIT_ROWS && shown < 8; k++) {
-        if (fabs(F[k]) <= MDAE_INIT_TOL) continue;
+    if (mdae_info.ninit_rows == 0 || mdae_init_residual(inst, F)) return;
+    for (k = 0; k < mdae_info.ninit_rows && shown < 8; k++) {
+        if (fabs(F[k]) <= mdae_info.init_tol) continue;
         shown++;
         mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: initial system: residual %.3g: %s",
                  inst->d.time, F[k], mdae_init_row_names[k]);
@@ -1131,9 +1143,10 @@ static void log_unsatisfied_rows(ModelInstance *inst)
 
 static int solve_initial_system(ModelInstance *inst)
 {
-    if (mdae_gauss_newton_rows(inst, MDAE_NINIT_ROWS, MDAE_NINIT_COLS, mdae_init_unknowns,
-                               mdae_init_residual, MDAE_INIT_TOL, MDAE_INIT_TOL, 100,
-                               "initial system", mdae_init_row_labels)) {
+    if (mdae_gauss_newton_rows(inst, mdae_info.ninit_rows, mdae_info.ninit_cols,
+                               mdae_init_unknowns, mdae_init_residual, mdae_info.init_tol,
+                               mdae_info.init_tol, 100, "initial system",
+                               mdae_init_row_labels)) {
         log_unsatisfied_rows(inst);
         return 1;
     }
@@ -1146,8 +1159,8 @@ static int solve_initial_system(ModelInstance *inst)
 static int solve_initial_settled(ModelInstance *inst)
 {
     int k;
-    for (k = 0; k < MDAE_MAX_EVENT_ITERATIONS; k++) {
-        if (MDAE_NINIT_ROWS > 0 && solve_initial_system(inst)) return 1;
+    for (k = 0; k < mdae_info.max_event_iterations; k++) {
+        if (mdae_info.ninit_rows > 0 && solve_initial_system(inst)) return 1;
         if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
         if (!mdae_update_relations(&inst->d)) return 0;
     }
@@ -1186,42 +1199,42 @@ static int homotopy_initialization(ModelInstance *inst)
 int mdae_initialize_instance(ModelInstance *inst)
 {
     ModelData *d = &inst->d;
-    int k, fired = 0, *fire = inst->iwork + MDAE_IWORK_FIRE;
+    int k, fired = 0, *fire = inst->iwork + mdae_info.iwork_fire;
     d->initial = 1;
     if (mdae_calculate_parameters(inst) || mdae_function_failed(inst)) return 1;
     /* pre(v) during initialization is the start value of v (Modelica 3.6 §8.6): a discrete
      * equation n = pre(m) - 1 reads m's start */
-    memcpy(d->pr, d->r, sizeof d->r);
-    memcpy(d->pi, d->i, sizeof d->i);
-    memcpy(d->pb, d->b, sizeof d->b);
-    for (k = 0; k < MDAE_NSAMPLE; k++) d->smp_last[k] = -INFINITY;
+    memcpy(d->pr, d->r, sizeof(double) * (size_t)MDAE_DIM(mdae_info.nr));
+    memcpy(d->pi, d->i, sizeof(int) * (size_t)MDAE_DIM(mdae_info.ni));
+    memcpy(d->pb, d->b, sizeof(int) * (size_t)MDAE_DIM(mdae_info.nb));
+    for (k = 0; k < mdae_info.nsample; k++) d->smp_last[k] = -INFINITY;
     mdae_update_relations(d);
     if (mdae_initial_assignments(inst) || mdae_function_failed(inst)) return 1;
-    if (MDAE_HOMOTOPY) {
+    if (mdae_info.homotopy) {
         if (homotopy_initialization(inst)) return 1;
-    } else if (MDAE_NINIT_ROWS > 0) {
+    } else if (mdae_info.ninit_rows > 0) {
         if (solve_initial_system(inst)) return 1;
     }
     if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     mdae_update_relations(d);
     if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     mdae_when_conditions(d);
-    for (k = 0; k < MDAE_NWHEN; k++) {
+    for (k = 0; k < mdae_info.nwhen; k++) {
         fire[k] = d->cond[k] && mdae_when_initial[k]; /* only when-clauses on initial() */
         fired |= fire[k];
     }
-    memcpy(d->pr, d->r, sizeof d->r);
-    memcpy(d->pi, d->i, sizeof d->i);
-    memcpy(d->pb, d->b, sizeof d->b);
+    memcpy(d->pr, d->r, sizeof(double) * (size_t)MDAE_DIM(mdae_info.nr));
+    memcpy(d->pi, d->i, sizeof(int) * (size_t)MDAE_DIM(mdae_info.ni));
+    memcpy(d->pb, d->b, sizeof(int) * (size_t)MDAE_DIM(mdae_info.nb));
     if (fired && mdae_when_equations(inst, fire)) return 1;
     /* assertions that read initial() (an assert inside 'if initial() then') are checked
      * while initial() holds; the others once, below */
-    if (MDAE_ASSERT_INITIAL && mdae_check_assertions(inst)) return 1;
+    if (mdae_info.assert_initial && mdae_check_assertions(inst)) return 1;
     d->initial = 0;
     mdae_when_conditions(d);
-    memcpy(d->pcond, d->cond, sizeof d->cond);
-    memcpy(d->pr, d->r, sizeof d->r);
-    memcpy(d->pi, d->i, sizeof d->i);
-    memcpy(d->pb, d->b, sizeof d->b);
+    memcpy(d->pcond, d->cond, sizeof(int) * (size_t)MDAE_DIM(mdae_info.nwhen));
+    memcpy(d->pr, d->r, sizeof(double) * (size_t)MDAE_DIM(mdae_info.nr));
+    memcpy(d->pi, d->i, sizeof(int) * (size_t)MDAE_DIM(mdae_info.ni));
+    memcpy(d->pb, d->b, sizeof(int) * (size_t)MDAE_DIM(mdae_info.nb));
     return mdae_check_assertions(inst);
 }

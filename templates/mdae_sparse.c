@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mdae_model.h"
+#include "mdae_wrapper.h"
 
 #define MDAE_SPARSE_U 0.1           /* threshold of a new pivot choice */
 #define MDAE_SPARSE_U_REUSE 0.01    /* ... and of a pivot order reused on new values */
@@ -589,7 +589,7 @@ int mdae_sparse_newton_block(ModelInstance *inst, const MdaeSparsePattern *p, co
         fn = fnew;
         if (step <= 1e-12 && fn <= 1e-8 * (1.0 + mdae_norm_inf(n, x0))) return 0;
     }
-    for (it = 0; it < MDAE_NEWTON_MAXIT; it++) {
+    for (it = 0; it < mdae_info.newton_maxit; it++) {
         double step;
         if (fn == 0.0) return 0;
         if (!isfinite(fn)) break;
@@ -621,6 +621,6 @@ int mdae_sparse_newton_block(ModelInstance *inst, const MdaeSparsePattern *p, co
     set_unknowns(d, n, u, guess, 0.0, dx);
     mdae_log(inst, LOG_ERROR, fmi2Error, "t = %.17g: block %d [%s]: Newton iteration did not "
              "converge in %d iterations (residual %.3g)", d->time, block,
-             mdae_block_labels[block], MDAE_NEWTON_MAXIT, fn);
+             mdae_block_labels[block], mdae_info.newton_maxit, fn);
     return 1;
 }

@@ -34,7 +34,7 @@ from .slots import HOMOTOPY, TIME, Slot, c_slot, plain_name
 STATEMENTS_PER_FUNCTION = 200
 STATEMENTS_PER_FILE = 1000
 STATIC_FILES = ("fmi2Functions.c", "fmi2CoSimulation.c", "mdae_runtime.c", "mdae_sparse.c",
-                "mdae_model.h")
+                "mdae_wrapper.h", "mdae_model.h", "mdae_info.c")
 
 TOLERANCES = dict(newton_maxit=50, max_event_iterations=100, hysteresis="1e-10",
                   drift_tol="1e-9", drift_tol_max="1e-7", drift_per_tolerance="100.0",

@@ -5,8 +5,12 @@ through ``FMI2_Export`` of the FMI 2.0 header) and ``-shared`` for the link. The
 are the ones FMPy installs (``fmpy/c-code``), which is also what ``fmpy compile`` uses, so the
 FMU does not ship its own copy. Files are compiled in parallel (one process per core) with
 relative paths from the source directory, so the binary does not depend on where the build
-ran (reproducible builds). With ``MDAE_FMU_BUILD_CACHE`` set, a library whose sources, flags and
-compiler did not change is copied from that directory instead (`mdae_fmu.fmu.build_cache`).
+ran (reproducible builds). The units of the generic wrapper (`REUSABLE_UNITS`) do not depend
+on the model (templates/mdae_wrapper.h): their objects come from the per-user object cache
+when one was compiled before from the same preprocessed text, flags and compiler
+(`mdae_fmu.fmu.build_cache`, ``MDAE_FMU_OBJECT_CACHE``), so an export compiles the model's own
+units only. With ``MDAE_FMU_BUILD_CACHE`` set, a whole library whose inputs did not change is
+copied from that directory instead.
 """
 
 from __future__ import annotations
@@ -41,6 +45,11 @@ def compiler() -> str:
     return cc
 
 
+#: the generic wrapper: the same object for every model built with the same flags
+REUSABLE_UNITS = frozenset({"fmi2Functions.c", "fmi2CoSimulation.c", "mdae_runtime.c",
+                            "mdae_sparse.c"})
+
+
 def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
                            jobs: int | None = None, extra_flags: tuple[str, ...] = (),
                            link_args: tuple[str, ...] = (),
@@ -55,28 +64,47 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
     cc = compiler()
     inc = ["-I.", f"-I{fmi_header_dir()}"]
     jobs = jobs or os.cpu_count() or 1
-    cache = build_cache.cache_dir()
-    key = None
-    if cache is not None:
-        flags = [*CFLAGS, *extra_flags, *inc, "--files", *sorted(c_files), "--per-file",
-                 *(f"{n}={' '.join(f)}" for n, f in sorted(per_file_flags.items()))]
-        key = build_cache.build_key(cc, src_dir, flags, link_args, fmi_header_dir())
-        if build_cache.fetch(cache, key, out):
-            if progress is not None:
-                progress(len(c_files), len(c_files))
-            return out
+    lib_cache = build_cache.cache_dir()
+    obj_cache = build_cache.object_cache_dir()
 
-    def one(name: str) -> str:
-        obj = name[:-2] + ".o"
-        cmd = [cc, *CFLAGS, *extra_flags, *per_file_flags.get(name, ()), *inc, "-c", name,
-               "-o", obj]
-        r = subprocess.run(cmd, cwd=src_dir, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise BuildError(f"gcc failed on {name}:\n{r.stderr[-4000:]}")
-        return obj
+    def flags_of(name: str) -> list[str]:
+        return [*CFLAGS, *extra_flags, *per_file_flags.get(name, ()), *inc]
+
+    keys: dict[str, str | None] = {}
+
+    def key_of(name: str) -> str | None:
+        if name not in keys:
+            keys[name] = build_cache.unit_key(cc, src_dir, name, flags_of(name))
+        return keys[name]
 
     # biggest files first: better load balance
     order = sorted(c_files, key=lambda n: -(src_dir / n).stat().st_size)
+    lib_key = None
+    if lib_cache is not None:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            unit_keys = list(pool.map(key_of, sorted(c_files)))
+        if all(unit_keys):
+            lib_key = build_cache.build_key(cc, src_dir, [k or "" for k in unit_keys],
+                                            link_args)
+            if build_cache.fetch(lib_cache, lib_key, out):
+                if progress is not None:
+                    progress(len(c_files), len(c_files))
+                return out
+
+    def one(name: str) -> str:
+        obj = name[:-2] + ".o"
+        key = key_of(name) if obj_cache is not None and name in REUSABLE_UNITS else None
+        if key is not None and obj_cache is not None and \
+                build_cache.fetch_object(obj_cache, key, src_dir / obj):
+            return obj
+        cmd = [cc, *flags_of(name), "-c", name, "-o", obj]
+        r = subprocess.run(cmd, cwd=src_dir, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BuildError(f"gcc failed on {name}:\n{r.stderr[-4000:]}")
+        if key is not None and obj_cache is not None:
+            build_cache.store_object(obj_cache, key, src_dir / obj)
+        return obj
+
     objs = {}
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
@@ -95,6 +123,6 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
         raise BuildError(f"linking {out.name} failed:\n{r.stderr[-4000:]}")
     for o in objs.values():
         (src_dir / o).unlink(missing_ok=True)
-    if cache is not None and key is not None:
-        build_cache.store(cache, key, out)
+    if lib_cache is not None and lib_key is not None:
+        build_cache.store(lib_cache, lib_key, out)
     return out

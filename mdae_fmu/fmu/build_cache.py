@@ -1,17 +1,34 @@
-"""A directory of compiled shared libraries, keyed by everything the compiler reads.
+"""Caches of compiled code, keyed by everything the compiler reads: object files of the
+generic wrapper, and (for the test suite) whole shared libraries.
 
-Opt-in through the environment variable ``MDAE_FMU_BUILD_CACHE`` (a directory; unset or empty:
-no cache). The test suite sets it to a folder of the pytest cache (tests/conftest.py), so an
-FMU whose generated sources did not change is compiled once, not once per test or per run.
+**Object cache** (`fetch_object`, `store_object`). The generic wrapper (fmi2Functions.c,
+fmi2CoSimulation.c, mdae_runtime.c, mdae_sparse.c) reads the model's sizes at run time
+(templates/mdae_wrapper.h), so its object files are the same for every model built with the
+same flags: they are compiled once and kept in a per-user directory,
+``$XDG_CACHE_HOME/mdae_fmu/objects`` (default ``~/.cache/mdae_fmu/objects``). The
+environment variable ``MDAE_FMU_OBJECT_CACHE`` names another directory, or turns the cache off
+with ``0``, ``off`` or an empty value. At most `OBJECT_CACHE_MAX_BYTES` are kept (least
+recently used entries go first).
 
-The key is the SHA-256 of: the compiler (its path and its ``-dumpfullversion -dumpmachine``
-answer), every flag and link argument (with the size and modification time of those that
-are files, e.g. the SUNDIALS static libraries), the FMI headers, and the name and bytes of
-every file of the source directory (the generated ``.c`` and ``.h`` files; ``config.h``
-carries the content GUID). The builds are reproducible (`mdae_fmu.fmu.build`), so a hit is
-the library gcc would write again. Failed builds are never stored; an entry is written to a
-temporary name and renamed, so concurrent builders (pytest-xdist workers) never read half a
-file. `prune` keeps the directory under a size, least recently used entries first.
+**Library cache** (`fetch`, `store`). Opt-in through ``MDAE_FMU_BUILD_CACHE`` (a directory;
+unset or empty: no cache), for the test suite (tests/conftest.py, ``MDAE_FMU_TEST_BUILD_CACHE``):
+an FMU whose build inputs did not change is linked once, not once per test or per run.
+
+**Keys** (`unit_key`, `build_key`). A unit's key is the SHA-256 of the compiler (its path
+and its ``-dumpfullversion -dumpmachine`` answer), the unit's name, every compile flag, and
+the unit *after preprocessing* (``cc FLAGS -E``): the text of every header it includes,
+system headers (libc, SUNDIALS) as well as the FMU's and FMPy's, with the macros the flags
+define. A library's key adds the link arguments (with the size and modification time of
+those that are files, e.g. the SUNDIALS static libraries). Before issue 26's object cache
+the library key hashed the files of the source directory and FMPy's FMI headers only, so
+a change of an included system header (a SUNDIALS upgrade) was a hit on a library built
+with the old one.
+
+Entries are written to a temporary name and renamed, so concurrent builders (pytest-xdist
+workers, parallel exports) never read half a file; failed builds are never stored. An
+object entry carries the SHA-256 of its bytes: a damaged entry is detected, removed and
+rebuilt. The builds are reproducible (`mdae_fmu.fmu.build`), so a hit is the file gcc would
+write again.
 """
 
 from __future__ import annotations
@@ -63,31 +80,42 @@ def _file_stamp(arg: str, cwd: Path) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}" if path.is_file() else ""
 
 
-def build_key(cc: str, src_dir: Path, flags: Iterable[str], link_args: Iterable[str],
-              header_dir: Path) -> str:
-    """SHA-256 of what the build of the shared library in ``src_dir`` reads (module
-    docstring); ``flags`` are all compile flags in a canonical order."""
+def unit_key(cc: str, src_dir: Path, name: str, flags: Iterable[str]) -> str | None:
+    """SHA-256 of what compiling ``name`` (in ``src_dir``, with ``flags``) reads (module
+    docstring); None when the preprocessor fails (the compiler then reports why)."""
+    flags = list(flags)
+    try:
+        r = subprocess.run([cc, *flags, "-E", name], cwd=src_dir, capture_output=True,
+                           timeout=600)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if r.returncode != 0:
+        return None
     h = hashlib.sha256()
-
-    def part(data: bytes) -> None:
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-
-    part(compiler_identity(cc).encode())
-    for flag in flags:
-        part(flag.encode())
-    part(b"--link")
-    for arg in link_args:
-        part(arg.encode())
-        part(_file_stamp(arg, src_dir).encode())
-    for directory in (header_dir, src_dir):
-        part(b"--dir")
-        for path in sorted(p for p in directory.iterdir() if p.is_file()):
-            if directory is header_dir and path.suffix != ".h":
-                continue
-            part(path.name.encode())
-            part(path.read_bytes())
+    for data in (compiler_identity(cc).encode(), name.encode(), *(f.encode() for f in flags),
+                 r.stdout):
+        _part(h, data)
     return h.hexdigest()
+
+
+def build_key(cc: str, src_dir: Path, unit_keys: Iterable[str], link_args: Iterable[str]) -> str:
+    """SHA-256 of what the build of a shared library reads: the keys of its units
+    (`unit_key`, in link order) and the link arguments (module docstring)."""
+    h = hashlib.sha256()
+    _part(h, compiler_identity(cc).encode())
+    for key in unit_keys:
+        _part(h, key.encode())
+    _part(h, b"--link")
+    for arg in link_args:
+        _part(h, arg.encode())
+        _part(h, _file_stamp(arg, src_dir).encode())
+    return h.hexdigest()
+
+
+def _part(h, data: bytes) -> None:
+    """Feed ``data`` to the hash ``h`` with its length (no two sequences of parts collide)."""
+    h.update(len(data).to_bytes(8, "little"))
+    h.update(data)
 
 
 def fetch(cache: Path, key: str, out: Path) -> bool:
@@ -114,10 +142,10 @@ def store(cache: Path, key: str, library: Path) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
-def prune(cache: Path, max_bytes: int) -> int:
-    """Remove the least recently used entries until the directory holds at most
-    ``max_bytes``, and the temporary files of writers that died more than an hour ago; the
-    number of entries removed."""
+def prune(cache: Path, max_bytes: int, suffix: str = ".so") -> int:
+    """Remove the least recently used entries (files ending in ``suffix``) until the directory
+    holds at most ``max_bytes`` of them, and the temporary files of writers that died more
+    than an hour ago; the number of entries removed."""
     stale = time.time() - 3600
     for path in cache.glob(".*.tmp"):
         try:
@@ -126,7 +154,7 @@ def prune(cache: Path, max_bytes: int) -> int:
         except FileNotFoundError:
             pass
     entries = []
-    for path in cache.glob("*.so"):
+    for path in cache.glob(f"*{suffix}"):
         try:
             st = path.stat()
         except FileNotFoundError:
@@ -141,3 +169,71 @@ def prune(cache: Path, max_bytes: int) -> int:
         total -= size
         removed += 1
     return removed
+
+
+# --- object cache --------------------------------------------------------------------------
+
+OBJECT_ENV = "MDAE_FMU_OBJECT_CACHE"
+OBJECT_CACHE_MAX_BYTES = 64 << 20
+_OFF = ("0", "off", "no", "false")
+_DIGEST = 32                   # bytes of the SHA-256 that starts an object entry
+
+
+def object_cache_dir() -> Path | None:
+    """The per-user object cache (module docstring), created if missing; None when
+    ``MDAE_FMU_OBJECT_CACHE`` turns it off or the directory cannot be created."""
+    value = os.environ.get(OBJECT_ENV)
+    if value is not None and value.strip().lower() in ("", *_OFF):
+        return None
+    if value:
+        path = Path(value)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        path = Path(base) / "mdae_fmu" / "objects"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path
+
+
+def fetch_object(cache: Path, key: str, out: Path) -> bool:
+    """Write the object file stored under ``key`` to ``out``; False when there is none, or
+    when the entry's bytes do not match the digest it was stored with (the entry is then
+    removed, and the caller compiles and stores it again)."""
+    entry = cache / f"{key}.o"
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return False
+    digest, obj = data[:_DIGEST], data[_DIGEST:]
+    if len(digest) != _DIGEST or hashlib.sha256(obj).digest() != digest:
+        entry.unlink(missing_ok=True)
+        return False
+    out.write_bytes(obj)
+    try:
+        os.utime(entry)
+    except OSError:
+        pass
+    return True
+
+
+def store_object(cache: Path, key: str, obj: Path) -> None:
+    """Keep ``obj`` under ``key`` with its digest (written to a temporary name, then renamed),
+    then bound the directory to `OBJECT_CACHE_MAX_BYTES`. A cache that cannot be written
+    is skipped: the build does not depend on it."""
+    try:
+        data = obj.read_bytes()
+        fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{key[:16]}.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(hashlib.sha256(data).digest())
+            f.write(data)
+        os.replace(tmp, cache / f"{key}.o")
+        prune(cache, OBJECT_CACHE_MAX_BYTES, suffix=".o")
+    except OSError:
+        pass
+    finally:
+        Path(tmp).unlink(missing_ok=True)

@@ -35,6 +35,7 @@ DRIVER = r"""
 #include "mdae_model.h"
 
 const char *const mdae_block_labels[] = {"test block"};
+const MdaeModelInfo mdae_info = {.guid = "test", .nr = N_OF_TEST, .newton_maxit = 50};
 static double *values, *rhs;
 static int singular;
 
@@ -103,6 +104,7 @@ int main(void)
     values = malloc(sizeof(double) * nnz); rhs = malloc(sizeof(double) * n);
     inst.work = malloc(sizeof(double) * (2 * n * n + 5 * n));
     inst.iwork = malloc(sizeof(int) * n);
+    inst.d.r = malloc(sizeof(double) * n);
     for (k = 0; k < nnz; k++) if (scanf("%d %d", &row[k], &col[k]) != 2) return 2;
     for (k = 0; k < n; k++) u[k] = k;
     {

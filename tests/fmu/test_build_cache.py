@@ -1,6 +1,9 @@
-"""The cache of compiled shared libraries (mdae_fmu/fmu/build_cache.py, MDAE_FMU_BUILD_CACHE):
-a hit runs no compiler and gives the bytes gcc wrote; any change of a source, header, flag
-or compiler is a miss; failed builds are not kept; `prune` drops the least recently used."""
+"""The caches of compiled code (mdae_fmu/fmu/build_cache.py). Shared libraries
+(MDAE_FMU_BUILD_CACHE): a hit runs no compiler and gives the bytes gcc wrote; any change of a
+source, header (also one outside the source directory), flag or compiler is a miss; failed
+builds are not kept; `prune` drops the least recently used. Objects of the generic wrapper
+(MDAE_FMU_OBJECT_CACHE): compiled once for every library that has them, a damaged entry is
+rebuilt, the variable turns the cache off."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ def counting_cc(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("CC", str(cc))
     monkeypatch.setenv(build_cache.CACHE_ENV, str(cache))
+    monkeypatch.setenv(build_cache.OBJECT_ENV, "off")
     return log, cache
 
 
@@ -55,13 +59,34 @@ def test_hit_runs_no_compiler_and_gives_the_same_bytes(tmp_path, counting_cc):
     assert len(list(cache.glob("*.so"))) == 1
 
 
+def test_a_header_outside_the_sources_is_part_of_the_key(tmp_path, counting_cc):
+    """The library key once hashed the source directory and FMPy's headers only: a header
+    found through another include path (SUNDIALS's, libc's) could change and the old
+    library was served. Now the preprocessed text of every unit is hashed."""
+    log, cache = counting_cc
+    system = tmp_path / "system"
+    system.mkdir()
+    body = "#include <dep.h>\nint twice(int x) { return DEP * x; }\n"
+    flags = (f"-I{system}",)
+    (system / "dep.h").write_text("#define DEP 2\n")
+    first = compile_shared_library(_sources(tmp_path / "one", body=body), ["a.c"],
+                                   tmp_path / "one.so", extra_flags=flags)
+    (system / "dep.h").write_text("#define DEP 3\n")          # only this input changes
+    second = compile_shared_library(_sources(tmp_path / "two", body=body), ["a.c"],
+                                    tmp_path / "two.so", extra_flags=flags)
+    assert _calls(log) == ["-c", "-shared"] * 2
+    assert first.read_bytes() != second.read_bytes()
+    assert len(list(cache.glob("*.so"))) == 2
+
+
 @pytest.mark.parametrize("change", ["header", "source", "flag", "per-file flag", "compiler"])
 def test_any_input_change_is_a_miss(tmp_path, counting_cc, monkeypatch, change):
     log, cache = counting_cc
     compile_shared_library(_sources(tmp_path / "one"), ["a.c"], tmp_path / "one.so")
     kw: dict = {}
     src = _sources(tmp_path / "two", k=3 if change == "header" else 2,
-                   body=SOURCE + "/* edited */\n" if change == "source" else SOURCE)
+                   body=SOURCE + "int edited(void) { return 1; }\n" if change == "source"
+                   else SOURCE)
     if change == "flag":
         kw["extra_flags"] = ("-DUNUSED=1",)
     if change == "per-file flag":
@@ -109,3 +134,62 @@ def test_prune_drops_least_recently_used_first(tmp_path):
     assert build_cache.prune(cache, 250) == 0
     assert build_cache.prune(cache, 0) == 2
     assert list(cache.iterdir()) == []
+
+
+WRAPPER = "int wrapper_twice(int x) { return 2 * x; }\n"
+
+
+def _model_sources(d: Path, k: int) -> Path:
+    """A library of the generic unit mdae_runtime.c and a model unit a.c (constant k)."""
+    _sources(d, k)
+    (d / "mdae_runtime.c").write_text(WRAPPER)
+    return d
+
+
+@pytest.fixture
+def object_cache(tmp_path, counting_cc, monkeypatch):
+    log, _ = counting_cc
+    objects = tmp_path / "objects"
+    monkeypatch.setenv(build_cache.CACHE_ENV, "")
+    monkeypatch.setenv(build_cache.OBJECT_ENV, str(objects))
+    return log, objects
+
+
+def test_generic_unit_compiled_once_for_every_model(tmp_path, object_cache):
+    log, objects = object_cache
+    units = ["a.c", "mdae_runtime.c"]
+    one = compile_shared_library(_model_sources(tmp_path / "one", 2), units, tmp_path / "1.so")
+    assert _calls(log) == ["-c", "-c", "-shared"]
+    assert len(list(objects.glob("*.o"))) == 1                 # the model's unit is not kept
+    two = compile_shared_library(_model_sources(tmp_path / "two", 3), units, tmp_path / "2.so")
+    assert _calls(log) == ["-c", "-c", "-shared", "-c", "-shared"]  # a.c only
+    again = compile_shared_library(_model_sources(tmp_path / "three", 2), units,
+                                   tmp_path / "3.so")
+    assert again.read_bytes() == one.read_bytes() != two.read_bytes()
+
+
+def test_damaged_object_entry_is_rebuilt(tmp_path, object_cache):
+    log, objects = object_cache
+    units = ["a.c", "mdae_runtime.c"]
+    first = compile_shared_library(_model_sources(tmp_path / "one", 2), units, tmp_path / "1.so")
+    (entry,) = objects.glob("*.o")
+    data = bytearray(entry.read_bytes())
+    data[-5] ^= 0x40                                   # one bit of the object flipped
+    entry.write_bytes(bytes(data))
+    second = compile_shared_library(_model_sources(tmp_path / "two", 2), units,
+                                    tmp_path / "2.so")
+    assert _calls(log) == ["-c", "-c", "-shared"] * 2   # the wrapper compiled again
+    assert second.read_bytes() == first.read_bytes()
+    (entry,) = objects.glob("*.o")
+    assert entry.read_bytes() != bytes(data)           # and stored whole
+
+
+@pytest.mark.parametrize("value", ["0", "off", ""])
+def test_object_cache_off_with_the_variable(tmp_path, object_cache, monkeypatch, value):
+    log, objects = object_cache
+    monkeypatch.setenv(build_cache.OBJECT_ENV, value)
+    for name in ("one", "two"):
+        compile_shared_library(_model_sources(tmp_path / name, 2), ["a.c", "mdae_runtime.c"],
+                               tmp_path / f"{name}.so")
+    assert _calls(log) == ["-c", "-c", "-shared"] * 2
+    assert not objects.exists()

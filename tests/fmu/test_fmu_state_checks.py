@@ -46,11 +46,20 @@ def layout(tmp_path_factory):
         z.extractall(work)
     fields = ("body.state", "body.d.mode", "body.d.b[0]", "body.d.fn_error", "body.d.time")
     prog = work / "offsets.c"
+    # the value arrays follow the snapshot (templates/mdae_wrapper.h, mdae_data_layout)
     prog.write_text('#include <stdio.h>\n#include "mdae_model.h"\nint main(void) {\n'
+                    '    static double block[MDAE_DATA_BYTES / sizeof(double) + 1];\n'
+                    '    ModelData d;\n'
+                    '    mdae_data_layout(&d, block, MDAE_NR, MDAE_NI, MDAE_NB, MDAE_NREL, '
+                    'MDAE_NWHEN, MDAE_NSAMPLE);\n'
                     + "".join(f'    printf("%lu\\n", (unsigned long)offsetof(MdaeSnapshot, {f}));\n'
-                              for f in fields)
-                    + '    printf("%lu\\n", (unsigned long)sizeof(MdaeSnapshot));\n'
+                              for f in fields if "[" not in f)
+                    + '    printf("%lu\\n", (unsigned long)(sizeof(MdaeSnapshot) + '
+                    '(size_t)((char *)d.b - (char *)block)));\n'
+                    '    printf("%lu\\n", (unsigned long)(sizeof(MdaeSnapshot) + '
+                    'MDAE_DATA_BYTES));\n'
                     '    return 0;\n}\n')
+    fields = tuple(f for f in fields if "[" not in f) + ("body.d.b[0]",)
     exe = work / "offsets"
     subprocess.run(["gcc", "-std=c99", f"-I{fmi_headers_dir()}", f"-I{work / 'sources'}",
                     str(prog), "-o", str(exe)], check=True)
@@ -77,7 +86,7 @@ def reals(s):
 def test_good_state_round_trip_and_header(layout):
     s, data = me_instance()
     assert len(data) == layout["size"]
-    assert data[:8] == b"mdaeFMUs" and struct.unpack("<I", data[8:12])[0] == 2
+    assert data[:8] == b"mdaeFMUs" and struct.unpack("<I", data[8:12])[0] == 3
     assert struct.unpack("<Q", data[16:24])[0] == len(data)
     assert data[32:96].rstrip(b"\0").decode() == s.fmu.guid
     assert struct.unpack("<Q", data[24:32])[0] == fnv1a64(bytes(data[HEADER:]))
@@ -123,7 +132,7 @@ CASES = {
     "truncated": r"{less} bytes \(its header says {n}\), but a state of this model has {n}$",
     "extended": r"{more} bytes \(its header says {n}\), but a state of this model has {n}$",
     "magic": r'not an FMU state of mdae_fmu \(the first 8 bytes are not "mdaeFMUs"\)',
-    "version": r"format version 1, this FMU reads version 2",
+    "version": r"format version 1, this FMU reads version 3",
     "guid": r"a state of another model \(its GUID is not this FMU's \{{",
     "interface": r"a state of a Co-Simulation instance, this one is Model Exchange",
     "bitflip": r"its checksum does not match its {n} bytes \(the state was changed or damaged",

@@ -61,8 +61,12 @@ static const char *const kind_names[NKINDS] = {
 
 #define POOL_MAX 12
 
+/* a whole state: the snapshot, then the value arrays (templates/mdae_wrapper.h) */
+#define STATE_SIZE (sizeof(MdaeSnapshot) + MDAE_DATA_BYTES)
+
 typedef struct {
     MdaeSnapshot s;
+    double values[MDAE_DATA_BYTES / sizeof(double) + 1];   /* right after s: the arrays */
     double t;                  /* its time */
     int running;               /* in Continuous-Time Mode (ME) or Step Complete (CS) */
 } PoolState;
@@ -110,7 +114,16 @@ static size_t rnd_below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 
 static void reseal(MdaeSnapshot *s)
 {
-    s->header.checksum = mdae_checksum(&s->body, sizeof s->body);
+    s->header.checksum = mdae_checksum(&s->body, STATE_SIZE - offsetof(MdaeSnapshot, body));
+}
+
+/* the value arrays of a whole state, as the pointers of a ModelData */
+static ModelData arrays_of(MdaeSnapshot *s)
+{
+    ModelData a;
+    memset(&a, 0, sizeof a);
+    mdae_data_layout(&a, s + 1, MDAE_NR, MDAE_NI, MDAE_NB, MDAE_NREL, MDAE_NWHEN, MDAE_NSAMPLE);
+    return a;
 }
 
 /* ------------------------------------------------------------------ the pool of good states */
@@ -121,10 +134,10 @@ static void keep(fmi2Component c, double t, int running)
     size_t size = 0;
     if (npool == POOL_MAX) return;
     CHECK(api.getFMUstate(c, &st) == fmi2OK, "fmi2GetFMUstate failed at t = %g", t);
-    CHECK(api.serializedFMUstateSize(c, st, &size) == fmi2OK && size == sizeof(MdaeSnapshot),
+    CHECK(api.serializedFMUstateSize(c, st, &size) == fmi2OK && size == STATE_SIZE,
           "fmi2SerializedFMUstateSize: %lu, expected %lu", (unsigned long)size,
-          (unsigned long)sizeof(MdaeSnapshot));
-    if (size == sizeof(MdaeSnapshot) &&
+          (unsigned long)STATE_SIZE);
+    if (size == STATE_SIZE &&
         api.serializeFMUstate(c, st, (fmi2Byte *)&pool[npool].s, size) == fmi2OK) {
         pool[npool].t = t;
         pool[npool].running = running;
@@ -255,8 +268,8 @@ static MdaeSnapshot *other_interface_state(void)
     MdaeSnapshot *s = NULL;
     if (!c) return NULL;
     if (api.getFMUstate(c, &st) == fmi2OK) {
-        s = (MdaeSnapshot *)malloc(sizeof *s);
-        if (s && api.serializeFMUstate(c, st, (fmi2Byte *)s, sizeof *s) != fmi2OK) {
+        s = (MdaeSnapshot *)malloc(STATE_SIZE);
+        if (s && api.serializeFMUstate(c, st, (fmi2Byte *)s, STATE_SIZE) != fmi2OK) {
             free(s);
             s = NULL;
         }
@@ -272,7 +285,7 @@ static MdaeSnapshot *other_interface_state(void)
 static void break_field(MdaeSnapshot *s)
 {
     MdaeStateBody *b = &s->body;
-    ModelData *d = &b->d;
+    ModelData *d = &b->d, a = arrays_of(s);
     static const int bad_ints[] = {-1, 2, 7, INT_MIN, INT_MAX};
     int v = bad_ints[rnd_below(5)];
     switch (rnd_below(20)) {
@@ -291,22 +304,22 @@ static void break_field(MdaeSnapshot *s)
     case 12: d->cascade = rnd_below(2) ? -1 : INT_MAX; break;
     case 13: d->instant = -1; break;
     case 14: d->changes = rnd_below(2) ? -1 : INT_MAX; break;
-    case 15: d->rset[rnd_below(MDAE_NR)] = (unsigned char)(2 + rnd_below(254)); break;
+    case 15: a.rset[rnd_below(MDAE_NR)] = (unsigned char)(2 + rnd_below(254)); break;
     case 16:
-        if (MDAE_NB) d->b[rnd_below(MDAE_NB)] = v == 1 ? 2 : v;
-        else d->pb[0] = 0, b->startTime = NAN;
+        if (MDAE_NB) a.b[rnd_below(MDAE_NB)] = v == 1 ? 2 : v;
+        else a.pb[0] = 0, b->startTime = NAN;
         break;
     case 17:
-        if (MDAE_NREL) d->rel[rnd_below(MDAE_NREL)] = v == 1 ? -1 : v;
+        if (MDAE_NREL) a.rel[rnd_below(MDAE_NREL)] = v == 1 ? -1 : v;
         else b->startTime = -INFINITY;
         break;
     case 18:
-        if (MDAE_NWHEN) d->pcond[rnd_below(MDAE_NWHEN)] = v == 0 ? 3 : v;
-        else if (MDAE_NSAMPLE) d->smp[rnd_below(MDAE_NSAMPLE)] = 5;
+        if (MDAE_NWHEN) a.pcond[rnd_below(MDAE_NWHEN)] = v == 0 ? 3 : v;
+        else if (MDAE_NSAMPLE) a.smp[rnd_below(MDAE_NSAMPLE)] = 5;
         else b->stopTimeDefined = 1, b->stopTime = b->startTime - 1.0;
         break;
     default:
-        if (MDAE_NB) d->pb[rnd_below(MDAE_NB)] = 2;
+        if (MDAE_NB) a.pb[rnd_below(MDAE_NB)] = 2;
         else d->homotopy = -1.0;
         break;
     }
@@ -318,10 +331,11 @@ static void extreme_reals(MdaeSnapshot *s)
     static const double values[] = {NAN, INFINITY, -INFINITY, 1e308, -1e308, 0.0, -0.0,
                                     DBL_MIN, -DBL_MAX};
     int k, n = 1 + (int)rnd_below(4);
+    ModelData a = arrays_of(s);
     for (k = 0; k < n; k++) {
         double v = values[rnd_below(sizeof values / sizeof values[0])];
-        if (rnd_below(2)) s->body.d.r[rnd_below(MDAE_NR)] = v;
-        else s->body.d.pr[rnd_below(MDAE_NR)] = v;
+        if (rnd_below(2)) a.r[rnd_below(MDAE_NR)] = v;
+        else a.pr[rnd_below(MDAE_NR)] = v;
     }
     reseal(s);
 }
@@ -383,7 +397,7 @@ static void calls_after(fmi2Component c, double t)
 static void set_good(fmi2Component c)
 {
     fmi2FMUstate st = NULL;
-    CHECK(api.deSerializeFMUstate(c, (const fmi2Byte *)&pool[good].s, sizeof pool[good].s,
+    CHECK(api.deSerializeFMUstate(c, (const fmi2Byte *)&pool[good].s, STATE_SIZE,
                                   &st) == fmi2OK, "a good state was refused: %s", last_error);
     CHECK(api.setFMUstate(c, st) == fmi2OK, "fmi2SetFMUstate of a good state failed: %s",
           last_error);
@@ -417,14 +431,14 @@ static void trial(fmi2Component c, int kind, const fmi2Byte *other_bytes, size_t
                   fmi2FMUstate other_mem, const MdaeSnapshot *other_type)
 {
     const PoolState *base = &pool[rnd_below((size_t)npool)];
-    size_t size = sizeof(MdaeSnapshot), k;
-    fmi2Byte *bytes = (fmi2Byte *)malloc(2 * sizeof(MdaeSnapshot) + 64 + other_size);
+    size_t size = STATE_SIZE, k;
+    fmi2Byte *bytes = (fmi2Byte *)malloc(2 * STATE_SIZE + 64 + other_size);
     MdaeSnapshot *s = (MdaeSnapshot *)bytes;
     fmi2FMUstate st = NULL, given;
     fmi2Status status;
     int expect_ok = 0, in_memory = 0, int_slot = -1, n;
     static double before[MDAE_DIM(MDAE_NR)], after[MDAE_DIM(MDAE_NR)];
-    memcpy(bytes, &base->s, sizeof base->s);
+    memcpy(bytes, &base->s, STATE_SIZE);
     switch (kind) {
     case K_VALID:
         expect_ok = 1;
@@ -443,12 +457,12 @@ static void trial(fmi2Component c, int kind, const fmi2Byte *other_bytes, size_t
         size = rnd_below(size);
         break;
     case K_EXTEND:
-        n = 1 + (int)rnd_below(sizeof(MdaeSnapshot));
+        n = 1 + (int)rnd_below(STATE_SIZE);
         for (k = 0; k < (size_t)n; k++) bytes[size + k] = (fmi2Byte)rnd();
         size += (size_t)n;
         break;
     case K_RANDOM:
-        size = rnd_below(2 * sizeof(MdaeSnapshot) + 64);
+        size = rnd_below(2 * STATE_SIZE + 64);
         for (k = 0; k < size; k++) bytes[k] = (fmi2Byte)rnd();
         if (size >= 8 && rnd_below(2)) memcpy(bytes, MDAE_STATE_MAGIC, 8);
         break;
@@ -457,7 +471,7 @@ static void trial(fmi2Component c, int kind, const fmi2Byte *other_bytes, size_t
             size = other_size;
             memcpy(bytes, other_bytes, size);
             /* ... with this model's GUID: then its size tells it apart */
-            if (rnd_below(2) && size >= sizeof(MdaeStateHeader) && size != sizeof *s)
+            if (rnd_below(2) && size >= sizeof(MdaeStateHeader) && size != STATE_SIZE)
                 memcpy(((MdaeStateHeader *)bytes)->guid, base->s.header.guid,
                        MDAE_STATE_GUID_LEN);
         } else {
@@ -466,7 +480,7 @@ static void trial(fmi2Component c, int kind, const fmi2Byte *other_bytes, size_t
         break;
     case K_OTHER_TYPE:
         if (!other_type) { free(bytes); return; }
-        memcpy(bytes, other_type, sizeof *other_type);
+        memcpy(bytes, other_type, STATE_SIZE);
         in_memory = (int)rnd_below(2);
         break;
     case K_FIELD:
@@ -476,7 +490,7 @@ static void trial(fmi2Component c, int kind, const fmi2Byte *other_bytes, size_t
     case K_INTEGERS:
         if (MDAE_NI == 0) { free(bytes); return; }
         int_slot = (int)rnd_below(MDAE_NI);
-        s->body.d.i[int_slot] = rnd_below(2) ? 2 : -1;
+        arrays_of(s).i[int_slot] = rnd_below(2) ? 2 : -1;
         reseal(s);
         /* a slot of the mode logic must hold 0 or 1: refused; the model's own: accepted */
         expect_ok = !flag_slot[int_slot];
@@ -509,7 +523,7 @@ static void trial(fmi2Component c, int kind, const fmi2Byte *other_bytes, size_t
               "%s state accepted (trial from the state at t = %g)", kind_names[kind], base->t);
         if (kind == K_INTEGERS)
             CHECK(expect_ok, "Integer slot %d of the mode logic accepted at %d",
-                  int_slot, s->body.d.i[int_slot]);
+                  int_slot, arrays_of(s).i[int_slot]);
     } else {
         refused_of[kind]++;
         CHECK(status == fmi2Error, "%s state: status %d", kind_names[kind], (int)status);
@@ -560,7 +574,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("pool %d states of %lu bytes, other model %lu bytes, other interface %s\n", npool,
-           (unsigned long)sizeof(MdaeSnapshot), (unsigned long)osize, otype ? "yes" : "no");
+           (unsigned long)STATE_SIZE, (unsigned long)osize, otype ? "yes" : "no");
     recover(c);
     for (k = 0; k < trials; k++) trial(c, k % NKINDS, obytes, osize, ostate, otype);
     for (k = 0; k < NKINDS; k++)
