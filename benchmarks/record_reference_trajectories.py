@@ -14,7 +14,7 @@ fresh child process:
 * write ``<model>.me.csv`` and ``<model>.cs.csv`` (every non-parameter Real and Integer
   variable but derivatives and the FMU's own ``mdae_*`` slots, 15 significant digits) under
   tests/data/reference_trajectories/, and the model's entry of ``manifest.json``: the verdict
-  (accepted, or rejected with the message's first line), the options, the columns, a
+  (accepted, or rejected with the message), the options, the columns, a
   simulation that failed with FMPy's message.
 
 The manifest records the commit the trajectories come from. tests/fmu/
@@ -44,6 +44,8 @@ sys.path.insert(0, str(TESTS))
 RTOL = 1e-12
 #: output points over the horizon (ME: plus the event rows; CS: the communication grid)
 GRID = 100
+#: characters of a rejection's message kept in the manifest
+MESSAGE = 4000
 #: horizon of a model without a reference result or an experiment annotation
 DEFAULT_STOP = 1.0
 
@@ -76,7 +78,7 @@ def horizon(key: str, model) -> float:
             return reference_stop(key)
         except KeyError:
             pass
-    stop = (model.experiment or {}).get("stopTime")
+    stop = dict(model.experiment).get("StopTime")
     return float(stop) if stop is not None else DEFAULT_STOP
 
 
@@ -135,7 +137,7 @@ def record_one(key: str, out: Path) -> dict:
             api.export_fmu(model, fmu, fmi_type="both", implicit=False, progress=False,
                            default_experiment={"stopTime": stop, "tolerance": RTOL})
         except ModelRejected as e:
-            return entry | {"verdict": "rejected", "message": str(e).splitlines()[0]}
+            return entry | {"verdict": "rejected", "message": str(e)[:MESSAGE]}
         entry["verdict"] = "accepted"
         names = recorded_names(fmu)
         entry["columns"] = names
@@ -211,9 +213,9 @@ def main(argv: list[str] | None = None) -> int:
         for key, entry in pool.map(one, keys):
             models[key] = entry
             save()
-            print(f"{key}: {entry['verdict']} "
-                  f"{entry.get('message') or {t: entry.get(t) for t in ('me', 'cs')}}",
-                  flush=True)
+            what = entry["message"].splitlines()[0] if entry.get("message") \
+                else {t: entry.get(t) for t in ("me", "cs")}
+            print(f"{key}: {entry['verdict']} {what}", flush=True)
     return 0
 
 
