@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from .api import analyze, export_fmu, load, load_analysis, save_analysis  # noqa: F401
 from .diagnostics import InputError, MdaeError, ModelRejected, SimulationFailed  # noqa: F401
 from .simulation import simulate  # noqa: F401
-from .version import __version__  # noqa: F401
+from .version import VERSION
+
+__version__ = VERSION
 
 if TYPE_CHECKING:
     from .comparison import compare  # noqa: F401

@@ -17,14 +17,14 @@ from pathlib import Path
 from .diagnostics import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM,
                           InputError, MdaeError)
 from .output import Interrupted, check_writable, os_reason, signals_raise
-from .version import __version__
+from .version import VERSION
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mdae-fmu",
         description="Multimode DAE structural analysis and FMI 2.0 export.")
-    p.add_argument("--version", action="version", version=f"mdae-fmu {__version__}")
+    p.add_argument("--version", action="version", version=f"mdae-fmu {VERSION}")
     sub = p.add_subparsers(dest="command", required=True)
 
     a = sub.add_parser("analyze", help="structural report of every mode and mode change")

@@ -13,7 +13,7 @@ quoted identifier ``'a.b[1]'`` is stored without its quotes, as ``a.b[1]``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Union
+from typing import Any, Iterator, Union
 
 from .records import quick_init
 
@@ -274,7 +274,7 @@ def substitute(e: Expr, mapping: dict[Expr, Expr]) -> Expr:
 
 # --- JSON form: nested lists, the node kind first -------------------------------------------
 
-def to_json(e: Expr):
+def to_json(e: Expr) -> list[Any]:
     """JSON-serializable form: ``["ref", name]``, ``["const", v]``, ``["bin", op, l, r]``..."""
     if isinstance(e, Const):
         return ["const", e.value]
@@ -297,7 +297,7 @@ def to_json(e: Expr):
     raise TypeError(f"not an expression: {e!r}")
 
 
-def from_json(j) -> Expr:
+def from_json(j: Any) -> Expr:
     """Inverse of `to_json`."""
     kind = j[0]
     if kind == "const":

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 from . import expr as E
 from .diagnostics import SourceLoc
@@ -169,12 +169,12 @@ class Model:
     #: among EXPERIMENT_KEYS, in that order (docs/importers.md, "Annotations")
     experiment: tuple[tuple[str, float], ...] = ()
     #: user functions the equations call (`mdae_fmu.functions.Function`), in source order
-    functions: tuple = ()
+    functions: tuple[Any, ...] = ()
     #: enumeration types: ((name, ((literal, description or None), ...)), ...), exported
     #: as FMI 2.0 <Enumeration> TypeDefinitions
-    enumerations: tuple = ()
+    enumerations: tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...] = ()
     #: String parameters and constants (`StringParameter`), in declaration order
-    strings: tuple = ()
+    strings: tuple[StringParameter, ...] = ()
 
     @cached_property
     def var_index(self) -> dict[str, int]:
@@ -214,7 +214,7 @@ class Model:
         return list(self._guard_infos)
 
     # --- JSON ---------------------------------------------------------------------------------
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "format": "mdae_fmu.model/1",
             "name": self.name,
@@ -239,7 +239,7 @@ class Model:
         return json.dumps(self.to_json(), indent=1)
 
     @staticmethod
-    def from_json(j: dict) -> "Model":
+    def from_json(j: dict[str, Any]) -> "Model":
         return Model(
             name=j["name"],
             variables=tuple(_variable_from_json(v) for v in j["variables"]),
@@ -267,19 +267,19 @@ _PLAIN_ATTRS = ("type", "variability", "causality", "fixed", "unit", "display_un
                 "state_select", "description", "declared_type")
 
 
-def _loc_json(loc: SourceLoc | None):
+def _loc_json(loc: SourceLoc | None) -> list[Any] | None:
     return None if loc is None else [loc.file, loc.line, loc.col]
 
 
-def _loc(j) -> SourceLoc | None:
+def _loc(j: Any) -> SourceLoc | None:
     return None if j is None else SourceLoc(j[0], j[1], j[2])
 
 
-def _opt_expr(j):
+def _opt_expr(j: Any) -> E.Expr | None:
     return None if j is None else E.from_json(j)
 
 
-def _variable_to_json(v: Variable) -> dict:
+def _variable_to_json(v: Variable) -> dict[str, Any]:
     d: dict[str, object] = {"name": v.name}
     d.update({a: getattr(v, a) for a in _PLAIN_ATTRS})
     d.update({a: None if getattr(v, a) is None else E.to_json(getattr(v, a)) for a in _EXPR_ATTRS})
@@ -287,7 +287,7 @@ def _variable_to_json(v: Variable) -> dict:
     return d
 
 
-def _variable_from_json(d: dict) -> Variable:
+def _variable_from_json(d: dict[str, Any]) -> Variable:
     # (the keywords are _PLAIN_ATTRS and _EXPR_ATTRS, which `_variable_to_json` writes)
     return Variable(name=d["name"], type=d["type"], variability=d["variability"],
                     causality=d["causality"], fixed=d.get("fixed"), unit=d.get("unit"),
@@ -298,25 +298,25 @@ def _variable_from_json(d: dict) -> Variable:
                     binding=_opt_expr(d["binding"]), loc=_loc(d.get("loc")))
 
 
-def _guard_to_json(g: Guard) -> list:
+def _guard_to_json(g: Guard) -> list[Any]:
     return [[E.to_json(lit.cond), lit.positive] for lit in g]
 
 
-def _guard_from_json(j) -> Guard:
+def _guard_from_json(j: Any) -> Guard:
     return tuple(GuardLiteral(E.from_json(c), p) for c, p in j)
 
 
-def _equation_to_json(e: Equation) -> dict:
+def _equation_to_json(e: Equation) -> dict[str, Any]:
     return {"id": e.id, "residual": E.to_json(e.residual), "guard": _guard_to_json(e.guard),
             "loc": _loc_json(e.loc)}
 
 
-def _equation_from_json(d: dict) -> Equation:
+def _equation_from_json(d: dict[str, Any]) -> Equation:
     return Equation(d["id"], E.from_json(d["residual"]), _guard_from_json(d["guard"]),
                     _loc(d.get("loc")))
 
 
-def _action_to_json(a: Action) -> dict:
+def _action_to_json(a: Action) -> dict[str, Any]:
     if isinstance(a, Reinit):
         return {"kind": "reinit", "var": a.var, "value": E.to_json(a.value),
                 "loc": _loc_json(a.loc)}
@@ -329,7 +329,7 @@ def _action_to_json(a: Action) -> dict:
             "level": a.level, "guard": _guard_to_json(a.guard), "loc": _loc_json(a.loc)}
 
 
-def _action_from_json(d: dict) -> Action:
+def _action_from_json(d: dict[str, Any]) -> Action:
     loc = _loc(d.get("loc"))
     kind = d["kind"]
     if kind == "reinit":
@@ -341,7 +341,7 @@ def _action_from_json(d: dict) -> Action:
     return _assertion_from_json(d)
 
 
-def _assertion_from_json(d: dict) -> Assertion:
+def _assertion_from_json(d: dict[str, Any]) -> Assertion:
     return Assertion(E.from_json(d["cond"]), E.from_json(d["message"]), d["level"],
                      _guard_from_json(d["guard"]), _loc(d.get("loc")))
 

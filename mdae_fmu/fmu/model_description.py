@@ -19,7 +19,7 @@ from lxml import etree
 
 import math
 
-from ..version import __version__
+from ..version import VERSION
 from ..codegen.plan import CompiledModel, FmiVariable, fmi_name
 from ..diagnostics import InputError
 from .dependencies import Structure, model_structure
@@ -144,7 +144,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     root.set("guid", guid)
     if cm.description:
         root.set("description", xml_text(cm.description))
-    root.set("generationTool", f"mdae_fmu {__version__}")
+    root.set("generationTool", f"mdae_fmu {VERSION}")
     root.set("variableNamingConvention", "flat")
     root.set("numberOfEventIndicators", str(number_of_event_indicators))
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Model
+from ..structure.variables import discrete_equation_flags
 from ..structure.zero_terms import drop_zero_terms
 from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
                                   analyze_mode, check_declared, classify_variables,
-                                  defines_discrete, discrete_equation_flags,
+                                  defines_discrete,
                                   enumerate_valuations, fixed_guard_values,
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)

@@ -31,17 +31,21 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Model
 
-if TYPE_CHECKING:
-    from .normalize import MultimodeSystem
+class NormalizedSystem(Protocol):
+    """What `state_names` reads of a `mdae_fmu.modes.normalize.MultimodeSystem` (a protocol:
+    normalize calls this module, which therefore does not import it back)."""
+
+    @property
+    def equations(self) -> tuple[Any, ...]: ...
 
 
-def state_names(system: MultimodeSystem) -> set[str]:
+def state_names(system: NormalizedSystem) -> set[str]:
     """Variables that appear differentiated in some equation (their left limit is known at the
     start of every instant)."""
     names = system.__dict__.get("_state_names")

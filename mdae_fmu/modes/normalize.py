@@ -338,7 +338,8 @@ def _discrete_definitions(model: Model, bool_defs: dict[str, E.Expr]) -> set[str
     when-clause assigns stays in the continuous system, where it is reported over-determined
     (E-MODE-SINGULAR)."""
     from ..structure.discrete_equations import check_event_free, order_discrete
-    from ..structure.per_mode import classify_variables, discrete_equation_flags
+    from ..structure.per_mode import classify_variables
+    from ..structure.variables import discrete_equation_flags
     cls = classify_variables(model)
     when_assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
                      if isinstance(a, Assign)}

@@ -23,7 +23,7 @@ import os
 import sys
 from contextlib import contextmanager
 
-from ..version import __version__
+from ..version import VERSION
 from .limits import (MAX_DEPTH, MAX_FILE_BYTES, SavedAnalysisError, parse_constant,
                      parse_float, parse_int, shown_path)
 
@@ -37,7 +37,7 @@ def save(model, analysis) -> dict:
     from .objects import Writer
     w = Writer()
     payload = {"model": w.value(model), "analysis": w.value(analysis)}
-    return {"format": FORMAT, "version": __version__, "sha256": digest(payload),
+    return {"format": FORMAT, "version": VERSION, "sha256": digest(payload),
             "payload": payload}
 
 
@@ -135,9 +135,9 @@ def _envelope(data, where: str) -> None:
     missing = [k for k in keys if k not in data]
     if missing:
         raise SavedAnalysisError(f"{where}: saved_analysis: key {missing[0]!r} missing")
-    if data["version"] != __version__:
+    if data["version"] != VERSION:
         raise SavedAnalysisError(
-            f"{where}: saved by mdae-fmu {str(data['version'])[:40]}, this is {__version__}; "
+            f"{where}: saved by mdae-fmu {str(data['version'])[:40]}, this is {VERSION}; "
             "run `mdae-fmu analyze --json` again with this version")
     payload = data["payload"]
     if not isinstance(payload, dict) or sorted(payload) != ["analysis", "model"]:

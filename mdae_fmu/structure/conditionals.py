@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from .. import expr as E
-from ..ir import Model
+from ..ir import Equation, Model
 from .demotion import demotable_atoms
 from .variables import classify_variables, discrete_equation_flags, is_event_guard
 from .zero_terms import drop_zero_terms
@@ -51,19 +51,21 @@ class ConditionalClasses:
     in some equation; ``why`` gives one reason per structural atom (equation id, text).
     ``event_only``: the other atoms of if-expressions of the DAE equations, in order of
     appearance; they define no mode."""
-    structural: frozenset
-    event_only: tuple
-    why: Mapping
-    no_event: tuple = ()          # the event_only atoms whose conditionals are all under
-    #                               noEvent(...): piecewise, without event indicator
-    demoted: tuple = ()           # the event_only atoms that are structural by incidence but
-    #                               whose modes share one structure (`structure.demotion`)
+    structural: frozenset[E.Expr]
+    event_only: tuple[E.Expr, ...]
+    why: Mapping[E.Expr, tuple[str, str]]
+    #: the event_only atoms whose conditionals are all under noEvent(...): piecewise,
+    #: without event indicator
+    no_event: tuple[E.Expr, ...] = ()
+    #: the event_only atoms that are structural by incidence but whose modes share one
+    #: structure (`structure.demotion`)
+    demoted: tuple[E.Expr, ...] = ()
 
     def is_structural(self, cond: E.Expr) -> bool:
         return E.strip_not(cond)[0] not in self._event_only_set
 
     @property
-    def _event_only_set(self) -> frozenset:
+    def _event_only_set(self) -> frozenset[E.Expr]:
         s = self.__dict__.get("_eo")
         if s is None:
             s = frozenset(self.event_only)
@@ -90,7 +92,7 @@ def _select(e: E.Expr, val: Mapping[E.Expr, bool]) -> E.Expr:
     return with_children(e, tuple(_select(k, val) for k in kids)) if kids else e
 
 
-def with_children(e: E.Expr, new: tuple) -> E.Expr:
+def with_children(e: E.Expr, new: tuple[E.Expr, ...]) -> E.Expr:
     """``e`` with its direct sub-expressions (`mdae_fmu.expr.children` order) replaced by
     ``new``; ``e`` itself when they are the same objects."""
     if all(a is b for a, b in zip(new, E.children(e))):
@@ -108,13 +110,13 @@ def with_children(e: E.Expr, new: tuple) -> E.Expr:
     return e
 
 
-def _row(e: E.Expr, unknowns: frozenset) -> frozenset:
+def _row(e: E.Expr, unknowns: frozenset[str]) -> frozenset[tuple[str, int]]:
     """Incidence with derivative orders of ``e`` over ``unknowns`` (literal zeros folded)."""
     return frozenset((n, k) for n, k in E.derivative_orders(drop_zero_terms(e)).items()
                      if n in unknowns)
 
 
-def structural_atoms_of(residual: E.Expr, unknowns: frozenset
+def structural_atoms_of(residual: E.Expr, unknowns: frozenset[str]
                         ) -> tuple[list[E.Expr], list[E.Expr]]:
     """(structural, non-structural) condition atoms of the if-expressions of one residual: an
     atom is structural when two selections of the branches that differ only in its value give
@@ -125,7 +127,7 @@ def structural_atoms_of(residual: E.Expr, unknowns: frozenset
         return [], []
     if len(atoms) > MAX_CONDITIONS_PER_EQUATION:
         return atoms, []
-    rows: dict[tuple[bool, ...], frozenset] = {}
+    rows: dict[tuple[bool, ...], frozenset[tuple[str, int]]] = {}
     for bits in itertools.product((False, True), repeat=len(atoms)):
         rows[bits] = _row(_select(residual, dict(zip(atoms, bits))), unknowns)
     structural = []
@@ -136,7 +138,7 @@ def structural_atoms_of(residual: E.Expr, unknowns: frozenset
     return structural, [a for a in atoms if a not in structural]
 
 
-def classify_conditionals(model: Model, dae_equations: Iterable | None = None,
+def classify_conditionals(model: Model, dae_equations: Iterable[Equation] | None = None,
                           continuous: Iterable[str] | None = None) -> ConditionalClasses:
     """Split the long conditions of ``model`` into structural and event-only ones (module
     docstring). ``dae_equations``: the equations of the modes' DAEs (default: those that do
@@ -176,7 +178,7 @@ _INCIDENCE = "its branches differ in incidence or differentiation orders"
 _SAME_INCIDENCE = "write both branches with the same variables and derivative orders"
 
 
-def with_demoted(classes: ConditionalClasses, demoted: tuple, loud: set
+def with_demoted(classes: ConditionalClasses, demoted: tuple[E.Expr, ...], loud: set[E.Expr]
                  ) -> ConditionalClasses:
     """``classes`` with the structural atoms ``demoted`` moved to the event-only class (and
     to the no-event class when none of their conditionals is outside ``noEvent``: ``loud``
@@ -190,10 +192,10 @@ def with_demoted(classes: ConditionalClasses, demoted: tuple, loud: set
         classes.no_event + tuple(a for a in demoted if a not in loud), tuple(demoted))
 
 
-def _loud_atoms(model: Model, equations: tuple) -> set:
+def _loud_atoms(model: Model, equations: tuple[Equation, ...]) -> set[E.Expr]:
     """Condition atoms written outside ``noEvent`` in the if-expressions of ``equations``."""
     conds_of = {id(eq): c for eq, c in zip(model.equations, model.if_conditions)}
-    loud: set = set()
+    loud: set[E.Expr] = set()
     for eq in equations:
         if conds_of.get(id(eq), True):
             loud.update(_atoms_outside_no_event(eq.residual))
@@ -206,11 +208,11 @@ class _Deferred:
     ``noEvent`` that are structural by incidence (atom -> equation), refused only if they
     stay structural; ``candidates``, the atoms structural by incidence only (no if-equation
     guard, no when-condition, no event operator)."""
-    refusals: dict = field(default_factory=dict)
-    candidates: list = field(default_factory=list)
+    refusals: dict[E.Expr, Equation] = field(default_factory=dict)
+    candidates: list[E.Expr] = field(default_factory=list)
 
 
-def _classify(model: Model, equations: tuple, unknowns: frozenset,
+def _classify(model: Model, equations: tuple[Equation, ...], unknowns: frozenset[str],
               deferred: _Deferred | None = None) -> ConditionalClasses:
     """Classification by incidence (module docstring). With ``deferred``, a condition under
     ``noEvent`` that is structural by incidence is recorded there instead of refused, and so
@@ -218,7 +220,7 @@ def _classify(model: Model, equations: tuple, unknowns: frozenset,
     structural: dict[E.Expr, tuple[str, str]] = {}
     candidates: dict[E.Expr, None] = {}
     by_incidence: dict[E.Expr, None] = {}
-    hard: set = set()
+    hard: set[E.Expr] = set()
     # equations without if-expressions have no atom (one walk per model, `Model.if_conditions`)
     conds_of = {id(eq): c for eq, c in zip(model.equations, model.if_conditions)}
     for eq in equations:
@@ -264,7 +266,7 @@ def _under_no_event(atom: E.Expr) -> bool:
     return any(isinstance(n, E.Call) and n.func == "noEvent" for n in E.walk(atom))
 
 
-def _refuse_no_event(atom: E.Expr, eq, reason: str, same_structure: str) -> None:
+def _refuse_no_event(atom: E.Expr, eq: Equation, reason: str, same_structure: str) -> None:
     """Refuse a structural condition written under ``noEvent(...)`` (issue 14, item 4).
 
     A structural condition defines modes (module docstring), and a mode change needs an
@@ -287,7 +289,7 @@ def _refuse_no_event(atom: E.Expr, eq, reason: str, same_structure: str) -> None
         f"with no mode and no event)")
 
 
-def _atoms_outside_no_event(e: E.Expr) -> set:
+def _atoms_outside_no_event(e: E.Expr) -> set[E.Expr]:
     """Condition atoms of the if-expressions of ``e`` that are not inside ``noEvent(...)``."""
     out, stack = set(), [(e, False)]
     while stack:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Iterator, Mapping, Sequence
+from typing import Any, Collection, Iterator, Mapping, Sequence
 
 import numpy as np
 import sympy as sp
@@ -246,8 +246,8 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
     several modes (the same equations, offsets and unknowns) is checked once; blocks of more
     than `MAX_SAMPLED_BLOCK` equations are not."""
     types = classify_variables(model).types
-    seen: set = set()
-    verdicts: dict[tuple, bool] = {}        # by `block_shape`
+    seen: set[tuple[Any, ...]] = set()
+    verdicts: dict[tuple[Any, ...], bool] = {}        # by `block_shape`
     for mode in report.modes:
         if not mode.ok or not mode.blocks:
             continue
@@ -283,7 +283,7 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
                 yield _Finding(mode, system, eqs, mode.d, _mode_literals(report, mode))
 
 
-def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple:
+def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple[Any, ...]:
     """The block up to a renaming of its names: its residual trees with every name replaced
     by its rank of first occurrence and its type, its offsets and its columns so renamed.
     The sampler gives every name an independent random value of its type
@@ -297,7 +297,7 @@ def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple:
         r = ranks.setdefault(name, len(ranks))
         return r, types.get(name, "Real")
 
-    out: list = []
+    out: list[Any] = []
     push = out.append
     for res in system.residuals:
         stack: list[E.Expr] = [res]
@@ -335,7 +335,8 @@ def _rational(x: float) -> Fraction | None:
     return f if abs(float(f) - x) <= 1e-9 * max(1.0, abs(x)) else None
 
 
-def _constant_null_vector(system: BlockSystem, types, left: bool) -> list[Fraction] | None:
+def _constant_null_vector(system: BlockSystem, types: Mapping[str, str], left: bool
+                          ) -> list[Fraction] | None:
     """A rational vector u with uᵀJ = 0 (``left``) or J u = 0 that is the same at both
     sampled points, normalized to a largest entry 1; None when the null space is not one
     constant direction there."""
@@ -425,7 +426,8 @@ def _coeff_text(c: sp.Expr) -> str:
     return text if c.is_Atom else f"({text})"
 
 
-def _unknown_instances(table: SymbolTable, e: sp.Expr, unknowns) -> set[tuple[str, int]]:
+def _unknown_instances(table: SymbolTable, e: sp.Expr, unknowns: Collection[str]
+                       ) -> set[tuple[str, int]]:
     return {i for i in table.instances(e) if i[0] in unknowns}
 
 
@@ -450,7 +452,7 @@ def _der(name: str, k: int) -> E.Expr:
     return node
 
 
-def _cancel(f: sp.Expr, gone: set) -> sp.Expr | None:
+def _cancel(f: sp.Expr, gone: set[sp.Symbol]) -> sp.Expr | None:
     """``f`` rewritten so that the symbols ``gone`` (of which it does not depend: its
     derivatives in them vanish) no longer occur, or None."""
     if not (f.free_symbols & gone):
@@ -582,7 +584,7 @@ def _expression_substitution(model: Model, finding: _Finding, v: Sequence[Fracti
     return _Rewrite(rewritten, system.equations, tuple(new_eqs), tuple(new_vars)), conv
 
 
-def _fresh(taken: set, prefix: str, start: int = 1) -> str:
+def _fresh(taken: set[str], prefix: str, start: int = 1) -> str:
     k = start
     while f"{prefix}{k}" in taken:
         k += 1
@@ -643,7 +645,7 @@ def _relevant(literals: Sequence[GuardLiteral], equations: Sequence[Equation]
               ) -> tuple[GuardLiteral, ...]:
     """The literals whose guard the ``equations`` read (in their guards or their
     if-expressions' conditions)."""
-    nodes: set = set()
+    nodes: set[E.Expr] = set()
     for eq in equations:
         for lit in eq.guard:
             nodes.update(E.walk(lit.cond))

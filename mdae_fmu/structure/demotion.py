@@ -57,21 +57,23 @@ together, not only one toggle at a time.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from .. import expr as E
 from ..ir import Equation, Model
 from .signature import signature_graph
 from .sigma import sigma_method
 from .valuations import (MAX_ENUMERATED_MODES, TooManyModes, enumerate_valuations,
-                         guard_definitions, long_guard_atoms_under, specialize)
-from .variables import classify_variables, discrete_equation_flags
+                         StructuralConditions, guard_definitions, long_guard_atoms_under,
+                         specialize)
+from .variables import VariableClasses, classify_variables, discrete_equation_flags
 
 # offsets of a mode: (equation ids, c, d); None for a mode without offsets (singular)
-Offsets = tuple
+Offsets = tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]
 
 
-def demotable_atoms(model: Model, classes, candidates: Sequence[E.Expr]) -> tuple:
+def demotable_atoms(model: Model, classes: StructuralConditions, candidates: Sequence[E.Expr]
+                    ) -> tuple[E.Expr, ...]:
     """The atoms of ``candidates`` (structural by incidence only, `conditionals._Deferred`)
     that satisfy (a)–(c) of the module docstring under ``classes`` (the classification by
     incidence); in order of appearance."""
@@ -104,14 +106,14 @@ class _Modes:
     """Specialization and Σ-method of the modes of one model (`valuations.specialize`,
     `signature.signature_graph`, `sigma.sigma_method`), as the per-mode stage does them."""
 
-    def __init__(self, model: Model, classes, discrete: frozenset):
+    def __init__(self, model: Model, classes: VariableClasses, discrete: frozenset[str]):
         self.model, self.classes, self.discrete = model, classes, discrete
 
-    def equations(self, valuation: Mapping) -> list[Equation]:
+    def equations(self, valuation: Mapping[E.Expr, bool]) -> list[Equation]:
         return specialize(self.model, valuation, classes=self.classes,
                           discrete_ids=self.discrete)
 
-    def offsets(self, valuation: Mapping) -> Offsets | None:
+    def offsets(self, valuation: Mapping[E.Expr, bool]) -> Offsets | None:
         """Canonical offsets of the mode selected by ``valuation`` (None if singular)."""
         return self.offsets_of(self.equations(valuation))
 
@@ -124,8 +126,8 @@ class _Modes:
                 tuple(int(x) for x in res.d))
 
 
-def _union_holds(system: _Modes, valuations: Sequence[Mapping], offsets: Sequence,
-                 demoted: frozenset) -> bool:
+def _union_holds(system: _Modes, valuations: Sequence[Mapping[E.Expr, bool]],
+                 offsets: Sequence[Offsets | None], demoted: frozenset[E.Expr]) -> bool:
     """Conditions (a)–(c) of the module docstring for the atoms ``demoted`` together: for
     every group of valuations that agree outside ``demoted``, one regular offset vector
     shared by the group and by the group's union system, with c = 0 on its equations that
@@ -138,7 +140,7 @@ def _union_holds(system: _Modes, valuations: Sequence[Mapping], offsets: Sequenc
         if off is not None and any(k > 0 and eq_id.split("|")[0] in mentioning
                                    for eq_id, k in zip(off[0], off[1])):
             return False
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple[Any, ...], list[int]] = {}
     for i, val in enumerate(valuations):
         # (every valuation lists the atoms in the same order: `enumerate_valuations`)
         key = tuple((a, v) for a, v in val.items() if a not in demoted)
@@ -155,7 +157,7 @@ def _union_holds(system: _Modes, valuations: Sequence[Mapping], offsets: Sequenc
     return True
 
 
-def _mentions(e: E.Expr, atoms: frozenset) -> bool:
+def _mentions(e: E.Expr, atoms: frozenset[E.Expr]) -> bool:
     """Whether an if-expression of ``e`` has its condition (``not`` stripped) in ``atoms``."""
     return any(isinstance(n, E.If) and E.strip_not(n.cond)[0] in atoms for n in E.walk(e))
 

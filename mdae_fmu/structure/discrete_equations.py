@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
+from ..ir import Equation
 
 
-def order_discrete(defs: list) -> list:
+def order_discrete(defs: list[tuple[str, E.Expr, Equation]]) -> list[tuple[str, E.Expr]]:
     """The discrete equations ``(target, value, equation)`` as ``(target, value)``, each after
     the equations of the discrete variables its value reads at the current instant (the
     sorting of Modelica 3.6 §8.6 restricted to the discrete equations outside when-clauses;
@@ -37,10 +38,8 @@ def order_discrete(defs: list) -> list:
         order = list(nx.lexicographical_topological_sort(g, key=lambda n: targets[n]))
     except nx.NetworkXUnfeasible:
         cycle = nx.find_cycle(g)
-        where = "; ".join(
-            f"{defs[targets[v]][2].id}"
-            + (f" ({defs[targets[v]][2].loc.short()})" if defs[targets[v]][2].loc else "")
-            + f" defines {v} from {u}" for u, v in cycle)
+        where = "; ".join(f"{_equation_at(defs[targets[v]][2])} defines {v} from {u}"
+                          for u, v in cycle)
         raise ModelRejected(
             "algebraic loop among discrete equations (E-DISCRETE-LOOP): " + ", ".join(sorted(
                 {u for u, _ in cycle})) + f" depend on each other at the same instant: "
@@ -54,7 +53,13 @@ def order_discrete(defs: list) -> list:
 _STEP_FUNCTIONS = ("integer", "Integer", "floor", "ceil", "div", "mod", "rem")
 
 
-def check_event_free(eq, name: str, value: E.Expr, continuous) -> None:
+def _equation_at(eq: Equation) -> str:
+    """``e3 (file.mo:12)``, or the id alone without a source location."""
+    return eq.id + (f" ({eq.loc.short()})" if eq.loc is not None else "")
+
+
+def check_event_free(eq: Equation, name: str, value: E.Expr,
+                     continuous: frozenset[str] | set[str]) -> None:
     """Reject a discrete equation whose value reads a continuous variable through a step
     function (``Integer c = integer(s)``): only relations (``s > 1``) get event indicators, so
     the jumps of such a value would not be located and the integrator would step over them

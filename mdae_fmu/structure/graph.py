@@ -31,7 +31,7 @@ SMALL_EDGES = 2000
 
 
 @contextmanager
-def no_gc():
+def no_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while building millions of small tuples and lists
     (they hold only integers, so no cycle can form; the collector's repeated scans of the
     young generation would otherwise dominate the run time at 10^6 equations)."""
@@ -147,19 +147,19 @@ def classes_sharing_keys(keys: Sequence[Iterable[Hashable]]) -> list[tuple[int, 
     classes sorted, singletons included."""
     parent = list(range(len(keys)))
 
-    def find(i):
+    def find(i: int) -> int:
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
-    owner: dict = {}
+    owner: dict[Hashable, int] = {}
     for i, ks in enumerate(keys):
         for k in ks:
             if k in owner:
                 parent[find(i)] = find(owner[k])
             else:
                 owner[k] = i
-    groups: dict = {}
+    groups: dict[int, list[int]] = {}
     for i in range(len(keys)):
         groups.setdefault(find(i), []).append(i)
     return sorted(tuple(g) for g in groups.values())
@@ -185,7 +185,8 @@ def matching_csr(m: sps.csr_matrix) -> list[int]:
         return [-1] * m.shape[0]
     m = sps.csr_matrix(m)
     m.data = np.ones_like(m.data, dtype=np.int8)
-    return maximum_bipartite_matching(m, perm_type="column").astype(np.int64).tolist()
+    matching: list[int] = maximum_bipartite_matching(m, perm_type="column").tolist()
+    return matching
 
 
 def _hopcroft_karp(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
@@ -209,7 +210,7 @@ def _hopcroft_karp(adj: Sequence[Sequence[int]], n_vars: int) -> list[int]:
     inf = n + 1
     while True:
         dist = [inf] * n
-        q: deque = deque()
+        q: deque[int] = deque()
         for i in range(n):
             if match_e[i] < 0:
                 dist[i] = 0
@@ -364,7 +365,7 @@ def dulmage_mendelsohn_graph(g: "WeightedGraph",
         raise ValueError("dulmage_mendelsohn_graph: the matching given is not maximum")
     well = ~(over | under)
 
-    def t(mask):
+    def t(mask: np.ndarray) -> tuple[int, ...]:
         return tuple(np.flatnonzero(mask).tolist())
 
     return DM(over_eqs=t(over[:n]), over_vars=t(over[n:src]),

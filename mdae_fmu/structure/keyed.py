@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import Hashable, Iterable, Mapping, TypeVar
+from typing import Any, Collection, Hashable, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -33,23 +33,24 @@ VarKey = TypeVar("VarKey", bound=Hashable)
 class DMResult:
     """The coarse Dulmage-Mendelsohn decomposition over keys (docs/theory.md §2.4,
     RR-9334 Def 15)."""
-    over_eqs: frozenset
-    over_vars: frozenset
-    well_eqs: frozenset
-    well_vars: frozenset
-    under_eqs: frozenset
-    under_vars: frozenset
+    over_eqs: frozenset[Any]
+    over_vars: frozenset[Any]
+    well_eqs: frozenset[Any]
+    well_vars: frozenset[Any]
+    under_eqs: frozenset[Any]
+    under_vars: frozenset[Any]
 
 
 @dataclass(frozen=True)
 class KBlock:
     """One indecomposable block of a block-triangular form: its equations and unknowns."""
-    equations: tuple
-    unknowns: tuple
+    equations: tuple[Any, ...]
+    unknowns: tuple[Any, ...]
 
 
-def _numbering(eq_list: list, occ: Mapping[EqKey, Iterable[VarKey]],
-               unknowns: Iterable[VarKey], order: bool):
+def _numbering(eq_list: list[EqKey], occ: Mapping[EqKey, Collection[VarKey]],
+               unknowns: Iterable[VarKey], order: bool
+               ) -> tuple[list[VarKey], list[Collection[VarKey]]]:
     """The graph variables of the equations ``eq_list`` (the unknowns that occur in them) and
     the rows ``occ[e]``; sorted by ``repr`` (the deterministic order of the module docstring)
     when ``order``, else in set order. The variables are collected by C-level set operations
@@ -61,14 +62,14 @@ def _numbering(eq_list: list, occ: Mapping[EqKey, Iterable[VarKey]],
     return (sorted(graph_vars, key=repr) if order else list(graph_vars)), rows
 
 
-def _adjacency(rows, vidx: dict) -> list[list[int]]:
+def _adjacency(rows: Sequence[Iterable[Any]], vidx: dict[Any, int]) -> list[list[int]]:
     """Integer adjacency lists (for small graphs, `SMALL_EDGES`); the variables not in
     ``vidx`` (known ones) are left out."""
     get = vidx.get
     return [[j for j in map(get, r) if j is not None] for r in rows]
 
 
-def _graph(rows, vidx: dict) -> WeightedGraph:
+def _graph(rows: Sequence[Collection[Any]], vidx: dict[Any, int]) -> WeightedGraph:
     """The incidence graph of ``rows`` over ``vidx`` built from COO arrays, without a Python
     list per row (large graphs); the variables not in ``vidx`` are left out."""
     lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
@@ -82,11 +83,11 @@ def _graph(rows, vidx: dict) -> WeightedGraph:
                                      np.zeros(len(cols), dtype=np.int64))
 
 
-def _small(rows) -> bool:
+def _small(rows: Sequence[Collection[Any]]) -> bool:
     return sum(map(len, rows)) <= SMALL_EDGES
 
 
-def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
+def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Collection[VarKey]],
        unknowns: Iterable[VarKey]) -> DMResult:
     """DM(E, U) of docs/theory.md §2.4: ``occ[e]`` lists the variables of equation e; only those in
     ``unknowns`` are graph vertices (the others are known parameters).
@@ -108,7 +109,7 @@ def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
                     frozenset(map(e, r.under_eqs)), frozenset(map(v, r.under_vars)))
 
 
-def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
+def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Collection[VarKey]],
         unknowns: Iterable[VarKey]) -> list[KBlock]:
     """Block triangular form of a square, structurally nonsingular system (docs/theory.md §2.3),
     blocks in a topological order with a stable tie-break (sorted equation keys)."""
@@ -128,7 +129,8 @@ def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Iterable[VarKey]],
     return [KBlock(tuple(map(e, be)), tuple(map(v, bv))) for be, bv in blocks]
 
 
-def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]):
+def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]
+                  ) -> tuple[dict[EqKey, int], dict[VarKey, int]] | None:
     """Pryce's smallest offsets (docs/theory.md §4) of a square system given its signature rows
     ``rows[eq] = {var: highest order}``. Returns ``(c, d)`` dicts, or None when no complete
     matching exists (structurally singular). The smallest offsets are unique (docs/theory.md

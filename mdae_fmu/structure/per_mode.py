@@ -100,12 +100,12 @@ class LatentEquation:
         return self._expr is not None
 
     @property
-    def parts(self) -> tuple:
+    def parts(self) -> tuple[str, int, sp.Expr | None, E.Expr | None, SymbolTable | None]:
         """``(eq_id, k, expr or None, residual, table)``: the constructor's arguments, the
         sympy form only when it was made already (`mdae_fmu.saved` writes them as they are)."""
         return self.eq_id, self.k, self._expr, self._residual, self._table
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, LatentEquation):
             return NotImplemented
         return (self.eq_id, self.k, self.expr) == (other.eq_id, other.k, other.expr)

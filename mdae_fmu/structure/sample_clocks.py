@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .. import expr as E
-from ..ir import Model, Reinit
+from ..ir import Model, Reinit, WhenBranch, WhenClause
 
 #: nesting bound when resolving constants bound to constants (a cycle is not a literal)
 _MAX_DEPTH = 50
@@ -149,7 +149,7 @@ def simultaneous_reinit_problems(model: Model) -> list[str]:
     Pairs whose clocks never coincide, or are not known at compile time, give nothing (the
     latter are checked at run time)."""
     constants = constant_bindings(model)
-    by_var: dict[str, list] = {}
+    by_var: dict[str, list[tuple[int, WhenClause, WhenBranch, Reinit, Clock]]] = {}
     for c, w in enumerate(model.whens):
         for br in w.branches:
             clock = sample_clock(br.condition, constants)

@@ -322,7 +322,8 @@ def _pryce_ordered(g: WeightedGraph, c0: np.ndarray, oi: np.ndarray, oj: np.ndar
 def tight_edges(g: WeightedGraph, c: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Mask of the tight edges σ_ij + c_i = d_j: the pattern of Pryce's system Jacobian, i.e.
     of ∂F^c/∂(leading variables) (docs/theory.md §4.6, §4.7)."""
-    return g.weights + c[g.edge_rows()] == d[g.indices]
+    mask: np.ndarray = g.weights + c[g.edge_rows()] == d[g.indices]
+    return mask
 
 
 # --- the Σ-method driver (§4, §4.4) ----------------------------------------------------------

@@ -72,7 +72,7 @@ def sigma_row(model: Model | None, e: E.Expr) -> dict[str, int]:
         return signature_row(e)
     if model.__dict__.get("_sigma_rows_last_read"):
         return memo.pop(key) or signature_row(e)
-    row = memo[key]
+    row: dict[str, int] | None = memo[key]
     if row is None:
         row = memo[key] = signature_row(e)
     return row

@@ -24,24 +24,24 @@ on at run time.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 _RANK = {"always": 0, "prefer": 1, "default": 2, None: 2, "avoid": 3, "never": 4}
 
 
 @dataclass(frozen=True)
 class StateSelection:
-    selected: tuple            # the independent states (Instances), in candidate order
-    computed: tuple            # the states the consistency equations determine
+    selected: tuple[Any, ...]  # the independent states (Instances), in candidate order
+    computed: tuple[Any, ...]  # the states the consistency equations determine
     notes: tuple[str, ...]     # hints that could not be honoured
 
 
-def _matches_all(constraints: Sequence[frozenset], allowed: set) -> bool:
+def _matches_all(constraints: Sequence[frozenset[Any]], allowed: set[Any]) -> bool:
     """True when every constraint can be matched to a distinct state of ``allowed`` among
     the states it reads (augmenting paths, Kuhn's algorithm)."""
-    owner: dict = {}
+    owner: dict[Any, int] = {}
 
-    def augment(i: int, seen: set) -> bool:
+    def augment(i: int, seen: set[Any]) -> bool:
         for s in constraints[i]:
             if s in allowed and s not in seen:
                 seen.add(s)
@@ -53,7 +53,7 @@ def _matches_all(constraints: Sequence[frozenset], allowed: set) -> bool:
     return all(augment(i, set()) for i in range(len(constraints)))
 
 
-def select_states(states: Sequence, constraints: Sequence[frozenset],
+def select_states(states: Sequence[Any], constraints: Sequence[frozenset[Any]],
                   hints: Mapping[str, str | None]) -> StateSelection:
     """The selection of module docstring. ``states``: the mode's state Instances (``name``,
     ``order``); ``constraints``: per consistency equation, the state Instances it reads;
@@ -63,7 +63,7 @@ def select_states(states: Sequence, constraints: Sequence[frozenset],
     everything = set(states)
     if not constraints or not _matches_all(constraints, everything):
         selected = list(states)
-        computed: list = []
+        computed: list[Any] = []
     else:
         want = len(states) - len(constraints)
         selected = []

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 import sympy as sp
@@ -70,7 +70,7 @@ class Point:
         self._types = types
         self._values: dict[tuple[str, int], float | int | bool] = {}
 
-    def value(self, name: str, order: int):
+    def value(self, name: str, order: int) -> float | int | bool:
         key = (name, order)
         v = self._values.get(key)
         if v is None:
@@ -129,7 +129,7 @@ def symbolic(block: BlockSystem, table: SymbolTable) -> sp.Matrix:
 # block's columns as a sparse {column: derivative}, None for zero. Blocks are small and each
 # equation reads few of their columns, so sparse Python arithmetic beats small arrays.
 
-Dual = tuple
+Dual = tuple[Any, Optional[dict[int, float]]]
 
 
 def _instance(e: E.Expr) -> tuple[str, int] | None:
@@ -139,7 +139,7 @@ def _instance(e: E.Expr) -> tuple[str, int] | None:
     return (e.name, k) if isinstance(e, E.Ref) else None
 
 
-def _add(a: dict | None, b: dict | None) -> dict | None:
+def _add(a: dict[int, float] | None, b: dict[int, float] | None) -> dict[int, float] | None:
     if not a:
         return b
     if not b:
@@ -150,7 +150,7 @@ def _add(a: dict | None, b: dict | None) -> dict | None:
     return out
 
 
-def _scale(g: dict | None, s: float) -> dict | None:
+def _scale(g: dict[int, float] | None, s: float) -> dict[int, float] | None:
     return None if not g else {j: x * s for j, x in g.items()}
 
 

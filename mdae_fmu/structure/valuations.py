@@ -5,7 +5,7 @@ valuations (the modes), and the specialization of a model to the mode a valuatio
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence, Union
 
 import numpy as np
 
@@ -22,8 +22,20 @@ from .zero_terms import drop_zero_terms
 MAX_ENUMERATED_MODES = 2 ** 12
 
 
+#: A mode valuation as callers give it: ``{Expr: bool}``, or pairs keyed by Expr or by guard
+#: text (`_as_valuation`).
+Valuation = Union[Mapping[Any, bool], Iterable[tuple[Any, bool]]]
+
+
+class StructuralConditions(Protocol):
+    """What `long_guard_atoms_under` asks of a classification of the conditionals
+    (`mdae_fmu.structure.conditionals.ConditionalClasses`, which imports this module)."""
+
+    def is_structural(self, cond: E.Expr) -> bool: ...
+
+
 def long_guard_atoms_under(model: Model, equations: Iterable[Equation],
-                           conditionals) -> list[E.Expr]:
+                           conditionals: StructuralConditions) -> list[E.Expr]:
     """The long guards of the DAE equations (Model.guards() kind "long", restricted to the
     conditions that occur in ``equations``), with ``not c`` identified with c; in order of
     appearance. Conditions whose branches all have the same structure define no mode
@@ -193,7 +205,7 @@ def _guard_definitions(model: Model, cls: VariableClasses) -> dict[E.Expr, E.Exp
     for k in twice:
         del found[k]
 
-    def expand(e: E.Expr, seen: frozenset) -> E.Expr | None:
+    def expand(e: E.Expr, seen: frozenset[E.Expr]) -> E.Expr | None:
         if e in found:
             if e in seen:
                 return None
@@ -242,7 +254,7 @@ class _GuardFacts:
                     if node is not c:
                         self.parents.setdefault(E.strip_not(node)[0], []).append(c)
 
-    def relation_of(self, c: E.Expr):
+    def relation_of(self, c: E.Expr) -> tuple[E.Expr, str, float] | None:
         if c not in self.rel:
             self.rel[c] = relation_of(c)
         return self.rel[c]
@@ -317,7 +329,7 @@ _NODES_PER_MODE = 64
 def enumerate_valuations(atoms: Sequence[E.Expr],
                          definitions: Mapping[E.Expr, E.Expr] | None = None,
                          limit: int | None = None
-                         ) -> tuple[list[dict[E.Expr, bool]], dict]:
+                         ) -> tuple[list[dict[E.Expr, bool]], dict[E.Expr, bool]]:
     """All consistent valuations of the guard atoms, i.e. the long modes of docs/theory.md §5.3
     (RR-9334 Def 31) that survive the pruning of docs/theory.md §8.1 (`consistent_valuation`,
     with the Boolean ``definitions`` of `guard_definitions`): depth-first, each partial valuation
@@ -372,7 +384,7 @@ def enumerate_valuations(atoms: Sequence[E.Expr],
     return out, fixed
 
 
-def _as_valuation(model: Model, valuation) -> dict[E.Expr, bool]:
+def _as_valuation(model: Model, valuation: Valuation) -> dict[E.Expr, bool]:
     """Accept ``{Expr: bool}``, or pairs keyed by Expr or by guard text (as in
     ModeAnalysis.valuation)."""
     items = valuation.items() if isinstance(valuation, Mapping) else valuation
@@ -422,7 +434,7 @@ def _select(e: E.Expr, val: Mapping[E.Expr, bool]) -> E.Expr:
     return e
 
 
-def specialize(model: Model, valuation, include_discrete: bool = False, *,
+def specialize(model: Model, valuation: Valuation, include_discrete: bool = False, *,
                classes: VariableClasses | None = None,
                discrete_ids: frozenset[str] | None = None) -> list[Equation]:
     """The equations of the mode selected by ``valuation`` (RR-9334 Def 31, docs/theory.md §5.3):

@@ -22,10 +22,12 @@ state's derivative, or a leading variable of an index-reduced mode).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import expr as E
 from ..ir import Assertion, Assign, Model, Reinit
+from ..diagnostics import SourceLoc
+from .per_mode import ModeAnalysis, ModesReport
 from .sample_clocks import simultaneous_reinit_problems
 
 if TYPE_CHECKING:
@@ -62,7 +64,7 @@ def when_assignment_order(model: Model) -> list[tuple[int, int, int]]:
     import networkx as nx
     g = _dependency_graph(model)
     assigns = _assignments(model)
-    first: dict[str, tuple] = {}
+    first: dict[str, tuple[int, int, int]] = {}
     for c, b, a, act in assigns:
         first.setdefault(act.var, (c, b, a))
     rank = {v: k for k, v in enumerate(nx.lexicographical_topological_sort(
@@ -99,7 +101,7 @@ def _instant_reads(e: E.Expr) -> set[str]:
     """`expr.current_refs` with derivatives apart: ``der(x)`` is the node ``der(x)``, which
     the schedule computes at an instant, not the state ``x``, which it does not."""
     out: set[str] = set()
-    stack: list = [(e, 0)]
+    stack: list[tuple[E.Expr, int]] = [(e, 0)]
     while stack:
         n, order = stack.pop()
         if isinstance(n, E.Ref):
@@ -113,7 +115,7 @@ def _instant_reads(e: E.Expr) -> set[str]:
     return out
 
 
-def _mode_graphs(model: Model, report):
+def _mode_graphs(model: Model, report: ModesReport) -> Iterator[tuple[ModeAnalysis, nx.DiGraph]]:
     """Per mode of ``report``: the graph of what is computed from what at an event instant,
     ``u -> v`` when the equation of ``v`` in a when-body reads ``u`` (edge attribute ``loc``)
     or when the mode's schedule computes the algebraic ``v`` from ``u`` (attribute ``eq``, the
@@ -144,7 +146,7 @@ def _mode_graphs(model: Model, report):
         yield mode, g
 
 
-def coupled_when_variables(model: Model, report) -> tuple[str, ...]:
+def coupled_when_variables(model: Model, report: ModesReport) -> tuple[str, ...]:
     """The variables assigned in when-bodies that lie on a cycle through the continuous
     equations (`_through_continuous_message`), in model order; empty when there is none.
     The generated code solves them with the continuous equations of the instant by Newton
@@ -161,7 +163,7 @@ def coupled_when_variables(model: Model, report) -> tuple[str, ...]:
     return tuple(v.name for v in model.variables if v.name in on_cycle)
 
 
-def _through_continuous_message(model: Model, report) -> str | None:
+def _through_continuous_message(model: Model, report: ModesReport) -> str | None:
     """E-WHEN-LOOP across the continuous equations, when it cannot be solved: in some mode, an
     equation of a when-body reads (at the current instant) a variable the mode's schedule
     computes from a variable assigned in a when-body, and back (module docstring). At the
@@ -217,7 +219,7 @@ def _through_continuous_message(model: Model, report) -> str | None:
     return None
 
 
-def _cycle_through(g: nx.DiGraph, v: str) -> list | None:
+def _cycle_through(g: nx.DiGraph, v: str) -> list[Any] | None:
     """A cycle of ``g`` through the node ``v`` as a list of edges, or None."""
     import networkx as nx
     for u in g.predecessors(v):
@@ -249,7 +251,7 @@ def _derivative_reads(e: E.Expr) -> set[tuple[str, int]]:
     return out
 
 
-def _event_reads(model: Model):
+def _event_reads(model: Model) -> Iterator[tuple[str, SourceLoc | None, E.Expr]]:
     """(what, location, expression) for the expressions evaluated by event code: conditions
     and equations of when-clauses, assertions."""
     for w in model.whens:
@@ -267,7 +269,7 @@ def _event_reads(model: Model):
         yield "an assertion", a.loc, a.cond
 
 
-def _computed_derivatives(mode) -> set[tuple[str, int]]:
+def _computed_derivatives(mode: ModeAnalysis) -> set[tuple[str, int]]:
     """Derivative instances ``(v, k)``, k >= 1, whose value the schedule of ``mode`` holds."""
     out = {(s.name, s.order + 1) for s in mode.states}
     out |= {(i.name, i.order) for i in mode.leading}
@@ -275,7 +277,7 @@ def _computed_derivatives(mode) -> set[tuple[str, int]]:
     return {x for x in out if x[1] >= 1}
 
 
-def _derivative_messages(model: Model, report) -> list[str]:
+def _derivative_messages(model: Model, report: ModesReport) -> list[str]:
     """E-EVENT-DER: an event expression reads a derivative some mode does not compute."""
     out = []
     computed = None
@@ -299,9 +301,11 @@ def _derivative_messages(model: Model, report) -> list[str]:
     return out
 
 
-def when_clause_problems(model: Model, report, derivatives: bool = True) -> list[str]:
+def when_clause_problems(model: Model, report: ModesReport | None, derivatives: bool = True
+                         ) -> list[str]:
     """Rejection messages for the when-clauses of ``model`` given its per-mode analysis
-    ``report`` (`mdae_fmu.structure.per_mode.ModesReport`): a cycle among the equations of
+    ``report`` (`mdae_fmu.structure.per_mode.ModesReport`; None: the checks that need it are
+    skipped): a cycle among the equations of
     when-bodies (E-WHEN-LOOP), a derivative read at events that some mode does not compute
     (E-EVENT-DER), two when-clauses that reinit one variable on sample clocks that fire
     together (E-REINIT-SAME-INSTANT, `mdae_fmu.structure.sample_clocks`). Empty when the model
@@ -310,10 +314,10 @@ def when_clause_problems(model: Model, report, derivatives: bool = True) -> list
     loop = _cycle_message(model, _dependency_graph(model)) if _assignments(model) else None
     if loop:
         out.append(loop)
-    else:
+    elif report is not None:
         coupled = _through_continuous_message(model, report)
         if coupled:
             out.append(coupled)
-    if derivatives:
+    if derivatives and report is not None:
         out.extend(_derivative_messages(model, report))
     return out

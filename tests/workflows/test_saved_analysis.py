@@ -45,7 +45,7 @@ def _saved_json(model: Path, tmp_path: Path) -> Path:
                                   "functions"])
 def test_export_from_saved_analysis_is_the_direct_export(name, tmp_path):
     if name == "functions":
-        sys.path.insert(0, str(ROOT / "tests"))
+        sys.path.insert(0, str(ROOT / "tests" / "importers"))
         from test_functions import PENDULUM
         model = tmp_path / "P.mo"
         model.write_text(PENDULUM)
