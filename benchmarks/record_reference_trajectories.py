@@ -119,6 +119,11 @@ def read_csv(path: Path) -> tuple[list[str], list[list[float]]]:
     return head.split(","), [[float(x) for x in r.split(",")] for r in rows]
 
 
+def portable(message: str) -> str:
+    """``message`` with the checkout's path left out (paths relative to the repository)."""
+    return message.replace(f"{ROOT}/", "")
+
+
 def record_one(key: str, out: Path) -> dict:
     """Analyse, export (per-mode) and simulate model ``key``; its manifest entry."""
     from mdae_fmu import api
@@ -128,7 +133,7 @@ def record_one(key: str, out: Path) -> dict:
     try:
         model = api.load(path)
     except MdaeError as e:
-        return entry | {"verdict": "unreadable", "message": str(e).splitlines()[0]}
+        return entry | {"verdict": "unreadable", "message": portable(str(e).splitlines()[0])}
     stop = horizon(key, model)
     entry |= {"stop": stop, "grid": GRID, "rtol": RTOL, "input": key in _signals()}
     with tempfile.TemporaryDirectory(prefix="mdae_reftraj_") as tmp:
@@ -137,7 +142,7 @@ def record_one(key: str, out: Path) -> dict:
             api.export_fmu(model, fmu, fmi_type="both", implicit=False, progress=False,
                            default_experiment={"stopTime": stop, "tolerance": RTOL})
         except ModelRejected as e:
-            return entry | {"verdict": "rejected", "message": str(e)[:MESSAGE]}
+            return entry | {"verdict": "rejected", "message": portable(str(e))[:MESSAGE]}
         entry["verdict"] = "accepted"
         names = recorded_names(fmu)
         entry["columns"] = names
