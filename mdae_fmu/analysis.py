@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
 from .implicit.schedule import GuardedSchedule
+from .importers.connection_sets import connection_defects
 from .ir import Model
 from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
 from .modes.delay import delay_same_instant_guards
@@ -118,7 +119,7 @@ class Analysis:
         """Rejection diagnostics followed by warnings (``W-...``), one string each."""
         out = list(self.modes.messages) if self.modes is not None else []
         if self.rejection:
-            out.append(self.rejection)
+            out.extend(self.rejection.split("\n"))     # one diagnostic a line
         if self.automaton is not None:
             out.extend(self.automaton.messages)
         out.extend(self.init_warnings)
@@ -188,7 +189,10 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
     if progress is not None:
         progress("modes")
     if modes.exit_code != EXIT_OK:
-        return Analysis(model.name, modes, None)
+        # a defect of the model's connections named in its terms (Modelica 3.6 §9.3)
+        over = {e for m in modes.modes if not m.ok for e in m.over_equations}
+        defects = connection_defects(model, over)
+        return Analysis(model.name, modes, None, rejection="\n".join(defects) or None)
     # blocks singular for all values: converted (the analysis is then the converted model's)
     # or rejected, naming the dependency (mdae_fmu.structure.conversion)
     repair = convert_singular(model, modes)

@@ -51,11 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--implicit", action="store_true", default=None,
                    help="one guarded block schedule from the implicit analysis, local "
-                   "restarts (the default for multimode models but those with constraints "
-                   "on positions, and above 2^12 consistent modes; needs the 'modes' extra)")
+                   "restarts (the default for multimode models, and above 2^12 consistent "
+                   "modes; needs the 'modes' extra)")
     e.add_argument("--per-mode", dest="implicit", action="store_const", const=False,
-                   help="per-mode block schedules from the enumerated mode-change automaton "
-                   "(the guarded FMU's oracle; up to 2^12 consistent modes)")
+                   help="debugging: per-mode block schedules from the enumerated mode-change "
+                   "automaton (the guarded FMU's oracle; up to 2^12 consistent modes)")
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default=None,
                    help="default: me (C backend), cs (python backend)")
     e.add_argument("--backend", choices=("c", "python"), default="c",

@@ -27,21 +27,40 @@ def is_ours(md) -> bool:
     return re.fullmatch(r"mdae_fmu \d[\w.+-]*", md.generationTool or "") is not None
 
 
+def _mode_description(md) -> str:
+    """The description of our FMU's mode variable, "" when it has none."""
+    return next((v.description or "" for v in md.modelVariables if v.name == MODE_VARIABLE),
+                "")
+
+
 def modes(md) -> list[str]:
     """``["0 = [not g]", "1 = [g]"]``: the modes our FMU declares in the description of its
-    mode variable (empty for another tool's FMU or a single-mode model)."""
-    for v in md.modelVariables:
-        if v.name == MODE_VARIABLE and v.description:
-            text = v.description.split(":", 1)[-1]
-            return [m.strip() for m in re.split(r",\s*(?=\d+\s*=)", text) if m.strip()]
-    return []
+    mode variable after its colon (the per-mode FMU's mode numbers, the guarded FMU's guard
+    bits as a number, `mdae_fmu.codegen.guarded.mode_description`); empty for another tool's
+    FMU, a single-mode model or a guarded FMU with too many guards to list its modes."""
+    text = _mode_description(md)
+    if ":" not in text:
+        return []
+    text = text.split(":", 1)[1]
+    return [m.strip() for m in re.split(r",\s*(?=\d+\s*=)", text)
+            if re.match(r"\s*\d+\s*=", m)]
+
+
+def mode_count(md) -> int:
+    """The number of modes of our FMU: those listed, else the count its mode variable's
+    description gives (``4096 modes``), else 1."""
+    listed = modes(md)
+    if listed:
+        return len(listed)
+    found = re.search(r"\b(\d+) modes\b", _mode_description(md))
+    return int(found.group(1)) if found else 1
 
 
 def ours_section(md) -> list[str]:
     """The lines on our FMU's multimode structure (module docstring)."""
     lines = ["", "Multimode structure (mdae_fmu)", ""]
     listed = modes(md)
-    lines.append(f"  Modes              {len(listed) or 1}")
+    lines.append(f"  Modes              {mode_count(md)}")
     for m in listed[:MAX_MODES]:
         lines.append(f"    {m}")
     if len(listed) > MAX_MODES:
@@ -92,4 +111,4 @@ def add_parser(sub) -> None:
     i.add_argument("fmu", help="an .fmu")
 
 
-__all__ = ["info_text", "info_command", "add_parser", "modes", "is_ours"]
+__all__ = ["info_text", "info_command", "add_parser", "modes", "mode_count", "is_ours"]

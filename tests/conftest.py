@@ -90,6 +90,7 @@ QUICK_MODULES = frozenset({
     "test_builtin_named_args.py", "test_clocked_refusal.py", "test_codegen_blocks.py",
     "test_docs.py", "test_fast_parser.py", "test_flat_modelica.py", "test_fmu_archive.py",
     "test_guard_pruning.py", "test_implicit_analysis.py", "test_import_fuzz.py",
+    "test_input_bindings.py", "test_connection_sets.py",
     "test_impulse_standardize.py", "test_ir.py", "test_keyed_order.py", "test_lalr_driver.py",
     "test_layers.py", "test_model_packages.py", "test_modes_automaton.py",
     "test_modes_enumeration.py", "test_modes_reference.py", "test_modes_runs.py",

@@ -67,6 +67,8 @@ class GuardedBlock:
     delta: Any = None        # the restart without closed form, by the delta-scheme
     #                          (`mdae_fmu.implicit.schedule.DeltaRestart`)
     singular: tuple = ()     # factors of the restart's determinant (`BlockRows.singular`)
+    levels: tuple = ()       # the lower levels of its restart, solved first
+    #                          (`BlockRows.levels`: constraints on positions)
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,8 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
         _block_plan(v.block, table), v.formula,
         None if v.restart is None else _block_plan(v.restart, table), v.writes, v.reads,
         v.origin, v.merged, v.cons, v.sel, v.delta,
-        () if v.restart is None else v.restart.singular) for v in sched.variants)
+        () if v.restart is None else v.restart.singular,
+        () if v.restart is None else v.restart.levels) for v in sched.variants)
     proxy_slots = {}
     for sym in sched.proxies + sched.rproxies:
         proxy_slots[sym] = n_real
@@ -214,9 +217,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
     n_int = flag_slot + len(sched.flags)
     variables = list(union.variables)
     variables.append(FmiVariable(name, "Integer", mode_slot, "output", "discrete", "exact", 0,
-                                 "current mode: the guard bits as a number (bit k = guard k) "
-                                 "when there are at most 30 guards, else the count of mode "
-                                 "changes", kind=1))
+                                 mode_description(sched), kind=1))
     variables.extend(outputs)
     slots = dict(union.slots)
     slots.update({b: Slot("i", bits_slot + k, name=f"guard {k}") for k, b in enumerate(bits)})
@@ -255,6 +256,33 @@ def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
                        bits_slot, active_slot, left, impulse, extra, tuple(var_slots),
                        sched.n_modes, watched_relations(report, banded), banded, activity,
                        tuple(r for _, r in sched.flags))
+
+
+#: guards up to which the description of the mode variable lists the modes (2^12 valuations
+#: tested, as many modes as the explicit enumeration lists)
+MAX_LISTED_GUARDS = 12
+
+
+def mode_description(sched: GuardedSchedule) -> str:
+    """The description of the FMU's mode variable: what its value means and, with at most
+    `MAX_LISTED_GUARDS` guards, its consistent modes as the per-mode FMU lists its own,
+    ``N = [g1,not g2]`` with N the guard bits as a number (the modes of
+    `GuardedSchedule.modes`), after the one colon that ``mdae-fmu info`` reads
+    (`mdae_fmu.info.modes`); beyond, their number."""
+    ng = len(sched.guards)
+    if ng > 30:
+        return (f"current mode, the count of mode changes ({sched.n_modes} modes over {ng} "
+                f"guards, too many to number by their guard bits)")
+    head = "current mode, the guard bits as a number (bit k = guard k)"
+    if ng > MAX_LISTED_GUARDS:
+        return f"{head}, {sched.n_modes} modes"
+    legend = []
+    for number in range(1 << ng):
+        bits = [bool(number >> k & 1) for k in range(ng)]
+        if sched.table.holds(sched.modes, bits):
+            label = ",".join(n if b else f"not {n}" for n, b in zip(sched.guard_names, bits))
+            legend.append(f"{number} = [{label}]")
+    return f"{head}: " + ", ".join(legend)
 
 
 def _initial_consistency(sched: GuardedSchedule, active) -> tuple:
@@ -402,6 +430,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         rslots[sym] = Slot("r", slot, name=str(sym))
     rp = SlotPrinter(rslots, pr.schedule.relations, pr.schedule.functions, local=True)
     restarts: list[tuple[int, Any, list[str], list[str]]] = []
+    level_helpers: list[str] = []
     for k, gb in enumerate(plan.blocks):
         if gb.delta is not None:
             restarts.append((k, _delta_code(k, gb, rslots, pr.schedule), [], []))
@@ -415,9 +444,14 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         perm = max(perm, len(gb.restart.unknowns))
         sel = gb.sel.restart if gb.sel else ()
         checks = _singular_checks(gb, rp)
-        restarts.append((k, code, checks + _copies(sel, rslots, True),
+        helpers, steps = _level_code(k, gb.levels, rslots, rp)
+        for lv in gb.levels:
+            work = max(work, gauss_newton_work(len(lv.rows), len(lv.unknowns)))
+            perm = max(perm, len(lv.rows), len(lv.unknowns))
+        level_helpers.extend(helpers)
+        restarts.append((k, code, steps + checks + _copies(sel, rslots, True),
                          _copies(sel, rslots, False)))
-    files["model_restarts.c"] = _restarts_file(cm, restarts)
+    files["model_restarts.c"] = _restarts_file(cm, restarts, level_helpers)
     cons, n_rows = _consistency_context(plan, p)
     if n_rows:
         work = max(work, gauss_newton_work(n_rows, len(cm.states)))
@@ -558,12 +592,37 @@ def _delta_code(k: int, gb: GuardedBlock, rslots: dict, schedule_printer) -> str
     return "\n".join(lines)
 
 
-def _restarts_file(cm: CompiledModel, restarts) -> str:
+def _level_code(k: int, levels: tuple, rslots: dict, printer) -> tuple[list, list]:
+    """C of the lower ``levels`` of the restart of block variant k (`BlockRows.levels`,
+    `mdae_fmu.implicit.variants.restart_levels`): per level a residual function, and the
+    statements that solve it first in ``restart<k>``, by minimum-norm Gauss-Newton over the
+    level's unknowns (`mdae_gauss_newton`, as the projection onto consistency equations), to
+    rounding (1e-3 MDAE_PROJECT_TOL; a residual within MDAE_DRIFT_TOL is accepted) so that
+    the positions equal the standardized restart's closed form (Cup-and-Ball's radial
+    projection) to the last digits. ``(helper functions, statements)``."""
+    helpers, steps = [], []
+    for j, lv in enumerate(levels):
+        name = f"level{k}_{j}"
+        rows = "".join(f"    F[{i}] = {printer.doprint(e)};\n" for i, e in enumerate(lv.rows))
+        helpers.append(f"static int {name}(ModelInstance *inst, double *F)\n{{\n"
+                       f"    ModelData *d = &inst->d;\n    double *r = d->r;\n"
+                       f"    (void)d; (void)r;\n{rows}    return 0;\n}}\n")
+        slots = ", ".join(str(rslots[x].index) for x in lv.unknowns)
+        steps.append(f"    {{\n        static const int u[] = {{ {slots} }};\n"
+                     f"        if (mdae_gauss_newton(inst, {len(lv.rows)}, {len(lv.unknowns)}, "
+                     f"u, {name}, 1e-3 * MDAE_PROJECT_TOL, MDAE_DRIFT_TOL, 20, "
+                     f"{c_string(lv.label)})) return 1;\n    }}")
+    return helpers, steps
+
+
+def _restarts_file(cm: CompiledModel, restarts, helpers: list[str]) -> str:
     """One function per block variant's restart and the dispatcher
-    ``mdae_restart_block(inst, k)`` (0: done; 1: failed)."""
+    ``mdae_restart_block(inst, k)`` (0: done; 1: failed); ``helpers``: functions the
+    restarts call (the residuals of their levels, `_level_code`)."""
     parts = [f"/* mdae_fmu generated restarts of the block variants of model "
              f"{c_comment(cm.name)} (do not edit; mdae_fmu.codegen.guarded). */",
-             "#include <math.h>", "#include <string.h>", "", '#include "mdae_model.h"', ""]
+             "#include <math.h>", "#include <string.h>", "", '#include "mdae_model.h"', "",
+             *helpers]
     for k, code, before, after in restarts:
         if isinstance(code, str):       # a delta-scheme restart (`_delta_code`), whole
             parts.append(code)

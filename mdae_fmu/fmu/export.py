@@ -77,9 +77,9 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     (stage names on a terminal), or False for silence. ``implicit``: True for the guarded
     schedule of the analysis (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 17), False
     for the per-mode schedules; None (default) takes the guarded schedule where
-    `guarded_by_default` says so (every multimode model but those with a constraint on
-    positions) and always beyond the explicit enumeration (the analysis then has no other),
-    the per-mode schedules otherwise (docs/multimode-fmu.md, "The guarded schedule").
+    `guarded_by_default` says so (every model whose analysis built one) and always beyond
+    the explicit enumeration (the analysis then has no other), the per-mode schedules
+    otherwise (docs/multimode-fmu.md, "The guarded schedule").
     ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
     ``analysis`` keeps the choice it was made with.
     ``on_warning``: called with each warning of the analysis (``W-CODE: message``,
@@ -137,15 +137,14 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
 
 def guarded_by_default(analysis) -> bool:
     """Whether ``export`` without ``implicit`` generates the guarded schedule of an analysis
-    that also has the per-mode schedules (issue 26): every multimode model with a guarded
-    schedule, unless an equation has offset c >= 2 in some mode (a constraint on positions,
-    Cup-and-Ball's rope). There the two FMUs enter the constraint differently at a mode change
-    (the per-mode restart moves the positions first, the guarded one projects positions and
-    velocities together) and differ by the event-location error (docs/multimode-fmu.md, "The
-    guarded schedule"), so the per-mode FMU, the reference of the papers' results, stays the
-    default. Single-mode models keep their per-mode schedule (one mode: the same blocks)."""
-    sched = analysis.guarded
-    return sched is not None and sched.max_offset <= 1
+    that also has the per-mode schedules (issue 26): every model with a guarded schedule,
+    Cup-and-Ball's rope (a constraint on positions, offset c >= 2) included, whose restart
+    solves the positions first, then the velocities at the new positions, as the per-mode
+    restart does (`mdae_fmu.implicit.variants.restart_levels`; docs/multimode-fmu.md, "The
+    guarded schedule"). The analysis builds no schedule for a single-mode model, which keeps
+    its per-mode schedule (one mode: the same blocks), nor for a multimode model the schedule
+    cannot hold (`Analysis.guarded_refusal`), which is exported per mode."""
+    return analysis.guarded is not None
 
 
 #: The one variable of the FMU of a model that has none (FMI 2.0 requires a ScalarVariable).

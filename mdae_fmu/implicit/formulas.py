@@ -11,7 +11,7 @@ guard equals its definition, a composite guard (and/or) equals the formula of it
 relations on one expression (``x > 0``, ``x > 1``) take only value combinations that some real
 number satisfies.
 
-``dd`` (pure-Python ``dd.autoref``) is an optional dependency: ``pip install mdae-fmu[modes]``.
+``dd`` (pure-Python ``dd.autoref``) is a dependency of the package (docs/decisions.md §9).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..structure.valuations import NEGATED, feasible, is_composite, number_value
 from ..structure.printing import expr_text
 
 MISSING_DD = ("the implicit multimode analysis needs the 'dd' package (binary decision "
-              "diagrams): pip install 'mdae-fmu[modes]'")
+              "diagrams): pip install dd")
 
 # relations on one expression with at most this many distinct atoms get their exact
 # feasibility table; larger groups only exclude infeasible pairs (sound, 1-D Helly for the

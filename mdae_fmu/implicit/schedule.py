@@ -23,8 +23,12 @@ derivative ``x^(d)`` (d >= 1) by ``(X+ - X-)/h`` with X = x^(d-1) the state it i
 algebraic unknown ``z`` by ``ζ_z/h`` (ζ_z: its integral over the instant, the impulse). An
 equation of offset c = 0 is multiplied by h and h -> 0 taken (its bounded terms integrate to
 nothing over the instant); an equation of offset c >= 1 is taken at order c - 1 (the
-consistency equation, which the right limits satisfy). Outside the block, the jump of a state
-``Y+ - Y-`` already restarted and the impulse ζ_y of an algebraic variable enter the same way.
+consistency equation, which the right limits satisfy); the lower orders 0 .. c - 2 of such an
+equation are solved first, level by level, for the instances they read at the highest order
+(the positions first when c = 2: the standardized restart at shift level, then at jet level,
+docs/theory.md §9.6), so that the restart rows read the new positions. Outside the block,
+the jump of a state ``Y+ - Y-`` already restarted and the impulse ζ_y of an algebraic variable
+enter the same way.
 The result is square, with the block's Jacobian, so it is solvable exactly when the block is;
 a block whose equations are not affine in the 1/h terms (the limit does not exist) is rejected.
 """
@@ -81,6 +85,12 @@ class BlockRows:
     #: the magnitudes of their terms, ``(text, D, scale)``; ``|D| <= 1e-13 scale`` at run time
     #: means the restart system is numerically singular (docs/multimode-fmu.md, "Failures")
     singular: tuple = ()
+    #: for a restart whose block has an equation of offset c >= 2 (a constraint on positions):
+    #: the lower levels of the standardized restart, solved in order before ``rows``
+    #: (`mdae_fmu.implicit.variants.restart_levels`), each a `BlockRows` whose rows (the
+    #: consistency equations of order j) move its unknowns (the instances they read at the
+    #: highest order) by minimum norm
+    levels: tuple = ()
 
     def symbols(self) -> frozenset:
         """The sympy symbols the rows read."""
@@ -162,9 +172,9 @@ class GuardedSchedule:
     outputs; ``initial``: the guard values of the initial mode (from the start values, as
     `mdae_fmu.modes.normalize.MultimodeSystem.initial_mode`), whose consistency equations
     join the initial system, or None when some are not known; ``max_offset``: the highest
-    equation offset c of the analysis in a regular mode (2 or more: a constraint on positions
-    whose restart the guarded and the per-mode FMU enter differently,
-    docs/multimode-fmu.md, "The guarded schedule")."""
+    equation offset c of the analysis in a regular mode (2 or more: a constraint on positions,
+    whose restarts have levels, `BlockRows.levels`); ``modes``: the formula (a node of
+    ``table``) of the consistent modes, which the FMU lists (`mdae_fmu.codegen.guarded`)."""
     model_name: str
     guards: tuple[E.Expr, ...]
     guard_names: tuple[str, ...]
@@ -182,3 +192,4 @@ class GuardedSchedule:
     impulse_outputs: tuple[str, ...] = ()
     initial: tuple[bool, ...] | None = None
     max_offset: int = 0
+    modes: int = -1

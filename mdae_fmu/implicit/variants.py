@@ -236,9 +236,10 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     check_literal_reinits(model, variants, tuple(cols), xleft, zeta, space)
     flags = list(ctx.flags.values())
     ft, roots = formula_table(bdd, space, [v[0] for v in variants]
-                              + [f for _, f in cond_states] + [f for _, f in flags])
+                              + [f for _, f in cond_states] + [f for _, f in flags]
+                              + [regular])
     state_roots = roots[len(variants):len(variants) + len(cond_states)]
-    flag_roots = roots[len(variants) + len(cond_states):]
+    flag_roots = roots[len(variants) + len(cond_states):-1]
     out = tuple(GuardedVariant(formula=r, block=p, writes=w, reads=rd, origin=o, merged=mg,
                                cons=cons, sel=sel,
                                restart=None if isinstance(rs, DeltaRestart) else rs,
@@ -252,7 +253,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         flags=tuple((sym, r) for (sym, _), r in zip(flags, flag_roots)),
         proxies=tuple(ctx.proxies), rproxies=tuple(ctx.rproxies), n_modes=ia.n_modes,
         impulse_outputs=impulse_outputs(out, tuple(cols), xleft, zeta),
-        initial=_initial_bits(space, initial),
+        initial=_initial_bits(space, initial), modes=roots[-1],
         max_offset=max((v for case in ia.c for v, f in case.items() if f & regular != F),
                        default=0))
 
@@ -458,8 +459,35 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
             return plan, restart, tuple(writes), tuple(sorted(reads)), cons
         rows.append(g0)
     restart = BlockRows(f"restart {label}", tuple(r_unknowns), tuple(rows),
-                        singular=restart_singularities(rows, r_unknowns))
+                        singular=restart_singularities(rows, r_unknowns),
+                        levels=restart_levels(eqs, c, lower, table, cb.unknowns, dval, label))
     return plan, restart, tuple(writes), tuple(sorted(reads)), cons
+
+
+def restart_levels(eqs, c: dict, lower: dict, table, unknowns, dval: dict,
+                   label: str) -> tuple[BlockRows, ...]:
+    """The lower levels of the standardized restart of a block with equations of offset
+    c >= 2 (docs/theory.md §9.6; docs/decisions.md §8, "Levels"): level j (0 <= j <= c - 2)
+    holds the consistency equations of order j of those equations, solved for the instances
+    of the block's variables they read at the highest order, the others kept. For
+    Cup-and-Ball's rope (c = 2) level 0 is ``L^2 - x^2 - y^2 = 0`` in ``x, y``: the position
+    moves first (at shift level, the velocities carried over; its minimum-norm solution is
+    the radial projection, the root nearest the left limits), then the restart rows give the
+    velocities at the new position (jet level), as the enumerated analysis composes its two
+    instants. Empty when every offset is at most 1."""
+    top = max((c[e] for e in eqs), default=0)
+    out = []
+    for j in range(top - 1):
+        rows = tuple(lower[(e, j)] for e in eqs if c[e] >= j + 2)
+        high: dict[str, int] = {}
+        for r in rows:
+            for n, k in table.instances(r):
+                if n in unknowns and k < dval[n]:
+                    high[n] = max(high.get(n, -1), k)
+        xs = tuple(table.sym(n, high[n]) for n in unknowns if n in high)
+        if xs:
+            out.append(BlockRows(f"level {j} of restart {label}", xs, rows))
+    return tuple(out)
 
 
 #: restarts with more unknowns than this are not given a determinant (its symbolic size)

@@ -1537,7 +1537,6 @@ class _ModelBuilder:
         self.assertions: list[Assertion] = []
         self.reinits: list[Reinit] = []
         self.assigned: dict[str, SourceLoc] = {}
-        self.input_bindings: list[tuple[str, object, SourceLoc]] = []
         self.needs_lowering = False     # an undeclared name or a lone `x[3]` (`_Relower`)
         self.experiment: tuple = ()
         self.tuple_calls: list = []                # (function, outputs used, where)
@@ -1590,12 +1589,20 @@ class _ModelBuilder:
             variability = "continuous" if d.type_name == "Real" else "discrete"
         if variability == "parameter":
             causality = "parameter"
-        if causality == "input" and d.binding is not None and "." in d.name:
-            # a component's input bound by a modifier, `c(u = 2*x)`, which OpenModelica prints
-            # `input Real c.u = 2*x` (MSL 4 RollingWheel): only the top-level model's inputs
-            # are inputs of the simulated model, so the binding is an equation
+        if causality == "input" and d.binding is not None:
+            # an input with a binding is no input of the simulated model: its binding is an
+            # equation (Modelica 3.6 §4.7 counts as knowns only the top-level inputs without
+            # binding equations; OpenModelica prints TopLevelInputs2's `input Real x = ...`
+            # as `Real x` with the equation and a notification). A component's input bound by
+            # a modifier, `c(u = 2*x)`, printed `input Real c.u = 2*x` (MSL 4 RollingWheel),
+            # is the same case. A `start` modifier stays its start value.
             causality = "local"
         causality = explicit.get("causality", causality)
+        if causality == "input" and d.binding is not None \
+                and variability not in ("parameter", "constant"):
+            self.err(loc, f"input '{d.name}' has a binding: a variable with a binding "
+                          "equation is computed, no host sets it; drop causality=\"input\" "
+                          "or the binding (a default value for the host is its start)")
         seen = {}
         for mname, value, mloc, nested in d.modifiers:
             if mname == "StateSelect":
@@ -1641,15 +1648,6 @@ class _ModelBuilder:
         if d.binding is not None:
             if variability in ("parameter", "constant"):
                 binding = cast(E.Expr, d.binding)
-            elif causality == "input":
-                # a top-level input's binding is its value while no host sets it (its start
-                # value), as in OpenModelica, not an equation (docs/importers.md)
-                if "start" in kw:
-                    self.err(loc, f"input '{d.name}' has both a start value and a binding: the "
-                                  "binding is its start value (its value while no host sets "
-                                  "it); give only one")
-                kw["start"] = d.binding
-                self.input_bindings.append((d.name, d.binding, loc))
             else:
                 self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
         enum = self.ctx.enum_vars.get(d.name) if self.ctx.enum_vars else None
@@ -1984,13 +1982,6 @@ class _ModelBuilder:
                 self.err(r.loc, f"reinit of '{r.var}', which is not a state (der({r.var}) "
                                 "appears in no equation)")
         variability = {v.name: v.variability for v in self.variables}
-        for name, value, loc in self.input_bindings:
-            other = sorted(n for n in E.refs(value)
-                           if variability.get(n) not in ("parameter", "constant"))
-            if other:
-                self.err(loc, f"the binding of input '{name}' reads '{other[0]}': the binding "
-                              "of an input is its start value (its value while no host sets "
-                              "it), so it can only read parameters and constants")
         for name, loc in self.assigned.items():
             if name not in self.declared:
                 self.err(loc, f"assignment to undeclared variable '{name}'", 1)

@@ -151,6 +151,7 @@ FIELD_TYPES: dict[tuple[type, str], object] = {
     (BlockRows, "unknowns"): tuple[sp.Symbol, ...],
     (BlockRows, "rows"): tuple[sp.Expr, ...],
     (BlockRows, "singular"): tuple[tuple[str, sp.Expr, sp.Expr], ...],
+    (BlockRows, "levels"): tuple[BlockRows, ...],
     (DeltaRestart, "z"): tuple[sp.Symbol, ...],
     (DeltaRestart, "equations"): tuple[sp.Expr, ...],
     (DeltaRestart, "jacobian"): tuple[tuple[int, int, sp.Expr], ...],

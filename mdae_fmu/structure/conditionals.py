@@ -239,7 +239,8 @@ def _classify(model: Model, equations: tuple[Equation, ...], unknowns: frozenset
                 _refuse_no_event(a, eq, _INCIDENCE, _SAME_INCIDENCE)
             elif _under_no_event(a):
                 deferred.refusals.setdefault(a, eq)
-            structural.setdefault(a, (eq.id, _INCIDENCE))
+            structural.setdefault(a, (eq.id, "selects branches that differ in incidence or "
+                                                  "differentiation orders"))
             by_incidence.setdefault(a, None)
         for a in ns:
             candidates.setdefault(a, None)

@@ -42,6 +42,12 @@ converts each identically singular diagonal block) [R]:
   variable y_j defined by the added equation y_j = x_j − (v_j/v_l) x_l^(d_l − d_j). The
   block's equations then no longer contain x_l's leading derivative (its coefficient is
   (J v)_i / v_l = 0); y_j is the common subexpression (a + b above).
+* **nonlinear expression substitution** (docs/theory.md §4.9), when the null space of J is one
+  direction v that depends on the unknowns: a subexpression φ of the block's equations that
+  is constant along v (∇φ·v = 0) and linear in one x_l of M becomes the new variable y = φ,
+  and x_l is written (y − b)/a (φ = a x_l + b) in the block's equations. Tan-Nedialkov-Pryce's
+  modified pendulum needs it after its linear combination: the block then reads x2, x3
+  through x2 sin x3 only, with v = (x2 cos x3, −sin x3).
 
 Otherwise, and when the combination contains no unknown at all (redundant or inconsistent
 equations), the model is rejected at analysis time naming the equations, their lines and the
@@ -84,6 +90,8 @@ MAX_SAMPLED_BLOCK = 500
 #: Largest block whose null space sympy computes symbolically (a suspect with no constant
 #: null vector); larger ones are rejected when confirmed singular, never converted.
 MAX_SYMBOLIC_BLOCK = 8
+#: Candidate common subexpressions tried by the nonlinear expression substitution.
+MAX_SUBEXPRESSIONS = 200
 _SEEDS = (24, 2417)
 
 
@@ -388,13 +396,18 @@ def _is_zero(e: sp.Expr) -> bool:
         return False
 
 
-def _symbolic_left_null(J: sp.Matrix) -> list[sp.Expr] | None:
-    """A left null vector of a small symbolic J (sympy), or None."""
+def _symbolic_null(J: sp.Matrix, left: bool) -> list[sp.Expr] | None:
+    """A left (uᵀJ = 0) or right (J v = 0) null vector of a small symbolic J (sympy), or
+    None. A right one only when the null space is one direction (the expression
+    substitution reads the direction, not a basis)."""
     try:
-        basis = _exact_matrix(J).T.nullspace(simplify=True)
+        M = _exact_matrix(J)
+        basis = (M.T if left else M).nullspace(simplify=True)
     except (TypeError, ValueError, ZeroDivisionError, RecursionError):
         return None
-    return [sp.simplify(x) for x in basis[0]] if basis else None
+    if not basis or (not left and len(basis) > 1):
+        return None
+    return [sp.simplify(x) for x in basis[0]]
 
 
 def _exact_matrix(J: sp.Matrix) -> sp.Matrix:
@@ -606,6 +619,161 @@ def _start_of(model: Model, name: str, lname: str, ratio: sp.Expr, order: int) -
     return E.Const(a - float(ratio) * b)
 
 
+def _common_subexpressions(table: SymbolTable, residuals: Sequence[sp.Expr],
+                           names: set[str]) -> list[sp.Expr]:
+    """The candidates φ of the nonlinear expression substitution: the subexpressions of the
+    block's residuals that read two or more of ``names`` and no derivative, and, for each
+    product, the product of its factors that read ``names`` with their exponents divided by
+    their greatest common divisor (x2*sin(x3) from x2^2*sin(x3)^2 and from
+    1/(x2*sin(x3))). At most `MAX_SUBEXPRESSIONS`, simplest first."""
+    seen: set[sp.Expr] = set()
+    out: list[sp.Expr] = []
+
+    def consider(phi: sp.Expr) -> None:
+        if phi in seen or len(out) >= MAX_SUBEXPRESSIONS:
+            return
+        seen.add(phi)
+        inst = table.instances(phi)
+        if all(k == 0 for _, k in inst) and len({n for n, _ in inst} & names) >= 2:
+            out.append(phi)
+
+    for f in residuals:
+        for visited, node in enumerate(sp.preorder_traversal(f)):
+            if visited >= 20 * MAX_SUBEXPRESSIONS:
+                break
+            if node.is_Atom:
+                continue
+            consider(node)
+            if not node.is_Mul:
+                continue
+            pairs = [a.as_base_exp() for a in node.args
+                     if {n for n, _ in table.instances(a)} & names]
+            if len(pairs) >= 2 and all(e.is_Integer for _, e in pairs):
+                g = 0
+                for _, e in pairs:
+                    g = sp.igcd(g, abs(int(e)))
+                g = -g if pairs[0][1] < 0 else g
+                consider(sp.Mul(*(b ** (e / g) for b, e in pairs)))
+    return sorted(out, key=sp.count_ops)
+
+
+def _nonlinear_substitution(model: Model, finding: _Finding, v: Sequence[sp.Expr],
+                            table: SymbolTable) -> tuple[_Rewrite, Conversion]:
+    """The expression substitution with a right null vector ``v`` that depends on the
+    unknowns (docs/theory.md §4.9): the block reads the unknowns of M = {j : v_j ≠ 0} through
+    a common subexpression φ that is constant along v (∇φ·v = 0, φ reading no derivative).
+    With φ = a·x_l + b linear in one x_l of M (a ≠ 0, a and b free of x_l), the new variable
+    y = φ is defined by the added equation y = φ, and every x_l^(k) of the block's equations
+    becomes the k-th total derivative of (y − b)/a: an equivalent system wherever a ≠ 0.
+    The conversion is kept only if, after it, the leading derivative of another unknown x_m
+    of M has left every equation of the block (the column of x_m in J was a combination of
+    the others along v; it is now zero), so that the Σ-method sees less than before."""
+    system = finding.block
+    cols = system.columns
+    support = [j for j, x in enumerate(v) if not _is_zero(x)]
+    if len(support) < 2:
+        raise _NotApplicable
+    names = {cols[j][0] for j in support}
+    residuals = [_exact(table.to_sympy(r)) for r in system.residuals]
+    for phi in _common_subexpressions(table, residuals, names):
+        grad = [sp.diff(phi, table.sym(name, 0)) for name, _ in cols]
+        read = [j for j in support if grad[j] != 0]
+        if len(read) < 2 or not _is_zero(sum((g * x for g, x in zip(grad, v) if g != 0),
+                                             sp.Integer(0))):
+            continue
+        for lead in read:
+            try:
+                return _substitute(model, finding, table, residuals, phi, lead,
+                                   [j for j in support if j != lead])
+            except _NotApplicable:
+                continue
+    raise _NotApplicable
+
+
+def _substitute(model: Model, finding: _Finding, table: SymbolTable,
+                residuals: Sequence[sp.Expr], phi: sp.Expr, lead: int,
+                others: Sequence[int]) -> tuple[_Rewrite, Conversion]:
+    """`_nonlinear_substitution` eliminating x_l (column ``lead``) with y = ``phi``; raises
+    `_NotApplicable` unless the leading derivative of some x_m, m in ``others``, leaves every
+    equation of the block."""
+    system = finding.block
+    lname = system.columns[lead][0]
+    xl = table.sym(lname, 0)
+    a = sp.diff(phi, xl)
+    if a == 0 or xl in a.free_symbols:
+        raise _NotApplicable            # φ is not linear in x_l
+    b = _cancel(phi - a * xl, {xl})
+    if b is None:
+        raise _NotApplicable
+    new_name = _fresh({var.name for var in model.variables}, "_es")
+    top = max((k for f in residuals for n, k in table.instances(f) if n == lname), default=0)
+    solved = successive_derivatives(table, (table.sym(new_name, 0) - b) / a, top)
+    subst = {table.sym(lname, k): solved[k] for k in range(top + 1)}
+    replaced = [f.xreplace(subst) for f in residuals]
+    for m in others:
+        mname, dm = system.columns[m]
+        rewritten: dict[str, E.Expr] = {}
+        for i, f in enumerate(replaced):
+            c = system.offsets[i]
+            new = _cancel(f, {table.sym(mname, dm - c)} if dm >= c else set())
+            if new is None:
+                break
+            if residuals[i] != new:
+                try:
+                    rewritten[system.equations[i]] = from_sympy(table, new)
+                except ValueError:
+                    break
+        else:
+            return _substitution_rewrite(model, finding, table, phi, new_name, rewritten)
+    raise _NotApplicable
+
+
+def _substitution_rewrite(model: Model, finding: _Finding, table: SymbolTable, phi: sp.Expr,
+                          new_name: str, rewritten: Mapping[str, E.Expr]
+                          ) -> tuple[_Rewrite, Conversion]:
+    """The rewrite and report of a nonlinear expression substitution: the new variable
+    ``new_name`` = ``phi``, its defining equation and the block's rewritten equations."""
+    system = finding.block
+    definition = from_sympy(table, phi)
+    text = expr_text(definition)
+    eq_id = _fresh({eq.id for eq in model.equations}, "e", start=len(model.equations) + 1)
+    anchor = finding.equations[0]
+    equation = Equation(eq_id, E.BinOp("-", E.Ref(new_name), definition), (), anchor.loc)
+    variable = Variable(name=new_name,
+                        description=f"{text} (expression substitution, docs/structure.md)",
+                        start=_start_value(model, table, phi))
+    conv = Conversion(mode=finding.mode.name, method="expression substitution",
+                      block=system.equations, unknowns=_lead_texts(system), combination=text,
+                      result="; ".join(f"{i}: {expr_text(r)}" for i, r in rewritten.items()),
+                      new_variables=(new_name,), new_equations=(eq_id,),
+                      lines=tuple(_where(eq) for eq in finding.equations))
+    return _Rewrite(rewritten, system.equations, (equation,), (variable,)), conv
+
+
+def _start_value(model: Model, table: SymbolTable, phi: sp.Expr) -> E.Expr | None:
+    """φ at the start values of the unknowns it reads (0 for one without) and the values of
+    the parameters, when all are numbers (a guess for the solver; otherwise none)."""
+    values: dict[sp.Basic, sp.Expr] = {}
+    for s in phi.free_symbols:
+        inst = table.instance(s)
+        name = inst[0] if inst is not None else s.name
+        var = model.var(name) if name in model.var_index else None
+        if var is None:
+            return None
+        given = var.start if var.is_unknown else (var.binding or var.start)
+        if given is None and var.is_unknown:
+            values[s] = sp.Integer(0)
+        elif isinstance(given, E.Const) and type(given.value) in (int, float):
+            values[s] = sp.Float(given.value)
+        else:
+            return None
+    try:
+        value = complex(phi.xreplace(values).evalf())
+    except (TypeError, ValueError):
+        return None
+    return E.Const(value.real) if value.imag == 0 and np.isfinite(value.real) else None
+
+
 # --- the driver -----------------------------------------------------------------------------
 
 def _apply(model: Model, finding: _Finding, rewrite: _Rewrite) -> Model:
@@ -675,7 +843,7 @@ def _convert(model: Model, finding: _Finding) -> tuple[Model, Conversion] | None
                for j in range(J.cols)):
             candidates.append(u)
     if not candidates and len(system.columns) <= MAX_SYMBOLIC_BLOCK:
-        u_sym = _symbolic_left_null(J)
+        u_sym = _symbolic_null(J, left=True)
         if u_sym is not None:
             candidates.append(u_sym)
     for u in candidates:
@@ -694,7 +862,16 @@ def _convert(model: Model, finding: _Finding) -> tuple[Model, Conversion] | None
                 return _apply(model, finding, rewrite), conv
             except _NotApplicable:
                 pass
-    if candidates or v_const is not None or _confirmed_singular(J):
+    # J is confirmed singular when a left null vector was found: its right null space too
+    v_sym = _symbolic_null(J, left=False) \
+        if candidates and len(system.columns) <= MAX_SYMBOLIC_BLOCK else None
+    if v_sym is not None:
+        try:
+            rewrite, conv = _nonlinear_substitution(model, finding, v_sym, table)
+            return _apply(model, finding, rewrite), conv
+        except _NotApplicable:
+            pass
+    if candidates or v_const is not None or v_sym is not None or _confirmed_singular(J):
         raise _Rejected(f"{head}; neither a linear combination nor an expression "
                         "substitution (Tan-Nedialkov-Pryce) removes the dependency")
     return None

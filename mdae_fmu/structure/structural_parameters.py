@@ -59,7 +59,94 @@ class FixedStructure:
 
 def fix_structural_parameters(model: Model) -> FixedStructure:
     """Evaluate the structural conditions that read only parameters and constants, and make
-    the parameters they read constants (module docstring)."""
+    the parameters they read constants (module docstring). A variable bound to parameters by
+    an equation (`parameter_bound_variables`: ``Real b2 = 0.5*b``) counts as a parameter
+    when such a condition reads it: it becomes a constant too and its equation goes."""
+    plain = _fix_parameters(model)
+    bound = parameter_bound_variables(model)
+    if not bound:
+        return plain
+    trial = _fix_parameters(_promoted(model, bound))
+    used = {p.name for p in trial.parameters} & bound.keys()
+    if not used:
+        return plain
+    return _fix_parameters(_promoted(model, {n: bound[n] for n in used}))
+
+
+#: calls whose value depends on the instant, not only on their arguments
+_INSTANT_CALLS = frozenset({"pre", "edge", "change", "sample", "initial", "terminal",
+                            "noEvent", "smooth", "delay", "random"})
+
+
+def parameter_bound_variables(model: Model) -> dict[str, tuple[str, E.Expr]]:
+    """The time-varying variables that an unguarded equation ``v = f(...)`` binds to
+    parameters and constants only (directly or through other such variables), as
+    ``name -> (equation id, f)``: their value cannot change in time, so a condition on them
+    is a condition on parameters (docs/decisions.md §17). Excluded: inputs, states (``der(v)``
+    occurs), variables a when-clause assigns or reinits, equations reading ``time``, a
+    derivative or an operator of the instant (`_INSTANT_CALLS`)."""
+    fixed = {v.name for v in model.variables if v.variability in ("parameter", "constant")}
+    candidates = {v.name for v in model.variables if v.is_unknown}
+    if not candidates:
+        return {}
+    for eq in model.equations:
+        for node in E.walk(eq.residual):
+            if isinstance(node, E.Der):
+                candidates -= E.refs(node)
+    for w in model.whens:
+        for br in w.branches:
+            for act in br.actions:
+                target = getattr(act, "var", None)
+                if target is not None:
+                    candidates.discard(target)
+    defs: dict[str, list[tuple[str, E.Expr]]] = {}
+    for eq in model.equations:
+        if eq.guard:
+            continue
+        split = _defined_by(eq.residual, candidates)
+        if split is not None:
+            defs.setdefault(split[0], []).append((eq.id, split[1]))
+    single = {n: d[0] for n, d in defs.items() if len(d) == 1}
+    bound: dict[str, tuple[str, E.Expr]] = {}
+    changed = True
+    while changed:              # at most len(single) rounds: each adds a variable or stops
+        changed = False
+        for name, (eq_id, rhs) in single.items():
+            if name not in bound and E.refs(rhs) <= fixed | bound.keys():
+                bound[name] = (eq_id, rhs)
+                changed = True
+    return bound
+
+
+def _defined_by(residual: E.Expr, candidates: set[str]) -> tuple[str, E.Expr] | None:
+    """``(v, f)`` when ``residual`` is ``v - f`` or ``f - v`` (or ``v`` alone: f = 0) with v a
+    candidate that f does not read, and f free of time, derivatives and instant operators."""
+    if isinstance(residual, E.Ref):
+        return (residual.name, E.Const(0.0)) if residual.name in candidates else None
+    if not (isinstance(residual, E.BinOp) and residual.op == "-"):
+        return None
+    for v, f in ((residual.left, residual.right), (residual.right, residual.left)):
+        if isinstance(v, E.Ref) and v.name in candidates and v.name not in E.refs(f):
+            if not any(isinstance(n, (E.Der, E.Time)) or
+                       (isinstance(n, E.Call) and n.func in _INSTANT_CALLS)
+                       for n in E.walk(f)):
+                return v.name, f
+    return None
+
+
+def _promoted(model: Model, bound: dict[str, tuple[str, E.Expr]]) -> Model:
+    """``model`` with the ``bound`` variables made parameters bound to their value and their
+    equations removed."""
+    gone = {eq_id for eq_id, _ in bound.values()}
+    variables = tuple(replace(v, variability="parameter", causality="local", fixed=None,
+                              binding=bound[v.name][1]) if v.name in bound else v
+                      for v in model.variables)
+    return replace(model, variables=variables,
+                   equations=tuple(eq for eq in model.equations if eq.id not in gone))
+
+
+def _fix_parameters(model: Model) -> FixedStructure:
+    """`fix_structural_parameters` on the declared parameters and constants."""
     fixed_vars = {v.name: v for v in model.variables
                   if v.variability in ("parameter", "constant")}
     if not fixed_vars:

@@ -347,19 +347,25 @@ equation
 end WithInput;"""
 
 
-def test_input_binding_is_the_value_while_no_host_sets_it(tmp_path):
-    """``input Real u = 0.5*k`` (OpenModelica semantics, docs/importers.md): the binding is the
-    start value of u, not an equation; a host that sets u overrides it. x' = u, x(0) = 0."""
-    path = build(tmp_path, INPUT_MODEL.replace("input Real u(start = 1.0);",
-                                               "parameter Real k = 2;\n  input Real u = 0.5*k;"),
-                 "WithInput")
+def test_bound_top_level_input_is_computed_by_its_binding(tmp_path):
+    """``input Real u(start = 5) = k*time`` is the equation u = k t (Modelica 3.6 §4.7,
+    docs/importers.md), so u is a computed variable (causality local), not an FMU input; the
+    input without binding, w, is the only one. x' = u + w with w = 1: x = 3 t^2/2 + t, and
+    the output y = x follows it (closed form)."""
+    path = build(tmp_path, INPUT_MODEL.replace(
+        "input Real u(start = 1.0);", "parameter Real k = 3;\n  input Real u(start = 5) = k*time;"
+        "\n  input Real w(start = 0);\n  output Real y;").replace(
+        "der(x) = u;", "der(x) = u + w;\n  y = x;"), "WithInput")
+    assert validate_fmu(str(path)) == []
     md = read_model_description(str(path))
-    u = next(v for v in md.modelVariables if v.name == "u")
-    assert u.causality == "input" and float(u.start) == 1.0
-    r = simulate_fmu(str(path), stop_time=1.0, output=["x"])
-    assert abs(r["x"][-1] - 1.0) < 1e-9
-    r = simulate_fmu(str(path), stop_time=1.0, output=["x"], start_values={"u": 3.0})
-    assert abs(r["x"][-1] - 3.0) < 1e-9
+    causality = {v.name: v.causality for v in md.modelVariables}
+    assert causality["u"] == "local" and causality["w"] == "input" and causality["y"] == "output"
+    assert [v.name for v in md.modelVariables if v.causality == "input"] == ["w"]
+    r = simulate_fmu(str(path), stop_time=1.0, output_interval=0.05, relative_tolerance=1e-10,
+                     output=["x", "u", "y"], start_values={"w": 1.0})
+    t = r["time"]
+    assert np.max(np.abs(r["u"] - 3 * t)) < 1e-12
+    assert np.max(np.abs(r["y"] - (1.5 * t**2 + t))) < 1e-8
 
 
 def test_nan_input_is_an_error(tmp_path):

@@ -146,7 +146,8 @@ def test_bound_component_input_is_an_equation(tmp_path):
     """``input Real 'c.u' = 2.0 * 'x'`` (a component's input bound by a modifier, MSL 4
     RollingWheel) was taken for a top-level input ("the binding of input 'c.u' reads 'x'",
     exit 2): only top-level inputs are inputs of the FMU, so it is the equation c.u = 2 x and
-    der(x) = -c.u gives x = exp(-2 t). A top-level input's binding stays its start value."""
+    der(x) = -c.u gives x = exp(-2 t). A top-level input's binding is an equation too
+    (tests/importers/test_input_bindings.py)."""
     text = """//! base 0.1.0
 package 'CI'
   model 'CI'
@@ -162,7 +163,7 @@ end 'CI';
 """
     model = parse_modelica(text, "CI.bmo")
     causality = {v.name: v.causality for v in model.variables}
-    assert causality["c.u"] == "local" and causality["u"] == "input"
+    assert causality["c.u"] == "local" and causality["u"] == "local"
     r = _run(tmp_path, text, "CI", 1.0, ["x", "c.u", "y"])
     assert np.max(np.abs(r["x"] - np.exp(-2 * r["time"]))) < 1e-7
     assert np.max(np.abs(r["c.u"] - 2 * np.exp(-2 * r["time"]))) < 1e-7

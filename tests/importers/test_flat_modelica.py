@@ -533,21 +533,6 @@ def test_within_clause_empty_or_named():
     assert "syntax error: unexpected 'within'" in err("class M within; equation end M;")
 
 
-def test_binding_of_a_top_level_input_is_its_start_value():
-    """OpenModelica: ``input Real u = 1.0`` is the value of u while no host sets it, not an
-    equation (docs/importers.md); the FMU test is in tests/fmu/test_fmu_runtime.py."""
-    m = model("der(x) = -x + u;", "  parameter Real k = 2;\n  Real x;\n"
-              "  input Real u = 1.0;\n  input Real v = 3*k;")
-    assert [q.id for q in m.equations] == ["e1"]
-    assert m.var("u").start == C(1.0) and m.var("u").binding is None
-    assert m.var("v").start == E.BinOp("*", C(3), R("k"))
-    assert "the binding of input 'u' reads 'x': the binding of an input is its start value " \
-        "(its value while no host sets it), so it can only read parameters and constants" \
-        in err("class M Real x; input Real u = x; equation der(x) = -x + u; end M;")
-    assert "input 'u' has both a start value and a binding" in \
-        err("class M Real x; input Real u(start = 2) = 1; equation der(x) = u; end M;")
-
-
 @pytest.mark.parametrize("text, message", [
     ("class M Real x; Real x; equation end M;", "duplicate declaration of 'x'"),
     ("class M Real x; equation x = y; end M;", "undefined name 'y'"),

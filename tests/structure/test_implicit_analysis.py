@@ -220,7 +220,7 @@ def test_cli_switches_to_implicit_above_the_enumeration_bound(tmp_path, capsys):
 
 def test_missing_dd_is_a_clear_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "dd", None)
-    with pytest.raises(MdaeError, match=r"pip install 'mdae-fmu\[modes\]'"):
+    with pytest.raises(MdaeError, match=r"pip install dd"):
         analyze_implicit(FAMILIES["clutch_chain"](2))
 
 

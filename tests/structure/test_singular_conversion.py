@@ -102,6 +102,14 @@ def _simulate(tmp_path, text: str, name: str, fmi_type: str = "me", outputs=None
                         relative_tolerance=1e-8)
 
 
+def _analyze_cli(tmp_path, capsys, text: str, name: str) -> tuple[int, str]:
+    """``mdae-fmu analyze`` of ``text`` written to ``<name>.mo``: its exit code and stdout."""
+    src = tmp_path / f"{name}.mo"
+    src.write_text(text)
+    code = main(["analyze", str(src)])
+    return code, capsys.readouterr().out
+
+
 def _analyze_text(tmp_path, text: str, name: str):
     src = tmp_path / f"{name}.mo"
     src.write_text(text)
@@ -113,10 +121,7 @@ def test_assc_hidden_constraint_found_and_named(tmp_path, capsys):
     """e3 - e4 - e5 = x - y - 5 cancels a, b, c: the block is singular for all values; the
     combination replaces e3 and the Σ-method finds index 1 (OpenModelica's ASSC gets the
     same constraint, c = x - 10 and y = 5 + c)."""
-    src = tmp_path / "ASSC.mo"
-    src.write_text(ASSC)
-    code = main(["analyze", str(src)])
-    out = capsys.readouterr().out
+    code, out = _analyze_cli(tmp_path, capsys, ASSC, "ASSC")
     assert code == 0
     assert ("equations e3 (ASSC.mo:6), e4 (ASSC.mo:7), e5 (ASSC.mo:8) are dependent in "
             "{a, b, c} for all values: e3 - e4 - e5 = x - y - 5 does not depend on a, b, c; "
@@ -195,6 +200,42 @@ def test_expression_substitution_on_a_common_subexpression(tmp_path):
     x1 = t - lg ** 3
     assert np.allclose(res["x1"], x1, atol=1e-6)
     assert np.allclose(res["x2"], y - x1, atol=1e-6)
+
+
+# e1 and e2 read a, b only through a*b, and the null vector (a, -b) of their block is not
+# constant: the nonlinear expression substitution (docs/theory.md §4.9)
+PRODUCT_BLOCK = """model ProductBlock
+  Real x(start = 8);
+  Real a(start = 12);
+  Real b(start = 0.2);
+equation
+  a*b = 2 + sin(time);
+  (a*b)^3 = x;
+  der(x) = a + b;
+end ProductBlock;
+"""
+
+
+def test_expression_substitution_with_a_null_vector_that_depends_on_the_unknowns(tmp_path):
+    """y = a*b: e1 reads y = 2 + sin t, e2 y^3 = x, so x = (2 + sin t)^3 and a + b = x' =
+    3 (2 + sin t)^2 cos t, a*b = 2 + sin t: a and b are the roots s/2 ± sqrt(s^2/4 - p)
+    (a the larger one, from the start values), 0 degrees of freedom."""
+    model, a = _analyze_text(tmp_path, PRODUCT_BLOCK, "ProductBlock")
+    assert a.accepted, a.messages
+    (conv,) = a.conversions
+    assert (conv.method, conv.combination, conv.new_equations) == (
+        "expression substitution", "a * b", ("e4",))
+    assert conv.result == "e1: _es1 - sin(time) - 2; e2: _es1 ^ 3 - x"
+    (mode,) = a.modes.modes
+    assert mode.dof == 0
+    res = _simulate(tmp_path, PRODUCT_BLOCK, "ProductBlock", outputs=["x", "a", "b"])
+    t = res["time"]
+    p = 2 + np.sin(t)
+    s = 3 * p ** 2 * np.cos(t)
+    root = np.sqrt(s ** 2 / 4 - p)
+    assert np.allclose(res["x"], p ** 3, atol=1e-6)
+    assert np.allclose(res["a"], s / 2 + root, atol=1e-6)
+    assert np.allclose(res["b"], s / 2 - root, atol=1e-6)
 
 
 def api_report(model, a) -> str:
@@ -374,3 +415,89 @@ def test_linear_combination_with_a_differentiated_equation(tmp_path):
     assert np.allclose(res["x2"], np.sin(t) - 2 * np.cos(t), atol=1e-8)
     assert np.allclose(res["x3"], -np.cos(t), atol=1e-8)
     assert np.allclose(res["x4"], -np.sin(t), atol=1e-6)
+
+
+# The structure of OpenModelica's OMCompiler/Examples/Influenza.mo (issue 24), written anew
+# with its equations: two outputs, the cure rate and the activation, drive one connection set
+# (the immune population's inflow), and the immune outflow is connected to nothing
+INFLUENZA_SETS = """model InfluenzaSets
+  parameter Real breakdown = 1, duration = 1, period = 1, contacts = 0.1;
+  input Real introduction(start = 77);
+  Real immune(start = 10), healthy(start = 100), infected(start = 50), sick(start = 0);
+  Real immuneOut, cure, activation, incubation, infection, contagious, total, spread;
+equation
+  der(immune) = cure - immuneOut;
+  cure = activation;
+  der(healthy) = activation - infection;
+  der(infected) = infection - incubation;
+  der(sick) = incubation - cure;
+  incubation = infected / breakdown;
+  cure = sick / duration;
+  activation = immune / period;
+  contagious = infected + sick;
+  total = contagious + healthy + immune;
+  spread = contagious / total * contacts * healthy + introduction;
+  infection = if spread < healthy then spread else healthy;
+end InfluenzaSets;
+"""
+
+
+def test_influenza_two_outputs_in_one_set_is_a_hidden_constraint(tmp_path):
+    """Nothing is singular: cure = activation ties two states, sick = immune (all constants
+    1), an index-2 constraint whose multiplier is the unconnected immuneOut. The Σ-method
+    differentiates it (3 degrees of freedom, no conversion) and the FMU initializes (it
+    failed with "initial system: the equations are numerically dependent" when the issue
+    was written). Independent solution: with F = infected, S = sick = immune, N = healthy,
+    R = min((F + S)/(F + 2 S + N) 0.1 N + 77, N): F' = R - F, S' = F - S, N' = S - R, and
+    immuneOut = S - S' = 2 S - F (scipy, rtol 1e-12, from the FMU's initial point: the start
+    values, immune 10 and sick 0, are guesses that cannot both hold)."""
+    from fmpy import simulate_fmu
+    from scipy.integrate import solve_ivp
+    model, a = _analyze_text(tmp_path, INFLUENZA_SETS, "InfluenzaSets")
+    assert a.accepted and a.conversions == ()
+    (mode,) = a.modes.modes
+    assert mode.dof == 3 and max(mode.c.values()) == 1
+    fmu = export_text(tmp_path, INFLUENZA_SETS, "InfluenzaSets")
+    res = simulate_fmu(str(fmu), stop_time=4.0, output_interval=0.1, relative_tolerance=1e-10,
+                       output=["immune", "healthy", "infected", "sick", "immuneOut"])
+    res = res[np.r_[True, np.diff(res["time"]) > 0]]       # one row per time (event rows)
+
+    def rhs(_t, z):
+        f, s, n = z
+        r = min((f + s) / (f + 2 * s + n) * 0.1 * n + 77, n)
+        return [r - f, f - s, s - r]
+    z0 = [res["infected"][0], res["sick"][0], res["healthy"][0]]
+    sol = solve_ivp(rhs, (0.0, 4.0), z0, t_eval=res["time"], method="LSODA", rtol=1e-12,
+                    atol=1e-12)
+    f, s, n = sol.y
+    assert res["healthy"][0] == pytest.approx(100.0) and res["infected"][0] == pytest.approx(50)
+    assert np.allclose(res["immune"], res["sick"], atol=1e-9)
+    assert np.allclose(res["infected"], f, atol=1e-6)
+    assert np.allclose(res["sick"], s, atol=1e-6)
+    assert np.allclose(res["healthy"], n, atol=1e-6)
+    assert np.allclose(res["immuneOut"], 2 * s - f, atol=1e-5)
+
+
+# e2 and e3 read a, b through a^2 + b^2 only, which is linear in neither: no conversion
+RADIAL = """model Radial
+  Real x(start = 1, fixed = true), a(start = 1), b(start = 0);
+equation
+  der(x) = a - b;
+  a^2 + b^2 = 2 + sin(time);
+  exp(a^2 + b^2) = x;
+end Radial;
+"""
+
+
+def test_common_subexpression_linear_in_no_unknown_is_rejected(tmp_path, capsys):
+    """The left null vector (exp(a^2 + b^2), -1) reads a, b (not admissible for the linear
+    combination), the right one (b, -a) is not constant, and a^2 + b^2 is linear in neither
+    a nor b: the analysis rejects the model naming the two equations (exit 1), and export
+    gives the same verdict."""
+    code, out = _analyze_cli(tmp_path, capsys, RADIAL, "Radial")
+    assert code == 1
+    assert ("equations e2 (Radial.mo:5), e3 (Radial.mo:6) are dependent in {a, b} for all "
+            "values (the Jacobian of their block is singular); neither a linear combination "
+            "nor an expression substitution (Tan-Nedialkov-Pryce) removes the dependency") in out
+    code = main(["export", str(tmp_path / "Radial.mo"), "-o", str(tmp_path / "Radial.fmu")])
+    assert code == 1 and "neither a linear combination" in capsys.readouterr().err

@@ -10,6 +10,7 @@ import math
 import pytest
 
 from mdae_fmu import api
+from mdae_fmu import expr as E
 from mdae_fmu.cli import main
 from mdae_fmu.structure.per_mode import analyze_modes
 from mdae_fmu.modes.event_iteration import condition_value
@@ -125,3 +126,66 @@ def test_condition_value():
     assert condition_value(parse_expression("b or a < 0"), values) is False
     assert condition_value(parse_expression("a > x"), values) is None
     assert condition_value(parse_expression("time > a"), values) is None
+
+
+BACKLASH = """
+model Backlash
+  parameter Real b = 0.1;
+  parameter Real c = 100.0;
+  {b2_declaration}
+  Real x(start = 0.2, fixed = true);
+  Real v(start = 0.0, fixed = true);
+  Real f;
+  Real t0 = time;
+  discrete Real hits(start = 0.0, fixed = true);
+  Real s(start = 1.0, fixed = true);
+equation
+  der(x) = v;
+  der(v) = -f - 0.1 * v;
+  der(s) = -s;
+  if b2 > 1e-10 then
+    f = if x > b2 then c * (x - b2) else if x < -b2 then c * (x + b2) else 0.0;
+  else
+    f = c * x;
+  end if;
+  when x > 0.5 then
+    hits = pre(hits) + 1.0;
+  end when;
+end Backlash;
+"""
+
+
+def test_parameter_bound_variables_are_those_bound_to_parameters_only(tmp_path):
+    """A variable an unguarded equation binds to parameters (``Real b2 = 0.5*b``) is one;
+    a state, a variable of time, a when-assigned one are not (docs/decisions.md §17)."""
+    from mdae_fmu.structure.structural_parameters import parameter_bound_variables
+    src = tmp_path / "Backlash.mo"
+    src.write_text(BACKLASH.format(b2_declaration="Real b2 = 0.5 * b;"))
+    bound = parameter_bound_variables(api.load(src))
+    assert sorted(bound) == ["b2"]
+    assert bound["b2"][1] == E.BinOp("*", E.Const(0.5), E.Ref("b"))
+
+
+def test_a_condition_on_a_parameter_bound_variable_is_a_parameter_condition(tmp_path):
+    """The analysis of ``Real b2 = 0.5*b`` is the analysis of ``parameter Real b2 = 0.5*b``:
+    ``b2 > 1e-10`` is evaluated at export (the MSL Gear's elasto-backlash, issue 26), b2 and b
+    become constants, and the same modes remain."""
+    results = {}
+    for kind, decl in (("variable", "Real b2 = 0.5 * b;"),
+                       ("parameter", "parameter Real b2 = 0.5 * b;")):
+        src = tmp_path / f"Backlash_{kind}.mo"
+        src.write_text(BACKLASH.format(b2_declaration=decl))
+        a = api.analyze(api.load(src))
+        assert a.accepted
+        results[kind] = a
+    for a in results.values():
+        assert [(p.name, p.value) for p in a.fixed_parameters] == [("b", 0.1), ("b2", 0.05)]
+        assert "b2 > 1e-10 is true: it guards which equations exist" \
+            in a.fixed_parameters[1].reason
+    assert [m.valuation for m in results["variable"].modes.modes] == \
+        [m.valuation for m in results["parameter"].modes.modes]
+    fixed = fix_structural_parameters(api.load(tmp_path / "Backlash_variable.mo")).model
+    kinds = {v.name: v.variability for v in fixed.variables}
+    assert kinds["b"] == kinds["b2"] == "constant" and kinds["c"] == "parameter"
+    assert not any("b2" in E.refs(eq.residual) and "x" not in E.refs(eq.residual)
+                   for eq in fixed.equations)          # b2's own equation is gone
