@@ -130,6 +130,7 @@ class GuardedEvaluator:
             if not need:
                 continue
             assert v.restart is not None, "a restart without closed form: not evaluated here"
+            assert not v.restart.levels, "a restart by levels (positions): not evaluated here"
             values.update(self._solve(v.restart.rows, v.restart.unknowns, values))
             for w in v.writes:
                 name = self.s.variables[w]
