@@ -690,8 +690,9 @@ def _dense_declarations(n: int) -> str:
     return "class Dense\n" + "\n".join(clauses) + "\nequation\nend Dense;\n"
 
 
-@pytest.mark.long      # tracemalloc over four 10^4-token models: about 12 s of CPU
-def test_memory_per_token_is_bounded():
+@pytest.mark.long      # tracemalloc over four 10^4-token models, both parsers: about 25 s
+@pytest.mark.parametrize("parser", ["fast", "lalr"])
+def test_memory_per_token_is_bounded(parser, monkeypatch):
     # MAX_TOKENS x the memory one token can cost must stay under about 5 GB, for any text:
     # measured here on the shapes that cost the most (docs/importers.md, "Limits")
     import sys
@@ -707,6 +708,10 @@ def test_memory_per_token_is_bounded():
         "".join(f"  x = a{i};\n" for i in range(8000)) + "end M;\n"
     worst = 0.0
     for text in (_dense_declarations(20000), decl_eq, chain_model(500), undefined):
+        monkeypatch.setattr(F, "PARSER", "lalr")  # the tokens of the text, counted once
+        _parse_or_refuse(text)
+        tokens = F._parser().driver.tokens_read
+        monkeypatch.setattr(F, "PARSER", parser)
         _parse_or_refuse(text)                    # parser built, shapes learned
         tracemalloc.start()
         try:
@@ -714,7 +719,7 @@ def test_memory_per_token_is_bounded():
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-        worst = max(worst, peak / F._parser().driver.tokens_read)
+        worst = max(worst, peak / tokens)
     assert worst < 250, f"{worst:.0f} bytes per token"
     assert F.MAX_TOKENS * 250 + 2 * F.MAX_FILE_BYTES < 5.3e9
 
