@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,13 +102,13 @@ def main(argv=None) -> int:
         names = [v.name for v in md.modelVariables if v.type == "Real"
                  and v.causality in ("local", "output") and not v.name.startswith("der(")]
         unzip = extract(str(fmu))
-        cs1, v_cs1 = median(lambda: cs_direct(unzip, md, args.rtol, STOP, names), args.repeat)
-        me1, v_me1 = median(lambda: fmpy_run(unzip, "ModelExchange", args.rtol, STOP, names),
+        cs1, v_cs1 = median(partial(cs_direct, unzip, md, args.rtol, STOP, names), args.repeat)
+        me1, v_me1 = median(partial(fmpy_run, unzip, "ModelExchange", args.rtol, STOP, names),
                             args.repeat)
-        cs2, v_cs2 = median(lambda: cs_direct(unzip, md, args.rtol, 0.01, names), args.repeat)
-        csf, _ = median(lambda: fmpy_run(unzip, "CoSimulation", args.rtol, 0.01, names),
+        cs2, v_cs2 = median(partial(cs_direct, unzip, md, args.rtol, 0.01, names), args.repeat)
+        csf, _ = median(partial(fmpy_run, unzip, "CoSimulation", args.rtol, 0.01, names),
                         args.repeat)
-        me2, v_me2 = median(lambda: fmpy_run(unzip, "ModelExchange", args.rtol, 0.01, names),
+        me2, v_me2 = median(partial(fmpy_run, unzip, "ModelExchange", args.rtol, 0.01, names),
                             args.repeat)
         print(f"{name:16s} {cs1:10.4f} {me1:10.4f} {me1 / cs1:7.1f} "
               f"{cs2:10.4f} {csf:10.4f} {me2:10.4f} {me2 / cs2:7.1f}")

@@ -88,7 +88,8 @@ def fault_chain(n: int) -> Model:
     eqs = [eq("cap", "C*der(v) = " + " + ".join(f"j{k}" for k in range(n)))]
     for k in range(n):
         eqs.append(eq(f"ind{k}", f"L{k}*der(j{k}) = E - v - u{k}"))
-        eqs.append(eq(f"r{k}", f"0 = (j{k} if open{k} else (u{k} if short{k} else u{k} - R{k}*j{k}))"))
+        eqs.append(eq(f"r{k}",
+                      f"0 = (j{k} if open{k} else (u{k} if short{k} else u{k} - R{k}*j{k}))"))
     return Model(f"FaultChain{n}", tuple(vs), tuple(eqs))
 
 

@@ -149,7 +149,7 @@ def _build_model(family: str, n: int) -> Model:
                         binding=C(PARAM_VALUES[p])) for p in params)
     vs += tuple(Variable(u) for u in unknowns)
     return Model(f"{family.capitalize()}{n}", vs,
-                 tuple(Equation(i, E.residual(l, r)) for i, l, r in eqs))
+                 tuple(Equation(i, E.residual(lhs, rhs)) for i, lhs, rhs in eqs))
 
 
 def _mo(e: E.Expr) -> str:
@@ -165,7 +165,7 @@ def modelica_text(family: str, n: int) -> str:
     lines += [f"  parameter Real {p} = {PARAM_VALUES[p]};" for p in params]
     lines += [f"  Real {u};" for u in unknowns]
     lines.append("equation")
-    lines += [f"  {_mo(l)} = {_mo(r)};" for _, l, r in eqs]
+    lines += [f"  {_mo(lhs)} = {_mo(rhs)};" for _, lhs, rhs in eqs]
     lines.append(f"end {name};")
     return "\n".join(lines) + "\n"
 

@@ -101,7 +101,8 @@ def exponent(ns: list[int], cpu: list[float]) -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--family", choices=["drive_line", "drive_line_time", "clutch_chain"], default="drive_line")
+    p.add_argument("--family", choices=["drive_line", "drive_line_time", "clutch_chain"],
+                   default="drive_line")
     p.add_argument("--n", type=int, nargs="+", default=[50, 100, 200])
     p.add_argument("--dir")
     p.add_argument("--baseline", help="source tree of the baseline exporter")

@@ -29,6 +29,7 @@ import time
 import traceback
 import zipfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -195,11 +196,11 @@ def run(repeats: int, rtol: float, cases=CASES) -> list[dict]:
             row = {"model": case.name, "target": case.target}
             base = Prepared(build_baseline(case.name, tmp / "baselines"), tmp / "b")
             grid = np.arange(0.0, case.stop + case.interval / 2, case.interval)
-            fns = [lambda: base.simulate(case, rtol, case.compare),
-                   lambda: SCIPY[case.name](case, rtol, grid)]
+            fns = [partial(base.simulate, case, rtol, case.compare),
+                   partial(SCIPY[case.name], case, rtol, grid)]
             try:
                 gen = Prepared(export_generated(case.name, tmp), tmp / "g")
-                fns.append(lambda: gen.simulate(case, rtol, case.compare))
+                fns.append(partial(gen.simulate, case, rtol, case.compare))
             except Exception as err:     # exporter missing or model not supported yet
                 row["generated"] = None
                 row["note"] = f"generated FMU unavailable: {type(err).__name__}: {err}"[:120]

@@ -107,6 +107,11 @@ def slope(xs: list[float], ys: list[float]) -> float | None:
     return num / den
 
 
+def fmt_exponent(v: float | None) -> str:
+    """A growth exponent with two decimals, or "-" when there were too few points."""
+    return "-" if v is None else f"{v:.2f}"
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="+", type=float, default=[1e4, 1e5, 1e6])
@@ -148,9 +153,8 @@ def main(argv=None) -> None:
         core = slope(n, [r["sigma"] + r["btf"] for r in rs])
         full = slope(n, [r["graph"] + r["sigma"] + r["btf"] for r in rs])
         ru = slope(n, [(r.get("rumoca") or {}).get("structure") for r in rs])
-        fmt = lambda v: "-" if v is None else f"{v:.2f}"
-        print(f"  {fam:10} Σ+BTF {fmt(core)}   graph+Σ+BTF {fmt(full)}   rumoca structure "
-              f"{fmt(ru)}")
+        print(f"  {fam:10} Σ+BTF {fmt_exponent(core)}   graph+Σ+BTF {fmt_exponent(full)}   "
+              f"rumoca structure {fmt_exponent(ru)}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -26,6 +26,22 @@ def pantelides_offsets(rows: list[dict[int, int]], n_vars: int, max_rounds: int 
                 top[j] = max(top[j], s + c[i])
         return [[j for j, s in row.items() if s + c[i] == top[j]] for i, row in enumerate(rows)]
 
+    def augment(e: int, lead: list[list[int]], col_e: set[int], col_v: set[int]) -> bool:
+        """Pantelides' augmenting-path search from equation e on the leading edges `lead`,
+        colouring the equations (col_e) and variables (col_v) it visits."""
+        col_e.add(e)
+        for j in lead[e]:           # first a free variable
+            if j not in assign:
+                assign[j] = e
+                return True
+        for j in lead[e]:
+            if j not in col_v:
+                col_v.add(j)
+                if augment(assign[j], lead, col_e, col_v):
+                    assign[j] = e
+                    return True
+        return False
+
     rounds = 0
     for i in range(n):
         while True:
@@ -37,22 +53,7 @@ def pantelides_offsets(rows: list[dict[int, int]], n_vars: int, max_rounds: int 
                 assert j in lead[k]
             col_e: set[int] = set()
             col_v: set[int] = set()
-
-            def augment(e: int) -> bool:
-                col_e.add(e)
-                for j in lead[e]:           # first a free variable
-                    if j not in assign:
-                        assign[j] = e
-                        return True
-                for j in lead[e]:
-                    if j not in col_v:
-                        col_v.add(j)
-                        if augment(assign[j]):
-                            assign[j] = e
-                            return True
-                return False
-
-            if augment(i):
+            if augment(i, lead, col_e, col_v):
                 break
             for e in col_e:
                 c[e] += 1

@@ -252,7 +252,7 @@ class _Driver:
             except AttributeError:
                 if name in _OPTIONAL:
                     continue
-                raise FMIViolation("status", 0.0, f"the binary does not export {name}")
+                raise FMIViolation("status", 0.0, f"the binary does not export {name}") from None
             fn.restype, fn.argtypes = res, args
             self.f[name] = fn
         self._logger = _Logger(self._on_log)
@@ -379,7 +379,7 @@ class _Driver:
         every flag against bitwise snapshots. Returns (EventRecord, accumulated flags)."""
         info = _EventInfo()
         x0 = self.get_x()
-        n0 = self.get_nominals()
+        self.get_nominals()     # its status is checked on entering Event Mode too
         values_acc = nominals_acc = False
         it = 0
         while True:

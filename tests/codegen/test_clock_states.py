@@ -65,7 +65,8 @@ def test_clock_detection(text, expected):
 
 
 def test_clutch_clock_is_detected():
-    assert _rates_of(load(ROOT / "reference_models" / "ClutchBasic.mo")) == {"t": "1.00000000000000"}
+    rates = _rates_of(load(ROOT / "reference_models" / "ClutchBasic.mo"))
+    assert rates == {"t": "1.00000000000000"}
 
 
 WHEN = """class W

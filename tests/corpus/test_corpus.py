@@ -1,7 +1,8 @@
 """The committed (redistributable) part of the model corpus (tests/corpus/manifest.json):
 each model imports and is analysed as the manifest records ("expected", measured by
-benchmarks/corpus.py; "message": a part of the message; "route": flat or rumoca), so that a regression of the importers shows up here; two small ones
-are exported and simulated against closed forms."""
+benchmarks/corpus.py; "message": a part of the message; "route": flat or rumoca), so that a
+regression of the importers shows up here; two small ones are exported and simulated against
+closed forms."""
 
 from __future__ import annotations
 

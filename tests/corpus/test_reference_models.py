@@ -242,9 +242,9 @@ def test_stair_counter_and_integral():
     c = columns("Stair")
     t, n, x = c["time"], c["n"], c["x"]
     pairs = event_pairs(c)
-    assert [t[l] for l, _ in pairs] == [float(k) for k in range(1, 11)]
-    for l, r in pairs:
-        assert n[r] == n[l] + 1 and x[r] == x[l]
+    assert [t[lo] for lo, _ in pairs] == [float(k) for k in range(1, 11)]
+    for lo, hi in pairs:
+        assert n[hi] == n[lo] + 1 and x[hi] == x[lo]
     dup = {i for p in pairs for i in p}
     for i in range(len(t)):
         if i not in dup:
@@ -261,7 +261,7 @@ def _segments(c):
     """Row ranges [a, b] between events (inclusive of the bounding event rows)."""
     pairs = event_pairs(c)
     starts = [0] + [r for _, r in pairs]
-    ends = [l for l, _ in pairs] + [len(c["time"]) - 1]
+    ends = [lo for lo, _ in pairs] + [len(c["time"]) - 1]
     return list(zip(starts, ends)), pairs
 
 
@@ -541,8 +541,9 @@ def test_guarded_clutch_ids_match_the_paper_labels():
     g = E.Ref("g")
     assert [e.id for e in m.equations] == ["e1", "e2", "e3", "e4", "e5", "e6"]
     assert eqs["e1"].guard == () and eqs["e2"].guard == ()
-    assert all(len(eqs[i].guard) == 1 and eqs[i].guard[0].cond == g for i in ("e3", "e4", "e5", "e6"))
-    assert [eqs[i].guard[0].positive for i in ("e3", "e4", "e5", "e6")] == [True, True, False, False]
+    guarded = ("e3", "e4", "e5", "e6")
+    assert all(len(eqs[i].guard) == 1 and eqs[i].guard[0].cond == g for i in guarded)
+    assert [eqs[i].guard[0].positive for i in guarded] == [True, True, False, False]
     assert m.var("g").causality == "input"
 
 

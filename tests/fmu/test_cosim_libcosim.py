@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("libcosimpy")
 fmpy = pytest.importorskip("fmpy")
-from fmpy import read_model_description, simulate_fmu  # noqa: E402
+from fmpy import read_model_description  # noqa: E402
 from libcosimpy.CosimExecution import CosimExecution  # noqa: E402
 from libcosimpy.CosimLogging import CosimLogLevel, log_output_level  # noqa: E402
 from libcosimpy.CosimManipulator import CosimManipulator  # noqa: E402

@@ -161,7 +161,8 @@ def _run_without_sundials(tmp_path, require: bool):
 
 def test_cosim_tests_skip_loudly_without_sundials(tmp_path):
     """README 'System requirement': without SUNDIALS a requires_sundials test is skipped with
-    the reason and a banner; with MDAE_REQUIRE_SUNDIALS=1 (CI) it fails (an error at setup) instead."""
+    the reason and a banner; with MDAE_REQUIRE_SUNDIALS=1 (CI) it fails (an error at setup)
+    instead."""
     r = _run_without_sundials(tmp_path, require=False)
     assert r.returncode == 0, r.stdout[-2000:]
     assert "1 skipped" in r.stdout and "NO SUNDIALS, Co-Simulation test skipped" in r.stdout

@@ -211,7 +211,7 @@ def test_initial_dependencies_hold_numerically(name, tmp_path):
             start = float(v.start)
             value = start * (1 + 1e-3) + 1e-3
         elif v.type == "Boolean":
-            value = not (v.start in ("true", "1", True))
+            value = v.start not in ("true", "1", True)
         else:
             value = int(v.start) + 1
         got = _initial_values(fmu, md, unzip, vrs, (v, value))

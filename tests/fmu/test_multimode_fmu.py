@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from fmpy import simulate_fmu
+from fmpy.fmi1 import FMICallException
 from fmpy.validation import validate_fmu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -257,8 +258,8 @@ class _Me:
 
 
 def test_union_state_vector_belongs_to_the_host(fmus, tmp_path):
-    """One state vector for all modes (docs/theory.md §11, docs/fmi-mapping.md): RLDC2's mode FF computes
-    the diode voltages u1, u2 (states of TT) as algebraic variables; their state vector
+    """One state vector for all modes (docs/theory.md §11, docs/fmi-mapping.md): RLDC2's mode FF
+    computes the diode voltages u1, u2 (states of TT) as algebraic variables; their state vector
     entries (mdae_state(u1), mdae_state(u2)) are never written by a compute: Get after Set
     returns exactly what was set, fmi2GetReal(u1) is FF's algebraic value, and the strict
     driver's FMU-state rollback reproduces the run bitwise."""
@@ -483,7 +484,7 @@ end SingularClutch;
 def _failed_run_log(path, stop_time=1.0) -> str:
     """Simulate ``path`` with FMPy, which must fail; the FMU's log messages."""
     messages = []
-    with pytest.raises(Exception):
+    with pytest.raises(FMICallException):
         simulate_fmu(str(path), stop_time=stop_time, output_interval=0.01,
                      logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
     return "\n".join(messages)
@@ -804,7 +805,7 @@ end A;
 """, "A.mo")
     path = export(model, tmp_path / "A.fmu", progress=False, implicit=False)
     messages = []
-    with pytest.raises(Exception):
+    with pytest.raises(FMICallException):
         simulate_fmu(str(path), stop_time=2.0, relative_tolerance=1e-10,
                      logger=lambda *a: messages.append(a[-1].decode()), debug_logging=False)
     line = next(m for m in messages if "assertion failed: x negative" in m)

@@ -51,7 +51,8 @@ LIMITER = """model L
   Real y(start = 0, fixed = true);
 equation
   der(y) = uMax - y;
-  assert(uMax >= uMin,"Limiter: Limits must be consistent. However, uMax (=" + String(uMax,0,true,6) + ") < uMin (=" + String(uMin,0,true,6) + ")");
+  assert(uMax >= uMin,"Limiter: Limits must be consistent. However, uMax (=" +
+    String(uMax,0,true,6) + ") < uMin (=" + String(uMin,0,true,6) + ")");
 end L;
 """
 

@@ -4,7 +4,6 @@ tests/diagnostics/ (each *.mo with its *.expected message, compared exactly)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -308,7 +307,8 @@ class M "descr" + " more"
      comment */ Real x(start = 1) "x" annotation(Dialog(group = "a", enable = true));
 equation
   der(x) = -x "decay" annotation(__tool(flag = {1, 2; 3, 4}));
-  annotation(experiment(StopTime = 1.0, Tolerance = 1e-6), Icon(graphics = {Line(points = {{0, 0}, {1, 1}})}));
+  annotation(experiment(StopTime = 1.0, Tolerance = 1e-6),
+    Icon(graphics = {Line(points = {{0, 0}, {1, 1}})}));
 end M;
 ''')
     assert m.var("x").description == "x"

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fmpy import simulate_fmu
+from fmpy.fmi1 import FMICallException
 from scipy.integrate import solve_ivp
 
 from mdae_fmu import expr as E
@@ -135,8 +136,9 @@ def _model(text=MODEL, name="M.mo"):
 
 def test_import_calls_aliases_defaults_and_tuple_outputs():
     m = _model()
+    algorithm = f"algorithm at M.mo:{_line('algorithm', last=True)}:1"
     assert [f.name for f in m.functions] == ["poly", "series", "two", "useTwo", "firstAbove",
-                                               f"algorithm at M.mo:{_line('algorithm', last=True)}:1"]
+                                               algorithm]
     res = {e.id: e.residual for e in m.equations}
     # Modelica.Math.sin declared external "C" is the built-in; poly's default a = 2 filled in
     calls = {n for e in m.equations for n in E.walk(e.residual) if isinstance(n, E.Call)}
@@ -298,7 +300,7 @@ end A;"""
 
     def logger(*args):
         messages.append(args[-1].decode() if isinstance(args[-1], bytes) else str(args[-1]))
-    with pytest.raises(Exception):
+    with pytest.raises(FMICallException):
         simulate_fmu(str(fmu), stop_time=2.0, output=["x", "a"], logger=logger, solver="Euler",
                      step_size=0.01,
                      debug_logging=True)

@@ -1,4 +1,5 @@
-"""The model and expression tree: JSON round trip, residual form, derivative orders, sympy bridge."""
+"""The model and expression tree: JSON round trip, residual form, derivative orders, sympy
+bridge."""
 
 import json
 
@@ -22,8 +23,10 @@ def _clutch_like() -> Model:
                                            causality="input"),
                    Variable("k", variability="parameter", causality="parameter",
                             binding=E.Const(2.5))),
-        equations=(Equation("e1", E.residual(E.Der(X), E.BinOp("*", E.UnOp("-", E.Ref("k")), X)), (), loc),
-                   Equation("e2", E.residual(Y, E.If(G, X, E.Const(0))), (GuardLiteral(G, False),))),
+        equations=(Equation("e1", E.residual(E.Der(X), E.BinOp("*", E.UnOp("-", E.Ref("k")), X)),
+                            (), loc),
+                   Equation("e2", E.residual(Y, E.If(G, X, E.Const(0))),
+                            (GuardLiteral(G, False),))),
         whens=(WhenClause("w1", (WhenBranch(E.BinOp("<=", X, E.Const(0)),
                                             (Reinit("x", E.Call("pre", (Y,))),)),)),),
         assertions=(Assertion(E.BinOp(">", X, E.Const(-1)), E.Str("x too small")),),

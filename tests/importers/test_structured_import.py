@@ -166,7 +166,8 @@ end M;""")
 
 def test_openmodelica_inline_enumerations_and_state_select_literals():
     m = imp("""class M
-  parameter enumeration(DynamicFreeInitial, FixedInitial, SteadyState) system.energyDynamics = Modelica.Fluid.Types.Dynamics.SteadyState;
+  parameter enumeration(DynamicFreeInitial, FixedInitial, SteadyState) system.energyDynamics =
+    Modelica.Fluid.Types.Dynamics.SteadyState;
   enumeration(one, two, three) e(start = M.E.two, fixed = true);
   Real x(stateSelect = StateSelect.prefer, start = 0, fixed = true);
 equation

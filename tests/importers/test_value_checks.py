@@ -110,7 +110,8 @@ def test_internal_error_has_its_own_exit_code(tmp_path, capsys, monkeypatch):
 
 
 def test_integer_assignment_beyond_32_bits_refused():
-    text = ("class T\n  parameter Integer big = 2000000000;\n  Integer n(start = 0, fixed = true);\n"
+    text = ("class T\n  parameter Integer big = 2000000000;\n"
+            "  Integer n(start = 0, fixed = true);\n"
             "equation\n  when time > 0.5 then\n    n = big + big;\n  end when;\nend T;\n")
     with pytest.raises(InputError) as err:
         parse_modelica(text, "t.mo")

@@ -110,7 +110,8 @@ def test_pruned_branches_keep_their_guards_in_order():
     m = parse("model P\n  Real x(start = 0, fixed = true);\n  Real z(start = 0, fixed = true);\n"
               "  Real y;\n  Real w;\n  Real v;\n  Real a;\n  Real b;\n  Real c;\n  Real d;\n"
               "equation\n  der(x) = 1;\n  der(z) = -1;\n"
-              "  y = if x > 1 then (if x > 0 then der(a) else (if z > 0 then der(b) else 3)) else 4;\n"
+              "  y = if x > 1 then (if x > 0 then der(a) else (if z > 0 then der(b) else 3))"
+              " else 4;\n"
               "  w = if x > 0 then der(c) else 5;\n  v = if z > 0 then der(d) else 6;\n"
               "  a = time;\n  b = time;\n  c = time;\n  d = time;\nend P;\n")
     s = normalize(m)
@@ -196,7 +197,8 @@ def test_enumeration_cut_off_is_the_per_mode_one():
     # a larger limit explores them (the limit applies to the consistent long modes)
     small = parse("model Few\n  Real x(start = 0, fixed = true);\n  input Boolean g0;\n"
                   "  input Boolean g1;\n  Real y;\n  Real u0;\n  Real u1;\nequation\n"
-                  "  der(x) = y;\n  y = (if g0 then x else der(u0)) + (if g1 then x else der(u1));\n"
+                  "  der(x) = y;\n"
+                  "  y = (if g0 then x else der(u0)) + (if g1 then x else der(u1));\n"
                   "  u0 = time;\n  u1 = time;\nend Few;\n")
     assert analyze_multimode(small, standardize=False, max_modes=3).diagnostics[0].code \
         == "E-EXPLORE-BOUND"
@@ -207,8 +209,8 @@ def test_enumeration_cut_off_is_the_per_mode_one():
 
 def _ri(index, restart=(), numerical=False, variables=()):
     return RestartInstant(index, "m", (), (), (), method="S3" if numerical else "S1",
-                          restart=tuple(sp.Eq(sp.Symbol(l, real=True), r)
-                                        for l, r in restart),
+                          restart=tuple(sp.Eq(sp.Symbol(lhs, real=True), rhs)
+                                        for lhs, rhs in restart),
                           numerical=numerical, variables=variables)
 
 

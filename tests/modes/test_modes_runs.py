@@ -13,7 +13,7 @@ import multimode_examples as X
 from multimode_examples import boolean, eq, real
 from mdae_fmu.modes.continuations import continuations
 from mdae_fmu.modes.normalize import normalize
-from mdae_fmu.modes.runs import (Config, continuation_mode, exec_long, exec_transient,
+from mdae_fmu.modes.runs import (continuation_mode, exec_long, exec_transient,
                                  exist_quantif, sigma_from_report, sigma_of_mode, steady_config,
                                  steady_run, tick)
 from mdae_fmu.structure.per_mode import analyze_modes

@@ -25,7 +25,8 @@ from mdae_fmu.modes.runs import same_as_continuation
 
 R, C1, C2, AMPLITUDE, WIDTH, PERIOD, START, NPERIOD = 2.0, 0.25, 0.15, 3.0, 0.2, 0.5, 0.1, 3
 
-PULSE_RC = f"""class PulseRC "two capacitors in parallel (index 1) charged through R by MSL 3.1's Pulse"
+PULSE_RC = f"""class PulseRC "two capacitors in parallel (index 1) charged through R \
+by MSL 3.1's Pulse"
   parameter Real R = {R};
   parameter Real C1 = {C1};
   parameter Real C2 = {C2};

@@ -346,7 +346,10 @@ def test_vector_when_and_clauses_reinit_the_same_state_at_different_times(tmp_pa
     for k in range(len(t)):
         # rows at an event time: the first is the left limit, the last the right limit
         right = k + 1 == len(t) or t[k + 1] != t[k]
-        after = (lambda c: t[k] > c + 1e-9 or (abs(t[k] - c) <= 1e-9 and right))
+
+        def after(c, tk=t[k], right=right):
+            return tk > c + 1e-9 or (abs(tk - c) <= 1e-9 and right)
+
         assert r["x"][k] == (0 if not after(0.1) else 1 if not after(0.2) else 2)
         assert r["z"][k] == (0 if not after(0.1) else 1 if not after(0.2) else 3)
         assert r["n"][k] == (0 if not after(0.15) else 1 if not after(0.25) else 11)

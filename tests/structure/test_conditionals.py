@@ -62,7 +62,8 @@ def test_same_incidence_is_not_structural_literal_zero_is():
     literal 0 (the ideal diode) a branch reads no s: structural. An if-equation changes which
     equations exist: structural. Different unknowns in the branches: structural by incidence,
     but here both modes have the same offsets and the equation is never differentiated, so
-    the condition is demoted to an event (mdae_fmu.structure.demotion, tests/structure/test_demotion.py)."""
+    the condition is demoted to an event (mdae_fmu.structure.demotion,
+    tests/structure/test_demotion.py)."""
     assert _conditions(DIODE) == ([], ["off"])
     ideal = DIODE.replace("else Ron", "else 0").replace("then Goff", "then 0")
     assert _conditions(ideal) == (["off"], [])
@@ -161,7 +162,10 @@ def _rectifier_reference(a: float, t_out: np.ndarray, ron=1e-5, goff=1e-5) -> np
 
     segs, t, v, on = [], 0.0, [0.0], True       # s(0) = 0: conducting (off = s < 0 false)
     while t < t_out[-1]:
-        ev = (lambda t, v, on: a * np.sin(2 * np.pi * t) - v[0])
+
+        def ev(t, v, on):
+            return a * np.sin(2 * np.pi * t) - v[0]
+
         ev.terminal, ev.direction = True, (-1 if on else 1)
         sol = solve_ivp(rhs, (t, t_out[-1]), v, args=(on,), method="Radau", rtol=1e-10,
                         atol=1e-12, events=[ev], dense_output=True)
@@ -200,7 +204,10 @@ def _chua_reference(t_out: np.ndarray) -> np.ndarray:
         return [-v2 / L, (G * (v2 - v1) - iN) / C1, (iL - G * (v2 - v1)) / C2]
 
     def crossing(level, direction):
-        f = (lambda t, z, r: z[1] - level)
+
+        def f(t, z, r):
+            return z[1] - level
+
         f.terminal, f.direction = True, direction
         return f
 

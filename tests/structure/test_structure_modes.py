@@ -16,7 +16,7 @@ from mdae_fmu.report import block_text, render_json, render_text
 from mdae_fmu.structure.per_mode import (Instance, analyze_modes, consistent_valuation,
                                          enumerate_valuations, specialize)
 
-from structure_models import G, NG, clutch, clutch_bad, eq, ex, model, pendulum, rldc2
+from structure_models import G, clutch, clutch_bad, eq, ex, model, pendulum, rldc2
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,7 +74,7 @@ def test_latent_equations_match_structure():
             chains = {}
             for le in mode.consistency + mode.solved:
                 chains.setdefault(le.eq_id, {})[le.k] = le.expr
-            for eq_id, ks in chains.items():
+            for ks in chains.values():
                 for k in range(1, max(ks) + 1):
                     assert sp.simplify(ks[k] - sym.time_derivative(ks[k - 1])) == 0
 
@@ -114,7 +114,10 @@ def test_rldc2_per_mode():
     assert list(modes) == ["{g1, g2}", "{g1, not g2}", "{not g1, g2}", "{not g1, not g2}"]
     assert [m.index for m in r.modes] == [1, 0, 0, 1]
     tt, tf, ft, ff = r.modes
-    pos = lambda dct: {k for k, v in dct.items() if v > 0}
+
+    def pos(dct):
+        return {k for k, v in dct.items() if v > 0}
+
     assert pos(tt.c) == {"K3", "Z1", "Z2"} and pos(ff.c) == {"K1", "Z1", "Z2"}
     assert pos(tf.c) == pos(ft.c) == set()
     assert pos(tt.d) == {"j1", "j2", "v1", "v2", "u1", "u2"}
@@ -438,7 +441,7 @@ def test_text_report_table_and_equation_legend():
     equations, blocks), and every equation id mapped to its source line and text."""
     m = clutch()
     lines = render_text(m, analyze_modes(m)).splitlines()
-    legend = {l.split()[0]: l for l in lines if l.startswith("    e")}
+    legend = {line.split()[0]: line for line in lines if line.startswith("    e")}
     assert legend["e3"].split() == ["e3", "ClutchBasic.mo:13", "if", "g:", "w1", "=", "w2"]
     assert legend["eg"].endswith("[defines a discrete variable]")
     assert "ClutchBasic.mo:8" in legend["eg"]
@@ -446,11 +449,11 @@ def test_text_report_table_and_equation_legend():
     cols = lines[head + 1].split()
     assert cols == ["mode", "status", "index", "nu_S", "DOF", "eqs", "states", "latent",
                     "blocks", "largest"]
-    rows = {l.split()[0]: l.split() for l in lines[head + 3:head + 5]}
+    rows = {line.split()[0]: line.split() for line in lines[head + 3:head + 5]}
     assert rows["{g}"] == ["{g}", "ok", "1", "2", "1", "4", "w1,", "w2", "e3'", "1", "4"]
     assert rows["{not"] == ["{not", "g}", "ok", "0", "1", "2", "4", "w1,", "w2", "(none)",
                             "4", "1"]
-    assert any("nu_d" in l and "not computed" in l for l in lines[head:head + 9])
+    assert any("nu_d" in line and "not computed" in line for line in lines[head:head + 9])
     # a rejected mode in the table, and equations without a source location
     bad = clutch_bad()
     text = render_text(bad, analyze_modes(bad))
@@ -467,7 +470,7 @@ def test_text_report_numbers_long_mode_names():
     head = lines.index("modes (14):")
     assert lines[head + 3].split()[:2] == ["#1", "ok"] and max(map(len, lines[head:head + 17])) < 80
     assert f"  #14 = {{{', '.join(f'not x > {k}.0' for k in range(13))}}}" in lines
-    assert any(l.startswith("mode #2 {x > 0.0, ") for l in lines)
+    assert any(line.startswith("mode #2 {x > 0.0, ") for line in lines)
     # short names stay in the table
     assert "mode #" not in render_text(clutch(), analyze_modes(clutch(), latent=False))
 

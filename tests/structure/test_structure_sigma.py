@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from scipy.optimize import linprog
 
 from mdae_fmu.structure import sigma as S
-from mdae_fmu.structure.graph import WeightedGraph, dulmage_mendelsohn, maximum_matching
+from mdae_fmu.structure.graph import WeightedGraph, maximum_matching
 from mdae_fmu.structure.sigma import (NotOptimal, highest_value_transversal, pryce_offsets,
                                       sigma_method, tight_edges)
 
@@ -252,6 +252,11 @@ def random_regular(rng, n, density, max_sigma):
     return rows
 
 
+def transversal_value(rows: list[dict[int, int]], matching) -> int:
+    """val(ξ) = Σ_i σ_{i,ξ(i)}: the value of a transversal, equation i matched to matching[i]."""
+    return sum(rows[i][matching[i]] for i in range(len(rows)))
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 8), st.floats(0.0, 0.5), st.integers(0, 3), st.integers(0, 10**6))
 def test_offsets_agree_with_pantelides(n, density, max_sigma, seed):
@@ -320,8 +325,7 @@ def test_sparse_and_dense_hvt_agree(monkeypatch):
         monkeypatch.setattr(S, "_DENSE_MAX", 0)
         sparse = highest_value_transversal(g)
         monkeypatch.setattr(S, "_DENSE_MAX", 400)
-        val = lambda m: sum(rows[i][m[i]] for i in range(n))
-        assert val(dense) == val(sparse)
+        assert transversal_value(rows, dense) == transversal_value(rows, sparse)
         # explicit-zero pitfall: all-zero weights still give a full matching
         z = graph([{j: 0 for j in row} for row in rows], n)
         monkeypatch.setattr(S, "_DENSE_MAX", 0)
@@ -341,9 +345,9 @@ def test_three_hvt_methods_agree(n, density, max_sigma, seed):
     pd, decided = S._hvt_primal_dual(g)
     lap = S._hvt_lapjvsp(g)
     assert decided
-    val = lambda m: sum(rows[i][m[i]] for i in range(n))
     assert sorted(pd.tolist()) == list(range(n)) and sorted(lap.tolist()) == list(range(n))
-    assert val(dense) == val(pd) == val(lap)
+    assert (transversal_value(rows, dense) == transversal_value(rows, pd)
+            == transversal_value(rows, lap))
     offs = [pryce_offsets(g, np.arange(n), m)[:2] for m in (dense, pd, lap)]
     for c, d in offs[1:]:
         assert (c == offs[0][0]).all() and (d == offs[0][1]).all()

@@ -116,7 +116,8 @@ end ClutchBad;
 """)
     code, out, _ = run(capsys, "analyze", str(src))
     assert code == 1
-    line = next(l for l in out.splitlines() if l.strip().startswith("mode {g}") and "over-determine" in l)
+    line = next(row for row in out.splitlines()
+                if row.strip().startswith("mode {g}") and "over-determine" in row)
     assert "ClutchBad.mo:13" in line and "ClutchBad.mo:14" in line
     assert "no equation determines" in line and "f2" in line
 
@@ -143,7 +144,7 @@ def test_unreadable_input_exits_2_without_traceback(tmp_path, capsys):
 
 def verdict_lines(out: str, code: str) -> list[str]:
     lines = out[out.rindex("verdict: rejected"):].splitlines()
-    return [l.strip() for l in lines if l.strip().startswith(code)]
+    return [line.strip() for line in lines if line.strip().startswith(code)]
 
 
 def test_elastic_cup_and_ball_without_impact_law_names_equations_and_lines(capsys):
@@ -166,7 +167,8 @@ def test_elastic_cup_and_ball_without_impact_law_names_equations_and_lines(capsy
         ("e5", 0, "CupAndBallElasticNoLaw.mo:26")}
 
 
-TRANSIENT_FUTURE = """class TransientFuture "the transient instant needs values of the following mode"
+TRANSIENT_FUTURE = """class TransientFuture "the transient instant needs values of the \
+following mode"
   Real x;
   Real y(start = 0.0, fixed = true);
   Real u;
@@ -202,7 +204,8 @@ def test_transient_instant_depending_on_the_future_names_equations_and_lines(tmp
     assert "e2' (TransientFuture.mo:9)" in line          # a shifted (latent) row is named too
 
 
-CLUTCH_MISSING = """class ClutchMissing "shaft 2 has no dynamics while released: its restart is missing"
+CLUTCH_MISSING = """class ClutchMissing "shaft 2 has no dynamics while released: its \
+restart is missing"
   parameter Real k = 0.01;
   parameter Real c = 1.0;
   Real t(start = 0.0, fixed = true);
@@ -407,7 +410,7 @@ def test_infinite_cascade_names_the_resets_with_lines(tmp_path, capsys):
     code, out, err = run(capsys, "analyze", str(src))
     assert code == 1 and "Traceback" not in err
     lines = verdict_lines(out, "E-CASCADE-INFINITE")
-    assert lines and all("PingPong.mo:8" in l and "PingPong.mo:11" in l for l in lines)
+    assert lines and all("PingPong.mo:8" in line and "PingPong.mo:11" in line for line in lines)
 
 
 @pytest.mark.parametrize("name,code", [("RLDC2Published", "W-INIT-INCONSISTENT"),

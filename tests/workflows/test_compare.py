@@ -119,10 +119,10 @@ def test_tube_bounds_are_window_extrema_of_a_closed_form():
     tau, tol = 0.2, 1e-3
     lo, hi = tube(t, tr, yr, tol, tau)
     fine = np.linspace(0, 6, 600001)
-    for tk, l, h in zip(t, lo, hi):
+    for tk, low, h in zip(t, lo, hi):
         w = np.sin(fine[(fine >= tk - tau) & (fine <= tk + tau)])
         # linear interpolation between samples 0.01 apart: error <= h^2/8 max|sin''|
-        assert l == pytest.approx(w.min() - tol, abs=2e-5)
+        assert low == pytest.approx(w.min() - tol, abs=2e-5)
         assert h == pytest.approx(w.max() + tol, abs=2e-5)
 
 

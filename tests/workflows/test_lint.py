@@ -1,5 +1,6 @@
-"""The package is lint- and type-clean: ``ruff check mdae_fmu`` and ``mypy mdae_fmu`` exit 0
-with the configuration in pyproject.toml (both tools come with the ``test`` extra)."""
+"""The package is lint- and type-clean: ``ruff check mdae_fmu tests benchmarks`` (the package,
+its tests and benchmarks) and ``mypy mdae_fmu`` exit 0 with the configuration in pyproject.toml
+(both tools come with the ``test`` extra)."""
 
 import subprocess
 import sys
@@ -14,8 +15,8 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_ruff_clean():
-    r = _run("ruff", "check", "--no-cache", "mdae_fmu")
-    assert r.returncode == 0, f"ruff check mdae_fmu:\n{r.stdout}\n{r.stderr}"
+    r = _run("ruff", "check", "--no-cache", "mdae_fmu", "tests", "benchmarks")
+    assert r.returncode == 0, f"ruff check mdae_fmu tests benchmarks:\n{r.stdout}\n{r.stderr}"
 
 
 def test_mypy_clean(tmp_path):
