@@ -64,8 +64,9 @@ def fix_structural_parameters(model: Model) -> FixedStructure:
     when such a condition reads it: it becomes a constant too and its equation goes."""
     plain = _fix_parameters(model)
     bound = parameter_bound_variables(model)
-    if not bound:
-        return plain
+    read = set().union(*(E.refs(g.cond) for g in model.guards())) if bound else set()
+    if not read & bound.keys():
+        return plain            # no condition reads one: the common case, analysed once
     trial = _fix_parameters(_promoted(model, bound))
     used = {p.name for p in trial.parameters} & bound.keys()
     if not used:
