@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .slots import Slot, c_slot, fill
+from .slots import Slot, c_slot, fill, solved_tag
 
 
 # block helpers read the Reals through a local pointer, like the schedule functions
@@ -41,20 +41,27 @@ class BlockCode:
         return c_slot(self.slots[j], local=True)
 
     @property
+    def prefix(self) -> str:
+        """The start of the names of the block's callbacks: its number and what it solves
+        (``blk3_u_w_``, `mdae_fmu.codegen.slots.solved_tag`)."""
+        tag = solved_tag(self.unknowns)
+        return f"blk{self.index}_{tag}_" if tag else f"blk{self.index}_"
+
+    @property
     def body(self) -> str:
         """The statements executed in the schedule function."""
         if not self.solver:
             return fill(self.text, self._slot)
         u = ", ".join(c_slot(s, position=True) for s in self.unknowns)
         if self.sparse is not None:
-            n, (cache, nnz), b = len(self.unknowns), self.sparse, f"blk{self.index}_"
+            n, (cache, nnz), b = len(self.unknowns), self.sparse, self.prefix
             cbs = ", ".join(b + c for c in self.callbacks)
             return (f"    {{ static const int u[{n}] = {{{u}}};\n"
                     f"      static const MdaeSparsePattern p = {{{n}, {nnz}, {b}row, {b}col, "
                     f"{cache}}};\n      if ({self.solver}(inst, &p, u, {cbs}, {self.index})) "
                     f"return 1; }}")
         call = solver_call(self.solver, len(self.unknowns), "u",
-                           [f"blk{self.index}_{c}" for c in self.callbacks], str(self.index))
+                           [self.prefix + c for c in self.callbacks], str(self.index))
         return f"    {{ static const int u[{len(self.unknowns)}] = {{{u}}};\n      {call} }}"
 
     @property
@@ -63,7 +70,7 @@ class BlockCode:
         block)."""
         if not self.solver:
             return ""
-        return fill(self.text.replace(FN, f"blk{self.index}_"), self._slot)
+        return fill(self.text.replace(FN, self.prefix), self._slot)
 
 
 def solver_call(solver: str, n: int, unknowns: str, callbacks: list[str], index: str) -> str:

@@ -29,7 +29,7 @@ from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message, message_format
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
 from .runs import find_runs, run_code, shape
-from .slots import HOMOTOPY, TIME, Slot, c_slot, plain_name
+from .slots import HOMOTOPY, TIME, Slot, c_slot, name_slots, plain_name, slot_identifiers
 
 STATEMENTS_PER_FUNCTION = 200
 STATEMENTS_PER_FILE = 1000
@@ -255,7 +255,22 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         assert_tol=repr(ASSERT_TOL))
     # last: printing the equations may have made derivative functions
     files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
-    return files
+    identifiers = slot_identifiers(slot_names(cm))
+    return {name: text if name in generic or not name.endswith(".c") else
+            name_slots(text, identifiers) for name, text in files.items()}
+
+
+def slot_names(cm: CompiledModel) -> dict[str, list[str]]:
+    """The model's name of every slot of the value arrays ``r``, ``i``, ``b`` (``""``: a
+    hidden slot): the FMI variables' names, the derivatives' and the left limits' names of
+    the Real layout (`CompiledModel.real_names`)."""
+    names: dict[str, list[str]] = {"r": list(cm.real_names), "i": [""] * cm.n_int,
+                                   "b": [""] * cm.n_bool}
+    for v in cm.variables:
+        array = {"Integer": "i", "Boolean": "b"}.get(v.type)
+        if array is not None and 0 <= v.vr < len(names[array]):
+            names[array][v.vr] = v.name
+    return names
 
 
 def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers, blocks,

@@ -38,7 +38,7 @@ from .initialization import InitPlan, plan_initialization
 from .emit import discrete_code, make_printers, template_environment
 from .multimode import ModeSources, band_updates, max_mode_changes
 from .plan import CompiledModel, FmiVariable, compile_model
-from .slots import Slot, c_slot
+from .slots import Slot, c_slot, solved_tag
 
 MODE_VARIABLE = "mdae_mode"
 BLOCKS_PER_FUNCTION = 200
@@ -429,13 +429,15 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
     # --- restarts: X+ in the state slots, X- in the left slots, ζ in the impulse slots
     rslots = dict(pr.schedule.slots)
     for sym, slot in plan.extra_slots.items():
-        rslots[sym] = Slot("r", slot, name=str(sym))
+        # named as the layout names the slot (``impulse(f1)``, ``mdae_left(w1)``)
+        name = cm.real_names[slot] if slot < len(cm.real_names) else str(sym)
+        rslots[sym] = Slot("r", slot, name=name)
     rp = SlotPrinter(rslots, pr.schedule.relations, pr.schedule.functions, local=True)
-    restarts: list[tuple[int, Any, list[str], list[str]]] = []
+    restarts: list[tuple[int, Any, list[str], list[str], str]] = []
     level_helpers: list[str] = []
     for k, gb in enumerate(plan.blocks):
         if gb.delta is not None:
-            restarts.append((k, _delta_code(k, gb, rslots, pr.schedule), [], []))
+            restarts.append((k, _delta_code(k, gb, rslots, pr.schedule), [], [], ""))
             work = max(work, len(gb.delta.z) ** 2 + 6 * len(gb.delta.z))
             perm = max(perm, len(gb.delta.z))
             continue
@@ -451,8 +453,9 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
             work = max(work, gauss_newton_work(len(lv.rows), len(lv.unknowns)))
             perm = max(perm, len(lv.rows), len(lv.unknowns))
         level_helpers.extend(helpers)
+        what = solved_tag([rslots[u] for u in gb.restart.unknowns if u in rslots])
         restarts.append((k, code, steps + checks + _copies(sel, rslots, True),
-                         _copies(sel, rslots, False)))
+                         _copies(sel, rslots, False), what))
     files["model_restarts.c"] = _restarts_file(cm, restarts, level_helpers)
     cons, n_rows = _consistency_context(plan, p)
     if n_rows:
@@ -619,25 +622,28 @@ def _level_code(k: int, levels: tuple, rslots: dict, printer) -> tuple[list, lis
 
 
 def _restarts_file(cm: CompiledModel, restarts, helpers: list[str]) -> str:
-    """One function per block variant's restart and the dispatcher
-    ``mdae_restart_block(inst, k)`` (0: done; 1: failed); ``helpers``: functions the
-    restarts call (the residuals of their levels, `_level_code`)."""
+    """One function per block variant's restart, named after its number and the variables it
+    restarts (``restart2_w1``), and the dispatcher ``mdae_restart_block(inst, k)`` (0: done;
+    1: failed); ``helpers``: functions the restarts call (the residuals of their levels,
+    `_level_code`)."""
     parts = [f"/* mdae_fmu generated restarts of the block variants of model "
              f"{c_comment(cm.name)} (do not edit; mdae_fmu.codegen.guarded). */",
              "#include <math.h>", "#include <string.h>", "", '#include "mdae_model.h"', "",
              *helpers]
-    for k, code, before, after in restarts:
+    names = {}
+    for k, code, before, after, what in restarts:
+        names[k] = f"restart{k}_{what}" if what else f"restart{k}"
         if isinstance(code, str):       # a delta-scheme restart (`_delta_code`), whole
             parts.append(code)
             continue
         if code.helpers:
             parts.append(code.helpers)
         body = "\n".join([*before, code.body, *after])
-        parts.append(f"static int restart{k}(ModelInstance *inst)\n{{\n"
+        parts.append(f"static int {names[k]}(ModelInstance *inst)\n{{\n"
                      "    ModelData *d = &inst->d;\n    double *r = d->r;\n"
                      f"    (void)d; (void)r;\n{body}\n    return 0;\n}}\n")
     parts.append("int mdae_restart_block(ModelInstance *inst, int k)\n{\n    switch (k) {")
     for k, *_ in restarts:
-        parts.append(f"    case {k}: return restart{k}(inst);")
+        parts.append(f"    case {k}: return {names[k]}(inst);")
     parts.append("    default: (void)inst; return 0;\n    }\n}\n")
     return "\n".join(parts)

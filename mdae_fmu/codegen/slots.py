@@ -8,9 +8,11 @@ derivative instances), ``d->i`` (Integers), ``d->b`` (Booleans), the left limits
 slot's fields (array, index, left limit) and never parse C text. `c_slot` is the only place a
 slot becomes C.
 
-Readable C (issue 16): a slot is printed with the model's name of its variable in a comment,
-``r[4] /* body.v */``, the name reduced to `plain_name` characters (no comment delimiter, no
-backslash, nothing outside printable ASCII), so no model name reaches C unescaped
+Readable C (issues 16 and 27): a slot is printed with the model's name of its variable in a
+comment, ``r[4] /* body.v */``, the name reduced to `plain_name` characters (no comment
+delimiter, no backslash, nothing outside printable ASCII), so no model name reaches C
+unescaped; the emitter's last step (`name_slots`) writes each such use by an identifier made of
+the name's letters and digits, ``r[R_body_v]``, declared per file as an enum of slot indices
 (docs/decisions.md, "Names in the generated C").
 """
 
@@ -118,3 +120,107 @@ def fill(text: str, value) -> str:
     if _HOLE not in text:
         return text
     return _HOLE_RE.sub(lambda m: value(int(m.group(1))), text)
+
+
+# --- names: the slots of a generated file by the model's names (issue 27 Deliver 4) ---------
+
+#: a slot as `c_slot` prints it with its name: ``r[4] /* body.v */`` (Reals through the local
+#: pointer), ``d->r[4] /* body.v */``, ``d->pi[2] /* pre(n) */`` (groups 1, the array, and 2,
+#: the index), or a Real's position in a table of unknowns, ``{4 /* body.v */, ...}`` (group
+#: 3 the index, 4 the name as written)
+_NAMED_SLOT = re.compile(r"(d->p?[rib]|(?<![\w>])r)\[(\d+)\] /\* [^*]* \*/"
+                         r"|(?:(?<=\{)|(?<=\{ )|(?<=, ))(\d+) /\* ([^*]*) \*/")
+_NOT_IDENT = re.compile(r"[^A-Za-z0-9]+")
+#: longest identifier made from a model name (before the prefix and a disambiguating index)
+IDENT_LIMIT = 48
+
+
+def c_name_part(name: str, limit: int = IDENT_LIMIT) -> str:
+    """``name`` as part of a C identifier: every run of characters other than ASCII letters
+    and digits made one ``_``, at most ``limit`` characters ("" when nothing is left)."""
+    return _NOT_IDENT.sub("_", name).strip("_")[:limit]
+
+
+def solved_tag(unknowns, shown: int = 3) -> str:
+    """The part of a block function's name that says what the block solves: its first
+    ``shown`` unknowns' names (`c_name_part`), then ``and_<n>_more`` (``der_w1_f1``,
+    ``x1_x2_x3_and_47_more``); "" when none is named."""
+    parts = [c_name_part(s.name, 24) for s in unknowns[:shown]]
+    parts = [p for p in parts if p]
+    if parts and len(unknowns) > shown:
+        parts.append(f"and_{len(unknowns) - shown}_more")
+    return "_".join(parts)
+
+
+@dataclass(frozen=True)
+class SlotNames:
+    """The C identifier of every named slot, ``(array, index) -> identifier``, and the name
+    `c_slot` writes next to a Real's position in a table, ``index -> name``."""
+    identifiers: dict[tuple[str, int], str]
+    real_comments: dict[int, str]
+
+
+def slot_identifiers(names: dict[str, list[str]]) -> SlotNames:
+    """A C identifier for every named slot: ``names[array][k]`` is the model's name of slot
+    ``k`` of value array ``array`` (``r``, ``i``, ``b``; ``""``: a hidden slot, left out).
+    The identifier is the array's prefix (``R_``, ``I_``, ``B_``) and the name with every run
+    of characters other than ASCII letters and digits made one ``_`` (``body.v`` ->
+    ``R_body_v``, ``der(w1)`` -> ``R_der_w1``), at most `IDENT_LIMIT` characters; a name that
+    another slot of the same array already took gets the slot's index appended, so the map is
+    one-to-one. Only letters, digits and ``_`` reach the C (docs/decisions.md, "Names in the
+    generated C")."""
+    out: dict[tuple[str, int], str] = {}
+    comments: dict[int, str] = {}
+    for array, slot_names in names.items():
+        taken: set[str] = set()
+        for k, name in enumerate(slot_names):
+            if not name:
+                continue
+            base = c_name_part(name) or "slot"
+            ident = f"{array.upper()}_{base}"
+            if ident in taken:
+                ident = f"{ident}_{k}"
+            taken.add(ident)
+            out[(array, k)] = ident
+            if array == "r":
+                comments[k] = plain_name(name)
+    return SlotNames(identifiers=out, real_comments=comments)
+
+
+def name_slots(text: str, names: SlotNames) -> str:
+    """``text`` (a generated C file) with every named slot ``r[4] /* body.v */`` written
+    ``r[R_body_v]`` (a Real's position in a table, ``4 /* body.v */``, as ``R_body_v`` when
+    the name is the Real's), and the identifiers it uses declared once, as an enum of slot
+    indices after the file's ``#include "mdae_model.h"``. The Reference-FMUs address
+    variables by name, ``M(v)``; ours stay array positions, so the state vector and the FMU
+    state keep their layout. A slot without an identifier keeps its index and comment."""
+    ids = names.identifiers
+    used: dict[str, int] = {}
+
+    def named(m: re.Match) -> str:
+        if m.group(1) is None:
+            k = int(m.group(3))
+            ident = ids.get(("r", k))
+            if ident is None or names.real_comments.get(k) != m.group(4):
+                return m.group(0)
+            used[ident] = k
+            return ident
+        array, k = m.group(1), int(m.group(2))
+        ident = ids.get((array[-1], k))
+        if ident is None:
+            return m.group(0)
+        used[ident] = k
+        return f"{array}[{ident}]"
+
+    out = _NAMED_SLOT.sub(named, text)
+    if not used:
+        return out
+    order = sorted(used.items(), key=lambda item: ("RIB".index(item[0][0]), item[1]))
+    decl = "\n".join(f"    {ident} = {k}," for ident, k in order)
+    enum = f"/* the model's variables used in this file: their slots */\nenum {{\n{decl}\n}};\n"
+    anchor = '#include "mdae_model.h"\n'
+    at = out.find(anchor)
+    if at < 0:
+        raise ValueError("a generated file with named slots does not include mdae_model.h")
+    at += len(anchor)
+    return out[:at] + "\n" + enum + out[at:]

@@ -4,6 +4,7 @@ compiles the escaped string literals with gcc and checks the bytes round-trip.""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -15,7 +16,8 @@ from hypothesis import strategies as st
 from mdae_fmu.codegen.blocks import BlockPlan, classify, emit_block, linear_split
 from mdae_fmu.codegen.cprinter import SlotPrinter, UnknownSymbol, c_comment, c_string
 from mdae_fmu.codegen.plan import fmi_name, model_identifier
-from mdae_fmu.codegen.slots import NAME_LIMIT, TIME, Slot, c_slot
+from mdae_fmu.codegen.slots import (
+    IDENT_LIMIT, NAME_LIMIT, TIME, Slot, c_slot, name_slots, slot_identifiers)
 
 x, y, u, w, p = sp.symbols("x y u w p", real=True)
 SLOTS = {x: "d->r[0]", y: "d->r[1]", u: "d->r[2]", w: "d->r[3]", p: "d->r[4]"}
@@ -83,18 +85,20 @@ def test_frozen_relations_and_event_functions():
 
 def test_emit_blocks():
     """Blocks print their Real slots through the local pointer ``r``, named after the model's
-    variables; a solver block lists its unknowns' positions."""
+    variables; a solver block lists its unknowns' positions, and its callbacks are named
+    after its number and its unknowns."""
     pr = SlotPrinter(dict(TYPED), local=True)
     code = emit_block(BlockPlan("e1", (u,), (p * u - x,)), 0, pr)
     assert code.kind == "explicit" and code.body.strip() == \
         "r[2] /* u */ = -((-r[0] /* x */))/(r[4] /* p */);"
     assert code.slots == (TYPED[u], TYPED[x], TYPED[p]) and code.helpers == ""
     code = emit_block(BlockPlan("e1+e2", (u, w), (u + w - x, u - w - 2)), 3, pr)
-    assert code.kind == "linear" and "mdae_linear_block(inst, 2, u, blk3_system, 3)" in code.body
+    assert code.kind == "linear"
+    assert "mdae_linear_block(inst, 2, u, blk3_u_w_system, 3)" in code.body
     assert "static const int u[2] = {2 /* u */, 3 /* w */};" in code.body
-    assert "A[0] = 1.0;" in code.helpers and "static void blk3_system(" in code.helpers
+    assert "A[0] = 1.0;" in code.helpers and "static void blk3_u_w_system(" in code.helpers
     code = emit_block(BlockPlan("e1", (u,), (u ** 3 + u - x,)), 7, pr)
-    assert code.kind == "newton" and "blk7_jacobian" in code.helpers
+    assert code.kind == "newton" and "blk7_u_jacobian" in code.helpers
     assert "J[0] = ((3.0*(r[2] /* u */*r[2] /* u */)) + 1.0);" in code.helpers.replace(
         "(1.0 + (3.0*(r[2] /* u */*r[2] /* u */)))", "((3.0*(r[2] /* u */*r[2] /* u */)) + 1.0)")
     assert pr.holes is None                  # collection ends with the block
@@ -121,6 +125,32 @@ def test_slot_rendering_is_typed_and_names_are_inert():
         assert len(inner) <= NAME_LIMIT
     with pytest.raises(ValueError):
         Slot("q", 0)
+
+
+def test_generated_files_address_slots_by_name():
+    """`name_slots` writes each named slot with the identifier `slot_identifiers` gives it,
+    declared once per file as an enum of its index; names that mangle alike stay apart (the
+    later slot gets its index), hidden slots and other arrays keep their positions."""
+    ids = slot_identifiers({"r": ["a.b", "a_b", "", "der(a.b)", "x" * 80], "i": ["n"],
+                            "b": ["a.b"]})
+    assert ids.identifiers == {("r", 0): "R_a_b", ("r", 1): "R_a_b_1", ("r", 3): "R_der_a_b",
+                   ("r", 4): "R_" + "x" * IDENT_LIMIT, ("i", 0): "I_n", ("b", 0): "B_a_b"}
+    assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v) for v in ids.identifiers.values())
+    text = ('#include <math.h>\n#include "mdae_model.h"\n\n'
+            f"{c_slot(Slot('r', 1, name='a_b'), local=True)} = "
+            f"{c_slot(Slot('r', 0, name='a.b'))} + {c_slot(Slot('r', 0, True, 'pre(a.b)'))}"
+            f" + {c_slot(Slot('i', 0, True, 'pre(n)'))} + {c_slot(Slot('r', 2, name='h'))}"
+            f" + b[0] /* not a slot */;\n"
+            "static const int u[3] = {0 /* a.b */, 1 /* other */, 3 /* der(a.b) */};\n")
+    out = name_slots(text, ids)
+    assert out.endswith("r[R_a_b_1] = d->r[R_a_b] + d->pr[R_a_b] + d->pi[I_n] "
+                        "+ d->r[2] /* h */ + b[0] /* not a slot */;\n"
+                        "static const int u[3] = {R_a_b, 1 /* other */, R_der_a_b};\n")
+    assert '#include "mdae_model.h"\n\n/* the model' in out
+    assert "    R_a_b = 0,\n    R_a_b_1 = 1,\n" in out and "    I_n = 0,\n" in out
+    assert name_slots("int x;\n", ids) == "int x;\n"     # nothing named: unchanged
+    with pytest.raises(ValueError, match="mdae_model.h"):
+        name_slots("r[0] /* a.b */;", ids)
 
 
 def test_comment_and_identifier_sanitizing():

@@ -82,9 +82,11 @@ def test_hostile_names_compile_and_run(tmp_path, monkeypatch):
     # backslash, newline and non-ASCII byte into an octal escape
     for nm in ('a"b', "new\nline", "ünï€", "back\\slash"):
         assert nm not in code
-    # the names next to their slots (readable C) are comments that nothing can close early
-    assert "r[2] /* c??d */" in code and "/* ?? open */" in code
-    assert "/* ???trigraph */" in code and "/* back?slash */" in code
+    # the slots are addressed by identifiers made of the names' ASCII letters and digits
+    # (readable C, issue 27 Deliver 4), one per variable
+    for ident in ("R_a_b", "R_back_slash", "R_c_d", "R_new_line", "R_n_code", "R_q_uote",
+                  "R_s_n_x", "R_open", "R_trigraph"):
+        assert f"r[{ident}]" in code and f"    {ident} = " in code, ident
 
 
 # --- instances, reproducibility -------------------------------------------------------------
