@@ -162,6 +162,7 @@ def test_msl_gear_is_accepted_with_bearing_connected_evaluated(gear):
 
 
 @pytest.mark.slow
+@pytest.mark.requires_sundials
 def test_msl_gear_is_accepted_and_simulated(gear, tmp_path):
     """Gear: a sine torque on inertia2, a spring-damper, the gear (ratio 2, efficiency 1,
     Coulomb bearing friction of 1 N.m, a stiff backlash without gap), inertia1 and a

@@ -157,6 +157,7 @@ def _inertia_at(phases, t: float) -> tuple[float, float]:
     raise AssertionError(t)
 
 
+@pytest.mark.requires_sundials
 def test_inertia_with_bearing_friction_sticks_and_slips_like_the_closed_form(tmp_path):
     """Stuck until the drive exceeds peak*tau0 = 1.5 (t = asin(0.75)/2pi), sliding forward
     until w is 0 again (the drive is then -1.19, within the static limit: stuck), backward
