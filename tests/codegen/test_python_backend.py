@@ -323,3 +323,138 @@ def test_without_pythonfmu(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert code == 1 and "mdae_fmu[python]" in err and "Traceback" not in err
     assert not (tmp_path / "m.fmu").exists()
+
+
+# --- the guarded schedule (issue 26) ------------------------------------------------------
+
+def _recordings():
+    sys.path.insert(0, str(REFERENCE.parent / "benchmarks"))
+    import record_reference_trajectories as rec
+    return rec, json.loads((rec.OUT / "manifest.json").read_text())["models"]
+
+
+def _event_times(rec, entry) -> np.ndarray:
+    """The event times of a recording: the times its Model Exchange run repeats."""
+    _, rows = rec.read_csv(rec.OUT / entry["me"]["csv"])
+    t = np.array(rows)[:, 0]
+    return t[1:][np.diff(t) == 0]
+
+
+#: the multimode reference models whose recorded C trajectories (the per-mode FMU's, which
+#: the C guarded FMU reproduces to 1e-10: tests/fmu/test_reference_trajectories.py) are the
+#: oracle; CupAndBallFirstOrder's recording is the per-mode delta-scheme, see below
+RECORDED = ("ClutchBasic", "ClutchGuarded", "ClutchGuardedTime", "ClutchNonSemilinear",
+            "CupAndBall", "AirBrake", "RLDC2", "RLDC2Switched", "RLDC2Diodes")
+GUARDED_TOL = 1e-8
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_guarded_schedule_matches_the_recorded_c_trajectories(fmus, name):
+    """The python FMU runs the guarded schedule (its plan has one): in FMPy's Co-Simulation
+    at rtol 1e-12 (the recording's CVODE tolerance; LSODA here) every recorded column within
+    1e-8 of the C FMU's recording, relative to 1 + |value|, at every communication point
+    but those that coincide with an event (the python run-time takes a time event 1e-10 s
+    after it, in the next step, where the C FMU stops on it)."""
+    rec, models = _recordings()
+    entry = models[name]
+    fmu = fmus(name)
+    with zipfile.ZipFile(fmu) as z:
+        plan = json.loads(z.read("resources/mdae_plan.json"))
+    assert plan["guarded"]["blocks"] and plan["modes"] == []
+    names = entry["columns"]
+    res = rec.simulate(fmu, name, entry["stop"], names, "CoSimulation", rtol=entry["rtol"])
+    _, rows = rec.read_csv(rec.OUT / entry["cs"]["csv"])
+    ref = np.array(rows)
+    got = np.array([[float(r[n]) for n in names] for r in res])
+    assert got.shape == ref[:, 1:].shape and np.allclose(res["time"], ref[:, 0], rtol=1e-14)
+    events = _event_times(rec, entry)
+    keep = [not np.any(np.abs(events - t) <= 1e-9 * (1 + t)) for t in ref[:, 0]]
+    assert sum(keep) >= len(keep) - 6
+    err = np.abs(got - ref[:, 1:]) / (1 + np.abs(ref[:, 1:]))
+    worst = np.unravel_index(np.argmax(err[keep]), err[keep].shape)
+    assert err[keep].max() <= GUARDED_TOL, (ref[keep][worst[0], 0], names[worst[1]])
+
+
+def test_restart_levels_match_the_c_guarded_fmu(fmus, tmp_path):
+    """CupAndBallFirstOrder, whose per-mode instant needs the delta-scheme, has closed-form
+    local restarts on the guarded schedule, a lower level (the rope's positions) solved
+    first: the python FMU now runs it, and matches the C guarded FMU (CVODE) in FMPy's
+    Co-Simulation at rtol 1e-12 within 1e-8 at every communication point (measured 1e-9)."""
+    from mdae_fmu import api
+    rec, models = _recordings()
+    entry = models["CupAndBallFirstOrder"]
+    c_fmu = api.export_fmu(api.load(REFERENCE / "CupAndBallFirstOrder.mo"),
+                           tmp_path / "c.fmu", fmi_type="cs", progress=False,
+                           default_experiment={"stopTime": entry["stop"], "tolerance": 1e-12})
+    py_fmu = fmus("CupAndBallFirstOrder")
+    with zipfile.ZipFile(py_fmu) as z:
+        plan = json.loads(z.read("resources/mdae_plan.json"))
+    assert any(b["restart"] and b["restart"]["levels"] for b in plan["guarded"]["blocks"])
+    names = entry["columns"]
+    runs = [rec.simulate(f, "CupAndBallFirstOrder", entry["stop"], names, "CoSimulation",
+                         rtol=1e-12) for f in (c_fmu, py_fmu)]
+    a, b = ([[float(r[n]) for n in names] for r in run] for run in runs)
+    err = np.abs(np.array(b) - np.array(a)) / (1 + np.abs(np.array(a)))
+    assert err.max() <= GUARDED_TOL
+
+
+def _clutches(n: int) -> str:
+    """n independent ideal clutches (RR-9334 Figure 2), each engaged by its Boolean input:
+    2^n modes."""
+    lines = ["class Clutches"]
+    for k in range(n):
+        lines += [f"  input Boolean e_{k}(start = false);",
+                  f"  Real w1_{k}(start = {1.0 + 0.1 * k}, fixed = true);",
+                  f"  Real w2_{k}(start = {2.0 - 0.05 * k}, fixed = true);",
+                  f"  Real f1_{k};", f"  Real f2_{k};"]
+    lines.append("equation")
+    for k in range(n):
+        lines += [f"  der(w1_{k}) = -0.1 * w1_{k} + f1_{k};",
+                  f"  2.0 * der(w2_{k}) = -0.3 * w2_{k} + f2_{k};",
+                  f"  0.0 = if e_{k} then w1_{k} - w2_{k} else f1_{k};",
+                  f"  f1_{k} + f2_{k} = 0.0;"]
+    return "\n".join(lines + ["end Clutches;", ""])
+
+
+def test_beyond_the_enumeration_against_the_closed_form(tmp_path):
+    """13 clutches driven by Boolean inputs: 2^13 = 8192 modes, beyond the enumeration's
+    2^12 (the analysis has no per-mode report), exported by the python backend from the
+    guarded schedule. Clutch k engages at T_k = (4 + 2k)/32 (a communication point): the
+    closed form, shaft speeds w1 = w1(0) e^(-0.1 t), w2 = w2(0) e^(-0.15 t) before, the
+    momentum-conserving restart w+ = (w1- + 2 w2-)/3, then w+ e^(-0.4/3 (t - T_k)); the
+    impulse output j1 (w+ - w1-) over the last mode change (until the next clutch engages).
+    Everything within 1e-8 (measured 2.4e-11) at rtol 1e-12; the mode is the guard bits."""
+    from fmpy import simulate_fmu
+
+    from mdae_fmu import api
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    n = 13
+    model = parse_modelica(_clutches(n), "Clutches.mo")
+    analysis = analyze(model, full=False)
+    assert analysis.modes is None and analysis.guarded.n_modes == 1 << n
+    fmu = api.export_fmu(model, tmp_path / "c.fmu", fmi_type="cs", backend="python",
+                         analysis=analysis, progress=False)
+    T = [(4 + 2 * k) / 32 for k in range(n)]
+    rows = [(0.0,) + (False,) * n]
+    for t in T:
+        rows += [(t,) + tuple(x < t for x in T), (t,) + tuple(x <= t for x in T)]
+    inputs = np.array(rows, dtype=[("time", float)] + [(f"e_{k}", bool) for k in range(n)])
+    out = [f"{v}_{k}" for v in ("w1", "w2") for k in range(n)] + [
+        f"impulse(f1_{k})" for k in range(n)] + ["mdae_mode"]
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=1 / 32,
+                       relative_tolerance=1e-12, input=inputs, output=out)
+    t = res["time"]
+    for k in range(n):
+        w10, w20 = 1.0 + 0.1 * k, 2.0 - 0.05 * k
+        w1m, w2m = w10 * np.exp(-0.1 * T[k]), w20 * np.exp(-0.15 * T[k])
+        wp = (w1m + 2.0 * w2m) / 3.0
+        on = t > T[k]
+        joint = wp * np.exp(-0.4 / 3 * (t - T[k]))
+        last = on & (t <= (T[k + 1] if k + 1 < n else 2.0))
+        for name, exact in ((f"w1_{k}", np.where(on, joint, w10 * np.exp(-0.1 * t))),
+                            (f"w2_{k}", np.where(on, joint, w20 * np.exp(-0.15 * t))),
+                            (f"impulse(f1_{k})", np.where(last, wp - w1m, 0.0))):
+            assert np.max(np.abs(res[name] - exact)) <= 1e-8, name
+    engaged = [sum(1 << k for k in range(n) if x > T[k]) for x in t]
+    assert list(res["mdae_mode"]) == engaged
