@@ -889,7 +889,8 @@ class GuardedRun:
         sim, r, i = self.sim, self.sim.r, self.sim.i
         blk, levels, singular, sel = restart
         where = (f"t = {sim.time!r}: mode change [{self._valuation(old)}] -> "
-                 f"[{self._valuation(g)}]: the restart of block {k} (equations {blk[1]})")
+                 f"[{self._valuation(g)}]: the restart of block {k} (equations "
+                 f"{self.blocks[k][4][1]})")
         try:
             for label, system in levels:
                 sim.solve_system(system, label)

@@ -491,3 +491,47 @@ def test_merged_block_with_selected_unknowns_matches_the_c_fmu(tmp_path, monkeyp
     assert np.array_equal(c["time"], p["time"])
     for x in outs:
         assert np.max(np.abs(p[x] - c[x]) / np.maximum(1.0, np.abs(c[x]))) <= GUARDED_TOL, x
+
+
+# two shafts whose inertias cancel: the engagement's restart (j1 w1- + j2 w2-)/(j1 + j2)
+SINGULAR_CLUTCH = """class SingularClutch
+  parameter Real j1 = 1.0;
+  parameter Real j2 = {j2};
+  Real t(start = 0.0, fixed = true);
+  Boolean g(start = false);
+  Real w1(start = 1.0, fixed = true);
+  Real w2(start = 2.0, fixed = true);
+  Real f1;
+  Real f2;
+equation
+  der(t) = 1.0;
+  g = t >= 0.5;
+  j1 * der(w1) = f1;
+  j2 * der(w2) = f2;
+  0.0 = if g then w1 - w2 else f1;
+  f1 + f2 = 0.0;
+end SingularClutch;
+"""
+
+
+@pytest.mark.parametrize("j2", ["-1.0", "-0.9999999999999999"])
+def test_singular_restart_is_a_runtime_error(j2):
+    """Inertias that cancel, exactly or up to rounding (j1 + j2 = 1.1e-16, where the closed
+    form is finite, about 1e16, and meaningless): the restart's singular factor is checked
+    against the magnitude of its terms, and the run stops at the engagement with the error
+    naming the time, the mode change as guard valuations, the block and the factor, as the
+    C guarded FMU's does."""
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.fmu.pyfmu_runtime import SimulationError, Simulator
+    from mdae_fmu.fmu.python_backend import python_plan
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    model = parse_modelica(SINGULAR_CLUTCH.format(j2=j2), "SingularClutch.mo")
+    sim = Simulator(python_plan(model, analyze(model, full=False)))
+    sim.initialize(0.0)
+    with pytest.raises(SimulationError) as err:
+        for k in range(100):
+            sim.do_step(k * 0.01, 0.01, 1.0)
+    text = str(err.value)
+    assert text.startswith("t = 0.5") and abs(sim.time - 0.5) < 1e-9
+    assert "mode change [not g] -> [g]: the restart of block" in text
+    assert "the restart system is numerically singular (j1 + j2)" in text
