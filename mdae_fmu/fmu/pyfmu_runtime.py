@@ -782,16 +782,24 @@ class GuardedRun:
         unknowns copied into their proxies before the solve and back after it."""
         sim = self.sim
         self.sync_states(not sim.initializing)
-        r, i, a = sim.r, sim.i, self.active_slot
+        i, a = sim.i, self.active_slot
         for k, (_, _, _, _, blk, sel, _) in enumerate(self.blocks):
             if not i[a + k]:
                 continue
-            for flag, proxy, target in sel:
-                if i[flag]:
-                    r[proxy] = r[target]
+            self.copies(sel, True)
             sim.solve(blk)
-            for flag, proxy, target in sel:
-                if i[flag]:
+            self.copies(sel, False)
+
+    def copies(self, sel, gather: bool) -> None:
+        """A merged block's mode-selected unknowns ``[flag, proxy, target]``: where the flag
+        is set, the target into its proxy (``gather``: the solver's guess, before the solve)
+        or the proxy into the target (after it)."""
+        r, i = self.sim.r, self.sim.i
+        for flag, proxy, target in sel:
+            if i[flag]:
+                if gather:
+                    r[proxy] = r[target]
+                else:
                     r[target] = r[proxy]
 
     # --- consistency: drift and projection ----------------------------------------------
@@ -886,7 +894,7 @@ class GuardedRun:
         """The restart of block variant ``k``: its lower levels (positions) by minimal-norm
         Gauss-Newton, the singular factors of its system checked, then its block over X+ and
         ζ with the selection copies around it; every value it moves finite."""
-        sim, r, i = self.sim, self.sim.r, self.sim.i
+        sim, r = self.sim, self.sim.r
         blk, levels, singular, sel = restart
         where = (f"t = {sim.time!r}: mode change [{self._valuation(old)}] -> "
                  f"[{self._valuation(g)}]: the restart of block {k} (equations "
@@ -898,13 +906,9 @@ class GuardedRun:
                 if not abs(den()) > 1e-13 * scale():
                     raise SimulationError(f"the restart system is numerically singular "
                                           f"({text})")
-            for flag, proxy, target in sel:
-                if i[flag]:
-                    r[proxy] = r[target]
+            self.copies(sel, True)
             sim.solve(blk)
-            for flag, proxy, target in sel:
-                if i[flag]:
-                    r[target] = r[proxy]
+            self.copies(sel, False)
         except (SimulationError, ArithmeticError) as err:
             raise SimulationError(f"{where} failed: {err}") from None
         us = blk[2] if isinstance(blk[2], list) else [blk[2]]

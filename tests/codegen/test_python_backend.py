@@ -25,6 +25,11 @@ from fmpy.validation import validate_fmu  # noqa: E402
 from cosim_util import (REFERENCE, input_table, reference_entry, reference_stop,  # noqa: E402
                         relative_errors)
 
+sys.path.insert(0, str(REFERENCE.parent / "tests" / "fmu"))
+# a clutch whose torque enters through sinh (its engaged block's restart has no closed
+# form: the delta-scheme), and one whose inertias cancel (a singular restart)
+from test_multimode_fmu import SINGULAR, SINH  # noqa: E402
+
 # the reference models whose plan the Python runtime runs (the others are refused, below)
 SUPPORTED = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "ClutchBasic",
              "ClutchGuarded", "ClutchGuardedTime", "ClutchNonSemilinear", "CupAndBall",
@@ -157,26 +162,6 @@ def test_libcosim(fmus):
         assert np.allclose(got, row[1:3], rtol=1e-5, atol=0), (t, got, row)
 
 
-# a clutch whose shaft-1 torque enters through sinh: no power-law impulse order, so the
-# engaged block's restart has no closed form (S3, the delta-scheme of the C FMU)
-CLUTCH_SINH = """class ClutchSinh
-  Real t(start = 0.0, fixed = true);
-  Boolean g(start = false);
-  Real w1(start = 1.0, fixed = true);
-  Real w2(start = 5.0, fixed = true);
-  Real t1;
-  Real t2;
-equation
-  der(t) = 1.0;
-  g = t >= 0.5;
-  der(w1) = -w1 + sinh(t1);
-  der(w2) = -w2 + t2;
-  0.0 = if g then w1 - w2 else t1;
-  t1 + t2 = 0.0;
-end ClutchSinh;
-"""
-
-
 @pytest.mark.parametrize("name,what", [
     ("ClutchSinh", "without closed-form restart"),
     ("CsTerminate", "terminate in a when-clause")])
@@ -187,7 +172,7 @@ def test_unsupported_is_refused(tmp_path, capsys, name, what):
     src = REFERENCE.parent / "tests" / "data" / f"{name}.mo"
     if name == "ClutchSinh":
         src = tmp_path / "ClutchSinh.mo"
-        src.write_text(CLUTCH_SINH)
+        src.write_text(SINH)
     code = main(["export", str(src), "--backend", "python",
                  "-o", str(out)])
     err = capsys.readouterr().err
@@ -493,27 +478,6 @@ def test_merged_block_with_selected_unknowns_matches_the_c_fmu(tmp_path, monkeyp
         assert np.max(np.abs(p[x] - c[x]) / np.maximum(1.0, np.abs(c[x]))) <= GUARDED_TOL, x
 
 
-# two shafts whose inertias cancel: the engagement's restart (j1 w1- + j2 w2-)/(j1 + j2)
-SINGULAR_CLUTCH = """class SingularClutch
-  parameter Real j1 = 1.0;
-  parameter Real j2 = {j2};
-  Real t(start = 0.0, fixed = true);
-  Boolean g(start = false);
-  Real w1(start = 1.0, fixed = true);
-  Real w2(start = 2.0, fixed = true);
-  Real f1;
-  Real f2;
-equation
-  der(t) = 1.0;
-  g = t >= 0.5;
-  j1 * der(w1) = f1;
-  j2 * der(w2) = f2;
-  0.0 = if g then w1 - w2 else f1;
-  f1 + f2 = 0.0;
-end SingularClutch;
-"""
-
-
 @pytest.mark.parametrize("j2", ["-1.0", "-0.9999999999999999"])
 def test_singular_restart_is_a_runtime_error(j2):
     """Inertias that cancel, exactly or up to rounding (j1 + j2 = 1.1e-16, where the closed
@@ -525,7 +489,7 @@ def test_singular_restart_is_a_runtime_error(j2):
     from mdae_fmu.fmu.pyfmu_runtime import SimulationError, Simulator
     from mdae_fmu.fmu.python_backend import python_plan
     from mdae_fmu.importers.flat_modelica import parse_modelica
-    model = parse_modelica(SINGULAR_CLUTCH.format(j2=j2), "SingularClutch.mo")
+    model = parse_modelica(SINGULAR.replace("j2 = -1.0", f"j2 = {j2}"), "SingularClutch.mo")
     sim = Simulator(python_plan(model, analyze(model, full=False)))
     sim.initialize(0.0)
     with pytest.raises(SimulationError) as err:
