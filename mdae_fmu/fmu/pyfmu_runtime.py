@@ -16,11 +16,12 @@ docs/multimode-fmu.md):
   ``z = s + delta`` while it holds and ``s - delta`` while not (docs/fmi-mapping.md, "Events"),
   watched at the end of every integrator step and located by Brent's method on the
   integrator's dense output.
-* at an event: the relations are re-evaluated, the discrete equations and the guards give the
-  new mode, and each instant of the analysed mode change applies its standardized restart
-  ``x+ = f(x-)`` (all right-hand sides evaluated before any assignment), accumulating the
-  impulse outputs; single-mode models fire their when-branches (condition true now, false at
-  the previous instant) and apply their restarts. This repeats until nothing changes.
+* at an event: the relations are re-evaluated, the discrete equations give the guard bits;
+  when they changed (a multimode model), one instant of the mode change on the guarded block
+  schedule (`GuardedRun.mode_step`, the C FMU's ``mdae_mode_step``): left limits in the old
+  mode, then the local restarts of the block variants the change concerns, with the impulse
+  outputs; single-mode models fire their when-branches (condition true now, false at the
+  previous instant) and apply their restarts. This repeats until nothing changes.
 * the integrator is scipy's LSODA (``scipy.integrate.LSODA``), kept across communication
   steps and restarted at each event.
 """

@@ -14,7 +14,8 @@ code. `python_fmu_bytes` packages the plan, the runtime and the pythonfmu slave 
 (`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder``.
 
 What the plan holds that the runtime does not implement is refused here, with the feature
-named (`ModelRejected`, exit code 1): delta-scheme instants (S3), samples, initial systems
+named (`ModelRejected`, exit code 1): block restarts without closed form (the delta-scheme,
+S3), multimode models without a guarded schedule, samples, initial systems
 on computed variables, ``terminate`` and ``assert`` inside when-clauses, when-clauses in
 multimode models, user functions, ``edge``/``change``.
 """
@@ -293,7 +294,6 @@ def _python_plan(model: Model, analysis) -> dict:
         "assertions": [[_assertion(w, c), _message(w, msg), level]
                        for c, msg, level in ev.assertions],
         "assert_tol": ASSERT_TOL,
-        "edges": [], "impulses": [],
     }
     if guarded is None:
         plan["modes"] = [dict(label="", blocks=[_block(b, w, slot_index) for b in cm.blocks],
