@@ -499,3 +499,28 @@ def test_singular_restart_is_a_runtime_error(j2):
     assert text.startswith("t = 0.5") and abs(sim.time - 0.5) < 1e-9
     assert "mode change [not g] -> [g]: the restart of block" in text
     assert "the restart system is numerically singular (j1 + j2)" in text
+
+
+def test_mode_changes_that_do_not_settle_are_an_error():
+    """A guard that flips at every instant (ClutchGuarded's engagement replaced by an
+    alternating closure): after the C FMU's bound on mode changes at one instant (2 for two
+    modes) the event iteration stops with the error naming the last change and the guard
+    that keeps changing, as the C guarded FMU's ``not_settling`` does."""
+    import itertools
+
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.fmu.pyfmu_runtime import SimulationError, Simulator
+    from mdae_fmu.fmu.python_backend import python_plan
+    from mdae_fmu import api
+    model = api.load(REFERENCE / "ClutchGuarded.mo")
+    plan = python_plan(model, analyze(model, full=False))
+    assert plan["guard_names"] == ["g"] and plan["guarded"]["max_changes"] == 2
+    sim = Simulator(plan)
+    sim.initialize(0.0)
+    flips = itertools.cycle([True, False])
+    sim.guards[0] = lambda: next(flips)
+    with pytest.raises(SimulationError) as err:
+        sim._event_iteration()
+    assert str(err.value) == ("t = 0.0: the event iteration does not settle: 3 mode changes "
+                              "at this instant, the last [not g] -> [g]; guards that keep "
+                              "changing: g")
