@@ -88,8 +88,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     ``backend``: ``"c"`` (generated C, gcc) or ``"python"``: a pythonfmu Co-Simulation FMU
     that runs the same plan with numpy/scipy, no C compiler needed
     (`mdae_fmu.fmu.python_backend`, docs/python-backend.md; ``fmi_type`` must be ``"cs"``;
-    the per-mode plan only, not the guarded one).
-    """
+    a multimode model runs its guarded schedule, ``implicit`` is not read)."""
     check_fmi_type(fmi_type)
     if backend not in ("c", "python"):
         raise ModelRejected(f"unknown backend {backend!r}: use c or python")
@@ -119,10 +118,6 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
                 on_warning(warning)
         guarded = backend == "c" and _guarded_path(analysis, implicit)
         if backend == "python":
-            if analysis.modes is None:
-                raise ModelRejected(f"model {model.name}: the python backend runs per-mode "
-                                    f"schedules, and the model has more modes than they are "
-                                    f"made for: use the C backend")
             from .python_backend import python_fmu_bytes
             progress("code generation: python plan")
             data = python_fmu_bytes(model, analysis, default_experiment)

@@ -16,11 +16,12 @@ docs/multimode-fmu.md):
   ``z = s + delta`` while it holds and ``s - delta`` while not (docs/fmi-mapping.md, "Events"),
   watched at the end of every integrator step and located by Brent's method on the
   integrator's dense output.
-* at an event: the relations are re-evaluated, the discrete equations and the guards give the
-  new mode, and each instant of the analysed mode change applies its standardized restart
-  ``x+ = f(x-)`` (all right-hand sides evaluated before any assignment), accumulating the
-  impulse outputs; single-mode models fire their when-branches (condition true now, false at
-  the previous instant) and apply their restarts. This repeats until nothing changes.
+* at an event: the relations are re-evaluated, the discrete equations give the guard bits;
+  when they changed (a multimode model), one instant of the mode change on the guarded block
+  schedule (`GuardedRun.mode_step`, the C FMU's ``mdae_mode_step``): left limits in the old
+  mode, then the local restarts of the block variants the change concerns, with the impulse
+  outputs; single-mode models fire their when-branches (condition true now, false at the
+  previous instant) and apply their restarts. This repeats until nothing changes.
 * the integrator is scipy's LSODA (``scipy.integrate.LSODA``), kept across communication
   steps and restarted at each event.
 """
@@ -243,7 +244,7 @@ class Simulator:
         self.new: list = [0.0] * 64
         self.time = 0.0
         self.initializing = True
-        self.mode = plan.get("initial_mode", 0)
+        self.mode = 0
         self.host_set: set = set()
         self.rtol = (plan.get("default_experiment") or {}).get("tolerance") or 1e-6
         self.events = 0
@@ -265,12 +266,10 @@ class Simulator:
         self.assertions = [(compile_tree(c, self), compile_message(msg, self), level)
                            for c, msg, level in plan.get("assertions", ())]
         self.modes = [self._mode(m) for m in plan["modes"]]
-        self.init_system = self._system(plan.get("init"))
+        self.init_system = self.system(plan.get("init"))
         self.guards = [c(g) for g in plan["guards"]]
-        self.mode_of_key = {m["key"]: k for k, m in enumerate(plan["modes"])}
-        self.edges = {(e["src"], e["dst"]): (e["label"], [self._instant(i) for i in
-                                                         e["instants"]])
-                      for e in plan["edges"]}
+        # a multimode model: its guarded block schedule (`GuardedRun`)
+        self.guarded = GuardedRun(self, plan["guarded"]) if plan.get("guarded") else None
         self.branches = [(c(b["condition"]), [(k, c(x)) for k, x in b["restart"]],
                           b.get("label", str(n)),
                           [(k, c(num), c(den)) for k, num, den in b.get("impulses", ())],
@@ -308,35 +307,41 @@ class Simulator:
         return lambda v: arr.__setitem__(k, float(v))
 
     def _mode(self, m):
-        blocks = []
-        for blk in m["blocks"]:
-            if blk["kind"] == "lin":
-                blocks.append(("lin", blk["label"], blk["u"], compile_tree(blk["a"], self),
-                               compile_tree(blk["b"], self)))
-            else:
-                n = len(blk["u"])
-                blocks.append(("newton", blk["label"], blk["u"],
-                               [compile_tree(f, self) for f in blk["F"]],
-                               [(i * n + j, compile_tree(e, self)) for i, j, e in blk["J"]],
-                               blk.get("linear", False)))
-        return blocks, m["zero"], m["stores"], self._system(m.get("project"))
+        return ([self.block(b) for b in m["blocks"]], m["zero"], m["stores"],
+                self.system(m.get("project")))
 
-    def _system(self, sysm):
+    def block(self, blk):
+        """The closures of a block of the plan (``lin`` or ``newton``), for `solve`."""
+        if blk["kind"] == "lin":
+            return ("lin", blk["label"], blk["u"], compile_tree(blk["a"], self),
+                    compile_tree(blk["b"], self))
+        n = len(blk["u"])
+        return ("newton", blk["label"], blk["u"], [compile_tree(f, self) for f in blk["F"]],
+                [(i * n + j, compile_tree(e, self)) for i, j, e in blk["J"]],
+                blk.get("linear", False))
+
+    def solve(self, blk):
+        """Solve one block (`block`) for its unknowns from the current values."""
+        if blk[0] == "lin":
+            a = blk[3]()
+            self.r[blk[2]] = -blk[4]() / a if a != 0 else math.nan
+        else:
+            self._newton(blk)
+
+    def system(self, sysm):
         """(residuals, Jacobian entries, unknown slots) of a projection or initial system."""
         sysm = sysm or {"F": [], "J": [], "slots": []}
         n = len(sysm["slots"])
         return ([compile_tree(f, self) for f in sysm["F"]],
                 [(i * n + j, compile_tree(e, self)) for i, j, e in sysm["J"]], sysm["slots"])
 
-    def _instant(self, ic):
-        c = lambda n: compile_tree(n, self)   # noqa: E731
-        return ([(k, c(x)) for k, x in ic["restart"]], ic["names"],
-                [(text, c(den), c(scale)) for text, den, scale in ic["singular"]],
-                [(k, c(num), c(den)) for k, num, den in ic["impulses"]])
-
     # --- equations ---------------------------------------------------------------------
     def compute(self):
-        """Discrete equations, then the current mode's schedule."""
+        """Discrete equations, then the current mode's schedule (of a multimode model: the
+        guarded one, `GuardedRun.compute`)."""
+        if self.guarded is not None:
+            self.guarded.compute()
+            return
         for set_, f in self.discrete:
             set_(f())
         blocks, zero, stores, _ = self.modes[self.mode]
@@ -350,11 +355,7 @@ class Simulator:
         for k in zero:
             r[k] = 0.0
         for blk in blocks:
-            if blk[0] == "lin":
-                a = blk[3]()
-                r[blk[2]] = -blk[4]() / a if a != 0 else math.nan
-            else:
-                self._newton(blk)
+            self.solve(blk)
 
     def _newton(self, blk):
         """Newton on a block with its analytic Jacobian; a linear block (every residual
@@ -382,18 +383,16 @@ class Simulator:
                 return
         raise SimulationError(f"t = {self.time!r}: block {label}: Newton does not converge")
 
-    def project(self, m):
-        """Gauss-Newton, minimal-norm steps: the states of mode ``m``'s consistency
-        equations moved the least distance that satisfies them (docs/multimode-fmu.md)."""
-        self.solve_system(self.modes[m][3], f"the consistency equations of mode {m}")
-
-    def solve_system(self, system, what: str):
-        """Minimal-norm Gauss-Newton on ``system`` (`_system`) from the current values."""
+    def solve_system(self, system, what: str, before=None):
+        """Minimal-norm Gauss-Newton on ``system`` (`system`) from the current values;
+        ``before()`` runs before each evaluation of its rows."""
         F, J, slots = system
         if not F or not slots:
             return
         r, n = self.r, len(slots)
         for _ in range(NEWTON_MAX):
+            if before is not None:
+                before()
             f = np.array([g() for g in F])
             scale = 1.0 + max(abs(r[k]) for k in slots)
             if np.all(np.abs(f) <= 1e-12 * scale):
@@ -452,17 +451,12 @@ class Simulator:
         self._save_pre()            # pre(v) during initialization: the start value of v
         for k in range(len(self.rel)):
             self.rel[k] = self.relation_value(k)
-        if self.plan.get("init_mode_dependent"):
-            # each mode's consistency rows are conditioned on its guards, which the
-            # discrete equations define (codegen.initialization.mode_rows)
-            for set_, f in self.discrete:
-                set_(f())
-        self.solve_system(self.init_system, "the initial system")
-        for set_, f in self.discrete:
-            set_(f())
-        if self.guards:
-            self.mode = self._mode_of_guards()
-            self.i[self.plan["mode_slot"]] = self.mode
+        before = None
+        if self.plan.get("init_mode_dependent") and self.guarded is not None:
+            # the rows of each block variant are selected by its activity flag, which the
+            # guards define: the mode of the current values before each evaluation
+            before = self.guarded.select_mode
+        self.solve_system(self.init_system, "the initial system", before)
         self.compute()
         # when-clauses on initial() fire at initialization, no other
         on_initial = [b.get("initial", False) for b in self.plan["branches"]]
@@ -493,14 +487,6 @@ class Simulator:
         self.pi[:] = self.i
         self.pb[:] = self.b
 
-    def _mode_of_guards(self):
-        key = sum(1 << g for g, f in enumerate(self.guards) if f())
-        m = self.mode_of_key.get(key)
-        if m is None:
-            raise SimulationError(f"t = {self.time!r}: the guard valuation selects no "
-                                  "analysed mode")
-        return m
-
     def _event_iteration(self):
         """Instants at one time until nothing changes (module docstring)."""
         for _ in range(MAX_INSTANTS):
@@ -510,13 +496,11 @@ class Simulator:
                 if v != self.rel[k]:
                     self.rel[k] = v
                     changed = True
-            for set_, f in self.discrete:
-                set_(f())
-            if self.guards:
-                m = self._mode_of_guards()
-                if m != self.mode:
-                    self._change_mode(m)
-                    changed = True
+            if self.guarded is not None:
+                changed = self.guarded.mode_step() or changed
+            else:
+                for set_, f in self.discrete:
+                    set_(f())
             if self.branches and self._when_instant():
                 changed = True
             self.compute()
@@ -565,41 +549,6 @@ class Simulator:
             for slot, v in imps:
                 self.r[slot] = v        # the impulse over this instant
         return True
-
-    def _change_mode(self, m):
-        edge = self.edges.get((self.mode, m))
-        if edge is None:
-            raise SimulationError(f"t = {self.time!r}: mode change {self.mode} -> {m} was "
-                                  "not analysed")
-        label, instants = edge
-        r = self.r
-        for k in self.plan["impulses"]:
-            r[k] = 0.0
-        for n, (restart, names, singular, impulses) in enumerate(instants):
-            for text, den, scale in singular:
-                if not abs(den()) > 1e-13 * scale():
-                    raise SimulationError(f"t = {self.time!r}: mode change {label} (instant "
-                                          f"{n}): the restart system is numerically singular "
-                                          f"({text})")
-            values = [f() for _, f in restart]
-            for name, v in zip(names, values):
-                if not math.isfinite(v):
-                    raise SimulationError(f"t = {self.time!r}: mode change {label} (instant "
-                                          f"{n}): no finite restart for {name}")
-            self.new[:len(values)] = values
-            imps = []
-            for k, num, den in impulses:
-                d = den()
-                imps.append((k, num() / d if d != 0 else 0.0))
-            for (k, _), v in zip(restart, values):
-                r[k] = v
-            for k, v in imps:
-                r[k] += v
-        self.mode = m
-        self.i[self.plan["mode_slot"]] = m
-        self.project(m)
-        for slot, store in self.modes[m][2]:
-            r[store] = r[slot]
 
     # --- integration -------------------------------------------------------------------
     def _set_y(self, t, y):
@@ -684,16 +633,18 @@ class Simulator:
         """At a communication point: when the current mode's consistency equations drift
         beyond the tolerance (module constants), project onto them and restart the
         integrator there (as the C Co-Simulation FMU does, docs/cosimulation.md)."""
-        blocks, zero, stores, (F, _, _) = self.modes[self.mode]
-        if not F:
-            return
         tol = min(DRIFT_MAX, max(DRIFT_MIN, DRIFT_PER_TOLERANCE * self.rtol))
-        drift = max(abs(f()) for f in F)
-        if drift <= tol:
-            return
-        self.project(self.mode)
-        for slot, store in stores:
-            self.r[store] = self.r[slot]
+        if self.guarded is not None:
+            if self.guarded.drift() <= tol:
+                return
+            self.guarded.project()
+        else:
+            blocks, zero, stores, system = self.modes[self.mode]
+            if not system[0] or max(abs(f()) for f in system[0]) <= tol:
+                return
+            self.solve_system(system, "the consistency equations")
+            for slot, store in stores:
+                self.r[store] = self.r[slot]
         self.compute()
         self.solver = None
 
@@ -715,3 +666,252 @@ class Simulator:
                 root = min(b, root + 1e-14 * max(1.0, abs(root)))
             best = root if best is None else min(best, root)
         return best
+
+
+class GuardedRun:
+    """The guarded block schedule of a multimode model (docs/theory.md §10.2, §11;
+    docs/decisions.md §9), run as the C FMU's ``model_modes.c`` runs it
+    (templates/model_guarded.c.j2): the guard bits select, through the BDD of the plan,
+    which block variants, conditional states and selection flags are active; the schedule
+    solves the active variants in order; a mode change computes the left limits in the old
+    mode, then restarts, in schedule order, the active variants that are new in the mode,
+    merged, or read a variable that an earlier restart moved."""
+
+    def __init__(self, sim: Simulator, g: dict):
+        self.sim = sim
+        self.var, self.lo, self.hi = g["bdd"]
+        self.bits_slot, self.active_slot = g["bits_slot"], g["active_slot"]
+        self.mode_slot = sim.plan["mode_slot"]
+        self.ng = len(sim.guards)
+        self.blocks = []
+        self.rows = []                  # consistency rows: (variant, when, F, [(slot, dF)])
+        c = lambda n: compile_tree(n, sim)   # noqa: E731
+        for k, b in enumerate(g["blocks"]):
+            rs = b["restart"]
+            restart = None if rs is None else (
+                sim.block(rs["block"]),
+                [(lv["label"], sim.system(lv)) for lv in rs["levels"]],
+                [(text, c(den), c(scale)) for text, den, scale in rs["singular"]],
+                rs["sel"])
+            self.blocks.append((b["formula"], b["merged"], b["reads"], b["writes"],
+                                sim.block(b["block"]), b["sel"], restart))
+            for when, f, jac in b["cons"]:
+                self.rows.append((k, None if when is None else c(when), c(f),
+                                  [(slot, c(d)) for slot, d in jac]))
+        self.cond_states = g["cond_states"]
+        self.flags = g["flags"]
+        self.left = g["left"]
+        self.impulse = g["impulse"]
+        self.var_slots = g["var_slots"]
+        self.max_changes = g["max_changes"]
+        self.changes = 0                # mode changes at the current instant
+
+    def holds(self, u: int, bits) -> bool:
+        """Whether BDD node ``u`` (-1 true, -2 false) holds for the guard ``bits``."""
+        var, lo, hi = self.var, self.lo, self.hi
+        while u >= 0:
+            u = hi[u] if bits[var[u]] else lo[u]
+        return u == -1
+
+    def guard_bits(self) -> list:
+        return [1 if f() else 0 for f in self.sim.guards]
+
+    def bits(self) -> list:
+        """The guard bits of the current mode."""
+        return self.sim.i[self.bits_slot:self.bits_slot + self.ng]
+
+    def set_mode(self, g) -> None:
+        """Guard bits, then the activity flags of the block variants, the conditional states
+        and the selection flags (one Integer slot each, after the bits)."""
+        i, a, nb = self.sim.i, self.active_slot, len(self.blocks)
+        i[self.bits_slot:self.bits_slot + self.ng] = g
+        for k, b in enumerate(self.blocks):
+            i[a + k] = int(self.holds(b[0], g))
+        for k, cs in enumerate(self.cond_states):
+            i[a + nb + k] = int(self.holds(cs[0], g))
+        for k, u in enumerate(self.flags):
+            i[a + nb + len(self.cond_states) + k] = int(self.holds(u, g))
+
+    def mode_number(self, g) -> int:
+        """The FMU's mode variable: the guard bits as a number (bit k = guard k), or, beyond
+        30 guards, the count of mode changes."""
+        if self.ng > 30:
+            return self.sim.i[self.mode_slot] + 1
+        return sum(1 << k for k, v in enumerate(g) if v)
+
+    def select_mode(self) -> None:
+        """The mode of the current values (during initialization): the discrete equations,
+        the guard bits and the flags they give."""
+        sim = self.sim
+        for set_, f in sim.discrete:
+            set_(f())
+        g = self.guard_bits()
+        self.set_mode(g)
+        sim.mode = self.mode_number(g)
+        sim.i[self.mode_slot] = sim.mode
+
+    def compute(self) -> None:
+        """``mdae_compute``: during initialization the mode of the current values (left
+        limits = current values), else the discrete equations only; then the schedule."""
+        sim = self.sim
+        if sim.initializing:
+            sim.pr[:] = sim.r
+            self.select_mode()
+        else:
+            for set_, f in sim.discrete:
+                set_(f())
+        self.run_schedule()
+
+    def sync_states(self, to_variable: bool) -> None:
+        """The states of some modes only: where one is a state of the mode, its variable
+        and its state vector entry agree (``to_variable``: the entry into the variable, else
+        the variable into the entry); elsewhere the entry is frozen (derivative 0) while a
+        block computes the variable."""
+        r, i = self.sim.r, self.sim.i
+        base = self.active_slot + len(self.blocks)
+        for k, (_, slot, store, der) in enumerate(self.cond_states):
+            if not i[base + k]:
+                r[der] = 0.0
+            elif store >= 0:
+                if to_variable:
+                    r[slot] = r[store]
+                else:
+                    r[store] = r[slot]
+
+    def run_schedule(self) -> None:
+        """The active block variants in schedule order; a merged block's mode-selected
+        unknowns copied into their proxies before the solve and back after it."""
+        sim = self.sim
+        self.sync_states(not sim.initializing)
+        i, a = sim.i, self.active_slot
+        for k, (_, _, _, _, blk, sel, _) in enumerate(self.blocks):
+            if not i[a + k]:
+                continue
+            self.copies(sel, True)
+            sim.solve(blk)
+            self.copies(sel, False)
+
+    def copies(self, sel, gather: bool) -> None:
+        """A merged block's mode-selected unknowns ``[flag, proxy, target]``: where the flag
+        is set, the target into its proxy (``gather``: the solver's guess, before the solve)
+        or the proxy into the target (after it)."""
+        r, i = self.sim.r, self.sim.i
+        for flag, proxy, target in sel:
+            if i[flag]:
+                if gather:
+                    r[proxy] = r[target]
+                else:
+                    r[target] = r[proxy]
+
+    # --- consistency: drift and projection ----------------------------------------------
+    def active_rows(self) -> list:
+        i, a = self.sim.i, self.active_slot
+        return [row for row in self.rows
+                if i[a + row[0]] and (row[1] is None or row[1]())]
+
+    def drift(self) -> float:
+        """The largest residual of the current mode's consistency equations (the rows of
+        its active variants)."""
+        return max((abs(row[2]()) for row in self.active_rows()), default=0.0)
+
+    def project(self) -> None:
+        """Minimal-norm Gauss-Newton (analytic Jacobian) of the states the active rows read
+        onto them, then the conditional states' entries from their variables."""
+        sim, r = self.sim, self.sim.r
+        rows = self.active_rows()
+        if rows:
+            cols = sorted({slot for row in rows for slot, _ in row[3]})
+            col = {slot: j for j, slot in enumerate(cols)}
+            for _ in range(NEWTON_MAX):
+                f = np.array([row[2]() for row in rows])
+                scale = 1.0 + max((abs(r[k]) for k in cols), default=0.0)
+                if np.all(np.abs(f) <= 1e-12 * scale):
+                    break
+                jac = np.zeros((len(rows), len(cols)))
+                for m, row in enumerate(rows):
+                    for slot, d in row[3]:
+                        jac[m, col[slot]] = d()
+                dx = np.linalg.lstsq(jac, -f, rcond=None)[0]
+                for j, slot in enumerate(cols):
+                    r[slot] += float(dx[j])
+            else:
+                raise SimulationError(f"t = {sim.time!r}: the projection onto the consistency "
+                                      "equations does not converge")
+        self.sync_states(False)
+
+    # --- mode change ---------------------------------------------------------------------
+    def _valuation(self, g) -> str:
+        names = self.sim.plan.get("guard_names", ())
+        return ",".join(n if v else f"not {n}" for n, v in zip(names, g))
+
+    def mode_step(self) -> bool:
+        """``mdae_mode_step``: when the guard bits changed, one nonstandard instant (module
+        docstring of `GuardedRun`); whether the mode changed."""
+        sim = self.sim
+        r, i, a = sim.r, sim.i, self.active_slot
+        for set_, f in sim.discrete:
+            set_(f())
+        g, old = self.guard_bits(), list(self.bits())
+        if g == old:
+            self.changes = 0
+            return False
+        self.changes += 1
+        if self.changes > self.max_changes:
+            names = self.sim.plan.get("guard_names", ())
+            diff = ", ".join(n for n, x, y in zip(names, old, g) if x != y)
+            raise SimulationError(
+                f"t = {sim.time!r}: the event iteration does not settle: {self.changes} mode "
+                f"changes at this instant, the last [{self._valuation(old)}] -> "
+                f"[{self._valuation(g)}]; guards that keep changing: {diff}")
+        self.run_schedule()                         # left limits in the old mode
+        if self.drift() > 1e-12:                    # ... on its consistency equations
+            self.project()
+            self.run_schedule()
+        for slot, lslot in self.left:
+            r[lslot] = r[slot]
+        for slot in self.impulse:
+            r[slot] = 0.0
+        self.set_mode(g)
+        touched = [False] * len(self.var_slots)
+        for k, (formula, merged, reads, writes, _, _, restart) in enumerate(self.blocks):
+            if not i[a + k]:
+                continue
+            if not (merged or not self.holds(formula, old) or any(touched[v] for v in reads)):
+                continue
+            if restart is not None:
+                self._restart(k, restart, old, g)
+            for v in writes:
+                state, left, zeta = self.var_slots[v]
+                if (state >= 0 and r[state] != r[left]) or (zeta >= 0 and r[zeta] != 0.0):
+                    touched[v] = True
+        self.sync_states(False)         # restarted states into their state vector entries
+        if self.drift() > 1e-12:
+            self.project()
+        sim.mode = self.mode_number(g)
+        i[self.mode_slot] = sim.mode
+        return True
+
+    def _restart(self, k: int, restart, old, g) -> None:
+        """The restart of block variant ``k``: its lower levels (positions) by minimal-norm
+        Gauss-Newton, the singular factors of its system checked, then its block over X+ and
+        ζ with the selection copies around it; every value it moves finite."""
+        sim, r = self.sim, self.sim.r
+        blk, levels, singular, sel = restart
+        where = (f"t = {sim.time!r}: mode change [{self._valuation(old)}] -> "
+                 f"[{self._valuation(g)}]: the restart of block {k} (equations "
+                 f"{self.blocks[k][4][1]})")
+        try:
+            for label, system in levels:
+                sim.solve_system(system, label)
+            for text, den, scale in singular:
+                if not abs(den()) > 1e-13 * scale():
+                    raise SimulationError(f"the restart system is numerically singular "
+                                          f"({text})")
+            self.copies(sel, True)
+            sim.solve(blk)
+            self.copies(sel, False)
+        except (SimulationError, ArithmeticError) as err:
+            raise SimulationError(f"{where} failed: {err}") from None
+        us = blk[2] if isinstance(blk[2], list) else [blk[2]]
+        if not all(math.isfinite(r[u]) for u in us):
+            raise SimulationError(f"{where} failed: no finite restart")

@@ -2,17 +2,20 @@
 Co-Simulation FMU (docs/python-backend.md).
 
 The analysis and the plan are the C exporter's (`mdae_fmu.analysis.Analysis`,
-`mdae_fmu.codegen.plan.compile_model` / `mdae_fmu.codegen.multimode.plan_multimode`,
-`mdae_fmu.codegen.events.plan_events`): value slots, per-mode block schedules (docs/theory.md §11),
-guards, event indicators and the standardized restart of
-each mode change (docs/theory.md §11). `python_plan` writes them as plain JSON data: every
-expression a tree of ``[op, ...]`` lists over slots and numbers (`expr_tree`), which the runtime
-(`mdae_fmu.fmu.pyfmu_runtime`, shipped in the FMU, numpy and scipy only) walks; no model text
-is ever executed as Python code. `export_python` packages the plan, the runtime and the
-pythonfmu slave class (`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder``.
+`mdae_fmu.codegen.plan.compile_model` for a single-mode model, the guarded block schedule of
+`mdae_fmu.codegen.guarded.plan_guarded` for a multimode one, `mdae_fmu.codegen.events.plan_events`):
+value slots, block schedules (docs/theory.md §11; the guarded one of §10.2, one schedule for
+all modes, each block variant guarded by a formula over the guard bits), event indicators and
+the local restarts of the block variants at a mode change (docs/decisions.md §9).
+`python_plan` writes them as plain JSON data: every expression a tree of ``[op, ...]`` lists
+over slots and numbers (`_TreeWriter`), which the runtime (`mdae_fmu.fmu.pyfmu_runtime`,
+shipped in the FMU, numpy and scipy only) walks; no model text is ever executed as Python
+code. `python_fmu_bytes` packages the plan, the runtime and the pythonfmu slave class
+(`mdae_fmu.fmu.pyfmu_slave`) with pythonfmu's ``FmuBuilder``.
 
 What the plan holds that the runtime does not implement is refused here, with the feature
-named (`ModelRejected`, exit code 1): delta-scheme instants (S3), samples, initial systems
+named (`ModelRejected`, exit code 1): block restarts without closed form (the delta-scheme,
+S3), multimode models without a guarded schedule, samples, initial systems
 on computed variables, ``terminate`` and ``assert`` inside when-clauses, when-clauses in
 multimode models, user functions, ``edge``/``change``.
 """
@@ -34,6 +37,7 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..codegen.blocks import classify, linear_split, partial_derivative
 from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
+from ..codegen.guarded import guarded_initialization, max_mode_changes, plan_guarded
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import CompiledModel, compile_model
 from ..codegen.restarts import base_name, slot_names, with_transient_restarts
@@ -214,18 +218,6 @@ def _left_writer(cm: CompiledModel, w: _TreeWriter, right: dict | None = None):
     return write
 
 
-def _instant(cm, w, ic) -> dict:
-    if ic.delta is not None:
-        raise _Unsupported("a mode change without closed-form restart (delta-scheme, S3)")
-    right = {slot: j for j, (slot, _) in enumerate(ic.restart)}
-    lw = _left_writer(cm, w)
-    rw = _left_writer(cm, w, right)
-    return {"restart": [[slot, lw(x)] for slot, x in ic.restart],
-            "names": [cm.real_names[slot] for slot, _ in ic.restart],
-            "singular": [[text, lw(den), lw(scale)] for text, den, scale in ic.singular],
-            "impulses": [[out.slot, rw(num), rw(den)] for out, num, den in ic.impulses]}
-
-
 def python_plan(model: Model, analysis) -> dict:
     """The JSON plan of ``model`` from its accepted ``analysis`` (module docstring); raises
     `ModelRejected` for what the Python runtime does not run."""
@@ -238,18 +230,22 @@ def python_plan(model: Model, analysis) -> dict:
 
 def _python_plan(model: Model, analysis) -> dict:
     model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
-    multimode = None
-    if len(report.modes) > 1:
-        from ..codegen.multimode import plan_multimode
-        multimode = plan_multimode(model, report, analysis.automaton)
-        cm = multimode.compiled
-        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched,
-                         steady=multimode.steady_states)
+    guarded = None
+    if report is None or len(report.modes) > 1:
+        if analysis.guarded is None:
+            why = analysis.guarded_refusal or "the analysis built no guarded schedule"
+            raise _Unsupported(f"a multimode model without a guarded schedule ({why})")
+        guarded = plan_guarded(model, analysis.guarded)
+        if any(gb.delta is not None for gb in guarded.blocks):
+            raise _Unsupported("a mode change without closed-form restart (delta-scheme, S3)")
+        cm = guarded.compiled
+        ev = plan_events(model, cm, extra_exprs=guarded.guards + guarded.watched,
+                         steady=guarded.steady_states)
+        init = guarded_initialization(model, guarded)
     else:
         cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
         ev = plan_events(model, cm, steady=cm.state_symbols)
-    init = plan_initialization(model, cm, modes=None if multimode is None
-                               else multimode.initial_rows())
+        init = plan_initialization(model, cm)
     if init.needs_compute:
         raise _Unsupported("an initial system on computed variables")
     if set(init.unknown_slots) - {s.slot for s in cm.states}:
@@ -261,7 +257,7 @@ def _python_plan(model: Model, analysis) -> dict:
     if getattr(model, "functions", None):
         raise _Unsupported("user functions")
     relations = {r.relation: k for k, r in enumerate(ev.relations)}
-    banded = multimode.banded if multimode is not None else ()
+    banded = guarded.banded if guarded is not None else ()
     band_syms = {sym for sym, _, _ in banded}
     # homotopy's lambda is left out: an equation with homotopy() is then refused as
     # reading an unknown variable (the C backend continues the initial system in it)
@@ -270,8 +266,8 @@ def _python_plan(model: Model, analysis) -> dict:
     w = _TreeWriter(slots, relations)
     for sym, rel, b in banded:
         # a left-limit guard keeps its previous value (hidden Boolean b) while its signed
-        # distance lies within half the hysteresis (codegen.multimode, "Left-limit guards");
-        # during initialization the relation is exact (strict or not)
+        # distance lies within half the hysteresis (docs/multimode-fmu.md, "Left-limit
+        # guards"); during initialization the relation is exact (strict or not)
         dist, strict = signed_distance(rel)
         slots[sym] = ["band", w(dist), b, strict]
     slot_index = {sym: leaf[2] for sym, leaf in slots.items()
@@ -299,11 +295,11 @@ def _python_plan(model: Model, analysis) -> dict:
                        for c, msg, level in ev.assertions],
         "assert_tol": ASSERT_TOL,
     }
-    if multimode is None:
+    if guarded is None:
         plan["modes"] = [dict(label="", blocks=[_block(b, w, slot_index) for b in cm.blocks],
                               zero=[], stores=[], key=0,
                               project=_projection(cm, w, cm.consistency))]
-        plan["guards"], plan["edges"], plan["impulses"] = [], [], []
+        plan["guards"] = []
         plan["branches"] = [_branch(cm, w, b) for b in ev.branches]
         plan["clauses"] = [list(c) for c in ev.clauses]
         plan["assignment_order"] = [list(x) for x in ev.assignment_order]
@@ -311,28 +307,80 @@ def _python_plan(model: Model, analysis) -> dict:
         if ev.branches:
             raise _Unsupported("when-clauses in a multimode model")
         plan["modes"] = []
-        for mc in multimode.modes:
-            integrated = set(mc.integrated)
-            plan["modes"].append(dict(
-                label=mc.label, key=sum(1 << g for g, v in enumerate(mc.valuation) if v),
-                blocks=[_block(b, w, slot_index) for b in mc.blocks],
-                zero=[cm.states[k].der_slot for k in range(len(cm.states))
-                      if k not in integrated],
-                stores=[[cm.states[k].slot, cm.states[k].store] for k in sorted(integrated)
-                        if cm.states[k].store is not None]))
-            plan["modes"][-1]["project"] = _projection(cm, w, mc.consistency)
-        plan["guards"] = [w(g) for g in multimode.guards]
-        plan["guard_names"] = list(multimode.guard_names)
-        plan["edges"] = [dict(src=e.src, dst=e.dst, label=e.label,
-                              instants=[_instant(cm, w, ic) for ic in e.instants])
-                         for e in multimode.edges]
-        plan["impulses"] = [i.slot for i in multimode.impulses]
-        plan["initial_mode"] = multimode.initial
-        plan["mode_slot"] = multimode.mode_slot
+        plan["guards"] = [w(g) for g in guarded.guards]
+        plan["guard_names"] = list(guarded.guard_names)
+        plan["mode_slot"] = guarded.mode_slot
         plan["branches"] = []
+        plan["guarded"] = _guarded_schedule(guarded, w, slot_index)
     text = json.dumps(plan, sort_keys=True)
     plan["guid"] = _guid(text)
     return plan
+
+
+def _slot_index(leaf: list, array: str) -> int:
+    """The index of a slot leaf ``["v", array, k]`` of the plan's writer."""
+    if leaf[0] != "v" or leaf[1] != array:
+        raise _Unsupported(f"a selection copy through {leaf}")
+    return leaf[2]
+
+
+def _guarded_schedule(gp, w: _TreeWriter, slot_index: dict) -> dict:
+    """The guarded block schedule of a `mdae_fmu.codegen.guarded.GuardedPlan` as data, what
+    templates/model_guarded.c.j2 and the restarts of `generate_guarded_sources` print as C
+    (docs/theory.md §10.2, §11; docs/decisions.md §9): the BDD of the formulas over the
+    guard bits, per block variant its formula, ``merged``, the variables its restart reads
+    and moves, its block, the selection copies around it (``[flag, proxy, target]``: Integer
+    flag slot, Real slots), its restart (lower levels, singular factors, copies, block) and
+    its consistency rows (``[when or None, F, [[state slot, dF/dx], ...]]``); the
+    conditional states, the selection flags' formulas, the left-limit and impulse slots."""
+    cm = gp.compiled
+    rslots = dict(w.slots)
+    rslots.update({sym: ["v", "r", k] for sym, k in gp.extra_slots.items()})
+    rw = _TreeWriter(rslots, w.relations)
+    rindex = dict(slot_index)
+    rindex.update(gp.extra_slots)
+    state_slot = {s.symbol: s.slot for s in cm.states}
+
+    def copies(sel, slots):
+        return [[_slot_index(slots[f], "i"), _slot_index(slots[p], "r"),
+                 _slot_index(slots[t], "r")] for f, p, t in sel]
+
+    def level(lv):
+        return {"label": lv.label, "F": [rw(e) for e in lv.rows],
+                "J": [[i, j, rw(d)] for i, e in enumerate(lv.rows)
+                      for j, x in enumerate(lv.unknowns)
+                      for d in [partial_derivative(e, x)] if d != 0],
+                "slots": [rindex[x] for x in lv.unknowns]}
+
+    blocks = []
+    for gb in gp.blocks:
+        restart = None
+        if gb.restart is not None:
+            restart = {"block": _block(gb.restart, rw, rindex),
+                       "levels": [level(lv) for lv in gb.levels],
+                       "singular": [[text, rw(den), rw(scale)]
+                                    for text, den, scale in gb.singular],
+                       "sel": copies(gb.sel.restart if gb.sel else (), rslots)}
+        when = gb.sel.cons_when if gb.sel else (None,) * len(gb.cons)
+        cons = [[None if c is None else w(c), w(e),
+                 [[state_slot[x], w(d)] for x in sorted(e.free_symbols & state_slot.keys(),
+                                                        key=lambda x: state_slot[x])
+                  for d in [partial_derivative(e, x)] if d != 0]]
+                for c, e in zip(when, gb.cons)]
+        blocks.append({"formula": gb.formula, "merged": gb.merged, "reads": list(gb.reads),
+                       "writes": list(gb.writes), "block": _block(gb.plan, w, slot_index),
+                       "sel": copies(gb.sel.top if gb.sel else (), w.slots),
+                       "restart": restart, "cons": cons})
+    n_modes, ng = gp.n_modes, len(gp.guards)
+    return {"bdd": [list(gp.table.var), list(gp.table.lo), list(gp.table.hi)],
+            "bits_slot": gp.bits_slot, "active_slot": gp.active_slot, "blocks": blocks,
+            "cond_states": [list(c) for c in gp.cond_states],
+            "flags": list(gp.flag_roots),
+            "left": [[a, b] for a, b in sorted(gp.left.items())],
+            "impulse": sorted(gp.impulse.values()),
+            "var_slots": [list(v) for v in gp.var_slots],
+            # the C FMU's bound on mode changes at one instant (codegen.guarded)
+            "max_changes": max(max_mode_changes(n_modes), min(n_modes, 2 * ng + 8))}
 
 
 def _branch(cm: CompiledModel, w: _TreeWriter, b) -> dict:

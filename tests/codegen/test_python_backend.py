@@ -25,11 +25,16 @@ from fmpy.validation import validate_fmu  # noqa: E402
 from cosim_util import (REFERENCE, input_table, reference_entry, reference_stop,  # noqa: E402
                         relative_errors)
 
+sys.path.insert(0, str(REFERENCE.parent / "tests" / "fmu"))
+# a clutch whose torque enters through sinh (its engaged block's restart has no closed
+# form: the delta-scheme), and one whose inertias cancel (a singular restart)
+from test_multimode_fmu import SINGULAR, SINH  # noqa: E402
+
 # the reference models whose plan the Python runtime runs (the others are refused, below)
 SUPPORTED = ("Dahlquist", "VanDerPol", "BouncingBall", "Pendulum", "ClutchBasic",
              "ClutchGuarded", "ClutchGuardedTime", "ClutchNonSemilinear", "CupAndBall",
-             "CupAndBallElastic", "AirBrake", "RLDC2", "RLDC2Switched", "RLDC2Diodes",
-             "Stair")
+             "CupAndBallElastic", "CupAndBallFirstOrder", "AirBrake", "RLDC2", "RLDC2Switched",
+             "RLDC2Diodes", "Stair")
 # integrator tolerance given to the FMU, and the bound on the relative error (metric of
 # tests/cosim_util.relative_errors) away from the events
 RTOL = 1e-11
@@ -158,15 +163,16 @@ def test_libcosim(fmus):
 
 
 @pytest.mark.parametrize("name,what", [
-    ("CupAndBallFirstOrder", "without closed-form restart"),
+    ("ClutchSinh", "without closed-form restart"),
     ("CsTerminate", "terminate in a when-clause")])
 def test_unsupported_is_refused(tmp_path, capsys, name, what):
     """A plan the Python runtime does not run: exit 1, the feature named, no FMU written."""
     from mdae_fmu.cli import main
     out = tmp_path / "m.fmu"
-    src = REFERENCE / f"{name}.mo"
-    if not src.exists():
-        src = REFERENCE.parent / "tests" / "data" / f"{name}.mo"
+    src = REFERENCE.parent / "tests" / "data" / f"{name}.mo"
+    if name == "ClutchSinh":
+        src = tmp_path / "ClutchSinh.mo"
+        src.write_text(SINH)
     code = main(["export", str(src), "--backend", "python",
                  "-o", str(out)])
     err = capsys.readouterr().err
@@ -285,7 +291,7 @@ def test_drift_control(fmus):
         out = 0.0
         for k in range(300):
             sim.do_step(k * 0.01, 0.01, 3.0)
-            if sim.modes[sim.mode][3][0]:           # a mode with consistency equations
+            if sim.guarded.active_rows():           # a mode with consistency equations
                 x, y = sim.r[slot["x"]], sim.r[slot["y"]]
                 out = max(out, abs(x * x + y * y - 1.0))
         return out
@@ -302,3 +308,219 @@ def test_without_pythonfmu(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert code == 1 and "mdae_fmu[python]" in err and "Traceback" not in err
     assert not (tmp_path / "m.fmu").exists()
+
+
+# --- the guarded schedule (issue 26) ------------------------------------------------------
+
+def _recordings():
+    sys.path.insert(0, str(REFERENCE.parent / "benchmarks"))
+    import record_reference_trajectories as rec
+    return rec, json.loads((rec.OUT / "manifest.json").read_text())["models"]
+
+
+def _event_times(rec, entry) -> np.ndarray:
+    """The event times of a recording: the times its Model Exchange run repeats."""
+    _, rows = rec.read_csv(rec.OUT / entry["me"]["csv"])
+    t = np.array(rows)[:, 0]
+    return t[1:][np.diff(t) == 0]
+
+
+#: the multimode reference models whose recorded C trajectories (the per-mode FMU's, which
+#: the C guarded FMU reproduces to 1e-10: tests/fmu/test_reference_trajectories.py) are the
+#: oracle; CupAndBallFirstOrder's recording is the per-mode delta-scheme, see below
+RECORDED = ("ClutchBasic", "ClutchGuarded", "ClutchGuardedTime", "ClutchNonSemilinear",
+            "CupAndBall", "AirBrake", "RLDC2", "RLDC2Switched", "RLDC2Diodes")
+GUARDED_TOL = 1e-8
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_guarded_schedule_matches_the_recorded_c_trajectories(fmus, name):
+    """The python FMU runs the guarded schedule (its plan has one): in FMPy's Co-Simulation
+    at rtol 1e-12 (the recording's CVODE tolerance; LSODA here) every recorded column within
+    1e-8 of the C FMU's recording, relative to 1 + |value|, at every communication point
+    but those that coincide with an event (the python run-time takes a time event 1e-10 s
+    after it, in the next step, where the C FMU stops on it)."""
+    rec, models = _recordings()
+    entry = models[name]
+    fmu = fmus(name)
+    with zipfile.ZipFile(fmu) as z:
+        plan = json.loads(z.read("resources/mdae_plan.json"))
+    assert plan["guarded"]["blocks"] and plan["modes"] == []
+    names = entry["columns"]
+    res = rec.simulate(fmu, name, entry["stop"], names, "CoSimulation", rtol=entry["rtol"])
+    _, rows = rec.read_csv(rec.OUT / entry["cs"]["csv"])
+    ref = np.array(rows)
+    got = np.array([[float(r[n]) for n in names] for r in res])
+    assert got.shape == ref[:, 1:].shape and np.allclose(res["time"], ref[:, 0], rtol=1e-14)
+    events = _event_times(rec, entry)
+    keep = [not np.any(np.abs(events - t) <= 1e-9 * (1 + t)) for t in ref[:, 0]]
+    assert sum(keep) >= len(keep) - 6
+    err = np.abs(got - ref[:, 1:]) / (1 + np.abs(ref[:, 1:]))
+    worst = np.unravel_index(np.argmax(err[keep]), err[keep].shape)
+    assert err[keep].max() <= GUARDED_TOL, (ref[keep][worst[0], 0], names[worst[1]])
+
+
+def test_restart_levels_match_the_c_guarded_fmu(fmus, tmp_path):
+    """CupAndBallFirstOrder, whose per-mode instant needs the delta-scheme, has closed-form
+    local restarts on the guarded schedule, a lower level (the rope's positions) solved
+    first: the python FMU now runs it, and matches the C guarded FMU (CVODE) in FMPy's
+    Co-Simulation at rtol 1e-12 within 1e-8 at every communication point (measured 1e-9)."""
+    from mdae_fmu import api
+    rec, models = _recordings()
+    entry = models["CupAndBallFirstOrder"]
+    c_fmu = api.export_fmu(api.load(REFERENCE / "CupAndBallFirstOrder.mo"),
+                           tmp_path / "c.fmu", fmi_type="cs", progress=False,
+                           default_experiment={"stopTime": entry["stop"], "tolerance": 1e-12})
+    py_fmu = fmus("CupAndBallFirstOrder")
+    with zipfile.ZipFile(py_fmu) as z:
+        plan = json.loads(z.read("resources/mdae_plan.json"))
+    assert any(b["restart"] and b["restart"]["levels"] for b in plan["guarded"]["blocks"])
+    names = entry["columns"]
+    runs = [rec.simulate(f, "CupAndBallFirstOrder", entry["stop"], names, "CoSimulation",
+                         rtol=1e-12) for f in (c_fmu, py_fmu)]
+    a, b = ([[float(r[n]) for n in names] for r in run] for run in runs)
+    err = np.abs(np.array(b) - np.array(a)) / (1 + np.abs(np.array(a)))
+    assert err.max() <= GUARDED_TOL
+
+
+def _clutches(n: int) -> str:
+    """n independent ideal clutches (RR-9334 Figure 2), each engaged by its Boolean input:
+    2^n modes."""
+    lines = ["class Clutches"]
+    for k in range(n):
+        lines += [f"  input Boolean e_{k}(start = false);",
+                  f"  Real w1_{k}(start = {1.0 + 0.1 * k}, fixed = true);",
+                  f"  Real w2_{k}(start = {2.0 - 0.05 * k}, fixed = true);",
+                  f"  Real f1_{k};", f"  Real f2_{k};"]
+    lines.append("equation")
+    for k in range(n):
+        lines += [f"  der(w1_{k}) = -0.1 * w1_{k} + f1_{k};",
+                  f"  2.0 * der(w2_{k}) = -0.3 * w2_{k} + f2_{k};",
+                  f"  0.0 = if e_{k} then w1_{k} - w2_{k} else f1_{k};",
+                  f"  f1_{k} + f2_{k} = 0.0;"]
+    return "\n".join(lines + ["end Clutches;", ""])
+
+
+def test_beyond_the_enumeration_against_the_closed_form(tmp_path):
+    """13 clutches driven by Boolean inputs: 2^13 = 8192 modes, beyond the enumeration's
+    2^12 (the analysis has no per-mode report), exported by the python backend from the
+    guarded schedule. Clutch k engages at T_k = (4 + 2k)/32 (a communication point): the
+    closed form, shaft speeds w1 = w1(0) e^(-0.1 t), w2 = w2(0) e^(-0.15 t) before, the
+    momentum-conserving restart w+ = (w1- + 2 w2-)/3, then w+ e^(-0.4/3 (t - T_k)); the
+    impulse output j1 (w+ - w1-) over the last mode change (until the next clutch engages).
+    Everything within 1e-8 (measured 2.4e-11) at rtol 1e-12; the mode is the guard bits."""
+    from fmpy import simulate_fmu
+
+    from mdae_fmu import api
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    n = 13
+    model = parse_modelica(_clutches(n), "Clutches.mo")
+    analysis = analyze(model, full=False)
+    assert analysis.modes is None and analysis.guarded.n_modes == 1 << n
+    fmu = api.export_fmu(model, tmp_path / "c.fmu", fmi_type="cs", backend="python",
+                         analysis=analysis, progress=False)
+    T = [(4 + 2 * k) / 32 for k in range(n)]
+    rows = [(0.0,) + (False,) * n]
+    for t in T:
+        rows += [(t,) + tuple(x < t for x in T), (t,) + tuple(x <= t for x in T)]
+    inputs = np.array(rows, dtype=[("time", float)] + [(f"e_{k}", bool) for k in range(n)])
+    out = [f"{v}_{k}" for v in ("w1", "w2") for k in range(n)] + [
+        f"impulse(f1_{k})" for k in range(n)] + ["mdae_mode"]
+    res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=1 / 32,
+                       relative_tolerance=1e-12, input=inputs, output=out)
+    t = res["time"]
+    for k in range(n):
+        w10, w20 = 1.0 + 0.1 * k, 2.0 - 0.05 * k
+        w1m, w2m = w10 * np.exp(-0.1 * T[k]), w20 * np.exp(-0.15 * T[k])
+        wp = (w1m + 2.0 * w2m) / 3.0
+        on = t > T[k]
+        joint = wp * np.exp(-0.4 / 3 * (t - T[k]))
+        last = on & (t <= (T[k + 1] if k + 1 < n else 2.0))
+        for name, exact in ((f"w1_{k}", np.where(on, joint, w10 * np.exp(-0.1 * t))),
+                            (f"w2_{k}", np.where(on, joint, w20 * np.exp(-0.15 * t))),
+                            (f"impulse(f1_{k})", np.where(last, wp - w1m, 0.0))):
+            assert np.max(np.abs(res[name] - exact)) <= 1e-8, name
+    engaged = [sum(1 << k for k in range(n) if x > T[k]) for x in t]
+    assert list(res["mdae_mode"]) == engaged
+
+
+@pytest.mark.long
+def test_merged_block_with_selected_unknowns_matches_the_c_fmu(tmp_path, monkeypatch):
+    """The charged diode bank (2 diodes) with its coupled component forced into ONE merged
+    block (`mdae_fmu.implicit.merged`: the guard bits select its equations and unknowns,
+    through proxies copied before and after the solve, and which of its variables are
+    states): the python FMU (LSODA, rtol 1e-11) takes the same switches as the C FMU of the
+    default schedule (CVODE, rtol 1e-10) and the same trajectories within 1e-8 relative to
+    max(1, |value|) (measured 3.3e-9 with 3 diodes)."""
+    from fmpy import simulate_fmu
+
+    from mdae_fmu import api
+    from mdae_fmu.implicit import variants
+    sys.path.insert(0, str(REFERENCE.parent / "benchmarks"))
+    from gen_multimode import diode_bank
+    model = diode_bank(2, charged=True)
+    outs = [v.name for v in model.variables if v.variability == "continuous"
+            and v.type == "Real"]
+    c_fmu = api.export_fmu(model, tmp_path / "c.fmu", fmi_type="cs", progress=False)
+    monkeypatch.setattr(variants, "MAX_VARIANTS", 0)
+    py_fmu = api.export_fmu(model, tmp_path / "p.fmu", fmi_type="cs", backend="python",
+                            progress=False)
+    with zipfile.ZipFile(py_fmu) as z:
+        plan = json.loads(z.read("resources/mdae_plan.json"))["guarded"]
+    assert any(b["merged"] and b["sel"] for b in plan["blocks"]) and plan["flags"]
+    runs = [simulate_fmu(str(f), stop_time=3.0, relative_tolerance=rtol,
+                         output_interval=0.015, output=outs)
+            for f, rtol in ((c_fmu, 1e-10), (py_fmu, 1e-11))]
+    c, p = runs
+    assert np.array_equal(c["time"], p["time"])
+    for x in outs:
+        assert np.max(np.abs(p[x] - c[x]) / np.maximum(1.0, np.abs(c[x]))) <= GUARDED_TOL, x
+
+
+@pytest.mark.parametrize("j2", ["-1.0", "-0.9999999999999999"])
+def test_singular_restart_is_a_runtime_error(j2):
+    """Inertias that cancel, exactly or up to rounding (j1 + j2 = 1.1e-16, where the closed
+    form is finite, about 1e16, and meaningless): the restart's singular factor is checked
+    against the magnitude of its terms, and the run stops at the engagement with the error
+    naming the time, the mode change as guard valuations, the block and the factor, as the
+    C guarded FMU's does."""
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.fmu.pyfmu_runtime import SimulationError, Simulator
+    from mdae_fmu.fmu.python_backend import python_plan
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    model = parse_modelica(SINGULAR.replace("j2 = -1.0", f"j2 = {j2}"), "SingularClutch.mo")
+    sim = Simulator(python_plan(model, analyze(model, full=False)))
+    sim.initialize(0.0)
+    with pytest.raises(SimulationError) as err:
+        for k in range(100):
+            sim.do_step(k * 0.01, 0.01, 1.0)
+    text = str(err.value)
+    assert text.startswith("t = 0.5") and abs(sim.time - 0.5) < 1e-9
+    assert "mode change [not g] -> [g]: the restart of block" in text
+    assert "the restart system is numerically singular (j1 + j2)" in text
+
+
+def test_mode_changes_that_do_not_settle_are_an_error():
+    """A guard that flips at every instant (ClutchGuarded's engagement replaced by an
+    alternating closure): after the C FMU's bound on mode changes at one instant (2 for two
+    modes) the event iteration stops with the error naming the last change and the guard
+    that keeps changing, as the C guarded FMU's ``not_settling`` does."""
+    import itertools
+
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.fmu.pyfmu_runtime import SimulationError, Simulator
+    from mdae_fmu.fmu.python_backend import python_plan
+    from mdae_fmu import api
+    model = api.load(REFERENCE / "ClutchGuarded.mo")
+    plan = python_plan(model, analyze(model, full=False))
+    assert plan["guard_names"] == ["g"] and plan["guarded"]["max_changes"] == 2
+    sim = Simulator(plan)
+    sim.initialize(0.0)
+    flips = itertools.cycle([True, False])
+    sim.guards[0] = lambda: next(flips)
+    with pytest.raises(SimulationError) as err:
+        sim._event_iteration()
+    assert str(err.value) == ("t = 0.0: the event iteration does not settle: 3 mode changes "
+                              "at this instant, the last [not g] -> [g]; guards that keep "
+                              "changing: g")
