@@ -328,7 +328,9 @@ def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
                        implicit_text=text, implicit_json=js)
     try:
         initial, _ = initial_mode(code)
-        sched = guarded_schedule(code, ia, initial=initial)
+        # the automaton accepted every change, those into transient modes included: the
+        # equations a transient guard selects run in the restarts of those changes
+        sched = guarded_schedule(code, ia, initial=initial, transients_analysed=True)
     except ModelRejected as err:
         return replace(a, guarded_refusal=err.message, implicit_text=text, implicit_json=js)
     return replace(a, guarded=sched, implicit_text=text, implicit_json=js)

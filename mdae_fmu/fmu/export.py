@@ -199,7 +199,7 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
     if guarded:
         from ..codegen.guarded import plan_guarded
         progress("code generation: plan")
-        plan = plan_guarded(model, analysis.guarded)
+        plan = plan_guarded(model, analysis.guarded, analysis.automaton)
         return _guarded_entries(model, fmi_type, default_experiment, plan, progress)
     model = with_placeholder_variable(model)
     automaton = analysis.automaton
