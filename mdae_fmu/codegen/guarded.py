@@ -176,6 +176,9 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
     union = compile_model(model, _union_report(model, sched))
     union = _hold_apart(union, [k for k, _ in sched.cond_states])
     if sched.transient_restarts:
+        if automaton is None:
+            raise ValueError(f"model {model.name}: the schedule's transient guards need the "
+                             f"analysis' mode-change automaton (their restarts)")
         union = with_transient_restarts(model, union, automaton)
     state_slot = {s.symbol: s.slot for s in union.states}
     slot_of_state = [state_slot[table.sym(i.name, i.order)] for i in sched.states]

@@ -57,6 +57,12 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
     return bool(bad)
 
 
+def _in_modes(space, formula) -> str:
+    """"in the modes <formula over the guards>", or "in every mode" (a refusal's place)."""
+    text = space.text(formula)
+    return "in every mode" if text == "true" else f"in the modes {text}"
+
+
 def check_literal_reinits(model: Model, variants, variables: tuple[str, ...], xleft: dict,
                           zeta: dict, space) -> None:
     """Refuse the reinits the guarded schedule cannot run as written (RR-9334 §3.5(b): at
@@ -224,8 +230,12 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                         nxt.append((bf, {**res, e: r}))
                 sub = nxt
             for g, res in sub:
-                plan, restart, writes, reads, cons = _variant(
-                    cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey, params)
+                try:
+                    plan, restart, writes, reads, cons = _variant(
+                        cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey, params)
+                except ModelRejected as err:        # named with the modes concerned
+                    raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
+                                        f"{err.message}") from None
                 variants.append((g, plan, restart, writes, reads,
                                  (cb.equations, cb.unknowns), False, cons, None))
 
@@ -237,7 +247,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         merged = merged_block(ctx, eqs, unk, formula)
         if merged is None:
             raise ModelRejected(
-                f"model {model.name}: the equations {', '.join(eqs[:6])} form a union "
+                f"model {model.name}: {_in_modes(space, formula)}: the equations "
+                f"{', '.join(eqs[:6])} form a union "
                 f"component the implicit analysis does not split per mode, and it cannot be "
                 f"solved as one block (its equations and unknowns do not match in every mode, "
                 f"or it reads a mode-dependent variable it does not solve)")

@@ -172,3 +172,36 @@ def test_transient_mode_without_an_impact_law_is_refused(tmp_path, capsys):
                        r"is selected by a transient guard .* no accepted analysis of that "
                        r"change was given"):
         guarded_schedule(model, analyze_implicit(model))
+
+
+def test_a_schedule_that_cannot_be_built_rejects_the_model(tmp_path, capsys, monkeypatch):
+    """No model of the seeds, the reference models or the corpus has a guarded schedule that
+    cannot be built (docs/multimode-fmu.md, "Models without a guarded schedule"), so the
+    failure is injected: ClutchGuarded's engaged block (equations e3, e4) refused as a block
+    whose restart has no limit. The model is then rejected (exit 1 from ``analyze`` and from
+    ``export``, no FMU written, no fallback to the per-mode FMU), the message naming the
+    reason and the modes concerned as a formula over the guards."""
+    from mdae_fmu.implicit import variants
+    real = variants._variant
+
+    def refusing(cb, *args, **kwargs):
+        if "e3" in cb.equations:
+            raise ModelRejected("equation e3: its restart has no limit as the instant's "
+                                "length goes to 0 (not affine in the impulsive unknowns)")
+        return real(cb, *args, **kwargs)
+
+    monkeypatch.setattr(variants, "_variant", refusing)
+    source = ROOT / "reference_models" / "ClutchGuarded.mo"
+    expected = ("E-NO-SCHEDULE: the guarded block schedule cannot be built: model "
+                "ClutchGuarded: in the modes g: equation e3: its restart has no limit as the "
+                "instant's length goes to 0 (not affine in the impulsive unknowns)")
+    a = analyze(api.load(source))
+    assert not a.accepted and a.guarded is None
+    assert expected in a.messages
+    fmu = tmp_path / "c.fmu"
+    assert main(["export", str(source), "-o", str(fmu)]) == 1
+    err = capsys.readouterr().err
+    assert expected in err and "rejected by the analysis" in err
+    assert not fmu.exists()
+    assert main(["analyze", str(source)]) == 1
+    assert expected in capsys.readouterr().out
