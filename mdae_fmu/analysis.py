@@ -308,9 +308,11 @@ def initial_mode(model: Model) -> tuple[dict | None, str | None]:
 
 def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
     """``a`` (an enumerated analysis) with the implicit analysis of the same code form and,
-    when ``a`` is accepted, its guarded schedule; what keeps the schedule from being built is
-    recorded (``guarded_refusal``), not a rejection, while the per-mode schedules export the
-    model."""
+    when ``a`` is accepted, its guarded schedule. The guarded schedule is the one path to an
+    FMU of a multimode model (issue 26): when ``a`` is accepted and the schedule cannot be
+    built, the model is rejected (E-NO-SCHEDULE, `no_schedule`), with the reason and the
+    modes concerned; for a rejected ``a`` the implicit analysis' diagnostic is only recorded
+    (``guarded_refusal``, printed by ``analyze``)."""
     from .diagnostics import MdaeError
     from .implicit.analysis import analyze_implicit, render_json as ia_json, \
         render_text as ia_text
@@ -321,17 +323,31 @@ def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
     try:
         ia = analyze_implicit(code)
     except MdaeError as err:
-        return replace(a, guarded_refusal=str(err))
+        return no_schedule(a, str(err))
     text, js = ia_text(ia), ia_json(ia)
-    if not ia.ok or not a.accepted:
+    if not a.accepted:
         return replace(a, guarded_refusal=ia.diagnostic or "the model is rejected",
+                       implicit_text=text, implicit_json=js)
+    if not ia.ok:
+        return replace(no_schedule(a, ia.diagnostic or "the implicit analysis rejects it"),
                        implicit_text=text, implicit_json=js)
     try:
         initial, _ = initial_mode(code)
-        sched = guarded_schedule(code, ia, initial=initial)
+        # the automaton accepted every change, those into transient modes included: the
+        # equations a transient guard selects run in the restarts of those changes
+        sched = guarded_schedule(code, ia, initial=initial, transients_analysed=True)
     except ModelRejected as err:
-        return replace(a, guarded_refusal=err.message, implicit_text=text, implicit_json=js)
+        return replace(no_schedule(a, err.message), implicit_text=text, implicit_json=js)
     return replace(a, guarded=sched, implicit_text=text, implicit_json=js)
+
+
+def no_schedule(a: Analysis, reason: str) -> Analysis:
+    """``a`` rejected because its guarded schedule cannot be built (`_with_schedule`):
+    ``E-NO-SCHEDULE: the guarded block schedule cannot be built: <reason>``, the reason naming
+    the modes concerned as a formula over the guards when it is about some modes only."""
+    message = f"E-NO-SCHEDULE: the guarded block schedule cannot be built: {reason}"
+    return replace(a, guarded_refusal=reason, rejection="\n".join(
+        m for m in (a.rejection, message) if m))
 
 
 def render_text(model: Model, a: Analysis, implicit: bool = False) -> str:

@@ -163,12 +163,23 @@ def _block_plan(rows: BlockRows, table) -> BlockPlan:
     return BlockPlan(rows.label, rows.unknowns, rows.rows)
 
 
-def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
+def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> GuardedPlan:
     """Union layout, slots and block plans of the guarded schedule ``sched`` (module
-    docstring): the analysis made the schedule, this only lays it out."""
+    docstring): the analysis made the schedule, this only lays it out. ``automaton``: the
+    analysis' mode-change automaton, whose changes into the transient modes of the
+    when-branches that reinit states give those branches their analysed restarts
+    (`mdae_fmu.codegen.restarts.with_transient_restarts`, docs/theory.md §7; a transient guard
+    selecting an equation selects it for that instant only, docs/multimode-fmu.md "Transient
+    guards on the guarded schedule")."""
+    from .restarts import with_transient_restarts
     table = symbol_table(model)
     union = compile_model(model, _union_report(model, sched))
     union = _hold_apart(union, [k for k, _ in sched.cond_states])
+    if sched.transient_restarts:
+        if automaton is None:
+            raise ValueError(f"model {model.name}: the schedule's transient guards need the "
+                             f"analysis' mode-change automaton (their restarts)")
+        union = with_transient_restarts(model, union, automaton)
     state_slot = {s.symbol: s.slot for s in union.states}
     slot_of_state = [state_slot[table.sym(i.name, i.order)] for i in sched.states]
 

@@ -137,8 +137,9 @@ def guarded_by_default(analysis) -> bool:
     solves the positions first, then the velocities at the new positions, as the per-mode
     restart does (`mdae_fmu.implicit.variants.restart_levels`; docs/multimode-fmu.md, "The
     guarded schedule"). The analysis builds no schedule for a single-mode model, which keeps
-    its per-mode schedule (one mode: the same blocks), nor for a multimode model the schedule
-    cannot hold (`Analysis.guarded_refusal`), which is exported per mode."""
+    its per-mode schedule (one mode: the same blocks); a multimode model whose schedule cannot
+    be built is rejected by the analysis (E-NO-SCHEDULE, `mdae_fmu.analysis.no_schedule`), and
+    a multimode analysis without one (a saved analysis) is refused by `_guarded_path`."""
     return analysis.guarded is not None
 
 
@@ -171,6 +172,9 @@ def _guarded_path(analysis, implicit: bool | None) -> bool:
     if analysis.modes is None:
         return True
     if implicit is None:
+        if analysis.guarded is None and len(analysis.modes.modes) > 1:
+            why = analysis.guarded_refusal or "the analysis built no guarded schedule"
+            raise ModelRejected(f"model {analysis.model_name}: no guarded schedule: {why}")
         return guarded_by_default(analysis)
     if not implicit:
         return False
@@ -194,7 +198,7 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
     if guarded:
         from ..codegen.guarded import plan_guarded
         progress("code generation: plan")
-        plan = plan_guarded(model, analysis.guarded)
+        plan = plan_guarded(model, analysis.guarded, analysis.automaton)
         return _guarded_entries(model, fmi_type, default_experiment, plan, progress)
     model = with_placeholder_variable(model)
     automaton = analysis.automaton

@@ -174,7 +174,12 @@ class GuardedSchedule:
     join the initial system, or None when some are not known; ``max_offset``: the highest
     equation offset c of the analysis in a regular mode (2 or more: a constraint on positions,
     whose restarts have levels, `BlockRows.levels`); ``modes``: the formula (a node of
-    ``table``) of the consistent modes, which the FMU lists (`mdae_fmu.codegen.guarded`)."""
+    ``table``) of the consistent modes, which the FMU lists (`mdae_fmu.codegen.guarded`);
+    ``transient_restarts``: a transient guard (``if edge(c) then``) selects equations, which
+    hold at the instant of the event only: the schedule holds the long modes (transient
+    guards false) and the when-branches that reinit states run the analysed restart of the
+    change into their transient mode (`mdae_fmu.implicit.variants.check_transient_equations`,
+    docs/theory.md §7)."""
     model_name: str
     guards: tuple[E.Expr, ...]
     guard_names: tuple[str, ...]
@@ -193,3 +198,4 @@ class GuardedSchedule:
     initial: tuple[bool, ...] | None = None
     max_offset: int = 0
     modes: int = -1
+    transient_restarts: bool = False

@@ -23,13 +23,19 @@ from .schedule import (STEP, BlockRows, DeltaRestart, FormulaTable, GuardedSched
 MAX_VARIANTS = 200
 
 
-def check_transient_equations(model: Model, switching: bool) -> None:
-    """A transient guard (``if edge(c) then``, ``change``, ``initial()``) selecting an ordinary
-    equation has no place in the guarded schedule (its modes are the long ones; a
-    when-clause's own equations run through the event plan): `ModelRejected` naming the
-    equations and their lines, with the enumerated exporter's message in a model with mode
-    changes (``switching``); a single-mode model with such equations is exported with its
-    per-mode schedule, whose when-branches run the analysed transient restart."""
+def check_transient_equations(model: Model, switching: bool, analysed: bool = False) -> bool:
+    """Whether a transient guard (``if edge(c) then``, ``change``, ``initial()``) selects an
+    ordinary equation of ``model``. Such a guard is true at one instant only (docs/theory.md
+    §5.2): it selects no long mode, and the implicit analysis holds it false
+    (`mdae_fmu.structure.valuations.fixed_guard_values`), so the schedule's blocks are those of
+    the long modes; the equations it selects are rows of the restart of the change into its
+    transient mode (docs/theory.md §7, the impact law of the elastic Cup-and-Ball), which
+    the mode-change analysis standardizes and the when-branch that reinits states runs at
+    the event (`mdae_fmu.codegen.restarts.with_transient_restarts`). ``analysed``: that
+    analysis accepted every change into a transient mode. `ModelRejected` naming the
+    equations and their lines without it, and in a model with mode changes (``switching``),
+    where the change into a transient mode depends on the long mode it leaves, with the
+    message of the analysis' verdict (`mdae_fmu.codegen.multimode.check_exportable`)."""
     from ..structure.per_mode import is_event_guard
     bad = []
     for eq in model.equations:
@@ -43,11 +49,18 @@ def check_transient_equations(model: Model, switching: bool) -> None:
             f"equations {', '.join(bad)}, which the exporter of multimode models does not "
             f"support; a value that changes at the event belongs in a when-clause "
             f"(`when c then v = ...; end when;`, held until the next event)")
-    if bad:
+    if bad and not analysed:
         raise ModelRejected(
             f"model {model.name}: equation {bad[0]} is selected by a transient guard (edge, "
-            f"change, initial); the guarded schedule (--implicit) has long modes only: export "
-            f"without --implicit")
+            f"change, initial), whose instant the guarded schedule runs with the restart the "
+            f"mode-change analysis gives it; no accepted analysis of that change was given")
+    return bool(bad)
+
+
+def _in_modes(space, formula) -> str:
+    """"in the modes <formula over the guards>", or "in every mode" (a refusal's place)."""
+    text = space.text(formula)
+    return "in every mode" if text == "true" else f"in the modes {text}"
 
 
 def check_literal_reinits(model: Model, variants, variables: tuple[str, ...], xleft: dict,
@@ -154,16 +167,19 @@ def _conditional_states(ia: ImplicitAnalysis, regular, instances) -> list:
 
 def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                      max_variants: int | None = None,
-                     initial: dict | None = None) -> GuardedSchedule:
+                     initial: dict | None = None,
+                     transients_analysed: bool = False) -> GuardedSchedule:
     """The guarded block schedule of ``model`` from its accepted implicit analysis ``ia``
     (module docstring). A set of blocks coupled through their equations with more than
     ``max_variants`` variants is one block (`_merge_components`). ``initial``: the initial
-    value of each guard condition (`GuardedSchedule.initial`). `ModelRejected` for what the
-    schedule cannot hold, naming it."""
+    value of each guard condition (`GuardedSchedule.initial`). ``transients_analysed``: the
+    mode-change analysis accepted the changes into the transient modes
+    (`check_transient_equations`). `ModelRejected` for what the schedule cannot hold, naming
+    it."""
     if not ia.ok:
         raise ModelRejected(ia.diagnostic or f"model {model.name}: rejected")
     switching = bool(ia.space.atoms)
-    check_transient_equations(model, switching)
+    transient = check_transient_equations(model, switching, transients_analysed)
     space = ia.space
     bdd = space.bdd
     F = bdd.false
@@ -214,8 +230,12 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                         nxt.append((bf, {**res, e: r}))
                 sub = nxt
             for g, res in sub:
-                plan, restart, writes, reads, cons = _variant(
-                    cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey, params)
+                try:
+                    plan, restart, writes, reads, cons = _variant(
+                        cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey, params)
+                except ModelRejected as err:        # named with the modes concerned
+                    raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
+                                        f"{err.message}") from None
                 variants.append((g, plan, restart, writes, reads,
                                  (cb.equations, cb.unknowns), False, cons, None))
 
@@ -227,7 +247,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         merged = merged_block(ctx, eqs, unk, formula)
         if merged is None:
             raise ModelRejected(
-                f"model {model.name}: the equations {', '.join(eqs[:6])} form a union "
+                f"model {model.name}: {_in_modes(space, formula)}: the equations "
+                f"{', '.join(eqs[:6])} form a union "
                 f"component the implicit analysis does not split per mode, and it cannot be "
                 f"solved as one block (its equations and unknowns do not match in every mode, "
                 f"or it reads a mode-dependent variable it does not solve)")
@@ -253,7 +274,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         flags=tuple((sym, r) for (sym, _), r in zip(flags, flag_roots)),
         proxies=tuple(ctx.proxies), rproxies=tuple(ctx.rproxies), n_modes=ia.n_modes,
         impulse_outputs=impulse_outputs(out, tuple(cols), xleft, zeta),
-        initial=_initial_bits(space, initial), modes=roots[-1],
+        initial=_initial_bits(space, initial), modes=roots[-1], transient_restarts=transient,
         max_offset=max((v for case in ia.c for v, f in case.items() if f & regular != F),
                        default=0))
 

@@ -190,11 +190,13 @@ def test_cli_export_implicit(tmp_path, capsys):
 
 def test_transient_guards_are_refused():
     """The explicit analysis rejects CupAndBallElasticNoLaw on its transient mode (no impact
-    law); the guarded path has no transient modes and must not accept it silently."""
+    law); the guarded schedule runs a transient mode's equations only through the restart
+    that analysis accepted, and must not accept the model silently without it."""
     from mdae_fmu import api
     from mdae_fmu.diagnostics import ModelRejected
     m = api.load(ROOT / "reference_models" / "CupAndBallElasticNoLaw.mo")
-    with pytest.raises(ModelRejected, match="transient guard.*export without --implicit"):
+    with pytest.raises(ModelRejected, match="transient guard.*no accepted analysis of that "
+                       "change was given"):
         plan_guarded(m, analyze_implicit(m))
 
 
