@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..diagnostics import ModelRejected
+from ..diagnostics import InputError, ModelRejected
 from ..progress import Progress, as_progress  # noqa: F401  (Progress: API)
 from ..ir import Model
 from ..codegen.emit import generate_sources
@@ -74,12 +74,12 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     start from). Code generation consumes this one analysis and never re-runs one; a model the
     analysis rejects raises `ModelRejected` with the diagnostics of ``analyze``'s verdict, so
     the two commands give one verdict. ``progress``: a `Progress`, None for the default
-    (stage names on a terminal), or False for silence. ``implicit``: True for the guarded
-    schedule of the analysis (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 17), False
-    for the per-mode schedules; None (default) takes the guarded schedule where
-    `guarded_by_default` says so (every model whose analysis built one) and always beyond
-    the explicit enumeration (the analysis then has no other), the per-mode schedules
-    otherwise (docs/multimode-fmu.md, "The guarded schedule").
+    (stage names on a terminal), or False for silence. ``implicit``: None (default) or True:
+    a multimode model is exported on the guarded block schedule of its analysis
+    (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 26), the one product path; True
+    (``--implicit``) refuses a model without one. False (the per-mode FMU) was removed and
+    raises `InputError` naming the guarded default; the per-mode schedules
+    (`mdae_fmu.codegen.multimode`) remain an internal fallback (`per_mode_fallback`).
     ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
     ``analysis`` keeps the choice it was made with.
     ``on_warning``: called with each warning of the analysis (``W-CODE: message``,
@@ -91,6 +91,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     the per-mode plan only, not the guarded one).
     """
     check_fmi_type(fmi_type)
+    if implicit is False:
+        raise InputError(REMOVED_PER_MODE)
     if backend not in ("c", "python"):
         raise ModelRejected(f"unknown backend {backend!r}: use c or python")
     if backend == "python":
@@ -117,7 +119,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         if on_warning is not None:
             for warning in analysis.warnings:
                 on_warning(warning)
-        guarded = backend == "c" and _guarded_path(analysis, implicit)
+        guarded = backend == "c" and _guarded_path(analysis, bool(implicit))
         if backend == "python":
             if analysis.modes is None:
                 raise ModelRejected(f"model {model.name}: the python backend runs per-mode "
@@ -135,16 +137,24 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     return path
 
 
-def guarded_by_default(analysis) -> bool:
-    """Whether ``export`` without ``implicit`` generates the guarded schedule of an analysis
-    that also has the per-mode schedules (issue 26): every model with a guarded schedule,
-    Cup-and-Ball's rope (a constraint on positions, offset c >= 2) included, whose restart
-    solves the positions first, then the velocities at the new positions, as the per-mode
-    restart does (`mdae_fmu.implicit.variants.restart_levels`; docs/multimode-fmu.md, "The
-    guarded schedule"). The analysis builds no schedule for a single-mode model, which keeps
-    its per-mode schedule (one mode: the same blocks), nor for a multimode model the schedule
-    cannot hold (`Analysis.guarded_refusal`), which is exported per mode."""
-    return analysis.guarded is not None
+#: The message of the removed per-mode option (``export --per-mode``, ``implicit=False``).
+REMOVED_PER_MODE = ("the per-mode FMU (--per-mode, implicit=False) was removed (issue 26): a "
+                    "multimode model is exported on its guarded block schedule, the default "
+                    "(drop the option); `mdae-fmu analyze --list-modes` prints the enumerated "
+                    "modes")
+
+
+def per_mode_fallback(analysis) -> bool:
+    """Whether ``export`` generates the per-mode schedules (`mdae_fmu.codegen.multimode`)
+    of a multimode ``analysis``: only when it has several long modes and its analysis could
+    build no guarded schedule (`Analysis.guarded_refusal`). That fallback is the last
+    consumer of the per-mode exporter in the C backend (docs/multimode-fmu.md, "Consumers of
+    the per-mode FMU"); no seed or reference model reaches it (CupAndBallElastic, whose
+    transient modes the guarded schedule does not hold, has one long mode: its one schedule
+    and analysed transient restarts, `with_transient_restarts`). Every other multimode model
+    takes the guarded schedule, a single-mode model its one schedule."""
+    return (analysis.modes is not None and analysis.guarded is None
+            and len((analysis.code_modes or analysis.modes).modes) > 1)
 
 
 #: The one variable of the FMU of a model that has none (FMI 2.0 requires a ScalarVariable).
@@ -169,21 +179,19 @@ def with_placeholder_variable(model: Model) -> Model:
     return dataclasses.replace(model, variables=(placeholder,))
 
 
-def _guarded_path(analysis, implicit: bool | None) -> bool:
-    """Whether ``export`` generates the guarded schedule of ``analysis`` (`export`'s
-    ``implicit``; None: `guarded_by_default`); `ModelRejected` with the reason when it is
-    asked for and the analysis has none."""
-    if analysis.modes is None:
+def _guarded_path(analysis, implicit: bool) -> bool:
+    """Whether ``export`` generates the guarded schedule of ``analysis``: every model whose
+    analysis built one, and every model beyond the enumeration (the analysis then has no
+    other); not a single-mode model, nor the fallback of `per_mode_fallback`.
+    ``implicit`` (``--implicit``): `ModelRejected` with the reason when the analysis has no
+    guarded schedule."""
+    if analysis.modes is None or analysis.guarded is not None:
         return True
-    if implicit is None:
-        return guarded_by_default(analysis)
-    if not implicit:
-        return False
-    if analysis.guarded is None:
+    if implicit:
         why = analysis.guarded_refusal or "the analysis built no guarded schedule"
         raise ModelRejected(f"model {analysis.model_name}: no guarded schedule (--implicit): "
                             f"{why}")
-    return True
+    return False
 
 
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
@@ -205,8 +213,9 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
     automaton = analysis.automaton
     progress("code generation: plan")
     multimode = None
-    if len(report.modes) > 1:
-        # several long modes: per-mode schedules and restarts (docs/multimode-fmu.md)
+    if per_mode_fallback(analysis):
+        # several long modes and no guarded schedule: per-mode schedules and restarts
+        # (docs/multimode-fmu.md, "Consumers of the per-mode FMU": the last one)
         from ..codegen.multimode import plan_multimode
         multimode = plan_multimode(model, report, automaton)
         cm = multimode.compiled
