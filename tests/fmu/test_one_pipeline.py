@@ -287,3 +287,25 @@ def test_export_takes_the_guarded_schedule_and_refuses_per_mode(tmp_path, capsys
     with pytest.raises(InputError, match=r"was removed \(issue 26\).*the default"):
         api.export_fmu(api.load(clutch), tmp_path / "q.fmu", implicit=False, progress=False)
     assert not (tmp_path / "q.fmu").exists()
+
+
+def test_per_mode_fallback_only_without_a_guarded_schedule(tmp_path):
+    """The per-mode schedules run in the C backend only for an analysis with several long
+    modes and no guarded schedule (`per_mode_fallback`); a single-mode model keeps its one
+    schedule, and ``implicit=True`` refuses it with the reason, before any code is
+    generated."""
+    from types import SimpleNamespace
+
+    from mdae_fmu.fmu.export import per_mode_fallback
+    two, one = SimpleNamespace(modes=(1, 2)), SimpleNamespace(modes=(1,))
+    assert per_mode_fallback(SimpleNamespace(modes=two, code_modes=None, guarded=None))
+    assert not per_mode_fallback(SimpleNamespace(modes=two, code_modes=one, guarded=None))
+    assert not per_mode_fallback(SimpleNamespace(modes=two, code_modes=None, guarded=object()))
+    assert not per_mode_fallback(SimpleNamespace(modes=None, code_modes=None, guarded=None))
+    ball = analyze(api.load(ROOT / "BouncingBall.mo"))
+    assert ball.guarded is None and not per_mode_fallback(ball)
+    with pytest.raises(ModelRejected, match=r"model BouncingBall: no guarded schedule "
+                       r"\(--implicit\): "):
+        api.export_fmu(api.load(ROOT / "BouncingBall.mo"), tmp_path / "b.fmu",
+                       analysis=ball, implicit=True, progress=False)
+    assert not (tmp_path / "b.fmu").exists()
