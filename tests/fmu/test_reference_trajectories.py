@@ -54,9 +54,15 @@ EXPECTED_TO_DIFFER: dict[str, str] = {
     "CupAndBallFirstOrder": "Model Exchange on the guarded default (helper h33cup): the events "
                             "at t = 0.4727, 0.4729 and 1.1667 are located 6e-10 to 2e-9 s "
                             "from the per-mode FMU's",
-    "RLDC2Switched": "Co-Simulation: from the input switch at t = 0.4 on, w1, w2, x1, x2 "
-                     "differ from the per-mode FMU's by up to 2.4e-10 relative (Model "
-                     "Exchange agrees within 1e-10)",
+}
+
+#: models compared to a looser tolerance than `TOL` (the per-mode FMU, the guarded FMU's
+#: oracle in the tests that ran both, is gone: an expected failure would leave them without
+#: one), and why
+TOLERANCE: dict[str, tuple[float, str]] = {
+    "RLDC2Switched": (5e-10, "Co-Simulation: from the input switch at t = 0.4 on, w1, w2, "
+                      "x1, x2 differ from the per-mode FMU's by up to 2.4e-10 relative (Model "
+                      "Exchange agrees within 1e-10)"),
 }
 
 
@@ -145,7 +151,7 @@ def test_default_export_reproduces_the_per_mode_fmu(key, tmp_path):
         skip = NOT_COMPARED.get(key, ((), ""))[0]
         keep = [j for j, n in enumerate(names) if n not in skip]
         bad = mismatches(result["time"], got[:, keep], ref[:, 0], ref[:, 1:][:, keep],
-                         [names[j] for j in keep])
+                         [names[j] for j in keep], tol=TOLERANCE.get(key, (TOL, ""))[0])
         assert not bad, f"{fmi_type}:\n" + "\n".join(bad)
 
 
