@@ -1,9 +1,9 @@
 """Corrupted FMU states under valgrind memcheck (issue 25, acceptance; the short version is
 tests/fmu/test_fmu_state_checks.py).
 
-Three FMUs of ClutchBasic (reference_models/, two modes): the default multimode Model
-Exchange export (guarded schedule, guard bits and activity flags in Integer slots), the
-``--per-mode`` one and the Co-Simulation interface of the ``both`` export; BouncingBall gives the
+Two FMUs of ClutchBasic (reference_models/, two modes): the default multimode Model
+Exchange export (guarded schedule, guard bits and activity flags in Integer slots) and the
+Co-Simulation interface of the ``both`` export; BouncingBall gives the
 states of another model. For each, the C host tests/host/state_fuzz_host.c, compiled against
 the FMU's own sources, runs N trials under ``valgrind --error-exitcode=99`` (tests/
 valgrind_util.VALGRIND_ARGS: full leak check, definite and indirect leaks are errors): bit
@@ -57,7 +57,6 @@ def main(argv: list[str] | None = None) -> int:
         both = export("ClutchBasic", work, fmi_type="both")
         targets = {
             "ME default": (export("ClutchBasic", work), "me", True),
-            "ME --per-mode": (export("ClutchBasic", work, implicit=False), "me", False),
             "CS": (both, "cs", True),
         }
         for label, (fmu, interface, guarded) in targets.items():

@@ -1,8 +1,9 @@
 """Record today's enumerated (per-mode) FMU of every seed and reference model as reference
 trajectories, the oracle of the one pipeline (issue 26, Deliver 1 and acceptance 1).
 
-For each model of `MODELS` (reference_models/*.mo and the seed models under tests/data), in a
-fresh child process:
+For each model of `MODELS` (reference_models/*.mo and the seed models under tests/data, the
+inline models of the tests that compared against the per-mode FMU under tests/data/one_pipeline)
+and of `GENERATED` (benchmarks/gen_multimode.py), in a fresh child process:
 
 * analyse it and export it with the per-mode schedules (``export(implicit=False)``, Model
   Exchange and Co-Simulation in one archive, DefaultExperiment tolerance `RTOL`);
@@ -19,6 +20,13 @@ fresh child process:
 
 The manifest records the commit the trajectories come from. tests/fmu/
 test_reference_trajectories.py exports each model on the default path and compares.
+
+The per-mode FMU left the product path after the recordings (issue 26 Deliver 7:
+``export(implicit=False)`` raises `InputError`): recording again means running this script
+with the package of a commit that still has it, e.g. ``git archive <commit> | tar -x -C
+DIR`` and ``PYTHONPATH=DIR python DIR/benchmarks/record_reference_trajectories.py --out
+tests/data/reference_trajectories --only KEY ...`` (how the inline and generated models were
+recorded, at 9a6484d).
 
     .venv/bin/python benchmarks/record_reference_trajectories.py [--only NAME ...]
         [--out tests/data/reference_trajectories] [--timeout 900] [--jobs 1]
@@ -68,11 +76,42 @@ def model_key(path: Path) -> str:
 
 MODELS = {model_key(p): p for p in seed_paths()}
 
+#: models built by a generator of benchmarks/gen_multimode.py rather than read from a file
+#: (the per-mode oracle of tests/codegen/test_guarded_fmu.py): key -> (generator, its size,
+#: its keyword arguments, stop time); their input signals are in tests/cosim_util.INPUT_SIGNALS
+GENERATED: dict[str, tuple[str, int, dict, float]] = {
+    "generated.ClutchChain2": ("clutch_chain", 2, {}, 6.0),
+    "generated.FaultChain1": ("fault_chain", 1, {}, 6.0),
+    "generated.DiodeBank2": ("diode_bank", 2, {}, 3.0),
+    "generated.ChargedDiodeBank3": ("diode_bank", 3, {"charged": True}, 3.0),
+}
+
+
+def load_model(key: str):
+    """The model of ``key``: its file (`MODELS`), or the generator call of `GENERATED`."""
+    from mdae_fmu import api
+    if key in MODELS:
+        return api.load(MODELS[key])
+    import gen_multimode
+    name, n, kwargs, _ = GENERATED[key]
+    return getattr(gen_multimode, name)(n, **kwargs)
+
+
+def source_of(key: str) -> str:
+    """The manifest's ``source`` of ``key``: a path, or the generator call."""
+    if key in MODELS:
+        return str(MODELS[key].relative_to(ROOT))
+    name, n, kwargs, _ = GENERATED[key]
+    args = ", ".join([str(n), *(f"{k}={v!r}" for k, v in kwargs.items())])
+    return f"benchmarks/gen_multimode.py:{name}({args})"
+
 
 def horizon(key: str, model) -> float:
-    """Stop time: the reference result's horizon (references.json), else the model's
-    experiment annotation, else `DEFAULT_STOP`."""
+    """Stop time: a generated model's (`GENERATED`), the reference result's horizon
+    (references.json), else the model's experiment annotation, else `DEFAULT_STOP`."""
     from cosim_util import REFERENCE, reference_stop
+    if key in GENERATED:
+        return GENERATED[key][3]
     if (REFERENCE / f"{key}.mo").exists():
         try:
             return reference_stop(key)
@@ -128,10 +167,9 @@ def record_one(key: str, out: Path) -> dict:
     """Analyse, export (per-mode) and simulate model ``key``; its manifest entry."""
     from mdae_fmu import api
     from mdae_fmu.diagnostics import MdaeError, ModelRejected
-    path = MODELS[key]
-    entry: dict = {"source": str(path.relative_to(ROOT))}
+    entry: dict = {"source": source_of(key)}
     try:
-        model = api.load(path)
+        model = load_model(key)
     except MdaeError as e:
         return entry | {"verdict": "unreadable", "message": portable(str(e).splitlines()[0])}
     stop = horizon(key, model)
@@ -185,8 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(record_one(args.child, args.out)))
         return 0
-    keys = args.only or list(MODELS)
-    unknown = sorted(set(keys) - set(MODELS))
+    keys = args.only or [*MODELS, *GENERATED]
+    unknown = sorted(set(keys) - set(MODELS) - set(GENERATED))
     if unknown:
         ap.error(f"unknown models: {', '.join(unknown)}")
     manifest_path = args.out / "manifest.json"
@@ -212,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                 else {"verdict": "crashed", "message": run.stderr.strip()[-300:]}
         except subprocess.TimeoutExpired:
             entry = {"verdict": "timeout", "message": f"over {args.timeout:g} s"}
-        return key, entry | {"source": str(MODELS[key].relative_to(ROOT)), "commit": head}
+        return key, entry | {"source": source_of(key), "commit": head}
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for key, entry in pool.map(one, keys):

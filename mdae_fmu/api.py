@@ -57,9 +57,10 @@ def export_fmu(model: Model, path: str | Path, fmi_type: str = "me",
     analysis rejects raises `mdae_fmu.diagnostics.ModelRejected`. ``progress``: None shows the
     stage names on a terminal only, False silences them. ``backend``: ``"c"`` or
     ``"python"`` (a pythonfmu Co-Simulation FMU, ``fmi_type="cs"``; docs/python-backend.md).
-    ``implicit``: the guarded schedule from the implicit analysis (True), the per-mode
-    schedules (False, a debugging view), or (None) the former for every model whose analysis
-    built one (`mdae_fmu.fmu.export.guarded_by_default`). ``strict_units``:
+    ``implicit``: a multimode model is exported on the guarded block schedule of its analysis
+    (None, the default; True refuses a model whose analysis built none); False, the removed
+    per-mode FMU, raises `InputError` (`mdae-fmu analyze --list-modes` lists the enumerated
+    modes). ``strict_units``:
     unit inconsistencies reject the model (`mdae_fmu.unit_check`). ``on_warning``: called
     with each warning of the analysis (``W-CODE: message``, as ``analyze`` prints it)."""
     from .fmu.export import export

@@ -36,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="the full report (offsets, blocks and every instant of every mode "
                    "change) instead of the summary")
     a.add_argument("--dot", metavar="FILE", help="write the mode-change automaton as Graphviz DOT")
+    a.add_argument("--list-modes", action="store_true",
+                   help="debugging view: every enumerated mode and mode change (offsets, "
+                   "states, blocks, restarts; up to 2^12 consistent modes), where the default "
+                   "report states the modes as formulas over the guards")
     _analysis_options(a)
     a.add_argument("--implicit", action="store_true",
                    help="implicit multimode analysis (modes as BDD formulas, no enumeration); "
@@ -50,12 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     _analysis_options(e)
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--implicit", action="store_true", default=None,
-                   help="one guarded block schedule from the implicit analysis, local "
-                   "restarts (the default for multimode models, and above 2^12 consistent "
-                   "modes; needs the 'modes' extra)")
-    e.add_argument("--per-mode", dest="implicit", action="store_const", const=False,
-                   help="debugging: per-mode block schedules from the enumerated mode-change "
-                   "automaton (the guarded FMU's oracle; up to 2^12 consistent modes)")
+                   help="require the guarded block schedule (what a multimode model is "
+                   "exported on by default): refuse a model whose analysis built none")
+    # removed (issue 26): an error naming the guarded default (exit 2)
+    e.add_argument("--per-mode", action="store_true", help=argparse.SUPPRESS)
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default=None,
                    help="default: me (C backend), cs (python backend)")
     e.add_argument("--backend", choices=("c", "python"), default="c",
@@ -122,6 +124,9 @@ def _analyze_model(args) -> int:
     from .analysis import analyze, render_json, text_pieces
     from .summary import summary_lines
     from .progress import Progress
+    if args.list_modes and (args.implicit or args.json or args.verbose):
+        raise InputError("analyze: --list-modes prints the enumerated modes; it does not "
+                         "combine with --implicit, --json or -v")
     progress = Progress("analyze")
     progress("import")
     model = api.load(args.model, args.class_name, modelica_path=args.modelica_path,
@@ -131,9 +136,11 @@ def _analyze_model(args) -> int:
                      strict_units=args.strict_units,
                      # the summary and the verdict need no mode-change exploration of a
                      # model without guards; the full report and the automaton's graph do
-                     full=bool(args.json or args.verbose or args.dot))
+                     full=bool(args.json or args.verbose or args.dot or args.list_modes))
     progress("report")
-    if args.json:
+    if args.list_modes:
+        _list_modes(model, result)
+    elif args.json:
         from .saved import save
         out = render_json(model, result, implicit=args.implicit)
         out["saved_analysis"] = save(model, result)
@@ -159,9 +166,29 @@ def _analyze_model(args) -> int:
     return result.exit_code
 
 
+def _list_modes(model, result) -> None:
+    """``analyze --list-modes``: the enumerated modes (the per-mode structure,
+    `mdae_fmu.structure.per_mode`) and the mode-change automaton (`mdae_fmu.modes.explore`)
+    with the verdict: the enumerated listing of ``-v``, kept as the debugging view when the
+    guarded schedule became the one pipeline (issue 26); `InputError` for a model beyond the
+    enumeration."""
+    from .analysis import text_pieces
+    if result.modes is None:
+        from .structure.valuations import MAX_ENUMERATED_MODES
+        raise InputError(f"analyze --list-modes: model {model.name} has more than "
+                         f"{MAX_ENUMERATED_MODES} consistent modes, beyond the enumeration; "
+                         f"`mdae-fmu analyze -v` states them as formulas over the guards")
+    for piece in text_pieces(model, result, implicit=False):
+        sys.stdout.write(piece)
+    sys.stdout.write("\n")
+
+
 def _export(args) -> int:
     from . import api
     from .progress import Progress
+    if args.per_mode:
+        from .fmu.export import REMOVED_PER_MODE
+        raise InputError(f"export: {REMOVED_PER_MODE}")
     progress = Progress("export")
     progress("import")
     if (args.model is None) == (args.from_json is None):

@@ -42,6 +42,12 @@ INPUT_SIGNALS = {
     "RLDC2Switched": {"g1": ((0.0, True), (0.2, False), (0.4, True), (0.5, False), (0.6, True)),
                       "g2": ((0.0, False), (0.1, True), (0.3, False), (0.4, True),
                              (0.5, False))},
+    # the generated models of benchmarks/record_reference_trajectories.GENERATED
+    "generated.ClutchChain2": {"g0": ((0.0, False), (0.68, True), (2.63, False), (3.46, True)),
+                               "g1": ((0.0, False), (1.09, True), (2.88, False), (4.69, True))},
+    "generated.FaultChain1": {"open0": ((0.0, False), (0.73, True), (3.46, False)),
+                              "short0": ((0.0, False), (1.53, True), (2.88, False),
+                                         (4.69, True))},
 }
 
 # DefaultExperiment tolerance of the shared FMUs: the CS integrator's tolerance when the host

@@ -174,7 +174,7 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
                      progress=None, modes=None) -> dict[str, str]:
     """All C sources of the FMU, by file name (module docstring). ``progress(done, total)``
     is called while the schedule is printed. ``modes``: the per-mode sources of a multimode
-    model (`mdae_fmu.codegen.multimode.ModeSources`); then ``cm.blocks`` only name the blocks
+    model (`mdae_fmu.codegen.layout.ModeSources`); then ``cm.blocks`` only name the blocks
     and model.c leaves compute/drift/projection to ``model_modes.c``.
 
     Steps, in the order the expressions are printed (printing may make derivative functions,

@@ -36,7 +36,8 @@ from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
 from .initialization import InitPlan, plan_initialization
 from .emit import discrete_code, make_printers, template_environment
-from .multimode import ModeSources, band_updates, max_mode_changes
+from .layout import ModeSources, UnionLayout, band_left_limit_relations, band_updates, \
+    max_mode_changes, watched_relations
 from .plan import CompiledModel, FmiVariable, compile_model
 from .slots import Slot, c_slot, solved_tag
 
@@ -112,7 +113,6 @@ def _hold_apart(union: CompiledModel, positions) -> CompiledModel:
     (`UnionLayout.hold_apart`, as the enumerating exporter does); where it is one, the
     variable takes the entry's value. Theory: docs/theory.md §11 (one state vector
     for all modes)."""
-    from .multimode import UnionLayout
     if not positions:
         return union
     layout = UnionLayout(union)
@@ -248,7 +248,6 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
                        + tuple(v.vr for v in outputs))
     guards = tuple(table.to_sympy(a) for a in sched.guards)
     # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
-    from .multimode import band_left_limit_relations, watched_relations
     report = _union_report(model, sched)
     compiled, banded = band_left_limit_relations(report, compiled)
     extra = {left_symbol(k): left[s] for k, s in enumerate(slot_of_state)}

@@ -37,23 +37,23 @@ state or changed the mode (the equations of the derivatives).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import cast
 
 import sympy as sp
 
 from ..diagnostics import ModelRejected
 from ..ir import Model
 from .blocks import BlockPlan, gauss_newton_work, newton_work
-from .cprinter import SlotPrinter, c_comment, c_string
+from .cprinter import c_comment, c_string
 from .emit import discrete_code, make_printers, schedule_file, template_environment
 from .events import preorder
 from .initialization import ModeRows
-from .plan import CompiledModel, FmiVariable, compile_model
+from .plan import CompiledModel, compile_model
 from .restarts import check_left, instant_integrals, left_printer, print_over_instant, \
     restart_targets, slot_names
-from .slots import Slot, c_slot
+from .layout import ImpulseOutput, ModeSources, UnionLayout, band_left_limit_relations, \
+    band_updates, max_mode_changes, watched_relations
+from .slots import c_slot
 
-MODE_VARIABLE = "mdae_mode"
 
 
 @dataclass(frozen=True)
@@ -67,16 +67,6 @@ class ModeCode:
     offset: int
     consistency: tuple[tuple[str, sp.Expr], ...]
     integrated: tuple[int, ...]          # positions in the union state vector
-
-
-@dataclass(frozen=True)
-class ImpulseOutput:
-    """The discrete Real output ``name`` (``impulse(var)``, Real slot ``slot``): the integral of
-    the impulsive variable ``var`` over the last mode change (docs/multimode-fmu.md,
-    "Impulses")."""
-    var: str
-    name: str
-    slot: int
 
 
 @dataclass(frozen=True)
@@ -150,16 +140,6 @@ class MultimodePlan:
         states = self.compiled.states
         return frozenset(states[k].symbol for k in range(len(states))
                          if all(k in m.integrated for m in self.modes))
-
-
-@dataclass(frozen=True)
-class ModeSources:
-    """The multimode C files by name, and the sizes ``config.h`` takes from them: the most
-    consistency equations of a mode, and the solver scratch sizes they need."""
-    files: dict
-    ncons: int
-    work: int
-    perm: int
 
 
 def _only(report, mode):
@@ -374,85 +354,6 @@ def _initial_mode(automaton, modes, long_idx: list[int]) -> int:
     return initial
 
 
-class UnionLayout:
-    """The union layout (`compile_model` of the union of the modes) while the multimode
-    exporter adds its own variables after the model's: names made unique against every name
-    taken, Real slots numbered after the model's (module docstring)."""
-
-    def __init__(self, union: CompiledModel):
-        self.union = union
-        self.taken = {v.name for v in union.variables}
-        self.variables = list(union.variables)
-        self.n_real = union.n_real
-        self.real_names = list(union.real_names)
-        self.states = list(union.states)
-        self.guesses = dict(union.guesses)
-        self.impulses: dict[str, ImpulseOutput] = {}
-
-    def fresh(self, name: str) -> str:
-        """``name``, or ``name`` followed by underscores, not yet taken; now taken."""
-        while name in self.taken:
-            name += "_"
-        self.taken.add(name)
-        return name
-
-    def add_mode_variable(self, modes, initial: int) -> int:
-        """``mdae_mode``: a discrete Integer output holding the mode index; its slot."""
-        mode_slot = self.union.n_int
-        legend = ", ".join(f"{mc.index} = [{mc.label}]" for mc in modes)
-        self.variables.append(FmiVariable(self.fresh(MODE_VARIABLE), "Integer", mode_slot,
-                                          "output", "discrete", "exact", initial,
-                                          f"current mode: {legend}", kind=1))
-        return mode_slot
-
-    def add_state_stores(self, modes) -> None:
-        """A union state that some mode computes as an algebraic variable keeps its state
-        vector entry apart, in a hidden slot exposed as its own FMI state variable
-        (``mdae_state(x)``, `StatePlan.store`; docs/theory.md §11)."""
-        written = {u for mc in modes for b in mc.blocks for u in b.unknowns}
-        self.hold_apart([k for k, st in enumerate(self.union.states)
-                         if st.symbol in written
-                         and not all(k in mc.integrated for mc in modes)])
-
-    def hold_apart(self, positions) -> None:
-        """Give the union states at ``positions`` (a mode computes them as algebraic
-        variables) their hidden state vector entry (`add_state_stores`)."""
-        variables = self.variables
-        var_index = {v.name: k for k, v in enumerate(variables)}
-        for k in positions:
-            st = self.union.states[k]
-            sname = self.fresh(f"mdae_state({st.name})")
-            store = self.n_real
-            self.n_real += 1
-            self.real_names.append(sname)
-            orig = variables[var_index[st.name]]
-            variables.append(FmiVariable(
-                sname, "Real", store, "local", "continuous", "calculated", None,
-                f"state vector entry of {st.name} (frozen while a mode computes {st.name})",
-                kind=5))
-            if isinstance(orig.start, (int, float)) and not isinstance(orig.start, bool):
-                self.guesses[store] = float(orig.start)
-            elif st.slot in self.guesses:
-                self.guesses[store] = self.guesses[st.slot]
-            self.states[k] = replace(st, name=sname, store=store, variable=st.name)
-            variables = [replace(v, derivative_of=sname) if v.derivative_of == st.name else v
-                         for v in variables]
-            var_index = {v.name: j for j, v in enumerate(variables)}
-        self.variables = variables
-
-    def impulse_output(self, var: str) -> ImpulseOutput:
-        """The discrete Real output ``impulse(var)``, added at its first use."""
-        if var not in self.impulses:
-            iname = self.fresh(f"impulse({var})")
-            self.impulses[var] = ImpulseOutput(var, iname, self.n_real)
-            self.real_names.append(iname)
-            self.variables.append(FmiVariable(
-                iname, "Real", self.n_real, "output", "discrete", "exact", 0.0,
-                f"integral of {var} over the last mode change", kind=1))
-            self.n_real += 1
-        return self.impulses[var]
-
-
 def _edge_codes(automaton, modes, layout: UnionLayout, slot_of_name: dict) -> list[EdgeCode]:
     """`EdgeCode` of every accepted mode change between two planned long modes: its composed
     restart and, per instant, `_instant_code` (docs/theory.md §11: one nonstandard
@@ -497,15 +398,6 @@ def _instant_code(sf, ri, later, layout: UnionLayout, slot_of_name: dict, label:
         return InstantCode(ri.index, "S3", (), (), tuple(laws), delta)
     pairs = restart_targets(ri.restart, slot_of_name, f"mode change {label}")
     return InstantCode(ri.index, ri.method or "S0", pairs, _singularities(pairs), tuple(laws))
-
-
-def max_mode_changes(n_modes: int) -> int:
-    """Bound on the mode changes of one event iteration (`mdae_fmu.modes.event_iteration`):
-    a cascade that settles visits a mode at most once, so more changes than modes is a cycle;
-    at most a quarter of the wrapper's bound on event iterations (each change takes two
-    calls), so that the error names the guards before the generic one fires."""
-    from .emit import TOLERANCES
-    return max(2, min(n_modes, cast(int, TOLERANCES["max_event_iterations"]) // 4))
 
 
 def _numeric(ri) -> bool:
@@ -593,72 +485,6 @@ def _singularities(pairs) -> tuple:
         scale = sp.Add(*[sp.Abs(t) for t in terms])
         out.append((text, base, scale))
     return tuple(out)
-
-
-def _pre_relations(report, e):
-    table = report.symbols
-    pres = {table.pre(n) for n in report.unknowns}
-    for rel in preorder(e):
-        if isinstance(rel, sp.core.relational.Relational) and rel.free_symbols & pres:
-            yield rel
-
-
-def band_left_limit_relations(report, cm: CompiledModel):
-    """A left-limit guard ``pre(s) <= 0`` read right after a restart that put ``s`` on its
-    threshold (the rope that goes slack lies on the circle: ``s = 0`` up to rounding) must not
-    flip back on rounding noise, else the event iteration cycles between the two modes. Such a
-    relation keeps its previous value while its signed distance is within half the event
-    hysteresis (the band in which the indicator cannot have crossed); the previous value is
-    a hidden Boolean slot (docs/multimode-fmu.md, "Left-limit guards"). During initialization
-    there is no previous value: pre(s) is s's start (Modelica 3.6 §8.6) and the relation is
-    taken exactly (the charged diode bank's conducting diode starts at s = 0, on its
-    threshold)."""
-    banded: list[tuple[sp.Symbol, sp.Expr, int]] = []
-    assigns: list[tuple] = []
-    n_bool = cm.n_bool
-    for target, e in cm.discrete_assignments:
-        subs = {}
-        for rel in _pre_relations(report, e):
-            found = next((b for b in banded if b[1] == rel), None)
-            if found is None:
-                found = (sp.Symbol(f"mdae_band_{len(banded)}"), rel, n_bool)
-                banded.append(found)
-                n_bool += 1
-            subs[rel] = found[0]
-        assigns.append((target, e.xreplace(subs) if subs else e))
-    if not banded:
-        return cm, ()
-    from .events import signed_distance
-    p0 = SlotPrinter(dict(cm.slots), {}, {})
-    slots = dict(cm.slots)
-    for sym, rel, b in banded:
-        text = p0.doprint(signed_distance(rel)[0])
-        slots[sym] = (f"(d->initial ? (({p0.doprint(rel)}) ? 1 : 0) : ({text}) > 0.5 * "
-                      f"MDAE_HYSTERESIS ? 1 : ({text}) < -0.5 * MDAE_HYSTERESIS ? 0 : "
-                      f"{c_slot(band_slot(b))})")
-    return replace(cm, discrete_assignments=tuple(assigns), n_bool=n_bool,
-                   slots=slots), tuple(banded)
-
-
-def band_slot(b: int) -> Slot:
-    """The hidden Boolean slot that keeps the previous value of a banded left-limit guard."""
-    return Slot("b", b, name="band")
-
-
-def band_updates(p, banded) -> list[str]:
-    """C lines keeping each banded guard's value in its hidden Boolean (after the discrete
-    equations of the instant)."""
-    return [f"    {c_slot(band_slot(b))} = {p.symbol(sym)};" for sym, _, b in banded]
-
-
-def watched_relations(report, banded) -> tuple:
-    """Left-limit guards (``g = pre(s) <= 0``, docs/theory.md §11: no logico-numerical
-    fixpoint) only change at an event; the event is the crossing of the same relation on the
-    continuous ``s``. The relations of ``banded`` (`band_left_limit_relations`) are returned
-    on ``s`` (``s <= 0``) so that the event plan gives them an event indicator."""
-    table = report.symbols
-    back = {table.pre(n): table.sym(n, 0) for n in report.unknowns}
-    return tuple(rel.xreplace(back) for _, rel, _ in banded)
 
 
 # --- C text ---------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..diagnostics import ModelRejected
+from ..diagnostics import InputError, ModelRejected
 from ..progress import Progress, as_progress  # noqa: F401  (Progress: API)
 from ..ir import Model
 from ..codegen.emit import generate_sources
@@ -74,12 +74,12 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     start from). Code generation consumes this one analysis and never re-runs one; a model the
     analysis rejects raises `ModelRejected` with the diagnostics of ``analyze``'s verdict, so
     the two commands give one verdict. ``progress``: a `Progress`, None for the default
-    (stage names on a terminal), or False for silence. ``implicit``: True for the guarded
-    schedule of the analysis (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 17), False
-    for the per-mode schedules; None (default) takes the guarded schedule where
-    `guarded_by_default` says so (every model whose analysis built one) and always beyond
-    the explicit enumeration (the analysis then has no other), the per-mode schedules
-    otherwise (docs/multimode-fmu.md, "The guarded schedule").
+    (stage names on a terminal), or False for silence. ``implicit``: None (default) or True:
+    a multimode model is exported on the guarded block schedule of its analysis
+    (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 26), the one product path; True
+    (``--implicit``) refuses a model without one. False (the per-mode FMU) was removed and
+    raises `InputError` naming the guarded default; no model is exported on per-mode
+    schedules.
     ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
     ``analysis`` keeps the choice it was made with.
     ``on_warning``: called with each warning of the analysis (``W-CODE: message``,
@@ -90,6 +90,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     (`mdae_fmu.fmu.python_backend`, docs/python-backend.md; ``fmi_type`` must be ``"cs"``;
     a multimode model runs its guarded schedule, ``implicit`` is not read)."""
     check_fmi_type(fmi_type)
+    if implicit is False:
+        raise InputError(REMOVED_PER_MODE)
     if backend not in ("c", "python"):
         raise ModelRejected(f"unknown backend {backend!r}: use c or python")
     if backend == "python":
@@ -116,7 +118,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         if on_warning is not None:
             for warning in analysis.warnings:
                 on_warning(warning)
-        guarded = backend == "c" and _guarded_path(analysis, implicit)
+        guarded = backend == "c" and _guarded_path(analysis, bool(implicit))
         if backend == "python":
             from .python_backend import python_fmu_bytes
             progress("code generation: python plan")
@@ -130,17 +132,11 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     return path
 
 
-def guarded_by_default(analysis) -> bool:
-    """Whether ``export`` without ``implicit`` generates the guarded schedule of an analysis
-    that also has the per-mode schedules (issue 26): every model with a guarded schedule,
-    Cup-and-Ball's rope (a constraint on positions, offset c >= 2) included, whose restart
-    solves the positions first, then the velocities at the new positions, as the per-mode
-    restart does (`mdae_fmu.implicit.variants.restart_levels`; docs/multimode-fmu.md, "The
-    guarded schedule"). The analysis builds no schedule for a single-mode model, which keeps
-    its per-mode schedule (one mode: the same blocks); a multimode model whose schedule cannot
-    be built is rejected by the analysis (E-NO-SCHEDULE, `mdae_fmu.analysis.no_schedule`), and
-    a multimode analysis without one (a saved analysis) is refused by `_guarded_path`."""
-    return analysis.guarded is not None
+#: The message of the removed per-mode option (``export --per-mode``, ``implicit=False``).
+REMOVED_PER_MODE = ("the per-mode FMU (--per-mode, implicit=False) was removed (issue 26): a "
+                    "multimode model is exported on its guarded block schedule, the default "
+                    "(drop the option); `mdae-fmu analyze --list-modes` prints the enumerated "
+                    "modes")
 
 
 #: The one variable of the FMU of a model that has none (FMI 2.0 requires a ScalarVariable).
@@ -165,24 +161,18 @@ def with_placeholder_variable(model: Model) -> Model:
     return dataclasses.replace(model, variables=(placeholder,))
 
 
-def _guarded_path(analysis, implicit: bool | None) -> bool:
-    """Whether ``export`` generates the guarded schedule of ``analysis`` (`export`'s
-    ``implicit``; None: `guarded_by_default`); `ModelRejected` with the reason when it is
-    asked for and the analysis has none."""
-    if analysis.modes is None:
+def _guarded_path(analysis, implicit: bool) -> bool:
+    """Whether ``export`` generates the guarded schedule of ``analysis``: every model whose
+    analysis built one, and every model beyond the enumeration (the analysis then has no
+    other); not a single-mode model. A multimode analysis without one (the analysis rejects
+    such a model, E-NO-SCHEDULE, so only a saved analysis can be one), or ``implicit``
+    (``--implicit``) asked of an analysis without one: `ModelRejected` with the reason."""
+    if analysis.modes is None or analysis.guarded is not None:
         return True
-    if implicit is None:
-        if analysis.guarded is None and len(analysis.modes.modes) > 1:
-            why = analysis.guarded_refusal or "the analysis built no guarded schedule"
-            raise ModelRejected(f"model {analysis.model_name}: no guarded schedule: {why}")
-        return guarded_by_default(analysis)
-    if not implicit:
-        return False
-    if analysis.guarded is None:
+    if implicit or len(analysis.modes.modes) > 1:
         why = analysis.guarded_refusal or "the analysis built no guarded schedule"
-        raise ModelRejected(f"model {analysis.model_name}: no guarded schedule (--implicit): "
-                            f"{why}")
-    return True
+        raise ModelRejected(f"model {analysis.model_name}: no guarded schedule: {why}")
+    return False
 
 
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
@@ -201,40 +191,18 @@ def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
         plan = plan_guarded(model, analysis.guarded, analysis.automaton)
         return _guarded_entries(model, fmi_type, default_experiment, plan, progress)
     model = with_placeholder_variable(model)
-    automaton = analysis.automaton
     progress("code generation: plan")
-    multimode = None
-    if len(report.modes) > 1:
-        # several long modes: per-mode schedules and restarts (docs/multimode-fmu.md)
-        from ..codegen.multimode import plan_multimode
-        multimode = plan_multimode(model, report, automaton)
-        cm = multimode.compiled
-        ev = plan_events(model, cm, extra_exprs=multimode.guards + multimode.watched,
-                         steady=multimode.steady_states)
-    else:
-        cm = with_transient_restarts(model, compile_model(model, report), automaton)
-        ev = plan_events(model, cm, report=report, steady=cm.state_symbols)
-    init = plan_initialization(model, cm, modes=None if multimode is None
-                               else multimode.initial_rows())
-    if multimode is not None:
-        structure = model_structure(
-            cm, [m.blocks for m in multimode.modes], guards=multimode.guards,
-            extra_symbols={b[0]: b[1] for b in multimode.banded}, init=init,
-            init_rows=[r for m in multimode.modes for r in m.consistency])
-    else:
-        structure = model_structure(cm, [cm.blocks], init=init)
+    cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
+    ev = plan_events(model, cm, report=report, steady=cm.state_symbols)
+    init = plan_initialization(model, cm)
+    structure = model_structure(cm, [cm.blocks], init=init)
 
     def on_blocks(done, total):
         progress(f"code generation: block {done}/{total}")
 
     progress("code generation")
     try:
-        modes = None
-        if multimode is not None:
-            from ..codegen.multimode import generate_mode_sources
-            modes = generate_mode_sources(multimode, ev)
-        sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER, progress=on_blocks,
-                                   modes=modes)
+        sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER, progress=on_blocks)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
     return _build_entries(model, fmi_type, default_experiment, cm, ev, structure, sources,

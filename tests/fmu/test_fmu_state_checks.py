@@ -3,7 +3,7 @@ format version, GUID, size, interface), checksum, and every flag, index and coun
 body; a bad state is refused with fmi2Error and a message, the instance keeps its values and
 a good state brings it back. Deterministic corruptions through FMPy (each message), then the
 C fuzzer tests/host/state_fuzz_host.c under valgrind memcheck on the default (guarded)
-multimode ME FMU, a --per-mode one and a Co-Simulation one (the 1000-trial run:
+multimode ME FMU and a Co-Simulation one (the 1000-trial run:
 benchmarks/fuzz_fmu_state.py).
 """
 
@@ -204,29 +204,17 @@ def other(tmp_path_factory):
     return prepare_state_fuzz(build_me("BouncingBall"), tmp_path_factory.mktemp("other"))
 
 
-@pytest.fixture(scope="module")
-def per_mode_fmu(tmp_path_factory):
-    from mdae_fmu import load
-    from mdae_fmu.fmu.export import export
-    from cosim_util import model_path
-    out = tmp_path_factory.mktemp("per_mode") / "ClutchBasicPerMode.fmu"
-    return export(load(model_path("ClutchBasic")), out, implicit=False, fmi_type="me",
-                  progress=False)
-
-
 @needs_valgrind
 @pytest.mark.parametrize("variant", [
-    "me", "per-mode", pytest.param("cs", marks=pytest.mark.requires_sundials)])
-def test_fuzzed_states_are_refused_memcheck_clean(tmp_path, other, per_mode_fmu, variant):
+    "me", pytest.param("cs", marks=pytest.mark.requires_sundials)])
+def test_fuzzed_states_are_refused_memcheck_clean(tmp_path, other, variant):
     """Bit flips, truncations, extensions, random bytes, another model's states, the other
     interface's states, fields out of range (checksum recomputed), Integer slots of the mode
     logic: every one refused with a message; good states and states with extreme Reals
     accepted; the calls after each neither crash nor flood the log (fmi2NewDiscreteStates
     asks for termination); no valgrind error."""
-    fmu = per_mode_fmu if variant == "per-mode" else build("ClutchBasic") \
-        if variant == "cs" else build_me("ClutchBasic")
-    target = prepare_state_fuzz(fmu, tmp_path, "cs" if variant == "cs" else "me",
-                                guarded=variant != "per-mode")
+    fmu = build("ClutchBasic") if variant == "cs" else build_me("ClutchBasic")
+    target = prepare_state_fuzz(fmu, tmp_path, variant, guarded=True)
     run = run_state_fuzz(target, other, TRIALS, seed=25, work_dir=tmp_path)
     assert run.returncode == 0 and run.failures == 0, run.stderr[-3000:]
     assert run.report.errors == (), run.report.errors[:3]
@@ -237,14 +225,11 @@ def test_fuzzed_states_are_refused_memcheck_clean(tmp_path, other, per_mode_fmu,
         trials, refused, accepted = run.kinds[kind]
         assert trials >= 10 and accepted == trials, (kind, run.kinds[kind])
     trials, refused, accepted = run.kinds["integers"]
-    if variant != "per-mode":
-        # 7 of ClutchBasic's 8 Integer slots are guard bits and activity flags
-        assert len(target.flag_slots) == 7 and refused > 0 and accepted > 0
-        assert re.search(r"its (guard bit|block activity flag) \d+ is (2|-1), not 0 or 1",
-                         run.messages["integers"])
-    else:
-        assert accepted == trials
-    if variant != "per-mode" and sundials_available():  # the shared FMU: ME and CS
+    # 7 of ClutchBasic's 8 Integer slots are guard bits and activity flags
+    assert len(target.flag_slots) == 7 and refused > 0 and accepted > 0
+    assert re.search(r"its (guard bit|block activity flag) \d+ is (2|-1), not 0 or 1",
+                     run.messages["integers"])
+    if sundials_available():  # the shared FMU: ME and CS
         trials, refused, _ = run.kinds["other-interface"]
         assert trials >= 10 and refused == trials
         assert "this one is " + ("Co-Simulation" if variant == "cs" else "Model Exchange") \

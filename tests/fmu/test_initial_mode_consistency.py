@@ -69,11 +69,6 @@ equation
 end ClutchEngaged;
 """
 
-# the per-mode FMU and the guarded one (codegen/guarded.py: every block variant's rows, each
-# selected by its activity flag, `_initial_consistency`)
-PATHS = [pytest.param(False, id="per-mode"), pytest.param(True, id="guarded")]
-
-
 def _engaged(w0: float, t):
     return w0 * np.exp(-(K1 + K2) * np.asarray(t) / (J1 + J2))
 
@@ -99,11 +94,10 @@ def _initial(fmu, start: dict) -> list[float]:
         inst.freeInstance()
 
 
-@pytest.mark.parametrize("implicit", PATHS)
-def test_host_selected_mode_keeps_the_fixed_state(tmp_path, implicit):
+def test_host_selected_mode_keeps_the_fixed_state(tmp_path):
     """g = true set by the host: w2 (free) takes w1's fixed start, w1 stays 1; then the
     engaged closed form."""
-    fmu = export_text(tmp_path, CLUTCH.format(fixed2=""), "ClutchInput", implicit=implicit)
+    fmu = export_text(tmp_path, CLUTCH.format(fixed2=""), "ClutchInput")
     assert _initial(fmu, {"g": True}) == pytest.approx([1.0, 1.0], abs=1e-12)
     r = simulate_fmu(str(fmu), start_values={"g": True}, stop_time=2.0, output_interval=0.5,
                      relative_tolerance=1e-10, output=["w1", "w2"])
@@ -111,12 +105,10 @@ def test_host_selected_mode_keeps_the_fixed_state(tmp_path, implicit):
         assert r[name] == pytest.approx(_engaged(1.0, r["time"]), rel=1e-7)
 
 
-@pytest.mark.parametrize("implicit", PATHS)
-def test_host_selected_mode_over_determined_is_an_error(tmp_path, implicit):
+def test_host_selected_mode_over_determined_is_an_error(tmp_path):
     """g = true with w1 and w2 both fixed (1 and 1.5): w1 = w2 cannot hold, the
     initialization fails naming the equation, its mode and the fixed start values."""
-    fmu = export_text(tmp_path, CLUTCH.format(fixed2=", fixed = true"), "ClutchBoth",
-                      implicit=implicit)
+    fmu = export_text(tmp_path, CLUTCH.format(fixed2=", fixed = true"), "ClutchBoth")
     log = failed_run_log(fmu, "fmi2ExitInitializationMode", start_values={"g": True},
                          stop_time=1.0)
     named = [m for m in log if "over-determines the initialization" in m]
@@ -126,21 +118,19 @@ def test_host_selected_mode_over_determined_is_an_error(tmp_path, implicit):
     assert "fixed start values of w1, w2" in named[0] and "residual -0.5" in named[0]
 
 
-@pytest.mark.parametrize("implicit", [False, True], ids=["per-mode", "guarded"])
-def test_default_mode_unchanged(tmp_path, implicit):
+def test_default_mode_unchanged(tmp_path):
     """g = false (its start): released, no constraint; each shaft decays from its start."""
-    fmu = export_text(tmp_path, CLUTCH.format(fixed2=""), "ClutchInput", implicit=implicit)
+    fmu = export_text(tmp_path, CLUTCH.format(fixed2=""), "ClutchInput")
     r = simulate_fmu(str(fmu), stop_time=2.0, output_interval=0.5, relative_tolerance=1e-10,
                      output=["w1", "w2"])
     assert r["w1"] == pytest.approx(np.exp(-K1 / J1 * r["time"]), rel=1e-7)
     assert r["w2"] == pytest.approx(1.5 * np.exp(-K2 / J2 * r["time"]), rel=1e-7)
 
 
-@pytest.mark.parametrize("implicit", PATHS)
-def test_engaged_at_start_free_state_follows_the_fixed_one(tmp_path, implicit):
+def test_engaged_at_start_free_state_follows_the_fixed_one(tmp_path):
     """Engaged from t = 0 by the time guard: w2 = w1 = the fixed start, also when the host
     sets another start value for w1 (2.0); the engaged closed form up to t = 2."""
-    fmu = export_text(tmp_path, ENGAGED, "ClutchEngaged", implicit=implicit)
+    fmu = export_text(tmp_path, ENGAGED, "ClutchEngaged")
     assert _initial(fmu, {}) == pytest.approx([1.0, 1.0], abs=1e-12)
     assert _initial(fmu, {"w1": 2.0}) == pytest.approx([2.0, 2.0], abs=1e-12)
     r = simulate_fmu(str(fmu), start_values={"w1": 2.0}, stop_time=2.0, output_interval=0.5,

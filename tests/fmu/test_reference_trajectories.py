@@ -28,8 +28,8 @@ from mdae_fmu.diagnostics import MdaeError, ModelRejected  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from record_reference_trajectories import (OUT, portable, read_csv,  # noqa: E402
-                                           recorded_names, simulate)
+from record_reference_trajectories import (OUT, load_model, portable,  # noqa: E402
+                                           read_csv, recorded_names, simulate)
 
 MANIFEST = json.loads((OUT / "manifest.json").read_text())
 MODELS = MANIFEST["models"]
@@ -54,9 +54,24 @@ EXPECTED_TO_DIFFER: dict[str, str] = {
     "CupAndBallFirstOrder": "Model Exchange on the guarded default (helper h33cup): the events "
                             "at t = 0.4727, 0.4729 and 1.1667 are located 6e-10 to 2e-9 s "
                             "from the per-mode FMU's",
-    "RLDC2Switched": "Co-Simulation: from the input switch at t = 0.4 on, w1, w2, x1, x2 "
-                     "differ from the per-mode FMU's by up to 2.4e-10 relative (Model "
-                     "Exchange agrees within 1e-10)",
+}
+
+#: models compared to a looser tolerance than `TOL` (the per-mode FMU, the guarded FMU's
+#: oracle in the tests that ran both, is gone: an expected failure would leave them without
+#: one), and why
+TOLERANCE: dict[str, tuple[float, str]] = {
+    "RLDC2Switched": (5e-10, "Co-Simulation: from the input switch at t = 0.4 on, w1, w2, "
+                      "x1, x2 differ from the per-mode FMU's by up to 2.4e-10 relative (Model "
+                      "Exchange agrees within 1e-10)"),
+}
+
+
+#: columns left out of a model's comparison, and why (the rest is compared to `TOL`)
+NOT_COMPARED: dict[str, tuple[tuple[str, ...], str]] = {
+    "one_pipeline.ClutchSinh": (("t",), "the clock t (der(t) = 1) lies outside the engaged "
+                                "block: the guarded FMU keeps it continuous (t = time), the "
+                                "per-mode FMU's delta-scheme of the whole change moved it by "
+                                "its last delta (t+ = t- + 6e-10)"),
 }
 
 
@@ -110,7 +125,7 @@ def test_default_export_reproduces_the_per_mode_fmu(key, tmp_path):
             api.load(ROOT / entry["source"])
         assert portable(str(err.value).splitlines()[0]) == entry["message"]
         return
-    model = api.load(ROOT / entry["source"])
+    model = load_model(key)
     fmu = tmp_path / f"{model.name}.fmu"
     options = dict(fmi_type="both", progress=False,
                    default_experiment={"stopTime": entry["stop"], "tolerance": entry["rtol"]})
@@ -133,7 +148,10 @@ def test_default_export_reproduces_the_per_mode_fmu(key, tmp_path):
         assert header == ["time", *names]
         ref = np.array(rows)
         got = np.array([[float(r[n]) for n in names] for r in result]).reshape(-1, len(names))
-        bad = mismatches(result["time"], got, ref[:, 0], ref[:, 1:], names)
+        skip = NOT_COMPARED.get(key, ((), ""))[0]
+        keep = [j for j, n in enumerate(names) if n not in skip]
+        bad = mismatches(result["time"], got[:, keep], ref[:, 0], ref[:, 1:][:, keep],
+                         [names[j] for j in keep], tol=TOLERANCE.get(key, (TOL, ""))[0])
         assert not bad, f"{fmi_type}:\n" + "\n".join(bad)
 
 

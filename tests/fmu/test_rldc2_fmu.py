@@ -42,9 +42,9 @@ def reference(name: str) -> dict[str, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def fmus():
-    """The per-mode FMUs, built once per run (`model_fmu`, shared with test_multimode_fmu)."""
+    """The default FMUs, built once per run (`model_fmu`, shared with test_multimode_fmu)."""
     from fmu_files import model_fmu
-    return {name: str(model_fmu(REF / f"{name}.mo", implicit=False))
+    return {name: str(model_fmu(REF / f"{name}.mo"))
             for name in ("RLDC2Switched", "RLDC2Diodes")}
 
 
@@ -109,7 +109,9 @@ def test_switched_rldc2_shares_charge_and_flux_in_the_fmu(fmus):
             assert abs(left["j1"] + left["j2"]) > 1e-4
             assert right["j1"] == pytest.approx(flux, rel=1e-10)
             assert right["j2"] == pytest.approx(-flux, rel=1e-10)
-            assert right["v1"] == left["v1"] and right["v2"] == left["v2"]
+            # the restart recomputes the charges: continuous to rounding
+            assert right["v1"] == pytest.approx(left["v1"], rel=1e-15, abs=0)
+            assert right["v2"] == pytest.approx(left["v2"], rel=1e-15, abs=0)
         else:                                   # TT -> FT and FF -> TF: continuous
             assert right == left
         # the switch law holds right after the restart

@@ -10,7 +10,7 @@ phase a linear ODE with constant coefficients). The values just after an event a
 second of FMPy's two Model Exchange result rows at the event time; Co-Simulation values at
 a communication point are right limits. Each model is run in Model Exchange and in
 Co-Simulation (the same event iteration, mdae_runtime.c), a few by the Python backend
-(pyfmu_runtime.py), and the multimode ones on both code paths (per-mode and --implicit)."""
+(pyfmu_runtime.py), and the multimode ones (the guarded schedule)."""
 
 from __future__ import annotations
 
@@ -370,10 +370,9 @@ def test_input_jump_fires_a_when_clause(fmus, fmi_type):
         assert (r["n"][before], r["n"][after]) == (0, 1)
 
 
-@pytest.mark.parametrize("implicit", [False, True], ids=["per-mode", "implicit"])
 @pytest.mark.parametrize("fmi_type", [ME, CS])
-def test_jumps_in_a_multimode_model_fire_when_clauses(fmus, fmi_type, implicit):
-    r = simulate_fmu(str(both(fmus, CLUTCH, implicit=implicit)), fmi_type=fmi_type,
+def test_jumps_in_a_multimode_model_fire_when_clauses(fmus, fmi_type):
+    r = simulate_fmu(str(both(fmus, CLUTCH)), fmi_type=fmi_type,
                      stop_time=8.0, output_interval=0.05, relative_tolerance=1e-10,
                      output=["nw", "nf", "ny", "w1", "f1"])
     t = r["time"]

@@ -145,18 +145,17 @@ def test_assc_simulates_to_the_closed_form(tmp_path, fmi_type):
     assert np.allclose(res["c"], y - 5, atol=1e-5)
 
 
-@pytest.mark.parametrize("implicit", [True, False])
-def test_dependency_under_a_guard_is_converted_in_its_mode_only(tmp_path, implicit):
+def test_dependency_under_a_guard_is_converted_in_its_mode_only(tmp_path):
     """For t < 0.5 the ASSC constraint y = x - 5 holds (x = 1 - cos t). For t >= 0.5 the block
     is regular: e3 - e5 - e6 gives a = 5 - x + y, so z = y - x + 5 obeys z' = z + cos t - sin t,
-    z(0.5) = 0: z = sin t - sin(0.5) e^(t - 0.5). Both the guarded schedule (implicit) and
-    the per-mode schedules run the converted model."""
+    z(0.5) = 0: z = sin t - sin(0.5) e^(t - 0.5). The guarded schedule (the default export)
+    runs the converted model."""
     from fmpy import simulate_fmu
     model, a = _analyze_text(tmp_path, GUARDED_ASSC, "GuardedASSC")
     assert a.accepted, a.messages
     (conv,) = a.conversions
     assert conv.mode == "{time < 0.5}" and conv.combination == "e3 - e5 - e6"
-    fmu = export_text(tmp_path, GUARDED_ASSC, "GuardedASSC", implicit=implicit)
+    fmu = export_text(tmp_path, GUARDED_ASSC, "GuardedASSC")
     res = simulate_fmu(str(fmu), stop_time=1.0, output_interval=0.05, output=["x", "y"],
                        relative_tolerance=1e-8)
     t = res["time"]

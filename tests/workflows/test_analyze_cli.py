@@ -34,6 +34,52 @@ def test_clutch_report_shows_modes_erasure_and_momentum_restart(capsys):
     assert out.rstrip().endswith("verdict: accepted")
 
 
+def test_list_modes_prints_the_enumerated_modes_and_changes(capsys):
+    """``analyze --list-modes`` (issue 26, the debugging view of the enumeration): each mode
+    of the per-mode stage with its offsets and blocks, each mode of the automaton
+    (modes/explore.py) with its states and blocks, each mode change with its instants and
+    restart (the clutch's momentum-sharing closed form), then the verdict; the default
+    summary holds none of the per-mode detail."""
+    code, out, err = run(capsys, "analyze", "--list-modes", str(MODELS / "ClutchBasic.mo"))
+    assert code == 0, err
+    assert "mode {g}: ok" in out and "mode {not g}: ok" in out
+    assert "offsets c: e1=0, e3=0, e4=0, e5=1, e6=0" in out
+    assert "modes of the mode-change automaton (2: 2 long, 0 transient):" in out
+    assert "  [g] index 1; states {t, w1, w2}; latent {e5|g'}; blocks e1 ; e3+e4+e5|g'+e6" in out
+    assert "  not g -> g: 1 instant(s) until steady, impulsive" in out
+    assert "    restart: t+ = t-; w1+ = (j1*w1- + j2*w2-)/(j1 + j2); " \
+        "w2+ = (j1*w1- + j2*w2-)/(j1 + j2)" in out
+    assert out.rstrip().endswith("verdict: accepted")
+    code, summary, _ = run(capsys, "analyze", str(MODELS / "ClutchBasic.mo"))
+    assert code == 0 and "offsets c:" not in summary and "not g -> g" not in summary
+
+
+def test_list_modes_refuses_what_it_cannot_list(tmp_path, capsys):
+    """``--list-modes`` with ``--json`` or ``--implicit`` (other views) and beyond the
+    enumeration (13 input-driven switches: 2^13 > 2^12 modes) exits 2 with the reason, no
+    traceback; the rejection of a model is its verdict (exit 1), listed."""
+    code, out, err = run(capsys, "analyze", "--list-modes", "--json",
+                         str(MODELS / "ClutchBasic.mo"))
+    assert code == 2 and out == ""
+    assert err.strip() == ("analyze: --list-modes prints the enumerated modes; it does not "
+                           "combine with --implicit, --json or -v")
+    n = 13
+    text = "\n".join(["model Big", *(f"  input Boolean g{k};" for k in range(n)),
+                      *(f"  Real x{k}(start = 1, fixed = true);\n  Real y{k};"
+                        for k in range(n)), "equation",
+                      *(f"  der(x{k}) = y{k};\n  0 = if g{k} then y{k} else x{k} + y{k};"
+                        for k in range(n)), "end Big;\n"])
+    (tmp_path / "Big.mo").write_text(text)
+    code, out, err = run(capsys, "analyze", "--list-modes", str(tmp_path / "Big.mo"))
+    assert code == 2 and "Traceback" not in err
+    assert err.strip() == ("analyze --list-modes: model Big has more than 4096 consistent "
+                           "modes, beyond the enumeration; `mdae-fmu analyze -v` states them "
+                           "as formulas over the guards")
+    code, out, err = run(capsys, "analyze", "--list-modes",
+                         str(CONDITIONALS / "Chatter.mo"))
+    assert code == 1 and "E-FIXPOINT" in out and "verdict: rejected" in out
+
+
 def test_json_carries_the_automaton_and_the_restart_value(capsys):
     code, out, _ = run(capsys, "analyze", "--json", str(MODELS / "ClutchBasic.mo"))
     assert code == 0
