@@ -224,7 +224,7 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         # what the multimode exporter cannot run (reinits it cannot run as written, transient
         # guards on equations) is part of the verdict, so that analyze and export agree
         # (docs/multimode-fmu.md)
-        from .codegen.multimode import check_exportable
+        from .codegen.exportable import check_exportable
         try:
             check_exportable(model, automaton)
         except ModelRejected as err:

@@ -16,8 +16,8 @@ Plain-data stages:
   restart system.
 * `generate_guarded_sources(plan, ev)` -> `ModeSources`: ``model_guarded_<k>.c`` (the guarded
   schedule), ``model_restarts.c`` (one restart function per block variant) and
-  ``model_modes.c`` (guard bits, activity flags, the mode step), with the contract of
-  `mdae_fmu.codegen.multimode.generate_mode_sources`.
+  ``model_modes.c`` (guard bits, activity flags, the mode step: ``mdae_compute``,
+  ``mdae_mode_step``, ``mdae_drift``, ``mdae_project``, called by the generic runtime).
 """
 
 from __future__ import annotations

@@ -8,8 +8,7 @@ them (`ModeSources`).
 
 Theory: docs/theory.md §11 (one state vector for all modes, a restart at a mode change, no
 logico-numerical fixpoint for guards on left limits). Consumers: `mdae_fmu.codegen.guarded`
-(the guarded block schedule) and `mdae_fmu.codegen.multimode` (the per-mode schedules, kept
-for the python backend and for an analysis without a guarded schedule).
+(the guarded block schedule) and the python backend (`mdae_fmu.fmu.python_backend`).
 """
 
 from __future__ import annotations

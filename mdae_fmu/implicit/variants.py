@@ -35,7 +35,7 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
     analysis accepted every change into a transient mode. `ModelRejected` naming the
     equations and their lines without it, and in a model with mode changes (``switching``),
     where the change into a transient mode depends on the long mode it leaves, with the
-    message of the analysis' verdict (`mdae_fmu.codegen.multimode.check_exportable`)."""
+    message of the analysis' verdict (`mdae_fmu.codegen.exportable.check_exportable`)."""
     from ..structure.per_mode import is_event_guard
     bad = []
     for eq in model.equations:

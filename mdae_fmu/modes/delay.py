@@ -42,7 +42,7 @@ def delay_same_instant_guards(model: Model, system: MultimodeSystem | None = Non
     result has the same guards (names, modes, automaton) and is what the code generator
     compiles: the relation on ``pre(s)`` is re-evaluated at each instant of the event
     iteration from the previous instant's values, within a band against rounding, and its
-    event indicator watches ``s`` (`mdae_fmu.codegen.multimode`).
+    event indicator watches ``s`` (`mdae_fmu.codegen.guarded`).
 
     A condition written inline (``y = if w > 0 then w else 0``) is left as it is: it is a
     relation of the event plan, held during integration, watched by its indicator and

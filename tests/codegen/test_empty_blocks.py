@@ -4,9 +4,9 @@ its unused ``c`` away. The stage that made one is the block restart of the impli
 analysis (`mdae_fmu.implicit.variants._standard_restart`: a standard restart that moves none
 of the block's instances is no restart, None); the C cast stays as a belt.
 
-Checked on the plans that code generation compiles, for every family of
+Checked on the plan that code generation compiles, for every family of
 benchmarks/gen_multimode.py: the guarded schedule's block variants and their restart
-systems, and the per-mode FMU's blocks of every mode."""
+systems."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ pytest.importorskip("dd")
 from mdae_fmu.analysis import analyze  # noqa: E402
 from mdae_fmu.codegen.block_code import linear_helpers  # noqa: E402
 from mdae_fmu.codegen.guarded import plan_guarded  # noqa: E402
-from mdae_fmu.codegen.multimode import plan_multimode  # noqa: E402
-from mdae_fmu.fmu.export import with_placeholder_variable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -34,8 +32,8 @@ CASES.append(("diode_bank(3, charged)", diode_bank(3, charged=True)))
 
 @pytest.mark.parametrize("name,model", CASES, ids=[c[0] for c in CASES])
 def test_no_block_of_no_unknown(name, model):
-    """Every block and restart system of both FMUs of ``model`` has an unknown, and each
-    has as many rows as unknowns."""
+    """Every block and restart system of the FMU of ``model`` has an unknown, and each has
+    as many rows as unknowns."""
     a = analyze(model)
     assert a.guarded is not None, name
     plan = plan_guarded(a.code_model or model, a.guarded)
@@ -45,13 +43,6 @@ def test_no_block_of_no_unknown(name, model):
         if gb.restart is not None:
             assert gb.restart.unknowns, (name, "restart", k, gb.restart.label)
             assert len(gb.restart.residuals) == len(gb.restart.unknowns), (name, k)
-    report = a.code_modes or a.modes
-    if len(report.modes) > 1:
-        mm = plan_multimode(with_placeholder_variable(a.code_model or model), report,
-                            a.automaton)
-        for mode in mm.modes:
-            for b in mode.blocks:
-                assert b.unknowns, (name, mode.label, b.label)
 
 
 def test_the_c_belt_still_compiles_an_empty_system():

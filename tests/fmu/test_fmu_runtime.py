@@ -533,7 +533,7 @@ def test_mode_switch_that_does_not_settle_names_the_guard_valuations(tmp_path):
     pre(g)): the event iteration at the time event t = 0.5 switches [not g] -> [g] -> [not g]
     ... and once the mode has changed more often than there are modes at one instant,
     fmi2NewDiscreteStates returns fmi2Error naming the last switch and the guard that keeps
-    changing (the mode-change bound of model_modes.c.j2 comes before the wrapper's bound of
+    changing (the mode-change bound of model_guarded.c.j2 comes before the wrapper's bound of
     100 instants)."""
     path = build(tmp_path, """class ModeChatter
   Real x(start = 1.0, fixed = true);

@@ -276,17 +276,12 @@ def test_cup_and_ball_first_order_restart_says_instant_0_is_numerical(cup_first_
     assert "    restart: vx+ = vx-; vy+ = vy-" in text
 
 
-def test_cup_and_ball_first_order_fmu_plan_is_not_closed_form(cup_first_order):
-    """The FMU plan's edge of the tightening is not marked closed-form (it runs instant 0 with
-    the delta-scheme, instant 1 with its S1 restart)."""
-    from mdae_fmu.codegen.multimode import plan_multimode
-    from mdae_fmu.structure.per_mode import analyze_modes
-    m = load("CupAndBallFirstOrder.mo")
-    plan = plan_multimode(m, analyze_modes(m), cup_first_order)
-    label = {mc.index: mc.label for mc in plan.modes}
-    (ed,) = [e for e in plan.edges if (label[e.src], label[e.dst]) == ("not taut", "taut")]
-    assert not ed.closed_form and ed.restart == ()
-    assert [i.method for i in ed.instants] == ["S3", "S1"] and ed.instants[0].delta is not None
+def test_cup_and_ball_first_order_tightening_is_not_closed_form(cup_first_order):
+    """The automaton's change of the tightening has no closed form: instant 0 without one
+    (S3, the delta-scheme), instant 1 its S1 restart."""
+    ch = cup_first_order.change("not taut", "taut")
+    assert not ch.closed_form
+    assert [i.method for i in ch.instants] == ["S3", "S1"]
 
 
 def test_failed_standardization_is_a_numerical_step(monkeypatch):
