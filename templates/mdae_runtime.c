@@ -999,6 +999,9 @@ int mdae_event_update(ModelInstance *inst, MdaeEventFlags *ev)
         if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     }
     if (!cascade) d->drift = 0;
+    /* a restart moved values that relations read: the discrete equations it did not read
+       re-evaluated from them (MLS §8.6: the instant's discrete values from its solution) */
+    if (cascade && mdae_settle_discrete(inst)) return 1;
     if (mdae_check_assertions(inst)) return 1;
     ev->modeAfter = d->mode;
     ev->statesChanged = 0;

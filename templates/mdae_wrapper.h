@@ -346,6 +346,8 @@ int mdae_calculate_parameters(ModelInstance *inst);
 int mdae_initial_assignments(ModelInstance *inst);
 int mdae_compute(ModelInstance *inst);
 int mdae_mode_step(ModelInstance *inst, int *more);
+/* after a mode change's restart: relations and the discrete equations it did not read */
+int mdae_settle_discrete(ModelInstance *inst);
 const char *mdae_mode_label(int m);
 /* the mode fields of a state given to the FMU (mode, cascade, instant, changes, the Integer
  * slots the mode logic indexes with) against their ranges: 0, or 1 with what is wrong in

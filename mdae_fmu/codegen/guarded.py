@@ -499,6 +499,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         impulse_slots=[c_slot(cm.slot("r", k)) for k in sorted(plan.impulse.values())],
         discrete_assignments="\n".join(discrete_code(p, cm.discrete_assignments)
                                        + band_updates(p, plan.banded)),
+        settled_assignments="\n".join(discrete_code(p, settled_assignments(plan))),
         max_mode_changes=_max_mode_changes(plan), nmodes=plan.n_modes,
         cons=cons, nst=len(cm.states), cons_block=_ints([c["k"] for c in cons]),
         cons_m=_ints([len(c["rows"]) for c in cons]),
@@ -506,6 +507,36 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         cons_sidx=_ints([j for c in cons for j in c["states"]]),
         state_slots=_ints([s.slot for s in cm.states]))
     return ModeSources(files, n_rows, work, perm)
+
+
+def settled_assignments(plan: GuardedPlan) -> tuple[tuple[Slot, sp.Expr], ...]:
+    """The discrete equations that nothing a restart solves reads at its instant, in
+    evaluation order: their targets are read by no guard, no block or restart of the schedule,
+    no consistency equation and no other discrete equation read so (only through ``pre()``,
+    or not at all). After a mode change's restart the runtime re-evaluates them from the
+    relations at the restarted values (``mdae_settle_discrete``, docs/multimode-fmu.md "Event
+    iteration"): the instant's discrete values are then those of its solution, as Modelica's
+    event iteration solves them (Modelica 3.6 §8.6), while the discrete values the restart
+    was computed with stay as they are (re-evaluating those would contradict the restart)."""
+    cm = plan.compiled
+    read: set = set().union(*(g.free_symbols for g in plan.guards))
+    for gb in plan.blocks:
+        read |= gb.plan.symbols
+        if gb.restart is not None:
+            read |= gb.restart.symbols
+        for c in gb.cons:
+            read |= c.free_symbols
+    for _, e in cm.consistency:
+        read |= e.free_symbols
+    read |= {sym for sym, _, _ in plan.banded}
+    symbol_of = {slot: sym for sym, slot in cm.slots.items() if isinstance(slot, Slot)}
+    held = set()
+    for k in reversed(range(len(cm.discrete_assignments))):     # readers after what they read
+        target, e = cm.discrete_assignments[k]
+        if target not in symbol_of or symbol_of[target] in read:
+            held.add(k)
+            read |= e.free_symbols
+    return tuple(a for k, a in enumerate(cm.discrete_assignments) if k not in held)
 
 
 def _max_mode_changes(plan: GuardedPlan) -> int:
