@@ -83,3 +83,4 @@ def after_import(name: str, hook: Callable[[Any], None]) -> None:
 
 
 sympy = LazyModule("sympy")
+networkx = LazyModule("networkx")
