@@ -118,6 +118,31 @@ def as_sympy(v) -> sp.Basic:
     raise TypeError(f"not a sympy expression or a number: {type(v).__name__}")
 
 
+class _SymbolOnRead:
+    """A `SymbolTable` field whose default, the real sympy Symbol ``name``, is made when the
+    field is first read, so that building a table (once per model) does not import sympy (a
+    descriptor-typed dataclass field: the class-level read gives the default, None, and
+    ``__init__`` stores through ``__set__``; the field keeps its name in saved analyses)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.slot = ""
+
+    def __set_name__(self, owner: type, attr: str) -> None:
+        self.slot = f"_{attr}_symbol"
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return None
+        s = obj.__dict__.get(self.slot)
+        if s is None:
+            s = obj.__dict__[self.slot] = sp.Symbol(self.name, real=True)
+        return s
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.slot] = value
+
+
 @dataclass
 class SymbolTable:
     """One sympy Symbol per (name, order) instance, per left limit and for ``time``.
@@ -133,8 +158,11 @@ class SymbolTable:
     _inst: dict[tuple[str, int], sp.Symbol] = field(default_factory=dict)
     _pre: dict[str, sp.Symbol] = field(default_factory=dict)
     _back: dict[sp.Symbol, tuple[str, int]] = field(default_factory=dict)
-    _time: sp.Symbol | None = field(default=None, repr=False, compare=False)
-    _homotopy: sp.Symbol | None = field(default=None, repr=False, compare=False)
+    time: sp.Symbol = _SymbolOnRead("time")      # type: ignore[assignment]
+    #: the homotopy parameter lambda: ``homotopy(actual, simplified)`` is ``lambda * actual
+    #: + (1 - lambda) * simplified``; 1 except while the initial system is continued from
+    #: lambda = 0 (Modelica 3.6 §3.7.4.4; mdae_runtime.c, ``homotopy_initialization``)
+    homotopy: sp.Symbol = _SymbolOnRead("$homotopy")     # type: ignore[assignment]
     # conversions already done: whole expressions (a mode's residuals recur in every mode
     # whose guards leave them unchanged) and numeric constants (one sympy Float per value,
     # so that its assumptions, e.g. is_zero, are deduced once, not once per occurrence)
@@ -142,23 +170,6 @@ class SymbolTable:
                                                      compare=False)
     _numbers: dict[tuple[type, str], sp.Expr] = field(default_factory=dict, repr=False,
                                                       compare=False)
-
-    @property
-    def time(self) -> sp.Symbol:
-        """The symbol ``time`` (made on first use: a table need not load sympy)."""
-        if self._time is None:
-            self._time = sp.Symbol("time", real=True)
-        return self._time
-
-    @property
-    def homotopy(self) -> sp.Symbol:
-        """The homotopy parameter lambda: ``homotopy(actual, simplified)`` is ``lambda *
-        actual + (1 - lambda) * simplified``; 1 except while the initial system is continued
-        from lambda = 0 (Modelica 3.6 §3.7.4.4; mdae_runtime.c,
-        ``homotopy_initialization``)."""
-        if self._homotopy is None:
-            self._homotopy = sp.Symbol("$homotopy", real=True)
-        return self._homotopy
 
     def sym(self, name: str, order: int = 0) -> sp.Expr:
         """The symbol of the ``order``-th derivative of ``name``."""
