@@ -14,8 +14,14 @@ clutches engaged by Boolean inputs (``input``) and by computed conditions (``tim
 * the exponent of the run time in n between the two largest sizes given (issue 26: at most
   1.2 from 50 to 200).
 
+With ``--against DIR`` (a source tree of another revision) every export is paired with one
+of DIR's on the same file, alternately, and its median CPU is reported beside; ``--this DIR``
+measures the source tree DIR instead of the installed package; ``--no-sim`` times the exports
+only.
+
     .venv/bin/python benchmarks/drive_line_bench.py [--sizes 8,16,50,100,200]
-        [--variants input,time] [--repeat 1] [--json out.json]
+        [--variants input,time] [--repeat 1] [--json out.json] [--this DIR] [--against DIR]
+        [--no-sim]
 """
 
 from __future__ import annotations
@@ -46,7 +52,8 @@ def simulate(fmu: Path, variant: str, n: int, solver: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def bench(variants, sizes, repeat: int, timeout: float) -> list[dict]:
+def bench(variants, sizes, repeat: int, timeout: float, this: str | None = None,
+          against: str | None = None, sim: bool = True) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="drive_line_bench_") as tmp:
         for variant in variants:
@@ -54,12 +61,20 @@ def bench(variants, sizes, repeat: int, timeout: float) -> list[dict]:
                 path = Path(tmp) / f"DriveLine{n}{variant.capitalize()}.mo"
                 path.write_text(gen_modeller.drive_line(n, variant))
                 fmu = path.with_suffix(".fmu")
-                runs = [run_export(path, fmu, timeout, None) for _ in range(repeat)]
+                runs, other = [], []
+                for _ in range(repeat):
+                    runs.append(run_export(path, fmu, timeout, this))
+                    if against is not None:
+                        other.append(run_export(path, path.with_name(f"{path.stem}_against.fmu"),
+                                                timeout, against))
                 row: dict = {"variant": variant, "n": n,
                              "export_cpu_s": statistics.median(r["cpu_s"] for r in runs),
                              "export_wall_s": statistics.median(r["wall_s"] for r in runs),
                              "status": runs[-1]["status"]}
-                if row["status"] == "ok":
+                if other:
+                    row["against_export_cpu_s"] = statistics.median(r["cpu_s"] for r in other)
+                    row["against_status"] = other[-1]["status"]
+                if row["status"] == "ok" and sim:
                     for solver in ("CVode", "Euler"):
                         sims = [simulate(fmu, variant, n, solver) for _ in range(repeat)]
                         row[f"run_{solver}_s"] = round(statistics.median(
@@ -97,9 +112,14 @@ def main(argv=None) -> None:
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per export")
     p.add_argument("--json")
+    p.add_argument("--this", metavar="DIR", help="source tree measured (default: installed)")
+    p.add_argument("--against", metavar="DIR", help="source tree of the previous revision")
+    p.add_argument("--no-sim", action="store_true", help="time the exports only")
     a = p.parse_args(argv)
+    # absolute: the exports run in the model's (temporary) directory
+    this, against = (str(Path(d).resolve()) if d else None for d in (a.this, a.against))
     rows = bench(a.variants.split(","), [int(x) for x in a.sizes.split(",")], a.repeat,
-                 a.timeout)
+                 a.timeout, this, against, not a.no_sim)
     print(table(rows))
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))

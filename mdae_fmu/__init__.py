@@ -12,22 +12,23 @@ from typing import TYPE_CHECKING, Any
 
 from .api import analyze, export_fmu, load, load_analysis, save_analysis  # noqa: F401
 from .diagnostics import InputError, MdaeError, ModelRejected, SimulationFailed  # noqa: F401
-from .simulation import simulate  # noqa: F401
 from .version import VERSION
 
 __version__ = VERSION
 
 if TYPE_CHECKING:
     from .comparison import compare  # noqa: F401
+    from .simulation import simulate  # noqa: F401
     from .regression import regress  # noqa: F401
     from .sweeps import sweep  # noqa: F401
 
 #: Functions bound on first use: their modules import numpy (``import mdae_fmu`` stays light).
-_LAZY = {"compare": "comparison", "sweep": "sweeps", "regress": "regression"}
+_LAZY = {"compare": "comparison", "sweep": "sweeps", "regress": "regression",
+         "simulate": "simulation"}
 
 
 def __getattr__(name: str) -> Any:
-    """``mdae_fmu.compare``, ``sweep`` and ``regress``: the functions of their modules
+    """``mdae_fmu.compare``, ``sweep``, ``regress`` and ``simulate``: the functions of their modules
     themselves (their signatures and docstrings), imported on first use."""
     if name in _LAZY:
         import importlib

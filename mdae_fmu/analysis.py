@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
-from .implicit.schedule import GuardedSchedule
 from .importers.connection_sets import connection_defects
 from .ir import Model
 from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
@@ -28,6 +28,9 @@ from .structure.per_mode import ModesReport, analyze_modes
 from .structure.structural_parameters import fix_structural_parameters
 from .structure.when_clauses import when_clause_problems
 from .work_budget import reports_call_sites
+
+if TYPE_CHECKING:     # sympy is loaded only by the analyses that need it (docs/performance.md)
+    from .implicit.schedule import GuardedSchedule
 
 
 @dataclass(frozen=True)

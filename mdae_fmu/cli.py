@@ -13,6 +13,7 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import Callable
 
 from .diagnostics import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM,
                           InputError, MdaeError)
@@ -20,7 +21,14 @@ from .output import Interrupted, check_writable, os_reason, signals_raise
 from .version import VERSION
 
 
-def _parser() -> argparse.ArgumentParser:
+#: The commands whose parsers are built here; the others' come from their modules, imported
+#: only when one of them runs or the whole command list is shown (start-up of analyze/export)
+_OWN_COMMANDS = ("analyze", "export")
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command's, or only ``command``'s when it is one of
+    `_OWN_COMMANDS` (the other commands' modules are then not imported)."""
     p = argparse.ArgumentParser(
         prog="mdae-fmu",
         description="Multimode DAE structural analysis and FMI 2.0 export.")
@@ -76,6 +84,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="DefaultExperiment stepSize (default: the annotation's Interval, else "
                    "(stop - start)/500)")
 
+    if command in _OWN_COMMANDS:
+        return p
     from . import info, simulation
     simulation.add_parser(sub)
     info.add_parser(sub)
@@ -227,12 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     if words and words[0] in _RUNS_FMUS and "--scheduler" not in words:
         from .fmu_runner import warm_up     # the child imports FMPy while this process starts
         warm_up()
-    args = _parser().parse_args(argv)
-    from . import comparison, info, regression, simulation, sweeps
-    handler = {"analyze": _analyze, "export": _export, "simulate": simulation.simulate_command,
-               "info": info.info_command,
-               "compare": comparison.compare_command, "regress": regression.regress_command,
-               "sweep": sweeps.sweep_command}[args.command]
+    args = _parser(words[0] if words else None).parse_args(argv)
+    handler = _handler(args.command)
     with signals_raise():
         try:
             return handler(args)
@@ -253,6 +259,18 @@ def main(argv: list[str] | None = None) -> int:
             # created during a lazy import: RuntimeError from __set_name__) is still a signal
             cause = _interruption_in(err)
             return _interrupted(cause) if cause is not None else _internal_error(err)
+
+
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    """The function that runs ``command`` (its module imported now)."""
+    if command == "analyze":
+        return _analyze
+    if command == "export":
+        return _export
+    from . import comparison, info, regression, simulation, sweeps
+    return {"simulate": simulation.simulate_command, "info": info.info_command,
+            "compare": comparison.compare_command, "regress": regression.regress_command,
+            "sweep": sweeps.sweep_command}[command]
 
 
 def _interruption_in(err: BaseException) -> BaseException | None:

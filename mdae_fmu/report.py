@@ -13,14 +13,17 @@ computed. The whole analysis (`mdae_fmu.analysis`) adds the mode-change sections
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-import sympy as sp
+from typing import TYPE_CHECKING
 
 from .ir import Model
 from .structure.per_mode import Block, Instance, LatentEquation, ModeAnalysis, ModesReport, \
     eq_label
 from .structure.printing import equation_text, expr_text
-from .sympy_modelica import print_sympy
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:   # loaded on first use (`mdae_fmu.lazy_modules`)
+    from .lazy_modules import sympy as sp
 
 FORMAT = "mdae_fmu.analysis/1"
 
@@ -31,6 +34,7 @@ def formula(expr: sp.Expr) -> str:
     """``expr = 0`` as readable text in Modelica syntax (``der(w1) - der(w2) = 0``, ``x^2``,
     if-expressions, `mdae_fmu.sympy_modelica`; sympy's own syntax is kept in the JSON
     report)."""
+    from .sympy_modelica import print_sympy
     return f"{print_sympy(expr)} = 0"
 
 

@@ -24,7 +24,6 @@ from .analysis import Analysis, fixed_parameters_text, verdict_text
 from .ir import Equation, Model
 from .modelica_printer import print_equation_body, print_expr
 from .structure.per_mode import ModeAnalysis, ModesReport
-from .sympy_modelica import print_sympy
 
 #: Longest list of names, modes or equations printed in one line (the rest is counted).
 MAX_LISTED = 8
@@ -200,6 +199,7 @@ def _identity(e) -> bool:
 def _restart_text(restart) -> str:
     """The restart ``x+ = f(x-)`` of the states that jump, in Modelica syntax, states with
     the same new value on one line: ``w1 = w2 = (j1*pre(w1) + j2*pre(w2))/(j1 + j2)``."""
+    from .sympy_modelica import print_sympy
     groups: dict[str, list[str]] = {}
     for e in restart:
         if _identity(e):
@@ -232,6 +232,7 @@ class _Equations:
         for lat in (() if text is not None else m.consistency):
             if lat.eq_id == eq_id and lat.k == 0:
                 tree = lat.tree
+                from .sympy_modelica import print_sympy
                 text = (print_equation_body(tree) if tree is not None
                         else f"{print_sympy(lat.expr)} = 0")
                 break

@@ -13,26 +13,50 @@ array slots and never prints a symbol name into C.
 
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-import sympy as sp
-from sympy.core.function import AppliedUndef
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from . import expr as E
+from .lazy_modules import after_import
 
 if TYPE_CHECKING:
-    from .functions import FunctionTable
+    import sympy as sp
 
-_UNARY_SYMPY = {
-    "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos,
-    "atan": sp.atan, "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "exp": sp.exp,
-    "log": sp.log, "sqrt": sp.sqrt, "abs": sp.Abs, "sign": sp.sign, "floor": sp.floor,
-    "ceil": sp.ceiling, "erf": sp.erf, "erfc": sp.erfc,
+    from .functions import FunctionTable
+else:   # loaded on first use (`mdae_fmu.lazy_modules`): most models never need sympy
+    from .lazy_modules import sympy as sp
+
+#: Modelica's unary functions and the names of their sympy functions
+_UNARY_NAMES = {
+    "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
+    "atan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
+    "log": "log", "sqrt": "sqrt", "abs": "Abs", "sign": "sign", "floor": "floor",
+    "ceil": "ceiling", "erf": "erf", "erfc": "erfc",
 }
-_LOG10 = sp.log(10)
-_SYMPY_PIECEWISE_AS_ITE = sp.Piecewise._eval_rewrite_as_ITE
+#: Discrete operators kept as opaque functions (their value is constant between events).
+OPAQUE_FUNCTIONS = frozenset(("edge", "change", "initial", "terminal", "sample", "div", "mod",
+                              "rem", "integer"))
+
+
+@functools.cache
+def _tables() -> Any:
+    """The sympy objects of the conversions, built once, when sympy is first needed:
+    ``unary`` (Modelica name to sympy function), ``log10``, ``opaque`` (`OPAQUE_FUNCTIONS`'
+    undefined functions), ``unary_tree`` and ``relation_tree`` (sympy classes back to the
+    tree's names)."""
+    unary = {name: getattr(sp, attr) for name, attr in _UNARY_NAMES.items()}
+    return SimpleNamespace(
+        unary=unary, log10=sp.log(10),
+        opaque={name: sp.Function(name) for name in sorted(OPAQUE_FUNCTIONS)},
+        unary_tree={f: name for name, f in unary.items()},
+        relation_tree={sp.StrictLessThan: "<", sp.LessThan: "<=", sp.StrictGreaterThan: ">",
+                       sp.GreaterThan: ">=", sp.Equality: "==", sp.Unequality: "<>"})
+
+
+_SYMPY_PIECEWISE_AS_ITE: list = []      # sympy's own rule, kept by `_install_rules`
 
 
 def _piecewise_as_ite(self, *args, **hints):
@@ -42,17 +66,25 @@ def _piecewise_as_ite(self, *args, **hints):
     tearing or substitution builds) and, reasoning on real sets, reads a condition that is a
     lone Boolean variable (``off``) as true for every value: it kept ``x + y < 0.6`` and
     dropped the other branch, so the generated code was silently wrong. Installed as sympy's
-    rewrite rule when this module is imported; other Piecewise shapes go to sympy's own."""
+    rewrite rule as soon as both this module and sympy are imported, in either order
+    (`_install_rules`); other Piecewise shapes go to sympy's own."""
     if not args or args[-1].cond is not sp.true or \
             not all(isinstance(b, sp.logic.boolalg.Boolean) for b, _ in args):
-        return _SYMPY_PIECEWISE_AS_ITE(self, *args, **hints)
+        return _SYMPY_PIECEWISE_AS_ITE[0](self, *args, **hints)
     out = args[-1].expr
     for b, c in reversed(args[:-1]):
         out = sp.ITE(c, b, out)
     return out
 
 
-sp.Piecewise._eval_rewrite_as_ITE = _piecewise_as_ite
+def _install_rules(sympy: Any) -> None:
+    """Install `_piecewise_as_ite` into sympy (once), whoever imports sympy first."""
+    if not _SYMPY_PIECEWISE_AS_ITE:
+        _SYMPY_PIECEWISE_AS_ITE.append(sympy.Piecewise._eval_rewrite_as_ITE)
+        sympy.Piecewise._eval_rewrite_as_ITE = _piecewise_as_ite
+
+
+after_import("sympy", _install_rules)
 
 
 def _truth_value(x: sp.Basic) -> sp.Basic:
@@ -60,19 +92,15 @@ def _truth_value(x: sp.Basic) -> sp.Basic:
     (``initial()``, ``edge(b)``: undefined functions, not sympy Booleans) as ``x != 0``,
     the value 1 or 0 the runtime gives it (OpenModelica's MSL friction:
     ``startForward = ... or initial() and w_relfric > 0``)."""
-    if isinstance(x, (bool, sp.logic.boolalg.Boolean)) or not isinstance(x, AppliedUndef):
+    if isinstance(x, (bool, sp.logic.boolalg.Boolean)) or \
+            not isinstance(x, sp.core.function.AppliedUndef):
         return x
     return sp.Ne(x, 0)
-# Discrete operators kept as opaque functions (their value is constant between events).
-_OPAQUE = {name: sp.Function(name) for name in ("edge", "change", "initial", "terminal",
-                                                "sample", "div", "mod", "rem", "integer")}
-#: The names of those operators (their sympy functions: `opaque_function`).
-OPAQUE_FUNCTIONS = frozenset(_OPAQUE)
 
 
 def opaque_function(name: str):
     """The sympy function of the discrete operator ``name`` (`OPAQUE_FUNCTIONS`), else None."""
-    return _OPAQUE.get(name)
+    return _tables().opaque.get(name)
 
 
 def as_sympy(v) -> sp.Basic:
@@ -90,6 +118,31 @@ def as_sympy(v) -> sp.Basic:
     raise TypeError(f"not a sympy expression or a number: {type(v).__name__}")
 
 
+class _SymbolOnRead:
+    """A `SymbolTable` field whose default, the real sympy Symbol ``name``, is made when the
+    field is first read, so that building a table (once per model) does not import sympy (a
+    descriptor-typed dataclass field: the class-level read gives the default, None, and
+    ``__init__`` stores through ``__set__``; the field keeps its name in saved analyses)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.slot = ""
+
+    def __set_name__(self, owner: type, attr: str) -> None:
+        self.slot = f"_{attr}_symbol"
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return None
+        s = obj.__dict__.get(self.slot)
+        if s is None:
+            s = obj.__dict__[self.slot] = sp.Symbol(self.name, real=True)
+        return s
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.slot] = value
+
+
 @dataclass
 class SymbolTable:
     """One sympy Symbol per (name, order) instance, per left limit and for ``time``.
@@ -105,11 +158,11 @@ class SymbolTable:
     _inst: dict[tuple[str, int], sp.Symbol] = field(default_factory=dict)
     _pre: dict[str, sp.Symbol] = field(default_factory=dict)
     _back: dict[sp.Symbol, tuple[str, int]] = field(default_factory=dict)
-    time: sp.Symbol = field(default_factory=lambda: sp.Symbol("time", real=True))
+    time: sp.Symbol = _SymbolOnRead("time")      # type: ignore[assignment]
     #: the homotopy parameter lambda: ``homotopy(actual, simplified)`` is ``lambda * actual
     #: + (1 - lambda) * simplified``; 1 except while the initial system is continued from
     #: lambda = 0 (Modelica 3.6 §3.7.4.4; mdae_runtime.c, ``homotopy_initialization``)
-    homotopy: sp.Symbol = field(default_factory=lambda: sp.Symbol("$homotopy", real=True))
+    homotopy: sp.Symbol = _SymbolOnRead("$homotopy")     # type: ignore[assignment]
     # conversions already done: whole expressions (a mode's residuals recur in every mode
     # whose guards leave them unchanged) and numeric constants (one sympy Float per value,
     # so that its assumptions, e.g. is_zero, are deduced once, not once per occurrence)
@@ -235,10 +288,11 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
                 return t.pre(arg.name)
             raise ValueError("pre() applies to a variable")
         args = [_convert(t, a, 0) for a in e.args]
-        if f in _UNARY_SYMPY:
-            return _UNARY_SYMPY[f](args[0])
+        tables = _tables()
+        if f in tables.unary:
+            return tables.unary[f](args[0])
         if f == "log10":
-            return sp.log(args[0]) / _LOG10
+            return sp.log(args[0]) / tables.log10
         if f == "atan2":
             return sp.atan2(args[0], args[1])
         if f == "min":
@@ -254,8 +308,8 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
         if f == "semiLinear":       # Modelica 3.6 §3.7.4.5, continuous: no event
             x = args[0]
             return sp.Piecewise((args[1] * x, x >= 0), (args[2] * x, True))
-        if f in _OPAQUE:
-            return _OPAQUE[f](*args)
+        if f in tables.opaque:
+            return tables.opaque[f](*args)
         if t.functions is not None and f not in E.BUILTIN_FUNCTIONS:
             return t.functions.sympy_function(f)(*args)
         raise ValueError(f"no symbolic form for {f}()")
@@ -264,7 +318,7 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
     raise TypeError(f"not an expression: {e!r}")
 
 
-_KNOWN_CALLS = frozenset(_UNARY_SYMPY) | frozenset(_OPAQUE) | {
+_KNOWN_CALLS = frozenset(_UNARY_NAMES) | OPAQUE_FUNCTIONS | {
     "pre", "log10", "atan2", "min", "max", "noEvent", "smooth", "homotopy", "semiLinear"}
 
 
@@ -316,11 +370,6 @@ def _derive(t: SymbolTable, f: sp.Expr, times: int) -> sp.Expr:
 
 # --- sympy back to the expression tree ------------------------------------------------------
 
-_UNARY_TREE = {f: name for name, f in _UNARY_SYMPY.items()}
-_RELATION_TREE = {sp.StrictLessThan: "<", sp.LessThan: "<=", sp.StrictGreaterThan: ">",
-                  sp.GreaterThan: ">=", sp.Equality: "==", sp.Unequality: "<>"}
-
-
 def from_sympy(t: SymbolTable, e: sp.Basic) -> E.Expr:
     """The expression tree of a sympy expression over ``t``'s symbols: the inverse of
     `SymbolTable.to_sympy` on what it produces (instances become ``der`` nests of references,
@@ -330,6 +379,8 @@ def from_sympy(t: SymbolTable, e: sp.Basic) -> E.Expr:
     the table does not know)."""
     back_pre = {s: name for name, s in t._pre.items()}
     consts = {s: name for name, s in t._const.items()}
+
+    tables = _tables()
 
     def conv(x: sp.Basic) -> E.Expr:
         if x.is_Symbol:
@@ -380,7 +431,7 @@ def from_sympy(t: SymbolTable, e: sp.Basic) -> E.Expr:
                     out = E.If(conv(cond), conv(value), out)
             assert out is not None
             return out
-        rel = _RELATION_TREE.get(type(x))
+        rel = tables.relation_tree.get(type(x))
         if rel is not None:
             return E.BinOp(rel, conv(x.lhs), conv(x.rhs))
         if isinstance(x, (sp.And, sp.Or)):
@@ -400,11 +451,11 @@ def from_sympy(t: SymbolTable, e: sp.Basic) -> E.Expr:
                 node = E.Call(name, (node, a))
             return node
         f = type(x)
-        if f in _UNARY_TREE:
-            return E.Call(_UNARY_TREE[f], (conv(x.args[0]),))
+        if f in tables.unary_tree:
+            return E.Call(tables.unary_tree[f], (conv(x.args[0]),))
         if f is sp.atan2:
             return E.Call("atan2", (conv(x.args[0]), conv(x.args[1])))
-        if isinstance(x, sp.Function) and f in _OPAQUE.values():
+        if isinstance(x, sp.Function) and f in tables.opaque.values():
             return E.Call(str(f), tuple(conv(a) for a in x.args))
         raise ValueError(f"no expression form for {x}")
 

@@ -50,8 +50,8 @@ functions; FMI 2.0 Model Exchange semantics (FMI 2.0 §3.1-3.2). Decisions (docs
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import sympy as sp
 
 from .. import expr as E
@@ -62,6 +62,11 @@ from ..structure.when_clauses import (coupled_when_variables, when_assignment_or
 from .blocks import linear_split
 from .messages import Message, plan_message
 from .plan import CompiledModel
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:   # loaded on first use (`mdae_fmu.lazy_modules`): only a when-equation cycle needs it
+    from ..lazy_modules import networkx as nx
 
 _ORDER_RELS = ("<", "<=", ">", ">=")
 

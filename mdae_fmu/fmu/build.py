@@ -33,9 +33,13 @@ class BuildError(MdaeError):
 
 
 def fmi_header_dir() -> Path:
-    """Directory holding fmi2Functions.h (FMPy's copy of the FMI 2.0 headers)."""
-    import fmpy
-    return Path(fmpy.__file__).parent / "c-code"
+    """Directory holding fmi2Functions.h (FMPy's copy of the FMI 2.0 headers), found without
+    importing FMPy (about 0.4 s CPU of every export)."""
+    import importlib.util
+    spec = importlib.util.find_spec("fmpy")
+    if spec is None or not spec.submodule_search_locations:
+        raise BuildError("FMPy is not installed: its copy of the FMI 2.0 headers is needed")
+    return Path(spec.submodule_search_locations[0]) / "c-code"
 
 
 def compiler() -> str:

@@ -14,20 +14,22 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, cast
-
-import sympy as sp
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from .. import expr as E
 from ..ir import Model
 from ..structure.graph import classes_sharing_keys
 from ..structure.per_mode import MAX_ENUMERATED_MODES, TooManyModes, enumeration_limit_message
-from ..sympy_modelica import print_sympy
 from .continuations import continuations
 from .normalize import Mode, MultimodeSystem, TooManyTransientModes, normalize
 from .runs import (Config, Diagnostic, Erasure, Instant, SigmaInfo, continuation_mode,
                    eq_label, equation_list, exec_long, exec_transient, inst_label,
                    same_as_continuation, sigma_from_report, sigma_of_mode, steady_run, var_label)
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:   # loaded on first use (`mdae_fmu.lazy_modules`)
+    from ..lazy_modules import sympy as sp
 
 MAX_CONFIGS = 20000
 MAX_CASCADE = 32
@@ -898,6 +900,7 @@ def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased)
                     if not r.free_symbols or xv in r.free_symbols:
                         continue
                     ratio = sp.simplify(vexpr / r)
+                    from ..sympy_modelica import print_sympy
                     if ratio != 0 and not ratio.free_symbols:
                         rt = _mode_values(sf, r)    # (x@0: x in the source mode)
                         times = {1: f"{rt}", -1: f"-({rt})"}.get(
@@ -914,6 +917,7 @@ def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased)
 def _mode_values(sf, expr: sp.Expr) -> str:
     """``expr`` over the instances ``x@0`` (the values in the source mode) in Modelica syntax,
     each instance written as its variable (`mdae_fmu.sympy_modelica`)."""
+    from ..sympy_modelica import print_sympy
     sub = {s: sp.Symbol(sf.instance(s)[0]) for s in expr.free_symbols
            if sf.instance(s) is not None and sf.instance(s)[1] == 0}
     return print_sympy(expr.xreplace(sub))

@@ -269,8 +269,10 @@ def fields_of(cls: type) -> dict[str, Type]:
         out = {n: type_of(h) for n, h in custom.fields.items()}
     else:
         import sys
+        # (names that modules import for type checking only: `mdae_fmu.lazy_modules`)
         hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]),
-                                      {"FunctionTable": F.FunctionTable, "sp": sp, "E": E})
+                                      {"FunctionTable": F.FunctionTable, "sp": sp, "E": E,
+                                       "GuardedSchedule": GuardedSchedule})
         out = {}
         for f in dataclasses.fields(cls):
             if (cls, f.name) in CACHES:

@@ -67,10 +67,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Collection, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Iterator, Mapping, Sequence
 
 import numpy as np
-import sympy as sp
 
 from .. import expr as E
 from ..ir import Equation, GuardLiteral, Model, Variable
@@ -80,6 +79,11 @@ from .per_mode import (ModeAnalysis, ModesReport, analyze_modes, classify_variab
                        specialize, symbol_table)
 from .printing import expr_text
 from .system_jacobian import BlockSystem, NotEvaluable, Point, sample, singular_at, symbolic
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:   # loaded on first use (`mdae_fmu.lazy_modules`)
+    from ..lazy_modules import sympy as sp
 
 #: Conversions made on one model before giving up (each lowers Val(Σ) of a mode by one at
 #: least, so a model needs at most its number of equations).
@@ -209,38 +213,50 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
     ``floor()`` make it non-generic."""
     count = 0
     generic = True
-    stack: list[tuple[E.Expr, bool]] = [(residual, True)]
+    stack: list[tuple[Any, bool]] = [(residual, True)]     # (Any: dispatch on type() below)
+    pop, push = stack.pop, stack.append
+    # dispatch on the exact node type (the tree's classes have no subclasses): this runs on
+    # every 1x1 block of every mode
+    Ref, Der, BinOp, UnOp, Call = E.Ref, E.Der, E.BinOp, E.UnOp, E.Call
+    Const, ZERO = E.Const, E.ZERO
+    name, order = inst
     while stack:
-        node, ok = stack.pop()
-        base: E.Expr
-        if isinstance(node, (E.Der, E.Ref)):
+        node, ok = pop()
+        t = type(node)
+        if t is Ref:
+            if order == 0 and node.name == name:
+                count += 1
+                generic = generic and ok
+        elif t is BinOp:
+            op = node.op
+            if len(op) == 2 and op[0] == ".":
+                op = op[1]
+            if op == "+" or op == "-":
+                push((node.left, ok))
+                push((node.right, ok))
+            elif op == "*" or op == "/":
+                push((node.left, ok and node.right != ZERO))
+                push((node.right, ok and node.left != ZERO))
+            elif op == "^":
+                right = node.right
+                push((node.left, ok and type(right) is Const and right.value != 0))
+                push((right, False))
+            else:
+                push((node.left, False))
+                push((node.right, False))
+        elif t is Der:
             k, base = 0, node
-            while isinstance(base, E.Der):
+            while type(base) is Der:
                 base, k = base.arg, k + 1
-            if isinstance(base, E.Ref):
-                if (base.name, k) == inst:
+            if type(base) is Ref:
+                if k == order and base.name == name:
                     count += 1
                     generic = generic and ok
                 continue
-            stack.append((base, False))
-        elif isinstance(node, E.BinOp):
-            op = node.op[-1] if len(node.op) == 2 and node.op[0] == "." else node.op
-            if op in ("+", "-"):
-                stack.append((node.left, ok))
-                stack.append((node.right, ok))
-            elif op in ("*", "/"):
-                stack.append((node.left, ok and node.right != E.ZERO))
-                stack.append((node.right, ok and node.left != E.ZERO))
-            elif op == "^":
-                stack.append((node.left, ok and isinstance(node.right, E.Const)
-                              and node.right.value != 0))
-                stack.append((node.right, False))
-            else:
-                stack.append((node.left, False))
-                stack.append((node.right, False))
-        elif isinstance(node, E.UnOp):
-            stack.append((node.arg, ok and node.op in ("-", "+")))
-        elif isinstance(node, E.Call):
+            push((base, False))
+        elif t is UnOp:
+            push((node.arg, ok and node.op in ("-", "+")))
+        elif t is Call:
             keep = ok and (node.func in _GENERIC_CALLS or node.func == "smooth")
             stack.extend((c, keep) for c in node.args)
         else:

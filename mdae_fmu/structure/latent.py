@@ -11,12 +11,14 @@ This is the expensive part at scale; the structural part (offsets, BTF) never ca
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
-
-import sympy as sp
-from sympy.core.function import ArgumentIndexError
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from ..symbolic import SymbolTable
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:   # loaded on first use (`mdae_fmu.lazy_modules`)
+    from ..lazy_modules import sympy as sp
 
 
 def successive_derivatives(table: SymbolTable, f: sp.Expr, upto: int) -> list[sp.Expr]:
@@ -70,7 +72,7 @@ def total_derivative(table: SymbolTable, f: sp.Expr) -> sp.Expr:
         elif isinstance(e, sp.Function) and len(e.args) == 1 and hasattr(e, "fdiff"):
             try:
                 r = e.fdiff(1) * d(e.args[0])
-            except ArgumentIndexError:      # no derivative rule: let sympy do it
+            except sp.core.function.ArgumentIndexError:     # no derivative rule: let sympy do it
                 r = table.time_derivative(e)
         else:
             r = table.time_derivative(e)

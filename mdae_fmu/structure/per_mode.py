@@ -20,10 +20,9 @@ is not part of any mode's DAE; it is listed separately in the report.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence, TypedDict
+from typing import TYPE_CHECKING, Iterable, Sequence, TypedDict
 
 import numpy as np
-import sympy as sp
 
 from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
@@ -41,6 +40,11 @@ from .valuations import (MAX_ENUMERATED_MODES, TooManyModes, consistent_valuatio
                          guard_definitions, long_guard_atoms_under, specialize)
 from .variables import (classify_variables, defines_discrete,
                         discrete_equation_flags, is_event_guard)
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:   # loaded on first use (`mdae_fmu.lazy_modules`)
+    from ..lazy_modules import sympy as sp
 
 # the stateSelect-guided choice (one matching per candidate, quadratic) is made for modes with
 # at most this many states; larger ones report no selection
@@ -410,7 +414,10 @@ def check_declared(model: Model) -> None:
     """`InputError` at the first equation that reads an undeclared name."""
     declared = {v.name for v in model.variables}
     for eq in model.equations:
-        for n in E.refs(eq.residual):
+        names = E.refs(eq.residual)
+        if names <= declared:           # (the common case: one set operation)
+            continue
+        for n in names:
             if n not in declared:
                 raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
 

@@ -63,8 +63,9 @@ def fix_structural_parameters(model: Model) -> FixedStructure:
     an equation (`parameter_bound_variables`: ``Real b2 = 0.5*b``) counts as a parameter
     when such a condition reads it: it becomes a constant too and its equation goes."""
     plain = _fix_parameters(model)
-    bound = parameter_bound_variables(model)
-    read = set().union(*(E.refs(g.cond) for g in model.guards())) if bound else set()
+    read = set().union(*(E.refs(g.cond) for g in model.guards()))
+    # (no condition reads anything, e.g. no guard at all: no bound variable can matter)
+    bound = parameter_bound_variables(model) if read else {}
     if not read & bound.keys():
         return plain            # no condition reads one: the common case, analysed once
     trial = _fix_parameters(_promoted(model, bound))

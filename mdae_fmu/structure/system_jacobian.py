@@ -25,13 +25,17 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
-import sympy as sp
 
 from .. import expr as E
 from ..symbolic import SymbolTable
+
+if TYPE_CHECKING:
+    import sympy as sp
+else:   # loaded on first use (`mdae_fmu.lazy_modules`)
+    from ..lazy_modules import sympy as sp
 
 #: A block is singular at a point when its smallest singular value is below this fraction of
 #: its largest one (the entries of a cancelling combination agree to rounding).

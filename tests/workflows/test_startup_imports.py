@@ -1,0 +1,98 @@
+"""Start-up cost of the command line (issue 29): `mdae-fmu analyze` imports sympy only when
+the model needs algebra (differentiated equations), and sympy's rewrite rule of
+`mdae_fmu.symbolic` is in force whichever of the two modules is imported first."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.quick
+
+# runs the command line in this process and prints the heavy modules it imported
+_PROBE = textwrap.dedent("""
+    import sys
+    from mdae_fmu.cli import main
+    rc = main(sys.argv[1:])
+    heavy = ("sympy", "networkx", "lxml", "jinja2", "fmpy", "dd", "mpmath")
+    print("RC", rc, "IMPORTED", sorted(m for m in heavy if m in sys.modules))
+""")
+
+ODE = """model Heat
+  Real T1(start = 1, fixed = true);
+  Real T2(start = 0, fixed = true);
+  Real q;
+equation
+  q = 2 * (T1 - T2);
+  der(T1) = -q;
+  der(T2) = q - 0.1 * T2;
+end Heat;
+"""
+
+# index 2: the constraint is differentiated twice (sympy builds the latent equations)
+PENDULUM = """model Pendulum
+  Real x(start = 1, fixed = true);
+  Real y;
+  Real vx(start = 0, fixed = true);
+  Real vy;
+  Real F;
+equation
+  der(x) = vx;
+  der(y) = vy;
+  der(vx) = -F * x;
+  der(vy) = -F * y - 9.81;
+  x^2 + y^2 = 1;
+end Pendulum;
+"""
+
+
+def _imported(tmp_path: Path, text: str) -> tuple[str, list[str]]:
+    path = tmp_path / "m.mo"
+    path.write_text(text)
+    out = subprocess.run([sys.executable, "-c", _PROBE, "analyze", str(path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    last = out.stdout.strip().splitlines()[-1]
+    assert last.startswith("RC "), out.stdout + out.stderr
+    rc = last.split()[1]
+    return rc, eval_list(last.split("IMPORTED", 1)[1])
+
+
+def eval_list(text: str) -> list[str]:
+    """The printed list of module names (``['a', 'b']``), read without eval."""
+    return [w.strip(" '") for w in text.strip().strip("[]").split(",") if w.strip()]
+
+
+def test_analyze_of_an_ode_imports_no_sympy(tmp_path):
+    rc, mods = _imported(tmp_path, ODE)
+    assert rc == "0"
+    assert mods == []
+
+
+def test_analyze_of_an_index_2_model_loads_sympy_on_use(tmp_path):
+    rc, mods = _imported(tmp_path, PENDULUM)
+    assert rc == "0"
+    assert "sympy" in mods
+
+
+@pytest.mark.parametrize("first", ["symbolic", "sympy"])
+def test_rewrite_rule_installed_in_either_import_order(first):
+    """`symbolic._piecewise_as_ite` replaces sympy's rule whether sympy is imported before
+    mdae_fmu.symbolic or after it (by a plain ``import sympy``, as code generation does)."""
+    order = ("import mdae_fmu.symbolic as S\nimport sympy\n" if first == "symbolic"
+             else "import sympy\nimport mdae_fmu.symbolic as S\n")
+    probe = order + textwrap.dedent("""
+        b = sympy.Symbol("b")
+        pw = sympy.Piecewise((sympy.true, b), (sympy.false, True))
+        print(sympy.Piecewise._eval_rewrite_as_ITE is S._piecewise_as_ite, pw.rewrite(sympy.ITE))
+    """)
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    # the Boolean chain becomes an ITE, which sympy simplifies to b itself
+    assert out.stdout.split() == ["True", "b"]
