@@ -83,12 +83,19 @@ def _first_line(msg: str, limit: int = 220) -> str:
 
 
 def right_limit(t, v, at):
-    """The values of the result column ``v`` (times ``t``, with a repeated time at an event)
-    at the times ``at``, linearly interpolated, the last stored row at a repeated time (the
-    value after the event, as OpenModelica's ``val`` reads it)."""
+    """The values of the result column ``v`` (times ``t``, nondecreasing, with a repeated
+    time at an event) at the times ``at``: the last stored row at a stored time (the value
+    after the event, as OpenModelica's ``val`` reads it), else linear interpolation between
+    the last row before and the first row after (the left limit of a later event)."""
     import numpy as np
-    tt, idx = np.unique(np.asarray(t, dtype=float)[::-1], return_index=True)
-    return np.interp(at, tt, np.asarray(v, dtype=float)[::-1][idx])
+    t = np.asarray(t, dtype=float)
+    v = np.asarray(v, dtype=float)
+    at = np.atleast_1d(np.asarray(at, dtype=float))
+    k = np.clip(np.searchsorted(t, at, side="right") - 1, 0, len(t) - 1)
+    nxt = np.minimum(k + 1, len(t) - 1)
+    span = t[nxt] - t[k]
+    frac = np.where((span > 0) & (at > t[k]), (at - t[k]) / np.where(span > 0, span, 1.0), 0.0)
+    return v[k] + np.clip(frac, 0.0, 1.0) * (v[nxt] - v[k])
 
 
 def cs_agreement(me, cs) -> tuple[str, str, int]:
@@ -216,7 +223,7 @@ def run_one(entry: dict, path: Path, import_only: bool, export: bool,
                 bad.append(f"{r['variable']}: not a variable of the FMU")
                 continue
             # OpenModelica's val(x, t) reads the last stored value at t (the right limit)
-            sim = float(right_limit(t, res[r["variable"]], r["time"]))
+            sim = float(right_limit(t, res[r["variable"]], r["time"])[0])
             checked += 1
             if abs(sim - r["value"]) > 1e-3 * max(1.0, abs(r["value"])):
                 bad.append(f"{r['variable']}({r['time']:g}) = {sim:.6g}, reference "
@@ -366,9 +373,9 @@ def main(argv=None) -> int:
             r = _full_run(entry, a)
         results.append(r)
         print(f"{r['id']:60s} {_status(r):22s} {r.get('message', '')[:150]}", flush=True)
+        if a.json:    # after each model: an interrupted run keeps what it measured
+            a.json.write_text(json.dumps(results, indent=1))
     print(summary(results))
-    if a.json:
-        a.json.write_text(json.dumps(results, indent=1))
     if a.markdown:
         write_markdown(a.markdown, summary(results) + "\n\n" + markdown(results), a.table)
     return 0
