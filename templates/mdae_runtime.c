@@ -604,28 +604,16 @@ static void gn_dependency_text(int m, int n, int p, int r, const double *J, cons
  * hold and a dependent row does not, the system is numerically dependent and inconsistent:
  * fmi2Error naming that row and the combination of the other rows it is (``names``: the
  * rows' names, or NULL). */
-/* The largest residual of the kept rows (sel[i] >= 0) of a rank deficient system. */
-static double kept_raw(int m, const double *sel, const double *F)
-{
-    int i;
-    double kept = 0.0;
-    for (i = 0; i < m; i++) if (sel[i] >= 0.0) kept = fmax(kept, fabs(F[i]));
-    return kept;
-}
-
-static int gauss_newton_core(ModelInstance *inst, int m, int n, const int *u,
-                             int (*residual)(ModelInstance *, double *), double tol,
-                             double accept, int maxit, const char *what,
-                             const char *const *names, int equilibrate, int quiet)
+int mdae_gauss_newton_rows(ModelInstance *inst, int m, int n, const int *u,
+                           int (*residual)(ModelInstance *, double *), double tol,
+                           double accept, int maxit, const char *what,
+                           const char *const *names)
 {
     ModelData *d = &inst->d;
     int p = m <= n ? m : n, it, i, j, k, h, moved = 0, r = 0, ranked = 0;
     double *J = inst->work, *F = J + m * n, *F2 = F + m, *x0 = F2 + m, *dx = x0 + n,
            *M = dx + n, *y = M + p * p; /* y: 2p */
     double *Q = y + 2 * p, *sel = Q + (size_t)p * n;  /* Q: p x n, sel: m */
-    /* equilibrate: after the scratch above, the start values (n, `mdae_gauss_newton_rows`),
-     * the row weights of the merit (m) and the column scales (n) */
-    double *w = sel + m + n, *sc = w + m;
     int *perm = inst->iwork;
     double fn, merit;
     if (residual(inst, F)) return 1;
@@ -633,33 +621,11 @@ static int gauss_newton_core(ModelInstance *inst, int m, int n, const int *u,
     for (it = 0; it < maxit && fn > tol; it++) {
         for (k = 0; k < n; k++) x0[k] = d->r[u[k]];
         for (j = 0; j < n; j++) {
-            double hstep = 1.4901161193847656e-08 * (equilibrate && x0[j] != 0.0 ?
-                                                     fabs(x0[j]) : fmax(1.0, fabs(x0[j])));
+            double hstep = 1.4901161193847656e-08 * fmax(1.0, fabs(x0[j]));
             d->r[u[j]] = x0[j] + hstep;
             if (residual(inst, F2)) return 1;
             d->r[u[j]] = x0[j];
             for (i = 0; i < m; i++) J[i * n + j] = (F2[i] - F[i]) / hstep;
-        }
-        if (equilibrate) {
-            /* each row weighted by 1 / its largest change for a relative change of one
-             * unknown (|J_ij| max(|x_j|, 1e-8)): rows in 1/s beside rows in A count alike;
-             * then the columns of J scaled to unit max-norm (the step below is in scaled
-             * unknowns, dx = sc * step): the normal matrix squares J's condition number,
-             * which unknowns of very different sizes push past double precision unscaled */
-            for (i = 0; i < m; i++) {
-                double s = 0.0;
-                for (j = 0; j < n; j++)
-                    s = fmax(s, fabs(J[i * n + j]) * fmax(fabs(x0[j]), 1e-8));
-                w[i] = s > 0.0 && isfinite(s) ? 1.0 / s : 1.0;
-            }
-            for (j = 0; j < n; j++) {
-                double s = 0.0;
-                for (i = 0; i < m; i++) s = fmax(s, fabs(J[i * n + j]));
-                sc[j] = s > 0.0 && isfinite(s) ? 1.0 / s : 1.0;
-                for (i = 0; i < m; i++) J[i * n + j] *= sc[j];
-            }
-            fn = 0.0;
-            for (i = 0; i < m; i++) fn = fmax(fn, fabs(w[i] * F[i]));
         }
         ranked = 0;
         if (m <= n) {
@@ -703,7 +669,7 @@ static int gauss_newton_core(ModelInstance *inst, int m, int n, const int *u,
             double kept = 0.0;
             r = gn_independent_rows(m, n, p, J, Q, M, sel);
             for (i = 0; i < m; i++) {
-                if (sel[i] >= 0.0) kept = fmax(kept, fabs(equilibrate ? w[i] * F[i] : F[i]));
+                if (sel[i] >= 0.0) kept = fmax(kept, fabs(F[i]));
                 else if (consistent && fabs(F[i]) > tol)
                     consistent = gn_row_consistent(m, n, p, r, J, i, Q, M, sel, F, tol, y);
             }
@@ -712,21 +678,18 @@ static int gauss_newton_core(ModelInstance *inst, int m, int n, const int *u,
                  * start values may be a singular point of the equations (x^2 + y^2 = L^2
                  * at x = y = 0): step off it once, by 1e-3 relative, and go on */
                 moved = 1;
-                for (k = 0; k < n; k++)
-                    d->r[u[k]] = x0[k] + 1e-3 * (equilibrate && x0[k] != 0.0 ?
-                                                 fabs(x0[k]) : fmax(1.0, fabs(x0[k])));
+                for (k = 0; k < n; k++) d->r[u[k]] = x0[k] + 1e-3 * fmax(1.0, fabs(x0[k]));
                 if (residual(inst, F)) return 1;
                 fn = mdae_norm_inf(m, F);
-                if (!quiet) mdae_log(inst, LOG_WARNING, fmi2Warning,
+                mdae_log(inst, LOG_WARNING, fmi2Warning,
                          "t = %.17g: %s: the Jacobian is rank deficient at the start "
                          "values; they are moved by 1e-3 (relative) to leave that point",
                          d->time, what);
                 continue;
             }
-            if ((equilibrate ? kept_raw(m, sel, F) : kept) <= tol && !consistent) {
+            if (kept <= tol && !consistent) {
                 char flat[512], dep[1536];
                 flat_unknowns(m, n, J, u, flat, sizeof flat);
-                if (quiet) return 2;
                 gn_dependency_text(m, n, p, r, J, Q, M, sel, F, tol, names, y, dep,
                                    sizeof dep);
                 mdae_log(inst, LOG_ERROR, fmi2Error,
@@ -738,8 +701,6 @@ static int gauss_newton_core(ModelInstance *inst, int m, int n, const int *u,
             gn_rank_step(m, n, p, r, Q, M, sel, F, y, dx);
             merit = kept;
         }
-        if (equilibrate)
-            for (k = 0; k < n; k++) dx[k] *= sc[k];
         for (h = 0; h <= 20; h++) {
             double lambda = ldexp(1.0, -h), fnew;
             for (k = 0; k < n; k++) d->r[u[k]] = x0[k] - lambda * dx[k];
@@ -747,19 +708,9 @@ static int gauss_newton_core(ModelInstance *inst, int m, int n, const int *u,
             fnew = mdae_norm_inf(m, F2);
             if (ranked) {
                 double kept = 0.0;
-                for (i = 0; i < m; i++)
-                    if (sel[i] >= 0.0)
-                        kept = fmax(kept, fabs(equilibrate ? w[i] * F2[i] : F2[i]));
+                for (i = 0; i < m; i++) if (sel[i] >= 0.0) kept = fmax(kept, fabs(F2[i]));
                 if (kept < merit || h == 20) {
                     fn = fnew;
-                    memcpy(F, F2, sizeof(double) * (size_t)m);
-                    break;
-                }
-            } else if (equilibrate) {
-                double wn = 0.0;
-                for (i = 0; i < m; i++) wn = fmax(wn, fabs(w[i] * F2[i]));
-                if (wn < fn || h == 20) {
-                    fn = wn;
                     memcpy(F, F2, sizeof(double) * (size_t)m);
                     break;
                 }
@@ -769,50 +720,14 @@ static int gauss_newton_core(ModelInstance *inst, int m, int n, const int *u,
                 break;
             }
         }
-        if (equilibrate) fn = mdae_norm_inf(m, F);   /* the test against tol: unweighted */
     }
     if (!(fn <= accept)) {
-        if (quiet) return 2;
         mdae_log(inst, LOG_ERROR, fmi2Error,
                  "t = %.17g: %s: Gauss-Newton did not converge (residual %.3g > %.3g)",
                  d->time, what, fn, accept);
         return 1;
     }
     return 0;
-}
-
-/* `gauss_newton_core` as it always ran, and when it fails (not converged, or dependent rows
- * that contradict each other) without an error of the residual itself, once more from the
- * same start values with the Jacobian equilibrated (a relative difference step, columns
- * scaled to unit norm in the least-squares step, the merit of the line search each row
- * divided by its largest change for a relative change of one unknown): rows and unknowns of
- * very different sizes (the time constants of 1e-5 s and amplitudes of 1e5 A of MSL's
- * lightning sources) make the unweighted merit reject every step that reduces the small
- * rows. If that fails too, the first attempt runs again from the start values to report
- * its own messages. A system the plain iteration solves is solved exactly as before. The
- * start values, the row weights and the column scales are kept after the solver's scratch
- * (m + 2n doubles, `gauss_newton_work`). */
-int mdae_gauss_newton_rows(ModelInstance *inst, int m, int n, const int *u,
-                           int (*residual)(ModelInstance *, double *), double tol,
-                           double accept, int maxit, const char *what,
-                           const char *const *names)
-{
-    ModelData *d = &inst->d;
-    int p = m <= n ? m : n, k, rc;
-    double *start = inst->work + (size_t)m * n + 3 * m + 2 * n + (size_t)(m > n ? m : n) *
-                    (m > n ? m : n) + 2 * (m > n ? m : n) + (size_t)p * n;
-    for (k = 0; k < n; k++) start[k] = d->r[u[k]];
-    rc = gauss_newton_core(inst, m, n, u, residual, tol, accept, maxit, what, names, 0, 1);
-    if (rc != 2) return rc;
-    for (k = 0; k < n; k++) d->r[u[k]] = start[k];
-    if (gauss_newton_core(inst, m, n, u, residual, tol, accept, maxit, what, names, 1, 1)
-        == 0) {
-        mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: %s: solved with the Jacobian "
-                 "equilibrated (rows and unknowns of very different sizes)", d->time, what);
-        return 0;
-    }
-    for (k = 0; k < n; k++) d->r[u[k]] = start[k];
-    return gauss_newton_core(inst, m, n, u, residual, tol, accept, maxit, what, names, 0, 0);
 }
 
 /* `mdae_gauss_newton_rows` without row names (the messages say "row k"). */

@@ -422,8 +422,7 @@ def gauss_newton_work(m: int, n: int) -> int:
     """Doubles of scratch `mdae_gauss_newton` needs for ``m`` residuals in ``n`` unknowns:
     the Jacobian, residuals, iterate, step, normal matrix and its solve, and for a rank
     deficient Jacobian the orthonormal basis of its independent rows (min(m, n) x n) and the
-    row selection (m), and for its equilibrated second attempt the start values (n), row
-    weights (m) and column scales (n)."""
+    row selection (m)."""
     q = max(m, n)
-    return m * n + 4 * m + 4 * n + q * q + 2 * q + min(m, n) * n
+    return m * n + 3 * m + 2 * n + q * q + 2 * q + min(m, n) * n
 
