@@ -15,9 +15,10 @@ Per model:
   annotation, the manifest's ``stop_time`` is its ``experiment(StopTime)``);
 * **cs** (with ``--fmi-type both``): the same FMU's Co-Simulation interface (its embedded
   CVODE, rtol 1e-8, 500 communication steps) over the same time; ``ok`` when it runs to the
-  stop time and every output it shares with the Model Exchange run agrees with it at the
-  communication points (``|cs - me| <= 1e-3 max(1, |me|)``, the Model Exchange value the
-  right limit), ``differs`` (with the worst variable) when not, ``failed`` when it stops;
+  stop time and every Real state and output it records (at most 30, with the variables of
+  the references) agrees with the Model Exchange run at the communication points (``|cs -
+  me| <= 1e-3 max(1, |me|)``, the Model Exchange value the right limit), ``differs`` (with
+  the worst variable) when not, ``failed`` when it stops;
 * **reference**: for OpenModelica simulation tests, the ``val(x, t)`` values of the test's
   expected output; a value matches when ``|sim - ref| <= 1e-3 * max(1, |ref|)``.
 
