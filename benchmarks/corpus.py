@@ -13,6 +13,12 @@ Per model:
 * **simulate**: FMPy CVode (rtol 1e-8, 500 output intervals, at most 500 steps each) up to
   the test's stopTime (default 1 s; for an MSL example, whose flat text carries no
   annotation, the manifest's ``stop_time`` is its ``experiment(StopTime)``);
+* **cs** (with ``--fmi-type both``): the same FMU's Co-Simulation interface (its embedded
+  CVODE, rtol 1e-8, 500 communication steps) over the same time; ``ok`` when it runs to the
+  stop time and every Real state and output it records (at most 30, with the variables of
+  the references) agrees with the Model Exchange run at the communication points (``|cs -
+  me| <= 1e-3 max(1, |me|)``, the Model Exchange value the right limit), ``differs`` (with
+  the worst variable) when not, ``failed`` when it stops;
 * **reference**: for OpenModelica simulation tests, the ``val(x, t)`` values of the test's
   expected output; a value matches when ``|sim - ref| <= 1e-3 * max(1, |ref|)``.
 
@@ -22,7 +28,8 @@ fetched first by ``benchmarks/fetch_corpus.py``.
 
     python benchmarks/fetch_corpus.py --openmodelica /path/to/OpenModelica
     python benchmarks/corpus.py [--ids PATTERN] [--import-only] [--json OUT]
-                                [--markdown docs/corpus.md] [--reuse EARLIER.json]
+                                [--fmi-type me|both] [--markdown docs/corpus.md]
+                                [--reuse EARLIER.json]
 """
 
 from __future__ import annotations
@@ -76,7 +83,45 @@ def _first_line(msg: str, limit: int = 220) -> str:
     return line[:limit]
 
 
-def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
+def right_limit(t, v, at):
+    """The values of the result column ``v`` (times ``t``, nondecreasing, with a repeated
+    time at an event) at the times ``at``: the last stored row at a stored time (the value
+    after the event, as OpenModelica's ``val`` reads it), else linear interpolation between
+    the last row before and the first row after (the left limit of a later event)."""
+    import numpy as np
+    t = np.asarray(t, dtype=float)
+    v = np.asarray(v, dtype=float)
+    at = np.atleast_1d(np.asarray(at, dtype=float))
+    k = np.clip(np.searchsorted(t, at, side="right") - 1, 0, len(t) - 1)
+    nxt = np.minimum(k + 1, len(t) - 1)
+    span = t[nxt] - t[k]
+    frac = np.where((span > 0) & (at > t[k]), (at - t[k]) / np.where(span > 0, span, 1.0), 0.0)
+    return v[k] + np.clip(frac, 0.0, 1.0) * (v[nxt] - v[k])
+
+
+def cs_agreement(me, cs) -> tuple[str, str, int]:
+    """``("ok", "", n)`` when every one of the ``n`` float columns of the Co-Simulation result
+    ``cs`` matches the Model Exchange result ``me`` at the communication points (``|cs - me|
+    <= 1e-3 max(1, |me|)``), else ``("differs", the worst variable and its two values, n)``."""
+    import numpy as np
+    t = np.asarray(cs["time"], dtype=float)
+    worst, text, n = 1.0, "", 0
+    for name in cs.dtype.names:
+        if name == "time" or name not in me.dtype.names or cs[name].dtype.kind != "f":
+            continue
+        n += 1
+        ref = right_limit(me["time"], me[name], t)
+        got = np.asarray(cs[name], dtype=float)
+        ratio = np.abs(got - ref) / (1e-3 * np.maximum(1.0, np.abs(ref)))
+        k = int(np.argmax(ratio)) if len(ratio) else 0
+        if len(ratio) and ratio[k] > worst:
+            worst = float(ratio[k])
+            text = f"CS {name}({t[k]:g}) = {got[k]:.6g}, ME {ref[k]:.6g}"
+    return ("ok" if not text else "differs"), text, n
+
+
+def run_one(entry: dict, path: Path, import_only: bool, export: bool,
+            fmi_type: str = "me") -> dict:
     """Import, analyze, export, simulate and compare one model (module docstring)."""
     from mdae_fmu import api
     from mdae_fmu.diagnostics import InputError, ModelRejected
@@ -125,7 +170,7 @@ def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="mdae_corpus_") as tmp:
         fmu = Path(tmp) / "m.fmu"
         try:
-            api.export_fmu(model, fmu)
+            api.export_fmu(model, fmu, fmi_type=fmi_type)
             out["export"] = "ok"
         except Exception as err:  # noqa: BLE001
             out["export"] = "failed"
@@ -133,8 +178,14 @@ def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
             return out
         refs = entry.get("reference", [])
         from fmpy import read_model_description
-        names = {v.name for v in read_model_description(str(fmu)).modelVariables}
+        md = read_model_description(str(fmu))
+        names = {v.name for v in md.modelVariables}
         wanted = sorted({r["variable"] for r in refs if r["variable"] in names})
+        if fmi_type == "both":   # the states and outputs too, for the CS/ME agreement
+            wanted += [v for v in sorted({d.variable.derivative.name for d in md.derivatives}
+                                         | {v.name for v in md.modelVariables
+                                            if v.causality == "output"})
+                       if v not in wanted][:30]
         stop = float(entry.get("stop_time", 1.0))
         errors: list[str] = []
 
@@ -144,13 +195,26 @@ def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
         try:
             res = simulate_fmu(str(fmu), stop_time=stop, relative_tolerance=1e-8,
                                output_interval=stop / 500, output=wanted or None,
-                               logger=logger)
+                               logger=logger, fmi_type="ModelExchange")
             out["simulate"] = "ok"
         except Exception as err:  # noqa: BLE001
             out["simulate"] = "failed"
             out["message"] = f"{type(err).__name__}: {_first_line(err)}" + "".join(
                 f" [FMU: {e}]" for e in errors[:1])
             return out
+        if fmi_type == "both":
+            errors.clear()
+            try:
+                res_cs = simulate_fmu(str(fmu), stop_time=stop, relative_tolerance=1e-8,
+                                      output_interval=stop / 500, output=wanted or None,
+                                      logger=logger, fmi_type="CoSimulation")
+                out["cs"], text, out["cs_compared"] = cs_agreement(res, res_cs)
+                if text:
+                    out["message"] = text
+            except Exception as err:  # noqa: BLE001
+                out["cs"] = "failed"
+                out["message"] = f"CS: {type(err).__name__}: {_first_line(err)}" + "".join(
+                    f" [FMU: {e}]" for e in errors[:1])
     if refs:
         import numpy as np
         t = np.asarray(res["time"], dtype=float)
@@ -159,24 +223,25 @@ def run_one(entry: dict, path: Path, import_only: bool, export: bool) -> dict:
             if r["variable"] not in wanted:
                 bad.append(f"{r['variable']}: not a variable of the FMU")
                 continue
-            v = np.asarray(res[r["variable"]], dtype=float)
             # OpenModelica's val(x, t) reads the last stored value at t (the right limit)
-            tt, idx = np.unique(t[::-1], return_index=True)
-            sim = float(np.interp(r["time"], tt, v[::-1][idx]))
+            sim = float(right_limit(t, res[r["variable"]], r["time"])[0])
             checked += 1
             if abs(sim - r["value"]) > 1e-3 * max(1.0, abs(r["value"])):
                 bad.append(f"{r['variable']}({r['time']:g}) = {sim:.6g}, reference "
                            f"{r['value']:.6g}")
         out["reference"] = "match" if not bad else "differs"
         if bad:
-            out["message"] = "; ".join(bad)[:300]
+            cs_note = [out["message"]] if "message" in out else []
+            out["message"] = "; ".join(bad + cs_note)[:300]
     return out
 
 
 def _status(r: dict) -> str:
     """One word for the furthest stage reached."""
     for key, good in (("import", "imported"), ("analysis", "accepted"), ("export", "ok"),
-                      ("simulate", "ok")):
+                      ("simulate", "ok"), ("cs", "ok")):
+        if key == "cs" and key not in r:
+            break
         if key not in r:
             return {"analysis": "imported", "export": "accepted",
                     "simulate": "exported"}.get(key, "?")
@@ -186,14 +251,20 @@ def _status(r: dict) -> str:
 
 
 def markdown(results: list[dict]) -> str:
+    """The per-model table; a column ``CS`` when some model was simulated through its
+    Co-Simulation interface too (``--fmi-type both``)."""
+    with_cs = any("cs" in r for r in results)
     cells = []
     for r in results:
-        cells.append("| {id} | {route} | {imp} | {ana} | {exp} | {sim} | {ref} | {msg} |".format(
-            id=r["id"], route=r.get("route", ""), imp=r.get("import", ""),
-            ana=r.get("analysis", ""), exp=r.get("export", ""), sim=r.get("simulate", ""),
-            ref=r.get("reference", ""), msg=r.get("message", "").replace("|", "\\|")))
-    head = ("| model | route | import | analysis | export | simulate | reference | message |\n"
-            "|---|---|---|---|---|---|---|---|")
+        cs = f" {r.get('cs', '')} |" if with_cs else ""
+        cells.append("| {id} | {route} | {imp} | {ana} | {exp} | {sim} |{cs} {ref} | {msg} |"
+                     .format(id=r["id"], route=r.get("route", ""), imp=r.get("import", ""),
+                             ana=r.get("analysis", ""), exp=r.get("export", ""),
+                             sim=r.get("simulate", ""), cs=cs, ref=r.get("reference", ""),
+                             msg=r.get("message", "").replace("|", "\\|")))
+    cs_head, cs_rule = (" CS |", "---|") if with_cs else ("", "")
+    head = (f"| model | route | import | analysis | export | simulate |{cs_head} reference | "
+            f"message |\n|---|---|---|---|---|---|{cs_rule}---|---|")
     return head + "\n" + "\n".join(cells) + "\n"
 
 
@@ -205,14 +276,18 @@ def summary(results: list[dict]) -> str:
     sim = sum(r.get("simulate") == "ok" for r in results)
     refs = [r for r in results if "reference" in r]
     match = sum(r["reference"] == "match" for r in refs)
+    cs_runs = [r for r in results if "cs" in r]
+    cs = (f", {sum(r['cs'] == 'ok' for r in cs_runs)} of {len(cs_runs)} also through "
+          "Co-Simulation, agreeing with Model Exchange" if cs_runs else "")
     return (f"{n} models: {imp} imported ({n - imp} refused or crashed), {acc} accepted by the "
-            f"analysis, {exp} exported, {sim} simulated; reference values: {match} of "
+            f"analysis, {exp} exported, {sim} simulated{cs}; reference values: {match} of "
             f"{len(refs)} simulated models with references match")
 
 
 def _full_run(entry: dict, a) -> dict:
     """`run_one` with export in a process of its own, with the time limit ``a.timeout``."""
-    cmd = [sys.executable, __file__, "--one", entry["id"], "--corpus-dir", str(a.corpus_dir)]
+    cmd = [sys.executable, __file__, "--one", entry["id"], "--corpus-dir", str(a.corpus_dir),
+           "--fmi-type", a.fmi_type]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
     except subprocess.TimeoutExpired:
@@ -259,6 +334,9 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus-dir", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--import-only", action="store_true", help="import and analysis only")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--fmi-type", choices=("me", "both"), default="me",
+                    help="'both': export Model Exchange and Co-Simulation in one FMU and "
+                    "simulate each (column CS of the table)")
     ap.add_argument("--json", type=Path, help="write the results as JSON")
     ap.add_argument("--markdown", type=Path, help="write the table as Markdown")
     ap.add_argument("--table", default="", help="the name of the table's markers in the "
@@ -271,7 +349,7 @@ def main(argv=None) -> int:
     if a.one:
         entry = next(e for e in entries if e["id"] == a.one)
         print(json.dumps(run_one(entry, corpus_file(entry, a.corpus_dir), a.import_only,
-                                 export=True)))
+                                 export=True, fmi_type=a.fmi_type)))
         return 0
     previous = ({r["id"]: r for r in json.loads(a.reuse.read_text())} if a.reuse else {})
     results = []
@@ -296,9 +374,9 @@ def main(argv=None) -> int:
             r = _full_run(entry, a)
         results.append(r)
         print(f"{r['id']:60s} {_status(r):22s} {r.get('message', '')[:150]}", flush=True)
+        if a.json:    # after each model: an interrupted run keeps what it measured
+            a.json.write_text(json.dumps(results, indent=1))
     print(summary(results))
-    if a.json:
-        a.json.write_text(json.dumps(results, indent=1))
     if a.markdown:
         write_markdown(a.markdown, summary(results) + "\n\n" + markdown(results), a.table)
     return 0

@@ -144,9 +144,9 @@ def main(argv=None) -> int:
         print(f"{r['id']:60s} analyze {r.get('analyze')} export {r.get('export')}{flag} "
               f"{(r.get('export_message') or r.get('analyze_message') or '')[:120]}",
               flush=True)
+        if a.json:    # after each model: an interrupted run keeps what it measured
+            a.json.write_text(json.dumps(results, indent=1))
     print(markdown(results).split("\n\n")[0])
-    if a.json:
-        a.json.write_text(json.dumps(results, indent=1))
     if a.markdown:
         write_markdown(a.markdown, markdown(results), "verdicts")
     return 0
