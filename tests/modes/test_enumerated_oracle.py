@@ -35,6 +35,8 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from sympy import QQ
+from sympy.polys.matrices import DomainMatrix
 
 pytest.importorskip("dd")
 
@@ -89,8 +91,12 @@ class GuardedEvaluator:
             else:
                 raise AssertionError(f"{sym} read before it is computed")
         A, b = sp.linear_eq_to_matrix([r.xreplace(subs) for r in rows], list(unknowns))
-        assert not A.free_symbols and A.det() != 0, (rows, A)    # linear, regular
-        return dict(zip(unknowns, A.LUsolve(b)))
+        assert not A.free_symbols, (rows, A)                     # linear
+        # over the rationals (sympy's DomainMatrix over QQ: the same exact solution as
+        # Matrix.LUsolve, without the symbolic simplification at every pivot)
+        dA, db = (DomainMatrix.from_Matrix(m).convert_to(QQ) for m in (A, b))
+        assert dA.det() != 0, (rows, A)                          # regular
+        return dict(zip(unknowns, dA.lu_solve(db).to_Matrix()))
 
     def schedule(self, bits, values: dict) -> dict:
         """Every variable of mode ``bits`` from the states in ``values`` (updated)."""
