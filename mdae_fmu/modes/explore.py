@@ -13,8 +13,8 @@ variables with their orders (Algorithm IA) and the standardized restart (Algorit
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
 from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, cast
 
 import sympy as sp

@@ -88,7 +88,6 @@ def two_fmus(tmp_path_factory):
 WORKER = """
 import sys
 from mdae_fmu.cli import main
-from mdae_fmu.fmu.build_cache import CACHE_ENV
 for line in sys.stdin:
     code = main(["export", sys.argv[1], "-o", sys.argv[2]])
     print(f"exit {code}", flush=True)
