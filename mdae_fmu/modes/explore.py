@@ -13,6 +13,7 @@ variables with their orders (Algorithm IA) and the standardized restart (Algorit
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, cast
 
@@ -296,6 +297,28 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
                      tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
                      erasure, system.initial_mode(), system,
                      "literal" if literal_lemma22 else "two-graph")
+
+
+def standardize_changes(automaton: Automaton, changes: Iterable[ModeChange],
+                        per_mode: Any = None) -> tuple[ModeChange, ...]:
+    """The mode changes ``changes`` of ``automaton`` with their restarts standardized (the
+    impulse analysis and Algorithm ST of every instant, docs/theory.md §9.3, §9.9), equal to
+    those `analyze_multimode` builds with ``standardize=True``.
+
+    For an automaton explored with ``standardize=False``: its verdict, modes, configurations
+    and the cascade of every change are those of the standardized exploration (standardizing
+    an instant reads the cascade, it never changes it), and the standardization is most of
+    the cost (2^6 modes of the diode bank: 384 changes); a caller that reads the restarts of
+    a few changes standardizes those only. A change that failed is returned unchanged.
+    ``per_mode``: the per-mode stage's `ModesReport`, as for `analyze_multimode`."""
+    system = automaton.system
+    if system is None:
+        raise ValueError(f"automaton of {automaton.name}: built without its system")
+    ex = _Explorer(system, cast(Erasure, automaton.erasure), automaton.lemma22 == "literal",
+                   per_mode)
+    _, steady = _steady_modes(ex, [info.mode for info in automaton.modes], [])
+    return tuple(_cascade(ex, ch.src, ch.dst, steady[ch.src], steady, True) if ch.accepted
+                 else ch for ch in changes)
 
 
 def _without_guards(ex: _Explorer, erasure: Erasure, literal_lemma22: bool) -> Automaton:

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from mdae_fmu.cli import main
+from mdae_fmu.fmu.build_cache import CACHE_ENV
 
 EXE = [sys.executable, "-m", "mdae_fmu.cli"]
 
@@ -105,12 +106,16 @@ def _reply(worker) -> list[str]:
 def test_concurrent_exports_leave_one_complete_fmu(two_fmus, tmp_path, rounds):
     """``rounds`` rounds of two simultaneous exports to one path: the result is always a valid
     zip equal, byte for byte, to one of the two FMUs (the builds are reproducible), every export
-    exits 0, and no temporary file is left."""
+    exits 0, and no temporary file is left. The workers share a library cache of their own
+    (`mdae_fmu.fmu.build_cache`, empty at the start): the first round compiles, the others
+    race on the output file only, and a cached library must give the FMU byte for byte."""
     models, refs = two_fmus
     out = tmp_path / "shared.fmu"
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "libraries")}
     workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(m), str(out)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True) for m in models]
+                                stderr=subprocess.DEVNULL, text=True, env=env)
+               for m in models]
     try:
         for _ in range(rounds):
             for w in workers:
