@@ -62,7 +62,7 @@ def chain_ir(n: int):
             B("+", B("-", spring, B("*", R("c"), R(f"v{i}"))), R(f"f{i}")))))
         eqs.append(Equation(f"e{3 * i}", E.residual(
             R(f"f{i}"), B("*", R("a"), E.Call("sin", (R(f"x{i}"),))))))
-    return Model("Chain", tuple(variables), tuple(eqs))
+    return Model(name="Chain", variables=tuple(variables), equations=tuple(eqs))
 
 
 def chain_report(model, n: int):
@@ -75,11 +75,17 @@ def chain_report(model, n: int):
     res = {eq.id: table.to_sympy(eq.residual) for eq in model.equations}
     states, leading, blocks = [], [], []
     for i in range(1, n + 1):
-        states += [Instance(f"x{i}", 0), Instance(f"v{i}", 0)]
-        leading += [Instance(f"x{i}", 1), Instance(f"v{i}", 1), Instance(f"f{i}", 0)]
-        blocks += [Block(((f"e{3 * i}", 0),), (Instance(f"f{i}", 0),)),
-                   Block(((f"e{3 * i - 2}", 0),), (Instance(f"x{i}", 1),)),
-                   Block(((f"e{3 * i - 1}", 0),), (Instance(f"v{i}", 1),))]
+        states += [Instance(name=f"x{i}", order=0), Instance(name=f"v{i}", order=0)]
+        leading += [
+            Instance(name=f"x{i}", order=1),
+            Instance(name=f"v{i}", order=1),
+            Instance(name=f"f{i}", order=0),
+        ]
+        blocks += [
+            Block(equations=((f"e{3 * i}", 0),), unknowns=(Instance(name=f"f{i}", order=0),)),
+            Block(equations=((f"e{3 * i - 2}", 0),), unknowns=(Instance(name=f"x{i}", order=1),)),
+            Block(equations=((f"e{3 * i - 1}", 0),), unknowns=(Instance(name=f"v{i}", order=1),)),
+        ]
     eq_ids = tuple(res)
     mode = ModeAnalysis(
         name="{}", valuation=(), equations=eq_ids, c={e: 0 for e in eq_ids},

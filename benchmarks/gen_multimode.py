@@ -47,7 +47,7 @@ def clutch_chain(n: int) -> Model:
         eqs.append(eq(f"s{i}", f"J{i}*der(w{i}) = -k{i}*w{i} + {torque}"))
     for i in range(n):
         eqs.append(eq(f"e{i}", f"0 = (w{i} - w{i + 1} if g{i} else c{i})"))
-    return Model(f"ClutchChain{n}", tuple(vs), tuple(eqs))
+    return Model(name=f"ClutchChain{n}", variables=tuple(vs), equations=tuple(eqs))
 
 
 def diode_bank(n: int, charged: bool = False) -> Model:
@@ -74,7 +74,7 @@ def diode_bank(n: int, charged: bool = False) -> Model:
                 eq(f"S{k}", f"s{k} = (i{k} if g{k} else u{k})"),
                 eq(f"Z{k}", f"0 = (u{k} if g{k} else i{k})"),
                 eq(f"G{k}", f"g{k} = (pre(s{k}) >= 0)")]
-    return Model(f"DiodeBank{n}", tuple(vs), tuple(eqs))
+    return Model(name=f"DiodeBank{n}", variables=tuple(vs), equations=tuple(eqs))
 
 
 def fault_chain(n: int) -> Model:
@@ -90,7 +90,7 @@ def fault_chain(n: int) -> Model:
         eqs.append(eq(f"ind{k}", f"L{k}*der(j{k}) = E - v - u{k}"))
         eqs.append(eq(f"r{k}",
                       f"0 = (j{k} if open{k} else (u{k} if short{k} else u{k} - R{k}*j{k}))"))
-    return Model(f"FaultChain{n}", tuple(vs), tuple(eqs))
+    return Model(name=f"FaultChain{n}", variables=tuple(vs), equations=tuple(eqs))
 
 
 def fault_chain_ill_posed(n: int, a: int, b: int) -> Model:
@@ -105,7 +105,7 @@ def fault_chain_ill_posed(n: int, a: int, b: int) -> Model:
     vs = base.variables + (real("z"),)
     eqs = base.equations + (
         eq("probe", f"0 = ((j{a} - j{b} if open{b} else z - u{a}) if open{a} else z - u{a})"),)
-    return Model(f"FaultChainIllPosed{n}", vs, eqs)
+    return Model(name=f"FaultChainIllPosed{n}", variables=vs, equations=eqs)
 
 
 FAMILIES = {"clutch_chain": clutch_chain, "diode_bank": diode_bank, "fault_chain": fault_chain}

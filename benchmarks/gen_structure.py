@@ -148,8 +148,8 @@ def _build_model(family: str, n: int) -> Model:
     vs = tuple(Variable(p, variability="parameter", causality="parameter",
                         binding=C(PARAM_VALUES[p])) for p in params)
     vs += tuple(Variable(u) for u in unknowns)
-    return Model(f"{family.capitalize()}{n}", vs,
-                 tuple(Equation(i, E.residual(lhs, rhs)) for i, lhs, rhs in eqs))
+    return Model(name=f"{family.capitalize()}{n}", variables=vs,
+                 equations=tuple(Equation(i, E.residual(lhs, rhs)) for i, lhs, rhs in eqs))
 
 
 def _mo(e: E.Expr) -> str:

@@ -195,14 +195,21 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         # a defect of the model's connections named in its terms (Modelica 3.6 §9.3)
         over = {e for m in modes.modes if not m.ok for e in m.over_equations}
         defects = connection_defects(model, over)
-        return Analysis(model.name, modes, None, rejection="\n".join(defects) or None)
+        return Analysis(
+            model_name=model.name, modes=modes, automaton=None, rejection="\n".join(defects) or None
+        )
     # blocks singular for all values: converted (the analysis is then the converted model's)
     # or rejected, naming the dependency (mdae_fmu.structure.conversion)
     repair = convert_singular(model, modes)
     converted: dict = {}
     if repair.rejections:
-        return Analysis(model.name, modes, None, rejection="\n".join(repair.rejections),
-                        conversions=repair.conversions)
+        return Analysis(
+            model_name=model.name,
+            modes=modes,
+            automaton=None,
+            rejection="\n".join(repair.rejections),
+            conversions=repair.conversions,
+        )
     if repair.changed:
         name = model.name
         model = repair.model
@@ -211,18 +218,26 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         modes = analyze_modes(model)
         converted = dict(model=model, conversions=repair.conversions)
         if modes.exit_code != EXIT_OK:
-            return Analysis(name, modes, None, **converted)
+            return Analysis(model_name=name, modes=modes, automaton=None, **converted)
     problems = when_clause_problems(model, modes)
     if problems:
-        return Analysis(model.name, modes, None, rejection="\n".join(problems), **converted)
+        return Analysis(
+            model_name=model.name,
+            modes=modes,
+            automaton=None,
+            rejection="\n".join(problems),
+            **converted,
+        )
     try:
         automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]  # checked above
                                       literal_lemma22=(lemma22 == "literal"), per_mode=modes,
                                       full=full)
     except ModelRejected as err:
-        return Analysis(model.name, modes, None, rejection=str(err), **converted)
+        return Analysis(
+            model_name=model.name, modes=modes, automaton=None, rejection=str(err), **converted
+        )
     if not automaton.accepted:
-        return Analysis(model.name, modes, automaton, **converted)
+        return Analysis(model_name=model.name, modes=modes, automaton=automaton, **converted)
     if len(modes.modes) > 1:
         # what the multimode exporter cannot run (reinits it cannot run as written, transient
         # guards on equations) is part of the verdict, so that analyze and export agree
@@ -231,14 +246,26 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         try:
             check_exportable(model, automaton)
         except ModelRejected as err:
-            return Analysis(model.name, modes, automaton, rejection=err.message, **converted)
+            return Analysis(
+                model_name=model.name,
+                modes=modes,
+                automaton=automaton,
+                rejection=err.message,
+                **converted,
+            )
     delayed = delay_same_instant_guards(model, automaton.system)
     if delayed is model:
-        if converted:       # code generation compiles the converted equations
-            return Analysis(model.name, modes, automaton, code_model=model, code_modes=modes,
-                            **converted)
-        return Analysis(model.name, modes, automaton)
-    return Analysis(model.name, modes, automaton, code_model=delayed,
+        if converted:  # code generation compiles the converted equations
+            return Analysis(
+                model_name=model.name,
+                modes=modes,
+                automaton=automaton,
+                code_model=model,
+                code_modes=modes,
+                **converted,
+            )
+        return Analysis(model_name=model.name, modes=modes, automaton=automaton)
+    return Analysis(model_name=model.name, modes=modes, automaton=automaton, code_model=delayed,
                     code_modes=analyze_modes(delayed), **converted)
 
 
@@ -273,9 +300,15 @@ def _implicit_only(model: Model, progress) -> Analysis:
     code = delay_same_instant_guards(model)
     ia = analyze_implicit(code)
     initial, warning = initial_mode(code)
-    base = Analysis(model.name, None, None, code_model=None if code is model else code,
-                    implicit_text=ia_text(ia), implicit_json=ia_json(ia),
-                    init_warnings=(warning,) if warning else ())
+    base = Analysis(
+        model_name=model.name,
+        modes=None,
+        automaton=None,
+        code_model=None if code is model else code,
+        implicit_text=ia_text(ia),
+        implicit_json=ia_json(ia),
+        init_warnings=(warning,) if warning else (),
+    )
     if not ia.ok:
         return replace(base, rejection=ia.diagnostic)
     if progress is not None:

@@ -87,8 +87,8 @@ class Trajectory:
                 a, b = float(self.values[name][i]), float(self.values[name][j])
                 if a != b and not (math.isnan(a) and math.isnan(b)):
                     changes.append((name, a, b))
-            out.append(Event(time, tuple(changes),
-                             tuple(c[0] for c in changes if c[0] in self.discrete)))
+            out.append(Event(time=time, changes=tuple(changes),
+                             mode_change=tuple(c[0] for c in changes if c[0] in self.discrete)))
         return out
 
 
@@ -309,8 +309,8 @@ def read_reference_csv(path: str | Path) -> Trajectory:
     if len(rows) < 2:
         raise InputError(f"{path}: a reference needs at least two rows, found {len(rows)}")
     data = np.array(rows, dtype=float)
-    return Trajectory(str(path), data[:, 0].copy(),
-                      {h: data[:, k].copy() for k, h in enumerate(header) if k > 0})
+    return Trajectory(label=str(path), time=data[:, 0].copy(),
+                      values={h: data[:, k].copy() for k, h in enumerate(header) if k > 0})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,7 +389,7 @@ def resolve(path: str | Path, work_dir: Path, stop_time: float | None = None,
         raise InputError(f"{path}: no such file")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return Source(path, "csv", trajectory=read_reference_csv(path))
+        return Source(path=path, kind="csv", trajectory=read_reference_csv(path))
     if suffix not in MODEL_SUFFIXES + (".fmu",):
         raise InputError(f"{path}: expected a model (.mo, .bmo, .xml), an .fmu or a .csv "
                          "result")
@@ -405,7 +405,7 @@ def resolve(path: str | Path, work_dir: Path, stop_time: float | None = None,
         opened = (stack or own).enter_context(open_fmu(fmu, label=str(path),
                                                        validate=validate))
         kind_run = preferred_fmi_type(opened.model_description, str(path), fmi_type)
-        return Source(path, kind, fmu=fmu, md=opened.model_description,
+        return Source(path=path, kind=kind, fmu=fmu, md=opened.model_description,
                       opened=opened if stack is not None else None, fmi_type=kind_run,
                       validate=validate)
 
@@ -433,8 +433,12 @@ def simulate_source(src: Source, variables: list[str], stop_time: float | None,
                      fmi_type=src.fmi_type, validate=src.validate,
                      label=str(src.path)).result
     values = {n: np.asarray(result[n], dtype=float) for n in (result.dtype.names or ())[1:]}
-    return Trajectory(str(src.path), np.asarray(result["time"], dtype=float), values,
-                      frozenset(src.discrete()))
+    return Trajectory(
+        label=str(src.path),
+        time=np.asarray(result["time"], dtype=float),
+        values=values,
+        discrete=frozenset(src.discrete()),
+    )
 
 
 def _input_table(src: Source, signals: Trajectory):
@@ -716,10 +720,21 @@ def compare(test: str | Path, reference: str | Path, *,
                               step=n in steps or ref_traj.changes_only_at_events(n),
                               unit=units.get(n, "")) for n in names]
     skipped = [] if variables else [n for n in ref.default_variables() if n not in names]
-    return Comparison(str(test), str(reference), signals, tst_traj.events(),
-                      ref_traj.events(), rtol, atol, tau, method, skipped,
-                      test_fmi_type=tst.fmi_type or "", reference_fmi_type=ref.fmi_type or "",
-                      warnings=ref.problems() + tst.problems())
+    return Comparison(
+        test=str(test),
+        reference=str(reference),
+        signals=signals,
+        test_events=tst_traj.events(),
+        reference_events=ref_traj.events(),
+        rtol=rtol,
+        atol=atol,
+        time_tolerance=tau,
+        method=method,
+        skipped=skipped,
+        test_fmi_type=tst.fmi_type or "",
+        reference_fmi_type=ref.fmi_type or "",
+        warnings=ref.problems() + tst.problems(),
+    )
 
 
 def _choose_variables(tst: Source, ref: Source, variables: list[str] | None) -> list[str]:

@@ -594,22 +594,28 @@ def forward_derivative(fn: Function, table: "FunctionTable") -> Function:
     for p in fn.inputs + fn.outputs + fn.locals:
         if p.type == "Real":
             tan[p.name] = _fresh(p.name, taken)
-    t_inputs = tuple(Param(tan[p.name], "Real", None, p.loc) for p in fn.inputs
-                     if p.type == "Real")
-    t_outputs = tuple(Param(tan[p.name], "Real", None, p.loc) for p in fn.outputs
-                      if p.type == "Real")
+    t_inputs = tuple(
+        Param(name=tan[p.name], type="Real", default=None, loc=p.loc)
+        for p in fn.inputs
+        if p.type == "Real"
+    )
+    t_outputs = tuple(
+        Param(name=tan[p.name], type="Real", default=None, loc=p.loc)
+        for p in fn.outputs
+        if p.type == "Real"
+    )
     locals_ = []
     # primal outputs become locals; tangents of outputs, locals too
     for p in fn.outputs + fn.locals:
         locals_.append(p)
         if p.type == "Real" and p not in fn.outputs:
-            locals_.append(Param(tan[p.name], "Real", None, p.loc))
+            locals_.append(Param(name=tan[p.name], type="Real", default=None, loc=p.loc))
     # defaults of outputs/locals: their tangents are set at the start of the body
     prologue = []
     for p in fn.outputs + fn.locals:
         if p.type == "Real":
             d = tangent(p.default, tan, table) if p.default is not None else E.ZERO
-            prologue.append(Assign(tan[p.name], d, p.loc))
+            prologue.append(Assign(target=tan[p.name], value=d, loc=p.loc))
     body = tuple(prologue) + _tangent_body(fn.body, tan, table)
     return Function(name=f"der({fn.name})", inputs=fn.inputs + t_inputs, outputs=t_outputs,
                     locals=tuple(locals_), body=body, loc=fn.loc)
@@ -621,7 +627,9 @@ def _tangent_body(body, tan, table) -> tuple:
         t = type(s)
         if t is Assign:
             if s.target in tan:
-                out.append(Assign(tan[s.target], tangent(s.value, tan, table), s.loc))
+                out.append(
+                    Assign(target=tan[s.target], value=tangent(s.value, tan, table), loc=s.loc)
+                )
             out.append(s)
         elif t is TupleAssign:
             base = split_call_name(s.call.func)[0]
@@ -632,11 +640,18 @@ def _tangent_body(body, tan, table) -> tuple:
             reals = fn.real_outputs()
             targets = tuple(tan.get(s.targets[k]) if k < len(s.targets) and s.targets[k]
                             else None for k in reals)
-            out.append(TupleAssign(targets, E.Call(dfn.name, s.call.args + dargs), s.loc))
+            out.append(
+                TupleAssign(targets=targets, call=E.Call(dfn.name, s.call.args + dargs), loc=s.loc)
+            )
             out.append(s)
         elif t is IfStmt:
-            out.append(IfStmt(tuple((c, _tangent_body(b, tan, table)) for c, b in s.branches),
-                              _tangent_body(s.orelse, tan, table), s.loc))
+            out.append(
+                IfStmt(
+                    branches=tuple((c, _tangent_body(b, tan, table)) for c, b in s.branches),
+                    orelse=_tangent_body(s.orelse, tan, table),
+                    loc=s.loc,
+                )
+            )
         elif t is ForStmt:
             out.append(replace(s, body=_tangent_body(s.body, tan, table)))
         elif t is WhileStmt:
@@ -705,7 +720,7 @@ class FunctionTable:
             dname = f"der({name})"
             while dname in self.functions:
                 dname = "'" + dname
-            self._derivs[name] = (Function(dname), frozenset())   # guards re-entry
+            self._derivs[name] = (Function(name=dname), frozenset())   # guards re-entry
             dfn = replace(forward_derivative(fn, self), name=dname)
             self.functions[dname] = dfn
             with_t = frozenset(fn.real_inputs())
@@ -791,7 +806,9 @@ def _param_json(p: Param) -> list:
 
 
 def _param(j) -> Param:
-    return Param(j[0], j[1], None if j[2] is None else E.from_json(j[2]), _loc(j[3]))
+    return Param(
+        name=j[0], type=j[1], default=None if j[2] is None else E.from_json(j[2]), loc=_loc(j[3])
+    )
 
 
 def _stmt_json(s) -> list:
@@ -818,20 +835,26 @@ def _stmt_json(s) -> list:
 def _stmt(j):
     kind, loc = j[0], _loc(j[-1])
     if kind == "assign":
-        return Assign(j[1], E.from_json(j[2]), loc)
+        return Assign(target=j[1], value=E.from_json(j[2]), loc=loc)
     if kind == "tuple":
-        return TupleAssign(tuple(j[1]), E.from_json(j[2]), loc)
+        return TupleAssign(targets=tuple(j[1]), call=E.from_json(j[2]), loc=loc)
     if kind == "if":
-        return IfStmt(tuple((E.from_json(c), tuple(_stmt(x) for x in b)) for c, b in j[1]),
-                      tuple(_stmt(x) for x in j[2]), loc)
+        return IfStmt(branches=tuple((E.from_json(c), tuple(_stmt(x) for x in b)) for c, b in j[1]),
+                      orelse=tuple(_stmt(x) for x in j[2]), loc=loc)
     if kind == "for":
-        return ForStmt(j[1], E.from_json(j[2]), E.from_json(j[3]), E.from_json(j[4]),
-                       tuple(_stmt(x) for x in j[5]), loc)
+        return ForStmt(
+            var=j[1],
+            start=E.from_json(j[2]),
+            step=E.from_json(j[3]),
+            stop=E.from_json(j[4]),
+            body=tuple(_stmt(x) for x in j[5]),
+            loc=loc,
+        )
     if kind == "while":
-        return WhileStmt(E.from_json(j[1]), tuple(_stmt(x) for x in j[2]), loc)
+        return WhileStmt(cond=E.from_json(j[1]), body=tuple(_stmt(x) for x in j[2]), loc=loc)
     if kind == "assert":
         message = j[2] if isinstance(j[2], str) else E.from_json(j[2]["expr"])
-        return AssertStmt(E.from_json(j[1]), message, j[3], loc)
+        return AssertStmt(cond=E.from_json(j[1]), message=message, level=j[3], loc=loc)
     return Return(loc) if kind == "return" else Break(loc)
 
 
@@ -847,8 +870,14 @@ def function_to_json(f: Function) -> dict:
 
 def function_from_json(j: dict) -> Function:
     d = j["derivative"]
-    return Function(j["name"], tuple(_param(p) for p in j["inputs"]),
-                    tuple(_param(p) for p in j["outputs"]), tuple(_param(p) for p in j["locals"]),
-                    tuple(_stmt(s) for s in j["body"]),
-                    None if d is None else DerivativeAnnotation(d[0], tuple(d[1])),
-                    j["smooth_order"], j["inline"], _loc(j["loc"]))
+    return Function(
+        name=j["name"],
+        inputs=tuple(_param(p) for p in j["inputs"]),
+        outputs=tuple(_param(p) for p in j["outputs"]),
+        locals=tuple(_param(p) for p in j["locals"]),
+        body=tuple(_stmt(s) for s in j["body"]),
+        derivative=None if d is None else DerivativeAnnotation(function=d[0], without=tuple(d[1])),
+        smooth_order=j["smooth_order"],
+        inline=j["inline"],
+        loc=_loc(j["loc"]),
+    )

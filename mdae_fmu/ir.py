@@ -206,7 +206,7 @@ class Model:
         for w in self.whens:
             for b in w.branches:
                 seen.setdefault(b.condition, "transient")
-        return tuple(GuardInfo(c, k) for c, k in seen.items())
+        return tuple(GuardInfo(cond=c, kind=k) for c, k in seen.items())
 
     def guards(self) -> list[GuardInfo]:
         """Distinct guard conditions in order of appearance: if-equation and if-expression
@@ -245,18 +245,35 @@ class Model:
             variables=tuple(_variable_from_json(v) for v in j["variables"]),
             equations=tuple(_equation_from_json(e) for e in j["equations"]),
             initial_equations=tuple(_equation_from_json(e) for e in j["initial_equations"]),
-            whens=tuple(WhenClause(w["id"], tuple(
-                WhenBranch(E.from_json(b["condition"]),
-                           tuple(_action_from_json(a) for a in b["actions"]), _loc(b.get("loc")))
-                for b in w["branches"]), _loc(w.get("loc"))) for w in j["whens"]),
+            whens=tuple(
+                WhenClause(
+                    id=w["id"],
+                    branches=tuple(
+                        WhenBranch(
+                            condition=E.from_json(b["condition"]),
+                            actions=tuple(_action_from_json(a) for a in b["actions"]),
+                            loc=_loc(b.get("loc")),
+                        )
+                        for b in w["branches"]
+                    ),
+                    loc=_loc(w.get("loc")),
+                )
+                for w in j["whens"]
+            ),
             assertions=tuple(_assertion_from_json(a) for a in j["assertions"]),
-            experiment=tuple((k, float(j["experiment"][k])) for k in EXPERIMENT_KEYS
-                             if k in j.get("experiment", {})),
+            experiment=tuple(
+                (k, float(j["experiment"][k]))
+                for k in EXPERIMENT_KEYS
+                if k in j.get("experiment", {})
+            ),
             functions=tuple(function_from_json(f) for f in j.get("functions", ())),
-            enumerations=tuple((n, tuple(tuple(lit) for lit in lits))
-                               for n, lits in j.get("enumerations", ())),
-            strings=tuple(StringParameter(n, v, c, d, _loc(loc))
-                          for n, v, c, d, loc in j.get("strings", ())),
+            enumerations=tuple(
+                (n, tuple(tuple(lit) for lit in lits)) for n, lits in j.get("enumerations", ())
+            ),
+            strings=tuple(
+                StringParameter(name=n, value=v, constant=c, description=d, loc=_loc(loc))
+                for n, v, c, d, loc in j.get("strings", ())
+            ),
         )
 
 
@@ -303,7 +320,7 @@ def _guard_to_json(g: Guard) -> list[Any]:
 
 
 def _guard_from_json(j: Any) -> Guard:
-    return tuple(GuardLiteral(E.from_json(c), p) for c, p in j)
+    return tuple(GuardLiteral(cond=E.from_json(c), positive=p) for c, p in j)
 
 
 def _equation_to_json(e: Equation) -> dict[str, Any]:
@@ -333,17 +350,22 @@ def _action_from_json(d: dict[str, Any]) -> Action:
     loc = _loc(d.get("loc"))
     kind = d["kind"]
     if kind == "reinit":
-        return Reinit(d["var"], E.from_json(d["value"]), loc)
+        return Reinit(var=d["var"], value=E.from_json(d["value"]), loc=loc)
     if kind == "assign":
-        return Assign(d["var"], E.from_json(d["value"]), loc)
+        return Assign(var=d["var"], value=E.from_json(d["value"]), loc=loc)
     if kind == "terminate":
-        return Terminate(d["message"], loc)
+        return Terminate(message=d["message"], loc=loc)
     return _assertion_from_json(d)
 
 
 def _assertion_from_json(d: dict[str, Any]) -> Assertion:
-    return Assertion(E.from_json(d["cond"]), E.from_json(d["message"]), d["level"],
-                     _guard_from_json(d["guard"]), _loc(d.get("loc")))
+    return Assertion(
+        cond=E.from_json(d["cond"]),
+        message=E.from_json(d["message"]),
+        level=d["level"],
+        guard=_guard_from_json(d["guard"]),
+        loc=_loc(d.get("loc")),
+    )
 
 
 def unknowns(model: Model) -> list[Variable]:

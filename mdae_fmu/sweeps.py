@@ -73,16 +73,16 @@ def parse_param(text: str) -> ParamSpec:
             raise InputError(f"--param {text}: uniform(A,B) needs A < B")
         if m.group(1) == "normal" and not b > 0:
             raise InputError(f"--param {text}: normal(MU,SIGMA) needs SIGMA > 0")
-        return ParamSpec(name, dist=(m.group(1), a, b))
+        return ParamSpec(name=name, dist=(m.group(1), a, b))
     m = re.fullmatch(rf"({_NUM}):({_NUM}):(\d+)", spec)
     if m:
         n = int(m.group(3))
         if n < 1:
             raise InputError(f"--param {text}: COUNT must be at least 1")
         a, b = float(m.group(1)), float(m.group(2))
-        return ParamSpec(name, values=tuple(float(v) for v in np.linspace(a, b, n)))
+        return ParamSpec(name=name, values=tuple(float(v) for v in np.linspace(a, b, n)))
     if re.fullmatch(rf"{_NUM}(?:,{_NUM})*", spec):
-        return ParamSpec(name, values=tuple(float(v) for v in spec.split(",")))
+        return ParamSpec(name=name, values=tuple(float(v) for v in spec.split(",")))
     raise InputError(usage)
 
 
@@ -509,7 +509,7 @@ def sweep(model_or_fmu: str | Path, params: Sequence[str | ParamSpec] | Mapping[
     if out_path is not None and out_path.suffix.lower() == ".parquet":
         write_parquet(out_path, columns, ordered)
         sink.path.unlink(missing_ok=True)       # the journal (`_open_sink`)
-    return SweepResult(columns, ordered, computed=len(todo), seconds=seconds,
+    return SweepResult(columns=columns, rows=ordered, computed=len(todo), seconds=seconds,
                        executed=executed, warnings=[f"{model_or_fmu}: modelDescription.xml: {p}"
                                                     for p in problems])
 
@@ -521,7 +521,7 @@ def _specs(params) -> list[ParamSpec]:
             if isinstance(v, str):
                 specs.append(parse_param(f"{k}={v}"))
             else:
-                specs.append(ParamSpec(k, values=tuple(float(x) for x in np.atleast_1d(v))))
+                specs.append(ParamSpec(name=k, values=tuple(float(x) for x in np.atleast_1d(v))))
         return specs
     return [p if isinstance(p, ParamSpec) else parse_param(p) for p in params]
 

@@ -77,7 +77,7 @@ class Unit:
         return all(x == 0 for x in self.exps[:_COMPARED]) and math.isclose(self.factor, 1.0)
 
 
-ONE = Unit(_ONE_EXPS, 1.0, None, "1")
+ONE = Unit(exps=_ONE_EXPS, factor=1.0, offset=None, text="1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +131,9 @@ def declared_unit(text: str | None) -> Unit | None:
     b = base_unit(text)
     if b is None:
         return None
-    return Unit(tuple(Fraction(x) for x in b.exponents), b.factor, b.offset, text)
+    return Unit(
+        exps=tuple(Fraction(x) for x in b.exponents), factor=b.factor, offset=b.offset, text=text
+    )
 
 
 def _quote(e: E.Expr) -> str:
@@ -154,11 +156,13 @@ class _Checker:
         if isinstance(e, E.Ref):
             return self.units.get(e.name)
         if isinstance(e, E.Time):
-            return Unit(_exps(s=1), 1.0, 0.0, "s")
+            return Unit(exps=_exps(s=1), factor=1.0, offset=0.0, text="s")
         if isinstance(e, (E.Const, E.Str)):
             return None
         if isinstance(e, E.Der):
-            return _times(self.unit(e.arg), Unit(_exps(s=1), 1.0, None, "s"), -1)
+            return _times(
+                self.unit(e.arg), Unit(exps=_exps(s=1), factor=1.0, offset=None, text="s"), -1
+            )
         if isinstance(e, E.UnOp):
             u = self.unit(e.arg)
             return None if e.op == "not" or u is None else _derived(u)
@@ -223,8 +227,8 @@ class _Checker:
             factor = base.factor ** float(p)
         except (OverflowError, ZeroDivisionError):
             return None
-        return Unit(tuple(x * p for x in base.exps), factor, None,
-                    unit_text(tuple(x * p for x in base.exps), factor))
+        return Unit(exps=tuple(x * p for x in base.exps), factor=factor, offset=None,
+                    text=unit_text(tuple(x * p for x in base.exps), factor))
 
     def _call(self, e: E.Call) -> Unit | None:
         f, args = e.func, e.args
@@ -293,7 +297,7 @@ def _exps(**powers: int) -> tuple[Fraction, ...]:
 
 def _derived(u: Unit) -> Unit:
     """``u`` as the unit of an expression other than a variable read as it is (no offset)."""
-    return u if u.offset is None else Unit(u.exps, u.factor, None, u.text)
+    return u if u.offset is None else Unit(exps=u.exps, factor=u.factor, offset=None, text=u.text)
 
 
 def _times(a: Unit | None, b: Unit | None, power: int) -> Unit | None:
@@ -306,7 +310,7 @@ def _times(a: Unit | None, b: Unit | None, power: int) -> Unit | None:
         return _derived(b)
     exps = tuple(x + power * y for x, y in zip(a.exps, b.exps))
     factor = a.factor * b.factor ** power
-    return Unit(exps, factor, None, unit_text(exps, factor))
+    return Unit(exps=exps, factor=factor, offset=None, text=unit_text(exps, factor))
 
 
 def _agree(a: tuple[E.Expr, Unit], b: tuple[E.Expr, Unit], what: str, offsets: bool) -> None:
@@ -384,7 +388,9 @@ def check_units(model: Model) -> tuple[UnitWarning, ...]:
         try:
             check(*args)
         except _Mismatch as err:
-            out.append(UnitWarning(loc, where() if callable(where) else where, str(err)))
+            out.append(
+                UnitWarning(loc=loc, where=where() if callable(where) else where, reason=str(err))
+            )
 
     for v in model.variables:
         if v.binding is not None:

@@ -27,12 +27,14 @@ class BaseUnit:
     offset: float = 0.0
 
     def times(self, other: "BaseUnit", power: int = 1) -> "BaseUnit":
-        return BaseUnit(tuple(a + power * b for a, b in zip(self.exponents, other.exponents)),
-                        self.factor * other.factor ** power)
+        return BaseUnit(
+            exponents=tuple(a + power * b for a, b in zip(self.exponents, other.exponents)),
+            factor=self.factor * other.factor**power,
+        )
 
 
 def _u(factor=1.0, offset=0.0, **exps) -> BaseUnit:
-    return BaseUnit(tuple(exps.get(b, 0) for b in BASE), factor, offset)
+    return BaseUnit(exponents=tuple(exps.get(b, 0) for b in BASE), factor=factor, offset=offset)
 
 
 ONE = _u()
@@ -78,7 +80,7 @@ def _symbol(text: str) -> BaseUnit | None:
             rest = text[len(p):]
             base = SYMBOLS.get(rest)
             if base is not None and rest not in _NO_PREFIX:
-                return BaseUnit(base.exponents, base.factor * PREFIXES[p])
+                return BaseUnit(exponents=base.exponents, factor=base.factor * PREFIXES[p])
     return None
 
 
@@ -145,7 +147,7 @@ def base_unit(unit: str) -> BaseUnit | None:
     value, pos = _expression(unit, 0, "")
     if value is None or pos != len(unit):
         return None
-    return BaseUnit(value.exponents, value.factor, 0.0)
+    return BaseUnit(exponents=value.exponents, factor=value.factor, offset=0.0)
 
 
 def display_unit(unit: str, display: str) -> tuple[float, float] | None:

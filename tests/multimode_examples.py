@@ -89,9 +89,9 @@ def eq(eq_id: str, text: str, *guard: str) -> Equation:
     for g in guard:
         g = g.strip()
         if g.startswith("not "):
-            lits.append(GuardLiteral(ex(g[4:]), False))
+            lits.append(GuardLiteral(cond=ex(g[4:]), positive=False))
         else:
-            lits.append(GuardLiteral(ex(g), True))
+            lits.append(GuardLiteral(cond=ex(g), positive=True))
     return Equation(eq_id, res, tuple(lits))
 
 
@@ -118,25 +118,38 @@ def boolean_input(name: str, start=False) -> Variable:
 
 def clutch_paper(j1=1.0, j2=2.0, k1=0.01, k2=0.0125) -> Model:
     """The ideal clutch (docs/theory.md §13.1, RR-9334 model (3)) with g an input, e4 guarded."""
-    return Model("ClutchPaper", (
-        real("w1", 1.0, True), real("w2", 1.5, True), real("t1"), real("t2"),
-        boolean_input("g"), param("j1", j1), param("j2", j2), param("k1", k1), param("k2", k2)), (
-        eq("e1", "der(w1) = (-k1*w1 + t1)/j1"),
-        eq("e2", "der(w2) = (-k2*w2 + t2)/j2"),
-        eq("e3", "w1 - w2 = 0", "g"),
-        eq("e4", "t1 + t2 = 0", "g"),
-        eq("e5", "t1 = 0", "not g"),
-        eq("e6", "t2 = 0", "not g")))
+    return Model(
+        name="ClutchPaper",
+        variables=(
+            real("w1", 1.0, True),
+            real("w2", 1.5, True),
+            real("t1"),
+            real("t2"),
+            boolean_input("g"),
+            param("j1", j1),
+            param("j2", j2),
+            param("k1", k1),
+            param("k2", k2),
+        ),
+        equations=(
+            eq("e1", "der(w1) = (-k1*w1 + t1)/j1"),
+            eq("e2", "der(w2) = (-k2*w2 + t2)/j2"),
+            eq("e3", "w1 - w2 = 0", "g"),
+            eq("e4", "t1 + t2 = 0", "g"),
+            eq("e5", "t1 = 0", "not g"),
+            eq("e6", "t2 = 0", "not g"),
+        ),
+    )
 
 
 def clutch_basic() -> Model:
     """ClutchBasic (docs/theory.md §13.1, RR-9334 Figure 2): e4 unguarded, ``0 = if g then w1 - w2
     else f1``, g defined from the state t."""
-    return Model("ClutchBasic", (
+    return Model(name="ClutchBasic", variables=(
         real("t", 0.0, True), real("w1", 1.0, True), real("w2", 1.5, True), real("f1"),
         real("f2"), boolean("g", False),
         param("j1", 1), param("j2", 2), param("k1", 0.01), param("k2", 0.0125),
-        param("t1", 5), param("t2", 7)), (
+        param("t1", 5), param("t2", 7)), equations=(
         eq("e0", "der(t) = 1"),
         eq("eg", "g = (t >= t1) and (t <= t2)"),
         eq("e1", "j1*der(w1) = -k1*w1 + f1"),
@@ -147,15 +160,28 @@ def clutch_basic() -> Model:
 
 def clutch_cubic() -> Model:
     """The non-semilinear clutch (docs/theory.md §13.5, RR-9334 (188)): torque cubic on shaft 1."""
-    return Model("ClutchCubic", (
-        real("w1", 1.0, True), real("w2", 5.0, True), real("t1"), real("t2"),
-        boolean_input("g"), param("a1", -1), param("a2", -1), param("b1", 1), param("b2", 1)), (
-        eq("e1", "der(w1) = a1*w1 + b1*t1**3"),
-        eq("e2", "der(w2) = a2*w2 + b2*t2"),
-        eq("e3", "w1 - w2 = 0", "g"),
-        eq("e4", "t1 + t2 = 0", "g"),
-        eq("e5", "t1 = 0", "not g"),
-        eq("e6", "t2 = 0", "not g")))
+    return Model(
+        name="ClutchCubic",
+        variables=(
+            real("w1", 1.0, True),
+            real("w2", 5.0, True),
+            real("t1"),
+            real("t2"),
+            boolean_input("g"),
+            param("a1", -1),
+            param("a2", -1),
+            param("b1", 1),
+            param("b2", 1),
+        ),
+        equations=(
+            eq("e1", "der(w1) = a1*w1 + b1*t1**3"),
+            eq("e2", "der(w2) = a2*w2 + b2*t2"),
+            eq("e3", "w1 - w2 = 0", "g"),
+            eq("e4", "t1 + t2 = 0", "g"),
+            eq("e5", "t1 = 0", "not g"),
+            eq("e6", "t2 = 0", "not g"),
+        ),
+    )
 
 
 # --- Cup-and-Ball -------------------------------------------------------------------------------
@@ -169,14 +195,19 @@ def cup_and_ball(delayed=True) -> Model:
     """Cup-and-Ball, inelastic, both modes long (docs/theory.md §13.2, RR-9334 model (29)); with
     ``delayed=False`` the original encoding (5) whose guard reads s at the same instant."""
     cond = "pre(s) <= 0" if delayed else "s <= 0"
-    return Model("CupAndBall" if delayed else "CupAndBallOriginal", _cup_vars() + (boolean("g"),), (
-        eq("e1", "der(der(x)) + lam*x = 0"),
-        eq("e2", "der(der(y)) + lam*y + grav = 0"),
-        eq("k0", f"g = ({cond})"),
-        eq("k1", "L**2 - (x**2 + y**2) = 0", "g"),
-        eq("k2", "lam + s = 0", "g"),
-        eq("k3", "lam = 0", "not g"),
-        eq("k4", "L**2 - (x**2 + y**2) - s = 0", "not g")))
+    return Model(
+        name="CupAndBall" if delayed else "CupAndBallOriginal",
+        variables=_cup_vars() + (boolean("g"),),
+        equations=(
+            eq("e1", "der(der(x)) + lam*x = 0"),
+            eq("e2", "der(der(y)) + lam*y + grav = 0"),
+            eq("k0", f"g = ({cond})"),
+            eq("k1", "L**2 - (x**2 + y**2) = 0", "g"),
+            eq("k2", "lam + s = 0", "g"),
+            eq("k3", "lam = 0", "not g"),
+            eq("k4", "L**2 - (x**2 + y**2) - s = 0", "not g"),
+        ),
+    )
 
 
 def cup_and_ball_elastic(impact_law=True, alpha=0.2) -> Model:
@@ -185,12 +216,14 @@ def cup_and_ball_elastic(impact_law=True, alpha=0.2) -> Model:
     ``reinit(vy, -(1-alpha)*pre(vy))`` or without it."""
     whens: tuple[WhenClause, ...] = ()
     if impact_law:
-        whens = (WhenClause("w1", (WhenBranch(ex("pre(s) <= 0"), (
-            Reinit("vy", ex(f"-(1 - {alpha})*pre(vy)")),)),)),)
+        whens = (WhenClause(id="w1", branches=(WhenBranch(condition=ex("pre(s) <= 0"), actions=(
+            Reinit(var="vy", value=ex(f"-(1 - {alpha})*pre(vy)")),)),)),)
     else:
-        whens = (WhenClause("w1", (WhenBranch(ex("pre(s) <= 0"), ()),)),)
-    return Model("CupAndBallElastic" if impact_law else "CupAndBallElasticNoLaw",
-                 _cup_vars() + (real("vx", 1.0, True), real("vy", 0.0, True)), (
+        whens = (
+            WhenClause(id="w1", branches=(WhenBranch(condition=ex("pre(s) <= 0"), actions=()),)),
+        )
+    return Model(name="CupAndBallElastic" if impact_law else "CupAndBallElasticNoLaw",
+                 variables=_cup_vars() + (real("vx", 1.0, True), real("vy", 0.0, True)), equations=(
         eq("e1a", "der(x) = vx"),
         eq("e1b", "der(vx) + lam*x = 0"),
         eq("e2a", "der(y) = vy"),
@@ -213,7 +246,7 @@ def air_brake(delayed=True) -> Model:
         Variable("pb", causality="input", start=E.Const(1.0)),
         param("F1", 1), param("F2", 0.1), param("rho", 1), param("V", 2), param("P0", 1),
         param("S", 0.5), param("L", 1), param("K", 3), boolean("g"))
-    return Model("AirBrake" if delayed else "AirBrakeOriginal", vs, (
+    return Model(name="AirBrake" if delayed else "AirBrakeOriginal", variables=vs, equations=(
         eq("m1", "0 = fb - fv - fcl + fl"),
         eq("m2", "0 = fv - fch - fl - ft"),
         eq("f1", "0 = fb - F1*tanh(pb - pr)"),
@@ -243,7 +276,7 @@ def rldc2(delayed=True, j1=2.0, j2=1.0, v1=0.5, v2=1.0) -> Model:
         + tuple(real(n) for n in names) + (
         boolean("g1"), boolean("g2"), param("R1", 10), param("R2", 15), param("L1", 1),
         param("L2", 1.5), param("C1", 0.1), param("C2", 0.15))
-    return Model("RLDC2" if delayed else "RLDC2_CC", vs, (
+    return Model(name="RLDC2" if delayed else "RLDC2_CC", variables=vs, equations=(
         eq("K1", "0 = i1 + i2 + j1 + j2"),
         eq("K2", "x1 + w1 = u1 + v1"),
         eq("K3", "u1 + v1 = u2 + v2"),
@@ -266,8 +299,8 @@ def rldc2(delayed=True, j1=2.0, j2=1.0, v1=0.5, v2=1.0) -> Model:
 
 def missing_restart() -> Model:
     """Theory note §4.6: mode A ``x' = 1``; mode B adds ``z' = x``; z has no restart value."""
-    return Model("MissingRestart", (real("x", 0.0, True), real("z", 0.0, True),
-                                     boolean_input("g")), (
+    return Model(name="MissingRestart", variables=(real("x", 0.0, True), real("z", 0.0, True),
+                                     boolean_input("g")), equations=(
         eq("a1", "der(x) = 1"),
         eq("b1", "der(z) = x", "g")))
 
@@ -275,10 +308,21 @@ def missing_restart() -> Model:
 def reset_example() -> Model:
     """RR-9334 Example 47 (docs/theory.md §7.4): ``x' = f(x, u)`` reset to 0 when x >= 1, the Euler
     equation disabled at the reset instant (``else``)."""
-    return Model("Reset", (real("x", 0.0, True), Variable("u", causality="input",
-                                                           start=E.Const(1.0))), (
-        eq("e2", "der(x) = u - 0.1*x", "not pre(x) >= 1"),),
-        whens=(WhenClause("e1", (WhenBranch(ex("pre(x) >= 1"), (Reinit("x", ex("0.0")),)),)),))
+    return Model(
+        name="Reset",
+        variables=(real("x", 0.0, True), Variable("u", causality="input", start=E.Const(1.0))),
+        equations=(eq("e2", "der(x) = u - 0.1*x", "not pre(x) >= 1"),),
+        whens=(
+            WhenClause(
+                id="e1",
+                branches=(
+                    WhenBranch(
+                        condition=ex("pre(x) >= 1"), actions=(Reinit(var="x", value=ex("0.0")),)
+                    ),
+                ),
+            ),
+        ),
+    )
 
 
 def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:

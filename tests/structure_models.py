@@ -19,7 +19,7 @@ def eq(eid: str, text: str, guard: tuple = (), line: int | None = None,
         else (text, "0")
     lhs, rhs = lhs.strip(), rhs.strip()
     res = E.residual(ex(lhs), ex(rhs))
-    g = tuple(GuardLiteral(ex(c), p) for c, p in guard)
+    g = tuple(GuardLiteral(cond=ex(c), positive=p) for c, p in guard)
     return Equation(eid, res, g, SourceLoc(file, line, 5) if line else None)
 
 
@@ -29,7 +29,7 @@ def model(name: str, reals: str, equations, booleans: str = "", params: str = ""
     vs += [Variable(n, type="Boolean", variability="discrete") for n in booleans.split()]
     vs += [Variable(n, variability="parameter", causality="parameter") for n in params.split()]
     vs += [Variable(n, causality="input") for n in inputs.split()]
-    return Model(name, tuple(vs), tuple(equations))
+    return Model(name=name, variables=tuple(vs), equations=tuple(equations))
 
 
 G = (("g", True),)

@@ -88,16 +88,46 @@ def solver_block(kind: str, index: int, printer, unknowns, helpers: str,
     if any(type(s) is not Slot or not s.real for s in us):
         raise KeyError(f"an unknown of block {index} has no Real slot")
     if sparse is not None and kind == "linear":
-        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_sparse_linear_block",
-                         ("system",), sparse)
+        return BlockCode(
+            kind=kind,
+            index=index,
+            text=helpers,
+            slots=tuple(holes),
+            unknowns=us,
+            solver="mdae_sparse_linear_block",
+            callbacks=("system",),
+            sparse=sparse,
+        )
     if sparse is not None:
-        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_sparse_newton_block",
-                         ("residual", "jacobian"), sparse)
+        return BlockCode(
+            kind=kind,
+            index=index,
+            text=helpers,
+            slots=tuple(holes),
+            unknowns=us,
+            solver="mdae_sparse_newton_block",
+            callbacks=("residual", "jacobian"),
+            sparse=sparse,
+        )
     if kind == "linear":
-        return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_linear_block",
-                         ("system",))
-    return BlockCode(kind, index, helpers, tuple(holes), us, "mdae_newton_block",
-                     ("residual", "jacobian"))
+        return BlockCode(
+            kind=kind,
+            index=index,
+            text=helpers,
+            slots=tuple(holes),
+            unknowns=us,
+            solver="mdae_linear_block",
+            callbacks=("system",),
+        )
+    return BlockCode(
+        kind=kind,
+        index=index,
+        text=helpers,
+        slots=tuple(holes),
+        unknowns=us,
+        solver="mdae_newton_block",
+        callbacks=("residual", "jacobian"),
+    )
 
 
 def pattern_tables(pattern: list[tuple[int, int]]) -> str:
@@ -120,7 +150,7 @@ def sparse_helpers(pattern: list[tuple[int, int]], lines: list[str]) -> str:
 def explicit_block(index: int, text: str, holes: dict) -> BlockCode:
     """The `BlockCode` of an explicit block: its statements ``text`` with the slots
     ``holes``."""
-    return BlockCode("explicit", index, text, tuple(holes))
+    return BlockCode(kind="explicit", index=index, text=text, slots=tuple(holes))
 
 
 def linear_helpers(n: int, lines: list[str]) -> str:

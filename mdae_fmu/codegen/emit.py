@@ -94,7 +94,7 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
                             f"fmax(1.0, fabs({slot})), {rate}))")
     shifted = SlotPrinter(shifted_slots, {}, functions)
     schedule = SlotPrinter(dict(cm.slots), relations, functions, local=True)
-    return _Printers(main, shifted, schedule)
+    return _Printers(main=main, shifted=shifted, schedule=schedule)
 
 
 def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrinter,

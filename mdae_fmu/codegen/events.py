@@ -238,10 +238,16 @@ def classify_relation(rel, cm: CompiledModel, clocks: dict,
             a, b = split
             c = clocks[x]
             rising = bool(a * c > 0) if (a * c).is_number else True
-            return RelationPlan(rel, s, strict, "time", threshold=t + (-b / a - x) / c,
-                                rising=rising)
+            return RelationPlan(
+                relation=rel,
+                s=s,
+                strict=strict,
+                kind="time",
+                threshold=t + (-b / a - x) / c,
+                rising=rising,
+            )
     if syms & cm.continuous_symbols:
-        return RelationPlan(rel, s, strict, "state")
+        return RelationPlan(relation=rel, s=s, strict=strict, kind="state")
     if t in syms:
         split = linear_split(s, t)
         if split is not None and not (split[0].free_symbols - known) \
@@ -252,8 +258,10 @@ def classify_relation(rel, cm: CompiledModel, clocks: dict,
                 if a == 0:
                     return None
                 rising = bool(a > 0)
-            return RelationPlan(rel, s, strict, "time", threshold=-b / a, rising=rising)
-        return RelationPlan(rel, s, strict, "state")
+            return RelationPlan(
+                relation=rel, s=s, strict=strict, kind="time", threshold=-b / a, rising=rising
+            )
+        return RelationPlan(relation=rel, s=s, strict=strict, kind="state")
     return None
 
 
@@ -287,7 +295,7 @@ def _relations_and_samples(exprs, conditions: range = range(0)):
                 continue
             seen.add(n)
             if type(n).__name__ == "sample":
-                samples.append(SamplePlan(n.args[0], n.args[1]))
+                samples.append(SamplePlan(start=n.args[0], interval=n.args[1]))
             else:
                 rels.append(n)
     return rels, samples, outside
@@ -317,10 +325,18 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None,
                 actions.append(_action(cm, a, w.id, types))
             idx.append(len(branches))
             rs = cm.when_restarts.get((w.id, len(idx) - 1))
-            branches.append(BranchPlan(w.id, cond, has_initial, tuple(actions),
-                                       rs.targets if rs else (), rs.label if rs else "",
-                                       rs.impulses if rs else (),
-                                       not (E.current_refs(br.condition) & own)))
+            branches.append(
+                BranchPlan(
+                    clause=w.id,
+                    condition=cond,
+                    has_initial=has_initial,
+                    actions=tuple(actions),
+                    restart=rs.targets if rs else (),
+                    restart_label=rs.label if rs else "",
+                    impulses=rs.impulses if rs else (),
+                    recheck=not (E.current_refs(br.condition) & own),
+                )
+            )
         clauses.append(tuple(idx))
     assertions = []
     for a in model.assertions:
@@ -361,8 +377,17 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None,
             from None
     loop = tuple(cm.slots[table.sym(v, 0)]
                  for v in coupled_when_variables(model, report)) if report is not None else ()
-    return EventPlan(tuple(relations), tuple(samples), tuple(branches), tuple(clauses),
-                     order, tuple(assertions), clocks, reinit_conflicts(model, clauses), loop)
+    return EventPlan(
+        relations=tuple(relations),
+        samples=tuple(samples),
+        branches=tuple(branches),
+        clauses=tuple(clauses),
+        assignment_order=order,
+        assertions=tuple(assertions),
+        clock_rates=clocks,
+        conflicts=reinit_conflicts(model, clauses),
+        when_loop=loop,
+    )
 
 
 def relation_rate(s: sp.Expr, cm: CompiledModel, steady: frozenset) -> sp.Expr | None:

@@ -131,10 +131,20 @@ def _union_report(model: Model, sched: GuardedSchedule):
     mode = SimpleNamespace(name="union", states=sched.states, leading=sched.leading,
                            blocks=(), solved=(), consistency=())
     disc = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
-    modes: Any = (mode,)        # the fields of `ModeAnalysis` that `compile_model` reads
-    return ModesReport(model.name, sched.guard_names, sched.guards, table,
-                       modes, tuple(cls.continuous), 0, (), discrete_equations=disc,
-                       discrete=tuple(cls.discrete), inputs=tuple(cls.inputs))
+    modes: Any = (mode,)  # the fields of `ModeAnalysis` that `compile_model` reads
+    return ModesReport(
+        model_name=model.name,
+        long_guards=sched.guard_names,
+        guard_exprs=sched.guards,
+        symbols=table,
+        modes=modes,
+        unknowns=tuple(cls.continuous),
+        exit_code=0,
+        messages=(),
+        discrete_equations=disc,
+        discrete=tuple(cls.discrete),
+        inputs=tuple(cls.inputs),
+    )
 
 
 def _singular_checks(gb: GuardedBlock, printer) -> list[str]:
@@ -159,8 +169,10 @@ def _block_plan(rows: BlockRows, table) -> BlockPlan:
     undifferentiated equation (`mdae_fmu.codegen.blocks.emit_block` solves it there when it
     can), else its sympy rows."""
     if rows.tree is not None:
-        return BlockPlan(rows.label, rows.unknowns, None, rows.tree, table)
-    return BlockPlan(rows.label, rows.unknowns, rows.rows)
+        return BlockPlan(
+            label=rows.label, unknowns=rows.unknowns, _residuals=None, tree=rows.tree, table=table
+        )
+    return BlockPlan(label=rows.label, unknowns=rows.unknowns, _residuals=rows.rows)
 
 
 def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> GuardedPlan:
@@ -200,20 +212,41 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
         impulse[n] = n_real
         if n in sched.impulse_outputs:
             oname = _fresh(f"impulse({n})", taken)
-            outputs.append(FmiVariable(oname, "Real", n_real, "output", "discrete", "exact",
-                                       0.0, f"integral of {n} over the last mode change",
-                                       kind=1))
+            outputs.append(
+                FmiVariable(
+                    name=oname,
+                    type="Real",
+                    vr=n_real,
+                    causality="output",
+                    variability="discrete",
+                    initial="exact",
+                    start=0.0,
+                    description=f"integral of {n} over the last mode change",
+                    kind=1,
+                )
+            )
             real_names.append(oname)
         else:
             real_names.append(f"mdae_impulse({n})")
         n_real += 1
     var_id = {n: k for k, n in enumerate(sched.variables)}
-    blocks = tuple(GuardedBlock(
-        _block_plan(v.block, table), v.formula,
-        None if v.restart is None else _block_plan(v.restart, table), v.writes, v.reads,
-        v.origin, v.merged, v.cons, v.sel, v.delta,
-        () if v.restart is None else v.restart.singular,
-        () if v.restart is None else v.restart.levels) for v in sched.variants)
+    blocks = tuple(
+        GuardedBlock(
+            plan=_block_plan(v.block, table),
+            formula=v.formula,
+            restart=None if v.restart is None else _block_plan(v.restart, table),
+            writes=v.writes,
+            reads=v.reads,
+            origin=v.origin,
+            merged=v.merged,
+            cons=v.cons,
+            sel=v.sel,
+            delta=v.delta,
+            singular=() if v.restart is None else v.restart.singular,
+            levels=() if v.restart is None else v.restart.levels,
+        )
+        for v in sched.variants
+    )
     proxy_slots = {}
     for sym in sched.proxies + sched.rproxies:
         proxy_slots[sym] = n_real
@@ -229,16 +262,31 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
     flag_slot = active_slot + len(blocks) + len(sched.cond_states)
     n_int = flag_slot + len(sched.flags)
     variables = list(union.variables)
-    variables.append(FmiVariable(name, "Integer", mode_slot, "output", "discrete", "exact", 0,
-                                 mode_description(sched), kind=1))
+    variables.append(
+        FmiVariable(
+            name=name,
+            type="Integer",
+            vr=mode_slot,
+            causality="output",
+            variability="discrete",
+            initial="exact",
+            start=0,
+            description=mode_description(sched),
+            kind=1,
+        )
+    )
     variables.extend(outputs)
     slots = dict(union.slots)
-    slots.update({b: Slot("i", bits_slot + k, name=f"guard {k}") for k, b in enumerate(bits)})
-    slots.update({sym: Slot("i", flag_slot + k, name=f"selection {k}")
+    slots.update(
+        {b: Slot(array="i", index=bits_slot + k, name=f"guard {k}") for k, b in enumerate(bits)}
+    )
+    slots.update({sym: Slot(array="i", index=flag_slot + k, name=f"selection {k}")
                   for k, (sym, _) in enumerate(sched.flags)})
-    slots.update({sym: Slot("r", proxy_slots[sym], name=str(sym)) for sym in sched.proxies})
+    slots.update(
+        {sym: Slot(array="r", index=proxy_slots[sym], name=str(sym)) for sym in sched.proxies}
+    )
     active = [sp.Symbol(f"mdae_active_{k}") for k in range(len(blocks))]
-    slots.update({a: Slot("i", active_slot + k, name=f"block {k} active")
+    slots.update({a: Slot(array="i", index=active_slot + k, name=f"block {k} active")
                   for k, a in enumerate(active)})
     compiled = replace(union, blocks=tuple(_structural(b) for b in blocks),
                        consistency=_initial_consistency(sched, active),
@@ -264,10 +312,25 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
     activity = tuple((r, s, -1 if by_slot[s].store is None else by_slot[s].store,
                       by_slot[s].der_slot)
                      for r, s in ((r, union.states[k].slot) for k, r in sched.cond_states))
-    return GuardedPlan(compiled, guards, sched.guard_names, blocks, sched.table, mode_slot,
-                       bits_slot, active_slot, left, impulse, extra, tuple(var_slots),
-                       sched.n_modes, watched_relations(report, banded), banded, activity,
-                       tuple(r for _, r in sched.flags))
+    return GuardedPlan(
+        compiled=compiled,
+        guards=guards,
+        guard_names=sched.guard_names,
+        blocks=blocks,
+        table=sched.table,
+        mode_slot=mode_slot,
+        bits_slot=bits_slot,
+        active_slot=active_slot,
+        left=left,
+        impulse=impulse,
+        extra_slots=extra,
+        var_slots=tuple(var_slots),
+        n_modes=sched.n_modes,
+        watched=watched_relations(report, banded),
+        banded=banded,
+        cond_states=activity,
+        flag_roots=tuple(r for _, r in sched.flags),
+    )
 
 
 #: guards up to which the description of the mode variable lists the modes (2^12 valuations
@@ -419,8 +482,10 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
             code = emit_block(gb.plan, k, pr.schedule, sparse=2 * k)
             work = max(work, newton_work(len(gb.plan.unknowns)))
             perm = max(perm, len(gb.plan.unknowns))
-            stmts.append(f"    if ({c_slot(Slot('i', plan.active_slot + k))}) {{ /* block {k}: "
-                         f"{c_comment(gb.plan.label, 60)} */")
+            stmts.append(
+                f"    if ({c_slot(Slot(array='i', index=plan.active_slot + k))}) {{ /* block {k}: "
+                f"{c_comment(gb.plan.label, 60)} */"
+            )
             stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, True))
             stmts.append(code.body)
             stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, False))
@@ -441,7 +506,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
     for sym, slot in plan.extra_slots.items():
         # named as the layout names the slot (``impulse(f1)``, ``mdae_left(w1)``)
         name = cm.real_names[slot] if slot < len(cm.real_names) else str(sym)
-        rslots[sym] = Slot("r", slot, name=name)
+        rslots[sym] = Slot(array="r", index=slot, name=name)
     rp = SlotPrinter(rslots, pr.schedule.relations, pr.schedule.functions, local=True)
     restarts: list[tuple[int, Any, list[str], list[str], str]] = []
     level_helpers: list[str] = []
@@ -506,7 +571,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         cons_soff=_ints(_offsets([c["states"] for c in cons])),
         cons_sidx=_ints([j for c in cons for j in c["states"]]),
         state_slots=_ints([s.slot for s in cm.states]))
-    return ModeSources(files, n_rows, work, perm)
+    return ModeSources(files=files, ncons=n_rows, work=work, perm=perm)
 
 
 def settled_assignments(plan: GuardedPlan) -> tuple[tuple[Slot, sp.Expr], ...]:

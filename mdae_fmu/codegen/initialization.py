@@ -109,11 +109,17 @@ def plan_initialization(model: Model, cm: CompiledModel,
     candidates = [s.slot for s in free_states] + list(params.values())
     unknowns = candidates if needs_compute else [k for k in candidates if k in used]
     unknowns += [k for k in discrete.values() if k in used]
-    return InitPlan(tuple(rows), tuple(sorted(unknowns)), needs_compute, assignments,
-                    mode_dependent,
-                    _descriptions(model, cm, rows, modes, {s for s, k in slot_of.items()
-                                                           if k in unknowns}),
-                    row_labels(model, rows))
+    return InitPlan(
+        rows=tuple(rows),
+        unknown_slots=tuple(sorted(unknowns)),
+        needs_compute=needs_compute,
+        assignments=assignments,
+        mode_dependent=mode_dependent,
+        descriptions=_descriptions(
+            model, cm, rows, modes, {s for s, k in slot_of.items() if k in unknowns}
+        ),
+        labels=row_labels(model, rows),
+    )
 
 
 def row_labels(model: Model, rows) -> tuple[str, ...]:

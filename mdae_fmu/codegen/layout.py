@@ -74,9 +74,19 @@ class UnionLayout:
         """``mdae_mode``: a discrete Integer output holding the mode index; its slot."""
         mode_slot = self.union.n_int
         legend = ", ".join(f"{mc.index} = [{mc.label}]" for mc in modes)
-        self.variables.append(FmiVariable(self.fresh(MODE_VARIABLE), "Integer", mode_slot,
-                                          "output", "discrete", "exact", initial,
-                                          f"current mode: {legend}", kind=1))
+        self.variables.append(
+            FmiVariable(
+                name=self.fresh(MODE_VARIABLE),
+                type="Integer",
+                vr=mode_slot,
+                causality="output",
+                variability="discrete",
+                initial="exact",
+                start=initial,
+                description=f"current mode: {legend}",
+                kind=1,
+            )
+        )
         return mode_slot
 
     def add_state_stores(self, modes) -> None:
@@ -100,10 +110,20 @@ class UnionLayout:
             self.n_real += 1
             self.real_names.append(sname)
             orig = variables[var_index[st.name]]
-            variables.append(FmiVariable(
-                sname, "Real", store, "local", "continuous", "calculated", None,
-                f"state vector entry of {st.name} (frozen while a mode computes {st.name})",
-                kind=5))
+            variables.append(
+                FmiVariable(
+                    name=sname,
+                    type="Real",
+                    vr=store,
+                    causality="local",
+                    variability="continuous",
+                    initial="calculated",
+                    start=None,
+                    description=f"state vector entry of {st.name} "
+                    f"(frozen while a mode computes {st.name})",
+                    kind=5,
+                )
+            )
             if isinstance(orig.start, (int, float)) and not isinstance(orig.start, bool):
                 self.guesses[store] = float(orig.start)
             elif st.slot in self.guesses:
@@ -118,11 +138,21 @@ class UnionLayout:
         """The discrete Real output ``impulse(var)``, added at its first use."""
         if var not in self.impulses:
             iname = self.fresh(f"impulse({var})")
-            self.impulses[var] = ImpulseOutput(var, iname, self.n_real)
+            self.impulses[var] = ImpulseOutput(var=var, name=iname, slot=self.n_real)
             self.real_names.append(iname)
-            self.variables.append(FmiVariable(
-                iname, "Real", self.n_real, "output", "discrete", "exact", 0.0,
-                f"integral of {var} over the last mode change", kind=1))
+            self.variables.append(
+                FmiVariable(
+                    name=iname,
+                    type="Real",
+                    vr=self.n_real,
+                    causality="output",
+                    variability="discrete",
+                    initial="exact",
+                    start=0.0,
+                    description=f"integral of {var} over the last mode change",
+                    kind=1,
+                )
+            )
             self.n_real += 1
         return self.impulses[var]
 
@@ -185,7 +215,7 @@ def band_left_limit_relations(report, cm: CompiledModel):
 
 def band_slot(b: int) -> Slot:
     """The hidden Boolean slot that keeps the previous value of a banded left-limit guard."""
-    return Slot("b", b, name="band")
+    return Slot(array="b", index=b, name="band")
 
 
 def band_updates(p, banded) -> list[str]:

@@ -58,8 +58,15 @@ def plan_message(to_sympy, m: E.Expr, types: Mapping[str, str]) -> Message:
                 out.append(p.value)
         else:
             x, n, left, digits = p.args
-            out.append(Formatted(value_kind(x, types), to_sympy(x), to_sympy(n),
-                                 to_sympy(left), to_sympy(digits)))
+            out.append(
+                Formatted(
+                    kind=value_kind(x, types),
+                    value=to_sympy(x),
+                    min_length=to_sympy(n),
+                    left=to_sympy(left),
+                    digits=to_sympy(digits),
+                )
+            )
     return tuple(out)
 
 

@@ -117,10 +117,12 @@ class CompiledModel:
         """The slot ``k`` of value array ``array`` (``r``, ``i``, ``b``), named as its FMI
         variable (hidden slots: no name)."""
         if array == "r":
-            return Slot("r", k, name=self.real_names[k] if k < len(self.real_names) else "")
+            return Slot(
+                array="r", index=k, name=self.real_names[k] if k < len(self.real_names) else ""
+            )
         typ = {"i": "Integer", "b": "Boolean"}[array]
         name = next((v.name for v in self.variables if v.type == typ and v.vr == k), "")
-        return Slot(array, k, name=name)
+        return Slot(array=array, index=k, name=name)
 
 
 def model_identifier(name: str) -> str:
@@ -360,7 +362,7 @@ def _variable_slots(model: Model, table: SymbolTable):
     for v in model.variables:
         idx = index[v.type]
         idx[v.name] = len(idx)
-        slot = Slot(arrays[v.type], idx[v.name], name=v.name)
+        slot = Slot(array=arrays[v.type], index=idx[v.name], name=v.name)
         slots[table.sym(v.name, 0)] = slot
         slots[table.pre(v.name)] = pre_slots[table.sym(v.name, 0)] = slot.left()
     return slots, pre_slots, index
@@ -390,7 +392,9 @@ def _instance_slots(model: Model, mode, table: SymbolTable, real_idx: dict, slot
                 label += "'"
             taken.add(label)
             real_names.append(label)
-            slots[table.sym(name, order)] = Slot("r", inst_slot[(name, order)], name=label)
+            slots[table.sym(name, order)] = Slot(
+                array="r", index=inst_slot[(name, order)], name=label
+            )
     return real_names, inst_slot
 
 
@@ -411,8 +415,15 @@ def _state_plans(model: Model, mode, table: SymbolTable, values: dict, inst_slot
             nv = numeric_value(by_name[inst.name].nominal, table, values)
             if nv is not None and math.isfinite(nv) and nv != 0:
                 nominal = abs(float(nv))
-        states.append(StatePlan(real_names[slot], slot, der_slot, nominal,
-                                table.sym(inst.name, inst.order)))
+        states.append(
+            StatePlan(
+                name=real_names[slot],
+                slot=slot,
+                der_slot=der_slot,
+                nominal=nominal,
+                symbol=table.sym(inst.name, inst.order),
+            )
+        )
     return states
 
 
@@ -433,11 +444,15 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
         tree = solved[blk.equations[0]].tree if len(blk.equations) == 1 else None
         if tree is not None and tree_solution(tree, (blk.unknowns[0].name,
                                                      blk.unknowns[0].order)) is not None:
-            blocks.append(BlockPlan(label, unknowns, None, tree, table))
+            blocks.append(
+                BlockPlan(label=label, unknowns=unknowns, _residuals=None, tree=tree, table=table)
+            )
         elif tree_block_ok(trees := tuple(solved[key].tree for key in blk.equations)):
             # a small block of plain undifferentiated equations: Newton or linear on the
             # tree, no sympy (mdae_fmu.codegen.treeblock)
-            plan = BlockPlan(label, unknowns, None, None, table, trees=trees)
+            plan = BlockPlan(
+                label=label, unknowns=unknowns, _residuals=None, tree=None, table=table, trees=trees
+            )
             torn = None
             if len(unknowns) >= MIN_TREE_TEARING:
                 kj = tree_jacobian(trees, [(u.name, u.order) for u in blk.unknowns])
@@ -445,7 +460,11 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
                     torn = tear_tree_block(plan, started, params)
             blocks.extend(torn if torn is not None else [plan])
         else:
-            plan = BlockPlan(label, unknowns, tuple(solved[key].expr for key in blk.equations))
+            plan = BlockPlan(
+                label=label,
+                unknowns=unknowns,
+                _residuals=tuple(solved[key].expr for key in blk.equations),
+            )
             torn = tear_block(plan, started, params) \
                 if len(unknowns) > 1 and classify(plan) == "newton" else None
             blocks.extend(torn if torn is not None else [plan])
@@ -502,63 +521,150 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
         causality = v.causality if v.causality in ("input", "output") else "local"
         if v.variability in ("parameter", "constant"):
             if v.variability == "constant":
-                var = FmiVariable(v.name, v.type, vr, causality if causality == "output"
-                                  else "local", "constant", "exact",
-                                  _typed(values.get(v.name, 0), v.type), v.description,
-                                  v.unit, kind=0)
+                var = FmiVariable(
+                    name=v.name,
+                    type=v.type,
+                    vr=vr,
+                    causality=causality if causality == "output" else "local",
+                    variability="constant",
+                    initial="exact",
+                    start=_typed(values.get(v.name, 0), v.type),
+                    description=v.description,
+                    unit=v.unit,
+                    kind=0,
+                )
             elif v.name in calc_names:
-                var = FmiVariable(v.name, v.type, vr, "calculatedParameter", "fixed",
-                                  "calculated", None, v.description, v.unit, kind=2)
+                var = FmiVariable(
+                    name=v.name,
+                    type=v.type,
+                    vr=vr,
+                    causality="calculatedParameter",
+                    variability="fixed",
+                    initial="calculated",
+                    start=None,
+                    description=v.description,
+                    unit=v.unit,
+                    kind=2,
+                )
             elif is_free_parameter(v):
                 # an unknown of the initial system (codegen/initialization.py), started
                 # from its start value, which the host may set like a free state's
                 if v.start is not None and E.refs(v.start):
                     start_bindings.append((vr, table.to_sympy(v.start)))
-                var = FmiVariable(v.name, v.type, vr, "calculatedParameter", "fixed",
-                                  "approx", _typed(start_val or 0, v.type), v.description,
-                                  v.unit, kind=3)
+                var = FmiVariable(
+                    name=v.name,
+                    type=v.type,
+                    vr=vr,
+                    causality="calculatedParameter",
+                    variability="fixed",
+                    initial="approx",
+                    start=_typed(start_val or 0, v.type),
+                    description=v.description,
+                    unit=v.unit,
+                    kind=3,
+                )
             else:
-                var = FmiVariable(v.name, v.type, vr, "parameter", "fixed", "exact",
-                                  _typed(values.get(v.name, 0), v.type), v.description,
-                                  v.unit, kind=1)
+                var = FmiVariable(
+                    name=v.name,
+                    type=v.type,
+                    vr=vr,
+                    causality="parameter",
+                    variability="fixed",
+                    initial="exact",
+                    start=_typed(values.get(v.name, 0), v.type),
+                    description=v.description,
+                    unit=v.unit,
+                    kind=1,
+                )
         elif v.causality == "input":
             # a discrete input (Integer, Boolean, a Real declared discrete) changes at events
             # only: Model Exchange refuses it in Continuous-Time Mode (kind 6, mdae_model.h)
             discrete = v.type != "Real" or v.variability == "discrete"
-            var = FmiVariable(v.name, v.type, vr, "input",
-                              "discrete" if discrete else "continuous", None,
-                              _typed(start_val if start_val is not None else 0, v.type),
-                              v.description, v.unit, kind=6 if discrete else 4)
+            var = FmiVariable(name=v.name, type=v.type, vr=vr, causality="input",
+                              variability="discrete" if discrete else "continuous", initial=None,
+                              start=_typed(start_val if start_val is not None else 0, v.type),
+                              description=v.description, unit=v.unit, kind=6 if discrete else 4)
         elif v.type == "Real" and vr in state_of_slot:
             if v.start is not None and E.refs(v.start):
                 start_bindings.append((vr, table.to_sympy(v.start)))
-            var = FmiVariable(v.name, "Real", vr, causality, "continuous",
-                              "exact" if v.fixed else "approx",
-                              float(start_val if start_val is not None else 0.0),
-                              v.description, v.unit, derivative_of=der_of.get(vr),
-                              reinit=v.name in reinit_targets, kind=3)
+            var = FmiVariable(
+                name=v.name,
+                type="Real",
+                vr=vr,
+                causality=causality,
+                variability="continuous",
+                initial="exact" if v.fixed else "approx",
+                start=float(start_val if start_val is not None else 0.0),
+                description=v.description,
+                unit=v.unit,
+                derivative_of=der_of.get(vr),
+                reinit=v.name in reinit_targets,
+                kind=3,
+            )
         elif v.name in event_assigned:
-            var = FmiVariable(v.name, v.type, vr, causality, "discrete", "exact",
-                              _typed(start_val if start_val is not None else 0, v.type),
-                              v.description, v.unit, kind=1)
+            var = FmiVariable(
+                name=v.name,
+                type=v.type,
+                vr=vr,
+                causality=causality,
+                variability="discrete",
+                initial="exact",
+                start=_typed(start_val if start_val is not None else 0, v.type),
+                description=v.description,
+                unit=v.unit,
+                kind=1,
+            )
         else:
             if start_val is not None and v.type == "Real":
                 guesses[vr] = float(start_val)
-            var = FmiVariable(v.name, v.type, vr, causality,
-                              "continuous" if v.name in continuous_names else "discrete",
-                              None, None, v.description, v.unit,
-                              derivative_of=der_of.get(vr) if v.type == "Real" else None,
-                              kind=5)
+            var = FmiVariable(
+                name=v.name,
+                type=v.type,
+                vr=vr,
+                causality=causality,
+                variability="continuous" if v.name in continuous_names else "discrete",
+                initial=None,
+                start=None,
+                description=v.description,
+                unit=v.unit,
+                derivative_of=der_of.get(vr) if v.type == "Real" else None,
+                kind=5,
+            )
         fmi_vars.append(var)
     for slot in range(len(index["Real"]), len(real_names)):
         name = real_names[slot]
         if slot in state_of_slot:
-            fmi_vars.append(FmiVariable(name, "Real", slot, "local", "continuous", "approx",
-                                        0.0, None, None, derivative_of=der_of.get(slot),
-                                        kind=3))
+            fmi_vars.append(
+                FmiVariable(
+                    name=name,
+                    type="Real",
+                    vr=slot,
+                    causality="local",
+                    variability="continuous",
+                    initial="approx",
+                    start=0.0,
+                    description=None,
+                    unit=None,
+                    derivative_of=der_of.get(slot),
+                    kind=3,
+                )
+            )
         else:
-            fmi_vars.append(FmiVariable(name, "Real", slot, "local", "continuous", None, None,
-                                        None, None, derivative_of=der_of.get(slot), kind=5))
+            fmi_vars.append(
+                FmiVariable(
+                    name=name,
+                    type="Real",
+                    vr=slot,
+                    causality="local",
+                    variability="continuous",
+                    initial=None,
+                    start=None,
+                    description=None,
+                    unit=None,
+                    derivative_of=der_of.get(slot),
+                    kind=5,
+                )
+            )
     fmi_vars = [replace(fv, name=fmi_name(fv.name),
                         derivative_of=None if fv.derivative_of is None
                         else fmi_name(fv.derivative_of)) for fv in fmi_vars]

@@ -228,8 +228,8 @@ def transient_restarts(model: Model, cm: CompiledModel, automaton) -> dict:
                     what = f"when-clause {w.id}, impulse of {var}"
                     impulses.append((var, check_left(num, names, what),
                                      check_left(den, names, what)))
-            out[(w.id, bi)] = BranchRestart(f"[{change.src_label}] -> [{change.dst_label}]",
-                                            targets, tuple(impulses))
+            out[(w.id, bi)] = BranchRestart(label=f"[{change.src_label}] -> [{change.dst_label}]",
+                                            targets=targets, impulses=tuple(impulses))
     return out
 
 
@@ -258,9 +258,19 @@ def with_transient_restarts(model: Model, compiled: CompiledModel, automaton) ->
             taken.add(iname)
             outputs[var] = len(names)
             names.append(iname)
-            variables.append(FmiVariable(
-                iname, "Real", outputs[var], "output", "discrete", "exact", 0.0,
-                f"integral of {var} over the last event of its when-clause", kind=1))
+            variables.append(
+                FmiVariable(
+                    name=iname,
+                    type="Real",
+                    vr=outputs[var],
+                    causality="output",
+                    variability="discrete",
+                    initial="exact",
+                    start=0.0,
+                    description=f"integral of {var} over the last event of its when-clause",
+                    kind=1,
+                )
+            )
     restarts = {k: replace(r, impulses=tuple((outputs[v], num, den)
                                              for v, num, den in r.impulses))
                 for k, r in restarts.items()}

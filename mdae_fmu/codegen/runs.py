@@ -52,9 +52,9 @@ def shape(code: BlockCode) -> Shape:
     """The `Shape` of a block: its text (the callbacks of a solver block, named from `FN`)
     is the same for every copy of a repeated block, its slots are the row of the table."""
     if not code.solver:
-        return Shape(("x", code.kind, code.text), code.slots, len(code.slots))
+        return Shape(key=("x", code.kind, code.text), slots=code.slots, n_read=len(code.slots))
     key = ("s", code.kind, code.solver, len(code.unknowns), code.callbacks, code.text)
-    return Shape(key, code.slots + code.unknowns, len(code.slots))
+    return Shape(key=key, slots=code.slots + code.unknowns, n_read=len(code.slots))
 
 
 def find_runs(keys: list) -> list[tuple[int, int, int]]:

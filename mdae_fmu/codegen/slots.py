@@ -61,11 +61,11 @@ class Slot:
         if self.array in _SCALARS:
             raise ValueError(f"{self.array} has no left limit slot")
         name = f"pre({self.name})" if self.name else ""
-        return Slot(self.array, self.index, True, name)
+        return Slot(array=self.array, index=self.index, pre=True, name=name)
 
 
-TIME = Slot("time", 0, False, "time")
-HOMOTOPY = Slot("homotopy")
+TIME = Slot(array="time", index=0, pre=False, name="time")
+HOMOTOPY = Slot(array="homotopy")
 
 
 def c_slot(slot: Slot, local: bool = False, named: bool = True,

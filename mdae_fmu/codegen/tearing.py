@@ -110,7 +110,7 @@ def select_tearing(incidence: list[set[int]], solvable: list[set[int]],
         known.add(best)
         tearing.append(best)
     residuals = tuple(i for i in range(n) if i not in used)
-    return Tearing(tuple(tearing), tuple(assignments), residuals)
+    return Tearing(tearing=tuple(tearing), assignments=tuple(assignments), residuals=residuals)
 
 
 def _solution(r: sp.Expr, u: sp.Symbol, params: AbstractSet):
@@ -159,10 +159,17 @@ def tear_block(block: BlockPlan, preferred: frozenset = frozenset(),
     labels = block.label.split("+")
     if len(labels) != len(res):        # a label not one name per equation: keep it whole
         labels = [block.label] * len(res)
-    out = [BlockPlan(block.label, tuple(us[j] for j in tr.tearing), reduced)] \
-        if tr.tearing else []
+    out = (
+        [
+            BlockPlan(
+                label=block.label, unknowns=tuple(us[j] for j in tr.tearing), _residuals=reduced
+            )
+        ]
+        if tr.tearing
+        else []
+    )
     for i, j in tr.assignments:
-        out.append(BlockPlan(labels[i], (us[j],), (res[i],)))
+        out.append(BlockPlan(label=labels[i], unknowns=(us[j],), _residuals=(res[i],)))
     return out
 
 
@@ -234,8 +241,28 @@ def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset(),
     labels = block.label.split("+")
     if len(labels) != len(res):
         labels = [block.label] * len(res)
-    out = [BlockPlan(block.label, tuple(block.unknowns[j] for j in tr.tearing), None, None,
-                     table, trees=reduced)] if tr.tearing else []
+    out = (
+        [
+            BlockPlan(
+                label=block.label,
+                unknowns=tuple(block.unknowns[j] for j in tr.tearing),
+                _residuals=None,
+                tree=None,
+                table=table,
+                trees=reduced,
+            )
+        ]
+        if tr.tearing
+        else []
+    )
     for i, j in tr.assignments:
-        out.append(BlockPlan(labels[i], (block.unknowns[j],), None, res[i], table))
+        out.append(
+            BlockPlan(
+                label=labels[i],
+                unknowns=(block.unknowns[j],),
+                _residuals=None,
+                tree=res[i],
+                table=table,
+            )
+        )
     return out

@@ -198,7 +198,7 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
         if v.variability == "continuous" or k in state_keys:
             continuous[v.name] = names(ct.get(k, ()))
         initial[v.name] = names(ini.get(k, ()))
-    return Structure(continuous, initial)
+    return Structure(continuous=continuous, initial=initial)
 
 
 __all__ = ["Structure", "model_structure"]

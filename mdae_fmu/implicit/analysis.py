@@ -96,7 +96,7 @@ class ImplicitAnalysis:
         rows, cols = self.graph.rows, self.graph.cols
         c = {rows[i]: v for i in range(len(rows)) if (v := value(self.c[i])) is not None}
         d = {cols[j]: v for j in range(len(cols)) if (v := value(self.d[j])) is not None}
-        states = {Instance(n, k) for n, dn in d.items() for k in range(dn)}
+        states = {Instance(name=n, order=k) for n, dn in d.items() for k in range(dn)}
         return dict(ok=True, c=c, d=d, index=value(self.index),
                     structural_index=value(self.structural_index), states=states,
                     blocks=[b for b in self.blocks if holds(b.formula)])
@@ -115,7 +115,7 @@ class ImplicitAnalysis:
                     if v > k:
                         f |= fv
                 if f != bdd.false:
-                    out.append((str(Instance(name, k)), f))
+                    out.append((str(Instance(name=name, order=k)), f))
         return out
 
     def assignment_formulas(self) -> list[tuple[str, str, Any]]:
@@ -199,7 +199,9 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
         rows.append(eq.id)
         sig.append(row)
         present.append(f)
-    return space, LabelledGraph(bdd, space.care, rows, cols, sig, present)
+    return space, LabelledGraph(
+        bdd=bdd, care=space.care, rows=rows, cols=cols, sig=sig, present=present
+    )
 
 
 def analyze_implicit(model: Model) -> ImplicitAnalysis:
@@ -221,8 +223,20 @@ def analyze_implicit(model: Model) -> ImplicitAnalysis:
         for w, fw in ((v + 1, f & has_zero), (v, f & ~has_zero)):
             if fw != bdd.false:
                 nu[w] = nu.get(w, bdd.false) | fw
-    res = ImplicitAnalysis(model, space, g, m.match, m.singular, off.undecided, off.c, off.d,
-                           index, nu, off.sweeps, 0.0)
+    res = ImplicitAnalysis(
+        model=model,
+        space=space,
+        graph=g,
+        match=m.match,
+        singular=m.singular,
+        undecided=off.undecided,
+        c=off.c,
+        d=off.d,
+        index=index,
+        structural_index=nu,
+        sweeps=off.sweeps,
+        seconds=0.0,
+    )
     if off.undecided != bdd.false:
         # `transversal` ends with an exact highest-value matching: a mode left without
         # offsets is a bug of this module, reported with the modes it concerns

@@ -96,15 +96,23 @@ def _whole(a, members, T, present, coarse: bool) -> list[ConditionalBlock]:
     b = a.space.bdd
     if not coarse:
         (i,) = members
-        return [ConditionalBlock((a.graph.rows[i],), (a.graph.cols[j],), f)
-                for j, f in T[i].items()]
+        return [
+            ConditionalBlock(equations=(a.graph.rows[i],), unknowns=(a.graph.cols[j],), formula=f)
+            for j, f in T[i].items()
+        ]
     f = b.false
     unknowns = set()
     for i in members:
         f |= present[i]
         unknowns |= set(T[i])
-    return [ConditionalBlock(tuple(a.graph.rows[i] for i in members),
-                             tuple(a.graph.cols[j] for j in sorted(unknowns)), f, True)]
+    return [
+        ConditionalBlock(
+            equations=tuple(a.graph.rows[i] for i in members),
+            unknowns=tuple(a.graph.cols[j] for j in sorted(unknowns)),
+            formula=f,
+            coarse=True,
+        )
+    ]
 
 
 def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
@@ -151,8 +159,8 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
                 if size > max_size:
                     return None
                 for unk, fu in _assigned(a, mem, T, f):
-                    out.append(ConditionalBlock(tuple(a.graph.rows[i] for i in mem),
-                                                unk, fu))
+                    out.append(ConditionalBlock(equations=tuple(a.graph.rows[i] for i in mem),
+                                                unknowns=unk, formula=fu))
                 if len(out) > max_blocks:
                     return None
                 continue

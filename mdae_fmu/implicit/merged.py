@@ -215,9 +215,9 @@ def _assemble(ctx, eqs, unk, formula, proxy, rproxy, dcase, top_rows, restart_ro
     ctx.proxies.extend(proxy.values())
     ctx.rproxies.extend(rproxy.values())
     label = "+".join(eqs[:3]) + (f"+...({len(eqs)} equations)" if len(eqs) > 3 else "")
-    plan = BlockRows(label, unknowns, tuple(top_rows))
-    restart = BlockRows(f"restart {label}", r_unknowns, tuple(restart_rows))
-    sel = Selection(tuple(top_sel), tuple(rst_sel), tuple(when))
+    plan = BlockRows(label=label, unknowns=unknowns, rows=tuple(top_rows))
+    restart = BlockRows(label=f"restart {label}", unknowns=r_unknowns, rows=tuple(restart_rows))
+    sel = Selection(top=tuple(top_sel), restart=tuple(rst_sel), cons_when=tuple(when))
     return (formula, plan, restart, tuple(ctx.var_id[u] for u in unk), tuple(sorted(reads)),
             (tuple(eqs), tuple(unk)), True, tuple(cons), sel)
 

@@ -153,7 +153,7 @@ def symbolic_matching(g: LabelledGraph, order=None, domain=None) -> SymbolicMatc
     for j in range(n_c):
         singular |= care & ~matched[j]
     match = [{j: f for j, f in row.items() if f != F} for row in match]
-    return SymbolicMatching(match, singular & care)
+    return SymbolicMatching(match=match, singular=singular & care)
 
 
 def by_degree(g: LabelledGraph) -> list[int]:
@@ -212,7 +212,7 @@ def _replaced(bdd, m: SymbolicMatching, other: SymbolicMatching, where) -> Symbo
             if f != F:
                 merged[j] = merged.get(j, F) | f
         match.append(merged)
-    return SymbolicMatching(match, (m.singular & ~where) | (other.singular & where))
+    return SymbolicMatching(match=match, singular=(m.singular & ~where) | (other.singular & where))
 
 
 def _case_add(bdd, a: Case, k: int, f) -> Case:
@@ -392,7 +392,7 @@ def highest_value_matching(g: LabelledGraph, domain) -> SymbolicMatching:
         singular |= domain & ~matched[j]
     match = [{j: f & ~singular for j, f in row.items() if f & ~singular != F}
              for row in match]
-    return SymbolicMatching(match, singular & domain)
+    return SymbolicMatching(match=match, singular=singular & domain)
 
 
 def case_max(bdd, cases) -> Case:
@@ -482,5 +482,5 @@ def symbolic_offsets(g: LabelledGraph, m: SymbolicMatching) -> SymbolicOffsets:
             new_c = [restrict(b, t, domain) for t in new_c]
             d = [restrict(b, t, domain) for t in d]
         if new_c == [restrict(b, t, domain) for t in c]:
-            return SymbolicOffsets(new_c, d, domain, undecided, sweeps)
+            return SymbolicOffsets(c=new_c, d=d, domain=domain, undecided=undecided, sweeps=sweeps)
         c = new_c

@@ -111,7 +111,7 @@ def _moved_by_reinit(v, targets: set, variables, xleft: dict, zeta: dict) -> str
     rest = [u for u in restart.unknowns if u not in own]
     if len(rows) != len(rest):
         return ", ".join(str(u) for u in rest if u in xleft) or None
-    moved = _moving_unknowns(BlockRows(restart.label, tuple(rest), tuple(rows)),
+    moved = _moving_unknowns(BlockRows(label=restart.label, unknowns=tuple(rest), rows=tuple(rows)),
                              set(targets), xleft, zeta)
     names = sorted({_variable_of(u, {}) for u in moved if u in xleft} - targets)
     return ", ".join(names) or None
@@ -141,7 +141,7 @@ def formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:
         return ids[key]
 
     out = [node(r) for r in roots]
-    return FormulaTable(tuple(var), tuple(lo), tuple(hi)), out
+    return FormulaTable(var=tuple(var), lo=tuple(lo), hi=tuple(hi)), out
 
 
 def _conditional_states(ia: ImplicitAnalysis, regular, instances) -> list:
@@ -190,8 +190,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     dmax = {n: v[-1] for n, v in dvals.items()}
     multi = {n for n, v in dvals.items() if len(v) > 1}
     table = symbol_table(model)
-    states = [Instance(n, k) for n in cols for k in range(dmax[n])]
-    leading = [Instance(n, dmax[n]) for n in cols if dmax[n] > 0]
+    states = [Instance(name=n, order=k) for n in cols for k in range(dmax[n])]
+    leading = [Instance(name=n, order=dmax[n]) for n in cols if dmax[n] > 0]
     cond_states = _conditional_states(ia, regular, states)
     impulsive = [n for n in cols if dvals[n][0] == 0]
     var_id = {n: k for k, n in enumerate(cols)}
@@ -241,7 +241,17 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
 
     if max_variants is None:
         max_variants = MAX_VARIANTS
-    ctx = MergeContext(ia, cache, dmax, multi, table, xleft, zeta, h, var_id)
+    ctx = MergeContext(
+        ia=ia,
+        cache=cache,
+        dmax=dmax,
+        multi=multi,
+        table=table,
+        xleft=xleft,
+        zeta=zeta,
+        h=h,
+        var_id=var_id,
+    )
     variants = _merge_components(variants, ctx, max_variants)
     for eqs, unk, formula in coarse:
         merged = merged_block(ctx, eqs, unk, formula)
@@ -370,7 +380,9 @@ def _moving_unknowns(restart: BlockRows, moving: set[str], xleft: dict, zeta: di
 
 def _written(plan: BlockRows, sel) -> tuple:
     """`GuardedVariant.written` of a variant tuple under construction."""
-    return GuardedVariant(0, plan, None, (), (), sel=sel).written()
+    return GuardedVariant(
+        formula=0, block=plan, restart=None, writes=(), reads=(), sel=sel
+    ).written()
 
 
 def _schedule_order(variants):
@@ -434,7 +446,7 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
         top.append(x)
         lower.update({(e, k): y for k, y in low.items()})
     tree = res[eqs[0]] if len(eqs) == 1 and c[eqs[0]] == 0 else None
-    plan = BlockRows(label, unknowns, tuple(top), tree)
+    plan = BlockRows(label=label, unknowns=unknowns, rows=tuple(top), tree=tree)
     # --- restart system
     mine = set(cb.unknowns)
     subs = {}
@@ -479,7 +491,7 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
                                         params)
             return plan, restart, tuple(writes), tuple(sorted(reads)), cons
         rows.append(g0)
-    restart = BlockRows(f"restart {label}", tuple(r_unknowns), tuple(rows),
+    restart = BlockRows(label=f"restart {label}", unknowns=tuple(r_unknowns), rows=tuple(rows),
                         singular=restart_singularities(rows, r_unknowns),
                         levels=restart_levels(eqs, c, lower, table, cb.unknowns, dval, label))
     return plan, restart, tuple(writes), tuple(sorted(reads)), cons
@@ -507,7 +519,7 @@ def restart_levels(eqs, c: dict, lower: dict, table, unknowns, dval: dict,
                     high[n] = max(high.get(n, -1), k)
         xs = tuple(table.sym(n, high[n]) for n in unknowns if n in high)
         if xs:
-            out.append(BlockRows(f"level {j} of restart {label}", xs, rows))
+            out.append(BlockRows(label=f"level {j} of restart {label}", unknowns=xs, rows=rows))
     return tuple(out)
 
 
@@ -578,7 +590,7 @@ def _standard_restart(cb, c, residuals, dval, table, xleft, label, params: dict)
                     for j, zj in enumerate(z) if zj in e.free_symbols)
         targets = tuple((table.sym(*_jet(r.name[:-1])), t.xreplace(lefts(t)))
                         for r, t in sorted(delta.targets.items(), key=lambda kv: str(kv[0])))
-        return DeltaRestart(z, delta.d, eq, jac, targets)
+        return DeltaRestart(z=z, h=delta.d, equations=eq, jacobian=jac, targets=targets)
     xs: list = []
     rows: list = []
     for eq in restart:
@@ -590,7 +602,7 @@ def _standard_restart(cb, c, residuals, dval, table, xleft, label, params: dict)
         rows.append(x - eq.rhs.xreplace(lefts(eq.rhs)))
     if not xs:
         return None         # the instant moves nothing: no restart system (of no unknown)
-    return BlockRows(f"restart {label}", tuple(xs), tuple(rows))
+    return BlockRows(label=f"restart {label}", unknowns=tuple(xs), rows=tuple(rows))
 
 
 def _jet(text: str) -> tuple[str, int]:

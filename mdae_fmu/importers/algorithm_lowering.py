@@ -106,7 +106,9 @@ def _assign(low, it, env, out):
             return
         items = [x if x is None else _fixed_subscripts(low, low.scalar, x, env, where, "target")
                  for x in lhs.items]
-        out.append(("assign", Tuple(items, lhs.error), low.value(rhs, env, where), where))
+        out.append(
+            ("assign", Tuple(items=items, error=lhs.error), low.value(rhs, env, where), where)
+        )
         return
     if type(lhs) is E.Ref and lhs.name in env:
         low.fail(f"cannot assign the for-index '{lhs.name}'", where)

@@ -183,12 +183,12 @@ def _when_statement(builder, resolver, item, scope) -> set:
         ok = _when_body(builder, body, env, order, actions)
         if not ok:
             return assigned
-        assigns = [Assign(name, env[name][0], env[name][1]) for name in order]
+        assigns = [Assign(var=name, value=env[name][0], loc=env[name][1]) for name in order]
         for a in assigns:
             builder.assigned.setdefault(a.var, a.loc)
             assigned.add(a.var)
-        out.append(WhenBranch(cond, tuple(assigns + actions), bloc))
-    builder.whens.append(WhenClause(f"w{len(builder.whens) + 1}", tuple(out), wloc))
+        out.append(WhenBranch(condition=cond, actions=tuple(assigns + actions), loc=bloc))
+    builder.whens.append(WhenClause(id=f"w{len(builder.whens) + 1}", branches=tuple(out), loc=wloc))
     return assigned
 
 
@@ -209,7 +209,13 @@ def _guarded(a: Assertion, arms) -> Assertion:
     taken = arms[-1][0] if arms[-1][0] is not None else E.Const(True)
     for c, _e, _o in arms[:-1]:
         taken = E.BinOp("and", E.UnOp("not", c), taken)
-    return Assertion(E.If(taken, a.cond, E.Const(True)), a.message, a.level, a.guard, a.loc)
+    return Assertion(
+        cond=E.If(taken, a.cond, E.Const(True)),
+        message=a.message,
+        level=a.level,
+        guard=a.guard,
+        loc=a.loc,
+    )
 
 
 def _when_body(builder, body, env, order, actions) -> bool:
@@ -241,9 +247,11 @@ def _when_body(builder, body, env, order, actions) -> bool:
                 continue
             a = builder.action(s)
             if isinstance(a, Reinit):
-                a = Reinit(a.var, cur(a.value), a.loc)
+                a = Reinit(var=a.var, value=cur(a.value), loc=a.loc)
             elif isinstance(a, Assertion):
-                a = Assertion(cur(a.cond), a.message, a.level, a.guard, a.loc)
+                a = Assertion(
+                    cond=cur(a.cond), message=a.message, level=a.level, guard=a.guard, loc=a.loc
+                )
             if a is not None:
                 actions.append(a)
         elif tag == "if":

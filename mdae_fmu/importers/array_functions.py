@@ -233,7 +233,7 @@ def _output_value(shape, name: str, flat: tuple, first: int):
         for fname, fshape in shape.fields:
             fields.append((fname, _output_value(fshape, name, flat, first)))
             first += _count(fshape)
-        return Rec(shape.name, tuple(fields))
+        return Rec(type=shape.name, fields=tuple(fields))
     calls = tuple(E.Call(F.call_name(name, first + j), flat) for j in range(_count(shape)))
     return A.Arr(shape, calls) if shape else calls[0]
 
@@ -414,7 +414,7 @@ def _record_shape(low, rec, name: str, body_low) -> RecordShape:
         path = f"{name}.{f.name}"
         fields.append((f.name, _record_shape(low, sub, path, body_low) if sub is not None
                        else body_low.shapes.get(path, ())))
-    return RecordShape(rec.name, tuple(fields))
+    return RecordShape(name=rec.name, fields=tuple(fields))
 
 
 def _element_bindings(body_low, decl, shape, consts, new_decls, first) -> None:

@@ -133,7 +133,9 @@ class Arr:
         if len(self.shape) == 1:
             return list(self.items)
         step = len(self.items) // n if n else 0
-        return [Arr(self.shape[1:], self.items[k * step:(k + 1) * step]) for k in range(n)]
+        return [
+            Arr(shape=self.shape[1:], items=self.items[k * step : (k + 1) * step]) for k in range(n)
+        ]
 
 
 def shape_of(v) -> tuple:
@@ -143,36 +145,36 @@ def shape_of(v) -> tuple:
 def stack(values: list):
     """``{v1, v2, ...}``: the values (all of one shape) along a new first dimension."""
     if not values:
-        return Arr((0,), ())
+        return Arr(shape=(0,), items=())
     shapes = {shape_of(v) for v in values}
     if len(shapes) != 1:
         raise ArrayError("the elements of an array constructor have different sizes: " +
                          ", ".join(str(list(s)) for s in sorted(shapes)))
     inner = shapes.pop()
     if not inner:
-        return Arr((len(values),), tuple(values))
-    return Arr((len(values),) + inner, tuple(x for v in values for x in v.items))
+        return Arr(shape=(len(values),), items=tuple(values))
+    return Arr(shape=(len(values),) + inner, items=tuple(x for v in values for x in v.items))
 
 
 def stack_shaped(shape: tuple, values: list):
     """Values (all of one shape) arranged in ``shape``: an array of shape ``shape`` followed
     by theirs."""
-    inner = stack(values) if values else Arr((0,), ())
-    return Arr(tuple(shape) + inner.shape[1:], inner.items)
+    inner = stack(values) if values else Arr(shape=(0,), items=())
+    return Arr(shape=tuple(shape) + inner.shape[1:], items=inner.items)
 
 
 def promote(v, n: int) -> Arr:
     """``v`` with trailing singleton dimensions up to ``n`` dimensions (§10.4.2)."""
     if type(v) is not Arr:
-        return Arr((1,) * n, (v,))
+        return Arr(shape=(1,) * n, items=(v,))
     if len(v.shape) > n:
         raise ArrayError(f"an array of {len(v.shape)} dimensions cannot be used here")
-    return Arr(v.shape + (1,) * (n - len(v.shape)), v.items)
+    return Arr(shape=v.shape + (1,) * (n - len(v.shape)), items=v.items)
 
 
 def cat(k: int, values: list) -> Arr:
     """``cat(k, A, B, ...)``: concatenation along dimension ``k`` (from 1)."""
-    arrs = [v if type(v) is Arr else Arr((1,), (v,)) for v in values]
+    arrs = [v if type(v) is Arr else Arr(shape=(1,), items=(v,)) for v in values]
     nd = len(arrs[0].shape)
     if not 1 <= k <= nd or any(len(a.shape) != nd for a in arrs):
         raise ArrayError(f"cat({k}, ...): the arrays must all have at least {k} dimensions "
@@ -188,7 +190,7 @@ def cat(k: int, values: list) -> Arr:
             items.extend(a.items[o * block:(o + 1) * block])
     shape = list(arrs[0].shape)
     shape[k - 1] = sum(a.shape[k - 1] for a in arrs)
-    return Arr(tuple(shape), tuple(items))
+    return Arr(shape=tuple(shape), items=tuple(items))
 
 
 def matrix_cons(rows: list) -> Arr:
@@ -212,7 +214,7 @@ def transpose(a) -> Arr:
         for i in range(n):
             base = (i * m + j) * rest
             items.extend(a.items[base:base + rest])
-    return Arr((m, n) + a.shape[2:], tuple(items))
+    return Arr(shape=(m, n) + a.shape[2:], items=tuple(items))
 
 
 def balanced(op: str, items: list, empty):
@@ -243,7 +245,7 @@ def elementwise(f, *values):
     shape = shapes.pop()
     n = prod(shape)
     cols = [v.items if type(v) is Arr else (v,) * n for v in values]
-    return Arr(shape, tuple(f(*args) for args in zip(*cols)))
+    return Arr(shape=shape, items=tuple(f(*args) for args in zip(*cols)))
 
 
 def binop(op: str, a, b):
@@ -287,7 +289,7 @@ def matmul(a: Arr, b: Arr):
     b_cols = [b.items[j::m] for j in range(m)] if m is not None else [b.items]
     out = [dot(r, c) for r in a_rows for c in b_cols]
     shape = (sa[0],) * (len(sa) == 2) + (m,) * (m is not None)
-    return Arr(shape, tuple(out)) if shape else out[0]
+    return Arr(shape=shape, items=tuple(out)) if shape else out[0]
 
 
 def indices(shape: tuple):

@@ -503,7 +503,7 @@ class _Callbacks(FunctionCallbacks):
     def tuple_expr(self, c):
         entry = self.ctx.error(self.ctx.tok_loc(c[0]), "tuple expressions '(a, b, ...)' are "
                                                        "only allowed left of '=' or ':='")
-        return Tuple(c[1:], entry)
+        return Tuple(items=c[1:], error=entry)
 
     # array expressions are kept as `arrays` nodes and scalarized by `lowering` (issue 13)
     def array_expr(self, c):
@@ -1331,10 +1331,10 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
                          SourceLoc(filename, 1, 1))
     with gc_paused():
         try:
-            return _parse_class(text, ParseContext(filename, text))
+            return _parse_class(text, ParseContext(filename=filename, text=text))
         except _Relower:
             pass        # (outside the handler the first attempt's objects are freed)
-        return _parse_class(text, ParseContext(filename, text, extended=True))
+        return _parse_class(text, ParseContext(filename=filename, text=text, extended=True))
 
 
 def _parse_start(text: str, ctx: ParseContext) -> tuple:
@@ -1356,7 +1356,7 @@ def _parse_start(text: str, ctx: ParseContext) -> tuple:
                 pass
             finally:
                 parser.callbacks.ctx = None
-        ctx = ParseContext(ctx.filename, text, extended=ctx.extended)
+        ctx = ParseContext(filename=ctx.filename, text=text, extended=ctx.extended)
     return _run(text, ctx, "start"), ctx
 
 
@@ -1390,7 +1390,7 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
     recorded for `build_model` and errors are deferred to it; without, errors raise at once."""
     own = ctx is None
     if ctx is None:
-        ctx = ParseContext(filename, whole_file=False)
+        ctx = ParseContext(filename=filename, whole_file=False)
     ctx.text, ctx.line0, ctx.col0, ctx.note = text, line, col, note
     ctx.term_ends = []
     ctx._cursor = (0, 1, 0)
@@ -1469,7 +1469,7 @@ def _literal(cond: E.Expr, positive: bool = True) -> GuardLiteral:
     while type(cond) is E.UnOp and cond.op == "not":
         cond = cond.arg
         positive = not positive
-    return GuardLiteral(cond, positive)
+    return GuardLiteral(cond=cond, positive=positive)
 
 
 def _boolean_form(e) -> bool:
@@ -1725,7 +1725,7 @@ class _ModelBuilder:
                 for cond, _bloc, body in branches:
                     lit = _literal(cond)
                     pushed.append((iter(body), guard + tuple(prior) + (lit,)))
-                    prior.append(GuardLiteral(lit.cond, not lit.positive))
+                    prior.append(GuardLiteral(cond=lit.cond, positive=not lit.positive))
                 if orelse is not None:
                     pushed.append((iter(orelse), guard + tuple(prior)))
                 stack.extend(reversed(pushed))
@@ -1763,7 +1763,7 @@ class _ModelBuilder:
                     assign = self.when_equation(x)
                     if assign is not None:
                         var, rhs, eloc = assign
-                        actions.append(Assign(var, rhs, eloc))
+                        actions.append(Assign(var=var, value=rhs, loc=eloc))
                         self.assigned.setdefault(var, eloc)
                 elif tag == "stmt":
                     s = x[1]
@@ -1779,12 +1779,12 @@ class _ModelBuilder:
                             self.err(aloc, f"expression nested too deeply (more than "
                                            f"{MAX_DEPTH} levels)")
                             continue
-                        actions.append(Assign(var, shallow, aloc))
+                        actions.append(Assign(var=var, value=shallow, loc=aloc))
                         self.assigned.setdefault(var, aloc)
                 elif tag == "when":
                     self.err(x[2], "nested when-clauses are not allowed")
-            out.append(WhenBranch(cond, tuple(actions), bloc))
-        self.whens.append(WhenClause(f"w{len(self.whens) + 1}", tuple(out), loc))
+            out.append(WhenBranch(condition=cond, actions=tuple(actions), loc=bloc))
+        self.whens.append(WhenClause(id=f"w{len(self.whens) + 1}", branches=tuple(out), loc=loc))
 
     def when_equation(self, item) -> tuple | None:
         """``v = expression`` in a when-clause: ``(v, expression, location)``; None (the error
@@ -1873,7 +1873,7 @@ class _ModelBuilder:
             if type(target) is not E.Ref or target is E.TIME:
                 self.err(s.loc, "the first argument of reinit must be a variable")
                 return None
-            r = Reinit(target.name, value, s.loc)
+            r = Reinit(var=target.name, value=value, loc=s.loc)
             self.reinits.append(r)
             return r
         if s.func == "terminate":
@@ -1888,7 +1888,7 @@ class _ModelBuilder:
             if type(msg) is not E.Str:
                 self.err(s.loc, "terminate expects one string argument")
                 return None
-            return Terminate(msg.value, s.loc)
+            return Terminate(message=msg.value, loc=s.loc)
         if s.func == "print":
             return self.print_action(s)
         return self.assertion(s, ())
@@ -1903,7 +1903,13 @@ class _ModelBuilder:
         if len(s.args) != 1:
             self.err(s.loc, f"print expects one String argument, got {len(s.args)}")
             return None
-        return Assertion(E.Const(False), fold_strings(s.args[0]), "warning", (), s.loc)
+        return Assertion(
+            cond=E.Const(False),
+            message=fold_strings(s.args[0]),
+            level="warning",
+            guard=(),
+            loc=s.loc,
+        )
 
     def assertion(self, s: Stmt, guard) -> Assertion | None:
         if not self._positional(s, ("level",)):
@@ -1922,7 +1928,9 @@ class _ModelBuilder:
                                 "AssertionLevel.warning")
                 return None
             level = chosen
-        return Assertion(args[0], fold_strings(args[1]), level, guard, s.loc)
+        return Assertion(
+            cond=args[0], message=fold_strings(args[1]), level=level, guard=guard, loc=s.loc
+        )
 
     # ---- checks after everything is read ----
     def check_arrays(self):
@@ -2007,9 +2015,17 @@ class _ModelBuilder:
                                                           (None,) * len(e.literals)))))
         equations = merge_quiet_if_equations(tuple(self.equations))
         initial = merge_quiet_if_equations(tuple(self.initial))
-        return Model(self.name, tuple(variables), equations, initial,
-                     tuple(self.whens), tuple(self.assertions), source=self.ctx.filename,
-                     experiment=self.experiment, enumerations=tuple(enums.values()))
+        return Model(
+            name=self.name,
+            variables=tuple(variables),
+            equations=equations,
+            initial_equations=initial,
+            whens=tuple(self.whens),
+            assertions=tuple(self.assertions),
+            source=self.ctx.filename,
+            experiment=self.experiment,
+            enumerations=tuple(enums.values()),
+        )
 
 
 def _connected_component_inputs(variables, equations) -> set[str]:
@@ -2139,9 +2155,19 @@ def _with_string_parameters(model: Model, ctx: ParseContext) -> Model:
     import dataclasses
 
     from ..ir import StringParameter
-    return dataclasses.replace(model, strings=tuple(
-        StringParameter(name, value, constant, descr, ctx.where_loc(where))
-        for name, value, constant, descr, where in ctx.string_params))
+    return dataclasses.replace(
+        model,
+        strings=tuple(
+            StringParameter(
+                name=name,
+                value=value,
+                constant=constant,
+                description=descr,
+                loc=ctx.where_loc(where),
+            )
+            for name, value, constant, descr, where in ctx.string_params
+        ),
+    )
 
 
 def _sample_conditions(b: _ModelBuilder) -> None:

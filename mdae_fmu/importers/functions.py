@@ -175,10 +175,20 @@ class FunctionCallbacks:
                                              "not supported")
                         ctx.withdraw(e)
                         inside.append(e)
-        ctx.functions.append(FunctionDef(normalize_name(name_tok[1]), ctx.tok_loc(name_tok),
-                                         normalize_name(end_tok[1]), ctx.tok_loc(end_tok),
-                                         contents, anns, inside, calls, uses,
-                                         partial=any(x[0] == "PARTIAL" for x in c[:i])))
+        ctx.functions.append(
+            FunctionDef(
+                name=normalize_name(name_tok[1]),
+                loc=ctx.tok_loc(name_tok),
+                end_name=normalize_name(end_tok[1]),
+                end_loc=ctx.tok_loc(end_tok),
+                contents=contents,
+                annotations=anns,
+                errors=inside,
+                calls=calls,
+                uses=uses,
+                partial=any(x[0] == "PARTIAL" for x in c[:i]),
+            )
+        )
         return []
 
     def algorithm_section(self, c):

@@ -657,8 +657,14 @@ class Lowering:
                                       for i in A.indices(shape)))
         rec = self.records.get(name)
         if rec is not None:
-            return Rec(rec.name, tuple((f.name, self.ref(f"{name}.{f.name}", env, where))
-                                       for f in rec.fields if isinstance(f, Decl)))
+            return Rec(
+                type=rec.name,
+                fields=tuple(
+                    (f.name, self.ref(f"{name}.{f.name}", env, where))
+                    for f in rec.fields
+                    if isinstance(f, Decl)
+                ),
+            )
         s = self.strings.get(name)
         if s is not None:
             return s
@@ -1153,7 +1159,7 @@ class Lowering:
             else:
                 self.fail(f"record constructor {rec.name}(): no value for field '{f.name}'",
                           e.where)
-        return Rec(rec.name, tuple(out))
+        return Rec(type=rec.name, fields=tuple(out))
 
     # ---- equations ----
     def equate(self, a, b, where, out: list):
@@ -1210,7 +1216,7 @@ class Lowering:
             values.append((f, self.ref(full, {}, None)))
         self.unresolved.discard(v.name)
         self.resolved.add(v.name)
-        return Rec(rec.name, tuple(values))
+        return Rec(type=rec.name, fields=tuple(values))
 
     def items(self, items, env, out):
         for it in items:

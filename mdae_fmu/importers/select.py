@@ -91,8 +91,13 @@ def class_spans(text: str) -> list[ClassSpan]:
     while open_:
         kind, name, start, partial, _, parent, _ = open_.pop()
         done.append((kind, name, start, len(text), partial, len(open_), parent))
-    return sorted((ClassSpan(k, n, s, e, p, d, par) for k, n, s, e, p, d, par in done),
-                  key=lambda c: c.start)
+    return sorted(
+        (
+            ClassSpan(kind=k, name=n, start=s, end=e, partial=p, depth=d, parent=par)
+            for k, n, s, e, p, d, par in done
+        ),
+        key=lambda c: c.start,
+    )
 
 
 def model_names(spans: list[ClassSpan]) -> list[str]:

@@ -74,7 +74,7 @@ def record_from_constructor(name: str, where, decls) -> RecordDef | None:
     if len(outputs) != 1 or outputs[0].type_name != name:
         return None
     fields = tuple(d for d in decls if d is not outputs[0])
-    return RecordDef(name, where, tuple(
+    return RecordDef(name=name, where=where, fields=tuple(
         type(d)(**{**{k: getattr(d, k) for k in d.__slots__},
                    "prefixes": tuple(p for p in d.prefixes if p[0] != "input")})
         for d in fields))

@@ -134,7 +134,7 @@ class _Reader:
 
     def __init__(self, filename: str):
         self.filename = filename
-        self.ctx = ParseContext(filename, whole_file=False)
+        self.ctx = ParseContext(filename=filename, whole_file=False)
         self.n_eq = 0
         self.n_init = 0
         self.n_when = 0

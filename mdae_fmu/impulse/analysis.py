@@ -257,12 +257,17 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
     if base is None:
         if osys.nonpoly:
             names = tuple(sorted(str(s) for s in osys.nonpoly))
-            return ImpulseResult(False, undetermined=tuple(sorted(osys.nonpoly, key=str)),
+            return ImpulseResult(feasible=False, undetermined=tuple(sorted(osys.nonpoly, key=str)),
                                  warnings=(f"W-IMPULSE-ORDER: the impulse order of {names} is not "
                                            "a power of 1/d (non-polynomial entry); the restart "
                                            "is computed numerically (delta-scheme)",))
-        return ImpulseResult(False, warnings=("E-IMPULSE-INCONSISTENT: the restart system is "
-                                              "inconsistent with finite restart states",))
+        return ImpulseResult(
+            feasible=False,
+            warnings=(
+                "E-IMPULSE-INCONSISTENT: the restart system is "
+                "inconsistent with finite restart states",
+            ),
+        )
     jet_ub = {osys.index[u]: -(j.m - 1.0) for u, j in osys.U.items() if j.m > 1}
     jet_level = not jet_ub or osys.solve(extra_ub=jet_ub) is not None
     extra = jet_ub if jet_level else None
@@ -297,27 +302,37 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
     for v in osys.vars:
         i = osys.index[v]
         if v in osys.alg and v not in positive:
-            orders[v] = OrderInfo(Fraction(int(-BOUND)), Fraction(0), True) if v in nz \
-                else OrderInfo(None, None, True)
+            orders[v] = (
+                OrderInfo(lo=Fraction(int(-BOUND)), hi=Fraction(0), may_vanish=True)
+                if v in nz
+                else OrderInfo(lo=None, hi=None, may_vanish=True)
+            )
             continue
         hi = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, -1.0))
         if hi is None:
-            orders[v] = OrderInfo(None, None, True)
+            orders[v] = OrderInfo(lo=None, hi=None, may_vanish=True)
             continue
         hv = _as_fraction(hi.x[i])
         if v in osys.alg and hv <= TOL:
-            orders[v] = OrderInfo(Fraction(int(-BOUND)), hv, True)
+            orders[v] = OrderInfo(lo=Fraction(int(-BOUND)), hi=hv, may_vanish=True)
             continue
         lo = osys.solve(extra_ub=extra, force_zero={i: 0}, objective=(i, 1.0))
         # whether a state increment may vanish is not needed (not computed, reported False)
         may_vanish = v not in osys.U and \
             osys.solve(extra_ub=extra, force_zero={i: 1}) is not None
         lv = _as_fraction(lo.x[i])
-        orders[v] = OrderInfo(lv, hv, may_vanish)
+        orders[v] = OrderInfo(lo=lv, hi=hv, may_vanish=may_vanish)
         if v in osys.alg:
             if not may_vanish and lv > TOL:
                 forced.append(v)
             elif hv > TOL:
                 possible.append(v)
-    return ImpulseResult(True, orders, tuple(forced), tuple(possible), jet_level, (),
-                         tuple(warnings))
+    return ImpulseResult(
+        feasible=True,
+        orders=orders,
+        forced=tuple(forced),
+        possible=tuple(possible),
+        jet_level=jet_level,
+        undetermined=(),
+        warnings=tuple(warnings),
+    )

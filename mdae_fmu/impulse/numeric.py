@@ -145,9 +145,17 @@ def delta_form(problem: RestartProblem, impulse: ImpulseResult | None,
                 break
             diff = sum((-1) ** (i - kk) * comb(i, kk) * inst[1 + kk] for kk in range(i + 1))
             targets[right(j.name, i)] = sp.cancel(sp.expand(diff) / d ** i)
-    return DeltaForm(d, tuple(unknowns), tuple(z), tuple(kind[s] for s in unknowns),
-                     tuple(power.get(s, Fraction(0)) for s in unknowns), equations, targets,
-                     {s: values[s] for s in unknowns}, level)
+    return DeltaForm(
+        d=d,
+        unknowns=tuple(unknowns),
+        z=tuple(z),
+        kind=tuple(kind[s] for s in unknowns),
+        power=tuple(power.get(s, Fraction(0)) for s in unknowns),
+        equations=equations,
+        targets=targets,
+        values={s: values[s] for s in unknowns},
+        level=level,
+    )
 
 
 class DeltaSystem:
@@ -274,20 +282,34 @@ def delta_scheme(problem: RestartProblem, impulse: ImpulseResult | None, left_va
     for it in range(1, max_iter + 1):
         u, res, ok = ds.solve(h, u, min(h, 1e-10))
         if not ok and res > 1e-6:
-            return DeltaResult({}, it, False, h, tuple(hist),
-                               f"restart solve failed at delta={h:.3g} (residual {res:.2e})")
+            return DeltaResult(
+                values={},
+                iterations=it,
+                converged=False,
+                delta=h,
+                history=tuple(hist),
+                message=f"restart solve failed at delta={h:.3g} (residual {res:.2e})",
+            )
         x = ds.targets(u, h)
         vec = np.array([x[k] for k in sorted(x, key=str)])
         hist.append((h, vec))
         if prev is not None and np.max(np.abs(vec - prev)) <= eps:
             small += 1
             if small >= 2:
-                return DeltaResult(x, it, True, h, tuple(hist))
+                return DeltaResult(
+                    values=x, iterations=it, converged=True, delta=h, history=tuple(hist)
+                )
         else:
             small = 0
         prev = vec
         h *= theta
         if h < h_min:
             break
-    return DeltaResult(dict(zip(sorted(x, key=str), prev)) if prev is not None else {}, it,
-                       False, h, tuple(hist), "no convergence before the smallest delta")
+    return DeltaResult(
+        values=dict(zip(sorted(x, key=str), prev)) if prev is not None else {},
+        iterations=it,
+        converged=False,
+        delta=h,
+        history=tuple(hist),
+        message="no convergence before the smallest delta",
+    )

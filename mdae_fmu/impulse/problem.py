@@ -112,12 +112,22 @@ def split_problem(problem: RestartProblem) -> list[RestartProblem]:
         eqs = tuple(problem.equations[i] for i in idx)
         syms = set().union(*(e.free_symbols for _, e in eqs))
         unk = tuple(s for s in problem.unknowns if s in syms)
-        jets = tuple(StateJet(j.name, j.m, j.known, j.top if j.top in syms else None)
-                     for j in problem.jets)
+        jets = tuple(
+            StateJet(name=j.name, m=j.m, known=j.known, top=j.top if j.top in syms else None)
+            for j in problem.jets
+        )
         labels = {lab for lab, _ in eqs}
-        out.append(RestartProblem(problem.label, eqs, unk, jets, problem.d,
-                                  {k: v for k, v in problem.lower.items() if k in labels},
-                                  problem.params))
+        out.append(
+            RestartProblem(
+                label=problem.label,
+                equations=eqs,
+                unknowns=unk,
+                jets=jets,
+                d=problem.d,
+                lower={k: v for k, v in problem.lower.items() if k in labels},
+                params=problem.params,
+            )
+        )
     return out
 
 
@@ -162,11 +172,15 @@ def presolve(problem: RestartProblem) -> tuple[RestartProblem, dict]:
         return problem, {}
     kept = tuple(eqs[i] for i in sorted(eqs))
     labels = {lab for lab, _ in kept}
-    reduced = RestartProblem(problem.label, kept,
-                             tuple(s for s in problem.unknowns if s in unk), problem.jets,
-                             problem.d,
-                             {k: v for k, v in problem.lower.items() if k in labels},
-                             problem.params)
+    reduced = RestartProblem(
+        label=problem.label,
+        equations=kept,
+        unknowns=tuple(s for s in problem.unknowns if s in unk),
+        jets=problem.jets,
+        d=problem.d,
+        lower={k: v for k, v in problem.lower.items() if k in labels},
+        params=problem.params,
+    )
     return reduced, solved
 
 

@@ -272,8 +272,15 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
             sol = _solve(part_eqs, part_unk, hint, problem.params)
             if not _unsolved_through_function(K0, sol, targets):
                 sol = {u: _tidy(e) for u, e in (sol or {}).items()}
-                return Standardized("S0", "jet", tuple(K0), tuple(unk0), sol,
-                                    _restart_eqs(problem, "jet", sol), ())
+                return Standardized(
+                    method="S0",
+                    level="jet",
+                    equations=tuple(K0),
+                    unknowns=tuple(unk0),
+                    solution=sol,
+                    restart=_restart_eqs(problem, "jet", sol),
+                    impulsive=(),
+                )
         impulse = impulse_analysis(problem)
     level = "jet" if impulse.jet_level else "shift"
     eqs, targets, others = level_form(problem, level, impulse)
@@ -290,11 +297,29 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
             notes.append("the restart equations call a user function that sympy cannot "
                          "invert: restart computed by the numerical delta-scheme (RR-9334 "
                          "RR-9334 §11.3)")
-            return Standardized("S3", level, tuple(eqs), tuple(targets + others), {},
-                                (), imp_info, impulse, tuple(notes))
+            return Standardized(
+                method="S3",
+                level=level,
+                equations=tuple(eqs),
+                unknowns=tuple(targets + others),
+                solution={},
+                restart=(),
+                impulsive=imp_info,
+                impulse=impulse,
+                notes=tuple(notes),
+            )
         sol = {} if sol is None else {u: _tidy(e) for u, e in sol.items() if u not in keep_out}
-        return Standardized(method, level, tuple(K), tuple(unknowns), sol,
-                            _restart_eqs(problem, level, sol), imp_info, impulse, tuple(notes))
+        return Standardized(
+            method=method,
+            level=level,
+            equations=tuple(K),
+            unknowns=tuple(unknowns),
+            solution=sol,
+            restart=_restart_eqs(problem, level, sol),
+            impulsive=imp_info,
+            impulse=impulse,
+            notes=tuple(notes),
+        )
 
     if impulse.feasible:
         # S0: leading order of the raw system
@@ -327,8 +352,17 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
     if not allow_numeric:
         raise ValueError("restart cannot be standardized symbolically")
     notes.append("restart computed by the numerical delta-scheme (RR-9334 §11.3)")
-    return Standardized("S3", level, tuple(eqs), tuple(targets + others), {},
-                        (), imp_info, impulse, tuple(notes))
+    return Standardized(
+        method="S3",
+        level=level,
+        equations=tuple(eqs),
+        unknowns=tuple(targets + others),
+        solution={},
+        restart=(),
+        impulsive=imp_info,
+        impulse=impulse,
+        notes=tuple(notes),
+    )
 
 
 def _unsolved_through_function(K, sol, targets) -> bool:

@@ -75,11 +75,23 @@ def block_restart_problem(table, equations, unknowns: dict, params: dict,
             top = _instance(n, m)
             tops.append(top)
             if m >= 1:
-                jets.append(StateJet(n, m, tuple(_instance(n, j) for j in range(m)), top))
+                jets.append(
+                    StateJet(name=n, m=m, known=tuple(_instance(n, j) for j in range(m)), top=top)
+                )
         else:
-            m = seen[n] + 1           # read at its current value: every instance known
-            jets.append(StateJet(n, m, tuple(_instance(n, j) for j in range(m)), None))
-    return RestartProblem(label, tuple(shift_eqs), tuple(tops), tuple(jets), d, lower, params)
+            m = seen[n] + 1  # read at its current value: every instance known
+            jets.append(
+                StateJet(name=n, m=m, known=tuple(_instance(n, j) for j in range(m)), top=None)
+            )
+    return RestartProblem(
+        label=label,
+        equations=tuple(shift_eqs),
+        unknowns=tuple(tops),
+        jets=tuple(jets),
+        d=d,
+        lower=lower,
+        params=params,
+    )
 
 
 def standard_block_restart(problem: RestartProblem):

@@ -68,9 +68,9 @@ def continuations(system: MultimodeSystem, mode: Mode) -> ContinuationChain:
         eqs.extend(e for e, _ in rs if e not in eqs)
         steps.append((tuple(system.guards[i].name for i in sorted(cur)), tuple(sorted(xs))))
         if not xs:
-            return ContinuationChain(tuple(steps), True, tuple(eqs))
+            return ContinuationChain(steps=tuple(steps), finite=True, equations=tuple(eqs))
         nxt = triggered_by(system, xs) - cur
         if not nxt:
-            return ContinuationChain(tuple(steps), True, tuple(eqs))
+            return ContinuationChain(steps=tuple(steps), finite=True, equations=tuple(eqs))
         cur = nxt
-    return ContinuationChain(tuple(steps), False, tuple(eqs))
+    return ContinuationChain(steps=tuple(steps), finite=False, equations=tuple(eqs))

@@ -293,10 +293,20 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     diags = _collect_diagnostics(diagnostics, changes,
                                  failures.values() if simultaneous else ())
     accepted = not diags or all(d.code.startswith("W") for d in diags)
-    return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), tuple(infos),
-                     tuple(changes), tuple(configs), tuple(edges), accepted, tuple(diags),
-                     erasure, system.initial_mode(), system,
-                     "literal" if literal_lemma22 else "two-graph")
+    return Automaton(
+        name=system.name,
+        guards=tuple((g.name, g.kind) for g in system.guards),
+        modes=tuple(infos),
+        changes=tuple(changes),
+        configs=tuple(configs),
+        edges=tuple(edges),
+        accepted=accepted,
+        diagnostics=tuple(diags),
+        erasure=erasure,
+        initial_mode=system.initial_mode(),
+        system=system,
+        lemma22="literal" if literal_lemma22 else "two-graph",
+    )
 
 
 def standardize_changes(automaton: Automaton, changes: Iterable[ModeChange],
@@ -337,19 +347,45 @@ def _without_guards(ex: _Explorer, erasure: Erasure, literal_lemma22: bool) -> A
         states = tuple(var_label((n, k)) for n, d in sorted(sg.d.items()) for k in range(d))
         latent = tuple(eq_label((e, k)) for e, c in sorted(sg.c.items())
                        for k in range(1, c + 1))
-        info = ModeInfo(mode, system.mode_label(mode), "long", True, sg.index, states, latent)
+        info = ModeInfo(
+            mode=mode,
+            label=system.mode_label(mode),
+            kind="long",
+            ok=True,
+            index=sg.index,
+            states=states,
+            latent=latent,
+        )
         dg = initialization_check(system, mode, sg)
         if dg is not None:
             diagnostics.append(dg)
     else:
-        assert sg.diagnostic is not None        # a failed Σ-method says why
-        info = ModeInfo(mode, system.mode_label(mode), "long", False, diagnostic=sg.diagnostic)
+        assert sg.diagnostic is not None  # a failed Σ-method says why
+        info = ModeInfo(
+            mode=mode,
+            label=system.mode_label(mode),
+            kind="long",
+            ok=False,
+            diagnostic=sg.diagnostic,
+        )
         diagnostics.append(sg.diagnostic)
     diags = _collect_diagnostics(diagnostics, [], ())
     accepted = not diags or all(d.code.startswith("W") for d in diags)
-    return Automaton(system.name, (), (info,), (), (), (), accepted, tuple(diags), erasure,
-                     system.initial_mode(), system, "literal" if literal_lemma22 else "two-graph",
-                     complete=False)
+    return Automaton(
+        name=system.name,
+        guards=(),
+        modes=(info,),
+        changes=(),
+        configs=(),
+        edges=(),
+        accepted=accepted,
+        diagnostics=tuple(diags),
+        erasure=erasure,
+        initial_mode=system.initial_mode(),
+        system=system,
+        lemma22="literal" if literal_lemma22 else "two-graph",
+        complete=False,
+    )
 
 
 def _steady_modes(ex: _Explorer, all_modes: list[Mode],
@@ -364,12 +400,12 @@ def _steady_modes(ex: _Explorer, all_modes: list[Mode],
     for m in all_modes:
         kind = "transient" if system.is_transient(m) else "long"
         if kind == "transient":
-            infos.append(ModeInfo(m, system.mode_label(m), kind, True))
+            infos.append(ModeInfo(mode=m, label=system.mode_label(m), kind=kind, ok=True))
             continue
         sg = ex.sig(m)
         if not sg.ok:
             assert sg.diagnostic is not None        # a failed Σ-method says why
-            infos.append(ModeInfo(m, system.mode_label(m), kind, False,
+            infos.append(ModeInfo(mode=m, label=system.mode_label(m), kind=kind, ok=False,
                                   diagnostic=sg.diagnostic))
             diagnostics.append(sg.diagnostic)
             continue
@@ -379,8 +415,18 @@ def _steady_modes(ex: _Explorer, all_modes: list[Mode],
         states = tuple(var_label((n, k)) for n, d in sorted(sg.d.items()) for k in range(d))
         latent = tuple(eq_label((e, k)) for e, c in sorted(sg.c.items()) for k in range(1, c + 1))
         blocks = tuple(tuple(map(eq_label, b.equations)) for b in r.blocks)
-        infos.append(ModeInfo(m, system.mode_label(m), kind, True, sg.index, states, latent,
-                              blocks))
+        infos.append(
+            ModeInfo(
+                mode=m,
+                label=system.mode_label(m),
+                kind=kind,
+                ok=True,
+                index=sg.index,
+                states=states,
+                latent=latent,
+                blocks=blocks,
+            )
+        )
     return infos, steady
 
 
@@ -396,13 +442,18 @@ def _cascade_and_initial_diagnostics(ex: _Explorer, all_modes: list[Mode],
             chain = continuations(system, m)
             if not chain.finite:
                 keys = tuple((e, 0) for e in chain.equations)
-                out.append(Diagnostic(
-                    "E-CASCADE-INFINITE", f"transient mode [{system.mode_label(m)}]: the events "
-                    + " -> ".join("{" + ", ".join(g) + "}" for g, _ in chain.steps)
-                    + " can re-trigger each other forever (Assumption 4 fails): each resets "
-                    "variables the next one reads"
-                    + (f" (resets {equation_list(system, keys)})" if keys else ""),
-                    tuple(sorted({v for _, xs in chain.steps for v in xs})), keys))
+                out.append(
+                    Diagnostic(
+                        code="E-CASCADE-INFINITE",
+                        message=f"transient mode [{system.mode_label(m)}]: the events "
+                        + " -> ".join("{" + ", ".join(g) + "}" for g, _ in chain.steps)
+                        + " can re-trigger each other forever (Assumption 4 fails): each resets "
+                        "variables the next one reads"
+                        + (f" (resets {equation_list(system, keys)})" if keys else ""),
+                        variables=tuple(sorted({v for _, xs in chain.steps for v in xs})),
+                        equations=keys,
+                    )
+                )
     init = system.initial_mode()
     if init is not None and init in steady:
         dg = initialization_check(system, init, ex.sig(init))
@@ -448,9 +499,13 @@ def _explore_pairs(ex: _Explorer, all_modes: list[Mode], steady: dict[Mode, Conf
             edges.append((cindex[c], m, cid(r.next), r))
             if new:
                 if len(configs) > max_configs:
-                    diagnostics.append(Diagnostic(
-                        "E-EXPLORE-BOUND", f"more than {max_configs} configurations: the "
-                        "reconciliation after some mode change does not terminate"))
+                    diagnostics.append(
+                        Diagnostic(
+                            code="E-EXPLORE-BOUND",
+                            message=f"more than {max_configs} configurations: the "
+                            "reconciliation after some mode change does not terminate",
+                        )
+                    )
                     return
                 work.append(r.next)
 
@@ -495,7 +550,7 @@ def _collect_diagnostics(diagnostics: list[Diagnostic], changes: list[ModeChange
                 code = note.split(":", 1)[0]
                 if code.startswith(("W-", "E-")):
                     diagnostics.append(Diagnostic(
-                        code, f"{ch.src_label} -> {ch.dst_label}, instant {ri.index}: "
+                        code=code, message=f"{ch.src_label} -> {ch.dst_label}, instant {ri.index}: "
                         + note.split(":", 1)[1].strip()))
     reported = {(d.code, d.variables, d.equations) for d in diagnostics}
     for dg in failures:
@@ -524,9 +579,20 @@ def _too_many_modes(system: MultimodeSystem, err, max_modes: int, erasure: str,
     else:
         msg = enumeration_limit_message(system.name, n_free, err, max_modes,
                                         "mode-change analysis")
-    return Automaton(system.name, tuple((g.name, g.kind) for g in system.guards), (), (), (),
-                     (), False, (Diagnostic("E-EXPLORE-BOUND", msg),), erasure,
-                     system.initial_mode(), system, "literal" if literal else "two-graph")
+    return Automaton(
+        name=system.name,
+        guards=tuple((g.name, g.kind) for g in system.guards),
+        modes=(),
+        changes=(),
+        configs=(),
+        edges=(),
+        accepted=False,
+        diagnostics=(Diagnostic(code="E-EXPLORE-BOUND", message=msg),),
+        erasure=erasure,
+        initial_mode=system.initial_mode(),
+        system=system,
+        lemma22="literal" if literal else "two-graph",
+    )
 
 
 def coupled_guard_classes(system: MultimodeSystem) -> list[tuple[int, ...]]:
@@ -623,13 +689,15 @@ def single_changes_warning(system: MultimodeSystem, classes, skipped: int) -> Di
                     + (f" except classes of more than {MAX_COUPLED} guards, explored one guard "
                        "at a time" if big else ""))
     return Diagnostic(
-        "W-SINGLE-CHANGES",
-        f"{len(system.guards)} guards: mode changes explored one guard at a time{together}. "
+        code="W-SINGLE-CHANGES",
+        message=f"{len(system.guards)} guards: mode changes explored one guard at a "
+        f"time{together}. "
         f"Not analysed: {skipped} mode change(s) that switch independent guards at the same "
         "instant (Assumption 3: distinct events do not coincide), and guard changes during a "
         "reconciliation cascade (runs from its intermediate configurations); a rejection "
         "there would go unnoticed. analyze_multimode(model, simultaneous=True) explores them "
-        "all")
+        "all",
+    )
 
 
 def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
@@ -657,11 +725,11 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     if not starts or _consistent_starts(system, model, r.over_eqs, fixed):
         return None
     return Diagnostic(
-        "W-INIT-INCONSISTENT",
-        f"initialization: the start values fixed for {{{', '.join(starts)}}} "
+        code="W-INIT-INCONSISTENT",
+        message=f"initialization: the start values fixed for {{{', '.join(starts)}}} "
         f"over-determine the initial mode [{system.mode_label(mode)}] together with its "
         f"consistency equations {equation_list(system, keys)}; fix fewer start values or choose "
-        "consistent ones", tuple(starts), keys)
+        "consistent ones", variables=tuple(starts), equations=keys)
 
 
 def _initialization_graph(system: MultimodeSystem, mode: Mode, sig: SigmaInfo,
@@ -739,8 +807,16 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     for k in range(MAX_CASCADE):
         r = ex.run(cfg, mode, pair, k)
         if not r.ok:
-            return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(instants),
-                              len(instants), False, r.diagnostic)
+            return ModeChange(
+                src=src,
+                dst=dst,
+                src_label=s.mode_label(src),
+                dst_label=s.mode_label(dst),
+                instants=tuple(instants),
+                n_instants=len(instants),
+                accepted=False,
+                diagnostic=r.diagnostic,
+            )
         if k > 0 and not s.is_transient(mode) and r.next == cfg and not r.erased:
             break           # steady configuration of the (new) long mode
         runs.append(r)
@@ -750,9 +826,19 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
         if s.is_transient(mode):
             mode = continuation_mode(s, mode)
     else:
-        return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), (), 0, False,
-                          Diagnostic("E-CASCADE-INFINITE", f"{pair}: no steady configuration "
-                                     f"after {MAX_CASCADE} instants"))
+        return ModeChange(
+            src=src,
+            dst=dst,
+            src_label=s.mode_label(src),
+            dst_label=s.mode_label(dst),
+            instants=(),
+            n_instants=0,
+            accepted=False,
+            diagnostic=Diagnostic(
+                code="E-CASCADE-INFINITE",
+                message=f"{pair}: no steady configuration after {MAX_CASCADE} instants",
+            ),
+        )
     out = [_continuity(ex, k, r) if standardize and _steady_run(ex, r, steady)
            else _described(ex, k, r, standardize) for k, r in enumerate(runs)]
     if standardize and out and out[0].impulsive and not any(i.impulsive for i in out[1:]):
@@ -762,8 +848,18 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
             out[0] = RestartInstant(**fields)
     steps = compose_restart(out) if standardize else ()
     restart = steps[0].restart if len(steps) == 1 and not steps[0].numerical else ()
-    return ModeChange(src, dst, s.mode_label(src), s.mode_label(dst), tuple(out), len(out),
-                      True, None, restart, steps)
+    return ModeChange(
+        src=src,
+        dst=dst,
+        src_label=s.mode_label(src),
+        dst_label=s.mode_label(dst),
+        instants=tuple(out),
+        n_instants=len(out),
+        accepted=True,
+        diagnostic=None,
+        restart=restart,
+        steps=steps,
+    )
 
 
 def _steady_run(ex: _Explorer, r: Instant, steady: dict[Mode, Config]) -> bool:
@@ -819,9 +915,9 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
     sf = getattr(ex, "_sf", None)
     if sf is None:
         sf = ex._sf = ShiftForm(s)
-    blocks = tuple(RestartBlock(tuple(eq_label(q) for q in b.equations),
-                                tuple(inst_label(v) for v in b.unknowns),
-                                tuple(sf.formula(q) for q in b.equations))
+    blocks = tuple(RestartBlock(equations=tuple(eq_label(q) for q in b.equations),
+                                unknowns=tuple(inst_label(v) for v in b.unknowns),
+                                formulas=tuple(sf.formula(q) for q in b.equations))
                    for b in r.blocks)
     base: dict[str, Any] = dict(index=k, mode=s.mode_label(r.mode), facts=tuple(eq_label(q) for q in
                                                                   sorted(r.facts)),
@@ -995,14 +1091,16 @@ def compose_restart(instants) -> tuple:
             comp = _compose([ri.restart for ri in run])
             names = {v for ri in run for v in ri.variables} | {_jet_variable(e.lhs)
                                                                 for e in comp}
-            steps.append(RestartStep(tuple(ri.index for ri in run), False,
-                                     tuple(sorted(names)), comp))
+            steps.append(RestartStep(instants=tuple(ri.index for ri in run), numerical=False,
+                                     variables=tuple(sorted(names)), restart=comp))
             run.clear()
 
     for ri in instants:
         if ri.numerical:
             flush()
-            steps.append(RestartStep((ri.index,), True, tuple(ri.variables)))
+            steps.append(
+                RestartStep(instants=(ri.index,), numerical=True, variables=tuple(ri.variables))
+            )
         else:
             run.append(ri)
     flush()

@@ -484,8 +484,17 @@ def normalize(model: Model) -> MultimodeSystem:
                 name = f"edge({name})"
                 init = False
             gindex[key] = len(guards)
-            guards.append(Guard(name, atom, definition, cast(GuardKind, kind), init,
-                                frozenset(_expand_reads(definition, bool_defs)), loc))
+            guards.append(
+                Guard(
+                    name=name,
+                    cond=atom,
+                    definition=definition,
+                    kind=cast(GuardKind, kind),
+                    init=init,
+                    reads=frozenset(_expand_reads(definition, bool_defs)),
+                    loc=loc,
+                )
+            )
             if kind == "long" and definition != atom:
                 defs.setdefault(atom, definition)
         return gindex[key], pos
@@ -510,9 +519,17 @@ def normalize(model: Model) -> MultimodeSystem:
     for eq, if_conds in zip(model.equations, model.if_conditions):
         if eq.id in def_eqs:
             continue
-        if not eq.guard and not if_conds:       # the commonest: one branch, no guard
-            equations.append(MEquation(eq.id, eq.residual, (), orders_of(eq.residual), eq.id,
-                                       eq.loc))
+        if not eq.guard and not if_conds:  # the commonest: one branch, no guard
+            equations.append(
+                MEquation(
+                    id=eq.id,
+                    residual=eq.residual,
+                    guard=(),
+                    orders=orders_of(eq.residual),
+                    origin=eq.id,
+                    loc=eq.loc,
+                )
+            )
             continue
         lits = tuple(guard_of(g.cond if g.positive else E.UnOp("not", g.cond), "long", eq.loc)
                      for g in eq.guard)
@@ -521,8 +538,16 @@ def normalize(model: Model) -> MultimodeSystem:
         for suffix, lits2, res in branches:
             if suffix:      # a branch's literal-zero coefficients read nothing (conditionals)
                 res = drop_zero_terms(res)
-            equations.append(MEquation(eq.id + suffix, res, _dedupe(lits2), orders_of(res),
-                                       eq.id, eq.loc))
+            equations.append(
+                MEquation(
+                    id=eq.id + suffix,
+                    residual=res,
+                    guard=_dedupe(lits2),
+                    orders=orders_of(res),
+                    origin=eq.id,
+                    loc=eq.loc,
+                )
+            )
     for w in model.whens:
         earlier: list[tuple[int, bool]] = []
         for bi, br in enumerate(w.branches):
@@ -539,24 +564,51 @@ def normalize(model: Model) -> MultimodeSystem:
                     orders.update({n: k for n, k in E.derivative_orders(act.value).items()
                                    if n in unknown_set})
                     orders[act.var] = max(orders.get(act.var, 0), 1)
-                    equations.append(MEquation(
-                        f"{w.id}.reinit({act.var})" + (f"#{bi}" if bi else ""), act.value,
-                        gi, tuple(sorted(orders.items())), w.id, act.loc or br.loc,
-                        reinit=act.var))
+                    equations.append(
+                        MEquation(
+                            id=f"{w.id}.reinit({act.var})" + (f"#{bi}" if bi else ""),
+                            residual=act.value,
+                            guard=gi,
+                            orders=tuple(sorted(orders.items())),
+                            origin=w.id,
+                            loc=act.loc or br.loc,
+                            reinit=act.var,
+                        )
+                    )
                 elif isinstance(act, Assign) and act.var in unknown_set:
                     res = E.residual(E.Ref(act.var), act.value)
                     orders = {n: k for n, k in E.derivative_orders(res).items() if n in unknown_set}
-                    equations.append(MEquation(f"{w.id}.{act.var}#{bi}.{ai}", res, gi,
-                                               tuple(sorted(orders.items())), w.id,
-                                               act.loc or br.loc))
-    system = MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
-                             constants, model)
+                    equations.append(
+                        MEquation(
+                            id=f"{w.id}.{act.var}#{bi}.{ai}",
+                            residual=res,
+                            guard=gi,
+                            orders=tuple(sorted(orders.items())),
+                            origin=w.id,
+                            loc=act.loc or br.loc,
+                        )
+                    )
+    system = MultimodeSystem(
+        name=model.name,
+        guards=tuple(guards),
+        equations=tuple(equations),
+        unknowns=unknown_names,
+        constants=constants,
+        model=model,
+    )
     notes = check_guard_fixpoints(system, model)
     from .event_iteration import initial_guard_values
     for gi, value in initial_guard_values(system).items():
         guards[gi] = dataclasses.replace(guards[gi], init=value)
-    return MultimodeSystem(model.name, tuple(guards), tuple(equations), unknown_names,
-                           constants, model, tuple(notes))
+    return MultimodeSystem(
+        name=model.name,
+        guards=tuple(guards),
+        equations=tuple(equations),
+        unknowns=unknown_names,
+        constants=constants,
+        model=model,
+        notes=tuple(notes),
+    )
 
 
 def _dedupe(lits):

@@ -29,7 +29,7 @@ def restart_problem(sf: ShiftForm, inst: Instant, label: str = "") -> RestartPro
         while m in by_var[n]:
             m += 1
         top = sf.X(n, m) if (n, m) in inst.unknowns else None
-        jets.append(StateJet(n, m, tuple(sf.X(n, j) for j in range(m)), top))
+        jets.append(StateJet(name=n, m=m, known=tuple(sf.X(n, j) for j in range(m)), top=top))
     lower = {}
     for k in order:
         e, s = k
@@ -37,5 +37,12 @@ def restart_problem(sf: ShiftForm, inst: Instant, label: str = "") -> RestartPro
             lower[eq_label(k)] = ("fact", sf.equation((e, s - 1)))
         elif s >= 1 and (e, s - 1) in inst.erased:
             lower[eq_label(k)] = ("erased", sf.equation((e, s - 1)))
-    return RestartProblem(label, eqs, unknowns, tuple(j for j in jets if j.m > 0), sf.d,
-                          lower, parameter_values(sf.system))
+    return RestartProblem(
+        label=label,
+        equations=eqs,
+        unknowns=unknowns,
+        jets=tuple(j for j in jets if j.m > 0),
+        d=sf.d,
+        lower=lower,
+        params=parameter_values(sf.system),
+    )

@@ -102,7 +102,7 @@ def sigma_of_mode(system: MultimodeSystem, mode: Mode) -> SigmaInfo:
     rows = {e.id: e.order_map for e in enabled}
     res = sigma_offsets(rows) if rows else ({}, {})
     if res is not None:
-        return SigmaInfo(True, res[0], res[1])
+        return SigmaInfo(ok=True, c=res[0], d=res[1])
     occ = {e.id: [(n, 0) for n in e.order_map] for e in enabled}
     unk = {v for vs in occ.values() for v in vs}
     r = dm(occ, occ, unk)
@@ -116,9 +116,15 @@ def sigma_of_mode(system: MultimodeSystem, mode: Mode) -> SigmaInfo:
     n_eq, n_var = len(rows), len(unk)
     msg = (f"mode [{system.mode_label(mode)}] is structurally singular ({n_eq} equations, "
            f"{n_var} variables): " + "; ".join(parts))
-    return SigmaInfo(False, diagnostic=Diagnostic(
-        "E-MODE-SINGULAR", msg, tuple(sorted(n for n, _ in r.under_vars | r.over_vars)),
-        tuple(sorted(r.over_eqs | r.under_eqs))))
+    return SigmaInfo(
+        ok=False,
+        diagnostic=Diagnostic(
+            code="E-MODE-SINGULAR",
+            message=msg,
+            variables=tuple(sorted(n for n, _ in r.under_vars | r.over_vars)),
+            equations=tuple(sorted(r.over_eqs | r.under_eqs)),
+        ),
+    )
 
 
 def sigma_from_report(system: MultimodeSystem, mode: Mode, report) -> SigmaInfo | None:
@@ -141,7 +147,7 @@ def sigma_from_report(system: MultimodeSystem, mode: Mode, report) -> SigmaInfo 
     plain = _plain_ids(system, model)
     if any(e.id != e.origin or e.id not in plain for e in enabled):
         return None
-    return SigmaInfo(True, dict(ma.c), dict(ma.d))
+    return SigmaInfo(ok=True, c=dict(ma.c), d=dict(ma.d))
 
 
 def _accepted_modes_by_equations(report) -> dict:
@@ -235,11 +241,18 @@ def solve_conflict(system: MultimodeSystem, keys, occ, unknowns, erasure: Erasur
     else:       # the same graph (dm keeps only the unknowns that occur): the same result
         r2 = r
     if r2.over_eqs:
-        return erased, r2, Diagnostic(
-            "E-RESTART-CONFLICT",
-            f"{pair}, instant {instant_no}: equations {equation_list(system, sorted(r2.over_eqs))} "
-            f"conflict with values fixed by the previous instant and cannot be postponed",
-            tuple(sorted(inst_label(v) for v in r2.over_vars)), tuple(sorted(r2.over_eqs)))
+        return (
+            erased,
+            r2,
+            Diagnostic(
+                code="E-RESTART-CONFLICT",
+                message=f"{pair}, instant {instant_no}: equations "
+                f"{equation_list(system, sorted(r2.over_eqs))} "
+                f"conflict with values fixed by the previous instant and cannot be postponed",
+                variables=tuple(sorted(inst_label(v) for v in r2.over_vars)),
+                equations=tuple(sorted(r2.over_eqs)),
+            ),
+        )
     if r2.under_vars:
         return erased, r2, _missing_restart(system, r2, occ, erased, levels or {}, pair,
                                             instant_no)
@@ -272,12 +285,22 @@ def _missing_restart(system: MultimodeSystem, r2: DMResult, occ, erased, levels:
                + ("these values, which the previous instant does not give"
                   if len(lack) > 1 else "this value, which the previous instant does not give")
                + coupled + before + ")")
-        return Diagnostic("E-RESTART-MISSING", msg, tuple(names), tuple(sorted(r2.under_eqs)))
+        return Diagnostic(
+            code="E-RESTART-MISSING",
+            message=msg,
+            variables=tuple(names),
+            equations=tuple(sorted(r2.under_eqs)),
+        )
     names = sorted({n for n, _ in r2.under_vars})
     inst = ", ".join(inst_label(v) for v in sorted(r2.under_vars))
     msg = (head + f"{{{', '.join(names)}}} ({missing}; undetermined instances {inst}; "
            f"equations involved {eqs}{before})")
-    return Diagnostic("E-RESTART-MISSING", msg, tuple(names), tuple(sorted(r2.under_eqs)))
+    return Diagnostic(
+        code="E-RESTART-MISSING",
+        message=msg,
+        variables=tuple(names),
+        equations=tuple(sorted(r2.under_eqs)),
+    )
 
 
 def lacking_restart(under_eqs, under_vars, occ, candidates, max_tries: int = 4096):
@@ -331,7 +354,7 @@ def tick(known, solved_keys, new_vars, facts) -> Config:
     §6.3)."""
     nk = frozenset((n, j - 1) for n, j in set(known) | set(new_vars) if j >= 1)
     nc = frozenset((e, k - 1) for e, k in set(solved_keys) | set(facts) if k >= 1)
-    return Config(nk, nc)
+    return Config(known=nk, context=nc)
 
 
 def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
@@ -341,7 +364,7 @@ def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
     of a transient mode whose equations are those of its continuation (`exec_transient`),
     ``sig`` being the continuation's Σ-method."""
     if not sig.ok:
-        return Instant(mode, kind, False, cfg.known, diagnostic=sig.diagnostic)
+        return Instant(mode=mode, kind=kind, ok=False, known=cfg.known, diagnostic=sig.diagnostic)
     enabled = system.enabled(mode)
     ids = {e.id for e in enabled}
     facts = frozenset(k for k in cfg.context if k[0] in ids)
@@ -352,7 +375,15 @@ def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
     erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure, sig.c, pair,
                                       instant_no, sig.d)
     if diag is not None:
-        return Instant(mode, kind, False, cfg.known, facts, erased, diagnostic=diag)
+        return Instant(
+            mode=mode,
+            kind=kind,
+            ok=False,
+            known=cfg.known,
+            facts=facts,
+            erased=erased,
+            diagnostic=diag,
+        )
     return _finish(system, cfg, mode, kind, facts, erased, r2, occ)
 
 
@@ -377,8 +408,18 @@ def steady_run(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Instant:
     solved = tuple(sorted(occ))
     leading = frozenset((n, dn) for n, dn in d.items())
     blocks = tuple(btf(solved, occ, leading))
-    return Instant(mode, "long", True, cfg.known, cfg.context, frozenset(), solved, leading,
-                   blocks, cfg)
+    return Instant(
+        mode=mode,
+        kind="long",
+        ok=True,
+        known=cfg.known,
+        facts=cfg.context,
+        erased=frozenset(),
+        solved=solved,
+        unknowns=leading,
+        blocks=blocks,
+        next=cfg,
+    )
 
 
 def _finish(system, cfg, mode, kind, facts, erased, r2: DMResult, occ) -> Instant:
@@ -387,9 +428,20 @@ def _finish(system, cfg, mode, kind, facts, erased, r2: DMResult, occ) -> Instan
     blocks = tuple(btf(solved, occ, new_vars))
     nxt = tick(cfg.known, solved, new_vars, facts)
     if kind == "transient":
-        nxt = Config(nxt.known, nxt.context, frozenset(
+        nxt = Config(known=nxt.known, context=nxt.context, last_transient=frozenset(
             i for i, (g, v) in enumerate(zip(system.guards, mode)) if v and g.kind == "transient"))
-    return Instant(mode, kind, True, cfg.known, facts, erased, solved, new_vars, blocks, nxt)
+    return Instant(
+        mode=mode,
+        kind=kind,
+        ok=True,
+        known=cfg.known,
+        facts=facts,
+        erased=erased,
+        solved=solved,
+        unknowns=new_vars,
+        blocks=blocks,
+        next=nxt,
+    )
 
 
 # --- transient modes: ExistQuantifEqn and DiffArray ------------------------------------------
@@ -422,19 +474,25 @@ def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
     r1 = dm(keys, occ, X | W | Y)
     if r1.over_eqs:
         over = tuple(sorted(r1.over_eqs))
-        return EQResult(False, False, reason="overdetermined", culprits=over, equations=over,
-                        variables=tuple(sorted(r1.over_vars)))
+        return EQResult(
+            b_O=False,
+            b_U=False,
+            reason="overdetermined",
+            culprits=over,
+            equations=over,
+            variables=tuple(sorted(r1.over_vars)),
+        )
     U2 = (X | W | Y) if literal else (X | W)
     r2 = dm(keys, occ, U2)
     if r2.under_vars & X:
-        return EQResult(True, False, reason="underdetermined",
+        return EQResult(b_O=True, b_U=False, reason="underdetermined",
                         culprits=tuple(sorted(r2.under_vars & X)),
                         equations=tuple(sorted(r2.under_eqs)),
                         variables=tuple(sorted(r2.under_vars)),
                         missing=len(r2.under_vars) - len(r2.under_eqs))
     if r2.over_vars & X:
         over = tuple(sorted(r2.over_eqs))
-        return EQResult(True, False, reason="X over-determined given Y", culprits=over,
+        return EQResult(b_O=True, b_U=False, reason="X over-determined given Y", culprits=over,
                         equations=over, variables=tuple(sorted(r2.over_vars & X)))
     blocks = btf(r2.well_eqs, occ, set(r2.well_vars))
     owner = {v: bi for bi, b in enumerate(blocks) for v in b.unknowns}
@@ -443,13 +501,13 @@ def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
     for bi, b in enumerate(blocks):
         if set(b.unknowns) & X:
             if set(b.unknowns) & W:
-                return EQResult(True, False, reason="X and future-only variables coupled",
+                return EQResult(b_O=True, b_U=False, reason="X and future-only variables coupled",
                                 culprits=tuple(sorted(set(b.unknowns) & W)),
                                 equations=tuple(sorted(b.equations)),
                                 variables=tuple(sorted(set(b.unknowns) & X)))
             reads = {v for k in b.equations for v in occ[k] if v in W and owner.get(v) != bi}
             if reads:
-                return EQResult(True, False, reason="X depends on future-only variables",
+                return EQResult(b_O=True, b_U=False, reason="X depends on future-only variables",
                                 culprits=tuple(sorted(reads)),
                                 equations=tuple(sorted(k for k in b.equations
                                                        if set(occ[k]) & reads)),
@@ -458,7 +516,7 @@ def exist_quantif(keys, occ, X, W, Y, literal: bool = False) -> EQResult:
         else:
             fbar.extend(b.equations)
     fbar.extend(sorted(r2.over_eqs))
-    return EQResult(True, True, tuple(f_sig), tuple(fbar))
+    return EQResult(b_O=True, b_U=True, F_sig=tuple(f_sig), Fbar_sig=tuple(fbar))
 
 
 def continuation_mode(system: MultimodeSystem, mode: Mode) -> Mode:
@@ -489,7 +547,7 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
         return res, occ, frozenset()
     if not cont_sig.ok:
         d = cont_sig.diagnostic
-        return (EQResult(True, False, reason="continuation mode structurally singular",
+        return (EQResult(b_O=True, b_U=False, reason="continuation mode structurally singular",
                          equations=d.equations if d else ()), occ, frozenset())
     cont = continuation_mode(system, mode)
     n_inf = n_inf if n_inf is not None else cont_sig.index + 1
@@ -515,7 +573,7 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
             break
         if not r.over_eqs <= cons:
             over = tuple(sorted(r.over_eqs))
-            return EQResult(False, False, reason="overdetermined", culprits=over,
+            return EQResult(b_O=False, b_U=False, reason="overdetermined", culprits=over,
                             equations=over, variables=tuple(sorted(r.over_vars))), occ, \
                 frozenset()
         A -= r.over_eqs
@@ -576,13 +634,23 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
     facts = frozenset(k for k in cfg.context if k[0] in ids)
     res, occ, gave_way = diff_array(system, cfg, mode, cont_sig, literal=literal)
     if not res.b_O:
-        return Instant(mode, "transient", False, cfg.known, facts, diagnostic=Diagnostic(
-            "E-TRANSIENT-OVER", f"{pair}: at transient mode [{label}] the equations "
-            f"{equation_list(system, res.culprits)} contradict each other or the past "
-            "(transient equations are never erased)",
-            tuple(sorted({inst_label(v) for v in res.variables})), res.culprits))
+        return Instant(
+            mode=mode,
+            kind="transient",
+            ok=False,
+            known=cfg.known,
+            facts=facts,
+            diagnostic=Diagnostic(
+                code="E-TRANSIENT-OVER",
+                message=f"{pair}: at transient mode [{label}] the equations "
+                f"{equation_list(system, res.culprits)} contradict each other or the past "
+                "(transient equations are never erased)",
+                variables=tuple(sorted({inst_label(v) for v in res.variables})),
+                equations=res.culprits,
+            ),
+        )
     if not res.b_U:
-        return Instant(mode, "transient", False, cfg.known, facts,
+        return Instant(mode=mode, kind="transient", ok=False, known=cfg.known, facts=facts,
                        diagnostic=_transient_failure(system, res, occ, mode, cont_sig, pair))
     keys = (set(res.F_sig) | set(res.Fbar_sig)) - facts
     unknowns = set().union(*occ.values()) - cfg.known
@@ -591,7 +659,15 @@ def exec_transient(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: S
                                       cont_sig.d)
     erased = erased | gave_way
     if diag is not None:
-        return Instant(mode, "transient", False, cfg.known, facts, erased, diagnostic=diag)
+        return Instant(
+            mode=mode,
+            kind="transient",
+            ok=False,
+            known=cfg.known,
+            facts=facts,
+            erased=erased,
+            diagnostic=diag,
+        )
     return _finish(system, cfg, mode, "transient", facts, erased, r2, occ)
 
 
@@ -620,14 +696,23 @@ def _transient_failure(system: MultimodeSystem, res: EQResult, occ, mode: Mode,
                f"{'s' if deficit != 1 else ''} missing: {{{', '.join(names)}}} cannot be "
                f"determined by {eqs}, not even with the latent equations of the following long "
                f"mode; provide an impact/restart law{law} (e.g. a reinit in the when-clause)")
-        return Diagnostic("E-TRANSIENT-UNDER", msg, tuple(names), tuple(res.equations))
+        return Diagnostic(
+            code="E-TRANSIENT-UNDER",
+            message=msg,
+            variables=tuple(names),
+            equations=tuple(res.equations),
+        )
     names = sorted({inst_label(v) for v in res.variables})
     if res.reason == "continuation mode structurally singular":
         cont = continuation_mode(system, mode)
         return Diagnostic(
-            "E-TRANSIENT-FUTURE", f"{pair}: transient mode [{label}] is followed by the long "
+            code="E-TRANSIENT-FUTURE",
+            message=f"{pair}: transient mode [{label}] is followed by the long "
             f"mode [{system.mode_label(cont)}], which is structurally singular (equations "
-            f"{eqs})", (), tuple(res.equations))
+            f"{eqs})",
+            variables=(),
+            equations=tuple(res.equations),
+        )
     if res.reason == "X depends on future-only variables":
         fut = ", ".join(inst_label(v) for v in res.culprits)
         what = (f"the values {{{', '.join(names)}}} computed at the transient instant would "
@@ -639,8 +724,12 @@ def _transient_failure(system: MultimodeSystem, res: EQResult, occ, mode: Mode,
     else:       # X over-determined given Y
         what = (f"{{{', '.join(names)}}} over-determined given the values known from the past "
                 f"by {eqs}")
-    return Diagnostic("E-TRANSIENT-FUTURE", f"{pair}: at transient mode [{label}]: {what}",
-                      tuple(names), tuple(res.equations))
+    return Diagnostic(
+        code="E-TRANSIENT-FUTURE",
+        message=f"{pair}: at transient mode [{label}]: {what}",
+        variables=tuple(names),
+        equations=tuple(res.equations),
+    )
 
 
 def steady_config(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Config:
@@ -648,4 +737,4 @@ def steady_config(system: MultimodeSystem, mode: Mode, sig: SigmaInfo) -> Config
     state-level instances ``x^ok, k < d_x`` known, context = the consistency equations."""
     known = frozenset((n, k) for n, d in sig.d.items() for k in range(d))
     ctx = frozenset((e, k) for e, c in sig.c.items() for k in range(c))
-    return Config(known, ctx)
+    return Config(known=known, context=ctx)

@@ -187,9 +187,12 @@ def with_demoted(classes: ConditionalClasses, demoted: tuple[E.Expr, ...], loud:
         return classes
     gone = frozenset(demoted)
     return ConditionalClasses(
-        classes.structural - gone, classes.event_only + tuple(demoted),
-        {a: w for a, w in classes.why.items() if a not in gone},
-        classes.no_event + tuple(a for a in demoted if a not in loud), tuple(demoted))
+        structural=classes.structural - gone,
+        event_only=classes.event_only + tuple(demoted),
+        why={a: w for a, w in classes.why.items() if a not in gone},
+        no_event=classes.no_event + tuple(a for a in demoted if a not in loud),
+        demoted=tuple(demoted),
+    )
 
 
 def _loud_atoms(model: Model, equations: tuple[Equation, ...]) -> set[E.Expr]:
@@ -259,7 +262,9 @@ def _classify(model: Model, equations: tuple[Equation, ...], unknowns: frozenset
     event_only = tuple(a for a in candidates if a not in structural)
     loud = _loud_atoms(model, equations)
     no_event = tuple(a for a in event_only if a not in loud)
-    return ConditionalClasses(frozenset(structural), event_only, structural, no_event)
+    return ConditionalClasses(
+        structural=frozenset(structural), event_only=event_only, why=structural, no_event=no_event
+    )
 
 
 def _under_no_event(atom: E.Expr) -> bool:

@@ -189,7 +189,7 @@ def _mode_literals(report: ModesReport, mode: ModeAnalysis, fixed: bool = False
     guard literals."""
     by_text = dict(zip(report.long_guards, report.guard_exprs))
     pairs = tuple(mode.valuation) + (tuple(report.fixed_guards) if fixed else ())
-    return tuple(GuardLiteral(by_text[t], v) for t, v in pairs if t in by_text)
+    return tuple(GuardLiteral(cond=by_text[t], positive=v) for t, v in pairs if t in by_text)
 
 
 def _mode_equations(model: Model, report: ModesReport, mode: ModeAnalysis) -> list[Equation]:
@@ -290,10 +290,10 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
             if equations is None:
                 equations = {eq.id: eq for eq in _mode_equations(model, report, mode)}
             eqs = tuple(equations[i] for i, _ in blk.equations)
-            system = BlockSystem(tuple(i for i, _ in blk.equations),
-                                 tuple(eq.residual for eq in eqs),
-                                 tuple(c for _, c in blk.equations),
-                                 tuple((u.name, u.order) for u in blk.unknowns))
+            system = BlockSystem(equations=tuple(i for i, _ in blk.equations),
+                                 residuals=tuple(eq.residual for eq in eqs),
+                                 offsets=tuple(c for _, c in blk.equations),
+                                 columns=tuple((u.name, u.order) for u in blk.unknowns))
             key = (tuple(id(r) for r in system.residuals), system.offsets, system.columns)
             if key in seen:
                 continue
@@ -304,7 +304,13 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
                 singular = all(_singular_sample(system, p) for p in points)
                 verdicts[shape] = singular
             if singular:
-                yield _Finding(mode, system, eqs, mode.d, _mode_literals(report, mode))
+                yield _Finding(
+                    mode=mode,
+                    block=system,
+                    equations=eqs,
+                    d=mode.d,
+                    literals=_mode_literals(report, mode),
+                )
 
 
 def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple[Any, ...]:
@@ -550,7 +556,7 @@ def _linear_combination(model: Model, finding: _Finding, u: Sequence[sp.Expr],
                       result=expr_text(residual), replaced=replaced,
                       lines=tuple(_where(eq) for eq in finding.equations))
     involved = tuple(system.equations[i] for i in rows)
-    return _Rewrite({replaced: residual}, involved), conv
+    return _Rewrite(residuals={replaced: residual}, involved=involved), conv
 
 
 def _expression_substitution(model: Model, finding: _Finding, v: Sequence[Fraction],
@@ -610,7 +616,12 @@ def _expression_substitution(model: Model, finding: _Finding, v: Sequence[Fracti
                       new_variables=tuple(var.name for var in new_vars),
                       new_equations=tuple(eq.id for eq in new_eqs),
                       lines=tuple(_where(eq) for eq in finding.equations))
-    return _Rewrite(rewritten, system.equations, tuple(new_eqs), tuple(new_vars)), conv
+    return _Rewrite(
+        residuals=rewritten,
+        involved=system.equations,
+        equations=tuple(new_eqs),
+        variables=tuple(new_vars),
+    ), conv
 
 
 def _fresh(taken: set[str], prefix: str, start: int = 1) -> str:
@@ -763,7 +774,9 @@ def _substitution_rewrite(model: Model, finding: _Finding, table: SymbolTable, p
                       result="; ".join(f"{i}: {expr_text(r)}" for i, r in rewritten.items()),
                       new_variables=(new_name,), new_equations=(eq_id,),
                       lines=tuple(_where(eq) for eq in finding.equations))
-    return _Rewrite(rewritten, system.equations, (equation,), (variable,)), conv
+    return _Rewrite(
+        residuals=rewritten, involved=system.equations, equations=(equation,), variables=(variable,)
+    ), conv
 
 
 def _start_value(model: Model, table: SymbolTable, phi: sp.Expr) -> E.Expr | None:
@@ -817,10 +830,16 @@ def _apply(model: Model, finding: _Finding, rewrite: _Rewrite) -> Model:
         for k, lit in enumerate(extra):
             copy_id = _fresh(ids, "e", start=len(model.equations) + 1)
             ids.add(copy_id)
-            equations.append(Equation(copy_id, eq.residual,
-                                      eq.guard + extra[:k] + (GuardLiteral(lit.cond,
-                                                                           not lit.positive),),
-                                      eq.loc))
+            equations.append(
+                Equation(
+                    copy_id,
+                    eq.residual,
+                    eq.guard
+                    + extra[:k]
+                    + (GuardLiteral(cond=lit.cond, positive=not lit.positive),),
+                    eq.loc,
+                )
+            )
     return replace(model, equations=tuple(equations) + rewrite.equations,
                    variables=model.variables + rewrite.variables)
 

@@ -69,8 +69,13 @@ class WeightedGraph:
                 cols.append(j)
                 wts.append(row[j])
             indptr[i + 1] = len(cols)
-        return WeightedGraph(len(rows), n_vars, indptr, np.asarray(cols, dtype=np.int64),
-                             np.asarray(wts, dtype=np.int64))
+        return WeightedGraph(
+            n_eqs=len(rows),
+            n_vars=n_vars,
+            indptr=indptr,
+            indices=np.asarray(cols, dtype=np.int64),
+            weights=np.asarray(wts, dtype=np.int64),
+        )
 
     @staticmethod
     def from_arrays(n_eqs: int, n_vars: int, rows: np.ndarray, cols: np.ndarray,
@@ -87,7 +92,9 @@ class WeightedGraph:
             rows, cols, weights = rows[keep], cols[keep], weights[keep]
         indptr = np.zeros(n_eqs + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n_eqs), out=indptr[1:])
-        return WeightedGraph(n_eqs, n_vars, indptr, cols, weights)
+        return WeightedGraph(
+            n_eqs=n_eqs, n_vars=n_vars, indptr=indptr, indices=cols, weights=weights
+        )
 
     @property
     def n_edges(self) -> int:

@@ -104,9 +104,14 @@ def dm(eqs: Iterable[EqKey], occ: Mapping[EqKey, Collection[VarKey]],
     else:
         r = dulmage_mendelsohn_graph(_graph(rows, vidx))
     e, v = eq_list.__getitem__, var_list.__getitem__
-    return DMResult(frozenset(map(e, r.over_eqs)), frozenset(map(v, r.over_vars)),
-                    frozenset(map(e, r.well_eqs)), frozenset(map(v, r.well_vars)),
-                    frozenset(map(e, r.under_eqs)), frozenset(map(v, r.under_vars)))
+    return DMResult(
+        over_eqs=frozenset(map(e, r.over_eqs)),
+        over_vars=frozenset(map(v, r.over_vars)),
+        well_eqs=frozenset(map(e, r.well_eqs)),
+        well_vars=frozenset(map(v, r.well_vars)),
+        under_eqs=frozenset(map(e, r.under_eqs)),
+        under_vars=frozenset(map(v, r.under_vars)),
+    )
 
 
 def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Collection[VarKey]],
@@ -126,7 +131,7 @@ def btf(eqs: Iterable[EqKey], occ: Mapping[EqKey, Collection[VarKey]],
         g = _graph(rows, vidx)
         blocks = iter_block_triangular_graph(g, matching_csr(g.csr()))
     e, v = eq_list.__getitem__, var_list.__getitem__
-    return [KBlock(tuple(map(e, be)), tuple(map(v, bv))) for be, bv in blocks]
+    return [KBlock(equations=tuple(map(e, be)), unknowns=tuple(map(v, bv))) for be, bv in blocks]
 
 
 def sigma_offsets(rows: Mapping[EqKey, Mapping[VarKey, int]]

@@ -265,9 +265,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     d = {unknowns[j]: int(v) for j, v in enumerate(res.d) if v >= 0}   # d < 0: in no equation
     index = max(c.values(), default=0)
     nu_s = index + (1 if any(v == 0 for v in d.values()) else 0)     # docs/theory.md §4.7
-    states = tuple(Instance(n, k) for n in unknowns if n in d for k in range(d[n]))
+    states = tuple(Instance(name=n, order=k) for n in unknowns if n in d for k in range(d[n]))
     # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations)
-    lead = {j: Instance(n, d[n]) for j, n in enumerate(unknowns) if n in d}
+    lead = {j: Instance(name=n, order=d[n]) for j, n in enumerate(unknowns) if n in d}
     leading = tuple(lead.values())
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
@@ -284,15 +284,15 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         matching[~well] = -1
         under_e = tuple(eq_ids[i] for i in dm.under_eqs)
         under_v = tuple(unknowns[j] for j in dm.under_vars)
-        undetermined = ", ".join(str(Instance(unknowns[j], d.get(unknowns[j], 0)))
+        undetermined = ", ".join(str(Instance(name=unknowns[j], order=d.get(unknowns[j], 0)))
                                  for j in dm.under_vars)
         diag = (f"mode {name}: {len(equations)} equations for {len(unknowns)} unknowns "
                 f"(fewer equations than unknowns): no equation determines "
                 f"{{{undetermined}}}"
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
     blocks = tuple(
-        Block(tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),
-              tuple([lead[j] for j in bvars]))
+        Block(equations=tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),
+              unknowns=tuple([lead[j] for j in bvars]))
         for beqs, bvars in iter_block_triangular_graph(g, matching, tight))
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()

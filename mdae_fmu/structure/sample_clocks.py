@@ -109,7 +109,7 @@ def sample_clock(cond: E.Expr, constants: dict[str, E.Expr]) -> Clock | None:
     interval = literal_value(cond.args[1], constants)
     if start is None or interval is None or interval <= 0:
         return None
-    return Clock(start, interval)
+    return Clock(start=start, interval=interval)
 
 
 def first_coincidence(a: Clock, b: Clock) -> tuple[Fraction, Fraction] | None:

@@ -341,17 +341,27 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
         np.zeros(0, dtype=np.int64)
     n_matched = int((m >= 0).sum())
     if n_matched < g.n_eqs or (g.n_eqs == g.n_vars and n_matched < g.n_vars):
-        return SigmaResult("singular", m,
+        return SigmaResult(status="singular", matching=m,
                            dm=dulmage_mendelsohn_graph(g, m))
     if g.n_eqs == g.n_vars:
         hvt = highest_value_transversal(g)
         if hvt is None:      # cannot happen after the matching check
-            return SigmaResult("singular", m,
+            return SigmaResult(status="singular", matching=m,
                                dm=dulmage_mendelsohn_graph(g, m))
         oi = np.arange(g.n_eqs, dtype=np.int64)
         c, d, sweeps = pryce_offsets(g, oi, hvt)
         value = int(d.sum() - c.sum())
-        return SigmaResult("ok", hvt, c, d, None, value, sweeps, oi, hvt)
+        return SigmaResult(
+            status="ok",
+            matching=hvt,
+            c=c,
+            d=d,
+            dm=None,
+            value=value,
+            sweeps=sweeps,
+            owner_eq=oi,
+            owner_var=hvt,
+        )
     return _underdetermined(g)
 
 
@@ -362,7 +372,13 @@ def _underdetermined(g: WeightedGraph) -> SigmaResult:
     used = np.flatnonzero(deg > 0)
     remap = np.full(g.n_vars, -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
-    g2 = WeightedGraph(g.n_eqs, len(used), g.indptr, remap[g.indices], g.weights)
+    g2 = WeightedGraph(
+        n_eqs=g.n_eqs,
+        n_vars=len(used),
+        indptr=g.indptr,
+        indices=remap[g.indices],
+        weights=g.weights,
+    )
     if g2.n_eqs == g2.n_vars:
         oi = np.arange(g.n_eqs, dtype=np.int64)
         square = highest_value_transversal(g2)
@@ -381,7 +397,17 @@ def _underdetermined(g: WeightedGraph) -> SigmaResult:
     # one owned unknown per equation, as a matching of the tight graph (for BTF of β_E)
     mt = np.asarray(matching_csr(tg.csr()), dtype=np.int64)
     dm = dulmage_mendelsohn_graph(tg, mt)
-    return SigmaResult("underdetermined", mt, c, d, dm, value, sweeps, oi, oj)
+    return SigmaResult(
+        status="underdetermined",
+        matching=mt,
+        c=c,
+        d=d,
+        dm=dm,
+        value=value,
+        sweeps=sweeps,
+        owner_eq=oi,
+        owner_var=oj,
+    )
 
 
 def nonsquare_owners(g: WeightedGraph) -> tuple[np.ndarray, np.ndarray, int]:

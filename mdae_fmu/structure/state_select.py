@@ -83,4 +83,4 @@ def select_states(states: Sequence[Any], constraints: Sequence[frozenset[Any]],
         if hint == "never" and s in selected and s.order == 0:
             notes.append(f"{s}: stateSelect = never cannot be honoured (no other choice of "
                          "states is consistent with the structure)")
-    return StateSelection(tuple(selected), tuple(computed), tuple(notes))
+    return StateSelection(selected=tuple(selected), computed=tuple(computed), notes=tuple(notes))

@@ -152,12 +152,12 @@ def _fix_parameters(model: Model) -> FixedStructure:
     fixed_vars = {v.name: v for v in model.variables
                   if v.variability in ("parameter", "constant")}
     if not fixed_vars:
-        return FixedStructure(model)
+        return FixedStructure(model=model)
     values = parameter_values(model)
     try:
         classes = classify_conditionals(model)
     except MdaeError:
-        return FixedStructure(model)    # the per-mode stage reports it with its context
+        return FixedStructure(model=model)    # the per-mode stage reports it with its context
     chosen: dict[E.Expr, bool] = {}
     closure: dict[E.Expr, set[str]] = {}
     for atom in classes.structural:
@@ -169,7 +169,7 @@ def _fix_parameters(model: Model) -> FixedStructure:
             chosen[atom] = value
             closure[atom] = names
     if not chosen:
-        return FixedStructure(model)
+        return FixedStructure(model=model)
     reasons: dict[str, str] = {}
     for atom in sorted(chosen, key=expr_text):
         eq_id, why = classes.why.get(atom, ("", "structural"))
@@ -195,7 +195,7 @@ def _fix_parameters(model: Model) -> FixedStructure:
             eq = Equation(id=eq.id, residual=residual, guard=kept, loc=eq.loc)
         equations.append(eq)
     new = replace(model, variables=variables, equations=tuple(equations))
-    return FixedStructure(new, fixed)
+    return FixedStructure(model=new, parameters=fixed)
 
 
 def _parameter_closure(atom: E.Expr, fixed_vars: dict[str, Variable]) -> set[str] | None:

@@ -72,7 +72,13 @@ def _classify_variables(model: Model) -> VariableClasses:
     for f in model.functions:       # user function calls: "()f#k" -> type of output k
         for k, p in enumerate(f.outputs):
             types["()" + call_name(f.name, k)] = p.type
-    return VariableClasses(tuple(cont), tuple(disc), tuple(inp), tuple(const), types)
+    return VariableClasses(
+        continuous=tuple(cont),
+        discrete=tuple(disc),
+        inputs=tuple(inp),
+        constants=tuple(const),
+        types=types,
+    )
 
 
 def defines_discrete(eq: Equation, cls: VariableClasses) -> bool:

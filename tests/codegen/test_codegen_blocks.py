@@ -21,7 +21,7 @@ from mdae_fmu.codegen.slots import (
 
 x, y, u, w, p = sp.symbols("x y u w p", real=True)
 SLOTS = {x: "d->r[0]", y: "d->r[1]", u: "d->r[2]", w: "d->r[3]", p: "d->r[4]"}
-TYPED = {s: Slot("r", k, name=str(s)) for k, s in enumerate((x, y, u, w, p))}
+TYPED = {s: Slot(array="r", index=k, name=str(s)) for k, s in enumerate((x, y, u, w, p))}
 
 
 def test_linear_split():
@@ -35,11 +35,19 @@ def test_linear_split():
 
 
 def test_classify():
-    assert classify(BlockPlan("e1", (u,), (p * u - x,))) == "explicit"
-    assert classify(BlockPlan("e1", (u,), (x * (u + 1),))) == "explicit"   # after expand
-    assert classify(BlockPlan("e1", (u,), (u ** 3 + u - x,))) == "newton"
-    assert classify(BlockPlan("e1+e2", (u, w), (u + w - x, u - x * w - 2))) == "linear"
-    assert classify(BlockPlan("e1+e2", (u, w), (u * w - x, u - w))) == "newton"
+    assert classify(BlockPlan(label="e1", unknowns=(u,), _residuals=(p * u - x,))) == "explicit"
+    assert (
+        classify(BlockPlan(label="e1", unknowns=(u,), _residuals=(x * (u + 1),))) == "explicit"
+    )  # after expand
+    assert classify(BlockPlan(label="e1", unknowns=(u,), _residuals=(u ** 3 + u - x,))) == "newton"
+    assert (
+        classify(BlockPlan(label="e1+e2", unknowns=(u, w), _residuals=(u + w - x, u - x * w - 2)))
+        == "linear"
+    )
+    assert (
+        classify(BlockPlan(label="e1+e2", unknowns=(u, w), _residuals=(u * w - x, u - w)))
+        == "newton"
+    )
 
 
 def test_printer_maps_symbols_to_slots_only():
@@ -88,16 +96,18 @@ def test_emit_blocks():
     variables; a solver block lists its unknowns' positions, and its callbacks are named
     after its number and its unknowns."""
     pr = SlotPrinter(dict(TYPED), local=True)
-    code = emit_block(BlockPlan("e1", (u,), (p * u - x,)), 0, pr)
+    code = emit_block(BlockPlan(label="e1", unknowns=(u,), _residuals=(p * u - x,)), 0, pr)
     assert code.kind == "explicit" and code.body.strip() == \
         "r[2] /* u */ = -((-r[0] /* x */))/(r[4] /* p */);"
     assert code.slots == (TYPED[u], TYPED[x], TYPED[p]) and code.helpers == ""
-    code = emit_block(BlockPlan("e1+e2", (u, w), (u + w - x, u - w - 2)), 3, pr)
+    code = emit_block(
+        BlockPlan(label="e1+e2", unknowns=(u, w), _residuals=(u + w - x, u - w - 2)), 3, pr
+    )
     assert code.kind == "linear"
     assert "mdae_linear_block(inst, 2, u, blk3_u_w_system, 3)" in code.body
     assert "static const int u[2] = {2 /* u */, 3 /* w */};" in code.body
     assert "A[0] = 1.0;" in code.helpers and "static void blk3_u_w_system(" in code.helpers
-    code = emit_block(BlockPlan("e1", (u,), (u ** 3 + u - x,)), 7, pr)
+    code = emit_block(BlockPlan(label="e1", unknowns=(u,), _residuals=(u ** 3 + u - x,)), 7, pr)
     assert code.kind == "newton" and "blk7_u_jacobian" in code.helpers
     assert "J[0] = ((3.0*(r[2] /* u */*r[2] /* u */)) + 1.0);" in code.helpers.replace(
         "(1.0 + (3.0*(r[2] /* u */*r[2] /* u */)))", "((3.0*(r[2] /* u */*r[2] /* u */)) + 1.0)")
@@ -107,24 +117,26 @@ def test_emit_blocks():
 def test_slot_rendering_is_typed_and_names_are_inert():
     """One C form per slot (`c_slot`); a model name reaches C only in a comment, reduced to
     characters that cannot end the comment, splice a line or form a trigraph."""
-    s = Slot("i", 3, name="n")
+    s = Slot(array="i", index=3, name="n")
     assert c_slot(s) == "d->i[3] /* n */" and c_slot(s.left()) == "d->pi[3] /* pre(n) */"
-    assert c_slot(Slot("r", 4, name="a.b"), local=True) == "r[4] /* a.b */"
-    assert c_slot(Slot("r", 4, True, "x"), local=True) == "d->pr[4] /* x */"
-    assert c_slot(Slot("r", 4, name="x"), position=True) == "4 /* x */"
-    assert c_slot(TIME) == "d->time" and c_slot(Slot("b", 1), named=False) == "d->b[1]"
-    assert Slot("r", 4, name="x") == Slot("r", 4, name="y")      # names never compare
+    assert c_slot(Slot(array="r", index=4, name="a.b"), local=True) == "r[4] /* a.b */"
+    assert c_slot(Slot(array="r", index=4, pre=True, name="x"), local=True) == "d->pr[4] /* x */"
+    assert c_slot(Slot(array="r", index=4, name="x"), position=True) == "4 /* x */"
+    assert c_slot(TIME) == "d->time" and c_slot(Slot(array="b", index=1), named=False) == "d->b[1]"
+    assert Slot(array="r", index=4, name="x") == Slot(
+        array="r", index=4, name="y"
+    )  # names never compare
     # ... but each model's printer shows its own names (the printer's memo keys the name)
-    assert SlotPrinter({x: Slot("r", 0, name="a")}).doprint(x) == "d->r[0] /* a */"
-    assert SlotPrinter({x: Slot("r", 0, name="b")}).doprint(x) == "d->r[0] /* b */"
+    assert SlotPrinter({x: Slot(array="r", index=0, name="a")}).doprint(x) == "d->r[0] /* a */"
+    assert SlotPrinter({x: Slot(array="r", index=0, name="b")}).doprint(x) == "d->r[0] /* b */"
     for bad in ["x*/ int y; /*", "a\\", "??/", "é\n", "/" * 50, "*" * 3 + "/"]:
-        text = c_slot(Slot("r", 0, name=bad))
+        text = c_slot(Slot(array="r", index=0, name=bad))
         inner = text[len("d->r[0] /* "):-len(" */")]
         assert "*/" not in inner and "/*" not in inner and "/" not in inner
         assert "\\" not in inner and inner.isascii() and inner.isprintable()
         assert len(inner) <= NAME_LIMIT
     with pytest.raises(ValueError):
-        Slot("q", 0)
+        Slot(array="q", index=0)
 
 
 def test_generated_files_address_slots_by_name():
@@ -136,12 +148,16 @@ def test_generated_files_address_slots_by_name():
     assert ids.identifiers == {("r", 0): "R_a_b", ("r", 1): "R_a_b_1", ("r", 3): "R_der_a_b",
                    ("r", 4): "R_" + "x" * IDENT_LIMIT, ("i", 0): "I_n", ("b", 0): "B_a_b"}
     assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v) for v in ids.identifiers.values())
-    text = ('#include <math.h>\n#include "mdae_model.h"\n\n'
-            f"{c_slot(Slot('r', 1, name='a_b'), local=True)} = "
-            f"{c_slot(Slot('r', 0, name='a.b'))} + {c_slot(Slot('r', 0, True, 'pre(a.b)'))}"
-            f" + {c_slot(Slot('i', 0, True, 'pre(n)'))} + {c_slot(Slot('r', 2, name='h'))}"
-            f" + b[0] /* not a slot */;\n"
-            "static const int u[3] = {0 /* a.b */, 1 /* other */, 3 /* der(a.b) */};\n")
+    text = (
+        '#include <math.h>\n#include "mdae_model.h"\n\n'
+        f"{c_slot(Slot(array='r', index=1, name='a_b'), local=True)} = "
+        f"{c_slot(Slot(array='r', index=0, name='a.b'))} + "
+        f"{c_slot(Slot(array='r', index=0, pre=True, name='pre(a.b)'))}"
+        f" + {c_slot(Slot(array='i', index=0, pre=True, name='pre(n)'))} + "
+        f"{c_slot(Slot(array='r', index=2, name='h'))}"
+        f" + b[0] /* not a slot */;\n"
+        "static const int u[3] = {0 /* a.b */, 1 /* other */, 3 /* der(a.b) */};\n"
+    )
     out = name_slots(text, ids)
     assert out.endswith("r[R_a_b_1] = d->r[R_a_b] + d->pr[R_a_b] + d->pi[I_n] "
                         "+ d->r[2] /* h */ + b[0] /* not a slot */;\n"

@@ -33,9 +33,16 @@ def test_shape_abstracts_real_slots_only():
     """Two blocks whose texts differ only in their Real slots have one shape; an Integer
     slot or a left limit is part of the shape."""
     a, b, c, e, f, g, n, m = sp.symbols("a b c e f g n m")
-    slots = {a: Slot("r", 7, name="a"), b: Slot("r", 2, name="b"), c: Slot("r", 5, name="c"),
-             e: Slot("r", 9, name="e"), f: Slot("r", 6, name="f"), n: Slot("i", 1, name="n"),
-             m: Slot("i", 2, name="m"), g: Slot("r", 1, True, "pre(g)")}
+    slots = {
+        a: Slot(array="r", index=7, name="a"),
+        b: Slot(array="r", index=2, name="b"),
+        c: Slot(array="r", index=5, name="c"),
+        e: Slot(array="r", index=9, name="e"),
+        f: Slot(array="r", index=6, name="f"),
+        n: Slot(array="i", index=1, name="n"),
+        m: Slot(array="i", index=2, name="m"),
+        g: Slot(array="r", index=1, pre=True, name="pre(g)"),
+    }
     pr = SlotPrinter(slots, local=True)
     one = runs.shape(_explicit(pr, a, b * (c - n)))
     two = runs.shape(_explicit(pr, e, b * (f - n)))

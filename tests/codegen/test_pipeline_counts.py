@@ -318,6 +318,8 @@ def test_tree_derivative_equals_sympy_diff():
         trees = [parse_expression(t) for t in texts]
         kind, _ = tree_jacobian(trees, [("u", 0), ("w", 0)])
         us = (table.sym("u"), table.sym("w"))
-        assert kind == classify(BlockPlan("b", us, tuple(table.to_sympy(t) for t in trees)))
+        assert kind == classify(
+            BlockPlan(label="b", unknowns=us, _residuals=tuple(table.to_sympy(t) for t in trees))
+        )
     assert not plain(parse_expression("if x > 0 then u else w"))
     assert tree_jacobian([parse_expression("abs(u) - x")], [("u", 0)]) is None

@@ -59,15 +59,17 @@ def test_no_explicit_assignment_keeps_the_full_newton():
     tr = select_tearing(inc, [set(), set()])
     assert tr.assignments == () and sorted(tr.tearing) == [0, 1]
     x, y = sp.symbols("x y")
-    blk = BlockPlan("e0+e1", (x, y), (sp.exp(x) + y ** 3 - 1, sp.sin(x * y) + x ** 3))
+    blk = BlockPlan(
+        label="e0+e1", unknowns=(x, y), _residuals=(sp.exp(x) + y**3 - 1, sp.sin(x * y) + x**3)
+    )
     assert tear_block(blk) is None
 
 
 def test_tear_block_substitutes_the_causal_chain():
     T, vt, P = sp.symbols("T vt P")
     k, Tb = sp.Rational(1, 40), sp.Integer(300)
-    blk = BlockPlan("a+b+c", (vt, P, T),
-                    (vt - k * T, P - sp.exp(1 / vt), 10 * (T - Tb) - P))
+    blk = BlockPlan(label="a+b+c", unknowns=(vt, P, T),
+                    _residuals=(vt - k * T, P - sp.exp(1 / vt), 10 * (T - Tb) - P))
     out = tear_block(blk, frozenset({T}))
     assert out[0].unknowns == (T,) and [b.unknowns for b in out[1:]] == [(vt,), (P,)]
     (r,) = out[0].residuals
@@ -165,7 +167,7 @@ def test_torn_unknowns_are_divided_by_parameters_only():
     # 0 = w*x + y - 1 (w a variable outside the block, maybe 0 at run time), 0 = x - sin(y);
     # y (with a start value) is the tearing variable
     x, y, w = sp.symbols("x y w")
-    blk = BlockPlan("e0+e1", (x, y), (w * x + y - 1, x - sp.sin(y)))
+    blk = BlockPlan(label="e0+e1", unknowns=(x, y), _residuals=(w * x + y - 1, x - sp.sin(y)))
     out = tear_block(blk, frozenset({y}))
     assert out[0].unknowns == (y,) and out[1].label == "e1" and out[1].unknowns == (x,)
     assert sp.simplify(out[0].residuals[0] - (w * sp.sin(y) + y - 1)) == 0

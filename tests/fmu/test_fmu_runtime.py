@@ -65,7 +65,7 @@ def test_hostile_names_compile_and_run(tmp_path, monkeypatch):
                                             E.BinOp("*", E.UnOp("-", E.Ref("k\"*/\\")),
                                                     E.Ref(nm))))
            for k, nm in enumerate(HOSTILE)]
-    model = Model('Hostile "model" */ ü\n', tuple(variables), tuple(eqs))
+    model = Model(name='Hostile "model" */ ü\n', variables=tuple(variables), equations=tuple(eqs))
     path = export(model, tmp_path / "hostile.fmu", progress=False)
     assert validate_fmu(str(path)) == []
     md = read_model_description(str(path))

@@ -84,7 +84,7 @@ def test_openmodelica_bouncing_ball():
     assert w.id == "w1" and (w.loc.line, w.loc.col) == (9, 3)
     (b,) = w.branches
     assert b.condition == E.BinOp("<=", R("body.h"), C(0.0))
-    assert b.actions == (Reinit("body.v", E.BinOp("*", E.UnOp("-", R("e")),
+    assert b.actions == (Reinit(var="body.v", value=E.BinOp("*", E.UnOp("-", R("e")),
                                                   E.Call("pre", (R("body.v"),)))),)
     assert b.actions[0].loc.line == 10
     assert m.guards()[0].kind == "transient"
@@ -102,9 +102,9 @@ def test_base_modelica_clutch():
     assert eqs[0].residual == E.BinOp("-", R("engaged"), E.BinOp(
         "and", E.BinOp(">=", E.TIME, C(5.0)), E.BinOp("<=", E.TIME, C(7.0))))
     assert eqs[3].residual == E.BinOp("+", R("ta"), R("tb"))
-    assert eqs[4].guard == (GuardLiteral(R("engaged"), True),)
+    assert eqs[4].guard == (GuardLiteral(cond=R("engaged"), positive=True),)
     assert eqs[4].residual == E.BinOp("-", R("wa"), R("wb"))
-    assert eqs[5].guard == (GuardLiteral(R("engaged"), False),)
+    assert eqs[5].guard == (GuardLiteral(cond=R("engaged"), positive=False),)
     assert eqs[5].residual == R("ta")
     assert [(g.cond, g.kind) for g in m.guards()] == [(R("engaged"), "long")]
 
@@ -353,7 +353,7 @@ def test_guards_of_if_elseif_else_and_nesting():
 
 def test_nested_not_is_stripped_into_the_sign():
     m = model("if not (not (not c)) then x = 1; end if;", "  Boolean c; Real x;")
-    assert m.equations[0].guard == (GuardLiteral(R("c"), False),)
+    assert m.equations[0].guard == (GuardLiteral(cond=R("c"), positive=False),)
 
 
 def test_when_elsewhen_assign_terminate_assert():
@@ -370,12 +370,14 @@ def test_when_elsewhen_assign_terminate_assert():
   assert(x >= 0, "negative");''', "  Real x; Integer n; Real r;")
     (w,) = m.whens
     b1, b2 = w.branches
-    assert b1.actions == (Assign("n", E.BinOp("+", E.Call("pre", (R("n"),)), C(1))),
-                          Assign("r", R("x")), Reinit("x", C(0)))
+    assert b1.actions == (Assign(var="n", value=E.BinOp("+", E.Call("pre", (R("n"),)), C(1))),
+                          Assign(var="r", value=R("x")), Reinit(var="x", value=C(0)))
     assert b2.condition == E.BinOp(">", E.TIME, C(10))
-    assert b2.actions == (Terminate("done now"),
-                          Assertion(E.BinOp("<", R("x"), C(5)), E.Str("too large"), "warning"))
-    assert m.assertions == (Assertion(E.BinOp(">=", R("x"), C(0)), E.Str("negative")),)
+    assert b2.actions == (
+        Terminate(message="done now"),
+        Assertion(cond=E.BinOp("<", R("x"), C(5)), message=E.Str("too large"), level="warning"),
+    )
+    assert m.assertions == (Assertion(cond=E.BinOp(">=", R("x"), C(0)), message=E.Str("negative")),)
     assert m.var("r").variability == "discrete"      # a Real assigned in a when-clause
     assert m.var("x").variability == "continuous"
 
@@ -389,9 +391,12 @@ def test_when_on_a_vector_of_conditions():
     n = 0;
   end when;''', "  Boolean c1, c3; Integer n; Real x;")
     (w,) = m.whens
-    inc = (Assign("n", E.BinOp("+", E.Call("pre", (R("n"),)), C(1))),)
+    inc = (Assign(var="n", value=E.BinOp("+", E.Call("pre", (R("n"),)), C(1))),)
     assert [(b.condition, b.actions) for b in w.branches] == [
-        (R("c1"), inc), (E.BinOp(">", R("x"), C(2)), inc), (R("c3"), (Assign("n", C(0)),))]
+        (R("c1"), inc),
+        (E.BinOp(">", R("x"), C(2)), inc),
+        (R("c3"), (Assign(var="n", value=C(0)),)),
+    ]
     assert w.branches[0].loc == w.branches[1].loc
     single = model("when {c1} then n = 1; end when;", "  Boolean c1; Integer n;")
     assert single.whens[0].branches[0].condition == R("c1")
@@ -412,9 +417,9 @@ def test_if_equation_inside_a_when_clause_assigns_if_expressions():
     pre_n, pre_k = E.Call("pre", (R("n"),)), E.Call("pre", (R("k"),))
     (b,) = m.whens[0].branches
     assert b.actions == (
-        Assign("n", E.If(R("a"), E.BinOp("+", pre_n, C(1)),
+        Assign(var="n", value=E.If(R("a"), E.BinOp("+", pre_n, C(1)),
                          E.If(R("b"), E.If(R("a"), C(5), pre_n), pre_n))),
-        Assign("k", E.If(R("a"), pre_k, E.If(R("b"), C(2), C(3)))))
+        Assign(var="k", value=E.If(R("a"), pre_k, E.If(R("b"), C(2), C(3)))))
     assert m.var("k").variability == "discrete"
     assert m.equations == ()                    # nothing leaks into the continuous part
 
@@ -487,7 +492,7 @@ def test_new_constructs_export_and_simulate(tmp_path, capsys):
 def test_assert_inside_if_gets_the_guard_and_named_level():
     m = model('if c then assert(x > 0, "m", level = AssertionLevel.error); end if;',
               "  Boolean c; Real x;")
-    assert m.assertions[0].guard == (GuardLiteral(R("c"), True),)
+    assert m.assertions[0].guard == (GuardLiteral(cond=R("c"), positive=True),)
     assert m.assertions[0].level == "error"
 
 
@@ -505,7 +510,7 @@ initial  /* split */ equation
 end M;
 ''')
     assert [q.id for q in m.initial_equations] == ["i1", "i2", "i3"]
-    assert m.initial_equations[1].guard == (GuardLiteral(R("c"), True),)
+    assert m.initial_equations[1].guard == (GuardLiteral(cond=R("c"), positive=True),)
     assert [q.id for q in m.equations] == ["e1", "e2"]
     assert m.initial_equations[2].loc.line == 10
 

@@ -18,18 +18,30 @@ def _clutch_like() -> Model:
     loc = SourceLoc("m.mo", 3, 5)
     return Model(
         name="M",
-        variables=(Variable("x", start=E.Const(1.0), fixed=True, loc=loc),
-                   Variable("y"), Variable("g", type="Boolean", variability="discrete",
-                                           causality="input"),
-                   Variable("k", variability="parameter", causality="parameter",
-                            binding=E.Const(2.5))),
-        equations=(Equation("e1", E.residual(E.Der(X), E.BinOp("*", E.UnOp("-", E.Ref("k")), X)),
-                            (), loc),
-                   Equation("e2", E.residual(Y, E.If(G, X, E.Const(0))),
-                            (GuardLiteral(G, False),))),
-        whens=(WhenClause("w1", (WhenBranch(E.BinOp("<=", X, E.Const(0)),
-                                            (Reinit("x", E.Call("pre", (Y,))),)),)),),
-        assertions=(Assertion(E.BinOp(">", X, E.Const(-1)), E.Str("x too small")),),
+        variables=(
+            Variable("x", start=E.Const(1.0), fixed=True, loc=loc),
+            Variable("y"),
+            Variable("g", type="Boolean", variability="discrete", causality="input"),
+            Variable("k", variability="parameter", causality="parameter", binding=E.Const(2.5)),
+        ),
+        equations=(
+            Equation("e1", E.residual(E.Der(X), E.BinOp("*", E.UnOp("-", E.Ref("k")), X)), (), loc),
+            Equation(
+                "e2", E.residual(Y, E.If(G, X, E.Const(0))), (GuardLiteral(cond=G, positive=False),)
+            ),
+        ),
+        whens=(
+            WhenClause(
+                id="w1",
+                branches=(
+                    WhenBranch(
+                        condition=E.BinOp("<=", X, E.Const(0)),
+                        actions=(Reinit(var="x", value=E.Call("pre", (Y,))),),
+                    ),
+                ),
+            ),
+        ),
+        assertions=(Assertion(cond=E.BinOp(">", X, E.Const(-1)), message=E.Str("x too small")),),
     )
 
 

@@ -269,7 +269,7 @@ def _models(draw):
         lhs, rhs = draw(exprs), draw(exprs)
         guard = tuple(draw(st.lists(lits, max_size=3)))
         eqs.append(Equation(f"e{k + 1}", E.residual(lhs, rhs), guard))
-    return Model("Random", tuple(variables), tuple(eqs))
+    return Model(name="Random", variables=tuple(variables), equations=tuple(eqs))
 
 
 @pytest.mark.long      # 100 hypothesis examples: about 7 s of CPU

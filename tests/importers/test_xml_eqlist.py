@@ -74,7 +74,7 @@ def test_xml_form_equals_modelica_form():
     mm = parse_modelica(CLUTCH_MO, "Clutch.mo")
     assert mx == mm
     assert [q.id for q in mx.equations] == [f"e{i}" for i in range(1, 7)]
-    assert mx.equations[5].guard == (GuardLiteral(E.Ref("engaged"), False),)
+    assert mx.equations[5].guard == (GuardLiteral(cond=E.Ref("engaged"), positive=False),)
     assert mx.var("Ja").causality == "parameter"
     assert mx.equations[1].loc.file == "Clutch.xml" and mx.equations[1].loc.line == 11
 

@@ -194,7 +194,7 @@ def test_non_power_impulse_falls_back_to_the_delta_scheme():
     m = X.clutch_cubic()
     eqs = tuple(X.eq("e1", "der(w1) = a1*w1 + b1*sinh(t1)") if e.id == "e1" else e
                 for e in m.equations)
-    model = Model("ClutchSinh", m.variables, eqs)
+    model = Model(name="ClutchSinh", variables=m.variables, equations=eqs)
     a = analyze_multimode(model)
     assert a.accepted and [d.code for d in a.diagnostics] == ["W-IMPULSE-ORDER"]
     inst = a.change("not g", "g").instants[0]

@@ -143,7 +143,9 @@ def test_reports(clutch, tmp_path):
 def test_dot_escapes_names():
     from mdae_fmu.ir import Model
     m = X.clutch_paper()
-    a = analyze_multimode(Model('Evil"name\\', m.variables, m.equations), standardize=False)
+    a = analyze_multimode(
+        Model(name='Evil"name\\', variables=m.variables, equations=m.equations), standardize=False
+    )
     dot = automaton_to_dot(a)
     assert dot.splitlines()[0] == 'digraph "Evil\\"name\\\\" {'
 
@@ -151,11 +153,11 @@ def test_dot_escapes_names():
 def test_bouncing_ball_style_reinit():
     """A reinit overrides the dynamics of its variable at the transient instant."""
     from mdae_fmu.ir import Model, Reinit, WhenBranch, WhenClause
-    m = Model("Ball", (X.real("h", 1, True), X.real("v", 0, True), X.param("e", 0.7),
+    m = Model(name="Ball", variables=(X.real("h", 1, True), X.real("v", 0, True), X.param("e", 0.7),
                        X.param("grav", 9.81)),
-              (X.eq("a", "der(h) = v"), X.eq("b", "der(v) = -grav")),
-              whens=(WhenClause("w", (WhenBranch(X.ex("h <= 0"), (
-                  Reinit("v", X.ex("-e*pre(v)")),)),)),))
+              equations=(X.eq("a", "der(h) = v"), X.eq("b", "der(v) = -grav")),
+              whens=(WhenClause(id="w", branches=(WhenBranch(condition=X.ex("h <= 0"), actions=(
+                  Reinit(var="v", value=X.ex("-e*pre(v)")),)),)),))
     a = analyze_multimode(m)
     assert a.accepted
     ch = a.changes[0]
@@ -167,7 +169,7 @@ def test_contradictory_guard_valuations_are_not_explored():
     """Mode pruning: `time < 1` and `time >= 2` cannot both hold; that valuation would be
     structurally singular (two equations for u) and must not cause a rejection."""
     from mdae_fmu.ir import Model
-    m = Model("Phases", (X.real("x", 0, True), X.real("u")), (
+    m = Model(name="Phases", variables=(X.real("x", 0, True), X.real("u")), equations=(
         X.eq("a", "der(x) = u"),
         X.eq("b", "u = 1", "time < 1"),
         X.eq("c", "u = 2", "time >= 2"),
@@ -192,7 +194,7 @@ def _coupled_guards_model():
     for i in range(5):
         eqs += [X.eq(f"a{i}", f"der(y{i}) = -y{i}", f"g{i}"),
                 X.eq(f"b{i}", f"der(y{i}) = -2*y{i}", f"not g{i}")]
-    return Model("CoupledGuards", tuple(vs), tuple(eqs))
+    return Model(name="CoupledGuards", variables=tuple(vs), equations=tuple(eqs))
 
 
 def test_guards_with_the_same_zero_crossing_switch_together():

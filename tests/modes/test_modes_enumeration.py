@@ -208,10 +208,17 @@ def test_enumeration_cut_off_is_the_per_mode_one():
 # --- composed restarts -----------------------------------------------------------------------
 
 def _ri(index, restart=(), numerical=False, variables=()):
-    return RestartInstant(index, "m", (), (), (), method="S3" if numerical else "S1",
-                          restart=tuple(sp.Eq(sp.Symbol(lhs, real=True), rhs)
-                                        for lhs, rhs in restart),
-                          numerical=numerical, variables=variables)
+    return RestartInstant(
+        index=index,
+        mode="m",
+        facts=(),
+        erased=(),
+        blocks=(),
+        method="S3" if numerical else "S1",
+        restart=tuple(sp.Eq(sp.Symbol(lhs, real=True), rhs) for lhs, rhs in restart),
+        numerical=numerical,
+        variables=variables,
+    )
 
 
 def S(n):

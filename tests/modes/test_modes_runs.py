@@ -66,7 +66,7 @@ def test_event_iteration_that_cannot_settle_is_rejected_with_modes_and_guards():
     """g = s >= 0 with s = -1 when g and s = 1 when not g: each mode selects the other, the
     event iteration never settles; found at compile time, modes, guard, values and equations
     named."""
-    m = Model("Chatter", (real("x", 0.0, True), real("s"), boolean("g")), (
+    m = Model(name="Chatter", variables=(real("x", 0.0, True), real("s"), boolean("g")), equations=(
         eq("e1", "der(x) = s"),
         eq("e2", "g = (s >= 0)"),
         eq("e3", "s + 1 = 0", "g"),
@@ -320,7 +320,7 @@ def test_determinism_under_permutation():
     perm = [next(it) if e in cand else None for e in eqs]
     rest_rev = iter(reversed(rest))
     perm = [e if e is not None else next(rest_rev) for e in perm]
-    m2 = Model(m.name, tuple(reversed(m.variables)), tuple(perm))
+    m2 = Model(name=m.name, variables=tuple(reversed(m.variables)), equations=tuple(perm))
     s2 = normalize(m2)
     assert [g.name for g in s2.guards] == ["g2", "g1"]
 
@@ -402,10 +402,29 @@ def test_reset_example_47():
 def test_events_retriggering_each_other_are_an_infinite_cascade():
     """T-CONT-3: event A reads y and resets x; event B reads x and resets y."""
     from mdae_fmu.ir import Reinit, WhenBranch, WhenClause
-    m = Model("PingPong", (X.real("x", 0, True), X.real("y", 0, True)), (
-        X.eq("a", "der(x) = 1"), X.eq("b", "der(y) = 1")), whens=(
-        WhenClause("A", (WhenBranch(X.ex("y >= 1"), (Reinit("x", X.ex("2.0")),)),)),
-        WhenClause("B", (WhenBranch(X.ex("x >= 1"), (Reinit("y", X.ex("2.0")),)),))))
+    m = Model(
+        name="PingPong",
+        variables=(X.real("x", 0, True), X.real("y", 0, True)),
+        equations=(X.eq("a", "der(x) = 1"), X.eq("b", "der(y) = 1")),
+        whens=(
+            WhenClause(
+                id="A",
+                branches=(
+                    WhenBranch(
+                        condition=X.ex("y >= 1"), actions=(Reinit(var="x", value=X.ex("2.0")),)
+                    ),
+                ),
+            ),
+            WhenClause(
+                id="B",
+                branches=(
+                    WhenBranch(
+                        condition=X.ex("x >= 1"), actions=(Reinit(var="y", value=X.ex("2.0")),)
+                    ),
+                ),
+            ),
+        ),
+    )
     s = normalize(m)
     mode = tuple(g.name == "edge(y >= 1)" for g in s.guards)
     assert not continuations(s, mode).finite
@@ -415,8 +434,8 @@ def test_previous_mode_without_the_state_needs_no_erasure():
     """T-GEN-4 variant 1 (RR-9334 §11.1.2, c-_f < c_f): w1 is algebraic before the
     change, so it is unknown at the first engaged instant: nothing is erased and the restart
     is determined although the engaged consistency e3 alone would leave a free common speed."""
-    m = Model("ClutchVariant", (X.real("w1"), X.real("w2", 1.0, True), X.real("t1"),
-                                X.real("t2"), X.boolean_input("g")), (
+    m = Model(name="ClutchVariant", variables=(X.real("w1"), X.real("w2", 1.0, True), X.real("t1"),
+                                X.real("t2"), X.boolean_input("g")), equations=(
         X.eq("e1", "der(w1) = -w1 + t1", "g"),
         X.eq("a1", "w1 = 2*w2", "not g"),
         X.eq("e2", "der(w2) = -w2 + t2"),

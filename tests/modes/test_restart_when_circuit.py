@@ -178,8 +178,8 @@ def test_presolve_leaves_if_expression_values_to_their_equations():
            ("e3", ud - sp.Piecewise((x0, x0 < w), (w, True))), ("e4", ugst - k * (ud - vt)),
            ("e5", i_d - sp.Piecewise((g * ud, ugst <= 0), (g * ud + ugst * ud, True))),
            ("e6", i + i_d))
-    prob = RestartProblem("instant 0", eqs, (x1, w, ud, ugst, i_d, i),
-                          (StateJet("x", 1, (x0,), x1),), d)
+    prob = RestartProblem(label="instant 0", equations=eqs, unknowns=(x1, w, ud, ugst, i_d, i),
+                          jets=(StateJet(name="x", m=1, known=(x0,), top=x1),), d=d)
     reduced, explicit = presolve(prob)
     assert explicit == {w: vs}
     assert [lab for lab, _ in reduced.equations] == ["e1", "e3", "e4", "e5", "e6"]

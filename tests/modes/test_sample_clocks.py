@@ -41,7 +41,7 @@ def test_first_coincidence_agrees_with_enumeration():
     for _ in range(2000):
         def q(lo):
             return F(rng.randint(lo, 30), rng.choice([1, 2, 3, 4, 5, 6, 10]))
-        a, b = Clock(q(0), q(1)), Clock(q(0), q(1))
+        a, b = Clock(start=q(0), interval=q(1)), Clock(start=q(0), interval=q(1))
         common, horizon = _enumerated(a, b)
         hit = first_coincidence(a, b)
         if hit is None:

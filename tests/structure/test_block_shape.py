@@ -13,8 +13,12 @@ from mdae_fmu.structure.system_jacobian import BlockSystem
 
 
 def _block(residuals, columns, offsets=None) -> BlockSystem:
-    return BlockSystem(tuple(f"e{i}" for i in range(len(residuals))), tuple(residuals),
-                       tuple(offsets or (0,) * len(residuals)), tuple(columns))
+    return BlockSystem(
+        equations=tuple(f"e{i}" for i in range(len(residuals))),
+        residuals=tuple(residuals),
+        offsets=tuple(offsets or (0,) * len(residuals)),
+        columns=tuple(columns),
+    )
 
 
 def _loop(u: str, w: str, x: str, v: str, a: float = 0.5) -> BlockSystem:
@@ -38,8 +42,12 @@ def test_what_separates_shapes():
     assert block_shape(_loop("u", "w", "x", "v", a=0.25), types) != base
     assert block_shape(_loop("u", "w", "x", "x"), types) != base
     swapped = _loop("u", "w", "x", "v")
-    swapped = BlockSystem(swapped.equations, swapped.residuals, swapped.offsets,
-                          (("w", 0), ("u", 0)))
+    swapped = BlockSystem(
+        equations=swapped.equations,
+        residuals=swapped.residuals,
+        offsets=swapped.offsets,
+        columns=(("w", 0), ("u", 0)),
+    )
     assert block_shape(swapped, types) != base
     # the type of a name: an Integer is drawn from 1..4, a Real from [0.5, 1.5]
     assert block_shape(_loop("u", "w", "x", "v"), {"v": "Integer"}) != base

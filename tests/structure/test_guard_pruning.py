@@ -78,7 +78,9 @@ def _backlash(n_switches: int, guarded: bool) -> Model:
         eq("sum", "tau = tp + tn"),
         eq("pos", f"0 = (w2 - w1 if {gap}phi2 - phi1 > b2 else tp)"),
         eq("neg", f"0 = (w1 - w2 if {gap}phi2 - phi1 < -b2 else tn)"))
-    return Model(f"Backlash{n_switches}{'Guarded' if guarded else ''}", vs, eqs)
+    return Model(
+        name=f"Backlash{n_switches}{'Guarded' if guarded else ''}", variables=vs, equations=eqs
+    )
 
 
 def test_singular_combination_among_2_40_is_named():

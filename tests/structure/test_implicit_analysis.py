@@ -114,7 +114,7 @@ def _no_hvt_cells(n: int):
         vs += [real(f"x{k}", 0.0, True), real(f"y{k}"), boolean_input(f"g{k}")]
         es += [eq(f"a{k}", f"0 = der(x{k}) + y{k}" + (f" + x{k - 1}" if k else "")),
                eq(f"b{k}", f"0 = (der(der(x{k})) + y{k} if g{k} else der(x{k}) - y{k})")]
-    return Model(f"NoHVT{n}", tuple(vs), tuple(es))
+    return Model(name=f"NoHVT{n}", variables=tuple(vs), equations=tuple(es))
 
 
 def test_modes_without_a_greedy_highest_value_transversal_get_the_exact_one():

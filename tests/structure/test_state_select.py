@@ -17,8 +17,14 @@ from mdae_fmu.structure.state_select import select_states
 
 PENDULUM = (Path(__file__).resolve().parents[2] / "reference_models" / "Pendulum.mo")
 
-X, DX, Y, DY, VX, VY = (Instance("x", 0), Instance("x", 1), Instance("y", 0),
-                        Instance("y", 1), Instance("vx", 0), Instance("vy", 0))
+X, DX, Y, DY, VX, VY = (
+    Instance(name="x", order=0),
+    Instance(name="x", order=1),
+    Instance(name="y", order=0),
+    Instance(name="y", order=1),
+    Instance(name="vx", order=0),
+    Instance(name="vy", order=0),
+)
 STATES = (X, DX, Y, DY, VX, VY)
 CONSTRAINTS = [frozenset({DX, VX}), frozenset({DY, VY}), frozenset({X, Y}),
                frozenset({X, DX, Y, DY})]

@@ -26,7 +26,7 @@ def by_name(report):
 
 
 def inst(*pairs):
-    return tuple(Instance(n, k) for n, k in pairs)
+    return tuple(Instance(name=n, order=k) for n, k in pairs)
 
 
 # --- clutch ---------------------------------------------------------------------------------
@@ -614,7 +614,7 @@ def test_defines_discrete_does_not_scan_the_variables_per_call():
     cont = _CountingTuple(f"x{k}" for k in range(n))
     disc = _CountingTuple(f"n{k}" for k in range(n))
     types = {**{f"x{k}": "Real" for k in range(n)}, **{f"n{k}": "Integer" for k in range(n)}}
-    cls = VariableClasses(cont, disc, (), (), types)
+    cls = VariableClasses(continuous=cont, discrete=disc, inputs=(), constants=(), types=types)
     eqs = [eq(f"a{k}", f"n{k} = 2*n{(k + 1) % n}") for k in range(n)] + \
         [eq(f"b{k}", f"n{k} = x{k}") for k in range(n)] + \
         [eq(f"c{k}", f"der(x{k}) = n{k}") for k in range(n)]

@@ -398,20 +398,29 @@ def test_order_phrases():
 
     from mdae_fmu.impulse.analysis import OrderInfo
     from mdae_fmu.modes.describe import jump_phrase, order_phrase
-    assert order_phrase("1", OrderInfo(Fr(1), Fr(1), False)) == "order 1"
-    assert order_phrase("1/3", OrderInfo(Fr(1, 3), Fr(1, 3), False)) == "order 1/3"
-    assert order_phrase("[-7, 1] or -inf", OrderInfo(Fr(-7), Fr(1), True)) == \
+    assert order_phrase("1", OrderInfo(lo=Fr(1), hi=Fr(1), may_vanish=False)) == "order 1"
+    assert order_phrase("1/3", OrderInfo(lo=Fr(1, 3), hi=Fr(1, 3), may_vanish=False)) == "order 1/3"
+    assert order_phrase("[-7, 1] or -inf", OrderInfo(lo=Fr(-7), hi=Fr(1), may_vanish=True)) == \
         "order ≤ 1, possibly impulsive"
-    assert order_phrase("<= 1", OrderInfo(Fr(-8), Fr(1), False)) == "order ≤ 1, possibly impulsive"
-    assert order_phrase("[1, 2]", OrderInfo(Fr(1), Fr(2), False)) == "order between 1 and 2"
+    assert (
+        order_phrase("<= 1", OrderInfo(lo=Fr(-8), hi=Fr(1), may_vanish=False))
+        == "order ≤ 1, possibly impulsive"
+    )
+    assert (
+        order_phrase("[1, 2]", OrderInfo(lo=Fr(1), hi=Fr(2), may_vanish=False))
+        == "order between 1 and 2"
+    )
     assert order_phrase("undetermined") == "order undetermined"
-    assert jump_phrase(OrderInfo(Fr(0), Fr(0), False), "w1") == "order 0: w1 jumps"
-    assert jump_phrase(OrderInfo(Fr(-2, 3), Fr(-2, 3), False), "w2") == \
+    assert jump_phrase(OrderInfo(lo=Fr(0), hi=Fr(0), may_vanish=False), "w1") == "order 0: w1 jumps"
+    assert jump_phrase(OrderInfo(lo=Fr(-2, 3), hi=Fr(-2, 3), may_vanish=False), "w2") == \
         "order -2/3: infinitesimal, w2 continuous"
-    assert jump_phrase(OrderInfo(Fr(-8), Fr(-1), False), "x") == \
+    assert jump_phrase(OrderInfo(lo=Fr(-8), hi=Fr(-1), may_vanish=False), "x") == \
         "order ≤ -1: infinitesimal, x continuous"
-    assert jump_phrase(OrderInfo(None, None, True), "u1") == "order -inf: u1 unchanged"
-    assert jump_phrase(OrderInfo(Fr(-8), Fr(0), False), "x") is None
+    assert (
+        jump_phrase(OrderInfo(lo=None, hi=None, may_vanish=True), "u1")
+        == "order -inf: u1 unchanged"
+    )
+    assert jump_phrase(OrderInfo(lo=Fr(-8), hi=Fr(0), may_vanish=False), "x") is None
 
 
 def test_cubic_clutch_report_shows_fractional_orders_and_shaft_jumps():
