@@ -76,11 +76,12 @@ def test_loops_compute_what_the_blocks_compute(tmp_path, monkeypatch, n):
     with zipfile.ZipFile(looped) as z:
         src = z.read("sources/model_schedule_0.c").decode()
     assert "for (int q = 0;" in src and "copies of" in src
-    # the slot table's first row names the variables of the first copy, the others are plain
+    # the slot table's first row names the variables of the first copy (by the identifiers
+    # the file declares, docs/decisions.md §13), the others are plain
     table = src[src.index("static const int run"):]
     rows = table[:table.index("};")].split("\n")[1:-1]
-    assert len(rows) >= 4 and "chain.v[1] */" in rows[0]
-    assert all("/*" not in row for row in rows[1:])
+    assert len(rows) >= 4 and "R_chain_v_1," in rows[0] and "    R_chain_v_1 = " in src
+    assert all("/*" not in row and "R_" not in row for row in rows[1:])
     with zipfile.ZipFile(flat) as z:
         flat_src = z.read("sources/model_schedule_0.c").decode()
     assert "for (int q" not in flat_src
