@@ -87,47 +87,11 @@ def solver_block(kind: str, index: int, printer, unknowns, helpers: str,
     us = tuple(printer.slots[u] for u in unknowns)
     if any(type(s) is not Slot or not s.real for s in us):
         raise KeyError(f"an unknown of block {index} has no Real slot")
-    if sparse is not None and kind == "linear":
-        return BlockCode(
-            kind=kind,
-            index=index,
-            text=helpers,
-            slots=tuple(holes),
-            unknowns=us,
-            solver="mdae_sparse_linear_block",
-            callbacks=("system",),
-            sparse=sparse,
-        )
-    if sparse is not None:
-        return BlockCode(
-            kind=kind,
-            index=index,
-            text=helpers,
-            slots=tuple(holes),
-            unknowns=us,
-            solver="mdae_sparse_newton_block",
-            callbacks=("residual", "jacobian"),
-            sparse=sparse,
-        )
-    if kind == "linear":
-        return BlockCode(
-            kind=kind,
-            index=index,
-            text=helpers,
-            slots=tuple(holes),
-            unknowns=us,
-            solver="mdae_linear_block",
-            callbacks=("system",),
-        )
-    return BlockCode(
-        kind=kind,
-        index=index,
-        text=helpers,
-        slots=tuple(holes),
-        unknowns=us,
-        solver="mdae_newton_block",
-        callbacks=("residual", "jacobian"),
-    )
+    family = "mdae_sparse_" if sparse is not None else "mdae_"
+    solver, callbacks = ((family + "linear_block", ("system",)) if kind == "linear"
+                         else (family + "newton_block", ("residual", "jacobian")))
+    return BlockCode(kind=kind, index=index, text=helpers, slots=tuple(holes), unknowns=us,
+                     solver=solver, callbacks=callbacks, sparse=sparse)
 
 
 def pattern_tables(pattern: list[tuple[int, int]]) -> str:

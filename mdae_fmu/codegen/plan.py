@@ -519,6 +519,8 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
         vr = index[v.type][v.name]
         start_val = numeric_value(v.start, table, values)
         causality = v.causality if v.causality in ("input", "output") else "local"
+        # what every variable's entry but a constant's says of it
+        named = dict(name=v.name, type=v.type, vr=vr, description=v.description, unit=v.unit)
         if v.variability in ("parameter", "constant"):
             if v.variability == "constant":
                 var = FmiVariable(
@@ -534,102 +536,47 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
                     kind=0,
                 )
             elif v.name in calc_names:
-                var = FmiVariable(
-                    name=v.name,
-                    type=v.type,
-                    vr=vr,
-                    causality="calculatedParameter",
-                    variability="fixed",
-                    initial="calculated",
-                    start=None,
-                    description=v.description,
-                    unit=v.unit,
-                    kind=2,
-                )
+                var = FmiVariable(**named, causality="calculatedParameter", variability="fixed",
+                                  initial="calculated", start=None, kind=2)
             elif is_free_parameter(v):
                 # an unknown of the initial system (codegen/initialization.py), started
                 # from its start value, which the host may set like a free state's
                 if v.start is not None and E.refs(v.start):
                     start_bindings.append((vr, table.to_sympy(v.start)))
-                var = FmiVariable(
-                    name=v.name,
-                    type=v.type,
-                    vr=vr,
-                    causality="calculatedParameter",
-                    variability="fixed",
-                    initial="approx",
-                    start=_typed(start_val or 0, v.type),
-                    description=v.description,
-                    unit=v.unit,
-                    kind=3,
-                )
+                var = FmiVariable(**named, causality="calculatedParameter", variability="fixed",
+                                  initial="approx", start=_typed(start_val or 0, v.type), kind=3)
             else:
-                var = FmiVariable(
-                    name=v.name,
-                    type=v.type,
-                    vr=vr,
-                    causality="parameter",
-                    variability="fixed",
-                    initial="exact",
-                    start=_typed(values.get(v.name, 0), v.type),
-                    description=v.description,
-                    unit=v.unit,
-                    kind=1,
-                )
+                var = FmiVariable(**named, causality="parameter", variability="fixed",
+                                  initial="exact", start=_typed(values.get(v.name, 0), v.type),
+                                  kind=1)
         elif v.causality == "input":
             # a discrete input (Integer, Boolean, a Real declared discrete) changes at events
             # only: Model Exchange refuses it in Continuous-Time Mode (kind 6, mdae_model.h)
             discrete = v.type != "Real" or v.variability == "discrete"
-            var = FmiVariable(name=v.name, type=v.type, vr=vr, causality="input",
+            var = FmiVariable(**named, causality="input",
                               variability="discrete" if discrete else "continuous", initial=None,
                               start=_typed(start_val if start_val is not None else 0, v.type),
-                              description=v.description, unit=v.unit, kind=6 if discrete else 4)
+                              kind=6 if discrete else 4)
         elif v.type == "Real" and vr in state_of_slot:
             if v.start is not None and E.refs(v.start):
                 start_bindings.append((vr, table.to_sympy(v.start)))
-            var = FmiVariable(
-                name=v.name,
-                type="Real",
-                vr=vr,
-                causality=causality,
-                variability="continuous",
-                initial="exact" if v.fixed else "approx",
-                start=float(start_val if start_val is not None else 0.0),
-                description=v.description,
-                unit=v.unit,
-                derivative_of=der_of.get(vr),
-                reinit=v.name in reinit_targets,
-                kind=3,
-            )
+            var = FmiVariable(**named, causality=causality, variability="continuous",
+                              initial="exact" if v.fixed else "approx",
+                              start=float(start_val if start_val is not None else 0.0),
+                              derivative_of=der_of.get(vr), reinit=v.name in reinit_targets,
+                              kind=3)
         elif v.name in event_assigned:
-            var = FmiVariable(
-                name=v.name,
-                type=v.type,
-                vr=vr,
-                causality=causality,
-                variability="discrete",
-                initial="exact",
-                start=_typed(start_val if start_val is not None else 0, v.type),
-                description=v.description,
-                unit=v.unit,
-                kind=1,
-            )
+            var = FmiVariable(**named, causality=causality, variability="discrete",
+                              initial="exact",
+                              start=_typed(start_val if start_val is not None else 0, v.type),
+                              kind=1)
         else:
             if start_val is not None and v.type == "Real":
                 guesses[vr] = float(start_val)
-            var = FmiVariable(
-                name=v.name,
-                type=v.type,
-                vr=vr,
-                causality=causality,
-                variability="continuous" if v.name in continuous_names else "discrete",
-                initial=None,
-                start=None,
-                description=v.description,
-                unit=v.unit,
-                derivative_of=der_of.get(vr) if v.type == "Real" else None,
-                kind=5,
-            )
+            var = FmiVariable(**named, causality=causality,
+                              variability="continuous" if v.name in continuous_names
+                              else "discrete", initial=None, start=None,
+                              derivative_of=der_of.get(vr) if v.type == "Real" else None, kind=5)
         fmi_vars.append(var)
     for slot in range(len(index["Real"]), len(real_names)):
         name = real_names[slot]

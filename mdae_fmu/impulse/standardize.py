@@ -297,17 +297,9 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
             notes.append("the restart equations call a user function that sympy cannot "
                          "invert: restart computed by the numerical delta-scheme (RR-9334 "
                          "RR-9334 §11.3)")
-            return Standardized(
-                method="S3",
-                level=level,
-                equations=tuple(eqs),
-                unknowns=tuple(targets + others),
-                solution={},
-                restart=(),
-                impulsive=imp_info,
-                impulse=impulse,
-                notes=tuple(notes),
-            )
+            return Standardized(method="S3", level=level, equations=tuple(eqs),
+                                unknowns=tuple(targets + others), solution={}, restart=(),
+                                impulsive=imp_info, impulse=impulse, notes=tuple(notes))
         sol = {} if sol is None else {u: _tidy(e) for u, e in sol.items() if u not in keep_out}
         return Standardized(
             method=method,
@@ -352,17 +344,9 @@ def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
     if not allow_numeric:
         raise ValueError("restart cannot be standardized symbolically")
     notes.append("restart computed by the numerical delta-scheme (RR-9334 §11.3)")
-    return Standardized(
-        method="S3",
-        level=level,
-        equations=tuple(eqs),
-        unknowns=tuple(targets + others),
-        solution={},
-        restart=(),
-        impulsive=imp_info,
-        impulse=impulse,
-        notes=tuple(notes),
-    )
+    return Standardized(method="S3", level=level, equations=tuple(eqs),
+                        unknowns=tuple(targets + others), solution={}, restart=(),
+                        impulsive=imp_info, impulse=impulse, notes=tuple(notes))
 
 
 def _unsolved_through_function(K, sol, targets) -> bool:

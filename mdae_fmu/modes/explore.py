@@ -807,16 +807,10 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     for k in range(MAX_CASCADE):
         r = ex.run(cfg, mode, pair, k)
         if not r.ok:
-            return ModeChange(
-                src=src,
-                dst=dst,
-                src_label=s.mode_label(src),
-                dst_label=s.mode_label(dst),
-                instants=tuple(instants),
-                n_instants=len(instants),
-                accepted=False,
-                diagnostic=r.diagnostic,
-            )
+            return ModeChange(src=src, dst=dst, src_label=s.mode_label(src),
+                              dst_label=s.mode_label(dst), instants=tuple(instants),
+                              n_instants=len(instants), accepted=False,
+                              diagnostic=r.diagnostic)
         if k > 0 and not s.is_transient(mode) and r.next == cfg and not r.erased:
             break           # steady configuration of the (new) long mode
         runs.append(r)
@@ -826,19 +820,12 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
         if s.is_transient(mode):
             mode = continuation_mode(s, mode)
     else:
-        return ModeChange(
-            src=src,
-            dst=dst,
-            src_label=s.mode_label(src),
-            dst_label=s.mode_label(dst),
-            instants=(),
-            n_instants=0,
-            accepted=False,
-            diagnostic=Diagnostic(
-                code="E-CASCADE-INFINITE",
-                message=f"{pair}: no steady configuration after {MAX_CASCADE} instants",
-            ),
-        )
+        return ModeChange(src=src, dst=dst, src_label=s.mode_label(src),
+                          dst_label=s.mode_label(dst), instants=(), n_instants=0,
+                          accepted=False, diagnostic=Diagnostic(
+                              code="E-CASCADE-INFINITE",
+                              message=f"{pair}: no steady configuration after {MAX_CASCADE} "
+                                      "instants"))
     out = [_continuity(ex, k, r) if standardize and _steady_run(ex, r, steady)
            else _described(ex, k, r, standardize) for k, r in enumerate(runs)]
     if standardize and out and out[0].impulsive and not any(i.impulsive for i in out[1:]):
@@ -848,18 +835,9 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
             out[0] = RestartInstant(**fields)
     steps = compose_restart(out) if standardize else ()
     restart = steps[0].restart if len(steps) == 1 and not steps[0].numerical else ()
-    return ModeChange(
-        src=src,
-        dst=dst,
-        src_label=s.mode_label(src),
-        dst_label=s.mode_label(dst),
-        instants=tuple(out),
-        n_instants=len(out),
-        accepted=True,
-        diagnostic=None,
-        restart=restart,
-        steps=steps,
-    )
+    return ModeChange(src=src, dst=dst, src_label=s.mode_label(src),
+                      dst_label=s.mode_label(dst), instants=tuple(out), n_instants=len(out),
+                      accepted=True, diagnostic=None, restart=restart, steps=steps)
 
 
 def _steady_run(ex: _Explorer, r: Instant, steady: dict[Mode, Config]) -> bool:

@@ -375,15 +375,8 @@ def exec_long(system: MultimodeSystem, cfg: Config, mode: Mode, sig: SigmaInfo,
     erased, r2, diag = solve_conflict(system, keys, occ, unknowns, erasure, sig.c, pair,
                                       instant_no, sig.d)
     if diag is not None:
-        return Instant(
-            mode=mode,
-            kind=kind,
-            ok=False,
-            known=cfg.known,
-            facts=facts,
-            erased=erased,
-            diagnostic=diag,
-        )
+        return Instant(mode=mode, kind=kind, ok=False, known=cfg.known, facts=facts,
+                       erased=erased, diagnostic=diag)
     return _finish(system, cfg, mode, kind, facts, erased, r2, occ)
 
 

