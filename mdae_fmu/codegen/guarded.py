@@ -212,19 +212,10 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
         impulse[n] = n_real
         if n in sched.impulse_outputs:
             oname = _fresh(f"impulse({n})", taken)
-            outputs.append(
-                FmiVariable(
-                    name=oname,
-                    type="Real",
-                    vr=n_real,
-                    causality="output",
-                    variability="discrete",
-                    initial="exact",
-                    start=0.0,
-                    description=f"integral of {n} over the last mode change",
-                    kind=1,
-                )
-            )
+            outputs.append(FmiVariable(
+                name=oname, type="Real", vr=n_real, causality="output", variability="discrete",
+                initial="exact", start=0.0, description=f"integral of {n} over the last mode "
+                "change", kind=1))
             real_names.append(oname)
         else:
             real_names.append(f"mdae_impulse({n})")
@@ -262,19 +253,9 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
     flag_slot = active_slot + len(blocks) + len(sched.cond_states)
     n_int = flag_slot + len(sched.flags)
     variables = list(union.variables)
-    variables.append(
-        FmiVariable(
-            name=name,
-            type="Integer",
-            vr=mode_slot,
-            causality="output",
-            variability="discrete",
-            initial="exact",
-            start=0,
-            description=mode_description(sched),
-            kind=1,
-        )
-    )
+    variables.append(FmiVariable(
+        name=name, type="Integer", vr=mode_slot, causality="output", variability="discrete",
+        initial="exact", start=0, description=mode_description(sched), kind=1))
     variables.extend(outputs)
     slots = dict(union.slots)
     slots.update(

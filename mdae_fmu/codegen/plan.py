@@ -580,38 +580,12 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
         fmi_vars.append(var)
     for slot in range(len(index["Real"]), len(real_names)):
         name = real_names[slot]
-        if slot in state_of_slot:
-            fmi_vars.append(
-                FmiVariable(
-                    name=name,
-                    type="Real",
-                    vr=slot,
-                    causality="local",
-                    variability="continuous",
-                    initial="approx",
-                    start=0.0,
-                    description=None,
-                    unit=None,
-                    derivative_of=der_of.get(slot),
-                    kind=3,
-                )
-            )
-        else:
-            fmi_vars.append(
-                FmiVariable(
-                    name=name,
-                    type="Real",
-                    vr=slot,
-                    causality="local",
-                    variability="continuous",
-                    initial=None,
-                    start=None,
-                    description=None,
-                    unit=None,
-                    derivative_of=der_of.get(slot),
-                    kind=5,
-                )
-            )
+        state = slot in state_of_slot       # a state (kind 3) or a computed value (kind 5)
+        fmi_vars.append(FmiVariable(name=name, type="Real", vr=slot, causality="local",
+                                    variability="continuous",
+                                    initial="approx" if state else None,
+                                    start=0.0 if state else None, description=None, unit=None,
+                                    derivative_of=der_of.get(slot), kind=3 if state else 5))
     fmi_vars = [replace(fv, name=fmi_name(fv.name),
                         derivative_of=None if fv.derivative_of is None
                         else fmi_name(fv.derivative_of)) for fv in fmi_vars]
