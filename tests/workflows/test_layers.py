@@ -42,18 +42,24 @@ def _modules(package: Path) -> dict[str, Path]:
     return out
 
 
+# the fields of a statement that hold statements (imports are statements: the expressions,
+# most of the tree, are not walked)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def _runtime_nodes(tree: ast.AST):
-    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (imports for annotations
-    only, never executed, so they make no circle)."""
+    """Every statement of ``tree`` but those under ``if TYPE_CHECKING:`` (imports for
+    annotations only, never executed, so they make no circle)."""
     stack = [tree]
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                stack.extend(child.orelse)
-            else:
-                stack.append(child)
+        for field in _BLOCKS:
+            for child in getattr(node, field, ()):
+                if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    stack.extend(child.orelse)
+                else:
+                    stack.append(child)
 
 
 def _imports(modules: dict[str, Path]):
