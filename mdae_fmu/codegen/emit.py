@@ -514,6 +514,7 @@ def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
     groups: list[tuple[Slot, list]] = []
     for k, a in ev.assignment_order:
         kind, target, value, _ = ev.branches[k].actions[a]
+        assert isinstance(target, Slot)     # an "assign" action (`when_assignment_order`)
         if groups and groups[-1][0] == target:
             groups[-1][1].append((k, value))
         else:
