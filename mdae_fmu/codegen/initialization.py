@@ -68,6 +68,9 @@ class InitPlan:
     descriptions: tuple[str, ...] = ()
     # per row, its equation and mode in short (`row_labels`: the message of dependent rows)
     labels: tuple[str, ...] = ()
+    # the leading blocks solved before the whole system (`parameter_blocks`): per block,
+    # its row indices and the Real slots of its unknowns
+    blocks: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,43 @@ def plan_initialization(model: Model, cm: CompiledModel,
             model, cm, rows, modes, {s for s, k in slot_of.items() if k in unknowns}
         ),
         labels=row_labels(model, rows),
+        blocks=parameter_blocks([e for _, e in rows], {
+            sym: k for sym, k in params.items() if k in unknowns}),
     )
+
+
+def parameter_blocks(residuals: Sequence[sp.Basic], params: dict[sp.Basic, int]
+                     ) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+    """The leading blocks of the initial system's block-triangular form that hold only
+    ``fixed = false`` parameters (``params``: symbol -> Real slot): the connected groups of
+    rows that read no other unknown, computed value or state, with as many rows as
+    parameters (a square block). No other row takes part in determining them (docs/theory.md
+    §2.3: a block of the block-triangular order is solved before the blocks that read its
+    unknowns), so the runtime solves each one first, alone, by a Newton iteration that scales
+    its rows and columns (`init_block_newton` in templates/mdae_runtime.c; a block that is
+    structurally or numerically singular fails there and is left to the whole system), then
+    the whole system from there. MSL's lightning sources (DemonstrateLightning) compute
+    five parameters of a double exponential from its rise and decay times: rows of size 1e5
+    next to rows of size 1, which the whole system's unweighted Gauss-Newton does not solve.
+    Returns ((row indices, slots), ...)."""
+    groups: list[tuple[set[int], set[sp.Basic]]] = []     # (rows, parameter symbols)
+    for i, e in enumerate(residuals):
+        syms = e.free_symbols
+        if not syms or not syms <= set(params):
+            continue
+        joined = [g for g in groups if g[1] & syms]
+        rows, found = {i}, set(syms)
+        for g in joined:
+            rows |= g[0]
+            found |= g[1]
+            groups.remove(g)
+        groups.append((rows, found))
+    blocks = []
+    for rows, found in groups:
+        if len(rows) != len(found):
+            continue
+        blocks.append((tuple(sorted(rows)), tuple(sorted(params[s] for s in found))))
+    return tuple(sorted(blocks))
 
 
 def row_labels(model: Model, rows: Sequence[tuple[str, sp.Basic]]) -> tuple[str, ...]:
