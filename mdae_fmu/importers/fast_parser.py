@@ -58,8 +58,12 @@ _NO_KINDS: frozenset = frozenset()
 #: runs of ASCII digits, replaced by one "0" in the key of a line's shape (`Lexer.learn`)
 _DIGITS = re.compile("[0-9]+")
 _BLANKS = "[ \\t\\f\\r\\n\\ufeff]*"
+#: bounds of the line shapes (`Lexer.learn`): shapes kept, keys counted, characters and tokens
+#: of a line that can have a shape
 MAX_SHAPES = 1024
-MAX_SEEN = 65536
+MAX_SEEN = 16384
+MAX_SHAPE_CHARS = 512
+MAX_SHAPE_TOKENS = 64
 _START_OF = operator.itemgetter(0)
 #: the terminals whose end offsets are recorded (`flat_modelica._TERMINATORS`)
 _TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
@@ -120,10 +124,11 @@ class Lexer:
         (`_DIGITS`), and every terminal treats any run of digits as any other (``\\d+``,
         ``[0-9]*``; no fixed text holds a digit), so the lexer splits it into the same kinds
         at the corresponding places; the shape's first match is that split, since each group
-        tries its terminal's own (greedy) match first. At most `MAX_SHAPES` shapes are kept
-        (and `MAX_SEEN` keys counted): text whose lines all differ is lexed token by token."""
+        tries its terminal's own (greedy) match first. At most `MAX_SHAPES` shapes of at most
+        `MAX_SHAPE_TOKENS` tokens are kept (and `MAX_SEEN` keys counted, of lines of at most
+        `MAX_SHAPE_CHARS` characters): text whose lines all differ is lexed token by token."""
         shapes = self.shapes
-        if len(shapes) >= MAX_SHAPES:
+        if len(shapes) >= MAX_SHAPES or len(toks) > MAX_SHAPE_TOKENS:
             return
         seen = self.seen
         if seen.get(key, 0) == 0:
@@ -196,8 +201,8 @@ class FastParser:
     def _fill(self) -> None:
         """Lex the next tokens (a batch, or what is left) after the ones not yet read; the
         ``$END`` token after the last one. The text is lexed a line at a time: a line whose
-        shape (`Lexer.line_key`) was seen before is split by one match of its shape's regular
-        expression (`Lexer.shape`), any other token by token."""
+        shape was seen before (`Lexer.learn`) is split by one match of its shape's regular
+        expression, any other token by token (a batch at most: a long line in pieces)."""
         if self.done:
             raise Unsupported("end of the text")
         lexer = self.lexer
@@ -212,10 +217,10 @@ class FastParser:
             n = 0
             while n < self.BATCH and pos < size:
                 key = None
-                if text[pos] == "\n":
-                    stop = text.find("\n", pos + 1)
-                    if stop < 0:
-                        stop = size
+                stop = text.find("\n", pos + 1)        # (the end of this line)
+                if stop < 0:
+                    stop = size
+                if text[pos] == "\n" and stop - pos <= MAX_SHAPE_CHARS:
                     key = line_key("0", text[pos:stop])
                     shape = shapes.get(key)
                     if shape is not None:
@@ -228,12 +233,8 @@ class FastParser:
                             pos = regs[-1][1]
                             n += len(shape[1])
                             continue
-                else:
-                    stop = text.find("\n", pos)
-                    if stop < 0:
-                        stop = size
                 first = len(toks)
-                pos, clean = self._lex_line(pos, stop, toks)
+                pos, clean = self._lex_line(pos, stop, toks, first + self.BATCH)
                 n += len(toks) - first
                 if key is not None and clean and pos == stop and len(toks) > first:
                     lexer.learn(key, toks[first:])
@@ -247,10 +248,10 @@ class FastParser:
         self.toks = toks
         self.i = 0
 
-    def _lex_line(self, pos: int, stop: int, toks: list) -> tuple[int, bool]:
-        """Lex token by token from ``pos`` until a token ends at or after ``stop``, appending
-        to ``toks``; the end of the last token and whether every token is one a line shape
-        can hold (`Lexer.learn`: no comment)."""
+    def _lex_line(self, pos: int, stop: int, toks: list, most: int) -> tuple[int, bool]:
+        """Lex token by token from ``pos`` until a token ends at or after ``stop`` or ``toks``
+        holds ``most`` tokens, appending to ``toks``; the end of the last token and whether
+        every token is one a line shape can hold (`Lexer.learn`: no comment)."""
         lexer = self.lexer
         fixed, first, ignore = lexer.fixed, lexer.first, lexer.ignore
         terminators = _TERMINATORS
@@ -259,7 +260,7 @@ class FastParser:
         text = self.text
         match = self.match
         clean = True
-        while pos < stop:
+        while pos < stop and len(toks) < most:
             m = match(text, pos)
             if m is None:
                 raise Unsupported("no terminal matches")

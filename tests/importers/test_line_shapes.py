@@ -92,3 +92,28 @@ def test_random_line_mixes_lex_as_token_by_token(lines, seed, repeats):
     rng = random.Random(seed)
     body = [_fill(line, rng) for _ in range(repeats) for line in lines]
     _same("class M\n" + "\n".join(body) + "\nend M;\n")
+
+
+def test_long_line_is_lexed_in_batches():
+    """A text on one line is lexed a batch at a time (the token limit is checked per batch,
+    before the whole file is in memory), with the tokens of token-by-token lexing."""
+    text = "class M\n  Real x = " + " + ".join(["1"] * 20000) + ";\nend M;\n"
+    lexer = FP.Lexer(F._parser().driver)
+    fp = FP.FastParser(lexer, None, text, [], 10 ** 9)
+    assert FP.FastParser.BATCH < len(fp.toks) <= 2 * FP.FastParser.BATCH
+    _same(text)
+    fp = FP.FastParser(lexer, None, text, [], 3 * FP.FastParser.BATCH)
+    with pytest.raises(FP.Unsupported, match="too many tokens"):
+        while fp.kind != "$END":
+            fp.advance()
+    assert fp.lexed < len(text) // 2        # refused before the end of the line
+
+
+def test_lines_over_the_bounds_get_no_shape():
+    long_line = "  x{} = " + " + ".join(["y{}"] * 70) + ";"
+    rng = random.Random(3)
+    text = "class M\n" + "\n".join(_fill(long_line, rng) for _ in range(20)) + "\nend M;\n"
+    assert _same(text) == 0                 # more than MAX_SHAPE_TOKENS tokens
+    wide = "  x{} = y" + "z" * FP.MAX_SHAPE_CHARS + ";"
+    text = "class M\n" + "\n".join(_fill(wide, rng) for _ in range(20)) + "\nend M;\n"
+    assert _same(text) == 0                 # more than MAX_SHAPE_CHARS characters
