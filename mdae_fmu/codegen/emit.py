@@ -7,15 +7,15 @@ Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
 * ``config.h`` (sizes, GUID, tolerances) and ``model.c`` (tables, events, initialization,
   drift control) from ``config.h.j2`` / ``model.c.j2``;
 * ``model_schedule_<k>.c``: the blocks of the schedule, one static function each (a loop
-  over a slot table for repeated blocks), split into files of at most `STATEMENTS_PER_FILE`
-  blocks called from functions of at most `STATEMENTS_PER_FUNCTION` calls, so that gcc stays
+  over a slot table for repeated blocks), split into files of about `UNIT_BYTES` characters
+  and called from functions of at most `STATEMENTS_PER_FUNCTION` calls, so that gcc stays
   fast (and parallel) on large models.
 """
 
 from __future__ import annotations
 
 import importlib.resources
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import jinja2
 import sympy as sp
@@ -28,11 +28,14 @@ from .initialization import InitPlan
 from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message, message_format
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
-from .runs import find_runs, run_code, shape
+from .runs import MIN_REPEATS, find_runs, run_code, shape
 from .slots import HOMOTOPY, TIME, Slot, c_slot, name_slots, plain_name, slot_identifiers
 
 STATEMENTS_PER_FUNCTION = 200
-STATEMENTS_PER_FILE = 1000
+# a schedule file (a gcc unit) is closed once it holds this many characters: about 0.3 s of
+# gcc -O1; the units are compiled in parallel (mdae_fmu.fmu.build)
+UNIT_BYTES = 400_000
+PROGRESS_BLOCKS = 1000
 STATIC_FILES = ("fmi2Functions.c", "fmi2CoSimulation.c", "mdae_runtime.c", "mdae_sparse.c",
                 "mdae_wrapper.h", "mdae_model.h", "mdae_info.c")
 
@@ -97,19 +100,22 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     return _Printers(main=main, shifted=shifted, schedule=schedule)
 
 
-def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrinter,
-                  part, comment_name: str) -> str:
-    """``model_schedule.c.j2`` rendered for ``blocks`` (global indices from ``first``): one
-    static function per block (``block<k>``, headed by its equations and unknowns) and one
-    per run of repeated blocks (a loop over its slot table, `mdae_fmu.codegen.runs`), called
-    in schedule order by part functions of at most `STATEMENTS_PER_FUNCTION` calls, and the
-    helpers they need (module docstring; docs/decisions.md §14)."""
-    helpers, functions, stmts = [], [], []
-    codes = [emit_block(blk, k, printer) for k, blk in enumerate(blocks, first)]
-    # repeated blocks: one loop over a slot table each (mdae_fmu.codegen.runs)
+def schedule_units(env: jinja2.Environment, blocks, codes: list, first: int, part: int,
+                   comment_name: str, unit_bytes: int | None) -> list[str]:
+    """The schedule ``blocks`` (their C ``codes``, global indices from ``first``) as the
+    texts of ``model_schedule.c.j2`` numbered from ``part``: one static function per block
+    (``block<k>``, headed by its equations and unknowns) and one per run of repeated blocks (a
+    loop over its slot table, `mdae_fmu.codegen.runs`), called in schedule order by part
+    functions of at most `STATEMENTS_PER_FUNCTION` calls, and the helpers they need (module
+    docstring; docs/decisions.md §14). The runs are found over the whole schedule, so the C
+    grows with the number of distinct block shapes, not of blocks; a new file starts once the
+    current one holds ``unit_bytes`` characters (None: one file), so that gcc compiles units
+    of bounded size in parallel, and a run is cut into loops of at most `run_copies` copies
+    so that no slot table alone exceeds that size."""
     shapes = [shape(c) for c in codes]
     runs = {i: (p, m) for i, p, m in find_runs([s.key for s in shapes])}
-    templates: dict = {}
+    units: list[str] = []
+    unit = _Unit(first=first)
 
     def describe(i):
         # the model's names of the unknowns make the C readable; in a comment, and with
@@ -120,33 +126,72 @@ def schedule_file(env: jinja2.Environment, blocks, first: int, printer: SlotPrin
         return (f"{c_comment(blk.label, 60)} -> {plain_name(solved_for, 80)} "
                 f"({codes[i].kind})")
 
+    def flush(next_first: int) -> None:
+        nonlocal unit
+        units.append(unit.render(env, part + len(units), comment_name))
+        unit = _Unit(first=next_first)
+
     i = 0
     while i < len(blocks):
         k = first + i
+        if unit_bytes is not None and unit.size >= unit_bytes:
+            flush(k)
+        local = k - unit.first
         if i in runs:
             p, m = runs[i]
-            body, text = run_code(f"run{part}_{i}",
-                                  [shapes[i + q * p:i + (q + 1) * p] for q in range(m)], k,
-                                  templates, "; ".join(describe(j) for j in range(i, i + p)))
-            helpers.append(text)
-            helpers.append(_block_function(f"run{part}_{i}_loop", body))
-            stmts.append(f"    if (run{part}_{i}_loop(inst, d, r)) return 1;")
+            row = sum(len(sh.slots) for sh in shapes[i:i + p])
+            m = min(m, run_copies(row, unit_bytes))
+            name = f"run{part + len(units)}_{local}"
+            body, text = run_code(name, [shapes[i + q * p:i + (q + 1) * p] for q in range(m)],
+                                  k, unit.templates,
+                                  "; ".join(describe(j) for j in range(i, i + p)))
+            unit.add([text, _block_function(f"{name}_loop", body)],
+                     f"    if ({name}_loop(inst, d, r)) return 1;")
             i += p * m
         else:
             code = codes[i]
-            if code.helpers:
-                helpers.append(code.helpers)
-            helpers.append(f"/* block {k}: {describe(i)} */\n"
-                           + _block_function(f"block{k}", code.body))
-            stmts.append(f"    if (block{k}(inst, d, r)) return 1;")
+            unit.add(([code.helpers] if code.helpers else [])
+                     + [f"/* block {k}: {describe(i)} */\n"
+                        + _block_function(f"block{k}", code.body)],
+                     f"    if (block{k}(inst, d, r)) return 1;")
             i += 1
-        if len(stmts) >= STATEMENTS_PER_FUNCTION:
-            functions.append("\n".join(stmts))
-            stmts = []
-    if stmts:
-        functions.append("\n".join(stmts))
-    return env.get_template("model_schedule.c.j2").render(
-        part=part, comment_name=comment_name, helpers="\n".join(helpers), functions=functions)
+    units.append(unit.render(env, part + len(units), comment_name))
+    return units
+
+
+def run_copies(row: int, unit_bytes: int | None) -> int:
+    """The most copies one loop of a run takes when a row of its slot table holds ``row``
+    slots: about ``unit_bytes`` characters of table (8 per slot), at least `MIN_REPEATS`;
+    unbounded without a size bound."""
+    if unit_bytes is None:
+        return 1 << 62
+    return max(MIN_REPEATS, unit_bytes // (8 * max(row, 1)))
+
+
+@dataclass
+class _Unit:
+    """One schedule file being filled: its first block, helpers, part-function statements,
+    the shared callbacks of its runs (`mdae_fmu.codegen.runs.run_code`) and its size."""
+    first: int
+    helpers: list[str] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)
+    stmts: list[str] = field(default_factory=list)
+    templates: dict = field(default_factory=dict)
+    size: int = 0
+
+    def add(self, helpers: list[str], stmt: str) -> None:
+        self.helpers.extend(helpers)
+        self.stmts.append(stmt)
+        self.size += sum(len(h) for h in helpers) + len(stmt)
+        if len(self.stmts) >= STATEMENTS_PER_FUNCTION:
+            self.functions.append("\n".join(self.stmts))
+            self.stmts = []
+
+    def render(self, env: jinja2.Environment, part: int, comment_name: str) -> str:
+        functions = self.functions + (["\n".join(self.stmts)] if self.stmts else [])
+        return env.get_template("model_schedule.c.j2").render(
+            part=part, comment_name=comment_name, helpers="\n".join(self.helpers),
+            functions=functions)
 
 
 def _block_function(name: str, body: str) -> str:
@@ -277,19 +322,18 @@ def slot_names(cm: CompiledModel) -> dict[str, list[str]]:
 
 def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers, blocks,
                     progress, files: dict) -> list[int]:
-    """The block schedule (docs/theory.md §11) as files ``model_schedule_<k>.c`` of at
-    most `STATEMENTS_PER_FILE` blocks, added to ``files`` (one, empty, without blocks); their
-    numbers. ``progress(done, total)`` before each file."""
-    parts: list[int] = []
-    for first in range(0, max(len(blocks), 1), STATEMENTS_PER_FILE):
-        if progress and blocks:
-            progress(first, len(blocks))
-        k = len(parts)
-        files[f"model_schedule_{k}.c"] = schedule_file(
-            env, blocks[first:first + STATEMENTS_PER_FILE], first, pr.schedule, k,
-            c_comment(cm.name))
-        parts.append(k)
-    return parts
+    """The block schedule (docs/theory.md §11) as files ``model_schedule_<k>.c`` of about
+    `UNIT_BYTES` characters (`schedule_units`), added to ``files`` (one, empty, without
+    blocks); their numbers. ``progress(done, total)`` every `PROGRESS_BLOCKS` blocks."""
+    codes = []
+    for k, blk in enumerate(blocks):
+        if progress and k % PROGRESS_BLOCKS == 0:
+            progress(k, len(blocks))
+        codes.append(emit_block(blk, k, pr.schedule))
+    units = schedule_units(env, blocks, codes, 0, 0, c_comment(cm.name), UNIT_BYTES)
+    for k, text in enumerate(units):
+        files[f"model_schedule_{k}.c"] = text
+    return list(range(len(units)))
 
 
 def _start_tables(cm: CompiledModel) -> dict[str, list]:
@@ -516,6 +560,7 @@ def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
     groups: list[tuple[Slot, list]] = []
     for k, a in ev.assignment_order:
         kind, target, value, _ = ev.branches[k].actions[a]
+        assert isinstance(target, Slot)     # an "assign" action (`when_assignment_order`)
         if groups and groups[-1][0] == target:
             groups[-1][1].append((k, value))
         else:
