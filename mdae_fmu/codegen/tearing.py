@@ -44,7 +44,7 @@ import sympy as sp
 from .. import expr as E
 from . import trees as T
 from .blocks import BlockPlan, linear_split_any, tree_size
-from .treeblock import substitute_instances
+from .treeblock import substitute_instances, tree_block_parts
 
 #: a torn block whose substituted residuals grow beyond this many tree nodes (counted up to
 #: the limit) stays a full Newton block: substitution must not swell the C text
@@ -203,14 +203,10 @@ def tear_tree_block(block: BlockPlan, preferred: frozenset[sp.Basic] = frozenset
     solutions substituted on the tree; the Newton block keeps ``trees`` (printed by
     `treeblock.emit_tree_block`), the torn ones are explicit tree blocks. None as in
     `tear_block`, or when an unknown is not an instance."""
-    table = block.table
-    res = block.trees
-    if res is None or table is None:
+    parts = tree_block_parts(block)
+    if parts is None:
         return None
-    instances = [table.instance(s) for s in block.unknowns]
-    us = [u for u in instances if u is not None]
-    if len(us) != len(instances):
-        return None
+    table, res, us = parts
     incidence: list[set[int]] = []
     solvable: list[set[int]] = []
     sols: dict[tuple[int, int], E.Expr] = {}

@@ -34,6 +34,7 @@ from . import trees as T
 from .. import expr as E
 
 if TYPE_CHECKING:
+    from ..symbolic import SymbolTable
     from .blocks import BlockPlan
     from .cprinter import SlotPrinter
     from .slots import Slot
@@ -237,6 +238,19 @@ def tree_block_ok(trees: Sequence[E.Expr | None]) -> bool:
             and all(t is not None and plain(t) for t in trees))
 
 
+def tree_block_parts(block: BlockPlan
+                     ) -> tuple[SymbolTable, tuple[E.Expr, ...], list[Instance]] | None:
+    """The symbol table, residual trees and unknown instances ``(name, order)`` of a block
+    kept on the tree (``block.trees``); None for another block or when an unknown is not an
+    instance."""
+    table, res = block.table, block.trees
+    if table is None or res is None:
+        return None
+    instances = [table.instance(s) for s in block.unknowns]
+    unknowns = [u for u in instances if u is not None]
+    return (table, res, unknowns) if len(unknowns) == len(instances) else None
+
+
 def emit_tree_block(block: BlockPlan, index: int, printer: SlotPrinter,
                     holes: dict[Slot, int]) -> BC.BlockCode | None:
     """`blocks.BlockCode` of a block with residual trees (``block.trees``), or None when a
@@ -245,14 +259,10 @@ def emit_tree_block(block: BlockPlan, index: int, printer: SlotPrinter,
     ``blk<k>_jacobian`` for ``mdae_newton_block``, ``blk<k>_system`` for
     ``mdae_linear_block``; a linear block of one equation is an explicit assignment.
     ``holes``: the block's Real slots, filled by the printing (`blocks.emit_block`)."""
-    table = block.table
-    res = block.trees
-    if table is None or res is None:
+    parts = tree_block_parts(block)
+    if parts is None:
         return None
-    instances = [table.instance(s) for s in block.unknowns]
-    unknowns = [u for u in instances if u is not None]
-    if len(unknowns) != len(instances):
-        return None
+    table, res, unknowns = parts
     kj = tree_jacobian(res, unknowns)
     if kj is None:
         return None

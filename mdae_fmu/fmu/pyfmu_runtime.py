@@ -492,12 +492,7 @@ class Simulator:
     def _event_iteration(self):
         """Instants at one time until nothing changes (module docstring)."""
         for _ in range(MAX_INSTANTS):
-            changed = False
-            for k in range(len(self.rel)):
-                v = self.relation_value(k)
-                if v != self.rel[k]:
-                    self.rel[k] = v
-                    changed = True
+            changed = self._update_relations()
             restarted = False
             if self.guarded is not None:
                 restarted = self.guarded.mode_step()
@@ -523,15 +518,19 @@ class Simulator:
         (``plan["settled"]``, `codegen.guarded.settled_assignments`), so that the next
         instant reads pre() of this instant's own solution (Modelica 3.6 §8.6); the discrete
         values the restart was computed with are kept (docs/multimode-fmu.md)."""
+        if self._update_relations():
+            for set_, f in self.settled:
+                set_(f())
+
+    def _update_relations(self) -> bool:
+        """Every frozen relation from the current values; whether one changed."""
         changed = False
         for k in range(len(self.rel)):
             v = self.relation_value(k)
             if v != self.rel[k]:
                 self.rel[k] = v
                 changed = True
-        if changed:
-            for set_, f in self.settled:
-                set_(f())
+        return changed
 
     def _when_instant(self) -> bool:
         """The when-branches at this instant: a branch fires when its condition is true and
