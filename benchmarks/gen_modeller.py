@@ -70,7 +70,8 @@ def drive_line(n: int, engage: str = "input", seed: int = 0, windows: int | None
     name = f"DriveLine{n}" + ("" if engage == "input" else engage.capitalize())
     out = [f"class {name} \"{n + 1} shafts with dampers, {n} ideal clutches ({engage})\""]
     decl = out.append
-    switching = {1 + (i * n) // windows for i in range(min(windows, n))} if windows else set()
+    m = min(windows or 0, n)
+    switching = {1 + (i * n) // m for i in range(m)} if m else set()
     decl('  parameter Real source.amplitude(unit = "N.m") = 10.0 "drive torque amplitude";')
     decl('  parameter Real source.f(unit = "Hz") = 0.5 "drive torque frequency";')
     decl('  parameter Real load.d(unit = "N.m.s/rad") = 0.2 "viscous load";')
