@@ -14,6 +14,9 @@ claims are checked on input the project did not shape (issue 26):
   - ``"input"``: a Boolean input per clutch (``input Boolean engage[k]``, aliased as
     ``clutch_k.engaged``), switched by the host;
   - ``"time"``: a computed condition, ``clutch_k.engaged = time >= t_on and time < t_off``;
+    with ``windows = m`` only m clutches, spread along the line, have their window inside
+    the first 10 s (2m switchings in all at every n, like the host's 30 of ``"input"``), the
+    others a window from 20 s on;
   - ``"pressure"``: a first-order actuator pressure state whose command steps at ``t_on``; the
     clutch engages while the pressure exceeds half the command (a state event).
 
@@ -55,8 +58,10 @@ def _num(x: float) -> str:
     return repr(round(x, 6))
 
 
-def drive_line(n: int, engage: str = "input", seed: int = 0) -> str:
-    """Flat Modelica text of the drive line with ``n`` clutches (``n + 1`` shafts)."""
+def drive_line(n: int, engage: str = "input", seed: int = 0, windows: int | None = None) -> str:
+    """Flat Modelica text of the drive line with ``n`` clutches (``n + 1`` shafts);
+    ``windows``: how many of the ``"time"`` clutches switch in the first 10 s (all when
+    None)."""
     if n < 1:
         raise ValueError("a drive line needs at least one clutch")
     if engage not in ("input", "time", "pressure"):
@@ -65,6 +70,7 @@ def drive_line(n: int, engage: str = "input", seed: int = 0) -> str:
     name = f"DriveLine{n}" + ("" if engage == "input" else engage.capitalize())
     out = [f"class {name} \"{n + 1} shafts with dampers, {n} ideal clutches ({engage})\""]
     decl = out.append
+    switching = {1 + (i * n) // windows for i in range(min(windows, n))} if windows else set()
     decl('  parameter Real source.amplitude(unit = "N.m") = 10.0 "drive torque amplitude";')
     decl('  parameter Real source.f(unit = "Hz") = 0.5 "drive torque frequency";')
     decl('  parameter Real load.d(unit = "N.m.s/rad") = 0.2 "viscous load";')
@@ -78,9 +84,11 @@ def drive_line(n: int, engage: str = "input", seed: int = 0) -> str:
             decl(f"  input Boolean engage[{k}](start = false);")
         else:
             t_on = rng.uniform(0.5, 8.0)
+            t_off = min(t_on + rng.uniform(0.5, 3.0), 9.5)
+            if windows is not None and k not in switching:
+                t_on, t_off = t_on + 20.0, t_off + 20.0     # never engaged in a 10 s run
             decl(f'  parameter Real clutch{k}.t_on(unit = "s") = {_num(t_on)};')
-            decl(f'  parameter Real clutch{k}.t_off(unit = "s") = '
-                 f'{_num(min(t_on + rng.uniform(0.5, 3.0), 9.5))};')
+            decl(f'  parameter Real clutch{k}.t_off(unit = "s") = {_num(t_off)};')
         if engage == "pressure":
             decl(f'  parameter Real clutch{k}.T(unit = "s") = {_num(rng.uniform(0.05, 0.2))} '
                  f'"actuator time constant";')

@@ -5,6 +5,8 @@ tolerance 1e-8) and with FMPy's fixed-step Euler (10^4 steps: the same steps at 
 figure independent of the integrator's step control), and the exponent of the run time in n
 (the slope of log CPU against log n between the smallest and the largest n). Every run also
 reports the largest relative jump of the angular momentum sum J_k w_k across the events.
+``--solvers CS`` runs the Co-Simulation FMU (its own CVode, FMPy's master stepping every
+0.05 s; no event rows, so no momentum figure).
 
 Two families: the drive line written the way a modeller writes it (`gen_modeller.drive_line N
 --engage input`: inertias drawn at random, a damper on every shaft) and the project's clutch
@@ -39,10 +41,12 @@ def model_text_and_inertias(family: str, n: int):
     """The model (text for the drive line, `Model` for the clutch chain), its clutch inputs
     and the inertias J_k of its shafts in the order of its speed variables."""
     sys.path.insert(0, str(HERE))
-    if family in ("drive_line", "drive_line_time"):
+    if family in ("drive_line", "drive_line_time", "drive_line_time30"):
         from gen_modeller import drive_line
-        timed = family == "drive_line_time"       # clutches engaged by time windows
-        text = drive_line(n, "time" if timed else "input")
+        timed = family != "drive_line"       # clutches engaged by time windows
+        # drive_line_time30: 15 windows in the 10 s, 30 switchings at every n
+        text = drive_line(n, "time" if timed else "input",
+                          windows=15 if family == "drive_line_time30" else None)
         J = [float(re.search(rf'shaft{k}\.J\(unit = "kg.m2"\) = ([0-9.e-]+)', text).group(1))
              for k in range(1, n + 2)]
         return (text, [] if timed else [f"engage[{k}]" for k in range(1, n + 1)], J,
@@ -77,8 +81,13 @@ def simulate_one(fmu: Path, family: str, n: int, solver: str, seed: int) -> dict
     from gen_modeller import random_switchings
     _, inputs, J, speeds = model_text_and_inertias(family, n)
     table = random_switchings(inputs, SWITCHINGS, STOP, seed=seed) if inputs else None
-    kw = dict(relative_tolerance=1e-8, output_interval=STOP / 200) if solver == "CVode" \
-        else dict(step_size=STOP / 1e4, output_interval=STOP / 200)
+    if solver == "CS":      # the FMU's own CVode, FMPy's master every STOP / 200
+        kw: dict = dict(fmi_type="CoSimulation", output_interval=STOP / 200,
+                        relative_tolerance=1e-8)
+    elif solver == "CVode":
+        kw = dict(relative_tolerance=1e-8, output_interval=STOP / 200)
+    else:
+        kw = dict(step_size=STOP / 1e4, output_interval=STOP / 200)
     c = time.process_time()
     r = simulate_fmu(str(fmu), stop_time=STOP, solver=solver, input=table, output=speeds,
                      record_events=True, **kw)
@@ -101,12 +110,14 @@ def exponent(ns: list[int], cpu: list[float]) -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--family", choices=["drive_line", "drive_line_time", "clutch_chain"],
+    p.add_argument("--family", choices=["drive_line", "drive_line_time", "drive_line_time30",
+                                        "clutch_chain"],
                    default="drive_line")
     p.add_argument("--n", type=int, nargs="+", default=[50, 100, 200])
     p.add_argument("--dir")
     p.add_argument("--baseline", help="source tree of the baseline exporter")
-    p.add_argument("--solvers", nargs="+", default=["CVode", "Euler"])
+    p.add_argument("--solvers", nargs="+", default=["CVode", "Euler"],
+                   help="CVode, Euler (FMPy on the ME FMU), CS (the CS FMU's own CVode)")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--_export", nargs=4, help=argparse.SUPPRESS)

@@ -12,6 +12,11 @@ is the default one (Model Exchange, C backend, gcc).
     python benchmarks/fetch_corpus.py --openmodelica /path/to/OpenModelica
     python benchmarks/verdicts.py [--ids PATTERN] [--timeout S] [--json OUT]
                                   [--markdown docs/corpus.md]
+    python benchmarks/verdicts.py --merge RUN1.json RUN2.json ... [--json OUT] [--markdown ...]
+
+``--merge`` runs nothing: it joins the results of earlier runs (batches run in parallel or
+one after the other; for a model in several, the last file's finished run), in manifest
+order, and prints and writes them as a run would.
 
 With ``--markdown`` the table of the disagreements replaces the part of the file between
 ``<!-- corpus table verdicts: begin -->`` and ``<!-- corpus table verdicts: end -->``.
@@ -116,6 +121,19 @@ def markdown(results: list[dict]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+def merge(runs: list[list[dict]], order: list[str]) -> list[dict]:
+    """The results of several runs joined, one per model in ``order`` (manifest ids): a
+    finished run of a later file replaces an earlier one; a model no run finished keeps the
+    last unfinished result, a model no run reached is left out."""
+    best: dict[str, dict] = {}
+    for run in runs:
+        for r in run:
+            old = best.get(r["id"])
+            if old is None or r.get("analyze") is not None or old.get("analyze") is None:
+                best[r["id"]] = r
+    return [best[i] for i in order if i in best]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ids", default="*", help="fnmatch pattern over model ids")
@@ -123,9 +141,20 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--json", type=Path, help="write the results as JSON")
     ap.add_argument("--markdown", type=Path, help="write the disagreements as Markdown")
+    ap.add_argument("--merge", type=Path, nargs="+",
+                    help="join the JSON of earlier runs instead of running")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     entries = json.loads(MANIFEST.read_text())["models"]
+    if a.merge:
+        results = merge([json.loads(f.read_text()) for f in a.merge],
+                        [e["id"] for e in entries])
+        if a.json:
+            a.json.write_text(json.dumps(results, indent=1))
+        print(markdown(results).split("\n\n")[0])
+        if a.markdown:
+            write_markdown(a.markdown, markdown(results), "verdicts")
+        return 0
     if a.one:
         entry = next(e for e in entries if e["id"] == a.one)
         print(json.dumps(verdicts(entry, corpus_file(entry, a.corpus_dir))))

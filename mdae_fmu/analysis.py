@@ -1,14 +1,16 @@
-"""The whole compile-time analysis of a model: every mode, then every mode change.
+"""The whole compile-time analysis of a model.
 
-`analyze` runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4)
-and, when every mode is structurally regular, the exploration of mode changes into the mode-change
-automaton (`mdae_fmu.modes`, docs/theory.md §8.1, with impulse analysis and standardization of the
-restarts). For a multimode model it also runs the implicit analysis (all modes at once as formulas
-over the guards, `mdae_fmu.implicit`, docs/theory.md §10.2) and builds the guarded block schedule
-from it (`mdae_fmu.implicit.schedule`); beyond the explicit enumeration (more than 2^12 consistent
-modes) that is the whole analysis. Code generation consumes the `Analysis` and runs none.
-`render_text` / `render_json` give the report of `mdae-fmu analyze`.
-"""
+A multimode model has one analysis on the way to its FMU (`guarded_analysis`, issue 26): the
+implicit analysis (all modes at once as formulas over the guards, `mdae_fmu.implicit`,
+docs/theory.md §10.2) and the guarded block schedule built from it
+(`mdae_fmu.implicit.schedule`). That is the analysis of ``--implicit`` and of every model
+beyond the explicit enumeration (more than 2^12 consistent modes); below it, the default
+still runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4)
+and the exploration of mode changes into the mode-change automaton (`mdae_fmu.modes`,
+docs/theory.md §8.1) beside the schedule, until the one analysis carries every piece listed in
+docs/multimode.md "One analysis". A single-mode model keeps the per-mode analysis. Code
+generation consumes the `Analysis` and runs none. `render_text` / `render_json` give the
+report of `mdae-fmu analyze`."""
 
 from __future__ import annotations
 
@@ -142,12 +144,14 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
     modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report
     when already computed; ``progress``: called with the name of each stage. ``implicit``:
-    True also builds the guarded schedule of a single-mode model (one formula, true), False
-    builds none; None (default) builds it for every multimode model. ``strict_units``: the
-    unit inconsistencies (`mdae_fmu.unit_check`, always checked) reject the model instead of
-    being warnings. ``full``: False when only the verdict, the summary or the FMU is wanted:
-    a model without guards then skips the mode-change exploration (its automaton is built
-    for the verdict only, `analyze_multimode`), and the full report refuses the result.
+    True analyses a multimode model by the one analysis alone (`guarded_analysis`, no mode
+    enumerated) and also builds the guarded schedule of a single-mode model (one formula,
+    true), False builds none; None (default) builds it for every multimode model.
+    ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
+    reject the model instead of being warnings. ``full``: False when only the verdict, the
+    summary or the FMU is wanted: a model without guards then skips the mode-change
+    exploration (its automaton is built for the verdict only, `analyze_multimode`), and the
+    full report refuses the result.
     Structural conditions that read only parameters are evaluated first
     (`fix_structural_parameters`), and the model so obtained is analysed."""
     from .unit_check import check_units
@@ -174,11 +178,11 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
         if progress is not None:
             progress("structure")
         if implicit is not False and _beyond_enumeration(model):
-            return _implicit_only(model, progress)
-        if implicit and _beyond_enumeration(model, IMPLICIT_ENUMERATED_MODES):
-            # asked for the guarded schedule: the automaton of every mode change is not
-            # built beyond a few modes (its cost grows with the modes, issue 26)
-            return _implicit_only(model, progress)
+            return guarded_analysis(model, progress)
+        if implicit and _beyond_enumeration(model, 1):
+            # asked for the guarded schedule of a multimode model: the one analysis, no
+            # mode enumerated (issue 26)
+            return guarded_analysis(model, progress)
         modes = analyze_modes(model)
     a = _enumerated(model, modes, erasure, lemma22, progress, full)
     if implicit or (implicit is None and a.accepted and len(modes.modes) > 1):
@@ -269,12 +273,6 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
                     code_modes=analyze_modes(delayed), **converted)
 
 
-#: With ``implicit=True`` (``--implicit``), the most consistent modes for which the analysis
-#: still enumerates the modes and builds the mode-change automaton beside the guarded schedule
-#: (the size up to which the enumeration is the guarded path's test oracle, issue 26).
-IMPLICIT_ENUMERATED_MODES = 64
-
-
 def _beyond_enumeration(model: Model, max_modes: int | None = None) -> bool:
     """Whether the model has more consistent modes than the explicit enumeration handles, or
     than ``max_modes`` (`mdae_fmu.implicit.analysis.needs_implicit`); an error in the guards
@@ -287,11 +285,16 @@ def _beyond_enumeration(model: Model, max_modes: int | None = None) -> bool:
         return False
 
 
-def _implicit_only(model: Model, progress) -> Analysis:
-    """The analysis of a model beyond the explicit enumeration: the implicit analysis of its
-    code form (guards read at the same instant delayed, `delay_same_instant_guards`) and the
-    guarded schedule; a structurally singular mode set, or a schedule that cannot be built,
-    is the rejection."""
+def guarded_analysis(model: Model, progress) -> Analysis:
+    """The one analysis of a multimode model (issue 26, docs/multimode.md "One analysis"):
+    the implicit analysis of its code form (guards read at the same instant delayed,
+    `delay_same_instant_guards`; docs/theory.md §10.2) and the guarded block schedule, with no
+    mode enumerated. The verdict holds what reads no mode (the when-clause checks of
+    `when_clause_problems` without a per-mode report) and, for a structurally singular mode
+    set, its formula over the guards, the Dulmage-Mendelsohn diagnostic of one concrete mode
+    of it and the connection defects (`connection_defects`) that mode's over-determined
+    equations show; a schedule that cannot be built is the rejection, with the modes
+    concerned. W-INIT-INCONSISTENT comes from the initial mode alone (`initial_mode`)."""
     from .implicit.analysis import analyze_implicit, render_json as ia_json, \
         render_text as ia_text
     from .implicit.variants import guarded_schedule
@@ -310,7 +313,11 @@ def _implicit_only(model: Model, progress) -> Analysis:
         init_warnings=(warning,) if warning else (),
     )
     if not ia.ok:
-        return replace(base, rejection=ia.diagnostic)
+        defects = connection_defects(model, ia.failing_over)
+        return replace(base, rejection="\n".join(m for m in (ia.diagnostic, *defects) if m))
+    problems = when_clause_problems(model, None)
+    if problems:
+        return replace(base, rejection="\n".join(problems))
     if progress is not None:
         progress("guarded schedule")
     try:

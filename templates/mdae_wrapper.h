@@ -375,6 +375,7 @@ double mdae_drift(const ModelData *d);
 double mdae_drift_tolerance(const ModelInstance *inst);
 int mdae_project(ModelInstance *inst);
 extern const int mdae_init_unknowns[];
+extern const int mdae_init_blocks[];
 extern const char *const mdae_init_row_names[];
 extern const char *const mdae_init_row_labels[];
 extern const int mdae_state_slots[];

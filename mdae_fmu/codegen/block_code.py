@@ -4,9 +4,17 @@ callbacks of a runtime solver (Newton, linear, sparse), with the Real slots left
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
+import sympy as sp
+
 from .slots import Slot, c_slot, fill, solved_tag
+
+if TYPE_CHECKING:
+    from .cprinter import SlotPrinter
 
 
 # block helpers read the Reals through a local pointer, like the schedule functions
@@ -79,13 +87,15 @@ def solver_call(solver: str, n: int, unknowns: str, callbacks: list[str], index:
     return f"if ({solver}(inst, {n}, {unknowns}, {', '.join(callbacks)}, {index})) return 1;"
 
 
-def solver_block(kind: str, index: int, printer, unknowns, helpers: str,
-                 holes: dict, sparse: tuple[int, int] | None = None) -> BlockCode:
+def solver_block(kind: str, index: int, printer: SlotPrinter,
+                 unknowns: Iterable[sp.Basic], helpers: str, holes: dict[Slot, int],
+                 sparse: tuple[int, int] | None = None) -> BlockCode:
     """The `BlockCode` of a Newton (``helpers``: ``FN`` residual and jacobian) or linear
     (``FN`` system) block, its ``unknowns`` the Real slots of ``printer``; ``sparse``: the
     (cache number, entries) of a sparse linear block (`sparse_helpers`)."""
-    us = tuple(printer.slots[u] for u in unknowns)
-    if any(type(s) is not Slot or not s.real for s in us):
+    values = [printer.slots[u] for u in unknowns]
+    us = tuple(s for s in values if isinstance(s, Slot) and s.real)
+    if len(us) != len(values):
         raise KeyError(f"an unknown of block {index} has no Real slot")
     family = "mdae_sparse_" if sparse is not None else "mdae_"
     solver, callbacks = ((family + "linear_block", ("system",)) if kind == "linear"
@@ -111,7 +121,7 @@ def sparse_helpers(pattern: list[tuple[int, int]], lines: list[str]) -> str:
             "{\n" + LOCALS + "\n".join(lines) + "\n}\n")
 
 
-def explicit_block(index: int, text: str, holes: dict) -> BlockCode:
+def explicit_block(index: int, text: str, holes: dict[Slot, int]) -> BlockCode:
     """The `BlockCode` of an explicit block: its statements ``text`` with the slots
     ``holes``."""
     return BlockCode(kind="explicit", index=index, text=text, slots=tuple(holes))

@@ -19,6 +19,7 @@ expressions (the Jacobian of a Newton block repeats the residual's subterms).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,8 @@ from .trees import tree_c, tree_solution, tree_symbols
 
 if TYPE_CHECKING:
     from ..symbolic import SymbolTable
+    from .cprinter import SlotPrinter
+    from .slots import Slot
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ class BlockPlan:
     tree: E.Expr | None = None
     table: SymbolTable | None = field(default=None, compare=False, repr=False)
     trees: tuple[E.Expr, ...] | None = None
-    _symbols: frozenset | None = field(default=None, compare=False, repr=False)
+    _symbols: frozenset[sp.Symbol] | None = field(default=None, compare=False, repr=False)
 
     @property
     def residuals(self) -> tuple[sp.Expr, ...]:
@@ -76,19 +79,21 @@ class BlockPlan:
         return self.tree is not None or self.trees is not None
 
     @property
-    def symbols(self) -> frozenset:
+    def symbols(self) -> frozenset[sp.Symbol]:
         """The sympy symbols the residuals read (without converting a tree block)."""
         if self.on_tree and self._residuals is None:
             got = self._symbols
             if got is None:      # read per block by several stages: computed once
                 trees = (self.tree,) if self.tree is not None else self.trees
-                got = frozenset().union(*(tree_symbols(t, self.table) for t in trees))
+                table = self.table
+                assert trees is not None and table is not None    # on_tree: built with both
+                got = frozenset().union(*(tree_symbols(t, table) for t in trees))
                 object.__setattr__(self, "_symbols", got)
             return got
         return frozenset().union(*(r.free_symbols for r in self.residuals))
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[object, ...]:
         """What the block computes, comparable between modes (tree or sympy residuals)."""
         if self.tree is not None:
             return (self.tree,)
@@ -97,7 +102,8 @@ class BlockPlan:
 
 # --- blocks on the expression tree ----------------------------------------------------------
 
-def linear_terms(expr: sp.Expr, u: sp.Symbol):
+def linear_terms(expr: sp.Expr, u: sp.Symbol
+                 ) -> tuple[list[list[sp.Expr]], list[sp.Expr]] | None:
     """``expr`` as ``sum(prod(f) for f in coef) * u + sum(rest)``: returns ``(coef, rest)``
     with ``coef`` a list of factor lists and ``rest`` a list of terms, all free of ``u``; or
     None when ``expr`` is not linear in ``u`` in this syntactic sense (module docstring)."""
@@ -163,7 +169,7 @@ def linear_split(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
     return sp.Add(*[sp.Mul(*f) for f in coef]), sp.Add(*rest)
 
 
-def linear_split_any(expr: sp.Expr, u: sp.Symbol):
+def linear_split_any(expr: sp.Expr, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
     """`linear_split` of ``expr`` (a piecewise one branch by branch, a small one expanded
     when it fails as written), or None."""
     if isinstance(expr, sp.Piecewise):
@@ -174,7 +180,7 @@ def linear_split_any(expr: sp.Expr, u: sp.Symbol):
     return split
 
 
-def _piecewise_split(expr: sp.Piecewise, u: sp.Symbol):
+def _piecewise_split(expr: sp.Piecewise, u: sp.Symbol) -> tuple[sp.Expr, sp.Expr] | None:
     """``a*u + b`` for a piecewise ``expr`` whose conditions do not read ``u`` and whose
     pieces are each linear in ``u``: ``a`` and ``b`` piecewise with the same conditions (the
     rows of a merged block, `mdae_fmu.codegen.merged`: linear in every mode)."""
@@ -192,6 +198,14 @@ def _piecewise_split(expr: sp.Piecewise, u: sp.Symbol):
         a_pieces.append((a, cond))
         b_pieces.append((b, cond))
     return sp.Piecewise(*a_pieces), sp.Piecewise(*b_pieces)
+
+
+def _coefficient(r: sp.Expr, u: sp.Symbol) -> sp.Expr:
+    """``a`` of ``r = a*u + b`` in a block `classify` found linear (every split exists)."""
+    split = linear_split_any(r, u)
+    if split is None:
+        raise ValueError(f"{r} is not linear in {u}")
+    return split[0]
 
 
 def classify(block: BlockPlan) -> str:
@@ -222,15 +236,18 @@ def tree_size(e: sp.Expr, limit: int = 1000) -> int:
     return n
 
 
-def _cse(exprs: list[sp.Expr], tag: str):
+def _cse(exprs: list[sp.Expr], tag: str
+         ) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]]:
     """sympy.cse over the block's expressions when that pays (large ones)."""
     if sum(tree_size(e, 40) for e in exprs) < 40:
         return [], exprs
     gen = sp.numbered_symbols(f"_t{tag}_", real=True)
-    return sp.cse(exprs, symbols=gen, optimizations=None)
+    repl, reduced = sp.cse(exprs, symbols=gen, optimizations=None)
+    return repl, reduced
 
 
-def _temps(printer, repl, indent="    "):
+def _temps(printer: SlotPrinter, repl: Iterable[tuple[sp.Symbol, sp.Expr]],
+           indent: str = "    ") -> list[str]:
     lines = []
     for sym, val in repl:
         name = str(sym)
@@ -239,12 +256,13 @@ def _temps(printer, repl, indent="    "):
     return lines
 
 
-def _cleanup(printer, repl):
+def _cleanup(printer: SlotPrinter, repl: Iterable[tuple[sp.Symbol, sp.Expr]]) -> None:
     for sym, _ in repl:
         printer.slots.pop(sym, None)
 
 
-def _explicit_small(printer, target: str, coef, rest) -> str:
+def _explicit_small(printer: SlotPrinter, target: str, coef: Sequence[Sequence[sp.Expr]],
+                    rest: Sequence[sp.Expr]) -> str:
     """``target = -(sum rest) / (sum prod coef)`` printed directly."""
     b = " + ".join(printer.doprint(t) for t in rest) if rest else "0.0"
     if len(coef) == 1 and not coef[0]:
@@ -260,7 +278,8 @@ def _explicit_small(printer, target: str, coef, rest) -> str:
 SPARSE_MIN = 12
 
 
-def emit_block(block: BlockPlan, index: int, printer, sparse: int | None = None) -> BlockCode:
+def emit_block(block: BlockPlan, index: int, printer: SlotPrinter,
+               sparse: int | None = None) -> BlockCode:
     """C code of block number ``index`` (module docstring), its Real slots collected as holes
     (`BlockCode`); ``printer`` maps each symbol to its slot (the unknowns to Real slots).
     ``sparse``: the number of the block's kept factorization, to solve a linear or Newton
@@ -271,7 +290,7 @@ def emit_block(block: BlockPlan, index: int, printer, sparse: int | None = None)
         return _emit(block, index, printer, holes, sparse)
 
 
-def _emit(block: BlockPlan, index: int, printer, holes: dict,
+def _emit(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, int],
           sparse: int | None = None) -> BlockCode:
     us = block.unknowns
     if block.trees is not None:
@@ -323,7 +342,7 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict,
             for j, u in enumerate(us):
                 if u in fs:
                     where.append(i * n + j)
-                    entries.append(linear_split_any(r, u)[0])
+                    entries.append(_coefficient(r, u))
             cs.append(-r.xreplace(zero))
         repl, red = _cse(entries + cs, f"{index}")
         lines = _temps(printer, repl)
@@ -352,7 +371,7 @@ def _emit(block: BlockPlan, index: int, printer, holes: dict,
     return solver_block("newton", index, printer, us, newton_helpers(n, lines, jl), holes)
 
 
-def _sparse_linear(block: BlockPlan, index: int, printer, holes: dict,
+def _sparse_linear(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, int],
                    cache: int) -> BlockCode:
     """A linear block ``A u = c`` (``A = dF/du``, ``c = -F(u = 0)``) with its matrix given by
     the entries that are not identically zero (in some mode, for the piecewise rows of a merged
@@ -365,7 +384,7 @@ def _sparse_linear(block: BlockPlan, index: int, printer, holes: dict,
         # the unknowns a row reads, from its free symbols once (sympy computes them anew at
         # each call: per unknown, that made a merged block of n rows cost O(n^2) walks)
         for j in sorted(column[x] for x in r.free_symbols if x in column):
-            a = linear_split_any(r, us[j])[0]
+            a = _coefficient(r, us[j])
             if a != 0:
                 pattern.append((i, j))
                 entries.append(a)
@@ -379,7 +398,7 @@ def _sparse_linear(block: BlockPlan, index: int, printer, holes: dict,
                         (cache, len(pattern)))
 
 
-def _sparse_newton(block: BlockPlan, index: int, printer, holes: dict,
+def _sparse_newton(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, int],
                    cache: int) -> BlockCode:
     """A Newton block whose Jacobian is given by the entries that are not identically zero,
     solved by the runtime's sparse Newton (``mdae_sparse_newton_block``: the factors of an

@@ -17,8 +17,10 @@ value it had at the last event (FMI 2.0 ME, "relations are frozen in Continuous-
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import Union
 
 import sympy as sp
 
@@ -29,6 +31,12 @@ from .slots import Slot, c_slot, hole
 #: sympy names of user-function calls (`functions.FunctionTable.sympy_name`), C functions of
 #: ``mdae_functions.c`` taking the ModelData pointer ``d`` first.
 _USER_CALL = re.compile(r"mdae_fn\d+_o\d+\Z")
+
+
+#: what the slot map gives a symbol: its `Slot`, or the C text of a derived value
+SlotValue = Union[Slot, str]
+#: the printer of an opaque sympy function: ``(printer, args) -> C text``
+FunctionHandler = Callable[["SlotPrinter", Sequence[sp.Basic]], str]
 
 
 class UnknownSymbol(KeyError):
@@ -59,23 +67,25 @@ class SlotPrinter:
     precedence never matters.
     """
 
-    def __init__(self, slots: dict, relations: dict | None = None,
-                 functions: dict | None = None, local: bool = False):
+    def __init__(self, slots: dict[sp.Basic, SlotValue],
+                 relations: dict[sp.Basic, str] | None = None,
+                 functions: dict[str, FunctionHandler] | None = None,
+                 local: bool = False) -> None:
         self.slots = slots
         self.relations = relations or {}
         self.functions = functions or {}
         self.local = local
-        self.holes: dict | None = None
+        self.holes: dict[Slot, int] | None = None
 
-    def value(self, v) -> str:
+    def value(self, v: SlotValue) -> str:
         """C text of a value of the slot map: a `Slot` (a hole while collecting) or text."""
-        if type(v) is not Slot:
+        if not isinstance(v, Slot):
             return v
         if self.holes is not None and v.real:
             return hole(self.holes.setdefault(v, len(self.holes)))
         return _slot_text(v, v.name, self.local)
 
-    def symbol(self, sym) -> str:
+    def symbol(self, sym: sp.Basic) -> str:
         """C text of ``sym``'s value; `UnknownSymbol` when it has none."""
         try:
             v = self.slots[sym]
@@ -84,19 +94,21 @@ class SlotPrinter:
         return self.value(v)
 
     @contextmanager
-    def collect(self):
+    def collect(self) -> Iterator[dict[Slot, int]]:
         """Print the Real slots as holes: yields the dict ``Slot -> hole number`` that the
         printing fills (the block's slots, `mdae_fmu.codegen.blocks.BlockCode`)."""
-        outer, self.holes = self.holes, {}
+        outer = self.holes
+        holes: dict[Slot, int] = {}
+        self.holes = holes
         try:
-            yield self.holes
+            yield holes
         finally:
             self.holes = outer
 
-    def doprint(self, e) -> str:
+    def doprint(self, e: object) -> str:
         return self._print(as_sympy(e))
 
-    def _print(self, e) -> str:
+    def _print(self, e: sp.Basic) -> str:
         if e.is_Symbol:
             return self.symbol(e)
         if e.is_Number:
@@ -141,7 +153,7 @@ class SlotPrinter:
             return _number(sp.Float(e, 17))
         raise TypeError(f"no C form for {type(e).__name__}: {e}")
 
-    def _mul(self, e) -> str:
+    def _mul(self, e: sp.Basic) -> str:
         num, den = [], []
         for f in e.args:
             if f.is_Pow and f.args[1].is_Number and f.args[1].is_negative:
@@ -161,7 +173,7 @@ class SlotPrinter:
             out = f"({out}/({'*'.join(den)}))"
         return out
 
-    def _pow(self, base, ex) -> str:
+    def _pow(self, base: sp.Basic, ex: sp.Basic) -> str:
         b = self._print(base)
         if ex.is_Integer:
             k = int(ex)
@@ -180,7 +192,7 @@ class SlotPrinter:
             return f"cbrt({b})"
         return f"pow({b}, {self._print(ex)})"
 
-    def _piecewise(self, e) -> str:
+    def _piecewise(self, e: sp.Basic) -> str:
         pieces = list(e.args)
         out = self._print(pieces[-1].expr) if pieces[-1].cond == True else "(0.0/0.0)"  # noqa
         if pieces[-1].cond == True:  # noqa: E712  (sympy truth)
@@ -189,7 +201,7 @@ class SlotPrinter:
             out = f"(({self._print(cond)}) ? ({self._print(expr)}) : ({out}))"
         return out
 
-    def _function(self, e) -> str:
+    def _function(self, e: sp.Basic) -> str:
         name = type(e).__name__
         handler = self.functions.get(name)
         if handler is not None:
@@ -225,7 +237,7 @@ def _slot_text(slot: Slot, name: str, local: bool) -> str:
     return c_slot(slot, local)
 
 
-def _number(n) -> str:
+def _number(n: sp.Basic) -> str:
     if n.is_Integer:
         v = int(n)
         if abs(v) < 2 ** 53:

@@ -283,6 +283,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         der_slots=_num_list([s.der_slot for s in cm.states], str),
         nominals=_num_list([s.nominal for s in cm.states], _float),
         init_unknowns=_num_list(init.unknown_slots, str),
+        init_blocks=_num_list([x for rows, slots in init.blocks
+                               for x in (len(rows), *rows, *slots)] + [0], str),
         r_start=_num_list(tables["r_start"], _float), i_start=_num_list(tables["i_start"], str),
         b_start=_num_list(tables["b_start"], str),
         calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
@@ -561,6 +563,7 @@ def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
     groups: list[tuple[Slot, list]] = []
     for k, a in ev.assignment_order:
         kind, target, value, _ = ev.branches[k].actions[a]
+        assert isinstance(target, Slot)     # an "assign" action (`when_assignment_order`)
         if groups and groups[-1][0] == target:
             groups[-1][1].append((k, value))
         else:

@@ -49,22 +49,28 @@ functions; FMI 2.0 Model Exchange semantics (FMI 2.0 §3.1-3.2). Decisions (docs
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import sympy as sp
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
+from ..ir import Action as WhenAction
 from ..ir import Assertion, Assign, Model, Reinit, Terminate
 from ..structure.when_clauses import (coupled_when_variables, when_assignment_order,
                                       when_clause_problems)
 from .blocks import linear_split
 from .messages import Message, plan_message
 from .plan import CompiledModel
+from .slots import Slot
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from ..structure.per_mode import ModesReport
+    from ..symbolic import SymbolTable
 else:   # loaded on first use (`mdae_fmu.lazy_modules`): only a when-equation cycle needs it
     from ..lazy_modules import networkx as nx
 
@@ -92,18 +98,26 @@ class SamplePlan:
     interval: sp.Expr
 
 
+#: an action of a when-branch: ``("reinit", state slot, value, "Real")``, ``("assign", slot,
+#: value, its type)``, ``("terminate", None, message, None)`` or ``("assert", level,
+#: condition, message)`` (`_action`)
+Action = Union[tuple[str, Slot, sp.Basic, str], tuple[str, None, str, None],
+               tuple[str, str, sp.Basic, Message]]
+
+
 @dataclass(frozen=True)
 class BranchPlan:
     """One when/elsewhen branch: condition and actions (sympy)."""
     clause: str
     condition: sp.Expr
     has_initial: bool
-    actions: tuple              # (kind, target Slot | None, value sympy | message str, type)
+    actions: tuple[Action, ...]
     # the standardized restart that replaces the branch's reinit statements: ``(Real slot,
     # f(x-))`` (`mdae_fmu.codegen.restarts.transient_restarts`), and its mode-change label
-    restart: tuple = ()
+    restart: tuple[tuple[int, sp.Expr], ...] = ()
     restart_label: str = ""
-    impulses: tuple = ()        # (Real slot, num, den): integrals over the instant
+    # (Real slot, num, den): integrals over the instant
+    impulses: tuple[tuple[int, sp.Expr, sp.Expr], ...] = ()
     # the condition is re-evaluated on the values the equations of the instant assign
     # (`mdae_when_equations`), unless it reads a variable its own when-clause assigns: that
     # clause would switch itself off and on again (it fires on the values before it)
@@ -121,15 +135,15 @@ class EventPlan:
     assignment_order: tuple[tuple[int, int], ...]
     # (condition, message built at run time (`mdae_fmu.codegen.messages`), level)
     assertions: tuple[tuple[sp.Expr, Message, str], ...]
-    clock_rates: dict                             # clock state -> rate (`clock_rates`)
+    clock_rates: dict[sp.Basic, sp.Expr]          # clock state -> rate (`clock_rates`)
     # branches of different when-clauses that reinit the same variable (`reinit_conflicts`)
-    conflicts: tuple = ()
+    conflicts: tuple[tuple[int, int, str], ...] = ()
     # slots of the Real when-variables solved with the continuous equations of the instant
     # by Newton (`mdae_fmu.structure.when_clauses.coupled_when_variables`)
-    when_loop: tuple = ()          # the Real slots of the when-clause loop
+    when_loop: tuple[Slot, ...] = ()          # the Real slots of the when-clause loop
 
 
-def signed_distance(rel) -> tuple[sp.Expr, bool]:
+def signed_distance(rel: sp.Basic) -> tuple[sp.Expr, bool]:
     """``s`` with ``rel`` true iff ``s >= 0`` (``s > 0`` if strict)."""
     op = rel.rel_op
     if op in (">", ">="):
@@ -140,7 +154,7 @@ def signed_distance(rel) -> tuple[sp.Expr, bool]:
 _RELATION_OPS = frozenset(("<", "<=", ">", ">=", "==", "<>"))
 
 
-def clock_rates(model: Model, table) -> dict:
+def clock_rates(model: Model, table: SymbolTable) -> dict[sp.Basic, sp.Expr]:
     """The clock states of ``model`` (module docstring) and their rates: ``{x: c}`` in sympy.
 
     A candidate is an unguarded equation whose only unknown is ``der(x)`` of a continuous Real
@@ -184,7 +198,7 @@ def clock_rates(model: Model, table) -> dict:
                 outside.add(node.name)
             stack.extend(E.children(node))
     params = {table.sym(n, 0) for n in constant}
-    rates = {}
+    rates: dict[sp.Basic, sp.Expr] = {}
     for name, (_, res) in candidates.items():
         if name in outside:
             continue
@@ -198,14 +212,14 @@ def clock_rates(model: Model, table) -> dict:
     return rates
 
 
-def left_limits_of_continuous(cm: CompiledModel) -> dict:
+def left_limits_of_continuous(cm: CompiledModel) -> dict[sp.Basic, sp.Basic]:
     """``{pre(w): w}`` for the variables ``w`` whose value changes continuously in time.
 
     The left limit of a continuous variable equals its value at every instant of continuous
     time (docs/theory.md §5.1, ``pre`` is the value at the previous instant of the
     nonstandard time line); a relation on ``pre(w)`` is held between events like any other
     and changes where ``w`` crosses its threshold (module docstring)."""
-    out = {}
+    out: dict[sp.Basic, sp.Basic] = {}
     for sym in cm.continuous_symbols:
         inst = cm.table.instance(sym)
         if inst is not None and inst[1] == 0:
@@ -213,8 +227,8 @@ def left_limits_of_continuous(cm: CompiledModel) -> dict:
     return out
 
 
-def classify_relation(rel, cm: CompiledModel, clocks: dict,
-                      left: dict | None = None) -> RelationPlan | None:
+def classify_relation(rel: sp.Basic, cm: CompiledModel, clocks: Mapping[sp.Basic, sp.Expr],
+                      left: dict[sp.Basic, sp.Basic] | None = None) -> RelationPlan | None:
     """State, time or untracked relation (module docstring); ``clocks``: `clock_rates`;
     ``left``: `left_limits_of_continuous` (computed here when not given)."""
     if rel.rel_op not in _ORDER_RELS:
@@ -265,7 +279,7 @@ def classify_relation(rel, cm: CompiledModel, clocks: dict,
     return None
 
 
-def preorder(e):
+def preorder(e: sp.Basic) -> Iterator[sp.Basic]:
     """Pre-order walk over ``e`` through ``.args``, the canonical argument order (sympy's
     ``preorder_traversal`` iterates And/Or through their frozenset, an order that depends on
     the hash seed and made relation numbers, hence the FMU bytes, differ between runs)."""
@@ -277,11 +291,15 @@ def preorder(e):
             stack.extend(reversed(node.args))
 
 
-def _relations_and_samples(exprs, conditions: range = range(0)):
+def _relations_and_samples(exprs: Iterable[sp.Basic], conditions: range = range(0)
+                           ) -> tuple[list[sp.Basic], list[SamplePlan], set[sp.Basic]]:
     """Order-relations and sample() calls of ``exprs``, in order of first appearance (one
     traversal per expression), and the set of relations that occur in an expression whose
     position is not in ``conditions``."""
-    rels, samples, seen, outside = [], [], set(), set()
+    rels: list[sp.Basic] = []
+    samples: list[SamplePlan] = []
+    seen: set[sp.Basic] = set()
+    outside: set[sp.Basic] = set()
     for pos, e in enumerate(exprs):
         if not isinstance(e, sp.Basic) or e.is_Atom:
             continue
@@ -301,8 +319,9 @@ def _relations_and_samples(exprs, conditions: range = range(0)):
     return rels, samples, outside
 
 
-def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None,
-                steady: frozenset = frozenset()) -> EventPlan:
+def plan_events(model: Model, cm: CompiledModel, extra_exprs: Iterable[sp.Basic] = (),
+                report: ModesReport | None = None,
+                steady: frozenset[sp.Basic] = frozenset()) -> EventPlan:
     """Relations, samples, when-branches and assertions of ``model`` (module docstring).
     ``report``: the per-mode analysis of a single-mode model, whose when-equations coupled
     with the continuous equations are solved by Newton (`EventPlan.when_loop`). ``steady``:
@@ -311,10 +330,10 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None,
     (`relation_rate`)."""
     table = cm.table
     types = {v.name: v.type for v in model.variables}
-    branches: list = []
-    clauses: list = []
+    branches: list[BranchPlan] = []
+    clauses: list[tuple[int, ...]] = []
     for w in model.whens:
-        idx = []
+        idx: list[int] = []
         own = {a.var for br in w.branches for a in br.actions if isinstance(a, Assign)}
         for br in w.branches:
             cond = _to_sympy(table, br.condition, f"when-clause {w.id}")
@@ -338,7 +357,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None,
                 )
             )
         clauses.append(tuple(idx))
-    assertions = []
+    assertions: list[tuple[sp.Expr, Message, str]] = []
     for a in model.assertions:
         assertions.append((_to_sympy(table, guarded_condition(a), "assertion"),
                            _message(table, a.message, types, "assertion"), a.level))
@@ -390,7 +409,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs=(), report=None,
     )
 
 
-def relation_rate(s: sp.Expr, cm: CompiledModel, steady: frozenset) -> sp.Expr | None:
+def relation_rate(s: sp.Expr, cm: CompiledModel, steady: frozenset[sp.Basic]) -> sp.Expr | None:
     """``ds/dt`` along the solution of a signed distance ``s`` that reads only states of
     ``steady``, time and values constant between events: ``ds/dt = ∂s/∂t + Σ ∂s/∂x der(x)``
     with ``der(x)`` the derivative slot the schedule computes; None when ``s`` reads anything
@@ -419,12 +438,13 @@ def relation_rate(s: sp.Expr, cm: CompiledModel, steady: frozenset) -> sp.Expr |
     return rate
 
 
-def reinit_conflicts(model: Model, clauses) -> tuple:
+def reinit_conflicts(model: Model, clauses: Sequence[Sequence[int]]
+                     ) -> tuple[tuple[int, int, str], ...]:
     """``(k1, k2, text)`` for every two branches k1 < k2 of different when-clauses that reinit
     the same variable: the analysis does not combine their edges
     (`mdae_fmu.modes.normalize.MultimodeSystem.non_simultaneous`), so firing both at one
     instant is a run-time error whose message ``text`` names the variable and both lines."""
-    by_var: dict[str, list] = {}
+    by_var: dict[str, list[tuple[int, int, str]]] = {}
     for c, w in enumerate(model.whens):
         for b, br in enumerate(w.branches):
             for act in br.actions:
@@ -432,7 +452,7 @@ def reinit_conflicts(model: Model, clauses) -> tuple:
                     loc = act.loc or br.loc
                     by_var.setdefault(act.var, []).append(
                         (c, clauses[c][b], loc.short() if loc else w.id))
-    out = []
+    out: list[tuple[int, int, str]] = []
     for var, found in by_var.items():
         for i, (c1, k1, l1) in enumerate(found):
             for c2, k2, l2 in found[i + 1:]:
@@ -443,14 +463,14 @@ def reinit_conflicts(model: Model, clauses) -> tuple:
     return tuple(sorted(out))
 
 
-def no_event_relations(model: Model, table) -> frozenset:
+def no_event_relations(model: Model, table: SymbolTable) -> frozenset[tuple[sp.Expr, bool]]:
     """The order relations of ``model`` that occur only under ``noEvent(...)`` (in sympy):
     Modelica evaluates them literally, without event, so they get neither a frozen slot nor
     an event indicator (a non-structural conditional written ``noEvent(if v < 0 then ...)``,
     `mdae_fmu.structure.conditionals`). A relation that also occurs outside noEvent is
     tracked."""
-    inside: set = set()
-    outside: set = set()
+    inside: set[E.Expr] = set()
+    outside: set[E.Expr] = set()
     exprs = [eq.residual for eq in model.equations]
     exprs += [b.condition for w in model.whens for b in w.branches]
     exprs += [a.value for w in model.whens for b in w.branches for a in b.actions
@@ -465,7 +485,7 @@ def no_event_relations(model: Model, table) -> frozenset:
             if isinstance(node, E.Call) and node.func == "noEvent":
                 quiet = True
             stack.extend((c, quiet) for c in E.children(node))
-    keys = {}
+    keys: dict[E.Expr, tuple[sp.Expr, bool]] = {}
     for rel in inside | outside:
         try:
             keys[rel] = _relation_key(table.to_sympy(rel))
@@ -475,7 +495,7 @@ def no_event_relations(model: Model, table) -> frozenset:
     return frozenset(keys[r] for r in inside if r in keys and keys[r] not in loud)
 
 
-def _relation_key(rel) -> tuple:
+def _relation_key(rel: sp.Basic) -> tuple[sp.Expr, bool]:
     """A relation up to sympy's rewriting (``v < -c`` inside a Piecewise becomes ``c < -v``):
     its expanded signed distance and strictness (`signed_distance`)."""
     s, strict = signed_distance(rel)
@@ -485,7 +505,7 @@ def _relation_key(rel) -> tuple:
 ASSERT_TOL = 1e-8     # relative tolerance of assertion relations (MDAE_ASSERT_TOL)
 
 
-def assertion_threshold(rel) -> sp.Basic:
+def assertion_threshold(rel: sp.Basic) -> sp.Basic:
     """The relation ``a - b + ASSERT_TOL * max(1, |a|, |b|) >= 0`` whose crossing is the
     violation of the assertion relation ``a >= b`` beyond its tolerance."""
     a, b = (rel.lhs, rel.rhs) if rel.rel_op in (">", ">=") else (rel.rhs, rel.lhs)
@@ -493,7 +513,7 @@ def assertion_threshold(rel) -> sp.Basic:
     return sp.GreaterThan(a - b + sp.Float(ASSERT_TOL) * scale, 0, evaluate=False)
 
 
-def guarded_condition(a) -> E.Expr:
+def guarded_condition(a: Assertion) -> E.Expr:
     """The condition of assertion ``a`` inside an if-equation: ``not guard or cond``, which
     holds wherever the branch is not taken (the assert is not an equation of that branch)."""
     flags: dict[E.Expr, E.Expr] = {E.Call(f, ()): E.BinOp("<>", E.Call(f, ()), E.ZERO)
@@ -506,19 +526,19 @@ def guarded_condition(a) -> E.Expr:
     return cond
 
 
-def _to_sympy(table, e: E.Expr, where: str):
+def _to_sympy(table: SymbolTable, e: E.Expr, where: str) -> sp.Expr:
     try:
         return table.to_sympy(e)
     except (ValueError, TypeError) as err:
         raise ModelRejected(f"{where}: cannot generate code: {err}") from None
 
 
-def _message(table, m: E.Expr, types, where: str) -> Message:
+def _message(table: SymbolTable, m: E.Expr, types: Mapping[str, str], where: str) -> Message:
     """The message of an assertion, its values converted to sympy (`messages.plan_message`)."""
     return plan_message(lambda e: _to_sympy(table, e, where), m, types)
 
 
-def _action(cm: CompiledModel, a, clause: str, types):
+def _action(cm: CompiledModel, a: WhenAction, clause: str, types: Mapping[str, str]) -> Action:
     table = cm.table
     if isinstance(a, Reinit):
         target = cm.slots.get(table.sym(a.var, 0))

@@ -5,11 +5,16 @@ by `mdae_fmu.analysis.analyze`, so that ``analyze`` and ``export`` agree; docs/m
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import ModelRejected
 from ..ir import Model
 
+if TYPE_CHECKING:
+    from ..modes.explore import Automaton
 
-def check_exportable(model: Model, automaton) -> None:
+
+def check_exportable(model: Model, automaton: Automaton) -> None:
     """Refuse what the multimode exporter cannot run, as part of the analysis' verdict
     (`mdae_fmu.analysis.analyze` calls it, so that ``analyze`` and ``export`` agree).
 
@@ -37,7 +42,7 @@ def check_exportable(model: Model, automaton) -> None:
     check_literal_reinits(model, automaton)
 
 
-def check_literal_reinits(model: Model, automaton) -> None:
+def check_literal_reinits(model: Model, automaton: Automaton) -> None:
     """Refuse the reinits the multimode exporter cannot run as written.
 
     In a multimode FMU the when-branches, reinits included, run through the event plan as in a

@@ -24,6 +24,8 @@ appears only in comments (`cprinter.c_comment`) and in the messages (`cprinter.c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import expr as E
 from .. import functions as F
 from ..symbolic import SymbolTable
@@ -71,7 +73,8 @@ def _prototypes(fn: F.Function, k: int) -> str:
 
 
 class _Ctx:
-    def __init__(self, fn, k, table, messages):
+    def __init__(self, fn: F.Function, k: int, table: F.FunctionTable,
+                 messages: list[str]) -> None:
         self.fn, self.k, self.table, self.messages = fn, k, table, messages
         names: dict[str, str] = {}
         for j, p in enumerate(fn.inputs):
@@ -89,10 +92,11 @@ class _Ctx:
         self.sym = SymbolTable(constants=frozenset(names), functions=table)
         self.printer = SlotPrinter({self.sym.sym(n): c for n, c in names.items()}, {}, {})
         self.has_return = False
-        self.booleans = {E.Ref(p.name): E.BinOp("<>", E.Ref(p.name), E.Const(0))
-                         for p in fn.inputs + fn.outputs + fn.locals if p.type == "Boolean"}
+        self.booleans: dict[E.Expr, E.Expr] = {
+            E.Ref(p.name): E.BinOp("<>", E.Ref(p.name), E.Const(0))
+            for p in fn.inputs + fn.outputs + fn.locals if p.type == "Boolean"}
 
-    def expr(self, e) -> str:
+    def expr(self, e: E.Expr) -> str:
         if self.booleans:   # a Boolean held in a double is the relation (b <> 0) for sympy
             e = E.substitute(e, self.booleans)
         return self.printer.doprint(self.sym.to_sympy(e))
@@ -125,7 +129,7 @@ def _formatted_failure(s: F.AssertStmt, cx: _Ctx, ind: str) -> list[str]:
     return out
 
 
-def _loop_vars(body) -> list[str]:
+def _loop_vars(body: Sequence[F.Statement]) -> list[str]:
     out = []
     for s in body:
         if isinstance(s, F.ForStmt):
@@ -140,7 +144,7 @@ def _loop_vars(body) -> list[str]:
     return out
 
 
-def _function(fn: F.Function, k: int, table, messages) -> str:
+def _function(fn: F.Function, k: int, table: F.FunctionTable, messages: list[str]) -> str:
     cx = _Ctx(fn, k, table, messages)
     ins = "".join(f", double a{j}" for j in range(len(fn.inputs)))
     outs = "".join(f", double *r{j}" for j in range(len(fn.outputs)))
@@ -184,15 +188,14 @@ def _spend(cx: _Ctx) -> str:
                       "does not end? (MDAE_FUNCTION_BUDGET at export sets the budget)"))
 
 
-def _body(body, cx: _Ctx, depth: int) -> list[str]:
+def _body(body: Sequence[F.Statement], cx: _Ctx, depth: int) -> list[str]:
     """C lines of a statement list (module docstring), indented ``depth`` levels."""
     ind = "    " * depth
     out = []
     for s in body:
-        t = type(s)
-        if t is F.Assign:
+        if isinstance(s, F.Assign):
             out.append(f"{ind}{cx.names[s.target]} = {cx.expr(s.value)};")
-        elif t is F.TupleAssign:
+        elif isinstance(s, F.TupleAssign):
             base = F.split_call_name(s.call.func)[0]
             g = cx.table.get(base)
             j = cx.table.index(base)
@@ -206,7 +209,7 @@ def _body(body, cx: _Ctx, depth: int) -> list[str]:
                 if name is not None and i < n:
                     out.append(f"{ind}    {cx.names[name]} = t[{i}];")
             out.append(f"{ind}}}")
-        elif t is F.IfStmt:
+        elif isinstance(s, F.IfStmt):
             kw = "if"
             for cond, b in s.branches:
                 out.append(f"{ind}{kw} ({cx.expr(cond)}) {{")
@@ -217,7 +220,7 @@ def _body(body, cx: _Ctx, depth: int) -> list[str]:
                 out[-1] = f"{ind}}} else {{"
                 out.extend(_body(s.orelse, cx, depth + 1))
                 out.append(f"{ind}}}")
-        elif t is F.ForStmt:
+        elif isinstance(s, F.ForStmt):
             v = cx.names[s.var]
             out.append(f"{ind}{{")
             out.append(f"{ind}    double lo = {cx.expr(s.start)}, st = {cx.expr(s.step)}, "
@@ -232,17 +235,17 @@ def _body(body, cx: _Ctx, depth: int) -> list[str]:
             out.extend(_body(s.body, cx, depth + 2))
             out.append(f"{ind}    }}")
             out.append(f"{ind}}}")
-        elif t is F.WhileStmt:
+        elif isinstance(s, F.WhileStmt):
             out.append(f"{ind}while ({cx.expr(s.cond)}) {{")
             out.append(f"{ind}    " + _spend(cx))
             out.extend(_body(s.body, cx, depth + 1))
             out.append(f"{ind}}}")
-        elif t is F.Return:
+        elif isinstance(s, F.Return):
             cx.has_return = True
             out.append(f"{ind}goto mdae_return;")
-        elif t is F.Break:
+        elif isinstance(s, F.Break):
             out.append(f"{ind}break;")
-        elif t is F.AssertStmt:
+        elif isinstance(s, F.AssertStmt):
             if s.level == "error" and isinstance(s.message, str):
                 out.append(f"{ind}if (!({cx.expr(s.cond)})) "
                            + cx.fail(f"assertion failed in function {cx.fn.name}: "

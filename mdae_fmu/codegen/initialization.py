@@ -42,6 +42,7 @@ start values fixing the free states (initialization is left open by the papers).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sympy as sp
@@ -49,6 +50,7 @@ import sympy as sp
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Equation, Model
+from .cprinter import SlotValue
 from .plan import CompiledModel, fmi_name
 
 
@@ -57,7 +59,8 @@ class InitPlan:
     rows: tuple[tuple[str, sp.Expr], ...]
     unknown_slots: tuple[int, ...]
     needs_compute: bool
-    assignments: tuple = ()     # (target slot, sympy value): `_initial_assignments`
+    # (target slot, sympy value): `_initial_assignments`
+    assignments: tuple[tuple[SlotValue, sp.Basic], ...] = ()
     # the rows read the mode (`mode_rows`): the discrete equations and the mode's schedule
     # run before each residual evaluation
     mode_dependent: bool = False
@@ -65,6 +68,9 @@ class InitPlan:
     descriptions: tuple[str, ...] = ()
     # per row, its equation and mode in short (`row_labels`: the message of dependent rows)
     labels: tuple[str, ...] = ()
+    # the leading blocks solved before the whole system (`parameter_blocks`): per block,
+    # its row indices and the Real slots of its unknowns
+    blocks: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,10 +125,46 @@ def plan_initialization(model: Model, cm: CompiledModel,
             model, cm, rows, modes, {s for s, k in slot_of.items() if k in unknowns}
         ),
         labels=row_labels(model, rows),
+        blocks=parameter_blocks([e for _, e in rows], {
+            sym: k for sym, k in params.items() if k in unknowns}),
     )
 
 
-def row_labels(model: Model, rows) -> tuple[str, ...]:
+def parameter_blocks(residuals: Sequence[sp.Basic], params: dict[sp.Basic, int]
+                     ) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+    """The leading blocks of the initial system's block-triangular form that hold only
+    ``fixed = false`` parameters (``params``: symbol -> Real slot): the connected groups of
+    rows that read no other unknown, computed value or state, with as many rows as
+    parameters (a square block). No other row takes part in determining them (docs/theory.md
+    §2.3: a block of the block-triangular order is solved before the blocks that read its
+    unknowns), so the runtime solves each one first, alone, by a Newton iteration that scales
+    its rows and columns (`init_block_newton` in templates/mdae_runtime.c; a block that is
+    structurally or numerically singular fails there and is left to the whole system), then
+    the whole system from there. MSL's lightning sources (DemonstrateLightning) compute
+    five parameters of a double exponential from its rise and decay times: rows of size 1e5
+    next to rows of size 1, which the whole system's unweighted Gauss-Newton does not solve.
+    Returns ((row indices, slots), ...)."""
+    groups: list[tuple[set[int], set[sp.Basic]]] = []     # (rows, parameter symbols)
+    for i, e in enumerate(residuals):
+        syms = e.free_symbols
+        if not syms or not syms <= set(params):
+            continue
+        joined = [g for g in groups if g[1] & syms]
+        rows, found = {i}, set(syms)
+        for g in joined:
+            rows |= g[0]
+            found |= g[1]
+            groups.remove(g)
+        groups.append((rows, found))
+    blocks = []
+    for rows, found in groups:
+        if len(rows) != len(found):
+            continue
+        blocks.append((tuple(sorted(rows)), tuple(sorted(params[s] for s in found))))
+    return tuple(sorted(blocks))
+
+
+def row_labels(model: Model, rows: Sequence[tuple[str, sp.Basic]]) -> tuple[str, ...]:
     """Per row of the initial system, ``equation e3 (file:line:col) of mode [g]``: how the
     FMU names the rows of a numerically dependent system that do not hold (runtime
     ``mdae_gauss_newton_rows``, the combination of the other rows each is)."""
@@ -155,8 +197,9 @@ def mode_rows(modes: tuple[ModeRows, ...]) -> list[tuple[str, sp.Expr]]:
     return out
 
 
-def _descriptions(model: Model, cm: CompiledModel, rows, modes,
-                  unknown_symbols: set) -> tuple[str, ...]:
+def _descriptions(model: Model, cm: CompiledModel, rows: Sequence[tuple[str, sp.Basic]],
+                  modes: tuple[ModeRows, ...] | None,
+                  unknown_symbols: set[sp.Basic]) -> tuple[str, ...]:
     """Per row of the initial system, its equation, where it is, the mode whose
     consistency equation it is and the ``fixed = true`` start values it reads: the FMU's
     message when the row does not hold at the end of the iteration (a fixed start value is an
@@ -188,7 +231,8 @@ def _descriptions(model: Model, cm: CompiledModel, rows, modes,
     return tuple(out)
 
 
-def _initial_assignments(model: Model, cm: CompiledModel) -> tuple[tuple, list]:
+def _initial_assignments(model: Model, cm: CompiledModel
+                         ) -> tuple[tuple[tuple[SlotValue, sp.Basic], ...], list[Equation]]:
     """(assignments, the other initial equations): an unguarded initial equation
     ``v = expr`` of a discrete Integer or Boolean variable ``v`` that ``expr`` does not read
     (``pre(v)`` aside, the start value during initialization; an initial algorithm's
@@ -197,7 +241,8 @@ def _initial_assignments(model: Model, cm: CompiledModel) -> tuple[tuple, list]:
     such an equation determines its variable explicitly (Modelica 3.6 §8.6; the Modelica
     Standard Library's BooleanTable and IntegerTable start this way)."""
     kinds = {v.name: v for v in model.variables}
-    assignments, rest = [], []
+    assignments: list[tuple[SlotValue, sp.Basic]] = []
+    rest: list[Equation] = []
     for eq in model.initial_equations:
         lhs, rhs = E.split_residual(eq.residual)
         if not isinstance(lhs, E.Ref):
@@ -233,7 +278,7 @@ def _where(eq: Equation) -> str:
     return f"{eq.loc}: " if eq.loc is not None else ""
 
 
-def _free_discrete_slots(model: Model, cm: CompiledModel) -> dict:
+def _free_discrete_slots(model: Model, cm: CompiledModel) -> dict[sp.Basic, int]:
     """Symbol -> Real slot of each discrete Real variable (assigned in when-clauses) without
     ``fixed = true``: an unknown of the initial system where an initial equation reads it
     (Modelica 3.6 §8.6: ``initial equation nextTime = t0;`` sets the value that ``pre``
@@ -251,7 +296,7 @@ def _free_discrete_slots(model: Model, cm: CompiledModel) -> dict:
     return out
 
 
-def _free_parameter_slots(model: Model, cm: CompiledModel) -> dict:
+def _free_parameter_slots(model: Model, cm: CompiledModel) -> dict[sp.Basic, int]:
     """Symbol -> Real slot of each ``fixed = false`` parameter without a binding
     (`mdae_fmu.importers.initial.is_free_parameter`): an unknown of the initial system.
     Refused: such a parameter of type Integer or Boolean (Gauss-Newton moves Reals only),

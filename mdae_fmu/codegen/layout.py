@@ -1,6 +1,6 @@
 """The layout pieces shared by the multimode exporters (issue 26, Deliver 7): the variables
-an exporter adds after the model's in the union layout (`UnionLayout`: ``mdae_mode``, the
-hidden state vector entries of the states of some modes only, the impulse outputs), the
+an exporter adds after the model's in the union layout (`UnionLayout`: the hidden state
+vector entries of the states of some modes only, the impulse outputs), the
 left-limit guards kept in a band of the event hysteresis (`band_left_limit_relations`,
 `watched_relations`, `band_updates`), the bound on the mode changes of one event iteration
 (`max_mode_changes`) and the C files of the mode logic with the sizes ``config.h`` takes from
@@ -13,8 +13,9 @@ logico-numerical fixpoint for guards on left limits). Consumers: `mdae_fmu.codeg
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import sympy as sp
 
@@ -23,8 +24,13 @@ from .events import preorder
 from .plan import CompiledModel, FmiVariable
 from .slots import Slot, c_slot
 
-MODE_VARIABLE = "mdae_mode"
+if TYPE_CHECKING:
+    from ..structure.per_mode import ModesReport
+    from .cprinter import SlotValue
 
+#: a left-limit guard kept in the hysteresis band: (its symbol, the relation, its hidden
+#: Boolean slot)
+Banded = tuple[sp.Symbol, sp.Expr, int]
 
 @dataclass(frozen=True)
 class ImpulseOutput:
@@ -41,7 +47,7 @@ class ImpulseOutput:
 class ModeSources:
     """The multimode C files by name, and the sizes ``config.h`` takes from them: the most
     consistency equations of a mode, and the solver scratch sizes they need."""
-    files: dict
+    files: dict[str, str]
     ncons: int
     work: int
     perm: int
@@ -53,7 +59,7 @@ class UnionLayout:
     exporter adds its own variables after the model's: names made unique against every name
     taken, Real slots numbered after the model's (module docstring)."""
 
-    def __init__(self, union: CompiledModel):
+    def __init__(self, union: CompiledModel) -> None:
         self.union = union
         self.taken = {v.name for v in union.variables}
         self.variables = list(union.variables)
@@ -70,37 +76,10 @@ class UnionLayout:
         self.taken.add(name)
         return name
 
-    def add_mode_variable(self, modes, initial: int) -> int:
-        """``mdae_mode``: a discrete Integer output holding the mode index; its slot."""
-        mode_slot = self.union.n_int
-        legend = ", ".join(f"{mc.index} = [{mc.label}]" for mc in modes)
-        self.variables.append(
-            FmiVariable(
-                name=self.fresh(MODE_VARIABLE),
-                type="Integer",
-                vr=mode_slot,
-                causality="output",
-                variability="discrete",
-                initial="exact",
-                start=initial,
-                description=f"current mode: {legend}",
-                kind=1,
-            )
-        )
-        return mode_slot
-
-    def add_state_stores(self, modes) -> None:
-        """A union state that some mode computes as an algebraic variable keeps its state
-        vector entry apart, in a hidden slot exposed as its own FMI state variable
-        (``mdae_state(x)``, `StatePlan.store`; docs/theory.md §11)."""
-        written = {u for mc in modes for b in mc.blocks for u in b.unknowns}
-        self.hold_apart([k for k, st in enumerate(self.union.states)
-                         if st.symbol in written
-                         and not all(k in mc.integrated for mc in modes)])
-
-    def hold_apart(self, positions) -> None:
+    def hold_apart(self, positions: Iterable[int]) -> None:
         """Give the union states at ``positions`` (a mode computes them as algebraic
-        variables) their hidden state vector entry (`add_state_stores`)."""
+        variables) their hidden state vector entry, exposed as its own FMI state variable
+        ``mdae_state(x)`` (`StatePlan.store`; docs/theory.md §11)."""
         variables = self.variables
         var_index = {v.name: k for k, v in enumerate(variables)}
         for k in positions:
@@ -168,7 +147,7 @@ def max_mode_changes(n_modes: int) -> int:
 
 
 
-def _pre_relations(report, e):
+def _pre_relations(report: ModesReport, e: sp.Basic) -> Iterator[sp.Basic]:
     table = report.symbols
     pres = {table.pre(n) for n in report.unknowns}
     for rel in preorder(e):
@@ -176,7 +155,8 @@ def _pre_relations(report, e):
             yield rel
 
 
-def band_left_limit_relations(report, cm: CompiledModel):
+def band_left_limit_relations(report: ModesReport, cm: CompiledModel
+                              ) -> tuple[CompiledModel, tuple[Banded, ...]]:
     """A left-limit guard ``pre(s) <= 0`` read right after a restart that put ``s`` on its
     threshold (the rope that goes slack lies on the circle: ``s = 0`` up to rounding) must not
     flip back on rounding noise, else the event iteration cycles between the two modes. Such a
@@ -186,8 +166,8 @@ def band_left_limit_relations(report, cm: CompiledModel):
     there is no previous value: pre(s) is s's start (Modelica 3.6 §8.6) and the relation is
     taken exactly (the charged diode bank's conducting diode starts at s = 0, on its
     threshold)."""
-    banded: list[tuple[sp.Symbol, sp.Expr, int]] = []
-    assigns: list[tuple] = []
+    banded: list[Banded] = []
+    assigns: list[tuple[Slot, sp.Expr]] = []
     n_bool = cm.n_bool
     for target, e in cm.discrete_assignments:
         subs = {}
@@ -203,7 +183,7 @@ def band_left_limit_relations(report, cm: CompiledModel):
         return cm, ()
     from .events import signed_distance
     p0 = SlotPrinter(dict(cm.slots), {}, {})
-    slots = dict(cm.slots)
+    slots: dict[sp.Basic, SlotValue] = dict(cm.slots)
     for sym, rel, b in banded:
         text = p0.doprint(signed_distance(rel)[0])
         slots[sym] = (f"(d->initial ? (({p0.doprint(rel)}) ? 1 : 0) : ({text}) > 0.5 * "
@@ -218,13 +198,13 @@ def band_slot(b: int) -> Slot:
     return Slot(array="b", index=b, name="band")
 
 
-def band_updates(p, banded) -> list[str]:
+def band_updates(p: SlotPrinter, banded: Iterable[Banded]) -> list[str]:
     """C lines keeping each banded guard's value in its hidden Boolean (after the discrete
     equations of the instant)."""
     return [f"    {c_slot(band_slot(b))} = {p.symbol(sym)};" for sym, _, b in banded]
 
 
-def watched_relations(report, banded) -> tuple:
+def watched_relations(report: ModesReport, banded: Iterable[Banded]) -> tuple[sp.Basic, ...]:
     """Left-limit guards (``g = pre(s) <= 0``, docs/theory.md §11: no logico-numerical
     fixpoint) only change at an event; the event is the crossing of the same relation on the
     continuous ``s``. The relations of ``banded`` (`band_left_limit_relations`) are returned

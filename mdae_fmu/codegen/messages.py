@@ -19,13 +19,13 @@ that number.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Union
+from typing import Callable, Mapping, Union
 
 import sympy as sp
 
 from .. import expr as E
 from ..assert_messages import MAX_DIGITS, MAX_MIN_LENGTH, format_value, message_parts, value_kind
-from .cprinter import c_string
+from .cprinter import SlotPrinter, c_string
 
 
 @dataclass(frozen=True)
@@ -40,16 +40,17 @@ class Formatted:
 
 
 Part = Union[str, Formatted]
-Message = tuple  # tuple[Part, ...]
+Message = tuple[Part, ...]
 
-def plan_message(to_sympy, m: E.Expr, types: Mapping[str, str]) -> Message:
+def plan_message(to_sympy: Callable[[E.Expr], sp.Basic], m: E.Expr,
+                 types: Mapping[str, str]) -> Message:
     """The `Message` of ``m`` (adjacent literals joined); ``to_sympy`` converts the values.
     A message of another form (a String variable, an if-expression...) is the literal
     "assertion failed"."""
     parts = message_parts(m)
     if parts is None:
         return ("assertion failed",)
-    out: list = []
+    out: list[Part] = []
     for p in parts:
         if type(p) is E.Str:
             if out and type(out[-1]) is str:
@@ -75,7 +76,7 @@ def message_text(msg: Message) -> str:
     return "".join(p if type(p) is str else "<value>" for p in msg)
 
 
-def message_format(p, msg: Message) -> tuple[str, str, list[str]]:
+def message_format(p: SlotPrinter, msg: Message) -> tuple[str, str, list[str]]:
     """``(format, arguments, buffers)`` of a message for mdae_log: the literal parts as
     escaped C string literals (`c_string`) with every '%' doubled, a ``%s`` per value
     printed by ``mdae_str_real/int/bool`` (mdae_model.h) into its own buffer ``s<k>``;

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
+
 import sympy as sp
 
 from .. import expr as E
@@ -30,6 +33,11 @@ from ..ir import Model, Reinit
 from .cprinter import SlotPrinter
 from .plan import CompiledModel, FmiVariable, der_name, fmi_name
 from .slots import TIME, Slot
+
+if TYPE_CHECKING:
+    from ..modes.explore import Automaton, RestartInstant
+    from ..modes.shiftform import ShiftForm
+    from .cprinter import SlotValue
 
 
 @dataclass(frozen=True)
@@ -40,10 +48,12 @@ class BranchRestart:
     order 1 (over ``x-`` and ``x+``; `mdae_fmu.impulse.integrals`)."""
     label: str
     targets: tuple[tuple[int, sp.Expr], ...]
-    impulses: tuple = ()
+    # (variable name, num, den) from `transient_restarts`; the variable's ``impulse(v)`` output
+    # Real slot instead of its name after `with_transient_restarts`
+    impulses: tuple[tuple[str | int, sp.Expr, sp.Expr], ...] = ()
 
 
-def instant_integrals(sf, ri) -> dict:
+def instant_integrals(sf: ShiftForm, ri: RestartInstant) -> dict[str, tuple[sp.Expr, sp.Expr]]:
     """``{variable: (num, den)}``: the integrals over the restart instant ``ri`` (an
     `explore.RestartInstant`) of its impulsive variables of order 1
     (`mdae_fmu.impulse.integrals.impulse_integrals`), over ``x-`` and ``x+``."""
@@ -56,20 +66,21 @@ def instant_integrals(sf, ri) -> dict:
         prob = restart_problem(sf, ri.instant, f"instant {ri.index}")
         ia = impulse_analysis(prob)
         level = ri.level or ("jet" if ia.jet_level else "shift")
-        return impulse_integrals(prob, ia, level)
+        integrals: dict[str, tuple[sp.Expr, sp.Expr]] = impulse_integrals(prob, ia, level)
+        return integrals
     except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError):
         return {}
 
 
-class SlotNames(dict):
+class SlotNames(dict[str, int]):
     """`slot_names`: name -> Real slot index; ``other``: name -> `Slot` of the Integer and
     Boolean variables and parameters and of the left limits ``pre(n)`` of discrete
     variables, which a restart formula may read (a discrete ``n`` is a constant of the
     instant) but never restarts."""
-    other: dict
+    other: dict[str, Slot]
 
 
-def slot_names(cm: CompiledModel) -> dict:
+def slot_names(cm: CompiledModel) -> SlotNames:
     """Real slot of every name a restart formula may use: variables and parameters by name,
     derivative instances as ``der(x)``, ``der(der(x))`` and ``der(x,2)``; Integer and Boolean
     ones, and the left limits ``pre(n)``, in ``other`` (`SlotNames`)."""
@@ -99,10 +110,11 @@ def slot_names(cm: CompiledModel) -> dict:
 def base_name(sym: sp.Symbol) -> str:
     """``x`` for the left-limit symbol ``x-``, the right-limit symbol ``x+`` (and for a
     parameter ``x``)."""
-    return sym.name[:-1] if sym.name.endswith(("-", "+")) else sym.name
+    name: str = sym.name
+    return name[:-1] if name.endswith(("-", "+")) else name
 
 
-def check_left(e: sp.Expr, names: dict, what: str) -> sp.Expr:
+def check_left(e: sp.Expr, names: dict[str, int], what: str) -> sp.Expr:
     """Every symbol of a restart right-hand side must be a known slot name (``x-`` left
     limits, parameters); anything else is an internal error reported as a rejection."""
     for s in e.free_symbols:
@@ -112,16 +124,17 @@ def check_left(e: sp.Expr, names: dict, what: str) -> sp.Expr:
     return e
 
 
-def is_identity(eq) -> bool:
+def is_identity(eq: sp.Basic) -> bool:
     """A restart equation ``x+ = x-``: nothing to assign, the value stays."""
-    return eq.rhs.is_Symbol and eq.rhs.name == str(eq.lhs)[:-1] + "-"
+    return bool(eq.rhs.is_Symbol and eq.rhs.name == str(eq.lhs)[:-1] + "-")
 
 
-def restart_targets(eqs, names: dict, what: str, only=None) -> tuple:
+def restart_targets(eqs: Iterable[sp.Basic], names: dict[str, int], what: str,
+                    only: Collection[int] | None = None) -> tuple[tuple[int, sp.Expr], ...]:
     """``(slot, f(x-))`` of the restart equations ``x+ = f(x-)`` whose target has a Real slot
     (one of ``only``, when given), identities dropped, in slot order; each right-hand side
     checked by `check_left` (``what`` names the restart in the error)."""
-    out = []
+    out: list[tuple[int, sp.Expr]] = []
     for eq in eqs:
         lhs = str(eq.lhs)
         if not lhs.endswith("+"):
@@ -133,35 +146,42 @@ def restart_targets(eqs, names: dict, what: str, only=None) -> tuple:
     return tuple(sorted(out, key=lambda t: t[0]))
 
 
-def left_printer(cm: CompiledModel, names: dict | None = None):
-    """``print(e)``: C text of a restart right-hand side, ``x-`` and parameters as their slot
-    ``d->r[k]`` (the current values: the left limits at the instant). ``print.real(k)`` is
-    the `Slot` of Real ``k``."""
-    names = slot_names(cm) if names is None else names
+class LeftPrinter:
+    """``lp(e)``: C text of a restart right-hand side, ``x-`` and parameters as their slot
+    ``d->r[k]`` (the current values: the left limits at the instant); ``extra`` maps more
+    symbols to their slot or C text. ``lp.real(k)`` is the `Slot` of Real ``k``, ``lp.names``
+    the name table (`slot_names`)."""
 
-    def real(k: int) -> Slot:
-        return cm.slot("r", k)
+    def __init__(self, cm: CompiledModel, names: dict[str, int]) -> None:
+        self.cm = cm
+        self.names = names
 
-    def doprint(e: sp.Expr, extra: dict | None = None) -> str:
+    def real(self, k: int) -> Slot:
+        return self.cm.slot("r", k)
+
+    def __call__(self, e: sp.Expr, extra: dict[sp.Basic, SlotValue] | None = None) -> str:
+        names = self.names
         slots = dict(extra or {})
         for s in e.free_symbols:
             if s not in slots:
                 n = base_name(s)
                 other = getattr(names, "other", {})
                 slots[s] = TIME if n == "time" and n not in names \
-                    else other[n] if n not in names and n in other else real(names[n])
+                    else other[n] if n not in names and n in other else self.real(names[n])
         return SlotPrinter(slots, {}, {}).doprint(e)
-    doprint.names = names  # type: ignore[attr-defined]  # the printer carries its name table
-    doprint.real = real    # type: ignore[attr-defined]
-    return doprint
 
 
-def print_over_instant(lp, e: sp.Expr, right: dict) -> str:
+def left_printer(cm: CompiledModel, names: dict[str, int] | None = None) -> LeftPrinter:
+    """The `LeftPrinter` of ``cm`` (``names``: by default `slot_names`)."""
+    return LeftPrinter(cm, slot_names(cm) if names is None else names)
+
+
+def print_over_instant(lp: LeftPrinter, e: sp.Expr, right: dict[int, str]) -> str:
     """C text of a formula over both limits of a restart instant (an impulse integral):
     ``x-`` and parameters as ``lp`` prints them (the current values), ``x+`` as the
     instant's new value when it moves ``x`` (``right``: slot -> C text of the value) and
     else as the current value ``d->r[k]``."""
-    extra = {}
+    extra: dict[sp.Basic, SlotValue] = {}
     for sym in e.free_symbols:
         if sym.name.endswith("+"):
             k = lp.names[base_name(sym)]
@@ -173,7 +193,8 @@ def has_reinit(model: Model) -> bool:
     return any(isinstance(a, Reinit) for w in model.whens for b in w.branches for a in b.actions)
 
 
-def transient_restarts(model: Model, cm: CompiledModel, automaton) -> dict:
+def transient_restarts(model: Model, cm: CompiledModel, automaton: Automaton | None
+                       ) -> dict[tuple[str, int], BranchRestart]:
     """``{(clause id, branch index): BranchRestart}`` for the when-branches of a single-mode
     model that re-initialize states (module docstring).
 
@@ -192,8 +213,8 @@ def transient_restarts(model: Model, cm: CompiledModel, automaton) -> dict:
     long_idx = [k for k, g in enumerate(guards) if g.kind == "long"]
     names = slot_names(cm)
     state_slots = {s.slot for s in cm.states}
-    out = {}
-    sf = None
+    out: dict[tuple[str, int], BranchRestart] = {}
+    sf: ShiftForm | None = None
     for w in model.whens:
         for bi, br in enumerate(w.branches):
             if not any(isinstance(a, Reinit) for a in br.actions):
@@ -219,7 +240,7 @@ def transient_restarts(model: Model, cm: CompiledModel, automaton) -> dict:
                 continue
             targets = restart_targets(change.restart, names, f"when-clause {w.id}",
                                       state_slots)
-            impulses = []
+            impulses: list[tuple[str | int, sp.Expr, sp.Expr]] = []
             if all(not _moves(i) for i in change.instants[1:]):
                 if sf is None:
                     from ..modes.shiftform import ShiftForm
@@ -233,7 +254,8 @@ def transient_restarts(model: Model, cm: CompiledModel, automaton) -> dict:
     return out
 
 
-def with_transient_restarts(model: Model, compiled: CompiledModel, automaton) -> CompiledModel:
+def with_transient_restarts(model: Model, compiled: CompiledModel,
+                            automaton: Automaton | None) -> CompiledModel:
     """``compiled`` with the reinit statements of its when-branches replaced by the analysed
     restarts of `transient_restarts` (``automaton``: the model's `Automaton`, from the one
     analysis of the export), the moved states marked ``reinit`` and one discrete output
@@ -247,7 +269,8 @@ def with_transient_restarts(model: Model, compiled: CompiledModel, automaton) ->
                  for v in compiled.variables]
     # impulse(v): the integral of each impulsive variable over the last impact
     taken = {v.name for v in variables}
-    names, outputs = list(compiled.real_names), {}
+    names = list(compiled.real_names)
+    outputs: dict[str | int, int] = {}
     for key in sorted(restarts):
         for var, _, _ in restarts[key].impulses:
             if var in outputs:
@@ -281,6 +304,6 @@ def with_transient_restarts(model: Model, compiled: CompiledModel, automaton) ->
     return compiled
 
 
-def _moves(ri) -> bool:
+def _moves(ri: RestartInstant) -> bool:
     """Whether a restart instant moves a state (a restart other than ``x+ = x-``)."""
     return any(not is_identity(eq) for eq in ri.restart)

@@ -25,6 +25,7 @@ so the FMU computes the same values; only the addressing changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Union
 
 from .block_code import FN, LOCALS, BlockCode, solver_call
 from .slots import Slot, c_slot, fill
@@ -38,12 +39,17 @@ MAX_PERIOD = 16
 _DECL = "static __thread const int *run_slots;\n"
 
 
+#: the key of an explicit block, ``("x", kind, text)``, and of a solver block, ``("s", kind,
+#: solver, number of unknowns, callbacks, text)``
+ShapeKey = Union[tuple[str, str, str], tuple[str, str, str, int, tuple[str, ...], str]]
+
+
 @dataclass(frozen=True)
 class Shape:
     """One block's C with its Real slots as holes (module docstring). ``key`` compares
     shapes; ``slots`` are this block's Real slots (then its unknowns for a solver call), the
     block's row of the table."""
-    key: tuple
+    key: ShapeKey
     slots: tuple[Slot, ...]
     n_read: int              # slots read by the text; the rest are the solver's unknowns
 
@@ -57,14 +63,14 @@ def shape(code: BlockCode) -> Shape:
     return Shape(key=key, slots=code.slots + code.unknowns, n_read=len(code.slots))
 
 
-def find_runs(keys: list) -> list[tuple[int, int, int]]:
+def find_runs(keys: list[ShapeKey | None]) -> list[tuple[int, int, int]]:
     """``(start, period, repeats)`` of the stretches printed as loops (module docstring):
     greedy from the left, at each position the period that covers the most blocks with at
     least `MIN_REPEATS` copies; blocks without a shape (key None) are never in a run."""
-    out = []
+    out: list[tuple[int, int, int]] = []
     n, i = len(keys), 0
     while i < n:
-        best = None
+        best: tuple[int, int, int] | None = None
         for p in range(1, min(MAX_PERIOD, (n - i) // MIN_REPEATS) + 1):
             pattern = keys[i:i + p]
             if any(k is None for k in pattern):
@@ -107,7 +113,8 @@ def strides(copies: list[list[Shape]]) -> list[int] | None:
     return steps
 
 
-def run_code(name: str, copies: list[list[Shape]], start: int, templates: dict,
+def run_code(name: str, copies: list[list[Shape]], start: int,
+             templates: dict[ShapeKey | str, str | bool],
              comment: str) -> tuple[str, str]:
     """``(statements, file-level text)`` of the loop over ``copies`` (each the `Shape` list
     of one copy of the period; the first block is number ``start``): the statements go into
@@ -132,10 +139,11 @@ def run_code(name: str, copies: list[list[Shape]], start: int, templates: dict,
     file_text = []
     base = 0
     for j, sh in enumerate(first):
-        if sh.key[0] == "x":
-            lines.append(_indent(_row(sh.key[2], base)))
+        key = sh.key
+        if len(key) == 3:           # an explicit block ("x", kind, text)
+            lines.append(_indent(_row(key[2], base)))
         else:
-            _, kind, solver, n, callbacks, helpers = sh.key
+            _, kind, solver, n, callbacks, helpers = key
             fn = templates.get(sh.key)
             if fn is None:
                 if _DECL not in templates:

@@ -19,6 +19,7 @@ the name's letters and digits, ``r[R_body_v]``, declared per file as an enum of 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 #: the value arrays of ModelData (templates/mdae_model.h) a slot may address, and its two
@@ -41,7 +42,7 @@ class Slot:
     pre: bool = False
     name: str = field(default="", compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.array not in ARRAYS or self.index < 0 or \
                 (self.array in _SCALARS and (self.pre or self.index)):
             raise ValueError(f"no such slot: {self!r}")
@@ -113,7 +114,7 @@ def hole(j: int) -> str:
     return f"{_HOLE}{j}{_HOLE}"
 
 
-def fill(text: str, value) -> str:
+def fill(text: str, value: Callable[[int], str]) -> str:
     """``text`` with each marker `hole` (j) replaced by ``value(j)``: the block's slots
     (`c_slot`) where the block is printed on its own, a row of a slot table in a loop
     (`mdae_fmu.codegen.runs`). The markers are this module's own, never C."""
@@ -141,7 +142,7 @@ def c_name_part(name: str, limit: int = IDENT_LIMIT) -> str:
     return _NOT_IDENT.sub("_", name).strip("_")[:limit]
 
 
-def solved_tag(unknowns, shown: int = 3) -> str:
+def solved_tag(unknowns: Sequence[Slot], shown: int = 3) -> str:
     """The part of a block function's name that says what the block solves: its first
     ``shown`` unknowns' names (`c_name_part`), then ``and_<n>_more`` (``der_w1_f1``,
     ``x1_x2_x3_and_47_more``); "" when none is named."""
@@ -197,7 +198,7 @@ def name_slots(text: str, names: SlotNames) -> str:
     ids = names.identifiers
     used: dict[str, int] = {}
 
-    def named(m: re.Match) -> str:
+    def named(m: re.Match[str]) -> str:
         if m.group(1) is None:
             k = int(m.group(3))
             ident = ids.get(("r", k))

@@ -38,14 +38,13 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
 
 import sympy as sp
 
 from .. import expr as E
 from . import trees as T
 from .blocks import BlockPlan, linear_split_any, tree_size
-from .treeblock import substitute_instances
+from .treeblock import substitute_instances, tree_block_parts
 
 #: a torn block whose substituted residuals grow beyond this many tree nodes (counted up to
 #: the limit) stays a full Newton block: substitution must not swell the C text
@@ -99,7 +98,7 @@ def select_tearing(incidence: list[set[int]], solvable: list[set[int]],
             break
         candidates = [j for j in range(n) if j not in known]
 
-        def score(j):
+        def score(j: int) -> tuple[bool, int, int, int]:
             reads = sum(1 for i in range(n) if i not in used and j in incidence[i])
             enables = sum(1 for i in range(n) if i not in used and j not in solvable[i]
                           and len(incidence[i] - known - {j}) == 1
@@ -113,7 +112,7 @@ def select_tearing(incidence: list[set[int]], solvable: list[set[int]],
     return Tearing(tearing=tuple(tearing), assignments=tuple(assignments), residuals=residuals)
 
 
-def _solution(r: sp.Expr, u: sp.Symbol, params: AbstractSet):
+def _solution(r: sp.Expr, u: sp.Symbol, params: AbstractSet[sp.Basic]) -> sp.Expr | None:
     """``-b/a`` when ``r = a*u + b`` with ``a`` reading parameters and constants only (the
     "strict" rule of OpenModelica's tearing: no division by a variable, which may be 0 at
     run time) and not a zero constant; else None."""
@@ -126,8 +125,8 @@ def _solution(r: sp.Expr, u: sp.Symbol, params: AbstractSet):
     return -b if a == 1 else (b if a == -1 else -b / a)
 
 
-def tear_block(block: BlockPlan, preferred: frozenset = frozenset(),
-               params: AbstractSet = frozenset()):
+def tear_block(block: BlockPlan, preferred: frozenset[sp.Basic] = frozenset(),
+               params: AbstractSet[sp.Basic] = frozenset()) -> list[BlockPlan] | None:
     """The blocks that replace a Newton `BlockPlan` (module docstring): a Newton block in the
     tearing variables (label of the whole block, so failures name its equations), then the
     explicit blocks of the torn unknowns in causal order; None when tearing finds no explicit
@@ -137,7 +136,7 @@ def tear_block(block: BlockPlan, preferred: frozenset = frozenset(),
     us = block.unknowns
     res = block.residuals
     incidence = [{j for j, u in enumerate(us) if u in r.free_symbols} for r in res]
-    sols: dict = {}
+    sols: dict[tuple[int, int], sp.Expr] = {}
     solvable = []
     for i, r in enumerate(res):
         ok = set()
@@ -150,7 +149,7 @@ def tear_block(block: BlockPlan, preferred: frozenset = frozenset(),
     tr = select_tearing(incidence, solvable, {j for j, u in enumerate(us) if u in preferred})
     if not tr.assignments:
         return None
-    subs: dict = {}
+    subs: dict[sp.Basic, sp.Expr] = {}
     for i, j in tr.assignments:
         subs[us[j]] = sols[(i, j)].xreplace(subs)
     reduced = tuple(res[i].xreplace(subs) for i in tr.residuals)
@@ -173,7 +172,7 @@ def tear_block(block: BlockPlan, preferred: frozenset = frozenset(),
     return out
 
 
-def _instances(e: E.Expr) -> set:
+def _instances(e: E.Expr) -> set[tuple[str, int]]:
     out = set()
     stack = [e]
     while stack:
@@ -197,19 +196,20 @@ def _size(e: E.Expr, limit: int) -> int:
     return n
 
 
-def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset(),
-                    params: AbstractSet = frozenset()):
+def tear_tree_block(block: BlockPlan, preferred: frozenset[sp.Basic] = frozenset(),
+                    params: AbstractSet[sp.Basic] = frozenset()) -> list[BlockPlan] | None:
     """`tear_block` for a block of plain residual trees (``block.trees``): solvability read
     off the tree (`trees.linear_coefficients`, coefficient of parameters and constants), the torn
     solutions substituted on the tree; the Newton block keeps ``trees`` (printed by
     `treeblock.emit_tree_block`), the torn ones are explicit tree blocks. None as in
     `tear_block`, or when an unknown is not an instance."""
-    table: Any = block.table
-    res = block.trees
-    us = [table.instance(s) for s in block.unknowns]
-    if res is None or any(u is None for u in us):
+    parts = tree_block_parts(block)
+    if parts is None:
         return None
-    incidence, solvable, sols = [], [], {}
+    table, res, us = parts
+    incidence: list[set[int]] = []
+    solvable: list[set[int]] = []
+    sols: dict[tuple[int, int], E.Expr] = {}
     for i, r in enumerate(res):
         reads = _instances(r)
         inc = {j for j, u in enumerate(us) if u in reads}
@@ -232,7 +232,7 @@ def tear_tree_block(block: BlockPlan, preferred: frozenset = frozenset(),
                         {j for j, s in enumerate(block.unknowns) if s in preferred})
     if not tr.assignments:
         return None
-    mapping: dict = {}
+    mapping: dict[tuple[str, int], E.Expr] = {}
     for i, j in tr.assignments:
         mapping[us[j]] = substitute_instances(sols[(i, j)], mapping)
     reduced = tuple(substitute_instances(res[i], mapping) for i in tr.residuals)

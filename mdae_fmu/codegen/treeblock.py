@@ -26,9 +26,21 @@ code generation time (issue 16).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
 from . import block_code as BC
 from . import trees as T
 from .. import expr as E
+
+if TYPE_CHECKING:
+    from ..symbolic import SymbolTable
+    from .blocks import BlockPlan
+    from .cprinter import SlotPrinter
+    from .slots import Slot
+
+#: an instance ``(name, order)`` of the expression tree (`trees.tree_instance`)
+Instance = tuple[str, int]
 
 _ARITH = frozenset(("+", "-", "*", "/", "^"))
 #: the largest block kept on the tree: its Jacobian is printed entry by entry without
@@ -70,21 +82,21 @@ def plain(e: E.Expr) -> bool:
     return True
 
 
-def _const(v) -> E.Const:
+def _const(v: float) -> E.Const:
     return E.Const(int(v) if float(v).is_integer() and abs(v) < 2 ** 53 else float(v))
 
 
-def _div(x, y):
+def _div(x: T.Term, y: E.Expr) -> T.Term:
     if x is None:
         return None
     return x if T.is_one(y) else E.BinOp("/", x, y)
 
 
-def _sq(x):
+def _sq(x: E.Expr) -> E.Expr:
     return E.BinOp("*", x, x)
 
 
-def _call(f, x):
+def _call(f: str, x: E.Expr) -> E.Expr:
     return E.Call(f, (x,))
 
 
@@ -165,12 +177,13 @@ def tree_derivative(e: E.Expr, u: tuple[str, int]) -> E.Expr | None:
     raise _Unsupported("^")
 
 
-def tree_jacobian(residuals, unknowns) -> tuple[str, list] | None:
+def tree_jacobian(residuals: Iterable[E.Expr], unknowns: Sequence[Instance]
+                  ) -> tuple[str, list[T.Term]] | None:
     """``(kind, J)`` of a block of `plain` residuals in ``unknowns`` (``(name, order)``
     instances): ``J[i * n + j] = ∂r_i/∂u_j`` (None for 0), ``kind`` ``linear`` when no
     entry reads an unknown, else ``newton``; None when a node has no rule here."""
     uset = set(unknowns)
-    jac = []
+    jac: list[T.Term] = []
     try:
         for r in residuals:
             for u in unknowns:
@@ -181,7 +194,7 @@ def tree_jacobian(residuals, unknowns) -> tuple[str, list] | None:
     return ("linear" if linear else "newton"), jac
 
 
-def _reads(e: E.Expr, instances: set) -> bool:
+def _reads(e: E.Expr, instances: set[Instance]) -> bool:
     stack = [e]
     while stack:
         n = stack.pop()
@@ -194,7 +207,7 @@ def _reads(e: E.Expr, instances: set) -> bool:
     return False
 
 
-def substitute_instances(e: E.Expr, mapping: dict) -> E.Expr:
+def substitute_instances(e: E.Expr, mapping: dict[Instance, E.Expr]) -> E.Expr:
     """``e`` with every instance ``(name, order)`` of ``mapping`` replaced by its tree (an
     instance node is replaced whole, never inside: ``x`` inside ``der(x)`` is another
     instance)."""
@@ -211,38 +224,52 @@ def substitute_instances(e: E.Expr, mapping: dict) -> E.Expr:
     return e
 
 
-def at_zero(e: E.Expr, instances: set) -> E.Expr:
+def at_zero(e: E.Expr, instances: set[Instance]) -> E.Expr:
     """``e`` with every instance of ``instances`` replaced by 0 (the constant term
     ``F(0)`` of an affine residual)."""
-    return substitute_instances(e, dict.fromkeys(instances, E.Const(0)))
+    zero: E.Expr = E.Const(0)
+    return substitute_instances(e, dict.fromkeys(instances, zero))
 
 
-def tree_block_ok(trees) -> bool:
+def tree_block_ok(trees: Sequence[E.Expr | None]) -> bool:
     """Whether a block of these residual trees (None: a differentiated equation) is kept
     on the tree (module docstring; at most `MAX_TREE_BLOCK` equations)."""
     return (0 < len(trees) <= MAX_TREE_BLOCK
             and all(t is not None and plain(t) for t in trees))
 
 
-def emit_tree_block(block, index: int, printer, holes: dict):
+def tree_block_parts(block: BlockPlan
+                     ) -> tuple[SymbolTable, tuple[E.Expr, ...], list[Instance]] | None:
+    """The symbol table, residual trees and unknown instances ``(name, order)`` of a block
+    kept on the tree (``block.trees``); None for another block or when an unknown is not an
+    instance."""
+    table, res = block.table, block.trees
+    if table is None or res is None:
+        return None
+    instances = [table.instance(s) for s in block.unknowns]
+    unknowns = [u for u in instances if u is not None]
+    return (table, res, unknowns) if len(unknowns) == len(instances) else None
+
+
+def emit_tree_block(block: BlockPlan, index: int, printer: SlotPrinter,
+                    holes: dict[Slot, int]) -> BC.BlockCode | None:
     """`blocks.BlockCode` of a block with residual trees (``block.trees``), or None when a
     node has no derivative rule or an instance has no Real slot (then the sympy path of
     `blocks.emit_block` decides). Same C interface as the sympy path: ``blk<k>_residual`` /
     ``blk<k>_jacobian`` for ``mdae_newton_block``, ``blk<k>_system`` for
     ``mdae_linear_block``; a linear block of one equation is an explicit assignment.
     ``holes``: the block's Real slots, filled by the printing (`blocks.emit_block`)."""
-    table = block.table
-    unknowns = [table.instance(s) for s in block.unknowns]
-    if any(u is None for u in unknowns):
+    parts = tree_block_parts(block)
+    if parts is None:
         return None
-    res = block.trees
+    table, res, unknowns = parts
     kj = tree_jacobian(res, unknowns)
     if kj is None:
         return None
     kind, jac = kj
     n = len(unknowns)
 
-    def c(e):
+    def c(e: E.Expr) -> str:
         return T.tree_c(e, printer, table)
 
     try:

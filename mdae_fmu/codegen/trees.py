@@ -8,10 +8,16 @@ derivatives of `mdae_fmu.codegen.treeblock`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, overload
+
 import sympy as sp
 
 from .. import expr as E
 from .slots import Slot
+
+if TYPE_CHECKING:
+    from ..symbolic import SymbolTable
+    from .cprinter import SlotPrinter
 
 
 C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
@@ -20,6 +26,9 @@ C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos":
 
 
 ONE = E.Const(1)
+
+#: a term of the partial arithmetic: an expression, or None for 0
+Term = Optional[E.Expr]
 
 
 def tree_instance(e: E.Expr) -> tuple[str, int] | None:
@@ -30,7 +39,7 @@ def tree_instance(e: E.Expr) -> tuple[str, int] | None:
     return (e.name, k) if isinstance(e, E.Ref) else None
 
 
-def tree_symbols(e: E.Expr, table) -> frozenset:
+def tree_symbols(e: E.Expr, table: SymbolTable) -> frozenset[sp.Symbol]:
     """The sympy symbols of the instances in ``e`` (as `SymbolTable.to_sympy` would give)."""
     out = set()
     stack = [e]
@@ -51,31 +60,41 @@ class NotLinear(Exception):
     unknown."""
 
 
-def is_one(x) -> bool:
+def is_one(x: Term) -> bool:
     return isinstance(x, E.Const) and not isinstance(x.value, bool) and x.value == 1
 
 
-def tree_add(x, y):
+def tree_add(x: Term, y: Term) -> Term:
     return y if x is None else (x if y is None else E.BinOp("+", x, y))
 
 
-def tree_neg(x):
+@overload
+def tree_neg(x: None) -> None: ...
+@overload
+def tree_neg(x: E.Expr) -> E.Expr: ...
+@overload
+def tree_neg(x: Term) -> Term: ...
+def tree_neg(x: Term) -> Term:
     if x is None:
         return None
     return x.arg if isinstance(x, E.UnOp) and x.op == "-" else E.UnOp("-", x)
 
 
-def tree_sub(x, y):
+def tree_sub(x: Term, y: Term) -> Term:
     return tree_neg(y) if x is None else (x if y is None else E.BinOp("-", x, y))
 
 
-def tree_mul(x, y):
+@overload
+def tree_mul(x: E.Expr, y: E.Expr) -> E.Expr: ...
+@overload
+def tree_mul(x: Term, y: Term) -> Term: ...
+def tree_mul(x: Term, y: Term) -> Term:
     if x is None or y is None:
         return None
     return y if is_one(x) else (x if is_one(y) else E.BinOp("*", x, y))
 
 
-def linear_coefficients(e: E.Expr, u: tuple[str, int]):
+def linear_coefficients(e: E.Expr, u: tuple[str, int]) -> tuple[Term, Term]:
     """``(a, b)`` with ``e = a*u + b`` and a, b free of ``u`` (None = 0); raises `NotLinear`
     when ``e`` is not linear in ``u`` or has a node outside plain arithmetic (then the block
     takes the sympy path)."""
@@ -111,7 +130,7 @@ def linear_coefficients(e: E.Expr, u: tuple[str, int]):
         return tree_mul(e.left, a2), tree_mul(e.left, b2)
     if e.op == "*" and a2 is None:
         return tree_mul(a1, e.right), tree_mul(b1, e.right)
-    if e.op == "/" and a2 is None:
+    if e.op == "/" and a2 is None and a1 is not None:     # (a1 is not None: above)
         return (E.BinOp("/", a1, e.right),
                 None if b1 is None else E.BinOp("/", b1, e.right))
     raise NotLinear
@@ -140,7 +159,7 @@ def tree_solution(residual: E.Expr, u: tuple[str, int]) -> E.Expr | None:
     return E.BinOp("/", nb, a)
 
 
-def _c_number(v) -> str:
+def _c_number(v: float | int | bool) -> str:
     if isinstance(v, int):
         return f"{v}.0" if abs(v) < 2 ** 53 else repr(float(v))
     v = float(v)
@@ -151,7 +170,7 @@ def _c_number(v) -> str:
     return repr(v) if v >= 0 else f"({v!r})"
 
 
-def tree_c(e: E.Expr, printer, table) -> str:
+def tree_c(e: E.Expr, printer: SlotPrinter, table: SymbolTable) -> str:
     """C text of a plain-arithmetic tree (the nodes `tree_solution` accepts); every instance
     through ``printer.slots`` (names never reach C: an instance without a slot raises
     `KeyError`); compound terms parenthesized, powers as in `SlotPrinter`."""
@@ -162,7 +181,7 @@ def tree_c(e: E.Expr, printer, table) -> str:
         return printer.value(v) if type(v) is Slot and v.type == "Real" \
             else f"((double){printer.value(v)})"
     t = type(e)
-    if t is E.Const:
+    if type(e) is E.Const:
         return _c_number(e.value)
     if t is E.UnOp:
         a = tree_c(e.arg, printer, table)

@@ -258,6 +258,8 @@ class Simulator:
         self.calculated = [(self._target(t), c(e)) for t, e in plan["calculated"]]
         self.start_bindings = [(k, c(e)) for k, e in plan["start_bindings"]]
         self.discrete = [(self._target(t), c(e)) for t, e in plan["discrete"]]
+        # the discrete equations no restart reads, re-evaluated after one (`_settle`)
+        self.settled = [(self._target(t), c(e)) for t, e in plan.get("settled", ())]
         self.relations = [(c(r["s"]), r["strict"],
                            None if r.get("rate") is None else c(r["rate"]))
                           for r in plan["relations"]]
@@ -490,25 +492,45 @@ class Simulator:
     def _event_iteration(self):
         """Instants at one time until nothing changes (module docstring)."""
         for _ in range(MAX_INSTANTS):
-            changed = False
-            for k in range(len(self.rel)):
-                v = self.relation_value(k)
-                if v != self.rel[k]:
-                    self.rel[k] = v
-                    changed = True
+            changed = self._update_relations()
+            restarted = False
             if self.guarded is not None:
-                changed = self.guarded.mode_step() or changed
+                restarted = self.guarded.mode_step()
+                changed = restarted or changed
             else:
                 for set_, f in self.discrete:
                     set_(f())
             if self.branches and self._when_instant():
                 changed = True
             self.compute()
+            if restarted:
+                self._settle()
             self._save_pre()
             if not changed:
                 self.check_assertions()
                 return
         raise SimulationError(f"t = {self.time!r}: the event iteration does not settle")
+
+    def _settle(self) -> None:
+        """After a mode change's restart and the instant's solve (the C FMU's
+        ``mdae_settle_discrete``): every relation from the restarted values and, when one
+        changed, the discrete equations that nothing the restart solved reads
+        (``plan["settled"]``, `codegen.guarded.settled_assignments`), so that the next
+        instant reads pre() of this instant's own solution (Modelica 3.6 §8.6); the discrete
+        values the restart was computed with are kept (docs/multimode-fmu.md)."""
+        if self._update_relations():
+            for set_, f in self.settled:
+                set_(f())
+
+    def _update_relations(self) -> bool:
+        """Every frozen relation from the current values; whether one changed."""
+        changed = False
+        for k in range(len(self.rel)):
+            v = self.relation_value(k)
+            if v != self.rel[k]:
+                self.rel[k] = v
+                changed = True
+        return changed
 
     def _when_instant(self) -> bool:
         """The when-branches at this instant: a branch fires when its condition is true and

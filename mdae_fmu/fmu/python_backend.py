@@ -37,7 +37,8 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..codegen.blocks import classify, linear_split, partial_derivative
 from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
-from ..codegen.guarded import guarded_initialization, max_mode_changes, plan_guarded
+from ..codegen.guarded import (guarded_initialization, max_mode_changes, plan_guarded,
+                               settled_assignments)
 from ..codegen.initialization import plan_initialization
 from ..codegen.plan import CompiledModel, compile_model
 from ..codegen.restarts import base_name, slot_names, with_transient_restarts
@@ -312,6 +313,8 @@ def _python_plan(model: Model, analysis) -> dict:
         plan["mode_slot"] = guarded.mode_slot
         plan["branches"] = []
         plan["guarded"] = _guarded_schedule(guarded, w, slot_index)
+        # re-evaluated after a mode change's restart, as the C FMU's mdae_settle_discrete
+        plan["settled"] = [[slot_of(t), w(e)] for t, e in settled_assignments(guarded)]
     text = json.dumps(plan, sort_keys=True)
     plan["guid"] = _guid(text)
     return plan

@@ -56,6 +56,9 @@ class ImplicitAnalysis:
     blocks: list = field(default_factory=list)     # ConditionalBlock, in a valid order
     diagnostic: str | None = None
     failing_mode: tuple | None = None
+    #: the over-determined equations (β_O of the Dulmage-Mendelsohn decomposition) of the
+    #: one structurally singular mode the diagnostic names (``failing_mode``)
+    failing_over: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -252,6 +255,7 @@ def analyze_implicit(model: Model) -> ImplicitAnalysis:
         ma = _one_mode(model, pairs)
         n_bad = space.count(bad)
         res.failing_mode = pairs
+        res.failing_over = tuple(ma.over_equations)
         res.diagnostic = (
             f"{ma.diagnostic}\n  structurally singular in {n_bad} of {res.n_modes} modes: "
             f"{space.text(bad)}")

@@ -32,6 +32,7 @@ nested deeper than Python's recursion limit.
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Any
 
@@ -54,6 +55,12 @@ _TYPE_PREFIXES = frozenset(("FINAL", "PARAMETER", "CONSTANT", "DISCRETE", "INPUT
                             "FLOW", "STREAM", "INNER", "OUTER", "REPLACEABLE", "REDECLARE"))
 _CLASS_KINDS = frozenset(("CLASS", "MODEL", "BLOCK"))
 _NO_KINDS: frozenset = frozenset()
+#: runs of ASCII digits, replaced by one "0" in the key of a line's shape (`Lexer.learn`)
+_DIGITS = re.compile("[0-9]+")
+_BLANKS = "[ \\t\\f\\r\\n\\ufeff]*"
+MAX_SHAPES = 1024
+MAX_SEEN = 65536
+_START_OF = operator.itemgetter(0)
 #: the terminals whose end offsets are recorded (`flat_modelica._TERMINATORS`)
 _TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
                           "INITIAL_ALGORITHM", "LOOP"))
@@ -95,6 +102,51 @@ class Lexer:
         self.first = first          # 'i' (initial equation) and '/' (comments): `_classify`
         self.base_header = next(re.compile(t.pattern.to_regexp()) for t in driver.root_terminals
                                 if t.name == "BASE_HEADER")
+        self.flags = driver.root_re.flags
+        # the terminals whose text varies from line to line of one shape (`learn`)
+        self.varying = {t.name: t.pattern.to_regexp() for t in driver.root_terminals
+                        if t.name in ("NAME", "NUMBER", "STRING")}
+        self.line_key = _DIGITS.sub
+        self.shapes: dict[str, tuple] = {}    # line key -> (regex, kinds, terminator groups)
+        self.seen: dict[str, int] = {}        # line key -> lines seen with it (not yet shapes)
+
+    def learn(self, key: str, toks: list) -> None:
+        """Remember the shape of a line lexed token by token (``toks``, the tokens of the line
+        ``key`` came from), once a second line has that key: the regular expression that
+        matches the line's blanks and tokens in order, each token in a group of its own, a
+        fixed text as itself and a name, number or string by its terminal's pattern.
+
+        A line with the same key differs from this one only in its runs of ASCII digits
+        (`_DIGITS`), and every terminal treats any run of digits as any other (``\\d+``,
+        ``[0-9]*``; no fixed text holds a digit), so the lexer splits it into the same kinds
+        at the corresponding places; the shape's first match is that split, since each group
+        tries its terminal's own (greedy) match first. At most `MAX_SHAPES` shapes are kept
+        (and `MAX_SEEN` keys counted): text whose lines all differ is lexed token by token."""
+        shapes = self.shapes
+        if len(shapes) >= MAX_SHAPES:
+            return
+        seen = self.seen
+        if seen.get(key, 0) == 0:
+            if len(seen) >= MAX_SEEN:
+                seen.clear()
+            seen[key] = 1
+            return
+        del seen[key]
+        fixed, varying = self.fixed, self.varying
+        parts = []
+        terms = []
+        for g, (kind, value, _) in enumerate(toks, 1):
+            if fixed.get(value) == kind:
+                parts.append(_BLANKS + "(" + re.escape(value) + ")")
+            elif kind in varying:
+                parts.append(_BLANKS + "(" + varying[kind] + ")")
+            else:
+                return
+            if kind in _TERMINATORS:
+                terms.append(g)
+        regex = re.compile("".join(parts) + r"(?=\n|\Z)", self.flags)
+        if regex.groups == len(toks):
+            shapes[key] = (regex, tuple(t[0] for t in toks), tuple(terms))
 
     def classify(self, value: str) -> str:
         """The terminal of a token text starting with 'i' or '/' that is not a fixed text."""
@@ -143,48 +195,88 @@ class FastParser:
     # ---- tokens ----
     def _fill(self) -> None:
         """Lex the next tokens (a batch, or what is left) after the ones not yet read; the
-        ``$END`` token after the last one."""
+        ``$END`` token after the last one. The text is lexed a line at a time: a line whose
+        shape (`Lexer.line_key`) was seen before is split by one match of its shape's regular
+        expression (`Lexer.shape`), any other token by token."""
         if self.done:
             raise Unsupported("end of the text")
         lexer = self.lexer
-        fixed, first, ignore = lexer.fixed, lexer.first, lexer.ignore
-        terminators = _TERMINATORS
+        shapes, line_key = lexer.shapes, lexer.line_key
         ends = self.term_ends
         toks: list = self.toks[self.i:]
-        append = toks.append
+        extend = toks.extend
         pos = self.lexed
         text = self.text
-        match = self.match
+        size = len(text)
         while not toks:
             n = 0
-            while n < self.BATCH:
-                m = match(text, pos)
-                if m is None:
-                    break
-                n += 1
-                start, pos = m.span(1)
-                value = text[start:pos]
-                kind = fixed.get(value)
-                if kind is None:
-                    kind = first.get(value[0]) or lexer.classify(value)
-                    if kind in ignore:
-                        continue
-                    if kind in terminators:                 # initial equation / algorithm
-                        ends.append(pos)
-                elif kind in terminators:
-                    ends.append(pos)
-                append((kind, value, start))
+            while n < self.BATCH and pos < size:
+                key = None
+                if text[pos] == "\n":
+                    stop = text.find("\n", pos + 1)
+                    if stop < 0:
+                        stop = size
+                    key = line_key("0", text[pos:stop])
+                    shape = shapes.get(key)
+                    if shape is not None:
+                        m = shape[0].match(text, pos)
+                        if m is not None:
+                            regs = m.regs
+                            extend(zip(shape[1], m.groups(), map(_START_OF, regs[1:])))
+                            for g in shape[2]:
+                                ends.append(regs[g][1])
+                            pos = regs[-1][1]
+                            n += len(shape[1])
+                            continue
+                else:
+                    stop = text.find("\n", pos)
+                    if stop < 0:
+                        stop = size
+                first = len(toks)
+                pos, clean = self._lex_line(pos, stop, toks)
+                n += len(toks) - first
+                if key is not None and clean and pos == stop and len(toks) > first:
+                    lexer.learn(key, toks[first:])
             self.left -= len(toks)
             if self.left < 0:
                 raise Unsupported("too many tokens")
-            if n < self.BATCH:
-                if pos != len(self.text):
-                    raise Unsupported("no terminal matches")
-                append(("$END", "", pos))
+            if pos >= size:
+                toks.append(("$END", "", pos))
                 self.done = True
         self.lexed = pos
         self.toks = toks
         self.i = 0
+
+    def _lex_line(self, pos: int, stop: int, toks: list) -> tuple[int, bool]:
+        """Lex token by token from ``pos`` until a token ends at or after ``stop``, appending
+        to ``toks``; the end of the last token and whether every token is one a line shape
+        can hold (`Lexer.learn`: no comment)."""
+        lexer = self.lexer
+        fixed, first, ignore = lexer.fixed, lexer.first, lexer.ignore
+        terminators = _TERMINATORS
+        ends = self.term_ends
+        append = toks.append
+        text = self.text
+        match = self.match
+        clean = True
+        while pos < stop:
+            m = match(text, pos)
+            if m is None:
+                raise Unsupported("no terminal matches")
+            start, pos = m.span(1)
+            value = text[start:pos]
+            kind = fixed.get(value)
+            if kind is None:
+                kind = first.get(value[0]) or lexer.classify(value)
+                if kind in ignore:
+                    clean = False
+                    continue
+                if kind in terminators:                 # initial equation / algorithm
+                    ends.append(pos)
+            elif kind in terminators:
+                ends.append(pos)
+            append((kind, value, start))
+        return pos, clean
 
     def advance(self) -> tuple:
         """Read the next token into ``kind``/``tok``; return the previous one."""

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from fetch_corpus import MANIFEST, corpus_file  # noqa: E402
-from verdicts import disagreements, markdown, verdicts  # noqa: E402
+from verdicts import disagreements, markdown, merge, verdicts  # noqa: E402
 
 ENTRIES = {e["id"]: e for e in json.loads(MANIFEST.read_text())["models"]}
 
@@ -48,3 +48,15 @@ def test_disagreements_are_listed():
     table = markdown(results)
     assert table.startswith("3 models, 2 run to the end: 1 with one verdict, 1 where")
     assert "| b | 0 | 3 | internal \\| error |" in table and "| a |" not in table
+
+
+def test_runs_in_batches_are_merged_in_manifest_order():
+    """`verdicts.py --merge`: a later finished run replaces an earlier one, an unfinished
+    run does not replace a finished one, and the models come in manifest order."""
+    first = [{"id": "b", "analyze": None, "export": None, "analyze_message": "over 600 s"},
+             {"id": "a", "analyze": 0, "export": 0}]
+    second = [{"id": "a", "analyze": None, "export": None},
+              {"id": "b", "analyze": 1, "export": 1}, {"id": "c", "analyze": 2, "export": 2}]
+    joined = merge([first, second], ["a", "b", "c", "d"])
+    assert [(r["id"], r["analyze"]) for r in joined] == [("a", 0), ("b", 1), ("c", 2)]
+    assert markdown(joined).startswith("3 models, 3 run to the end: 3 with one verdict, 0 ")

@@ -80,3 +80,50 @@ def test_time_window_clutches_conserve_angular_momentum(tmp_path):
     ev = t[np.flatnonzero(np.diff(t) == 0)]
     for edge in {x for win in windows for x in win}:
         assert np.min(np.abs(ev - edge)) < 1e-9, (edge, ev)
+
+
+def test_co_simulation_beyond_30_clutches(tmp_path):
+    """The CS FMU of a drive line of 31 clutches (more guards than a mode number's 30 bits:
+    `mdae_mode` then counts the mode changes) initializes and follows the closed form: with
+    the clutches open, shaft k decays as w_k(0) exp(-d_k t / J_k); clutch 5 engaged by the
+    host at t_e couples shafts 5 and 6 at the inertia-weighted mean speed, which then decays
+    with (d_5 + d_6) / (J_5 + J_6). Before the fix, the evaluations of CS's initial event
+    iteration each counted as a mode change and it never settled."""
+    n = 31
+    text = gen_modeller.drive_line(n, "input", seed=SEED)
+    src = tmp_path / "DriveLine31.mo"
+    src.write_text(text)
+    fmu = tmp_path / "DriveLine31.fmu"
+    api.export_fmu(api.load(src), fmu, fmi_type="cs", implicit=True, progress=False)
+
+    def par(pattern: str) -> float:
+        return float(re.search(pattern + r"\([^)]*\) = ([-0-9.e]+)", text).group(1))
+
+    J = {k: par(rf"parameter Real shaft{k}\.J") for k in (2, 3, 5, 6)}
+    d = {k: par(rf"parameter Real damper{k}\.d") for k in (2, 3, 5, 6)}
+    w0 = {k: float(re.search(rf"Real shaft{k}\.w\([^)]*start = ([-0-9.e]+)", text).group(1))
+          for k in (2, 3, 5, 6)}
+    names = [f"engage[{k}]" for k in range(1, n + 1)]
+    rows = [(0.0,) + (False,) * n, (0.52,) + (False,) * n,
+            (0.52,) + tuple(k == 5 for k in range(1, n + 1)),
+            (1.0,) + tuple(k == 5 for k in range(1, n + 1))]
+    table = np.array(rows, dtype=[("time", np.float64)] + [(nm, np.bool_) for nm in names])
+    r = simulate_fmu(str(fmu), stop_time=1.0, fmi_type="CoSimulation", output_interval=0.01,
+                     relative_tolerance=1e-10, input=table,
+                     output=[f"shaft{k}.w" for k in (2, 3, 5, 6)])
+    t = r["time"]
+    for k in (2, 3):                # open clutches all along
+        assert np.allclose(r[f"shaft{k}.w"], w0[k] * np.exp(-d[k] * t / J[k]), rtol=1e-7)
+    apart = np.abs(r["shaft5.w"] - r["shaft6.w"]) > 1e-9
+    e = int(np.argmin(apart))       # the first communication point with one speed
+    assert not apart[e:].any()
+    # FMPy's master sets the input at the start of a step (the value before a step in the
+    # table at that time), so the clutch engages at the communication point before e, whose
+    # row holds the values before that step
+    te = t[e - 1]
+    assert 0.52 <= te <= 0.54, te
+    before = {k: w0[k] * np.exp(-d[k] * t[:e] / J[k]) for k in (5, 6)}
+    assert np.allclose(r["shaft5.w"][:e], before[5], rtol=1e-7)
+    mean = sum(J[k] * w0[k] * np.exp(-d[k] * te / J[k]) for k in (5, 6)) / (J[5] + J[6])
+    after = mean * np.exp(-(d[5] + d[6]) / (J[5] + J[6]) * (t[e:] - te))
+    assert np.allclose(r["shaft5.w"][e:], after, rtol=1e-7)

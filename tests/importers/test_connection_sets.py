@@ -157,3 +157,27 @@ end Stocks;
     assert len(sets) == 1 and "joins 2 component outputs, a.y and b.y: " in sets[0], msgs
     assert any(msg.startswith("s.outflow: an input of component s that no equation "
                               "connects") for msg in msgs), msgs
+
+
+# NET with b switched off by a Boolean input: two modes, both structurally singular
+SWITCHED = (NET.replace("  Real s.p(", "  input Boolean on;\n  Real s.p(")
+            .replace("b.y = b.k * b.u;", "b.y = if on then b.k * b.u else 0;"))
+
+
+def test_one_analysis_of_a_multimode_model_names_the_defects():
+    """The one analysis of a multimode model (`analysis.guarded_analysis`, ``--implicit``:
+    no mode enumerated) names the connection defects that the over-determined equations of
+    the concrete mode it diagnoses show, after the formula of the singular modes and that
+    mode's diagnostic; the enumerated default names the same defects (issue 26)."""
+    from mdae_fmu.analysis import analyze
+    m = parse_modelica(SWITCHED, "Net.mo")
+    one = analyze(m, implicit=True)
+    assert one.modes is None and one.automaton is None and not one.accepted
+    errors = one.errors
+    assert "structurally singular in 2 of 2 modes: " in "\n".join(errors), errors
+    shifted = TWO_SOURCES.replace("(Net.mo:20)", "(Net.mo:21)").replace("(Net.mo:19)",
+                                                                          "(Net.mo:20)")
+    assert errors[-2:] == (shifted, UNCONNECTED), errors
+    default = analyze(m)
+    assert default.modes is not None and not default.accepted
+    assert default.errors[-2:] == (shifted, UNCONNECTED), default.errors

@@ -58,7 +58,7 @@ def test_clutch_from_components_matches_the_flat_reference(tmp_path):
     analysis = api.analyze(model)
     assert analysis.exit_code == 0
     fmu = tmp_path / "clutch.fmu"
-    api.export_fmu(model, fmu)
+    api.export_fmu(model, fmu, analysis=analysis)
     res = simulate_fmu(str(fmu), stop_time=10.0, relative_tolerance=1e-8,
                        output_interval=1e-2, output=["s1.w", "s2.w"])
     with open(REF / "ClutchBasic.csv", newline="") as fh:
@@ -97,8 +97,9 @@ def test_diode_circuit_from_components_matches_rldc2diodes(tmp_path):
     reference_models/RLDC2Diodes.csv."""
     from fmpy import simulate_fmu
     model = api.load(DATA / "DiodeCircuitSameInstant.mo")
-    assert api.analyze(model).exit_code == 0
-    api.export_fmu(model, tmp_path / "dc.fmu")
+    analysis = api.analyze(model)
+    assert analysis.exit_code == 0
+    api.export_fmu(model, tmp_path / "dc.fmu", analysis=analysis)
     res = simulate_fmu(str(tmp_path / "dc.fmu"), stop_time=1.0, relative_tolerance=1e-8,
                        output_interval=1e-3, output=["l1.i", "l2.i", "c1.v", "c2.v", "d2.i"])
     err = _max_error(res, "RLDC2Diodes.csv", (("l1.i", "j1"), ("l2.i", "j2"), ("c1.v", "v1"),

@@ -52,7 +52,7 @@ def test_an_elseif_chain_under_noevent_is_one_piecewise_equation_per_position(tm
     assert isinstance(y_eq.residual, E.If) and y_eq.loc.line == 8   # the then-equation's place
     a = analyze(m)
     assert a.accepted and len(a.modes.modes) == 1
-    path = export(m, tmp_path / "ramp.fmu", progress=False)
+    path = export(m, tmp_path / "ramp.fmu", analysis=a, progress=False)
     md = zipfile.ZipFile(path).read("modelDescription.xml").decode()
     assert re.search(r'numberOfEventIndicators="0"', md)
     r = simulate_fmu(str(path), stop_time=2.0, output_interval=0.125,

@@ -58,7 +58,7 @@ def test_min_max_abs_sign_generate_no_event(tmp_path):
     m = parse_modelica(KINKS, "Kinks.mo")
     a = analyze(m)
     assert a.accepted and len(a.modes.modes) == 1
-    path = export(m, tmp_path / "kinks.fmu", progress=False)
+    path = export(m, tmp_path / "kinks.fmu", analysis=a, progress=False)
     zf = zipfile.ZipFile(path)
     md = zf.read("modelDescription.xml").decode()
     assert re.search(r'numberOfEventIndicators="0"', md)

@@ -40,7 +40,6 @@ from sympy.polys.matrices import DomainMatrix
 
 pytest.importorskip("dd")
 
-import mdae_fmu.analysis as analysis_module  # noqa: E402
 from mdae_fmu.analysis import analyze  # noqa: E402
 from mdae_fmu.implicit.schedule import GuardedSchedule, impulse_symbol, left_symbol  # noqa: E402
 from mdae_fmu.modes import analyze_multimode  # noqa: E402
@@ -167,10 +166,9 @@ def _enumerated(model, n_guards: int):
 @pytest.mark.parametrize("family,n", [
     pytest.param(f, n, id=f"{f}{n}", marks=[pytest.mark.slow] if n > 2 else [])
     for f, n in CASES])
-def test_guarded_schedule_agrees_with_the_enumerated_analysis(family, n, monkeypatch):
+def test_guarded_schedule_agrees_with_the_enumerated_analysis(family, n):
     model = FAMILIES[family](n)
-    # the one pipeline's schedule, built as beyond the enumeration (no automaton beside it)
-    monkeypatch.setattr(analysis_module, "IMPLICIT_ENUMERATED_MODES", 0)
+    # the one pipeline's schedule: no mode enumerated, no automaton beside it
     a = analyze(model, implicit=True)
     assert a.automaton is None
     sched = a.guarded

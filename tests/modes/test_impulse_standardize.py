@@ -139,6 +139,7 @@ def test_elastic_impact_restart():
     assert m["x+"] == x and m["y+"] == y
 
 
+@pytest.mark.long      # 3.3 s of CPU
 def test_rldc2_charge_and_flux_sharing():
     """T-RL-4 restarts: TF -> TT charge sharing (0.8 from v = 0.5, 1.0), TF -> FF flux
     sharing (0.2 from j = 2, 1)."""
@@ -205,6 +206,7 @@ def test_non_power_impulse_falls_back_to_the_delta_scheme():
         assert v[S("w1+")] - 5.0 == pytest.approx(err, rel=0.1)
 
 
+@pytest.mark.long      # 1.7 s of CPU
 def test_large_instants_solve_only_what_the_restart_reads():
     """A clutch with a 40-equation nonlinear algebraic chain fed by w1 (more unknowns than
     `WHOLE_SOLVE_LIMIT`): the restart is the clutch's weighted mean (T-CL-4) and the

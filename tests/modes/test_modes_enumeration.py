@@ -61,6 +61,7 @@ def thresholds(n, separate=False):
 
 # --- modes -----------------------------------------------------------------------------------
 
+@pytest.mark.long      # 4.3 and 5.5 s of CPU
 @pytest.mark.parametrize("separate", [False, True])
 def test_sixteen_ordered_thresholds_are_fast(separate):
     """16 thresholds on one state: 2^16 valuations, 17 consistent ones. The whole analysis

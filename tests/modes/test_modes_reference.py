@@ -32,6 +32,7 @@ def test_clutch_guarded():
     assert sp.simplify(m["w1+"] - (j1 * w1 + j2 * w2) / (j1 + j2)) == 0
 
 
+@pytest.mark.long      # 2.4 s of CPU
 def test_air_brake():
     a = analyze_multimode(load("AirBrake.mo"))
     assert a.accepted and [d.code for d in a.diagnostics] == ["W-FAKE-IMPULSE"]

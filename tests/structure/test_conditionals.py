@@ -258,7 +258,7 @@ def test_rldc2_with_library_ideal_diodes_matches_rldc2diodes(tmp_path):
     a = analyze(m)
     assert a.accepted and len(a.modes.modes) == 4
     assert "evaluated by event iteration" in render_text(m, a)
-    path = export(m, tmp_path / "rl.fmu", progress=False)
+    path = export(m, tmp_path / "rl.fmu", analysis=a, progress=False)
     ref = np.genfromtxt(REF / "RLDC2Diodes.csv", delimiter=",", names=True)
     r = simulate_fmu(str(path), stop_time=1.0, output_interval=0.001,
                      relative_tolerance=1e-10, output=["v1", "v2", "j1", "j2"])

@@ -135,7 +135,7 @@ def test_half_wave_is_one_mode_and_integrates_to_two_per_period(tmp_path):
     a = analyze(m)
     assert a.accepted and len(a.modes.modes) == 1
     _blocks_solvable_in_every_branch(m)
-    path = export(m, tmp_path / "sinw.fmu", progress=False)
+    path = export(m, tmp_path / "sinw.fmu", analysis=a, progress=False)
     r = simulate_fmu(str(path), stop_time=4 * np.pi, output_interval=np.pi / 8,
                      relative_tolerance=1e-10, output=["x"])
     k = np.floor(r["time"] / (2 * np.pi) + 1e-12)
@@ -168,7 +168,7 @@ def test_slew_rate_limiter_under_no_event_is_demoted_and_matches_scipy(tmp_path)
     assert len(c.demoted) == 2 and not c.structural
     a = analyze(m)
     assert a.accepted and len(a.modes.modes) == 1
-    path = export(m, tmp_path / "slew.fmu", progress=False)
+    path = export(m, tmp_path / "slew.fmu", analysis=a, progress=False)
     r = simulate_fmu(str(path), stop_time=4.0, output_interval=0.02,
                      relative_tolerance=1e-10, output=["x", "vs"])
 

@@ -79,12 +79,14 @@ def test_literal_zero_coefficients_of_a_branch_read_nothing():
     assert sorted(analyze_implicit(model).index) == [0, 1]
 
 
+@pytest.mark.long      # n = 1..8, up to 2^8 modes enumerated: 3 and 7 s of CPU
 @pytest.mark.parametrize("family", ["clutch_chain", "diode_bank"])
 def test_families_agree_with_enumeration(family):
     for n in range(1, 9):
         _check_all_modes(FAMILIES[family](n))
 
 
+@pytest.mark.long      # 1.7 s of CPU
 def test_fault_chain_agrees_with_enumeration():
     for n in range(1, 5):                          # 4^4 = 256 modes, every one
         _check_all_modes(FAMILIES["fault_chain"](n))
@@ -168,6 +170,7 @@ def test_no_per_mode_limit_on_modes_the_greedy_matching_misses():
         assert ma.d["x0"] == (2 if val["g0"] else 1)
 
 
+@pytest.mark.long      # 2.1 s of CPU
 def test_index_formula_of_the_clutch_chain():
     """Closed form: with ideal clutches the index (max c) is 1 exactly when some clutch is
     engaged, and every shaft speed is a state in every mode (docs/theory.md §4.5)."""

@@ -43,6 +43,7 @@ def test_clutch_summary_line_by_line(capsys):
     ]
 
 
+@pytest.mark.long      # 3.7 s of CPU
 def test_diode_circuit_summary_names_modes_states_and_both_restarts(capsys):
     """RLDC2Diodes: two ideal diodes, 4 modes; both conducting ties the capacitor voltages
     (charge conserved: v1 = v2 = (C1 v1- + C2 v2-)/(C1 + C2)), both blocking ties the inductor
@@ -85,6 +86,7 @@ def test_summary_of_a_rejected_model_keeps_the_diagnostics(capsys):
     assert any("Chatter.mo:12" in ln for ln in lines[at:])
 
 
+@pytest.mark.long      # 1.7 s of CPU
 def test_summary_lists_warnings_with_their_lines(capsys):
     code, lines = _summary(capsys, MODELS / "AirBrake.mo")
     assert code == 0
