@@ -142,9 +142,10 @@ def schedule_units(env: jinja2.Environment, blocks, codes: list, first: int, par
             p, m = runs[i]
             copies = [shapes[i + q * p:i + (q + 1) * p] for q in range(m)]
             if strides(copies) is None:     # a full slot table: cut to bound the unit
-                copies = copies[:run_copies(sum(len(sh.slots) for sh in copies[0]),
-                                            unit_bytes)]
-                m = len(copies)
+                cut = run_copies(sum(len(sh.slots) for sh in copies[0]), unit_bytes)
+                if m - cut >= MIN_REPEATS:      # the rest of the run: the next loop
+                    runs[i + p * cut] = (p, m - cut)
+                copies, m = copies[:cut], min(m, cut)
             name = f"run{part + len(units)}_{local}"
             body, text = run_code(name, copies, k, unit.templates,
                                   "; ".join(describe(j) for j in range(i, i + p)))
