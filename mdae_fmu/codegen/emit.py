@@ -28,7 +28,7 @@ from .initialization import InitPlan
 from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message, message_format
 from .plan import CompiledModel
 from .restarts import left_printer, print_over_instant
-from .runs import MIN_REPEATS, find_runs, run_code, shape
+from .runs import MIN_REPEATS, find_runs, run_code, shape, strides
 from .slots import HOMOTOPY, TIME, Slot, c_slot, name_slots, plain_name, slot_identifiers
 
 STATEMENTS_PER_FUNCTION = 200
@@ -110,8 +110,9 @@ def schedule_units(env: jinja2.Environment, blocks, codes: list, first: int, par
     docstring; docs/decisions.md §14). The runs are found over the whole schedule, so the C
     grows with the number of distinct block shapes, not of blocks; a new file starts once the
     current one holds ``unit_bytes`` characters (None: one file), so that gcc compiles units
-    of bounded size in parallel, and a run is cut into loops of at most `run_copies` copies
-    so that no slot table alone exceeds that size."""
+    of bounded size in parallel, and a run whose slot table is not affine in the copy
+    (`mdae_fmu.codegen.runs.strides`) is cut into loops of at most `run_copies` copies so that
+    no slot table alone exceeds that size."""
     shapes = [shape(c) for c in codes]
     runs = {i: (p, m) for i, p, m in find_runs([s.key for s in shapes])}
     units: list[str] = []
@@ -139,11 +140,14 @@ def schedule_units(env: jinja2.Environment, blocks, codes: list, first: int, par
         local = k - unit.first
         if i in runs:
             p, m = runs[i]
-            row = sum(len(sh.slots) for sh in shapes[i:i + p])
-            m = min(m, run_copies(row, unit_bytes))
+            copies = [shapes[i + q * p:i + (q + 1) * p] for q in range(m)]
+            if strides(copies) is None:     # a full slot table: cut to bound the unit
+                cut = run_copies(sum(len(sh.slots) for sh in copies[0]), unit_bytes)
+                if m - cut >= MIN_REPEATS:      # the rest of the run: the next loop
+                    runs[i + p * cut] = (p, m - cut)
+                copies, m = copies[:cut], min(m, cut)
             name = f"run{part + len(units)}_{local}"
-            body, text = run_code(name, [shapes[i + q * p:i + (q + 1) * p] for q in range(m)],
-                                  k, unit.templates,
+            body, text = run_code(name, copies, k, unit.templates,
                                   "; ".join(describe(j) for j in range(i, i + p)))
             unit.add([text, _block_function(f"{name}_loop", body)],
                      f"    if ({name}_loop(inst, d, r)) return 1;")

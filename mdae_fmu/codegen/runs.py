@@ -98,6 +98,21 @@ def _indent(text: str) -> str:
     return "\n".join("    " + ln for ln in text.split("\n"))
 
 
+def strides(copies: list[list[Shape]]) -> list[int] | None:
+    """The step of every column of a run's slot table when each column is an arithmetic
+    progression over the copies (row ``q`` = first row + ``q`` * steps: the copies of a
+    component laid out one after the other), else None."""
+    rows = [[k.index for sh in copy for k in sh.slots] for copy in copies]
+    if len(rows) < 2:
+        return None
+    first = rows[0]
+    steps = [b - a for a, b in zip(first, rows[1])]
+    for q, row in enumerate(rows[2:], 2):
+        if any(v != a + q * d for v, a, d in zip(row, first, steps)):
+            return None
+    return steps
+
+
 def run_code(name: str, copies: list[list[Shape]], start: int,
              templates: dict[ShapeKey | str, str | bool],
              comment: str) -> tuple[str, str]:
@@ -105,13 +120,22 @@ def run_code(name: str, copies: list[list[Shape]], start: int,
     of one copy of the period; the first block is number ``start``): the statements go into
     a schedule function (``d``, ``r``, ``inst`` in scope); the file-level text is the slot table
     ``name`` and the callbacks of solver shapes not yet in ``templates`` (key -> name of the
-    shared callbacks, updated)."""
+    shared callbacks, updated). When every column of the table is an arithmetic progression
+    (`strides`), the table holds only the first row and the steps, and the loop computes
+    each row, so that the C does not grow with the number of copies."""
     first = copies[0]
     period, repeats = len(first), len(copies)
+    steps = strides(copies)
+    width = sum(len(sh.slots) for sh in first)
+    if steps is None:
+        row = f"        const int *s = {name}[q];"
+    else:
+        row = (f"        int row[{width}];\n        const int *s = row;\n"
+               f"        for (int j = 0; j < {width}; j++) row[j] = {name}[0][j] + "
+               f"{name}[1][j] * q;")
     lines = [f"    /* blocks {start}..{start + period * repeats - 1}: {repeats} copies of "
              f"{comment} */",
-             f"    for (int q = 0; q < {repeats}; q++) {{",
-             f"        const int *s = {name}[q];"]
+             f"    for (int q = 0; q < {repeats}; q++) {{", row]
     file_text = []
     base = 0
     for j, sh in enumerate(first):
@@ -137,8 +161,14 @@ def run_code(name: str, copies: list[list[Shape]], start: int,
     lines.append("    }")
     # the first row names its slots (which variables the copies are); the others, at most
     # all of a large model's slots, stay plain numbers (gcc time, docs/decisions.md §13)
-    rows = ",\n".join("    {" + ", ".join(c_slot(k, position=True, named=q == 0)
-                                           for sh in copy for k in sh.slots) + "}"
-                      for q, copy in enumerate(copies))
-    table = f"static const int {name}[{repeats}][{base}] = {{\n{rows}\n}};\n"
+    named = "    {" + ", ".join(c_slot(k, position=True) for sh in first for k in sh.slots) + "}"
+    if steps is None:
+        rows = ",\n".join([named] + ["    {" + ", ".join(c_slot(k, position=True, named=False)
+                                                       for sh in copy for k in sh.slots) + "}"
+                                     for copy in copies[1:]])
+        table = f"static const int {name}[{repeats}][{base}] = {{\n{rows}\n}};\n"
+    else:
+        rows = named + ",\n    {" + ", ".join(str(d) for d in steps) + "}"
+        table = (f"/* {name}: the first copy's slots, then the step of each from one copy to "
+                 f"the next */\nstatic const int {name}[2][{base}] = {{\n{rows}\n}};\n")
     return "\n".join(lines), "\n".join([table] + file_text)

@@ -2,7 +2,7 @@
 plus sources/buildDescription.xml in the FMI 2.0.4/3.0 format).
 
 Reproducible: entries sorted by name, fixed timestamps (1980-01-01 00:00), fixed permissions
-and compression, so the same model gives a byte-identical archive.
+and compression (`COMPRESS_LEVEL`), so the same model gives a byte-identical archive.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ from lxml import etree
 from ..output import atomic_output, writing
 
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)
+#: deflate level of every entry: level 1 compresses the sources, the model description and
+#: the binary of the loop chain of 10^4 equations 3.8x faster than level 6 (0.038 s against
+#: 0.143 s CPU) into an archive 10 % larger (0.68 MB against 0.62 MB; issue 29 Deliver 4)
+COMPRESS_LEVEL = 1
 
 
 def build_description(identifier: str, c_files: list[str], co_simulation: bool = False) -> bytes:
@@ -54,7 +58,7 @@ def write_zip(target: Path, entries: dict[str, bytes]) -> None:
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3
             info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
-            zf.writestr(info, entries[name], compresslevel=6)
+            zf.writestr(info, entries[name], compresslevel=COMPRESS_LEVEL)
 
 
 def write_fmu(path: Path, entries: dict[str, bytes], inputs=()) -> Path:

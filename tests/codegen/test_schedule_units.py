@@ -12,8 +12,20 @@ from pathlib import Path
 
 import numpy as np
 
-from mdae_fmu.codegen import emit
-from mdae_fmu.codegen.runs import MIN_REPEATS
+from mdae_fmu.codegen import emit, runs
+from mdae_fmu.codegen.runs import MIN_REPEATS, Shape, strides
+from mdae_fmu.codegen.slots import Slot
+
+
+def _copies(rows: list[list[int]]) -> list[list[Shape]]:
+    return [[Shape(key=("x",), slots=tuple(Slot(array="r", index=k) for k in row), n_read=1)]
+            for row in rows]
+
+
+def test_strides_of_copies_laid_out_one_after_the_other():
+    assert strides(_copies([[4, 100], [7, 102], [10, 104], [13, 106]])) == [3, 2]
+    assert strides(_copies([[4, 100], [7, 102], [10, 105]])) is None
+    assert strides(_copies([[4, 100]])) is None
 
 
 def test_run_copies_bounds_the_slot_table():
@@ -30,9 +42,10 @@ def _schedules(fmu: Path) -> dict[str, str]:
 
 def test_small_units_compute_what_one_unit_computes(tmp_path, monkeypatch):
     """The loop chain of 40 masses (a Newton block and explicit blocks per mass) exported as
-    one schedule unit and as units of about 3000 characters: several units, each of them
-    called by model.c in order, every block defined once, the runs cut into loops of at most
-    `run_copies` copies; bit-identical trajectories."""
+    one schedule unit (its loops over tables of two rows, `strides`) and, with full slot
+    tables, as units of about 1000 characters: several units, each of them called by model.c
+    in order, every block defined once, the runs cut into loops of at most `run_copies`
+    copies; bit-identical trajectories."""
     from fmpy import simulate_fmu
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from gen_chain import loop_chain_model
@@ -40,8 +53,15 @@ def test_small_units_compute_what_one_unit_computes(tmp_path, monkeypatch):
     from mdae_fmu.importers.flat_modelica import parse_modelica
     model = parse_modelica(loop_chain_model(40))
     one = api.export_fmu(model, tmp_path / "one.fmu")
-    assert len(_schedules(one)) == 1
-    monkeypatch.setattr(emit, "UNIT_BYTES", 3000)
+    (src,) = _schedules(one).values()
+    # the masses' slots are laid out one after the other: each loop's table holds the first
+    # copy's slots and their steps, whatever the number of copies
+    tables = re.findall(r"static const int run\d+_\d+\[(\d+)\]", src)
+    assert tables and set(tables) == {"2"}
+    looped = [int(m) for m in re.findall(r"for \(int q = 0; q < (\d+); q\+\+\)", src)]
+    monkeypatch.setattr(emit, "UNIT_BYTES", 1000)
+    for module in (emit, runs):       # full tables, cut into loops of bounded size
+        monkeypatch.setattr(module, "strides", lambda copies: None)
     small = api.export_fmu(model, tmp_path / "small.fmu")
     units = _schedules(small)
     assert len(units) >= 3
@@ -55,8 +75,12 @@ def test_small_units_compute_what_one_unit_computes(tmp_path, monkeypatch):
         copies += [int(m) for m in re.findall(r"for \(int q = 0; q < (\d+); q\+\+\)", text)]
     assert len(defined) == len(set(defined))
     assert copies and max(copies) < 40 and all(m >= MIN_REPEATS for m in copies)
+    # a cut run goes on in the next loop: only a last piece of fewer than MIN_REPEATS
+    # copies per run is printed block by block
+    assert len(copies) > len(looped)
+    assert sum(copies) >= sum(looped) - (MIN_REPEATS - 1) * len(looped)
     # a unit is closed at the first piece that takes it past the bound
-    assert all(len(t) < 3000 + 6000 for t in units.values())
+    assert all(len(t) < 1000 + 8000 for t in units.values())
     a = simulate_fmu(str(one), stop_time=1.0, output_interval=0.01)
     b = simulate_fmu(str(small), stop_time=1.0, output_interval=0.01)
     for name in a.dtype.names:
