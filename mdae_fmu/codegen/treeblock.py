@@ -27,17 +27,33 @@ code generation time (issue 16).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from . import block_code as BC
 from . import trees as T
 from .. import expr as E
 
 if TYPE_CHECKING:
+    import sympy as sp
+
     from ..symbolic import SymbolTable
-    from .blocks import BlockPlan
     from .cprinter import SlotPrinter
     from .slots import Slot
+
+
+class TreeBlockPlan(Protocol):
+    """What a block of the schedule (`mdae_fmu.codegen.blocks.BlockPlan`) shows this module:
+    its unknowns, and its residual trees with their symbol table when kept on the tree."""
+
+    @property
+    def unknowns(self) -> tuple[sp.Symbol, ...]: ...
+
+    @property
+    def trees(self) -> tuple[E.Expr, ...] | None: ...
+
+    @property
+    def table(self) -> SymbolTable | None: ...
+
 
 #: an instance ``(name, order)`` of the expression tree (`trees.tree_instance`)
 Instance = tuple[str, int]
@@ -238,7 +254,7 @@ def tree_block_ok(trees: Sequence[E.Expr | None]) -> bool:
             and all(t is not None and plain(t) for t in trees))
 
 
-def tree_block_parts(block: BlockPlan
+def tree_block_parts(block: TreeBlockPlan
                      ) -> tuple[SymbolTable, tuple[E.Expr, ...], list[Instance]] | None:
     """The symbol table, residual trees and unknown instances ``(name, order)`` of a block
     kept on the tree (``block.trees``); None for another block or when an unknown is not an
@@ -251,7 +267,7 @@ def tree_block_parts(block: BlockPlan
     return (table, res, unknowns) if len(unknowns) == len(instances) else None
 
 
-def emit_tree_block(block: BlockPlan, index: int, printer: SlotPrinter,
+def emit_tree_block(block: TreeBlockPlan, index: int, printer: SlotPrinter,
                     holes: dict[Slot, int]) -> BC.BlockCode | None:
     """`blocks.BlockCode` of a block with residual trees (``block.trees``), or None when a
     node has no derivative rule or an instance has no Real slot (then the sympy path of
