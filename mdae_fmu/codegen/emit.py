@@ -15,20 +15,23 @@ Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
 from __future__ import annotations
 
 import importlib.resources
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypedDict, TypeVar
 
 import jinja2
 import sympy as sp
 
-from .blocks import emit_block, gauss_newton_work, newton_work
+from .block_code import BlockCode
+from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, c_comment, c_string
-from .events import ASSERT_TOL, EventPlan
+from .events import ASSERT_TOL, BranchPlan, EventPlan
 from .functions import function_sources
 from .initialization import InitPlan
 from .messages import MAX_DIGITS, MAX_MIN_LENGTH, Message, message_format
 from .plan import CompiledModel
-from .restarts import left_printer, print_over_instant
-from .runs import MIN_REPEATS, find_runs, run_code, shape, strides
+from .restarts import LeftPrinter, left_printer, print_over_instant
+from .runs import MIN_REPEATS, ShapeKey, find_runs, run_code, shape, strides
 from .slots import HOMOTOPY, TIME, Slot, c_slot, name_slots, plain_name, slot_identifiers
 
 STATEMENTS_PER_FUNCTION = 200
@@ -42,6 +45,30 @@ STATIC_FILES = ("fmi2Functions.c", "fmi2CoSimulation.c", "mdae_runtime.c", "mdae
 TOLERANCES = dict(newton_maxit=50, max_event_iterations=100, hysteresis="1e-10",
                   drift_tol="1e-9", drift_tol_max="1e-7", drift_per_tolerance="100.0",
                   init_tol="1e-10", project_tol="1e-12")
+
+
+T = TypeVar("T")
+
+#: ``progress(done, total)`` while the schedule is printed
+Progress = Callable[[int, int], None]
+
+
+class ModeSizes(Protocol):
+    """What `generate_sources` reads of the multimode sources
+    (`mdae_fmu.codegen.layout.ModeSources`; layout imports this module): the C files by name,
+    the most consistency equations of a mode and the solver scratch sizes."""
+
+    @property
+    def files(self) -> dict[str, str]: ...
+
+    @property
+    def ncons(self) -> int: ...
+
+    @property
+    def work(self) -> int: ...
+
+    @property
+    def perm(self) -> int: ...
 
 
 def template_environment() -> jinja2.Environment:
@@ -75,13 +102,13 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     relations = {r.relation: f"d->rel[{k}]" for k, r in enumerate(ev.relations)}
     samples = {(s.start, s.interval): k for k, s in enumerate(ev.samples)}
 
-    def pre_of(p, arg):
+    def pre_of(p: SlotPrinter, arg: sp.Basic) -> str:
         slot = cm.pre_slots.get(arg)
         if slot is None:
             raise ValueError("edge()/change() apply to a declared variable")
         return p.value(slot)
 
-    functions = {
+    functions: dict[str, Callable[[SlotPrinter, Sequence[sp.Basic]], str]] = {
         "initial": lambda p, args: "d->initial",
         "terminal": lambda p, args: "0",
         "sample": lambda p, args: f"d->smp[{samples[(args[0], args[1])]}]",
@@ -100,7 +127,8 @@ def make_printers(cm: CompiledModel, ev: EventPlan) -> _Printers:
     return _Printers(main=main, shifted=shifted, schedule=schedule)
 
 
-def schedule_units(env: jinja2.Environment, blocks, codes: list, first: int, part: int,
+def schedule_units(env: jinja2.Environment, blocks: Sequence[BlockPlan],
+                   codes: Sequence[BlockCode], first: int, part: int,
                    comment_name: str, unit_bytes: int | None) -> list[str]:
     """The schedule ``blocks`` (their C ``codes``, global indices from ``first``) as the
     texts of ``model_schedule.c.j2`` numbered from ``part``: one static function per block
@@ -118,7 +146,7 @@ def schedule_units(env: jinja2.Environment, blocks, codes: list, first: int, par
     units: list[str] = []
     unit = _Unit(first=first)
 
-    def describe(i):
+    def describe(i: int) -> str:
         # the model's names of the unknowns make the C readable; in a comment, and with
         # every character outside [A-Za-z0-9_.,()[] +-] shown as '?'
         blk = blocks[i]
@@ -180,7 +208,7 @@ class _Unit:
     helpers: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
     stmts: list[str] = field(default_factory=list)
-    templates: dict = field(default_factory=dict)
+    templates: dict[ShapeKey | str, str | bool] = field(default_factory=dict)
     size: int = 0
 
     def add(self, helpers: list[str], stmt: str) -> None:
@@ -205,22 +233,23 @@ def _block_function(name: str, body: str) -> str:
             f"    (void)inst; (void)d; (void)r;\n{body}\n    return 0;\n}}\n")
 
 
-def _num_list(values, fmt=repr) -> str:
+def _num_list(values: Iterable[T], fmt: Callable[[T], str] = repr) -> str:
     values = list(values)
     if not values:
         return "0"
     return ", ".join(fmt(v) for v in values)
 
 
-def _float(v) -> str:
-    v = float(v)
-    if v != v or v in (float("inf"), float("-inf")):
+def _float(v: float) -> str:
+    x = float(v)
+    if x != x or x in (float("inf"), float("-inf")):
         return "0.0"
-    return repr(v)
+    return repr(x)
 
 
 def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str,
-                     progress=None, modes=None) -> dict[str, str]:
+                     progress: Progress | None = None, modes: ModeSizes | None = None
+                     ) -> dict[str, str]:
     """All C sources of the FMU, by file name (module docstring). ``progress(done, total)``
     is called while the schedule is printed. ``modes``: the per-mode sources of a multimode
     model (`mdae_fmu.codegen.layout.ModeSources`); then ``cm.blocks`` only name the blocks
@@ -324,12 +353,13 @@ def slot_names(cm: CompiledModel) -> dict[str, list[str]]:
     return names
 
 
-def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers, blocks,
-                    progress, files: dict) -> list[int]:
+def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers,
+                    blocks: Sequence[BlockPlan], progress: Progress | None,
+                    files: dict[str, str]) -> list[int]:
     """The block schedule (docs/theory.md §11) as files ``model_schedule_<k>.c`` of about
     `UNIT_BYTES` characters (`schedule_units`), added to ``files`` (one, empty, without
     blocks); their numbers. ``progress(done, total)`` every `PROGRESS_BLOCKS` blocks."""
-    codes = []
+    codes: list[BlockCode] = []
     for k, blk in enumerate(blocks):
         if progress and k % PROGRESS_BLOCKS == 0:
             progress(k, len(blocks))
@@ -340,7 +370,7 @@ def _schedule_files(env: jinja2.Environment, cm: CompiledModel, pr: _Printers, b
     return list(range(len(units)))
 
 
-def _start_tables(cm: CompiledModel) -> dict[str, list]:
+def _start_tables(cm: CompiledModel) -> dict[str, list[float] | list[int]]:
     """Per value array (Real, Integer, Boolean) the start value and the variable kind of every
     slot (docs/fmi-mapping.md); a computed Real starts at its Newton guess."""
     r_start = [0.0] * max(cm.n_real, 1)
@@ -369,13 +399,23 @@ def _start_tables(cm: CompiledModel) -> dict[str, list]:
                 int_kind=int_kind, bool_kind=bool_kind)
 
 
-def _event_code(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> dict:
+class EventCode(TypedDict):
+    """The C of the event plan (`_event_code`)."""
+    ind: list[str]
+    val: list[str]
+    nte: list[str]
+    nz: int
+    smp: list[str]
+
+
+def _event_code(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> EventCode:
     """The C of the event plan (docs/fmi-mapping.md, "Events"): the event indicators of the
     state relations with hysteresis (``ind``, ``nz`` of them), the value of every relation
     at the current values (``val``, `relation_values`), the time events of time relations
     and samples (``nte``) and the sample updates (``smp``)."""
     p = pr.main
-    ind, nte = [], []
+    ind: list[str] = []
+    nte: list[str] = []
     z = 0
     for k, r in enumerate(ev.relations):
         if r.kind == "state":
@@ -390,7 +430,7 @@ def _event_code(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> dict:
         else:
             nte.append(f"    c = {p.doprint(r.threshold)};\n"
                        f"    if (c > d->time + teps) t = fmin(t, c);")
-    smp = []
+    smp: list[str] = []
     for k, sample in enumerate(ev.samples):
         start, h = p.doprint(sample.start), p.doprint(sample.interval)
         # sample() is true in the first instant of the event iteration at a sample time
@@ -404,7 +444,7 @@ def _event_code(cm: CompiledModel, ev: EventPlan, pr: _Printers) -> dict:
                    f"        v = fabs(d->time - d->smp_last[{k}]) <= teps;\n    }}\n"
                    f"    n += v != d->smp[{k}];\n    d->smp[{k}] = v;")
         nte.append(f"    t = fmin(t, d->smp_next[{k}]);")
-    return dict(ind=ind, val=relation_values(cm, ev, pr), nte=nte, nz=z, smp=smp)
+    return EventCode(ind=ind, val=relation_values(cm, ev, pr), nte=nte, nz=z, smp=smp)
 
 
 def _parameter_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> list[str]:
@@ -425,7 +465,8 @@ def _parameter_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter) -> list[st
     return calc
 
 
-def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter):
+def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter
+               ) -> tuple[list[str], list[str], list[str], list[str]]:
     """The C of the when-clauses (docs/fmi-mapping.md, "Events"): their conditions, which
     branches are active, their assignments, then their actions: a conflict between two
     active branches is an error, each branch's reinits, and each standardized restart of a
@@ -445,7 +486,7 @@ def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter):
     # a standardized restart is the restart of a transient mode; branches of several clauses
     # that enter the same one (`when c then reinit(x, ...)` and `when c then reinit(z, ...)`)
     # share it, and it is applied once
-    restarts: dict = {}
+    restarts: dict[str, tuple[BranchPlan, list[int]]] = {}
     for k, b in enumerate(ev.branches):
         if b.restart:
             restarts.setdefault(b.restart_label, (b, []))[1].append(k)
@@ -455,7 +496,16 @@ def _when_code(cm: CompiledModel, ev: EventPlan, p: SlotPrinter):
     return conds, active, assigns, actions
 
 
-def _residual_code(cm: CompiledModel, init: InitPlan, p: SlotPrinter) -> dict:
+class ResidualCode(TypedDict):
+    """The C of the residuals and the drift control (`_residual_code`)."""
+    init: list[str]
+    cons: list[str]
+    drift: list[str]
+    project_unknowns: list[int]
+    drt: str
+
+
+def _residual_code(cm: CompiledModel, init: InitPlan, p: SlotPrinter) -> ResidualCode:
     """The residuals of the initialization system (``init``) and of the consistency equations
     F^{<c} (``cons``; docs/theory.md §11), the drift measure on them (``drift``), the
     state slots the projection moves (``project_unknowns``) and the check that a discrete Real
@@ -468,11 +518,12 @@ def _residual_code(cm: CompiledModel, init: InitPlan, p: SlotPrinter) -> dict:
                             for sym in e.free_symbols if sym in state_slot})
     drt = "\n".join(f"    if ({p.value(s)} != {p.value(s.left())}) return 1;"
                     for s in (cm.slot('r', k) for k in cm.discrete_real_slots))
-    return dict(init=init_res, cons=cons_res, drift=drift, project_unknowns=proj_unknowns,
-                drt=drt)
+    return ResidualCode(init=init_res, cons=cons_res, drift=drift,
+                        project_unknowns=proj_unknowns, drt=drt)
 
 
-def _work_sizes(cm: CompiledModel, m_i: int, n_i: int, n_p: int, modes) -> tuple[int, int]:
+def _work_sizes(cm: CompiledModel, m_i: int, n_i: int, n_p: int, modes: ModeSizes | None
+                ) -> tuple[int, int]:
     """The solver scratch sizes (doubles, ints) of the largest Newton block, the initialization
     (``m_i`` x ``n_i``) and the projection (``len(cm.consistency)`` x ``n_p``) least-squares
     problems, and of the multimode sources."""
@@ -528,7 +579,7 @@ def assign_cast(target: Slot, value: str) -> str:
     return value
 
 
-def discrete_code(p: SlotPrinter, assignments) -> list[str]:
+def discrete_code(p: SlotPrinter, assignments: Iterable[tuple[Slot, sp.Basic]]) -> list[str]:
     """C lines of the discrete equations ``(target slot, value)`` (evaluation order)."""
     return [f"    {p.value(t)} = {assign_cast(t, p.doprint(e))};" for t, e in assignments]
 
@@ -561,7 +612,7 @@ def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
     `events` docstring) leaves no value behind. Counts in ``n`` the values that change, for the
     event iteration of the runtime (``mdae_when_equations``)."""
     out = []
-    groups: list[tuple[Slot, list]] = []
+    groups: list[tuple[Slot, list[tuple[int, sp.Basic]]]] = []
     for k, a in ev.assignment_order:
         kind, target, value, _ = ev.branches[k].actions[a]
         assert isinstance(target, Slot)     # an "assign" action (`when_assignment_order`)
@@ -586,7 +637,7 @@ def _when_assignments(p: SlotPrinter, ev: EventPlan) -> list[str]:
     return out
 
 
-def _actions_code(p: SlotPrinter, b, lp=None) -> str:
+def _actions_code(p: SlotPrinter, b: BranchPlan, lp: LeftPrinter | None = None) -> str:
     """Actions of one when-branch other than its equations (`_when_assignments`), once the
     equations of the instant are solved: assertions and terminate, then the reinits, whose
     values are all computed before any is applied (they read the states before the event and
@@ -601,21 +652,25 @@ def _actions_code(p: SlotPrinter, b, lp=None) -> str:
         if kind == "assign":
             continue
         if kind == "reinit":
+            assert isinstance(target, Slot)     # ("reinit", state slot, value, "Real")
             pre.append(f"        const double v{k} = {p.doprint(value)};")
             post.append(f"        {p.value(target)} = {assign_cast(target, f'v{k}')};")
         elif kind == "terminate":
             checks.append(f"        d->terminate = 1;\n        mdae_log(inst, LOG_EVENTS, "
                           f"fmi2OK, \"terminate: %s\", {c_string(value)});")
         elif kind == "assert":
+            # ("assert", level, condition, message)
+            assert isinstance(target, str) and isinstance(typ, tuple)
             checks.append(_assert_code(p, value, typ, target, indent="        "))
     return "\n".join(checks + pre + post)
 
 
-def _restart_code(b, lp) -> str:
+def _restart_code(b: BranchPlan, lp: LeftPrinter | None) -> str:
     """The standardized restart of the transient mode ``b`` enters, every right-hand side
     evaluated from the left limits before any assignment, and its impulse outputs."""
     pre, post = [f"        /* standardized restart {c_comment(b.restart_label, 60)} */"], []
-    right = {}
+    assert lp is not None       # made when a branch has a restart (`_when_code`)
+    right: dict[int, str] = {}
     for k, (slot, value) in enumerate(b.restart):
         pre.append(f"        const double x{k} = {lp(value)};")
         post.append(f"        {c_slot(lp.real(slot))} = x{k};")
@@ -628,7 +683,7 @@ def _restart_code(b, lp) -> str:
     return "\n".join(pre + post)
 
 
-def assertion_condition(p: SlotPrinter, cond) -> str:
+def assertion_condition(p: SlotPrinter, cond: sp.Basic) -> str:
     """C text of an assertion condition whose order relations hold up to the assertion
     tolerance: ``a >= b`` is accepted when ``a - b >= -MDAE_ASSERT_TOL * max(1, |a|, |b|)``
     (``<=``, ``<``, ``>`` alike). Numerical noise at the scale of event location, restarts and
@@ -646,8 +701,8 @@ def assertion_condition(p: SlotPrinter, cond) -> str:
     return p.doprint(cond)
 
 
-def _assert_code(p: SlotPrinter, cond: sp.Expr, msg: Message, level: str,
-                 indent="    ") -> str:
+def _assert_code(p: SlotPrinter, cond: sp.Basic, msg: Message, level: str,
+                 indent: str = "    ") -> str:
     """The check of one assertion; its message is built when it fails (`message_format`)."""
     test = assertion_condition(p, cond)
     fmt, args, bufs = message_format(p, msg)

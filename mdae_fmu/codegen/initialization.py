@@ -50,7 +50,7 @@ import sympy as sp
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Equation, Model
-from .cprinter import SlotValue
+from .slots import Slot
 from .plan import CompiledModel, fmi_name
 
 
@@ -60,7 +60,7 @@ class InitPlan:
     unknown_slots: tuple[int, ...]
     needs_compute: bool
     # (target slot, sympy value): `_initial_assignments`
-    assignments: tuple[tuple[SlotValue, sp.Basic], ...] = ()
+    assignments: tuple[tuple[Slot, sp.Basic], ...] = ()
     # the rows read the mode (`mode_rows`): the discrete equations and the mode's schedule
     # run before each residual evaluation
     mode_dependent: bool = False
@@ -232,7 +232,7 @@ def _descriptions(model: Model, cm: CompiledModel, rows: Sequence[tuple[str, sp.
 
 
 def _initial_assignments(model: Model, cm: CompiledModel
-                         ) -> tuple[tuple[tuple[SlotValue, sp.Basic], ...], list[Equation]]:
+                         ) -> tuple[tuple[tuple[Slot, sp.Basic], ...], list[Equation]]:
     """(assignments, the other initial equations): an unguarded initial equation
     ``v = expr`` of a discrete Integer or Boolean variable ``v`` that ``expr`` does not read
     (``pre(v)`` aside, the start value during initialization; an initial algorithm's
@@ -241,7 +241,7 @@ def _initial_assignments(model: Model, cm: CompiledModel
     such an equation determines its variable explicitly (Modelica 3.6 §8.6; the Modelica
     Standard Library's BooleanTable and IntegerTable start this way)."""
     kinds = {v.name: v for v in model.variables}
-    assignments: list[tuple[SlotValue, sp.Basic]] = []
+    assignments: list[tuple[Slot, sp.Basic]] = []
     rest: list[Equation] = []
     for eq in model.initial_equations:
         lhs, rhs = E.split_residual(eq.residual)
@@ -258,7 +258,9 @@ def _initial_assignments(model: Model, cm: CompiledModel
             value = cm.table.to_sympy(rhs)
         except (ValueError, TypeError) as err:
             raise ModelRejected(f"{_where(eq)}initial equation {eq.id}: {err}") from None
-        assignments.append((cm.slots[cm.table.sym(lhs.name, 0)], value))
+        target = cm.slots[cm.table.sym(lhs.name, 0)]
+        assert isinstance(target, Slot)     # a declared variable's slot (`plan._variable_slots`)
+        assignments.append((target, value))
     return tuple(assignments), rest
 
 
