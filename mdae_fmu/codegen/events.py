@@ -352,7 +352,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs: Iterable[sp.Basic]
                     actions=tuple(actions),
                     restart=rs.targets if rs else (),
                     restart_label=rs.label if rs else "",
-                    impulses=rs.impulses if rs else (),
+                    impulses=_slot_impulses(rs.impulses) if rs else (),
                     recheck=not (E.current_refs(br.condition) & own),
                 )
             )
@@ -394,7 +394,7 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs: Iterable[sp.Basic]
     except nx.NetworkXUnfeasible:
         raise ModelRejected("\n".join(when_clause_problems(model, None, derivatives=False))) \
             from None
-    loop = tuple(cm.slots[table.sym(v, 0)]
+    loop = tuple(cm.variable_slot(v)
                  for v in coupled_when_variables(model, report)) if report is not None else ()
     return EventPlan(
         relations=tuple(relations),
@@ -538,12 +538,24 @@ def _message(table: SymbolTable, m: E.Expr, types: Mapping[str, str], where: str
     return plan_message(lambda e: _to_sympy(table, e, where), m, types)
 
 
+def _slot_impulses(impulses: Iterable[tuple[str | int, sp.Expr, sp.Expr]]
+                   ) -> tuple[tuple[int, sp.Expr, sp.Expr], ...]:
+    """The impulses of a restart by output Real slot, as `with_transient_restarts` leaves
+    them (`mdae_fmu.codegen.restarts.BranchRestart`)."""
+    out = []
+    for target, num, den in impulses:
+        assert isinstance(target, int)      # an ``impulse(v)`` output slot, no longer a name
+        out.append((target, num, den))
+    return tuple(out)
+
+
 def _action(cm: CompiledModel, a: WhenAction, clause: str, types: Mapping[str, str]) -> Action:
     table = cm.table
     if isinstance(a, Reinit):
         target = cm.slots.get(table.sym(a.var, 0))
         if target is None:
             raise ModelRejected(f"when-clause {clause}: reinit of unknown variable {a.var}")
+        assert isinstance(target, Slot)     # a variable's slot, never C text
         if table.sym(a.var, 0) not in cm.state_symbols:
             raise ModelRejected(f"when-clause {clause}: reinit({a.var}, ...): {a.var} is not "
                                 f"a continuous state of the model")
@@ -552,6 +564,7 @@ def _action(cm: CompiledModel, a: WhenAction, clause: str, types: Mapping[str, s
         target = cm.slots.get(table.sym(a.var, 0))
         if target is None:
             raise ModelRejected(f"when-clause {clause}: assignment to unknown variable {a.var}")
+        assert isinstance(target, Slot)     # a variable's slot, never C text
         return ("assign", target, _to_sympy(table, a.value, f"when-clause {clause}"),
                 target.type)
     if isinstance(a, Terminate):

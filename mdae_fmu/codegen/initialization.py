@@ -258,9 +258,7 @@ def _initial_assignments(model: Model, cm: CompiledModel
             value = cm.table.to_sympy(rhs)
         except (ValueError, TypeError) as err:
             raise ModelRejected(f"{_where(eq)}initial equation {eq.id}: {err}") from None
-        target = cm.slots[cm.table.sym(lhs.name, 0)]
-        assert isinstance(target, Slot)     # a declared variable's slot (`plan._variable_slots`)
-        assignments.append((target, value))
+        assignments.append((cm.variable_slot(lhs.name), value))
     return tuple(assignments), rest
 
 

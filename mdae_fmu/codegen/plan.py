@@ -21,18 +21,22 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Protocol, TypedDict
 
 import sympy as sp
 
 from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..importers.initial import is_free_parameter
-from ..ir import Assign, Model, Reinit
+from ..ir import Assign, Equation, Model, Reinit, Variable
+from ..structure.per_mode import ModeAnalysis, ModesReport
 from ..symbolic import SymbolTable
 from ..work_budget import evaluation_site
 from ..structure.discrete_equations import order_discrete
 from .blocks import BlockPlan, classify
+from .cprinter import SlotValue
 from .trees import tree_solution
 from .slots import HOMOTOPY, TIME, Slot
 from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
@@ -79,6 +83,22 @@ class StatePlan:
         return self.slot if self.store is None else self.store
 
 
+class WhenRestart(Protocol):
+    """What the event plan reads of the standardized restart of a when-branch
+    (`mdae_fmu.codegen.restarts.BranchRestart`; restarts imports this module): its mode-change
+    label, ``(Real slot, f(x-))`` per state it moves, and ``(variable or Real slot, num, den)``
+    per impulsive variable."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def targets(self) -> tuple[tuple[int, sp.Expr], ...]: ...
+
+    @property
+    def impulses(self) -> tuple[tuple[str | int, sp.Expr, sp.Expr], ...]: ...
+
+
 @dataclass(frozen=True)
 class CompiledModel:
     """Everything the emitter needs (module docstring)."""
@@ -87,8 +107,8 @@ class CompiledModel:
     description: str | None
     table: SymbolTable
     variables: tuple[FmiVariable, ...]
-    slots: dict                     # sympy Symbol -> Slot (C text: a derived value)
-    pre_slots: dict                 # sympy Symbol -> Slot of its left limit
+    slots: dict[sp.Basic, SlotValue]    # sympy Symbol -> Slot (C text: a derived value)
+    pre_slots: dict[sp.Basic, Slot]               # sympy Symbol -> Slot of its left limit
     real_names: tuple[str, ...]
     n_real: int
     n_int: int
@@ -99,19 +119,25 @@ class CompiledModel:
     discrete_assignments: tuple[tuple[Slot, sp.Expr], ...]   # (target, expr) in compute
     calculated_parameters: tuple[tuple[Slot, sp.Expr], ...]
     discrete_real_slots: tuple[int, ...]
-    state_symbols: frozenset
-    continuous_symbols: frozenset   # symbols whose value changes continuously in time
-    parameter_symbols: frozenset
-    event_constant_symbols: frozenset   # constant between events: parameters, discrete, pre()
-    dependencies: dict = field(default_factory=dict)        # FMI name -> tuple of FMI names
+    state_symbols: frozenset[sp.Basic]
+    continuous_symbols: frozenset[sp.Basic]     # symbols whose value changes continuously in time
+    parameter_symbols: frozenset[sp.Basic]
+    # constant between events: parameters, discrete, pre()
+    event_constant_symbols: frozenset[sp.Basic]
+    # FMI name -> tuple of FMI names
+    dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # states whose start is a parameter expression: (Real slot, sympy expression), evaluated in
     # Initialization Mode unless the host sets the state (docs/fmi-mapping.md, "Initialization")
-    start_bindings: tuple = ()
-    guesses: dict = field(default_factory=dict)             # Real slot -> start guess
+    start_bindings: tuple[tuple[int, sp.Expr], ...] = ()
+    guesses: dict[int, float] = field(default_factory=dict)     # Real slot -> start guess
     default_experiment: tuple[float, float, float | None] | None = None
     # single-mode models: the standardized restart of the transient mode each when-branch
     # enters, ``(clause id, branch index) -> restarts.BranchRestart`` (docs/multimode-fmu.md)
-    when_restarts: dict = field(default_factory=dict)
+    when_restarts: Mapping[tuple[str, int], WhenRestart] = field(default_factory=dict)
+
+    def variable_slot(self, name: str) -> Slot:
+        """The value slot of the declared variable ``name`` (`_variable_slots`)."""
+        return _variable_slot(self.slots, self.table, name)
 
     def slot(self, array: str, k: int) -> Slot:
         """The slot ``k`` of value array ``array`` (``r``, ``i``, ``b``), named as its FMI
@@ -167,7 +193,15 @@ def der_name(name: str, order: int) -> str:
     return out
 
 
-def numeric_value(e: E.Expr | None, table: SymbolTable, values: dict) -> float | None:
+def _variable_slot(slots: Mapping[sp.Basic, SlotValue], table: SymbolTable, name: str) -> Slot:
+    """The value slot of the declared variable ``name`` in ``slots`` (`_variable_slots`)."""
+    slot = slots[table.sym(name, 0)]
+    assert isinstance(slot, Slot)       # a variable's slot, never C text
+    return slot
+
+
+def numeric_value(e: E.Expr | None, table: SymbolTable, values: dict[str, float]
+                  ) -> float | None:
     """Value of a start/binding expression given numeric values of the names it uses, None if
     it cannot be evaluated (unknown name, non-numeric)."""
     if e is None:
@@ -189,7 +223,7 @@ def numeric_value(e: E.Expr | None, table: SymbolTable, values: dict) -> float |
         return None
 
 
-def _single_mode(report):
+def _single_mode(report: ModesReport) -> ModeAnalysis:
     modes = [m for m in report.modes]
     if report.exit_code != 0 or not modes:
         raise ModelRejected("; ".join(report.messages) or
@@ -202,21 +236,25 @@ def _single_mode(report):
     return modes[0]
 
 
-def _toposort_params(model: Model, table: SymbolTable) -> list:
+def _toposort_params(model: Model, table: SymbolTable) -> list[Variable]:
     """Parameters with a non-constant binding, ordered so that each comes after the
     parameters its binding uses."""
     bound = {v.name: v for v in model.variables
              if v.variability in ("parameter", "constant") and v.binding is not None
              and not isinstance(v.binding, E.Const)}
-    order, seen, busy = [], set(), set()
+    order: list[Variable] = []
+    seen: set[str] = set()
+    busy: set[str] = set()
 
-    def visit(n):
+    def visit(n: str) -> None:
         if n in seen:
             return
         if n in busy:
             raise ModelRejected(f"parameter {n}: cyclic binding")
         busy.add(n)
-        for m in sorted(E.refs(bound[n].binding)):
+        binding = bound[n].binding
+        assert binding is not None      # `bound`: the parameters with a binding
+        for m in sorted(E.refs(binding)):
             if m in bound:
                 visit(m)
         busy.discard(n)
@@ -228,7 +266,7 @@ def _toposort_params(model: Model, table: SymbolTable) -> list:
     return order
 
 
-def compile_model(model: Model, report) -> CompiledModel:
+def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     """Build the `CompiledModel` of a single-mode model from its `ModesReport`
     (module docstring; docs/theory.md §11 for the schedule and the FMI mapping).
     The reinit statements of when-branches stay literal here; the exporter replaces them by
@@ -257,7 +295,10 @@ def compile_model(model: Model, report) -> CompiledModel:
                   if v.variability in ("parameter", "constant")))
     disc_assign = _discrete_assignments(model, report, table, slots, discrete)
     calc_params = _toposort_params(model, table)
-    calc = [(slots[table.sym(v.name, 0)], table.to_sympy(v.binding)) for v in calc_params]
+    calc: list[tuple[Slot, sp.Expr]] = []
+    for v in calc_params:
+        assert v.binding is not None        # `_toposort_params`: the bound parameters
+        calc.append((_variable_slot(slots, table, v.name), table.to_sympy(v.binding)))
     continuous_names = set(report.unknowns) | set(report.inputs)
     fmi_vars, start_bindings, guesses = _fmi_variables(
         model, table, values, index, states, real_names, {v.name for v in calc_params},
@@ -286,14 +327,15 @@ def compile_model(model: Model, report) -> CompiledModel:
             | {table.pre(v.name) for v in model.variables}))
     compiled.dependencies.update(_dependencies(compiled, state_names))
     compiled.guesses.update(guesses)
-    for v in fmi_vars:       # no start of its own: an alias's start (docs/fmi-mapping.md)
-        if v.kind == 5 and v.type == "Real" and v.vr not in compiled.guesses \
-                and real_names[v.vr] in starts:
-            compiled.guesses[v.vr] = starts[real_names[v.vr]]
+    for fv in fmi_vars:      # no start of its own: an alias's start (docs/fmi-mapping.md)
+        if fv.kind == 5 and fv.type == "Real" and fv.vr not in compiled.guesses \
+                and real_names[fv.vr] in starts:
+            compiled.guesses[fv.vr] = starts[real_names[fv.vr]]
     return compiled
 
 
-def _alias_starts(model: Model, table: SymbolTable, values: dict) -> dict:
+def _alias_starts(model: Model, table: SymbolTable, values: dict[str, float]
+                  ) -> dict[str, float]:
     """Name -> start value of every non-parameter Real that has a numeric start of its own
     or, failing that, through an alias: the variables an unguarded equation ``a = b``
     connects share the start of the first of them (declaration order) that has one, as
@@ -303,7 +345,7 @@ def _alias_starts(model: Model, table: SymbolTable, values: dict) -> dict:
              if v.type == "Real" and v.variability not in ("parameter", "constant")}
     parent = {n: n for n in reals}
 
-    def find(n):
+    def find(n: str) -> str:
         while parent[n] != n:
             parent[n] = parent[parent[n]]
             n = parent[n]
@@ -316,19 +358,19 @@ def _alias_starts(model: Model, table: SymbolTable, values: dict) -> dict:
         if isinstance(lhs, E.Ref) and isinstance(rhs, E.Ref) \
                 and lhs.name in reals and rhs.name in reals:
             parent[find(lhs.name)] = find(rhs.name)
-    own = {}
+    own: dict[str, float] = {}
     for n, v in reals.items():
         val = numeric_value(v.start, table, values)
         if isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val):
             own[n] = float(val)
-    shared: dict = {}
+    shared: dict[str, float] = {}
     for n in reals:
         if n in own:
             shared.setdefault(find(n), own[n])
     return {n: own.get(n, shared[find(n)]) for n in reals if find(n) in shared}
 
 
-def _parameter_values(model: Model, table: SymbolTable) -> dict:
+def _parameter_values(model: Model, table: SymbolTable) -> dict[str, float]:
     """The numeric value of every parameter and constant whose binding (else start) evaluates
     from literals and the values already known, by fixpoint over the declaration order (for
     start attributes and calculated parameters); unbound ones without start are 0 / false."""
@@ -351,12 +393,14 @@ def _parameter_values(model: Model, table: SymbolTable) -> dict:
     return values
 
 
-def _variable_slots(model: Model, table: SymbolTable):
+def _variable_slots(model: Model, table: SymbolTable
+                    ) -> tuple[dict[sp.Basic, SlotValue], dict[sp.Basic, Slot],
+                               dict[str, dict[str, int]]]:
     """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
     declaration order) and its left limit (``d->pr`` ...): the symbol -> `Slot` maps of the
     values and of the left limits (docs/theory.md §11), and per type name -> index."""
-    slots: dict = {table.time: TIME, table.homotopy: HOMOTOPY}
-    pre_slots: dict = {}
+    slots: dict[sp.Basic, SlotValue] = {table.time: TIME, table.homotopy: HOMOTOPY}
+    pre_slots: dict[sp.Basic, Slot] = {}
     index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
     arrays = {"Real": "r", "Integer": "i", "Boolean": "b"}
     for v in model.variables:
@@ -368,7 +412,9 @@ def _variable_slots(model: Model, table: SymbolTable):
     return slots, pre_slots, index
 
 
-def _instance_slots(model: Model, mode, table: SymbolTable, real_idx: dict, slots: dict):
+def _instance_slots(model: Model, mode: ModeAnalysis, table: SymbolTable, real_idx: dict[str, int],
+                    slots: dict[sp.Basic, SlotValue]
+                    ) -> tuple[list[str], dict[tuple[str, int], int]]:
     """A Real slot for every derivative instance the mode uses (states, leading instances,
     block unknowns; docs/theory.md §11), after the model's Real variables, named
     ``der(x)`` made unique; adds them to ``slots``. Returns the Real slot names and the
@@ -398,8 +444,8 @@ def _instance_slots(model: Model, mode, table: SymbolTable, real_idx: dict, slot
     return real_names, inst_slot
 
 
-def _state_plans(model: Model, mode, table: SymbolTable, values: dict, inst_slot: dict,
-                 real_names: list) -> list[StatePlan]:
+def _state_plans(model: Model, mode: ModeAnalysis, table: SymbolTable, values: dict[str, float],
+                 inst_slot: dict[tuple[str, int], int], real_names: list[str]) -> list[StatePlan]:
     """The `StatePlan` of every state instance of the mode (docs/theory.md §11: the
     highest-order instances below the leading ones): its slot, its derivative's slot and its
     nominal (the variable's nominal attribute when it evaluates to a finite nonzero number)."""
@@ -427,8 +473,10 @@ def _state_plans(model: Model, mode, table: SymbolTable, values: dict, inst_slot
     return states
 
 
-def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
-                 params: frozenset = frozenset()):
+def _block_plans(mode: ModeAnalysis, table: SymbolTable,
+                 started: frozenset[sp.Basic] = frozenset(),
+                 params: frozenset[sp.Basic] = frozenset()
+                 ) -> tuple[list[BlockPlan], tuple[tuple[str, sp.Expr], ...]]:
     """The `BlockPlan` of every block of the mode's BTF schedule (docs/theory.md §11),
     and its consistency equations F^{<c} as (label, residual). One undifferentiated equation
     that its expression tree solves explicitly is planned on the tree: no sympy. A Newton
@@ -437,7 +485,7 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
     the symbols with a start value, preferred as tearing variables; ``params``: those of the
     parameters and constants, the only divisors tearing allows)."""
     solved = {(le.eq_id, le.k): le for le in mode.solved}
-    blocks = []
+    blocks: list[BlockPlan] = []
     for blk in mode.blocks:
         unknowns = tuple(table.sym(u.name, u.order) for u in blk.unknowns)
         label = "+".join(_eq_label(e, k) for e, k in blk.equations)
@@ -447,7 +495,9 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
             blocks.append(
                 BlockPlan(label=label, unknowns=unknowns, _residuals=None, tree=tree, table=table)
             )
-        elif tree_block_ok(trees := tuple(solved[key].tree for key in blk.equations)):
+        elif tree_block_ok(kept := tuple(solved[key].tree for key in blk.equations)):
+            trees = tuple(t for t in kept if t is not None)
+            assert len(trees) == len(kept)      # `tree_block_ok`: every equation on its tree
             # a small block of plain undifferentiated equations: Newton or linear on the
             # tree, no sympy (mdae_fmu.codegen.treeblock)
             plan = BlockPlan(
@@ -472,12 +522,13 @@ def _block_plans(mode, table: SymbolTable, started: frozenset = frozenset(),
     return blocks, consistency
 
 
-def _discrete_assignments(model: Model, report, table: SymbolTable, slots: dict,
-                          discrete: set) -> tuple:
+def _discrete_assignments(model: Model, report: ModesReport, table: SymbolTable,
+                          slots: dict[sp.Basic, SlotValue], discrete: set[str]
+                          ) -> tuple[tuple[Slot, sp.Expr], ...]:
     """The discrete equations (guard definitions, ``var = expr``) as ``(slot, sympy value)``
     in evaluation order (`order_discrete`), evaluated with frozen relations (docs/theory.md
     §5.4). `ModelRejected` for one that is not ``variable = expression`` or is guarded."""
-    disc_assign = []
+    disc_assign: list[tuple[str, E.Expr, Equation]] = []
     for eq_id in getattr(report, "discrete_equations", ()):
         eq = next(e for e in model.equations if e.id == eq_id)
         lhs, rhs = E.split_residual(eq.residual)
@@ -493,12 +544,14 @@ def _discrete_assignments(model: Model, report, table: SymbolTable, slots: dict,
                                 f"supported by the single-mode exporter")
         disc_assign.append((target, value, eq))
     ordered = [(t, table.to_sympy(v)) for t, v in order_discrete(disc_assign)]
-    return tuple((slots[table.sym(t, 0)], e) for t, e in ordered)
+    return tuple((_variable_slot(slots, table, t), e) for t, e in ordered)
 
 
-def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, states: list,
-                   real_names: list, calc_names: set, event_assigned: set,
-                   continuous_names: set):
+def _fmi_variables(model: Model, table: SymbolTable, values: dict[str, float],
+                   index: dict[str, dict[str, int]], states: list[StatePlan],
+                   real_names: list[str], calc_names: set[str], event_assigned: set[str],
+                   continuous_names: set[str]
+                   ) -> tuple[list[FmiVariable], list[tuple[int, sp.Expr]], dict[int, float]]:
     """The FMI variables (docs/fmi-mapping.md; docs/theory.md §11): one per model variable,
     its causality, variability, initial and start from its declaration and its role (constant,
     parameter, calculated parameter, input, state, discrete, computed), then one per derivative
@@ -513,14 +566,14 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
     for s in states:
         der_of[s.der_slot] = s.name
     fmi_vars = []
-    start_bindings: list = []
+    start_bindings: list[tuple[int, sp.Expr]] = []
     guesses: dict[int, float] = {}
     for v in model.variables:
         vr = index[v.type][v.name]
         start_val = numeric_value(v.start, table, values)
         causality = v.causality if v.causality in ("input", "output") else "local"
         # what every variable's entry but a constant's says of it
-        named = dict(name=v.name, type=v.type, vr=vr, description=v.description, unit=v.unit)
+        named = _Naming(name=v.name, type=v.type, vr=vr, description=v.description, unit=v.unit)
         if v.variability in ("parameter", "constant"):
             if v.variability == "constant":
                 var = FmiVariable(
@@ -597,7 +650,16 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict, index: dict, 
     return fmi_vars, start_bindings, guesses
 
 
-def _typed(v, typ):
+class _Naming(TypedDict):
+    """What every FMI variable's entry but a constant's says of its model variable."""
+    name: str
+    type: str
+    vr: int
+    description: str | None
+    unit: str | None
+
+
+def _typed(v: float, typ: str) -> float | int | bool:
     if typ == "Boolean":
         return bool(v)
     if typ == "Integer":
@@ -609,18 +671,18 @@ def _eq_label(eq_id: str, k: int) -> str:
     return eq_id + ("'" * k if k <= 2 else f"^({k})")
 
 
-def _dependencies(cm: CompiledModel, state_names: set[str]) -> dict:
+def _dependencies(cm: CompiledModel, state_names: set[str]) -> dict[str, tuple[str, ...]]:
     """Which states and inputs each computed Real depends on, propagated through the blocks
     in schedule order (for ModelStructure Outputs/Derivatives ``dependencies``)."""
     slot_of = {sym: c.index for sym, c in cm.slots.items() if type(c) is Slot and c.real}
     inputs = {v.vr for v in cm.variables if v.type == "Real" and v.causality == "input"}
-    deps: dict[int, frozenset] = {}
+    deps: dict[int, frozenset[int]] = {}
     for s in cm.states:
         deps[s.slot] = frozenset([s.slot])
     for slot in inputs:
         deps[slot] = frozenset([slot])
     for blk in cm.blocks:
-        acc: set = set()
+        acc: set[int] = set()
         for sym in blk.symbols:
             k = slot_of.get(sym)
             if k is not None and k in deps and sym not in blk.unknowns:
