@@ -108,7 +108,7 @@ class CompiledModel:
     table: SymbolTable
     variables: tuple[FmiVariable, ...]
     slots: dict[sp.Basic, SlotValue]    # sympy Symbol -> Slot (C text: a derived value)
-    pre_slots: dict[sp.Basic, Slot]               # sympy Symbol -> Slot of its left limit
+    pre_slots: dict[sp.Basic, Slot]     # sympy Symbol -> Slot of its left limit
     real_names: tuple[str, ...]
     n_real: int
     n_int: int
