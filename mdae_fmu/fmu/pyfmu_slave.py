@@ -17,6 +17,28 @@ from pythonfmu.variables import Boolean, Integer, Real
 
 from mdae_pyfmu_runtime import SimulationError, Simulator
 
+
+
+def _offset_wrapper_release() -> None:
+    """Take one reference to this module's dictionary that is never given back.
+
+    pythonfmu's native wrapper (0.7, ``findClass`` in PySlaveInstance.cpp) runs this file's
+    code once per fmi2Instantiate and then releases the module's dictionary, a borrowed
+    reference it does not own. Each instance thus leaves the dictionary's count one short,
+    and the interpreter frees it while the module still points to it: the host aborts at
+    exit ("corrupted double-linked list", 1 run in a few hundred under load). The module
+    lives until the process ends, so one reference more per run of this code (the import
+    plus each instantiation) costs nothing and keeps the count above the true holders.
+    """
+    try:
+        import ctypes
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(globals()))
+    except (ImportError, AttributeError, OSError):   # no C API reachable: nothing to offset
+        pass
+
+
+_offset_wrapper_release()
+
 _TYPES = {"Real": (Real, "r", float), "Integer": (Integer, "i", int),
           "Boolean": (Boolean, "b", bool)}
 

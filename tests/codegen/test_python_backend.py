@@ -224,6 +224,32 @@ def test_runs_without_mdae_fmu(fmus, tmp_path):
     assert abs(float(proc.stdout.split()[-1]) - (e * g * t1 * s - g * s * s / 2)) < 1e-6
 
 
+def test_instances_leave_the_slave_module_whole(fmus, tmp_path):
+    """pythonfmu's wrapper releases the slave module's dictionary once per instance without
+    owning it (mdae_fmu.fmu.pyfmu_slave._offset_wrapper_release); the slave offsets it, so
+    after three instances in one host process the dictionary's count still covers every
+    object that refers to it (short of that, the host aborts at exit)."""
+    fmu = fmus("BouncingBall")
+    script = ("import gc, sys\n"
+              "from fmpy import extract, read_model_description\n"
+              "from fmpy.fmi2 import FMU2Slave\n"
+              f"d = extract({str(fmu)!r})\n"
+              "md = read_model_description(d)\n"
+              "for k in range(3):\n"
+              "    f = FMU2Slave(guid=md.guid, unzipDirectory=d, instanceName='i',\n"
+              "                  modelIdentifier=md.coSimulation.modelIdentifier)\n"
+              "    f.instantiate()\n"
+              "    f.freeInstance()\n"
+              "    dct = sys.modules['mdae_pyfmu_slave'].__dict__\n"
+              "    print(sys.getrefcount(dct) - 1 - len(gc.get_referrers(dct)))\n"
+              "    del dct\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    margins = [int(x) for x in proc.stdout.split()]
+    assert len(margins) == 3 and min(margins) >= 0, margins
+
+
 def test_plan_trees_are_data():
     """The runtime walks an allow-list of operators: an unknown operator or function in a
     plan is an error, never executed."""
