@@ -298,6 +298,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     from .implicit.analysis import analyze_implicit, render_json as ia_json, \
         render_text as ia_text
     from .implicit.variants import guarded_schedule
+    from .implicit.when_checks import event_problems
     if progress is not None:
         progress("implicit analysis")
     code = delay_same_instant_guards(model)
@@ -315,7 +316,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     if not ia.ok:
         defects = connection_defects(model, ia.failing_over)
         return replace(base, rejection="\n".join(m for m in (ia.diagnostic, *defects) if m))
-    problems = when_clause_problems(model, None)
+    problems = when_clause_problems(model, None) + event_problems(code, ia)
     if problems:
         return replace(base, rejection="\n".join(problems))
     if progress is not None:

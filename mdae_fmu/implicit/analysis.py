@@ -24,7 +24,7 @@ from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Model
 from ..structure.variables import discrete_equation_flags
 from ..structure.zero_terms import drop_zero_terms
-from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, TooManyModes,
+from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, ModeAnalysis, TooManyModes,
                                   analyze_mode, check_declared, classify_variables,
                                   defines_discrete,
                                   enumerate_valuations, fixed_guard_values,
@@ -250,9 +250,7 @@ def analyze_implicit(model: Model) -> ImplicitAnalysis:
     res.blocks = conditional_blocks(res)
     bad = m.singular
     if bad != bdd.false and res.diagnostic is None:
-        asg = bdd.pick(bad, care_vars=[space.var_of[a] for a in space.atoms])
-        pairs = space.mode_pairs(asg)
-        ma = _one_mode(model, pairs)
+        pairs, ma = concrete_mode(res, bad)
         n_bad = space.count(bad)
         res.failing_mode = pairs
         res.failing_over = tuple(ma.over_equations)
@@ -261,6 +259,24 @@ def analyze_implicit(model: Model) -> ImplicitAnalysis:
             f"{space.text(bad)}")
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def concrete_mode(a: ImplicitAnalysis, formula) -> tuple[tuple[tuple[str, bool], ...],
+                                                         ModeAnalysis]:
+    """One concrete mode of ``formula`` (a non-false formula over the guards, within the
+    consistent modes) as ``(guard text, value)`` pairs, and its per-mode analysis (Σ-method,
+    Dulmage-Mendelsohn, blocks; `_one_mode`): how a set of modes given as a formula is shown
+    with the per-mode stage's diagnostic (docs/multimode.md "One analysis")."""
+    pairs = pick_mode(a, formula)
+    return pairs, _one_mode(a.model, pairs)
+
+
+def pick_mode(a: ImplicitAnalysis, formula) -> tuple[tuple[str, bool], ...]:
+    """One mode of the non-false ``formula`` over the guards, as ``(guard text, value)``
+    pairs (`mdae_fmu.structure.per_mode.ModeAnalysis.valuation`)."""
+    space = a.space
+    return space.mode_pairs(space.bdd.pick(formula, care_vars=[space.var_of[x]
+                                                              for x in space.atoms]))
 
 
 def _one_mode(model: Model, pairs):

@@ -31,14 +31,20 @@ def _resets(system: MultimodeSystem, guards: frozenset):
     """``(equation id, variables it resets)`` for the equations enabled only under transient
     guards of ``guards``: a reinit resets its variable, another when-equation the variables
     whose next instance it mentions (docs/theory.md §7.3)."""
+    return [(e.id, vs) for e, lits, vs in _reset_equations(system) if lits <= guards]
+
+
+def _reset_equations(system: MultimodeSystem):
+    """``(equation, its transient guards, variables it resets)`` for every equation that a
+    transient guard enables and that resets a variable (`_resets`)."""
     out = []
     for e in system.equations:
-        lits = [i for i, p in e.guard if p and system.guards[i].kind == "transient"]
-        if not lits or not set(lits) <= set(guards):
+        lits = frozenset(i for i, p in e.guard if p and system.guards[i].kind == "transient")
+        if not lits:
             continue
         vs = {e.reinit} if e.reinit else {n for n, k in e.orders if k >= 1}
         if vs:
-            out.append((e.id, vs))
+            out.append((e, lits, vs))
     return out
 
 
@@ -74,3 +80,20 @@ def continuations(system: MultimodeSystem, mode: Mode) -> ContinuationChain:
             return ContinuationChain(steps=tuple(steps), finite=True, equations=tuple(eqs))
         cur = nxt
     return ContinuationChain(steps=tuple(steps), finite=False, equations=tuple(eqs))
+
+
+def may_trigger(system: MultimodeSystem) -> dict[int, frozenset]:
+    """For each transient guard i, the transient guards j != i that an instant where i holds
+    may make true at the next one: those reading (`triggered_by`) a variable reset by an
+    equation that i enables together with other transient guards (`_resets` over all of
+    them). Every step ``M_k -> M_(k+1)`` of a chain (`continuations`) follows these edges (each
+    guard of ``M_(k+1)`` is read from a reset of an equation whose transient guards are all
+    in ``M_k``, and is not in ``M_k``), so when they have no cycle, every chain ends within
+    ``|Gamma_transient|`` steps: no transient mode breaks Assumption 4 (docs/theory.md §7.4)."""
+    out: dict[int, set] = {i: set() for i, g in enumerate(system.guards)
+                           if g.kind == "transient"}
+    for _, lits, vs in _reset_equations(system):
+        hit = triggered_by(system, frozenset(vs))
+        for i in lits:
+            out[i] |= hit - {i}
+    return {i: frozenset(js) for i, js in out.items()}

@@ -430,6 +430,26 @@ def _steady_modes(ex: _Explorer, all_modes: list[Mode],
     return infos, steady
 
 
+def cascade_diagnostic(system: MultimodeSystem, mode: Mode) -> Diagnostic | None:
+    """E-CASCADE-INFINITE for the transient ``mode`` when its continuations do not terminate
+    (Assumption 4, docs/theory.md §7.4; `mdae_fmu.modes.continuations`): the events, the
+    variables they reset and the equations that reset them; None when they terminate."""
+    chain = continuations(system, mode)
+    if chain.finite:
+        return None
+    keys = tuple((e, 0) for e in chain.equations)
+    return Diagnostic(
+        code="E-CASCADE-INFINITE",
+        message=f"transient mode [{system.mode_label(mode)}]: the events "
+        + " -> ".join("{" + ", ".join(g) + "}" for g, _ in chain.steps)
+        + " can re-trigger each other forever (Assumption 4 fails): each resets "
+        "variables the next one reads"
+        + (f" (resets {equation_list(system, keys)})" if keys else ""),
+        variables=tuple(sorted({v for _, xs in chain.steps for v in xs})),
+        equations=keys,
+    )
+
+
 def _cascade_and_initial_diagnostics(ex: _Explorer, all_modes: list[Mode],
                                      steady: dict[Mode, Config]) -> list[Diagnostic]:
     """E-CASCADE-INFINITE for a transient mode whose events can re-trigger each other forever
@@ -439,21 +459,9 @@ def _cascade_and_initial_diagnostics(ex: _Explorer, all_modes: list[Mode],
     out = []
     for m in all_modes:
         if system.is_transient(m):
-            chain = continuations(system, m)
-            if not chain.finite:
-                keys = tuple((e, 0) for e in chain.equations)
-                out.append(
-                    Diagnostic(
-                        code="E-CASCADE-INFINITE",
-                        message=f"transient mode [{system.mode_label(m)}]: the events "
-                        + " -> ".join("{" + ", ".join(g) + "}" for g, _ in chain.steps)
-                        + " can re-trigger each other forever (Assumption 4 fails): each resets "
-                        "variables the next one reads"
-                        + (f" (resets {equation_list(system, keys)})" if keys else ""),
-                        variables=tuple(sorted({v for _, xs in chain.steps for v in xs})),
-                        equations=keys,
-                    )
-                )
+            dg = cascade_diagnostic(system, m)
+            if dg is not None:
+                out.append(dg)
     init = system.initial_mode()
     if init is not None and init in steady:
         dg = initialization_check(system, init, ex.sig(init))

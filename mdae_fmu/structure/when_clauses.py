@@ -22,7 +22,7 @@ state's derivative, or a leading variable of an index-reduced mode).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .. import expr as E
 from ..ir import Assertion, Assign, Model, Reinit
@@ -94,12 +94,12 @@ def _cycle_message(model: Model, g: nx.DiGraph) -> str | None:
             + f"\n  fix: read the previous value where it is meant, e.g. pre({names[0]})")
 
 
-def _node(name: str, order: int) -> str:
+def instance_node(name: str, order: int) -> str:
     """The graph node of ``name`` differentiated ``order`` times: ``x``, ``der(x)``..."""
     return "der(" * order + name + ")" * order
 
 
-def _instant_reads(e: E.Expr) -> set[str]:
+def instant_reads(e: E.Expr) -> set[str]:
     """`expr.current_refs` with derivatives apart: ``der(x)`` is the node ``der(x)``, which
     the schedule computes at an instant, not the state ``x``, which it does not."""
     out: set[str] = set()
@@ -107,7 +107,7 @@ def _instant_reads(e: E.Expr) -> set[str]:
     while stack:
         n, order = stack.pop()
         if isinstance(n, E.Ref):
-            out.add(_node(n.name, order))
+            out.add(instance_node(n.name, order))
         elif isinstance(n, E.Call) and n.func == "pre":
             continue
         elif isinstance(n, E.Der):
@@ -117,30 +117,40 @@ def _instant_reads(e: E.Expr) -> set[str]:
     return out
 
 
-def _mode_graphs(model: Model, report: ModesReport) -> Iterator[tuple[ModeAnalysis, nx.DiGraph]]:
-    """Per mode of ``report``: the graph of what is computed from what at an event instant,
+def when_instant_graph(model: Model) -> nx.DiGraph:
+    """The part of every mode's instant graph (`_mode_graphs`) that reads no mode: ``u -> v``
+    when the equation of ``v`` in a when-body reads ``u`` at the current instant (edge
+    attribute ``loc``)."""
+    import networkx as nx
+    g = nx.DiGraph()
+    for _, _, _, act in _assignments(model):
+        for u in sorted(instant_reads(act.value)):
+            g.add_edge(u, act.var, loc=act.loc)
+    return g
+
+
+def _mode_graphs(model: Model, modes: Sequence[ModeAnalysis]
+                 ) -> Iterator[tuple[ModeAnalysis, nx.DiGraph]]:
+    """Per mode of ``modes``: the graph of what is computed from what at an event instant,
     ``u -> v`` when the equation of ``v`` in a when-body reads ``u`` (edge attribute ``loc``)
     or when the mode's schedule computes the algebraic ``v`` from ``u`` (attribute ``eq``, the
     block's equation ids)."""
     import networkx as nx
     by_id = {eq.id: eq for eq in model.equations}
-    when_g = nx.DiGraph()
-    for _, _, _, act in _assignments(model):
-        for u in sorted(_instant_reads(act.value)):
-            when_g.add_edge(u, act.var, loc=act.loc)
-    for mode in report.modes:
+    when_g = when_instant_graph(model)
+    for mode in modes:
         g = nx.DiGraph(when_g)
         for blk in mode.blocks:
             # the leading instances the block computes: algebraic values and derivatives
             # (der(x) = f(z)); the states themselves are not computed at the instant
-            outs = sorted({_node(u.name, u.order) for u in blk.unknowns})
+            outs = sorted({instance_node(u.name, u.order) for u in blk.unknowns})
             if not outs:
                 continue
             reads = set()
             for eq_id, _k in blk.equations:
                 eq = by_id.get(eq_id)
                 if eq is not None:
-                    reads |= _instant_reads(eq.residual)
+                    reads |= instant_reads(eq.residual)
             for u in sorted(reads - set(outs)):
                 for v in outs:
                     if not g.has_edge(u, v):
@@ -150,7 +160,7 @@ def _mode_graphs(model: Model, report: ModesReport) -> Iterator[tuple[ModeAnalys
 
 def coupled_when_variables(model: Model, report: ModesReport) -> tuple[str, ...]:
     """The variables assigned in when-bodies that lie on a cycle through the continuous
-    equations (`_through_continuous_message`), in model order; empty when there is none.
+    equations (`through_continuous_message`), in model order; empty when there is none.
     The generated code solves them with the continuous equations of the instant by Newton
     (templates/mdae_runtime.c, ``when_loop_newton``; docs/fmi-mapping.md, "Events")."""
     assigned = {act.var for _, _, _, act in _assignments(model)}
@@ -158,14 +168,15 @@ def coupled_when_variables(model: Model, report: ModesReport) -> tuple[str, ...]
         return ()
     import networkx as nx
     on_cycle: set[str] = set()
-    for _, g in _mode_graphs(model, report):
+    for _, g in _mode_graphs(model, report.modes):
         for scc in nx.strongly_connected_components(g):
             if len(scc) > 1:
                 on_cycle |= scc & assigned
     return tuple(v.name for v in model.variables if v.name in on_cycle)
 
 
-def _through_continuous_message(model: Model, report: ModesReport) -> str | None:
+def through_continuous_message(model: Model, modes: Sequence[ModeAnalysis],
+                               several_modes: bool | None = None) -> str | None:
     """E-WHEN-LOOP across the continuous equations, when it cannot be solved: in some mode, an
     equation of a when-body reads (at the current instant) a variable the mode's schedule
     computes from a variable assigned in a when-body, and back (module docstring). At the
@@ -175,22 +186,25 @@ def _through_continuous_message(model: Model, report: ModesReport) -> str | None
     (`coupled_when_variables`), the continuous equations re-solved by the schedule at each
     evaluation: accepted. Rejected (the message says which case): a cycle through an Integer
     or Boolean (no Newton step on a discrete value), or a model with several modes (the
-    multimode exporter solves when-equations by ordering only). None when nothing is
-    rejected."""
+    multimode exporter solves when-equations by ordering only). ``modes``: the per-mode
+    analyses to check; ``several_modes``: whether the model has several modes (by default,
+    whether ``modes`` has several: the one analysis checks one concrete mode of a multimode
+    model, `mdae_fmu.implicit.when_checks`). None when nothing is rejected."""
     assigned = {act.var for _, _, _, act in _assignments(model)}
-    if not assigned or report is None:
+    if not assigned:
         return None
+    several = len(modes) > 1 if several_modes is None else several_modes
     import networkx as nx
     types = {v.name: v.type for v in model.variables}
     by_id = {eq.id: eq for eq in model.equations}
-    for mode, g in _mode_graphs(model, report):
+    for mode, g in _mode_graphs(model, modes):
         try:
             cycle = nx.find_cycle(g)
         except nx.NetworkXNoCycle:
             continue
         discrete = sorted(v for scc in nx.strongly_connected_components(g) if len(scc) > 1
                           for v in scc & assigned if types.get(v, "Real") != "Real")
-        if len(report.modes) == 1 and not discrete:
+        if not several and not discrete:
             continue
         if discrete:
             cycle = _cycle_through(g, discrete[0]) or cycle
@@ -206,7 +220,7 @@ def _through_continuous_message(model: Model, report: ModesReport) -> str | None
                 where = f" ({loc.short()})" if loc else ""
                 lines.append(f"  the equation of {v} in a when-clause{where} reads {u}")
         when_vars = [u for u, _ in cycle if u in assigned]
-        mode_txt = "" if len(report.modes) == 1 else f" in mode {mode.name}"
+        mode_txt = f" in mode {mode.name}" if several else ""
         why = (f"the loop passes through the {types[discrete[0]]} {discrete[0]}, and only "
                "Real when-variables are solved with the continuous equations (by Newton)"
                if discrete else
@@ -271,7 +285,7 @@ def _event_reads(model: Model) -> Iterator[tuple[str, SourceLoc | None, E.Expr]]
         yield "an assertion", a.loc, a.cond
 
 
-def _computed_derivatives(mode: ModeAnalysis) -> set[tuple[str, int]]:
+def computed_derivatives(mode: ModeAnalysis) -> set[tuple[str, int]]:
     """Derivative instances ``(v, k)``, k >= 1, whose value the schedule of ``mode`` holds."""
     out = {(s.name, s.order + 1) for s in mode.states}
     out |= {(i.name, i.order) for i in mode.leading}
@@ -279,28 +293,47 @@ def _computed_derivatives(mode: ModeAnalysis) -> set[tuple[str, int]]:
     return {x for x in out if x[1] >= 1}
 
 
+def event_derivative_reads(model: Model) -> list[tuple[str, SourceLoc | None, str, int]]:
+    """``(what, location, v, k)`` for every ``der(v)`` (k = 1), ``der(der(v))`` (k = 2)...
+    that an expression evaluated by event code reads at the current instant (`_event_reads`)."""
+    return [(what, loc, v, k) for what, loc, e in _event_reads(model)
+            for v, k in sorted(_derivative_reads(e))]
+
+
+def event_derivative_message(what: str, loc: SourceLoc | None, v: str, k: int,
+                             missing: Sequence[str], several_modes: bool) -> str:
+    """The E-EVENT-DER rejection of ``der(v)`` (order ``k``) read by ``what`` at ``loc``,
+    which the modes named ``missing`` do not compute (named when the model has
+    ``several_modes``), with the fix."""
+    text = "der(" * k + v + ")" * k
+    where = f" ({loc.short()})" if loc else ""
+    modes = f" in mode{'s' * (len(missing) > 1)} {', '.join(missing)}" if several_modes else ""
+    return (f"derivative not computed (E-EVENT-DER): {what}{where} reads {text}, which the "
+            f"analysis does not compute{modes}: {v} is not differentiated by any equation "
+            f"(only the derivatives the equations determine are available at events)\n"
+            f"  fix: name the derivative in an equation, e.g. declare Real d_{v}; add the "
+            f"equation d_{v} = {text}; and read d_{v}")
+
+
 def _derivative_messages(model: Model, report: ModesReport) -> list[str]:
     """E-EVENT-DER: an event expression reads a derivative some mode does not compute."""
-    out = []
-    computed = None
-    for what, loc, e in _event_reads(model):
-        for v, k in sorted(_derivative_reads(e)):
-            if computed is None:           # once, and only for a model that reads one
-                computed = [(m.name, _computed_derivatives(m)) for m in report.modes]
-            missing = [name for name, ders in computed if (v, k) not in ders]
-            if not missing:
-                continue
-            text = "der(" * k + v + ")" * k
-            where = f" ({loc.short()})" if loc else ""
-            modes = "" if len(report.modes) == 1 else \
-                f" in mode{'s' * (len(missing) > 1)} {', '.join(missing)}"
-            out.append(
-                f"derivative not computed (E-EVENT-DER): {what}{where} reads {text}, which the "
-                f"analysis does not compute{modes}: {v} is not differentiated by any equation "
-                f"(only the derivatives the equations determine are available at events)\n"
-                f"  fix: name the derivative in an equation, e.g. declare Real d_{v}; add the "
-                f"equation d_{v} = {text}; and read d_{v}")
+    out: list[str] = []
+    reads = event_derivative_reads(model)
+    if not reads:
+        return out
+    computed = [(m.name, computed_derivatives(m)) for m in report.modes]
+    for what, loc, v, k in reads:
+        missing = [name for name, ders in computed if (v, k) not in ders]
+        if missing:
+            out.append(event_derivative_message(what, loc, v, k, missing,
+                                                len(report.modes) > 1))
     return out
+
+
+def when_loop_message(model: Model) -> str | None:
+    """E-WHEN-LOOP for a cycle among the equations of when-bodies alone (no mode read), or
+    None."""
+    return _cycle_message(model, _dependency_graph(model)) if _assignments(model) else None
 
 
 def when_clause_problems(model: Model, report: ModesReport | None, derivatives: bool = True
@@ -313,11 +346,11 @@ def when_clause_problems(model: Model, report: ModesReport | None, derivatives: 
     together (E-REINIT-SAME-INSTANT, `mdae_fmu.structure.sample_clocks`). Empty when the model
     has none of these (module docstring)."""
     out = simultaneous_reinit_problems(model)
-    loop = _cycle_message(model, _dependency_graph(model)) if _assignments(model) else None
+    loop = when_loop_message(model)
     if loop:
         out.append(loop)
     elif report is not None:
-        coupled = _through_continuous_message(model, report)
+        coupled = through_continuous_message(model, report.modes)
         if coupled:
             out.append(coupled)
     if derivatives and report is not None:

@@ -1,0 +1,246 @@
+"""Event and transient-mode diagnostics of the one analysis (issue 26 Deliver 2; docs/multimode.md
+"One analysis"): `analyze(model, implicit=True)` (`analysis.guarded_analysis`, no mode
+enumerated) rejects the multimode models the enumerated analysis rejects with E-EVENT-DER,
+E-WHEN-LOOP through the continuous equations and E-CASCADE-INFINITE, with the same message
+on one concrete mode and the formula of the modes concerned; it accepts what the enumerated
+analysis accepts. Oracle: the enumerated analysis (`analyze(model)` below 2^12 modes) and the
+modes where the derivative or the loop exists, read off each model by hand."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mdae_fmu.analysis import analyze
+from mdae_fmu.importers.flat_modelica import parse_modelica
+
+# A valve that holds y on the input while closed: der(y) exists only while it is open.
+VALVE = """model Valve "y follows u through a first-order lag while open, equals u when closed"
+  parameter Real k = 2.0;
+  Real y(start = 1, fixed = true);
+  Real u;
+  discrete Integer falls(start = 0);
+  input Boolean open(start = true);
+equation
+  u = sin(time);
+  if open then
+    der(y) = -k*y + u;
+  else
+    y = u;
+  end if;
+  when der(y) < 0 then
+    falls = pre(falls) + 1;
+  end when;
+end Valve;
+"""
+
+# The when-equation reads x, which x + y = 5 computes from y while the coupling is closed;
+# while it is open x is a state (not computed at the instant): the loop exists in one mode.
+LOOP_ONE_MODE = """model SampledCoupling "a sampled controller and a switched coupling"
+  Real x(start = 1, fixed = true);
+  discrete Real y(start = 0);
+  input Boolean closed(start = false);
+equation
+  when sample(0, 0.2) then
+    y = 7 - 2*x + time;
+  end when;
+  if closed then
+    x + y = 5;
+  else
+    der(x) = -x;
+  end if;
+end SampledCoupling;
+"""
+
+# tests/modes/test_when_coupled.py's LoopModes: the loop in both modes.
+LOOP_MODES = """class LoopModes
+  Real x;
+  discrete Real y(start = 0);
+  Real z(start = 0, fixed = true);
+equation
+  when sample(0, 0.2) then
+    y = 7 - 2*x + time;
+  end when;
+  x + y = 5;
+  if z > 0.5 then
+    der(z) = 1;
+  else
+    der(z) = 2;
+  end if;
+end LoopModes;
+"""
+
+# tests/workflows/test_analyze_cli.py's PingPong with a switched third state: each event
+# resets the variable the other one watches, in both long modes.
+PING_PONG = """model PingPongModes "each event resets the variable the other one watches"
+  Real x(start = 0.0, fixed = true);
+  Real y(start = 0.0, fixed = true);
+  Real z(start = 0.0, fixed = true);
+equation
+  der(x) = 1.0;
+  der(y) = 1.0;
+  if z > 1 then
+    der(z) = 1.0;
+  else
+    der(z) = 2.0;
+  end if;
+  when y >= 1.0 then
+    reinit(x, 2.0);
+  end when;
+  when x >= 1.0 then
+    reinit(y, 2.0);
+  end when;
+end PingPongModes;
+"""
+
+# Accepted by both: der(y) is a state's derivative in every mode; the bounce resets v, which
+# its own guard reads only (no cascade); the when-equation reads pre(x).
+ACCEPTED = {
+    "ValveLag": VALVE.replace("    y = u;", "    der(y) = -y;"),
+    "BouncingSwitch": """model BouncingSwitch "a bouncing ball with a switched damping"
+  parameter Real e = 0.8;
+  Real h(start = 1, fixed = true);
+  Real v(start = 0, fixed = true);
+  input Boolean damped(start = false);
+equation
+  der(h) = v;
+  if damped then
+    der(v) = -9.81 - 0.1*v;
+  else
+    der(v) = -9.81;
+  end if;
+  when h < 0 then
+    reinit(v, -e*pre(v));
+  end when;
+end BouncingSwitch;
+""",
+    "SampledPre": LOOP_MODES.replace("7 - 2*x", "7 - 2*pre(x)"),
+}
+
+
+def _model(text: str):
+    name = re.match(r"\s*(?:model|class) (\w+)", text).group(1)
+    return parse_modelica(text, f"{name}.mo")
+
+
+def _messages(a) -> list[str]:
+    """The rejection messages of an analysis, each starting with its text (the automaton's
+    diagnostics as ``code: message``)."""
+    out = [m for m in (a.rejection or "").split("\n") if m and not m.startswith("  ")]
+    if a.automaton is not None:
+        out += [f"{d.code}: {d.message}" for d in a.automaton.diagnostics
+                if d.code.startswith("E-")]
+    return out
+
+
+def _codes(a) -> set[str]:
+    return {c for m in _messages(a) for c in re.findall(r"\bE-[A-Z-]+\b", m)}
+
+
+def _both(text: str):
+    model = _model(text)
+    default, one = analyze(model), analyze(model, implicit=True)
+    assert default.modes is not None and len(default.modes.modes) > 1    # enumerated
+    assert one.modes is None and one.implicit_text                       # the one analysis
+    return default, one
+
+
+def test_event_derivative_in_the_modes_without_it():
+    """E-EVENT-DER: der(y) exists in the open mode only; the closed one is the formula, the
+    concrete mode and the enumerated message's line and fix."""
+    default, one = _both(VALVE)
+    assert not default.accepted and not one.accepted
+    assert _codes(default) == _codes(one) == {"E-EVENT-DER"}
+    head = ("derivative not computed (E-EVENT-DER): the condition of when-clause w1 "
+            "(Valve.mo:14) reads der(y), which the analysis does not compute in mode "
+            "{not open}: y is not differentiated by any equation")
+    assert default.rejection.startswith(head)
+    assert one.rejection.startswith(head)
+    assert "fix: name the derivative in an equation, e.g. declare Real d_y; add the equation " \
+           "d_y = der(y); and read d_y" in one.rejection
+    assert one.rejection.endswith("\n  in 1 of 2 modes: not open")
+
+
+def test_event_derivative_of_a_second_derivative():
+    """An assertion reading der(der(y)) of a first-order y (which the importer does not name,
+    tests/modes/test_when_semantics.py): missing in every mode (d_y = 1 < 2)."""
+    text = VALVE.replace("    y = u;", "    der(y) = -y;").replace(
+        "  when der(y) < 0 then\n    falls = pre(falls) + 1;\n  end when;",
+        '  assert(der(der(y)) < 10, "bounded curvature");')
+    default, one = _both(text)
+    assert _codes(default) == _codes(one) == {"E-EVENT-DER"}
+    head = ("derivative not computed (E-EVENT-DER): an assertion (Valve.mo:14) reads "
+            "der(der(y)), which the analysis does not compute in mode")
+    assert default.rejection.startswith(head + "s {open}, {not open}: ")
+    assert one.rejection.startswith(head + " {")
+    assert one.rejection.endswith("\n  in every one of the 2 modes")
+
+
+def test_when_loop_in_one_mode_only():
+    """E-WHEN-LOOP through x + y = 5, which only the closed mode has: the formula is that
+    mode, the concrete mode's cycle is printed with its lines."""
+    default, one = _both(LOOP_ONE_MODE)
+    assert _codes(default) == _codes(one) == {"E-WHEN-LOOP"}
+    for a in (default, one):
+        assert ("algebraic loop between equations of when-clauses and continuous equations "
+                "(E-WHEN-LOOP) in mode {closed}") in a.rejection
+        assert "the equation of y in a when-clause (SampledCoupling.mo:7) reads x" \
+            in a.rejection
+        assert "the continuous equation (SampledCoupling.mo:10) computes x from y" \
+            in a.rejection
+        assert "the model has several modes" in a.rejection
+    assert one.rejection.endswith("\n  in 1 of 2 modes: closed")
+
+
+def test_when_loop_in_every_mode():
+    """tests/modes/test_when_coupled.py's LoopModes: the loop is in both modes."""
+    default, one = _both(LOOP_MODES)
+    assert _codes(default) == _codes(one) == {"E-WHEN-LOOP"}
+    assert "the continuous equation (LoopModes.mo:9) computes x from y" in one.rejection
+    assert one.rejection.endswith("\n  in every one of the 2 modes")
+
+
+def test_infinite_cascade_per_set_of_events():
+    """E-CASCADE-INFINITE: one message per event that re-triggers the other (the enumerated
+    path gives one per long mode too), with the reinits' lines and the long modes."""
+    default, one = _both(PING_PONG)
+    assert _codes(default) == _codes(one) == {"E-CASCADE-INFINITE"}
+    lines = [m for m in _messages(one) if m.startswith("E-CASCADE-INFINITE")]
+    assert len(lines) == 2 and len(_messages(default)) == 4
+    for m in lines:
+        assert "can re-trigger each other forever (Assumption 4 fails)" in m
+        assert "PingPongModes.mo:14" in m and "PingPongModes.mo:17" in m
+    texts = {m.split("]: ", 1)[1] for m in _messages(default)}
+    assert {m.split("]: ", 1)[1] for m in lines} == texts
+    assert one.rejection.count("\n  in every one of the 2 long modes") == 2
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_accepted_by_both(name):
+    default, one = _both(ACCEPTED[name])
+    assert default.accepted and one.accepted, (default.rejection, one.rejection)
+
+
+def _valve_bank(n: int) -> str:
+    """n valves on one source (`VALVE` without the counter), an assertion on der(y_n)."""
+    decl = "".join(f"  Real y{i}(start = 1, fixed = true);\n"
+                   f"  input Boolean open{i}(start = true);\n" for i in range(1, n + 1))
+    eqs = "".join(f"  if open{i} then\n    der(y{i}) = -y{i} + u;\n  else\n    y{i} = u;\n"
+                  f"  end if;\n" for i in range(1, n + 1))
+    return (f'model ValveBank "{n} valves on one source"\n  Real u;\n{decl}equation\n'
+            f'  u = sin(time);\n{eqs}  assert(der(y{n}) < 2, "bounded slope");\n'
+            f"end ValveBank;\n")
+
+
+def test_event_derivative_beyond_the_enumeration():
+    """13 valves (2^13 modes, beyond the enumeration): the default analysis is the one
+    analysis, and der(y13) is missing in the half of the modes where valve 13 is closed."""
+    model = parse_modelica(_valve_bank(13), "ValveBank.mo")
+    a = analyze(model)
+    assert a.modes is None and not a.accepted
+    assert a.rejection.startswith(
+        "derivative not computed (E-EVENT-DER): an assertion (ValveBank.mo:96) reads "
+        "der(y13), which the analysis does not compute in mode {")
+    assert "not open13}" in a.rejection.split("\n")[0]
+    assert a.rejection.endswith("\n  in 4096 of 8192 modes: not open13")
