@@ -16,12 +16,16 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   the continuations of a transient mode read its transient guards alone, so they are
   checked per set of transient guards that can hold together, not per long mode; none is
   needed when the guards' triggering graph (`may_trigger`) has no cycle.
+* E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): the first instant of the
+  change into the transient mode of each transient guard that selects equations, from one
+  long mode where that event can occur (`_transient_problems`: one change per event, not
+  every long mode nor every set of simultaneous events, as the enumerated path).
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import Any  # BDD nodes of the optional, untyped dd package
+from typing import TYPE_CHECKING, Any, Iterator  # Any: BDD nodes of the untyped dd package
 
 from ..diagnostics import MdaeError
 from ..ir import Model
@@ -32,6 +36,9 @@ from ..structure.when_clauses import (computed_derivatives, event_derivative_mes
                                       through_continuous_message, when_instant_graph,
                                       when_loop_message)
 from .analysis import ImplicitAnalysis, concrete_mode, pick_mode
+
+if TYPE_CHECKING:
+    from ..modes.normalize import Mode, MultimodeSystem
 
 #: Concrete modes of a cycle's formula tried before its rejection is dropped (a coarse block,
 #: solved as one system, over-approximates the instant graph: `_coupled_loop`)
@@ -48,7 +55,13 @@ def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
         if loop:
             out.append(loop)
     out.extend(_derivative_problems(model, ia))
-    out.extend(_cascade_problems(model, ia))
+    from ..modes.normalize import normalize
+    try:
+        system = normalize(model)
+    except MdaeError:
+        return out          # (an error in the guards: the other stages report it)
+    out.extend(_cascade_problems(system, ia))
+    out.extend(_transient_problems(system, ia))
     return out
 
 
@@ -195,52 +208,79 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> str | None:
     return None
 
 
-def _cascade_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
+def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
+                    singletons: bool) -> Iterator[tuple[tuple[int, ...], Any, Mode]]:
+    """The sets of the transient guards ``guards`` that can hold at one instant (no two apart,
+    `MultimodeSystem.non_simultaneous`; a Boolean's edge with the Boolean true), by size
+    as the enumerated path (`MultimodeSystem.modes`), or the single ones only (``singletons``,
+    and beyond the enumerated path's own bound on transient modes): ``(set, formula of the
+    long modes where it can occur, the transient mode of that set over one of them)``."""
+    from ..modes.normalize import MAX_TRANSIENT_MODES
+    space = ia.space
+    bdd = space.bdd
+    regular = _regular(ia)
+    apart = system.non_simultaneous()
+    long_of = {j: i for i, gd in enumerate(system.guards) if gd.kind == "long"
+               for j in guards if gd.cond == system.guards[j].cond}
+    fixed = {expr_text(a): v for a, v in space.fixed.items()}
+    top = 1 if singletons or 2 ** len(guards) > MAX_TRANSIENT_MODES else len(guards)
+    for on in itertools.chain.from_iterable(itertools.combinations(guards, r)
+                                            for r in range(1, top + 1)):
+        if any(pair in apart for pair in itertools.combinations(on, 2)):
+            continue
+        f = regular
+        for j in on:
+            lf = space.cond(system.guards[long_of[j]].cond) if j in long_of else None
+            f &= bdd.true if lf is None else lf
+        if f == bdd.false:
+            continue
+        value = {**fixed, **dict(pick_mode(ia, f))}
+        yield on, f, tuple(bool(value.get(expr_text(gd.cond), False)) if gd.kind == "long"
+                           else i in on for i, gd in enumerate(system.guards))
+
+
+def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
     """E-CASCADE-INFINITE (module docstring): per set of transient guards that can hold at
-    one instant (no two apart, `MultimodeSystem.non_simultaneous`; a Boolean's edge with the
-    Boolean true), the enumerated path's diagnostic (`cascade_diagnostic`) on the transient
-    mode of that set over one long mode where it can occur, with the formula of those long
-    modes. Skipped when the triggering graph has no cycle (`may_trigger`)."""
+    one instant (`_transient_sets`), the enumerated path's diagnostic (`cascade_diagnostic`)
+    on the transient mode of that set over one long mode where it can occur, with the
+    formula of those long modes. Skipped when the triggering graph has no cycle
+    (`may_trigger`)."""
     import networkx as nx
     from ..modes.continuations import may_trigger
     from ..modes.explore import cascade_diagnostic
-    from ..modes.normalize import MAX_TRANSIENT_MODES, normalize
-    try:
-        system = normalize(model)
-    except MdaeError:
-        return []           # (an error in the guards: the other stages report it)
     trig = may_trigger(system)
     g = nx.DiGraph()
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):
         return []
-    space = ia.space
-    bdd = space.bdd
-    regular = _regular(ia)
-    trans = sorted(trig)
-    apart = system.non_simultaneous()
-    long_of = {j: i for i, gd in enumerate(system.guards) if gd.kind == "long"
-               for j in trans if gd.cond == system.guards[j].cond}
-    # every set of transient guards, by size, as the enumerated path; beyond its own bound
-    # on transient modes, the single events only
-    sizes = range(1, len(trans) + 1) if 2 ** len(trans) <= MAX_TRANSIENT_MODES else (1,)
     out = []
-    for on in itertools.chain.from_iterable(itertools.combinations(trans, r) for r in sizes):
-        if any(pair in apart for pair in itertools.combinations(on, 2)):
-            continue
-        f = regular
-        for j in on:
-            if j in long_of:
-                lf = space.cond(system.guards[long_of[j]].cond)
-                f &= bdd.true if lf is None else lf
-        if f == bdd.false:
-            continue
-        pairs = pick_mode(ia, f)
-        value = {**{expr_text(a): v for a, v in space.fixed.items()}, **dict(pairs)}
-        mode = tuple(bool(value.get(expr_text(gd.cond), False)) if gd.kind == "long"
-                     else i in on for i, gd in enumerate(system.guards))
+    for _, f, mode in _transient_sets(system, ia, sorted(trig), singletons=False):
         dg = cascade_diagnostic(system, mode)
         if dg is not None:
             out.append(f"{dg.code}: {dg.message}" + _modes_line(ia, f, "long modes"))
     return out
 
+
+def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
+    """E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): for each transient
+    guard that selects equations (a reinit, a when-equation of a continuous variable, an
+    equation under ``edge(c)``), the first instant of the change from one long mode where
+    it can occur into its transient mode, run by the enumerated path's `exec_transient`
+    (DiffArray, SolveConflict) from that mode's steady configuration; its failure with the
+    formula of the long modes where the event can occur. One concrete change stands for the
+    changes into that transient mode: a failure from another long mode only is not found."""
+    from ..modes.runs import continuation_mode, exec_transient, sigma_of_mode, steady_config
+    selecting = sorted({i for e in system.equations for i, p in e.guard
+                        if p and system.guards[i].kind == "transient"})
+    out = []
+    for _, f, dst in _transient_sets(system, ia, selecting, singletons=True):
+        src = continuation_mode(system, dst)
+        sig = sigma_of_mode(system, src)
+        if not sig.ok:
+            continue        # (a singular long mode: `analyze_implicit` rejects it)
+        pair = f"when switching {system.mode_label(src)} -> {system.mode_label(dst)}"
+        run = exec_transient(system, steady_config(system, src, sig), dst, sig, pair=pair)
+        dg = run.diagnostic
+        if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
+            out.append(f"{dg.code}: {dg.message}" + _modes_line(ia, f, "long modes"))
+    return out

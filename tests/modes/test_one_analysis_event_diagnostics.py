@@ -9,6 +9,7 @@ modes where the derivative or the loop exists, read off each model by hand."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -93,6 +94,42 @@ equation
   end when;
 end PingPongModes;
 """
+
+# A switched third state added to reference_models/CupAndBallElasticNoLaw.mo (the rope
+# straight for one instant, no impact law: E-TRANSIENT-UNDER) and to
+# tests/workflows/test_analyze_cli.py's TransientFuture (E-TRANSIENT-FUTURE).
+SWITCHED_Z = """  if fast then
+    der(z) = 2;
+  else
+    der(z) = 1;
+  end if;
+"""
+REFERENCE = Path(__file__).resolve().parents[2] / "reference_models"
+CUP_NO_LAW = "\n".join(
+    line for line in (REFERENCE / "CupAndBallElasticNoLaw.mo").read_text().splitlines()
+    if not line.startswith("//")).replace("CupAndBallElasticNoLaw", "CupNoLaw").replace(
+    "  Boolean contact", "  Real z(start = 0, fixed = true);\n  input Boolean fast(start = false);"
+    "\n  Boolean contact").replace("end CupNoLaw;", SWITCHED_Z + "end CupNoLaw;")
+TRANSIENT_FUTURE = """class TransientFuture "the transient instant needs the next mode's values"
+  Real x;
+  Real y(start = 0.0, fixed = true);
+  Real u;
+  Real v;
+  Real z(start = 0, fixed = true);
+  input Boolean fast(start = false);
+  Boolean c(start = false, fixed = true);
+equation
+  c = x >= 1.0;
+  der(y) + x = 1.0;
+  x + der(y) + v = 1.0;
+  if edge(c) then
+    u = 1.0;
+    u + v + der(x) = 1.0;
+  else
+    der(y) = 1.0;
+    u = 0.0;
+  end if;
+""" + SWITCHED_Z + "end TransientFuture;\n"
 
 # Accepted by both: der(y) is a state's derivative in every mode; the bounce resets v, which
 # its own guard reads only (no cascade); the when-equation reads pre(x).
@@ -244,3 +281,30 @@ def test_event_derivative_beyond_the_enumeration():
         "der(y13), which the analysis does not compute in mode {")
     assert "not open13}" in a.rejection.split("\n")[0]
     assert a.rejection.endswith("\n  in 4096 of 8192 modes: not open13")
+
+
+def test_transient_instant_without_impact_law():
+    """E-TRANSIENT-UNDER: the straight-rope instant lacks an impact law whatever the switch;
+    the enumerated path names the change from each long mode, the one path the change from
+    one of them, with the same undetermined values and equation lines."""
+    default, one = _both(CUP_NO_LAW)
+    assert _codes(default) == _codes(one) == {"E-TRANSIENT-UNDER"}
+    [m] = _messages(one)
+    assert m in _messages(default)
+    assert m.startswith("E-TRANSIENT-UNDER: when switching not edge(contact),")
+    assert "{lam, s, vx^o, vy^o}" in m and "1 equation missing" in m
+    for ln in (14, 15, 19):          # der(vx) = -lam*x, der(vy) = -lam*y - g, 0 = lam + s
+        assert f"CupNoLaw.mo:{ln})" in m
+    assert "impact/restart law for one of {vx, vy}" in m
+    assert one.rejection.endswith("\n  in every one of the 2 long modes")
+
+
+def test_transient_instant_depending_on_the_future():
+    """E-TRANSIENT-FUTURE: the values of the instant come with y^o2 of the next mode."""
+    default, one = _both(TRANSIENT_FUTURE)
+    assert _codes(default) == _codes(one) == {"E-TRANSIENT-FUTURE"}
+    [m] = _messages(one)
+    assert m in _messages(default)
+    assert "when switching not edge(c)," in m and "future values {y^o2}" in m
+    for ln in (11, 12, 15, 17):
+        assert f"TransientFuture.mo:{ln})" in m
