@@ -9,12 +9,18 @@ modes where the derivative or the loop exists, read off each model by hand."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from mdae_fmu.analysis import analyze
 from mdae_fmu.importers.flat_modelica import parse_modelica
+from test_when_coupled import LOOP_MODES  # (its LoopModes: the loop in both modes)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
+from test_analyze_cli import PING_PONG as ANALYZE_CLI_PING_PONG  # noqa: E402
+from test_analyze_cli import TRANSIENT_FUTURE as ANALYZE_CLI_FUTURE  # noqa: E402
 
 # A valve that holds y on the input while closed: der(y) exists only while it is open.
 VALVE = """model Valve "y follows u through a first-order lag while open, equals u when closed"
@@ -54,47 +60,6 @@ equation
 end SampledCoupling;
 """
 
-# tests/modes/test_when_coupled.py's LoopModes: the loop in both modes.
-LOOP_MODES = """class LoopModes
-  Real x;
-  discrete Real y(start = 0);
-  Real z(start = 0, fixed = true);
-equation
-  when sample(0, 0.2) then
-    y = 7 - 2*x + time;
-  end when;
-  x + y = 5;
-  if z > 0.5 then
-    der(z) = 1;
-  else
-    der(z) = 2;
-  end if;
-end LoopModes;
-"""
-
-# tests/workflows/test_analyze_cli.py's PingPong with a switched third state: each event
-# resets the variable the other one watches, in both long modes.
-PING_PONG = """model PingPongModes "each event resets the variable the other one watches"
-  Real x(start = 0.0, fixed = true);
-  Real y(start = 0.0, fixed = true);
-  Real z(start = 0.0, fixed = true);
-equation
-  der(x) = 1.0;
-  der(y) = 1.0;
-  if z > 1 then
-    der(z) = 1.0;
-  else
-    der(z) = 2.0;
-  end if;
-  when y >= 1.0 then
-    reinit(x, 2.0);
-  end when;
-  when x >= 1.0 then
-    reinit(y, 2.0);
-  end when;
-end PingPongModes;
-"""
-
 # A switched third state added to reference_models/CupAndBallElasticNoLaw.mo (the rope
 # straight for one instant, no impact law: E-TRANSIENT-UNDER) and to
 # tests/workflows/test_analyze_cli.py's TransientFuture (E-TRANSIENT-FUTURE).
@@ -110,26 +75,14 @@ CUP_NO_LAW = "\n".join(
     if not line.startswith("//")).replace("CupAndBallElasticNoLaw", "CupNoLaw").replace(
     "  Boolean contact", "  Real z(start = 0, fixed = true);\n  input Boolean fast(start = false);"
     "\n  Boolean contact").replace("end CupNoLaw;", SWITCHED_Z + "end CupNoLaw;")
-TRANSIENT_FUTURE = """class TransientFuture "the transient instant needs the next mode's values"
-  Real x;
-  Real y(start = 0.0, fixed = true);
-  Real u;
-  Real v;
-  Real z(start = 0, fixed = true);
-  input Boolean fast(start = false);
-  Boolean c(start = false, fixed = true);
-equation
-  c = x >= 1.0;
-  der(y) + x = 1.0;
-  x + der(y) + v = 1.0;
-  if edge(c) then
-    u = 1.0;
-    u + v + der(x) = 1.0;
-  else
-    der(y) = 1.0;
-    u = 0.0;
-  end if;
-""" + SWITCHED_Z + "end TransientFuture;\n"
+# tests/workflows/test_analyze_cli.py's PingPong with the switched third state: each event
+# resets the variable the other one watches, in both long modes.
+PING_PONG = ANALYZE_CLI_PING_PONG.replace("PingPong", "PingPongModes").replace(
+    "equation", "  Real z(start = 0, fixed = true);\n  input Boolean fast(start = false);"
+    "\nequation").replace("  when y", SWITCHED_Z + "  when y")
+TRANSIENT_FUTURE = ANALYZE_CLI_FUTURE.replace(
+    "  Boolean c", "  Real z(start = 0, fixed = true);\n  input Boolean fast(start = false);"
+    "\n  Boolean c").replace("end TransientFuture;", SWITCHED_Z + "end TransientFuture;")
 
 # Accepted by both: der(y) is a state's derivative in every mode; the bounce resets v, which
 # its own guard reads only (no cascade); the when-equation reads pre(x).
@@ -247,7 +200,7 @@ def test_infinite_cascade_per_set_of_events():
     assert len(lines) == 2 and len(_messages(default)) == 4
     for m in lines:
         assert "can re-trigger each other forever (Assumption 4 fails)" in m
-        assert "PingPongModes.mo:14" in m and "PingPongModes.mo:17" in m
+        assert "PingPongModes.mo:15" in m and "PingPongModes.mo:18" in m
     texts = {m.split("]: ", 1)[1] for m in _messages(default)}
     assert {m.split("]: ", 1)[1] for m in lines} == texts
     assert one.rejection.count("\n  in every one of the 2 long modes") == 2
