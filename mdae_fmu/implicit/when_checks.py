@@ -28,7 +28,7 @@ import itertools
 from typing import TYPE_CHECKING, Any, Iterator  # Any: BDD nodes of the untyped dd package
 
 from ..diagnostics import MdaeError
-from ..ir import Model
+from ..ir import Equation, Model
 from ..structure.per_mode import ModeAnalysis
 from ..structure.printing import expr_text
 from ..structure.when_clauses import (computed_derivatives, event_derivative_message,
@@ -36,6 +36,7 @@ from ..structure.when_clauses import (computed_derivatives, event_derivative_mes
                                       through_continuous_message, when_instant_graph,
                                       when_loop_message)
 from .analysis import ImplicitAnalysis, concrete_mode, pick_mode
+from .blocks import ConditionalBlock
 
 if TYPE_CHECKING:
     from ..modes.normalize import Mode, MultimodeSystem
@@ -112,22 +113,56 @@ def _derivative_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
     return out
 
 
-def _instant_edges(model: Model, ia: ImplicitAnalysis) -> dict[tuple[str, str], Any]:
-    """The edges of the instant graph of every mode (`when_clauses._mode_graphs` per mode),
-    each with the formula of the modes that have it: ``u -> v`` when the equation of ``v`` in
-    a when-body reads ``u`` (every mode), or when a conditional block computes ``v`` (the
-    instance of its unknown at the mode's offset, where one of its equations is assigned to
-    that unknown) and one of its equations reads ``u``, which the block does not compute."""
+def _block_nodes(ia: ImplicitAnalysis, blk: ConditionalBlock, by_id: dict[str, Equation],
+                 col: dict[str, int]) -> tuple[list[str], set[str]]:
+    """The instance nodes a conditional block may compute (its unknowns at each of their
+    offsets) and the nodes its equations read at the instant (`instant_reads`); ``by_id``
+    the model's equations by id, ``col`` the column of each unknown."""
+    outs = [instance_node(u, o) for u in blk.unknowns for o in sorted(ia.d[col[u]])]
+    reads: set[str] = set()
+    for eq_id in blk.equations:
+        eq = by_id.get(eq_id)
+        if eq is not None:
+            reads |= instant_reads(eq.residual)
+    return outs, reads
+
+
+def _loop_nodes(model: Model, ia: ImplicitAnalysis, assigned: set[str]) -> set[str]:
+    """The nodes on a cycle through a when-variable in the union of every mode's instant
+    graph (no formula: each block linked from all it reads to all it may compute); the
+    labelled graph (`_instant_edges`) is built on these alone."""
+    import networkx as nx
+    g = when_instant_graph(model)
+    by_id = {eq.id: eq for eq in model.equations}
+    col = {n: j for j, n in enumerate(ia.graph.cols)}
+    for blk in ia.blocks:
+        outs, reads = _block_nodes(ia, blk, by_id, col)
+        g.add_edges_from((r, v) for r in reads for v in outs if r != v)
+    return {v for scc in nx.strongly_connected_components(g)
+            if len(scc) > 1 and scc & assigned for v in scc}
+
+
+def _instant_edges(model: Model, ia: ImplicitAnalysis, nodes: set[str]
+                   ) -> dict[tuple[str, str], Any]:
+    """The edges between ``nodes`` of the instant graph of every mode
+    (`when_clauses._mode_graphs` per mode), each with the formula of the modes that have it:
+    ``u -> v`` when the equation of ``v`` in a when-body reads ``u`` (every mode), or when a
+    conditional block computes ``v`` (the instance of its unknown at the mode's offset,
+    where one of its equations is assigned to that unknown) and one of its equations reads
+    ``u``, which the block does not compute."""
     bdd = ia.space.bdd
     F = bdd.false
     regular = _regular(ia)
-    edges: dict[tuple[str, str], Any] = {e: regular for e in when_instant_graph(model).edges}
+    edges: dict[tuple[str, str], Any] = {
+        (u, v): regular for u, v in when_instant_graph(model).edges if u in nodes and v in nodes}
     by_id = {eq.id: eq for eq in model.equations}
     col = {n: j for j, n in enumerate(ia.graph.cols)}
     row = {r: i for i, r in enumerate(ia.graph.rows)}
     for blk in ia.blocks:
+        may, reads = _block_nodes(ia, blk, by_id, col)
+        reads &= nodes
         f = blk.formula & regular
-        if f == F:
+        if not reads or not set(may) & nodes or f == F:
             continue
         outs: dict[str, Any] = {}
         for u in blk.unknowns:
@@ -136,15 +171,10 @@ def _instant_edges(model: Model, ia: ImplicitAnalysis) -> dict[tuple[str, str], 
             for eq_id in blk.equations:
                 assigned |= ia.match[row[eq_id]].get(j, F)
             for o, fo in ia.d[j].items():
+                node = instance_node(u, o)
                 m = f & fo & assigned
-                if m != F:
-                    node = instance_node(u, o)
+                if node in nodes and m != F:
                     outs[node] = outs.get(node, F) | m
-        reads: set[str] = set()
-        for eq_id in blk.equations:
-            eq = by_id.get(eq_id)
-            if eq is not None:
-                reads |= instant_reads(eq.residual)
         for r in sorted(reads):
             not_out = ~outs.get(r, F)
             for v, fv in outs.items():
@@ -193,8 +223,11 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> str | None:
     equations to every unknown it computes, more than the mode's own blocks do: a mode of
     the formula whose own analysis has no such cycle is left out, and after
     `MAX_LOOP_PICKS` such modes the remaining formula is taken as free of cycles."""
-    edges = _instant_edges(model, ia)
-    f = _cycle_formula(ia, edges, {v for _, v in when_instant_graph(model).edges})
+    assigned = {v for _, v in when_instant_graph(model).edges}
+    nodes = _loop_nodes(model, ia, assigned) if assigned else set()
+    if not nodes:
+        return None
+    f = _cycle_formula(ia, _instant_edges(model, ia, nodes), assigned & nodes)
     bdd = ia.space.bdd
     several = ia.n_modes > 1
     for _ in range(MAX_LOOP_PICKS):

@@ -18,7 +18,10 @@ from mdae_fmu.analysis import analyze
 from mdae_fmu.importers.flat_modelica import parse_modelica
 from test_when_coupled import LOOP_MODES  # (its LoopModes: the loop in both modes)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflows"))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "workflows"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import gen_modeller  # noqa: E402
 from test_analyze_cli import PING_PONG as ANALYZE_CLI_PING_PONG  # noqa: E402
 from test_analyze_cli import TRANSIENT_FUTURE as ANALYZE_CLI_FUTURE  # noqa: E402
 
@@ -69,7 +72,7 @@ SWITCHED_Z = """  if fast then
     der(z) = 1;
   end if;
 """
-REFERENCE = Path(__file__).resolve().parents[2] / "reference_models"
+REFERENCE = ROOT / "reference_models"
 CUP_NO_LAW = "\n".join(
     line for line in (REFERENCE / "CupAndBallElasticNoLaw.mo").read_text().splitlines()
     if not line.startswith("//")).replace("CupAndBallElasticNoLaw", "CupNoLaw").replace(
@@ -261,3 +264,32 @@ def test_transient_instant_depending_on_the_future():
     assert "when switching not edge(c)," in m and "future values {y^o2}" in m
     for ln in (11, 12, 15, 17):
         assert f"TransientFuture.mo:{ln})" in m
+
+
+def _sampled_drive_line(n: int, read: str) -> str:
+    """benchmarks/gen_modeller.py's drive line of n clutches with a sampled controller that
+    adds ``0.5*read`` to the drive torque."""
+    return gen_modeller.drive_line(n).replace(
+        '  Real source.tau(unit = "N.m");',
+        '  Real source.tau(unit = "N.m");\n  discrete Real ctl(start = 0);').replace(
+        "* source.f * time);", "* source.f * time) + ctl;\n  when sample(0, 0.1) then\n"
+        f"    ctl = 0.5*{read};\n  end when;")
+
+
+@pytest.mark.parametrize("n", [3, pytest.param(40, marks=pytest.mark.long)])
+def test_when_loop_through_an_engaged_clutch(n):
+    """The controller reads the torque of clutch 1, which the shafts' block computes from the
+    drive torque while the clutch is engaged: E-WHEN-LOOP in the half of the modes where
+    clutch 1 is engaged (2^40 modes: the one analysis by default); reading the speed of
+    shaft 1 (a state) makes no loop."""
+    model = parse_modelica(_sampled_drive_line(n, "clutch1.tau"), "DriveLine.mo")
+    one = analyze(model, implicit=True)
+    assert one.modes is None and _codes(one) == {"E-WHEN-LOOP"}
+    assert "the equation of ctl in a when-clause (DriveLine.mo:" in one.rejection
+    assert one.rejection.endswith(f"\n  in {2 ** (n - 1)} of {2 ** n} modes: clutch1.engaged")
+    assert analyze(parse_modelica(_sampled_drive_line(n, "shaft1.w"), "DriveLine.mo"),
+                   implicit=True).accepted
+    if n == 3:
+        default = analyze(model)
+        assert default.modes is not None and _codes(default) == {"E-WHEN-LOOP"}
+        assert "(E-WHEN-LOOP) in mode {clutch1.engaged" in default.rejection
