@@ -1,5 +1,6 @@
 """An independent high-accuracy solution of the Cup-and-Ball reference models, computed without
-mdae_fmu: the oracle of their recorded trajectories (issue 24, "reference models within 1e-10").
+mdae_fmu: their oracle in place of the recorded trajectories (issue 24, "reference models within
+1e-10").
 
 The physics of reference_models/CupAndBall.mo, CupAndBallFirstOrder.mo and
 CupAndBallOriginal.mo (docs/theory.md §13.2), written here by hand: a ball of unit mass on a

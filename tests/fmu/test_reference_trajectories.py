@@ -7,6 +7,10 @@ are the per-mode FMU's runs (``export(implicit=False)``) at the commit their man
 with them the per-mode FMU is no longer needed as the oracle of the trajectories, and
 codegen/multimode.py can go (docs/multimode-fmu.md, "Consumers of the per-mode FMU").
 
+The Cup-and-Ball models are compared with an independent solution of their physics instead
+(`EXACT`, benchmarks/cup_and_ball_exact.py), to the tolerances their event hysteresis and
+integration error allow (docs/multimode-fmu.md, "The Cup-and-Ball references").
+
 Event rows are aligned by time: each distinct output time of a run is one segment, its first
 row the left limit and its last row the right limit; the two runs must have the same
 segments (FMPy's ME result repeats the time of an event, and an event iteration with more
@@ -263,8 +267,8 @@ def test_cup_and_ball_reproduces_its_event_semantics(key, tmp_path):
     """At rtol 1e-14 the default FMU of each Cup-and-Ball case, in Model Exchange and
     Co-Simulation, is within `TOL` of the independent solution that locates the events as the
     FMU's hysteresis does (``<key>.exact-h1e-10.csv``, benchmarks/cup_and_ball_exact.py;
-    measured: 2.4e-11): what separates it from the physics
-    (`EXACT`) is the hysteresis and the integration error at rtol 1e-12, nothing else."""
+    measured: 2.4e-11): what separates it from the physics (`EXACT`) is the hysteresis and
+    the integration error at rtol 1e-12, nothing else."""
     entry = MODELS[key]
     names = entry["columns"]
     fmu = tmp_path / f"{key}.fmu"
