@@ -158,27 +158,11 @@ def _reference(J, d, w0, times: list[float]) -> np.ndarray:
     return np.array(out)
 
 
-@pytest.mark.requires_sundials
-def test_drive_line_of_40_clutches_runs_on_the_band_solver(tmp_path):
-    pytest.importorskip("dd")
-    pytest.importorskip("fmpy")
+def _run(fmu: Path, J: np.ndarray) -> tuple[list[float], np.ndarray, list, list[str]]:
+    """The CS FMU stepped by hand through `SWITCHINGS`: communication times, speeds there,
+    (largest speed jump, relative momentum change) at every switching, the logged solver
+    choices."""
     from cosim_util import close_slave, open_slave
-
-    from mdae_fmu import api
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import gen_modeller
-
-    text = gen_modeller.drive_line(N, "input", seed=3)
-    src = tmp_path / "DriveLine40.mo"
-    src.write_text(text)
-    fmu = tmp_path / "DriveLine40.fmu"
-    api.export_fmu(api.load(src), fmu, fmi_type="cs", implicit=True, progress=False)
-    with zipfile.ZipFile(fmu) as z:
-        config = z.read("sources/config.h").decode()
-    # the union over the modes is dense (all clutches engaged): the band is measured
-    assert "#define MDAE_CS_BAND_PROBE 20\n" in config, config
-
-    J, d, w0 = _parameters(text)
     speeds = [f"shaft{k}.w" for k in range(1, N + 2)]
     slave = open_slave(fmu, stop_time=STOP, tolerance=TOLERANCE, logging=True)
     try:
@@ -199,11 +183,35 @@ def test_drive_line_of_40_clutches_runs_on_the_band_solver(tmp_path):
             t = round(t + STEP, 10)
             times.append(t)
             rows.append(slave.get(speeds))
-        solvers = [m[2] for m in slave.messages if "linear solver" in m[2]]
         assert not slave.errors(), slave.errors()
+        return (times, np.array(rows), jumps,
+                [m[2] for m in slave.messages if "linear solver" in m[2]])
     finally:
         close_slave(slave)
 
+
+@pytest.mark.requires_sundials
+def test_drive_line_of_40_clutches_runs_on_the_band_solver(tmp_path, monkeypatch):
+    pytest.importorskip("dd")
+    pytest.importorskip("fmpy")
+
+    from mdae_fmu import api
+    from mdae_fmu.fmu import cosim
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gen_modeller
+
+    text = gen_modeller.drive_line(N, "input", seed=3)
+    src = tmp_path / "DriveLine40.mo"
+    src.write_text(text)
+    fmu = tmp_path / "DriveLine40.fmu"
+    api.export_fmu(api.load(src), fmu, fmi_type="cs", implicit=True, progress=False)
+    with zipfile.ZipFile(fmu) as z:
+        config = z.read("sources/config.h").decode()
+    # the union over the modes is dense (all clutches engaged): the band is measured
+    assert "#define MDAE_CS_BAND_PROBE 20\n" in config, config
+
+    J, d, w0 = _parameters(text)
+    times, rows, jumps, solvers = _run(fmu, J)
     # the band of each mode, in the model's order (phi_1, w_1, phi_2, w_2, ...): open
     # clutches, phi_k' = w_k only (1, 0); shafts 10-12 coupled (4, 4)
     assert solvers[0].endswith("band, upper half-width 1, lower 0, 82 states"), solvers
@@ -213,5 +221,14 @@ def test_drive_line_of_40_clutches_runs_on_the_band_solver(tmp_path):
     assert sum(j > 1e-3 for j, _ in jumps) >= 3, jumps
     assert max(m for _, m in jumps) < 1e-10, jumps
     ref = _reference(J, d, w0, times)
-    err = np.abs(np.array(rows) - ref) / np.maximum(np.abs(ref), 1.0)
+    err = np.abs(rows - ref) / np.maximum(np.abs(ref), 1.0)
     assert err.max() < 1e-7, (err.max(), times[int(np.argmax(err.max(axis=1)))])
+
+    # the same FMU with the dense solver (as below 16 states): the same trajectory (on this
+    # linear model each entry of the band Jacobian has the dense one's operands)
+    monkeypatch.setattr(cosim, "BAND_MIN_STATES", 10**9)
+    dense = tmp_path / "DriveLine40Dense.fmu"
+    api.export_fmu(api.load(src), dense, fmi_type="cs", implicit=True, progress=False)
+    times_d, rows_d, _, solvers_d = _run(dense, J)
+    assert solvers_d == [] and times_d == times
+    assert np.max(np.abs(rows - rows_d) / np.maximum(np.abs(rows_d), 1.0)) < 1e-12
