@@ -39,22 +39,14 @@ end GuardedRedundant;
 """
 
 # ASSC's dependency in both modes of a switch (p = 0 or q = 0) that does not touch it
-SWITCHED_ASSC = """model SwitchedASSC
-  Real x(start = 0, fixed = true), y, a, b, c, p, q;
-equation
-  der(x) = sin(time);
-  der(y) = cos(time) + a;
-  2*a + 2*b + c + x = 10;
-  a + b + y = 5;
-  a + b + c = 0;
-  p + q = sin(time);
+SWITCHED_ASSC = ASSC.replace("model ASSC", "model SwitchedASSC").replace(
+    "Real a, b, c;", "Real a, b, c, p, q;").replace("end ASSC;", """  p + q = sin(time);
   if time > 0.3 then
     p = 0;
   else
     q = 0;
   end if;
-end SwitchedASSC;
-"""
+end SwitchedASSC;""")
 
 
 def wide_guarded_assc(n: int) -> str:
@@ -199,3 +191,27 @@ def test_fmu_of_the_one_analysis_runs_the_default_trajectory(tmp_path, name):
         assert np.allclose(one[v], default[v], rtol=0, atol=1e-10), v
     t = default["time"]
     assert np.allclose(default["y"][t < 0.5], (1 - np.cos(t) - 5)[t < 0.5], atol=1e-6)
+
+
+@pytest.mark.long
+def test_saved_one_analysis_exports_the_converted_model(tmp_path, capsys):
+    """``analyze --implicit --json`` then ``export --from-json``: the saved one analysis
+    carries the converted model (its code form) without a per-mode report, and the FMU built
+    from it runs the hidden constraint y = x - 5 of the mode time < 0.5 (x = 1 - cos t)."""
+    import json
+    from fmpy import simulate_fmu
+    src = tmp_path / "GuardedASSC.mo"
+    src.write_text(GUARDED_ASSC)
+    assert main(["analyze", "--implicit", "--json", str(src)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (text,) = report["conversions"]
+    assert text.startswith("mode {time < 0.5}: equations e3 (GuardedASSC.mo:7)")
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps(report))
+    fmu = tmp_path / "saved.fmu"
+    assert main(["export", "--from-json", str(saved), "-o", str(fmu)]) == 0
+    res = simulate_fmu(str(fmu), stop_time=0.45, output_interval=0.05, output=["x", "y"],
+                       relative_tolerance=1e-8)
+    t = res["time"]
+    assert np.allclose(res["x"], 1 - np.cos(t), atol=1e-6)
+    assert np.allclose(res["y"], res["x"] - 5, atol=1e-6)
