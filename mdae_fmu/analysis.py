@@ -294,7 +294,11 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     set, its formula over the guards, the Dulmage-Mendelsohn diagnostic of one concrete mode
     of it and the connection defects (`connection_defects`) that mode's over-determined
     equations show; a schedule that cannot be built is the rejection, with the modes
-    concerned. W-INIT-INCONSISTENT comes from the initial mode alone (`initial_mode`)."""
+    concerned. W-INIT-INCONSISTENT comes from the initial mode alone (`initial_mode`).
+    Blocks singular for all values are converted first, per block variant
+    (`mdae_fmu.implicit.conversion`, docs/theory.md §4.9): the analysis is then the converted
+    code form's (``model``, ``conversions``), or the model is rejected with the formula of
+    the modes of the block."""
     from .implicit.analysis import analyze_implicit, render_json as ia_json, \
         render_text as ia_text
     from .implicit.conversion import convert_guarded

@@ -24,10 +24,11 @@ variant's branch formulas), and the implicit analysis runs again on the converte
 until no variant is singular. A dependency that cannot be converted rejects the model with the
 enumerated path's message, naming m, followed by the formula of the variant's modes.
 
-Not checked, as on the enumerated path for its large blocks: coarse blocks (union components
-the implicit analysis does not split per mode, `ConditionalBlock.coarse`), blocks of more than
-`MAX_SAMPLED_BLOCK` equations, and the variants of a block beyond `MAX_BLOCK_VARIANTS`; a
-singularity there shows at run time, as before the check existed.
+Not checked (a singularity there shows at run time, as before the check existed): coarse
+blocks (union components the implicit analysis does not split per mode,
+`ConditionalBlock.coarse`, whose per-mode blocks have no formula), blocks of more than
+`MAX_SAMPLED_BLOCK` equations (as on the enumerated path), and the variants of a block beyond
+`MAX_BLOCK_VARIANTS`.
 """
 
 from __future__ import annotations
