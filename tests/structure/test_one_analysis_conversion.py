@@ -215,3 +215,29 @@ def test_saved_one_analysis_exports_the_converted_model(tmp_path, capsys):
     t = res["time"]
     assert np.allclose(res["x"], 1 - np.cos(t), atol=1e-6)
     assert np.allclose(res["y"], res["x"] - 5, atol=1e-6)
+
+
+def test_regular_multimode_models_have_no_singular_variant():
+    """The multimode reference models and those of tests/data (and tests/data/one_pipeline)
+    have no block singular for all values (test_singular_conversion's
+    ``test_regular_models_are_left_alone`` on the enumerated path): no variant of the one
+    analysis is found singular, so none is converted. The implicit analysis alone runs, not
+    the whole analysis, to keep the test fast."""
+    from pathlib import Path
+    from mdae_fmu.modes.delay import delay_same_instant_guards
+    from mdae_fmu.structure.structural_parameters import fix_structural_parameters
+    root = Path(__file__).resolve().parents[2]
+    paths = sorted((root / "reference_models").glob("*.mo")) + sorted(
+        (root / "tests" / "data").glob("*.mo")) + sorted(
+        (root / "tests" / "data" / "one_pipeline").glob("*.mo"))
+    checked = []
+    for path in paths:
+        model = fix_structural_parameters(api.load(path)).model
+        if not any(g.kind == "long" for g in model.guards()):
+            continue
+        code = delay_same_instant_guards(model)
+        ia = analyze_implicit(code)
+        assert ia.ok, path.name
+        assert list(singular_variants(code, ia)) == [], path.name
+        checked.append(path.name)
+    assert {"ClutchBasic.mo", "RLDC2.mo", "CupAndBall.mo", "GearPattern.mo"} <= set(checked)
