@@ -60,7 +60,9 @@ implicit analysis alike, and the initial system, see the converted equations. Th
 replaces the model's equations when the block's equations hold in every mode as written
 (unguarded, no if-expression on a long guard). When they read guards, it holds in the mode
 found only: the new equation is guarded by that mode's values of those guards, and copies of
-the original equation cover the other valuations (`_apply`).
+the original equation cover the other valuations (`_apply`). The one analysis (no mode
+enumerated) runs the same test (`SingularityCheck`) and conversion (`convert_block`) on the
+block variants of the implicit analysis (`mdae_fmu.implicit.conversion`).
 """
 
 from __future__ import annotations
