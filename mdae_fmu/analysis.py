@@ -294,15 +294,22 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     set, its formula over the guards, the Dulmage-Mendelsohn diagnostic of one concrete mode
     of it and the connection defects (`connection_defects`) that mode's over-determined
     equations show; a schedule that cannot be built is the rejection, with the modes
-    concerned. W-INIT-INCONSISTENT comes from the initial mode alone (`initial_mode`)."""
+    concerned. W-INIT-INCONSISTENT comes from the initial mode alone (`initial_mode`).
+    Blocks singular for all values are converted first, per block variant
+    (`mdae_fmu.implicit.conversion`, docs/theory.md §4.9): the analysis is then the converted
+    code form's (``model``, ``conversions``), or the model is rejected with the formula of
+    the modes of the block."""
     from .implicit.analysis import analyze_implicit, render_json as ia_json, \
         render_text as ia_text
+    from .implicit.conversion import convert_guarded
     from .implicit.variants import guarded_schedule
     from .implicit.when_checks import event_problems
     if progress is not None:
         progress("implicit analysis")
     code = delay_same_instant_guards(model)
-    ia = analyze_implicit(code)
+    # blocks singular for all values: converted or rejected (mdae_fmu.implicit.conversion)
+    repair = convert_guarded(code, analyze_implicit(code))
+    code, ia = repair.model, repair.analysis
     initial, warning = initial_mode(code)
     base = Analysis(
         model_name=model.name,
@@ -312,7 +319,12 @@ def guarded_analysis(model: Model, progress) -> Analysis:
         implicit_text=ia_text(ia),
         implicit_json=ia_json(ia),
         init_warnings=(warning,) if warning else (),
+        model=code if repair.conversions else None,
+        conversions=repair.conversions,
+        rejection="\n".join(repair.rejections) or None,
     )
+    if base.rejection:
+        return base
     if not ia.ok:
         defects = connection_defects(model, ia.failing_over)
         return replace(base, rejection="\n".join(m for m in (ia.diagnostic, *defects) if m))
@@ -418,9 +430,7 @@ def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[s
             batch = []
     if batch:                           # (the report has at least its "model ..." line)
         yield "\n".join(batch) + "\n"
-    if a.conversions:
-        yield ("\n\nnumerically singular blocks converted (Tan-Nedialkov-Pryce, "
-               "docs/structure.md):\n" + "\n".join(f"  {c.text()}" for c in a.conversions))
+    yield from _conversions_section(a, "\n\n")
     if a.automaton is not None:
         yield "\n\n" + describe_automaton(a.automaton)
     yield from _units_section(a)
@@ -441,12 +451,20 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
     guarded schedule's size, then the verdict of the whole analysis."""
     text = a.implicit_text or f"model {a.model_name}: no implicit analysis"
     yield text.split("\nverdict: ")[0]
+    yield from _conversions_section(a, "\n")
     if a.guarded is not None:
         yield "\nguarded schedule: " + _schedule_summary(a.guarded)
     elif a.guarded_refusal and a.modes is not None:
         yield f"\nguarded schedule: not built: {a.guarded_refusal}"
     yield from _units_section(a)
     yield "\n" + verdict_text(a)
+
+
+def _conversions_section(a: Analysis, before: str) -> Iterator[str]:
+    """The numerically singular blocks converted (`Analysis.conversions`), one line each."""
+    if a.conversions:
+        yield (f"{before}numerically singular blocks converted (Tan-Nedialkov-Pryce, "
+               "docs/structure.md):\n" + "\n".join(f"  {c.text()}" for c in a.conversions))
 
 
 def _units_section(a: Analysis) -> Iterator[str]:
@@ -485,6 +503,7 @@ def render_json(model: Model, a: Analysis, implicit: bool = False) -> dict:
     if a.modes is None or implicit:
         out = dict(a.implicit_json or {"model": model.name})
         out["fixed_parameters"] = fixed
+        out["conversions"] = [c.text() for c in a.conversions]
         out["exit_code"] = a.exit_code
         out["accepted"] = a.accepted
         out["messages"] = list(a.messages)

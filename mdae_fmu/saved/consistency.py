@@ -58,7 +58,9 @@ def check(model, analysis) -> None:
         if analysis.code_model.name != model.name:
             _fail("payload.analysis.code_model.name", f"model {analysis.code_model.name!r}, "
                                                       f"not {model.name!r}")
-    if (analysis.code_model is None) != (analysis.code_modes is None):
+    if analysis.modes is not None and \
+            (analysis.code_model is None) != (analysis.code_modes is None):
+        # (the one analysis, `modes` None, compiles code_model through its guarded schedule)
         _fail("payload.analysis.code_modes", "code_model and code_modes go together")
     index = _index(analysis)
     names.index = code.index = index

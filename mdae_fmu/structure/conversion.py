@@ -60,7 +60,9 @@ implicit analysis alike, and the initial system, see the converted equations. Th
 replaces the model's equations when the block's equations hold in every mode as written
 (unguarded, no if-expression on a long guard). When they read guards, it holds in the mode
 found only: the new equation is guarded by that mode's values of those guards, and copies of
-the original equation cover the other valuations (`_apply`).
+the original equation cover the other valuations (`_apply`). The one analysis (no mode
+enumerated) runs the same test (`SingularityCheck`) and conversion (`convert_block`) on the
+block variants of the implicit analysis (`mdae_fmu.implicit.conversion`).
 """
 
 from __future__ import annotations
@@ -153,7 +155,7 @@ class Repair:
         return bool(self.conversions)
 
 
-class _Rejected(Exception):
+class DependencyRejected(Exception):
     """A dependency that is not converted: the message of the rejection."""
 
 
@@ -164,13 +166,16 @@ class _NotApplicable(Exception):
 # --- detection ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class _Finding:
-    """A block singular at two random points (a suspect)."""
-    mode: ModeAnalysis
+class Finding:
+    """A block singular at two random points (a suspect): ``mode`` the name of the mode
+    (`mdae_fmu.structure.per_mode.mode_name`), ``equations`` the mode's (specialized)
+    equations of the block, ``d`` the mode's offsets of the unknowns, ``literals`` the mode's
+    value of each free long guard (`_apply` guards a rewrite by those its equations read)."""
+    mode: str
     block: BlockSystem
-    equations: tuple[Equation, ...]       # the mode's (specialized) equations of the block
+    equations: tuple[Equation, ...]
     d: Mapping[str, int]
-    literals: tuple[GuardLiteral, ...]    # the mode: its value of each free long guard
+    literals: tuple[GuardLiteral, ...]
 
 
 @dataclass(frozen=True)
@@ -264,29 +269,21 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
     return count == 1 and generic
 
 
-def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
+def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     """The blocks of the accepted modes of ``report`` whose System Jacobian is singular at
     two random points (module docstring), in mode order then solve order. A block shared by
     several modes (the same equations, offsets and unknowns) is checked once; blocks of more
     than `MAX_SAMPLED_BLOCK` equations are not."""
-    types = classify_variables(model).types
+    check = SingularityCheck(classify_variables(model).types)
     seen: set[tuple[Any, ...]] = set()
-    verdicts: dict[tuple[Any, ...], bool] = {}        # by `block_shape`
     for mode in report.modes:
         if not mode.ok or not mode.blocks:
             continue
         equations: dict[str, Equation] | None = None
-        points = [Point(s, types) for s in _SEEDS]
+        points = check.points()
         for blk in mode.blocks:
             if len(blk.equations) > MAX_SAMPLED_BLOCK:
                 continue
-            if len(blk.equations) == 1:
-                eq_id, c = blk.equations[0]
-                inst = (blk.unknowns[0].name, blk.unknowns[0].order - c)
-                if equations is None:
-                    equations = {eq.id: eq for eq in _mode_equations(model, report, mode)}
-                if _generic_entry(equations[eq_id].residual, inst):
-                    continue
             if equations is None:
                 equations = {eq.id: eq for eq in _mode_equations(model, report, mode)}
             eqs = tuple(equations[i] for i, _ in blk.equations)
@@ -298,19 +295,41 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[_Finding]:
             if key in seen:
                 continue
             seen.add(key)
-            shape = block_shape(system, types)
-            singular = verdicts.get(shape)
-            if singular is None:
-                singular = all(_singular_sample(system, p) for p in points)
-                verdicts[shape] = singular
-            if singular:
-                yield _Finding(
-                    mode=mode,
-                    block=system,
-                    equations=eqs,
-                    d=mode.d,
-                    literals=_mode_literals(report, mode),
-                )
+            if check.suspect(system, points):
+                yield Finding(mode=mode.name, block=system, equations=eqs, d=mode.d,
+                              literals=_mode_literals(report, mode))
+
+
+class SingularityCheck:
+    """The numerical test of `singular_blocks` on one block (module docstring, Detection):
+    a scalar block whose entry cannot vanish identically (`_generic_entry`) passes, a larger
+    block than `MAX_SAMPLED_BLOCK` is not checked, and the others are sampled at two random
+    points, once per `block_shape` (the verdicts are kept here). ``types``: the variables'
+    types (`mdae_fmu.structure.per_mode.classify_variables`)."""
+
+    def __init__(self, types: Mapping[str, str]):
+        self.types = types
+        self._verdicts: dict[tuple[Any, ...], bool] = {}
+
+    def points(self) -> list[Point]:
+        """Fresh random points (one set per mode: a mode's verdicts do not depend on the
+        blocks sampled before it)."""
+        return [Point(s, self.types) for s in _SEEDS]
+
+    def suspect(self, system: BlockSystem, points: Sequence[Point]) -> bool:
+        """Whether ``system``'s Jacobian is singular at the ``points`` (`points`)."""
+        if len(system.equations) > MAX_SAMPLED_BLOCK:
+            return False
+        if len(system.equations) == 1:
+            (name, order), (c,) = system.columns[0], system.offsets
+            if _generic_entry(system.residuals[0], (name, order - c)):
+                return False
+        shape = block_shape(system, self.types)
+        singular = self._verdicts.get(shape)
+        if singular is None:
+            singular = all(_singular_sample(system, p) for p in points)
+            self._verdicts[shape] = singular
+        return singular
 
 
 def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple[Any, ...]:
@@ -502,7 +521,7 @@ def _cancel(f: sp.Expr, gone: set[sp.Symbol]) -> sp.Expr | None:
     return None
 
 
-def _linear_combination(model: Model, finding: _Finding, u: Sequence[sp.Expr],
+def _linear_combination(model: Model, finding: Finding, u: Sequence[sp.Expr],
                         table: SymbolTable) -> tuple[_Rewrite, Conversion]:
     """The LC conversion of ``finding`` with left null vector ``u`` (module docstring)."""
     system = finding.block
@@ -542,8 +561,8 @@ def _linear_combination(model: Model, finding: _Finding, u: Sequence[sp.Expr],
         kind = ("they are redundant: the equations leave some of them undetermined"
                 if new == 0 else "the equations are inconsistent")
         value = expr_text(from_sympy(table, new)) if new != 0 else "0"
-        raise _Rejected(
-            f"{_in_mode(finding.mode.name)}equations {where} are dependent for all values: "
+        raise DependencyRejected(
+            f"{_in_mode(finding.mode)}equations {where} are dependent for all values: "
             f"{combo} = {value} does not depend on {', '.join(leads)} nor on any other "
             f"unknown; {kind}")
     try:
@@ -551,7 +570,7 @@ def _linear_combination(model: Model, finding: _Finding, u: Sequence[sp.Expr],
     except ValueError:
         raise _NotApplicable from None
     replaced = system.equations[l_row]
-    conv = Conversion(mode=finding.mode.name, method="linear combination",
+    conv = Conversion(mode=finding.mode, method="linear combination",
                       block=system.equations, unknowns=leads, combination=combo,
                       result=expr_text(residual), replaced=replaced,
                       lines=tuple(_where(eq) for eq in finding.equations))
@@ -559,7 +578,7 @@ def _linear_combination(model: Model, finding: _Finding, u: Sequence[sp.Expr],
     return _Rewrite(residuals={replaced: residual}, involved=involved), conv
 
 
-def _expression_substitution(model: Model, finding: _Finding, v: Sequence[Fraction],
+def _expression_substitution(model: Model, finding: Finding, v: Sequence[Fraction],
                              table: SymbolTable) -> tuple[_Rewrite, Conversion]:
     """The ES conversion of ``finding`` with constant right null vector ``v`` (module
     docstring)."""
@@ -609,7 +628,7 @@ def _expression_substitution(model: Model, finding: _Finding, v: Sequence[Fracti
         if f is None:
             raise _NotApplicable
         rewritten[system.equations[i]] = from_sympy(table, f)
-    conv = Conversion(mode=finding.mode.name, method="expression substitution",
+    conv = Conversion(mode=finding.mode, method="expression substitution",
                       block=system.equations, unknowns=_lead_texts(system),
                       combination=" and ".join(defs),
                       result="; ".join(f"{i}: {expr_text(r)}" for i, r in rewritten.items()),
@@ -684,7 +703,7 @@ def _common_subexpressions(table: SymbolTable, residuals: Sequence[sp.Expr],
     return sorted(out, key=sp.count_ops)
 
 
-def _nonlinear_substitution(model: Model, finding: _Finding, v: Sequence[sp.Expr],
+def _nonlinear_substitution(model: Model, finding: Finding, v: Sequence[sp.Expr],
                             table: SymbolTable) -> tuple[_Rewrite, Conversion]:
     """The expression substitution with a right null vector ``v`` that depends on the
     unknowns (docs/theory.md §4.9): the block reads the unknowns of M = {j : v_j ≠ 0} through
@@ -717,7 +736,7 @@ def _nonlinear_substitution(model: Model, finding: _Finding, v: Sequence[sp.Expr
     raise _NotApplicable
 
 
-def _substitute(model: Model, finding: _Finding, table: SymbolTable,
+def _substitute(model: Model, finding: Finding, table: SymbolTable,
                 residuals: Sequence[sp.Expr], phi: sp.Expr, lead: int,
                 others: Sequence[int]) -> tuple[_Rewrite, Conversion]:
     """`_nonlinear_substitution` eliminating x_l (column ``lead``) with y = ``phi``; raises
@@ -755,7 +774,7 @@ def _substitute(model: Model, finding: _Finding, table: SymbolTable,
     raise _NotApplicable
 
 
-def _substitution_rewrite(model: Model, finding: _Finding, table: SymbolTable, phi: sp.Expr,
+def _substitution_rewrite(model: Model, finding: Finding, table: SymbolTable, phi: sp.Expr,
                           new_name: str, rewritten: Mapping[str, E.Expr]
                           ) -> tuple[_Rewrite, Conversion]:
     """The rewrite and report of a nonlinear expression substitution: the new variable
@@ -769,7 +788,7 @@ def _substitution_rewrite(model: Model, finding: _Finding, table: SymbolTable, p
     variable = Variable(name=new_name,
                         description=f"{text} (expression substitution, docs/structure.md)",
                         start=_start_value(model, table, phi))
-    conv = Conversion(mode=finding.mode.name, method="expression substitution",
+    conv = Conversion(mode=finding.mode, method="expression substitution",
                       block=system.equations, unknowns=_lead_texts(system), combination=text,
                       result="; ".join(f"{i}: {expr_text(r)}" for i, r in rewritten.items()),
                       new_variables=(new_name,), new_equations=(eq_id,),
@@ -805,7 +824,7 @@ def _start_value(model: Model, table: SymbolTable, phi: sp.Expr) -> E.Expr | Non
 
 # --- the driver -----------------------------------------------------------------------------
 
-def _apply(model: Model, finding: _Finding, rewrite: _Rewrite) -> Model:
+def _apply(model: Model, finding: Finding, rewrite: _Rewrite) -> Model:
     """The model with ``rewrite`` made. When the equations it involves are the model's as
     written (unguarded, no if-expression the mode selects), the new residuals replace the
     model's: the rewrite is an equivalence in every mode. Otherwise it holds where the
@@ -858,9 +877,9 @@ def _relevant(literals: Sequence[GuardLiteral], equations: Sequence[Equation]
     return tuple(lit for lit in literals if lit.cond in nodes)
 
 
-def _convert(model: Model, finding: _Finding) -> tuple[Model, Conversion] | None:
+def convert_block(model: Model, finding: Finding) -> tuple[Model, Conversion] | None:
     """Confirm the suspect ``finding`` and convert it; None when it is not singular for all
-    values (a run-time matter). Raises `_Rejected` with the message of a rejection."""
+    values (a run-time matter). Raises `DependencyRejected` with the message of a rejection."""
     system = finding.block
     table = symbol_table(model)
     types = classify_variables(model).types
@@ -868,7 +887,7 @@ def _convert(model: Model, finding: _Finding) -> tuple[Model, Conversion] | None
     where = ", ".join(f"{e} ({_where(eq)})" for e, eq in zip(system.equations,
                                                               finding.equations))
     leads = ", ".join(_lead_texts(system))
-    head = (f"{_in_mode(finding.mode.name)}equations {where} are dependent in {{{leads}}} for "
+    head = (f"{_in_mode(finding.mode)}equations {where} are dependent in {{{leads}}} for "
             f"all values (the Jacobian of their block is singular)")
     u_const = _constant_null_vector(system, types, left=True)
     candidates: list[list[sp.Expr]] = []
@@ -907,7 +926,7 @@ def _convert(model: Model, finding: _Finding) -> tuple[Model, Conversion] | None
         except _NotApplicable:
             pass
     if candidates or v_const is not None or v_sym is not None or _confirmed_singular(J):
-        raise _Rejected(f"{head}; neither a linear combination nor an expression "
+        raise DependencyRejected(f"{head}; neither a linear combination nor an expression "
                         "substitution (Tan-Nedialkov-Pryce) removes the dependency")
     return None
 
@@ -933,8 +952,8 @@ def convert_singular(model: Model, report: ModesReport | None = None) -> Repair:
         step = None
         for finding in singular_blocks(current, rep):
             try:
-                step = _convert(current, finding)
-            except _Rejected as err:
+                step = convert_block(current, finding)
+            except DependencyRejected as err:
                 return Repair(model=model, conversions=tuple(done), rejections=(str(err),))
             if step is not None:
                 break
@@ -950,4 +969,5 @@ def convert_singular(model: Model, report: ModesReport | None = None) -> Repair:
         "blocks did not leave a regular system",))
 
 
-__all__ = ["Conversion", "Repair", "convert_singular", "singular_blocks", "MAX_CONVERSIONS"]
+__all__ = ["Conversion", "DependencyRejected", "Finding", "Repair", "SingularityCheck",
+           "convert_block", "convert_singular", "singular_blocks", "MAX_CONVERSIONS"]
