@@ -453,7 +453,14 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
     yield text.split("\nverdict: ")[0]
     yield from _conversions_section(a, "\n")
     if a.guarded is not None:
-        yield "\nguarded schedule: " + _schedule_summary(a.guarded)
+        from .schedule_report import variant_lines
+        sched = a.guarded
+        yield "\nguarded schedule: " + _schedule_summary(sched)
+        lines = list(variant_lines(sched, lambda u: sched.table.text(u, sched.guard_names)))
+        if lines:
+            yield ("\nrestarts of the block variants (run at a mode change; pre(x) the value "
+                   "before, impulse(z) the integral of z over the instant):\n"
+                   + "\n".join(lines))
     elif a.guarded_refusal and a.modes is not None:
         yield f"\nguarded schedule: not built: {a.guarded_refusal}"
     yield from _units_section(a)

@@ -44,7 +44,9 @@ def summary_lines(model: Model, a: Analysis, implicit: bool = False) -> Iterator
     model they leave (`Analysis.model`) is the one summarised."""
     if a.fixed_parameters:
         yield from fixed_parameters_text(a.fixed_parameters).splitlines()
-    if a.modes is None or implicit:
+    if (a.modes is None or implicit) and a.guarded is not None:
+        yield from _one_lines(a.model or model, a)
+    elif a.modes is None or implicit:
         yield from _implicit_lines(a)
     else:
         yield from _modes_lines(a.model or model, a.modes, a)
@@ -60,11 +62,82 @@ def summary_lines(model: Model, a: Analysis, implicit: bool = False) -> Iterator
 
 
 def _implicit_lines(a: Analysis) -> Iterator[str]:
-    """Beyond the explicit enumeration: the implicit analysis' report, which is already a
-    summary over formulas (its verdict aside: `verdict_text` gives the whole model's)."""
+    """Without a schedule to read (a model rejected before it, or no implicit analysis): the
+    implicit analysis' report, already a summary over formulas (its verdict aside:
+    `verdict_text` gives the whole model's)."""
     text = a.implicit_text or f"model {a.model_name}: no implicit analysis"
     for line in text.split("\nverdict: ")[0].splitlines():
         yield _CITATION.sub("", line)
+
+
+def _one_lines(model: Model, a: Analysis) -> Iterator[str]:
+    """The summary of the one analysis (issue 26): the items of `_modes_lines`, each as
+    formulas over the guards instead of a list of modes: the guards with their lines, the
+    consistent modes (listed up to `MAX_LISTED_GUARDS` guards), the index per formula with the
+    equations differentiated (quoted in one mode of the formula), the states with the modes
+    where some are states only, and the restart into each listed mode
+    (`mdae_fmu.schedule_report`)."""
+    from .schedule_report import listed_modes, mode_text, restart_lines
+    from .structure.variables import classify_variables
+    s, js = a.guarded, a.implicit_json or {}
+    assert s is not None
+    eqs = _Equations(model)
+    cls = classify_variables(model)
+    yield (f"model {a.model_name}: {_count(len(model.equations), 'equation')}, "
+           f"{_count(len(cls.continuous), 'continuous unknown')}, "
+           f"{_count(len(cls.discrete), 'discrete variable')}, "
+           f"{_count(len(cls.inputs), 'input')}")
+    names = list(s.guard_names)
+    if names:
+        yield f"guards ({len(names)}, each a condition that changes the equations):"
+    for name, g in list(zip(names, s.guards))[:MAX_LISTED]:
+        yield f"  {eqs.guard_source(name, g)}"
+    if len(names) > MAX_LISTED:
+        yield f"  ... and {len(names) - MAX_LISTED} more (--verbose lists them)"
+    modes = listed_modes(s)
+    head = f"structural modes: {js.get('modes', s.n_modes)}"
+    if modes is not None:
+        head += ": " + _listed(mode_text(bits, names) for bits in modes)
+    yield head
+    index = js.get("index", [])
+    parts = [f"{c['value']}" + (f" in {_paren(c['formula'])}" if len(index) > 1 else "")
+             for c in sorted(index, key=lambda c: -c["value"])]
+    nus = sorted({c["value"] for c in js.get("structural_index", [])}, reverse=True)
+    yield (f"index: {'; '.join(parts)} (the most times an equation is differentiated; "
+           f"Pryce's structural index: {', '.join(map(str, nus))})")
+    by_formula: dict[str, list[dict]] = {}
+    for d in js.get("differentiated", []):
+        by_formula.setdefault(d["formula"], []).append(d)
+    for formula, diffs in list(by_formula.items())[:MAX_LISTED]:
+        diffs.sort(key=lambda d: -d["times"])
+        where = "" if formula == "true" else f"in {_paren(formula)}: "
+        quoted = [eqs.in_formula(d["equation"], d["times"], d["mode"]) for d in diffs[:3]]
+        more = f"; and {len(diffs) - 3} more" if len(diffs) > 3 else ""
+        yield f"  {where}differentiated: " + "; ".join(quoted) + more
+    states = js.get("states", [])
+    always = [x["state"] for x in states if x["modes"] == js.get("modes")]
+    yield f"states ({len(always)}" + (" in every mode" if len(always) < len(states) else "") \
+        + f"): {_listed(always)}"
+    some: dict[str, list[str]] = {}
+    for x in states:
+        if x["state"] not in always:
+            some.setdefault(x["formula"], []).append(x["state"])
+    for formula, group in list(some.items())[:MAX_LISTED]:
+        yield f"  also in {_paren(formula)}: {_listed(group)}"
+    if names:
+        yield from restart_lines(s, 2 * MAX_LISTED)
+    if s.transient_restarts and a.automaton is not None:
+        # the when-branches that reinit states run the analysed restart of the change into
+        # their transient mode (`GuardedSchedule.transient_restarts`)
+        yield from _change_lines(a)
+
+
+def _paren(formula: str) -> str:
+    """A formula text of the implicit analysis as one item: ``(not g)``, ``(g1 and g2) or
+    (g3)`` as printed."""
+    if " or " in formula or (formula.startswith("(") and formula.endswith(")")):
+        return formula
+    return f"({formula})"
 
 
 def _modes_lines(model: Model, r: ModesReport, a: Analysis) -> Iterator[str]:
@@ -240,6 +313,26 @@ class _Equations:
             text = print_equation_body(e.residual) if e is not None else eq_id
         how = {0: "", 1: "", 2: " (twice)"}.get(times, f" ({times} times)")
         return f"{_cut(text)}{how}{_at(e) if e is not None else ''}"
+
+    def in_formula(self, eq_id: str, times: int, pairs) -> str:
+        """An equation differentiated ``times`` times in the modes of a formula, as it stands
+        in the mode ``pairs`` of that formula (``(guard text, value)``: its if-expressions on
+        guards resolved, `mdae_fmu.structure.valuations.specialize`), and its line."""
+        e = self.get(eq_id)
+        if e is None:
+            return eq_id
+        text = print_equation_body(e.residual)
+        if any(isinstance(n, E.If) for n in E.walk(e.residual)):
+            from .structure.valuations import specialize
+            try:
+                one = [x for x in specialize(self.model, [tuple(p) for p in pairs])
+                       if x.id == eq_id]
+            except KeyError:          # a guard the mode does not decide: as written
+                one = []
+            if one:
+                text = print_equation_body(one[0].residual)
+        how = {0: "", 1: "", 2: " (twice)"}.get(times, f" ({times} times)")
+        return f"{_cut(text)}{how}{_at(e)}"
 
     def guard_source(self, name: str, g: E.Expr) -> str:
         """The guard with the equation that defines it (a Boolean variable) or the first

@@ -72,6 +72,24 @@ class ImplicitAnalysis:
     def n_modes(self) -> int:
         return self.space.count(self.space.care)
 
+    def differentiated(self) -> list[tuple[str, int, Any]]:
+        """``(equation id, c, formula)``: equation i is differentiated c >= 1 times (its
+        offset, docs/theory.md §4.2) in the regular modes of the formula."""
+        bdd = self.space.bdd
+        regular = self.space.care & ~self.singular
+        out = []
+        for eq_id, ci in zip(self.graph.rows, self.c):
+            for k, f in sorted(ci.items()):
+                if k > 0 and (f & regular) != bdd.false:
+                    out.append((eq_id, k, f & regular))
+        return out
+
+    def one_mode(self, f) -> tuple[tuple[str, bool], ...]:
+        """One mode of formula ``f`` (a consistent one), as ``(guard text, value)`` pairs."""
+        asg = self.space.bdd.pick(f & self.space.care,
+                                  care_vars=[self.space.var_of[a] for a in self.space.atoms])
+        return self.space.mode_pairs(asg)
+
     # --- querying one mode ------------------------------------------------------------------
     def at(self, pairs) -> dict:
         """The per-mode answers at the mode ``pairs`` (``(guard text, value)`` as
@@ -377,6 +395,10 @@ def render_json(a: ImplicitAnalysis) -> dict:
                     "formula": sp_.text(blk.formula, 10 ** 6)} for blk in a.blocks],
         "transversal": [{"equation": e, "unknown": v, "formula": sp_.text(f, 10 ** 6)}
                         for e, v, f in a.assignment_formulas()],
+        "differentiated": [{"equation": e, "times": k, "modes": sp_.count(f),
+                            "formula": sp_.text(f, 10 ** 6),
+                            "mode": [[n, v] for n, v in a.one_mode(f)]}
+                           for e, k, f in a.differentiated()],
         "failing_mode": None if a.failing_mode is None else
         [{"guard": n, "value": v} for n, v in a.failing_mode],
         "seconds": a.seconds, "exit_code": a.exit_code, "accepted": a.ok,

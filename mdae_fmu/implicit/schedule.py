@@ -71,6 +71,30 @@ class FormulaTable:
             u = self.hi[u] if bits[self.var[u]] else self.lo[u]
         return u == -1
 
+    def text(self, u: int, names, limit: int = 8) -> str:
+        """Formula ``u`` as a disjunction of its paths to true, ``(g1 and not g2) or (g3)``,
+        with at most ``limit`` paths (found in at most 64 ``limit`` steps); else
+        ``(N guard combinations or more)``."""
+        if u < 0:
+            return "(every mode)" if u == -1 else "(no mode)"
+        paths: list[list[str]] = []
+        stack: list[tuple[int, list[str]]] = [(u, [])]
+        steps = 0
+        while stack:
+            steps += 1
+            if len(paths) > limit or steps > 64 * limit:
+                return f"({limit} guard combinations or more)"
+            node, lits = stack.pop()
+            if node == -1:
+                paths.append(lits)
+            elif node >= 0:
+                name = names[self.var[node]]
+                stack.append((self.lo[node], lits + [f"not {name}"]))
+                stack.append((self.hi[node], lits + [name]))
+        if len(paths) > limit:
+            return f"({limit} guard combinations or more)"
+        return " or ".join("(" + " and ".join(p) + ")" for p in paths)
+
 
 @dataclass(frozen=True)
 class BlockRows:
