@@ -331,6 +331,29 @@ def standardize_changes(automaton: Automaton, changes: Iterable[ModeChange],
                  else ch for ch in changes)
 
 
+def analyze_change(system: MultimodeSystem, src: Mode, dst: Mode,
+                   erasure: Erasure = "restricted", standardize: bool = True,
+                   shift_form: Any = None) -> tuple[ModeChange, tuple[Diagnostic, ...]]:
+    """The one mode change ``src -> dst`` of ``system`` (``src`` a regular long mode, ``dst``
+    a regular long or a transient mode) as `analyze_multimode` analyses it, with its
+    diagnostics in the words of the whole exploration: the cascade from the steady
+    configuration of ``src`` (`_cascade`, docs/theory.md §6.6, §8.1; E-RESTART-MISSING,
+    E-RESTART-CONFLICT, E-CASCADE-INFINITE), with ``standardize`` the impulse analysis and
+    Algorithm ST of its instants (docs/theory.md §9: E-IMPULSE-INCONSISTENT, W-IMPULSE-ORDER,
+    W-STANDARDIZE, W-FAKE-IMPULSE), collected as `_collect_diagnostics` does. The one
+    analysis (`mdae_fmu.implicit.changes`) runs it on one concrete change per class;
+    ``shift_form``: the `ShiftForm` of ``system``, shared by those calls (its symbolic
+    equations are built once)."""
+    ex = _Explorer(system, erasure, False)
+    ex._sf = shift_form
+    longs = [src] + ([continuation_mode(system, dst)] if system.is_transient(dst) else [dst])
+    _, steady = _steady_modes(ex, list(dict.fromkeys(longs)), [])
+    if src not in steady:
+        raise ValueError(f"mode [{system.mode_label(src)}] is not a regular long mode")
+    change = _cascade(ex, src, dst, steady[src], steady, standardize)
+    return change, tuple(_collect_diagnostics([], [change], ()))
+
+
 def _without_guards(ex: _Explorer, erasure: Erasure, literal_lemma22: bool) -> Automaton:
     """The verdict of `analyze_multimode` for a system without guards, in time linear in the
     model with a small constant: its one long mode has no mode change and no transient
