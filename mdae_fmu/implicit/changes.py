@@ -11,9 +11,9 @@ the old one from outside F, differing from it in as few guards as the formulas a
 the enumerated analysis' own cascade (`mdae_fmu.modes.explore.change_diagnostics`:
 SolveConflict, docs/theory.md §6.6; impulse analysis and standardization, §9), and each of
 its diagnostics is reported with the formulas of the class. Without a schedule (the schedule
-refused the model), the classes are those of the implicit analysis' conditional blocks and
-offsets and of each guard literal (docs/theory.md §10.2), which every variant formula is a
-conjunction of.
+refused the model) or for a merged block (one variant for every mode of its component), the
+classes are those of the implicit analysis' conditional blocks and offsets and of each guard
+literal (docs/theory.md §10.2), which every variant formula is a conjunction of.
 """
 
 from __future__ import annotations
@@ -61,15 +61,20 @@ def table_formula(space: Any, table: FormulaTable, root: int) -> Any:
 def change_classes(ia: ImplicitAnalysis, schedule: GuardedSchedule | None) -> list[Any]:
     """The formulas F whose changes "into F from the regular modes outside F" are the
     classes of the module docstring, without repeats: the variant formulas of ``schedule``;
-    without one, the formulas of the implicit analysis' conditional blocks, of each value
-    of the offsets c and d, and of each guard literal."""
+    without one, or when a variant is merged (`mdae_fmu.implicit.merged`: one block whose
+    rows guard bits select, its formula every mode of its component), also the formulas of
+    the implicit analysis' conditional blocks, of each value of the offsets c and d, and of
+    each guard literal."""
     space = ia.space
     bdd = space.bdd
     regular = space.care & ~ia.singular
+    found = []
     if schedule is not None:
         found = [table_formula(space, schedule.table, v.formula) for v in schedule.variants]
-    else:
-        found = [b.formula for b in ia.blocks]
+    if schedule is None or any(v.merged for v in schedule.variants):
+        # a merged block holds every mode's rows under one formula: its changes are
+        # told apart by the formulas its rows and offsets are selected by
+        found += [b.formula for b in ia.blocks]
         found += [f for case in (*ia.c, *ia.d) for f in case.values()]
         for a in space.atoms:
             lit = bdd.var(space.var_of[a])
@@ -109,7 +114,7 @@ def change_diagnostics(model: Model, ia: ImplicitAnalysis,
     analysed) on one concrete change per class (module docstring), each ``CODE: <the
     enumerated analysis' message of that change> (changes from the modes A into the modes
     B)``, A and B the formulas of its class; one message per distinct text."""
-    from ..modes.explore import analyze_change
+    from ..modes.explore import analyze_changes
     from ..modes.normalize import normalize
     from ..modes.shiftform import ShiftForm
     if not ia.ok or not ia.space.atoms:
@@ -122,25 +127,24 @@ def change_diagnostics(model: Model, ia: ImplicitAnalysis,
     sf = ShiftForm(system)
     regular = space.care & ~ia.singular
     bit = {a: space.var_of[a] for a in space.atoms}
-    errors: dict[str, None] = {}
-    warnings: dict[str, None] = {}
-    done: set[tuple] = set()
-    affine: dict = {}
+    pairs: dict[tuple, str] = {}      # concrete change -> the formulas of its class
     for into in change_classes(ia, schedule):
         outside = regular & ~into
         pair = concrete_change(space, into, outside)
         if pair is None:
             continue
         old, new = (_system_mode(system, space.fixed, bit, asg) for asg in pair)
-        if old is None or new is None or (old, new) in done:
-            continue
-        done.add((old, new))
-        where = (f" (changes from the modes {space.text(outside)} into the modes "
-                 f"{space.text(into)})")
-        change, found = analyze_change(system, old, new, standardize=False, shift_form=sf)
-        if change.accepted and needs_impulse_analysis(system, sf, change, affine):
-            change, found = analyze_change(system, old, new, shift_form=sf)
-        for d in found:
+        if old is not None and new is not None and (old, new) not in pairs:
+            pairs[(old, new)] = (f" (changes from the modes {space.text(outside)} into the "
+                                 f"modes {space.text(into)})")
+    affine: dict = {}
+    errors: dict[str, None] = {}
+    warnings: dict[str, None] = {}
+    found = analyze_changes(system, list(pairs),
+                            lambda ch: needs_impulse_analysis(system, sf, ch, affine),
+                            shift_form=sf)
+    for where, (_, diagnostics) in zip(pairs.values(), found):
+        for d in diagnostics:
             text = f"{d.code}: {d.message}{where}"
             (warnings if d.code.startswith("W-") else errors).setdefault(text, None)
     return ChangeDiagnostics(errors=tuple(errors), warnings=tuple(warnings))
@@ -170,15 +174,16 @@ def needs_impulse_analysis(system: Any, sf: Any, change: Any, cache: dict) -> bo
             problem = restart_problem(sf, inst, f"instant {k}")
         except failures:
             return True         # the standardization would fail too: W-STANDARDIZE
-        if not all(_affine(eq, problem.unknowns, cache) for _, eq in problem.equations):
+        unknowns = frozenset(problem.unknowns)
+        if not all(_affine(eq, unknowns, cache) for _, eq in problem.equations):
             return True
     return False
 
 
-def _affine(expr: Any, unknowns: tuple, cache: dict) -> bool:
+def _affine(expr: Any, unknowns: frozenset, cache: dict) -> bool:
     """Whether the sympy ``expr`` is affine in ``unknowns``: no first derivative in one of
     them reads one of them (``cache``: the answer per expression, shared by the changes)."""
-    mine = frozenset(expr.free_symbols & set(unknowns))
+    mine = frozenset(expr.free_symbols & unknowns)
     key = (expr, mine)
     if key not in cache:
         cache[key] = all(not (expr.diff(u).free_symbols & mine) for u in mine)

@@ -13,7 +13,7 @@ variables with their orders (Algorithm IA) and the standardized restart (Algorit
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, cast
 
@@ -331,27 +331,34 @@ def standardize_changes(automaton: Automaton, changes: Iterable[ModeChange],
                  else ch for ch in changes)
 
 
-def analyze_change(system: MultimodeSystem, src: Mode, dst: Mode,
-                   erasure: Erasure = "restricted", standardize: bool = True,
-                   shift_form: Any = None) -> tuple[ModeChange, tuple[Diagnostic, ...]]:
-    """The one mode change ``src -> dst`` of ``system`` (``src`` a regular long mode, ``dst``
-    a regular long or a transient mode) as `analyze_multimode` analyses it, with its
-    diagnostics in the words of the whole exploration: the cascade from the steady
+def analyze_changes(system: MultimodeSystem, pairs: Iterable[tuple[Mode, Mode]],
+                    standardize: Callable[[ModeChange], bool],
+                    erasure: Erasure = "restricted", shift_form: Any = None
+                    ) -> Iterator[tuple[ModeChange, tuple[Diagnostic, ...]]]:
+    """The mode changes ``src -> dst`` of ``pairs`` (``src`` a regular long mode of ``system``,
+    ``dst`` a regular long or a transient mode) as `analyze_multimode` analyses them, each
+    with its diagnostics in the words of the whole exploration: the cascade from the steady
     configuration of ``src`` (`_cascade`, docs/theory.md §6.6, §8.1; E-RESTART-MISSING,
-    E-RESTART-CONFLICT, E-CASCADE-INFINITE), with ``standardize`` the impulse analysis and
-    Algorithm ST of its instants (docs/theory.md §9: E-IMPULSE-INCONSISTENT, W-IMPULSE-ORDER,
-    W-STANDARDIZE, W-FAKE-IMPULSE), collected as `_collect_diagnostics` does. The one
+    E-RESTART-CONFLICT, E-CASCADE-INFINITE), then, for an accepted change for which
+    ``standardize(change)`` holds, the same cascade with the impulse analysis and Algorithm
+    ST of its instants (docs/theory.md §9: E-IMPULSE-INCONSISTENT, W-IMPULSE-ORDER,
+    W-STANDARDIZE, W-FAKE-IMPULSE), collected as `_collect_diagnostics` does. One explorer
+    serves every pair (each mode's Σ-method and steady run computed once). The one
     analysis (`mdae_fmu.implicit.changes`) runs it on one concrete change per class;
-    ``shift_form``: the `ShiftForm` of ``system``, shared by those calls (its symbolic
-    equations are built once)."""
+    ``shift_form``: the `ShiftForm` of ``system`` when the caller has it."""
     ex = _Explorer(system, erasure, False)
     ex._sf = shift_form
-    longs = [src] + ([continuation_mode(system, dst)] if system.is_transient(dst) else [dst])
-    _, steady = _steady_modes(ex, list(dict.fromkeys(longs)), [])
-    if src not in steady:
-        raise ValueError(f"mode [{system.mode_label(src)}] is not a regular long mode")
-    change = _cascade(ex, src, dst, steady[src], steady, standardize)
-    return change, tuple(_collect_diagnostics([], [change], ()))
+    steady: dict[Mode, Config] = {}
+    for src, dst in pairs:
+        longs = [src, continuation_mode(system, dst) if system.is_transient(dst) else dst]
+        todo = [m for m in dict.fromkeys(longs) if m not in steady]
+        steady.update(_steady_modes(ex, todo, [])[1])
+        if src not in steady:
+            raise ValueError(f"mode [{system.mode_label(src)}] is not a regular long mode")
+        change = _cascade(ex, src, dst, steady[src], steady, False)
+        if change.accepted and standardize(change):
+            change = _cascade(ex, src, dst, steady[src], steady, True)
+        yield change, tuple(_collect_diagnostics([], [change], ()))
 
 
 def _without_guards(ex: _Explorer, erasure: Erasure, literal_lemma22: bool) -> Automaton:
