@@ -324,8 +324,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
         done = replace(base, guarded=guarded_schedule(code, ia, initial=initial))
     except ModelRejected as err:
         done = replace(base, rejection=err.message)
-    done = with_change_diagnostics(done, code, ia)
-    return done
+    return with_change_diagnostics(done, code, ia)
 
 
 def with_change_diagnostics(a: Analysis, code: Model, ia) -> Analysis:

@@ -8,7 +8,7 @@ restart of the change is the variants' restart systems, block lower triangular).
 changes fall into classes, one per variant formula F, "from the regular modes outside F into
 the modes of F". Of each class one concrete change is analysed (the new mode picked from F,
 the old one from outside F, differing from it in as few guards as the formulas allow) by
-the enumerated analysis' own cascade (`mdae_fmu.modes.explore.change_diagnostics`:
+the enumerated analysis' own cascade (`mdae_fmu.modes.explore.analyze_changes`:
 SolveConflict, docs/theory.md §6.6; impulse analysis and standardization, §9), and each of
 its diagnostics is reported with the formulas of the class. Without a schedule (the schedule
 refused the model) or for a merged block (one variant for every mode of its component), the

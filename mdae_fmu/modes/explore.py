@@ -334,7 +334,7 @@ def standardize_changes(automaton: Automaton, changes: Iterable[ModeChange],
 def analyze_changes(system: MultimodeSystem, pairs: Iterable[tuple[Mode, Mode]],
                     standardize: Callable[[ModeChange], bool],
                     erasure: Erasure = "restricted", shift_form: Any = None
-                    ) -> Iterator[tuple[ModeChange, tuple[Diagnostic, ...]]]:
+                    ) -> Iterator[tuple[ModeChange | None, tuple[Diagnostic, ...]]]:
     """The mode changes ``src -> dst`` of ``pairs`` (``src`` a regular long mode of ``system``,
     ``dst`` a regular long or a transient mode) as `analyze_multimode` analyses them, each
     with its diagnostics in the words of the whole exploration: the cascade from the steady
@@ -345,7 +345,8 @@ def analyze_changes(system: MultimodeSystem, pairs: Iterable[tuple[Mode, Mode]],
     W-STANDARDIZE, W-FAKE-IMPULSE), collected as `_collect_diagnostics` does. One explorer
     serves every pair (each mode's Σ-method and steady run computed once). The one
     analysis (`mdae_fmu.implicit.changes`) runs it on one concrete change per class;
-    ``shift_form``: the `ShiftForm` of ``system`` when the caller has it."""
+    ``shift_form``: the `ShiftForm` of ``system`` when the caller has it. A pair whose modes
+    are not regular here (no steady configuration) gives ``(None, ())``."""
     ex = _Explorer(system, erasure, False)
     ex._sf = shift_form
     steady: dict[Mode, Config] = {}
@@ -353,8 +354,9 @@ def analyze_changes(system: MultimodeSystem, pairs: Iterable[tuple[Mode, Mode]],
         longs = [src, continuation_mode(system, dst) if system.is_transient(dst) else dst]
         todo = [m for m in dict.fromkeys(longs) if m not in steady]
         steady.update(_steady_modes(ex, todo, [])[1])
-        if src not in steady:
-            raise ValueError(f"mode [{system.mode_label(src)}] is not a regular long mode")
+        if any(m not in steady for m in longs):
+            yield None, ()
+            continue
         change = _cascade(ex, src, dst, steady[src], steady, False)
         if change.accepted and standardize(change):
             change = _cascade(ex, src, dst, steady[src], steady, True)

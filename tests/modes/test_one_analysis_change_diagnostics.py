@@ -96,31 +96,6 @@ def test_impulse_order_of_a_non_power_impulse():
 
 # --- E-RESTART-MISSING ---------------------------------------------------------------------
 
-CLUTCH_MISSING = """class ClutchMissing "shaft 2 has no dynamics while released"
-  parameter Real k = 0.01;
-  parameter Real c = 1.0;
-  Real t(start = 0.0, fixed = true);
-  Boolean engaged(start = false);
-  Real w1(start = 1.0, fixed = true);
-  Real w2;
-  Real f1;
-  Real f2;
-equation
-  der(t) = 1.0;
-  engaged = t >= 5.0;
-  der(w1) = (-k) * w1 + f1;
-  if engaged then
-    der(w2) = (-k) * w2 + f2;
-    f1 + f2 = 0.0;
-    f1 = c * (w2 - w1);
-  else
-    w2 = 0.0;
-    f1 = 0.0;
-    f2 = 0.0;
-  end if;
-end ClutchMissing;
-"""
-
 
 def _model(tmp_path: Path, text: str, name: str):
     """The model of the Modelica ``text``, read from ``tmp_path / name`` (source lines)."""
@@ -134,7 +109,7 @@ def test_missing_restart_rejects_with_the_dm_diagnostic(tmp_path):
     docs/theory.md §6.6): the one analysis accepted this model before (its schedule was
     built); now it rejects it as the enumerated analysis does, naming w2, the equations
     coupled to it with their source lines, and the changes concerned."""
-    model = _model(tmp_path, CLUTCH_MISSING, "ClutchMissing.mo")
+    model = _model(tmp_path, X.CLUTCH_MISSING, "ClutchMissing.mo")
     got = _same_diagnostics(model, into="engaged", outside="not engaged")
     [m] = got["E-RESTART-MISSING"]
     assert m.startswith("E-RESTART-MISSING: when switching not engaged -> engaged, instant 0: "
@@ -145,7 +120,7 @@ def test_missing_restart_rejects_with_the_dm_diagnostic(tmp_path):
     one = analyze(model, implicit=True)
     assert not one.accepted and one.guarded is None and one.errors == (m,)
     # the rigid coupling gives the restart: accepted on both paths, no diagnostic
-    fixed = _model(tmp_path, CLUTCH_MISSING.replace("f1 = c * (w2 - w1)", "w1 - w2 = 0.0"),
+    fixed = _model(tmp_path, X.CLUTCH_MISSING.replace("f1 = c * (w2 - w1)", "w1 - w2 = 0.0"),
                    "ClutchFixed.mo")
     one = analyze(fixed, implicit=True)
     assert one.accepted and one.guarded is not None and not _change_messages(one)
