@@ -334,9 +334,24 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     if progress is not None:
         progress("guarded schedule")
     try:
-        return replace(base, guarded=guarded_schedule(code, ia, initial=initial))
+        done = replace(base, guarded=guarded_schedule(code, ia, initial=initial))
     except ModelRejected as err:
-        return replace(base, rejection=err.message)
+        done = replace(base, rejection=err.message)
+    return with_change_diagnostics(done, code, ia)
+
+
+def with_change_diagnostics(a: Analysis, code: Model, ia) -> Analysis:
+    """``a`` (the one analysis of ``code``, whose implicit analysis is ``ia``) with the
+    diagnostics of its mode changes (`mdae_fmu.implicit.changes`): the errors reject the
+    model and name what a refused schedule (``a.rejection``) could not build, the warnings
+    join ``init_warnings``."""
+    from .implicit.changes import change_diagnostics
+    found = change_diagnostics(code, ia, a.guarded)
+    out = replace(a, init_warnings=a.init_warnings + found.warnings)
+    if found.errors:
+        out = replace(out, guarded=None, guarded_refusal=a.rejection,
+                      rejection="\n".join(found.errors))
+    return out
 
 
 def initial_mode(model: Model) -> tuple[dict | None, str | None]:

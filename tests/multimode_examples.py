@@ -336,3 +336,32 @@ def feasible_mode(system: MultimodeSystem, mode: Mode) -> bool:
         return False
     val = {g.cond: v for g, v in zip(system.guards, mode) if g.kind == "long"}
     return consistent_valuation(val, system.guard_definitions())
+
+
+#: ClutchMissing (Modelica source): shaft 2 is a state of the engaged mode that the released mode
+#: does not determine, so the change into the engaged mode lacks a restart (E-RESTART-MISSING)
+CLUTCH_MISSING = """class ClutchMissing "shaft 2 has no dynamics while released: its \
+restart is missing"
+  parameter Real k = 0.01;
+  parameter Real c = 1.0;
+  Real t(start = 0.0, fixed = true);
+  Boolean engaged(start = false);
+  Real w1(start = 1.0, fixed = true);
+  Real w2;
+  Real f1;
+  Real f2;
+equation
+  der(t) = 1.0;
+  engaged = t >= 5.0;
+  der(w1) = (-k) * w1 + f1;
+  if engaged then
+    der(w2) = (-k) * w2 + f2;
+    f1 + f2 = 0.0;
+    f1 = c * (w2 - w1);
+  else
+    w2 = 0.0;
+    f1 = 0.0;
+    f2 = 0.0;
+  end if;
+end ClutchMissing;
+"""

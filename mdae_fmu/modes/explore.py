@@ -13,7 +13,7 @@ variables with their orders (Algorithm IA) and the standardized restart (Algorit
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, cast
 
@@ -329,6 +329,38 @@ def standardize_changes(automaton: Automaton, changes: Iterable[ModeChange],
     _, steady = _steady_modes(ex, [info.mode for info in automaton.modes], [])
     return tuple(_cascade(ex, ch.src, ch.dst, steady[ch.src], steady, True) if ch.accepted
                  else ch for ch in changes)
+
+
+def analyze_changes(system: MultimodeSystem, pairs: Iterable[tuple[Mode, Mode]],
+                    standardize: Callable[[ModeChange], bool],
+                    erasure: Erasure = "restricted", shift_form: Any = None
+                    ) -> Iterator[tuple[ModeChange | None, tuple[Diagnostic, ...]]]:
+    """The mode changes ``src -> dst`` of ``pairs`` (``src`` a regular long mode of ``system``,
+    ``dst`` a regular long or a transient mode) as `analyze_multimode` analyses them, each
+    with its diagnostics in the words of the whole exploration: the cascade from the steady
+    configuration of ``src`` (`_cascade`, docs/theory.md §6.6, §8.1; E-RESTART-MISSING,
+    E-RESTART-CONFLICT, E-CASCADE-INFINITE), then, for an accepted change for which
+    ``standardize(change)`` holds, the same cascade with the impulse analysis and Algorithm
+    ST of its instants (docs/theory.md §9: E-IMPULSE-INCONSISTENT, W-IMPULSE-ORDER,
+    W-STANDARDIZE, W-FAKE-IMPULSE), collected as `_collect_diagnostics` does. One explorer
+    serves every pair (each mode's Σ-method and steady run computed once). The one
+    analysis (`mdae_fmu.implicit.changes`) runs it on one concrete change per class;
+    ``shift_form``: the `ShiftForm` of ``system`` when the caller has it. A pair whose modes
+    are not regular here (no steady configuration) gives ``(None, ())``."""
+    ex = _Explorer(system, erasure, False)
+    ex._sf = shift_form
+    steady: dict[Mode, Config] = {}
+    for src, dst in pairs:
+        longs = [src, continuation_mode(system, dst) if system.is_transient(dst) else dst]
+        todo = [m for m in dict.fromkeys(longs) if m not in steady]
+        steady.update(_steady_modes(ex, todo, [])[1])
+        if any(m not in steady for m in longs):
+            yield None, ()
+            continue
+        change = _cascade(ex, src, dst, steady[src], steady, False)
+        if change.accepted and standardize(change):
+            change = _cascade(ex, src, dst, steady[src], steady, True)
+        yield change, tuple(_collect_diagnostics([], [change], ()))
 
 
 def _without_guards(ex: _Explorer, erasure: Erasure, literal_lemma22: bool) -> Automaton:

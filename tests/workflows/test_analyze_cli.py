@@ -13,6 +13,7 @@ from mdae_fmu.cli import main
 from mdae_fmu.api import load
 from mdae_fmu.modes.normalize import normalize
 from mdae_fmu.modes.shiftform import parameter_values
+from multimode_examples import CLUTCH_MISSING
 
 MODELS = Path(__file__).resolve().parents[2] / "reference_models"
 CONDITIONALS = Path(__file__).resolve().parents[1] / "data" / "conditionals"
@@ -249,32 +250,6 @@ def test_transient_instant_depending_on_the_future_names_equations_and_lines(tmp
         assert f"TransientFuture.mo:{ln}" in line
     assert "e2' (TransientFuture.mo:9)" in line          # a shifted (latent) row is named too
 
-
-CLUTCH_MISSING = """class ClutchMissing "shaft 2 has no dynamics while released: its \
-restart is missing"
-  parameter Real k = 0.01;
-  parameter Real c = 1.0;
-  Real t(start = 0.0, fixed = true);
-  Boolean engaged(start = false);
-  Real w1(start = 1.0, fixed = true);
-  Real w2;
-  Real f1;
-  Real f2;
-equation
-  der(t) = 1.0;
-  engaged = t >= 5.0;
-  der(w1) = (-k) * w1 + f1;
-  if engaged then
-    der(w2) = (-k) * w2 + f2;
-    f1 + f2 = 0.0;
-    f1 = c * (w2 - w1);
-  else
-    w2 = 0.0;
-    f1 = 0.0;
-    f2 = 0.0;
-  end if;
-end ClutchMissing;
-"""
 
 
 def test_missing_restart_singles_out_the_state_without_restart(tmp_path, capsys):

@@ -1,0 +1,225 @@
+"""The mode-change diagnostics of the one analysis (issue 26 Deliver 2, docs/multimode.md "One
+analysis"; `mdae_fmu.implicit.changes`): on every model whose enumerated analysis gives
+E-RESTART-MISSING, E-RESTART-CONFLICT, E-IMPULSE-INCONSISTENT, W-IMPULSE-ORDER, W-STANDARDIZE
+or W-FAKE-IMPULSE, ``analyze(model, implicit=True)`` (no mode enumerated) gives the same
+codes and the same verdict, each message being the enumerated message of one concrete change
+followed by the formulas of the changes concerned.
+
+The oracle is the enumerated analysis itself (`mdae_fmu.modes.explore.analyze_multimode`
+through `mdae_fmu.analysis.analyze` by default), which explores every change."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("dd")
+
+from mdae_fmu.analysis import analyze  # noqa: E402
+from mdae_fmu.importers.reading import load  # noqa: E402
+from mdae_fmu.implicit.analysis import analyze_implicit  # noqa: E402
+from mdae_fmu.implicit.changes import change_classes, concrete_change  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+import multimode_examples as X  # noqa: E402
+
+CODES = ("E-RESTART-MISSING", "E-RESTART-CONFLICT", "E-IMPULSE-INCONSISTENT",
+         "W-IMPULSE-ORDER", "W-STANDARDIZE", "W-FAKE-IMPULSE")
+
+
+def _change_messages(a) -> dict[str, list[str]]:
+    """The messages of ``a`` with one of `CODES`, by code."""
+    out: dict[str, list[str]] = {}
+    for m in a.messages:
+        code = m.split(":", 1)[0]
+        if code in CODES:
+            out.setdefault(code, []).append(m)
+    return out
+
+
+def _same_diagnostics(model, into: str, outside: str) -> dict[str, list[str]]:
+    """Analyse ``model`` on both paths; assert the same verdict and codes, and that every
+    message of the one analysis is an enumerated message followed by the formulas of its
+    changes, from ``outside`` into ``into``. Returns the one analysis' messages by code."""
+    enumerated = analyze(model)
+    one = analyze(model, implicit=True)
+    assert enumerated.modes is not None and one.modes is None
+    assert one.accepted == enumerated.accepted
+    want, got = _change_messages(enumerated), _change_messages(one)
+    assert want and sorted(got) == sorted(want)
+    tail = f" (changes from the modes {outside} into the modes {into})"
+    for code, msgs in got.items():
+        for m in msgs:
+            assert m.endswith(tail), m
+            assert m[:-len(tail)] in want[code], m
+    return got
+
+
+# --- the seed and reference models -----------------------------------------------------------
+
+@pytest.mark.parametrize("path, code, change", [
+    pytest.param("reference_models/AirBrake.mo", "W-FAKE-IMPULSE", ("not g", "g"),
+                 marks=pytest.mark.long),
+    pytest.param("reference_models/AirBrakeOriginal.mo", "W-FAKE-IMPULSE", ("not g", "g"),
+                 marks=pytest.mark.long),
+    ("tests/data/one_pipeline/ClutchSinh.mo", "W-IMPULSE-ORDER", ("not g", "g")),
+])
+def test_reference_models(path, code, change):
+    """The three warnings the one analysis lacked (docs/multimode.md, "Where it stands"):
+    the brake's inferred impulses come from the residual of an erased equation that a
+    physical switch makes 0 (W-FAKE-IMPULSE, RR-9334 Comment 8), and sinh(t1) has no
+    power order in 1/d (W-IMPULSE-ORDER, the delta-scheme restarts it)."""
+    got = _same_diagnostics(load(ROOT / path), into=change[1], outside=change[0])
+    [m] = got[code]
+    assert m.startswith(f"{code}: {change[0]} -> {change[1]}, instant 0: ")
+
+
+@pytest.mark.long
+def test_fake_impulse_names_the_residual_and_the_guard():
+    got = _same_diagnostics(X.air_brake(), into="g", outside="not g")
+    [m] = got["W-FAKE-IMPULSE"]
+    assert "the erased v1" in m and "s is the zero-crossing variable of guard g" in m
+
+
+def test_impulse_order_of_a_non_power_impulse():
+    m = X.clutch_cubic()
+    eqs = tuple(X.eq("e1", "der(w1) = a1*w1 + b1*sinh(t1)") if e.id == "e1" else e
+                for e in m.equations)
+    model = type(m)(name="ClutchSinh", variables=m.variables, equations=eqs)
+    got = _same_diagnostics(model, into="g", outside="not g")
+    [w] = got["W-IMPULSE-ORDER"]
+    assert "the impulse order of ('t1@0',) is not a power of 1/d" in w
+
+
+# --- E-RESTART-MISSING ---------------------------------------------------------------------
+
+
+def _model(tmp_path: Path, text: str, name: str):
+    """The model of the Modelica ``text``, read from ``tmp_path / name`` (source lines)."""
+    path = tmp_path / name
+    path.write_text(text)
+    return load(path)
+
+
+def test_missing_restart_rejects_with_the_dm_diagnostic(tmp_path):
+    """w2 is a state of the engaged mode that the released mode does not give (Algorithm 9,
+    docs/theory.md §6.6): the one analysis accepted this model before (its schedule was
+    built); now it rejects it as the enumerated analysis does, naming w2, the equations
+    coupled to it with their source lines, and the changes concerned."""
+    model = _model(tmp_path, X.CLUTCH_MISSING, "ClutchMissing.mo")
+    got = _same_diagnostics(model, into="engaged", outside="not engaged")
+    [m] = got["E-RESTART-MISSING"]
+    assert m.startswith("E-RESTART-MISSING: when switching not engaged -> engaged, instant 0: "
+                        "no equation determines the restart of {w2} (1 equation missing")
+    assert "{f1, f2, w1} are coupled to it through" in m
+    for line in (13, 15, 16, 17):
+        assert f"ClutchMissing.mo:{line}" in m
+    one = analyze(model, implicit=True)
+    assert not one.accepted and one.guarded is None and one.errors == (m,)
+    # the rigid coupling gives the restart: accepted on both paths, no diagnostic
+    fixed = _model(tmp_path, X.CLUTCH_MISSING.replace("f1 = c * (w2 - w1)", "w1 - w2 = 0.0"),
+                   "ClutchFixed.mo")
+    one = analyze(fixed, implicit=True)
+    assert one.accepted and one.guarded is not None and not _change_messages(one)
+    assert analyze(fixed).accepted
+
+
+TWO_CLUTCHES = """class TwoClutches "clutch a is well posed; clutch b lacks the restart of w3"
+  parameter Real k = 0.01;
+  Real t(start = 0.0, fixed = true);
+  Boolean a(start = false);
+  Boolean b(start = false);
+  Real w1(start = 1.0, fixed = true);
+  Real w2(start = 0.5, fixed = true);
+  Real w3;
+  Real f1;
+  Real f2;
+  Real f3;
+  Real f4;
+equation
+  der(t) = 1.0;
+  a = t >= 2.0;
+  b = t >= 5.0;
+  der(w1) = (-k) * w1 + f1;
+  der(w2) = (-k) * w2 + f2 + f3;
+  f1 + f2 = 0.0;
+  if a then
+    w1 - w2 = 0.0;
+  else
+    f1 = 0.0;
+  end if;
+  if b then
+    der(w3) = (-k) * w3 + f4;
+    f3 + f4 = 0.0;
+    f3 = w3 - w2;
+  else
+    w3 = 0.0;
+    f3 = 0.0;
+    f4 = 0.0;
+  end if;
+end TwoClutches;
+"""
+
+
+def test_missing_restart_among_two_guards(tmp_path):
+    """Three consistent modes (b implies a: t >= 5 implies t >= 2). Engaging b misses the
+    restart of w3 (the enumerated analysis finds it from both other modes); clutch a alone
+    is well posed. The one analysis names one concrete change, a single switch of b, with
+    the formulas of its class: into the block of ``a and b``, from every mode outside it."""
+    model = _model(tmp_path, TWO_CLUTCHES, "TwoClutches.mo")
+    got = _same_diagnostics(model, into="(a and b)", outside="not b")
+    [m] = got["E-RESTART-MISSING"]
+    assert m.startswith("E-RESTART-MISSING: when switching a,not b -> a,b, instant 0: no "
+                        "equation determines the restart of {w3}")
+    assert "TwoClutches.mo:27" in m and "TwoClutches.mo:28" in m
+    enumerated = analyze(model)
+    assert len([e for e in enumerated.errors if e.startswith("E-RESTART-MISSING")]) == 2
+
+
+# --- W-STANDARDIZE and E-IMPULSE-INCONSISTENT, forced ------------------------------------
+
+def test_failed_standardization_is_a_warning_on_both_paths(monkeypatch):
+    """W-STANDARDIZE: the standardization of the instant raised (forced here as
+    tests/modes/test_modes_enumeration.py does); the restart falls back to the delta-scheme
+    and the model stays accepted."""
+    import mdae_fmu.modes.restart as R
+
+    def boom(*args, **kw):
+        raise ValueError("no standard form")
+    monkeypatch.setattr(R, "restart_problem", boom)
+    got = _same_diagnostics(X.clutch_basic(), into="g", outside="not g")
+    assert all("(no standard form)" in m for m in got["W-STANDARDIZE"])
+
+
+def test_inconsistent_impulses_reject_on_both_paths(monkeypatch):
+    """E-IMPULSE-INCONSISTENT: Algorithm IA finds no orders (forced: the order system has no
+    solution, as for a restart inconsistent with finite restart states) on the cubic clutch
+    (ClutchNonSemilinear, RR-9334 (188): a restart problem not affine in its unknowns, which
+    the one analysis standardizes); both paths reject."""
+    import mdae_fmu.impulse.analysis as IA
+    monkeypatch.setattr(IA._OrderSystem, "solve", lambda self, **kw: None)
+    got = _same_diagnostics(X.clutch_cubic(), into="g", outside="not g")
+    assert got["E-IMPULSE-INCONSISTENT"]
+
+
+# --- the classes and their concrete change -----------------------------------------------------
+
+def test_concrete_change_switches_one_guard_when_it_can(tmp_path):
+    """Of the changes into a class F, the concrete one differs in one guard when a mode
+    outside F is one switch away (TwoClutches: into b, from b's other value)."""
+    model = _model(tmp_path, TWO_CLUTCHES, "TwoClutches.mo")
+    ia = analyze_implicit(model)
+    space = ia.space
+    regular = space.care & ~ia.singular
+    classes = change_classes(ia, None)
+    assert classes and all(f != regular and f != space.bdd.false for f in classes)
+    assert len({int(f) for f in classes}) == len(classes)
+    for into in classes:
+        old, new = concrete_change(space, into, regular & ~into)
+        assert space.bdd.let(new, into) == space.bdd.true
+        assert space.bdd.let(old, into) == space.bdd.false
+        assert sum(old[k] != new[k] for k in new) == 1
+    assert concrete_change(space, regular, space.bdd.false) is None
