@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextvars
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Union, cast
+from typing import Any, Callable, Union
 
 from . import expr as E
 from .diagnostics import SourceLoc
@@ -513,7 +513,8 @@ def tangent(e: E.Expr, tan: dict, table: "FunctionTable") -> E.Expr:
             return _mul(_mul(v, E.BinOp("^", u, E.BinOp("-", v, _ONE))), du)
         return _mul(e, _add(_mul(dv, _c("log", u)), _div(_mul(v, du), u)))
     if t is E.Call:
-        return _call_tangent(cast(E.Call, e), tan, table)
+        assert isinstance(e, E.Call)
+        return _call_tangent(e, tan, table)
     raise TypeError(f"not an expression: {e!r}")
 
 
