@@ -116,12 +116,16 @@ def children(e: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of ``e``."""
     t = type(e)           # the node classes are final (slots dataclasses): type dispatch
     if t is BinOp:
+        assert isinstance(e, BinOp)
         return (e.left, e.right)
     if t is UnOp or t is Der:
+        assert isinstance(e, (UnOp, Der))
         return (e.arg,)
     if t is Call:
+        assert isinstance(e, Call)
         return e.args
     if t is If:
+        assert isinstance(e, If)
         return (e.cond, e.then, e.orelse)
     return ()
 
@@ -137,13 +141,17 @@ def walk(e: Expr) -> Iterator[Expr]:
         yield node
         t = type(node)
         if t is BinOp:
+            assert isinstance(node, BinOp)
             push(node.right)
             push(node.left)
         elif t is UnOp or t is Der:
+            assert isinstance(node, (UnOp, Der))
             push(node.arg)
         elif t is Call:
+            assert isinstance(node, Call)
             stack.extend(reversed(node.args))
         elif t is If:
+            assert isinstance(node, If)
             push(node.orelse)
             push(node.then)
             push(node.cond)
@@ -160,15 +168,20 @@ def refs(e: Expr) -> set[str]:
         node = pop()
         t = type(node)
         if t is Ref:
+            assert isinstance(node, Ref)
             add(node.name)
         elif t is BinOp:
+            assert isinstance(node, BinOp)
             push(node.right)
             push(node.left)
         elif t is UnOp or t is Der:
+            assert isinstance(node, (UnOp, Der))
             push(node.arg)
         elif t is Call:
+            assert isinstance(node, Call)
             stack.extend(node.args)
         elif t is If:
+            assert isinstance(node, If)
             push(node.orelse)
             push(node.then)
             push(node.cond)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextvars
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Union, cast
+from typing import Any, Callable, Union
 
 from . import expr as E
 from .diagnostics import SourceLoc
@@ -281,13 +281,16 @@ def eval_expr(e: E.Expr, env: dict, table: "FunctionTable"):
     """Value of ``e`` with the names of ``env``; calls of user functions through ``table``."""
     t = type(e)
     if t is E.Const:
+        assert isinstance(e, E.Const)
         return e.value
     if t is E.Ref:
+        assert isinstance(e, E.Ref)
         try:
             return env[e.name]
         except KeyError:
             raise FunctionError(f"'{e.name}' is used before it has a value") from None
     if t is E.BinOp:
+        assert isinstance(e, E.BinOp)
         op = e.op.lstrip(".") if len(e.op) == 2 and e.op[0] == "." else e.op
         if op == "and":
             return bool(eval_expr(e.left, env, table)) and bool(eval_expr(e.right, env, table))
@@ -299,11 +302,14 @@ def eval_expr(e: E.Expr, env: dict, table: "FunctionTable"):
         except ZeroDivisionError:
             raise FunctionError("division by zero") from None
     if t is E.UnOp:
+        assert isinstance(e, E.UnOp)
         a = eval_expr(e.arg, env, table)
         return (not a) if e.op == "not" else (-a if e.op == "-" else a)
     if t is E.If:
+        assert isinstance(e, E.If)
         return eval_expr(e.then if eval_expr(e.cond, env, table) else e.orelse, env, table)
     if t is E.Call:
+        assert isinstance(e, E.Call)
         args = [eval_expr(a, env, table) for a in e.args]
         f = _PY.get(e.func)
         if f is not None:
@@ -474,17 +480,21 @@ def tangent(e: E.Expr, tan: dict, table: "FunctionTable") -> E.Expr:
     if t in (E.Const, E.Str, E.Time):
         return E.ZERO
     if t is E.Ref:
+        assert isinstance(e, E.Ref)
         n = tan.get(e.name)
         return E.ZERO if n is None else E.Ref(n)
     if t is E.UnOp:
+        assert isinstance(e, E.UnOp)
         if e.op == "not":
             return E.ZERO
         d = tangent(e.arg, tan, table)
         return d if e.op == "+" or _is_zero(d) else E.UnOp("-", d)
     if t is E.If:
+        assert isinstance(e, E.If)
         a, b = tangent(e.then, tan, table), tangent(e.orelse, tan, table)
         return E.ZERO if _is_zero(a) and _is_zero(b) else E.If(e.cond, a, b)
     if t is E.BinOp:
+        assert isinstance(e, E.BinOp)
         op = e.op.lstrip(".") if len(e.op) == 2 and e.op[0] == "." else e.op
         if op not in ("+", "-", "*", "/", "^"):
             return E.ZERO
@@ -503,7 +513,8 @@ def tangent(e: E.Expr, tan: dict, table: "FunctionTable") -> E.Expr:
             return _mul(_mul(v, E.BinOp("^", u, E.BinOp("-", v, _ONE))), du)
         return _mul(e, _add(_mul(dv, _c("log", u)), _div(_mul(v, du), u)))
     if t is E.Call:
-        return _call_tangent(cast(E.Call, e), tan, table)
+        assert isinstance(e, E.Call)
+        return _call_tangent(e, tan, table)
     raise TypeError(f"not an expression: {e!r}")
 
 

@@ -337,11 +337,14 @@ def check_convertible(e: E.Expr, functions=None) -> None:
         node = pop()
         t = type(node)
         if t is BinOp:
+            assert isinstance(node, BinOp)
             push(node.right)
             push(node.left)
         elif t is UnOp or t is Der:
+            assert isinstance(node, (UnOp, Der))
             push(node.arg)
         elif t is Call:
+            assert isinstance(node, Call)
             if node.func not in _KNOWN_CALLS and (functions is None
                                                   or node.func in E.BUILTIN_FUNCTIONS):
                 raise ValueError(f"no symbolic form for {node.func}()")
@@ -349,6 +352,7 @@ def check_convertible(e: E.Expr, functions=None) -> None:
                 raise ValueError("pre() applies to a variable")
             stack.extend(reversed(node.args))
         elif t is If:
+            assert isinstance(node, If)
             push(node.orelse)
             push(node.then)
             push(node.cond)

@@ -22,24 +22,30 @@ Plain-data stages:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import sympy as sp
 
-from ..implicit.schedule import (BlockRows, FormulaTable, GuardedSchedule, impulse_symbol,
-                                 left_symbol)
+from ..implicit.schedule import (BlockRows, DeltaRestart, FormulaTable, GuardedSchedule,
+                                 GuardedVariant, Selection, impulse_symbol, left_symbol)
 from ..ir import Model
 from ..structure.per_mode import ModesReport, classify_variables, defines_discrete, symbol_table
+from ..symbolic import SymbolTable
+from .block_code import BlockCode
 from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
-from .cprinter import SlotPrinter, c_comment, c_string
+from .cprinter import SlotPrinter, SlotValue, c_comment, c_string
+from .events import EventPlan
 from .initialization import InitPlan, plan_initialization
 from .emit import discrete_code, make_printers, template_environment
-from .layout import ModeSources, UnionLayout, band_left_limit_relations, band_updates, \
+from .layout import Banded, ModeSources, UnionLayout, band_left_limit_relations, band_updates, \
     max_mode_changes, watched_relations
 from .plan import CompiledModel, FmiVariable, compile_model
 from .slots import Slot, c_slot, solved_tag
+
+if TYPE_CHECKING:
+    from ..modes.explore import Automaton
 
 MODE_VARIABLE = "mdae_mode"
 BLOCKS_PER_FUNCTION = 200
@@ -58,17 +64,16 @@ class GuardedBlock:
     restart: BlockPlan | None
     writes: tuple[int, ...]
     reads: tuple[int, ...]
-    origin: tuple = ()       # (equations, unknowns) of the `ConditionalBlock` it refines
+    origin: tuple[Any, ...] = ()   # (equations, unknowns) of the `ConditionalBlock` it refines
     merged: bool = False     # one block for a whole component (`mdae_fmu.implicit.merged`):
     #                          its equations change with the mode, so it restarts at every change
-    cons: tuple = ()         # its consistency equations F^{<c} (sympy), which hold in its
+    cons: tuple[sp.Expr, ...] = ()   # its consistency equations F^{<c}, which hold in its
     #                          modes: the rows of the drift and of the projection
-    sel: Any = None          # a merged block's mode-selected unknowns and rows
-    #                          (`mdae_fmu.implicit.schedule.Selection`)
-    delta: Any = None        # the restart without closed form, by the delta-scheme
-    #                          (`mdae_fmu.implicit.schedule.DeltaRestart`)
-    singular: tuple = ()     # factors of the restart's determinant (`BlockRows.singular`)
-    levels: tuple = ()       # the lower levels of its restart, solved first
+    sel: Selection | None = None     # a merged block's mode-selected unknowns and rows
+    delta: DeltaRestart | None = None    # the restart without closed form, by the delta-scheme
+    # factors of the restart's determinant, (text, D, scale) (`BlockRows.singular`)
+    singular: tuple[tuple[str, sp.Expr, sp.Expr], ...] = ()
+    levels: tuple[BlockRows, ...] = ()   # the lower levels of its restart, solved first
     #                          (`BlockRows.levels`: constraints on positions)
 
 
@@ -82,22 +87,23 @@ class GuardedPlan:
     mode_slot: int                       # Integer slot of mdae_mode
     bits_slot: int                       # first Integer slot of the guard bits
     active_slot: int                     # first Integer slot of the block activity flags
-    left: dict                           # state slot -> slot of its left limit
-    impulse: dict                        # variable name -> slot of its integral ζ
-    extra_slots: dict                    # restart symbols (X-, ζ) -> Real slot
-    var_slots: tuple                     # per variable id: (state slot, left slot, ζ slot), -1
+    left: dict[int, int]                 # state slot -> slot of its left limit
+    impulse: dict[str, int]              # variable name -> slot of its integral ζ
+    extra_slots: dict[sp.Symbol, int]    # restart symbols (X-, ζ) -> Real slot
+    # per variable id: (state slot, left slot, ζ slot), -1 where it has none
+    var_slots: tuple[tuple[int, int, int], ...]
     n_modes: int
-    watched: tuple = ()                  # relations on x whose guards read pre(x)
-    banded: tuple = ()                   # (symbol, relation on pre(x), Boolean slot)
+    watched: tuple[sp.Basic, ...] = ()   # relations on x whose guards read pre(x)
+    banded: tuple[Banded, ...] = ()      # (symbol, relation on pre(x), Boolean slot)
     # the states of some modes only: (formula node, slot, store slot or -1, derivative
     # slot); activity flag k at d->i[active_slot + len(blocks) + k]
-    cond_states: tuple = ()
+    cond_states: tuple[tuple[int, int, int, int], ...] = ()
     # the selection flags of merged blocks (`mdae_fmu.implicit.merged`): their formulas (nodes
     # of ``table``); flag k at d->i[active_slot + len(blocks) + len(cond_states) + k]
-    flag_roots: tuple = ()
+    flag_roots: tuple[int, ...] = ()
 
     @property
-    def steady_states(self) -> frozenset:
+    def steady_states(self) -> frozenset[sp.Basic]:
         """The symbols of the states of every mode (not `cond_states`): their derivative slot
         is their rate at every instant (`mdae_fmu.codegen.events.relation_rate`)."""
         conditional = {c[1] for c in self.cond_states}
@@ -105,7 +111,7 @@ class GuardedPlan:
                          if st.slot not in conditional)
 
 
-def _hold_apart(union: CompiledModel, positions) -> CompiledModel:
+def _hold_apart(union: CompiledModel, positions: Sequence[int]) -> CompiledModel:
     """The union layout with the state vector entries of the states at ``positions`` (in
     ``union.states``) held apart from their variables: the states of some modes only
     (`GuardedSchedule.cond_states`). Where such a state is not one, a block computes the
@@ -122,7 +128,7 @@ def _hold_apart(union: CompiledModel, positions) -> CompiledModel:
                    guesses=layout.guesses)
 
 
-def _union_report(model: Model, sched: GuardedSchedule):
+def _union_report(model: Model, sched: GuardedSchedule) -> ModesReport:
     """A `ModesReport` of one synthetic mode holding the union layout (no blocks: the block
     variants are compiled here, not by `compile_model`)."""
     from types import SimpleNamespace
@@ -147,7 +153,7 @@ def _union_report(model: Model, sched: GuardedSchedule):
     )
 
 
-def _singular_checks(gb: GuardedBlock, printer) -> list[str]:
+def _singular_checks(gb: GuardedBlock, printer: SlotPrinter) -> list[str]:
     """C statements returning 1 with a logged message when a factor of the restart system's
     determinant vanishes numerically (`BlockRows.singular`); `mdae_mode_step` then names the
     mode change, as guard valuations before and after, and the block's equations."""
@@ -164,7 +170,7 @@ def _singular_checks(gb: GuardedBlock, printer) -> list[str]:
     return out
 
 
-def _block_plan(rows: BlockRows, table) -> BlockPlan:
+def _block_plan(rows: BlockRows, table: SymbolTable) -> BlockPlan:
     """The `BlockPlan` of a block of the schedule: on the expression tree when it is one
     undifferentiated equation (`mdae_fmu.codegen.blocks.emit_block` solves it there when it
     can), else its sympy rows."""
@@ -175,7 +181,8 @@ def _block_plan(rows: BlockRows, table) -> BlockPlan:
     return BlockPlan(label=rows.label, unknowns=rows.unknowns, _residuals=rows.rows)
 
 
-def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> GuardedPlan:
+def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | None = None
+                 ) -> GuardedPlan:
     """Union layout, slots and block plans of the guarded schedule ``sched`` (module
     docstring): the analysis made the schedule, this only lays it out. ``automaton``: the
     analysis' mode-change automaton, whose changes into the transient modes of the
@@ -290,9 +297,10 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
         slot = state_slot[table.sym(n, dmax[n] - 1)] if dmax[n] >= 1 else -1
         var_slots.append((slot, left.get(slot, -1), impulse.get(n, -1)))
     by_slot = {s.slot: s for s in compiled.states}
-    activity = tuple((r, s, -1 if by_slot[s].store is None else by_slot[s].store,
-                      by_slot[s].der_slot)
-                     for r, s in ((r, union.states[k].slot) for k, r in sched.cond_states))
+    activity = []
+    for k, r in sched.cond_states:
+        st = by_slot[union.states[k].slot]
+        activity.append((r, st.slot, -1 if st.store is None else st.store, st.der_slot))
     return GuardedPlan(
         compiled=compiled,
         guards=guards,
@@ -309,7 +317,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
         n_modes=sched.n_modes,
         watched=watched_relations(report, banded),
         banded=banded,
-        cond_states=activity,
+        cond_states=tuple(activity),
         flag_roots=tuple(r for _, r in sched.flags),
     )
 
@@ -317,6 +325,19 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton=None) -> Guarde
 #: guards up to which the description of the mode variable lists the modes (2^12 valuations
 #: tested, as many modes as the explicit enumeration lists)
 MAX_LISTED_GUARDS = 12
+
+#: the restart of block variant k as `_restarts_file` prints it: ``(k, code, statements
+#: before, statements after, what it solves)``; the code is the solve of its restart system
+#: or, for a restart without closed form, the whole C text of its delta-scheme (`_delta_code`)
+Restart = tuple[int, BlockCode | str, list[str], list[str], str]
+
+
+class ConsistencyRows(TypedDict):
+    """The consistency rows of block variant ``k`` as ``model_guarded.c.j2`` prints them
+    (`_consistency_context`): ``(condition, residual)`` C text and the states they read."""
+    k: int
+    states: list[int]
+    rows: list[tuple[str, str]]
 
 
 def mode_description(sched: GuardedSchedule) -> str:
@@ -341,7 +362,8 @@ def mode_description(sched: GuardedSchedule) -> str:
     return f"{head}: " + ", ".join(legend)
 
 
-def _initial_consistency(sched: GuardedSchedule, active) -> tuple:
+def _initial_consistency(sched: GuardedSchedule, active: Sequence[sp.Symbol]
+                         ) -> tuple[tuple[str, sp.Expr], ...]:
     """The consistency equations F^{<c} of the initial mode, rows of the initial system with
     the fixed start values (docs/theory.md §11; docs/decisions.md §3: start values that
     contradict them over-determine the initial system, an error naming the rows, as in the
@@ -365,7 +387,7 @@ def _initial_consistency(sched: GuardedSchedule, active) -> tuple:
     return tuple(out)
 
 
-def _cons_labels(v) -> list[str]:
+def _cons_labels(v: GuardedVariant) -> list[str]:
     """The equation of each consistency row of a variant that is not merged: its rows are
     f^(k), k < c_f, for f in the block's order, and the block's label writes each equation
     with c_f primes (`mdae_fmu.implicit.variants`)."""
@@ -379,7 +401,7 @@ def _cons_labels(v) -> list[str]:
     return out if len(out) == len(v.cons) else []
 
 
-def _formula_text(table: FormulaTable, u: int, names, limit: int = 4) -> str:
+def _formula_text(table: FormulaTable, u: int, names: Sequence[str], limit: int = 4) -> str:
     """The modes of formula ``u`` as guard valuations, ``[g1, not g2] or [g3]`` (its paths to
     true in the BDD, at most ``limit`` of them, found within 64 ``limit`` steps; else
     a phrase saying there are more)."""
@@ -415,7 +437,7 @@ def guarded_initialization(model: Model, plan: GuardedPlan) -> InitPlan:
     return init
 
 
-def mode_dependent_unknowns(plan: GuardedPlan) -> frozenset:
+def mode_dependent_unknowns(plan: GuardedPlan) -> frozenset[sp.Symbol]:
     """The unknowns that the mode decides (FMI dependencies on the guards,
     `mdae_fmu.fmu.dependencies.model_structure`): those of the block variants that do not
     run in every mode (formula other than true) and of merged blocks, whose equations the
@@ -424,7 +446,7 @@ def mode_dependent_unknowns(plan: GuardedPlan) -> frozenset:
                      if gb.merged or gb.formula != -1 for u in blk.unknowns)
 
 
-def _fresh(name: str, taken: set) -> str:
+def _fresh(name: str, taken: set[str]) -> str:
     """``name``, or ``name`` followed by underscores, not in ``taken``; now taken."""
     while name in taken:
         name += "_"
@@ -446,7 +468,7 @@ def _structural(gb: GuardedBlock) -> BlockPlan:
 
 # --- C text ---------------------------------------------------------------------------------
 
-def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
+def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
     """C files of the guarded schedule, the restarts and the mode logic (module docstring)."""
     cm = plan.compiled
     pr = make_printers(cm, ev)
@@ -489,11 +511,12 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
         name = cm.real_names[slot] if slot < len(cm.real_names) else str(sym)
         rslots[sym] = Slot(array="r", index=slot, name=name)
     rp = SlotPrinter(rslots, pr.schedule.relations, pr.schedule.functions, local=True)
-    restarts: list[tuple[int, Any, list[str], list[str], str]] = []
+    restarts: list[Restart] = []
     level_helpers: list[str] = []
     for k, gb in enumerate(plan.blocks):
         if gb.delta is not None:
-            restarts.append((k, _delta_code(k, gb, rslots, pr.schedule), [], [], ""))
+            restarts.append((k, _delta_code(k, gb.delta, gb.plan.label, rslots, pr.schedule),
+                             [], [], ""))
             work = max(work, len(gb.delta.z) ** 2 + 6 * len(gb.delta.z))
             perm = max(perm, len(gb.delta.z))
             continue
@@ -509,7 +532,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev) -> ModeSources:
             work = max(work, gauss_newton_work(len(lv.rows), len(lv.unknowns)))
             perm = max(perm, len(lv.rows), len(lv.unknowns))
         level_helpers.extend(helpers)
-        what = solved_tag([rslots[u] for u in gb.restart.unknowns if u in rslots])
+        what = solved_tag([_slot_of(rslots, u) for u in gb.restart.unknowns if u in rslots])
         restarts.append((k, code, steps + checks + _copies(sel, rslots, True),
                          _copies(sel, rslots, False), what))
     files["model_restarts.c"] = _restarts_file(cm, restarts, level_helpers)
@@ -565,7 +588,7 @@ def settled_assignments(plan: GuardedPlan) -> tuple[tuple[Slot, sp.Expr], ...]:
     event iteration solves them (Modelica 3.6 §8.6), while the discrete values the restart
     was computed with stay as they are (re-evaluating those would contradict the restart)."""
     cm = plan.compiled
-    read: set = set().union(*(g.free_symbols for g in plan.guards))
+    read: set[sp.Basic] = set().union(*(g.free_symbols for g in plan.guards))
     for gb in plan.blocks:
         read |= gb.plan.symbols
         if gb.restart is not None:
@@ -593,7 +616,8 @@ def _max_mode_changes(plan: GuardedPlan) -> int:
     return max(max_mode_changes(plan.n_modes), min(plan.n_modes, 2 * len(plan.guards) + 8))
 
 
-def _consistency_context(plan: GuardedPlan, printer):
+def _consistency_context(plan: GuardedPlan, printer: SlotPrinter
+                         ) -> tuple[list[ConsistencyRows], int]:
     """Per block variant with consistency equations: its index, its rows as C and the
     states (indices into ``compiled.states``) they read; and the number of rows of all of
     them (a bound on the rows of one mode). The rows of a mode are those of its active
@@ -602,7 +626,7 @@ def _consistency_context(plan: GuardedPlan, printer):
     §11: the consistency equations F^{<c} of the current mode)."""
     index = {s.slot: j for j, s in enumerate(plan.compiled.states)}
     state_slot = {s.symbol: s.slot for s in plan.compiled.states}
-    out: list[dict] = []
+    out: list[ConsistencyRows] = []
     n_rows = 0
     for k, gb in enumerate(plan.blocks):
         if not gb.cons:
@@ -610,43 +634,54 @@ def _consistency_context(plan: GuardedPlan, printer):
         read = sorted({index[state_slot[x]] for e in gb.cons for x in e.free_symbols
                        if x in state_slot})
         when = gb.sel.cons_when if gb.sel else (None,) * len(gb.cons)
-        out.append(dict(k=k, states=read, rows=[
+        out.append(ConsistencyRows(k=k, states=read, rows=[
             ("1" if w is None else printer.doprint(w), printer.doprint(e))
             for w, e in zip(when, gb.cons)]))
         n_rows += len(gb.cons)
     return out, n_rows
 
 
-def _copies(sel, slots: dict, gather: bool) -> list[str]:
+def _copies(sel: Iterable[tuple[sp.Symbol, sp.Symbol, sp.Symbol]],
+            slots: Mapping[sp.Basic, SlotValue], gather: bool) -> list[str]:
     """C statements of a merged block's mode-selected unknowns (`mdae_fmu.codegen.merged`):
     where a flag is set, the instance into its proxy (``gather``: the solver's guess) or the
     proxy into the instance (after the solve)."""
     out = []
     for flag, proxy, target in sel:
-        a, b = c_slot(slots[proxy], local=True), c_slot(slots[target], local=True)
+        a = c_slot(_slot_of(slots, proxy), local=True)
+        b = c_slot(_slot_of(slots, target), local=True)
         dst, src = (a, b) if gather else (b, a)
-        out.append(f"    if ({c_slot(slots[flag])}) {dst} = {src};")
+        out.append(f"    if ({c_slot(_slot_of(slots, flag))}) {dst} = {src};")
     return out
 
 
-def _ints(values) -> str:
+def _slot_of(slots: Mapping[sp.Basic, SlotValue], sym: sp.Basic) -> Slot:
+    """The slot of ``sym`` in ``slots``: what a block writes or a flag selects is stored in
+    a slot, never a derived value printed as C text (`mdae_fmu.codegen.cprinter.SlotValue`)."""
+    slot = slots[sym]
+    if not isinstance(slot, Slot):
+        raise ValueError(f"{sym} is the derived value {slot}, not a slot a restart can move")
+    return slot
+
+
+def _ints(values: Iterable[int]) -> str:
     return ", ".join(str(int(v)) for v in values) or "0"
 
 
-def _offsets(lists) -> list[int]:
+def _offsets(lists: Iterable[Sequence[object]]) -> list[int]:
     out = [0]
     for x in lists:
         out.append(out[-1] + len(x))
     return out
 
 
-def _delta_code(k: int, gb: GuardedBlock, rslots: dict, schedule_printer) -> str:
+def _delta_code(k: int, dl: DeltaRestart, label: str, rslots: dict[sp.Basic, SlotValue],
+                schedule_printer: SlotPrinter) -> str:
     """C text of ``restart<k>``, the restart of block variant k that has no closed form: the
     delta-scheme of RR-9334 §11.3 (Algorithm 14, `mdae_delta_scheme` in mdae_runtime.c:
     h = 1e-2, 5e-3, ..., damped Newton with the analytic Jacobian, converged when two
     consecutive changes of the right limits are below 1e-8), then the right limits into the
-    state slots."""
-    dl = gb.delta
+    state slots. ``label``: the label of the block (`BlockPlan.label`)."""
     n, nt = len(dl.z), max(len(dl.targets), 1)
     local = {**rslots, **{z: f"z[{i}]" for i, z in enumerate(dl.z)}, dl.h: "h"}
     lp = SlotPrinter(local, schedule_printer.relations, schedule_printer.functions, local=True)
@@ -654,8 +689,8 @@ def _delta_code(k: int, gb: GuardedBlock, rslots: dict, schedule_printer) -> str
                      local=True)
     p = f"d{k}"
     head = "    const double *r = d->r;\n    (void)r; (void)z; (void)h;\n"
-    label = c_string(f"into block {gb.plan.label}")
-    lines = [f"/* block {k} ({c_comment(gb.plan.label, 60)}): restart without closed form, "
+    what = c_string(f"into block {label}")
+    lines = [f"/* block {k} ({c_comment(label, 60)}): restart without closed form, "
              f"the delta-scheme */",
              f"static void {p}_guess(const ModelData *d, double *z)\n{{\n    (void)d;\n"
              f"    memset(z, 0, sizeof(double) * {n});\n}}\n",
@@ -677,7 +712,7 @@ def _delta_code(k: int, gb: GuardedBlock, rslots: dict, schedule_printer) -> str
              f"    ModelData *d = &inst->d;\n    double *r = d->r;\n"
              f"    double z[{n}], T[{nt}], Tprev[{nt}], M[{nt}], Mprev[{nt}];\n"
              f"    (void)d; (void)r;\n"
-             f"    if (mdae_delta_scheme(inst, &sys, z, T, Tprev, M, Mprev, {label}, 0))\n"
+             f"    if (mdae_delta_scheme(inst, &sys, z, T, Tprev, M, Mprev, {what}, 0))\n"
              f"        return 1;\n"
              + "".join(f"    if (!isfinite(T[{j}])) return 1;\n" for j in range(len(dl.targets)))
              + "".join(f"    {tp.doprint(t)} = T[{j}];\n" for j, (t, _) in enumerate(dl.targets))
@@ -685,7 +720,8 @@ def _delta_code(k: int, gb: GuardedBlock, rslots: dict, schedule_printer) -> str
     return "\n".join(lines)
 
 
-def _level_code(k: int, levels: tuple, rslots: dict, printer) -> tuple[list, list]:
+def _level_code(k: int, levels: Sequence[BlockRows], rslots: Mapping[sp.Basic, SlotValue],
+                printer: SlotPrinter) -> tuple[list[str], list[str]]:
     """C of the lower ``levels`` of the restart of block variant k (`BlockRows.levels`,
     `mdae_fmu.implicit.variants.restart_levels`): per level a residual function, and the
     statements that solve it first in ``restart<k>``, by minimum-norm Gauss-Newton over the
@@ -700,7 +736,7 @@ def _level_code(k: int, levels: tuple, rslots: dict, printer) -> tuple[list, lis
         helpers.append(f"static int {name}(ModelInstance *inst, double *F)\n{{\n"
                        f"    ModelData *d = &inst->d;\n    double *r = d->r;\n"
                        f"    (void)d; (void)r;\n{rows}    return 0;\n}}\n")
-        slots = ", ".join(str(rslots[x].index) for x in lv.unknowns)
+        slots = ", ".join(str(_slot_of(rslots, x).index) for x in lv.unknowns)
         steps.append(f"    {{\n        static const int u[] = {{ {slots} }};\n"
                      f"        if (mdae_gauss_newton(inst, {len(lv.rows)}, {len(lv.unknowns)}, "
                      f"u, {name}, 1e-3 * MDAE_PROJECT_TOL, MDAE_DRIFT_TOL, 20, "
@@ -708,7 +744,7 @@ def _level_code(k: int, levels: tuple, rslots: dict, printer) -> tuple[list, lis
     return helpers, steps
 
 
-def _restarts_file(cm: CompiledModel, restarts, helpers: list[str]) -> str:
+def _restarts_file(cm: CompiledModel, restarts: Sequence[Restart], helpers: list[str]) -> str:
     """One function per block variant's restart, named after its number and the variables it
     restarts (``restart2_w1``), and the dispatcher ``mdae_restart_block(inst, k)`` (0: done;
     1: failed); ``helpers``: functions the restarts call (the residuals of their levels,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -143,7 +143,9 @@ def max_mode_changes(n_modes: int) -> int:
     at most a quarter of the wrapper's bound on event iterations (each change takes two
     calls), so that the error names the guards before the generic one fires."""
     from .emit import TOLERANCES
-    return max(2, min(n_modes, cast(int, TOLERANCES["max_event_iterations"]) // 4))
+    bound = TOLERANCES["max_event_iterations"]
+    assert isinstance(bound, int)       # MDAE_MAX_EVENT_ITERATIONS of templates/config.h.j2
+    return max(2, min(n_modes, bound // 4))
 
 
 

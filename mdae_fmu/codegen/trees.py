@@ -101,22 +101,21 @@ def linear_coefficients(e: E.Expr, u: tuple[str, int]) -> tuple[Term, Term]:
     inst = tree_instance(e)
     if inst is not None:
         return (ONE, None) if inst == u else (None, e)
-    t = type(e)
-    if t is E.Const:
+    if isinstance(e, E.Const):
         if isinstance(e.value, bool):
             raise NotLinear
         return None, e
-    if t is E.UnOp and e.op in ("-", "+"):
+    if isinstance(e, E.UnOp) and e.op in ("-", "+"):
         a, b = linear_coefficients(e.arg, u)
         if a is None:
             return None, e
         return (tree_neg(a), tree_neg(b)) if e.op == "-" else (a, b)
-    if t is E.Call and e.func in C_FUNCTIONS and len(e.args) == 1:
+    if isinstance(e, E.Call) and e.func in C_FUNCTIONS and len(e.args) == 1:
         a, _ = linear_coefficients(e.args[0], u)
         if a is not None:
             raise NotLinear
         return None, e
-    if t is not E.BinOp or e.op not in ("+", "-", "*", "/", "^"):
+    if not isinstance(e, E.BinOp) or e.op not in ("+", "-", "*", "/", "^"):
         raise NotLinear
     a1, b1 = linear_coefficients(e.left, u)
     a2, b2 = linear_coefficients(e.right, u)
@@ -184,10 +183,13 @@ def tree_c(e: E.Expr, printer: SlotPrinter, table: SymbolTable) -> str:
     if type(e) is E.Const:
         return _c_number(e.value)
     if t is E.UnOp:
+        assert isinstance(e, E.UnOp)
         a = tree_c(e.arg, printer, table)
         return f"(-{a})" if e.op == "-" else a
     if t is E.Call:
+        assert isinstance(e, E.Call)
         return f"{C_FUNCTIONS[e.func]}({tree_c(e.args[0], printer, table)})"
+    assert isinstance(e, E.BinOp)       # the last node kind of plain arithmetic
     a = tree_c(e.left, printer, table)
     if e.op == "^":
         ex = e.right

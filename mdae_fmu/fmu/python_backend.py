@@ -37,9 +37,9 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..codegen.blocks import classify, linear_split, partial_derivative
 from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
-from ..codegen.guarded import (guarded_initialization, max_mode_changes, plan_guarded,
-                               settled_assignments)
+from ..codegen.guarded import guarded_initialization, plan_guarded, settled_assignments
 from ..codegen.initialization import plan_initialization
+from ..codegen.layout import max_mode_changes
 from ..codegen.plan import CompiledModel, compile_model
 from ..codegen.restarts import base_name, slot_names, with_transient_restarts
 from ..codegen.slots import Slot

@@ -161,8 +161,10 @@ def _read_type(node, declared) -> str:
         return declared[node.name].type
     if type(node) is E.Call and node.func in _EVENT_READS:
         return "Boolean"
-    if type(node) is E.Call and node.args[0].name in declared:
-        return declared[node.args[0].name].type
+    if type(node) is E.Call:
+        arg = node.args[0]
+        if type(arg) is E.Ref and arg.name in declared:
+            return declared[arg.name].type
     return "Real"
 
 

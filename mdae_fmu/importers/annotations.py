@@ -24,6 +24,14 @@ _ARG = re.compile(_SKIP + r"([A-Za-z_$][A-Za-z0-9_$]*)" + _SKIP + r"=" + _SKIP)
 _NUMBER = re.compile(r"([+-]?)" + _SKIP + r"(\d+(?:\.\d*)?(?:[eE][+\-]?\d+)?)")
 
 
+def _skip_end(skip: re.Pattern[str], text: str, pos: int, end: int | None = None) -> int:
+    """The end of the blanks and comments that ``skip`` (a `_SKIP` pattern) reads at ``pos``
+    (before ``end``): the pattern is starred, so it matches, the empty string at least."""
+    m = skip.match(text, pos, len(text) if end is None else end)
+    assert m is not None
+    return m.end()
+
+
 def _code(text: str, start: int, end: int):
     """``(offset, character)`` of ``text[start:end]`` outside strings and comments."""
     skip = re.compile(_SKIP)
@@ -34,7 +42,7 @@ def _code(text: str, start: int, end: int):
             m = _STRING.match(text, i)
             i = m.end() if m else end
         elif text.startswith("//", i) or text.startswith("/*", i):
-            i = max(skip.match(text, i).end(), i + 1)
+            i = max(_skip_end(skip, text, i), i + 1)
         else:
             yield i, ch
             i += 1
@@ -98,7 +106,7 @@ def read_experiment(text: str) -> tuple[tuple, list[tuple[int, str]]]:
             continue
         key = am.group(1)
         nm = _NUMBER.match(text, am.end(), a_end)
-        if nm is None or re.compile(_SKIP).match(text, nm.end(), a_end).end() != a_end:
+        if nm is None or _skip_end(re.compile(_SKIP), text, nm.end(), a_end) != a_end:
             problems.append((am.start(1), f"experiment annotation: {key} must be a number "
                                           "literal"))
             continue

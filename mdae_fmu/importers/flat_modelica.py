@@ -356,7 +356,9 @@ class _Callbacks(FunctionCallbacks):
         i = bisect.bisect_right(ends, pos) - 1
         if i < 0:
             return pos
-        start = _SKIP_RE.match(ctx.text, ends[i]).end()
+        skipped = _SKIP_RE.match(ctx.text, ends[i])
+        assert skipped is not None          # a starred pattern: matches the empty string
+        start = skipped.end()
         if i:
             del ends[:i]
         return pos if start > pos else start

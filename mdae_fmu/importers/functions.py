@@ -656,7 +656,7 @@ class FunctionResolver:
                     return
                 if type(n) in (E.Der,) or (type(n) is E.Call and n.func in
                                            ("pre", "edge", "change", "initial", "sample")):
-                    self.err(fn.loc, f"'{'der' if type(n) is E.Der else n.func}' is not "
+                    self.err(fn.loc, f"'{n.func if type(n) is E.Call else 'der'}' is not "
                                      f"allowed in function '{fn.name}'")
                     return
                 if type(n) is E.Time:
@@ -688,10 +688,12 @@ class FunctionResolver:
         functions expanded and Modelica.Constants replaced by their values."""
         t = type(e)
         if t is E.Ref:
+            assert isinstance(e, E.Ref)
             if e.name.startswith("Modelica.Constants.") and e.name[19:] in CONSTANTS:
                 return E.Const(CONSTANTS[e.name[19:]])
             return e
         if t is E.Call:
+            assert isinstance(e, E.Call)
             args = tuple(self.rewrite(a) for a in e.args)
             name = e.func
             if name in self.aliases:
@@ -715,12 +717,16 @@ class FunctionResolver:
                 return E.substitute(body, {E.Ref(p.name): a for p, a in zip(fn.inputs, args)})
             return E.Call(name, args)
         if t is E.BinOp:
+            assert isinstance(e, E.BinOp)
             return E.BinOp(e.op, self.rewrite(e.left), self.rewrite(e.right))
         if t is E.UnOp:
+            assert isinstance(e, E.UnOp)
             return E.UnOp(e.op, self.rewrite(e.arg))
         if t is E.If:
+            assert isinstance(e, E.If)
             return E.If(self.rewrite(e.cond), self.rewrite(e.then), self.rewrite(e.orelse))
         if t is E.Der:
+            assert isinstance(e, E.Der)
             return E.Der(self.rewrite(e.arg))
         return e
 

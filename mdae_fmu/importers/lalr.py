@@ -135,7 +135,7 @@ class Driver:
                 if rule not in reductions:
                     size = len(rule.expansion)
                     sym = rule.expansion[0] if size == 1 else None
-                    unit = (size == 1 and rule.options.expand1 and rule.alias is None
+                    unit = (sym is not None and rule.options.expand1 and rule.alias is None
                             and not sym.name.startswith("_")
                             and not (sym.is_term and sym.filter_out))
                     reductions[rule] = (size, str(rule.origin.name),

@@ -799,8 +799,10 @@ class Lowering:
                f"'{e.name}' (size {n})"
         stmt = Stmt(func="assert", args=[check, E.Str(text)], named={},
                     loc=self.ctx.where_loc(e.where))
-        if all(c.args[0] != check for c in self.range_checks):
-            self.range_checks.append(stmt)
+        checks = self.range_checks
+        assert checks is not None           # collected: `subscript` calls only then
+        if all(c.args[0] != check for c in checks):
+            checks.append(stmt)
             self._check_ids.add(id(stmt))
         out = pick(n)
         for j in range(n - 1, 0, -1):

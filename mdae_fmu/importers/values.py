@@ -154,10 +154,13 @@ def evaluate(e: E.Expr, values: dict):
     Raises `ValueProblem` as `binary` and `call` do."""
     t = type(e)
     if t is E.Const:
+        assert isinstance(e, E.Const)
         return e.value
     if t is E.Ref:
+        assert isinstance(e, E.Ref)
         return values.get(e.name)
     if t is E.BinOp:
+        assert isinstance(e, E.BinOp)
         a = evaluate(e.left, values)
         if a is None:
             return None
@@ -166,6 +169,7 @@ def evaluate(e: E.Expr, values: dict):
             return None
         return binary(e.op, a, b)
     if t is E.UnOp:
+        assert isinstance(e, E.UnOp)
         a = evaluate(e.arg, values)
         if a is None:
             return None
@@ -173,11 +177,13 @@ def evaluate(e: E.Expr, values: dict):
             return not a
         return -a if e.op == "-" else a
     if t is E.If:
+        assert isinstance(e, E.If)
         c = evaluate(e.cond, values)
         if c is None:
             return None
         return evaluate(e.then if c else e.orelse, values)
     if t is E.Call:
+        assert isinstance(e, E.Call)
         args = []
         for a in e.args:
             v = evaluate(a, values)

@@ -89,20 +89,26 @@ def signature_row(e: E.Expr) -> dict[str, int]:
         node, k = pop()
         t = type(node)
         if t is BinOp:
+            assert isinstance(node, BinOp)
             push((node.right, k))
             push((node.left, k))
         elif t is Ref:
+            assert isinstance(node, Ref)
             if orders.get(node.name, -1) < k:
                 orders[node.name] = k
         elif t is Der:
+            assert isinstance(node, Der)
             push((node.arg, k + 1))
         elif t is UnOp:
+            assert isinstance(node, UnOp)
             push((node.arg, k))
         elif t is Call:
+            assert isinstance(node, Call)
             if node.func != "pre":
                 for a in node.args:
                     push((a, k))
         elif t is If:
+            assert isinstance(node, If)
             push((node.orelse, k))
             push((node.then, k))
             push((node.cond, k))

@@ -5,7 +5,7 @@ valuations (the modes), and the specialization of a model to the mode a valuatio
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Protocol, Sequence, Union
+from typing import Any, Iterable, Mapping, Protocol, Sequence, TypeGuard, Union
 
 import numpy as np
 
@@ -149,11 +149,11 @@ def fixed_guard_values(atoms: Sequence[E.Expr]) -> dict[E.Expr, bool]:
     return fixed
 
 
-def is_composite(c: E.Expr) -> bool:
+def is_composite(c: E.Expr) -> TypeGuard[E.BinOp]:
     return isinstance(c, E.BinOp) and c.op in ("and", "or")
 
 
-def _parts_value(c: E.Expr, val: Mapping[E.Expr, bool]) -> bool | None:
+def _parts_value(c: E.BinOp, val: Mapping[E.Expr, bool]) -> bool | None:
     """Value of the composite guard ``c`` (and/or) computed from its parts under ``val``,
     ignoring any value ``val`` gives ``c`` itself."""
     a, b = eval_condition(c.left, val), eval_condition(c.right, val)
@@ -242,7 +242,7 @@ class _GuardFacts:
         self.groups: dict[E.Expr, list[tuple[str, float]]] = {}
         self.trail: list[tuple[E.Expr, E.Expr | None]] = []   # (fact, relation key)
         self.rel: dict[E.Expr, tuple[E.Expr, str, float] | None] = {}
-        self.parents: dict[E.Expr, list[E.Expr]] = {}
+        self.parents: dict[E.Expr, list[E.BinOp]] = {}
         universe: dict[E.Expr, None] = {}
         for c in conds:
             for x in (c, self.defs.get(c)):
