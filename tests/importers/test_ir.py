@@ -98,10 +98,10 @@ def test_if_conditions_are_the_walks_if_conditions_in_pre_order():
     cond = E.If(G, E.BinOp("<", X, E.Const(0)), E.UnOp("not", G))
     r = E.BinOp("-", E.Der(E.If(cond, inner, E.Call("sin", (E.If(G, Y, X),)))),
                 E.UnOp("-", E.Call("max", (X, E.If(E.BinOp(">=", X, Y), X, Y)))))
-    loc = SourceLoc("m.mo", 1, 1)
-    m = Model(name="M", variables=(Variable("x"), Variable("y"),
-                                  Variable("g", type="Boolean", variability="discrete")),
-              equations=(Equation("e1", r, (), loc), Equation("e2", E.residual(Y, X), (), loc)))
+    m = Model(name="M", variables=(Variable(name="x"), Variable(name="y"),
+                                  Variable(name="g", type="Boolean", variability="discrete")),
+              equations=(Equation(id="e1", residual=r),
+                         Equation(id="e2", residual=E.residual(Y, X))))
     walked = tuple(tuple(n.cond for n in E.walk(eq.residual) if type(n) is E.If)
                    for eq in m.equations)
     assert m.if_conditions == walked
