@@ -189,10 +189,31 @@ class Model:
         """The conditions of the if-expressions of each equation's residual, in walk
         (pre-)order, one tuple per equation of ``equations``: one walk of the residuals per
         model, shared by the stages that look for if-expressions."""
-        out = []
-        If, walk = E.If, E.walk
+        out: list[tuple[E.Expr, ...]] = []
+        append = out.append
+        BinOp, UnOp, Der, Call, If = E.BinOp, E.UnOp, E.Der, E.Call, E.If
+        none: tuple[E.Expr, ...] = ()
         for eq in self.equations:
-            out.append(tuple(n.cond for n in walk(eq.residual) if type(n) is If))
+            # `E.walk`'s pre-order, inlined: this runs over every node of every equation
+            conds: list[E.Expr] = []
+            stack: list[Any] = [eq.residual]
+            pop, push = stack.pop, stack.append
+            while stack:
+                node = pop()
+                t = type(node)
+                if t is BinOp:
+                    push(node.right)
+                    push(node.left)
+                elif t is UnOp or t is Der:
+                    push(node.arg)
+                elif t is Call:
+                    stack.extend(reversed(node.args))
+                elif t is If:
+                    conds.append(node.cond)
+                    push(node.orelse)
+                    push(node.then)
+                    push(node.cond)
+            append(tuple(conds) if conds else none)
         return tuple(out)
 
     @cached_property

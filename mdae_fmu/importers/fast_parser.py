@@ -760,7 +760,7 @@ class FastParser:
         if rule is not None:
             return rule([self.advance()])
         if self.kind != "IF":
-            return self.simple_expression()
+            return self.compound_expression()
         c: list[Any] = [self.advance(), self.expression()]
         self.expect("_THEN")
         c.append(self.expression())
@@ -777,6 +777,11 @@ class FastParser:
         rule = self.operand_alone()
         if rule is not None:
             return rule([self.advance()])
+        return self.compound_expression()
+
+    def compound_expression(self) -> Any:
+        """`simple_expression` where the current token is not an operand alone (known by
+        the caller, which has just asked `operand_alone`)."""
         a = self.logical_expression()
         if self.kind != "COLON":
             return a

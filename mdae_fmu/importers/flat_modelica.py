@@ -1941,8 +1941,15 @@ class _ModelBuilder:
         groups: dict[str, list] = {}
         split = _SUBSCRIPTS_RE.split
         for v in self.variables:
-            if "[" in v.name and "'" not in v.name:
-                parts = split(v.name)       # [name part, subscripts, name part, ...]
+            name = v.name
+            if "[" in name and "'" not in name:
+                k = name.find("[")
+                digits = name[k + 1:-1]
+                if name[-1] == "]" and digits.isdigit() and digits.isascii():
+                    # the usual `x[7]` (the split below, without the regular expression)
+                    groups.setdefault(name[:k] + "[]", []).append(((int(digits),), v))
+                    continue
+                parts = split(name)         # [name part, subscripts, name part, ...]
                 if len(parts) == 1:
                     continue
                 if len(parts) == 3 and not parts[2] and "," not in parts[1]:

@@ -348,23 +348,39 @@ def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple[Any, ...
 
     out: list[Any] = []
     push = out.append
+    # dispatch on the exact node type (the tree's classes have no subclasses), children
+    # pushed inline in `E.walk`'s pre-order: this runs on every sampled block of a model
+    Ref, Const, BinOp, UnOp, Der, Call, If = E.Ref, E.Const, E.BinOp, E.UnOp, E.Der, E.Call, E.If
     for res in system.residuals:
-        stack: list[E.Expr] = [res]
+        stack: list[Any] = [res]
+        pop, down = stack.pop, stack.append
         while stack:
-            node = stack.pop()
-            if isinstance(node, E.Ref):
+            node = pop()
+            t = type(node)
+            if t is Ref:
                 push(rank(node.name))
-            elif isinstance(node, E.Const):
-                push((type(node.value).__name__, node.value))
-            elif isinstance(node, (E.BinOp, E.UnOp)):
+            elif t is BinOp:
                 push(node.op)
-            elif isinstance(node, E.Call):
+                down(node.right)
+                down(node.left)
+            elif t is Const:
+                push((type(node.value).__name__, node.value))
+            elif t is UnOp:
+                push(node.op)
+                down(node.arg)
+            elif t is Call:
                 push((node.func, len(node.args)))
-            elif isinstance(node, E.Str):
+                stack.extend(reversed(node.args))
+            elif t is E.Str:
                 push(("Str", node.value))
             else:
-                push(type(node).__name__)   # Der, If, Time: their children say the rest
-            stack.extend(reversed(E.children(node)))
+                push(t.__name__)            # Der, If, Time: their children say the rest
+                if t is Der:
+                    down(node.arg)
+                elif t is If:
+                    down(node.orelse)
+                    down(node.then)
+                    down(node.cond)
         push(None)                          # end of a residual
     columns = tuple((rank(name), order) for name, order in system.columns)
     return tuple(out), system.offsets, columns

@@ -25,18 +25,24 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
     ``model``: the model the equations come from, whose residuals' rows are then computed
     once for all the stages (`sigma_row`)."""
     vidx = {n: j for j, n in enumerate(continuous)}
-    rows: list[int] = []
-    cols: list[int] = []
-    wts: list[int] = []
+    # the rows' entries in order, then their columns in one pass; the names that are not
+    # unknowns (parameters, discrete variables) are dropped by one mask
+    names: list[str] = []
+    orders: list[int] = []
+    sizes: list[int] = []
     with no_gc():
-        for i, eq in enumerate(equations):
-            for name, k in sigma_row(model, eq.residual).items():
-                j = vidx.get(name)
-                if j is not None:
-                    rows.append(i)
-                    cols.append(j)
-                    wts.append(k)
-    cols_a = np.asarray(cols, dtype=np.int64)
+        for eq in equations:
+            row = sigma_row(model, eq.residual)
+            names.extend(row)
+            orders.extend(row.values())
+            sizes.append(len(row))
+    get = vidx.get
+    cols_all = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+    keep_edge = cols_all >= 0
+    rows = np.repeat(np.arange(len(equations), dtype=np.int64),
+                     np.asarray(sizes, dtype=np.int64))[keep_edge]
+    wts = np.asarray(orders, dtype=np.int64)[keep_edge]
+    cols_a = cols_all[keep_edge]
     used = np.zeros(len(continuous), dtype=bool)
     used[cols_a] = True
     absent = tuple(n for n, u in zip(continuous, used.tolist()) if not u)
@@ -48,8 +54,7 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
         remap[keep] = np.arange(len(keep))
         cols_a = remap[cols_a]
         unknowns = [continuous[j] for j in keep.tolist()]
-    g = WeightedGraph.from_arrays(len(equations), len(unknowns), np.asarray(rows, np.int64),
-                                  cols_a, np.asarray(wts, np.int64))
+    g = WeightedGraph.from_arrays(len(equations), len(unknowns), rows, cols_a, wts)
     return g, unknowns, absent
 
 

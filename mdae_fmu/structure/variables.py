@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping
+from typing import Any, Mapping
 
 from .. import expr as E
 from ..functions import call_name
@@ -105,26 +105,30 @@ def defines_discrete(eq: Equation, cls: VariableClasses) -> bool:
 _EVENT_OPS = ("edge", "change", "initial", "terminal", "sample")
 
 
-def expr_type(e: E.Expr, types: Mapping[str, str]) -> str:
+def expr_type(node: E.Expr, types: Mapping[str, str]) -> str:
     """Modelica type of an expression: "Boolean", "Integer" or "Real" (implicit Integer →
     Real promotion in arithmetic with a Real)."""
-    if isinstance(e, E.Const):
+    e: Any = node       # (narrowed by the exact type below, which mypy does not follow)
+    t = type(e)         # the node classes are final: exact-type dispatch, commonest first
+    if t is E.Ref:
+        return types.get(e.name, "Real")
+    if t is E.Der:
+        return "Real"
+    if t is E.Const:
         v = e.value
         return "Boolean" if isinstance(v, bool) else ("Integer" if isinstance(v, int) else "Real")
-    if isinstance(e, E.Ref):
-        return types.get(e.name, "Real")
-    if isinstance(e, (E.Time, E.Der, E.Str)):
+    if t is E.Time or t is E.Str:
         return "Real"
-    if isinstance(e, E.BinOp):
+    if t is E.BinOp:
         if e.op in E.REL_OPS or e.op in E.BOOL_OPS:
             return "Boolean"
         if e.op in ("/", "./", "^", ".^"):
             return "Real"
         a, b = expr_type(e.left, types), expr_type(e.right, types)
         return "Integer" if a == b == "Integer" else "Real"
-    if isinstance(e, E.UnOp):
+    if t is E.UnOp:
         return "Boolean" if e.op == "not" else expr_type(e.arg, types)
-    if isinstance(e, E.Call):
+    if t is E.Call:
         if e.func in _EVENT_OPS:
             return "Boolean"
         if e.func == "pre":
@@ -135,7 +139,7 @@ def expr_type(e: E.Expr, types: Mapping[str, str]) -> str:
         if e.func == "noEvent":
             return expr_type(e.args[0], types)
         return types.get("()" + e.func, "Real")     # a user function: its output's type
-    if isinstance(e, E.If):
+    if t is E.If:
         a, b = expr_type(e.then, types), expr_type(e.orelse, types)
         if a == b:
             return a

@@ -92,6 +92,23 @@ def test_walk_handles_deep_trees_without_recursion():
     assert E.refs(e) == {"x"}
 
 
+def test_if_conditions_are_the_walks_if_conditions_in_pre_order():
+    # nested if-expressions under every node type: conditions of conditions, in E.walk's order
+    inner = E.If(E.BinOp(">", Y, E.Const(1)), X, Y)
+    cond = E.If(G, E.BinOp("<", X, E.Const(0)), E.UnOp("not", G))
+    r = E.BinOp("-", E.Der(E.If(cond, inner, E.Call("sin", (E.If(G, Y, X),)))),
+                E.UnOp("-", E.Call("max", (X, E.If(E.BinOp(">=", X, Y), X, Y)))))
+    m = Model(name="M", variables=(Variable(name="x"), Variable(name="y"),
+                                  Variable(name="g", type="Boolean", variability="discrete")),
+              equations=(Equation(id="e1", residual=r),
+                         Equation(id="e2", residual=E.residual(Y, X))))
+    walked = tuple(tuple(n.cond for n in E.walk(eq.residual) if type(n) is E.If)
+                   for eq in m.equations)
+    assert m.if_conditions == walked
+    assert [len(c) for c in m.if_conditions] == [5, 0]
+    assert m.if_conditions[0][:2] == (cond, G)
+
+
 def test_total_time_derivative_of_pendulum_constraint():
     t = SymbolTable(constants=frozenset({"L"}))
     c = t.to_sympy(E.BinOp("-", E.BinOp("+", E.BinOp("^", X, E.Const(2)),
