@@ -700,9 +700,9 @@ def _dense_declarations(n: int) -> str:
 def test_memory_per_token_is_bounded(parser, monkeypatch):
     # MAX_TOKENS x the memory one token can cost must stay under about 5 GB, for any text:
     # measured here on the shapes that cost the most (docs/importers.md, "Limits"). The sizes
-    # are a quarter of those of issue 27's start (32 000 to 56 000 tokens, 20 s of CPU per
-    # parser): what a parse holds does not shrink per token on a smaller text (the parser's
-    # fixed part is counted in the peak too), worst 212 bytes per token then, 202 at a quarter
+    # are a quarter of those of issue 27's start (32 000 to 56 000 tokens, about 16 s of CPU
+    # per parser): per token a text costs about the same at both sizes (the worst, `undefined`:
+    # 212 bytes then, 202 now; the parser's fixed part weighs more on the smaller others)
     import sys
     import tracemalloc
     import mdae_fmu.importers.flat_modelica as F
