@@ -240,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         manifest_path.write_text(json.dumps(manifest, indent=1) + "\n")
 
     def one(key: str) -> tuple[str, dict]:
-        for old in args.out.glob(f"{key}.*.csv"):
-            old.unlink()
+        for tag in ("me", "cs"):     # not <key>.exact*.csv (benchmarks/cup_and_ball_exact.py)
+            (args.out / f"{key}.{tag}.csv").unlink(missing_ok=True)
         try:
             run = subprocess.run([sys.executable, __file__, "--child", key, "--out",
                                   str(args.out)], capture_output=True, text=True,

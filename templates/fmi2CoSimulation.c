@@ -1,8 +1,14 @@
 /* mdae_fmu: the FMI 2.0 Co-Simulation interface. Hand-written and identical in every FMU.
  *
- * The communication step is integrated by SUNDIALS CVODE (BDF, Newton with a dense direct
- * linear solver and a difference-quotient Jacobian) through the same generated model code as
- * the Model Exchange wrapper (mdae_compute, mdae_get_derivatives, mdae_event_indicators).
+ * The communication step is integrated by SUNDIALS CVODE (BDF, Newton with a direct linear
+ * solver and a difference-quotient Jacobian) through the same generated model code as the
+ * Model Exchange wrapper (mdae_compute, mdae_get_derivatives, mdae_event_indicators).
+ * The linear solver follows the structure (mdae_info.cs_*, chosen by the exporter,
+ * mdae_fmu.fmu.cosim.choose_linear_solver; docs/cosimulation.md, "Linear solver"): dense for
+ * few states; for more, CVODE's vector holds the states in an order that makes the Jacobian
+ * banded (reverse Cuthill-McKee) and a band solver is used, of the half-widths of every
+ * mode's dependencies when these are narrow, else of the current mode's Jacobian measured at
+ * each start of the integrator (cs_probe_band), dense when that band is wide.
  * Events are handled as a Model Exchange host handles them (FMI 2.0 §3.2.2 pseudo-code,
  * docs/cosimulation.md):
  *   - state events are located by CVODE's rootfinding on the event indicators (CVodeRootInit),
@@ -34,7 +40,9 @@
 #if MDAE_CS_INTEGRATOR
 #include <cvode/cvode.h>
 #include <nvector/nvector_serial.h>
+#include <sunlinsol/sunlinsol_band.h>
 #include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_band.h>
 #include <sunmatrix/sunmatrix_dense.h>
 #endif
 
@@ -73,6 +81,9 @@ typedef struct {
     N_Vector y, atol;
     SUNMatrix A;
     SUNLinearSolver LS;
+    int ordered;                 /* CVODE's vector is in mdae_info.cs_state_order */
+    int mu, ml;                  /* half-widths of the band solver in use; -1: dense */
+    double *xs, *fx, *f0, *f1;   /* states and derivatives in the model's order; probe */
     int *rootsfound;
     int nin_r, nin_i, nin_b;     /* inputs, by type */
     int *in_r, *in_i, *in_b;     /* their slots */
@@ -87,23 +98,76 @@ typedef struct {
 
 /* ---- CVODE callbacks: the model code behind the ME functions ---------------------------- */
 
-/* x' = f(t, x) of the current (frozen) mode: fmi2SetTime + fmi2SetContinuousStates +
- * fmi2GetDerivatives. A failing block is a recoverable error: CVODE retries a smaller step. */
-static int cs_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
+/* CVODE's vector y into the states of ModelData (fmi2SetContinuousStates), entry k being
+ * state cs_state_order[k] when the band solver's order is on */
+static void cs_put_states(ModelInstance *inst, const double *y)
 {
-    ModelInstance *inst = (ModelInstance *)user;
-    double *dx = N_VGetArrayPointer(ydot);
+    CsData *cs = (CsData *)inst->cs;
+    int k;
+    if (mdae_info.nx == 0) return;
+    if (!cs->ordered) {
+        mdae_set_states(&inst->d, y);
+        return;
+    }
+    for (k = 0; k < mdae_info.nx; k++) cs->xs[mdae_info.cs_state_order[k]] = y[k];
+    mdae_set_states(&inst->d, cs->xs);
+}
+
+/* the states of ModelData into CVODE's vector y (fmi2GetContinuousStates, same order) */
+static void cs_take_states(ModelInstance *inst, double *y)
+{
+    CsData *cs = (CsData *)inst->cs;
+    int k;
+    if (mdae_info.nx == 0) {
+        y[0] = 0.0;
+        return;
+    }
+    if (!cs->ordered) {
+        mdae_get_states(&inst->d, y);
+        return;
+    }
+    mdae_get_states(&inst->d, cs->xs);
+    for (k = 0; k < mdae_info.nx; k++) y[k] = cs->xs[mdae_info.cs_state_order[k]];
+}
+
+/* the derivatives (fmi2GetDerivatives) or the nominals of the states, in CVODE's order */
+static void cs_take_vector(ModelInstance *inst, double *v, int nominals)
+{
+    CsData *cs = (CsData *)inst->cs;
+    double *x = cs->ordered ? cs->fx : v;
+    int k;
+    if (mdae_info.nx == 0) {
+        v[0] = nominals ? 1.0 : 0.0;
+        return;
+    }
+    if (nominals) mdae_get_nominals(x);
+    else mdae_get_derivatives(&inst->d, x);
+    if (cs->ordered)
+        for (k = 0; k < mdae_info.nx; k++) v[k] = x[mdae_info.cs_state_order[k]];
+}
+
+/* x' = f(t, x) of the current (frozen) mode at y (CVODE's order) into dy: fmi2SetTime +
+ * fmi2SetContinuousStates + fmi2GetDerivatives. 1 when a block failed or a derivative is not
+ * finite. */
+static int cs_eval(ModelInstance *inst, double t, const double *y, double *dy)
+{
     int k;
     inst->d.time = t;
-    if (mdae_info.nx > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
+    cs_put_states(inst, y);
     inst->dirty = 1;
     if (mdae_compute(inst) || mdae_function_failed(inst)) return 1;
     inst->dirty = 0;
-    if (mdae_info.nx > 0) mdae_get_derivatives(&inst->d, dx);
-    else dx[0] = 0.0;
+    cs_take_vector(inst, dy, 0);
     for (k = 0; k < NY; k++)
-        if (!isfinite(dx[k])) return 1;
+        if (!isfinite(dy[k])) return 1;
     return 0;
+}
+
+/* CVODE's right-hand side: a failing block is a recoverable error (CVODE retries a smaller
+ * step) */
+static int cs_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user)
+{
+    return cs_eval((ModelInstance *)user, t, N_VGetArrayPointer(y), N_VGetArrayPointer(ydot));
 }
 
 /* the event indicators (fmi2GetEventIndicators) as CVODE root functions */
@@ -111,7 +175,7 @@ static int cs_roots(sunrealtype t, N_Vector y, sunrealtype *g, void *user)
 {
     ModelInstance *inst = (ModelInstance *)user;
     inst->d.time = t;
-    if (mdae_info.nx > 0) mdae_set_states(&inst->d, N_VGetArrayPointer(y));
+    cs_put_states(inst, N_VGetArrayPointer(y));
     inst->dirty = 1;
     if (mdae_compute(inst) || mdae_function_failed(inst)) return -1;
     inst->dirty = 0;
@@ -154,6 +218,7 @@ static void cs_destroy_solver(CsData *cs)
     cs->cvode = NULL;
     cs->LS = NULL;
     cs->A = NULL;
+    cs->mu = cs->ml = -1;
     cs->running = 0;
 }
 
@@ -177,9 +242,16 @@ int mdae_cs_instantiate(ModelInstance *inst)
     cs->last_i = (int *)cs_alloc(inst, (size_t)cs->nin_i, sizeof(int));
     cs->last_b = (int *)cs_alloc(inst, (size_t)cs->nin_b, sizeof(int));
     cs->rootsfound = (int *)cs_alloc(inst, (size_t)MDAE_DIM(mdae_info.nz), sizeof(int));
+    cs->xs = (double *)cs_alloc(inst, (size_t)NY, sizeof(double));
+    cs->fx = (double *)cs_alloc(inst, (size_t)NY, sizeof(double));
+    cs->f0 = (double *)cs_alloc(inst, (size_t)NY, sizeof(double));
+    cs->f1 = (double *)cs_alloc(inst, (size_t)NY, sizeof(double));
     if (!cs->in_r || !cs->in_i || !cs->in_b || !cs->last_r || !cs->last_i || !cs->last_b ||
-        !cs->rootsfound)
+        !cs->rootsfound || !cs->xs || !cs->fx || !cs->f0 || !cs->f1)
         return 1;
+    cs->ordered = mdae_info.nx > 0 && (mdae_info.cs_band_upper >= 0 ||
+                                       mdae_info.cs_band_probe > 0);
+    cs->mu = cs->ml = -1;
     cs->nin_r = cs->nin_i = cs->nin_b = 0;
     for (k = 0; k < mdae_info.nr; k++)
         if (MDAE_IS_INPUT(mdae_real_kind[k])) cs->in_r[cs->nin_r++] = k;
@@ -211,6 +283,10 @@ void mdae_cs_free(ModelInstance *inst)
     cs_dealloc(inst, cs->last_i);
     cs_dealloc(inst, cs->last_b);
     cs_dealloc(inst, cs->rootsfound);
+    cs_dealloc(inst, cs->xs);
+    cs_dealloc(inst, cs->fx);
+    cs_dealloc(inst, cs->f0);
+    cs_dealloc(inst, cs->f1);
     cs_dealloc(inst, cs);
     inst->cs = NULL;
 }
@@ -263,18 +339,78 @@ static int cs_event_iteration(ModelInstance *inst, const char *why, int *termina
 
 /* ---- CVODE set-up and restart --------------------------------------------------------------- */
 
-/* Create CVODE (first step) or restart it (CVodeReInit) from ModelData at d.time. */
+/* The half-widths (*mu upper, *ml lower) of the Jacobian of the current mode at CVODE's y,
+ * measured: f(y), then f with y_j moved by a difference-quotient increment, column by column
+ * (NY + 2 evaluations of f); a derivative that moved at all depends on y_j. Stops early (*mu =
+ * *ml = -1: dense) once the band is wider than mdae_info.cs_band_probe; also -1 when f fails.
+ * Leaves ModelData at (d.time, y). A dependency whose partial derivative vanishes at y is not
+ * seen: the band Jacobian then lacks it, which costs Newton iterations, not accuracy. */
+static void cs_probe_band(ModelInstance *inst, int *mu, int *ml)
+{
+    CsData *cs = (CsData *)inst->cs;
+    double *y = N_VGetArrayPointer(cs->y), *atol = N_VGetArrayPointer(cs->atol);
+    const double t = inst->d.time, srur = sqrt(DBL_EPSILON);
+    int i, j, up = 0, lo = 0, ok = !cs_eval(inst, t, y, cs->f0);
+    for (j = 0; ok && j < NY; j++) {
+        const double yj = y[j];
+        y[j] = yj + srur * fmax(fabs(yj), atol[j] / cs->rtol);
+        ok = !cs_eval(inst, t, y, cs->f1);
+        y[j] = yj;
+        for (i = 0; ok && i < NY; i++) {
+            if (cs->f1[i] == cs->f0[i]) continue;
+            if (j - i > up) up = j - i;
+            if (i - j > lo) lo = i - j;
+        }
+        ok = ok && up + lo + 1 <= mdae_info.cs_band_probe;
+    }
+    if (cs_eval(inst, t, y, cs->f0)) ok = 0;
+    *mu = ok ? up : -1;
+    *ml = ok ? lo : -1;
+}
+
+/* Give CVODE a band solver of half-widths mu, ml (dense: -1), unless it has that one. */
+static int cs_set_linear_solver(ModelInstance *inst, int mu, int ml)
+{
+    CsData *cs = (CsData *)inst->cs;
+    SUNMatrix A;
+    SUNLinearSolver LS;
+    if (cs->A && mu == cs->mu && ml == cs->ml) return 0;
+    A = mu >= 0 ? SUNBandMatrix(NY, mu, ml, cs->ctx) : SUNDenseMatrix(NY, NY, cs->ctx);
+    if (!A) return 1;
+    LS = mu >= 0 ? SUNLinSol_Band(cs->y, A, cs->ctx) : SUNLinSol_Dense(cs->y, A, cs->ctx);
+    if (!LS || CVodeSetLinearSolver(cs->cvode, LS, A)) {
+        if (LS) SUNLinSolFree(LS);
+        SUNMatDestroy(A);
+        return 1;
+    }
+    if (cs->LS) SUNLinSolFree(cs->LS);
+    if (cs->A) SUNMatDestroy(cs->A);
+    cs->A = A;
+    cs->LS = LS;
+    cs->mu = mu;
+    cs->ml = ml;
+    if (!cs->ordered)            /* few states: always dense, nothing to say */
+        return 0;
+    if (mu >= 0)
+        mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: integrator linear solver: band, upper "
+                 "half-width %d, lower %d, %d states", inst->d.time, mu, ml, (int)NY);
+    else
+        mdae_log(inst, LOG_EVENTS, fmi2OK, "t = %.17g: integrator linear solver: dense, %d "
+                 "states", inst->d.time, (int)NY);
+    return 0;
+}
+
+/* Create CVODE (first step) or restart it (CVodeReInit) from ModelData at d.time, with the
+ * linear solver of the structure (file header). */
 static int cs_start_cvode(ModelInstance *inst)
 {
     CsData *cs = (CsData *)inst->cs;
     double *y = N_VGetArrayPointer(cs->y), *atol = N_VGetArrayPointer(cs->atol);
-    int k;
-    if (mdae_info.nx > 0) mdae_get_states(&inst->d, y);
-    else y[0] = 0.0;
+    int k, mu = mdae_info.cs_band_upper, ml = mdae_info.cs_band_lower;
+    cs_take_states(inst, y);
     if (!cs->cvode) {
         cs->rtol = inst->tolerance > 0.0 ? inst->tolerance : DEFAULT_RTOL;
-        if (mdae_info.nx > 0) mdae_get_nominals(atol);
-        else atol[0] = 1.0;
+        cs_take_vector(inst, atol, 1);
         for (k = 0; k < NY; k++)
             atol[k] = cs->rtol * (atol[k] > 0.0 && isfinite(atol[k]) ? atol[k] : 1.0);
         cs->hmax = inst->stopTimeDefined && inst->stopTime > inst->startTime
@@ -285,11 +421,7 @@ static int cs_start_cvode(ModelInstance *inst)
         if (CVodeInit(cs->cvode, cs_rhs, inst->d.time, cs->y)) goto fail;
         if (CVodeSVtolerances(cs->cvode, cs->rtol, cs->atol)) goto fail;
         if (CVodeSetUserData(cs->cvode, inst)) goto fail;
-        cs->A = SUNDenseMatrix(NY, NY, cs->ctx);
-        if (!cs->A) goto fail;
-        cs->LS = SUNLinSol_Dense(cs->y, cs->A, cs->ctx);
-        if (!cs->LS) goto fail;
-        if (CVodeSetLinearSolver(cs->cvode, cs->LS, cs->A)) goto fail;
+        if (mdae_info.cs_band_probe <= 0 && cs_set_linear_solver(inst, mu, ml)) goto fail;
         if (mdae_info.nz > 0) {
             if (CVodeRootInit(cs->cvode, mdae_info.nz, cs_roots)) goto fail;
             if (CVodeSetNoInactiveRootWarn(cs->cvode)) goto fail;
@@ -298,6 +430,11 @@ static int cs_start_cvode(ModelInstance *inst)
         if (CVodeSetMaxNumSteps(cs->cvode, 100000)) goto fail;
     } else if (CVodeReInit(cs->cvode, inst->d.time, cs->y)) {
         goto fail;
+    }
+    if (mdae_info.cs_band_probe > 0) {
+        /* the band of the mode the integrator starts in */
+        cs_probe_band(inst, &mu, &ml);
+        if (cs_set_linear_solver(inst, mu, ml)) goto fail;
     }
     for (k = 0; k < cs->nin_r; k++) cs->last_r[k] = inst->d.r[cs->in_r[k]];
     for (k = 0; k < cs->nin_i; k++) cs->last_i[k] = inst->d.i[cs->in_i[k]];
@@ -388,7 +525,7 @@ static fmi2Status cs_step(ModelInstance *inst, double tEnd)
             }
             cs->nsteps++;
             d->time = tret;
-            if (mdae_info.nx > 0) mdae_set_states(d, N_VGetArrayPointer(cs->y));
+            cs_put_states(inst, N_VGetArrayPointer(cs->y));
             inst->dirty = 1;
         }
         if (flag == CV_ROOT_RETURN) {

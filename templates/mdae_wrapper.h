@@ -85,6 +85,12 @@ typedef struct {
     int newton_maxit, max_event_iterations;
     int model_exchange, co_simulation;       /* interfaces compiled in */
     double drift_tol, drift_tol_max, drift_per_tolerance, init_tol, default_tolerance;
+    /* the Co-Simulation integrator's linear solver (mdae_fmu.fmu.cosim.choose_linear_solver):
+       entry k of CVODE's vector is state cs_state_order[k]; cs_band_upper/lower >= 0: a band
+       solver of these half-widths for every mode, -1: dense (cs_band_probe = 0) or the band
+       of the current mode measured at each integrator start (cs_band_probe = 1) */
+    int cs_band_upper, cs_band_lower, cs_band_probe;
+    const int *cs_state_order;
 } MdaeModelInfo;
 extern const MdaeModelInfo mdae_info;
 

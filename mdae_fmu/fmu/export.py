@@ -24,8 +24,8 @@ from ..codegen.initialization import plan_initialization
 from ..codegen.plan import compile_model, fmi_name
 from ..codegen.restarts import with_transient_restarts
 from .build import compile_shared_library
-from .cosim import (check_fmi_type, configure_sources, offers_cs, sundials_compile_flags,
-                    sundials_link_args)
+from .cosim import (DENSE, check_fmi_type, choose_linear_solver, configure_sources, offers_cs,
+                    state_pattern, sundials_compile_flags, sundials_link_args)
 from .dependencies import model_structure
 from .model_description import (build_model_description, merge_default_experiment,
                                 resolve_default_experiment)
@@ -236,7 +236,11 @@ def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev
     """Model description, gcc and the archive's files from the generated ``sources``."""
     link_args = sundials_link_args() if offers_cs(fmi_type) else ()
     nz = sum(1 for r in ev.relations if r.kind == "state")
-    sources = configure_sources(sources, fmi_type, default_experiment["tolerance"])
+    derivatives = {v.vr: v.name for v in cm.variables if v.type == "Real"}
+    pattern = state_pattern([s.name for s in cm.states],
+                            [derivatives[s.der_slot] for s in cm.states], structure.continuous)
+    sources = configure_sources(sources, fmi_type, default_experiment["tolerance"],
+                                choose_linear_solver(pattern) if offers_cs(fmi_type) else DENSE)
     check_strings(model.strings)
     sources["model_strings.c"] = strings_source(model.strings)
     c_files = sorted(n for n in sources if n.endswith(".c"))

@@ -52,8 +52,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from gen_multimode import FAMILIES  # noqa: E402
 
 #: (family, n) with at most 2^6 consistent modes; fault_chain has 4^n valuations (beyond n = 2
-#: marked slow: a minute of CPU and more each). n = 5 is left out of the two chains (50 and 25 s
-#: of CPU, issue 27): it adds no kind of change that its neighbours lack. n = 1..3 explore
+#: marked slow: a minute of CPU and more each). n = 5 is left out of the two chains (30.3 and
+#: 44.8 s of CPU, issue 27): it adds no kind of change that its neighbours lack. n = 1..3 explore
 #: the simultaneous changes and compare every one; n = 4 is the smallest explored one guard
 #: class at a time (``simultaneous=False``, `_enumerated`), 60 of its 64 changes compared;
 #: n = 6 the largest, the 60 sampled among its changes; what depends on the size alone (the
