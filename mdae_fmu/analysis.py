@@ -177,7 +177,10 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
                            fixed_parameters=fixed.parameters, model=a.model or fixed.model)
         if progress is not None:
             progress("structure")
-        if implicit is not False and _beyond_enumeration(model):
+        if implicit is not False and _beyond_enumeration(model, ONE_ANALYSIS_ABOVE):
+            # beyond 64 modes the enumeration costs minutes where the one analysis costs
+            # seconds (issue 26: a drive line of 8 clutches); every diagnostic of the
+            # enumerated path exists on the one analysis (docs/multimode.md "One analysis")
             return guarded_analysis(model, progress)
         if implicit and _beyond_enumeration(model, 1):
             # asked for the guarded schedule of a multimode model: the one analysis, no
@@ -271,6 +274,12 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         return Analysis(model_name=model.name, modes=modes, automaton=automaton)
     return Analysis(model_name=model.name, modes=modes, automaton=automaton, code_model=delayed,
                     code_modes=analyze_modes(delayed), **converted)
+
+
+#: Multimode models with more consistent modes than this get the one analysis by default
+#: (`guarded_analysis`); up to it, the enumerated analysis with the schedule built on top
+#: (`_with_schedule`), which `implicit=False` and `analyze --list-modes` give up to 2^12.
+ONE_ANALYSIS_ABOVE = 64
 
 
 def _beyond_enumeration(model: Model, max_modes: int | None = None) -> bool:

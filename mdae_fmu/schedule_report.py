@@ -134,9 +134,9 @@ def restart_lines(s: GuardedSchedule, limit: int) -> Iterator[str]:
     from .sympy_modelica import print_sympy
     modes = listed_modes(s)
     if modes is None:
-        moving = sum(1 for v in s.variants if _restarted(v) and v.formula != -1)
-        yield (f"mode changes: {2 ** len(s.guards)} guard combinations; {moving} block "
-               "variant(s) restart states at a change (--verbose lists them)")
+        moving = sum(1 for v in s.variants if _restarted(v) and (v.merged or v.formula != -1))
+        yield (f"mode changes: between {s.n_modes} modes; {moving} block variant(s) whose "
+               "restart can move states (--verbose lists them)")
         return
     restarts = [r for r in (restart_into(s, bits) for bits in modes) if r.moves]
     if not restarts:
