@@ -44,6 +44,12 @@ BOUND = 1e-5
 COLUMNS = {"vx": "der(x)", "vy": "der(y)"}
 
 
+#: The end of a host script that ran a python-backend FMU: pythonfmu 0.7's wrapper library
+#: writes to freed memory when the process exits (docs/python-backend.md, "Known problem"),
+#: which aborts 1 to 3 exits in 100 under load; the scripts flush and leave by os._exit.
+EXIT_BEFORE_THE_WRAPPER_FINI = "sys.stdout.flush()\nimport os\nos._exit(0)\n"
+
+
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory):
     """name -> python-backend FMU (built on first use)."""
@@ -213,7 +219,7 @@ def test_runs_without_mdae_fmu(fmus, tmp_path):
     script = ("import sys; sys.modules['mdae_fmu'] = None\n"
               "from fmpy import simulate_fmu\n"
               f"r = simulate_fmu({str(fmu)!r}, stop_time=0.5, output=['h'])\n"
-              "print(float(r['h'][-1]))\n")
+              "print(float(r['h'][-1]))\n" + EXIT_BEFORE_THE_WRAPPER_FINI)
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -242,7 +248,7 @@ def test_instances_leave_the_slave_module_whole(fmus, tmp_path):
               "    f.freeInstance()\n"
               "    dct = sys.modules['mdae_pyfmu_slave'].__dict__\n"
               "    print(sys.getrefcount(dct) - 1 - len(gc.get_referrers(dct)))\n"
-              "    del dct\n")
+              "    del dct\n" + EXIT_BEFORE_THE_WRAPPER_FINI)
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
