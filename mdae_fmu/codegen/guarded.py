@@ -407,21 +407,8 @@ def _formula_text(table: FormulaTable, u: int, names: Sequence[str], limit: int 
     a phrase saying there are more)."""
     if u == -1:
         return "(every mode)"
-    paths: list[list[str]] = []
-    stack: list[tuple[int, list[str]]] = [(u, [])]
-    steps = 0
-    while stack and len(paths) <= limit:
-        steps += 1
-        if steps > 64 * limit:
-            return f"(more than {limit} guard combinations)"
-        node, lits = stack.pop()
-        if node == -1:
-            paths.append(lits)
-        elif node >= 0:
-            name = names[table.var[node]]
-            stack.append((table.lo[node], lits + [f"not {name}"]))
-            stack.append((table.hi[node], lits + [name]))
-    if len(paths) > limit:
+    paths = table.paths(u, names, limit)
+    if paths is None:
         return f"(more than {limit} guard combinations)"
     return " or ".join("[" + ", ".join(p) + "]" for p in paths)
 

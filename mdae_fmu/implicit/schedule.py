@@ -71,19 +71,17 @@ class FormulaTable:
             u = self.hi[u] if bits[self.var[u]] else self.lo[u]
         return u == -1
 
-    def text(self, u: int, names, limit: int = 8) -> str:
-        """Formula ``u`` as a disjunction of its paths to true, ``(g1 and not g2) or (g3)``,
-        with at most ``limit`` paths (found in at most 64 ``limit`` steps); else
-        ``(N guard combinations or more)``."""
-        if u < 0:
-            return "(every mode)" if u == -1 else "(no mode)"
+    def paths(self, u: int, names, limit: int) -> list[list[str]] | None:
+        """The paths to true of formula ``u``, each as its literals (``g1``, ``not g2``),
+        or None when there are more than ``limit`` of them or more than 64 ``limit`` steps
+        find them."""
         paths: list[list[str]] = []
         stack: list[tuple[int, list[str]]] = [(u, [])]
         steps = 0
-        while stack:
+        while stack and len(paths) <= limit:
             steps += 1
-            if len(paths) > limit or steps > 64 * limit:
-                return f"({limit} guard combinations or more)"
+            if steps > 64 * limit:
+                return None
             node, lits = stack.pop()
             if node == -1:
                 paths.append(lits)
@@ -91,7 +89,15 @@ class FormulaTable:
                 name = names[self.var[node]]
                 stack.append((self.lo[node], lits + [f"not {name}"]))
                 stack.append((self.hi[node], lits + [name]))
-        if len(paths) > limit:
+        return None if len(paths) > limit else paths
+
+    def text(self, u: int, names, limit: int = 8) -> str:
+        """Formula ``u`` as a disjunction of its paths to true, ``(g1 and not g2) or (g3)``
+        (at most ``limit`` of them, `paths`; else ``(N guard combinations or more)``)."""
+        if u < 0:
+            return "(every mode)" if u == -1 else "(no mode)"
+        paths = self.paths(u, names, limit)
+        if paths is None:
             return f"({limit} guard combinations or more)"
         return " or ".join("(" + " and ".join(p) + ")" for p in paths)
 
