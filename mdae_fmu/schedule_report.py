@@ -27,7 +27,7 @@ from .implicit.schedule import GuardedSchedule, GuardedVariant, impulse_symbol, 
 #: Most guards whose combinations are listed one by one (2^4 = 16 modes).
 MAX_LISTED_GUARDS = 4
 #: Largest restart system solved symbolically for the report (unknowns).
-MAX_SOLVED = 16
+MAX_SOLVED = 8
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,10 @@ def _solved(v: GuardedVariant, known: dict) -> dict | None:
         a, b = sp.linear_eq_to_matrix(rows, list(r.unknowns))
     except (sp.PolynomialError, ValueError):
         return None
-    if a.det() == 0:
+    try:
+        x = a.LUsolve(b)
+    except (ValueError, ZeroDivisionError):       # singular: left to the run time
         return None
-    x = a.LUsolve(b)
     return {u: sp.cancel(x[i]) for i, u in enumerate(r.unknowns)}
 
 
