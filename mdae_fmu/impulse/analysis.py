@@ -135,6 +135,19 @@ class _OrderSystem:
             # known factors: order 0
         return coef, const
 
+    def signature(self) -> tuple:
+        """Everything the MILPs of `solve` read, by position: the monomials of each equation
+        (coefficients in insertion order, constants), the numbers of unknowns and function
+        factors, the state increments with their jet order, the arguments of non-polynomial
+        factors and the algebraic unknowns. Two systems with one signature solve the same
+        MILPs."""
+        return (tuple(tuple((tuple(coef.items()), const) for coef, const in monos)
+                      for _lab, monos in self.eq_monos),
+                len(self.vars), len(self.funcs),
+                tuple((self.index[u], j.m) for u, j in self.U.items()),
+                tuple(sorted(self.index[s] for s in self.nonpoly)),
+                tuple(self.index[v] for v in self.alg))
+
     def _balance_rows(self):
         """The constraints of the balancing condition, the same for every `solve` of the
         instant: built once, as sparse triplets (a dense row per constraint and its
@@ -247,14 +260,44 @@ class _OrderSystem:
         return res
 
 
+#: `_bounds` of the order systems met in this process, by `_OrderSystem.signature` (at most
+#: `ORDERS_MEMO_SIZE`, the oldest dropped first).
+_ORDERS_MEMO: dict = {}
+ORDERS_MEMO_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """What Algorithm IA finds of an order system, by position in `_OrderSystem.vars`:
+    ``orders[i]`` is the `OrderInfo` of ``vars[i]``, ``forced`` and ``possible`` positions of
+    algebraic unknowns, in the order of ``vars``."""
+    orders: tuple
+    forced: tuple
+    possible: tuple
+    jet_level: bool
+
+
 def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
     """Algorithm IA (docs/theory.md §9.3): orders of every unknown, the forced / possibly
     impulsive algebraic variables, and whether the states' lower jets stay continuous (jet
-    level: ``[[U]] <= -(m-1)``)."""
+    level: ``[[U]] <= -(m-1)``).
+
+    The MILPs read only the numbers of the order system (`_OrderSystem.signature`), not the
+    names of its unknowns: the restart problems of a bank of identical components that differ
+    by the component switching (the diode bank of benchmarks/gen_multimode.py: 35 problems, 10
+    systems for the 60 changes of 2^4 modes) have the same system, whose bounds are computed
+    once per process (`_bounds`) and read back by position: the same MILPs, so the same
+    result."""
     osys = _OrderSystem(problem)
-    base = osys.solve()
-    warnings: list = []
-    if base is None:
+    key = osys.signature()
+    if key in _ORDERS_MEMO:
+        found = _ORDERS_MEMO[key]
+    else:
+        found = _bounds(osys)
+        if len(_ORDERS_MEMO) >= ORDERS_MEMO_SIZE:
+            del _ORDERS_MEMO[next(iter(_ORDERS_MEMO))]
+        _ORDERS_MEMO[key] = found
+    if found is None:
         if osys.nonpoly:
             names = tuple(sorted(str(s) for s in osys.nonpoly))
             return ImpulseResult(feasible=False, undetermined=tuple(sorted(osys.nonpoly, key=str)),
@@ -268,6 +311,23 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
                 "inconsistent with finite restart states",
             ),
         )
+    return ImpulseResult(
+        feasible=True,
+        orders={v: found.orders[i] for i, v in enumerate(osys.vars)},
+        forced=tuple(osys.vars[i] for i in found.forced),
+        possible=tuple(osys.vars[i] for i in found.possible),
+        jet_level=found.jet_level,
+        undetermined=(),
+        warnings=(),
+    )
+
+
+def _bounds(osys: _OrderSystem) -> _Bounds | None:
+    """The MILPs of Algorithm IA (docs/theory.md §9.3) on one order system: None when it has
+    no solution, else the feasible orders of each unknown (`_Bounds`)."""
+    base = osys.solve()
+    if base is None:
+        return None
     jet_ub = {osys.index[u]: -(j.m - 1.0) for u, j in osys.U.items() if j.m > 1}
     jet_level = not jet_ub or osys.solve(extra_ub=jet_ub) is not None
     extra = jet_ub if jet_level else None
@@ -298,7 +358,9 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
         if not new:
             break
         nz |= new
-    orders, forced, possible = {}, [], []
+    orders: dict = {}
+    forced: list = []
+    possible: list = []
     for v in osys.vars:
         i = osys.index[v]
         if v in osys.alg and v not in positive:
@@ -327,12 +389,7 @@ def impulse_analysis(problem: RestartProblem) -> ImpulseResult:
                 forced.append(v)
             elif hv > TOL:
                 possible.append(v)
-    return ImpulseResult(
-        feasible=True,
-        orders=orders,
-        forced=tuple(forced),
-        possible=tuple(possible),
-        jet_level=jet_level,
-        undetermined=(),
-        warnings=tuple(warnings),
-    )
+    return _Bounds(orders=tuple(orders[v] for v in osys.vars),
+                   forced=tuple(osys.index[v] for v in forced),
+                   possible=tuple(osys.index[v] for v in possible),
+                   jet_level=jet_level)

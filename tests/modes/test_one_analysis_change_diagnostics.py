@@ -201,6 +201,7 @@ def test_inconsistent_impulses_reject_on_both_paths(monkeypatch):
     the one analysis standardizes); both paths reject."""
     import mdae_fmu.impulse.analysis as IA
     monkeypatch.setattr(IA._OrderSystem, "solve", lambda self, **kw: None)
+    monkeypatch.setattr(IA, "_ORDERS_MEMO", {})     # the systems solved earlier in the process
     got = _same_diagnostics(X.clutch_cubic(), into="g", outside="not g")
     assert got["E-IMPULSE-INCONSISTENT"]
 
