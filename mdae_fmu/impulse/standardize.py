@@ -254,9 +254,35 @@ def _restart_eqs(problem: RestartProblem, level: str, solution: dict) -> tuple:
     return tuple(out)
 
 
+#: `standardize` of the restart problems met in this process without a given impulse
+#: analysis, by everything it reads of them (at most `STANDARD_MEMO_SIZE`, oldest first out).
+_STANDARD_MEMO: dict = {}
+STANDARD_MEMO_SIZE = 2048
+
+
 def standardize(problem: RestartProblem, impulse: ImpulseResult | None = None,
                 allow_numeric: bool = True) -> Standardized:
-    """Algorithm ST (docs/theory.md §9.9): S0, then S1, S2, S3 in that order."""
+    """Algorithm ST (docs/theory.md §9.9): S0, then S1, S2, S3 in that order.
+
+    Without ``impulse``, computed once per process for equal problems (their equations,
+    unknowns, jets, lower instances and parameters; not the label, which the algorithm does
+    not read): an instant's parts recur across the changes of a model (the diode bank of
+    benchmarks/gen_multimode.py, 2^4 modes: 116 distinct problems among the 202 parts of its
+    60 sampled changes) and across the callers that standardize the same changes."""
+    if impulse is not None:
+        return _standardize(problem, impulse, allow_numeric)
+    key = (problem.equations, problem.unknowns, problem.jets, problem.d,
+           frozenset(problem.lower.items()), frozenset(problem.params.items()), allow_numeric)
+    if key not in _STANDARD_MEMO:
+        if len(_STANDARD_MEMO) >= STANDARD_MEMO_SIZE:
+            del _STANDARD_MEMO[next(iter(_STANDARD_MEMO))]
+        _STANDARD_MEMO[key] = _standardize(problem, None, allow_numeric)
+    return _STANDARD_MEMO[key]
+
+
+def _standardize(problem: RestartProblem, impulse: ImpulseResult | None,
+                 allow_numeric: bool) -> Standardized:
+    """`standardize` computed."""
     d = problem.d
     if impulse is None:
         # S0 first: a restart whose leading-order system is already structurally nonsingular

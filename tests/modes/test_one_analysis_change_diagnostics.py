@@ -200,8 +200,11 @@ def test_inconsistent_impulses_reject_on_both_paths(monkeypatch):
     (ClutchNonSemilinear, RR-9334 (188): a restart problem not affine in its unknowns, which
     the one analysis standardizes); both paths reject."""
     import mdae_fmu.impulse.analysis as IA
+    import mdae_fmu.impulse.standardize as ST
     monkeypatch.setattr(IA._OrderSystem, "solve", lambda self, **kw: None)
-    monkeypatch.setattr(IA, "_ORDERS_MEMO", {})     # the systems solved earlier in the process
+    # the order systems and restart problems solved earlier in the process
+    monkeypatch.setattr(IA, "_ORDERS_MEMO", {})
+    monkeypatch.setattr(ST, "_STANDARD_MEMO", {})
     got = _same_diagnostics(X.clutch_cubic(), into="g", outside="not g")
     assert got["E-IMPULSE-INCONSISTENT"]
 
