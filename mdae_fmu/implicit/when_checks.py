@@ -13,9 +13,9 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   labelled with the modes where the block computes that instance; the modes with a cycle
   through a when-variable are found by labelled reachability.
 * E-CASCADE-INFINITE (docs/theory.md §7.4, Assumption 4; `mdae_fmu.modes.continuations`):
-  the continuations of a transient mode read its transient guards alone, so they are
-  checked per set of transient guards that can hold together, not per long mode; none is
-  needed when the guards' triggering graph (`may_trigger`) has no cycle.
+  checked per set of transient guards that can hold together and per class of long modes
+  with the same structure (`structure_classes`); none is needed when the guards' triggering
+  graph (`may_trigger`) has no cycle.
 * E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): the first instant of the
   change into the transient mode of each set of transient guards that select equations and
   can hold at one instant (simultaneous events included, as the enumerated path), from each
@@ -319,9 +319,10 @@ def structure_classes(ia: ImplicitAnalysis, scope: Any, limit: int
 def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
     """E-CASCADE-INFINITE (module docstring): per set of transient guards that can hold at
     one instant (`_transient_sets`), the enumerated path's diagnostic (`cascade_diagnostic`)
-    on the transient mode of that set over one long mode where it can occur, with the
-    formula of those long modes. Skipped when the triggering graph has no cycle
-    (`may_trigger`)."""
+    on the transient mode of that set over one long mode of each class of those where it
+    can occur (`structure_classes`: an equation that resets a variable may exist in some
+    long modes only), the same failure from several classes one message with the formula
+    of them all. Skipped when the triggering graph has no cycle (`may_trigger`)."""
     import networkx as nx
     from ..modes.continuations import may_trigger
     from ..modes.explore import cascade_diagnostic
@@ -330,12 +331,21 @@ def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):
         return []
-    out = []
-    for _, f, mode in _transient_sets(system, ia, sorted(trig), singletons=False):
+    found: dict[tuple[Any, ...], tuple[str, Any]] = {}
+    for on, f, mode in _transient_sets(system, ia, sorted(trig), singletons=False,
+                                       classes=True):
         dg = cascade_diagnostic(system, mode)
         if dg is not None:
-            out.append(f"{dg.code}: {dg.message}" + _modes_line(ia, f, "long modes"))
-    return out
+            _merge(found, (on, dg.code, dg.variables, dg.equations),
+                   f"{dg.code}: {dg.message}", f)
+    return [text + _modes_line(ia, modes, "long modes") for text, modes in found.values()]
+
+
+def _merge(found: dict[tuple[Any, ...], tuple[str, Any]], key: tuple[Any, ...], text: str,
+           formula: Any) -> None:
+    """Record a failure: the first ``text`` of its ``key``, the union of its formulas."""
+    first, modes = found.get(key, (text, formula))
+    found[key] = (first, modes | formula)
 
 
 def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
@@ -363,7 +373,6 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[s
         run = exec_transient(system, steady_config(system, src, sig), dst, sig, pair=pair)
         dg = run.diagnostic
         if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
-            key = (on, dg.code, dg.variables, dg.equations)
-            text, modes = found.get(key, (f"{dg.code}: {dg.message}", ia.space.bdd.false))
-            found[key] = (text, modes | f)
+            _merge(found, (on, dg.code, dg.variables, dg.equations),
+                   f"{dg.code}: {dg.message}", f)
     return [text + _modes_line(ia, modes, "long modes") for text, modes in found.values()]
