@@ -44,7 +44,7 @@ def _same_diagnostics(model, into: str, outside: str) -> dict[str, list[str]]:
     """Analyse ``model`` on both paths; assert the same verdict and codes, and that every
     message of the one analysis is an enumerated message followed by the formulas of its
     changes, from ``outside`` into ``into``. Returns the one analysis' messages by code."""
-    enumerated = analyze(model)
+    enumerated = analyze(model, implicit=False)
     one = analyze(model, implicit=True)
     assert enumerated.modes is not None and one.modes is None
     assert one.accepted == enumerated.accepted
@@ -175,7 +175,7 @@ def test_missing_restart_among_two_guards(tmp_path):
     assert m.startswith("E-RESTART-MISSING: when switching a,not b -> a,b, instant 0: no "
                         "equation determines the restart of {w3}")
     assert "TwoClutches.mo:27" in m and "TwoClutches.mo:28" in m
-    enumerated = analyze(model)
+    enumerated = analyze(model, implicit=False)
     assert len([e for e in enumerated.errors if e.startswith("E-RESTART-MISSING")]) == 2
 
 
