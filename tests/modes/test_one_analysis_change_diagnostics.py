@@ -6,7 +6,7 @@ codes and the same verdict, each message being the enumerated message of one con
 followed by the formulas of the changes concerned.
 
 The oracle is the enumerated analysis itself (`mdae_fmu.modes.explore.analyze_multimode`
-through `mdae_fmu.analysis.analyze` by default), which explores every change."""
+through `mdae_fmu.analysis.analyze` with ``implicit=False``), which explores every change."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _same_diagnostics(model, into: str, outside: str) -> dict[str, list[str]]:
     """Analyse ``model`` on both paths; assert the same verdict and codes, and that every
     message of the one analysis is an enumerated message followed by the formulas of its
     changes, from ``outside`` into ``into``. Returns the one analysis' messages by code."""
-    enumerated = analyze(model)
+    enumerated = analyze(model, implicit=False)
     one = analyze(model, implicit=True)
     assert enumerated.modes is not None and one.modes is None
     assert one.accepted == enumerated.accepted
@@ -124,7 +124,7 @@ def test_missing_restart_rejects_with_the_dm_diagnostic(tmp_path):
                    "ClutchFixed.mo")
     one = analyze(fixed, implicit=True)
     assert one.accepted and one.guarded is not None and not _change_messages(one)
-    assert analyze(fixed).accepted
+    assert analyze(fixed, implicit=False).accepted
 
 
 TWO_CLUTCHES = """class TwoClutches "clutch a is well posed; clutch b lacks the restart of w3"
@@ -175,7 +175,7 @@ def test_missing_restart_among_two_guards(tmp_path):
     assert m.startswith("E-RESTART-MISSING: when switching a,not b -> a,b, instant 0: no "
                         "equation determines the restart of {w3}")
     assert "TwoClutches.mo:27" in m and "TwoClutches.mo:28" in m
-    enumerated = analyze(model)
+    enumerated = analyze(model, implicit=False)
     assert len([e for e in enumerated.errors if e.startswith("E-RESTART-MISSING")]) == 2
 
 
