@@ -121,17 +121,22 @@ def model_fmu(model_file: Path, **options) -> Path:
 def baseline_fmu(name: str, *bugs: str, debug: bool = False, suffix: str | None = None) -> Path:
     """The hand-written baseline FMU ``name`` of benchmarks/baselines (`build_baseline`), with
     the fault macros ``bugs`` (named after them unless ``suffix`` is given) and ``debug``
-    (-O0 -g), built once per run and shared by every test and worker (`shared_build`; the
-    run's directory starts empty, so the sources, which do not change during a run, need not
-    be in the key); read-only."""
+    (-O0 -g), built once per run and shared by every test and worker (`shared_build`, keyed
+    by these and the text of the baseline's sources: a shared directory named beforehand
+    outlives the run); read-only."""
     import sys
     root = Path(__file__).resolve().parent.parent
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    from benchmarks.baselines.build import build_baseline
+    from benchmarks.baselines.build import HERE, build_baseline
     suffix = suffix if suffix is not None else ("_".join(bugs) or None)
     file_name = f"{name}{'_' + suffix if suffix else ''}.fmu"
-    return shared_build(("baseline", name, sorted(bugs), debug, suffix), file_name,
+    sources = hashlib.sha256()
+    for path in sorted([*HERE.glob("*.[ch]"), *(HERE / name).glob("*")]):
+        if path.is_file():
+            sources.update(path.name.encode() + b"\0" + path.read_bytes())
+    return shared_build(("baseline", name, sorted(bugs), debug, suffix, sources.hexdigest()),
+                        file_name,
                         lambda fmu: build_baseline(name, fmu.parent, defines=bugs, debug=debug,
                                                    suffix=suffix))
 

@@ -94,7 +94,7 @@ def test_export_text_copies_the_shared_fmu(tmp_path, monkeypatch):
 
 
 def test_baseline_fmu_builds_each_variant_once(tmp_path, monkeypatch):
-    """`fmu_files.baseline_fmu`: one build per (name, fault macros, debug, suffix) in the run,
+    """`fmu_files.baseline_fmu`: one build per (name, fault macros, debug, suffix, sources),
     named as `build_baseline` names it (after the macros unless a suffix is given)."""
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
     from benchmarks.baselines import build as baselines
@@ -121,6 +121,14 @@ def test_baseline_fmu_builds_each_variant_once(tmp_path, monkeypatch):
                      ("ClutchBasic", ("BUG_RESTART_W2",), False, "wrong_restart"),
                      ("ClutchBasic", (), True, None)]
     assert debug.read_text() == repr(built[-1])
+    # the sources are in the key: a shared directory named beforehand outlives the run
+    import shutil
+    copy = tmp_path / "baselines"
+    shutil.copytree(baselines.HERE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(baselines, "HERE", copy)
+    assert fmu_files.baseline_fmu("ClutchBasic") == plain and len(built) == 4
+    (copy / "ClutchBasic" / "model.c").write_text("/* changed */\n")
+    assert fmu_files.baseline_fmu("ClutchBasic") != plain and len(built) == 5
 
 
 def test_the_controller_shares_one_directory_with_its_workers():
