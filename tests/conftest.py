@@ -223,16 +223,10 @@ def reference_suite_run(dask_client, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def clutch_baselines(tmp_path_factory):
+def clutch_baselines():
     """The hand-written ClutchBasic FMU (benchmarks/baselines) and its copy with a wrong
-    restart at engagement, w1+ = w2+ = w2- (BUG_RESTART_W2), built once per session."""
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    from benchmarks.baselines.build import build_baseline
-    d = tmp_path_factory.mktemp("clutch_baselines")
-    good = build_baseline("ClutchBasic", d)
-    bad = build_baseline("ClutchBasic", d, defines=["BUG_RESTART_W2"], suffix="wrong_restart")
-    return good, bad
+    restart at engagement, w1+ = w2+ = w2- (BUG_RESTART_W2), built once per run
+    (`fmu_files.baseline_fmu`)."""
+    from fmu_files import baseline_fmu
+    return (baseline_fmu("ClutchBasic"),
+            baseline_fmu("ClutchBasic", "BUG_RESTART_W2", suffix="wrong_restart"))

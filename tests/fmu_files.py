@@ -118,6 +118,29 @@ def model_fmu(model_file: Path, **options) -> Path:
         api.load(model_file), fmu, progress=False, **options))
 
 
+def baseline_fmu(name: str, *bugs: str, debug: bool = False, suffix: str | None = None) -> Path:
+    """The hand-written baseline FMU ``name`` of benchmarks/baselines (`build_baseline`), with
+    the fault macros ``bugs`` (named after them unless ``suffix`` is given) and ``debug``
+    (-O0 -g), built once per run and shared by every test and worker (`shared_build`, keyed
+    by these and the text of the baseline's sources: a shared directory named beforehand
+    outlives the run); read-only."""
+    import sys
+    root = Path(__file__).resolve().parent.parent
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from benchmarks.baselines.build import HERE, build_baseline
+    suffix = suffix if suffix is not None else ("_".join(bugs) or None)
+    file_name = f"{name}{'_' + suffix if suffix else ''}.fmu"
+    sources = hashlib.sha256()
+    for path in sorted([*HERE.glob("*.[ch]"), *(HERE / name).glob("*")]):
+        if path.is_file():
+            sources.update(path.name.encode() + b"\0" + path.read_bytes())
+    return shared_build(("baseline", name, sorted(bugs), debug, suffix, sources.hexdigest()),
+                        file_name,
+                        lambda fmu: build_baseline(name, fmu.parent, defines=bugs, debug=debug,
+                                                   suffix=suffix))
+
+
 def failed_run_log(fmu: Path, match: str, **simulate) -> list[str]:
     """The FMU's log messages (debug logging on) of an FMPy run that must raise an error
     matching ``match``."""

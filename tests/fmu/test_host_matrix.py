@@ -219,16 +219,11 @@ def test_checker_style_host_converges_with_euler_order(host, tmp_path_factory, n
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory):
-    """Hand-written baseline FMUs (benchmarks/baselines), built on demand."""
-    import sys
-    root = Path(__file__).resolve().parents[2]
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    from benchmarks.baselines.build import build_baseline
-    out = tmp_path_factory.mktemp("baselines")
-    return lambda name, *bugs: build_baseline(name, out, defines=bugs,
-                                              suffix="_".join(bugs) or None)
+def baseline():
+    """Hand-written baseline FMUs (benchmarks/baselines), built once per run on demand
+    (`fmu_files.baseline_fmu`)."""
+    from fmu_files import baseline_fmu
+    return baseline_fmu
 
 
 def test_hosts_reproduce_the_wrong_results_of_other_fmus(host, baseline, tmp_path_factory):

@@ -20,18 +20,15 @@ from strict_driver import FMIViolation, simulate_strict
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from benchmarks.baselines.build import build_baseline  # noqa: E402
+from fmu_files import baseline_fmu  # noqa: E402
 
 G, E, V_MIN, H0 = 9.81, 0.7, 0.1, 1.0
 
 
 @pytest.fixture(scope="module")
-def fmu(tmp_path_factory):
-    out = tmp_path_factory.mktemp("baselines")
-
-    def make(name, *bugs):
-        return build_baseline(name, out, defines=bugs, suffix="_".join(bugs) or None)
-    return make
+def fmu():
+    """name, *bugs -> the baseline FMU, built once per run (`fmu_files.baseline_fmu`)."""
+    return baseline_fmu
 
 
 # ----------------------------------------------------------------------------- correct FMUs

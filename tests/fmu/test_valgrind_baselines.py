@@ -17,7 +17,7 @@ from valgrind_util import build_host, have_valgrind, run_fmu_in_host
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from benchmarks.baselines.build import build_baseline  # noqa: E402
+from fmu_files import baseline_fmu  # noqa: E402
 
 needs_valgrind = pytest.mark.skipif(not have_valgrind(), reason="valgrind is not installed")
 
@@ -28,13 +28,9 @@ def host(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def fmu(tmp_path_factory):
-    out = tmp_path_factory.mktemp("baselines_dbg")
-
-    def make(name, *bugs):
-        return build_baseline(name, out, defines=bugs, debug=True,
-                              suffix="_".join(bugs) or None)
-    return make
+def fmu():
+    """name, *bugs -> the baseline FMU built -O0 -g, once per run (`fmu_files.baseline_fmu`)."""
+    return lambda name, *bugs: baseline_fmu(name, *bugs, debug=True)
 
 
 STOP = {"VanDerPol": 5.0, "BouncingBall": 3.0, "ClutchBasic": 10.0}

@@ -93,6 +93,44 @@ def test_export_text_copies_the_shared_fmu(tmp_path, monkeypatch):
     assert len(built) == 4
 
 
+def test_baseline_fmu_builds_each_variant_once(tmp_path, monkeypatch):
+    """`fmu_files.baseline_fmu`: one build per (name, fault macros, debug, suffix, sources),
+    named as `build_baseline` names it (after the macros unless a suffix is given)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    from benchmarks.baselines import build as baselines
+    monkeypatch.setenv(SHARED_ENV, str(tmp_path / "shared"))
+    built = []
+
+    def fake(name, out_dir, defines=(), debug=False, suffix=None):
+        built.append((name, tuple(defines), debug, suffix))
+        fmu = Path(out_dir) / f"{name}{'_' + suffix if suffix else ''}.fmu"
+        fmu.write_text(repr(built[-1]))
+        return fmu
+    monkeypatch.setattr(baselines, "build_baseline", fake)
+    plain = fmu_files.baseline_fmu("ClutchBasic")
+    assert fmu_files.baseline_fmu("ClutchBasic") == plain and plain.name == "ClutchBasic.fmu"
+    bug = fmu_files.baseline_fmu("ClutchBasic", "BUG_RESTART_W2")
+    assert bug.name == "ClutchBasic_BUG_RESTART_W2.fmu"
+    named = fmu_files.baseline_fmu("ClutchBasic", "BUG_RESTART_W2", suffix="wrong_restart")
+    assert named.name == "ClutchBasic_wrong_restart.fmu"
+    debug = fmu_files.baseline_fmu("ClutchBasic", debug=True)
+    assert debug != plain and debug.name == plain.name
+    assert fmu_files.baseline_fmu("ClutchBasic", debug=True) == debug
+    assert built == [("ClutchBasic", (), False, None),
+                     ("ClutchBasic", ("BUG_RESTART_W2",), False, "BUG_RESTART_W2"),
+                     ("ClutchBasic", ("BUG_RESTART_W2",), False, "wrong_restart"),
+                     ("ClutchBasic", (), True, None)]
+    assert debug.read_text() == repr(built[-1])
+    # the sources are in the key: a shared directory named beforehand outlives the run
+    import shutil
+    copy = tmp_path / "baselines"
+    shutil.copytree(baselines.HERE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(baselines, "HERE", copy)
+    assert fmu_files.baseline_fmu("ClutchBasic") == plain and len(built) == 4
+    (copy / "ClutchBasic" / "model.c").write_text("/* changed */\n")
+    assert fmu_files.baseline_fmu("ClutchBasic") != plain and len(built) == 5
+
+
 def test_the_controller_shares_one_directory_with_its_workers():
     """tests/conftest.py sets the variable before the workers start: every worker of this run
     names the same existing directory."""

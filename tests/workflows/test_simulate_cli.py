@@ -20,13 +20,13 @@ from mdae_fmu.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from benchmarks.baselines.build import build_baseline  # noqa: E402
+from fmu_files import baseline_fmu  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def baselines(tmp_path_factory):
-    out = tmp_path_factory.mktemp("baselines_cli")
-    return {n: build_baseline(n, out) for n in ("BouncingBall", "ClutchBasic")}
+def baselines():
+    """The hand-written BouncingBall and ClutchBasic FMUs, built once per run (read-only)."""
+    return {n: baseline_fmu(n) for n in ("BouncingBall", "ClutchBasic")}
 
 
 def read_csv(path):
