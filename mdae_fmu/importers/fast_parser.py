@@ -32,7 +32,6 @@ nested deeper than Python's recursion limit.
 
 from __future__ import annotations
 
-import operator
 import re
 from typing import Any, Callable
 
@@ -67,7 +66,6 @@ MAX_SHAPE_CHARS = 512
 MAX_SHAPE_TOKENS = 64
 #: refused parse-trace records of one shape and rule before the rule parses it token by token
 MAX_TRACE_FAILURES = 3
-_START_OF = operator.itemgetter(0)
 #: the terminals whose end offsets are recorded (`flat_modelica._TERMINATORS`)
 _TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
                           "INITIAL_ALGORITHM", "LOOP"))
@@ -114,7 +112,8 @@ class Lexer:
         self.varying = {t.name: t.pattern.to_regexp() for t in driver.root_terminals
                         if t.name in ("NAME", "NUMBER", "STRING")}
         self.line_key = _DIGITS.sub
-        # line key -> (regex, kinds, terminator groups, rule -> its parse trace or failures)
+        # line key -> (regex, kinds, terminator groups, rule -> its parse trace or failures,
+        # the token groups)
         self.shapes: dict[str, tuple] = {}
         self.seen: dict[str, int] = {}        # line key -> lines seen with it (not yet shapes)
 
@@ -155,7 +154,8 @@ class Lexer:
                 terms.append(g)
         regex = re.compile("".join(parts) + r"(?=\n|\Z)", self.flags)
         if regex.groups == len(toks):
-            shapes[key] = (regex, tuple(t[0] for t in toks), tuple(terms), {})
+            shapes[key] = (regex, tuple(t[0] for t in toks), tuple(terms), {},
+                           range(1, len(toks) + 1))
 
     def classify(self, value: str) -> str:
         """The terminal of a token text starting with 'i' or '/' that is not a fixed text."""
@@ -235,12 +235,12 @@ class FastParser:
                     if shape is not None:
                         m = shape[0].match(text, pos)
                         if m is not None:
-                            regs = m.regs
-                            starts[regs[1][0]] = shape
-                            extend(zip(shape[1], m.groups(), map(_START_OF, regs[1:])))
+                            start = m.start
+                            starts[start(1)] = shape
+                            extend(zip(shape[1], m.groups(), map(start, shape[4])))
                             for g in shape[2]:
-                                ends.append(regs[g][1])
-                            pos = regs[-1][1]
+                                ends.append(m.end(g))
+                            pos = m.end()
                             n += len(shape[1])
                             continue
                 first = len(toks)
