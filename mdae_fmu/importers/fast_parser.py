@@ -32,7 +32,6 @@ nested deeper than Python's recursion limit.
 
 from __future__ import annotations
 
-import operator
 import re
 from typing import Any, Callable
 
@@ -58,16 +57,17 @@ _CLASS_KINDS = frozenset(("CLASS", "MODEL", "BLOCK"))
 _NO_KINDS: frozenset = frozenset()
 #: runs of ASCII digits, replaced by one "0" in the key of a line's shape (`Lexer.learn`)
 _DIGITS = re.compile("[0-9]+")
-_BLANKS = "[ \\t\\f\\r\\n\\ufeff]*"
+_BLANK_CHARS = " \t\f\r\n\ufeff"
 #: bounds of the line shapes (`Lexer.learn`): shapes kept, keys counted, characters and tokens
 #: of a line that can have a shape
 MAX_SHAPES = 1024
 MAX_SEEN = 16384
 MAX_SHAPE_CHARS = 512
 MAX_SHAPE_TOKENS = 64
+#: shapes tried, before a line's key is computed, after a line of a given shape (`_fill`)
+MAX_SUCCESSORS = 4
 #: refused parse-trace records of one shape and rule before the rule parses it token by token
 MAX_TRACE_FAILURES = 3
-_START_OF = operator.itemgetter(0)
 #: the terminals whose end offsets are recorded (`flat_modelica._TERMINATORS`)
 _TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
                           "INITIAL_ALGORITHM", "LOOP"))
@@ -114,23 +114,27 @@ class Lexer:
         self.varying = {t.name: t.pattern.to_regexp() for t in driver.root_terminals
                         if t.name in ("NAME", "NUMBER", "STRING")}
         self.line_key = _DIGITS.sub
-        # line key -> (regex, kinds, terminator groups, rule -> its parse trace or failures)
+        # line key -> (regex, kinds, terminator groups, rule -> its parse trace or failures,
+        # the token groups, the shapes that followed it, most recent first)
         self.shapes: dict[str, tuple] = {}
         self.seen: dict[str, int] = {}        # line key -> lines seen with it (not yet shapes)
 
-    def learn(self, key: str, toks: list) -> None:
+    def learn(self, key: str, text: str, toks: list) -> None:
         """Remember the shape of a line lexed token by token (``toks``, the tokens of the line
-        ``key`` came from), once a second line has that key: the regular expression that
-        matches the line's blanks and tokens in order, each token in a group of its own, a
-        fixed text as itself and a name, number or string by its terminal's pattern.
+        ``key`` came from, in ``text``), once a second line has that key: the regular
+        expression that matches exactly the lines with that key, each token in a group of its
+        own: the line's text with every run of ASCII digits matched by ``[0-9]+``.
 
         A line with the same key differs from this one only in its runs of ASCII digits
         (`_DIGITS`), and every terminal treats any run of digits as any other (``\\d+``,
         ``[0-9]*``; no fixed text holds a digit), so the lexer splits it into the same kinds
-        at the corresponding places; the shape's first match is that split, since each group
-        tries its terminal's own (greedy) match first. At most `MAX_SHAPES` shapes of at most
-        `MAX_SHAPE_TOKENS` tokens are kept (and `MAX_SEEN` keys counted, of lines of at most
-        `MAX_SHAPE_CHARS` characters): text whose lines all differ is lexed token by token."""
+        at the corresponding places, which are the groups' (each run of digits is bounded by
+        characters matched as themselves). A match of the expression is therefore both the
+        test that a line has the key and its split (`FastParser._fill` tries the shapes that
+        followed the previous line's before it computes a key). At most `MAX_SHAPES` shapes of
+        at most `MAX_SHAPE_TOKENS` tokens are kept (and `MAX_SEEN` keys counted, of lines of at
+        most `MAX_SHAPE_CHARS` characters): text whose lines all differ is lexed token by
+        token."""
         shapes = self.shapes
         if len(shapes) >= MAX_SHAPES or len(toks) > MAX_SHAPE_TOKENS:
             return
@@ -144,18 +148,27 @@ class Lexer:
         fixed, varying = self.fixed, self.varying
         parts = []
         terms = []
-        for g, (kind, value, _) in enumerate(toks, 1):
+        end = text.rfind("\n", 0, toks[0][2] + 1)
+        if end < 0:
+            return
+        for g, (kind, value, start) in enumerate(toks, 1):
+            blanks = text[end:start]
+            if blanks.strip(_BLANK_CHARS):
+                return
             if fixed.get(value) == kind:
-                parts.append(_BLANKS + "(" + re.escape(value) + ")")
+                body = re.escape(value)
             elif kind in varying:
-                parts.append(_BLANKS + "(" + varying[kind] + ")")
+                body = "[0-9]+".join(map(re.escape, _DIGITS.split(value)))
             else:
                 return
+            parts.append(re.escape(blanks) + "(" + body + ")")
+            end = start + len(value)
             if kind in _TERMINATORS:
                 terms.append(g)
         regex = re.compile("".join(parts) + r"(?=\n|\Z)", self.flags)
         if regex.groups == len(toks):
-            shapes[key] = (regex, tuple(t[0] for t in toks), tuple(terms), {})
+            shapes[key] = (regex, tuple(t[0] for t in toks), tuple(terms), {},
+                           range(1, len(toks) + 1), [])
 
     def classify(self, value: str) -> str:
         """The terminal of a token text starting with 'i' or '/' that is not a fixed text."""
@@ -169,6 +182,16 @@ class Lexer:
         if self.base_header.fullmatch(value):
             return "BASE_HEADER"
         return "COMMENT"
+
+
+def _follows(following: list, shape: tuple) -> None:
+    """Record that a line of ``shape`` followed a line whose shape has the successor list
+    ``following`` (most recent first, at most `MAX_SUCCESSORS`)."""
+    if following[:1] != [shape]:
+        if shape in following:
+            following.remove(shape)
+        following.insert(0, shape)
+        del following[MAX_SUCCESSORS:]
 
 
 class FastParser:
@@ -198,6 +221,7 @@ class FastParser:
         # offset of the first token of a line lexed by its shape -> the shape (`_traced`)
         self.line_starts: dict[int, tuple] = {}
         self.recording = False
+        self.prev_shape: tuple | None = None     # shape of the last line lexed (`_fill`)
         self.replayed = 0               # lines parsed by a trace (tests, benchmarks)
         self.advance()
 
@@ -222,32 +246,50 @@ class FastParser:
         pos = self.lexed
         text = self.text
         size = len(text)
+        prev = self.prev_shape
         while not toks:
             n = 0
             while n < self.BATCH and pos < size:
                 key = None
-                stop = text.find("\n", pos + 1)        # (the end of this line)
+                stop = -1
+                m = None
+                if text[pos] == "\n":
+                    if prev is not None:
+                        for shape in prev[5]:
+                            m = shape[0].match(text, pos)
+                            if m is not None:
+                                break
+                    if m is None:
+                        stop = text.find("\n", pos + 1)
+                        if stop < 0:
+                            stop = size
+                        if stop - pos <= MAX_SHAPE_CHARS:
+                            key = line_key("0", text[pos:stop])
+                            shape = shapes.get(key)
+                            if shape is not None:
+                                m = shape[0].match(text, pos)
+                                if prev is not None:
+                                    _follows(prev[5], shape)
+                if m is not None:
+                    start = m.start
+                    starts[start(1)] = shape
+                    extend(zip(shape[1], m.groups(), map(start, shape[4])))
+                    for g in shape[2]:
+                        ends.append(m.end(g))
+                    pos = m.end()
+                    n += len(shape[1])
+                    prev = shape
+                    continue
+                prev = None
                 if stop < 0:
-                    stop = size
-                if text[pos] == "\n" and stop - pos <= MAX_SHAPE_CHARS:
-                    key = line_key("0", text[pos:stop])
-                    shape = shapes.get(key)
-                    if shape is not None:
-                        m = shape[0].match(text, pos)
-                        if m is not None:
-                            regs = m.regs
-                            starts[regs[1][0]] = shape
-                            extend(zip(shape[1], m.groups(), map(_START_OF, regs[1:])))
-                            for g in shape[2]:
-                                ends.append(regs[g][1])
-                            pos = regs[-1][1]
-                            n += len(shape[1])
-                            continue
+                    stop = text.find("\n", pos + 1)   # (the end of this line)
+                    if stop < 0:
+                        stop = size
                 first = len(toks)
                 pos, clean = self._lex_line(pos, stop, toks, first + self.BATCH)
                 n += len(toks) - first
                 if key is not None and clean and pos == stop and len(toks) > first:
-                    lexer.learn(key, toks[first:])
+                    lexer.learn(key, text, toks[first:])
             self.left -= len(toks)
             if self.left < 0:
                 raise Unsupported("too many tokens")
@@ -255,6 +297,7 @@ class FastParser:
                 toks.append(("$END", "", pos))
                 self.done = True
         self.lexed = pos
+        self.prev_shape = prev
         self.toks = toks
         self.i = 0
 

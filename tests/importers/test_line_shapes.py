@@ -22,7 +22,7 @@ def _lex(text: str, shapes: bool) -> tuple[list, list, int]:
     offsets, and how many shapes the lexer learned."""
     lexer = FP.Lexer(F._parser().driver)
     if not shapes:
-        lexer.learn = lambda key, toks: None        # type: ignore[method-assign]
+        lexer.learn = lambda key, text, toks: None        # type: ignore[method-assign]
     ends: list = []
     fp = FP.FastParser(lexer, None, text, ends, 10 ** 9)
     toks = [fp.tok]
