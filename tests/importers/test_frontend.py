@@ -113,7 +113,8 @@ def test_diode_circuit_from_components_matches_rldc2diodes(tmp_path):
 def test_clutch_from_components_through_the_cli(capsys):
     assert main(["analyze", "--verbose", str(DATA / "ClutchComponents.mo")]) == 0
     out = capsys.readouterr().out
-    assert "model ClutchComponents_Clutch" in out and "long       c.g" in out
+    assert "model ClutchComponents_Clutch" in out and "guards: c.g\n" in out
+    assert "1 long guards, 2 consistent modes, 10 equations, 10 unknowns" in out
     assert "verdict: accepted" in out
 
 
