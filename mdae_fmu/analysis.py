@@ -1,16 +1,15 @@
 """The whole compile-time analysis of a model.
 
-A multimode model has one analysis on the way to its FMU (`guarded_analysis`, issue 26): the
-implicit analysis (all modes at once as formulas over the guards, `mdae_fmu.implicit`,
+A multimode model (more than one consistent mode) has one analysis (`guarded_analysis`, issue
+26): the implicit analysis (all modes at once as formulas over the guards, `mdae_fmu.implicit`,
 docs/theory.md §10.2) and the guarded block schedule built from it
-(`mdae_fmu.implicit.schedule`). That is the analysis of ``--implicit`` and of every model
-beyond the explicit enumeration (more than 2^12 consistent modes); below it, the default
-still runs the per-mode structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4)
-and the exploration of mode changes into the mode-change automaton (`mdae_fmu.modes`,
-docs/theory.md §8.1) beside the schedule, until the one analysis carries every piece listed in
-docs/multimode.md "One analysis". A single-mode model keeps the per-mode analysis. Code
-generation consumes the `Analysis` and runs none. `render_text` / `render_json` give the
-report of `mdae-fmu analyze`."""
+(`mdae_fmu.implicit.schedule`); no mode is enumerated. The enumerated analysis, the per-mode
+structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4) and the exploration of
+mode changes into the mode-change automaton (`mdae_fmu.modes`, docs/theory.md §8.1), runs for
+a single-mode model, and for a multimode one only when asked for (``implicit=False``: the
+tests' oracle and `mdae-fmu analyze --list-modes`), with the guarded schedule built on top
+(`_with_schedule`). Code generation consumes the `Analysis` and runs none. `render_text` /
+`render_json` give the report of `mdae-fmu analyze`."""
 
 from __future__ import annotations
 
@@ -54,8 +53,8 @@ class Analysis:
     ``implicit_text`` / ``implicit_json``: the implicit analysis' report
     (`mdae_fmu.implicit.analysis.render_text`); ``init_warnings``: the analysis' warnings that no
     other part carries (``W-...`` lines: W-INIT-INCONSISTENT beyond the enumeration).
-    ``modes`` and ``automaton`` are None beyond the explicit enumeration (more than 2^12
-    consistent modes), where the implicit analysis is the analysis.
+    ``modes`` and ``automaton`` are None for a multimode model analysed by the one
+    analysis (the default), where the implicit analysis is the analysis.
 
     ``model``: the model analysed when it is not the input: structural conditions on
     parameters evaluated (``fixed_parameters``), and/or numerically singular blocks converted
@@ -144,9 +143,10 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
     modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report
     when already computed; ``progress``: called with the name of each stage. ``implicit``:
-    True analyses a multimode model by the one analysis alone (`guarded_analysis`, no mode
-    enumerated) and also builds the guarded schedule of a single-mode model (one formula,
-    true), False builds none; None (default) builds it for every multimode model.
+    None (default) analyses a multimode model by the one analysis (`guarded_analysis`, no
+    mode enumerated); True also builds the guarded schedule of a single-mode model (one
+    formula, true); False enumerates the modes of a multimode model (the per-mode report
+    and the automaton, up to 2^12 consistent modes) and builds the schedule on top.
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
     reject the model instead of being warnings. ``full``: False when only the verdict, the
     summary or the FMU is wanted: a model without guards then skips the mode-change
@@ -177,14 +177,10 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
                            fixed_parameters=fixed.parameters, model=a.model or fixed.model)
         if progress is not None:
             progress("structure")
-        if implicit is not False and _beyond_enumeration(model, ONE_ANALYSIS_ABOVE):
-            # beyond 64 modes the enumeration costs minutes where the one analysis costs
-            # seconds (issue 26: a drive line of 8 clutches); every diagnostic of the
-            # enumerated path exists on the one analysis (docs/multimode.md "One analysis")
-            return guarded_analysis(model, progress)
-        if implicit and _beyond_enumeration(model, 1):
-            # asked for the guarded schedule of a multimode model: the one analysis, no
-            # mode enumerated (issue 26)
+        if implicit is not False and more_modes_than(model, 1):
+            # a multimode model: the one analysis, no mode enumerated (issue 26); the
+            # enumerated analysis only when asked for (implicit=False: the test oracle and
+            # `analyze --list-modes`)
             return guarded_analysis(model, progress)
         modes = analyze_modes(model)
     a = _enumerated(model, modes, erasure, lemma22, progress, full)
@@ -276,16 +272,11 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
                     code_modes=analyze_modes(delayed), **converted)
 
 
-#: Multimode models with more consistent modes than this get the one analysis by default
-#: (`guarded_analysis`); up to it, the enumerated analysis with the schedule built on top
-#: (`_with_schedule`), which `implicit=False` and `analyze --list-modes` give up to 2^12.
-ONE_ANALYSIS_ABOVE = 64
-
-
-def _beyond_enumeration(model: Model, max_modes: int | None = None) -> bool:
-    """Whether the model has more consistent modes than the explicit enumeration handles, or
-    than ``max_modes`` (`mdae_fmu.implicit.analysis.needs_implicit`); an error in the guards
-    is left to the per-mode stage, which reports it with its context."""
+def more_modes_than(model: Model, max_modes: int | None = None) -> bool:
+    """Whether the model has more consistent modes than ``max_modes``, by default than the
+    explicit enumeration handles (`mdae_fmu.implicit.analysis.needs_implicit`, which stops
+    at the first mode beyond); an error in the guards is left to the per-mode stage, which
+    reports it with its context (False)."""
     from .diagnostics import MdaeError
     from .implicit.analysis import needs_implicit
     try:
@@ -315,7 +306,14 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     from .implicit.when_checks import event_problems
     if progress is not None:
         progress("implicit analysis")
-    code = delay_same_instant_guards(model)
+    try:
+        code = delay_same_instant_guards(model)
+    except ModelRejected as err:
+        # E-FIXPOINT: the verdict, after the structure of the model as written (as on the
+        # enumerated path, whose per-mode report precedes it)
+        ia = analyze_implicit(model)
+        return Analysis(model_name=model.name, modes=None, automaton=None, rejection=str(err),
+                        implicit_text=ia_text(ia), implicit_json=ia_json(ia))
     # blocks singular for all values: converted or rejected (mdae_fmu.implicit.conversion)
     repair = convert_guarded(code, analyze_implicit(code))
     code, ia = repair.model, repair.analysis

@@ -17,15 +17,21 @@ if TYPE_CHECKING:
 
 
 def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph",
-            progress=False, *, strict_units: bool = False):
+            progress=False, *, strict_units: bool = False, implicit: bool | None = None):
     """Structural analysis of every mode and every mode change -> `mdae_fmu.analysis.Analysis`,
     an immutable result that `export_fmu` accepts as is. The units are checked too
     (``.units``: ``W-UNIT`` warnings, `mdae_fmu.unit_check`); ``strict_units`` makes them
-    reject the model."""
+    reject the model. ``implicit``: None (default) analyses a multimode model by the one
+    analysis (modes as formulas over the guards, the guarded block schedule; ``.modes`` and
+    ``.automaton`` are None); False enumerates its modes and explores the mode changes
+    (``.modes``, ``.automaton``: the view of ``mdae-fmu analyze --list-modes``, up to 2^12
+    consistent modes) and builds the guarded schedule on top; True also builds the guarded
+    schedule of a single-mode model."""
     from .analysis import analyze as _analyze
     from .progress import as_progress
     return _analyze(model, erasure=erasure, lemma22=lemma22,
-                    progress=as_progress(progress, "analyze"), strict_units=strict_units)
+                    progress=as_progress(progress, "analyze"), strict_units=strict_units,
+                    implicit=implicit)
 
 
 def save_analysis(model: Model, analysis) -> dict:

@@ -43,15 +43,18 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     a.add_argument("-v", "--verbose", action="store_true",
                    help="the full report (offsets, blocks and every instant of every mode "
                    "change) instead of the summary")
-    a.add_argument("--dot", metavar="FILE", help="write the mode-change automaton as Graphviz DOT")
+    a.add_argument("--dot", metavar="FILE", help="write the mode-change automaton as Graphviz "
+                   "DOT (built for a multimode model with --list-modes)")
     a.add_argument("--list-modes", action="store_true",
                    help="debugging view: every enumerated mode and mode change (offsets, "
                    "states, blocks, restarts; up to 2^12 consistent modes), where the default "
-                   "report states the modes as formulas over the guards")
+                   "report states the modes as formulas over the guards; with --json, the "
+                   "enumerated JSON report (modes, mode_changes)")
     _analysis_options(a)
     a.add_argument("--implicit", action="store_true",
-                   help="implicit multimode analysis (modes as BDD formulas, no enumeration); "
-                   "automatic above 2^12 consistent modes; needs the 'modes' extra")
+                   help="implicit multimode analysis (modes as BDD formulas, no enumeration): "
+                   "the default of every multimode model, kept for scripts; also builds the "
+                   "guarded schedule of a single-mode model")
 
     e = sub.add_parser("export", help="build an FMI 2.0 FMU")
     e.add_argument("model", nargs="?", help="the model file (or --from-json)")
@@ -134,21 +137,24 @@ def _analyze_model(args) -> int:
     from .analysis import analyze, render_json, text_pieces
     from .summary import summary_lines
     from .progress import Progress
-    if args.list_modes and (args.implicit or args.json or args.verbose):
+    if args.list_modes and (args.implicit or args.verbose):
         raise InputError("analyze: --list-modes prints the enumerated modes; it does not "
-                         "combine with --implicit, --json or -v")
+                         "combine with --implicit or -v")
     progress = Progress("analyze")
     progress("import")
     model = api.load(args.model, args.class_name, modelica_path=args.modelica_path,
                      keep_flat=args.keep_flat)
+    if args.list_modes:
+        _check_enumerable(model)
     result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress,
-                     implicit=True if args.implicit else None,
+                     # --list-modes: the enumerated analysis (issue 26: the debugging view)
+                     implicit=True if args.implicit else False if args.list_modes else None,
                      strict_units=args.strict_units,
                      # the summary and the verdict need no mode-change exploration of a
                      # model without guards; the full report and the automaton's graph do
                      full=bool(args.json or args.verbose or args.dot or args.list_modes))
     progress("report")
-    if args.list_modes:
+    if args.list_modes and not args.json:
         _list_modes(model, result)
     elif args.json:
         from .saved import save
@@ -165,7 +171,8 @@ def _analyze_model(args) -> int:
             sys.stdout.write(line + "\n")
     if args.dot:
         if result.automaton is None:
-            why = ("the implicit analysis does not build the mode-change automaton"
+            why = ("the one analysis builds no mode-change automaton (--list-modes "
+                   "enumerates the modes and builds it)"
                    if result.modes is None else
                    "the modes were rejected before the mode changes were explored")
             print(f"{args.dot}: not written, {why}", file=sys.stderr)
@@ -180,17 +187,23 @@ def _list_modes(model, result) -> None:
     """``analyze --list-modes``: the enumerated modes (the per-mode structure,
     `mdae_fmu.structure.per_mode`) and the mode-change automaton (`mdae_fmu.modes.explore`)
     with the verdict: the enumerated listing of ``-v``, kept as the debugging view when the
-    guarded schedule became the one pipeline (issue 26); `InputError` for a model beyond the
-    enumeration."""
+    guarded schedule became the one pipeline (issue 26); a model beyond the enumeration was
+    refused before its analysis (`_check_enumerable`)."""
     from .analysis import text_pieces
-    if result.modes is None:
+    for piece in text_pieces(model, result, implicit=False):
+        sys.stdout.write(piece)
+    sys.stdout.write("\n")
+
+
+def _check_enumerable(model) -> None:
+    """`InputError` when ``--list-modes`` has no enumerated modes to print: a model beyond
+    the enumeration (2^12 consistent modes), before any analysis."""
+    from .analysis import more_modes_than
+    if more_modes_than(model):
         from .structure.valuations import MAX_ENUMERATED_MODES
         raise InputError(f"analyze --list-modes: model {model.name} has more than "
                          f"{MAX_ENUMERATED_MODES} consistent modes, beyond the enumeration; "
                          f"`mdae-fmu analyze -v` states them as formulas over the guards")
-    for piece in text_pieces(model, result, implicit=False):
-        sys.stdout.write(piece)
-    sys.stdout.write("\n")
 
 
 def _export(args) -> int:

@@ -5,9 +5,21 @@ remembers the Python logger of the *last* callbacks struct it was given. Tests c
 instances with their own loggers; once such a struct is garbage collected, an FMU that logs
 through FMPy's default callbacks calls freed memory and the test process crashes. Keep every
 struct handed to the proxy alive for the session (mdae_fmu.fmu_child passes its own logger for
-the same reason)."""
+the same reason).
 
-import fmpy.logging as _fmpy_logging
+OpenBLAS (numpy's and scipy's) runs one thread per test process: this is read when the library
+loads, so it is set before anything imports numpy, and the xdist workers and the CLI and host
+subprocesses inherit it. With its default of a thread per core, every small matrix product
+(an expm of 4 x 4 in an oracle) wakes threads that spin for their share on cores the other
+workers use: on the shared 2-core machine 3.9 ms of CPU per 4 x 4 expm instead of 0.04 ms,
+reference_models/make_references.py 81.7 s of CPU instead of 3.4 s (byte-identical output;
+docs/testing.md "Stop 37"). A value set beforehand wins."""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import fmpy.logging as _fmpy_logging  # noqa: E402
 
 _original_add_logger_proxy = _fmpy_logging.addLoggerProxy
 _callbacks_kept_alive = []
@@ -26,8 +38,6 @@ _fmpy_logging.addLoggerProxy = _add_logger_proxy_keeping_callbacks
 # ``requires_sundials`` are skipped, loudly, when it is missing; with MDAE_REQUIRE_SUNDIALS=1
 # (set by .ci/run) they fail instead, so CI can never skip them silently.
 # ---------------------------------------------------------------------------------------------
-
-import os  # noqa: E402
 
 import pytest  # noqa: E402
 

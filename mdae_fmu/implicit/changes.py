@@ -10,7 +10,11 @@ the modes of F". Of each class one concrete change is analysed (the new mode pic
 the old one from outside F, differing from it in as few guards as the formulas allow) by
 the enumerated analysis' own cascade (`mdae_fmu.modes.explore.analyze_changes`:
 SolveConflict, docs/theory.md §6.6; impulse analysis and standardization, §9), and each of
-its diagnostics is reported with the formulas of the class. Without a schedule (the schedule
+its diagnostics is reported with the formulas of the class. Each concrete change is analysed
+on its region (`change_region`: the equations that differ between its two modes and what
+they couple to, without the blocks both modes compute alike from values the change does not
+touch), so a drive line's clutch is decided with its two shafts and the diagnostics' cost
+follows the number of classes, not classes times model size. Without a schedule (the schedule
 refused the model) or for a merged block (one variant for every mode of its component), the
 classes are those of the implicit analysis' conditional blocks and offsets and of each guard
 literal (docs/theory.md §10.2), which every variant formula is a conjunction of.
@@ -18,13 +22,17 @@ literal (docs/theory.md §10.2), which every variant formula is a conjunction of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..diagnostics import MdaeError
 from ..ir import Model
 from .analysis import ImplicitAnalysis
 from .schedule import FormulaTable, GuardedSchedule
+
+
+#: how deep `change_region` follows a chain of settled variables (Python's recursion limit)
+SETTLE_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -100,7 +108,10 @@ def concrete_change(space: Any, into: Any, outside: Any) -> tuple[dict, dict] | 
     names = [space.var_of[a] for a in space.atoms]
     if into == bdd.false or outside == bdd.false:
         return None
-    for n in names:
+    # flipping a guard ``into`` does not read keeps the mode in ``into``: only the guards of
+    # its support can cross (the same first guard as trying them all, in their order)
+    support = bdd.support(into)
+    for n in (n for n in names if n in support):
         across = into & bdd.let({n: ~bdd.var(n)}, outside)
         if across != bdd.false:
             new = bdd.pick(across, care_vars=names)
@@ -113,7 +124,9 @@ def change_diagnostics(model: Model, ia: ImplicitAnalysis,
     """The mode-change diagnostics of ``model`` (the code form the implicit analysis ``ia``
     analysed) on one concrete change per class (module docstring), each ``CODE: <the
     enumerated analysis' message of that change> (changes from the modes A into the modes
-    B)``, A and B the formulas of its class; one message per distinct text."""
+    B)``, A and B the formulas of its class; one message per distinct text. Each change is
+    analysed on its `change_region`, with the shift form of the whole system (its instances
+    and formulas shared by the changes)."""
     from ..modes.explore import analyze_changes
     from ..modes.normalize import normalize
     from ..modes.shiftform import ShiftForm
@@ -140,14 +153,122 @@ def change_diagnostics(model: Model, ia: ImplicitAnalysis,
     affine: dict = {}
     errors: dict[str, None] = {}
     warnings: dict[str, None] = {}
-    found = analyze_changes(system, list(pairs),
-                            lambda ch: needs_impulse_analysis(system, sf, ch, affine),
-                            shift_form=sf)
-    for where, (_, diagnostics) in zip(pairs.values(), found):
-        for d in diagnostics:
-            text = f"{d.code}: {d.message}{where}"
-            (warnings if d.code.startswith("W-") else errors).setdefault(text, None)
+    occurs = occurrences(system)
+    for (old, new), where in pairs.items():
+        sub = change_region(system, old, new, occurs)
+
+        def standardize(change: Any, sub: Any = sub) -> bool:
+            return needs_impulse_analysis(sub, sf, change, affine)
+        found = analyze_changes(sub, [(old, new)], standardize, shift_form=sf)
+        for _, diagnostics in found:
+            for d in diagnostics:
+                text = f"{d.code}: {d.message}{where}"
+                (warnings if d.code.startswith("W-") else errors).setdefault(text, None)
     return ChangeDiagnostics(errors=tuple(errors), warnings=tuple(warnings))
+
+
+def occurrences(system: Any) -> dict[str, list[int]]:
+    """Per unknown of the normalized ``system``, the indices of the equations it occurs in
+    (any derivative order, any guard): the adjacency `change_region` walks."""
+    out: dict[str, list[int]] = {}
+    for k, e in enumerate(system.equations):
+        for v in e.order_map:
+            out.setdefault(v, []).append(k)
+    return out
+
+
+def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
+                  occurs: dict[str, list[int]]) -> Any:
+    """The part of the normalized ``system`` that decides the change ``old -> new`` (two long
+    modes): ``system`` with only the equations of the region below, its unknowns those they
+    read; ``system`` itself when it has transient guards or reinit equations (their cascades
+    read the whole instant).
+
+    A variable is *settled* when an equation enabled in both modes, of order 0 in all its
+    variables, reads it and otherwise only settled variables, and no equation of the system
+    differentiates it: in every perfect matching of either mode that equation is matched to it
+    (its only unsettled variable), so the variable is computed alone, from values the change
+    does not touch, in both modes and at the instant of the change (no state, no impulse
+    reaches it; docs/theory.md §2.2: its block is a 1x1 block of the BTF before the others).
+    The region starts from the variables of the equations enabled in one mode only and the
+    variables the definitions of the guards that differ read (`fake_impulse_note`'s zero
+    crossings), and grows through every equation enabled in either mode that reads one of
+    its unsettled variables; the settled variables it reads come with the equations that
+    settle them. The other equations of both modes form blocks of the BTF that neither read
+    an unsettled variable of the region nor are read by it, identical in both modes: the
+    change leaves them steady (continuity, nothing erased), so the Σ-method, the cascade and
+    the impulse analysis of the region (docs/theory.md §6.6, §9) give the change's verdict
+    and diagnostics, in time that follows the region instead of the model (issue 26: a
+    clutch of a drive line decides its changes with its two shafts)."""
+    from .. import expr as E
+    if any(g.kind != "long" for g in system.guards) or any(e.reinit for e in system.equations):
+        return system
+    eqs = system.equations
+
+    def on(e: Any, mode: tuple[bool, ...]) -> bool:
+        return all(mode[i] == p for i, p in e.guard)
+
+    state = [(on(e, old), on(e, new)) for e in eqs]     # enabled in (old, new)
+    differentiated = _differentiated(system)
+    settled: dict[str, int | None] = {}    # variable -> the equation settling it, or None
+
+    def settle(v: str, depth: int = 0) -> int | None:
+        """The equation settling ``v`` (docs above), or None; a cycle of candidates, or a
+        chain deeper than `SETTLE_DEPTH`, settles none of its variables (a smaller region is
+        all that would be lost)."""
+        if v in settled:
+            return settled[v]
+        settled[v] = None
+        if v in differentiated or depth > SETTLE_DEPTH:
+            return None
+        for k in occurs.get(v, ()):
+            e = eqs[k]
+            if state[k] != (True, True) or any(o for _, o in e.orders):
+                continue
+            if all(u == v or settle(u, depth + 1) is not None for u in e.order_map):
+                settled[v] = k
+                return k
+        return None
+
+    flipped = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    seeds = [v for k, e in enumerate(eqs) if state[k][0] != state[k][1] for v in e.order_map]
+    seeds += sorted(v for i in flipped for v in E.refs(system.guards[i].definition)
+                    if v in occurs)
+    region: set[int] = set()
+    seen: set[str] = set()
+    todo = list(dict.fromkeys(seeds))
+    guard_reads = {v for i in flipped for v in E.refs(system.guards[i].definition)}
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        k_set = settle(v) if v not in guard_reads else None
+        if k_set is not None:
+            region.add(k_set)
+            todo.extend(u for u in eqs[k_set].order_map if u not in seen)
+            continue
+        for k in occurs.get(v, ()):
+            if k not in region and any(state[k]):
+                region.add(k)
+                todo.extend(u for u in eqs[k].order_map if u not in seen)
+    region.update(k for k, (a, b) in enumerate(state) if a != b)
+    if len(region) == len(eqs):
+        return system
+    kept = tuple(e for k, e in enumerate(eqs) if k in region)
+    names = {v for e in kept for v in e.order_map}
+    return replace(system, equations=kept,
+                   unknowns=tuple(v for v in system.unknowns if v in names))
+
+
+def _differentiated(system: Any) -> frozenset[str]:
+    """The unknowns some equation of ``system`` reads differentiated (computed once per
+    system)."""
+    from ..modes.normalize import memo_table
+    memo = memo_table(system, "_differentiated")
+    if "all" not in memo:
+        memo["all"] = frozenset(v for e in system.equations for v, o in e.orders if o > 0)
+    return memo["all"]
 
 
 def needs_impulse_analysis(system: Any, sf: Any, change: Any, cache: dict) -> bool:

@@ -24,17 +24,30 @@ variant's branch formulas), and the implicit analysis runs again on the converte
 until no variant is singular. A dependency that cannot be converted rejects the model with the
 enumerated path's message, naming m, followed by the formula of the variant's modes.
 
-Not checked (a singularity there shows at run time, as before the check existed): coarse
-blocks (union components the implicit analysis does not split per mode,
-`ConditionalBlock.coarse`, whose per-mode blocks have no formula), blocks of more than
-`MAX_SAMPLED_BLOCK` equations (as on the enumerated path), and the variants of a block beyond
-`MAX_BLOCK_VARIANTS`.
+A *coarse* block (a union component the implicit analysis does not split per mode,
+`ConditionalBlock.coarse`: more than 64 equations, or too many per-mode blocks) has no formula
+per per-mode block, so its variants are found differently (`_coarse_parts`): at a mode m
+picked in what is left of its formula, the per-mode blocks of the component are the strongly
+connected components of its dependency graph at m (docs/theory.md §4.4: equation i depends on
+the equation assigned the unknown on which i has a tight entry), and the *coarse variant* of
+m is the set of modes where everything that graph is made of is as at m: which equations
+exist, which unknown each is assigned, the offsets c of the equations and d of the unknowns
+they read, and which signature entries exist. In every mode of it the component splits into
+the same blocks, each of which is then tested as a variant of its own (`_variant`, whose
+formula adds the residual branches). A coarse variant is usually smaller than the modes where
+one of its blocks is what it is at m, so a rejection from a coarse block names fewer modes than
+the enumerated ones where that block is singular.
+
+Not checked (a singularity there shows at run time, as before the check existed): blocks of
+more than `MAX_SAMPLED_BLOCK` equations (as on the enumerated path), the variants of a block
+beyond `MAX_BLOCK_VARIANTS`, and the coarse variants of a component beyond
+`MAX_COARSE_VARIANTS` (the first ones in the enumerated path's order of the modes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any  # BDD nodes of the optional, untyped dd package
 
 from ..ir import Equation, GuardLiteral, Model
@@ -50,6 +63,11 @@ from .blocks import ConditionalBlock
 #: picks a mode and builds the block there: a block whose equations read many independent
 #: guards can have exponentially many variants).
 MAX_BLOCK_VARIANTS = 256
+
+#: Coarse variants of one coarse block tested (each splits a component of up to hundreds of
+#: equations at one mode, about 20 ms at 200 equations: a drive line of 50 clutches has a
+#: coarse variant per mode, and 256 of them would add 5 s to its analysis).
+MAX_COARSE_VARIANTS = 32
 
 
 @dataclass(frozen=True)
@@ -88,26 +106,36 @@ def singular_variants(model: Model, ia: ImplicitAnalysis) -> Iterator[SingularVa
     check = SingularityCheck(classify_variables(model).types)
     seen: set[tuple[Any, ...]] = set()
     for blk in ia.blocks:
-        if blk.coarse or len(blk.equations) > MAX_SAMPLED_BLOCK:
+        if not blk.coarse and len(blk.equations) > MAX_SAMPLED_BLOCK:
             continue
         remaining = blk.formula
-        for _ in range(MAX_BLOCK_VARIANTS):
+        varying: dict[Any, frozenset[str]] = {}
+        for _ in range(MAX_COARSE_VARIANTS if blk.coarse else MAX_BLOCK_VARIANTS):
             if remaining == bdd.false:
                 break
             asg = first_mode(bdd, remaining, order)
-            v = _variant(ia, blk, where, asg)
-            remaining &= ~v.formula
-            key = (tuple(id(r) for r in v.system.residuals), v.system.offsets,
-                   v.system.columns)
-            if key in seen:
-                continue
-            seen.add(key)
-            if check.suspect(v.system, check.points()):
-                literals = tuple(GuardLiteral(cond=a, positive=asg[space.var_of[a]])
-                                 for a in space.atoms)
-                finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
-                                  equations=v.equations, d=v.d, literals=literals)
-                yield SingularVariant(finding=finding, formula=v.formula)
+            if blk.coarse:
+                within, parts = _coarse_parts(ia, blk, where, asg, varying)
+                remaining &= ~within
+            else:
+                parts = [blk]
+            for part in parts:
+                if len(part.equations) > MAX_SAMPLED_BLOCK:
+                    continue
+                v = _variant(ia, part, where, asg, narrow=not blk.coarse)
+                if not blk.coarse:
+                    remaining &= ~v.formula
+                key = (tuple(id(r) for r in v.system.residuals), v.system.offsets,
+                       v.system.columns)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if check.suspect(v.system, check.points()):
+                    literals = tuple(GuardLiteral(cond=a, positive=asg[space.var_of[a]])
+                                     for a in space.atoms)
+                    finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
+                                      equations=v.equations, d=v.d, literals=literals)
+                    yield SingularVariant(finding=finding, formula=v.formula)
 
 
 def first_mode(bdd: Any, formula: Any, order: Mapping[str, int]) -> dict[str, bool]:
@@ -131,6 +159,16 @@ class _Where:
     rows: Mapping[str, int]
     cols: Mapping[str, int]
     equations: Mapping[str, Equation]
+    #: the residual branches of an equation (`branch_residuals`), made at its first use
+    branches: dict[str, list[tuple[Any, Any]]] = field(default_factory=dict)
+
+    def branches_of(self, ia: ImplicitAnalysis, eq_id: str) -> list[tuple[Any, Any]]:
+        """``[(branch formula, residual)]`` of the equation ``eq_id``."""
+        found = self.branches.get(eq_id)
+        if found is None:
+            found = self.branches[eq_id] = branch_residuals(
+                ia.space, self.equations[eq_id].residual, ia.space.care)
+        return found
 
 
 @dataclass(frozen=True)
@@ -145,43 +183,142 @@ class _Variant:
 
 
 def _variant(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
-             asg: Mapping[str, bool]) -> _Variant:
-    """The variant of ``blk`` that holds the mode ``asg`` (module docstring)."""
-    space = ia.space
-    bdd = space.bdd
-
-    def holds(f: Any) -> bool:
-        return bool(bdd.let(asg, f) == bdd.true)
+             asg: Mapping[str, bool], narrow: bool = True) -> _Variant:
+    """The variant of ``blk`` that holds the mode ``asg`` (module docstring); with
+    ``narrow`` false its formula is ``blk.formula`` (a coarse variant, which fixes already
+    what the block's variant fixes)."""
+    holds = value_at(ia.space.bdd, asg)
 
     def fix(case: dict[int, Any]) -> tuple[int, Any]:
         """The value of an offset case at the mode and its formula."""
         return next((v, f) for v, f in case.items() if holds(f))
 
     formula = blk.formula
+    fixed = []                  # the formulas the variant keeps
     equations, offsets = [], []
     read: dict[str, None] = dict.fromkeys(blk.unknowns)
     for eq_id in blk.equations:
         eq = where.equations[eq_id]
         residual = eq.residual
-        for bf, res in branch_residuals(space, eq.residual, space.care):
+        for bf, res in where.branches_of(ia, eq_id):
             if holds(bf):
-                formula &= bf
+                fixed.append(bf)
                 residual = res
                 break
         equations.append(Equation(id=eq.id, residual=residual, guard=(), loc=eq.loc))
         c, fc = fix(ia.c[where.rows[eq_id]])
-        formula &= fc
+        fixed.append(fc)
         offsets.append(c)
         read.update(dict.fromkeys(n for n in signature_row(residual) if n in where.cols))
     d: dict[str, int] = {}
     for name in read:
         d[name], fd = fix(ia.d[where.cols[name]])
-        formula &= fd
+        fixed.append(fd)
+    if narrow:
+        for f in fixed:
+            formula &= f
     system = BlockSystem(equations=blk.equations,
                          residuals=tuple(eq.residual for eq in equations),
                          offsets=tuple(offsets),
                          columns=tuple((name, d[name]) for name in blk.unknowns))
     return _Variant(formula=formula, system=system, equations=tuple(equations), d=d)
+
+
+def _coarse_parts(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                  asg: Mapping[str, bool], varying: dict[Any, frozenset[str]]
+                  ) -> tuple[Any, list[ConditionalBlock]]:
+    """The coarse variant of the mode ``asg`` in the coarse block ``blk`` and the per-mode
+    blocks of the component in it (module docstring), in solve order; each block's formula is
+    the coarse variant. Only what changes inside ``blk.formula`` narrows the variant
+    (``varying``: whether a formula does, remembered across the modes of one block)."""
+    import networkx as nx   # (imported on use, as in `mdae_fmu.implicit.blocks`)
+    bdd = ia.space.bdd
+    g = ia.graph
+    scope = blk.formula
+    supports = _varies(bdd, scope, varying)
+    at_mode = value_at(bdd, asg)
+    kept: dict[Any, bool] = {}          # the formulas that vary, with their value at the mode
+
+    def narrow(f: Any) -> bool:
+        """Whether ``f`` holds at the mode; the variant keeps its value there."""
+        holds = kept.get(f)
+        if holds is None:
+            holds = at_mode(f)
+            if supports(f):
+                kept[f] = holds
+        return holds
+
+    def value(case: Mapping[int, Any]) -> int:
+        return next(v for v, f in case.items() if narrow(f))
+
+    members = [where.rows[e] for e in blk.equations]
+    assigned: dict[int, int] = {}           # row -> its unknown at the mode
+    for i in members:
+        if not narrow(g.present[i]):
+            continue
+        next((bf for bf, _ in where.branches_of(ia, g.rows[i]) if narrow(bf)), None)
+        assigned[i] = next(j for j, f in ia.match[i].items() if narrow(f))
+    owner = {j: i for i, j in assigned.items()}
+    d: dict[int, int] = {}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(assigned)
+    for i in assigned:
+        c = value(ia.c[i])
+        for j, cell in g.sig[i].items():
+            if j not in d:
+                d[j] = value(ia.d[j])
+            if any(narrow(fs) and d[j] - c == s for s, fs in cell.items()) \
+                    and owner.get(j, i) != i:
+                graph.add_edge(i, owner[j])
+    # the values at the mode of the guards these formulas read (cheaper than their
+    # conjunction, and within it)
+    support: set[str] = set()
+    for f in kept:
+        support |= supports(f)
+    within = scope & bdd.cube({v: asg[v] for v in support})
+    cond = nx.condensation(graph)
+    parts = []
+    # an edge i -> i2: i reads the unknown of i2, so i2's component is solved first
+    for comp in reversed(list(nx.topological_sort(cond))):
+        rows = sorted(cond.nodes[comp]["members"])
+        parts.append(ConditionalBlock(equations=tuple(g.rows[i] for i in rows),
+                                      unknowns=tuple(g.cols[j] for j in
+                                                     sorted(assigned[i] for i in rows)),
+                                      formula=within))
+    return within, parts
+
+
+def value_at(bdd: Any, asg: Mapping[str, bool]) -> Callable[[Any], bool]:
+    """Whether a formula holds at the mode ``asg`` (a value for every variable of ``bdd``):
+    the path from its root through the manager's nodes (complement edges: a negative
+    reference complements its children), without building a BDD as ``bdd.let`` does."""
+    at: dict[int, bool] = {}
+
+    def holds(f: Any) -> bool:
+        m = f.manager
+        if not at:
+            at.update((m.level_of_var(v), x) for v, x in asg.items())
+        r = f.node
+        true, false = m.true, m.false
+        while r != true and r != false:
+            level, low, high = m.succ(r)
+            r = (high if at[level] else low) * (-1 if r < 0 else 1)
+        return bool(r == true)
+    return holds
+
+
+def _varies(bdd: Any, scope: Any, memo: dict[Any, frozenset[str]]
+            ) -> Callable[[Any], frozenset[str]]:
+    """The variables a formula reads (`bdd.support`) if it is neither false nor true
+    everywhere in ``scope``, else none (remembered in ``memo``)."""
+    def varies(f: Any) -> frozenset[str]:
+        known = memo.get(f)
+        if known is None:
+            part = f & scope
+            known = memo[f] = (frozenset(bdd.support(f)) if part != bdd.false
+                               and part != scope else frozenset())
+        return known
+    return varies
 
 
 def convert_guarded(model: Model, ia: ImplicitAnalysis) -> GuardedRepair:
@@ -223,4 +360,4 @@ def _modes_text(ia: ImplicitAnalysis, found: SingularVariant) -> str:
 
 
 __all__ = ["GuardedRepair", "SingularVariant", "convert_guarded", "first_mode",
-           "singular_variants", "MAX_BLOCK_VARIANTS"]
+           "singular_variants", "value_at", "MAX_BLOCK_VARIANTS", "MAX_COARSE_VARIANTS"]

@@ -13,13 +13,15 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   labelled with the modes where the block computes that instance; the modes with a cycle
   through a when-variable are found by labelled reachability.
 * E-CASCADE-INFINITE (docs/theory.md §7.4, Assumption 4; `mdae_fmu.modes.continuations`):
-  the continuations of a transient mode read its transient guards alone, so they are
-  checked per set of transient guards that can hold together, not per long mode; none is
-  needed when the guards' triggering graph (`may_trigger`) has no cycle.
+  checked per set of transient guards that can hold together and per class of long modes
+  with the same structure (`structure_classes`); none is needed when the guards' triggering
+  graph (`may_trigger`) has no cycle.
 * E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): the first instant of the
-  change into the transient mode of each transient guard that selects equations, from one
-  long mode where that event can occur (`_transient_problems`: one change per event, not
-  every long mode nor every set of simultaneous events, as the enumerated path).
+  change into the transient mode of each set of transient guards that select equations and
+  can hold at one instant (simultaneous events included, as the enumerated path), from each
+  class of long modes where those events can occur and the instant's structure is the same
+  (`structure_classes`: which equations exist, their offsets, the unknowns' offsets and the
+  signature entries), up to `MAX_TRANSIENT_CLASSES` classes per set.
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ if TYPE_CHECKING:
 #: Concrete modes of a cycle's formula tried before its rejection is dropped (a coarse block,
 #: solved as one system, over-approximates the instant graph: `_coupled_loop`)
 MAX_LOOP_PICKS = 16
+
+#: Classes of long modes (`structure_classes`) from which the instant of one set of events is
+#: run (each run is a DiffArray and a SolveConflict over the whole model); the long modes
+#: beyond them are not checked for that set.
+MAX_TRANSIENT_CLASSES = 16
 
 
 def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
@@ -242,12 +249,15 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> str | None:
 
 
 def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
-                    singletons: bool) -> Iterator[tuple[tuple[int, ...], Any, Mode]]:
+                    singletons: bool, classes: bool = False
+                    ) -> Iterator[tuple[tuple[int, ...], Any, Mode]]:
     """The sets of the transient guards ``guards`` that can hold at one instant (no two apart,
     `MultimodeSystem.non_simultaneous`; a Boolean's edge with the Boolean true), by size
     as the enumerated path (`MultimodeSystem.modes`), or the single ones only (``singletons``,
     and beyond the enumerated path's own bound on transient modes): ``(set, formula of the
-    long modes where it can occur, the transient mode of that set over one of them)``."""
+    long modes where it can occur, the transient mode of that set over one of them)``; with
+    ``classes``, one such triple per class of those long modes (`structure_classes`), the
+    formula the class's."""
     from ..modes.normalize import MAX_TRANSIENT_MODES
     space = ia.space
     bdd = space.bdd
@@ -267,17 +277,52 @@ def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[
             f &= bdd.true if lf is None else lf
         if f == bdd.false:
             continue
-        value = {**fixed, **dict(pick_mode(ia, f))}
-        yield on, f, tuple(bool(value.get(expr_text(gd.cond), False)) if gd.kind == "long"
-                           else i in on for i, gd in enumerate(system.guards))
+        for pairs, fc in (structure_classes(ia, f, MAX_TRANSIENT_CLASSES) if classes
+                          else [(pick_mode(ia, f), f)]):
+            value = {**fixed, **dict(pairs)}
+            yield on, fc, tuple(bool(value.get(expr_text(gd.cond), False))
+                                if gd.kind == "long" else i in on
+                                for i, gd in enumerate(system.guards))
+
+
+def structure_classes(ia: ImplicitAnalysis, scope: Any, limit: int
+                      ) -> list[tuple[tuple[tuple[str, bool], ...], Any]]:
+    """Up to ``limit`` classes of the modes of ``scope`` in which the structure of the model
+    is the same (docs/theory.md §10.2): which equations exist (``present``), their offsets c,
+    the unknowns' offsets d and the signature entries; each as ``(one mode, formula)``, the
+    mode first in the enumerated path's order. A class is ``scope`` with the guards that
+    those formulas read fixed to the mode's values (the formulas that do not change inside
+    ``scope`` read none), so its modes have every structural formula's value at the mode."""
+    from .conversion import first_mode
+    space = ia.space
+    bdd = space.bdd
+    order = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
+    g = ia.graph
+    formulas = [*g.present, *(f for case in ia.c for f in case.values()),
+                *(f for case in ia.d for f in case.values()),
+                *(f for row in g.sig for cell in row.values() for f in cell.values())]
+    support: set[str] = set()
+    for f in dict.fromkeys(formulas):
+        part = f & scope
+        if part != bdd.false and part != scope:
+            support |= bdd.support(f)
+    out: list[tuple[tuple[tuple[str, bool], ...], Any]] = []
+    remaining = scope
+    while remaining != bdd.false and len(out) < limit:
+        asg = first_mode(bdd, remaining, order)
+        cls = remaining & bdd.cube({v: asg[v] for v in support})
+        out.append((space.mode_pairs(asg), cls))
+        remaining &= ~cls
+    return out
 
 
 def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
     """E-CASCADE-INFINITE (module docstring): per set of transient guards that can hold at
     one instant (`_transient_sets`), the enumerated path's diagnostic (`cascade_diagnostic`)
-    on the transient mode of that set over one long mode where it can occur, with the
-    formula of those long modes. Skipped when the triggering graph has no cycle
-    (`may_trigger`)."""
+    on the transient mode of that set over one long mode of each class of those where it
+    can occur (`structure_classes`: an equation that resets a variable may exist in some
+    long modes only), the same failure from several classes one message with the formula
+    of them all. Skipped when the triggering graph has no cycle (`may_trigger`)."""
     import networkx as nx
     from ..modes.continuations import may_trigger
     from ..modes.explore import cascade_diagnostic
@@ -286,27 +331,40 @@ def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):
         return []
-    out = []
-    for _, f, mode in _transient_sets(system, ia, sorted(trig), singletons=False):
+    found: dict[tuple[Any, ...], tuple[str, Any]] = {}
+    for on, f, mode in _transient_sets(system, ia, sorted(trig), singletons=False,
+                                       classes=True):
         dg = cascade_diagnostic(system, mode)
         if dg is not None:
-            out.append(f"{dg.code}: {dg.message}" + _modes_line(ia, f, "long modes"))
-    return out
+            _merge(found, (on, dg.code, dg.variables, dg.equations),
+                   f"{dg.code}: {dg.message}", f)
+    return [text + _modes_line(ia, modes, "long modes") for text, modes in found.values()]
+
+
+def _merge(found: dict[tuple[Any, ...], tuple[str, Any]], key: tuple[Any, ...], text: str,
+           formula: Any) -> None:
+    """Record a failure: the first ``text`` of its ``key``, the union of its formulas."""
+    first, modes = found.get(key, (text, formula))
+    found[key] = (first, modes | formula)
 
 
 def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
-    """E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): for each transient
-    guard that selects equations (a reinit, a when-equation of a continuous variable, an
-    equation under ``edge(c)``), the first instant of the change from one long mode where
-    it can occur into its transient mode, run by the enumerated path's `exec_transient`
-    (DiffArray, SolveConflict) from that mode's steady configuration; its failure with the
-    formula of the long modes where the event can occur. One concrete change stands for the
-    changes into that transient mode: a failure from another long mode only is not found."""
+    """E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): for each set of
+    transient guards that select equations (a reinit, a when-equation of a continuous
+    variable, an equation under ``edge(c)``), the first instant of the change from a long
+    mode where they can occur into their transient mode, run by the enumerated path's
+    `exec_transient` (DiffArray, SolveConflict) from that mode's steady configuration; its
+    failure with the formula of the long modes where the event can occur. Per set of
+    events that can hold at one instant (`_transient_sets`) and per class of long modes with
+    the same structure (`structure_classes`), one concrete change stands for the changes of
+    that class: in each of its modes the instant has the same equations, offsets and
+    signature. The same failure (code, variables, equations) of one set of events from
+    several classes is one message, the first class's, with the formula of them all."""
     from ..modes.runs import continuation_mode, exec_transient, sigma_of_mode, steady_config
     selecting = sorted({i for e in system.equations for i, p in e.guard
                         if p and system.guards[i].kind == "transient"})
-    out = []
-    for _, f, dst in _transient_sets(system, ia, selecting, singletons=True):
+    found: dict[tuple[Any, ...], tuple[str, Any]] = {}
+    for on, f, dst in _transient_sets(system, ia, selecting, singletons=False, classes=True):
         src = continuation_mode(system, dst)
         sig = sigma_of_mode(system, src)
         if not sig.ok:
@@ -315,5 +373,6 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[s
         run = exec_transient(system, steady_config(system, src, sig), dst, sig, pair=pair)
         dg = run.diagnostic
         if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
-            out.append(f"{dg.code}: {dg.message}" + _modes_line(ia, f, "long modes"))
-    return out
+            _merge(found, (on, dg.code, dg.variables, dg.equations),
+                   f"{dg.code}: {dg.message}", f)
+    return [text + _modes_line(ia, modes, "long modes") for text, modes in found.values()]

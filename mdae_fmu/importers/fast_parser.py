@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any
+from typing import Any, Callable
 
 from .lalr import Driver
+from .parse_traces import Recorder, Trace, compile_trace
 
 
 class Unsupported(Exception):
@@ -64,6 +65,8 @@ MAX_SHAPES = 1024
 MAX_SEEN = 16384
 MAX_SHAPE_CHARS = 512
 MAX_SHAPE_TOKENS = 64
+#: refused parse-trace records of one shape and rule before the rule parses it token by token
+MAX_TRACE_FAILURES = 3
 _START_OF = operator.itemgetter(0)
 #: the terminals whose end offsets are recorded (`flat_modelica._TERMINATORS`)
 _TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION", "ALGORITHM",
@@ -111,7 +114,8 @@ class Lexer:
         self.varying = {t.name: t.pattern.to_regexp() for t in driver.root_terminals
                         if t.name in ("NAME", "NUMBER", "STRING")}
         self.line_key = _DIGITS.sub
-        self.shapes: dict[str, tuple] = {}    # line key -> (regex, kinds, terminator groups)
+        # line key -> (regex, kinds, terminator groups, rule -> its parse trace or failures)
+        self.shapes: dict[str, tuple] = {}
         self.seen: dict[str, int] = {}        # line key -> lines seen with it (not yet shapes)
 
     def learn(self, key: str, toks: list) -> None:
@@ -151,7 +155,7 @@ class Lexer:
                 terms.append(g)
         regex = re.compile("".join(parts) + r"(?=\n|\Z)", self.flags)
         if regex.groups == len(toks):
-            shapes[key] = (regex, tuple(t[0] for t in toks), tuple(terms))
+            shapes[key] = (regex, tuple(t[0] for t in toks), tuple(terms), {})
 
     def classify(self, value: str) -> str:
         """The terminal of a token text starting with 'i' or '/' that is not a fixed text."""
@@ -191,6 +195,10 @@ class FastParser:
         self.done = False
         self.kind = ""
         self.tok: tuple = ("$END", "", 0)
+        # offset of the first token of a line lexed by its shape -> the shape (`_traced`)
+        self.line_starts: dict[int, tuple] = {}
+        self.recording = False
+        self.replayed = 0               # lines parsed by a trace (tests, benchmarks)
         self.advance()
 
     @property
@@ -208,6 +216,7 @@ class FastParser:
         lexer = self.lexer
         shapes, line_key = lexer.shapes, lexer.line_key
         ends = self.term_ends
+        starts = self.line_starts
         toks: list = self.toks[self.i:]
         extend = toks.extend
         pos = self.lexed
@@ -227,6 +236,7 @@ class FastParser:
                         m = shape[0].match(text, pos)
                         if m is not None:
                             regs = m.regs
+                            starts[regs[1][0]] = shape
                             extend(zip(shape[1], m.groups(), map(_START_OF, regs[1:])))
                             for g in shape[2]:
                                 ends.append(regs[g][1])
@@ -404,7 +414,45 @@ class FastParser:
             acc = cb.elements([acc, self.element()])
         return acc
 
+    def _traced(self, shape: tuple, rule: str, parse: Callable[[], Any]) -> Any:
+        """``parse()`` (rule ``rule``) from the first token of a line of shape ``shape``: by
+        the rule's trace of that shape if there is one (`parse_traces`), else by ``parse``,
+        recording its trace when the rule reads exactly the line's tokens (at most
+        `MAX_TRACE_FAILURES` refused records per shape and rule)."""
+        traces = shape[3]
+        run = traces.get(rule, 0)
+        n = len(shape[1])
+        j = self.i - 1
+        toks = self.toks
+        if type(run) is not int:
+            self.replayed += 1
+            value = run(toks, j, self.cb)
+            self.i = j + n
+            self.advance()
+            return value
+        if run >= MAX_TRACE_FAILURES or j + n >= len(toks):
+            return parse()
+        tokens = toks[j:j + n]
+        after = toks[j + n]
+        record = Recorder(self.cb, tokens)
+        self.cb, self.recording = record, True
+        try:
+            value = parse()
+        finally:
+            self.cb, self.recording = record.callbacks, False
+        trace: Trace | None = None
+        if self.tok is after:
+            trace = compile_trace(record, value)
+        traces[rule] = trace if trace is not None else run + 1
+        return value
+
     def element(self) -> Any:
+        shape = self.line_starts.pop(self.tok[2], None)
+        if shape is not None and not self.recording:
+            return self._traced(shape, "element", self._element)
+        return self._element()
+
+    def _element(self) -> Any:
         kind = self.kind
         if kind == "ANNOTATION":
             ann = self.annotation()
@@ -695,6 +743,12 @@ class FastParser:
         return c
 
     def equation(self) -> Any:
+        shape = self.line_starts.pop(self.tok[2], None)
+        if shape is not None and not self.recording:
+            return self._traced(shape, "equation", self._equation)
+        return self._equation()
+
+    def _equation(self) -> Any:
         kind = self.kind
         cb = self.cb
         if kind == "IF":

@@ -44,7 +44,7 @@ def _same_diagnostics(model, into: str, outside: str) -> dict[str, list[str]]:
     """Analyse ``model`` on both paths; assert the same verdict and codes, and that every
     message of the one analysis is an enumerated message followed by the formulas of its
     changes, from ``outside`` into ``into``. Returns the one analysis' messages by code."""
-    enumerated = analyze(model)
+    enumerated = analyze(model, implicit=False)
     one = analyze(model, implicit=True)
     assert enumerated.modes is not None and one.modes is None
     assert one.accepted == enumerated.accepted
@@ -175,7 +175,7 @@ def test_missing_restart_among_two_guards(tmp_path):
     assert m.startswith("E-RESTART-MISSING: when switching a,not b -> a,b, instant 0: no "
                         "equation determines the restart of {w3}")
     assert "TwoClutches.mo:27" in m and "TwoClutches.mo:28" in m
-    enumerated = analyze(model)
+    enumerated = analyze(model, implicit=False)
     assert len([e for e in enumerated.errors if e.startswith("E-RESTART-MISSING")]) == 2
 
 
@@ -223,3 +223,72 @@ def test_concrete_change_switches_one_guard_when_it_can(tmp_path):
         assert space.bdd.let(old, into) == space.bdd.false
         assert sum(old[k] != new[k] for k in new) == 1
     assert concrete_change(space, regular, space.bdd.false) is None
+
+
+# --- the region of a change ----------------------------------------------------------------
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from gen_modeller import drive_line  # noqa: E402
+
+SPARE = """  Real spare.w "a shaft with dynamics only while clutch {k} is engaged: no restart";
+  Real spare.f;
+equation
+  if clutch{k}.engaged then
+    der(spare.w) = (-0.01) * spare.w + spare.f;
+    spare.f = shaft{k}.w - spare.w;
+  else
+    spare.w = 0.0;
+    spare.f = 0.0;
+  end if;
+"""
+
+
+def _drive_line_with_spare(tmp_path: Path, n: int, k: int):
+    """The drive line of `gen_modeller.drive_line` (clutches engaged by Boolean inputs) with
+    a spare shaft whose speed is a state only while clutch k is engaged (ClutchMissing's
+    defect, in a model of 2^n modes)."""
+    text = drive_line(n).replace("equation\n", SPARE.format(k=k), 1)
+    return _model(tmp_path, text, f"DriveLineSpare{n}.mo")
+
+
+def test_region_of_a_clutch_is_its_neighbourhood(tmp_path):
+    """The region of a single switch of clutch k holds the clutch and the shafts it couples,
+    the same number of equations at n = 6 and n = 12 (the diagnostics' cost follows the
+    number of classes), far fewer than the model's."""
+    from mdae_fmu.implicit.changes import change_region, occurrences
+    from mdae_fmu.modes.normalize import normalize
+    sizes = {}
+    for n in (6, 12):
+        system = normalize(_model(tmp_path, drive_line(n), f"DriveLine{n}.mo"))
+        occurs = occurrences(system)
+        old = tuple(False for _ in system.guards)
+        for k in (1, 3):
+            new = tuple(i == k for i in range(len(system.guards)))
+            sub = change_region(system, old, new, occurs)
+            sizes[n, k] = len(sub.equations)
+            names = {e.id for e in sub.equations}
+            # the clutch's own equations are there, the far end of the line is not
+            assert {e.id for e in system.equations if e.guard and e.guard[0][0] == k} <= names
+            far = f"shaft{n + 1}.w"
+            assert not any(far in e.order_map for e in sub.equations)
+        assert sizes[n, 3] < len(system.equations) / 3
+    assert sizes[6, 3] == sizes[12, 3] and sizes[6, 1] == sizes[12, 1]
+
+
+def test_region_gives_the_whole_systems_diagnostics(tmp_path, monkeypatch):
+    """A missing restart (the spare shaft of clutch 4) found on the regions gives the messages
+    the whole system gives (`change_region` replaced by the identity), one per block variant
+    that engaging clutch 4 enters, and the model is rejected on both; the changes of the other
+    clutches give nothing on either."""
+    import mdae_fmu.implicit.changes as C
+    model = _drive_line_with_spare(tmp_path, 6, 4)
+    local = analyze(model, implicit=True)
+    monkeypatch.setattr(C, "change_region", lambda system, old, new, occurs: system)
+    whole = analyze(model, implicit=True)
+    assert not local.accepted and not whole.accepted
+    assert local.errors == whole.errors and local.warnings == whole.warnings
+    assert local.errors
+    for m in local.errors:
+        assert m.startswith("E-RESTART-MISSING: when switching not clutch4.engaged,")
+        assert "no equation determines the restart of {spare.w}" in m
+        assert " into the modes (clutch4.engaged and " in m

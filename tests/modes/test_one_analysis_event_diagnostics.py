@@ -3,7 +3,7 @@
 enumerated) rejects the multimode models the enumerated analysis rejects with E-EVENT-DER,
 E-WHEN-LOOP through the continuous equations and E-CASCADE-INFINITE, with the same message
 on one concrete mode and the formula of the modes concerned; it accepts what the enumerated
-analysis accepts. Oracle: the enumerated analysis (`analyze(model)` below 2^12 modes) and the
+analysis accepts. Oracle: the enumerated analysis (`analyze(model, implicit=False)`) and the
 modes where the derivative or the loop exists, read off each model by hand."""
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def _codes(a) -> set[str]:
 
 def _both(text: str):
     model = _model(text)
-    default, one = analyze(model), analyze(model, implicit=True)
+    default, one = analyze(model, implicit=False), analyze(model, implicit=True)
     assert default.modes is not None and len(default.modes.modes) > 1    # enumerated
     assert one.modes is None and one.implicit_text                       # the one analysis
     return default, one
@@ -266,6 +266,96 @@ def test_transient_instant_depending_on_the_future():
         assert f"TransientFuture.mo:{ln})" in m
 
 
+# The event's equation p = 1 contradicts the long equation p = 3 of the long mode s only
+# (p = q and q = 4 otherwise): E-TRANSIENT-OVER from s alone.
+LONG_MODE_CONFLICT = """model LongDep "the event contradicts one long mode's equation"
+  Real x(start = 0, fixed = true);
+  Real p, q;
+  input Boolean s(start = false);
+  Boolean c(start = false, fixed = true);
+equation
+  der(x) = 1;
+  c = x >= 1;
+  if edge(c) then
+    p = 1;
+  else
+    p = q;
+  end if;
+  if s then
+    p = 3;
+  else
+    q = 4;
+  end if;
+end LongDep;
+"""
+
+# Each event alone sets p once (p = 1 with q = 0, or p = q = 2); at x = 1 and x = 2 they are
+# apart in time, but nothing in the guards says so, so both at one instant is a transient
+# mode, where p = 1 and p = 2 contradict each other (beside the switched z).
+TWO_EVENTS = """model TwoEvents "each event sets p, both at once set it twice"
+  Real x(start = 0, fixed = true);
+  Real p, q;
+  Boolean ca(start = false, fixed = true);
+  Boolean cb(start = false, fixed = true);
+  Real z(start = 0, fixed = true);
+  input Boolean fast(start = false);
+equation
+  der(x) = 1;
+  ca = x >= 1;
+  cb = x >= 2;
+  if edge(ca) then
+    p = 1;
+  else
+    p = q;
+  end if;
+  if edge(cb) then
+    p = 2;
+  else
+    q = 0;
+  end if;
+""" + SWITCHED_Z + "end TwoEvents;\n"
+
+
+def _oracle_and_one(text: str):
+    """The enumerated analysis (``implicit=False``, the oracle) and the one analysis."""
+    model = _model(text)
+    oracle, one = analyze(model, implicit=False), analyze(model, implicit=True)
+    assert oracle.modes is not None and len(oracle.modes.modes) > 1
+    assert one.modes is None and one.implicit_text
+    return oracle, one
+
+
+def test_transient_instant_failing_from_one_long_mode_only():
+    """E-TRANSIENT-OVER in the long mode s only: the enumerated path finds it on the changes
+    into [edge(c), s]; the one path runs the instant from each class of long modes with the
+    same structure (s and not s differ by the equation p = 3), so it finds it from s, with
+    the enumerated message and the formula s. Before, it ran the instant from one long mode,
+    not s, found nothing and refused the model for its transient equations instead."""
+    oracle, one = _oracle_and_one(LONG_MODE_CONFLICT)
+    assert _codes(oracle) == _codes(one) == {"E-TRANSIENT-OVER"}
+    [m] = _messages(one)
+    assert m in _messages(oracle)
+    assert m.startswith("E-TRANSIENT-OVER: when switching not edge(c),s -> edge(c),s: ")
+    assert "{e3 (LongDep.mo:10), e5 (LongDep.mo:15)} contradict each other" in m
+    assert one.rejection.split("\n")[1] == "  in 1 of 2 long modes: s"
+
+
+def test_simultaneous_events():
+    """E-TRANSIENT-OVER when both events happen at one instant: the enumerated path runs the
+    transient mode [edge(ca), edge(cb)]; the one path runs every set of transient guards
+    that can hold together, from each class of long modes (fast and not fast: der(z)
+    differs); the same failure from both is one message, one of the enumerated path's, with
+    both long modes. Before, it ran each event alone, found nothing and refused the model
+    for its transient equations."""
+    oracle, one = _oracle_and_one(TWO_EVENTS)
+    assert _codes(oracle) == _codes(one) == {"E-TRANSIENT-OVER"}
+    [m] = _messages(one)
+    assert m in _messages(oracle)
+    assert "at transient mode [edge(ca),edge(cb)," in m
+    assert "{e4 (TwoEvents.mo:13), e6 (TwoEvents.mo:18)} contradict each other" in m
+    assert one.rejection.endswith("\n  in every one of the 2 long modes")
+
+
 def _sampled_drive_line(n: int, read: str) -> str:
     """benchmarks/gen_modeller.py's drive line of n clutches with a sampled controller that
     adds ``0.5*read`` to the drive torque."""
@@ -290,6 +380,6 @@ def test_when_loop_through_an_engaged_clutch(n):
     assert analyze(parse_modelica(_sampled_drive_line(n, "shaft1.w"), "DriveLine.mo"),
                    implicit=True).accepted
     if n == 3:
-        default = analyze(model)
+        default = analyze(model, implicit=False)
         assert default.modes is not None and _codes(default) == {"E-WHEN-LOOP"}
         assert "(E-WHEN-LOOP) in mode {clutch1.engaged" in default.rejection

@@ -62,12 +62,31 @@ def wide_guarded_assc(n: int) -> str:
             f"equation\n{body}{eqs}\nend WideGuardedASSC;\n")
 
 
+def chained(text: str, name: str, n: int, old: str, new: str) -> str:
+    """``text`` (the model ``name``) with its variable ``old`` reached through a chain of n
+    algebraic equations ``w_k = w_(k+1)`` where the equation ``new`` used it: the model's
+    singular block grows by n + 1 equations, and past 64 the implicit analysis leaves it
+    coarse (a union component not split per mode, `mdae_fmu.implicit.blocks`)."""
+    ws = ", ".join(f"w{k}" for k in range(n + 1))
+    chain = "".join(f"  w{k} = w{k + 1};\n" for k in range(n))
+    text = text.replace(new, new.replace(old, "w0"), 1)
+    text = text.replace(f"end {name};", f"{chain}  w{n} = {old};\nend Chained{name};")
+    text = text.replace(f"model {name}", f"model Chained{name}")
+    return text.replace("equation\n", f"  Real {ws};\nequation\n", 1)
+
+
+# GuardedASSC and GuardedRedundant, their singular block in a union component of 75 and 74
+# equations
+CHAINED_ASSC = chained(GUARDED_ASSC, "GuardedASSC", 70, "c", "a + b + c = 0;")
+CHAINED_REDUNDANT = chained(GUARDED_REDUNDANT, "GuardedRedundant", 70, "b", "a + b = x;")
+
 MODELS = {
     "ASSC": ASSC, "AHSI": AHSI, "ESDemo": ES_DEMO, "GuardedASSC": GUARDED_ASSC,
     "Redundant": REDUNDANT, "Inconsistent": INCONSISTENT, "ValueSingular": VALUE_SINGULAR,
     "ProductBlock": PRODUCT_BLOCK, "pendulum4": PENDULUM4, "LCDiff": LC_DIFFERENTIATED,
     "InfluenzaSets": INFLUENZA_SETS, "Radial": RADIAL, "GuardedRedundant": GUARDED_REDUNDANT,
-    "SwitchedASSC": SWITCHED_ASSC,
+    "SwitchedASSC": SWITCHED_ASSC, "ChainedGuardedASSC": CHAINED_ASSC,
+    "ChainedGuardedRedundant": CHAINED_REDUNDANT,
 }
 
 
@@ -102,6 +121,58 @@ def test_one_analysis_gives_the_default_verdict_and_conversions(tmp_path, name):
             assert rest == []
     else:
         assert one.guarded is not None
+
+
+@pytest.mark.parametrize("name", ["ChainedGuardedASSC", "ChainedGuardedRedundant"])
+def test_coarse_blocks_are_converted_or_rejected(tmp_path, name):
+    """The singular block of GuardedASSC (resp. GuardedRedundant) inside a union component
+    of 75 (74) equations, which the implicit analysis leaves coarse: the block is split at
+    the mode time < 0.5 and found singular there, then converted as the enumerated path
+    (``implicit=False``) converts it (the same `Conversion`, the combination of e3, e5, e6
+    and the 71 chain equations, ``0 = x - y - 5``), or rejected with its message followed by
+    the formula ``time < 0.5``. Before coarse blocks were checked the one analysis accepted
+    both without a conversion."""
+    model = _load(tmp_path, name, MODELS[name])
+    ia = analyze_implicit(model)
+    assert [len(b.equations) for b in ia.blocks if b.coarse] == [
+        75 if name == "ChainedGuardedASSC" else 74]
+    (found,) = singular_variants(model, ia)
+    assert ia.space.text(found.formula) == "time < 0.5"
+    assert found.finding.mode == "{time < 0.5}"
+    oracle = analyze(model, implicit=False)
+    one = analyze(model, implicit=True)
+    assert oracle.modes is not None and one.modes is None
+    assert one.accepted == oracle.accepted == (name == "ChainedGuardedASSC")
+    assert one.conversions == oracle.conversions
+    if oracle.accepted:
+        (conv,) = one.conversions
+        assert conv.result == "x - y - 5" and conv.replaced == "e3"
+        assert one.model is not None and oracle.model is not None
+        assert one.model.equations == oracle.model.equations
+    else:
+        assert oracle.rejection is not None and one.rejection is not None
+        first, rest = one.rejection.split("\n")
+        assert first == oracle.rejection and "for all values" in first
+        assert rest == "  singular for all values in 1 of 2 modes: time < 0.5"
+
+
+def test_coarse_variants_cover_the_component_per_structure(tmp_path):
+    """WideGuardedASSC's block chained as above beside 12 switches: the coarse component
+    reads only the guard time < 0.5, so its two coarse variants are tested (not one per
+    mode of the 8192) and the singular one is found at the enumerated path's first mode of
+    time < 0.5 (every switch true: the order of `first_mode`)."""
+    text = chained(wide_guarded_assc(12), "WideGuardedASSC", 70, "c", "a + b + c = 0;")
+    model = _load(tmp_path, "ChainedWide", text)
+    ia = analyze_implicit(model)
+    assert ia.n_modes == 2 ** 13
+    assert any(b.coarse for b in ia.blocks)
+    (found,) = singular_variants(model, ia)
+    assert ia.space.text(found.formula) == "time < 0.5"
+    assert ia.space.count(found.formula) == 2 ** 12
+    repair = convert_guarded(model, ia)
+    (conv,) = repair.conversions
+    assert (conv.result, conv.replaced) == ("x - y - 5", "e3")
+    assert list(singular_variants(repair.model, repair.analysis)) == []
 
 
 def test_rejection_names_the_modes_of_the_dependency(tmp_path, capsys):

@@ -411,7 +411,8 @@ def test_inputs_and_discrete_are_known():
 def test_render_text_and_json():
     m = clutch()
     r = analyze_modes(m)
-    assert api.analyze(m).modes.modes[0].c == r.modes[0].c     # the API wraps this report
+    # the API wraps this report (the enumerated analysis, implicit=False)
+    assert api.analyze(m, implicit=False).modes.modes[0].c == r.modes[0].c
     text = render_text(m, r)
     assert "model ClutchBasic" in text
     assert "index (max c, seed papers' convention): 1; Pryce's structural index nu_S: 2" in text

@@ -26,7 +26,7 @@ def run(capsys, *argv):
 
 
 def test_clutch_report_shows_modes_erasure_and_momentum_restart(capsys):
-    code, out, err = run(capsys, "analyze", "--verbose", str(MODELS / "ClutchBasic.mo"))
+    code, out, err = run(capsys, "analyze", "--list-modes", str(MODELS / "ClutchBasic.mo"))
     assert code == 0, err
     assert "mode {g}: ok" in out and "mode {not g}: ok" in out
     assert "e5': der(w1) - der(w2) = 0" in out          # the latent equation of the engaged mode
@@ -56,14 +56,16 @@ def test_list_modes_prints_the_enumerated_modes_and_changes(capsys):
 
 
 def test_list_modes_refuses_what_it_cannot_list(tmp_path, capsys):
-    """``--list-modes`` with ``--json`` or ``--implicit`` (other views) and beyond the
-    enumeration (13 input-driven switches: 2^13 > 2^12 modes) exits 2 with the reason, no
-    traceback; the rejection of a model is its verdict (exit 1), listed."""
-    code, out, err = run(capsys, "analyze", "--list-modes", "--json",
-                         str(MODELS / "ClutchBasic.mo"))
-    assert code == 2 and out == ""
-    assert err.strip() == ("analyze: --list-modes prints the enumerated modes; it does not "
-                           "combine with --implicit, --json or -v")
+    """``--list-modes`` with ``--implicit`` or ``-v`` (other views) and beyond the
+    enumeration (13 input-driven switches: 2^13 > 2^12 modes, with or without ``--json``)
+    exits 2 with the reason, no traceback; the rejection of a model is its verdict (exit 1),
+    listed."""
+    for other in ("--implicit", "-v"):
+        code, out, err = run(capsys, "analyze", "--list-modes", other,
+                             str(MODELS / "ClutchBasic.mo"))
+        assert code == 2 and out == ""
+        assert err.strip() == ("analyze: --list-modes prints the enumerated modes; it does "
+                               "not combine with --implicit or -v")
     n = 13
     text = "\n".join(["model Big", *(f"  input Boolean g{k};" for k in range(n)),
                       *(f"  Real x{k}(start = 1, fixed = true);\n  Real y{k};"
@@ -71,18 +73,23 @@ def test_list_modes_refuses_what_it_cannot_list(tmp_path, capsys):
                       *(f"  der(x{k}) = y{k};\n  0 = if g{k} then y{k} else x{k} + y{k};"
                         for k in range(n)), "end Big;\n"])
     (tmp_path / "Big.mo").write_text(text)
-    code, out, err = run(capsys, "analyze", "--list-modes", str(tmp_path / "Big.mo"))
-    assert code == 2 and "Traceback" not in err
-    assert err.strip() == ("analyze --list-modes: model Big has more than 4096 consistent "
-                           "modes, beyond the enumeration; `mdae-fmu analyze -v` states them "
-                           "as formulas over the guards")
+    for json_too in ((), ("--json",)):
+        code, out, err = run(capsys, "analyze", "--list-modes", *json_too,
+                             str(tmp_path / "Big.mo"))
+        assert code == 2 and out == "" and "Traceback" not in err
+        assert err.strip() == ("analyze --list-modes: model Big has more than 4096 consistent "
+                               "modes, beyond the enumeration; `mdae-fmu analyze -v` states "
+                               "them as formulas over the guards")
     code, out, err = run(capsys, "analyze", "--list-modes",
                          str(CONDITIONALS / "Chatter.mo"))
     assert code == 1 and "E-FIXPOINT" in out and "verdict: rejected" in out
 
 
 def test_json_carries_the_automaton_and_the_restart_value(capsys):
-    code, out, _ = run(capsys, "analyze", "--json", str(MODELS / "ClutchBasic.mo"))
+    """``--list-modes --json``: the enumerated JSON report (the default's is the one
+    analysis', formulas over the guards)."""
+    code, out, _ = run(capsys, "analyze", "--list-modes", "--json",
+                       str(MODELS / "ClutchBasic.mo"))
     assert code == 0
     report = json.loads(out)
     assert report["accepted"] is True and report["exit_code"] == 0
@@ -171,7 +178,12 @@ end ClutchBad;
 
 def test_dot_file_is_written(tmp_path, capsys):
     dot = tmp_path / "clutch.dot"
-    code, _, _ = run(capsys, "analyze", "--dot", str(dot), str(MODELS / "ClutchBasic.mo"))
+    code, _, err = run(capsys, "analyze", "--dot", str(dot), str(MODELS / "ClutchBasic.mo"))
+    assert code == 0 and not dot.exists()       # the one analysis builds no automaton
+    assert err.strip().endswith(f"{dot}: not written, the one analysis builds no mode-change "
+                                "automaton (--list-modes enumerates the modes and builds it)")
+    code, _, _ = run(capsys, "analyze", "--list-modes", "--dot", str(dot),
+                     str(MODELS / "ClutchBasic.mo"))
     assert code == 0
     text = dot.read_text()
     assert text.startswith("digraph") and "not g" in text
@@ -266,7 +278,7 @@ def test_missing_restart_singles_out_the_state_without_restart(tmp_path, capsys)
     assert "{f1, f2, w1} are coupled to it through" in line
     for ln in (13, 15, 16, 17):
         assert f"ClutchMissing.mo:{ln}" in line
-    code, out, _ = run(capsys, "analyze", "--json", str(src))
+    code, out, _ = run(capsys, "analyze", "--list-modes", "--json", str(src))
     report = json.loads(out)
     [d] = [d for d in report["mode_changes"]["diagnostics"] if d["code"] == "E-RESTART-MISSING"]
     assert d["variables"] == ["w2"]
@@ -335,7 +347,8 @@ def test_dot_png_is_written_when_dot_is_installed(tmp_path, capsys, monkeypatch)
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     dot = tmp_path / "clutch.dot"
-    code, _, err = run(capsys, "analyze", "--dot", str(dot), str(MODELS / "ClutchBasic.mo"))
+    code, _, err = run(capsys, "analyze", "--list-modes", "--dot", str(dot),
+                       str(MODELS / "ClutchBasic.mo"))
     assert code == 0
     png = tmp_path / "clutch.png"
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
@@ -346,7 +359,8 @@ def test_dot_png_is_written_when_dot_is_installed(tmp_path, capsys, monkeypatch)
 def test_cup_and_ball_restart_from_the_reference_model(capsys):
     """T-CB-5 on reference_models/CupAndBall.mo itself (not tests/multimode_examples.py): L = 1,
     p- = (0, -1), v- = (1, -2) give p+ = (0, -1) and v+ = (1, 0)."""
-    code, out, _ = run(capsys, "analyze", "--json", str(MODELS / "CupAndBall.mo"))
+    code, out, _ = run(capsys, "analyze", "--list-modes", "--json",
+                       str(MODELS / "CupAndBall.mo"))
     assert code == 0
     ch = next(c for c in json.loads(out)["mode_changes"]["mode_changes"]
               if (c["from"], c["to"]) == ("not taut", "taut"))
@@ -403,7 +417,7 @@ def test_cubic_clutch_report_shows_fractional_orders_and_shaft_jumps():
     0 (w1 jumps) and -2/3 (w2 does not jump in the limit); the JSON keeps the exact texts."""
     from mdae_fmu.analysis import analyze, render_json, render_text
     model = load(MODELS / "ClutchNonSemilinear.mo")
-    a = analyze(model)
+    a = analyze(model, implicit=False)      # the enumerated report (analyze --list-modes)
     text = render_text(model, a)
     assert "impulsive: f1 (order 1/3), f2 (order 1/3)" in text
     assert ("state increments: w1^o - w1 (order 0: w1 jumps), w2^o - w2 (order -2/3: "

@@ -32,12 +32,11 @@ def test_clutch_summary_line_by_line(capsys):
         "structural modes: 2: (g), (not g)",
         "index: 1 in (g); 0 in (not g) (the most times an equation is differentiated; "
         "Pryce's structural index: 2, 1)",
-        "  in (g): differentiated: w1 - w2 = 0 (ClutchBasic.mo:24)",
+        "  in (g): differentiated: w1 = w2 (ClutchBasic.mo:24)",
         "states (3): t, w1, w2",
-        "  in (g): 2 degrees of freedom; w2 computed from w1 - w2 = 0 (ClutchBasic.mo:24)",
-        "mode changes: 2 (1 with every state continuous); restarts (the value after the event, "
-        "pre(x) the value before):",
-        "  (not g) -> (g): w1 = w2 = (j1*pre(w1) + j2*pre(w2))/(j1 + j2); impulsive: f1, f2",
+        "mode changes: restarts (the value after the event, pre(x) the value before; into "
+        "the mode, from any other):",
+        "  into (g): w1 = w2 = (j1*pre(w1) + j2*pre(w2))/(j1 + j2); impulsive: f1, f2",
         "(the full report: mdae-fmu analyze --verbose)",
         "verdict: accepted",
     ]
@@ -56,16 +55,20 @@ def test_diode_circuit_summary_names_modes_states_and_both_restarts(capsys):
         "  g2 = pre(s2) >= 0.0 (RLDC2Diodes.mo:51)",
         "structural modes: 4: (g1 and g2), (g1 and not g2), (not g1 and g2), "
         "(not g1 and not g2)"]
-    assert lines[5].startswith("index: 1 in (g1 and g2), (not g1 and not g2); "
-                               "0 in (g1 and not g2), (not g1 and g2)")
-    assert "  4 in (g1 and not g2), (not g1 and g2): j1, j2, v1, v2" in lines
-    restarts = [ln for ln in lines if ln.startswith("  (") and "->" in ln]
-    assert len(restarts) == 6 and lines[-2:] == [
+    assert lines[5].startswith("index: 1 in (g1 and g2) or (not g1 and not g2); "
+                               "0 in (g1 and not g2) or (not g1 and g2)")
+    # 4 states in every mode, 6 where both diodes conduct or both block
+    at = lines.index("states (4 in every mode): j1, j2, v1, v2")
+    assert set(lines[at + 1:at + 3]) == {"  also in (not g1 and not g2): i1, i2",
+                                         "  also in (g1 and g2): u1, u2"}
+    # the restart into each mode (the same from every other mode)
+    restarts = [ln for ln in lines if ln.startswith("  into (")]
+    assert len(restarts) == 2 and lines[-2:] == [
         "(the full report: mdae-fmu analyze --verbose)", "verdict: accepted"]
-    into_both_on = [ln for ln in restarts if ln.split(" -> ")[1].startswith("(g1 and g2)")]
-    assert len(into_both_on) == 3 and all(
-        "u1 = u2 = 0; v1 = v2 = (C1*pre(v1) + C2*pre(v2))/(C1 + C2)" in ln for ln in into_both_on)
-    assert sum("j1 = (L1*pre(j1) - L2*pre(j2))/(L1 + L2)" in ln for ln in restarts) == 3
+    [into_both_on] = [ln for ln in restarts if ln.startswith("  into (g1 and g2): ")]
+    assert "u1 = u2 = 0; v1 = v2 = (C1*pre(v1) + C2*pre(v2))/(C1 + C2)" in into_both_on
+    [into_both_off] = [ln for ln in restarts if ln.startswith("  into (not g1 and not g2): ")]
+    assert "j1 = (L1*pre(j1) - L2*pre(j2))/(L1 + L2)" in into_both_off
 
 
 def test_pendulum_index_and_constraint_with_its_line(capsys):
@@ -127,9 +130,11 @@ def test_summary_does_not_build_the_full_report(capsys, monkeypatch, tmp_path):
     assert len(lines) == 7
 
 
-def test_verbose_keeps_the_full_report(capsys):
-    """--verbose prints what docs/analyze-json.md lists per mode and per mode change."""
-    code, lines = _summary(capsys, MODELS / "ClutchBasic.mo", "--verbose")
+def test_list_modes_keeps_the_full_enumerated_report(capsys):
+    """--list-modes prints what docs/analyze-json.md lists per mode and per mode change (the
+    enumerated report, which --verbose printed before the one analysis became the default of
+    a multimode model; its -v report: tests/modes/test_schedule_report.py)."""
+    code, lines = _summary(capsys, MODELS / "ClutchBasic.mo", "--list-modes")
     text = "\n".join(lines)
     assert code == 0
     for part in ("equations (6;", "modes (2):", "mode {g}: ok", "offsets c: e1=0, e3=0",
@@ -144,12 +149,13 @@ def test_verbose_keeps_the_full_report(capsys):
 
 
 def test_the_infinitesimal_step_is_not_a_model_name(capsys, tmp_path):
-    """A damping parameter named d: the shift-form formulas print the step as δ."""
+    """A damping parameter named d: the shift-form formulas of the enumerated mode changes
+    (--list-modes) print the step as δ."""
     src = tmp_path / "ClutchD.mo"
     text = (MODELS / "ClutchBasic.mo").read_text().replace("k1", "d")
     assert "parameter Real d" in text
     src.write_text(text)
-    code, lines = _summary(capsys, src, "--verbose")
+    code, lines = _summary(capsys, src, "--list-modes")
     assert code == 0
     e3 = next(ln for ln in lines if ln.strip().startswith("e3: 0 = "))
     assert "/δ" in e3 and "d*w1@0" in e3

@@ -1,0 +1,101 @@
+"""Parse traces of the hand-written parser (`fast_parser`): the callbacks that parsing one line
+of a known shape calls, recorded once and replayed as straight-line code.
+
+A line shape (`fast_parser.Lexer.learn`) fixes the terminal kinds of every token of the line.
+The recursive-descent parser decides only from token kinds (it never looks at a token's text
+or at a callback's value), so parsing such a line from the same rule (a declaration, an
+equation) makes the same callback calls, in the same order, with children that are the same
+tokens of the line and the same earlier values, whatever the names and numbers of the line
+are. `Recorder` stands in for the callbacks while a first line of the shape is parsed and
+writes every call down; `compile_trace` turns that record into a function that makes exactly
+those calls on the tokens of any later line of the shape (`FastParser.element`,
+`FastParser.equation`). The callbacks themselves run as before, so the syntax tree and every
+error they record are the same; only the parser's own work per token (reading a token,
+testing its kind, the precedence levels) is skipped.
+
+A record is refused (the shape is then parsed token by token in that rule) when a child is not
+a token of the line, a value of an earlier call or a list of those (each list passed once), or
+is a value that two calls returned (the replay could not tell which one it is). The parser
+passes each token, list and value it holds once, so a value that is one of the call's own
+children (a callback handing a child on) stands for that call's value from then on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+#: a compiled trace: (the line's tokens list, index of its first token, the callbacks) -> value
+Trace = Callable[[list, int, Any], Any]
+
+
+class Recorder:
+    """The grammar callbacks ``callbacks`` seen through a recorder while the tokens ``tokens``
+    (one line) are parsed: each call is forwarded and written down in `ops` as (callback
+    name, children as slots); `value_slot` encodes the rule's value at the end."""
+
+    def __init__(self, callbacks: Any, tokens: list) -> None:
+        self.callbacks = callbacks
+        self.slots: dict[int, str] = {id(t): f"T[j + {k}]" for k, t in enumerate(tokens)}
+        self.ops: list[tuple[str, str]] = []
+        self.alive: list = []           # keeps every value and list seen (ids stay unique)
+        self.failed = False
+
+    def encode(self, value: Any, inside: set[int]) -> str:
+        """Python source of ``value`` in terms of the line's tokens ``T[j + k]`` and earlier
+        values ``x<k>``, adding to ``inside`` the ids of what it holds; marks the record failed
+        for anything else."""
+        key = id(value)
+        inside.add(key)
+        slot = self.slots.get(key)
+        if slot is not None:
+            return slot
+        if type(value) is list:
+            self.slots[key] = "!"               # a list passed twice: refused
+            self.alive.append(value)
+            return "[" + ", ".join(self.encode(v, inside) for v in value) + "]"
+        self.failed = True
+        return "!"
+
+    def __getattr__(self, name: str) -> Callable[[list], Any]:
+        method = getattr(self.callbacks, name)
+        if not name.isidentifier() or name.startswith("_"):
+            self.failed = True
+
+        def call(children: list) -> Any:
+            inside: set[int] = set()
+            source = self.encode(children, inside)
+            value = method(children)
+            key = id(value)
+            # the parser passes each token, list and value once: a callback returning one of
+            # its own children (``class_modification``: its argument list) hands it on, and
+            # its later use is this call's value; any other value met before (a shared
+            # constant, None...) is ambiguous, and refused where it is used
+            slots = self.slots
+            slots[key] = f"x{len(self.ops)}" if key in inside or key not in slots else "!"
+            self.alive.append(value)
+            self.ops.append((name, source))
+            return value
+        return call
+
+
+def compile_trace(record: Recorder, value: Any) -> Trace | None:
+    """The function replaying ``record`` whose rule returned ``value``; None when the record
+    was refused (module docstring).
+
+    The source given to ``exec`` never contains input text, so no model can inject code: it
+    holds callback names (identifiers of the parser's own calls, checked), slot expressions
+    built from integers, and the generated names ``x<k>``, ``T``, ``j``, ``cb``."""
+    result = record.encode(value, set())
+    if record.failed or "!" in result or any("!" in source for _, source in record.ops):
+        return None
+    lines = ["def run(T, j, cb):"]
+    for k, (name, source) in enumerate(record.ops):
+        lines.append(f"    x{k} = cb.{name}({source})")
+    lines.append(f"    return {result}")
+    namespace: dict[str, Any] = {}
+    exec("\n".join(lines), namespace)  # noqa: S102 - no input text in it (docstring)
+    run: Trace = namespace["run"]
+    return run
+
+
+__all__ = ["Recorder", "Trace", "compile_trace"]

@@ -1,0 +1,153 @@
+"""Parse traces of the hand-written parser (`importers.parse_traces`): a line of a known shape
+parsed by replaying the callbacks recorded on an earlier line gives what the LALR grammar (the
+reference) gives, model and errors, and really is replayed; records that a replay could not
+reproduce are refused."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from mdae_fmu.diagnostics import InputError
+from mdae_fmu.importers import flat_modelica as F
+from mdae_fmu.importers.fast_parser import FastParser
+from mdae_fmu.importers.parse_traces import Recorder, compile_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from gen_chain import loop_chain_model  # noqa: E402
+from gen_scalable import heat_conduction  # noqa: E402
+
+
+def _outcome(text: str, parser: str, monkeypatch) -> object:
+    monkeypatch.setattr(F, "PARSER", parser)
+    try:
+        return F.parse_modelica(text, "m.mo")
+    except InputError as err:
+        return ("error", str(err.loc), str(err), err.source_line)
+
+
+def _replayed(text: str) -> int:
+    """Lines the hand-written parser read by a trace in ``text`` (a fresh lexer: no shape or
+    trace learned from another test)."""
+    parser = F._parser()
+    lexer = type(parser.lexer)(parser.driver)
+    ctx = F.ParseContext("m.mo", text)
+    parser.callbacks.ctx = ctx
+    try:
+        fast = FastParser(lexer, parser.callbacks, text, ctx.term_ends, ctx.tokens_left)
+        fast.parse_start()
+        return fast.replayed
+    finally:
+        parser.callbacks.ctx = None
+
+
+def _same(text: str, monkeypatch) -> object:
+    fast = _outcome(text, "fast", monkeypatch)
+    assert fast == _outcome(text, "lalr", monkeypatch)
+    return fast
+
+
+@pytest.mark.parametrize("make", [lambda: loop_chain_model(60), lambda: heat_conduction(60)],
+                         ids=["loop_chain", "heat"])
+def test_generated_models_replayed_and_equal(make, monkeypatch):
+    text = make()
+    lines = text.count(";")
+    replayed = _replayed(text)
+    # all but the first three lines of each shape (two to learn it, one to record)
+    assert replayed > 0.8 * lines
+    model = _same(text, monkeypatch)
+    assert not isinstance(model, tuple)
+    assert len(model.equations) > 100
+
+
+def _lines(template: str, n: int) -> str:
+    return "".join(template.format(i=i, j=i + 1) for i in range(1, n + 1))
+
+
+def test_repeated_names_and_constants_either_way(monkeypatch):
+    """The same name (one shared reference node) or the same literal twice in a line, on the
+    recorded line or on a replayed one, in both orders: lines of one shape (their texts differ
+    only in digits)."""
+    decls = _lines("  Real x{i};\n", 20)
+    distinct = "".join(f"  x{i} = x{i + 1} * 2.0 + x{i + 2} * 3.0;\n" for i in range(1, 9))
+    shared = "".join(f"  x{i} = x{i + 1} * 2.0 + x{i + 1} * 2.0;\n" for i in range(9, 12))
+    for body, least in ((distinct + shared, 17 + 5 + 3), (shared + distinct, 17 + 7)):
+        text = f"class M\n{decls}equation\n{body}  x12 = 1;\nend M;\n"
+        assert _replayed(text) == least
+        model = _same(text, monkeypatch)
+        assert not isinstance(model, tuple)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("  der(x7) = x99 + 1.0;\n", "x99"),                    # undeclared name
+    ("  Real x3(start = 1.0, fixed = true);\n", "duplicate declaration"),
+])
+def test_errors_on_replayed_lines_are_the_grammars(bad, message, monkeypatch):
+    """An error in a line parsed by a trace (its shape is the shape of the lines before it):
+    the same file:line:col, message and source line as the LALR grammar gives."""
+    decls = _lines("  Real x{i}(start = 1.0, fixed = true);\n", 10)
+    eqs = _lines("  der(x{i}) = x{i} + 1.0;\n", 10)
+    if bad.startswith("  Real"):
+        text = f"class M\n{decls}{bad}equation\n{eqs}end M;\n"
+    else:
+        text = f"class M\n{decls}equation\n{eqs}{bad}end M;\n"
+    assert _replayed(text) >= 7
+    fast = _same(text, monkeypatch)
+    assert isinstance(fast, tuple) and message in fast[2]
+    assert fast[1] == ("m.mo:12:8" if bad.startswith("  Real") else "m.mo:23:13")
+
+
+class _Callbacks:
+    """Callbacks that hand a child on, share a constant or return None."""
+    ONE = ("one",)
+
+    def wrap(self, c):
+        return ("wrap", c[0][1])
+
+    def hand_on(self, c):
+        return c[1]
+
+    def constant(self, c):
+        return self.ONE
+
+    def pair(self, c):
+        return ("pair", c[0], c[1])
+
+
+def test_recorder_hand_on_is_replayed():
+    tokens = [("NAME", "a", 0), ("NAME", "b", 2)]
+    rec = Recorder(_Callbacks(), tokens)
+    w = rec.wrap([tokens[0]])
+    v = rec.hand_on([tokens[1], [w]])
+    value = rec.pair([v, tokens[1]])
+    run = compile_trace(rec, value)
+    assert run is not None
+    other = [("X", "z", 0), ("NAME", "c", 5), ("NAME", "d", 7)]
+    assert run(other, 1, _Callbacks()) == ("pair", [("wrap", "c")], ("NAME", "d", 7))
+
+
+def test_recorder_refuses_an_ambiguous_value():
+    tokens = [("NAME", "a", 0), ("NAME", "b", 2)]
+    rec = Recorder(_Callbacks(), tokens)
+    one = rec.constant([tokens[0]])
+    two = rec.constant([tokens[1]])
+    assert compile_trace(rec, rec.pair([one, two])) is None
+    rec = Recorder(_Callbacks(), tokens)            # unused twice: fine
+    rec.constant([tokens[0]])
+    rec.constant([tokens[1]])
+    assert compile_trace(rec, rec.wrap([tokens[0]])) is not None
+
+
+def test_recorder_refuses_foreign_children():
+    tokens = [("NAME", "a", 0)]
+    rec = Recorder(_Callbacks(), tokens)
+    copy = tuple(list(tokens[0]))
+    assert copy == tokens[0] and copy is not tokens[0]
+    assert compile_trace(rec, rec.pair([copy, tokens[0]])) is None           # a copy
+    rec = Recorder(_Callbacks(), tokens)
+    shared: list = [tokens[0]]
+    rec.wrap(shared)
+    assert compile_trace(rec, rec.pair([shared, tokens[0]])) is None           # twice
