@@ -208,7 +208,15 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
     def on(e: Any, mode: tuple[bool, ...]) -> bool:
         return all(mode[i] == p for i, p in e.guard)
 
-    state = [(on(e, old), on(e, new)) for e in eqs]     # enabled in (old, new)
+    states: dict[int, tuple[bool, bool]] = {}
+
+    def state(k: int) -> tuple[bool, bool]:
+        """Whether equation k is enabled in (old, new), computed when the walk reaches it."""
+        got = states.get(k)
+        if got is None:
+            got = states[k] = (on(eqs[k], old), on(eqs[k], new))
+        return got
+
     differentiated = _differentiated(system)
     settled: dict[str, int | None] = {}    # variable -> the equation settling it, or None
 
@@ -223,7 +231,7 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
             return None
         for k in occurs.get(v, ()):
             e = eqs[k]
-            if state[k] != (True, True) or any(o for _, o in e.orders):
+            if state(k) != (True, True) or any(o for _, o in e.orders):
                 continue
             if all(u == v or settle(u, depth + 1) is not None for u in e.order_map):
                 settled[v] = k
@@ -231,7 +239,10 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
         return None
 
     flipped = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
-    seeds = [v for k, e in enumerate(eqs) if state[k][0] != state[k][1] for v in e.order_map]
+    guarded = _guarded_by(system)
+    changed = sorted({k for i in flipped for k in guarded.get(i, ())
+                      if state(k)[0] != state(k)[1]})
+    seeds = [v for k in changed for v in eqs[k].order_map]
     seeds += sorted(v for i in flipped for v in E.refs(system.guards[i].definition)
                     if v in occurs)
     region: set[int] = set()
@@ -249,16 +260,30 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
             todo.extend(u for u in eqs[k_set].order_map if u not in seen)
             continue
         for k in occurs.get(v, ()):
-            if k not in region and any(state[k]):
+            if k not in region and any(state(k)):
                 region.add(k)
                 todo.extend(u for u in eqs[k].order_map if u not in seen)
-    region.update(k for k, (a, b) in enumerate(state) if a != b)
+    region.update(changed)
     if len(region) == len(eqs):
         return system
     kept = tuple(e for k, e in enumerate(eqs) if k in region)
     names = {v for e in kept for v in e.order_map}
     return replace(system, equations=kept,
                    unknowns=tuple(v for v in system.unknowns if v in names))
+
+
+def _guarded_by(system: Any) -> dict[int, list[int]]:
+    """Per guard index of ``system``, the indices of the equations whose guard reads it (the
+    only ones a change of that guard enables or disables; computed once per system)."""
+    from ..modes.normalize import memo_table
+    memo = memo_table(system, "_guarded_by")
+    if "all" not in memo:
+        out: dict[int, list[int]] = {}
+        for k, e in enumerate(system.equations):
+            for i in dict.fromkeys(i for i, _ in e.guard):
+                out.setdefault(i, []).append(k)
+        memo["all"] = out
+    return memo["all"]
 
 
 def _differentiated(system: Any) -> frozenset[str]:

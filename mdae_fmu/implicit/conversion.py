@@ -30,12 +30,14 @@ per per-mode block, so its variants are found differently (`_coarse_parts`): at 
 picked in what is left of its formula, the per-mode blocks of the component are the strongly
 connected components of its dependency graph at m (docs/theory.md §4.4: equation i depends on
 the equation assigned the unknown on which i has a tight entry), and the *coarse variant* of
-m is the set of modes where everything that graph is made of is as at m: which equations
-exist, which unknown each is assigned, the offsets c of the equations and d of the unknowns
-they read, and which signature entries exist. In every mode of it the component splits into
-the same blocks, each of which is then tested as a variant of its own (`_variant`, whose
-formula adds the residual branches). A coarse variant is usually smaller than the modes where
-one of its blocks is what it is at m, so a rejection from a coarse block names fewer modes than
+m is the set of modes of the block's formula where the guards read by what that graph and
+its blocks are made of take their values at m: the formulas, among those that are not
+constant in the block's formula, of which equations exist, which unknown each is assigned,
+the offsets c of the equations and d of the unknowns they read, which signature entries
+exist and which residual branch each equation takes. In every mode of it the component
+splits into the same blocks with the same residuals, each of which is then tested as a
+variant of its own (`_variant`). A coarse variant is usually smaller than the modes where one
+of its blocks is what it is at m, so a rejection from a coarse block names fewer modes than
 the enumerated ones where that block is singular.
 
 Not checked (a singularity there shows at run time, as before the check existed): blocks of
@@ -230,7 +232,8 @@ def _coarse_parts(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
     """The coarse variant of the mode ``asg`` in the coarse block ``blk`` and the per-mode
     blocks of the component in it (module docstring), in solve order; each block's formula is
     the coarse variant. Only what changes inside ``blk.formula`` narrows the variant
-    (``varying``: whether a formula does, remembered across the modes of one block)."""
+    (``varying``: the guards each formula reads if it does, remembered across the modes of
+    one block)."""
     import networkx as nx   # (imported on use, as in `mdae_fmu.implicit.blocks`)
     bdd = ia.space.bdd
     g = ia.graph
@@ -256,6 +259,7 @@ def _coarse_parts(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
     for i in members:
         if not narrow(g.present[i]):
             continue
+        # (the residual branch at the mode: its formula's guards enter the variant)
         next((bf for bf, _ in where.branches_of(ia, g.rows[i]) if narrow(bf)), None)
         assigned[i] = next(j for j, f in ia.match[i].items() if narrow(f))
     owner = {j: i for i, j in assigned.items()}

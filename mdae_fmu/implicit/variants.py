@@ -316,7 +316,7 @@ def impulse_outputs(variants, variables: tuple[str, ...], xleft: dict,
             continue
         if v.restart is None:
             continue
-        for u in _moving_unknowns(v.restart, moving, xleft, zeta):
+        for u in _moving_unknowns(v.restart, moving, xleft, zeta, back):
             moving.add(back[u] if u in back else _variable_of(u, state_var))
     return tuple(n for n in variables if n in moving and n in zeta)
 
@@ -329,7 +329,8 @@ def _variable_of(sym, names: dict) -> str:
     return text
 
 
-def _moving_unknowns(restart: BlockRows, moving: set[str], xleft: dict, zeta: dict) -> set:
+def _moving_unknowns(restart: BlockRows, moving: set[str], xleft: dict, zeta: dict,
+                     back: dict | None = None) -> set:
     """The restart unknowns that can be nonzero: ζ for an algebraic unknown, the jump
     X+ − X− for a state (the unknown X itself is returned). ``moving``: the variables outside
     whose jump or ζ can be nonzero; the others keep their left limits (X = X−, ζ = 0).
@@ -337,19 +338,23 @@ def _moving_unknowns(restart: BlockRows, moving: set[str], xleft: dict, zeta: di
     The restart system, with every state written X− + ΔX, is split into its block-triangular
     form (theory.md §2.3); in solve order a block is at rest when its rows vanish identically with
     its own unknowns and every unknown found at rest set to zero, and read nothing that can
-    move. A block of a generically nonsingular system that has a zero right-hand side has
+    move (``back``: ``zeta`` inverted, when the caller has it). A block of a generically
+    nonsingular system that has a zero right-hand side has
     the zero solution: its unknowns are then zero for every value of the model's parameters
     (a released clutch's ``J1 ΔW1 = ζ_f1``, ``ζ_f1 = 0``), the others generically not."""
     from ..structure.keyed import btf
     unknowns = list(restart.unknowns)
     jump = {u: sp.Dummy(f"jump_{u}") for u in unknowns if u in xleft}
+    zeta_of = back if back is not None else {z: n for n, z in zeta.items()}
+    # only the symbols the rows read (not every state and ζ of the model: that made the
+    # planning of a drive line grow like n^2)
+    read = set().union(*(r.free_symbols for r in restart.rows))
     outside = {}
-    for x, xl in xleft.items():
-        if x not in jump and _variable_of(x, {}) not in moving:
-            outside[x] = xl
-    for n, z in zeta.items():
-        if z not in unknowns and n not in moving:
-            outside[z] = sp.Integer(0)
+    for x in read:
+        if x in zeta_of and x not in unknowns and zeta_of[x] not in moving:
+            outside[x] = sp.Integer(0)
+        elif x in xleft and x not in jump and _variable_of(x, {}) not in moving:
+            outside[x] = xleft[x]
     sub = {**outside, **{u: xleft[u] + d for u, d in jump.items()}}
     rows = [r.xreplace(sub) for r in restart.rows]
     var = {u: jump.get(u, u) for u in unknowns}

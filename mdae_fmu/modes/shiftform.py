@@ -16,7 +16,7 @@ import sympy as sp
 
 from ..functions import function_table
 from ..symbolic import SymbolTable
-from .normalize import MultimodeSystem
+from .normalize import MultimodeSystem, memo_table
 
 
 class ShiftForm:
@@ -94,7 +94,11 @@ def parameter_values(system: MultimodeSystem) -> dict[str, float]:
     """Numeric values of parameters/constants/inputs given by a constant binding or start."""
     if system.model is None:
         return {}
-    return constant_values(system.model, system.constants)
+    # once per system: every restart problem of its mode changes asks (a copy each time)
+    memo = memo_table(system, "_parameter_values")
+    if "values" not in memo:
+        memo["values"] = constant_values(system.model, system.constants)
+    return dict(memo["values"])
 
 
 def constant_values(model, names) -> dict[str, float]:

@@ -158,7 +158,7 @@ def test_msl_gear_is_accepted_with_bearing_connected_evaluated(gear):
     assert [p.name for p in a.fixed_parameters] == [
         "gear1.adapter.bearingConnected", "gear1.b", "gear1.elastoBacklash.b",
         "gear1.elastoBacklash.b2"]
-    assert len(a.modes.modes) == 2
+    assert a.modes is None and a.implicit_json["modes"] == 2     # the one analysis
 
 
 @pytest.mark.slow

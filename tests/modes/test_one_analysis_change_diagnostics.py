@@ -6,7 +6,7 @@ codes and the same verdict, each message being the enumerated message of one con
 followed by the formulas of the changes concerned.
 
 The oracle is the enumerated analysis itself (`mdae_fmu.modes.explore.analyze_multimode`
-through `mdae_fmu.analysis.analyze` by default), which explores every change."""
+through `mdae_fmu.analysis.analyze` with ``implicit=False``), which explores every change."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def test_missing_restart_rejects_with_the_dm_diagnostic(tmp_path):
                    "ClutchFixed.mo")
     one = analyze(fixed, implicit=True)
     assert one.accepted and one.guarded is not None and not _change_messages(one)
-    assert analyze(fixed).accepted
+    assert analyze(fixed, implicit=False).accepted
 
 
 TWO_CLUTCHES = """class TwoClutches "clutch a is well posed; clutch b lacks the restart of w3"

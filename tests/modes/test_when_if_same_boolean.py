@@ -48,7 +48,7 @@ EQS = ALG.replace("algorithm\n  w := sin(time);\n  b := w > 0.5;\nequation\n",
 @pytest.mark.parametrize("text", [ALG, EQS], ids=["algorithm", "equations"])
 def test_if_and_when_on_one_boolean_switch_at_the_crossings(tmp_path, text):
     m = parse_modelica(text, "AlgIfWhen.mo")
-    a = analyze(m)
+    a = analyze(m, implicit=False)          # the enumerated modes and automaton
     assert a.accepted
     kinds = sorted((g.name, g.kind) for g in a.automaton.system.guards)
     assert kinds == [("b", "long"), ("edge(b)", "transient")]

@@ -99,11 +99,12 @@ def _load(tmp_path, name: str, text: str):
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_one_analysis_gives_the_default_verdict_and_conversions(tmp_path, name):
     """The one analysis (`guarded_analysis`, run here on single-mode models too) and
-    ``analyze(implicit=True)`` give the default's verdict and the same `Conversion` objects;
-    the converted equations are the default's; a rejection is the default's message, with
-    the formula of the modes concerned after it when the model has guards."""
+    ``analyze(implicit=True)`` give the enumerated analysis' verdict (``implicit=False``, the
+    oracle) and the same `Conversion` objects; the converted equations are the enumerated
+    analysis'; a rejection is its message, with the formula of the modes concerned after it
+    when the model has guards."""
     model = _load(tmp_path, name, MODELS[name])
-    default = analyze(model)
+    default = analyze(model, implicit=False)        # the enumerated oracle
     one = guarded_analysis(model, None)
     implicit = analyze(model, implicit=True)
     assert one.modes is None

@@ -126,7 +126,7 @@ def _analysis_json(path: str):
     from mdae_fmu import api
     from mdae_fmu.analysis import analyze, render_json
     model = api.load(path)
-    a = analyze(model)
+    a = analyze(model, implicit=False)      # the enumerated report (--list-modes --json)
     return a, json.loads(json.dumps(render_json(model, a)))
 
 
@@ -198,9 +198,10 @@ end ClutchBad;
 
 
 def test_document_example_is_real_output(schema):
-    """The example in the document is `mdae-fmu analyze reference_models/ClutchBasic.mo
-    --json`: the per-mode part and the verdict are compared exactly; the mode-change part
-    (owned by the multimode stage) is checked against the schema."""
+    """The example in the document is `mdae-fmu analyze --list-modes
+    reference_models/ClutchBasic.mo --json`: the per-mode part and the verdict are compared
+    exactly; the mode-change part (owned by the multimode stage) is checked against the
+    schema."""
     text = DOC.read_text(encoding="utf-8")
     m = re.search(r"## Example.*?```json\n(.*?)```", text, re.S)
     assert m, "no example in docs/analyze-json.md"
