@@ -320,6 +320,8 @@ def _convert(t: SymbolTable, e: E.Expr, order: int) -> sp.Expr:
 
 _KNOWN_CALLS = frozenset(_UNARY_NAMES) | OPAQUE_FUNCTIONS | {
     "pre", "log10", "atan2", "min", "max", "noEvent", "smooth", "homotopy", "semiLinear"}
+#: the built-in calls that have a symbolic form (`check_convertible`)
+SYMBOLIC_CALLS = _KNOWN_CALLS
 
 
 def check_convertible(e: E.Expr, functions=None) -> None:

@@ -159,7 +159,8 @@ def needs_implicit(model: Model, max_modes: int = MAX_ENUMERATED_MODES) -> bool:
     dae = [eq for eq, d in zip(model.equations, discrete_equation_flags(model)) if not d]
     atoms = long_guard_atoms(model, dae)
     try:
-        enumerate_valuations(atoms, guard_definitions(model, cls), limit=max_modes)
+        enumerate_valuations(atoms, guard_definitions(model, cls) if atoms else None,
+                             limit=max_modes)
     except TooManyModes:
         return True
     return False

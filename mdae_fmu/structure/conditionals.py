@@ -35,6 +35,7 @@ from typing import Iterable, Mapping
 from .. import expr as E
 from ..ir import Equation, Model
 from .demotion import demotable_atoms
+from .valuations import has_long_guards
 from .variables import classify_variables, discrete_equation_flags, is_event_guard
 from .zero_terms import drop_zero_terms
 
@@ -160,6 +161,10 @@ def _classify_default(model: Model) -> ConditionalClasses:
     """The classification of the pipeline: by incidence (`_classify`), then the demotion of
     the conditions whose modes share one structure (`mdae_fmu.structure.demotion`); a
     condition under ``noEvent`` that stays structural is refused only then."""
+    if not has_long_guards(model):
+        # no if-equation, no if-expression: nothing to classify (time constant per
+        # equation, issue 29)
+        return ConditionalClasses(structural=frozenset(), event_only=(), why={})
     cls = classify_variables(model)
     eqs = tuple(eq for eq, d in zip(model.equations, discrete_equation_flags(model)) if not d)
     deferred = _Deferred()

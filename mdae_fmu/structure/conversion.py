@@ -81,6 +81,8 @@ from .per_mode import (ModeAnalysis, ModesReport, analyze_modes, classify_variab
                        specialize, symbol_table)
 from .printing import expr_text
 from .system_jacobian import BlockSystem, NotEvaluable, Point, sample, singular_at, symbolic
+from .valuations import has_long_guards
+from .variables import discrete_equation_flags
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -198,7 +200,10 @@ def _mode_literals(report: ModesReport, mode: ModeAnalysis, fixed: bool = False
 
 
 def _mode_equations(model: Model, report: ModesReport, mode: ModeAnalysis) -> list[Equation]:
-    """The mode's specialized equations (`per_mode.specialize` of its valuation)."""
+    """The mode's specialized equations (`per_mode.specialize` of its valuation); those of a
+    model without long guards are its own DAE equations, as they are."""
+    if not has_long_guards(model):
+        return [eq for eq, d in zip(model.equations, discrete_equation_flags(model)) if not d]
     return specialize(model, {lit.cond: lit.positive
                               for lit in _mode_literals(report, mode, fixed=True)})
 
@@ -286,6 +291,11 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
                 continue
             if equations is None:
                 equations = {eq.id: eq for eq in _mode_equations(model, report, mode)}
+            if len(blk.equations) == 1:
+                # the commonest block, most often passed at once (`SingularityCheck.suspect`)
+                (eq_id, c), (u,) = blk.equations[0], blk.unknowns
+                if _generic_entry(equations[eq_id].residual, (u.name, u.order - c)):
+                    continue
             eqs = tuple(equations[i] for i, _ in blk.equations)
             system = BlockSystem(equations=tuple(i for i, _ in blk.equations),
                                  residuals=tuple(eq.residual for eq in eqs),

@@ -33,11 +33,13 @@ from .graph import DM, iter_block_triangular_graph, no_gc
 from .latent import latent_system
 from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
+from .residual_scan import residual_scan
 from .sigma import sigma_method, tight_edges
 from .signature import signature_graph
 from .valuations import (MAX_ENUMERATED_MODES, TooManyModes, consistent_valuation,
                          enumerate_valuations, eval_condition, fixed_guard_values,
-                         guard_definitions, long_guard_atoms_under, specialize)
+                         guard_definitions, has_long_guards, long_guard_atoms_under,
+                         specialize)
 from .variables import (classify_variables, defines_discrete,
                         discrete_equation_flags, is_event_guard)
 
@@ -290,9 +292,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 f"(fewer equations than unknowns): no equation determines "
                 f"{{{undetermined}}}"
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
+    offsets = [(i, c[i]) for i in eq_ids]
     blocks = tuple(
-        Block(equations=tuple((eq_ids[i], c[eq_ids[i]]) for i in beqs),
-              unknowns=tuple([lead[j] for j in bvars]))
+        Block(equations=tuple([offsets[i] for i in beqs]), unknowns=tuple([lead[j] for j in bvars]))
         for beqs, bvars in iter_block_triangular_graph(g, matching, tight))
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
@@ -303,8 +305,12 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         # equations (nothing is leaked, the collection is only deferred)
         # only the equations the Σ-method differentiates (c > 0) are converted to sympy now;
         # the others keep their expression tree until a consumer reads their sympy form
+        # (one walk per model found the residuals without a symbolic form,
+        # `residual_scan`; a mode's form of one of them is checked as it is)
+        unconvertible = residual_scan(model).unconvertible
         for eq in equations:
-            _check_symbolic(eq, table)
+            if eq.id in unconvertible:
+                _check_symbolic(eq, table)
         with no_gc():
             diff = [eq for eq in equations if c[eq.id] > 0]
             residuals = {eq.id: _to_sympy(table, eq) for eq in diff}
@@ -411,15 +417,13 @@ def enumeration_limit_message(model_name: str, n_free: int, err: TooManyModes,
 
 
 def check_declared(model: Model) -> None:
-    """`InputError` at the first equation that reads an undeclared name."""
-    declared = {v.name for v in model.variables}
-    for eq in model.equations:
-        names = E.refs(eq.residual)
-        if names <= declared:           # (the common case: one set operation)
-            continue
-        for n in names:
-            if n not in declared:
-                raise InputError(f"equation {eq.id}: unknown variable {n}", eq.loc)
+    """`InputError` at the first equation that reads an undeclared name (the first such
+    name in the walk of its residual, `residual_scan`)."""
+    undeclared = residual_scan(model).undeclared
+    if undeclared:
+        i = min(undeclared)
+        eq = model.equations[i]
+        raise InputError(f"equation {eq.id}: unknown variable {undeclared[i]}", eq.loc)
 
 
 def analyze_modes(model: Model, latent: bool = True,
@@ -448,8 +452,9 @@ def analyze_modes(model: Model, latent: bool = True,
     n_free = len(atoms) - len(fixed)
     texts = tuple(expr_text(a) for a in atoms)
     try:
-        valuations, fixed = enumerate_valuations(atoms, guard_definitions(model, cls),
-                                                 limit=max_modes)
+        # (without atoms the single valuation needs no guard definition)
+        valuations, fixed = enumerate_valuations(
+            atoms, guard_definitions(model, cls) if atoms else None, limit=max_modes)
     except TooManyModes as err:
         msg = enumeration_limit_message(model.name, n_free, err, max_modes)
         return ModesReport(model_name=model.name, symbols=table, unknowns=cls.continuous,
@@ -459,10 +464,13 @@ def analyze_modes(model: Model, latent: bool = True,
                            fixed_guards=tuple((expr_text(a), v) for a, v in fixed.items()),
                            n_valuations=2 ** n_free)
     modes = []
+    atoms_or_guards = bool(atoms) or has_long_guards(model)
     for val in valuations:
         pairs = tuple((expr_text(a), val[a]) for a in atoms if a not in fixed)
         name = mode_name(pairs)
-        eqs = specialize(model, val, classes=cls, discrete_ids=disc_set)
+        # (a model without long guards: its single mode's equations are its DAE equations)
+        eqs = specialize(model, val, classes=cls, discrete_ids=disc_set) if atoms_or_guards \
+            else dae_eqs
         modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent,
                                   absent_are_unknowns))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)

@@ -34,6 +34,13 @@ class StructuralConditions(Protocol):
     def is_structural(self, cond: E.Expr) -> bool: ...
 
 
+def has_long_guards(model: Model) -> bool:
+    """Whether ``model`` has a long guard (an if-equation or an if-expression, Model.guards()
+    kind "long"): without one it has a single mode and no condition to classify, known
+    without looking at its equations again (the guards are gathered once per model)."""
+    return any(g.kind == "long" for g in model.guards())
+
+
 def long_guard_atoms_under(model: Model, equations: Iterable[Equation],
                            conditionals: StructuralConditions) -> list[E.Expr]:
     """The long guards of the DAE equations (Model.guards() kind "long", restricted to the
@@ -42,6 +49,8 @@ def long_guard_atoms_under(model: Model, equations: Iterable[Equation],
     (`mdae_fmu.structure.conditionals`): they stay if-expressions of the mode's equations.
     ``conditionals``: the classification to use (`per_mode.long_guard_atoms` takes the
     pipeline's, `conditionals.classify_conditionals` with demotion)."""
+    if not has_long_guards(model):
+        return []
     present: set[E.Expr] = set()
     # the if-conditions of the model's own equations are walked once per model
     known = {id(eq): conds for eq, conds in zip(model.equations, model.if_conditions)}

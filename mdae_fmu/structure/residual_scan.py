@@ -1,0 +1,129 @@
+"""One walk over every residual of a model, shared by the per-mode stage's checks.
+
+The per-mode stage (`mdae_fmu.structure.per_mode`) asks three questions of every residual,
+each of which used to walk every node of every equation: which names it reads that the model
+does not declare (`per_mode.check_declared`), its row of the signature matrix σ(e, x), the
+highest derivative order of each name outside ``pre`` (docs/theory.md §2.1, §4.1;
+`mdae_fmu.structure.signature.signature_row`), and whether it has a symbolic form
+(`mdae_fmu.symbolic.check_convertible`: the equations the Σ-method differentiates are
+converted to sympy, docs/theory.md §4.6). At 10^5 equations each walk cost about a tenth of
+the structure stage (docs/performance.md, issue 29); `scan_residuals` answers the three in
+one pre-order walk per residual, and keeps only the rows and the (rare) defects: the rows go
+to the signature rows' memo (`signature.sigma_row`), the defects are indexed by equation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Collection
+
+from .. import expr as E
+from ..ir import Model
+from ..symbolic import SYMBOLIC_CALLS
+
+
+@dataclass(frozen=True)
+class ResidualScan:
+    """The defects `scan_residuals` found in a model's residuals: ``undeclared`` the first
+    undeclared name each defective residual reads (in walk order), by position in
+    ``model.equations``; ``unconvertible`` the error `mdae_fmu.symbolic.check_convertible`
+    raises on each residual without a symbolic form (its class and message), by equation id.
+    Both are empty for a model without defects."""
+    undeclared: dict[int, str]
+    unconvertible: dict[str, tuple[type[Exception], str]]
+
+
+def residual_scan(model: Model) -> ResidualScan:
+    """`scan_residuals` of ``model``, computed once per model object (the model is
+    immutable). The signature rows go to the rows' memo of `signature.sigma_row` (which
+    drops each after its last reader) unless that memo exists already."""
+    cached = model.__dict__.get("_residual_scan")
+    if cached is None:
+        declared = frozenset(v.name for v in model.variables)
+        residuals = [eq.residual for eq in model.equations]
+        # (the symbol table has a function table exactly when the model has functions,
+        # `per_mode.symbol_table`)
+        rows, found = scan_residuals(residuals, declared, bool(model.functions))
+        cached = model.__dict__["_residual_scan"] = ResidualScan(
+            undeclared=found.undeclared,
+            unconvertible={model.equations[i].id: err
+                           for i, err in found.unconvertible.items()})
+        if "_sigma_rows" not in model.__dict__:
+            model.__dict__["_sigma_rows"] = {id(r): row for r, row in zip(residuals, rows)}
+    return cached
+
+
+@dataclass(frozen=True)
+class Defects:
+    """`scan_residuals`' defects by position: the first undeclared name, the symbolic-form
+    error (`ResidualScan`)."""
+    undeclared: dict[int, str]
+    unconvertible: dict[int, tuple[type[Exception], str]]
+
+
+def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
+                   functions: bool = False) -> tuple[list[dict[str, int]], Defects]:
+    """The signature rows (`signature.signature_row` of each residual) and the defects
+    (`Defects`: undeclared names, symbolic-form errors) of ``residuals`` in one pre-order
+    walk of each (the order of `mdae_fmu.expr.walk`, so the first error found
+    is `check_convertible`'s). ``functions``: whether the model has user functions (a call to
+    a name that is not built in then converts, `SymbolTable.functions`)."""
+    rows: list[dict[str, int]] = []
+    undeclared: dict[int, str] = {}
+    unconvertible: dict[int, tuple[type[Exception], str]] = {}
+    Ref, BinOp, Const, Der, UnOp, Call, If, Time, Str = (
+        E.Ref, E.BinOp, E.Const, E.Der, E.UnOp, E.Call, E.If, E.Time, E.Str)
+    builtin = E.BUILTIN_FUNCTIONS
+    for i, res in enumerate(residuals):
+        orders: dict[str, int] = {}
+        bad: str | None = None
+        error: tuple[type[Exception], str] | None = None
+        # (node, k): k the derivative order above the node, -1 inside pre() (not counted)
+        stack: list[tuple[Any, int]] = [(res, 0)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, k = pop()
+            t = type(node)
+            if t is BinOp:
+                push((node.right, k))
+                push((node.left, k))
+            elif t is Ref:
+                name = node.name
+                if k >= 0 and orders.get(name, -1) < k:
+                    orders[name] = k
+                if bad is None and name not in declared:
+                    bad = name
+            elif t is Const or t is Time:
+                pass
+            elif t is Der:
+                push((node.arg, k + 1 if k >= 0 else k))
+            elif t is UnOp:
+                push((node.arg, k))
+            elif t is Call:
+                func, args = node.func, node.args
+                if func == "pre":
+                    if error is None and not (args and type(args[0]) is Ref):
+                        error = (ValueError, "pre() applies to a variable")
+                    k = -1
+                elif error is None and func not in SYMBOLIC_CALLS and (
+                        not functions or func in builtin):
+                    error = (ValueError, f"no symbolic form for {func}()")
+                for a in reversed(args):
+                    push((a, k))
+            elif t is If:
+                push((node.orelse, k))
+                push((node.then, k))
+                push((node.cond, k))
+            elif t is Str:
+                if error is None:
+                    error = (ValueError, "a string is not a numeric expression")
+            elif error is None:
+                error = (TypeError, f"not an expression: {node!r}")
+        rows.append(orders)
+        if bad is not None:
+            undeclared[i] = bad
+        if error is not None:
+            unconvertible[i] = error
+    return rows, Defects(undeclared=undeclared, unconvertible=unconvertible)
+
+
+__all__ = ["Defects", "ResidualScan", "residual_scan", "scan_residuals"]

@@ -1,0 +1,98 @@
+"""The shared walk of the per-mode checks (`mdae_fmu.structure.residual_scan`) answers as the
+three walks it replaced: the signature row (`signature_row`), the undeclared names
+(`expr.refs`) and the symbolic-form error (`symbolic.check_convertible`), on random trees and
+on every residual of the reference models; and the per-mode stage reports its defects with the
+same messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mdae_fmu import api, expr as E
+from mdae_fmu.diagnostics import InputError
+from mdae_fmu.structure.per_mode import analyze_modes
+from mdae_fmu.structure.residual_scan import residual_scan, scan_residuals
+from mdae_fmu.structure.signature import signature_row
+from mdae_fmu.symbolic import check_convertible
+
+from structure_models import eq, model
+
+ROOT = Path(__file__).resolve().parents[2]
+DECLARED = frozenset({"x", "y", "p"})          # "z" and "w" are undeclared below
+
+
+def _old_answers(e: E.Expr, functions: object) -> tuple:
+    """The three former walks' answers for one residual."""
+    try:
+        check_convertible(e, functions)
+        error = None
+    except (ValueError, TypeError) as err:
+        error = (type(err), str(err))
+    return signature_row(e), E.refs(e) - DECLARED, error
+
+
+_TREES = st.recursive(
+    st.one_of(st.sampled_from(["x", "y", "z", "p", "w"]).map(E.Ref), st.just(E.TIME),
+              st.integers(-3, 3).map(E.Const), st.just(E.Str("s"))),
+    lambda ch: st.one_of(
+        st.tuples(st.sampled_from(["+", "*", ">", "and"]), ch, ch).map(lambda t: E.BinOp(*t)),
+        ch.map(E.Der), ch.map(lambda a: E.UnOp("-", a)),
+        ch.map(lambda a: E.Call("pre", (a,))), ch.map(lambda a: E.Call("sin", (a,))),
+        ch.map(lambda a: E.Call("myfun", (a,))), ch.map(lambda a: E.Call("sign", (a,))),
+        st.tuples(ch, ch).map(lambda t: E.Call("atan2", t)),
+        st.tuples(ch, ch, ch).map(lambda t: E.If(*t))),
+    max_leaves=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TREES, min_size=1, max_size=4), st.booleans())
+def test_scan_answers_as_the_three_walks(trees, functions):
+    rows, found = scan_residuals(trees, DECLARED, functions)
+    for i, e in enumerate(trees):
+        row, undeclared, error = _old_answers(e, {} if functions else None)
+        assert rows[i] == row
+        assert (i in found.undeclared) == bool(undeclared)
+        if undeclared:
+            assert found.undeclared[i] in undeclared
+        assert found.unconvertible.get(i) == error
+
+
+def test_first_undeclared_name_in_walk_order():
+    # der(w) + z*pre(y): w comes first in the residual's walk
+    e = E.BinOp("+", E.Der(E.Ref("w")), E.BinOp("*", E.Ref("z"), E.Call("pre", (E.Ref("y"),))))
+    rows, found = scan_residuals([e], DECLARED)
+    assert found.undeclared == {0: "w"} and rows == [{"w": 1, "z": 0}]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "reference_models").glob("*.mo")),
+                         ids=lambda p: p.stem)
+def test_reference_models_rows_equal(path):
+    m = api.load(str(path))
+    declared = frozenset(v.name for v in m.variables)
+    residuals = [q.residual for q in (*m.equations, *m.initial_equations)]
+    rows, found = scan_residuals(residuals, declared, bool(m.functions))
+    assert rows == [signature_row(r) for r in residuals]
+    assert not found.undeclared and not found.unconvertible
+
+
+def test_per_mode_messages_unchanged():
+    typo = model("Typo", "x", [eq("a", "der(x) = -x"), eq("b", "0 = xx - x", line=4)])
+    with pytest.raises(InputError, match="equation b: unknown variable xx"):
+        analyze_modes(typo)
+    fun = model("Fun", "x", [eq("a", "der(x) = myfun(x)", line=7)])
+    with pytest.raises(InputError, match="equation a: its residual has no symbolic form: "
+                       r"no symbolic form for myfun\(\)"):
+        analyze_modes(fun)
+    assert residual_scan(fun).unconvertible == {
+        "a": (ValueError, "no symbolic form for myfun()")}
+    assert analyze_modes(fun, latent=False).exit_code == 0
+
+
+def test_rows_seed_the_signature_memo():
+    m = model("Two", "x y", [eq("a", "der(x) = y"), eq("b", "y = -x")])
+    residual_scan(m)
+    memo = m.__dict__["_sigma_rows"]
+    assert [memo[id(q.residual)] for q in m.equations] == [{"x": 1, "y": 0}, {"y": 0, "x": 0}]
