@@ -108,7 +108,9 @@ class Analysis:
         """`ModelRejected` (exit code 1) with the diagnostics `render_text` prints under
         "verdict: rejected", so that ``export`` and ``analyze`` give one verdict."""
         if not self.accepted:
-            errors = self.errors or (f"model {self.model_name}: rejected by the analysis",)
+            why = (f"no guarded schedule: {self.guarded_refusal}" if self.guarded_refusal
+                   else "rejected by the analysis")
+            errors = self.errors or (f"model {self.model_name}: {why}",)
             raise ModelRejected(f"model {self.model_name}: rejected by the analysis "
                                 "(mdae-fmu analyze gives the full report):\n"
                                 + "\n".join(f"  {m}" for m in errors))
@@ -343,7 +345,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     try:
         done = replace(base, guarded=guarded_schedule(code, ia, initial=initial))
     except ModelRejected as err:
-        done = replace(base, rejection=err.message)
+        done = no_schedule(base, err.message)
     return with_change_diagnostics(done, code, ia)
 
 
@@ -356,7 +358,7 @@ def with_change_diagnostics(a: Analysis, code: Model, ia) -> Analysis:
     found = change_diagnostics(code, ia, a.guarded)
     out = replace(a, init_warnings=a.init_warnings + found.warnings)
     if found.errors:
-        out = replace(out, guarded=None, guarded_refusal=a.rejection,
+        out = replace(out, guarded=None, guarded_refusal=a.guarded_refusal or a.rejection,
                       rejection="\n".join(found.errors))
     return out
 

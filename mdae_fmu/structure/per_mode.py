@@ -426,6 +426,22 @@ def check_declared(model: Model) -> None:
         raise InputError(f"equation {eq.id}: unknown variable {undeclared[i]}", eq.loc)
 
 
+def release_unread_rows(model: Model, mode_equations: list) -> None:
+    """Drop from the signature rows' memo (`mdae_fmu.structure.signature.sigma_row`, filled
+    for every residual by `mdae_fmu.structure.residual_scan`) the rows of the equations no mode
+    analyses as written: the discrete equations and the conditional ones, which a mode reads
+    specialized (``mode_equations``, those of any one mode: an unconditional equation is the
+    same object in every mode). The normalization reads only the others and takes their rows
+    out, so after it the memo holds nothing (issue 16's memory at 10^6 equations)."""
+    memo = model.__dict__.get("_sigma_rows")
+    if memo is None:
+        return
+    read = {id(eq.residual) for eq in mode_equations}
+    for eq in model.equations:
+        if id(eq.residual) not in read:
+            memo.pop(id(eq.residual), None)
+
+
 def analyze_modes(model: Model, latent: bool = True,
                   max_guards: int | None = None,
                   absent_are_unknowns: bool = True,
@@ -475,6 +491,8 @@ def analyze_modes(model: Model, latent: bool = True,
                                   absent_are_unknowns))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
+    if modes:
+        release_unread_rows(model, eqs)
     model.__dict__["_sigma_rows_last_read"] = True      # the normalization's (`sigma_row`)
     return ModesReport(model_name=model.name, symbols=table, unknowns=cls.continuous,
                        discrete_equations=disc_eqs, discrete=cls.discrete, inputs=cls.inputs,

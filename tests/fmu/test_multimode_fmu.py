@@ -407,7 +407,7 @@ def test_rldc2_restarts_share_charge_and_flux():
     analysis' restarts of the mode changes (`ModeChange.restart`, the enumerated automaton)
     state them; the FMU's run of the same changes: test_rldc2_reference_run."""
     from mdae_fmu.analysis import analyze
-    a = analyze(load(ROOT / "RLDC2.mo"))
+    a = analyze(load(ROOT / "RLDC2.mo"), implicit=False)
     changes = [ch for ch in a.automaton.changes if ch.accepted]
     assert len({m.label for m in a.automaton.modes if m.ok}) == 4 and len(changes) == 12
     c1, c2, l1, l2, v1, v2, j1, j2 = sp.symbols("C1 C2 L1 L2 v1- v2- j1- j2-", real=True)
@@ -852,11 +852,20 @@ def test_reinit_whose_analysed_restart_moves_another_state_is_one_verdict(tmp_pa
     from mdae_fmu.cli import main
     path = tmp_path / "C.mo"
     path.write_text(COUPLED_IMPACT)
-    message = ("model C: when-clause w1 (C.mo:19): at [not stuck,not edge(x1 <= 0)] -> "
-               "[stuck,edge(x1 <= 0)] the analysed restart also moves v2 (v2+ = 2*v1- + v2-), "
-               "which the branch does not reinit; the multimode exporter runs reinit "
-               "statements as written and supports only restarts that move the reinitialized "
-               "states alone")
+    enumerated = ("model C: when-clause w1 (C.mo:19): at [not stuck,not edge(x1 <= 0)] -> "
+                  "[stuck,edge(x1 <= 0)] the analysed restart also moves v2 (v2+ = 2*v1- + "
+                  "v2-), which the branch does not reinit; the multimode exporter runs reinit "
+                  "statements as written and supports only restarts that move the "
+                  "reinitialized states alone")
+    assert main(["analyze", "--list-modes", str(path)]) == 1
+    assert f"verdict: rejected\n  {enumerated}" in capsys.readouterr().out
+    # the one analysis (the default, what export runs): its guarded schedule cannot be built,
+    # for the block variant whose restart moves more than the reinitialized state
+    message = ("E-NO-SCHEDULE: the guarded block schedule cannot be built: "
+               "model C: when-clause w1 (C.mo:19): in the modes stuck the restart of block "
+               "e1'+e2'+e3+e4+e5'' also moves v2, x1, x2, which the branch does not reinit; "
+               "the exporter runs reinit statements as written and supports only restarts "
+               "that move the reinitialized states alone")
     assert main(["analyze", str(path)]) == 1
     out = capsys.readouterr().out
     assert f"verdict: rejected\n  {message}" in out

@@ -77,7 +77,7 @@ def test_export_fmu_with_a_loaded_analysis_runs_no_analysis(tmp_path, monkeypatc
     model = REF / "ClutchBasic.mo"
     saved = _saved_json(model, tmp_path)
     m, a = api.load_analysis(saved)
-    assert a.accepted and a.automaton is not None and len(a.modes.modes) > 1
+    assert a.accepted and a.guarded is not None and a.modes is None     # the one analysis
 
     def boom(*args, **kwargs):
         raise AssertionError("an analysis ran during export")
@@ -86,7 +86,8 @@ def test_export_fmu_with_a_loaded_analysis_runs_no_analysis(tmp_path, monkeypatc
     import mdae_fmu.modes.explore
     import mdae_fmu.structure.per_mode
     for mod, fn in ((mdae_fmu.analysis, "analyze_modes"), (mdae_fmu.analysis, "analyze_multimode"),
-                    (mdae_fmu.analysis, "analyze"), (mdae_fmu.structure.per_mode, "analyze_modes"),
+                    (mdae_fmu.analysis, "analyze"), (mdae_fmu.analysis, "guarded_analysis"),
+                    (mdae_fmu.structure.per_mode, "analyze_modes"),
                     (mdae_fmu.modes.explore, "analyze_multimode")):
         monkeypatch.setattr(mod, fn, boom)
     out = api.export_fmu(m, tmp_path / "from_saved.fmu", analysis=a, progress=False)
