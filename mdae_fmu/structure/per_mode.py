@@ -426,7 +426,7 @@ def check_declared(model: Model) -> None:
         raise InputError(f"equation {eq.id}: unknown variable {undeclared[i]}", eq.loc)
 
 
-def release_unread_rows(model: Model, mode_equations: list) -> None:
+def release_unread_rows(model: Model, mode_equations: Sequence[Equation]) -> None:
     """Drop from the signature rows' memo (`mdae_fmu.structure.signature.sigma_row`, filled
     for every residual by `mdae_fmu.structure.residual_scan`) the rows of the equations no mode
     analyses as written: the discrete equations and the conditional ones, which a mode reads
