@@ -124,7 +124,7 @@ ODD = [
 ]
 
 
-def _outcome(text: str, parser: str, monkeypatch) -> object:
+def parse_outcome(text: str, parser: str, monkeypatch) -> object:
     """The model, or the error as (location, message, source line), with ``parser``."""
     monkeypatch.setattr(F, "PARSER", parser)
     try:
@@ -134,8 +134,8 @@ def _outcome(text: str, parser: str, monkeypatch) -> object:
 
 
 def _same(text: str, monkeypatch) -> object:
-    fast = _outcome(text, "fast", monkeypatch)
-    lalr = _outcome(text, "lalr", monkeypatch)
+    fast = parse_outcome(text, "fast", monkeypatch)
+    lalr = parse_outcome(text, "lalr", monkeypatch)
     assert fast == lalr
     return fast
 

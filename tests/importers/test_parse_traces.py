@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from mdae_fmu.diagnostics import InputError
 from mdae_fmu.importers import flat_modelica as F
 from mdae_fmu.importers.fast_parser import FastParser
 from mdae_fmu.importers.parse_traces import Recorder, compile_trace
@@ -20,13 +19,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from gen_chain import loop_chain_model  # noqa: E402
 from gen_scalable import heat_conduction  # noqa: E402
 
-
-def _outcome(text: str, parser: str, monkeypatch) -> object:
-    monkeypatch.setattr(F, "PARSER", parser)
-    try:
-        return F.parse_modelica(text, "m.mo")
-    except InputError as err:
-        return ("error", str(err.loc), str(err), err.source_line)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_fast_parser import parse_outcome as _outcome  # noqa: E402
 
 
 def _replayed(text: str) -> int:
