@@ -556,6 +556,9 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
         discrete_assignments="\n".join(discrete_code(p, cm.discrete_assignments)
                                        + band_updates(p, plan.banded)),
         settled_assignments="\n".join(discrete_code(p, settled_assignments(plan))),
+        held_assignments="\n".join(_held_code(p, plan)),
+        held_check=" && ".join(f"{p.value(t)} == {p.value(replace(t, pre=True))}"
+                               for t in held_discrete(plan)) or "1",
         max_mode_changes=_max_mode_changes(plan), nmodes=plan.n_modes,
         cons=cons, nst=len(cm.states), cons_block=_ints([c["k"] for c in cons]),
         cons_m=_ints([len(c["rows"]) for c in cons]),
@@ -593,6 +596,36 @@ def settled_assignments(plan: GuardedPlan) -> tuple[tuple[Slot, sp.Expr], ...]:
             held.add(k)
             read |= e.free_symbols
     return tuple(a for k, a in enumerate(cm.discrete_assignments) if k not in held)
+
+
+def held_discrete(plan: GuardedPlan) -> tuple[Slot, ...]:
+    """The discrete variables whose equations read a relation on a value the mode decides at
+    the same instant (`mode_dependent_unknowns`, not a state of every mode: the MSL
+    friction's ``startBackward = pre(mode) == 0 and sa < -tau0_max`` on the path parameter
+    ``sa``), in evaluation order. The instant's mixed system (these variables, the guards
+    and the blocks) is first solved from their previous values (``mdae_mode_step``'s
+    trial, docs/multimode-fmu.md "Event iteration"; docs/theory.md §11): the mode the guards
+    select with them held is kept when its solution gives them back."""
+    decided = mode_dependent_unknowns(plan) - plan.steady_states
+    out = []
+    for target, e in plan.compiled.discrete_assignments:
+        if target.array not in ("b", "i") or target.pre:
+            continue
+        if any(r.free_symbols & decided for r in e.atoms(sp.core.relational.Relational)):
+            out.append(target)
+    return tuple(out)
+
+
+def _held_code(p: SlotPrinter, plan: GuardedPlan) -> list[str]:
+    """C lines of the discrete equations with the `held_discrete` variables at their previous
+    values (``pre()``), the others evaluated as ``discrete_equations`` does."""
+    held = set(held_discrete(plan))
+    if not held:
+        return []
+    return ([f"    {p.value(t)} = {p.value(replace(t, pre=True))};" if t in held
+             else line for (t, _), line in zip(plan.compiled.discrete_assignments,
+                                                discrete_code(p, plan.compiled.discrete_assignments))]
+            + band_updates(p, plan.banded))
 
 
 def _max_mode_changes(plan: GuardedPlan) -> int:

@@ -269,16 +269,6 @@ def test_massless_friction_shaft_slides_forward_after_the_unlocking(tmp_path, pe
     assert abs(ends[0] - unlock) < 1e-6 and abs(ends[1] - restick) < 1e-6, ends
 
 
-@pytest.mark.xfail(strict=True, reason="the re-stick at 0.6365: the instant after w reaches 0 "
-                   "reads startBackward from the sliding shaft's path parameter sa = a + tau0 "
-                   "= -1.51 (its deceleration), which for a massless shaft is not the torque "
-                   "locking would need (tau_c = 1): the shaft slides backward instead of "
-                   "sticking (issue 24). startBackward only selects the branch tau = -tau0 "
-                   "of an if-expression inside the mode (not locked), so no mode change is "
-                   "analysed: the runtime projects the states onto tau_c = -1 by minimum "
-                   "norm (mdae_project), which moves the positions (phi1 by -0.0100, phi by "
-                   "+0.0100, w1 and w by -/+0.0002: the gradient (c, d, -c, -d) times "
-                   "-2/(2c^2 + 2d^2)) where the impulse analysis would keep them and jump w")
 def test_massless_friction_shaft_unlocks_like_scipy(tmp_path):
     """The Gear's pattern (the friction on a massless shaft, its speed given by the
     spring-damper's torque while it slides: two modes) with a static torque above the sliding
