@@ -260,6 +260,14 @@ class Simulator:
         self.discrete = [(self._target(t), c(e)) for t, e in plan["discrete"]]
         # the discrete equations no restart reads, re-evaluated after one (`_settle`)
         self.settled = [(self._target(t), c(e)) for t, e in plan.get("settled", ())]
+        # the discrete equations evaluated at their previous values by the mode step's trial
+        # (`GuardedRun.held_trial`)
+        held = set(plan.get("held", ()))
+        self.held_discrete = [
+            (set_, (lambda t=t: getattr(self, "p" + t[1])[t[2]]) if k in held else f)
+            for k, ((set_, f), (t, _)) in enumerate(zip(self.discrete, plan["discrete"]))]
+        self.held_targets = [(t[1], t[2]) for k, (t, _) in enumerate(plan["discrete"])
+                             if k in held]
         self.relations = [(c(r["s"]), r["strict"],
                            None if r.get("rate") is None else c(r["rate"]))
                           for r in plan["relations"]]
@@ -867,13 +875,15 @@ class GuardedRun:
         return ",".join(n if v else f"not {n}" for n, v in zip(names, g))
 
     def mode_step(self) -> bool:
-        """``mdae_mode_step``: when the guard bits changed, one nonstandard instant (module
-        docstring of `GuardedRun`); whether the mode changed."""
+        """``mdae_mode_step``: first the trial of the held discrete variables (`held_trial`),
+        then, when the guard bits changed, one nonstandard instant (module docstring of
+        `GuardedRun`); whether the mode changed."""
         sim = self.sim
-        r, i, a = sim.r, sim.i, self.active_slot
         for set_, f in sim.discrete:
             set_(f())
         g, old = self.guard_bits(), list(self.bits())
+        if sim.held_targets and self.held_trial(old, g):
+            return True
         if g == old:
             self.changes = 0
             return False
@@ -885,10 +895,55 @@ class GuardedRun:
                 f"t = {sim.time!r}: the event iteration does not settle: {self.changes} mode "
                 f"changes at this instant, the last [{self._valuation(old)}] -> "
                 f"[{self._valuation(g)}]; guards that keep changing: {diff}")
-        self.run_schedule()                         # left limits in the old mode
-        if self.drift() > 1e-12:                    # ... on its consistency equations
-            self.project()
+        self.change_mode(old, g, left=False)
+        return True
+
+    def held_trial(self, old, g) -> bool:
+        """The C FMU's ``held_trial`` (docs/multimode-fmu.md, "Event iteration"): with the
+        held discrete variables (`codegen.guarded.held_discrete`) at their previous values,
+        the guards select h; when h is neither the current mode nor g, the change to h is
+        made from the previous instant's solution, and kept if the relations of h's solution
+        give the held variables back and select h again; else every value is put back."""
+        sim = self.sim
+        for set_, f in sim.held_discrete:
+            set_(f())
+        h = self.guard_bits()
+        for set_, f in sim.discrete:
+            set_(f())
+        if h == old or h == g or self.changes >= self.max_changes:
+            return False
+        keep = (list(sim.r), list(sim.i), list(sim.b), list(sim.rel), sim.mode, self.changes)
+        for set_, f in sim.held_discrete:
+            set_(f())
+        self.changes += 1
+        ok = True
+        try:
+            self.change_mode(old, h, left=True)
             self.run_schedule()
+        except (SimulationError, ArithmeticError):
+            ok = False
+        if ok:
+            sim._update_relations()
+            for set_, f in sim.discrete:
+                set_(f())
+            ok = self.guard_bits() == h and all(
+                getattr(sim, a)[k] == getattr(sim, "p" + a)[k] for a, k in sim.held_targets)
+        if not ok:
+            sim.r[:], sim.i[:], sim.b[:], sim.rel[:] = keep[:4]
+            sim.mode, self.changes = keep[4], keep[5]
+        return ok
+
+    def change_mode(self, old, g, left: bool) -> None:
+        """The mode change from the guard bits ``old`` to ``g``: the left limits in the old
+        mode (unless ``left``: the current values, the previous instant's solution), then the
+        blocks of the new mode that are new, merged, or read a moved variable, restarted."""
+        sim = self.sim
+        r, i, a = sim.r, sim.i, self.active_slot
+        if not left:
+            self.run_schedule()                         # left limits in the old mode
+            if self.drift() > 1e-12:                    # ... on its consistency equations
+                self.project()
+                self.run_schedule()
         for slot, lslot in self.left:
             r[lslot] = r[slot]
         for slot in self.impulse:
@@ -903,15 +958,14 @@ class GuardedRun:
             if restart is not None:
                 self._restart(k, restart, old, g)
             for v in writes:
-                state, left, zeta = self.var_slots[v]
-                if (state >= 0 and r[state] != r[left]) or (zeta >= 0 and r[zeta] != 0.0):
+                state, left_slot, zeta = self.var_slots[v]
+                if (state >= 0 and r[state] != r[left_slot]) or (zeta >= 0 and r[zeta] != 0.0):
                     touched[v] = True
         self.sync_states(False)         # restarted states into their state vector entries
         if self.drift() > 1e-12:
             self.project()
         sim.mode = self.mode_number(g)
         i[self.mode_slot] = sim.mode
-        return True
 
     def _restart(self, k: int, restart, old, g) -> None:
         """The restart of block variant ``k``: its lower levels (positions) by minimal-norm

@@ -37,7 +37,8 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..codegen.blocks import classify, linear_split, partial_derivative
 from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
-from ..codegen.guarded import guarded_initialization, plan_guarded, settled_assignments
+from ..codegen.guarded import (guarded_initialization, held_discrete, plan_guarded,
+                               settled_assignments)
 from ..codegen.initialization import plan_initialization
 from ..codegen.layout import max_mode_changes
 from ..codegen.plan import CompiledModel, compile_model
@@ -315,6 +316,10 @@ def _python_plan(model: Model, analysis) -> dict:
         plan["guarded"] = _guarded_schedule(guarded, w, slot_index)
         # re-evaluated after a mode change's restart, as the C FMU's mdae_settle_discrete
         plan["settled"] = [[slot_of(t), w(e)] for t, e in settled_assignments(guarded)]
+        # the discrete equations whose variables the mode step first holds at their previous
+        # values (indices into "discrete"), as the C FMU's held_trial
+        held = set(held_discrete(guarded))
+        plan["held"] = [k for k, (t, _) in enumerate(cm.discrete_assignments) if t in held]
     text = json.dumps(plan, sort_keys=True)
     plan["guid"] = _guid(text)
     return plan
