@@ -322,31 +322,41 @@ def test_massless_friction_shaft_slides_forward_on_the_python_backend(tmp_path):
     """The python backend settles the instant after the unlocking's restart as the C FMU does
     (`Simulator._settle`, the C FMU's ``mdae_settle_discrete``): ``mode`` is re-evaluated
     with the speed the restart gave (0.25), the next instant reads pre(mode) = 1 and the
-    shaft slides forward (tau = tau0 > 0, w > 0) until w is 0 again, as `_shaft_reference`
-    (scipy, rtol 1e-12): on the 1e-3 communication grid up to the re-stick, the states within
-    1e-4 (LSODA), the friction's power tau*w never negative, stuck at rest before the
-    unlocking. Without the settle, the next instant read startForward from sa = -3.8 and slid
-    backward with w > 0 (tau*w = -0.25 at t = 0.207)."""
+    shaft slides forward (tau = tau0 > 0, w > 0) until w is 0 again, where it sticks (the
+    held trial, `GuardedRun.held_trial`, as the C FMU's) and unlocks backward at 0.7712, as
+    `_shaft_reference` (scipy, rtol 1e-12): on the 1e-3 communication grid to t = 1, the
+    states within 1e-4 (LSODA; measured 2.6e-9), the friction's power tau*w never negative,
+    stuck at rest before the unlocking and between the re-stick and the backward unlocking,
+    each lock change at the first communication point after its instant. Without the settle,
+    the next instant read startForward from sa = -3.8 and slid backward with w > 0
+    (tau*w = -0.25 at t = 0.207); without the held trial the re-stick slid backward (the
+    states 0.14 off at t < 1)."""
     pytest.importorskip("pythonfmu")
     from mdae_fmu import api
     src = tmp_path / "ShaftFriction.mo"
     src.write_text(SHAFT_INLINE)
     at, instants = _shaft_reference(1.5)
-    unlock, restick = instants[0], instants[1]
+    unlock, restick, backward = instants[0], instants[1], instants[2]
     fmu = api.export_fmu(api.load(src), tmp_path / "ShaftFriction.fmu", fmi_type="cs",
                          backend="python", progress=False,
                          default_experiment={"stopTime": 1.0, "tolerance": 1e-10})
-    res = simulate_fmu(str(fmu), stop_time=restick - 1e-3, relative_tolerance=1e-10,
-                       output_interval=1e-3, output=["phi1", "w1", "phi", "w", "tau", "mode"])
-    assert len(res) > 100
+    res = simulate_fmu(str(fmu), stop_time=1.0, relative_tolerance=1e-10,
+                       output_interval=1e-3, output=["phi1", "w1", "phi", "w", "tau", "mode",
+                                                     "locked"])
+    assert len(res) > 900
     for row in res:
         assert row["tau"] * row["w"] >= -1e-9, row["time"]
         ref = at(row["time"], right=True)
         for k, name in enumerate(("phi1", "w1", "phi", "w")):
             assert row[name] == pytest.approx(ref[k], abs=1e-4), (name, row["time"])
-    sliding = res[res["time"] > unlock + 1e-3]
+    sliding = res[(res["time"] > unlock + 1e-3) & (res["time"] < restick - 1e-3)]
     assert len(sliding) > 100
     assert set(sliding["mode"]) == {1} and set(sliding["tau"]) == {TAU0}
     assert min(sliding["w"]) > 0
     before = res[res["time"] < unlock - 1e-3]
     assert set(before["mode"]) == {0} and max(abs(before["w"])) == 0.0
+    stuck = res[(res["time"] > restick + 1e-3) & (res["time"] < backward - 1e-3)]
+    assert len(stuck) > 100 and set(stuck["locked"]) == {True}
+    got = res["time"][1:][np.diff(res["locked"].astype(int)) != 0]
+    assert len(got) == 3
+    assert np.all((got > np.array(instants[:3])) & (got <= np.array(instants[:3]) + 1e-3 + 1e-9))
