@@ -622,9 +622,9 @@ def _held_code(p: SlotPrinter, plan: GuardedPlan) -> list[str]:
     held = set(held_discrete(plan))
     if not held:
         return []
-    return ([f"    {p.value(t)} = {p.value(replace(t, pre=True))};" if t in held
-             else line for (t, _), line in zip(plan.compiled.discrete_assignments,
-                                                discrete_code(p, plan.compiled.discrete_assignments))]
+    assignments = plan.compiled.discrete_assignments
+    return ([f"    {p.value(t)} = {p.value(replace(t, pre=True))};" if t in held else line
+             for (t, _), line in zip(assignments, discrete_code(p, assignments))]
             + band_updates(p, plan.banded))
 
 
