@@ -939,7 +939,19 @@ class GuardedRun:
         blocks of the new mode that are new, merged, or read a moved variable, restarted."""
         sim = self.sim
         r, i, a = sim.r, sim.i, self.active_slot
-        if not left:
+        if not left and sim.held_targets:
+            # the C FMU's rule with held variables: when the old mode, read with this
+            # instant's discrete values, drifts beyond the drift threshold, the left limits
+            # are the previous instant's values as they are
+            keep = list(r)
+            self.run_schedule()
+            drift = self.drift()
+            if drift > min(DRIFT_MAX, max(DRIFT_MIN, DRIFT_PER_TOLERANCE * sim.rtol)):
+                r[:] = keep
+            elif drift > 1e-12:
+                self.project()
+                self.run_schedule()
+        elif not left:
             self.run_schedule()                         # left limits in the old mode
             if self.drift() > 1e-12:                    # ... on its consistency equations
                 self.project()

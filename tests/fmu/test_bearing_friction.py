@@ -271,15 +271,17 @@ def test_massless_friction_shaft_slides_forward_after_the_unlocking(tmp_path, pe
 
 
 @pytest.mark.requires_sundials
-def test_massless_friction_shaft_unlocks_like_scipy(tmp_path):
+@pytest.mark.parametrize("peak, bound", [(1.5, 1e-7), (1.1, 2e-7), (2.0, 5e-7), (3.0, 1e-6)])
+def test_massless_friction_shaft_unlocks_like_scipy(tmp_path, peak, bound):
     """The Gear's pattern (the friction on a massless shaft, its speed given by the
     spring-damper's torque while it slides: two modes) with a static torque above the sliding
     one: at the unlocking w jumps to (peak - 1) tau0/d = 0.25, the positions stay; when w is
     0 again (0.6365) the shaft sticks, 11 stick/slip instants in 3 s. Model Exchange and
-    Co-Simulation against `_shaft_reference`: the states within 1e-7 (measured 2.6e-8 ME,
-    2.5e-8 CS), the friction's power tau*w never negative; ME: the instants within 1e-6
-    (measured 1e-8) and no position or speed moved at the re-stick; CS: each lock change
-    at the first communication point after its instant.
+    Co-Simulation against `_shaft_reference`: the states within ``bound`` (measured, ME and
+    CS: 2.6e-8 at peak 1.5, 5.5e-8 at 1.1, 1.5e-7 at 2, 4.6e-7 at 3), the friction's power
+    tau*w never negative; ME: the instants within 1e-6 (measured 1e-8) and no position or
+    speed moved at the re-stick; CS: each lock change at the first communication point
+    after its instant.
 
     The re-stick's instant with pre(mode) = 0 reads startBackward from sa of the sliding
     solution (its deceleration, a + tau0 = -1.51 < -peak*tau0): before the held trial
@@ -287,19 +289,23 @@ def test_massless_friction_shaft_unlocks_like_scipy(tmp_path):
     mode and the drift projection moved phi1 by -0.009996 and phi by +0.009996 (w1, w by
     -/+0.0002); the shaft slid backward, 5 lock changes in 3 s instead of 11, the states 0.28
     off. With startBackward held at its previous value (false) the guards select locked,
-    whose solution gives sa = tau_c = 1 and startBackward false again: it sticks."""
+    whose solution gives sa = tau_c = 1 and startBackward false again: it sticks. At peak 2
+    and 3 the plain reading already locks, but the left limits of that change, the sliding
+    mode recomputed with pre(mode) = 0 (tau = -tau0), were projected the same way (states
+    0.5 and 1 off before); they are now the previous instant's values. Not here: peak = 1,
+    where the locked torque at the re-stick equals the static limit and rounding decides."""
     fmu = export_text(tmp_path, SHAFT, "ShaftFriction", fmi_type="both")
-    at, instants = _shaft_reference(3.0)
+    at, instants = _shaft_reference(3.0, peak)
     assert len(instants) == 11
     for kind in ("ModelExchange", "CoSimulation"):
         res = simulate_fmu(str(fmu), fmi_type=kind, stop_time=3.0, relative_tolerance=1e-10,
-                           output_interval=0.01, output=["phi1", "w1", "phi", "w", "tau",
-                                                         "locked"])
+                           output_interval=0.01, start_values={"peak": peak},
+                           output=["phi1", "w1", "phi", "w", "tau", "locked"])
         for i, row in enumerate(res):
             assert row["tau"] * row["w"] >= -1e-9, (kind, row["time"])
             ref = at(row["time"], right=i > 0 and row["time"] == res["time"][i - 1])
             for k, name in enumerate(("phi1", "w1", "phi", "w")):
-                assert row[name] == pytest.approx(ref[k], abs=1e-7), (kind, name, row["time"])
+                assert row[name] == pytest.approx(ref[k], abs=bound), (kind, name, row["time"])
         got = res["time"][1:][np.diff(res["locked"].astype(int)) != 0]
         assert len(got) == len(instants), kind
         if kind == "ModelExchange":
