@@ -309,7 +309,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     if progress is not None:
         progress("implicit analysis")
     try:
-        code = delay_same_instant_guards(model)
+        code, iterated = _delayed_code(model)
     except ModelRejected as err:
         # E-FIXPOINT: the verdict, after the structure of the model as written (as on the
         # enumerated path, whose per-mode report precedes it)
@@ -326,7 +326,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
         automaton=None,
         code_model=None if code is model else code,
         implicit_text=ia_text(ia),
-        implicit_json=ia_json(ia),
+        implicit_json={**ia_json(ia), "event_iteration": iterated},
         init_warnings=(warning,) if warning else (),
         model=code if repair.conversions else None,
         conversions=repair.conversions,
@@ -347,6 +347,21 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     except ModelRejected as err:
         done = no_schedule(base, err.message)
     return with_change_diagnostics(done, code, ia)
+
+
+def _delayed_code(model: Model) -> tuple[Model, list[dict]]:
+    """The code form of ``model`` (`delay_same_instant_guards`) and its guards evaluated by
+    event iteration (`mdae_fmu.modes.event_iteration.delayed_guards`: each reads, at the same
+    instant, values the equations it selects compute), ``{"guard", "reads"}`` each, from one
+    normalization."""
+    if not any(g.kind == "long" for g in model.guards()):
+        return model, []
+    from .modes.event_iteration import delayed_guards
+    from .modes.normalize import normalize
+    system = normalize(model)
+    iterated = [{"guard": system.guards[gi].name, "reads": list(names)}
+                for gi, names in delayed_guards(system).items()]
+    return delay_same_instant_guards(model, system), iterated
 
 
 def with_change_diagnostics(a: Analysis, code: Model, ia) -> Analysis:
@@ -475,6 +490,11 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
     guarded schedule's size, then the verdict of the whole analysis."""
     text = a.implicit_text or f"model {a.model_name}: no implicit analysis"
     yield text.split("\nverdict: ")[0]
+    iterated = (a.implicit_json or {}).get("event_iteration", [])
+    if iterated:
+        from .summary import event_iteration_lines
+        yield "\nguards evaluated by event iteration (docs/theory.md §5.4):\n" + "\n".join(
+            event_iteration_lines(iterated, len(iterated)))
     yield from _conversions_section(a, "\n")
     if a.guarded is not None:
         from .schedule_report import variant_lines
