@@ -305,7 +305,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
         render_text as ia_text
     from .implicit.conversion import convert_guarded
     from .implicit.variants import guarded_schedule
-    from .implicit.when_checks import event_problems
+    from .implicit.when_checks import event_diagnostics
     if progress is not None:
         progress("implicit analysis")
     try:
@@ -337,9 +337,18 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     if not ia.ok:
         defects = connection_defects(model, ia.failing_over)
         return replace(base, rejection="\n".join(m for m in (ia.diagnostic, *defects) if m))
-    problems = when_clause_problems(model, None) + event_problems(code, ia)
+    found, unchecked = event_diagnostics(code, ia)
+    problems = when_clause_problems(model, None) + found
+    if problems and all(p.startswith(("E-TRANSIENT-", "E-CASCADE-")) for p in problems):
+        # failures of the mode-change automaton (transient instants, cascades): the
+        # enumerated path reports them with those of the other changes, so does this one
+        from .implicit.changes import change_diagnostics
+        changes = change_diagnostics(code, ia, None)
+        return replace(base, rejection="\n".join([*changes.errors, *problems]),
+                       init_warnings=base.init_warnings + changes.warnings)
     if problems:
         return replace(base, rejection="\n".join(problems))
+    base = replace(base, init_warnings=base.init_warnings + tuple(unchecked))
     if progress is not None:
         progress("guarded schedule")
     try:
