@@ -195,16 +195,16 @@ def _natural(name: str) -> tuple:
 def region_key(system: Any, sub: Any, old: tuple[bool, ...], new: tuple[bool, ...],
                constants: dict[str, str]) -> tuple:
     """The change ``old -> new`` on its region ``sub`` (`change_region`) up to a renaming of
-    its names, equations and guards that keeps their order: every name a residual or the
+    its names, equations and guards (docs/theory.md §10.5): every name a residual or the
     definition of a guard that differs reads (unknowns and parameters) becomes its rank
-    among them, every equation id and guard index its rank, and the key holds the renamed
-    residuals, guards, signature rows and reinits, the two modes on those guards, the
-    definitions of the guards that differ and the values of the constants read. Two changes
-    with one key are analysed alike (`change_diagnostics`: the Σ-method, the cascade, the
-    impulse analysis and the affinity test read the structure and the expressions, not the
-    names; the order kept, so that any choice made in name order is made alike), their
-    diagnostics differing only in the names: a drive line's clutches, each on its two
-    shafts, are one key (docs/theory.md §10.4)."""
+    among them (digits compared as numbers, `_natural`), the equations are taken in the
+    system's order and the guard indices by rank, and the key holds the renamed residuals,
+    guards, signature rows and reinits, the two modes on those guards, the definitions of
+    the guards that differ and the values of the constants read. Two changes with one key
+    are the same problem for `change_diagnostics` (the Σ-method, the cascade, the impulse
+    analysis and the affinity test read the structure and the expressions, not the names),
+    their diagnostics differing only in the names: a drive line's clutches, each on its two
+    shafts, are one key."""
     eqs = list(sub.equations)          # (in the system's order, which the analysis follows)
     flipped = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
     guards = sorted({i for e in eqs for i, _ in e.guard} | set(flipped))
