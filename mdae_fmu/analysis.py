@@ -501,7 +501,6 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
     yield text.split("\nverdict: ")[0]
     iterated = (a.implicit_json or {}).get("event_iteration", [])
     if iterated:
-        from .summary import event_iteration_lines
         yield "\nguards evaluated by event iteration (docs/theory.md §5.4):\n" + "\n".join(
             event_iteration_lines(iterated, len(iterated)))
     yield from _conversions_section(a, "\n")
@@ -518,6 +517,19 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
         yield f"\nguarded schedule: not built: {a.guarded_refusal}"
     yield from _units_section(a)
     yield "\n" + verdict_text(a)
+
+
+def event_iteration_lines(iterated: list[dict], limit: int) -> Iterator[str]:
+    """The guards evaluated by event iteration (``event_iteration`` of the one analysis'
+    JSON, `guarded_analysis`), one line each, at most ``limit``: the
+    enumerated report's note (`mdae_fmu.modes.normalize.check_guard_fixpoints`)."""
+    for it in iterated[:limit]:
+        for v in it["reads"]:
+            yield (f"  guard {it['guard']} reads {v}, which the equations it selects compute: "
+                   f"evaluated by event iteration, each instant reading the previous "
+                   f"instant's {v}")
+    if len(iterated) > limit:
+        yield f"  ... and {len(iterated) - limit} more guards evaluated by event iteration"
 
 
 def _conversions_section(a: Analysis, before: str) -> Iterator[str]:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from . import expr as E
-from .analysis import Analysis, fixed_parameters_text, verdict_text
+from .analysis import Analysis, event_iteration_lines, fixed_parameters_text, verdict_text
 from .ir import Equation, Model
 from .modelica_printer import print_equation_body, print_expr
 from .structure.per_mode import ModeAnalysis, ModesReport
@@ -133,19 +133,6 @@ def _one_lines(model: Model, a: Analysis) -> Iterator[str]:
         # the when-branches that reinit states run the analysed restart of the change into
         # their transient mode (`GuardedSchedule.transient_restarts`)
         yield from _change_lines(a)
-
-
-def event_iteration_lines(iterated: list[dict], limit: int) -> Iterator[str]:
-    """The guards evaluated by event iteration (``event_iteration`` of the one analysis'
-    JSON, `mdae_fmu.analysis.guarded_analysis`), one line each, at most ``limit``: the
-    enumerated report's note (`mdae_fmu.modes.normalize.check_guard_fixpoints`)."""
-    for it in iterated[:limit]:
-        for v in it["reads"]:
-            yield (f"  guard {it['guard']} reads {v}, which the equations it selects compute: "
-                   f"evaluated by event iteration, each instant reading the previous "
-                   f"instant's {v}")
-    if len(iterated) > limit:
-        yield f"  ... and {len(iterated) - limit} more guards evaluated by event iteration"
 
 
 def _dof_line(dof: dict) -> str:
@@ -433,4 +420,4 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
-__all__ = ["MAX_LISTED", "event_iteration_lines", "render_summary", "summary_lines"]
+__all__ = ["MAX_LISTED", "render_summary", "summary_lines"]
