@@ -116,6 +116,7 @@ def test_counts_of_the_one_analysis_agree_with_the_enumerated_analysis(name, mod
     assert cases == {v: sum(d == v for d in by_mode.values()) for v in set(by_mode.values())}
 
 
+@pytest.mark.long      # the one analysis and the per-mode stage of 16 modes: about 2 s of CPU
 def test_drive_line_degrees_of_freedom_one_less_per_engaged_clutch(capsys, tmp_path):
     """A drive line of 4 clutches (benchmarks/gen_modeller.py, 16 modes): 10 states in every
     mode, each engaged clutch ties two shaft speeds (one consistency equation), so the
