@@ -58,8 +58,9 @@ MAX_LOOP_PICKS = 16
 #: offsets) of the changes from another long mode.
 MAX_TRANSIENT_CLASSES = 64
 #: Runs of changes into transient modes from another long mode (`_transient_problems`),
-#: over all sets of events; the pairs beyond are not run, which W-TRANSIENT-UNCHECKED says.
-MAX_SWITCHING_RUNS = 256
+#: over all sets of events; the pairs beyond are not run, which W-TRANSIENT-UNCHECKED says
+#: (each run costs as one of the classes above).
+MAX_SWITCHING_RUNS = 64
 
 
 def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
@@ -448,9 +449,38 @@ def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis
         if dg is not None:
             _merge(found, (on, dg.code, dg.variables, dg.equations),
                    f"{dg.code}: {dg.message}", f)
-    return ([text + _modes_line(ia, modes, "long modes") for text, modes in found.values()],
+    return (_failure_messages(system, ia, found),
             [_unchecked_warning(system, ia, on, "the cascade (E-CASCADE-INFINITE)", rest)
              for on, rest in unchecked])
+
+
+#: Messages of one code for one set of events (failures with other equations or variables,
+#: from other classes of long modes); the others are counted in one more message
+MAX_FAILURES_LISTED = 4
+
+
+def _failure_messages(system: MultimodeSystem, ia: ImplicitAnalysis,
+                      found: dict[tuple[Any, ...], tuple[str, Any]]) -> list[str]:
+    """The messages of the failures ``found`` (`_merge`, keyed ``(events, code, ...)``),
+    each with its long modes; beyond `MAX_FAILURES_LISTED` per events and code, one message
+    counts the others with the union of their long modes."""
+    out: list[str] = []
+    shown: dict[tuple[Any, ...], int] = {}
+    rest: dict[tuple[Any, ...], tuple[int, Any]] = {}
+    for key, (text, modes) in found.items():
+        group = key[:2]
+        if shown.get(group, 0) < MAX_FAILURES_LISTED:
+            shown[group] = shown.get(group, 0) + 1
+            out.append(text + _modes_line(ia, modes, "long modes"))
+        else:
+            n, f = rest.get(group, (0, ia.space.bdd.false))
+            rest[group] = (n + 1, f | modes)
+    for (on, code), (n, f) in rest.items():
+        events = ", ".join(system.guards[j].name for j in on)
+        out.append(f"{code}: and {n} more such failures of the events {{{events}}} (other "
+                   f"equations or variables, the messages above show the kind)"
+                   + _modes_line(ia, f, "long modes"))
+    return out
 
 
 def _merge(found: dict[tuple[Any, ...], tuple[str, Any]], key: tuple[Any, ...], text: str,
@@ -532,7 +562,7 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
             if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
                 key = (on, dg.code, dg.variables, dg.equations)
                 switching.setdefault(key, f"{dg.code}: {dg.message}" + _pair_line(ia, fa, f))
-    errors = [text + _modes_line(ia, modes, "long modes") for text, modes in found.values()]
+    errors = _failure_messages(system, ia, found)
     errors += [text for key, text in switching.items() if key not in found]
     warnings += [_unchecked_warning(system, ia, on, "the first instant (E-TRANSIENT-UNDER/"
                                     "-OVER/-FUTURE)", rest) for on, rest in unchecked]
