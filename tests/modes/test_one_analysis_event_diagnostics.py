@@ -489,3 +489,24 @@ def test_long_modes_beyond_the_classes_run_are_a_warning_not_a_refusal():
                         "long modes and not from the 128 of 256 long modes ")
     assert w.endswith("where it is not checked (a failure there would be an error; the "
                       "model is not refused for it)")
+
+
+@pytest.mark.long      # the enumerated oracle of 8 modes with a reinit: about 10 s of CPU
+def test_many_failures_of_one_kind_are_counted_beyond_four_messages():
+    """A reinit of shaft 1 of a drive line of 3 clutches (8 long modes): the instant fails
+    (E-TRANSIENT-FUTURE, as on the enumerated path) in 6 long modes, each its own class
+    with other equations; four messages name theirs, one more counts the other two with
+    their long modes."""
+    text = gen_modeller.drive_line(3).replace(
+        "end DriveLine3;", "  when shaft1.phi > 100 then\n    reinit(shaft1.w, 0);\n"
+        "  end when;\nend DriveLine3;")
+    oracle, one = _oracle_and_one(text)
+    assert _codes(oracle) == _codes(one) == {"E-TRANSIENT-FUTURE"}
+    messages = _messages(one)
+    assert len(messages) == 5 and all(m in _messages(oracle) for m in messages[:4])
+    assert messages[4] == ("E-TRANSIENT-FUTURE: and 2 more such failures of the events "
+                           "{edge(shaft1.phi > 100)} (other equations or variables, the "
+                           "messages above show the kind)")
+    lines = one.rejection.split("\n")
+    assert sum(ln.startswith("  in 1 of 8 long modes: ") for ln in lines) == 4
+    assert lines[-1].startswith("  in 2 of 8 long modes: ")
