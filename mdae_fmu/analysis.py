@@ -305,11 +305,11 @@ def guarded_analysis(model: Model, progress) -> Analysis:
         render_text as ia_text
     from .implicit.conversion import convert_guarded
     from .implicit.variants import guarded_schedule
-    from .implicit.when_checks import event_problems
+    from .implicit.when_checks import event_diagnostics
     if progress is not None:
         progress("implicit analysis")
     try:
-        code = delay_same_instant_guards(model)
+        code, iterated = _delayed_code(model)
     except ModelRejected as err:
         # E-FIXPOINT: the verdict, after the structure of the model as written (as on the
         # enumerated path, whose per-mode report precedes it)
@@ -326,7 +326,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
         automaton=None,
         code_model=None if code is model else code,
         implicit_text=ia_text(ia),
-        implicit_json=ia_json(ia),
+        implicit_json={**ia_json(ia), "event_iteration": iterated},
         init_warnings=(warning,) if warning else (),
         model=code if repair.conversions else None,
         conversions=repair.conversions,
@@ -337,9 +337,18 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     if not ia.ok:
         defects = connection_defects(model, ia.failing_over)
         return replace(base, rejection="\n".join(m for m in (ia.diagnostic, *defects) if m))
-    problems = when_clause_problems(model, None) + event_problems(code, ia)
+    found, unchecked = event_diagnostics(code, ia)
+    problems = when_clause_problems(model, None) + found
+    if problems and all(p.startswith(("E-TRANSIENT-", "E-CASCADE-")) for p in problems):
+        # failures of the mode-change automaton (transient instants, cascades): the
+        # enumerated path reports them with those of the other changes, so does this one
+        from .implicit.changes import change_diagnostics
+        changes = change_diagnostics(code, ia, None)
+        return replace(base, rejection="\n".join([*changes.errors, *problems]),
+                       init_warnings=base.init_warnings + changes.warnings)
     if problems:
         return replace(base, rejection="\n".join(problems))
+    base = replace(base, init_warnings=base.init_warnings + tuple(unchecked))
     if progress is not None:
         progress("guarded schedule")
     try:
@@ -347,6 +356,21 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     except ModelRejected as err:
         done = no_schedule(base, err.message)
     return with_change_diagnostics(done, code, ia)
+
+
+def _delayed_code(model: Model) -> tuple[Model, list[dict]]:
+    """The code form of ``model`` (`delay_same_instant_guards`) and its guards evaluated by
+    event iteration (`mdae_fmu.modes.event_iteration.delayed_guards`: each reads, at the same
+    instant, values the equations it selects compute), ``{"guard", "reads"}`` each, from one
+    normalization."""
+    if not any(g.kind == "long" for g in model.guards()):
+        return model, []
+    from .modes.event_iteration import delayed_guards
+    from .modes.normalize import normalize
+    system = normalize(model)
+    iterated = [{"guard": system.guards[gi].name, "reads": list(names)}
+                for gi, names in delayed_guards(system).items()]
+    return delay_same_instant_guards(model, system), iterated
 
 
 def with_change_diagnostics(a: Analysis, code: Model, ia) -> Analysis:
@@ -475,6 +499,10 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
     guarded schedule's size, then the verdict of the whole analysis."""
     text = a.implicit_text or f"model {a.model_name}: no implicit analysis"
     yield text.split("\nverdict: ")[0]
+    iterated = (a.implicit_json or {}).get("event_iteration", [])
+    if iterated:
+        yield "\nguards evaluated by event iteration (docs/theory.md §5.4):\n" + "\n".join(
+            event_iteration_lines(iterated, len(iterated)))
     yield from _conversions_section(a, "\n")
     if a.guarded is not None:
         from .schedule_report import variant_lines
@@ -489,6 +517,19 @@ def implicit_pieces(a: Analysis) -> Iterator[str]:
         yield f"\nguarded schedule: not built: {a.guarded_refusal}"
     yield from _units_section(a)
     yield "\n" + verdict_text(a)
+
+
+def event_iteration_lines(iterated: list[dict], limit: int) -> Iterator[str]:
+    """The guards evaluated by event iteration (``event_iteration`` of the one analysis'
+    JSON, `guarded_analysis`), one line each, at most ``limit``: the
+    enumerated report's note (`mdae_fmu.modes.normalize.check_guard_fixpoints`)."""
+    for it in iterated[:limit]:
+        for v in it["reads"]:
+            yield (f"  guard {it['guard']} reads {v}, which the equations it selects compute: "
+                   f"evaluated by event iteration, each instant reading the previous "
+                   f"instant's {v}")
+    if len(iterated) > limit:
+        yield f"  ... and {len(iterated) - limit} more guards evaluated by event iteration"
 
 
 def _conversions_section(a: Analysis, before: str) -> Iterator[str]:

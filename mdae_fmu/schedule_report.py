@@ -129,21 +129,23 @@ def _solved(v: GuardedVariant, known: dict) -> dict | None:
 
 
 def restart_lines(s: GuardedSchedule, limit: int) -> Iterator[str]:
-    """The summary's lines on the mode changes: one per mode whose restart moves something
-    (``into (g): w1 = w2 = ...; impulsive: f1, f2``), at most ``limit``; beyond
-    `MAX_LISTED_GUARDS` guards, the number of block variants that restart states."""
+    """The summary's lines on the mode changes: their number (`changes_text`), then one line
+    per mode whose restart moves something (``into (g): w1 = w2 = ...; impulsive: f1, f2``),
+    at most ``limit``; beyond `MAX_LISTED_GUARDS` guards, the number of block variants that
+    restart states."""
     from .sympy_modelica import print_sympy
+    head = f"mode changes: {changes_text(s.n_modes)}"
     modes = listed_modes(s)
     if modes is None:
         moving = sum(1 for v in s.variants if _restarted(v) and (v.merged or v.formula != -1))
-        yield (f"mode changes: between {s.n_modes} modes; {moving} block variant(s) whose "
-               "restart can move states (--verbose lists them)")
+        yield (f"{head}; {moving} block variant(s) whose restart can move states (--verbose "
+               "lists them)")
         return
     restarts = [r for r in (restart_into(s, bits) for bits in modes) if r.moves]
     if not restarts:
-        yield "mode changes: every state continuous"
+        yield f"{head}: every state continuous"
         return
-    yield ("mode changes: restarts (the value after the event, pre(x) the value before; "
+    yield (f"{head}; restarts (the value after the event, pre(x) the value before; "
            "into the mode, from any other):")
     for r in restarts[:limit]:
         parts = []
@@ -161,6 +163,13 @@ def restart_lines(s: GuardedSchedule, limit: int) -> Iterator[str]:
         yield f"  into {mode_text(r.mode, s.guard_names)}: " + "; ".join(parts)
     if len(restarts) > limit:
         yield f"  ... and {len(restarts) - limit} more (--verbose lists them)"
+
+
+def changes_text(n_modes: int) -> str:
+    """The number of possible mode changes, every ordered pair of distinct consistent modes
+    (the guards are oracles, docs/theory.md §8.1; a count, no mode listed):
+    ``12 between the 4 consistent modes``."""
+    return f"{n_modes * (n_modes - 1)} between the {n_modes} consistent modes"
 
 
 def variant_lines(s: GuardedSchedule, formula_text) -> Iterator[str]:
@@ -196,5 +205,5 @@ def _plain(name: str) -> bool:
     return name.replace(".", "").replace("_", "").isalnum()
 
 
-__all__ = ["MAX_LISTED_GUARDS", "ModeRestart", "listed_modes", "mode_text", "restart_into",
-           "restart_lines", "variant_lines"]
+__all__ = ["MAX_LISTED_GUARDS", "ModeRestart", "changes_text", "listed_modes", "mode_text",
+           "restart_into", "restart_lines", "variant_lines"]

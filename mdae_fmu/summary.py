@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from . import expr as E
-from .analysis import Analysis, fixed_parameters_text, verdict_text
+from .analysis import Analysis, event_iteration_lines, fixed_parameters_text, verdict_text
 from .ir import Equation, Model
 from .modelica_printer import print_equation_body, print_expr
 from .structure.per_mode import ModeAnalysis, ModesReport
@@ -94,6 +94,7 @@ def _one_lines(model: Model, a: Analysis) -> Iterator[str]:
         yield f"  {eqs.guard_source(name, g)}"
     if len(names) > MAX_LISTED:
         yield f"  ... and {len(names) - MAX_LISTED} more (--verbose lists them)"
+    yield from event_iteration_lines(js.get("event_iteration", []), MAX_LISTED)
     modes = listed_modes(s)
     head = f"structural modes: {js.get('modes', s.n_modes)}"
     if modes is not None:
@@ -124,12 +125,36 @@ def _one_lines(model: Model, a: Analysis) -> Iterator[str]:
             some.setdefault(x["formula"], []).append(x["state"])
     for formula, group in list(some.items())[:MAX_LISTED]:
         yield f"  also in {_paren(formula)}: {_listed(group)}"
+    if "degrees_of_freedom" in js:
+        yield _dof_line(js["degrees_of_freedom"])
     if names:
         yield from restart_lines(s, 2 * MAX_LISTED)
     if s.transient_restarts and a.automaton is not None:
         # the when-branches that reinit states run the analysed restart of the change into
         # their transient mode (`GuardedSchedule.transient_restarts`)
         yield from _change_lines(a)
+
+
+def _dof_line(dof: dict) -> str:
+    """The degrees of freedom of the one analysis (`implicit.analysis.degrees_of_freedom`,
+    the ``degrees_of_freedom`` of its JSON): the value in each set of modes when it has a
+    short case split, else the constant and the terms of its linear form grouped by value
+    (``10, 1 less in each of (c1), (c2) that holds``)."""
+    why = " (the states less the consistency equations, the differentiated ones)"
+    terms, cases = dof["terms"], dof["cases"]
+    if not terms:
+        return f"degrees of freedom: {dof['constant']} in every mode{why}"
+    if cases is not None and all(len(c["formula"]) <= MAX_QUOTE for c in cases):
+        return ("degrees of freedom: "
+                + "; ".join(f"{c['value']} in {_paren(c['formula'])}" for c in cases) + why)
+    by_value: dict[int, list[str]] = {}
+    for t in terms:
+        by_value.setdefault(t["value"], []).append(_paren(_cut(t["formula"])))
+    parts = [f"{abs(v)} {'more' if v > 0 else 'less'} in "
+             + (f"each of {_listed(fs)}" if len(fs) > 1 else fs[0])
+             for v, fs in sorted(by_value.items())]
+    return (f"degrees of freedom: {dof['constant']}, " + "; ".join(parts)
+            + " that holds" + why)
 
 
 def _paren(formula: str) -> str:

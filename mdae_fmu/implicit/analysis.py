@@ -151,6 +151,71 @@ class ImplicitAnalysis:
         return out
 
 
+#: Most distinct mode-dependent terms of the degrees of freedom whose case split (the value in
+#: each set of modes) `DofFormula.cases` computes (each term doubles the sets at worst)
+MAX_DOF_TERMS = 8
+
+
+@dataclass(frozen=True)
+class DofFormula:
+    """The degrees of freedom of every regular mode, Val(Σ) = Σ d_j - Σ c_i (the states less
+    the consistency equations, docs/theory.md §4.2, §10.4), as ``constant + Σ value·[formula]``:
+    ``terms`` are ``(value, formula)`` with distinct formulas (BDDs), the value added in the
+    modes of the formula; the constant holds in every regular mode."""
+    constant: int
+    terms: tuple[tuple[int, Any], ...]
+    regular: Any
+
+    def at(self, holds) -> int:
+        """The degrees of freedom of one mode; ``holds(formula)``: whether it holds there."""
+        return self.constant + sum(v for v, f in self.terms if holds(f))
+
+    def cases(self, bdd, max_terms: int = MAX_DOF_TERMS) -> dict[int, Any] | None:
+        """``{degrees of freedom: formula of the regular modes with that many}``, or None
+        when there are more than ``max_terms`` terms (the linear form is then the answer)."""
+        if len(self.terms) > max_terms:
+            return None
+        out = {self.constant: self.regular}
+        for v, f in self.terms:
+            nxt: dict[int, Any] = {}
+            for w, g in out.items():
+                for x, h in ((w + v, g & f), (w, g & ~f)):
+                    if h != bdd.false:
+                        nxt[x] = nxt.get(x, bdd.false) | h
+            out = nxt
+        return dict(sorted(out.items()))
+
+
+def degrees_of_freedom(a: ImplicitAnalysis) -> DofFormula:
+    """The degrees of freedom of every regular mode as one linear form over the formulas of
+    the offsets (docs/theory.md §10.4), computed from the offset cases ``d`` and ``c`` without
+    enumerating modes: each case ``{value: formula}`` is its most frequent value (0 where the
+    variable or equation is absent) plus ``(value - that)·[formula]`` for the others, and the
+    terms with the same formula (the same BDD node) are added."""
+    bdd = a.space.bdd
+    regular = a.space.care & ~a.singular
+    constant = 0
+    terms: dict[Any, int] = {}
+    for sign, cases in ((1, a.d), (-1, a.c)):
+        for case in cases:
+            parts = [(v, f & regular) for v, f in case.items() if (f & regular) != bdd.false]
+            rest = regular
+            for _, f in parts:
+                rest &= ~f
+            if rest != bdd.false:
+                parts.append((0, rest))
+            if len(parts) == 1:
+                constant += sign * parts[0][0]
+                continue
+            base = max(parts, key=lambda p: (a.space.count(p[1]), -abs(p[0])))[0]
+            constant += sign * base
+            for v, f in parts:
+                if v != base:
+                    terms[f] = terms.get(f, 0) + sign * (v - base)
+    return DofFormula(constant=constant, regular=regular,
+                      terms=tuple((v, f) for f, v in terms.items() if v != 0))
+
+
 def needs_implicit(model: Model, max_modes: int = MAX_ENUMERATED_MODES) -> bool:
     """Whether the model has more consistent long modes than the explicit enumeration handles
     (the per-mode stage's `TooManyModes`, stopped early: the cost does not grow with the
@@ -400,8 +465,28 @@ def render_json(a: ImplicitAnalysis) -> dict:
                             "formula": sp_.text(f, 10 ** 6),
                             "mode": [[n, v] for n, v in a.one_mode(f)]}
                            for e, k, f in a.differentiated()],
+        "degrees_of_freedom": _dof_json(a),
+        "mode_changes": a.n_modes * (a.n_modes - 1),
         "failing_mode": None if a.failing_mode is None else
         [{"guard": n, "value": v} for n, v in a.failing_mode],
         "seconds": a.seconds, "exit_code": a.exit_code, "accepted": a.ok,
         "messages": [] if a.ok else [a.diagnostic],
+    }
+
+
+def _dof_json(a: ImplicitAnalysis) -> dict:
+    """`degrees_of_freedom` as JSON (docs/cli.md): the linear form, and its case split
+    when it has at most `MAX_DOF_TERMS` terms (else None)."""
+    sp_ = a.space
+    if not a.ok:
+        return {"constant": None, "terms": [], "cases": None}
+    dof = degrees_of_freedom(a)
+    cases = dof.cases(sp_.bdd)
+    return {
+        "constant": dof.constant,
+        "terms": [{"value": v, "modes": sp_.count(f), "formula": sp_.text(f, 10 ** 6)}
+                  for v, f in dof.terms],
+        "cases": None if cases is None else
+        [{"value": v, "modes": sp_.count(f), "formula": sp_.text(f, 10 ** 6)}
+         for v, f in cases.items()],
     }

@@ -22,6 +22,7 @@ literal (docs/theory.md §10.2), which every variant formula is a conjunction of
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -154,17 +155,77 @@ def change_diagnostics(model: Model, ia: ImplicitAnalysis,
     errors: dict[str, None] = {}
     warnings: dict[str, None] = {}
     occurs = occurrences(system)
+    quiet: set[tuple] = set()         # regions (up to renaming) that gave no diagnostic
+    constants = _constant_bindings(model)
     for (old, new), where in pairs.items():
         sub = change_region(system, old, new, occurs)
+        key = None if sub is system else region_key(system, sub, old, new, constants)
+        if key is not None and key in quiet:
+            continue        # a twin up to renaming was analysed and said nothing
 
         def standardize(change: Any, sub: Any = sub) -> bool:
             return needs_impulse_analysis(sub, sf, change, affine)
         found = analyze_changes(sub, [(old, new)], standardize, shift_form=sf)
+        said = False
         for _, diagnostics in found:
             for d in diagnostics:
+                said = True
                 text = f"{d.code}: {d.message}{where}"
                 (warnings if d.code.startswith("W-") else errors).setdefault(text, None)
+        if key is not None and not said:
+            quiet.add(key)
     return ChangeDiagnostics(errors=tuple(errors), warnings=tuple(warnings))
+
+
+_REF = re.compile(r"Ref\(name='((?:[^'\\]|\\.)*)'\)")
+
+
+def _constant_bindings(model: Model) -> dict[str, str]:
+    """The constants of ``model`` with the text of their value (binding, else start): a
+    value, unlike a parameter's symbol, can decide a term of the analysis (`region_key`)."""
+    return {v.name: repr(v.binding if v.binding is not None else v.start)
+            for v in model.variables if v.variability == "constant"}
+
+
+def _natural(name: str) -> tuple:
+    """``shaft10.w`` after ``shaft9.w``: the digits of a name compared as numbers."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", name))
+
+
+def region_key(system: Any, sub: Any, old: tuple[bool, ...], new: tuple[bool, ...],
+               constants: dict[str, str]) -> tuple:
+    """The change ``old -> new`` on its region ``sub`` (`change_region`) up to a renaming of
+    its names, equations and guards (docs/theory.md §10.5): every name a residual or the
+    definition of a guard that differs reads (unknowns and parameters) becomes its rank
+    among them (digits compared as numbers, `_natural`), the equations are taken in the
+    system's order and the guard indices by rank, and the key holds the renamed residuals,
+    guards, signature rows and reinits, the two modes on those guards, the definitions of
+    the guards that differ and the values of the constants read. Two changes with one key
+    are the same problem for `change_diagnostics` (the Σ-method, the cascade, the impulse
+    analysis and the affinity test read the structure and the expressions, not the names),
+    their diagnostics differing only in the names: a drive line's clutches, each on its two
+    shafts, are one key."""
+    eqs = list(sub.equations)          # (in the system's order, which the analysis follows)
+    flipped = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    guards = sorted({i for e in eqs for i, _ in e.guard} | set(flipped))
+    g_rank = {i: k for k, i in enumerate(guards)}
+    texts = [repr(e.residual) for e in eqs] + [repr(system.guards[i].definition)
+                                                for i in flipped]
+    names = sorted({n for t in texts for n in _REF.findall(t)}
+                   | {v for e in eqs for v, _ in e.orders} | set(sub.unknowns)
+                   | {e.reinit for e in eqs if e.reinit}, key=_natural)
+    rank = {n: f"v{k}" for k, n in enumerate(names)}
+
+    def renamed(text: str) -> str:
+        return _REF.sub(lambda m: f"Ref({rank[m.group(1)]})", text)
+    rows = tuple((renamed(repr(e.residual)),
+                  tuple((g_rank[i], p) for i, p in e.guard),
+                  frozenset((rank[v], o) for v, o in e.orders),
+                  rank.get(e.reinit) if e.reinit else None) for e in eqs)
+    return (rows, frozenset(rank[v] for v in sub.unknowns),
+            tuple((system.guards[i].kind, old[i], new[i]) for i in guards),
+            tuple(renamed(repr(system.guards[i].definition)) for i in flipped),
+            tuple(sorted((rank[n], c) for n, c in constants.items() if n in rank)))
 
 
 def occurrences(system: Any) -> dict[str, list[int]]:

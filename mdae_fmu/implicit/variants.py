@@ -57,6 +57,10 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
     return bool(bad)
 
 
+#: Largest restart (unknowns) whose solution the reinit refusal states (`_moved_text`)
+MAX_REPORTED_RESTART = 8
+
+
 def _in_modes(space, formula) -> str:
     """"in the modes <formula over the guards>", or "in every mode" (a refusal's place)."""
     text = space.text(formula)
@@ -86,6 +90,9 @@ def check_literal_reinits(model: Model, variants, variables: tuple[str, ...], xl
             for v in variants:
                 moved = _moved_by_reinit(v, targets, variables, xleft, zeta)
                 if moved:
+                    # named again with the values the reinits give (only for the refusal)
+                    moved = _moved_by_reinit(v, targets, variables, xleft, zeta,
+                                             _reinit_values(model, br.actions)) or moved
                     raise ModelRejected(
                         f"model {model.name}: when-clause {w.id} ({line}): in the modes "
                         f"{space.text(v[0])} the restart of block {v[1].label} also moves "
@@ -94,9 +101,30 @@ def check_literal_reinits(model: Model, variants, variables: tuple[str, ...], xl
                         f"the reinitialized states alone")
 
 
-def _moved_by_reinit(v, targets: set, variables, xleft: dict, zeta: dict) -> str | None:
-    """The first state other than ``targets`` that the restart of the variant tuple ``v``
-    moves when the states ``targets`` jump (`check_literal_reinits`), or None."""
+def _reinit_values(model: Model, actions) -> dict:
+    """``{Symbol("x+"): value}`` for each ``reinit(x, value)`` of ``actions``, the value in
+    sympy with ``pre(y)`` as ``Symbol("y-")`` (the names of `_restart_values`); the reinits
+    whose value has no symbolic form are left out."""
+    from ..ir import Reinit
+    table = symbol_table(model)
+    out = {}
+    for a in actions:
+        if isinstance(a, Reinit):
+            try:
+                value = table.to_sympy(a.value)
+            except (ValueError, TypeError, KeyError):
+                continue
+            pre = {table.pre(str(s)[4:-1]): sp.Symbol(f"{str(s)[4:-1]}-")
+                   for s in value.free_symbols if str(s).startswith("pre(")}
+            out[sp.Symbol(f"{a.var}+")] = value.xreplace(pre)
+    return out
+
+
+def _moved_by_reinit(v, targets: set, variables, xleft: dict, zeta: dict,
+                     given: dict | None = None) -> str | None:
+    """The states other than ``targets`` that the restart of the variant tuple ``v``
+    moves when the states ``targets`` jump (`check_literal_reinits`), or None; with
+    ``given`` (`_reinit_values`), each with its new value (`_moved_text`)."""
     _, _, restart, writes, reads, _, merged, _, _ = v
     if restart is None or not any(variables[j] in targets for j in (*writes, *reads)):
         return None
@@ -113,8 +141,45 @@ def _moved_by_reinit(v, targets: set, variables, xleft: dict, zeta: dict) -> str
         return ", ".join(str(u) for u in rest if u in xleft) or None
     moved = _moving_unknowns(BlockRows(label=restart.label, unknowns=tuple(rest), rows=tuple(rows)),
                              set(targets), xleft, zeta)
-    names = sorted({_variable_of(u, {}) for u in moved if u in xleft} - targets)
-    return ", ".join(names) or None
+    return _moved_text(moved, rows, rest, targets, xleft, given or {})
+
+
+def _moved_text(moved: set, rows: list, rest: list, targets: set, xleft: dict,
+                given: dict) -> str | None:
+    """The states other than ``targets`` whose value a restart changes (`_moved_by_reinit`:
+    ``moved`` among the unknowns ``rest`` of ``rows``), each with its new value when the
+    rows are linear and small (``v2 (v2+ = -v1-)``: ``x+`` the value after the event, ``x-``
+    before; a reinitialized state's ``x+`` replaced by its value in ``given``). The variables
+    themselves are named; the derivatives der(x) of a variable x that stays continuous are
+    named only when no variable moves (they follow the variables they are tied to)."""
+    others = sorted((u for u in moved if u in xleft and _variable_of(u, {}) not in targets),
+                    key=str)
+    plain = [u for u in others if str(u) == _variable_of(u, {})]
+    named = plain or others
+    if not named:
+        return None
+    values = _restart_values(rows, rest, xleft) if len(rest) <= MAX_REPORTED_RESTART else None
+    parts = []
+    for u in named:
+        value = None if values is None else values.get(u)
+        if value is not None:
+            value = sp.simplify(value.xreplace(given))
+        parts.append(f"{u} ({u}+ = {value})" if value is not None else str(u))
+    return ", ".join(parts)
+
+
+def _restart_values(rows: list, unknowns: list, xleft: dict) -> dict | None:
+    """The solution of the linear restart ``rows`` for ``unknowns`` with the left limits
+    named ``x-`` and the other instances (the reinitialized states) ``x+``; None when the
+    rows are not linear or the system is singular."""
+    try:
+        a, b = sp.linear_eq_to_matrix(list(rows), list(unknowns))
+        x = a.LUsolve(b)
+    except (sp.PolynomialError, ValueError, ZeroDivisionError):
+        return None
+    names = {left: sp.Symbol(f"{inst}-") for inst, left in xleft.items()}
+    names.update({inst: sp.Symbol(f"{inst}+") for inst in xleft})
+    return {u: sp.simplify(x[i].xreplace(names)) for i, u in enumerate(unknowns)}
 
 
 def formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:

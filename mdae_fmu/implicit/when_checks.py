@@ -14,14 +14,18 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   through a when-variable are found by labelled reachability.
 * E-CASCADE-INFINITE (docs/theory.md §7.4, Assumption 4; `mdae_fmu.modes.continuations`):
   checked per set of transient guards that can hold together and per class of long modes
-  with the same structure (`structure_classes`); none is needed when the guards' triggering
-  graph (`may_trigger`) has no cycle.
+  with the same structure (`structure_classes`; W-TRANSIENT-UNCHECKED beyond the bound);
+  none is needed when the guards' triggering graph (`may_trigger`) has no cycle.
 * E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): the first instant of the
   change into the transient mode of each set of transient guards that select equations and
   can hold at one instant (simultaneous events included, as the enumerated path), from each
   class of long modes where those events can occur and the instant's structure is the same
   (`structure_classes`: which equations exist, their offsets, the unknowns' offsets and the
-  signature entries), up to `MAX_TRANSIENT_CLASSES` classes per set.
+  signature entries; branches that read the same instances with the same offset count as
+  one, `_interchangeable`), and from another long mode switching at that instant, one per
+  class of the long modes with the same offsets (what the instant reads of its source).
+  Beyond `MAX_TRANSIENT_CLASSES` classes per set (or `MAX_SWITCHING_RUNS` changes from other
+  long modes) the long modes left are named by W-TRANSIENT-UNCHECKED, not refused.
 """
 
 from __future__ import annotations
@@ -48,15 +52,29 @@ if TYPE_CHECKING:
 MAX_LOOP_PICKS = 16
 
 #: Classes of long modes (`structure_classes`) from which the instant of one set of events is
-#: run (each run is a DiffArray and a SolveConflict over the whole model); the long modes
-#: beyond them are not checked for that set.
-MAX_TRANSIENT_CLASSES = 16
+#: run (each run is a DiffArray and a SolveConflict over the whole model, about 4 ms on a
+#: model of 12 equations); the long modes beyond them are not checked for that set, which
+#: W-TRANSIENT-UNCHECKED says. Also the bound on the classes of source modes (same
+#: offsets) of the changes from another long mode.
+MAX_TRANSIENT_CLASSES = 64
+#: Runs of changes into transient modes from another long mode (`_transient_problems`),
+#: over all sets of events; the pairs beyond are not run, which W-TRANSIENT-UNCHECKED says
+#: (each run costs as one of the classes above).
+MAX_SWITCHING_RUNS = 64
 
 
 def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
     """The rejections of the checks of the module docstring for ``model`` (the form the
     implicit analysis ``ia`` analysed, accepted), each with the formula of the modes
-    concerned and one concrete mode; empty when there is none."""
+    concerned and one concrete mode; empty when there is none (`event_diagnostics`
+    without its warnings)."""
+    return event_diagnostics(model, ia)[0]
+
+
+def event_diagnostics(model: Model, ia: ImplicitAnalysis) -> tuple[list[str], list[str]]:
+    """``(errors, warnings)`` of the checks of the module docstring: the rejections
+    (`event_problems`), and W-TRANSIENT-UNCHECKED for the long modes whose transient
+    instants were not run (beyond `MAX_TRANSIENT_CLASSES` classes), which reject nothing."""
     out = []
     if when_loop_message(model) is None:      # (reported without a mode otherwise)
         loop = _coupled_loop(model, ia)
@@ -67,10 +85,26 @@ def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
     try:
         system = normalize(model)
     except MdaeError:
-        return out          # (an error in the guards: the other stages report it)
-    out.extend(_cascade_problems(system, ia))
-    out.extend(_transient_problems(system, ia))
-    return out
+        return out, []      # (an error in the guards: the other stages report it)
+    warnings: list[str] = []
+    for errors, unchecked in (_cascade_problems(system, ia), _transient_problems(system, ia)):
+        out.extend(errors)
+        warnings.extend(unchecked)
+    return out, warnings
+
+
+def _unchecked_warning(system: MultimodeSystem, ia: ImplicitAnalysis,
+                       on: tuple[int, ...] | None, what: str, formula: Any) -> str:
+    """W-TRANSIENT-UNCHECKED: ``what`` (the checks of the events ``on``; of every event when
+    None) not run from the long modes of ``formula``, beyond `MAX_TRANSIENT_CLASSES` classes
+    of long modes with the same structure (the same offsets for the sources of changes)."""
+    events = ("every event" if on is None else
+              "the events {" + ", ".join(system.guards[j].name for j in on) + "}")
+    return (f"W-TRANSIENT-UNCHECKED: {what} of {events} was run from "
+            f"{MAX_TRANSIENT_CLASSES} classes of long modes and not from the "
+            f"{ia.space.count(formula)} of {ia.n_modes} long modes {ia.space.text(formula)}, "
+            f"where it is not checked (a failure there would be an error; the model is not "
+            f"refused for it)")
 
 
 def _modes_line(ia: ImplicitAnalysis, formula, what: str = "modes") -> str:
@@ -249,7 +283,8 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> str | None:
 
 
 def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
-                    singletons: bool, classes: bool = False
+                    singletons: bool, classes: bool = False,
+                    unchecked: list[tuple[tuple[int, ...], Any]] | None = None
                     ) -> Iterator[tuple[tuple[int, ...], Any, Mode]]:
     """The sets of the transient guards ``guards`` that can hold at one instant (no two apart,
     `MultimodeSystem.non_simultaneous`; a Boolean's edge with the Boolean true), by size
@@ -257,7 +292,8 @@ def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[
     and beyond the enumerated path's own bound on transient modes): ``(set, formula of the
     long modes where it can occur, the transient mode of that set over one of them)``; with
     ``classes``, one such triple per class of those long modes (`structure_classes`), the
-    formula the class's."""
+    formula the class's, and ``(set, formula)`` appended to ``unchecked`` for the long modes
+    beyond `MAX_TRANSIENT_CLASSES` classes."""
     from ..modes.normalize import MAX_TRANSIENT_MODES
     space = ia.space
     bdd = space.bdd
@@ -267,6 +303,7 @@ def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[
                for j in guards if gd.cond == system.guards[j].cond}
     fixed = {expr_text(a): v for a, v in space.fixed.items()}
     top = 1 if singletons or 2 ** len(guards) > MAX_TRANSIENT_MODES else len(guards)
+    formulas = _structure_formulas(ia) if classes else []
     for on in itertools.chain.from_iterable(itertools.combinations(guards, r)
                                             for r in range(1, top + 1)):
         if any(pair in apart for pair in itertools.combinations(on, 2)):
@@ -277,8 +314,12 @@ def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[
             f &= bdd.true if lf is None else lf
         if f == bdd.false:
             continue
-        for pairs, fc in (structure_classes(ia, f, MAX_TRANSIENT_CLASSES) if classes
-                          else [(pick_mode(ia, f), f)]):
+        found = [(pick_mode(ia, f), f)]
+        if classes:
+            found, rest = mode_classes(ia, f, MAX_TRANSIENT_CLASSES, formulas)
+            if rest != bdd.false and unchecked is not None:
+                unchecked.append((on, rest))
+        for pairs, fc in found:
             value = {**fixed, **dict(pairs)}
             yield on, fc, tuple(bool(value.get(expr_text(gd.cond), False))
                                 if gd.kind == "long" else i in on
@@ -293,16 +334,83 @@ def structure_classes(ia: ImplicitAnalysis, scope: Any, limit: int
     mode first in the enumerated path's order. A class is ``scope`` with the guards that
     those formulas read fixed to the mode's values (the formulas that do not change inside
     ``scope`` read none), so its modes have every structural formula's value at the mode."""
+    return mode_classes(ia, scope, limit, _structure_formulas(ia))[0]
+
+
+def _structure_formulas(ia: ImplicitAnalysis) -> list[Any]:
+    """The formulas of the structure (`structure_classes`), without repeats. The rows that
+    differ only in which one is present count as one (`_interchangeable`): the branches of
+    ``if f then der(z) = 2; else der(z) = 1; end if;`` read the same instances with the same
+    offset, so that the structure is the same whichever holds, and only their union, here
+    every mode, is a formula of the structure."""
+    g = ia.graph
+    groups = _interchangeable(ia)
+    grouped = {i for rows in groups for i in rows}
+    union = []
+    for rows in groups:
+        f = ia.space.bdd.false
+        for i in rows:
+            f |= g.present[i]
+        union.append(f)
+    keep = [i for i in range(len(g.rows)) if i not in grouped]
+    return list(dict.fromkeys(
+        [*union, *(g.present[i] for i in keep), *(f for i in keep for f in ia.c[i].values()),
+         *(f for case in ia.d for f in case.values()),
+         *(f for i in keep for cell in g.sig[i].values() for f in cell.values())]))
+
+
+#: Largest set of rows `_interchangeable` checks for disjointness (pairs of rows)
+MAX_INTERCHANGEABLE = 16
+
+
+def _interchangeable(ia: ImplicitAnalysis) -> list[list[int]]:
+    """Sets of two or more rows of ``ia.graph`` that are never present together and each,
+    where present, reads the same instances (the same unknowns at the same orders) with the
+    same offset c in all its modes: in any mode at most one of them is there and the
+    structural runs (`mdae_fmu.modes.runs`, which read incidences and offsets) see the same
+    system whichever it is."""
+    g = ia.graph
+    bdd = ia.space.bdd
+    by_shape: dict[tuple, list[int]] = {}
+    for i, present in enumerate(g.present):
+        if present == bdd.false or len(ia.c[i]) != 1:
+            continue
+        (c, fc), = ia.c[i].items()
+        if fc != present & ia.space.care & ~ia.singular and fc != present:
+            continue
+        if any(f != present for cell in g.sig[i].values() for f in cell.values()):
+            continue            # an entry that holds in some of the row's modes only
+        shape = (c, frozenset((j, k) for j, cell in g.sig[i].items() for k in cell))
+        by_shape.setdefault(shape, []).append(i)
+    out = []
+    for rows in by_shape.values():
+        if 1 < len(rows) <= MAX_INTERCHANGEABLE and all(
+                g.present[a] & g.present[b] == bdd.false
+                for a, b in itertools.combinations(rows, 2)):
+            out.append(rows)
+    return out
+
+
+def _offset_formulas(ia: ImplicitAnalysis) -> list[Any]:
+    """The formulas of the positive offsets c and d: what the steady configuration of a
+    long mode is made of (`mdae_fmu.modes.runs.steady_config`: the instances x^k, k < d_x,
+    and the consistency equations (e, k), k < c_e; an offset 0 and an absent variable or
+    equation add nothing), without repeats."""
+    return list(dict.fromkeys([*(f for case in ia.c for v, f in case.items() if v > 0),
+                               *(f for case in ia.d for v, f in case.items() if v > 0)]))
+
+
+def mode_classes(ia: ImplicitAnalysis, scope: Any, limit: int, formulas: list[Any]
+                 ) -> tuple[list[tuple[tuple[tuple[str, bool], ...], Any]], Any]:
+    """Up to ``limit`` classes of the modes of ``scope`` on which each of ``formulas`` is
+    constant (`structure_classes`), and the formula of the modes of ``scope`` left out
+    (false when the classes cover it)."""
     from .conversion import first_mode
     space = ia.space
     bdd = space.bdd
     order = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
-    g = ia.graph
-    formulas = [*g.present, *(f for case in ia.c for f in case.values()),
-                *(f for case in ia.d for f in case.values()),
-                *(f for row in g.sig for cell in row.values() for f in cell.values())]
     support: set[str] = set()
-    for f in dict.fromkeys(formulas):
+    for f in formulas:
         part = f & scope
         if part != bdd.false and part != scope:
             support |= bdd.support(f)
@@ -313,16 +421,18 @@ def structure_classes(ia: ImplicitAnalysis, scope: Any, limit: int
         cls = remaining & bdd.cube({v: asg[v] for v in support})
         out.append((space.mode_pairs(asg), cls))
         remaining &= ~cls
-    return out
+    return out, remaining
 
 
-def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
+def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis
+                      ) -> tuple[list[str], list[str]]:
     """E-CASCADE-INFINITE (module docstring): per set of transient guards that can hold at
     one instant (`_transient_sets`), the enumerated path's diagnostic (`cascade_diagnostic`)
     on the transient mode of that set over one long mode of each class of those where it
     can occur (`structure_classes`: an equation that resets a variable may exist in some
     long modes only), the same failure from several classes one message with the formula
-    of them all. Skipped when the triggering graph has no cycle (`may_trigger`)."""
+    of them all. Skipped when the triggering graph has no cycle (`may_trigger`). Returns
+    ``(errors, warnings)``: W-TRANSIENT-UNCHECKED for the classes beyond the bound."""
     import networkx as nx
     from ..modes.continuations import may_trigger
     from ..modes.explore import cascade_diagnostic
@@ -330,15 +440,47 @@ def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str
     g = nx.DiGraph()
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):
-        return []
+        return [], []
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
+    unchecked: list[tuple[tuple[int, ...], Any]] = []
     for on, f, mode in _transient_sets(system, ia, sorted(trig), singletons=False,
-                                       classes=True):
+                                       classes=True, unchecked=unchecked):
         dg = cascade_diagnostic(system, mode)
         if dg is not None:
             _merge(found, (on, dg.code, dg.variables, dg.equations),
                    f"{dg.code}: {dg.message}", f)
-    return [text + _modes_line(ia, modes, "long modes") for text, modes in found.values()]
+    return (_failure_messages(system, ia, found),
+            [_unchecked_warning(system, ia, on, "the cascade (E-CASCADE-INFINITE)", rest)
+             for on, rest in unchecked])
+
+
+#: Messages of one code for one set of events (failures with other equations or variables,
+#: from other classes of long modes); the others are counted in one more message
+MAX_FAILURES_LISTED = 4
+
+
+def _failure_messages(system: MultimodeSystem, ia: ImplicitAnalysis,
+                      found: dict[tuple[Any, ...], tuple[str, Any]]) -> list[str]:
+    """The messages of the failures ``found`` (`_merge`, keyed ``(events, code, ...)``),
+    each with its long modes; beyond `MAX_FAILURES_LISTED` per events and code, one message
+    counts the others with the union of their long modes."""
+    out: list[str] = []
+    shown: dict[tuple[Any, ...], int] = {}
+    rest: dict[tuple[Any, ...], tuple[int, Any]] = {}
+    for key, (text, modes) in found.items():
+        group = key[:2]
+        if shown.get(group, 0) < MAX_FAILURES_LISTED:
+            shown[group] = shown.get(group, 0) + 1
+            out.append(text + _modes_line(ia, modes, "long modes"))
+        else:
+            n, f = rest.get(group, (0, ia.space.bdd.false))
+            rest[group] = (n + 1, f | modes)
+    for (on, code), (n, f) in rest.items():
+        events = ", ".join(system.guards[j].name for j in on)
+        out.append(f"{code}: and {n} more such failures of the events {{{events}}} (other "
+                   f"equations or variables, the messages above show the kind)"
+                   + _modes_line(ia, f, "long modes"))
+    return out
 
 
 def _merge(found: dict[tuple[Any, ...], tuple[str, Any]], key: tuple[Any, ...], text: str,
@@ -348,31 +490,113 @@ def _merge(found: dict[tuple[Any, ...], tuple[str, Any]], key: tuple[Any, ...], 
     found[key] = (first, modes | formula)
 
 
-def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
+def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
+                        ) -> tuple[list[str], list[str]]:
     """E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): for each set of
     transient guards that select equations (a reinit, a when-equation of a continuous
     variable, an equation under ``edge(c)``), the first instant of the change from a long
-    mode where they can occur into their transient mode, run by the enumerated path's
-    `exec_transient` (DiffArray, SolveConflict) from that mode's steady configuration; its
-    failure with the formula of the long modes where the event can occur. Per set of
-    events that can hold at one instant (`_transient_sets`) and per class of long modes with
-    the same structure (`structure_classes`), one concrete change stands for the changes of
-    that class: in each of its modes the instant has the same equations, offsets and
-    signature. The same failure (code, variables, equations) of one set of events from
-    several classes is one message, the first class's, with the formula of them all."""
+    mode into their transient mode, run by the enumerated path's `exec_transient`
+    (DiffArray, SolveConflict) from that mode's steady configuration; its failure with the
+    formula of the long modes where the event can occur. Per set of events that can hold at
+    one instant (`_transient_sets`) and per class of long modes B with the same structure
+    (`structure_classes`), one concrete change stands for the changes of that class: in each
+    of its modes the instant has the same equations, offsets and signature. The same failure
+    (code, variables, equations) of one set of events from several classes is one message,
+    the first class's, with the formula of them all.
+
+    The change may also come from another long mode A, a long guard switching at the same
+    instant as the events (as the enumerated path explores every pair): the instant reads A
+    only through its steady configuration (`steady_config`: its states and consistency
+    equations, the offsets d and c), so the sources are run per class of long modes with the
+    same offsets (`_offset_formulas`), skipping those whose configuration is B's (the change
+    from B itself, run above). A failure of such a change that the changes from B do not
+    show is reported with the source's and the events' long modes.
+
+    Returns ``(errors, warnings)``: W-TRANSIENT-UNCHECKED (`_unchecked_warning`) names the
+    long modes beyond `MAX_TRANSIENT_CLASSES` classes, of the events or of the sources, from
+    which no instant was run; they are not refused."""
     from ..modes.runs import continuation_mode, exec_transient, sigma_of_mode, steady_config
     selecting = sorted({i for e in system.equations for i, p in e.guard
                         if p and system.guards[i].kind == "transient"})
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
-    for on, f, dst in _transient_sets(system, ia, selecting, singletons=False, classes=True):
+    switching: dict[tuple[Any, ...], str] = {}
+    unchecked: list[tuple[tuple[int, ...], Any]] = []
+    warnings: list[str] = []
+    sources: list[tuple[Mode, Any]] | None = None
+    runs = 0
+    skipped: dict[tuple[int, ...], Any] = {}     # events -> their modes not run from others
+    for on, f, dst in _transient_sets(system, ia, selecting, singletons=False, classes=True,
+                                      unchecked=unchecked):
         src = continuation_mode(system, dst)
         sig = sigma_of_mode(system, src)
         if not sig.ok:
             continue        # (a singular long mode: `analyze_implicit` rejects it)
+        own = steady_config(system, src, sig)
         pair = f"when switching {system.mode_label(src)} -> {system.mode_label(dst)}"
-        run = exec_transient(system, steady_config(system, src, sig), dst, sig, pair=pair)
+        run = exec_transient(system, own, dst, sig, pair=pair)
         dg = run.diagnostic
         if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
             _merge(found, (on, dg.code, dg.variables, dg.equations),
                    f"{dg.code}: {dg.message}", f)
-    return [text + _modes_line(ia, modes, "long modes") for text, modes in found.values()]
+        if sources is None:
+            sources, rest = _source_modes(system, ia)
+            if rest != ia.space.bdd.false:
+                warnings.append(_unchecked_warning(
+                    system, ia, None, "the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) "
+                    "of a change from another long mode (a long guard switching at the "
+                    "instant)", rest))
+        for a, fa in sources:
+            if a == src:
+                continue
+            sig_a = sigma_of_mode(system, a)
+            cfg = steady_config(system, a, sig_a) if sig_a.ok else None
+            if cfg is None or cfg == own:
+                continue
+            if runs == MAX_SWITCHING_RUNS:
+                skipped[on] = skipped.get(on, ia.space.bdd.false) | f
+                break
+            runs += 1
+            pair = f"when switching {system.mode_label(a)} -> {system.mode_label(dst)}"
+            run = exec_transient(system, cfg, dst, sig, pair=pair)
+            dg = run.diagnostic
+            if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
+                key = (on, dg.code, dg.variables, dg.equations)
+                switching.setdefault(key, f"{dg.code}: {dg.message}" + _pair_line(ia, fa, f))
+    errors = _failure_messages(system, ia, found)
+    errors += [text for key, text in switching.items() if key not in found]
+    warnings += [_unchecked_warning(system, ia, on, "the first instant (E-TRANSIENT-UNDER/"
+                                    "-OVER/-FUTURE)", rest) for on, rest in unchecked]
+    warnings += [f"W-TRANSIENT-UNCHECKED: the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) "
+                 f"of the changes from another long mode (a long guard switching at the "
+                 f"instant) into the events "
+                 f"{{{', '.join(system.guards[j].name for j in on)}}} was not run beyond "
+                 f"{MAX_SWITCHING_RUNS} such changes, for the events in "
+                 f"{ia.space.count(f)} of {ia.n_modes} long modes {ia.space.text(f)} (a "
+                 f"failure there would be an error; the model is not refused for it)"
+                 for on, f in skipped.items()]
+    return errors, warnings
+
+
+def _source_modes(system: MultimodeSystem, ia: ImplicitAnalysis
+                  ) -> tuple[list[tuple[Mode, Any]], Any]:
+    """One long mode (of ``system``: transient guards false) of each class of the regular
+    modes with the same offsets (`_offset_formulas`), with its class's formula, up to
+    `MAX_TRANSIENT_CLASSES`, and the formula of the modes beyond."""
+    space = ia.space
+    fixed = {expr_text(a): v for a, v in space.fixed.items()}
+    classes, rest = mode_classes(ia, _regular(ia), MAX_TRANSIENT_CLASSES, _offset_formulas(ia))
+    out = []
+    for pairs, fc in classes:
+        value = {**fixed, **dict(pairs)}
+        out.append((tuple(bool(value.get(expr_text(gd.cond), False)) if gd.kind == "long"
+                          else False for gd in system.guards), fc))
+    return out, rest
+
+
+def _pair_line(ia: ImplicitAnalysis, source: Any, events: Any) -> str:
+    """Where a failure of a change from another long mode holds: the source's class and the
+    long modes of the events (the form of `_modes_line`)."""
+    space = ia.space
+    return (f"\n  from {space.count(source)} of {ia.n_modes} long modes: {space.text(source)}"
+            f", the events in {space.count(events)} of {ia.n_modes} long modes: "
+            f"{space.text(events)}")

@@ -860,10 +860,13 @@ def test_reinit_whose_analysed_restart_moves_another_state_is_one_verdict(tmp_pa
     assert main(["analyze", "--list-modes", str(path)]) == 1
     assert f"verdict: rejected\n  {enumerated}" in capsys.readouterr().out
     # the one analysis (the default, what export runs): its guarded schedule cannot be built,
-    # for the block variant whose restart moves more than the reinitialized state
+    # for the block variant whose restart moves more than the reinitialized state: v2 alone
+    # (the positions x1, x2 stay; der(x1), der(x2) follow v1, v2), with the value the
+    # variant's restart gives it once the reinit has set v1 (the masses move together)
     message = ("E-NO-SCHEDULE: the guarded block schedule cannot be built: "
                "model C: when-clause w1 (C.mo:19): in the modes stuck the restart of block "
-               "e1'+e2'+e3+e4+e5'' also moves v2, x1, x2, which the branch does not reinit; "
+               "e1'+e2'+e3+e4+e5'' also moves v2 (v2+ = -v1-), which the branch does not "
+               "reinit; "
                "the exporter runs reinit statements as written and supports only restarts "
                "that move the reinitialized states alone")
     assert main(["analyze", str(path)]) == 1

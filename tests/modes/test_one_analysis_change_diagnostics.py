@@ -296,3 +296,37 @@ def test_region_gives_the_whole_systems_diagnostics(tmp_path, monkeypatch):
         assert m.startswith("E-RESTART-MISSING: when switching not clutch4.engaged,")
         assert "no equation determines the restart of {spare.w}" in m
         assert " into the modes (clutch4.engaged and " in m
+
+
+def test_changes_equal_up_to_renaming_are_analysed_once_unless_they_say_something(
+        tmp_path, monkeypatch):
+    """The changes of a drive line's clutches are one region up to the names (`region_key`),
+    so a class whose twin was analysed and said nothing is not analysed again; a twin that
+    said something does not stand for another: the spare shafts of clutches 3 and 5 (the
+    same defect on twin regions) are each reported with their own names. The diagnostics
+    equal those of every class analysed (`region_key` replaced by None), with fewer
+    changes analysed."""
+    import mdae_fmu.implicit.changes as C
+    from mdae_fmu.modes import explore
+    head, body = SPARE.split("equation\n")
+    spare = [(head.replace("spare.", f"spare{k}.").format(k=k),
+              body.replace("spare.", f"spare{k}.").format(k=k)) for k in (3, 6)]
+    text = drive_line(12).replace("equation\n", "".join(h for h, _ in spare) + "equation\n"
+                                 + "".join(b for _, b in spare), 1)
+    model = _model(tmp_path, text, "DriveLineSpares.mo")
+    calls = []
+    original = explore.analyze_changes
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(explore, "analyze_changes", counting)
+    reused = analyze(model, implicit=True)
+    n_reused = len(calls)
+    monkeypatch.setattr(C, "region_key", lambda *args: None)
+    calls.clear()
+    every = analyze(model, implicit=True)
+    assert reused.errors == every.errors and reused.warnings == every.warnings
+    assert any("restart of {spare3.w}" in m for m in reused.errors)
+    assert any("restart of {spare6.w}" in m for m in reused.errors)
+    assert n_reused < len(calls) / 2

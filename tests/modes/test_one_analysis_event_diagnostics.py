@@ -383,3 +383,130 @@ def test_when_loop_through_an_engaged_clutch(n):
         default = analyze(model, implicit=False)
         assert default.modes is not None and _codes(default) == {"E-WHEN-LOOP"}
         assert "(E-WHEN-LOOP) in mode {clutch1.engaged" in default.rejection
+
+
+# Held at y = 0 while not released (s false); released, y falls freely. The event reads v: a
+# change into the event's instant from a held mode while the release switches at that same
+# instant leaves v undetermined (the enumerated path runs every pair of long modes); from the
+# released mode itself the instant is fine.
+HELD_RELEASE = """model HeldRelease "a release switching at the instant of an event"
+  Real x(start = 0, fixed = true);
+  Real y(start = 0, fixed = true);
+  Real v(start = 0, fixed = true);
+  Real p;
+  input Boolean s(start = false);
+  Boolean c(start = false, fixed = true);
+equation
+  der(x) = 1;
+  c = x >= 1;
+  der(y) = v;
+  if s then
+    der(v) = -1;
+  else
+    y = 0;
+  end if;
+  if edge(c) then
+    p = v;
+  else
+    p = 2;
+  end if;
+end HeldRelease;
+"""
+
+
+def test_transient_instant_of_a_change_from_another_long_mode():
+    """E-TRANSIENT-UNDER only on the changes from not s into [edge(c), s] (the release at the
+    instant of the event): the one path runs the instant from a mode of each class of long
+    modes with other offsets (the sources), so it gives the enumerated message with both
+    formulas; and, as the enumerated path, the E-RESTART-MISSING of the release alone.
+    Before, it ran the instant from s only, found nothing there and reported the
+    E-RESTART-MISSING alone."""
+    oracle, one = _oracle_and_one(HELD_RELEASE)
+    assert _codes(oracle) == _codes(one) == {"E-TRANSIENT-UNDER", "E-RESTART-MISSING"}
+    [m] = [m for m in _messages(one) if m.startswith("E-TRANSIENT-UNDER")]
+    assert m in _messages(oracle)
+    assert m.startswith("E-TRANSIENT-UNDER: when switching not s,not edge(c) -> s,edge(c): ")
+    assert "provide an impact/restart law for one of {v, y}" in m
+    at = one.rejection.split("\n").index(m)
+    assert one.rejection.split("\n")[at + 1] == (
+        "  from 1 of 2 long modes: not s, the events in 1 of 2 long modes: s")
+
+
+def _with_switches(text: str, n: int, body: str) -> str:
+    """``text`` with n switched states z1..zn driven by inputs f1..fn, the equations
+    ``body`` (``{k}`` the index) after the others."""
+    decls = "".join(f"  Real z{k}(start = 0, fixed = true);\n  input Boolean f{k}(start = "
+                    f"false);\n" for k in range(1, n + 1))
+    eqs = "".join(body.format(k=k) for k in range(1, n + 1))
+    head, rest = text.split("equation\n", 1)
+    body_, last = rest.rsplit("end ", 1)
+    return f"{head}{decls}equation\n{body_}{eqs}end {last}"
+
+
+# LongDep with its failing long mode the second one (q = 4 while s, p = 3 otherwise), and 7
+# switched states whose branches read the same instances: 256 long modes
+LONG_DEP_NOT_S = LONG_MODE_CONFLICT.replace(
+    "  if s then\n    p = 3;\n  else\n    q = 4;\n  end if;\n",
+    "  if s then\n    q = 4;\n  else\n    p = 3;\n  end if;\n")
+
+
+def test_branches_with_the_same_incidence_are_one_structure():
+    """The branches of ``if fk then der(zk) = 2; else der(zk) = 1; end if;`` read the same
+    instances with the same offset, so the runs of the transient instant see one structure
+    whichever holds: the 2^7 combinations of the switches are one class, and the failure in
+    not s (E-TRANSIENT-OVER, the enumerated message of LongDep's conflict) is found in all
+    128 long modes of not s, with no W-TRANSIENT-UNCHECKED (the classes per structure were
+    2^8, beyond the 64 run)."""
+    text = _with_switches(LONG_DEP_NOT_S, 7,
+                          "  if f{k} then\n    der(z{k}) = 2;\n  else\n    der(z{k}) = 1;\n"
+                          "  end if;\n")
+    one = analyze(_model(text), implicit=True)
+    assert _codes(one) == {"E-TRANSIENT-OVER"}
+    [m] = _messages(one)
+    assert m.startswith("E-TRANSIENT-OVER: when switching ") and "edge(c)" in m
+    assert "contradict each other" in m
+    assert one.rejection.endswith("\n  in 128 of 256 long modes: not s")
+    assert not any(w.startswith("W-TRANSIENT-UNCHECKED") for w in one.messages)
+    # the same message on LongDep without the switches, where the enumerated path agrees
+    oracle, small = _oracle_and_one(LONG_DEP_NOT_S)
+    assert _codes(oracle) == _codes(small) == {"E-TRANSIENT-OVER"}
+    assert _messages(small)[0] in _messages(oracle)
+
+
+def test_long_modes_beyond_the_classes_run_are_a_warning_not_a_refusal():
+    """7 switched couplings (der(zk) = -h or 1: other instances) give 2^7 classes of long
+    modes with the structure of the bounce's instant, beyond the 64 run: the model is
+    accepted (the enumerated path accepts it too: no failure in any class), with
+    W-TRANSIENT-UNCHECKED naming the events and the long modes not run."""
+    bounce = ACCEPTED["BouncingSwitch"].replace("BouncingSwitch", "Couplings")
+    text = _with_switches(bounce, 7, "  if f{k} then\n    der(z{k}) = -h;\n  else\n"
+                          "    der(z{k}) = 1;\n  end if;\n")
+    one = analyze(_model(text), implicit=True)
+    assert one.accepted
+    [w] = [m for m in one.messages if m.startswith("W-TRANSIENT-UNCHECKED")]
+    assert w.startswith("W-TRANSIENT-UNCHECKED: the first instant (E-TRANSIENT-UNDER/-OVER/"
+                        "-FUTURE) of the events {edge(h < 0)} was run from 64 classes of "
+                        "long modes and not from the 128 of 256 long modes ")
+    assert w.endswith("where it is not checked (a failure there would be an error; the "
+                      "model is not refused for it)")
+
+
+@pytest.mark.long      # the enumerated oracle of 8 modes with a reinit: about 10 s of CPU
+def test_many_failures_of_one_kind_are_counted_beyond_four_messages():
+    """A reinit of shaft 1 of a drive line of 3 clutches (8 long modes): the instant fails
+    (E-TRANSIENT-FUTURE, as on the enumerated path) in 6 long modes, each its own class
+    with other equations; four messages name theirs, one more counts the other two with
+    their long modes."""
+    text = gen_modeller.drive_line(3).replace(
+        "end DriveLine3;", "  when shaft1.phi > 100 then\n    reinit(shaft1.w, 0);\n"
+        "  end when;\nend DriveLine3;")
+    oracle, one = _oracle_and_one(text)
+    assert _codes(oracle) == _codes(one) == {"E-TRANSIENT-FUTURE"}
+    messages = _messages(one)
+    assert len(messages) == 5 and all(m in _messages(oracle) for m in messages[:4])
+    assert messages[4] == ("E-TRANSIENT-FUTURE: and 2 more such failures of the events "
+                           "{edge(shaft1.phi > 100)} (other equations or variables, the "
+                           "messages above show the kind)")
+    lines = one.rejection.split("\n")
+    assert sum(ln.startswith("  in 1 of 8 long modes: ") for ln in lines) == 4
+    assert lines[-1].startswith("  in 2 of 8 long modes: ")
