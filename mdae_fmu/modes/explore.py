@@ -973,7 +973,7 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
             name, _, kk = sym.name.rpartition("@")
             if name and name not in have and kk == "1":
                 v = sp.expand(val.xreplace(std)).xreplace({prob.d: 0})
-                extra.append(sp.Eq(right(name, 0), v))
+                extra.append(sp.Eq(right(name, 0), v, evaluate=False))  # as in _restart_eqs
     restart = tuple(sorted([e for res in parts for e in res.restart] + extra,
                            key=lambda e: str(e.lhs)))
     notes = tuple(n for res in parts for n in res.notes)
@@ -1140,4 +1140,5 @@ def _compose(maps: list[tuple]) -> tuple:
         for lhs, v in step.items():
             new[lhs] = sp.simplify(v.xreplace(back))
         total = new
-    return tuple(sp.Eq(lhs, v) for lhs, v in total.items())
+    # unevaluated: a right limit against left limits is never decided (`_restart_eqs`)
+    return tuple(sp.Eq(lhs, v, evaluate=False) for lhs, v in total.items())
