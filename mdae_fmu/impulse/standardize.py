@@ -233,7 +233,9 @@ def _solve(eqs, unknowns, knowns_hint, params):
 
 def _restart_eqs(problem: RestartProblem, level: str, solution: dict) -> tuple:
     """``x+ = f(x-)`` for every state jet touched by the instant (continuity for the jets the
-    instant does not change)."""
+    instant does not change). Built unevaluated: a right-limit symbol against an expression of
+    left limits, which sympy's evaluation (``(lhs - rhs).is_zero``, 35 ms on a diode bank's
+    restart) never decides; the object is the one evaluation returns when undecided."""
     out = []
     for j in problem.jets:
         if j.top is None:
@@ -241,16 +243,16 @@ def _restart_eqs(problem: RestartProblem, level: str, solution: dict) -> tuple:
         for k in range(j.m):
             r = right(j.name, k)
             if r in solution:
-                out.append(sp.Eq(r, solution[r]))
+                out.append(sp.Eq(r, solution[r], evaluate=False))
             else:
-                out.append(sp.Eq(r, left(j.name, k)))
+                out.append(sp.Eq(r, left(j.name, k), evaluate=False))
     # variables not known before the instant whose next instance it computes: that instance is
     # their value after the Tick (e.g. the currents that become states of the new mode)
     have = {j.name for j in problem.jets}
     for s in problem.unknowns:
         name, _, k = s.name.rpartition("@")
         if name and name not in have and k == "1" and s in solution:
-            out.append(sp.Eq(right(name, 0), solution[s]))
+            out.append(sp.Eq(right(name, 0), solution[s], evaluate=False))
     return tuple(out)
 
 
@@ -402,18 +404,27 @@ def _eliminate(eqs: list, imp: list):
     equations, or None when some impulsive variable enters non-linearly or cannot be matched."""
     remaining = list(eqs)
     iset = set(imp)
+    # the numerator of each equation that reads an impulsive variable, computed once for the
+    # degree check and reused when the equation is a pivot as it stands
+    numers: dict = {}
     for e in remaining:
         if not (e.free_symbols & iset):
             continue
-        if not _polyable(e, imp) or sp.Poly(sp.numer(sp.together(e)), *imp).total_degree() > 1:
+        num = sp.numer(sp.together(e))
+        try:
+            degree = sp.Poly(num, *imp).total_degree()
+        except sp.PolynomialError:
             return None
+        if degree > 1:
+            return None
+        numers[e] = num
     for w in imp:
         cands = [e for e in remaining if w in e.free_symbols]
         if not cands:
             continue
-        cands.sort(key=lambda e: (len(e.free_symbols & set(imp)), sp.count_ops(e)))
+        cands.sort(key=lambda e: (len(e.free_symbols & iset), sp.count_ops(e)))
         pivot = cands[0]
-        num = sp.expand(sp.numer(sp.together(pivot)))
+        num = sp.expand(numers[pivot] if pivot in numers else sp.numer(sp.together(pivot)))
         a = num.diff(w)                  # the pivot is linear in w: a w + b = 0
         if a == 0:
             return None
@@ -421,11 +432,3 @@ def _eliminate(eqs: list, imp: list):
         remaining.remove(pivot)
         remaining = [e.xreplace({w: sol}) for e in remaining]
     return remaining
-
-
-def _polyable(e, imp) -> bool:
-    try:
-        sp.Poly(sp.numer(sp.together(e)), *imp)
-        return True
-    except sp.PolynomialError:
-        return False

@@ -973,7 +973,7 @@ def _describe_instant(ex: _Explorer, k: int, r: Instant, standardize: bool) -> R
             name, _, kk = sym.name.rpartition("@")
             if name and name not in have and kk == "1":
                 v = sp.expand(val.xreplace(std)).xreplace({prob.d: 0})
-                extra.append(sp.Eq(right(name, 0), v))
+                extra.append(sp.Eq(right(name, 0), v, evaluate=False))  # as in _restart_eqs
     restart = tuple(sorted([e for res in parts for e in res.restart] + extra,
                            key=lambda e: str(e.lhs)))
     notes = tuple(n for res in parts for n in res.notes)
@@ -1036,7 +1036,7 @@ def fake_impulse_note(system: MultimodeSystem, sf, src: Mode, dst: Mode, erased)
                     r = sf.equation(key)
                     if not r.free_symbols or xv in r.free_symbols:
                         continue
-                    ratio = sp.simplify(vexpr / r)
+                    ratio = _simplified(vexpr / r)
                     from ..sympy_modelica import print_sympy
                     if ratio != 0 and not ratio.free_symbols:
                         rt = _mode_values(sf, r)    # (x@0: x in the source mode)
@@ -1125,6 +1125,23 @@ def compose_restart(instants) -> tuple:
     return tuple(steps)
 
 
+#: `sp.simplify` of the expressions met in this process by `_simplified` (at most
+#: `SIMPLIFIED_SIZE`, the oldest dropped first).
+_SIMPLIFIED: dict = {}
+SIMPLIFIED_SIZE = 4096
+
+
+def _simplified(e):
+    """``sp.simplify(e)``, computed once per process for equal expressions: the composed
+    restarts and impulse ratios of a model's changes recur from change to change (the diode
+    bank of benchmarks/gen_multimode.py, 2^3 modes: 25 distinct among 102)."""
+    if e not in _SIMPLIFIED:
+        if len(_SIMPLIFIED) >= SIMPLIFIED_SIZE:
+            del _SIMPLIFIED[next(iter(_SIMPLIFIED))]
+        _SIMPLIFIED[e] = sp.simplify(e)
+    return _SIMPLIFIED[e]
+
+
 def _compose(maps: list[tuple]) -> tuple:
     """Compose per-instant state restarts ``x+ = f(x-)`` over consecutive closed-form instants:
     the right limits of an instant are the left limits of the next (the standard reading of
@@ -1138,6 +1155,7 @@ def _compose(maps: list[tuple]) -> tuple:
         back = {sp.Symbol(str(lhs)[:-1] + "-", real=True): v for lhs, v in total.items()}
         new = dict(total)
         for lhs, v in step.items():
-            new[lhs] = sp.simplify(v.xreplace(back))
+            new[lhs] = _simplified(v.xreplace(back))
         total = new
-    return tuple(sp.Eq(lhs, v) for lhs, v in total.items())
+    # unevaluated: a right limit against left limits is never decided (`_restart_eqs`)
+    return tuple(sp.Eq(lhs, v, evaluate=False) for lhs, v in total.items())

@@ -10,6 +10,7 @@ the closed form of x for der(x) = 1 between resets."""
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from fractions import Fraction as F
 
@@ -25,11 +26,16 @@ from mdae_fmu.structure.sample_clocks import (Clock, first_coincidence, literal_
 
 
 def _enumerated(a: Clock, b: Clock, n: int = 300) -> tuple[list[F], F]:
-    """The common instants of the first n ticks of each clock, and the horizon they cover."""
-    ta = {a.start + k * a.interval for k in range(n)}
-    tb = {b.start + k * b.interval for k in range(n)}
-    horizon = min(a.start + (n - 1) * a.interval, b.start + (n - 1) * b.interval)
-    return sorted(t for t in ta & tb if t <= horizon), horizon
+    """The common instants of the first n ticks of each clock, and the horizon they cover.
+    Exact: the ticks counted in units of 1/D, D the common denominator of the two starts and
+    intervals (integers, a tenth of the CPU of the same sets of Fractions)."""
+    den = math.lcm(*(x.denominator for x in (a.start, a.interval, b.start, b.interval)))
+    sa, ia, sb, ib = (int(x * den) for x in (a.start, a.interval, b.start, b.interval))
+    assert ia > 0 and ib > 0
+    ta = set(range(sa, sa + n * ia, ia))
+    tb = set(range(sb, sb + n * ib, ib))
+    horizon = min(sa + (n - 1) * ia, sb + (n - 1) * ib)
+    return sorted(F(t, den) for t in ta & tb if t <= horizon), F(horizon, den)
 
 
 def test_first_coincidence_agrees_with_enumeration():

@@ -61,11 +61,11 @@ def _reference_models() -> list[Path]:
     return sorted(MODELS.glob("*.mo"))
 
 
-def _same_verdict(model) -> tuple:
-    """The full and the verdict-only analyses of ``model``, checked to agree on everything
-    the summary, the verdict and the export read."""
+def _same_verdict(model, short=None) -> tuple:
+    """The full and the verdict-only analyses of ``model`` (``short``: the latter when already
+    computed), checked to agree on everything the summary, the verdict and the export read."""
     full = analyze(model)
-    short = analyze(model, full=False)
+    short = analyze(model, full=False) if short is None else short
     assert short.accepted == full.accepted
     assert short.exit_code == full.exit_code
     assert short.messages == full.messages
@@ -76,7 +76,14 @@ def _same_verdict(model) -> tuple:
 @pytest.mark.parametrize("path", _reference_models(), ids=lambda p: p.stem)
 def test_reference_models_same_verdict_and_summary(path):
     model = api.load(path)
-    full, short = _same_verdict(model)
+    short = analyze(model, full=False)
+    if short.modes is None:
+        # a multimode model: the one analysis (`guarded_analysis`), which does not read
+        # ``full`` (`analysis._structure`); the full analysis would be the same computation
+        # again (issue 27: 5.6 s of CPU over the RLDC2 and CupAndBall models, stop 38)
+        assert short.automaton is None and (short.guarded is not None or not short.accepted)
+        return
+    full, short = _same_verdict(model, short)
     if full.automaton is None:
         assert short.automaton is None
         return
