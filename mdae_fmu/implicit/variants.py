@@ -236,7 +236,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     for again in (False, True):
         if again:
             moved = _restarted_variants(
-                model, [(g, cb, c, b[3], b[4]) for (g, cb, c, *_), b in zip(pending, built)],
+                model, [(g, cb, c, b[2], b[3]) for (g, cb, c, *_), b in zip(pending, built)],
                 regular if switching else None, var_id, [u for _, unk, _ in coarse for u in unk])
         for k, (g, cb, c, res, dval, dkey) in enumerate(pending):
             if again and k not in moved:

@@ -84,5 +84,56 @@ def test_the_unswitched_tail_of_a_drive_line_is_steady():
             assert sp.simplify(_plain(mine) - _plain(eq.rhs)) == 0, (ch.dst_label, x, mine)
             compared += 1
     assert moved and not moved & steady, moved & steady
+    # no steady variant reads a jump or an impulse that the restart into some mode gives
+    steady_reads = {s.variables[j] for v in s.variants if v.restart is None for j in v.reads}
+    impulsive = set()
+    for bits in [(a, b) for a in (False, True) for b in (False, True)]:
+        r = restart_into(s, bits)
+        impulsive.update(r.impulsive)
+        assert not set(r.impulsive) & steady_reads, (bits, set(r.impulsive) & steady_reads)
+        assert not {x for x, _ in r.jumps} & steady_reads
+    assert {"clutch1.tau", "clutch2.tau"} <= impulsive
     assert {"shaft2.w", "shaft3.w"} <= moved
     assert compared >= 6
+
+
+CLUTCH_READERS = """class ClutchReaders "ClutchBasic with two readers of its shafts"
+  parameter Real j1 = 1.0;
+  parameter Real j2 = 2.0;
+  Real t(start = 0.0, fixed = true);
+  Boolean g(start = false);
+  Real w1(start = 1.0, fixed = true);
+  Real w2(start = 1.5, fixed = true);
+  Real f1;
+  Real f2;
+  Real fsum "reads the torques: impulsive where they are";
+  Real p2 "reads a speed at order 0: bounded";
+equation
+  der(t) = 1.0;
+  g = t >= 5.0 and t <= 7.0;
+  j1 * der(w1) = -0.01 * w1 + f1;
+  j2 * der(w2) = -0.0125 * w2 + f2;
+  0.0 = if g then w1 - w2 else f1;
+  f1 + f2 = 0.0;
+  fsum = f1 - 2.0 * f2;
+  p2 = 3.0 * w2;
+end ClutchReaders;
+"""
+
+
+def test_a_block_in_every_mode_reading_an_impulse_is_restarted():
+    """``fsum`` is computed the same way in every mode, but from the clutch torques, which
+    are impulsive when it engages: its variant keeps its restart and ``fsum`` is an impulse
+    output, as the enumerated analysis finds it impulsive; ``p2`` reads a speed, which jumps
+    but stays bounded, so it is steady and never impulsive."""
+    model = parse_modelica(CLUTCH_READERS, "ClutchReaders.mo")
+    s = analyze(model).guarded
+    assert s is not None
+    writes = {s.variables[j]: v for v in s.variants for j in v.writes}
+    assert writes["fsum"].restart is not None and writes["p2"].restart is None
+    assert "fsum" in s.impulse_outputs and "p2" not in s.impulse_outputs
+    enum = analyze(model, implicit=False)
+    found = {label for ch in enum.automaton.changes for inst in ch.instants
+             for label, _ in inst.impulsive}
+    assert any(label.startswith("fsum") for label in found), found
+    assert not any(label.startswith("p2") for label in found), found
