@@ -207,7 +207,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     variants = []        # (formula BDD, BlockRows, restart, writes, reads, origin, ...)
     cache: dict = {}
     coarse, absorbed = _coarse_components(ia, regular)
-    pending = []         # (formula, block, c, residual branches, dval, dkey) of each variant
+    pending: list = []   # (formula, block, c, residual branches, dval, dkey) of each variant
     for cb in ia.blocks:
         if cb.coarse or id(cb) in absorbed:
             continue
@@ -232,7 +232,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 sub = nxt
             pending.extend((g, cb, c, res, dval, dkey) for g, res in sub)
     # the rows of every variant, then the restart systems of those a change can restart
-    built = []
+    built: list = []
     for again in (False, True):
         if again:
             moved = _restarted_variants(
@@ -243,7 +243,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 continue
             try:
                 got = _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey,
-                               params, restart=again)
+                               params, with_restart=again)
             except ModelRejected as err:        # named with the modes concerned
                 raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
                                     f"{err.message}") from None
@@ -492,12 +492,12 @@ def _restarted_variants(model: Model, variants: list, regular, var_id: dict,
 
 
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
-             params=None, restart: bool = True):
+             params=None, with_restart=True):
     """The rows of one block variant and its restart system (module docstring). ``dval``:
     the offsets d of the variables in the variant's modes; ``dkey`` those of them that change
     with the mode. ``cache``: the sympy forms, derivatives and restart rows of each (equation,
     branch, offset, ``dkey``), which do not depend on the block (the substitutions of the
-    restart are the same inside and outside it). ``restart``: False for a steady variant
+    restart are the same inside and outside it). ``with_restart``: False for a steady variant
     (`_restarted_variants`): its restart is None, the rest as with it."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
@@ -544,7 +544,7 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
             reads.add(var_id[n])
     rows = []
     cons = tuple(lower[(e, k)] for e in eqs for k in range(c[e]))
-    if not restart:
+    if not with_restart:
         return plan, None, tuple(writes), tuple(sorted(reads)), cons
     for e in eqs:
         if c[e] >= 1:
