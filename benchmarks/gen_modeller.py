@@ -43,7 +43,7 @@ signals with ``count`` switchings in all at random times.
   ideal clutch engaged by a Boolean input: a gearbox-like tree of switched components.
 
 Usage: ``python benchmarks/gen_modeller.py drive_line 8 [--engage input|time|pressure]
-[--seed S] > DriveLine8.mo`` or ``... rlc_cells 10 [--element switch|diode] > RLC10.mo``.
+[--seed S] [--tail T] > DriveLine8.mo`` or ``... rlc_cells 10 [--element switch|diode] > RLC10.mo``.
 """
 
 from __future__ import annotations
@@ -58,17 +58,23 @@ def _num(x: float) -> str:
     return repr(round(x, 6))
 
 
-def drive_line(n: int, engage: str = "input", seed: int = 0, windows: int | None = None) -> str:
+def drive_line(n: int, engage: str = "input", seed: int = 0, windows: int | None = None,
+               tail: int = 0) -> str:
     """Flat Modelica text of the drive line with ``n`` clutches (``n + 1`` shafts);
     ``windows``: how many of the ``"time"`` clutches switch in the first 10 s (all when
-    None)."""
+    None). ``tail``: that many more shafts after the last clutch, each coupled to the one
+    before by an elastic coupling (spring and damper, no switch), the load on the last: the
+    long unswitched part of a drive line (issue 29 Deliver 2). The clutched part is the same
+    text as without a tail (the tail's parameters are drawn from their own generator)."""
     if n < 1:
         raise ValueError("a drive line needs at least one clutch")
     if engage not in ("input", "time", "pressure"):
         raise ValueError(f"engage must be 'input', 'time' or 'pressure', not {engage!r}")
     rng = random.Random(seed)
     name = f"DriveLine{n}" + ("" if engage == "input" else engage.capitalize())
-    out = [f"class {name} \"{n + 1} shafts with dampers, {n} ideal clutches ({engage})\""]
+    name += f"Tail{tail}" if tail else ""
+    last = n + 1 + tail
+    out = [f"class {name} \"{last} shafts with dampers, {n} ideal clutches ({engage})\""]
     decl = out.append
     m = min(windows or 0, n)
     switching = {1 + (i * n) // m for i in range(m)} if m else set()
@@ -99,7 +105,19 @@ def drive_line(n: int, engage: str = "input", seed: int = 0, windows: int | None
         decl(f'  Real clutch{k}.tau(unit = "N.m") "torque from shaft {k} to shaft {k + 1}";')
     decl('  Real source.tau(unit = "N.m");')
     decl('  Real load.tau(unit = "N.m");')
-    for k in range(1, n + 2):
+    trng = random.Random(seed + 1)
+    for k in range(n + 2, last + 1):
+        decl(f'  parameter Real shaft{k}.J(unit = "kg.m2") = {_num(trng.uniform(0.5, 2.0))};')
+        decl(f'  parameter Real damper{k}.d(unit = "N.m.s/rad") = '
+             f'{_num(trng.uniform(0.01, 0.05))};')
+        decl(f'  parameter Real coupling{k}.c(unit = "N.m/rad") = '
+             f'{_num(trng.uniform(50.0, 200.0))} "coupling stiffness";')
+        decl(f'  parameter Real coupling{k}.d(unit = "N.m.s/rad") = '
+             f'{_num(trng.uniform(0.1, 1.0))} "coupling damping";')
+        decl(f'  Real coupling{k}.tau(unit = "N.m") "torque from shaft {k - 1} to shaft {k}";')
+    for k in range(1, last + 1):
+        if k == n + 2:
+            rng = trng
         decl(f'  Real shaft{k}.phi(unit = "rad", start = 0.0, fixed = true);')
         decl(f'  Real shaft{k}.w(unit = "rad/s", start = {_num(rng.uniform(-1.0, 3.0))}, '
              f'fixed = true);')
@@ -109,10 +127,15 @@ def drive_line(n: int, engage: str = "input", seed: int = 0, windows: int | None
     out.append("equation")
     eq = out.append
     eq("  source.tau = source.amplitude * sin(6.283185307179586 * source.f * time);")
-    eq(f"  load.tau = load.d * shaft{n + 1}.w;")
+    eq(f"  load.tau = load.d * shaft{last}.w;")
     eq("  shaft1.flange_a.tau = source.tau;")
-    eq(f"  shaft{n + 1}.flange_b.tau = -load.tau;")
-    for k in range(1, n + 2):
+    eq(f"  shaft{last}.flange_b.tau = -load.tau;")
+    for k in range(n + 2, last + 1):
+        eq(f"  coupling{k}.tau = coupling{k}.c * (shaft{k - 1}.phi - shaft{k}.phi)"
+           f" + coupling{k}.d * (shaft{k - 1}.w - shaft{k}.w);")
+        eq(f"  shaft{k - 1}.flange_b.tau = -coupling{k}.tau;")
+        eq(f"  shaft{k}.flange_a.tau = coupling{k}.tau;")
+    for k in range(1, last + 1):
         eq(f"  der(shaft{k}.phi) = shaft{k}.w;")
         eq(f"  shaft{k}.J * der(shaft{k}.w) = shaft{k}.flange_a.tau + shaft{k}.flange_b.tau"
            f" - damper{k}.tau;")
@@ -275,9 +298,11 @@ def main() -> None:
     ap.add_argument("--engage", default="input", choices=["input", "time", "pressure"])
     ap.add_argument("--element", default="switch", choices=["switch", "diode"])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tail", type=int, default=0,
+                    help="drive_line: unswitched shafts after the last clutch")
     a = ap.parse_args()
     if a.family == "drive_line":
-        print(drive_line(a.n, a.engage, a.seed), end="")
+        print(drive_line(a.n, a.engage, a.seed, tail=a.tail), end="")
     elif a.family == "shaft_tree":
         print(shaft_tree(a.n, a.seed), end="")
     else:

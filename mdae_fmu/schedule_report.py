@@ -79,6 +79,9 @@ def restart_into(s: GuardedSchedule, bits: tuple[bool, ...]) -> ModeRestart:
             # positions moved onto a constraint by minimum norm (docs/theory.md §9.6): the
             # rows then read the new positions, named as the states themselves
             projected.extend(str(u) for lv in v.restart.levels for u in lv.unknowns)
+        if v.restart is None and v.delta is None and not v.merged:
+            known.update(_at_rest(s, v))      # steady, or a restart that moves nothing
+            continue
         solved = _solved(v, known)
         if solved is None:
             numerical.extend(str(u) for u in _restarted(v))
@@ -99,6 +102,21 @@ def restart_into(s: GuardedSchedule, bits: tuple[bool, ...]) -> ModeRestart:
     return ModeRestart(mode=bits, jumps=tuple(jumps), impulsive=impulsive,
                        numerical=tuple(dict.fromkeys(numerical)),
                        projected=tuple(dict.fromkeys(projected)))
+
+
+def _at_rest(s: GuardedSchedule, v: GuardedVariant) -> dict:
+    """The values a variant without restart system gives its unknowns at a change (a steady
+    variant, docs/theory.md §10.6, or a restart that moves nothing): each state it writes at
+    its left limit, each impulse 0."""
+    out: dict = {}
+    for j in v.writes:
+        name = s.variables[j]
+        if name in s.impulsive:
+            out[impulse_symbol(j)] = sp.Integer(0)
+        top = [k for k, inst in enumerate(s.states) if inst.name == name]
+        if top:
+            out[sp.Symbol(str(s.states[top[-1]]), real=True)] = left_symbol(top[-1])
+    return out
 
 
 def _restarted(v: GuardedVariant) -> tuple:

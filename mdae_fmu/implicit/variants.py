@@ -272,6 +272,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     variants = []        # (formula BDD, BlockRows, restart, writes, reads, origin, ...)
     cache: dict = {}
     coarse, absorbed = _coarse_components(ia, regular)
+    pending: list = []   # (formula, block, c, residual branches, dval, dkey) of each variant
     for cb in ia.blocks:
         if cb.coarse or id(cb) in absorbed:
             continue
@@ -294,15 +295,30 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                     for bf, r in branch_residuals(space, eq_by_id[e].residual, g):
                         nxt.append((bf, {**res, e: r}))
                 sub = nxt
-            for g, res in sub:
-                try:
-                    plan, restart, writes, reads, cons = _variant(
-                        cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey, params)
-                except ModelRejected as err:        # named with the modes concerned
-                    raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
-                                        f"{err.message}") from None
-                variants.append((g, plan, restart, writes, reads,
-                                 (cb.equations, cb.unknowns), False, cons, None))
+            pending.extend((g, cb, c, res, dval, dkey) for g, res in sub)
+    # the rows of every variant, then the restart systems of those a change can restart
+    built: list = []
+    for again in (False, True):
+        if again:
+            moved = _restarted_variants(
+                model, [(g, cb, c, b[2], b[3]) for (g, cb, c, *_), b in zip(pending, built)],
+                regular if switching else None, var_id, [u for _, unk, _ in coarse for u in unk])
+        for k, (g, cb, c, res, dval, dkey) in enumerate(pending):
+            if again and k not in moved:
+                continue
+            try:
+                got = _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey,
+                               params, with_restart=again)
+            except ModelRejected as err:        # named with the modes concerned
+                raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
+                                    f"{err.message}") from None
+            if again:
+                built[k] = got
+            else:
+                built.append(got)
+    for (g, cb, *_), (plan, restart, writes, reads, cons) in zip(pending, built):
+        variants.append((g, plan, restart, writes, reads,
+                         (cb.equations, cb.unknowns), False, cons, None))
 
     if max_variants is None:
         max_variants = MAX_VARIANTS
@@ -495,13 +511,59 @@ def _schedule_order(variants):
     return [variants[k] for k in order]
 
 
+def _restarted_variants(model: Model, variants: list, regular, var_id: dict,
+                        coarse_unknowns: list) -> set[int]:
+    """The positions of the block variants that a mode change can restart, each given as
+    ``(formula, block, offsets c, writes, reads)`` (variable numbers, as `_variant` gives
+    them); the others are *steady* and get no restart system (docs/theory.md §10.6).
+    ``regular``: the formula of the regular modes, None for a model without guards (no mode
+    change: every variant is steady).
+
+    A variant restarts when it is new in the mode (its formula is not every regular mode:
+    its rows change with the mode), reads the jump or impulse of a variable an earlier
+    restart can move (``reads``, as the generated C's ``touched`` test), or restarts through
+    consistency rows (an offset c >= 1: the rows hold at the state, not at its jump). Kept
+    with a restart as well, so that the reinit and impulse-output checks see what they saw
+    before: the variants that write or read a state a when-clause reinits. A breadth-first
+    closure over the variables, linear in the variants and their reads."""
+    from ..ir import Reinit
+    targets = {var_id[a.var] for w in model.whens for br in w.branches for a in br.actions
+               if isinstance(a, Reinit) and a.var in var_id}
+    readers: dict[int, list[int]] = {}
+    for k, (_, _, _, _, reads) in enumerate(variants):
+        for j in reads:
+            readers.setdefault(j, []).append(k)
+    out: set[int] = set()
+    for k, (g, cb, c, writes, reads) in enumerate(variants):
+        if (targets & {*writes, *reads}) or (regular is not None and (
+                g != regular or any(c[e] >= 1 for e in cb.equations))):
+            out.add(k)
+    moving = set(targets)
+    if regular is not None:
+        moving.update(var_id[u] for u in coarse_unknowns)
+        moving.update(j for k in out for j in variants[k][3])
+    todo = list(moving)
+    while todo:
+        j = todo.pop()
+        for k in readers.get(j, ()):
+            if k in out:
+                continue
+            out.add(k)
+            for w in variants[k][3]:
+                if w not in moving:
+                    moving.add(w)
+                    todo.append(w)
+    return out
+
+
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
-             params=None):
+             params=None, with_restart=True):
     """The rows of one block variant and its restart system (module docstring). ``dval``:
     the offsets d of the variables in the variant's modes; ``dkey`` those of them that change
     with the mode. ``cache``: the sympy forms, derivatives and restart rows of each (equation,
     branch, offset, ``dkey``), which do not depend on the block (the substitutions of the
-    restart are the same inside and outside it)."""
+    restart are the same inside and outside it). ``with_restart``: False for a steady variant
+    (`_restarted_variants`): its restart is None, the rest as with it."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
@@ -547,6 +609,8 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
             reads.add(var_id[n])
     rows = []
     cons = tuple(lower[(e, k)] for e in eqs for k in range(c[e]))
+    if not with_restart:
+        return plan, None, tuple(writes), tuple(sorted(reads)), cons
     for e in eqs:
         if c[e] >= 1:
             rows.append(lower[(e, c[e] - 1)])
