@@ -55,6 +55,7 @@ def test_strings_reach_the_model_and_print_back():
     assert parse_modelica(print_model(model), "printed.mo") == model
 
 
+@pytest.mark.requires_sundials    # the fixture builds a Co-Simulation FMU too
 def test_model_description_holds_string_variables(fmu):
     assert validate_fmu(str(fmu)) == []
     md = read_model_description(str(fmu))
@@ -76,6 +77,7 @@ def _instance(fmu, tmp_path):
     return inst, unzipdir
 
 
+@pytest.mark.requires_sundials    # the fixture builds a Co-Simulation FMU too
 def test_get_and_set_strings_before_initialization(fmu, tmp_path):
     inst, unzipdir = _instance(fmu, tmp_path)
     try:
@@ -101,6 +103,7 @@ def test_get_and_set_strings_before_initialization(fmu, tmp_path):
         shutil.rmtree(unzipdir, ignore_errors=True)
 
 
+@pytest.mark.requires_sundials    # the fixture builds a Co-Simulation FMU too
 def test_simulation_is_unchanged_by_strings(fmu):
     res = fmpy.simulate_fmu(str(fmu), output=["x"], relative_tolerance=1e-8)
     assert res["x"][-1] == pytest.approx(2.718281828459045 ** -2, rel=1e-5)
