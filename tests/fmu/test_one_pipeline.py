@@ -291,16 +291,27 @@ def test_export_takes_the_guarded_schedule_and_refuses_per_mode(tmp_path, capsys
 
 def test_no_per_mode_fallback_without_a_guarded_schedule(tmp_path):
     """A multimode analysis without a guarded schedule (the analysis rejects such a model,
-    E-NO-SCHEDULE: only a saved or altered analysis can be one) is refused by the export with
-    the reason, never exported on per-mode schedules; a single-mode model keeps its one
-    schedule, and ``implicit=True`` refuses it with the reason, before any code is
-    generated."""
+    E-NO-SCHEDULE: only a saved or altered analysis, or the enumerated one, can be one) is
+    refused by the export with the reason, never exported on per-mode schedules; a
+    single-mode model keeps its one schedule, and ``implicit=True`` refuses it with the
+    reason, before any code is generated."""
     clutch = analyze(api.load(ROOT / "ClutchBasic.mo"))
     bare = dataclasses.replace(clutch, guarded=None, guarded_refusal="no schedule, by hand")
     with pytest.raises(ModelRejected, match=r"model ClutchBasic: no guarded schedule: "
                        r"no schedule, by hand"):
         api.export_fmu(api.load(ROOT / "ClutchBasic.mo"), tmp_path / "c.fmu",
                        analysis=bare, progress=False)
+    assert not (tmp_path / "c.fmu").exists()
+    # the enumerated analysis (the debugging view) builds no schedule: the message says so
+    # and names the default analysis as the way to an FMU
+    listed = analyze(api.load(ROOT / "ClutchBasic.mo"), implicit=False)
+    assert listed.accepted and listed.guarded is None
+    with pytest.raises(ModelRejected, match=r"model ClutchBasic: no guarded schedule: the "
+                       r"analysis enumerated the modes \(implicit=False, `mdae-fmu analyze "
+                       r"--list-modes`: the debugging view, which builds none\); export with "
+                       r"the default analysis \(`mdae-fmu export MODEL`"):
+        api.export_fmu(api.load(ROOT / "ClutchBasic.mo"), tmp_path / "c.fmu",
+                       analysis=listed, progress=False)
     assert not (tmp_path / "c.fmu").exists()
     ball = analyze(api.load(ROOT / "BouncingBall.mo"))
     assert ball.guarded is None
