@@ -84,11 +84,6 @@ class Analysis:
     strict_units: bool = False
 
     @property
-    def enumerated(self) -> bool:
-        """Whether the modes were enumerated (per-mode report and automaton)."""
-        return self.modes is not None
-
-    @property
     def accepted(self) -> bool:
         if self.strict_units and self.units:
             return False
