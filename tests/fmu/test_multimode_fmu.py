@@ -540,7 +540,7 @@ def test_s3_restart_is_the_delta_scheme(tmp_path):
     ..., damped Newton with the analytic Jacobian, warm starts, two consecutive changes below
     1e-8): the FMU's right limits equal Python's `delta_scheme` limit within 1e-6, and both
     reach the standardized value w1+ = w2+ = w2- (docs/theory.md §9.7)."""
-    from mdae_fmu.impulse.numeric import delta_scheme
+    from delta_oracle import delta_scheme
     model = parse_modelica(SINH, "ClutchSinh.mo")
     ri, prob, ia = _instant_problem(model, "not g", "g")
     assert ri.method == "S3"
@@ -611,7 +611,7 @@ def test_non_semilinear_clutch_restart_is_the_delta_scheme_limit(fmus):
     """ClutchNonSemilinear (docs/theory.md §13.5): the FMU applies the rescaled (S2) closed form;
     Python's delta-scheme (Algorithm 14) on the same instant from the FMU's left limits
     converges to the same right limits (1e-6)."""
-    from mdae_fmu.impulse.numeric import delta_scheme
+    from delta_oracle import delta_scheme
     _, prob, ia = _instant_problem(load(ROOT / "ClutchNonSemilinear.mo"), "not g", "g")
     r = simulate_fmu(str(fmus("ClutchNonSemilinear")), stop_time=6.0,
                      relative_tolerance=1e-10, output_interval=0.01, output=["w1", "w2", "t"])
