@@ -140,13 +140,14 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
 
     ``erasure``: "restricted" or "canonical" conflict erasure (docs/decisions.md §2);
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
-    modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report
-    when already computed; ``progress``: called with the name of each stage. ``implicit``:
-    None (default) analyses a multimode model by the one analysis (`guarded_analysis`, no
-    mode enumerated); True also builds the guarded schedule of a single-mode model (one
-    formula, true); False enumerates the modes of a multimode model (the per-mode report
-    and the automaton, up to 2^12 consistent modes: the oracle and the debugging view, with
-    no guarded schedule, so no FMU).
+    modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report when
+    already computed (read by the enumerated analysis only: a multimode model's report is
+    ignored unless ``implicit`` is False); ``progress``: called with the name of each stage.
+    ``implicit``: None (default) analyses a multimode model by the one analysis
+    (`guarded_analysis`, no mode enumerated); True also builds the guarded schedule of a
+    single-mode model (one formula, true); False enumerates the modes of a multimode model (the
+    per-mode report and the automaton, up to 2^12 consistent modes: the oracle and the
+    debugging view, with no guarded schedule, so no FMU).
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
     reject the model instead of being warnings. ``full``: False when only the verdict, the
     summary or the FMU is wanted: a model without guards then skips the mode-change
@@ -169,6 +170,10 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
         raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
     if erasure not in ("restricted", "canonical"):
         raise ValueError(f"erasure must be 'restricted' or 'canonical', not {erasure!r}")
+    if modes is not None and len(modes.modes) > 1 and implicit is not False:
+        # a multimode model has the one analysis, which reads no per-mode report: a report
+        # given for it is not a second way to a schedule (docs/decisions.md §18)
+        modes = None
     if modes is None:
         fixed = fix_structural_parameters(model)
         if fixed.parameters:

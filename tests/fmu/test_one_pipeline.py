@@ -319,3 +319,21 @@ def test_no_per_mode_fallback_without_a_guarded_schedule(tmp_path):
         api.export_fmu(api.load(ROOT / "BouncingBall.mo"), tmp_path / "b.fmu",
                        analysis=ball, implicit=True, progress=False)
     assert not (tmp_path / "b.fmu").exists()
+
+
+def test_a_per_mode_report_is_no_second_path_to_a_schedule():
+    """A per-mode report handed to the analysis (``modes=``, `export`'s ``report=``) is read
+    by the enumerated analysis only: for a multimode model the default analysis is still the
+    one analysis (no mode enumerated, its own schedule), the same as without the report; with
+    ``implicit=False`` the report is the enumerated analysis' and no schedule is built
+    (docs/decisions.md §18)."""
+    from mdae_fmu import analysis as A
+    from mdae_fmu.structure.per_mode import analyze_modes
+    model = api.load(ROOT / "ClutchBasic.mo")
+    report = analyze_modes(model)
+    assert len(report.modes) == 2
+    one = A.analyze(model, modes=report)
+    assert one.modes is None and one.automaton is None and one.guarded is not None
+    assert one.guarded == A.analyze(model).guarded
+    listed = A.analyze(model, modes=report, implicit=False)
+    assert listed.modes is report and listed.guarded is None and listed.accepted
