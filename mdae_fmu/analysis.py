@@ -7,8 +7,10 @@ docs/theory.md §10.2) and the guarded block schedule built from it
 structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4) and the exploration of
 mode changes into the mode-change automaton (`mdae_fmu.modes`, docs/theory.md §8.1), runs for
 a single-mode model, and for a multimode one only when asked for (``implicit=False``: the
-tests' oracle and `mdae-fmu analyze --list-modes`), with the guarded schedule built on top
-(`_with_schedule`). Code generation consumes the `Analysis` and runs none. `render_text` /
+tests' oracle and `mdae-fmu analyze --list-modes`, the debugging view; no guarded schedule, so
+no FMU). ``implicit=True`` builds the guarded schedule of a single-mode model on top of its
+enumerated analysis (`_with_schedule`). Code generation consumes the `Analysis` and runs
+none. `render_text` /
 `render_json` give the report of `mdae-fmu analyze`."""
 
 from __future__ import annotations
@@ -82,11 +84,6 @@ class Analysis:
     strict_units: bool = False
 
     @property
-    def enumerated(self) -> bool:
-        """Whether the modes were enumerated (per-mode report and automaton)."""
-        return self.modes is not None
-
-    @property
     def accepted(self) -> bool:
         if self.strict_units and self.units:
             return False
@@ -143,12 +140,14 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
 
     ``erasure``: "restricted" or "canonical" conflict erasure (docs/decisions.md §2);
     ``lemma22``: "two-graph" or "literal" reading of Lemma 22 in the DiffArray of transient
-    modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report
-    when already computed; ``progress``: called with the name of each stage. ``implicit``:
-    None (default) analyses a multimode model by the one analysis (`guarded_analysis`, no
-    mode enumerated); True also builds the guarded schedule of a single-mode model (one
-    formula, true); False enumerates the modes of a multimode model (the per-mode report
-    and the automaton, up to 2^12 consistent modes) and builds the schedule on top.
+    modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report when
+    already computed (read by the enumerated analysis only: a multimode model's report is
+    ignored unless ``implicit`` is False); ``progress``: called with the name of each stage.
+    ``implicit``: None (default) analyses a multimode model by the one analysis
+    (`guarded_analysis`, no mode enumerated); True also builds the guarded schedule of a
+    single-mode model (one formula, true); False enumerates the modes of a multimode model (the
+    per-mode report and the automaton, up to 2^12 consistent modes: the oracle and the
+    debugging view, with no guarded schedule, so no FMU).
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
     reject the model instead of being warnings. ``full``: False when only the verdict, the
     summary or the FMU is wanted: a model without guards then skips the mode-change
@@ -171,6 +170,10 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
         raise ValueError(f"lemma22 must be 'two-graph' or 'literal', not {lemma22!r}")
     if erasure not in ("restricted", "canonical"):
         raise ValueError(f"erasure must be 'restricted' or 'canonical', not {erasure!r}")
+    if modes is not None and len(modes.modes) > 1 and implicit is not False:
+        # a multimode model has the one analysis, which reads no per-mode report: a report
+        # given for it is not a second way to a schedule (docs/decisions.md §18)
+        modes = None
     if modes is None:
         fixed = fix_structural_parameters(model)
         if fixed.parameters:
@@ -243,21 +246,9 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
         )
     if not automaton.accepted:
         return Analysis(model_name=model.name, modes=modes, automaton=automaton, **converted)
-    if len(modes.modes) > 1:
-        # what the multimode exporter cannot run (reinits it cannot run as written, transient
-        # guards on equations) is part of the verdict, so that analyze and export agree
-        # (docs/multimode-fmu.md)
-        from .codegen.exportable import check_exportable
-        try:
-            check_exportable(model, automaton)
-        except ModelRejected as err:
-            return Analysis(
-                model_name=model.name,
-                modes=modes,
-                automaton=automaton,
-                rejection=err.message,
-                **converted,
-            )
+    # (what the exporter of a multimode model cannot run, reinits it cannot run as written
+    # and transient guards on equations, is the guarded schedule's verdict,
+    # `mdae_fmu.implicit.variants.guarded_schedule`: the enumerated analysis exports nothing)
     delayed = delay_same_instant_guards(model, automaton.system)
     if delayed is model:
         if converted:  # code generation compiles the converted equations

@@ -25,8 +25,8 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     analysis (modes as formulas over the guards, the guarded block schedule; ``.modes`` and
     ``.automaton`` are None); False enumerates its modes and explores the mode changes
     (``.modes``, ``.automaton``: the view of ``mdae-fmu analyze --list-modes``, up to 2^12
-    consistent modes) and builds the guarded schedule on top; True also builds the guarded
-    schedule of a single-mode model."""
+    consistent modes), the debugging view, with no guarded schedule (`export_fmu` refuses it
+    for a multimode model); True also builds the guarded schedule of a single-mode model."""
     from .analysis import analyze as _analyze
     from .progress import as_progress
     return _analyze(model, erasure=erasure, lemma22=lemma22,

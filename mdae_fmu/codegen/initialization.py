@@ -5,9 +5,10 @@ start values fixing the free states (initialization is left open by the papers).
 (docs/fmi-mapping.md, "Initialization"):
 
 * rows: the consistency equations F^{<c} of the mode (f^(k), k < c_f: they involve states
-  only), plus the model's initial equations. A multimode model (per-mode schedules) has the
-  rows of every mode, each ``if <the mode's guard valuation> then residual else 0``
-  (`mode_rows`): the mode the FMU starts in is the one its guards select at run time (an
+  only), plus the model's initial equations. A multimode model (the guarded schedule) has
+  the rows of every block variant, each selected by its activity flag
+  (`mdae_fmu.codegen.guarded.guarded_initialization`): the mode the FMU starts in is the one
+  its guards select at run time (an
   input or a parameter the host sets, a start value), not the one the start values select at
   export, and its consistency equations are the initial system's (a fixed state is never
   moved afterwards by the projection onto a constraint the initial system did not solve);
@@ -61,8 +62,8 @@ class InitPlan:
     needs_compute: bool
     # (target slot, sympy value): `_initial_assignments`
     assignments: tuple[tuple[Slot, sp.Basic], ...] = ()
-    # the rows read the mode (`mode_rows`): the discrete equations and the mode's schedule
-    # run before each residual evaluation
+    # the rows read the mode (`mdae_fmu.codegen.guarded.guarded_initialization`): the
+    # discrete equations and the mode's schedule run before each residual evaluation
     mode_dependent: bool = False
     # per row, what it is in words (the FMU's message when the row does not hold)
     descriptions: tuple[str, ...] = ()
@@ -73,25 +74,10 @@ class InitPlan:
     blocks: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
 
 
-@dataclass(frozen=True)
-class ModeRows:
-    """The consistency equations F^{<c} of one long mode of a multimode model and the
-    valuation of the long guards (sympy, in the order of ``valuation``) that selects it."""
-    label: str
-    guards: tuple[sp.Basic, ...]
-    valuation: tuple[bool, ...]
-    rows: tuple[tuple[str, sp.Expr], ...]
-
-
-def plan_initialization(model: Model, cm: CompiledModel,
-                        modes: tuple[ModeRows, ...] | None = None) -> InitPlan:
-    """Rows and unknowns of the initial system (module docstring). ``modes``: the long modes
-    of a multimode model with per-mode schedules (their rows replace ``cm.consistency``)."""
-    rows = list(cm.consistency) if modes is None else mode_rows(modes)
-    mode_dependent = modes is not None and bool(rows)
-    # the residuals without the modes' guards (which the discrete equations compute)
-    residuals = [e for _, e in cm.consistency] if modes is None else \
-        [e for m in modes for _, e in m.rows]
+def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
+    """Rows and unknowns of the initial system (module docstring)."""
+    rows = list(cm.consistency)
+    residuals = [e for _, e in cm.consistency]
     params = _free_parameter_slots(model, cm)
     discrete = _free_discrete_slots(model, cm)
     assignments, equations = _initial_assignments(model, cm)
@@ -120,9 +106,8 @@ def plan_initialization(model: Model, cm: CompiledModel,
         unknown_slots=tuple(sorted(unknowns)),
         needs_compute=needs_compute,
         assignments=assignments,
-        mode_dependent=mode_dependent,
         descriptions=_descriptions(
-            model, cm, rows, modes, {s for s, k in slot_of.items() if k in unknowns}
+            model, cm, rows, {s for s, k in slot_of.items() if k in unknowns}
         ),
         labels=row_labels(model, rows),
         blocks=parameter_blocks([e for _, e in rows], {
@@ -178,27 +163,7 @@ def row_labels(model: Model, rows: Sequence[tuple[str, sp.Basic]]) -> tuple[str,
     return tuple(out)
 
 
-def mode_rows(modes: tuple[ModeRows, ...]) -> list[tuple[str, sp.Expr]]:
-    """The consistency rows of every mode, each ``if condition then residual else 0``
-    (docs/theory.md §8.5, §11: the initial mode's F^{<c} hold at the start; which mode is
-    initial is known at run time only). In the mode the FMU is in, its rows are those of its
-    consistency equations and the other modes' rows vanish identically (zero rows, which the
-    least-squares step ignores). Row labels: ``e3@[g]``."""
-    out = []
-    for m in modes:
-        for label, e in m.rows:
-            row = e
-            # nested, each on a guard as the mode selection reads it (no negated relation,
-            # which sympy would rewrite and the printers would no longer find frozen)
-            for g, v in zip(m.guards, m.valuation):
-                row = sp.Piecewise((row, g), (0, True)) if v else \
-                    sp.Piecewise((0, g), (row, True))
-            out.append((f"{label}@[{m.label}]", row))
-    return out
-
-
 def _descriptions(model: Model, cm: CompiledModel, rows: Sequence[tuple[str, sp.Basic]],
-                  modes: tuple[ModeRows, ...] | None,
                   unknown_symbols: set[sp.Basic]) -> tuple[str, ...]:
     """Per row of the initial system, its equation, where it is, the mode whose
     consistency equation it is and the ``fixed = true`` start values it reads: the FMU's
@@ -216,7 +181,7 @@ def _descriptions(model: Model, cm: CompiledModel, rows: Sequence[tuple[str, sp.
         text = f"equation {eq_label}" + (f" ({loc})" if loc is not None else "")
         if mode:
             text += f", a consistency equation of mode {mode}"
-        elif modes is None and any(eq_label == lab for lab, _ in cm.consistency):
+        elif any(eq_label == lab for lab, _ in cm.consistency):
             text += ", a consistency equation of the initial mode"
         text += " does not hold"
         starts = sorted({state_name[s] for s in e.free_symbols

@@ -1,6 +1,6 @@
-"""The layout pieces shared by the multimode exporters (issue 26, Deliver 7): the variables
-an exporter adds after the model's in the union layout (`UnionLayout`: the hidden state
-vector entries of the states of some modes only, the impulse outputs), the
+"""The layout pieces of the guarded schedule's exporter (issue 26, Deliver 7): the variables
+it adds after the model's in the union layout (`UnionLayout`: the hidden state vector
+entries of the states of some modes only), the
 left-limit guards kept in a band of the event hysteresis (`band_left_limit_relations`,
 `watched_relations`, `band_updates`), the bound on the mode changes of one event iteration
 (`max_mode_changes`) and the C files of the mode logic with the sizes ``config.h`` takes from
@@ -32,16 +32,6 @@ if TYPE_CHECKING:
 #: Boolean slot)
 Banded = tuple[sp.Symbol, sp.Expr, int]
 
-@dataclass(frozen=True)
-class ImpulseOutput:
-    """The discrete Real output ``name`` (``impulse(var)``, Real slot ``slot``): the integral of
-    the impulsive variable ``var`` over the last mode change (docs/multimode-fmu.md,
-    "Impulses")."""
-    var: str
-    name: str
-    slot: int
-
-
 
 @dataclass(frozen=True)
 class ModeSources:
@@ -51,7 +41,6 @@ class ModeSources:
     ncons: int
     work: int
     perm: int
-
 
 
 class UnionLayout:
@@ -67,7 +56,6 @@ class UnionLayout:
         self.real_names = list(union.real_names)
         self.states = list(union.states)
         self.guesses = dict(union.guesses)
-        self.impulses: dict[str, ImpulseOutput] = {}
 
     def fresh(self, name: str) -> str:
         """``name``, or ``name`` followed by underscores, not yet taken; now taken."""
@@ -112,29 +100,6 @@ class UnionLayout:
                          for v in variables]
             var_index = {v.name: j for j, v in enumerate(variables)}
         self.variables = variables
-
-    def impulse_output(self, var: str) -> ImpulseOutput:
-        """The discrete Real output ``impulse(var)``, added at its first use."""
-        if var not in self.impulses:
-            iname = self.fresh(f"impulse({var})")
-            self.impulses[var] = ImpulseOutput(var=var, name=iname, slot=self.n_real)
-            self.real_names.append(iname)
-            self.variables.append(
-                FmiVariable(
-                    name=iname,
-                    type="Real",
-                    vr=self.n_real,
-                    causality="output",
-                    variability="discrete",
-                    initial="exact",
-                    start=0.0,
-                    description=f"integral of {var} over the last mode change",
-                    kind=1,
-                )
-            )
-            self.n_real += 1
-        return self.impulses[var]
-
 
 
 def max_mode_changes(n_modes: int) -> int:

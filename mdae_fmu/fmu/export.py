@@ -165,12 +165,17 @@ def _guarded_path(analysis, implicit: bool) -> bool:
     """Whether ``export`` generates the guarded schedule of ``analysis``: every model whose
     analysis built one, and every model beyond the enumeration (the analysis then has no
     other); not a single-mode model. A multimode analysis without one (the analysis rejects
-    such a model, E-NO-SCHEDULE, so only a saved analysis can be one), or ``implicit``
-    (``--implicit``) asked of an analysis without one: `ModelRejected` with the reason."""
+    such a model, E-NO-SCHEDULE, so only a saved analysis or the enumerated one,
+    ``implicit=False``, can be one), or ``implicit`` (``--implicit``) asked of an analysis
+    without one: `ModelRejected` with the reason."""
     if analysis.modes is None or analysis.guarded is not None:
         return True
     if implicit or len(analysis.modes.modes) > 1:
-        why = analysis.guarded_refusal or "the analysis built no guarded schedule"
+        why = analysis.guarded_refusal or (
+            "the analysis enumerated the modes (implicit=False, `mdae-fmu analyze --list-modes`: "
+            "the debugging view, which builds none); export with the default analysis "
+            "(`mdae-fmu export MODEL`, or a saved `mdae-fmu analyze --json` without --list-modes)"
+            if len(analysis.modes.modes) > 1 else "the analysis built no guarded schedule")
         raise ModelRejected(f"model {analysis.model_name}: no guarded schedule: {why}")
     return False
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..output import atomic_output, writing
 
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 #: deflate level of every entry: level 1 compresses the sources, the model description and
@@ -59,12 +58,3 @@ def write_zip(target: Path, entries: dict[str, bytes]) -> None:
             info.create_system = 3
             info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
             zf.writestr(info, entries[name], compresslevel=COMPRESS_LEVEL)
-
-
-def write_fmu(path: Path, entries: dict[str, bytes], inputs=()) -> Path:
-    """Write ``entries`` as a deterministic zip at ``path``, atomically
-    (`mdae_fmu.output.atomic_output`: a unique temporary file in the target directory, then
-    one rename); ``inputs``: files the output must not replace."""
-    with atomic_output(path, inputs, make_parents=True) as tmp:
-        writing(tmp, path, lambda: write_zip(tmp, entries))
-    return Path(path)

@@ -34,8 +34,8 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
     the event (`mdae_fmu.codegen.restarts.with_transient_restarts`). ``analysed``: that
     analysis accepted every change into a transient mode. `ModelRejected` naming the
     equations and their lines without it, and in a model with mode changes (``switching``),
-    where the change into a transient mode depends on the long mode it leaves, with the
-    message of the analysis' verdict (`mdae_fmu.codegen.exportable.check_exportable`)."""
+    where the change into a transient mode depends on the long mode it leaves (the one
+    refusal of such a model: the enumerated analysis exports nothing)."""
     from ..structure.per_mode import is_event_guard
     bad = []
     for eq in model.equations:

@@ -17,13 +17,6 @@ from .event_iteration import delayed_guards
 from .normalize import MultimodeSystem, bool_definitions, normalize
 
 
-def delayed_variables(model: Model) -> dict[str, tuple[str, ...]]:
-    """``{Boolean guard variable or guard text: variables read at the previous instant}`` for
-    the delayed guards of ``model`` (`delayed_guards` on its normalization)."""
-    system = normalize(model)
-    return {system.guards[gi].name: vs for gi, vs in delayed_guards(system).items()}
-
-
 def _pre_of(e: E.Expr, names: frozenset) -> E.Expr:
     """``e`` with every same-instant reference to one of ``names`` replaced by ``pre(name)``
     (references already under ``pre`` are left alone)."""
@@ -75,4 +68,4 @@ def delay_same_instant_guards(model: Model, system: MultimodeSystem | None = Non
     return replace(model, equations=tuple(equations))
 
 
-__all__ = ["delayed_variables", "delay_same_instant_guards"]
+__all__ = ["delay_same_instant_guards"]

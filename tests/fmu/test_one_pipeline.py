@@ -291,10 +291,10 @@ def test_export_takes_the_guarded_schedule_and_refuses_per_mode(tmp_path, capsys
 
 def test_no_per_mode_fallback_without_a_guarded_schedule(tmp_path):
     """A multimode analysis without a guarded schedule (the analysis rejects such a model,
-    E-NO-SCHEDULE: only a saved or altered analysis can be one) is refused by the export with
-    the reason, never exported on per-mode schedules; a single-mode model keeps its one
-    schedule, and ``implicit=True`` refuses it with the reason, before any code is
-    generated."""
+    E-NO-SCHEDULE: only a saved or altered analysis, or the enumerated one, can be one) is
+    refused by the export with the reason, never exported on per-mode schedules; a
+    single-mode model keeps its one schedule, and ``implicit=True`` refuses it with the
+    reason, before any code is generated."""
     clutch = analyze(api.load(ROOT / "ClutchBasic.mo"))
     bare = dataclasses.replace(clutch, guarded=None, guarded_refusal="no schedule, by hand")
     with pytest.raises(ModelRejected, match=r"model ClutchBasic: no guarded schedule: "
@@ -302,9 +302,38 @@ def test_no_per_mode_fallback_without_a_guarded_schedule(tmp_path):
         api.export_fmu(api.load(ROOT / "ClutchBasic.mo"), tmp_path / "c.fmu",
                        analysis=bare, progress=False)
     assert not (tmp_path / "c.fmu").exists()
+    # the enumerated analysis (the debugging view) builds no schedule: the message says so
+    # and names the default analysis as the way to an FMU
+    listed = analyze(api.load(ROOT / "ClutchBasic.mo"), implicit=False)
+    assert listed.accepted and listed.guarded is None
+    with pytest.raises(ModelRejected, match=r"model ClutchBasic: no guarded schedule: the "
+                       r"analysis enumerated the modes \(implicit=False, `mdae-fmu analyze "
+                       r"--list-modes`: the debugging view, which builds none\); export with "
+                       r"the default analysis \(`mdae-fmu export MODEL`"):
+        api.export_fmu(api.load(ROOT / "ClutchBasic.mo"), tmp_path / "c.fmu",
+                       analysis=listed, progress=False)
+    assert not (tmp_path / "c.fmu").exists()
     ball = analyze(api.load(ROOT / "BouncingBall.mo"))
     assert ball.guarded is None
     with pytest.raises(ModelRejected, match=r"model BouncingBall: no guarded schedule: "):
         api.export_fmu(api.load(ROOT / "BouncingBall.mo"), tmp_path / "b.fmu",
                        analysis=ball, implicit=True, progress=False)
     assert not (tmp_path / "b.fmu").exists()
+
+
+def test_a_per_mode_report_is_no_second_path_to_a_schedule():
+    """A per-mode report handed to the analysis (``modes=``, `export`'s ``report=``) is read
+    by the enumerated analysis only: for a multimode model the default analysis is still the
+    one analysis (no mode enumerated, its own schedule), the same as without the report; with
+    ``implicit=False`` the report is the enumerated analysis' and no schedule is built
+    (docs/decisions.md §18)."""
+    from mdae_fmu import analysis as A
+    from mdae_fmu.structure.per_mode import analyze_modes
+    model = api.load(ROOT / "ClutchBasic.mo")
+    report = analyze_modes(model)
+    assert len(report.modes) == 2
+    one = A.analyze(model, modes=report)
+    assert one.modes is None and one.automaton is None and one.guarded is not None
+    assert one.guarded == A.analyze(model).guarded
+    listed = A.analyze(model, modes=report, implicit=False)
+    assert listed.modes is report and listed.guarded is None and listed.accepted

@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from mdae_fmu.impulse.analysis import impulse_analysis
-from mdae_fmu.impulse.numeric import delta_scheme, solve_at
+from delta_oracle import delta_scheme, solve_at
 from mdae_fmu.impulse.standardize import leading_order, standardize
 from mdae_fmu.modes import analyze_multimode
 import multimode_examples as X
