@@ -33,11 +33,6 @@ _CITATION = re.compile(r" \((?:theory|docs/theory\.md) [^)]*\)")
 MAX_QUOTE = 100
 
 
-def render_summary(model: Model, a: Analysis, implicit: bool = False) -> str:
-    """The summary as one text (module docstring)."""
-    return "\n".join(summary_lines(model, a, implicit))
-
-
 def summary_lines(model: Model, a: Analysis, implicit: bool = False) -> Iterator[str]:
     """The lines of the summary (module docstring); that of the implicit analysis beyond the
     explicit enumeration or with ``implicit``; the structural parameters first, and the
@@ -420,4 +415,4 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
-__all__ = ["MAX_LISTED", "render_summary", "summary_lines"]
+__all__ = ["MAX_LISTED", "summary_lines"]

@@ -371,8 +371,8 @@ def _initial_consistency(sched: GuardedSchedule, active: Sequence[sp.Symbol]
     with inputs and start values: so every variant's rows, each selected by its activity flag
     ``active[k]`` (and a merged block's by its selection flag), set by `mdae_compute` before
     each evaluation (`guarded_initialization`); the rows of the other modes are 0. Labels
-    ``e3@[g]``: the equation and the modes of the variant, as
-    `mdae_fmu.codegen.initialization.mode_rows` names the per-mode rows."""
+    ``e3@[g]``: the equation and the modes of the variant (`mdae_fmu.codegen.initialization`
+    describes them by these labels)."""
     out = []
     for k, v in enumerate(sched.variants):
         when = v.sel.cons_when if v.sel is not None else (None,) * len(v.cons)
