@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from .. import expr as E
 from ..diagnostics import SourceLoc
+from ..records import quick_init
 
 #: Prefixes of the built-in enumeration literals (`StateSelect.prefer`, `AssertionLevel.error`)
 #: that references may name without a declaration.
@@ -88,6 +89,7 @@ class Stmt:
     loc: SourceLoc
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Decl:
     """One declared component before validation (`flat_modelica.build_model` turns it into a
@@ -104,6 +106,7 @@ class Decl:
     dims: tuple = ()                      # array dimensions (expressions), scalarized later
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Named:
     """A named argument ``name = value`` of a call."""
@@ -111,12 +114,14 @@ class Named:
     value: object
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Description:
     """A description string (its pieces joined)."""
     text: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Argument:
     """One argument ``each final name(...) = value`` of a class modification."""
@@ -124,6 +129,7 @@ class Argument:
     mod: "Modification | None"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Modification:
     """A modification: its class-modification arguments (or None) and its binding (or None)."""

@@ -32,6 +32,7 @@ from typing import Literal, cast
 from .. import expr as E
 from ..diagnostics import ModelRejected, SourceLoc
 from ..ir import Assign, Equation, Model, Reinit
+from ..records import quick_init
 from ..structure.conditionals import classify_conditionals, drop_zero_terms
 from ..structure.per_mode import TooManyModes
 from ..structure.signature import sigma_row
@@ -74,7 +75,8 @@ class Guard:
     loc: SourceLoc | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class MEquation:
     """A guarded equation ``if guard then 0 = residual`` over the model's unknowns.
 

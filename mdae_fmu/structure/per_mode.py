@@ -28,6 +28,7 @@ from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Equation, Model
 from ..functions import function_table
+from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
 from .graph import DM, iter_block_triangular_graph, no_gc
 from .latent import latent_system
@@ -55,7 +56,8 @@ MAX_STATE_SELECTION = 400
 
 # --- the data contract ----------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class Instance:
     """``name^(order)``: the order-th time derivative of a variable."""
     name: str
@@ -128,7 +130,8 @@ class LatentEquation:
         return eq_label(self.eq_id, self.k)
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class Block:
     """One block of the BTF: the (eq_id, k) equations solved together for ``unknowns``."""
     equations: tuple[tuple[str, int], ...]

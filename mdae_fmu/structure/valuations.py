@@ -196,8 +196,11 @@ def guard_definitions(model: Model, cls: VariableClasses | None = None
 
 
 def _guard_definitions(model: Model, cls: VariableClasses) -> dict[E.Expr, E.Expr]:
-    """`guard_definitions`, computed."""
+    """`guard_definitions`, computed: ``{}`` at once for a model that declares no Boolean
+    variable (no side can then be a Boolean reference)."""
     types = cls.types
+    if "Boolean" not in types.values():
+        return {}
     found: dict[E.Expr, E.Expr] = {}
     twice: set[E.Expr] = set()
     for eq in model.equations:
