@@ -509,7 +509,7 @@ def test_export_is_reproducible_across_hash_seeds(tmp_path, fmus):
     script = ("import sys\nfrom mdae_fmu.cli import main\n"
               "for m, o in zip(sys.argv[1::2], sys.argv[2::2]):\n"
               "    assert main(['export', m, '-o', o]) == 0\n")
-    args = [a for name in names for a in (str(ROOT / f"{name}.mo"), str(tmp_path / f"{name}.fmu"))]
+    args = [str(p) for name in names for p in (ROOT / f"{name}.mo", tmp_path / f"{name}.fmu")]
     subprocess.run([sys.executable, "-c", script, *args], check=True, env=env,
                    capture_output=True)
     for name in names:
