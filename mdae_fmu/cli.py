@@ -17,7 +17,7 @@ from typing import Callable
 
 from .diagnostics import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM,
                           InputError, MdaeError)
-from .output import Interrupted, check_writable, os_reason, signals_raise
+from .output import Interrupted, check_destination, check_writable, os_reason, signals_raise
 from .version import VERSION
 
 
@@ -226,7 +226,10 @@ def _export(args) -> int:
     out = Path(args.output) if args.output else Path(f"{_file_stem(model.name)}.fmu")
     # before the exporter's imports (sympy, jinja2: about 0.9 s of CPU), which a refused
     # output would pay for nothing; the export checks it again when it reserves the file
-    check_writable(out, [args.model, args.from_json])
+    # (and creates a missing directory: left to it)
+    check_destination(out, [args.model, args.from_json])
+    if out.parent.is_dir():
+        check_writable(out, [args.model, args.from_json])
     de = {"startTime": args.start_time, "stopTime": args.stop_time,
           "tolerance": args.tolerance, "stepSize": args.step_size}
     fmi_type = args.fmi_type or ("cs" if args.backend == "python" else "me")
