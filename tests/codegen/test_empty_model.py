@@ -22,6 +22,7 @@ MODELS = {
 }
 
 
+@pytest.mark.requires_sundials
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_without_equations_exports_a_valid_fmu(tmp_path, name):
     src = tmp_path / f"{name}.mo"

@@ -29,6 +29,9 @@ from fmpy.fmi2 import FMU2Model  # noqa: E402
 
 from mdae_fmu.fmu.export import export  # noqa: E402
 
+# the bank is exported with both interfaces (fmi_type="both": CVODE embedded)
+pytestmark = pytest.mark.requires_sundials
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from gen_multimode import diode_bank  # noqa: E402

@@ -100,6 +100,54 @@ def test_any_input_change_is_a_miss(tmp_path, counting_cc, monkeypatch, change):
     assert len(list(cache.glob("*.so"))) == 2
 
 
+def _preprocessor_runs(cc_log: Path) -> int:
+    return _calls(cc_log).count("-E")
+
+
+@pytest.fixture
+def logging_cc(counting_cc, tmp_path, monkeypatch):
+    """`counting_cc` whose log also has each preprocessor run (-E)."""
+    log, cache = counting_cc
+    cc = tmp_path / "cc"
+    cc.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in -c|-shared|-E) echo "$a" >> '
+                  f'"{log}";; esac; done\nexec gcc "$@"\n')
+    return log, cache
+
+
+def test_a_unit_is_preprocessed_once_per_process(tmp_path, logging_cc):
+    """The key of a unit whose text, flags, compiler and included files did not change is
+    remembered: the second build (another source directory, as every export has) runs no
+    preprocessor, and a hit still gives the same bytes."""
+    log, _ = logging_cc
+    first = compile_shared_library(_sources(tmp_path / "one"), ["a.c"], tmp_path / "one.so")
+    assert _calls(log) == ["-E", "-c", "-shared"]
+    second = compile_shared_library(_sources(tmp_path / "two"), ["a.c"], tmp_path / "two.so")
+    assert _calls(log) == ["-E", "-c", "-shared"]
+    assert second.read_bytes() == first.read_bytes()
+    # the included header edited (same size, at once): preprocessed and compiled again
+    third = compile_shared_library(_sources(tmp_path / "three", k=3), ["a.c"],
+                                   tmp_path / "three.so")
+    assert _calls(log) == ["-E", "-c", "-shared"] * 2
+    assert third.read_bytes() != first.read_bytes()
+
+
+def test_a_new_header_beside_the_unit_is_a_miss(tmp_path, logging_cc):
+    """A header that appears in the source directory and shadows a system header (``-I.``
+    is searched first) changes the preprocessed text although no file the first
+    preprocessing read changed: the remembered key is not used."""
+    log, cache = logging_cc
+    body = ("#include <assert.h>\n#ifndef SHADOW\n#define SHADOW 2\n#endif\n"
+            "int twice(int x) { return SHADOW * x; }\n")
+    first = compile_shared_library(_sources(tmp_path / "one", body=body), ["a.c"],
+                                   tmp_path / "one.so")
+    two = _sources(tmp_path / "two", body=body)
+    (two / "assert.h").write_text("#define SHADOW 3\n")
+    second = compile_shared_library(two, ["a.c"], tmp_path / "two.so")
+    assert _preprocessor_runs(log) == 2
+    assert first.read_bytes() != second.read_bytes()
+    assert len(list(cache.glob("*.so"))) == 2
+
+
 def test_failed_build_is_not_kept(tmp_path, counting_cc):
     log, cache = counting_cc
     src = _sources(tmp_path / "bad", body="int broken(void) { return undeclared; }\n")

@@ -82,6 +82,7 @@ def test_time_window_clutches_conserve_angular_momentum(tmp_path):
         assert np.min(np.abs(ev - edge)) < 1e-9, (edge, ev)
 
 
+@pytest.mark.requires_sundials
 def test_co_simulation_beyond_30_clutches(tmp_path):
     """The CS FMU of a drive line of 31 clutches (more guards than a mode number's 30 bits:
     `mdae_mode` then counts the mode changes) initializes and follows the closed form: with

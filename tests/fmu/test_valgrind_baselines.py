@@ -105,16 +105,25 @@ HOST_BUGS: dict[str, str] = {}
 
 @pytest.fixture(scope="module")
 def memcheck_runs(host, tmp_path_factory):
-    """name -> HostRun of the shared FMU under valgrind (one run per model, two tests)."""
+    """name -> HostRun of the shared FMU under valgrind: one run per model and test run, read
+    by the two tests below whichever xdist workers they land on (`fmu_files.shared_build`
+    keeps the run pickled; a module-scoped dict alone ran valgrind again in the second worker,
+    0.5 to 1.4 s of CPU per model)."""
+    import pickle
+
     from cosim_util import INPUT_SIGNALS, build_me
-    runs = {}
+    from fmu_files import shared_build
 
     def get(name):
-        if name not in runs:
-            inputs = INPUT_SIGNALS.get(name)
-            runs[name] = run_fmu_in_host(host, build_me(name), tmp_path_factory.mktemp(name),
-                                         step=HOST_STEP.get(name, 1e-3), inputs=inputs)
-        return runs[name]
+        fmu = build_me(name)
+        inputs = INPUT_SIGNALS.get(name)
+        step = HOST_STEP.get(name, 1e-3)
+
+        def run(path):
+            path.write_bytes(pickle.dumps(run_fmu_in_host(
+                host, fmu, tmp_path_factory.mktemp(name), step=step, inputs=inputs)))
+        key = ("memcheck_run", name, str(fmu), step, repr(inputs))
+        return pickle.loads(shared_build(key, "run.pickle", run).read_bytes())
     return get
 
 

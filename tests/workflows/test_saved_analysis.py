@@ -141,6 +141,12 @@ def _altered(doc: dict, how: str) -> dict:
     return doc
 
 
+@pytest.fixture(scope="module")
+def ball_saved(tmp_path_factory) -> str:
+    """``mdae-fmu analyze --json`` of BouncingBall, run once for the tests that alter it."""
+    return _saved_json(REF / "BouncingBall.mo", tmp_path_factory.mktemp("ball")).read_text()
+
+
 @pytest.mark.parametrize("how,message", [
     ("version", "saved by mdae-fmu 0.0.0"),
     ("edited", "altered or truncated"),
@@ -149,10 +155,9 @@ def _altered(doc: dict, how: str) -> dict:
     ("missing", "no \"saved_analysis\""),
     ("format", "not a saved analysis"),
 ])
-def test_bad_saved_analysis_is_an_input_error(how, message, tmp_path):
-    saved = _saved_json(REF / "BouncingBall.mo", tmp_path)
+def test_bad_saved_analysis_is_an_input_error(how, message, tmp_path, ball_saved):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(_altered(json.loads(saved.read_text()), how)))
+    bad.write_text(json.dumps(_altered(json.loads(ball_saved), how)))
     with pytest.raises(InputError, match=re.escape(message)):
         api.load_analysis(bad)
     r = _cli("export", "--from-json", str(bad), "-o", "x.fmu", cwd=tmp_path)
@@ -161,10 +166,11 @@ def test_bad_saved_analysis_is_an_input_error(how, message, tmp_path):
     assert not (tmp_path / "x.fmu").exists()
 
 
-def test_missing_truncated_and_ambiguous_inputs(tmp_path):
+def test_missing_truncated_and_ambiguous_inputs(tmp_path, ball_saved):
     r = _cli("export", "--from-json", "nowhere.json", cwd=tmp_path)
     assert r.returncode == EXIT_INPUT and "nowhere.json" in r.stderr
-    saved = _saved_json(REF / "BouncingBall.mo", tmp_path)
+    saved = tmp_path / "BouncingBall.json"
+    saved.write_text(ball_saved)
     cut = tmp_path / "cut.json"
     cut.write_text(saved.read_text()[:3000])
     r = _cli("export", "--from-json", str(cut), cwd=tmp_path)

@@ -52,11 +52,12 @@ end Pendulum;
 """
 
 
-def _imported(tmp_path: Path, text: str) -> tuple[str, list[str]]:
+def _imported(tmp_path: Path, text: str, *command: str) -> tuple[str, list[str]]:
+    """The exit code and heavy imports of ``mdae-fmu COMMAND m.mo`` (default ``analyze``)."""
     path = tmp_path / "m.mo"
     path.write_text(text)
-    out = subprocess.run([sys.executable, "-c", _PROBE, "analyze", str(path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", _PROBE, *(command or ("analyze",)), str(path)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
     last = out.stdout.strip().splitlines()[-1]
     assert last.startswith("RC "), out.stdout + out.stderr
     rc = last.split()[1]
@@ -78,6 +79,15 @@ def test_analyze_of_an_index_2_model_loads_sympy_on_use(tmp_path):
     rc, mods = _imported(tmp_path, PENDULUM)
     assert rc == "0"
     assert "sympy" in mods
+
+
+def test_export_to_an_unwritable_output_is_refused_before_the_exporter_loads(tmp_path):
+    """``export -o DIR``: exit 2 (the output is a directory) with none of the exporter's
+    modules imported (sympy, jinja2: about 0.9 s of CPU that a refusal would waste)."""
+    (tmp_path / "adir").mkdir()
+    rc, mods = _imported(tmp_path, ODE, "export", "-o", str(tmp_path / "adir"))
+    assert rc == "2"
+    assert mods == []
 
 
 @pytest.mark.parametrize("first", ["symbolic", "sympy"])

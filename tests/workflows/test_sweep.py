@@ -385,6 +385,7 @@ def test_dask_run_prints_nothing_of_dask(clutch_fmu, tmp_path):
 README_SWEEP = re.compile(r"```python\n((?:(?!```).)*mdae_fmu\.sweep\((?:(?!```).)*)```", re.S)
 
 
+@pytest.mark.requires_sundials      # the README compares on the FMU's Co-Simulation side
 def test_readme_sweep_example_runs_as_a_plain_script(clutch_fmu, tmp_path):
     """The README's code block with ``mdae_fmu.sweep(...)`` saved as a script, run with no
     ``if __name__ == "__main__":``: it ends with exit 0 and prints no Dask message (it gave
