@@ -18,25 +18,12 @@ from mdae_fmu.schedule_report import restart_into
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from gen_modeller import drive_line  # noqa: E402
-
-
-def _chain(n: int) -> str:
-    """The single-mode chain of docs/multimode.md ("Single-mode models on the guarded
-    schedule"): ``der(x_k) = y_(k-1) - x_k``, ``y_k = 2 x_k + x_k^2/(1 + x_k^2)``."""
-    lines = [f"class Chain{n}"]
-    lines += [f"  Real x{k}(start = 0.5, fixed = true);\n  Real y{k};" for k in range(1, n + 1)]
-    lines.append("equation")
-    for k in range(1, n + 1):
-        prev = f"y{k - 1}" if k > 1 else "sin(time)"
-        lines.append(f"  der(x{k}) = {prev} - x{k};")
-        lines.append(f"  y{k} = 2 * x{k} + x{k}^2 / (1 + x{k}^2);")
-    lines.append(f"end Chain{n};")
-    return "\n".join(lines) + "\n"
+from guarded_stages import chain  # noqa: E402  (the single-mode chain of docs/multimode.md)
 
 
 def test_a_model_without_guards_has_no_restart_system():
     """No mode change can happen: every variant is steady, nothing is impulsive."""
-    a = analyze(parse_modelica(_chain(6), "Chain6.mo"), implicit=True)
+    a = analyze(parse_modelica(chain(6), "Chain6.mo"), implicit=True)
     s = a.guarded
     assert s is not None and len(s.variants) == 12
     assert all(v.restart is None and v.delta is None for v in s.variants)
