@@ -195,12 +195,30 @@ def _shared_fmus():
 
 
 # ---------------------------------------------------------------------------------------------
-# Dask (issue 18): one real LocalCluster of 2 single-threaded worker processes for the whole
-# session, shared by the regress and sweep tests (a cluster costs seconds to start).
+# Dask (issue 18). The regress and sweep tests share one cluster of 2 single-threaded THREAD
+# workers in the test process (what `--dask` embeds, `mdae_fmu.dask_tasks.client_for`: each FMU
+# runs in a child process of its thread), reachable over tcp for the command lines given
+# `--scheduler`. Real worker processes (an external cluster's, as `--scheduler` users have) are
+# started only by the test that kills one (`dask_process_client`): a cluster of processes costs
+# seconds of CPU to start and its workers import the package again (issue 27).
 # ---------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
 def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       protocol="tcp", host="127.0.0.1",
+                                       dashboard_address=":0")
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def dask_process_client():
+    """A LocalCluster of 2 single-threaded worker processes (under nannies, which restart a
+    killed worker), started only when a test asks for it."""
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        dashboard_address=":0")
@@ -212,7 +230,7 @@ def dask_client():
 
 @pytest.fixture(scope="session")
 def reference_suite_run(dask_client, tmp_path_factory):
-    """``regress reference_models/suite.toml`` on the session cluster, once: its result and
+    """``regress reference_models/suite.toml`` on the session's thread cluster, once: its result and
     its output folder (index.html, models/*.html, junit.xml)."""
     from pathlib import Path
 

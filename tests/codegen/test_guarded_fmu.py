@@ -215,11 +215,13 @@ def test_mode_dependent_states_are_held_apart(name):
     assert held and held <= {v.name for v in model.variables}
 
 
-def _charged_bank_events(tmp_path, n: int):
+def _charged_bank_events(tmp_path, n: int, bank=None):
     """The charged diode bank of n diodes exported on the guarded path and simulated 10 s:
-    the result, the total charge sum C_k v_k per row and the rows before each event."""
+    the result, the total charge sum C_k v_k per row and the rows before each event.
+    ``bank``: ``(model, analysis)`` of that bank already analysed (`bank_of_twelve`)."""
     from gen_multimode import diode_bank
-    path = export(diode_bank(n, charged=True), tmp_path / f"bank{n}.fmu", implicit=True,
+    model, analysis = bank or (diode_bank(n, charged=True), None)
+    path = export(model, tmp_path / f"bank{n}.fmu", implicit=True, analysis=analysis,
                   progress=False)
     r = simulate_fmu(str(path), stop_time=10.0, relative_tolerance=1e-10,
                      output_interval=0.05, output=["j"] + [f"v{k}" for k in range(n)],
@@ -272,29 +274,40 @@ def test_merged_bank_agrees_with_variants(tmp_path, monkeypatch, n):
         assert np.max(np.abs(v[x] - m[x]) / np.maximum(1.0, np.abs(v[x]))) < 1e-8, x
 
 
-def test_coarse_bank_component_is_one_merged_block():
+@pytest.fixture(scope="module")
+def bank_of_twelve():
+    """The charged diode bank of 12 and its analysis as ``export`` computes it (its implicit
+    analysis takes seconds): read by the two tests below, the second exports it."""
+    from gen_multimode import diode_bank
+    from mdae_fmu.analysis import analyze
+    model = diode_bank(12, charged=True)
+    return model, analyze(model, implicit=True, full=False)
+
+
+def test_coarse_bank_component_is_one_merged_block(bank_of_twelve):
     """From 12 diodes the analysis leaves the bank's coupled component coarse (not split per
     mode); the guarded plan solves it as one merged block with the diodes' Z_k equations
     (2 + 3n equations and unknowns), instead of refusing the model."""
-    from gen_multimode import diode_bank
     n = 12
-    model = diode_bank(n, charged=True)
-    ia = analyze_implicit(model)
-    assert any(b.coarse for b in ia.blocks)
-    plan = plan_guarded(model, ia)
+    model, analysis = bank_of_twelve
+    # the model as written was analysed (no code form, no conversion): its implicit analysis'
+    # blocks and the guarded schedule built from them
+    assert analysis.code_model is None and analysis.model is None and analysis.accepted
+    assert any(b["coarse"] for b in analysis.implicit_json["blocks"])
+    plan = _plan_schedule(model, analysis.guarded)
     merged = [b for b in plan.blocks if b.merged]
     assert len(merged) == 1
     assert len(merged[0].plan.unknowns) == len(merged[0].plan.residuals) == 2 + 3 * n
     assert {f"Z{k}" for k in range(n)} <= set(merged[0].origin[0])
 
 
-def test_bank_of_twelve_switches_and_conserves_charge(tmp_path):
+def test_bank_of_twelve_switches_and_conserves_charge(tmp_path, bank_of_twelve):
     """The bank of 12 diodes (a coarse component, one merged block) exports and simulates
     10 s of physical switching: the diodes turn on as the node voltage passes their
     capacitors' voltages, and the total charge sum C_k v_k is unchanged across every event
     (the inductor current is a state: the impulses of the branch currents sum to zero)."""
     n = 12
-    r, q, at = _charged_bank_events(tmp_path, n)
+    r, q, at = _charged_bank_events(tmp_path, n, bank_of_twelve)
     assert r[f"v{n - 2}"][0] == pytest.approx(1.3 / (n - 1), rel=1e-12)   # declared start
     assert len(at) >= 3
     for k in at:

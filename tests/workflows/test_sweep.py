@@ -119,21 +119,22 @@ def _worker_pids(client):
     return client.run(os.getpid)
 
 
-def test_killed_worker_loses_no_completed_run(clutch_fmu, dask_client, tmp_path):
-    """SIGKILL one worker once 30 runs are written: the rows written before stay as they were,
+def test_killed_worker_loses_no_completed_run(clutch_fmu, dask_process_client, tmp_path):
+    """On a cluster of worker processes (the suite's one, `dask_process_client`), SIGKILL one
+    worker once 30 runs are written: the rows written before stay as they were,
     Dask reruns the lost tasks elsewhere, and the sweep ends with every run once, all ok."""
     out = tmp_path / "r.csv"
     result = {}
 
     def run():
         result["res"] = sweep(clutch_fmu, ["j1=0.5:2.0:80", "j2=0.5:2.0:5"], output=out,
-                              client=dask_client)
+                              client=dask_process_client)
     th = threading.Thread(target=run)
     th.start()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not out.exists() or len(_rows(out)) < 30):
         time.sleep(0.05)
-    pids = _worker_pids(dask_client)
+    pids = _worker_pids(dask_process_client)
     victim = sorted(pids.values())[0]
     os.kill(victim, signal.SIGKILL)
     before = _complete_lines(out)
@@ -145,8 +146,8 @@ def test_killed_worker_loses_no_completed_run(clutch_fmu, dask_client, tmp_path)
     assert after[:len(before)] == before
     runs = [r["run"] for r in _rows(out)]
     assert sorted(map(int, runs)) == list(range(400))
-    dask_client.wait_for_workers(2, timeout=60)       # the nanny restarted it
-    assert victim not in _worker_pids(dask_client).values()
+    dask_process_client.wait_for_workers(2, timeout=60)       # the nanny restarted it
+    assert victim not in _worker_pids(dask_process_client).values()
 
 
 def test_killed_client_resumes_only_the_missing_runs(clutch_fmu, dask_client, tmp_path):
