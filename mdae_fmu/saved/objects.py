@@ -16,8 +16,8 @@ field's type):
   ``-inf``, ``nan``) for the other floats;
 * ``{"$t": [...]}`` tuple, ``{"$fs": [...]}`` frozenset, ``{"$s": [...]}`` set (its elements
   sorted, `set_order`: a set's iteration order follows the hash seed of the process, and a
-  saved analysis must be the same bytes in every process), a JSON list for a list, ``{"$d": [[key, value], ...]}`` a dictionary in its order, ``{"$q": [p, q]}``
-  a Fraction;
+  saved analysis must be the same bytes in every process), a JSON list for a list,
+  ``{"$d": [[key, value], ...]}`` a dictionary in its order, ``{"$q": [p, q]}`` a Fraction;
 * ``{"$e": tree}`` an expression tree (`mdae_fmu.expr.to_json`);
 * ``{"#": n, "fn": [tables], "$sp": tree}`` a sympy expression (`sympy_json`);
 * ``{"#": n, "$o": class, "f": {field: value}}`` an object of a `CLASSES` class, numbered
