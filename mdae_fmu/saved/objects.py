@@ -14,9 +14,10 @@ field's type):
 
 * null, booleans, strings, integers, finite floats as themselves; ``{"$f": "inf"}`` (also
   ``-inf``, ``nan``) for the other floats;
-* ``{"$t": [...]}`` tuple, ``{"$fs": [...]}`` frozenset, ``{"$s": [...]}`` set, a JSON list
-  for a list, ``{"$d": [[key, value], ...]}`` a dictionary in its order, ``{"$q": [p, q]}``
-  a Fraction;
+* ``{"$t": [...]}`` tuple, ``{"$fs": [...]}`` frozenset, ``{"$s": [...]}`` set (its elements
+  sorted, `set_order`: a set's iteration order follows the hash seed of the process, and a
+  saved analysis must be the same bytes in every process), a JSON list for a list,
+  ``{"$d": [[key, value], ...]}`` a dictionary in its order, ``{"$q": [p, q]}`` a Fraction;
 * ``{"$e": tree}`` an expression tree (`mdae_fmu.expr.to_json`);
 * ``{"#": n, "fn": [tables], "$sp": tree}`` a sympy expression (`sympy_json`);
 * ``{"#": n, "$o": class, "f": {field: value}}`` an object of a `CLASSES` class, numbered
@@ -298,6 +299,17 @@ def imprecise_fields() -> list[str]:
 
 # --- writing ---------------------------------------------------------------------------------
 
+def set_order(s: set | frozenset) -> list:
+    """The elements of ``s`` in an order that does not depend on the process: sorted, or, for
+    elements that do not compare with each other (``("x", 0)`` beside ``("x", "y")``, numbers
+    beside names), sorted by type name and ``repr``. Iterating a set of strings follows
+    ``PYTHONHASHSEED``; a saved analysis written that way differed between two runs."""
+    try:
+        return sorted(s)
+    except TypeError:
+        return sorted(s, key=lambda x: (type(x).__qualname__, repr(x)))
+
+
 class Writer:
     """Object graph -> JSON values (module docstring)."""
 
@@ -325,7 +337,8 @@ class Writer:
         if isinstance(o, dict):
             return {"$d": [[self.value(k), self.value(v)] for k, v in o.items()]}
         if isinstance(o, (set, frozenset)):
-            return {"$fs" if isinstance(o, frozenset) else "$s": [self.value(x) for x in o]}
+            return {"$fs" if isinstance(o, frozenset) else "$s":
+                    [self.value(x) for x in set_order(o)]}
         if isinstance(o, Fraction):
             return {"$q": [o.numerator, o.denominator]}
         cls = type(o)
