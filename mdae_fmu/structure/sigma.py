@@ -20,7 +20,7 @@ from scipy.sparse.csgraph import (breadth_first_order, connected_components,
 
 from .graph import DM, WeightedGraph, dulmage_mendelsohn_graph, matching_csr
 
-# Dense assignment (linear_sum_assignment) up to this many unknowns, sparse LAPJVsp above.
+# scipy's LAPJVsp up to this many unknowns; the vectorized primal–dual method above.
 _DENSE_MAX = 400
 # Jacobi sweeps of Pryce's iteration before switching to the ordered (Gauss–Seidel) sweep.
 _JACOBI_CAP = 64
@@ -65,30 +65,19 @@ def highest_value_transversal(g: WeightedGraph) -> np.ndarray | None:
     """Maximum-weight complete matching of a square graph (docs/theory.md §4.2, primal LP (57)):
     ``result[i]`` = unknown of equation i, or None when no complete matching exists.
 
-    Dense `linear_sum_assignment` for small systems (non-edges forbidden by a large cost and
-    checked afterwards); for large sparse ones the vectorized primal–dual method
-    (`_hvt_primal_dual`), falling back to scipy's LAPJVsp (`_hvt_lapjvsp`) if that needs
-    unusually many phases.
+    scipy's LAPJVsp (`_hvt_lapjvsp`) for small systems; for large sparse ones the vectorized
+    primal–dual method (`_hvt_primal_dual`), falling back to LAPJVsp if that needs unusually
+    many phases.
     """
     n = g.n_eqs
     if n != g.n_vars:
         raise ValueError("highest_value_transversal needs a square system")
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    rows = g.edge_rows()
     if n <= _DENSE_MAX:
-        big = int(g.weights.max(initial=0)) * n + n + 1
-        cost = np.full((n, n), big, dtype=np.int64)
-        cost[rows, g.indices] = -g.weights
-        # (imported here: scipy.optimize costs about 0.1 s to import, and the large systems
-        # of the sparse path below never need it)
-        from scipy.optimize import linear_sum_assignment
-        r, cidx = linear_sum_assignment(cost)
-        if np.any(cost[r, cidx] == big):
-            return None
-        out = np.empty(n, dtype=np.int64)
-        out[r] = cidx
-        return out
+        # (scipy's LAPJVsp: no import of scipy.optimize, whose import alone cost 0.16 s of CPU
+        # per process, most of a small export's fixed cost; issue 29)
+        return _hvt_lapjvsp(g)
     found, decided = _hvt_primal_dual(g)
     if decided:
         return found
