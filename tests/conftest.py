@@ -203,29 +203,28 @@ def _shared_fmus():
 # seconds of CPU to start and its workers import the package again (issue 27).
 # ---------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def dask_client():
+def _local_client(**cluster_options):
+    """A Client on a LocalCluster of 2 single-threaded workers (``cluster_options`` choose
+    threads or processes), closed after the session."""
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       protocol="tcp", host="127.0.0.1",
-                                       dashboard_address=":0")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                       dashboard_address=":0", **cluster_options)
     client = distributed.Client(cluster)
     yield client
     client.close()
     cluster.close()
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    yield from _local_client(processes=False, protocol="tcp", host="127.0.0.1")
 
 
 @pytest.fixture(scope="session")
 def dask_process_client():
     """A LocalCluster of 2 single-threaded worker processes (under nannies, which restart a
     killed worker), started only when a test asks for it."""
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
+    yield from _local_client(processes=True)
 
 
 @pytest.fixture(scope="session")
