@@ -42,6 +42,25 @@ def fmi_header_dir() -> Path:
     return Path(spec.submodule_search_locations[0]) / "c-code"
 
 
+def run_tool(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    """Run the compiler or linker ``cmd`` in ``cwd``: its exit code and standard error. When
+    the wait is interrupted (SIGINT/SIGTERM raise in this process, `mdae_fmu.output`), the tool
+    gets SIGTERM and is waited for, so it removes its temporary files from TMPDIR (gcc and
+    collect2 do on SIGTERM; the SIGKILL of `subprocess.run` leaves them behind)."""
+    with subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True) as p:
+        try:
+            _, stderr = p.communicate()
+        except BaseException:
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+            raise
+    return p.returncode, stderr
+
+
 def compiler() -> str:
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if not cc:
@@ -101,10 +120,9 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
         if key is not None and obj_cache is not None and \
                 build_cache.fetch_object(obj_cache, key, src_dir / obj):
             return obj
-        cmd = [cc, *flags_of(name), "-c", name, "-o", obj]
-        r = subprocess.run(cmd, cwd=src_dir, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise BuildError(f"gcc failed on {name}:\n{r.stderr[-4000:]}")
+        code, stderr = run_tool([cc, *flags_of(name), "-c", name, "-o", obj], src_dir)
+        if code != 0:
+            raise BuildError(f"gcc failed on {name}:\n{stderr[-4000:]}")
         if key is not None and obj_cache is not None:
             build_cache.store_object(obj_cache, key, src_dir / obj)
         return obj
@@ -122,9 +140,9 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [cc, "-shared", "-o", str(out.resolve()), *[objs[n] for n in sorted(c_files)],
            *link_args, "-lm"]
-    r = subprocess.run(cmd, cwd=src_dir, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise BuildError(f"linking {out.name} failed:\n{r.stderr[-4000:]}")
+    code, stderr = run_tool(cmd, src_dir)
+    if code != 0:
+        raise BuildError(f"linking {out.name} failed:\n{stderr[-4000:]}")
     for o in objs.values():
         (src_dir / o).unlink(missing_ok=True)
     if lib_cache is not None and lib_key is not None:

@@ -211,7 +211,9 @@ def test_signal_removes_temporary_files(tmp_path, sig, code, word):
     outdir.mkdir()
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    env = dict(os.environ, TMPDIR=str(tmpdir))
+    # an empty build cache: with the run's shared cache the export can end within the 0.3 s
+    # below, and the signal then meets the default handler (exit -15 instead of 143)
+    env = dict(os.environ, TMPDIR=str(tmpdir), **{CACHE_ENV: str(tmp_path / "libraries")})
     p = subprocess.Popen([*EXE, "export", str(src), "-o", str(outdir / "x.fmu")], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -219,6 +221,7 @@ def test_signal_removes_temporary_files(tmp_path, sig, code, word):
         time.sleep(0.01)
     assert _leftovers(outdir), "the temporary output file was not reserved first"
     time.sleep(0.3)
+    assert p.poll() is None, "the export ended before the signal was sent"
     p.send_signal(sig)
     _, stderr = p.communicate(timeout=120)
     assert p.returncode == code, stderr
