@@ -1,6 +1,7 @@
 """Functions with array or record inputs, outputs or protected variables (issue 13 items
-1(b) and 4, issue 24), scalarized per call by `lowering.Lowering` (docs/importers.md,
-"Functions with arrays", "Functions with records").
+1(b) and 4, issue 24), scalarized per call by `lowering` through a
+`lower_context.LowerContext` (docs/importers.md, "Functions with arrays", "Functions with
+records").
 
 The generated C and the Python evaluator know scalar functions only. A call of a function
 that declares array variables is therefore given a *specialization*: a scalar function
@@ -147,14 +148,14 @@ def call_value(low, d, e: E.Call, env):
         else:
             given.append(a)
     inputs = [x for x in inputs if x.name not in passed]
-    args = [low._value(a, env) for a in given]
+    args = [low.value_of(a, env) for a in given]
     if len(args) > len(inputs):
         low.fail(f"'{d.name}' expects {len(inputs)} arguments, got {len(args)}")
     if len(args) < len(inputs):
         missing = inputs[len(args)]
         if missing.dims or any(x.binding is None for x in inputs[len(args):]):
             low.fail(f"'{d.name}' expects {len(inputs)} arguments, got {len(args)}")
-        args += [low._value(x.binding, env) for x in inputs[len(args):]]
+        args += [low.value_of(x.binding, env) for x in inputs[len(args):]]
     shapes: dict = {}
     consts: dict = {}
     leaves: list = []
