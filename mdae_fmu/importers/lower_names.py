@@ -126,7 +126,7 @@ def picks(lw: LowerContext, name, shape, subs, env, where) -> list:
             continue
         sub_env = dict(env)
         sub_env["end"] = n
-        v = lw.value(subs[k], sub_env, where)
+        v = lw.parts.value(lw, subs[k], sub_env, where)  # (every subscript: no hop)
         if type(v) is A.Arr:
             idx = [const(lw, x, sub_env) for x in v.items]
             keep = True

@@ -77,7 +77,7 @@ def variable_subscript(lw: LowerContext, e: A.Subscripted, shape, env):
         if sub is A.COLON:
             continue
         n = shape[k]
-        v = lw.value(sub, {**env, "end": n}, e.where)
+        v = lw.parts.value(lw, sub, {**env, "end": n}, e.where)  # (every subscript)
         if type(v) is not A.Arr and type(v) is not Rec and \
                 type(v) is not StringVar and const(lw, v, env) is None:
             break
