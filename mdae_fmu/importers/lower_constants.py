@@ -139,6 +139,7 @@ def enum_literal(lw: LowerContext, name: str):
 
 
 def literal_or_none(lw: LowerContext, name: str):
+    """`enum_literal`, None where it would be an error."""
     try:
         return enum_literal(lw, name)
     except LowerError:

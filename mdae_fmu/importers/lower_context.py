@@ -140,6 +140,7 @@ class StringVar:
 
 
 def no_string_var(v):
+    """Refuse a String variable as an operand."""
     if type(v) is StringVar:
         raise LowerError(f"the String variable '{v.name}' can only be used in an equation "
                          "between Strings (Strings are kept only as constants of assert "

@@ -114,6 +114,8 @@ def item(lw: LowerContext, it, env, out):
 
 
 def stmt(lw: LowerContext, s, env, out):
+    """A statement of an equation section (``assert``, ``terminate``, ``reinit``) with scalar
+    arguments; ``reinit`` of an array is one ``reinit`` per element."""
     if s is None:
         return
     if s.func == "reinit" and len(s.args) == 2:
@@ -139,6 +141,8 @@ def stmt(lw: LowerContext, s, env, out):
 
 
 def if_eq(lw: LowerContext, it, env, out):
+    """An if-equation: the branches whose condition is a constant after the unrolling are
+    dropped (never taken) or kept alone (always taken); the others stay guarded."""
     _, branches, orelse, loc = it
     kept: list = []
     for cond, bloc, body in branches:

@@ -105,6 +105,7 @@ def check_element(lw: LowerContext, name):
 
 
 def check_indices(lw: LowerContext, name, shape, idx, where):
+    """The literal indices ``idx`` of ``name`` against its ``shape``."""
     if len(idx) > len(shape):
         lw.fail(f"'{name}' has {len(shape)} dimension{'s' * (len(shape) != 1)}, "
                 f"{len(idx)} subscripts given", where)
