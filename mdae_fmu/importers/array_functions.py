@@ -53,14 +53,14 @@ class RecordShape:
 def array_function_defs(low) -> dict:
     """Name -> `functions.FunctionDef` of the file's functions that declare arrays or
     records."""
-    found = getattr(low, "_array_fn_defs", None)
+    found = low.array_fn_defs
     if found is None:
         found = {}
         for d in low.ctx.functions:
             if any(getattr(decl, "dims", ()) or _record_of(low, decl) is not None
                    or _partial_of(low, decl) is not None for decl in _decls(d)):
                 found[d.name] = d
-        low._array_fn_defs = found
+        low.array_fn_defs = found
     return found
 
 
@@ -210,7 +210,7 @@ def call_value(low, d, e: E.Call, env):
             del ctx.calls[k]
             break
     ctx.calls.append((name, where, len(flat)))
-    low._array_last_call = (name, out_shapes, flat)
+    low.last_array_call = (name, out_shapes, flat)
     if out_shapes[0] == ():
         return E.Call(name, flat)
     return _output_value(out_shapes[0], name, flat, 0)
@@ -267,7 +267,7 @@ def tuple_values(low, rhs, env, n_targets: int):
             rhs.func not in array_function_defs(low):
         return None
     call_value(low, array_function_defs(low)[rhs.func], rhs, env)
-    name, out_shapes, flat = low._array_last_call
+    name, out_shapes, flat = low.last_array_call
     if n_targets > len(out_shapes):
         low.fail(f"'{rhs.func}' has {len(out_shapes)} outputs, {n_targets} are assigned")
     values = []

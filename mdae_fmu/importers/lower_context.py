@@ -77,6 +77,10 @@ class LowerContext:
     check_ids: set = field(default_factory=set)     # id() of the range checks' assert Stmts
     # (len(scalars), base -> shape) of `lower_names.element_arrays`
     element_arrays_cache: tuple | None = None
+    # `array_functions`: the file's functions with arrays or records (found once), and the
+    # specialization, output shapes and flat outputs of the last call lowered
+    array_fn_defs: dict | None = None
+    last_array_call: tuple | None = None
 
     def fresh(self) -> LowerContext:
         """A new lowering of the same file, with nothing declared yet (the scope of a
