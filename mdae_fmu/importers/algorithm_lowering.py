@@ -1,5 +1,5 @@
 """Scalarization of a model's algorithm sections (docs/importers.md, "Algorithm sections";
-issue 13 items 4 and 5), run by `lowering.Lowering` on files it lowers.
+issue 13 items 4 and 5), run by `lowering` on files it lowers.
 
 The statements keep their structure and order; only their expressions and targets are
 rewritten as the equations are: enumeration literals become their positions, array values
@@ -28,7 +28,7 @@ MAX_UNROLLED = 10_000
 
 def lower_statements(low, items, env) -> list:
     """The statements ``items`` (parse tuples of `functions.FunctionCallbacks`) with scalar
-    expressions; errors are reported through ``low`` (a `lowering.Lowering`) at the
+    expressions; errors are reported through ``low`` (a `lower_context.LowerContext`) at the
     statement's location."""
     out: list = []
     for it in items:
@@ -48,8 +48,8 @@ def lower_statements(low, items, env) -> list:
 
 
 def _fixed_subscripts(low, f, *args):
-    """``f(*args)`` where a variable subscript is refused (`Lowering.variable_subscript`):
-    an assignment target."""
+    """``f(*args)`` where a variable subscript is refused
+    (`lower_subscripts.variable_subscript`): an assignment target."""
     saved, low.range_checks = low.range_checks, None
     try:
         return f(*args)

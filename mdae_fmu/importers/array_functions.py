@@ -1,6 +1,7 @@
 """Functions with array or record inputs, outputs or protected variables (issue 13 items
-1(b) and 4, issue 24), scalarized per call by `lowering.Lowering` (docs/importers.md,
-"Functions with arrays", "Functions with records").
+1(b) and 4, issue 24), scalarized per call by `lowering` through a
+`lower_context.LowerContext` (docs/importers.md, "Functions with arrays", "Functions with
+records").
 
 The generated C and the Python evaluator know scalar functions only. A call of a function
 that declares array variables is therefore given a *specialization*: a scalar function
@@ -52,14 +53,14 @@ class RecordShape:
 def array_function_defs(low) -> dict:
     """Name -> `functions.FunctionDef` of the file's functions that declare arrays or
     records."""
-    found = getattr(low, "_array_fn_defs", None)
+    found = low.array_fn_defs
     if found is None:
         found = {}
         for d in low.ctx.functions:
             if any(getattr(decl, "dims", ()) or _record_of(low, decl) is not None
                    or _partial_of(low, decl) is not None for decl in _decls(d)):
                 found[d.name] = d
-        low._array_fn_defs = found
+        low.array_fn_defs = found
     return found
 
 
@@ -147,14 +148,14 @@ def call_value(low, d, e: E.Call, env):
         else:
             given.append(a)
     inputs = [x for x in inputs if x.name not in passed]
-    args = [low._value(a, env) for a in given]
+    args = [low.value_of(a, env) for a in given]
     if len(args) > len(inputs):
         low.fail(f"'{d.name}' expects {len(inputs)} arguments, got {len(args)}")
     if len(args) < len(inputs):
         missing = inputs[len(args)]
         if missing.dims or any(x.binding is None for x in inputs[len(args):]):
             low.fail(f"'{d.name}' expects {len(inputs)} arguments, got {len(args)}")
-        args += [low._value(x.binding, env) for x in inputs[len(args):]]
+        args += [low.value_of(x.binding, env) for x in inputs[len(args):]]
     shapes: dict = {}
     consts: dict = {}
     leaves: list = []
@@ -209,7 +210,7 @@ def call_value(low, d, e: E.Call, env):
             del ctx.calls[k]
             break
     ctx.calls.append((name, where, len(flat)))
-    low._array_last_call = (name, out_shapes, flat)
+    low.last_array_call = (name, out_shapes, flat)
     if out_shapes[0] == ():
         return E.Call(name, flat)
     return _output_value(out_shapes[0], name, flat, 0)
@@ -266,7 +267,7 @@ def tuple_values(low, rhs, env, n_targets: int):
             rhs.func not in array_function_defs(low):
         return None
     call_value(low, array_function_defs(low)[rhs.func], rhs, env)
-    name, out_shapes, flat = low._array_last_call
+    name, out_shapes, flat = low.last_array_call
     if n_targets > len(out_shapes):
         low.fail(f"'{rhs.func}' has {len(out_shapes)} outputs, {n_targets} are assigned")
     values = []

@@ -1,6 +1,6 @@
 """Array subscripts that are variable expressions (issue 13; docs/importers.md, "Types,
 records and arrays"): ``u[i]`` with a discrete ``i`` is the if-chain over the dimension's
-indices with a range check (importers/lowering.py, `Lowering.variable_subscript`); a Boolean
+indices with a range check (`importers.lower_subscripts.variable_subscript`); a Boolean
 subscript picks element 1 (false) or 2 (true); in an algorithm a loop over a variable range
 reads ``u[k]`` the same way inside the algorithm function.
 
