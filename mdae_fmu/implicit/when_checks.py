@@ -18,14 +18,17 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   none is needed when the guards' triggering graph (`may_trigger`) has no cycle.
 * E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): the first instant of the
   change into the transient mode of each set of transient guards that select equations and
-  can hold at one instant (simultaneous events included, as the enumerated path), from each
-  class of long modes where those events can occur and the instant's structure is the same
-  (`structure_classes`: which equations exist, their offsets, the unknowns' offsets and the
-  signature entries; branches that read the same instances with the same offset count as
-  one, `_interchangeable`), and from another long mode switching at that instant, one per
-  class of the long modes with the same offsets (what the instant reads of its source).
-  Beyond `MAX_TRANSIENT_CLASSES` classes per set (or `MAX_SWITCHING_RUNS` changes from other
-  long modes) the long modes left are named by W-TRANSIENT-UNCHECKED, not refused.
+  can hold at one instant (simultaneous events included, as the enumerated path), from every
+  long mode where those events can occur, by classes of long modes with one outcome: the
+  instant is run on its region (`instant_region`: the equations the events enable or
+  disable and what they couple to, settled variables cut, docs/theory.md §10.7), and the
+  long modes with the same region, offsets on it and index, and the same parts outside it
+  that DiffArray sees, are one class (`transient_instants`), with no bound on their number.
+  The change may also come from another long mode A switching at that instant, which
+  DiffArray reads only through what A's steady configuration knows: one per class of the
+  long modes with the same offsets d. Beyond `MAX_TRANSIENT_CLASSES` such classes of
+  sources (or `MAX_SWITCHING_RUNS` changes from them) the long modes left are named by
+  W-TRANSIENT-UNCHECKED, not refused.
 """
 
 from __future__ import annotations
@@ -53,11 +56,11 @@ if TYPE_CHECKING:
 #: solved as one system, over-approximates the instant graph: `_coupled_loop`)
 MAX_LOOP_PICKS = 16
 
-#: Classes of long modes (`structure_classes`) from which the instant of one set of events is
-#: run (each run is a DiffArray and a SolveConflict over the whole model, about 4 ms on a
-#: model of 12 equations); the long modes beyond them are not checked for that set, which
-#: W-TRANSIENT-UNCHECKED says. Also the bound on the classes of source modes (same
-#: offsets) of the changes from another long mode.
+#: Classes of long modes (`structure_classes`) from which the cascade of one set of events is
+#: run (E-CASCADE-INFINITE; each run is a cascade over the whole model), and of sources (the
+#: same offsets d) of the changes into a transient mode from another long mode; the long modes
+#: beyond them are not checked for that set, which W-TRANSIENT-UNCHECKED says. The first
+#: instants from the events' own long modes have no bound (`transient_instants`).
 MAX_TRANSIENT_CLASSES = 64
 #: Runs of changes into transient modes from another long mode (`_transient_problems`),
 #: over all sets of events; the pairs beyond are not run, which W-TRANSIENT-UNCHECKED says
@@ -735,7 +738,8 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
     nr0 = set(sig.d) - read0
     if {n for n, f in forms.nr0 if holds(f)} != nr0 & set(forms.col):
         return None, None
-    kept, queried = instant_region(system, dst, nr0, occurs)
+    kept, queried = instant_region(system, dst, nr0, occurs,
+                                   frozenset(v for v, dv in sig.d.items() if dv > 0))
     names = {v for k in kept for v in system.equations[k].order_map}
     ids = {system.equations[k].id for k in kept}
     # the part outside the region, under-determined at shift 0 (concretely, and by formula)
