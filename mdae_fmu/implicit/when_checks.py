@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator  # Any: BDD nodes of the untyped dd package
+from typing import TYPE_CHECKING, Any, Callable, Iterator  # Any: BDD nodes of the untyped dd
 
 from ..diagnostics import MdaeError
 from ..ir import Equation, Model
@@ -668,12 +668,14 @@ def _phantom(system: MultimodeSystem) -> tuple[Any, ...]:
 
 def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[int, ...],
                      scope: Any, forms: _InstantFormulas, occurs: dict[str, list[int]],
-                     sigmas: dict[Mode, Any]) -> Iterator[tuple[Any, Mode, Any, Any]]:
+                     sigmas: dict[Mode, Any]
+                     ) -> Iterator[tuple[Any, Mode, Any, Any, Callable[[], Any] | None]]:
     """The first instant of the change into the transient mode of the events ``on`` from
     each long mode of ``scope`` (regular, where the events can occur), by classes of long
     modes with the same outcome (docs/theory.md §10.7): ``(class formula, transient mode of
-    one of them, that mode's steady configuration, the run)``, the classes covering
-    ``scope``, each mode first in the enumerated path's order.
+    one of them, that mode's steady configuration, the run, None or the run on the whole
+    system when called)``, the classes covering ``scope``, each mode first in the
+    enumerated path's order.
 
     The run is the enumerated path's `exec_transient` on the region of the instant
     (`instant_region`, seeded with the unknowns whose leading instance no row of offset 0
@@ -681,9 +683,11 @@ def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[in
     continuation), and with `_phantom` when the part outside the region is under-determined
     at shift 0 (``u0``). Its class is the long modes of ``scope`` that enable the equations
     the walk read as the mode does, give the region's unknowns and the whole mode the same
-    offsets and index, agree on ``u0`` and have no such unknown outside the region. A run
-    ending under-determined at shift 0 names the instances of the whole mode: it is run
-    again on the whole system. When the analysis' formulas and the mode's own Σ-method
+    offsets and index, agree on ``u0`` and have no such unknown outside the region. With
+    ``u0``, a failure whose message names a phantom equation (the rows of the part outside
+    that read only known instances are named with it) or under-determined at shift 0 (the
+    instances of the whole mode) has the same code on the whole system, and its message
+    there is given by the last item. When the analysis' formulas and the mode's own Σ-method
     disagree (an internal inconsistency), the class is the mode's structure class and the
     run the whole system's."""
     from ..modes.runs import continuation_mode, exec_transient, sigma_of_mode, steady_config
@@ -707,22 +711,30 @@ def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[in
             continue
         own = steady_config(system, src, sig)
         pair = f"when switching {system.mode_label(src)} -> {system.mode_label(dst)}"
-        cls, run = _region_run(system, ia, forms, occurs, remaining, asg, cube, dst, sig,
-                               own, pair)
+        cls, run, whole = _region_run(system, ia, forms, occurs, remaining, asg, cube, dst,
+                                      sig, own, pair)
         if cls is None:
             cls = mode_classes(ia, remaining, 1, _structure_formulas(ia))[0][0][1]
-            run = exec_transient(system, own, dst, sig, pair=pair)
+            run, whole = exec_transient(system, own, dst, sig, pair=pair), False
         remaining &= ~cls
-        yield cls, dst, own, run
+        yield cls, dst, own, run, _whole_run(system, own, dst, sig, pair) if whole else None
+
+
+def _whole_run(system: MultimodeSystem, own: Any, dst: Mode, sig: Any, pair: str
+               ) -> Callable[[], Any]:
+    """The run of the instant on the whole system, when called (`_instant_classes`)."""
+    from ..modes.runs import exec_transient
+    return lambda: exec_transient(system, own, dst, sig, pair=pair)
 
 
 def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFormulas,
                 occurs: dict[str, list[int]], scope: Any, asg: dict[str, bool], cube: Any,
-                dst: Mode, sig: Any, own: Any, pair: str) -> tuple[Any, Any]:
+                dst: Mode, sig: Any, own: Any, pair: str) -> tuple[Any, Any, bool]:
     """The class and the run of `_instant_classes` for the mode ``asg`` of ``scope``
     (``cube`` its BDD, ``dst`` its transient mode, ``sig`` the Σ-method of its long mode,
-    ``own`` its steady configuration); ``(None, None)`` when the analysis' formulas and
-    ``sig`` disagree."""
+    ``own`` its steady configuration), and whether its message needs the run on the whole
+    system (a failure that names a phantom equation, or under-determined at shift 0);
+    ``(None, None, False)`` when the analysis' formulas and ``sig`` disagree."""
     from dataclasses import replace
     from ..modes.runs import Config, SigmaInfo, exec_transient
     bdd = ia.space.bdd
@@ -737,7 +749,7 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
     read0 = {v for e in rows0 for v, k in e.orders if k == sig.d[v]}
     nr0 = set(sig.d) - read0
     if {n for n, f in forms.nr0 if holds(f)} != nr0 & set(forms.col):
-        return None, None
+        return None, None, False
     kept, queried = instant_region(system, dst, nr0, occurs,
                                    frozenset(v for v, dv in sig.d.items() if dv > 0))
     names = {v for k in kept for v in system.equations[k].order_map}
@@ -750,7 +762,7 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
         if n not in names:
             fu |= f
     if u0 != holds(fu):
-        return None, None
+        return None, None, False
     cls = scope
     for i in sorted({i for k in queried for i, _ in system.equations[k].guard}):
         var = forms.guard_var.get(i)
@@ -762,18 +774,18 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
             continue
         fd = ia.d[j].get(sig.d.get(v, 0))
         if fd is None or not holds(fd):
-            return None, None
+            return None, None, False
         cls &= fd
     fi = ia.index.get(sig.index)
     if fi is None or not holds(fi):
-        return None, None
+        return None, None, False
     cls &= fi
     cls &= fu if u0 else ~fu
     for n, f in forms.nr0:
         if n not in names:
             cls &= ~f
     if not holds(cls):
-        return None, None
+        return None, None, False
     eqs = tuple(system.equations[k] for k in kept)
     cfg, sig_r = own, sig
     if u0:
@@ -787,24 +799,22 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
                   unknowns=tuple(v for v in (*system.unknowns, *PHANTOM_VARS) if v in names))
     run = exec_transient(sub, cfg, dst, sig_r, pair=pair)
     dg = run.diagnostic
-    if u0 and dg is not None and dg.code.startswith("E-TRANSIENT-") and (
-            dg.code == "E-TRANSIENT-UNDER" or "~phantom" in dg.message):
-        whole = exec_transient(system, own, dst, sig, pair=pair)
-        if whole.diagnostic is None or whole.diagnostic.code != dg.code:
-            return None, None
-        run = whole
-    return cls, run
+    return cls, run, u0 and dg is not None and dg.code.startswith("E-TRANSIENT-") and (
+        dg.code == "E-TRANSIENT-UNDER" or "~phantom" in dg.message)
 
 
 def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
                        sigmas: dict[Mode, Any] | None = None
-                       ) -> Iterator[tuple[tuple[int, ...], Any, Mode, Any, Any]]:
+                       ) -> Iterator[tuple[tuple[int, ...], Any, Mode, Any, Any,
+                                           Callable[[], Any] | None]]:
     """The first instants of the changes into transient modes that `_transient_problems`
     checks, from the events' own long modes: per set of transient guards that select
     equations and can hold at one instant (`_event_sets`), per class of the long modes where
     they can occur (`_instant_classes`, covering them all), ``(set, class formula, the
     transient mode of the class's first mode, that mode's steady configuration, the run of
-    the instant)``. ``sigmas``: the Σ-method of each long mode run, filled as they are."""
+    the instant, None or the run on the whole system (when called) that gives its message,
+    `_instant_classes`)``. ``sigmas``: the Σ-method of each long mode run, filled as they
+    are."""
     selecting = sorted({i for e in system.equations for i, p in e.guard
                         if p and system.guards[i].kind == "transient"})
     if not selecting:
@@ -813,9 +823,9 @@ def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
     occurs = occurrences(system)
     sigmas = {} if sigmas is None else sigmas
     for on, scope in _event_sets(system, ia, selecting, singletons=False):
-        for f, dst, own, run in _instant_classes(system, ia, on, scope, forms, occurs,
-                                                 sigmas):
-            yield on, f, dst, own, run
+        for f, dst, own, run, exact in _instant_classes(system, ia, on, scope, forms, occurs,
+                                                        sigmas):
+            yield on, f, dst, own, run, exact
 
 
 def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
@@ -837,7 +847,9 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
     d), so the sources are run per class of long modes with the same offsets d
     (`_source_modes`), skipping those that know what B knows (the change from B itself, run
     above). A failure of such a change that the changes from B do not show is reported with
-    the source's and the events' long modes.
+    the source's and the events' long modes. A failure whose message is that of the whole
+    system (`transient_instants`) is run there only while its code has fewer than
+    `MAX_FAILURES_LISTED` messages; beyond, it is counted in the last one.
 
     Returns ``(errors, warnings)``: W-TRANSIENT-UNCHECKED (`_unchecked_warning`) names the
     long modes beyond `MAX_TRANSIENT_CLASSES` classes of sources, or `MAX_SWITCHING_RUNS`
@@ -850,11 +862,17 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
     runs = 0
     skipped: dict[tuple[int, ...], Any] = {}     # events -> their modes not run from others
     sigmas: dict[Mode, Any] = {}
-    for on, f, dst, own, run in transient_instants(system, ia, sigmas):
+    for on, f, dst, own, run, exact in transient_instants(system, ia, sigmas):
         dg = run.diagnostic
         if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
-            _merge(found, (on, dg.code, dg.variables, dg.equations),
-                   f"{dg.code}: {dg.message}", f)
+            group = (on, dg.code)
+            if exact is not None and sum(k[:2] == group for k in found) >= MAX_FAILURES_LISTED:
+                # (counted in the last message: its text on the whole system is not needed)
+                _merge(found, (*group, "class", len(found)), "", f)
+            else:
+                dg = dg if exact is None else exact().diagnostic
+                _merge(found, (on, dg.code, dg.variables, dg.equations),
+                       f"{dg.code}: {dg.message}", f)
         if sources is None:
             sources, rest = _source_modes(system, ia)
             if rest != ia.space.bdd.false:

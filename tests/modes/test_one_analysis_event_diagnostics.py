@@ -550,8 +550,11 @@ def _instants_against_each_mode(text: str) -> tuple[int, int, int]:
     def code_of(run):
         dg = run.diagnostic
         return dg.code if dg is not None and dg.code.startswith("E-TRANSIENT-") else None
-    for on, f, dst, _, run in transient_instants(system, ia):
+    for on, f, dst, _, run, exact in transient_instants(system, ia):
         classes += 1
+        if exact is not None:
+            assert code_of(exact()) == code_of(run)
+            run = exact()
         for asg in space.bdd.pick_iter(f, care_vars=names):
             value = {**fixed, **dict(space.mode_pairs(asg))}
             mode = tuple(bool(value.get(expr_text(g.cond), False)) if g.kind == "long"
