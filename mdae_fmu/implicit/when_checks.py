@@ -25,9 +25,11 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   long modes with the same region, offsets on it and index, and the same parts outside it
   that DiffArray sees, are one class (`transient_instants`), with no bound on their number.
   The change may also come from another long mode A switching at that instant, which
-  DiffArray reads only through what A's steady configuration knows: one per class of the
-  long modes with the same offsets d. Beyond `MAX_TRANSIENT_CLASSES` such classes of
-  sources (or `MAX_SWITCHING_RUNS` changes from them) the long modes left are named by
+  DiffArray reads only through what A's steady configuration knows (its offsets d): when
+  those differ between long modes, one source per class of the same offsets d into one
+  long mode per class of the events' long modes with the same structure
+  (`structure_classes`). Beyond `MAX_TRANSIENT_CLASSES` such classes (or
+  `MAX_SWITCHING_RUNS` changes from sources) the long modes left are named by
   W-TRANSIENT-UNCHECKED, not refused.
 """
 
@@ -57,10 +59,11 @@ if TYPE_CHECKING:
 MAX_LOOP_PICKS = 16
 
 #: Classes of long modes (`structure_classes`) from which the cascade of one set of events is
-#: run (E-CASCADE-INFINITE; each run is a cascade over the whole model), and of sources (the
-#: same offsets d) of the changes into a transient mode from another long mode; the long modes
-#: beyond them are not checked for that set, which W-TRANSIENT-UNCHECKED says. The first
-#: instants from the events' own long modes have no bound (`transient_instants`).
+#: run (E-CASCADE-INFINITE; each run is a cascade over the whole model), and, for the changes
+#: into a transient mode from another long mode, of sources (the same offsets d) and of the
+#: events' long modes; the long modes beyond them are not checked for that set, which
+#: W-TRANSIENT-UNCHECKED says. The first instants from the events' own long modes have no
+#: bound (`transient_instants`).
 MAX_TRANSIENT_CLASSES = 64
 #: Runs of changes into transient modes from another long mode (`_transient_problems`),
 #: over all sets of events; the pairs beyond are not run, which W-TRANSIENT-UNCHECKED says
@@ -836,33 +839,31 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
     first instant of the change from a long mode B into their transient mode, run by the
     enumerated path's `exec_transient` (DiffArray, SolveConflict) from B's steady
     configuration; its failure with the formula of the long modes where it occurs. Every
-    long mode is covered, by classes with one outcome (`_instant_classes`: the instant on
+    long mode is covered, by classes with one outcome (`transient_instants`: the instant on
     its region, docs/theory.md §10.7), with no bound on their number. The same failure
     (code, variables, equations) of one set of events from several classes is one message,
-    the first class's, with the formula of them all.
+    the first class's, with the formula of them all. A failure whose message is that of the
+    whole system is run there only while its code has fewer than `MAX_FAILURES_LISTED`
+    messages; beyond, it is counted in the last one.
 
     The change may also come from another long mode A, a long guard switching at the same
     instant as the events (as the enumerated path explores every pair): DiffArray reads A
     only through the instances its steady configuration knows (`steady_config`: the offsets
-    d), so the sources are run per class of long modes with the same offsets d
-    (`_source_modes`), skipping those that know what B knows (the change from B itself, run
-    above). A failure of such a change that the changes from B do not show is reported with
-    the source's and the events' long modes. A failure whose message is that of the whole
-    system (`transient_instants`) is run there only while its code has fewer than
-    `MAX_FAILURES_LISTED` messages; beyond, it is counted in the last one.
+    d), so a source that knows what B knows gives B's own run. When the long modes differ in
+    their offsets d (`_source_modes`: more than one class), the changes from one mode of each
+    such class are run on the whole system into the transient mode over one long mode of each
+    class of the events' long modes with the same structure (`structure_classes`, whose
+    modes give the same run from one source). A failure of such a change that the changes
+    from B do not show is reported with the source's and the events' long modes.
 
     Returns ``(errors, warnings)``: W-TRANSIENT-UNCHECKED (`_unchecked_warning`) names the
-    long modes beyond `MAX_TRANSIENT_CLASSES` classes of sources, or `MAX_SWITCHING_RUNS`
-    changes from them, from which no instant was run; they are not refused."""
-    from ..modes.runs import exec_transient, sigma_of_mode, steady_config
+    long modes beyond `MAX_TRANSIENT_CLASSES` classes (of sources, or of the events' long
+    modes with the same structure, when the sources differ), or `MAX_SWITCHING_RUNS` changes
+    from sources, from which no change from another long mode was run; they are not
+    refused."""
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
-    switching: dict[tuple[Any, ...], str] = {}
-    warnings: list[str] = []
-    sources: list[tuple[Mode, Any]] | None = None
-    runs = 0
-    skipped: dict[tuple[int, ...], Any] = {}     # events -> their modes not run from others
     sigmas: dict[Mode, Any] = {}
-    for on, f, dst, own, run, exact in transient_instants(system, ia, sigmas):
+    for on, f, _, _, run, exact in transient_instants(system, ia, sigmas):
         dg = run.diagnostic
         if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
             group = (on, dg.code)
@@ -873,37 +874,61 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
                 dg = dg if exact is None else exact().diagnostic
                 _merge(found, (on, dg.code, dg.variables, dg.equations),
                        f"{dg.code}: {dg.message}", f)
-        if sources is None:
-            sources, rest = _source_modes(system, ia)
-            if rest != ia.space.bdd.false:
-                warnings.append(_unchecked_warning(
-                    system, ia, None, "the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) "
-                    "of a change from another long mode (a long guard switching at the "
-                    "instant)", rest))
-        src = tuple(v if gd.kind == "long" else False
-                    for v, gd in zip(dst, system.guards))
-        sig = sigmas[src]
+    errors = _failure_messages(system, ia, found)
+    switching, warnings = _switching_problems(system, ia, sigmas)
+    return errors + [text for key, text in switching.items() if key not in found], warnings
+
+
+def _switching_problems(system: MultimodeSystem, ia: ImplicitAnalysis,
+                        sigmas: dict[Mode, Any]) -> tuple[dict[tuple[Any, ...], str], list[str]]:
+    """The failures of the changes into a transient mode from another long mode
+    (`_transient_problems`), keyed ``(events, code, variables, equations)``, and the
+    warnings W-TRANSIENT-UNCHECKED of the long modes not run from; none when every long
+    mode knows the same instances."""
+    from ..modes.runs import exec_transient, sigma_of_mode, steady_config
+    sources, rest = _source_modes(system, ia)
+    switching: dict[tuple[Any, ...], str] = {}
+    if len(sources) < 2 and rest == ia.space.bdd.false:
+        return switching, []
+    warnings: list[str] = []
+    if rest != ia.space.bdd.false:
+        warnings.append(_unchecked_warning(
+            system, ia, None, "the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) of a "
+            "change from another long mode (a long guard switching at the instant)", rest))
+    selecting = sorted({i for e in system.equations for i, p in e.guard
+                        if p and system.guards[i].kind == "transient"})
+    unchecked: list[tuple[tuple[int, ...], Any]] = []
+    skipped: dict[tuple[int, ...], Any] = {}     # events -> their modes not run from others
+    runs = 0
+    for on, f, dst in _transient_sets(system, ia, selecting, singletons=False, classes=True,
+                                      unchecked=unchecked):
+        src = tuple(v if gd.kind == "long" else False for v, gd in zip(dst, system.guards))
+        sig = sigmas.get(src)
+        if sig is None:
+            sig = sigmas[src] = sigma_of_mode(system, src)
+        if not sig.ok:
+            continue
+        known = steady_config(system, src, sig).known
         for a, fa in sources:
-            if a == src:
-                continue
             sig_a = sigmas.get(a)
             if sig_a is None:
                 sig_a = sigmas[a] = sigma_of_mode(system, a)
             cfg = steady_config(system, a, sig_a) if sig_a.ok else None
-            if cfg is None or cfg.known == own.known:
+            if cfg is None or cfg.known == known:
                 continue        # (DiffArray reads the source's known instances only)
             if runs == MAX_SWITCHING_RUNS:
                 skipped[on] = skipped.get(on, ia.space.bdd.false) | f
                 break
             runs += 1
             pair = f"when switching {system.mode_label(a)} -> {system.mode_label(dst)}"
-            srun = exec_transient(system, cfg, dst, sig, pair=pair)
-            dg = srun.diagnostic
-            if not srun.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
+            run = exec_transient(system, cfg, dst, sig, pair=pair)
+            dg = run.diagnostic
+            if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
                 key = (on, dg.code, dg.variables, dg.equations)
                 switching.setdefault(key, f"{dg.code}: {dg.message}" + _pair_line(ia, fa, f))
-    errors = _failure_messages(system, ia, found)
-    errors += [text for key, text in switching.items() if key not in found]
+    warnings += [_unchecked_warning(system, ia, on, "the first instant (E-TRANSIENT-UNDER/"
+                                    "-OVER/-FUTURE) of a change from another long mode", rest)
+                 for on, rest in unchecked]
     warnings += [f"W-TRANSIENT-UNCHECKED: the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) "
                  f"of the changes from another long mode (a long guard switching at the "
                  f"instant) into the events "
@@ -912,7 +937,7 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
                  f"{ia.space.count(f)} of {ia.n_modes} long modes {ia.space.text(f)} (a "
                  f"failure there would be an error; the model is not refused for it)"
                  for on, f in skipped.items()]
-    return errors, warnings
+    return switching, warnings
 
 
 def _source_modes(system: MultimodeSystem, ia: ImplicitAnalysis
