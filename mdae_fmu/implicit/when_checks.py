@@ -81,8 +81,9 @@ def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
 
 def event_diagnostics(model: Model, ia: ImplicitAnalysis) -> tuple[list[str], list[str]]:
     """``(errors, warnings)`` of the checks of the module docstring: the rejections
-    (`event_problems`), and W-TRANSIENT-UNCHECKED for the long modes whose transient
-    instants were not run (beyond `MAX_TRANSIENT_CLASSES` classes), which reject nothing."""
+    (`event_problems`), and W-TRANSIENT-UNCHECKED for the long modes from which a cascade or
+    a change from another long mode was not run (beyond `MAX_TRANSIENT_CLASSES` classes),
+    which reject nothing."""
     out = []
     if when_loop_message(model) is None:      # (reported without a mode otherwise)
         loop = _coupled_loop(model, ia)
@@ -105,7 +106,7 @@ def _unchecked_warning(system: MultimodeSystem, ia: ImplicitAnalysis,
                        on: tuple[int, ...] | None, what: str, formula: Any) -> str:
     """W-TRANSIENT-UNCHECKED: ``what`` (the checks of the events ``on``; of every event when
     None) not run from the long modes of ``formula``, beyond `MAX_TRANSIENT_CLASSES` classes
-    of long modes with the same structure (the same offsets for the sources of changes)."""
+    of long modes with the same structure (the same offsets d for the sources of changes)."""
     events = ("every event" if on is None else
               "the events {" + ", ".join(system.guards[j].name for j in on) + "}")
     return (f"W-TRANSIENT-UNCHECKED: {what} of {events} was run from "
