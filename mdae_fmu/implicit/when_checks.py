@@ -18,20 +18,26 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   none is needed when the guards' triggering graph (`may_trigger`) has no cycle.
 * E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): the first instant of the
   change into the transient mode of each set of transient guards that select equations and
-  can hold at one instant (simultaneous events included, as the enumerated path), from each
-  class of long modes where those events can occur and the instant's structure is the same
-  (`structure_classes`: which equations exist, their offsets, the unknowns' offsets and the
-  signature entries; branches that read the same instances with the same offset count as
-  one, `_interchangeable`), and from another long mode switching at that instant, one per
-  class of the long modes with the same offsets (what the instant reads of its source).
-  Beyond `MAX_TRANSIENT_CLASSES` classes per set (or `MAX_SWITCHING_RUNS` changes from other
-  long modes) the long modes left are named by W-TRANSIENT-UNCHECKED, not refused.
+  can hold at one instant (simultaneous events included, as the enumerated path), from every
+  long mode where those events can occur, by classes of long modes with one outcome: the
+  instant is run on its region (`instant_region`: the equations the events enable or
+  disable and what they couple to, settled variables cut, docs/theory.md §10.7), and the
+  long modes with the same region, offsets on it and index, and the same parts outside it
+  that DiffArray sees, are one class (`transient_instants`), with no bound on their number.
+  The change may also come from another long mode A switching at that instant, which
+  DiffArray reads only through what A's steady configuration knows (its offsets d): when
+  those differ between long modes, one source per class of the same offsets d into one
+  long mode per class of the events' long modes with the same structure
+  (`structure_classes`). Beyond `MAX_TRANSIENT_CLASSES` such classes (or
+  `MAX_SWITCHING_RUNS` changes from sources) the long modes left are named by
+  W-TRANSIENT-UNCHECKED, not refused.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, Iterator  # Any: BDD nodes of the untyped dd package
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator  # Any: BDD nodes of the untyped dd
 
 from ..diagnostics import MdaeError
 from ..ir import Equation, Model
@@ -43,6 +49,7 @@ from ..structure.when_clauses import (computed_derivatives, event_derivative_mes
                                       when_loop_message)
 from .analysis import ImplicitAnalysis, concrete_mode, pick_mode
 from .blocks import ConditionalBlock
+from .changes import SETTLE_DEPTH, occurrences
 
 if TYPE_CHECKING:
     from ..modes.normalize import Mode, MultimodeSystem
@@ -51,11 +58,12 @@ if TYPE_CHECKING:
 #: solved as one system, over-approximates the instant graph: `_coupled_loop`)
 MAX_LOOP_PICKS = 16
 
-#: Classes of long modes (`structure_classes`) from which the instant of one set of events is
-#: run (each run is a DiffArray and a SolveConflict over the whole model, about 4 ms on a
-#: model of 12 equations); the long modes beyond them are not checked for that set, which
-#: W-TRANSIENT-UNCHECKED says. Also the bound on the classes of source modes (same
-#: offsets) of the changes from another long mode.
+#: Classes of long modes (`structure_classes`) from which the cascade of one set of events is
+#: run (E-CASCADE-INFINITE; each run is a cascade over the whole model), and, for the changes
+#: into a transient mode from another long mode, of sources (the same offsets d) and of the
+#: events' long modes; the long modes beyond them are not checked for that set, which
+#: W-TRANSIENT-UNCHECKED says. The first instants from the events' own long modes have no
+#: bound (`transient_instants`).
 MAX_TRANSIENT_CLASSES = 64
 #: Runs of changes into transient modes from another long mode (`_transient_problems`),
 #: over all sets of events; the pairs beyond are not run, which W-TRANSIENT-UNCHECKED says
@@ -73,8 +81,9 @@ def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
 
 def event_diagnostics(model: Model, ia: ImplicitAnalysis) -> tuple[list[str], list[str]]:
     """``(errors, warnings)`` of the checks of the module docstring: the rejections
-    (`event_problems`), and W-TRANSIENT-UNCHECKED for the long modes whose transient
-    instants were not run (beyond `MAX_TRANSIENT_CLASSES` classes), which reject nothing."""
+    (`event_problems`), and W-TRANSIENT-UNCHECKED for the long modes from which a cascade or
+    a change from another long mode was not run (beyond `MAX_TRANSIENT_CLASSES` classes),
+    which reject nothing."""
     out = []
     if when_loop_message(model) is None:      # (reported without a mode otherwise)
         loop = _coupled_loop(model, ia)
@@ -97,7 +106,7 @@ def _unchecked_warning(system: MultimodeSystem, ia: ImplicitAnalysis,
                        on: tuple[int, ...] | None, what: str, formula: Any) -> str:
     """W-TRANSIENT-UNCHECKED: ``what`` (the checks of the events ``on``; of every event when
     None) not run from the long modes of ``formula``, beyond `MAX_TRANSIENT_CLASSES` classes
-    of long modes with the same structure (the same offsets for the sources of changes)."""
+    of long modes with the same structure (the same offsets d for the sources of changes)."""
     events = ("every event" if on is None else
               "the events {" + ", ".join(system.guards[j].name for j in on) + "}")
     return (f"W-TRANSIENT-UNCHECKED: {what} of {events} was run from "
@@ -282,18 +291,13 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> str | None:
     return None
 
 
-def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
-                    singletons: bool, classes: bool = False,
-                    unchecked: list[tuple[tuple[int, ...], Any]] | None = None
-                    ) -> Iterator[tuple[tuple[int, ...], Any, Mode]]:
+def _event_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
+                singletons: bool) -> Iterator[tuple[tuple[int, ...], Any]]:
     """The sets of the transient guards ``guards`` that can hold at one instant (no two apart,
     `MultimodeSystem.non_simultaneous`; a Boolean's edge with the Boolean true), by size
     as the enumerated path (`MultimodeSystem.modes`), or the single ones only (``singletons``,
     and beyond the enumerated path's own bound on transient modes): ``(set, formula of the
-    long modes where it can occur, the transient mode of that set over one of them)``; with
-    ``classes``, one such triple per class of those long modes (`structure_classes`), the
-    formula the class's, and ``(set, formula)`` appended to ``unchecked`` for the long modes
-    beyond `MAX_TRANSIENT_CLASSES` classes."""
+    regular long modes where it can occur)``, the formula not false."""
     from ..modes.normalize import MAX_TRANSIENT_MODES
     space = ia.space
     bdd = space.bdd
@@ -301,9 +305,7 @@ def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[
     apart = system.non_simultaneous()
     long_of = {j: i for i, gd in enumerate(system.guards) if gd.kind == "long"
                for j in guards if gd.cond == system.guards[j].cond}
-    fixed = {expr_text(a): v for a, v in space.fixed.items()}
     top = 1 if singletons or 2 ** len(guards) > MAX_TRANSIENT_MODES else len(guards)
-    formulas = _structure_formulas(ia) if classes else []
     for on in itertools.chain.from_iterable(itertools.combinations(guards, r)
                                             for r in range(1, top + 1)):
         if any(pair in apart for pair in itertools.combinations(on, 2)):
@@ -312,18 +314,38 @@ def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[
         for j in on:
             lf = space.cond(system.guards[long_of[j]].cond) if j in long_of else None
             f &= bdd.true if lf is None else lf
-        if f == bdd.false:
-            continue
+        if f != bdd.false:
+            yield on, f
+
+
+def _system_mode(system: MultimodeSystem, value: dict[str, bool], on: tuple[int, ...]
+                 ) -> Mode:
+    """The mode of ``system`` whose long guards take ``value`` (by the text of their
+    condition, false when absent) and whose transient guards are those of ``on``."""
+    return tuple(bool(value.get(expr_text(gd.cond), False)) if gd.kind == "long" else i in on
+                 for i, gd in enumerate(system.guards))
+
+
+def _transient_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
+                    singletons: bool, classes: bool = False,
+                    unchecked: list[tuple[tuple[int, ...], Any]] | None = None
+                    ) -> Iterator[tuple[tuple[int, ...], Any, Mode]]:
+    """The sets of `_event_sets`: ``(set, formula of the long modes where it can occur, the
+    transient mode of that set over one of them)``; with ``classes``, one such triple per
+    class of those long modes (`structure_classes`), the formula the class's, and ``(set,
+    formula)`` appended to ``unchecked`` for the long modes beyond `MAX_TRANSIENT_CLASSES`
+    classes."""
+    space = ia.space
+    fixed = {expr_text(a): v for a, v in space.fixed.items()}
+    formulas = _structure_formulas(ia) if classes else []
+    for on, f in _event_sets(system, ia, guards, singletons):
         found = [(pick_mode(ia, f), f)]
         if classes:
             found, rest = mode_classes(ia, f, MAX_TRANSIENT_CLASSES, formulas)
-            if rest != bdd.false and unchecked is not None:
+            if rest != space.bdd.false and unchecked is not None:
                 unchecked.append((on, rest))
         for pairs, fc in found:
-            value = {**fixed, **dict(pairs)}
-            yield on, fc, tuple(bool(value.get(expr_text(gd.cond), False))
-                                if gd.kind == "long" else i in on
-                                for i, gd in enumerate(system.guards))
+            yield on, fc, _system_mode(system, {**fixed, **dict(pairs)}, on)
 
 
 def structure_classes(ia: ImplicitAnalysis, scope: Any, limit: int
@@ -391,13 +413,12 @@ def _interchangeable(ia: ImplicitAnalysis) -> list[list[int]]:
     return out
 
 
-def _offset_formulas(ia: ImplicitAnalysis) -> list[Any]:
-    """The formulas of the positive offsets c and d: what the steady configuration of a
-    long mode is made of (`mdae_fmu.modes.runs.steady_config`: the instances x^k, k < d_x,
-    and the consistency equations (e, k), k < c_e; an offset 0 and an absent variable or
-    equation add nothing), without repeats."""
-    return list(dict.fromkeys([*(f for case in ia.c for v, f in case.items() if v > 0),
-                               *(f for case in ia.d for v, f in case.items() if v > 0)]))
+def _known_formulas(ia: ImplicitAnalysis) -> list[Any]:
+    """The formulas of the positive offsets d: what a long mode's steady configuration knows
+    (`mdae_fmu.modes.runs.steady_config`: the instances x^k, k < d_x; an offset 0 knows
+    nothing), all that DiffArray reads of the source of a change (`_transient_problems`),
+    without repeats."""
+    return list(dict.fromkeys(f for case in ia.d for v, f in case.items() if v > 0))
 
 
 def mode_classes(ia: ImplicitAnalysis, scope: Any, limit: int, formulas: list[Any]
@@ -490,68 +511,412 @@ def _merge(found: dict[tuple[Any, ...], tuple[str, Any]], key: tuple[Any, ...], 
     found[key] = (first, modes | formula)
 
 
+#: Ids of the two equations and two unknowns `_phantom` adds to a region
+PHANTOM_EQS = ("~phantom.a", "~phantom.b")
+PHANTOM_VARS = ("~phantom.p", "~phantom.q")
+
+
+@dataclass
+class _InstantFormulas:
+    """What the region classes of the transient instants (`_instant_classes`) read of the
+    implicit analysis, computed once per model: per unknown (by name) its column, the
+    formula ``R0`` of the modes where a row of offset c = 0 reads its leading instance
+    (docs/theory.md §10.7: the instance is then one the instant determines at shift 0), the
+    unknowns with a mode where that fails (``nr0``, with the formula of those modes) and
+    those with a mode where it holds but the transversal assigns the unknown to a row of
+    offset c >= 1 (``u0``: the system at shift 0 of a part holding it is under-determined)."""
+    col: dict[str, int]
+    nr0: list[tuple[str, Any]]
+    u0: list[tuple[str, Any]]
+    guard_var: dict[int, str]          # long guard index -> its BDD variable
+
+
+def _instant_formulas(system: MultimodeSystem, ia: ImplicitAnalysis) -> _InstantFormulas:
+    """The formulas of `_InstantFormulas`, from the offsets, the signature and the
+    transversal of ``ia`` (one pass over the signature's entries)."""
+    g = ia.graph
+    bdd = ia.space.bdd
+    F = bdd.false
+    regular = _regular(ia)
+    r0 = [F] * len(g.cols)
+    m1 = [F] * len(g.cols)
+    for i, row in enumerate(g.sig):
+        c0 = ia.c[i].get(0, F) & g.present[i]
+        for j, cell in row.items():
+            for k, fk in cell.items():
+                tight = fk & c0 & ia.d[j].get(k, F)
+                if tight != F:
+                    r0[j] |= tight
+        for j, fm in ia.match[i].items():
+            m = fm & ~c0
+            if m != F:
+                m1[j] |= m
+    u0 = [(name, r0[j] & m1[j] & regular) for j, name in enumerate(g.cols)]
+    nr0 = [(name, regular & ~r0[j]) for j, name in enumerate(g.cols)]
+    atoms = {a: ia.space.var_of[a] for a in ia.space.atoms}
+    return _InstantFormulas(
+        col={n: j for j, n in enumerate(g.cols)},
+        nr0=[(n, f) for n, f in nr0 if f != F], u0=[(n, f) for n, f in u0 if f != F],
+        guard_var={i: atoms[gd.cond] for i, gd in enumerate(system.guards)
+                   if gd.kind == "long" and gd.cond in atoms})
+
+
+def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
+                   occurs: dict[str, list[int]], unsettled: frozenset[str] = frozenset()
+                   ) -> tuple[list[int], set[int]]:
+    """The region of the first instant of the transient mode ``dst`` of the normalized
+    ``system`` (docs/theory.md §10.7): the indices of its equations, and the indices of the
+    equations whose guards the walk read (the region is the same in every long mode that
+    enables or disables each of them alike).
+
+    Its continuation B (`continuation_mode`) and ``dst`` enable the same equations but those
+    of the events (`_guarded_by` the transient guards of ``dst``). A variable is *settled*
+    when an equation enabled in both, of order 0 in all its variables, reads it and otherwise
+    only settled variables, no equation differentiates it and it is not in ``unsettled``
+    (`changes.change_region`'s rule). The region starts from the variables of the equations
+    of the events and ``seeds``, and grows through every equation enabled in ``dst`` or B
+    that reads one of its unsettled variables; a settled variable brings the equation that
+    settles it."""
+    from ..modes.runs import continuation_mode
+    eqs = system.equations
+    cont = continuation_mode(system, dst)
+
+    def on(e: Any, mode: Mode) -> bool:
+        return all(mode[i] == p for i, p in e.guard)
+
+    states: dict[int, tuple[bool, bool]] = {}
+
+    def state(k: int) -> tuple[bool, bool]:
+        got = states.get(k)
+        if got is None:
+            got = states[k] = (on(eqs[k], dst), on(eqs[k], cont))
+        return got
+
+    differentiated = _differentiated(system)
+    settled: dict[str, int | None] = {}
+
+    def settle(v: str, depth: int = 0) -> int | None:
+        if v in settled:
+            return settled[v]
+        settled[v] = None
+        if v in differentiated or v in unsettled or depth > SETTLE_DEPTH:
+            return None
+        for k in occurs.get(v, ()):
+            e = eqs[k]
+            if state(k) != (True, True) or any(o for _, o in e.orders):
+                continue
+            if all(u == v or settle(u, depth + 1) is not None for u in e.order_map):
+                settled[v] = k
+                return k
+        return None
+
+    events = sorted({k for i, v in enumerate(dst) if v and system.guards[i].kind != "long"
+                     for k in _guarded_by(system).get(i, ()) if state(k)[0] != state(k)[1]})
+    region: set[int] = set(events)
+    seen: set[str] = set()
+    todo = list(dict.fromkeys([v for k in events for v in eqs[k].order_map]
+                              + sorted(seeds)))
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        k_set = settle(v)
+        if k_set is not None:
+            region.add(k_set)
+            todo.extend(u for u in eqs[k_set].order_map if u not in seen)
+            continue
+        for k in occurs.get(v, ()):
+            if k not in region and any(state(k)):
+                region.add(k)
+                todo.extend(u for u in eqs[k].order_map if u not in seen)
+    return sorted(region), set(states)
+
+
+def _guarded_by(system: MultimodeSystem) -> dict[int, list[int]]:
+    """Per guard index, the indices of the equations whose guard reads it."""
+    from ..modes.normalize import memo_table
+    memo = memo_table(system, "_guarded_by")
+    if "all" not in memo:
+        out: dict[int, list[int]] = {}
+        for k, e in enumerate(system.equations):
+            for i in dict.fromkeys(i for i, _ in e.guard):
+                out.setdefault(i, []).append(k)
+        memo["all"] = out
+    return memo["all"]
+
+
+def _differentiated(system: MultimodeSystem) -> frozenset[str]:
+    """The unknowns some equation of ``system`` reads differentiated."""
+    from ..modes.normalize import memo_table
+    memo = memo_table(system, "_differentiated")
+    if "all" not in memo:
+        memo["all"] = frozenset(v for e in system.equations for v, o in e.orders if o > 0)
+    return memo["all"]
+
+
+def _phantom(system: MultimodeSystem) -> tuple[Any, ...]:
+    """Two equations over two unknowns of their own that stand for a part of the model
+    outside a region whose system at shift 0 is under-determined (docs/theory.md §10.7):
+    ``a`` (offset c = 0) reads ``der(p)`` and ``q``, ``b`` (offset c = 1) reads ``p``, as
+    an engaged clutch's two shafts; at shift 0 ``a`` alone has two unknowns, with the
+    continuation's rows every instance is determined."""
+    from .. import expr as E
+    from ..modes.normalize import MEquation
+    a, b = PHANTOM_EQS
+    p, q = PHANTOM_VARS
+    zero = E.Const(0.0)
+    return (MEquation(id=a, residual=zero, guard=(), orders=((p, 1), (q, 0)), origin="phantom"),
+            MEquation(id=b, residual=zero, guard=(), orders=((p, 0),), origin="phantom"))
+
+
+def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[int, ...],
+                     scope: Any, forms: _InstantFormulas, occurs: dict[str, list[int]],
+                     sigmas: dict[Mode, Any]
+                     ) -> Iterator[tuple[Any, Mode, Any, Any, Callable[[], Any] | None]]:
+    """The first instant of the change into the transient mode of the events ``on`` from
+    each long mode of ``scope`` (regular, where the events can occur), by classes of long
+    modes with the same outcome (docs/theory.md §10.7): ``(class formula, transient mode of
+    one of them, that mode's steady configuration, the run, None or the run on the whole
+    system when called)``, the classes covering ``scope``, each mode first in the
+    enumerated path's order.
+
+    The run is the enumerated path's `exec_transient` on the region of the instant
+    (`instant_region`, seeded with the unknowns whose leading instance no row of offset 0
+    reads), with the whole long mode's offsets (and so the same number of copies of its
+    continuation), and with `_phantom` when the part outside the region is under-determined
+    at shift 0 (``u0``). Its class is the long modes of ``scope`` that enable the equations
+    the walk read as the mode does, give the region's unknowns and the whole mode the same
+    offsets and index, agree on ``u0`` and have no such unknown outside the region. With
+    ``u0``, a failure whose message names a phantom equation (the rows of the part outside
+    that read only known instances are named with it) or under-determined at shift 0 (the
+    instances of the whole mode) has the same code on the whole system, and its message
+    there is given by the last item. When the analysis' formulas and the mode's own Σ-method
+    disagree (an internal inconsistency), the class is the mode's structure class and the
+    run the whole system's."""
+    from ..modes.runs import continuation_mode, exec_transient, sigma_of_mode, steady_config
+    from .conversion import first_mode
+    space = ia.space
+    bdd = space.bdd
+    order = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
+    fixed = {expr_text(a): v for a, v in space.fixed.items()}
+    remaining = scope
+    while remaining != bdd.false:
+        asg = first_mode(bdd, remaining, order)
+        cube = bdd.cube(asg)
+        dst = _system_mode(system, {**fixed, **dict(space.mode_pairs(asg))}, on)
+        src = continuation_mode(system, dst)
+        sig = sigmas.get(src)
+        if sig is None:
+            sig = sigmas[src] = sigma_of_mode(system, src)
+        if not sig.ok:        # (not in a regular mode's formula: `analyze_implicit` says)
+            cls = mode_classes(ia, remaining, 1, _structure_formulas(ia))[0][0][1]
+            remaining &= ~cls
+            continue
+        own = steady_config(system, src, sig)
+        pair = f"when switching {system.mode_label(src)} -> {system.mode_label(dst)}"
+        cls, run, whole = _region_run(system, ia, forms, occurs, remaining, asg, cube, dst,
+                                      sig, own, pair)
+        if cls is None:
+            cls = mode_classes(ia, remaining, 1, _structure_formulas(ia))[0][0][1]
+            run, whole = exec_transient(system, own, dst, sig, pair=pair), False
+        remaining &= ~cls
+        yield cls, dst, own, run, _whole_run(system, own, dst, sig, pair) if whole else None
+
+
+def _whole_run(system: MultimodeSystem, own: Any, dst: Mode, sig: Any, pair: str
+               ) -> Callable[[], Any]:
+    """The run of the instant on the whole system, when called (`_instant_classes`)."""
+    from ..modes.runs import exec_transient
+    return lambda: exec_transient(system, own, dst, sig, pair=pair)
+
+
+def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFormulas,
+                occurs: dict[str, list[int]], scope: Any, asg: dict[str, bool], cube: Any,
+                dst: Mode, sig: Any, own: Any, pair: str) -> tuple[Any, Any, bool]:
+    """The class and the run of `_instant_classes` for the mode ``asg`` of ``scope``
+    (``cube`` its BDD, ``dst`` its transient mode, ``sig`` the Σ-method of its long mode,
+    ``own`` its steady configuration), and whether its message needs the run on the whole
+    system (a failure that names a phantom equation, or under-determined at shift 0);
+    ``(None, None, False)`` when the analysis' formulas and ``sig`` disagree."""
+    from dataclasses import replace
+    from ..modes.runs import Config, SigmaInfo, exec_transient
+    bdd = ia.space.bdd
+    F = bdd.false
+
+    def holds(f: Any) -> bool:
+        return (f & cube) != F
+    # the unknowns whose leading instance no row of offset 0 reads, by the Σ-method
+    long_mode = tuple(v if gd.kind == "long" else False
+                      for v, gd in zip(dst, system.guards))
+    rows0 = [e for e in system.enabled(long_mode) if sig.c[e.id] == 0]
+    read0 = {v for e in rows0 for v, k in e.orders if k == sig.d[v]}
+    nr0 = set(sig.d) - read0
+    if {n for n, f in forms.nr0 if holds(f)} != nr0 & set(forms.col):
+        return None, None, False
+    kept, queried = instant_region(system, dst, nr0, occurs,
+                                   frozenset(v for v, dv in sig.d.items() if dv > 0))
+    names = {v for k in kept for v in system.equations[k].order_map}
+    ids = {system.equations[k].id for k in kept}
+    # the part outside the region, under-determined at shift 0 (concretely, and by formula)
+    outside0 = [e for e in rows0 if e.id not in ids]
+    u0 = len(read0 - names) > len(outside0)
+    fu = F
+    for n, f in forms.u0:
+        if n not in names:
+            fu |= f
+    if u0 != holds(fu):
+        return None, None, False
+    cls = scope
+    for i in sorted({i for k in queried for i, _ in system.equations[k].guard}):
+        var = forms.guard_var.get(i)
+        if var is not None:
+            cls &= bdd.var(var) if asg[var] else ~bdd.var(var)
+    for v in sorted(names):
+        j = forms.col.get(v)
+        if j is None:
+            continue
+        fd = ia.d[j].get(sig.d.get(v, 0))
+        if fd is None or not holds(fd):
+            return None, None, False
+        cls &= fd
+    fi = ia.index.get(sig.index)
+    if fi is None or not holds(fi):
+        return None, None, False
+    cls &= fi
+    cls &= fu if u0 else ~fu
+    for n, f in forms.nr0:
+        if n not in names:
+            cls &= ~f
+    if not holds(cls):
+        return None, None, False
+    eqs = tuple(system.equations[k] for k in kept)
+    cfg, sig_r = own, sig
+    if u0:
+        a, b = PHANTOM_EQS
+        p, q = PHANTOM_VARS
+        eqs += _phantom(system)
+        names |= {p, q}
+        cfg = Config(known=own.known | {(p, 0)}, context=own.context | {(b, 0)})
+        sig_r = SigmaInfo(ok=True, c={**sig.c, a: 0, b: 1}, d={**sig.d, p: 1, q: 0})
+    sub = replace(system, equations=eqs,
+                  unknowns=tuple(v for v in (*system.unknowns, *PHANTOM_VARS) if v in names))
+    run = exec_transient(sub, cfg, dst, sig_r, pair=pair)
+    dg = run.diagnostic
+    return cls, run, u0 and dg is not None and dg.code.startswith("E-TRANSIENT-") and (
+        dg.code == "E-TRANSIENT-UNDER" or "~phantom" in dg.message)
+
+
+def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
+                       sigmas: dict[Mode, Any] | None = None
+                       ) -> Iterator[tuple[tuple[int, ...], Any, Mode, Any, Any,
+                                           Callable[[], Any] | None]]:
+    """The first instants of the changes into transient modes that `_transient_problems`
+    checks, from the events' own long modes: per set of transient guards that select
+    equations and can hold at one instant (`_event_sets`), per class of the long modes where
+    they can occur (`_instant_classes`, covering them all), ``(set, class formula, the
+    transient mode of the class's first mode, that mode's steady configuration, the run of
+    the instant, None or the run on the whole system (when called) that gives its message,
+    `_instant_classes`)``. ``sigmas``: the Σ-method of each long mode run, filled as they
+    are."""
+    selecting = sorted({i for e in system.equations for i, p in e.guard
+                        if p and system.guards[i].kind == "transient"})
+    if not selecting:
+        return
+    forms = _instant_formulas(system, ia)
+    occurs = occurrences(system)
+    sigmas = {} if sigmas is None else sigmas
+    for on, scope in _event_sets(system, ia, selecting, singletons=False):
+        for f, dst, own, run, exact in _instant_classes(system, ia, on, scope, forms, occurs,
+                                                        sigmas):
+            yield on, f, dst, own, run, exact
+
+
 def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
                         ) -> tuple[list[str], list[str]]:
     """E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): for each set of
     transient guards that select equations (a reinit, a when-equation of a continuous
-    variable, an equation under ``edge(c)``), the first instant of the change from a long
-    mode into their transient mode, run by the enumerated path's `exec_transient`
-    (DiffArray, SolveConflict) from that mode's steady configuration; its failure with the
-    formula of the long modes where the event can occur. Per set of events that can hold at
-    one instant (`_transient_sets`) and per class of long modes B with the same structure
-    (`structure_classes`), one concrete change stands for the changes of that class: in each
-    of its modes the instant has the same equations, offsets and signature. The same failure
+    variable, an equation under ``edge(c)``) and can hold at one instant (`_event_sets`), the
+    first instant of the change from a long mode B into their transient mode, run by the
+    enumerated path's `exec_transient` (DiffArray, SolveConflict) from B's steady
+    configuration; its failure with the formula of the long modes where it occurs. Every
+    long mode is covered, by classes with one outcome (`transient_instants`: the instant on
+    its region, docs/theory.md §10.7), with no bound on their number. The same failure
     (code, variables, equations) of one set of events from several classes is one message,
-    the first class's, with the formula of them all.
+    the first class's, with the formula of them all. A failure whose message is that of the
+    whole system is run there only while its code has fewer than `MAX_FAILURES_LISTED`
+    messages; beyond, it is counted in the last one.
 
     The change may also come from another long mode A, a long guard switching at the same
-    instant as the events (as the enumerated path explores every pair): the instant reads A
-    only through its steady configuration (`steady_config`: its states and consistency
-    equations, the offsets d and c), so the sources are run per class of long modes with the
-    same offsets (`_offset_formulas`), skipping those whose configuration is B's (the change
-    from B itself, run above). A failure of such a change that the changes from B do not
-    show is reported with the source's and the events' long modes.
+    instant as the events (as the enumerated path explores every pair): DiffArray reads A
+    only through the instances its steady configuration knows (`steady_config`: the offsets
+    d), so a source that knows what B knows gives B's own run. When the long modes differ in
+    their offsets d (`_source_modes`: more than one class), the changes from one mode of each
+    such class are run on the whole system into the transient mode over one long mode of each
+    class of the events' long modes with the same structure (`structure_classes`, whose
+    modes give the same run from one source). A failure of such a change that the changes
+    from B do not show is reported with the source's and the events' long modes.
 
     Returns ``(errors, warnings)``: W-TRANSIENT-UNCHECKED (`_unchecked_warning`) names the
-    long modes beyond `MAX_TRANSIENT_CLASSES` classes, of the events or of the sources, from
-    which no instant was run; they are not refused."""
-    from ..modes.runs import continuation_mode, exec_transient, sigma_of_mode, steady_config
-    selecting = sorted({i for e in system.equations for i, p in e.guard
-                        if p and system.guards[i].kind == "transient"})
+    long modes beyond `MAX_TRANSIENT_CLASSES` classes (of sources, or of the events' long
+    modes with the same structure, when the sources differ), or `MAX_SWITCHING_RUNS` changes
+    from sources, from which no change from another long mode was run; they are not
+    refused."""
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
-    switching: dict[tuple[Any, ...], str] = {}
-    unchecked: list[tuple[tuple[int, ...], Any]] = []
-    warnings: list[str] = []
-    sources: list[tuple[Mode, Any]] | None = None
-    runs = 0
-    skipped: dict[tuple[int, ...], Any] = {}     # events -> their modes not run from others
-    for on, f, dst in _transient_sets(system, ia, selecting, singletons=False, classes=True,
-                                      unchecked=unchecked):
-        src = continuation_mode(system, dst)
-        sig = sigma_of_mode(system, src)
-        if not sig.ok:
-            continue        # (a singular long mode: `analyze_implicit` rejects it)
-        own = steady_config(system, src, sig)
-        pair = f"when switching {system.mode_label(src)} -> {system.mode_label(dst)}"
-        run = exec_transient(system, own, dst, sig, pair=pair)
+    sigmas: dict[Mode, Any] = {}
+    for on, f, _, _, run, exact in transient_instants(system, ia, sigmas):
         dg = run.diagnostic
         if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
-            _merge(found, (on, dg.code, dg.variables, dg.equations),
-                   f"{dg.code}: {dg.message}", f)
-        if sources is None:
-            sources, rest = _source_modes(system, ia)
-            if rest != ia.space.bdd.false:
-                warnings.append(_unchecked_warning(
-                    system, ia, None, "the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) "
-                    "of a change from another long mode (a long guard switching at the "
-                    "instant)", rest))
+            group = (on, dg.code)
+            if exact is not None and sum(k[:2] == group for k in found) >= MAX_FAILURES_LISTED:
+                # (counted in the last message: its text on the whole system is not needed)
+                _merge(found, (*group, "class", len(found)), "", f)
+            else:
+                dg = dg if exact is None else exact().diagnostic
+                _merge(found, (on, dg.code, dg.variables, dg.equations),
+                       f"{dg.code}: {dg.message}", f)
+    errors = _failure_messages(system, ia, found)
+    switching, warnings = _switching_problems(system, ia, sigmas)
+    return errors + [text for key, text in switching.items() if key not in found], warnings
+
+
+def _switching_problems(system: MultimodeSystem, ia: ImplicitAnalysis,
+                        sigmas: dict[Mode, Any]) -> tuple[dict[tuple[Any, ...], str], list[str]]:
+    """The failures of the changes into a transient mode from another long mode
+    (`_transient_problems`), keyed ``(events, code, variables, equations)``, and the
+    warnings W-TRANSIENT-UNCHECKED of the long modes not run from; none when every long
+    mode knows the same instances."""
+    from ..modes.runs import exec_transient, sigma_of_mode, steady_config
+    sources, rest = _source_modes(system, ia)
+    switching: dict[tuple[Any, ...], str] = {}
+    if len(sources) < 2 and rest == ia.space.bdd.false:
+        return switching, []
+    warnings: list[str] = []
+    if rest != ia.space.bdd.false:
+        warnings.append(_unchecked_warning(
+            system, ia, None, "the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) of a "
+            "change from another long mode (a long guard switching at the instant)", rest))
+    selecting = sorted({i for e in system.equations for i, p in e.guard
+                        if p and system.guards[i].kind == "transient"})
+    unchecked: list[tuple[tuple[int, ...], Any]] = []
+    skipped: dict[tuple[int, ...], Any] = {}     # events -> their modes not run from others
+    runs = 0
+    for on, f, dst in _transient_sets(system, ia, selecting, singletons=False, classes=True,
+                                      unchecked=unchecked):
+        src = tuple(v if gd.kind == "long" else False for v, gd in zip(dst, system.guards))
+        sig = sigmas.get(src)
+        if sig is None:
+            sig = sigmas[src] = sigma_of_mode(system, src)
+        if not sig.ok:
+            continue
+        known = steady_config(system, src, sig).known
         for a, fa in sources:
-            if a == src:
-                continue
-            sig_a = sigma_of_mode(system, a)
+            sig_a = sigmas.get(a)
+            if sig_a is None:
+                sig_a = sigmas[a] = sigma_of_mode(system, a)
             cfg = steady_config(system, a, sig_a) if sig_a.ok else None
-            if cfg is None or cfg == own:
-                continue
+            if cfg is None or cfg.known == known:
+                continue        # (DiffArray reads the source's known instances only)
             if runs == MAX_SWITCHING_RUNS:
                 skipped[on] = skipped.get(on, ia.space.bdd.false) | f
                 break
@@ -562,10 +927,9 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
             if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
                 key = (on, dg.code, dg.variables, dg.equations)
                 switching.setdefault(key, f"{dg.code}: {dg.message}" + _pair_line(ia, fa, f))
-    errors = _failure_messages(system, ia, found)
-    errors += [text for key, text in switching.items() if key not in found]
     warnings += [_unchecked_warning(system, ia, on, "the first instant (E-TRANSIENT-UNDER/"
-                                    "-OVER/-FUTURE)", rest) for on, rest in unchecked]
+                                    "-OVER/-FUTURE) of a change from another long mode", rest)
+                 for on, rest in unchecked]
     warnings += [f"W-TRANSIENT-UNCHECKED: the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) "
                  f"of the changes from another long mode (a long guard switching at the "
                  f"instant) into the events "
@@ -574,17 +938,17 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
                  f"{ia.space.count(f)} of {ia.n_modes} long modes {ia.space.text(f)} (a "
                  f"failure there would be an error; the model is not refused for it)"
                  for on, f in skipped.items()]
-    return errors, warnings
+    return switching, warnings
 
 
 def _source_modes(system: MultimodeSystem, ia: ImplicitAnalysis
                   ) -> tuple[list[tuple[Mode, Any]], Any]:
     """One long mode (of ``system``: transient guards false) of each class of the regular
-    modes with the same offsets (`_offset_formulas`), with its class's formula, up to
+    modes with the same offsets d (`_known_formulas`), with its class's formula, up to
     `MAX_TRANSIENT_CLASSES`, and the formula of the modes beyond."""
     space = ia.space
     fixed = {expr_text(a): v for a, v in space.fixed.items()}
-    classes, rest = mode_classes(ia, _regular(ia), MAX_TRANSIENT_CLASSES, _offset_formulas(ia))
+    classes, rest = mode_classes(ia, _regular(ia), MAX_TRANSIENT_CLASSES, _known_formulas(ia))
     out = []
     for pairs, fc in classes:
         value = {**fixed, **dict(pairs)}
