@@ -121,6 +121,7 @@ _ASSERTION_LEVELS = ("error", "warning")
 #: Modifiers read into `Variable`, and modifiers ignored because they do not change the model.
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
+_MODIFIER_SET = frozenset(_MODIFIERS)
 #: Formal parameter names of built-in operators that flat output calls with named arguments
 #: (Modelica 3.6 §3.7.4.4 homotopy, §3.7.5 sample, §3.7.4.3 semiLinear).
 BUILTIN_PARAMETERS = {"homotopy": ("actual", "simplified"), "sample": ("start", "interval"),
@@ -291,10 +292,22 @@ class ParseContext:
         """A location of the intermediate form (a SourceLoc, an offset or a token)."""
         t = type(where)
         if t is int:
-            return self.pos_loc(where)
-        if t is tuple:
-            return self.pos_loc(where[2])
-        return where
+            pos = where
+        elif t is tuple:
+            pos = where[2]
+        else:
+            return where
+        last, line, start = self._cursor        # (`line_col`, inlined for the usual case)
+        if pos < start or self.line0 != 1 or self.col0 != 1:
+            return self.pos_loc(pos)
+        if pos >= last:
+            text = self.text
+            newlines = text.count("\n", last, pos)
+            if newlines:
+                line += newlines
+                start = text.rfind("\n", last, pos) + 1
+        self._cursor = (pos, line, start)
+        return SourceLoc(self.filename, line, pos - start + 1)
 
     def error(self, loc, message: str, priority: int = 0) -> tuple:
         """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file
@@ -1550,18 +1563,19 @@ class _ModelBuilder:
 
     # ---- declarations ----
     def declare(self, d: Decl):
+        name = d.name
         loc = self.ctx.where_loc(d.loc)
-        if d.name in self.declared:
-            first = self.declared[d.name]
+        declared = self.declared
+        if name in declared:
+            first = declared[name]
             assert first is not None        # (the importer's own names come after the file's)
-            self.err(loc, f"duplicate declaration of '{d.name}' (first declared at "
+            self.err(loc, f"duplicate declaration of '{name}' (first declared at "
                           f"{first.short()}:{first.col})")
             return
-        if d.name == "time":
+        if name == "time":
             self.err(loc, "'time' is the built-in time variable and cannot be declared")
             return
-        self.declared[d.name] = loc
-        kw: dict[str, Any] = {}
+        declared[name] = loc
         variability = None
         causality = "local"
         for p, ploc in d.prefixes:
@@ -1575,24 +1589,27 @@ class _ModelBuilder:
                 causality = p
             elif p != "final":
                 self.err(ploc, f"prefix '{p}' is not supported (the input must be flattened)")
-        if d.type_name not in ("Real", "Integer", "Boolean"):
-            if d.type_name == "String":
-                self.err(d.type_loc, f"String variables are not supported ('{d.name}')")
-            elif "[" in d.type_name:
+        type_name = d.type_name
+        if type_name not in _BUILTIN_TYPES:
+            if type_name == "String":
+                self.err(d.type_loc, f"String variables are not supported ('{name}')")
+            elif "[" in type_name:
                 self.err(d.type_loc, "array declarations are not supported (only scalarized "
                                      "models: declare each element)")
             else:
-                self.err(d.type_loc, f"unsupported type '{d.type_name}' of '{d.name}': only "
+                self.err(d.type_loc, f"unsupported type '{type_name}' of '{name}': only "
                                      "Real, Integer and Boolean (records, enumerations and type "
                                      "aliases are not supported)")
             return
-        explicit = d.explicit or {}       # XML: attributes given explicitly win
-        variability = explicit.get("variability", variability)
+        explicit = d.explicit       # XML: attributes given explicitly win
+        if explicit:
+            variability = explicit.get("variability", variability)
         if variability is None:
-            variability = "continuous" if d.type_name == "Real" else "discrete"
+            variability = "continuous" if type_name == "Real" else "discrete"
         if variability == "parameter":
             causality = "parameter"
-        if causality == "input" and d.binding is not None:
+        d_binding = d.binding
+        if causality == "input" and d_binding is not None:
             # an input with a binding is no input of the simulated model: its binding is an
             # equation (Modelica 3.6 §4.7 counts as knowns only the top-level inputs without
             # binding equations; OpenModelica prints TopLevelInputs2's `input Real x = ...`
@@ -1600,13 +1617,36 @@ class _ModelBuilder:
             # a modifier, `c(u = 2*x)`, printed `input Real c.u = 2*x` (MSL 4 RollingWheel),
             # is the same case. A `start` modifier stays its start value.
             causality = "local"
-        causality = explicit.get("causality", causality)
-        if causality == "input" and d.binding is not None \
+        if explicit:
+            causality = explicit.get("causality", causality)
+        if causality == "input" and d_binding is not None \
                 and variability not in ("parameter", "constant"):
-            self.err(loc, f"input '{d.name}' has a binding: a variable with a binding "
+            self.err(loc, f"input '{name}' has a binding: a variable with a binding "
                           "equation is computed, no host sets it; drop causality=\"input\" "
                           "or the binding (a default value for the host is its start)")
-        seen = {}
+        kw: dict[str, Any] = {}
+        if d.modifiers:
+            self.modifiers(d, kw)
+        binding: E.Expr | None = None
+        if d_binding is not None:
+            if variability in ("parameter", "constant"):
+                binding = cast(E.Expr, d_binding)
+            else:
+                self.add_equation(("eq", E.Ref(name), d_binding, loc), ())
+        enum_vars = self.ctx.enum_vars
+        if enum_vars:
+            enum = enum_vars.get(name)
+            if enum is not None:
+                kw["declared_type"] = enum.name
+        self.variables.append(Variable(
+            name=name, type=cast(VarType, type_name),    # (checked above)
+            variability=cast(Variability, variability), causality=causality,
+            description=d.description, binding=binding, loc=loc, **kw))
+
+    def modifiers(self, d: Decl, kw: dict[str, Any]) -> None:
+        """The attributes of ``d``'s modifiers into ``kw`` (`Variable`'s keywords), each
+        problem reported."""
+        seen = set()
         for mname, value, mloc, nested in d.modifiers:
             if mname == "StateSelect":
                 # OpenModelica's old front end (instantiateModel of MSL 3.1 examples) prints
@@ -1615,13 +1655,13 @@ class _ModelBuilder:
             if mname in seen:
                 self.err(mloc, f"modifier '{mname}' given twice for '{d.name}'")
                 continue
-            seen[mname] = True
+            seen.add(mname)
             if nested:
                 self.err(mloc, f"nested modification of '{mname}' is not supported")
                 continue
-            if mname in IGNORED_MODIFIERS:
-                continue
-            if mname not in _MODIFIERS:
+            if mname not in _MODIFIER_SET:
+                if mname in IGNORED_MODIFIERS:
+                    continue
                 self.err(mloc, f"unsupported modifier '{mname}' of '{d.name}' (supported: "
                                f"{', '.join(_MODIFIERS + IGNORED_MODIFIERS)})")
                 continue
@@ -1633,7 +1673,7 @@ class _ModelBuilder:
                     kw["fixed"] = value.value
                 else:
                     self.err(mloc, f"'fixed' of '{d.name}' must be true or false")
-            elif mname in ("unit", "displayUnit"):
+            elif mname == "unit" or mname == "displayUnit":
                 if type(value) is E.Str:
                     kw["display_unit" if mname == "displayUnit" else "unit"] = value.value
                 else:
@@ -1647,19 +1687,6 @@ class _ModelBuilder:
                     kw["state_select"] = ss
             else:
                 kw[mname] = value
-        binding: E.Expr | None = None
-        if d.binding is not None:
-            if variability in ("parameter", "constant"):
-                binding = cast(E.Expr, d.binding)
-            else:
-                self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
-        enum = self.ctx.enum_vars.get(d.name) if self.ctx.enum_vars else None
-        if enum is not None:
-            kw["declared_type"] = enum.name
-        self.variables.append(Variable(
-            name=d.name, type=cast(VarType, d.type_name),    # (checked above)
-            variability=cast(Variability, variability), causality=causality,
-            description=d.description, binding=binding, loc=loc, **kw))
 
     def enum_value(self, value, enum: str, literals) -> str | None:
         """The literal of ``enum`` named by ``value`` (a Ref such as StateSelect.prefer).
@@ -1711,10 +1738,26 @@ class _ModelBuilder:
         """Flatten one equation section in source order; if-branches extend the guard
         (iterative, so deeply nested if-equations cannot overflow the stack)."""
         stack: list[tuple[Iterator, tuple[GuardLiteral, ...]]] = [(iter(items), ())]
+        target = self.initial if initial else self.equations
+        append = target.append
+        prefix = "i" if initial else "e"
+        where_loc = self.ctx.where_loc
         while stack:
             it, guard = stack[-1]
-            item = next(it, None)
-            if item is None:
+            for item in it:
+                if item is None or item[0] != "eq" or type(item[1]) is Tuple:
+                    break
+                # `add_equation` of one residual, inlined (the usual item)
+                _, lhs, rhs, where = item
+                if type(lhs) is E.Const or type(rhs) is E.Const:
+                    r = E.residual(lhs, rhs)
+                else:
+                    r = E.BinOp("-", lhs, rhs)
+                append(Equation(f"{prefix}{len(target) + 1}", r, guard, where_loc(where)))
+            else:
+                stack.pop()
+                continue
+            if item is None:                    # (ends its list, as `next(it, None)` did)
                 stack.pop()
                 continue
             tag = item[0]
@@ -1938,16 +1981,24 @@ class _ModelBuilder:
     def check_arrays(self):
         """Scalarized element declarations ``x[1] ... x[n]`` must cover their whole index box;
         a lone ``Real x[3]`` is an (unsupported) array declaration."""
+        # key -> [(indices, position of the variable), ...], and for the usual `x[7]`, read
+        # without the regular expression, key -> (its indices, the variables' positions)
         groups: dict[str, list] = {}
+        simple: dict[str, tuple[list[int], list[int]]] = {}
         split = _SUBSCRIPTS_RE.split
-        for v in self.variables:
+        variables = self.variables
+        for n, v in enumerate(variables):
             name = v.name
             if "[" in name and "'" not in name:
                 k = name.find("[")
                 digits = name[k + 1:-1]
                 if name[-1] == "]" and digits.isdigit() and digits.isascii():
-                    # the usual `x[7]` (the split below, without the regular expression)
-                    groups.setdefault(name[:k] + "[]", []).append(((int(digits),), v))
+                    group = simple.get(name[:k] + "[]")
+                    if group is None:
+                        simple[name[:k] + "[]"] = ([int(digits)], [n])
+                    else:
+                        group[0].append(int(digits))
+                        group[1].append(n)
                     continue
                 parts = split(name)         # [name part, subscripts, name part, ...]
                 if len(parts) == 1:
@@ -1960,7 +2011,15 @@ class _ModelBuilder:
                         idx = tuple(int(i) for m in parts[1::2] for i in m.split(","))
                     except ValueError:
                         continue
-                groups.setdefault(key, []).append((idx, v))
+                groups.setdefault(key, []).append((idx, n))
+        bad = []                            # (position of the group's first variable, key)
+        for key, (indices, positions) in simple.items():
+            if key in groups:               # subscripted both ways: the general check below
+                members = [((i,), p) for i, p in zip(indices, positions)] + groups[key]
+                members.sort(key=lambda m: m[1])
+                groups[key] = members
+            elif len(indices) != max(indices) or min(indices) < 1:
+                bad.append((positions[0], key))
         for key, members in groups.items():
             dims = {len(i) for i, _ in members}
             if len(dims) != 1:
@@ -1970,11 +2029,13 @@ class _ModelBuilder:
             for k in range(n):
                 size *= max(i[k] for i, _ in members)
             if len(members) != size or any(min(i) < 1 for i, _ in members):
-                v = members[0][1]
-                self.needs_lowering = True
-                self.err(v.loc, f"'{v.name}' looks like an array declaration: only "
-                                "scalarized models are supported (declare every element "
-                                f"{key.replace('[]', '[1]', 1)}, ... as a scalar)")
+                bad.append((members[0][1], key))
+        for first, key in sorted(bad):      # (in the order of the variables)
+            v = variables[first]
+            self.needs_lowering = True
+            self.err(v.loc, f"'{v.name}' looks like an array declaration: only "
+                            "scalarized models are supported (declare every element "
+                            f"{key.replace('[]', '[1]', 1)}, ... as a scalar)")
 
     def check_names(self):
         ctx = self.ctx
