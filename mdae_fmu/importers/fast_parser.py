@@ -452,33 +452,10 @@ class FastParser:
         ``end``, a section or a token of ``stops``."""
         cb = self.cb
         acc = cb.elements([self.element()])
-        starts = self.line_starts
-        while True:
-            kind = self.kind
-            if kind == "_END" or kind in _SECTION_STARTS or kind in stops:
-                return acc
-            shape = starts.pop(self.tok[2], None)
-            if shape is None or self.recording:
-                value = self._element()
-            else:
-                run = shape[3].get("element", 0)
-                if type(run) is int:
-                    value = self._traced(shape, "element", self._element)
-                else:                           # (`_traced`'s replay, inlined: the usual case)
-                    j = self.i - 1
-                    toks = self.toks
-                    value = run(toks, j, cb)
-                    self.replayed += 1
-                    i = j + len(shape[1])
-                    if i < len(toks):
-                        tok = toks[i]
-                        self.i = i + 1
-                        self.tok = tok
-                        self.kind = tok[0]
-                    else:
-                        self.i = i
-                        self.advance()
-            acc = cb.elements([acc, value])
+        while self.kind != "_END" and self.kind not in _SECTION_STARTS and \
+                self.kind not in stops:
+            acc = cb.elements([acc, self.element()])
+        return acc
 
     def _traced(self, shape: tuple, rule: str, parse: Callable[[], Any]) -> Any:
         """``parse()`` (rule ``rule``) from the first token of a line of shape ``shape``: by
@@ -795,31 +772,8 @@ class FastParser:
     def equations(self) -> list:
         """``equations``: one or more equations up to a section, branch or block end."""
         out = [self.equation()]
-        append = out.append
-        starts = self.line_starts
-        ends = _SECTION_ENDS
-        while self.kind not in ends:
-            shape = starts.pop(self.tok[2], None)
-            if shape is None or self.recording:
-                append(self._equation())
-                continue
-            run = shape[3].get("equation", 0)
-            if type(run) is int:
-                append(self._traced(shape, "equation", self._equation))
-                continue
-            j = self.i - 1                      # (`_traced`'s replay, inlined: the usual case)
-            toks = self.toks
-            append(run(toks, j, self.cb))
-            self.replayed += 1
-            i = j + len(shape[1])
-            if i < len(toks):
-                tok = toks[i]
-                self.i = i + 1
-                self.tok = tok
-                self.kind = tok[0]
-            else:
-                self.i = i
-                self.advance()
+        while self.kind not in _SECTION_ENDS:
+            out.append(self.equation())
         return out
 
     def _tail(self, c: list) -> list:

@@ -121,7 +121,6 @@ _ASSERTION_LEVELS = ("error", "warning")
 #: Modifiers read into `Variable`, and modifiers ignored because they do not change the model.
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
-_MODIFIER_SET = frozenset(_MODIFIERS)
 #: Formal parameter names of built-in operators that flat output calls with named arguments
 #: (Modelica 3.6 §3.7.4.4 homotopy, §3.7.5 sample, §3.7.4.3 semiLinear).
 BUILTIN_PARAMETERS = {"homotopy": ("actual", "simplified"), "sample": ("start", "interval"),
@@ -1563,19 +1562,18 @@ class _ModelBuilder:
 
     # ---- declarations ----
     def declare(self, d: Decl):
-        name = d.name
         loc = self.ctx.where_loc(d.loc)
-        declared = self.declared
-        if name in declared:
-            first = declared[name]
+        if d.name in self.declared:
+            first = self.declared[d.name]
             assert first is not None        # (the importer's own names come after the file's)
-            self.err(loc, f"duplicate declaration of '{name}' (first declared at "
+            self.err(loc, f"duplicate declaration of '{d.name}' (first declared at "
                           f"{first.short()}:{first.col})")
             return
-        if name == "time":
+        if d.name == "time":
             self.err(loc, "'time' is the built-in time variable and cannot be declared")
             return
-        declared[name] = loc
+        self.declared[d.name] = loc
+        kw: dict[str, Any] = {}
         variability = None
         causality = "local"
         for p, ploc in d.prefixes:
@@ -1589,27 +1587,24 @@ class _ModelBuilder:
                 causality = p
             elif p != "final":
                 self.err(ploc, f"prefix '{p}' is not supported (the input must be flattened)")
-        type_name = d.type_name
-        if type_name not in _BUILTIN_TYPES:
-            if type_name == "String":
-                self.err(d.type_loc, f"String variables are not supported ('{name}')")
-            elif "[" in type_name:
+        if d.type_name not in ("Real", "Integer", "Boolean"):
+            if d.type_name == "String":
+                self.err(d.type_loc, f"String variables are not supported ('{d.name}')")
+            elif "[" in d.type_name:
                 self.err(d.type_loc, "array declarations are not supported (only scalarized "
                                      "models: declare each element)")
             else:
-                self.err(d.type_loc, f"unsupported type '{type_name}' of '{name}': only "
+                self.err(d.type_loc, f"unsupported type '{d.type_name}' of '{d.name}': only "
                                      "Real, Integer and Boolean (records, enumerations and type "
                                      "aliases are not supported)")
             return
-        explicit = d.explicit       # XML: attributes given explicitly win
-        if explicit:
-            variability = explicit.get("variability", variability)
+        explicit = d.explicit or {}       # XML: attributes given explicitly win
+        variability = explicit.get("variability", variability)
         if variability is None:
-            variability = "continuous" if type_name == "Real" else "discrete"
+            variability = "continuous" if d.type_name == "Real" else "discrete"
         if variability == "parameter":
             causality = "parameter"
-        d_binding = d.binding
-        if causality == "input" and d_binding is not None:
+        if causality == "input" and d.binding is not None:
             # an input with a binding is no input of the simulated model: its binding is an
             # equation (Modelica 3.6 §4.7 counts as knowns only the top-level inputs without
             # binding equations; OpenModelica prints TopLevelInputs2's `input Real x = ...`
@@ -1617,36 +1612,13 @@ class _ModelBuilder:
             # a modifier, `c(u = 2*x)`, printed `input Real c.u = 2*x` (MSL 4 RollingWheel),
             # is the same case. A `start` modifier stays its start value.
             causality = "local"
-        if explicit:
-            causality = explicit.get("causality", causality)
-        if causality == "input" and d_binding is not None \
+        causality = explicit.get("causality", causality)
+        if causality == "input" and d.binding is not None \
                 and variability not in ("parameter", "constant"):
-            self.err(loc, f"input '{name}' has a binding: a variable with a binding "
+            self.err(loc, f"input '{d.name}' has a binding: a variable with a binding "
                           "equation is computed, no host sets it; drop causality=\"input\" "
                           "or the binding (a default value for the host is its start)")
-        kw: dict[str, Any] = {}
-        if d.modifiers:
-            self.modifiers(d, kw)
-        binding: E.Expr | None = None
-        if d_binding is not None:
-            if variability in ("parameter", "constant"):
-                binding = cast(E.Expr, d_binding)
-            else:
-                self.add_equation(("eq", E.Ref(name), d_binding, loc), ())
-        enum_vars = self.ctx.enum_vars
-        if enum_vars:
-            enum = enum_vars.get(name)
-            if enum is not None:
-                kw["declared_type"] = enum.name
-        self.variables.append(Variable(
-            name=name, type=cast(VarType, type_name),    # (checked above)
-            variability=cast(Variability, variability), causality=causality,
-            description=d.description, binding=binding, loc=loc, **kw))
-
-    def modifiers(self, d: Decl, kw: dict[str, Any]) -> None:
-        """The attributes of ``d``'s modifiers into ``kw`` (`Variable`'s keywords), each
-        problem reported."""
-        seen = set()
+        seen = {}
         for mname, value, mloc, nested in d.modifiers:
             if mname == "StateSelect":
                 # OpenModelica's old front end (instantiateModel of MSL 3.1 examples) prints
@@ -1655,13 +1627,13 @@ class _ModelBuilder:
             if mname in seen:
                 self.err(mloc, f"modifier '{mname}' given twice for '{d.name}'")
                 continue
-            seen.add(mname)
+            seen[mname] = True
             if nested:
                 self.err(mloc, f"nested modification of '{mname}' is not supported")
                 continue
-            if mname not in _MODIFIER_SET:
-                if mname in IGNORED_MODIFIERS:
-                    continue
+            if mname in IGNORED_MODIFIERS:
+                continue
+            if mname not in _MODIFIERS:
                 self.err(mloc, f"unsupported modifier '{mname}' of '{d.name}' (supported: "
                                f"{', '.join(_MODIFIERS + IGNORED_MODIFIERS)})")
                 continue
@@ -1673,7 +1645,7 @@ class _ModelBuilder:
                     kw["fixed"] = value.value
                 else:
                     self.err(mloc, f"'fixed' of '{d.name}' must be true or false")
-            elif mname == "unit" or mname == "displayUnit":
+            elif mname in ("unit", "displayUnit"):
                 if type(value) is E.Str:
                     kw["display_unit" if mname == "displayUnit" else "unit"] = value.value
                 else:
@@ -1687,6 +1659,19 @@ class _ModelBuilder:
                     kw["state_select"] = ss
             else:
                 kw[mname] = value
+        binding: E.Expr | None = None
+        if d.binding is not None:
+            if variability in ("parameter", "constant"):
+                binding = cast(E.Expr, d.binding)
+            else:
+                self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
+        enum = self.ctx.enum_vars.get(d.name) if self.ctx.enum_vars else None
+        if enum is not None:
+            kw["declared_type"] = enum.name
+        self.variables.append(Variable(
+            name=d.name, type=cast(VarType, d.type_name),    # (checked above)
+            variability=cast(Variability, variability), causality=causality,
+            description=d.description, binding=binding, loc=loc, **kw))
 
     def enum_value(self, value, enum: str, literals) -> str | None:
         """The literal of ``enum`` named by ``value`` (a Ref such as StateSelect.prefer).
