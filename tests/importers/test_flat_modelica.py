@@ -821,7 +821,7 @@ def test_array_check_agrees_with_its_first_form_on_random_declarations():
     from mdae_fmu.ir import Variable
     rng = random.Random(29)
     shapes = ["x[{}]", "y.z[{}]", "x[{},{}]", "a[{}].b", "a[{}].b[{}]", "w", "y.z[{},{}]"]
-    for trial in range(400):
+    for _ in range(400):
         names: list[str] = []
         for _ in range(rng.randint(1, 9)):
             shape = rng.choice(shapes)
