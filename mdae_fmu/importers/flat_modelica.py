@@ -2024,8 +2024,11 @@ class _ModelBuilder:
 
     def check_names(self):
         ctx = self.ctx
-        for name, use in ctx.first_use.items():
-            if name in self.declared:
+        # the names used and not declared, in one pass in C (usually none); then their uses
+        # in the order of the text
+        undeclared = ctx.first_use.keys() - self.declared.keys()
+        for name, use in ctx.first_use.items() if undeclared else ():
+            if name not in undeclared:
                 continue
             if type(use) is int:
                 use = (*ctx.line_col(use), "", None)
@@ -2045,7 +2048,8 @@ class _ModelBuilder:
             elif r.var not in ctx.der_names:
                 self.err(r.loc, f"reinit of '{r.var}', which is not a state (der({r.var}) "
                                 "appears in no equation)")
-        variability = {v.name: v.variability for v in self.variables}
+        variability = {v.name: v.variability for v in self.variables} if self.assigned \
+            else {}
         for name, loc in self.assigned.items():
             if name not in self.declared:
                 self.err(loc, f"assignment to undeclared variable '{name}'", 1)
@@ -2183,7 +2187,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     _declare_constants(b, resolver)
     b.check_arrays()
     b.check_names()
-    by_name = {v.name: v for v in b.variables}
+    by_name = {v.name: v for v in b.variables} if b.whens else {}
     assigned = [(by_name[a.var], a.value, a.loc) for w in b.whens for br in w.branches
                 for a in br.actions if type(a) is Assign and a.var in by_name]
     for where, message in values.check_model(b.variables, assigned):
