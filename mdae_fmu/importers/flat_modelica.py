@@ -291,10 +291,22 @@ class ParseContext:
         """A location of the intermediate form (a SourceLoc, an offset or a token)."""
         t = type(where)
         if t is int:
-            return self.pos_loc(where)
-        if t is tuple:
-            return self.pos_loc(where[2])
-        return where
+            pos = where
+        elif t is tuple:
+            pos = where[2]
+        else:
+            return where
+        last, line, start = self._cursor        # (`line_col`, inlined for the usual case)
+        if pos < start or self.line0 != 1 or self.col0 != 1:
+            return self.pos_loc(pos)
+        if pos >= last:
+            text = self.text
+            newlines = text.count("\n", last, pos)
+            if newlines:
+                line += newlines
+                start = text.rfind("\n", last, pos) + 1
+        self._cursor = (pos, line, start)
+        return SourceLoc(self.filename, line, pos - start + 1)
 
     def error(self, loc, message: str, priority: int = 0) -> tuple:
         """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file
@@ -1711,10 +1723,26 @@ class _ModelBuilder:
         """Flatten one equation section in source order; if-branches extend the guard
         (iterative, so deeply nested if-equations cannot overflow the stack)."""
         stack: list[tuple[Iterator, tuple[GuardLiteral, ...]]] = [(iter(items), ())]
+        target = self.initial if initial else self.equations
+        append = target.append
+        prefix = "i" if initial else "e"
+        where_loc = self.ctx.where_loc
         while stack:
             it, guard = stack[-1]
-            item = next(it, None)
-            if item is None:
+            for item in it:
+                if item is None or item[0] != "eq" or type(item[1]) is Tuple:
+                    break
+                # `add_equation` of one residual, inlined (the usual item)
+                _, lhs, rhs, where = item
+                if type(lhs) is E.Const or type(rhs) is E.Const:
+                    r = E.residual(lhs, rhs)
+                else:
+                    r = E.BinOp("-", lhs, rhs)
+                append(Equation(f"{prefix}{len(target) + 1}", r, guard, where_loc(where)))
+            else:
+                stack.pop()
+                continue
+            if item is None:                    # (ends its list, as `next(it, None)` did)
                 stack.pop()
                 continue
             tag = item[0]
@@ -1938,16 +1966,24 @@ class _ModelBuilder:
     def check_arrays(self):
         """Scalarized element declarations ``x[1] ... x[n]`` must cover their whole index box;
         a lone ``Real x[3]`` is an (unsupported) array declaration."""
+        # key -> [(indices, position of the variable), ...], and for the usual `x[7]`, read
+        # without the regular expression, key -> (its indices, the variables' positions)
         groups: dict[str, list] = {}
+        simple: dict[str, tuple[list[int], list[int]]] = {}
         split = _SUBSCRIPTS_RE.split
-        for v in self.variables:
+        variables = self.variables
+        for n, v in enumerate(variables):
             name = v.name
             if "[" in name and "'" not in name:
                 k = name.find("[")
                 digits = name[k + 1:-1]
                 if name[-1] == "]" and digits.isdigit() and digits.isascii():
-                    # the usual `x[7]` (the split below, without the regular expression)
-                    groups.setdefault(name[:k] + "[]", []).append(((int(digits),), v))
+                    group = simple.get(name[:k] + "[]")
+                    if group is None:
+                        simple[name[:k] + "[]"] = ([int(digits)], [n])
+                    else:
+                        group[0].append(int(digits))
+                        group[1].append(n)
                     continue
                 parts = split(name)         # [name part, subscripts, name part, ...]
                 if len(parts) == 1:
@@ -1960,7 +1996,15 @@ class _ModelBuilder:
                         idx = tuple(int(i) for m in parts[1::2] for i in m.split(","))
                     except ValueError:
                         continue
-                groups.setdefault(key, []).append((idx, v))
+                groups.setdefault(key, []).append((idx, n))
+        bad = []                            # (position of the group's first variable, key)
+        for key, (indices, positions) in simple.items():
+            if key in groups:               # subscripted both ways: the general check below
+                members = [((i,), p) for i, p in zip(indices, positions)] + groups[key]
+                members.sort(key=lambda m: m[1])
+                groups[key] = members
+            elif len(indices) != max(indices) or min(indices) < 1:
+                bad.append((positions[0], key))
         for key, members in groups.items():
             dims = {len(i) for i, _ in members}
             if len(dims) != 1:
@@ -1970,16 +2014,21 @@ class _ModelBuilder:
             for k in range(n):
                 size *= max(i[k] for i, _ in members)
             if len(members) != size or any(min(i) < 1 for i, _ in members):
-                v = members[0][1]
-                self.needs_lowering = True
-                self.err(v.loc, f"'{v.name}' looks like an array declaration: only "
-                                "scalarized models are supported (declare every element "
-                                f"{key.replace('[]', '[1]', 1)}, ... as a scalar)")
+                bad.append((members[0][1], key))
+        for first, key in sorted(bad):      # (in the order of the variables)
+            v = variables[first]
+            self.needs_lowering = True
+            self.err(v.loc, f"'{v.name}' looks like an array declaration: only "
+                            "scalarized models are supported (declare every element "
+                            f"{key.replace('[]', '[1]', 1)}, ... as a scalar)")
 
     def check_names(self):
         ctx = self.ctx
-        for name, use in ctx.first_use.items():
-            if name in self.declared:
+        # the names used and not declared, in one pass in C (usually none); then their uses
+        # in the order of the text
+        undeclared = ctx.first_use.keys() - self.declared.keys()
+        for name, use in ctx.first_use.items() if undeclared else ():
+            if name not in undeclared:
                 continue
             if type(use) is int:
                 use = (*ctx.line_col(use), "", None)
@@ -1999,7 +2048,8 @@ class _ModelBuilder:
             elif r.var not in ctx.der_names:
                 self.err(r.loc, f"reinit of '{r.var}', which is not a state (der({r.var}) "
                                 "appears in no equation)")
-        variability = {v.name: v.variability for v in self.variables}
+        variability = {v.name: v.variability for v in self.variables} if self.assigned \
+            else {}
         for name, loc in self.assigned.items():
             if name not in self.declared:
                 self.err(loc, f"assignment to undeclared variable '{name}'", 1)
@@ -2137,7 +2187,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     _declare_constants(b, resolver)
     b.check_arrays()
     b.check_names()
-    by_name = {v.name: v for v in b.variables}
+    by_name = {v.name: v for v in b.variables} if b.whens else {}
     assigned = [(by_name[a.var], a.value, a.loc) for w in b.whens for br in w.branches
                 for a in br.actions if type(a) is Assign and a.var in by_name]
     for where, message in values.check_model(b.variables, assigned):

@@ -778,3 +778,64 @@ def test_cli_reports_input_errors_without_traceback(capsys, monkeypatch):
     assert code == 2
     assert "Traceback" not in out.err
     assert out.err.startswith("undefined_name.mo:")
+
+
+# --- the scalarized-array check (`_ModelBuilder.check_arrays`) ---------------------------------
+
+def _array_check_reference(names: list[str]) -> list[tuple[str, str]]:
+    """The check as first written (one list of (indices, variable) per key, in the order of
+    the declarations): the (variable, key) of each group that does not fill its index box."""
+    import re
+    groups: dict[str, list] = {}
+    for name in names:
+        if "[" in name and "'" not in name:
+            parts = re.split(r"\[([0-9,]+)\]", name)
+            if len(parts) == 1:
+                continue
+            key = "[]".join(parts[::2])
+            try:
+                idx = tuple(int(i) for m in parts[1::2] for i in m.split(","))
+            except ValueError:
+                continue
+            groups.setdefault(key, []).append((idx, name))
+    out = []
+    for key, members in groups.items():
+        if len({len(i) for i, _ in members}) != 1:
+            continue
+        size = 1
+        for k in range(len(members[0][0])):
+            size *= max(i[k] for i, _ in members)
+        if len(members) != size or any(min(i) < 1 for i, _ in members):
+            out.append((members[0][1], key))
+    return out
+
+
+def test_array_check_agrees_with_its_first_form_on_random_declarations():
+    """`check_arrays` (the usual ``x[7]`` read without a regular expression, its groups kept
+    as integer lists and merged with the other subscripted names of the same key) reports
+    the same variables, in the same order, as the first form of the check, on random lists of
+    scalarized names: plain, two-dimensional, with a field after the subscript, mixed."""
+    import random
+    from mdae_fmu.diagnostics import SourceLoc
+    from mdae_fmu.importers.flat_modelica import ParseContext, _ModelBuilder
+    from mdae_fmu.ir import Variable
+    rng = random.Random(29)
+    shapes = ["x[{}]", "y.z[{}]", "x[{},{}]", "a[{}].b", "a[{}].b[{}]", "w", "y.z[{},{}]"]
+    for _ in range(400):
+        names: list[str] = []
+        for _ in range(rng.randint(1, 9)):
+            shape = rng.choice(shapes)
+            name = shape.format(*(rng.randint(0, 3) for _ in range(shape.count("{}"))))
+            if name not in names:
+                names.append(name)
+        b = _ModelBuilder("M", ParseContext(filename="m.mo"))
+        b.variables = [Variable(name=n, loc=SourceLoc("m.mo", k + 1, 3))
+                       for k, n in enumerate(names)]
+        b.check_arrays()
+        expected = _array_check_reference(names)
+        got = [(line, msg) for line, _, _, msg, _ in b.ctx.errors]
+        assert got == [(names.index(v) + 1,
+                        f"'{v}' looks like an array declaration: only scalarized models are "
+                        f"supported (declare every element {key.replace('[]', '[1]', 1)}, ... "
+                        "as a scalar)") for v, key in expected], names
+        assert b.needs_lowering == bool(expected)
