@@ -444,6 +444,7 @@ def _verdict_from_report(model: Model, report, erasure: Erasure,
     unguarded, and `sigma_from_report` gives that mode's offsets. The automaton has no
     system (``system=None``; without guards `delay_same_instant_guards` and the restarts of
     when-branches read none), and is incomplete as `_without_guards`'s is."""
+    from ..structure.signature import release_rows
     from ..structure.variables import classify_variables
     if report is None or len(report.modes) != 1 or model.whens or model.guards() \
             or report.discrete or report.discrete_equations:
@@ -457,6 +458,8 @@ def _verdict_from_report(model: Model, report, erasure: Erasure,
     sg = SigmaInfo(ok=True, c=ma.c, d=ma.d)
     if _starts_over_determined(model, cls.continuous_set, sg):
         return None         # the warning's text and its numerical check: the normalized path
+    # the normalization was the rows' last reader and took each out (issue 16's memory)
+    release_rows(model)
     # (`_without_guards`'s states and latent equations; d = 0 and c = 0 add none)
     states = tuple(var_label((n, k)) for n, d in sorted([i for i in sg.d.items() if i[1]])
                    for k in range(d))

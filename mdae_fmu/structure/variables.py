@@ -124,8 +124,10 @@ def expr_type(node: E.Expr, types: Mapping[str, str]) -> str:
             return "Boolean"
         if e.op in ("/", "./", "^", ".^"):
             return "Real"
-        a, b = expr_type(e.left, types), expr_type(e.right, types)
-        return "Integer" if a == b == "Integer" else "Real"
+        # Integer only when both operands are: the right one is typed after an Integer left
+        if expr_type(e.left, types) != "Integer":
+            return "Real"
+        return "Integer" if expr_type(e.right, types) == "Integer" else "Real"
     if t is E.UnOp:
         return "Boolean" if e.op == "not" else expr_type(e.arg, types)
     if t is E.Call:
@@ -140,7 +142,10 @@ def expr_type(node: E.Expr, types: Mapping[str, str]) -> str:
             return expr_type(e.args[0], types)
         return types.get("()" + e.func, "Real")     # a user function: its output's type
     if t is E.If:
-        a, b = expr_type(e.then, types), expr_type(e.orelse, types)
+        a = expr_type(e.then, types)
+        if a == "Real":
+            return a            # (Real whatever the other branch)
+        b = expr_type(e.orelse, types)
         if a == b:
             return a
         return "Real" if "Real" in (a, b) else "Integer"

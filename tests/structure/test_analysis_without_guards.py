@@ -252,4 +252,10 @@ def test_summary_without_normalization(monkeypatch):
     short = analyze(model, full=False)
     monkeypatch.undo()
     assert not calls and short.automaton is not None and short.automaton.system is None
+    # the per-mode stage's signature rows are released as the normalization released them
+    # (issue 16's memory), and computed again when read
+    assert not any(model.__dict__.get("_sigma_rows", {}).values())
+    from mdae_fmu.structure.signature import sigma_row, signature_row
+    assert all(sigma_row(model, eq.residual) == signature_row(eq.residual)
+               for eq in model.equations)
     _same_verdict(model, short)
