@@ -71,3 +71,34 @@ def test_boolean_left_operand_promotes():
     Integer: the shortcut is taken on any left operand that is not Integer."""
     assert expr_type(E.BinOp("+", E.Ref("b"), E.Ref("i")), TYPES) == "Real"
     assert expr_type(E.BinOp("+", E.Ref("i"), E.Ref("i")), TYPES) == "Integer"
+
+
+def test_discrete_flags_without_discrete_variables():
+    """`discrete_equation_flags` of a model without discrete variables (its own loop, the
+    first test of `defines_discrete` only) is `defines_discrete` of each equation, on every
+    committed model file and on equations whose both sides are Integer or Boolean."""
+    from pathlib import Path
+
+    from mdae_fmu.diagnostics import MdaeError
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    from mdae_fmu.structure.variables import (classify_variables, defines_discrete,
+                                              discrete_equation_flags)
+    root = Path(__file__).resolve().parents[2]
+    texts = [p.read_text() for p in sorted((root / "reference_models").glob("*.mo"))
+             + sorted((root / "tests" / "data").rglob("*.mo"))]
+    texts.append("model OnlyReal\n  parameter Integer n = 2;\n  Real x(start = 1);\n"
+                 "  Real y;\nequation\n  der(x) = -x;\n  n * 2 = n + n;\n  y + (n > 1) = x;\n"
+                 "  0 = if n > 1 then y - x else 2;\nend OnlyReal;\n")
+    seen = [0, 0]
+    for text in texts:
+        try:
+            model = parse_modelica(text)
+        except MdaeError:
+            continue
+        cls = classify_variables(model)
+        want = tuple(defines_discrete(eq, cls) for eq in model.equations)
+        assert discrete_equation_flags(model) == want
+        seen[bool(cls.discrete)] += 1
+        if model.name == "OnlyReal":
+            assert want == (False, True, False, False)
+    assert seen[0] >= 10 and seen[1] >= 10
