@@ -67,7 +67,8 @@ class Defects:
 
 
 def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
-                   functions: bool = False, if_conditions: list | None = None
+                   functions: bool = False,
+                   if_conditions: list[tuple[E.Expr, ...]] | None = None
                    ) -> tuple[list[dict[str, int]], Defects]:
     """The signature rows (`signature.signature_row` of each residual) and the defects
     (`Defects`: undeclared names, symbolic-form errors) of ``residuals`` in one pre-order
