@@ -29,6 +29,7 @@ from .report import iter_report_lines
 from .structure.conversion import Conversion, convert_singular
 from .structure.per_mode import ModesReport, analyze_modes
 from .structure.structural_parameters import fix_structural_parameters
+from .structure.residual_scan import residual_scan
 from .structure.when_clauses import when_clause_problems
 from .work_budget import reports_call_sites
 
@@ -175,6 +176,10 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
         # given for it is not a second way to a schedule (docs/decisions.md §18)
         modes = None
     if modes is None:
+        # the one walk of every residual (`residual_scan`: the per-mode and the implicit
+        # stages' checks and signature rows) first, so that it also gives the if-conditions
+        # that the structural parameters' and the guards' questions ask next
+        residual_scan(model)
         fixed = fix_structural_parameters(model)
         if fixed.parameters:
             a = _structure(fixed.model, erasure, lemma22, None, progress, implicit, full)

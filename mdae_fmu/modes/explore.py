@@ -141,7 +141,8 @@ class Automaton:
     lemma22: str = "two-graph"      # reading of Lemma 22 in DiffArray (docs/decisions.md §1)
     # False for the automaton of a model without guards built for the verdict only
     # (`analyze_multimode` with ``full=False``): the steady instant's blocks, the configurations
-    # and the runs, which only the full report prints, are left out
+    # and the runs, which only the full report prints, are left out; ``system`` is then None
+    # when the verdict was read off the per-mode report (`_verdict_from_report`)
     complete: bool = True
 
     def change(self, src_label: str, dst_label: str) -> ModeChange:
@@ -260,6 +261,10 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
     Raises `ModelRejected` only for guard fixpoints (E-FIXPOINT, at normalization); structural
     failures are reported in ``Automaton.diagnostics`` with ``accepted = False``.
     """
+    if not full and isinstance(model, Model):
+        quick = _verdict_from_report(model, per_mode, erasure, literal_lemma22)
+        if quick is not None:
+            return quick
     system = model if isinstance(model, MultimodeSystem) else normalize(model)
     ex = _Explorer(system, erasure, literal_lemma22, per_mode)
     if not full and not system.guards:
@@ -415,6 +420,65 @@ def _without_guards(ex: _Explorer, erasure: Erasure, literal_lemma22: bool) -> A
         erasure=erasure,
         initial_mode=system.initial_mode(),
         system=system,
+        lemma22="literal" if literal_lemma22 else "two-graph",
+        complete=False,
+    )
+
+
+def _verdict_from_report(model: Model, report, erasure: Erasure,
+                         literal_lemma22: bool) -> Automaton | None:
+    """`_without_guards` of a model whose normalization is provably the per-mode stage's one
+    mode, read off the per-mode report ``report`` without normalizing (docs/theory.md §8.6):
+    constant work per equation, plus the consistency equations and the fixed start values
+    for the initialization check. None when that is not provable, or when the
+    initialization check finds over-determined start values, whose message and numerical
+    check read the normalized system: the caller then normalizes and runs `_without_guards`.
+
+    Provable when the model has no guard (no if-equation, no if-expression, no when-clause:
+    the normalization makes no guard and splits no equation), no discrete variable and no
+    Boolean name (no equation is taken out as a discrete or Boolean definition), and the
+    report's one accepted mode analyses every equation of the model, in order, over the
+    model's continuous unknowns (without discrete variables and when-clauses the per-mode
+    stage's unknowns, `classify_variables`, are the Real continuous variables that are not
+    inputs, those the normalization takes): the normalized system is then those equations
+    unguarded, and `sigma_from_report` gives that mode's offsets. The automaton has no
+    system (``system=None``; without guards `delay_same_instant_guards` and the restarts of
+    when-branches read none), and is incomplete as `_without_guards`'s is."""
+    from ..structure.signature import release_rows
+    from ..structure.variables import classify_variables
+    if report is None or len(report.modes) != 1 or model.whens or model.guards() \
+            or report.discrete or report.discrete_equations:
+        return None
+    ma = report.modes[0]
+    cls = classify_variables(model)
+    if not ma.ok or cls.discrete or report.unknowns != cls.continuous \
+            or "Boolean" in cls.types.values() \
+            or ma.equations != tuple([eq.id for eq in model.equations]):
+        return None
+    sg = SigmaInfo(ok=True, c=ma.c, d=ma.d)
+    if _starts_over_determined(model, cls.continuous_set, sg):
+        return None         # the warning's text and its numerical check: the normalized path
+    # the normalization was the rows' last reader and took each out (issue 16's memory)
+    release_rows(model)
+    # (`_without_guards`'s states and latent equations; d = 0 and c = 0 add none)
+    states = tuple(var_label((n, k)) for n, d in sorted([i for i in sg.d.items() if i[1]])
+                   for k in range(d))
+    latent = tuple(eq_label((e, k)) for e, c in sorted([i for i in sg.c.items() if i[1]])
+                   for k in range(1, c + 1))
+    info = ModeInfo(mode=(), label="(single mode)", kind="long", ok=True, index=sg.index,
+                    states=states, latent=latent)
+    return Automaton(
+        name=model.name,
+        guards=(),
+        modes=(info,),
+        changes=(),
+        configs=(),
+        edges=(),
+        accepted=True,
+        diagnostics=(),
+        erasure=erasure,
+        initial_mode=(),
+        system=None,
         lemma22="literal" if literal_lemma22 else "two-graph",
         complete=False,
     )
@@ -753,9 +817,7 @@ def initialization_check(system: MultimodeSystem, mode: Mode, sig: SigmaInfo):
     model = system.model
     if model is None:
         return None
-    unknown_names = set(system.unknowns)
-    fixed = sorted(v.name for v in model.variables
-                   if v.fixed and v.start is not None and v.name in unknown_names)
+    fixed = _fixed_starts(model, set(system.unknowns))
     occ = _initialization_graph(system, mode, sig, fixed)
     r = dm(occ, occ, set().union(*occ.values()))
     if not r.over_eqs:
@@ -790,17 +852,60 @@ def _initialization_graph(system: MultimodeSystem, mode: Mode, sig: SigmaInfo,
     no consistency instance reads is matched alone and never over-determined, so it is left
     out too. Otherwise (an algebraic variable fixed) the whole system is returned."""
     from .runs import instance_vars
-    enabled = system.enabled(mode)
+    ids = [e.id for e in system.enabled(mode)]
+    return _start_graph(ids, sig, fixed, lambda key: instance_vars(system, key))
+
+
+def _fixed_starts(model: Model, unknown_names: set[str] | frozenset[str]) -> list[str]:
+    """The unknowns of ``model`` whose start value is fixed, sorted (`initialization_check`)."""
+    return sorted(v.name for v in model.variables
+                  if v.fixed and v.start is not None and v.name in unknown_names)
+
+
+def _start_graph(ids: list[str], sig: SigmaInfo, fixed: list[str],
+                 vars_of: Callable[[tuple[str, int]], frozenset]) -> dict:
+    """`_initialization_graph` over the equations ``ids`` of the mode (in order), the
+    variable instances of ``(e, k)`` being ``vars_of((e, k))``."""
     reduced = all(sig.d.get(n, 0) > 0 for n in fixed)
+    c = sig.c
     occ = {}
-    for e in enabled:
-        for k in range(sig.c[e.id] + (0 if reduced else 1)):
-            occ[(e.id, k)] = instance_vars(system, (e.id, k))
+    for eid in ids:
+        for k in range(c[eid] + (0 if reduced else 1)):
+            occ[(eid, k)] = vars_of((eid, k))
     read = set().union(*occ.values()) if reduced else None
     for n in fixed:
         if read is None or (n, 0) in read:
             occ[("start(" + n + ")", 0)] = frozenset({(n, 0)})
     return occ
+
+
+def _starts_over_determined(model: Model, unknowns: frozenset[str], sig: SigmaInfo) -> bool:
+    """Whether `initialization_check` of the single mode of ``model`` (its equations
+    unguarded, in order, over ``unknowns``, with the offsets ``sig``) needs the normalized
+    system: an algebraic variable is fixed (`_initialization_graph` is then the whole
+    system), or some fixed start value is over-determined in its DM. Otherwise the check
+    gives no warning. Only the equations with c > 0 are read (their signature rows,
+    `sigma_row`, restricted to ``unknowns`` as the normalization's `MEquation.orders` are):
+    no work for the others beyond reading their offset."""
+    from ..structure.keyed import dm
+    from ..structure.signature import sigma_row
+    from .runs import orders_vars
+    fixed = _fixed_starts(model, unknowns)
+    if not all(sig.d.get(n, 0) > 0 for n in fixed):
+        return True
+    # every fixed variable a state: the graph's equations are the (e, k < c_e), and an
+    # equation with c_e = 0 has none
+    ids = [e for e, c in sig.c.items() if c]
+    wanted = set(ids)
+    by_id = {eq.id: eq for eq in model.equations if eq.id in wanted} if ids else {}
+
+    def vars_of(key: tuple[str, int]) -> frozenset:
+        row = sigma_row(model, by_id[key[0]].residual)
+        return orders_vars([(n, k) for n, k in row.items() if n in unknowns], key[1])
+
+    occ = _start_graph(ids, sig, fixed, vars_of)
+    r = dm(occ, occ, set().union(*occ.values()))
+    return any(k[0].startswith("start(") for k in r.over_eqs)
 
 
 def _as_expr(e) -> sp.Expr:

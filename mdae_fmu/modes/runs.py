@@ -82,7 +82,12 @@ class Instant:
 def eq_vars(eq: MEquation, shift: int) -> frozenset:
     """Variable instances of ``eq`` shifted ``shift`` times: ``x`` of highest order k contributes
     ``x^o shift .. x^o (shift+k)`` (its Euler expansion, RR-9334 (74), docs/theory.md §5.5)."""
-    return frozenset([(n, shift + j) for n, k in eq.orders for j in range(k + 1)])
+    return orders_vars(eq.orders, shift)
+
+
+def orders_vars(orders, shift: int) -> frozenset:
+    """`eq_vars` of an equation whose signature row is ``orders`` (``(name, order)`` pairs)."""
+    return frozenset([(n, shift + j) for n, k in orders for j in range(k + 1)])
 
 
 def instance_vars(system: MultimodeSystem, key: tuple[str, int]) -> frozenset:

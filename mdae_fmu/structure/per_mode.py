@@ -20,7 +20,7 @@ is not part of any mode's DAE; it is listed separately in the report.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence, TypedDict
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict
 
 import numpy as np
 
@@ -266,13 +266,18 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         return _singular_mode(base, res.dm, equations, unknowns, name)
     # (`sigma_method`: offsets for every result but a singular one)
     assert res.c is not None and res.d is not None
-    c = {eq_ids[i]: int(v) for i, v in enumerate(res.c)}
-    d = {unknowns[j]: int(v) for j, v in enumerate(res.d) if v >= 0}   # d < 0: in no equation
+    # (the offsets as Python ints through `tolist`: no numpy scalar per equation)
+    c_list = res.c.tolist()
+    c = dict(zip(eq_ids, c_list))
+    d_list = res.d.tolist()
+    d = {n: v for n, v in zip(unknowns, d_list) if v >= 0}   # d < 0: in no equation
     index = max(c.values(), default=0)
-    nu_s = index + (1 if any(v == 0 for v in d.values()) else 0)     # docs/theory.md §4.7
-    states = tuple(Instance(name=n, order=k) for n in unknowns if n in d for k in range(d[n]))
+    nu_s = index + (1 if 0 in d.values() else 0)     # docs/theory.md §4.7
+    states = tuple(Instance(name=n, order=k) for n, v in zip(unknowns, d_list) if v > 0
+                   for k in range(v))
     # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations)
-    lead = {j: Instance(name=n, order=d[n]) for j, n in enumerate(unknowns) if n in d}
+    lead = {j: Instance(name=n, order=v) for j, (n, v) in enumerate(zip(unknowns, d_list))
+            if v >= 0}
     leading = tuple(lead.values())
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
@@ -295,10 +300,8 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 f"(fewer equations than unknowns): no equation determines "
                 f"{{{undetermined}}}"
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
-    offsets = [(i, c[i]) for i in eq_ids]
-    blocks = tuple(
-        Block(equations=tuple([offsets[i] for i in beqs]), unknowns=tuple([lead[j] for j in bvars]))
-        for beqs, bvars in iter_block_triangular_graph(g, matching, tight))
+    offsets = list(zip(eq_ids, c_list))
+    blocks = tuple(_blocks(iter_block_triangular_graph(g, matching, tight), offsets, lead))
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
     choice = _StateChoice(selected_states=(), computed_states=(), state_notes=())
@@ -330,6 +333,19 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
                         dof=res.value, under_equations=under_e, under_variables=under_v,
                         status=status, **base, **choice)
+
+
+def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]],
+            offsets: list[tuple[str, int]], lead: dict[int, Instance]) -> Iterator[Block]:
+    """The `Block` of each ``(equation positions, unknown positions)`` of the BTF: the
+    equations with their offsets ``offsets[i]``, the unknowns ``lead[j]``; a block of one
+    equation (the commonest) without building lists."""
+    for beqs, bvars in btf:
+        if len(beqs) == 1:
+            yield Block(equations=(offsets[beqs[0]],), unknowns=(lead[bvars[0]],))
+        else:
+            yield Block(equations=tuple([offsets[i] for i in beqs]),
+                        unknowns=tuple([lead[j] for j in bvars]))
 
 
 def _state_selection(model: Model, states: tuple[Instance, ...],

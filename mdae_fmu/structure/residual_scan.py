@@ -42,7 +42,13 @@ def residual_scan(model: Model) -> ResidualScan:
         residuals = [eq.residual for eq in model.equations]
         # (the symbol table has a function table exactly when the model has functions,
         # `per_mode.symbol_table`)
-        rows, found = scan_residuals(residuals, declared, bool(model.functions))
+        # the if-conditions of each residual too, unless `Model.if_conditions` has them
+        conds: list[tuple[E.Expr, ...]] | None = \
+            None if "if_conditions" in model.__dict__ else []
+        rows, found = scan_residuals(residuals, declared, bool(model.functions), conds)
+        if conds is not None:
+            # (`Model.if_conditions` is a cached property: its value goes where it keeps it)
+            model.__dict__["if_conditions"] = tuple(conds)
         cached = model.__dict__["_residual_scan"] = ResidualScan(
             undeclared=found.undeclared,
             unconvertible={model.equations[i].id: err
@@ -61,13 +67,19 @@ class Defects:
 
 
 def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
-                   functions: bool = False) -> tuple[list[dict[str, int]], Defects]:
+                   functions: bool = False,
+                   if_conditions: list[tuple[E.Expr, ...]] | None = None
+                   ) -> tuple[list[dict[str, int]], Defects]:
     """The signature rows (`signature.signature_row` of each residual) and the defects
     (`Defects`: undeclared names, symbolic-form errors) of ``residuals`` in one pre-order
     walk of each (the order of `mdae_fmu.expr.walk`, so the first error found
     is `check_convertible`'s). ``functions``: whether the model has user functions (a call to
-    a name that is not built in then converts, `SymbolTable.functions`)."""
+    a name that is not built in then converts, `SymbolTable.functions`). ``if_conditions``:
+    a list to which the conditions of each residual's if-expressions are appended, one tuple
+    per residual in walk order (`mdae_fmu.ir.Model.if_conditions`, the same walk)."""
     rows: list[dict[str, int]] = []
+    none: tuple[E.Expr, ...] = ()
+    add_conds = if_conditions.append if if_conditions is not None else None
     undeclared: dict[int, str] = {}
     unconvertible: dict[int, tuple[type[Exception], str]] = {}
     Ref, BinOp, Const, Der, UnOp, Call, If, Time, Str = (
@@ -80,6 +92,7 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
         # (node, k): k the derivative order above the node, -1 inside pre() (not counted)
         stack: list[tuple[Any, int]] = [(res, 0)]
         pop, push = stack.pop, stack.append
+        conds: list[E.Expr] = []
         while stack:
             node, k = pop()
             t = type(node)
@@ -110,6 +123,7 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
                 for a in reversed(args):
                     push((a, k))
             elif t is If:
+                conds.append(node.cond)
                 push((node.orelse, k))
                 push((node.then, k))
                 push((node.cond, k))
@@ -119,6 +133,8 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
             elif error is None:
                 error = (TypeError, f"not an expression: {node!r}")
         rows.append(orders)
+        if add_conds is not None:
+            add_conds(tuple(conds) if conds else none)
         if bad is not None:
             undeclared[i] = bad
         if error is not None:

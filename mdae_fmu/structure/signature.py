@@ -4,6 +4,7 @@ Pryce's Σ-method (`mdae_fmu.structure.sigma`)."""
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Sequence
 
 import numpy as np
@@ -36,8 +37,9 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
             names.extend(row)
             orders.extend(row.values())
             sizes.append(len(row))
-    get = vidx.get
-    cols_all = np.fromiter((get(n, -1) for n in names), dtype=np.int64, count=len(names))
+    # (`map` over `dict.get` with a repeated default: no Python frame per edge)
+    cols_all = np.fromiter(map(vidx.get, names, repeat(-1)), dtype=np.int64,
+                           count=len(names))
     keep_edge = cols_all >= 0
     rows = np.repeat(np.arange(len(equations), dtype=np.int64),
                      np.asarray(sizes, dtype=np.int64))[keep_edge]
@@ -81,6 +83,14 @@ def sigma_row(model: Model | None, e: E.Expr) -> dict[str, int]:
     if row is None:
         row = memo[key] = signature_row(e)
     return row
+
+
+def release_rows(model: Model) -> None:
+    """Empty the signature rows' memo of ``model`` (`sigma_row`) when no stage will read the
+    rows again: the verdict of a model without guards, which does not normalize it
+    (`mdae_fmu.modes.explore`), leaves no reader (a later read computes its row again)."""
+    if model.__dict__.get("_sigma_rows"):
+        model.__dict__["_sigma_rows"] = {}
 
 
 def signature_row(e: E.Expr) -> dict[str, int]:

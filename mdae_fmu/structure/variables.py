@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from .. import expr as E
 from ..functions import call_name
@@ -50,9 +50,25 @@ def discrete_equation_flags(model: Model) -> tuple[bool, ...]:
     cached = model.__dict__.get("_discrete_flags")
     if cached is None:
         cls = classify_variables(model)
-        cached = tuple(defines_discrete(eq, cls) for eq in model.equations)
+        if cls.discrete:
+            cached = tuple(defines_discrete(eq, cls) for eq in model.equations)
+        else:
+            cached = tuple(_both_sides_discrete(model, cls.types))
         model.__dict__["_discrete_flags"] = cached
     return cached
+
+
+def _both_sides_discrete(model: Model, types: Mapping[str, str]) -> Iterator[bool]:
+    """`defines_discrete` of each equation of a model without discrete variables: its first
+    test alone (both sides non-Real), the second needing a discrete variable; the residual
+    split as `mdae_fmu.expr.split_residual` does, inlined (10^6 equations)."""
+    BinOp, zero = E.BinOp, E.ZERO
+    for eq in model.equations:
+        r = eq.residual
+        if type(r) is BinOp and r.op == "-":
+            yield expr_type(r.left, types) != "Real" and expr_type(r.right, types) != "Real"
+        else:
+            yield expr_type(zero, types) != "Real" and expr_type(r, types) != "Real"
 
 
 def _classify_variables(model: Model) -> VariableClasses:
@@ -124,8 +140,10 @@ def expr_type(node: E.Expr, types: Mapping[str, str]) -> str:
             return "Boolean"
         if e.op in ("/", "./", "^", ".^"):
             return "Real"
-        a, b = expr_type(e.left, types), expr_type(e.right, types)
-        return "Integer" if a == b == "Integer" else "Real"
+        # Integer only when both operands are: the right one is typed after an Integer left
+        if expr_type(e.left, types) != "Integer":
+            return "Real"
+        return "Integer" if expr_type(e.right, types) == "Integer" else "Real"
     if t is E.UnOp:
         return "Boolean" if e.op == "not" else expr_type(e.arg, types)
     if t is E.Call:
@@ -140,7 +158,10 @@ def expr_type(node: E.Expr, types: Mapping[str, str]) -> str:
             return expr_type(e.args[0], types)
         return types.get("()" + e.func, "Real")     # a user function: its output's type
     if t is E.If:
-        a, b = expr_type(e.then, types), expr_type(e.orelse, types)
+        a = expr_type(e.then, types)
+        if a == "Real":
+            return a            # (Real whatever the other branch)
+        b = expr_type(e.orelse, types)
         if a == b:
             return a
         return "Real" if "Real" in (a, b) else "Integer"

@@ -145,3 +145,117 @@ def test_full_report_refuses_the_verdict_only_automaton():
         describe_automaton(a.automaton)
     full = analyze_multimode(model)
     assert full.complete and "blocks" in describe_automaton(full)
+
+
+# --- the verdict read off the per-mode report, without normalizing (docs/theory.md §8.6) -----
+
+ROOT = MODELS.parent
+
+#: A pendulum whose fixed start value is its force: an algebraic variable fixed, so the
+#: initialization check's graph is the whole system (the normalized path).
+FIXED_FORCE_PENDULUM = OVERFIXED_PENDULUM.replace(
+    "Real x(start = 0.6, fixed = true);", "Real x(start = 0.6);").replace(
+    "Real y(start = -0.6, fixed = true);", "Real y(start = -0.6);").replace(
+    "Real lambda;", "Real lambda(start = 1.0, fixed = true);").replace(
+    "OverfixedPendulum", "FixedForcePendulum")
+
+#: Guards without a structural condition: an if-expression whose branches read the same
+#: variables, and a Boolean variable defined by an equation that no guard reads.
+NO_STRUCTURAL_GUARD = """
+model NoStructuralGuard
+  Real x(start = 1, fixed = true);
+  Real y;
+  Boolean b;
+equation
+  der(x) = if x > 0 then -x else -2 * x;
+  y = 2 * x;
+  b = x > 0.5;
+end NoStructuralGuard;
+"""
+
+
+def _texts() -> list[tuple[str, str]]:
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gen_chain
+    import gen_scalable
+    out = [(p.stem, p.read_text()) for p in _reference_models()]
+    out += [(str(p.relative_to(ROOT)), p.read_text())
+            for p in sorted((ROOT / "tests" / "data").rglob("*.mo"))
+            + sorted((ROOT / "tests" / "corpus" / "rumoca").glob("*.mo"))]
+    out += [("loop_chain", gen_chain.loop_chain_model(4))]
+    out += [(f, gen_scalable.FAMILIES[f][0](3)) for f in sorted(gen_scalable.FAMILIES)]
+    out += [(s.split()[1], s) for s in (OVERFIXED_PENDULUM, FIXED_FORCE_PENDULUM, LOOP_CHAIN,
+                                        NO_STRUCTURAL_GUARD)]
+    return out
+
+
+def _normalized_verdict(model, report):
+    """`analyze_multimode`'s verdict-only automaton as computed before: through the
+    normalization (given the normalized system, it cannot skip it)."""
+    from mdae_fmu.diagnostics import MdaeError
+    from mdae_fmu.modes.normalize import normalize
+    try:
+        return analyze_multimode(normalize(model), per_mode=report, full=False)
+    except MdaeError as err:
+        return type(err)
+
+
+def test_verdict_without_normalization_is_the_normalized_one():
+    """On every model at hand whose per-mode stage accepts one mode, the verdict-only
+    automaton is the one the normalization gives (every field but the system, which the
+    path without normalization does not build); the path is taken on the models without
+    guards, and not where the initialization check must name over-determined start values
+    or reads the whole system."""
+    from mdae_fmu.diagnostics import EXIT_OK, MdaeError
+    from mdae_fmu.structure.per_mode import analyze_modes
+    quick, compared = [], 0
+    for name, text in _texts():
+        try:
+            model = parse_modelica(text)
+            report = analyze_modes(model)
+        except MdaeError:
+            continue
+        if report.exit_code != EXIT_OK or len(report.modes) != 1:
+            continue
+        try:
+            got = analyze_multimode(model, per_mode=report, full=False)
+        except MdaeError as err:
+            got = type(err)
+        want = _normalized_verdict(model, report)
+        assert got == want, name
+        compared += 1
+        if not isinstance(got, type) and got.system is None:
+            quick.append(name)
+            assert not got.complete and not model.guards()
+    assert compared >= 30, compared
+    assert {"Dahlquist", "VanDerPol", "Pendulum", "loop_chain", "grid", "heat",
+            "transmission", "SmallLoopChain"} <= set(quick)
+    assert not {"OverfixedPendulum", "FixedForcePendulum", "NoStructuralGuard"} & set(quick)
+
+
+def test_fixed_algebraic_variable_still_checked():
+    """The fixed force is not a state: the initialization check reads the whole system on
+    the normalized path, and the verdict is the full analysis'."""
+    model = parse_modelica(FIXED_FORCE_PENDULUM)
+    full, short = _same_verdict(model)
+    assert short.automaton is not None and short.automaton.system is not None
+
+
+def test_summary_without_normalization(monkeypatch):
+    """The loop chain's verdict-only analysis builds no normalized system (the normalization
+    is not called), and its summary and verdict are the full analysis'."""
+    model = parse_modelica(LOOP_CHAIN)
+    calls = []
+    real = explore_module.normalize
+    monkeypatch.setattr(explore_module, "normalize", lambda m: calls.append(1) or real(m))
+    short = analyze(model, full=False)
+    monkeypatch.undo()
+    assert not calls and short.automaton is not None and short.automaton.system is None
+    # the per-mode stage's signature rows are released as the normalization released them
+    # (issue 16's memory), and computed again when read
+    assert not any(model.__dict__.get("_sigma_rows", {}).values())
+    from mdae_fmu.structure.signature import sigma_row, signature_row
+    assert all(sigma_row(model, eq.residual) == signature_row(eq.residual)
+               for eq in model.equations)
+    _same_verdict(model, short)

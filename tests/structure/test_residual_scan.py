@@ -47,10 +47,20 @@ _TREES = st.recursive(
     max_leaves=14)
 
 
+def _if_conditions(residuals) -> tuple:
+    """`Model.if_conditions` of a model whose equations have these residuals."""
+    from mdae_fmu.ir import Equation, Model
+    return Model.if_conditions.func(Model(name="M", equations=tuple(
+        Equation(f"e{i}", r) for i, r in enumerate(residuals))))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_TREES, min_size=1, max_size=4), st.booleans())
 def test_scan_answers_as_the_three_walks(trees, functions):
-    rows, found = scan_residuals(trees, DECLARED, functions)
+    conds: list = []
+    rows, found = scan_residuals(trees, DECLARED, functions, conds)
+    # the if-conditions, in the order of `Model.if_conditions`' own walk
+    assert conds == list(_if_conditions(trees))
     for i, e in enumerate(trees):
         row, undeclared, error = _old_answers(e, {} if functions else None)
         assert rows[i] == row
@@ -73,9 +83,17 @@ def test_reference_models_rows_equal(path):
     m = api.load(str(path))
     declared = frozenset(v.name for v in m.variables)
     residuals = [q.residual for q in (*m.equations, *m.initial_equations)]
-    rows, found = scan_residuals(residuals, declared, bool(m.functions))
+    conds: list = []
+    rows, found = scan_residuals(residuals, declared, bool(m.functions), conds)
     assert rows == [signature_row(r) for r in residuals]
     assert not found.undeclared and not found.unconvertible
+    assert tuple(conds) == _if_conditions(residuals)
+    # the model's own if-conditions, given by its scan when asked after it
+    fresh = api.load(str(path))
+    residual_scan(fresh)
+    assert "if_conditions" in fresh.__dict__
+    assert fresh.if_conditions == m.if_conditions == _if_conditions(
+        [q.residual for q in m.equations])
 
 
 def test_per_mode_messages_unchanged():
