@@ -6,6 +6,7 @@ analysis: block variants, merged components, the order valid in every mode, the 
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass
 
 import sympy as sp
 
@@ -307,16 +308,17 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             if again and k not in moved:
                 continue
             try:
-                got = _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey,
-                               params, with_restart=again)
+                if again:       # the rows built in the first pass, their restart now
+                    restart = _variant_restart(cb, c, res, dval, table, xleft, h, cache,
+                                               dkey, params, built[k][5])
+                    built[k] = (built[k][0], restart, *built[k][2:])
+                else:
+                    built.append(_variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
+                                          cache, dkey, params, with_restart=False))
             except ModelRejected as err:        # named with the modes concerned
                 raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
                                     f"{err.message}") from None
-            if again:
-                built[k] = got
-            else:
-                built.append(got)
-    for (g, cb, *_), (plan, restart, writes, reads, cons) in zip(pending, built):
+    for (g, cb, *_), (plan, restart, writes, reads, cons, _b) in zip(pending, built):
         variants.append((g, plan, restart, writes, reads,
                          (cb.equations, cb.unknowns), False, cons, None))
 
@@ -556,14 +558,31 @@ def _restarted_variants(model: Model, variants: list, regular, var_id: dict,
     return out
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """What `_variant` built for a variant's rows that its restart system reuses
+    (`_variant_restart`): the sympy residuals, the consistency rows ``{(equation, k): row}``,
+    the substitutions of the block's own leading unknowns and of the jumps and impulses it
+    reads, the restart's unknowns and the block's label."""
+    residuals: dict
+    lower: dict
+    subs: dict
+    outside: dict
+    r_unknowns: tuple
+    label: str
+
+
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
              params=None, with_restart=True):
-    """The rows of one block variant and its restart system (module docstring). ``dval``:
-    the offsets d of the variables in the variant's modes; ``dkey`` those of them that change
-    with the mode. ``cache``: the sympy forms, derivatives and restart rows of each (equation,
-    branch, offset, ``dkey``), which do not depend on the block (the substitutions of the
-    restart are the same inside and outside it). ``with_restart``: False for a steady variant
-    (`_restarted_variants`): its restart is None, the rest as with it."""
+    """The rows of one block variant and its restart system (module docstring):
+    ``(rows, restart, writes, reads, consistency rows, built)``, ``built`` the pieces the
+    restart system reuses (`_variant_restart`). ``dval``: the offsets d of the variables in
+    the variant's modes; ``dkey`` those of them that change with the mode. ``cache``: the
+    sympy forms, derivatives and restart rows of each (equation, branch, offset, ``dkey``),
+    which do not depend on the block (the substitutions of the restart are the same inside
+    and outside it). ``with_restart``: False for a steady variant (`_restarted_variants`) or
+    when the restart is built later from ``built``: its restart is None, the rest as with
+    it."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
@@ -579,7 +598,7 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
         lower.update({(e, k): y for k, y in low.items()})
     tree = res[eqs[0]] if len(eqs) == 1 and c[eqs[0]] == 0 else None
     plan = BlockRows(label=label, unknowns=unknowns, rows=tuple(top), tree=tree)
-    # --- restart system
+    # --- what the restart system substitutes
     mine = set(cb.unknowns)
     subs = {}
     r_unknowns = []
@@ -607,28 +626,40 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
         elif d == 0 and k == 0:
             outside[table.sym(n, 0)] = zeta[n] / h
             reads.add(var_id[n])
-    rows = []
     cons = tuple(lower[(e, k)] for e in eqs for k in range(c[e]))
-    if not with_restart:
-        return plan, None, tuple(writes), tuple(sorted(reads)), cons
+    built = _Rows(residuals=residuals, lower=lower, subs=subs, outside=outside,
+                  r_unknowns=tuple(r_unknowns), label=label)
+    restart = _variant_restart(cb, c, res, dval, table, xleft, h, cache, dkey, params,
+                               built) if with_restart else None
+    return plan, restart, tuple(writes), tuple(sorted(reads)), cons, built
+
+
+def _variant_restart(cb, c, res, dval, table, xleft, h, cache, dkey, params, built: _Rows):
+    """The restart system of a variant whose rows `_variant` built (``built``): per
+    equation of offset c >= 1 its consistency row of order c - 1, per equation of offset 0
+    the h -> 0 limit of h times its residual with the leading unknowns written as jumps and
+    impulses (docs/theory.md §10.6), or the instant's own standard restart when an impulsive
+    unknown enters non-affinely."""
+    eqs = list(cb.equations)
+    rows = []
     for e in eqs:
         if c[e] >= 1:
-            rows.append(lower[(e, c[e] - 1)])
+            rows.append(built.lower[(e, c[e] - 1)])
             continue
         key = ("restart", e, res[e], dkey)
         if key not in cache:
-            cache[key] = limit0(sp.expand(h * residuals[e].xreplace({**subs, **outside})), h)
+            cache[key] = limit0(sp.expand(h * built.residuals[e].xreplace(
+                {**built.subs, **built.outside})), h)
         g0 = cache[key]
         if g0 is None:
             # an impulsive unknown enters non-affinely: the instant's own standard restart
-            restart = _standard_restart(cb, c, residuals, dval, table, xleft, label,
-                                        params)
-            return plan, restart, tuple(writes), tuple(sorted(reads)), cons
+            return _standard_restart(cb, c, built.residuals, dval, table, xleft, built.label,
+                                     params)
         rows.append(g0)
-    restart = BlockRows(label=f"restart {label}", unknowns=tuple(r_unknowns), rows=tuple(rows),
-                        singular=restart_singularities(rows, r_unknowns),
-                        levels=restart_levels(eqs, c, lower, table, cb.unknowns, dval, label))
-    return plan, restart, tuple(writes), tuple(sorted(reads)), cons
+    return BlockRows(label=f"restart {built.label}", unknowns=built.r_unknowns,
+                     rows=tuple(rows), singular=restart_singularities(rows, built.r_unknowns),
+                     levels=restart_levels(eqs, c, built.lower, table, cb.unknowns, dval,
+                                           built.label))
 
 
 def restart_levels(eqs, c: dict, lower: dict, table, unknowns, dval: dict,
