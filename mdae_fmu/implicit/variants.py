@@ -19,7 +19,7 @@ from ..structure.per_mode import Instance, symbol_table
 from .analysis import ImplicitAnalysis, branch_residuals
 from .merged import MergeContext, case_split, limit0, merged_block
 from .schedule import (STEP, BlockRows, DeltaRestart, FormulaTable, GuardedSchedule,
-                       GuardedVariant, impulse_symbol, left_symbol)
+                       GuardedVariant, impulse_symbol, left_symbol, tree_instances)
 
 MAX_VARIANTS = 200
 
@@ -299,6 +299,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             pending.extend((g, cb, c, res, dval, dkey) for g, res in sub)
     # the rows of every variant, then the restart systems of those a change can restart
     built: list = []
+    keep_tree = not switching and not _reinit_targets(model)
     for again in (False, True):
         if again:
             moved = _restarted_variants(
@@ -308,13 +309,17 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             if again and k not in moved:
                 continue
             try:
-                if again:       # the rows built in the first pass, their restart now
+                if again and built[k][5] is None:      # (a kept tree: not restarted)
+                    built[k] = _variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
+                                        cache, dkey, params)
+                elif again:     # the rows built in the first pass, their restart now
                     restart = _variant_restart(cb, c, res, dval, table, xleft, h, cache,
                                                dkey, params, built[k][5])
                     built[k] = (built[k][0], restart, *built[k][2:])
                 else:
                     built.append(_variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
-                                          cache, dkey, params, with_restart=False))
+                                          cache, dkey, params, with_restart=False,
+                                          keep_tree=keep_tree))
             except ModelRejected as err:        # named with the modes concerned
                 raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
                                     f"{err.message}") from None
@@ -346,7 +351,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 f"solved as one block (its equations and unknowns do not match in every mode, "
                 f"or it reads a mode-dependent variable it does not solve)")
         variants.append(merged)
-    variants = _schedule_order(variants)
+    variants = _schedule_order(variants, table)
     check_literal_reinits(model, variants, tuple(cols), xleft, zeta, space)
     flags = list(ctx.flags.values())
     ft, roots = formula_table(bdd, space, [v[0] for v in variants]
@@ -473,7 +478,7 @@ def _written(plan: BlockRows, sel) -> tuple:
     ).written()
 
 
-def _schedule_order(variants):
+def _schedule_order(variants, table=None):
     """The variants in an order valid in every mode: a variant after every variant that
     writes an instance it reads in a mode of both formulas. Inside one union component the
     analysis lists its per-mode blocks by member, not in each mode's dependency order (the
@@ -489,7 +494,7 @@ def _schedule_order(variants):
     after: list[set] = [set() for _ in variants]
     for k, v in enumerate(variants):
         own = set(_written(v[1], v[8])) | set(v[1].unknowns)
-        for x in v[1].symbols() - own:
+        for x in v[1].symbols(table) - own:
             for w in writers.get(x, ()):
                 if w != k and (variants[w][0] & v[0]) != v[0].bdd.false:
                     after[k].add(w)
@@ -528,9 +533,7 @@ def _restarted_variants(model: Model, variants: list, regular, var_id: dict,
     with a restart as well, so that the reinit and impulse-output checks see what they saw
     before: the variants that write or read a state a when-clause reinits. A breadth-first
     closure over the variables, linear in the variants and their reads."""
-    from ..ir import Reinit
-    targets = {var_id[a.var] for w in model.whens for br in w.branches for a in br.actions
-               if isinstance(a, Reinit) and a.var in var_id}
+    targets = {var_id[v] for v in _reinit_targets(model) if v in var_id}
     readers: dict[int, list[int]] = {}
     for k, (_, _, _, _, reads) in enumerate(variants):
         for j in reads:
@@ -572,8 +575,15 @@ class _Rows:
     label: str
 
 
+def _reinit_targets(model: Model) -> set[str]:
+    """The variables a when-clause of ``model`` reinitializes."""
+    from ..ir import Reinit
+    return {a.var for w in model.whens for br in w.branches for a in br.actions
+            if isinstance(a, Reinit)}
+
+
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
-             params=None, with_restart=True):
+             params=None, with_restart=True, keep_tree=False):
     """The rows of one block variant and its restart system (module docstring):
     ``(rows, restart, writes, reads, consistency rows, built)``, ``built`` the pieces the
     restart system reuses (`_variant_restart`). ``dval``: the offsets d of the variables in
@@ -582,10 +592,20 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
     which do not depend on the block (the substitutions of the restart are the same inside
     and outside it). ``with_restart``: False for a steady variant (`_restarted_variants`) or
     when the restart is built later from ``built``: its restart is None, the rest as with
-    it."""
+    it. ``keep_tree``: in a model that nothing restarts (no guard, no reinit), a block of one
+    undifferentiated equation keeps its residual as the tree alone (`BlockRows`: no sympy
+    form, which code generation does not read), its reads taken from the tree's instances,
+    and ``built`` is None."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
+    if keep_tree and not with_restart and len(eqs) == 1 and c[eqs[0]] == 0:
+        tree = res[eqs[0]]
+        mine = set(cb.unknowns)
+        reads = {var_id[n] for n, k in tree_instances(tree) if n not in mine and n in dval
+                 and ((dval[n] >= 1 and k == dval[n]) or (dval[n] == 0 and k == 0))}
+        return (BlockRows(label=label, unknowns=unknowns, rows=(), tree=tree), None,
+                tuple(var_id[u] for u in cb.unknowns), tuple(sorted(reads)), (), None)
     residuals, top, lower = {}, [], {}
     for e in eqs:
         key = (e, res[e], c[e])
