@@ -572,9 +572,9 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
         var_impulse=_ints([v[2] for v in plan.var_slots]), nvars=len(plan.var_slots),
         mode_slot=c_slot(cm.slot("i", plan.mode_slot)), bits_slot=plan.bits_slot,
         active_slot=plan.active_slot,
-        left_pairs=[(c_slot(cm.slot("r", a)), c_slot(cm.slot("r", b)))
-                    for a, b in sorted(plan.left.items())],
-        impulse_slots=[c_slot(cm.slot("r", k)) for k in sorted(plan.impulse.values())],
+        nleft=len(plan.left), left_from=_ints(sorted(plan.left)),
+        left_to=_ints(plan.left[a] for a in sorted(plan.left)),
+        nimpulse=len(plan.impulse), impulse_slot=_ints(sorted(plan.impulse.values())),
         discrete_assignments="\n".join(discrete_code(p, cm.discrete_assignments)
                                        + band_updates(p, plan.banded)),
         settled_assignments="\n".join(discrete_code(p, settled_assignments(plan))),
