@@ -117,3 +117,23 @@ def test_pendulum_offsets():
     assert [next(iter(c)) for c in off.c] == [0, 0, 2]
     assert [next(iter(d)) for d in off.d] == [2, 2, 0]
     assert np.array_equal(sigma_method(WeightedGraph.from_rows(rows, 3)).c, [0, 0, 2])
+
+
+@pytest.mark.parametrize("name", ["reference_models/Pendulum.mo", "tests/data/heating_diode.mo",
+                                  "tests/data/heating_diode_tree.mo"])
+def test_blocks_without_guards_are_the_labelled_ones(name, monkeypatch):
+    """`implicit.blocks._constant_blocks` (no BDD operation) gives the blocks, order and
+    formulas of the labelled `conditional_blocks`, with components split and kept coarse
+    (``max_component``); these models have blocks of 5, 12 and 7 equations."""
+    from pathlib import Path
+
+    from mdae_fmu.importers.reading import load
+    from mdae_fmu.implicit import blocks as B
+    from mdae_fmu.implicit.analysis import analyze_implicit
+    ia = analyze_implicit(load(Path(__file__).resolve().parents[2] / name))
+    fast = [B._constant_blocks(ia, m) for m in (64, 2)]
+    assert fast[0] is not None and max(len(b.equations) for b in fast[0]) >= 5
+    assert any(b.coarse for b in fast[1])
+    with monkeypatch.context() as mp:
+        mp.setattr(B, "_constant_blocks", lambda a, m: None)
+        assert fast == [B.conditional_blocks(ia), B.conditional_blocks(ia, max_component=2)]
