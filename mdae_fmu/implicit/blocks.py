@@ -95,7 +95,8 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
 
 def _constant_blocks(a, max_component: int) -> list[ConditionalBlock] | None:
     """`conditional_blocks` of an analysis whose formulas are all true (a model without
-    guards, `mdae_fmu.implicit.sigma.constant_transversal`), with no BDD operation: the
+    guards, `mdae_fmu.implicit.sigma.constant_transversal`; docs/theory.md §10.7), with no
+    BDD operation: the
     strongly connected components of the tight dependency graph in the same order, each one
     block of formula true (a component of more than ``max_component`` equations coarse, as
     `_whole` makes it; a smaller one is what `_split` finds when every member reaches every

@@ -594,8 +594,8 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
     when the restart is built later from ``built``: its restart is None, the rest as with
     it. ``keep_tree``: in a model that nothing restarts (no guard, no reinit), a block of one
     undifferentiated equation keeps its residual as the tree alone (`BlockRows`: no sympy
-    form, which code generation does not read), its reads taken from the tree's instances,
-    and ``built`` is None."""
+    form, which code generation does not read; docs/theory.md §10.7), its reads taken from
+    the tree's instances, and ``built`` is None."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
