@@ -107,16 +107,18 @@ def _constant_blocks(a, max_component: int) -> list[ConditionalBlock] | None:
     if (space.care != T or a.singular != space.bdd.false or a.undecided != space.bdd.false
             or any(p != T for p in g.present)):
         return None
-    match, c, d = [], [], []
+    match: list[int] = []
+    c: list[int] = []
+    d: list[int] = []
     for row in a.match:
         if len(row) != 1 or next(iter(row.values())) != T:
             return None
         match.append(next(iter(row)))
-    for cases, out in ((a.c, c), (a.d, d)):
+    for cases, values in ((a.c, c), (a.d, d)):
         for case in cases:
             if len(case) != 1 or next(iter(case.values())) != T:
                 return None
-            out.append(next(iter(case)))
+            values.append(next(iter(case)))
     n_r = len(g.rows)
     owner = {j: i for i, j in enumerate(match)}
     dep: list[list[int]] = [[] for _ in range(n_r)]
