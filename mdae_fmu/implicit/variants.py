@@ -6,6 +6,7 @@ analysis: block variants, merged components, the order valid in every mode, the 
 from __future__ import annotations
 
 import heapq
+from collections import ChainMap
 from dataclasses import dataclass
 
 import sympy as sp
@@ -287,7 +288,10 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             parts = case_split(parts, ("d", u), ia.d[col_of[u]])
         for f, vals in parts:
             c = {e: vals[e] for e in cb.equations}
-            dval = {**dmax, **{k[1]: v for k, v in vals.items() if isinstance(k, tuple)}}
+            # the variant's own offsets over the union's (a view: a copy of the union's
+            # per variant made the schedule quadratic in the variables)
+            dval = ChainMap({k[1]: v for k, v in vals.items() if isinstance(k, tuple)},
+                            dmax)
             dkey = tuple(sorted((u, dval[u]) for u in read & multi))
             sub: list = [(f, {})]
             for e in cb.equations:
