@@ -42,6 +42,7 @@ from .emit import discrete_code, make_printers, template_environment
 from .layout import Banded, ModeSources, UnionLayout, band_left_limit_relations, band_updates, \
     max_mode_changes, watched_relations
 from .plan import CompiledModel, FmiVariable, compile_model
+from .runs import ShapeKey, find_runs, run_code, shape
 from .slots import Slot, c_slot, solved_tag
 
 if TYPE_CHECKING:
@@ -468,20 +469,41 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
     for first in range(0, max(len(plan.blocks), 1), BLOCKS_PER_FILE):
         chunk = plan.blocks[first:first + BLOCKS_PER_FILE]
         helpers, functions, stmts = [], [], []
-        for k, gb in enumerate(chunk, first):
-            code = emit_block(gb.plan, k, pr.schedule, sparse=2 * k)
+        codes = [emit_block(gb.plan, k, pr.schedule, sparse=2 * k)
+                 for k, gb in enumerate(chunk, first)]
+        for gb in chunk:
             work = max(work, newton_work(len(gb.plan.unknowns)))
             perm = max(perm, len(gb.plan.unknowns))
-            stmts.append(
-                f"    if ({c_slot(Slot(array='i', index=plan.active_slot + k))}) {{ /* block {k}: "
-                f"{c_comment(gb.plan.label, 60)} */"
-            )
-            stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, True))
-            stmts.append(code.body)
-            stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, False))
-            stmts.append("    }")
-            if code.helpers:
-                helpers.append(code.helpers)
+        shapes = [shape(code) if _unguarded(gb, code) else None
+                  for gb, code in zip(chunk, codes)]
+        runs = {i: (p_, m) for i, p_, m in find_runs([sh.key if sh else None for sh in shapes])}
+        templates: dict[ShapeKey | str, str | bool] = {}
+        i = 0
+        while i < len(chunk):
+            k, gb, code = first + i, chunk[i], codes[i]
+            if i in runs:
+                # blocks of every mode repeated: one loop over a slot table (codegen.runs)
+                p_, m = runs[i]
+                copies = [[sh for sh in shapes[i + q * p_:i + (q + 1) * p_] if sh is not None]
+                          for q in range(m)]
+                body, text = run_code(
+                    f"run_g{n_files}_{i}", copies, k, templates,
+                    "; ".join(c_comment(b.plan.label, 60) for b in chunk[i:i + p_]))
+                helpers.append(text)
+                stmts.append(body)
+                i += p_ * m
+            else:
+                stmts.append(
+                    f"    if ({c_slot(Slot(array='i', index=plan.active_slot + k))}) {{ /* "
+                    f"block {k}: {c_comment(gb.plan.label, 60)} */"
+                )
+                stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, True))
+                stmts.append(code.body)
+                stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, False))
+                stmts.append("    }")
+                if code.helpers:
+                    helpers.append(code.helpers)
+                i += 1
             if len(stmts) >= 3 * BLOCKS_PER_FUNCTION:
                 functions.append("\n".join(stmts))
                 stmts = []
@@ -550,9 +572,9 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
         var_impulse=_ints([v[2] for v in plan.var_slots]), nvars=len(plan.var_slots),
         mode_slot=c_slot(cm.slot("i", plan.mode_slot)), bits_slot=plan.bits_slot,
         active_slot=plan.active_slot,
-        left_pairs=[(c_slot(cm.slot("r", a)), c_slot(cm.slot("r", b)))
-                    for a, b in sorted(plan.left.items())],
-        impulse_slots=[c_slot(cm.slot("r", k)) for k in sorted(plan.impulse.values())],
+        nleft=len(plan.left), left_from=_ints(sorted(plan.left)),
+        left_to=_ints(plan.left[a] for a in sorted(plan.left)),
+        nimpulse=len(plan.impulse), impulse_slot=_ints(sorted(plan.impulse.values())),
         discrete_assignments="\n".join(discrete_code(p, cm.discrete_assignments)
                                        + band_updates(p, plan.banded)),
         settled_assignments="\n".join(discrete_code(p, settled_assignments(plan))),
@@ -566,6 +588,15 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
         cons_sidx=_ints([j for c in cons for j in c["states"]]),
         state_slots=_ints([s.slot for s in cm.states]))
     return ModeSources(files=files, ncons=n_rows, work=work, perm=perm)
+
+
+def _unguarded(gb: GuardedBlock, code: BlockCode) -> bool:
+    """Whether block ``gb`` runs in every mode as it is (its formula is every regular mode,
+    the constant true of the formula table, it selects no unknown by a flag and its solver
+    keeps no sparse factorization): its C may then share a loop with its repetitions
+    (`mdae_fmu.codegen.runs`), with no activity test, as the per-mode schedule prints it."""
+    return (gb.formula == -1 and not gb.merged and not (gb.sel and gb.sel.top)
+            and code.sparse is None)
 
 
 def settled_assignments(plan: GuardedPlan) -> tuple[tuple[Slot, sp.Expr], ...]:

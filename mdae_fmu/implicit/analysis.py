@@ -404,7 +404,8 @@ def render_text(a: ImplicitAnalysis, max_lines: int = 60) -> str:
     lines.append(f"states: {len(always)} in every regular mode"
                  + (f": {', '.join(always[:20])}" + (" ..." if len(always) > 20 else "")
                     if always else ""))
-    cond = [(s, f) for s, f in states if s not in always]
+    always_set = set(always)
+    cond = [(s, f) for s, f in states if s not in always_set]
     shown_states = max_lines // 5
     for s, f in cond[:shown_states]:
         lines.append(f"  {s} when {sp_.text(f, 100)}")

@@ -42,6 +42,9 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
                        ) -> list[ConditionalBlock]:
     """The blocks of every regular mode with their formulas (module docstring), in an order
     valid for every mode (a block after the blocks it reads)."""
+    fast = _constant_blocks(a, max_component)
+    if fast is not None:
+        return fast
     g, space = a.graph, a.space
     b = space.bdd
     F = b.false
@@ -87,6 +90,57 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
         found = _split(a, members, dep, T, present, min(max_blocks, max_size), max_nodes,
                        max_size)
         out.extend(found if found is not None else _whole(a, members, T, present, True))
+    return out
+
+
+def _constant_blocks(a, max_component: int) -> list[ConditionalBlock] | None:
+    """`conditional_blocks` of an analysis whose formulas are all true (a model without
+    guards, `mdae_fmu.implicit.sigma.constant_transversal`; docs/theory.md §10.8), with no
+    BDD operation: the
+    strongly connected components of the tight dependency graph in the same order, each one
+    block of formula true (a component of more than ``max_component`` equations coarse, as
+    `_whole` makes it; a smaller one is what `_split` finds when every member reaches every
+    other in every mode: one block of all its members). None when some formula is not
+    constant."""
+    g, space = a.graph, a.space
+    T = space.bdd.true
+    if (space.care != T or a.singular != space.bdd.false or a.undecided != space.bdd.false
+            or any(p != T for p in g.present)):
+        return None
+    match: list[int] = []
+    c: list[int] = []
+    d: list[int] = []
+    for row in a.match:
+        if len(row) != 1 or next(iter(row.values())) != T:
+            return None
+        match.append(next(iter(row)))
+    for cases, values in ((a.c, c), (a.d, d)):
+        for case in cases:
+            if len(case) != 1 or next(iter(case.values())) != T:
+                return None
+            values.append(next(iter(case)))
+    n_r = len(g.rows)
+    owner = {j: i for i, j in enumerate(match)}
+    dep: list[list[int]] = [[] for _ in range(n_r)]
+    for i in range(n_r):
+        for j, cell in g.sig[i].items():
+            if len(cell) != 1 or next(iter(cell.values())) != T:
+                return None
+            i2 = owner.get(j)
+            if i2 is not None and i2 != i and next(iter(cell)) + c[i] == d[j]:
+                dep[i].append(i2)
+    import networkx as nx   # (imported on use: about 0.1 s)
+    union = nx.DiGraph()
+    union.add_nodes_from(range(n_r))
+    union.add_edges_from((i, i2) for i in range(n_r) for i2 in dep[i])
+    cond = nx.condensation(union)
+    out: list[ConditionalBlock] = []
+    for comp in reversed(list(nx.topological_sort(cond))):
+        members = sorted(cond.nodes[comp]["members"])
+        out.append(ConditionalBlock(
+            equations=tuple(g.rows[i] for i in members),
+            unknowns=tuple(g.cols[j] for j in sorted(match[i] for i in members)),
+            formula=T, coarse=len(members) > max_component))
     return out
 
 

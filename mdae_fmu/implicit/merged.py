@@ -34,6 +34,7 @@ one row per equation and one unknown per variable:
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -235,7 +236,7 @@ def _pieces(ctx, e, formula):
         parts = case_split(parts, ("d", u), ia.d[col_of[u]])
     out = []
     for f, vals in parts:
-        dval = {**ctx.dmax, **{k[1]: v for k, v in vals.items() if isinstance(k, tuple)}}
+        dval = ChainMap({k[1]: v for k, v in vals.items() if isinstance(k, tuple)}, ctx.dmax)
         for bf, res in branch_residuals(ia.space, eq.residual, f):
             out.append((bf, vals["c"], dval, res, tuple((u, dval[u]) for u in reads)))
     return out

@@ -102,11 +102,29 @@ class FormulaTable:
         return " or ".join("(" + " and ".join(p) + ")" for p in paths)
 
 
+def tree_instances(e: E.Expr) -> set[tuple[str, int]]:
+    """The instances ``(name, order)`` of an expression tree: ``x``, ``der(x)``, ...;
+    the names of parameters and constants included (as `signature_row` reads them)."""
+    out: set[tuple[str, int]] = set()
+    stack: list[tuple[E.Expr, int]] = [(e, 0)]
+    while stack:
+        n, k = stack.pop()
+        if isinstance(n, E.Der):
+            stack.append((n.arg, k + 1))
+        elif isinstance(n, E.Ref):
+            out.add((n.name, k))
+        else:
+            stack.extend((c, k) for c in E.children(n))
+    return out
+
+
 @dataclass(frozen=True)
 class BlockRows:
     """A square block: ``0 = rows`` solved for ``unknowns`` (sympy symbols of the instances);
     ``tree``: the residual as an expression tree when the block is one undifferentiated
-    equation (code generation may solve it on the tree)."""
+    equation (code generation may solve it on the tree). In a model without guards such a
+    block keeps the tree alone (``rows`` empty; `mdae_fmu.implicit.variants._variant`):
+    nothing restarts it, and code generation reads the tree."""
     label: str
     unknowns: tuple
     rows: tuple
@@ -122,8 +140,11 @@ class BlockRows:
     #: highest order) by minimum norm
     levels: tuple = ()
 
-    def symbols(self) -> frozenset:
-        """The sympy symbols the rows read."""
+    def symbols(self, table=None) -> frozenset:
+        """The sympy symbols the rows read; of a block that keeps its tree alone, the
+        symbols of the tree's instances in ``table`` (`mdae_fmu.symbolic.SymbolTable`)."""
+        if not self.rows and self.tree is not None and table is not None:
+            return frozenset(table.sym(n, k) for n, k in tree_instances(self.tree))
         return frozenset().union(*(r.free_symbols for r in self.rows))
 
 

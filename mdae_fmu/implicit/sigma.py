@@ -28,6 +28,11 @@ from typing import Any  # BDD nodes of the optional, untyped dd package
 from collections import deque
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..structure.graph import WeightedGraph
+from ..structure.sigma import NotOptimal, pryce_offsets
+
 
 Case = dict          # value -> BDD, disjoint formulas
 
@@ -178,8 +183,12 @@ def transversal(g: LabelledGraph):
     one comparison per matched entry, with no second offsets iteration. The greedy matching
     keeps the assignment the code generation has used so far on the models where it was right
     (the drive line's and the RLC ladders' blocks); the exact one costs one labelled
-    shortest-path search per equation.
+    shortest-path search per equation. A graph whose formulas are all true (a model without
+    guards) takes `constant_transversal`, the same result with no BDD operation.
     """
+    fast = constant_transversal(g)
+    if fast is not None:
+        return fast
     b = g.bdd
     exact = highest_value_matching(g, g.care)
     off = symbolic_offsets(g, exact)
@@ -199,6 +208,90 @@ def transversal(g: LabelledGraph):
             wrong |= f & ~tight
     wrong |= greedy.singular & off.domain     # (no perfect matching found: cannot happen)
     return _replaced(b, greedy, exact, wrong | ~off.domain), off
+
+
+def constant_transversal(g: LabelledGraph):
+    """`transversal` of a graph whose formulas are all true (every mode has one structure: a
+    model without guards), computed as for one mode with no BDD operation (docs/theory.md
+    §10.8): the greedy matching of `symbolic_matching` in the order `by_degree`, each
+    equation's highest entry first, then a breadth-first augmenting path, taken as a
+    sequence of plain choices, then Pryce's offsets on it (`mdae_fmu.structure.sigma.
+    pryce_offsets`, docs/theory.md §4.3). When that matching is a highest-value transversal
+    (the iteration reaches a fixpoint) it is the one `transversal` keeps and the offsets are
+    the canonical ones, so the result is `transversal`'s with every formula true (``sweeps``
+    counts the iteration on that matching, the labelled one iterates on the exact one). None when
+    a formula is not constant, the graph is not square, the matching is not perfect or not
+    of highest value: the labelled algorithms then decide (and name the singular modes)."""
+    b = g.bdd
+    T = b.true
+    n_r, n_c = len(g.rows), len(g.cols)
+    if n_r != n_c or g.care != T or any(p != T for p in g.present):
+        return None
+    sig: list[dict[int, int]] = []
+    for row in g.sig:
+        plain = {}
+        for j, cell in row.items():
+            if len(cell) != 1:
+                return None
+            (s, f), = cell.items()
+            if f != T:
+                return None
+            plain[j] = s
+        sig.append(plain)
+    match = _plain_matching(sig, by_degree(g), n_c)
+    if match is None:
+        return None
+    graph = WeightedGraph.from_rows(sig, n_c)
+    try:
+        c, d, sweeps = pryce_offsets(graph, np.arange(n_r, dtype=np.int64),
+                                     np.asarray(match, dtype=np.int64))
+    except NotOptimal:
+        return None
+    m = SymbolicMatching(match=[{j: T} for j in match], singular=b.false)
+    return m, SymbolicOffsets(c=[{int(v): T} for v in c], d=[{int(v): T} for v in d],
+                              domain=T, undecided=b.false, sweeps=sweeps)
+
+
+def _plain_matching(sig: list[dict[int, int]], order: list[int], n_c: int) -> list[int] | None:
+    """`symbolic_matching` in one mode (``sig[i] = {j: σ_ij}``): ``match[i]`` the unknown of
+    equation i, None when some equation stays unmatched. The same choices in the same
+    order: the highest free entry first, then the first free unknown of a breadth-first
+    search whose layers are visited in the order they are reached."""
+    match = [-1] * len(sig)
+    owner = [-1] * n_c
+    for i0 in order:
+        for j in sorted(sig[i0], key=lambda j: -sig[i0][j]):
+            if owner[j] < 0:
+                match[i0], owner[j] = j, i0
+                break
+        if match[i0] >= 0:
+            continue
+        parent: dict[int, int] = {}          # unknown -> the equation that reached it
+        visited = [False] * n_c
+        frontier = [i0]
+        end = -1
+        while frontier and end < 0:
+            reached: list[int] = []
+            for i in frontier:
+                for j in sig[i]:
+                    if not visited[j] and j not in parent:
+                        parent[j] = i
+                        reached.append(j)
+            for j in reached:
+                visited[j] = True
+            end = next((j for j in reached if owner[j] < 0), -1)
+            frontier = [owner[j] for j in reached] if end < 0 else []
+        if end < 0:
+            return None
+        j = end
+        while True:                           # flip the path back to i0
+            i = parent[j]
+            prev = match[i]
+            match[i], owner[j] = j, i
+            if i == i0:
+                break
+            j = prev
+    return match
 
 
 def _replaced(bdd, m: SymbolicMatching, other: SymbolicMatching, where) -> SymbolicMatching:

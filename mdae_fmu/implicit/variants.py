@@ -6,6 +6,8 @@ analysis: block variants, merged components, the order valid in every mode, the 
 from __future__ import annotations
 
 import heapq
+from collections import ChainMap
+from dataclasses import dataclass
 
 import sympy as sp
 
@@ -18,7 +20,7 @@ from ..structure.per_mode import Instance, symbol_table
 from .analysis import ImplicitAnalysis, branch_residuals
 from .merged import MergeContext, case_split, limit0, merged_block
 from .schedule import (STEP, BlockRows, DeltaRestart, FormulaTable, GuardedSchedule,
-                       GuardedVariant, impulse_symbol, left_symbol)
+                       GuardedVariant, impulse_symbol, left_symbol, tree_instances)
 
 MAX_VARIANTS = 200
 
@@ -286,7 +288,10 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             parts = case_split(parts, ("d", u), ia.d[col_of[u]])
         for f, vals in parts:
             c = {e: vals[e] for e in cb.equations}
-            dval = {**dmax, **{k[1]: v for k, v in vals.items() if isinstance(k, tuple)}}
+            # the variant's own offsets over the union's (a view: a copy of the union's
+            # per variant made the schedule quadratic in the variables)
+            dval = ChainMap({k[1]: v for k, v in vals.items() if isinstance(k, tuple)},
+                            dmax)
             dkey = tuple(sorted((u, dval[u]) for u in read & multi))
             sub: list = [(f, {})]
             for e in cb.equations:
@@ -298,6 +303,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             pending.extend((g, cb, c, res, dval, dkey) for g, res in sub)
     # the rows of every variant, then the restart systems of those a change can restart
     built: list = []
+    keep_tree = not switching and not _reinit_targets(model)
     for again in (False, True):
         if again:
             moved = _restarted_variants(
@@ -307,16 +313,21 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             if again and k not in moved:
                 continue
             try:
-                got = _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey,
-                               params, with_restart=again)
+                if again and built[k][5] is None:      # (a kept tree: not restarted)
+                    built[k] = _variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
+                                        cache, dkey, params)
+                elif again:     # the rows built in the first pass, their restart now
+                    restart = _variant_restart(cb, c, res, dval, table, xleft, h, cache,
+                                               dkey, params, built[k][5])
+                    built[k] = (built[k][0], restart, *built[k][2:])
+                else:
+                    built.append(_variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
+                                          cache, dkey, params, with_restart=False,
+                                          keep_tree=keep_tree))
             except ModelRejected as err:        # named with the modes concerned
                 raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
                                     f"{err.message}") from None
-            if again:
-                built[k] = got
-            else:
-                built.append(got)
-    for (g, cb, *_), (plan, restart, writes, reads, cons) in zip(pending, built):
+    for (g, cb, *_), (plan, restart, writes, reads, cons, _b) in zip(pending, built):
         variants.append((g, plan, restart, writes, reads,
                          (cb.equations, cb.unknowns), False, cons, None))
 
@@ -344,7 +355,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 f"solved as one block (its equations and unknowns do not match in every mode, "
                 f"or it reads a mode-dependent variable it does not solve)")
         variants.append(merged)
-    variants = _schedule_order(variants)
+    variants = _schedule_order(variants, table)
     check_literal_reinits(model, variants, tuple(cols), xleft, zeta, space)
     flags = list(ctx.flags.values())
     ft, roots = formula_table(bdd, space, [v[0] for v in variants]
@@ -471,7 +482,7 @@ def _written(plan: BlockRows, sel) -> tuple:
     ).written()
 
 
-def _schedule_order(variants):
+def _schedule_order(variants, table=None):
     """The variants in an order valid in every mode: a variant after every variant that
     writes an instance it reads in a mode of both formulas. Inside one union component the
     analysis lists its per-mode blocks by member, not in each mode's dependency order (the
@@ -487,7 +498,7 @@ def _schedule_order(variants):
     after: list[set] = [set() for _ in variants]
     for k, v in enumerate(variants):
         own = set(_written(v[1], v[8])) | set(v[1].unknowns)
-        for x in v[1].symbols() - own:
+        for x in v[1].symbols(table) - own:
             for w in writers.get(x, ()):
                 if w != k and (variants[w][0] & v[0]) != v[0].bdd.false:
                     after[k].add(w)
@@ -526,9 +537,7 @@ def _restarted_variants(model: Model, variants: list, regular, var_id: dict,
     with a restart as well, so that the reinit and impulse-output checks see what they saw
     before: the variants that write or read a state a when-clause reinits. A breadth-first
     closure over the variables, linear in the variants and their reads."""
-    from ..ir import Reinit
-    targets = {var_id[a.var] for w in model.whens for br in w.branches for a in br.actions
-               if isinstance(a, Reinit) and a.var in var_id}
+    targets = {var_id[v] for v in _reinit_targets(model) if v in var_id}
     readers: dict[int, list[int]] = {}
     for k, (_, _, _, _, reads) in enumerate(variants):
         for j in reads:
@@ -556,17 +565,51 @@ def _restarted_variants(model: Model, variants: list, regular, var_id: dict,
     return out
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """What `_variant` built for a variant's rows that its restart system reuses
+    (`_variant_restart`): the sympy residuals, the consistency rows ``{(equation, k): row}``,
+    the substitutions of the block's own leading unknowns and of the jumps and impulses it
+    reads, the restart's unknowns and the block's label."""
+    residuals: dict
+    lower: dict
+    subs: dict
+    outside: dict
+    r_unknowns: tuple
+    label: str
+
+
+def _reinit_targets(model: Model) -> set[str]:
+    """The variables a when-clause of ``model`` reinitializes."""
+    from ..ir import Reinit
+    return {a.var for w in model.whens for br in w.branches for a in br.actions
+            if isinstance(a, Reinit)}
+
+
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
-             params=None, with_restart=True):
-    """The rows of one block variant and its restart system (module docstring). ``dval``:
-    the offsets d of the variables in the variant's modes; ``dkey`` those of them that change
-    with the mode. ``cache``: the sympy forms, derivatives and restart rows of each (equation,
-    branch, offset, ``dkey``), which do not depend on the block (the substitutions of the
-    restart are the same inside and outside it). ``with_restart``: False for a steady variant
-    (`_restarted_variants`): its restart is None, the rest as with it."""
+             params=None, with_restart=True, keep_tree=False):
+    """The rows of one block variant and its restart system (module docstring):
+    ``(rows, restart, writes, reads, consistency rows, built)``, ``built`` the pieces the
+    restart system reuses (`_variant_restart`). ``dval``: the offsets d of the variables in
+    the variant's modes; ``dkey`` those of them that change with the mode. ``cache``: the
+    sympy forms, derivatives and restart rows of each (equation, branch, offset, ``dkey``),
+    which do not depend on the block (the substitutions of the restart are the same inside
+    and outside it). ``with_restart``: False for a steady variant (`_restarted_variants`) or
+    when the restart is built later from ``built``: its restart is None, the rest as with
+    it. ``keep_tree``: in a model that nothing restarts (no guard, no reinit), a block of one
+    undifferentiated equation keeps its residual as the tree alone (`BlockRows`: no sympy
+    form, which code generation does not read; docs/theory.md §10.8), its reads taken from
+    the tree's instances, and ``built`` is None."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
+    if keep_tree and not with_restart and len(eqs) == 1 and c[eqs[0]] == 0:
+        tree = res[eqs[0]]
+        mine = set(cb.unknowns)
+        reads = {var_id[n] for n, k in tree_instances(tree) if n not in mine and n in dval
+                 and ((dval[n] >= 1 and k == dval[n]) or (dval[n] == 0 and k == 0))}
+        return (BlockRows(label=label, unknowns=unknowns, rows=(), tree=tree), None,
+                tuple(var_id[u] for u in cb.unknowns), tuple(sorted(reads)), (), None)
     residuals, top, lower = {}, [], {}
     for e in eqs:
         key = (e, res[e], c[e])
@@ -579,7 +622,7 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
         lower.update({(e, k): y for k, y in low.items()})
     tree = res[eqs[0]] if len(eqs) == 1 and c[eqs[0]] == 0 else None
     plan = BlockRows(label=label, unknowns=unknowns, rows=tuple(top), tree=tree)
-    # --- restart system
+    # --- what the restart system substitutes
     mine = set(cb.unknowns)
     subs = {}
     r_unknowns = []
@@ -607,28 +650,40 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
         elif d == 0 and k == 0:
             outside[table.sym(n, 0)] = zeta[n] / h
             reads.add(var_id[n])
-    rows = []
     cons = tuple(lower[(e, k)] for e in eqs for k in range(c[e]))
-    if not with_restart:
-        return plan, None, tuple(writes), tuple(sorted(reads)), cons
+    built = _Rows(residuals=residuals, lower=lower, subs=subs, outside=outside,
+                  r_unknowns=tuple(r_unknowns), label=label)
+    restart = _variant_restart(cb, c, res, dval, table, xleft, h, cache, dkey, params,
+                               built) if with_restart else None
+    return plan, restart, tuple(writes), tuple(sorted(reads)), cons, built
+
+
+def _variant_restart(cb, c, res, dval, table, xleft, h, cache, dkey, params, built: _Rows):
+    """The restart system of a variant whose rows `_variant` built (``built``): per
+    equation of offset c >= 1 its consistency row of order c - 1, per equation of offset 0
+    the h -> 0 limit of h times its residual with the leading unknowns written as jumps and
+    impulses (docs/theory.md §10.6), or the instant's own standard restart when an impulsive
+    unknown enters non-affinely."""
+    eqs = list(cb.equations)
+    rows = []
     for e in eqs:
         if c[e] >= 1:
-            rows.append(lower[(e, c[e] - 1)])
+            rows.append(built.lower[(e, c[e] - 1)])
             continue
         key = ("restart", e, res[e], dkey)
         if key not in cache:
-            cache[key] = limit0(sp.expand(h * residuals[e].xreplace({**subs, **outside})), h)
+            cache[key] = limit0(sp.expand(h * built.residuals[e].xreplace(
+                {**built.subs, **built.outside})), h)
         g0 = cache[key]
         if g0 is None:
             # an impulsive unknown enters non-affinely: the instant's own standard restart
-            restart = _standard_restart(cb, c, residuals, dval, table, xleft, label,
-                                        params)
-            return plan, restart, tuple(writes), tuple(sorted(reads)), cons
+            return _standard_restart(cb, c, built.residuals, dval, table, xleft, built.label,
+                                     params)
         rows.append(g0)
-    restart = BlockRows(label=f"restart {label}", unknowns=tuple(r_unknowns), rows=tuple(rows),
-                        singular=restart_singularities(rows, r_unknowns),
-                        levels=restart_levels(eqs, c, lower, table, cb.unknowns, dval, label))
-    return plan, restart, tuple(writes), tuple(sorted(reads)), cons
+    return BlockRows(label=f"restart {built.label}", unknowns=built.r_unknowns,
+                     rows=tuple(rows), singular=restart_singularities(rows, built.r_unknowns),
+                     levels=restart_levels(eqs, c, built.lower, table, cb.unknowns, dval,
+                                           built.label))
 
 
 def restart_levels(eqs, c: dict, lower: dict, table, unknowns, dval: dict,

@@ -840,7 +840,8 @@ def _guarded(g, m: _Model, path: str) -> None:
             if rows is None:
                 continue
             w = f"{where}.{attr}"
-            if len(rows.rows) != len(rows.unknowns):
+            if len(rows.rows) != len(rows.unknowns) and not (rows.tree is not None
+                                                            and not rows.rows):
                 _fail(w, f"{len(rows.rows)} rows for {len(rows.unknowns)} unknowns")
             for j, e in enumerate(rows.unknowns + rows.rows):
                 _sympy(e, m, f"{w}.{'unknowns' if j < len(rows.unknowns) else 'rows'}"
