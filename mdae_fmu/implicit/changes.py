@@ -7,17 +7,19 @@ mode satisfies the variant's formula F, its old one does not (docs/decisions.md 
 restart of the change is the variants' restart systems, block lower triangular). So the
 changes fall into classes, one per variant formula F, "from the regular modes outside F into
 the modes of F". Of each class one concrete change is analysed (the new mode picked from F,
-the old one from outside F, differing from it in as few guards as the formulas allow) by
-the enumerated analysis' own cascade (`mdae_fmu.modes.explore.analyze_changes`:
-SolveConflict, docs/theory.md §6.6; impulse analysis and standardization, §9), and each of
-its diagnostics is reported with the formulas of the class. Each concrete change is analysed
-on its region (`change_region`: the equations that differ between its two modes and what
-they couple to, without the blocks both modes compute alike from values the change does not
-touch), so a drive line's clutch is decided with its two shafts and the diagnostics' cost
-follows the number of classes, not classes times model size. Without a schedule (the schedule
-refused the model) or for a merged block (one variant for every mode of its component), the
-classes are those of the implicit analysis' conditional blocks and offsets and of each guard
-literal (docs/theory.md §10.2), which every variant formula is a conjunction of.
+the old one from outside F, differing from it in as few guards as the formulas allow) by the
+enumerated analysis' own cascade (`mdae_fmu.modes.explore.analyze_changes`: SolveConflict,
+docs/theory.md §6.6; impulse analysis and standardization, §9), and each of its diagnostics
+is reported with the formulas of the class. Each concrete change is analysed on its region
+(`change_region`: the equations that differ between its two modes and what they couple to,
+without the blocks both modes compute alike from values the change does not touch, nor the
+rows past a state the change leaves continuous, docs/theory.md §10.7), so a drive line's
+clutch is decided with its two shafts, even next to a long unswitched tail, and the
+diagnostics' cost follows the number of classes, not classes times model size. Without a
+schedule (the schedule refused the model) or for a merged block (one variant for every mode
+of its component), the classes are those of the implicit analysis' conditional blocks and
+offsets and of each guard literal (docs/theory.md §10.2), which every variant formula is a
+conjunction of.
 """
 
 from __future__ import annotations
@@ -261,7 +263,15 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
     change leaves them steady (continuity, nothing erased), so the Σ-method, the cascade and
     the impulse analysis of the region (docs/theory.md §6.6, §9) give the change's verdict
     and diagnostics, in time that follows the region instead of the model (issue 26: a
-    clutch of a drive line decides its changes with its two shafts)."""
+    clutch of a drive line decides its changes with its two shafts).
+
+    The walk also stops at the states the change leaves continuous (`SteadyTail`,
+    docs/theory.md §10.7): such a state is a known value of the region (out of its unknowns
+    and signature rows), and the equations that differentiate it stay out, so the region of
+    a clutch next to an unswitched tail of elastically coupled shafts ends at the first
+    coupling. When an equation of the region that reads such a state has an offset c > 0 in
+    either mode (its instance at the change would read the state's new value), the region is
+    grown again without stopping there."""
     if any(g.kind != "long" for g in system.guards) or any(e.reinit for e in system.equations):
         return system
     eqs = system.equations
