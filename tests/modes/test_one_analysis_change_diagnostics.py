@@ -463,3 +463,24 @@ def test_region_of_the_last_clutch_stops_at_the_tail(tmp_path):
     sub = change_region(system, old, new, occurrences(system))
     assert "shaft5.w" in sub.unknowns and "coupling6.tau" in sub.unknowns
     assert "shaft6.w" not in sub.unknowns and len(sub.equations) < 20
+
+
+@pytest.mark.parametrize("variant", [
+    pytest.param(v, marks=pytest.mark.long) if v == "torque not affine" else v
+    for v in sorted(TAIL_VARIANTS)])
+def test_tail_variants_agree_with_the_enumerated_analysis(tmp_path, variant):
+    """The enumerated analysis (every mode change explored, on the whole system) gives the
+    verdict and mode-change codes of the one analysis on its regions, and the one analysis'
+    messages are enumerated messages (the missing restart of the spare shaft that reads the
+    tail: E-RESTART-MISSING on both)."""
+    model = _model(tmp_path, TAIL_VARIANTS[variant], "Tail.mo")
+    enumerated = analyze(model, implicit=False)
+    one = analyze(model, implicit=True)
+    assert enumerated.modes is not None and one.modes is None
+    assert one.accepted == enumerated.accepted
+    want, got = _change_messages(enumerated), _change_messages(one)
+    assert sorted(got) == sorted(want)
+    for code, msgs in got.items():
+        for m in msgs:
+            assert any(m.startswith(w) for w in want[code]), m
+    assert (variant == "missing restart reads the tail") == bool(got)
