@@ -374,6 +374,10 @@ TAIL_VARIANTS = {
                                        "coupling4.c * (shaft3.phi - shaft4.phi);"),
     "inertia not affine": _TAIL.replace("shaft5.J * der(shaft5.w)",
                                         "shaft5.J * der(shaft5.w) * (1 + shaft5.w^2)"),
+    # a row of offset 1 in the engaged mode (shaft 3's angle locked) reads the tail's speed:
+    # its instance at the change reads the new value, so the region does not stop there
+    "angle lock reads the tail": _TAIL.replace("shaft2.w = shaft3.w;", "shaft2.phi = shaft3.phi;")
+    .replace("der(shaft3.phi) = shaft3.w;", "der(shaft3.phi) = shaft3.w + 0.01 * shaft4.w;"),
     # a guard and a switched equation that read the tail
     "guard reads the tail": _TAIL.replace("clutch1.engaged = engage[1];",
                                           "clutch1.engaged = engage[1] and shaft6.w > 0.5;"),
@@ -463,6 +467,10 @@ def test_region_of_the_last_clutch_stops_at_the_tail(tmp_path):
     sub = change_region(system, old, new, occurrences(system))
     assert "shaft5.w" in sub.unknowns and "coupling6.tau" in sub.unknowns
     assert "shaft6.w" not in sub.unknowns and len(sub.equations) < 20
+    # offset 1 for the row of shaft 3's angle, which reads shaft 4's speed: no cut there
+    system = normalize(_model(tmp_path, TAIL_VARIANTS["angle lock reads the tail"], "Lock.mo"))
+    sub = change_region(system, (False, False), (False, True), occurrences(system))
+    assert "shaft4.w" in sub.unknowns and "shaft4.phi" in sub.unknowns
 
 
 @pytest.mark.parametrize("variant", [
