@@ -1,6 +1,6 @@
 """CPU of the mode-change diagnostics of the one analysis (`mdae_fmu.implicit.changes`),
 in-process inside the default `analyze`, with the number of concrete changes analysed and the
-largest region (docs/theory.md §10.5, §10.7; docs/performance.md, stop 39).
+largest region (docs/theory.md §10.5, §10.9; docs/performance.md, stop 39).
 
 Usage: ``python benchmarks/change_regions_bench.py SPEC [--no-key]`` with SPEC a ``.mo``
 file, ``rlc:N:switch``, ``rlc:N:diode`` (`gen_modeller.rlc_cells`) or ``drive:N:TAIL``

@@ -13,7 +13,7 @@ docs/theory.md §6.6; impulse analysis and standardization, §9), and each of it
 is reported with the formulas of the class. Each concrete change is analysed on its region
 (`change_region`: the equations that differ between its two modes and what they couple to,
 without the blocks both modes compute alike from values the change does not touch, nor the
-rows past a state the change leaves continuous, docs/theory.md §10.7), so a drive line's
+rows past a state the change leaves continuous, docs/theory.md §10.9), so a drive line's
 clutch is decided with its two shafts, even next to a long unswitched tail, and the
 diagnostics' cost follows the number of classes, not classes times model size. Without a
 schedule (the schedule refused the model) or for a merged block (one variant for every mode
@@ -266,7 +266,7 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
     clutch of a drive line decides its changes with its two shafts).
 
     The walk also stops at the states the change leaves continuous (`SteadyTail`,
-    docs/theory.md §10.7): such a state is a known value of the region (out of its unknowns
+    docs/theory.md §10.9): such a state is a known value of the region (out of its unknowns
     and signature rows), and the equations that differentiate it stay out, so the region of
     a clutch next to an unswitched tail of elastically coupled shafts ends at the first
     coupling. When an equation of the region that reads such a state has an offset c > 0 in
@@ -377,7 +377,7 @@ def _subsystem(system: Any, region: set[int], cut: set[str]) -> Any:
 def _reads_cut_at_offset_zero(sub: Any, old: tuple[bool, ...], new: tuple[bool, ...],
                               cut: set[str]) -> bool:
     """Whether the equations of the region ``sub`` that read a continuous state of ``cut``
-    have offset c = 0 in the Σ-method of both modes (docs/theory.md §10.7: their instance at
+    have offset c = 0 in the Σ-method of both modes (docs/theory.md §10.9: their instance at
     the change then reads the state's old value, a known of the instant); False when a mode
     of the region is singular."""
     from ..modes.runs import sigma_of_mode
@@ -391,7 +391,7 @@ def _reads_cut_at_offset_zero(sub: Any, old: tuple[bool, ...], new: tuple[bool, 
 
 class SteadyTail:
     """Which variables a change ``old -> new`` leaves without impulse or jump, for
-    `change_region` (docs/theory.md §10.7): the *bounded* algebraic variables and the
+    `change_region` (docs/theory.md §10.9): the *bounded* algebraic variables and the
     *continuous* states, each decided on the equations around it (memoized, a chain deeper
     than `SETTLE_DEPTH` or a cycle decides nothing). ``state(k)``: whether equation k is
     enabled in (old, new)."""

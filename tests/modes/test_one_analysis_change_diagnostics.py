@@ -332,7 +332,7 @@ def test_changes_equal_up_to_renaming_are_analysed_once_unless_they_say_somethin
     assert n_reused < len(calls) / 2
 
 
-# --- a region stops at the states a change leaves continuous (docs/theory.md §10.7) -------
+# --- a region stops at the states a change leaves continuous (docs/theory.md §10.9) -------
 
 def _per_change(model, monkeypatch, whole: bool) -> tuple:
     """``analyze(model, implicit=True)`` with every class analysed (`region_key` off), on the
@@ -387,7 +387,7 @@ TAIL_VARIANTS = {
 
 @pytest.mark.parametrize("variant", sorted(TAIL_VARIANTS))
 def test_tail_regions_give_the_whole_systems_diagnostics(tmp_path, monkeypatch, variant):
-    """Oracle of docs/theory.md §10.7: on drive lines with an unswitched tail, and variants
+    """Oracle of docs/theory.md §10.9: on drive lines with an unswitched tail, and variants
     where the tail is not continuous across a clutch's change (rigid, an inerter on the
     clutched shaft's acceleration, rows not affine in the torque or the acceleration, a guard
     or a switched equation reading the tail), every concrete change gives the same
@@ -440,7 +440,7 @@ def test_reference_models_give_the_whole_systems_diagnostics(monkeypatch):
 def test_region_of_the_last_clutch_stops_at_the_tail(tmp_path):
     """The region of a switch of the clutch next to a long unswitched tail holds the clutch,
     its shafts and the first coupling, and reads the first tail shaft's angle and speed as
-    known values (continuous states, docs/theory.md §10.7): the same size with a tail of 5
+    known values (continuous states, docs/theory.md §10.9): the same size with a tail of 5
     and of 60 shafts, where it held the whole tail before; a rigid first coupling carries
     the clutch's impulse into the tail: the region goes on through it to the next elastic
     coupling, and stops there."""
