@@ -7,17 +7,19 @@ mode satisfies the variant's formula F, its old one does not (docs/decisions.md 
 restart of the change is the variants' restart systems, block lower triangular). So the
 changes fall into classes, one per variant formula F, "from the regular modes outside F into
 the modes of F". Of each class one concrete change is analysed (the new mode picked from F,
-the old one from outside F, differing from it in as few guards as the formulas allow) by
-the enumerated analysis' own cascade (`mdae_fmu.modes.explore.analyze_changes`:
-SolveConflict, docs/theory.md §6.6; impulse analysis and standardization, §9), and each of
-its diagnostics is reported with the formulas of the class. Each concrete change is analysed
-on its region (`change_region`: the equations that differ between its two modes and what
-they couple to, without the blocks both modes compute alike from values the change does not
-touch), so a drive line's clutch is decided with its two shafts and the diagnostics' cost
-follows the number of classes, not classes times model size. Without a schedule (the schedule
-refused the model) or for a merged block (one variant for every mode of its component), the
-classes are those of the implicit analysis' conditional blocks and offsets and of each guard
-literal (docs/theory.md §10.2), which every variant formula is a conjunction of.
+the old one from outside F, differing from it in as few guards as the formulas allow) by the
+enumerated analysis' own cascade (`mdae_fmu.modes.explore.analyze_changes`: SolveConflict,
+docs/theory.md §6.6; impulse analysis and standardization, §9), and each of its diagnostics
+is reported with the formulas of the class. Each concrete change is analysed on its region
+(`change_region`: the equations that differ between its two modes and what they couple to,
+without the blocks both modes compute alike from values the change does not touch, nor the
+rows past a state the change leaves continuous, docs/theory.md §10.9), so a drive line's
+clutch is decided with its two shafts, even next to a long unswitched tail, and the
+diagnostics' cost follows the number of classes, not classes times model size. Without a
+schedule (the schedule refused the model) or for a merged block (one variant for every mode
+of its component), the classes are those of the implicit analysis' conditional blocks and
+offsets and of each guard literal (docs/theory.md §10.2), which every variant formula is a
+conjunction of.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..diagnostics import MdaeError
+from .. import expr as E
 from ..ir import Model
 from .analysis import ImplicitAnalysis
 from .schedule import FormulaTable, GuardedSchedule
@@ -260,8 +263,15 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
     change leaves them steady (continuity, nothing erased), so the Σ-method, the cascade and
     the impulse analysis of the region (docs/theory.md §6.6, §9) give the change's verdict
     and diagnostics, in time that follows the region instead of the model (issue 26: a
-    clutch of a drive line decides its changes with its two shafts)."""
-    from .. import expr as E
+    clutch of a drive line decides its changes with its two shafts).
+
+    The walk also stops at the states the change leaves continuous (`SteadyTail`,
+    docs/theory.md §10.9): such a state is a known value of the region (out of its unknowns
+    and signature rows), and the equations that differentiate it stay out, so the region of
+    a clutch next to an unswitched tail of elastically coupled shafts ends at the first
+    coupling. When an equation of the region that reads such a state has an offset c > 0 in
+    either mode (its instance at the change would read the state's new value), the region is
+    grown again without stopping there."""
     if any(g.kind != "long" for g in system.guards) or any(e.reinit for e in system.equations):
         return system
     eqs = system.equations
@@ -306,31 +316,199 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
     seeds = [v for k in changed for v in eqs[k].order_map]
     seeds += sorted(v for i in flipped for v in E.refs(system.guards[i].definition)
                     if v in occurs)
+    guard_reads = {v for i in flipped for v in E.refs(system.guards[i].definition)}
+    tail = SteadyTail(eqs, occurs, differentiated, guard_reads, state)
+    region, cut = _grow(eqs, occurs, seeds, guard_reads, settle, state, tail)
+    region.update(changed)
+    if len(region) == len(eqs):
+        return system
+    sub = _subsystem(system, region, cut)
+    if cut and not _reads_cut_at_offset_zero(sub, old, new, cut):
+        region, cut = _grow(eqs, occurs, seeds, guard_reads, settle, state, None)
+        region.update(changed)
+        if len(region) == len(eqs):
+            return system
+        sub = _subsystem(system, region, cut)
+    return sub
+
+
+def _grow(eqs: Any, occurs: dict[str, list[int]], seeds: list[str], guard_reads: set[str],
+          settle: Any, state: Any, tail: SteadyTail | None) -> tuple[set[int], set[str]]:
+    """The walk of `change_region` from ``seeds``: the equations of the region and the
+    continuous states it stops at (none without ``tail``)."""
     region: set[int] = set()
     seen: set[str] = set()
+    cut: set[str] = set()
     todo = list(dict.fromkeys(seeds))
-    guard_reads = {v for i in flipped for v in E.refs(system.guards[i].definition)}
     while todo:
         v = todo.pop()
         if v in seen:
             continue
         seen.add(v)
+        if tail is not None and v not in guard_reads and tail.continuous(v):
+            cut.add(v)      # a state the change leaves continuous: a known value here
+            continue
         k_set = settle(v) if v not in guard_reads else None
         if k_set is not None:
             region.add(k_set)
             todo.extend(u for u in eqs[k_set].order_map if u not in seen)
             continue
         for k in occurs.get(v, ()):
-            if k not in region and any(state(k)):
-                region.add(k)
-                todo.extend(u for u in eqs[k].order_map if u not in seen)
-    region.update(changed)
-    if len(region) == len(eqs):
-        return system
-    kept = tuple(e for k, e in enumerate(eqs) if k in region)
+            if k in region or not any(state(k)):
+                continue
+            if tail is not None and tail.steady_derivative(k):
+                continue    # it gives a continuous state no jump: outside the region
+            region.add(k)
+            todo.extend(u for u in eqs[k].order_map if u not in seen)
+    return region, cut
+
+
+def _subsystem(system: Any, region: set[int], cut: set[str]) -> Any:
+    """``system`` with the equations ``region`` only, the states ``cut`` read as known values
+    (out of the equations' signature rows and of the unknowns)."""
+    kept = tuple(e if not cut.intersection(e.order_map) else
+                 replace(e, orders=tuple((v, o) for v, o in e.orders if v not in cut))
+                 for k, e in enumerate(system.equations) if k in region)
     names = {v for e in kept for v in e.order_map}
     return replace(system, equations=kept,
                    unknowns=tuple(v for v in system.unknowns if v in names))
+
+
+def _reads_cut_at_offset_zero(sub: Any, old: tuple[bool, ...], new: tuple[bool, ...],
+                              cut: set[str]) -> bool:
+    """Whether the equations of the region ``sub`` that read a continuous state of ``cut``
+    have offset c = 0 in the Σ-method of both modes (docs/theory.md §10.9: their instance at
+    the change then reads the state's old value, a known of the instant); False when a mode
+    of the region is singular."""
+    from ..modes.runs import sigma_of_mode
+    readers = [e.id for e in sub.equations if cut.intersection(E.refs(e.residual))]
+    for mode in (old, new):
+        sig = sigma_of_mode(sub, mode)
+        if not sig.ok or any(sig.c.get(i, 0) for i in readers):
+            return False
+    return True
+
+
+class SteadyTail:
+    """Which variables a change ``old -> new`` leaves without impulse or jump, for
+    `change_region` (docs/theory.md §10.9): the *bounded* algebraic variables and the
+    *continuous* states, each decided on the equations around it (memoized, a chain deeper
+    than `SETTLE_DEPTH` or a cycle decides nothing). ``state(k)``: whether equation k is
+    enabled in (old, new)."""
+
+    def __init__(self, eqs: Any, occurs: dict[str, list[int]], differentiated: frozenset,
+                 guard_reads: set[str], state: Any) -> None:
+        self.eqs, self.occurs, self.diff = eqs, occurs, differentiated
+        self.guard_reads, self.state = guard_reads, state
+        self.unknowns = frozenset(occurs)
+        self._bounded: dict[str, int | None] = {}
+        self._continuous: dict[str, bool] = {}
+        self._bounding: set[int] = set()
+
+    def _both(self, k: int) -> bool:
+        return bool(self.state(k) == (True, True)) and not self.eqs[k].reinit
+
+    def _finite(self, u: str, depth: int) -> bool:
+        """``u`` is a state in both modes (read at order 0: a finite value, docs/theory.md
+        §10.6) or bounded."""
+        if u in self.diff:
+            return any(self._both(k) and self.eqs[k].order_map.get(u, 0) > 0
+                       for k in self.occurs.get(u, ()))
+        return self.bounded(u, depth + 1) is not None
+
+    def bounded(self, v: str, depth: int = 0) -> int | None:
+        """The equation that bounds the algebraic variable ``v`` (no impulse: its
+        restart row, h times the residual, leaves h times ``v`` alone), or None: an
+        equation enabled in both modes, of order 0 in every variable, affine in ``v`` with
+        a coefficient that reads no unknown, its other variables finite (`_finite`)."""
+        if v in self._bounded:
+            return self._bounded[v]
+        self._bounded[v] = None
+        if v in self.diff or v in self.guard_reads or depth > SETTLE_DEPTH:
+            return None
+        for k in self.occurs.get(v, ()):
+            e = self.eqs[k]
+            if not self._both(k) or any(o for _, o in e.orders):
+                continue
+            if _linear(e.residual, lambda n, v=v: type(n) is E.Ref and n.name == v,
+                       self.unknowns) != "ok":
+                continue
+            if all(u == v or self._finite(u, depth) for u in e.order_map):
+                self._bounded[v] = k
+                self._bounding.add(k)
+                return k
+        return None
+
+    def continuous(self, x: str) -> bool:
+        """Whether the state ``x`` keeps its value across the change: differentiated (at
+        order 1 at most) only by equations enabled in both modes, affine in ``der(x)``
+        with a coefficient that reads no unknown, whose other variables are read at order
+        0 and finite; read at order 0 only by those, by the derivative equations of other
+        states of both modes, and by the bounding equations of bounded variables."""
+        got = self._continuous.get(x)
+        if got is not None:
+            return got
+        self._continuous[x] = False
+        if x not in self.diff or x in self.guard_reads:
+            return False
+        derivative = [k for k in self.occurs.get(x, ())
+                      if self.eqs[k].order_map[x] > 0]
+        if not derivative or not all(self._steady_derivative_of(k, x) for k in derivative):
+            return False
+        for k in self.occurs.get(x, ()):
+            e = self.eqs[k]
+            if k in derivative or not any(self.state(k)):
+                continue
+            if not self._both(k):
+                return False
+            if any(o > 0 and u in self.diff for u, o in e.orders):
+                continue        # x is read at order 0 by another state's derivative row
+            if not any(u not in self.diff and self.bounded(u) == k for u in e.order_map):
+                return False
+        self._continuous[x] = True
+        return True
+
+    def _steady_derivative_of(self, k: int, x: str) -> bool:
+        e = self.eqs[k]
+        if not self._both(k) or e.order_map[x] != 1:
+            return False
+        if _linear(e.residual, lambda n: type(n) is E.Der and n.arg == E.Ref(x),
+                   self.unknowns) != "ok":
+            return False
+        return all(u == x or (o == 0 and self._finite(u, 0)) for u, o in e.orders)
+
+    def steady_derivative(self, k: int) -> bool:
+        """Whether equation k differentiates a continuous state (it stays out of the region:
+        its restart row gives that state no jump)."""
+        return any(o > 0 and self.continuous(u) for u, o in self.eqs[k].orders)
+
+
+def _linear(e: Any, target: Any, unknowns: frozenset) -> str | None:
+    """How the expression ``e`` reads the nodes ``target`` holds for: ``"zero"`` not at all,
+    ``"ok"`` affinely with a coefficient that reads no name of ``unknowns``, None otherwise
+    (a product or quotient of two terms that read it, a function of it)."""
+    from .. import expr as E
+    if target(e):
+        return "ok"
+    t = type(e)
+    if t is E.BinOp and e.op in ("+", "-"):
+        a, b = _linear(e.left, target, unknowns), _linear(e.right, target, unknowns)
+        if a is None or b is None:
+            return None
+        return "ok" if "ok" in (a, b) else "zero"
+    if t is E.BinOp and e.op in ("*", "/"):
+        a, b = _linear(e.left, target, unknowns), _linear(e.right, target, unknowns)
+        if a is None or b is None or (a == b == "ok"):
+            return None
+        if a == b == "zero":
+            return "zero"
+        if e.op == "/" and b == "ok":
+            return None
+        factor = e.right if a == "ok" else e.left
+        return "ok" if not (E.refs(factor) & unknowns) else None
+    if t is E.UnOp and e.op == "-":
+        return _linear(e.arg, target, unknowns)
+    return None if any(target(n) for n in E.walk(e)) else "zero"
 
 
 def _guarded_by(system: Any) -> dict[int, list[int]]:

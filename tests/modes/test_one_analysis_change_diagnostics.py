@@ -330,3 +330,165 @@ def test_changes_equal_up_to_renaming_are_analysed_once_unless_they_say_somethin
     assert any("restart of {spare3.w}" in m for m in reused.errors)
     assert any("restart of {spare6.w}" in m for m in reused.errors)
     assert n_reused < len(calls) / 2
+
+
+# --- a region stops at the states a change leaves continuous (docs/theory.md §10.9) -------
+
+def _per_change(model, monkeypatch, whole: bool) -> tuple:
+    """``analyze(model, implicit=True)`` with every class analysed (`region_key` off), on the
+    regions or on the whole system (`change_region` the identity): its verdict, errors,
+    warnings, and the diagnostics of each concrete change analysed."""
+    import mdae_fmu.implicit.changes as C
+    from mdae_fmu.modes import explore
+    seen: dict = {}
+    original = explore.analyze_changes
+
+    def spy(sub, pairs, *args, **kwargs):
+        out = list(original(sub, pairs, *args, **kwargs))
+        for pair, (_, found) in zip(pairs, out):
+            seen[pair] = sorted((d.code, d.message) for d in found)
+        return iter(out)
+    with monkeypatch.context() as mp:
+        mp.setattr(explore, "analyze_changes", spy)
+        mp.setattr(C, "region_key", lambda *args: None)
+        if whole:
+            mp.setattr(C, "change_region", lambda system, old, new, occurs: system)
+        a = analyze(model, implicit=True)
+    return a.accepted, a.errors, a.warnings, seen
+
+
+_TAIL = drive_line(2, tail=3)       # shafts 1..3 switched by clutches 1, 2; 4..6 the tail
+_COUPLING4 = ("coupling4.tau = coupling4.c * (shaft3.phi - shaft4.phi) + coupling4.d * "
+              "(shaft3.w - shaft4.w);")
+_TAIL_SPARE = SPARE.replace("shaft{k}.w", "shaft5.w")
+TAIL_VARIANTS = {
+    # an elastic tail: cut at shaft 4
+    "elastic": _TAIL,
+    "cubic spring": _TAIL.replace("(shaft3.phi - shaft4.phi)", "(shaft3.phi - shaft4.phi)^3"),
+    # the clutch's impulse reaches the tail: nothing to cut there
+    "rigid angle": _TAIL.replace(_COUPLING4, "shaft3.phi = shaft4.phi;"),
+    "rigid speed": _TAIL.replace(_COUPLING4, "shaft3.w = shaft4.w;"),
+    "inerter": _TAIL.replace("damper4.tau = damper4.d * shaft4.w;",
+                             "damper4.tau = damper4.d * der(shaft3.w);"),
+    "torque not affine": _TAIL.replace(_COUPLING4, "coupling4.tau * (1 + coupling4.tau^2) = "
+                                       "coupling4.c * (shaft3.phi - shaft4.phi);"),
+    "inertia not affine": _TAIL.replace("shaft5.J * der(shaft5.w)",
+                                        "shaft5.J * der(shaft5.w) * (1 + shaft5.w^2)"),
+    # a row of offset 1 in the engaged mode (shaft 3's angle locked) reads the tail's speed:
+    # its instance at the change reads the new value, so the region does not stop there
+    "angle lock reads the tail": _TAIL.replace("shaft2.w = shaft3.w;", "shaft2.phi = shaft3.phi;")
+    .replace("der(shaft3.phi) = shaft3.w;", "der(shaft3.phi) = shaft3.w + 0.01 * shaft4.w;"),
+    # a guard and a switched equation that read the tail
+    "guard reads the tail": _TAIL.replace("clutch1.engaged = engage[1];",
+                                          "clutch1.engaged = engage[1] and shaft6.w > 0.5;"),
+    "missing restart reads the tail": _TAIL.replace("equation\n", _TAIL_SPARE.format(k=2), 1),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(TAIL_VARIANTS))
+def test_tail_regions_give_the_whole_systems_diagnostics(tmp_path, monkeypatch, variant):
+    """Oracle of docs/theory.md §10.9: on drive lines with an unswitched tail, and variants
+    where the tail is not continuous across a clutch's change (rigid, an inerter on the
+    clutched shaft's acceleration, rows not affine in the torque or the acceleration, a guard
+    or a switched equation reading the tail), every concrete change gives the same
+    diagnostics on its region as on the whole system, and the model the same verdict and
+    messages."""
+    model = _model(tmp_path, TAIL_VARIANTS[variant], "Tail.mo")
+    local = _per_change(model, monkeypatch, whole=False)
+    whole = _per_change(model, monkeypatch, whole=True)
+    assert local == whole
+    assert local[3]         # concrete changes were analysed
+    if variant == "missing restart reads the tail":
+        assert not local[0] and any("restart of {spare.w}" in m for m in local[1])
+
+
+@pytest.mark.parametrize("family", ["rlc switch", "rlc diode", "tree", "pressure tail",
+                                    "time tail"])
+def test_other_families_give_the_whole_systems_diagnostics(tmp_path, monkeypatch, family):
+    """The same oracle on the RLC ladders (ideal switches; ideal diodes, whose changes warn
+    W-FAKE-IMPULSE), a tree of shafts, and drive lines with a tail whose clutches follow a
+    pressure state or the time."""
+    from gen_modeller import rlc_cells, shaft_tree
+    text = {"rlc switch": lambda: rlc_cells(4, "switch"),
+            "rlc diode": lambda: rlc_cells(3, "diode"),
+            "tree": lambda: shaft_tree(4),
+            "pressure tail": lambda: drive_line(3, "pressure", tail=4),
+            "time tail": lambda: drive_line(3, "time", tail=4)}[family]()
+    model = _model(tmp_path, text, "Family.mo")
+    local = _per_change(model, monkeypatch, whole=False)
+    assert local == _per_change(model, monkeypatch, whole=True)
+    if family == "rlc diode":
+        assert local[2] and all(m.startswith("W-FAKE-IMPULSE") for m in local[2])
+
+
+MULTIMODE_REFERENCES = ["AirBrake", "ClutchBasic", "ClutchGuarded", "ClutchGuardedTime",
+                        "ClutchNonSemilinear", "CupAndBall", "CupAndBallFirstOrder",
+                        "RLDC2", "RLDC2Diodes", "RLDC2Original", "RLDC2Switched"]
+
+
+@pytest.mark.long
+def test_reference_models_give_the_whole_systems_diagnostics(monkeypatch):
+    """The same oracle on every reference model whose changes `change_diagnostics`
+    analyses."""
+    for name in MULTIMODE_REFERENCES:
+        model = load(ROOT / "reference_models" / f"{name}.mo")
+        local = _per_change(model, monkeypatch, whole=False)
+        assert local[3], name
+        assert local == _per_change(model, monkeypatch, whole=True), name
+
+
+def test_region_of_the_last_clutch_stops_at_the_tail(tmp_path):
+    """The region of a switch of the clutch next to a long unswitched tail holds the clutch,
+    its shafts and the first coupling, and reads the first tail shaft's angle and speed as
+    known values (continuous states, docs/theory.md §10.9): the same size with a tail of 5
+    and of 60 shafts, where it held the whole tail before; a rigid first coupling carries
+    the clutch's impulse into the tail: the region goes on through it to the next elastic
+    coupling, and stops there."""
+    from mdae_fmu.implicit.changes import change_region, occurrences
+    from mdae_fmu.modes.normalize import normalize
+    sizes = {}
+    for tail in (5, 60):
+        system = normalize(_model(tmp_path, drive_line(3, tail=tail), f"T{tail}.mo"))
+        occurs = occurrences(system)
+        old = tuple(False for _ in system.guards)
+        new = tuple(i == 2 for i in range(len(system.guards)))     # clutch 3 engages
+        sub = change_region(system, old, new, occurs)
+        sizes[tail] = len(sub.equations)
+        assert "coupling5.tau" in sub.unknowns
+        assert "shaft5.w" not in sub.unknowns and "shaft5.phi" not in sub.unknowns
+        assert not any("shaft6.w" in e.order_map for e in sub.equations)
+    assert sizes[5] == sizes[60] < 20
+    rigid = drive_line(3, tail=5).replace(
+        "coupling5.tau = coupling5.c * (shaft4.phi - shaft5.phi) + coupling5.d * "
+        "(shaft4.w - shaft5.w);", "shaft4.w = shaft5.w;")
+    system = normalize(_model(tmp_path, rigid, "Rigid.mo"))
+    old = tuple(False for _ in system.guards)
+    new = tuple(i == 2 for i in range(len(system.guards)))
+    sub = change_region(system, old, new, occurrences(system))
+    assert "shaft5.w" in sub.unknowns and "coupling6.tau" in sub.unknowns
+    assert "shaft6.w" not in sub.unknowns and len(sub.equations) < 20
+    # offset 1 for the row of shaft 3's angle, which reads shaft 4's speed: no cut there
+    system = normalize(_model(tmp_path, TAIL_VARIANTS["angle lock reads the tail"], "Lock.mo"))
+    sub = change_region(system, (False, False), (False, True), occurrences(system))
+    assert "shaft4.w" in sub.unknowns and "shaft4.phi" in sub.unknowns
+
+
+@pytest.mark.parametrize("variant", [
+    pytest.param(v, marks=pytest.mark.long) if v == "torque not affine" else v
+    for v in sorted(TAIL_VARIANTS)])
+def test_tail_variants_agree_with_the_enumerated_analysis(tmp_path, variant):
+    """The enumerated analysis (every mode change explored, on the whole system) gives the
+    verdict and mode-change codes of the one analysis on its regions, and the one analysis'
+    messages are enumerated messages (the missing restart of the spare shaft that reads the
+    tail: E-RESTART-MISSING on both)."""
+    model = _model(tmp_path, TAIL_VARIANTS[variant], "Tail.mo")
+    enumerated = analyze(model, implicit=False)
+    one = analyze(model, implicit=True)
+    assert enumerated.modes is not None and one.modes is None
+    assert one.accepted == enumerated.accepted
+    want, got = _change_messages(enumerated), _change_messages(one)
+    assert sorted(got) == sorted(want)
+    for code, msgs in got.items():
+        for m in msgs:
+            assert any(m.startswith(w) for w in want[code]), m
+    assert (variant == "missing restart reads the tail") == bool(got)
