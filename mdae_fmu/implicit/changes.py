@@ -288,7 +288,7 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
             got = states[k] = (on(eqs[k], old), on(eqs[k], new))
         return got
 
-    differentiated = _differentiated(system)
+    differentiated = differentiated_unknowns(system)
     settled: dict[str, int | None] = {}    # variable -> the equation settling it, or None
 
     def settle(v: str, depth: int = 0) -> int | None:
@@ -310,7 +310,7 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
         return None
 
     flipped = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
-    guarded = _guarded_by(system)
+    guarded = guarded_by(system)
     changed = sorted({k for i in flipped for k in guarded.get(i, ())
                       if state(k)[0] != state(k)[1]})
     seeds = [v for k in changed for v in eqs[k].order_map]
@@ -511,7 +511,7 @@ def _linear(e: Any, target: Any, unknowns: frozenset) -> str | None:
     return None if any(target(n) for n in E.walk(e)) else "zero"
 
 
-def _guarded_by(system: Any) -> dict[int, list[int]]:
+def guarded_by(system: Any) -> dict[int, list[int]]:
     """Per guard index of ``system``, the indices of the equations whose guard reads it (the
     only ones a change of that guard enables or disables; computed once per system)."""
     from ..modes.normalize import memo_table
@@ -525,7 +525,7 @@ def _guarded_by(system: Any) -> dict[int, list[int]]:
     return memo["all"]
 
 
-def _differentiated(system: Any) -> frozenset[str]:
+def differentiated_unknowns(system: Any) -> frozenset[str]:
     """The unknowns some equation of ``system`` reads differentiated (computed once per
     system)."""
     from ..modes.normalize import memo_table

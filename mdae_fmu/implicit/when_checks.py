@@ -49,7 +49,7 @@ from ..structure.when_clauses import (computed_derivatives, event_derivative_mes
                                       when_loop_message)
 from .analysis import ImplicitAnalysis, concrete_mode, pick_mode
 from .blocks import ConditionalBlock
-from .changes import SETTLE_DEPTH, occurrences
+from .changes import SETTLE_DEPTH, differentiated_unknowns, guarded_by, occurrences
 
 if TYPE_CHECKING:
     from ..modes.normalize import Mode, MultimodeSystem
@@ -570,7 +570,7 @@ def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
     enables or disables each of them alike).
 
     Its continuation B (`continuation_mode`) and ``dst`` enable the same equations but those
-    of the events (`_guarded_by` the transient guards of ``dst``). A variable is *settled*
+    of the events (`guarded_by` the transient guards of ``dst``). A variable is *settled*
     when an equation enabled in both, of order 0 in all its variables, reads it and otherwise
     only settled variables, no equation differentiates it and it is not in ``unsettled``
     (`changes.change_region`'s rule). The region starts from the variables of the equations
@@ -592,7 +592,7 @@ def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
             got = states[k] = (on(eqs[k], dst), on(eqs[k], cont))
         return got
 
-    differentiated = _differentiated(system)
+    differentiated = differentiated_unknowns(system)
     settled: dict[str, int | None] = {}
 
     def settle(v: str, depth: int = 0) -> int | None:
@@ -611,7 +611,7 @@ def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
         return None
 
     events = sorted({k for i, v in enumerate(dst) if v and system.guards[i].kind != "long"
-                     for k in _guarded_by(system).get(i, ()) if state(k)[0] != state(k)[1]})
+                     for k in guarded_by(system).get(i, ()) if state(k)[0] != state(k)[1]})
     region: set[int] = set(events)
     seen: set[str] = set()
     todo = list(dict.fromkeys([v for k in events for v in eqs[k].order_map]
@@ -631,28 +631,6 @@ def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
                 region.add(k)
                 todo.extend(u for u in eqs[k].order_map if u not in seen)
     return sorted(region), set(states)
-
-
-def _guarded_by(system: MultimodeSystem) -> dict[int, list[int]]:
-    """Per guard index, the indices of the equations whose guard reads it."""
-    from ..modes.normalize import memo_table
-    memo = memo_table(system, "_guarded_by")
-    if "all" not in memo:
-        out: dict[int, list[int]] = {}
-        for k, e in enumerate(system.equations):
-            for i in dict.fromkeys(i for i, _ in e.guard):
-                out.setdefault(i, []).append(k)
-        memo["all"] = out
-    return memo["all"]
-
-
-def _differentiated(system: MultimodeSystem) -> frozenset[str]:
-    """The unknowns some equation of ``system`` reads differentiated."""
-    from ..modes.normalize import memo_table
-    memo = memo_table(system, "_differentiated")
-    if "all" not in memo:
-        memo["all"] = frozenset(v for e in system.equations for v, o in e.orders if o > 0)
-    return memo["all"]
 
 
 def _phantom(system: MultimodeSystem) -> tuple[Any, ...]:
