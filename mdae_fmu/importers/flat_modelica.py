@@ -365,8 +365,8 @@ class _Callbacks:
 
     @ctx.setter
     def ctx(self, ctx: ParseContext | None) -> None:
-        for part in self._parts:
-            part.ctx = ctx      # type: ignore[assignment]  (None between parses)
+        for part in self._parts:        # (None between parses, when no callback runs)
+            part.ctx = ctx  # type: ignore[assignment]
 
 
 # --- syntax errors --------------------------------------------------------------------------

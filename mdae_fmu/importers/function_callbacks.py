@@ -15,9 +15,6 @@ from .types import record_from_constructor
 class FunctionCallbacks(CallbackPart):
     """Callbacks of function definitions and their external clauses."""
 
-    def function_definitions(self, c):
-        return None
-
     def function_definition(self, c):
         # [PURE|IMPURE?, FUNCTION, NAME, description?, contents..., NAME(end), SEMI]
         ctx = self.ctx
