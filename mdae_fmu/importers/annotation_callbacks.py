@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .annotations import read_experiment
-from .callback_common import CallbackPart
+from .callback_common import rule_table
 
 if TYPE_CHECKING:
     from .flat_modelica import ParseContext
@@ -28,17 +28,19 @@ def class_annotation(ctx: ParseContext, c: list) -> None:
         ctx.experiment = pairs
 
 
-class AnnotationCallbacks(CallbackPart):
-    """Callbacks of annotations."""
-
-    def annotation(self, c):
-        if self.ctx.whole_file:
-            self.ctx.annotations.append(c[0][2])
-        return c[0][2]                  # where it starts: `annotation_end` reads it again
-
-    def annotation_element(self, c):
-        class_annotation(self.ctx, c)
-        return []
+def annotation(cb, c):
+    if cb.ctx.whole_file:
+        cb.ctx.annotations.append(c[0][2])
+    return c[0][2]                  # where it starts: `annotation_end` reads it again
 
 
-__all__ = ["AnnotationCallbacks", "class_annotation"]
+def annotation_element(cb, c):
+    class_annotation(cb.ctx, c)
+    return []
+
+
+#: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
+RULES = rule_table(annotation, annotation_element)
+
+
+__all__ = ["RULES", "class_annotation"]

@@ -1,13 +1,17 @@
-"""What the grammar callbacks of every construct share (issue 27): the base of a construct's
-callbacks (`CallbackPart`: its only state is the `flat_modelica.ParseContext` of the parse under
-way), and the few operations on that context that several constructs use: where the equation or
-statement of a token starts, the depth bound of an expression, the names of a scope, and the
-left-recursive lists of the grammar.
+"""What the grammar callbacks of every construct share (issue 27): the table of a construct's
+callbacks (`rule_table`), and the few operations on the parse context
+(`flat_modelica.ParseContext`) that several constructs use: where the equation or statement of a
+token starts, the depth bound of an expression, the names of a scope, and the left-recursive
+lists of the grammar.
 
 The callbacks are split by construct into `expression_callbacks`, `call_callbacks`,
 `array_callbacks`, `equation_callbacks`, `statement_callbacks`, `declaration_callbacks`,
-`class_callbacks`, `annotation_callbacks` and `function_callbacks`; `flat_modelica` gathers them
-into the one object, with an attribute per grammar rule, that the parsers call.
+`class_callbacks`, `annotation_callbacks` and `function_callbacks`. Each callback is a function
+``rule(cb, c)`` of the callbacks object ``cb`` and the rule's children ``c``; ``cb.ctx``, the
+parse context of the parse under way, is the one state they share. Each module lists its
+callbacks in ``RULES``, and `flat_modelica` makes them the methods of the one object, with an
+attribute per grammar rule, that the parsers call (a plain method call per rule: the callbacks
+run once per reduction, issue 29).
 """
 
 from __future__ import annotations
@@ -25,17 +29,12 @@ if TYPE_CHECKING:
 _SKIP_RE = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
 
 
-class CallbackPart:
-    """The grammar callbacks of one construct: each public attribute is the callback of the
-    grammar rule of its name (lark and `fast_parser` call it with the rule's children). ``ctx``
-    is the parse context, set by the assembly for each parse (None between parses)."""
-
-    ctx: ParseContext
-
-    def rules(self) -> dict[str, Callable[[list], Any]]:
-        """The rule callbacks of this part, by rule name."""
-        return {name: getattr(self, name) for name in dir(self)
-                if not name.startswith("_") and name not in ("ctx", "rules")}
+def rule_table(*callbacks: Callable[..., Any], **aliases: Callable[..., Any]) -> dict:
+    """``{rule name: callback}`` of a construct's callbacks, each named after its rule, plus
+    the ``aliases`` (another rule read by the same callback)."""
+    table = {f.__name__: f for f in callbacks}
+    table.update(aliases)
+    return table
 
 
 def equation_start(ctx: ParseContext, tok: tuple) -> int:
@@ -79,12 +78,13 @@ def scoped(ctx: ParseContext, start: int, end: int, names: Any) -> dict:
     return inner
 
 
-def left_list(c: list) -> list:
-    """A left-recursive list rule (``xs: x | xs x``), built in place: [x] or [xs, x]."""
+def left_list(cb: Any, c: list) -> list:
+    """The callback of a left-recursive list rule (``xs: x | xs x``), built in place: [x] or
+    [xs, x]."""
     if len(c) == 1:
         return [c[0]]
     c[0].append(c[-1])
     return c[0]
 
 
-__all__ = ["CallbackPart", "depth_limited", "equation_start", "left_list", "scoped"]
+__all__ = ["depth_limited", "equation_start", "left_list", "rule_table", "scoped"]

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import expr as E
 from . import values
-from .callback_common import CallbackPart
+from .callback_common import rule_table
 from .functions import Tuple
 from .syntax import ENUM_PREFIXES, normalize_name, unescape
 
 if TYPE_CHECKING:
     from .flat_modelica import ParseContext
+
 
 #: The binary operators by their token text (one string object per operator).
 BINOPS = {op: op for op in E.BINARY_OPS}
@@ -68,121 +69,139 @@ def edges_as_pre(cond: E.Expr) -> E.Expr:
     return E.substitute(cond, mapping)
 
 
-class ExpressionCallbacks(CallbackPart):
-    """Callbacks of literals, references and operators."""
+def number(cb, c):
+    text = c[0][1]
+    k = cb.ctx.consts.get(text)
+    if k is None:
+        try:
+            k = E.Const(values.literal(text))
+        except values.ValueProblem as p:
+            cb.ctx.error(c[0][2], str(p))
+            return E.ZERO
+        cb.ctx.consts[text] = k
+    return k
 
-    def number(self, c):
-        text = c[0][1]
-        k = self.ctx.consts.get(text)
-        if k is None:
-            try:
-                k = E.Const(values.literal(text))
-            except values.ValueProblem as p:
-                self.ctx.error(c[0][2], str(p))
-                return E.ZERO
-            self.ctx.consts[text] = k
-        return k
 
-    def string(self, c):
-        return E.Str(unescape(c[0][1][1:-1]))
+def string(cb, c):
+    return E.Str(unescape(c[0][1][1:-1]))
 
-    def true(self, c):
-        return _TRUE                    # (immutable: one node for every `true`)
 
-    def false(self, c):
-        return _FALSE
+def true(cb, c):
+    return _TRUE                    # (immutable: one node for every `true`)
 
-    def ref(self, c):
-        tok = c[0]
-        r = self.ctx.refs.get(tok[1])
-        if r is not None:
-            return r
-        return self._new_ref(tok)
 
-    def _new_ref(self, tok):
-        ctx = self.ctx
-        name = normalize_name(tok[1])
-        name = ctx.words.get(name, name)        # the declaration's copy (`component_clause`)
-        r = E.Ref(name)
-        if name.startswith(ENUM_PREFIXES):
-            ctx.enum_uses[name] = ctx.enum_uses.get(name, 0) + 1
-        else:
-            ctx.refs[tok[1]] = r
-        if name not in ctx.first_use:
-            if ctx.whole_file:          # located only if the name turns out to be undefined
-                ctx.first_use[name] = tok[2]
-            else:
-                loc = ctx.tok_loc(tok)
-                ctx.first_use[name] = (loc.line, loc.col, ctx.note, ctx.shown_source(loc))
+def false(cb, c):
+    return _FALSE
+
+
+def ref(cb, c):
+    tok = c[0]
+    r = cb.ctx.refs.get(tok[1])
+    if r is not None:
         return r
+    return _new_ref(cb, tok)
 
-    def binop(self, c):
-        left, op_tok, right = c
-        node = E.BinOp(BINOPS[op_tok[1]], left, right)
-        tr = type(right)
-        if tr is E.Ref or tr is E.Der:          # the usual case: nothing to evaluate
-            return node
-        ctx = self.ctx
-        b = constant_value(ctx, right)
-        if b is None:
-            return node
-        a = constant_value(ctx, left)
-        if a is not None:
-            return fold(ctx, node, op_tok[2], lambda: values.binary(node.op, a, b))
-        if b == 0 and node.op in ("/", "./"):
-            ctx.error(op_tok[2], "division by zero (the divisor is the constant 0)")
+
+def _new_ref(cb, tok):
+    ctx = cb.ctx
+    name = normalize_name(tok[1])
+    name = ctx.words.get(name, name)        # the declaration's copy (`component_clause`)
+    r = E.Ref(name)
+    if name.startswith(ENUM_PREFIXES):
+        ctx.enum_uses[name] = ctx.enum_uses.get(name, 0) + 1
+    else:
+        ctx.refs[tok[1]] = r
+    if name not in ctx.first_use:
+        if ctx.whole_file:          # located only if the name turns out to be undefined
+            ctx.first_use[name] = tok[2]
+        else:
+            loc = ctx.tok_loc(tok)
+            ctx.first_use[name] = (loc.line, loc.col, ctx.note, ctx.shown_source(loc))
+    return r
+
+
+def binop(cb, c):
+    left, op_tok, right = c
+    node = E.BinOp(BINOPS[op_tok[1]], left, right)
+    tr = type(right)
+    if tr is E.Ref or tr is E.Der:          # the usual case: nothing to evaluate
         return node
-
-    def unop(self, c):
-        op = _UNOPS[c[0][1]]
-        arg = c[1]
-        if op == "-" and type(arg) is E.Const and type(arg.value) is not bool:
-            return E.Const(-arg.value)
-        node = E.UnOp(op, arg)
-        v = constant_value(self.ctx, arg)
-        if v is not None:
-            self.ctx.folded[id(node)] = (node, -v if op == "-" else v)
+    ctx = cb.ctx
+    b = constant_value(ctx, right)
+    if b is None:
         return node
-
-    def binop_signed(self, c):
-        """``a - -b``, ``a + -b`` (a sign right after a binary sign: outside Modelica 3.6
-        §B.2.7, printed by OpenModelica, e.g. ``Celsius - -273.15``) read as ``a - (-b)``."""
-        left, op_tok, sign_tok, right = c
-        return self.binop([left, op_tok, self.unop([sign_tok, right])])
-
-    def pow_signed(self, c):
-        """``a ^ -b`` (``^`` then a unary sign, which Modelica 3.6 §B.2.7 does not allow but
-        OpenModelica prints, e.g. ``n ^ -2.0``) read as ``a ^ (-b)``."""
-        left, op_tok, sign_tok, right = c
-        return self.binop([left, op_tok, self.unop([sign_tok, right])])
-
-    def not_expr(self, c):
-        return E.UnOp("not", c[0])
-
-    def and_expr(self, c):
-        return E.BinOp("and", c[0], c[1])
-
-    def or_expr(self, c):
-        return E.BinOp("or", c[0], c[1])
-
-    def paren(self, c):
-        return c[1]
-
-    def if_expr(self, c):
-        # [IF, cond, then, (ELSEIF, cond, then)*, ELSE, else]
-        items = c[1:-2]
-        result = c[-1]
-        for j in range(len(items) - 2, -1, -3):
-            result = E.If(edges_as_pre(items[j]), items[j + 1], result)
-        return result
-
-    def empty_slot(self, c):
-        return None                     # an output a tuple does not assign
-
-    def tuple_expr(self, c):
-        entry = self.ctx.error(self.ctx.tok_loc(c[0]), "tuple expressions '(a, b, ...)' are "
-                                                       "only allowed left of '=' or ':='")
-        return Tuple(items=c[1:], error=entry)
+    a = constant_value(ctx, left)
+    if a is not None:
+        return fold(ctx, node, op_tok[2], lambda: values.binary(node.op, a, b))
+    if b == 0 and node.op in ("/", "./"):
+        ctx.error(op_tok[2], "division by zero (the divisor is the constant 0)")
+    return node
 
 
-__all__ = ["BINOPS", "ExpressionCallbacks", "constant_value", "edges_as_pre", "fold"]
+def unop(cb, c):
+    op = _UNOPS[c[0][1]]
+    arg = c[1]
+    if op == "-" and type(arg) is E.Const and type(arg.value) is not bool:
+        return E.Const(-arg.value)
+    node = E.UnOp(op, arg)
+    v = constant_value(cb.ctx, arg)
+    if v is not None:
+        cb.ctx.folded[id(node)] = (node, -v if op == "-" else v)
+    return node
+
+
+def binop_signed(cb, c):
+    """``a - -b``, ``a + -b`` (a sign right after a binary sign: outside Modelica 3.6
+    §B.2.7, printed by OpenModelica, e.g. ``Celsius - -273.15``) read as ``a - (-b)``."""
+    left, op_tok, sign_tok, right = c
+    return binop(cb, [left, op_tok, unop(cb, [sign_tok, right])])
+
+
+def pow_signed(cb, c):
+    """``a ^ -b`` (``^`` then a unary sign, which Modelica 3.6 §B.2.7 does not allow but
+    OpenModelica prints, e.g. ``n ^ -2.0``) read as ``a ^ (-b)``."""
+    left, op_tok, sign_tok, right = c
+    return binop(cb, [left, op_tok, unop(cb, [sign_tok, right])])
+
+
+def not_expr(cb, c):
+    return E.UnOp("not", c[0])
+
+
+def and_expr(cb, c):
+    return E.BinOp("and", c[0], c[1])
+
+
+def or_expr(cb, c):
+    return E.BinOp("or", c[0], c[1])
+
+
+def paren(cb, c):
+    return c[1]
+
+
+def if_expr(cb, c):
+    # [IF, cond, then, (ELSEIF, cond, then)*, ELSE, else]
+    items = c[1:-2]
+    result = c[-1]
+    for j in range(len(items) - 2, -1, -3):
+        result = E.If(edges_as_pre(items[j]), items[j + 1], result)
+    return result
+
+
+def empty_slot(cb, c):
+    return None                     # an output a tuple does not assign
+
+
+def tuple_expr(cb, c):
+    entry = cb.ctx.error(cb.ctx.tok_loc(c[0]), "tuple expressions '(a, b, ...)' are "
+                                               "only allowed left of '=' or ':='")
+    return Tuple(items=c[1:], error=entry)
+
+
+#: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
+RULES = rule_table(number, string, true, false, ref, binop, unop, binop_signed, pow_signed,
+                   not_expr, and_expr, or_expr, paren, if_expr, empty_slot, tuple_expr)
+
+
+__all__ = ["BINOPS", "RULES", "constant_value", "edges_as_pre", "fold"]

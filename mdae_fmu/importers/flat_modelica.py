@@ -47,17 +47,12 @@ from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Term
 from .depth import MAX_DEPTH, limited
 from . import values
 from .algorithms import lower_algorithm
-from .annotation_callbacks import AnnotationCallbacks
-from .array_callbacks import ArrayCallbacks
-from .call_callbacks import CallCallbacks, refuse_string_calls
-from .callback_common import CallbackPart
-from .class_callbacks import ClassCallbacks
-from .declaration_callbacks import DeclarationCallbacks
-from .equation_callbacks import EquationCallbacks, guard_literal as _literal
-from .expression_callbacks import ExpressionCallbacks
-from .function_callbacks import FunctionCallbacks
+from . import (annotation_callbacks, array_callbacks, call_callbacks, class_callbacks,
+               declaration_callbacks, equation_callbacks, expression_callbacks, function_callbacks,
+               statement_callbacks)
+from .call_callbacks import refuse_string_calls
+from .equation_callbacks import guard_literal as _literal
 from .functions import CONSTANTS, FunctionResolver, Tuple
-from .statement_callbacks import StatementCallbacks
 from .. import functions as F
 from .fast_parser import FastParser, Lexer, Unsupported
 from .lalr import Driver, ParseError
@@ -334,39 +329,34 @@ def source_line(text: str, line: int) -> str | None:
 # --- grammar callbacks ------------------------------------------------------------------------
 
 class _Callbacks:
-    """The grammar's callbacks, one attribute per grammar rule (lark and `fast_parser` call
-    them by rule name with the rule's children; they build expressions and the intermediate
-    form), gathered from the callbacks of each construct: `expression_callbacks`,
-    `call_callbacks`, `array_callbacks`, `equation_callbacks`, `statement_callbacks`,
-    `declaration_callbacks`, `class_callbacks`, `annotation_callbacks`, `function_callbacks`.
-    The attributes are the parts' own bound methods (no call in between). The one state the
-    parts share is the `ParseContext` of the parse under way: assigning `ctx` hands it to
-    every part."""
+    """The grammar's callbacks, one method per grammar rule (lark and `fast_parser` call them
+    by rule name with the rule's children; they build expressions and the intermediate form),
+    gathered from the tables of the construct modules (`CALLBACK_MODULES`): each callback is
+    that module's own function, called with this object, whose one state is the parse context
+    of the parse under way."""
 
-    def __init__(self) -> None:
-        equations = EquationCallbacks()
-        self._parts: tuple[CallbackPart, ...] = (
-            ExpressionCallbacks(), CallCallbacks(), ArrayCallbacks(), equations,
-            StatementCallbacks(equations), DeclarationCallbacks(), ClassCallbacks(),
-            AnnotationCallbacks(), FunctionCallbacks())
-        owner: dict[str, CallbackPart] = {}
-        for part in self._parts:
-            for name, callback in part.rules().items():
-                if name in owner:
-                    raise AssertionError(f"grammar rule '{name}' has two callbacks "
-                                         f"({type(owner[name]).__name__}, "
-                                         f"{type(part).__name__})")
-                owner[name] = part
-                setattr(self, name, callback)
+    ctx: ParseContext | None = None
 
-    @property
-    def ctx(self) -> ParseContext | None:
-        return self._parts[0].ctx
 
-    @ctx.setter
-    def ctx(self, ctx: ParseContext | None) -> None:
-        for part in self._parts:        # (None between parses, when no callback runs)
-            part.ctx = ctx  # type: ignore[assignment]
+#: The modules of the grammar callbacks, one per construct (`callback_common`).
+CALLBACK_MODULES = (expression_callbacks, call_callbacks, array_callbacks, equation_callbacks,
+                    statement_callbacks, declaration_callbacks, class_callbacks,
+                    annotation_callbacks, function_callbacks)
+
+
+def _assemble_callbacks() -> None:
+    """Make the callbacks of `CALLBACK_MODULES` the methods of `_Callbacks` (one per rule)."""
+    owner: dict[str, str] = {}
+    for module in CALLBACK_MODULES:
+        for name, callback in module.RULES.items():
+            if name in owner or name.startswith("_") or name == "ctx":
+                raise AssertionError(f"callback '{name}' of {module.__name__} clashes "
+                                     f"({owner.get(name, 'a name of _Callbacks')})")
+            owner[name] = module.__name__
+            setattr(_Callbacks, name, callback)
+
+
+_assemble_callbacks()
 
 
 # --- syntax errors --------------------------------------------------------------------------

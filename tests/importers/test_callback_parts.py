@@ -1,7 +1,7 @@
-"""The grammar callbacks assembled from their per-construct parts (`importers.callback_common`,
-``flat_modelica._Callbacks``; issue 27): one callback per rule, each a part's own function with
-no call in between, every rule the grammar and the hand-written parser call present, and the
-parse context handed to every part."""
+"""The grammar callbacks assembled from the tables of their per-construct modules
+(`importers.callback_common`, ``flat_modelica._Callbacks``; issue 27): one callback per rule,
+each a construct module's own function with no call in between, every rule the grammar and the
+hand-written parser call present, and nothing else."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from mdae_fmu.importers import fast_parser, flat_modelica as F
-from mdae_fmu.importers.callback_common import CallbackPart, left_list
+from mdae_fmu.importers.callback_common import left_list
 
 GRAMMAR = Path(F.__file__).with_name("modelica.lark").read_text(encoding="utf-8")
 
@@ -19,14 +19,18 @@ def _callbacks() -> dict:
     return {n: getattr(cb, n) for n in dir(cb) if not n.startswith("_") and n != "ctx"}
 
 
-def test_each_callback_is_a_parts_own_function():
-    """A bound method of one part, or the plain list builder: the assembly adds no call level
-    (the callbacks run once per rule reduction, issue 29)."""
+def test_each_callback_is_a_construct_modules_own_function():
+    """A method of the callbacks object whose function is the one in its module's table, so
+    the assembly adds no call level (the callbacks run once per rule reduction, issue 29); the
+    tables do not overlap."""
+    tables = [m.RULES for m in F.CALLBACK_MODULES]
+    assert sum(len(t) for t in tables) == len(_callbacks())
     for name, f in _callbacks().items():
-        if f is left_list:
-            continue
-        assert isinstance(getattr(f, "__self__", None), CallbackPart), name
-        assert f.__func__ is getattr(type(f.__self__), f.__name__), name
+        owners = [t for t in tables if name in t]
+        assert len(owners) == 1, name
+        assert f.__func__ is owners[0][name], name
+        module = f.__func__.__module__
+        assert module.endswith("_callbacks") or f.__func__ is left_list, (name, module)
 
 
 def test_every_alias_and_called_rule_has_a_callback():
@@ -45,25 +49,12 @@ def test_every_alias_and_called_rule_has_a_callback():
 
 
 def test_statements_read_their_branches_as_the_equations_do():
-    """if- and when-statements are the if- and when-equations' callbacks themselves."""
+    """if- and when-statements are read by the if- and when-equations' callbacks themselves."""
     cb = _callbacks()
-    assert cb["if_stmt"] == cb["if_item"] and cb["when_stmt"] == cb["when_eq"]
-    assert cb["stmt_elseif"] == cb["elseif_branch"] and cb["stmt_else"] == cb["else_branch"]
-
-
-def test_the_context_reaches_every_part():
-    cb = F._Callbacks()
-    ctx = F.ParseContext("m.mo", "")
-    cb.ctx = ctx
-    parts = {id(f.__self__): f.__self__ for f in _callbacks_of(cb) if hasattr(f, "__self__")}
-    assert len(parts) == 9 and all(p.ctx is ctx for p in parts.values())
-    assert cb.ctx is ctx
-    cb.ctx = None
-    assert all(p.ctx is None for p in parts.values())
-
-
-def _callbacks_of(cb) -> list:
-    return [getattr(cb, n) for n in dir(cb) if not n.startswith("_") and n != "ctx"]
+    assert cb["if_stmt"].__func__ is cb["if_item"].__func__
+    assert cb["when_stmt"].__func__ is cb["when_eq"].__func__
+    assert cb["stmt_elseif"].__func__ is cb["elseif_branch"].__func__
+    assert cb["stmt_else"].__func__ is cb["else_branch"].__func__
 
 
 def test_one_parse_through_the_parts():
