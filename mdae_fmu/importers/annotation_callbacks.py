@@ -1,6 +1,8 @@
 """Grammar callbacks of annotations (issue 27). The grammar skips an annotation's contents; its
 callback records where it starts, for the readers that need its text (function annotations,
 `functions`); the ``experiment`` annotation of the class is read here (module `annotations`).
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations

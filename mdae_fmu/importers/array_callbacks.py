@@ -2,6 +2,8 @@
 concatenation, ranges, ``end``, subscripts, component paths through arrays and records, array
 comprehensions and their iterators. They are kept as the nodes of module `arrays` and
 scalarized by `lowering`; each marks the text as needing it (``ctx.extended``).
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations

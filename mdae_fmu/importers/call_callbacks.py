@@ -2,6 +2,8 @@
 checked and constant calls evaluated), ``der``, the statements called like functions (reinit,
 assert, terminate, print), ``String(...)``, array functions, record constructors and calls of
 the functions the file defines (checked when the model is built, `functions`).
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def boolean_form(e: Any) -> bool:
 
 def message_strings(ctx: ParseContext, messages: Any) -> None:
     """The String(...) calls inside ``messages`` (expressions of an assert or terminate
-    message) are where String is supported: claim them (`CallCallbacks.call`)."""
+    message) are where String is supported: claim them (`call`)."""
     for n in _string_calls(messages):
         ctx.string_calls.pop(id(n), None)
         where = ctx.string_formats.pop(id(n), None)

@@ -1,6 +1,8 @@
 """Grammar callbacks of class definitions (issue 13, issue 27): the model class, the Base
 Modelica package around it, the ``within`` clause, and the type definitions before the class
 (enumerations, type aliases, records; module `types`), with the sections they hold.
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 1) = 2 "text";``), their modifications, bindings and descriptions. A clause gives one `Decl` per
 declared name; the small strings every declaration repeats (type, prefix and modifier names) and
 the declared names, which the references use, are shared through ``ctx.words``.
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations

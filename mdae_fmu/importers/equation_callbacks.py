@@ -2,6 +2,8 @@
 (reinit, assert, terminate, print), if-, when- and for-equations with their branches, and the
 equation sections. Their values are the tagged tuples of module `syntax` that
 `flat_modelica.build_model` reads.
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations

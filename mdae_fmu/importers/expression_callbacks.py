@@ -1,6 +1,8 @@
 """Grammar callbacks of expressions (issue 27): literals, references, operators, parentheses,
 if-expressions and tuples. Constant sub-expressions are evaluated as they are built (module
 `values`); calls are `call_callbacks`', array expressions `array_callbacks`'.
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations

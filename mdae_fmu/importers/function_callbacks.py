@@ -2,6 +2,8 @@
 annotations and external clause are kept as a `functions.FunctionDef` in ``ctx.functions``
 (resolved when the model is built, `functions.FunctionResolver`). Errors and calls inside a
 definition are set aside with it: they count only if the function is called.
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations

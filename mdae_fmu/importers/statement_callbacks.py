@@ -2,6 +2,8 @@
 statements called like functions, if, when, for and while, return and break. if- and
 when-statements and their branches are read by the callbacks of the if- and when-equations
 (`equation_callbacks`); module `algorithms` and `functions` interpret the result.
+Each callback is a function ``rule(cb, c)`` of the callbacks object and the rule's children,
+listed in ``RULES`` (`callback_common`).
 """
 
 from __future__ import annotations
