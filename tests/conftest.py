@@ -123,7 +123,7 @@ QUICK_MODULES = frozenset({
     "test_analyze_memory.py", "test_analyze_summary.py", "test_block_shape.py",
     "test_bounded_work.py", "test_formula_text.py",
     "test_builtin_named_args.py", "test_clocked_refusal.py", "test_codegen_blocks.py",
-    "test_docs.py", "test_fast_parser.py", "test_flat_modelica.py", "test_fmu_archive.py",
+    "test_docs.py", "test_callback_parts.py", "test_fast_parser.py", "test_flat_modelica.py", "test_fmu_archive.py",
     "test_guard_pruning.py", "test_implicit_analysis.py", "test_import_fuzz.py",
     "test_input_bindings.py", "test_connection_sets.py",
     "test_impulse_standardize.py", "test_ir.py", "test_keyed_order.py", "test_lalr_driver.py",

@@ -29,7 +29,6 @@ importer never drops a construct silently.
 
 from __future__ import annotations
 
-import bisect
 import gc
 import os
 import re
@@ -45,19 +44,20 @@ from .. import expr as E
 from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate,
                   Variability, Variable, VarType, WhenBranch, WhenClause)
-from . import arrays as A
-from . import types as T
 from .depth import MAX_DEPTH, limited
 from . import values
-from .annotations import read_experiment
 from .algorithms import lower_algorithm
-from .functions import CONSTANTS, FunctionCallbacks, FunctionResolver, Tuple
+from . import (annotation_callbacks, array_callbacks, call_callbacks, class_callbacks,
+               declaration_callbacks, equation_callbacks, expression_callbacks, function_callbacks,
+               statement_callbacks)
+from .call_callbacks import refuse_string_calls
+from .equation_callbacks import guard_literal as _literal
+from .functions import CONSTANTS, FunctionResolver, Tuple
 from .. import functions as F
 from .fast_parser import FastParser, Lexer, Unsupported
 from .lalr import Driver, ParseError
 from .quiet_if import merge_quiet_if_equations
-from .syntax import (ENUM_PREFIXES, NAME_PART_RE, Argument, Decl, Description, Modification,
-                     Named, Stmt, fold_strings, normalize_name, unescape)
+from .syntax import ENUM_PREFIXES, Decl, Stmt, fold_strings, normalize_name
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
 #: models takes 15 to 25 bytes of memory per byte of text (docs/importers.md, "Limits").
@@ -121,19 +121,7 @@ _ASSERTION_LEVELS = ("error", "warning")
 #: Modifiers read into `Variable`, and modifiers ignored because they do not change the model.
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
-#: Formal parameter names of built-in operators that flat output calls with named arguments
-#: (Modelica 3.6 §3.7.4.4 homotopy, §3.7.5 sample, §3.7.4.3 semiLinear).
-BUILTIN_PARAMETERS = {"homotopy": ("actual", "simplified"), "sample": ("start", "interval"),
-                      "semiLinear": ("x", "k_pos", "k_neg")}
-_STATEMENTS = ("reinit", "assert", "terminate", "print")
-#: The options of String(x, ...) in the order of the specification (Modelica 3.6 §3.7).
-_STRING_OPTIONS = ("significantDigits", "minimumLength", "leftJustified")
-_BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
-_BINOPS = {op: op for op in E.BINARY_OPS}
-_TRUE, _FALSE = E.Const(True), E.Const(False)
-_UNOPS = {"-": "-", "+": "+", ".-": "-", ".+": "+"}
 
-_SKIP_RE = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
 _SUBSCRIPTS_RE = re.compile(r"\[([0-9,]+)\]")
 
 
@@ -312,7 +300,7 @@ class ParseContext:
         """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file
         is raised when parsing ends."""
         loc = self.where_loc(loc)
-        src = None if self.whole_file else self._src(loc)
+        src = None if self.whole_file else self.shown_source(loc)
         entry = (loc.line, loc.col, priority, message + self.note, src)
         self.errors.append(entry)
         return entry
@@ -321,7 +309,7 @@ class ParseContext:
         """Forget an error recorded by `error` (the construct turned out to be valid)."""
         self.errors.remove(entry)
 
-    def _src(self, loc: SourceLoc):
+    def shown_source(self, loc: SourceLoc):
         """The line to show under a message: a line of the file, or the parsed expression text
         (an XML attribute value) placed at its column."""
         if not self.whole_file:
@@ -352,808 +340,35 @@ def source_line(text: str, line: int) -> str | None:
 
 # --- grammar callbacks ------------------------------------------------------------------------
 
-class _Callbacks(FunctionCallbacks):
-    """Callbacks of the LALR parser, one per grammar rule (lark calls them on each reduction
-    with the list of children); they build expressions and the intermediate form."""
-
-    ctx: ParseContext
-
-    def _start(self, tok: tuple) -> int:
-        """Offset of the start of the equation containing ``tok``: the first token after the
-        last ``;``, ``then``, ``else`` or ``equation`` before it. Equations are reduced in
-        source order, so the terminators before that one are dropped."""
-        ctx = self.ctx
-        ends = ctx.term_ends
-        pos = tok[2]
-        i = bisect.bisect_right(ends, pos) - 1
-        if i < 0:
-            return pos
-        skipped = _SKIP_RE.match(ctx.text, ends[i])
-        assert skipped is not None          # a starred pattern: matches the empty string
-        start = skipped.end()
-        if i:
-            del ends[:i]
-        return pos if start > pos else start
-
-    # ---- expressions ----
-    def number(self, c):
-        text = c[0][1]
-        k = self.ctx.consts.get(text)
-        if k is None:
-            try:
-                k = E.Const(values.literal(text))
-            except values.ValueProblem as p:
-                self.ctx.error(c[0][2], str(p))
-                return E.ZERO
-            self.ctx.consts[text] = k
-        return k
-
-    def _value(self, e):
-        """The value of a literal or of a constant sub-expression already evaluated
-        (`values.fold`), None for anything else (booleans included)."""
-        t = type(e)
-        if t is E.Const:
-            v = e.value
-        elif t is E.BinOp or t is E.UnOp or t is E.Call:
-            hit = self.ctx.folded.get(id(e))
-            if hit is None or hit[0] is not e:
-                return None
-            v = hit[1]
-        else:
-            return None
-        return None if type(v) is bool else v
-
-    def _fold(self, node, where, compute):
-        """Evaluate a constant sub-expression (module `values`): remember its value, or record
-        the error at ``where`` (an offset) when it has no finite double value."""
-        try:
-            v = compute()
-        except values.ValueProblem as p:
-            self.ctx.error(where, f"{p} (in a constant expression)")
-            return node
-        if v is not None:
-            self.ctx.folded[id(node)] = (node, v)
-        return node
-
-    def string(self, c):
-        return E.Str(unescape(c[0][1][1:-1]))
-
-    def true(self, c):
-        return _TRUE                    # (immutable: one node for every `true`)
-
-    def false(self, c):
-        return _FALSE
-
-    def ref(self, c):
-        tok = c[0]
-        r = self.ctx.refs.get(tok[1])
-        if r is not None:
-            return r
-        return self._new_ref(tok)
-
-    def _new_ref(self, tok):
-        ctx = self.ctx
-        name = normalize_name(tok[1])
-        name = ctx.words.get(name, name)        # the declaration's copy (`component_clause`)
-        r = E.Ref(name)
-        if name.startswith(ENUM_PREFIXES):
-            ctx.enum_uses[name] = ctx.enum_uses.get(name, 0) + 1
-        else:
-            ctx.refs[tok[1]] = r
-        if name not in ctx.first_use:
-            if ctx.whole_file:          # located only if the name turns out to be undefined
-                ctx.first_use[name] = tok[2]
-            else:
-                loc = ctx.tok_loc(tok)
-                ctx.first_use[name] = (loc.line, loc.col, ctx.note, ctx._src(loc))
-        return r
-
-    def binop(self, c):
-        left, op_tok, right = c
-        node = E.BinOp(_BINOPS[op_tok[1]], left, right)
-        tr = type(right)
-        if tr is E.Ref or tr is E.Der:          # the usual case: nothing to evaluate
-            return node
-        b = self._value(right)
-        if b is None:
-            return node
-        a = self._value(left)
-        if a is not None:
-            return self._fold(node, op_tok[2], lambda: values.binary(node.op, a, b))
-        if b == 0 and node.op in ("/", "./"):
-            self.ctx.error(op_tok[2], "division by zero (the divisor is the constant 0)")
-        return node
-
-    def unop(self, c):
-        op = _UNOPS[c[0][1]]
-        arg = c[1]
-        if op == "-" and type(arg) is E.Const and type(arg.value) is not bool:
-            return E.Const(-arg.value)
-        node = E.UnOp(op, arg)
-        v = self._value(arg)
-        if v is not None:
-            self.ctx.folded[id(node)] = (node, -v if op == "-" else v)
-        return node
-
-    def binop_signed(self, c):
-        """``a - -b``, ``a + -b`` (a sign right after a binary sign: outside Modelica 3.6
-        §B.2.7, printed by OpenModelica, e.g. ``Celsius - -273.15``) read as ``a - (-b)``."""
-        left, op_tok, sign_tok, right = c
-        return self.binop([left, op_tok, self.unop([sign_tok, right])])
-
-    def pow_signed(self, c):
-        """``a ^ -b`` (``^`` then a unary sign, which Modelica 3.6 §B.2.7 does not allow but
-        OpenModelica prints, e.g. ``n ^ -2.0``) read as ``a ^ (-b)``."""
-        left, op_tok, sign_tok, right = c
-        return self.binop([left, op_tok, self.unop([sign_tok, right])])
-
-    def not_expr(self, c):
-        return E.UnOp("not", c[0])
-
-    def and_expr(self, c):
-        return E.BinOp("and", c[0], c[1])
-
-    def or_expr(self, c):
-        return E.BinOp("or", c[0], c[1])
-
-    def paren(self, c):
-        return c[1]
-
-    def if_expr(self, c):
-        # [IF, cond, then, (ELSEIF, cond, then)*, ELSE, else]
-        items = c[1:-2]
-        result = c[-1]
-        for j in range(len(items) - 2, -1, -3):
-            result = E.If(_edges_as_pre(items[j]), items[j + 1], result)
-        return result
-
-    def _refuse(self, tok, message):
-        self.ctx.error(self.ctx.tok_loc(tok), message)
-        return E.ZERO
-
-    def empty_slot(self, c):
-        return None                     # an output a tuple does not assign
-
-    def tuple_expr(self, c):
-        entry = self.ctx.error(self.ctx.tok_loc(c[0]), "tuple expressions '(a, b, ...)' are "
-                                                       "only allowed left of '=' or ':='")
-        return Tuple(items=c[1:], error=entry)
-
-    # array expressions are kept as `arrays` nodes and scalarized by `lowering` (issue 13)
-    def array_expr(self, c):
-        self.ctx.extended = True
-        if c[0][0] == "LBRACE":
-            return A.ArrayCons(tuple(c[1:]), c[0][2])
-        rows, row = [], []
-        for x in c[1:]:
-            if type(x) is tuple:             # the SEMI token between rows
-                rows.append(tuple(row))
-                row = []
-            else:
-                row.append(x)
-        rows.append(tuple(row))
-        return A.MatrixCons(tuple(rows), c[0][2])
-
-    def range_expr(self, c):
-        self.ctx.extended = True
-        if len(c) == 3:
-            return A.Range(c[0], None, c[2], c[1][2])
-        return A.Range(c[0], c[2], c[4], c[1][2])
-
-    def end_expr(self, c):
-        self.ctx.extended = True
-        return A.END
-
-    def end_offset(self, c):
-        self.ctx.extended = True
-        return E.BinOp(_BINOPS[c[0][1]], A.END, c[1])
-
-    def range_to_end(self, c):
-        # [a, COLON, END] or [a, COLON, step, COLON]: ``a:end``, ``a:step:end``
-        self.ctx.extended = True
-        step = c[2] if len(c) > 3 else None
-        return A.Range(c[0], step, A.END, c[1][2])
-
-    def range_from_end(self, c):
-        # [COLON, b] or [COLON, step, COLON, b]: ``end:b``, ``end:step:b``
-        self.ctx.extended = True
-        if len(c) == 2:
-            return A.Range(A.END, None, c[1], c[0][2])
-        return A.Range(A.END, c[1], c[3], c[0][2])
-
-    def array_subscripts(self, c):
-        return tuple(A.COLON if type(x) is tuple else x for x in c[1:])
-
-    def subscripted(self, c):
-        self.ctx.extended = True
-        tok = c[0]
-        return A.Subscripted(normalize_name(tok[1]), c[1], tok[2])
-
-    def paren_subscripted(self, c):
-        # [LPAR, expression, subscripts]
-        self.ctx.extended = True
-        return A.Indexed(c[1], c[2], c[0][2])
-
-    def call_subscripted(self, c):
-        # [NAME, LPAR, call_args?, subscripts]
-        self.ctx.extended = True
-        return A.Indexed(self.call(c[:-1]), c[-1], c[0][2])
-
-    def path_ref(self, c):
-        # [NAME, subscripts, DOT_NAME, subscripts?, DOT_NAME, ...]: `a[i].b[1].c[j]`
-        self.ctx.extended = True
-        steps = []
-        for x in c[2:]:
-            if type(x) is tuple and x and type(x[0]) is str:     # a DOT_NAME token
-                for m in NAME_PART_RE.finditer(x[1], 1):
-                    plain, quoted, subs, _ = m.groups()
-                    part = plain if plain is not None else unescape(quoted)
-                    lits = () if not subs else tuple(
-                        E.Const(int(n)) for n in re.sub(r"[ \t\[\]]", "", subs).split(","))
-                    steps.append([part, lits])
-            else:                                                  # its subscripts
-                steps[-1][1] = steps[-1][1] + x
-        tok = c[0]
-        return A.Path(normalize_name(tok[1]), c[1], tuple((f, s) for f, s in steps), tok[2])
-
-    def array_comprehension(self, c):
-        self.ctx.extended = True
-        return A.Comprehension(None, c[1], c[3], c[0][2])
-
-    def call_comprehension(self, c):
-        self.ctx.extended = True
-        name = normalize_name(c[0][1])
-        # array(e for i in r) is {e for i in r} (Modelica 3.6 §10.4.1)
-        return A.Comprehension(None if name == "array" else name, c[2], c[4], c[0][2])
-
-    def for_index(self, c):
-        return (normalize_name(c[0][1]), c[2], c[0][2])
-
-    def for_indices(self, c):
-        return tuple(c)
-
-    def named_arg(self, c):
-        return Named(name=c[0], value=c[2])
-
-    def call_args(self, c):
-        return c
-
-    def initial_call(self, c):
-        return E.Call("initial", ())
-
-    def call(self, c):
-        tok = c[0]
-        args = c[2] if len(c) > 2 else []
-        name = normalize_name(tok[1])
-        if name.startswith("Modelica.Math.") and name[14:] in E.MATH_FUNCTIONS:
-            name = name[14:]
-        elif name in ("Modelica.Math.Special.erf", "Modelica.Math.Special.erfc"):
-            name = name[22:]
-        ctx = self.ctx
-        if name == "der":
-            if len(args) != 1 or type(args[0]) is Named:
-                ctx.error(ctx.tok_loc(tok), f"der expects 1 argument, got {len(args)}")
-                return E.ZERO
-            arg = args[0]
-            if type(arg) is E.Ref:
-                ctx.der_names.add(arg.name)
-            else:
-                ctx.der_names.update(E.refs(arg))
-            return E.Der(arg)
-        if name == "String":
-            return self._string_call(tok, args)
-        if name == "array" and \
-                not any(type(a) is Named for a in args):
-            ctx.extended = True         # array(a, b, ...) is {a, b, ...} (§10.4.1)
-            return A.ArrayCons(tuple(args), tok[2])
-        if name in _STATEMENTS:
-            named = {}
-            pos = []
-            for a in args:
-                if type(a) is Named:
-                    named[normalize_name(a.name[1])] = a
-                else:
-                    pos.append(a)
-            if ctx.string_calls:
-                message_strings(ctx, pos[1 if name == "assert" else 0:] +
-                                [a.value for k, a in named.items() if k != "condition"])
-            s = Stmt(func=name, args=pos, named=named, loc=ctx.tok_loc(tok))
-            ctx.stmts[id(s)] = s
-            return s
-        if name in ctx.record_names:         # a record constructor R(...)
-            ctx.extended = True
-            return A.ArrayCall(name, tuple(args), tok[2])
-        counts = E.BUILTIN_FUNCTIONS.get(name)
-        if name in A.ARRAY_FUNCTIONS and (counts is None or len(args) not in counts):
-            return self._array_call(tok, name, args)
-        if counts is None:
-            if not ctx.whole_file:      # an XML equation list defines no functions
-                ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica "
-                                            "built-in functions and operators are supported)")
-                return E.ZERO
-            # a function defined in the file (checked when the model is built)
-            for a in args:
-                if type(a) is Named:
-                    ctx.error(ctx.tok_loc(a.name), f"named arguments are not supported in "
-                                                   f"'{name}(...)'")
-                    return E.ZERO
-            ctx.calls.append((name, tok[2], len(args)))
-            return E.Call(name, tuple(args))
-        args = self._by_position(name, args)
-        if not self._arguments_fit(tok, name, args, counts):
-            return E.ZERO
-        node = E.Call(name, tuple(args))
-        vals = [self._value(a) for a in args]
-        if args and None not in vals:
-            return self._fold(node, tok[2], lambda: values.call(name, tuple(vals)))
-        return node
-
-    def _string_call(self, tok, args):
-        """``String(x, ...)`` (Modelica 3.6 §3.7, String conversion) as the canonical call
-        ``String(x, minimumLength, leftJustified, significantDigits)``, the options that are
-        not given at their defaults (0, true, 6). Named options are read by name; positional
-        ones in the order their Boolean ``leftJustified`` shows: OpenModelica 1.x prints
-        ``String(x, 0, true, 6)`` (significantDigits last), the specification and later
-        OpenModelica ``String(x, 6, 0, true)``. An order that cannot be told (``String(x, n)``:
-        minimumLength for an Integer, significantDigits for a Real) is refused, as is
-        ``format``. The call is recorded in ``ctx.string_calls`` until the message of an
-        assert or terminate claims it (`message_strings`)."""
-        ctx = self.ctx
-        where = ctx.tok_loc(tok)
-        pos = [a for a in args if type(a) is not Named]
-        if not args or type(args[0]) is Named:
-            ctx.error(where, "String expects the value to convert as its first argument")
-            return E.ZERO
-        opts = pos[1:]
-        order: tuple = ()
-        if len(opts) == 2 and _boolean_form(opts[1]):
-            order = ("minimumLength", "leftJustified")
-        elif len(opts) == 2 and type(opts[1]) is E.Const and not _boolean_form(opts[0]):
-            order = ("significantDigits", "minimumLength")
-        elif len(opts) == 3 and _boolean_form(opts[1]) and not _boolean_form(opts[2]):
-            order = ("minimumLength", "leftJustified", "significantDigits")
-        elif len(opts) == 3 and _boolean_form(opts[2]) and not _boolean_form(opts[1]):
-            order = _STRING_OPTIONS
-        elif opts:
-            ctx.error(where, "cannot tell which options of String these positional arguments "
-                             "are: name them (String(x, significantDigits = 6, minimumLength "
-                             "= 0, leftJustified = true))")
-            return E.ZERO
-        given = dict(zip(order, opts))
-        for a in args[1 + len(opts):]:
-            if type(a) is not Named:
-                ctx.error(where, "positional arguments of String must come before the named "
-                                 "ones")
-                return E.ZERO
-            key = a.name[1]
-            if key == "format" and "format" not in given:
-                given["format"] = a.name
-                continue
-            if key not in _STRING_OPTIONS or key in given:
-                ctx.error(ctx.tok_loc(a.name), f"'String' has no parameter '{key}' here (its "
-                          f"options: {', '.join(_STRING_OPTIONS)}; each given once)")
-                return E.ZERO
-            given[key] = a.value
-        node = E.Call("String", (args[0], given.get("minimumLength", E.ZERO),
-                                 given.get("leftJustified", E.Const(True)),
-                                 given.get("significantDigits", E.Const(6))))
-        ctx.string_calls[id(node)] = (node, where)
-        if "format" in given:
-            ctx.string_formats[id(node)] = ctx.tok_loc(given["format"])
-        return node
-
-    @staticmethod
-    def _by_position(name: str, args: list) -> list:
-        """``args`` of a built-in with the formal names of `BUILTIN_PARAMETERS` (OpenModelica
-        prints ``homotopy(actual = a, simplified = s)``) in their positional order; a name that
-        is not a formal parameter, or given twice, stays named (and is refused)."""
-        formal = BUILTIN_PARAMETERS.get(name)
-        if not formal or all(type(a) is not Named for a in args):
-            return args
-        out = [a for a in args if type(a) is not Named]
-        named = {}
-        for a in args:
-            if type(a) is Named:
-                key = a.name[1]
-                if key not in formal or key in named or formal.index(key) < len(out):
-                    return args
-                named[key] = a.value
-        for key in formal[len(out):]:
-            if key not in named:
-                break
-            out.append(named.pop(key))
-        return args if named else out
-
-    def _arguments_fit(self, tok, name, args, counts) -> bool:
-        """Positional arguments, as many as ``counts`` allows (99: any number from the
-        first); otherwise the error is recorded and False returned."""
-        ctx = self.ctx
-        named = [a for a in args if type(a) is Named]
-        formal = BUILTIN_PARAMETERS.get(name)
-        if named and formal:      # the argument that `_by_position` could not place
-            n_pos, seen = sum(type(a) is not Named for a in args), set()
-            for a in named:
-                key = a.name[1]
-                if key not in formal or key in seen or formal.index(key) < n_pos:
-                    named = [a]
-                    break
-                seen.add(key)
-        for a in named[:1]:
-            ctx.error(ctx.tok_loc(a.name), (
-                f"'{name}' has no parameter '{a.name[1]}' here (its parameters, in order: "
-                f"{', '.join(formal)}; each given once, positional ones first)")
-                if formal else f"named arguments are not supported in '{name}(...)'")
-            return False
-        if len(args) not in counts:
-            want = " or ".join(str(n) for n in counts) if counts[-1] < 99 else \
-                f"at least {counts[0]}"
-            ctx.error(ctx.tok_loc(tok), f"'{name}' expects {want} argument"
-                                        f"{'' if counts == (1,) else 's'}, got {len(args)}")
-            return False
-        return True
-
-    def _array_call(self, tok, name, args):
-        """A call of an array function or cast (`arrays.ARRAY_FUNCTIONS`), evaluated by
-        `lowering`; ``delay`` is refused here."""
-        ctx = self.ctx
-        counts = A.ARRAY_FUNCTIONS[name]
-        if counts is None:
-            ctx.error(ctx.tok_loc(tok), A.REFUSED_FUNCTIONS[name])
-            return E.ZERO
-        if not self._arguments_fit(tok, name, args, counts):
-            return E.ZERO
-        ctx.extended = True
-        return A.ArrayCall(name, tuple(args), tok[2])
-
-    # ---- equations ----
-    def _limited(self, e, where):
-        """``e`` within `depth.MAX_DEPTH` (long sums rebalanced), or an error at ``where``."""
-        out = limited(e)
-        if out is None:
-            self.ctx.error(where, f"expression nested too deeply (more than {MAX_DEPTH} "
-                                  "levels)")
-            return E.ZERO
-        return out
-
-    def eq(self, c):
-        lhs, eq_tok, rhs = c[0], c[1], c[2]
-        if type(lhs) is Tuple:
-            self.ctx.withdraw(lhs.error)
-        start = self._start(eq_tok)
-        if c[-1][2] + 1 - start > 2 * MAX_DEPTH:    # shorter text cannot nest that deep
-            lhs = self._limited(lhs, start)
-            rhs = self._limited(rhs, start)
-        ctx = self.ctx
-        if ctx.string_calls and ctx.string_names and any(
-                type(x) is E.Ref and x.name in ctx.string_names for x in (lhs, rhs)):
-            string_values(ctx, [lhs, rhs])      # `s = String(x)` of a String variable s
-        return ("eq", lhs, rhs, start)
-
-    def call_eq(self, c):
-        e = c[0]
-        if type(e) is Stmt:
-            del self.ctx.stmts[id(e)]
-            named = {k: Named(name=a.name, value=self._limited(a.value, e.loc))
-                     for k, a in e.named.items()}
-            return ("stmt", Stmt(func=e.func, args=[self._limited(a, e.loc) for a in e.args],
-                                 named=named, loc=e.loc))
-        self.ctx.error(self._start(c[-1]), "expected an equation 'lhs = rhs' (only reinit, "
-                                           "assert, terminate and print can be called as "
-                                           "statements)")
-        return ("stmt", None)
-
-    def _branches(self, c, branch_tag):
-        """[KW, cond, items..., (tag, tok, cond, items)..., ...] -> [(cond, loc, items)], else."""
-        ctx = self.ctx
-        branches = [(c[1], ctx.tok_loc(c[0]), [])]
-        orelse = None
-        for x in c[2:]:
-            if type(x) is list:
-                branches[-1][2].extend(x)
-            elif type(x) is tuple:
-                if x[0] == branch_tag:
-                    branches.append((x[2], ctx.tok_loc(x[1]), x[3]))
-                elif x[0] == "else":
-                    orelse = x[1]
-                else:
-                    branches[-1][2].append(x)
-        return [(self._limited(cond, loc), loc, items) for cond, loc, items in branches], orelse
-
-    def if_eq(self, c):
-        branches, orelse = _literal_branches(*self._branches(c, "elseif"))
-        return ("if", branches, orelse, self.ctx.tok_loc(c[0]))
-
-    def if_item(self, c):
-        """An if-statement: its branches as written."""
-        branches, orelse = self._branches(c, "elseif")
-        return ("if", branches, orelse, self.ctx.tok_loc(c[0]))
-
-    def when_eq(self, c):
-        branches, _ = self._branches(c, "elsewhen")
-        out = []
-        for cond, loc, items in branches:
-            if type(cond) is A.ArrayCons and cond.items:
-                # ``when {c1, c2} then A`` fires when any ci becomes true (Modelica 3.6
-                # §8.3.5.1), which is not ``when c1 or c2`` (that one does not fire when c2
-                # becomes true while c1 is true). It is ``when c1 then A elsewhen c2 then A``:
-                # the first branch whose condition becomes true runs, once, ahead of the
-                # elsewhen branches that follow.
-                out.extend((self._limited(item, loc), loc, items) for item in cond.items)
-            else:
-                out.append((cond, loc, items))
-        return ("when", out, self.ctx.tok_loc(c[0]))
-
-    def for_eq(self, c):
-        # [FOR, indices, LOOP, equations?, FOR, description?, annotation?, SEMI]
-        self.ctx.extended = True
-        items = c[3] if type(c[3]) is list else []
-        return ("for", c[1], items, self.ctx.tok_loc(c[0]))
-
-    def annotation_eq(self, c):
-        self._class_annotation(c)
-        return ("stmt", None)
-
-    def elseif_branch(self, c):
-        return ("elseif", c[0], c[1], c[2] if len(c) > 2 else [])
-
-    def elsewhen_branch(self, c):
-        return ("elsewhen", c[0], c[1], c[2] if len(c) > 2 else [])
-
-    def else_branch(self, c):
-        return ("else", c[1] if len(c) > 1 else [])
-
-    # ---- lists (left-recursive, built in place) ----
-    def _list(self, c):
-        if len(c) == 1:
-            return [c[0]]
-        c[0].append(c[-1])
-        return c[0]
-
-    equations = sections = arguments = decls = _list
-
-    def elements(self, c):
-        # declarations in a row, one flat ("decls", [Decl, ...]) section
-        if len(c) == 1:
-            return ("decls", c[0])
-        c[0][1].extend(c[1])
-        return c[0]
-
-    # ---- sections and declarations ----
-    def equation_section(self, c):
-        return ("equations", c[1] if len(c) > 1 else [])
-
-    def initial_equation_section(self, c):
-        return ("initial", c[1] if len(c) > 1 else [])
-
-    def element_section(self, c):
-        return c[0] if c else ("decls", [])
-
-    def parameter_equation(self, c):
-        self.ctx.error(self.ctx.tok_loc(c[0]),
-                       "'parameter equation' (Base Modelica) is not supported: give the "
-                       "parameter a binding instead")
-        return []
-
-    def description(self, c):
-        out = []
-        for t in c:
-            if t[0] == "STRING":
-                out.append(unescape(t[1][1:-1]))
-            elif t[1] != "+":
-                self.ctx.error(self.ctx.tok_loc(t), "descriptions can only be joined with '+'")
-        text = "".join(out)             # often repeated: shared through `words`
-        return Description(text=self.ctx.words.setdefault(text, text))
-
-    def annotation(self, c):
-        if self.ctx.whole_file:
-            self.ctx.annotations.append(c[0][2])
-        return c[0][2]                  # where it starts: `annotation_end` reads it again
-
-    def _class_annotation(self, c):
-        """An ``annotation(...);`` clause (class element or among the equations): its
-        ``experiment`` values (`annotations.read_experiment`) are the model's
-        (`ParseContext.experiment`)."""
-        start = c[0]
-        if type(start) is not int or not self.ctx.whole_file:
-            return
-        pairs, problems = read_experiment(self.ctx.text[start:c[1][2]])
-        for offset, message in problems:
-            self.ctx.error(start + offset, message)
-        if pairs:
-            self.ctx.experiment = pairs
-    def annotation_element(self, c):
-        self._class_annotation(c)
-        return []
-
-    # ---- type definitions (issue 13; `types` module) ----
-    def within_clause(self, c):
-        return ("within",)
-
-    def definitions(self, c):
-        return ("decls", [d for x in c for d in x])
-
-    def enum_literal(self, c):
-        desc = next((x.text for x in c[1:] if type(x) is Description), None)
-        return (normalize_name(c[0][1]), c[0][2], desc)
-
-    def enum_literals(self, c):
-        return c
-
-    def _enum(self, c, name, where):
-        lits = next((x for x in c if type(x) is list), [])
-        return T.EnumDef(name, tuple(x[0] for x in lits), where, tuple(x[1] for x in lits),
-                         tuple(x[2] for x in lits))
-
-    def enum_definition(self, c):
-        self.ctx.extended = True
-        return [self._enum(c, normalize_name(c[1][1]), c[1][2])]
-
-    def enum_type(self, c):
-        # the inline ``enumeration(a, b) x;`` of OpenModelica's flat output: a type name
-        # token of its own, resolved through `ParseContext.inline_types`
-        ctx = self.ctx
-        ctx.extended = True
-        e = self._enum(c, "", c[0][2])
-        key = "enumeration(" + ",".join(e.literals) + ")"
-        ctx.inline_types.setdefault(key, replace(e, name=key))
-        return ("NAME", key, c[0][2])
-
-    def type_alias(self, c):
-        # [TYPE, NAME, EQ, NAME, subscripts?, class_modification?, description?, annotation?]
-        self.ctx.extended = True
-        base = c[3]
-        dims = ()
-        mods = []
-        desc = None
-        for x in c[4:]:
-            if type(x) is tuple and x and x[0] == "SEMI":
-                continue
-            if type(x) is tuple:
-                dims = x
-            elif type(x) is list:
-                mods = x
-            elif type(x) is Description:
-                desc = x.text
-        return [T.AliasDef(normalize_name(c[1][1]), c[1][2], normalize_name(base[1]),
-                           base[2], dims, self._modifiers(mods, False), desc)]
-
-    def record_definition(self, c):
-        # [RECORD, NAME, description?, ("decls", [...])?, NAME, SEMI]
-        self.ctx.extended = True
-        decls = next((x[1] for x in c if type(x) is tuple and x and x[0] == "decls"), [])
-        name = normalize_name(c[1][1])
-        end = normalize_name(c[-2][1])
-        if end != name:
-            self.ctx.error(self.ctx.tok_loc(c[-2]), f"'end {end};' does not match "
-                                                    f"'record {name}'")
-        self.ctx.record_names.add(name)
-        return [T.RecordDef(name, c[1][2], tuple(decls))]
-
-    def argument(self, c):
-        # [EACH?, FINAL?, NAME, modification?, description?]
-        name_tok = None
-        mod = None
-        for x in c:
-            if type(x) is tuple and x[0] == "NAME":
-                name_tok = x
-            elif type(x) is Modification:
-                mod = x
-        return Argument(name=name_tok, mod=mod)
-
-    def class_modification(self, c):
-        return c[1] if len(c) > 1 else []
-
-    def modification(self, c):
-        # [class_modification] | [class_modification, EQ, expr] | [EQ or ASSIGN, expr]
-        args = c[0] if type(c[0]) is list else None
-        binding = c[-1] if len(c) > 1 else None
-        return Modification(args=args, binding=binding)
-
-    def component_decl(self, c):
-        mod = None
-        desc = None
-        for x in c[1:]:
-            if type(x) is Modification:
-                mod = x
-            elif type(x) is Description:
-                desc = x.text
-        return (c[0], mod, desc)
-
-    def _modifiers(self, args, long_clause):
-        """[(name, value, where, nested), ...] of a class modification's arguments; a nested
-        modification keeps its own arguments as the value (records: ``r(x(start = 1))``)."""
-        words = self.ctx.words
-        modifiers = []
-        for a in args or ():
-            m = a.mod
-            name = normalize_name(a.name[1])
-            value = None if m is None else m.binding
-            if long_clause and value is not None:
-                value = self._limited(value, a.name[2])
-            nested = m is not None and m.args is not None
-            if nested and m.args and "." not in name:
-                self.ctx.extended = True   # maybe a record field: `lowering` decides
-                value = T.Nested(self._modifiers(m.args, long_clause), value)
-            modifiers.append((words.setdefault(name, name), value, a.name[2], nested))
-        return modifiers
-
-    def component_clause(self, c):
-        # [prefix..., type NAME, decls, SEMI]; small strings repeated in every declaration
-        # (type, prefix and modifier names) and the declared names, which the references
-        # use, are shared through `words`
-        words = self.ctx.words
-        prefixes = []
-        i = 0
-        while c[i][0] != "NAME":
-            prefixes.append((words.setdefault(c[i][1], c[i][1]), c[i][2]))
-            i += 1
-        type_tok = c[i]
-        type_name = normalize_name(type_tok[1])
-        type_name = words.setdefault(type_name, type_name)
-        if type_name not in _BUILTIN_TYPES:       # String, alias, enumeration, record
-            self.ctx.extended = True
-        decls = []
-        long_clause = c[-1][2] + 1 - type_tok[2] > 2 * MAX_DEPTH
-        prefixes = tuple(prefixes)
-        type_dims = c[i + 1] if type(c[i + 1]) is tuple and c[i + 1] and \
-            c[i + 1][0] != "NAME" and type(c[i + 1][0]) is not str else ()
-        if type_name[-1] == "]":        # `Real[3] x`: the literal subscripts are in the token
-            k = type_name.rfind("[")
-            type_dims = tuple(E.Const(int(n)) for n in type_name[k + 1:-1].split(",")) + \
-                type_dims
-            type_name = type_name[:k]
-            self.ctx.extended = True
-        for name_tok, mod, desc in c[-2]:
-            dims = type_dims
-            if type(name_tok) is A.Subscripted:     # `Real x[3]`
-                dims = name_tok.subs + type_dims
-                name_tok = ("NAME", name_tok.name, name_tok.where)
-            where = name_tok[2]
-            modifiers = ()
-            binding = None
-            if mod is not None:
-                binding = mod.binding
-                if long_clause and binding is not None:
-                    binding = self._limited(binding, where)
-                if mod.args:
-                    modifiers = self._modifiers(mod.args, long_clause)
-            name = normalize_name(name_tok[1])      # one copy, shared with its references
-            if type_name == "String":
-                self.ctx.string_names.add(name)
-                if binding is not None and self.ctx.string_calls:
-                    string_values(self.ctx, [binding])
-            decls.append(Decl(name=words.setdefault(name, name), loc=where, type_name=type_name,
-                              type_loc=type_tok[2], prefixes=prefixes, modifiers=modifiers,
-                              binding=binding, description=desc, dims=dims))
-        return decls
-
-    def array_type_clause(self, c):
-        # `Real[3] x;`: the type's dimensions come before the declaration's own
-        self.ctx.extended = True
-        return self.component_clause(c)
-
-    def class_definition(self, c):
-        # [kind, NAME, description?, contents..., NAME(end), SEMI]
-        contents = []
-        for x in c[2:-2]:
-            if type(x) is list:              # sections
-                contents.extend(x)
-            elif type(x) is tuple:           # the declarations before the first section
-                contents.append(x)
-        return ("class", c[0], c[1], c[-2], contents)
-
-    def package_definition(self, c):
-        cls = next(x for x in c if type(x) is tuple and x[0] == "class")
-        consts = [x for x in c if type(x) is tuple and x[0] == "decls"]
-        return ("package", c[1], c[-2], consts, cls)
-
-    def start(self, c):
-        # [BASE_HEADER?, ("within",)?, ("decls", type definitions)?, class or package]
-        result = c[-1]
-        defs = next((x for x in c[:-1] if type(x) is tuple and x and x[0] == "decls"), None)
-        if defs is not None:
-            (result[3] if result[0] == "package" else result[4]).insert(0, defs)
-        return result
+class _Callbacks:
+    """The grammar's callbacks, one method per grammar rule (lark and `fast_parser` call them
+    by rule name with the rule's children; they build expressions and the intermediate form),
+    gathered from the tables of the construct modules (`CALLBACK_MODULES`): each callback is
+    that module's own function, called with this object, whose one state is the parse context
+    of the parse under way."""
+
+    ctx: ParseContext | None = None
+
+
+#: The modules of the grammar callbacks, one per construct (`callback_common`).
+CALLBACK_MODULES = (expression_callbacks, call_callbacks, array_callbacks, equation_callbacks,
+                    statement_callbacks, declaration_callbacks, class_callbacks,
+                    annotation_callbacks, function_callbacks)
+
+
+def _assemble_callbacks() -> None:
+    """Make the callbacks of `CALLBACK_MODULES` the methods of `_Callbacks` (one per rule)."""
+    owner: dict[str, str] = {}
+    for module in CALLBACK_MODULES:
+        for name, callback in module.RULES.items():
+            if name in owner or name.startswith("_") or name == "ctx":
+                raise AssertionError(f"callback '{name}' of {module.__name__} clashes "
+                                     f"({owner.get(name, 'a name of _Callbacks')})")
+            owner[name] = module.__name__
+            setattr(_Callbacks, name, callback)
+
+
+_assemble_callbacks()
 
 
 # --- syntax errors --------------------------------------------------------------------------
@@ -1198,29 +413,29 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
             msg = "unterminated comment '/*'"
         else:
             msg = f"unexpected character {ch!r}"
-        return InputError("syntax error: " + msg + ctx.note, loc, ctx._src(loc))
+        return InputError("syntax error: " + msg + ctx.note, loc, ctx.shown_source(loc))
     kind, value, start = err.token
     loc = ctx.pos_loc(start)
     if kind == "$END":
         if err.previous is None and ctx.whole_file:
             return InputError("no class definition in the file (only comments): expected "
-                              "'class Name ... end Name;'", loc, ctx._src(loc))
+                              "'class Name ... end Name;'", loc, ctx.shown_source(loc))
         return InputError("syntax error: unexpected end of input" +
                           _describe_expected(err.expected, parser) + ctx.note, loc,
-                          ctx._src(loc))
+                          ctx.shown_source(loc))
     for p in (start - 1, start):
         if p >= 0 and text.startswith("/*", p):
             loc = ctx.pos_loc(p)
             return InputError("syntax error: unterminated comment '/*'" + ctx.note, loc,
-                              ctx._src(loc))
+                              ctx.shown_source(loc))
     if err.previous is not None and err.previous[0] == "PARTIAL":
         # (`partial function` is read: the type of functional input arguments)
         loc = ctx.pos_loc(err.previous[2])
         return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS["PARTIAL"] +
-                          ctx.note, loc, ctx._src(loc))
+                          ctx.note, loc, ctx.shown_source(loc))
     if kind in _UNSUPPORTED_KEYWORDS:
         return InputError("unsupported construct: " + _UNSUPPORTED_KEYWORDS[kind] + ctx.note,
-                          loc, ctx._src(loc))
+                          loc, ctx.shown_source(loc))
     shown = value if len(value) <= 40 else value[:40] + "..."
     prev = err.previous
     machine = _STATE_MACHINE.search(text, max(0, start - 200), start)
@@ -1230,7 +445,7 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
                           "by OpenModelica as 'stateMachine ... state ...'), which is "
                           "synchronous Modelica: write its modes with Boolean or Integer "
                           "variables updated in when-clauses" + ctx.note, where,
-                          ctx._src(where))
+                          ctx.shown_source(where))
     hint = None
     if prev is not None and "SEMI" in err.expected and prev[0] != "SEMI":
         prev_end_line = ctx.line_col(prev[2] + len(prev[1]))[0]
@@ -1243,7 +458,7 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
     if hint is None:
         hint = _describe_expected(err.expected, parser)
     return InputError(f"syntax error: unexpected {shown!r}" + hint + ctx.note, loc,
-                      ctx._src(loc))
+                      ctx.shown_source(loc))
 
 
 # OpenModelica's flat output of a state machine: 'stateMachine name' right before the error
@@ -1442,92 +657,6 @@ def parse_expression(text: str, filename: str = "<string>", line: int = 1, col: 
 
 
 # --- model building (shared with the XML importer) ---------------------------------------------
-
-def _edges_as_pre(cond: E.Expr) -> E.Expr:
-    """The condition of an if-expression with ``edge(b)`` written ``b and not pre(b)`` and
-    ``change(b)`` written ``b <> pre(b)`` (Modelica 3.6 §3.7.5), for a variable ``b``: the
-    value of such an if-expression is a plain Boolean function of ``b`` and ``pre(b)``
-    (OpenModelica's BouncingBallExamples: ``v_new = if edge(impact) then -e*pre(v) else 0``
-    in a when-clause, which the code generator could not build)."""
-    found = [n for n in E.walk(cond) if type(n) is E.Call and n.func in ("edge", "change")
-             and len(n.args) == 1 and type(n.args[0]) is E.Ref]
-    if not found:
-        return cond
-    mapping: dict[E.Expr, E.Expr] = {
-        n: E.BinOp("and", n.args[0], E.UnOp("not", E.Call("pre", n.args)))
-        if n.func == "edge" else E.BinOp("<>", n.args[0], E.Call("pre", n.args))
-        for n in found}
-    return E.substitute(cond, mapping)
-
-
-def _literal_branches(branches: list, orelse: list | None) -> tuple[list, list | None]:
-    """The branches of an if-equation without those whose condition is a Boolean literal
-    (Modelica 3.6 §8.3.4): a ``false`` branch is never taken; a ``true`` branch is taken
-    whenever the branches before it are not, so it is the else-branch, and the branches after
-    it are never taken (OpenModelica prints ``elseif true then`` for the last branch). No guard
-    is ever the constant ``true`` or ``false``; an if-equation whose first branch is ``true``
-    is its body (no branch left, its body the else-branch)."""
-    kept: list = []
-    for branch in branches:
-        cond = branch[0]
-        if type(cond) is E.Const and type(cond.value) is bool:
-            if cond.value:
-                return kept, branch[2]
-            continue
-        kept.append(branch)
-    return kept, orelse
-
-
-def _literal(cond: E.Expr, positive: bool = True) -> GuardLiteral:
-    """Guard literal of an if-condition, ``not`` stripped into the sign (ir module docstring)."""
-    while type(cond) is E.UnOp and cond.op == "not":
-        cond = cond.arg
-        positive = not positive
-    return GuardLiteral(cond=cond, positive=positive)
-
-
-def _boolean_form(e) -> bool:
-    """``e`` is a Boolean by its form: a Boolean literal, a relation, and/or/not."""
-    t = type(e)
-    return (t is E.Const and type(e.value) is bool) or \
-        (t is E.BinOp and e.op in E.REL_OPS + E.BOOL_OPS) or (t is E.UnOp and e.op == "not")
-
-
-def message_strings(ctx: ParseContext, messages) -> None:
-    """The String(...) calls inside ``messages`` (expressions of an assert or terminate
-    message) are where String is supported: claim them (`Callbacks._string_call`)."""
-    for n in _string_calls(messages):
-        ctx.string_calls.pop(id(n), None)
-        where = ctx.string_formats.pop(id(n), None)
-        if where is not None:
-            ctx.error(where, "String(r, format = ...) is not supported in a message (use "
-                             "significantDigits, minimumLength and leftJustified)")
-
-
-def string_values(ctx: ParseContext, exprs) -> None:
-    """The String(...) calls inside ``exprs`` (the binding of a String variable, an equation
-    between Strings) give the value of a String variable, which the model ignores (docs/
-    importers.md, "String variables"): claim them, the ``format`` option included."""
-    for n in _string_calls(exprs):
-        ctx.string_calls.pop(id(n), None)
-        ctx.string_formats.pop(id(n), None)
-
-
-def _string_calls(exprs):
-    for m in exprs:
-        for n in E.walk(m):
-            if type(n) is E.Call and n.func == "String":
-                yield n
-
-
-def refuse_string_calls(ctx: ParseContext) -> None:
-    """Refuse every String(...) call no assert or terminate message claimed."""
-    for _node, where in ctx.string_calls.values():
-        ctx.error(where, "String(...) is only supported in the message of assert or terminate "
-                         "and in the value of a String variable (which the model ignores)")
-    ctx.string_calls.clear()
-    ctx.string_formats.clear()
-
 
 def _residual(lhs, rhs):
     """`expr.residual`, without its equality tests when neither side is a constant."""

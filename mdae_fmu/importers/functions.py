@@ -1,9 +1,9 @@
 """Function definitions of flat Modelica / Base Modelica input.
 
 The grammar block ``functions and algorithm sections`` of ``modelica.lark`` is read by the
-callbacks of `FunctionCallbacks` (mixed into the importer's callbacks); `FunctionResolver`
-then, while the model is built, turns the definitions into `mdae_fmu.functions.Function`s and
-checks every call (docs/importers.md, "Functions"):
+callbacks of `function_callbacks` and `statement_callbacks`; `FunctionResolver` then, while
+the model is built, turns the definitions into `mdae_fmu.functions.Function`s and checks every
+call (docs/importers.md, "Functions"):
 
 * a declaration of a built-in math function (``function Modelica.Math.sin ... external "C"
   y = sin(u); end Modelica.Math.sin;``, any ``Modelica.Math.*`` or ``Modelica.Math.Special.*``
@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from .. import expr as E
 from .. import functions as F
 from ..diagnostics import SourceLoc
 from ..assert_messages import message_parts
-from .syntax import Stmt, fold_strings, normalize_name
+from .syntax import fold_strings, normalize_name
 
 #: Modelica.Constants (MSL 4.0) referenced without a declaration.
 CONSTANTS = {
@@ -118,184 +117,6 @@ _SMOOTH_RE = re.compile(r"\bsmoothOrder\s*=\s*(\d+)")
 _INLINE_RE = re.compile(r"\b(?:Inline|LateInline)\s*=\s*(true|false)")
 _ORDER_RE = re.compile(r"\border\s*=\s*(\d+)")
 _WITHOUT_RE = re.compile(r"\b(?:zeroDerivative|noDerivative)\s*=\s*(" + _NAME + ")")
-
-
-class FunctionCallbacks:
-    """Grammar callbacks of the functions block (mixed into the importer's `_Callbacks`)."""
-    ctx: Any                                 # the importer's parse context (`_Callbacks`)
-
-    def function_definitions(self, c):
-        return None
-
-    def function_definition(self, c):
-        # [PURE|IMPURE?, FUNCTION, NAME, description?, contents..., NAME(end), SEMI]
-        ctx = self.ctx
-        i = 0
-        while c[i][0] != "FUNCTION":
-            i += 1
-        fun_tok, name_tok, end_tok = c[i], c[i + 1], c[-2]
-        start, end = fun_tok[2], c[-1][2]
-        contents = []
-        for x in c[i + 2:-2]:
-            if type(x) is list:
-                contents.extend(x)
-            elif type(x) is tuple:
-                contents.append(x)
-        anns = [annotation_text(ctx.text, p) for p in ctx.annotations if start <= p < end]
-        ctx.annotations = [p for p in ctx.annotations if not start <= p < end]
-        # names used inside the function are its own, not the model's
-        uses = self._scoped(start, end, list(ctx.first_use))
-        # errors inside the definition count only if the function is called (a flat file
-        # declares library functions it never calls, e.g. with array arguments)
-        first, last = ctx.line_col(start), ctx.line_col(end)
-        inside = [e for e in ctx.errors if first <= (e[0], e[1]) <= last]
-        for e in inside:
-            ctx.withdraw(e)
-        calls = [c for c in ctx.calls if start <= c[1] < end]
-        if calls:
-            ctx.calls = [c for c in ctx.calls if not start <= c[1] < end]
-        if all(type(x) is tuple and x and x[0] == "decls" for x in contents):
-            # OpenModelica's "Automatically generated record constructor for R" declares the
-            # record R (issue 13 item 2, `types.record_from_constructor`)
-            from .types import record_from_constructor
-            rec = record_from_constructor(normalize_name(name_tok[1]), name_tok[2],
-                                          [d for x in contents for d in x[1]])
-            if rec is not None:
-                for e in inside:
-                    ctx.errors.append(e)
-                ctx.extended = True
-                ctx.record_names.add(rec.name)
-                return [rec]
-        for x in contents:          # array variables (the i13a importer reads their dims)
-            if type(x) is tuple and x and x[0] == "decls":
-                for d in x[1]:
-                    if getattr(d, "dims", ()):
-                        e = ctx.error(d.loc, f"array subscript of '{d.name}[...]' in a "
-                                             "function: array variables in functions are "
-                                             "not supported")
-                        ctx.withdraw(e)
-                        inside.append(e)
-        ctx.functions.append(
-            FunctionDef(
-                name=normalize_name(name_tok[1]),
-                loc=ctx.tok_loc(name_tok),
-                end_name=normalize_name(end_tok[1]),
-                end_loc=ctx.tok_loc(end_tok),
-                contents=contents,
-                annotations=anns,
-                errors=inside,
-                calls=calls,
-                uses=uses,
-                partial=any(x[0] == "PARTIAL" for x in c[:i]),
-            )
-        )
-        return []
-
-    def algorithm_section(self, c):
-        return ("algorithm", c[1] if len(c) > 1 and type(c[1]) is list else [],
-                self.ctx.tok_loc(c[0]))
-
-    def initial_algorithm_section(self, c):
-        return ("initial_algorithm", c[1] if len(c) > 1 and type(c[1]) is list else [],
-                self.ctx.tok_loc(c[0]))
-
-    def external_section(self, c):
-        lang = None
-        call = None
-        for x in c[1:]:
-            if type(x) is tuple and x and x[0] == "STRING":
-                lang = x[1][1:-1]
-            elif type(x) is tuple and x and x[0] == "extcall":
-                call = x
-        return ("external", lang, call, self.ctx.tok_loc(c[0]))
-
-    def external_call(self, c):
-        toks = [x for x in c if type(x) is tuple and x[0] == "NAME"]
-        args = next((x for x in c if type(x) is list), [])
-        if len(toks) == 2:
-            return ("extcall", normalize_name(toks[0][1]), normalize_name(toks[1][1]), args)
-        return ("extcall", None, normalize_name(toks[0][1]), args)
-
-    def assign_stmt(self, c):
-        lhs, tok, rhs = c[0], c[1], c[2]
-        if type(lhs) is Tuple:
-            self.ctx.withdraw(lhs.error)
-        return ("assign", lhs, self._limited(rhs, tok[2]), self._start(tok))
-
-    def call_stmt(self, c):
-        e = c[0]
-        if type(e) is Stmt:
-            del self.ctx.stmts[id(e)]
-            return ("stmt", e)
-        self.ctx.error(self._start(c[-1]), "expected a statement ('v := expression;', "
-                                           "'(a, b) := f(x);', assert(...), if, for, while, "
-                                           "when, return or break)")
-        return ("stmt", None)
-
-    def if_stmt(self, c):
-        return self.if_item(c)
-
-    def when_stmt(self, c):
-        return self.when_eq(c)
-
-    def stmt_elseif(self, c):
-        return self.elseif_branch(c)
-
-    def stmt_else(self, c):
-        return self.else_branch(c)
-
-    def stmt_elsewhen(self, c):
-        return self.elsewhen_branch(c)
-
-    def for_stmt(self, c):
-        items = c[3] if type(c[3]) is list and len(c) > 5 else []
-        self._scoped(c[0][2], c[-1][2], {name for name, _r, _l in c[1]})
-        return ("for", c[1], items, self.ctx.tok_loc(c[0]))
-
-    def _scoped(self, start: int, end: int, names) -> dict:
-        """Names first used between offsets ``start`` and ``end`` that belong to that scope
-        (a loop's variables, a function's variables) are not the model's: forget their first
-        use, and their cached references so that a later use in the model is recorded.
-        Returns those first uses, ``{name: offset}``."""
-        ctx = self.ctx
-        inner = {n: ctx.first_use[n] for n in names if type(ctx.first_use.get(n)) is int
-                 and start <= ctx.first_use[n] < end}
-        for n in inner:
-            del ctx.first_use[n]
-        if inner:
-            for raw in [k for k, r in ctx.refs.items() if type(r) is E.Ref and r.name in inner]:
-                del ctx.refs[raw]
-        return inner
-
-    def while_stmt(self, c):
-        items = c[3] if len(c) > 5 and type(c[3]) is list else []
-        return ("while", c[1], items, self.ctx.tok_loc(c[0]))
-
-    def return_stmt(self, c):
-        return ("return", self.ctx.tok_loc(c[0]))
-
-    def break_stmt(self, c):
-        return ("break", self.ctx.tok_loc(c[0]))
-
-    def stmt_for_indices(self, c):
-        if len(c) == 1:
-            return [c[0]]
-        c[0].append(c[-1])
-        return c[0]
-
-    def stmt_for_index(self, c):
-        rng = c[2]
-        if type(rng) is Range:
-            self.ctx.withdraw(rng.error)
-        # (another range, `for v in x`, is a vector the lowering reads, `algorithm_lowering`;
-        # the function reader refuses it where it is not lowered)
-        return (normalize_name(c[0][1]), rng, self.ctx.tok_loc(c[0]))
-
-    def statements(self, c):
-        if len(c) == 1:
-            return [c[0]]
-        c[0].append(c[-1])
-        return c[0]
 
 
 # --- resolution --------------------------------------------------------------------------------

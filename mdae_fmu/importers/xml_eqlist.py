@@ -27,7 +27,8 @@ from ..ir import EXPERIMENT_KEYS, Model
 from . import flat_modelica as _fm
 from . import types as T
 from .annotations import check_experiment
-from .flat_modelica import ParseContext, build_model, message_strings, parse_expression
+from .call_callbacks import message_strings
+from .flat_modelica import ParseContext, build_model, parse_expression
 from .syntax import Decl, Stmt
 
 NAMESPACE = "urn:mdae-fmu:eqlist:1"

@@ -1,0 +1,96 @@
+"""The grammar callbacks assembled from the tables of their per-construct modules
+(`importers.callback_common`, ``flat_modelica._Callbacks``; issue 27): one callback per rule,
+each a construct module's own function with no call in between, every rule the grammar and the
+hand-written parser call present, and nothing else."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mdae_fmu.importers import fast_parser, flat_modelica as F
+from mdae_fmu.importers.callback_common import left_list
+
+GRAMMAR = Path(F.__file__).with_name("modelica.lark").read_text(encoding="utf-8")
+
+
+def _callbacks() -> dict:
+    cb = F._Callbacks()
+    return {n: getattr(cb, n) for n in dir(cb) if not n.startswith("_") and n != "ctx"}
+
+
+def test_each_callback_is_a_construct_modules_own_function():
+    """A method of the callbacks object whose function is the one in its module's table, so
+    the assembly adds no call level (the callbacks run once per rule reduction, issue 29); the
+    tables do not overlap."""
+    tables = [m.RULES for m in F.CALLBACK_MODULES]
+    assert sum(len(t) for t in tables) == len(_callbacks())
+    for name, f in _callbacks().items():
+        owners = [t for t in tables if name in t]
+        assert len(owners) == 1, name
+        assert f.__func__ is owners[0][name], name
+        module = f.__func__.__module__
+        assert module.endswith("_callbacks") or f.__func__ is left_list, (name, module)
+
+
+def test_every_alias_and_called_rule_has_a_callback():
+    """Every ``-> alias`` of the grammar (lark builds a tree for a rule without a callback) and
+    every callback the hand-written parser calls by name."""
+    names = set(_callbacks())
+    aliases = set(re.findall(r"->\s*([a-z_]+)", GRAMMAR))
+    called = set(re.findall(r"\bcb\.([a-z_]+)\(", Path(fast_parser.__file__).read_text()))
+    assert aliases and called
+    assert aliases - names == set()
+    assert called - names == set()
+    # the rules of lark's compiled grammar whose callback is not a tree builder
+    parser = F._parser()
+    rules = {r.alias or r.origin.name for r in parser.lark.rules}
+    assert names - {"if_item"} <= {str(r) for r in rules}
+
+
+def test_statements_read_their_branches_as_the_equations_do():
+    """if- and when-statements are read by the if- and when-equations' callbacks themselves."""
+    cb = _callbacks()
+    assert cb["if_stmt"].__func__ is cb["if_item"].__func__
+    assert cb["when_stmt"].__func__ is cb["when_eq"].__func__
+    assert cb["stmt_elseif"].__func__ is cb["elseif_branch"].__func__
+    assert cb["stmt_else"].__func__ is cb["else_branch"].__func__
+
+
+def test_one_parse_through_the_parts():
+    """The parts together read a model that uses every construct group (a function, an
+    algorithm, arrays, a record, an enumeration, if/when/for-equations, String in assert)."""
+    text = """
+function f "twice"
+  input Real u;
+  output Real y;
+algorithm
+  y := 2 * u;
+end f;
+record R
+  Real a;
+end R;
+type E = enumeration(one, two);
+class M
+  parameter Real p[2] = {1, 2} "values";
+  parameter E e = E.two;
+  R r(a = 1.0);
+  Real x(start = 1, fixed = true);
+  Real y;
+  Integer n(start = 0, fixed = true);
+equation
+  der(x) = if x > p[1] then -x else -f(x) + sum(p);
+  y = r.a + (if e == E.two then 1 else 0);
+  when x < 0.5 then
+    n = pre(n) + 1;
+  end when;
+  assert(x > -10, "x is " + String(x));
+  annotation(experiment(StopTime = 2));
+end M;
+"""
+    m = F.parse_modelica(text, "m.mo")
+    assert {v.name for v in m.variables} >= {"x", "y", "n", "r.a", "p[1]", "p[2]"}
+    assert len(m.equations) == 3        # der(x), y, and the binding r.a = 1.0
+    assert len(m.whens) == 1 and len(m.assertions) == 1
+    assert m.experiment == (("StopTime", 2.0),)
+    assert not m.functions             # f, a straight line, inlined at its call
