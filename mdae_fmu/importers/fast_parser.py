@@ -198,8 +198,8 @@ class FastParser:
     """One parse of one text (`parse_start`, `parse_expression`) with the grammar callbacks
     ``cb`` and the lexer tables of ``lexer``. ``term_ends`` receives the end offsets of the
     terminator tokens (as `lalr.Driver.parse` does; they are appended as the tokens are lexed,
-    a batch ahead of the parse, which `callback_common.equation_start` allows); at most ``max_tokens``
-    tokens are read (then `Unsupported`: the LALR path reports the limit)."""
+    a batch ahead of the parse, which `callback_common.equation_start` allows); at most
+    ``max_tokens`` tokens are read (then `Unsupported`: the LALR path reports the limit)."""
 
     BATCH = 4096
 
