@@ -579,6 +579,7 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
                                        + band_updates(p, plan.banded)),
         settled_assignments="\n".join(discrete_code(p, settled_assignments(plan))),
         held_assignments="\n".join(_held_code(p, plan)),
+        held_thresholds="\n".join(held_threshold_code(p, plan, ev)),
         held_check=" && ".join(f"{p.value(t)} == {p.value(replace(t, pre=True))}"
                                for t in held_discrete(plan)) or "1",
         max_mode_changes=_max_mode_changes(plan), nmodes=plan.n_modes,
@@ -645,6 +646,40 @@ def held_discrete(plan: GuardedPlan) -> tuple[Slot, ...]:
         if any(r.free_symbols & decided for r in e.atoms(sp.core.relational.Relational)):
             out.append(target)
     return tuple(out)
+
+
+def held_relations(plan: GuardedPlan, ev: EventPlan) -> tuple[int, ...]:
+    """The relations (indices into ``ev.relations``) on a value the mode decides that a
+    `held_discrete` variable's equation reads (the MSL friction's four relations on ``sa``),
+    taken at their threshold within the projection tolerance (`held_threshold_code`)."""
+    held = set(held_discrete(plan))
+    if not held:
+        return ()
+    decided = mode_dependent_unknowns(plan) - plan.steady_states
+    read: set[sp.Basic] = set()
+    for target, e in plan.compiled.discrete_assignments:
+        if target in held:
+            read |= e.atoms(sp.core.relational.Relational)
+    return tuple(k for k, r in enumerate(ev.relations)
+                 if r.kind == "state" and r.rate is None and r.relation in read
+                 and r.relation.free_symbols & decided)
+
+
+def held_threshold_code(p: SlotPrinter, plan: GuardedPlan, ev: EventPlan) -> list[str]:
+    """C lines putting each of the `held_relations` at its value on its threshold when its
+    signed distance is within the projection tolerance (``MDAE_PROJECT_TOL``, the accuracy
+    of the consistency equations at an instant): false for a strict relation, true
+    otherwise. The MSL friction at peak = 1: the locked torque ``sa = tau_c`` equals the
+    static limit ``tau0_max = tau0`` exactly, the sliding mode's equation ``tau_c = -tau0``
+    holding only to that accuracy (docs/multimode-fmu.md, "Event iteration"; docs/theory.md
+    §11). The band is a hundredth of the event hysteresis: it never moves a located
+    crossing."""
+    out = []
+    for k in held_relations(plan, ev):
+        r = ev.relations[k]
+        out.append(f"    s = {p.doprint(r.s)};\n"
+                   f"    if (fabs(s) <= MDAE_PROJECT_TOL) d->rel[{k}] = {int(not r.strict)};")
+    return out
 
 
 def _held_code(p: SlotPrinter, plan: GuardedPlan) -> list[str]:

@@ -271,6 +271,9 @@ class Simulator:
         self.relations = [(c(r["s"]), r["strict"],
                            None if r.get("rate") is None else c(r["rate"]))
                           for r in plan["relations"]]
+        # the relations the held equations read, taken at their threshold within the
+        # projection tolerance (`GuardedRun.held_thresholds`, the C FMU's held_thresholds)
+        self.held_relations = list(plan.get("held_relations", ()))
         self.assert_tol = plan.get("assert_tol", 1e-8)
         self.warnings: list = []      # assertion warnings, for the host's log
         self.assertions = [(compile_tree(c, self), compile_message(msg, self), level)
@@ -531,14 +534,15 @@ class Simulator:
                 set_(f())
 
     def _update_relations(self) -> bool:
-        """Every frozen relation from the current values; whether one changed."""
-        changed = False
+        """Every frozen relation from the current values, those the held equations read
+        taken at their threshold within the projection tolerance
+        (`GuardedRun.held_thresholds`); whether one changed."""
+        before = list(self.rel)
         for k in range(len(self.rel)):
-            v = self.relation_value(k)
-            if v != self.rel[k]:
-                self.rel[k] = v
-                changed = True
-        return changed
+            self.rel[k] = self.relation_value(k)
+        if self.guarded is not None and self.held_targets and not self.initializing:
+            self.guarded.held_thresholds()
+        return self.rel != before
 
     def _when_instant(self) -> bool:
         """The when-branches at this instant: a branch fires when its condition is true and
@@ -879,6 +883,9 @@ class GuardedRun:
         then, when the guard bits changed, one nonstandard instant (module docstring of
         `GuardedRun`); whether the mode changed."""
         sim = self.sim
+        if sim.held_targets:
+            self.tight_left_limits()
+            self.held_thresholds()
         for set_, f in sim.discrete:
             set_(f())
         g, old = self.guard_bits(), list(self.bits())
@@ -897,6 +904,27 @@ class GuardedRun:
                 f"[{self._valuation(g)}]; guards that keep changing: {diff}")
         self.change_mode(old, g, left=False)
         return True
+
+    def tight_left_limits(self) -> None:
+        """The C FMU's ``tight_left_limits``: the instant's values projected onto the current
+        mode's consistency equations to the projection tolerance when they hold within the
+        drift tolerance (a larger drift is the instant's discrete values read by the old
+        mode's equations: nothing is moved)."""
+        sim = self.sim
+        drift = self.drift()
+        if 1e-12 < drift <= min(DRIFT_MAX, max(DRIFT_MIN, DRIFT_PER_TOLERANCE * sim.rtol)):
+            self.project()
+            self.run_schedule()
+
+    def held_thresholds(self) -> None:
+        """The C FMU's ``held_thresholds``: a relation that a held equation reads, within the
+        projection tolerance of its threshold, takes its value on the threshold (false if
+        strict, else true; docs/multimode-fmu.md, "Event iteration")."""
+        sim = self.sim
+        for k in sim.held_relations:
+            f, strict, _ = sim.relations[k]
+            if abs(f()) <= 1e-12:
+                sim.rel[k] = not strict
 
     def held_trial(self, old, g) -> bool:
         """The C FMU's ``held_trial`` (docs/multimode-fmu.md, "Event iteration"): with the

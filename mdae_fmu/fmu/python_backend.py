@@ -37,8 +37,8 @@ from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..codegen.blocks import classify, linear_split, partial_derivative
 from ..codegen.events import ASSERT_TOL, plan_events, signed_distance
-from ..codegen.guarded import (guarded_initialization, held_discrete, plan_guarded,
-                               settled_assignments)
+from ..codegen.guarded import (guarded_initialization, held_discrete, held_relations,
+                               plan_guarded, settled_assignments)
 from ..codegen.initialization import plan_initialization
 from ..codegen.layout import max_mode_changes
 from ..codegen.plan import CompiledModel, compile_model
@@ -320,6 +320,10 @@ def _python_plan(model: Model, analysis) -> dict:
         # values (indices into "discrete"), as the C FMU's held_trial
         held = set(held_discrete(guarded))
         plan["held"] = [k for k, (t, _) in enumerate(cm.discrete_assignments) if t in held]
+        if held:
+            # the relations they read that are taken at their threshold (indices into
+            # "relations"), as the C FMU's held_thresholds
+            plan["held_relations"] = list(held_relations(guarded, ev))
     text = json.dumps(plan, sort_keys=True)
     plan["guid"] = _guid(text)
     return plan

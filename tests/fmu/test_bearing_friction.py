@@ -271,7 +271,8 @@ def test_massless_friction_shaft_slides_forward_after_the_unlocking(tmp_path, pe
 
 
 @pytest.mark.requires_sundials
-@pytest.mark.parametrize("peak, bound", [(1.5, 1e-7), (1.1, 2e-7), (2.0, 5e-7), (3.0, 1e-6)])
+@pytest.mark.parametrize("peak, bound", [(1.5, 1e-7), (1.1, 2e-7), (2.0, 5e-7), (3.0, 1e-6),
+                                         (1.0, 1e-7)])
 def test_massless_friction_shaft_unlocks_like_scipy(tmp_path, peak, bound):
     """The Gear's pattern (the friction on a massless shaft, its speed given by the
     spring-damper's torque while it slides: two modes) with a static torque above the sliding
@@ -292,8 +293,11 @@ def test_massless_friction_shaft_unlocks_like_scipy(tmp_path, peak, bound):
     whose solution gives sa = tau_c = 1 and startBackward false again: it sticks. At peak 2
     and 3 the plain reading already locks, but the left limits of that change, the sliding
     mode recomputed with pre(mode) = 0 (tau = -tau0), were projected the same way (states
-    0.5 and 1 off before); they are now the previous instant's values. Not here: peak = 1,
-    where the locked torque at the re-stick equals the static limit and rounding decides."""
+    0.5 and 1 off before); they are now the previous instant's values. At peak = 1 (the MSL
+    Gear's value) the locked torque at the re-stick equals the static limit: the left limits
+    projected onto the sliding mode's equations to the projection tolerance and the relations
+    on sa taken at their threshold within it (``held_thresholds``), it sticks (measured 3.4e-8
+    ME, 3.7e-8 CS; before, 0.135 and 0.216 off, 9 and 7 lock changes)."""
     fmu = export_text(tmp_path, SHAFT, "ShaftFriction", fmi_type="both")
     at, instants = _shaft_reference(3.0, peak)
     assert len(instants) == 11
@@ -324,7 +328,8 @@ SHAFT_INLINE = SHAFT.replace(SLIDE, "").replace("-slide(-w, tau0)", "-tau0").rep
     "slide(w, tau0)", "tau0")
 
 
-def test_massless_friction_shaft_slides_forward_on_the_python_backend(tmp_path):
+@pytest.mark.parametrize("peak", [1.5, 1.0])
+def test_massless_friction_shaft_slides_forward_on_the_python_backend(tmp_path, peak):
     """The python backend settles the instant after the unlocking's restart as the C FMU does
     (`Simulator._settle`, the C FMU's ``mdae_settle_discrete``): ``mode`` is re-evaluated
     with the speed the restart gave (0.25), the next instant reads pre(mode) = 1 and the
@@ -333,7 +338,10 @@ def test_massless_friction_shaft_slides_forward_on_the_python_backend(tmp_path):
     `_shaft_reference` (scipy, rtol 1e-12): on the 1e-3 communication grid to t = 1, the
     states within 1e-4 (LSODA; measured 2.6e-9), the friction's power tau*w never negative,
     stuck at rest before the unlocking and between the re-stick and the backward unlocking,
-    each lock change at the first communication point after its instant. Without the settle,
+    each lock change at the first communication point after its instant; at peak = 1 (the
+    locked torque at the re-stick equals the static limit) as well, through the relations at
+    their threshold (`GuardedRun.held_thresholds`; measured 6.1e-9 to t = 1.5, 0.14 off
+    before). Without the settle,
     the next instant read startForward from sa = -3.8 and slid backward with w > 0
     (tau*w = -0.25 at t = 0.207); without the held trial the re-stick slid backward (the
     states 0.14 off at t < 1)."""
@@ -341,14 +349,14 @@ def test_massless_friction_shaft_slides_forward_on_the_python_backend(tmp_path):
     from mdae_fmu import api
     src = tmp_path / "ShaftFriction.mo"
     src.write_text(SHAFT_INLINE)
-    at, instants = _shaft_reference(1.5)
+    at, instants = _shaft_reference(1.5, peak)
     unlock, restick, backward = instants[0], instants[1], instants[2]
     fmu = api.export_fmu(api.load(src), tmp_path / "ShaftFriction.fmu", fmi_type="cs",
                          backend="python", progress=False,
                          default_experiment={"stopTime": 1.0, "tolerance": 1e-10})
     res = simulate_fmu(str(fmu), stop_time=1.0, relative_tolerance=1e-10,
-                       output_interval=1e-3, output=["phi1", "w1", "phi", "w", "tau", "mode",
-                                                     "locked"])
+                       output_interval=1e-3, start_values={"peak": peak},
+                       output=["phi1", "w1", "phi", "w", "tau", "mode", "locked"])
     assert len(res) > 900
     for row in res:
         assert row["tau"] * row["w"] >= -1e-9, row["time"]
