@@ -16,7 +16,7 @@ from . import types as T
 from .call_callbacks import string_values
 from .callback_common import rule_table, depth_limited, left_list
 from .depth import MAX_DEPTH
-from .syntax import Decl, Description, Modification, normalize_name, unescape
+from .syntax import Decl, Description, normalize_name, unescape
 
 if TYPE_CHECKING:
     from .flat_modelica import ParseContext
@@ -70,20 +70,16 @@ def description(cb, c):
 def argument(cb, c):
     # [EACH?, FINAL?, NAME, modification?, description?] -> (name, value, where, nested), the
     # form of `modifier_list` (no record per argument: one per modifier of most declarations)
-    name_tok = c[0]
-    if name_tok[0] != "NAME":
-        name_tok = c[1] if c[1][0] == "NAME" else c[2]
-    mod = None
-    for x in c:
-        if type(x) is Modification:
-            mod = x
-            break
+    k = 0
+    while c[k][0] != "NAME":        # EACH, FINAL
+        k += 1
+    name_tok = c[k]
+    mod = c[k + 1] if k + 1 < len(c) and type(c[k + 1]) is tuple else None
     name = normalize_name(name_tok[1])
     name = cb.ctx.words.setdefault(name, name)
     if mod is None:
         return (name, None, name_tok[2], False)
-    value = mod.binding
-    args = mod.args
+    args, value = mod
     if args is None:
         return (name, value, name_tok[2], False)
     if args and "." not in name:
@@ -97,17 +93,22 @@ def class_modification(cb, c):
 
 
 def modification(cb, c):
-    # [class_modification] | [class_modification, EQ, expr] | [EQ or ASSIGN, expr]
-    args = c[0] if type(c[0]) is list else None
-    binding = c[-1] if len(c) > 1 else None
-    return Modification(args=args, binding=binding)
+    # [class_modification] | [class_modification, EQ, expr] | [EQ or ASSIGN, expr] -> the pair
+    # (arguments or None, binding or None), which only `argument` and `component_decl` read (a
+    # tuple: no record for the two or three modifications of most declarations)
+    if len(c) == 1:
+        return (c[0], None)
+    first = c[0]
+    return (first if type(first) is list else None, c[-1])
 
 
 def component_decl(cb, c):
+    # [decl_name, modification?, description?, annotation?] -> (decl_name, modification or
+    # None, description text or None)
     mod = None
     desc = None
     for x in c[1:]:
-        if type(x) is Modification:
+        if type(x) is tuple:
             mod = x
         elif type(x) is Description:
             desc = x.text
@@ -155,11 +156,11 @@ def component_clause(cb, c):
         modifiers: Any = ()
         binding = None
         if mod is not None:
-            binding = mod.binding
+            args, binding = mod
             if long_clause and binding is not None:
                 binding = depth_limited(ctx, binding, where)
-            if mod.args:            # (`argument` built them in their final form)
-                modifiers = modifier_list(ctx, mod.args, True) if long_clause else mod.args
+            if args:                # (`argument` built them in their final form)
+                modifiers = modifier_list(ctx, args, True) if long_clause else args
         name = normalize_name(name_tok[1])      # one copy, shared with its references
         if type_name == "String":
             ctx.string_names.add(name)
