@@ -152,6 +152,8 @@ def call(cb, c):
     counts = E.BUILTIN_FUNCTIONS.get(name)
     if name in A.ARRAY_FUNCTIONS and (counts is None or len(args) not in counts):
         return _array_call(cb, tok, name, args)
+    if len(args) == 1 and type(args[0]) is E.Ref and counts is not None and 1 in counts:
+        return E.Call(name, (args[0],))     # `sin(x)`: nothing to place, check or evaluate
     if counts is None:
         if not ctx.whole_file:      # an XML equation list defines no functions
             ctx.error(ctx.tok_loc(tok), f"unknown function '{name}' (only the Modelica "

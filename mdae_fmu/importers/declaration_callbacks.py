@@ -16,7 +16,7 @@ from . import types as T
 from .call_callbacks import string_values
 from .callback_common import rule_table, depth_limited, left_list
 from .depth import MAX_DEPTH
-from .syntax import Argument, Decl, Description, Modification, normalize_name, unescape
+from .syntax import Decl, Description, normalize_name, unescape
 
 if TYPE_CHECKING:
     from .flat_modelica import ParseContext
@@ -25,21 +25,23 @@ _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
 
 
 def modifier_list(ctx: ParseContext, args: Any, long_clause: bool) -> list:
-    """[(name, value, where, nested), ...] of a class modification's arguments; a nested
-    modification keeps its own arguments as the value (records: ``r(x(start = 1))``)."""
-    words = ctx.words
+    """[(name, value, where, nested), ...] of a class modification's arguments, each already in
+    that form (`argument`); a nested modification keeps its own arguments as the value
+    (records: ``r(x(start = 1))``). In a clause long enough to nest too deeply
+    (``long_clause``) every value is bounded (`callback_common.depth_limited`), nested ones
+    included."""
+    if not long_clause:
+        return args if args is not None else []
     out = []
-    for a in args or ():
-        m = a.mod
-        name = normalize_name(a.name[1])
-        value = None if m is None else m.binding
-        if long_clause and value is not None:
-            value = depth_limited(ctx, value, a.name[2])
-        nested = m is not None and m.args is not None
-        if nested and m.args and "." not in name:
-            ctx.extended = True   # maybe a record field: `lowering` decides
-            value = T.Nested(modifier_list(ctx, m.args, long_clause), value)
-        out.append((words.setdefault(name, name), value, a.name[2], nested))
+    for name, value, where, nested in args or ():
+        if type(value) is T.Nested:
+            binding = value.binding
+            if binding is not None:
+                binding = depth_limited(ctx, binding, where)
+            value = T.Nested(modifier_list(ctx, value.modifiers, True), binding)
+        elif value is not None:
+            value = depth_limited(ctx, value, where)
+        out.append((name, value, where, nested))
     return out
 
 
@@ -52,26 +54,38 @@ def elements(cb, c):
 
 
 def description(cb, c):
-    out = []
-    for t in c:
-        if t[0] == "STRING":
-            out.append(unescape(t[1][1:-1]))
-        elif t[1] != "+":
-            cb.ctx.error(cb.ctx.tok_loc(t), "descriptions can only be joined with '+'")
-    text = "".join(out)             # often repeated: shared through `words`
-    return Description(text=cb.ctx.words.setdefault(text, text))
+    if len(c) == 1:                 # one string: the usual description
+        text = unescape(c[0][1][1:-1])
+    else:
+        out = []
+        for t in c:
+            if t[0] == "STRING":
+                out.append(unescape(t[1][1:-1]))
+            elif t[1] != "+":
+                cb.ctx.error(cb.ctx.tok_loc(t), "descriptions can only be joined with '+'")
+        text = "".join(out)
+    return Description(text=cb.ctx.words.setdefault(text, text))     # often repeated: shared
 
 
 def argument(cb, c):
-    # [EACH?, FINAL?, NAME, modification?, description?]
-    name_tok = None
-    mod = None
-    for x in c:
-        if type(x) is tuple and x[0] == "NAME":
-            name_tok = x
-        elif type(x) is Modification:
-            mod = x
-    return Argument(name=name_tok, mod=mod)
+    # [EACH?, FINAL?, NAME, modification?, description?] -> (name, value, where, nested), the
+    # form of `modifier_list` (no record per argument: one per modifier of most declarations)
+    k = 0
+    while c[k][0] != "NAME":        # EACH, FINAL
+        k += 1
+    name_tok = c[k]
+    mod = c[k + 1] if k + 1 < len(c) and type(c[k + 1]) is tuple else None
+    name = normalize_name(name_tok[1])
+    name = cb.ctx.words.setdefault(name, name)
+    if mod is None:
+        return (name, None, name_tok[2], False)
+    args, value = mod
+    if args is None:
+        return (name, value, name_tok[2], False)
+    if args and "." not in name:
+        cb.ctx.extended = True   # maybe a record field: `lowering` decides
+        value = T.Nested(args, value)
+    return (name, value, name_tok[2], True)
 
 
 def class_modification(cb, c):
@@ -79,17 +93,22 @@ def class_modification(cb, c):
 
 
 def modification(cb, c):
-    # [class_modification] | [class_modification, EQ, expr] | [EQ or ASSIGN, expr]
-    args = c[0] if type(c[0]) is list else None
-    binding = c[-1] if len(c) > 1 else None
-    return Modification(args=args, binding=binding)
+    # [class_modification] | [class_modification, EQ, expr] | [EQ or ASSIGN, expr] -> the pair
+    # (arguments or None, binding or None), which only `argument` and `component_decl` read (a
+    # tuple: no record for the two or three modifications of most declarations)
+    if len(c) == 1:
+        return (c[0], None)
+    first = c[0]
+    return (first if type(first) is list else None, c[-1])
 
 
 def component_decl(cb, c):
+    # [decl_name, modification?, description?, annotation?] -> (decl_name, modification or
+    # None, description text or None)
     mod = None
     desc = None
     for x in c[1:]:
-        if type(x) is Modification:
+        if type(x) is tuple:
             mod = x
         elif type(x) is Description:
             desc = x.text
@@ -100,49 +119,55 @@ def component_clause(cb, c):
     # [prefix..., type NAME, decls, SEMI]; small strings repeated in every declaration
     # (type, prefix and modifier names) and the declared names, which the references
     # use, are shared through `words`
-    words = cb.ctx.words
-    prefixes = []
+    ctx = cb.ctx
+    words = ctx.words
     i = 0
-    while c[i][0] != "NAME":
-        prefixes.append((words.setdefault(c[i][1], c[i][1]), c[i][2]))
-        i += 1
+    if c[0][0] == "NAME":           # no prefix: most declarations of a flat model
+        prefixes: tuple = ()
+    else:
+        found = []
+        while c[i][0] != "NAME":
+            found.append((words.setdefault(c[i][1], c[i][1]), c[i][2]))
+            i += 1
+        prefixes = tuple(found)
     type_tok = c[i]
     type_name = normalize_name(type_tok[1])
     type_name = words.setdefault(type_name, type_name)
     if type_name not in _BUILTIN_TYPES:       # String, alias, enumeration, record
-        cb.ctx.extended = True
-    decls = []
+        ctx.extended = True
     long_clause = c[-1][2] + 1 - type_tok[2] > 2 * MAX_DEPTH
-    prefixes = tuple(prefixes)
-    type_dims = c[i + 1] if type(c[i + 1]) is tuple and c[i + 1] and \
-        c[i + 1][0] != "NAME" and type(c[i + 1][0]) is not str else ()
+    after = c[i + 1]
+    type_dims = after if type(after) is tuple and after and after[0] != "NAME" and \
+        type(after[0]) is not str else ()
     if type_name[-1] == "]":        # `Real[3] x`: the literal subscripts are in the token
         k = type_name.rfind("[")
         type_dims = tuple(E.Const(int(n)) for n in type_name[k + 1:-1].split(",")) + \
             type_dims
         type_name = type_name[:k]
-        cb.ctx.extended = True
+        ctx.extended = True
+    type_loc = type_tok[2]
+    decls = []
     for name_tok, mod, desc in c[-2]:
         dims = type_dims
         if type(name_tok) is A.Subscripted:     # `Real x[3]`
             dims = name_tok.subs + type_dims
             name_tok = ("NAME", name_tok.name, name_tok.where)
         where = name_tok[2]
-        modifiers = ()
+        modifiers: Any = ()
         binding = None
         if mod is not None:
-            binding = mod.binding
+            args, binding = mod
             if long_clause and binding is not None:
-                binding = depth_limited(cb.ctx, binding, where)
-            if mod.args:
-                modifiers = modifier_list(cb.ctx, mod.args, long_clause)
+                binding = depth_limited(ctx, binding, where)
+            if args:                # (`argument` built them in their final form)
+                modifiers = modifier_list(ctx, args, True) if long_clause else args
         name = normalize_name(name_tok[1])      # one copy, shared with its references
         if type_name == "String":
-            cb.ctx.string_names.add(name)
-            if binding is not None and cb.ctx.string_calls:
-                string_values(cb.ctx, [binding])
+            ctx.string_names.add(name)
+            if binding is not None and ctx.string_calls:
+                string_values(ctx, [binding])
         decls.append(Decl(name=words.setdefault(name, name), loc=where, type_name=type_name,
-                          type_loc=type_tok[2], prefixes=prefixes, modifiers=modifiers,
+                          type_loc=type_loc, prefixes=prefixes, modifiers=modifiers,
                           binding=binding, description=desc, dims=dims))
     return decls
 

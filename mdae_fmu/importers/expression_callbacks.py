@@ -106,19 +106,21 @@ def ref(cb, c):
 
 def _new_ref(cb, tok):
     ctx = cb.ctx
-    name = normalize_name(tok[1])
+    raw = tok[1]
+    name = normalize_name(raw)
     name = ctx.words.get(name, name)        # the declaration's copy (`component_clause`)
     r = E.Ref(name)
     if name.startswith(ENUM_PREFIXES):
         ctx.enum_uses[name] = ctx.enum_uses.get(name, 0) + 1
     else:
-        ctx.refs[tok[1]] = r
-    if name not in ctx.first_use:
+        ctx.refs[raw] = r
+    first_use = ctx.first_use
+    if name not in first_use:
         if ctx.whole_file:          # located only if the name turns out to be undefined
-            ctx.first_use[name] = tok[2]
+            first_use[name] = tok[2]
         else:
             loc = ctx.tok_loc(tok)
-            ctx.first_use[name] = (loc.line, loc.col, ctx.note, ctx.shown_source(loc))
+            first_use[name] = (loc.line, loc.col, ctx.note, ctx.shown_source(loc))
     return r
 
 
@@ -132,7 +134,8 @@ def binop(cb, c):
     b = constant_value(ctx, right)
     if b is None:
         return node
-    a = constant_value(ctx, left)
+    tl = type(left)
+    a = None if tl is E.Ref or tl is E.Der else constant_value(ctx, left)
     if a is not None:
         return fold(ctx, node, op_tok[2], lambda: values.binary(node.op, a, b))
     if b == 0 and node.op in ("/", "./"):

@@ -121,21 +121,5 @@ class Description:
     text: str
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Argument:
-    """One argument ``each final name(...) = value`` of a class modification."""
-    name: tuple             # the NAME token
-    mod: "Modification | None"
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class Modification:
-    """A modification: its class-modification arguments (or None) and its binding (or None)."""
-    args: list | None
-    binding: object
-
-
-__all__ = ["ENUM_PREFIXES", "NAME_PART_RE", "Argument", "Decl", "Description", "Modification",
+__all__ = ["ENUM_PREFIXES", "NAME_PART_RE", "Decl", "Description",
            "Named", "Stmt", "fold_strings", "normalize_name", "unescape"]

@@ -8,8 +8,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
+from mdae_fmu import expr as E
 from mdae_fmu.importers import fast_parser, flat_modelica as F
 from mdae_fmu.importers.callback_common import left_list
+from mdae_fmu.importers.depth import MAX_DEPTH
+
+C, R = E.Const, E.Ref
 
 GRAMMAR = Path(F.__file__).with_name("modelica.lark").read_text(encoding="utf-8")
 
@@ -94,3 +100,35 @@ end M;
     assert len(m.whens) == 1 and len(m.assertions) == 1
     assert m.experiment == (("StopTime", 2.0),)
     assert not m.functions             # f, a straight line, inlined at its call
+
+
+@pytest.mark.parametrize("parser", ["fast", "lalr"])
+def test_modifiers_of_a_long_clause_are_those_of_a_short_one(parser, monkeypatch):
+    """A modifier argument is built in its final form by `argument`; a clause long enough to
+    nest too deeply (more than 2 * MAX_DEPTH characters: here a long description) bounds every
+    value again (`modifier_list`), nested record modifications included, and reads the same
+    modifiers: ``each``/``final`` arguments, a nested record modification, a binding."""
+    monkeypatch.setattr(F, "PARSER", parser)
+    head = """record R
+  Real a;
+  Real b;
+end R;
+class M
+  parameter Real p = 2;
+"""
+    decls = ('  Real x(each start = 1.5, final fixed = true, nominal = p) = 0.5 "{d}";\n'
+             '  R r(a(start = 3) = 4, b = p) "{d}";\n')
+    tail = "end M;\n"
+
+    def read(description):
+        m = F.parse_modelica(head + decls.format(d=description) + tail, "m.mo")
+        return ({v.name: (v.start, v.fixed, v.nominal) for v in m.variables},
+                [e.residual for e in m.equations])
+
+    short, long = read("x"), read("x" * (2 * MAX_DEPTH + 50))
+    variables, residuals = long
+    assert variables["x"] == (C(1.5), True, R("p"))
+    assert variables["r.a"] == (C(3), None, None)
+    assert residuals == [E.BinOp("-", R("x"), C(0.5)), E.BinOp("-", R("r.a"), C(4)),
+                         E.BinOp("-", R("r.b"), R("p"))]
+    assert short == long
