@@ -59,6 +59,10 @@ class BlockPlan:
     table: SymbolTable | None = field(default=None, compare=False, repr=False)
     trees: tuple[E.Expr, ...] | None = None
     _symbols: frozenset[sp.Symbol] | None = field(default=None, compare=False, repr=False)
+    #: ``(instance, u)``: the explicit solution `tree_solution` gave the planner for the
+    #: unknown ``instance`` of ``tree``, kept for the emitter (not computed twice)
+    solution: tuple[tuple[str, int], E.Expr] | None = field(default=None, compare=False,
+                                                             repr=False)
 
     @property
     def residuals(self) -> tuple[sp.Expr, ...]:
@@ -300,7 +304,10 @@ def _emit(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, 
         holes.clear()
     if block.tree is not None and block.table is not None:
         inst = block.table.instance(us[0])
-        sol = tree_solution(block.tree, inst) if inst is not None else None
+        if block.solution is not None and block.solution[0] == inst:
+            sol = block.solution[1]
+        else:
+            sol = tree_solution(block.tree, inst) if inst is not None else None
         if sol is not None:
             try:
                 return explicit_block(index, f"    {printer.symbol(us[0])} = "

@@ -490,10 +490,12 @@ def _block_plans(mode: ModeAnalysis, table: SymbolTable,
         unknowns = tuple(table.sym(u.name, u.order) for u in blk.unknowns)
         label = "+".join(_eq_label(e, k) for e, k in blk.equations)
         tree = solved[blk.equations[0]].tree if len(blk.equations) == 1 else None
-        if tree is not None and tree_solution(tree, (blk.unknowns[0].name,
-                                                     blk.unknowns[0].order)) is not None:
+        inst = (blk.unknowns[0].name, blk.unknowns[0].order)
+        sol = tree_solution(tree, inst) if tree is not None else None
+        if tree is not None and sol is not None:
             blocks.append(
-                BlockPlan(label=label, unknowns=unknowns, _residuals=None, tree=tree, table=table)
+                BlockPlan(label=label, unknowns=unknowns, _residuals=None, tree=tree, table=table,
+                          solution=(inst, sol))
             )
         elif tree_block_ok(kept := tuple(solved[key].tree for key in blk.equations)):
             trees = tuple(t for t in kept if t is not None)
