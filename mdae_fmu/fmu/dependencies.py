@@ -59,7 +59,7 @@ def _key(slot):
         else None
 
 
-def _fixpoint(reads: dict, sources: dict) -> dict:
+def closure(reads: dict, sources: dict) -> dict:
     """``deps[n] = sources[n] | union(deps[m] for m in reads[n])`` (least fixpoint), for
     every node of ``reads`` and ``sources``: the sources reachable from ``n``.
 
@@ -220,7 +220,7 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     inputs = {k for k, v in var_of.items() if v.causality == "input"}
 
     # -- continuous time
-    ct = _fixpoint(reads, {k: {k} for k in state_keys | inputs})
+    ct = closure(reads, {k: {k} for k in state_keys | inputs})
 
     # -- initialization
     # (copied on write: the sets of `reads` stay as they are)
@@ -251,7 +251,7 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     # parameters (CompiledModel.start_bindings)
     for slot, e in cm.start_bindings:
         known_reads[("r", slot)] = known_reads.get(("r", slot), set()) | keys(e)
-    ini = _fixpoint(known_reads, {k: {k} for k in known0})
+    ini = closure(known_reads, {k: {k} for k in known0})
 
     def names(ks):
         return tuple(sorted(var_of[k].name for k in ks if k in var_of))
@@ -265,4 +265,4 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     return Structure(continuous=continuous, initial=initial)
 
 
-__all__ = ["Structure", "model_structure"]
+__all__ = ["Structure", "closure", "model_structure"]
