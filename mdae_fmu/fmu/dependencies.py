@@ -77,6 +77,18 @@ def closure(reads: dict, sources: dict) -> dict:
     for root in reads:
         if root in index:
             continue
+        rs = reads[root]
+        if root not in rs and all(m in deps or m not in reads for m in rs):
+            # every node it reads is final (the usual case in schedule order): its own
+            # component, done without the search's bookkeeping
+            acc = set(sources.get(root, ()))
+            for m in rs:
+                got = deps.get(m)
+                if got:
+                    acc |= got
+            deps[root] = acc
+            index[root] = -1
+            continue
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
@@ -187,7 +199,7 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     for blocks in schedules:
         for blk in blocks:
             unknowns = blk.unknowns
-            skip = set(unknowns) if len(unknowns) > 4 else unknowns
+            skip = set(unknowns)        # (hashed: sympy's == is slow)
             acc = set()
             for sym in blk.symbols:
                 if sym in skip:
