@@ -137,8 +137,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
 
 @contextmanager
 def without_cycle_collection() -> Iterator[None]:
-    """Run the block without CPython's cyclic garbage collector, the objects that exist
-    before it frozen (`gc.freeze`), and restore both after it.
+    """Run the block with CPython's cyclic garbage collector paused, as `mdae-fmu analyze`
+    runs (``cli._analyze``), and restore it after.
 
     Analysis and code generation build millions of small objects that live to the end (the
     syntax trees, the sympy symbols, the plan, the C text); each full collection scans all of
@@ -149,11 +149,9 @@ def without_cycle_collection() -> Iterator[None]:
     automatic collection."""
     enabled = gc.isenabled()
     gc.disable()
-    gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
         if enabled:
             gc.enable()
 
