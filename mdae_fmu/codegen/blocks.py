@@ -304,14 +304,15 @@ def _emit(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, 
         holes.clear()
     if block.tree is not None and block.table is not None:
         inst = block.table.instance(us[0])
+        tsol: E.Expr | None = None
         if block.solution is not None and block.solution[0] == inst:
-            sol = block.solution[1]
-        else:
-            sol = tree_solution(block.tree, inst) if inst is not None else None
-        if sol is not None:
+            tsol = block.solution[1]
+        elif inst is not None:
+            tsol = tree_solution(block.tree, inst)
+        if tsol is not None:
             try:
                 return explicit_block(index, f"    {printer.symbol(us[0])} = "
-                                      f"{tree_c(sol, printer, block.table)};", holes)
+                                      f"{tree_c(tsol, printer, block.table)};", holes)
             except KeyError:     # an instance without a Real slot: the sympy path decides
                 holes.clear()
     if len(us) == 1 and tree_size(block.residuals[0], 40) < 40:

@@ -81,7 +81,7 @@ def closure(reads: dict, sources: dict) -> dict:
         if root not in rs and all(m in deps or m not in reads for m in rs):
             # every node it reads is final (the usual case in schedule order): its own
             # component, done without the search's bookkeeping
-            acc = set(sources.get(root, ()))
+            acc: set = set(sources.get(root, ()))
             for m in rs:
                 got = deps.get(m)
                 if got:
@@ -124,7 +124,7 @@ def closure(reads: dict, sources: dict) -> dict:
                     if w == v:
                         break
                 inside = set(members) if len(members) > 1 else (v,)
-                acc: set = set()
+                acc = set()
                 for n in members:
                     got = sources.get(n)
                     if got:
