@@ -59,6 +59,10 @@ class BlockPlan:
     table: SymbolTable | None = field(default=None, compare=False, repr=False)
     trees: tuple[E.Expr, ...] | None = None
     _symbols: frozenset[sp.Symbol] | None = field(default=None, compare=False, repr=False)
+    #: ``(instance, u)``: the explicit solution `tree_solution` gave the planner for the
+    #: unknown ``instance`` of ``tree``, kept for the emitter (not computed twice)
+    solution: tuple[tuple[str, int], E.Expr] | None = field(default=None, compare=False,
+                                                             repr=False)
 
     @property
     def residuals(self) -> tuple[sp.Expr, ...]:
@@ -300,11 +304,15 @@ def _emit(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, 
         holes.clear()
     if block.tree is not None and block.table is not None:
         inst = block.table.instance(us[0])
-        sol = tree_solution(block.tree, inst) if inst is not None else None
-        if sol is not None:
+        tsol: E.Expr | None = None
+        if block.solution is not None and block.solution[0] == inst:
+            tsol = block.solution[1]
+        elif inst is not None:
+            tsol = tree_solution(block.tree, inst)
+        if tsol is not None:
             try:
                 return explicit_block(index, f"    {printer.symbol(us[0])} = "
-                                      f"{tree_c(sol, printer, block.table)};", holes)
+                                      f"{tree_c(tsol, printer, block.table)};", holes)
             except KeyError:     # an instance without a Real slot: the sympy path decides
                 holes.clear()
     if len(us) == 1 and tree_size(block.residuals[0], 40) < 40:

@@ -152,6 +152,7 @@ def signed_distance(rel: sp.Basic) -> tuple[sp.Expr, bool]:
 
 
 _RELATION_OPS = frozenset(("<", "<=", ">", ">=", "==", "<>"))
+_ORDER_OPS = frozenset(("<", "<=", ">", ">="))
 
 
 def clock_rates(model: Model, table: SymbolTable) -> dict[sp.Basic, sp.Expr]:
@@ -476,15 +477,27 @@ def no_event_relations(model: Model, table: SymbolTable) -> frozenset[tuple[sp.E
     exprs += [a.value for w in model.whens for b in w.branches for a in b.actions
               if isinstance(a, (Assign, Reinit))]
     exprs += [a.cond for a in model.assertions]
-    for e in exprs:
-        stack = [(e, False)]
-        while stack:
-            node, quiet = stack.pop()
-            if isinstance(node, E.BinOp) and node.op in ("<", "<=", ">", ">="):
-                (inside if quiet else outside).add(node)
-            if isinstance(node, E.Call) and node.func == "noEvent":
-                quiet = True
-            stack.extend((c, quiet) for c in E.children(node))
+    quiet_roots: list[E.Expr] = []
+    for found, roots in ((outside, exprs), (inside, quiet_roots)):
+        # one walk over every node: outside noEvent first, then the arguments of the
+        # noEvent calls it met (a noEvent nested in those is walked as any call)
+        stack: list[E.Expr] = []
+        pop, push = stack.pop, stack.append
+        for e in roots:
+            push(e)
+            while stack:
+                node = pop()
+                if type(node) is E.BinOp:
+                    if node.op in _ORDER_OPS:
+                        found.add(node)
+                    push(node.right)
+                    push(node.left)
+                elif type(node) is E.Ref or type(node) is E.Const:
+                    continue
+                elif type(node) is E.Call and node.func == "noEvent" and found is outside:
+                    quiet_roots.extend(node.args)
+                else:
+                    stack.extend(E.children(node))
     keys: dict[E.Expr, tuple[sp.Expr, bool]] = {}
     for rel in inside | outside:
         try:

@@ -124,7 +124,8 @@ class CompiledModel:
     parameter_symbols: frozenset[sp.Basic]
     # constant between events: parameters, discrete, pre()
     event_constant_symbols: frozenset[sp.Basic]
-    # FMI name -> tuple of FMI names
+    # FMI name -> tuple of FMI names; not filled by the planners (the ModelStructure
+    # dependencies are `mdae_fmu.fmu.dependencies.model_structure`'s, over the read graph)
     dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # states whose start is a parameter expression: (Real slot, sympy expression), evaluated in
     # Initialization Mode unless the host sets the state (docs/fmi-mapping.md, "Initialization")
@@ -303,8 +304,8 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     fmi_vars, start_bindings, guesses = _fmi_variables(
         model, table, values, index, states, real_names, {v.name for v in calc_params},
         discrete | when_assigned, continuous_names)
-    state_names = {s.name for s in states}
-    states = [replace(s, name=fmi_name(s.name)) for s in states]
+    states = [s if _CONTROL.search(s.name) is None else replace(s, name=fmi_name(s.name))
+              for s in states]
     discrete_real_slots = tuple(real_idx[n] for n in real_idx
                                 if n in discrete or n in when_assigned)
     continuous_symbols = frozenset(
@@ -325,7 +326,6 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
         event_constant_symbols=frozenset(
             parameter_symbols | {table.sym(n, 0) for n in discrete | when_assigned}
             | {table.pre(v.name) for v in model.variables}))
-    compiled.dependencies.update(_dependencies(compiled, state_names))
     compiled.guesses.update(guesses)
     for fv in fmi_vars:      # no start of its own: an alias's start (docs/fmi-mapping.md)
         if fv.kind == 5 and fv.type == "Real" and fv.vr not in compiled.guesses \
@@ -490,10 +490,12 @@ def _block_plans(mode: ModeAnalysis, table: SymbolTable,
         unknowns = tuple(table.sym(u.name, u.order) for u in blk.unknowns)
         label = "+".join(_eq_label(e, k) for e, k in blk.equations)
         tree = solved[blk.equations[0]].tree if len(blk.equations) == 1 else None
-        if tree is not None and tree_solution(tree, (blk.unknowns[0].name,
-                                                     blk.unknowns[0].order)) is not None:
+        inst = (blk.unknowns[0].name, blk.unknowns[0].order)
+        sol = tree_solution(tree, inst) if tree is not None else None
+        if tree is not None and sol is not None:
             blocks.append(
-                BlockPlan(label=label, unknowns=unknowns, _residuals=None, tree=tree, table=table)
+                BlockPlan(label=label, unknowns=unknowns, _residuals=None, tree=tree, table=table,
+                          solution=(inst, sol))
             )
         elif tree_block_ok(kept := tuple(solved[key].tree for key in blk.equations)):
             trees = tuple(t for t in kept if t is not None)
@@ -639,7 +641,8 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict[str, float],
                                     initial="approx" if state else None,
                                     start=0.0 if state else None, description=None, unit=None,
                                     derivative_of=der_of.get(slot), kind=3 if state else 5))
-    fmi_vars = [replace(fv, name=fmi_name(fv.name),
+    fmi_vars = [fv if _fmi_named(fv) else
+                replace(fv, name=fmi_name(fv.name),
                         derivative_of=None if fv.derivative_of is None
                         else fmi_name(fv.derivative_of)) for fv in fmi_vars]
     seen_names: set[str] = set()
@@ -648,6 +651,13 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict[str, float],
             raise ModelRejected(f"two variables have the FMI name {fv.name!r}")
         seen_names.add(fv.name)
     return fmi_vars, start_bindings, guesses
+
+
+def _fmi_named(fv: FmiVariable) -> bool:
+    """Whether the names of ``fv`` are already FMI names (`fmi_name`: no control character;
+    nearly every model), so that it need not be copied."""
+    return _CONTROL.search(fv.name) is None and (
+        fv.derivative_of is None or _CONTROL.search(fv.derivative_of) is None)
 
 
 class _Naming(TypedDict):
@@ -669,25 +679,3 @@ def _typed(v: float, typ: str) -> float | int | bool:
 
 def _eq_label(eq_id: str, k: int) -> str:
     return eq_id + ("'" * k if k <= 2 else f"^({k})")
-
-
-def _dependencies(cm: CompiledModel, state_names: set[str]) -> dict[str, tuple[str, ...]]:
-    """Which states and inputs each computed Real depends on, propagated through the blocks
-    in schedule order (for ModelStructure Outputs/Derivatives ``dependencies``)."""
-    slot_of = {sym: c.index for sym, c in cm.slots.items() if type(c) is Slot and c.real}
-    inputs = {v.vr for v in cm.variables if v.type == "Real" and v.causality == "input"}
-    deps: dict[int, frozenset[int]] = {}
-    for s in cm.states:
-        deps[s.slot] = frozenset([s.slot])
-    for slot in inputs:
-        deps[slot] = frozenset([slot])
-    for blk in cm.blocks:
-        acc: set[int] = set()
-        for sym in blk.symbols:
-            k = slot_of.get(sym)
-            if k is not None and k in deps and sym not in blk.unknowns:
-                acc |= deps[k]
-        for u in blk.unknowns:
-            deps[slot_of[u]] = frozenset(acc)
-    names = [fmi_name(n) for n in cm.real_names]
-    return {names[k]: tuple(sorted(names[j] for j in v)) for k, v in deps.items()}

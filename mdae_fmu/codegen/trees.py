@@ -33,6 +33,10 @@ Term = Optional[E.Expr]
 
 def tree_instance(e: E.Expr) -> tuple[str, int] | None:
     """``(name, order)`` of ``x``, ``der(x)``, ``der(der(x))``; None for anything else."""
+    if type(e) is E.Ref:    # (exact types first: this runs on every node of every block)
+        return (e.name, 0)
+    if type(e) is not E.Der:
+        return None
     k = 0
     while isinstance(e, E.Der):
         e, k = e.arg, k + 1
@@ -43,8 +47,15 @@ def tree_symbols(e: E.Expr, table: SymbolTable) -> frozenset[sp.Symbol]:
     """The sympy symbols of the instances in ``e`` (as `SymbolTable.to_sympy` would give)."""
     out = set()
     stack = [e]
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
+        n = pop()
+        if type(n) is E.BinOp:      # the common nodes inline, the others by `E.children`
+            push(n.right)
+            push(n.left)
+            continue
+        if type(n) is E.Const:
+            continue
         inst = tree_instance(n)
         if inst is not None:
             s = table.sym(*inst)
@@ -173,13 +184,15 @@ def tree_c(e: E.Expr, printer: SlotPrinter, table: SymbolTable) -> str:
     """C text of a plain-arithmetic tree (the nodes `tree_solution` accepts); every instance
     through ``printer.slots`` (names never reach C: an instance without a slot raises
     `KeyError`); compound terms parenthesized, powers as in `SlotPrinter`."""
-    inst = tree_instance(e)
+    if type(e) is E.BinOp and e.op != "^":      # (the most common node first)
+        return f"({tree_c(e.left, printer, table)} {e.op} {tree_c(e.right, printer, table)})"
+    t = type(e)
+    inst = tree_instance(e) if t is E.Ref or t is E.Der else None
     if inst is not None:
         v = printer.slots[table.sym(*inst)]
         # Integer and Boolean slots read as double: Modelica's / is real division
         return printer.value(v) if type(v) is Slot and v.type == "Real" \
             else f"((double){printer.value(v)})"
-    t = type(e)
     if type(e) is E.Const:
         return _c_number(e.value)
     if t is E.UnOp:

@@ -59,23 +59,84 @@ def _key(slot):
         else None
 
 
-def _fixpoint(reads: dict, sources: dict) -> dict:
-    """``deps[n] = sources[n] | union(deps[m] for m in reads[n])`` (least fixpoint)."""
-    deps = {n: set(s) for n, s in sources.items()}
-    for n in reads:
-        deps.setdefault(n, set())
-    changed = True
-    while changed:
-        changed = False
-        for n, rs in reads.items():
-            acc = deps[n]
-            before = len(acc)
+def closure(reads: dict, sources: dict) -> dict:
+    """``deps[n] = sources[n] | union(deps[m] for m in reads[n])`` (least fixpoint), for
+    every node of ``reads`` and ``sources``: the sources reachable from ``n``.
+
+    One pass over the strongly connected components of the read graph in reverse
+    topological order (Tarjan's algorithm, iterative; docs/theory.md §11.1): a component's
+    set is the union of its members' sources and of the sets of the components it reads,
+    all final by then, shared by its members. Linear in the graph plus the sizes of the
+    unions, where a round-robin iteration to the fixpoint repeats every union per round."""
+    deps: dict = {n: s for n, s in sources.items() if n not in reads}
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on_stack: set = set()
+    counter = 0
+    for root in reads:
+        if root in index:
+            continue
+        rs = reads[root]
+        if root not in rs and all(m in deps or m not in reads for m in rs):
+            # every node it reads is final (the usual case in schedule order): its own
+            # component, done without the search's bookkeeping
+            acc: set = set(sources.get(root, ()))
             for m in rs:
-                d = deps.get(m)
-                if d:
-                    acc |= d
-            if len(acc) != before:
-                changed = True
+                got = deps.get(m)
+                if got:
+                    acc |= got
+            deps[root] = acc
+            index[root] = -1
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(reads[root]))]
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in reads:
+                    continue
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(reads[w])))
+                    break
+                if w in on_stack and index[w] < low[v]:
+                    low[v] = index[w]
+            else:
+                work.pop()
+                if work:
+                    u = work[-1][0]
+                    if low[v] < low[u]:
+                        low[u] = low[v]
+                if low[v] != index[v]:
+                    continue
+                members = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    members.append(w)
+                    if w == v:
+                        break
+                inside = set(members) if len(members) > 1 else (v,)
+                acc = set()
+                for n in members:
+                    got = sources.get(n)
+                    if got:
+                        acc |= got
+                    for m in reads[n]:
+                        if m in inside:
+                            continue
+                        got = deps.get(m)
+                        if got:
+                            acc |= got
+                for n in members:
+                    deps[n] = acc
     return deps
 
 
@@ -122,27 +183,37 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
 
     # which block computes each unknown in each mode: an unknown computed the same way in
     # every mode does not depend on the mode, hence not on the guards
-    how: dict = {}
-    for blocks in schedules:
-        seen = {}
-        for blk in blocks:
-            for u in blk.unknowns:
-                seen[u] = (frozenset(blk.unknowns), frozenset(blk.key))
-        for u in set(how) | set(seen):
-            how.setdefault(u, []).append(seen.get(u))
+    if mode_dependent is None and len(schedules) == 1:
+        mode_dependent = set()      # one schedule: every unknown computed one way
     if mode_dependent is None:
+        how: dict = {}
+        for blocks in schedules:
+            seen = {}
+            for blk in blocks:
+                for u in blk.unknowns:
+                    seen[u] = (frozenset(blk.unknowns), frozenset(blk.key))
+            for u in set(how) | set(seen):
+                how.setdefault(u, []).append(seen.get(u))
         mode_dependent = {u for u, ways in how.items()
                           if len(ways) < len(schedules) or len(set(ways)) > 1}
     for blocks in schedules:
         for blk in blocks:
-            unknowns = set(blk.unknowns)
+            unknowns = blk.unknowns
+            skip = set(unknowns)        # (hashed: sympy's == is slow)
             acc = set()
-            for sym in blk.symbols - unknowns:
-                acc |= keys(sym)
-            for u in blk.unknowns:
+            for sym in blk.symbols:
+                if sym in skip:
+                    continue
+                if sym in extra_symbols or not sym.is_Symbol:
+                    acc |= keys(sym)
+                else:       # a symbol: its own key (what `keys` gives, without the walk)
+                    k = key_of.get(sym)
+                    if k is not None:
+                        acc.add(k)
+            for u in unknowns:
                 k = key_of.get(u)
                 if k is not None:
-                    add(k, acc | (guard_keys if u in mode_dependent else set()))
+                    add(k, acc | guard_keys if u in mode_dependent else acc)
     assigned = set()
     for lv, expr in cm.discrete_assignments:
         k = _key(lv)
@@ -161,22 +232,27 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     inputs = {k for k, v in var_of.items() if v.causality == "input"}
 
     # -- continuous time
-    ct = _fixpoint(reads, {k: {k} for k in state_keys | inputs})
+    ct = closure(reads, {k: {k} for k in state_keys | inputs})
 
     # -- initialization
-    init_reads = {n: set(rs) for n, rs in reads.items()}
+    # (copied on write: the sets of `reads` stay as they are)
+    init_reads = dict(reads)
+
+    def add_init(node, ks):
+        init_reads[node] = init_reads.get(node, set()) | ks
+
     for var_key, store_key in stores:
-        init_reads.setdefault(store_key, set()).add(var_key)
+        add_init(store_key, {var_key})
     for lv, expr in cm.calculated_parameters:
         k = _key(lv)
         if k is not None:
-            init_reads.setdefault(k, set()).update(keys(expr))
+            add_init(k, keys(expr))
     if init is not None:
         row_keys = set(guard_keys)
         for _, r in tuple(init.rows) + tuple(init_rows):
             row_keys |= keys(r)
         for slot in init.unknown_slots:
-            init_reads.setdefault(("r", slot), set()).update(row_keys)
+            add_init(("r", slot), row_keys)
     known0 = {k for k, v in var_of.items()
               if (v.causality == "input" or v.initial == "exact")
               and v.variability != "constant" and v.causality != "calculatedParameter"}
@@ -186,8 +262,8 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     # a state whose start is a parameter expression: set by the host, or computed from the
     # parameters (CompiledModel.start_bindings)
     for slot, e in cm.start_bindings:
-        known_reads.setdefault(("r", slot), set()).update(keys(e))
-    ini = _fixpoint(known_reads, {k: {k} for k in known0})
+        known_reads[("r", slot)] = known_reads.get(("r", slot), set()) | keys(e)
+    ini = closure(known_reads, {k: {k} for k in known0})
 
     def names(ks):
         return tuple(sorted(var_of[k].name for k in ks if k in var_of))
@@ -201,4 +277,4 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     return Structure(continuous=continuous, initial=initial)
 
 
-__all__ = ["Structure", "model_structure"]
+__all__ = ["Structure", "closure", "model_structure"]
