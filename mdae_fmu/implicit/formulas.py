@@ -47,6 +47,17 @@ def bdd_manager():
     return autoref.BDD()
 
 
+def conj(f, g):
+    """``f & g`` with no BDD operation when one of them is true: in a model without guards
+    every formula is true (docs/theory.md §10.8), and a BDD conjunction costs tens of
+    microseconds against one comparison."""
+    if f == f.bdd.true:
+        return g
+    if g == g.bdd.true:
+        return f
+    return f & g
+
+
 class GuardSpace:
     """The BDD variables of the guard atoms, conditions as BDDs, and the care set."""
 
