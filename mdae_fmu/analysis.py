@@ -58,6 +58,13 @@ class ImplicitReport:
         return self.built[name]
 
 
+def deferred_report(ia: Any, extra: dict | None = None) -> dict[str, Any]:
+    """The fields ``implicit_text`` and ``implicit_json`` of an `Analysis` whose implicit
+    analysis is ``ia``: one `ImplicitReport`, built when first read."""
+    report = ImplicitReport(ia, extra)
+    return {"implicit_text": report, "implicit_json": report}
+
+
 class _OnFirstRead:
     """A field of `Analysis` whose value may be an `ImplicitReport`: reading the field gives
     the report's part of that name, built then (a data descriptor; its default is None)."""
@@ -357,21 +364,18 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     except ModelRejected as err:
         # E-FIXPOINT: the verdict, after the structure of the model as written (as on the
         # enumerated path, whose per-mode report precedes it)
-        report = ImplicitReport(analyze_implicit(model))
         return Analysis(model_name=model.name, modes=None, automaton=None, rejection=str(err),
-                        implicit_text=report, implicit_json=report)
+                        **deferred_report(analyze_implicit(model)))
     # blocks singular for all values: converted or rejected (mdae_fmu.implicit.conversion)
     repair = convert_guarded(code, analyze_implicit(code))
     code, ia = repair.model, repair.analysis
     initial, warning = initial_mode(code)
-    report = ImplicitReport(ia, {"event_iteration": iterated})
     base = Analysis(
         model_name=model.name,
         modes=None,
         automaton=None,
         code_model=None if code is model else code,
-        implicit_text=report,
-        implicit_json=report,
+        **deferred_report(ia, {"event_iteration": iterated}),
         init_warnings=(warning,) if warning else (),
         model=code if repair.conversions else None,
         conversions=repair.conversions,
@@ -472,21 +476,21 @@ def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
         ia = analyze_implicit(code)
     except MdaeError as err:
         return no_schedule(a, str(err))
-    text = js = ImplicitReport(ia)       # (built when first read)
+    report = deferred_report(ia)        # (built when first read)
     if not a.accepted:
         return replace(a, guarded_refusal=ia.diagnostic or "the model is rejected",
-                       implicit_text=text, implicit_json=js)
+                       **report)
     if not ia.ok:
         return replace(no_schedule(a, ia.diagnostic or "the implicit analysis rejects it"),
-                       implicit_text=text, implicit_json=js)
+                       **report)
     try:
         initial, _ = initial_mode(code)
         # the automaton accepted every change, those into transient modes included: the
         # equations a transient guard selects run in the restarts of those changes
         sched = guarded_schedule(code, ia, initial=initial, transients_analysed=True)
     except ModelRejected as err:
-        return replace(no_schedule(a, err.message), implicit_text=text, implicit_json=js)
-    return replace(a, guarded=sched, implicit_text=text, implicit_json=js)
+        return replace(no_schedule(a, err.message), **report)
+    return replace(a, guarded=sched, **report)
 
 
 def no_schedule(a: Analysis, reason: str) -> Analysis:

@@ -19,7 +19,7 @@ uses `ConstantBDD` and does not import ``dd`` (docs/theory.md §10.8).
 from __future__ import annotations
 
 import itertools
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from .. import expr as E
 from ..diagnostics import InputError
@@ -168,7 +168,7 @@ class GuardSpace:
                  definitions: Mapping[E.Expr, E.Expr]):
         self.fixed = dict(fixed)
         self.atoms = [a for a in atoms if a not in self.fixed]
-        self.bdd = bdd_manager() if self.atoms else ConstantBDD()
+        self.bdd: Any = bdd_manager() if self.atoms else ConstantBDD()
         self.names = [expr_text(a) for a in self.atoms]
         self.var_of: dict[E.Expr, str] = {}
         for k, a in enumerate(self.atoms):
