@@ -105,6 +105,10 @@ class ConstantBDD:
         self.false = ConstantFormula(False, self)
         self.vars: dict[str, int] = {}
 
+    def __len__(self) -> int:
+        """The number of nodes (as ``dd``'s managers count them): the terminal one."""
+        return 1
+
     def constant(self, value: bool) -> ConstantFormula:
         return self.true if value else self.false
 
