@@ -16,8 +16,9 @@ none. `render_text` /
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from dataclasses import replace as _copy_with
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
 from .importers.connection_sets import connection_defects
@@ -37,6 +38,59 @@ if TYPE_CHECKING:     # sympy is loaded only by the analyses that need it (docs/
     from .implicit.schedule import GuardedSchedule
 
 
+class ImplicitReport:
+    """The implicit analysis' report of an `Analysis` (`mdae_fmu.implicit.analysis.render_text`
+    and ``render_json`` of ``ia``, the JSON with ``extra``), each built when first read: only
+    ``analyze`` prints it or a save holds it, while it costs about a third of the analysis of
+    a model of thousands of equations (docs/performance.md). Every copy of the analysis
+    (`dataclasses.replace`) shares it, so it is built at most once."""
+
+    def __init__(self, ia: Any, extra: dict | None = None):
+        self.ia, self.extra = ia, dict(extra or {})
+        self.built: dict[str, Any] = {}
+
+    def part(self, name: str) -> Any:
+        """``implicit_text`` or ``implicit_json``, built on the first call."""
+        if name not in self.built:
+            from .implicit.analysis import render_json as ia_json, render_text as ia_text
+            self.built[name] = (ia_text(self.ia) if name == "implicit_text"
+                                else {**ia_json(self.ia), **self.extra})
+        return self.built[name]
+
+
+def deferred_report(ia: Any, extra: dict | None = None) -> dict[str, Any]:
+    """The fields ``implicit_text`` and ``implicit_json`` of an `Analysis` whose implicit
+    analysis is ``ia``: one `ImplicitReport`, built when first read."""
+    report = ImplicitReport(ia, extra)
+    return {"implicit_text": report, "implicit_json": report}
+
+
+class _OnFirstRead:
+    """A field of `Analysis` whose value may be an `ImplicitReport`: reading the field gives
+    the report's part of that name, built then (a data descriptor; its default is None)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return None
+        value = obj.__dict__.get(self.name)
+        return value.part(self.name) if isinstance(value, ImplicitReport) else value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
+def replace(a: Analysis, **changes: Any) -> Analysis:
+    """`dataclasses.replace` of an `Analysis` that passes an unbuilt `ImplicitReport` on as
+    it is (`dataclasses.replace` reads every field, which would build it)."""
+    for name in ("implicit_text", "implicit_json"):
+        if name not in changes and name in vars(a):
+            changes[name] = vars(a)[name]
+    return _copy_with(a, **changes)
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Per-mode report, and the automaton when the modes were regular enough to explore.
@@ -54,8 +108,10 @@ class Analysis:
     blocks with their formulas and restart systems, `mdae_fmu.implicit.schedule`), None for a
     single-mode model or when ``guarded_refusal`` says why it could not be built;
     ``implicit_text`` / ``implicit_json``: the implicit analysis' report
-    (`mdae_fmu.implicit.analysis.render_text`); ``init_warnings``: the analysis' warnings that no
-    other part carries (``W-...`` lines: W-INIT-INCONSISTENT beyond the enumeration).
+    (`mdae_fmu.implicit.analysis.render_text`), built when first read (`ImplicitReport`:
+    ``analyze`` prints it, a save holds it, an export reads neither); ``init_warnings``: the
+    analysis' warnings that no other part carries (``W-...`` lines: W-INIT-INCONSISTENT
+    beyond the enumeration).
     ``modes`` and ``automaton`` are None for a multimode model analysed by the one
     analysis (the default), where the implicit analysis is the analysis.
 
@@ -71,8 +127,8 @@ class Analysis:
     code_modes: ModesReport | None = None
     guarded: GuardedSchedule | None = None
     guarded_refusal: str | None = None
-    implicit_text: str | None = None
-    implicit_json: dict | None = None
+    implicit_text: str | None = _OnFirstRead()    # type: ignore[assignment]
+    implicit_json: dict | None = _OnFirstRead()   # type: ignore[assignment]
     #: parameters made constants because a structural condition reads them
     #: (`mdae_fmu.structure.structural_parameters`)
     fixed_parameters: tuple = ()
@@ -297,8 +353,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     (`mdae_fmu.implicit.conversion`, docs/theory.md §4.9): the analysis is then the converted
     code form's (``model``, ``conversions``), or the model is rejected with the formula of
     the modes of the block."""
-    from .implicit.analysis import analyze_implicit, render_json as ia_json, \
-        render_text as ia_text
+    from .implicit.analysis import analyze_implicit
     from .implicit.conversion import convert_guarded
     from .implicit.variants import guarded_schedule
     from .implicit.when_checks import event_diagnostics
@@ -309,9 +364,8 @@ def guarded_analysis(model: Model, progress) -> Analysis:
     except ModelRejected as err:
         # E-FIXPOINT: the verdict, after the structure of the model as written (as on the
         # enumerated path, whose per-mode report precedes it)
-        ia = analyze_implicit(model)
         return Analysis(model_name=model.name, modes=None, automaton=None, rejection=str(err),
-                        implicit_text=ia_text(ia), implicit_json=ia_json(ia))
+                        **deferred_report(analyze_implicit(model)))
     # blocks singular for all values: converted or rejected (mdae_fmu.implicit.conversion)
     repair = convert_guarded(code, analyze_implicit(code))
     code, ia = repair.model, repair.analysis
@@ -321,8 +375,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
         modes=None,
         automaton=None,
         code_model=None if code is model else code,
-        implicit_text=ia_text(ia),
-        implicit_json={**ia_json(ia), "event_iteration": iterated},
+        **deferred_report(ia, {"event_iteration": iterated}),
         init_warnings=(warning,) if warning else (),
         model=code if repair.conversions else None,
         conversions=repair.conversions,
@@ -414,8 +467,7 @@ def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
     modes concerned; for a rejected ``a`` the implicit analysis' diagnostic is only recorded
     (``guarded_refusal``, printed by ``analyze``)."""
     from .diagnostics import MdaeError
-    from .implicit.analysis import analyze_implicit, render_json as ia_json, \
-        render_text as ia_text
+    from .implicit.analysis import analyze_implicit
     from .implicit.variants import guarded_schedule
     if progress is not None:
         progress("implicit analysis")
@@ -424,21 +476,21 @@ def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
         ia = analyze_implicit(code)
     except MdaeError as err:
         return no_schedule(a, str(err))
-    text, js = ia_text(ia), ia_json(ia)
+    report = deferred_report(ia)        # (built when first read)
     if not a.accepted:
         return replace(a, guarded_refusal=ia.diagnostic or "the model is rejected",
-                       implicit_text=text, implicit_json=js)
+                       **report)
     if not ia.ok:
         return replace(no_schedule(a, ia.diagnostic or "the implicit analysis rejects it"),
-                       implicit_text=text, implicit_json=js)
+                       **report)
     try:
         initial, _ = initial_mode(code)
         # the automaton accepted every change, those into transient modes included: the
         # equations a transient guard selects run in the restarts of those changes
         sched = guarded_schedule(code, ia, initial=initial, transients_analysed=True)
     except ModelRejected as err:
-        return replace(no_schedule(a, err.message), implicit_text=text, implicit_json=js)
-    return replace(a, guarded=sched, implicit_text=text, implicit_json=js)
+        return replace(no_schedule(a, err.message), **report)
+    return replace(a, guarded=sched, **report)
 
 
 def no_schedule(a: Analysis, reason: str) -> Analysis:

@@ -282,7 +282,7 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
                 j = col_index.get(name)
                 if j is not None:
                     cell = row.setdefault(j, {})
-                    cell[k] = cell.get(k, bdd.false) | bf
+                    cell[k] = cell[k] | bf if k in cell else bf
         rows.append(eq.id)
         sig.append(row)
         present.append(f)

@@ -60,6 +60,7 @@ from ..structure.signature import signature_row
 from ..structure.system_jacobian import BlockSystem
 from .analysis import ImplicitAnalysis, analyze_implicit, branch_residuals
 from .blocks import ConditionalBlock
+from .formulas import conj
 
 #: Variants of one block tested before the rest of its modes are left unchecked (each test
 #: picks a mode and builds the block there: a block whose equations read many independent
@@ -218,7 +219,7 @@ def _variant(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
         fixed.append(fd)
     if narrow:
         for f in fixed:
-            formula &= f
+            formula = conj(formula, f)
     system = BlockSystem(equations=blk.equations,
                          residuals=tuple(eq.residual for eq in equations),
                          offsets=tuple(offsets),

@@ -43,6 +43,7 @@ import sympy as sp
 from ..diagnostics import ModelRejected
 from ..structure.latent import latent_system
 from .analysis import branch_residuals
+from .formulas import conj
 from .schedule import BlockRows, Selection
 
 
@@ -85,7 +86,7 @@ def case_split(parts, key, case: dict):
     out = []
     for f, vals in parts:
         for v, fv in case.items():
-            m = f & fv
+            m = conj(f, fv)
             if m != m.bdd.false:
                 out.append((m, {**vals, key: v}))
     return out

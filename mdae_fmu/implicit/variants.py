@@ -18,6 +18,7 @@ from ..modes.shiftform import constant_values
 from ..structure.latent import latent_system
 from ..structure.per_mode import Instance, symbol_table
 from .analysis import ImplicitAnalysis, branch_residuals
+from .formulas import conj
 from .merged import MergeContext, case_split, limit0, merged_block
 from .schedule import (STEP, BlockRows, DeltaRestart, FormulaTable, GuardedSchedule,
                        GuardedVariant, impulse_symbol, left_symbol, tree_instances)
@@ -226,7 +227,7 @@ def _conditional_states(ia: ImplicitAnalysis, regular, instances) -> list:
         for v, fv in ia.d[col_of[inst.name]].items():
             if v > inst.order:
                 f |= fv
-        f &= regular
+        f = conj(f, regular)
         if f != regular:
             cond.append((k, f))
     return cond
@@ -252,7 +253,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     F = bdd.false
     regular = space.care & ~ia.singular
     cols, rows = ia.graph.cols, ia.graph.rows
-    dvals = {name: tuple(sorted(v for v, f in ia.d[j].items() if f & regular != F)) or (0,)
+    dvals = {name: tuple(sorted(v for v, f in ia.d[j].items() if conj(f, regular) != F))
+             or (0,)
              for j, name in enumerate(cols)}
     dmax = {n: v[-1] for n, v in dvals.items()}
     multi = {n for n, v in dvals.items() if len(v) > 1}
@@ -377,7 +379,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         proxies=tuple(ctx.proxies), rproxies=tuple(ctx.rproxies), n_modes=ia.n_modes,
         impulse_outputs=impulse_outputs(out, tuple(cols), xleft, zeta),
         initial=_initial_bits(space, initial), modes=roots[-1], transient_restarts=transient,
-        max_offset=max((v for case in ia.c for v, f in case.items() if f & regular != F),
+        max_offset=max((v for case in ia.c for v, f in case.items() if conj(f, regular) != F),
                        default=0))
 
 
@@ -500,7 +502,7 @@ def _schedule_order(variants, table=None):
         own = set(_written(v[1], v[8])) | set(v[1].unknowns)
         for x in v[1].symbols(table) - own:
             for w in writers.get(x, ()):
-                if w != k and (variants[w][0] & v[0]) != v[0].bdd.false:
+                if w != k and conj(variants[w][0], v[0]) != v[0].bdd.false:
                     after[k].add(w)
     readers: list[list] = [[] for _ in variants]
     for k, ws in enumerate(after):

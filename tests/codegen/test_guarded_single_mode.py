@@ -71,3 +71,42 @@ def test_chain_on_the_guarded_schedule_is_the_per_mode_fmu(tmp_path):
     fmu2 = tmp_path / "again.fmu"
     api.export_fmu(model2, fmu2, analysis=a2, progress=False)
     assert np.array_equal(_run(fmu2, names), runs["guarded"])
+
+
+def test_a_model_without_guards_uses_no_bdd_and_builds_its_report_when_read(monkeypatch,
+                                                                            tmp_path):
+    """A model without long guards has the formulas true and false only: its guard space is
+    a `ConstantBDD` (no ``dd`` import), and the analysis and the schedule equal those built
+    on a ``dd`` manager; the implicit report is built when first read, shared by the copies
+    of the analysis, and equals the report of the ``dd`` analysis."""
+    from mdae_fmu import analysis as A
+    from mdae_fmu.implicit import formulas
+    from mdae_fmu.implicit.analysis import render_json, render_text
+
+    path = tmp_path / "Chain6.mo"
+    path.write_text(chain(6))
+    model = api.load(path)
+    fast = A.guarded_analysis(model, None)
+    report = vars(fast)["implicit_json"]
+    assert isinstance(report, A.ImplicitReport) and not report.built
+    assert isinstance(report.ia.space.bdd, formulas.ConstantBDD)
+    copy = A.replace(fast, units=())
+    assert vars(copy)["implicit_json"] is report and not report.built
+
+    constant = formulas.ConstantBDD
+    monkeypatch.setattr(formulas, "ConstantBDD", formulas.bdd_manager)
+    slow = A.guarded_analysis(model, None)
+    assert not isinstance(vars(slow)["implicit_json"].ia.space.bdd, constant)
+    js_fast, js_slow = dict(fast.implicit_json), dict(slow.implicit_json)
+    js_fast.pop("seconds"), js_slow.pop("seconds")
+    assert js_fast == js_slow and report.built
+    assert copy.implicit_json is fast.implicit_json           # built once, shared
+    assert fast.implicit_text.split("seconds")[0] == slow.implicit_text.split("seconds")[0]
+    assert render_text(report.ia).split("seconds")[0] == fast.implicit_text.split("seconds")[0]
+    assert render_json(report.ia)["blocks"] == js_fast["blocks"]
+    a, b = fast.guarded, slow.guarded
+    assert [v.block.label for v in a.variants] == [v.block.label for v in b.variants]
+    assert [(v.writes, v.reads, v.formula) for v in a.variants] == \
+        [(v.writes, v.reads, v.formula) for v in b.variants]
+    assert (a.table, a.modes, a.states, a.impulse_outputs) == \
+        (b.table, b.modes, b.states, b.impulse_outputs)
