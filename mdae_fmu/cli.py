@@ -17,6 +17,7 @@ from typing import Callable
 
 from .diagnostics import (EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, EXIT_SIGTERM,
                           InputError, MdaeError)
+from .collector import gc_paused
 from .output import Interrupted, check_destination, check_writable, os_reason, signals_raise
 from .version import VERSION
 
@@ -127,7 +128,6 @@ def _analysis_options(p: argparse.ArgumentParser) -> None:
 def _analyze(args) -> int:
     if args.dot:                    # before the analysis (mdae_fmu.output)
         check_writable(args.dot, [args.model])
-    from .importers.flat_modelica import gc_paused
     with gc_paused():   # millions of acyclic nodes: the cyclic collector only rescans them
         return _analyze_model(args)
 
@@ -207,6 +207,11 @@ def _check_enumerable(model) -> None:
 
 
 def _export(args) -> int:
+    with gc_paused():   # the import too, as `_analyze` (mdae_fmu.collector)
+        return _export_model(args)
+
+
+def _export_model(args) -> int:
     from . import api
     from .progress import Progress
     if args.per_mode:

@@ -10,13 +10,12 @@ byte-identical FMU.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
+from ..collector import gc_paused
 from ..diagnostics import InputError, ModelRejected
 from ..progress import Progress, as_progress  # noqa: F401  (Progress: API)
 from ..ir import Model
@@ -111,7 +110,7 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     # the destination is checked, and a temporary file reserved next to it, before any work;
     # the FMU replaces the destination only once complete (mdae_fmu.output)
     with atomic_output(path, (model.source,), make_parents=True) as partial, \
-            without_cycle_collection():
+            gc_paused():
         if analysis is None:
             from ..analysis import analyze
             analysis = analyze(model, erasure=erasure, lemma22=lemma22, modes=report,
@@ -133,27 +132,6 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
             writing(partial, path, lambda: write_zip(partial, entries))
     progress("done")
     return path
-
-
-@contextmanager
-def without_cycle_collection() -> Iterator[None]:
-    """Run the block with CPython's cyclic garbage collector paused, as `mdae-fmu analyze`
-    runs (``cli._analyze``), and restore it after.
-
-    Analysis and code generation build millions of small objects that live to the end (the
-    syntax trees, the sympy symbols, the plan, the C text); each full collection scans all of
-    them, and their number grows with the model, so the collector took about a quarter of the
-    CPU time of an export at 10^5 equations (docs/performance.md, "stop 39, export") and
-    freed next to nothing: the pipeline's data are not cyclic. Reference counting still frees
-    everything else at once; cyclic garbage of the block is collected after it, by the next
-    automatic collection."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: The message of the removed per-mode option (``export --per-mode``, ``implicit=False``).

@@ -29,11 +29,9 @@ importer never drops a construct silently.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, cast
 from pathlib import Path
@@ -41,6 +39,7 @@ from pathlib import Path
 from lark import Lark
 
 from .. import expr as E
+from ..collector import gc_paused
 from ..diagnostics import InputError, SourceLoc
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate,
                   Variability, Variable, VarType, WhenBranch, WhenClause)
@@ -463,20 +462,6 @@ def _syntax_error(err: ParseError, ctx: ParseContext, parser: _Parser) -> InputE
 
 # OpenModelica's flat output of a state machine: 'stateMachine name' right before the error
 _STATE_MACHINE = re.compile(r"(?:^|\s)(stateMachine)\s+[\w.']+\s*$")
-
-
-@contextmanager
-def gc_paused():
-    """Pause the cyclic garbage collector (if it runs) while a model is built. An import
-    allocates millions of small acyclic objects; without the pause the collector scans the
-    growing heap again and again, about 20 % of the import time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def too_large(loc: SourceLoc) -> InputError:
