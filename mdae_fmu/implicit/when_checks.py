@@ -655,19 +655,42 @@ def _differentiated(system: MultimodeSystem) -> frozenset[str]:
     return memo["all"]
 
 
-def _phantom(system: MultimodeSystem) -> tuple[Any, ...]:
+def _phantom(system: MultimodeSystem, link: str) -> tuple[Any, ...]:
     """Two equations over two unknowns of their own that stand for a part of the model
-    outside a region whose system at shift 0 is under-determined (docs/theory.md §10.7):
-    ``a`` (offset c = 0) reads ``der(p)`` and ``q``, ``b`` (offset c = 1) reads ``p``, as
-    an engaged clutch's two shafts; at shift 0 ``a`` alone has two unknowns, with the
-    continuation's rows every instance is determined."""
+    outside a region whose system at shift 0 is under-determined and which reads the region
+    (docs/theory.md §10.7): ``a`` (offset c = 0) reads ``der(p)``, ``q`` and the region's
+    variable ``link`` that the part reads (so that the phantom is in the region's component
+    of the difference array, `runs.array_components`), ``b`` (offset c = 1) reads ``p``, as
+    an engaged clutch's two shafts; at shift 0 ``a`` alone has two unknowns of its own, with
+    the continuation's rows every instance is determined."""
     from .. import expr as E
     from ..modes.normalize import MEquation
     a, b = PHANTOM_EQS
     p, q = PHANTOM_VARS
     zero = E.Const(0.0)
-    return (MEquation(id=a, residual=zero, guard=(), orders=((p, 1), (q, 0)), origin="phantom"),
+    return (MEquation(id=a, residual=zero, guard=(), orders=((p, 1), (q, 0), (link, 0)),
+                      origin="phantom"),
             MEquation(id=b, residual=zero, guard=(), orders=((p, 0),), origin="phantom"))
+
+
+def _linked(system: MultimodeSystem, names: set[str], occurs: dict[str, list[int]]
+            ) -> tuple[set[str], str | None]:
+    """The unknowns of the equations of ``system`` (any guard) connected to the region's
+    unknowns ``names`` through shared unknowns, and one unknown of ``names`` such an equation
+    outside the region reads (None when the rest of the model is apart from the region: its
+    difference array is then decided on its own, `runs.diff_array`)."""
+    seen = set(names)
+    todo = sorted(names)
+    link = None
+    while todo:
+        v = todo.pop()
+        for k in occurs.get(v, ()):
+            new = [u for u in system.equations[k].order_map if u not in seen]
+            if new and v in names and (link is None or v < link):
+                link = v
+            seen.update(new)
+            todo.extend(new)
+    return seen, link
 
 
 def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[int, ...],
@@ -758,12 +781,14 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
                                    frozenset(v for v, dv in sig.d.items() if dv > 0))
     names = {v for k in kept for v in system.equations[k].order_map}
     ids = {system.equations[k].id for k in kept}
-    # the part outside the region, under-determined at shift 0 (concretely, and by formula)
-    outside0 = [e for e in rows0 if e.id not in ids]
-    u0 = len(read0 - names) > len(outside0)
+    # the part outside the region connected to it, under-determined at shift 0 (concretely,
+    # and by formula); a part apart from the region is decided on its own
+    linked, link = _linked(system, names, occurs)
+    outside0 = [e for e in rows0 if e.id not in ids and set(e.order_map) <= linked]
+    u0 = len((read0 & linked) - names) > len(outside0)
     fu = F
     for n, f in forms.u0:
-        if n not in names:
+        if n not in names and n in linked:
             fu |= f
     if u0 != holds(fu):
         return None, None, False
@@ -795,7 +820,8 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
     if u0:
         a, b = PHANTOM_EQS
         p, q = PHANTOM_VARS
-        eqs += _phantom(system)
+        assert link is not None
+        eqs += _phantom(system, link)
         names |= {p, q}
         cfg = Config(known=own.known | {(p, 0)}, context=own.context | {(b, 0)})
         sig_r = SigmaInfo(ok=True, c={**sig.c, a: 0, b: 1}, d={**sig.d, p: 1, q: 0})
