@@ -707,16 +707,16 @@ def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[in
     The run is the enumerated path's `exec_transient` on the region of the instant
     (`instant_region`, seeded with the unknowns whose leading instance no row of offset 0
     reads), with the whole long mode's offsets (and so the same number of copies of its
-    continuation), and with `_phantom` when the part outside the region is under-determined
-    at shift 0 (``u0``). Its class is the long modes of ``scope`` that enable the equations
-    the walk read as the mode does, give the region's unknowns and the whole mode the same
-    offsets and index, agree on ``u0`` and have no such unknown outside the region. With
-    ``u0``, a failure whose message names a phantom equation (the rows of the part outside
-    that read only known instances are named with it) or under-determined at shift 0 (the
-    instances of the whole mode) has the same code on the whole system, and its message
-    there is given by the last item. When the analysis' formulas and the mode's own Σ-method
-    disagree (an internal inconsistency), the class is the mode's structure class and the
-    run the whole system's."""
+    continuation), and with `_phantom` when the part outside the region linked to it
+    (`_linked`) is under-determined at shift 0 (``u0``). Its class is the long modes of
+    ``scope`` that enable the equations the walk read as the mode does, give the region's
+    unknowns and the whole mode the same offsets and index, agree on ``u0`` and have no such
+    unknown outside the region. With ``u0``, a failure whose message names a phantom
+    equation (the rows of the part outside that read only known instances are named with it)
+    or under-determined at shift 0 (the instances of the whole mode) has the same code on
+    the whole system, and its message there is given by the last item. When the analysis'
+    formulas and the mode's own Σ-method disagree (an internal inconsistency), the class is
+    the mode's structure class and the run the whole system's."""
     from ..modes.runs import continuation_mode, exec_transient, sigma_of_mode, steady_config
     from .conversion import first_mode
     space = ia.space

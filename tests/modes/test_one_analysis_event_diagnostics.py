@@ -490,9 +490,10 @@ def _reinit_drive_line(n: int) -> str:
 
 
 # Beside a model's event, a part outside the event's region (docs/theory.md §10.7): two
-# capacitors in parallel while sw (under-determined at shift 0, as an engaged clutch: the
-# enumerated DiffArray then skips the reinit's yield), and a capacitor pin whose potential's
-# derivative only the differentiated constraint gives (an unknown no row of offset 0 reads).
+# capacitors in parallel while sw (under-determined at shift 0, as an engaged clutch, but
+# apart from the event: DiffArray decides it on its own, §7.5), and a capacitor pin whose
+# potential's derivative only the differentiated constraint gives (an unknown no row of
+# offset 0 reads).
 PAIR = ("  Real u1(start = 0, fixed = true);\n  Real u2(start = 0, fixed = true);\n"
         "  Real i1, i2;\n  input Boolean sw(start = false);\n",
         "  der(u1) = i1;\n  2*der(u2) = i2;\n  i1 + i2 = sin(time);\n  if sw then\n"
@@ -575,8 +576,9 @@ def _instants_against_each_mode(text: str) -> tuple[int, int, int]:
 @pytest.mark.parametrize("name", sorted(INSTANT_MODELS))
 def test_region_classes_agree_with_each_long_mode(name):
     """The transient instant decided on its region (docs/theory.md §10.7) has, in every long
-    mode of each class, the outcome of the enumerated path's run on the whole system: the
-    masking of a far part under-determined at shift 0 (PAIR, an engaged drive-line clutch),
+    mode of each class, the outcome of the enumerated path's run on the whole system: a far
+    part under-determined at shift 0, apart from the event (PAIR) or linked to it (an engaged
+    drive-line clutch: the phantom equations),
     a far unknown no row of offset 0 reads (PIN, in the region), a failure at shift 0
     (CupPair: run again on the whole system for its message) included."""
     classes, modes, _ = _instants_against_each_mode(INSTANT_MODELS[name])
