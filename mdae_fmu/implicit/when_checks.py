@@ -673,24 +673,51 @@ def _phantom(system: MultimodeSystem, link: str) -> tuple[Any, ...]:
             MEquation(id=b, residual=zero, guard=(), orders=((p, 0),), origin="phantom"))
 
 
-def _linked(system: MultimodeSystem, names: set[str], occurs: dict[str, list[int]]
-            ) -> tuple[set[str], str | None]:
-    """The unknowns of the equations of ``system`` (any guard) connected to the region's
-    unknowns ``names`` through shared unknowns, and one unknown of ``names`` such an equation
-    outside the region reads (None when the rest of the model is apart from the region: its
-    difference array is then decided on its own, `runs.diff_array`)."""
-    seen = set(names)
+def _linked(system: MultimodeSystem, names: set[str], occurs: dict[str, list[int]],
+            modes: tuple[Mode, ...]) -> tuple[set[str], str | None, set[int]]:
+    """The unknowns of the equations enabled in one of ``modes`` (the transient mode and its
+    continuation) connected to the region's unknowns ``names`` through shared unknowns
+    (docs/theory.md §10.7 (b)), one unknown of ``names`` that such an equation outside the
+    region reads (None when the rest of the model is apart from the region: its difference
+    array is then decided on its own, `runs.diff_array`), and the indices of the guarded
+    equations whose guards the walk read. A guarded equation is read only when it would
+    bring an unknown not yet connected (after every equation without a guard), so that a
+    drive line's clutches, whose shafts are connected in every mode, are not read."""
+    eqs = system.equations
+    linked = set(names)
+    link: str | None = None
+    queried: set[int] = set()
+    deferred: set[int] = set()
     todo = sorted(names)
-    link = None
-    while todo:
-        v = todo.pop()
-        for k in occurs.get(v, ()):
-            new = [u for u in system.equations[k].order_map if u not in seen]
-            if new and v in names and (link is None or v < link):
-                link = v
-            seen.update(new)
-            todo.extend(new)
-    return seen, link
+
+    def add(k: int) -> None:
+        nonlocal link
+        order = eqs[k].order_map
+        mine = [u for u in order if u in names]
+        if mine and (link is None or min(mine) < link):
+            link = min(mine)
+        new = [u for u in order if u not in linked]
+        linked.update(new)
+        todo.extend(new)
+    while True:
+        while todo:
+            v = todo.pop()
+            for k in occurs.get(v, ()):
+                if k in queried or all(u in linked for u in eqs[k].order_map):
+                    continue
+                if eqs[k].guard:
+                    deferred.add(k)
+                else:
+                    add(k)
+        read = sorted(k for k in deferred
+                      if any(u not in linked for u in eqs[k].order_map))
+        deferred.clear()
+        if not read:
+            return linked, link, queried
+        for k in read:
+            queried.add(k)
+            if any(all(m[i] == p for i, p in eqs[k].guard) for m in modes):
+                add(k)
 
 
 def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[int, ...],
@@ -783,7 +810,8 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
     ids = {system.equations[k].id for k in kept}
     # the part outside the region connected to it, under-determined at shift 0 (concretely,
     # and by formula); a part apart from the region is decided on its own
-    linked, link = _linked(system, names, occurs)
+    linked, link, bridges = _linked(system, names, occurs, (dst, long_mode))
+    queried |= bridges
     outside0 = [e for e in rows0 if e.id not in ids and set(e.order_map) <= linked]
     u0 = len((read0 & linked) - names) > len(outside0)
     fu = F

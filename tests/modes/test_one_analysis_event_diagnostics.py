@@ -516,13 +516,19 @@ def _beside(text: str, *parts: tuple[str, str]) -> str:
 CUP_TEXT = "\n".join(line for line in (REFERENCE / "CupAndBallElasticNoLaw.mo").read_text()
                      .splitlines() if not line.startswith("//"))
 BALL_PAIR_PIN = _beside(ACCEPTED["BouncingSwitch"], PAIR, PIN)
+# PAIR fed by the ball's height through a switched source (linked to the event while sl)
+LINK = ("  Real i3;\n  input Boolean sl(start = false);\n",
+        "  if sl then\n    i3 = h;\n  else\n    i3 = 0;\n  end if;\n")
+BALL_PAIR_LINKED = _beside(ACCEPTED["BouncingSwitch"],
+                           (PAIR[0], PAIR[1].replace("sin(time);", "sin(time) + i3;")), LINK)
 CUP_PAIR_PIN = _beside(CUP_TEXT, PAIR, PIN)
 
 INSTANT_MODELS = {
     "HeldRelease": HELD_RELEASE, "CupNoLaw": CUP_NO_LAW, "TransientFuture": TRANSIENT_FUTURE,
     "LongDep": LONG_MODE_CONFLICT, "TwoEvents": TWO_EVENTS, "PingPong": PING_PONG,
     "BallPair": _beside(ACCEPTED["BouncingSwitch"], PAIR),
-    "BallPairPin": BALL_PAIR_PIN, "CupPair": _beside(CUP_TEXT, PAIR),
+    "BallPairPin": BALL_PAIR_PIN, "BallPairLinked": BALL_PAIR_LINKED,
+    "CupPair": _beside(CUP_TEXT, PAIR),
     "CupPairPin": CUP_PAIR_PIN, "Couplings5": _couplings(5),
     "DriveLine4": _reinit_drive_line(4),
 }
@@ -600,6 +606,21 @@ def test_parts_beside_the_event_as_the_enumerated_analysis(name):
         assert not any("u1" in m or "e10 " in m for m in _messages(oracle) + _messages(one))
     assert _codes(oracle) == _codes(one)
     assert all(m in _messages(oracle) for m in _messages(one) if "more such failures" not in m)
+
+
+def test_a_part_linked_to_the_event_only_in_some_modes():
+    """PAIR reads the ball's height while sl (docs/theory.md §10.7 (b)): then, and while sw
+    puts its capacitors in parallel (under-determined at shift 0), the bounce is decided with
+    the pair by DiffArray's phase 2 and rejected by both analyses; while not sl the pair is
+    apart from the ball (§7.5) and the bounce passes. The one analysis reads the switch of
+    the link (8 classes, one per long mode) and names the failing modes only."""
+    oracle, one = _oracle_and_one(BALL_PAIR_LINKED)
+    assert not oracle.accepted and not one.accepted
+    assert _codes(oracle) == _codes(one) == {"E-TRANSIENT-FUTURE"}
+    assert all(m in _messages(oracle) for m in _messages(one))
+    for m in _messages(oracle):
+        assert "-> " in m and ",sw,sl,edge(h < 0)]" in m.split("-> ")[1], m
+    assert _instants_against_each_mode(BALL_PAIR_LINKED) == (8, 8, 2)
 
 
 @pytest.mark.long      # 512 classes and 512 runs on the whole system: about 8 s of CPU
