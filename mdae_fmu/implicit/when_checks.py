@@ -633,19 +633,69 @@ def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
     return sorted(region), set(states)
 
 
-def _phantom(system: MultimodeSystem) -> tuple[Any, ...]:
+def _phantom(system: MultimodeSystem, link: str) -> tuple[Any, ...]:
     """Two equations over two unknowns of their own that stand for a part of the model
-    outside a region whose system at shift 0 is under-determined (docs/theory.md §10.7):
-    ``a`` (offset c = 0) reads ``der(p)`` and ``q``, ``b`` (offset c = 1) reads ``p``, as
-    an engaged clutch's two shafts; at shift 0 ``a`` alone has two unknowns, with the
-    continuation's rows every instance is determined."""
+    outside a region whose system at shift 0 is under-determined and which reads the region
+    (docs/theory.md §10.7): ``a`` (offset c = 0) reads ``der(p)``, ``q`` and the region's
+    variable ``link`` that the part reads (so that the phantom is in the region's component
+    of the difference array, `runs.array_components`), ``b`` (offset c = 1) reads ``p``, as
+    an engaged clutch's two shafts; at shift 0 ``a`` alone has two unknowns of its own, with
+    the continuation's rows every instance is determined."""
     from .. import expr as E
     from ..modes.normalize import MEquation
     a, b = PHANTOM_EQS
     p, q = PHANTOM_VARS
     zero = E.Const(0.0)
-    return (MEquation(id=a, residual=zero, guard=(), orders=((p, 1), (q, 0)), origin="phantom"),
+    return (MEquation(id=a, residual=zero, guard=(), orders=((p, 1), (q, 0), (link, 0)),
+                      origin="phantom"),
             MEquation(id=b, residual=zero, guard=(), orders=((p, 0),), origin="phantom"))
+
+
+def _linked(system: MultimodeSystem, names: set[str], occurs: dict[str, list[int]],
+            modes: tuple[Mode, ...]) -> tuple[set[str], str | None, set[int]]:
+    """The unknowns of the equations enabled in one of ``modes`` (the transient mode and its
+    continuation) connected to the region's unknowns ``names`` through shared unknowns
+    (docs/theory.md §10.7 (b)), one unknown of ``names`` that such an equation outside the
+    region reads (None when the rest of the model is apart from the region: its difference
+    array is then decided on its own, `runs.diff_array`), and the indices of the guarded
+    equations whose guards the walk read. A guarded equation is read only when it would
+    bring an unknown not yet connected (after every equation without a guard), so that a
+    drive line's clutches, whose shafts are connected in every mode, are not read."""
+    eqs = system.equations
+    linked = set(names)
+    link: str | None = None
+    queried: set[int] = set()
+    deferred: set[int] = set()
+    todo = sorted(names)
+
+    def add(k: int) -> None:
+        nonlocal link
+        order = eqs[k].order_map
+        mine = [u for u in order if u in names]
+        if mine and (link is None or min(mine) < link):
+            link = min(mine)
+        new = [u for u in order if u not in linked]
+        linked.update(new)
+        todo.extend(new)
+    while True:
+        while todo:
+            v = todo.pop()
+            for k in occurs.get(v, ()):
+                if k in queried or all(u in linked for u in eqs[k].order_map):
+                    continue
+                if eqs[k].guard:
+                    deferred.add(k)
+                else:
+                    add(k)
+        read = sorted(k for k in deferred
+                      if any(u not in linked for u in eqs[k].order_map))
+        deferred.clear()
+        if not read:
+            return linked, link, queried
+        for k in read:
+            queried.add(k)
+            if any(all(m[i] == p for i, p in eqs[k].guard) for m in modes):
+                add(k)
 
 
 def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[int, ...],
@@ -662,16 +712,16 @@ def _instant_classes(system: MultimodeSystem, ia: ImplicitAnalysis, on: tuple[in
     The run is the enumerated path's `exec_transient` on the region of the instant
     (`instant_region`, seeded with the unknowns whose leading instance no row of offset 0
     reads), with the whole long mode's offsets (and so the same number of copies of its
-    continuation), and with `_phantom` when the part outside the region is under-determined
-    at shift 0 (``u0``). Its class is the long modes of ``scope`` that enable the equations
-    the walk read as the mode does, give the region's unknowns and the whole mode the same
-    offsets and index, agree on ``u0`` and have no such unknown outside the region. With
-    ``u0``, a failure whose message names a phantom equation (the rows of the part outside
-    that read only known instances are named with it) or under-determined at shift 0 (the
-    instances of the whole mode) has the same code on the whole system, and its message
-    there is given by the last item. When the analysis' formulas and the mode's own Σ-method
-    disagree (an internal inconsistency), the class is the mode's structure class and the
-    run the whole system's."""
+    continuation), and with `_phantom` when the part outside the region linked to it
+    (`_linked`) is under-determined at shift 0 (``u0``). Its class is the long modes of
+    ``scope`` that enable the equations the walk read as the mode does, give the region's
+    unknowns and the whole mode the same offsets and index, agree on ``u0`` and have no such
+    unknown outside the region. With ``u0``, a failure whose message names a phantom
+    equation (the rows of the part outside that read only known instances are named with it)
+    or under-determined at shift 0 (the instances of the whole mode) has the same code on
+    the whole system, and its message there is given by the last item. When the analysis'
+    formulas and the mode's own Σ-method disagree (an internal inconsistency), the class is
+    the mode's structure class and the run the whole system's."""
     from ..modes.runs import continuation_mode, exec_transient, sigma_of_mode, steady_config
     from .conversion import first_mode
     space = ia.space
@@ -736,12 +786,15 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
                                    frozenset(v for v, dv in sig.d.items() if dv > 0))
     names = {v for k in kept for v in system.equations[k].order_map}
     ids = {system.equations[k].id for k in kept}
-    # the part outside the region, under-determined at shift 0 (concretely, and by formula)
-    outside0 = [e for e in rows0 if e.id not in ids]
-    u0 = len(read0 - names) > len(outside0)
+    # the part outside the region connected to it, under-determined at shift 0 (concretely,
+    # and by formula); a part apart from the region is decided on its own
+    linked, link, bridges = _linked(system, names, occurs, (dst, long_mode))
+    queried |= bridges
+    outside0 = [e for e in rows0 if e.id not in ids and set(e.order_map) <= linked]
+    u0 = len((read0 & linked) - names) > len(outside0)
     fu = F
     for n, f in forms.u0:
-        if n not in names:
+        if n not in names and n in linked:
             fu |= f
     if u0 != holds(fu):
         return None, None, False
@@ -773,7 +826,8 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
     if u0:
         a, b = PHANTOM_EQS
         p, q = PHANTOM_VARS
-        eqs += _phantom(system)
+        assert link is not None
+        eqs += _phantom(system, link)
         names |= {p, q}
         cfg = Config(known=own.known | {(p, 0)}, context=own.context | {(b, 0)})
         sig_r = SigmaInfo(ok=True, c={**sig.c, a: 0, b: 1}, d={**sig.d, p: 1, q: 0})

@@ -528,27 +528,102 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
     """Algorithm 11 DiffArray for one transient instant followed by its continuation long mode
     (docs/theory.md §7.3, K = 0): phase 1 on the transient equations alone, phase 2 appending
     ``n_inf`` shifted copies of the continuation's index-reduced system, where only its
-    consistency part may be erased. Returns ``(EQResult, occ, long equations that gave way to
-    the transient ones)``."""
+    consistency part may be erased. When phase 1 fails, the array is decided per connected
+    component (`array_components`, docs/theory.md §7.5): a part of the model that shares no
+    instance with the event's equations (two capacitors in parallel beside a bouncing ball)
+    neither forces the event's equations into phase 2 nor lends them its failure. Returns
+    ``(EQResult, occ, long equations that gave way to the transient ones)``."""
     enabled = system.enabled(mode)
     f0 = {(e.id, 0) for e in enabled}
     occ = {k: eq_vars(system.equation(k[0]), k[1]) for k in f0}
-    vars0 = {v for k in f0 for v in occ[k]}
-    X = vars0 - cfg.known
-    Y = vars0 & cfg.known
-    res = exist_quantif(f0, occ, X, set(), Y, literal)
-    if res.b_O and not res.b_U and res.reason == "X over-determined given Y":
-        res, gone = _yield_to_reinit(system, f0, occ, X, Y, res, literal)
-        if gone:
-            return res, occ, gone
-    if not res.b_O or res.b_U:
-        return res, occ, frozenset()
+    res, gone = _first_phase(system, f0, occ, cfg.known, literal)
+    if gone or not res.b_O or res.b_U:
+        return res, occ, gone
     if not cont_sig.ok:
         d = cont_sig.diagnostic
         return (EQResult(b_O=True, b_U=False, reason="continuation mode structurally singular",
                          equations=d.equations if d else ()), occ, frozenset())
-    cont = continuation_mode(system, mode)
     n_inf = n_inf if n_inf is not None else cont_sig.index + 1
+    rows, cons = _continuation_rows(system, mode, cont_sig, f0, n_inf)
+    for row in rows:
+        occ[row] = eq_vars(system.equation(row[0]), row[1])
+    parts = array_components(set(f0) | rows, occ)
+    if len(parts) == 1:
+        return _second_phase(f0, rows, cons, occ, cfg.known, res, literal), occ, frozenset()
+    passed: list[EQResult] = []
+    gave_way: frozenset = frozenset()
+    failing: set = set()
+    for part in parts:
+        p0 = f0 & part
+        r, g = _first_phase(system, p0, occ, cfg.known, literal)
+        if not (r.b_O and r.b_U) and r.b_O and not g:
+            r = _second_phase(p0, rows & part, cons & part, occ, cfg.known, r, literal)
+        if r.b_O and r.b_U:
+            passed.append(r)
+            gave_way |= g
+        else:
+            failing |= part
+    if failing:
+        # the failing components together, as the whole array was decided before: with every
+        # component failing, the whole array's verdict and message
+        f0_f = f0 & failing
+        if failing == set(f0) | rows:
+            r_f = res
+        else:
+            r_f, g = _first_phase(system, f0_f, occ, cfg.known, literal)
+            if g or not r_f.b_O or r_f.b_U:
+                return r_f, occ, g
+        r = _second_phase(f0_f, rows & failing, cons & failing, occ, cfg.known, r_f, literal)
+        if not (r.b_O and r.b_U):
+            return r, occ, frozenset()
+        passed.append(r)
+    return EQResult(b_O=True, b_U=True,
+                    F_sig=tuple(k for r in passed for k in r.F_sig),
+                    Fbar_sig=tuple(k for r in passed for k in r.Fbar_sig)), occ, gave_way
+
+
+def array_components(keys, occ) -> list[set]:
+    """The connected components of a difference array (docs/theory.md §7.5): its equation
+    instances ``keys`` linked through every variable instance they read (``occ``), known ones
+    included, in the order of their smallest key."""
+    parent: dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for k in keys:
+        rk = find(("eq", k))
+        for v in occ[k]:
+            rv = find(("var", v))
+            if rv != rk:
+                parent[rv] = rk
+    groups: dict = {}
+    for k in keys:
+        groups.setdefault(find(("eq", k)), set()).add(k)
+    return sorted(groups.values(), key=lambda g: min(g, key=repr).__repr__())
+
+
+def _first_phase(system, f0, occ, known, literal):
+    """Phase 1 of DiffArray (`diff_array`): ExistQuantifEqn on the transient instant's
+    equations ``f0`` alone, the reinit's dynamics giving way when it over-determines the
+    instant (`_yield_to_reinit`). Returns ``(EQResult, equations that gave way)``."""
+    vars0 = {v for k in f0 for v in occ[k]}
+    X = vars0 - known
+    Y = vars0 & known
+    res = exist_quantif(f0, occ, X, set(), Y, literal)
+    if res.b_O and not res.b_U and res.reason == "X over-determined given Y":
+        res, gone = _yield_to_reinit(system, f0, occ, X, Y, res, literal)
+        if gone:
+            return res, gone
+    return res, frozenset()
+
+
+def _continuation_rows(system, mode, cont_sig, f0, n_inf):
+    """The rows phase 2 of DiffArray appends: ``n_inf`` shifted copies of the continuation's
+    index-reduced system, and those of them that are consistency rows (which may be erased)."""
+    cont = continuation_mode(system, mode)
     rows, cons = set(), set()
     for e in system.enabled(cont):
         for j in range(1, n_inf + 1):
@@ -559,11 +634,17 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
                 rows.add(key)
                 if k < cont_sig.c[e.id]:
                     cons.add(key)
-    for row in rows:
-        occ[row] = eq_vars(system.equation(row[0]), row[1])
+    return rows, cons
+
+
+def _second_phase(f0, rows, cons, occ, known, res, literal) -> EQResult:
+    """Phase 2 of DiffArray (`diff_array`) over the instant's rows ``f0`` and the
+    continuation's ``rows`` (``cons`` those that may be erased); ``res`` is phase 1's failure,
+    whose message an under-determined phase 2 keeps."""
+    X = {v for k in f0 for v in occ[k]} - known
     A = set(f0) | rows
     allv = {v for k in A for v in occ[k]}
-    Y = allv & cfg.known
+    Y = allv & known
     W = allv - X - Y
     for _ in range(3):
         r = dm(A, occ, X | W | Y)
@@ -572,14 +653,13 @@ def diff_array(system: MultimodeSystem, cfg: Config, mode: Mode, cont_sig: Sigma
         if not r.over_eqs <= cons:
             over = tuple(sorted(r.over_eqs))
             return EQResult(b_O=False, b_U=False, reason="overdetermined", culprits=over,
-                            equations=over, variables=tuple(sorted(r.over_vars))), occ, \
-                frozenset()
+                            equations=over, variables=tuple(sorted(r.over_vars)))
         A -= r.over_eqs
     res2 = exist_quantif(A, occ, X, W, Y, literal)
     if res2.b_O and res2.b_U:
         # only the transient rows (and latent rows that involve X only) are solved now
-        return res2, occ, frozenset()
-    return (res2 if res2.reason != "underdetermined" else res), occ, frozenset()
+        return res2
+    return res2 if res2.reason != "underdetermined" else res
 
 
 def _yield_to_reinit(system, f0, occ, X, Y, res, literal):

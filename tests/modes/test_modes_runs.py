@@ -447,3 +447,69 @@ def test_previous_mode_without_the_state_needs_no_erasure():
     assert all(r.ok for r in rs)
     assert not rs[1].erased and ("w1", 0) in rs[1].unknowns
     assert {k for b in rs[1].blocks for k in b.equations} >= {("e3", 0), ("e3", 1)}
+
+
+BALL_TEXT = """model Ball
+  parameter Real e = 0.8;
+  Real h(start = 1, fixed = true);
+  Real v(start = 0, fixed = true);
+equation
+  der(h) = v;
+  der(v) = -9.81;
+  when h < 0 then
+    reinit(v, -e*pre(v));
+  end when;
+PAIR
+end Ball;
+"""
+PAIR_TEXT = """  der(u1) = i1;
+  2*der(u2) = i2;
+  i1 + i2 = sin(time);
+  if sw then
+    u1 = u2;
+  else
+    i2 = -u2;
+  end if;
+"""
+
+
+def _ball_instant(with_pair: bool, sw: bool):
+    """The bounce's instant from the steady configuration of its long mode (``sw`` the pair's
+    switch), on the ball alone or the ball beside the pair."""
+    text = BALL_TEXT.replace("PAIR\n", PAIR_TEXT if with_pair else "")
+    if with_pair:
+        text = text.replace("equation\n", "  Real u1(start = 0, fixed = true);\n"
+                            "  Real u2(start = 0, fixed = true);\n  Real i1, i2;\n"
+                            "  input Boolean sw(start = false);\nequation\n")
+    s = normalize(parse_modelica(text))
+    mode = tuple((g.kind != "long") or sw for g in s.guards)
+    src = continuation_mode(s, mode)
+    sig = sigma_of_mode(s, src)
+    return s, exec_transient(s, steady_config(s, src, sig), mode, sig)
+
+
+@pytest.mark.parametrize("sw", [False, True])
+def test_parts_apart_from_the_event_are_decided_on_their_own(sw):
+    """docs/theory.md §7.5: beside the bounce, two capacitors the switch puts in parallel
+    (under-determined at shift 0 when ``sw``, decided by DiffArray's phase 2) share no
+    instance with the ball: the bounce's instant is the ball alone's (the dynamics of v gives
+    way to the reinit, the same solved equations and blocks), and the whole instant is
+    square. Before, phase 1 over the whole array failed and the reinit never yielded
+    (E-TRANSIENT-FUTURE)."""
+    from mdae_fmu.modes.runs import array_components, diff_array
+    _, alone = _ball_instant(False, sw)
+    s, both = _ball_instant(True, sw)
+    assert alone.ok and both.ok, both.diagnostic
+    ball_ids = {k[0] for k in alone.solved} | {k[0] for k in alone.erased}
+    assert {k for k in both.erased if k[0] in ball_ids} == set(alone.erased)
+    assert ("e2", 0) in alone.erased                 # der(v) = -9.81 gave way
+    assert {k for k in both.solved if k[0] in ball_ids} == set(alone.solved)
+    assert [b for b in both.blocks if set(b.equations) <= set(alone.solved)] == \
+        list(alone.blocks)
+    mode = tuple((g.kind != "long") or sw for g in s.guards)
+    src = continuation_mode(s, mode)
+    sig = sigma_of_mode(s, src)
+    res, occ, _ = diff_array(s, steady_config(s, src, sig), mode, sig)
+    parts = array_components(set(occ), occ)
+    assert len(parts) == 2 and {k[0] for k in parts[0]} <= ball_ids | {"e1"}
+    assert not {k[0] for k in parts[1]} & ball_ids

@@ -490,9 +490,10 @@ def _reinit_drive_line(n: int) -> str:
 
 
 # Beside a model's event, a part outside the event's region (docs/theory.md §10.7): two
-# capacitors in parallel while sw (under-determined at shift 0, as an engaged clutch: the
-# enumerated DiffArray then skips the reinit's yield), and a capacitor pin whose potential's
-# derivative only the differentiated constraint gives (an unknown no row of offset 0 reads).
+# capacitors in parallel while sw (under-determined at shift 0, as an engaged clutch, but
+# apart from the event: DiffArray decides it on its own, §7.5), and a capacitor pin whose
+# potential's derivative only the differentiated constraint gives (an unknown no row of
+# offset 0 reads).
 PAIR = ("  Real u1(start = 0, fixed = true);\n  Real u2(start = 0, fixed = true);\n"
         "  Real i1, i2;\n  input Boolean sw(start = false);\n",
         "  der(u1) = i1;\n  2*der(u2) = i2;\n  i1 + i2 = sin(time);\n  if sw then\n"
@@ -515,13 +516,19 @@ def _beside(text: str, *parts: tuple[str, str]) -> str:
 CUP_TEXT = "\n".join(line for line in (REFERENCE / "CupAndBallElasticNoLaw.mo").read_text()
                      .splitlines() if not line.startswith("//"))
 BALL_PAIR_PIN = _beside(ACCEPTED["BouncingSwitch"], PAIR, PIN)
+# PAIR fed by the ball's height through a switched source (linked to the event while sl)
+LINK = ("  Real i3;\n  input Boolean sl(start = false);\n",
+        "  if sl then\n    i3 = h;\n  else\n    i3 = 0;\n  end if;\n")
+BALL_PAIR_LINKED = _beside(ACCEPTED["BouncingSwitch"],
+                           (PAIR[0], PAIR[1].replace("sin(time);", "sin(time) + i3;")), LINK)
 CUP_PAIR_PIN = _beside(CUP_TEXT, PAIR, PIN)
 
 INSTANT_MODELS = {
     "HeldRelease": HELD_RELEASE, "CupNoLaw": CUP_NO_LAW, "TransientFuture": TRANSIENT_FUTURE,
     "LongDep": LONG_MODE_CONFLICT, "TwoEvents": TWO_EVENTS, "PingPong": PING_PONG,
     "BallPair": _beside(ACCEPTED["BouncingSwitch"], PAIR),
-    "BallPairPin": BALL_PAIR_PIN, "CupPair": _beside(CUP_TEXT, PAIR),
+    "BallPairPin": BALL_PAIR_PIN, "BallPairLinked": BALL_PAIR_LINKED,
+    "CupPair": _beside(CUP_TEXT, PAIR),
     "CupPairPin": CUP_PAIR_PIN, "Couplings5": _couplings(5),
     "DriveLine4": _reinit_drive_line(4),
 }
@@ -575,8 +582,9 @@ def _instants_against_each_mode(text: str) -> tuple[int, int, int]:
 @pytest.mark.parametrize("name", sorted(INSTANT_MODELS))
 def test_region_classes_agree_with_each_long_mode(name):
     """The transient instant decided on its region (docs/theory.md §10.7) has, in every long
-    mode of each class, the outcome of the enumerated path's run on the whole system: the
-    masking of a far part under-determined at shift 0 (PAIR, an engaged drive-line clutch),
+    mode of each class, the outcome of the enumerated path's run on the whole system: a far
+    part under-determined at shift 0, apart from the event (PAIR) or linked to it (an engaged
+    drive-line clutch: the phantom equations),
     a far unknown no row of offset 0 reads (PIN, in the region), a failure at shift 0
     (CupPair: run again on the whole system for its message) included."""
     classes, modes, _ = _instants_against_each_mode(INSTANT_MODELS[name])
@@ -586,14 +594,33 @@ def test_region_classes_agree_with_each_long_mode(name):
 @pytest.mark.parametrize("name", ["BallPair", "BallPairPin", "CupPair", "CupPairPin",
                                   "Couplings5"])
 def test_parts_beside_the_event_as_the_enumerated_analysis(name):
-    """The enumerated analysis (the oracle) rejects the bouncing ball and the cup-and-ball
-    beside PAIR and PIN in the long modes where those parts change the instant, and accepts
-    the bounce with 5 switched couplings of its height (2^6 long modes); the one analysis
-    gives the same verdicts, the same codes and only enumerated messages."""
+    """The enumerated analysis (the oracle) accepts the bouncing ball beside PAIR (apart
+    from the ball, its array is decided on its own: docs/theory.md §7.5) and the bounce with
+    5 switched couplings of its height (2^6 long modes); it rejects the ball beside PIN (the
+    pin fails any transient instant by itself) and the cup-and-ball without an impact law
+    (ill-posed alone), whose message beside PAIR is the cup's alone; the one analysis gives
+    the same verdicts, the same codes and only enumerated messages."""
     oracle, one = _oracle_and_one(INSTANT_MODELS[name])
-    assert oracle.accepted == one.accepted == (name == "Couplings5")
+    assert oracle.accepted == one.accepted == (name in ("BallPair", "Couplings5"))
+    if name.startswith("Cup"):       # PAIR is named in no message
+        assert not any("u1" in m or "e10 " in m for m in _messages(oracle) + _messages(one))
     assert _codes(oracle) == _codes(one)
     assert all(m in _messages(oracle) for m in _messages(one) if "more such failures" not in m)
+
+
+def test_a_part_linked_to_the_event_only_in_some_modes():
+    """PAIR reads the ball's height while sl (docs/theory.md §10.7 (b)): then, and while sw
+    puts its capacitors in parallel (under-determined at shift 0), the bounce is decided with
+    the pair by DiffArray's phase 2 and rejected by both analyses; while not sl the pair is
+    apart from the ball (§7.5) and the bounce passes. The one analysis reads the switch of
+    the link (8 classes, one per long mode) and names the failing modes only."""
+    oracle, one = _oracle_and_one(BALL_PAIR_LINKED)
+    assert not oracle.accepted and not one.accepted
+    assert _codes(oracle) == _codes(one) == {"E-TRANSIENT-FUTURE"}
+    assert all(m in _messages(oracle) for m in _messages(one))
+    for m in _messages(oracle):
+        assert "-> " in m and ",sw,sl,edge(h < 0)]" in m.split("-> ")[1], m
+    assert _instants_against_each_mode(BALL_PAIR_LINKED) == (8, 8, 2)
 
 
 @pytest.mark.long      # 512 classes and 512 runs on the whole system: about 8 s of CPU
