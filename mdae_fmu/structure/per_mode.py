@@ -28,6 +28,7 @@ from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Equation, Model
 from ..functions import function_table
+from ..heap import release_free_heap
 from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
 from .graph import DM, iter_block_triangular_graph, no_gc
@@ -243,6 +244,11 @@ class _StateChoice(TypedDict):
     state_notes: tuple[str, ...]
 
 
+#: Modes from this many equations on give the C heap's free memory back once analysed
+#: (`heap.release_free_heap`, a few milliseconds); smaller ones would pay more than they save.
+TRIM_MIN_EQUATIONS = 50_000
+
+
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
@@ -302,6 +308,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
     offsets = list(zip(eq_ids, c_list))
     blocks = tuple(_blocks(iter_block_triangular_graph(g, matching, tight), offsets, lead))
+    # the graph, its tight edges and matching and the instance table serve the BTF only: freed
+    # before the latent equations, whose sympy objects would otherwise come on top of them
+    # (the per-mode stage's peak; docs/performance.md, "stop 39, memory")
+    dof = res.value
+    del g, tight, matching, lead, offsets, res
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
     choice = _StateChoice(selected_states=(), computed_states=(), state_notes=())
@@ -328,10 +339,12 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
+    if len(equations) >= TRIM_MIN_EQUATIONS:
+        release_free_heap()     # the graph's and the BTF's arrays, freed mid-heap (`heap`)
     return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
                         states=states, leading=leading, solved=solved,
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
-                        dof=res.value, under_equations=under_e, under_variables=under_v,
+                        dof=dof, under_equations=under_e, under_variables=under_v,
                         status=status, **base, **choice)
 
 
