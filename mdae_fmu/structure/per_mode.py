@@ -37,7 +37,7 @@ from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
 from .residual_scan import residual_scan
 from .sigma import sigma_method, tight_edges
-from .signature import signature_graph
+from .signature import release_rows, signature_graph
 from .valuations import (MAX_ENUMERATED_MODES, TooManyModes, consistent_valuation,
                          enumerate_valuations, eval_condition, fixed_guard_values,
                          guard_definitions, has_long_guards, long_guard_atoms_under,
@@ -252,7 +252,8 @@ TRIM_MIN_EQUATIONS = 50_000
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
-                 absent_are_unknowns: bool = True) -> ModeAnalysis:
+                 absent_are_unknowns: bool = True, rows_last_read: bool = False
+                 ) -> ModeAnalysis:
     """Σ-method on one mode's DAE (docs/theory.md §4, §4.4 when it has fewer equations than
     unknowns), then the BTF of the index-reduced system over the leading variables, and (if
     ``latent``) its latent and consistency equations.
@@ -260,9 +261,15 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     ``continuous`` are the unknowns. A continuous unknown that no enabled equation mentions is
     listed in ``absent``; it stays an unknown (so the mode is rejected: nothing determines it)
     unless ``absent_are_unknowns`` is false, in which case it is left out of the mode's DAE
-    (the reading of docs/theory.md §13, where such a variable is irrelevant in the mode)."""
+    (the reading of docs/theory.md §13, where such a variable is irrelevant in the mode).
+
+    ``rows_last_read``: this mode's graph is the last reader of the model's signature rows
+    (`signature.sigma_row`), which are released once it is built: about 250 MB less at the
+    peak of 10^6 equations (a later read computes its row again)."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
+    if rows_last_read:
+        release_rows(model)
     res = sigma_method(g)
     eq_ids = [eq.id for eq in equations]
     base = _ModeHeader(name=name, valuation=valuation, equations=tuple(eq_ids),
@@ -513,6 +520,9 @@ def analyze_modes(model: Model, latent: bool = True,
                            n_valuations=2 ** n_free)
     modes = []
     atoms_or_guards = bool(atoms) or has_long_guards(model)
+    # a model without guards and when-clauses is not normalized (`modes.explore`'s path
+    # without guards): its one mode's graph is the signature rows' last reader
+    last_read = not atoms_or_guards and not model.whens and not model.guards()
     for val in valuations:
         pairs = tuple((expr_text(a), val[a]) for a in atoms if a not in fixed)
         name = mode_name(pairs)
@@ -520,7 +530,7 @@ def analyze_modes(model: Model, latent: bool = True,
         eqs = specialize(model, val, classes=cls, discrete_ids=disc_set) if atoms_or_guards \
             else dae_eqs
         modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent,
-                                  absent_are_unknowns))
+                                  absent_are_unknowns, rows_last_read=last_read))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
     if modes:
