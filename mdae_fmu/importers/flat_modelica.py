@@ -41,6 +41,7 @@ from lark import Lark
 from .. import expr as E
 from ..collector import gc_paused
 from ..diagnostics import InputError, SourceLoc
+from ..heap import release_free_heap
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate,
                   Variability, Variable, VarType, WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
@@ -545,10 +546,22 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
                          SourceLoc(filename, 1, 1))
     with gc_paused():
         try:
-            return _parse_class(text, ParseContext(filename=filename, text=text))
+            model = _parse_class(text, ParseContext(filename=filename, text=text))
         except _Relower:
-            pass        # (outside the handler the first attempt's objects are freed)
-        return _parse_class(text, ParseContext(filename=filename, text=text, extended=True))
+            model = None    # (outside the handler the first attempt's objects are freed)
+        if model is None:
+            model = _parse_class(text, ParseContext(filename=filename, text=text,
+                                                    extended=True))
+    if len(text) >= TRIM_MIN_CHARS:
+        release_free_heap()
+    return model
+
+
+#: Texts from this size on give the C heap's free memory back after their import
+#: (`heap.release_free_heap`: the import frees its intermediate forms, the statements, the
+#: token batches and the name tables, in the middle of the heap); below it the release
+#: would cost more than it saves.
+TRIM_MIN_CHARS = 1 << 20
 
 
 def _parse_start(text: str, ctx: ParseContext) -> tuple:

@@ -28,6 +28,7 @@ from .. import expr as E
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Equation, Model
 from ..functions import function_table
+from ..heap import release_free_heap
 from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
 from .graph import DM, iter_block_triangular_graph, no_gc
@@ -36,7 +37,7 @@ from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
 from .residual_scan import residual_scan
 from .sigma import sigma_method, tight_edges
-from .signature import signature_graph
+from .signature import release_rows, signature_graph
 from .valuations import (MAX_ENUMERATED_MODES, TooManyModes, consistent_valuation,
                          enumerate_valuations, eval_condition, fixed_guard_values,
                          guard_definitions, has_long_guards, long_guard_atoms_under,
@@ -243,10 +244,16 @@ class _StateChoice(TypedDict):
     state_notes: tuple[str, ...]
 
 
+#: Modes from this many equations on give the C heap's free memory back once analysed
+#: (`heap.release_free_heap`, a few milliseconds); smaller ones would pay more than they save.
+TRIM_MIN_EQUATIONS = 50_000
+
+
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
-                 absent_are_unknowns: bool = True) -> ModeAnalysis:
+                 absent_are_unknowns: bool = True, rows_last_read: bool = False
+                 ) -> ModeAnalysis:
     """Σ-method on one mode's DAE (docs/theory.md §4, §4.4 when it has fewer equations than
     unknowns), then the BTF of the index-reduced system over the leading variables, and (if
     ``latent``) its latent and consistency equations.
@@ -254,9 +261,15 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     ``continuous`` are the unknowns. A continuous unknown that no enabled equation mentions is
     listed in ``absent``; it stays an unknown (so the mode is rejected: nothing determines it)
     unless ``absent_are_unknowns`` is false, in which case it is left out of the mode's DAE
-    (the reading of docs/theory.md §13, where such a variable is irrelevant in the mode)."""
+    (the reading of docs/theory.md §13, where such a variable is irrelevant in the mode).
+
+    ``rows_last_read``: this mode's graph is the last reader of the model's signature rows
+    (`signature.sigma_row`), which are released once it is built: about 250 MB less at the
+    peak of 10^6 equations (a later read computes its row again)."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
+    if rows_last_read:
+        release_rows(model)
     res = sigma_method(g)
     eq_ids = [eq.id for eq in equations]
     base = _ModeHeader(name=name, valuation=valuation, equations=tuple(eq_ids),
@@ -302,6 +315,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
     offsets = list(zip(eq_ids, c_list))
     blocks = tuple(_blocks(iter_block_triangular_graph(g, matching, tight), offsets, lead))
+    # the graph, its tight edges and matching and the instance table serve the BTF only: freed
+    # before the latent equations, whose sympy objects would otherwise come on top of them
+    # (the per-mode stage's peak; docs/performance.md, "stop 39, memory")
+    dof = res.value
+    del g, tight, matching, lead, offsets, res
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
     choice = _StateChoice(selected_states=(), computed_states=(), state_notes=())
@@ -328,10 +346,12 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
+    if len(equations) >= TRIM_MIN_EQUATIONS:
+        release_free_heap()     # the graph's and the BTF's arrays, freed mid-heap (`heap`)
     return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
                         states=states, leading=leading, solved=solved,
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
-                        dof=res.value, under_equations=under_e, under_variables=under_v,
+                        dof=dof, under_equations=under_e, under_variables=under_v,
                         status=status, **base, **choice)
 
 
@@ -500,6 +520,9 @@ def analyze_modes(model: Model, latent: bool = True,
                            n_valuations=2 ** n_free)
     modes = []
     atoms_or_guards = bool(atoms) or has_long_guards(model)
+    # a model without guards and when-clauses is not normalized (`modes.explore`'s path
+    # without guards): its one mode's graph is the signature rows' last reader
+    last_read = not atoms_or_guards and not model.whens and not model.guards()
     for val in valuations:
         pairs = tuple((expr_text(a), val[a]) for a in atoms if a not in fixed)
         name = mode_name(pairs)
@@ -507,7 +530,7 @@ def analyze_modes(model: Model, latent: bool = True,
         eqs = specialize(model, val, classes=cls, discrete_ids=disc_set) if atoms_or_guards \
             else dae_eqs
         modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent,
-                                  absent_are_unknowns))
+                                  absent_are_unknowns, rows_last_read=last_read))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
     if modes:

@@ -62,3 +62,27 @@ def test_signature_rows_handed_over_to_the_normalization():
     assert all(row is None for row in memo.values())
     for eq in model.equations:
         assert sigma_row(model, eq.residual) == signature_row(eq.residual)
+
+
+
+@pytest.mark.parametrize("name", ["Pendulum.mo", "VanDerPol.mo"])
+def test_signature_rows_released_by_the_one_mode_without_guards(name, monkeypatch):
+    """A model without guards and when-clauses is not normalized: its one mode's graph is
+    the rows' last reader and releases them (`analyze_mode`'s ``rows_last_read``), with the
+    same analysis as when the rows are kept; a model with guards keeps them for the
+    normalization (above)."""
+    from mdae_fmu.structure import per_mode
+    model = load(ROOT / name)
+    assert not model.guards() and not model.whens
+    report = analyze_modes(model)
+    assert model.__dict__["_sigma_rows"] == {}
+    kept = load(ROOT / name)
+    with monkeypatch.context() as m:
+        m.setattr(per_mode, "release_rows", lambda model: None)
+        kept_report = analyze_modes(kept)
+    assert any(row is not None for row in kept.__dict__["_sigma_rows"].values())
+    for a, b in zip(report.modes, kept_report.modes, strict=True):
+        assert (a.c, a.d, a.states, a.blocks, a.ok) == (b.c, b.d, b.states, b.blocks, b.ok)
+    clutch = load(ROOT / "ClutchBasic.mo")
+    analyze_modes(clutch)
+    assert any(row is not None for row in clutch.__dict__["_sigma_rows"].values())
