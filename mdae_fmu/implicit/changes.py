@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from collections.abc import Callable
 from typing import Any
 
 from ..diagnostics import MdaeError
@@ -241,6 +242,52 @@ def occurrences(system: Any) -> dict[str, list[int]]:
     return out
 
 
+class EnabledIn:
+    """Whether equation k of ``eqs`` is enabled in each of two modes ``a`` and ``b``
+    (``state(k) -> (in a, in b)``), computed when a region's walk first reaches it; ``seen``
+    holds the equations asked about (whose guards the walk read)."""
+
+    def __init__(self, eqs: Any, a: tuple[bool, ...], b: tuple[bool, ...]):
+        self.eqs, self.a, self.b = eqs, a, b
+        self.seen: dict[int, tuple[bool, bool]] = {}
+
+    def __call__(self, k: int) -> tuple[bool, bool]:
+        got = self.seen.get(k)
+        if got is None:
+            guard = self.eqs[k].guard
+            got = self.seen[k] = (all(self.a[i] == p for i, p in guard),
+                                  all(self.b[i] == p for i, p in guard))
+        return got
+
+
+def settler(eqs: Any, occurs: dict[str, list[int]], differentiated: frozenset[str],
+            state: EnabledIn, unsettled: frozenset[str] = frozenset()
+            ) -> Callable[[str], int | None]:
+    """``settle(v)``: the equation settling the variable ``v`` in both modes of ``state``, or
+    None (`change_region`'s rule, docs/theory.md §10.5): an equation enabled in both, of
+    order 0 in all its variables, that reads ``v`` and otherwise only settled variables, when
+    no equation differentiates ``v`` and ``v`` is not in ``unsettled``. A cycle of
+    candidates, or a chain deeper than `SETTLE_DEPTH`, settles none of its variables (a
+    smaller region is all that would be lost)."""
+    settled: dict[str, int | None] = {}
+
+    def settle(v: str, depth: int = 0) -> int | None:
+        if v in settled:
+            return settled[v]
+        settled[v] = None
+        if v in differentiated or v in unsettled or depth > SETTLE_DEPTH:
+            return None
+        for k in occurs.get(v, ()):
+            e = eqs[k]
+            if state(k) != (True, True) or any(o for _, o in e.orders):
+                continue
+            if all(u == v or settle(u, depth + 1) is not None for u in e.order_map):
+                settled[v] = k
+                return k
+        return None
+    return settle
+
+
 def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
                   occurs: dict[str, list[int]]) -> Any:
     """The part of the normalized ``system`` that decides the change ``old -> new`` (two long
@@ -275,39 +322,9 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
     if any(g.kind != "long" for g in system.guards) or any(e.reinit for e in system.equations):
         return system
     eqs = system.equations
-
-    def on(e: Any, mode: tuple[bool, ...]) -> bool:
-        return all(mode[i] == p for i, p in e.guard)
-
-    states: dict[int, tuple[bool, bool]] = {}
-
-    def state(k: int) -> tuple[bool, bool]:
-        """Whether equation k is enabled in (old, new), computed when the walk reaches it."""
-        got = states.get(k)
-        if got is None:
-            got = states[k] = (on(eqs[k], old), on(eqs[k], new))
-        return got
-
+    state = EnabledIn(eqs, old, new)
     differentiated = differentiated_unknowns(system)
-    settled: dict[str, int | None] = {}    # variable -> the equation settling it, or None
-
-    def settle(v: str, depth: int = 0) -> int | None:
-        """The equation settling ``v`` (docs above), or None; a cycle of candidates, or a
-        chain deeper than `SETTLE_DEPTH`, settles none of its variables (a smaller region is
-        all that would be lost)."""
-        if v in settled:
-            return settled[v]
-        settled[v] = None
-        if v in differentiated or depth > SETTLE_DEPTH:
-            return None
-        for k in occurs.get(v, ()):
-            e = eqs[k]
-            if state(k) != (True, True) or any(o for _, o in e.orders):
-                continue
-            if all(u == v or settle(u, depth + 1) is not None for u in e.order_map):
-                settled[v] = k
-                return k
-        return None
+    settle = settler(eqs, occurs, differentiated, state)
 
     flipped = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
     guarded = guarded_by(system)

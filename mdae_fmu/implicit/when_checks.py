@@ -49,7 +49,8 @@ from ..structure.when_clauses import (computed_derivatives, event_derivative_mes
                                       when_loop_message)
 from .analysis import ImplicitAnalysis, concrete_mode, pick_mode
 from .blocks import ConditionalBlock
-from .changes import SETTLE_DEPTH, differentiated_unknowns, guarded_by, occurrences
+from .changes import (EnabledIn, differentiated_unknowns, guarded_by,
+                      occurrences, settler)
 
 if TYPE_CHECKING:
     from ..modes.normalize import Mode, MultimodeSystem
@@ -579,36 +580,8 @@ def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
     settles it."""
     from ..modes.runs import continuation_mode
     eqs = system.equations
-    cont = continuation_mode(system, dst)
-
-    def on(e: Any, mode: Mode) -> bool:
-        return all(mode[i] == p for i, p in e.guard)
-
-    states: dict[int, tuple[bool, bool]] = {}
-
-    def state(k: int) -> tuple[bool, bool]:
-        got = states.get(k)
-        if got is None:
-            got = states[k] = (on(eqs[k], dst), on(eqs[k], cont))
-        return got
-
-    differentiated = differentiated_unknowns(system)
-    settled: dict[str, int | None] = {}
-
-    def settle(v: str, depth: int = 0) -> int | None:
-        if v in settled:
-            return settled[v]
-        settled[v] = None
-        if v in differentiated or v in unsettled or depth > SETTLE_DEPTH:
-            return None
-        for k in occurs.get(v, ()):
-            e = eqs[k]
-            if state(k) != (True, True) or any(o for _, o in e.orders):
-                continue
-            if all(u == v or settle(u, depth + 1) is not None for u in e.order_map):
-                settled[v] = k
-                return k
-        return None
+    state = EnabledIn(eqs, dst, continuation_mode(system, dst))
+    settle = settler(eqs, occurs, differentiated_unknowns(system), state, unsettled)
 
     events = sorted({k for i, v in enumerate(dst) if v and system.guards[i].kind != "long"
                      for k in guarded_by(system).get(i, ()) if state(k)[0] != state(k)[1]})
@@ -630,7 +603,7 @@ def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
             if k not in region and any(state(k)):
                 region.add(k)
                 todo.extend(u for u in eqs[k].order_map if u not in seen)
-    return sorted(region), set(states)
+    return sorted(region), set(state.seen)
 
 
 def _phantom(system: MultimodeSystem, link: str) -> tuple[Any, ...]:
