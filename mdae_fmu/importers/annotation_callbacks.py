@@ -13,7 +13,7 @@ from .annotations import read_experiment
 from .callback_common import rule_table
 
 if TYPE_CHECKING:
-    from .flat_modelica import ParseContext
+    from .parse_context import ParseContext
 
 
 def class_annotation(ctx: ParseContext, c: list) -> None:

@@ -18,7 +18,7 @@ from .expression_callbacks import constant_value, fold
 from .syntax import Named, Stmt, normalize_name
 
 if TYPE_CHECKING:
-    from .flat_modelica import ParseContext
+    from .parse_context import ParseContext
 
 
 #: Formal parameter names of built-in operators that flat output calls with named arguments

@@ -1,6 +1,6 @@
 """What the grammar callbacks of every construct share (issue 27): the table of a construct's
 callbacks (`rule_table`), and the few operations on the parse context
-(`flat_modelica.ParseContext`) that several constructs use: where the equation or statement of a
+(`parse_context.ParseContext`) that several constructs use: where the equation or statement of a
 token starts, the depth bound of an expression, the names of a scope, and the left-recursive
 lists of the grammar.
 
@@ -24,7 +24,7 @@ from .. import expr as E
 from .depth import MAX_DEPTH, limited
 
 if TYPE_CHECKING:
-    from .flat_modelica import ParseContext
+    from .parse_context import ParseContext
 
 _SKIP_RE = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
 

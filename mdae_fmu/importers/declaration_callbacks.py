@@ -19,7 +19,7 @@ from .depth import MAX_DEPTH
 from .syntax import Decl, Description, normalize_name, unescape
 
 if TYPE_CHECKING:
-    from .flat_modelica import ParseContext
+    from .parse_context import ParseContext
 
 _BUILTIN_TYPES = frozenset(("Real", "Integer", "Boolean"))
 

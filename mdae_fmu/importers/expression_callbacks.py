@@ -16,7 +16,7 @@ from .functions import Tuple
 from .syntax import ENUM_PREFIXES, normalize_name, unescape
 
 if TYPE_CHECKING:
-    from .flat_modelica import ParseContext
+    from .parse_context import ParseContext
 
 
 #: The binary operators by their token text (one string object per operator).

@@ -7,7 +7,7 @@ are what a declaration, a statement-like call and the parts of a modification be
 node is a frozen dataclass with slots, built with keywords.
 
 Locations ("where") are `SourceLoc`s or, for a whole Modelica file, offsets into its text:
-`flat_modelica.ParseContext.where_loc` turns an offset into a `SourceLoc` when it is needed (an
+`parse_context.ParseContext.where_loc` turns an offset into a `SourceLoc` when it is needed (an
 int takes less memory than a `SourceLoc`, and most are never needed).
 
 Equation items are tuples tagged by their first element::

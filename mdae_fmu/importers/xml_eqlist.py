@@ -28,7 +28,8 @@ from . import flat_modelica as _fm
 from . import types as T
 from .annotations import check_experiment
 from .call_callbacks import message_strings
-from .flat_modelica import ParseContext, build_model, parse_expression
+from .flat_modelica import build_model, parse_expression
+from .parse_context import ParseContext
 from .syntax import Decl, Stmt
 
 NAMESPACE = "urn:mdae-fmu:eqlist:1"

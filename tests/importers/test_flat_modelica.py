@@ -740,8 +740,8 @@ def _parse_or_refuse(text: str):
 
 
 def test_token_limit_stops_a_big_file_early(monkeypatch):
-    import mdae_fmu.importers.flat_modelica as F
-    monkeypatch.setattr(F, "MAX_TOKENS", 5000)
+    import mdae_fmu.importers.parse_context as P
+    monkeypatch.setattr(P, "MAX_TOKENS", 5000)
     text = _dense_declarations(20000)[:-len("end Dense;\n")] + "  v0 = = 1;\nend Dense;\n"
     with pytest.raises(InputError) as info:          # long before the syntax error at the end
         parse_modelica(text, "big.mo")
@@ -817,7 +817,8 @@ def test_array_check_agrees_with_its_first_form_on_random_declarations():
     scalarized names: plain, two-dimensional, with a field after the subscript, mixed."""
     import random
     from mdae_fmu.diagnostics import SourceLoc
-    from mdae_fmu.importers.flat_modelica import ParseContext, _ModelBuilder
+    from mdae_fmu.importers.flat_modelica import _ModelBuilder
+    from mdae_fmu.importers.parse_context import ParseContext
     from mdae_fmu.ir import Variable
     rng = random.Random(29)
     shapes = ["x[{}]", "y.z[{}]", "x[{},{}]", "a[{}].b", "a[{}].b[{}]", "w", "y.z[{},{}]"]
