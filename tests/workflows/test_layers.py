@@ -47,19 +47,17 @@ def _modules(package: Path) -> dict[str, Path]:
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _runtime_nodes(tree: ast.AST):
-    """Every statement of ``tree`` but those under ``if TYPE_CHECKING:`` (imports for
-    annotations only, never executed, so they make no circle)."""
+def _statements(tree: ast.AST):
+    """Every statement of ``tree``, those under ``if TYPE_CHECKING:`` included: an import for
+    annotations only is still an edge of the import graph that tools such as pydeps draw
+    (issue 27), so it must not close a circle either."""
     stack = [tree]
     while stack:
         node = stack.pop()
         yield node
         for field in _BLOCKS:
             for child in getattr(node, field, ()):
-                if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                    stack.extend(child.orelse)
-                else:
-                    stack.append(child)
+                stack.append(child)
 
 
 def _imports(modules: dict[str, Path]):
@@ -67,7 +65,7 @@ def _imports(modules: dict[str, Path]):
     modules, with relative imports resolved."""
     for name, path in modules.items():
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        for node in _runtime_nodes(ast.parse(path.read_text(), str(path))):
+        for node in _statements(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package[:len(package) - node.level + 1] if node.level > 1 \
@@ -126,8 +124,8 @@ def test_lower_layers_never_import_the_use_layer():
 
 
 def test_the_graph_reader_sees_circles_and_private_imports(tmp_path):
-    """The reader itself: a two-module circle through a relative import inside a function,
-    a private name imported across modules, and an annotation-only import that makes none."""
+    """The reader itself: a circle through a relative import inside a function and through
+    an annotation-only import, and a private name imported across modules."""
     pkg = tmp_path / "mdae_fmu"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -140,5 +138,5 @@ def test_the_graph_reader_sees_circles_and_private_imports(tmp_path):
                                       "_hidden = 1\n")
     graph, private = _graph(pkg)
     assert {frozenset(c) for c in nx.strongly_connected_components(graph) if len(c) > 1} \
-        == {frozenset({"sub.a", "sub.b"})}
+        == {frozenset({"sub.a", "sub.b", "sub.c"})}
     assert private == {("sub.a", "sub.b", "_hidden")}
