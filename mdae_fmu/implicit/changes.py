@@ -335,13 +335,13 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
                     if v in occurs)
     guard_reads = {v for i in flipped for v in E.refs(system.guards[i].definition)}
     tail = SteadyTail(eqs, occurs, differentiated, guard_reads, state)
-    region, cut = _grow(eqs, occurs, seeds, guard_reads, settle, state, tail)
+    region, cut = grow_region(eqs, occurs, seeds, guard_reads, settle, state, tail)
     region.update(changed)
     if len(region) == len(eqs):
         return system
     sub = _subsystem(system, region, cut)
     if cut and not _reads_cut_at_offset_zero(sub, old, new, cut):
-        region, cut = _grow(eqs, occurs, seeds, guard_reads, settle, state, None)
+        region, cut = grow_region(eqs, occurs, seeds, guard_reads, settle, state, None)
         region.update(changed)
         if len(region) == len(eqs):
             return system
@@ -349,10 +349,10 @@ def change_region(system: Any, old: tuple[bool, ...], new: tuple[bool, ...],
     return sub
 
 
-def _grow(eqs: Any, occurs: dict[str, list[int]], seeds: list[str], guard_reads: set[str],
+def grow_region(eqs: Any, occurs: dict[str, list[int]], seeds: list[str], guard_reads: set[str],
           settle: Any, state: Any, tail: SteadyTail | None) -> tuple[set[int], set[str]]:
-    """The walk of `change_region` from ``seeds``: the equations of the region and the
-    continuous states it stops at (none without ``tail``)."""
+    """The walk of `change_region` (and `when_checks.instant_region`) from ``seeds``: the
+    equations of the region and the continuous states it stops at (none without ``tail``)."""
     region: set[int] = set()
     seen: set[str] = set()
     cut: set[str] = set()

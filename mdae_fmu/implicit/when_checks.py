@@ -49,7 +49,7 @@ from ..structure.when_clauses import (computed_derivatives, event_derivative_mes
                                       when_loop_message)
 from .analysis import ImplicitAnalysis, concrete_mode, pick_mode
 from .blocks import ConditionalBlock
-from .changes import (EnabledIn, differentiated_unknowns, guarded_by,
+from .changes import (EnabledIn, differentiated_unknowns, grow_region, guarded_by,
                       occurrences, settler)
 
 if TYPE_CHECKING:
@@ -585,24 +585,9 @@ def instant_region(system: MultimodeSystem, dst: Mode, seeds: set[str],
 
     events = sorted({k for i, v in enumerate(dst) if v and system.guards[i].kind != "long"
                      for k in guarded_by(system).get(i, ()) if state(k)[0] != state(k)[1]})
-    region: set[int] = set(events)
-    seen: set[str] = set()
-    todo = list(dict.fromkeys([v for k in events for v in eqs[k].order_map]
-                              + sorted(seeds)))
-    while todo:
-        v = todo.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        k_set = settle(v)
-        if k_set is not None:
-            region.add(k_set)
-            todo.extend(u for u in eqs[k_set].order_map if u not in seen)
-            continue
-        for k in occurs.get(v, ()):
-            if k not in region and any(state(k)):
-                region.add(k)
-                todo.extend(u for u in eqs[k].order_map if u not in seen)
+    seeds_in_order = [v for k in events for v in eqs[k].order_map] + sorted(seeds)
+    region, _ = grow_region(eqs, occurs, seeds_in_order, set(), settle, state, None)
+    region.update(events)
     return sorted(region), set(state.seen)
 
 
