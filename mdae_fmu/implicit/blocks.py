@@ -50,29 +50,7 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
     F = b.false
     regular = space.care & ~a.singular & ~a.undecided
     n_r = len(g.rows)
-    T = [{j: f & regular for j, f in a.match[i].items() if f & regular != F}
-         for i in range(n_r)]
-    owner: dict[int, list[int]] = {}
-    for i in range(n_r):
-        for j in T[i]:
-            owner.setdefault(j, []).append(i)
-    dep: list[dict[int, Any]] = [dict() for _ in range(n_r)]
-    for i in range(n_r):
-        for j, cell in g.sig[i].items():
-            tight = F
-            for s, fs in cell.items():
-                for vc, fc in a.c[i].items():
-                    fd = a.d[j].get(vc + s)
-                    if fd is not None:
-                        tight |= fs & fc & fd
-            tight &= regular
-            if tight == F:
-                continue
-            for i2 in owner.get(j, ()):
-                if i2 != i:
-                    e = tight & T[i2][j]
-                    if e != F:
-                        dep[i][i2] = dep[i].get(i2, F) | e
+    T, dep = tight_dependencies(a, range(n_r))
     present = [g.present[i] & regular for i in range(n_r)]
     import networkx as nx   # (imported on use: about 0.1 s)
     union = nx.DiGraph()
@@ -91,6 +69,45 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
                        max_size)
         out.extend(found if found is not None else _whole(a, members, T, present, True))
     return out
+
+
+def tight_dependencies(a, rows) -> tuple[list[dict[int, Any]], list[dict[int, Any]]]:
+    """The assignment and the labelled dependency graph of `conditional_blocks` (module
+    docstring) over the rows ``rows`` of the analysis ``a`` (every row: the whole graph):
+    per row i, ``{column j: the regular modes where i is assigned j}`` and ``{row i2: the
+    regular modes where i has a tight entry on the unknown assigned to i2}``, both indexed
+    by row over all the rows of ``a.graph`` (empty outside ``rows``)."""
+    g, space = a.graph, a.space
+    b = space.bdd
+    F = b.false
+    regular = space.care & ~a.singular & ~a.undecided
+    n_r = len(g.rows)
+    rows = list(rows)
+    T: list[dict[int, Any]] = [dict() for _ in range(n_r)]
+    for i in rows:
+        T[i] = {j: f & regular for j, f in a.match[i].items() if f & regular != F}
+    owner: dict[int, list[int]] = {}
+    for i in rows:
+        for j in T[i]:
+            owner.setdefault(j, []).append(i)
+    dep: list[dict[int, Any]] = [dict() for _ in range(n_r)]
+    for i in rows:
+        for j, cell in g.sig[i].items():
+            tight = F
+            for s, fs in cell.items():
+                for vc, fc in a.c[i].items():
+                    fd = a.d[j].get(vc + s)
+                    if fd is not None:
+                        tight |= fs & fc & fd
+            tight &= regular
+            if tight == F:
+                continue
+            for i2 in owner.get(j, ()):
+                if i2 != i:
+                    e = tight & T[i2][j]
+                    if e != F:
+                        dep[i][i2] = dep[i].get(i2, F) | e
+    return T, dep
 
 
 def _constant_blocks(a, max_component: int) -> list[ConditionalBlock] | None:
@@ -176,25 +193,9 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
     the BDD past ``max_nodes`` nodes."""
     b = a.space.bdd
     F = b.false
-    inside = set(members)
-    reach: dict[int, dict[int, Any]] = {}
-    for s in members:
-        r = {s: present[s]}
-        frontier = {s: present[s]}
-        while frontier:
-            nxt: dict[int, Any] = {}
-            for i, modes in frontier.items():
-                for i2, e in dep[i].items():
-                    if i2 not in inside:
-                        continue
-                    m = modes & e & ~r.get(i2, F)
-                    if m != F:
-                        r[i2] = r.get(i2, F) | m
-                        nxt[i2] = nxt.get(i2, F) | m
-            frontier = nxt
-        reach[s] = r
-        if len(b) > max_nodes:
-            return None
+    reach = member_reach(a, members, dep, present, max_nodes)
+    if reach is None:
+        return None
     out: list[ConditionalBlock] = []
     size = 0
     for k, s in enumerate(members):
@@ -225,6 +226,37 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
             if fin != F:
                 stack.append((pos + 1, fin, mem + (t,)))
     return out
+
+
+def member_reach(a, members, dep, present, max_nodes: int | None = None
+                 ) -> dict[int, dict[int, Any]] | None:
+    """Labelled forward reachability inside the union component ``members`` (rows of
+    ``a.graph``) over the dependency graph ``dep`` (`tight_dependencies`), from each member
+    s present in ``present[s]``: ``{s: {t: the modes in which s reaches t}}`` (s reaches
+    itself where present); two members are in one block of a mode when each reaches the
+    other in it. None when the BDD passes ``max_nodes`` nodes (no bound when None)."""
+    b = a.space.bdd
+    F = b.false
+    inside = set(members)
+    reach: dict[int, dict[int, Any]] = {}
+    for s in members:
+        r = {s: present[s]}
+        frontier = {s: present[s]}
+        while frontier:
+            nxt: dict[int, Any] = {}
+            for i, modes in frontier.items():
+                for i2, e in dep[i].items():
+                    if i2 not in inside:
+                        continue
+                    m = modes & e & ~r.get(i2, F)
+                    if m != F:
+                        r[i2] = r.get(i2, F) | m
+                        nxt[i2] = nxt.get(i2, F) | m
+            frontier = nxt
+        reach[s] = r
+        if max_nodes is not None and len(b) > max_nodes:
+            return None
+    return reach
 
 
 def _assigned(a, members, T, f):

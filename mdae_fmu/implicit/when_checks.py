@@ -86,21 +86,22 @@ def event_diagnostics(model: Model, ia: ImplicitAnalysis) -> tuple[list[str], li
     a change from another long mode was not run (beyond `MAX_TRANSIENT_CLASSES` classes),
     which reject nothing."""
     out = []
+    loop_warnings = []
     if when_loop_message(model) is None:      # (reported without a mode otherwise)
-        loop = _coupled_loop(model, ia)
+        loop, unconfirmed = _coupled_loop(model, ia)
         if loop:
             out.append(loop)
+        if unconfirmed:
+            loop_warnings.append(unconfirmed)
     out.extend(_derivative_problems(model, ia))
     from ..modes.normalize import normalize
     try:
         system = normalize(model)
     except MdaeError:
-        return out, []      # (an error in the guards: the other stages report it)
-    warnings: list[str] = []
-    for errors, unchecked in (_cascade_problems(system, ia), _transient_problems(system, ia)):
-        out.extend(errors)
-        warnings.extend(unchecked)
-    return out, warnings
+        return out, loop_warnings   # (an error in the guards: the other stages report it)
+    out.extend(_cascade_problems(system, ia))
+    errors, warnings = _transient_problems(system, ia)
+    return out + errors, loop_warnings + warnings
 
 
 def _unchecked_warning(system: MultimodeSystem, ia: ImplicitAnalysis,
@@ -215,6 +216,8 @@ def _instant_edges(model: Model, ia: ImplicitAnalysis, nodes: set[str]
         f = blk.formula & regular
         if not reads or not set(may) & nodes or f == F:
             continue
+        if blk.coarse and _coarse_edges(ia, blk, by_id, row, nodes, edges):
+            continue
         outs: dict[str, Any] = {}
         for u in blk.unknowns:
             j = col[u]
@@ -233,6 +236,61 @@ def _instant_edges(model: Model, ia: ImplicitAnalysis, nodes: set[str]
                 if v != r and e != F:
                     edges[(r, v)] = edges.get((r, v), F) | e
     return edges
+
+
+#: BDD nodes past which `_coarse_edges` gives up its reachability (the coarse block then
+#: links every read to every unknown, and the concrete modes of `_coupled_loop` decide)
+MAX_COARSE_REACH_NODES = 2_000_000
+
+
+def _coarse_edges(ia: ImplicitAnalysis, blk: ConditionalBlock, by_id: dict[str, Equation],
+                  row: dict[str, int], nodes: set[str],
+                  edges: dict[tuple[str, str], Any]) -> bool:
+    """The edges between ``nodes`` of the instant graph that the coarse block ``blk`` gives
+    in each mode (docs/theory.md §10.10), added to ``edges``: ``r -> v`` in the modes where
+    an equation i of the component is assigned the unknown of ``v`` (at that offset), an
+    equation i2 reads ``r``, and i and i2 are in one per-mode block (each reaches the other
+    in the labelled dependency graph, `blocks.member_reach`, as `blocks.conditional_blocks`
+    splits a component). An edge between two unknowns of one block is kept: every path into
+    the block enters through a read outside it, which has an edge to each of its unknowns,
+    so the cycles through a when-variable are the mode's own. False (nothing added) when the
+    reachability takes the BDD past `MAX_COARSE_REACH_NODES`."""
+    from .blocks import member_reach, tight_dependencies
+    bdd = ia.space.bdd
+    F = bdd.false
+    regular = _regular(ia)
+    g = ia.graph
+    members = [row[e] for e in blk.equations]
+    T, dep = tight_dependencies(ia, members)
+    present = {i: g.present[i] & regular for i in members}
+    reach = member_reach(ia, members, dep, present, MAX_COARSE_REACH_NODES)
+    if reach is None:
+        return False
+    outs: dict[int, list[tuple[str, Any]]] = {}
+    for i in members:
+        for j, fj in T[i].items():
+            for o, fo in ia.d[j].items():
+                node = instance_node(g.cols[j], o)
+                m = fj & fo & blk.formula
+                if node in nodes and m != F:
+                    outs.setdefault(i, []).append((node, m))
+    for i2 in members:
+        eq = by_id.get(g.rows[i2])
+        reads = sorted(instant_reads(eq.residual) & nodes) if eq is not None else []
+        if not reads:
+            continue
+        for i, found in outs.items():
+            same = present[i] if i == i2 else reach[i].get(i2, F) & reach[i2].get(i, F)
+            if same == F:
+                continue
+            for v, fv in found:
+                e = fv & same
+                if e == F:
+                    continue
+                for r in reads:
+                    if r != v:
+                        edges[(r, v)] = edges.get((r, v), F) | e
+    return True
 
 
 def _cycle_formula(ia: ImplicitAnalysis, edges: dict[tuple[str, str], Any],
@@ -266,30 +324,39 @@ def _cycle_formula(ia: ImplicitAnalysis, edges: dict[tuple[str, str], Any],
     return found
 
 
-def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> str | None:
+def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> tuple[str | None, str | None]:
     """E-WHEN-LOOP through the continuous equations (module docstring): the formula of the
     modes with a cycle through a when-variable, and the enumerated path's message
-    (`through_continuous_message`) on one concrete mode of it. A coarse block (a union
-    component solved as one system, `mdae_fmu.implicit.blocks`) links every read of its
-    equations to every unknown it computes, more than the mode's own blocks do: a mode of
-    the formula whose own analysis has no such cycle is left out, and after
-    `MAX_LOOP_PICKS` such modes the remaining formula is taken as free of cycles."""
+    (`through_continuous_message`) on one concrete mode of it; ``(message, None)``, or
+    ``(None, None)`` when no mode has such a cycle. A coarse block (a union component solved
+    as one system, `mdae_fmu.implicit.blocks`) gives the edges of its per-mode blocks
+    (`_coarse_edges`), so the formula is each mode's own graph. Should a concrete mode of it
+    not confirm the cycle (an inconsistency of the labelled graph), that mode is left out and
+    another is tried; after `MAX_LOOP_PICKS` such modes the rest is named by the warning
+    W-WHEN-LOOP-UNCHECKED ``(None, warning)``, never taken as free of cycles silently."""
     assigned = {v for _, v in when_instant_graph(model).edges}
     nodes = _loop_nodes(model, ia, assigned) if assigned else set()
     if not nodes:
-        return None
+        return None, None
     f = _cycle_formula(ia, _instant_edges(model, ia, nodes), assigned & nodes)
     bdd = ia.space.bdd
     several = ia.n_modes > 1
     for _ in range(MAX_LOOP_PICKS):
         if f == bdd.false:
-            return None
+            return None, None
         pairs, mode = concrete_mode(ia, f)
         msg = through_continuous_message(model, [mode], several)
         if msg is not None:
-            return msg + _modes_line(ia, f)
+            return msg + _modes_line(ia, f), None
         f &= ~bdd.cube(ia.space.assignment(pairs))
-    return None
+    if f == bdd.false:
+        return None, None
+    return None, ("W-WHEN-LOOP-UNCHECKED: the instant graph (when-equations and the blocks "
+                  "of the continuous equations) has a cycle through a when-variable in "
+                  f"{ia.space.count(f)} of {ia.n_modes} modes {ia.space.text(f)}, which "
+                  f"{MAX_LOOP_PICKS} of its modes analysed one by one did not confirm (an "
+                  "algebraic loop there would be E-WHEN-LOOP; the model is not refused for "
+                  "it)")
 
 
 def _event_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
@@ -446,34 +513,33 @@ def mode_classes(ia: ImplicitAnalysis, scope: Any, limit: int, formulas: list[An
     return out, remaining
 
 
-def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis
-                      ) -> tuple[list[str], list[str]]:
+def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
     """E-CASCADE-INFINITE (module docstring): per set of transient guards that can hold at
-    one instant (`_transient_sets`), the enumerated path's diagnostic (`cascade_diagnostic`)
-    on the transient mode of that set over one long mode of each class of those where it
-    can occur (`structure_classes`: an equation that resets a variable may exist in some
-    long modes only), the same failure from several classes one message with the formula
-    of them all. Skipped when the triggering graph has no cycle (`may_trigger`). Returns
-    ``(errors, warnings)``: W-TRANSIENT-UNCHECKED for the classes beyond the bound."""
+    one instant (`_event_sets`), the enumerated path's diagnostic (`cascade_diagnostic`) on
+    the transient mode of that set over the first of the long modes where it can occur, with
+    the formula of them all: the chain of continuations reads the set alone, not the long
+    mode (docs/theory.md §10.10), so one run per set decides every long mode, with no bound
+    on their number. Skipped when the triggering graph has no cycle (`may_trigger`)."""
     import networkx as nx
     from ..modes.continuations import may_trigger
     from ..modes.explore import cascade_diagnostic
+    from .conversion import first_mode
     trig = may_trigger(system)
     g = nx.DiGraph()
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):
-        return [], []
+        return []
+    space = ia.space
+    order = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
+    fixed = {expr_text(a): v for a, v in space.fixed.items()}
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
-    unchecked: list[tuple[tuple[int, ...], Any]] = []
-    for on, f, mode in _transient_sets(system, ia, sorted(trig), singletons=False,
-                                       classes=True, unchecked=unchecked):
-        dg = cascade_diagnostic(system, mode)
+    for on, f in _event_sets(system, ia, sorted(trig), singletons=False):
+        pairs = space.mode_pairs(first_mode(space.bdd, f, order))
+        dg = cascade_diagnostic(system, _system_mode(system, {**fixed, **dict(pairs)}, on))
         if dg is not None:
             _merge(found, (on, dg.code, dg.variables, dg.equations),
                    f"{dg.code}: {dg.message}", f)
-    return (_failure_messages(system, ia, found),
-            [_unchecked_warning(system, ia, on, "the cascade (E-CASCADE-INFINITE)", rest)
-             for on, rest in unchecked])
+    return _failure_messages(system, ia, found)
 
 
 #: Messages of one code for one set of events (failures with other equations or variables,
