@@ -171,3 +171,62 @@ def test_unconfirmed_loop_is_a_warning_not_a_silent_acceptance(monkeypatch):
         "(clutch1.engaged and clutch2.engaged), which 0 of its modes analysed one by one did "
         "not confirm (an algebraic loop there would be E-WHEN-LOOP; the model is not refused "
         "for it)")
+
+
+def _drive_line(n: int):
+    return _model(gen_modeller.drive_line(n), f"DriveLine{n}")
+
+
+def test_singular_check_budget_names_the_modes_left(monkeypatch):
+    """The drive line of 8 clutches has one coarse block (a union component of 33 equations)
+    whose structure differs in each of its 256 modes: the test for blocks singular for all
+    values (`implicit.conversion`) ran at 32 of them and left the others unchecked silently;
+    now W-SINGULAR-UNCHECKED names the 224 modes left, and with a budget that covers them all
+    there is none."""
+    a = analyze(_drive_line(8), implicit=True)
+    assert a.accepted
+    [w] = [m for m in a.messages if m.startswith("W-SINGULAR-UNCHECKED")]
+    assert w.startswith("W-SINGULAR-UNCHECKED: the coarse block of 33 equations {")
+    assert ("was tested for blocks singular for all values in 32 sets of modes and not in "
+            "the 224 of 256 modes not clutch3.engaged or not clutch2.engaged or not "
+            "clutch1.engaged (a block singular there") in w
+    from mdae_fmu.implicit import conversion
+    monkeypatch.setattr(conversion, "MAX_COARSE_VARIANTS", 256)
+    a = analyze(_drive_line(8), implicit=True)
+    assert a.accepted and not any(m.startswith("W-SINGULAR-UNCHECKED") for m in a.messages)
+
+
+# (s is a guard of the structure through z's equation)
+TWO_BRANCHES = """model TwoBranches "one block, its residual chosen by an input"
+  Real x(start = 1, fixed = true);
+  Real z(start = 0, fixed = true);
+  Real y;
+  input Boolean s(start = false);
+equation
+  der(x) = -y;
+  y = if s then 2*x else 3*x;
+  if s then
+    der(z) = -x;
+  else
+    der(z) = 1;
+  end if;
+end TwoBranches;
+"""
+
+
+def test_block_variant_budget_names_the_modes_left(monkeypatch):
+    """A block with two variants (its residual's branches) beyond a budget of one variant
+    per block: W-SINGULAR-UNCHECKED names the modes of the variant left; none with the
+    budget of the module."""
+    from mdae_fmu.implicit import conversion
+    model = _model(TWO_BRANCHES, "TwoBranches")
+    a = analyze(model, implicit=True)
+    assert a.accepted and not any(m.startswith("W-SINGULAR") for m in a.messages)
+    monkeypatch.setattr(conversion, "MAX_BLOCK_VARIANTS", 1)
+    a = analyze(model, implicit=True)
+    assert a.accepted
+    assert [m for m in a.messages if m.startswith("W-SINGULAR-UNCHECKED")] == [
+        "W-SINGULAR-UNCHECKED: the block of 1 equations {e2} was tested for blocks singular "
+        "for all values in 1 sets of modes and not in the 1 of 2 modes not s (a block "
+        "singular there shows when the simulation solves it; the model is not refused for "
+        "it)"]
