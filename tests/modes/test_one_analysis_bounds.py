@@ -230,3 +230,24 @@ def test_block_variant_budget_names_the_modes_left(monkeypatch):
         "for all values in 1 sets of modes and not in the 1 of 2 modes not s (a block "
         "singular there shows when the simulation solves it; the model is not refused for "
         "it)"]
+
+
+def test_formula_table_leaves_no_reference_cycle():
+    """`implicit.variants.formula_table` (the guarded schedule's flattened formulas) creates
+    no reference cycle: its recursive closure was one, holding BDD nodes and their manager,
+    which the garbage collector could finalize in any order (dd's "nodes still referenced
+    upon shutdown" in BDD.__del__, the PytestUnraisableExceptionWarning of tests/fmu)."""
+    import gc
+
+    from mdae_fmu.implicit.variants import formula_table
+    ia = analyze_implicit(_drive_line(4))
+    roots = [b.formula for b in ia.blocks] + [f for case in ia.d for f in case.values()]
+    gc.collect()
+    gc.disable()
+    try:
+        table, nodes = formula_table(ia.space.bdd, ia.space, roots)
+        assert len(nodes) == len(roots) and len(table.var) > 0
+        del table, nodes
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
