@@ -99,9 +99,9 @@ def event_diagnostics(model: Model, ia: ImplicitAnalysis) -> tuple[list[str], li
         system = normalize(model)
     except MdaeError:
         return out, loop_warnings   # (an error in the guards: the other stages report it)
-    out.extend(_cascade_problems(system, ia))
+    cascade, cascade_warnings = _cascade_problems(system, ia)
     errors, warnings = _transient_problems(system, ia)
-    return out + errors, loop_warnings + warnings
+    return out + cascade + errors, loop_warnings + cascade_warnings + warnings
 
 
 def _unchecked_warning(system: MultimodeSystem, ia: ImplicitAnalysis,
@@ -360,12 +360,17 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> tuple[str | None, str |
 
 
 def _event_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
-                singletons: bool) -> Iterator[tuple[tuple[int, ...], Any]]:
+                singletons: bool, links: dict[int, frozenset[int]] | None = None,
+                unchecked: list[tuple[int, ...]] | None = None
+                ) -> Iterator[tuple[tuple[int, ...], Any]]:
     """The sets of the transient guards ``guards`` that can hold at one instant (no two apart,
-    `MultimodeSystem.non_simultaneous`; a Boolean's edge with the Boolean true), by size
-    as the enumerated path (`MultimodeSystem.modes`), or the single ones only (``singletons``,
-    and beyond the enumerated path's own bound on transient modes): ``(set, formula of the
-    regular long modes where it can occur)``, the formula not false."""
+    `MultimodeSystem.non_simultaneous`; a Boolean's edge with the Boolean true) and lie in one
+    component (`event_components`, with the guard-to-guard ``links``: a set across components
+    has the outcome of its parts, docs/theory.md §10.12), by size as the enumerated path
+    (`MultimodeSystem.modes`), or the single ones only (``singletons``): ``(set, formula of
+    the regular long modes where it can occur)``, the formula not false. A component whose
+    sets are more than the enumerated path's bound on transient modes gives its single
+    events only, and its guards to ``unchecked``."""
     from ..modes.normalize import MAX_TRANSIENT_MODES
     space = ia.space
     bdd = space.bdd
@@ -373,9 +378,16 @@ def _event_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int]
     apart = system.non_simultaneous()
     long_of = {j: i for i, gd in enumerate(system.guards) if gd.kind == "long"
                for j in guards if gd.cond == system.guards[j].cond}
-    top = 1 if singletons or 2 ** len(guards) > MAX_TRANSIENT_MODES else len(guards)
-    for on in itertools.chain.from_iterable(itertools.combinations(guards, r)
-                                            for r in range(1, top + 1)):
+    sets: list[tuple[int, ...]] = []
+    for comp in event_components(system, guards, links or {}):
+        top = len(comp)
+        if singletons or 2 ** len(comp) > MAX_TRANSIENT_MODES:
+            top = 1
+            if not singletons and unchecked is not None:
+                unchecked.append(tuple(comp))
+        sets.extend(itertools.chain.from_iterable(itertools.combinations(comp, r)
+                                                  for r in range(1, top + 1)))
+    for on in sorted(sets, key=lambda t: (len(t), t)):
         if any(pair in apart for pair in itertools.combinations(on, 2)):
             continue
         f = regular
@@ -384,6 +396,60 @@ def _event_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int]
             f &= bdd.true if lf is None else lf
         if f != bdd.false:
             yield on, f
+
+
+def event_components(system: MultimodeSystem, guards: list[int],
+                     links: dict[int, frozenset[int]]) -> list[list[int]]:
+    """The transient guards ``guards`` grouped by the connected components of the model's
+    equations (of every mode, linked through the unknowns they share) that the equations they
+    select (`guarded_by`) lie in, two guards also joined when ``links`` links them; each
+    component in the guards' order, the components by their first guard."""
+    eqs = system.equations
+    parent = list(range(len(eqs)))
+
+    def find(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    first: dict[str, int] = {}
+    for k, e in enumerate(eqs):
+        for v in e.order_map:
+            union(first.setdefault(v, k), k)
+    selected = guarded_by(system)
+    # a guard stands for its first equation (or itself, past the equations, if it has none)
+    node = {i: selected[i][0] if selected.get(i) else len(parent) + n
+            for n, i in enumerate(guards)}
+    parent.extend(range(len(parent), len(parent) + len(guards)))
+    for i in guards:
+        for k in selected.get(i, ()):
+            union(node[i], k)
+        for j in links.get(i, ()):
+            if j in node:
+                union(node[i], node[j])
+    comps: dict[int, list[int]] = {}
+    for i in guards:
+        comps.setdefault(find(node[i]), []).append(i)
+    return sorted(comps.values(), key=lambda c: c[0])
+
+
+def _sets_warning(system: MultimodeSystem, comp: tuple[int, ...], what: str) -> str:
+    """W-TRANSIENT-UNCHECKED: ``what`` of two or more of the events ``comp`` (one component,
+    `event_components`) at one instant not run, beyond the enumerated path's bound on
+    transient modes."""
+    from ..modes.normalize import MAX_TRANSIENT_MODES
+    names = [system.guards[j].name for j in comp]
+    shown = ", ".join(names[:6]) + (f", ... ({len(names)} in all)" if len(names) > 6 else "")
+    return (f"W-TRANSIENT-UNCHECKED: {what} was run for each of the events {{{shown}}} alone "
+            f"and not for two or more of them at one instant: they act on one connected part "
+            f"of the model, and their 2^{len(names)} - 1 combinations are more than "
+            f"{MAX_TRANSIENT_MODES} transient modes (a failure of simultaneous events would "
+            f"be an error; the model is not refused for it)")
 
 
 def _system_mode(system: MultimodeSystem, value: dict[str, bool], on: tuple[int, ...]
@@ -513,7 +579,8 @@ def mode_classes(ia: ImplicitAnalysis, scope: Any, limit: int, formulas: list[An
     return out, remaining
 
 
-def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str]:
+def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis
+                      ) -> tuple[list[str], list[str]]:
     """E-CASCADE-INFINITE (module docstring): per set of transient guards that can hold at
     one instant (`_event_sets`), the enumerated path's diagnostic (`cascade_diagnostic`) on
     the transient mode of that set over the first of the long modes where it can occur, with
@@ -528,18 +595,22 @@ def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis) -> list[str
     g = nx.DiGraph()
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):
-        return []
+        return [], []
     space = ia.space
     order = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
     fixed = {expr_text(a): v for a, v in space.fixed.items()}
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
-    for on, f in _event_sets(system, ia, sorted(trig), singletons=False):
+    unchecked: list[tuple[int, ...]] = []
+    for on, f in _event_sets(system, ia, sorted(trig), singletons=False, links=trig,
+                             unchecked=unchecked):
         pairs = space.mode_pairs(first_mode(space.bdd, f, order))
         dg = cascade_diagnostic(system, _system_mode(system, {**fixed, **dict(pairs)}, on))
         if dg is not None:
             _merge(found, (on, dg.code, dg.variables, dg.equations),
                    f"{dg.code}: {dg.message}", f)
-    return _failure_messages(system, ia, found)
+    return (_failure_messages(system, ia, found),
+            [_sets_warning(system, comp, "the cascade (E-CASCADE-INFINITE)")
+             for comp in unchecked])
 
 
 #: Messages of one code for one set of events (failures with other equations or variables,
@@ -864,7 +935,8 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
 
 
 def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
-                       sigmas: dict[Mode, Any] | None = None
+                       sigmas: dict[Mode, Any] | None = None,
+                       unchecked: list[tuple[int, ...]] | None = None
                        ) -> Iterator[tuple[tuple[int, ...], Any, Mode, Any, Any,
                                            Callable[[], Any] | None]]:
     """The first instants of the changes into transient modes that `_transient_problems`
@@ -874,7 +946,8 @@ def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
     transient mode of the class's first mode, that mode's steady configuration, the run of
     the instant, None or the run on the whole system (when called) that gives its message,
     `_instant_classes`)``. ``sigmas``: the Σ-method of each long mode run, filled as they
-    are."""
+    are; ``unchecked``: gets the components of events whose simultaneous sets are not run
+    (`_event_sets`)."""
     selecting = sorted({i for e in system.equations for i, p in e.guard
                         if p and system.guards[i].kind == "transient"})
     if not selecting:
@@ -882,7 +955,8 @@ def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
     forms = _instant_formulas(system, ia)
     occurs = occurrences(system)
     sigmas = {} if sigmas is None else sigmas
-    for on, scope in _event_sets(system, ia, selecting, singletons=False):
+    for on, scope in _event_sets(system, ia, selecting, singletons=False,
+                                 unchecked=unchecked):
         for f, dst, own, run, exact in _instant_classes(system, ia, on, scope, forms, occurs,
                                                         sigmas):
             yield on, f, dst, own, run, exact
@@ -920,7 +994,8 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
     refused."""
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
     sigmas: dict[Mode, Any] = {}
-    for on, f, _, _, run, exact in transient_instants(system, ia, sigmas):
+    too_many: list[tuple[int, ...]] = []
+    for on, f, _, _, run, exact in transient_instants(system, ia, sigmas, too_many):
         dg = run.diagnostic
         if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
             group = (on, dg.code)
@@ -933,6 +1008,8 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
                        f"{dg.code}: {dg.message}", f)
     errors = _failure_messages(system, ia, found)
     switching, warnings = _switching_problems(system, ia, sigmas)
+    warnings = [_sets_warning(system, comp, "the first instant (E-TRANSIENT-UNDER/-OVER/"
+                              "-FUTURE)") for comp in too_many] + warnings
     return errors + [text for key, text in switching.items() if key not in found], warnings
 
 

@@ -251,3 +251,88 @@ def test_formula_table_leaves_no_reference_cycle():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def _balls(n: int, coupled: bool = False, switched: bool = True) -> str:
+    """n bouncing balls, each with its reinit (n events that select equations), beside a
+    switched state (two long modes); ``coupled``: one algebraic sum reads every height, so
+    that the events act on one connected part of the model."""
+    decl = "".join(f"  Real h{k}(start = {k}, fixed = true);\n"
+                   f"  Real v{k}(start = 0, fixed = true);\n" for k in range(1, n + 1))
+    eqs = "".join(f"  der(h{k}) = v{k};\n  der(v{k}) = -9.81;\n  when h{k} < 0 then\n"
+                  f"    reinit(v{k}, -0.8*pre(v{k}));\n  end when;\n" for k in range(1, n + 1))
+    if coupled:
+        decl += "  Real total;\n"
+        eqs += "  total = " + " + ".join(f"h{k}" for k in range(1, n + 1)) + ";\n"
+    if switched:
+        decl += "  Real z(start = 0, fixed = true);\n  input Boolean fast(start = false);\n"
+        eqs += "  if fast then\n    der(z) = 2;\n  else\n    der(z) = 1;\n  end if;\n"
+    return f'model Balls "{n} bouncing balls"\n{decl}equation\n{eqs}end Balls;\n'
+
+
+CUP_NO_LAW = "\n".join(
+    line for line in (ROOT / "reference_models" / "CupAndBallElasticNoLaw.mo").read_text()
+    .splitlines() if not line.startswith("//"))
+
+
+def _cup_beside_balls(n: int) -> str:
+    """The Cup-and-Ball without an impact law (its straight-rope instant under-determined)
+    beside n bouncing balls and a switched state, in one model: n + 1 events in n + 1 parts
+    apart, two long modes."""
+    balls = _balls(n)
+    decl, eqs = balls.split("equation\n", 1)
+    head, rest = CUP_NO_LAW.split("equation\n", 1)
+    body = rest.rsplit("end ", 1)[0]
+    return (head + decl.split("\n", 1)[1] + "equation\n" + body + eqs.rsplit("end ", 1)[0]
+            + "end CupAndBallElasticNoLaw;\n")
+
+
+def test_events_apart_are_decided_alone_as_the_enumerated_analysis():
+    """The cup's event and two balls' events act on parts of the model apart from each other:
+    the one analysis runs each event alone (3 sets, not 7), and gives the enumerated
+    analysis' verdict, codes and messages (the cup's instant fails alone and with any ball
+    at the same instant, docs/theory.md §10.12)."""
+    from mdae_fmu.implicit.when_checks import event_components
+    from mdae_fmu.modes.normalize import normalize
+    model = _model(_cup_beside_balls(2), "CupBalls")
+    system = normalize(model)
+    transient = [i for i, g in enumerate(system.guards) if g.kind == "transient"]
+    assert [len(c) for c in event_components(system, transient, {})] == [1, 1, 1]
+    oracle, one = analyze(model, implicit=False), analyze(model, implicit=True)
+    assert oracle.modes is not None and one.modes is None
+    assert not oracle.accepted and not one.accepted
+    enumerated = [f"{d.code}: {d.message}" for d in oracle.automaton.diagnostics
+                  if d.code.startswith("E-")]
+    assert {m.split(":")[0] for m in enumerated} == {"E-TRANSIENT-UNDER"}
+    mine = [m for m in one.rejection.split("\n") if m.startswith("E-")]
+    assert mine and all(m in enumerated for m in mine)
+    assert len(mine) == 1 and "{lam, s, vx^o, vy^o}" in mine[0]
+    assert one.rejection.endswith("\n  in every one of the 2 long modes")
+
+
+def test_many_events_apart_are_all_checked():
+    """17 bouncing balls (17 events apart, 2^17 - 1 sets, beyond the enumerated path's 2^16
+    transient modes): each event is run alone, which decides every set; no
+    W-TRANSIENT-UNCHECKED. Before, only the single events were run beyond the bound, and
+    the sets left out silently."""
+    one = analyze(_model(_balls(17), "Balls"), implicit=True)
+    assert one.accepted, one.rejection
+    assert not any(m.startswith("W-TRANSIENT-UNCHECKED") for m in one.messages)
+
+
+def test_events_of_one_part_beyond_the_bound_are_named(monkeypatch):
+    """Events acting on one connected part (the sum of the heights), whose sets are more than
+    the bound on transient modes (here 4, for 3 events: 7 sets): each event is run alone
+    and the warning names them, instead of leaving their simultaneous sets out silently."""
+    import importlib
+    monkeypatch.setattr(importlib.import_module("mdae_fmu.modes.normalize"),
+                        "MAX_TRANSIENT_MODES", 4)
+    one = analyze(_model(_balls(3, coupled=True), "Balls"), implicit=True)
+    assert one.accepted, one.rejection
+    [w] = [m for m in one.messages if m.startswith("W-TRANSIENT-UNCHECKED")]
+    assert w == (
+        "W-TRANSIENT-UNCHECKED: the first instant (E-TRANSIENT-UNDER/-OVER/-FUTURE) was run "
+        "for each of the events {edge(h1 < 0), edge(h2 < 0), edge(h3 < 0)} alone and not for "
+        "two or more of them at one instant: they act on one connected part of the model, "
+        "and their 2^3 - 1 combinations are more than 4 transient modes (a failure of "
+        "simultaneous events would be an error; the model is not refused for it)")
