@@ -193,9 +193,25 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
     the BDD past ``max_nodes`` nodes."""
     b = a.space.bdd
     F = b.false
-    reach = member_reach(a, members, dep, present, max_nodes)
-    if reach is None:
-        return None
+    inside = set(members)
+    reach: dict[int, dict[int, Any]] = {}
+    for s in members:
+        r = {s: present[s]}
+        frontier = {s: present[s]}
+        while frontier:
+            nxt: dict[int, Any] = {}
+            for i, modes in frontier.items():
+                for i2, e in dep[i].items():
+                    if i2 not in inside:
+                        continue
+                    m = modes & e & ~r.get(i2, F)
+                    if m != F:
+                        r[i2] = r.get(i2, F) | m
+                        nxt[i2] = nxt.get(i2, F) | m
+            frontier = nxt
+        reach[s] = r
+        if len(b) > max_nodes:
+            return None
     out: list[ConditionalBlock] = []
     size = 0
     for k, s in enumerate(members):
@@ -226,37 +242,6 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
             if fin != F:
                 stack.append((pos + 1, fin, mem + (t,)))
     return out
-
-
-def member_reach(a, members, dep, present, max_nodes: int | None = None
-                 ) -> dict[int, dict[int, Any]] | None:
-    """Labelled forward reachability inside the union component ``members`` (rows of
-    ``a.graph``) over the dependency graph ``dep`` (`tight_dependencies`), from each member
-    s present in ``present[s]``: ``{s: {t: the modes in which s reaches t}}`` (s reaches
-    itself where present); two members are in one block of a mode when each reaches the
-    other in it. None when the BDD passes ``max_nodes`` nodes (no bound when None)."""
-    b = a.space.bdd
-    F = b.false
-    inside = set(members)
-    reach: dict[int, dict[int, Any]] = {}
-    for s in members:
-        r = {s: present[s]}
-        frontier = {s: present[s]}
-        while frontier:
-            nxt: dict[int, Any] = {}
-            for i, modes in frontier.items():
-                for i2, e in dep[i].items():
-                    if i2 not in inside:
-                        continue
-                    m = modes & e & ~r.get(i2, F)
-                    if m != F:
-                        r[i2] = r.get(i2, F) | m
-                        nxt[i2] = nxt.get(i2, F) | m
-            frontier = nxt
-        reach[s] = r
-        if max_nodes is not None and len(b) > max_nodes:
-            return None
-    return reach
 
 
 def _assigned(a, members, T, f):

@@ -10,12 +10,17 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   when-variable reads a value that a block of the mode's schedule computes from a
   when-variable, and back (Modelica 3.6 §8.6; docs/theory.md §5.4). The instant graph of
   every mode at once has the edges of the conditional blocks (docs/theory.md §10.2), each
-  labelled with the modes where the block computes that instance; the modes with a cycle
-  through a when-variable are found by labelled reachability.
+  labelled with the modes where the block computes that instance, those of a coarse block
+  from its per-mode blocks (docs/theory.md §10.11); the modes with a cycle through a
+  when-variable are found by labelled reachability.
 * E-CASCADE-INFINITE (docs/theory.md §7.4, Assumption 4; `mdae_fmu.modes.continuations`):
-  checked per set of transient guards that can hold together and per class of long modes
-  with the same structure (`structure_classes`; W-TRANSIENT-UNCHECKED beyond the bound);
-  none is needed when the guards' triggering graph (`may_trigger`) has no cycle.
+  checked once per set of transient guards that can hold together, for every long mode
+  where it can (the chain reads the set alone, docs/theory.md §10.10); none is needed when
+  the guards' triggering graph (`may_trigger`) has no cycle.
+* The sets of events of both checks are those within one connected part of the model
+  (`event_components`: a set across parts has its parts' outcome, docs/theory.md §10.12);
+  a part whose sets are more than the enumerated path's bound on transient modes has its
+  single events run and is named by W-TRANSIENT-UNCHECKED.
 * E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): the first instant of the
   change into the transient mode of each set of transient guards that select equations and
   can hold at one instant (simultaneous events included, as the enumerated path), from every
@@ -55,16 +60,17 @@ from .changes import (EnabledIn, differentiated_unknowns, grow_region, guarded_b
 if TYPE_CHECKING:
     from ..modes.normalize import Mode, MultimodeSystem
 
-#: Concrete modes of a cycle's formula tried before its rejection is dropped (a coarse block,
-#: solved as one system, over-approximates the instant graph: `_coupled_loop`)
+#: Concrete modes of a cycle's formula that may fail to confirm it before the rest is named by
+#: W-WHEN-LOOP-UNCHECKED (`_coupled_loop`: the labelled graph is each mode's own, so the first
+#: mode confirms it unless the two disagree)
 MAX_LOOP_PICKS = 16
 
-#: Classes of long modes (`structure_classes`) from which the cascade of one set of events is
-#: run (E-CASCADE-INFINITE; each run is a cascade over the whole model), and, for the changes
-#: into a transient mode from another long mode, of sources (the same offsets d) and of the
-#: events' long modes; the long modes beyond them are not checked for that set, which
-#: W-TRANSIENT-UNCHECKED says. The first instants from the events' own long modes have no
-#: bound (`transient_instants`).
+#: For the changes into a transient mode from another long mode (`_switching_problems`):
+#: classes of sources (the same offsets d) and of the events' long modes (the same
+#: structure); the long modes beyond them are not checked for that set, which
+#: W-TRANSIENT-UNCHECKED says (a work budget: each is a run on the whole model). The first
+#: instants from the events' own long modes (`transient_instants`) and the cascades
+#: (`_cascade_problems`) have no bound.
 MAX_TRANSIENT_CLASSES = 64
 #: Runs of changes into transient modes from another long mode (`_transient_problems`),
 #: over all sets of events; the pairs beyond are not run, which W-TRANSIENT-UNCHECKED says
@@ -216,7 +222,8 @@ def _instant_edges(model: Model, ia: ImplicitAnalysis, nodes: set[str]
         f = blk.formula & regular
         if not reads or not set(may) & nodes or f == F:
             continue
-        if blk.coarse and _coarse_edges(ia, blk, by_id, row, nodes, edges):
+        if blk.coarse:
+            _coarse_edges(ia, blk, by_id, row, nodes, edges)
             continue
         outs: dict[str, Any] = {}
         for u in blk.unknowns:
@@ -238,59 +245,44 @@ def _instant_edges(model: Model, ia: ImplicitAnalysis, nodes: set[str]
     return edges
 
 
-#: BDD nodes past which `_coarse_edges` gives up its reachability (the coarse block then
-#: links every read to every unknown, and the concrete modes of `_coupled_loop` decide)
-MAX_COARSE_REACH_NODES = 2_000_000
-
-
 def _coarse_edges(ia: ImplicitAnalysis, blk: ConditionalBlock, by_id: dict[str, Equation],
                   row: dict[str, int], nodes: set[str],
-                  edges: dict[tuple[str, str], Any]) -> bool:
-    """The edges between ``nodes`` of the instant graph that the coarse block ``blk`` gives
-    in each mode (docs/theory.md §10.10), added to ``edges``: ``r -> v`` in the modes where
-    an equation i of the component is assigned the unknown of ``v`` (at that offset), an
-    equation i2 reads ``r``, and i and i2 are in one per-mode block (each reaches the other
-    in the labelled dependency graph, `blocks.member_reach`, as `blocks.conditional_blocks`
-    splits a component). An edge between two unknowns of one block is kept: every path into
-    the block enters through a read outside it, which has an edge to each of its unknowns,
-    so the cycles through a when-variable are the mode's own. False (nothing added) when the
-    reachability takes the BDD past `MAX_COARSE_REACH_NODES`."""
-    from .blocks import member_reach, tight_dependencies
-    bdd = ia.space.bdd
-    F = bdd.false
+                  edges: dict[tuple[str, str], Any]) -> None:
+    """The part of the instant graph that the coarse block ``blk`` gives in each mode
+    (docs/theory.md §10.11), added to ``edges`` through a node per equation of the component
+    (`_equation_node`): ``r -> i`` where the equation i reads ``r``, ``i -> v`` in the modes
+    where i is assigned the unknown of ``v`` at that offset, and ``i2 -> i`` in the modes where
+    i reads tightly the unknown assigned to i2 (`blocks.tight_dependencies`: the data flow
+    that makes the per-mode blocks, its strongly connected components). A path from a node
+    outside the component to ``v`` through these is one of the mode's own graph, and back."""
+    from .blocks import tight_dependencies
+    F = ia.space.bdd.false
     regular = _regular(ia)
     g = ia.graph
     members = [row[e] for e in blk.equations]
     T, dep = tight_dependencies(ia, members)
-    present = {i: g.present[i] & regular for i in members}
-    reach = member_reach(ia, members, dep, present, MAX_COARSE_REACH_NODES)
-    if reach is None:
-        return False
-    outs: dict[int, list[tuple[str, Any]]] = {}
     for i in members:
+        here = _equation_node(g.rows[i])
+        eq = by_id.get(g.rows[i])
+        present = g.present[i] & regular & blk.formula
+        if eq is not None and present != F:
+            for r in sorted(instant_reads(eq.residual) & nodes):
+                edges[(r, here)] = edges.get((r, here), F) | present
         for j, fj in T[i].items():
             for o, fo in ia.d[j].items():
-                node = instance_node(g.cols[j], o)
+                v = instance_node(g.cols[j], o)
                 m = fj & fo & blk.formula
-                if node in nodes and m != F:
-                    outs.setdefault(i, []).append((node, m))
-    for i2 in members:
-        eq = by_id.get(g.rows[i2])
-        reads = sorted(instant_reads(eq.residual) & nodes) if eq is not None else []
-        if not reads:
-            continue
-        for i, found in outs.items():
-            same = present[i] if i == i2 else reach[i].get(i2, F) & reach[i2].get(i, F)
-            if same == F:
-                continue
-            for v, fv in found:
-                e = fv & same
-                if e == F:
-                    continue
-                for r in reads:
-                    if r != v:
-                        edges[(r, v)] = edges.get((r, v), F) | e
-    return True
+                if v in nodes and m != F:
+                    edges[(here, v)] = edges.get((here, v), F) | m
+        for i2, e in dep[i].items():
+            key = (_equation_node(g.rows[i2]), here)
+            edges[key] = edges.get(key, F) | e
+
+
+def _equation_node(eq_id: str) -> str:
+    """The node of an equation of a coarse block in the instant graph (`_coarse_edges`),
+    apart from every variable's."""
+    return f"~equation {eq_id}"
 
 
 def _cycle_formula(ia: ImplicitAnalysis, edges: dict[tuple[str, str], Any],
@@ -329,8 +321,8 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> tuple[str | None, str |
     modes with a cycle through a when-variable, and the enumerated path's message
     (`through_continuous_message`) on one concrete mode of it; ``(message, None)``, or
     ``(None, None)`` when no mode has such a cycle. A coarse block (a union component solved
-    as one system, `mdae_fmu.implicit.blocks`) gives the edges of its per-mode blocks
-    (`_coarse_edges`), so the formula is each mode's own graph. Should a concrete mode of it
+    as one system, `mdae_fmu.implicit.blocks`) gives the paths of its per-mode blocks
+    (`_coarse_edges`, docs/theory.md §10.11), so the formula is each mode's own. Should a concrete mode of it
     not confirm the cycle (an inconsistency of the labelled graph), that mode is left out and
     another is tried; after `MAX_LOOP_PICKS` such modes the rest is named by the warning
     W-WHEN-LOOP-UNCHECKED ``(None, warning)``, never taken as free of cycles silently."""
