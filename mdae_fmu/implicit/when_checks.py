@@ -324,8 +324,9 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> tuple[str | None, str |
     as one system, `mdae_fmu.implicit.blocks`) gives the paths of its per-mode blocks
     (`_coarse_edges`, docs/theory.md §10.11), so the formula is each mode's own. Should a
     concrete mode of it not confirm the cycle (an inconsistency of the labelled graph), that
-    mode is left out and another is tried; after `MAX_LOOP_PICKS` such modes the rest is named by the warning
-    W-WHEN-LOOP-UNCHECKED ``(None, warning)``, never taken as free of cycles silently."""
+    mode is left out and another is tried; after `MAX_LOOP_PICKS` such modes the rest is
+    named by the warning W-WHEN-LOOP-UNCHECKED ``(None, warning)``, never taken as free of
+    cycles silently."""
     assigned = {v for _, v in when_instant_graph(model).edges}
     nodes = _loop_nodes(model, ia, assigned) if assigned else set()
     if not nodes:
