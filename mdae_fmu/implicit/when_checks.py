@@ -88,11 +88,12 @@ def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
 
 def event_diagnostics(model: Model, ia: ImplicitAnalysis) -> tuple[list[str], list[str]]:
     """``(errors, warnings)`` of the checks of the module docstring: the rejections
-    (`event_problems`), and W-TRANSIENT-UNCHECKED for the long modes from which a cascade or
-    a change from another long mode was not run (beyond `MAX_TRANSIENT_CLASSES` classes),
-    which reject nothing."""
+    (`event_problems`), and the warnings, which reject nothing: W-WHEN-LOOP-UNCHECKED
+    (`_coupled_loop`), W-TRANSIENT-UNCHECKED for the events of one part whose simultaneous
+    sets were not run (`_event_sets`) and for the long modes from which a change from another
+    long mode was not run (beyond `MAX_TRANSIENT_CLASSES` classes)."""
     out = []
-    loop_warnings = []
+    loop_warnings: list[str] = []
     if when_loop_message(model) is None:      # (reported without a mode otherwise)
         loop, unconfirmed = _coupled_loop(model, ia)
         if loop:
