@@ -15,7 +15,11 @@ nodes. Otherwise it is reported as one *coarse* block (a valid schedule for ever
 solved as one system), flagged as such. The size bound keeps the listing linear in the
 model: a chain of n switched couplings (clutches, switches) has a block per run of engaged
 couplings, O(n^2) blocks of O(n) equations, which code generation would turn into O(n^3)
-lines (docs/decisions.md §9.1).
+lines (docs/decisions.md §9.1). These bounds choose how a component is scheduled, never a
+verdict: the checks that read the blocks see a coarse block's per-mode blocks (E-WHEN-LOOP,
+`implicit.when_checks._coarse_edges`, docs/theory.md §10.11), split it at concrete modes
+under a work budget that a warning names (`implicit.conversion`, W-SINGULAR-UNCHECKED), or
+restart it whole (`implicit.variants`, §10.6).
 """
 
 from __future__ import annotations
