@@ -376,7 +376,7 @@ def guarded_analysis(model: Model, progress) -> Analysis:
         automaton=None,
         code_model=None if code is model else code,
         **deferred_report(ia, {"event_iteration": iterated}),
-        init_warnings=(warning,) if warning else (),
+        init_warnings=((warning,) if warning else ()) + repair.warnings,
         model=code if repair.conversions else None,
         conversions=repair.conversions,
         rejection="\n".join(repair.rejections) or None,

@@ -15,7 +15,11 @@ nodes. Otherwise it is reported as one *coarse* block (a valid schedule for ever
 solved as one system), flagged as such. The size bound keeps the listing linear in the
 model: a chain of n switched couplings (clutches, switches) has a block per run of engaged
 couplings, O(n^2) blocks of O(n) equations, which code generation would turn into O(n^3)
-lines (docs/decisions.md §9.1).
+lines (docs/decisions.md §9.1). These bounds choose how a component is scheduled, never a
+verdict: the checks that read the blocks see a coarse block's per-mode blocks (E-WHEN-LOOP,
+`implicit.when_checks._coarse_edges`, docs/theory.md §10.11), split it at concrete modes
+under a work budget that a warning names (`implicit.conversion`, W-SINGULAR-UNCHECKED), or
+restart it whole (`implicit.variants`, §10.6).
 """
 
 from __future__ import annotations
@@ -50,29 +54,7 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
     F = b.false
     regular = space.care & ~a.singular & ~a.undecided
     n_r = len(g.rows)
-    T = [{j: f & regular for j, f in a.match[i].items() if f & regular != F}
-         for i in range(n_r)]
-    owner: dict[int, list[int]] = {}
-    for i in range(n_r):
-        for j in T[i]:
-            owner.setdefault(j, []).append(i)
-    dep: list[dict[int, Any]] = [dict() for _ in range(n_r)]
-    for i in range(n_r):
-        for j, cell in g.sig[i].items():
-            tight = F
-            for s, fs in cell.items():
-                for vc, fc in a.c[i].items():
-                    fd = a.d[j].get(vc + s)
-                    if fd is not None:
-                        tight |= fs & fc & fd
-            tight &= regular
-            if tight == F:
-                continue
-            for i2 in owner.get(j, ()):
-                if i2 != i:
-                    e = tight & T[i2][j]
-                    if e != F:
-                        dep[i][i2] = dep[i].get(i2, F) | e
+    T, dep = tight_dependencies(a, range(n_r))
     present = [g.present[i] & regular for i in range(n_r)]
     import networkx as nx   # (imported on use: about 0.1 s)
     union = nx.DiGraph()
@@ -91,6 +73,45 @@ def conditional_blocks(a, max_component: int = 64, max_blocks: int = 2048,
                        max_size)
         out.extend(found if found is not None else _whole(a, members, T, present, True))
     return out
+
+
+def tight_dependencies(a, rows) -> tuple[list[dict[int, Any]], list[dict[int, Any]]]:
+    """The assignment and the labelled dependency graph of `conditional_blocks` (module
+    docstring) over the rows ``rows`` of the analysis ``a`` (every row: the whole graph):
+    per row i, ``{column j: the regular modes where i is assigned j}`` and ``{row i2: the
+    regular modes where i has a tight entry on the unknown assigned to i2}``, both indexed
+    by row over all the rows of ``a.graph`` (empty outside ``rows``)."""
+    g, space = a.graph, a.space
+    b = space.bdd
+    F = b.false
+    regular = space.care & ~a.singular & ~a.undecided
+    n_r = len(g.rows)
+    rows = list(rows)
+    T: list[dict[int, Any]] = [dict() for _ in range(n_r)]
+    for i in rows:
+        T[i] = {j: f & regular for j, f in a.match[i].items() if f & regular != F}
+    owner: dict[int, list[int]] = {}
+    for i in rows:
+        for j in T[i]:
+            owner.setdefault(j, []).append(i)
+    dep: list[dict[int, Any]] = [dict() for _ in range(n_r)]
+    for i in rows:
+        for j, cell in g.sig[i].items():
+            tight = F
+            for s, fs in cell.items():
+                for vc, fc in a.c[i].items():
+                    fd = a.d[j].get(vc + s)
+                    if fd is not None:
+                        tight |= fs & fc & fd
+            tight &= regular
+            if tight == F:
+                continue
+            for i2 in owner.get(j, ()):
+                if i2 != i:
+                    e = tight & T[i2][j]
+                    if e != F:
+                        dep[i][i2] = dep[i].get(i2, F) | e
+    return T, dep
 
 
 def _constant_blocks(a, max_component: int) -> list[ConditionalBlock] | None:

@@ -41,9 +41,11 @@ of its blocks is what it is at m, so a rejection from a coarse block names fewer
 the enumerated ones where that block is singular.
 
 Not checked (a singularity there shows at run time, as before the check existed): blocks of
-more than `MAX_SAMPLED_BLOCK` equations (as on the enumerated path), the variants of a block
-beyond `MAX_BLOCK_VARIANTS`, and the coarse variants of a component beyond
-`MAX_COARSE_VARIANTS` (the first ones in the enumerated path's order of the modes).
+more than `MAX_SAMPLED_BLOCK` equations (as on the enumerated path, which does not test them
+either), the variants of a block beyond `MAX_BLOCK_VARIANTS`, and the coarse variants of a
+component beyond `MAX_COARSE_VARIANTS` (the first ones in the enumerated path's order of the
+modes). The last two are work budgets, not verdicts: the modes they leave are named by the
+warning W-SINGULAR-UNCHECKED (`GuardedRepair.warnings`), never left out silently.
 """
 
 from __future__ import annotations
@@ -92,12 +94,19 @@ class GuardedRepair:
     analysis: ImplicitAnalysis
     conversions: tuple[Conversion, ...] = ()
     rejections: tuple[str, ...] = ()
+    #: W-SINGULAR-UNCHECKED: the modes of a block or coarse block left untested beyond
+    #: `MAX_BLOCK_VARIANTS` / `MAX_COARSE_VARIANTS` (`unchecked_warning`)
+    warnings: tuple[str, ...] = ()
 
 
-def singular_variants(model: Model, ia: ImplicitAnalysis) -> Iterator[SingularVariant]:
+def singular_variants(model: Model, ia: ImplicitAnalysis,
+                      unchecked: list[tuple[ConditionalBlock, Any]] | None = None
+                      ) -> Iterator[SingularVariant]:
     """The variants of the blocks of ``ia`` (the implicit analysis of ``model``) that the
     numerical test finds singular (module docstring), in block order. A variant equal to
-    one already tested (the same residuals, offsets and columns) is not tested again."""
+    one already tested (the same residuals, offsets and columns) is not tested again.
+    ``unchecked``: gets ``(block, formula)`` for each block whose modes of ``formula`` were
+    not tested, beyond `MAX_BLOCK_VARIANTS` (`MAX_COARSE_VARIANTS` for a coarse block)."""
     if not ia.ok:
         return
     space = ia.space
@@ -139,6 +148,8 @@ def singular_variants(model: Model, ia: ImplicitAnalysis) -> Iterator[SingularVa
                     finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
                                       equations=v.equations, d=v.d, literals=literals)
                     yield SingularVariant(finding=finding, formula=v.formula)
+        if remaining != bdd.false and unchecked is not None:
+            unchecked.append((blk, remaining))
 
 
 def first_mode(bdd: Any, formula: Any, order: Mapping[str, int]) -> dict[str, bool]:
@@ -336,7 +347,8 @@ def convert_guarded(model: Model, ia: ImplicitAnalysis) -> GuardedRepair:
     done: list[Conversion] = []
     for _ in range(MAX_CONVERSIONS):
         step = None
-        for found in singular_variants(current, analysis):
+        unchecked: list[tuple[ConditionalBlock, Any]] = []
+        for found in singular_variants(current, analysis, unchecked):
             try:
                 step = convert_block(current, found.finding)
             except DependencyRejected as err:
@@ -345,13 +357,29 @@ def convert_guarded(model: Model, ia: ImplicitAnalysis) -> GuardedRepair:
             if step is not None:
                 break
         if step is None:
-            return GuardedRepair(model=current, analysis=analysis, conversions=tuple(done))
+            return GuardedRepair(model=current, analysis=analysis, conversions=tuple(done),
+                                 warnings=tuple(unchecked_warning(analysis, blk, f)
+                                                for blk, f in unchecked))
         current, conv = step
         done.append(conv)
         analysis = analyze_implicit(current)
     return GuardedRepair(model=model, analysis=ia, conversions=tuple(done), rejections=(
         f"model {model.name}: {MAX_CONVERSIONS} conversions of numerically singular "
         "blocks did not leave a regular system",))
+
+
+def unchecked_warning(ia: ImplicitAnalysis, blk: ConditionalBlock, formula: Any) -> str:
+    """W-SINGULAR-UNCHECKED: the modes of ``formula`` where the block ``blk`` of ``ia`` was not
+    tested for singularity for all values (`singular_variants` beyond its work budget)."""
+    space = ia.space
+    first = ", ".join(blk.equations[:3]) + (", ..." if len(blk.equations) > 3 else "")
+    kind, bound = (("coarse block", MAX_COARSE_VARIANTS) if blk.coarse
+                   else ("block", MAX_BLOCK_VARIANTS))
+    return (f"W-SINGULAR-UNCHECKED: the {kind} of {len(blk.equations)} equations {{{first}}} "
+            f"was tested for blocks singular for all values in {bound} sets of modes and not "
+            f"in the {space.count(formula)} of {ia.n_modes} modes {space.text(formula)} (a "
+            f"block singular there shows when the simulation solves it; the model is not "
+            f"refused for it)")
 
 
 def _modes_text(ia: ImplicitAnalysis, found: SingularVariant) -> str:
@@ -365,4 +393,5 @@ def _modes_text(ia: ImplicitAnalysis, found: SingularVariant) -> str:
 
 
 __all__ = ["GuardedRepair", "SingularVariant", "convert_guarded", "first_mode",
-           "singular_variants", "value_at", "MAX_BLOCK_VARIANTS", "MAX_COARSE_VARIANTS"]
+           "singular_variants", "unchecked_warning", "value_at", "MAX_BLOCK_VARIANTS",
+           "MAX_COARSE_VARIANTS"]

@@ -186,29 +186,39 @@ def _restart_values(rows: list, unknowns: list, xleft: dict) -> dict | None:
 
 
 def formula_table(bdd, space, roots) -> tuple[FormulaTable, list[int]]:
-    """Flatten the BDD nodes of ``roots`` (`FormulaTable`); the node of each root."""
+    """Flatten the BDD nodes of ``roots`` (`FormulaTable`); the node of each root. Each node
+    gets its index after its low then its high child (depth first, by an explicit stack: a
+    recursive closure would be a reference cycle holding BDD nodes, which the garbage
+    collector may finalize after their manager, `dd`'s "nodes still referenced")."""
     var_index = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
     ids: dict = {}
     var: list[int] = []
     lo: list[int] = []
     hi: list[int] = []
 
-    def node(u) -> int:
-        if u == bdd.true:
-            return -1
-        if u == bdd.false:
-            return -2
-        key = int(u)
-        if key in ids:
-            return ids[key]
-        low, high = node(bdd.let({u.var: False}, u)), node(bdd.let({u.var: True}, u))
-        ids[key] = len(var)
-        var.append(var_index[u.var])
-        lo.append(low)
-        hi.append(high)
-        return ids[key]
+    def index(u) -> int:
+        """The index of ``u`` (-1 true, -2 false), -3 while it has none."""
+        return -1 if u == bdd.true else -2 if u == bdd.false else ids.get(int(u), -3)
 
-    out = [node(r) for r in roots]
+    out = []
+    for root in roots:
+        stack = [root]
+        while stack:
+            u = stack[-1]
+            if index(u) != -3:
+                stack.pop()
+                continue
+            low, high = bdd.let({u.var: False}, u), bdd.let({u.var: True}, u)
+            todo = [c for c in (high, low) if index(c) == -3]
+            if todo:
+                stack.extend(todo)       # (the low child on top: indexed first)
+                continue
+            stack.pop()
+            ids[int(u)] = len(var)
+            var.append(var_index[u.var])
+            lo.append(index(low))
+            hi.append(index(high))
+        out.append(index(root))
     return FormulaTable(var=tuple(var), lo=tuple(lo), hi=tuple(hi)), out
 
 

@@ -10,12 +10,17 @@ concrete mode of it, analysed and worded by the enumerated path's own functions.
   when-variable reads a value that a block of the mode's schedule computes from a
   when-variable, and back (Modelica 3.6 §8.6; docs/theory.md §5.4). The instant graph of
   every mode at once has the edges of the conditional blocks (docs/theory.md §10.2), each
-  labelled with the modes where the block computes that instance; the modes with a cycle
-  through a when-variable are found by labelled reachability.
+  labelled with the modes where the block computes that instance, those of a coarse block
+  from its per-mode blocks (docs/theory.md §10.11); the modes with a cycle through a
+  when-variable are found by labelled reachability.
 * E-CASCADE-INFINITE (docs/theory.md §7.4, Assumption 4; `mdae_fmu.modes.continuations`):
-  checked per set of transient guards that can hold together and per class of long modes
-  with the same structure (`structure_classes`; W-TRANSIENT-UNCHECKED beyond the bound);
-  none is needed when the guards' triggering graph (`may_trigger`) has no cycle.
+  checked once per set of transient guards that can hold together, for every long mode
+  where it can (the chain reads the set alone, docs/theory.md §10.10); none is needed when
+  the guards' triggering graph (`may_trigger`) has no cycle.
+* The sets of events of both checks are those within one connected part of the model
+  (`event_components`: a set across parts has its parts' outcome, docs/theory.md §10.12);
+  a part whose sets are more than the enumerated path's bound on transient modes has its
+  single events run and is named by W-TRANSIENT-UNCHECKED.
 * E-TRANSIENT-UNDER / -OVER / -FUTURE (docs/theory.md §7.3, §8.2): the first instant of the
   change into the transient mode of each set of transient guards that select equations and
   can hold at one instant (simultaneous events included, as the enumerated path), from every
@@ -55,16 +60,17 @@ from .changes import (EnabledIn, differentiated_unknowns, grow_region, guarded_b
 if TYPE_CHECKING:
     from ..modes.normalize import Mode, MultimodeSystem
 
-#: Concrete modes of a cycle's formula tried before its rejection is dropped (a coarse block,
-#: solved as one system, over-approximates the instant graph: `_coupled_loop`)
+#: Concrete modes of a cycle's formula that may fail to confirm it before the rest is named by
+#: W-WHEN-LOOP-UNCHECKED (`_coupled_loop`: the labelled graph is each mode's own, so the first
+#: mode confirms it unless the two disagree)
 MAX_LOOP_PICKS = 16
 
-#: Classes of long modes (`structure_classes`) from which the cascade of one set of events is
-#: run (E-CASCADE-INFINITE; each run is a cascade over the whole model), and, for the changes
-#: into a transient mode from another long mode, of sources (the same offsets d) and of the
-#: events' long modes; the long modes beyond them are not checked for that set, which
-#: W-TRANSIENT-UNCHECKED says. The first instants from the events' own long modes have no
-#: bound (`transient_instants`).
+#: For the changes into a transient mode from another long mode (`_switching_problems`):
+#: classes of sources (the same offsets d) and of the events' long modes (the same
+#: structure); the long modes beyond them are not checked for that set, which
+#: W-TRANSIENT-UNCHECKED says (a work budget: each is a run on the whole model). The first
+#: instants from the events' own long modes (`transient_instants`) and the cascades
+#: (`_cascade_problems`) have no bound.
 MAX_TRANSIENT_CLASSES = 64
 #: Runs of changes into transient modes from another long mode (`_transient_problems`),
 #: over all sets of events; the pairs beyond are not run, which W-TRANSIENT-UNCHECKED says
@@ -82,25 +88,27 @@ def event_problems(model: Model, ia: ImplicitAnalysis) -> list[str]:
 
 def event_diagnostics(model: Model, ia: ImplicitAnalysis) -> tuple[list[str], list[str]]:
     """``(errors, warnings)`` of the checks of the module docstring: the rejections
-    (`event_problems`), and W-TRANSIENT-UNCHECKED for the long modes from which a cascade or
-    a change from another long mode was not run (beyond `MAX_TRANSIENT_CLASSES` classes),
-    which reject nothing."""
+    (`event_problems`), and the warnings, which reject nothing: W-WHEN-LOOP-UNCHECKED
+    (`_coupled_loop`), W-TRANSIENT-UNCHECKED for the events of one part whose simultaneous
+    sets were not run (`_event_sets`) and for the long modes from which a change from another
+    long mode was not run (beyond `MAX_TRANSIENT_CLASSES` classes)."""
     out = []
+    loop_warnings: list[str] = []
     if when_loop_message(model) is None:      # (reported without a mode otherwise)
-        loop = _coupled_loop(model, ia)
+        loop, unconfirmed = _coupled_loop(model, ia)
         if loop:
             out.append(loop)
+        if unconfirmed:
+            loop_warnings.append(unconfirmed)
     out.extend(_derivative_problems(model, ia))
     from ..modes.normalize import normalize
     try:
         system = normalize(model)
     except MdaeError:
-        return out, []      # (an error in the guards: the other stages report it)
-    warnings: list[str] = []
-    for errors, unchecked in (_cascade_problems(system, ia), _transient_problems(system, ia)):
-        out.extend(errors)
-        warnings.extend(unchecked)
-    return out, warnings
+        return out, loop_warnings   # (an error in the guards: the other stages report it)
+    cascade, cascade_warnings = _cascade_problems(system, ia)
+    errors, warnings = _transient_problems(system, ia)
+    return out + cascade + errors, loop_warnings + cascade_warnings + warnings
 
 
 def _unchecked_warning(system: MultimodeSystem, ia: ImplicitAnalysis,
@@ -215,6 +223,9 @@ def _instant_edges(model: Model, ia: ImplicitAnalysis, nodes: set[str]
         f = blk.formula & regular
         if not reads or not set(may) & nodes or f == F:
             continue
+        if blk.coarse:
+            _coarse_edges(ia, blk, by_id, row, nodes, edges)
+            continue
         outs: dict[str, Any] = {}
         for u in blk.unknowns:
             j = col[u]
@@ -233,6 +244,46 @@ def _instant_edges(model: Model, ia: ImplicitAnalysis, nodes: set[str]
                 if v != r and e != F:
                     edges[(r, v)] = edges.get((r, v), F) | e
     return edges
+
+
+def _coarse_edges(ia: ImplicitAnalysis, blk: ConditionalBlock, by_id: dict[str, Equation],
+                  row: dict[str, int], nodes: set[str],
+                  edges: dict[tuple[str, str], Any]) -> None:
+    """The part of the instant graph that the coarse block ``blk`` gives in each mode
+    (docs/theory.md §10.11), added to ``edges`` through a node per equation of the component
+    (`_equation_node`): ``r -> i`` where the equation i reads ``r``, ``i -> v`` in the modes
+    where i is assigned the unknown of ``v`` at that offset, and ``i2 -> i`` in the modes where
+    i reads tightly the unknown assigned to i2 (`blocks.tight_dependencies`: the data flow
+    that makes the per-mode blocks, its strongly connected components). A path from a node
+    outside the component to ``v`` through these is one of the mode's own graph, and back."""
+    from .blocks import tight_dependencies
+    F = ia.space.bdd.false
+    regular = _regular(ia)
+    g = ia.graph
+    members = [row[e] for e in blk.equations]
+    T, dep = tight_dependencies(ia, members)
+    for i in members:
+        here = _equation_node(g.rows[i])
+        eq = by_id.get(g.rows[i])
+        present = g.present[i] & regular & blk.formula
+        if eq is not None and present != F:
+            for r in sorted(instant_reads(eq.residual) & nodes):
+                edges[(r, here)] = edges.get((r, here), F) | present
+        for j, fj in T[i].items():
+            for o, fo in ia.d[j].items():
+                v = instance_node(g.cols[j], o)
+                m = fj & fo & blk.formula
+                if v in nodes and m != F:
+                    edges[(here, v)] = edges.get((here, v), F) | m
+        for i2, e in dep[i].items():
+            key = (_equation_node(g.rows[i2]), here)
+            edges[key] = edges.get(key, F) | e
+
+
+def _equation_node(eq_id: str) -> str:
+    """The node of an equation of a coarse block in the instant graph (`_coarse_edges`),
+    apart from every variable's."""
+    return f"~equation {eq_id}"
 
 
 def _cycle_formula(ia: ImplicitAnalysis, edges: dict[tuple[str, str], Any],
@@ -266,39 +317,54 @@ def _cycle_formula(ia: ImplicitAnalysis, edges: dict[tuple[str, str], Any],
     return found
 
 
-def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> str | None:
+def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> tuple[str | None, str | None]:
     """E-WHEN-LOOP through the continuous equations (module docstring): the formula of the
     modes with a cycle through a when-variable, and the enumerated path's message
-    (`through_continuous_message`) on one concrete mode of it. A coarse block (a union
-    component solved as one system, `mdae_fmu.implicit.blocks`) links every read of its
-    equations to every unknown it computes, more than the mode's own blocks do: a mode of
-    the formula whose own analysis has no such cycle is left out, and after
-    `MAX_LOOP_PICKS` such modes the remaining formula is taken as free of cycles."""
+    (`through_continuous_message`) on one concrete mode of it; ``(message, None)``, or
+    ``(None, None)`` when no mode has such a cycle. A coarse block (a union component solved
+    as one system, `mdae_fmu.implicit.blocks`) gives the paths of its per-mode blocks
+    (`_coarse_edges`, docs/theory.md §10.11), so the formula is each mode's own. Should a
+    concrete mode of it not confirm the cycle (an inconsistency of the labelled graph), that
+    mode is left out and another is tried; after `MAX_LOOP_PICKS` such modes the rest is
+    named by the warning W-WHEN-LOOP-UNCHECKED ``(None, warning)``, never taken as free of
+    cycles silently."""
     assigned = {v for _, v in when_instant_graph(model).edges}
     nodes = _loop_nodes(model, ia, assigned) if assigned else set()
     if not nodes:
-        return None
+        return None, None
     f = _cycle_formula(ia, _instant_edges(model, ia, nodes), assigned & nodes)
     bdd = ia.space.bdd
     several = ia.n_modes > 1
     for _ in range(MAX_LOOP_PICKS):
         if f == bdd.false:
-            return None
+            return None, None
         pairs, mode = concrete_mode(ia, f)
         msg = through_continuous_message(model, [mode], several)
         if msg is not None:
-            return msg + _modes_line(ia, f)
+            return msg + _modes_line(ia, f), None
         f &= ~bdd.cube(ia.space.assignment(pairs))
-    return None
+    if f == bdd.false:
+        return None, None
+    return None, ("W-WHEN-LOOP-UNCHECKED: the instant graph (when-equations and the blocks "
+                  "of the continuous equations) has a cycle through a when-variable in "
+                  f"{ia.space.count(f)} of {ia.n_modes} modes {ia.space.text(f)}, which "
+                  f"{MAX_LOOP_PICKS} of its modes analysed one by one did not confirm (an "
+                  "algebraic loop there would be E-WHEN-LOOP; the model is not refused for "
+                  "it)")
 
 
 def _event_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int],
-                singletons: bool) -> Iterator[tuple[tuple[int, ...], Any]]:
+                singletons: bool, links: dict[int, frozenset[int]] | None = None,
+                unchecked: list[tuple[int, ...]] | None = None
+                ) -> Iterator[tuple[tuple[int, ...], Any]]:
     """The sets of the transient guards ``guards`` that can hold at one instant (no two apart,
-    `MultimodeSystem.non_simultaneous`; a Boolean's edge with the Boolean true), by size
-    as the enumerated path (`MultimodeSystem.modes`), or the single ones only (``singletons``,
-    and beyond the enumerated path's own bound on transient modes): ``(set, formula of the
-    regular long modes where it can occur)``, the formula not false."""
+    `MultimodeSystem.non_simultaneous`; a Boolean's edge with the Boolean true) and lie in one
+    component (`event_components`, with the guard-to-guard ``links``: a set across components
+    has the outcome of its parts, docs/theory.md §10.12), by size as the enumerated path
+    (`MultimodeSystem.modes`), or the single ones only (``singletons``): ``(set, formula of
+    the regular long modes where it can occur)``, the formula not false. A component whose
+    sets are more than the enumerated path's bound on transient modes gives its single
+    events only, and its guards to ``unchecked``."""
     from ..modes.normalize import MAX_TRANSIENT_MODES
     space = ia.space
     bdd = space.bdd
@@ -306,9 +372,16 @@ def _event_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int]
     apart = system.non_simultaneous()
     long_of = {j: i for i, gd in enumerate(system.guards) if gd.kind == "long"
                for j in guards if gd.cond == system.guards[j].cond}
-    top = 1 if singletons or 2 ** len(guards) > MAX_TRANSIENT_MODES else len(guards)
-    for on in itertools.chain.from_iterable(itertools.combinations(guards, r)
-                                            for r in range(1, top + 1)):
+    sets: list[tuple[int, ...]] = []
+    for comp in event_components(system, guards, links or {}):
+        top = len(comp)
+        if singletons or 2 ** len(comp) > MAX_TRANSIENT_MODES:
+            top = 1
+            if not singletons and unchecked is not None:
+                unchecked.append(tuple(comp))
+        sets.extend(itertools.chain.from_iterable(itertools.combinations(comp, r)
+                                                  for r in range(1, top + 1)))
+    for on in sorted(sets, key=lambda t: (len(t), t)):
         if any(pair in apart for pair in itertools.combinations(on, 2)):
             continue
         f = regular
@@ -317,6 +390,60 @@ def _event_sets(system: MultimodeSystem, ia: ImplicitAnalysis, guards: list[int]
             f &= bdd.true if lf is None else lf
         if f != bdd.false:
             yield on, f
+
+
+def event_components(system: MultimodeSystem, guards: list[int],
+                     links: dict[int, frozenset[int]]) -> list[list[int]]:
+    """The transient guards ``guards`` grouped by the connected components of the model's
+    equations (of every mode, linked through the unknowns they share) that the equations they
+    select (`guarded_by`) lie in, two guards also joined when ``links`` links them; each
+    component in the guards' order, the components by their first guard."""
+    eqs = system.equations
+    parent = list(range(len(eqs)))
+
+    def find(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    first: dict[str, int] = {}
+    for k, e in enumerate(eqs):
+        for v in e.order_map:
+            union(first.setdefault(v, k), k)
+    selected = guarded_by(system)
+    # a guard stands for its first equation (or itself, past the equations, if it has none)
+    node = {i: selected[i][0] if selected.get(i) else len(parent) + n
+            for n, i in enumerate(guards)}
+    parent.extend(range(len(parent), len(parent) + len(guards)))
+    for i in guards:
+        for k in selected.get(i, ()):
+            union(node[i], k)
+        for j in links.get(i, ()):
+            if j in node:
+                union(node[i], node[j])
+    comps: dict[int, list[int]] = {}
+    for i in guards:
+        comps.setdefault(find(node[i]), []).append(i)
+    return sorted(comps.values(), key=lambda c: c[0])
+
+
+def _sets_warning(system: MultimodeSystem, comp: tuple[int, ...], what: str) -> str:
+    """W-TRANSIENT-UNCHECKED: ``what`` of two or more of the events ``comp`` (one component,
+    `event_components`) at one instant not run, beyond the enumerated path's bound on
+    transient modes."""
+    from ..modes.normalize import MAX_TRANSIENT_MODES
+    names = [system.guards[j].name for j in comp]
+    shown = ", ".join(names[:6]) + (f", ... ({len(names)} in all)" if len(names) > 6 else "")
+    return (f"W-TRANSIENT-UNCHECKED: {what} was run for each of the events {{{shown}}} alone "
+            f"and not for two or more of them at one instant: they act on one connected part "
+            f"of the model, and their 2^{len(names)} - 1 combinations are more than "
+            f"{MAX_TRANSIENT_MODES} transient modes (a failure of simultaneous events would "
+            f"be an error; the model is not refused for it)")
 
 
 def _system_mode(system: MultimodeSystem, value: dict[str, bool], on: tuple[int, ...]
@@ -449,31 +576,35 @@ def mode_classes(ia: ImplicitAnalysis, scope: Any, limit: int, formulas: list[An
 def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis
                       ) -> tuple[list[str], list[str]]:
     """E-CASCADE-INFINITE (module docstring): per set of transient guards that can hold at
-    one instant (`_transient_sets`), the enumerated path's diagnostic (`cascade_diagnostic`)
-    on the transient mode of that set over one long mode of each class of those where it
-    can occur (`structure_classes`: an equation that resets a variable may exist in some
-    long modes only), the same failure from several classes one message with the formula
-    of them all. Skipped when the triggering graph has no cycle (`may_trigger`). Returns
-    ``(errors, warnings)``: W-TRANSIENT-UNCHECKED for the classes beyond the bound."""
+    one instant (`_event_sets`), the enumerated path's diagnostic (`cascade_diagnostic`) on
+    the transient mode of that set over the first of the long modes where it can occur, with
+    the formula of them all: the chain of continuations reads the set alone, not the long
+    mode (docs/theory.md §10.10), so one run per set decides every long mode, with no bound
+    on their number. Skipped when the triggering graph has no cycle (`may_trigger`)."""
     import networkx as nx
     from ..modes.continuations import may_trigger
     from ..modes.explore import cascade_diagnostic
+    from .conversion import first_mode
     trig = may_trigger(system)
     g = nx.DiGraph()
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):
         return [], []
+    space = ia.space
+    order = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
+    fixed = {expr_text(a): v for a, v in space.fixed.items()}
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
-    unchecked: list[tuple[tuple[int, ...], Any]] = []
-    for on, f, mode in _transient_sets(system, ia, sorted(trig), singletons=False,
-                                       classes=True, unchecked=unchecked):
-        dg = cascade_diagnostic(system, mode)
+    unchecked: list[tuple[int, ...]] = []
+    for on, f in _event_sets(system, ia, sorted(trig), singletons=False, links=trig,
+                             unchecked=unchecked):
+        pairs = space.mode_pairs(first_mode(space.bdd, f, order))
+        dg = cascade_diagnostic(system, _system_mode(system, {**fixed, **dict(pairs)}, on))
         if dg is not None:
             _merge(found, (on, dg.code, dg.variables, dg.equations),
                    f"{dg.code}: {dg.message}", f)
     return (_failure_messages(system, ia, found),
-            [_unchecked_warning(system, ia, on, "the cascade (E-CASCADE-INFINITE)", rest)
-             for on, rest in unchecked])
+            [_sets_warning(system, comp, "the cascade (E-CASCADE-INFINITE)")
+             for comp in unchecked])
 
 
 #: Messages of one code for one set of events (failures with other equations or variables,
@@ -798,7 +929,8 @@ def _region_run(system: MultimodeSystem, ia: ImplicitAnalysis, forms: _InstantFo
 
 
 def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
-                       sigmas: dict[Mode, Any] | None = None
+                       sigmas: dict[Mode, Any] | None = None,
+                       unchecked: list[tuple[int, ...]] | None = None
                        ) -> Iterator[tuple[tuple[int, ...], Any, Mode, Any, Any,
                                            Callable[[], Any] | None]]:
     """The first instants of the changes into transient modes that `_transient_problems`
@@ -808,7 +940,8 @@ def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
     transient mode of the class's first mode, that mode's steady configuration, the run of
     the instant, None or the run on the whole system (when called) that gives its message,
     `_instant_classes`)``. ``sigmas``: the Σ-method of each long mode run, filled as they
-    are."""
+    are; ``unchecked``: gets the components of events whose simultaneous sets are not run
+    (`_event_sets`)."""
     selecting = sorted({i for e in system.equations for i, p in e.guard
                         if p and system.guards[i].kind == "transient"})
     if not selecting:
@@ -816,7 +949,8 @@ def transient_instants(system: MultimodeSystem, ia: ImplicitAnalysis,
     forms = _instant_formulas(system, ia)
     occurs = occurrences(system)
     sigmas = {} if sigmas is None else sigmas
-    for on, scope in _event_sets(system, ia, selecting, singletons=False):
+    for on, scope in _event_sets(system, ia, selecting, singletons=False,
+                                 unchecked=unchecked):
         for f, dst, own, run, exact in _instant_classes(system, ia, on, scope, forms, occurs,
                                                         sigmas):
             yield on, f, dst, own, run, exact
@@ -854,7 +988,8 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
     refused."""
     found: dict[tuple[Any, ...], tuple[str, Any]] = {}
     sigmas: dict[Mode, Any] = {}
-    for on, f, _, _, run, exact in transient_instants(system, ia, sigmas):
+    too_many: list[tuple[int, ...]] = []
+    for on, f, _, _, run, exact in transient_instants(system, ia, sigmas, too_many):
         dg = run.diagnostic
         if not run.ok and dg is not None and dg.code.startswith("E-TRANSIENT-"):
             group = (on, dg.code)
@@ -867,6 +1002,8 @@ def _transient_problems(system: MultimodeSystem, ia: ImplicitAnalysis
                        f"{dg.code}: {dg.message}", f)
     errors = _failure_messages(system, ia, found)
     switching, warnings = _switching_problems(system, ia, sigmas)
+    warnings = [_sets_warning(system, comp, "the first instant (E-TRANSIENT-UNDER/-OVER/"
+                              "-FUTURE)") for comp in too_many] + warnings
     return errors + [text for key, text in switching.items() if key not in found], warnings
 
 
