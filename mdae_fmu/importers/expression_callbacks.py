@@ -204,9 +204,14 @@ def tuple_expr(cb, c):
     return Tuple(items=c[1:], error=entry)
 
 
+#: Rules whose value for one token is the entry of the token's text in a dict of the parse
+#: context when there is one (`number`: ``ctx.consts``, `ref`: ``ctx.refs``), which a parse
+#: trace may read without calling the rule (`parse_traces.compile_trace`).
+CACHED_RULES = {"number": "consts", "ref": "refs"}
+
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(number, string, true, false, ref, binop, unop, binop_signed, pow_signed,
                    not_expr, and_expr, or_expr, paren, if_expr, empty_slot, tuple_expr)
 
 
-__all__ = ["BINOPS", "RULES", "constant_value", "edges_as_pre", "fold"]
+__all__ = ["BINOPS", "CACHED_RULES", "RULES", "constant_value", "edges_as_pre", "fold"]

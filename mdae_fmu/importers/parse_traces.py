@@ -22,10 +22,14 @@ children (a callback handing a child on) stands for that call's value from then 
 
 from __future__ import annotations
 
+import re
+from types import FunctionType
 from typing import Any, Callable
 
 #: a compiled trace: (the line's tokens list, index of its first token, the callbacks) -> value
 Trace = Callable[[list, int, Any], Any]
+#: the children of a call that are one token of the line
+_ONE_TOKEN = re.compile(r"\[(T\[j \+ [0-9]+\])\]")
 
 
 class Recorder:
@@ -84,15 +88,43 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
 
     The source given to ``exec`` never contains input text, so no model can inject code: it
     holds callback names (identifiers of the parser's own calls, checked), slot expressions
-    built from integers, and the generated names ``x<k>``, ``T``, ``j``, ``cb``."""
+    built from integers, and the generated names ``x<k>``, ``f_<name>``, ``T``, ``j``, ``cb``.
+    A callback that is a function of the callbacks' class is called as that function with
+    ``cb`` (the method's own code, without the attribute lookup of each call); any other is
+    looked up on ``cb``. The class's ``cached_rules``, ``{rule: table}``, names the rules whose
+    value for one token is the entry of that token's text in the dict ``cb.ctx.<table>``
+    when it has one (a name's `E.Ref`, a number's `E.Const`): the replay reads that entry
+    and calls the rule only when there is none."""
     result = record.encode(value, set())
     if record.failed or "!" in result or any("!" in source for _, source in record.ops):
         return None
-    lines = ["def run(T, j, cb):"]
-    for k, (name, source) in enumerate(record.ops):
-        lines.append(f"    x{k} = cb.{name}({source})")
-    lines.append(f"    return {result}")
+    # each callback is called as the function of the callbacks' class, bound by name in the
+    # function's namespace (no attribute lookup, no bound method per call)
+    owner = type(record.callbacks)
+    cached: dict[str, str] = getattr(owner, "cached_rules", {})
     namespace: dict[str, Any] = {}
+    lines = ["def run(T, j, cb):"]
+    tables: set[str] = set()
+    for k, (name, source) in enumerate(record.ops):
+        function = getattr(owner, name, None)
+        call = f"cb.{name}({source})"
+        if type(function) is FunctionType:
+            namespace[f"f_{name}"] = function
+            call = f"f_{name}(cb, {source})"
+        table = cached.get(name)
+        token = _ONE_TOKEN.fullmatch(source)
+        if table is not None and table.isidentifier() and token is not None:
+            # the rule's value is the context's table entry of the token's text when there
+            # is one (`cached_rules`): looked up here, the callback called only on a miss
+            tables.add(table)
+            lines.append(f"    x{k} = t_{table}.get({token.group(1)}[1])")
+            lines.append(f"    if x{k} is None:")
+            lines.append(f"        x{k} = {call}")
+        else:
+            lines.append(f"    x{k} = {call}")
+    if tables:
+        lines[1:1] = ["    ctx = cb.ctx"] + [f"    t_{t} = ctx.{t}" for t in sorted(tables)]
+    lines.append(f"    return {result}")
     exec("\n".join(lines), namespace)  # noqa: S102 - no input text in it (docstring)
     run: Trace = namespace["run"]
     return run
