@@ -29,7 +29,7 @@ from typing import Any, Callable
 #: a compiled trace: (the line's tokens list, index of its first token, the callbacks) -> value
 Trace = Callable[[list, int, Any], Any]
 #: the children of a call that are one token of the line
-_ONE_TOKEN = re.compile(r"\[(T\[j \+ [0-9]+\])\]")
+_ONE_TOKEN = re.compile(r"\[(t[0-9]+)\]")
 
 
 class Recorder:
@@ -39,13 +39,14 @@ class Recorder:
 
     def __init__(self, callbacks: Any, tokens: list) -> None:
         self.callbacks = callbacks
-        self.slots: dict[int, str] = {id(t): f"T[j + {k}]" for k, t in enumerate(tokens)}
+        self.slots: dict[int, str] = {id(t): f"t{k}" for k, t in enumerate(tokens)}
+        self.size = len(tokens)
         self.ops: list[tuple[str, str]] = []
         self.alive: list = []           # keeps every value and list seen (ids stay unique)
         self.failed = False
 
     def encode(self, value: Any, inside: set[int]) -> str:
-        """Python source of ``value`` in terms of the line's tokens ``T[j + k]`` and earlier
+        """Python source of ``value`` in terms of the line's tokens ``t<k>`` and earlier
         values ``x<k>``, adding to ``inside`` the ids of what it holds; marks the record failed
         for anything else."""
         key = id(value)
@@ -88,7 +89,8 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
 
     The source given to ``exec`` never contains input text, so no model can inject code: it
     holds callback names (identifiers of the parser's own calls, checked), slot expressions
-    built from integers, and the generated names ``x<k>``, ``f_<name>``, ``T``, ``j``, ``cb``.
+    built from integers, and the generated names ``x<k>``, ``t<k>``, ``f_<name>``, ``t_<table>``,
+    ``ctx``, ``T``, ``j``, ``cb``.
     A callback that is a function of the callbacks' class is called as that function with
     ``cb`` (the method's own code, without the attribute lookup of each call); any other is
     looked up on ``cb``. The class's ``cached_rules``, ``{rule: table}``, names the rules whose
@@ -124,6 +126,9 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
             lines.append(f"    x{k} = {call}")
     if tables:
         lines[1:1] = ["    ctx = cb.ctx"] + [f"    t_{t} = ctx.{t}" for t in sorted(tables)]
+    # the line's tokens as locals, in one slice
+    names = [f"t{k}" for k in range(record.size)]
+    lines.insert(1, f"    {', '.join(names)}, = T[j:j + {record.size}]")
     lines.append(f"    return {result}")
     exec("\n".join(lines), namespace)  # noqa: S102 - no input text in it (docstring)
     run: Trace = namespace["run"]
