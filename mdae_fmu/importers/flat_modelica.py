@@ -203,6 +203,8 @@ class _Callbacks:
     ctx: ParseContext | None = None
     #: rules whose value for a token may be read from a table of ``ctx`` (`parse_traces`)
     cached_rules = expression_callbacks.CACHED_RULES
+    #: rules that only rearrange their children, by their forms (`parse_traces`)
+    inline_rules: dict = {}
 
 
 #: The modules of the grammar callbacks, one per construct (`callback_common`).
@@ -216,11 +218,13 @@ def _assemble_callbacks() -> None:
     owner: dict[str, str] = {}
     for module in CALLBACK_MODULES:
         for name, callback in module.RULES.items():
-            if name in owner or name.startswith("_") or name in ("ctx", "cached_rules"):
+            if name in owner or name.startswith("_") or name in ("ctx", "cached_rules",
+                                                                  "inline_rules"):
                 raise AssertionError(f"callback '{name}' of {module.__name__} clashes "
                                      f"({owner.get(name, 'a name of _Callbacks')})")
             owner[name] = module.__name__
             setattr(_Callbacks, name, callback)
+        _Callbacks.inline_rules.update(getattr(module, "INLINE_RULES", {}))
 
 
 _assemble_callbacks()

@@ -83,6 +83,31 @@ class Recorder:
         return call
 
 
+def children(source: str) -> list[str]:
+    """The sources of the children in ``source``, the source of a call's children list
+    (``[t0, x1, [x2, x3]]``: ``t0``, ``x1``, ``[x2, x3]``)."""
+    parts: list[str] = []
+    depth = 0
+    begin = 1
+    for k, char in enumerate(source):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0 and k > begin:
+                parts.append(source[begin:k])
+        elif char == "," and depth == 1:
+            parts.append(source[begin:k])
+            begin = k + 2                   # (after ", ")
+    return parts
+
+
+def is_name(source: str) -> bool:
+    """``source`` is a token's or an earlier value's name (evaluating it twice gives the same
+    object), not a list built where it is written."""
+    return source[:1] in ("t", "x")
+
+
 def compile_trace(record: Recorder, value: Any) -> Trace | None:
     """The function replaying ``record`` whose rule returned ``value``; None when the record
     was refused (module docstring).
@@ -93,7 +118,12 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
     ``ctx``, ``T``, ``j``, ``cb``.
     A callback that is a function of the callbacks' class is called as that function with
     ``cb`` (the method's own code, without the attribute lookup of each call); any other is
-    looked up on ``cb``. The class's ``cached_rules``, ``{rule: table}``, names the rules whose
+    looked up on ``cb``. The class's ``inline_rules``, ``{rule: form}``, names the rules whose
+    value only rearranges their children (no state read or written): ``form`` gives, from the
+    children's sources, the source of an expression equal to the rule's value (or None: the
+    rule is called), which the replay evaluates instead of calling the rule; each child's
+    source is built as above, and a form uses a child twice only when it is a name (``t<k>``,
+    ``x<k>``), so every list is built once, as the call's would be. The class's ``cached_rules``, ``{rule: table}``, names the rules whose
     value for one token is the entry of that token's text in the dict ``cb.ctx.<table>``
     when it has one (a name's `E.Ref`, a number's `E.Const`): the replay reads that entry
     and calls the rule only when there is none."""
@@ -104,6 +134,7 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
     # function's namespace (no attribute lookup, no bound method per call)
     owner = type(record.callbacks)
     cached: dict[str, str] = getattr(owner, "cached_rules", {})
+    inline: dict[str, Callable[[list[str]], str | None]] = getattr(owner, "inline_rules", {})
     namespace: dict[str, Any] = {}
     lines = ["def run(T, j, cb):"]
     tables: set[str] = set()
@@ -113,9 +144,15 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
         if type(function) is FunctionType:
             namespace[f"f_{name}"] = function
             call = f"f_{name}(cb, {source})"
+        form = inline.get(name)
+        expression = form(children(source)) if form is not None else None
         table = cached.get(name)
         token = _ONE_TOKEN.fullmatch(source)
-        if table is not None and table.isidentifier() and token is not None:
+        if expression is not None:
+            # a callback that only rearranges its children (`inline_rules`): its value built
+            # here, without the call
+            lines.append(f"    x{k} = {expression}")
+        elif table is not None and table.isidentifier() and token is not None:
             # the rule's value is the context's table entry of the token's text when there
             # is one (`cached_rules`): looked up here, the callback called only on a miss
             tables.add(table)
@@ -135,4 +172,4 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
     return run
 
 
-__all__ = ["Recorder", "Trace", "compile_trace"]
+__all__ = ["Recorder", "Trace", "children", "compile_trace", "is_name"]
