@@ -43,7 +43,7 @@ from ..collector import gc_paused
 from ..diagnostics import InputError, SourceLoc
 from ..heap import release_free_heap
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate,
-                  Variability, Variable, VarType, WhenBranch, WhenClause)
+                  Variable, WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
 from . import values
 from .algorithms import lower_algorithm
@@ -623,8 +623,9 @@ class _ModelBuilder:
             kw["declared_type"] = enum.name
         vtype: Any = type_name              # (checked above: a VarType)
         kind: Any = variability             # (a Variability)
+        role: Any = causality               # (a Causality)
         self.variables.append(Variable(
-            name=name, type=vtype, variability=kind, causality=causality,
+            name=name, type=vtype, variability=kind, causality=role,
             description=d.description, binding=binding, loc=loc, **kw))
 
     def modifier(self, d: Decl, kw: dict, seen: set, mname: str, value, mloc, nested) -> None:

@@ -123,10 +123,11 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
     children's sources, the source of an expression equal to the rule's value (or None: the
     rule is called), which the replay evaluates instead of calling the rule; each child's
     source is built as above, and a form uses a child twice only when it is a name (``t<k>``,
-    ``x<k>``), so every list is built once, as the call's would be. The class's ``cached_rules``, ``{rule: table}``, names the rules whose
-    value for one token is the entry of that token's text in the dict ``cb.ctx.<table>``
-    when it has one (a name's `E.Ref`, a number's `E.Const`): the replay reads that entry
-    and calls the rule only when there is none."""
+    ``x<k>``), so every list is built once, as the call's would be. The class's
+    ``cached_rules``, ``{rule: table}``, names the rules whose value for one token is the entry
+    of that token's text in the dict ``cb.ctx.<table>`` when it has one (a name's `E.Ref`, a
+    number's `E.Const`): the replay reads that entry and calls the rule only when there is
+    none."""
     result = record.encode(value, set())
     if record.failed or "!" in result or any("!" in source for _, source in record.ops):
         return None
