@@ -103,6 +103,11 @@ def call_args(cb, c):
     return c
 
 
+def call_args_form(c: list) -> str | None:
+    """`call_args` as an expression over its children's sources (`parse_traces`)."""
+    return "[" + ", ".join(c) + "]"
+
+
 def initial_call(cb, c):
     return E.Call("initial", ())
 
@@ -281,9 +286,12 @@ def call_subscripted(cb, c):
     return A.Indexed(call(cb, c[:-1]), c[-1], c[0][2])
 
 
+#: Forms of the callbacks that only rearrange their children (`parse_traces.compile_trace`).
+INLINE_RULES = {"call_args": call_args_form}
+
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(named_arg, call_args, initial_call, call, call_subscripted)
 
 
-__all__ = ["BUILTIN_PARAMETERS", "RULES", "boolean_form", "by_position",
+__all__ = ["BUILTIN_PARAMETERS", "INLINE_RULES", "RULES", "boolean_form", "by_position",
            "message_strings", "refuse_string_calls", "string_values"]

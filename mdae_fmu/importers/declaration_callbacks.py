@@ -16,6 +16,7 @@ from . import types as T
 from .call_callbacks import string_values
 from .callback_common import rule_table, depth_limited, left_list
 from .depth import MAX_DEPTH
+from .parse_traces import is_name
 from .syntax import Decl, Description, normalize_name, unescape
 
 if TYPE_CHECKING:
@@ -178,10 +179,35 @@ def array_type_clause(cb, c):
     return component_clause(cb, c)
 
 
+def class_modification_form(c: list) -> str | None:
+    """`class_modification` as an expression over its children's sources (`parse_traces`)."""
+    return c[1] if len(c) > 1 else "[]"
+
+
+def modification_form(c: list) -> str | None:
+    """`modification` as an expression over its children's sources (`parse_traces`): a token
+    first child (``=``, ``:=``) is no argument list, a list written out is one."""
+    if len(c) == 1:
+        return f"({c[0]}, None)"
+    first = c[0]
+    if first.startswith("["):
+        return f"({first}, {c[-1]})"
+    if first.startswith("t"):
+        return f"(None, {c[-1]})"
+    if is_name(first):
+        return f"({first} if type({first}) is list else None, {c[-1]})"
+    return None
+
+
+#: Forms of the callbacks that only rearrange their children, which a parse trace may
+#: evaluate instead of calling them (`parse_traces.compile_trace`).
+INLINE_RULES = {"class_modification": class_modification_form,
+                "modification": modification_form}
+
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(elements, description, argument, class_modification, modification,
                    component_decl, component_clause, array_type_clause, decls=left_list,
                    arguments=left_list)
 
 
-__all__ = ["RULES", "modifier_list"]
+__all__ = ["INLINE_RULES", "RULES", "modifier_list"]

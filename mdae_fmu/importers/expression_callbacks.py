@@ -204,9 +204,24 @@ def tuple_expr(cb, c):
     return Tuple(items=c[1:], error=entry)
 
 
+#: Rules whose value for one token is the entry of the token's text in a dict of the parse
+#: context when there is one (`number`: ``ctx.consts``, `ref`: ``ctx.refs``), which a parse
+#: trace may read without calling the rule (`parse_traces.compile_trace`).
+CACHED_RULES = {"number": "consts", "ref": "refs"}
+
+
+def paren_form(c: list) -> str | None:
+    """`paren` as an expression over its children's sources (`parse_traces`)."""
+    return c[1]
+
+
+#: Forms of the callbacks that only rearrange their children (`parse_traces.compile_trace`).
+INLINE_RULES = {"paren": paren_form}
+
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(number, string, true, false, ref, binop, unop, binop_signed, pow_signed,
                    not_expr, and_expr, or_expr, paren, if_expr, empty_slot, tuple_expr)
 
 
-__all__ = ["BINOPS", "RULES", "constant_value", "edges_as_pre", "fold"]
+__all__ = ["BINOPS", "CACHED_RULES", "INLINE_RULES", "RULES", "constant_value", "edges_as_pre",
+           "fold"]

@@ -451,11 +451,48 @@ class FastParser:
         """``elements``: one ("decls", [...]) value (the callback's left-recursive list), up to
         ``end``, a section or a token of ``stops``."""
         cb = self.cb
-        acc = cb.elements([self.element()])
-        while self.kind != "_END" and self.kind not in _SECTION_STARTS and \
-                self.kind not in stops:
-            acc = cb.elements([acc, self.element()])
-        return acc
+        if self.recording:
+            acc = cb.elements([self.element()])
+            while self.kind != "_END" and self.kind not in _SECTION_STARTS and \
+                    self.kind not in stops:
+                acc = cb.elements([acc, self.element()])
+            return acc
+        join = type(cb).elements
+        acc = None
+        while True:
+            value = self._replayed("element")      # (`element` for a line of a traced shape)
+            if value is _NOT_REPLAYED:
+                value = self.element()
+            acc = join(cb, [value] if acc is None else [acc, value])
+            if self.kind == "_END" or self.kind in _SECTION_STARTS or self.kind in stops:
+                return acc
+
+    def _replayed(self, rule: str) -> Any:
+        """The value of rule ``rule`` parsed from the current token by the rule's trace
+        (`_traced`) when the token starts a line of a shape that has one, consuming the line;
+        else `_NOT_REPLAYED`, with nothing consumed (`element` and `equation` inlined for the
+        usual line of a generated model)."""
+        shape = self.line_starts.get(self.tok[2])
+        if shape is None:
+            return _NOT_REPLAYED
+        run = shape[3].get(rule, 0)
+        if type(run) is int:
+            return _NOT_REPLAYED
+        del self.line_starts[self.tok[2]]
+        j = self.i - 1
+        toks = self.toks
+        value = run(toks, j, self.cb)
+        self.replayed += 1
+        i = j + len(shape[1])
+        if i < len(toks):                   # (`advance`, inlined)
+            tok = toks[i]
+            self.i = i + 1
+            self.tok = tok
+            self.kind = tok[0]
+        else:
+            self.i = i
+            self.advance()
+        return value
 
     def _traced(self, shape: tuple, rule: str, parse: Callable[[], Any]) -> Any:
         """``parse()`` (rule ``rule``) from the first token of a line of shape ``shape``: by
@@ -771,10 +808,19 @@ class FastParser:
 
     def equations(self) -> list:
         """``equations``: one or more equations up to a section, branch or block end."""
-        out = [self.equation()]
-        while self.kind not in _SECTION_ENDS:
-            out.append(self.equation())
-        return out
+        if self.recording:
+            out = [self.equation()]
+            while self.kind not in _SECTION_ENDS:
+                out.append(self.equation())
+            return out
+        out = []
+        append = out.append
+        replayed = self._replayed
+        while True:
+            value = replayed("equation")
+            append(self.equation() if value is _NOT_REPLAYED else value)
+            if self.kind in _SECTION_ENDS:
+                return out
 
     def _tail(self, c: list) -> list:
         """``description? annotation? SEMI`` appended to ``c``."""
@@ -1054,6 +1100,8 @@ class FastParser:
         return self.expression()
 
 
+#: `FastParser._replayed` when no trace parsed the line
+_NOT_REPLAYED = object()
 #: tokens that cannot continue an expression after an operand
 _ENDS_OPERAND = frozenset(("_COMMA", "_RPAR", "SEMI", "_RBRACK", "_RBRACE", "_THEN", "LOOP",
                            "STRING", "ANNOTATION", "EQ", "ASSIGN", "ELSE", "ELSEIF"))

@@ -43,7 +43,7 @@ from ..collector import gc_paused
 from ..diagnostics import InputError, SourceLoc
 from ..heap import release_free_heap
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate,
-                  Variability, Variable, VarType, WhenBranch, WhenClause)
+                  Variable, WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
 from . import values
 from .algorithms import lower_algorithm
@@ -114,6 +114,9 @@ _ASSERTION_LEVELS = ("error", "warning")
 #: Modifiers read into `Variable`, and modifiers ignored because they do not change the model.
 _MODIFIERS = ("start", "fixed", "nominal", "min", "max", "unit", "displayUnit", "stateSelect")
 IGNORED_MODIFIERS = ("quantity", "unbounded")
+#: the modifiers whose value is the variable's attribute as it is (`_ModelBuilder.declare`)
+_EXPRESSION_MODIFIERS = frozenset(("start", "nominal", "min", "max"))
+_SCALAR_TYPES = frozenset(("Real", "Integer", "Boolean"))
 
 _SUBSCRIPTS_RE = re.compile(r"\[([0-9,]+)\]")
 
@@ -198,6 +201,10 @@ class _Callbacks:
     of the parse under way."""
 
     ctx: ParseContext | None = None
+    #: rules whose value for a token may be read from a table of ``ctx`` (`parse_traces`)
+    cached_rules = expression_callbacks.CACHED_RULES
+    #: rules that only rearrange their children, by their forms (`parse_traces`)
+    inline_rules: dict = {}
 
 
 #: The modules of the grammar callbacks, one per construct (`callback_common`).
@@ -211,11 +218,13 @@ def _assemble_callbacks() -> None:
     owner: dict[str, str] = {}
     for module in CALLBACK_MODULES:
         for name, callback in module.RULES.items():
-            if name in owner or name.startswith("_") or name == "ctx":
+            if name in owner or name.startswith("_") or name in ("ctx", "cached_rules",
+                                                                  "inline_rules"):
                 raise AssertionError(f"callback '{name}' of {module.__name__} clashes "
                                      f"({owner.get(name, 'a name of _Callbacks')})")
             owner[name] = module.__name__
             setattr(_Callbacks, name, callback)
+        _Callbacks.inline_rules.update(getattr(module, "INLINE_RULES", {}))
 
 
 _assemble_callbacks()
@@ -534,17 +543,18 @@ class _ModelBuilder:
     # ---- declarations ----
     def declare(self, d: Decl):
         loc = self.ctx.where_loc(d.loc)
-        if d.name in self.declared:
-            first = self.declared[d.name]
+        name = d.name
+        declared = self.declared
+        if name in declared:
+            first = declared[name]
             assert first is not None        # (the importer's own names come after the file's)
-            self.err(loc, f"duplicate declaration of '{d.name}' (first declared at "
+            self.err(loc, f"duplicate declaration of '{name}' (first declared at "
                           f"{first.short()}:{first.col})")
             return
-        if d.name == "time":
+        if name == "time":
             self.err(loc, "'time' is the built-in time variable and cannot be declared")
             return
-        self.declared[d.name] = loc
-        kw: dict[str, Any] = {}
+        declared[name] = loc
         variability = None
         causality = "local"
         for p, ploc in d.prefixes:
@@ -558,21 +568,23 @@ class _ModelBuilder:
                 causality = p
             elif p != "final":
                 self.err(ploc, f"prefix '{p}' is not supported (the input must be flattened)")
-        if d.type_name not in ("Real", "Integer", "Boolean"):
-            if d.type_name == "String":
-                self.err(d.type_loc, f"String variables are not supported ('{d.name}')")
-            elif "[" in d.type_name:
+        type_name = d.type_name
+        if type_name not in _SCALAR_TYPES:
+            if type_name == "String":
+                self.err(d.type_loc, f"String variables are not supported ('{name}')")
+            elif "[" in type_name:
                 self.err(d.type_loc, "array declarations are not supported (only scalarized "
                                      "models: declare each element)")
             else:
-                self.err(d.type_loc, f"unsupported type '{d.type_name}' of '{d.name}': only "
+                self.err(d.type_loc, f"unsupported type '{type_name}' of '{name}': only "
                                      "Real, Integer and Boolean (records, enumerations and type "
                                      "aliases are not supported)")
             return
-        explicit = d.explicit or {}       # XML: attributes given explicitly win
-        variability = explicit.get("variability", variability)
+        explicit = d.explicit       # XML: attributes given explicitly win
+        if explicit:
+            variability = explicit.get("variability", variability)
         if variability is None:
-            variability = "continuous" if d.type_name == "Real" else "discrete"
+            variability = "continuous" if type_name == "Real" else "discrete"
         if variability == "parameter":
             causality = "parameter"
         if causality == "input" and d.binding is not None:
@@ -583,66 +595,81 @@ class _ModelBuilder:
             # a modifier, `c(u = 2*x)`, printed `input Real c.u = 2*x` (MSL 4 RollingWheel),
             # is the same case. A `start` modifier stays its start value.
             causality = "local"
-        causality = explicit.get("causality", causality)
+        if explicit:
+            causality = explicit.get("causality", causality)
         if causality == "input" and d.binding is not None \
                 and variability not in ("parameter", "constant"):
-            self.err(loc, f"input '{d.name}' has a binding: a variable with a binding "
+            self.err(loc, f"input '{name}' has a binding: a variable with a binding "
                           "equation is computed, no host sets it; drop causality=\"input\" "
                           "or the binding (a default value for the host is its start)")
-        seen = {}
-        for mname, value, mloc, nested in d.modifiers:
-            if mname == "StateSelect":
-                # OpenModelica's old front end (instantiateModel of MSL 3.1 examples) prints
-                # the attribute capitalized: `Real phi(StateSelect = StateSelect.default)`
-                mname = "stateSelect"
-            if mname in seen:
-                self.err(mloc, f"modifier '{mname}' given twice for '{d.name}'")
-                continue
-            seen[mname] = True
-            if nested:
-                self.err(mloc, f"nested modification of '{mname}' is not supported")
-                continue
-            if mname in IGNORED_MODIFIERS:
-                continue
-            if mname not in _MODIFIERS:
-                self.err(mloc, f"unsupported modifier '{mname}' of '{d.name}' (supported: "
-                               f"{', '.join(_MODIFIERS + IGNORED_MODIFIERS)})")
-                continue
-            if value is None:
-                self.err(mloc, f"modifier '{mname}' of '{d.name}' has no value")
-                continue
-            if mname == "fixed":
-                if type(value) is E.Const and type(value.value) is bool:
-                    kw["fixed"] = value.value
+        kw: dict[str, Any] = {}
+        if d.modifiers:
+            seen: set[str] = set()
+            for mname, value, mloc, nested in d.modifiers:
+                if mname in _EXPRESSION_MODIFIERS and value is not None and not nested \
+                        and mname not in seen:      # start, nominal, min, max: the usual
+                    seen.add(mname)
+                    kw[mname] = value
                 else:
-                    self.err(mloc, f"'fixed' of '{d.name}' must be true or false")
-            elif mname in ("unit", "displayUnit"):
-                if type(value) is E.Str:
-                    kw["display_unit" if mname == "displayUnit" else "unit"] = value.value
-                else:
-                    self.err(mloc, f"'{mname}' of '{d.name}' must be a string literal")
-            elif mname == "stateSelect":
-                ss = self.enum_value(value, "StateSelect", _STATE_SELECT)
-                if ss is None:
-                    self.err(mloc, f"'stateSelect' of '{d.name}' must be one of "
-                                   f"{', '.join('StateSelect.' + s for s in _STATE_SELECT)}")
-                else:
-                    kw["state_select"] = ss
-            else:
-                kw[mname] = value
+                    self.modifier(d, kw, seen, mname, value, mloc, nested)
         binding: E.Expr | None = None
         if d.binding is not None:
             if variability in ("parameter", "constant"):
                 binding = cast(E.Expr, d.binding)
             else:
-                self.add_equation(("eq", E.Ref(d.name), d.binding, loc), ())
-        enum = self.ctx.enum_vars.get(d.name) if self.ctx.enum_vars else None
+                self.add_equation(("eq", E.Ref(name), d.binding, loc), ())
+        enum = self.ctx.enum_vars.get(name) if self.ctx.enum_vars else None
         if enum is not None:
             kw["declared_type"] = enum.name
+        vtype: Any = type_name              # (checked above: a VarType)
+        kind: Any = variability             # (a Variability)
+        role: Any = causality               # (a Causality)
         self.variables.append(Variable(
-            name=d.name, type=cast(VarType, d.type_name),    # (checked above)
-            variability=cast(Variability, variability), causality=causality,
+            name=name, type=vtype, variability=kind, causality=role,
             description=d.description, binding=binding, loc=loc, **kw))
+
+    def modifier(self, d: Decl, kw: dict, seen: set, mname: str, value, mloc, nested) -> None:
+        """One modifier ``mname = value`` of the declaration ``d`` into the `Variable`
+        keywords ``kw`` (``seen``: the modifiers of ``d`` read so far), or its error."""
+        if mname == "StateSelect":
+            # OpenModelica's old front end (instantiateModel of MSL 3.1 examples) prints
+            # the attribute capitalized: `Real phi(StateSelect = StateSelect.default)`
+            mname = "stateSelect"
+        if mname in seen:
+            self.err(mloc, f"modifier '{mname}' given twice for '{d.name}'")
+            return
+        seen.add(mname)
+        if nested:
+            self.err(mloc, f"nested modification of '{mname}' is not supported")
+            return
+        if mname in IGNORED_MODIFIERS:
+            return
+        if mname not in _MODIFIERS:
+            self.err(mloc, f"unsupported modifier '{mname}' of '{d.name}' (supported: "
+                           f"{', '.join(_MODIFIERS + IGNORED_MODIFIERS)})")
+            return
+        if value is None:
+            self.err(mloc, f"modifier '{mname}' of '{d.name}' has no value")
+            return
+        if mname == "fixed":
+            if type(value) is E.Const and type(value.value) is bool:
+                kw["fixed"] = value.value
+            else:
+                self.err(mloc, f"'fixed' of '{d.name}' must be true or false")
+        elif mname in ("unit", "displayUnit"):
+            if type(value) is E.Str:
+                kw["display_unit" if mname == "displayUnit" else "unit"] = value.value
+            else:
+                self.err(mloc, f"'{mname}' of '{d.name}' must be a string literal")
+        elif mname == "stateSelect":
+            ss = self.enum_value(value, "StateSelect", _STATE_SELECT)
+            if ss is None:
+                self.err(mloc, f"'stateSelect' of '{d.name}' must be one of "
+                               f"{', '.join('StateSelect.' + s for s in _STATE_SELECT)}")
+            else:
+                kw["state_select"] = ss
+        else:
+            kw[mname] = value
 
     def enum_value(self, value, enum: str, literals) -> str | None:
         """The literal of ``enum`` named by ``value`` (a Ref such as StateSelect.prefer).

@@ -22,10 +22,14 @@ children (a callback handing a child on) stands for that call's value from then 
 
 from __future__ import annotations
 
+import re
+from types import FunctionType
 from typing import Any, Callable
 
 #: a compiled trace: (the line's tokens list, index of its first token, the callbacks) -> value
 Trace = Callable[[list, int, Any], Any]
+#: the children of a call that are one token of the line
+_ONE_TOKEN = re.compile(r"\[(t[0-9]+)\]")
 
 
 class Recorder:
@@ -35,13 +39,14 @@ class Recorder:
 
     def __init__(self, callbacks: Any, tokens: list) -> None:
         self.callbacks = callbacks
-        self.slots: dict[int, str] = {id(t): f"T[j + {k}]" for k, t in enumerate(tokens)}
+        self.slots: dict[int, str] = {id(t): f"t{k}" for k, t in enumerate(tokens)}
+        self.size = len(tokens)
         self.ops: list[tuple[str, str]] = []
         self.alive: list = []           # keeps every value and list seen (ids stay unique)
         self.failed = False
 
     def encode(self, value: Any, inside: set[int]) -> str:
-        """Python source of ``value`` in terms of the line's tokens ``T[j + k]`` and earlier
+        """Python source of ``value`` in terms of the line's tokens ``t<k>`` and earlier
         values ``x<k>``, adding to ``inside`` the ids of what it holds; marks the record failed
         for anything else."""
         key = id(value)
@@ -78,24 +83,94 @@ class Recorder:
         return call
 
 
+def children(source: str) -> list[str]:
+    """The sources of the children in ``source``, the source of a call's children list
+    (``[t0, x1, [x2, x3]]``: ``t0``, ``x1``, ``[x2, x3]``)."""
+    parts: list[str] = []
+    depth = 0
+    begin = 1
+    for k, char in enumerate(source):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0 and k > begin:
+                parts.append(source[begin:k])
+        elif char == "," and depth == 1:
+            parts.append(source[begin:k])
+            begin = k + 2                   # (after ", ")
+    return parts
+
+
+def is_name(source: str) -> bool:
+    """``source`` is a token's or an earlier value's name (evaluating it twice gives the same
+    object), not a list built where it is written."""
+    return source[:1] in ("t", "x")
+
+
 def compile_trace(record: Recorder, value: Any) -> Trace | None:
     """The function replaying ``record`` whose rule returned ``value``; None when the record
     was refused (module docstring).
 
     The source given to ``exec`` never contains input text, so no model can inject code: it
     holds callback names (identifiers of the parser's own calls, checked), slot expressions
-    built from integers, and the generated names ``x<k>``, ``T``, ``j``, ``cb``."""
+    built from integers, and the generated names ``x<k>``, ``t<k>``, ``f_<name>``, ``t_<table>``,
+    ``ctx``, ``T``, ``j``, ``cb``.
+    A callback that is a function of the callbacks' class is called as that function with
+    ``cb`` (the method's own code, without the attribute lookup of each call); any other is
+    looked up on ``cb``. The class's ``inline_rules``, ``{rule: form}``, names the rules whose
+    value only rearranges their children (no state read or written): ``form`` gives, from the
+    children's sources, the source of an expression equal to the rule's value (or None: the
+    rule is called), which the replay evaluates instead of calling the rule; each child's
+    source is built as above, and a form uses a child twice only when it is a name (``t<k>``,
+    ``x<k>``), so every list is built once, as the call's would be. The class's
+    ``cached_rules``, ``{rule: table}``, names the rules whose value for one token is the entry
+    of that token's text in the dict ``cb.ctx.<table>`` when it has one (a name's `E.Ref`, a
+    number's `E.Const`): the replay reads that entry and calls the rule only when there is
+    none."""
     result = record.encode(value, set())
     if record.failed or "!" in result or any("!" in source for _, source in record.ops):
         return None
-    lines = ["def run(T, j, cb):"]
-    for k, (name, source) in enumerate(record.ops):
-        lines.append(f"    x{k} = cb.{name}({source})")
-    lines.append(f"    return {result}")
+    # each callback is called as the function of the callbacks' class, bound by name in the
+    # function's namespace (no attribute lookup, no bound method per call)
+    owner = type(record.callbacks)
+    cached: dict[str, str] = getattr(owner, "cached_rules", {})
+    inline: dict[str, Callable[[list[str]], str | None]] = getattr(owner, "inline_rules", {})
     namespace: dict[str, Any] = {}
+    lines = ["def run(T, j, cb):"]
+    tables: set[str] = set()
+    for k, (name, source) in enumerate(record.ops):
+        function = getattr(owner, name, None)
+        call = f"cb.{name}({source})"
+        if type(function) is FunctionType:
+            namespace[f"f_{name}"] = function
+            call = f"f_{name}(cb, {source})"
+        form = inline.get(name)
+        expression = form(children(source)) if form is not None else None
+        table = cached.get(name)
+        token = _ONE_TOKEN.fullmatch(source)
+        if expression is not None:
+            # a callback that only rearranges its children (`inline_rules`): its value built
+            # here, without the call
+            lines.append(f"    x{k} = {expression}")
+        elif table is not None and table.isidentifier() and token is not None:
+            # the rule's value is the context's table entry of the token's text when there
+            # is one (`cached_rules`): looked up here, the callback called only on a miss
+            tables.add(table)
+            lines.append(f"    x{k} = t_{table}.get({token.group(1)}[1])")
+            lines.append(f"    if x{k} is None:")
+            lines.append(f"        x{k} = {call}")
+        else:
+            lines.append(f"    x{k} = {call}")
+    if tables:
+        lines[1:1] = ["    ctx = cb.ctx"] + [f"    t_{t} = ctx.{t}" for t in sorted(tables)]
+    # the line's tokens as locals, in one slice
+    names = [f"t{k}" for k in range(record.size)]
+    lines.insert(1, f"    {', '.join(names)}, = T[j:j + {record.size}]")
+    lines.append(f"    return {result}")
     exec("\n".join(lines), namespace)  # noqa: S102 - no input text in it (docstring)
     run: Trace = namespace["run"]
     return run
 
 
-__all__ = ["Recorder", "Trace", "compile_trace"]
+__all__ = ["Recorder", "Trace", "children", "compile_trace", "is_name"]

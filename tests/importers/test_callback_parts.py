@@ -22,7 +22,12 @@ GRAMMAR = Path(F.__file__).with_name("modelica.lark").read_text(encoding="utf-8"
 
 def _callbacks() -> dict:
     cb = F._Callbacks()
-    return {n: getattr(cb, n) for n in dir(cb) if not n.startswith("_") and n != "ctx"}
+    return {n: getattr(cb, n) for n in dir(cb) if not n.startswith("_") and n not in NOT_RULES}
+
+
+#: the attributes of the callbacks object that are not callbacks: the parse context and the
+#: rule tables of the parse traces (`parse_traces.compile_trace`)
+NOT_RULES = ("ctx", "cached_rules", "inline_rules")
 
 
 def test_each_callback_is_a_construct_modules_own_function():

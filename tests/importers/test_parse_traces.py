@@ -12,7 +12,8 @@ import pytest
 
 from mdae_fmu.importers import flat_modelica as F
 from mdae_fmu.importers.fast_parser import FastParser
-from mdae_fmu.importers.parse_traces import Recorder, compile_trace
+from mdae_fmu import expr as E
+from mdae_fmu.importers.parse_traces import Recorder, children, compile_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -145,3 +146,74 @@ def test_recorder_refuses_foreign_children():
     shared: list = [tokens[0]]
     rec.wrap(shared)
     assert compile_trace(rec, rec.pair([shared, tokens[0]])) is None           # twice
+
+
+def test_children_splits_a_source_at_its_top_level():
+    assert children("[t0, x1, [x2, [x3, t4]], []]") == ["t0", "x1", "[x2, [x3, t4]]", "[]"]
+    assert children("[]") == []
+    assert children("[[x2, x5]]") == ["[x2, x5]"]
+
+
+def _inline_cases():
+    """(rule, children) of every callback with an inline form: each shape of children the
+    hand-written parser passes (tokens, values, lists written out)."""
+    eq, lpar, name = ("EQ", "=", 4), ("LPAR", "(", 1), ("NAME", "x", 0)
+    one, args = E.Const(1.0), [("NAME", "start", 2)]
+    return [("class_modification", [lpar]), ("class_modification", [lpar, [one, one]]),
+            ("modification", [eq, one]), ("modification", [args]),
+            ("modification", [args, eq, one]), ("modification", [[], eq, one]),
+            ("modification", [("ASSIGN", ":=", 3), one]),
+            ("call_args", [one]), ("call_args", [one, name, [one]]),
+            ("paren", [lpar, one])]
+
+
+@pytest.mark.parametrize("as_values", [False, True])
+@pytest.mark.parametrize("rule,c", _inline_cases())
+def test_inline_forms_give_the_callbacks_values(rule, c, as_values):
+    """The expression an inline form writes (`parse_traces.compile_trace`) evaluates to what
+    the callback returns, equal and with the same objects inside; children named as values
+    (``x<k>``, type known only when replayed) as well as written out."""
+    callbacks = F._Callbacks()
+    form = F._Callbacks.inline_rules[rule]
+    env: dict = {}
+    sources = []
+    for k, child in enumerate(c):
+        if type(child) is tuple:
+            env[f"t{k}"] = child
+            sources.append(f"t{k}")
+        elif type(child) is list and not as_values:
+            for m, item in enumerate(child):
+                env[f"x{k}_{m}"] = item
+            sources.append("[" + ", ".join(f"x{k}_{m}" for m in range(len(child))) + "]")
+        else:
+            env[f"x{k}"] = child
+            sources.append(f"x{k}")
+    expression = form(sources)
+    assert expression is not None
+    got = eval(expression, env)         # noqa: S307 - the test's own sources
+    want = getattr(F._Callbacks, rule)(callbacks, c)
+    assert _same_value(got, want)
+
+
+def _same_value(a, b) -> bool:
+    """Equal, of the same type, and the same objects except lists (a list written out in a
+    trace is built where the parser built its own)."""
+    if type(a) is not type(b) or a != b:
+        return False
+    if type(a) is tuple:
+        return all(_same_value(x, y) for x, y in zip(a, b))
+    return type(a) is list or a is b
+
+
+def test_inlined_replay_equals_the_grammar(monkeypatch):
+    """A model whose lines go through inlined forms (modifications, call arguments,
+    parentheses) replays them and reads as the LALR grammar reads it."""
+    lines = [f"  Real x{i}(start = {i}.0, min = -1) = ({i} + y{i});" for i in range(8)]
+    lines += [f"  Real y{i}(start = ({i}.5));" for i in range(8)]
+    lines += [f"  Real z{i};" for i in range(8)]
+    eqs = [f"  der(y{i}) = sin((x{i})) * max(z{i}, 2.0);" for i in range(8)]
+    text = "model M\n" + "\n".join(lines) + "\nequation\n" + "\n".join(eqs) + "\nend M;\n"
+    assert _replayed(text) >= 15
+    model = _outcome(text, "fast", monkeypatch)
+    assert len(model.equations) == 16           # (a model, not an error)
+    assert model == _outcome(text, "lalr", monkeypatch)
