@@ -234,13 +234,23 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
     another: a second occurrence on the path answers at once, and the subtrees off it are
     only searched for an occurrence (`_occurs`) once the path holds exactly one (this runs
     on every 1x1 block of every mode)."""
+    name, order = inst
+    if type(residual) is E.BinOp and residual.op == "-":
+        # the commonest 1x1 blocks, ``x = f`` and ``m*der(v) = f``: the instance on the path,
+        # generic iff it occurs nowhere else (and m is not a literal zero)
+        left = residual.left
+        if _is_instance(left, name, order):
+            return not _occurs([residual.right], name, order)
+        if type(left) is E.BinOp and left.op == "*" and _is_instance(left.right, name, order):
+            m = left.left
+            return not (type(m) is E.Const and m.value == 0) \
+                and not _occurs([m, residual.right], name, order)
     good: list[Any] = [residual]         # (Any: dispatch on type() below)
     bad: list[Any] = []
     pop, keep, drop = good.pop, good.append, bad.append
     # dispatch on the exact node type (the tree's classes have no subclasses)
     Ref, Der, BinOp, UnOp, Call, Const = E.Ref, E.Der, E.BinOp, E.UnOp, E.Call, E.Const
     kinds, calls = _PATH_KIND, _GENERIC_PATH_CALLS
-    name, order = inst
     found = False
     while good:
         node = pop()
@@ -286,7 +296,17 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
                 bad.extend(node.args)
         else:
             bad.extend(E.children(node))
-    return found and not _occurs(bad, name, order)
+    return found and not (bad and _occurs(bad, name, order))
+
+
+def _is_instance(node: E.Expr, name: str, order: int) -> bool:
+    """Whether ``node`` is the instance ``(name, order)``: the name itself (order 0) or a
+    chain of ``order`` ``der`` around it."""
+    for _ in range(order):
+        if type(node) is not E.Der:
+            return False
+        node = node.arg      # type: ignore[union-attr]
+    return type(node) is E.Ref and node.name == name     # type: ignore[union-attr]
 
 
 def _occurs(roots: list[Any], name: str, order: int) -> bool:
