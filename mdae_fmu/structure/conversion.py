@@ -305,8 +305,8 @@ def _is_instance(node: E.Expr, name: str, order: int) -> bool:
     for _ in range(order):
         if type(node) is not E.Der:
             return False
-        node = node.arg      # type: ignore[union-attr]
-    return type(node) is E.Ref and node.name == name     # type: ignore[union-attr]
+        node = node.arg
+    return type(node) is E.Ref and node.name == name
 
 
 def _occurs(roots: list[Any], name: str, order: int) -> bool:

@@ -75,7 +75,7 @@ def _both_sides_discrete(model: Model, types: Mapping[str, str]) -> list[bool]:
     for eq in model.equations:
         r = eq.residual
         if type(r) is BinOp and r.op == "-":
-            left = r.left
+            left: Any = r.left      # (narrowed by the exact type below)
             t = type(left)
             if t is BinOp and left.op in _REAL_IF_LEFT_IS:
                 # (`expr_type`: Real when its left operand is not Integer, ``C*der(T)``)
