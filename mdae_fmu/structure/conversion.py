@@ -212,8 +212,7 @@ def _mode_equations(model: Model, report: ModesReport, mode: ModeAnalysis) -> li
 #: through them is nonzero for almost all values.
 _GENERIC_CALLS = frozenset(("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
                             "exp", "log", "log10", "sqrt", "abs", "erf", "erfc", "noEvent"))
-#: The calls a generic path passes through: those above and ``smooth`` (whose argument is
-#: its second).
+#: The calls a generic path passes through: those above and ``smooth``.
 _GENERIC_PATH_CALLS = _GENERIC_CALLS | {"smooth"}
 #: The binary operators by what they do to a generic path: 1 a sum (both operands stay on
 #: it), 2 a product or quotient (each operand stays unless the other is a literal zero), 3 a
