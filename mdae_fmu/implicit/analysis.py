@@ -31,6 +31,7 @@ from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, ModeAnalysis, 
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)
 from ..structure.signature import signature_row
+from ..structure.valuations import has_long_guards
 from .formulas import GuardSpace
 from .blocks import conditional_blocks
 from .sigma import LabelledGraph, case_max, transversal
@@ -219,7 +220,10 @@ def degrees_of_freedom(a: ImplicitAnalysis) -> DofFormula:
 def needs_implicit(model: Model, max_modes: int = MAX_ENUMERATED_MODES) -> bool:
     """Whether the model has more consistent long modes than the explicit enumeration handles
     (the per-mode stage's `TooManyModes`, stopped early: the cost does not grow with the
-    number of modes)."""
+    number of modes). A model without long guards has one mode, known from its guards
+    alone (`has_long_guards`): no equation is looked at."""
+    if max_modes >= 1 and not has_long_guards(model):
+        return False
     cls = classify_variables(model)
     dae = [eq for eq, d in zip(model.equations, discrete_equation_flags(model)) if not d]
     atoms = long_guard_atoms(model, dae)

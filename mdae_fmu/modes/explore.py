@@ -461,8 +461,9 @@ def _verdict_from_report(model: Model, report, erasure: Erasure,
     # the normalization was the rows' last reader and took each out (issue 16's memory)
     release_rows(model)
     # (`_without_guards`'s states and latent equations; d = 0 and c = 0 add none)
-    states = tuple(var_label((n, k)) for n, d in sorted([i for i in sg.d.items() if i[1]])
-                   for k in range(d))
+    # (`var_label` of an instance of order 0 is its name: tens of thousands of states)
+    states = tuple([n if k == 0 else var_label((n, k))
+                    for n, d in sorted([i for i in sg.d.items() if i[1]]) for k in range(d)])
     latent = tuple(eq_label((e, k)) for e, c in sorted([i for i in sg.c.items() if i[1]])
                    for k in range(1, c + 1))
     info = ModeInfo(mode=(), label="(single mode)", kind="long", ok=True, index=sg.index,
@@ -858,8 +859,10 @@ def _initialization_graph(system: MultimodeSystem, mode: Mode, sig: SigmaInfo,
 
 def _fixed_starts(model: Model, unknown_names: set[str] | frozenset[str]) -> list[str]:
     """The unknowns of ``model`` whose start value is fixed, sorted (`initialization_check`)."""
-    return sorted(v.name for v in model.variables
-                  if v.fixed and v.start is not None and v.name in unknown_names)
+    names = [v.name for v in model.variables
+             if v.fixed and v.start is not None and v.name in unknown_names]
+    names.sort()
+    return names
 
 
 def _start_graph(ids: list[str], sig: SigmaInfo, fixed: list[str],
@@ -872,10 +875,12 @@ def _start_graph(ids: list[str], sig: SigmaInfo, fixed: list[str],
     for eid in ids:
         for k in range(c[eid] + (0 if reduced else 1)):
             occ[(eid, k)] = vars_of((eid, k))
-    read = set().union(*occ.values()) if reduced else None
+    if reduced:
+        # the fixed variables some instance reads at order 0, in the order of ``fixed``
+        read = {n for n, k in set().union(*occ.values()) if k == 0}
+        fixed = [n for n in fixed if n in read]
     for n in fixed:
-        if read is None or (n, 0) in read:
-            occ[("start(" + n + ")", 0)] = frozenset({(n, 0)})
+        occ[("start(" + n + ")", 0)] = frozenset({(n, 0)})
     return occ
 
 
@@ -895,9 +900,14 @@ def _starts_over_determined(model: Model, unknowns: frozenset[str], sig: SigmaIn
         return True
     # every fixed variable a state: the graph's equations are the (e, k < c_e), and an
     # equation with c_e = 0 has none
-    ids = [e for e, c in sig.c.items() if c]
-    wanted = set(ids)
-    by_id = {eq.id: eq for eq in model.equations if eq.id in wanted} if ids else {}
+    # (the offsets are in the order of the model's equations: their positions find them)
+    at = [(e, i) for i, (e, c) in enumerate(sig.c.items()) if c]
+    ids = [e for e, _ in at]
+    equations = model.equations
+    by_id = {e: equations[i] for e, i in at if i < len(equations) and equations[i].id == e}
+    if len(by_id) < len(ids):
+        wanted = set(ids)
+        by_id = {eq.id: eq for eq in equations if eq.id in wanted}
 
     def vars_of(key: tuple[str, int]) -> frozenset:
         row = sigma_row(model, by_id[key[0]].residual)

@@ -212,6 +212,13 @@ def _mode_equations(model: Model, report: ModesReport, mode: ModeAnalysis) -> li
 #: through them is nonzero for almost all values.
 _GENERIC_CALLS = frozenset(("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
                             "exp", "log", "log10", "sqrt", "abs", "erf", "erfc", "noEvent"))
+#: The calls a generic path passes through: those above and ``smooth``.
+_GENERIC_PATH_CALLS = _GENERIC_CALLS | {"smooth"}
+#: The binary operators by what they do to a generic path: 1 a sum (both operands stay on
+#: it), 2 a product or quotient (each operand stays unless the other is a literal zero), 3 a
+#: power (the base stays when the exponent is a nonzero constant); any other leaves it.
+_PATH_KIND = {"+": 1, "-": 1, ".+": 1, ".-": 1, "*": 2, "/": 2, ".*": 2, "./": 2,
+              "^": 3, ".^": 3}
 
 
 def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
@@ -220,93 +227,168 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
     Jacobian entry, a product of such partial derivatives, is then nonzero for almost all
     values, and a 1x1 block with that entry needs no evaluation (``x = ...``,
     ``m*der(v) = f``). A literal zero factor on the path, a condition, ``sign()`` or
-    ``floor()`` make it non-generic."""
-    count = 0
-    generic = True
-    stack: list[tuple[Any, bool]] = [(residual, True)]     # (Any: dispatch on type() below)
-    pop, push = stack.pop, stack.append
-    # dispatch on the exact node type (the tree's classes have no subclasses): this runs on
-    # every 1x1 block of every mode
-    Ref, Der, BinOp, UnOp, Call = E.Ref, E.Der, E.BinOp, E.UnOp, E.Call
-    Const, ZERO = E.Const, E.ZERO
+    ``floor()`` make it non-generic.
+
+    The walk keeps the nodes on a generic path on one stack and the subtrees off it on
+    another: a second occurrence on the path answers at once, and the subtrees off it are
+    only searched for an occurrence (`_occurs`) once the path holds exactly one (this runs
+    on every 1x1 block of every mode)."""
     name, order = inst
-    while stack:
-        node, ok = pop()
+    if type(residual) is E.BinOp and residual.op == "-":
+        # the commonest 1x1 blocks, ``x = f`` and ``m*der(v) = f``: the instance on the path,
+        # generic iff it occurs nowhere else (and m is not a literal zero)
+        left = residual.left
+        if _is_instance(left, name, order):
+            return not _occurs([residual.right], name, order)
+        if type(left) is E.BinOp and left.op == "*" and _is_instance(left.right, name, order):
+            m = left.left
+            return not (type(m) is E.Const and m.value == 0) \
+                and not _occurs([m, residual.right], name, order)
+    good: list[Any] = [residual]         # (Any: dispatch on type() below)
+    bad: list[Any] = []
+    pop, keep, drop = good.pop, good.append, bad.append
+    # dispatch on the exact node type (the tree's classes have no subclasses)
+    Ref, Der, BinOp, UnOp, Call, Const = E.Ref, E.Der, E.BinOp, E.UnOp, E.Call, E.Const
+    kinds, calls = _PATH_KIND, _GENERIC_PATH_CALLS
+    found = False
+    while good:
+        node = pop()
         t = type(node)
         if t is Ref:
             if order == 0 and node.name == name:
-                count += 1
-                generic = generic and ok
+                if found:
+                    return False
+                found = True
         elif t is BinOp:
-            op = node.op
-            if len(op) == 2 and op[0] == ".":
-                op = op[1]
-            if op == "+" or op == "-":
-                push((node.left, ok))
-                push((node.right, ok))
-            elif op == "*" or op == "/":
-                push((node.left, ok and node.right != ZERO))
-                push((node.right, ok and node.left != ZERO))
-            elif op == "^":
-                right = node.right
-                push((node.left, ok and type(right) is Const and right.value != 0))
-                push((right, False))
+            kind = kinds.get(node.op)
+            left, right = node.left, node.right
+            if kind == 1:
+                keep(left)
+                keep(right)
+            elif kind == 2:
+                # (a literal zero: `Const.__eq__` with ZERO, a Const of value == 0)
+                (drop if type(right) is Const and right.value == 0 else keep)(left)
+                (drop if type(left) is Const and left.value == 0 else keep)(right)
+            elif kind == 3:
+                (keep if type(right) is Const and right.value != 0 else drop)(left)
+                drop(right)
             else:
-                push((node.left, False))
-                push((node.right, False))
+                drop(left)
+                drop(right)
         elif t is Der:
             k, base = 0, node
             while type(base) is Der:
                 base, k = base.arg, k + 1
             if type(base) is Ref:
                 if k == order and base.name == name:
-                    count += 1
-                    generic = generic and ok
-                continue
-            push((base, False))
+                    if found:
+                        return False
+                    found = True
+            else:
+                drop(base)
         elif t is UnOp:
-            push((node.arg, ok and node.op in ("-", "+")))
+            (keep if node.op == "-" or node.op == "+" else drop)(node.arg)
         elif t is Call:
-            keep = ok and (node.func in _GENERIC_CALLS or node.func == "smooth")
-            stack.extend((c, keep) for c in node.args)
+            if node.func in calls:
+                good.extend(node.args)
+            else:
+                bad.extend(node.args)
         else:
-            stack.extend((c, False) for c in E.children(node))
-    return count == 1 and generic
+            bad.extend(E.children(node))
+    return found and not (bad and _occurs(bad, name, order))
+
+
+def _is_instance(node: E.Expr, name: str, order: int) -> bool:
+    """Whether ``node`` is the instance ``(name, order)``: the name itself (order 0) or a
+    chain of ``order`` ``der`` around it."""
+    for _ in range(order):
+        if type(node) is not E.Der:
+            return False
+        node = node.arg
+    return type(node) is E.Ref and node.name == name
+
+
+def _occurs(roots: list[Any], name: str, order: int) -> bool:
+    """Whether the instance ``(name, order)`` occurs in one of the trees ``roots`` (consumed
+    as the stack), as `_generic_entry` counts occurrences: a name alone outside ``der``, or
+    the base of a chain of ``der`` of that length; the names under the ``der`` of an
+    expression count as if outside it."""
+    stack = roots
+    pop, push = stack.pop, stack.append
+    Ref, Der, BinOp, UnOp, Call, Const = E.Ref, E.Der, E.BinOp, E.UnOp, E.Call, E.Const
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is Ref:
+            if order == 0 and node.name == name:
+                return True
+        elif t is BinOp:
+            push(node.left)
+            push(node.right)
+        elif t is Const:
+            pass
+        elif t is Der:
+            k, base = 0, node
+            while type(base) is Der:
+                base, k = base.arg, k + 1
+            if type(base) is Ref:
+                if k == order and base.name == name:
+                    return True
+            else:
+                push(base)
+        elif t is UnOp:
+            push(node.arg)
+        elif t is Call:
+            stack.extend(node.args)
+        else:
+            stack.extend(E.children(node))
+    return False
 
 
 def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     """The blocks of the accepted modes of ``report`` whose System Jacobian is singular at
     two random points (module docstring), in mode order then solve order. A block shared by
     several modes (the same equations, offsets and unknowns) is checked once; blocks of more
-    than `MAX_SAMPLED_BLOCK` equations are not."""
+    than `MAX_SAMPLED_BLOCK` equations are not. The test is `SingularityCheck.suspect`'s,
+    made here from the block's parts: a `BlockSystem` is built only for a block whose shape
+    has no verdict yet or is a suspect (the repeated cells of a large model build one)."""
     check = SingularityCheck(classify_variables(model).types)
-    seen: set[tuple[Any, ...]] = set()
+    types, verdicts = check.types, check.verdicts
+    # (one mode: no block is shared, every block is checked)
+    seen: set[tuple[Any, ...]] | None = set() if len(report.modes) > 1 else None
+    generic = _generic_entry
     for mode in report.modes:
         if not mode.ok or not mode.blocks:
             continue
         equations: dict[str, Equation] | None = None
         points = check.points()
         for blk in mode.blocks:
-            if len(blk.equations) > MAX_SAMPLED_BLOCK:
+            beqs = blk.equations
+            if len(beqs) > MAX_SAMPLED_BLOCK:
                 continue
             if equations is None:
                 equations = {eq.id: eq for eq in _mode_equations(model, report, mode)}
-            if len(blk.equations) == 1:
+            if len(beqs) == 1:
                 # the commonest block, most often passed at once (`SingularityCheck.suspect`)
-                (eq_id, c), (u,) = blk.equations[0], blk.unknowns
-                if _generic_entry(equations[eq_id].residual, (u.name, u.order - c)):
+                (eq_id, c), (u,) = beqs[0], blk.unknowns
+                if generic(equations[eq_id].residual, (u.name, u.order - c)):
                     continue
-            eqs = tuple(equations[i] for i, _ in blk.equations)
-            system = BlockSystem(equations=tuple(i for i, _ in blk.equations),
-                                 residuals=tuple(eq.residual for eq in eqs),
-                                 offsets=tuple(c for _, c in blk.equations),
-                                 columns=tuple((u.name, u.order) for u in blk.unknowns))
-            key = (tuple(id(r) for r in system.residuals), system.offsets, system.columns)
-            if key in seen:
+            ids, offsets = zip(*beqs)
+            residuals = tuple([equations[i].residual for i in ids])
+            columns = tuple([(u.name, u.order) for u in blk.unknowns])
+            if seen is not None:
+                key = (tuple(map(id, residuals)), offsets, columns)
+                if key in seen:
+                    continue
+                seen.add(key)
+            shape = _shape(residuals, offsets, columns, types)
+            if verdicts.get(shape) is False:
                 continue
-            seen.add(key)
-            if check.suspect(system, points):
-                yield Finding(mode=mode.name, block=system, equations=eqs, d=mode.d,
+            system = BlockSystem(equations=ids, residuals=residuals, offsets=offsets,
+                                 columns=columns)
+            if check.sampled(system, shape, points):
+                yield Finding(mode=mode.name, block=system,
+                              equations=tuple(equations[i] for i in ids), d=mode.d,
                               literals=_mode_literals(report, mode))
 
 
@@ -314,12 +396,13 @@ class SingularityCheck:
     """The numerical test of `singular_blocks` on one block (module docstring, Detection):
     a scalar block whose entry cannot vanish identically (`_generic_entry`) passes, a larger
     block than `MAX_SAMPLED_BLOCK` is not checked, and the others are sampled at two random
-    points, once per `block_shape` (the verdicts are kept here). ``types``: the variables'
-    types (`mdae_fmu.structure.per_mode.classify_variables`)."""
+    points, once per `block_shape` (the verdicts are kept here, ``verdicts``). ``types``:
+    the variables' types (`mdae_fmu.structure.per_mode.classify_variables`)."""
 
     def __init__(self, types: Mapping[str, str]):
         self.types = types
-        self._verdicts: dict[tuple[Any, ...], bool] = {}
+        #: singular at the points or not, by `block_shape`
+        self.verdicts: dict[tuple[Any, ...], bool] = {}
 
     def points(self) -> list[Point]:
         """Fresh random points (one set per mode: a mode's verdicts do not depend on the
@@ -334,11 +417,16 @@ class SingularityCheck:
             (name, order), (c,) = system.columns[0], system.offsets
             if _generic_entry(system.residuals[0], (name, order - c)):
                 return False
-        shape = block_shape(system, self.types)
-        singular = self._verdicts.get(shape)
+        return self.sampled(system, block_shape(system, self.types), points)
+
+    def sampled(self, system: BlockSystem, shape: tuple[Any, ...],
+                points: Sequence[Point]) -> bool:
+        """The verdict of the shape ``shape`` (`block_shape` of ``system``): ``system``
+        sampled at the ``points`` when the shape has none yet."""
+        singular = self.verdicts.get(shape)
         if singular is None:
             singular = all(_singular_sample(system, p) for p in points)
-            self._verdicts[shape] = singular
+            self.verdicts[shape] = singular
         return singular
 
 
@@ -350,25 +438,32 @@ def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple[Any, ...
     Jacobian function of those values: singular for all values (docs/theory.md §4.7) for
     both or for neither, and one sample decides both (the repeated cells of a large model
     are sampled once)."""
-    ranks: dict[str, int] = {}
+    return _shape(system.residuals, system.offsets, system.columns, types)
 
-    def rank(name: str) -> tuple[int, str]:
-        r = ranks.setdefault(name, len(ranks))
-        return r, types.get(name, "Real")
 
+def _shape(residuals: Sequence[E.Expr], offsets: tuple[int, ...],
+           columns: Sequence[tuple[str, int]], types: Mapping[str, str]) -> tuple[Any, ...]:
+    """`block_shape` of the block of ``residuals`` with ``offsets`` over ``columns``."""
+    # each name's token, (rank of first occurrence, type), made at its first occurrence
+    ranks: dict[str, tuple[int, str]] = {}
+    ranked = ranks.get
     out: list[Any] = []
     push = out.append
     # dispatch on the exact node type (the tree's classes have no subclasses), children
     # pushed inline in `E.walk`'s pre-order: this runs on every sampled block of a model
     Ref, Const, BinOp, UnOp, Der, Call, If = E.Ref, E.Const, E.BinOp, E.UnOp, E.Der, E.Call, E.If
-    for res in system.residuals:
+    for res in residuals:
         stack: list[Any] = [res]
         pop, down = stack.pop, stack.append
         while stack:
             node = pop()
             t = type(node)
             if t is Ref:
-                push(rank(node.name))
+                name = node.name
+                token = ranked(name)
+                if token is None:
+                    token = ranks[name] = (len(ranks), types.get(name, "Real"))
+                push(token)
             elif t is BinOp:
                 push(node.op)
                 down(node.right)
@@ -392,8 +487,13 @@ def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple[Any, ...
                     down(node.then)
                     down(node.cond)
         push(None)                          # end of a residual
-    columns = tuple((rank(name), order) for name, order in system.columns)
-    return tuple(out), system.offsets, columns
+    renamed = []
+    for name, order in columns:
+        token = ranked(name)
+        if token is None:
+            token = ranks[name] = (len(ranks), types.get(name, "Real"))
+        renamed.append((token, order))
+    return tuple(out), offsets, tuple(renamed)
 
 
 def _singular_sample(system: BlockSystem, point: Point) -> bool:

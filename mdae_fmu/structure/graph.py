@@ -487,9 +487,11 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     for k in range(0, len(cuts) - 1, _BLOCKS_PER_CHUNK):
         c = cuts[k:k + _BLOCKS_PER_CHUNK + 1]
         lo, hi = int(c[0]), int(c[-1])
-        eq_l, var_l, cl = eq_sorted[lo:hi].tolist(), var_sorted[lo:hi].tolist(), (c - lo).tolist()
+        # (slices of tuples are tuples: one object per block and side)
+        eq_t, var_t = tuple(eq_sorted[lo:hi].tolist()), tuple(var_sorted[lo:hi].tolist())
+        cl = (c - lo).tolist()
         for x, y in zip(cl, cl[1:]):
-            yield tuple(eq_l[x:y]), tuple(var_l[x:y])
+            yield eq_t[x:y], var_t[x:y]
 
 
 def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndarray,

@@ -58,6 +58,11 @@ def residual_scan(model: Model) -> ResidualScan:
     return cached
 
 
+class _Resume(int):
+    """On `scan_residuals`' stack: the derivative order to resume at (an `int` of its own
+    type, so that no node of a malformed tree is taken for one)."""
+
+
 @dataclass(frozen=True)
 class Defects:
     """`scan_residuals`' defects by position: the first undeclared name, the symbolic-form
@@ -85,20 +90,25 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
     Ref, BinOp, Const, Der, UnOp, Call, If, Time, Str = (
         E.Ref, E.BinOp, E.Const, E.Der, E.UnOp, E.Call, E.If, E.Time, E.Str)
     builtin = E.BUILTIN_FUNCTIONS
+    Resume = _Resume
     for i, res in enumerate(residuals):
         orders: dict[str, int] = {}
         bad: str | None = None
         error: tuple[type[Exception], str] | None = None
-        # (node, k): k the derivative order above the node, -1 inside pre() (not counted)
-        stack: list[tuple[Any, int]] = [(res, 0)]
+        # nodes, each at the derivative order k above it (-1 inside pre(): not counted); a
+        # `_Resume` on the stack is the order to return to once the subtree above it is
+        # walked (the order changes only under der() of an expression and in pre(): no tuple
+        # per node)
+        stack: list[Any] = [res]
         pop, push = stack.pop, stack.append
         conds: list[E.Expr] = []
+        k = 0
         while stack:
-            node, k = pop()
+            node = pop()
             t = type(node)
             if t is BinOp:
-                push((node.right, k))
-                push((node.left, k))
+                push(node.right)
+                push(node.left)
             elif t is Ref:
                 name = node.name
                 if k >= 0 and orders.get(name, -1) < k:
@@ -108,25 +118,38 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
             elif t is Const or t is Time:
                 pass
             elif t is Der:
-                push((node.arg, k + 1 if k >= 0 else k))
+                arg = node.arg
+                if type(arg) is Ref:            # der(x): x at order k + 1, inline
+                    name = arg.name
+                    if k >= 0 and orders.get(name, -1) < k + 1:
+                        orders[name] = k + 1
+                    if bad is None and name not in declared:
+                        bad = name
+                else:
+                    push(Resume(k))
+                    push(arg)
+                    if k >= 0:
+                        k += 1
+            elif t is Resume:
+                k = int(node)
             elif t is UnOp:
-                push((node.arg, k))
+                push(node.arg)
             elif t is Call:
                 func, args = node.func, node.args
                 if func == "pre":
                     if error is None and not (args and type(args[0]) is Ref):
                         error = (ValueError, "pre() applies to a variable")
+                    push(Resume(k))
                     k = -1
                 elif error is None and func not in SYMBOLIC_CALLS and (
                         not functions or func in builtin):
                     error = (ValueError, f"no symbolic form for {func}()")
-                for a in reversed(args):
-                    push((a, k))
+                stack.extend(reversed(args))
             elif t is If:
                 conds.append(node.cond)
-                push((node.orelse, k))
-                push((node.then, k))
-                push((node.cond, k))
+                push(node.orelse)
+                push(node.then)
+                push(node.cond)
             elif t is Str:
                 if error is None:
                     error = (ValueError, "a string is not a numeric expression")

@@ -4,8 +4,8 @@ Pryce's Σ-method (`mdae_fmu.structure.sigma`)."""
 
 from __future__ import annotations
 
-from itertools import repeat
-from typing import Sequence
+from itertools import chain, repeat
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -25,29 +25,28 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
     of the expressions; the graph is built from COO arrays (no per-edge Python objects).
     ``model``: the model the equations come from, whose residuals' rows are then computed
     once for all the stages (`sigma_row`)."""
-    vidx = {n: j for j, n in enumerate(continuous)}
+    vidx = dict(zip(continuous, range(len(continuous))))
     # the rows' entries in order, then their columns in one pass; the names that are not
     # unknowns (parameters, discrete variables) are dropped by one mask
-    names: list[str] = []
-    orders: list[int] = []
-    sizes: list[int] = []
     with no_gc():
-        for eq in equations:
-            row = sigma_row(model, eq.residual)
-            names.extend(row)
-            orders.extend(row.values())
-            sizes.append(len(row))
-    # (`map` over `dict.get` with a repeated default: no Python frame per edge)
-    cols_all = np.fromiter(map(vidx.get, names, repeat(-1)), dtype=np.int64,
-                           count=len(names))
+        rows_of = _rows(model, equations)
+    sizes = list(map(len, rows_of))
+    total = sum(sizes)
+    # (`map` over `dict.get` with a repeated default, `chain` over the rows: no Python frame
+    # per edge)
+    cols_all = np.fromiter(map(vidx.get, chain.from_iterable(rows_of), repeat(-1)),
+                           dtype=np.int64, count=total)
+    orders = np.fromiter(chain.from_iterable(map(dict.values, rows_of)), dtype=np.int64,
+                         count=total)
+    del rows_of
     keep_edge = cols_all >= 0
     rows = np.repeat(np.arange(len(equations), dtype=np.int64),
                      np.asarray(sizes, dtype=np.int64))[keep_edge]
-    wts = np.asarray(orders, dtype=np.int64)[keep_edge]
+    wts = orders[keep_edge]
     cols_a = cols_all[keep_edge]
     used = np.zeros(len(continuous), dtype=bool)
     used[cols_a] = True
-    absent = tuple(n for n, u in zip(continuous, used.tolist()) if not u)
+    absent = tuple(continuous[j] for j in np.flatnonzero(~used).tolist())
     if absent_are_unknowns or not absent:
         unknowns = list(continuous)
     else:
@@ -58,6 +57,22 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
         unknowns = [continuous[j] for j in keep.tolist()]
     g = WeightedGraph.from_arrays(len(equations), len(unknowns), rows, cols_a, wts)
     return g, unknowns, absent
+
+
+def _rows(model: Model | None, equations: Sequence[Equation]) -> list[dict[str, int]]:
+    """`sigma_row` of each equation's residual, in order: the memo's rows read in one pass
+    (`sigma_row` for those it does not hold, and for every row once the memo gives each
+    out on its read)."""
+    memo = model.__dict__.get("_sigma_rows") if model is not None else None
+    if memo is None or model is None or model.__dict__.get("_sigma_rows_last_read"):
+        return [sigma_row(model, eq.residual) for eq in equations]
+    get = memo.get
+    rows: list[Any] = [get(id(eq.residual)) for eq in equations]
+    if None in rows:
+        for i, row in enumerate(rows):
+            if row is None:
+                rows[i] = sigma_row(model, equations[i].residual)
+    return rows
 
 
 def sigma_row(model: Model | None, e: E.Expr) -> dict[str, int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from .. import expr as E
 from ..functions import call_name
@@ -58,17 +58,37 @@ def discrete_equation_flags(model: Model) -> tuple[bool, ...]:
     return cached
 
 
-def _both_sides_discrete(model: Model, types: Mapping[str, str]) -> Iterator[bool]:
+#: The binary operators whose result `expr_type` types "Real" when their left operand is not
+#: "Integer" (the arithmetic ones that keep an Integer pair Integer).
+_REAL_IF_LEFT_IS = frozenset(("+", "-", "*", ".+", ".-", ".*"))
+
+
+def _both_sides_discrete(model: Model, types: Mapping[str, str]) -> list[bool]:
     """`defines_discrete` of each equation of a model without discrete variables: its first
     test alone (both sides non-Real), the second needing a discrete variable; the residual
-    split as `mdae_fmu.expr.split_residual` does, inlined (10^6 equations)."""
-    BinOp, zero = E.BinOp, E.ZERO
+    split as `mdae_fmu.expr.split_residual` does, inlined (10^6 equations), and a left side
+    that is a derivative or a Real name (`expr_type` of it is "Real") answered without
+    typing the rest, as is one that is such a left side times (plus, minus) anything."""
+    BinOp, Ref, Der, zero = E.BinOp, E.Ref, E.Der, E.ZERO
+    out: list[bool] = []
+    append, typed = out.append, types.get
     for eq in model.equations:
         r = eq.residual
         if type(r) is BinOp and r.op == "-":
-            yield expr_type(r.left, types) != "Real" and expr_type(r.right, types) != "Real"
+            left: Any = r.left      # (narrowed by the exact type below)
+            t = type(left)
+            if t is BinOp and left.op in _REAL_IF_LEFT_IS:
+                # (`expr_type`: Real when its left operand is not Integer, ``C*der(T)``)
+                left = left.left
+                t = type(left)
+            if t is Der or (t is Ref and typed(left.name, "Real") == "Real"):
+                append(False)
+            else:
+                append(expr_type(r.left, types) != "Real"
+                       and expr_type(r.right, types) != "Real")
         else:
-            yield expr_type(zero, types) != "Real" and expr_type(r, types) != "Real"
+            append(expr_type(zero, types) != "Real" and expr_type(r, types) != "Real")
+    return out
 
 
 def _classify_variables(model: Model) -> VariableClasses:

@@ -97,3 +97,86 @@ def test_every_singular_cell_found_with_one_sample_per_shape(monkeypatch):
 def test_regular_cells_pass_with_one_sample(monkeypatch):
     found, samples = _findings(_cells(6, singular=False), monkeypatch)
     assert found == 0 and samples == 1
+
+
+# --- the 1x1 blocks passed without sampling (`_generic_entry`) ---------------------------------
+
+def _r(name: str) -> E.Expr:
+    return E.Ref(name)
+
+
+def _bin(op: str, a: E.Expr, b: E.Expr) -> E.Expr:
+    return E.BinOp(op, a, b)
+
+
+def test_generic_entries_named_by_the_rule():
+    x, y, c = _r("x"), _r("y"), _r("c")
+    generic = conversion._generic_entry
+    cases = [
+        (_bin("-", E.Der(x), _r("v")), ("x", 1), True),                 # der(x) = v
+        (_bin("-", _bin("*", _r("m"), E.Der(x)), y), ("x", 1), True),   # m*der(x) = y
+        (_bin("-", E.Call("sin", (x,)), y), ("x", 0), True),
+        (_bin("^", x, E.Const(2)), ("x", 0), True),                     # a nonzero constant power
+        (_bin("+", x, E.If(c, y, _r("z"))), ("x", 0), True),            # the if reads no x
+        (_bin("*", x, x), ("x", 0), False),                             # two occurrences
+        (_bin("+", x, E.Call("sign", (x,))), ("x", 0), False),          # the second off the path
+        (_bin("+", E.Call("sign", (y,)), x), ("x", 0), True),
+        (_bin("-", _bin("*", E.Const(0), x), y), ("x", 0), False),      # a literal zero factor
+        (_bin("-", _bin("*", x, E.Const(0.0)), y), ("x", 0), False),
+        (_bin("^", x, y), ("x", 0), False),                             # a power of a variable
+        (_bin("^", x, E.Const(0)), ("x", 0), False),
+        (E.Call("floor", (x,)), ("x", 0), False),
+        (_bin("+", x, E.Call("pre", (x,))), ("x", 0), False),           # pre(x) is an occurrence
+        (_bin("+", x, E.If(c, x, y)), ("x", 0), False),
+        (_bin("-", E.Der(_bin("*", x, y)), y), ("x", 1), False),        # der(x*y): no der(x)
+        (_bin("-", E.Der(E.Der(x)), y), ("x", 2), True),
+        (_bin("-", E.Der(E.Der(x)), y), ("x", 1), False),               # no occurrence
+        (_bin("-", E.Der(x), x), ("x", 1), True),                       # x is another instance
+    ]
+    for residual, inst, expected in cases:
+        assert generic(residual, inst) is expected, (residual, inst)
+
+
+def test_generic_entries_are_nonzero_derivatives():
+    """Oracle: sympy's partial derivative of the residual along the instance, at a random
+    point, is nonzero wherever `_generic_entry` passes the entry. The random residuals are
+    sums, products, quotients, sines and exponentials of x, der(x), random constants and
+    names read once each, so that no factor off the path vanishes identically (the rule
+    looks for literal zeros only: ``(y - y)*der(x)`` would pass it)."""
+    import itertools
+    import random
+
+    import sympy as sp
+
+    from mdae_fmu.symbolic import SymbolTable
+    table = SymbolTable(constants=frozenset())
+    rng = random.Random(29)
+    fresh = (f"y{i}" for i in itertools.count())
+
+    def tree(depth: int) -> E.Expr:
+        if depth == 0 or rng.random() < 0.3:
+            pick = rng.random()
+            return _r(next(fresh)) if pick < 0.7 else E.Const(rng.uniform(0.5, 3.0))
+        if rng.random() < 0.2:
+            return E.Call(rng.choice(["sin", "exp"]), (tree(depth - 1),))
+        return _bin(rng.choice("+-*/"), tree(depth - 1), tree(depth - 1))
+
+    def with_x(residual: E.Expr) -> E.Expr:
+        """``residual`` with one of its names replaced by x or der(x), or x added."""
+        names = [n for n in E.walk(residual) if isinstance(n, E.Ref)]
+        x = rng.choice([_r("x"), E.Der(_r("x"))])
+        if not names:
+            return _bin("+", residual, x)
+        return E.substitute(residual, {rng.choice(names): x})
+
+    passed = 0
+    for _ in range(150):
+        residual = with_x(tree(4))
+        for inst in (("x", 0), ("x", 1)):
+            if not conversion._generic_entry(residual, inst):
+                continue
+            passed += 1
+            entry = sp.diff(table.to_sympy(residual), table.sym(*inst))
+            point = {s: sp.Float(rng.uniform(0.3, 1.7)) for s in entry.free_symbols}
+            assert abs(complex(entry.xreplace(point).evalf())) > 1e-12, (residual, inst)
+    assert passed > 20
