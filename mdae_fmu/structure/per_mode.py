@@ -354,10 +354,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     nu_s = index + (1 if 0 in d.values() else 0)     # docs/theory.md §4.7
     states = tuple(Instance(name=n, order=k) for n, v in zip(unknowns, d_list) if v > 0
                    for k in range(v))
-    # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations)
-    lead = {j: Instance(name=n, order=v) for j, (n, v) in enumerate(zip(unknowns, d_list))
-            if v >= 0}
-    leading = tuple(lead.values())
+    # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations),
+    # by unknown position (None: in no equation); a list, not a dict keyed by position, whose
+    # table and int keys were about 70 MB at 10^6 equations
+    lead = [Instance(name=n, order=v) if v >= 0 else None for n, v in zip(unknowns, d_list)]
+    leading = tuple([x for x in lead if x is not None])
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
     matching = res.matching.copy()
@@ -422,7 +423,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
 
 
 def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: list[str],
-            c: list[int], lead: dict[int, Instance]) -> Iterator[Block]:
+            c: list[int], lead: list[Instance | None]) -> Iterator[Block]:
     """The `Block` of each ``(equation positions, unknown positions)`` of the BTF: the
     equations ``eq_ids[i]`` with their offsets ``c[i]``, the unknowns ``lead[j]``; a block of
     one equation (the commonest) without building tuples (`Block.single`)."""
@@ -430,10 +431,11 @@ def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: list
     for beqs, bvars in btf:
         if len(beqs) == 1 and len(bvars) == 1:
             i = beqs[0]
-            yield single(eq_ids[i], c[i], lead[bvars[0]])
+            yield single(eq_ids[i], c[i], lead[bvars[0]])   # type: ignore[arg-type]
         else:
+            # (a block's unknowns are matched, so in some equation: ``lead[j]`` is set)
             yield Block(equations=tuple([(eq_ids[i], c[i]) for i in beqs]),
-                        unknowns=tuple([lead[j] for j in bvars]))
+                        unknowns=tuple([lead[j] for j in bvars]))  # type: ignore[misc]
 
 
 def _state_selection(model: Model, states: tuple[Instance, ...],
