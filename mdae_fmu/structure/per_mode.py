@@ -547,7 +547,7 @@ def release_unread_rows(model: Model, mode_equations: Sequence[Equation]) -> Non
     same object in every mode). The normalization reads only the others and takes their rows
     out, so after it the memo holds nothing (issue 16's memory at 10^6 equations)."""
     memo = model.__dict__.get("_sigma_rows")
-    if memo is None:
+    if not memo:            # (none, or emptied by the one mode's graph: `release_rows`)
         return
     read = {id(eq.residual) for eq in mode_equations}
     for eq in model.equations:
