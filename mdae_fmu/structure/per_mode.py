@@ -138,8 +138,9 @@ class Block:
     hash and ``repr`` over the two fields), but a block of one equation and one unknown, which
     most blocks of a large model are, keeps the equation id, its offset and the unknown in its
     own slots and builds the two 1-tuples when they are read: 56 bytes instead of the 200 of a
-    block with its two 1-tuples and its (eq_id, k) pair, about 140 MB less at the per-mode
-    stage's peak of 10^6 equations (docs/performance.md, "stop 40, memory")."""
+    block with its two 1-tuples and its (eq_id, k) pair; the block-triangular form of 10^6
+    equations added 47 MB to the RSS instead of 180 (docs/performance.md, "stop 40,
+    memory")."""
 
     __slots__ = ("_eq", "_k", "_unknown")
     _eq: str | tuple[tuple[str, int], ...]
@@ -310,8 +311,9 @@ class _StateChoice(TypedDict):
     state_notes: tuple[str, ...]
 
 
-#: Modes from this many equations on give the C heap's free memory back once analysed
-#: (`heap.release_free_heap`, a few milliseconds); smaller ones would pay more than they save.
+#: Modes from this many equations on give the C heap's free memory back after their
+#: block-triangular form and once analysed (`heap.release_free_heap`, a few milliseconds);
+#: smaller ones would pay more than they save.
 TRIM_MIN_EQUATIONS = 50_000
 
 
