@@ -89,3 +89,29 @@ def test_blocks_survive_a_saved_analysis():
     _, back = saved.load(saved.save(model, a))
     assert back.modes.modes[0].blocks == a.modes.modes[0].blocks
     assert all(type(b) is Block for b in back.modes.modes[0].blocks)
+
+
+def test_large_mode_gives_the_heap_back_before_and_after_its_latent_equations(monkeypatch):
+    """From `TRIM_MIN_EQUATIONS` equations on, the C heap's free pages go back after the
+    block-triangular form (before the latent equations' objects) and at the end; below it,
+    never; the analysis is the same either way."""
+    from mdae_fmu.structure import per_mode as PM
+    model = parse_modelica(chain_text(5), "Chain5.mo")
+    calls: list[str] = []
+    latent_system = PM.latent_system
+
+    def latent(*args, **kwargs):
+        calls.append("latent")
+        return latent_system(*args, **kwargs)
+
+    monkeypatch.setattr(PM, "release_free_heap", lambda: calls.append("trim"))
+    monkeypatch.setattr(PM, "latent_system", latent)
+    monkeypatch.setattr(PM, "TRIM_MIN_EQUATIONS", 21)
+    small = analyze_modes(model)
+    assert calls == ["latent"]
+    calls.clear()
+    monkeypatch.setattr(PM, "TRIM_MIN_EQUATIONS", 20)
+    large = analyze_modes(model)
+    assert calls == ["trim", "latent", "trim"]
+    assert large.modes[0].blocks == small.modes[0].blocks
+    assert large.modes[0].solved == small.modes[0].solved
