@@ -4,8 +4,9 @@ CPython's small objects live in its own arenas; everything larger (lists, dicts,
 the buffers of long strings) comes from the C library's `malloc`. A stage that frees such
 blocks in the middle of the heap leaves the pages resident: `free` keeps them for later
 allocations of the same kind, and the next stage mostly allocates small objects. glibc's
-``malloc_trim`` returns those pages. Called once after the import of a large file and once
-after the per-mode analysis of a large mode (docs/performance.md, "stop 39, memory").
+``malloc_trim`` returns those pages. Called once after the import of a large file, and in
+the per-mode analysis of a large mode once after its block-triangular form and once at its end
+(docs/performance.md, "stop 39, memory" and "stop 40, memory").
 """
 
 from __future__ import annotations

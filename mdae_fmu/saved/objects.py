@@ -180,6 +180,12 @@ class Custom:
 
 
 CUSTOM: dict[type, Custom] = {
+    per_mode.Block: Custom(
+        fields={"equations": tuple[tuple[str, int], ...],
+                "unknowns": tuple[per_mode.Instance, ...]},
+        values=lambda o: (o.equations, o.unknowns),
+        build=lambda equations, unknowns: per_mode.Block(equations=equations,
+                                                         unknowns=unknowns)),
     per_mode.LatentEquation: Custom(
         fields={"eq_id": str, "k": int, "expr": sp.Expr | None, "residual": E.Expr | None,
                 "table": SymbolTable | None},

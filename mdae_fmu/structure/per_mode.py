@@ -19,7 +19,7 @@ is not part of any mode's DAE; it is listed separately in the report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError, dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict
 
 import numpy as np
@@ -131,12 +131,79 @@ class LatentEquation:
         return eq_label(self.eq_id, self.k)
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
 class Block:
-    """One block of the BTF: the (eq_id, k) equations solved together for ``unknowns``."""
-    equations: tuple[tuple[str, int], ...]
-    unknowns: tuple[Instance, ...]
+    """One block of the BTF: the (eq_id, k) equations solved together for ``unknowns``.
+
+    Built as a frozen dataclass would be (``Block(equations=..., unknowns=...)``, equality,
+    hash and ``repr`` over the two fields), but a block of one equation and one unknown, which
+    most blocks of a large model are, keeps the equation id, its offset and the unknown in its
+    own slots and builds the two 1-tuples when they are read: 56 bytes instead of the 200 of a
+    block with its two 1-tuples and its (eq_id, k) pair; the block-triangular form of 10^6
+    equations added 47 MB to the RSS instead of 180 (docs/performance.md, "stop 40,
+    memory")."""
+
+    __slots__ = ("_eq", "_k", "_unknown")
+    _eq: str | tuple[tuple[str, int], ...]
+    _k: int | None          # None: ``_eq`` and ``_unknown`` hold the tuples of the fields
+    _unknown: Instance | tuple[Instance, ...]
+
+    def __init__(self, equations: Sequence[tuple[str, int]], unknowns: Sequence[Instance]):
+        if len(equations) == 1 and len(unknowns) == 1:
+            (eq_id, k), = equations
+            _set_eq(self, eq_id)
+            _set_k(self, k)
+            _set_unknown(self, unknowns[0])
+        else:
+            _set_eq(self, tuple(equations))
+            _set_k(self, None)
+            _set_unknown(self, tuple(unknowns))
+
+    @classmethod
+    def single(cls, eq_id: str, k: int, unknown: Instance) -> Block:
+        """``Block(equations=((eq_id, k),), unknowns=(unknown,))`` without the tuples."""
+        b = cls.__new__(cls)
+        _set_eq(b, eq_id)
+        _set_k(b, k)
+        _set_unknown(b, unknown)
+        return b
+
+    @property
+    def equations(self) -> tuple[tuple[str, int], ...]:
+        """The block's equations as ``(eq_id, k)``: the k-th derivative of equation eq_id."""
+        k = self._k
+        # (`__init__`: ``_eq`` is the tuple when ``_k`` is None, the equation id otherwise)
+        return self._eq if k is None else ((self._eq, k),)  # type: ignore[return-value]
+
+    @property
+    def unknowns(self) -> tuple[Instance, ...]:
+        """The leading instances the block is solved for."""
+        return (self._unknown if self._k is None      # type: ignore[return-value]
+                else (self._unknown,))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Block):
+            return NotImplemented
+        return (self.equations, self.unknowns) == (other.equations, other.unknowns)
+
+    def __hash__(self) -> int:
+        return hash((self.equations, self.unknowns))
+
+    def __repr__(self) -> str:
+        return f"Block(equations={self.equations!r}, unknowns={self.unknowns!r})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[Block], tuple[tuple[tuple[str, int], ...],
+                                                     tuple[Instance, ...]]]:
+        return Block, (self.equations, self.unknowns)
+
+
+# (the slots' own setters: `Block.__setattr__` refuses assignments, as a frozen dataclass)
+_set_eq, _set_k, _set_unknown = (vars(Block)[n].__set__ for n in Block.__slots__)
 
 
 @dataclass(frozen=True)
@@ -244,8 +311,9 @@ class _StateChoice(TypedDict):
     state_notes: tuple[str, ...]
 
 
-#: Modes from this many equations on give the C heap's free memory back once analysed
-#: (`heap.release_free_heap`, a few milliseconds); smaller ones would pay more than they save.
+#: Modes from this many equations on give the C heap's free memory back after their
+#: block-triangular form and once analysed (`heap.release_free_heap`, a few milliseconds);
+#: smaller ones would pay more than they save.
 TRIM_MIN_EQUATIONS = 50_000
 
 
@@ -288,10 +356,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     nu_s = index + (1 if 0 in d.values() else 0)     # docs/theory.md §4.7
     states = tuple(Instance(name=n, order=k) for n, v in zip(unknowns, d_list) if v > 0
                    for k in range(v))
-    # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations)
-    lead = {j: Instance(name=n, order=v) for j, (n, v) in enumerate(zip(unknowns, d_list))
-            if v >= 0}
-    leading = tuple(lead.values())
+    # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations),
+    # by unknown position (None: in no equation); a list, not a dict keyed by position, whose
+    # table and int keys were about 70 MB at 10^6 equations
+    lead = [Instance(name=n, order=v) if v >= 0 else None for n, v in zip(unknowns, d_list)]
+    leading = tuple([x for x in lead if x is not None])
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
     matching = res.matching.copy()
@@ -313,13 +382,17 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 f"(fewer equations than unknowns): no equation determines "
                 f"{{{undetermined}}}"
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
-    offsets = list(zip(eq_ids, c_list))
-    blocks = tuple(_blocks(iter_block_triangular_graph(g, matching, tight), offsets, lead))
+    blocks = tuple(_blocks(iter_block_triangular_graph(g, matching, tight), eq_ids, c_list,
+                           lead))
     # the graph, its tight edges and matching and the instance table serve the BTF only: freed
     # before the latent equations, whose sympy objects would otherwise come on top of them
     # (the per-mode stage's peak; docs/performance.md, "stop 39, memory")
     dof = res.value
-    del g, tight, matching, lead, offsets, res
+    # (and the lists by position, about 8 MB each at 10^6 equations; the C heap's free pages
+    # go back before the latent equations' objects, which do not reuse them: `heap`)
+    del g, tight, matching, lead, res, eq_ids, c_list, d_list, unknowns
+    if len(equations) >= TRIM_MIN_EQUATIONS:
+        release_free_heap()
     solved: tuple[LatentEquation, ...] = ()
     consistency: tuple[LatentEquation, ...] = ()
     choice = _StateChoice(selected_states=(), computed_states=(), state_notes=())
@@ -355,17 +428,20 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                         status=status, **base, **choice)
 
 
-def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]],
-            offsets: list[tuple[str, int]], lead: dict[int, Instance]) -> Iterator[Block]:
+def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: list[str],
+            c: list[int], lead: list[Instance | None]) -> Iterator[Block]:
     """The `Block` of each ``(equation positions, unknown positions)`` of the BTF: the
-    equations with their offsets ``offsets[i]``, the unknowns ``lead[j]``; a block of one
-    equation (the commonest) without building lists."""
+    equations ``eq_ids[i]`` with their offsets ``c[i]``, the unknowns ``lead[j]``; a block of
+    one equation (the commonest) without building tuples (`Block.single`)."""
+    single = Block.single
     for beqs, bvars in btf:
-        if len(beqs) == 1:
-            yield Block(equations=(offsets[beqs[0]],), unknowns=(lead[bvars[0]],))
+        if len(beqs) == 1 and len(bvars) == 1:
+            i = beqs[0]
+            yield single(eq_ids[i], c[i], lead[bvars[0]])   # type: ignore[arg-type]
         else:
-            yield Block(equations=tuple([offsets[i] for i in beqs]),
-                        unknowns=tuple([lead[j] for j in bvars]))
+            # (a block's unknowns are matched, so in some equation: ``lead[j]`` is set)
+            yield Block(equations=tuple([(eq_ids[i], c[i]) for i in beqs]),
+                        unknowns=tuple([lead[j] for j in bvars]))  # type: ignore[misc]
 
 
 def _state_selection(model: Model, states: tuple[Instance, ...],
@@ -473,7 +549,7 @@ def release_unread_rows(model: Model, mode_equations: Sequence[Equation]) -> Non
     same object in every mode). The normalization reads only the others and takes their rows
     out, so after it the memo holds nothing (issue 16's memory at 10^6 equations)."""
     memo = model.__dict__.get("_sigma_rows")
-    if not memo:        # (none, or emptied already: a model without guards, `release_rows`)
+    if not memo:            # (none, or emptied by the one mode's graph: `release_rows`)
         return
     read = {id(eq.residual) for eq in mode_equations}
     for eq in model.equations:
