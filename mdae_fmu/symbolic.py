@@ -198,6 +198,10 @@ class SymbolTable:
 
     def sym(self, name: str, order: int = 0) -> sp.Expr:
         """The symbol of the ``order``-th derivative of ``name``."""
+        key = (name, order)
+        s = self._inst.get(key)
+        if s is not None:       # (a constant's name never has an instance: read it first)
+            return s
         if name in self.constants:
             if order:
                 return sp.Integer(0)
@@ -205,14 +209,11 @@ class SymbolTable:
             if c is None:
                 c = self._const[name] = real_symbol(name)
             return c
-        key = (name, order)
-        s = self._inst.get(key)
-        if s is None:
-            label = name if order == 0 else (f"der({name})" if order == 1
-                                             else f"der({name},{order})")
-            s = real_symbol(label)
-            self._inst[key] = s
-            self._back[s] = key
+        label = name if order == 0 else (f"der({name})" if order == 1
+                                         else f"der({name},{order})")
+        s = real_symbol(label)
+        self._inst[key] = s
+        self._back[s] = key
         return s
 
     def pre(self, name: str) -> sp.Symbol:
