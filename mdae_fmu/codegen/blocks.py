@@ -290,8 +290,8 @@ def emit_block(block: BlockPlan, index: int, printer: SlotPrinter,
     block of at least `SPARSE_MIN` unknowns with the runtime's sparse LU
     (``mdae_sparse_linear_block``, ``mdae_sparse_newton_block``, templates/mdae_sparse.c)
     instead of a dense LU at every evaluation (iteration)."""
-    # (`SlotPrinter.collect` inlined: a context manager per block was a second of the
-    # export of a 10^5-equation chain)
+    # (`SlotPrinter.collect` inlined: a context manager entered per block is overhead at
+    # 10^5 blocks)
     outer = printer.holes
     holes: dict[Slot, int] = {}
     printer.holes = holes
