@@ -290,8 +290,15 @@ def emit_block(block: BlockPlan, index: int, printer: SlotPrinter,
     block of at least `SPARSE_MIN` unknowns with the runtime's sparse LU
     (``mdae_sparse_linear_block``, ``mdae_sparse_newton_block``, templates/mdae_sparse.c)
     instead of a dense LU at every evaluation (iteration)."""
-    with printer.collect() as holes:
+    # (`SlotPrinter.collect` inlined: a context manager entered per block is overhead at
+    # 10^5 blocks)
+    outer = printer.holes
+    holes: dict[Slot, int] = {}
+    printer.holes = holes
+    try:
         return _emit(block, index, printer, holes, sparse)
+    finally:
+        printer.holes = outer
 
 
 def _emit(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, int],

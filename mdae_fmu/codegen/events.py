@@ -170,12 +170,9 @@ def clock_rates(model: Model, table: SymbolTable) -> dict[sp.Basic, sp.Expr]:
     for eq in model.equations:
         if eq.guard:
             continue
-        orders = {n: k for n, k in E.derivative_orders(eq.residual).items()
-                  if n not in constant}
-        if len(orders) == 1:
-            (name, k), = orders.items()
-            if k == 1 and name in reals and name not in candidates:
-                candidates[name] = (eq.id, eq.residual)
+        name = _only_first_derivative(eq.residual, constant)
+        if name is not None and name in reals and name not in candidates:
+            candidates[name] = (eq.id, eq.residual)
     if not candidates:
         return {}
     outside: set[str] = set()
@@ -211,6 +208,33 @@ def clock_rates(model: Model, table: SymbolTable) -> dict[sp.Basic, sp.Expr]:
             continue
         rates[table.sym(name, 0)] = -b / a
     return rates
+
+
+def _only_first_derivative(e: E.Expr, constant: set[str]) -> str | None:
+    """The variable ``x`` when ``x`` is the only name of ``e`` outside ``constant`` and
+    ``pre(...)`` and its highest derivative order is 1 (``E.derivative_orders`` of ``e``,
+    without the constants, is ``{x: 1}``), else None. Stops at a second name: most equations
+    of a large model read several variables, and this runs over every equation."""
+    name: str | None = None
+    top = -1
+    stack: list[tuple[E.Expr, int]] = [(e, 0)]
+    while stack:
+        node, k = stack.pop()
+        if isinstance(node, E.Ref):
+            if node.name in constant:
+                continue
+            if name is None:
+                name = node.name
+            elif node.name != name:
+                return None
+            top = max(top, k)
+        elif isinstance(node, E.Der):
+            stack.append((node.arg, k + 1))
+        elif isinstance(node, E.Call) and node.func == "pre":
+            continue
+        else:
+            stack.extend((c, k) for c in E.children(node))
+    return name if top == 1 else None
 
 
 def left_limits_of_continuous(cm: CompiledModel) -> dict[sp.Basic, sp.Basic]:

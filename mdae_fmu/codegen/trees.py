@@ -45,9 +45,9 @@ def tree_instance(e: E.Expr) -> tuple[str, int] | None:
 
 def tree_symbols(e: E.Expr, table: SymbolTable) -> frozenset[sp.Symbol]:
     """The sympy symbols of the instances in ``e`` (as `SymbolTable.to_sympy` would give)."""
-    out = set()
+    out: set[sp.Symbol] = set()
     stack = [e]
-    pop, push = stack.pop, stack.append
+    pop, push, add, sym = stack.pop, stack.append, out.add, table.sym
     while stack:
         n = pop()
         if type(n) is E.BinOp:      # the common nodes inline, the others by `E.children`
@@ -55,6 +55,9 @@ def tree_symbols(e: E.Expr, table: SymbolTable) -> frozenset[sp.Symbol]:
             push(n.left)
             continue
         if type(n) is E.Const:
+            continue
+        if type(n) is E.Ref:        # (order 0: a symbol, an instance's or a constant's)
+            add(sym(n.name))
             continue
         inst = tree_instance(n)
         if inst is not None:

@@ -130,3 +130,42 @@ def test_clutch_engages_at_t1_without_event_indicators(tmp_path):
     wplus = (w1m + 2.0 * w2m) / 3.0
     k5 = int(np.flatnonzero(t == 5.0)[-1])    # the right limit at t1
     assert r["w1"][k5] == pytest.approx(wplus, rel=1e-8)
+
+
+def test_clock_candidates_are_the_equations_with_one_first_derivative():
+    # the candidate test of `clock_rates` (one name outside the constants and pre(), at
+    # derivative order 1) stops at a second name; oracle: `E.derivative_orders` of the whole
+    # residual without the constants, on random residuals
+    from hypothesis import given, settings, strategies as st
+
+    from mdae_fmu import expr as E
+    from mdae_fmu.codegen.events import _only_first_derivative
+
+    def der(e, k):
+        for _ in range(k):
+            e = E.Der(e)
+        return e
+
+    leaves = st.one_of(
+        st.tuples(st.sampled_from(["x", "y", "p"]), st.integers(0, 2)).map(
+            lambda t: der(E.Ref(t[0]), t[1])),
+        st.sampled_from(["x", "y", "p"]).map(lambda n: E.Call("pre", (E.Ref(n),))),
+        st.integers(1, 3).map(E.Const), st.just(E.TIME))
+    trees = st.recursive(leaves, lambda c: st.one_of(
+        st.tuples(st.sampled_from(["+", "-", "*"]), c, c).map(lambda t: E.BinOp(*t)),
+        c.map(lambda a: E.Call("sin", (a,))), c.map(E.Der)), max_leaves=8)
+
+    @settings(max_examples=300, deadline=None)
+    @given(trees)
+    def check(e):
+        orders = {n: k for n, k in E.derivative_orders(e).items() if n != "p"}
+        expected = next(iter(orders)) if len(orders) == 1 and 1 in orders.values() else None
+        assert _only_first_derivative(e, {"p"}) == expected
+
+    check()
+    x = E.Ref("x")
+    assert _only_first_derivative(E.BinOp("-", E.Der(x), E.Ref("p")), {"p"}) == "x"
+    assert _only_first_derivative(E.BinOp("-", E.Der(x), E.Ref("y")), {"p"}) is None
+    assert _only_first_derivative(E.BinOp("-", E.Der(E.Der(x)), E.Const(1)), set()) is None
+    assert _only_first_derivative(E.BinOp("-", E.Der(x), E.Call("pre", (E.Ref("y"),))),
+                                  set()) == "x"

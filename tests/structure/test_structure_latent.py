@@ -94,3 +94,28 @@ def test_memo_is_by_identity_not_dataclass_equality():
     assert isinstance(t.to_sympy(E.Const(2.0)), sp.Float)
     assert t.to_sympy(E.Const(True)) is sp.true
     assert t.number(2.5) is t.number(2.5) and t.number(-0.0) == sp.Float(-0.0)
+
+
+def test_table_symbols_are_sympys_real_symbols():
+    # `real_symbol` builds the table's symbols without sympy's constructor: they must be
+    # sympy's Symbol(name, real=True) in every respect the pipeline reads (equality, hash,
+    # assumptions, printing, pickling), for instances, constants, left limits and time
+    import pickle
+
+    from mdae_fmu.symbolic import real_symbol
+    t = SymbolTable(constants=frozenset({"p"}))
+    made = {"x": t.sym("x"), "der(x)": t.sym("x", 1), "der(x,2)": t.sym("x", 2),
+            "p": t.sym("p"), "pre(x)": t.pre("x"), "time": t.time, "w": real_symbol("w")}
+    for name, s in made.items():
+        ref = sp.Symbol(name, real=True)
+        assert type(s) is sp.Symbol and s == ref and hash(s) == hash(ref)
+        assert s.assumptions0 == ref.assumptions0 and sp.srepr(s) == sp.srepr(ref)
+        assert s.is_real and s.is_finite and s.is_commutative and s.is_positive is None
+        assert (s ** 2).is_nonnegative and str(s) == name
+        assert pickle.loads(pickle.dumps(s)) == ref
+        assert s != sp.Symbol(name) and s != sp.Symbol(name, positive=True)
+    assert t.sym("x") is made["x"] and t.sym("p", 1) == 0
+    assert t.instance(made["der(x)"]) == ("x", 1) and t.instance(made["p"]) is None
+    x = made["x"]
+    assert sp.diff(sp.sin(x) * x, x) == sp.cos(x) * x + sp.sin(x)
+    assert sp.sqrt(x ** 2) == sp.Abs(x)         # real: not sqrt(x**2)
