@@ -274,7 +274,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
         for name in sorted(init, key=lambda n: index[n]):
             u = etree.SubElement(el, "Unknown")
             u.set("index", str(index[name]))
-            u.set("dependencies", _indices(structure.initial.get(name, ()), index))
+            u.set("dependencies", _indices(structure.initial.get(name, ())))
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
@@ -295,8 +295,8 @@ def _co_simulation(root, identifier: str, source_files: list[str]) -> None:
         etree.SubElement(sf, "File").set("name", name)
 
 
-def _indices(names, index: dict) -> str:
-    return " ".join(str(i) for i in sorted(index[n] for n in names))
+def _indices(indices) -> str:
+    return " ".join(map(str, indices))
 
 
 def _unknown(parent, v: FmiVariable, index: dict, structure: Structure) -> None:
@@ -311,4 +311,4 @@ def _unknown(parent, v: FmiVariable, index: dict, structure: Structure) -> None:
     deps = structure.continuous.get(v.name)
     if v.variability == "discrete" or deps is None:
         return
-    u.set("dependencies", _indices(deps, index))
+    u.set("dependencies", _indices(deps))
