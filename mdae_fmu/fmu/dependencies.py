@@ -70,6 +70,9 @@ class Dependencies(Mapping):
             self._sorted[id(ks)] = got
         return got
 
+    def get(self, name: str, default=None):     # (Mapping.get: through KeyError)
+        return self[name] if name in self._nodes else default
+
     def __contains__(self, name: object) -> bool:
         return name in self._nodes
 
