@@ -294,10 +294,8 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     for blocks in schedules:
         for blk in blocks:
             unknowns = blk.unknowns
-            unodes = [get(id(u)) for u in unknowns]
-            if None in unodes:
-                unodes = [n if n is not None else slot_node(slots.get(u))
-                          for u, n in zip(unknowns, unodes)]
+            unodes = [slot_node(slots.get(u)) if n is None else n
+                      for u, n in zip(unknowns, map(get, map(id, unknowns)))]
             acc = set()
             for sym in blk.symbols:
                 n = get(id(sym))
