@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,11 +140,13 @@ def choose_linear_solver(pattern: Sequence[Collection[int]]) -> LinearSolver:
     return LinearSolver(order=candidates[0], probe=widest_band(nx))
 
 
-def state_pattern(states: Sequence[str], derivatives: Sequence[str],
-                  dependencies: Mapping[str, Sequence[str]]) -> list[frozenset[int]]:
+def state_pattern(states: Sequence[Hashable], derivatives: Sequence[str],
+                  dependencies: Mapping[str, Sequence[Hashable]]) -> list[frozenset[int]]:
     """The Jacobian pattern of the state derivatives: for the derivative ``derivatives[i]``
-    of ``states[i]``, the indices of the states in its ``dependencies`` (FMI names; a
-    derivative missing from ``dependencies`` depends on every state)."""
+    of ``states[i]``, the indices of the states in its ``dependencies`` (FMI names of the
+    derivatives; the states and the dependencies named alike, by FMI name or by
+    ScalarVariable index as `mdae_fmu.fmu.dependencies.Structure`; a derivative missing
+    from ``dependencies`` depends on every state)."""
     index = {name: k for k, name in enumerate(states)}
     everything = frozenset(range(len(states)))
     return [frozenset(index[n] for n in dependencies[d] if n in index)

@@ -36,27 +36,80 @@ continuous time but at events from the left limits, so a discrete output gets no
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..codegen.slots import Slot
 
 _TYPE_LETTER = {"Real": "r", "Integer": "i", "Boolean": "b"}
+#: the set of a node that reaches no source (shared: no result set is ever modified)
+_NONE: frozenset = frozenset()
+
+
+class Dependencies(Mapping):
+    """FMI variable name -> the sorted tuple of the 1-based ScalarVariable indices of the
+    knowns it depends on (positions in ``CompiledModel.variables`` plus one, as the
+    ``dependencies`` attribute lists them), sorted on first access: the model description
+    asks for the unknowns' only, a fraction of the variables. ``nodes``: name -> node of
+    `model_structure`; ``sets``: node -> its nodes (`closure`); nodes above ``last`` are
+    hidden slots, no variables."""
+
+    def __init__(self, nodes: dict, sets: dict, last: int) -> None:
+        self._nodes = nodes
+        self._sets = sets
+        self._last = last
+        self._sorted: dict = {}     # id of a set (shared by nodes) -> its tuple
+
+    def __getitem__(self, name: str) -> tuple:
+        ks = self._sets.get(self._nodes[name], _NONE)
+        got = self._sorted.get(id(ks))
+        if got is None:
+            got = tuple(sorted(ks))
+            if got and got[-1] > self._last:
+                got = tuple(n for n in got if n <= self._last)
+            self._sorted[id(ks)] = got
+        return got
+
+    def get(self, name: str, default=None):     # (Mapping.get: through KeyError)
+        return self[name] if name in self._nodes else default
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._nodes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
 
 
 @dataclass(frozen=True)
 class Structure:
-    """Dependencies by FMI variable name: ``continuous`` for Outputs/Derivatives,
-    ``initial`` for InitialUnknowns. A name missing from a dict has no ``dependencies``
-    attribute (depends on all knowns)."""
-    continuous: dict
-    initial: dict
+    """Dependencies by FMI variable name (`Dependencies`): ``continuous`` for
+    Outputs/Derivatives, ``initial`` for InitialUnknowns. A name missing from a mapping has
+    no ``dependencies`` attribute (depends on all knowns)."""
+    continuous: Mapping
+    initial: Mapping
 
 
-def _key(slot):
-    """``(array, index)`` of a value slot of the plan (its left limit: the same key); None
-    for the scalars (time, homotopy) and for derived values."""
-    return (slot.array, slot.index) if type(slot) is Slot and slot.array in ("r", "i", "b") \
-        else None
+def _union(own, reads, deps):
+    """``own | union(deps[m] for m in reads)``, sharing a set instead of copying it when it
+    is the only non-empty one (the closure's sets are never modified); None when all are
+    empty."""
+    acc = own or None
+    copied = False
+    for m in reads:
+        got = deps.get(m)
+        if not got or got is acc:
+            continue
+        if acc is None:
+            acc = got
+            continue
+        if not copied:
+            acc = set(acc)
+            copied = True
+        acc |= got
+    return acc
 
 
 def closure(reads: dict, sources: dict) -> dict:
@@ -67,46 +120,41 @@ def closure(reads: dict, sources: dict) -> dict:
     topological order (Tarjan's algorithm, iterative; docs/theory.md §11.1): a component's
     set is the union of its members' sources and of the sets of the components it reads,
     all final by then, shared by its members. Linear in the graph plus the sizes of the
-    unions, where a round-robin iteration to the fixpoint repeats every union per round."""
+    unions, where a round-robin iteration to the fixpoint repeats every union per round.
+    A node whose set equals the one set it reads shares that set (no copy): the returned
+    sets must not be modified."""
     deps: dict = {n: s for n, s in sources.items() if n not in reads}
-    index: dict = {}
+    pending = set(reads)    # the nodes of `reads` whose set is not final yet
+    index: dict = {}        # the visited nodes' numbers (visited and pending: on `stack`)
     low: dict = {}
     stack: list = []
-    on_stack: set = set()
     counter = 0
-    for root in reads:
-        if root in index:
+    for root, rs in reads.items():
+        if root not in pending:
             continue
-        rs = reads[root]
-        if root not in rs and all(m in deps or m not in reads for m in rs):
-            # every node it reads is final (the usual case in schedule order): its own
-            # component, done without the search's bookkeeping
-            acc: set = set(sources.get(root, ()))
-            for m in rs:
-                got = deps.get(m)
-                if got:
-                    acc |= got
-            deps[root] = acc
-            index[root] = -1
+        if pending.isdisjoint(rs):
+            # every node it reads is final (the usual case in schedule order; a node that
+            # reads itself reads a pending node): its own component, without the search
+            got = _union(sources.get(root), rs, deps)
+            deps[root] = _NONE if got is None else got
+            pending.discard(root)
             continue
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
-        on_stack.add(root)
-        work = [(root, iter(reads[root]))]
+        work = [(root, iter(rs))]
         while work:
             v, it = work[-1]
             for w in it:
-                if w not in reads:
+                if w not in pending:        # final, or not a node of the graph
                     continue
                 if w not in index:
                     index[w] = low[w] = counter
                     counter += 1
                     stack.append(w)
-                    on_stack.add(w)
                     work.append((w, iter(reads[w])))
                     break
-                if w in on_stack and index[w] < low[v]:
+                if index[w] < low[v]:       # visited and pending: on the stack
                     low[v] = index[w]
             else:
                 work.pop()
@@ -119,24 +167,27 @@ def closure(reads: dict, sources: dict) -> dict:
                 members = []
                 while True:
                     w = stack.pop()
-                    on_stack.discard(w)
                     members.append(w)
                     if w == v:
                         break
-                inside = set(members) if len(members) > 1 else (v,)
-                acc = set()
-                for n in members:
-                    got = sources.get(n)
-                    if got:
-                        acc |= got
-                    for m in reads[n]:
-                        if m in inside:
-                            continue
-                        got = deps.get(m)
+                if len(members) == 1:
+                    got = _union(sources.get(v), [m for m in reads[v] if m != v], deps)
+                    acc = _NONE if got is None else got
+                else:
+                    inside = set(members)
+                    acc = set()
+                    for n in members:
+                        got = sources.get(n)
                         if got:
                             acc |= got
+                        for m in reads[n]:
+                            if m not in inside:
+                                got = deps.get(m)
+                                if got:
+                                    acc |= got
                 for n in members:
                     deps[n] = acc
+                    pending.discard(n)
     return deps
 
 
@@ -150,36 +201,78 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     ``init_rows``: more residuals of the initial system (the other modes' consistency
     equations); ``mode_dependent``: the unknowns whose block changes with the mode, when
     ``schedules`` does not tell (the guarded schedule: one list of block variants,
-    `mdae_fmu.codegen.guarded.mode_dependent_unknowns`)."""
-    extra_symbols = extra_symbols or {}
-    key_of = {}
-    for sym, lv in cm.slots.items():
-        k = _key(lv)
-        if k is not None:
-            key_of[sym] = k
-    var_of = {(_TYPE_LETTER[v.type], v.vr): v for v in cm.variables if v.type in _TYPE_LETTER}
+    `mdae_fmu.codegen.guarded.mode_dependent_unknowns`).
 
-    def keys(expr, skip=()) -> set:
+    Nodes are integers: a value slot of a variable is the variable's 1-based index (the
+    last variable of the slot), the hidden slots come after, so a sorted set of nodes is
+    sorted by index. Symbols are looked up by identity first (the plan's symbols are the
+    blocks' own objects; sympy's hash is a Python call), by equality only when that fails.
+    Linear in the schedule plus the sizes of the sets (`closure`)."""
+    extra_symbols = extra_symbols or {}
+    variables = cm.variables
+    nv = len(variables)
+    at: dict = {"r": {}, "i": {}, "b": {}}      # value array -> slot index -> node
+    for pos, v in enumerate(variables, start=1):
+        letter = _TYPE_LETTER.get(v.type)
+        if letter is not None:
+            at[letter][v.vr] = pos
+    # (node, variable) of the variables' slots, in their order (the last variable of a slot,
+    # as the slot's one value: a later one hides an earlier one)
+    owned = [(pos, v) for pos, v in enumerate(variables, start=1)
+             if at.get(_TYPE_LETTER.get(v.type, ""), {}).get(v.vr) == pos]
+    hidden = [nv]       # the last node given to a slot of no variable
+
+    def node(array: str, index: int) -> int:
+        n = at[array].get(index)
+        if n is None:
+            hidden[0] += 1
+            n = at[array][index] = hidden[0]
+        return n
+
+    def slot_node(lv) -> int:
+        """The node of a `SlotValue` of the plan, -1 for none (`_key`)."""
+        if type(lv) is Slot and lv.array in at:
+            return node(lv.array, lv.index)
+        return -1
+
+    slots = cm.slots
+    by_id: dict = {}            # id of a plain symbol of a value slot -> its node, -1 for none
+    for sym, lv in slots.items():
+        if sym.is_Symbol:
+            by_id[id(sym)] = slot_node(lv)
+    if extra_symbols:           # these stand for their expressions
+        for sym in slots:
+            if sym in extra_symbols:
+                by_id.pop(id(sym), None)
+
+    def slow(sym) -> set:
+        """The nodes of a symbol not found by identity."""
+        if sym in extra_symbols:
+            return keys(extra_symbols[sym])
+        if not sym.is_Symbol:
+            return keys(sym)
+        n = slot_node(slots.get(sym))
+        return set() if n < 0 else {n}
+
+    def keys(expr) -> set:
         out = set()
         for sym in expr.free_symbols:
-            if sym in skip:
-                continue
-            if sym in extra_symbols:
-                out |= keys(extra_symbols[sym])
-                continue
-            k = key_of.get(sym)
-            if k is not None:
-                out.add(k)
+            n = by_id.get(id(sym))
+            if n is None:
+                out |= slow(sym)
+            elif n >= 0:
+                out.add(n)
         return out
 
-    guard_keys = set()
+    guard_nodes: set = set()
     for g in guards:
-        guard_keys |= keys(g)
+        guard_nodes |= keys(g)
 
     reads: dict = {}
 
-    def add(node, ks):
-        reads.setdefault(node, set()).update(ks)
+    def add(n, ks):     # (copied on write: a block's set is shared by its unknowns)
+        old = reads.get(n)
+        reads[n] = ks if old is None else old | ks
 
     # which block computes each unknown in each mode: an unknown computed the same way in
     # every mode does not depend on the mode, hence not on the guards
@@ -196,85 +289,83 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
                 how.setdefault(u, []).append(seen.get(u))
         mode_dependent = {u for u, ways in how.items()
                           if len(ways) < len(schedules) or len(set(ways)) > 1}
+    widen = bool(mode_dependent) and bool(guard_nodes)
+    get = by_id.get
     for blocks in schedules:
         for blk in blocks:
             unknowns = blk.unknowns
-            skip = set(unknowns)        # (hashed: sympy's == is slow)
+            unodes = [slot_node(slots.get(u)) if n is None else n
+                      for u, n in zip(unknowns, map(get, map(id, unknowns)))]
             acc = set()
             for sym in blk.symbols:
-                if sym in skip:
-                    continue
-                if sym in extra_symbols or not sym.is_Symbol:
-                    acc |= keys(sym)
-                else:       # a symbol: its own key (what `keys` gives, without the walk)
-                    k = key_of.get(sym)
-                    if k is not None:
-                        acc.add(k)
-            for u in unknowns:
-                k = key_of.get(u)
-                if k is not None:
-                    add(k, acc | guard_keys if u in mode_dependent else acc)
+                n = get(id(sym))
+                if n is None:
+                    if sym not in unknowns:
+                        acc |= slow(sym)
+                elif n >= 0 and not (n in unodes and sym in unknowns):
+                    acc.add(n)
+            for u, n in zip(unknowns, unodes):
+                if n >= 0:
+                    add(n, acc | guard_nodes if widen and u in mode_dependent else acc)
     assigned = set()
     for lv, expr in cm.discrete_assignments:
-        k = _key(lv)
-        if k is not None:
-            add(k, keys(expr))
-            assigned.add(k)
+        n = slot_node(lv)
+        if n >= 0:
+            add(n, keys(expr))
+            assigned.add(n)
 
     # a multimode union state that some mode computes lives apart in a hidden slot (the FMI
     # state `mdae_state(x)`, StatePlan.store): the variable x reads it while a mode integrates
     # x, and initialization fills it from x
-    stores = [(("r", s.slot), ("r", s.store)) for s in cm.states
+    stores = [(node("r", s.slot), node("r", s.store)) for s in cm.states
               if getattr(s, "store", None) is not None]
-    for var_key, store_key in stores:
-        add(var_key, {store_key})
-    state_keys = {("r", getattr(s, "vector_slot", s.slot)) for s in cm.states}
-    inputs = {k for k, v in var_of.items() if v.causality == "input"}
+    for var_node, store_node in stores:
+        add(var_node, {store_node})
+    state_nodes = {node("r", getattr(s, "vector_slot", s.slot)) for s in cm.states}
+    inputs = {n for n, v in owned if v.causality == "input"}
 
     # -- continuous time
-    ct = closure(reads, {k: {k} for k in state_keys | inputs})
+    ct = closure(reads, {n: {n} for n in state_nodes | inputs})
 
     # -- initialization
     # (copied on write: the sets of `reads` stay as they are)
     init_reads = dict(reads)
 
-    def add_init(node, ks):
-        init_reads[node] = init_reads.get(node, set()) | ks
+    def add_init(n, ks):
+        old = init_reads.get(n)
+        init_reads[n] = ks if old is None else old | ks
 
-    for var_key, store_key in stores:
-        add_init(store_key, {var_key})
+    for var_node, store_node in stores:
+        add_init(store_node, {var_node})
     for lv, expr in cm.calculated_parameters:
-        k = _key(lv)
-        if k is not None:
-            add_init(k, keys(expr))
+        n = slot_node(lv)
+        if n >= 0:
+            add_init(n, keys(expr))
+    free: set = set()
     if init is not None:
-        row_keys = set(guard_keys)
+        row_nodes = set(guard_nodes)
         for _, r in tuple(init.rows) + tuple(init_rows):
-            row_keys |= keys(r)
+            row_nodes |= keys(r)
         for slot in init.unknown_slots:
-            add_init(("r", slot), row_keys)
-    known0 = {k for k, v in var_of.items()
+            add_init(node("r", slot), row_nodes)
+        free = {node("r", s) for s in init.unknown_slots}
+    known0 = {n for n, v in owned
               if (v.causality == "input" or v.initial == "exact")
               and v.variability != "constant" and v.causality != "calculatedParameter"}
-    free = {("r", s) for s in (init.unknown_slots if init is not None else ())}
     known0 -= free | assigned
     known_reads = {n: rs for n, rs in init_reads.items() if n not in known0}
     # a state whose start is a parameter expression: set by the host, or computed from the
     # parameters (CompiledModel.start_bindings)
     for slot, e in cm.start_bindings:
-        known_reads[("r", slot)] = known_reads.get(("r", slot), set()) | keys(e)
-    ini = closure(known_reads, {k: {k} for k in known0})
+        n = node("r", slot)
+        known_reads[n] = known_reads.get(n, set()) | keys(e)
+    ini = closure(known_reads, {n: {n} for n in known0})
 
-    def names(ks):
-        return tuple(sorted(var_of[k].name for k in ks if k in var_of))
-
-    continuous = {}
-    initial = {}
-    for k, v in var_of.items():
-        if v.variability == "continuous" or k in state_keys:
-            continuous[v.name] = names(ct.get(k, ()))
-        initial[v.name] = names(ini.get(k, ()))
-    return Structure(continuous=continuous, initial=initial)
+    continuous = {v.name: n for n, v in owned
+                  if v.variability == "continuous" or n in state_nodes}
+    initial = {v.name: n for n, v in owned}
+    return Structure(continuous=Dependencies(continuous, ct, nv),
+                     initial=Dependencies(initial, ini, nv))
 
 
-__all__ = ["Structure", "closure", "model_structure"]
+__all__ = ["Dependencies", "Structure", "closure", "model_structure"]

@@ -244,7 +244,9 @@ def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev
     link_args = sundials_link_args() if offers_cs(fmi_type) else ()
     nz = sum(1 for r in ev.relations if r.kind == "state")
     derivatives = {v.vr: v.name for v in cm.variables if v.type == "Real"}
-    pattern = state_pattern([s.name for s in cm.states],
+    state_names = {s.name for s in cm.states}
+    index = {v.name: k for k, v in enumerate(cm.variables, start=1) if v.name in state_names}
+    pattern = state_pattern([index[s.name] for s in cm.states],
                             [derivatives[s.der_slot] for s in cm.states], structure.continuous)
     sources = configure_sources(sources, fmi_type, default_experiment["tolerance"],
                                 choose_linear_solver(pattern) if offers_cs(fmi_type) else DENSE)

@@ -9,10 +9,12 @@ variability="constant"`` and cannot be set. The runtime (templates/fmi2Functions
 copy of every value set and returns the start value otherwise. No equation reads the Strings
 (assert messages were folded at import), so the values are exported for the host to read.
 
-The start values reach the model description through lxml, which escapes ``& < > "`` and line
-breaks in attributes, and the C source as `c_string` literals (every byte outside printable
-ASCII, quotes, backslashes and ``?`` as octal escapes). A value with a character XML 1.0 cannot
-hold (a control character other than tab, newline, carriage return) is refused at export.
+The start values reach the model description escaped as lxml writes attributes (``& < > "``
+as entities, tab and line breaks as character references; `mdae_fmu.fmu.model_description`
+writes the String variables after the others), and the C source as `c_string` literals
+(every byte outside printable ASCII, quotes, backslashes and ``?`` as octal escapes). A
+value with a character XML 1.0 cannot hold (a control character other than tab, newline,
+carriage return) is refused at export.
 """
 
 from __future__ import annotations
@@ -47,22 +49,3 @@ def strings_source(strings) -> str:
         f"const unsigned int mdae_nstrings = {n};\n"
         f"const char *const mdae_string_start[] = {{\n{starts}\n}};\n"
         f"const unsigned char mdae_string_settable[] = {{{settable}}};\n")
-
-
-def string_variables(parent, strings, xml_text) -> None:
-    """Append the String ``<ScalarVariable>`` elements to ``<ModelVariables>`` ``parent``."""
-    from lxml import etree
-    for vr, p in enumerate(strings):
-        sv = etree.SubElement(parent, "ScalarVariable")
-        sv.set("name", p.name)
-        sv.set("valueReference", str(vr))
-        if p.description:
-            sv.set("description", xml_text(p.description))
-        if p.constant:
-            sv.set("causality", "local")
-            sv.set("variability", "constant")
-        else:
-            sv.set("causality", "parameter")
-            sv.set("variability", "fixed")
-        sv.set("initial", "exact")
-        etree.SubElement(sv, "String").set("start", p.value)
