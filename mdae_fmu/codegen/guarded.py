@@ -192,8 +192,9 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     selecting an equation selects it for that instant only, docs/multimode-fmu.md "Transient
     guards on the guarded schedule")."""
     from .restarts import with_transient_restarts
-    table = symbol_table(model)
-    union = compile_model(model, _union_report(model, sched))
+    report = _union_report(model, sched)    # (one symbol table for the whole layout)
+    table = report.symbols
+    union = compile_model(model, report)
     union = _hold_apart(union, [k for k, _ in sched.cond_states])
     if sched.transient_restarts:
         if automaton is None:
@@ -285,7 +286,6 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
                        + tuple(v.vr for v in outputs))
     guards = tuple(table.to_sympy(a) for a in sched.guards)
     # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
-    report = _union_report(model, sched)
     compiled, banded = band_left_limit_relations(report, compiled)
     extra = {left_symbol(k): left[s] for k, s in enumerate(slot_of_state)}
     extra.update({impulse_symbol(var_id[n]): impulse[n] for n in impulse})

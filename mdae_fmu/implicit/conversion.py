@@ -48,7 +48,7 @@ beyond `MAX_BLOCK_VARIANTS`, and the coarse variants of a component beyond
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any  # BDD nodes of the optional, untyped dd package
 
@@ -107,9 +107,12 @@ def singular_variants(model: Model, ia: ImplicitAnalysis) -> Iterator[SingularVa
                    cols={c: j for j, c in enumerate(ia.graph.cols)},
                    equations={eq.id: eq for eq in model.equations})
     check = SingularityCheck(classify_variables(model).types)
+    points = check.points()     # (one pair of sample points for all blocks, as per mode)
     seen: set[tuple[Any, ...]] = set()
     for blk in ia.blocks:
         if not blk.coarse and len(blk.equations) > MAX_SAMPLED_BLOCK:
+            continue
+        if not space.atoms and _plain_scalar(ia, blk, where, check, points):
             continue
         remaining = blk.formula
         varying: dict[Any, frozenset[str]] = {}
@@ -133,12 +136,34 @@ def singular_variants(model: Model, ia: ImplicitAnalysis) -> Iterator[SingularVa
                 if key in seen:
                     continue
                 seen.add(key)
-                if check.suspect(v.system, check.points()):
+                if check.suspect(v.system, points):
                     literals = tuple(GuardLiteral(cond=a, positive=asg[space.var_of[a]])
                                      for a in space.atoms)
                     finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
                                       equations=v.equations, d=v.d, literals=literals)
                     yield SingularVariant(finding=finding, formula=v.formula)
+
+
+def _plain_scalar(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                  check: SingularityCheck, points: Sequence[Any]) -> bool:
+    """Whether ``blk``, in a model without guards (every formula true: one variant, the
+    block itself), is one equation that the numerical test passes
+    (`SingularityCheck.suspect`: a scalar block whose entry cannot vanish identically), the
+    commonest block, tested without building its variant (`_variant`)."""
+    if blk.coarse or len(blk.equations) != 1:
+        return False
+    (eq_id,), (name,) = blk.equations, blk.unknowns
+    branches = where.branches_of(ia, eq_id)
+    if len(branches) != 1:
+        return False
+    true = ia.space.bdd.true
+    c = next((v for v, f in ia.c[where.rows[eq_id]].items() if f == true), None)
+    d = next((v for v, f in ia.d[where.cols[name]].items() if f == true), None)
+    if c is None or d is None:
+        return False
+    system = BlockSystem(equations=blk.equations, residuals=(branches[0][1],), offsets=(c,),
+                         columns=((name, d),))
+    return not check.suspect(system, points)
 
 
 def first_mode(bdd: Any, formula: Any, order: Mapping[str, int]) -> dict[str, bool]:
