@@ -38,7 +38,7 @@ from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, SlotValue, c_comment, c_string
 from .events import EventPlan
 from .initialization import InitPlan, plan_initialization
-from .emit import discrete_code, make_printers, template_environment
+from .emit import UNIT_BYTES, discrete_code, make_printers, template_environment
 from .layout import Banded, ModeSources, UnionLayout, band_left_limit_relations, band_updates, \
     max_mode_changes, watched_relations
 from .plan import CompiledModel, FmiVariable, compile_model
@@ -456,6 +456,36 @@ def _structural(gb: GuardedBlock) -> BlockPlan:
 
 # --- C text ---------------------------------------------------------------------------------
 
+class _ScheduleUnit:
+    """One file of the guarded schedule while it is printed: its file-level text
+    (``helpers``), its statements, the blocks printed in it (a loop counts its period) and
+    its size in characters; ``templates`` the shared callbacks of its loops
+    (`mdae_fmu.codegen.runs.run_code`), static in the file."""
+
+    def __init__(self) -> None:
+        self.helpers: list[str] = []
+        self.stmts: list[str] = []
+        self.done: list[str] = []
+        self.templates: dict[ShapeKey | str, str | bool] = {}
+        self.printed = 0
+        self.size = 0
+
+    def add(self, stmts: list[str], helpers: str, printed: int) -> None:
+        """The statements and file-level text of one block or loop of ``printed`` blocks."""
+        if helpers:
+            self.helpers.append(helpers)
+        self.stmts.extend(stmts)
+        self.printed += printed
+        self.size += len(helpers) + sum(len(x) for x in stmts)
+        if len(self.stmts) >= 3 * BLOCKS_PER_FUNCTION:
+            self.done.append("\n".join(self.stmts))
+            self.stmts = []
+
+    def functions(self) -> list[str]:
+        """The bodies of the file's schedule functions."""
+        return self.done + (["\n".join(self.stmts)] if self.stmts else [])
+
+
 def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
     """C files of the guarded schedule, the restarts and the mode logic (module docstring)."""
     cm = plan.compiled
@@ -464,55 +494,45 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
     env = template_environment()
     files = {}
     work, perm = 1, 1
-    # --- guarded schedule
+    # --- guarded schedule: the repeated blocks of every mode found over the whole schedule,
+    # files cut at `BLOCKS_PER_FILE` blocks printed or about `UNIT_BYTES` characters
+    blocks = plan.blocks
+    codes = [emit_block(gb.plan, k, pr.schedule, sparse=2 * k) for k, gb in enumerate(blocks)]
+    for gb in blocks:
+        work = max(work, newton_work(len(gb.plan.unknowns)))
+        perm = max(perm, len(gb.plan.unknowns))
+    shapes = [shape(code) if _unguarded(gb, code) else None for gb, code in zip(blocks, codes)]
+    runs = {i: (p_, m) for i, p_, m in find_runs([sh.key if sh else None for sh in shapes])}
     n_files = 0
-    for first in range(0, max(len(plan.blocks), 1), BLOCKS_PER_FILE):
-        chunk = plan.blocks[first:first + BLOCKS_PER_FILE]
-        helpers, functions, stmts = [], [], []
-        codes = [emit_block(gb.plan, k, pr.schedule, sparse=2 * k)
-                 for k, gb in enumerate(chunk, first)]
-        for gb in chunk:
-            work = max(work, newton_work(len(gb.plan.unknowns)))
-            perm = max(perm, len(gb.plan.unknowns))
-        shapes = [shape(code) if _unguarded(gb, code) else None
-                  for gb, code in zip(chunk, codes)]
-        runs = {i: (p_, m) for i, p_, m in find_runs([sh.key if sh else None for sh in shapes])}
-        templates: dict[ShapeKey | str, str | bool] = {}
-        i = 0
-        while i < len(chunk):
-            k, gb, code = first + i, chunk[i], codes[i]
-            if i in runs:
+    unit = _ScheduleUnit()
+    k = 0
+    while k < len(blocks) or n_files == 0:
+        if k < len(blocks):
+            gb, code = blocks[k], codes[k]
+            if k in runs:
                 # blocks of every mode repeated: one loop over a slot table (codegen.runs)
-                p_, m = runs[i]
-                copies = [[sh for sh in shapes[i + q * p_:i + (q + 1) * p_] if sh is not None]
+                p_, m = runs[k]
+                copies = [[sh for sh in shapes[k + q * p_:k + (q + 1) * p_] if sh is not None]
                           for q in range(m)]
                 body, text = run_code(
-                    f"run_g{n_files}_{i}", copies, k, templates,
-                    "; ".join(c_comment(b.plan.label, 60) for b in chunk[i:i + p_]))
-                helpers.append(text)
-                stmts.append(body)
-                i += p_ * m
+                    f"run_g{n_files}_{k}", copies, k, unit.templates,
+                    "; ".join(c_comment(b.plan.label, 60) for b in blocks[k:k + p_]))
+                unit.add([body], text, p_)
+                k += p_ * m
             else:
-                stmts.append(
-                    f"    if ({c_slot(Slot(array='i', index=plan.active_slot + k))}) {{ /* "
-                    f"block {k}: {c_comment(gb.plan.label, 60)} */"
-                )
-                stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, True))
-                stmts.append(code.body)
-                stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, False))
-                stmts.append("    }")
-                if code.helpers:
-                    helpers.append(code.helpers)
-                i += 1
-            if len(stmts) >= 3 * BLOCKS_PER_FUNCTION:
-                functions.append("\n".join(stmts))
-                stmts = []
-        if stmts:
-            functions.append("\n".join(stmts))
-        files[f"model_guarded_{n_files}.c"] = env.get_template("model_schedule.c.j2").render(
-            part=f"g{n_files}", comment_name=c_comment(cm.name), helpers="\n".join(helpers),
-            functions=functions)
-        n_files += 1
+                sel = gb.sel.top if gb.sel else ()
+                unit.add([f"    if ({c_slot(Slot(array='i', index=plan.active_slot + k))}) {{ "
+                          f"/* block {k}: {c_comment(gb.plan.label, 60)} */",
+                          *_copies(sel, cm.slots, True), code.body,
+                          *_copies(sel, cm.slots, False), "    }"], code.helpers, 1)
+                k += 1
+        if k >= len(blocks) or unit.printed >= BLOCKS_PER_FILE or unit.size >= UNIT_BYTES:
+            files[f"model_guarded_{n_files}.c"] = env.get_template(
+                "model_schedule.c.j2").render(
+                part=f"g{n_files}", comment_name=c_comment(cm.name),
+                helpers="\n".join(unit.helpers), functions=unit.functions())
+            n_files += 1
+            unit = _ScheduleUnit()
     # --- restarts: X+ in the state slots, X- in the left slots, ζ in the impulse slots
     rslots = dict(pr.schedule.slots)
     for sym, slot in plan.extra_slots.items():

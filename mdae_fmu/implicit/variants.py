@@ -357,7 +357,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 f"solved as one block (its equations and unknowns do not match in every mode, "
                 f"or it reads a mode-dependent variable it does not solve)")
         variants.append(merged)
-    variants = _schedule_order(variants, table)
+    if not constant_order(ia) or any(v[6] for v in variants):
+        variants = _schedule_order(variants, table)
     check_literal_reinits(model, variants, tuple(cols), xleft, zeta, space)
     flags = list(ctx.flags.values())
     ft, roots = formula_table(bdd, space, [v[0] for v in variants]
@@ -482,6 +483,18 @@ def _written(plan: BlockRows, sel) -> tuple:
     return GuardedVariant(
         formula=0, block=plan, restart=None, writes=(), reads=(), sel=sel
     ).written()
+
+
+def constant_order(ia: ImplicitAnalysis) -> bool:
+    """Whether the blocks of ``ia`` are in an order valid in every mode as they come: in a
+    model without guards (no guard atom), every formula true, the blocks are the strongly
+    connected components of the tight dependency graph in topological order
+    (`mdae_fmu.implicit.blocks.conditional_blocks`, docs/theory.md §10.8), and a block reads
+    an instance another block writes, a leading derivative x^(d_x), only through a tight entry
+    (sigma_ex + c_e = d_x), an edge of that graph: `_schedule_order` would keep the order, so
+    `guarded_schedule` does not compute it (the coarse blocks of a component too large to
+    split aside, which `_merge_components` makes into merged blocks)."""
+    return not ia.space.atoms and not any(cb.coarse for cb in ia.blocks)
 
 
 def _schedule_order(variants, table=None):

@@ -110,3 +110,34 @@ def test_a_model_without_guards_uses_no_bdd_and_builds_its_report_when_read(monk
         [(v.writes, v.reads, v.formula) for v in b.variants]
     assert (a.table, a.modes, a.states, a.impulse_outputs) == \
         (b.table, b.modes, b.states, b.impulse_outputs)
+
+
+@pytest.mark.parametrize("source", ["Pendulum", "VanDerPol", "Dahlquist", "loops"])
+def test_without_guards_the_analysis_order_is_a_valid_schedule(source, tmp_path):
+    """`implicit.variants.constant_order`: in a model without guards `guarded_schedule` keeps
+    the analysis' block order without sorting it. Oracle: every instance a variant reads
+    that another variant writes is written earlier (the Pendulum and the loop chain's
+    pendulum have offsets c >= 1, the loop chain two-equation blocks)."""
+    from gen_chain import loop_chain_model
+
+    from mdae_fmu.implicit.analysis import analyze_implicit
+    from mdae_fmu.implicit.variants import constant_order
+    from mdae_fmu.structure.per_mode import symbol_table
+    if source == "loops":
+        path = tmp_path / "Loops.mo"
+        path.write_text(loop_chain_model(6))
+    else:
+        path = ROOT / "reference_models" / f"{source}.mo"
+    model = api.load(path)
+    a = api.analyze(model, implicit=True)
+    code = a.code_model or model
+    assert a.accepted and a.guarded is not None and constant_order(analyze_implicit(code))
+    table = symbol_table(code)
+    variants = a.guarded.variants
+    writer = {x: k for k, v in enumerate(variants) for x in v.written()}
+    for k, v in enumerate(variants):
+        for x in v.block.symbols(table):
+            assert writer.get(x, -1) < k or writer[x] == k, (v.block.label, x)
+    if source == "loops":
+        assert any(len(v.block.unknowns) == 2 for v in variants)
+        assert any(v.cons for v in variants)      # (the pendulum's constraint, c >= 1)
