@@ -176,10 +176,27 @@ def _block_plan(rows: BlockRows, table: SymbolTable) -> BlockPlan:
     undifferentiated equation (`mdae_fmu.codegen.blocks.emit_block` solves it there when it
     can), else its sympy rows."""
     if rows.tree is not None:
-        return BlockPlan(
-            label=rows.label, unknowns=rows.unknowns, _residuals=None, tree=rows.tree, table=table
-        )
+        # the unknowns as the layout's own symbols (equal to the analysis' ones): the slot
+        # and instance tables then find them by identity, without sympy's comparison
+        own = tuple(table.sym(*inst) if inst is not None else u
+                    for u, inst in ((u, table.instance(u)) for u in rows.unknowns))
+        return BlockPlan(label=rows.label, unknowns=own, _residuals=None, tree=rows.tree,
+                         table=table)
     return BlockPlan(label=rows.label, unknowns=rows.unknowns, _residuals=rows.rows)
+
+
+def _restarts(model: Model, sched: GuardedSchedule) -> bool:
+    """Whether something in ``sched`` can restart: a guard (a mode change), a reinit, a
+    variant with a restart system. Otherwise (a model without guards or reinits, its blocks
+    steady, docs/theory.md §10.8) no left limit or impulse is ever read and the layout has
+    no slot for them."""
+    from ..ir import Reinit
+    return bool(sched.guards or sched.cond_states or sched.transient_restarts
+                or sched.impulse_outputs
+                or any(v.restart is not None or v.delta is not None or v.merged
+                       for v in sched.variants)
+                or any(isinstance(a, Reinit) for w in model.whens for br in w.branches
+                       for a in br.actions))
 
 
 def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | None = None
@@ -208,7 +225,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     n_real = union.n_real
     real_names = list(union.real_names)
     left = {}
-    for s in union.states:
+    for s in union.states if _restarts(model, sched) else ():
         left[s.slot] = n_real
         real_names.append(f"mdae_left({s.name})")
         n_real += 1
@@ -217,7 +234,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     taken = {v.name for v in union.variables}
     outputs = []
     impulse = {}
-    for n in sched.impulsive:
+    for n in sched.impulsive if left else ():
         impulse[n] = n_real
         if n in sched.impulse_outputs:
             oname = _fresh(f"impulse({n})", taken)
@@ -287,7 +304,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     guards = tuple(table.to_sympy(a) for a in sched.guards)
     # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
     compiled, banded = band_left_limit_relations(report, compiled)
-    extra = {left_symbol(k): left[s] for k, s in enumerate(slot_of_state)}
+    extra = {left_symbol(k): left[s] for k, s in enumerate(slot_of_state) if s in left}
     extra.update({impulse_symbol(var_id[n]): impulse[n] for n in impulse})
     extra.update({sym: proxy_slots[sym] for sym in sched.rproxies})
     dmax = {n: 0 for n in sched.variables}
