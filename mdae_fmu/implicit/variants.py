@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import heapq
 from collections import ChainMap
+from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 
 import sympy as sp
 
-from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..modes.shiftform import constant_values
@@ -41,9 +42,9 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
     refusal of such a model: the enumerated analysis exports nothing)."""
     from ..structure.per_mode import is_event_guard
     bad = []
-    for eq in model.equations:
+    for eq, ifs in zip(model.equations, model.if_conditions):
         conds = [lit.cond for lit in eq.guard]
-        conds += [n.cond for n in E.walk(eq.residual) if isinstance(n, E.If)]
+        conds += ifs
         if any(is_event_guard(c) for c in conds):
             bad.append(f"{eq.id} ({eq.loc.short()})" if eq.loc else eq.id)
     if bad and switching:
@@ -264,8 +265,17 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     cond_states = _conditional_states(ia, regular, states)
     impulsive = [n for n in cols if dvals[n][0] == 0]
     var_id = {n: k for k, n in enumerate(cols)}
-    zeta = {n: impulse_symbol(var_id[n]) for n in impulsive}
-    xleft = {table.sym(s.name, s.order): left_symbol(k) for k, s in enumerate(states)}
+    keep_tree = not switching and not _reinit_targets(model)
+    if keep_tree:
+        # nothing restarts: the symbols of left limits and impulses made only for the rows
+        # that substitute them (blocks not kept as trees), not one per state and variable
+        position = {(s.name, s.order): k for k, s in enumerate(states)}
+        impulse_ids = {n: var_id[n] for n in impulsive}
+        xleft: dict = _OnDemand(lambda x: left_symbol(position[table.instance(x)]))
+        zeta: dict = _OnDemand(lambda n: impulse_symbol(impulse_ids[n]))
+    else:
+        zeta = {n: impulse_symbol(var_id[n]) for n in impulsive}
+        xleft = {table.sym(s.name, s.order): left_symbol(k) for k, s in enumerate(states)}
     h = STEP
 
     eq_by_id = {eq.id: eq for eq in model.equations}
@@ -305,7 +315,6 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             pending.extend((g, cb, c, res, dval, dkey) for g, res in sub)
     # the rows of every variant, then the restart systems of those a change can restart
     built: list = []
-    keep_tree = not switching and not _reinit_targets(model)
     for again in (False, True):
         if again:
             moved = _restarted_variants(
@@ -346,7 +355,9 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         h=h,
         var_id=var_id,
     )
-    variants = _merge_components(variants, ctx, max_variants)
+    if not constant_order(ia) or max_variants < 1:
+        # (without guards every block has one variant: nothing to merge)
+        variants = _merge_components(variants, ctx, max_variants)
     for eqs, unk, formula in coarse:
         merged = merged_block(ctx, eqs, unk, formula)
         if merged is None:
@@ -483,6 +494,21 @@ def _written(plan: BlockRows, sel) -> tuple:
     return GuardedVariant(
         formula=0, block=plan, restart=None, writes=(), reads=(), sel=sel
     ).written()
+
+
+class _OnDemand(dict):
+    """A dict whose missing entries ``make(key)`` computes and keeps (a ``KeyError`` from
+    ``make`` for a key it has no value of): the left limits and impulses of a schedule
+    that nothing restarts (`guarded_schedule`), where only iteration and membership, which
+    read the entries made so far, differ from the whole dict, and no restart reads them."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.make(key)
+        return value
 
 
 def constant_order(ia: ImplicitAnalysis) -> bool:
