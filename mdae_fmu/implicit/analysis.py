@@ -268,6 +268,8 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
     cols = list(cls.continuous)
     col_index = {n: j for j, n in enumerate(cols)}
     rows, sig, present = [], [], []
+    # (an equation without if-expressions is its one residual branch: no walk)
+    has_if = {eq.id: bool(ifs) for eq, ifs in zip(model.equations, model.if_conditions)}
     for eq in dae:
         f = space.care
         for lit in eq.guard:
@@ -277,7 +279,8 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
                                  "guards of the model", eq.loc)
             f &= lf if lit.positive else ~lf
         row: dict[int, dict[int, Any]] = {}
-        for bf, res in branch_residuals(space, eq.residual, f):
+        for bf, res in (branch_residuals(space, eq.residual, f) if has_if[eq.id]
+                        else ((f, eq.residual),)):
             for name, k in signature_row(res).items():
                 j = col_index.get(name)
                 if j is not None:

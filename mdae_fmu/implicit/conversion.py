@@ -105,7 +105,9 @@ def singular_variants(model: Model, ia: ImplicitAnalysis) -> Iterator[SingularVa
     order = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
     where = _Where(rows={r: i for i, r in enumerate(ia.graph.rows)},
                    cols={c: j for j, c in enumerate(ia.graph.cols)},
-                   equations={eq.id: eq for eq in model.equations})
+                   equations={eq.id: eq for eq in model.equations},
+                   has_if={eq.id: bool(ifs)
+                           for eq, ifs in zip(model.equations, model.if_conditions)})
     check = SingularityCheck(classify_variables(model).types)
     points = check.points()     # (one pair of sample points for all blocks, as per mode)
     seen: set[tuple[Any, ...]] = set()
@@ -187,6 +189,8 @@ class _Where:
     rows: Mapping[str, int]
     cols: Mapping[str, int]
     equations: Mapping[str, Equation]
+    #: whether the residual of an equation has if-expressions (`Model.if_conditions`)
+    has_if: Mapping[str, bool]
     #: the residual branches of an equation (`branch_residuals`), made at its first use
     branches: dict[str, list[tuple[Any, Any]]] = field(default_factory=dict)
 
@@ -194,8 +198,10 @@ class _Where:
         """``[(branch formula, residual)]`` of the equation ``eq_id``."""
         found = self.branches.get(eq_id)
         if found is None:
-            found = self.branches[eq_id] = branch_residuals(
-                ia.space, self.equations[eq_id].residual, ia.space.care)
+            residual = self.equations[eq_id].residual
+            found = self.branches[eq_id] = (
+                branch_residuals(ia.space, residual, ia.space.care) if self.has_if[eq_id]
+                else [(ia.space.care, residual)])
         return found
 
 

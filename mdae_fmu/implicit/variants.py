@@ -285,6 +285,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
 
     variants = []        # (formula BDD, BlockRows, restart, writes, reads, origin, ...)
     cache: dict = {}
+    # an equation without if-expressions is its one residual branch (`branch_residuals`)
+    has_if = {eq.id: bool(ifs) for eq, ifs in zip(model.equations, model.if_conditions)}
     coarse, absorbed = _coarse_components(ia, regular)
     pending: list = []   # (formula, block, c, residual branches, dval, dkey) of each variant
     for cb in ia.blocks:
@@ -308,8 +310,10 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             sub: list = [(f, {})]
             for e in cb.equations:
                 nxt = []
+                residual = eq_by_id[e].residual
                 for g, res in sub:
-                    for bf, r in branch_residuals(space, eq_by_id[e].residual, g):
+                    for bf, r in (branch_residuals(space, residual, g) if has_if[e]
+                                  else ((g, residual),)):
                         nxt.append((bf, {**res, e: r}))
                 sub = nxt
             pending.extend((g, cb, c, res, dval, dkey) for g, res in sub)
@@ -334,7 +338,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 else:
                     built.append(_variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
                                           cache, dkey, params, with_restart=False,
-                                          keep_tree=keep_tree))
+                                          keep_tree=keep_tree,
+                                          sig=(ia.graph.sig[row_of[cb.equations[0]]], cols)))
             except ModelRejected as err:        # named with the modes concerned
                 raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
                                     f"{err.message}") from None
@@ -628,7 +633,7 @@ def _reinit_targets(model: Model) -> set[str]:
 
 
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
-             params=None, with_restart=True, keep_tree=False):
+             params=None, with_restart=True, keep_tree=False, sig=None):
     """The rows of one block variant and its restart system (module docstring):
     ``(rows, restart, writes, reads, consistency rows, built)``, ``built`` the pieces the
     restart system reuses (`_variant_restart`). ``dval``: the offsets d of the variables in
@@ -640,15 +645,23 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
     it. ``keep_tree``: in a model that nothing restarts (no guard, no reinit), a block of one
     undifferentiated equation keeps its residual as the tree alone (`BlockRows`: no sympy
     form, which code generation does not read; docs/theory.md §10.8), its reads taken from
-    the tree's instances, and ``built`` is None."""
+    the tree's instances, and ``built`` is None. ``sig``: ``(row, columns)``, the analysis'
+    signature row of its first equation (column -> {order: formula}) and the variables of
+    the columns: the kept tree's reads are then read there (in a model without guards the
+    row holds each variable's highest order in the residual, at most its offset d)."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
     if keep_tree and not with_restart and len(eqs) == 1 and c[eqs[0]] == 0:
         tree = res[eqs[0]]
         mine = set(cb.unknowns)
-        reads = {var_id[n] for n, k in tree_instances(tree) if n not in mine and n in dval
-                 and ((dval[n] >= 1 and k == dval[n]) or (dval[n] == 0 and k == 0))}
+        if sig is not None:
+            row, names = sig
+            reads = {j for j, cell in row.items() if names[j] not in mine
+                     and dval[names[j]] in cell}
+        else:
+            reads = {var_id[n] for n, k in tree_instances(tree) if n not in mine and n in dval
+                     and ((dval[n] >= 1 and k == dval[n]) or (dval[n] == 0 and k == 0))}
         return (BlockRows(label=label, unknowns=unknowns, rows=(), tree=tree), None,
                 tuple(var_id[u] for u in cb.unknowns), tuple(sorted(reads)), (), None)
     residuals, top, lower = {}, [], {}
