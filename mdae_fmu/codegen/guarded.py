@@ -292,9 +292,10 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     slots.update(
         {sym: Slot(array="r", index=proxy_slots[sym], name=str(sym)) for sym in sched.proxies}
     )
-    active = [sp.Symbol(f"mdae_active_{k}") for k in range(len(blocks))]
+    # the activity flags that consistency rows read (`_initial_consistency`)
+    active = {k: sp.Symbol(f"mdae_active_{k}") for k, v in enumerate(sched.variants) if v.cons}
     slots.update({a: Slot(array="i", index=active_slot + k, name=f"block {k} active")
-                  for k, a in enumerate(active)})
+                  for k, a in active.items()})
     compiled = replace(union, blocks=tuple(_structural(b) for b in blocks),
                        consistency=_initial_consistency(sched, active),
                        variables=tuple(variables), n_int=n_int, n_real=n_real,
@@ -380,14 +381,15 @@ def mode_description(sched: GuardedSchedule) -> str:
     return f"{head}: " + ", ".join(legend)
 
 
-def _initial_consistency(sched: GuardedSchedule, active: Sequence[sp.Symbol]
+def _initial_consistency(sched: GuardedSchedule, active: Mapping[int, sp.Symbol]
                          ) -> tuple[tuple[str, sp.Expr], ...]:
     """The consistency equations F^{<c} of the initial mode, rows of the initial system with
     the fixed start values (docs/theory.md §11; docs/decisions.md §3: start values that
     contradict them over-determine the initial system, an error naming the rows, as in the
     enumerated FMU). The initial mode is the one the FMU starts in, which the host chooses
     with inputs and start values: so every variant's rows, each selected by its activity flag
-    ``active[k]`` (and a merged block's by its selection flag), set by `mdae_compute` before
+    ``active[k]`` (of each variant with such rows; and a merged block's by its selection
+    flag), set by `mdae_compute` before
     each evaluation (`guarded_initialization`); the rows of the other modes are 0. Labels
     ``e3@[g]``: the equation and the modes of the variant (`mdae_fmu.codegen.initialization`
     describes them by these labels)."""
@@ -647,6 +649,8 @@ def settled_assignments(plan: GuardedPlan) -> tuple[tuple[Slot, sp.Expr], ...]:
     event iteration solves them (Modelica 3.6 §8.6), while the discrete values the restart
     was computed with stay as they are (re-evaluating those would contradict the restart)."""
     cm = plan.compiled
+    if not cm.discrete_assignments:
+        return ()
     read: set[sp.Basic] = set().union(*(g.free_symbols for g in plan.guards))
     for gb in plan.blocks:
         read |= gb.plan.symbols
@@ -675,6 +679,8 @@ def held_discrete(plan: GuardedPlan) -> tuple[Slot, ...]:
     and the blocks) is first solved from their previous values (``mdae_mode_step``'s
     trial, docs/multimode-fmu.md "Event iteration"; docs/theory.md §11): the mode the guards
     select with them held is kept when its solution gives them back."""
+    if not plan.compiled.discrete_assignments:
+        return ()
     decided = mode_dependent_unknowns(plan) - plan.steady_states
     out = []
     for target, e in plan.compiled.discrete_assignments:
