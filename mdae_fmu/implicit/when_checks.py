@@ -274,6 +274,8 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> str | None:
     equations to every unknown it computes, more than the mode's own blocks do: a mode of
     the formula whose own analysis has no such cycle is left out, and after
     `MAX_LOOP_PICKS` such modes the remaining formula is taken as free of cycles."""
+    if not model.whens:     # (no when-variable: no loop, and no networkx import)
+        return None
     assigned = {v for _, v in when_instant_graph(model).edges}
     nodes = _loop_nodes(model, ia, assigned) if assigned else set()
     if not nodes:
@@ -455,10 +457,12 @@ def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis
     long modes only), the same failure from several classes one message with the formula
     of them all. Skipped when the triggering graph has no cycle (`may_trigger`). Returns
     ``(errors, warnings)``: W-TRANSIENT-UNCHECKED for the classes beyond the bound."""
-    import networkx as nx
     from ..modes.continuations import may_trigger
     from ..modes.explore import cascade_diagnostic
     trig = may_trigger(system)
+    if not any(trig.values()):      # (no edge: no cycle, and no networkx import)
+        return [], []
+    import networkx as nx
     g = nx.DiGraph()
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):
