@@ -3,7 +3,9 @@ Deliver 1, docs/multimode.md "Steady blocks"): load, analysis, then the FMU's pl
 gcc (`mdae_fmu.fmu.export.fmu_entries`), each as process CPU including gcc's child processes.
 
 ``MODE``: ``guarded`` runs `mdae_fmu.analysis.guarded_analysis` (the one analysis, also on a
-single-mode model, which the default sends to the per-mode path), ``permode`` or ``default``
+single-mode model, which the default sends to the per-mode path) after what `analyze` runs
+before it (the unit check, the residual scan, the structural parameters, the mode count;
+since stop 40), ``permode`` or ``default``
 the default `analyze`. Run it with ``MDAE_FMU_OBJECT_CACHE=off`` so that gcc compiles the
 runtime every time, and side by side with a baseline checkout put first on PYTHONPATH. The
 cyclic garbage collector is paused, as the commands pause it (`mdae_fmu.collector`; before
@@ -62,7 +64,18 @@ def stages(path: str, mode: str) -> None:
     t0 = cpu()
     model = load(path)
     t1 = cpu()
-    a = A.guarded_analysis(model, None) if mode == "guarded" else A.analyze(model, full=False)
+    if mode == "guarded":
+        # what `analyze` runs before the one analysis (`mdae_fmu.analysis._structure`)
+        from mdae_fmu.structure.residual_scan import residual_scan
+        from mdae_fmu.structure.structural_parameters import fix_structural_parameters
+        from mdae_fmu.unit_check import check_units
+        check_units(model)
+        residual_scan(model)
+        assert not fix_structural_parameters(model).parameters
+        A.more_modes_than(model, 1)
+        a = A.guarded_analysis(model, None)
+    else:
+        a = A.analyze(model, full=False)
     t2 = cpu()
     a.raise_if_rejected()
     print(f"load {t1 - t0:.2f} s, analysis {t2 - t1:.2f} s", flush=True)

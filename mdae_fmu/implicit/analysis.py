@@ -30,7 +30,7 @@ from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, ModeAnalysis, 
                                   enumerate_valuations, fixed_guard_values,
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)
-from ..structure.signature import signature_row
+from ..structure.signature import sigma_row
 from .formulas import GuardSpace
 from .blocks import conditional_blocks
 from .sigma import LabelledGraph, case_max, transversal
@@ -281,7 +281,7 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
         row: dict[int, dict[int, Any]] = {}
         for bf, res in (branch_residuals(space, eq.residual, f) if has_if[eq.id]
                         else ((f, eq.residual),)):
-            for name, k in signature_row(res).items():
+            for name, k in sigma_row(model, res).items():   # (the residual scan's rows)
                 j = col_index.get(name)
                 if j is not None:
                     cell = row.setdefault(j, {})
