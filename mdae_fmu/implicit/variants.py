@@ -269,7 +269,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     if keep_tree:
         # nothing restarts: the symbols of left limits and impulses made only for the rows
         # that substitute them (blocks not kept as trees), not one per state and variable
-        position = {(s.name, s.order): k for k, s in enumerate(states)}
+        position: dict[Any, int] = {(s.name, s.order): k for k, s in enumerate(states)}
         impulse_ids = {n: var_id[n] for n in impulsive}
         xleft: dict = _OnDemand(lambda x: left_symbol(position[table.instance(x)]))
         zeta: dict = _OnDemand(lambda n: impulse_symbol(impulse_ids[n]))
