@@ -3,9 +3,13 @@ Deliver 1, docs/multimode.md "Steady blocks"): load, analysis, then the FMU's pl
 gcc (`mdae_fmu.fmu.export.fmu_entries`), each as process CPU including gcc's child processes.
 
 ``MODE``: ``guarded`` runs `mdae_fmu.analysis.guarded_analysis` (the one analysis, also on a
-single-mode model, which the default sends to the per-mode path), ``permode`` or ``default``
+single-mode model, which the default sends to the per-mode path) after what `analyze` runs
+before it (the unit check, the residual scan, the structural parameters, the mode count;
+since stop 40), ``permode`` or ``default``
 the default `analyze`. Run it with ``MDAE_FMU_OBJECT_CACHE=off`` so that gcc compiles the
-runtime every time, and side by side with a baseline checkout put first on PYTHONPATH.
+runtime every time, and side by side with a baseline checkout put first on PYTHONPATH. The
+cyclic garbage collector is paused, as the commands pause it (`mdae_fmu.collector`; before
+stop 40 it ran here, about 1.5 s of the guarded path's 10 s at chain n = 10^4).
 
 Usage: ``python benchmarks/guarded_stages.py FILE.mo MODE [--no-export]``;
 ``python benchmarks/guarded_stages.py --chain N > Chain.mo`` writes the single-mode chain of
@@ -44,7 +48,15 @@ def main() -> None:
     if sys.argv[1] == "--chain":
         print(chain(int(sys.argv[2])), end="")
         return
-    path, mode = sys.argv[1], sys.argv[2]
+    from mdae_fmu.collector import gc_paused
+    with gc_paused():       # as the commands run (`mdae_fmu.cli`, `mdae_fmu.collector`)
+        stages(sys.argv[1], sys.argv[2])
+    print(f"process CPU {cpu():.2f} s")
+
+
+def stages(path: str, mode: str) -> None:
+    """Load, analyse and export ``path`` on the path ``mode`` (module docstring), printing
+    the CPU of each stage."""
     from mdae_fmu import analysis as A
     from mdae_fmu.fmu import export as X
     from mdae_fmu.fmu.model_description import resolve_default_experiment
@@ -52,7 +64,18 @@ def main() -> None:
     t0 = cpu()
     model = load(path)
     t1 = cpu()
-    a = A.guarded_analysis(model, None) if mode == "guarded" else A.analyze(model, full=False)
+    if mode == "guarded":
+        # what `analyze` runs before the one analysis (`mdae_fmu.analysis._structure`)
+        from mdae_fmu.structure.residual_scan import residual_scan
+        from mdae_fmu.structure.structural_parameters import fix_structural_parameters
+        from mdae_fmu.unit_check import check_units
+        check_units(model)
+        residual_scan(model)
+        assert not fix_structural_parameters(model).parameters
+        A.more_modes_than(model, 1)
+        a = A.guarded_analysis(model, None)
+    else:
+        a = A.analyze(model, full=False)
     t2 = cpu()
     a.raise_if_rejected()
     print(f"load {t1 - t0:.2f} s, analysis {t2 - t1:.2f} s", flush=True)
@@ -64,7 +87,6 @@ def main() -> None:
         gcc = sum(b[0] - a_[0] for a_, b in zip(stamps, stamps[1:]) if a_[1].startswith("gcc"))
         print(f"export {stamps[-1][0] - stamps[0][0]:.2f} s (gcc {gcc:.2f} s; guarded: "
               f"{a.guarded is not None})")
-    print(f"process CPU {cpu():.2f} s")
 
 
 if __name__ == "__main__":

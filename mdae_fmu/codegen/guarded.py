@@ -38,7 +38,7 @@ from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
 from .cprinter import SlotPrinter, SlotValue, c_comment, c_string
 from .events import EventPlan
 from .initialization import InitPlan, plan_initialization
-from .emit import discrete_code, make_printers, template_environment
+from .emit import UNIT_BYTES, discrete_code, make_printers, template_environment
 from .layout import Banded, ModeSources, UnionLayout, band_left_limit_relations, band_updates, \
     max_mode_changes, watched_relations
 from .plan import CompiledModel, FmiVariable, compile_model
@@ -176,10 +176,27 @@ def _block_plan(rows: BlockRows, table: SymbolTable) -> BlockPlan:
     undifferentiated equation (`mdae_fmu.codegen.blocks.emit_block` solves it there when it
     can), else its sympy rows."""
     if rows.tree is not None:
-        return BlockPlan(
-            label=rows.label, unknowns=rows.unknowns, _residuals=None, tree=rows.tree, table=table
-        )
+        # the unknowns as the layout's own symbols (equal to the analysis' ones): the slot
+        # and instance tables then find them by identity, without sympy's comparison
+        own = tuple(table.sym(*inst) if inst is not None else u
+                    for u, inst in ((u, table.instance(u)) for u in rows.unknowns))
+        return BlockPlan(label=rows.label, unknowns=own, _residuals=None, tree=rows.tree,
+                         table=table)
     return BlockPlan(label=rows.label, unknowns=rows.unknowns, _residuals=rows.rows)
+
+
+def _restarts(model: Model, sched: GuardedSchedule) -> bool:
+    """Whether something in ``sched`` can restart: a guard (a mode change), a reinit, a
+    variant with a restart system. Otherwise (a model without guards or reinits, its blocks
+    steady, docs/theory.md §10.8) no left limit or impulse is ever read and the layout has
+    no slot for them."""
+    from ..ir import Reinit
+    return bool(sched.guards or sched.cond_states or sched.transient_restarts
+                or sched.impulse_outputs
+                or any(v.restart is not None or v.delta is not None or v.merged
+                       for v in sched.variants)
+                or any(isinstance(a, Reinit) for w in model.whens for br in w.branches
+                       for a in br.actions))
 
 
 def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | None = None
@@ -192,8 +209,9 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     selecting an equation selects it for that instant only, docs/multimode-fmu.md "Transient
     guards on the guarded schedule")."""
     from .restarts import with_transient_restarts
-    table = symbol_table(model)
-    union = compile_model(model, _union_report(model, sched))
+    report = _union_report(model, sched)    # (one symbol table for the whole layout)
+    table = report.symbols
+    union = compile_model(model, report)
     union = _hold_apart(union, [k for k, _ in sched.cond_states])
     if sched.transient_restarts:
         if automaton is None:
@@ -207,7 +225,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     n_real = union.n_real
     real_names = list(union.real_names)
     left = {}
-    for s in union.states:
+    for s in union.states if _restarts(model, sched) else ():
         left[s.slot] = n_real
         real_names.append(f"mdae_left({s.name})")
         n_real += 1
@@ -216,7 +234,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     taken = {v.name for v in union.variables}
     outputs = []
     impulse = {}
-    for n in sched.impulsive:
+    for n in sched.impulsive if left else ():
         impulse[n] = n_real
         if n in sched.impulse_outputs:
             oname = _fresh(f"impulse({n})", taken)
@@ -274,9 +292,10 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     slots.update(
         {sym: Slot(array="r", index=proxy_slots[sym], name=str(sym)) for sym in sched.proxies}
     )
-    active = [sp.Symbol(f"mdae_active_{k}") for k in range(len(blocks))]
+    # the activity flags that consistency rows read (`_initial_consistency`)
+    active = {k: sp.Symbol(f"mdae_active_{k}") for k, v in enumerate(sched.variants) if v.cons}
     slots.update({a: Slot(array="i", index=active_slot + k, name=f"block {k} active")
-                  for k, a in enumerate(active)})
+                  for k, a in active.items()})
     compiled = replace(union, blocks=tuple(_structural(b) for b in blocks),
                        consistency=_initial_consistency(sched, active),
                        variables=tuple(variables), n_int=n_int, n_real=n_real,
@@ -285,9 +304,8 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
                        + tuple(v.vr for v in outputs))
     guards = tuple(table.to_sympy(a) for a in sched.guards)
     # guards on left limits (pre(s) <= 0): banded and watched as in the per-mode exporter
-    report = _union_report(model, sched)
     compiled, banded = band_left_limit_relations(report, compiled)
-    extra = {left_symbol(k): left[s] for k, s in enumerate(slot_of_state)}
+    extra = {left_symbol(k): left[s] for k, s in enumerate(slot_of_state) if s in left}
     extra.update({impulse_symbol(var_id[n]): impulse[n] for n in impulse})
     extra.update({sym: proxy_slots[sym] for sym in sched.rproxies})
     dmax = {n: 0 for n in sched.variables}
@@ -363,14 +381,15 @@ def mode_description(sched: GuardedSchedule) -> str:
     return f"{head}: " + ", ".join(legend)
 
 
-def _initial_consistency(sched: GuardedSchedule, active: Sequence[sp.Symbol]
+def _initial_consistency(sched: GuardedSchedule, active: Mapping[int, sp.Symbol]
                          ) -> tuple[tuple[str, sp.Expr], ...]:
     """The consistency equations F^{<c} of the initial mode, rows of the initial system with
     the fixed start values (docs/theory.md §11; docs/decisions.md §3: start values that
     contradict them over-determine the initial system, an error naming the rows, as in the
     enumerated FMU). The initial mode is the one the FMU starts in, which the host chooses
     with inputs and start values: so every variant's rows, each selected by its activity flag
-    ``active[k]`` (and a merged block's by its selection flag), set by `mdae_compute` before
+    ``active[k]`` (of each variant with such rows; and a merged block's by its selection
+    flag), set by `mdae_compute` before
     each evaluation (`guarded_initialization`); the rows of the other modes are 0. Labels
     ``e3@[g]``: the equation and the modes of the variant (`mdae_fmu.codegen.initialization`
     describes them by these labels)."""
@@ -456,6 +475,36 @@ def _structural(gb: GuardedBlock) -> BlockPlan:
 
 # --- C text ---------------------------------------------------------------------------------
 
+class _ScheduleUnit:
+    """One file of the guarded schedule while it is printed: its file-level text
+    (``helpers``), its statements, the blocks printed in it (a loop counts its period) and
+    its size in characters; ``templates`` the shared callbacks of its loops
+    (`mdae_fmu.codegen.runs.run_code`), static in the file."""
+
+    def __init__(self) -> None:
+        self.helpers: list[str] = []
+        self.stmts: list[str] = []
+        self.done: list[str] = []
+        self.templates: dict[ShapeKey | str, str | bool] = {}
+        self.printed = 0
+        self.size = 0
+
+    def add(self, stmts: list[str], helpers: str, printed: int) -> None:
+        """The statements and file-level text of one block or loop of ``printed`` blocks."""
+        if helpers:
+            self.helpers.append(helpers)
+        self.stmts.extend(stmts)
+        self.printed += printed
+        self.size += len(helpers) + sum(len(x) for x in stmts)
+        if len(self.stmts) >= 3 * BLOCKS_PER_FUNCTION:
+            self.done.append("\n".join(self.stmts))
+            self.stmts = []
+
+    def functions(self) -> list[str]:
+        """The bodies of the file's schedule functions."""
+        return self.done + (["\n".join(self.stmts)] if self.stmts else [])
+
+
 def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
     """C files of the guarded schedule, the restarts and the mode logic (module docstring)."""
     cm = plan.compiled
@@ -464,55 +513,45 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
     env = template_environment()
     files = {}
     work, perm = 1, 1
-    # --- guarded schedule
+    # --- guarded schedule: the repeated blocks of every mode found over the whole schedule,
+    # files cut at `BLOCKS_PER_FILE` blocks printed or about `UNIT_BYTES` characters
+    blocks = plan.blocks
+    codes = [emit_block(gb.plan, k, pr.schedule, sparse=2 * k) for k, gb in enumerate(blocks)]
+    for gb in blocks:
+        work = max(work, newton_work(len(gb.plan.unknowns)))
+        perm = max(perm, len(gb.plan.unknowns))
+    shapes = [shape(code) if _unguarded(gb, code) else None for gb, code in zip(blocks, codes)]
+    runs = {i: (p_, m) for i, p_, m in find_runs([sh.key if sh else None for sh in shapes])}
     n_files = 0
-    for first in range(0, max(len(plan.blocks), 1), BLOCKS_PER_FILE):
-        chunk = plan.blocks[first:first + BLOCKS_PER_FILE]
-        helpers, functions, stmts = [], [], []
-        codes = [emit_block(gb.plan, k, pr.schedule, sparse=2 * k)
-                 for k, gb in enumerate(chunk, first)]
-        for gb in chunk:
-            work = max(work, newton_work(len(gb.plan.unknowns)))
-            perm = max(perm, len(gb.plan.unknowns))
-        shapes = [shape(code) if _unguarded(gb, code) else None
-                  for gb, code in zip(chunk, codes)]
-        runs = {i: (p_, m) for i, p_, m in find_runs([sh.key if sh else None for sh in shapes])}
-        templates: dict[ShapeKey | str, str | bool] = {}
-        i = 0
-        while i < len(chunk):
-            k, gb, code = first + i, chunk[i], codes[i]
-            if i in runs:
+    unit = _ScheduleUnit()
+    k = 0
+    while k < len(blocks) or n_files == 0:
+        if k < len(blocks):
+            gb, code = blocks[k], codes[k]
+            if k in runs:
                 # blocks of every mode repeated: one loop over a slot table (codegen.runs)
-                p_, m = runs[i]
-                copies = [[sh for sh in shapes[i + q * p_:i + (q + 1) * p_] if sh is not None]
+                p_, m = runs[k]
+                copies = [[sh for sh in shapes[k + q * p_:k + (q + 1) * p_] if sh is not None]
                           for q in range(m)]
                 body, text = run_code(
-                    f"run_g{n_files}_{i}", copies, k, templates,
-                    "; ".join(c_comment(b.plan.label, 60) for b in chunk[i:i + p_]))
-                helpers.append(text)
-                stmts.append(body)
-                i += p_ * m
+                    f"run_g{n_files}_{k}", copies, k, unit.templates,
+                    "; ".join(c_comment(b.plan.label, 60) for b in blocks[k:k + p_]))
+                unit.add([body], text, p_)
+                k += p_ * m
             else:
-                stmts.append(
-                    f"    if ({c_slot(Slot(array='i', index=plan.active_slot + k))}) {{ /* "
-                    f"block {k}: {c_comment(gb.plan.label, 60)} */"
-                )
-                stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, True))
-                stmts.append(code.body)
-                stmts.extend(_copies(gb.sel.top if gb.sel else (), cm.slots, False))
-                stmts.append("    }")
-                if code.helpers:
-                    helpers.append(code.helpers)
-                i += 1
-            if len(stmts) >= 3 * BLOCKS_PER_FUNCTION:
-                functions.append("\n".join(stmts))
-                stmts = []
-        if stmts:
-            functions.append("\n".join(stmts))
-        files[f"model_guarded_{n_files}.c"] = env.get_template("model_schedule.c.j2").render(
-            part=f"g{n_files}", comment_name=c_comment(cm.name), helpers="\n".join(helpers),
-            functions=functions)
-        n_files += 1
+                sel = gb.sel.top if gb.sel else ()
+                unit.add([f"    if ({c_slot(Slot(array='i', index=plan.active_slot + k))}) {{ "
+                          f"/* block {k}: {c_comment(gb.plan.label, 60)} */",
+                          *_copies(sel, cm.slots, True), code.body,
+                          *_copies(sel, cm.slots, False), "    }"], code.helpers, 1)
+                k += 1
+        if k >= len(blocks) or unit.printed >= BLOCKS_PER_FILE or unit.size >= UNIT_BYTES:
+            files[f"model_guarded_{n_files}.c"] = env.get_template(
+                "model_schedule.c.j2").render(
+                part=f"g{n_files}", comment_name=c_comment(cm.name),
+                helpers="\n".join(unit.helpers), functions=unit.functions())
+            n_files += 1
+            unit = _ScheduleUnit()
     # --- restarts: X+ in the state slots, X- in the left slots, ζ in the impulse slots
     rslots = dict(pr.schedule.slots)
     for sym, slot in plan.extra_slots.items():
@@ -610,6 +649,8 @@ def settled_assignments(plan: GuardedPlan) -> tuple[tuple[Slot, sp.Expr], ...]:
     event iteration solves them (Modelica 3.6 §8.6), while the discrete values the restart
     was computed with stay as they are (re-evaluating those would contradict the restart)."""
     cm = plan.compiled
+    if not cm.discrete_assignments:
+        return ()
     read: set[sp.Basic] = set().union(*(g.free_symbols for g in plan.guards))
     for gb in plan.blocks:
         read |= gb.plan.symbols
@@ -638,6 +679,8 @@ def held_discrete(plan: GuardedPlan) -> tuple[Slot, ...]:
     and the blocks) is first solved from their previous values (``mdae_mode_step``'s
     trial, docs/multimode-fmu.md "Event iteration"; docs/theory.md §11): the mode the guards
     select with them held is kept when its solution gives them back."""
+    if not plan.compiled.discrete_assignments:
+        return ()
     decided = mode_dependent_unknowns(plan) - plan.steady_states
     out = []
     for target, e in plan.compiled.discrete_assignments:

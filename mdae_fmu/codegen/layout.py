@@ -114,9 +114,8 @@ def max_mode_changes(n_modes: int) -> int:
 
 
 
-def _pre_relations(report: ModesReport, e: sp.Basic) -> Iterator[sp.Basic]:
-    table = report.symbols
-    pres = {table.pre(n) for n in report.unknowns}
+def _pre_relations(pres: set[sp.Symbol], e: sp.Basic) -> Iterator[sp.Basic]:
+    """The relations of ``e`` that read a left limit of ``pres``."""
     for rel in preorder(e):
         if isinstance(rel, sp.core.relational.Relational) and rel.free_symbols & pres:
             yield rel
@@ -136,9 +135,12 @@ def band_left_limit_relations(report: ModesReport, cm: CompiledModel
     banded: list[Banded] = []
     assigns: list[tuple[Slot, sp.Expr]] = []
     n_bool = cm.n_bool
+    pres: set[sp.Symbol] = set()
+    if cm.discrete_assignments:
+        pres = {report.symbols.pre(n) for n in report.unknowns}
     for target, e in cm.discrete_assignments:
         subs = {}
-        for rel in _pre_relations(report, e):
+        for rel in _pre_relations(pres, e):
             found = next((b for b in banded if b[1] == rel), None)
             if found is None:
                 found = (sp.Symbol(f"mdae_band_{len(banded)}"), rel, n_bool)
@@ -176,6 +178,9 @@ def watched_relations(report: ModesReport, banded: Iterable[Banded]) -> tuple[sp
     fixpoint) only change at an event; the event is the crossing of the same relation on the
     continuous ``s``. The relations of ``banded`` (`band_left_limit_relations`) are returned
     on ``s`` (``s <= 0``) so that the event plan gives them an event indicator."""
+    banded = tuple(banded)
+    if not banded:
+        return ()
     table = report.symbols
     back = {table.pre(n): table.sym(n, 0) for n in report.unknowns}
     return tuple(rel.xreplace(back) for _, rel, _ in banded)

@@ -30,7 +30,7 @@ from ..structure.per_mode import (MAX_ENUMERATED_MODES, Instance, ModeAnalysis, 
                                   enumerate_valuations, fixed_guard_values,
                                   guard_definitions, long_guard_atoms, mode_name, specialize,
                                   symbol_table)
-from ..structure.signature import signature_row
+from ..structure.signature import sigma_row
 from ..structure.valuations import has_long_guards
 from .formulas import GuardSpace
 from .blocks import conditional_blocks
@@ -272,6 +272,8 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
     cols = list(cls.continuous)
     col_index = {n: j for j, n in enumerate(cols)}
     rows, sig, present = [], [], []
+    # (an equation without if-expressions is its one residual branch: no walk)
+    has_if = {eq.id: bool(ifs) for eq, ifs in zip(model.equations, model.if_conditions)}
     for eq in dae:
         f = space.care
         for lit in eq.guard:
@@ -281,8 +283,9 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
                                  "guards of the model", eq.loc)
             f &= lf if lit.positive else ~lf
         row: dict[int, dict[int, Any]] = {}
-        for bf, res in branch_residuals(space, eq.residual, f):
-            for name, k in signature_row(res).items():
+        for bf, res in (branch_residuals(space, eq.residual, f) if has_if[eq.id]
+                        else ((f, eq.residual),)):
+            for name, k in sigma_row(model, res).items():   # (the residual scan's rows)
                 j = col_index.get(name)
                 if j is not None:
                     cell = row.setdefault(j, {})

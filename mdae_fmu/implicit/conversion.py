@@ -50,7 +50,7 @@ warning W-SINGULAR-UNCHECKED (`GuardedRepair.warnings`), never left out silently
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any  # BDD nodes of the optional, untyped dd package
 
@@ -114,11 +114,16 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
     order = {space.var_of[a]: k for k, a in enumerate(space.atoms)}
     where = _Where(rows={r: i for i, r in enumerate(ia.graph.rows)},
                    cols={c: j for j, c in enumerate(ia.graph.cols)},
-                   equations={eq.id: eq for eq in model.equations})
+                   equations={eq.id: eq for eq in model.equations},
+                   has_if={eq.id: bool(ifs)
+                           for eq, ifs in zip(model.equations, model.if_conditions)})
     check = SingularityCheck(classify_variables(model).types)
+    points = check.points()     # (one pair of sample points for all blocks, as per mode)
     seen: set[tuple[Any, ...]] = set()
     for blk in ia.blocks:
         if not blk.coarse and len(blk.equations) > MAX_SAMPLED_BLOCK:
+            continue
+        if not space.atoms and _plain_scalar(ia, blk, where, check, points):
             continue
         remaining = blk.formula
         varying: dict[Any, frozenset[str]] = {}
@@ -142,7 +147,7 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
                 if key in seen:
                     continue
                 seen.add(key)
-                if check.suspect(v.system, check.points()):
+                if check.suspect(v.system, points):
                     literals = tuple(GuardLiteral(cond=a, positive=asg[space.var_of[a]])
                                      for a in space.atoms)
                     finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
@@ -150,6 +155,28 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
                     yield SingularVariant(finding=finding, formula=v.formula)
         if remaining != bdd.false and unchecked is not None:
             unchecked.append((blk, remaining))
+
+
+def _plain_scalar(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                  check: SingularityCheck, points: Sequence[Any]) -> bool:
+    """Whether ``blk``, in a model without guards (every formula true: one variant, the
+    block itself), is one equation that the numerical test passes
+    (`SingularityCheck.suspect`: a scalar block whose entry cannot vanish identically), the
+    commonest block, tested without building its variant (`_variant`)."""
+    if blk.coarse or len(blk.equations) != 1:
+        return False
+    (eq_id,), (name,) = blk.equations, blk.unknowns
+    branches = where.branches_of(ia, eq_id)
+    if len(branches) != 1:
+        return False
+    true = ia.space.bdd.true
+    c = next((v for v, f in ia.c[where.rows[eq_id]].items() if f == true), None)
+    d = next((v for v, f in ia.d[where.cols[name]].items() if f == true), None)
+    if c is None or d is None:
+        return False
+    system = BlockSystem(equations=blk.equations, residuals=(branches[0][1],), offsets=(c,),
+                         columns=((name, d),))
+    return not check.suspect(system, points)
 
 
 def first_mode(bdd: Any, formula: Any, order: Mapping[str, int]) -> dict[str, bool]:
@@ -173,6 +200,8 @@ class _Where:
     rows: Mapping[str, int]
     cols: Mapping[str, int]
     equations: Mapping[str, Equation]
+    #: whether the residual of an equation has if-expressions (`Model.if_conditions`)
+    has_if: Mapping[str, bool]
     #: the residual branches of an equation (`branch_residuals`), made at its first use
     branches: dict[str, list[tuple[Any, Any]]] = field(default_factory=dict)
 
@@ -180,8 +209,10 @@ class _Where:
         """``[(branch formula, residual)]`` of the equation ``eq_id``."""
         found = self.branches.get(eq_id)
         if found is None:
-            found = self.branches[eq_id] = branch_residuals(
-                ia.space, self.equations[eq_id].residual, ia.space.care)
+            residual = self.equations[eq_id].residual
+            found = self.branches[eq_id] = (
+                branch_residuals(ia.space, residual, ia.space.care) if self.has_if[eq_id]
+                else [(ia.space.care, residual)])
         return found
 
 

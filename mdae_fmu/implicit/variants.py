@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import heapq
 from collections import ChainMap
+from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 
 import sympy as sp
 
-from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..ir import Model
 from ..modes.shiftform import constant_values
@@ -41,9 +42,9 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
     refusal of such a model: the enumerated analysis exports nothing)."""
     from ..structure.per_mode import is_event_guard
     bad = []
-    for eq in model.equations:
+    for eq, ifs in zip(model.equations, model.if_conditions):
         conds = [lit.cond for lit in eq.guard]
-        conds += [n.cond for n in E.walk(eq.residual) if isinstance(n, E.If)]
+        conds += ifs
         if any(is_event_guard(c) for c in conds):
             bad.append(f"{eq.id} ({eq.loc.short()})" if eq.loc else eq.id)
     if bad and switching:
@@ -274,8 +275,17 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     cond_states = _conditional_states(ia, regular, states)
     impulsive = [n for n in cols if dvals[n][0] == 0]
     var_id = {n: k for k, n in enumerate(cols)}
-    zeta = {n: impulse_symbol(var_id[n]) for n in impulsive}
-    xleft = {table.sym(s.name, s.order): left_symbol(k) for k, s in enumerate(states)}
+    keep_tree = not switching and not _reinit_targets(model)
+    if keep_tree:
+        # nothing restarts: the symbols of left limits and impulses made only for the rows
+        # that substitute them (blocks not kept as trees), not one per state and variable
+        position: dict[Any, int] = {(s.name, s.order): k for k, s in enumerate(states)}
+        impulse_ids = {n: var_id[n] for n in impulsive}
+        xleft: dict = _OnDemand(lambda x: left_symbol(position[table.instance(x)]))
+        zeta: dict = _OnDemand(lambda n: impulse_symbol(impulse_ids[n]))
+    else:
+        zeta = {n: impulse_symbol(var_id[n]) for n in impulsive}
+        xleft = {table.sym(s.name, s.order): left_symbol(k) for k, s in enumerate(states)}
     h = STEP
 
     eq_by_id = {eq.id: eq for eq in model.equations}
@@ -285,6 +295,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
 
     variants = []        # (formula BDD, BlockRows, restart, writes, reads, origin, ...)
     cache: dict = {}
+    # an equation without if-expressions is its one residual branch (`branch_residuals`)
+    has_if = {eq.id: bool(ifs) for eq, ifs in zip(model.equations, model.if_conditions)}
     coarse, absorbed = _coarse_components(ia, regular)
     pending: list = []   # (formula, block, c, residual branches, dval, dkey) of each variant
     for cb in ia.blocks:
@@ -308,14 +320,15 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             sub: list = [(f, {})]
             for e in cb.equations:
                 nxt = []
+                residual = eq_by_id[e].residual
                 for g, res in sub:
-                    for bf, r in branch_residuals(space, eq_by_id[e].residual, g):
+                    for bf, r in (branch_residuals(space, residual, g) if has_if[e]
+                                  else ((g, residual),)):
                         nxt.append((bf, {**res, e: r}))
                 sub = nxt
             pending.extend((g, cb, c, res, dval, dkey) for g, res in sub)
     # the rows of every variant, then the restart systems of those a change can restart
     built: list = []
-    keep_tree = not switching and not _reinit_targets(model)
     for again in (False, True):
         if again:
             moved = _restarted_variants(
@@ -335,7 +348,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 else:
                     built.append(_variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
                                           cache, dkey, params, with_restart=False,
-                                          keep_tree=keep_tree))
+                                          keep_tree=keep_tree,
+                                          sig=(ia.graph.sig[row_of[cb.equations[0]]], cols)))
             except ModelRejected as err:        # named with the modes concerned
                 raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
                                     f"{err.message}") from None
@@ -356,7 +370,9 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         h=h,
         var_id=var_id,
     )
-    variants = _merge_components(variants, ctx, max_variants)
+    if not constant_order(ia) or max_variants < 1:
+        # (without guards every block has one variant: nothing to merge)
+        variants = _merge_components(variants, ctx, max_variants)
     for eqs, unk, formula in coarse:
         merged = merged_block(ctx, eqs, unk, formula)
         if merged is None:
@@ -367,7 +383,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 f"solved as one block (its equations and unknowns do not match in every mode, "
                 f"or it reads a mode-dependent variable it does not solve)")
         variants.append(merged)
-    variants = _schedule_order(variants, table)
+    if not constant_order(ia) or any(v[6] for v in variants):
+        variants = _schedule_order(variants, table)
     check_literal_reinits(model, variants, tuple(cols), xleft, zeta, space)
     flags = list(ctx.flags.values())
     ft, roots = formula_table(bdd, space, [v[0] for v in variants]
@@ -494,6 +511,33 @@ def _written(plan: BlockRows, sel) -> tuple:
     ).written()
 
 
+class _OnDemand(dict):
+    """A dict whose missing entries ``make(key)`` computes and keeps (a ``KeyError`` from
+    ``make`` for a key it has no value of): the left limits and impulses of a schedule
+    that nothing restarts (`guarded_schedule`), where only iteration and membership, which
+    read the entries made so far, differ from the whole dict, and no restart reads them."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.make(key)
+        return value
+
+
+def constant_order(ia: ImplicitAnalysis) -> bool:
+    """Whether the blocks of ``ia`` are in an order valid in every mode as they come: in a
+    model without guards (no guard atom), every formula true, the blocks are the strongly
+    connected components of the tight dependency graph in topological order
+    (`mdae_fmu.implicit.blocks.conditional_blocks`, docs/theory.md §10.8), and a block reads
+    an instance another block writes, a leading derivative x^(d_x), only through a tight entry
+    (sigma_ex + c_e = d_x), an edge of that graph: `_schedule_order` would keep the order, so
+    `guarded_schedule` does not compute it (the coarse blocks of a component too large to
+    split aside, which `_merge_components` makes into merged blocks)."""
+    return not ia.space.atoms and not any(cb.coarse for cb in ia.blocks)
+
+
 def _schedule_order(variants, table=None):
     """The variants in an order valid in every mode: a variant after every variant that
     writes an instance it reads in a mode of both formulas. Inside one union component the
@@ -599,7 +643,7 @@ def _reinit_targets(model: Model) -> set[str]:
 
 
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
-             params=None, with_restart=True, keep_tree=False):
+             params=None, with_restart=True, keep_tree=False, sig=None):
     """The rows of one block variant and its restart system (module docstring):
     ``(rows, restart, writes, reads, consistency rows, built)``, ``built`` the pieces the
     restart system reuses (`_variant_restart`). ``dval``: the offsets d of the variables in
@@ -611,15 +655,23 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
     it. ``keep_tree``: in a model that nothing restarts (no guard, no reinit), a block of one
     undifferentiated equation keeps its residual as the tree alone (`BlockRows`: no sympy
     form, which code generation does not read; docs/theory.md §10.8), its reads taken from
-    the tree's instances, and ``built`` is None."""
+    the tree's instances, and ``built`` is None. ``sig``: ``(row, columns)``, the analysis'
+    signature row of its first equation (column -> {order: formula}) and the variables of
+    the columns: the kept tree's reads are then read there (in a model without guards the
+    row holds each variable's highest order in the residual, at most its offset d)."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
     if keep_tree and not with_restart and len(eqs) == 1 and c[eqs[0]] == 0:
         tree = res[eqs[0]]
         mine = set(cb.unknowns)
-        reads = {var_id[n] for n, k in tree_instances(tree) if n not in mine and n in dval
-                 and ((dval[n] >= 1 and k == dval[n]) or (dval[n] == 0 and k == 0))}
+        if sig is not None:
+            row, names = sig
+            reads = {j for j, cell in row.items() if names[j] not in mine
+                     and dval[names[j]] in cell}
+        else:
+            reads = {var_id[n] for n, k in tree_instances(tree) if n not in mine and n in dval
+                     and ((dval[n] >= 1 and k == dval[n]) or (dval[n] == 0 and k == 0))}
         return (BlockRows(label=label, unknowns=unknowns, rows=(), tree=tree), None,
                 tuple(var_id[u] for u in cb.unknowns), tuple(sorted(reads)), (), None)
     residuals, top, lower = {}, [], {}

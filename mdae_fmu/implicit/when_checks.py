@@ -328,6 +328,8 @@ def _coupled_loop(model: Model, ia: ImplicitAnalysis) -> tuple[str | None, str |
     mode is left out and another is tried; after `MAX_LOOP_PICKS` such modes the rest is
     named by the warning W-WHEN-LOOP-UNCHECKED ``(None, warning)``, never taken as free of
     cycles silently."""
+    if not model.whens:     # (no when-variable: no loop, and no networkx import)
+        return None, None
     assigned = {v for _, v in when_instant_graph(model).edges}
     nodes = _loop_nodes(model, ia, assigned) if assigned else set()
     if not nodes:
@@ -581,11 +583,13 @@ def _cascade_problems(system: MultimodeSystem, ia: ImplicitAnalysis
     the formula of them all: the chain of continuations reads the set alone, not the long
     mode (docs/theory.md §10.10), so one run per set decides every long mode, with no bound
     on their number. Skipped when the triggering graph has no cycle (`may_trigger`)."""
-    import networkx as nx
     from ..modes.continuations import may_trigger
     from ..modes.explore import cascade_diagnostic
     from .conversion import first_mode
     trig = may_trigger(system)
+    if not any(trig.values()):      # (no edge: no cycle, and no networkx import)
+        return [], []
+    import networkx as nx
     g = nx.DiGraph()
     g.add_edges_from((i, j) for i, js in trig.items() for j in js)
     if nx.is_directed_acyclic_graph(g):

@@ -137,3 +137,26 @@ def test_blocks_without_guards_are_the_labelled_ones(name, monkeypatch):
     with monkeypatch.context() as mp:
         mp.setattr(B, "_constant_blocks", lambda a, m: None)
         assert fast == [B.conditional_blocks(ia), B.conditional_blocks(ia, max_component=2)]
+
+
+def test_condensation_order_is_networkx_order():
+    """`implicit.blocks.condensation_order` (the blocks of a model without guards, without
+    importing networkx) against its oracle, networkx's condensation in topological order,
+    on 400 random digraphs (self-loops, repeated edges, cycles of every size, nodes without
+    edges), as `conditional_blocks` builds its graph: nodes in order, edges in list order."""
+    nx = pytest.importorskip("networkx")
+    from mdae_fmu.implicit.blocks import condensation_order
+    rng = random.Random(7)
+    for trial in range(400):
+        n = rng.randint(0, 30)
+        density = rng.choice([0.02, 0.08, 0.2, 0.5])
+        succ = [[w for w in range(n) for _ in range(rng.choice([1, 1, 2]))
+                 if rng.random() < density] for _ in range(n)]
+        for ws in succ:
+            rng.shuffle(ws)
+        g = nx.DiGraph()
+        g.add_nodes_from(range(n))
+        g.add_edges_from((v, w) for v in range(n) for w in succ[v])
+        cond = nx.condensation(g)
+        expected = [sorted(cond.nodes[c]["members"]) for c in nx.topological_sort(cond)]
+        assert condensation_order(succ) == expected, (trial, succ)
