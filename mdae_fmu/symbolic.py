@@ -118,6 +118,36 @@ def as_sympy(v) -> sp.Basic:
     raise TypeError(f"not a sympy expression or a number: {type(v).__name__}")
 
 
+@functools.cache
+def _real_assumptions() -> tuple[Any, Any, Any] | None:
+    """The assumption tables of a real sympy Symbol, shared by `real_symbol` (None when this
+    sympy keeps them otherwise)."""
+    proto = sp.Symbol("mdae_real", real=True)
+    tables = tuple(getattr(proto, a, None) for a in _ASSUMPTION_SLOTS)
+    return tables if all(t is not None for t in tables) else None
+
+
+#: where a sympy Symbol keeps its assumptions: the known facts (a dict sympy fills as facts
+#: are asked), the assumptions as given, and the sorted facts that enter its hash
+_ASSUMPTION_SLOTS = ("_assumptions", "_assumptions_orig", "_assumptions0")
+
+
+def real_symbol(name: str) -> sp.Symbol:
+    """The sympy Symbol ``name`` with ``real=True``, its assumption tables shared with every
+    other symbol made here. sympy gives each Symbol its own dict of facts (about 1 kB, the
+    largest part of a symbol; the code of a model of 10^6 equations has millions of
+    symbols), but a Symbol's facts follow from its assumptions alone (no fact of a symbol
+    depends on its name), so the symbols of equal assumptions may share them: the facts one
+    symbol asks are then known to all. Equality and hashing are unchanged (they read the name
+    and the sorted facts, which are equal)."""
+    s = sp.Symbol(name, real=True)
+    shared = _real_assumptions()
+    if shared is not None and s._assumptions0 == shared[2]:
+        for attr, table in zip(_ASSUMPTION_SLOTS, shared):
+            setattr(s, attr, table)
+    return s
+
+
 class _SymbolOnRead:
     """A `SymbolTable` field whose default, the real sympy Symbol ``name``, is made when the
     field is first read, so that building a table (once per model) does not import sympy (a
@@ -136,7 +166,7 @@ class _SymbolOnRead:
             return None
         s = obj.__dict__.get(self.slot)
         if s is None:
-            s = obj.__dict__[self.slot] = sp.Symbol(self.name, real=True)
+            s = obj.__dict__[self.slot] = real_symbol(self.name)
         return s
 
     def __set__(self, obj: Any, value: Any) -> None:
@@ -178,14 +208,14 @@ class SymbolTable:
                 return sp.Integer(0)
             c = self._const.get(name)
             if c is None:
-                c = self._const[name] = sp.Symbol(name, real=True)
+                c = self._const[name] = real_symbol(name)
             return c
         key = (name, order)
         s = self._inst.get(key)
         if s is None:
             label = name if order == 0 else (f"der({name})" if order == 1
                                              else f"der({name},{order})")
-            s = sp.Symbol(label, real=True)
+            s = real_symbol(label)
             self._inst[key] = s
             self._back[s] = key
         return s
@@ -194,7 +224,7 @@ class SymbolTable:
         """The symbol of the left limit ``pre(name)``."""
         s = self._pre.get(name)
         if s is None:
-            s = sp.Symbol(f"pre({name})", real=True)
+            s = real_symbol(f"pre({name})")
             self._pre[name] = s
         return s
 
