@@ -119,7 +119,7 @@ def as_sympy(v) -> sp.Basic:
 
 
 @functools.cache
-def _real_assumptions() -> tuple[Any, Any, Any] | None:
+def _real_assumptions() -> tuple[Any, ...] | None:
     """The assumption tables of a real sympy Symbol, shared by `real_symbol` (None when this
     sympy keeps them otherwise)."""
     proto = sp.Symbol("mdae_real", real=True)
