@@ -33,6 +33,7 @@ from .dependencies import Structure, model_structure
 from .model_description import (build_model_description, merge_default_experiment,
                                 resolve_default_experiment)
 from ..output import atomic_output, writing
+from ..symbolic import SymbolTable
 from ..work_budget import reports_call_sites
 from .package import build_description, write_zip
 from .strings import check_strings, strings_source
@@ -190,13 +191,14 @@ def _guarded_path(analysis, implicit: bool) -> bool:
     return False
 
 
-@dataclass(frozen=True)
+@dataclass
 class CodePlan:
     """What code generation reads of an accepted analysis (`plan_code`): the model the code
     is generated from, its compiled plan, event plan, initial system and ModelStructure
     dependencies, and, for the guarded schedule, its `mdae_fmu.codegen.guarded.GuardedPlan`.
     The rest of the analysis (the per-mode structure, the automaton) is not needed once this
-    exists, and `export` releases it before the C sources are printed."""
+    exists, and `export` releases it before the C sources are printed; `code_entries`
+    releases the plan's own expressions once they are printed (`emitted`)."""
     model: Model
     compiled: CompiledModel
     events: EventPlan
@@ -264,8 +266,26 @@ def code_entries(plan: CodePlan, fmi_type: str, default_experiment: dict,
                                        progress=on_blocks)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
+    # printed: the model description and gcc are built without the symbols, expressions and
+    # blocks, released here (the plan is the largest part of the export's memory)
+    cm = plan.compiled = emitted(cm)
+    plan.guarded = None
     return _build_entries(model, fmi_type, default_experiment, cm, ev, plan.structure,
                           sources, progress)
+
+
+def emitted(cm: CompiledModel) -> CompiledModel:
+    """``cm`` once its C is printed: what the model description and the build read of it
+    (its names, variables and states, and the number of its blocks: at most
+    `LARGE_SCHEDULE_BLOCKS` + 1 of them are kept), without its symbol table, slot maps,
+    expressions and blocks, so that these are released before the model description is built
+    (at 10^5 equations about a tenth of the export's peak memory, docs/performance.md)."""
+    return dataclasses.replace(
+        cm, table=SymbolTable(), slots={}, pre_slots={},
+        blocks=cm.blocks[:LARGE_SCHEDULE_BLOCKS + 1], consistency=(),
+        discrete_assignments=(), calculated_parameters=(), state_symbols=frozenset(),
+        continuous_symbols=frozenset(), parameter_symbols=frozenset(),
+        event_constant_symbols=frozenset(), start_bindings=(), guesses={}, when_restarts={})
 
 
 def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev, structure,
