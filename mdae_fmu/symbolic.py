@@ -161,7 +161,7 @@ class _SymbolOnRead:
             return None
         s = obj.__dict__.get(self.slot)
         if s is None:
-            s = obj.__dict__[self.slot] = sp.Symbol(self.name, real=True)
+            s = obj.__dict__[self.slot] = real_symbol(self.name)
         return s
 
     def __set__(self, obj: Any, value: Any) -> None:

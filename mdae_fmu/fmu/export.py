@@ -13,27 +13,33 @@ import dataclasses
 import hashlib
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..collector import gc_paused
 from ..diagnostics import InputError, ModelRejected
 from ..progress import Progress, as_progress  # noqa: F401  (Progress: API)
 from ..ir import Model
 from ..codegen.emit import generate_sources
-from ..codegen.events import plan_events
-from ..codegen.initialization import plan_initialization
-from ..codegen.plan import compile_model, fmi_name
+from ..codegen.events import EventPlan, plan_events
+from ..codegen.initialization import InitPlan, plan_initialization
+from ..codegen.plan import CompiledModel, compile_model, fmi_name
 from ..codegen.restarts import with_transient_restarts
 from .build import compile_shared_library
 from .cosim import (DENSE, check_fmi_type, choose_linear_solver, configure_sources, offers_cs,
                     state_pattern, sundials_compile_flags, sundials_link_args)
-from .dependencies import model_structure
+from .dependencies import Structure, model_structure
 from .model_description import (build_model_description, merge_default_experiment,
                                 resolve_default_experiment)
 from ..output import atomic_output, writing
+from ..symbolic import SymbolTable
 from ..work_budget import reports_call_sites
 from .package import build_description, write_zip
 from .strings import check_strings, strings_source
+
+if TYPE_CHECKING:
+    from ..codegen.guarded import GuardedPlan
 
 GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
 # above this many blocks the straight-line schedule files are compiled with -O1: gcc's -O2
@@ -127,8 +133,11 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
             data = python_fmu_bytes(model, analysis, default_experiment)
             writing(partial, path, lambda: partial.write_bytes(data))
         else:
-            entries = fmu_entries(model, fmi_type, default_experiment, analysis, progress,
-                                  guarded=guarded)
+            plan = plan_code(model, analysis, progress, guarded=guarded)
+            # the analysis' parts that the plan does not hold (per-mode structure, automaton)
+            # are released before the C is printed (a given analysis stays the caller's)
+            del analysis
+            entries = code_entries(plan, fmi_type, default_experiment, progress)
             writing(partial, path, lambda: write_zip(partial, entries))
     progress("done")
     return path
@@ -182,60 +191,101 @@ def _guarded_path(analysis, implicit: bool) -> bool:
     return False
 
 
+@dataclass
+class CodePlan:
+    """What code generation reads of an accepted analysis (`plan_code`): the model the code
+    is generated from, its compiled plan, event plan, initial system and ModelStructure
+    dependencies, and, for the guarded schedule, its `mdae_fmu.codegen.guarded.GuardedPlan`.
+    The rest of the analysis (the per-mode structure, the automaton) is not needed once this
+    exists, and `export` releases it before the C sources are printed; `code_entries`
+    releases the plan's own expressions once they are printed (`emitted`)."""
+    model: Model
+    compiled: CompiledModel
+    events: EventPlan
+    init: InitPlan
+    structure: Structure
+    guarded: GuardedPlan | None = None
+
+
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
                 progress: Progress, guarded: bool = False) -> dict[str, bytes]:
     """The files of the FMU of ``model`` (archive name -> bytes) from its accepted
-    ``analysis``: planning, C sources, model description, gcc (parameters: `export`).
-    ``guarded``: from the analysis' guarded schedule (`Analysis.guarded`) instead of its
-    per-mode schedules."""
+    ``analysis``: planning (`plan_code`), C sources, model description, gcc
+    (`code_entries`; parameters: `export`). ``guarded``: from the analysis' guarded schedule
+    (`Analysis.guarded`) instead of its per-mode schedules."""
+    return code_entries(plan_code(model, analysis, progress, guarded), fmi_type,
+                        default_experiment, progress)
+
+
+def plan_code(model: Model, analysis, progress: Progress, guarded: bool = False) -> CodePlan:
+    """The `CodePlan` of ``model`` from its accepted ``analysis`` (`fmu_entries`)."""
     # guards evaluated by event iteration are compiled as the cascade reads them, i.e. on
     # the previous instant's values (Def 33, mdae_fmu.modes.event_iteration): the analysis
     # carries that form of the model and its per-mode report (Analysis.code_model)
     model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
     if guarded:
-        from ..codegen.guarded import plan_guarded
+        from ..codegen.guarded import (guarded_initialization, mode_dependent_unknowns,
+                                       plan_guarded)
         progress("code generation: plan")
         plan = plan_guarded(model, analysis.guarded, analysis.automaton)
-        return _guarded_entries(model, fmi_type, default_experiment, plan, progress)
+        cm = plan.compiled
+        ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched,
+                         steady=plan.steady_states)
+        init = guarded_initialization(model, plan)
+        structure = model_structure(cm, [cm.blocks], guards=plan.guards,
+                                    extra_symbols={b[0]: b[1] for b in plan.banded},
+                                    init=init, mode_dependent=mode_dependent_unknowns(plan))
+        return CodePlan(model=model, compiled=cm, events=ev, init=init, structure=structure,
+                        guarded=plan)
     model = with_placeholder_variable(model)
     progress("code generation: plan")
     cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
     ev = plan_events(model, cm, report=report, steady=cm.state_symbols)
     init = plan_initialization(model, cm)
     structure = model_structure(cm, [cm.blocks], init=init)
+    return CodePlan(model=model, compiled=cm, events=ev, init=init, structure=structure)
+
+
+def code_entries(plan: CodePlan, fmi_type: str, default_experiment: dict,
+                 progress: Progress) -> dict[str, bytes]:
+    """The files of the FMU (archive name -> bytes) of a `CodePlan`: the C sources, the
+    model description, gcc (`fmu_entries`)."""
+    model, cm, ev = plan.model, plan.compiled, plan.events
 
     def on_blocks(done, total):
         progress(f"code generation: block {done}/{total}")
 
     progress("code generation")
     try:
-        sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER, progress=on_blocks)
+        if plan.guarded is not None:
+            from ..codegen.guarded import generate_guarded_sources
+            sources = generate_sources(cm, ev, plan.init, GUID_PLACEHOLDER,
+                                       modes=generate_guarded_sources(plan.guarded, ev))
+        else:
+            sources = generate_sources(cm, ev, plan.init, GUID_PLACEHOLDER,
+                                       progress=on_blocks)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
-    return _build_entries(model, fmi_type, default_experiment, cm, ev, structure, sources,
-                          progress)
+    # printed: the model description and gcc are built without the symbols, expressions and
+    # blocks, released here (the plan is the largest part of the export's memory)
+    cm = plan.compiled = emitted(cm)
+    plan.guarded = None
+    return _build_entries(model, fmi_type, default_experiment, cm, ev, plan.structure,
+                          sources, progress)
 
 
-def _guarded_entries(model: Model, fmi_type: str, default_experiment: dict, plan,
-                     progress: Progress) -> dict[str, bytes]:
-    """`fmu_entries` of a `mdae_fmu.codegen.guarded.GuardedPlan` (issue 17)."""
-    from ..codegen.guarded import (generate_guarded_sources, guarded_initialization,
-                                   mode_dependent_unknowns)
-    cm = plan.compiled
-    ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched,
-                     steady=plan.steady_states)
-    init = guarded_initialization(model, plan)
-    structure = model_structure(cm, [cm.blocks], guards=plan.guards,
-                                extra_symbols={b[0]: b[1] for b in plan.banded}, init=init,
-                                mode_dependent=mode_dependent_unknowns(plan))
-    progress("code generation")
-    try:
-        sources = generate_sources(cm, ev, init, GUID_PLACEHOLDER,
-                                   modes=generate_guarded_sources(plan, ev))
-    except ValueError as err:
-        raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
-    return _build_entries(model, fmi_type, default_experiment, cm, ev, structure, sources,
-                          progress)
+def emitted(cm: CompiledModel) -> CompiledModel:
+    """``cm`` once its C is printed: what the model description and the build read of it
+    (its names, variables and states, and the number of its blocks: at most
+    `LARGE_SCHEDULE_BLOCKS` + 1 of them are kept), without its symbol table, slot maps,
+    expressions and blocks, so that these are released before the model description is built
+    (at 10^5 equations about a tenth of the export's peak memory, docs/performance.md)."""
+    return dataclasses.replace(
+        cm, table=SymbolTable(), slots={}, pre_slots={},
+        blocks=cm.blocks[:LARGE_SCHEDULE_BLOCKS + 1], consistency=(),
+        discrete_assignments=(), calculated_parameters=(), state_symbols=frozenset(),
+        continuous_symbols=frozenset(), parameter_symbols=frozenset(),
+        event_constant_symbols=frozenset(), start_bindings=(), guesses={}, when_restarts={})
 
 
 def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev, structure,
