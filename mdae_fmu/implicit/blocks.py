@@ -261,3 +261,20 @@ def _assigned(a, members, T, f):
                     nxt.append((unk + (j,), m))
         parts = nxt
     return [(tuple(a.graph.cols[j] for j in sorted(unk)), fu) for unk, fu in parts]
+
+
+def component_blocks(a, equations, max_blocks: int, max_size: int,
+                     max_nodes: int = 1_000_000) -> list[ConditionalBlock] | None:
+    """The per-mode blocks of the union component of the equations ``equations`` (the rows of
+    a coarse block of ``a``), each with the formula of the modes where it is a block with its
+    unknowns: `_split` of `conditional_blocks` with a budget of the caller's (``max_blocks``
+    blocks whose equations add up to at most ``max_size``, ``max_nodes`` BDD nodes), None
+    beyond it. For the checks that need every mode's diagonal blocks (docs/theory.md §10.13),
+    not for the schedule: its own budget bounds generated code."""
+    g, space = a.graph, a.space
+    rows = {r: i for i, r in enumerate(g.rows)}
+    members = sorted(rows[e] for e in equations)
+    regular = space.care & ~a.singular & ~a.undecided
+    T, dep = tight_dependencies(a, members)
+    present = {i: g.present[i] & regular for i in members}
+    return _split(a, members, dep, T, present, max_blocks, max_nodes, max_size)

@@ -61,7 +61,7 @@ from ..structure.per_mode import classify_variables, mode_name
 from ..structure.signature import signature_row
 from ..structure.system_jacobian import BlockSystem
 from .analysis import ImplicitAnalysis, analyze_implicit, branch_residuals
-from .blocks import ConditionalBlock
+from .blocks import ConditionalBlock, component_blocks
 from .formulas import conj
 
 #: Variants of one block tested before the rest of its modes are left unchecked (each test
@@ -73,6 +73,16 @@ MAX_BLOCK_VARIANTS = 256
 #: equations at one mode, about 20 ms at 200 equations: a drive line of 50 clutches has a
 #: coarse variant per mode, and 256 of them would add 5 s to its analysis).
 MAX_COARSE_VARIANTS = 32
+
+#: The budget of the split of a coarse block into its per-mode blocks for the check
+#: (`mdae_fmu.implicit.blocks.component_blocks`, docs/theory.md §10.13): the equations of the
+#: component (its labelled reachability has a formula per pair of them: about 3 s of CPU at
+#: 121 equations, the drive line of 30 clutches, 13 s at 201), then its distinct blocks and
+#: their equations added up (a chain of n switched couplings has O(n^2) blocks of O(n)
+#: equations: the drive line of 30 clutches 496 blocks, 20 000 equations).
+MAX_SPLIT_MEMBERS = 128
+MAX_SPLIT_BLOCKS = 4096
+MAX_SPLIT_SIZE = 50_000
 
 
 @dataclass(frozen=True)
@@ -117,39 +127,77 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
                    equations={eq.id: eq for eq in model.equations})
     check = SingularityCheck(classify_variables(model).types)
     seen: set[tuple[Any, ...]] = set()
+
+    def test(part: ConditionalBlock, asg: dict[str, bool], narrow: bool
+             ) -> tuple[Any, SingularVariant | None]:
+        """The variant of ``part`` at ``asg`` (its formula) and what the numerical test
+        finds there (None: regular, too large to sample or tested already)."""
+        v = _variant(ia, part, where, asg, narrow=narrow)
+        if len(part.equations) > MAX_SAMPLED_BLOCK:
+            return v.formula, None
+        key = (tuple(id(r) for r in v.system.residuals), v.system.offsets, v.system.columns)
+        if key in seen:
+            return v.formula, None
+        seen.add(key)
+        if not check.suspect(v.system, check.points()):
+            return v.formula, None
+        literals = tuple(GuardLiteral(cond=a, positive=asg[space.var_of[a]])
+                         for a in space.atoms)
+        finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
+                          equations=v.equations, d=v.d, literals=literals)
+        return v.formula, SingularVariant(finding=finding, formula=v.formula)
+
     for blk in ia.blocks:
-        if not blk.coarse and len(blk.equations) > MAX_SAMPLED_BLOCK:
+        if not blk.coarse:
+            parts: list[ConditionalBlock] | None = [blk]
+        else:
+            parts = (component_blocks(ia, blk.equations, max_blocks=MAX_SPLIT_BLOCKS,
+                                      max_size=MAX_SPLIT_SIZE)
+                     if len(blk.equations) <= MAX_SPLIT_MEMBERS else None)
+        if parts is None:
+            yield from _sampled_coarse(ia, blk, where, order, test, unchecked)
             continue
-        remaining = blk.formula
-        varying: dict[Any, frozenset[str]] = {}
-        for _ in range(MAX_COARSE_VARIANTS if blk.coarse else MAX_BLOCK_VARIANTS):
-            if remaining == bdd.false:
-                break
-            asg = first_mode(bdd, remaining, order)
-            if blk.coarse:
-                within, parts = _coarse_parts(ia, blk, where, asg, varying)
-                remaining &= ~within
-            else:
-                parts = [blk]
-            for part in parts:
-                if len(part.equations) > MAX_SAMPLED_BLOCK:
-                    continue
-                v = _variant(ia, part, where, asg, narrow=not blk.coarse)
-                if not blk.coarse:
-                    remaining &= ~v.formula
-                key = (tuple(id(r) for r in v.system.residuals), v.system.offsets,
-                       v.system.columns)
-                if key in seen:
-                    continue
-                seen.add(key)
-                if check.suspect(v.system, check.points()):
-                    literals = tuple(GuardLiteral(cond=a, positive=asg[space.var_of[a]])
-                                     for a in space.atoms)
-                    finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
-                                      equations=v.equations, d=v.d, literals=literals)
-                    yield SingularVariant(finding=finding, formula=v.formula)
-        if remaining != bdd.false and unchecked is not None:
-            unchecked.append((blk, remaining))
+        for part in parts:
+            if len(part.equations) > MAX_SAMPLED_BLOCK:
+                continue
+            remaining = part.formula
+            for _ in range(MAX_BLOCK_VARIANTS):
+                if remaining == bdd.false:
+                    break
+                formula, found = test(part, first_mode(bdd, remaining, order), True)
+                remaining &= ~formula
+                if found is not None:
+                    yield found
+            if remaining != bdd.false and unchecked is not None:
+                unchecked.append((part, remaining))
+
+
+def _sampled_coarse(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                    order: Mapping[str, int],
+                    test: Callable[[ConditionalBlock, dict[str, bool], bool],
+                                   tuple[Any, SingularVariant | None]],
+                    unchecked: list[tuple[ConditionalBlock, Any]] | None
+                    ) -> Iterator[SingularVariant]:
+    """`singular_variants` of a coarse block whose per-mode blocks are beyond the split's
+    budget (`MAX_SPLIT_BLOCKS`, `MAX_SPLIT_SIZE`): its blocks at the first mode of each of
+    up to `MAX_COARSE_VARIANTS` coarse variants (module docstring), by ``test``; the modes
+    left go to ``unchecked``."""
+    bdd = ia.space.bdd
+    remaining = blk.formula
+    varying: dict[Any, frozenset[str]] = {}
+    for _ in range(MAX_COARSE_VARIANTS):
+        if remaining == bdd.false:
+            break
+        asg = first_mode(bdd, remaining, order)
+        within, parts = _coarse_parts(ia, blk, where, asg, varying)
+        remaining &= ~within
+        for part in parts:
+            if len(part.equations) <= MAX_SAMPLED_BLOCK:
+                found = test(part, asg, False)[1]
+                if found is not None:
+                    yield found
+    if remaining != bdd.false and unchecked is not None:
+        unchecked.append((blk, remaining))
 
 
 def first_mode(bdd: Any, formula: Any, order: Mapping[str, int]) -> dict[str, bool]:
@@ -229,7 +277,7 @@ def _variant(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
         d[name], fd = fix(ia.d[where.cols[name]])
         fixed.append(fd)
     if narrow:
-        for f in fixed:
+        for f in dict.fromkeys(fixed):      # (the same formula once: a conjunction each)
             formula = conj(formula, f)
     system = BlockSystem(equations=blk.equations,
                          residuals=tuple(eq.residual for eq in equations),
@@ -373,11 +421,16 @@ def unchecked_warning(ia: ImplicitAnalysis, blk: ConditionalBlock, formula: Any)
     tested for singularity for all values (`singular_variants` beyond its work budget)."""
     space = ia.space
     first = ", ".join(blk.equations[:3]) + (", ..." if len(blk.equations) > 3 else "")
-    kind, bound = (("coarse block", MAX_COARSE_VARIANTS) if blk.coarse
-                   else ("block", MAX_BLOCK_VARIANTS))
-    return (f"W-SINGULAR-UNCHECKED: the {kind} of {len(blk.equations)} equations {{{first}}} "
-            f"was tested for blocks singular for all values in {bound} sets of modes and not "
-            f"in the {space.count(formula)} of {ia.n_modes} modes {space.text(formula)} (a "
+    if blk.coarse:
+        kind, bound = "coarse block", MAX_COARSE_VARIANTS
+        why = (f" (its per-mode blocks are beyond the budget of the check: more than "
+               f"{MAX_SPLIT_MEMBERS} equations, {MAX_SPLIT_BLOCKS} distinct blocks or "
+               f"{MAX_SPLIT_SIZE} equations in them)")
+    else:
+        kind, bound, why = "block", MAX_BLOCK_VARIANTS, ""
+    return (f"W-SINGULAR-UNCHECKED: the {kind} of {len(blk.equations)} equations {{{first}}}"
+            f"{why} was tested for blocks singular for all values in {bound} sets of modes and "
+            f"not in the {space.count(formula)} of {ia.n_modes} modes {space.text(formula)} (a "
             f"block singular there shows when the simulation solves it; the model is not "
             f"refused for it)")
 
@@ -394,4 +447,4 @@ def _modes_text(ia: ImplicitAnalysis, found: SingularVariant) -> str:
 
 __all__ = ["GuardedRepair", "SingularVariant", "convert_guarded", "first_mode",
            "singular_variants", "unchecked_warning", "value_at", "MAX_BLOCK_VARIANTS",
-           "MAX_COARSE_VARIANTS"]
+           "MAX_COARSE_VARIANTS", "MAX_SPLIT_BLOCKS", "MAX_SPLIT_MEMBERS", "MAX_SPLIT_SIZE"]
