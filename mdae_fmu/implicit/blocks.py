@@ -17,9 +17,10 @@ model: a chain of n switched couplings (clutches, switches) has a block per run 
 couplings, O(n^2) blocks of O(n) equations, which code generation would turn into O(n^3)
 lines (docs/decisions.md §9.1). These bounds choose how a component is scheduled, never a
 verdict: the checks that read the blocks see a coarse block's per-mode blocks (E-WHEN-LOOP,
-`implicit.when_checks._coarse_edges`, docs/theory.md §10.11), split it at concrete modes
-under a work budget that a warning names (`implicit.conversion`, W-SINGULAR-UNCHECKED), or
-restart it whole (`implicit.variants`, §10.6).
+`implicit.when_checks._coarse_edges`, docs/theory.md §10.11), list them with formulas under a
+budget of their own (`component_blocks`, the singularity test of `implicit.conversion`,
+§10.13; beyond it, concrete modes and W-SINGULAR-UNCHECKED), or restart it whole
+(`implicit.variants`, §10.6).
 """
 
 from __future__ import annotations
@@ -249,10 +250,17 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
 
 
 def _assigned(a, members, T, f):
-    """Split ``f`` by the unknowns the members are assigned: [(unknown names, formula)]."""
+    """Split ``f`` by the unknowns the members are assigned: [(unknown names, formula)].
+    A member after the first (``f`` lies in the modes where the first reaches it through an
+    edge into it, within the modes where it is assigned) with one possible unknown keeps
+    ``f`` whole, without a conjunction."""
     b = a.space.bdd
     parts = [((), f)]
-    for i in members:
+    for k, i in enumerate(members):
+        if k and len(T[i]) == 1:
+            (j,) = T[i]
+            parts = [(unk + (j,), fu) for unk, fu in parts]
+            continue
         nxt = []
         for unk, fu in parts:
             for j, fj in T[i].items():

@@ -25,27 +25,31 @@ until no variant is singular. A dependency that cannot be converted rejects the 
 enumerated path's message, naming m, followed by the formula of the variant's modes.
 
 A *coarse* block (a union component the implicit analysis does not split per mode,
-`ConditionalBlock.coarse`: more than 64 equations, or too many per-mode blocks) has no formula
-per per-mode block, so its variants are found differently (`_coarse_parts`): at a mode m
-picked in what is left of its formula, the per-mode blocks of the component are the strongly
-connected components of its dependency graph at m (docs/theory.md §4.4: equation i depends on
-the equation assigned the unknown on which i has a tight entry), and the *coarse variant* of
-m is the set of modes of the block's formula where the guards read by what that graph and
-its blocks are made of take their values at m: the formulas, among those that are not
-constant in the block's formula, of which equations exist, which unknown each is assigned,
-the offsets c of the equations and d of the unknowns they read, which signature entries
-exist and which residual branch each equation takes. In every mode of it the component
-splits into the same blocks with the same residuals, each of which is then tested as a
-variant of its own (`_variant`). A coarse variant is usually smaller than the modes where one
-of its blocks is what it is at m, so a rejection from a coarse block names fewer modes than
-the enumerated ones where that block is singular.
+`ConditionalBlock.coarse`: more than 64 equations, or too many per-mode blocks for the
+schedule) is block-triangular in each mode with the mode's per-mode blocks on its diagonal,
+so it is singular for all values exactly where one of them is (docs/theory.md §10.13): its
+distinct per-mode blocks, each with the formula of the modes where it is one
+(`mdae_fmu.implicit.blocks.component_blocks`, the split of the schedule with a budget of the
+check's own: `MAX_SPLIT_MEMBERS`, `MAX_SPLIT_BLOCKS`, `MAX_SPLIT_SIZE`), are tested as blocks,
+variant by variant. Beyond that budget (`_sampled_coarse`) its variants are found at modes
+(`_coarse_parts`): at a mode m picked in what is left of its formula, the per-mode blocks of
+the component are the strongly connected components of its dependency graph at m
+(docs/theory.md §4.4: equation i depends on the equation assigned the unknown on which i has a
+tight entry), and the *coarse variant* of m is the set of modes of the block's formula where
+the guards read by what that graph and its blocks are made of take their values at m: the
+formulas, among those that are not constant in the block's formula, of which equations exist,
+which unknown each is assigned, the offsets c of the equations and d of the unknowns they
+read, which signature entries exist and which residual branch each equation takes. In every
+mode of it the component splits into the same blocks with the same residuals, each of which
+is then tested as a variant of its own (`_variant`).
 
 Not checked (a singularity there shows at run time, as before the check existed): blocks of
 more than `MAX_SAMPLED_BLOCK` equations (as on the enumerated path, which does not test them
-either), the variants of a block beyond `MAX_BLOCK_VARIANTS`, and the coarse variants of a
-component beyond `MAX_COARSE_VARIANTS` (the first ones in the enumerated path's order of the
-modes). The last two are work budgets, not verdicts: the modes they leave are named by the
-warning W-SINGULAR-UNCHECKED (`GuardedRepair.warnings`), never left out silently.
+either), the variants of a block beyond `MAX_BLOCK_VARIANTS`, and, for a coarse block beyond
+the split's budget, the coarse variants beyond `MAX_COARSE_VARIANTS` (the first ones in the
+enumerated path's order of the modes). The last two are work budgets, not verdicts: the modes
+they leave are named by the warning W-SINGULAR-UNCHECKED (`GuardedRepair.warnings`), never
+left out silently.
 """
 
 from __future__ import annotations
@@ -79,9 +83,10 @@ MAX_COARSE_VARIANTS = 32
 #: component (its labelled reachability has a formula per pair of them: about 3 s of CPU at
 #: 121 equations, the drive line of 30 clutches, 13 s at 201), then its distinct blocks and
 #: their equations added up (a chain of n switched couplings has O(n^2) blocks of O(n)
-#: equations: the drive line of 30 clutches 496 blocks, 20 000 equations).
+#: equations: the drive line of 30 clutches 556 blocks, 20 396 equations; of 50, 1 426 and
+#: 89 826).
 MAX_SPLIT_MEMBERS = 128
-MAX_SPLIT_BLOCKS = 4096
+MAX_SPLIT_BLOCKS = 1024
 MAX_SPLIT_SIZE = 50_000
 
 
@@ -115,6 +120,8 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
     """The variants of the blocks of ``ia`` (the implicit analysis of ``model``) that the
     numerical test finds singular (module docstring), in block order. A variant equal to
     one already tested (the same residuals, offsets and columns) is not tested again.
+    A coarse block is tested by its per-mode blocks (`component_blocks`, docs/theory.md
+    §10.13), or beyond the split's budget by coarse variants (`_sampled_coarse`).
     ``unchecked``: gets ``(block, formula)`` for each block whose modes of ``formula`` were
     not tested, beyond `MAX_BLOCK_VARIANTS` (`MAX_COARSE_VARIANTS` for a coarse block)."""
     if not ia.ok:
