@@ -209,10 +209,15 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
                 for i2, e in dep[i].items():
                     if i2 not in inside:
                         continue
-                    m = modes & e & ~r.get(i2, F)
-                    if m != F:
-                        r[i2] = r.get(i2, F) | m
-                        nxt[i2] = nxt.get(i2, F) | m
+                    # (what was known propagates again: two conjunctions fewer per edge)
+                    m = modes & e
+                    if m == F:
+                        continue
+                    old = r.get(i2, F)
+                    grown = old | m
+                    if grown != old:
+                        r[i2] = grown
+                        nxt[i2] = nxt[i2] | m if i2 in nxt else m
             frontier = nxt
         reach[s] = r
         if len(b) > max_nodes:

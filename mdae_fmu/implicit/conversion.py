@@ -80,8 +80,8 @@ MAX_COARSE_VARIANTS = 32
 
 #: The budget of the split of a coarse block into its per-mode blocks for the check
 #: (`mdae_fmu.implicit.blocks.component_blocks`, docs/theory.md §10.13): the equations of the
-#: component (its labelled reachability has a formula per pair of them: about 3 s of CPU at
-#: 121 equations, the drive line of 30 clutches, 13 s at 201), then its distinct blocks and
+#: component (its labelled reachability has a formula per pair of them: about 2 s of CPU at
+#: 121 equations, the drive line of 30 clutches, 9 s at 201), then its distinct blocks and
 #: their equations added up (a chain of n switched couplings has O(n^2) blocks of O(n)
 #: equations: the drive line of 30 clutches 556 blocks, 20 396 equations; of 50, 1 426 and
 #: 89 826).
