@@ -194,8 +194,8 @@ def _whole(a, members, T, present, coarse: bool) -> list[ConditionalBlock]:
 def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
     """Per-mode strongly connected components inside one union component, by labelled
     forward reachability from each member; None when more than ``max_blocks`` blocks, when
-    their equations add up to more than ``max_size``, or when the reachability formulas take
-    the BDD past ``max_nodes`` nodes."""
+    their equations add up to more than ``max_size``, or when the reachability formulas or
+    the blocks' take the BDD past ``max_nodes`` nodes."""
     b = a.space.bdd
     F = b.false
     inside = set(members)
@@ -242,7 +242,7 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
                 for unk, fu in _assigned(a, mem, T, f):
                     out.append(ConditionalBlock(equations=tuple(a.graph.rows[i] for i in mem),
                                                 unknowns=unk, formula=fu))
-                if len(out) > max_blocks:
+                if len(out) > max_blocks or len(b) > max_nodes:
                     return None
                 continue
             t = cands[pos]
@@ -277,12 +277,12 @@ def _assigned(a, members, T, f):
 
 
 def component_blocks(a, equations, max_blocks: int, max_size: int,
-                     max_nodes: int = 1_000_000) -> list[ConditionalBlock] | None:
+                     max_nodes: int) -> list[ConditionalBlock] | None:
     """The per-mode blocks of the union component of the equations ``equations`` (the rows of
     a coarse block of ``a``), each with the formula of the modes where it is a block with its
     unknowns: `_split` of `conditional_blocks` with a budget of the caller's (``max_blocks``
-    blocks whose equations add up to at most ``max_size``, ``max_nodes`` BDD nodes), None
-    beyond it. For the checks that need every mode's diagonal blocks (docs/theory.md §10.13),
+    blocks whose equations add up to at most ``max_size``, ``max_nodes`` BDD nodes more than
+    the analysis has), None beyond it. For the checks that need every mode's diagonal blocks (docs/theory.md §10.13),
     not for the schedule: its own budget bounds generated code."""
     g, space = a.graph, a.space
     rows = {r: i for i, r in enumerate(g.rows)}
@@ -290,4 +290,5 @@ def component_blocks(a, equations, max_blocks: int, max_size: int,
     regular = space.care & ~a.singular & ~a.undecided
     T, dep = tight_dependencies(a, members)
     present = {i: g.present[i] & regular for i in members}
-    return _split(a, members, dep, T, present, max_blocks, max_nodes, max_size)
+    return _split(a, members, dep, T, present, max_blocks, len(space.bdd) + max_nodes,
+                  max_size)

@@ -30,7 +30,8 @@ schedule) is block-triangular in each mode with the mode's per-mode blocks on it
 so it is singular for all values exactly where one of them is (docs/theory.md §10.13): its
 distinct per-mode blocks, each with the formula of the modes where it is one
 (`mdae_fmu.implicit.blocks.component_blocks`, the split of the schedule with a budget of the
-check's own: `MAX_SPLIT_MEMBERS`, `MAX_SPLIT_BLOCKS`, `MAX_SPLIT_SIZE`), are tested as blocks,
+check's own: `MAX_SPLIT_MEMBERS`, `MAX_SPLIT_BLOCKS`, `MAX_SPLIT_SIZE`, `MAX_SPLIT_NODES`), are
+tested as blocks,
 variant by variant. Beyond that budget (`_sampled_coarse`) its variants are found at modes
 (`_coarse_parts`): at a mode m picked in what is left of its formula, the per-mode blocks of
 the component are the strongly connected components of its dependency graph at m
@@ -88,6 +89,9 @@ MAX_COARSE_VARIANTS = 32
 MAX_SPLIT_MEMBERS = 128
 MAX_SPLIT_BLOCKS = 1024
 MAX_SPLIT_SIZE = 50_000
+#: ... and the BDD nodes its formulas add (the drive line of 30 clutches about 6 500; a tree of
+#: 16 or 30 switched shafts, whose connected subtrees are blocks, goes past it early)
+MAX_SPLIT_NODES = 12_000
 
 
 @dataclass(frozen=True)
@@ -159,7 +163,7 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
             parts: list[ConditionalBlock] | None = [blk]
         else:
             parts = (component_blocks(ia, blk.equations, max_blocks=MAX_SPLIT_BLOCKS,
-                                      max_size=MAX_SPLIT_SIZE)
+                                      max_size=MAX_SPLIT_SIZE, max_nodes=MAX_SPLIT_NODES)
                      if len(blk.equations) <= MAX_SPLIT_MEMBERS else None)
         if parts is None:
             yield from _sampled_coarse(ia, blk, where, order, test, unchecked)
@@ -431,8 +435,9 @@ def unchecked_warning(ia: ImplicitAnalysis, blk: ConditionalBlock, formula: Any)
     if blk.coarse:
         kind, bound = "coarse block", MAX_COARSE_VARIANTS
         why = (f" (its per-mode blocks are beyond the budget of the check: more than "
-               f"{MAX_SPLIT_MEMBERS} equations, {MAX_SPLIT_BLOCKS} distinct blocks or "
-               f"{MAX_SPLIT_SIZE} equations in them)")
+               f"{MAX_SPLIT_MEMBERS} equations, {MAX_SPLIT_BLOCKS} distinct blocks, "
+               f"{MAX_SPLIT_SIZE} equations in them or {MAX_SPLIT_NODES} BDD nodes in their "
+               f"formulas)")
     else:
         kind, bound, why = "block", MAX_BLOCK_VARIANTS, ""
     return (f"W-SINGULAR-UNCHECKED: the {kind} of {len(blk.equations)} equations {{{first}}}"
@@ -454,4 +459,5 @@ def _modes_text(ia: ImplicitAnalysis, found: SingularVariant) -> str:
 
 __all__ = ["GuardedRepair", "SingularVariant", "convert_guarded", "first_mode",
            "singular_variants", "unchecked_warning", "value_at", "MAX_BLOCK_VARIANTS",
-           "MAX_COARSE_VARIANTS", "MAX_SPLIT_BLOCKS", "MAX_SPLIT_MEMBERS", "MAX_SPLIT_SIZE"]
+           "MAX_COARSE_VARIANTS", "MAX_SPLIT_BLOCKS", "MAX_SPLIT_MEMBERS", "MAX_SPLIT_NODES",
+           "MAX_SPLIT_SIZE"]
