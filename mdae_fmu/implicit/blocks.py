@@ -282,8 +282,9 @@ def component_blocks(a, equations, max_blocks: int, max_size: int,
     a coarse block of ``a``), each with the formula of the modes where it is a block with its
     unknowns: `_split` of `conditional_blocks` with a budget of the caller's (``max_blocks``
     blocks whose equations add up to at most ``max_size``, ``max_nodes`` BDD nodes more than
-    the analysis has), None beyond it. For the checks that need every mode's diagonal blocks (docs/theory.md §10.13),
-    not for the schedule: its own budget bounds generated code."""
+    the analysis has), None beyond it. For the checks that need every mode's diagonal
+    blocks (docs/theory.md §10.13), not for the schedule: its own budget bounds generated
+    code."""
     g, space = a.graph, a.space
     rows = {r: i for i, r in enumerate(g.rows)}
     members = sorted(rows[e] for e in equations)

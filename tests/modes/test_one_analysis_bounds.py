@@ -196,9 +196,10 @@ def test_singular_check_budget_names_the_modes_left(monkeypatch):
     assert w.startswith("W-SINGULAR-UNCHECKED: the coarse block of 33 equations {e6, e9, e12, "
                         "...} (its per-mode blocks are beyond the budget of the check: more "
                         "than 16 equations, 1024 distinct blocks, 50000 equations in them or "
-                        "12000 BDD nodes in their formulas) was tested for blocks singular for all values in 32 sets of modes "
-                        "and not in the 224 of 256 modes not clutch3.engaged or not "
-                        "clutch2.engaged or not clutch1.engaged (a block singular there")
+                        "12000 BDD nodes in their formulas) was tested for blocks singular "
+                        "for all values in 32 sets of modes and not in the 224 of 256 modes "
+                        "not clutch3.engaged or not clutch2.engaged or not clutch1.engaged (a "
+                        "block singular there")
     monkeypatch.setattr(conversion, "MAX_COARSE_VARIANTS", 256)
     a = analyze(_drive_line(8), implicit=True)
     assert a.accepted and not any(m.startswith("W-SINGULAR-UNCHECKED") for m in a.messages)
