@@ -399,3 +399,31 @@ def test_events_of_one_part_beyond_the_bound_are_named(monkeypatch):
         "two or more of them at one instant: they act on one connected part of the model, "
         "and their 2^3 - 1 combinations are more than 4 transient modes (a failure of "
         "simultaneous events would be an error; the model is not refused for it)")
+
+
+@pytest.mark.parametrize("family", ["drive_line", "shaft_tree"])
+def test_component_blocks_are_every_modes_blocks(family):
+    """`implicit.blocks.component_blocks` (docs/theory.md §10.13) of a coarse block (the
+    schedule's split refused beyond 8 equations): in each of the 32 modes of the drive line
+    and the shaft tree of 5 clutches, the blocks whose formula holds are the per-mode
+    analysis' blocks (`analyze_modes`, the enumerated oracle) inside the component, with
+    their unknowns."""
+    from mdae_fmu.implicit.blocks import component_blocks
+    from mdae_fmu.structure.per_mode import analyze_modes
+    model = _model(getattr(gen_modeller, family)(5), "M")
+    rep = analyze_modes(model, latent=False)
+    ia = analyze_implicit(model)
+    assert ia.n_modes == len(rep.modes) == 32
+    coarse = [b for b in conditional_blocks(ia, max_component=8) if b.coarse]
+    assert coarse
+    inside = {e for b in coarse for e in b.equations}
+    ia.blocks = [p for b in coarse
+                 for p in component_blocks(ia, b.equations, max_blocks=10 ** 4,
+                                           max_size=10 ** 6, max_nodes=10 ** 6)]
+    assert not any(b.coarse for b in ia.blocks)
+    for ma in rep.modes:
+        got = {(frozenset(b.equations), frozenset(b.unknowns))
+               for b in ia.at(ma.valuation)["blocks"]}
+        want = {(frozenset(e for e, _ in b.equations), frozenset(x.name for x in b.unknowns))
+                for b in ma.blocks if {e for e, _ in b.equations} <= inside}
+        assert got == want, ma.name
