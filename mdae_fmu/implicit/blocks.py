@@ -17,9 +17,10 @@ model: a chain of n switched couplings (clutches, switches) has a block per run 
 couplings, O(n^2) blocks of O(n) equations, which code generation would turn into O(n^3)
 lines (docs/decisions.md §9.1). These bounds choose how a component is scheduled, never a
 verdict: the checks that read the blocks see a coarse block's per-mode blocks (E-WHEN-LOOP,
-`implicit.when_checks._coarse_edges`, docs/theory.md §10.11), split it at concrete modes
-under a work budget that a warning names (`implicit.conversion`, W-SINGULAR-UNCHECKED), or
-restart it whole (`implicit.variants`, §10.6).
+`implicit.when_checks._coarse_edges`, docs/theory.md §10.11), list them with formulas under a
+budget of their own (`component_blocks`, the singularity test of `implicit.conversion`,
+§10.13; beyond it, concrete modes and W-SINGULAR-UNCHECKED), or restart it whole
+(`implicit.variants`, §10.6).
 """
 
 from __future__ import annotations
@@ -266,8 +267,8 @@ def _whole(a, members, T, present, coarse: bool) -> list[ConditionalBlock]:
 def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
     """Per-mode strongly connected components inside one union component, by labelled
     forward reachability from each member; None when more than ``max_blocks`` blocks, when
-    their equations add up to more than ``max_size``, or when the reachability formulas take
-    the BDD past ``max_nodes`` nodes."""
+    their equations add up to more than ``max_size``, or when the reachability formulas or
+    the blocks' take the BDD past ``max_nodes`` nodes."""
     b = a.space.bdd
     F = b.false
     inside = set(members)
@@ -281,10 +282,15 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
                 for i2, e in dep[i].items():
                     if i2 not in inside:
                         continue
-                    m = modes & e & ~r.get(i2, F)
-                    if m != F:
-                        r[i2] = r.get(i2, F) | m
-                        nxt[i2] = nxt.get(i2, F) | m
+                    # (what was known propagates again: two conjunctions fewer per edge)
+                    m = modes & e
+                    if m == F:
+                        continue
+                    old = r.get(i2, F)
+                    grown = old | m
+                    if grown != old:
+                        r[i2] = grown
+                        nxt[i2] = nxt[i2] | m if i2 in nxt else m
             frontier = nxt
         reach[s] = r
         if len(b) > max_nodes:
@@ -309,7 +315,7 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
                 for unk, fu in _assigned(a, mem, T, f):
                     out.append(ConditionalBlock(equations=tuple(a.graph.rows[i] for i in mem),
                                                 unknowns=unk, formula=fu))
-                if len(out) > max_blocks:
+                if len(out) > max_blocks or len(b) > max_nodes:
                     return None
                 continue
             t = cands[pos]
@@ -322,10 +328,17 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
 
 
 def _assigned(a, members, T, f):
-    """Split ``f`` by the unknowns the members are assigned: [(unknown names, formula)]."""
+    """Split ``f`` by the unknowns the members are assigned: [(unknown names, formula)].
+    A member after the first (``f`` lies in the modes where the first reaches it through an
+    edge into it, within the modes where it is assigned) with one possible unknown keeps
+    ``f`` whole, without a conjunction."""
     b = a.space.bdd
     parts = [((), f)]
-    for i in members:
+    for k, i in enumerate(members):
+        if k and len(T[i]) == 1:
+            (j,) = T[i]
+            parts = [(unk + (j,), fu) for unk, fu in parts]
+            continue
         nxt = []
         for unk, fu in parts:
             for j, fj in T[i].items():
@@ -334,3 +347,22 @@ def _assigned(a, members, T, f):
                     nxt.append((unk + (j,), m))
         parts = nxt
     return [(tuple(a.graph.cols[j] for j in sorted(unk)), fu) for unk, fu in parts]
+
+
+def component_blocks(a, equations, max_blocks: int, max_size: int,
+                     max_nodes: int) -> list[ConditionalBlock] | None:
+    """The per-mode blocks of the union component of the equations ``equations`` (the rows of
+    a coarse block of ``a``), each with the formula of the modes where it is a block with its
+    unknowns: `_split` of `conditional_blocks` with a budget of the caller's (``max_blocks``
+    blocks whose equations add up to at most ``max_size``, ``max_nodes`` BDD nodes more than
+    the analysis has), None beyond it. For the checks that need every mode's diagonal
+    blocks (docs/theory.md §10.13), not for the schedule: its own budget bounds generated
+    code."""
+    g, space = a.graph, a.space
+    rows = {r: i for i, r in enumerate(g.rows)}
+    members = sorted(rows[e] for e in equations)
+    regular = space.care & ~a.singular & ~a.undecided
+    T, dep = tight_dependencies(a, members)
+    present = {i: g.present[i] & regular for i in members}
+    return _split(a, members, dep, T, present, max_blocks, len(space.bdd) + max_nodes,
+                  max_size)

@@ -25,27 +25,32 @@ until no variant is singular. A dependency that cannot be converted rejects the 
 enumerated path's message, naming m, followed by the formula of the variant's modes.
 
 A *coarse* block (a union component the implicit analysis does not split per mode,
-`ConditionalBlock.coarse`: more than 64 equations, or too many per-mode blocks) has no formula
-per per-mode block, so its variants are found differently (`_coarse_parts`): at a mode m
-picked in what is left of its formula, the per-mode blocks of the component are the strongly
-connected components of its dependency graph at m (docs/theory.md §4.4: equation i depends on
-the equation assigned the unknown on which i has a tight entry), and the *coarse variant* of
-m is the set of modes of the block's formula where the guards read by what that graph and
-its blocks are made of take their values at m: the formulas, among those that are not
-constant in the block's formula, of which equations exist, which unknown each is assigned,
-the offsets c of the equations and d of the unknowns they read, which signature entries
-exist and which residual branch each equation takes. In every mode of it the component
-splits into the same blocks with the same residuals, each of which is then tested as a
-variant of its own (`_variant`). A coarse variant is usually smaller than the modes where one
-of its blocks is what it is at m, so a rejection from a coarse block names fewer modes than
-the enumerated ones where that block is singular.
+`ConditionalBlock.coarse`: more than 64 equations, or too many per-mode blocks for the
+schedule) is block-triangular in each mode with the mode's per-mode blocks on its diagonal,
+so it is singular for all values exactly where one of them is (docs/theory.md §10.13): its
+distinct per-mode blocks, each with the formula of the modes where it is one
+(`mdae_fmu.implicit.blocks.component_blocks`, the split of the schedule with a budget of the
+check's own: `MAX_SPLIT_MEMBERS`, `MAX_SPLIT_BLOCKS`, `MAX_SPLIT_SIZE`, `MAX_SPLIT_NODES`), are
+tested as blocks,
+variant by variant. Beyond that budget (`_sampled_coarse`) its variants are found at modes
+(`_coarse_parts`): at a mode m picked in what is left of its formula, the per-mode blocks of
+the component are the strongly connected components of its dependency graph at m
+(docs/theory.md §4.4: equation i depends on the equation assigned the unknown on which i has a
+tight entry), and the *coarse variant* of m is the set of modes of the block's formula where
+the guards read by what that graph and its blocks are made of take their values at m: the
+formulas, among those that are not constant in the block's formula, of which equations exist,
+which unknown each is assigned, the offsets c of the equations and d of the unknowns they
+read, which signature entries exist and which residual branch each equation takes. In every
+mode of it the component splits into the same blocks with the same residuals, each of which
+is then tested as a variant of its own (`_variant`).
 
 Not checked (a singularity there shows at run time, as before the check existed): blocks of
 more than `MAX_SAMPLED_BLOCK` equations (as on the enumerated path, which does not test them
-either), the variants of a block beyond `MAX_BLOCK_VARIANTS`, and the coarse variants of a
-component beyond `MAX_COARSE_VARIANTS` (the first ones in the enumerated path's order of the
-modes). The last two are work budgets, not verdicts: the modes they leave are named by the
-warning W-SINGULAR-UNCHECKED (`GuardedRepair.warnings`), never left out silently.
+either), the variants of a block beyond `MAX_BLOCK_VARIANTS`, and, for a coarse block beyond
+the split's budget, the coarse variants beyond `MAX_COARSE_VARIANTS` (the first ones in the
+enumerated path's order of the modes). The last two are work budgets, not verdicts: the modes
+they leave are named by the warning W-SINGULAR-UNCHECKED (`GuardedRepair.warnings`), never
+left out silently.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ from ..structure.per_mode import classify_variables, mode_name
 from ..structure.signature import signature_row
 from ..structure.system_jacobian import BlockSystem
 from .analysis import ImplicitAnalysis, analyze_implicit, branch_residuals
-from .blocks import ConditionalBlock
+from .blocks import ConditionalBlock, component_blocks
 from .formulas import conj
 
 #: Variants of one block tested before the rest of its modes are left unchecked (each test
@@ -73,6 +78,20 @@ MAX_BLOCK_VARIANTS = 256
 #: equations at one mode, about 20 ms at 200 equations: a drive line of 50 clutches has a
 #: coarse variant per mode, and 256 of them would add 5 s to its analysis).
 MAX_COARSE_VARIANTS = 32
+
+#: The budget of the split of a coarse block into its per-mode blocks for the check
+#: (`mdae_fmu.implicit.blocks.component_blocks`, docs/theory.md §10.13): the equations of the
+#: component (its labelled reachability has a formula per pair of them: about 2 s of CPU at
+#: 121 equations, the drive line of 30 clutches, 9 s at 201), then its distinct blocks and
+#: their equations added up (a chain of n switched couplings has O(n^2) blocks of O(n)
+#: equations: the drive line of 30 clutches 556 blocks, 20 396 equations; of 50, 1 426 and
+#: 89 826).
+MAX_SPLIT_MEMBERS = 128
+MAX_SPLIT_BLOCKS = 1024
+MAX_SPLIT_SIZE = 50_000
+#: ... and the BDD nodes its formulas add (the drive line of 30 clutches about 6 500; a tree of
+#: 16 or 30 switched shafts, whose connected subtrees are blocks, goes past it early)
+MAX_SPLIT_NODES = 12_000
 
 
 @dataclass(frozen=True)
@@ -105,6 +124,8 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
     """The variants of the blocks of ``ia`` (the implicit analysis of ``model``) that the
     numerical test finds singular (module docstring), in block order. A variant equal to
     one already tested (the same residuals, offsets and columns) is not tested again.
+    A coarse block is tested by its per-mode blocks (`component_blocks`, docs/theory.md
+    §10.13), or beyond the split's budget by coarse variants (`_sampled_coarse`).
     ``unchecked``: gets ``(block, formula)`` for each block whose modes of ``formula`` were
     not tested, beyond `MAX_BLOCK_VARIANTS` (`MAX_COARSE_VARIANTS` for a coarse block)."""
     if not ia.ok:
@@ -120,41 +141,79 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
     check = SingularityCheck(classify_variables(model).types)
     points = check.points()     # (one pair of sample points for all blocks, as per mode)
     seen: set[tuple[Any, ...]] = set()
+
+    def test(part: ConditionalBlock, asg: dict[str, bool], narrow: bool
+             ) -> tuple[Any, SingularVariant | None]:
+        """The variant of ``part`` at ``asg`` (its formula) and what the numerical test
+        finds there (None: regular, too large to sample or tested already)."""
+        v = _variant(ia, part, where, asg, narrow=narrow)
+        if len(part.equations) > MAX_SAMPLED_BLOCK:
+            return v.formula, None
+        key = (tuple(id(r) for r in v.system.residuals), v.system.offsets, v.system.columns)
+        if key in seen:
+            return v.formula, None
+        seen.add(key)
+        if not check.suspect(v.system, points):
+            return v.formula, None
+        literals = tuple(GuardLiteral(cond=a, positive=asg[space.var_of[a]])
+                         for a in space.atoms)
+        finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
+                          equations=v.equations, d=v.d, literals=literals)
+        return v.formula, SingularVariant(finding=finding, formula=v.formula)
+
     for blk in ia.blocks:
-        if not blk.coarse and len(blk.equations) > MAX_SAMPLED_BLOCK:
-            continue
         if not space.atoms and _plain_scalar(ia, blk, where, check, points):
             continue
-        remaining = blk.formula
-        varying: dict[Any, frozenset[str]] = {}
-        for _ in range(MAX_COARSE_VARIANTS if blk.coarse else MAX_BLOCK_VARIANTS):
-            if remaining == bdd.false:
-                break
-            asg = first_mode(bdd, remaining, order)
-            if blk.coarse:
-                within, parts = _coarse_parts(ia, blk, where, asg, varying)
-                remaining &= ~within
-            else:
-                parts = [blk]
-            for part in parts:
-                if len(part.equations) > MAX_SAMPLED_BLOCK:
-                    continue
-                v = _variant(ia, part, where, asg, narrow=not blk.coarse)
-                if not blk.coarse:
-                    remaining &= ~v.formula
-                key = (tuple(id(r) for r in v.system.residuals), v.system.offsets,
-                       v.system.columns)
-                if key in seen:
-                    continue
-                seen.add(key)
-                if check.suspect(v.system, points):
-                    literals = tuple(GuardLiteral(cond=a, positive=asg[space.var_of[a]])
-                                     for a in space.atoms)
-                    finding = Finding(mode=mode_name(space.mode_pairs(asg)), block=v.system,
-                                      equations=v.equations, d=v.d, literals=literals)
-                    yield SingularVariant(finding=finding, formula=v.formula)
-        if remaining != bdd.false and unchecked is not None:
-            unchecked.append((blk, remaining))
+        if not blk.coarse:
+            parts: list[ConditionalBlock] | None = [blk]
+        else:
+            parts = (component_blocks(ia, blk.equations, max_blocks=MAX_SPLIT_BLOCKS,
+                                      max_size=MAX_SPLIT_SIZE, max_nodes=MAX_SPLIT_NODES)
+                     if len(blk.equations) <= MAX_SPLIT_MEMBERS else None)
+        if parts is None:
+            yield from _sampled_coarse(ia, blk, where, order, test, unchecked)
+            continue
+        for part in parts:
+            if len(part.equations) > MAX_SAMPLED_BLOCK:
+                continue
+            remaining = part.formula
+            for _ in range(MAX_BLOCK_VARIANTS):
+                if remaining == bdd.false:
+                    break
+                formula, found = test(part, first_mode(bdd, remaining, order), True)
+                remaining &= ~formula
+                if found is not None:
+                    yield found
+            if remaining != bdd.false and unchecked is not None:
+                unchecked.append((part, remaining))
+
+
+def _sampled_coarse(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                    order: Mapping[str, int],
+                    test: Callable[[ConditionalBlock, dict[str, bool], bool],
+                                   tuple[Any, SingularVariant | None]],
+                    unchecked: list[tuple[ConditionalBlock, Any]] | None
+                    ) -> Iterator[SingularVariant]:
+    """`singular_variants` of a coarse block whose per-mode blocks are beyond the split's
+    budget (`MAX_SPLIT_BLOCKS`, `MAX_SPLIT_SIZE`): its blocks at the first mode of each of
+    up to `MAX_COARSE_VARIANTS` coarse variants (module docstring), by ``test``; the modes
+    left go to ``unchecked``."""
+    bdd = ia.space.bdd
+    remaining = blk.formula
+    varying: dict[Any, frozenset[str]] = {}
+    for _ in range(MAX_COARSE_VARIANTS):
+        if remaining == bdd.false:
+            break
+        asg = first_mode(bdd, remaining, order)
+        within, parts = _coarse_parts(ia, blk, where, asg, varying)
+        remaining &= ~within
+        for part in parts:
+            if len(part.equations) <= MAX_SAMPLED_BLOCK:
+                found = test(part, asg, False)[1]
+                if found is not None:
+                    yield found
+    if remaining != bdd.false and unchecked is not None:
+        unchecked.append((blk, remaining))
 
 
 def _plain_scalar(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
@@ -260,7 +319,7 @@ def _variant(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
         d[name], fd = fix(ia.d[where.cols[name]])
         fixed.append(fd)
     if narrow:
-        for f in fixed:
+        for f in dict.fromkeys(fixed):      # (the same formula once: a conjunction each)
             formula = conj(formula, f)
     system = BlockSystem(equations=blk.equations,
                          residuals=tuple(eq.residual for eq in equations),
@@ -404,11 +463,17 @@ def unchecked_warning(ia: ImplicitAnalysis, blk: ConditionalBlock, formula: Any)
     tested for singularity for all values (`singular_variants` beyond its work budget)."""
     space = ia.space
     first = ", ".join(blk.equations[:3]) + (", ..." if len(blk.equations) > 3 else "")
-    kind, bound = (("coarse block", MAX_COARSE_VARIANTS) if blk.coarse
-                   else ("block", MAX_BLOCK_VARIANTS))
-    return (f"W-SINGULAR-UNCHECKED: the {kind} of {len(blk.equations)} equations {{{first}}} "
-            f"was tested for blocks singular for all values in {bound} sets of modes and not "
-            f"in the {space.count(formula)} of {ia.n_modes} modes {space.text(formula)} (a "
+    if blk.coarse:
+        kind, bound = "coarse block", MAX_COARSE_VARIANTS
+        why = (f" (its per-mode blocks are beyond the budget of the check: more than "
+               f"{MAX_SPLIT_MEMBERS} equations, {MAX_SPLIT_BLOCKS} distinct blocks, "
+               f"{MAX_SPLIT_SIZE} equations in them or {MAX_SPLIT_NODES} BDD nodes in their "
+               f"formulas)")
+    else:
+        kind, bound, why = "block", MAX_BLOCK_VARIANTS, ""
+    return (f"W-SINGULAR-UNCHECKED: the {kind} of {len(blk.equations)} equations {{{first}}}"
+            f"{why} was tested for blocks singular for all values in {bound} sets of modes and "
+            f"not in the {space.count(formula)} of {ia.n_modes} modes {space.text(formula)} (a "
             f"block singular there shows when the simulation solves it; the model is not "
             f"refused for it)")
 
@@ -425,4 +490,5 @@ def _modes_text(ia: ImplicitAnalysis, found: SingularVariant) -> str:
 
 __all__ = ["GuardedRepair", "SingularVariant", "convert_guarded", "first_mode",
            "singular_variants", "unchecked_warning", "value_at", "MAX_BLOCK_VARIANTS",
-           "MAX_COARSE_VARIANTS"]
+           "MAX_COARSE_VARIANTS", "MAX_SPLIT_BLOCKS", "MAX_SPLIT_MEMBERS", "MAX_SPLIT_NODES",
+           "MAX_SPLIT_SIZE"]

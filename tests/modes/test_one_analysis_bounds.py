@@ -181,21 +181,82 @@ def _drive_line(n: int):
 
 def test_singular_check_budget_names_the_modes_left(monkeypatch):
     """The drive line of 8 clutches has one coarse block (a union component of 33 equations)
-    whose structure differs in each of its 256 modes: the test for blocks singular for all
-    values (`implicit.conversion`) ran at 32 of them and left the others unchecked silently;
-    now W-SINGULAR-UNCHECKED names the 224 modes left, and with a budget that covers them all
-    there is none."""
+    whose structure differs in each of its 256 modes. Its per-mode blocks, each with its
+    formula (`implicit.blocks.component_blocks`, docs/theory.md §10.13), are all tested: no
+    W-SINGULAR-UNCHECKED (the test at 32 sampled sets of modes left 224 modes named by it).
+    Beyond the budget of the split (here 16 equations) the sampled test comes back and the
+    warning names the modes it left and why."""
+    a = analyze(_drive_line(8), implicit=True)
+    assert a.accepted and not any(m.startswith("W-SINGULAR") for m in a.messages)
+    from mdae_fmu.implicit import conversion
+    monkeypatch.setattr(conversion, "MAX_SPLIT_MEMBERS", 16)
     a = analyze(_drive_line(8), implicit=True)
     assert a.accepted
     [w] = [m for m in a.messages if m.startswith("W-SINGULAR-UNCHECKED")]
-    assert w.startswith("W-SINGULAR-UNCHECKED: the coarse block of 33 equations {")
-    assert ("was tested for blocks singular for all values in 32 sets of modes and not in "
-            "the 224 of 256 modes not clutch3.engaged or not clutch2.engaged or not "
-            "clutch1.engaged (a block singular there") in w
-    from mdae_fmu.implicit import conversion
+    assert w.startswith("W-SINGULAR-UNCHECKED: the coarse block of 33 equations {e6, e9, e12, "
+                        "...} (its per-mode blocks are beyond the budget of the check: more "
+                        "than 16 equations, 1024 distinct blocks, 50000 equations in them or "
+                        "12000 BDD nodes in their formulas) was tested for blocks singular "
+                        "for all values in 32 sets of modes and not in the 224 of 256 modes "
+                        "not clutch3.engaged or not clutch2.engaged or not clutch1.engaged (a "
+                        "block singular there")
     monkeypatch.setattr(conversion, "MAX_COARSE_VARIANTS", 256)
     a = analyze(_drive_line(8), implicit=True)
     assert a.accepted and not any(m.startswith("W-SINGULAR-UNCHECKED") for m in a.messages)
+
+
+def _singular_clutch(n: int, k: int) -> str:
+    """The drive line of ``n`` clutches where clutch ``k`` engaged while clutches 1 and 2 are
+    both disengaged has, instead of equal speeds, an equation proportional to
+    ``shaft{k}.flange_b.tau = -clutch{k}.tau``: a block of two rows singular for all values
+    in those 2^(n-3) modes only, inside the drive line's coarse block."""
+    text = gen_modeller.drive_line(n)
+    old = f"    shaft{k}.w = shaft{k + 1}.w;"
+    assert old in text
+    return text.replace(old, f"    0 = if clutch1.engaged or clutch2.engaged then shaft{k}.w - "
+                             f"shaft{k + 1}.w else 2 * shaft{k}.flange_b.tau + 2 * "
+                             f"clutch{k}.tau;")
+
+
+def test_singular_in_some_modes_of_a_coarse_block_as_the_enumerated_analysis(monkeypatch):
+    """A block singular for all values in 8 of the 64 modes of the drive line of 6 clutches,
+    inside a coarse block (the component's split for the schedule refused): the one analysis
+    rejects it with the enumerated analysis'
+    message (the same first mode, the same dependency), followed by the formula of exactly
+    those modes; it does so from the per-mode blocks of the component, with no coarse
+    variant sampled (a budget of one sampled set of modes, the first, all engaged, would
+    miss it)."""
+    from mdae_fmu.implicit import analysis, conversion
+    model = _model(_singular_clutch(6, 3), "DriveLine6")
+    oracle = analyze(model, implicit=False)
+    # the component (25 equations) scheduled as one coarse block, as beyond 64 equations
+    monkeypatch.setattr(analysis, "conditional_blocks",
+                        lambda a: conditional_blocks(a, max_component=16))
+    assert any(b.coarse for b in analyze_implicit(model).blocks)
+    assert not oracle.accepted and oracle.rejection
+    assert oracle.rejection.startswith(
+        "mode {not clutch1.engaged, not clutch2.engaged, clutch3.engaged, ")
+    assert "are dependent for all values: 2*e36 - e39 = 0" in oracle.rejection
+    monkeypatch.setattr(conversion, "MAX_COARSE_VARIANTS", 1)
+    one = analyze(model, implicit=True)
+    assert not one.accepted
+    # (the condition of the if-expression is an atom of its own, its negation printed last)
+    assert one.rejection == (oracle.rejection + "\n  singular for all values in 8 of 64 "
+                             "modes: (not clutch1.engaged and not clutch2.engaged and "
+                             "clutch3.engaged and not clutch1.engaged or clutch2.engaged)")
+    monkeypatch.setattr(conversion, "MAX_SPLIT_MEMBERS", 0)
+    sampled = analyze(model, implicit=True)
+    assert sampled.accepted
+    [w] = [m for m in sampled.messages if m.startswith("W-SINGULAR-UNCHECKED")]
+    assert "in 1 sets of modes and not in the 63 of 64 modes" in w
+
+
+def test_drive_line_time_driven_accepted_without_warning():
+    """The drive line of 8 clutches engaged by time windows: its coarse block's per-mode
+    blocks are all tested, no warning."""
+    a = analyze(_model(gen_modeller.drive_line(8, engage="time"), "DriveLine8Time"),
+                implicit=True)
+    assert a.accepted and not any(m.startswith("W-") for m in a.messages)
 
 
 # (s is a guard of the structure through z's equation)
@@ -338,3 +399,31 @@ def test_events_of_one_part_beyond_the_bound_are_named(monkeypatch):
         "two or more of them at one instant: they act on one connected part of the model, "
         "and their 2^3 - 1 combinations are more than 4 transient modes (a failure of "
         "simultaneous events would be an error; the model is not refused for it)")
+
+
+@pytest.mark.parametrize("family", ["drive_line", "shaft_tree"])
+def test_component_blocks_are_every_modes_blocks(family):
+    """`implicit.blocks.component_blocks` (docs/theory.md §10.13) of a coarse block (the
+    schedule's split refused beyond 8 equations): in each of the 32 modes of the drive line
+    and the shaft tree of 5 clutches, the blocks whose formula holds are the per-mode
+    analysis' blocks (`analyze_modes`, the enumerated oracle) inside the component, with
+    their unknowns."""
+    from mdae_fmu.implicit.blocks import component_blocks
+    from mdae_fmu.structure.per_mode import analyze_modes
+    model = _model(getattr(gen_modeller, family)(5), "M")
+    rep = analyze_modes(model, latent=False)
+    ia = analyze_implicit(model)
+    assert ia.n_modes == len(rep.modes) == 32
+    coarse = [b for b in conditional_blocks(ia, max_component=8) if b.coarse]
+    assert coarse
+    inside = {e for b in coarse for e in b.equations}
+    ia.blocks = [p for b in coarse
+                 for p in component_blocks(ia, b.equations, max_blocks=10 ** 4,
+                                           max_size=10 ** 6, max_nodes=10 ** 6)]
+    assert not any(b.coarse for b in ia.blocks)
+    for ma in rep.modes:
+        got = {(frozenset(b.equations), frozenset(b.unknowns))
+               for b in ia.at(ma.valuation)["blocks"]}
+        want = {(frozenset(e for e, _ in b.equations), frozenset(x.name for x in b.unknowns))
+                for b in ma.blocks if {e for e, _ in b.equations} <= inside}
+        assert got == want, ma.name
