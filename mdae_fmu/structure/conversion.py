@@ -276,9 +276,7 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
                 drop(left)
                 drop(right)
         elif t is Der:
-            k, base = 0, node
-            while type(base) is Der:
-                base, k = base.arg, k + 1
+            base, k = _der_base(node)
             if type(base) is Ref:
                 if k == order and base.name == name:
                     if found:
@@ -296,6 +294,15 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
         else:
             bad.extend(E.children(node))
     return found and not (bad and _occurs(bad, name, order))
+
+
+def _der_base(node: Any) -> tuple[Any, int]:
+    """The expression under the chain of ``der`` that ``node`` (a `E.Der`) starts, and the
+    chain's length."""
+    k = 0
+    while type(node) is E.Der:
+        node, k = node.arg, k + 1
+    return node, k
 
 
 def _is_instance(node: E.Expr, name: str, order: int) -> bool:
@@ -328,9 +335,7 @@ def _occurs(roots: list[Any], name: str, order: int) -> bool:
         elif t is Const:
             pass
         elif t is Der:
-            k, base = 0, node
-            while type(base) is Der:
-                base, k = base.arg, k + 1
+            base, k = _der_base(node)
             if type(base) is Ref:
                 if k == order and base.name == name:
                     return True
