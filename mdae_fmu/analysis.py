@@ -252,7 +252,20 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
     a = _enumerated(model, modes, erasure, lemma22, progress, full)
     if implicit or (implicit is None and a.accepted and len(modes.modes) > 1):
         return _with_schedule(model, a, progress)
+    if a.accepted and len(modes.modes) == 1:
+        return with_single_schedule(a)
     return a
+
+
+def with_single_schedule(a: Analysis) -> Analysis:
+    """``a``, the accepted analysis of a model of one mode, with its guarded schedule: that
+    mode's per-mode analysis wrapped (`mdae_fmu.implicit.schedule.single_mode_schedule`,
+    docs/theory.md §10.9; the report of the code form, ``code_modes``, when there is one),
+    so that every accepted model has a guarded schedule and code generation one entry."""
+    from .implicit.schedule import single_mode_schedule
+    report = a.code_modes or a.modes
+    assert report is not None and len(report.modes) == 1
+    return replace(a, guarded=single_mode_schedule(report))
 
 
 def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,

@@ -174,11 +174,13 @@ def with_placeholder_variable(model: Model) -> Model:
 
 def _guarded_path(analysis, implicit: bool) -> bool:
     """Whether ``export`` generates the guarded schedule of ``analysis``: every model whose
-    analysis built one, and every model beyond the enumeration (the analysis then has no
-    other); not a single-mode model. A multimode analysis without one (the analysis rejects
-    such a model, E-NO-SCHEDULE, so only a saved analysis or the enumerated one,
-    ``implicit=False``, can be one), or ``implicit`` (``--implicit``) asked of an analysis
-    without one: `ModelRejected` with the reason."""
+    analysis built one (a model of one mode has its mode's schedule wrapped,
+    `mdae_fmu.analysis.with_single_schedule`), and every model beyond the enumeration (the
+    analysis then has no other); the per-mode schedules only for a model of one mode saved
+    without one (a saved analysis of an earlier version). A multimode analysis without one
+    (the analysis rejects such a model, E-NO-SCHEDULE, so only a saved analysis or the
+    enumerated one, ``implicit=False``, can be one), or ``implicit`` (``--implicit``) asked of
+    an analysis without one: `ModelRejected` with the reason."""
     if analysis.modes is None or analysis.guarded is not None:
         return True
     if implicit or len(analysis.modes.modes) > 1:
@@ -223,6 +225,10 @@ def plan_code(model: Model, analysis, progress: Progress, guarded: bool = False)
     # the previous instant's values (Def 33, mdae_fmu.modes.event_iteration): the analysis
     # carries that form of the model and its per-mode report (Analysis.code_model)
     model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
+    if guarded and analysis.guarded.single is not None:
+        # one mode: the schedule is that mode's, planned and printed as the per-mode schedule
+        # (every formula true, nothing restarts: no mode logic, no model_modes.c)
+        guarded, report = False, analysis.guarded.single
     if guarded:
         from ..codegen.guarded import (guarded_initialization, mode_dependent_unknowns,
                                        plan_guarded)

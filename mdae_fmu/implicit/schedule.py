@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .. import expr as E
-from ..structure.per_mode import Instance
+from ..structure.per_mode import Instance, ModesReport, eq_label
 
 #: the length of the nonstandard instant in the restart rows (h -> 0)
 STEP = sp.Symbol("mdae_h", positive=True)
@@ -230,7 +230,11 @@ class GuardedSchedule:
     hold at the instant of the event only: the schedule holds the long modes (transient
     guards false) and the when-branches that reinit states run the analysed restart of the
     change into their transient mode (`mdae_fmu.implicit.variants.check_transient_equations`,
-    docs/theory.md §7)."""
+    docs/theory.md §7); ``single``: the schedule of a model of one mode (no guard atom), that
+    mode's per-mode analysis wrapped (`single_mode_schedule`, docs/theory.md §10.9): its blocks
+    are the variants, each with formula true and no restart, held in the report and not
+    copied into ``variants`` (empty; `block_variants` lists them), and code generation plans
+    and prints them as the per-mode schedule of the mode (`mdae_fmu.fmu.export.plan_code`)."""
     model_name: str
     guards: tuple[E.Expr, ...]
     guard_names: tuple[str, ...]
@@ -250,3 +254,65 @@ class GuardedSchedule:
     max_offset: int = 0
     modes: int = -1
     transient_restarts: bool = False
+    single: ModesReport | None = None
+
+    def block_variants(self) -> tuple[GuardedVariant, ...]:
+        """The block variants: ``variants``, or those of the one mode of a ``single``
+        schedule (`single_variants`), built on each call."""
+        return self.variants if self.single is None else single_variants(self.single)
+
+
+def single_mode_schedule(report: ModesReport) -> GuardedSchedule:
+    """The guarded schedule of a model of one mode from its accepted per-mode report
+    (docs/theory.md §10.9): with no guard atom every formula is true, nothing restarts (no
+    mode change: a reinit is the when-branch's own restart), no variable is impulsive and no
+    state is conditional, so the schedule is the mode's block schedule as it is: its layout
+    (states, leading instances, unknowns) and the report itself (``single``), in
+    O(variables), with no sympy, no BDD and no second structural analysis."""
+    mode, = report.modes
+    return GuardedSchedule(
+        model_name=report.model_name, guards=(), guard_names=(),
+        variables=tuple(report.unknowns), states=tuple(mode.states),
+        leading=tuple(mode.leading), impulsive=(), variants=(),
+        table=FormulaTable(var=(), lo=(), hi=()), cond_states=(), flags=(), proxies=(),
+        rproxies=(), n_modes=1, impulse_outputs=(), initial=(),
+        max_offset=max(mode.c.values(), default=0), modes=-1, transient_restarts=False,
+        single=report)
+
+
+def single_variants(report: ModesReport) -> tuple[GuardedVariant, ...]:
+    """The block variants of the one mode of ``report`` (`single_mode_schedule`): per block
+    of its schedule, in its order, the variant with formula true (-1), the block's latent
+    equations as rows (one undifferentiated equation: its expression tree alone, as the
+    guarded schedule of a model that nothing restarts keeps it), its consistency rows
+    F^{<c}, no restart, the variables it writes and those of the mode's unknowns its
+    equations read."""
+    mode, = report.modes
+    table = report.symbols
+    var_id = {n: k for k, n in enumerate(report.unknowns)}
+    solved = {(le.eq_id, le.k): le for le in mode.solved}
+    lower: dict[str, list] = {}
+    for le in mode.consistency:
+        lower.setdefault(le.eq_id, []).append(le)
+    out = []
+    for blk in mode.blocks:
+        eqs = blk.equations
+        label = "+".join(eq_label(e, k) for e, k in eqs)
+        unknowns = tuple(table.sym(u.name, u.order) for u in blk.unknowns)
+        mine = {u.name for u in blk.unknowns}
+        tree = solved[eqs[0]].tree if len(eqs) == 1 and eqs[0][1] == 0 else None
+        rows: tuple = () if tree is not None else tuple(solved[key].expr for key in eqs)
+        found = tree_instances(tree) if tree is not None else set().union(
+            *(table.instances(r) for r in rows))
+        # (the leading instances of the others: what a jump or an impulse would enter by)
+        read = {n for n, k in found if n not in mine and n in var_id
+                and k == mode.d.get(n, 0)}
+        cons = tuple(le.expr for e, _ in eqs
+                     for le in sorted(lower.get(e, ()), key=lambda x: x.k))
+        out.append(GuardedVariant(
+            formula=-1, block=BlockRows(label=label, unknowns=unknowns, rows=rows, tree=tree),
+            restart=None, writes=tuple(var_id[u.name] for u in blk.unknowns),
+            reads=tuple(sorted(var_id[n] for n in read)),
+            origin=(tuple(e for e, _ in eqs), tuple(u.name for u in blk.unknowns)),
+            cons=cons))
+    return tuple(out)

@@ -73,6 +73,11 @@ def check(model, analysis) -> None:
         _automaton(analysis.automaton, names.union(code), "payload.analysis.automaton", tables)
     if analysis.guarded is not None:
         _guarded(analysis.guarded, code, "payload.analysis.guarded")
+        single = analysis.guarded.single
+        if single is not None and single is not (analysis.code_modes or analysis.modes):
+            # (the schedule of a model of one mode wraps the report code generation reads)
+            _fail("payload.analysis.guarded.single", "the schedule of one mode must be the "
+                  "analysis' own per-mode report (code_modes, else modes)")
 
 
 def _index(analysis) -> int:
