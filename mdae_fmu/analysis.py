@@ -260,7 +260,7 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
 def with_single_schedule(a: Analysis) -> Analysis:
     """``a``, the accepted analysis of a model of one mode, with its guarded schedule: that
     mode's per-mode analysis wrapped (`mdae_fmu.implicit.schedule.single_mode_schedule`,
-    docs/theory.md §10.9; the report of the code form, ``code_modes``, when there is one),
+    docs/theory.md §10.14; the report of the code form, ``code_modes``, when there is one),
     so that every accepted model has a guarded schedule and code generation one entry."""
     from .implicit.schedule import single_mode_schedule
     report = a.code_modes or a.modes

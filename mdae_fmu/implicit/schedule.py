@@ -231,7 +231,7 @@ class GuardedSchedule:
     guards false) and the when-branches that reinit states run the analysed restart of the
     change into their transient mode (`mdae_fmu.implicit.variants.check_transient_equations`,
     docs/theory.md §7); ``single``: the schedule of a model of one mode (no guard atom), that
-    mode's per-mode analysis wrapped (`single_mode_schedule`, docs/theory.md §10.9): its blocks
+    mode's per-mode analysis wrapped (`single_mode_schedule`, docs/theory.md §10.14): its blocks
     are the variants, each with formula true and no restart, held in the report and not
     copied into ``variants`` (empty; `block_variants` lists them), and code generation plans
     and prints them as the per-mode schedule of the mode (`mdae_fmu.fmu.export.plan_code`)."""
@@ -264,16 +264,19 @@ class GuardedSchedule:
 
 def single_mode_schedule(report: ModesReport) -> GuardedSchedule:
     """The guarded schedule of a model of one mode from its accepted per-mode report
-    (docs/theory.md §10.9): with no guard atom every formula is true, nothing restarts (no
+    (docs/theory.md §10.14): with no guard atom every formula is true, nothing restarts (no
     mode change: a reinit is the when-branch's own restart), no variable is impulsive and no
     state is conditional, so the schedule is the mode's block schedule as it is: its layout
-    (states, leading instances, unknowns) and the report itself (``single``), in
-    O(variables), with no sympy, no BDD and no second structural analysis."""
+    (states, leading instances of the differentiated variables, unknowns, the algebraic ones
+    ``impulsive`` as the implicit schedule lists them, though nothing reads their impulse)
+    and the report itself (``single``), in O(variables), with no sympy, no BDD and no second
+    structural analysis."""
     mode, = report.modes
     return GuardedSchedule(
         model_name=report.model_name, guards=(), guard_names=(),
         variables=tuple(report.unknowns), states=tuple(mode.states),
-        leading=tuple(mode.leading), impulsive=(), variants=(),
+        leading=tuple(i for i in mode.leading if i.order > 0),
+        impulsive=tuple(n for n in report.unknowns if mode.d.get(n, 0) == 0), variants=(),
         table=FormulaTable(var=(), lo=(), hi=()), cond_states=(), flags=(), proxies=(),
         rproxies=(), n_modes=1, impulse_outputs=(), initial=(),
         max_offset=max(mode.c.values(), default=0), modes=-1, transient_restarts=False,

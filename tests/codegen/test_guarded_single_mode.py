@@ -148,3 +148,51 @@ def test_without_guards_the_analysis_order_is_a_valid_schedule(source, tmp_path)
     if source == "loops":
         assert any(len(v.block.unknowns) == 2 for v in variants)
         assert any(v.cons for v in variants)      # (the pendulum's constraint, c >= 1)
+
+
+@pytest.mark.parametrize("source", ["Pendulum", "BouncingBall", "chain", "loops", "heat"])
+def test_the_schedule_of_one_mode_is_its_block_schedule(source, tmp_path):
+    """docs/theory.md §10.14: the default analysis of a model of one mode carries that mode's
+    block schedule wrapped (`implicit.schedule.single_mode_schedule`, no second structural
+    analysis), and its variants are those the implicit analysis' schedule builds
+    (``implicit=True``, the oracle): the same blocks, each with formula true, no restart,
+    the same unknowns, writes, reads and number of consistency rows, the same layout; its
+    order is a valid schedule (every instance read is written earlier or by the block)."""
+    import sympy as sp
+    from gen_chain import loop_chain_model
+    from gen_scalable import heat_conduction
+
+    from mdae_fmu.structure.per_mode import symbol_table
+    texts = {"chain": lambda: chain(8), "loops": lambda: loop_chain_model(5),
+             "heat": lambda: heat_conduction(12)}
+    if source in texts:
+        path = tmp_path / f"{source}.mo"
+        path.write_text(texts[source]())
+    else:
+        path = ROOT / "reference_models" / f"{source}.mo"
+    model = api.load(path)
+    one, oracle = api.analyze(model), api.analyze(model, implicit=True)
+    assert one.accepted and one.guarded is not None and one.guarded.single is one.modes
+    sched, ref = one.guarded, oracle.guarded
+    assert sched.variants == () and sched.guards == () and sched.n_modes == 1
+    assert (sched.variables, set(sched.states), set(sched.leading), sched.max_offset,
+            sched.impulsive, sched.impulse_outputs, sched.cond_states) == \
+        (ref.variables, set(ref.states), set(ref.leading), ref.max_offset, ref.impulsive,
+         ref.impulse_outputs, ref.cond_states)
+    mine = sched.block_variants()
+    assert all(v.formula == -1 and v.restart is None and not v.merged for v in mine)
+
+    def key(v):
+        return (v.block.label, v.writes, v.reads, v.block.unknowns, len(v.cons))
+    assert sorted(map(key, mine), key=str) == sorted(map(key, ref.variants), key=str)
+    by_label = {v.block.label: v for v in ref.variants}
+    for v in mine:
+        w = by_label[v.block.label]
+        assert (v.block.tree is None) == (w.block.tree is None)
+        for a, b in zip(v.block.rows, w.block.rows):      # (differentiated: sympy rows)
+            assert sp.simplify(a - b) == 0
+    table = symbol_table(one.code_model or model)
+    writer = {x: k for k, v in enumerate(mine) for x in v.written()}
+    for k, v in enumerate(mine):
+        for x in v.block.symbols(table):
+            assert writer.get(x, -1) <= k, (v.block.label, x)

@@ -293,8 +293,9 @@ def test_no_per_mode_fallback_without_a_guarded_schedule(tmp_path):
     """A multimode analysis without a guarded schedule (the analysis rejects such a model,
     E-NO-SCHEDULE: only a saved or altered analysis, or the enumerated one, can be one) is
     refused by the export with the reason, never exported on per-mode schedules; a
-    single-mode model keeps its one schedule, and ``implicit=True`` refuses it with the
-    reason, before any code is generated."""
+    single-mode model has its mode's schedule wrapped (`Analysis.guarded.single`), and
+    ``implicit=True`` refuses an analysis of one mode without a schedule (saved by an
+    earlier version) with the reason, before any code is generated."""
     clutch = analyze(api.load(ROOT / "ClutchBasic.mo"))
     bare = dataclasses.replace(clutch, guarded=None, guarded_refusal="no schedule, by hand")
     with pytest.raises(ModelRejected, match=r"model ClutchBasic: no guarded schedule: "
@@ -314,10 +315,12 @@ def test_no_per_mode_fallback_without_a_guarded_schedule(tmp_path):
                        analysis=listed, progress=False)
     assert not (tmp_path / "c.fmu").exists()
     ball = analyze(api.load(ROOT / "BouncingBall.mo"))
-    assert ball.guarded is None
-    with pytest.raises(ModelRejected, match=r"model BouncingBall: no guarded schedule: "):
+    assert ball.guarded is not None and ball.guarded.single is ball.modes
+    old = dataclasses.replace(ball, guarded=None)
+    with pytest.raises(ModelRejected, match=r"model BouncingBall: no guarded schedule: "
+                       r"the analysis built no guarded schedule"):
         api.export_fmu(api.load(ROOT / "BouncingBall.mo"), tmp_path / "b.fmu",
-                       analysis=ball, implicit=True, progress=False)
+                       analysis=old, implicit=True, progress=False)
     assert not (tmp_path / "b.fmu").exists()
 
 
