@@ -2,8 +2,9 @@
 Deliver 1, docs/multimode.md "Steady blocks"): load, analysis, then the FMU's planning, C and
 gcc (`mdae_fmu.fmu.export.fmu_entries`), each as process CPU including gcc's child processes.
 
-``MODE``: ``guarded`` runs `mdae_fmu.analysis.guarded_analysis` (the one analysis, also on a
-single-mode model, which the default sends to the per-mode path) after what `analyze` runs
+``MODE``: ``guarded`` runs `mdae_fmu.analysis.guarded_analysis` (the implicit analysis and
+its schedule, also on a single-mode model, whose default analysis wraps its mode's schedule
+instead, docs/theory.md §10.14) after what `analyze` runs
 before it (the unit check, the residual scan, the structural parameters, the mode count;
 since stop 40), ``permode`` or ``default``
 the default `analyze`. Run it with ``MDAE_FMU_OBJECT_CACHE=off`` so that gcc compiles the
@@ -81,12 +82,12 @@ def stages(path: str, mode: str) -> None:
     print(f"load {t1 - t0:.2f} s, analysis {t2 - t1:.2f} s", flush=True)
     if "--no-export" not in sys.argv:
         stamps = [(cpu(), "start")]
-        X.fmu_entries(model, "me", resolve_default_experiment(None), a,
-                      lambda msg: stamps.append((cpu(), msg)), guarded=a.guarded is not None)
+        X.fmu_entries(model, "me", resolve_default_experiment(None), X.scheduled(a, False),
+                      lambda msg: stamps.append((cpu(), msg)))
         stamps.append((cpu(), "end"))
         gcc = sum(b[0] - a_[0] for a_, b in zip(stamps, stamps[1:]) if a_[1].startswith("gcc"))
-        print(f"export {stamps[-1][0] - stamps[0][0]:.2f} s (gcc {gcc:.2f} s; guarded: "
-              f"{a.guarded is not None})")
+        print(f"export {stamps[-1][0] - stamps[0][0]:.2f} s (gcc {gcc:.2f} s; one mode's "
+              f"schedule: {a.guarded is not None and a.guarded.single is not None})")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,12 @@ structural analysis (`mdae_fmu.structure.per_mode`, docs/theory.md §4) and the 
 mode changes into the mode-change automaton (`mdae_fmu.modes`, docs/theory.md §8.1), runs for
 a single-mode model, and for a multimode one only when asked for (``implicit=False``: the
 tests' oracle and `mdae-fmu analyze --list-modes`, the debugging view; no guarded schedule, so
-no FMU). ``implicit=True`` builds the guarded schedule of a single-mode model on top of its
-enumerated analysis (`_with_schedule`). Code generation consumes the `Analysis` and runs
-none. `render_text` /
+no FMU). A single-mode model has the per-mode analysis of its one mode, which is what the
+implicit analysis computes there (docs/theory.md §10.14), and carries that mode's block
+schedule as its guarded schedule (`with_single_schedule`: every accepted analysis has one);
+``implicit=True`` builds the implicit analysis' own schedule of a single-mode model on top of
+its enumerated analysis instead (`_with_schedule`). Code generation consumes the `Analysis`
+and runs none. `render_text` /
 `render_json` give the report of `mdae-fmu analyze`."""
 
 from __future__ import annotations
@@ -104,9 +107,10 @@ class Analysis:
     same guards, modes and automaton), and its per-mode report; None when the model is
     compiled as it is.
 
-    ``guarded``: the guarded block schedule of a multimode model (the implicit analysis'
-    blocks with their formulas and restart systems, `mdae_fmu.implicit.schedule`), None for a
-    single-mode model or when ``guarded_refusal`` says why it could not be built;
+    ``guarded``: the guarded block schedule (the implicit analysis' blocks with their
+    formulas and restart systems, `mdae_fmu.implicit.schedule`; for a model of one mode its
+    mode's block schedule, `with_single_schedule`), None for a rejected model or when
+    ``guarded_refusal`` says why it could not be built;
     ``implicit_text`` / ``implicit_json``: the implicit analysis' report
     (`mdae_fmu.implicit.analysis.render_text`), built when first read (`ImplicitReport`:
     ``analyze`` prints it, a save holds it, an export reads neither); ``init_warnings``: the
@@ -201,8 +205,9 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     already computed (read by the enumerated analysis only: a multimode model's report is
     ignored unless ``implicit`` is False); ``progress``: called with the name of each stage.
     ``implicit``: None (default) analyses a multimode model by the one analysis
-    (`guarded_analysis`, no mode enumerated); True also builds the guarded schedule of a
-    single-mode model (one formula, true); False enumerates the modes of a multimode model (the
+    (`guarded_analysis`, no mode enumerated) and a single-mode model by its per-mode
+    analysis with that mode's schedule (`with_single_schedule`); True builds the implicit
+    analysis' schedule of a single-mode model (one formula, true); False enumerates the modes of a multimode model (the
     per-mode report and the automaton, up to 2^12 consistent modes: the oracle and the
     debugging view, with no guarded schedule, so no FMU).
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)

@@ -82,9 +82,10 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     analysis rejects raises `ModelRejected` with the diagnostics of ``analyze``'s verdict, so
     the two commands give one verdict. ``progress``: a `Progress`, None for the default
     (stage names on a terminal), or False for silence. ``implicit``: None (default) or True:
-    a multimode model is exported on the guarded block schedule of its analysis
-    (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 26), the one product path; True
-    (``--implicit``) refuses a model without one. False (the per-mode FMU) was removed and
+    every model is exported on the guarded block schedule of its analysis
+    (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 26; a model of one mode on its
+    mode's, `plan_code`), the one product path; True (``--implicit``) analyses a model of
+    one mode by the implicit analysis and refuses an analysis without a schedule. False (the per-mode FMU) was removed and
     raises `InputError` naming the guarded default; no model is exported on per-mode
     schedules.
     ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
@@ -126,14 +127,15 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
         if on_warning is not None:
             for warning in analysis.warnings:
                 on_warning(warning)
-        guarded = backend == "c" and _guarded_path(analysis, bool(implicit))
+        if backend == "c":
+            analysis = scheduled(analysis, bool(implicit))
         if backend == "python":
             from .python_backend import python_fmu_bytes
             progress("code generation: python plan")
             data = python_fmu_bytes(model, analysis, default_experiment)
             writing(partial, path, lambda: partial.write_bytes(data))
         else:
-            plan = plan_code(model, analysis, progress, guarded=guarded)
+            plan = plan_code(model, analysis, progress)
             # the analysis' parts that the plan does not hold (per-mode structure, automaton)
             # are released before the C is printed (a given analysis stays the caller's)
             del analysis
@@ -172,25 +174,25 @@ def with_placeholder_variable(model: Model) -> Model:
     return dataclasses.replace(model, variables=(placeholder,))
 
 
-def _guarded_path(analysis, implicit: bool) -> bool:
-    """Whether ``export`` generates the guarded schedule of ``analysis``: every model whose
-    analysis built one (a model of one mode has its mode's schedule wrapped,
-    `mdae_fmu.analysis.with_single_schedule`), and every model beyond the enumeration (the
-    analysis then has no other); the per-mode schedules only for a model of one mode saved
-    without one (a saved analysis of an earlier version). A multimode analysis without one
-    (the analysis rejects such a model, E-NO-SCHEDULE, so only a saved analysis or the
-    enumerated one, ``implicit=False``, can be one), or ``implicit`` (``--implicit``) asked of
-    an analysis without one: `ModelRejected` with the reason."""
+def scheduled(analysis, implicit: bool):
+    """``analysis`` with the guarded schedule ``export`` generates: every accepted analysis
+    has one (a model of one mode its mode's schedule wrapped,
+    `mdae_fmu.analysis.with_single_schedule`), and an analysis of one mode saved without one
+    (by an earlier version) is given it here. A multimode analysis without one (the analysis
+    rejects such a model, E-NO-SCHEDULE, so only a saved analysis or the enumerated one,
+    ``implicit=False``, can be one), or ``implicit`` (``--implicit``) asked of an analysis of
+    one mode without one: `ModelRejected` with the reason."""
     if analysis.modes is None or analysis.guarded is not None:
-        return True
-    if implicit or len(analysis.modes.modes) > 1:
-        why = analysis.guarded_refusal or (
-            "the analysis enumerated the modes (implicit=False, `mdae-fmu analyze --list-modes`: "
-            "the debugging view, which builds none); export with the default analysis "
-            "(`mdae-fmu export MODEL`, or a saved `mdae-fmu analyze --json` without --list-modes)"
-            if len(analysis.modes.modes) > 1 else "the analysis built no guarded schedule")
-        raise ModelRejected(f"model {analysis.model_name}: no guarded schedule: {why}")
-    return False
+        return analysis
+    if not implicit and len(analysis.modes.modes) == 1:
+        from ..analysis import with_single_schedule
+        return with_single_schedule(analysis)
+    why = analysis.guarded_refusal or (
+        "the analysis enumerated the modes (implicit=False, `mdae-fmu analyze --list-modes`: "
+        "the debugging view, which builds none); export with the default analysis "
+        "(`mdae-fmu export MODEL`, or a saved `mdae-fmu analyze --json` without --list-modes)"
+        if len(analysis.modes.modes) > 1 else "the analysis built no guarded schedule")
+    raise ModelRejected(f"model {analysis.model_name}: no guarded schedule: {why}")
 
 
 @dataclass
@@ -210,26 +212,26 @@ class CodePlan:
 
 
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
-                progress: Progress, guarded: bool = False) -> dict[str, bytes]:
+                progress: Progress) -> dict[str, bytes]:
     """The files of the FMU of ``model`` (archive name -> bytes) from its accepted
-    ``analysis``: planning (`plan_code`), C sources, model description, gcc
-    (`code_entries`; parameters: `export`). ``guarded``: from the analysis' guarded schedule
-    (`Analysis.guarded`) instead of its per-mode schedules."""
-    return code_entries(plan_code(model, analysis, progress, guarded), fmi_type,
-                        default_experiment, progress)
+    ``analysis`` and its guarded schedule (`scheduled`): planning (`plan_code`), C sources,
+    model description, gcc (`code_entries`; parameters: `export`)."""
+    return code_entries(plan_code(model, analysis, progress), fmi_type, default_experiment,
+                        progress)
 
 
-def plan_code(model: Model, analysis, progress: Progress, guarded: bool = False) -> CodePlan:
-    """The `CodePlan` of ``model`` from its accepted ``analysis`` (`fmu_entries`)."""
+def plan_code(model: Model, analysis, progress: Progress) -> CodePlan:
+    """The `CodePlan` of ``model`` from its accepted ``analysis``'s guarded schedule
+    (`Analysis.guarded`, `scheduled`; `fmu_entries`). The schedule of a model of one mode
+    (`mdae_fmu.implicit.schedule.GuardedSchedule.single`: every formula true, nothing
+    restarts, docs/theory.md §10.14) is planned and printed as that mode's block schedule
+    (`compile_model`: no mode logic, no ``model_modes.c``); any other by
+    `mdae_fmu.codegen.guarded`."""
     # guards evaluated by event iteration are compiled as the cascade reads them, i.e. on
     # the previous instant's values (Def 33, mdae_fmu.modes.event_iteration): the analysis
-    # carries that form of the model and its per-mode report (Analysis.code_model)
-    model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
-    if guarded and analysis.guarded.single is not None:
-        # one mode: the schedule is that mode's, planned and printed as the per-mode schedule
-        # (every formula true, nothing restarts: no mode logic, no model_modes.c)
-        guarded, report = False, analysis.guarded.single
-    if guarded:
+    # carries that form of the model (Analysis.code_model)
+    model, report = analysis.code_model or model, analysis.guarded.single
+    if report is None:
         from ..codegen.guarded import (guarded_initialization, mode_dependent_unknowns,
                                        plan_guarded)
         progress("code generation: plan")
