@@ -207,9 +207,10 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     ``implicit``: None (default) analyses a multimode model by the one analysis
     (`guarded_analysis`, no mode enumerated) and a single-mode model by its per-mode
     analysis with that mode's schedule (`with_single_schedule`); True builds the implicit
-    analysis' schedule of a single-mode model (one formula, true); False enumerates the modes of a multimode model (the
-    per-mode report and the automaton, up to 2^12 consistent modes: the oracle and the
-    debugging view, with no guarded schedule, so no FMU).
+    analysis' schedule of a single-mode model (one formula, true); False enumerates the
+    modes of a multimode model (the per-mode report and the automaton, up to 2^12
+    consistent modes: the oracle and the debugging view, with no guarded schedule, so no
+    FMU).
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
     reject the model instead of being warnings. ``full``: False when only the verdict, the
     summary or the FMU is wanted: a model without guards then skips the mode-change

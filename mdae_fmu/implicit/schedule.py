@@ -36,14 +36,27 @@ a block whose equations are not affine in the 1/h terms (the limit does not exis
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import sympy as sp
+from typing import TYPE_CHECKING, Any
 
 from .. import expr as E
 from ..structure.per_mode import Instance, ModesReport, eq_label
 
-#: the length of the nonstandard instant in the restart rows (h -> 0)
-STEP = sp.Symbol("mdae_h", positive=True)
+if TYPE_CHECKING:
+    import sympy as sp
+else:   # loaded on first use (`mdae_fmu.lazy_modules`)
+    from ..lazy_modules import sympy as sp
+
+#: the length of the nonstandard instant in the restart rows (h -> 0); made on first use
+#: (`__getattr__`), so that the schedule of a model of one mode imports no sympy
+STEP: sp.Symbol
+
+
+def __getattr__(name: str) -> Any:
+    """``STEP``, made when first read (PEP 562)."""
+    if name == "STEP":
+        step = globals()["STEP"] = sp.Symbol("mdae_h", positive=True)
+        return step
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def left_symbol(k: int) -> sp.Symbol:
