@@ -625,7 +625,9 @@ def verdict_text(a: Analysis) -> str:
 
 def _schedule_summary(s: GuardedSchedule) -> str:
     merged = sum(v.merged for v in s.variants)
-    return (f"{len(s.variants)} block variants ({merged} merged), {len(s.table.var)} formula "
+    # (the schedule of one mode holds its blocks, one variant each, in its report)
+    n = len(s.variants) if s.single is None else len(s.single.modes[0].blocks)
+    return (f"{n} block variants ({merged} merged), {len(s.table.var)} formula "
             f"nodes, {len(s.states)} states ({len(s.cond_states)} in some modes only)")
 
 
