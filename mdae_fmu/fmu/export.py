@@ -176,8 +176,9 @@ def with_placeholder_variable(model: Model) -> Model:
 def scheduled(analysis, implicit: bool):
     """``analysis`` with the guarded schedule ``export`` generates: every accepted analysis
     has one (a model of one mode its mode's schedule wrapped,
-    `mdae_fmu.analysis.with_single_schedule`), and an analysis of one mode saved without one
-    (by an earlier version) is given it here. A multimode analysis without one (the analysis
+    `mdae_fmu.analysis.with_single_schedule`), and an analysis of one mode without one
+    (made by hand: a saved one of another version is refused on reading) is given it
+    here. A multimode analysis without one (the analysis
     rejects such a model, E-NO-SCHEDULE, so only a saved analysis or the enumerated one,
     ``implicit=False``, can be one), or ``implicit`` (``--implicit``) asked of an analysis of
     one mode without one: `ModelRejected` with the reason."""

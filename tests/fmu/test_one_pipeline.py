@@ -294,8 +294,8 @@ def test_no_per_mode_fallback_without_a_guarded_schedule(tmp_path):
     E-NO-SCHEDULE: only a saved or altered analysis, or the enumerated one, can be one) is
     refused by the export with the reason, never exported on per-mode schedules; a
     single-mode model has its mode's schedule wrapped (`Analysis.guarded.single`), and
-    ``implicit=True`` refuses an analysis of one mode without a schedule (saved by an
-    earlier version) with the reason, before any code is generated."""
+    ``implicit=True`` refuses an analysis of one mode without a schedule (made by hand)
+    with the reason, before any code is generated."""
     clutch = analyze(api.load(ROOT / "ClutchBasic.mo"))
     bare = dataclasses.replace(clutch, guarded=None, guarded_refusal="no schedule, by hand")
     with pytest.raises(ModelRejected, match=r"model ClutchBasic: no guarded schedule: "
@@ -322,6 +322,11 @@ def test_no_per_mode_fallback_without_a_guarded_schedule(tmp_path):
         api.export_fmu(api.load(ROOT / "BouncingBall.mo"), tmp_path / "b.fmu",
                        analysis=old, implicit=True, progress=False)
     assert not (tmp_path / "b.fmu").exists()
+    # without --implicit it is given its mode's schedule: the FMU of the default analysis
+    for name, a in (("b.fmu", old), ("ball.fmu", ball)):
+        api.export_fmu(api.load(ROOT / "BouncingBall.mo"), tmp_path / name, analysis=a,
+                       progress=False)
+    assert (tmp_path / "b.fmu").read_bytes() == (tmp_path / "ball.fmu").read_bytes()
 
 
 def test_a_per_mode_report_is_no_second_path_to_a_schedule():
