@@ -64,9 +64,9 @@ from ..structure.conversion import (MAX_CONVERSIONS, MAX_SAMPLED_BLOCK, Conversi
                                     DependencyRejected, Finding, SingularityCheck, convert_block)
 from ..structure.per_mode import classify_variables, mode_name
 from ..structure.signature import signature_row
-from ..structure.system_jacobian import BlockSystem
+from ..structure.system_jacobian import BlockSystem, NotEvaluable, Point, sample
 from .analysis import ImplicitAnalysis, analyze_implicit, branch_residuals
-from .blocks import ConditionalBlock, component_blocks
+from .blocks import ConditionalBlock, block_formula, component_blocks
 from .formulas import conj
 
 #: Variants of one block tested before the rest of its modes are left unchecked (each test
@@ -161,17 +161,28 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
                           equations=v.equations, d=v.d, literals=literals)
         return v.formula, SingularVariant(finding=finding, formula=v.formula)
 
+    cert_point: Point | None = None
     for blk in ia.blocks:
         if not space.atoms and _plain_scalar(ia, blk, where, check, points):
             continue
+        cert = None
         if not blk.coarse:
             parts: list[ConditionalBlock] | None = [blk]
         else:
+            if cert_point is None:      # (a point of its own: the others' draws unchanged)
+                cert_point = Point(_CERTIFICATE_SEED, check.types)
+            cert = _interface_certificate(ia, blk, where, cert_point)
+            if cert is not None and cert.zero == bdd.false:
+                continue
             parts = (component_blocks(ia, blk.equations, max_blocks=MAX_SPLIT_BLOCKS,
                                       max_size=MAX_SPLIT_SIZE, max_nodes=MAX_SPLIT_NODES)
                      if len(blk.equations) <= MAX_SPLIT_MEMBERS else None)
         if parts is None:
-            yield from _sampled_coarse(ia, blk, where, order, test, unchecked)
+            if cert is not None:
+                yield from _zero_modes(ia, blk, where, order, cert.zero, check, points, test,
+                                       unchecked)
+            else:
+                yield from _sampled_coarse(ia, blk, where, order, test, unchecked)
             continue
         for part in parts:
             if len(part.equations) > MAX_SAMPLED_BLOCK:
@@ -212,6 +223,186 @@ def _sampled_coarse(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
                 found = test(part, asg, False)[1]
                 if found is not None:
                     yield found
+    if remaining != bdd.false and unchecked is not None:
+        unchecked.append((blk, remaining))
+
+
+#: The interface certificate of a coarse block (`_interface_certificate`, docs/theory.md
+#: §10.14) forms a dense matrix over the rows whose structure changes with the mode (the
+#: switched couplings: a drive line of n clutches has n): beyond this many it is not tried.
+MAX_INTERFACE_ROWS = 2000
+
+#: An entry of the interface matrix below this fraction of its row's scale is zero (the
+#: tolerance of the sampled test, `mdae_fmu.structure.system_jacobian.SINGULAR_RATIO`), and the
+#: symmetric part is definite when its eigenvalues keep one sign above this fraction of the
+#: largest one.
+_INTERFACE_RATIO = 1e-9
+#: The seed of the certificate's point (`mdae_fmu.structure.system_jacobian.Point`).
+_CERTIFICATE_SEED = 4114
+
+
+@dataclass(frozen=True)
+class _Certificate:
+    """The outcome of `_interface_certificate`: the modes of the coarse block where it is
+    not shown regular, ``zero`` (a BDD: the modes of the variants whose interface row
+    vanishes; false when the whole block is regular in every mode)."""
+    zero: Any
+
+
+def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                           point: Any) -> _Certificate | None:
+    """Whether the coarse block ``blk`` has no diagonal block singular for all values in any
+    of its modes, decided at the sampled ``point`` without listing its per-mode blocks
+    (docs/theory.md §10.14): None when the block is not of the form the theorem reads (every
+    equation present in all of its modes, the same set of columns at fixed orders, each
+    switched row with at most one pin and one active interface row, the fixed rows regular on
+    their columns) or the symmetric part of the interface matrix is not definite; otherwise
+    the modes where an interface row vanishes (each a singular mode), the rest regular."""
+    from scipy.sparse import csc_matrix
+    from scipy.sparse.linalg import splu
+    import numpy as np
+    bdd = ia.space.bdd
+    F = bdd.false
+    g = ia.graph
+    scope = blk.formula
+    members = [where.rows[e] for e in blk.equations]
+    fixed: list[tuple[int, Any, int]] = []              # (row, residual, c)
+    switched: list[tuple[int, Any, list[tuple[Any, Any, int]]]] = []  # row, presence, variants
+    assigned: dict[int, Any] = {}                       # column -> the modes it is solved in
+    for i in members:
+        present = g.present[i] & scope
+        cs = [(v, f & scope) for v, f in ia.c[i].items() if f & present != F]
+        bs = [(bf & scope, res) for bf, res in where.branches_of(ia, g.rows[i])
+              if bf & present != F]
+        for j, f in ia.match[i].items():
+            if f & scope != F:
+                assigned[j] = assigned.get(j, F) | (f & scope)
+        if present == scope and len(cs) == 1 and len(bs) == 1:
+            fixed.append((i, bs[0][1], cs[0][0]))
+            continue
+        variants = [(fb & fc & present, res, c) for fb, res in bs for c, fc in cs
+                    if fb & fc & present != F]
+        switched.append((i, present, variants))
+    if len(assigned) != len(members) or len(switched) > MAX_INTERFACE_ROWS:
+        return None
+    # sigma: the column of each switched row, solved exactly where the row is (its pin
+    # where the row is absent), or for a row present in every mode its one assigned column
+    by_modes: dict[Any, list[int]] = {}
+    for j, f in assigned.items():
+        if f != scope:
+            by_modes.setdefault(f, []).append(j)
+    sigma: list[int] = []
+    for i, present, _ in switched:
+        if present != scope:
+            free = by_modes.get(present)
+            if not free:
+                return None
+            sigma.append(free.pop(0))
+        else:
+            js = [j for j, f in ia.match[i].items() if f & scope != F]
+            if len(js) != 1 or assigned[js[0]] != scope:
+                return None
+            sigma.append(js[0])
+    if any(by_modes.values()) or len(set(sigma)) != len(sigma):
+        return None
+    d: dict[int, int] = {}
+    for j in assigned:
+        ds = [v for v, f in ia.d[j].items() if f & assigned[j] != F]
+        if len(ds) != 1:
+            return None
+        d[j] = ds[0]
+    rest = sigma
+    own = [j for j in assigned if j not in set(sigma)]
+    order = own + rest
+    cols = tuple((g.cols[j], d[j]) for j in order)
+    rows = [(g.rows[i], res, c) for i, res, c in fixed]
+    rows += [(g.rows[i], res, c) for i, _, variants in switched for _, res, c in variants]
+    system = BlockSystem(equations=tuple(r[0] for r in rows),
+                         residuals=tuple(r[1] for r in rows),
+                         offsets=tuple(r[2] for r in rows), columns=cols)
+    try:
+        jac = sample(system, point)
+    except NotEvaluable:
+        return None
+    n_f = len(fixed)
+    w = np.zeros((n_f, len(rest)))
+    if n_f:
+        a = jac[:n_f, :n_f]
+        try:
+            lu = splu(csc_matrix(a))
+        except RuntimeError:            # (exactly singular)
+            return None
+        pivots = np.abs(lu.U.diagonal())
+        if not pivots.min() > _INTERFACE_RATIO * pivots.max():
+            return None
+        if rest:
+            w = lu.solve(np.ascontiguousarray(jac[:n_f, n_f:]))
+    scale_w = max(1.0, float(np.abs(w).max())) if w.size else 1.0
+    active: list[Any] = []              # per switched row: its interface row (or None)
+    zero = F
+    k = n_f
+    for n_k, (i, present, variants) in enumerate(switched):
+        act = None
+        for f, _, _ in variants:
+            u = jac[k]
+            k += 1
+            row = u[n_f:] - (u[:n_f] @ w if n_f else 0.0)
+            scale = max(float(np.abs(u).max()), 1e-300) * scale_w
+            big = np.flatnonzero(np.abs(row) > _INTERFACE_RATIO * scale)
+            if len(big) == 0:
+                zero |= f
+            elif len(big) == 1 and int(big[0]) == n_k:
+                continue                # (a pin of its own column, as where it is absent)
+            else:
+                if act is not None and not np.array_equal(act, row):
+                    return None
+                act = row
+        active.append(act)
+    keep = [k for k, a in enumerate(active) if a is not None]
+    if keep:
+        m = np.array([active[k2][keep] for k2 in keep])
+        lam = np.linalg.eigvalsh((m + m.T) / 2)
+        top = float(np.abs(lam).max())
+        if not (lam.min() > _INTERFACE_RATIO * top or lam.max() < -_INTERFACE_RATIO * top):
+            return None
+    return _Certificate(zero=zero)
+
+
+def _zero_modes(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                order: Mapping[str, int], zero: Any, check: SingularityCheck,
+                points: Sequence[Any],
+                test: Callable[[ConditionalBlock, dict[str, bool], bool],
+                               tuple[Any, SingularVariant | None]],
+                unchecked: list[tuple[ConditionalBlock, Any]] | None
+                ) -> Iterator[SingularVariant]:
+    """`singular_variants` of a coarse block beyond the split's budget whose interface
+    certificate leaves the modes ``zero`` (docs/theory.md §10.14: each has a singular
+    diagonal block): at the first mode of what is left of them, the per-mode blocks of the
+    component (`_coarse_parts`); each that the numerical test finds singular is tested as a
+    block with the formula of exactly the modes where it is a diagonal block
+    (`mdae_fmu.implicit.blocks.block_formula`), as the split would give it. Up to
+    `MAX_COARSE_VARIANTS` modes; the modes left go to ``unchecked``."""
+    bdd = ia.space.bdd
+    remaining = zero
+    for _ in range(MAX_COARSE_VARIANTS):
+        if remaining == bdd.false:
+            break
+        asg = first_mode(bdd, remaining, order)
+        within, parts = _coarse_parts(ia, blk, where, asg, {})
+        remaining &= ~within
+        for part in parts:
+            if len(part.equations) > MAX_SAMPLED_BLOCK:
+                continue
+            v = _variant(ia, part, where, asg, narrow=False)
+            if not check.suspect(v.system, points):
+                continue
+            exact = ConditionalBlock(equations=part.equations, unknowns=part.unknowns,
+                                     formula=block_formula(ia, blk.equations, part.equations,
+                                                           part.unknowns))
+            formula, found = test(exact, asg, True)
+            remaining &= ~formula
+            if found is not None:
+                yield found
     if remaining != bdd.false and unchecked is not None:
         unchecked.append((blk, remaining))
 
