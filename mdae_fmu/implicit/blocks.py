@@ -19,7 +19,8 @@ lines (docs/decisions.md §9.1). These bounds choose how a component is schedule
 verdict: the checks that read the blocks see a coarse block's per-mode blocks (E-WHEN-LOOP,
 `implicit.when_checks._coarse_edges`, docs/theory.md §10.11), list them with formulas under a
 budget of their own (`component_blocks`, the singularity test of `implicit.conversion`,
-§10.13; beyond it, concrete modes and W-SINGULAR-UNCHECKED), or restart it whole
+§10.13, after its interface certificate of §10.14, which needs no block but the singular
+ones, `block_formula`; beyond it, concrete modes and W-SINGULAR-UNCHECKED), or restart it whole
 (`implicit.variants`, §10.6).
 """
 

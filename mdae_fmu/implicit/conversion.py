@@ -32,7 +32,16 @@ distinct per-mode blocks, each with the formula of the modes where it is one
 (`mdae_fmu.implicit.blocks.component_blocks`, the split of the schedule with a budget of the
 check's own: `MAX_SPLIT_MEMBERS`, `MAX_SPLIT_BLOCKS`, `MAX_SPLIT_SIZE`, `MAX_SPLIT_NODES`), are
 tested as blocks,
-variant by variant. Beyond that budget (`_sampled_coarse`) its variants are found at modes
+variant by variant. Before that, the *interface certificate* (`_interface_certificate`,
+docs/theory.md §10.14) decides every mode at once when the block's switched rows (those whose
+presence, branch or offset changes with the mode) each have one unknown of their own: the
+Schur complement of those rows over the others, at a sampled point, is a matrix whose rows
+are chosen per mode among a pin and one active row; when its symmetric part is definite no
+mode has a singular diagonal block, except the modes where an active row vanishes, which
+are split at their first mode and tested with the formula of exactly the modes of each
+singular block (`_zero_modes`, `mdae_fmu.implicit.blocks.block_formula`). The drive lines
+and shaft trees of any size are checked so, with no per-mode block listed. Where it does not
+apply and beyond the split's budget (`_sampled_coarse`) its variants are found at modes
 (`_coarse_parts`): at a mode m picked in what is left of its formula, the per-mode blocks of
 the component are the strongly connected components of its dependency graph at m
 (docs/theory.md §4.4: equation i depends on the equation assigned the unknown on which i has a
@@ -47,7 +56,8 @@ is then tested as a variant of its own (`_variant`).
 Not checked (a singularity there shows at run time, as before the check existed): blocks of
 more than `MAX_SAMPLED_BLOCK` equations (as on the enumerated path, which does not test them
 either), the variants of a block beyond `MAX_BLOCK_VARIANTS`, and, for a coarse block beyond
-the split's budget, the coarse variants beyond `MAX_COARSE_VARIANTS` (the first ones in the
+the split's budget that the certificate does not decide, the coarse variants beyond
+`MAX_COARSE_VARIANTS` (the first ones in the
 enumerated path's order of the modes). The last two are work budgets, not verdicts: the modes
 they leave are named by the warning W-SINGULAR-UNCHECKED (`GuardedRepair.warnings`), never
 left out silently.
@@ -92,6 +102,19 @@ MAX_SPLIT_SIZE = 50_000
 #: ... and the BDD nodes its formulas add (the drive line of 30 clutches about 6 500; a tree of
 #: 16 or 30 switched shafts, whose connected subtrees are blocks, goes past it early)
 MAX_SPLIT_NODES = 12_000
+
+#: The interface certificate of a coarse block (`_interface_certificate`, docs/theory.md
+#: §10.14) forms a dense matrix over the rows whose structure changes with the mode (the
+#: switched couplings: a drive line of n clutches has n): beyond this many it is not tried.
+MAX_INTERFACE_ROWS = 2000
+
+#: An entry of the interface matrix below this fraction of its row's scale is zero (the
+#: tolerance of the sampled test, `mdae_fmu.structure.system_jacobian.SINGULAR_RATIO`), and the
+#: symmetric part is definite when its eigenvalues keep one sign above this fraction of the
+#: largest one.
+_INTERFACE_RATIO = 1e-9
+#: The seed of the certificate's point (`mdae_fmu.structure.system_jacobian.Point`).
+_CERTIFICATE_SEED = 4114
 
 
 @dataclass(frozen=True)
@@ -227,20 +250,6 @@ def _sampled_coarse(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
         unchecked.append((blk, remaining))
 
 
-#: The interface certificate of a coarse block (`_interface_certificate`, docs/theory.md
-#: §10.14) forms a dense matrix over the rows whose structure changes with the mode (the
-#: switched couplings: a drive line of n clutches has n): beyond this many it is not tried.
-MAX_INTERFACE_ROWS = 2000
-
-#: An entry of the interface matrix below this fraction of its row's scale is zero (the
-#: tolerance of the sampled test, `mdae_fmu.structure.system_jacobian.SINGULAR_RATIO`), and the
-#: symmetric part is definite when its eigenvalues keep one sign above this fraction of the
-#: largest one.
-_INTERFACE_RATIO = 1e-9
-#: The seed of the certificate's point (`mdae_fmu.structure.system_jacobian.Point`).
-_CERTIFICATE_SEED = 4114
-
-
 @dataclass(frozen=True)
 class _Certificate:
     """The outcome of `_interface_certificate`: the modes of the coarse block where it is
@@ -341,7 +350,7 @@ def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _
     active: list[Any] = []              # per switched row: its interface row (or None)
     zero = F
     k = n_f
-    for n_k, (i, present, variants) in enumerate(switched):
+    for n_k, (_, _, variants) in enumerate(switched):
         act = None
         for f, _, _ in variants:
             u = jac[k]
@@ -681,5 +690,5 @@ def _modes_text(ia: ImplicitAnalysis, found: SingularVariant) -> str:
 
 __all__ = ["GuardedRepair", "SingularVariant", "convert_guarded", "first_mode",
            "singular_variants", "unchecked_warning", "value_at", "MAX_BLOCK_VARIANTS",
-           "MAX_COARSE_VARIANTS", "MAX_SPLIT_BLOCKS", "MAX_SPLIT_MEMBERS", "MAX_SPLIT_NODES",
-           "MAX_SPLIT_SIZE"]
+           "MAX_COARSE_VARIANTS", "MAX_INTERFACE_ROWS", "MAX_SPLIT_BLOCKS",
+           "MAX_SPLIT_MEMBERS", "MAX_SPLIT_NODES", "MAX_SPLIT_SIZE"]
