@@ -262,11 +262,13 @@ def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _
                            point: Any) -> _Certificate | None:
     """Whether the coarse block ``blk`` has no diagonal block singular for all values in any
     of its modes, decided at the sampled ``point`` without listing its per-mode blocks
-    (docs/theory.md §10.14): None when the block is not of the form the theorem reads (every
-    equation present in all of its modes, the same set of columns at fixed orders, each
-    switched row with at most one pin and one active interface row, the fixed rows regular on
-    their columns) or the symmetric part of the interface matrix is not definite; otherwise
-    the modes where an interface row vanishes (each a singular mode), the rest regular."""
+    (docs/theory.md §10.14): None when the block is not of the form the theorem reads (some
+    switched row; the others present in all of its modes with one branch and offset; each
+    switched row present throughout with one unknown, or exactly where an unknown of its own
+    is solved; the columns at fixed orders; at most one active interface row per switched
+    row; the fixed rows regular on their columns) or the symmetric part of the interface
+    matrix is not definite; otherwise the modes where an interface row vanishes (each a
+    singular mode), the rest regular."""
     from scipy.sparse import csc_matrix
     from scipy.sparse.linalg import splu
     import numpy as np
@@ -292,8 +294,8 @@ def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _
         variants = [(fb & fc & present, res, c) for fb, res in bs for c, fc in cs
                     if fb & fc & present != F]
         switched.append((i, present, variants))
-    if len(assigned) != len(members) or len(switched) > MAX_INTERFACE_ROWS:
-        return None
+    if not switched or len(assigned) != len(members) or len(switched) > MAX_INTERFACE_ROWS:
+        return None             # (one structure in every mode: `_sampled_coarse` tests it once)
     # sigma: the column of each switched row, solved exactly where the row is (its pin
     # where the row is absent), or for a row present in every mode its one assigned column
     by_modes: dict[Any, list[int]] = {}
