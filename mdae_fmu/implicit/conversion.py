@@ -269,8 +269,8 @@ def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _
     row; the fixed rows regular on their columns) or the symmetric part of the interface
     matrix is not definite; otherwise the modes where an interface row vanishes (each a
     singular mode), the rest regular."""
-    from scipy.sparse import csc_matrix
-    from scipy.sparse.linalg import splu
+    from scipy.sparse import csc_matrix, csr_matrix
+    from scipy.sparse.linalg import splu, spsolve
     import numpy as np
     bdd = ia.space.bdd
     F = bdd.false
@@ -328,27 +328,35 @@ def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _
     cols = tuple((g.cols[j], d[j]) for j in order)
     rows = [(g.rows[i], res, c) for i, res, c in fixed]
     rows += [(g.rows[i], res, c) for i, _, variants in switched for _, res, c in variants]
-    system = BlockSystem(equations=tuple(r[0] for r in rows),
-                         residuals=tuple(r[1] for r in rows),
-                         offsets=tuple(r[2] for r in rows), columns=cols)
-    try:
-        jac = sample(system, point)
-    except NotEvaluable:
-        return None
-    n_f = len(fixed)
-    w = np.zeros((n_f, len(rest)))
-    if n_f:
-        a = jac[:n_f, :n_f]
+    # each row sampled over the columns it reads (one system of all the rows would seed every
+    # column in every row: quadratic in the block)
+    at = {name: k for k, (name, _) in enumerate(cols)}
+    jac = np.zeros((len(rows), len(cols)))
+    for r, (eq_id, res, c) in enumerate(rows):
+        reads = [at[n] for n in dict.fromkeys(signature_row(res)) if n in at]
+        one = BlockSystem(equations=(eq_id,), residuals=(res,), offsets=(c,),
+                          columns=tuple(cols[k] for k in reads))
         try:
-            lu = splu(csc_matrix(a))
+            jac[r, reads] = sample(one, point)[0]
+        except NotEvaluable:
+            return None
+    n_f = len(fixed)
+    w_ptr, w_col, w_val = np.zeros(n_f + 1, dtype=int), np.zeros(0, dtype=int), np.zeros(0)
+    if n_f:
+        a = csc_matrix(jac[:n_f, :n_f])
+        try:
+            lu = splu(a)
         except RuntimeError:            # (exactly singular)
             return None
         pivots = np.abs(lu.U.diagonal())
         if not pivots.min() > _INTERFACE_RATIO * pivots.max():
             return None
         if rest:
-            w = lu.solve(np.ascontiguousarray(jac[:n_f, n_f:]))
-    scale_w = max(1.0, float(np.abs(w).max())) if w.size else 1.0
+            # W = A^-1 J[R, sigma(G)], sparse (a coupling moves a few unknowns of its cells;
+            # one right-hand side at a time: SuperLU's dense block solve is far slower)
+            w = csr_matrix(spsolve(a, csc_matrix(jac[:n_f, n_f:])).reshape(n_f, len(rest)))
+            w_ptr, w_col, w_val = w.indptr, w.indices, w.data
+    scale_w = max(1.0, float(np.abs(w_val).max())) if w_val.size else 1.0
     active: list[Any] = []              # per switched row: its interface row (or None)
     zero = F
     k = n_f
@@ -357,7 +365,10 @@ def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _
         for f, _, _ in variants:
             u = jac[k]
             k += 1
-            row = u[n_f:] - (u[:n_f] @ w if n_f else 0.0)
+            row = u[n_f:].copy()
+            for c in np.flatnonzero(u[:n_f]):      # (a switched row reads few fixed columns)
+                p0, p1 = w_ptr[c], w_ptr[c + 1]
+                row[w_col[p0:p1]] -= u[c] * w_val[p0:p1]
             scale = max(float(np.abs(u).max()), 1e-300) * scale_w
             big = np.flatnonzero(np.abs(row) > _INTERFACE_RATIO * scale)
             if len(big) == 0:
@@ -371,10 +382,30 @@ def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _
         active.append(act)
     keep = [k for k, a in enumerate(active) if a is not None]
     if keep:
-        m = np.array([active[k2][keep] for k2 in keep])
-        lam = np.linalg.eigvalsh((m + m.T) / 2)
-        top = float(np.abs(lam).max())
-        if not (lam.min() > _INTERFACE_RATIO * top or lam.max() < -_INTERFACE_RATIO * top):
+        # the symmetric part of M definite: its LDL^T pivots (no pivoting, the leading
+        # principal minors' ratios, Sylvester's criterion) all of one sign
+        m_rows, m_cols, m_vals = [], [], []
+        for r, k2 in enumerate(keep):
+            row = active[k2][keep]
+            nz = np.flatnonzero(row)
+            m_rows.append(np.full(len(nz), r))
+            m_cols.append(nz)
+            m_vals.append(row[nz])
+        m = csc_matrix((np.concatenate(m_vals), (np.concatenate(m_rows),
+                                                 np.concatenate(m_cols))),
+                       shape=(len(keep), len(keep)))
+        sym = ((m + m.T) / 2).tocsc()
+        top = float(abs(sym).max())
+        try:
+            ldl = splu(sym, permc_spec="NATURAL", diag_pivot_thresh=0.0,
+                       options={"SymmetricMode": True})
+        except RuntimeError:            # (a zero pivot)
+            return None
+        if np.any(ldl.perm_r != np.arange(len(keep))):
+            return None
+        pivots = ldl.U.diagonal()
+        if not (pivots.min() > _INTERFACE_RATIO * top
+                or pivots.max() < -_INTERFACE_RATIO * top):
             return None
     return _Certificate(zero=zero)
 
