@@ -367,9 +367,9 @@ def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _
             u = jac[k]
             k += 1
             row = u[n_f:].copy()
-            for c in np.flatnonzero(u[:n_f]):      # (a switched row reads few fixed columns)
-                p0, p1 = w_ptr[c], w_ptr[c + 1]
-                row[w_col[p0:p1]] -= u[c] * w_val[p0:p1]
+            for col in np.flatnonzero(u[:n_f]):    # (a switched row reads few fixed columns)
+                p0, p1 = w_ptr[col], w_ptr[col + 1]
+                row[w_col[p0:p1]] -= u[col] * w_val[p0:p1]
             scale = max(float(np.abs(u).max()), 1e-300) * scale_w
             big = np.flatnonzero(np.abs(row) > _INTERFACE_RATIO * scale)
             if len(big) == 0:
