@@ -19,12 +19,14 @@ lines (docs/decisions.md §9.1). These bounds choose how a component is schedule
 verdict: the checks that read the blocks see a coarse block's per-mode blocks (E-WHEN-LOOP,
 `implicit.when_checks._coarse_edges`, docs/theory.md §10.11), list them with formulas under a
 budget of their own (`component_blocks`, the singularity test of `implicit.conversion`,
-§10.13; beyond it, concrete modes and W-SINGULAR-UNCHECKED), or restart it whole
+§10.13, after its interface certificate of §10.15, which needs no block but the singular
+ones, `block_formula`; beyond it, concrete modes and W-SINGULAR-UNCHECKED), or restart it whole
 (`implicit.variants`, §10.6).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any  # BDD nodes of the optional, untyped dd package
 from dataclasses import dataclass
 
@@ -366,3 +368,63 @@ def component_blocks(a, equations, max_blocks: int, max_size: int,
     present = {i: g.present[i] & regular for i in members}
     return _split(a, members, dep, T, present, max_blocks, len(space.bdd) + max_nodes,
                   max_size)
+
+
+def block_formula(a, equations, block, unknowns) -> Any:
+    """The modes where the equations ``block`` are a per-mode block of the union component of
+    the equations ``equations`` (rows of a coarse block of ``a``) with the unknowns
+    ``unknowns``: the formula `_split` gives that block, from two labelled searches
+    from its first member (the modes where it reaches each member, and where each reaches it)
+    instead of one per member (docs/theory.md §10.15: for the one block the numerical test
+    finds singular, not for every block)."""
+    g, space = a.graph, a.space
+    b = space.bdd
+    F = b.false
+    rows = {r: i for i, r in enumerate(g.rows)}
+    members = sorted(rows[e] for e in equations)
+    mem = sorted(rows[e] for e in block)
+    regular = space.care & ~a.singular & ~a.undecided
+    T, dep = tight_dependencies(a, members)
+    present = {i: g.present[i] & regular for i in members}
+    inside = set(members)
+    back: dict[int, dict[int, Any]] = {i: {} for i in members}
+    for i in members:
+        for i2, e in dep[i].items():
+            if i2 in inside:
+                back[i2][i] = e
+    s = mem[0]
+
+    def reach(edges: Mapping[int, Mapping[int, Any]]) -> dict[int, Any]:
+        """The modes where s reaches each member along ``edges`` (`_split`'s search)."""
+        r = {s: present[s]}
+        frontier = {s: present[s]}
+        while frontier:
+            nxt: dict[int, Any] = {}
+            for i, modes in frontier.items():
+                for i2, e in edges[i].items():
+                    m = modes & e
+                    if m == F:
+                        continue
+                    old = r.get(i2, F)
+                    grown = old | m
+                    if grown != old:
+                        r[i2] = grown
+                        nxt[i2] = nxt[i2] | m if i2 in nxt else m
+            frontier = nxt
+        return r
+
+    fwd = reach({i: {i2: e for i2, e in dep[i].items() if i2 in inside} for i in members})
+    bwd = reach(back)
+    inner = set(mem)
+    f = present[s]
+    for t in members:
+        if t == s:
+            continue
+        same = fwd.get(t, F) & bwd.get(t, F) & present[t]
+        f &= same if t in inner else ~same
+        if f == F:
+            return F
+    for unk, fu in _assigned(a, tuple(mem), T, f):
+        if unk == tuple(unknowns):
+            return fu
+    return F

@@ -32,7 +32,16 @@ distinct per-mode blocks, each with the formula of the modes where it is one
 (`mdae_fmu.implicit.blocks.component_blocks`, the split of the schedule with a budget of the
 check's own: `MAX_SPLIT_MEMBERS`, `MAX_SPLIT_BLOCKS`, `MAX_SPLIT_SIZE`, `MAX_SPLIT_NODES`), are
 tested as blocks,
-variant by variant. Beyond that budget (`_sampled_coarse`) its variants are found at modes
+variant by variant. Before that, the *interface certificate* (`_interface_certificate`,
+docs/theory.md §10.15) decides every mode at once when the block's switched rows (those whose
+presence, branch or offset changes with the mode) each have one unknown of their own: the
+Schur complement of those rows over the others, at a sampled point, is a matrix whose rows
+are chosen per mode among a pin and one active row; when its symmetric part is definite no
+mode has a singular diagonal block, except the modes where an active row vanishes, which
+are split at their first mode and tested with the formula of exactly the modes of each
+singular block (`_zero_modes`, `mdae_fmu.implicit.blocks.block_formula`). The drive lines
+and shaft trees of any size are checked so, with no per-mode block listed. Where it does not
+apply and beyond the split's budget (`_sampled_coarse`) its variants are found at modes
 (`_coarse_parts`): at a mode m picked in what is left of its formula, the per-mode blocks of
 the component are the strongly connected components of its dependency graph at m
 (docs/theory.md §4.4: equation i depends on the equation assigned the unknown on which i has a
@@ -47,7 +56,8 @@ is then tested as a variant of its own (`_variant`).
 Not checked (a singularity there shows at run time, as before the check existed): blocks of
 more than `MAX_SAMPLED_BLOCK` equations (as on the enumerated path, which does not test them
 either), the variants of a block beyond `MAX_BLOCK_VARIANTS`, and, for a coarse block beyond
-the split's budget, the coarse variants beyond `MAX_COARSE_VARIANTS` (the first ones in the
+the split's budget that the certificate does not decide, the coarse variants beyond
+`MAX_COARSE_VARIANTS` (the first ones in the
 enumerated path's order of the modes). The last two are work budgets, not verdicts: the modes
 they leave are named by the warning W-SINGULAR-UNCHECKED (`GuardedRepair.warnings`), never
 left out silently.
@@ -64,9 +74,9 @@ from ..structure.conversion import (MAX_CONVERSIONS, MAX_SAMPLED_BLOCK, Conversi
                                     DependencyRejected, Finding, SingularityCheck, convert_block)
 from ..structure.per_mode import classify_variables, mode_name
 from ..structure.signature import signature_row
-from ..structure.system_jacobian import BlockSystem
+from ..structure.system_jacobian import BlockSystem, NotEvaluable, Point, sample
 from .analysis import ImplicitAnalysis, analyze_implicit, branch_residuals
-from .blocks import ConditionalBlock, component_blocks
+from .blocks import ConditionalBlock, block_formula, component_blocks
 from .formulas import conj
 
 #: Variants of one block tested before the rest of its modes are left unchecked (each test
@@ -92,6 +102,20 @@ MAX_SPLIT_SIZE = 50_000
 #: ... and the BDD nodes its formulas add (the drive line of 30 clutches about 6 500; a tree of
 #: 16 or 30 switched shafts, whose connected subtrees are blocks, goes past it early)
 MAX_SPLIT_NODES = 12_000
+
+#: The interface certificate of a coarse block (`_interface_certificate`, docs/theory.md
+#: §10.15) holds a dense row per row whose structure changes with the mode (the switched
+#: couplings: a drive line of n clutches has n, 0.3 s of CPU at n = 400): beyond this many
+#: it is not tried.
+MAX_INTERFACE_ROWS = 2000
+
+#: An entry of the interface matrix below this fraction of its row's scale is zero (the
+#: tolerance of the sampled test, `mdae_fmu.structure.system_jacobian.SINGULAR_RATIO`), and the
+#: symmetric part is definite when its eigenvalues keep one sign above this fraction of the
+#: largest one.
+_INTERFACE_RATIO = 1e-9
+#: The seed of the certificate's point (`mdae_fmu.structure.system_jacobian.Point`).
+_CERTIFICATE_SEED = 4114
 
 
 @dataclass(frozen=True)
@@ -161,17 +185,28 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
                           equations=v.equations, d=v.d, literals=literals)
         return v.formula, SingularVariant(finding=finding, formula=v.formula)
 
+    cert_point: Point | None = None
     for blk in ia.blocks:
         if not space.atoms and _plain_scalar(ia, blk, where, check, points):
             continue
+        cert = None
         if not blk.coarse:
             parts: list[ConditionalBlock] | None = [blk]
         else:
+            if cert_point is None:      # (a point of its own: the others' draws unchanged)
+                cert_point = Point(_CERTIFICATE_SEED, check.types)
+            cert = _interface_certificate(ia, blk, where, cert_point)
+            if cert is not None and cert.zero == bdd.false:
+                continue
             parts = (component_blocks(ia, blk.equations, max_blocks=MAX_SPLIT_BLOCKS,
                                       max_size=MAX_SPLIT_SIZE, max_nodes=MAX_SPLIT_NODES)
                      if len(blk.equations) <= MAX_SPLIT_MEMBERS else None)
         if parts is None:
-            yield from _sampled_coarse(ia, blk, where, order, test, unchecked)
+            if cert is not None:
+                yield from _zero_modes(ia, blk, where, order, cert.zero, check, points, test,
+                                       unchecked)
+            else:
+                yield from _sampled_coarse(ia, blk, where, order, test, unchecked)
             continue
         for part in parts:
             if len(part.equations) > MAX_SAMPLED_BLOCK:
@@ -212,6 +247,205 @@ def _sampled_coarse(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
                 found = test(part, asg, False)[1]
                 if found is not None:
                     yield found
+    if remaining != bdd.false and unchecked is not None:
+        unchecked.append((blk, remaining))
+
+
+@dataclass(frozen=True)
+class _Certificate:
+    """The outcome of `_interface_certificate`: the modes of the coarse block where it is
+    not shown regular, ``zero`` (a BDD: the modes of the variants whose interface row
+    vanishes; false when the whole block is regular in every mode)."""
+    zero: Any
+
+
+def _interface_certificate(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                           point: Any) -> _Certificate | None:
+    """Whether the coarse block ``blk`` has no diagonal block singular for all values in any
+    of its modes, decided at the sampled ``point`` without listing its per-mode blocks
+    (docs/theory.md §10.15): None when the block is not of the form the theorem reads (some
+    switched row; the others present in all of its modes with one branch and offset; each
+    switched row present throughout with one unknown, or exactly where an unknown of its own
+    is solved; the columns at fixed orders; at most one active interface row per switched
+    row; the fixed rows regular on their columns) or the symmetric part of the interface
+    matrix is not definite; otherwise the modes where an interface row vanishes (each a
+    singular mode), the rest regular."""
+    from scipy.sparse import csc_matrix, csr_matrix
+    from scipy.sparse.linalg import splu, spsolve
+    import numpy as np
+    bdd = ia.space.bdd
+    F = bdd.false
+    g = ia.graph
+    scope = blk.formula
+    members = [where.rows[e] for e in blk.equations]
+    fixed: list[tuple[int, Any, int]] = []              # (row, residual, c)
+    switched: list[tuple[int, Any, list[tuple[Any, Any, int]]]] = []  # row, presence, variants
+    assigned: dict[int, Any] = {}                       # column -> the modes it is solved in
+    for i in members:
+        present = g.present[i] & scope
+        cs = [(v, f & scope) for v, f in ia.c[i].items() if f & present != F]
+        bs = [(bf & scope, res) for bf, res in where.branches_of(ia, g.rows[i])
+              if bf & present != F]
+        for j, f in ia.match[i].items():
+            if f & scope != F:
+                assigned[j] = assigned.get(j, F) | (f & scope)
+        if present == scope and len(cs) == 1 and len(bs) == 1:
+            fixed.append((i, bs[0][1], cs[0][0]))
+            continue
+        variants = [(fb & fc & present, res, c) for fb, res in bs for c, fc in cs
+                    if fb & fc & present != F]
+        switched.append((i, present, variants))
+    if not switched or len(assigned) != len(members) or len(switched) > MAX_INTERFACE_ROWS:
+        return None             # (one structure in every mode: `_sampled_coarse` tests it once)
+    # sigma: the column of each switched row, solved exactly where the row is (its pin
+    # where the row is absent), or for a row present in every mode its one assigned column
+    by_modes: dict[Any, list[int]] = {}
+    for j, f in assigned.items():
+        if f != scope:
+            by_modes.setdefault(f, []).append(j)
+    sigma: list[int] = []
+    for i, present, _ in switched:
+        if present != scope:
+            free = by_modes.get(present)
+            if not free:
+                return None
+            sigma.append(free.pop(0))
+        else:
+            js = [j for j, f in ia.match[i].items() if f & scope != F]
+            if len(js) != 1 or assigned[js[0]] != scope:
+                return None
+            sigma.append(js[0])
+    if any(by_modes.values()) or len(set(sigma)) != len(sigma):
+        return None
+    d: dict[int, int] = {}
+    for j in assigned:
+        ds = [v for v, f in ia.d[j].items() if f & assigned[j] != F]
+        if len(ds) != 1:
+            return None
+        d[j] = ds[0]
+    rest = sigma
+    own = [j for j in assigned if j not in set(sigma)]
+    order = own + rest
+    cols = tuple((g.cols[j], d[j]) for j in order)
+    rows = [(g.rows[i], res, c) for i, res, c in fixed]
+    rows += [(g.rows[i], res, c) for i, _, variants in switched for _, res, c in variants]
+    # each row sampled over the columns it reads (one system of all the rows would seed every
+    # column in every row: quadratic in the block)
+    at = {name: k for k, (name, _) in enumerate(cols)}
+    jac = np.zeros((len(rows), len(cols)))
+    for r, (eq_id, res, c) in enumerate(rows):
+        reads = [at[n] for n in dict.fromkeys(signature_row(res)) if n in at]
+        one = BlockSystem(equations=(eq_id,), residuals=(res,), offsets=(c,),
+                          columns=tuple(cols[k] for k in reads))
+        try:
+            jac[r, reads] = sample(one, point)[0]
+        except NotEvaluable:
+            return None
+    n_f = len(fixed)
+    w_ptr, w_col, w_val = np.zeros(n_f + 1, dtype=int), np.zeros(0, dtype=int), np.zeros(0)
+    if n_f:
+        a = csc_matrix(jac[:n_f, :n_f])
+        try:
+            lu = splu(a)
+        except RuntimeError:            # (exactly singular)
+            return None
+        pivots = np.abs(lu.U.diagonal())
+        if not pivots.min() > _INTERFACE_RATIO * pivots.max():
+            return None
+        if rest:
+            # W = A^-1 J[R, sigma(G)], sparse (a coupling moves a few unknowns of its cells;
+            # one right-hand side at a time: SuperLU's dense block solve is far slower)
+            w = csr_matrix(spsolve(a, csc_matrix(jac[:n_f, n_f:])).reshape(n_f, len(rest)))
+            w_ptr, w_col, w_val = w.indptr, w.indices, w.data
+    scale_w = max(1.0, float(np.abs(w_val).max())) if w_val.size else 1.0
+    active: list[Any] = []              # per switched row: its interface row (or None)
+    zero = F
+    k = n_f
+    for n_k, (_, _, variants) in enumerate(switched):
+        act = None
+        for f, _, _ in variants:
+            u = jac[k]
+            k += 1
+            row = u[n_f:].copy()
+            for col in np.flatnonzero(u[:n_f]):    # (a switched row reads few fixed columns)
+                p0, p1 = w_ptr[col], w_ptr[col + 1]
+                row[w_col[p0:p1]] -= u[col] * w_val[p0:p1]
+            scale = max(float(np.abs(u).max()), 1e-300) * scale_w
+            big = np.flatnonzero(np.abs(row) > _INTERFACE_RATIO * scale)
+            if len(big) == 0:
+                zero |= f
+            elif len(big) == 1 and int(big[0]) == n_k:
+                continue                # (a pin of its own column, as where it is absent)
+            else:
+                if act is not None and not np.array_equal(act, row):
+                    return None
+                act = row
+        active.append(act)
+    keep = [k for k, a in enumerate(active) if a is not None]
+    if keep:
+        # the symmetric part of M definite: its LDL^T pivots (no pivoting, the leading
+        # principal minors' ratios, Sylvester's criterion) all of one sign
+        m_rows, m_cols, m_vals = [], [], []
+        for r, k2 in enumerate(keep):
+            row = active[k2][keep]
+            nz = np.flatnonzero(row)
+            m_rows.append(np.full(len(nz), r))
+            m_cols.append(nz)
+            m_vals.append(row[nz])
+        m = csc_matrix((np.concatenate(m_vals), (np.concatenate(m_rows),
+                                                 np.concatenate(m_cols))),
+                       shape=(len(keep), len(keep)))
+        sym = ((m + m.T) / 2).tocsc()
+        top = float(abs(sym).max())
+        try:
+            ldl = splu(sym, permc_spec="NATURAL", diag_pivot_thresh=0.0,
+                       options={"SymmetricMode": True})
+        except RuntimeError:            # (a zero pivot)
+            return None
+        if np.any(ldl.perm_r != np.arange(len(keep))):
+            return None
+        pivots = ldl.U.diagonal()
+        if not (pivots.min() > _INTERFACE_RATIO * top
+                or pivots.max() < -_INTERFACE_RATIO * top):
+            return None
+    return _Certificate(zero=zero)
+
+
+def _zero_modes(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
+                order: Mapping[str, int], zero: Any, check: SingularityCheck,
+                points: Sequence[Any],
+                test: Callable[[ConditionalBlock, dict[str, bool], bool],
+                               tuple[Any, SingularVariant | None]],
+                unchecked: list[tuple[ConditionalBlock, Any]] | None
+                ) -> Iterator[SingularVariant]:
+    """`singular_variants` of a coarse block beyond the split's budget whose interface
+    certificate leaves the modes ``zero`` (docs/theory.md §10.15: each has a singular
+    diagonal block): at the first mode of what is left of them, the per-mode blocks of the
+    component (`_coarse_parts`); each that the numerical test finds singular is tested as a
+    block with the formula of exactly the modes where it is a diagonal block
+    (`mdae_fmu.implicit.blocks.block_formula`), as the split would give it. Up to
+    `MAX_COARSE_VARIANTS` modes; the modes left go to ``unchecked``."""
+    bdd = ia.space.bdd
+    remaining = zero
+    for _ in range(MAX_COARSE_VARIANTS):
+        if remaining == bdd.false:
+            break
+        asg = first_mode(bdd, remaining, order)
+        within, parts = _coarse_parts(ia, blk, where, asg, {})
+        remaining &= ~within
+        for part in parts:
+            if len(part.equations) > MAX_SAMPLED_BLOCK:
+                continue
+            v = _variant(ia, part, where, asg, narrow=False)
+            if not check.suspect(v.system, points):
+                continue
+            exact = ConditionalBlock(equations=part.equations, unknowns=part.unknowns,
+                                     formula=block_formula(ia, blk.equations, part.equations,
+                                                           part.unknowns))
+            formula, found = test(exact, asg, True)
+            remaining &= ~formula
+            if found is not None:
+                yield found
     if remaining != bdd.false and unchecked is not None:
         unchecked.append((blk, remaining))
 
@@ -490,5 +724,5 @@ def _modes_text(ia: ImplicitAnalysis, found: SingularVariant) -> str:
 
 __all__ = ["GuardedRepair", "SingularVariant", "convert_guarded", "first_mode",
            "singular_variants", "unchecked_warning", "value_at", "MAX_BLOCK_VARIANTS",
-           "MAX_COARSE_VARIANTS", "MAX_SPLIT_BLOCKS", "MAX_SPLIT_MEMBERS", "MAX_SPLIT_NODES",
-           "MAX_SPLIT_SIZE"]
+           "MAX_COARSE_VARIANTS", "MAX_INTERFACE_ROWS", "MAX_SPLIT_BLOCKS",
+           "MAX_SPLIT_MEMBERS", "MAX_SPLIT_NODES", "MAX_SPLIT_SIZE"]

@@ -184,12 +184,16 @@ def test_singular_check_budget_names_the_modes_left(monkeypatch):
     whose structure differs in each of its 256 modes. Its per-mode blocks, each with its
     formula (`implicit.blocks.component_blocks`, docs/theory.md §10.13), are all tested: no
     W-SINGULAR-UNCHECKED (the test at 32 sampled sets of modes left 224 modes named by it).
-    Beyond the budget of the split (here 16 equations) the sampled test comes back and the
-    warning names the modes it left and why."""
+    Beyond the budget of the split (here 16 equations) the interface certificate
+    (docs/theory.md §10.15) shows every mode regular; without it too, the sampled test
+    comes back and the warning names the modes it left and why."""
     a = analyze(_drive_line(8), implicit=True)
     assert a.accepted and not any(m.startswith("W-SINGULAR") for m in a.messages)
     from mdae_fmu.implicit import conversion
     monkeypatch.setattr(conversion, "MAX_SPLIT_MEMBERS", 16)
+    a = analyze(_drive_line(8), implicit=True)
+    assert a.accepted and not any(m.startswith("W-SINGULAR") for m in a.messages)
+    monkeypatch.setattr(conversion, "MAX_INTERFACE_ROWS", 0)
     a = analyze(_drive_line(8), implicit=True)
     assert a.accepted
     [w] = [m for m in a.messages if m.startswith("W-SINGULAR-UNCHECKED")]
@@ -245,6 +249,10 @@ def test_singular_in_some_modes_of_a_coarse_block_as_the_enumerated_analysis(mon
                              "modes: (not clutch1.engaged and not clutch2.engaged and "
                              "clutch3.engaged and not clutch1.engaged or clutch2.engaged)")
     monkeypatch.setattr(conversion, "MAX_SPLIT_MEMBERS", 0)
+    # beyond the split's budget, the interface certificate leaves exactly these modes, and
+    # the per-mode blocks there give the same rejection (docs/theory.md §10.15)
+    assert analyze(model, implicit=True).rejection == one.rejection
+    monkeypatch.setattr(conversion, "MAX_INTERFACE_ROWS", 0)
     sampled = analyze(model, implicit=True)
     assert sampled.accepted
     [w] = [m for m in sampled.messages if m.startswith("W-SINGULAR-UNCHECKED")]
