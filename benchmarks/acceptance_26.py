@@ -243,7 +243,8 @@ def rlc(rep: Report, tmp: Path) -> None:
             r = cli("export", str(path), "-o", str(path.with_suffix(".fmu")), cwd=tmp)
             ok = ok and r["code"] == 0
             figures.append(f"n = {n}: exit {r['code']}, {r['cpu']} s CPU")
-        rep.line("rlc", f"RLC cells with ideal {element}es exported (n = 10, 20)", ok,
+        plural = "switches" if element == "switch" else "diodes"
+        rep.line("rlc", f"RLC cells with ideal {plural} exported (n = 10, 20)", ok,
                  "; ".join(figures))
     t = pytest("tests/corpus/test_modeller_families.py", "-m", "", "-k", "rlc")
     rep.line("rlc", "the same FMUs against the exact piecewise solution to 1e-7 "
