@@ -36,7 +36,8 @@ Bullets (``--only`` takes their names, cheapest first):
   benchmarks/gen_multimode.py at its largest size up to 2^6 modes (verdict, offsets, index,
   states and blocks per mode in tests/structure/test_implicit_analysis.py; the guarded
   schedule's restart values against the enumerated automaton in
-  tests/modes/test_enumerated_oracle.py), and those tests pass.
+  tests/modes/test_enumerated_oracle.py), and so the families of benchmarks/gen_modeller.py
+  (both, in test_enumerated_oracle.py), and those tests pass.
 * ``bars``: the corpus figures of README.md (accepted, exported, simulated, references
   matched) from a JSON of ``benchmarks/corpus.py`` given by ``--corpus-json`` (a run takes
   about 30 min; not started here), and the seed models' simulation bar (benchmarks/
@@ -366,6 +367,13 @@ def oracle(rep: Report) -> None:
              not gaps, "; ".join(gaps) or
              f"{', '.join(FAMILIES)}: restarts (test_enumerated_oracle CASES {CASES}), "
              "offsets/index/states/blocks (test_implicit_analysis n <= 8, fault_chain <= 4)")
+    from test_enumerated_oracle import MODELLER
+    rep.line("oracle", "the gen_modeller families against the same oracle",
+             {"drive_line", "drive_line_time", "shaft_tree", "rlc_switch", "rlc_diode"}
+             <= set(MODELLER),
+             f"{', '.join(MODELLER)}: per-mode structure and restarts "
+             "(test_enumerated_oracle.py::test_modeller_families_agree_with_the_enumerated_"
+             "analysis, below)")
     t = pytest("tests/modes/test_enumerated_oracle.py",
                "tests/structure/test_implicit_analysis.py::test_families_agree_with_enumeration",
                "tests/structure/test_implicit_analysis.py::test_fault_chain_agrees_with_enumeration",
