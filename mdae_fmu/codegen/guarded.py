@@ -225,7 +225,8 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     n_real = union.n_real
     real_names = list(union.real_names)
     left = {}
-    for s in union.states if _restarts(model, sched) else ():
+    restarts = _restarts(model, sched)
+    for s in union.states if restarts else ():
         left[s.slot] = n_real
         real_names.append(f"mdae_left({s.name})")
         n_real += 1
@@ -234,7 +235,7 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     taken = {v.name for v in union.variables}
     outputs = []
     impulse = {}
-    for n in sched.impulsive if left else ():
+    for n in sched.impulsive if restarts else ():     # (a model without states restarts too)
         impulse[n] = n_real
         if n in sched.impulse_outputs:
             oname = _fresh(f"impulse({n})", taken)

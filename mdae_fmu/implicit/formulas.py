@@ -18,6 +18,7 @@ uses `ConstantBDD` and does not import ``dd`` (docs/theory.md §10.8).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, Mapping, Sequence
 
@@ -146,12 +147,29 @@ class ConstantBDD:
 
 
 def bdd_manager():
-    """A fresh ``dd.autoref.BDD``, or `InputError` naming the extra to install."""
+    """A fresh ``dd.autoref.BDD`` whose node table is finalized without dd's check (`quiet`),
+    or `InputError` naming the extra to install."""
     try:
         from dd import autoref
     except ImportError:
         raise InputError(MISSING_DD) from None
-    return autoref.BDD()
+    manager = autoref.BDD()
+    manager._bdd.__class__ = quiet(type(manager._bdd))
+    return manager
+
+
+@functools.cache
+def quiet(nodes: type) -> type:
+    """dd's node table ``nodes`` (``dd.bdd.BDD``) without the check of its ``__del__``, which
+    raises "There are nodes still referenced upon shutdown" when a node is referenced. A
+    manager and its ``Function``s are freed together when a reference cycle holds them (a
+    rejected export's exception kept by its catcher: the exception's traceback holds the
+    frame that holds the exception, and the frames below hold the analysis); the garbage
+    collector then runs their finalizers in any order (PEP 442), and the table's, run first,
+    found the nodes its ``Function``s still referenced. Its table is plain Python objects,
+    freed with it: nothing to check or release at that point."""
+    return type("QuietNodes", (nodes,), {"__del__": lambda self: None,
+                                         "__doc__": quiet.__doc__})
 
 
 def conj(f, g):
