@@ -31,8 +31,8 @@ from ..functions import function_table
 from ..heap import release_free_heap
 from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
-from .graph import DM, iter_block_triangular_graph, no_gc
-from .latent import latent_system
+from .graph import DM, iter_block_triangular_graph
+from .latent import Derivatives, latent_derivatives
 from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
 from .residual_scan import residual_scan
@@ -75,13 +75,17 @@ class Instance:
 class LatentEquation:
     """The k-th time derivative of equation ``eq_id``, in residual form ``0 = expr``.
 
-    ``expr`` is a sympy expression. An equation the Σ-method does not differentiate (k = 0 and
-    c = 0) is kept as its expression tree (``residual``, with the mode's ``table``) and
-    converted to sympy only when ``expr`` is first read: the analysis itself needs sympy only
-    for the differentiated equations (docs/theory.md §4.6, RR-9387 Def 15), and converting every
-    equation of a 10^5-equation model cost most of its time."""
+    ``expr`` is a sympy expression, made when first read. An equation the Σ-method does not
+    differentiate (k = 0 and c = 0) is kept as its expression tree (``residual``, with the
+    mode's ``table``) and converted to sympy only when ``expr`` is first read: the analysis
+    itself needs sympy only for the differentiated equations (docs/theory.md §4.6, RR-9387
+    Def 15), and converting every equation of a 10^5-equation model cost most of its time.
+    The latent and consistency equations of a differentiated equation (`derived`) share its
+    `latent.Derivatives`, which converts and differentiates it when one of them is first
+    read: the verdict and the summary read none, so a model whose report is not printed in
+    full never imports sympy (issue 29)."""
 
-    __slots__ = ("eq_id", "k", "_expr", "_residual", "_table")
+    __slots__ = ("eq_id", "k", "_expr", "_residual", "_table", "_source")
 
     def __init__(self, eq_id: str, k: int, expr: sp.Expr | None = None, *,
                  residual: E.Expr | None = None, table: SymbolTable | None = None):
@@ -89,13 +93,26 @@ class LatentEquation:
             raise ValueError("LatentEquation needs expr, or residual and table")
         self.eq_id, self.k = eq_id, k
         self._expr, self._residual, self._table = expr, residual, table
+        self._source: Derivatives | None = None
+
+    @classmethod
+    def derived(cls, eq_id: str, k: int, source: Derivatives) -> LatentEquation:
+        """The k-th derivative of equation ``eq_id``, ``source.get(k)`` when first read."""
+        le = cls.__new__(cls)
+        le.eq_id, le.k = eq_id, k
+        le._expr = le._residual = le._table = None
+        le._source = source
+        return le
 
     @property
     def expr(self) -> sp.Expr:
         if self._expr is None:
-            # (__init__ keeps the residual and its table when no expression is given)
-            assert self._table is not None and self._residual is not None
-            self._expr = self._table.to_sympy(self._residual)
+            if self._source is not None:
+                self._expr = self._source.get(self.k)
+            else:
+                # (__init__ keeps the residual and its table when no expression is given)
+                assert self._table is not None and self._residual is not None
+                self._expr = self._table.to_sympy(self._residual)
         return self._expr
 
     @property
@@ -111,7 +128,10 @@ class LatentEquation:
     @property
     def parts(self) -> tuple[str, int, sp.Expr | None, E.Expr | None, SymbolTable | None]:
         """``(eq_id, k, expr or None, residual, table)``: the constructor's arguments, the
-        sympy form only when it was made already (`mdae_fmu.saved` writes them as they are)."""
+        sympy form only when it was made already (`mdae_fmu.saved` writes them as they are);
+        a latent equation of a differentiated one (`derived`) has its expression made now."""
+        if self._source is not None:
+            return self.eq_id, self.k, self.expr, None, None
         return self.eq_id, self.k, self._expr, self._residual, self._table
 
     def __eq__(self, other: object) -> bool:
@@ -397,26 +417,25 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     consistency: tuple[LatentEquation, ...] = ()
     choice = _StateChoice(selected_states=(), computed_states=(), state_notes=())
     if latent:
-        # sympy allocates many small acyclic objects: without the cyclic collector's
-        # repeated rescans of the growing heap this costs about a third less at 10^4
-        # equations (nothing is leaked, the collection is only deferred)
-        # only the equations the Σ-method differentiates (c > 0) are converted to sympy now;
-        # the others keep their expression tree until a consumer reads their sympy form
-        # (one walk per model found the residuals without a symbolic form,
-        # `residual_scan`; a mode's form of one of them is checked as it is)
+        # no equation is converted to sympy here: the undifferentiated ones keep their
+        # expression tree and the differentiated ones their `latent.Derivatives` until a
+        # consumer reads their sympy form; a residual without one is refused now (one walk
+        # per model found them, `residual_scan`; a mode's form of one of them is checked as
+        # it is)
         unconvertible = residual_scan(model).unconvertible
         for eq in equations:
             if eq.id in unconvertible:
                 _check_symbolic(eq, table)
-        with no_gc():
-            diff = [eq for eq in equations if c[eq.id] > 0]
-            residuals = {eq.id: _to_sympy(table, eq) for eq in diff}
-            s, cons = latent_system(table, residuals, c, [eq.id for eq in diff])
-        top = {i: LatentEquation(i, k, x) for i, k, x in s}
+        # the differentiated ones are converted and differentiated when first read
+        # (`LatentEquation.derived`)
+        diff = [eq for eq in equations if c[eq.id] > 0]
+        s, cons = latent_derivatives(table, diff, c)
+        derived = LatentEquation.derived
+        top = {i: derived(i, k, x) for i, k, x in s}
         solved = tuple(top[eq.id] if eq.id in top else
                        LatentEquation(eq.id, 0, residual=eq.residual, table=table)
                        for eq in equations)
-        consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
+        consistency = tuple(derived(i, k, x) for i, k, x in cons)
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
     if len(equations) >= TRIM_MIN_EQUATIONS:
@@ -466,16 +485,6 @@ def _check_symbolic(eq: Equation, table: SymbolTable) -> None:
     """`_to_sympy`'s refusal, checked on the expression tree without converting."""
     try:
         check_convertible(eq.residual, table.functions)
-    except (ValueError, TypeError) as err:
-        raise InputError(f"equation {eq.id}: its residual has no symbolic form: {err}",
-                         eq.loc) from None
-
-
-def _to_sympy(table: SymbolTable, eq: Equation) -> sp.Expr:
-    """The residual of ``eq`` in sympy; an expression with no symbolic form (an unsupported
-    function) is reported against the equation, not as a traceback."""
-    try:
-        return table.to_sympy(eq.residual)
     except (ValueError, TypeError) as err:
         raise InputError(f"equation {eq.id}: its residual has no symbolic form: {err}",
                          eq.loc) from None
