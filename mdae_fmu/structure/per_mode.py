@@ -31,7 +31,7 @@ from ..functions import function_table
 from ..heap import release_free_heap
 from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
-from .graph import DM, iter_block_triangular_graph
+from .graph import DM, iter_block_triangular_graph, no_gc
 from .latent import Derivatives, latent_derivatives
 from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
@@ -340,8 +340,8 @@ TRIM_MIN_EQUATIONS = 50_000
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
-                 absent_are_unknowns: bool = True, rows_last_read: bool = False
-                 ) -> ModeAnalysis:
+                 absent_are_unknowns: bool = True, rows_last_read: bool = False,
+                 deferred_latent: bool = False) -> ModeAnalysis:
     """Σ-method on one mode's DAE (docs/theory.md §4, §4.4 when it has fewer equations than
     unknowns), then the BTF of the index-reduced system over the leading variables, and (if
     ``latent``) its latent and consistency equations.
@@ -353,7 +353,12 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
 
     ``rows_last_read``: this mode's graph is the last reader of the model's signature rows
     (`signature.sigma_row`), which are released once it is built: about 250 MB less at the
-    peak of 10^6 equations (a later read computes its row again)."""
+    peak of 10^6 equations (a later read computes its row again).
+
+    ``deferred_latent``: the latent and consistency equations of the differentiated
+    equations are converted and differentiated when first read (`LatentEquation.derived`),
+    for a caller that may read none of them (the verdict and the summary of ``analyze``:
+    no sympy import, issue 29); otherwise now, as a full report or an export reads them."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
     if rows_last_read:
@@ -426,16 +431,24 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         for eq in equations:
             if eq.id in unconvertible:
                 _check_symbolic(eq, table)
-        # the differentiated ones are converted and differentiated when first read
-        # (`LatentEquation.derived`)
         diff = [eq for eq in equations if c[eq.id] > 0]
         s, cons = latent_derivatives(table, diff, c)
-        derived = LatentEquation.derived
-        top = {i: derived(i, k, x) for i, k, x in s}
+        if deferred_latent:
+            # converted and differentiated when first read (`LatentEquation.derived`)
+            derived = LatentEquation.derived
+            top = {i: derived(i, k, x) for i, k, x in s}
+            consistency = tuple(derived(i, k, x) for i, k, x in cons)
+        else:
+            # now: every residual converted, then each differentiated (`latent_system`'s
+            # order, in which the table makes its symbols: a saved analysis lists them so)
+            with no_gc():
+                for _, _, x in s:
+                    x.get(0)
+                top = {i: LatentEquation(i, k, x.get(k)) for i, k, x in s}
+                consistency = tuple(LatentEquation(i, k, x.get(k)) for i, k, x in cons)
         solved = tuple(top[eq.id] if eq.id in top else
                        LatentEquation(eq.id, 0, residual=eq.residual, table=table)
                        for eq in equations)
-        consistency = tuple(derived(i, k, x) for i, k, x in cons)
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
     if len(equations) >= TRIM_MIN_EQUATIONS:
@@ -569,7 +582,8 @@ def release_unread_rows(model: Model, mode_equations: Sequence[Equation]) -> Non
 def analyze_modes(model: Model, latent: bool = True,
                   max_guards: int | None = None,
                   absent_are_unknowns: bool = True,
-                  max_modes: int = MAX_ENUMERATED_MODES) -> ModesReport:
+                  max_modes: int = MAX_ENUMERATED_MODES,
+                  deferred_latent: bool = False) -> ModesReport:
     """Per-mode structural analysis of every consistent valuation of the long guards (RR-9334
     Def 31, docs/theory.md §4, §5.3, §8.3). Contradictory valuations (``x > 0`` and ``x <= 0``
     both true, ``x > 1`` true with ``x > 0`` false, ``g2`` true with ``g1`` false when
@@ -577,7 +591,8 @@ def analyze_modes(model: Model, latent: bool = True,
     When more than ``max_modes`` (2^12) valuations are consistent, nothing is analysed and
     the report says so; the count stops at the limit, so many correlated guards with few
     consistent valuations (13 thresholds ``x > 0`` … ``x > 12``: 14 modes) are fine.
-    ``max_guards`` = k is the older form of ``max_modes`` = 2^k."""
+    ``max_guards`` = k is the older form of ``max_modes`` = 2^k. ``deferred_latent``: the
+    latent equations of the differentiated equations made when first read (`analyze_mode`)."""
     if max_guards is not None:
         max_modes = 2 ** max_guards
     cls = classify_variables(model)
@@ -615,7 +630,8 @@ def analyze_modes(model: Model, latent: bool = True,
         eqs = specialize(model, val, classes=cls, discrete_ids=disc_set) if atoms_or_guards \
             else dae_eqs
         modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent,
-                                  absent_are_unknowns, rows_last_read=last_read))
+                                  absent_are_unknowns, rows_last_read=last_read,
+                                  deferred_latent=deferred_latent))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
     if modes:

@@ -124,18 +124,21 @@ def test_table_symbols_are_sympys_real_symbols():
 # --- latent equations made when read (issue 29) ---------------------------------------------
 
 def test_latent_equations_are_made_when_read_and_equal_latent_system(monkeypatch):
-    """The per-mode stage leaves the latent and consistency equations of a differentiated
-    equation unconverted (`LatentEquation.derived`; the stateSelect-guided choice, which
-    reads them, off); read, each is `latent_system`'s (the residual converted and
+    """With ``deferred_latent`` (``analyze`` without the full report) the per-mode stage
+    leaves the latent and consistency equations of a differentiated equation unconverted
+    (`LatentEquation.derived`; the stateSelect-guided choice, which reads them, off); read, each is `latent_system`'s (the residual converted and
     differentiated eagerly, the oracle); a saved analysis holds them as before (`parts`)."""
     from mdae_fmu.structure import per_mode
     from structure_models import pendulum
     monkeypatch.setattr(per_mode, "MAX_STATE_SELECTION", 0)
     model = pendulum()
-    report = per_mode.analyze_modes(model)
+    eager = per_mode.analyze_modes(model).modes[0]
+    report = per_mode.analyze_modes(model, deferred_latent=True)
     mode, table = report.modes[0], report.symbols
     lazy = [e for e in mode.solved + mode.consistency if mode.c[e.eq_id] > 0]
     assert len(lazy) == 3 and not any(e.converted for e in lazy)
+    assert all(e.converted for e in eager.solved + eager.consistency if eager.c[e.eq_id])
+    assert (eager.solved, eager.consistency) == (mode.solved, mode.consistency)
     assert [(e.eq_id, e.k) for e in mode.consistency] == [("f3", 0), ("f3", 1)]
     by_id = {eq.id: eq for eq in model.equations}
     diff = [i for i, c in mode.c.items() if c > 0]
