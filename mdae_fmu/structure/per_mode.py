@@ -104,6 +104,16 @@ class LatentEquation:
         le._source = source
         return le
 
+    @classmethod
+    def of_tree(cls, eq_id: str, residual: E.Expr, table: SymbolTable) -> LatentEquation:
+        """``LatentEquation(eq_id, 0, residual=residual, table=table)`` without the keyword
+        call and its checks (one per equation of a mode)."""
+        le = cls.__new__(cls)
+        le.eq_id, le.k = eq_id, 0
+        le._expr = le._source = None
+        le._residual, le._table = residual, table
+        return le
+
     @property
     def expr(self) -> sp.Expr:
         if self._expr is None:
@@ -446,9 +456,10 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                     x.get(0)
                 top = {i: LatentEquation(i, k, x.get(k)) for i, k, x in s}
                 consistency = tuple(LatentEquation(i, k, x.get(k)) for i, k, x in cons)
-        solved = tuple(top[eq.id] if eq.id in top else
-                       LatentEquation(eq.id, 0, residual=eq.residual, table=table)
-                       for eq in equations)
+        tree = LatentEquation.of_tree
+        solved = tuple([top[eq.id] if eq.id in top else tree(eq.id, eq.residual, table)
+                        for eq in equations] if top else
+                       [tree(eq.id, eq.residual, table) for eq in equations])
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
     if len(equations) >= TRIM_MIN_EQUATIONS:
