@@ -205,6 +205,15 @@ class Block:
         return self._eq if k is None else ((self._eq, k),)  # type: ignore[return-value]
 
     @property
+    def scalar(self) -> tuple[str, int, Instance] | None:
+        """``(eq_id, k, unknown)`` of a block of one equation, without building its tuples;
+        None for a larger block."""
+        k = self._k
+        if k is None:
+            return None
+        return self._eq, k, self._unknown    # type: ignore[return-value]
+
+    @property
     def unknowns(self) -> tuple[Instance, ...]:
         """The leading instances the block is solved for."""
         return (self._unknown if self._k is None      # type: ignore[return-value]
