@@ -126,8 +126,9 @@ def test_table_symbols_are_sympys_real_symbols():
 def test_latent_equations_are_made_when_read_and_equal_latent_system(monkeypatch):
     """With ``deferred_latent`` (``analyze`` without the full report) the per-mode stage
     leaves the latent and consistency equations of a differentiated equation unconverted
-    (`LatentEquation.derived`; the stateSelect-guided choice, which reads them, off); read, each is `latent_system`'s (the residual converted and
-    differentiated eagerly, the oracle); a saved analysis holds them as before (`parts`)."""
+    (`LatentEquation.derived`; the stateSelect-guided choice, which reads them, off); read,
+    each is `latent_system`'s (the residual converted and differentiated eagerly, the
+    oracle), and the eager stage's; a saved analysis holds them as before (`parts`)."""
     from mdae_fmu.structure import per_mode
     from structure_models import pendulum
     monkeypatch.setattr(per_mode, "MAX_STATE_SELECTION", 0)
