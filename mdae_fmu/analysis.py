@@ -254,7 +254,8 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
             # enumerated analysis only when asked for (implicit=False: the test oracle and
             # `analyze --list-modes`)
             return guarded_analysis(model, progress)
-        modes = analyze_modes(model)
+        # (without the full report, the latent equations are made when read: issue 29)
+        modes = analyze_modes(model, deferred_latent=not full)
     a = _enumerated(model, modes, erasure, lemma22, progress, full)
     if implicit or (implicit is None and a.accepted and len(modes.modes) > 1):
         return _with_schedule(model, a, progress)

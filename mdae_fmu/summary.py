@@ -220,11 +220,18 @@ def _state_lines(ok: list[ModeAnalysis], labels: dict[str, str], eqs: "_Equation
                  multimode: bool) -> Iterator[str]:
     """The states (variables whose value the integrator carries) per group of modes, and
     those that consistency equations tie to the others."""
-    by_states = _grouped(ok, lambda m: tuple(str(s) for s in m.states))
+    if len(ok) == 1:
+        # (one mode: the texts of its first states only, `_listed`'s line without the rest)
+        one = ok[0].states
+        yield (f"states ({len(one)}): {_listed(str(s) for s in one[:MAX_LISTED])}"
+               + (f", ... ({len(one)} in all)" if len(one) > MAX_LISTED else ""))
+        by_states: dict = {}
+    else:
+        by_states = _grouped(ok, lambda m: tuple(str(s) for s in m.states))
     if len(by_states) == 1:
         (states, _), = by_states.items()
         yield f"states ({len(states)}): {_listed(states)}"
-    else:
+    elif by_states:
         yield "states (per mode):"
         for states, group in by_states.items():
             yield (f"  {len(states)} in {_listed(labels[m.name] for m in group)}: "

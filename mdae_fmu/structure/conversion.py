@@ -296,6 +296,21 @@ def _generic_entry(residual: E.Expr, inst: tuple[str, int]) -> bool:
     return found and not (bad and _occurs(bad, name, order))
 
 
+def _head_entry(residual: Any, inst: tuple[str, int]) -> bool | None:
+    """`_generic_entry` of a residual ``L - R`` or ``m*L - R`` whose head ``L`` has a name
+    that occurs nowhere else in it (`residual_scan.Defects.heads`), read off its top nodes:
+    for ``inst`` the head, generic (unless ``m`` is a literal zero) since nothing else can
+    hold the instance; None for another instance (the walk of `_generic_entry` decides)."""
+    name, order = inst
+    left = residual.left
+    if _is_instance(left, name, order):
+        return True
+    if type(left) is E.BinOp and left.op == "*" and _is_instance(left.right, name, order):
+        m = left.left
+        return not (type(m) is E.Const and m.value == 0)
+    return None
+
+
 def _der_base(node: Any) -> tuple[Any, int]:
     """The expression under the chain of ``der`` that ``node`` (a `E.Der`) starts, and the
     chain's length."""
@@ -362,24 +377,43 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     # (one mode: no block is shared, every block is checked)
     seen: set[tuple[Any, ...]] | None = set() if len(report.modes) > 1 else None
     generic = _generic_entry
+    # the residuals whose head occurs once (`residual_scan`'s `heads`, by position in
+    # ``model.equations``): a block of one of them solved for its head needs no walk; a
+    # model without long guards has its own equations in every mode
+    scan = model.__dict__.get("_residual_scan")
+    heads = scan.heads if scan is not None else b""
+    unspecialized = not has_long_guards(model)
     for mode in report.modes:
         if not mode.ok or not mode.blocks:
             continue
-        equations: dict[str, Equation] | None = None
+        # the mode's equations and each one's position among them
+        eqs: Sequence[Equation] | None = None
+        where: dict[str, int] = {}
+        quick = False
         points = check.points()
         for blk in mode.blocks:
-            beqs = blk.equations
-            if len(beqs) > MAX_SAMPLED_BLOCK:
+            one = blk.scalar
+            if one is None and len(blk.equations) > MAX_SAMPLED_BLOCK:
                 continue
-            if equations is None:
-                equations = {eq.id: eq for eq in _mode_equations(model, report, mode)}
-            if len(beqs) == 1:
+            if eqs is None:
+                eqs = model.equations if unspecialized else \
+                    _mode_equations(model, report, mode)
+                where = {eq.id: i for i, eq in enumerate(eqs)}
+                quick = unspecialized and len(heads) == len(eqs)
+            if one is not None:
                 # the commonest block, most often passed at once (`SingularityCheck.suspect`)
-                (eq_id, c), (u,) = beqs[0], blk.unknowns
-                if generic(equations[eq_id].residual, (u.name, u.order - c)):
+                eq_id, c, u = one
+                i = where[eq_id]
+                residual = eqs[i].residual
+                inst = (u.name, u.order - c)
+                entry = _head_entry(residual, inst) if quick and heads[i] else None
+                if entry is None:
+                    entry = generic(residual, inst)
+                if entry:
                     continue
+            beqs = blk.equations
             ids, offsets = zip(*beqs)
-            residuals = tuple([equations[i].residual for i in ids])
+            residuals = tuple([eqs[where[i]].residual for i in ids])
             columns = tuple([(u.name, u.order) for u in blk.unknowns])
             if seen is not None:
                 key = (tuple(map(id, residuals)), offsets, columns)
@@ -393,7 +427,7 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
                                  columns=columns)
             if check.sampled(system, shape, points):
                 yield Finding(mode=mode.name, block=system,
-                              equations=tuple(equations[i] for i in ids), d=mode.d,
+                              equations=tuple(eqs[where[i]] for i in ids), d=mode.d,
                               literals=_mode_literals(report, mode))
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Mapping
 
+from ..diagnostics import InputError
+from ..ir import Equation
 from ..symbolic import SymbolTable
 
 if TYPE_CHECKING:
@@ -100,4 +102,54 @@ def latent_system(table: SymbolTable, residuals: Mapping[str, sp.Expr],
         ders = successive_derivatives(table, residuals[eq_id], k_top)
         solved.append((eq_id, k_top, ders[k_top]))
         consistency.extend((eq_id, k, ders[k]) for k in range(k_top))
+    return solved, consistency
+
+
+class Derivatives:
+    """The successive total time derivatives ``[f, f', f'', ...]`` of one equation's residual
+    (`successive_derivatives`), each computed when first read (`get`): the latent equations
+    of a mode (`latent_derivatives`) need sympy only when some reader asks for their
+    expressions (the full report, the JSON, the export, the state selection), not for the
+    analysis' verdict or its summary (issue 29: sympy's import alone is about a quarter of a
+    second). Shared by the latent equations of one equation (its k-th derivatives), so the
+    residual is converted and differentiated once, in the order `latent_system` follows."""
+
+    __slots__ = ("eq", "table", "ders")
+
+    def __init__(self, eq: Equation, table: SymbolTable):
+        self.eq, self.table = eq, table
+        self.ders: list[sp.Expr] | None = None
+
+    def get(self, k: int) -> sp.Expr:
+        """f^(k): the residual converted to sympy (an `InputError` naming the equation when
+        it has no symbolic form), differentiated k times."""
+        ders = self.ders
+        if ders is None:
+            eq = self.eq
+            try:
+                first = self.table.to_sympy(eq.residual)
+            except (ValueError, TypeError) as err:
+                raise InputError(f"equation {eq.id}: its residual has no symbolic form: {err}",
+                                 eq.loc) from None
+            ders = self.ders = [first]
+        while len(ders) <= k:
+            ders.append(total_derivative(self.table, ders[-1]))
+        return ders[k]
+
+
+def latent_derivatives(table: SymbolTable, equations: Iterable[Equation],
+                       c: Mapping[str, int]
+                       ) -> tuple[list[tuple[str, int, Derivatives]],
+                                  list[tuple[str, int, Derivatives]]]:
+    """`latent_system` of ``equations`` with offsets ``c`` (RR-9387 Def 15, docs/theory.md
+    §4.6), each expression left to be computed when read: ``(eq_id, k, source)`` triples in
+    the same order, ``source.get(k)`` being the k-th time derivative of the residual of
+    eq_id (`Derivatives`)."""
+    solved: list[tuple[str, int, Derivatives]] = []
+    consistency: list[tuple[str, int, Derivatives]] = []
+    for eq in equations:
+        k_top = c[eq.id]
+        source = Derivatives(eq, table)
+        solved.append((eq.id, k_top, source))
+        consistency.extend((eq.id, k, source) for k in range(k_top))
     return solved, consistency

@@ -32,7 +32,7 @@ from ..heap import release_free_heap
 from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
 from .graph import DM, iter_block_triangular_graph, no_gc
-from .latent import latent_system
+from .latent import Derivatives, latent_derivatives
 from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
 from .residual_scan import residual_scan
@@ -75,13 +75,17 @@ class Instance:
 class LatentEquation:
     """The k-th time derivative of equation ``eq_id``, in residual form ``0 = expr``.
 
-    ``expr`` is a sympy expression. An equation the Σ-method does not differentiate (k = 0 and
-    c = 0) is kept as its expression tree (``residual``, with the mode's ``table``) and
-    converted to sympy only when ``expr`` is first read: the analysis itself needs sympy only
-    for the differentiated equations (docs/theory.md §4.6, RR-9387 Def 15), and converting every
-    equation of a 10^5-equation model cost most of its time."""
+    ``expr`` is a sympy expression, made when first read. An equation the Σ-method does not
+    differentiate (k = 0 and c = 0) is kept as its expression tree (``residual``, with the
+    mode's ``table``) and converted to sympy only when ``expr`` is first read: the analysis
+    itself needs sympy only for the differentiated equations (docs/theory.md §4.6, RR-9387
+    Def 15), and converting every equation of a 10^5-equation model cost most of its time.
+    The latent and consistency equations of a differentiated equation (`derived`) share its
+    `latent.Derivatives`, which converts and differentiates it when one of them is first
+    read: the verdict and the summary read none, so a model whose report is not printed in
+    full never imports sympy (issue 29)."""
 
-    __slots__ = ("eq_id", "k", "_expr", "_residual", "_table")
+    __slots__ = ("eq_id", "k", "_expr", "_residual", "_table", "_source")
 
     def __init__(self, eq_id: str, k: int, expr: sp.Expr | None = None, *,
                  residual: E.Expr | None = None, table: SymbolTable | None = None):
@@ -89,13 +93,36 @@ class LatentEquation:
             raise ValueError("LatentEquation needs expr, or residual and table")
         self.eq_id, self.k = eq_id, k
         self._expr, self._residual, self._table = expr, residual, table
+        self._source: Derivatives | None = None
+
+    @classmethod
+    def derived(cls, eq_id: str, k: int, source: Derivatives) -> LatentEquation:
+        """The k-th derivative of equation ``eq_id``, ``source.get(k)`` when first read."""
+        le = cls.__new__(cls)
+        le.eq_id, le.k = eq_id, k
+        le._expr = le._residual = le._table = None
+        le._source = source
+        return le
+
+    @classmethod
+    def of_tree(cls, eq_id: str, residual: E.Expr, table: SymbolTable) -> LatentEquation:
+        """``LatentEquation(eq_id, 0, residual=residual, table=table)`` without the keyword
+        call and its checks (one per equation of a mode)."""
+        le = cls.__new__(cls)
+        le.eq_id, le.k = eq_id, 0
+        le._expr = le._source = None
+        le._residual, le._table = residual, table
+        return le
 
     @property
     def expr(self) -> sp.Expr:
         if self._expr is None:
-            # (__init__ keeps the residual and its table when no expression is given)
-            assert self._table is not None and self._residual is not None
-            self._expr = self._table.to_sympy(self._residual)
+            if self._source is not None:
+                self._expr = self._source.get(self.k)
+            else:
+                # (__init__ keeps the residual and its table when no expression is given)
+                assert self._table is not None and self._residual is not None
+                self._expr = self._table.to_sympy(self._residual)
         return self._expr
 
     @property
@@ -111,7 +138,10 @@ class LatentEquation:
     @property
     def parts(self) -> tuple[str, int, sp.Expr | None, E.Expr | None, SymbolTable | None]:
         """``(eq_id, k, expr or None, residual, table)``: the constructor's arguments, the
-        sympy form only when it was made already (`mdae_fmu.saved` writes them as they are)."""
+        sympy form only when it was made already (`mdae_fmu.saved` writes them as they are);
+        a latent equation of a differentiated one (`derived`) has its expression made now."""
+        if self._source is not None:
+            return self.eq_id, self.k, self.expr, None, None
         return self.eq_id, self.k, self._expr, self._residual, self._table
 
     def __eq__(self, other: object) -> bool:
@@ -173,6 +203,15 @@ class Block:
         k = self._k
         # (`__init__`: ``_eq`` is the tuple when ``_k`` is None, the equation id otherwise)
         return self._eq if k is None else ((self._eq, k),)  # type: ignore[return-value]
+
+    @property
+    def scalar(self) -> tuple[str, int, Instance] | None:
+        """``(eq_id, k, unknown)`` of a block of one equation, without building its tuples;
+        None for a larger block."""
+        k = self._k
+        if k is None:
+            return None
+        return self._eq, k, self._unknown    # type: ignore[return-value]
 
     @property
     def unknowns(self) -> tuple[Instance, ...]:
@@ -320,8 +359,8 @@ TRIM_MIN_EQUATIONS = 50_000
 def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...],
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
-                 absent_are_unknowns: bool = True, rows_last_read: bool = False
-                 ) -> ModeAnalysis:
+                 absent_are_unknowns: bool = True, rows_last_read: bool = False,
+                 deferred_latent: bool = False) -> ModeAnalysis:
     """Σ-method on one mode's DAE (docs/theory.md §4, §4.4 when it has fewer equations than
     unknowns), then the BTF of the index-reduced system over the leading variables, and (if
     ``latent``) its latent and consistency equations.
@@ -333,7 +372,12 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
 
     ``rows_last_read``: this mode's graph is the last reader of the model's signature rows
     (`signature.sigma_row`), which are released once it is built: about 250 MB less at the
-    peak of 10^6 equations (a later read computes its row again)."""
+    peak of 10^6 equations (a later read computes its row again).
+
+    ``deferred_latent``: the latent and consistency equations of the differentiated
+    equations are converted and differentiated when first read (`LatentEquation.derived`),
+    for a caller that may read none of them (the verdict and the summary of ``analyze``:
+    no sympy import, issue 29); otherwise now, as a full report or an export reads them."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
     if rows_last_read:
@@ -397,26 +441,34 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     consistency: tuple[LatentEquation, ...] = ()
     choice = _StateChoice(selected_states=(), computed_states=(), state_notes=())
     if latent:
-        # sympy allocates many small acyclic objects: without the cyclic collector's
-        # repeated rescans of the growing heap this costs about a third less at 10^4
-        # equations (nothing is leaked, the collection is only deferred)
-        # only the equations the Σ-method differentiates (c > 0) are converted to sympy now;
-        # the others keep their expression tree until a consumer reads their sympy form
-        # (one walk per model found the residuals without a symbolic form,
-        # `residual_scan`; a mode's form of one of them is checked as it is)
+        # no equation is converted to sympy here: the undifferentiated ones keep their
+        # expression tree and the differentiated ones their `latent.Derivatives` until a
+        # consumer reads their sympy form; a residual without one is refused now (one walk
+        # per model found them, `residual_scan`; a mode's form of one of them is checked as
+        # it is)
         unconvertible = residual_scan(model).unconvertible
         for eq in equations:
             if eq.id in unconvertible:
                 _check_symbolic(eq, table)
-        with no_gc():
-            diff = [eq for eq in equations if c[eq.id] > 0]
-            residuals = {eq.id: _to_sympy(table, eq) for eq in diff}
-            s, cons = latent_system(table, residuals, c, [eq.id for eq in diff])
-        top = {i: LatentEquation(i, k, x) for i, k, x in s}
-        solved = tuple(top[eq.id] if eq.id in top else
-                       LatentEquation(eq.id, 0, residual=eq.residual, table=table)
-                       for eq in equations)
-        consistency = tuple(LatentEquation(i, k, x) for i, k, x in cons)
+        diff = [eq for eq in equations if c[eq.id] > 0]
+        s, cons = latent_derivatives(table, diff, c)
+        if deferred_latent:
+            # converted and differentiated when first read (`LatentEquation.derived`)
+            derived = LatentEquation.derived
+            top = {i: derived(i, k, x) for i, k, x in s}
+            consistency = tuple(derived(i, k, x) for i, k, x in cons)
+        else:
+            # now: every residual converted, then each differentiated (`latent_system`'s
+            # order, in which the table makes its symbols: a saved analysis lists them so)
+            with no_gc():
+                for _, _, x in s:
+                    x.get(0)
+                top = {i: LatentEquation(i, k, x.get(k)) for i, k, x in s}
+                consistency = tuple(LatentEquation(i, k, x.get(k)) for i, k, x in cons)
+        tree = LatentEquation.of_tree
+        solved = tuple([top[eq.id] if eq.id in top else tree(eq.id, eq.residual, table)
+                        for eq in equations] if top else
+                       [tree(eq.id, eq.residual, table) for eq in equations])
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
     if len(equations) >= TRIM_MIN_EQUATIONS:
@@ -466,16 +518,6 @@ def _check_symbolic(eq: Equation, table: SymbolTable) -> None:
     """`_to_sympy`'s refusal, checked on the expression tree without converting."""
     try:
         check_convertible(eq.residual, table.functions)
-    except (ValueError, TypeError) as err:
-        raise InputError(f"equation {eq.id}: its residual has no symbolic form: {err}",
-                         eq.loc) from None
-
-
-def _to_sympy(table: SymbolTable, eq: Equation) -> sp.Expr:
-    """The residual of ``eq`` in sympy; an expression with no symbolic form (an unsupported
-    function) is reported against the equation, not as a traceback."""
-    try:
-        return table.to_sympy(eq.residual)
     except (ValueError, TypeError) as err:
         raise InputError(f"equation {eq.id}: its residual has no symbolic form: {err}",
                          eq.loc) from None
@@ -560,7 +602,8 @@ def release_unread_rows(model: Model, mode_equations: Sequence[Equation]) -> Non
 def analyze_modes(model: Model, latent: bool = True,
                   max_guards: int | None = None,
                   absent_are_unknowns: bool = True,
-                  max_modes: int = MAX_ENUMERATED_MODES) -> ModesReport:
+                  max_modes: int = MAX_ENUMERATED_MODES,
+                  deferred_latent: bool = False) -> ModesReport:
     """Per-mode structural analysis of every consistent valuation of the long guards (RR-9334
     Def 31, docs/theory.md §4, §5.3, §8.3). Contradictory valuations (``x > 0`` and ``x <= 0``
     both true, ``x > 1`` true with ``x > 0`` false, ``g2`` true with ``g1`` false when
@@ -568,7 +611,8 @@ def analyze_modes(model: Model, latent: bool = True,
     When more than ``max_modes`` (2^12) valuations are consistent, nothing is analysed and
     the report says so; the count stops at the limit, so many correlated guards with few
     consistent valuations (13 thresholds ``x > 0`` … ``x > 12``: 14 modes) are fine.
-    ``max_guards`` = k is the older form of ``max_modes`` = 2^k."""
+    ``max_guards`` = k is the older form of ``max_modes`` = 2^k. ``deferred_latent``: the
+    latent equations of the differentiated equations made when first read (`analyze_mode`)."""
     if max_guards is not None:
         max_modes = 2 ** max_guards
     cls = classify_variables(model)
@@ -606,7 +650,8 @@ def analyze_modes(model: Model, latent: bool = True,
         eqs = specialize(model, val, classes=cls, discrete_ids=disc_set) if atoms_or_guards \
             else dae_eqs
         modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent,
-                                  absent_are_unknowns, rows_last_read=last_read))
+                                  absent_are_unknowns, rows_last_read=last_read,
+                                  deferred_latent=deferred_latent))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
     if modes:

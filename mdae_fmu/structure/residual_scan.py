@@ -13,7 +13,7 @@ to the signature rows' memo (`signature.sigma_row`), the defects are indexed by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Collection
 
 from .. import expr as E
@@ -27,9 +27,12 @@ class ResidualScan:
     undeclared name each defective residual reads (in walk order), by position in
     ``model.equations``; ``unconvertible`` the error `mdae_fmu.symbolic.check_convertible`
     raises on each residual without a symbolic form (its class and message), by equation id.
-    Both are empty for a model without defects."""
+    Both are empty for a model without defects. ``heads``: by position in
+    ``model.equations``, 1 where the residual has a head (`Defects.heads`) whose name occurs
+    nowhere else in it."""
     undeclared: dict[int, str]
     unconvertible: dict[str, tuple[type[Exception], str]]
+    heads: bytes = b""
 
 
 def residual_scan(model: Model) -> ResidualScan:
@@ -52,7 +55,8 @@ def residual_scan(model: Model) -> ResidualScan:
         cached = model.__dict__["_residual_scan"] = ResidualScan(
             undeclared=found.undeclared,
             unconvertible={model.equations[i].id: err
-                           for i, err in found.unconvertible.items()})
+                           for i, err in found.unconvertible.items()},
+            heads=bytes(found.heads))
         if "_sigma_rows" not in model.__dict__:
             model.__dict__["_sigma_rows"] = {id(r): row for r, row in zip(residuals, rows)}
     return cached
@@ -66,9 +70,14 @@ class _Resume(int):
 @dataclass(frozen=True)
 class Defects:
     """`scan_residuals`' defects by position: the first undeclared name, the symbolic-form
-    error (`ResidualScan`)."""
+    error (`ResidualScan`); and ``heads``, one byte per residual: 1 when the residual is
+    ``L - R`` or ``m*L - R`` with ``L`` a variable or a chain of ``der`` of one (its head)
+    whose name occurs nowhere else in it, the form of most equations ``x = f``: the
+    singular-block check answers such a block of one equation solved for its head without
+    walking it again (`mdae_fmu.structure.conversion.singular_blocks`, `_generic_entry`)."""
     undeclared: dict[int, str]
     unconvertible: dict[int, tuple[type[Exception], str]]
+    heads: bytearray = field(default_factory=bytearray)
 
 
 def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
@@ -87,6 +96,8 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
     add_conds = if_conditions.append if if_conditions is not None else None
     undeclared: dict[int, str] = {}
     unconvertible: dict[int, tuple[type[Exception], str]] = {}
+    heads = bytearray()
+    add_head = heads.append
     Ref, BinOp, Const, Der, UnOp, Call, If, Time, Str = (
         E.Ref, E.BinOp, E.Const, E.Der, E.UnOp, E.Call, E.If, E.Time, E.Str)
     builtin = E.BUILTIN_FUNCTIONS
@@ -103,6 +114,17 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
         pop, push = stack.pop, stack.append
         conds: list[E.Expr] = []
         k = 0
+        # the head (`Defects.heads`) and how many times its name occurs
+        head: str | None = None
+        if type(res) is BinOp and res.op == "-":
+            top: Any = res.left
+            if type(top) is BinOp and top.op == "*":
+                top = top.right
+            while type(top) is Der:
+                top = top.arg
+            if type(top) is Ref:
+                head = top.name
+        n_head = 0
         while stack:
             node = pop()
             t = type(node)
@@ -115,6 +137,8 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
                     orders[name] = k
                 if bad is None and name not in declared:
                     bad = name
+                if name == head:
+                    n_head += 1
             elif t is Const or t is Time:
                 pass
             elif t is Der:
@@ -125,6 +149,8 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
                         orders[name] = k + 1
                     if bad is None and name not in declared:
                         bad = name
+                    if name == head:
+                        n_head += 1
                 else:
                     push(Resume(k))
                     push(arg)
@@ -156,13 +182,14 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
             elif error is None:
                 error = (TypeError, f"not an expression: {node!r}")
         rows.append(orders)
+        add_head(n_head == 1)
         if add_conds is not None:
             add_conds(tuple(conds) if conds else none)
         if bad is not None:
             undeclared[i] = bad
         if error is not None:
             unconvertible[i] = error
-    return rows, Defects(undeclared=undeclared, unconvertible=unconvertible)
+    return rows, Defects(undeclared=undeclared, unconvertible=unconvertible, heads=heads)
 
 
 __all__ = ["Defects", "ResidualScan", "residual_scan", "scan_residuals"]

@@ -98,14 +98,14 @@ def test_large_mode_gives_the_heap_back_before_and_after_its_latent_equations(mo
     from mdae_fmu.structure import per_mode as PM
     model = parse_modelica(chain_text(5), "Chain5.mo")
     calls: list[str] = []
-    latent_system = PM.latent_system
+    latent_derivatives = PM.latent_derivatives
 
     def latent(*args, **kwargs):
         calls.append("latent")
-        return latent_system(*args, **kwargs)
+        return latent_derivatives(*args, **kwargs)
 
     monkeypatch.setattr(PM, "release_free_heap", lambda: calls.append("trim"))
-    monkeypatch.setattr(PM, "latent_system", latent)
+    monkeypatch.setattr(PM, "latent_derivatives", latent)
     monkeypatch.setattr(PM, "TRIM_MIN_EQUATIONS", 21)
     small = analyze_modes(model)
     assert calls == ["latent"]

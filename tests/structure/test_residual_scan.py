@@ -114,3 +114,43 @@ def test_rows_seed_the_signature_memo():
     residual_scan(m)
     memo = m.__dict__["_sigma_rows"]
     assert [memo[id(q.residual)] for q in m.equations] == [{"x": 1, "y": 0}, {"y": 0, "x": 0}]
+
+
+# --- heads: the singular-block check's shortcut (`conversion.singular_blocks`) ----------------
+
+_HEADS = st.tuples(
+    st.sampled_from(["x", "y", "z"]).map(E.Ref), st.integers(0, 2),
+    st.sampled_from([None, E.Const(0), E.Const(2), E.Ref("p"), E.Ref("x")]), _TREES
+).map(lambda t: E.BinOp("-", _head(*t[:3]), t[3]))
+
+
+def _head(ref: E.Ref, order: int, m) -> E.Expr:
+    node: E.Expr = ref
+    for _ in range(order):
+        node = E.Der(node)
+    return node if m is None else E.BinOp("*", m, node)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_HEADS, _TREES), min_size=1, max_size=4))
+def test_heads_answer_as_the_generic_entry_walk(trees):
+    """Where the scan marks a head whose name occurs once, `_head_entry` gives the answer of
+    `_generic_entry` (the walk, the oracle) for every instance it answers, and answers the
+    head itself; unmarked residuals of that form have their head's name elsewhere."""
+    from mdae_fmu.structure.conversion import _generic_entry, _head_entry
+    _, found = scan_residuals(trees, DECLARED)
+    assert len(found.heads) == len(trees)
+    for flag, e in zip(found.heads, trees):
+        insts = {(n, k) for n in "xyzp" for k in range(4)}
+        if flag:
+            answered = [i for i in insts if _head_entry(e, i) is not None]
+            assert answered
+            for i in answered:
+                assert _head_entry(e, i) == _generic_entry(e, i)
+        elif type(e) is E.BinOp and e.op == "-":
+            top = e.left.right if type(e.left) is E.BinOp and e.left.op == "*" else e.left
+            while type(top) is E.Der:
+                top = top.arg
+            if type(top) is E.Ref:
+                assert sum(1 for n in E.walk(e) if type(n) is E.Ref
+                           and n.name == top.name) > 1

@@ -119,3 +119,34 @@ def test_table_symbols_are_sympys_real_symbols():
     x = made["x"]
     assert sp.diff(sp.sin(x) * x, x) == sp.cos(x) * x + sp.sin(x)
     assert sp.sqrt(x ** 2) == sp.Abs(x)         # real: not sqrt(x**2)
+
+
+# --- latent equations made when read (issue 29) ---------------------------------------------
+
+def test_latent_equations_are_made_when_read_and_equal_latent_system(monkeypatch):
+    """With ``deferred_latent`` (``analyze`` without the full report) the per-mode stage
+    leaves the latent and consistency equations of a differentiated equation unconverted
+    (`LatentEquation.derived`; the stateSelect-guided choice, which reads them, off); read,
+    each is `latent_system`'s (the residual converted and differentiated eagerly, the
+    oracle), and the eager stage's; a saved analysis holds them as before (`parts`)."""
+    from mdae_fmu.structure import per_mode
+    from structure_models import pendulum
+    monkeypatch.setattr(per_mode, "MAX_STATE_SELECTION", 0)
+    model = pendulum()
+    eager = per_mode.analyze_modes(model).modes[0]
+    report = per_mode.analyze_modes(model, deferred_latent=True)
+    mode, table = report.modes[0], report.symbols
+    lazy = [e for e in mode.solved + mode.consistency if mode.c[e.eq_id] > 0]
+    assert len(lazy) == 3 and not any(e.converted for e in lazy)
+    assert all(e.converted for e in eager.solved + eager.consistency if eager.c[e.eq_id])
+    assert (eager.solved, eager.consistency) == (mode.solved, mode.consistency)
+    assert [(e.eq_id, e.k) for e in mode.consistency] == [("f3", 0), ("f3", 1)]
+    by_id = {eq.id: eq for eq in model.equations}
+    diff = [i for i, c in mode.c.items() if c > 0]
+    solved, cons = latent_system(table, {i: table.to_sympy(by_id[i].residual) for i in diff},
+                                 mode.c, diff)
+    oracle = {(i, k): x for i, k, x in solved + cons}
+    assert {(e.eq_id, e.k) for e in lazy} == set(oracle)
+    for e in lazy:
+        assert sp.expand(e.expr - oracle[(e.eq_id, e.k)]) == 0
+        assert e.parts == (e.eq_id, e.k, e.expr, None, None)

@@ -1,5 +1,6 @@
 """Start-up cost of the command line (issue 29): `mdae-fmu analyze` imports sympy only when
-the model needs algebra (differentiated equations), never scipy.optimize (0.16 s of CPU to
+a reader needs the algebra of the differentiated equations (the full report, the
+stateSelect-guided choice of a mode with few states), never scipy.optimize (0.16 s of CPU to
 import; the Σ-method's transversal uses scipy.sparse.csgraph), and sympy's rewrite rule of
 `mdae_fmu.symbolic` is in force whichever of the two modules is imported first."""
 
@@ -36,7 +37,8 @@ equation
 end Heat;
 """
 
-# index 2: the constraint is differentiated twice (sympy builds the latent equations)
+# index 2: the constraint is differentiated twice (sympy builds the latent equations when
+# they are read)
 PENDULUM = """model Pendulum
   Real x(start = 1, fixed = true);
   Real y;
@@ -77,7 +79,26 @@ def test_analyze_of_an_ode_imports_no_sympy(tmp_path):
 
 
 def test_analyze_of_an_index_2_model_loads_sympy_on_use(tmp_path):
+    """A few states: the stateSelect-guided choice reads the consistency equations."""
     rc, mods = _imported(tmp_path, PENDULUM)
+    assert rc == "0"
+    assert "sympy" in mods
+
+
+def test_summary_of_a_large_index_2_model_imports_no_sympy(tmp_path):
+    """Beyond `MAX_STATE_SELECTION` states nothing in the verdict or the summary reads a
+    latent equation's expression: no sympy (the differentiated equations are converted when
+    read, `LatentEquation.derived`); the full report (``-v``) prints them, and loads it."""
+    from mdae_fmu.structure.per_mode import MAX_STATE_SELECTION
+    n = MAX_STATE_SELECTION + 1
+    lines = PENDULUM.splitlines()
+    decls = [f"  Real z{i}(start = 1, fixed = true);" for i in range(n)]
+    eqs = [f"  der(z{i}) = -z{i} + y;" for i in range(n)]
+    text = "\n".join(lines[:6] + decls + lines[6:-1] + eqs + lines[-1:]) + "\n"
+    rc, mods = _imported(tmp_path, text)
+    assert rc == "0"
+    assert mods == []
+    rc, mods = _imported(tmp_path, text, "analyze", "-v")
     assert rc == "0"
     assert "sympy" in mods
 
