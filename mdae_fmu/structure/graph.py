@@ -80,7 +80,24 @@ class WeightedGraph:
     @staticmethod
     def from_arrays(n_eqs: int, n_vars: int, rows: np.ndarray, cols: np.ndarray,
                     weights: np.ndarray) -> "WeightedGraph":
-        """Build the graph from COO edge arrays (duplicates keep their largest weight)."""
+        """Build the graph from COO edge arrays (duplicates keep their largest weight).
+        Without duplicates (a signature graph's rows, one entry per name) the edges are
+        sorted by one int64 key, row × n_vars + column (a stable sort of nearly sorted
+        keys), and the row pointers found in the sorted keys: no int64 copy of the inputs
+        and no lexicographic sort of three arrays (about 150 MB less at 10^6 equations)."""
+        key = np.asarray(rows, dtype=np.int64) * max(n_vars, 1)
+        key += cols
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        if len(key) < 2 or not (key[1:] == key[:-1]).any():
+            indices = np.asarray(cols)[order].astype(np.int64, copy=False)
+            wts = np.asarray(weights)[order].astype(np.int64, copy=False)
+            del order
+            indptr = np.searchsorted(key, np.arange(n_eqs + 1, dtype=np.int64)
+                                     * max(n_vars, 1)).astype(np.int64, copy=False)
+            return WeightedGraph(n_eqs=n_eqs, n_vars=n_vars, indptr=indptr, indices=indices,
+                                 weights=wts)
+        del key, order
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.int64)
