@@ -41,7 +41,7 @@ from lark import Lark
 from .. import expr as E
 from ..collector import gc_paused
 from ..diagnostics import InputError, SourceLoc
-from ..heap import release_free_heap
+from ..heap import map_large_blocks, release_free_heap
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate,
                   Variable, WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
@@ -397,6 +397,8 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
     if not text.strip():
         raise InputError("empty file: expected a class definition ('class Name ... end Name;')",
                          SourceLoc(filename, 1, 1))
+    if len(text) >= TRIM_MIN_CHARS:
+        map_large_blocks()          # (the stages' large arrays go back to the system at free)
     with gc_paused():
         try:
             model = _parse_class(text, ParseContext(filename=filename, text=text))
@@ -412,8 +414,9 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
 
 #: Texts from this size on give the C heap's free memory back after their import
 #: (`heap.release_free_heap`: the import frees its intermediate forms, the statements, the
-#: token batches and the name tables, in the middle of the heap); below it the release
-#: would cost more than it saves.
+#: token batches and the name tables, in the middle of the heap), and map their large blocks
+#: on their own from their import on (`heap.map_large_blocks`); below it the release would
+#: cost more than it saves.
 TRIM_MIN_CHARS = 1 << 20
 
 

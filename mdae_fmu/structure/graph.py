@@ -474,10 +474,15 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     block, so the heap holds plain integers). The blocks are converted to tuples
     `_BLOCKS_PER_CHUNK` at a time, as they are read."""
     src = owner[cols]
-    sel = (src >= 0) & (src != rows) & (m_e[rows] >= 0)
+    sel = src >= 0
+    sel &= src != rows
+    sel &= m_e[rows] >= 0
     src, dst = src[sel], rows[sel]
+    # (the edge arrays are the generator's own: freed here, not when the last block is read)
+    del rows, cols, sel, owner
     digraph = sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
     n_comp, label = connected_components(digraph, directed=True, connection="strong")
+    del digraph
     matched = np.flatnonzero(m_e >= 0)
     if len(matched) == 0:
         return
@@ -501,6 +506,11 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     var_sorted = m_e[matched][np.lexsort((m_e[matched], bpos))]
     bp_sorted = np.sort(bpos)
     cuts = np.concatenate(([0], np.flatnonzero(np.diff(bp_sorted)) + 1, [len(matched)]))
+    # only the sorted equations, unknowns and cuts are read while the blocks are made: the
+    # rest goes before the caller's objects for the blocks come (about 150 MB at 10^6
+    # equations, docs/performance.md "stop 41, memory")
+    del src, dst, label, key, comp_of_key, live, a, b, cross, code, pos, bpos, bp_sorted
+    del m_e, matched
     for k in range(0, len(cuts) - 1, _BLOCKS_PER_CHUNK):
         c = cuts[k:k + _BLOCKS_PER_CHUNK + 1]
         lo, hi = int(c[0]), int(c[-1])
