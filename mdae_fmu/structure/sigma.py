@@ -201,23 +201,33 @@ def pryce_offsets(g: WeightedGraph, owner_eq: np.ndarray, owner_var: np.ndarray
     Returns (c, d, sweeps).
     """
     n_e = g.n_eqs
-    rows, cols, w = g.edge_rows(), g.indices, g.weights
+    cols = g.indices
+    # the edges grouped by unknown (stable: by equation inside), as the rows and weights
+    # that step (a) reads: no column copy, one temporary per sweep (docs/performance.md,
+    # "stop 41, memory")
     order_v = np.argsort(cols, kind="stable")
-    cols_v = cols[order_v]
-    starts = np.searchsorted(cols_v, np.arange(g.n_vars))
-    has_edge = np.bincount(cols, minlength=g.n_vars) > 0
+    rows_v = np.repeat(np.arange(n_e, dtype=np.int32), np.diff(g.indptr))[order_v]
+    w_v = g.weights[order_v]
+    del order_v
+    n_edges = len(cols)
+    per_var = np.bincount(cols, minlength=g.n_vars)
+    starts = np.zeros(g.n_vars, dtype=np.int64)
+    np.cumsum(per_var[:-1], out=starts[1:])
+    has_edge = per_var > 0
+    del per_var
     o_sort = np.argsort(owner_eq, kind="stable")
     oi, oj = owner_eq[o_sort], owner_var[o_sort]
     osig = _edge_weights(g, oi, oj)
     o_starts = np.searchsorted(oi, np.arange(n_e))
     has_owner = np.bincount(oi, minlength=n_e) > 0
-    safe_v = np.minimum(starts, max(len(cols_v) - 1, 0))
+    safe_v = np.minimum(starts, max(n_edges - 1, 0))
     safe_o = np.minimum(o_starts, max(len(oi) - 1, 0))
 
     def var_offsets(c: np.ndarray) -> np.ndarray:
-        if len(cols_v) == 0:
+        if n_edges == 0:
             return np.zeros(g.n_vars, dtype=np.int64)
-        vals = (w + c[rows])[order_v]
+        vals = c[rows_v]
+        vals += w_v
         d = np.maximum.reduceat(vals, safe_v)
         return np.where(has_edge, d, 0)
 
@@ -245,7 +255,9 @@ def pryce_offsets(g: WeightedGraph, owner_eq: np.ndarray, owner_var: np.ndarray
 def _edge_weights(g: WeightedGraph, oi: np.ndarray, oj: np.ndarray) -> np.ndarray:
     """σ of the edges (oi[p], oj[p]); each must be an edge (rows are sorted, so the keys
     row·n_vars + col of the edges are sorted and one vectorized search finds them)."""
-    keys = g.edge_rows() * g.n_vars + g.indices
+    keys = g.edge_rows()
+    keys *= g.n_vars
+    keys += g.indices
     want = np.asarray(oi, dtype=np.int64) * g.n_vars + np.asarray(oj, dtype=np.int64)
     pos = np.searchsorted(keys, want)
     ok = pos < len(keys)
