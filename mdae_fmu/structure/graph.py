@@ -449,10 +449,12 @@ def iter_block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.n
     arrays as they are read, so that a caller that turns them into its own objects never
     holds both (at 10^6 equations, about 300 MB less at the peak of ``analyze``, issue 16)."""
     m_e = np.asarray(matching, dtype=np.int64)
-    owner = np.full(g.n_vars, -1, dtype=np.int64)
+    # (positions as int32: the edge arrays of 10^6 equations are half as large)
+    owner = np.full(g.n_vars, -1, dtype=np.int32)
     matched = np.flatnonzero(m_e >= 0)
     owner[m_e[matched]] = matched
-    rows, cols = g.edge_rows(), g.indices
+    rows = np.repeat(np.arange(g.n_eqs, dtype=np.int32), np.diff(g.indptr))
+    cols = g.indices
     if keep is not None:
         rows, cols = rows[keep], cols[keep]
     return _btf_blocks(g.n_eqs, m_e, owner, rows, cols)
@@ -476,7 +478,7 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     src = owner[cols]
     sel = src >= 0
     sel &= src != rows
-    sel &= m_e[rows] >= 0
+    sel &= (m_e >= 0)[rows]
     src, dst = src[sel], rows[sel]
     # (the edge arrays are the generator's own: freed here, not when the last block is read)
     del rows, cols, sel, owner

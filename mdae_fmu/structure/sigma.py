@@ -351,7 +351,10 @@ def _pryce_ordered(g: WeightedGraph, c0: np.ndarray, oi: np.ndarray, oj: np.ndar
 def tight_edges(g: WeightedGraph, c: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Mask of the tight edges σ_ij + c_i = d_j: the pattern of Pryce's system Jacobian, i.e.
     of ∂F^c/∂(leading variables) (docs/theory.md §4.6, §4.7)."""
-    mask: np.ndarray = g.weights + c[g.edge_rows()] == d[g.indices]
+    # (in place: one temporary of the edges' size at a time)
+    lhs = c[np.repeat(np.arange(g.n_eqs, dtype=np.int32), np.diff(g.indptr))]
+    lhs += g.weights
+    mask: np.ndarray = lhs == d[g.indices]
     return mask
 
 
