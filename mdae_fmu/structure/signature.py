@@ -37,7 +37,7 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
         cols_all = np.fromiter(map(vidx.get, names, repeat(-1)), dtype=np.int32, count=total)
         del vidx
         orders = np.frombuffer(orders_buf, dtype=np.int32)
-        sizes = np.diff(np.frombuffer(ends, dtype=np.int64))
+        sizes: np.ndarray = np.diff(np.frombuffer(ends, dtype=np.int64))
     else:
         # the rows' entries in order, then their columns in one pass; the names that are not
         # unknowns (parameters, discrete variables) are dropped by one mask
