@@ -497,9 +497,17 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     comp_of_key[key[live]] = live
     # condensation arcs, deduplicated (int64: scipy's labels are int32, and the pair code
     # a * n_comp + b overflows int32 beyond 46 340 components)
-    a, b = label[src].astype(np.int64), label[dst].astype(np.int64)
+    # (in place, the edges dropped as they are read: a few arrays of the edges' size at once)
+    a, b = label[src].astype(np.int64), label[dst]
+    del src, dst
     cross = a != b
-    code = np.unique(a[cross] * n_comp + b[cross])
+    a, b = a[cross], b[cross]
+    del cross
+    a *= n_comp
+    a += b
+    del b
+    code = np.unique(a)
+    del a
     a, b = code // n_comp, code % n_comp
     pos = _canonical_topological_positions(n_comp, live, key, comp_of_key, a, b)
     # equations grouped by block position, sorted inside; their matched unknowns likewise
@@ -511,7 +519,7 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     # only the sorted equations, unknowns and cuts are read while the blocks are made: the
     # rest goes before the caller's objects for the blocks come (about 150 MB at 10^6
     # equations, docs/performance.md "stop 41, memory")
-    del src, dst, label, key, comp_of_key, live, a, b, cross, code, pos, bpos, bp_sorted
+    del label, key, comp_of_key, live, a, b, code, pos, bpos, bp_sorted
     del m_e, matched
     for k in range(0, len(cuts) - 1, _BLOCKS_PER_CHUNK):
         c = cuts[k:k + _BLOCKS_PER_CHUNK + 1]
