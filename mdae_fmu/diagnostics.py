@@ -15,10 +15,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
-
-from .records import quick_init
+import threading
+from typing import Callable, Iterable
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -30,20 +28,122 @@ EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
-class SourceLoc:
-    """A position in an input file; line and column count from 1."""
-    file: str
-    line: int
-    col: int
+#: Bits of the line and of the column in a packed `SourceLoc` (a file of at most
+#: `MAX_FILE_BYTES`, 2^27 bytes, has lines and columns below 2^28).
+_BITS = 28
+_MASK = (1 << _BITS) - 1
+#: The file names of the locations made so far in this process, by number (from 1), and
+#: the locations whose line or column does not fit `_BITS` (by -1 - their number).
+_FILES: list[str] = []
+_FILE_NUMBER: dict[str, int] = {}
+_WIDE: list[tuple[str, int, int]] = []
+_WIDE_NUMBER: dict[tuple[str, int, int], int] = {}
+_TABLES = threading.Lock()
+
+
+def _file_number(file: str) -> int:
+    number = _FILE_NUMBER.get(file)
+    if number is None:
+        with _TABLES:
+            number = _FILE_NUMBER.get(file)
+            if number is None:
+                _FILES.append(file)
+                number = _FILE_NUMBER[file] = len(_FILES)
+    return number
+
+
+def _packed(file: str, line: int, col: int) -> int:
+    """The value of `SourceLoc` (file, line, col): the file's number, the line and the column
+    in one int of at most 60 bits for the first 15 files; a negative number for the rare
+    location beyond the bits (one entry each in `_WIDE`)."""
+    line, col = int(line), int(col)
+    if 0 <= line <= _MASK and 0 <= col <= _MASK:
+        return _file_number(file) << (2 * _BITS) | line << _BITS | col
+    key = (file, line, col)
+    number = _WIDE_NUMBER.get(key)
+    if number is None:
+        with _TABLES:
+            number = _WIDE_NUMBER.get(key)
+            if number is None:
+                _WIDE.append(key)
+                number = _WIDE_NUMBER[key] = len(_WIDE)
+    return -number
+
+
+class SourceLoc(int):
+    """A position in an input file; line and column count from 1.
+
+    One int of its own class, 48 bytes, where a record of three fields took 56 and its line
+    number 32 more: a model keeps one per variable and per equation, 2 million at 10^6
+    equations (docs/performance.md, "stop 41, memory"). The value packs the file's number in
+    a table of this process's file names, the line and the column (`_packed`); ``file``,
+    ``line`` and ``col`` read them back. Two locations are equal when their file, line and
+    column are (one number per file name), and never equal to a plain int; pickling and
+    copying give back the three fields, so no process reads another's file numbers. An
+    object of its own (as the record was): a saved analysis shares it by identity."""
+
+    __slots__ = ()
+
+    def __new__(cls, file: str, line: int, col: int) -> SourceLoc:
+        return int.__new__(cls, _packed(file, line, col))
+
+    @property
+    def file(self) -> str:
+        v = int(self)
+        return _FILES[(v >> 2 * _BITS) - 1] if v > 0 else _WIDE[-v - 1][0]
+
+    @property
+    def line(self) -> int:
+        v = int(self)
+        return (v >> _BITS) & _MASK if v > 0 else _WIDE[-v - 1][1]
+
+    @property
+    def col(self) -> int:
+        v = int(self)
+        return v & _MASK if v > 0 else _WIDE[-v - 1][2]
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return f"SourceLoc(file={self.file!r}, line={self.line!r}, col={self.col!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is SourceLoc and int.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not (type(other) is SourceLoc and int.__eq__(self, other))
+
+    __hash__ = int.__hash__
+
+    def __reduce__(self) -> tuple[type[SourceLoc], tuple[str, int, int]]:
+        return (SourceLoc, (self.file, self.line, self.col))
+
+    def __copy__(self) -> SourceLoc:
+        return self
+
+    def __deepcopy__(self, memo: object) -> SourceLoc:
+        return self
+
     def short(self) -> str:
         """``File.mo:14``, the form used inside rejection messages."""
         return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
+
+
+def file_locations(file: str) -> Callable[[int, int], SourceLoc]:
+    """``at(line, col)``, `SourceLoc` (``file``, line, col) without looking the file up at
+    each call: the importers make one per variable and per equation."""
+    base = _file_number(file) << 2 * _BITS
+    new = int.__new__
+
+    def at(line: int, col: int) -> SourceLoc:
+        if line <= _MASK and col <= _MASK and line >= 0 and col >= 0:
+            return new(SourceLoc, base | line << _BITS | col)
+        return SourceLoc(file, line, col)
+    return at
 
 
 class MdaeError(Exception):

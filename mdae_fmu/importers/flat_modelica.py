@@ -41,7 +41,7 @@ from lark import Lark
 from .. import expr as E
 from ..collector import gc_paused
 from ..diagnostics import InputError, SourceLoc
-from ..heap import release_free_heap
+from ..heap import map_large_blocks, release_free_heap
 from ..ir import (Assertion, Assign, Equation, GuardLiteral, Model, Reinit, Terminate,
                   Variable, WhenBranch, WhenClause)
 from .depth import MAX_DEPTH, limited
@@ -397,6 +397,8 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
     if not text.strip():
         raise InputError("empty file: expected a class definition ('class Name ... end Name;')",
                          SourceLoc(filename, 1, 1))
+    if len(text) >= TRIM_MIN_CHARS:
+        map_large_blocks()          # (the stages' large arrays go back to the system at free)
     with gc_paused():
         try:
             model = _parse_class(text, ParseContext(filename=filename, text=text))
@@ -412,8 +414,9 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
 
 #: Texts from this size on give the C heap's free memory back after their import
 #: (`heap.release_free_heap`: the import frees its intermediate forms, the statements, the
-#: token batches and the name tables, in the middle of the heap); below it the release
-#: would cost more than it saves.
+#: token batches and the name tables, in the middle of the heap), and map their large blocks
+#: on their own from their import on (`heap.map_large_blocks`); below it the release would
+#: cost more than it saves.
 TRIM_MIN_CHARS = 1 << 20
 
 
@@ -1158,6 +1161,12 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
         from .lowering import lower
         sections = lower(sections, ctx)
         ctx.raise_first()
+    # the parse's tables for sharing references, names and constants (and the raw names
+    # that key them) serve the parse only: freed before the model's objects are made
+    # (about 140 MB at 10^6 equations, docs/performance.md "stop 41, memory")
+    ctx.refs.clear()
+    ctx.words.clear()
+    ctx.consts.clear()
     b = _ModelBuilder(name, ctx)
     b.experiment = ctx.experiment
     resolver = FunctionResolver(ctx.functions, ctx, b.err) if ctx.functions or ctx.calls \
@@ -1185,6 +1194,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     _declare_constants(b, resolver)
     b.check_arrays()
     b.check_names()
+    ctx.first_use.clear()           # (read by the name checks only)
     by_name = {v.name: v for v in b.variables} if b.whens else {}
     assigned = [(by_name[a.var], a.value, a.loc) for w in b.whens for br in w.branches
                 for a in br.actions if type(a) is Assign and a.var in by_name]

@@ -6,9 +6,10 @@ the tokens one import reads."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .. import expr as E
-from ..diagnostics import InputError, SourceLoc
+from ..diagnostics import InputError, SourceLoc, file_locations
 
 #: Files larger than this are refused before being read (bytes). The import of typical flat
 #: models takes 15 to 25 bytes of memory per byte of text (docs/importers.md, "Limits").
@@ -68,6 +69,8 @@ class ParseContext:
     # (offset, its line, the offset where that line starts): positions are counted from the
     # last one requested
     _cursor: tuple = (0, 1, 0)
+    # `SourceLoc` of the file's (line, col), made at the first location (`where_loc`)
+    _at: Callable[[int, int], SourceLoc] | None = None
 
     def line_col(self, pos: int) -> tuple[int, int]:
         """Line and column (from 1) of offset ``pos`` of the parsed text. Lines and the start
@@ -122,7 +125,10 @@ class ParseContext:
                 line += newlines
                 start = text.rfind("\n", last, pos) + 1
         self._cursor = (pos, line, start)
-        return SourceLoc(self.filename, line, pos - start + 1)
+        at = self._at
+        if at is None:
+            at = self._at = file_locations(self.filename)
+        return at(line, pos - start + 1)
 
     def error(self, loc, message: str, priority: int = 0) -> tuple:
         """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file

@@ -192,6 +192,10 @@ CUSTOM: dict[type, Custom] = {
         values=lambda o: o.parts,
         build=lambda eq_id, k, expr, residual, table: per_mode.LatentEquation(
             eq_id, k, expr, residual=residual, table=table)),
+    SourceLoc: Custom(
+        fields={"file": str, "line": int, "col": int},
+        values=lambda o: (o.file, o.line, o.col),
+        build=lambda file, line, col: SourceLoc(file, line, col)),
     F.FunctionTable: Custom(
         fields={"functions": dict[str, F.Function],
                 "derivatives": dict[str, tuple[F.Function, frozenset[str]]]},
@@ -332,6 +336,8 @@ class Writer:
         return k
 
     def value(self, o):
+        if type(o) is SourceLoc:            # (an int of its own class, a record's fields)
+            return self._object(o)
         if o is None or isinstance(o, (bool, int, str)):
             return o
         if isinstance(o, float):

@@ -80,7 +80,24 @@ class WeightedGraph:
     @staticmethod
     def from_arrays(n_eqs: int, n_vars: int, rows: np.ndarray, cols: np.ndarray,
                     weights: np.ndarray) -> "WeightedGraph":
-        """Build the graph from COO edge arrays (duplicates keep their largest weight)."""
+        """Build the graph from COO edge arrays (duplicates keep their largest weight).
+        Without duplicates (a signature graph's rows, one entry per name) the edges are
+        sorted by one int64 key, row × n_vars + column (a stable sort of nearly sorted
+        keys), and the row pointers found in the sorted keys: no int64 copy of the inputs
+        and no lexicographic sort of three arrays (about 150 MB less at 10^6 equations)."""
+        key = np.asarray(rows, dtype=np.int64) * max(n_vars, 1)
+        key += cols
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        if len(key) < 2 or not (key[1:] == key[:-1]).any():
+            indices = np.asarray(cols)[order].astype(np.int64, copy=False)
+            wts = np.asarray(weights)[order].astype(np.int64, copy=False)
+            del order
+            indptr = np.searchsorted(key, np.arange(n_eqs + 1, dtype=np.int64)
+                                     * max(n_vars, 1)).astype(np.int64, copy=False)
+            return WeightedGraph(n_eqs=n_eqs, n_vars=n_vars, indptr=indptr, indices=indices,
+                                 weights=wts)
+        del key, order
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.int64)
@@ -432,10 +449,12 @@ def iter_block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.n
     arrays as they are read, so that a caller that turns them into its own objects never
     holds both (at 10^6 equations, about 300 MB less at the peak of ``analyze``, issue 16)."""
     m_e = np.asarray(matching, dtype=np.int64)
-    owner = np.full(g.n_vars, -1, dtype=np.int64)
+    # (positions as int32: the edge arrays of 10^6 equations are half as large)
+    owner = np.full(g.n_vars, -1, dtype=np.int32)
     matched = np.flatnonzero(m_e >= 0)
     owner[m_e[matched]] = matched
-    rows, cols = g.edge_rows(), g.indices
+    rows = np.repeat(np.arange(g.n_eqs, dtype=np.int32), np.diff(g.indptr))
+    cols = g.indices
     if keep is not None:
         rows, cols = rows[keep], cols[keep]
     return _btf_blocks(g.n_eqs, m_e, owner, rows, cols)
@@ -457,10 +476,15 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     block, so the heap holds plain integers). The blocks are converted to tuples
     `_BLOCKS_PER_CHUNK` at a time, as they are read."""
     src = owner[cols]
-    sel = (src >= 0) & (src != rows) & (m_e[rows] >= 0)
+    sel = src >= 0
+    sel &= src != rows
+    sel &= (m_e >= 0)[rows]
     src, dst = src[sel], rows[sel]
+    # (the edge arrays are the generator's own: freed here, not when the last block is read)
+    del rows, cols, sel, owner
     digraph = sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
     n_comp, label = connected_components(digraph, directed=True, connection="strong")
+    del digraph
     matched = np.flatnonzero(m_e >= 0)
     if len(matched) == 0:
         return
@@ -473,9 +497,17 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     comp_of_key[key[live]] = live
     # condensation arcs, deduplicated (int64: scipy's labels are int32, and the pair code
     # a * n_comp + b overflows int32 beyond 46 340 components)
-    a, b = label[src].astype(np.int64), label[dst].astype(np.int64)
+    # (in place, the edges dropped as they are read: a few arrays of the edges' size at once)
+    a, b = label[src].astype(np.int64), label[dst]
+    del src, dst
     cross = a != b
-    code = np.unique(a[cross] * n_comp + b[cross])
+    a, b = a[cross], b[cross]
+    del cross
+    a *= n_comp
+    a += b
+    del b
+    code = np.unique(a)
+    del a
     a, b = code // n_comp, code % n_comp
     pos = _canonical_topological_positions(n_comp, live, key, comp_of_key, a, b)
     # equations grouped by block position, sorted inside; their matched unknowns likewise
@@ -484,6 +516,11 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     var_sorted = m_e[matched][np.lexsort((m_e[matched], bpos))]
     bp_sorted = np.sort(bpos)
     cuts = np.concatenate(([0], np.flatnonzero(np.diff(bp_sorted)) + 1, [len(matched)]))
+    # only the sorted equations, unknowns and cuts are read while the blocks are made: the
+    # rest goes before the caller's objects for the blocks come (about 150 MB at 10^6
+    # equations, docs/performance.md "stop 41, memory")
+    del label, key, comp_of_key, live, a, b, code, pos, bpos, bp_sorted
+    del m_e, matched
     for k in range(0, len(cuts) - 1, _BLOCKS_PER_CHUNK):
         c = cuts[k:k + _BLOCKS_PER_CHUNK + 1]
         lo, hi = int(c[0]), int(c[-1])

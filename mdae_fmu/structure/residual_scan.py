@@ -19,6 +19,7 @@ from typing import Any, Collection
 from .. import expr as E
 from ..ir import Model
 from ..symbolic import SYMBOLIC_CALLS
+from .signature import SignatureRows
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,9 @@ def residual_scan(model: Model) -> ResidualScan:
         # the if-conditions of each residual too, unless `Model.if_conditions` has them
         conds: list[tuple[E.Expr, ...]] | None = \
             None if "if_conditions" in model.__dict__ else []
-        rows, found = scan_residuals(residuals, declared, bool(model.functions), conds)
+        # (the rows as flat arrays, `SignatureRows`: no dict per row kept)
+        memo = None if "_sigma_rows" in model.__dict__ else SignatureRows(model.equations)
+        _, found = scan_residuals(residuals, declared, bool(model.functions), conds, memo)
         if conds is not None:
             # (`Model.if_conditions` is a cached property: its value goes where it keeps it)
             model.__dict__["if_conditions"] = tuple(conds)
@@ -57,8 +60,8 @@ def residual_scan(model: Model) -> ResidualScan:
             unconvertible={model.equations[i].id: err
                            for i, err in found.unconvertible.items()},
             heads=bytes(found.heads))
-        if "_sigma_rows" not in model.__dict__:
-            model.__dict__["_sigma_rows"] = {id(r): row for r, row in zip(residuals, rows)}
+        if memo is not None:
+            model.__dict__["_sigma_rows"] = memo
     return cached
 
 
@@ -82,16 +85,18 @@ class Defects:
 
 def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
                    functions: bool = False,
-                   if_conditions: list[tuple[E.Expr, ...]] | None = None
-                   ) -> tuple[list[dict[str, int]], Defects]:
+                   if_conditions: list[tuple[E.Expr, ...]] | None = None,
+                   sink: SignatureRows | None = None
+                   ) -> tuple[list[dict[str, int]] | SignatureRows, Defects]:
     """The signature rows (`signature.signature_row` of each residual) and the defects
     (`Defects`: undeclared names, symbolic-form errors) of ``residuals`` in one pre-order
     walk of each (the order of `mdae_fmu.expr.walk`, so the first error found
     is `check_convertible`'s). ``functions``: whether the model has user functions (a call to
     a name that is not built in then converts, `SymbolTable.functions`). ``if_conditions``:
     a list to which the conditions of each residual's if-expressions are appended, one tuple
-    per residual in walk order (`mdae_fmu.ir.Model.if_conditions`, the same walk)."""
-    rows: list[dict[str, int]] = []
+    per residual in walk order (`mdae_fmu.ir.Model.if_conditions`, the same walk). ``sink``:
+    where the rows go instead of a list (`mdae_fmu.structure.signature.SignatureRows`)."""
+    rows: list[dict[str, int]] | SignatureRows = [] if sink is None else sink
     none: tuple[E.Expr, ...] = ()
     add_conds = if_conditions.append if if_conditions is not None else None
     undeclared: dict[int, str] = {}

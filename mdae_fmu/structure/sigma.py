@@ -119,38 +119,66 @@ def _hvt_primal_dual(g: WeightedGraph) -> tuple[np.ndarray | None, bool]:
     decided); after ``_PD_MAX_PHASES`` phases it gives up (decided = False) and the caller
     uses scipy's LAPJVsp instead.
     """
-    n = g.n_eqs
-    rows, cols, w = g.edge_rows(), g.indices, g.weights
+    n, nv = g.n_eqs, g.n_vars
+    # (int32 positions, slacks computed in place, the phase's graphs built as CSR arrays:
+    # about half the memory of COO arrays at 10^6 equations, docs/performance.md "stop 41,
+    # memory"; the same graphs, hence the same matchings)
+    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(g.indptr))
+    cols, w = g.indices, g.weights
+    cols32 = cols.astype(np.int32)
     c = np.zeros(n, dtype=np.int64)
-    d = np.full(g.n_vars, np.iinfo(np.int64).min, dtype=np.int64)
+    d = np.full(nv, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(d, cols, w)
     if np.any(d == np.iinfo(np.int64).min):
         return None, True
+    src_nodes = n + nv                                 # a super-source
     for _ in range(_PD_MAX_PHASES):
-        tight = w + c[rows] == d[cols]
-        tr, tc = rows[tight], cols[tight]
-        tg = sps.csr_matrix((np.ones(len(tr), dtype=np.int8), (tr, tc)), shape=(n, g.n_vars))
+        # slack d_j − c_i − σ_ij ≥ 0 of every edge; the tight ones have none
+        slack = d[cols]
+        slack -= c[rows]
+        slack -= w
+        tight = slack == 0
+        ends = np.zeros(len(tight) + 1, dtype=np.int64)
+        np.cumsum(tight, out=ends[1:])
+        t_ptr = ends[g.indptr].astype(np.int32)
+        del ends
+        tc = cols32[tight]
+        del tight
+        tg = sps.csr_matrix((np.ones(len(tc), dtype=np.int8), tc, t_ptr), shape=(n, nv))
         m = np.asarray(maximum_bipartite_matching(tg, perm_type="column"), dtype=np.int64)
+        del tg
         free = m < 0
         if not free.any():
             return m, True
-        # alternating reachability from the free equations: eq i -> var j (tight) -> mate(j)
-        mate = np.full(g.n_vars, -1, dtype=np.int64)
+        # alternating reachability from the free equations: eq i -> var j (tight) -> mate(j),
+        # one CSR digraph on equations, unknowns and the source, row by row
         matched = np.flatnonzero(~free)
+        mate = np.full(nv, -1, dtype=np.int64)
         mate[m[matched]] = matched
-        src_nodes = n + g.n_vars                       # a super-source
-        a_src = np.concatenate([tr, n + m[matched], np.full(free.sum(), src_nodes)])
-        a_dst = np.concatenate([n + tc, matched, np.flatnonzero(free)])
-        dg = sps.csr_matrix((np.ones(len(a_src), dtype=np.int8), (a_src, a_dst)),
+        has_mate = mate >= 0
+        free_eqs = np.flatnonzero(free)
+        n_t = int(t_ptr[-1])
+        ptr = np.empty(src_nodes + 2, dtype=np.int32)
+        ptr[:n + 1] = t_ptr
+        ptr[n + 1:src_nodes + 1] = n_t + np.cumsum(has_mate, dtype=np.int32)
+        ptr[src_nodes + 1] = ptr[src_nodes] + len(free_eqs)
+        tc += n
+        ind = np.concatenate([tc, mate[has_mate].astype(np.int32),
+                              free_eqs.astype(np.int32)])
+        del tc, t_ptr
+        dg = sps.csr_matrix((np.ones(len(ind), dtype=np.int8), ind, ptr),
                             shape=(src_nodes + 1, src_nodes + 1))
         reach = breadth_first_order(dg, src_nodes, directed=True, return_predecessors=False)
+        del dg, ind, ptr
         in_r = np.zeros(src_nodes + 1, dtype=bool)
         in_r[reach] = True
         r_eq, r_var = in_r[:n], in_r[n:src_nodes]
-        leaving = r_eq[rows] & ~r_var[cols]
+        leaving = r_eq[rows]
+        leaving &= ~r_var[cols]
         if not leaving.any():
             return None, True
-        delta = int((d[cols] - c[rows] - w)[leaving].min())
+        delta = int(slack[leaving].min())
+        del slack, leaving
         c[r_eq] += delta
         d[r_var] += delta
     return None, False
@@ -173,23 +201,33 @@ def pryce_offsets(g: WeightedGraph, owner_eq: np.ndarray, owner_var: np.ndarray
     Returns (c, d, sweeps).
     """
     n_e = g.n_eqs
-    rows, cols, w = g.edge_rows(), g.indices, g.weights
+    cols = g.indices
+    # the edges grouped by unknown (stable: by equation inside), as the rows and weights
+    # that step (a) reads: no column copy, one temporary per sweep (docs/performance.md,
+    # "stop 41, memory")
     order_v = np.argsort(cols, kind="stable")
-    cols_v = cols[order_v]
-    starts = np.searchsorted(cols_v, np.arange(g.n_vars))
-    has_edge = np.bincount(cols, minlength=g.n_vars) > 0
+    rows_v = np.repeat(np.arange(n_e, dtype=np.int32), np.diff(g.indptr))[order_v]
+    w_v = g.weights[order_v]
+    del order_v
+    n_edges = len(cols)
+    per_var = np.bincount(cols, minlength=g.n_vars)
+    starts = np.zeros(g.n_vars, dtype=np.int64)
+    np.cumsum(per_var[:-1], out=starts[1:])
+    has_edge = per_var > 0
+    del per_var
     o_sort = np.argsort(owner_eq, kind="stable")
     oi, oj = owner_eq[o_sort], owner_var[o_sort]
     osig = _edge_weights(g, oi, oj)
     o_starts = np.searchsorted(oi, np.arange(n_e))
     has_owner = np.bincount(oi, minlength=n_e) > 0
-    safe_v = np.minimum(starts, max(len(cols_v) - 1, 0))
+    safe_v = np.minimum(starts, max(n_edges - 1, 0))
     safe_o = np.minimum(o_starts, max(len(oi) - 1, 0))
 
     def var_offsets(c: np.ndarray) -> np.ndarray:
-        if len(cols_v) == 0:
+        if n_edges == 0:
             return np.zeros(g.n_vars, dtype=np.int64)
-        vals = (w + c[rows])[order_v]
+        vals = c[rows_v]
+        vals += w_v
         d = np.maximum.reduceat(vals, safe_v)
         return np.where(has_edge, d, 0)
 
@@ -217,7 +255,9 @@ def pryce_offsets(g: WeightedGraph, owner_eq: np.ndarray, owner_var: np.ndarray
 def _edge_weights(g: WeightedGraph, oi: np.ndarray, oj: np.ndarray) -> np.ndarray:
     """σ of the edges (oi[p], oj[p]); each must be an edge (rows are sorted, so the keys
     row·n_vars + col of the edges are sorted and one vectorized search finds them)."""
-    keys = g.edge_rows() * g.n_vars + g.indices
+    keys = g.edge_rows()
+    keys *= g.n_vars
+    keys += g.indices
     want = np.asarray(oi, dtype=np.int64) * g.n_vars + np.asarray(oj, dtype=np.int64)
     pos = np.searchsorted(keys, want)
     ok = pos < len(keys)
@@ -311,7 +351,10 @@ def _pryce_ordered(g: WeightedGraph, c0: np.ndarray, oi: np.ndarray, oj: np.ndar
 def tight_edges(g: WeightedGraph, c: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Mask of the tight edges σ_ij + c_i = d_j: the pattern of Pryce's system Jacobian, i.e.
     of ∂F^c/∂(leading variables) (docs/theory.md §4.6, §4.7)."""
-    mask: np.ndarray = g.weights + c[g.edge_rows()] == d[g.indices]
+    # (in place: one temporary of the edges' size at a time)
+    lhs = c[np.repeat(np.arange(g.n_eqs, dtype=np.int32), np.diff(g.indptr))]
+    lhs += g.weights
+    mask: np.ndarray = lhs == d[g.indices]
     return mask
 
 

@@ -4,8 +4,10 @@ Pryce's Σ-method (`mdae_fmu.structure.sigma`)."""
 
 from __future__ import annotations
 
+from array import array
 from itertools import chain, repeat
-from typing import Any, Sequence
+from operator import is_
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -24,26 +26,38 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
     are kept (as isolated vertices) only if ``absent_are_unknowns``. Linear in the total size
     of the expressions; the graph is built from COO arrays (no per-edge Python objects).
     ``model``: the model the equations come from, whose residuals' rows are then computed
-    once for all the stages (`sigma_row`)."""
+    once for all the stages (`sigma_row`); when the equations are the model's own, in order,
+    the rows are read from the model's flat rows (`SignatureRows`) without a dict per row."""
     vidx = dict(zip(continuous, range(len(continuous))))
-    # the rows' entries in order, then their columns in one pass; the names that are not
-    # unknowns (parameters, discrete variables) are dropped by one mask
-    with no_gc():
-        rows_of = _rows(model, equations)
-    sizes = list(map(len, rows_of))
-    total = sum(sizes)
-    # (`map` over `dict.get` with a repeated default, `chain` over the rows: no Python frame
-    # per edge)
-    cols_all = np.fromiter(map(vidx.get, chain.from_iterable(rows_of), repeat(-1)),
-                           dtype=np.int64, count=total)
-    orders = np.fromiter(chain.from_iterable(map(dict.values, rows_of)), dtype=np.int64,
-                         count=total)
-    del rows_of
+    flat = _flat_rows(model, equations)
+    if flat is not None:
+        # (`map` over `dict.get` with a repeated default: no Python frame per edge)
+        names, orders_buf, ends = flat
+        total = len(names)
+        cols_all = np.fromiter(map(vidx.get, names, repeat(-1)), dtype=np.int32, count=total)
+        del vidx
+        orders = np.frombuffer(orders_buf, dtype=np.int32)
+        sizes: np.ndarray = np.diff(np.frombuffer(ends, dtype=np.int64))
+    else:
+        # the rows' entries in order, then their columns in one pass; the names that are not
+        # unknowns (parameters, discrete variables) are dropped by one mask
+        with no_gc():
+            rows_of = _rows(model, equations)
+        sizes = np.fromiter(map(len, rows_of), dtype=np.int64, count=len(rows_of))
+        total = int(sizes.sum())
+        # (`chain` over the rows: no Python frame per edge)
+        cols_all = np.fromiter(map(vidx.get, chain.from_iterable(rows_of), repeat(-1)),
+                               dtype=np.int32, count=total)
+        del vidx
+        orders = np.fromiter(chain.from_iterable(map(dict.values, rows_of)), dtype=np.int32,
+                             count=total)
+        del rows_of
     keep_edge = cols_all >= 0
-    rows = np.repeat(np.arange(len(equations), dtype=np.int64),
-                     np.asarray(sizes, dtype=np.int64))[keep_edge]
+    # (int32 positions while the edges are gathered: half the transient memory at 10^6)
+    rows = np.repeat(np.arange(len(equations), dtype=np.int32), sizes)[keep_edge]
     wts = orders[keep_edge]
     cols_a = cols_all[keep_edge]
+    del cols_all, keep_edge, orders, sizes
     used = np.zeros(len(continuous), dtype=bool)
     used[cols_a] = True
     absent = tuple(continuous[j] for j in np.flatnonzero(~used).tolist())
@@ -51,12 +65,110 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
         unknowns = list(continuous)
     else:
         keep = np.flatnonzero(used)
-        remap = np.full(len(continuous), -1, dtype=np.int64)
+        remap = np.full(len(continuous), -1, dtype=np.int32)
         remap[keep] = np.arange(len(keep))
         cols_a = remap[cols_a]
         unknowns = [continuous[j] for j in keep.tolist()]
     g = WeightedGraph.from_arrays(len(equations), len(unknowns), rows, cols_a, wts)
     return g, unknowns, absent
+
+
+class SignatureRows:
+    """The signature rows (`signature_row`) of the residuals of a model's equations, in their
+    order, as three flat arrays: the names of all rows one after the other (``names``, the
+    residuals' own name strings), their orders (``orders``, int32) and the end of each row in
+    them (``ends``, int64, from a leading 0). About 35 B per row against 250 B for a dict per
+    row and its memo entry (10^6 equations: 35 MB against 250 MB, docs/performance.md "stop 41,
+    memory").
+
+    It stands for the memo of `sigma_row`, ``{id(residual): row}``: ``get``, ``[]``, ``in``,
+    ``pop``, ``values`` and ``len`` read it by the identity of a residual of
+    ``equations`` (a dict of their positions is built at the first such read), and return a
+    new dict per read; a row taken out by ``pop`` is gone. `signature_graph` reads the arrays
+    directly when its equations are the model's, in order."""
+
+    __slots__ = ("names", "orders", "ends", "_equations", "_where", "_gone", "_count")
+
+    def __init__(self, equations: Sequence[Equation]) -> None:
+        self.names: list[str] = []
+        self.orders = array("i")
+        self.ends = array("q", (0,))
+        self._equations = equations
+        self._where: dict[int, int] | None = None
+        self._gone: bytearray | None = None      # 1 for a row taken out (`pop`)
+        self._count = 0                          # rows present
+
+    def append(self, row: dict[str, int]) -> None:
+        """Add the next equation's row (`scan_residuals`' sink)."""
+        self.names.extend(row)
+        self.orders.extend(row.values())
+        self.ends.append(len(self.names))
+        self._count += 1
+
+    def flat(self, equations: Sequence[Equation]) -> tuple[list[str], array[int], array[int]] \
+            | None:
+        """(names, orders, ends) when ``equations`` are those of the rows, in order, and none
+        was taken out; else None."""
+        mine = self._equations
+        if self._gone is not None or len(equations) != len(mine) \
+                or len(self.ends) != len(mine) + 1 or not all(map(is_, equations, mine)):
+            return None
+        return self.names, self.orders, self.ends
+
+    def _position(self, key: int) -> int | None:
+        where = self._where
+        if where is None:
+            where = self._where = {id(eq.residual): i for i, eq in enumerate(self._equations)}
+        i = where.get(key)
+        if i is None or i + 1 >= len(self.ends) or (self._gone is not None and self._gone[i]):
+            return None
+        return i
+
+    def _row(self, i: int) -> dict[str, int]:
+        a, b = self.ends[i], self.ends[i + 1]
+        return dict(zip(self.names[a:b], self.orders[a:b]))
+
+    def get(self, key: int, default: dict[str, int] | None = None) -> dict[str, int] | None:
+        i = self._position(key)
+        return default if i is None else self._row(i)
+
+    def __getitem__(self, key: int) -> dict[str, int]:
+        i = self._position(key)
+        if i is None:
+            raise KeyError(key)
+        return self._row(i)
+
+    def __contains__(self, key: object) -> bool:
+        return type(key) is int and self._position(key) is not None
+
+    def pop(self, key: int, default: dict[str, int] | None = None) -> dict[str, int] | None:
+        i = self._position(key)
+        if i is None:
+            return default
+        row = self._row(i)
+        if self._gone is None:
+            self._gone = bytearray(len(self.ends) - 1)
+        self._gone[i] = 1
+        self._count -= 1
+        return row
+
+    def values(self) -> Iterator[dict[str, int]]:
+        gone = self._gone
+        for i in range(len(self.ends) - 1):
+            if gone is None or not gone[i]:
+                yield self._row(i)
+
+    def __len__(self) -> int:
+        return self._count
+
+
+def _flat_rows(model: Model | None, equations: Sequence[Equation]
+               ) -> tuple[list[str], array[int], array[int]] | None:
+    """The model's flat rows (`SignatureRows.flat`) for ``equations``, or None."""
+    if model is None or model.__dict__.get("_sigma_rows_last_read"):
+        return None
+    memo = model.__dict__.get("_sigma_rows")
+    return memo.flat(equations) if type(memo) is SignatureRows else None
 
 
 def _rows(model: Model | None, equations: Sequence[Equation]) -> list[dict[str, int]]:
