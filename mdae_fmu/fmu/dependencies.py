@@ -40,6 +40,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..codegen.slots import Slot
+from ..codegen.trees import tree_instance_keys
 
 _TYPE_LETTER = {"Real": "r", "Integer": "i", "Boolean": "b"}
 #: the set of a node that reaches no source (shared: no result set is ever modified)
@@ -291,14 +292,42 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
                           if len(ways) < len(schedules) or len(set(ways)) > 1}
     widen = bool(mode_dependent) and bool(guard_nodes)
     get = by_id.get
+    table_sym = cm.table.sym if hasattr(cm, "table") else None
+    #: an instance key of a tree block (`tree_instance_keys`) -> (its symbol, node of its
+    #: symbol by identity or None); (None, None) for a key whose symbol is 0
+    known: dict = {}
+
+    def tree_reads(blk) -> list:
+        """``(symbol, node by identity or None)`` of each symbol a block kept on its trees
+        reads, from the trees' instances (each instance's symbol made once for the whole
+        model, no sympy hashing: a block's `BlockPlan.symbols`, a walk and a set of symbols
+        per block, is not built, nor kept on the block)."""
+        keys: set = set()
+        for t in ((blk.tree,) if blk.tree is not None else blk.trees):
+            keys |= tree_instance_keys(t)
+        out = []
+        for key in keys:
+            got = known.get(key)
+            if got is None:
+                s = table_sym(key) if type(key) is str else table_sym(*key)
+                got = known[key] = (s, get(id(s))) if s.is_Symbol else (None, None)
+            if got[0] is not None:
+                out.append(got)
+        return out
+
     for blocks in schedules:
         for blk in blocks:
             unknowns = blk.unknowns
             unodes = [slot_node(slots.get(u)) if n is None else n
                       for u, n in zip(unknowns, map(get, map(id, unknowns)))]
             acc = set()
-            for sym in blk.symbols:
-                n = get(id(sym))
+            if table_sym is not None and getattr(blk, "table", None) is cm.table \
+                    and getattr(blk, "on_tree", False) and blk._residuals is None \
+                    and blk._symbols is None:
+                pairs = tree_reads(blk)
+            else:
+                pairs = [(sym, get(id(sym))) for sym in blk.symbols]
+            for sym, n in pairs:
                 if n is None:
                     if sym not in unknowns:
                         acc |= slow(sym)
