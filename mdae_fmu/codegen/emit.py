@@ -9,7 +9,10 @@ Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
 * ``model_schedule_<k>.c``: the blocks of the schedule, one static function each (a loop
   over a slot table for repeated blocks), split into files of about `UNIT_BYTES` characters
   and called from functions of at most `STATEMENTS_PER_FUNCTION` calls, so that gcc stays
-  fast (and parallel) on large models.
+  fast (and parallel) on large models;
+* ``model_block_labels.c``, ``model_real_names.c``: beyond `TABLE_UNIT_BYTES`, the name
+  tables of model.c as units of their own (`table_units`), so that no unit of a huge model
+  is compiled alone after the others.
 """
 
 from __future__ import annotations

@@ -79,13 +79,12 @@ def tree_instance_keys(e: E.Expr) -> set[str | tuple[str, int]]:
     pop, push, add = stack.pop, stack.append, out.add
     while stack:
         n = pop()
-        t = type(n)
-        if t is E.BinOp:
+        if type(n) is E.BinOp:
             push(n.right)
             push(n.left)
-        elif t is E.Ref:
+        elif type(n) is E.Ref:
             add(n.name)
-        elif t is not E.Const:
+        elif type(n) is not E.Const:
             inst = tree_instance(n)
             if inst is None:
                 stack.extend(E.children(n))

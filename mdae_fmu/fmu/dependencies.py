@@ -319,10 +319,12 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
         for t in ((blk.tree,) if blk.tree is not None else blk.trees):
             keys |= tree_instance_keys(t)
         out = []
+        sym = table_sym
+        assert sym is not None      # (a plan with a symbol table: the caller's test)
         for key in keys:
             got = known.get(key)
             if got is None:
-                s = table_sym(key) if type(key) is str else table_sym(*key)
+                s = sym(key) if type(key) is str else sym(*key)
                 got = known[key] = (s, get(id(s))) if s.is_Symbol else (None, None)
             if got[0] is not None:
                 out.append(got)
