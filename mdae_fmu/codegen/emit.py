@@ -352,8 +352,8 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
 #: the name tables of model.c (``mdae_block_labels``, ``mdae_real_names``) go to units of
 #: their own when together they exceed this many characters (about 200 000 blocks and
 #: variables): model.c was then the one large unit, compiled alone after the others (2 s of
-#: gcc at 10^5 equations, 20 s and 2.6 GB at 10^6); the reference models and the families of
-#: 10^4 equations keep their single model.c
+#: gcc at 10^5 equations, 28 s at 10^6: docs/performance.md "stop 41"); the reference models
+#: and the families of 10^4 equations keep their single model.c
 TABLE_UNIT_BYTES = 4_000_000
 #: the units of the name tables (`table_units`): they include no header of the FMU, so they
 #: compile while the model description is built (`mdae_fmu.fmu.export`)
