@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .slots import Slot
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlockPlan:
     """A square block of the schedule: residuals (``0 = r``) and the unknowns they determine.
     ``label`` names the equations (e.g. ``e1+e2+k1''``) for run-time error messages.

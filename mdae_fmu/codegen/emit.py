@@ -9,7 +9,10 @@ Layout of the generated sources (docs/fmi-mapping.md, "Generated code"):
 * ``model_schedule_<k>.c``: the blocks of the schedule, one static function each (a loop
   over a slot table for repeated blocks), split into files of about `UNIT_BYTES` characters
   and called from functions of at most `STATEMENTS_PER_FUNCTION` calls, so that gcc stays
-  fast (and parallel) on large models.
+  fast (and parallel) on large models;
+* ``model_block_labels.c``, ``model_real_names.c``: beyond `TABLE_UNIT_BYTES`, the name
+  tables of model.c as units of their own (`table_units`), so that no unit of a huge model
+  is compiled alone after the others.
 """
 
 from __future__ import annotations
@@ -299,23 +302,25 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
         assert_initial=int(any("d->initial" in a for a in asserts)),
         iwork=perm + max(len(ev.branches), 1), max_min_length=MAX_MIN_LENGTH,
         max_digits=MAX_DIGITS, **TOLERANCES)
+    held = _HeldTables()
     files["model.c"] = env.get_template("model.c.j2").render(
         comment_name=c_comment(cm.name), schedule_parts=parts,
-        block_labels=[c_string(b.label) for b in cm.blocks],
-        real_names=[c_string(n) for n in cm.real_names],
-        real_kind=_num_list(tables["real_kind"], str),
+        block_labels=held.lines("labels", [c_string(b.label) for b in cm.blocks]),
+        real_names=held.lines("names", [c_string(n) for n in cm.real_names]),
+        real_kind=held.text("real_kind", _num_list(tables["real_kind"], str)),
         int_kind=_num_list(tables["int_kind"], str),
         bool_kind=_num_list(tables["bool_kind"], str),
         when_initial=_num_list([1 if b.has_initial else 0 for b in ev.branches], str),
         when_recheck=_num_list([1 if b.recheck else 0 for b in ev.branches], str),
         when_loop=_num_list([_real_index(t) for t in ev.when_loop], str),
-        state_slots=_num_list([s.vector_slot for s in cm.states], str),
-        der_slots=_num_list([s.der_slot for s in cm.states], str),
-        nominals=_num_list([s.nominal for s in cm.states], _float),
+        state_slots=held.text("state_slots", _num_list([s.vector_slot for s in cm.states], str)),
+        der_slots=held.text("der_slots", _num_list([s.der_slot for s in cm.states], str)),
+        nominals=held.text("nominals", _num_list([s.nominal for s in cm.states], _float)),
         init_unknowns=_num_list(init.unknown_slots, str),
         init_blocks=_num_list([x for rows, slots in init.blocks
                                for x in (len(rows), *rows, *slots)] + [0], str),
-        r_start=_num_list(tables["r_start"], _float), i_start=_num_list(tables["i_start"], str),
+        r_start=held.text("r_start", _num_list(tables["r_start"], _float)),
+        i_start=_num_list(tables["i_start"], str),
         b_start=_num_list(tables["b_start"], str),
         calc_params="\n".join(calc), discrete_assignments="\n".join(disc),
         initial_assignments="\n".join(init_assign),
@@ -336,8 +341,91 @@ def generate_sources(cm: CompiledModel, ev: EventPlan, init: InitPlan, guid: str
     # last: printing the equations may have made derivative functions
     files["mdae_functions.c"], files["mdae_functions.h"] = function_sources(cm.table.functions)
     identifiers = slot_identifiers(slot_names(cm))
-    return {name: text if name in generic or not name.endswith(".c") else
-            name_slots(text, identifiers) for name, text in files.items()}
+    if not held.inert():        # a table that could hold a named slot: named with the rest
+        files["model.c"] = held.put_back(files["model.c"])
+    out = {name: text if name in generic or not name.endswith(".c") else
+           name_slots(text, identifiers) for name, text in files.items()}
+    out["model.c"] = held.put_back(out["model.c"], table_units(cm.name, held, out))
+    return out
+
+
+#: the name tables of model.c (``mdae_block_labels``, ``mdae_real_names``) go to units of
+#: their own when together they exceed this many characters (about 200 000 blocks and
+#: variables): model.c was then the one large unit, compiled alone after the others (2 s of
+#: gcc at 10^5 equations, 28 s at 10^6: docs/performance.md "stop 41"); the reference models
+#: and the families of 10^4 equations keep their single model.c
+TABLE_UNIT_BYTES = 4_000_000
+#: the units of the name tables (`table_units`): they include no header of the FMU, so they
+#: compile while the model description is built (`mdae_fmu.fmu.export`)
+TABLE_UNITS = {"labels": ("model_block_labels.c", "mdae_block_labels"),
+               "names": ("model_real_names.c", "mdae_real_names")}
+
+
+def table_units(name: str, held: _HeldTables, files: dict[str, str]) -> dict[str, str]:
+    """Beyond `TABLE_UNIT_BYTES`, the name tables held for model.c as units of their own
+    (`TABLE_UNITS`), added to ``files``: the marker -> what model.c keeps in their place (a
+    comment naming the unit; templates/mdae_wrapper.h declares the tables). Each unit defines
+    its table exactly as model.c would (a ``const`` array, so no header is needed)."""
+    tables = {key: held.held.get(f"    \x01{key}\x01,\n") for key in TABLE_UNITS}
+    if sum(len(t) for t in tables.values() if t) <= TABLE_UNIT_BYTES:
+        return {}
+    moved = {}
+    for key, (unit, symbol) in TABLE_UNITS.items():
+        text = tables[key]
+        if text is None:
+            continue
+        files[unit] = (f"/* mdae_fmu generated model code: {c_comment(name)} (do not edit).\n"
+                       f" * {symbol} of model.c, a unit of its own (codegen/emit.py). */\n\n"
+                       f"const char *const {symbol}[] = {{\n{text}    \"\"}};\n")
+        marker = f"    \x01{key}\x01,\n"
+        del held.held[marker]
+        # model.c keeps the declaration only: `const char *const S[] = {MARKER    ""};`
+        moved[f"const char *const {symbol}[] = {{\n{marker}    \"\"}};\n"] = \
+            f"/* {symbol}: {unit} */\n"
+    return moved
+
+
+class _HeldTables:
+    """The large tables of model.c (names, kinds, start values: most of its text at scale),
+    rendered into the template as markers and put back after the slots are named
+    (`name_slots`, whose pattern scan of the tables found nothing but cost about half a
+    second at 10^5 equations): the text is the one the template gives with the tables in
+    place. A marker is ``\x01key\x01``, a byte no generated C holds."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, str] = {}      # marker as rendered -> the table's text
+
+    def text(self, key: str, text: str) -> str:
+        """The marker of a table rendered as ``{{ text }}``."""
+        marker = f"\x01{key}\x01"
+        self.held[marker] = text
+        return marker
+
+    def lines(self, key: str, items: list[str]) -> list[str]:
+        """The one item to render in place of ``items`` in a template loop printing
+        ``    {{ s }},`` per line."""
+        if not items:
+            return items
+        marker = f"\x01{key}\x01"
+        self.held[f"    {marker},\n"] = "".join(f"    {s},\n" for s in items)
+        return [marker]
+
+    def inert(self) -> bool:
+        """No table holds a comment opener, so none holds a named slot's text
+        (`slots.name_slots` rewrites only ``... /* name */``)."""
+        return not any("/*" in t for t in self.held.values())
+
+    def put_back(self, text: str, moved: dict[str, str] | None = None) -> str:
+        """``text`` with every marker replaced by its table (each is rendered once), and the
+        text of each table moved to a unit of its own by what stays (`table_units`)."""
+        for old, new in (moved or {}).items():
+            if old not in text:
+                raise ValueError("model.c: a moved table is not where the template puts it")
+            text = text.replace(old, new, 1)
+        for marker, table in self.held.items():
+            text = text.replace(marker, table, 1)
+        self.held = {}
+        return text
 
 
 def slot_names(cm: CompiledModel) -> dict[str, list[str]]:

@@ -43,7 +43,7 @@ from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
 from .treeblock import tree_block_ok, tree_jacobian
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FmiVariable:
     """One ScalarVariable of modelDescription.xml."""
     name: str
@@ -60,7 +60,7 @@ class FmiVariable:
     kind: int = 5                 # settability class, see mdae_model.h (mdae_real_kind)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StatePlan:
     """A continuous state (an instance ``x^(j)``, j < d_x) and the slot of its derivative.
 

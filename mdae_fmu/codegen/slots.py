@@ -31,7 +31,7 @@ _TYPE = {"r": "Real", "i": "Integer", "b": "Boolean", "time": "Real", "homotopy"
 NAME_LIMIT = 40
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Slot:
     """One value of the instance: position ``index`` of the value array ``array`` (``r``,
     ``i``, ``b``; the scalars ``time`` and ``homotopy`` have no index), its left limit when

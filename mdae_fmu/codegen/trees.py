@@ -69,6 +69,30 @@ def tree_symbols(e: E.Expr, table: SymbolTable) -> frozenset[sp.Symbol]:
     return frozenset(out)
 
 
+def tree_instance_keys(e: E.Expr) -> set[str | tuple[str, int]]:
+    """The instances ``e`` reads as `tree_symbols` finds them, without making their
+    symbols: a name read at order 0 as itself, a derivative ``der(x, k)`` as ``(name, k)``
+    (a constant's derivative included, whose symbol is 0). Distinct keys are distinct
+    instances, so `SymbolTable.sym` of the keys gives `tree_symbols` (and the zeros)."""
+    out: set[str | tuple[str, int]] = set()
+    stack = [e]
+    pop, push, add = stack.pop, stack.append, out.add
+    while stack:
+        n = pop()
+        if type(n) is E.BinOp:
+            push(n.right)
+            push(n.left)
+        elif type(n) is E.Ref:
+            add(n.name)
+        elif type(n) is not E.Const:
+            inst = tree_instance(n)
+            if inst is None:
+                stack.extend(E.children(n))
+            else:
+                add(inst if inst[1] else inst[0])
+    return out
+
+
 class NotLinear(Exception):
     """Raised by `linear_coefficients` on a tree that is not plain arithmetic linear in the
     unknown."""

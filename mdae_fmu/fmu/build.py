@@ -73,25 +73,76 @@ REUSABLE_UNITS = frozenset({"fmi2Functions.c", "fmi2CoSimulation.c", "mdae_runti
                             "mdae_sparse.c"})
 
 
+def compile_unit(cc: str, src_dir: Path, name: str, flags: list[str]) -> str:
+    """Compile the unit ``name`` of ``src_dir`` with ``flags`` into its object file (its
+    name returned); `BuildError` with gcc's output on failure."""
+    obj = name[:-2] + ".o"
+    code, stderr = run_tool([cc, *flags, "-c", name, "-o", obj], src_dir)
+    if code != 0:
+        raise BuildError(f"gcc failed on {name}:\n{stderr[-4000:]}")
+    return obj
+
+
+def unit_flags(extra_flags: tuple[str, ...] = (), own: tuple[str, ...] = ()) -> list[str]:
+    """The compile flags of a unit: `CFLAGS`, the build's ``extra_flags``, the unit's
+    ``own`` flags and the include directories."""
+    return [*CFLAGS, *extra_flags, *own, "-I.", f"-I{fmi_header_dir()}"]
+
+
+class EarlyUnits:
+    """Units compiled while the caller prepares the others (`start_early`): gcc runs in
+    its own processes, so the caller's Python goes on meanwhile (at 10^6 equations the
+    model description is built while the name tables compile). `compile_shared_library`
+    takes their objects; `close` waits for any still running (a failed export leaves no
+    gcc behind in its temporary directory)."""
+
+    def __init__(self, src_dir: Path, names: list[str], extra_flags: tuple[str, ...],
+                 jobs: int | None = None) -> None:
+        cc = compiler()
+        self.flags = unit_flags(extra_flags)
+        self.pool = ThreadPoolExecutor(max_workers=max(1, min(len(names),
+                                                              jobs or os.cpu_count() or 1)))
+        self.futures = {n: self.pool.submit(compile_unit, cc, src_dir, n, self.flags)
+                        for n in names}
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def start_early(src_dir: Path, texts: dict[str, str],
+                extra_flags: tuple[str, ...] = ()) -> EarlyUnits | None:
+    """Write the units ``texts`` (name -> C text, needing no header of the source directory)
+    into ``src_dir`` and start compiling them (`EarlyUnits`); None, and nothing written,
+    when there are none or when the library cache (``MDAE_FMU_BUILD_CACHE``) is on, whose key
+    reads every unit before any is compiled."""
+    if not texts or build_cache.cache_dir() is not None:
+        return None
+    for name, text in texts.items():
+        (src_dir / name).write_text(text, encoding="utf-8")
+    return EarlyUnits(src_dir, list(texts), extra_flags)
+
+
 def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
                            jobs: int | None = None, extra_flags: tuple[str, ...] = (),
                            link_args: tuple[str, ...] = (),
                            per_file_flags: dict[str, tuple[str, ...]] | None = None,
-                           progress=None) -> Path:
+                           progress=None, early: EarlyUnits | None = None) -> Path:
     """Compile ``c_files`` (names relative to ``src_dir``) and link ``out`` (module
     docstring); ``link_args`` go after the objects (static libraries, e.g. SUNDIALS for
     Co-Simulation, `mdae_fmu.fmu.cosim.sundials_link_args`); ``per_file_flags`` are appended
     for single files (``-O1`` for the schedule of very large models). Raises `BuildError`
-    with the compiler output on failure. ``progress(done, total)`` is called as units finish."""
+    with the compiler output on failure. ``progress(done, total)`` is called as units finish.
+    ``early``: units already being compiled with the same flags (`start_early`), whose
+    objects are taken as they are."""
     per_file_flags = per_file_flags or {}
     cc = compiler()
-    inc = ["-I.", f"-I{fmi_header_dir()}"]
     jobs = jobs or os.cpu_count() or 1
     lib_cache = build_cache.cache_dir()
     obj_cache = build_cache.object_cache_dir()
+    started = early.futures if early is not None else {}
 
     def flags_of(name: str) -> list[str]:
-        return [*CFLAGS, *extra_flags, *per_file_flags.get(name, ()), *inc]
+        return unit_flags(extra_flags, per_file_flags.get(name, ()))
 
     keys: dict[str, str | None] = {}
 
@@ -102,6 +153,8 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
 
     # biggest files first: better load balance
     order = sorted(c_files, key=lambda n: -(src_dir / n).stat().st_size)
+    if early is not None and any(early.flags != flags_of(n) for n in started):
+        raise ValueError("a unit compiled early with other flags than the build's")
     lib_key = None
     if lib_cache is not None:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -120,9 +173,7 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
         if key is not None and obj_cache is not None and \
                 build_cache.fetch_object(obj_cache, key, src_dir / obj):
             return obj
-        code, stderr = run_tool([cc, *flags_of(name), "-c", name, "-o", obj], src_dir)
-        if code != 0:
-            raise BuildError(f"gcc failed on {name}:\n{stderr[-4000:]}")
+        compile_unit(cc, src_dir, name, flags_of(name))
         if key is not None and obj_cache is not None:
             build_cache.store_object(obj_cache, key, src_dir / obj)
         return obj
@@ -130,7 +181,8 @@ def compile_shared_library(src_dir: Path, c_files: list[str], out: Path,
     objs = {}
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = {pool.submit(one, n): n for n in order}
+        futures = {pool.submit(one, n): n for n in order if n not in started}
+        futures.update({f: n for n, f in started.items() if n in c_files})
         for f in as_completed(futures):
             objs[futures[f]] = f.result()
             if progress is not None:

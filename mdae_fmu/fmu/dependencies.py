@@ -40,6 +40,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..codegen.slots import Slot
+from ..codegen.trees import tree_instance_keys
 
 _TYPE_LETTER = {"Real": "r", "Integer": "i", "Boolean": "b"}
 #: the set of a node that reaches no source (shared: no result set is ever modified)
@@ -49,26 +50,19 @@ _NONE: frozenset = frozenset()
 class Dependencies(Mapping):
     """FMI variable name -> the sorted tuple of the 1-based ScalarVariable indices of the
     knowns it depends on (positions in ``CompiledModel.variables`` plus one, as the
-    ``dependencies`` attribute lists them), sorted on first access: the model description
-    asks for the unknowns' only, a fraction of the variables. ``nodes``: name -> node of
-    `model_structure`; ``sets``: node -> its nodes (`closure`); nodes above ``last`` are
-    hidden slots, no variables."""
+    ``dependencies`` attribute lists them). ``nodes``: name -> node of `model_structure`;
+    ``sets``: node -> its nodes (`closure`); nodes above ``last`` are hidden slots, no
+    variables. Only the nodes of ``nodes`` are kept, each set as its sorted tuple (one tuple
+    per set shared by several nodes): the closure's sets of every node (Python sets of
+    216 bytes and more, most of them of one to four nodes) were half the memory of the
+    dependencies at 10^6 equations."""
 
     def __init__(self, nodes: dict, sets: dict, last: int) -> None:
         self._nodes = nodes
-        self._sets = sets
-        self._last = last
-        self._sorted: dict = {}     # id of a set (shared by nodes) -> its tuple
+        self._sets = compact_sets(sets, nodes.values(), last)
 
     def __getitem__(self, name: str) -> tuple:
-        ks = self._sets.get(self._nodes[name], _NONE)
-        got = self._sorted.get(id(ks))
-        if got is None:
-            got = tuple(sorted(ks))
-            if got and got[-1] > self._last:
-                got = tuple(n for n in got if n <= self._last)
-            self._sorted[id(ks)] = got
-        return got
+        return self._sets.get(self._nodes[name], ())
 
     def get(self, name: str, default=None):     # (Mapping.get: through KeyError)
         return self[name] if name in self._nodes else default
@@ -90,6 +84,26 @@ class Structure:
     no ``dependencies`` attribute (depends on all knowns)."""
     continuous: Mapping
     initial: Mapping
+
+
+def compact_sets(sets: dict, nodes, last: int) -> dict:
+    """``node -> tuple(sorted(sets[node]))`` for the ``nodes`` whose set is not empty, the
+    nodes above ``last`` left out, one tuple per set object (`Dependencies`)."""
+    out: dict = {}
+    made: dict = {}     # id of a set (all alive in `sets`) -> its tuple
+    for n in nodes:
+        ks = sets.get(n)
+        if not ks or n in out:
+            continue
+        got = made.get(id(ks))
+        if got is None:
+            got = tuple(sorted(ks))
+            if got[-1] > last:
+                got = tuple(k for k in got if k <= last)
+            made[id(ks)] = got
+        if got:
+            out[n] = got
+    return out
 
 
 def _union(own, reads, deps):
@@ -291,14 +305,44 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
                           if len(ways) < len(schedules) or len(set(ways)) > 1}
     widen = bool(mode_dependent) and bool(guard_nodes)
     get = by_id.get
+    table_sym = cm.table.sym if hasattr(cm, "table") else None
+    #: an instance key of a tree block (`tree_instance_keys`) -> (its symbol, node of its
+    #: symbol by identity or None); (None, None) for a key whose symbol is 0
+    known: dict = {}
+
+    def tree_reads(blk) -> list:
+        """``(symbol, node by identity or None)`` of each symbol a block kept on its trees
+        reads, from the trees' instances (each instance's symbol made once for the whole
+        model, no sympy hashing: a block's `BlockPlan.symbols`, a walk and a set of symbols
+        per block, is not built, nor kept on the block)."""
+        keys: set = set()
+        for t in ((blk.tree,) if blk.tree is not None else blk.trees):
+            keys |= tree_instance_keys(t)
+        out = []
+        sym = table_sym
+        assert sym is not None      # (a plan with a symbol table: the caller's test)
+        for key in keys:
+            got = known.get(key)
+            if got is None:
+                s = sym(key) if type(key) is str else sym(*key)
+                got = known[key] = (s, get(id(s))) if s.is_Symbol else (None, None)
+            if got[0] is not None:
+                out.append(got)
+        return out
+
     for blocks in schedules:
         for blk in blocks:
             unknowns = blk.unknowns
             unodes = [slot_node(slots.get(u)) if n is None else n
                       for u, n in zip(unknowns, map(get, map(id, unknowns)))]
             acc = set()
-            for sym in blk.symbols:
-                n = get(id(sym))
+            if table_sym is not None and getattr(blk, "table", None) is cm.table \
+                    and getattr(blk, "on_tree", False) and blk._residuals is None \
+                    and blk._symbols is None:
+                pairs = tree_reads(blk)
+            else:
+                pairs = [(sym, get(id(sym))) for sym in blk.symbols]
+            for sym, n in pairs:
                 if n is None:
                     if sym not in unknowns:
                         acc |= slow(sym)
@@ -324,8 +368,11 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     state_nodes = {node("r", getattr(s, "vector_slot", s.slot)) for s in cm.states}
     inputs = {n for n, v in owned if v.causality == "input"}
 
-    # -- continuous time
-    ct = closure(reads, {n: {n} for n in state_nodes | inputs})
+    # -- continuous time (kept as `Dependencies` at once: its closure's sets are freed for
+    # the initialization's)
+    continuous = Dependencies({v.name: n for n, v in owned
+                               if v.variability == "continuous" or n in state_nodes},
+                              closure(reads, {n: {n} for n in state_nodes | inputs}), nv)
 
     # -- initialization
     # (copied on write: the sets of `reads` stay as they are)
@@ -361,11 +408,8 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
         known_reads[n] = known_reads.get(n, set()) | keys(e)
     ini = closure(known_reads, {n: {n} for n in known0})
 
-    continuous = {v.name: n for n, v in owned
-                  if v.variability == "continuous" or n in state_nodes}
-    initial = {v.name: n for n, v in owned}
-    return Structure(continuous=Dependencies(continuous, ct, nv),
-                     initial=Dependencies(initial, ini, nv))
+    return Structure(continuous=continuous,
+                     initial=Dependencies({v.name: n for n, v in owned}, ini, nv))
 
 
-__all__ = ["Dependencies", "Structure", "closure", "model_structure"]
+__all__ = ["Dependencies", "Structure", "closure", "compact_sets", "model_structure"]

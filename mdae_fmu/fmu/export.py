@@ -21,12 +21,12 @@ from ..collector import gc_paused
 from ..diagnostics import InputError, ModelRejected
 from ..progress import Progress, as_progress  # noqa: F401  (Progress: API)
 from ..ir import Model
-from ..codegen.emit import generate_sources
+from ..codegen.emit import TABLE_UNITS, generate_sources
 from ..codegen.events import EventPlan, plan_events
 from ..codegen.initialization import InitPlan, plan_initialization
 from ..codegen.plan import CompiledModel, compile_model, fmi_name
 from ..codegen.restarts import with_transient_restarts
-from .build import compile_shared_library
+from .build import EarlyUnits, compile_shared_library, start_early
 from .cosim import (DENSE, check_fmi_type, choose_linear_solver, configure_sources, offers_cs,
                     state_pattern, sundials_compile_flags, sundials_link_args)
 from .dependencies import Structure, model_structure
@@ -47,6 +47,9 @@ GUID_PLACEHOLDER = "{00000000-0000-0000-0000-000000000000}"
 # linear algebra (benchmarks/optlevel_bench.py; table and rule in docs/fmi-mapping.md)
 LARGE_SCHEDULE_BLOCKS = 1000
 PLATFORM = "linux64"
+#: the units of a large model's name tables (`mdae_fmu.codegen.emit.TABLE_UNITS`), compiled
+#: while the model description is built
+TABLE_UNIT_FILES = tuple(unit for unit, _ in TABLE_UNITS.values())
 
 
 def content_guid(parts: list[bytes]) -> str:
@@ -299,6 +302,35 @@ def emitted(cm: CompiledModel) -> CompiledModel:
 def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev, structure,
                    sources: dict, progress: Progress) -> dict[str, bytes]:
     """Model description, gcc and the archive's files from the generated ``sources``."""
+    with tempfile.TemporaryDirectory(prefix="mdae_fmu_") as tmp:
+        src = Path(tmp) / "src"
+        src.mkdir()
+        # the name tables of a large model (no header, no GUID) compile meanwhile
+        early = start_early(src, {n: sources[n] for n in TABLE_UNIT_FILES if n in sources},
+                            sundials_compile_flags(fmi_type))
+        try:
+            md, binary, sources, c_files = _description_and_binary(
+                model, fmi_type, default_experiment, cm, ev, structure, sources, src, early,
+                progress)
+        finally:
+            if early is not None:
+                early.close()
+    progress("packaging")
+    entries = {"modelDescription.xml": md,
+               f"binaries/{PLATFORM}/{cm.identifier}.so": binary,
+               "sources/buildDescription.xml": build_description(cm.identifier, c_files,
+                                                                 offers_cs(fmi_type))}
+    for name, text in sources.items():
+        entries[f"sources/{name}"] = text.encode("utf-8")
+    return entries
+
+
+def _description_and_binary(model: Model, fmi_type: str, default_experiment: dict, cm, ev,
+                            structure, sources: dict, src: Path, early: EarlyUnits | None,
+                            progress: Progress) -> tuple[bytes, bytes, dict, list[str]]:
+    """The model description (its GUID set), the shared library built in the source
+    directory ``src`` (``early``: units already compiling there), the sources as configured
+    (config.h with the GUID) and the names of the C units."""
     link_args = sundials_link_args() if offers_cs(fmi_type) else ()
     nz = sum(1 for r in ev.relations if r.kind == "state")
     derivatives = {v.vr: v.name for v in cm.variables if v.type == "Real"}
@@ -325,24 +357,15 @@ def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev
     sources["config.h"] = sources["config.h"].replace(GUID_PLACEHOLDER, guid)
 
     progress(f"gcc: {len(c_files)} units")
-    with tempfile.TemporaryDirectory(prefix="mdae_fmu_") as tmp:
-        src = Path(tmp) / "src"
-        src.mkdir()
-        for name, text in sources.items():
-            (src / name).write_text(text, encoding="utf-8")
-        so = Path(tmp) / f"{cm.identifier}.so"
-        flags: dict[str, tuple[str, ...]] = {}
-        if len(cm.blocks) > LARGE_SCHEDULE_BLOCKS:
-            flags = {n: ("-O1",) for n in c_files if n.startswith("model_schedule_")}
-        compile_shared_library(src, c_files, so, link_args=link_args, per_file_flags=flags,
-                               extra_flags=sundials_compile_flags(fmi_type),
-                               progress=lambda k, n: progress(f"gcc: unit {k}/{n}"))
-        binary = so.read_bytes()
-    progress("packaging")
-    entries = {"modelDescription.xml": md,
-               f"binaries/{PLATFORM}/{cm.identifier}.so": binary,
-               "sources/buildDescription.xml": build_description(cm.identifier, c_files,
-                                                                 offers_cs(fmi_type))}
+    written = early.futures if early is not None else {}
     for name, text in sources.items():
-        entries[f"sources/{name}"] = text.encode("utf-8")
-    return entries
+        if name not in written:
+            (src / name).write_text(text, encoding="utf-8")
+    so = src.parent / f"{cm.identifier}.so"
+    flags: dict[str, tuple[str, ...]] = {}
+    if len(cm.blocks) > LARGE_SCHEDULE_BLOCKS:
+        flags = {n: ("-O1",) for n in c_files if n.startswith("model_schedule_")}
+    compile_shared_library(src, c_files, so, link_args=link_args, per_file_flags=flags,
+                           extra_flags=sundials_compile_flags(fmi_type),
+                           progress=lambda k, n: progress(f"gcc: unit {k}/{n}"), early=early)
+    return md, so.read_bytes(), sources, c_files
