@@ -1,9 +1,11 @@
 """``export --backend python``: the same plan as the C FMU, run by numpy/scipy in a pythonfmu
 Co-Simulation FMU (docs/python-backend.md).
 
-The analysis and the plan are the C exporter's (`mdae_fmu.analysis.Analysis`,
-`mdae_fmu.codegen.plan.compile_model` for a single-mode model, the guarded block schedule of
-`mdae_fmu.codegen.guarded.plan_guarded` for a multimode one, `mdae_fmu.codegen.events.plan_events`):
+The analysis and the plan are the C exporter's (`mdae_fmu.analysis.Analysis`, read by its
+guarded schedule as `mdae_fmu.fmu.export.plan_code` reads it: `mdae_fmu.codegen.plan.compile_model`
+for the wrapped schedule of a model of one mode, `GuardedSchedule.single`, docs/theory.md §10.14;
+the guarded block schedule of `mdae_fmu.codegen.guarded.plan_guarded` for any other,
+`mdae_fmu.codegen.events.plan_events`):
 value slots, block schedules (docs/theory.md §11; the guarded one of §10.2, one schedule for
 all modes, each block variant guarded by a formula over the guard bits), event indicators and
 the local restarts of the block variants at a mode change (docs/decisions.md §9).
@@ -231,9 +233,15 @@ def python_plan(model: Model, analysis) -> dict:
 
 
 def _python_plan(model: Model, analysis) -> dict:
-    model, report = analysis.code_model or model, analysis.code_modes or analysis.modes
+    model = analysis.code_model or model
+    if analysis.guarded is not None:        # (export's `scheduled` gives every analysis one)
+        report = analysis.guarded.single
+    else:                                   # (an analysis made by hand: its per-mode report)
+        report = analysis.code_modes or analysis.modes
+        if report is not None and len(report.modes) > 1:
+            report = None
     guarded = None
-    if report is None or len(report.modes) > 1:
+    if report is None:
         if analysis.guarded is None:
             why = analysis.guarded_refusal or "the analysis built no guarded schedule"
             raise _Unsupported(f"a multimode model without a guarded schedule ({why})")

@@ -22,7 +22,13 @@ The conversion rewrites the model as the enumerated path does (`convert_block`: 
 equation guarded by the values at m of the guards the block's equations read, which are the
 variant's branch formulas), and the implicit analysis runs again on the converted model,
 until no variant is singular. A dependency that cannot be converted rejects the model with the
-enumerated path's message, naming m, followed by the formula of the variant's modes.
+enumerated path's message, naming m, followed by the formula of the variant's modes. Blocks are
+tested in the order of their equations, not in a mode's solve order as on the enumerated path:
+when a conversion leaves the model structurally singular, the variants that the same pass had
+not yet tested are tested before that verdict, and a dependency among them that cannot be
+converted rejects the model instead (the enumerated path's message: two clutches between the
+same shafts, both engaged, have redundant speeds, which the enumerated path meets first, and
+an undetermined split of their torques, which it never reaches).
 
 A *coarse* block (a union component the implicit analysis does not split per mode,
 `ConditionalBlock.coarse`: more than 64 equations, or too many per-mode blocks for the
@@ -665,14 +671,16 @@ def convert_guarded(model: Model, ia: ImplicitAnalysis) -> GuardedRepair:
     """Convert the singular block variants of ``ia``, the implicit analysis of ``model``,
     running the implicit analysis again after each conversion, until none is left (module
     docstring); the model is rejected, with the formula of the variant's modes, at the first
-    dependency that cannot be converted. Pure: ``model`` is not modified. A structurally
+    dependency that cannot be converted, or at one left in the pass of a conversion after
+    which the model is structurally singular. Pure: ``model`` is not modified. A structurally
     singular analysis (``not ia.ok``) is returned as it is: its verdict comes first."""
     current, analysis = model, ia
     done: list[Conversion] = []
     for _ in range(MAX_CONVERSIONS):
         step = None
         unchecked: list[tuple[ConditionalBlock, Any]] = []
-        for found in singular_variants(current, analysis, unchecked):
+        variants = singular_variants(current, analysis, unchecked)
+        for found in variants:
             try:
                 step = convert_block(current, found.finding)
             except DependencyRejected as err:
@@ -684,9 +692,19 @@ def convert_guarded(model: Model, ia: ImplicitAnalysis) -> GuardedRepair:
             return GuardedRepair(model=current, analysis=analysis, conversions=tuple(done),
                                  warnings=tuple(unchecked_warning(analysis, blk, f)
                                                 for blk, f in unchecked))
+        converted = analyze_implicit(step[0])
+        if not converted.ok:
+            # structurally singular after the conversion: a dependency left in this pass
+            # that cannot be converted is the verdict (module docstring)
+            for found in variants:
+                try:
+                    convert_block(current, found.finding)
+                except DependencyRejected as err:
+                    return GuardedRepair(model=model, analysis=ia, conversions=tuple(done),
+                                         rejections=(str(err) + _modes_text(analysis, found),))
         current, conv = step
         done.append(conv)
-        analysis = analyze_implicit(current)
+        analysis = converted
     return GuardedRepair(model=model, analysis=ia, conversions=tuple(done), rejections=(
         f"model {model.name}: {MAX_CONVERSIONS} conversions of numerically singular "
         "blocks did not leave a regular system",))

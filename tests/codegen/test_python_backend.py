@@ -556,3 +556,22 @@ def test_mode_changes_that_do_not_settle_are_an_error():
     assert str(err.value) == ("t = 0.0: the event iteration does not settle: 3 mode changes "
                               "at this instant, the last [not g] -> [g]; guards that keep "
                               "changing: g")
+
+
+def test_single_mode_plan_read_from_the_schedule():
+    """A model of one mode is planned from the analysis' wrapped one-mode schedule
+    (`GuardedSchedule.single`, docs/theory.md §10.14), as `mdae_fmu.fmu.export.plan_code`
+    reads it, not from the per-mode report: with the report removed from the analysis the
+    plan is the same one-mode block schedule (no guards, no guarded schedule)."""
+    from dataclasses import replace
+
+    from mdae_fmu import api
+    from mdae_fmu.analysis import analyze
+    from mdae_fmu.fmu.python_backend import python_plan
+    model = api.load(REFERENCE / "Pendulum.mo")
+    analysis = analyze(model, full=False)
+    assert analysis.guarded is not None and analysis.guarded.single is not None
+    plan = python_plan(model, analysis)
+    assert [m["label"] for m in plan["modes"]] == [""] and "guarded" not in plan
+    bare = replace(analysis, modes=None, code_modes=None)
+    assert json.dumps(python_plan(model, bare), sort_keys=True) == json.dumps(plan, sort_keys=True)

@@ -193,11 +193,12 @@ def test_fifty_clutches_singular_in_some_modes_rejected_with_their_formula():
 def test_redundant_twin_clutch_is_not_certified(monkeypatch):
     """Two clutches between the same shafts: their interface rows are equal, the symmetric
     part of the interface matrix is singular, and the certificate declines (it never shows a
-    singular mode regular); the split then decides the block, and the model is rejected as
-    by the enumerated analysis. (Their messages differ, as before the certificate: the one
-    analysis converts the twin torques in the mode where all are engaged and rejects the
-    converted model as structurally singular where clutch 2 and its twin are engaged; the
-    enumerated analysis rejects the redundant speeds at once.)"""
+    singular mode regular); the split then decides the block, and the model is rejected with
+    the enumerated analysis' message (the redundant speeds in the mode where all are
+    engaged), followed by the formula of exactly the modes where both speed constraints hold.
+    The split torques of the twins come first in the one analysis' order: their conversion
+    leaves the model structurally singular, and the redundant speeds left in that pass are
+    the verdict, not that structural singularity."""
     model = _model(_parallel_clutch(4, 2), "DriveLine4")
     oracle = analyze(model, implicit=False)
     monkeypatch.setattr(implicit_analysis, "conditional_blocks",
@@ -206,7 +207,13 @@ def test_redundant_twin_clutch_is_not_certified(monkeypatch):
     assert certs and all(c is None for _, c in certs)
     one = analyze(model, implicit=True)
     assert not oracle.accepted and not one.accepted
-    assert one.rejection is not None and "(clutch2.engaged and engage_b)" in one.rejection
+    assert oracle.rejection is not None and one.rejection is not None
+    assert oracle.rejection.startswith("mode {clutch1.engaged, clutch2.engaged, clutch3.engaged, "
+                                       "clutch4.engaged, engage_b}: equations e28 ")
+    assert "they are redundant" in oracle.rejection
+    assert one.rejection == (oracle.rejection + "\n  singular for all values in 8 of 32 modes: "
+                             "(clutch2.engaged and engage_b)")
+    assert not one.conversions and not oracle.conversions
 
 
 def test_run_determinant_closed_form():
