@@ -257,11 +257,28 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
         # (without the full report, the latent equations are made when read: issue 29)
         modes = analyze_modes(model, deferred_latent=not full)
     a = _enumerated(model, modes, erasure, lemma22, progress, full)
+    if implicit is not False and past_enumeration_bound(a):
+        # a model of one long mode whose mode changes are more than the enumeration handles
+        # (more than 16 when-clauses: 2^17 - 1 transient modes): a size limit, not a defect
+        # of the model, so the one analysis, which enumerates none (issue 26)
+        return guarded_analysis(model, progress)
     if implicit or (implicit is None and a.accepted and len(modes.modes) > 1):
         return _with_schedule(model, a, progress)
     if a.accepted and len(modes.modes) == 1:
         return with_single_schedule(a)
     return a
+
+
+def past_enumeration_bound(a: Analysis) -> bool:
+    """Whether the enumerated analysis ``a`` was refused by the bound of the mode
+    enumeration (E-EXPLORE-BOUND with no mode enumerated: more transient modes than
+    `mdae_fmu.modes.normalize.MAX_TRANSIENT_MODES`, or more long modes than
+    `mdae_fmu.structure.valuations.MAX_ENUMERATED_MODES`), a size limit and not a defect of the
+    model (a reconciliation that does not terminate, E-EXPLORE-BOUND after some modes, is
+    one)."""
+    au = a.automaton
+    return (au is not None and not au.accepted and not au.modes
+            and any(d.code == "E-EXPLORE-BOUND" for d in au.diagnostics))
 
 
 def with_single_schedule(a: Analysis) -> Analysis:
