@@ -210,7 +210,9 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     analysis' schedule of a single-mode model (one formula, true); False enumerates the
     modes of a multimode model (the per-mode report and the automaton, up to 2^12
     consistent modes: the oracle and the debugging view, with no guarded schedule, so no
-    FMU).
+    FMU). A single-mode model whose enumerated analysis is refused by the enumeration's
+    bound (more than 16 when-clauses, `past_enumeration_bound`) takes the one analysis
+    unless ``implicit`` is False.
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
     reject the model instead of being warnings. ``full``: False when only the verdict, the
     summary or the FMU is wanted: a model without guards then skips the mode-change
