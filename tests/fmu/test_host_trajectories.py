@@ -32,19 +32,24 @@ from test_reference_trajectories import NOT_COMPARED, TOL, mismatches  # noqa: E
 MANIFEST = json.loads((OUT / "manifest.json").read_text())
 MODELS = MANIFEST["models"]
 
+pytestmark = pytest.mark.skipif(not sundials_available(),
+                                reason="the fmusim-style host links SUNDIALS CVODE")
+
 #: runs whose default FMU is known to differ from the per-mode one beyond `TOL`, and why
-#: (strict xfail: a run that starts to agree must leave this list). All are event instants
-#: reached with a state past the switching surface, where the two FMUs' jump laws differ in
-#: the terms of second order in the overshoot; the runs that locate the event (fmusim, with the
-#: overshoot within the relations' hysteresis, 1e-10) agree to 1e-15 on both models but
-#: CupAndBallFirstOrder.
+#: (strict xfail: a run that starts to agree must leave this list). The checker runs: events
+#: seen at the end of an Euler step, with the state past the switching surface, where the two
+#: FMUs' jump laws differ (AirBrake, CupAndBall: at second order in the overshoot, so that the
+#: runs that locate the event agree to 1e-15 and 5e-11; CupAndBallFirstOrder: at first order,
+#: the per-mode FMU's velocity is not the projection). The fmusim runs of
+#: CupAndBallFirstOrder: the per-mode FMU's event location, as in FMPy.
 EXPECTED_TO_DIFFER: dict[tuple[str, str], str] = {
     ("AirBrake", "checker"): (
         "the valve opens at the end of the Euler step to t = 0.198 with s = -7.4e-5: the jump "
-        "law of the piston's high side, impulse(fch) = rho S / P0 * jump(x pt) (S = 1), gives "
-        "pr+ = pt+ = 0.504562354176; the default FMU is 2.8e-10 below, the per-mode one 2.8e-10 "
-        "above (each takes der(x) * pt with pt at one end of the jump: jump(x) * jump(pt) / 2 "
-        "= 2.8e-10); 5.5e-10 apart from then on (`test_airbrake_checker_jump_law`)"),
+        "law of the piston, rho S jump(x pt) = P0 impulse(fch) and rho S jump((x - L) pr) = "
+        "-P0 impulse(fcl), gives pr+ = pt+ = 0.504562354176; the default FMU is 2.8e-10 "
+        "below, the per-mode one 2.8e-10 above (the products der(x) pt and der(x) pr taken at "
+        "one end of the jump: |jump(x) (jump(pt) - jump(pr))| / 2 = 2.8e-10); 5.5e-10 apart "
+        "from then on (`test_airbrake_checker_jump_law`)"),
     ("CupAndBall", "checker"): (
         "the rope tightens at the end of the Euler step to t = 0.066, past the circle: "
         "impulse(lam) differs by 3.8e-11 (relative to 1 + |value|), which the flight and the "
@@ -118,3 +123,62 @@ def test_default_fmu_reproduces_the_per_mode_fmu_in_the_hosts(host, tmp_path, na
     bad = mismatches(got[:, 0], got[:, 1:][:, keep], ref[:, 0], ref[:, 1:][:, keep],
                      [names[j] for j in keep], tol=TOL)
     assert not bad, "\n".join(bad)
+
+
+def _column(names: list[str], rows: np.ndarray, name: str) -> np.ndarray:
+    return rows[:, 1 + names.index(name)]
+
+
+def test_airbrake_checker_jump_law(host, tmp_path):
+    """The finding of ``("AirBrake", "checker")``: at the valve's opening at the end of an Euler
+    step (s = -7.4e-5), the jump law of reference_models/AirBrake.mo (all parameters 1 but
+    F2 = 0.05, K = 10; pb = 1): (p1) and (p2) are rho S d((x - L) pr)/dt = -P0 fcl and
+    rho S d(x pt)/dt = P0 fch, (r) ft = d(pt)/dt and the mass balances give
+    impulse(fcl) = -impulse(fch) - impulse(ft), so with pr+ = pt+ = p and x+ = 0:
+    p = (pt-(1 + x-) + (1 - x-) pr-) / 2. The pre-event state is the Euler step from the row
+    before with the closed valve's derivatives (solved here from the equations). The default
+    FMU is |jump(x) (jump(pt) - jump(pr))| / 2 = 2.8e-10 from p, and so was the per-mode FMU
+    (measured; its recording keeps every 25th row), on the other side: the impulses of the
+    products der(x) pt and der(x) pr taken with pt and pr at one end of the jump (second
+    order in the jump: the runs that locate the event agree to 1e-15)."""
+    names, rows, ref = default_run(host, tmp_path, "AirBrake", "checker")
+    s = _column(names, rows, "s")
+    k = int(np.flatnonzero((s[:-1] > 0) & (s[1:] <= 0))[0]) + 1
+    h = MODELS["AirBrake"]["checker"]["param"]
+    pr, pt = _column(names, rows, "pr")[k - 1], _column(names, rows, "pt")[k - 1]
+    x = (pt - pr) / 10.0
+    fl, fb = 0.05 * (pt - pr), 1.0 - pr
+    # closed valve (fv = 0): (p2) with fch = -fl - ft, ft = der(pt); (p1) with fcl = fb + fl
+    a = np.array([[-pt / 10.0, pt / 10.0 + x + 1.0], [-pr / 10.0 + x - 1.0, pr / 10.0]])
+    dpr, dpt = np.linalg.solve(a, [-fl, -(fb + fl)])
+    prm, ptm = pr + h * dpr, pt + h * dpt
+    xm = (ptm - prm) / 10.0
+    assert ptm - prm < 0 and abs(rows[k, 0] - 0.198) < 1e-12, (rows[k, 0], ptm - prm)
+    p = (ptm * (1.0 + xm) + (1.0 - xm) * prm) / 2.0
+    half = abs(xm * ((p - ptm) - (p - prm))) / 2.0   # |jump(x) (jump(pt) - jump(pr))| / 2
+    got = _column(names, rows, "pr")[k]
+    assert got == _column(names, rows, "pt")[k] and 2.7e-10 < half < 2.8e-10, (got, half)
+    assert abs(got - p) <= 1.01 * half, (got, p, half)
+
+
+def test_cup_and_ball_checker_projection(host, tmp_path):
+    """The finding of ``("CupAndBallFirstOrder", "checker")``: where the rope tightens at the end
+    of an Euler step (|p| > L = 1), the default FMU's state after the impact is the radial
+    projection of the position onto the circle and the velocity's tangential component there,
+    impulse(lam) its radial component (within 1e-10), the pre-event state being the Euler step
+    from the row before (lam = 0 in flight); the per-mode FMU's vx was 1.2e-2 off (measured;
+    its recording keeps every 7th row)."""
+    names, rows, ref = default_run(host, tmp_path, "CupAndBallFirstOrder", "checker")
+    col = {n: _column(names, rows, n) for n in ("x", "y", "vx", "vy", "lam", "impulse(lam)")}
+    k = int(np.flatnonzero(col["lam"] > 0)[0])
+    h = MODELS["CupAndBallFirstOrder"]["checker"]["param"]
+    assert col["lam"][k - 1] == 0.0
+    x, y = col["x"][k - 1] + h * col["vx"][k - 1], col["y"][k - 1] + h * col["vy"][k - 1]
+    vx, vy = col["vx"][k - 1], col["vy"][k - 1] - h * 9.81
+    r = np.hypot(x, y)
+    assert r > 1.002, r                        # past the circle by 2.6e-3
+    px, py = x / r, y / r
+    vt = -vx * py + vy * px
+    want = {"x": px, "y": py, "vx": -vt * py, "vy": vt * px, "impulse(lam)": vx * px + vy * py}
+    for n, w in want.items():
+        assert abs(col[n][k] - w) <= 1e-10 * (1 + abs(w)), (n, col[n][k], w)
