@@ -1,17 +1,18 @@
-"""Record the enumerated (per-mode) FMU of every accepted reference model in the emulating
-hosts of tests/host (issue 26, acceptance 1: "plus the emulating hosts in tests/host").
+"""Record the enumerated (per-mode) FMU of every accepted seed and reference model in the
+emulating hosts of tests/host (issue 26, acceptance 1: "plus the emulating hosts in tests/host").
 
-For each model of `MODELS` (the reference models of the host matrix,
-tests/fmu/test_host_matrix.py), in this process:
+For each model of `models` (the reference models of the host matrix,
+tests/fmu/test_host_matrix.py, then every other model FMPy's recordings accept,
+tests/data/reference_trajectories/manifest.json), in this process:
 
 * export it with the per-mode schedules (``export(implicit=False)``, Model Exchange and
   Co-Simulation in one archive, the DefaultExperiment of the shared FMU of the FMU tests:
-  tolerance 1e-12, stopTime the reference horizon);
+  tolerance 1e-12, stopTime the horizon of FMPy's recording);
 * run its Model Exchange interface in tests/host/emul_host.c, compiled from the checkout this
   script lives in, in the runs of `RUNS` (the host matrix's: fmusim-style with FMPy's settings
-  at rtol 1e-8 and with fmusim's at rtol 1e-11, rows every reference grid interval and at
-  every event; checker-style explicit Euler at the matrix's largest step), the model's input
-  signal applied (tests/cosim_util.INPUT_SIGNALS);
+  at rtol 1e-8 and with fmusim's at rtol 1e-11, rows every reference grid interval, else
+  1/100 of the horizon, and at every event; checker-style explicit Euler at the matrix's
+  largest step), the model's input signal applied (tests/cosim_util.INPUT_SIGNALS);
 * write ``<model>.<run>.csv`` (time to 17 digits, the Real variables of `outputs` to 15: every
   row of the fmusim runs; every `stride`-th row and the last of the checker run) under
   tests/data/host_trajectories/ and the model's entry of ``manifest.json`` (the run's
@@ -58,17 +59,35 @@ EULER_STEP = {"VanDerPol": 2e-3}
 CHECKER_ROWS = 400
 
 
+def reference_manifest() -> dict:
+    """The models of tests/data/reference_trajectories/manifest.json (FMPy's recordings)."""
+    return json.loads((TESTS / "data" / "reference_trajectories" / "manifest.json")
+                      .read_text())["models"]
+
+
 def models() -> tuple[str, ...]:
+    """The host matrix's reference models, then every other model FMPy's recordings accepted
+    (the seed models under tests/data, the generated ones)."""
     from cosim_util import REFERENCE_MODELS
-    return tuple(REFERENCE_MODELS)
+    others = sorted(k for k, e in reference_manifest().items()
+                    if e["verdict"] == "accepted" and k not in REFERENCE_MODELS)
+    return (*REFERENCE_MODELS, *others)
+
+
+def stop_time(name: str) -> float:
+    """The horizon of FMPy's recording (a reference model's: its reference result's)."""
+    return float(reference_manifest()[name]["stop"])
 
 
 def grid_interval(name: str) -> float:
     """The fmusim runs' output interval: the median step of the reference CSV's time column
-    (test_host_matrix.grid_interval)."""
+    (test_host_matrix.grid_interval); a model without a reference result: 1/100 of its
+    horizon (FMPy's recording's grid)."""
     import numpy as np
 
-    from cosim_util import REFERENCE, reference_entry
+    from cosim_util import REFERENCE, REFERENCE_MODELS, reference_entry
+    if name not in REFERENCE_MODELS:
+        return stop_time(name) / 100
     data = np.genfromtxt(REFERENCE / reference_entry(name)["csv"], delimiter=",",
                          names=True, deletechars="")
     d = np.diff(data["time"])
@@ -92,12 +111,10 @@ def build_host(out_dir: Path) -> Path:
 def host_args(name: str, run: str) -> dict:
     """The arguments of run ``run`` of model ``name`` but the FMU's own (the manifest's
     record of the run)."""
-    from cosim_util import reference_stop
     mode, opts = RUNS[run]
     if mode == "checker":
-        return {"mode": mode, "stop": reference_stop(name),
-                "param": EULER_STEP.get(name, 1e-3)}
-    return {"mode": mode, "stop": reference_stop(name), "param": RUN_RTOL[run],
+        return {"mode": mode, "stop": stop_time(name), "param": EULER_STEP.get(name, 1e-3)}
+    return {"mode": mode, "stop": stop_time(name), "param": RUN_RTOL[run],
             "interval": grid_interval(name), "opts": opts}
 
 
@@ -146,6 +163,11 @@ def run_host(host: Path, fmu: Path, name: str, run: str, work: Path,
     return names, rows
 
 
+def host_error(message: str) -> str:
+    """The host's refusal in a `run_host` error, without the run's name: its last line."""
+    return message.strip().splitlines()[-1]
+
+
 def stride(run: str, n: int) -> int:
     """Every how many rows run ``run``'s CSV keeps (1: all; the checker run: `CHECKER_ROWS`)."""
     return max(1, n // CHECKER_ROWS) if RUNS[run][0] == "checker" else 1
@@ -159,19 +181,25 @@ def kept(n: int, step: int) -> list[int]:
 
 
 def export_per_mode(name: str, fmu: Path) -> None:
-    from cosim_util import TOLERANCE, model_path, reference_stop
-    from mdae_fmu import load
+    from cosim_util import TOLERANCE
     from mdae_fmu.fmu.export import export
-    export(load(model_path(name)), fmu, fmi_type="both", implicit=False, progress=False,
-           default_experiment={"tolerance": TOLERANCE, "stopTime": reference_stop(name)})
+    from record_reference_trajectories import load_model
+    export(load_model(name), fmu, fmi_type="both", implicit=False, progress=False,
+           default_experiment={"tolerance": TOLERANCE, "stopTime": stop_time(name)})
 
 
 def record_one(name: str, host: Path, out: Path, work: Path) -> dict:
+    """Export ``name`` per-mode, run it in every run of `RUNS`, write the CSVs; the model's
+    manifest entry (a run the host refuses: its last line of stderr)."""
     fmu = work / f"{name}.fmu"
     export_per_mode(name, fmu)
     entry: dict = {}
     for run in RUNS:
-        names, rows = run_host(host, fmu, name, run, work / run)
+        try:
+            names, rows = run_host(host, fmu, name, run, work / run)
+        except RuntimeError as e:
+            entry[run] = {"error": host_error(str(e)), **host_args(name, run)}
+            continue
         step = stride(run, len(rows))
         lines = [",".join(["time", *names])]
         lines += [",".join([f"{rows[k, 0]:.17g}", *(f"{x:.15g}" for x in rows[k, 1:])])
@@ -216,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                         "export": {"implicit": False, "fmi_type": "both"},
                         "models": {k: entries[k] for k in sorted(entries)}}
             manifest_path.write_text(json.dumps(manifest, indent=1) + "\n")
-            print(name, {r: e["rows"] for r, e in entries[name].items() if r in RUNS},
+            print(name, {r: e.get("rows", e.get("error")) for r, e in entries[name].items()
+                         if r in RUNS},
                   flush=True)
     return 0
 
