@@ -161,6 +161,20 @@ def drive_line(n: int, engage: str = "input", seed: int = 0, windows: int | None
     return "\n".join(out) + "\n"
 
 
+def drive_line_singular(n: int, k: int) -> str:
+    """`drive_line` of ``n`` clutches (inputs) where clutch ``k``, engaged while clutches 1
+    and 2 are both disengaged, gives ``2*flange_b.tau + 2*clutch.tau = 0`` instead of equal
+    speeds: with ``flange_b.tau = -clutch.tau`` a block of two rows singular for all values
+    in those 2^(n-3) modes only, inside the drive line's coarse block (the tests' ill-posed
+    variant: the one analysis must reject exactly those modes)."""
+    text = drive_line(n)
+    old = f"    shaft{k}.w = shaft{k + 1}.w;"
+    assert old in text
+    return text.replace(old, f"    0 = if clutch1.engaged or clutch2.engaged then shaft{k}.w - "
+                             f"shaft{k + 1}.w else 2 * shaft{k}.flange_b.tau + 2 * "
+                             f"clutch{k}.tau;")
+
+
 def shaft_tree(n: int, seed: int = 0) -> str:
     """Flat Modelica text of a gearbox-like tree of ``n + 1`` shafts: shaft k (k >= 2) hangs
     on shaft k // 2 through clutch k - 1, engaged by a Boolean input (a binary tree of

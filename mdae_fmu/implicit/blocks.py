@@ -266,6 +266,32 @@ def _whole(a, members, T, present, coarse: bool) -> list[ConditionalBlock]:
     ]
 
 
+def _labelled_reach(s: int, start: Any, edges: Mapping[int, Mapping[int, Any]], F: Any,
+                    inside: set[int]) -> dict[int, Any]:
+    """The modes where ``s`` (present in the modes ``start``) reaches each node of ``inside``
+    along ``edges``, each edge labelled by the modes where it exists: a frontier search in
+    which only what a node newly gains propagates again (docs/theory.md §10.13; `_split`
+    runs it from every member, `block_formula` forwards and backwards from one)."""
+    r = {s: start}
+    frontier = {s: start}
+    while frontier:
+        nxt: dict[int, Any] = {}
+        for i, modes in frontier.items():
+            for i2, e in edges[i].items():
+                if i2 not in inside:
+                    continue
+                m = modes & e
+                if m == F:
+                    continue
+                old = r.get(i2, F)
+                grown = old | m
+                if grown != old:
+                    r[i2] = grown
+                    nxt[i2] = nxt[i2] | m if i2 in nxt else m
+        frontier = nxt
+    return r
+
+
 def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
     """Per-mode strongly connected components inside one union component, by labelled
     forward reachability from each member; None when more than ``max_blocks`` blocks, when
@@ -276,25 +302,7 @@ def _split(a, members, dep, T, present, max_blocks, max_nodes, max_size):
     inside = set(members)
     reach: dict[int, dict[int, Any]] = {}
     for s in members:
-        r = {s: present[s]}
-        frontier = {s: present[s]}
-        while frontier:
-            nxt: dict[int, Any] = {}
-            for i, modes in frontier.items():
-                for i2, e in dep[i].items():
-                    if i2 not in inside:
-                        continue
-                    # (what was known propagates again: two conjunctions fewer per edge)
-                    m = modes & e
-                    if m == F:
-                        continue
-                    old = r.get(i2, F)
-                    grown = old | m
-                    if grown != old:
-                        r[i2] = grown
-                        nxt[i2] = nxt[i2] | m if i2 in nxt else m
-            frontier = nxt
-        reach[s] = r
+        reach[s] = _labelled_reach(s, present[s], dep, F, inside)
         if len(b) > max_nodes:
             return None
     out: list[ConditionalBlock] = []
@@ -393,28 +401,8 @@ def block_formula(a, equations, block, unknowns) -> Any:
             if i2 in inside:
                 back[i2][i] = e
     s = mem[0]
-
-    def reach(edges: Mapping[int, Mapping[int, Any]]) -> dict[int, Any]:
-        """The modes where s reaches each member along ``edges`` (`_split`'s search)."""
-        r = {s: present[s]}
-        frontier = {s: present[s]}
-        while frontier:
-            nxt: dict[int, Any] = {}
-            for i, modes in frontier.items():
-                for i2, e in edges[i].items():
-                    m = modes & e
-                    if m == F:
-                        continue
-                    old = r.get(i2, F)
-                    grown = old | m
-                    if grown != old:
-                        r[i2] = grown
-                        nxt[i2] = nxt[i2] | m if i2 in nxt else m
-            frontier = nxt
-        return r
-
-    fwd = reach({i: {i2: e for i2, e in dep[i].items() if i2 in inside} for i in members})
-    bwd = reach(back)
+    fwd = _labelled_reach(s, present[s], dep, F, inside)
+    bwd = _labelled_reach(s, present[s], back, F, inside)
     inner = set(mem)
     f = present[s]
     for t in members:

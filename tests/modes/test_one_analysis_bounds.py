@@ -209,19 +209,6 @@ def test_singular_check_budget_names_the_modes_left(monkeypatch):
     assert a.accepted and not any(m.startswith("W-SINGULAR-UNCHECKED") for m in a.messages)
 
 
-def _singular_clutch(n: int, k: int) -> str:
-    """The drive line of ``n`` clutches where clutch ``k`` engaged while clutches 1 and 2 are
-    both disengaged has, instead of equal speeds, an equation proportional to
-    ``shaft{k}.flange_b.tau = -clutch{k}.tau``: a block of two rows singular for all values
-    in those 2^(n-3) modes only, inside the drive line's coarse block."""
-    text = gen_modeller.drive_line(n)
-    old = f"    shaft{k}.w = shaft{k + 1}.w;"
-    assert old in text
-    return text.replace(old, f"    0 = if clutch1.engaged or clutch2.engaged then shaft{k}.w - "
-                             f"shaft{k + 1}.w else 2 * shaft{k}.flange_b.tau + 2 * "
-                             f"clutch{k}.tau;")
-
-
 def test_singular_in_some_modes_of_a_coarse_block_as_the_enumerated_analysis(monkeypatch):
     """A block singular for all values in 8 of the 64 modes of the drive line of 6 clutches,
     inside a coarse block (the component's split for the schedule refused): the one analysis
@@ -231,7 +218,7 @@ def test_singular_in_some_modes_of_a_coarse_block_as_the_enumerated_analysis(mon
     variant sampled (a budget of one sampled set of modes, the first, all engaged, would
     miss it)."""
     from mdae_fmu.implicit import analysis, conversion
-    model = _model(_singular_clutch(6, 3), "DriveLine6")
+    model = _model(gen_modeller.drive_line_singular(6, 3), "DriveLine6")
     oracle = analyze(model, implicit=False)
     # the component (25 equations) scheduled as one coarse block, as beyond 64 equations
     monkeypatch.setattr(analysis, "conditional_blocks",

@@ -58,19 +58,6 @@ def _certificates(model):
                 for b in ia.blocks if b.coarse]
 
 
-def _singular_clutch(n: int, k: int) -> str:
-    """The drive line of ``n`` clutches where clutch ``k`` engaged while clutches 1 and 2 are
-    both disengaged has ``2*flange_b.tau + 2*clutch.tau = 0`` instead of equal speeds: with
-    ``flange_b.tau = -clutch.tau`` a block of two rows singular for all values in those
-    2^(n-3) modes only (tests/modes/test_one_analysis_bounds.py's model)."""
-    text = gen_modeller.drive_line(n)
-    old = f"    shaft{k}.w = shaft{k + 1}.w;"
-    assert old in text
-    return text.replace(old, f"    0 = if clutch1.engaged or clutch2.engaged then shaft{k}.w - "
-                             f"shaft{k + 1}.w else 2 * shaft{k}.flange_b.tau + 2 * "
-                             f"clutch{k}.tau;")
-
-
 def _parallel_clutch(n: int, k: int) -> str:
     """The drive line of ``n`` clutches with a second clutch beside clutch ``k`` (the same two
     shafts, its own input): both engaged, the two equal-speed constraints are one twice (a
@@ -136,7 +123,7 @@ def test_singular_modes_are_rejected_as_the_enumerated_analysis(monkeypatch):
     the clutch vanishes there), and the one analysis rejects the model with the enumerated
     analysis' message (its first singular mode, its dependency) and the formula of exactly
     those modes, the formula the split gives the block."""
-    model = _model(_singular_clutch(6, 3), "DriveLine6")
+    model = _model(gen_modeller.drive_line_singular(6, 3), "DriveLine6")
     oracle = analyze(model, implicit=False)
     assert not oracle.accepted and oracle.rejection
     _coarse(monkeypatch)
@@ -173,7 +160,7 @@ def test_fifty_clutches_singular_in_some_modes_rejected_with_their_formula():
     2^50 modes; the sampled test missed it and accepted the model with W-SINGULAR-UNCHECKED):
     rejected with the dependency of the two equations, as at 6 clutches, at the first mode
     of the 2^47 modes concerned, whose formula follows."""
-    model = _model(_singular_clutch(50, 25), "DriveLine50")
+    model = _model(gen_modeller.drive_line_singular(50, 25), "DriveLine50")
     eqs = {str(eq.residual): eq.id for eq in model.equations}
     one = analyze(model, implicit=True)
     assert not one.accepted and one.rejection is not None
