@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterable
+from typing import Callable, Hashable, Iterable, TypeVar
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -41,14 +41,19 @@ _WIDE_NUMBER: dict[tuple[str, int, int], int] = {}
 _TABLES = threading.Lock()
 
 
-def _file_number(file: str) -> int:
-    number = _FILE_NUMBER.get(file)
+_K = TypeVar("_K", bound=Hashable)
+
+
+def _number(index: dict[_K, int], items: list[_K], key: _K) -> int:
+    """The number (from 1) of ``key`` in the process-wide table ``items`` / ``index``, added
+    at its first use (under `_TABLES`, so that threads agree on it)."""
+    number = index.get(key)
     if number is None:
         with _TABLES:
-            number = _FILE_NUMBER.get(file)
+            number = index.get(key)
             if number is None:
-                _FILES.append(file)
-                number = _FILE_NUMBER[file] = len(_FILES)
+                items.append(key)
+                number = index[key] = len(items)
     return number
 
 
@@ -58,16 +63,8 @@ def _packed(file: str, line: int, col: int) -> int:
     location beyond the bits (one entry each in `_WIDE`)."""
     line, col = int(line), int(col)
     if 0 <= line <= _MASK and 0 <= col <= _MASK:
-        return _file_number(file) << (2 * _BITS) | line << _BITS | col
-    key = (file, line, col)
-    number = _WIDE_NUMBER.get(key)
-    if number is None:
-        with _TABLES:
-            number = _WIDE_NUMBER.get(key)
-            if number is None:
-                _WIDE.append(key)
-                number = _WIDE_NUMBER[key] = len(_WIDE)
-    return -number
+        return _number(_FILE_NUMBER, _FILES, file) << (2 * _BITS) | line << _BITS | col
+    return -_number(_WIDE_NUMBER, _WIDE, (file, line, col))
 
 
 class SourceLoc(int):
@@ -136,7 +133,7 @@ class SourceLoc(int):
 def file_locations(file: str) -> Callable[[int, int], SourceLoc]:
     """``at(line, col)``, `SourceLoc` (``file``, line, col) without looking the file up at
     each call: the importers make one per variable and per equation."""
-    base = _file_number(file) << 2 * _BITS
+    base = _number(_FILE_NUMBER, _FILES, file) << 2 * _BITS
     new = int.__new__
 
     def at(line: int, col: int) -> SourceLoc:

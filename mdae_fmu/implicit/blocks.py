@@ -26,7 +26,7 @@ ones, `block_formula`; beyond it, concrete modes and W-SINGULAR-UNCHECKED), or r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any  # BDD nodes of the optional, untyped dd package
 from dataclasses import dataclass
 
@@ -266,8 +266,9 @@ def _whole(a, members, T, present, coarse: bool) -> list[ConditionalBlock]:
     ]
 
 
-def _labelled_reach(s: int, start: Any, edges: Mapping[int, Mapping[int, Any]], F: Any,
-                    inside: set[int]) -> dict[int, Any]:
+def _labelled_reach(s: int, start: Any,
+                    edges: Sequence[Mapping[int, Any]] | Mapping[int, Mapping[int, Any]],
+                    F: Any, inside: set[int]) -> dict[int, Any]:
     """The modes where ``s`` (present in the modes ``start``) reaches each node of ``inside``
     along ``edges``, each edge labelled by the modes where it exists: a frontier search in
     which only what a node newly gains propagates again (docs/theory.md §10.13; `_split`
