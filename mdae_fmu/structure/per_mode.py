@@ -85,50 +85,72 @@ class LatentEquation:
     read: the verdict and the summary read none, so a model whose report is not printed in
     full never imports sympy (issue 29)."""
 
-    __slots__ = ("eq_id", "k", "_expr", "_residual", "_table", "_source")
+    # three slots, 56 B with the collector's header where six were 80 (one per equation of a
+    # mode: 10^6 at 10^6 equations; docs/performance.md, "stop 41, memory"). ``_key`` is the
+    # `Equation` itself for an undifferentiated equation kept as its tree (`of_tree`: its id
+    # and residual, k = 0), else ``(eq_id, k)``; ``_aux`` is then the symbol table, the
+    # `Derivatives` of `derived`, or ``(residual, table)`` (or None) of the constructor.
+    __slots__ = ("_key", "_aux", "_expr")
+
+    _key: Equation | tuple[str, int]
+    _aux: SymbolTable | Derivatives | tuple[E.Expr | None, SymbolTable | None] | None
+    _expr: sp.Expr | None
 
     def __init__(self, eq_id: str, k: int, expr: sp.Expr | None = None, *,
                  residual: E.Expr | None = None, table: SymbolTable | None = None):
         if expr is None and (residual is None or table is None):
             raise ValueError("LatentEquation needs expr, or residual and table")
-        self.eq_id, self.k = eq_id, k
-        self._expr, self._residual, self._table = expr, residual, table
-        self._source: Derivatives | None = None
+        self._key = (eq_id, k)
+        self._aux = None if residual is None and table is None else (residual, table)
+        self._expr = expr
 
     @classmethod
     def derived(cls, eq_id: str, k: int, source: Derivatives) -> LatentEquation:
         """The k-th derivative of equation ``eq_id``, ``source.get(k)`` when first read."""
         le = cls.__new__(cls)
-        le.eq_id, le.k = eq_id, k
-        le._expr = le._residual = le._table = None
-        le._source = source
+        le._key, le._aux, le._expr = (eq_id, k), source, None
         return le
 
     @classmethod
-    def of_tree(cls, eq_id: str, residual: E.Expr, table: SymbolTable) -> LatentEquation:
-        """``LatentEquation(eq_id, 0, residual=residual, table=table)`` without the keyword
-        call and its checks (one per equation of a mode)."""
+    def of_tree(cls, eq: Equation, table: SymbolTable) -> LatentEquation:
+        """``LatentEquation(eq.id, 0, residual=eq.residual, table=table)`` without the keyword
+        call and its checks (one per equation of a mode), keeping ``eq`` itself."""
         le = cls.__new__(cls)
-        le.eq_id, le.k = eq_id, 0
-        le._expr = le._source = None
-        le._residual, le._table = residual, table
+        le._key, le._aux, le._expr = eq, table, None
         return le
+
+    @property
+    def eq_id(self) -> str:
+        key = self._key
+        return key[0] if type(key) is tuple else key.id
+
+    @property
+    def k(self) -> int:
+        key = self._key
+        return key[1] if type(key) is tuple else 0
 
     @property
     def expr(self) -> sp.Expr:
         if self._expr is None:
-            if self._source is not None:
-                self._expr = self._source.get(self.k)
+            key, aux = self._key, self._aux
+            if isinstance(key, Equation):
+                assert isinstance(aux, SymbolTable)
+                self._expr = aux.to_sympy(key.residual)
+            elif isinstance(aux, Derivatives):
+                self._expr = aux.get(key[1])
             else:
                 # (__init__ keeps the residual and its table when no expression is given)
-                assert self._table is not None and self._residual is not None
-                self._expr = self._table.to_sympy(self._residual)
+                assert aux is not None and aux[0] is not None and aux[1] is not None
+                self._expr = aux[1].to_sympy(aux[0])
         return self._expr
 
     @property
     def tree(self) -> E.Expr | None:
         """The residual's expression tree of an undifferentiated equation (k = 0), else None."""
-        return self._residual if self.k == 0 else None
+        key, aux = self._key, self._aux
+        if isinstance(key, Equation):
+            return key.residual
+        return aux[0] if key[1] == 0 and isinstance(aux, tuple) else None
 
     @property
     def converted(self) -> bool:
@@ -140,9 +162,14 @@ class LatentEquation:
         """``(eq_id, k, expr or None, residual, table)``: the constructor's arguments, the
         sympy form only when it was made already (`mdae_fmu.saved` writes them as they are);
         a latent equation of a differentiated one (`derived`) has its expression made now."""
-        if self._source is not None:
-            return self.eq_id, self.k, self.expr, None, None
-        return self.eq_id, self.k, self._expr, self._residual, self._table
+        key, aux = self._key, self._aux
+        if isinstance(key, Equation):
+            assert isinstance(aux, SymbolTable)
+            return key.id, 0, self._expr, key.residual, aux
+        if isinstance(aux, Derivatives):
+            return key[0], key[1], self.expr, None, None
+        residual, table = aux if aux is not None else (None, None)
+        return key[0], key[1], self._expr, residual, table
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LatentEquation):
@@ -466,9 +493,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 top = {i: LatentEquation(i, k, x.get(k)) for i, k, x in s}
                 consistency = tuple(LatentEquation(i, k, x.get(k)) for i, k, x in cons)
         tree = LatentEquation.of_tree
-        solved = tuple([top[eq.id] if eq.id in top else tree(eq.id, eq.residual, table)
+        solved = tuple([top[eq.id] if eq.id in top else tree(eq, table)
                         for eq in equations] if top else
-                       [tree(eq.id, eq.residual, table) for eq in equations])
+                       [tree(eq, table) for eq in equations])
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
     if len(equations) >= TRIM_MIN_EQUATIONS:
