@@ -122,12 +122,12 @@ class LatentEquation:
     @property
     def eq_id(self) -> str:
         key = self._key
-        return key[0] if type(key) is tuple else key.id
+        return key[0] if isinstance(key, tuple) else key.id
 
     @property
     def k(self) -> int:
         key = self._key
-        return key[1] if type(key) is tuple else 0
+        return key[1] if isinstance(key, tuple) else 0
 
     @property
     def expr(self) -> sp.Expr:
@@ -140,7 +140,7 @@ class LatentEquation:
                 self._expr = aux.get(key[1])
             else:
                 # (__init__ keeps the residual and its table when no expression is given)
-                assert aux is not None and aux[0] is not None and aux[1] is not None
+                assert isinstance(aux, tuple) and aux[0] is not None and aux[1] is not None
                 self._expr = aux[1].to_sympy(aux[0])
         return self._expr
 
@@ -168,8 +168,9 @@ class LatentEquation:
             return key.id, 0, self._expr, key.residual, aux
         if isinstance(aux, Derivatives):
             return key[0], key[1], self.expr, None, None
-        residual, table = aux if aux is not None else (None, None)
-        return key[0], key[1], self._expr, residual, table
+        if isinstance(aux, tuple):
+            return key[0], key[1], self._expr, aux[0], aux[1]
+        return key[0], key[1], self._expr, None, None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LatentEquation):
@@ -410,8 +411,8 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     if rows_last_read:
         release_rows(model)
     res = sigma_method(g)
-    eq_ids = [eq.id for eq in equations]
-    base = _ModeHeader(name=name, valuation=valuation, equations=tuple(eq_ids),
+    eq_ids = tuple([eq.id for eq in equations])
+    base = _ModeHeader(name=name, valuation=valuation, equations=eq_ids,
                        unknowns=tuple(unknowns), absent=absent, sweeps=res.sweeps)
     if res.status == "singular":
         assert res.dm is not None           # (`sigma_method`: a singular result has its DM)
@@ -432,16 +433,20 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     # table and int keys were about 70 MB at 10^6 equations
     lead = [Instance(name=n, order=v) if v >= 0 else None for n, v in zip(unknowns, d_list)]
     leading = tuple([x for x in lead if x is not None])
+    del d_list
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
-    matching = res.matching.copy()
+    matching, dof, dm, sigma_status = res.matching, res.value, res.dm, res.status
+    # (the result's offsets and owner arrays, 8 MB each at 10^6 equations, go before the BTF,
+    # whose blocks are the per-mode stage's peak: docs/performance.md, "stop 41, memory")
+    del res
     diag, ok, status = None, True, "ok"
     under_e: tuple[str, ...] = ()
     under_v: tuple[str, ...] = ()
-    if res.status == "underdetermined":
+    if sigma_status == "underdetermined":
         ok, status = False, "underdetermined"
-        dm = res.dm
         assert dm is not None               # (an underdetermined result has its DM)
+        matching = matching.copy()          # (the result's, unchanged)
         well = np.zeros(len(equations), dtype=bool)
         well[list(dm.well_eqs)] = True
         matching[~well] = -1
@@ -458,10 +463,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     # the graph, its tight edges and matching and the instance table serve the BTF only: freed
     # before the latent equations, whose sympy objects would otherwise come on top of them
     # (the per-mode stage's peak; docs/performance.md, "stop 39, memory")
-    dof = res.value
     # (and the lists by position, about 8 MB each at 10^6 equations; the C heap's free pages
     # go back before the latent equations' objects, which do not reuse them: `heap`)
-    del g, tight, matching, lead, res, eq_ids, c_list, d_list, unknowns
+    del g, tight, matching, lead, eq_ids, c_list, unknowns
     if len(equations) >= TRIM_MIN_EQUATIONS:
         release_free_heap()
     solved: tuple[LatentEquation, ...] = ()
@@ -507,7 +511,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                         status=status, **base, **choice)
 
 
-def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: list[str],
+def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: Sequence[str],
             c: list[int], lead: list[Instance | None]) -> Iterator[Block]:
     """The `Block` of each ``(equation positions, unknown positions)`` of the BTF: the
     equations ``eq_ids[i]`` with their offsets ``c[i]``, the unknowns ``lead[j]``; a block of
