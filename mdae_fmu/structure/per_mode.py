@@ -85,50 +85,72 @@ class LatentEquation:
     read: the verdict and the summary read none, so a model whose report is not printed in
     full never imports sympy (issue 29)."""
 
-    __slots__ = ("eq_id", "k", "_expr", "_residual", "_table", "_source")
+    # three slots, 56 B with the collector's header where six were 80 (one per equation of a
+    # mode: 10^6 at 10^6 equations; docs/performance.md, "stop 41, memory"). ``_key`` is the
+    # `Equation` itself for an undifferentiated equation kept as its tree (`of_tree`: its id
+    # and residual, k = 0), else ``(eq_id, k)``; ``_aux`` is then the symbol table, the
+    # `Derivatives` of `derived`, or ``(residual, table)`` (or None) of the constructor.
+    __slots__ = ("_key", "_aux", "_expr")
+
+    _key: Equation | tuple[str, int]
+    _aux: SymbolTable | Derivatives | tuple[E.Expr | None, SymbolTable | None] | None
+    _expr: sp.Expr | None
 
     def __init__(self, eq_id: str, k: int, expr: sp.Expr | None = None, *,
                  residual: E.Expr | None = None, table: SymbolTable | None = None):
         if expr is None and (residual is None or table is None):
             raise ValueError("LatentEquation needs expr, or residual and table")
-        self.eq_id, self.k = eq_id, k
-        self._expr, self._residual, self._table = expr, residual, table
-        self._source: Derivatives | None = None
+        self._key = (eq_id, k)
+        self._aux = None if residual is None and table is None else (residual, table)
+        self._expr = expr
 
     @classmethod
     def derived(cls, eq_id: str, k: int, source: Derivatives) -> LatentEquation:
         """The k-th derivative of equation ``eq_id``, ``source.get(k)`` when first read."""
         le = cls.__new__(cls)
-        le.eq_id, le.k = eq_id, k
-        le._expr = le._residual = le._table = None
-        le._source = source
+        le._key, le._aux, le._expr = (eq_id, k), source, None
         return le
 
     @classmethod
-    def of_tree(cls, eq_id: str, residual: E.Expr, table: SymbolTable) -> LatentEquation:
-        """``LatentEquation(eq_id, 0, residual=residual, table=table)`` without the keyword
-        call and its checks (one per equation of a mode)."""
+    def of_tree(cls, eq: Equation, table: SymbolTable) -> LatentEquation:
+        """``LatentEquation(eq.id, 0, residual=eq.residual, table=table)`` without the keyword
+        call and its checks (one per equation of a mode), keeping ``eq`` itself."""
         le = cls.__new__(cls)
-        le.eq_id, le.k = eq_id, 0
-        le._expr = le._source = None
-        le._residual, le._table = residual, table
+        le._key, le._aux, le._expr = eq, table, None
         return le
+
+    @property
+    def eq_id(self) -> str:
+        key = self._key
+        return key[0] if isinstance(key, tuple) else key.id
+
+    @property
+    def k(self) -> int:
+        key = self._key
+        return key[1] if isinstance(key, tuple) else 0
 
     @property
     def expr(self) -> sp.Expr:
         if self._expr is None:
-            if self._source is not None:
-                self._expr = self._source.get(self.k)
+            key, aux = self._key, self._aux
+            if isinstance(key, Equation):
+                assert isinstance(aux, SymbolTable)
+                self._expr = aux.to_sympy(key.residual)
+            elif isinstance(aux, Derivatives):
+                self._expr = aux.get(key[1])
             else:
                 # (__init__ keeps the residual and its table when no expression is given)
-                assert self._table is not None and self._residual is not None
-                self._expr = self._table.to_sympy(self._residual)
+                assert isinstance(aux, tuple) and aux[0] is not None and aux[1] is not None
+                self._expr = aux[1].to_sympy(aux[0])
         return self._expr
 
     @property
     def tree(self) -> E.Expr | None:
         """The residual's expression tree of an undifferentiated equation (k = 0), else None."""
-        return self._residual if self.k == 0 else None
+        key, aux = self._key, self._aux
+        if isinstance(key, Equation):
+            return key.residual
+        return aux[0] if key[1] == 0 and isinstance(aux, tuple) else None
 
     @property
     def converted(self) -> bool:
@@ -140,9 +162,15 @@ class LatentEquation:
         """``(eq_id, k, expr or None, residual, table)``: the constructor's arguments, the
         sympy form only when it was made already (`mdae_fmu.saved` writes them as they are);
         a latent equation of a differentiated one (`derived`) has its expression made now."""
-        if self._source is not None:
-            return self.eq_id, self.k, self.expr, None, None
-        return self.eq_id, self.k, self._expr, self._residual, self._table
+        key, aux = self._key, self._aux
+        if isinstance(key, Equation):
+            assert isinstance(aux, SymbolTable)
+            return key.id, 0, self._expr, key.residual, aux
+        if isinstance(aux, Derivatives):
+            return key[0], key[1], self.expr, None, None
+        if isinstance(aux, tuple):
+            return key[0], key[1], self._expr, aux[0], aux[1]
+        return key[0], key[1], self._expr, None, None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LatentEquation):
@@ -383,8 +411,8 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     if rows_last_read:
         release_rows(model)
     res = sigma_method(g)
-    eq_ids = [eq.id for eq in equations]
-    base = _ModeHeader(name=name, valuation=valuation, equations=tuple(eq_ids),
+    eq_ids = tuple([eq.id for eq in equations])
+    base = _ModeHeader(name=name, valuation=valuation, equations=eq_ids,
                        unknowns=tuple(unknowns), absent=absent, sweeps=res.sweeps)
     if res.status == "singular":
         assert res.dm is not None           # (`sigma_method`: a singular result has its DM)
@@ -405,16 +433,20 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     # table and int keys were about 70 MB at 10^6 equations
     lead = [Instance(name=n, order=v) if v >= 0 else None for n, v in zip(unknowns, d_list)]
     leading = tuple([x for x in lead if x is not None])
+    del d_list
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
-    matching = res.matching.copy()
+    matching, dof, dm, sigma_status = res.matching, res.value, res.dm, res.status
+    # (the result's offsets and owner arrays, 8 MB each at 10^6 equations, go before the BTF,
+    # whose blocks are the per-mode stage's peak: docs/performance.md, "stop 41, memory")
+    del res
     diag, ok, status = None, True, "ok"
     under_e: tuple[str, ...] = ()
     under_v: tuple[str, ...] = ()
-    if res.status == "underdetermined":
+    if sigma_status == "underdetermined":
         ok, status = False, "underdetermined"
-        dm = res.dm
         assert dm is not None               # (an underdetermined result has its DM)
+        matching = matching.copy()          # (the result's, unchanged)
         well = np.zeros(len(equations), dtype=bool)
         well[list(dm.well_eqs)] = True
         matching[~well] = -1
@@ -431,10 +463,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     # the graph, its tight edges and matching and the instance table serve the BTF only: freed
     # before the latent equations, whose sympy objects would otherwise come on top of them
     # (the per-mode stage's peak; docs/performance.md, "stop 39, memory")
-    dof = res.value
     # (and the lists by position, about 8 MB each at 10^6 equations; the C heap's free pages
     # go back before the latent equations' objects, which do not reuse them: `heap`)
-    del g, tight, matching, lead, res, eq_ids, c_list, d_list, unknowns
+    del g, tight, matching, lead, eq_ids, c_list, unknowns
     if len(equations) >= TRIM_MIN_EQUATIONS:
         release_free_heap()
     solved: tuple[LatentEquation, ...] = ()
@@ -466,9 +497,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 top = {i: LatentEquation(i, k, x.get(k)) for i, k, x in s}
                 consistency = tuple(LatentEquation(i, k, x.get(k)) for i, k, x in cons)
         tree = LatentEquation.of_tree
-        solved = tuple([top[eq.id] if eq.id in top else tree(eq.id, eq.residual, table)
+        solved = tuple([top[eq.id] if eq.id in top else tree(eq, table)
                         for eq in equations] if top else
-                       [tree(eq.id, eq.residual, table) for eq in equations])
+                       [tree(eq, table) for eq in equations])
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
     if len(equations) >= TRIM_MIN_EQUATIONS:
@@ -480,7 +511,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                         status=status, **base, **choice)
 
 
-def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: list[str],
+def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: Sequence[str],
             c: list[int], lead: list[Instance | None]) -> Iterator[Block]:
     """The `Block` of each ``(equation positions, unknown positions)`` of the BTF: the
     equations ``eq_ids[i]`` with their offsets ``c[i]``, the unknowns ``lead[j]``; a block of

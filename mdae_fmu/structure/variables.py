@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from collections.abc import Iterator, Mapping, ValuesView
+from typing import Any
 
 from .. import expr as E
 from ..functions import call_name
@@ -104,17 +105,76 @@ def _classify_variables(model: Model) -> VariableClasses:
             disc.append(v.name)
         else:
             cont.append(v.name)
-    types = {v.name: v.type for v in model.variables}
+    other: dict[str, str] = {v.name: v.type for v in model.variables if v.type != "Real"}
     for f in model.functions:       # user function calls: "()f#k" -> type of output k
         for k, p in enumerate(f.outputs):
-            types["()" + call_name(f.name, k)] = p.type
+            other["()" + call_name(f.name, k)] = p.type
     return VariableClasses(
         continuous=tuple(cont),
         discrete=tuple(disc),
         inputs=tuple(inp),
         constants=tuple(const),
-        types=types,
+        types=DeclaredTypes(model, other),
     )
+
+
+class DeclaredTypes(Mapping[str, str]):
+    """The declared type of every variable of ``model`` and, under ``()f#k``, of output k of
+    each user function: the mapping the dict of every name was, in its order, keeping only
+    the names whose type is not "Real" (and the functions' outputs). A variable outside them is
+    a Real one, found by the model's `Model.var_index`, which ``get(name, "Real")`` (every
+    look-up of a type) never needs. The dict cost about 40 MB at 10^6 variables, kept with the
+    model (docs/performance.md, "stop 41, memory")."""
+
+    __slots__ = ("_model", "_other", "_functions")
+
+    def __init__(self, model: Model, other: dict[str, str]):
+        self._model = model
+        self._other = other
+        self._functions = [k for k in other if k.startswith("()")]
+
+    def __getitem__(self, name: str) -> str:
+        t = self._other.get(name)
+        if t is not None:
+            return t
+        if name in self._model.var_index:
+            return "Real"
+        raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        t = self._other.get(name)
+        if t is not None:
+            return t
+        # (a name that is no variable gets ``default``: "Real" too when it is "Real")
+        return "Real" if default == "Real" or name in self._model.var_index else default
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._other or name in self._model.var_index
+
+    def __iter__(self) -> Iterator[str]:
+        for v in self._model.variables:
+            yield v.name
+        yield from self._functions
+
+    def __len__(self) -> int:
+        return len(self._model.var_index) + len(self._functions)
+
+    def values(self) -> ValuesView[str]:
+        return _TypeValues(self)
+
+
+class _TypeValues(ValuesView[str]):
+    """`DeclaredTypes.values`, whose ``in`` does not walk the Real variables."""
+
+    def __init__(self, types: DeclaredTypes):
+        super().__init__(types)
+        self._types = types
+
+    def __contains__(self, value: object) -> bool:
+        t = self._types
+        if value in t._other.values():
+            return True
+        return value == "Real" and len(t._other) - len(t._functions) < len(t._model.variables)
 
 
 def defines_discrete(eq: Equation, cls: VariableClasses) -> bool:

@@ -102,3 +102,54 @@ def test_discrete_flags_without_discrete_variables():
         if model.name == "OnlyReal":
             assert want == (False, True, False, False)
     assert seen[0] >= 10 and seen[1] >= 10
+
+
+def test_declared_types_are_the_dict_of_every_name():
+    """`classify_variables(model).types` (`DeclaredTypes`, which stores only the names not
+    Real) answers as the dict of every variable's declared type and every user function
+    output's type (the oracle, built here from the model) does: items in order, look-ups
+    with and without a default, membership, ``values`` and a name that is no variable; on
+    every committed model file."""
+    from pathlib import Path
+
+    from mdae_fmu.diagnostics import MdaeError
+    from mdae_fmu.functions import call_name
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    from mdae_fmu.structure.variables import classify_variables
+    root = Path(__file__).resolve().parents[2]
+    texts = [p.read_text() for p in sorted((root / "reference_models").glob("*.mo"))
+             + sorted((root / "tests" / "data").rglob("*.mo"))]
+    # an algorithm section with a branch is a user function: its outputs are "()f#k"
+    texts.append("model Alg\n  parameter Integer n = 2;\n  Real x;\n  Real y(start = 1);\n"
+                 "algorithm\n  x := y + n;\n  if y > 0.5 then\n    x := x + 1;\n  end if;\n"
+                 "equation\n  der(y) = -x;\nend Alg;\n")
+    kinds: set[str] = set()
+    functions = 0
+    for text in texts:
+        try:
+            model = parse_modelica(text)
+        except MdaeError:
+            continue
+        want = {v.name: v.type for v in model.variables}
+        for f in model.functions:
+            for k, p in enumerate(f.outputs):
+                want["()" + call_name(f.name, k)] = p.type
+        functions += bool(model.functions)
+        types = classify_variables(model).types
+        assert list(types.items()) == list(want.items())
+        assert len(types) == len(want) and dict(types) == want
+        for name, t in want.items():
+            assert types[name] == t and name in types
+            assert types.get(name) == t and types.get(name, "Real") == t
+            kinds.add(t)
+        for t in ("Real", "Integer", "Boolean", "String"):
+            assert (t in types.values()) == (t in want.values())
+        assert "no such name" not in types and types.get("no such name") is None
+        assert types.get("no such name", "Real") == "Real"
+        try:
+            types["no such name"]
+        except KeyError:
+            pass
+        else:
+            raise AssertionError("a name that is no variable has no type")
+    assert {"Real", "Integer", "Boolean"} <= kinds and functions >= 1
