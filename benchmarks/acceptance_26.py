@@ -60,12 +60,12 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+from accounting import run
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -81,30 +81,6 @@ MAX_JUMP = 1e-10
 CORPUS_BAR = {"accepted": 151, "simulated": 149, "references": 55}
 
 
-def run(args: list[str], cwd: Path | None = None, timeout: float = 1800.0) -> dict:
-    """One fresh process: exit code, stdout, stderr, CPU (user + system of it and of the
-    children it waited for, ``wait4``) and wall seconds."""
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(args, stdout=out, stderr=err, cwd=cwd)
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                code: int | None = os.waitstatus_to_exitcode(status)
-                break
-            if time.perf_counter() - t0 > timeout:
-                proc.kill()
-                _, status, usage = os.wait4(proc.pid, 0)
-                code = None
-                break
-            time.sleep(0.05)
-        proc.returncode = 0 if code is None else code     # reaped here
-        out.seek(0)
-        err.seek(0)
-        return {"code": code, "out": out.read().decode(errors="replace"),
-                "err": err.read().decode(errors="replace"),
-                "cpu": round(usage.ru_utime + usage.ru_stime, 2),
-                "wall": round(time.perf_counter() - t0, 2)}
 
 
 def cli(*args: str, cwd: Path | None = None, timeout: float = 1800.0) -> dict:

@@ -20,16 +20,15 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import gen_modeller  # noqa: E402
+from accounting import run  # noqa: E402
 
 FAMILIES = {
     "drive_line": lambda n: gen_modeller.drive_line(n, "input"),
@@ -59,32 +58,14 @@ def run_export(path: Path, out: Path, timeout: float, src: str | None) -> dict:
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-c", CLI, "export", "--implicit", str(path),
-                                 "-o", str(out)], env=env, stdout=subprocess.DEVNULL,
-                                stderr=err, cwd=path.parent)
-        while True:
-            pid, code, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t0 > timeout:
-                proc.kill()
-                pid, code, usage = os.wait4(proc.pid, 0)
-                code = None
-                break
-            time.sleep(0.05)
-        proc.returncode = 0          # reaped here: keep Popen from waiting again
-        err.seek(0)
-        last = (err.read().decode(errors="replace").strip().splitlines() or ["?"])[-1]
-    if code is None:
+    r = run([sys.executable, "-c", CLI, "export", "--implicit", str(path), "-o", str(out)],
+            cwd=path.parent, timeout=timeout, env=env)
+    last = (r["err"].strip().splitlines() or ["?"])[-1]
+    if r["code"] is None:
         status = f"stopped after {timeout:g} s"
     else:
-        rc = os.waitstatus_to_exitcode(code)
-        status = "ok" if rc == 0 else f"exit {rc}: {last[:120]}"
-    return {"wall_s": round(time.perf_counter() - t0, 2),
-            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_mb": round(usage.ru_maxrss / 1024), "status": status}
+        status = "ok" if r["code"] == 0 else f"exit {r['code']}: {last[:120]}"
+    return {"wall_s": r["wall"], "cpu_s": r["cpu"], "peak_mb": r["peak_mb"], "status": status}
 
 
 def bench(families, sizes, timeout, src, repeat) -> list[dict]:
