@@ -11,10 +11,9 @@ tests' oracle and `mdae-fmu analyze --list-modes`, the debugging view; no guarde
 no FMU). A single-mode model has the per-mode analysis of its one mode, which is what the
 implicit analysis computes there (docs/theory.md §10.14), and carries that mode's block
 schedule as its guarded schedule (`with_single_schedule`: every accepted analysis has one);
-``implicit=True`` builds the implicit analysis' own schedule of a single-mode model on top of
-its enumerated analysis instead (`_with_schedule`). Code generation consumes the `Analysis`
-and runs none. `render_text` /
-`render_json` give the report of `mdae-fmu analyze`."""
+``implicit=True`` is the default (docs/decisions.md §19). Code generation consumes the
+`Analysis` and runs none. `render_text` / `render_json` give the report of `mdae-fmu
+analyze`."""
 
 from __future__ import annotations
 
@@ -204,10 +203,11 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     modes (docs/theory.md §3.3, docs/decisions.md §1). ``modes``: the per-mode report when
     already computed (read by the enumerated analysis only: a multimode model's report is
     ignored unless ``implicit`` is False); ``progress``: called with the name of each stage.
-    ``implicit``: None (default) analyses a multimode model by the one analysis
+    ``implicit``: None (default) or True analyses a multimode model by the one analysis
     (`guarded_analysis`, no mode enumerated) and a single-mode model by its per-mode
-    analysis with that mode's schedule (`with_single_schedule`); True builds the implicit
-    analysis' schedule of a single-mode model (one formula, true); False enumerates the
+    analysis with that mode's schedule (`with_single_schedule`, which is what the implicit
+    analysis computes there, docs/theory.md §10.14; True is kept for scripts and means the
+    default, docs/decisions.md §19); False enumerates the
     modes of a multimode model (the per-mode report and the automaton, up to 2^12
     consistent modes: the oracle and the debugging view, with no guarded schedule, so no
     FMU). A single-mode model whose enumerated analysis is refused by the enumeration's
@@ -264,8 +264,6 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
         # (more than 16 when-clauses: 2^17 - 1 transient modes): a size limit, not a defect
         # of the model, so the one analysis, which enumerates none (issue 26)
         return guarded_analysis(model, progress)
-    if implicit or (implicit is None and a.accepted and len(modes.modes) > 1):
-        return _with_schedule(model, a, progress)
     if a.accepted and len(modes.modes) == 1:
         return with_single_schedule(a)
     return a
@@ -498,42 +496,8 @@ def initial_mode(model: Model) -> tuple[dict | None, str | None]:
     return values, None if diag is None else f"{diag.code}: {diag.message}"
 
 
-def _with_schedule(model: Model, a: Analysis, progress) -> Analysis:
-    """``a`` (an enumerated analysis) with the implicit analysis of the same code form and,
-    when ``a`` is accepted, its guarded schedule. The guarded schedule is the one path to an
-    FMU of a multimode model (issue 26): when ``a`` is accepted and the schedule cannot be
-    built, the model is rejected (E-NO-SCHEDULE, `no_schedule`), with the reason and the
-    modes concerned; for a rejected ``a`` the implicit analysis' diagnostic is only recorded
-    (``guarded_refusal``, printed by ``analyze``)."""
-    from .diagnostics import MdaeError
-    from .implicit.analysis import analyze_implicit
-    from .implicit.variants import guarded_schedule
-    if progress is not None:
-        progress("implicit analysis")
-    code = a.code_model or model
-    try:
-        ia = analyze_implicit(code)
-    except MdaeError as err:
-        return no_schedule(a, str(err))
-    report = deferred_report(ia)        # (built when first read)
-    if not a.accepted:
-        return replace(a, guarded_refusal=ia.diagnostic or "the model is rejected",
-                       **report)
-    if not ia.ok:
-        return replace(no_schedule(a, ia.diagnostic or "the implicit analysis rejects it"),
-                       **report)
-    try:
-        initial, _ = initial_mode(code)
-        # the automaton accepted every change, those into transient modes included: the
-        # equations a transient guard selects run in the restarts of those changes
-        sched = guarded_schedule(code, ia, initial=initial, transients_analysed=True)
-    except ModelRejected as err:
-        return replace(no_schedule(a, err.message), **report)
-    return replace(a, guarded=sched, **report)
-
-
 def no_schedule(a: Analysis, reason: str) -> Analysis:
-    """``a`` rejected because its guarded schedule cannot be built (`_with_schedule`):
+    """``a`` rejected because its guarded schedule cannot be built (`guarded_analysis`):
     ``E-NO-SCHEDULE: the guarded block schedule cannot be built: <reason>``, the reason naming
     the modes concerned as a formula over the guards when it is about some modes only."""
     message = f"E-NO-SCHEDULE: the guarded block schedule cannot be built: {reason}"
@@ -541,19 +505,19 @@ def no_schedule(a: Analysis, reason: str) -> Analysis:
         m for m in (a.rejection, message) if m))
 
 
-def render_text(model: Model, a: Analysis, implicit: bool = False) -> str:
+def render_text(model: Model, a: Analysis) -> str:
     """The per-mode report (`report.report_lines`), the mode changes, then one verdict for
-    the whole model; the implicit analysis' report instead (`implicit_pieces`) beyond the
-    explicit enumeration or with ``implicit``."""
-    return "".join(text_pieces(model, a, implicit))
+    the whole model; the implicit analysis' report instead (`implicit_pieces`) for the one
+    analysis (no enumerated modes: a multimode model, or one past the enumeration)."""
+    return "".join(text_pieces(model, a))
 
 
-def text_pieces(model: Model, a: Analysis, implicit: bool = False) -> Iterator[str]:
+def text_pieces(model: Model, a: Analysis) -> Iterator[str]:
     """`render_text` in pieces of at most `_LINES_PER_PIECE` lines, so that ``mdae-fmu
     analyze`` writes a report of millions of lines without holding it whole (issue 16)."""
     if a.fixed_parameters:
         yield fixed_parameters_text(a.fixed_parameters) + "\n"
-    if a.modes is None or implicit:
+    if a.modes is None:
         yield from implicit_pieces(a)
         return
     model = a.model or model
@@ -654,14 +618,13 @@ def _schedule_summary(s: GuardedSchedule) -> str:
 _LINES_PER_PIECE = 4096
 
 
-def render_json(model: Model, a: Analysis, implicit: bool = False) -> dict:
+def render_json(model: Model, a: Analysis) -> dict:
     """`render_text`'s content as JSON: the per-mode report (docs/analyze-json.md) with the
-    automaton under ``mode_changes`` and the overall verdict; beyond the explicit
-    enumeration or with ``implicit``, the implicit analysis' report (docs/analyze-json.md,
-    "implicit")."""
+    automaton under ``mode_changes`` and the overall verdict; for the one analysis (no
+    enumerated modes), the implicit analysis' report (docs/analyze-json.md, "implicit")."""
     fixed = [{"parameter": p.name, "value": p.value_text, "reason": p.reason}
              for p in a.fixed_parameters]
-    if a.modes is None or implicit:
+    if a.modes is None:
         out = dict(a.implicit_json or {"model": model.name})
         out["fixed_parameters"] = fixed
         out["conversions"] = [c.text() for c in a.conversions]

@@ -26,7 +26,7 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     ``.automaton`` are None); False enumerates its modes and explores the mode changes
     (``.modes``, ``.automaton``: the view of ``mdae-fmu analyze --list-modes``, up to 2^12
     consistent modes), the debugging view, with no guarded schedule (`export_fmu` refuses it
-    for a multimode model); True also builds the guarded schedule of a single-mode model."""
+    for a multimode model); True is the default (kept for scripts: docs/decisions.md §19)."""
     from .analysis import analyze as _analyze
     from .progress import as_progress
     return _analyze(model, erasure=erasure, lemma22=lemma22,

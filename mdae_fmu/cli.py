@@ -54,9 +54,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                    "enumerated JSON report (modes, mode_changes)")
     _analysis_options(a)
     a.add_argument("--implicit", action="store_true",
-                   help="implicit multimode analysis (modes as BDD formulas, no enumeration): "
-                   "the default of every multimode model, kept for scripts; also builds the "
-                   "guarded schedule of a single-mode model")
+                   help="the one analysis (modes as formulas over the guards, no "
+                   "enumeration, the guarded block schedule): the default of every model, "
+                   "kept for scripts; it changes nothing")
 
     e = sub.add_parser("export", help="build an FMI 2.0 FMU")
     e.add_argument("model", nargs="?", help="the model file (or --from-json)")
@@ -67,8 +67,8 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     _analysis_options(e)
     e.add_argument("-o", "--output", help="output .fmu (default: MODEL_NAME.fmu)")
     e.add_argument("--implicit", action="store_true", default=None,
-                   help="require the guarded block schedule (what a multimode model is "
-                   "exported on by default): refuse a model whose analysis built none")
+                   help="the guarded block schedule, what every model is exported on by "
+                   "default: kept for scripts, it changes nothing")
     # removed (issue 26): an error naming the guarded default (exit 2)
     e.add_argument("--per-mode", action="store_true", help=argparse.SUPPRESS)
     e.add_argument("--fmi-type", choices=("me", "cs", "both"), default=None,
@@ -149,7 +149,8 @@ def _analyze_model(args) -> int:
         _check_enumerable(model)
     result = analyze(model, erasure=args.erasure, lemma22=args.lemma22, progress=progress,
                      # --list-modes: the enumerated analysis (issue 26: the debugging view)
-                     implicit=True if args.implicit else False if args.list_modes else None,
+                     # (--implicit is the default: docs/decisions.md §19)
+                     implicit=False if args.list_modes else None,
                      strict_units=args.strict_units,
                      # the summary and the verdict need no mode-change exploration of a
                      # model without guards; the full report and the automaton's graph do
@@ -159,16 +160,16 @@ def _analyze_model(args) -> int:
         _list_modes(model, result)
     elif args.json:
         from .saved import save
-        out = render_json(model, result, implicit=args.implicit)
+        out = render_json(model, result)
         out["saved_analysis"] = save(model, result)
         print(json.dumps(out, indent=2))
     elif args.verbose:
         # (not joined: up to 200 MB at 10^6)
-        for piece in text_pieces(model, result, implicit=args.implicit):
+        for piece in text_pieces(model, result):
             sys.stdout.write(piece)
         sys.stdout.write("\n")
     else:
-        for line in summary_lines(model, result, implicit=args.implicit):
+        for line in summary_lines(model, result):
             sys.stdout.write(line + "\n")
     if args.dot:
         if result.automaton is None:
@@ -191,7 +192,7 @@ def _list_modes(model, result) -> None:
     guarded schedule became the one pipeline (issue 26); a model beyond the enumeration was
     refused before its analysis (`_check_enumerable`)."""
     from .analysis import text_pieces
-    for piece in text_pieces(model, result, implicit=False):
+    for piece in text_pieces(model, result):
         sys.stdout.write(piece)
     sys.stdout.write("\n")
 

@@ -33,15 +33,15 @@ _CITATION = re.compile(r" \((?:theory|docs/theory\.md) [^)]*\)")
 MAX_QUOTE = 100
 
 
-def summary_lines(model: Model, a: Analysis, implicit: bool = False) -> Iterator[str]:
-    """The lines of the summary (module docstring); that of the implicit analysis beyond the
-    explicit enumeration or with ``implicit``; the structural parameters first, and the
+def summary_lines(model: Model, a: Analysis) -> Iterator[str]:
+    """The lines of the summary (module docstring); that of the one analysis where no mode
+    is enumerated (``a.modes`` None); the structural parameters first, and the
     model they leave (`Analysis.model`) is the one summarised."""
     if a.fixed_parameters:
         yield from fixed_parameters_text(a.fixed_parameters).splitlines()
-    if (a.modes is None or implicit) and a.guarded is not None:
+    if a.modes is None and a.guarded is not None:
         yield from _one_lines(a.model or model, a)
-    elif a.modes is None or implicit:
+    elif a.modes is None:
         yield from _implicit_lines(a)
     else:
         yield from _modes_lines(a.model or model, a.modes, a)

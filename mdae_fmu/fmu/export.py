@@ -87,8 +87,8 @@ def export(model: Model, path: Path, fmi_type: str = "me", *,
     (stage names on a terminal), or False for silence. ``implicit``: None (default) or True:
     every model is exported on the guarded block schedule of its analysis
     (`Analysis.guarded`, `mdae_fmu.codegen.guarded`, issue 26; a model of one mode on its
-    mode's, `plan_code`), the one product path; True (``--implicit``) analyses a model of
-    one mode by the implicit analysis and refuses an analysis without a schedule. False
+    mode's, `plan_code`), the one product path; True (``--implicit``) also refuses a
+    given analysis without a schedule (docs/decisions.md §19). False
     (the per-mode FMU) was removed and raises `InputError` naming the guarded default.
     ``strict_units``: unit inconsistencies reject the model (`mdae_fmu.unit_check`); a given
     ``analysis`` keeps the choice it was made with.

@@ -2,7 +2,10 @@
 "Single-mode models on the guarded schedule"): the chain of benchmarks/guarded_stages.py keeps
 its one-equation blocks as trees (no sympy rows), its blocks of every mode are printed as
 loops over a slot table (codegen.runs), and its FMU computes what the per-mode FMU computes,
-row for row; the save of that analysis loads back and exports the same FMU."""
+row for row; the save of that analysis loads back and exports the same FMU. The implicit
+analysis of a single-mode model is asked for by name (`analysis.guarded_analysis`, what a
+model of one long mode past the enumeration's bound gets): ``implicit=True`` is the default
+(docs/decisions.md §19)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ pytest.importorskip("dd")
 from fmpy import simulate_fmu  # noqa: E402
 
 from mdae_fmu import api  # noqa: E402
+from mdae_fmu.analysis import guarded_analysis  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -37,7 +41,7 @@ def test_chain_on_the_guarded_schedule_is_the_per_mode_fmu(tmp_path):
     path = tmp_path / f"Chain{N}.mo"
     path.write_text(chain(N))
     model = api.load(path)
-    guarded = api.analyze(model, implicit=True)
+    guarded = guarded_analysis(model, None)
     assert guarded.accepted and guarded.guarded is not None
     variants = guarded.guarded.variants
     assert len(variants) == 2 * N
@@ -136,7 +140,7 @@ def test_without_guards_the_analysis_order_is_a_valid_schedule(source, tmp_path)
     else:
         path = ROOT / "reference_models" / f"{source}.mo"
     model = api.load(path)
-    a = api.analyze(model, implicit=True)
+    a = guarded_analysis(model, None)
     code = a.code_model or model
     assert a.accepted and a.guarded is not None and constant_order(analyze_implicit(code))
     table = symbol_table(code)
@@ -155,7 +159,7 @@ def test_the_schedule_of_one_mode_is_its_block_schedule(source, tmp_path):
     """docs/theory.md §10.14: the default analysis of a model of one mode carries that mode's
     block schedule wrapped (`implicit.schedule.single_mode_schedule`, no second structural
     analysis), and its variants are those the implicit analysis' schedule builds
-    (``implicit=True``, the oracle): the same blocks, each with formula true, no restart,
+    (`analysis.guarded_analysis`, the oracle): the same blocks, each with formula true, no restart,
     the same unknowns, writes, reads and number of consistency rows, the same layout; its
     order is a valid schedule (every instance read is written earlier or by the block)."""
     import sympy as sp
@@ -171,7 +175,7 @@ def test_the_schedule_of_one_mode_is_its_block_schedule(source, tmp_path):
     else:
         path = ROOT / "reference_models" / f"{source}.mo"
     model = api.load(path)
-    one, oracle = api.analyze(model), api.analyze(model, implicit=True)
+    one, oracle = api.analyze(model), guarded_analysis(model, None)
     assert one.accepted and one.guarded is not None and one.guarded.single is one.modes
     sched, ref = one.guarded, oracle.guarded
     assert sched.variants == () and sched.guards == () and sched.n_modes == 1
@@ -196,3 +200,37 @@ def test_the_schedule_of_one_mode_is_its_block_schedule(source, tmp_path):
     for k, v in enumerate(mine):
         for x in v.block.symbols(table):
             assert writer.get(x, -1) <= k, (v.block.label, x)
+
+
+@pytest.mark.parametrize("source", ["BouncingBall", "ClutchBasic"])
+def test_implicit_is_the_default(source, tmp_path, capsys):
+    """docs/decisions.md §19: ``implicit=True`` analyses every model as the default does (a
+    single-mode model: its per-mode analysis with its mode's schedule wrapped, no implicit
+    analysis of its own; a multimode one: the one analysis), and ``analyze --implicit``
+    prints the default's summary, ``-v`` report and ``--json`` (CPU times aside), so that
+    ``export --implicit`` has no second route to an FMU."""
+    from mdae_fmu.cli import main
+    path = ROOT / "reference_models" / f"{source}.mo"
+    model = api.load(path)
+    a, b = api.analyze(model), api.analyze(model, implicit=True)
+    assert a.accepted and b.accepted
+    if source == "BouncingBall":
+        assert b.modes is not None and b.guarded.single is b.modes
+        assert b.implicit_json is None            # (no implicit analysis, none to print)
+    else:
+        assert a.modes is None and b.modes is None and b.guarded.single is None
+    assert b.guarded.variants == a.guarded.variants
+
+    def printed(*options, untimed=True):
+        assert main(["analyze", *options, str(path)]) == 0
+        text = capsys.readouterr().out
+        return re.sub(r"\d+\.\d+(e-?\d+)?( s\b|,$)", "(time)", text, flags=re.M) \
+            if untimed else text
+    for options in ((), ("-v",)):
+        assert printed(*options, "--implicit") == printed(*options), options
+    # (the saved analysis holds the implicit report with its CPU times: compared without)
+    js = [json.loads(printed("--json", *more, untimed=False)) for more in ((), ("--implicit",))]
+    for out in js:
+        out.pop("seconds", None)
+        assert out.pop("saved_analysis")["format"] == "mdae_fmu.saved-analysis/2"
+    assert js[0] == js[1]
