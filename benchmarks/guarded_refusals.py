@@ -3,9 +3,8 @@ the list is in docs/multimode-fmu.md, "Models without a guarded schedule").
 
 Every model of reference_models/, tests/data/ and the corpus (tests/corpus/manifest.json; the
 OpenModelica entries fetched by benchmarks/fetch_corpus.py into benchmarks/results/corpus/) is
-analysed with the default options (``analyze(model, full=False)``), and an accepted model with
-one long mode and when-clauses also with ``implicit=True`` (what ``export --implicit`` builds).
-One line per model: the source, the seconds, the verdict, and the refusal (``Analysis.
+analysed with the default options (``analyze(model, full=False)``; ``implicit=True`` is the
+same analysis since stop 42, docs/decisions.md §19). One line per model: the source, the seconds, the verdict, and the refusal (``Analysis.
 guarded_refusal``) or ``-``; a model that does not load gives its first error line.
 
     python benchmarks/guarded_refusals.py [SUBSTRING ...] [--timeout SECONDS]
@@ -61,17 +60,10 @@ def models() -> Iterator[tuple[str, Callable]]:
 
 
 def refusal(model) -> tuple[bool, str | None]:
-    """The verdict of ``model``'s default analysis and its guarded refusal, or that of the
-    ``implicit=True`` analysis for an accepted model with one long mode and when-clauses."""
+    """The verdict of ``model``'s default analysis and its guarded refusal."""
     from mdae_fmu.analysis import analyze
     a = analyze(model, full=False)
-    if a.guarded_refusal:
-        return a.accepted, a.guarded_refusal
-    if a.accepted and a.guarded is None and a.modes is not None and len(a.modes.modes) == 1 \
-            and model.whens:
-        b = analyze(model, full=False, implicit=True)
-        return a.accepted, b.guarded_refusal and f"--implicit only: {b.guarded_refusal}"
-    return a.accepted, None
+    return a.accepted, a.guarded_refusal or None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from mdae_fmu.analysis import analyze
+from mdae_fmu.analysis import analyze, guarded_analysis
 from mdae_fmu.importers.flat_modelica import parse_modelica
 from mdae_fmu.schedule_report import restart_into
 
@@ -22,8 +22,10 @@ from guarded_stages import chain  # noqa: E402  (the single-mode chain of docs/m
 
 
 def test_a_model_without_guards_has_no_restart_system():
-    """No mode change can happen: every variant is steady, nothing is impulsive."""
-    a = analyze(parse_modelica(chain(6), "Chain6.mo"), implicit=True)
+    """No mode change can happen: every variant of the implicit analysis' schedule (the one
+    analysis, asked for by name: ``implicit=True`` is the default) is steady, nothing is
+    impulsive."""
+    a = guarded_analysis(parse_modelica(chain(6), "Chain6.mo"), None)
     s = a.guarded
     assert s is not None and len(s.variants) == 12
     assert all(v.restart is None and v.delta is None for v in s.variants)
