@@ -4,8 +4,9 @@ the list is in docs/multimode-fmu.md, "Models without a guarded schedule").
 Every model of reference_models/, tests/data/ and the corpus (tests/corpus/manifest.json; the
 OpenModelica entries fetched by benchmarks/fetch_corpus.py into benchmarks/results/corpus/) is
 analysed with the default options (``analyze(model, full=False)``; ``implicit=True`` is the
-same analysis since stop 42, docs/decisions.md §19). One line per model: the source, the seconds, the verdict, and the refusal (``Analysis.
-guarded_refusal``) or ``-``; a model that does not load gives its first error line.
+same analysis since stop 42, docs/decisions.md §19). One line per model: the source, the
+seconds, the verdict, and the refusal (``Analysis.guarded_refusal``) or ``-``; a model that
+does not load gives its first error line.
 
     python benchmarks/guarded_refusals.py [SUBSTRING ...] [--timeout SECONDS]
 """
