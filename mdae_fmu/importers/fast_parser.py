@@ -489,13 +489,56 @@ class FastParser:
             return acc
         join = type(cb).elements
         acc = None
+        ends = _SECTION_STARTS | stops | {"_END"}
         while True:
+            if type(self.tok) is Line:
+                values = self._replay_lines("element", ends)
+                for value in values:
+                    acc = join(cb, [value] if acc is None else [acc, value])
+                if values:
+                    if self.kind in ends:
+                        return acc
+                    continue
             value = self._replayed("element")      # (`element` for a line of a traced shape)
             if value is _NOT_REPLAYED:
                 value = self.element()
             acc = join(cb, [value] if acc is None else [acc, value])
             if self.kind == "_END" or self.kind in _SECTION_STARTS or self.kind in stops:
                 return acc
+
+    def _replay_lines(self, rule: str, ends: frozenset) -> list:
+        """The values of rule ``rule`` parsed by its traces from the current token on, for
+        as many lines as are `Line` tokens of shapes with a trace of the rule, one after the
+        other and none of a kind in ``ends`` (the tokens that end the rule's list); the lines
+        consumed. `_replayed` for a run of lines, in one loop."""
+        out: list = []
+        append = out.append
+        cb = self.cb
+        tok = self.tok
+        toks = self.toks
+        i = self.i
+        size = len(toks)
+        while True:
+            run = tok[3][6].get(rule)
+            if run is None:
+                break
+            append(run(tok[4], cb))
+            if i < size:
+                tok = toks[i]
+                i += 1
+            else:                           # (the end of the batch: `advance` lexes more)
+                self.tok = _NO_TOKEN
+                self.i = i
+                self.advance()
+                tok, toks, i = self.tok, self.toks, self.i
+                size = len(toks)
+            if type(tok) is not Line or tok[0] in ends:
+                break
+        self.replayed += len(out)
+        self.i = i
+        self.tok = tok
+        self.kind = tok[0]
+        return out
 
     def _replayed(self, rule: str) -> Any:
         """The value of rule ``rule`` parsed from the current token by the rule's trace
@@ -872,6 +915,13 @@ class FastParser:
         append = out.append
         replayed = self._replayed
         while True:
+            if type(self.tok) is Line:
+                values = self._replay_lines("equation", _SECTION_ENDS)
+                if values:
+                    out.extend(values)
+                    if self.kind in _SECTION_ENDS:
+                        return out
+                    continue
             value = replayed("equation")
             append(self.equation() if value is _NOT_REPLAYED else value)
             if self.kind in _SECTION_ENDS:
