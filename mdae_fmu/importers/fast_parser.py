@@ -73,6 +73,16 @@ _TERMINATORS = frozenset(("SEMI", "_THEN", "ELSE", "EQUATION", "INITIAL_EQUATION
                           "INITIAL_ALGORITHM", "LOOP"))
 
 
+class Line(tuple):
+    """The token that stands for a whole line of a shape whose rule has a trace from the
+    line's match (`parse_traces.LineTrace`): ``(kind of its first token, "", offset of its
+    first token, shape, match)``. The parser reads it as that first token (its kind and
+    offset); `FastParser._replayed` runs the trace on the match, and any other reading of the
+    line puts the line's tokens in its place first (`FastParser._expand`)."""
+
+    __slots__ = ()
+
+
 class Lexer:
     """lark's root lexing of a text (the terminals of `lalr.Driver.root_terminals` in lark's
     order), in batches: one match of ``blanks (token)`` where the previous token ended, and
@@ -115,7 +125,8 @@ class Lexer:
                         if t.name in ("NAME", "NUMBER", "STRING")}
         self.line_key = _DIGITS.sub
         # line key -> (regex, kinds, terminator groups, rule -> its parse trace or failures,
-        # the token groups, the shapes that followed it, most recent first)
+        # the token groups, the shapes that followed it, most recent first, rule -> its
+        # trace from the line's match: `Line`)
         self.shapes: dict[str, tuple] = {}
         self.seen: dict[str, int] = {}        # line key -> lines seen with it (not yet shapes)
 
@@ -168,7 +179,7 @@ class Lexer:
         regex = re.compile("".join(parts) + r"(?=\n|\Z)", self.flags)
         if regex.groups == len(toks):
             shapes[key] = (regex, tuple(t[0] for t in toks), tuple(terms), {},
-                           range(1, len(toks) + 1), [])
+                           range(1, len(toks) + 1), [], {})
 
     def classify(self, value: str) -> str:
         """The terminal of a token text starting with 'i' or '/' that is not a fixed text."""
@@ -272,8 +283,12 @@ class FastParser:
                                     _follows(prev[5], shape)
                 if m is not None:
                     start = m.start
-                    starts[start(1)] = shape
-                    extend(zip(shape[1], m.groups(), map(start, shape[4])))
+                    if shape[6]:
+                        # a line whose rule has a trace from the match: one `Line` token
+                        toks.append(Line((shape[1][0], "", start(1), shape, m)))
+                    else:
+                        starts[start(1)] = shape
+                        extend(zip(shape[1], m.groups(), map(start, shape[4])))
                     for g in shape[2]:
                         ends.append(m.end(g))
                     pos = m.end()
@@ -290,7 +305,7 @@ class FastParser:
                 n += len(toks) - first
                 if key is not None and clean and pos == stop and len(toks) > first:
                     lexer.learn(key, text, toks[first:])
-            self.left -= len(toks)
+            self.left -= n
             if self.left < 0:
                 raise Unsupported("too many tokens")
             if pos >= size:
@@ -335,6 +350,8 @@ class FastParser:
     def advance(self) -> tuple:
         """Read the next token into ``kind``/``tok``; return the previous one."""
         prev = self.tok
+        if type(prev) is Line:
+            prev = self._expand()
         i = self.i
         try:
             tok = self.toks[i]
@@ -346,6 +363,19 @@ class FastParser:
         self.tok = tok
         self.kind = tok[0]
         return prev
+
+    def _expand(self) -> tuple:
+        """Put the tokens of the `Line` that is the current token in its place (the line is
+        parsed token by token: `_traced` may still replay or record its rule's trace over
+        them); the first one, now the current token."""
+        line = self.tok
+        shape, m = line[3], line[4]
+        i = self.i - 1
+        tokens = list(zip(shape[1], m.groups(), map(m.start, shape[4])))
+        self.toks[i:i + 1] = tokens
+        self.line_starts[line[2]] = shape
+        tok = self.tok = tokens[0]
+        return tok
 
     def operand_alone(self) -> Any:
         """The rule callback of the current token if it is a name, a number or a Boolean
@@ -459,7 +489,16 @@ class FastParser:
             return acc
         join = type(cb).elements
         acc = None
+        ends = _SECTION_STARTS | stops | {"_END"}
         while True:
+            if type(self.tok) is Line:
+                values = self._replay_lines("element", ends)
+                for value in values:
+                    acc = join(cb, [value] if acc is None else [acc, value])
+                if values:
+                    if self.kind in ends:
+                        return acc
+                    continue
             value = self._replayed("element")      # (`element` for a line of a traced shape)
             if value is _NOT_REPLAYED:
                 value = self.element()
@@ -467,11 +506,64 @@ class FastParser:
             if self.kind == "_END" or self.kind in _SECTION_STARTS or self.kind in stops:
                 return acc
 
+    def _replay_lines(self, rule: str, ends: frozenset) -> list:
+        """The values of rule ``rule`` parsed by its traces from the current token on, for
+        as many lines as are `Line` tokens of shapes with a trace of the rule, one after the
+        other and none of a kind in ``ends`` (the tokens that end the rule's list); the lines
+        consumed. `_replayed` for a run of lines, in one loop."""
+        out: list = []
+        append = out.append
+        cb = self.cb
+        tok = self.tok
+        toks = self.toks
+        i = self.i
+        size = len(toks)
+        while True:
+            run = tok[3][6].get(rule)
+            if run is None:
+                break
+            append(run(tok[4], cb))
+            if i < size:
+                tok = toks[i]
+                i += 1
+            else:                           # (the end of the batch: `advance` lexes more)
+                self.tok = _NO_TOKEN
+                self.i = i
+                self.advance()
+                tok, toks, i = self.tok, self.toks, self.i
+                size = len(toks)
+            if type(tok) is not Line or tok[0] in ends:
+                break
+        self.replayed += len(out)
+        self.i = i
+        self.tok = tok
+        self.kind = tok[0]
+        return out
+
     def _replayed(self, rule: str) -> Any:
         """The value of rule ``rule`` parsed from the current token by the rule's trace
         (`_traced`) when the token starts a line of a shape that has one, consuming the line;
         else `_NOT_REPLAYED`, with nothing consumed (`element` and `equation` inlined for the
         usual line of a generated model)."""
+        tok = self.tok
+        if type(tok) is Line:
+            line_run = tok[3][6].get(rule)
+            if line_run is None:
+                self._expand()
+            else:
+                value = line_run(tok[4], self.cb)
+                self.replayed += 1
+                i = self.i
+                toks = self.toks
+                if i < len(toks):                   # (`advance`, inlined)
+                    tok = toks[i]
+                    self.i = i + 1
+                    self.tok = tok
+                    self.kind = tok[0]
+                else:
+                    self.tok = _NO_TOKEN
+                    self.advance()
+                return value
         shape = self.line_starts.get(self.tok[2])
         if shape is None:
             return _NOT_REPLAYED
@@ -524,9 +616,15 @@ class FastParser:
         if self.tok is after:
             trace = compile_trace(record, value)
         traces[rule] = trace if trace is not None else run + 1
+        if trace is not None:
+            line_trace = compile_trace(record, value, shape[1])
+            if line_trace is not None:
+                shape[6][rule] = line_trace
         return value
 
     def element(self) -> Any:
+        if type(self.tok) is Line:
+            self._expand()
         shape = self.line_starts.pop(self.tok[2], None)
         if shape is not None and not self.recording:
             return self._traced(shape, "element", self._element)
@@ -817,6 +915,13 @@ class FastParser:
         append = out.append
         replayed = self._replayed
         while True:
+            if type(self.tok) is Line:
+                values = self._replay_lines("equation", _SECTION_ENDS)
+                if values:
+                    out.extend(values)
+                    if self.kind in _SECTION_ENDS:
+                        return out
+                    continue
             value = replayed("equation")
             append(self.equation() if value is _NOT_REPLAYED else value)
             if self.kind in _SECTION_ENDS:
@@ -832,6 +937,8 @@ class FastParser:
         return c
 
     def equation(self) -> Any:
+        if type(self.tok) is Line:
+            self._expand()
         shape = self.line_starts.pop(self.tok[2], None)
         if shape is not None and not self.recording:
             return self._traced(shape, "equation", self._equation)
@@ -1102,6 +1209,8 @@ class FastParser:
 
 #: `FastParser._replayed` when no trace parsed the line
 _NOT_REPLAYED = object()
+#: the current token after a `Line` that a trace consumed (`FastParser._replayed`)
+_NO_TOKEN = ("$NONE", "", 0)
 #: tokens that cannot continue an expression after an operand
 _ENDS_OPERAND = frozenset(("_COMMA", "_RPAR", "SEMI", "_RBRACK", "_RBRACE", "_THEN", "LOOP",
                            "STRING", "ANNOTATION", "EQ", "ASSIGN", "ELSE", "ELSEIF"))

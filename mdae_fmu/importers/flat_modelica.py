@@ -538,6 +538,8 @@ class _ModelBuilder:
         self.needs_lowering = False     # an undeclared name or a lone `x[3]` (`_Relower`)
         self.experiment: tuple = ()
         self.tuple_calls: list = []                # (function, outputs used, where)
+        # the locations of the declarations and equations, in text order
+        self.locate = ctx.locator()
 
     def err(self, where, message, priority=0):
         loc = self.ctx.where_loc(where)
@@ -545,7 +547,7 @@ class _ModelBuilder:
 
     # ---- declarations ----
     def declare(self, d: Decl):
-        loc = self.ctx.where_loc(d.loc)
+        loc = self.locate(d.loc)
         name = d.name
         declared = self.declared
         if name in declared:
@@ -727,7 +729,7 @@ class _ModelBuilder:
         target = self.initial if initial else self.equations
         append = target.append
         prefix = "i" if initial else "e"
-        where_loc = self.ctx.where_loc
+        where_loc = self.locate
         while stack:
             it, guard = stack[-1]
             for item in it:

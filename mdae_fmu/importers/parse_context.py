@@ -6,7 +6,7 @@ the tokens one import reads."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from .. import expr as E
 from ..diagnostics import InputError, SourceLoc, file_locations
@@ -129,6 +129,42 @@ class ParseContext:
         if at is None:
             at = self._at = file_locations(self.filename)
         return at(line, pos - start + 1)
+
+    def locator(self) -> Callable[[Any], SourceLoc]:
+        """`where_loc` with a cursor of its own, for one pass in text order (a location per
+        declaration, per equation): the cursor held in the function's own variables, which
+        is cheaper than the context's (it reads no attribute); any other request goes on
+        through the context's. A text placed in a file (XML attribute values) gets
+        `where_loc` itself."""
+        if self.line0 != 1 or self.col0 != 1:
+            return self.where_loc
+        text = self.text
+        count, rfind = text.count, text.rfind
+        at = self._at
+        if at is None:
+            at = self._at = file_locations(self.filename)
+        pos_loc = self.pos_loc
+        last, line, start = self._cursor
+
+        def loc(where: Any) -> SourceLoc:
+            nonlocal last, line, start
+            t = type(where)
+            if t is int:
+                pos = where
+            elif t is tuple:
+                pos = where[2]
+            else:
+                return where                # (a SourceLoc already)
+            if pos < start:
+                return pos_loc(pos)
+            if pos >= last:
+                newlines = count("\n", last, pos)
+                if newlines:
+                    line += newlines
+                    start = rfind("\n", last, pos) + 1
+            last = pos
+            return at(line, pos - start + 1)
+        return loc
 
     def error(self, loc, message: str, priority: int = 0) -> tuple:
         """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file

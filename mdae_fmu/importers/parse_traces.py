@@ -28,8 +28,14 @@ from typing import Any, Callable
 
 #: a compiled trace: (the line's tokens list, index of its first token, the callbacks) -> value
 Trace = Callable[[list, int, Any], Any]
+#: a compiled trace of a line of a known shape: (the match of the shape's regular
+#: expression, the callbacks) -> value (`compile_trace` with the shape's kinds)
+LineTrace = Callable[[Any, Any], Any]
 #: the children of a call that are one token of the line
 _ONE_TOKEN = re.compile(r"\[(t[0-9]+)\]")
+#: a token's name in a trace's source, and its text read alone (`_line_trace`)
+_TOKEN = re.compile(r"\bt([0-9]+)\b")
+_TOKEN_TEXT = re.compile(r"\bt([0-9]+)\[1\]")
 
 
 class Recorder:
@@ -108,7 +114,7 @@ def is_name(source: str) -> bool:
     return source[:1] in ("t", "x")
 
 
-def compile_trace(record: Recorder, value: Any) -> Trace | None:
+def compile_trace(record: Recorder, value: Any, kinds: tuple | None = None) -> Any:
     """The function replaying ``record`` whose rule returned ``value``; None when the record
     was refused (module docstring).
 
@@ -127,7 +133,11 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
     ``cached_rules``, ``{rule: table}``, names the rules whose value for one token is the entry
     of that token's text in the dict ``cb.ctx.<table>`` when it has one (a name's `E.Ref`, a
     number's `E.Const`): the replay reads that entry and calls the rule only when there is
-    none."""
+    none.
+
+    With ``kinds``, the terminal kinds of the line's shape (`fast_parser.Lexer.learn`), the
+    trace is a `LineTrace`: the same calls made from the match of the shape's regular
+    expression, without the line's token tuples (`_line_trace`)."""
     result = record.encode(value, set())
     if record.failed or "!" in result or any("!" in source for _, source in record.ops):
         return None
@@ -164,13 +174,35 @@ def compile_trace(record: Recorder, value: Any) -> Trace | None:
             lines.append(f"    x{k} = {call}")
     if tables:
         lines[1:1] = ["    ctx = cb.ctx"] + [f"    t_{t} = ctx.{t}" for t in sorted(tables)]
+    lines.append(f"    return {result}")
+    if kinds is not None:
+        return _line_trace(lines, namespace, kinds)
     # the line's tokens as locals, in one slice
     names = [f"t{k}" for k in range(record.size)]
     lines.insert(1, f"    {', '.join(names)}, = T[j:j + {record.size}]")
-    lines.append(f"    return {result}")
     exec("\n".join(lines), namespace)  # noqa: S102 - no input text in it (docstring)
     run: Trace = namespace["run"]
     return run
 
 
-__all__ = ["Recorder", "Trace", "children", "compile_trace", "is_name"]
+def _line_trace(lines: list[str], namespace: dict, kinds: tuple) -> LineTrace | None:
+    """The trace whose source is ``lines`` (``run(T, j, cb)`` over the line's tokens
+    ``t<k>``) as a function of the match of the line's shape instead (`LineTrace`): a token's
+    text read where it is used alone (``t<k>[1]``: ``G[k]``, the match's group), and a token
+    passed whole built as the lexer builds it, ``(kind, text, offset)``, once at the start
+    (the same tuple wherever the record used it), only for the tokens passed whole. The
+    kinds are the shape's terminal names (identifiers, no input text)."""
+    if not all(k.isidentifier() for k in kinds):
+        return None
+    body = [_TOKEN_TEXT.sub(r"G[\1]", line) for line in lines[1:]]
+    used = sorted({int(k) for line in body for k in _TOKEN.findall(line)})
+    head = ["def run(m, cb):", "    G = m.groups()"]
+    if used:
+        head.append("    S = m.start")
+    head += [f"    t{k} = ({kinds[k]!r}, G[{k}], S({k + 1}))" for k in used]
+    exec("\n".join(head + body), namespace)  # noqa: S102 - no input text in it (docstring)
+    run: LineTrace = namespace["run"]
+    return run
+
+
+__all__ = ["LineTrace", "Recorder", "Trace", "children", "compile_trace", "is_name"]

@@ -217,3 +217,72 @@ def test_inlined_replay_equals_the_grammar(monkeypatch):
     model = _outcome(text, "fast", monkeypatch)
     assert len(model.equations) == 16           # (a model, not an error)
     assert model == _outcome(text, "lalr", monkeypatch)
+
+
+def _fresh_parse(text: str) -> tuple[object, int, int]:
+    """The model (or error) of ``text`` with the hand-written parser and a fresh lexer (no
+    shape or trace from another test), the lines replayed from their match (`Line` tokens)
+    and the `Line` tokens put back into tokens (`FastParser._expand`)."""
+    counts = {"lines": 0, "expanded": 0}
+    replay_lines, expand = FastParser._replay_lines, FastParser._expand
+
+    def counted_replay(self, rule, ends):
+        out = replay_lines(self, rule, ends)
+        counts["lines"] += len(out)
+        return out
+
+    def counted_expand(self):
+        counts["expanded"] += 1
+        return expand(self)
+
+    parser = F._parser()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FastParser, "_replay_lines", counted_replay)
+        patch.setattr(FastParser, "_expand", counted_expand)
+        patch.setattr(parser, "lexer", type(parser.lexer)(parser.driver))
+        return _outcome(text, "fast", patch), counts["lines"], counts["expanded"]
+
+
+def _located(model) -> list:
+    """The locations of the variables and equations (not part of `Model` equality)."""
+    return [(v.name, v.loc) for v in model.variables] + \
+        [(e.id, e.loc) for e in model.equations + model.initial_equations]
+
+
+@pytest.mark.parametrize("batch", [40, 64, 200])
+def test_line_tokens_across_token_batches(batch, monkeypatch):
+    """Lines replayed from their match one after the other (`FastParser._replay_lines`) up to
+    and across the end of the lexer's batch of tokens (a few lines here; a line is recorded
+    only when the token after it is in the batch, so smaller batches replay fewer lines): the
+    grammar's model and locations."""
+    text = loop_chain_model(40)
+    monkeypatch.setattr(FastParser, "BATCH", batch)
+    model, lines, _ = _fresh_parse(text)
+    assert lines > 0.8 * text.count(";")
+    want = _outcome(text, "lalr", monkeypatch)
+    assert model == want and _located(model) == _located(want)
+
+
+def test_line_tokens_read_token_by_token(monkeypatch):
+    """A line of a shape with a trace read where no trace runs: inside the recorded parse of an
+    if-equation (whose branches hold lines of the shape of the equations before it), and in
+    an algorithm section (the statement rule has no trace; `=` there is a syntax error): its
+    tokens are put back (`FastParser._expand`), and model, locations and error are the
+    grammar's. (Batches of a few lines, so that lines are lexed after their shape's trace is
+    recorded.)"""
+    monkeypatch.setattr(FastParser, "BATCH", 40)
+    decls = _lines("  Real x{i};\n  Real y{i};\n  parameter Boolean b{i} = true;\n", 24)
+    eqs = "".join(f"    y{i} = x{i} + 1.0;\n    x{i} = {i}.5;\n" for i in range(13, 25))
+    body = _lines("  if b{i} then\n    y{i} = x{i} + 1.0;\n  else\n    y{i} = x{i} - 1.0;\n"
+                  "  end if;\n    x{i} = {i}.5;\n", 12)
+    text = f"model M\n{decls}equation\n{eqs}{body}end M;\n"
+    model, lines, expanded = _fresh_parse(text)
+    assert lines > 0 and expanded > 0
+    want = _outcome(text, "lalr", monkeypatch)
+    assert not isinstance(want, tuple)
+    assert model == want and _located(model) == _located(want)
+    bad = f"model M\n{decls}equation\n{eqs}algorithm\n    x3 = 4.5;\nend M;\n"
+    error, lines, expanded = _fresh_parse(bad)
+    assert lines > 0 and expanded > 0
+    assert isinstance(error, tuple) and error == _outcome(bad, "lalr", monkeypatch)
+    assert error[1] == "m.mo:100:8"          # the `=` of `x3 = 4.5;`
