@@ -180,7 +180,9 @@ def _instance_of(u: sp.Basic, name: str, table: SymbolTable) -> tuple[str, int] 
     """The instance ``(name, order)`` that the analysis' symbol ``u`` of variable ``name``
     stands for (named ``x``, ``der(x)``, ``der(x,k)`` as `SymbolTable.sym` names them), when
     ``table`` gives it the same symbol; else None."""
-    text = str(u)
+    text = getattr(u, "name", None)     # (a symbol's name: no printer)
+    if not isinstance(text, str):
+        return None
     if text == name:
         order = 0
     elif text == f"der({name})":
