@@ -13,7 +13,9 @@ Plain-data stages:
 * `plan_guarded(model, schedule)` -> `GuardedPlan`: the union layout (one slot per instance
   any mode uses, the states of some modes only held apart), the hidden slots of left limits,
   impulses, guard bits, activity and selection flags, and a `BlockPlan` per variant and per
-  restart system.
+  restart system; a variant of every mode is also planned as the per-mode planner plans the
+  same block of a model of one mode (`steady_blocks`: tree solutions, tree blocks, tearing),
+  and printed so.
 * `generate_guarded_sources(plan, ev)` -> `ModeSources`: ``model_guarded_<k>.c`` (the guarded
   schedule), ``model_restarts.c`` (one restart function per block variant) and
   ``model_modes.c`` (guard bits, activity flags, the mode step: ``mdae_compute``,
