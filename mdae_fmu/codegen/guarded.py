@@ -13,7 +13,9 @@ Plain-data stages:
 * `plan_guarded(model, schedule)` -> `GuardedPlan`: the union layout (one slot per instance
   any mode uses, the states of some modes only held apart), the hidden slots of left limits,
   impulses, guard bits, activity and selection flags, and a `BlockPlan` per variant and per
-  restart system.
+  restart system; a variant of every mode is also planned as the per-mode planner plans the
+  same block of a model of one mode (`steady_blocks`: tree solutions, tree blocks, tearing),
+  and printed so.
 * `generate_guarded_sources(plan, ev)` -> `ModeSources`: ``model_guarded_<k>.c`` (the guarded
   schedule), ``model_restarts.c`` (one restart function per block variant) and
   ``model_modes.c`` (guard bits, activity flags, the mode step: ``mdae_compute``,
@@ -31,7 +33,8 @@ import sympy as sp
 from ..implicit.schedule import (BlockRows, DeltaRestart, FormulaTable, GuardedSchedule,
                                  GuardedVariant, Selection, impulse_symbol, left_symbol)
 from ..ir import Model
-from ..structure.per_mode import ModesReport, classify_variables, defines_discrete, symbol_table
+from ..structure.per_mode import (Block, Instance, LatentEquation, ModesReport,
+                                  classify_variables, defines_discrete, symbol_table)
 from ..symbolic import SymbolTable
 from .block_code import BlockCode
 from .blocks import BlockPlan, emit_block, gauss_newton_work, newton_work
@@ -42,7 +45,7 @@ from .emit import UNIT_BYTES, discrete_code, make_printers, template_environment
 from .layout import Banded, ModeSources, UnionLayout, band_left_limit_relations, band_updates, \
     max_mode_changes, watched_relations
 from .plan import CompiledModel, FmiVariable, compile_model
-from .runs import ShapeKey, find_runs, run_code, shape
+from .runs import ShapeKey, affine, find_runs, run_code, shape
 from .slots import Slot, c_slot, solved_tag
 
 if TYPE_CHECKING:
@@ -76,6 +79,9 @@ class GuardedBlock:
     singular: tuple[tuple[str, sp.Expr, sp.Expr], ...] = ()
     levels: tuple[BlockRows, ...] = ()   # the lower levels of its restart, solved first
     #                          (`BlockRows.levels`: constraints on positions)
+    # a block of every mode (`steady_blocks`): the blocks the per-mode planner solves it by
+    # (`compile_model`: on the tree, torn, ...), printed in its place; empty: ``plan`` itself
+    pieces: tuple[BlockPlan, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -129,14 +135,17 @@ def _hold_apart(union: CompiledModel, positions: Sequence[int]) -> CompiledModel
                    guesses=layout.guesses)
 
 
-def _union_report(model: Model, sched: GuardedSchedule) -> ModesReport:
-    """A `ModesReport` of one synthetic mode holding the union layout (no blocks: the block
-    variants are compiled here, not by `compile_model`)."""
+def _union_report(model: Model, sched: GuardedSchedule, table: SymbolTable,
+                  steady: Sequence[tuple[Block, list[LatentEquation]]] = ()) -> ModesReport:
+    """A `ModesReport` of one synthetic mode holding the union layout and, as its blocks,
+    the ``steady`` blocks (`steady_blocks`: those of every mode, which `compile_model` plans
+    as a single-mode model's; the other block variants are compiled here)."""
     from types import SimpleNamespace
     cls = classify_variables(model)
-    table = symbol_table(model)
     mode = SimpleNamespace(name="union", states=sched.states, leading=sched.leading,
-                           blocks=(), solved=(), consistency=())
+                           blocks=tuple(b for b, _ in steady),
+                           solved=tuple(le for _, les in steady for le in les),
+                           consistency=())
     disc = tuple(eq.id for eq in model.equations if defines_discrete(eq, cls))
     modes: Any = (mode,)  # the fields of `ModeAnalysis` that `compile_model` reads
     return ModesReport(
@@ -152,6 +161,106 @@ def _union_report(model: Model, sched: GuardedSchedule) -> ModesReport:
         discrete=tuple(cls.discrete),
         inputs=tuple(cls.inputs),
     )
+
+
+def _offsets_of(label: str, equations: Sequence[str]) -> list[int] | None:
+    """The offset c of each of ``equations`` in a variant's label, which writes each with c
+    primes (``e3+e4'``, `mdae_fmu.implicit.variants`), or None when the label is not that."""
+    parts = label.split("+")
+    if len(parts) != len(equations):
+        return None
+    out = []
+    for e, part in zip(equations, parts):
+        rest = part[len(e):]
+        if not part.startswith(e) or rest != "'" * len(rest):
+            return None
+        out.append(len(rest))
+    return out
+
+
+def _instance_of(u: sp.Basic, name: str, table: SymbolTable) -> tuple[str, int] | None:
+    """The instance ``(name, order)`` that the analysis' symbol ``u`` of variable ``name``
+    stands for (named ``x``, ``der(x)``, ``der(x,k)`` as `SymbolTable.sym` names them), when
+    ``table`` gives it the same symbol; else None."""
+    text = getattr(u, "name", None)     # (a symbol's name: no printer)
+    if not isinstance(text, str):
+        return None
+    if text == name:
+        order = 0
+    elif text == f"der({name})":
+        order = 1
+    elif text.startswith(f"der({name},") and text.endswith(")") \
+            and text[len(name) + 5:-1].isdigit():
+        order = int(text[len(name) + 5:-1])
+    else:
+        return None
+    return (name, order) if table.sym(name, order) == u else None
+
+
+def steady_blocks(model: Model, sched: GuardedSchedule, table: SymbolTable
+                  ) -> dict[int, tuple[Block, list[LatentEquation]]]:
+    """The block variants of ``sched`` that run in every mode as they are (formula true, not
+    merged, no mode-selected unknown), by index, each as a block of the BTF of one mode
+    with its latent equations (issue 26, Deliver 6-7): code generation plans them with the
+    per-mode planner (`compile_model`: an undifferentiated equation solved on its tree,
+    small blocks of plain equations on their trees, Newton blocks torn), as it plans the
+    same block of a model of one mode; one planner then decides how a block is solved.
+    Theory: docs/theory.md §11 (the per-mode schedule), §10.2 (a block of every mode is a
+    block of each mode). An equation without if-expressions and not differentiated keeps its
+    expression tree (the model's residual, the analysis' row when they agree); a variant
+    whose unknowns are not all instances of the union layout is left to `_block_plan`."""
+    layout = {(i.name, i.order) for i in (*sched.states, *sched.leading)}
+    by_id = {eq.id: (eq, bool(ifs)) for eq, ifs in zip(model.equations, model.if_conditions)}
+    out: dict[int, tuple[Block, list[LatentEquation]]] = {}
+    seen: set[str] = set()
+    for k, v in enumerate(sched.variants):
+        if v.formula != -1 or v.merged or v.sel is not None or len(v.origin) != 2:
+            continue
+        rows, ids = v.block, tuple(v.origin[0])
+        offsets = _offsets_of(rows.label, ids)
+        insts = [_instance_of(u, n, table) for u, n in zip(rows.unknowns, v.origin[1])]
+        if offsets is None or seen.intersection(ids) or any(
+                i is None or (i[1] > 0 and i not in layout) for i in insts):
+            continue
+        if rows.tree is not None and len(ids) == 1 and offsets == [0]:
+            solved = [LatentEquation(ids[0], 0, residual=rows.tree, table=table)]
+        elif len(rows.rows) == len(ids):
+            solved = []
+            for e, c, row in zip(ids, offsets, rows.rows):
+                eq, has_if = by_id.get(e, (None, True))
+                tree = eq.residual if eq is not None and c == 0 and not has_if else None
+                if tree is not None and table.to_sympy(tree) == row:
+                    solved.append(LatentEquation(e, 0, row, residual=tree, table=table))
+                else:
+                    solved.append(LatentEquation(e, c, row))
+        else:
+            continue
+        seen.update(ids)
+        out[k] = (Block(equations=list(zip(ids, offsets)),
+                        unknowns=[Instance(name=i[0], order=i[1]) for i in insts if i]),
+                  solved)
+    return out
+
+
+def _pieces(planned: Sequence[BlockPlan], steady: Iterable[int],
+            variants: Sequence[GuardedVariant]) -> dict[int, tuple[BlockPlan, ...]]:
+    """The blocks `compile_model` planned for each of the ``steady`` variants (in their
+    order; a torn variant is several, whose unknowns are the variant's)."""
+    out = {}
+    at = 0
+    for k in steady:
+        want = set(variants[k].block.unknowns)
+        got: list[BlockPlan] = []
+        n = 0
+        while n < len(want) and at < len(planned):
+            got.append(planned[at])
+            n += len(planned[at].unknowns)
+            at += 1
+        if {u for b in got for u in b.unknowns} != want:
+            raise ValueError(f"internal: the per-mode plan of block {variants[k].block.label} "
+                             f"does not solve its unknowns")
+        out[k] = tuple(got)
+    return out
 
 
 def _singular_checks(gb: GuardedBlock, printer: SlotPrinter) -> list[str]:
@@ -209,9 +318,12 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     selecting an equation selects it for that instant only, docs/multimode-fmu.md "Transient
     guards on the guarded schedule")."""
     from .restarts import with_transient_restarts
-    report = _union_report(model, sched)    # (one symbol table for the whole layout)
-    table = report.symbols
+    table = symbol_table(model)
+    steady = steady_blocks(model, sched, table)
+    report = _union_report(model, sched, table, list(steady.values()))
     union = compile_model(model, report)
+    pieces = _pieces(union.blocks, steady, sched.variants)
+    union = replace(union, blocks=())
     union = _hold_apart(union, [k for k, _ in sched.cond_states])
     if sched.transient_restarts:
         if automaton is None:
@@ -262,8 +374,9 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
             delta=v.delta,
             singular=() if v.restart is None else v.restart.singular,
             levels=() if v.restart is None else v.restart.levels,
+            pieces=pieces.get(k, ()),
         )
-        for v in sched.variants
+        for k, v in enumerate(sched.variants)
     )
     proxy_slots = {}
     for sym in sched.proxies + sched.rproxies:
@@ -517,36 +630,44 @@ def generate_guarded_sources(plan: GuardedPlan, ev: EventPlan) -> ModeSources:
     # --- guarded schedule: the repeated blocks of every mode found over the whole schedule,
     # files cut at `BLOCKS_PER_FILE` blocks printed or about `UNIT_BYTES` characters
     blocks = plan.blocks
-    codes = [emit_block(gb.plan, k, pr.schedule, sparse=2 * k) for k, gb in enumerate(blocks)]
     for gb in blocks:
         work = max(work, newton_work(len(gb.plan.unknowns)))
         perm = max(perm, len(gb.plan.unknowns))
-    shapes = [shape(code) if _unguarded(gb, code) else None for gb, code in zip(blocks, codes)]
-    runs = {i: (p_, m) for i, p_, m in find_runs([sh.key if sh else None for sh in shapes])}
+    # the blocks printed: a block of every mode as the per-mode planner solves it (its
+    # pieces), each numbered as its variant (the labels of the runtime's messages)
+    items = [(k, pl) for k, gb in enumerate(blocks) for pl in (gb.pieces or (gb.plan,))]
+    codes = [emit_block(pl, k, pr.schedule, sparse=2 * k) for k, pl in items]
+    shapes = [shape(code) if _unguarded(blocks[k], code) else None
+              for (k, _), code in zip(items, codes)]
+    number = [k for k, _ in items]
+    runs = {i: (p_, m) for i, p_, m in find_runs([sh.key if sh else None for sh in shapes])
+            if affine(number[i:i + p_ * m], p_)}
     n_files = 0
     unit = _ScheduleUnit()
-    k = 0
-    while k < len(blocks) or n_files == 0:
-        if k < len(blocks):
-            gb, code = blocks[k], codes[k]
-            if k in runs:
+    j = 0
+    while j < len(items) or n_files == 0:
+        if j < len(items):
+            (k, pl), code = items[j], codes[j]
+            gb = blocks[k]
+            if j in runs:
                 # blocks of every mode repeated: one loop over a slot table (codegen.runs)
-                p_, m = runs[k]
-                copies = [[sh for sh in shapes[k + q * p_:k + (q + 1) * p_] if sh is not None]
+                p_, m = runs[j]
+                copies = [[sh for sh in shapes[j + q * p_:j + (q + 1) * p_] if sh is not None]
                           for q in range(m)]
                 body, text = run_code(
-                    f"run_g{n_files}_{k}", copies, k, unit.templates,
-                    "; ".join(c_comment(b.plan.label, 60) for b in blocks[k:k + p_]))
+                    f"run_g{n_files}_{j}", copies, k, unit.templates,
+                    "; ".join(c_comment(b.label, 60) for _, b in items[j:j + p_]),
+                    index=number[j:j + p_ * m])
                 unit.add([body], text, p_)
-                k += p_ * m
+                j += p_ * m
             else:
                 sel = gb.sel.top if gb.sel else ()
                 unit.add([f"    if ({c_slot(Slot(array='i', index=plan.active_slot + k))}) {{ "
-                          f"/* block {k}: {c_comment(gb.plan.label, 60)} */",
+                          f"/* block {k}: {c_comment(pl.label, 60)} */",
                           *_copies(sel, cm.slots, True), code.body,
                           *_copies(sel, cm.slots, False), "    }"], code.helpers, 1)
-                k += 1
-        if k >= len(blocks) or unit.printed >= BLOCKS_PER_FILE or unit.size >= UNIT_BYTES:
+                j += 1
+        if j >= len(items) or unit.printed >= BLOCKS_PER_FILE or unit.size >= UNIT_BYTES:
             files[f"model_guarded_{n_files}.c"] = env.get_template(
                 "model_schedule.c.j2").render(
                 part=f"g{n_files}", comment_name=c_comment(cm.name),

@@ -24,6 +24,7 @@ so the FMU computes the same values; only the addressing changes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
@@ -88,6 +89,19 @@ def find_runs(keys: list[ShapeKey | None]) -> list[tuple[int, int, int]]:
     return out
 
 
+def affine(number: Sequence[int], period: int) -> bool:
+    """Whether the block numbers ``number`` of a run's copies (``period`` blocks each) step by
+    the same amount from one copy to the next, position by position: a run then names each
+    solver block's number as ``first + step * q`` (`run_code`'s ``index``; the guarded
+    schedule, whose blocks of every mode may be several printed blocks each, numbered as the
+    block they solve)."""
+    if len(number) < 2 * period:
+        return True
+    step = [number[period + j] - number[j] for j in range(period)]
+    return all(number[q * period + j] == number[j] + q * step[j]
+               for q in range(len(number) // period) for j in range(period))
+
+
 def _row(text: str, base: int) -> str:
     """``text`` with its Real slots at the positions of the current table row ``s``, from
     ``base``."""
@@ -115,14 +129,16 @@ def strides(copies: list[list[Shape]]) -> list[int] | None:
 
 def run_code(name: str, copies: list[list[Shape]], start: int,
              templates: dict[ShapeKey | str, str | bool],
-             comment: str) -> tuple[str, str]:
+             comment: str, index: Sequence[int] | None = None) -> tuple[str, str]:
     """``(statements, file-level text)`` of the loop over ``copies`` (each the `Shape` list
     of one copy of the period; the first block is number ``start``): the statements go into
     a schedule function (``d``, ``r``, ``inst`` in scope); the file-level text is the slot table
     ``name`` and the callbacks of solver shapes not yet in ``templates`` (key -> name of the
     shared callbacks, updated). When every column of the table is an arithmetic progression
     (`strides`), the table holds only the first row and the steps, and the loop computes
-    each row, so that the C does not grow with the number of copies."""
+    each row, so that the C does not grow with the number of copies. ``index``: the number
+    of each block of the run, copy after copy, when it is not ``start`` + its position (it
+    must be `affine`): what a solver block's failure names."""
     first = copies[0]
     period, repeats = len(first), len(copies)
     steps = strides(copies)
@@ -133,11 +149,18 @@ def run_code(name: str, copies: list[list[Shape]], start: int,
         row = (f"        int row[{width}];\n        const int *s = row;\n"
                f"        for (int j = 0; j < {width}; j++) row[j] = {name}[0][j] + "
                f"{name}[1][j] * q;")
-    lines = [f"    /* blocks {start}..{start + period * repeats - 1}: {repeats} copies of "
-             f"{comment} */",
+    if index is None:
+        index = range(start, start + period * repeats)
+    lines = [f"    /* blocks {index[0]}..{index[-1]}: {repeats} copies of {comment} */",
              f"    for (int q = 0; q < {repeats}; q++) {{", row]
     file_text = []
     base = 0
+
+    def number(j: int) -> str:
+        # the number of block j of copy q (`affine`; the copies' own positions by default)
+        step = index[period + j] - index[j] if repeats > 1 else period
+        return f"{index[j]} + {step} * q"
+
     for j, sh in enumerate(first):
         key = sh.key
         if len(key) == 3:           # an explicit block ("x", kind, text)
@@ -156,7 +179,7 @@ def run_code(name: str, copies: list[list[Shape]], start: int,
             lines.append(f"        run_slots = s + {base};")
             lines.append("        " + solver_call(solver, n, f"s + {base + sh.n_read}",
                                                   [f"{fn}_{c}" for c in callbacks],
-                                                  f"{start + j} + {period} * q"))
+                                                  number(j)))
         base += len(sh.slots)
     lines.append("    }")
     # the first row names its slots (which variables the copies are); the others, at most
