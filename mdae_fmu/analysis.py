@@ -258,7 +258,11 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
             return guarded_analysis(model, progress)
         # (without the full report, the latent equations are made when read: issue 29)
         modes = analyze_modes(model, deferred_latent=not full)
-    a = _enumerated(model, modes, erasure, lemma22, progress, full)
+    # a model of one long mode with when-clauses: its mode changes from the one analysis'
+    # event checks and restarts, no transient mode enumerated (issue 26 Deliver 1)
+    events = (implicit is None and len(modes.modes) == 1
+              and any(g.kind == "transient" for g in model.guards()))
+    a = _enumerated(model, modes, erasure, lemma22, progress, full, events)
     if implicit is not False and past_enumeration_bound(a):
         # a model of one long mode whose mode changes are more than the enumeration handles
         # (more than 16 when-clauses: 2^17 - 1 transient modes): a size limit, not a defect
@@ -295,8 +299,11 @@ def with_single_schedule(a: Analysis) -> Analysis:
 
 
 def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
-                progress, full: bool = True) -> Analysis:
-    """The per-mode report's verdict, then the mode-change automaton (module docstring)."""
+                progress, full: bool = True, events: bool = False) -> Analysis:
+    """The per-mode report's verdict, then the mode-change automaton (module docstring).
+    ``events``: the automaton of a model of one long mode with when-clauses built by the one
+    analysis (`mdae_fmu.implicit.when_checks.event_automaton_of`: its event checks, the
+    changes into single events on their regions) instead of enumerated."""
     if progress is not None:
         progress("modes")
     if modes.exit_code != EXIT_OK:
@@ -337,9 +344,13 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
             **converted,
         )
     try:
-        automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]  # checked above
-                                      literal_lemma22=(lemma22 == "literal"), per_mode=modes,
-                                      full=full)
+        if events:
+            from .implicit.when_checks import event_automaton_of
+            automaton = event_automaton_of(model, modes, erasure, lemma22 == "literal")
+        else:
+            automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]
+                                          literal_lemma22=(lemma22 == "literal"),
+                                          per_mode=modes, full=full)
     except ModelRejected as err:
         return Analysis(
             model_name=model.name, modes=modes, automaton=None, rejection=str(err), **converted
