@@ -1121,7 +1121,13 @@ def event_automaton_of(model: Model, per_mode: Any = None, erasure: str = "restr
     system = normalize(model)
     occurs = occurrences(system)
 
+    by_guard = guarded_by(system)
+    empty = replace(system, equations=(), unknowns=())
+
     def region(dst: Mode, sig: Any) -> MultimodeSystem | None:
+        if not any(by_guard.get(i) for i, v in enumerate(dst)
+                   if v and system.guards[i].kind != "long"):
+            return empty        # (the instant is its continuation's: nothing changes)
         long_mode = tuple(v if gd.kind == "long" else False
                           for v, gd in zip(dst, system.guards))
         rows0 = [e for e in system.enabled(long_mode) if sig.c[e.id] == 0]

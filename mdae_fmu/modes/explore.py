@@ -384,8 +384,9 @@ def event_automaton(system: MultimodeSystem, checks: Iterable[Diagnostic],
 
     ``region(dst, sig)``: the part of ``system`` the first instant of ``dst`` acts on (docs/theory.md
     §10.7; None for the whole system), where the change is run with the whole long mode's
-    offsets; an event whose region is empty selects no equation and restarts nothing (no
-    run); a change that fails on its region is run on the whole system, whose failure is the
+    offsets; an event whose region is empty selects no equation and restarts nothing: its
+    change is not listed (a counter's when-clause; listing it would cost O(events) each for
+    its label). A change that fails on its region is run on the whole system, whose failure is the
     verdict's. The automaton holds the long mode's steady configuration only (no pair is
     explored), so its configurations and runs are those of the steady mode."""
     ex = _Explorer(system, erasure, literal_lemma22, per_mode)
@@ -401,14 +402,11 @@ def event_automaton(system: MultimodeSystem, checks: Iterable[Diagnostic],
     changes: list[ModeChange] = []
     for src in steady:
         for dst in system.single_events(src):
-            infos.append(ModeInfo(mode=dst, label=system.mode_label(dst), kind="transient",
-                                  ok=True))
             sub = region(dst, ex.sig(src))
             if sub is not None and not sub.equations:
-                changes.append(ModeChange(src=src, dst=dst, src_label=system.mode_label(src),
-                                          dst_label=system.mode_label(dst), instants=(),
-                                          n_instants=0, accepted=True))
-                continue
+                continue        # (an event that selects no equation: nothing to restart)
+            infos.append(ModeInfo(mode=dst, label=system.mode_label(dst), kind="transient",
+                                  ok=True))
             change = None
             if sub is not None:
                 rx = _Explorer(sub, erasure, literal_lemma22)
