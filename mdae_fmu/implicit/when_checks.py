@@ -1143,7 +1143,10 @@ def event_automaton_of(model: Model, per_mode: Any = None, erasure: str = "restr
             return None         # (the run needs the part outside: the whole system)
         return replace(system, equations=tuple(system.equations[k] for k in kept),
                        unknowns=tuple(v for v in system.unknowns if v in names))
-    checks = [Diagnostic(code=text.split(":", 1)[0], message=text.split(":", 1)[1].strip())
+    # (the formula of the modes concerned is that one mode: the message is the enumerated one)
+    one = f"\n  in every one of the {ia.n_modes} long modes"
+    checks = [Diagnostic(code=text.split(":", 1)[0],
+                         message=text.split(":", 1)[1].strip().removesuffix(one))
               for text in found]
     return event_automaton(system, checks, region, erasure,  # type: ignore[arg-type]
                            literal_lemma22, per_mode)

@@ -368,7 +368,7 @@ def analyze_changes(system: MultimodeSystem, pairs: Iterable[tuple[Mode, Mode]],
         yield change, tuple(_collect_diagnostics([], [change], ()))
 
 
-def event_automaton(system: MultimodeSystem, checks: Iterable[Diagnostic],
+def event_automaton(system: MultimodeSystem, checks: list[Diagnostic],
                     region: Callable[[Mode, SigmaInfo], MultimodeSystem | None],
                     erasure: Erasure = "restricted", literal_lemma22: bool = False,
                     per_mode: Any = None) -> Automaton:
@@ -416,6 +416,10 @@ def event_automaton(system: MultimodeSystem, checks: Iterable[Diagnostic],
                     change = _cascade(rx, src, dst, own[src], own, True)
             if change is None or not change.accepted:
                 change = _cascade(ex, src, dst, steady[src], steady, True)
+            dg = change.diagnostic
+            if dg is not None and any(c.code == dg.code and c.message.startswith(dg.message)
+                                      for c in checks):
+                change = replace(change, diagnostic=None)   # (the checks' message says it)
             changes.append(change)
     diags = _collect_diagnostics(diagnostics, changes, ())
     return Automaton(
