@@ -382,13 +382,13 @@ def event_automaton(system: MultimodeSystem, checks: list[Diagnostic],
     events and the cascades' termination are decided by the one analysis' event checks
     (`mdae_fmu.implicit.when_checks`), whose diagnostics are ``checks``.
 
-    ``region(dst, sig)``: the part of ``system`` the first instant of ``dst`` acts on (docs/theory.md
-    §10.7; None for the whole system), where the change is run with the whole long mode's
-    offsets; an event whose region is empty selects no equation and restarts nothing: its
-    change is not listed (a counter's when-clause; listing it would cost O(events) each for
-    its label). A change that fails on its region is run on the whole system, whose failure is the
-    verdict's. The automaton holds the long mode's steady configuration only (no pair is
-    explored), so its configurations and runs are those of the steady mode."""
+    ``region(dst, sig)``: the part of ``system`` the first instant of ``dst`` acts on
+    (docs/theory.md §10.7; None for the whole system), where the change is run with the
+    whole long mode's offsets (``sig``). An event whose region is empty selects no equation
+    and restarts nothing: its change is not listed (a counter's when-clause; its label alone
+    would cost O(events)). A change that fails on its region is run on the whole system,
+    whose failure is the verdict's. The automaton holds the long mode's steady
+    configuration only (no pair is explored)."""
     ex = _Explorer(system, erasure, literal_lemma22, per_mode)
     long_modes = system.long_valuations(2)
     diagnostics: list[Diagnostic] = []
