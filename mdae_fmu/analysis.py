@@ -12,7 +12,10 @@ no FMU). A single-mode model has the per-mode analysis of its one mode, which is
 implicit analysis computes there (docs/theory.md §10.14), and carries that mode's block
 schedule as its guarded schedule (`with_single_schedule`: every accepted analysis has one);
 ``implicit=True`` builds the implicit analysis' own schedule of a single-mode model on top of
-its enumerated analysis instead (`_with_schedule`). Code generation consumes the `Analysis`
+its enumerated analysis instead (`_with_schedule`). The mode changes of a single-mode model
+with when-clauses come from the one analysis' event checks and the changes into its single
+events on their regions (`mdae_fmu.implicit.when_checks.event_automaton_of`), no transient
+mode enumerated. Code generation consumes the `Analysis`
 and runs none. `render_text` /
 `render_json` give the report of `mdae-fmu analyze`."""
 
@@ -210,9 +213,11 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     analysis' schedule of a single-mode model (one formula, true); False enumerates the
     modes of a multimode model (the per-mode report and the automaton, up to 2^12
     consistent modes: the oracle and the debugging view, with no guarded schedule, so no
-    FMU). A single-mode model whose enumerated analysis is refused by the enumeration's
-    bound (more than 16 when-clauses, `past_enumeration_bound`) takes the one analysis
-    unless ``implicit`` is False.
+    FMU). A single-mode model with when-clauses has, by default, the automaton of the one
+    analysis' event checks (`mdae_fmu.implicit.when_checks.event_automaton_of`, no transient
+    mode enumerated); with ``implicit`` True, one whose enumerated analysis is refused by
+    the enumeration's bound (more than 16 when-clauses, `past_enumeration_bound`) takes the
+    one analysis.
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
     reject the model instead of being warnings. ``full``: False when only the verdict, the
     summary or the FMU is wanted: a model without guards then skips the mode-change
