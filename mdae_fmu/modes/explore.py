@@ -36,6 +36,9 @@ MAX_CONFIGS = 20000
 MAX_CASCADE = 32
 AUTO_SIMULTANEOUS = 6
 MAX_COUPLED = 10        # all subsets of a class of coupled guards up to this size
+#: `event_automaton`: the events that select no equation (nothing to restart, no run) are
+#: listed as changes up to this many events (beyond, each label's O(events) would add up)
+MAX_LISTED_EVENTS = 64
 
 
 @dataclass(frozen=True)
@@ -385,8 +388,9 @@ def event_automaton(system: MultimodeSystem, checks: list[Diagnostic],
     ``region(dst, sig)``: the part of ``system`` the first instant of ``dst`` acts on
     (docs/theory.md §10.7; None for the whole system), where the change is run with the
     whole long mode's offsets (``sig``). An event whose region is empty selects no equation
-    and restarts nothing: its change is not listed (a counter's when-clause; its label alone
-    would cost O(events)). A change that fails on its region is run on the whole system,
+    and restarts nothing: its change has no instant, and is not listed beyond
+    `MAX_LISTED_EVENTS` events (a counter's when-clause; its label alone costs O(events)).
+    A change that fails on its region is run on the whole system,
     whose failure is the verdict's. The automaton holds the long mode's steady
     configuration only (no pair is explored)."""
     ex = _Explorer(system, erasure, literal_lemma22, per_mode)
@@ -401,12 +405,18 @@ def event_automaton(system: MultimodeSystem, checks: list[Diagnostic],
     diagnostics.extend(checks)
     changes: list[ModeChange] = []
     for src in steady:
-        for dst in system.single_events(src):
+        events = system.single_events(src)
+        for dst in events:
             sub = region(dst, ex.sig(src))
-            if sub is not None and not sub.equations:
+            if sub is not None and not sub.equations and len(events) > MAX_LISTED_EVENTS:
                 continue        # (an event that selects no equation: nothing to restart)
             infos.append(ModeInfo(mode=dst, label=system.mode_label(dst), kind="transient",
                                   ok=True))
+            if sub is not None and not sub.equations:
+                changes.append(ModeChange(src=src, dst=dst, src_label=system.mode_label(src),
+                                          dst_label=system.mode_label(dst), instants=(),
+                                          n_instants=0, accepted=True))
+                continue
             change = None
             if sub is not None:
                 rx = _Explorer(sub, erasure, literal_lemma22)
