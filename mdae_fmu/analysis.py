@@ -11,9 +11,11 @@ tests' oracle and `mdae-fmu analyze --list-modes`, the debugging view; no guarde
 no FMU). A single-mode model has the per-mode analysis of its one mode, which is what the
 implicit analysis computes there (docs/theory.md §10.14), and carries that mode's block
 schedule as its guarded schedule (`with_single_schedule`: every accepted analysis has one);
-``implicit=True`` is the default (docs/decisions.md §19). Code generation consumes the
-`Analysis` and runs none. `render_text` / `render_json` give the report of `mdae-fmu
-analyze`."""
+``implicit=True`` is the default (docs/decisions.md §19). The mode changes of a single-mode
+model with when-clauses come from the one analysis' event checks and the changes into its
+single events on their regions (`mdae_fmu.implicit.when_checks.event_automaton_of`), no
+transient mode enumerated. Code generation consumes the `Analysis` and runs none.
+`render_text` / `render_json` give the report of `mdae-fmu analyze`."""
 
 from __future__ import annotations
 
@@ -210,9 +212,11 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     default, docs/decisions.md §19); False enumerates the
     modes of a multimode model (the per-mode report and the automaton, up to 2^12
     consistent modes: the oracle and the debugging view, with no guarded schedule, so no
-    FMU). A single-mode model whose enumerated analysis is refused by the enumeration's
-    bound (more than 16 when-clauses, `past_enumeration_bound`) takes the one analysis
-    unless ``implicit`` is False.
+    FMU). A single-mode model with when-clauses has, unless ``implicit`` is False, the
+    automaton of the one analysis' event checks
+    (`mdae_fmu.implicit.when_checks.event_automaton_of`, no transient mode enumerated); one
+    whose enumerated analysis is refused by the enumeration's bound (more than 16
+    when-clauses, `past_enumeration_bound`) takes the one analysis.
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
     reject the model instead of being warnings. ``full``: False when only the verdict, the
     summary or the FMU is wanted: a model without guards then skips the mode-change
@@ -258,7 +262,11 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
             return guarded_analysis(model, progress)
         # (without the full report, the latent equations are made when read: issue 29)
         modes = analyze_modes(model, deferred_latent=not full)
-    a = _enumerated(model, modes, erasure, lemma22, progress, full)
+    # a model of one long mode with when-clauses: its mode changes from the one analysis'
+    # event checks and restarts, no transient mode enumerated (issue 26 Deliver 1)
+    events = (implicit is not False and len(modes.modes) == 1
+              and any(g.kind == "transient" for g in model.guards()))
+    a = _enumerated(model, modes, erasure, lemma22, progress, full, events)
     if implicit is not False and past_enumeration_bound(a):
         # a model of one long mode whose mode changes are more than the enumeration handles
         # (more than 16 when-clauses: 2^17 - 1 transient modes): a size limit, not a defect
@@ -293,8 +301,11 @@ def with_single_schedule(a: Analysis) -> Analysis:
 
 
 def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
-                progress, full: bool = True) -> Analysis:
-    """The per-mode report's verdict, then the mode-change automaton (module docstring)."""
+                progress, full: bool = True, events: bool = False) -> Analysis:
+    """The per-mode report's verdict, then the mode-change automaton (module docstring).
+    ``events``: the automaton of a model of one long mode with when-clauses built by the one
+    analysis (`mdae_fmu.implicit.when_checks.event_automaton_of`: its event checks, the
+    changes into single events on their regions) instead of enumerated."""
     if progress is not None:
         progress("modes")
     if modes.exit_code != EXIT_OK:
@@ -335,9 +346,13 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
             **converted,
         )
     try:
-        automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]  # checked above
-                                      literal_lemma22=(lemma22 == "literal"), per_mode=modes,
-                                      full=full)
+        if events:
+            from .implicit.when_checks import event_automaton_of
+            automaton = event_automaton_of(model, modes, erasure, lemma22 == "literal")
+        else:
+            automaton = analyze_multimode(model, erasure=erasure,  # type: ignore[arg-type]
+                                          literal_lemma22=(lemma22 == "literal"),
+                                          per_mode=modes, full=full)
     except ModelRejected as err:
         return Analysis(
             model_name=model.name, modes=modes, automaton=None, rejection=str(err), **converted

@@ -1095,3 +1095,58 @@ def _pair_line(ia: ImplicitAnalysis, source: Any, events: Any) -> str:
     return (f"\n  from {space.count(source)} of {ia.n_modes} long modes: {space.text(source)}"
             f", the events in {space.count(events)} of {ia.n_modes} long modes: "
             f"{space.text(events)}")
+
+
+def event_automaton_of(model: Model, per_mode: Any = None, erasure: str = "restricted",
+                       literal_lemma22: bool = False) -> Any:
+    """The mode-change automaton of ``model``, a model of one long mode with when-clauses, by
+    the one analysis (issue 26 Deliver 1, docs/multimode.md "Single-mode models with
+    when-clauses"): the checks of the module docstring on its implicit analysis decide the
+    events, their simultaneous sets and cascades (`event_diagnostics`), and the change into
+    each single event is cascaded and standardized on its instant's region
+    (`mdae_fmu.modes.explore.event_automaton`, `instant_region`; the whole system when the
+    part outside the region that it is linked to is under-determined at shift 0, as
+    `_region_run` would add a phantom). No transient mode is enumerated: the cost is the
+    events' regions, not 2^events. ``per_mode``: the per-mode report of ``model``."""
+    from dataclasses import replace
+    from ..modes.explore import event_automaton
+    from ..modes.normalize import normalize
+    from ..modes.runs import Diagnostic
+    from .analysis import analyze_implicit
+    ia = analyze_implicit(model)
+    found: list[str] = []
+    if ia.ok:
+        errors, warnings = event_diagnostics(model, ia)
+        found = errors + warnings
+    system = normalize(model)
+    occurs = occurrences(system)
+
+    by_guard = guarded_by(system)
+    empty = replace(system, equations=(), unknowns=())
+
+    def region(dst: Mode, sig: Any) -> MultimodeSystem | None:
+        if not any(by_guard.get(i) for i, v in enumerate(dst)
+                   if v and system.guards[i].kind != "long"):
+            return empty        # (the instant is its continuation's: nothing changes)
+        long_mode = tuple(v if gd.kind == "long" else False
+                          for v, gd in zip(dst, system.guards))
+        rows0 = [e for e in system.enabled(long_mode) if sig.c[e.id] == 0]
+        read0 = {v for e in rows0 for v, k in e.orders if k == sig.d[v]}
+        nr0 = set(sig.d) - read0
+        kept, _ = instant_region(system, dst, nr0, occurs,
+                                 frozenset(v for v, dv in sig.d.items() if dv > 0))
+        names = {v for k in kept for v in system.equations[k].order_map}
+        ids = {system.equations[k].id for k in kept}
+        linked, _, _ = _linked(system, names, occurs, (dst, long_mode))
+        outside0 = [e for e in rows0 if e.id not in ids and set(e.order_map) <= linked]
+        if len((read0 & linked) - names) > len(outside0):
+            return None         # (the run needs the part outside: the whole system)
+        return replace(system, equations=tuple(system.equations[k] for k in kept),
+                       unknowns=tuple(v for v in system.unknowns if v in names))
+    # (the formula of the modes concerned is that one mode: the message is the enumerated one)
+    one = f"\n  in every one of the {ia.n_modes} long modes"
+    checks = [Diagnostic(code=text.split(":", 1)[0],
+                         message=text.split(":", 1)[1].strip().removesuffix(one))
+              for text in found]
+    return event_automaton(system, checks, region, erasure,  # type: ignore[arg-type]
+                           literal_lemma22, per_mode)

@@ -36,6 +36,9 @@ MAX_CONFIGS = 20000
 MAX_CASCADE = 32
 AUTO_SIMULTANEOUS = 6
 MAX_COUPLED = 10        # all subsets of a class of coupled guards up to this size
+#: `event_automaton`: the events that select no equation (nothing to restart, no run) are
+#: listed as changes up to this many events (beyond, each label's O(events) would add up)
+MAX_LISTED_EVENTS = 64
 
 
 @dataclass(frozen=True)
@@ -366,6 +369,83 @@ def analyze_changes(system: MultimodeSystem, pairs: Iterable[tuple[Mode, Mode]],
         if change.accepted and standardize(change):
             change = _cascade(ex, src, dst, steady[src], steady, True)
         yield change, tuple(_collect_diagnostics([], [change], ()))
+
+
+def event_automaton(system: MultimodeSystem, checks: list[Diagnostic],
+                    region: Callable[[Mode, SigmaInfo], MultimodeSystem | None],
+                    erasure: Erasure = "restricted", literal_lemma22: bool = False,
+                    per_mode: Any = None) -> Automaton:
+    """The mode-change automaton of a model of one long mode as the one analysis builds it
+    (issue 26 Deliver 1, docs/multimode.md "Single-mode models with when-clauses"), with no
+    transient mode enumerated: the long mode's Σ-method and steady configuration, and the
+    change into each transient mode where one event alone happens (`MultimodeSystem.
+    single_events`), cascaded and standardized as `analyze_multimode` does (`_cascade`,
+    docs/theory.md §6.6, §8.1, §9): those are the restarts code generation gives the
+    when-branches (`mdae_fmu.codegen.restarts.transient_restarts`). The sets of simultaneous
+    events and the cascades' termination are decided by the one analysis' event checks
+    (`mdae_fmu.implicit.when_checks`), whose diagnostics are ``checks``.
+
+    ``region(dst, sig)``: the part of ``system`` the first instant of ``dst`` acts on
+    (docs/theory.md §10.7; None for the whole system), where the change is run with the
+    whole long mode's offsets (``sig``). An event whose region is empty selects no equation
+    and restarts nothing: its change has no instant, and is not listed beyond
+    `MAX_LISTED_EVENTS` events (a counter's when-clause; its label alone costs O(events)).
+    A change that fails on its region is run on the whole system,
+    whose failure is the verdict's. The automaton holds the long mode's steady
+    configuration only (no pair is explored)."""
+    ex = _Explorer(system, erasure, literal_lemma22, per_mode)
+    long_modes = system.long_valuations(2)
+    diagnostics: list[Diagnostic] = []
+    infos, steady = _steady_modes(ex, long_modes, diagnostics)
+    init = system.initial_mode()
+    if init is not None and init in steady:
+        dg = initialization_check(system, init, ex.sig(init))
+        if dg is not None:
+            diagnostics.append(dg)
+    diagnostics.extend(checks)
+    changes: list[ModeChange] = []
+    for src in steady:
+        events = system.single_events(src)
+        for dst in events:
+            sub = region(dst, ex.sig(src))
+            if sub is not None and not sub.equations and len(events) > MAX_LISTED_EVENTS:
+                continue        # (an event that selects no equation: nothing to restart)
+            infos.append(ModeInfo(mode=dst, label=system.mode_label(dst), kind="transient",
+                                  ok=True))
+            if sub is not None and not sub.equations:
+                changes.append(ModeChange(src=src, dst=dst, src_label=system.mode_label(src),
+                                          dst_label=system.mode_label(dst), instants=(),
+                                          n_instants=0, accepted=True))
+                continue
+            change = None
+            if sub is not None:
+                rx = _Explorer(sub, erasure, literal_lemma22)
+                rx._sig[src] = ex.sig(src)      # the whole long mode's offsets
+                _, own = _steady_modes(rx, [src], [])
+                if src in own:
+                    change = _cascade(rx, src, dst, own[src], own, True)
+            if change is None or not change.accepted:
+                change = _cascade(ex, src, dst, steady[src], steady, True)
+            dg = change.diagnostic
+            if dg is not None and any(c.code == dg.code and c.message.startswith(dg.message)
+                                      for c in checks):
+                change = replace(change, diagnostic=None)   # (the checks' message says it)
+            changes.append(change)
+    diags = _collect_diagnostics(diagnostics, changes, ())
+    return Automaton(
+        name=system.name,
+        guards=tuple((g.name, g.kind) for g in system.guards),
+        modes=tuple(infos),
+        changes=tuple(changes),
+        configs=tuple(dict.fromkeys(cfg for _, cfg in sorted(steady.items()))),
+        edges=(),
+        accepted=not diags or all(d.code.startswith("W") for d in diags),
+        diagnostics=tuple(diags),
+        erasure=erasure,
+        initial_mode=init,
+        system=system,
+        lemma22="literal" if literal_lemma22 else "two-graph",
+    )
 
 
 def _without_guards(ex: _Explorer, erasure: Erasure, literal_lemma22: bool) -> Automaton:

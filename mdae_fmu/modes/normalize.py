@@ -140,10 +140,12 @@ class MultimodeSystem:
             cache[limit] = self._enumerate_modes(limit)
         return list(cache[limit])
 
-    def _enumerate_modes(self, limit: int) -> tuple[Mode, ...]:
+    def long_valuations(self, limit: int) -> list[Mode]:
+        """The consistent long modes (`modes`' first group, every transient guard false), in
+        valuation order, without the transient modes; more than ``limit`` raise
+        `TooManyModes`."""
         from ..structure.per_mode import enumerate_valuations
         long_idx = [i for i, g in enumerate(self.guards) if g.kind == "long"]
-        trans_idx = [i for i, g in enumerate(self.guards) if g.kind == "transient"]
         atoms = [self.guards[i].cond for i in long_idx]
         valuations, _ = enumerate_valuations(atoms, self.guard_definitions(), limit=limit)
         base = []
@@ -153,6 +155,22 @@ class MultimodeSystem:
                 m[i] = bool(val[self.guards[i].cond])
             base.append(tuple(m))
         base.sort()
+        return base
+
+    def single_events(self, mode: Mode) -> list[Mode]:
+        """The transient modes over the long ``mode`` where one transient guard alone is
+        true, in guard order (those `modes` has: a rising edge implies its Boolean's value)."""
+        long_of = {j: i for i, gl in enumerate(self.guards) if gl.kind == "long"
+                   for j, gt in enumerate(self.guards)
+                   if gt.kind == "transient" and gt.cond == gl.cond}
+        return [tuple(v or k == j for k, v in enumerate(mode))
+                for j, g in enumerate(self.guards)
+                if g.kind == "transient" and not (j in long_of and not mode[long_of[j]])]
+
+    def _enumerate_modes(self, limit: int) -> tuple[Mode, ...]:
+        long_idx = [i for i, g in enumerate(self.guards) if g.kind == "long"]
+        trans_idx = [i for i, g in enumerate(self.guards) if g.kind == "transient"]
+        base = self.long_valuations(limit)
         n_transient = len(base) * (2 ** len(trans_idx) - 1)
         if n_transient > MAX_TRANSIENT_MODES:
             raise TooManyTransientModes(self.name, len(trans_idx), len(base))

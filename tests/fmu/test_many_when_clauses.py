@@ -2,7 +2,8 @@
 well-posed model is never refused by a size limit): 20 counters on one decaying state, and
 17 bouncing balls, were refused with E-EXPLORE-BOUND (2^20 - 1 and 2^17 - 1 transient modes,
 beyond `mdae_fmu.modes.normalize.MAX_TRANSIENT_MODES`); they take the one analysis
-(`mdae_fmu.analysis.guarded_analysis`), are exported and run in FMPy.
+(the per-mode analysis of their mode and the one analysis' event checks, no transient mode
+enumerated: `mdae_fmu.implicit.when_checks.event_automaton_of`), are exported and run in FMPy.
 
 Oracles: closed forms. ``der(x) = -x``, ``x(0) = 1``: the counter ``c_k`` of
 ``when x < 0.9 - 0.01 k`` is 0 before ``t_k = -ln(0.9 - 0.01 k)`` and 1 after; a ball
@@ -124,10 +125,20 @@ def test_listed_modes_keep_the_bound():
 @pytest.mark.parametrize("rhs", ["-x", "if x > 0.5 then -x else -2*x"])
 def test_one_analysis_past_the_bound(implicit, rhs):
     """`analyze` (default and ``implicit=True``, `--implicit`) of the 20 counters, also with
-    an if-expression that leaves the model one mode (the lead's mwm.mo): the one analysis
-    (no mode enumerated, ``modes`` None), accepted with its guarded schedule, the state x."""
+    an if-expression that leaves the model one mode (the lead's mwm.mo), accepted with its
+    guarded schedule, the state x, no transient mode enumerated: ``implicit=True`` takes the
+    one analysis (``modes`` None); the default, as every model of one long mode with
+    when-clauses, the per-mode analysis of its mode and the automaton the one analysis'
+    event checks build (`implicit.when_checks.event_automaton_of`), one change per counter,
+    which selects no equation and so has no instant to run."""
     source = counters(N_WHEN).replace("der(x) = -x;", f"der(x) = {rhs};")
     a = analyze(parse_modelica(source, "ManyWhen.mo"), implicit=implicit)
     assert a.accepted and a.guarded is not None, a.rejection
-    assert a.modes is None and a.automaton is None
+    if implicit:
+        assert a.modes is None and a.automaton is None
+    else:
+        assert a.modes is not None and len(a.modes.modes) == 1
+        assert a.automaton is not None and len(a.automaton.modes) == 1 + N_WHEN
+        assert len(a.automaton.changes) == N_WHEN and a.guarded.single is not None
+        assert all(ch.accepted and not ch.instants for ch in a.automaton.changes)
     assert not a.errors

@@ -86,6 +86,10 @@ def test_pulse_source_instant_of_an_index1_circuit_is_accepted_and_runs(tmp_path
     m = parse_modelica(src.read_text(), str(src))
     a = analyze(m)
     assert a.accepted, a.messages
+    # (the instant itself: the enumerated automaton's; the default lists the sample event,
+    # which selects no equation, as a change with no instant)
+    assert not a.automaton.changes[0].instants
+    a = analyze(m, implicit=False)
     s = a.automaton.system
     [g] = s.guards
     assert g.kind == "transient" and "sample" in g.name

@@ -36,7 +36,8 @@ def _joined(model, a) -> str:
 def test_report_pieces_join_to_the_report(name, per_piece, monkeypatch, capsys):
     """Any piece size (a line count that divides the report's or not) gives the report, and
     the command prints it followed by one newline (the enumerated report: that of
-    ``--list-modes``, and of ``--verbose`` for a single-mode model)."""
+    ``--list-modes``; ``--verbose`` of a single-mode model prints the default analysis'
+    report the same way)."""
     model = load(ROOT / name)
     a = analysis.analyze(model, implicit=False)
     whole = _joined(model, a)
@@ -47,8 +48,11 @@ def test_report_pieces_join_to_the_report(name, per_piece, monkeypatch, capsys):
     assert main(["analyze", "--list-modes", str(ROOT / name)]) == a.exit_code
     assert capsys.readouterr().out == whole + "\n"
     if len(a.modes.modes) == 1:
-        assert main(["analyze", "--verbose", str(ROOT / name)]) == a.exit_code
-        assert capsys.readouterr().out == whole + "\n"
+        # (the default analysis' report: a model with when-clauses has the automaton of the
+        # one analysis' event checks, its single events, instead of the enumerated one)
+        default = analysis.analyze(model)
+        assert main(["analyze", "--verbose", str(ROOT / name)]) == default.exit_code
+        assert capsys.readouterr().out == _joined(model, default) + "\n"
 
 
 def test_signature_rows_handed_over_to_the_normalization():
