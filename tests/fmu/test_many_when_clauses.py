@@ -124,21 +124,18 @@ def test_listed_modes_keep_the_bound():
 @pytest.mark.parametrize("implicit", [None, True])
 @pytest.mark.parametrize("rhs", ["-x", "if x > 0.5 then -x else -2*x"])
 def test_one_analysis_past_the_bound(implicit, rhs):
-    """`analyze` (default and ``implicit=True``, `--implicit`) of the 20 counters, also with
-    an if-expression that leaves the model one mode (the lead's mwm.mo), accepted with its
-    guarded schedule, the state x, no transient mode enumerated: ``implicit=True`` takes the
-    one analysis (``modes`` None); the default, as every model of one long mode with
-    when-clauses, the per-mode analysis of its mode and the automaton the one analysis'
-    event checks build (`implicit.when_checks.event_automaton_of`), one change per counter,
-    which selects no equation and so has no instant to run."""
+    """`analyze` (default and ``implicit=True``, `--implicit`, which means the default,
+    docs/decisions.md §19) of the 20 counters, also with an if-expression that leaves the
+    model one mode (the lead's mwm.mo), accepted with its guarded schedule, the state x, no
+    transient mode enumerated: as every model of one long mode with when-clauses, the
+    per-mode analysis of its mode and the automaton the one analysis' event checks build
+    (`implicit.when_checks.event_automaton_of`), one change per counter, which selects no
+    equation and so has no instant to run."""
     source = counters(N_WHEN).replace("der(x) = -x;", f"der(x) = {rhs};")
     a = analyze(parse_modelica(source, "ManyWhen.mo"), implicit=implicit)
     assert a.accepted and a.guarded is not None, a.rejection
-    if implicit:
-        assert a.modes is None and a.automaton is None
-    else:
-        assert a.modes is not None and len(a.modes.modes) == 1
-        assert a.automaton is not None and len(a.automaton.modes) == 1 + N_WHEN
-        assert len(a.automaton.changes) == N_WHEN and a.guarded.single is not None
-        assert all(ch.accepted and not ch.instants for ch in a.automaton.changes)
+    assert a.modes is not None and len(a.modes.modes) == 1
+    assert a.automaton is not None and len(a.automaton.modes) == 1 + N_WHEN
+    assert len(a.automaton.changes) == N_WHEN and a.guarded.single is not None
+    assert all(ch.accepted and not ch.instants for ch in a.automaton.changes)
     assert not a.errors
