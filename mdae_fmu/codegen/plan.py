@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypedDict
 
 import sympy as sp
@@ -31,7 +31,8 @@ from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..importers.initial import is_free_parameter
 from ..ir import Assign, Equation, Model, Reinit, Variable
-from ..structure.per_mode import ModeAnalysis, ModesReport
+from ..records import quick_init
+from ..structure.per_mode import Instance, ModeAnalysis, ModesReport
 from ..symbolic import SymbolTable
 from ..work_budget import evaluation_site
 from ..structure.discrete_equations import order_discrete
@@ -44,6 +45,7 @@ from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
 from .treeblock import tree_block_ok, tree_jacobian
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FmiVariable:
     """One ScalarVariable of modelDescription.xml."""
@@ -61,6 +63,7 @@ class FmiVariable:
     kind: int = 5                 # settability class, see mdae_model.h (mdae_real_kind)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class StatePlan:
     """A continuous state (an instance ``x^(j)``, j < d_x) and the slot of its derivative.
@@ -284,7 +287,7 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     when_assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
                      if isinstance(a, Assign)}
     values = _parameter_values(model, table)
-    slots, pre_slots, index = _variable_slots(model, table)
+    slots, pre_slots, index, symbols, left_symbols = _variable_slots(model, table)
     real_idx = index["Real"]
     real_names, inst_slot = _instance_slots(model, mode, table, real_idx, slots)
     n_real = len(real_names)
@@ -292,7 +295,7 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     state_symbols = frozenset(s.symbol for s in states)     # (the symbols of mode.states)
     starts = _alias_starts(model, table, values)
     sym = table.sym
-    parameter_symbols = frozenset(sym(v.name, 0) for v in model.variables
+    parameter_symbols = frozenset(symbols[v.name] for v in model.variables
                                   if v.variability in ("parameter", "constant"))
     blocks, consistency = _block_plans(mode, table, starts, parameter_symbols)
     disc_assign = _discrete_assignments(model, report, table, slots, discrete)
@@ -312,8 +315,8 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     discrete_real_slots = tuple(real_idx[n] for n in real_idx if n in event_assigned) \
         if event_assigned else ()
     continuous_symbols = frozenset(
-        [sym(n, 0) for n in continuous_names] + [sym(*key) for key in inst_slot if key[1] > 0])
-    pre = table.pre
+        [symbols[n] if n in symbols else sym(n, 0) for n in continuous_names]
+        + [sym(*key) for key in inst_slot if key[1] > 0])
     compiled = CompiledModel(
         name=model.name, identifier=model_identifier(model.name), description=None,
         table=table, variables=tuple(fmi_vars), slots=slots, pre_slots=pre_slots,
@@ -325,8 +328,7 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
         state_symbols=state_symbols, continuous_symbols=continuous_symbols,
         parameter_symbols=parameter_symbols,
         event_constant_symbols=frozenset(
-            parameter_symbols | {sym(n, 0) for n in event_assigned}
-            | {pre(v.name) for v in model.variables}))
+            parameter_symbols | {sym(n, 0) for n in event_assigned} | set(left_symbols)))
     compiled.guesses.update(guesses)
     # no start of its own: an alias's start (docs/fmi-mapping.md); the FMI variables begin
     # with one per model variable, in its order (`_fmi_variables`)
@@ -404,11 +406,12 @@ def _parameter_values(model: Model, table: SymbolTable) -> dict[str, float]:
 
 def _variable_slots(model: Model, table: SymbolTable
                     ) -> tuple[dict[sp.Basic, SlotValue], dict[sp.Basic, Slot],
-                               dict[str, dict[str, int]]]:
+                               dict[str, dict[str, int]], dict[str, sp.Basic], list[sp.Basic]]:
     """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
     declaration order) and its left limit (``d->pr`` ...): the symbol -> `Slot` maps of the
-    values and of the left limits (docs/theory.md §11), and per type name -> index. The
-    slots are made in bulk (`make_slots`), one pass over the variables."""
+    values and of the left limits (docs/theory.md §11), per type name -> index, and the
+    symbols met: name -> symbol of the value, the symbols of the left limits. The slots are
+    made in bulk (`make_slots`), one pass over the variables."""
     slots: dict[sp.Basic, SlotValue] = {table.time: TIME, table.homotopy: HOMOTOPY}
     pre_slots: dict[sp.Basic, Slot] = {}
     index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
@@ -424,11 +427,15 @@ def _variable_slots(model: Model, table: SymbolTable
     values = make_slots(letters, positions, names)
     lefts = make_slots(letters, positions, [f"pre({n})" if n else "" for n in names], pre=True)
     sym, pre = table.sym, table.pre
+    symbols: dict[str, sp.Basic] = {}
+    left_symbols: list[sp.Basic] = []
     for n, value, left in zip(names, values, lefts):
-        x = sym(n, 0)
+        x = symbols[n] = sym(n, 0)
         slots[x] = value
-        slots[pre(n)] = pre_slots[x] = left
-    return slots, pre_slots, index
+        p = pre(n)
+        left_symbols.append(p)
+        slots[p] = pre_slots[x] = left
+    return slots, pre_slots, index, symbols, left_symbols
 
 
 def _instance_slots(model: Model, mode: ModeAnalysis, table: SymbolTable, real_idx: dict[str, int],
@@ -443,7 +450,7 @@ def _instance_slots(model: Model, mode: ModeAnalysis, table: SymbolTable, real_i
     taken = {v.name for v in model.variables}
     inst_slot: dict[tuple[str, int], int] = {}
     new: list[tuple[str, int]] = []
-    for group in (mode.states, mode.leading, *(blk.unknowns for blk in mode.blocks)):
+    for group in (mode.states, mode.leading, _block_unknowns(mode)):
         for i in group:
             key = (i.name, i.order)
             if key in inst_slot:
@@ -463,6 +470,17 @@ def _instance_slots(model: Model, mode: ModeAnalysis, table: SymbolTable, real_i
     for key, slot in zip(new, made):
         slots[sym(*key)] = slot
     return real_names, inst_slot
+
+
+def _block_unknowns(mode: ModeAnalysis) -> Iterator[Instance]:
+    """The unknowns of the mode's blocks in schedule order (a block of one equation without
+    building its tuple, `Block.scalar`)."""
+    for blk in mode.blocks:
+        scalar = blk.scalar
+        if scalar is not None:
+            yield scalar[2]
+        else:
+            yield from blk.unknowns
 
 
 def _state_plans(model: Model, mode: ModeAnalysis, table: SymbolTable, values: dict[str, float],
@@ -652,8 +670,8 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict[str, float],
     instance slot; names made FMI names (`fmi_name`), duplicates refused. Also the start
     values bound to expressions (``(slot, sympy)``) and the start values of computed Reals
     (Newton guesses, slot -> value). ``event_assigned``: the discrete variables and the
-    variables when-clauses assign. One pass over the variables; the states and computed
-    values, nearly all of a large model's, are made by `_fmi_variable`."""
+    variables when-clauses assign. One pass over the variables (`FmiVariable` is a
+    `quick_init` record: one per variable of a large model)."""
     reinit_targets = {a.var for w in model.whens for b in w.branches for a in b.actions
                       if isinstance(a, Reinit)}
     state_of_slot = {s.slot: s for s in states}
@@ -675,7 +693,7 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict[str, float],
         elif typ == "Real" and vr in state_of_slot:
             if start is not None and E.refs(start):
                 start_bindings.append((vr, table.to_sympy(start)))
-            append(_fmi_variable(name=name, type=typ, vr=vr, causality=causality,
+            append(FmiVariable(name=name, type=typ, vr=vr, causality=causality,
                                  variability="continuous",
                                  initial="exact" if v.fixed else "approx",
                                  start=float(start_val if start_val is not None else 0.0),
@@ -683,14 +701,14 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict[str, float],
                                  derivative_of=der_of.get(vr), reinit=name in reinit_targets,
                                  kind=3))
         elif name in event_assigned:
-            append(_fmi_variable(name=name, type=typ, vr=vr, causality=causality,
+            append(FmiVariable(name=name, type=typ, vr=vr, causality=causality,
                                  variability="discrete", initial="exact",
                                  start=_typed(start_val if start_val is not None else 0, typ),
                                  description=v.description, unit=v.unit, kind=1))
         else:
             if start_val is not None and typ == "Real":
                 guesses[vr] = float(start_val)
-            append(_fmi_variable(name=name, type=typ, vr=vr, causality=causality,
+            append(FmiVariable(name=name, type=typ, vr=vr, causality=causality,
                                  variability="continuous" if name in continuous_names
                                  else "discrete", initial=None, start=None,
                                  description=v.description, unit=v.unit,
@@ -698,7 +716,7 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict[str, float],
                                  kind=5))
     for slot in range(len(index["Real"]), len(real_names)):
         state = slot in state_of_slot       # a state (kind 3) or a computed value (kind 5)
-        append(_fmi_variable(name=real_names[slot], type="Real", vr=slot, causality="local",
+        append(FmiVariable(name=real_names[slot], type="Real", vr=slot, causality="local",
                              variability="continuous", initial="approx" if state else None,
                              start=0.0 if state else None, derivative_of=der_of.get(slot),
                              kind=3 if state else 5))
@@ -759,39 +777,6 @@ def _declared_fmi_variable(v: Variable, vr: int, causality: str, start_val: floa
                        variability="discrete" if discrete else "continuous", initial=None,
                        start=_typed(start_val if start_val is not None else 0, v.type),
                        kind=6 if discrete else 4)
-
-
-#: the fields of `FmiVariable` in declaration order, which `_fmi_variable` fills
-_FMI_FIELDS = ("name", "type", "vr", "causality", "variability", "initial", "start",
-               "description", "unit", "derivative_of", "reinit", "kind")
-_FMI_SETTERS = tuple(FmiVariable.__dict__[f].__set__ for f in _FMI_FIELDS)
-assert tuple(f.name for f in fields(FmiVariable)) == _FMI_FIELDS
-
-
-def _fmi_variable(*, name: str, type: str, vr: int, causality: str, variability: str,
-                  initial: str | None, start: float | int | bool | None,
-                  description: str | None = None, unit: str | None = None,
-                  derivative_of: str | None = None, reinit: bool = False,
-                  kind: int = 5) -> FmiVariable:
-    """``FmiVariable(...)`` of these fields, filled through the field descriptors: the
-    frozen dataclass's constructor sets each of its twelve fields by ``object.__setattr__``,
-    a third of the variable's cost when a large model makes one per variable."""
-    fv = object.__new__(FmiVariable)
-    (set_name, set_type, set_vr, set_causality, set_variability, set_initial, set_start,
-     set_description, set_unit, set_derivative_of, set_reinit, set_kind) = _FMI_SETTERS
-    set_name(fv, name)
-    set_type(fv, type)
-    set_vr(fv, vr)
-    set_causality(fv, causality)
-    set_variability(fv, variability)
-    set_initial(fv, initial)
-    set_start(fv, start)
-    set_description(fv, description)
-    set_unit(fv, unit)
-    set_derivative_of(fv, derivative_of)
-    set_reinit(fv, reinit)
-    set_kind(fv, kind)
-    return fv
 
 
 def _fmi_named(fv: FmiVariable) -> bool:
