@@ -332,11 +332,10 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     compiled.guesses.update(guesses)
     # no start of its own: an alias's start (docs/fmi-mapping.md); the FMI variables begin
     # with one per model variable, in its order (`_fmi_variables`)
-    at = model.var_index
-    for name, value in starts.items():
-        fv = fmi_vars[at[name]]
-        if fv.kind == 5 and fv.vr not in compiled.guesses:
-            compiled.guesses[fv.vr] = value
+    if starts:
+        for v, fv in zip(model.variables, fmi_vars):
+            if fv.kind == 5 and v.name in starts and fv.vr not in compiled.guesses:
+                compiled.guesses[fv.vr] = starts[v.name]
     return compiled
 
 
@@ -488,7 +487,8 @@ def _state_plans(model: Model, mode: ModeAnalysis, table: SymbolTable, values: d
     """The `StatePlan` of every state instance of the mode (docs/theory.md §11: the
     highest-order instances below the leading ones): its slot, its derivative's slot and its
     nominal (the variable's nominal attribute when it evaluates to a finite nonzero number)."""
-    var = model.var
+    # (no `Model.var_index`: the export does not build that map of every variable)
+    nominals = {v.name: v.nominal for v in model.variables if v.nominal is not None}
     sym = table.sym
     states = []
     for inst in mode.states:
@@ -499,7 +499,7 @@ def _state_plans(model: Model, mode: ModeAnalysis, table: SymbolTable, values: d
             raise ModelRejected(f"internal: no derivative slot for state {inst}")
         nominal = 1.0
         if order == 0:
-            declared = var(name).nominal
+            declared = nominals.get(name)
             nv = None if declared is None else numeric_value(declared, table, values)
             if nv is not None and math.isfinite(nv) and nv != 0:
                 nominal = abs(float(nv))
