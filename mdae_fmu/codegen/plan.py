@@ -287,7 +287,7 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     when_assigned = {a.var for w in model.whens for b in w.branches for a in b.actions
                      if isinstance(a, Assign)}
     values = _parameter_values(model, table)
-    slots, pre_slots, index, symbols, left_symbols = _variable_slots(model, table)
+    slots, pre_slots, index = _variable_slots(model, table)
     real_idx = index["Real"]
     real_names, inst_slot = _instance_slots(model, mode, table, real_idx, slots)
     n_real = len(real_names)
@@ -295,7 +295,7 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     state_symbols = frozenset(s.symbol for s in states)     # (the symbols of mode.states)
     starts = _alias_starts(model, table, values)
     sym = table.sym
-    parameter_symbols = frozenset(symbols[v.name] for v in model.variables
+    parameter_symbols = frozenset(sym(v.name, 0) for v in model.variables
                                   if v.variability in ("parameter", "constant"))
     blocks, consistency = _block_plans(mode, table, starts, parameter_symbols)
     disc_assign = _discrete_assignments(model, report, table, slots, discrete)
@@ -315,8 +315,8 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     discrete_real_slots = tuple(real_idx[n] for n in real_idx if n in event_assigned) \
         if event_assigned else ()
     continuous_symbols = frozenset(
-        [symbols[n] if n in symbols else sym(n, 0) for n in continuous_names]
-        + [sym(*key) for key in inst_slot if key[1] > 0])
+        [sym(n, 0) for n in continuous_names] + [sym(*key) for key in inst_slot if key[1] > 0])
+    pre = table.pre
     compiled = CompiledModel(
         name=model.name, identifier=model_identifier(model.name), description=None,
         table=table, variables=tuple(fmi_vars), slots=slots, pre_slots=pre_slots,
@@ -328,7 +328,8 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
         state_symbols=state_symbols, continuous_symbols=continuous_symbols,
         parameter_symbols=parameter_symbols,
         event_constant_symbols=frozenset(
-            parameter_symbols | {sym(n, 0) for n in event_assigned} | set(left_symbols)))
+            parameter_symbols | {sym(n, 0) for n in event_assigned}
+            | {pre(v.name) for v in model.variables}))
     compiled.guesses.update(guesses)
     # no start of its own: an alias's start (docs/fmi-mapping.md); the FMI variables begin
     # with one per model variable, in its order (`_fmi_variables`)
@@ -405,12 +406,12 @@ def _parameter_values(model: Model, table: SymbolTable) -> dict[str, float]:
 
 def _variable_slots(model: Model, table: SymbolTable
                     ) -> tuple[dict[sp.Basic, SlotValue], dict[sp.Basic, Slot],
-                               dict[str, dict[str, int]], dict[str, sp.Basic], list[sp.Basic]]:
+                               dict[str, dict[str, int]]]:
     """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
     declaration order) and its left limit (``d->pr`` ...): the symbol -> `Slot` maps of the
-    values and of the left limits (docs/theory.md §11), per type name -> index, and the
-    symbols met: name -> symbol of the value, the symbols of the left limits. The slots are
-    made in bulk (`make_slots`), one pass over the variables."""
+    values and of the left limits (docs/theory.md §11), and per type name -> index. The
+    slots are made in bulk (`make_slots`), one pass over the variables (no map by name kept:
+    the plan's peak is the export's)."""
     slots: dict[sp.Basic, SlotValue] = {table.time: TIME, table.homotopy: HOMOTOPY}
     pre_slots: dict[sp.Basic, Slot] = {}
     index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
@@ -426,15 +427,11 @@ def _variable_slots(model: Model, table: SymbolTable
     values = make_slots(letters, positions, names)
     lefts = make_slots(letters, positions, [f"pre({n})" if n else "" for n in names], pre=True)
     sym, pre = table.sym, table.pre
-    symbols: dict[str, sp.Basic] = {}
-    left_symbols: list[sp.Basic] = []
     for n, value, left in zip(names, values, lefts):
-        x = symbols[n] = sym(n, 0)
+        x = sym(n, 0)
         slots[x] = value
-        p = pre(n)
-        left_symbols.append(p)
-        slots[p] = pre_slots[x] = left
-    return slots, pre_slots, index, symbols, left_symbols
+        slots[pre(n)] = pre_slots[x] = left
+    return slots, pre_slots, index
 
 
 def _instance_slots(model: Model, mode: ModeAnalysis, table: SymbolTable, real_idx: dict[str, int],
