@@ -27,6 +27,7 @@ import sympy as sp
 from sympy.core.function import ArgumentIndexError
 
 from .. import expr as E
+from ..records import quick_init
 from .block_code import (FN, LOCALS, BlockCode, explicit_block, linear_helpers, newton_helpers,
                          pattern_tables, solver_block, sparse_helpers)
 from .treeblock import emit_tree_block
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from .slots import Slot
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class BlockPlan:
     """A square block of the schedule: residuals (``0 = r``) and the unknowns they determine.

@@ -402,10 +402,14 @@ def plan_events(model: Model, cm: CompiledModel, extra_exprs: Iterable[sp.Basic]
     exprs += [v for b in branches for (_, _, v, _) in b.actions if isinstance(v, sp.Basic)]
     exprs += list(extra_exprs)
     rels, samples, outside = _relations_and_samples(exprs, conditions)
-    clocks = {x: c for x, c in clock_rates(model, table).items() if x in cm.state_symbols}
-    quiet = no_event_relations(model, table)
+    # a model without relations (most large models: no event at all) plans no event
+    # machinery per equation: its clock states would only shift relations, and there is
+    # none to keep under noEvent or to watch through a left limit (issue 29, Deliver 2)
+    clocks = {x: c for x, c in clock_rates(model, table).items()
+              if x in cm.state_symbols} if rels else {}
+    quiet = no_event_relations(model, table) if rels else frozenset()
     relations = []
-    left = left_limits_of_continuous(cm)
+    left = left_limits_of_continuous(cm) if rels else {}
     for r in rels:
         if r.rel_op in _ORDER_RELS and _relation_key(r) in quiet:
             continue            # under noEvent only: evaluated as is, no indicator

@@ -87,18 +87,21 @@ def plan_initialization(model: Model, cm: CompiledModel) -> InitPlan:
         except (ValueError, TypeError) as err:
             raise ModelRejected(f"{_where(eq)}initial equation {eq.id}: {err}") from None
         residuals.append(rows[-1][1])
-    fixed = {v.name for v in cm.variables if v.initial == "exact"}
-    free_states = [s for s in cm.states if (s.variable or s.name) not in fixed]
-    slot_of = {s.symbol: s.slot for s in cm.states} | params | discrete
-    computed = cm.continuous_symbols - cm.state_symbols
     needs_compute = False
     used = set()
-    for e in residuals:
-        syms = e.free_symbols
-        if syms & computed:
-            needs_compute = True
-        used |= {slot_of[sym] for sym in syms & set(slot_of)}
-    candidates = [s.slot for s in free_states] + list(params.values())
+    if residuals:       # (no row: no unknown, and nothing per variable to look at)
+        fixed = {v.name for v in cm.variables if v.initial == "exact"}
+        free_states = [s for s in cm.states if (s.variable or s.name) not in fixed]
+        slot_of = {s.symbol: s.slot for s in cm.states} | params | discrete
+        keys = set(slot_of)
+        for e in residuals:
+            syms = e.free_symbols
+            if (syms & cm.continuous_symbols) - cm.state_symbols:    # a computed value
+                needs_compute = True
+            used |= {slot_of[sym] for sym in syms & keys}
+        candidates = [s.slot for s in free_states] + list(params.values())
+    else:
+        slot_of, candidates = params | discrete, list(params.values())
     unknowns = candidates if needs_compute else [k for k in candidates if k in used]
     unknowns += [k for k in discrete.values() if k in used]
     return InitPlan(
@@ -153,6 +156,8 @@ def row_labels(model: Model, rows: Sequence[tuple[str, sp.Basic]]) -> tuple[str,
     """Per row of the initial system, ``equation e3 (file:line:col) of mode [g]``: how the
     FMU names the rows of a numerically dependent system that do not hold (runtime
     ``mdae_gauss_newton_rows``, the combination of the other rows each is)."""
+    if not rows:
+        return ()
     where = {eq.id: eq.loc for eq in tuple(model.equations) + tuple(model.initial_equations)}
     out = []
     for label, _ in rows:
@@ -170,6 +175,8 @@ def _descriptions(model: Model, cm: CompiledModel, rows: Sequence[tuple[str, sp.
     message when the row does not hold at the end of the iteration (a fixed start value is an
     initial equation, Modelica 3.6 §8.6: fixed start values that violate a constraint of the
     initial mode over-determine the initialization)."""
+    if not rows:
+        return ()
     where = {eq.id: eq.loc for eq in tuple(model.equations) + tuple(model.initial_equations)}
     fixed = {v.name for v in cm.variables if v.initial == "exact"}
     state_name = {s.symbol: (s.variable or s.name) for s in cm.states}
@@ -205,9 +212,11 @@ def _initial_assignments(model: Model, cm: CompiledModel
     before the initial system is solved, in source order: Gauss-Newton moves Reals only, and
     such an equation determines its variable explicitly (Modelica 3.6 §8.6; the Modelica
     Standard Library's BooleanTable and IntegerTable start this way)."""
-    kinds = {v.name: v for v in model.variables}
     assignments: list[tuple[Slot, sp.Basic]] = []
     rest: list[Equation] = []
+    if not model.initial_equations:
+        return (), rest
+    kinds = {v.name: v for v in model.variables}
     for eq in model.initial_equations:
         lhs, rhs = E.split_residual(eq.residual)
         if not isinstance(lhs, E.Ref):
@@ -250,8 +259,10 @@ def _free_discrete_slots(model: Model, cm: CompiledModel) -> dict[sp.Basic, int]
     reads after initialization; the when-equations are inactive then). The other discrete
     variables keep their start values."""
     slots = set(cm.discrete_real_slots)
+    out: dict[sp.Basic, int] = {}
+    if not slots:
+        return out
     by_name = {fv.name: fv.vr for fv in cm.variables if fv.type == "Real"}
-    out = {}
     for v in model.variables:
         if v.type != "Real" or v.variability != "discrete" or v.fixed:
             continue

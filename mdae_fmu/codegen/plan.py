@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol, TypedDict
 
@@ -31,18 +31,21 @@ from .. import expr as E
 from ..diagnostics import ModelRejected
 from ..importers.initial import is_free_parameter
 from ..ir import Assign, Equation, Model, Reinit, Variable
-from ..structure.per_mode import ModeAnalysis, ModesReport
+from ..records import quick_init
+from ..structure.per_mode import Instance, ModeAnalysis, ModesReport
 from ..symbolic import SymbolTable
 from ..work_budget import evaluation_site
 from ..structure.discrete_equations import order_discrete
 from .blocks import BlockPlan, classify
 from .cprinter import SlotValue
-from .trees import tree_solution
-from .slots import HOMOTOPY, TIME, Slot
+from .trees import (C_FUNCTIONS, ONE, solution_of, tree_instance, tree_mul, tree_neg,
+                    tree_solution)
+from .slots import HOMOTOPY, TIME, Slot, make_slots
 from .tearing import MIN_TREE_TEARING, tear_block, tear_tree_block
 from .treeblock import tree_block_ok, tree_jacobian
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FmiVariable:
     """One ScalarVariable of modelDescription.xml."""
@@ -60,6 +63,7 @@ class FmiVariable:
     kind: int = 5                 # settability class, see mdae_model.h (mdae_real_kind)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class StatePlan:
     """A continuous state (an instance ``x^(j)``, j < d_x) and the slot of its derivative.
@@ -288,12 +292,12 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
     real_names, inst_slot = _instance_slots(model, mode, table, real_idx, slots)
     n_real = len(real_names)
     states = _state_plans(model, mode, table, values, inst_slot, real_names)
-    state_symbols = frozenset(table.sym(i.name, i.order) for i in mode.states)
+    state_symbols = frozenset(s.symbol for s in states)     # (the symbols of mode.states)
     starts = _alias_starts(model, table, values)
-    blocks, consistency = _block_plans(
-        mode, table, frozenset(table.sym(n, 0) for n in starts),
-        frozenset(table.sym(v.name, 0) for v in model.variables
-                  if v.variability in ("parameter", "constant")))
+    sym = table.sym
+    parameter_symbols = frozenset(sym(v.name, 0) for v in model.variables
+                                  if v.variability in ("parameter", "constant"))
+    blocks, consistency = _block_plans(mode, table, starts, parameter_symbols)
     disc_assign = _discrete_assignments(model, report, table, slots, discrete)
     calc_params = _toposort_params(model, table)
     calc: list[tuple[Slot, sp.Expr]] = []
@@ -301,18 +305,18 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
         assert v.binding is not None        # `_toposort_params`: the bound parameters
         calc.append((_variable_slot(slots, table, v.name), table.to_sympy(v.binding)))
     continuous_names = set(report.unknowns) | set(report.inputs)
+    event_assigned = discrete | when_assigned
     fmi_vars, start_bindings, guesses = _fmi_variables(
         model, table, values, index, states, real_names, {v.name for v in calc_params},
-        discrete | when_assigned, continuous_names)
-    states = [s if _CONTROL.search(s.name) is None else replace(s, name=fmi_name(s.name))
-              for s in states]
-    discrete_real_slots = tuple(real_idx[n] for n in real_idx
-                                if n in discrete or n in when_assigned)
+        event_assigned, continuous_names)
+    if _CONTROL.search("".join(s.name for s in states)) is not None:
+        states = [s if _CONTROL.search(s.name) is None else replace(s, name=fmi_name(s.name))
+                  for s in states]
+    discrete_real_slots = tuple(real_idx[n] for n in real_idx if n in event_assigned) \
+        if event_assigned else ()
     continuous_symbols = frozenset(
-        [table.sym(n, 0) for n in continuous_names] +
-        [table.sym(n, k) for (n, k) in inst_slot if k > 0])
-    parameter_symbols = frozenset(table.sym(v.name, 0) for v in model.variables
-                                  if v.variability in ("parameter", "constant"))
+        [sym(n, 0) for n in continuous_names] + [sym(*key) for key in inst_slot if key[1] > 0])
+    pre = table.pre
     compiled = CompiledModel(
         name=model.name, identifier=model_identifier(model.name), description=None,
         table=table, variables=tuple(fmi_vars), slots=slots, pre_slots=pre_slots,
@@ -324,13 +328,15 @@ def compile_model(model: Model, report: ModesReport) -> CompiledModel:
         state_symbols=state_symbols, continuous_symbols=continuous_symbols,
         parameter_symbols=parameter_symbols,
         event_constant_symbols=frozenset(
-            parameter_symbols | {table.sym(n, 0) for n in discrete | when_assigned}
-            | {table.pre(v.name) for v in model.variables}))
+            parameter_symbols | {sym(n, 0) for n in event_assigned}
+            | {pre(v.name) for v in model.variables}))
     compiled.guesses.update(guesses)
-    for fv in fmi_vars:      # no start of its own: an alias's start (docs/fmi-mapping.md)
-        if fv.kind == 5 and fv.type == "Real" and fv.vr not in compiled.guesses \
-                and real_names[fv.vr] in starts:
-            compiled.guesses[fv.vr] = starts[real_names[fv.vr]]
+    # no start of its own: an alias's start (docs/fmi-mapping.md); the FMI variables begin
+    # with one per model variable, in its order (`_fmi_variables`)
+    if starts:
+        for v, fv in zip(model.variables, fmi_vars):
+            if fv.kind == 5 and v.name in starts and fv.vr not in compiled.guesses:
+                compiled.guesses[fv.vr] = starts[v.name]
     return compiled
 
 
@@ -351,18 +357,23 @@ def _alias_starts(model: Model, table: SymbolTable, values: dict[str, float]
             n = parent[n]
         return n
 
+    aliased = False
     for eq in model.equations:
-        if eq.guard:
-            continue
-        lhs, rhs = E.split_residual(eq.residual)
-        if isinstance(lhs, E.Ref) and isinstance(rhs, E.Ref) \
-                and lhs.name in reals and rhs.name in reals:
-            parent[find(lhs.name)] = find(rhs.name)
+        r = eq.residual         # ``a - b`` (`E.split_residual`) of two names
+        if type(r) is E.BinOp and r.op == "-" and type(r.left) is E.Ref \
+                and type(r.right) is E.Ref and not eq.guard \
+                and r.left.name in reals and r.right.name in reals:
+            parent[find(r.left.name)] = find(r.right.name)
+            aliased = True
     own: dict[str, float] = {}
     for n, v in reals.items():
+        if v.start is None:
+            continue
         val = numeric_value(v.start, table, values)
         if isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val):
             own[n] = float(val)
+    if not aliased:         # every variable its own class: its own start
+        return own
     shared: dict[str, float] = {}
     for n in reals:
         if n in own:
@@ -398,17 +409,28 @@ def _variable_slots(model: Model, table: SymbolTable
                                dict[str, dict[str, int]]]:
     """One slot per model variable in the array of its type (``d->r``, ``d->i``, ``d->b``, in
     declaration order) and its left limit (``d->pr`` ...): the symbol -> `Slot` maps of the
-    values and of the left limits (docs/theory.md §11), and per type name -> index."""
+    values and of the left limits (docs/theory.md §11), and per type name -> index. The
+    slots are made in bulk (`make_slots`), one pass over the variables (no map by name kept:
+    the plan's peak is the export's)."""
     slots: dict[sp.Basic, SlotValue] = {table.time: TIME, table.homotopy: HOMOTOPY}
     pre_slots: dict[sp.Basic, Slot] = {}
     index: dict[str, dict[str, int]] = {"Real": {}, "Integer": {}, "Boolean": {}}
     arrays = {"Real": "r", "Integer": "i", "Boolean": "b"}
-    for v in model.variables:
+    variables = model.variables
+    names = [v.name for v in variables]
+    letters = [arrays[v.type] for v in variables]
+    positions = []
+    for v in variables:
         idx = index[v.type]
         idx[v.name] = len(idx)
-        slot = Slot(array=arrays[v.type], index=idx[v.name], name=v.name)
-        slots[table.sym(v.name, 0)] = slot
-        slots[table.pre(v.name)] = pre_slots[table.sym(v.name, 0)] = slot.left()
+        positions.append(idx[v.name])
+    values = make_slots(letters, positions, names)
+    lefts = make_slots(letters, positions, [f"pre({n})" if n else "" for n in names], pre=True)
+    sym, pre = table.sym, table.pre
+    for n, value, left in zip(names, values, lefts):
+        x = sym(n, 0)
+        slots[x] = value
+        slots[pre(n)] = pre_slots[x] = left
     return slots, pre_slots, index
 
 
@@ -419,29 +441,42 @@ def _instance_slots(model: Model, mode: ModeAnalysis, table: SymbolTable, real_i
     block unknowns; docs/theory.md §11), after the model's Real variables, named
     ``der(x)`` made unique; adds them to ``slots``. Returns the Real slot names and the
     (name, order) -> slot map (order 0: the variable's own slot)."""
-    instances = [(i.name, i.order) for i in mode.states]
-    for i in mode.leading:
-        instances.append((i.name, i.order))
-    for blk in mode.blocks:
-        for u in blk.unknowns:
-            instances.append((u.name, u.order))
     real_names = [v.name for v in model.variables if v.type == "Real"]
+    first = len(real_names)
     taken = {v.name for v in model.variables}
     inst_slot: dict[tuple[str, int], int] = {}
-    for name, order in instances:
-        if order == 0:
-            inst_slot[(name, 0)] = real_idx[name]
-        elif (name, order) not in inst_slot:
-            inst_slot[(name, order)] = len(real_names)
-            label = der_name(name, order)
+    new: list[tuple[str, int]] = []
+    for group in (mode.states, mode.leading, _block_unknowns(mode)):
+        for i in group:
+            key = (i.name, i.order)
+            if key in inst_slot:
+                continue
+            if key[1] == 0:
+                inst_slot[key] = real_idx[key[0]]
+                continue
+            inst_slot[key] = len(real_names)
+            label = f"der({key[0]})" if key[1] == 1 else der_name(*key)
             while label in taken:
                 label += "'"
             taken.add(label)
             real_names.append(label)
-            slots[table.sym(name, order)] = Slot(
-                array="r", index=inst_slot[(name, order)], name=label
-            )
+            new.append(key)
+    made = make_slots(["r"] * len(new), range(first, len(real_names)), real_names[first:])
+    sym = table.sym
+    for key, slot in zip(new, made):
+        slots[sym(*key)] = slot
     return real_names, inst_slot
+
+
+def _block_unknowns(mode: ModeAnalysis) -> Iterator[Instance]:
+    """The unknowns of the mode's blocks in schedule order (a block of one equation without
+    building its tuple, `Block.scalar`)."""
+    for blk in mode.blocks:
+        scalar = blk.scalar
+        if scalar is not None:
+            yield scalar[2]
+        else:
+            yield from blk.unknowns
 
 
 def _state_plans(model: Model, mode: ModeAnalysis, table: SymbolTable, values: dict[str, float],
@@ -449,49 +484,66 @@ def _state_plans(model: Model, mode: ModeAnalysis, table: SymbolTable, values: d
     """The `StatePlan` of every state instance of the mode (docs/theory.md §11: the
     highest-order instances below the leading ones): its slot, its derivative's slot and its
     nominal (the variable's nominal attribute when it evaluates to a finite nonzero number)."""
-    by_name = {v.name: v for v in model.variables}
+    # (no `Model.var_index`: the export does not build that map of every variable)
+    nominals = {v.name: v.nominal for v in model.variables if v.nominal is not None}
+    sym = table.sym
     states = []
     for inst in mode.states:
-        slot = inst_slot[(inst.name, inst.order)]
-        der_slot = inst_slot.get((inst.name, inst.order + 1))
+        name, order = inst.name, inst.order
+        slot = inst_slot[name, order]
+        der_slot = inst_slot.get((name, order + 1))
         if der_slot is None:
             raise ModelRejected(f"internal: no derivative slot for state {inst}")
         nominal = 1.0
-        if inst.order == 0:
-            nv = numeric_value(by_name[inst.name].nominal, table, values)
+        if order == 0:
+            declared = nominals.get(name)
+            nv = None if declared is None else numeric_value(declared, table, values)
             if nv is not None and math.isfinite(nv) and nv != 0:
                 nominal = abs(float(nv))
-        states.append(
-            StatePlan(
-                name=real_names[slot],
-                slot=slot,
-                der_slot=der_slot,
-                nominal=nominal,
-                symbol=table.sym(inst.name, inst.order),
-            )
-        )
+        states.append(StatePlan(name=real_names[slot], slot=slot, der_slot=der_slot,
+                                nominal=nominal, symbol=sym(name, order)))
     return states
 
 
 def _block_plans(mode: ModeAnalysis, table: SymbolTable,
-                 started: frozenset[sp.Basic] = frozenset(),
+                 starts: Mapping[str, float] | None = None,
                  params: frozenset[sp.Basic] = frozenset()
                  ) -> tuple[list[BlockPlan], tuple[tuple[str, sp.Expr], ...]]:
     """The `BlockPlan` of every block of the mode's BTF schedule (docs/theory.md §11),
     and its consistency equations F^{<c} as (label, residual). One undifferentiated equation
     that its expression tree solves explicitly is planned on the tree: no sympy. A Newton
     block is torn (`mdae_fmu.codegen.tearing`: `tear_block` on the sympy path,
-    `tear_tree_block` for tree blocks of at least `MIN_TREE_TEARING` equations; ``started``:
-    the symbols with a start value, preferred as tearing variables; ``params``: those of the
+    `tear_tree_block` for tree blocks of at least `MIN_TREE_TEARING` equations; ``starts``:
+    the variables with a start value (`_alias_starts`), whose symbols are preferred as
+    tearing variables, made at the first block torn; ``params``: the symbols of the
     parameters and constants, the only divisors tearing allows)."""
     solved = {(le.eq_id, le.k): le for le in mode.solved}
     blocks: list[BlockPlan] = []
+    sym = table.sym
+    made: list[frozenset[sp.Basic]] = []
+
+    def started() -> frozenset[sp.Basic]:
+        if not made:
+            made.append(frozenset(sym(n, 0) for n in (starts or {})))
+        return made[0]
+
     for blk in mode.blocks:
-        unknowns = tuple(table.sym(u.name, u.order) for u in blk.unknowns)
-        label = "+".join(_eq_label(e, k) for e, k in blk.equations)
-        tree = solved[blk.equations[0]].tree if len(blk.equations) == 1 else None
-        inst = (blk.unknowns[0].name, blk.unknowns[0].order)
-        sol = tree_solution(tree, inst) if tree is not None else None
+        scalar = blk.scalar
+        if scalar is not None:      # (nearly every block: one equation, one unknown)
+            eq_id, k, u = scalar
+            label = eq_id + ("'" * k if k <= 2 else f"^({k})")      # `_eq_label`
+            tree = solved[eq_id, k].tree
+            inst = (u.name, u.order)
+            unknowns: tuple[sp.Expr, ...] = (sym(*inst),)
+        else:
+            label = "+".join(_eq_label(e, k) for e, k in blk.equations)
+            tree = None
+            u = blk.unknowns[0]
+            inst = (u.name, u.order)
+            unknowns = tuple(sym(u.name, u.order) for u in blk.unknowns)
+        sol = None if tree is None else _assigned(tree, inst)
+        if sol is None and tree is not None:
+            sol = tree_solution(tree, inst)
         if tree is not None and sol is not None:
             blocks.append(
                 BlockPlan(label=label, unknowns=unknowns, _residuals=None, tree=tree, table=table,
@@ -509,7 +561,7 @@ def _block_plans(mode: ModeAnalysis, table: SymbolTable,
             if len(unknowns) >= MIN_TREE_TEARING:
                 kj = tree_jacobian(trees, [(u.name, u.order) for u in blk.unknowns])
                 if kj is not None and kj[0] == "newton":
-                    torn = tear_tree_block(plan, started, params)
+                    torn = tear_tree_block(plan, started(), params)
             blocks.extend(torn if torn is not None else [plan])
         else:
             plan = BlockPlan(
@@ -517,11 +569,66 @@ def _block_plans(mode: ModeAnalysis, table: SymbolTable,
                 unknowns=unknowns,
                 _residuals=tuple(solved[key].expr for key in blk.equations),
             )
-            torn = tear_block(plan, started, params) \
+            torn = tear_block(plan, started(), params) \
                 if len(unknowns) > 1 and classify(plan) == "newton" else None
             blocks.extend(torn if torn is not None else [plan])
     consistency = tuple((_eq_label(le.eq_id, le.k), le.expr) for le in mode.consistency)
     return blocks, consistency
+
+
+def _assigned(tree: E.Expr, u: tuple[str, int]) -> E.Expr | None:
+    """`tree_solution` of a residual ``u - rhs`` or ``c*u - rhs`` whose ``c`` and ``rhs`` are
+    plain arithmetic free of ``u`` (the forms of nearly every equation of a large model,
+    ``der(x) = f``, ``m*der(v) = f``, ``y = f``), by one walk of ``c`` and ``rhs``
+    without the recursion of `linear_coefficients`: the coefficients ``a = c`` (1 for
+    ``u - rhs``) and ``b = -rhs`` as `linear_coefficients` writes them, solved by
+    `solution_of`. None when the residual has another form (then `tree_solution` decides).
+    The nodes accepted are those `linear_coefficients` accepts (docs/theory.md §11: explicit
+    assignment of a scalar block)."""
+    if type(tree) is not E.BinOp or tree.op != "-":
+        return None
+    left = tree.left
+    if tree_instance(left) == u:
+        coefficient = None
+    elif type(left) is E.BinOp and left.op == "*" and tree_instance(left.right) == u:
+        coefficient = left.left
+    else:
+        return None
+    name, order = u
+    stack = [tree.right] if coefficient is None else [tree.right, coefficient]
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
+        if type(n) is E.BinOp:
+            if n.op not in _ARITHMETIC:
+                return None
+            push(n.right)
+            push(n.left)
+        elif type(n) is E.Ref:
+            if order == 0 and n.name == name:
+                return None
+        elif type(n) is E.Const:
+            if isinstance(n.value, bool):
+                return None
+        elif type(n) is E.UnOp:
+            if n.op != "-" and n.op != "+":
+                return None
+            push(n.arg)
+        elif type(n) is E.Der:
+            if tree_instance(n) in (None, u):
+                return None
+        elif type(n) is E.Call:
+            if n.func not in C_FUNCTIONS or len(n.args) != 1:
+                return None
+            push(n.args[0])
+        else:
+            return None
+    # linear_coefficients: ``a = tree_mul(c, 1)``, ``b = tree_sub(None, rhs)``
+    a = ONE if coefficient is None else tree_mul(coefficient, ONE)
+    return solution_of(a, tree_neg(tree.right))
+
+
+_ARITHMETIC = frozenset(("+", "-", "*", "/", "^"))
 
 
 def _discrete_assignments(model: Model, report: ModesReport, table: SymbolTable,
@@ -560,97 +667,113 @@ def _fmi_variables(model: Model, table: SymbolTable, values: dict[str, float],
     instance slot; names made FMI names (`fmi_name`), duplicates refused. Also the start
     values bound to expressions (``(slot, sympy)``) and the start values of computed Reals
     (Newton guesses, slot -> value). ``event_assigned``: the discrete variables and the
-    variables when-clauses assign."""
+    variables when-clauses assign. One pass over the variables (`FmiVariable` is a
+    `quick_init` record: one per variable of a large model)."""
     reinit_targets = {a.var for w in model.whens for b in w.branches for a in b.actions
                       if isinstance(a, Reinit)}
     state_of_slot = {s.slot: s for s in states}
-    der_of = {}
-    for s in states:
-        der_of[s.der_slot] = s.name
-    fmi_vars = []
+    der_of = {s.der_slot: s.name for s in states}
+    fmi_vars: list[FmiVariable] = []
+    append = fmi_vars.append
     start_bindings: list[tuple[int, sp.Expr]] = []
     guesses: dict[int, float] = {}
+    fixed_kinds = ("parameter", "constant")
     for v in model.variables:
-        vr = index[v.type][v.name]
-        start_val = numeric_value(v.start, table, values)
+        typ, name = v.type, v.name
+        vr = index[typ][name]
+        start = v.start
+        start_val = None if start is None else numeric_value(start, table, values)
         causality = v.causality if v.causality in ("input", "output") else "local"
-        # what every variable's entry but a constant's says of it
-        named = _Naming(name=v.name, type=v.type, vr=vr, description=v.description, unit=v.unit)
-        if v.variability in ("parameter", "constant"):
-            if v.variability == "constant":
-                var = FmiVariable(
-                    name=v.name,
-                    type=v.type,
-                    vr=vr,
-                    causality=causality if causality == "output" else "local",
-                    variability="constant",
-                    initial="exact",
-                    start=_typed(values.get(v.name, 0), v.type),
-                    description=v.description,
-                    unit=v.unit,
-                    kind=0,
-                )
-            elif v.name in calc_names:
-                var = FmiVariable(**named, causality="calculatedParameter", variability="fixed",
-                                  initial="calculated", start=None, kind=2)
-            elif is_free_parameter(v):
-                # an unknown of the initial system (codegen/initialization.py), started
-                # from its start value, which the host may set like a free state's
-                if v.start is not None and E.refs(v.start):
-                    start_bindings.append((vr, table.to_sympy(v.start)))
-                var = FmiVariable(**named, causality="calculatedParameter", variability="fixed",
-                                  initial="approx", start=_typed(start_val or 0, v.type), kind=3)
-            else:
-                var = FmiVariable(**named, causality="parameter", variability="fixed",
-                                  initial="exact", start=_typed(values.get(v.name, 0), v.type),
-                                  kind=1)
-        elif v.causality == "input":
-            # a discrete input (Integer, Boolean, a Real declared discrete) changes at events
-            # only: Model Exchange refuses it in Continuous-Time Mode (kind 6, mdae_model.h)
-            discrete = v.type != "Real" or v.variability == "discrete"
-            var = FmiVariable(**named, causality="input",
-                              variability="discrete" if discrete else "continuous", initial=None,
-                              start=_typed(start_val if start_val is not None else 0, v.type),
-                              kind=6 if discrete else 4)
-        elif v.type == "Real" and vr in state_of_slot:
+        if v.variability in fixed_kinds or v.causality == "input":
+            append(_declared_fmi_variable(v, vr, causality, start_val, table, values,
+                                          calc_names, start_bindings))
+        elif typ == "Real" and vr in state_of_slot:
+            if start is not None and E.refs(start):
+                start_bindings.append((vr, table.to_sympy(start)))
+            append(FmiVariable(name=name, type=typ, vr=vr, causality=causality,
+                                 variability="continuous",
+                                 initial="exact" if v.fixed else "approx",
+                                 start=float(start_val if start_val is not None else 0.0),
+                                 description=v.description, unit=v.unit,
+                                 derivative_of=der_of.get(vr), reinit=name in reinit_targets,
+                                 kind=3))
+        elif name in event_assigned:
+            append(FmiVariable(name=name, type=typ, vr=vr, causality=causality,
+                                 variability="discrete", initial="exact",
+                                 start=_typed(start_val if start_val is not None else 0, typ),
+                                 description=v.description, unit=v.unit, kind=1))
+        else:
+            if start_val is not None and typ == "Real":
+                guesses[vr] = float(start_val)
+            append(FmiVariable(name=name, type=typ, vr=vr, causality=causality,
+                                 variability="continuous" if name in continuous_names
+                                 else "discrete", initial=None, start=None,
+                                 description=v.description, unit=v.unit,
+                                 derivative_of=der_of.get(vr) if typ == "Real" else None,
+                                 kind=5))
+    for slot in range(len(index["Real"]), len(real_names)):
+        state = slot in state_of_slot       # a state (kind 3) or a computed value (kind 5)
+        append(FmiVariable(name=real_names[slot], type="Real", vr=slot, causality="local",
+                             variability="continuous", initial="approx" if state else None,
+                             start=0.0 if state else None, derivative_of=der_of.get(slot),
+                             kind=3 if state else 5))
+    if _CONTROL.search("".join(fv.name for fv in fmi_vars)) is not None:
+        fmi_vars = [fv if _fmi_named(fv) else
+                    replace(fv, name=fmi_name(fv.name),
+                            derivative_of=None if fv.derivative_of is None
+                            else fmi_name(fv.derivative_of)) for fv in fmi_vars]
+    names = [fv.name for fv in fmi_vars]
+    if len(set(names)) != len(names):
+        seen_names: set[str] = set()
+        for n in names:
+            if n in seen_names:
+                raise ModelRejected(f"two variables have the FMI name {n!r}")
+            seen_names.add(n)
+    return fmi_vars, start_bindings, guesses
+
+
+def _declared_fmi_variable(v: Variable, vr: int, causality: str, start_val: float | None,
+                           table: SymbolTable, values: dict[str, float], calc_names: set[str],
+                           start_bindings: list[tuple[int, sp.Expr]]) -> FmiVariable:
+    """The FMI variable of a constant, a parameter or an input (`_fmi_variables`), whose
+    entry its declaration alone decides; appends a free parameter's start binding to
+    ``start_bindings``."""
+    # what every variable's entry but a constant's says of it
+    named = _Naming(name=v.name, type=v.type, vr=vr, description=v.description, unit=v.unit)
+    if v.variability == "constant":
+        return FmiVariable(
+            name=v.name,
+            type=v.type,
+            vr=vr,
+            causality=causality if causality == "output" else "local",
+            variability="constant",
+            initial="exact",
+            start=_typed(values.get(v.name, 0), v.type),
+            description=v.description,
+            unit=v.unit,
+            kind=0,
+        )
+    if v.variability == "parameter":
+        if v.name in calc_names:
+            return FmiVariable(**named, causality="calculatedParameter", variability="fixed",
+                               initial="calculated", start=None, kind=2)
+        if is_free_parameter(v):
+            # an unknown of the initial system (codegen/initialization.py), started
+            # from its start value, which the host may set like a free state's
             if v.start is not None and E.refs(v.start):
                 start_bindings.append((vr, table.to_sympy(v.start)))
-            var = FmiVariable(**named, causality=causality, variability="continuous",
-                              initial="exact" if v.fixed else "approx",
-                              start=float(start_val if start_val is not None else 0.0),
-                              derivative_of=der_of.get(vr), reinit=v.name in reinit_targets,
-                              kind=3)
-        elif v.name in event_assigned:
-            var = FmiVariable(**named, causality=causality, variability="discrete",
-                              initial="exact",
-                              start=_typed(start_val if start_val is not None else 0, v.type),
-                              kind=1)
-        else:
-            if start_val is not None and v.type == "Real":
-                guesses[vr] = float(start_val)
-            var = FmiVariable(**named, causality=causality,
-                              variability="continuous" if v.name in continuous_names
-                              else "discrete", initial=None, start=None,
-                              derivative_of=der_of.get(vr) if v.type == "Real" else None, kind=5)
-        fmi_vars.append(var)
-    for slot in range(len(index["Real"]), len(real_names)):
-        name = real_names[slot]
-        state = slot in state_of_slot       # a state (kind 3) or a computed value (kind 5)
-        fmi_vars.append(FmiVariable(name=name, type="Real", vr=slot, causality="local",
-                                    variability="continuous",
-                                    initial="approx" if state else None,
-                                    start=0.0 if state else None, description=None, unit=None,
-                                    derivative_of=der_of.get(slot), kind=3 if state else 5))
-    fmi_vars = [fv if _fmi_named(fv) else
-                replace(fv, name=fmi_name(fv.name),
-                        derivative_of=None if fv.derivative_of is None
-                        else fmi_name(fv.derivative_of)) for fv in fmi_vars]
-    seen_names: set[str] = set()
-    for fv in fmi_vars:
-        if fv.name in seen_names:
-            raise ModelRejected(f"two variables have the FMI name {fv.name!r}")
-        seen_names.add(fv.name)
-    return fmi_vars, start_bindings, guesses
+            return FmiVariable(**named, causality="calculatedParameter", variability="fixed",
+                               initial="approx", start=_typed(start_val or 0, v.type), kind=3)
+        return FmiVariable(**named, causality="parameter", variability="fixed",
+                           initial="exact", start=_typed(values.get(v.name, 0), v.type),
+                           kind=1)
+    # a discrete input (Integer, Boolean, a Real declared discrete) changes at events
+    # only: Model Exchange refuses it in Continuous-Time Mode (kind 6, mdae_model.h)
+    discrete = v.type != "Real" or v.variability == "discrete"
+    return FmiVariable(**named, causality="input",
+                       variability="discrete" if discrete else "continuous", initial=None,
+                       start=_typed(start_val if start_val is not None else 0, v.type),
+                       kind=6 if discrete else 4)
 
 
 def _fmi_named(fv: FmiVariable) -> bool:

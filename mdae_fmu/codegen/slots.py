@@ -19,7 +19,7 @@ the name's letters and digits, ``r[R_body_v]``, declared per file as an enum of 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 #: the value arrays of ModelData (templates/mdae_model.h) a slot may address, and its two
@@ -63,6 +63,34 @@ class Slot:
             raise ValueError(f"{self.array} has no left limit slot")
         name = f"pre({self.name})" if self.name else ""
         return Slot(array=self.array, index=self.index, pre=True, name=name)
+
+
+def make_slots(arrays: Iterable[str], indices: Iterable[int], names: Iterable[str],
+               pre: bool = False) -> list[Slot]:
+    """The slots ``Slot(array=a, index=k, pre=pre, name=n)`` for ``a, k, n`` of ``arrays``,
+    ``indices`` and ``names`` together, in bulk: each slot is filled through its field
+    descriptors, without the frozen dataclass's per-field ``__setattr__`` (the plan makes one
+    value slot and one left limit per variable: at 10^5 equations a fifth of a second).
+    ``ValueError`` for an array of no indexed slot or a negative index, as `Slot` itself."""
+    new = object.__new__
+    set_array, set_index, set_pre, set_name = _FIELD_SETTERS
+    out: list[Slot] = []
+    append = out.append
+    for a, k, n in zip(arrays, indices, names):
+        if a not in _INDEXED or k < 0:
+            raise ValueError(f"no such slot: {a}[{k}]")
+        s = new(Slot)
+        set_array(s, a)
+        set_index(s, k)
+        set_pre(s, pre)
+        set_name(s, n)
+        append(s)
+    return out
+
+
+_INDEXED = frozenset(a for a in ARRAYS if a not in _SCALARS)
+#: the descriptors of `Slot`'s fields (``__slots__``), in the order of `make_slots`
+_FIELD_SETTERS = tuple(Slot.__dict__[f].__set__ for f in ("array", "index", "pre", "name"))
 
 
 TIME = Slot(array="time", index=0, pre=False, name="time")

@@ -183,6 +183,12 @@ def tree_solution(residual: E.Expr, u: tuple[str, int]) -> E.Expr | None:
         a, b = linear_coefficients(residual, u)
     except NotLinear:
         return None
+    return solution_of(a, b)
+
+
+def solution_of(a: Term, b: Term) -> E.Expr | None:
+    """``u = -b/a``, the explicit solution of ``0 = a*u + b`` as `tree_solution` gives it from
+    the coefficients `linear_coefficients` reads off the residual (None: no solution)."""
     if a is None:
         return None
     if isinstance(a, E.Const) and (isinstance(a.value, bool) or a.value == 0):
