@@ -74,7 +74,14 @@ class Dependencies(Mapping):
         return got
 
     def get(self, name: str, default=None):     # (Mapping.get: through KeyError)
-        return self[name] if name in self else default
+        n = self._nodes.get(name)
+        if n is None or (self._names is not None and name not in self._names):
+            return default
+        got = self._sets.get(n, _NONE)
+        if got and got[-1] > self._last:
+            last = self._last
+            got = tuple(k for k in got if k <= last)
+        return got
 
     def __contains__(self, name: object) -> bool:
         return name in self._nodes and (self._names is None or name in self._names)
