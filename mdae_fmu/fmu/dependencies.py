@@ -335,8 +335,12 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     for blocks in schedules:
         for blk in blocks:
             unknowns = blk.unknowns
-            unodes = [slot_node(slots.get(u)) if n is None else n
-                      for u, n in zip(unknowns, map(get, map(id, unknowns)))]
+            if len(unknowns) == 1:
+                n = get(id(unknowns[0]))
+                unodes = [slot_node(slots.get(unknowns[0])) if n is None else n]
+            else:
+                unodes = [slot_node(slots.get(u)) if n is None else n
+                          for u, n in zip(unknowns, map(get, map(id, unknowns)))]
             acc: list = []
             if table_sym is not None and getattr(blk, "table", None) is table \
                     and getattr(blk, "on_tree", False) and blk._residuals is None \
@@ -371,6 +375,12 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
                             acc += slow(sym)
                     elif n >= 0 and not (n in unodes and sym in unknowns):
                         acc.append(n)
+            if not widen and len(unodes) == 1:
+                n = unodes[0]
+                if n >= 0:
+                    old = reads.get(n)
+                    reads[n] = acc if old is None else [*old, *acc]
+                continue
             wide = acc + guard_list if widen else acc
             for u, n in zip(unknowns, unodes):
                 if n >= 0:
