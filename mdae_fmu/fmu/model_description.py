@@ -223,17 +223,23 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     out += _string_variables(strings)
     out.append("  </ModelVariables>\n")
 
-    unknowns = []
+    # ModelStructure: each list of unknowns encoded once written
+    out.append("  <ModelStructure>\n")
+    any_unknown = False
     outputs = [v for v in cm.variables if v.causality == "output"]
     if outputs:
-        unknowns.append(_element(2, "Outputs", [], [_unknown(v, index, structure)
-                                                    for v in outputs]))
+        any_unknown = True
+        out.append(_element(2, "Outputs", [], [_unknown(v, index, structure)
+                                               for v in outputs]))
+    del outputs
     ders = [v for v in cm.variables if v.derivative_of is not None]
     state_order = {s.name: k for k, s in enumerate(cm.states)}
     ders.sort(key=lambda v: state_order[v.derivative_of or ""])
     if ders:
-        unknowns.append(_element(2, "Derivatives", [], [_unknown(v, index, structure)
-                                                        for v in ders]))
+        any_unknown = True
+        done.append("".join(out).encode("utf-8"))
+        out = [_element(2, "Derivatives", [], [_unknown(v, index, structure) for v in ders])]
+    del ders, index
     state_names = {s.name for s in cm.states}
     init = []       # (index, name) of the InitialUnknowns, in index order
     for k, v in enumerate(cm.variables, start=1):
@@ -242,14 +248,22 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                        or v.derivative_of is not None or v.name in state_names)) \
                 or v.causality == "calculatedParameter":
             init.append((k, v.name))
+    del state_names
     if init:
+        any_unknown = True
         get = structure.initial.get
-        unknowns.append(_element(2, "InitialUnknowns", [], [
+        done.append("".join(out).encode("utf-8"))
+        out = [_element(2, "InitialUnknowns", [], [
             f'      <Unknown index="{k}" dependencies="{" ".join(map(str, get(name, ())))}"/>\n'
-            for k, name in init]))
-    out.append(_element(1, "ModelStructure", [], unknowns))
+            for k, name in init])]
+    del init
+    if any_unknown:
+        out.append("  </ModelStructure>\n")
+    else:       # (an element without children closes itself, as `_element` writes it)
+        out[-1] = "  <ModelStructure/>\n"
     out.append("</fmiModelDescription>\n")
     done.append("".join(out).encode("utf-8"))
+    del out
     return b"".join(done)
 
 
