@@ -50,48 +50,39 @@ _NONE: tuple = ()
 class Dependencies(Mapping):
     """FMI variable name -> the sorted tuple of the 1-based ScalarVariable indices of the
     knowns it depends on (positions in ``CompiledModel.variables`` plus one, as the
-    ``dependencies`` attribute lists them). ``nodes``: name -> node of `model_structure`
-    (shared by the two mappings of a `Structure`); ``sets``: node -> its sorted tuple of
-    nodes (`closure`, tuples shared between nodes); ``names``: the names of ``nodes`` this
-    mapping holds (None: all); nodes above ``last`` are hidden slots, no variables, left out
-    on lookup. The closure's tuples are kept as they are (no copy per described variable):
-    a tuple of a few nodes is a quarter of the Python set the closure held before, and
-    sorted once, when it is made."""
+    ``dependencies`` attribute lists them). ``nodes``: name -> node of `model_structure`;
+    ``sets``: node -> its sorted tuple of nodes (`closure`, one tuple shared by the nodes
+    of equal sets); nodes above ``last`` are hidden slots, no variables, left out on lookup.
+    The closure's tuples are kept as they are, without a copy per described variable: a
+    tuple of a few nodes is a quarter of the Python set the closure held before (216 bytes
+    and more), and it is sorted once, when it is made."""
 
-    def __init__(self, nodes: dict, sets: dict, last: int, names=None) -> None:
+    def __init__(self, nodes: dict, sets: dict, last: int) -> None:
         self._nodes = nodes
         self._sets = sets
         self._last = last
-        self._names = names
 
     def __getitem__(self, name: str) -> tuple:
-        if self._names is not None and name not in self._names:
-            raise KeyError(name)
-        got = self._sets.get(self._nodes[name], _NONE)
-        if got and got[-1] > self._last:
-            last = self._last
-            got = tuple(k for k in got if k <= last)
-        return got
+        return self._visible(self._sets.get(self._nodes[name], _NONE))
 
-    def get(self, name: str, default=None):     # (Mapping.get: through KeyError)
+    def get(self, name: str, default=None):     # (Mapping.get: without a KeyError)
         n = self._nodes.get(name)
-        if n is None or (self._names is not None and name not in self._names):
-            return default
-        got = self._sets.get(n, _NONE)
+        return default if n is None else self._visible(self._sets.get(n, _NONE))
+
+    def _visible(self, got: tuple) -> tuple:
         if got and got[-1] > self._last:
             last = self._last
-            got = tuple(k for k in got if k <= last)
+            return tuple(k for k in got if k <= last)
         return got
 
     def __contains__(self, name: object) -> bool:
-        return name in self._nodes and (self._names is None or name in self._names)
+        return name in self._nodes
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._nodes if self._names is None else
-                    [n for n in self._nodes if n in self._names])
+        return iter(self._nodes)
 
     def __len__(self) -> int:
-        return len(self._nodes) if self._names is None else sum(1 for _ in self)
+        return len(self._nodes)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections import deque
 
 import pytest
 
-from mdae_fmu.fmu.dependencies import closure
+from mdae_fmu.fmu.dependencies import Dependencies, closure
 
 pytestmark = pytest.mark.quick
 
@@ -61,3 +61,12 @@ def test_a_long_chain_read_backwards():
     reads = {k: {k + 1} for k in range(n)}
     got = closure(reads, {n: {"state"}})
     assert all(got[k] == ("state",) for k in range(0, n + 1, 997))
+
+
+def test_dependencies_leave_out_the_hidden_nodes():
+    """Nodes above ``last`` are hidden slots (no ScalarVariable): never listed."""
+    deps = Dependencies({"a": 1, "b": 2, "c": 5}, {1: (1, 3), 2: (4,), 5: ()}, 2)
+    assert deps["a"] == (1,) and deps.get("a") == (1,)
+    assert deps["b"] == () and deps.get("b") == () and deps.get("c") == ()
+    assert deps.get("d") is None and "d" not in deps and "a" in deps
+    assert list(deps) == ["a", "b", "c"] and len(deps) == 3
