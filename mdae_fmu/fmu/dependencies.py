@@ -95,7 +95,15 @@ class Structure:
 
 
 def _merge(parts: list) -> tuple:
-    """The sorted union of the sorted tuples ``parts`` (at least two, not all one object)."""
+    """The sorted union of the sorted tuples ``parts`` (at least two, not all one object):
+    two disjoint ranges concatenated (a node reading its two neighbours' sets), any other
+    through a set."""
+    if len(parts) == 2:
+        a, b = parts
+        if a[-1] < b[0]:
+            return a + b
+        if b[-1] < a[0]:
+            return b + a
     acc: set = set()
     for p in parts:
         acc.update(p)
