@@ -267,6 +267,15 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     return b"".join(done)
 
 
+def _as_is(value: str) -> str:
+    return value
+
+
+def _text_attribute(value: str) -> str:
+    """A description or unit as an attribute value (`xml_text`, `xml_attribute`)."""
+    return xml_attribute(xml_text(value))
+
+
 #: variables written per piece of text (`_scalar_variables`)
 CHUNK = 4096
 
@@ -280,18 +289,9 @@ def _scalar_variables(variables, index: dict, declared_types: dict, shown: dict)
     def plain(texts) -> bool:
         return _SPECIAL.search(" ".join(texts)) is None
 
-    if plain([v.name for v in variables]):
-        def attr_name(name: str) -> str:
-            return name
-    else:
-        attr_name = xml_attribute
-    if plain([v.description for v in variables if v.description]
-             + [v.unit for v in variables if v.unit]):
-        def attr_text(text: str) -> str:
-            return text
-    else:
-        def attr_text(text: str) -> str:
-            return xml_attribute(xml_text(text))
+    attr_name = _as_is if plain([v.name for v in variables]) else xml_attribute
+    attr_text = _as_is if plain([v.description for v in variables if v.description]
+                                + [v.unit for v in variables if v.unit]) else _text_attribute
     for k in range(0, len(variables), CHUNK):
         out = []
         for v in variables[k:k + CHUNK]:
