@@ -43,29 +43,37 @@ from ..codegen.slots import Slot
 from ..codegen.trees import tree_instance_keys
 
 _TYPE_LETTER = {"Real": "r", "Integer": "i", "Boolean": "b"}
-#: the set of a node that reaches no source (shared: no result set is ever modified)
-_NONE: frozenset = frozenset()
+#: the set of a node that reaches no source (shared: no result is ever modified)
+_NONE: tuple = ()
 
 
 class Dependencies(Mapping):
     """FMI variable name -> the sorted tuple of the 1-based ScalarVariable indices of the
     knowns it depends on (positions in ``CompiledModel.variables`` plus one, as the
     ``dependencies`` attribute lists them). ``nodes``: name -> node of `model_structure`;
-    ``sets``: node -> its nodes (`closure`); nodes above ``last`` are hidden slots, no
-    variables. Only the nodes of ``nodes`` are kept, each set as its sorted tuple (one tuple
-    per set shared by several nodes): the closure's sets of every node (Python sets of
-    216 bytes and more, most of them of one to four nodes) were half the memory of the
-    dependencies at 10^6 equations."""
+    ``sets``: node -> its sorted tuple of nodes (`closure`, one tuple shared by the nodes
+    of equal sets); nodes above ``last`` are hidden slots, no variables, left out on lookup.
+    The closure's tuples are kept as they are, without a copy per described variable: a
+    tuple of a few nodes is a quarter of the Python set the closure held before (216 bytes
+    and more), and it is sorted once, when it is made."""
 
     def __init__(self, nodes: dict, sets: dict, last: int) -> None:
         self._nodes = nodes
-        self._sets = compact_sets(sets, nodes.values(), last)
+        self._sets = sets
+        self._last = last
 
     def __getitem__(self, name: str) -> tuple:
-        return self._sets.get(self._nodes[name], ())
+        return self._visible(self._sets.get(self._nodes[name], _NONE))
 
-    def get(self, name: str, default=None):     # (Mapping.get: through KeyError)
-        return self[name] if name in self._nodes else default
+    def get(self, name: str, default=None):     # (Mapping.get: without a KeyError)
+        n = self._nodes.get(name)
+        return default if n is None else self._visible(self._sets.get(n, _NONE))
+
+    def _visible(self, got: tuple) -> tuple:
+        if got and got[-1] > self._last:
+            last = self._last
+            return tuple(k for k in got if k <= last)
+        return got
 
     def __contains__(self, name: object) -> bool:
         return name in self._nodes
@@ -86,81 +94,84 @@ class Structure:
     initial: Mapping
 
 
-def compact_sets(sets: dict, nodes, last: int) -> dict:
-    """``node -> tuple(sorted(sets[node]))`` for the ``nodes`` whose set is not empty, the
-    nodes above ``last`` left out, one tuple per set object (`Dependencies`)."""
-    out: dict = {}
-    made: dict = {}     # id of a set (all alive in `sets`) -> its tuple
-    for n in nodes:
-        ks = sets.get(n)
-        if not ks or n in out:
-            continue
-        got = made.get(id(ks))
-        if got is None:
-            got = tuple(sorted(ks))
-            if got[-1] > last:
-                got = tuple(k for k in got if k <= last)
-            made[id(ks)] = got
-        if got:
-            out[n] = got
-    return out
-
-
-def _union(own, reads, deps):
-    """``own | union(deps[m] for m in reads)``, sharing a set instead of copying it when it
-    is the only non-empty one (the closure's sets are never modified); None when all are
-    empty."""
-    acc = own or None
-    copied = False
-    for m in reads:
-        got = deps.get(m)
-        if not got or got is acc:
-            continue
-        if acc is None:
-            acc = got
-            continue
-        if not copied:
-            acc = set(acc)
-            copied = True
-        acc |= got
-    return acc
+def _merge(parts: list) -> tuple:
+    """The sorted union of the sorted tuples ``parts`` (at least two, not all one object):
+    two disjoint ranges concatenated (a node reading its two neighbours' sets), any other
+    through a set."""
+    if len(parts) == 2:
+        a, b = parts
+        if a[-1] < b[0]:
+            return a + b
+        if b[-1] < a[0]:
+            return b + a
+    acc: set = set()
+    for p in parts:
+        acc.update(p)
+    return tuple(sorted(acc))
 
 
 def closure(reads: dict, sources: dict) -> dict:
     """``deps[n] = sources[n] | union(deps[m] for m in reads[n])`` (least fixpoint), for
-    every node of ``reads`` and ``sources``: the sources reachable from ``n``.
+    every node of ``reads`` and ``sources``, as sorted tuples: the sources reachable from
+    ``n``. ``reads``: node -> iterable of the nodes it reads (duplicates allowed);
+    ``sources``: node -> iterable of its own sources; sources are sortable.
 
     One pass over the strongly connected components of the read graph in reverse
     topological order (Tarjan's algorithm, iterative; docs/theory.md §11.1): a component's
     set is the union of its members' sources and of the sets of the components it reads,
     all final by then, shared by its members. Linear in the graph plus the sizes of the
     unions, where a round-robin iteration to the fixpoint repeats every union per round.
-    A node whose set equals the one set it reads shares that set (no copy): the returned
-    sets must not be modified."""
-    deps: dict = {n: s for n, s in sources.items() if n not in reads}
-    pending = set(reads)    # the nodes of `reads` whose set is not final yet
+    A node whose set equals the one set it reads shares that tuple (no copy): the usual
+    case of a node read in schedule order (every node it reads final) takes no search."""
+    own = {n: tuple(sorted(s)) for n, s in sources.items()}
+    deps: dict = {n: t for n, t in own.items() if n not in reads}
+    get = deps.get
+    slow: list = []
+    for root, rs in reads.items():
+        # every node it reads final (schedule order): its set at once, without the search
+        acc = own.get(root) or None
+        parts = None
+        for m in rs:
+            got = get(m)
+            if got is None:
+                if m in reads:
+                    break           # not final: the search below
+                continue
+            if not got or got is acc:
+                continue
+            if acc is None:
+                acc = got
+            elif parts is None:
+                parts = [acc, got]
+            else:
+                parts.append(got)
+        else:
+            deps[root] = _NONE if acc is None else acc if parts is None else _merge(parts)
+            continue
+        slow.append(root)
+    if slow:
+        _components(reads, own, deps, slow)
+    return deps
+
+
+def _components(reads: dict, own: dict, deps: dict, roots: list) -> None:
+    """The sets of the nodes of ``reads`` not yet in ``deps`` reachable from ``roots``, one
+    strongly connected component at a time (Tarjan, iterative; `closure`)."""
     index: dict = {}        # the visited nodes' numbers (visited and pending: on `stack`)
     low: dict = {}
     stack: list = []
     counter = 0
-    for root, rs in reads.items():
-        if root not in pending:
-            continue
-        if pending.isdisjoint(rs):
-            # every node it reads is final (the usual case in schedule order; a node that
-            # reads itself reads a pending node): its own component, without the search
-            got = _union(sources.get(root), rs, deps)
-            deps[root] = _NONE if got is None else got
-            pending.discard(root)
+    for root in roots:
+        if root in deps:
             continue
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
-        work = [(root, iter(rs))]
+        work = [(root, iter(reads[root]))]
         while work:
             v, it = work[-1]
             for w in it:
-                if w not in pending:        # final, or not a node of the graph
+                if w in deps or w not in reads:     # final, or not a node of the graph
                     continue
                 if w not in index:
                     index[w] = low[w] = counter
@@ -184,25 +195,20 @@ def closure(reads: dict, sources: dict) -> dict:
                     members.append(w)
                     if w == v:
                         break
-                if len(members) == 1:
-                    got = _union(sources.get(v), [m for m in reads[v] if m != v], deps)
-                    acc = _NONE if got is None else got
-                else:
-                    inside = set(members)
-                    acc = set()
-                    for n in members:
-                        got = sources.get(n)
-                        if got:
-                            acc |= got
-                        for m in reads[n]:
-                            if m not in inside:
-                                got = deps.get(m)
-                                if got:
-                                    acc |= got
+                inside = set(members)
+                parts = []
+                for n in members:
+                    got = own.get(n)
+                    if got:
+                        parts.append(got)
+                    for m in reads[n]:
+                        if m not in inside:
+                            got = deps.get(m)
+                            if got:
+                                parts.append(got)
+                acc = _NONE if not parts else parts[0] if len(parts) == 1 else _merge(parts)
                 for n in members:
                     deps[n] = acc
-                    pending.discard(n)
-    return deps
 
 
 def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
@@ -230,10 +236,22 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
         letter = _TYPE_LETTER.get(v.type)
         if letter is not None:
             at[letter][v.vr] = pos
-    # (node, variable) of the variables' slots, in their order (the last variable of a slot,
-    # as the slot's one value: a later one hides an earlier one)
-    owned = [(pos, v) for pos, v in enumerate(variables, start=1)
-             if at.get(_TYPE_LETTER.get(v.type, ""), {}).get(v.vr) == pos]
+    # name -> node of the variables that own their slot (the last variable of a slot, as the
+    # slot's one value: a later one hides an earlier one), the inputs, and the knowns of the
+    # initialization
+    names: dict = {}
+    inputs: list = []
+    known0: set = set()
+    for pos, v in enumerate(variables, start=1):
+        letter = _TYPE_LETTER.get(v.type)
+        if letter is None or at[letter][v.vr] != pos:
+            continue
+        names[v.name] = pos
+        if v.causality == "input":
+            inputs.append(pos)
+        if (v.causality == "input" or v.initial == "exact") \
+                and v.variability != "constant" and v.causality != "calculatedParameter":
+            known0.add(pos)
     hidden = [nv]       # the last node given to a slot of no variable
 
     def node(array: str, index: int) -> int:
@@ -282,11 +300,11 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     for g in guards:
         guard_nodes |= keys(g)
 
-    reads: dict = {}
+    reads: dict = {}        # node -> the nodes it reads (a list, or a set; never modified)
 
-    def add(n, ks):     # (copied on write: a block's set is shared by its unknowns)
+    def add(n, ks):     # (copied on write: a block's list is shared by its unknowns)
         old = reads.get(n)
-        reads[n] = ks if old is None else old | ks
+        reads[n] = ks if old is None else [*old, *ks]
 
     # which block computes each unknown in each mode: an unknown computed the same way in
     # every mode does not depend on the mode, hence not on the guards
@@ -304,53 +322,68 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
         mode_dependent = {u for u, ways in how.items()
                           if len(ways) < len(schedules) or len(set(ways)) > 1}
     widen = bool(mode_dependent) and bool(guard_nodes)
+    guard_list = sorted(guard_nodes)
     get = by_id.get
-    table_sym = cm.table.sym if hasattr(cm, "table") else None
+    table = cm.table if hasattr(cm, "table") else None
+    table_sym = table.sym if table is not None else None
     #: an instance key of a tree block (`tree_instance_keys`) -> (its symbol, node of its
     #: symbol by identity or None); (None, None) for a key whose symbol is 0
     known: dict = {}
-
-    def tree_reads(blk) -> list:
-        """``(symbol, node by identity or None)`` of each symbol a block kept on its trees
-        reads, from the trees' instances (each instance's symbol made once for the whole
-        model, no sympy hashing: a block's `BlockPlan.symbols`, a walk and a set of symbols
-        per block, is not built, nor kept on the block)."""
-        keys: set = set()
-        for t in ((blk.tree,) if blk.tree is not None else blk.trees):
-            keys |= tree_instance_keys(t)
-        out = []
-        sym = table_sym
-        assert sym is not None      # (a plan with a symbol table: the caller's test)
-        for key in keys:
-            got = known.get(key)
-            if got is None:
-                s = sym(key) if type(key) is str else sym(*key)
-                got = known[key] = (s, get(id(s))) if s.is_Symbol else (None, None)
-            if got[0] is not None:
-                out.append(got)
-        return out
+    known_get = known.get
 
     for blocks in schedules:
         for blk in blocks:
             unknowns = blk.unknowns
-            unodes = [slot_node(slots.get(u)) if n is None else n
-                      for u, n in zip(unknowns, map(get, map(id, unknowns)))]
-            acc = set()
-            if table_sym is not None and getattr(blk, "table", None) is cm.table \
+            if len(unknowns) == 1:
+                n = get(id(unknowns[0]))
+                unodes = [slot_node(slots.get(unknowns[0])) if n is None else n]
+            else:
+                unodes = [slot_node(slots.get(u)) if n is None else n
+                          for u, n in zip(unknowns, map(get, map(id, unknowns)))]
+            acc: list = []
+            if table_sym is not None and getattr(blk, "table", None) is table \
                     and getattr(blk, "on_tree", False) and blk._residuals is None \
                     and blk._symbols is None:
-                pairs = tree_reads(blk)
+                # a block kept on its trees: the symbols it reads from the trees' instances
+                # (each instance's symbol made once for the whole model, no sympy hashing:
+                # a block's `BlockPlan.symbols`, a walk and a set of symbols per block, is
+                # not built, nor kept on the block)
+                if blk.tree is not None:
+                    ks = tree_instance_keys(blk.tree)
+                else:
+                    ks = set()
+                    for t in blk.trees:
+                        ks |= tree_instance_keys(t)
+                for key in ks:
+                    got = known_get(key)
+                    if got is None:
+                        sym = table_sym(key) if type(key) is str else table_sym(*key)
+                        got = known[key] = (sym, get(id(sym))) if sym.is_Symbol \
+                            else (None, None)
+                    sym, n = got
+                    if n is None:
+                        if sym is not None and sym not in unknowns:
+                            acc += slow(sym)
+                    elif n >= 0 and not (n in unodes and sym in unknowns):
+                        acc.append(n)
             else:
-                pairs = [(sym, get(id(sym))) for sym in blk.symbols]
-            for sym, n in pairs:
-                if n is None:
-                    if sym not in unknowns:
-                        acc |= slow(sym)
-                elif n >= 0 and not (n in unodes and sym in unknowns):
-                    acc.add(n)
+                for sym in blk.symbols:
+                    n = get(id(sym))
+                    if n is None:
+                        if sym not in unknowns:
+                            acc += slow(sym)
+                    elif n >= 0 and not (n in unodes and sym in unknowns):
+                        acc.append(n)
+            if not widen and len(unodes) == 1:
+                n = unodes[0]
+                if n >= 0:
+                    old = reads.get(n)
+                    reads[n] = acc if old is None else [*old, *acc]
+                continue
+            wide = acc + guard_list if widen else acc
             for u, n in zip(unknowns, unodes):
                 if n >= 0:
-                    add(n, acc | guard_nodes if widen and u in mode_dependent else acc)
+                    add(n, wide if widen and u in mode_dependent else acc)
     assigned = set()
     for lv, expr in cm.discrete_assignments:
         n = slot_node(lv)
@@ -364,52 +397,57 @@ def model_structure(cm, schedules, guards=(), extra_symbols=None, init=None,
     stores = [(node("r", s.slot), node("r", s.store)) for s in cm.states
               if getattr(s, "store", None) is not None]
     for var_node, store_node in stores:
-        add(var_node, {store_node})
+        add(var_node, (store_node,))
     state_nodes = {node("r", getattr(s, "vector_slot", s.slot)) for s in cm.states}
-    inputs = {n for n, v in owned if v.causality == "input"}
 
-    # -- continuous time (kept as `Dependencies` at once: its closure's sets are freed for
-    # the initialization's)
-    continuous = Dependencies({v.name: n for n, v in owned
-                               if v.variability == "continuous" or n in state_nodes},
-                              closure(reads, {n: {n} for n in state_nodes | inputs}), nv)
+    # -- continuous time
+    sources = {n: (n,) for n in state_nodes}
+    sources.update((n, (n,)) for n in inputs)
+    continuous = Dependencies({name: n for name, n in names.items()
+                               if n in state_nodes or variables[n - 1].variability
+                               == "continuous"},
+                              closure(reads, sources), nv)
+    del sources
 
-    # -- initialization
-    # (copied on write: the sets of `reads` stay as they are)
-    init_reads = dict(reads)
+    # -- initialization: the continuous reads, those of the initial system added (copied on
+    # write), the knowns' own reads left out
+    extra: dict = {}
 
     def add_init(n, ks):
-        old = init_reads.get(n)
-        init_reads[n] = ks if old is None else old | ks
+        old = extra.get(n)
+        extra[n] = ks if old is None else [*old, *ks]
 
     for var_node, store_node in stores:
-        add_init(store_node, {var_node})
+        add_init(store_node, (var_node,))
     for lv, expr in cm.calculated_parameters:
         n = slot_node(lv)
         if n >= 0:
             add_init(n, keys(expr))
-    free: set = set()
     if init is not None:
         row_nodes = set(guard_nodes)
         for _, r in tuple(init.rows) + tuple(init_rows):
             row_nodes |= keys(r)
+        row_list = list(row_nodes)
         for slot in init.unknown_slots:
-            add_init(node("r", slot), row_nodes)
+            add_init(node("r", slot), row_list)
         free = {node("r", s) for s in init.unknown_slots}
-    known0 = {n for n, v in owned
-              if (v.causality == "input" or v.initial == "exact")
-              and v.variability != "constant" and v.causality != "calculatedParameter"}
-    known0 -= free | assigned
-    known_reads = {n: rs for n, rs in init_reads.items() if n not in known0}
+        known0 -= free
+    known0 -= assigned
+    known_reads = {n: rs for n, rs in reads.items() if n not in known0}
+    reads = {}      # (released: `known_reads` holds what is left of it)
+    for n, ks in extra.items():
+        if n not in known0:
+            old = known_reads.get(n)
+            known_reads[n] = ks if old is None else [*old, *ks]
     # a state whose start is a parameter expression: set by the host, or computed from the
     # parameters (CompiledModel.start_bindings)
     for slot, e in cm.start_bindings:
         n = node("r", slot)
-        known_reads[n] = known_reads.get(n, set()) | keys(e)
-    ini = closure(known_reads, {n: {n} for n in known0})
+        old = known_reads.get(n)
+        known_reads[n] = [*(old or ()), *keys(e)]
+    ini = closure(known_reads, {n: (n,) for n in known0})
 
-    return Structure(continuous=continuous,
-                     initial=Dependencies({v.name: n for n, v in owned}, ini, nv))
+    return Structure(continuous=continuous, initial=Dependencies(names, ini, nv))
 
 
-__all__ = ["Dependencies", "Structure", "closure", "compact_sets", "model_structure"]
+__all__ = ["Dependencies", "Structure", "closure", "model_structure"]

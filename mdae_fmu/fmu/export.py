@@ -202,7 +202,8 @@ def scheduled(analysis, implicit: bool):
 class CodePlan:
     """What code generation reads of an accepted analysis (`plan_code`): the model the code
     is generated from, its compiled plan, event plan, initial system and ModelStructure
-    dependencies, and, for the guarded schedule, its `mdae_fmu.codegen.guarded.GuardedPlan`.
+    dependencies (`code_structure`, computed once the C is printed), and, for the guarded
+    schedule, its `mdae_fmu.codegen.guarded.GuardedPlan`.
     The rest of the analysis (the per-mode structure, the automaton) is not needed once this
     exists, and `export` releases it before the C sources are printed; `code_entries`
     releases the plan's own expressions once they are printed (`emitted`)."""
@@ -210,8 +211,11 @@ class CodePlan:
     compiled: CompiledModel
     events: EventPlan
     init: InitPlan
-    structure: Structure
+    structure: Structure | None = None
     guarded: GuardedPlan | None = None
+    #: the arguments of `model_structure` besides the compiled model and its schedule, when
+    #: ``structure`` is not computed yet (`code_entries` computes it once the C is printed)
+    structure_args: dict | None = None
 
 
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
@@ -243,18 +247,27 @@ def plan_code(model: Model, analysis, progress: Progress) -> CodePlan:
         ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched,
                          steady=plan.steady_states)
         init = guarded_initialization(model, plan)
-        structure = model_structure(cm, [cm.blocks], guards=plan.guards,
-                                    extra_symbols={b[0]: b[1] for b in plan.banded},
-                                    init=init, mode_dependent=mode_dependent_unknowns(plan))
-        return CodePlan(model=model, compiled=cm, events=ev, init=init, structure=structure,
-                        guarded=plan)
+        args = {"guards": plan.guards, "extra_symbols": {b[0]: b[1] for b in plan.banded},
+                "init": init, "mode_dependent": mode_dependent_unknowns(plan)}
+        return CodePlan(model=model, compiled=cm, events=ev, init=init, guarded=plan,
+                        structure_args=args)
     model = with_placeholder_variable(model)
     progress("code generation: plan")
     cm = with_transient_restarts(model, compile_model(model, report), analysis.automaton)
     ev = plan_events(model, cm, report=report, steady=cm.state_symbols)
     init = plan_initialization(model, cm)
-    structure = model_structure(cm, [cm.blocks], init=init)
-    return CodePlan(model=model, compiled=cm, events=ev, init=init, structure=structure)
+    return CodePlan(model=model, compiled=cm, events=ev, init=init,
+                    structure_args={"init": init})
+
+
+def code_structure(plan: CodePlan) -> Structure:
+    """The ModelStructure dependencies of ``plan`` (`model_structure` of its compiled model
+    and schedule), computed once."""
+    if plan.structure is None:
+        plan.structure = model_structure(plan.compiled, [plan.compiled.blocks],
+                                         **(plan.structure_args or {}))
+        plan.structure_args = None
+    return plan.structure
 
 
 def code_entries(plan: CodePlan, fmi_type: str, default_experiment: dict,
@@ -277,11 +290,15 @@ def code_entries(plan: CodePlan, fmi_type: str, default_experiment: dict,
                                        progress=on_blocks)
     except ValueError as err:
         raise ModelRejected(f"model {model.name}: cannot generate code: {err}") from None
+    # the dependencies read the plan's symbols and blocks: computed once the C is printed,
+    # so that they are not held while it is (at 10^6 equations about 500 MB, beside the
+    # printing's own peak), and before the plan is released
+    structure = code_structure(plan)
     # printed: the model description and gcc are built without the symbols, expressions and
     # blocks, released here (the plan is the largest part of the export's memory)
     cm = plan.compiled = emitted(cm)
     plan.guarded = None
-    return _build_entries(model, fmi_type, default_experiment, cm, ev, plan.structure,
+    return _build_entries(model, fmi_type, default_experiment, cm, ev, structure,
                           sources, progress)
 
 

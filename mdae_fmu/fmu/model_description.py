@@ -214,74 +214,118 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
 
     index = {v.name: k + 1 for k, v in enumerate(cm.variables)}
     out.append("  <ModelVariables>\n")
-    out += _scalar_variables(cm.variables, index, declared_types, shown)
+    # (the text so far and each chunk of variables encoded at once: the document is held
+    # once as a list of encoded pieces, once joined, never as one string besides)
+    done = ["".join(out).encode("utf-8")]
+    out = []
+    for chunk in _scalar_variables(cm.variables, index, declared_types, shown):
+        done.append(chunk.encode("utf-8"))
     out += _string_variables(strings)
     out.append("  </ModelVariables>\n")
 
-    unknowns = []
+    # ModelStructure: each list of unknowns encoded once written
+    out.append("  <ModelStructure>\n")
+    any_unknown = False
     outputs = [v for v in cm.variables if v.causality == "output"]
     if outputs:
-        unknowns.append(_element(2, "Outputs", [], [_unknown(v, index, structure)
-                                                    for v in outputs]))
+        any_unknown = True
+        out.append(_element(2, "Outputs", [], [_unknown(v, index, structure)
+                                               for v in outputs]))
+    del outputs
     ders = [v for v in cm.variables if v.derivative_of is not None]
     state_order = {s.name: k for k, s in enumerate(cm.states)}
     ders.sort(key=lambda v: state_order[v.derivative_of or ""])
     if ders:
-        unknowns.append(_element(2, "Derivatives", [], [_unknown(v, index, structure)
-                                                        for v in ders]))
+        any_unknown = True
+        done.append("".join(out).encode("utf-8"))
+        out = [_element(2, "Derivatives", [], [_unknown(v, index, structure) for v in ders])]
+    del ders, index
     state_names = {s.name for s in cm.states}
-    init = set()
-    for v in cm.variables:
-        if v.causality == "output" and v.initial in ("approx", "calculated", None) \
-                and v.variability not in ("constant",):
-            init.add(v.name)
-        if v.causality == "calculatedParameter":
-            init.add(v.name)
-        if (v.name in state_names or v.derivative_of is not None) and \
-                v.initial in ("approx", "calculated", None):
-            init.add(v.name)
+    init = []       # (index, name) of the InitialUnknowns, in index order
+    for k, v in enumerate(cm.variables, start=1):
+        unset = v.initial is None or v.initial == "approx" or v.initial == "calculated"
+        if (unset and (v.causality == "output" and v.variability != "constant"
+                       or v.derivative_of is not None or v.name in state_names)) \
+                or v.causality == "calculatedParameter":
+            init.append((k, v.name))
+    del state_names
     if init:
-        initial = structure.initial
-        unknowns.append(_element(2, "InitialUnknowns", [], [
-            f'      <Unknown index="{index[name]}" '
-            f'dependencies="{_indices(initial.get(name, ()))}"/>\n'
-            for name in sorted(init, key=lambda n: index[n])]))
-    out.append(_element(1, "ModelStructure", [], unknowns))
+        any_unknown = True
+        get = structure.initial.get
+        done.append("".join(out).encode("utf-8"))
+        out = [_element(2, "InitialUnknowns", [], [
+            f'      <Unknown index="{k}" dependencies="{" ".join(map(str, get(name, ())))}"/>\n'
+            for k, name in init])]
+    del init
+    if any_unknown:
+        out.append("  </ModelStructure>\n")
+    else:       # (an element without children closes itself, as `_element` writes it)
+        out[-1] = "  <ModelStructure/>\n"
     out.append("</fmiModelDescription>\n")
-    return "".join(out).encode("utf-8")
+    done.append("".join(out).encode("utf-8"))
+    del out
+    return b"".join(done)
 
 
-def _scalar_variables(variables, index: dict, declared_types: dict, shown: dict) -> list[str]:
+def _as_is(value: str) -> str:
+    return value
+
+
+def _text_attribute(value: str) -> str:
+    """A description or unit as an attribute value (`xml_text`, `xml_attribute`)."""
+    return xml_attribute(xml_text(value))
+
+
+#: variables written per piece of text (`_scalar_variables`)
+CHUNK = 4096
+
+
+def _scalar_variables(variables, index: dict, declared_types: dict, shown: dict):
     """The <ScalarVariable> elements of ``variables`` (`build_model_description`), written as
-    text: one f-string per variable, where building lxml elements cost a microsecond per
-    attribute at 10^5 variables."""
-    out = []
-    for v in variables:
-        head = f'    <ScalarVariable name="{xml_attribute(v.name)}" valueReference="{v.vr}"'
-        if v.description:
-            head += f' description="{xml_attribute(xml_text(v.description))}"'
-        head += f' causality="{v.causality}" variability="{v.variability}"'
-        if v.initial is not None and v.causality != "input":
-            head += f' initial="{v.initial}"'
-        enum = declared_types.get(v.name) if v.type == "Integer" else None
-        if enum is None:
-            t = f"      <{v.type}"
-        else:
-            t = f'      <Enumeration declaredType="{xml_attribute(xml_text(enum))}"'
-        if v.causality == "input" or v.initial in ("exact", "approx"):
-            start = v.start if v.start is not None else (False if v.type == "Boolean" else 0)
-            t += f' start="{_fmt(start)}"'
-        if v.type == "Real":
-            if v.derivative_of is not None:
-                t += f' derivative="{index[v.derivative_of]}"'
-            if v.reinit:
-                t += ' reinit="true"'
-            if v.unit:
-                t += f' unit="{xml_attribute(xml_text(v.unit))}"'
-                if v.name in shown:
-                    t += f' displayUnit="{xml_attribute(xml_text(shown[v.name]))}"'
-        out.append(f"{head}>\n{t}/>\n    </ScalarVariable>\n")
-    return out
+    text, ``CHUNK`` variables to a string: one f-string per variable, where building lxml
+    elements cost a microsecond per attribute at 10^5 variables. The names, descriptions and
+    units are escaped one by one only when one of them needs it (one search over all of
+    them first: a model's names rarely hold ``& < > "``)."""
+    def plain(texts) -> bool:
+        return _SPECIAL.search(" ".join(texts)) is None
+
+    attr_name = _as_is if plain([v.name for v in variables]) else xml_attribute
+    attr_text = _as_is if plain([v.description for v in variables if v.description]
+                                + [v.unit for v in variables if v.unit]) else _text_attribute
+    for k in range(0, len(variables), CHUNK):
+        out = []
+        for v in variables[k:k + CHUNK]:
+            vtype = v.type
+            causality = v.causality
+            initial = v.initial
+            d = v.description
+            head = f'    <ScalarVariable name="{attr_name(v.name)}" valueReference="{v.vr}"'
+            if d:
+                head += f' description="{attr_text(d)}"'
+            head += f' causality="{causality}" variability="{v.variability}"'
+            if initial is not None and causality != "input":
+                head += f' initial="{initial}"'
+            enum = declared_types.get(v.name) if vtype == "Integer" else None
+            if enum is None:
+                t = f"      <{vtype}"
+            else:
+                t = f'      <Enumeration declaredType="{xml_attribute(xml_text(enum))}"'
+            if causality == "input" or initial == "exact" or initial == "approx":
+                start = v.start
+                if start is None:
+                    start = False if vtype == "Boolean" else 0
+                t += f' start="{_fmt(start)}"'
+            if vtype == "Real":
+                if v.derivative_of is not None:
+                    t += f' derivative="{index[v.derivative_of]}"'
+                if v.reinit:
+                    t += ' reinit="true"'
+                if v.unit:
+                    t += f' unit="{attr_text(v.unit)}"'
+                    if v.name in shown:
+                        t += f' displayUnit="{xml_attribute(xml_text(shown[v.name]))}"'
+            out.append(f"{head}>\n{t}/>\n    </ScalarVariable>\n")
+        yield "".join(out)
 
 
 def _string_variables(strings) -> list[str]:

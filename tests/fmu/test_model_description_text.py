@@ -56,6 +56,18 @@ CHAIN = "\n".join(
     + [f"  der(x[{i}]) = x[{i - 1}] - x[{i}];" for i in range(2, 5)]
     + ["  s = x[1] + x[4];", "end Chain;", ""])
 
+# names that need escaping (quoted identifiers), and a model without unknowns
+QUOTED = """model Q
+  parameter Real 'p<&>' = 2 "gain";
+  Real 'x"y'(start = 1, fixed = true);
+  output Real 'o&'(unit = "m");
+equation
+  der('x"y') = -'p<&>' * 'x"y';
+  'o&' = 3 * 'x"y';
+end Q;
+"""
+NO_UNKNOWN = "model E\n  parameter Real p = 2;\nend E;\n"
+
 
 def _lxml_attribute(value: str) -> str:
     el = etree.Element("a")
@@ -103,7 +115,8 @@ def _model_description(text: str, fmi_type: str) -> bytes:
         strings=tuple(dataclasses.replace(p, name=fmi_name(p.name)) for p in model.strings))
 
 
-@pytest.mark.parametrize("text,fmi_type", [(ODD, "both"), (ODD, "me"), (CHAIN, "cs")])
+@pytest.mark.parametrize("text,fmi_type", [(ODD, "both"), (ODD, "me"), (CHAIN, "cs"),
+                                           (QUOTED, "me"), (NO_UNKNOWN, "me")])
 def test_the_model_description_is_what_lxml_writes(text, fmi_type):
     md = _model_description(text, fmi_type)
     parsed = etree.fromstring(md, etree.XMLParser(remove_blank_text=True))
@@ -117,11 +130,27 @@ def test_the_model_description_is_what_lxml_writes(text, fmi_type):
         assert label == 'a "quoted" label\\ with\nnewline,\ttab & <xml> é ]]>'
         assert parsed.find(".//ScalarVariable[@name='T0']").get("description") == \
             "start & <temp>"
+    elif text is QUOTED:    # names escaped one by one, the dependencies by index
+        names = [v.get("name") for v in parsed.iter("ScalarVariable")]
+        assert {"p<&>", 'x"y', "o&"} <= set(names)
+        out = parsed.find("ModelStructure/Outputs/Unknown")
+        assert out.get("dependencies") == str(names.index('x"y') + 1)
+    elif text is NO_UNKNOWN:
+        assert md.endswith(b"  <ModelStructure/>\n</fmiModelDescription>\n")
     else:                   # the dependencies: s = x[1] + x[4] reads the states 1 and 4
         index = {v.get("name"): k for k, v in enumerate(parsed.iter("ScalarVariable"), 1)}
         out = parsed.find("ModelStructure/Outputs/Unknown")
         assert out.get("index") == str(index["s"])
         assert out.get("dependencies") == f"{index['x[1]']} {index['x[4]']}"
+
+
+def test_the_variables_written_by_chunks_give_the_same_text(monkeypatch):
+    """`_scalar_variables` writes ``CHUNK`` variables to a string: one variable a chunk
+    gives the same document."""
+    import mdae_fmu.fmu.model_description as md_module
+    whole = [_model_description(t, "both") for t in (ODD, QUOTED)]
+    monkeypatch.setattr(md_module, "CHUNK", 1)
+    assert [_model_description(t, "both") for t in (ODD, QUOTED)] == whole
 
 
 HOOK = ("import atexit, sys; atexit.register(lambda: print('atexit hook ran', file=sys.stderr));"
