@@ -536,13 +536,22 @@ def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndar
                                      fast: bool = True) -> np.ndarray:
     """Position of each live component in the topological order of the condensation arcs
     a → b that always takes the ready component with the smallest key (Kahn's algorithm with
-    a min-heap): a canonical order, independent of the matching. When the key order is
-    itself topological it is that order, computed without the heap (``fast``)."""
+    a min-heap): a canonical order, independent of the matching. ``fast``: the same order by
+    `_ranked_topological_order` (the key order itself when it is topological); otherwise by
+    the heap over the components as they are (the reference of the tests)."""
     pos = np.empty(n_comp, dtype=np.int64)
-    if fast and np.all(key[a] < key[b]):
-        # the order of smallest equations is already topological: it is what the heap
-        # would produce (the heap always pops the smallest ready key)
-        pos[live[np.argsort(key[live])]] = np.arange(len(live))
+    if fast:
+        # the live components by key (unique among them: a block's smallest equation)
+        by_key = live[np.argsort(key[live])]
+        if np.all(key[a] < key[b]):
+            # the order of smallest equations is already topological: it is what the heap
+            # would produce (the heap always pops the smallest ready key)
+            pos[by_key] = np.arange(len(live))
+        else:
+            rank = np.empty(n_comp, dtype=np.int64)
+            rank[by_key] = np.arange(len(by_key))
+            pos[by_key[_ranked_topological_order(len(by_key), rank[a], rank[b])]] = \
+                np.arange(len(by_key))
     else:
         indeg = np.bincount(b, minlength=n_comp).tolist()
         succ_ptr = np.zeros(n_comp + 1, dtype=np.int64)
@@ -566,3 +575,65 @@ def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndar
                     push(heap, key_l[s_])
         pos[:] = pos_l
     return pos
+
+
+def _ranked_topological_order(m: int, ra: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    """The ranks 0 … m-1 (a component's rank: its place in the order of the keys) in the
+    order of Kahn's algorithm that always takes the smallest ready rank, for the arcs
+    ``ra → rb`` (an acyclic graph): `_canonical_topological_positions`' order, read in ranks
+    so that the heap holds the ranks themselves.
+
+    When no arc ends where another starts (every path has one arc: a component read by
+    others reads none, as the cells of a chain whose loop blocks feed the equations written
+    before them; issue 29), the order is computed without the heap: the components no arc
+    enters (the sources) are all ready at once, so they are taken in rank order, S_0 < S_1 <
+    …; a component t that arcs enter is ready once the last of its predecessors, S_R(t), is
+    taken, and is taken just before the first later source larger than it, S_J(t) with
+    J(t) = max(R(t) + 1, the number of sources smaller than t), after the ready ones
+    smaller than it (those with the same J and a smaller rank). Otherwise the heap runs,
+    taking a released component at once when it is smaller than every ready one."""
+    indeg_a = np.bincount(rb, minlength=m)
+    sources = np.flatnonzero(indeg_a == 0)
+    if len(ra) == 0 or not indeg_a[ra].any():
+        # paths of one arc: every arc starts at a source (docstring)
+        where = np.empty(m, dtype=np.int64)
+        where[sources] = np.arange(len(sources))
+        last = np.full(m, -1, dtype=np.int64)
+        np.maximum.at(last, rb, where[ra])
+        targets = np.flatnonzero(indeg_a > 0)
+        slot = np.maximum(last[targets] + 1, np.searchsorted(sources, targets))
+        # sources at (j, 1), the components taken just before S_j at (j, 0), by rank
+        at = np.concatenate((np.arange(len(sources)), slot))
+        second = np.concatenate((np.ones(len(sources), dtype=np.int64),
+                                 np.zeros(len(targets), dtype=np.int64)))
+        ranks = np.concatenate((sources, targets))
+        return ranks[np.lexsort((ranks, second, at))]
+    order = np.argsort(ra, kind="stable")
+    succ = rb[order].tolist()
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ra, minlength=m), out=ptr[1:])
+    ptr_l = ptr.tolist()
+    indeg = indeg_a.tolist()
+    heap = sources.tolist()             # (ascending: a heap already)
+    out: list[int] = []
+    emit = out.append
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        r = pop(heap)
+        while True:
+            emit(r)
+            nxt = -1
+            for s_ in succ[ptr_l[r]:ptr_l[r + 1]]:
+                indeg[s_] -= 1
+                if indeg[s_] == 0:
+                    if nxt >= 0:
+                        push(heap, nxt)
+                    nxt = s_
+            # the last component released, taken now when it is smaller than every ready one
+            if nxt < 0:
+                break
+            if heap and heap[0] < nxt:
+                push(heap, nxt)
+                break
+            r = nxt
+    return np.asarray(out, dtype=np.int64)
