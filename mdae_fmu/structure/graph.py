@@ -548,7 +548,7 @@ def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndar
             # would produce (the heap always pops the smallest ready key)
             pos[by_key] = np.arange(len(live))
         else:
-            rank = np.empty(n_comp, dtype=np.int64)
+            rank = np.empty(n_comp, dtype=np.int32 if n_comp < 2**30 else np.int64)
             rank[by_key] = np.arange(len(by_key))
             pos[by_key[_ranked_topological_order(len(by_key), rank[a], rank[b])]] = \
                 np.arange(len(by_key))
@@ -591,30 +591,32 @@ def _ranked_topological_order(m: int, ra: np.ndarray, rb: np.ndarray) -> np.ndar
     taken, and is taken just before the first later source larger than it, S_J(t) with
     J(t) = max(R(t) + 1, the number of sources smaller than t), after the ready ones
     smaller than it (those with the same J and a smaller rank). Otherwise the heap runs,
-    taking a released component at once when it is smaller than every ready one."""
+    taking a released component at once when it is smaller than every ready one
+    (docs/theory.md §2.7)."""
     indeg_a = np.bincount(rb, minlength=m)
-    sources = np.flatnonzero(indeg_a == 0)
     if len(ra) == 0 or not indeg_a[ra].any():
-        # paths of one arc: every arc starts at a source (docstring)
-        where = np.empty(m, dtype=np.int64)
-        where[sources] = np.arange(len(sources))
-        last = np.full(m, -1, dtype=np.int64)
-        np.maximum.at(last, rb, where[ra])
-        targets = np.flatnonzero(indeg_a > 0)
-        slot = np.maximum(last[targets] + 1, np.searchsorted(sources, targets))
-        # sources at (j, 1), the components taken just before S_j at (j, 0), by rank
-        at = np.concatenate((np.arange(len(sources)), slot))
-        second = np.concatenate((np.ones(len(sources), dtype=np.int64),
-                                 np.zeros(len(targets), dtype=np.int64)))
-        ranks = np.concatenate((sources, targets))
-        return ranks[np.lexsort((ranks, second, at))]
+        # paths of one arc: every arc starts at a source (docstring). ``before[r]``: the
+        # sources of rank at most r, so S_j has before = j + 1 and a component t that arcs
+        # enter has #{j : S_j < t} = before[t]; sorting on 2 J(t) for t and 2 j + 1 for S_j
+        # (stable: equal values by rank) puts t just before S_J(t). (int32 and few arrays:
+        # the block-triangular form is the per-mode stage's peak)
+        small = np.int32 if m < 2**30 else np.int64
+        source = indeg_a == 0
+        del indeg_a
+        before = np.cumsum(source, dtype=small)
+        last = np.zeros(m, dtype=small)         # R(t) + 1, from the arcs' sources
+        np.maximum.at(last, rb, before[ra])
+        np.maximum(last, before, out=last)      # J(t)
+        last *= 2
+        last[source] = 2 * before[source] - 1
+        return np.argsort(last, kind="stable")
     order = np.argsort(ra, kind="stable")
     succ = rb[order].tolist()
     ptr = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(ra, minlength=m), out=ptr[1:])
     ptr_l = ptr.tolist()
     indeg = indeg_a.tolist()
-    heap = sources.tolist()             # (ascending: a heap already)
+    heap = np.flatnonzero(indeg_a == 0).tolist()     # (ascending: a heap already)
     out: list[int] = []
     emit = out.append
     pop, push = heapq.heappop, heapq.heappush
