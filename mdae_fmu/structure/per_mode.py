@@ -435,7 +435,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations),
     # by unknown position (None: in no equation); a list, not a dict keyed by position, whose
     # table and int keys were about 70 MB at 10^6 equations
-    lead = list(map(Instance, unknowns, d_list)) if everywhere else \
+    lead: list[Instance | None] = list(map(Instance, unknowns, d_list)) if everywhere else \
         [Instance(n, v) if v >= 0 else None for n, v in zip(unknowns, d_list)]
     leading = tuple([x for x in lead if x is not None])
     del d_list
