@@ -318,6 +318,14 @@ class _Equations:
         self._by_id: dict[str, Equation] | None = None
 
     def get(self, eq_id: str) -> Equation | None:
+        # an imported equation's id is ``e<k>``, its position k - 1: the table of every
+        # equation (about 25 ms at 10^5 equations, for the three the summary quotes) only
+        # for an id that is not where that puts it (issue 29)
+        if eq_id[:1] == "e" and eq_id[1:].isascii() and eq_id[1:].isdigit():
+            k = int(eq_id[1:]) - 1
+            equations = self.model.equations
+            if 0 <= k < len(equations) and equations[k].id == eq_id:
+                return equations[k]
         if self._by_id is None:
             self._by_id = {e.id: e for e in self.model.equations}
         return self._by_id.get(eq_id)

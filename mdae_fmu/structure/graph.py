@@ -536,13 +536,22 @@ def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndar
                                      fast: bool = True) -> np.ndarray:
     """Position of each live component in the topological order of the condensation arcs
     a → b that always takes the ready component with the smallest key (Kahn's algorithm with
-    a min-heap): a canonical order, independent of the matching. When the key order is
-    itself topological it is that order, computed without the heap (``fast``)."""
+    a min-heap): a canonical order, independent of the matching. ``fast``: the same order by
+    `_ranked_topological_order` (the key order itself when it is topological); otherwise by
+    the heap over the components as they are (the reference of the tests)."""
     pos = np.empty(n_comp, dtype=np.int64)
-    if fast and np.all(key[a] < key[b]):
-        # the order of smallest equations is already topological: it is what the heap
-        # would produce (the heap always pops the smallest ready key)
-        pos[live[np.argsort(key[live])]] = np.arange(len(live))
+    if fast:
+        # the live components by key (unique among them: a block's smallest equation)
+        by_key = live[np.argsort(key[live])]
+        if np.all(key[a] < key[b]):
+            # the order of smallest equations is already topological: it is what the heap
+            # would produce (the heap always pops the smallest ready key)
+            pos[by_key] = np.arange(len(live))
+        else:
+            rank = np.empty(n_comp, dtype=np.int32 if n_comp < 2**30 else np.int64)
+            rank[by_key] = np.arange(len(by_key))
+            pos[by_key[_ranked_topological_order(len(by_key), rank[a], rank[b])]] = \
+                np.arange(len(by_key))
     else:
         indeg = np.bincount(b, minlength=n_comp).tolist()
         succ_ptr = np.zeros(n_comp + 1, dtype=np.int64)
@@ -566,3 +575,67 @@ def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndar
                     push(heap, key_l[s_])
         pos[:] = pos_l
     return pos
+
+
+def _ranked_topological_order(m: int, ra: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    """The ranks 0 … m-1 (a component's rank: its place in the order of the keys) in the
+    order of Kahn's algorithm that always takes the smallest ready rank, for the arcs
+    ``ra → rb`` (an acyclic graph): `_canonical_topological_positions`' order, read in ranks
+    so that the heap holds the ranks themselves.
+
+    When no arc ends where another starts (every path has one arc: a component read by
+    others reads none, as the cells of a chain whose loop blocks feed the equations written
+    before them; issue 29), the order is computed without the heap: the components no arc
+    enters (the sources) are all ready at once, so they are taken in rank order, S_0 < S_1 <
+    …; a component t that arcs enter is ready once the last of its predecessors, S_R(t), is
+    taken, and is taken just before the first later source larger than it, S_J(t) with
+    J(t) = max(R(t) + 1, the number of sources smaller than t), after the ready ones
+    smaller than it (those with the same J and a smaller rank). Otherwise the heap runs,
+    taking a released component at once when it is smaller than every ready one
+    (docs/theory.md §2.7)."""
+    indeg_a = np.bincount(rb, minlength=m)
+    if len(ra) == 0 or not indeg_a[ra].any():
+        # paths of one arc: every arc starts at a source (docstring). ``before[r]``: the
+        # sources of rank at most r, so S_j has before = j + 1 and a component t that arcs
+        # enter has #{j : S_j < t} = before[t]; sorting on 2 J(t) for t and 2 j + 1 for S_j
+        # (stable: equal values by rank) puts t just before S_J(t). (int32 and few arrays:
+        # the block-triangular form is the per-mode stage's peak)
+        small = np.int32 if m < 2**30 else np.int64
+        source = indeg_a == 0
+        del indeg_a
+        before = np.cumsum(source, dtype=small)
+        last = np.zeros(m, dtype=small)         # R(t) + 1, from the arcs' sources
+        np.maximum.at(last, rb, before[ra])
+        np.maximum(last, before, out=last)      # J(t)
+        last *= 2
+        last[source] = 2 * before[source] - 1
+        return np.argsort(last, kind="stable")
+    order = np.argsort(ra, kind="stable")
+    succ = rb[order].tolist()
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ra, minlength=m), out=ptr[1:])
+    ptr_l = ptr.tolist()
+    indeg = indeg_a.tolist()
+    heap = np.flatnonzero(indeg_a == 0).tolist()     # (ascending: a heap already)
+    out: list[int] = []
+    emit = out.append
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        r = pop(heap)
+        while True:
+            emit(r)
+            nxt = -1
+            for s_ in succ[ptr_l[r]:ptr_l[r + 1]]:
+                indeg[s_] -= 1
+                if indeg[s_] == 0:
+                    if nxt >= 0:
+                        push(heap, nxt)
+                    nxt = s_
+            # the last component released, taken now when it is smaller than every ready one
+            if nxt < 0:
+                break
+            if heap and heap[0] < nxt:
+                push(heap, nxt)
+                break
+            r = nxt
+    return np.asarray(out, dtype=np.int64)

@@ -423,15 +423,20 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     c_list = res.c.tolist()
     c = dict(zip(eq_ids, c_list))
     d_list = res.d.tolist()
-    d = {n: v for n, v in zip(unknowns, d_list) if v >= 0}   # d < 0: in no equation
+    # (every unknown in some equation, the usual case: the dict and the instances built by
+    # zip and map, without a test per unknown; issue 29)
+    everywhere = bool(len(res.d) == 0 or res.d.min() >= 0)
+    d = dict(zip(unknowns, d_list)) if everywhere else \
+        {n: v for n, v in zip(unknowns, d_list) if v >= 0}   # d < 0: in no equation
     index = max(c.values(), default=0)
     nu_s = index + (1 if 0 in d.values() else 0)     # docs/theory.md §4.7
-    states = tuple(Instance(name=n, order=k) for n, v in zip(unknowns, d_list) if v > 0
-                   for k in range(v))
+    states = tuple([Instance(n, k) for n, v in zip(unknowns, d_list) if v > 0
+                    for k in range(v)])
     # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations),
     # by unknown position (None: in no equation); a list, not a dict keyed by position, whose
     # table and int keys were about 70 MB at 10^6 equations
-    lead = [Instance(name=n, order=v) if v >= 0 else None for n, v in zip(unknowns, d_list)]
+    lead: list[Instance | None] = list(map(Instance, unknowns, d_list)) if everywhere else \
+        [Instance(n, v) if v >= 0 else None for n, v in zip(unknowns, d_list)]
     leading = tuple([x for x in lead if x is not None])
     del d_list
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them

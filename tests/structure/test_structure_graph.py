@@ -291,6 +291,37 @@ def test_canonical_topological_order_fast_path_equals_heap(n, density, forward, 
 
 
 @settings(max_examples=100, deadline=None)
+@given(st.integers(1, 30), st.floats(0.0, 0.6), st.booleans(), st.integers(0, 10**6))
+def test_ranked_topological_order_equals_heap(n, density, one_arc_paths, seed):
+    """`_ranked_topological_order` (the heap over ranks, and without a heap when every path
+    has one arc: sources read by components that read none, the loop chain's condensation)
+    gives the positions of the heap over the components with shuffled keys (the reference,
+    ``fast=False``), which are a topological order."""
+    rng = random.Random(seed)
+    keys = list(range(n))
+    rng.shuffle(keys)
+    key = np.asarray(keys, dtype=np.int64)
+    comp_of_key = np.full(n + 1, -1, dtype=np.int64)
+    comp_of_key[key] = np.arange(n)
+    if one_arc_paths:
+        sources = {i for i in range(n) if rng.random() < 0.6}
+        arcs = sorted({(i, j) for i in sources for j in range(n)
+                       if j not in sources and rng.random() < density})
+    else:
+        perm = list(range(n))
+        rng.shuffle(perm)
+        arcs = sorted({(perm[i], perm[j]) for i in range(n) for j in range(i + 1, n)
+                       if rng.random() < density / 2})
+    a = np.asarray([x for x, _ in arcs], dtype=np.int64)
+    b = np.asarray([y for _, y in arcs], dtype=np.int64)
+    live = np.arange(n)
+    fast = G._canonical_topological_positions(n, live, key, comp_of_key, a, b, fast=True)
+    heap = G._canonical_topological_positions(n, live, key, comp_of_key, a, b, fast=False)
+    assert (fast == heap).all()
+    assert all(heap[x] < heap[y] for x, y in arcs)
+
+
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 12), st.integers(0, 12), st.floats(0.05, 0.6), st.integers(0, 10**6))
 def test_vectorized_dm_equals_list_dm(n_e, n_v, density, seed):
     """`dulmage_mendelsohn_graph` (one scipy BFS per part) = `dulmage_mendelsohn` (Python
