@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Union
+from typing import Any, Union
 
 import sympy as sp
 
@@ -76,6 +76,18 @@ class SlotPrinter:
         self.functions = functions or {}
         self.local = local
         self.holes: dict[Slot, int] | None = None
+        #: the C of blocks on the tree printed once per shape (`mdae_fmu.codegen.blocks`):
+        #: `trees.tree_shape` key -> what the next blocks of that key reuse
+        self.printed: dict[object, object] = {}
+        self._instance_values: dict[int, tuple[object, dict[object, Any]]] = {}
+
+    def instance_values(self, table: object) -> dict[object, Any]:
+        """The values of the instances of ``table`` read so far by `trees.tree_shape` (its
+        cache; the slot map of an instance never changes while a printer prints)."""
+        got = self._instance_values.get(id(table))
+        if got is None or got[0] is not table:
+            got = self._instance_values[id(table)] = (table, {})
+        return got[1]
 
     def value(self, v: SlotValue) -> str:
         """C text of a value of the slot map: a `Slot` (a hole while collecting) or text."""

@@ -8,7 +8,7 @@ derivatives of `mdae_fmu.codegen.treeblock`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, overload
+from typing import TYPE_CHECKING, Any, Optional, overload
 
 import sympy as sp
 
@@ -17,7 +17,7 @@ from .slots import Slot
 
 if TYPE_CHECKING:
     from ..symbolic import SymbolTable
-    from .cprinter import SlotPrinter
+    from .cprinter import SlotPrinter, SlotValue
 
 
 C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
@@ -240,3 +240,106 @@ def tree_c(e: E.Expr, printer: SlotPrinter, table: SymbolTable) -> str:
             return f"sqrt({a})"
         return f"pow({a}, {tree_c(ex, printer, table)})"
     return f"({a} {e.op} {tree_c(e.right, printer, table)})"
+
+
+
+#: the token of a unary operator in a `tree_shape` key
+_UNARY_TOKENS = {"-": ("u", "-"), "+": ("u", "+"), "not": ("u", "not")}
+
+#: what `tree_shape` keeps of an instance read: its symbol, its value in the slot map,
+#: whether that value is a Real slot (a hole of the block's C), and otherwise its token
+Resolved = tuple[sp.Basic, "SlotValue", bool, object]
+
+
+def _resolve(key: str | tuple[str, int], table: SymbolTable, printer: SlotPrinter,
+             known: dict[object, Resolved]) -> Resolved | None:
+    """The `Resolved` of the instance ``key`` (a name read at order 0, ``(name, k)``),
+    kept in ``known``; None when its symbol has no value in ``printer.slots``."""
+    s = table.sym(key) if isinstance(key, str) else table.sym(*key)
+    v = printer.slots.get(s)
+    if v is None:
+        return None
+    real = type(v) is Slot and v.real
+    token = None if real else ("value", printer.value(v), type(v) is Slot and v.type == "Real")
+    hit = known[key] = (s, v, real, token)
+    return hit
+
+
+def tree_shape(tag: object, trees: tuple[E.Expr, ...], unknowns: tuple[sp.Basic, ...],
+               table: SymbolTable, printer: SlotPrinter
+               ) -> tuple[tuple[object, ...], list[SlotValue]] | None:
+    """``(key, values)`` of a block on the tree (residual ``trees``, ``unknowns``; ``tag``
+    heads the key): ``values`` the slot-map values of the instances the block reads, the
+    unknowns first, then in reading order; ``key`` everything else that the C of the block
+    depends on (docs/theory.md §11.2): the trees in pre-order with each instance as its
+    number in ``values``, constants with their type, then for each value the number of the
+    first value that is the same Real slot object, or the C text of any other value. Blocks
+    of equal keys print the same C with their values in the same holes
+    (`mdae_fmu.codegen.blocks.emit_block` prints one block per key and fills the others).
+    None when a node is outside plain arithmetic and instances, an unknown is not an
+    instance, or an instance has no value in ``printer.slots``."""
+    known = printer.instance_values(table)
+    local: dict[object, int] = {}
+    values: list[SlotValue] = []
+    pattern: list[object] = ["values"]
+    first: dict[int, int] = {}
+    for u in unknowns:
+        inst = table.instance(u)
+        if inst is None:
+            return None
+        k: object = inst if inst[1] else inst[0]
+        hit = known.get(k) or _resolve(inst if inst[1] else inst[0], table, printer, known)
+        if hit is None or hit[0] is not u or k in local:
+            return None
+        j = local[k] = len(values)
+        values.append(hit[1])
+        pattern.append(first.setdefault(id(hit[1]), j) if hit[2] else hit[3])
+    tokens: list[object] = [tag, len(unknowns), len(trees)]
+    app = tokens.append
+    for tree in trees:
+        stack: list[Any] = [tree]
+        pop, push = stack.pop, stack.append
+        while stack:
+            n = pop()
+            t = type(n)
+            if t is E.BinOp:
+                app(n.op)
+                push(n.right)
+                push(n.left)
+                continue
+            if t is E.Ref:
+                k = n.name
+            elif t is E.Const:
+                c = n.value
+                tc = type(c)
+                # the value and its type (1, 1.0 and True print or solve differently), a
+                # zero by its text (0.0 and -0.0 are equal and print differently)
+                app((tc, c) if c or tc is not float else (tc, repr(c)))
+                continue
+            elif t is E.UnOp:
+                app(_UNARY_TOKENS.get(n.op) or ("u", n.op))
+                push(n.arg)
+                continue
+            elif t is E.Call:
+                app(("c", n.func, len(n.args)))
+                for a in reversed(n.args):
+                    push(a)
+                continue
+            elif t is E.Der:
+                inst = tree_instance(n)
+                if inst is None:
+                    return None
+                k = inst
+            else:
+                return None
+            j = local.get(k)
+            if j is None:
+                hit = known.get(k) or _resolve(k, table, printer, known)  # type: ignore[arg-type]
+                if hit is None:
+                    return None
+                j = local[k] = len(values)
+                values.append(hit[1])
+                pattern.append(first.setdefault(id(hit[1]), j) if hit[2] else hit[3])
+            app(j)
+    tokens.extend(pattern)
+    return tuple(tokens), values
