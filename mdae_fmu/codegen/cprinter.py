@@ -79,15 +79,8 @@ class SlotPrinter:
         #: the C of blocks on the tree printed once per shape (`mdae_fmu.codegen.blocks`):
         #: `trees.tree_shape` key -> what the next blocks of that key reuse
         self.printed: dict[object, object] = {}
-        self._instance_values: dict[int, tuple[object, dict[object, Any]]] = {}
-
-    def instance_values(self, table: object) -> dict[object, Any]:
-        """The values of the instances of ``table`` read so far by `trees.tree_shape` (its
-        cache; the slot map of an instance never changes while a printer prints)."""
-        got = self._instance_values.get(id(table))
-        if got is None or got[0] is not table:
-            got = self._instance_values[id(table)] = (table, {})
-        return got[1]
+        #: what `trees.tree_shape` read of the slot map, per symbol table (`trees.ShapeCache`)
+        self.shape_caches: dict[int, Any] = {}
 
     def value(self, v: SlotValue) -> str:
         """C text of a value of the slot map: a `Slot` (a hole while collecting) or text."""

@@ -8,6 +8,8 @@ derivatives of `mdae_fmu.codegen.treeblock`."""
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, overload
 
 import sympy as sp
@@ -246,23 +248,62 @@ def tree_c(e: E.Expr, printer: SlotPrinter, table: SymbolTable) -> str:
 #: the token of a unary operator in a `tree_shape` key
 _UNARY_TOKENS = {"-": ("u", "-"), "+": ("u", "+"), "not": ("u", "not")}
 
-#: what `tree_shape` keeps of an instance read: its symbol, its value in the slot map,
-#: whether that value is a Real slot (a hole of the block's C), and otherwise its token
-Resolved = tuple[sp.Basic, "SlotValue", bool, object]
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """An instance `tree_shape` reads whose value is not a lone Real slot: its symbol,
+    its value in the slot map, and its token in a key: `SHARED` for a Real slot that
+    another symbol has too, the C text of any other value."""
+    symbol: sp.Basic
+    value: SlotValue
+    token: object
 
 
-def _resolve(key: str | tuple[str, int], table: SymbolTable, printer: SlotPrinter,
-             known: dict[object, Resolved]) -> Resolved | None:
-    """The `Resolved` of the instance ``key`` (a name read at order 0, ``(name, k)``),
-    kept in ``known``; None when its symbol has no value in ``printer.slots``."""
-    s = table.sym(key) if isinstance(key, str) else table.sym(*key)
-    v = printer.slots.get(s)
-    if v is None:
-        return None
-    real = type(v) is Slot and v.real
-    token = None if real else ("value", printer.value(v), type(v) is Slot and v.type == "Real")
-    hit = known[key] = (s, v, real, token)
-    return hit
+SHARED = "shared"
+
+
+@dataclass
+class ShapeCache:
+    """What `tree_shape` reads of a printer's slot map for the instances of ``table``
+    (`shape_cache`): the slot map of an instance never changes while a printer prints (only
+    the temporaries of `mdae_fmu.codegen.blocks` come and go). ``known``: by instance key
+    (`tree_instance_keys`), its value when a Real slot that no other symbol has (a hole of
+    the block's C), else its `Resolved`."""
+    table: SymbolTable
+    known: dict[object, object]
+
+
+def _resolved(s: sp.Basic, v: SlotValue, printer: SlotPrinter, shared: set[int]
+              ) -> object:
+    """The entry of `ShapeCache.known` of the symbol ``s`` of value ``v``."""
+    if type(v) is Slot and v.array == "r" and not v.pre:       # (`Slot.real`)
+        return v if id(v) not in shared else Resolved(symbol=s, value=v, token=SHARED)
+    return Resolved(symbol=s, value=v, token=("value", printer.value(v),
+                                              type(v) is Slot and v.type == "Real"))
+
+
+def shape_cache(printer: SlotPrinter, table: SymbolTable) -> ShapeCache:
+    """The `ShapeCache` of ``table`` kept by ``printer``, made at once for every symbol of
+    the table (one pass over the table: read instance by instance, through sympy's hash of
+    each symbol, the slot map cost more than the rest of the blocks' keys at 10^5)."""
+    got: ShapeCache | None = printer.shape_caches.get(id(table))
+    if got is not None and got.table is table:
+        return got
+    # the slot map by the ids of its symbols (a sympy symbol hashes in Python), and the Real
+    # slot objects that several symbols have
+    by_id = {id(s): v for s, v in printer.slots.items()}
+    ids = [id(v) for v in by_id.values() if type(v) is Slot]
+    shared = set() if len(set(ids)) == len(ids) else \
+        {i for i, n in Counter(ids).items() if n > 1}
+    known: dict[object, object] = {}
+    for key, s in table.symbols_by_key().items():
+        v = by_id.get(id(s))
+        if v is None:
+            v = printer.slots.get(s)        # (an equal symbol, another object)
+        if v is not None:
+            known[key] = v if type(v) is Slot and v.array == "r" and not v.pre \
+                and id(v) not in shared else _resolved(s, v, printer, shared)
+    got = printer.shape_caches[id(table)] = ShapeCache(table=table, known=known)
+    return got
 
 
 def tree_shape(tag: object, trees: tuple[E.Expr, ...], unknowns: tuple[sp.Basic, ...],
@@ -271,31 +312,42 @@ def tree_shape(tag: object, trees: tuple[E.Expr, ...], unknowns: tuple[sp.Basic,
     """``(key, values)`` of a block on the tree (residual ``trees``, ``unknowns``; ``tag``
     heads the key): ``values`` the slot-map values of the instances the block reads, the
     unknowns first, then in reading order; ``key`` everything else that the C of the block
-    depends on (docs/theory.md §11.2): the trees in pre-order with each instance as its
-    number in ``values``, constants with their type, then for each value the number of the
-    first value that is the same Real slot object, or the C text of any other value. Blocks
-    of equal keys print the same C with their values in the same holes
+    depends on (docs/theory.md §11.2): the trees in pre-order, constants with their type,
+    each instance as its number in ``values``, the first time followed by its token
+    (`Resolved`; an aliased slot by the number of the first value that is the same
+    object). Blocks of equal keys print the same C with their values in the same holes
     (`mdae_fmu.codegen.blocks.emit_block` prints one block per key and fills the others).
     None when a node is outside plain arithmetic and instances, an unknown is not an
-    instance, or an instance has no value in ``printer.slots``."""
-    known = printer.instance_values(table)
+    instance, or an instance has no value in ``printer.slots`` (`shape_cache`)."""
+    known = shape_cache(printer, table).known
+    slots = printer.slots
     local: dict[object, int] = {}
     values: list[SlotValue] = []
-    pattern: list[object] = ["values"]
-    first: dict[int, int] = {}
+    tokens: list[object] = [tag, len(unknowns), len(trees)]
+    app = tokens.append
+    first: dict[int, int] | None = None
     for u in unknowns:
         inst = table.instance(u)
         if inst is None:
             return None
         k: object = inst if inst[1] else inst[0]
-        hit = known.get(k) or _resolve(inst if inst[1] else inst[0], table, printer, known)
-        if hit is None or hit[0] is not u or k in local:
+        v = known.get(k)
+        if v is None or k in local:
             return None
         j = local[k] = len(values)
-        values.append(hit[1])
-        pattern.append(first.setdefault(id(hit[1]), j) if hit[2] else hit[3])
-    tokens: list[object] = [tag, len(unknowns), len(trees)]
-    app = tokens.append
+        if type(v) is Slot:
+            token: object = None
+        else:
+            assert isinstance(v, Resolved)
+            token, v = v.token, v.value
+            if token is SHARED:
+                if first is None:
+                    first = {}
+                token = first.setdefault(id(v), j)
+        if v is not slots.get(u):       # (`sym` of its instance is the unknown itself)
+            return None
+        values.append(v)
+        app(token)
     for tree in trees:
         stack: list[Any] = [tree]
         pop, push = stack.pop, stack.append
@@ -326,20 +378,30 @@ def tree_shape(tag: object, trees: tuple[E.Expr, ...], unknowns: tuple[sp.Basic,
                     push(a)
                 continue
             elif t is E.Der:
-                inst = tree_instance(n)
-                if inst is None:
+                k = tree_instance(n)
+                if k is None:
                     return None
-                k = inst
             else:
                 return None
-            j = local.get(k)
-            if j is None:
-                hit = known.get(k) or _resolve(k, table, printer, known)  # type: ignore[arg-type]
-                if hit is None:
-                    return None
-                j = local[k] = len(values)
-                values.append(hit[1])
-                pattern.append(first.setdefault(id(hit[1]), j) if hit[2] else hit[3])
+            seen = local.get(k)
+            if seen is not None:
+                app(seen)
+                continue
+            v = known.get(k)
+            if v is None:
+                return None
+            j = local[k] = len(values)
             app(j)
-    tokens.extend(pattern)
+            if type(v) is Slot:
+                values.append(v)
+                app(None)
+                continue
+            assert isinstance(v, Resolved)
+            token = v.token
+            values.append(v.value)
+            if token is SHARED:
+                if first is None:
+                    first = {}
+                token = first.setdefault(id(v.value), j)
+            app(token)
     return tuple(tokens), values
