@@ -476,9 +476,9 @@ def _shaped(block: BlockPlan, printer: SlotPrinter
     table = block.table
     assert table is not None
     if block.tree is not None:
-        if block.trees is not None:
-            return None
-        return tree_shape("tree", (block.tree,), block.unknowns, table, printer)
+        # an explicit assignment of one residual: its key costs as much as printing it
+        # (heat 10^5: 1.25x the printing, docs/performance.md "stop 42"), printed anew
+        return None
     if block.trees is not None:
         return tree_shape("trees", block.trees, block.unknowns, table, printer)
     return None
