@@ -216,6 +216,16 @@ class SymbolTable:
         self._back[s] = key
         return s
 
+    def symbols_by_key(self) -> dict[str | tuple[str, int], sp.Expr]:
+        """The symbols `sym` has made, without making any: ``sym(name)`` under ``name`` (a
+        constant's or an instance's at order 0), ``sym(name, k)`` under ``(name, k)`` for
+        k > 0 (the keys of `mdae_fmu.codegen.trees.tree_instance_keys`)."""
+        out: dict[str | tuple[str, int], sp.Expr] = {}
+        out.update(self._const)
+        for (name, k), s in self._inst.items():       # (an instance first, as in `sym`)
+            out[(name, k) if k else name] = s
+        return out
+
     def pre(self, name: str) -> sp.Symbol:
         """The symbol of the left limit ``pre(name)``."""
         s = self._pre.get(name)

@@ -31,11 +31,11 @@ from ..records import quick_init
 from .block_code import (FN, LOCALS, BlockCode, explicit_block, linear_helpers, newton_helpers,
                          pattern_tables, solver_block, sparse_helpers)
 from .treeblock import emit_tree_block
-from .trees import tree_c, tree_solution, tree_symbols
+from .trees import tree_c, tree_shape, tree_solution, tree_symbols
 
 if TYPE_CHECKING:
     from ..symbolic import SymbolTable
-    from .cprinter import SlotPrinter
+    from .cprinter import SlotPrinter, SlotValue
     from .slots import Slot
 
 
@@ -292,12 +292,38 @@ def emit_block(block: BlockPlan, index: int, printer: SlotPrinter,
     block of at least `SPARSE_MIN` unknowns with the runtime's sparse LU
     (``mdae_sparse_linear_block``, ``mdae_sparse_newton_block``, templates/mdae_sparse.c)
     instead of a dense LU at every evaluation (iteration)."""
+    if block.table is not None:      # a block on the tree: printed once per shape
+        shaped = _shaped(block, printer)
+        if shaped is not None:
+            known = printer.printed.get(shaped[0])
+            if type(known) is _Printed:
+                return known.fill(index, shaped[1])
+            if known is _NOT_ON_TREE:
+                return _emit_held(block, index, printer, sparse, on_tree=False)
+            if known is None:
+                return _emit_held(block, index, printer, sparse, shaped=shaped)
+    return _emit_held(block, index, printer, sparse)
+
+
+def _emit_held(block: BlockPlan, index: int, printer: SlotPrinter, sparse: int | None,
+               on_tree: bool = True,
+               shaped: tuple[tuple[object, ...], list[SlotValue]] | None = None) -> BlockCode:
+    """`emit_block` with the Real slots of ``printer`` printed as the block's holes;
+    ``on_tree`` False: the tree paths are known to give None; ``shaped``: the block's
+    `tree_shape`, whose key is not yet known: what it prints is kept for that key."""
     # (`SlotPrinter.collect` inlined: a context manager entered per block is overhead at
     # 10^5 blocks)
     outer = printer.holes
     holes: dict[Slot, int] = {}
     printer.holes = holes
     try:
+        if on_tree and block.on_tree:
+            code = _on_tree(block, index, printer, holes)
+            if shaped is not None:
+                printer.printed[shaped[0]] = _printed(code, shaped[1])
+            if code is not None:
+                return code
+            holes.clear()
         return _emit(block, index, printer, holes, sparse)
     finally:
         printer.holes = outer
@@ -305,25 +331,8 @@ def emit_block(block: BlockPlan, index: int, printer: SlotPrinter,
 
 def _emit(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, int],
           sparse: int | None = None) -> BlockCode:
+    """The block on the sympy path (its tree paths gave None)."""
     us = block.unknowns
-    if block.trees is not None:
-        code = emit_tree_block(block, index, printer, holes)
-        if code is not None:
-            return code
-        holes.clear()
-    if block.tree is not None and block.table is not None:
-        inst = block.table.instance(us[0])
-        tsol: E.Expr | None = None
-        if block.solution is not None and block.solution[0] == inst:
-            tsol = block.solution[1]
-        elif inst is not None:
-            tsol = tree_solution(block.tree, inst)
-        if tsol is not None:
-            try:
-                return explicit_block(index, f"    {printer.symbol(us[0])} = "
-                                      f"{tree_c(tsol, printer, block.table)};", holes)
-            except KeyError:     # an instance without a Real slot: the sympy path decides
-                holes.clear()
     if len(us) == 1 and tree_size(block.residuals[0], 40) < 40:
         # small explicit block: printed term by term, no sympy arithmetic (fast at scale)
         lt = linear_terms(block.residuals[0], us[0])
@@ -386,6 +395,95 @@ def _emit(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, 
             jl.append(f"    J[{k}] = {printer.doprint(e)};")
     _cleanup(printer, repl_j)
     return solver_block("newton", index, printer, us, newton_helpers(n, lines, jl), holes)
+
+
+def _on_tree(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, int]
+             ) -> BlockCode | None:
+    """The C of a block kept on the tree (`BlockPlan.on_tree`): a small Newton or linear
+    block (`emit_tree_block`), or an explicit assignment read off the residual tree
+    (`tree_solution`); None when the sympy path decides (``holes`` then hold garbage)."""
+    us = block.unknowns
+    if block.trees is not None:
+        code = emit_tree_block(block, index, printer, holes)
+        if code is not None:
+            return code
+        holes.clear()
+    if block.tree is not None and block.table is not None:
+        inst = block.table.instance(us[0])
+        tsol: E.Expr | None = None
+        if block.solution is not None and block.solution[0] == inst:
+            tsol = block.solution[1]
+        elif inst is not None:
+            tsol = tree_solution(block.tree, inst)
+        if tsol is not None:
+            try:
+                return explicit_block(index, f"    {printer.symbol(us[0])} = "
+                                      f"{tree_c(tsol, printer, block.table)};", holes)
+            except KeyError:     # an instance without a Real slot: the sympy path decides
+                holes.clear()
+    return None
+
+
+@dataclass(frozen=True)
+class _Printed:
+    """The C of the first block of a `tree_shape` key (its index aside), and where the
+    values of another block of that key go: hole j is value ``holes[j]``, the solver's
+    unknowns are the first ``len(code.unknowns)`` values."""
+    code: BlockCode
+    holes: tuple[int, ...]
+
+    def fill(self, index: int, values: list[SlotValue]) -> BlockCode:
+        """The `BlockCode` of block number ``index`` of this key with its ``values``."""
+        c = self.code
+        # (the frozen dataclass's __init__ sets each field through object.__setattr__: the
+        # fields are copied instead, 10^5 blocks at a time)
+        out = object.__new__(BlockCode)
+        fields = out.__dict__
+        fields.update(c.__dict__)
+        fields["index"] = index
+        fields["slots"] = tuple([values[j] for j in self.holes])
+        if c.unknowns:
+            fields["unknowns"] = tuple(values[:len(c.unknowns)])
+        return out
+
+
+#: a key whose block the sympy path prints (`_on_tree` gave None), and a key whose values
+#: do not identify the holes (two values are equal slots but not one object): printed anew
+_NOT_ON_TREE = "sympy"
+_PRINT_EACH = "each"
+
+
+def _printed(code: BlockCode | None, values: list[SlotValue]) -> _Printed | str:
+    """What `emit_block` keeps of the first block of a key: the template `_Printed`, or
+    `_NOT_ON_TREE`, or `_PRINT_EACH` when a hole is not one of ``values`` by identity."""
+    if code is None:
+        return _NOT_ON_TREE
+    holes = []
+    for s in code.slots:
+        where = [j for j, v in enumerate(values) if v == s]
+        if not where or any(values[j] is not s for j in where):
+            return _PRINT_EACH
+        holes.append(where[0])
+    if any(u is not v for u, v in zip(code.unknowns, values)):
+        return _PRINT_EACH
+    return _Printed(code=code, holes=tuple(holes))
+
+
+def _shaped(block: BlockPlan, printer: SlotPrinter
+            ) -> tuple[tuple[object, ...], list[SlotValue]] | None:
+    """The `tree_shape` of a block on the tree (one residual tree, or several; the key
+    says which), or None: the blocks of a large model are mostly copies of a few
+    equations, whose C differs only in the slots that fill its holes (docs/theory.md
+    §11.2), so `emit_block` prints one block per key of a printer (``printer.printed``)."""
+    table = block.table
+    assert table is not None
+    if block.tree is not None:
+        # an explicit assignment of one residual: its key costs as much as printing it
+        # (heat 10^5: 1.25x the printing, docs/performance.md "stop 42"), printed anew
+        return None
+    if block.trees is not None:
+        return tree_shape("trees", block.trees, block.unknowns, table, printer)
+    return None
 
 
 def _sparse_linear(block: BlockPlan, index: int, printer: SlotPrinter, holes: dict[Slot, int],

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Union
+from typing import Any, Union
 
 import sympy as sp
 
@@ -76,6 +76,11 @@ class SlotPrinter:
         self.functions = functions or {}
         self.local = local
         self.holes: dict[Slot, int] | None = None
+        #: the C of blocks on the tree printed once per shape (`mdae_fmu.codegen.blocks`):
+        #: `trees.tree_shape` key -> what the next blocks of that key reuse
+        self.printed: dict[object, object] = {}
+        #: what `trees.tree_shape` read of the slot map, per symbol table (`trees.ShapeCache`)
+        self.shape_caches: dict[int, Any] = {}
 
     def value(self, v: SlotValue) -> str:
         """C text of a value of the slot map: a `Slot` (a hole while collecting) or text."""

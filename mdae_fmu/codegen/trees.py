@@ -8,7 +8,9 @@ derivatives of `mdae_fmu.codegen.treeblock`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, overload
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, overload
 
 import sympy as sp
 
@@ -17,7 +19,7 @@ from .slots import Slot
 
 if TYPE_CHECKING:
     from ..symbolic import SymbolTable
-    from .cprinter import SlotPrinter
+    from .cprinter import SlotPrinter, SlotValue
 
 
 C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
@@ -246,3 +248,166 @@ def tree_c(e: E.Expr, printer: SlotPrinter, table: SymbolTable) -> str:
             return f"sqrt({a})"
         return f"pow({a}, {tree_c(ex, printer, table)})"
     return f"({a} {e.op} {tree_c(e.right, printer, table)})"
+
+
+
+#: the token of a unary operator in a `tree_shape` key
+_UNARY_TOKENS = {"-": ("u", "-"), "+": ("u", "+"), "not": ("u", "not")}
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """An instance `tree_shape` reads whose value is not a lone Real slot: its symbol,
+    its value in the slot map, and its token in a key: `SHARED` for a Real slot that
+    another symbol has too, the C text of any other value."""
+    symbol: sp.Basic
+    value: SlotValue
+    token: object
+
+
+SHARED = "shared"
+
+
+@dataclass
+class ShapeCache:
+    """What `tree_shape` reads of a printer's slot map for the instances of ``table``
+    (`shape_cache`): the slot map of an instance never changes while a printer prints (only
+    the temporaries of `mdae_fmu.codegen.blocks` come and go). ``known``: by instance key
+    (`tree_instance_keys`), its value when a Real slot that no other symbol has (a hole of
+    the block's C), else its `Resolved`."""
+    table: SymbolTable
+    known: dict[object, object]
+
+
+def _resolved(s: sp.Basic, v: SlotValue, printer: SlotPrinter, shared: set[int]
+              ) -> object:
+    """The entry of `ShapeCache.known` of the symbol ``s`` of value ``v``."""
+    if type(v) is Slot and v.array == "r" and not v.pre:       # (`Slot.real`)
+        return v if id(v) not in shared else Resolved(symbol=s, value=v, token=SHARED)
+    return Resolved(symbol=s, value=v, token=("value", printer.value(v),
+                                              type(v) is Slot and v.type == "Real"))
+
+
+def shape_cache(printer: SlotPrinter, table: SymbolTable) -> ShapeCache:
+    """The `ShapeCache` of ``table`` kept by ``printer``, made at once for every symbol of
+    the table (one pass over the table: read instance by instance, through sympy's hash of
+    each symbol, the slot map cost more than the rest of the blocks' keys at 10^5)."""
+    got: ShapeCache | None = printer.shape_caches.get(id(table))
+    if got is not None and got.table is table:
+        return got
+    # the slot map by the ids of its symbols (a sympy symbol hashes in Python), and the Real
+    # slot objects that several symbols have
+    by_id = {id(s): v for s, v in printer.slots.items()}
+    ids = [id(v) for v in by_id.values() if type(v) is Slot]
+    shared = set() if len(set(ids)) == len(ids) else \
+        {i for i, n in Counter(ids).items() if n > 1}
+    known: dict[object, object] = {}
+    for key, s in table.symbols_by_key().items():
+        v = by_id.get(id(s))
+        if v is None:
+            v = printer.slots.get(s)        # (an equal symbol, another object)
+        if v is not None:
+            known[key] = v if type(v) is Slot and v.array == "r" and not v.pre \
+                and id(v) not in shared else _resolved(s, v, printer, shared)
+    got = printer.shape_caches[id(table)] = ShapeCache(table=table, known=known)
+    return got
+
+
+def tree_shape(tag: object, trees: tuple[E.Expr, ...], unknowns: tuple[sp.Basic, ...],
+               table: SymbolTable, printer: SlotPrinter
+               ) -> tuple[tuple[object, ...], list[SlotValue]] | None:
+    """``(key, values)`` of a block on the tree (residual ``trees``, ``unknowns``; ``tag``
+    heads the key): ``values`` the slot-map values of the instances the block reads, the
+    unknowns first, then in reading order; ``key`` everything else that the C of the block
+    depends on (docs/theory.md §11.2): the trees in pre-order, constants with their type,
+    each instance as its number in ``values``, the first time followed by its token
+    (`Resolved`; an aliased slot by the number of the first value that is the same
+    object). Blocks of equal keys print the same C with their values in the same holes
+    (`mdae_fmu.codegen.blocks.emit_block` prints one block per key and fills the others).
+    None when a node is outside plain arithmetic and instances, an unknown is not an
+    instance, or an instance has no value in ``printer.slots`` (`shape_cache`)."""
+    known = shape_cache(printer, table).known
+    slots = printer.slots
+    local: dict[object, int] = {}
+    values: list[SlotValue] = []
+    tokens: list[object] = [tag, len(unknowns), len(trees)]
+    app = tokens.append
+    first: dict[int, int] | None = None
+    for u in unknowns:
+        inst = table.instance(u)
+        if inst is None:
+            return None
+        k: object = inst if inst[1] else inst[0]
+        v = known.get(k)
+        if v is None or k in local:
+            return None
+        j = local[k] = len(values)
+        if type(v) is Slot:
+            token: object = None
+        else:
+            assert isinstance(v, Resolved)
+            token, v = v.token, v.value
+            if token is SHARED:
+                if first is None:
+                    first = {}
+                token = first.setdefault(id(v), j)
+        if v is not slots.get(u):       # (`sym` of its instance is the unknown itself)
+            return None
+        values.append(v)
+        app(token)
+    for tree in trees:
+        stack: list[Any] = [tree]
+        pop, push = stack.pop, stack.append
+        while stack:
+            n = pop()
+            t = type(n)
+            if t is E.BinOp:
+                app(n.op)
+                push(n.right)
+                push(n.left)
+                continue
+            if t is E.Ref:
+                k = n.name
+            elif t is E.Const:
+                c = n.value
+                tc = type(c)
+                # the value and its type (1, 1.0 and True print or solve differently), a
+                # zero by its text (0.0 and -0.0 are equal and print differently)
+                app((tc, c) if c or tc is not float else (tc, repr(c)))
+                continue
+            elif t is E.UnOp:
+                app(_UNARY_TOKENS.get(n.op) or ("u", n.op))
+                push(n.arg)
+                continue
+            elif t is E.Call:
+                app(("c", n.func, len(n.args)))
+                for a in reversed(n.args):
+                    push(a)
+                continue
+            elif t is E.Der:
+                k = tree_instance(n)
+                if k is None:
+                    return None
+            else:
+                return None
+            seen = local.get(k)
+            if seen is not None:
+                app(seen)
+                continue
+            v = known.get(k)
+            if v is None:
+                return None
+            j = local[k] = len(values)
+            app(j)
+            if type(v) is Slot:
+                values.append(v)
+                app(None)
+                continue
+            assert isinstance(v, Resolved)
+            token = v.token
+            values.append(v.value)
+            if token is SHARED:
+                if first is None:
+                    first = {}
+                token = first.setdefault(id(v.value), j)
+            app(token)
+    return tuple(tokens), values
