@@ -224,11 +224,11 @@ class CodePlan:
 
 
 def fmu_entries(model: Model, fmi_type: str, default_experiment: dict, analysis,
-                progress: Progress) -> dict[str, bytes | list[bytes]]:
-    """The files of the FMU of ``model`` (archive name -> bytes, the model description as
-    its list of pieces, `mdae_fmu.fmu.package.write_zip`) from its accepted
-    ``analysis`` and its guarded schedule (`scheduled`): planning (`plan_code`), C sources,
-    model description, gcc (`code_entries`; parameters: `export`)."""
+                progress: Progress) -> dict[str, bytes | str | list[bytes]]:
+    """The files of the FMU of ``model`` (archive name -> bytes, a source as its text, the
+    model description as its list of pieces: `mdae_fmu.fmu.package.write_zip`) from its
+    accepted ``analysis`` and its guarded schedule (`scheduled`): planning (`plan_code`), C
+    sources, model description, gcc (`code_entries`; parameters: `export`)."""
     return code_entries(plan_code(model, analysis, progress), fmi_type, default_experiment,
                         progress)
 
@@ -277,8 +277,8 @@ def code_structure(plan: CodePlan) -> Structure:
 
 
 def code_entries(plan: CodePlan, fmi_type: str, default_experiment: dict,
-                 progress: Progress) -> dict[str, bytes | list[bytes]]:
-    """The files of the FMU (archive name -> bytes or pieces, `fmu_entries`) of a
+                 progress: Progress) -> dict[str, bytes | str | list[bytes]]:
+    """The files of the FMU (archive name -> bytes, text or pieces, `fmu_entries`) of a
     `CodePlan`: the C sources, the model description, gcc."""
     model, cm, ev = plan.model, plan.compiled, plan.events
 
@@ -323,7 +323,7 @@ def emitted(cm: CompiledModel) -> CompiledModel:
 
 
 def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev, structure,
-                   sources: dict, progress: Progress) -> dict[str, bytes | list[bytes]]:
+                   sources: dict, progress: Progress) -> dict[str, bytes | str | list[bytes]]:
     """Model description, gcc and the archive's files from the generated ``sources``."""
     with tempfile.TemporaryDirectory(prefix="mdae_fmu_") as tmp:
         src = Path(tmp) / "src"
@@ -339,13 +339,15 @@ def _build_entries(model: Model, fmi_type: str, default_experiment: dict, cm, ev
             if early is not None:
                 early.close()
     progress("packaging")
-    entries: dict[str, bytes | list[bytes]] = {
+    entries: dict[str, bytes | str | list[bytes]] = {
         "modelDescription.xml": md,
         f"binaries/{PLATFORM}/{cm.identifier}.so": binary,
         "sources/buildDescription.xml": build_description(cm.identifier, c_files,
                                                           offers_cs(fmi_type))}
+    # the sources as text, each encoded only when zipped (`write_zip`): never all of them
+    # twice, as text and as bytes (at 10^6 equations 66 MB)
     for name, text in sources.items():
-        entries[f"sources/{name}"] = text.encode("utf-8")
+        entries[f"sources/{name}"] = text
     return entries
 
 

@@ -48,9 +48,10 @@ def build_description(identifier: str, c_files: list[str], co_simulation: bool =
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
-def write_zip(target: Path, entries: dict[str, bytes | list[bytes]]) -> None:
-    """Write ``entries`` (archive name -> bytes, or the list of the pieces of its bytes) as a
-    deterministic zip into the file ``target`` (module docstring). An entry given as pieces
+def write_zip(target: Path, entries: dict[str, bytes | str | list[bytes]]) -> None:
+    """Write ``entries`` (archive name -> bytes, text written in UTF-8, or the list of the
+    pieces of its bytes) as a deterministic zip into the file ``target`` (module docstring),
+    each text encoded only when written. An entry given as pieces
     (the model description, `mdae_fmu.fmu.model_description.model_description_pieces`) is
     compressed piece after piece, never joined, into the same bytes as if it were joined."""
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
@@ -60,7 +61,7 @@ def write_zip(target: Path, entries: dict[str, bytes | list[bytes]]) -> None:
             info.create_system = 3
             info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
             data = entries[name]
-            if isinstance(data, bytes):
+            if isinstance(data, (bytes, str)):
                 zf.writestr(info, data, compresslevel=COMPRESS_LEVEL)
                 continue
             # what `ZipFile.writestr` does, its data written piece by piece (zlib's stream

@@ -160,7 +160,8 @@ def test_the_pieces_hash_and_zip_as_the_joined_document(monkeypatch, tmp_path):
     """The export keeps the model description as its pieces (`model_description_pieces`,
     one variable a chunk here: many pieces): the GUID placeholder is in the first piece only,
     `content_guid` of the pieces is the SHA-256 of the joined document (hashed by hashlib
-    here), and `write_zip` writes the pieces into the same archive as the joined bytes; so
+    here), and `write_zip` writes the pieces (and a text) into the same archive as the joined
+    (and encoded) bytes; so
     does a 4 MB text cut at random places (zlib's stream does not depend on the cuts)."""
     import hashlib
     import mdae_fmu.fmu.model_description as md_module
@@ -193,8 +194,10 @@ def test_the_pieces_hash_and_zip_as_the_joined_document(monkeypatch, tmp_path):
     cut = [text[a:b] for a, b in zip([0] + cuts, cuts)]
     for doc, parts in ((whole, pieces), (text, cut), (b"", [b""])):
         assert b"".join(parts) == doc
-        write_zip(tmp_path / "joined.zip", {"modelDescription.xml": doc, "b.so": b"\x7fELF"})
-        write_zip(tmp_path / "pieces.zip", {"modelDescription.xml": parts, "b.so": b"\x7fELF"})
+        write_zip(tmp_path / "joined.zip", {"modelDescription.xml": doc, "b.so": b"\x7fELF",
+                                            "s.c": "/* é */".encode("utf-8")})
+        write_zip(tmp_path / "pieces.zip", {"modelDescription.xml": parts, "b.so": b"\x7fELF",
+                                            "s.c": "/* é */"})      # (text: encoded there)
         assert (tmp_path / "pieces.zip").read_bytes() == (tmp_path / "joined.zip").read_bytes()
         with zipfile.ZipFile(tmp_path / "pieces.zip") as z:
             assert z.read("modelDescription.xml") == doc
