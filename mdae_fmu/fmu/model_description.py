@@ -127,7 +127,26 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
                             declared_types: dict | None = None,
                             display_units: dict | None = None,
                             strings: tuple = ()) -> bytes:
-    """The XML bytes (UTF-8, declaration included) of the model description.
+    """The XML bytes (UTF-8, declaration included) of the model description: the pieces of
+    `model_description_pieces` (same parameters) joined."""
+    return b"".join(model_description_pieces(
+        cm, number_of_event_indicators, guid, source_files, default_experiment, fmi_type,
+        structure, enumerations, declared_types, display_units, strings))
+
+
+def model_description_pieces(cm: CompiledModel, number_of_event_indicators: int, guid: str,
+                             source_files: list[str],
+                             default_experiment: dict | None = None,
+                             fmi_type: str = "me",
+                             structure: Structure | None = None,
+                             enumerations: tuple = (),
+                             declared_types: dict | None = None,
+                             display_units: dict | None = None,
+                             strings: tuple = ()) -> list[bytes]:
+    """The model description as the list of its UTF-8 encoded pieces, in order, each ending
+    with an element, never joined (a 10^6 model's document, 278 MB, is then held once:
+    `mdae_fmu.fmu.export` sets the GUID in the first piece, which holds the root element, and
+    `mdae_fmu.fmu.package.write_zip` compresses the pieces one after the other).
     ``fmi_type`` ("me", "cs", "both") selects the ModelExchange/CoSimulation elements;
     ``default_experiment`` is completed by `resolve_default_experiment`; ``structure``: the
     ModelStructure dependencies (computed from ``cm``'s single schedule when None).
@@ -215,7 +234,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     index = {v.name: k + 1 for k, v in enumerate(cm.variables)}
     out.append("  <ModelVariables>\n")
     # (the text so far and each chunk of variables encoded at once: the document is held
-    # once as a list of encoded pieces, once joined, never as one string besides)
+    # once, as the list of its encoded pieces, never as one string besides)
     done = ["".join(out).encode("utf-8")]
     out = []
     for chunk in _scalar_variables(cm.variables, index, declared_types, shown):
@@ -264,7 +283,7 @@ def build_model_description(cm: CompiledModel, number_of_event_indicators: int, 
     out.append("</fmiModelDescription>\n")
     done.append("".join(out).encode("utf-8"))
     del out
-    return b"".join(done)
+    return done
 
 
 def _as_is(value: str) -> str:

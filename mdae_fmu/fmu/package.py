@@ -48,13 +48,26 @@ def build_description(identifier: str, c_files: list[str], co_simulation: bool =
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
-def write_zip(target: Path, entries: dict[str, bytes]) -> None:
-    """Write ``entries`` (archive name -> bytes) as a deterministic zip into the file
-    ``target`` (module docstring)."""
+def write_zip(target: Path, entries: dict[str, bytes | str | list[bytes]]) -> None:
+    """Write ``entries`` (archive name -> bytes, text written in UTF-8, or the list of the
+    pieces of its bytes) as a deterministic zip into the file ``target`` (module docstring),
+    each text encoded only when written. An entry given as pieces
+    (the model description, `mdae_fmu.fmu.model_description.model_description_pieces`) is
+    compressed piece after piece, never joined, into the same bytes as if it were joined."""
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name in sorted(entries):
             info = zipfile.ZipInfo(name, date_time=FIXED_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3
             info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
-            zf.writestr(info, entries[name], compresslevel=COMPRESS_LEVEL)
+            data = entries[name]
+            if isinstance(data, (bytes, str)):
+                zf.writestr(info, data, compresslevel=COMPRESS_LEVEL)
+                continue
+            # what `ZipFile.writestr` does, its data written piece by piece (zlib's stream
+            # does not depend on how its input is cut)
+            info._compresslevel = COMPRESS_LEVEL      # type: ignore[attr-defined]
+            info.file_size = sum(len(piece) for piece in data)
+            with zf.open(info, mode="w") as dest:
+                for piece in data:
+                    dest.write(piece)

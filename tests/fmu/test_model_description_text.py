@@ -26,7 +26,10 @@ from mdae_fmu.codegen.events import plan_events
 from mdae_fmu.codegen.initialization import plan_initialization
 from mdae_fmu.codegen.plan import compile_model, fmi_name
 from mdae_fmu.fmu.dependencies import model_structure
-from mdae_fmu.fmu.model_description import build_model_description, xml_attribute
+from mdae_fmu.fmu.export import GUID_PLACEHOLDER, content_guid
+from mdae_fmu.fmu.model_description import (build_model_description, model_description_pieces,
+                                            xml_attribute)
+from mdae_fmu.fmu.package import write_zip
 from mdae_fmu.importers.flat_modelica import parse_modelica
 
 ODD = r'''model Odd "a <model> & \"odd\" description"
@@ -151,6 +154,53 @@ def test_the_variables_written_by_chunks_give_the_same_text(monkeypatch):
     whole = [_model_description(t, "both") for t in (ODD, QUOTED)]
     monkeypatch.setattr(md_module, "CHUNK", 1)
     assert [_model_description(t, "both") for t in (ODD, QUOTED)] == whole
+
+
+def test_the_pieces_hash_and_zip_as_the_joined_document(monkeypatch, tmp_path):
+    """The export keeps the model description as its pieces (`model_description_pieces`,
+    one variable a chunk here: many pieces): the GUID placeholder is in the first piece only,
+    `content_guid` of the pieces is the SHA-256 of the joined document (hashed by hashlib
+    here), and `write_zip` writes the pieces (and a text) into the same archive as the joined
+    (and encoded) bytes; so
+    does a 4 MB text cut at random places (zlib's stream does not depend on the cuts)."""
+    import hashlib
+    import mdae_fmu.fmu.model_description as md_module
+    monkeypatch.setattr(md_module, "CHUNK", 1)
+    model = parse_modelica(ODD, "m.mo")
+    result = analyze(model)
+    cm = compile_model(model, result.modes)
+    ev = plan_events(model, cm, report=result.modes, steady=cm.state_symbols)
+    pieces = model_description_pieces(cm, sum(1 for r in ev.relations if r.kind == "state"),
+                                      GUID_PLACEHOLDER, ["a.c"], {"stopTime": 2.0},
+                                      enumerations=model.enumerations)
+    whole = b"".join(pieces)
+    assert len(pieces) > 10
+    assert whole == build_model_description(
+        cm, sum(1 for r in ev.relations if r.kind == "state"), GUID_PLACEHOLDER, ["a.c"],
+        {"stopTime": 2.0}, enumerations=model.enumerations)
+    mark = GUID_PLACEHOLDER.encode()
+    assert whole.count(mark) == 1 and mark in pieces[0]
+    h = hashlib.sha256()
+    for part in (whole, b"config.h\0#define X"):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    x = h.hexdigest()
+    assert content_guid(iter([pieces, [b"config.h\0", b"#define X"]])) \
+        == "{" + f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:32]}" + "}"
+    rng = random.Random(7)
+    text = " ".join(rng.choice(["<a>", "x[1]", "dependencies", "17", "é"])
+                    for _ in range(800_000)).encode("utf-8")
+    cuts = sorted(rng.sample(range(1, len(text)), 40)) + [len(text)]
+    cut = [text[a:b] for a, b in zip([0] + cuts, cuts)]
+    for doc, parts in ((whole, pieces), (text, cut), (b"", [b""])):
+        assert b"".join(parts) == doc
+        write_zip(tmp_path / "joined.zip", {"modelDescription.xml": doc, "b.so": b"\x7fELF",
+                                            "s.c": "/* é */".encode("utf-8")})
+        write_zip(tmp_path / "pieces.zip", {"modelDescription.xml": parts, "b.so": b"\x7fELF",
+                                            "s.c": "/* é */"})      # (text: encoded there)
+        assert (tmp_path / "pieces.zip").read_bytes() == (tmp_path / "joined.zip").read_bytes()
+        with zipfile.ZipFile(tmp_path / "pieces.zip") as z:
+            assert z.read("modelDescription.xml") == doc
 
 
 HOOK = ("import atexit, sys; atexit.register(lambda: print('atexit hook ran', file=sys.stderr));"
