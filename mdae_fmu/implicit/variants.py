@@ -27,7 +27,7 @@ from .schedule import (STEP, BlockRows, DeltaRestart, FormulaTable, GuardedSched
 MAX_VARIANTS = 200
 
 
-def check_transient_equations(model: Model, switching: bool, analysed: bool = False) -> bool:
+def check_transient_equations(model: Model, switching: bool) -> None:
     """Whether a transient guard (``if edge(c) then``, ``change``, ``initial()``) selects an
     ordinary equation of ``model``. Such a guard is true at one instant only (docs/theory.md
     §5.2): it selects no long mode, and the implicit analysis holds it false
@@ -35,11 +35,11 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
     the long modes; the equations it selects are rows of the restart of the change into its
     transient mode (docs/theory.md §7, the impact law of the elastic Cup-and-Ball), which
     the mode-change analysis standardizes and the when-branch that reinits states runs at
-    the event (`mdae_fmu.codegen.restarts.with_transient_restarts`). ``analysed``: that
-    analysis accepted every change into a transient mode. `ModelRejected` naming the
-    equations and their lines without it, and in a model with mode changes (``switching``),
-    where the change into a transient mode depends on the long mode it leaves (the one
-    refusal of such a model: the enumerated analysis exports nothing)."""
+    the event (`mdae_fmu.codegen.restarts.with_transient_restarts`) of the per-mode schedule
+    (`mdae_fmu.analysis.with_single_schedule`): the guarded schedule runs no such instant.
+    `ModelRejected` naming the equations and their lines; in a model with mode changes
+    (``switching``) the change into a transient mode depends on the long mode it leaves (the
+    one refusal of such a model: the enumerated analysis exports nothing)."""
     from ..structure.per_mode import is_event_guard
     bad = []
     for eq, ifs in zip(model.equations, model.if_conditions):
@@ -53,12 +53,12 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
             f"equations {', '.join(bad)}, which the exporter of multimode models does not "
             f"support; a value that changes at the event belongs in a when-clause "
             f"(`when c then v = ...; end when;`, held until the next event)")
-    if bad and not analysed:
+    if bad:
         raise ModelRejected(
             f"model {model.name}: equation {bad[0]} is selected by a transient guard (edge, "
-            f"change, initial), whose instant the guarded schedule runs with the restart the "
-            f"mode-change analysis gives it; no accepted analysis of that change was given")
-    return bool(bad)
+            f"change, initial), whose instant the guarded schedule does not run; a model of "
+            f"one long mode runs it on its per-mode schedule, what `mdae-fmu export` builds "
+            f"for it")
 
 
 #: Largest restart (unknowns) whose solution the reinit refusal states (`_moved_text`)
@@ -246,19 +246,17 @@ def _conditional_states(ia: ImplicitAnalysis, regular, instances) -> list:
 
 def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                      max_variants: int | None = None,
-                     initial: dict | None = None,
-                     transients_analysed: bool = False) -> GuardedSchedule:
+                     initial: dict | None = None) -> GuardedSchedule:
     """The guarded block schedule of ``model`` from its accepted implicit analysis ``ia``
     (module docstring). A set of blocks coupled through their equations with more than
     ``max_variants`` variants is one block (`_merge_components`). ``initial``: the initial
-    value of each guard condition (`GuardedSchedule.initial`). ``transients_analysed``: the
-    mode-change analysis accepted the changes into the transient modes
-    (`check_transient_equations`). `ModelRejected` for what the schedule cannot hold, naming
-    it."""
+    value of each guard condition (`GuardedSchedule.initial`). `ModelRejected` for what the
+    schedule cannot hold (an equation selected by a transient guard,
+    `check_transient_equations`), naming it."""
     if not ia.ok:
         raise ModelRejected(ia.diagnostic or f"model {model.name}: rejected")
     switching = bool(ia.space.atoms)
-    transient = check_transient_equations(model, switching, transients_analysed)
+    check_transient_equations(model, switching)
     space = ia.space
     bdd = space.bdd
     F = bdd.false
@@ -405,7 +403,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         flags=tuple((sym, r) for (sym, _), r in zip(flags, flag_roots)),
         proxies=tuple(ctx.proxies), rproxies=tuple(ctx.rproxies), n_modes=ia.n_modes,
         impulse_outputs=impulse_outputs(out, tuple(cols), xleft, zeta),
-        initial=_initial_bits(space, initial), modes=roots[-1], transient_restarts=transient,
+        initial=_initial_bits(space, initial), modes=roots[-1],
         max_offset=max((v for case in ia.c for v, f in case.items() if conj(f, regular) != F),
                        default=0))
 
