@@ -214,9 +214,8 @@ def analyze(model: Model, erasure: str = "restricted", lemma22: str = "two-graph
     consistent modes: the oracle and the debugging view, with no guarded schedule, so no
     FMU). A single-mode model with when-clauses has, unless ``implicit`` is False, the
     automaton of the one analysis' event checks
-    (`mdae_fmu.implicit.when_checks.event_automaton_of`, no transient mode enumerated); one
-    whose enumerated analysis is refused by the enumeration's bound (more than 16
-    when-clauses, `past_enumeration_bound`) takes the one analysis.
+    (`mdae_fmu.implicit.when_checks.event_automaton_of`, no transient mode enumerated, so no
+    bound on their number).
     ``strict_units``: the unit inconsistencies (`mdae_fmu.unit_check`, always checked)
     reject the model instead of being warnings. ``full``: False when only the verdict, the
     summary or the FMU is wanted: a model without guards then skips the mode-change
@@ -267,26 +266,9 @@ def _structure(model: Model, erasure: str, lemma22: str, modes: ModesReport | No
     events = (implicit is not False and len(modes.modes) == 1
               and any(g.kind == "transient" for g in model.guards()))
     a = _enumerated(model, modes, erasure, lemma22, progress, full, events)
-    if implicit is not False and past_enumeration_bound(a):
-        # a model of one long mode whose mode changes are more than the enumeration handles
-        # (more than 16 when-clauses: 2^17 - 1 transient modes): a size limit, not a defect
-        # of the model, so the one analysis, which enumerates none (issue 26)
-        return guarded_analysis(model, progress)
     if a.accepted and len(modes.modes) == 1:
         return with_single_schedule(a)
     return a
-
-
-def past_enumeration_bound(a: Analysis) -> bool:
-    """Whether the enumerated analysis ``a`` was refused by the bound of the mode
-    enumeration (E-EXPLORE-BOUND with no mode enumerated: more transient modes than
-    `mdae_fmu.modes.normalize.MAX_TRANSIENT_MODES`, or more long modes than
-    `mdae_fmu.structure.valuations.MAX_ENUMERATED_MODES`), a size limit and not a defect of the
-    model (a reconciliation that does not terminate, E-EXPLORE-BOUND after some modes, is
-    one)."""
-    au = a.automaton
-    return (au is not None and not au.accepted and not au.modes
-            and any(d.code == "E-EXPLORE-BOUND" for d in au.diagnostics))
 
 
 def with_single_schedule(a: Analysis) -> Analysis:

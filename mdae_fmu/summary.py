@@ -124,10 +124,6 @@ def _one_lines(model: Model, a: Analysis) -> Iterator[str]:
         yield _dof_line(js["degrees_of_freedom"])
     if names:
         yield from restart_lines(s, 2 * MAX_LISTED)
-    if s.transient_restarts and a.automaton is not None:
-        # the when-branches that reinit states run the analysed restart of the change into
-        # their transient mode (`GuardedSchedule.transient_restarts`)
-        yield from _change_lines(a)
 
 
 def _dof_line(dof: dict) -> str:

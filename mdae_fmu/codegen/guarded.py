@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 import sympy as sp
 
@@ -47,9 +47,6 @@ from .layout import Banded, ModeSources, UnionLayout, band_left_limit_relations,
 from .plan import CompiledModel, FmiVariable, compile_model
 from .runs import ShapeKey, affine, find_runs, run_code, shape
 from .slots import Slot, c_slot, solved_tag
-
-if TYPE_CHECKING:
-    from ..modes.explore import Automaton
 
 MODE_VARIABLE = "mdae_mode"
 BLOCKS_PER_FUNCTION = 200
@@ -300,7 +297,7 @@ def _restarts(model: Model, sched: GuardedSchedule) -> bool:
     steady, docs/theory.md §10.8) no left limit or impulse is ever read and the layout has
     no slot for them."""
     from ..ir import Reinit
-    return bool(sched.guards or sched.cond_states or sched.transient_restarts
+    return bool(sched.guards or sched.cond_states
                 or sched.impulse_outputs
                 or any(v.restart is not None or v.delta is not None or v.merged
                        for v in sched.variants)
@@ -308,16 +305,10 @@ def _restarts(model: Model, sched: GuardedSchedule) -> bool:
                        for a in br.actions))
 
 
-def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | None = None
-                 ) -> GuardedPlan:
+def plan_guarded(model: Model, sched: GuardedSchedule) -> GuardedPlan:
     """Union layout, slots and block plans of the guarded schedule ``sched`` (module
-    docstring): the analysis made the schedule, this only lays it out. ``automaton``: the
-    analysis' mode-change automaton, whose changes into the transient modes of the
-    when-branches that reinit states give those branches their analysed restarts
-    (`mdae_fmu.codegen.restarts.with_transient_restarts`, docs/theory.md §7; a transient guard
-    selecting an equation selects it for that instant only, docs/multimode-fmu.md "Transient
-    guards on the guarded schedule")."""
-    from .restarts import with_transient_restarts
+    docstring): the analysis made the schedule, this only lays it out (a transient guard
+    selects no equation of it, `mdae_fmu.implicit.variants.check_transient_equations`)."""
     table = symbol_table(model)
     steady = steady_blocks(model, sched, table)
     report = _union_report(model, sched, table, list(steady.values()))
@@ -325,11 +316,6 @@ def plan_guarded(model: Model, sched: GuardedSchedule, automaton: Automaton | No
     pieces = _pieces(union.blocks, steady, sched.variants)
     union = replace(union, blocks=())
     union = _hold_apart(union, [k for k, _ in sched.cond_states])
-    if sched.transient_restarts:
-        if automaton is None:
-            raise ValueError(f"model {model.name}: the schedule's transient guards need the "
-                             f"analysis' mode-change automaton (their restarts)")
-        union = with_transient_restarts(model, union, automaton)
     state_slot = {s.symbol: s.slot for s in union.states}
     slot_of_state = [state_slot[table.sym(i.name, i.order)] for i in sched.states]
 

@@ -248,7 +248,7 @@ def plan_code(model: Model, analysis, progress: Progress) -> CodePlan:
         from ..codegen.guarded import (guarded_initialization, mode_dependent_unknowns,
                                        plan_guarded)
         progress("code generation: plan")
-        plan = plan_guarded(model, analysis.guarded, analysis.automaton)
+        plan = plan_guarded(model, analysis.guarded)
         cm = plan.compiled
         ev = plan_events(model, cm, extra_exprs=plan.guards + plan.watched,
                          steady=plan.steady_states)

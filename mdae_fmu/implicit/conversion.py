@@ -193,8 +193,6 @@ def singular_variants(model: Model, ia: ImplicitAnalysis,
 
     cert_point: Point | None = None
     for blk in ia.blocks:
-        if not space.atoms and _plain_scalar(ia, blk, where, check, points):
-            continue
         cert = None
         if not blk.coarse:
             parts: list[ConditionalBlock] | None = [blk]
@@ -454,28 +452,6 @@ def _zero_modes(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
                 yield found
     if remaining != bdd.false and unchecked is not None:
         unchecked.append((blk, remaining))
-
-
-def _plain_scalar(ia: ImplicitAnalysis, blk: ConditionalBlock, where: _Where,
-                  check: SingularityCheck, points: Sequence[Any]) -> bool:
-    """Whether ``blk``, in a model without guards (every formula true: one variant, the
-    block itself), is one equation that the numerical test passes
-    (`SingularityCheck.suspect`: a scalar block whose entry cannot vanish identically), the
-    commonest block, tested without building its variant (`_variant`)."""
-    if blk.coarse or len(blk.equations) != 1:
-        return False
-    (eq_id,), (name,) = blk.equations, blk.unknowns
-    branches = where.branches_of(ia, eq_id)
-    if len(branches) != 1:
-        return False
-    true = ia.space.bdd.true
-    c = next((v for v, f in ia.c[where.rows[eq_id]].items() if f == true), None)
-    d = next((v for v, f in ia.d[where.cols[name]].items() if f == true), None)
-    if c is None or d is None:
-        return False
-    system = BlockSystem(equations=blk.equations, residuals=(branches[0][1],), offsets=(c,),
-                         columns=((name, d),))
-    return not check.suspect(system, points)
 
 
 def first_mode(bdd: Any, formula: Any, order: Mapping[str, int]) -> dict[str, bool]:

@@ -239,11 +239,7 @@ class GuardedSchedule:
     equation offset c of the analysis in a regular mode (2 or more: a constraint on positions,
     whose restarts have levels, `BlockRows.levels`); ``modes``: the formula (a node of
     ``table``) of the consistent modes, which the FMU lists (`mdae_fmu.codegen.guarded`);
-    ``transient_restarts``: a transient guard (``if edge(c) then``) selects equations, which
-    hold at the instant of the event only: the schedule holds the long modes (transient
-    guards false) and the when-branches that reinit states run the analysed restart of the
-    change into their transient mode (`mdae_fmu.implicit.variants.check_transient_equations`,
-    docs/theory.md §7); ``single``: the schedule of a model of one mode (no guard atom), that
+    ``single``: the schedule of a model of one mode (no guard atom), that
     mode's per-mode analysis wrapped (`single_mode_schedule`, docs/theory.md §10.14): its blocks
     are the variants, each with formula true and no restart, held in the report and not
     copied into ``variants`` (empty; `block_variants` lists them), and code generation plans
@@ -266,7 +262,6 @@ class GuardedSchedule:
     initial: tuple[bool, ...] | None = None
     max_offset: int = 0
     modes: int = -1
-    transient_restarts: bool = False
     single: ModesReport | None = None
 
     def block_variants(self) -> tuple[GuardedVariant, ...]:
@@ -292,8 +287,7 @@ def single_mode_schedule(report: ModesReport) -> GuardedSchedule:
         impulsive=tuple(n for n in report.unknowns if mode.d.get(n, 0) == 0), variants=(),
         table=FormulaTable(var=(), lo=(), hi=()), cond_states=(), flags=(), proxies=(),
         rproxies=(), n_modes=1, impulse_outputs=(), initial=(),
-        max_offset=max(mode.c.values(), default=0), modes=-1, transient_restarts=False,
-        single=report)
+        max_offset=max(mode.c.values(), default=0), modes=-1, single=report)
 
 
 def single_variants(report: ModesReport) -> tuple[GuardedVariant, ...]:

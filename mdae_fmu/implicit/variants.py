@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import heapq
 from collections import ChainMap
-from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass
 
 import sympy as sp
@@ -22,12 +20,12 @@ from .analysis import ImplicitAnalysis, branch_residuals
 from .formulas import conj
 from .merged import MergeContext, case_split, limit0, merged_block
 from .schedule import (STEP, BlockRows, DeltaRestart, FormulaTable, GuardedSchedule,
-                       GuardedVariant, impulse_symbol, left_symbol, tree_instances)
+                       GuardedVariant, impulse_symbol, left_symbol)
 
 MAX_VARIANTS = 200
 
 
-def check_transient_equations(model: Model, switching: bool, analysed: bool = False) -> bool:
+def check_transient_equations(model: Model, switching: bool) -> None:
     """Whether a transient guard (``if edge(c) then``, ``change``, ``initial()``) selects an
     ordinary equation of ``model``. Such a guard is true at one instant only (docs/theory.md
     §5.2): it selects no long mode, and the implicit analysis holds it false
@@ -35,11 +33,11 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
     the long modes; the equations it selects are rows of the restart of the change into its
     transient mode (docs/theory.md §7, the impact law of the elastic Cup-and-Ball), which
     the mode-change analysis standardizes and the when-branch that reinits states runs at
-    the event (`mdae_fmu.codegen.restarts.with_transient_restarts`). ``analysed``: that
-    analysis accepted every change into a transient mode. `ModelRejected` naming the
-    equations and their lines without it, and in a model with mode changes (``switching``),
-    where the change into a transient mode depends on the long mode it leaves (the one
-    refusal of such a model: the enumerated analysis exports nothing)."""
+    the event (`mdae_fmu.codegen.restarts.with_transient_restarts`) of the per-mode schedule
+    (`mdae_fmu.analysis.with_single_schedule`): the guarded schedule runs no such instant.
+    `ModelRejected` naming the equations and their lines; in a model with mode changes
+    (``switching``) the change into a transient mode depends on the long mode it leaves (the
+    one refusal of such a model: the enumerated analysis exports nothing)."""
     from ..structure.per_mode import is_event_guard
     bad = []
     for eq, ifs in zip(model.equations, model.if_conditions):
@@ -53,12 +51,12 @@ def check_transient_equations(model: Model, switching: bool, analysed: bool = Fa
             f"equations {', '.join(bad)}, which the exporter of multimode models does not "
             f"support; a value that changes at the event belongs in a when-clause "
             f"(`when c then v = ...; end when;`, held until the next event)")
-    if bad and not analysed:
+    if bad:
         raise ModelRejected(
             f"model {model.name}: equation {bad[0]} is selected by a transient guard (edge, "
-            f"change, initial), whose instant the guarded schedule runs with the restart the "
-            f"mode-change analysis gives it; no accepted analysis of that change was given")
-    return bool(bad)
+            f"change, initial), whose instant the guarded schedule does not run; a model of "
+            f"one long mode runs it on its per-mode schedule, what `mdae-fmu export` builds "
+            f"for it")
 
 
 #: Largest restart (unknowns) whose solution the reinit refusal states (`_moved_text`)
@@ -246,19 +244,17 @@ def _conditional_states(ia: ImplicitAnalysis, regular, instances) -> list:
 
 def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                      max_variants: int | None = None,
-                     initial: dict | None = None,
-                     transients_analysed: bool = False) -> GuardedSchedule:
+                     initial: dict | None = None) -> GuardedSchedule:
     """The guarded block schedule of ``model`` from its accepted implicit analysis ``ia``
     (module docstring). A set of blocks coupled through their equations with more than
     ``max_variants`` variants is one block (`_merge_components`). ``initial``: the initial
-    value of each guard condition (`GuardedSchedule.initial`). ``transients_analysed``: the
-    mode-change analysis accepted the changes into the transient modes
-    (`check_transient_equations`). `ModelRejected` for what the schedule cannot hold, naming
-    it."""
+    value of each guard condition (`GuardedSchedule.initial`). `ModelRejected` for what the
+    schedule cannot hold (an equation selected by a transient guard,
+    `check_transient_equations`), naming it."""
     if not ia.ok:
         raise ModelRejected(ia.diagnostic or f"model {model.name}: rejected")
     switching = bool(ia.space.atoms)
-    transient = check_transient_equations(model, switching, transients_analysed)
+    check_transient_equations(model, switching)
     space = ia.space
     bdd = space.bdd
     F = bdd.false
@@ -275,17 +271,8 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
     cond_states = _conditional_states(ia, regular, states)
     impulsive = [n for n in cols if dvals[n][0] == 0]
     var_id = {n: k for k, n in enumerate(cols)}
-    keep_tree = not switching and not _reinit_targets(model)
-    if keep_tree:
-        # nothing restarts: the symbols of left limits and impulses made only for the rows
-        # that substitute them (blocks not kept as trees), not one per state and variable
-        position: dict[Any, int] = {(s.name, s.order): k for k, s in enumerate(states)}
-        impulse_ids = {n: var_id[n] for n in impulsive}
-        xleft: dict = _OnDemand(lambda x: left_symbol(position[table.instance(x)]))
-        zeta: dict = _OnDemand(lambda n: impulse_symbol(impulse_ids[n]))
-    else:
-        zeta = {n: impulse_symbol(var_id[n]) for n in impulsive}
-        xleft = {table.sym(s.name, s.order): left_symbol(k) for k, s in enumerate(states)}
+    zeta = {n: impulse_symbol(var_id[n]) for n in impulsive}
+    xleft = {table.sym(s.name, s.order): left_symbol(k) for k, s in enumerate(states)}
     h = STEP
 
     eq_by_id = {eq.id: eq for eq in model.equations}
@@ -338,18 +325,13 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
             if again and k not in moved:
                 continue
             try:
-                if again and built[k][5] is None:      # (a kept tree: not restarted)
-                    built[k] = _variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
-                                        cache, dkey, params)
-                elif again:     # the rows built in the first pass, their restart now
+                if again:     # the rows built in the first pass, their restart now
                     restart = _variant_restart(cb, c, res, dval, table, xleft, h, cache,
                                                dkey, params, built[k][5])
                     built[k] = (built[k][0], restart, *built[k][2:])
                 else:
                     built.append(_variant(cb, c, res, dval, table, xleft, zeta, h, var_id,
-                                          cache, dkey, params, with_restart=False,
-                                          keep_tree=keep_tree,
-                                          sig=(ia.graph.sig[row_of[cb.equations[0]]], cols)))
+                                          cache, dkey, params, with_restart=False))
             except ModelRejected as err:        # named with the modes concerned
                 raise ModelRejected(f"model {model.name}: {_in_modes(space, g)}: "
                                     f"{err.message}") from None
@@ -370,9 +352,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         h=h,
         var_id=var_id,
     )
-    if not constant_order(ia) or max_variants < 1:
-        # (without guards every block has one variant: nothing to merge)
-        variants = _merge_components(variants, ctx, max_variants)
+    variants = _merge_components(variants, ctx, max_variants)
     for eqs, unk, formula in coarse:
         merged = merged_block(ctx, eqs, unk, formula)
         if merged is None:
@@ -383,8 +363,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
                 f"solved as one block (its equations and unknowns do not match in every mode, "
                 f"or it reads a mode-dependent variable it does not solve)")
         variants.append(merged)
-    if not constant_order(ia) or any(v[6] for v in variants):
-        variants = _schedule_order(variants, table)
+    variants = _schedule_order(variants, table)
     check_literal_reinits(model, variants, tuple(cols), xleft, zeta, space)
     flags = list(ctx.flags.values())
     ft, roots = formula_table(bdd, space, [v[0] for v in variants]
@@ -405,7 +384,7 @@ def guarded_schedule(model: Model, ia: ImplicitAnalysis,
         flags=tuple((sym, r) for (sym, _), r in zip(flags, flag_roots)),
         proxies=tuple(ctx.proxies), rproxies=tuple(ctx.rproxies), n_modes=ia.n_modes,
         impulse_outputs=impulse_outputs(out, tuple(cols), xleft, zeta),
-        initial=_initial_bits(space, initial), modes=roots[-1], transient_restarts=transient,
+        initial=_initial_bits(space, initial), modes=roots[-1],
         max_offset=max((v for case in ia.c for v, f in case.items() if conj(f, regular) != F),
                        default=0))
 
@@ -509,33 +488,6 @@ def _written(plan: BlockRows, sel) -> tuple:
     return GuardedVariant(
         formula=0, block=plan, restart=None, writes=(), reads=(), sel=sel
     ).written()
-
-
-class _OnDemand(dict):
-    """A dict whose missing entries ``make(key)`` computes and keeps (a ``KeyError`` from
-    ``make`` for a key it has no value of): the left limits and impulses of a schedule
-    that nothing restarts (`guarded_schedule`), where only iteration and membership, which
-    read the entries made so far, differ from the whole dict, and no restart reads them."""
-
-    def __init__(self, make: Callable[[Any], Any]) -> None:
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, key: Any) -> Any:
-        value = self[key] = self.make(key)
-        return value
-
-
-def constant_order(ia: ImplicitAnalysis) -> bool:
-    """Whether the blocks of ``ia`` are in an order valid in every mode as they come: in a
-    model without guards (no guard atom), every formula true, the blocks are the strongly
-    connected components of the tight dependency graph in topological order
-    (`mdae_fmu.implicit.blocks.conditional_blocks`, docs/theory.md §10.8), and a block reads
-    an instance another block writes, a leading derivative x^(d_x), only through a tight entry
-    (sigma_ex + c_e = d_x), an edge of that graph: `_schedule_order` would keep the order, so
-    `guarded_schedule` does not compute it (the coarse blocks of a component too large to
-    split aside, which `_merge_components` makes into merged blocks)."""
-    return not ia.space.atoms and not any(cb.coarse for cb in ia.blocks)
 
 
 def _schedule_order(variants, table=None):
@@ -643,7 +595,7 @@ def _reinit_targets(model: Model) -> set[str]:
 
 
 def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
-             params=None, with_restart=True, keep_tree=False, sig=None):
+             params=None, with_restart=True):
     """The rows of one block variant and its restart system (module docstring):
     ``(rows, restart, writes, reads, consistency rows, built)``, ``built`` the pieces the
     restart system reuses (`_variant_restart`). ``dval``: the offsets d of the variables in
@@ -652,28 +604,10 @@ def _variant(cb, c, res, dval, table, xleft, zeta, h, var_id, cache, dkey=(),
     which do not depend on the block (the substitutions of the restart are the same inside
     and outside it). ``with_restart``: False for a steady variant (`_restarted_variants`) or
     when the restart is built later from ``built``: its restart is None, the rest as with
-    it. ``keep_tree``: in a model that nothing restarts (no guard, no reinit), a block of one
-    undifferentiated equation keeps its residual as the tree alone (`BlockRows`: no sympy
-    form, which code generation does not read; docs/theory.md §10.8), its reads taken from
-    the tree's instances, and ``built`` is None. ``sig``: ``(row, columns)``, the analysis'
-    signature row of its first equation (column -> {order: formula}) and the variables of
-    the columns: the kept tree's reads are then read there (in a model without guards the
-    row holds each variable's highest order in the residual, at most its offset d)."""
+    it."""
     eqs = list(cb.equations)
     unknowns = tuple(table.sym(u, dval[u]) for u in cb.unknowns)
     label = "+".join(f"{e}" + "'" * c[e] for e in eqs)
-    if keep_tree and not with_restart and len(eqs) == 1 and c[eqs[0]] == 0:
-        tree = res[eqs[0]]
-        mine = set(cb.unknowns)
-        if sig is not None:
-            row, names = sig
-            reads = {j for j, cell in row.items() if names[j] not in mine
-                     and dval[names[j]] in cell}
-        else:
-            reads = {var_id[n] for n, k in tree_instances(tree) if n not in mine and n in dval
-                     and ((dval[n] >= 1 and k == dval[n]) or (dval[n] == 0 and k == 0))}
-        return (BlockRows(label=label, unknowns=unknowns, rows=(), tree=tree), None,
-                tuple(var_id[u] for u in cb.unknowns), tuple(sorted(reads)), (), None)
     residuals, top, lower = {}, [], {}
     for e in eqs:
         key = (e, res[e], c[e])

@@ -1,11 +1,11 @@
 """A single-mode model on the guarded schedule (issue 26 Deliver 1, docs/multimode.md
-"Single-mode models on the guarded schedule"): the chain of benchmarks/guarded_stages.py keeps
-its one-equation blocks as trees (no sympy rows), its blocks of every mode are printed as
-loops over a slot table (codegen.runs), and its FMU computes what the per-mode FMU computes,
-row for row; the save of that analysis loads back and exports the same FMU. The implicit
-analysis of a single-mode model is asked for by name (`analysis.guarded_analysis`, what a
-model of one long mode past the enumeration's bound gets): ``implicit=True`` is the default
-(docs/decisions.md §19)."""
+"Single-mode models on the guarded schedule"): the chain of benchmarks/guarded_stages.py has
+one-equation blocks, its blocks of every mode are printed as loops over a slot table
+(codegen.runs), and its FMU computes what the per-mode FMU computes, row for row; the save of
+that analysis loads back and exports the same FMU. The implicit analysis of a single-mode
+model is asked for by name (`analysis.guarded_analysis`, the oracle of docs/theory.md §10.14;
+no product route builds it for such a model, docs/decisions.md §19): ``implicit=True`` is the
+default."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def test_chain_on_the_guarded_schedule_is_the_per_mode_fmu(tmp_path):
     assert guarded.accepted and guarded.guarded is not None
     variants = guarded.guarded.variants
     assert len(variants) == 2 * N
-    # every block is one undifferentiated equation: the tree alone, read for its instances
-    assert all(v.block.rows == () and v.block.tree is not None for v in variants)
+    # every block is one undifferentiated equation: its tree and its one row
+    assert all(len(v.block.rows) == 1 and v.block.tree is not None for v in variants)
     assert all(v.restart is None for v in variants)
     by_label = {v.block.label: v for v in variants}
     x_of = {n: k for k, n in enumerate(guarded.guarded.variables)}
@@ -125,14 +125,12 @@ def test_a_model_without_guards_uses_no_bdd_and_builds_its_report_when_read(monk
 
 @pytest.mark.parametrize("source", ["Pendulum", "VanDerPol", "Dahlquist", "loops"])
 def test_without_guards_the_analysis_order_is_a_valid_schedule(source, tmp_path):
-    """`implicit.variants.constant_order`: in a model without guards `guarded_schedule` keeps
-    the analysis' block order without sorting it. Oracle: every instance a variant reads
-    that another variant writes is written earlier (the Pendulum and the loop chain's
-    pendulum have offsets c >= 1, the loop chain two-equation blocks)."""
+    """In a model without guards the order of `guarded_schedule` (`_schedule_order`) is a
+    valid schedule. Oracle: every instance a variant reads that another variant writes is
+    written earlier (the Pendulum and the loop chain's pendulum have offsets c >= 1, the
+    loop chain two-equation blocks)."""
     from gen_chain import loop_chain_model
 
-    from mdae_fmu.implicit.analysis import analyze_implicit
-    from mdae_fmu.implicit.variants import constant_order
     from mdae_fmu.structure.per_mode import symbol_table
     if source == "loops":
         path = tmp_path / "Loops.mo"
@@ -142,7 +140,7 @@ def test_without_guards_the_analysis_order_is_a_valid_schedule(source, tmp_path)
     model = api.load(path)
     a = guarded_analysis(model, None)
     code = a.code_model or model
-    assert a.accepted and a.guarded is not None and constant_order(analyze_implicit(code))
+    assert a.accepted and a.guarded is not None
     table = symbol_table(code)
     variants = a.guarded.variants
     writer = {x: k for k, v in enumerate(variants) for x in v.written()}

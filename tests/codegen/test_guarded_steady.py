@@ -102,7 +102,7 @@ def test_blocks_of_every_mode_are_planned_as_in_one_mode(tmp_path):
     model = _load(tmp_path, model_text(), "SteadyLoops")
     a = api.analyze(model, implicit=True)
     assert a.accepted and a.guarded is not None and a.guarded.single is None
-    plan = plan_guarded(a.code_model or model, a.guarded, a.automaton)
+    plan = plan_guarded(a.code_model or model, a.guarded)
     steady = [gb for gb in plan.blocks if gb.formula == -1 and not gb.merged]
     assert steady and all(gb.pieces for gb in steady)
     # each steady block's pieces solve exactly its unknowns

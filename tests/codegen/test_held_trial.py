@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests" / "fmu"))
 
 def _plan(model):
     a = analyze(model)
-    return a.code_model or model, plan_guarded(a.code_model or model, a.guarded, a.automaton)
+    return a.code_model or model, plan_guarded(a.code_model or model, a.guarded)
 
 
 def _held(model) -> list[str]:

@@ -1,14 +1,16 @@
-"""Transient guards selecting equations on the guarded schedule (issue 26 Deliver 2): the
-elastic Cup-and-Ball (reference_models/CupAndBallElastic.mo: ``if edge(contact) then`` selects
-the rope equations for the instant of the impact) is exported on the guarded schedule, its
-long mode the slack rope, its impact the analysed restart of the change into the transient
-mode (docs/theory.md §7, docs/multimode-fmu.md "Transient guards on the guarded schedule").
+"""Transient guards selecting equations (issue 26 Deliver 2): the elastic Cup-and-Ball
+(reference_models/CupAndBallElastic.mo: ``if edge(contact) then`` selects the rope equations
+for the instant of the impact) is a model of one long mode, exported on its per-mode schedule
+(the mode's blocks, the slack rope), its impact the analysed restart of the change into the
+transient mode (docs/theory.md §7, `mdae_fmu.codegen.restarts.with_transient_restarts`). The
+guarded schedule of the one analysis runs no such instant: it refuses an equation selected by
+a transient guard (stop 42 removed its transient restarts, which no product route built,
+docs/decisions.md §19).
 
-Oracles: the recorded trajectory of the per-mode FMU (tests/data/reference_trajectories, to
-1e-10 in Model Exchange and Co-Simulation), and an independent closed form of the physics:
-free fall between impacts, each impact at |p| = L found as a root of the quartic
-|p(t)|^2 = L^2, the radial velocity reversed with restitution e and the tangential velocity
-kept (so the kinetic energy drops by (1 - e^2) v_r^2 / 2 per unit mass)."""
+Oracle: an independent closed form of the physics: free fall between impacts, each impact at
+|p| = L found as a root of the quartic |p(t)|^2 = L^2, the radial velocity reversed with
+restitution e and the tangential velocity kept (so the kinetic energy drops by
+(1 - e^2) v_r^2 / 2 per unit mass)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ pytest.importorskip("dd")
 pytest.importorskip("fmpy")
 
 from mdae_fmu import api  # noqa: E402
-from mdae_fmu.analysis import analyze, initial_mode, replace  # noqa: E402
+from mdae_fmu.analysis import analyze  # noqa: E402
 from mdae_fmu.cli import main  # noqa: E402
 from mdae_fmu.diagnostics import ModelRejected  # noqa: E402
 from mdae_fmu.implicit.analysis import analyze_implicit  # noqa: E402
@@ -33,8 +35,8 @@ from mdae_fmu.implicit.variants import guarded_schedule  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests" / "fmu"))
-from record_reference_trajectories import OUT, read_csv, simulate  # noqa: E402
-from test_reference_trajectories import mismatches, segments  # noqa: E402
+from record_reference_trajectories import OUT, simulate  # noqa: E402
+from test_reference_trajectories import segments  # noqa: E402
 
 ELASTIC = ROOT / "reference_models" / "CupAndBallElastic.mo"
 NO_LAW = ROOT / "reference_models" / "CupAndBallElasticNoLaw.mo"
@@ -77,30 +79,14 @@ def closed_form(times: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
-def transient_schedule(model):
-    """The analysis of a single-mode model whose transient guard selects equations with the
-    implicit analysis' own guarded schedule (``transients_analysed``: the mode-change
-    automaton of its enumerated analysis accepted the changes into the transient modes,
-    whose restarts the guarded plan reads from it). ``implicit=True`` built it until stop 41;
-    the default now carries the mode's per-mode schedule (docs/decisions.md §19), so the
-    guarded emitter's transient restarts are built here, as the one analysis of such a model
-    will build them (issue 26 Deliver 1)."""
-    a = analyze(model)
-    code = a.code_model or model
-    return replace(a, guarded=guarded_schedule(code, analyze_implicit(code),
-                                               initial=initial_mode(code)[0],
-                                               transients_analysed=True))
-
-
 @pytest.fixture(scope="module")
 def elastic_fmu(tmp_path_factory) -> tuple[Path, dict]:
-    """The guarded FMU of CupAndBallElastic (`transient_schedule`) and its recording's
-    entry."""
+    """The FMU of CupAndBallElastic (`mdae-fmu export`'s, both FMI types) and its
+    recording's entry (stop time, tolerance)."""
     entry = json.loads((OUT / "manifest.json").read_text())["models"]["CupAndBallElastic"]
     fmu = tmp_path_factory.mktemp("elastic") / "CupAndBallElastic.fmu"
     model = api.load(ELASTIC)
     api.export_fmu(model, fmu, fmi_type="both", progress=False,
-                   analysis=transient_schedule(model),
                    default_experiment={"stopTime": entry["stop"], "tolerance": entry["rtol"]})
     return fmu, entry
 
@@ -122,35 +108,25 @@ def test_the_closed_form_conserves_what_the_impact_law_says():
         assert lost == pytest.approx((1 - E_RESTITUTION ** 2) * vr * vr / 2, abs=1e-12)
 
 
-def test_the_guarded_schedule_holds_the_transient_guard():
-    """The analysis builds the guarded schedule (no refusal): the long mode's blocks (rope
-    slack, the transient guard false) and the impact's restart from the mode-change analysis
-    (`GuardedSchedule.transient_restarts`)."""
-    a = transient_schedule(api.load(ELASTIC))
-    assert a.accepted and a.guarded_refusal is None
-    assert a.guarded is not None and a.guarded.transient_restarts
-    assert a.guarded.guards == ()           # one long mode
-
-
-@pytest.mark.parametrize("tag, fmi_type", [("me", "ModelExchange"), ("cs", "CoSimulation")])
-def test_guarded_fmu_reproduces_the_per_mode_recording(elastic_fmu, tag, fmi_type):
-    """The guarded FMU against the per-mode FMU's recorded run (the same event times, the
-    left and right limits at each), to 1e-10 relative to 1 + |value|."""
-    fmu, entry = elastic_fmu
-    names = entry["columns"]
-    result = simulate(fmu, "CupAndBallElastic", entry["stop"], names, fmi_type,
-                      rtol=entry["rtol"])
-    header, rows = read_csv(OUT / entry[tag]["csv"])
-    assert header == ["time", *names]
-    ref = np.array(rows)
-    got = np.array([[float(r[n]) for n in names] for r in result])
-    bad = mismatches(result["time"], got, ref[:, 0], ref[:, 1:], names)
-    assert not bad, "\n".join(bad)
+def test_the_guarded_schedule_refuses_the_transient_guard():
+    """The analysis of CupAndBallElastic is that of its one long mode (the per-mode schedule
+    wrapped, `GuardedSchedule.single`); the guarded schedule of its implicit analysis, which
+    no product route builds for it, refuses the equation the transient guard selects,
+    naming it, its line and the schedule that runs it."""
+    model = api.load(ELASTIC)
+    a = analyze(model)
+    assert a.accepted and a.guarded is not None and a.guarded.single is not None
+    with pytest.raises(ModelRejected, match=r"model CupAndBallElastic: equation e\w+ "
+                       r"\(CupAndBallElastic.mo:\d+\) is selected by a transient guard "
+                       r"\(edge, change, initial\), whose instant the guarded schedule does "
+                       r"not run; a model of one long mode runs it on its per-mode schedule, "
+                       r"what `mdae-fmu export` builds for it"):
+        guarded_schedule(model, analyze_implicit(model))
 
 
 @pytest.mark.parametrize("fmi_type", ["ModelExchange", "CoSimulation"])
-def test_guarded_fmu_follows_the_closed_form(elastic_fmu, fmi_type):
-    """The guarded FMU against the closed form (module docstring): every output point to
+def test_fmu_follows_the_closed_form(elastic_fmu, fmi_type):
+    """The FMU against the closed form (module docstring): every output point to
     1e-8, and in Model Exchange every impact (an event row pair) at the closed form's time
     with its left and right limits, so the full radial reflection (vx jumps too, although
     the law reinits vy only) and not the literal reinit."""
@@ -177,8 +153,8 @@ def test_guarded_fmu_follows_the_closed_form(elastic_fmu, fmi_type):
 
 def test_transient_mode_without_an_impact_law_is_refused(tmp_path, capsys):
     """CupAndBallElasticNoLaw: the transient mode of the impact has no restart law; the
-    guarded export refuses it (exit 1) with the analysis' diagnosis, and the schedule built
-    without an accepted analysis of its transient modes is refused naming the equation."""
+    export refuses it (exit 1) with the analysis' diagnosis, and the guarded schedule of its
+    implicit analysis refuses it naming the equation."""
     code = main(["export", str(NO_LAW), "--implicit", "-o", str(tmp_path / "n.fmu")])
     assert code == 1
     err = capsys.readouterr().err
@@ -187,8 +163,8 @@ def test_transient_mode_without_an_impact_law_is_refused(tmp_path, capsys):
     assert not (tmp_path / "n.fmu").exists()
     model = api.load(NO_LAW)
     with pytest.raises(ModelRejected, match=r"equation e\w+ \(CupAndBallElasticNoLaw.mo:\d+\) "
-                       r"is selected by a transient guard .* no accepted analysis of that "
-                       r"change was given"):
+                       r"is selected by a transient guard .* whose instant the guarded "
+                       r"schedule does not run"):
         guarded_schedule(model, analyze_implicit(model))
 
 
