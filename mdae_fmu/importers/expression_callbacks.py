@@ -13,6 +13,7 @@ from .. import expr as E
 from . import values
 from .callback_common import rule_table
 from .functions import Tuple
+from .parse_traces import is_name
 from .syntax import ENUM_PREFIXES, normalize_name, unescape
 
 if TYPE_CHECKING:
@@ -215,13 +216,26 @@ def paren_form(c: list) -> str | None:
     return c[1]
 
 
-#: Forms of the callbacks that only rearrange their children (`parse_traces.compile_trace`).
-INLINE_RULES = {"paren": paren_form}
+def binop_form(c: list) -> str | None:
+    """`binop` as an expression over its children's sources (`parse_traces`): its node, built
+    in place, when the right operand is a name's reference or a derivative (nothing to
+    evaluate or check: `binop`'s first return), else the call of `binop`."""
+    if len(c) != 3 or not all(is_name(x) for x in c):
+        return None
+    left, op, right = c
+    return (f"(N_BinOp(N_BINOPS[{op}[1]], {left}, {right}) if type({right}) is N_Ref "
+            f"or type({right}) is N_Der else f_binop(cb, [{left}, {op}, {right}]))")
+
+
+#: Forms of the callbacks that only rearrange their children, or build their usual value
+#: without a call (`parse_traces.compile_trace`), and the names those forms use.
+INLINE_RULES = {"paren": paren_form, "binop": binop_form}
+INLINE_NAMES = {"N_BinOp": E.BinOp, "N_BINOPS": BINOPS, "N_Ref": E.Ref, "N_Der": E.Der}
 
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(number, string, true, false, ref, binop, unop, binop_signed, pow_signed,
                    not_expr, and_expr, or_expr, paren, if_expr, empty_slot, tuple_expr)
 
 
-__all__ = ["BINOPS", "CACHED_RULES", "INLINE_RULES", "RULES", "constant_value", "edges_as_pre",
+__all__ = ["BINOPS", "CACHED_RULES", "INLINE_NAMES", "INLINE_RULES", "RULES", "constant_value", "edges_as_pre",
            "fold"]

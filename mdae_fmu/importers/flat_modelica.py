@@ -205,6 +205,8 @@ class _Callbacks:
     cached_rules = expression_callbacks.CACHED_RULES
     #: rules that only rearrange their children, by their forms (`parse_traces`)
     inline_rules: dict = {}
+    #: the names those forms use (`parse_traces`)
+    inline_names: dict = {}
 
 
 #: The modules of the grammar callbacks, one per construct (`callback_common`).
@@ -219,12 +221,14 @@ def _assemble_callbacks() -> None:
     for module in CALLBACK_MODULES:
         for name, callback in module.RULES.items():
             if name in owner or name.startswith("_") or name in ("ctx", "cached_rules",
-                                                                  "inline_rules"):
+                                                                  "inline_rules",
+                                                                  "inline_names"):
                 raise AssertionError(f"callback '{name}' of {module.__name__} clashes "
                                      f"({owner.get(name, 'a name of _Callbacks')})")
             owner[name] = module.__name__
             setattr(_Callbacks, name, callback)
         _Callbacks.inline_rules.update(getattr(module, "INLINE_RULES", {}))
+        _Callbacks.inline_names.update(getattr(module, "INLINE_NAMES", {}))
 
 
 _assemble_callbacks()
@@ -969,6 +973,12 @@ class _ModelBuilder:
     def check_arrays(self):
         """Scalarized element declarations ``x[1] ... x[n]`` must cover their whole index box;
         a lone ``Real x[3]`` is an (unsupported) array declaration."""
+        if not _vectors_complete([v.name for v in self.variables]):
+            self.check_array_boxes()
+
+    def check_array_boxes(self):
+        """`check_arrays` in full: the boxes of every subscripted name, each incomplete one
+        reported at its first element."""
         # key -> [(indices, position of the variable), ...], and for the usual `x[7]`, read
         # without the regular expression, key -> (its indices, the variables' positions)
         groups: dict[str, list] = {}
@@ -1088,6 +1098,39 @@ class _ModelBuilder:
             experiment=self.experiment,
             enumerations=tuple(enums.values()),
         )
+
+
+#: a name subscripted once by one number, ``chain.x[17]``, no quote: (the name before the
+#: subscript, the number's digits), one per line of the names joined (`_vectors_complete`)
+_VECTOR_ELEMENT_RE = re.compile(r"^([^\n\[']*)\[([0-9]+)\]$", re.MULTILINE)
+
+
+def _vectors_complete(names: list[str]) -> bool:
+    """Every subscripted name of ``names`` is an element ``x[i]`` of a vector whose elements
+    ``x[1] ... x[n]`` are all declared, as in the files of scalarized vectors: what
+    `_ModelBuilder.check_array_boxes` finds without a problem, found with the names read in
+    one pass of a regular expression and a loop over the elements' numbers. False when some
+    name is subscripted otherwise (a matrix element, a quoted name) or some vector is
+    incomplete: the full check decides (and places the errors)."""
+    if not names:
+        return True
+    joined = "\n".join(names)
+    elements = _VECTOR_ELEMENT_RE.findall(joined)
+    if len(elements) != joined.count("[") or joined.count("\n") >= len(names):
+        return False                    # a name subscripted otherwise (or holding a newline)
+    vectors: dict[str, list[str]] = {}
+    get = vectors.get
+    for key, digits in elements:
+        members = get(key)
+        if members is None:
+            vectors[key] = [digits]
+        else:
+            members.append(digits)
+    for members in vectors.values():
+        indices = list(map(int, members))
+        if len(indices) != max(indices) or min(indices) < 1:
+            return False
+    return True
 
 
 def _connected_component_inputs(variables, equations) -> set[str]:

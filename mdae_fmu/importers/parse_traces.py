@@ -121,7 +121,7 @@ def compile_trace(record: Recorder, value: Any, kinds: tuple | None = None) -> A
     The source given to ``exec`` never contains input text, so no model can inject code: it
     holds callback names (identifiers of the parser's own calls, checked), slot expressions
     built from integers, and the generated names ``x<k>``, ``t<k>``, ``f_<name>``, ``t_<table>``,
-    ``ctx``, ``T``, ``j``, ``cb``.
+    ``ctx``, ``T``, ``j``, ``cb`` and those of ``inline_names``.
     A callback that is a function of the callbacks' class is called as that function with
     ``cb`` (the method's own code, without the attribute lookup of each call); any other is
     looked up on ``cb``. The class's ``inline_rules``, ``{rule: form}``, names the rules whose
@@ -129,7 +129,11 @@ def compile_trace(record: Recorder, value: Any, kinds: tuple | None = None) -> A
     children's sources, the source of an expression equal to the rule's value (or None: the
     rule is called), which the replay evaluates instead of calling the rule; each child's
     source is built as above, and a form uses a child twice only when it is a name (``t<k>``,
-    ``x<k>``), so every list is built once, as the call's would be. The class's
+    ``x<k>``), so every list is built once, as the call's would be. A form may also choose,
+    by the types of its children, between the value the rule gives them without reading or
+    writing any state and a call of the rule (``f_<name>(cb, [...])``: `expression_callbacks`'
+    ``binop`` of a name's reference); the class's ``inline_names``, ``{identifier: object}``,
+    are the names other than ``f_<name>`` such forms use (node classes, tables). The class's
     ``cached_rules``, ``{rule: table}``, names the rules whose value for one token is the entry
     of that token's text in the dict ``cb.ctx.<table>`` when it has one (a name's `E.Ref`, a
     number's `E.Const`): the replay reads that entry and calls the rule only when there is
@@ -146,7 +150,7 @@ def compile_trace(record: Recorder, value: Any, kinds: tuple | None = None) -> A
     owner = type(record.callbacks)
     cached: dict[str, str] = getattr(owner, "cached_rules", {})
     inline: dict[str, Callable[[list[str]], str | None]] = getattr(owner, "inline_rules", {})
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = dict(getattr(owner, "inline_names", {}))
     lines = ["def run(T, j, cb):"]
     tables: set[str] = set()
     for k, (name, source) in enumerate(record.ops):
@@ -189,20 +193,37 @@ def _line_trace(lines: list[str], namespace: dict, kinds: tuple) -> LineTrace | 
     """The trace whose source is ``lines`` (``run(T, j, cb)`` over the line's tokens
     ``t<k>``) as a function of the match of the line's shape instead (`LineTrace`): a token's
     text read where it is used alone (``t<k>[1]``: ``G[k]``, the match's group), and a token
-    passed whole built as the lexer builds it, ``(kind, text, offset)``, once at the start
-    (the same tuple wherever the record used it), only for the tokens passed whole. The
-    kinds are the shape's terminal names (identifiers, no input text)."""
+    passed whole built as the lexer builds it, ``(kind, text, offset)``, only for the tokens
+    passed whole: where it is passed when the source passes it once (on a line of known names
+    a `ref` whose table entry exists never builds its token), else once at the start (the
+    same tuple wherever the record used it). The kinds are the shape's terminal names
+    (identifiers, no input text)."""
     if not all(k.isidentifier() for k in kinds):
         return None
     body = [_TOKEN_TEXT.sub(r"G[\1]", line) for line in lines[1:]]
-    used = sorted({int(k) for line in body for k in _TOKEN.findall(line)})
+    uses: dict[int, int] = {}
+    for line in body:
+        for k in _TOKEN.findall(line):
+            uses[int(k)] = uses.get(int(k), 0) + 1
+    # a token passed whole once is built where it is passed (often only on a miss of a
+    # cached rule, `ref` of a name seen before: never); one passed twice, once at the start
+    once = {k for k, n in uses.items() if n == 1}
+    if once:
+        body = [_TOKEN.sub(lambda t: _token_tuple(int(t.group(1)), kinds)
+                           if int(t.group(1)) in once else t.group(0), line) for line in body]
     head = ["def run(m, cb):", "    G = m.groups()"]
-    if used:
+    if uses:
         head.append("    S = m.start")
-    head += [f"    t{k} = ({kinds[k]!r}, G[{k}], S({k + 1}))" for k in used]
+    head += [f"    t{k} = {_token_tuple(k, kinds)}" for k in sorted(uses) if k not in once]
     exec("\n".join(head + body), namespace)  # noqa: S102 - no input text in it (docstring)
     run: LineTrace = namespace["run"]
     return run
+
+
+def _token_tuple(k: int, kinds: tuple) -> str:
+    """The source of token ``k`` of a line trace as the lexer builds it, ``(kind, text,
+    offset)``, from the match's groups ``G`` and its ``start``, ``S`` (`_line_trace`)."""
+    return f"({kinds[k]!r}, G[{k}], S({k + 1}))"
 
 
 __all__ = ["LineTrace", "Recorder", "Trace", "children", "compile_trace", "is_name"]

@@ -239,7 +239,12 @@ def check_model(variables, assignments=()) -> list[tuple[object, str]]:
             problems.extend(binding_cycles(left))
             break
         pending = left
+    const = E.Const
     for v in variables:
+        start = v.start
+        if (start is None or type(start) is const and v.type != "Integer") \
+                and v.nominal is None and v.min is None and v.max is None:
+            continue            # (the usual declaration: nothing that can fail to evaluate)
         if v.name in bad:
             continue
         for attr in ("start",) if v.variability in ("parameter", "constant") and \

@@ -840,3 +840,44 @@ def test_array_check_agrees_with_its_first_form_on_random_declarations():
                         f"supported (declare every element {key.replace('[]', '[1]', 1)}, ... "
                         "as a scalar)") for v, key in expected], names
         assert b.needs_lowering == bool(expected)
+
+
+def test_vector_check_shortcut_agrees_with_the_full_check():
+    """`_vectors_complete` (the names read by one regular expression, used when every
+    subscripted name is a vector element ``x[i]``) says yes only where the full check
+    (`_ModelBuilder.check_array_boxes`) finds nothing, and says yes on complete vectors in any
+    order, beside unsubscripted names; matrices, quoted names and gaps go to the full check."""
+    import random
+    from mdae_fmu.diagnostics import SourceLoc
+    from mdae_fmu.importers.flat_modelica import _ModelBuilder, _vectors_complete
+    from mdae_fmu.importers.parse_context import ParseContext
+    from mdae_fmu.ir import Variable
+    rng = random.Random(43)
+    shapes = ["x[{}]", "y.z[{}]", "[{}]", "a]b[{}]", "w", "q.r", "x[0{}]", "m[{},{}]",
+              "'p[{}]'", "a[{}].b"]
+    decided = {True: 0, False: 0}
+    for _ in range(600):
+        names: list[str] = []
+        for _ in range(rng.randint(0, 12)):
+            shape = rng.choice(shapes[:5] if rng.random() < 0.7 else shapes)
+            name = shape.format(*(rng.randint(0, 4) for _ in range(shape.count("{}"))))
+            if name not in names:
+                names.append(name)
+        b = _ModelBuilder("M", ParseContext(filename="m.mo"))
+        b.variables = [Variable(name=n, loc=SourceLoc("m.mo", k + 1, 3))
+                       for k, n in enumerate(names)]
+        b.check_array_boxes()
+        quick = _vectors_complete(names)
+        decided[quick] += 1
+        if quick:
+            assert not b.ctx.errors, names
+        elif all(n.count("[") == 1 and n.endswith("]") and "'" not in n and
+                 n[n.index("[") + 1:-1].isdigit() for n in names if "[" in n):
+            assert b.ctx.errors, names          # vectors only: a gap the full check finds
+    assert decided[True] > 50 and decided[False] > 50
+    complete = [f"v[{i}]" for i in (3, 1, 2)] + ["s", "u.k[1]", "u.k[2]", "t[10]"] + \
+        [f"t[{i}]" for i in range(1, 10)]
+    assert _vectors_complete(complete)
+    assert not _vectors_complete(complete + ["v[5]"])
+    assert not _vectors_complete(complete + ["v[0]"])
+    assert not _vectors_complete(["m[1,1]"]) and not _vectors_complete(["'a[1]'"])

@@ -195,6 +195,51 @@ def test_inline_forms_give_the_callbacks_values(rule, c, as_values):
     assert _same_value(got, want)
 
 
+def _binop_cases():
+    """(children, text) of `binop`: a right operand that is a name's reference or a
+    derivative (the form builds the node), a constant, a folded sum, a constant divisor 0 (the
+    form calls `binop`: evaluated, or an error recorded)."""
+    a, b, one, zero = E.Ref("a"), E.Ref("b"), E.Const(1.0), E.Const(0)
+    return [([a, ("ADD_OP", "+", 2), b], "a + b"),
+            ([one, ("MUL_OP", "*", 4), E.Der(a)], "1.0 * der(a)"),
+            ([E.Der(a), ("ADD_OP", "-", 7), b], "der(a) - b"),
+            ([a, ("MUL_OP", "*", 2), one], "a * 1.0"),
+            ([one, ("ADD_OP", "+", 4), one], "1.0 + 1.0"),
+            ([a, ("MUL_OP", "/", 2), zero], "a / 0"),
+            ([a, ("POW_OP", "^", 2), E.UnOp("-", b)], "a ^ (-b)")]
+
+
+@pytest.mark.parametrize("c,text", _binop_cases())
+def test_binop_form_gives_the_callbacks_node(c, text):
+    """`binop`'s inline form evaluates, in a trace's namespace (the callbacks' ``inline_names``
+    and ``f_binop``), to a node equal to the callback's, over the same operand objects, and
+    leaves the same errors and folded values in the parse context."""
+    from mdae_fmu.importers.parse_context import ParseContext
+    form = F._Callbacks.inline_rules["binop"]
+    expression = form(["x0", "t1", "x2"])
+    assert expression is not None and form(["x0", "t1", "[x2]"]) is None
+    contexts = []
+    results = []
+    for inline in (True, False):
+        callbacks = F._Callbacks()
+        callbacks.ctx = ctx = ParseContext(filename="m.mo", text=text)
+        if inline:
+            env = {**F._Callbacks.inline_names, "f_binop": F._Callbacks.binop,
+                   "cb": callbacks, "x0": c[0], "t1": c[1], "x2": c[2]}
+            results.append(eval(expression, env))   # noqa: S307 - the test's own source
+        else:
+            results.append(F._Callbacks.binop(callbacks, list(c)))
+        contexts.append(ctx)
+    got, want = results
+    assert type(got) is type(want) and got == want
+    assert got.left is want.left and got.right is want.right
+    assert contexts[0].errors == contexts[1].errors
+    assert [v for _, v in contexts[0].folded.values()] == \
+        [v for _, v in contexts[1].folded.values()]
+    if text == "a / 0":
+        assert "division by zero" in contexts[0].errors[0][3]
+
+
 def _same_value(a, b) -> bool:
     """Equal, of the same type, and the same objects except lists (a list written out in a
     trace is built where the parser built its own)."""
