@@ -46,11 +46,15 @@ def equation_start(ctx: ParseContext, tok: tuple) -> int:
     i = bisect.bisect_right(ends, pos) - 1
     if i < 0:
         return pos
-    skipped = _SKIP_RE.match(ctx.text, ends[i])
-    assert skipped is not None          # a starred pattern: matches the empty string
-    start = skipped.end()
+    end = ends[i]
     if i:
         del ends[:i]
+    between = ctx.text[end:pos]
+    if "/" not in between:              # no comment (the usual case): only white space
+        return pos - len(between.lstrip())
+    skipped = _SKIP_RE.match(ctx.text, end)
+    assert skipped is not None          # a starred pattern: matches the empty string
+    start = skipped.end()
     return pos if start > pos else start
 
 

@@ -33,6 +33,7 @@ import os
 import re
 import threading
 from dataclasses import replace
+from itertools import repeat
 from typing import Any, Iterator, cast
 from pathlib import Path
 
@@ -542,8 +543,8 @@ class _ModelBuilder:
         self.needs_lowering = False     # an undeclared name or a lone `x[3]` (`_Relower`)
         self.experiment: tuple = ()
         self.tuple_calls: list = []                # (function, outputs used, where)
-        # the locations of the declarations and equations, in text order
-        self.locate = ctx.locator()
+        # the locations of the declarations and equations, in text order (one, or a list)
+        self.locate, self.locate_many = ctx.locators()
 
     def err(self, where, message, priority=0):
         loc = self.ctx.where_loc(where)
@@ -731,22 +732,11 @@ class _ModelBuilder:
         (iterative, so deeply nested if-equations cannot overflow the stack)."""
         stack: list[tuple[Iterator, tuple[GuardLiteral, ...]]] = [(iter(items), ())]
         target = self.initial if initial else self.equations
-        append = target.append
         prefix = "i" if initial else "e"
-        where_loc = self.locate
         while stack:
             it, guard = stack[-1]
-            for item in it:
-                if item is None or item[0] != "eq" or type(item[1]) is Tuple:
-                    break
-                # `add_equation` of one residual, inlined (the usual item)
-                _, lhs, rhs, where = item
-                if type(lhs) is E.Const or type(rhs) is E.Const:
-                    r = E.residual(lhs, rhs)
-                else:
-                    r = E.BinOp("-", lhs, rhs)
-                append(Equation(f"{prefix}{len(target) + 1}", r, guard, where_loc(where)))
-            else:
+            item = self.plain_equations(it, guard, target, prefix)
+            if item is _RUN_END:
                 stack.pop()
                 continue
             if item is None:                    # (ends its list, as `next(it, None)` did)
@@ -786,6 +776,39 @@ class _ModelBuilder:
                     self.err(s.loc, "assert in an initial equation section is not supported")
                 else:
                     self.err(s.loc, f"{s.func}(...) can only be used inside a when-clause")
+
+    def plain_equations(self, it: Iterator, guard: tuple, target: list, prefix: str) -> Any:
+        """The equations ``lhs = rhs`` of ``it`` up to its first other item, each one residual
+        (`add_equation` of the usual item), appended to ``target`` under ``guard``, a run of at
+        most `EQUATION_RUN` at a time: residuals, then their locations in one pass, then the
+        `Equation` records. Returns that other item, or `_RUN_END` at the end of ``it``."""
+        const, binop = E.Const, E.BinOp
+        item: Any = _RUN_END
+        while True:
+            residuals: list = []
+            wheres: list = []
+            add, place = residuals.append, wheres.append
+            for item in it:
+                if item is None or item[0] != "eq" or type(item[1]) is Tuple:
+                    break
+                _, lhs, rhs, where = item
+                if type(lhs) is const or type(rhs) is const:
+                    add(E.residual(lhs, rhs))
+                else:
+                    add(binop("-", lhs, rhs))
+                place(where)
+                if len(residuals) == EQUATION_RUN:
+                    item = _RUN_FULL
+                    break
+            else:
+                item = _RUN_END
+            if residuals:
+                first = len(target) + 1
+                target.extend(map(Equation, [f"{prefix}{k}" for k in
+                                             range(first, first + len(residuals))],
+                                  residuals, repeat(guard), self.locate_many(wheres)))
+            if item is not _RUN_FULL:
+                return item
 
     def when(self, item):
         _, branches, loc = item
@@ -1131,6 +1154,11 @@ def _vectors_complete(names: list[str]) -> bool:
         if len(indices) != max(indices) or min(indices) < 1:
             return False
     return True
+
+
+#: The most equations `_ModelBuilder.plain_equations` gathers before making their records.
+EQUATION_RUN = 4096
+_RUN_END, _RUN_FULL = object(), object()     # (the end of the items; a full run)
 
 
 def _connected_component_inputs(variables, equations) -> set[str]:

@@ -136,8 +136,15 @@ class ParseContext:
         is cheaper than the context's (it reads no attribute); any other request goes on
         through the context's. A text placed in a file (XML attribute values) gets
         `where_loc` itself."""
+        return self.locators()[0]
+
+    def locators(self) -> tuple[Callable[[Any], SourceLoc],
+                                Callable[[list], list[SourceLoc]]]:
+        """`locator`, and the same for a list of locations at once (the locations of a run
+        of equations), both moving the one cursor."""
         if self.line0 != 1 or self.col0 != 1:
-            return self.where_loc
+            where_loc = self.where_loc
+            return where_loc, lambda wheres: [where_loc(w) for w in wheres]
         text = self.text
         count, rfind = text.count, text.rfind
         at = self._at
@@ -164,7 +171,25 @@ class ParseContext:
                     start = rfind("\n", last, pos) + 1
             last = pos
             return at(line, pos - start + 1)
-        return loc
+
+        def many(wheres: list) -> list[SourceLoc]:
+            """`loc` of each of ``wheres``, in one loop (offsets in text order, the usual)."""
+            nonlocal last, line, start
+            out: list[SourceLoc] = []
+            append = out.append
+            for pos in wheres:
+                if type(pos) is not int or pos < start:
+                    append(loc(pos))
+                    continue
+                if pos >= last:
+                    newlines = count("\n", last, pos)
+                    if newlines:
+                        line += newlines
+                        start = rfind("\n", last, pos) + 1
+                last = pos
+                append(at(line, pos - start + 1))
+            return out
+        return loc, many
 
     def error(self, loc, message: str, priority: int = 0) -> tuple:
         """Record an error at ``loc`` (a SourceLoc or an offset); the earliest one in the file
