@@ -108,7 +108,9 @@ def ref(cb, c):
 def _new_ref(cb, tok):
     ctx = cb.ctx
     raw = tok[1]
-    name = normalize_name(raw)
+    name = raw
+    if "'" in raw or " " in raw or "\t" in raw:     # (`normalize_name`'s own test)
+        name = normalize_name(raw)
     name = ctx.words.get(name, name)        # the declaration's copy (`component_clause`)
     r = E.Ref(name)
     if name.startswith(ENUM_PREFIXES):
@@ -116,12 +118,11 @@ def _new_ref(cb, tok):
     else:
         ctx.refs[raw] = r
     first_use = ctx.first_use
-    if name not in first_use:
-        if ctx.whole_file:          # located only if the name turns out to be undefined
-            first_use[name] = tok[2]
-        else:
-            loc = ctx.tok_loc(tok)
-            first_use[name] = (loc.line, loc.col, ctx.note, ctx.shown_source(loc))
+    if ctx.whole_file:          # located only if the name turns out to be undefined
+        first_use.setdefault(name, tok[2])
+    elif name not in first_use:
+        loc = ctx.tok_loc(tok)
+        first_use[name] = (loc.line, loc.col, ctx.note, ctx.shown_source(loc))
     return r
 
 
@@ -219,18 +220,21 @@ def paren_form(c: list) -> str | None:
 def binop_form(c: list) -> str | None:
     """`binop` as an expression over its children's sources (`parse_traces`): its node, built
     in place, when the right operand is a name's reference or a derivative (nothing to
-    evaluate or check: `binop`'s first return), else the call of `binop`."""
+    evaluate or check: `binop`'s first return) or an operation or call without a constant
+    value (`constant_value` None: `binop`'s second), else the call of `binop`."""
     if len(c) != 3 or not all(is_name(x) for x in c):
         return None
     left, op, right = c
     return (f"(N_BinOp(N_BINOPS[{op}[1]], {left}, {right}) if type({right}) is N_Ref "
-            f"or type({right}) is N_Der else f_binop(cb, [{left}, {op}, {right}]))")
+            f"or type({right}) is N_Der or type({right}) in N_FOLDABLE and id({right}) not in "
+            f"cb.ctx.folded else f_binop(cb, [{left}, {op}, {right}]))")
 
 
 #: Forms of the callbacks that only rearrange their children, or build their usual value
 #: without a call (`parse_traces.compile_trace`), and the names those forms use.
 INLINE_RULES = {"paren": paren_form, "binop": binop_form}
-INLINE_NAMES = {"N_BinOp": E.BinOp, "N_BINOPS": BINOPS, "N_Ref": E.Ref, "N_Der": E.Der}
+INLINE_NAMES = {"N_BinOp": E.BinOp, "N_BINOPS": BINOPS, "N_Ref": E.Ref, "N_Der": E.Der,
+                "N_FOLDABLE": frozenset((E.BinOp, E.UnOp, E.Call))}
 
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(number, string, true, false, ref, binop, unop, binop_signed, pow_signed,

@@ -206,7 +206,15 @@ def _binop_cases():
             ([a, ("MUL_OP", "*", 2), one], "a * 1.0"),
             ([one, ("ADD_OP", "+", 4), one], "1.0 + 1.0"),
             ([a, ("MUL_OP", "/", 2), zero], "a / 0"),
-            ([a, ("POW_OP", "^", 2), E.UnOp("-", b)], "a ^ (-b)")]
+            ([a, ("POW_OP", "^", 2), E.UnOp("-", b)], "a ^ (-b)"),
+            ([a, ("MUL_OP", "*", 2), E.BinOp("-", a, b)], "a * (a - b)"),
+            ([a, ("MUL_OP", "*", 2), E.Call("sin", (b,))], "a * sin(b)"),
+            ([a, ("MUL_OP", "/", 2), _SUM], "a / (1.0 - 1.0)"),
+            ([one, ("ADD_OP", "+", 4), _SUM], "1.0 + (1.0 - 1.0)")]
+
+
+#: a constant operation whose value (0.0) the parse context knows (`binop` of constants)
+_SUM = E.BinOp("-", E.Const(1.0), E.Const(1.0))
 
 
 @pytest.mark.parametrize("c,text", _binop_cases())
@@ -223,6 +231,7 @@ def test_binop_form_gives_the_callbacks_node(c, text):
     for inline in (True, False):
         callbacks = F._Callbacks()
         callbacks.ctx = ctx = ParseContext(filename="m.mo", text=text)
+        ctx.folded[id(_SUM)] = (_SUM, 0.0)
         if inline:
             env = {**F._Callbacks.inline_names, "f_binop": F._Callbacks.binop,
                    "cb": callbacks, "x0": c[0], "t1": c[1], "x2": c[2]}
@@ -236,8 +245,10 @@ def test_binop_form_gives_the_callbacks_node(c, text):
     assert contexts[0].errors == contexts[1].errors
     assert [v for _, v in contexts[0].folded.values()] == \
         [v for _, v in contexts[1].folded.values()]
-    if text == "a / 0":
+    if text in ("a / 0", "a / (1.0 - 1.0)"):
         assert "division by zero" in contexts[0].errors[0][3]
+    else:
+        assert not contexts[0].errors
 
 
 def _same_value(a, b) -> bool:
