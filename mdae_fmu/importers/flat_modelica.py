@@ -996,12 +996,6 @@ class _ModelBuilder:
     def check_arrays(self):
         """Scalarized element declarations ``x[1] ... x[n]`` must cover their whole index box;
         a lone ``Real x[3]`` is an (unsupported) array declaration."""
-        if not _vectors_complete([v.name for v in self.variables]):
-            self.check_array_boxes()
-
-    def check_array_boxes(self):
-        """`check_arrays` in full: the boxes of every subscripted name, each incomplete one
-        reported at its first element."""
         # key -> [(indices, position of the variable), ...], and for the usual `x[7]`, read
         # without the regular expression, key -> (its indices, the variables' positions)
         groups: dict[str, list] = {}
@@ -1121,39 +1115,6 @@ class _ModelBuilder:
             experiment=self.experiment,
             enumerations=tuple(enums.values()),
         )
-
-
-#: a name subscripted once by one number, ``chain.x[17]``, no quote: (the name before the
-#: subscript, the number's digits), one per line of the names joined (`_vectors_complete`)
-_VECTOR_ELEMENT_RE = re.compile(r"^([^\n\[']*)\[([0-9]+)\]$", re.MULTILINE)
-
-
-def _vectors_complete(names: list[str]) -> bool:
-    """Every subscripted name of ``names`` is an element ``x[i]`` of a vector whose elements
-    ``x[1] ... x[n]`` are all declared, as in the files of scalarized vectors: what
-    `_ModelBuilder.check_array_boxes` finds without a problem, found with the names read in
-    one pass of a regular expression and a loop over the elements' numbers. False when some
-    name is subscripted otherwise (a matrix element, a quoted name) or some vector is
-    incomplete: the full check decides (and places the errors)."""
-    if not names:
-        return True
-    joined = "\n".join(names)
-    elements = _VECTOR_ELEMENT_RE.findall(joined)
-    if len(elements) != joined.count("[") or joined.count("\n") >= len(names):
-        return False                    # a name subscripted otherwise (or holding a newline)
-    vectors: dict[str, list[str]] = {}
-    get = vectors.get
-    for key, digits in elements:
-        members = get(key)
-        if members is None:
-            vectors[key] = [digits]
-        else:
-            members.append(digits)
-    for members in vectors.values():
-        indices = list(map(int, members))
-        if len(indices) != max(indices) or min(indices) < 1:
-            return False
-    return True
 
 
 #: The most equations `_ModelBuilder.plain_equations` gathers before making their records.

@@ -842,42 +842,30 @@ def test_array_check_agrees_with_its_first_form_on_random_declarations():
         assert b.needs_lowering == bool(expected)
 
 
-def test_vector_check_shortcut_agrees_with_the_full_check():
-    """`_vectors_complete` (the names read by one regular expression, used when every
-    subscripted name is a vector element ``x[i]``) says yes only where the full check
-    (`_ModelBuilder.check_array_boxes`) finds nothing, and says yes on complete vectors in any
-    order, beside unsubscripted names; matrices, quoted names and gaps go to the full check."""
-    import random
-    from mdae_fmu.diagnostics import SourceLoc
-    from mdae_fmu.importers.flat_modelica import _ModelBuilder, _vectors_complete
-    from mdae_fmu.importers.parse_context import ParseContext
-    from mdae_fmu.ir import Variable
-    rng = random.Random(43)
-    shapes = ["x[{}]", "y.z[{}]", "[{}]", "a]b[{}]", "w", "q.r", "x[0{}]", "m[{},{}]",
-              "'p[{}]'", "a[{}].b"]
-    decided = {True: 0, False: 0}
-    for _ in range(600):
-        names: list[str] = []
-        for _ in range(rng.randint(0, 12)):
-            shape = rng.choice(shapes[:5] if rng.random() < 0.7 else shapes)
-            name = shape.format(*(rng.randint(0, 4) for _ in range(shape.count("{}"))))
-            if name not in names:
-                names.append(name)
-        b = _ModelBuilder("M", ParseContext(filename="m.mo"))
-        b.variables = [Variable(name=n, loc=SourceLoc("m.mo", k + 1, 3))
-                       for k, n in enumerate(names)]
-        b.check_array_boxes()
-        quick = _vectors_complete(names)
-        decided[quick] += 1
-        if quick:
-            assert not b.ctx.errors, names
-        elif all(n.count("[") == 1 and n.endswith("]") and "'" not in n and
-                 n[n.index("[") + 1:-1].isdigit() for n in names if "[" in n):
-            assert b.ctx.errors, names          # vectors only: a gap the full check finds
-    assert decided[True] > 50 and decided[False] > 50
-    complete = [f"v[{i}]" for i in (3, 1, 2)] + ["s", "u.k[1]", "u.k[2]", "t[10]"] + \
-        [f"t[{i}]" for i in range(1, 10)]
-    assert _vectors_complete(complete)
-    assert not _vectors_complete(complete + ["v[5]"])
-    assert not _vectors_complete(complete + ["v[0]"])
-    assert not _vectors_complete(["m[1,1]"]) and not _vectors_complete(["'a[1]'"])
+@pytest.mark.parametrize("run", [1, 2, 3, 5])
+def test_equation_runs_give_the_same_records_and_locations(run, monkeypatch):
+    """`_ModelBuilder.plain_equations` makes the records of a run of equations at once, their
+    locations in one loop: any run length (1: one equation at a time, as before) gives the
+    same equations, ids, guards and locations, across if-equations, when-clauses, a binding
+    equation, a constant side and the initial section."""
+    from mdae_fmu.importers import flat_modelica as F
+    lines = ["model M", "  parameter Real p = 2;", "  Real x[4](each start = 1);",
+             "  Real y = 2 * p;", "  Real z;", "  discrete Real w;", "equation"]
+    lines += [f"  der(x[{i}]) = -p * x[{i}] + z;" for i in range(1, 3)]
+    lines += ["  if p > 1 then", "    der(x[3]) = 1.0;", "    // a comment", "    z = 3;",
+              "  else", "    der(x[3]) = x[1];", "    z = 4; der(x[4]) = 0;", "  end if;",
+              "  when x[1] > 2 then", "    w = pre(w) + 1;", "  end when;",
+              "  0 = der(x[4]) - x[2];", "initial equation", "  x[1] = 1;", "  x[2] = p;",
+              "  x[3] = 0;", "end M;"]
+    text = "\n".join(lines) + "\n"
+
+    def located(model):
+        return [(e.id, e.loc.line, e.loc.col) for e in model.equations + model.initial_equations]
+
+    reference = F.parse_modelica(text, "m.mo")
+    monkeypatch.setattr(F, "EQUATION_RUN", run)
+    model = F.parse_modelica(text, "m.mo")
+    assert model == reference
+    assert located(model) == located(reference)
+    assert [e.id for e in model.equations][:3] == ["e1", "e2", "e3"]
+    assert ("e2", 8, 3) in located(model) and ("i3", 25, 3) in located(model)
