@@ -41,8 +41,12 @@ def equation_start(ctx: ParseContext, tok: tuple) -> int:
     """Offset of the start of the equation (or statement) containing ``tok``: the first token
     after the last ``;``, ``then``, ``else`` or ``equation`` before it. Equations are reduced in
     source order, so the terminators before that one are dropped."""
+    return start_before(ctx, tok[2])
+
+
+def start_before(ctx: ParseContext, pos: int) -> int:
+    """`equation_start` of the token at offset ``pos``."""
     ends = ctx.term_ends
-    pos = tok[2]
     i = bisect.bisect_right(ends, pos) - 1
     if i < 0:
         return pos
@@ -91,4 +95,5 @@ def left_list(cb: Any, c: list) -> list:
     return c[0]
 
 
-__all__ = ["depth_limited", "equation_start", "left_list", "rule_table", "scoped"]
+__all__ = ["depth_limited", "equation_start", "left_list", "rule_table", "scoped",
+           "start_before"]

@@ -12,7 +12,8 @@ from .. import expr as E
 from . import arrays as A
 from .annotation_callbacks import class_annotation
 from .call_callbacks import string_values
-from .callback_common import rule_table, depth_limited, equation_start, left_list
+from .callback_common import rule_table, depth_limited, equation_start, left_list, start_before
+from .parse_traces import is_name
 from .depth import MAX_DEPTH
 from .functions import Tuple
 from .syntax import Named, Stmt
@@ -46,12 +47,17 @@ def guard_literal(cond: E.Expr, positive: bool = True) -> GuardLiteral:
 
 
 def eq(cb, c):
-    lhs, eq_tok, rhs = c[0], c[1], c[2]
+    return eq_at(cb, c[0], c[2], c[1][2], c[-1][2])
+
+
+def eq_at(cb, lhs, rhs, pos: int, end: int) -> tuple:
+    """`eq` of ``lhs = rhs`` whose ``=`` is at offset ``pos`` and whose last token (the
+    ``;``) at ``end``."""
     ctx = cb.ctx
     if type(lhs) is Tuple:
         ctx.withdraw(lhs.error)
-    start = equation_start(ctx, eq_tok)
-    if c[-1][2] + 1 - start > 2 * MAX_DEPTH:    # shorter text cannot nest that deep
+    start = start_before(ctx, pos)
+    if end + 1 - start > 2 * MAX_DEPTH:    # shorter text cannot nest that deep
         lhs = depth_limited(ctx, lhs, start)
         rhs = depth_limited(ctx, rhs, start)
     if ctx.string_calls and ctx.string_names and any(
@@ -161,10 +167,26 @@ def parameter_equation(cb, c):
     return []
 
 
+def eq_form(c: list) -> str | None:
+    """`eq` as an expression over its children's sources (`parse_traces`): the call of
+    `eq_at` with the offsets of its ``=`` and ``;`` (``t<k>[2]``, read from the line's match
+    without the token's tuple)."""
+    if len(c) != 4 or not all(is_name(x) for x in c):
+        return None
+    lhs, eq_tok, rhs, semi = c
+    return f"N_eq_at(cb, {lhs}, {rhs}, {eq_tok}[2], {semi}[2])"
+
+
+#: Forms of the callbacks whose replay calls another function of this module
+#: (`parse_traces.compile_trace`), and the names those forms use.
+INLINE_RULES = {"eq": eq_form}
+INLINE_NAMES = {"N_eq_at": eq_at}
+
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(eq, call_eq, if_eq, if_item, when_eq, for_eq, annotation_eq, elseif_branch,
                    elsewhen_branch, else_branch, equation_section, initial_equation_section,
                    parameter_equation, equations=left_list)
 
 
-__all__ = ["RULES", "guard_literal", "literal_branches"]
+__all__ = ["INLINE_NAMES", "INLINE_RULES", "RULES", "eq_at", "guard_literal",
+           "literal_branches"]

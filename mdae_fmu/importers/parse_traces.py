@@ -36,6 +36,8 @@ _ONE_TOKEN = re.compile(r"\[(t[0-9]+)\]")
 #: a token's name in a trace's source, and its text read alone (`_line_trace`)
 _TOKEN = re.compile(r"\bt([0-9]+)\b")
 _TOKEN_TEXT = re.compile(r"\bt([0-9]+)\[1\]")
+#: a token's offset read alone (`_line_trace`)
+_TOKEN_OFFSET = re.compile(r"\bt([0-9]+)\[2\]")
 
 
 class Recorder:
@@ -192,7 +194,8 @@ def compile_trace(record: Recorder, value: Any, kinds: tuple | None = None) -> A
 def _line_trace(lines: list[str], namespace: dict, kinds: tuple) -> LineTrace | None:
     """The trace whose source is ``lines`` (``run(T, j, cb)`` over the line's tokens
     ``t<k>``) as a function of the match of the line's shape instead (`LineTrace`): a token's
-    text read where it is used alone (``t<k>[1]``: ``G[k]``, the match's group), and a token
+    text read where it is used alone (``t<k>[1]``: ``G[k]``, the match's group), its offset
+    likewise (``t<k>[2]``: ``S(k + 1)``, the group's start), and a token
     passed whole built as the lexer builds it, ``(kind, text, offset)``, only for the tokens
     passed whole: where it is passed when the source passes it once (on a line of known names
     a `ref` whose table entry exists never builds its token), else once at the start (the
@@ -200,7 +203,8 @@ def _line_trace(lines: list[str], namespace: dict, kinds: tuple) -> LineTrace | 
     (identifiers, no input text)."""
     if not all(k.isidentifier() for k in kinds):
         return None
-    body = [_TOKEN_TEXT.sub(r"G[\1]", line) for line in lines[1:]]
+    body = [_TOKEN_OFFSET.sub(lambda t: f"S({int(t.group(1)) + 1})",
+                             _TOKEN_TEXT.sub(r"G[\1]", line)) for line in lines[1:]]
     uses: dict[int, int] = {}
     for line in body:
         for k in _TOKEN.findall(line):
@@ -211,9 +215,7 @@ def _line_trace(lines: list[str], namespace: dict, kinds: tuple) -> LineTrace | 
     if once:
         body = [_TOKEN.sub(lambda t: _token_tuple(int(t.group(1)), kinds)
                            if int(t.group(1)) in once else t.group(0), line) for line in body]
-    head = ["def run(m, cb):", "    G = m.groups()"]
-    if uses:
-        head.append("    S = m.start")
+    head = ["def run(m, cb):", "    G = m.groups()", "    S = m.start"]
     head += [f"    t{k} = {_token_tuple(k, kinds)}" for k in sorted(uses) if k not in once]
     exec("\n".join(head + body), namespace)  # noqa: S102 - no input text in it (docstring)
     run: LineTrace = namespace["run"]

@@ -342,3 +342,34 @@ def test_line_tokens_read_token_by_token(monkeypatch):
     assert lines > 0 and expanded > 0
     assert isinstance(error, tuple) and error == _outcome(bad, "lalr", monkeypatch)
     assert error[1] == "m.mo:100:8"          # the `=` of `x3 = 4.5;`
+
+
+def test_eq_form_gives_the_callbacks_record():
+    """`eq`'s form (the call of `eq_at` with the offsets of ``=`` and ``;``, read in a line
+    trace from the match) gives `eq`'s record, the equation's start found after the last
+    terminator (white space and comments skipped), and leaves no error; with a description
+    (five children) there is no form."""
+    from mdae_fmu.importers.parse_context import ParseContext
+    form = F._Callbacks.inline_rules["eq"]
+    assert form(["x0", "t1", "x2", "t3", "t4"]) is None
+    expression = form(["x0", "t1", "x2", "t3"])
+    text = "  a = 1;\n  b = a;   // note\n  /* c */ c = b;\n"
+    records = []
+    for inline in (True, False):
+        callbacks = F._Callbacks()
+        callbacks.ctx = ctx = ParseContext(filename="m.mo", text=text)
+        ctx.term_ends = [text.index(";") + 1, text.index("a;") + 2, len(text) - 1]
+        out = []
+        for name, lhs_at in (("b", text.index("b =")), ("c", text.index("c ="))):
+            eq_at, semi_at = text.index("=", lhs_at), text.index(";", lhs_at)
+            c = [E.Ref(name), ("EQ", "=", eq_at), E.Ref("a"), ("SEMI", ";", semi_at)]
+            if inline:
+                env = {**F._Callbacks.inline_names, "cb": callbacks, "x0": c[0], "t1": c[1],
+                       "x2": c[2], "t3": c[3]}
+                out.append(eval(expression, env))   # noqa: S307 - the test's own source
+            else:
+                out.append(F._Callbacks.eq(callbacks, c))
+        assert not ctx.errors
+        records.append(out)
+    assert records[0] == records[1]
+    assert [r[3] for r in records[0]] == [text.index("b ="), text.index("c =")]
