@@ -241,5 +241,5 @@ RULES = rule_table(number, string, true, false, ref, binop, unop, binop_signed, 
                    not_expr, and_expr, or_expr, paren, if_expr, empty_slot, tuple_expr)
 
 
-__all__ = ["BINOPS", "CACHED_RULES", "INLINE_NAMES", "INLINE_RULES", "RULES", "constant_value", "edges_as_pre",
-           "fold"]
+__all__ = ["BINOPS", "CACHED_RULES", "INLINE_NAMES", "INLINE_RULES", "RULES", "constant_value",
+           "edges_as_pre", "fold"]
