@@ -8,6 +8,7 @@ listed in ``RULES`` (`callback_common`).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import expr as E
@@ -15,6 +16,7 @@ from . import arrays as A
 from . import values
 from .callback_common import rule_table
 from .expression_callbacks import constant_value, fold
+from .parse_traces import is_name
 from .syntax import Named, Stmt, normalize_name
 
 if TYPE_CHECKING:
@@ -286,12 +288,43 @@ def call_subscripted(cb, c):
     return A.Indexed(call(cb, c[:-1]), c[-1], c[0][2])
 
 
-#: Forms of the callbacks that only rearrange their children (`parse_traces.compile_trace`).
-INLINE_RULES = {"call_args": call_args_form}
+def der_of_ref(cb, arg: E.Ref) -> E.Der:
+    """`call` of ``der(x)`` for a name's reference ``x``."""
+    cb.ctx.der_names.add(arg.name)
+    return E.Der(arg)
+
+
+#: the children's sources of a call of one argument, written out by `call_args_form`
+_ONE_ARGUMENT = re.compile(r"\[(x[0-9]+)\]")
+
+
+def call_form(c: list) -> str | None:
+    """`call` as an expression over its children's sources (`parse_traces`): `der_of_ref`
+    for ``der`` of a name's reference (the arguments' list a value of the trace, or written
+    out with one item), else the call of `call`."""
+    if len(c) != 3 or not is_name(c[0]) or not is_name(c[1]):
+        return None
+    name, lpar, args = c
+    one = _ONE_ARGUMENT.fullmatch(args)
+    if one is not None:                 # the list written out: its one item
+        arg = one.group(1)
+        return (f"(N_der_of_ref(cb, {arg}) if {name}[1] == 'der' and type({arg}) is N_Ref "
+                f"else f_call(cb, [{name}, {lpar}, [{arg}]]))")
+    if not is_name(args):
+        return None
+    return (f"(N_der_of_ref(cb, {args}[0]) if {name}[1] == 'der' and len({args}) == 1 and "
+            f"type({args}[0]) is N_Ref else f_call(cb, [{name}, {lpar}, {args}]))")
+
+
+#: Forms of the callbacks that only rearrange their children, or build their usual value with
+#: a function of their own (`parse_traces.compile_trace`), and the names those forms use.
+INLINE_RULES = {"call_args": call_args_form, "call": call_form}
+INLINE_NAMES = {"N_der_of_ref": der_of_ref, "N_Ref": E.Ref}
 
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(named_arg, call_args, initial_call, call, call_subscripted)
 
 
-__all__ = ["BUILTIN_PARAMETERS", "INLINE_RULES", "RULES", "boolean_form", "by_position",
-           "message_strings", "refuse_string_calls", "string_values"]
+__all__ = ["BUILTIN_PARAMETERS", "INLINE_NAMES", "INLINE_RULES", "RULES", "boolean_form",
+           "by_position", "der_of_ref", "message_strings", "refuse_string_calls",
+           "string_values"]

@@ -373,3 +373,35 @@ def test_eq_form_gives_the_callbacks_record():
         records.append(out)
     assert records[0] == records[1]
     assert [r[3] for r in records[0]] == [text.index("b ="), text.index("c =")]
+
+
+@pytest.mark.parametrize("func,args", [("der", [E.Ref("x")]), ("der", [E.Ref("x"), E.Ref("y")]),
+                                       ("der", [E.BinOp("*", E.Ref("x"), E.Ref("y"))]),
+                                       ("sin", [E.Ref("x")]), ("der", [])])
+@pytest.mark.parametrize("written_out", [False, True])
+def test_call_form_gives_the_callbacks_node(func, args, written_out):
+    """`call`'s form (`der_of_ref` for ``der`` of a name's reference, else the call of
+    `call`) gives `call`'s node, the same state names (``der_names``) and the same errors,
+    the arguments' list a value of the trace or written out with one item."""
+    from mdae_fmu.importers.parse_context import ParseContext
+    form = F._Callbacks.inline_rules["call"]
+    source = "[x3]" if written_out else "x2"
+    expression = form(["t0", "t1", source])
+    if written_out and len(args) != 1:
+        return                          # (a list written out has as many items as arguments)
+    assert expression is not None
+    results = []
+    for inline in (True, False):
+        callbacks = F._Callbacks()
+        callbacks.ctx = ctx = ParseContext(filename="m.mo", text=f"{func}(x)")
+        c = [("NAME", func, 0), ("LPAR", "(", len(func)), list(args)]
+        if inline:
+            env = {**F._Callbacks.inline_names, "f_call": F._Callbacks.call, "cb": callbacks,
+                   "t0": c[0], "t1": c[1], "x2": c[2], "x3": c[2][0] if args else None}
+            node = eval(expression, env)        # noqa: S307 - the test's own source
+        else:
+            node = F._Callbacks.call(callbacks, c)
+        results.append((node, set(ctx.der_names), list(ctx.errors)))
+    assert results[0] == results[1]
+    assert type(results[0][0]) is type(results[1][0])
+    assert form(["t0", "t1"]) is None and form(["t0", "t1", "[x2, x3]"]) is None
