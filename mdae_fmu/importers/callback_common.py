@@ -40,7 +40,7 @@ def rule_table(*callbacks: Callable[..., Any], **aliases: Callable[..., Any]) ->
 def equation_start(ctx: ParseContext, tok: tuple) -> int:
     """Offset of the start of the equation (or statement) containing ``tok``: the first token
     after the last ``;``, ``then``, ``else`` or ``equation`` before it. Equations are reduced in
-    source order, so the terminators before that one are dropped."""
+    source order, so the terminators before that one are dropped (64 or more at a time)."""
     return start_before(ctx, tok[2])
 
 
@@ -51,7 +51,7 @@ def start_before(ctx: ParseContext, pos: int) -> int:
     if i < 0:
         return pos
     end = ends[i]
-    if i:
+    if i >= 64:                         # (dropped in blocks: a shorter list to move)
         del ends[:i]
     between = ctx.text[end:pos]
     if "/" not in between:              # no comment (the usual case): only white space
