@@ -160,13 +160,13 @@ def _union_holds(system: _Modes, valuations: Sequence[Mapping[E.Expr, bool]],
         key = tuple((a, v) for a, v in val.items() if a not in demoted)
         groups.setdefault(key, []).append(i)
     for key, members in groups.items():
-        for i in members:
-            off = offsets[i]
-            if off is not None and any(k > 0 and eq_id.split("|")[0] in mentioning
-                                       for eq_id, k in zip(off[0], off[1])):
-                return False
         first = offsets[members[0]]
-        if first is None or any(offsets[i] != first for i in members[1:]):
+        # ((c) on the group's first mode is (c) on each of them once they all share its
+        # offsets, checked next one mode at a time)
+        if first is None or any(k > 0 and eq_id.split("|")[0] in mentioning
+                                for eq_id, k in zip(first[0], first[1])):
+            return False
+        if any(offsets[i] != first for i in members[1:]):
             return False
         equations = system.equations(dict(key))
         if system.offsets_of(equations) != first:

@@ -282,3 +282,30 @@ def test_greedy_keeps_the_demotable_atoms_beside_one_that_must_stay():
     assert sorted(_demoted(m)) == ["x < EMin", "x > EMax"]
     assert [expr_text(a) for a in classify_conditionals(m).structural] == ["w > 0"]
     assert len(analyze_modes(m, latent=False).modes) == 2
+
+
+@pytest.mark.long
+def test_a_union_that_fails_stops_at_its_first_differing_group(monkeypatch):
+    """The RLC ladder of 12 ideal diodes (benchmarks/gen_modeller.py, 2^12 consistent modes):
+    no diode's condition is demoted (the branch that reads ``s`` alone differentiates it),
+    which the first mode of the first group shows: the offsets of the other modes are not
+    computed (one Σ-method of a mode, where all 4096 were; `demotion._LazyOffsets`). The
+    verdict is the one of all modes computed: each atom stays structural."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from gen_modeller import rlc_cells
+
+    from mdae_fmu.structure import demotion
+    computed = []
+    offsets = demotion._Modes.offsets
+    monkeypatch.setattr(demotion._Modes, "offsets",
+                        lambda self, v: computed.append(v) or offsets(self, v))
+    m = parse_modelica(rlc_cells(12, "diode"))
+    classes = classify_conditionals(m)
+    assert classes.demoted == () and len(classes.structural) == 12
+    assert 1 <= len(computed) <= 12
+    # (the same verdict with every mode's offsets computed first: 4096 Σ-methods)
+    monkeypatch.setattr(demotion, "_LazyOffsets", lambda s, vals: [s.offsets(v) for v in vals])
+    assert demotion.demotable_atoms(m, classes, classes.structural) == ()
+    assert len(computed) > 4096
