@@ -52,9 +52,9 @@ first needs it, so a union that fails stops at its first differing group, and on
 tried, before any mode-change analysis (an enumeration of modes on the product path, issue
 26 Deliver 1: docs/multimode.md, "Acceptance of issue 26", stop 43). All candidates are
 tried together first; when that fails, atoms are tried greedily in order of appearance: an
-atom is kept when (a)–(c) hold for the atoms kept so far with it. Either way the check is made group by group (a group being the valuations
-that agree outside the demoted atoms), so a set of atoms demoted together is checked
-together, not only one toggle at a time.
+atom is kept when (a)–(c) hold for the atoms kept so far with it. Either way the check is
+made group by group (a group being the valuations that agree outside the demoted atoms), so
+a set of atoms demoted together is checked together, not only one toggle at a time.
 """
 
 from __future__ import annotations
