@@ -220,11 +220,17 @@ def _strip_pre(e: E.Expr, names) -> E.Expr:
     return E.substitute(e, {E.Call("pre", (E.Ref(n),)): E.Ref(n) for n in names})
 
 
-def _constant_in_mode(system, mode, var: str, params: dict[str, float]):
-    """``(value, equation)`` when an equation enabled in ``mode`` has ``var`` as its only
-    unknown and is affine in it with numeric coefficients, else None."""
-    for eq in system.enabled(mode):
-        if eq.reinit is not None or set(eq.order_map) != {var} or eq.order_map[var] != 0:
+def _constants(system, names, params: dict[str, float]) -> dict[str, list]:
+    """``{var: [(value, equation), ...]}`` for each of ``names``: the equations (in the
+    system's order) that have ``var`` as their only unknown and are affine in it with numeric
+    coefficients, each with the value it gives ``var``. Whether an equation is one does not
+    depend on the mode, so it is decided once, not once per mode (`check_settling`)."""
+    out: dict[str, list] = {v: [] for v in names}
+    for eq in system.equations:
+        if eq.reinit is not None or len(eq.order_map) != 1:
+            continue
+        (var, order), = eq.order_map.items()
+        if var not in out or order != 0:
             continue
         known = dict(params)
         known[var] = 0.0
@@ -238,7 +244,17 @@ def _constant_in_mode(system, mode, var: str, params: dict[str, float]):
         slope = r1 - r0
         if slope == 0 or abs((r2 - r1) - slope) > 1e-12 * max(1.0, abs(slope)):
             continue
-        return -r0 / slope, eq
+        out[var].append((-r0 / slope, eq))
+    return out
+
+
+def _constant_in_mode(candidates: list, mode):
+    """``(value, equation)`` of the first of ``candidates`` (`_constants` of a variable)
+    enabled in ``mode``: an equation enabled there that has the variable as its only unknown
+    and is affine in it with numeric coefficients; else None."""
+    for value, eq in candidates:
+        if not eq.guard or all(mode[i] == p for i, p in eq.guard):
+            return value, eq
     return None
 
 
@@ -250,6 +266,7 @@ def check_settling(system) -> None:
     if not delayed:
         return
     params = parameter_values(system.model) if system.model is not None else {}
+    constants = _constants(system, {v for names in delayed.values() for v in names}, params)
     forced: dict = {}
     reasons: dict = {}
     for m in system.long_modes():
@@ -260,7 +277,7 @@ def check_settling(system) -> None:
             known = dict(params)
             used = []
             for v in names:
-                found = _constant_in_mode(system, m, v, params)
+                found = _constant_in_mode(constants[v], m)
                 if found is not None:
                     known[v] = found[0]
                     used.append((v, found[0], found[1]))

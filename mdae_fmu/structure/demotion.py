@@ -46,13 +46,15 @@ Why the union then stands for every branch (docs/theory.md §4, §5.3, §11):
   branch), not a mode change with a restart (docs/theory.md §11). OpenModelica always analyses this
   union.
 
-Cost: one Σ-method per mode of the structural atoms (`enumerate_valuations`, at most
-`MAX_ENUMERATED_MODES`; beyond that nothing is demoted) and one per union tried, before any
-mode-change analysis. All candidates are tried together first; when that fails, atoms are
-tried greedily in order of appearance: an atom is kept when (a)–(c) hold for the atoms kept
-so far with it. Either way the check is made group by group (a group being the valuations
-that agree outside the demoted atoms), so a set of atoms demoted together is checked
-together, not only one toggle at a time.
+Cost: at most one Σ-method per mode of the structural atoms (`enumerate_valuations`, at
+most `MAX_ENUMERATED_MODES`; beyond that nothing is demoted), each computed when a group
+first needs it, so a union that fails stops at its first differing group, and one per union
+tried, before any mode-change analysis (an enumeration of modes on the product path, issue
+26 Deliver 1: docs/multimode.md, "Acceptance of issue 26", stop 43). All candidates are
+tried together first; when that fails, atoms are tried greedily in order of appearance: an
+atom is kept when (a)–(c) hold for the atoms kept so far with it. Either way the check is
+made group by group (a group being the valuations that agree outside the demoted atoms), so
+a set of atoms demoted together is checked together, not only one toggle at a time.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def demotable_atoms(model: Model, classes: StructuralConditions, candidates: Seq
     except TooManyModes:
         return ()
     system = _Modes(model, cls, discrete)
-    offsets = [system.offsets(v) for v in valuations]
+    offsets = _LazyOffsets(system, valuations)
     if _union_holds(system, valuations, offsets, frozenset(order)):
         return tuple(order)       # the common case: all of them, one union per group
     kept: list[E.Expr] = []
@@ -126,20 +128,32 @@ class _Modes:
                 tuple(int(x) for x in res.d))
 
 
+class _LazyOffsets:
+    """The offsets of each valuation (`_Modes.offsets`), each computed when first read: a
+    union that fails is refuted by its first group that differs, without a Σ-method of
+    every mode (the RLC ladder of 12 ideal diodes: a few Σ-methods instead of 4096)."""
+
+    def __init__(self, system: _Modes, valuations: Sequence[Mapping[E.Expr, bool]]):
+        self.system, self.valuations = system, valuations
+        self.known: dict[int, Offsets | None] = {}
+
+    def __getitem__(self, i: int) -> Offsets | None:
+        if i not in self.known:
+            self.known[i] = self.system.offsets(self.valuations[i])
+        return self.known[i]
+
+
 def _union_holds(system: _Modes, valuations: Sequence[Mapping[E.Expr, bool]],
-                 offsets: Sequence[Offsets | None], demoted: frozenset[E.Expr]) -> bool:
+                 offsets: _LazyOffsets, demoted: frozenset[E.Expr]) -> bool:
     """Conditions (a)–(c) of the module docstring for the atoms ``demoted`` together: for
     every group of valuations that agree outside ``demoted``, one regular offset vector
     shared by the group and by the group's union system, with c = 0 on its equations that
-    contain a demoted atom."""
+    contain a demoted atom. The groups are checked one after the other, each mode's offsets
+    computed when its group is reached (`_LazyOffsets`): the first failure decides."""
     # (c) in every mode, also where another atom masks the demoted one: an equation whose
     # branch is chosen by a demoted atom is then never differentiated, so no restart system
     # (docs/theory.md §11) contains the atom's if-expression
     mentioning = {eq.id for eq in system.model.equations if _mentions(eq.residual, demoted)}
-    for off in offsets:
-        if off is not None and any(k > 0 and eq_id.split("|")[0] in mentioning
-                                   for eq_id, k in zip(off[0], off[1])):
-            return False
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, val in enumerate(valuations):
         # (every valuation lists the atoms in the same order: `enumerate_valuations`)
@@ -147,7 +161,12 @@ def _union_holds(system: _Modes, valuations: Sequence[Mapping[E.Expr, bool]],
         groups.setdefault(key, []).append(i)
     for key, members in groups.items():
         first = offsets[members[0]]
-        if first is None or any(offsets[i] != first for i in members[1:]):
+        # ((c) on the group's first mode is (c) on each of them once they all share its
+        # offsets, checked next one mode at a time)
+        if first is None or any(k > 0 and eq_id.split("|")[0] in mentioning
+                                for eq_id, k in zip(first[0], first[1])):
+            return False
+        if any(offsets[i] != first for i in members[1:]):
             return False
         equations = system.equations(dict(key))
         if system.offsets_of(equations) != first:

@@ -80,6 +80,25 @@ def test_event_iteration_that_cannot_settle_is_rejected_with_modes_and_guards():
     assert err.value.details["guards"] == ["g"]
 
 
+
+def test_settling_check_reads_no_mode_s_equation_list(monkeypatch):
+    """The check of the event iteration (`event_iteration.check_settling`) finds the
+    equations that fix a guard's same-instant read once, not by listing each mode's enabled
+    equations (the RLC ladder of 8 ideal diodes, 256 long modes: no call of
+    `MultimodeSystem.enabled`); Chatter's verdict with the equation each mode takes is
+    checked above."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from gen_modeller import rlc_cells
+
+    from mdae_fmu.modes.normalize import MultimodeSystem
+    listed = []
+    enabled = MultimodeSystem.enabled
+    monkeypatch.setattr(MultimodeSystem, "enabled",
+                        lambda self, mode: listed.append(mode) or enabled(self, mode))
+    s = normalize(parse_modelica(rlc_cells(8, "diode")))
+    assert len(s.long_modes()) == 256 and listed == []
+
 def test_guards_are_typed_and_branches_split():
     s = normalize(X.clutch_basic())
     assert [(g.name, g.kind, g.init) for g in s.guards] == [("g", "long", False)]

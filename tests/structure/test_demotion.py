@@ -17,6 +17,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from mdae_fmu.analysis import analyze, render_text
+from mdae_fmu.diagnostics import ModelRejected
 from mdae_fmu.fmu.export import export
 from mdae_fmu.importers.flat_modelica import parse_modelica
 from mdae_fmu.structure.conditionals import (_if_atoms, _row, _select, classify_conditionals,
@@ -282,3 +283,55 @@ def test_greedy_keeps_the_demotable_atoms_beside_one_that_must_stay():
     assert sorted(_demoted(m)) == ["x < EMin", "x > EMax"]
     assert [expr_text(a) for a in classify_conditionals(m).structural] == ["w > 0"]
     assert len(analyze_modes(m, latent=False).modes) == 2
+
+
+@pytest.mark.long
+def test_a_union_that_fails_stops_at_its_first_differing_group(monkeypatch):
+    """The RLC ladder of 12 ideal diodes (benchmarks/gen_modeller.py, 2^12 consistent modes):
+    no diode's condition is demoted (the branch that reads ``s`` alone differentiates it),
+    which the first mode of the first group shows: the offsets of the other modes are not
+    computed (one Σ-method of a mode, where all 4096 were; `demotion._LazyOffsets`). The
+    verdict is the one of all modes computed: each atom stays structural."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from gen_modeller import rlc_cells
+
+    from mdae_fmu.structure import demotion
+    computed = []
+    offsets = demotion._Modes.offsets
+    monkeypatch.setattr(demotion._Modes, "offsets",
+                        lambda self, v: computed.append(v) or offsets(self, v))
+    m = parse_modelica(rlc_cells(12, "diode"))
+    classes = classify_conditionals(m)
+    assert classes.demoted == () and len(classes.structural) == 12
+    assert 1 <= len(computed) <= 12
+    # (the same verdict with every mode's offsets computed first: 4096 Σ-methods)
+    monkeypatch.setattr(demotion, "_LazyOffsets", lambda s, vals: [s.offsets(v) for v in vals])
+    assert demotion.demotable_atoms(m, classes, classes.structural) == ()
+    assert len(computed) > 4096
+
+
+def _no_event_cells(n: int) -> str:
+    lines = [f"model NoEventCells{n}"]
+    lines += [f"  Real x{k}(start = {k + 1}, fixed = true);\n  Real y{k};" for k in range(n)]
+    lines.append("equation")
+    lines += [f"  der(x{k}) = -y{k} - 0.1 * x{k};\n  y{k} = if noEvent(x{k} > 0) then x{k} else 0;"
+              for k in range(n)]
+    return "\n".join(lines + [f"end NoEventCells{n};", ""])
+
+
+@pytest.mark.long
+@pytest.mark.xfail(strict=True, raises=ModelRejected,
+                   reason="issue 26 Bad input: the demotion enumerates the modes of the "
+                          "structural atoms up to 2^12 (demotion.demotable_atoms); beyond, "
+                          "nothing is demoted and a condition under noEvent is refused "
+                          "(docs/multimode.md, Acceptance of issue 26, stop 43)")
+def test_no_event_cells_are_demoted_whatever_their_number():
+    """n independent cells ``y = if noEvent(x > 0) then x else 0``: each condition alone
+    keeps every mode's offsets, so each is demoted (one mode, no event) at n = 12; at n = 13
+    the 2^13 modes are past the enumeration, nothing is demoted, and the model is refused
+    for its noEvent conditions, a size limit that a well-posed model hits."""
+    for n in (12, 13):
+        m = parse_modelica(_no_event_cells(n), f"NoEventCells{n}.mo")
+        assert len(_demoted(m)) == n
