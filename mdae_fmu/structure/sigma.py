@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sps
-from scipy.sparse.csgraph import (breadth_first_order, connected_components,
-                                  maximum_bipartite_matching, min_weight_full_bipartite_matching)
 
-from .graph import DM, WeightedGraph, dulmage_mendelsohn_graph, matching_csr
+from .graph import (DM, SMALL_EDGES, WeightedGraph, dulmage_mendelsohn_graph, matching_csr,
+                    maximum_matching, unique_perfect_matching)
+
+if TYPE_CHECKING:
+    import scipy.sparse as sps
+    from scipy.sparse import csgraph
+else:   # loaded on first use (`mdae_fmu.lazy_modules`): small systems never need them
+    from ..lazy_modules import csgraph, sparse as sps
 
 # scipy's LAPJVsp up to this many unknowns; the vectorized primal–dual method above.
 _DENSE_MAX = 400
@@ -90,7 +95,7 @@ def _hvt_lapjvsp(g: WeightedGraph) -> np.ndarray | None:
     n = g.n_eqs
     m = sps.csr_matrix(((g.weights + 1).astype(np.float64), g.indices, g.indptr), shape=(n, n))
     try:
-        r, cidx = min_weight_full_bipartite_matching(m, maximize=True)
+        r, cidx = csgraph.min_weight_full_bipartite_matching(m, maximize=True)
     except ValueError:          # no full matching
         return None
     out = np.empty(n, dtype=np.int64)
@@ -145,7 +150,8 @@ def _hvt_primal_dual(g: WeightedGraph) -> tuple[np.ndarray | None, bool]:
         tc = cols32[tight]
         del tight
         tg = sps.csr_matrix((np.ones(len(tc), dtype=np.int8), tc, t_ptr), shape=(n, nv))
-        m = np.asarray(maximum_bipartite_matching(tg, perm_type="column"), dtype=np.int64)
+        m = np.asarray(csgraph.maximum_bipartite_matching(tg, perm_type="column"),
+                       dtype=np.int64)
         del tg
         free = m < 0
         if not free.any():
@@ -168,7 +174,8 @@ def _hvt_primal_dual(g: WeightedGraph) -> tuple[np.ndarray | None, bool]:
         del tc, t_ptr
         dg = sps.csr_matrix((np.ones(len(ind), dtype=np.int8), ind, ptr),
                             shape=(src_nodes + 1, src_nodes + 1))
-        reach = breadth_first_order(dg, src_nodes, directed=True, return_predecessors=False)
+        reach = csgraph.breadth_first_order(dg, src_nodes, directed=True,
+                                            return_predecessors=False)
         del dg, ind, ptr
         in_r = np.zeros(src_nodes + 1, dtype=bool)
         in_r[reach] = True
@@ -293,7 +300,7 @@ def _pryce_ordered(g: WeightedGraph, c0: np.ndarray, oi: np.ndarray, oj: np.ndar
     wt = sig_of[pos] - osig[pair]
     sel = src != dst
     src, dst, wt = src[sel], dst[sel], wt[sel]
-    n_comp, label = connected_components(
+    n_comp, label = csgraph.connected_components(
         sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n)),
         directed=True, connection="strong")
     # topological order of the components (Kahn)
@@ -369,14 +376,19 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
        non-square (n_e < n_v, equation-complete): Algorithm 2′ (`nonsquare_owners` + §4.3 with
        max aggregation), and the DM of the tight graph names the undetermined leading variables.
     """
-    m = np.asarray(matching_csr(g.csr()), dtype=np.int64) if g.n_eqs else \
-        np.zeros(0, dtype=np.int64)
+    hvt = _only_transversal(g)
+    if hvt is not None:
+        m = hvt
+    else:
+        m = np.asarray(matching_csr(g.csr()), dtype=np.int64) if g.n_eqs else \
+            np.zeros(0, dtype=np.int64)
     n_matched = int((m >= 0).sum())
     if n_matched < g.n_eqs or (g.n_eqs == g.n_vars and n_matched < g.n_vars):
         return SigmaResult(status="singular", matching=m,
                            dm=dulmage_mendelsohn_graph(g, m))
     if g.n_eqs == g.n_vars:
-        hvt = highest_value_transversal(g)
+        if hvt is None:
+            hvt = highest_value_transversal(g)
         if hvt is None:      # cannot happen after the matching check
             return SigmaResult(status="singular", matching=m,
                                dm=dulmage_mendelsohn_graph(g, m))
@@ -395,6 +407,23 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
             owner_var=hvt,
         )
     return _underdetermined(g)
+
+
+def _only_transversal(g: WeightedGraph) -> np.ndarray | None:
+    """The transversal of a small square graph that has exactly one (docs/theory.md §2.8):
+    then it is also the highest-value one (§4.2), whatever the weights, and what scipy's
+    assignment solver would return. None when the graph is not square, has more than
+    `SMALL_EDGES` vertices and edges, or has no complete matching or several (the caller
+    then runs the general path, so its results are unchanged). A model whose blocks are all
+    one equation thus never imports scipy (issue 29)."""
+    n = g.n_eqs
+    if n == 0 or n != g.n_vars or 2 * n + g.n_edges > SMALL_EDGES:
+        return None
+    adj = g.adjacency()
+    m = maximum_matching(adj, n)
+    if min(m) < 0 or not unique_perfect_matching(adj, m):
+        return None
+    return np.asarray(m, dtype=np.int64)
 
 
 def _underdetermined(g: WeightedGraph) -> SigmaResult:
