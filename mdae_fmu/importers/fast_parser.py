@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from .lalr import Driver
 from .parse_traces import Recorder, Trace, compile_trace
+from .terminal_table import TerminalTable
 
 
 class Unsupported(Exception):
@@ -90,9 +91,9 @@ class Lexer:
     belongs to one terminal only and the other terminals differ in their first character
     (`classify`)."""
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver | TerminalTable) -> None:
         body = "|".join(f"(?:{t.pattern.to_regexp()})" for t in driver.root_terminals)
-        self.regex = re.compile(f"[ \\t\\f\\r\\n\\ufeff]*({body})", driver.root_re.flags)
+        self.regex = re.compile(f"[ \\t\\f\\r\\n\\ufeff]*({body})", driver.flags)
         self.ignore = driver.ignore
         fixed: dict[str, str] = {}
         for t in driver.root_terminals:
@@ -119,7 +120,7 @@ class Lexer:
         self.first = first          # 'i' (initial equation) and '/' (comments): `_classify`
         self.base_header = next(re.compile(t.pattern.to_regexp()) for t in driver.root_terminals
                                 if t.name == "BASE_HEADER")
-        self.flags = driver.root_re.flags
+        self.flags = driver.flags
         # the terminals whose text varies from line to line of one shape (`learn`)
         self.varying = {t.name: t.pattern.to_regexp() for t in driver.root_terminals
                         if t.name in ("NAME", "NUMBER", "STRING")}
