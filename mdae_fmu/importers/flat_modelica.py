@@ -457,7 +457,8 @@ def _parse_start(text: str, ctx: ParseContext) -> tuple:
     when the hand-written parser gave up half-way."""
     if PARSER == "fast":
         with _lock:
-            parser = _fast_parts()
+            # (the LALR parser's callbacks and lexer are the same objects, once it is built)
+            parser = _instance if _instance is not None else _fast_parts()
             parser.callbacks.ctx = ctx
             try:
                 fast = FastParser(parser.lexer, parser.callbacks, text, ctx.term_ends,

@@ -410,20 +410,73 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
 
 
 def _only_transversal(g: WeightedGraph) -> np.ndarray | None:
-    """The transversal of a small square graph that has exactly one (docs/theory.md §2.8):
-    then it is also the highest-value one (§4.2), whatever the weights, and what scipy's
-    assignment solver would return. None when the graph is not square, has more than
-    `SMALL_EDGES` vertices and edges, or has no complete matching or several (the caller
-    then runs the general path, so its results are unchanged). A model whose blocks are all
-    one equation thus never imports scipy (issue 29)."""
+    """The highest-value transversal of a small square graph that has exactly one
+    (docs/theory.md §2.8), without scipy; None when the graph is not square, has more than
+    `SMALL_EDGES` vertices and edges, has no complete matching or several highest-value
+    transversals (the caller then runs the general path, so its results are unchanged).
+
+    The primal–dual method of `_hvt_primal_dual` in plain Python (the tight graph's maximum
+    matching by `maximum_matching`, the alternating search by a breadth-first search) gives
+    a complete matching of the tight graph of an optimal dual; the highest-value transversals
+    are exactly the perfect matchings of that tight graph (complementary slackness, §4.2), so
+    when `unique_perfect_matching` holds it is the only one, the one scipy's assignment
+    solver returns too. A model whose modes all have a unique transversal (an ODE, most small
+    models without algebraic loops) thus never imports scipy (issue 29)."""
     n = g.n_eqs
     if n == 0 or n != g.n_vars or 2 * n + g.n_edges > SMALL_EDGES:
         return None
     adj = g.adjacency()
-    m = maximum_matching(adj, n)
-    if min(m) < 0 or not unique_perfect_matching(adj, m):
-        return None
-    return np.asarray(m, dtype=np.int64)
+    wts = g.weights.tolist()
+    ptr = g.indptr.tolist()
+    sig = [wts[ptr[i]:ptr[i + 1]] for i in range(n)]
+    c = [0] * n
+    d: list[int | None] = [None] * n
+    for row, ws in zip(adj, sig):
+        for j, w in zip(row, ws):
+            dj = d[j]
+            if dj is None or w > dj:
+                d[j] = w
+    if any(dj is None for dj in d):
+        return None                          # an unknown in no equation
+    dd: list[int] = [int(dj) for dj in d if dj is not None]
+    for _ in range(_PD_MAX_PHASES):
+        tight = [[j for j, w in zip(row, ws) if dd[j] - c[i] == w]
+                 for i, (row, ws) in enumerate(zip(adj, sig))]
+        m = maximum_matching(tight, n)
+        free = [i for i in range(n) if m[i] < 0]
+        if not free:
+            if not unique_perfect_matching(tight, m):
+                return None
+            return np.asarray(m, dtype=np.int64)
+        # β_O of the tight graph: reached from the free equations by alternating paths
+        mate = [-1] * n
+        for i, j in enumerate(m):
+            if j >= 0:
+                mate[j] = i
+        in_e = [False] * n
+        in_v = [False] * n
+        for i in free:
+            in_e[i] = True
+        queue = deque(free)
+        while queue:
+            i = queue.popleft()
+            for j in tight[i]:
+                if not in_v[j]:
+                    in_v[j] = True
+                    k = mate[j]
+                    if k >= 0 and not in_e[k]:
+                        in_e[k] = True
+                        queue.append(k)
+        delta = min((dd[j] - c[i] - w for i in range(n) if in_e[i]
+                     for j, w in zip(adj[i], sig[i]) if not in_v[j]), default=None)
+        if delta is None:
+            return None                      # no complete matching
+        for i in range(n):
+            if in_e[i]:
+                c[i] += delta
+            if in_v[i]:
+                dd[i] += delta
+    return None
 
 
 def _underdetermined(g: WeightedGraph) -> SigmaResult:

@@ -78,6 +78,25 @@ def test_analyze_of_an_ode_imports_no_sympy(tmp_path):
     assert mods == []
 
 
+def test_analyze_of_an_ode_imports_neither_scipy_nor_lark(tmp_path):
+    """Issue 29, the fixed cost of every command: a model whose systems have one matching
+    each is analyzed without scipy (`structure.graph.strong_components`,
+    `structure.sigma._only_transversal`; about 0.2 s of CPU to import) and read by the
+    hand-written parser without lark (`importers.terminal_table`; about 0.13 s with the
+    LALR tables). The pendulum's constraint closes a cycle: its transversal is scipy's."""
+    path = tmp_path / "m.mo"
+    probe = ("import sys\nfrom mdae_fmu.cli import main\nrc = main(sys.argv[1:])\n"
+             "print('RC', rc, 'IMPORTED', sorted({m.split('.')[0] for m in sys.modules}"
+             " & {'scipy', 'lark'}))\n")
+    for text, want in ((ODE, []), (PENDULUM, ["scipy"])):
+        path.write_text(text)
+        out = subprocess.run([sys.executable, "-c", probe, "analyze", str(path)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+        last = out.stdout.strip().splitlines()[-1]
+        assert last.startswith("RC 0 "), out.stdout + out.stderr
+        assert eval_list(last.split("IMPORTED", 1)[1]) == want
+
+
 def test_analyze_of_an_index_2_model_loads_sympy_on_use(tmp_path):
     """A few states: the stateSelect-guided choice reads the consistency equations."""
     rc, mods = _imported(tmp_path, PENDULUM)
