@@ -104,9 +104,9 @@ def from_json(text: str, digest: str) -> TerminalTable | None:
 
 
 def shipped() -> TerminalTable | None:
-    """The table shipped with the package, if it was made from the grammar as it is now."""
+    """The table shipped with the package, if it was made from the grammar as it is now (None
+    when it is missing, unreadable or damaged: the caller then takes lark's)."""
     try:
-        text = TABLE.read_text(encoding="utf-8")
-    except OSError:
+        return from_json(TABLE.read_text(encoding="utf-8"), grammar_digest())
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return from_json(text, grammar_digest())

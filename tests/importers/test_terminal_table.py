@@ -46,6 +46,18 @@ def test_table_of_another_grammar_or_format_is_refused():
     assert T.from_json(json.dumps(data), digest) is None
 
 
+def test_missing_or_damaged_table_is_none(tmp_path, monkeypatch):
+    for text in (None, "", "{", "[1, 2]", '{"format": "mdae_fmu.terminals/1"}',
+                 T.TABLE.read_text(encoding="utf-8").replace('"flags": 32', '"flags": "x"')):
+        path = tmp_path / "terminals.json"
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(text)
+        monkeypatch.setattr(T, "TABLE", path)
+        assert T.shipped() is None
+
+
 def test_lexers_from_the_table_and_from_lark_agree():
     """`fast_parser.Lexer` built from the shipped table and from lark's driver: the same
     regular expressions, fixed texts, ignored terminals and keyword table."""
