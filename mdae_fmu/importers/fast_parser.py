@@ -86,8 +86,9 @@ class Line(tuple):
 
 class Lexer:
     """lark's root lexing of a text (the terminals of `lalr.Driver.root_terminals` in lark's
-    order), in batches: one match of ``blanks (token)`` where the previous token ended, and
-    the terminal of each token told from its text, which is exact because a fixed text
+    order, or the same shipped as data, `terminal_table.TerminalTable`), in batches: one
+    match of ``blanks (token)`` where the previous token ended, and the terminal of each
+    token told from its text, which is exact because a fixed text
     belongs to one terminal only and the other terminals differ in their first character
     (`classify`)."""
 
