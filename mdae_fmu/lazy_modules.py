@@ -84,3 +84,9 @@ def after_import(name: str, hook: Callable[[Any], None]) -> None:
 
 sympy = LazyModule("sympy")
 networkx = LazyModule("networkx")
+#: scipy's sparse matrices and graph algorithms (`structure.graph`, `structure.sigma`):
+#: about 0.2 s of CPU to import (its array-API layer loads most of numpy's submodules, and
+#: ``csgraph`` loads ``scipy.sparse.linalg`` and ``scipy.linalg``), which the analysis of a
+#: small model does without (`structure.graph.SMALL_EDGES`; issue 29)
+sparse = LazyModule("scipy.sparse")
+csgraph = LazyModule("scipy.sparse.csgraph")

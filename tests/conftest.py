@@ -136,7 +136,8 @@ QUICK_MODULES = frozenset({
     "test_state_select.py",
     "test_structure_graph.py", "test_structure_latent.py",
     "test_structure_modes.py", "test_structure_sigma.py", "test_structured_import.py",
-    "test_tearing.py", "test_unit_check.py", "test_value_checks.py", "test_xml_eqlist.py",
+    "test_tearing.py", "test_terminal_table.py", "test_unit_check.py", "test_value_checks.py",
+    "test_xml_eqlist.py",
 })
 
 

@@ -25,10 +25,15 @@ import subprocess
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+if TYPE_CHECKING:
+    import scipy.sparse as sps
+    from scipy.sparse import csgraph
+else:   # loaded on first use (`mdae_fmu.lazy_modules`): only for BAND_MIN_STATES states or more
+    from ..lazy_modules import csgraph, sparse as sps
 
 from ..diagnostics import ModelRejected
 from .build import BuildError, compiler
@@ -128,10 +133,10 @@ def choose_linear_solver(pattern: Sequence[Collection[int]]) -> LinearSolver:
         return DENSE
     rows = [i for i, cols in enumerate(pattern) for _ in cols]
     cols = [j for c in pattern for j in c]
-    graph = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(nx, nx))
+    graph = sps.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(nx, nx))
     graph = graph + graph.T
-    candidates = [tuple(range(nx)),
-                  tuple(int(k) for k in reverse_cuthill_mckee(graph, symmetric_mode=True))]
+    rcm = csgraph.reverse_cuthill_mckee(graph, symmetric_mode=True)
+    candidates = [tuple(range(nx)), tuple(int(k) for k in rcm)]
     widths = [band_widths(pattern, order) for order in candidates]
     best = min(range(2), key=lambda k: sum(widths[k]))
     (upper, lower), order = widths[best], candidates[best]

@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from .lalr import Driver
 from .parse_traces import Recorder, Trace, compile_trace
+from .terminal_table import TerminalTable
 
 
 class Unsupported(Exception):
@@ -85,14 +86,15 @@ class Line(tuple):
 
 class Lexer:
     """lark's root lexing of a text (the terminals of `lalr.Driver.root_terminals` in lark's
-    order), in batches: one match of ``blanks (token)`` where the previous token ended, and
-    the terminal of each token told from its text, which is exact because a fixed text
+    order, or the same shipped as data, `terminal_table.TerminalTable`), in batches: one
+    match of ``blanks (token)`` where the previous token ended, and the terminal of each
+    token told from its text, which is exact because a fixed text
     belongs to one terminal only and the other terminals differ in their first character
     (`classify`)."""
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver | TerminalTable) -> None:
         body = "|".join(f"(?:{t.pattern.to_regexp()})" for t in driver.root_terminals)
-        self.regex = re.compile(f"[ \\t\\f\\r\\n\\ufeff]*({body})", driver.root_re.flags)
+        self.regex = re.compile(f"[ \\t\\f\\r\\n\\ufeff]*({body})", driver.flags)
         self.ignore = driver.ignore
         fixed: dict[str, str] = {}
         for t in driver.root_terminals:
@@ -119,7 +121,7 @@ class Lexer:
         self.first = first          # 'i' (initial equation) and '/' (comments): `_classify`
         self.base_header = next(re.compile(t.pattern.to_regexp()) for t in driver.root_terminals
                                 if t.name == "BASE_HEADER")
-        self.flags = driver.root_re.flags
+        self.flags = driver.flags
         # the terminals whose text varies from line to line of one shape (`learn`)
         self.varying = {t.name: t.pattern.to_regexp() for t in driver.root_terminals
                         if t.name in ("NAME", "NUMBER", "STRING")}

@@ -37,8 +37,6 @@ from itertools import repeat
 from typing import Any, Iterator, cast
 from pathlib import Path
 
-from lark import Lark
-
 from .. import expr as E
 from ..collector import gc_paused
 from ..diagnostics import InputError, SourceLoc
@@ -60,9 +58,7 @@ from .lalr import Driver, ParseError
 from .parse_context import MAX_FILE_BYTES, MAX_TOKENS, ParseContext, too_large
 from .quiet_if import merge_quiet_if_equations
 from .syntax import ENUM_PREFIXES, Decl, Stmt, fold_strings, normalize_name
-
-
-_GRAMMAR = Path(__file__).with_name("modelica.lark")
+from .terminal_table import GRAMMAR as _GRAMMAR, shipped as shipped_terminals
 
 #: The parser of whole files: ``"fast"`` (the default: `fast_parser`, with the LALR driver for
 #: the texts it does not cover) or ``"lalr"`` (the LALR driver over the grammar, the reference,
@@ -138,14 +134,30 @@ class _PostLexer:
 
 _lock = threading.Lock()
 _instance: "_Parser | None" = None
+_fast: "_FastParts | None" = None
+
+
+class _FastParts:
+    """What the hand-written parser needs, built once per process: the grammar callbacks and
+    the lexer (`fast_parser.Lexer`), from the terminal table shipped with the package
+    (`terminal_table`) when it matches the grammar, so that a text the hand-written parser
+    reads whole never loads lark (its import and tables: about 0.13 s of CPU; issue 29);
+    else from lark's tables (`_Parser`). The LALR parser (`_Parser`) shares both."""
+
+    def __init__(self):
+        self.callbacks = _Callbacks()
+        table = shipped_terminals()
+        self.lexer = Lexer(table) if table is not None else None
 
 
 class _Parser:
     """The lark grammar with the callbacks as its transformer, and the `lalr.Driver` that runs
-    it; built once per process."""
+    it; built once per process, on the first text that needs it (`_fast_parts` otherwise)."""
 
     def __init__(self):
-        self.callbacks = _Callbacks()
+        from lark import Lark     # (imported on use: see `_FastParts`)
+        fast = _fast_parts(lalr=False)
+        self.callbacks = fast.callbacks
         self.lark = Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="contextual",
                          start=["start", "expression"], transformer=self.callbacks,
                          postlex=_PostLexer(), maybe_placeholders=False,
@@ -156,7 +168,9 @@ class _Parser:
                 self.terminal_text[t.name] = repr(t.pattern.value)
         self.terminal_names = frozenset(t.name for t in self.lark.terminals) | {"$END"}
         self.driver = Driver(self.lark, _TERMINATORS, boundaries=("SEMI",))
-        self.lexer = Lexer(self.driver)
+        if fast.lexer is None:
+            fast.lexer = Lexer(self.driver)
+        self.lexer = fast.lexer
 
 
 def _table_cache() -> str | bool:
@@ -185,6 +199,22 @@ def _parser() -> _Parser:
     if _instance is None:
         _instance = _Parser()
     return _instance
+
+
+def _fast_parts(lalr: bool = True) -> _FastParts:
+    """The callbacks and lexer of the hand-written parser, with a lexer for certain (made by
+    the LALR parser when no shipped table fits, unless ``lalr`` is False: `_Parser` itself)."""
+    global _fast
+    if _fast is None:
+        _fast = _FastParts()
+    if _fast.lexer is None and lalr:
+        _parser()
+    return _fast
+
+
+def lalr_driver() -> Driver:
+    """The LALR driver of the grammar (`lalr.Driver`), built on first use."""
+    return _parser().driver
 
 
 # --- per-parse state and intermediate form ---------------------------------------------------
@@ -432,7 +462,8 @@ def _parse_start(text: str, ctx: ParseContext) -> tuple:
     when the hand-written parser gave up half-way."""
     if PARSER == "fast":
         with _lock:
-            parser = _parser()
+            # (the LALR parser's callbacks and lexer are the same objects, once it is built)
+            parser = _instance if _instance is not None else _fast_parts()
             parser.callbacks.ctx = ctx
             try:
                 fast = FastParser(parser.lexer, parser.callbacks, text, ctx.term_ends,

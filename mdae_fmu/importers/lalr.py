@@ -42,13 +42,15 @@ from __future__ import annotations
 
 import re
 import sys
-
-from lark import Lark
-from lark.lexer import UnlessCallback
-from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
-from lark.parsers.lalr_analysis import Shift
+from typing import TYPE_CHECKING
 
 from .lalr_shapes import Shapes
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+# (lark's classes are imported where they are read, so that importing this module does not
+# import lark: `flat_modelica._FastParts`)
 
 
 class ParseError(Exception):
@@ -74,6 +76,7 @@ def _direct(callback):
     function that picks the kept children by position and calls the rule's callback: the same
     call, without the filter's per-child loop. The generated source holds only the integer
     positions (lark's ``to_include``), never input text."""
+    from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
     if type(callback) is not ChildFilterLALR_NoPlaceholders or \
             any(expand for _, expand in callback.to_include):
         return callback
@@ -107,6 +110,7 @@ class Driver:
         self.root_re = re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})"
                                            for t in self.root_terminals),
                                   lark.options.g_regex_flags)
+        self.flags = self.root_re.flags
         self.kinds = {i: name for name, i in self.root_re.groupindex.items()}
         self.keep = {t.name: not t.name.startswith("_") for t in lark.terminals}
         self._lexers = lexer.lexers
@@ -123,6 +127,7 @@ class Driver:
         reduction of an inlined ``?rule`` (the value is passed up unchanged), lark's callback
         otherwise (through `_direct` where lark only filters the children). Keys are plain
         strings (lark's are partly Token objects, whose ``__eq__`` makes lookups slow)."""
+        from lark.parsers.lalr_analysis import Shift
         reductions = {}
         states = {}
         for state, actions in table.states.items():
@@ -149,6 +154,7 @@ class Driver:
         """The terminals of a lark lexer in matching order (lark's scanner, built on first
         use) and its keyword remapping: for a terminal such as NAME, the keyword terminal of
         each value that is a keyword (lark's "unless" callbacks)."""
+        from lark.lexer import UnlessCallback
         scanner = basic.scanner
         remap = {}
         for kind, cb in basic.callback.items():

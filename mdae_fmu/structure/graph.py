@@ -19,12 +19,15 @@ import heapq
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
-import scipy.sparse as sps
-from scipy.sparse.csgraph import (breadth_first_order, connected_components,
-                                  maximum_bipartite_matching)
+
+if TYPE_CHECKING:
+    import scipy.sparse as sps
+    from scipy.sparse import csgraph
+else:   # loaded on first use (`mdae_fmu.lazy_modules`): small systems never need them
+    from ..lazy_modules import csgraph, sparse as sps
 
 # Below this many edges the pure-Python Hopcroft–Karp is used (no scipy conversion overhead).
 SMALL_EDGES = 2000
@@ -209,7 +212,7 @@ def matching_csr(m: sps.csr_matrix) -> list[int]:
         return [-1] * m.shape[0]
     m = sps.csr_matrix(m)
     m.data = np.ones_like(m.data, dtype=np.int8)
-    matching: list[int] = maximum_bipartite_matching(m, perm_type="column").tolist()
+    matching: list[int] = csgraph.maximum_bipartite_matching(m, perm_type="column").tolist()
     return matching
 
 
@@ -377,7 +380,7 @@ def dulmage_mendelsohn_graph(g: "WeightedGraph",
     def reach(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         dg = sps.csr_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(src + 1, src + 1))
         out = np.zeros(src + 1, dtype=bool)
-        out[breadth_first_order(dg, src, directed=True, return_predecessors=False)] = True
+        out[csgraph.breadth_first_order(dg, src, directed=True, return_predecessors=False)] = True
         out[src] = False
         return out
 
@@ -398,6 +401,102 @@ def dulmage_mendelsohn_graph(g: "WeightedGraph",
 
 
 # --- block-triangular form (§2.3) ----------------------------------------------------------
+
+def strong_components(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[int, np.ndarray]:
+    """The strongly connected components of the digraph on ``0..n-1`` with the arcs
+    ``src[k] → dst[k]`` (§2.3): (their number, the component of each vertex). The labels are
+    arbitrary (the callers order the blocks by `_canonical_topological_positions`, which does
+    not read them). scipy's (Pearce's algorithm, in C) for large digraphs; Tarjan's in Python
+    (`_tarjan`) when vertices and arcs number at most `SMALL_EDGES`, so that a small model's
+    analysis never imports scipy (about 0.2 s of CPU at every start; issue 29)."""
+    if n + len(src) <= SMALL_EDGES:
+        count, label = _tarjan(n, src.tolist(), dst.tolist())
+        return count, np.asarray(label, dtype=np.int32)
+    digraph = sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+    n_comp, labels = csgraph.connected_components(digraph, directed=True, connection="strong")
+    return int(n_comp), labels
+
+
+def _tarjan(n: int, src: Sequence[int], dst: Sequence[int]) -> tuple[int, list[int]]:
+    """Tarjan's strongly connected components (1972; docs/theory.md §1.7, §2.3), with an
+    explicit stack of (vertex, next arc) in place of recursion: (number of components, the
+    component of each vertex)."""
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for a, b in zip(src, dst):
+        succ[a].append(b)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    label = [-1] * n
+    stack: list[int] = []
+    seen = comps = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = seen
+        seen += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [(root, 0)]
+        while work:
+            v, k = work[-1]
+            arcs = succ[v]
+            if k < len(arcs):
+                work[-1] = (v, k + 1)
+                w = arcs[k]
+                if index[w] < 0:
+                    index[w] = low[w] = seen
+                    seen += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, 0))
+                elif on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    label[w] = comps
+                    if w == v:
+                        break
+                comps += 1
+    return comps, label
+
+
+def unique_perfect_matching(adj: Sequence[Sequence[int]], matching: Sequence[int]) -> bool:
+    """Whether the perfect matching ``matching`` (``matching[e]``: the unknown of equation e,
+    every equation and unknown matched) of the square graph ``adj`` is its only one
+    (docs/theory.md §2.8): no alternating cycle, i.e. the digraph of §2.3 (owner(x) → e for
+    each unmatched edge (e, x)) is acyclic, which Kahn's algorithm decides in O(|V| + |E|)."""
+    n = len(adj)
+    owner = [-1] * n
+    for e, x in enumerate(matching):
+        owner[x] = e
+    succ: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for e, row in enumerate(adj):
+        for x in row:
+            k = owner[x]
+            if k != e:
+                succ[k].append(e)
+                indeg[e] += 1
+    ready = [e for e in range(n) if indeg[e] == 0]
+    done = 0
+    while ready:
+        k = ready.pop()
+        done += 1
+        for e in succ[k]:
+            indeg[e] -= 1
+            if indeg[e] == 0:
+                ready.append(e)
+    return done == n
+
 
 def block_triangular(adj: Sequence[Sequence[int]], n_vars: int,
                      matching: Sequence[int]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -471,7 +570,7 @@ _BLOCKS_PER_CHUNK = 4096
 
 def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
                 cols: np.ndarray) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """SCCs (scipy, Tarjan/Pearce in C) of the digraph owner(x) → f, then Kahn's topological
+    """SCCs (`strong_components`) of the digraph owner(x) → f, then Kahn's topological
     sort of the condensation with a min-heap on each block's smallest equation (unique per
     block, so the heap holds plain integers). The blocks are converted to tuples
     `_BLOCKS_PER_CHUNK` at a time, as they are read."""
@@ -482,9 +581,7 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     src, dst = src[sel], rows[sel]
     # (the edge arrays are the generator's own: freed here, not when the last block is read)
     del rows, cols, sel, owner
-    digraph = sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
-    n_comp, label = connected_components(digraph, directed=True, connection="strong")
-    del digraph
+    n_comp, label = strong_components(n, src, dst)
     matched = np.flatnonzero(m_e >= 0)
     if len(matched) == 0:
         return
@@ -506,8 +603,12 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     a *= n_comp
     a += b
     del b
-    code = np.unique(a)
-    del a
+    # (sorted distinct codes; not `np.unique`, whose first call imports numpy.ma: 9 ms)
+    a.sort()
+    keep = np.ones(len(a), dtype=bool)
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    code = a[keep]
+    del a, keep
     a, b = code // n_comp, code % n_comp
     pos = _canonical_topological_positions(n_comp, live, key, comp_of_key, a, b)
     # equations grouped by block position, sorted inside; their matched unknowns likewise

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sps
-from scipy.sparse.csgraph import (breadth_first_order, connected_components,
-                                  maximum_bipartite_matching, min_weight_full_bipartite_matching)
 
-from .graph import DM, WeightedGraph, dulmage_mendelsohn_graph, matching_csr
+from .graph import (DM, SMALL_EDGES, WeightedGraph, dulmage_mendelsohn_graph, matching_csr,
+                    maximum_matching, unique_perfect_matching)
+
+if TYPE_CHECKING:
+    import scipy.sparse as sps
+    from scipy.sparse import csgraph
+else:   # loaded on first use (`mdae_fmu.lazy_modules`): small systems never need them
+    from ..lazy_modules import csgraph, sparse as sps
 
 # scipy's LAPJVsp up to this many unknowns; the vectorized primal–dual method above.
 _DENSE_MAX = 400
@@ -90,7 +95,7 @@ def _hvt_lapjvsp(g: WeightedGraph) -> np.ndarray | None:
     n = g.n_eqs
     m = sps.csr_matrix(((g.weights + 1).astype(np.float64), g.indices, g.indptr), shape=(n, n))
     try:
-        r, cidx = min_weight_full_bipartite_matching(m, maximize=True)
+        r, cidx = csgraph.min_weight_full_bipartite_matching(m, maximize=True)
     except ValueError:          # no full matching
         return None
     out = np.empty(n, dtype=np.int64)
@@ -145,7 +150,8 @@ def _hvt_primal_dual(g: WeightedGraph) -> tuple[np.ndarray | None, bool]:
         tc = cols32[tight]
         del tight
         tg = sps.csr_matrix((np.ones(len(tc), dtype=np.int8), tc, t_ptr), shape=(n, nv))
-        m = np.asarray(maximum_bipartite_matching(tg, perm_type="column"), dtype=np.int64)
+        m = np.asarray(csgraph.maximum_bipartite_matching(tg, perm_type="column"),
+                       dtype=np.int64)
         del tg
         free = m < 0
         if not free.any():
@@ -168,7 +174,8 @@ def _hvt_primal_dual(g: WeightedGraph) -> tuple[np.ndarray | None, bool]:
         del tc, t_ptr
         dg = sps.csr_matrix((np.ones(len(ind), dtype=np.int8), ind, ptr),
                             shape=(src_nodes + 1, src_nodes + 1))
-        reach = breadth_first_order(dg, src_nodes, directed=True, return_predecessors=False)
+        reach = csgraph.breadth_first_order(dg, src_nodes, directed=True,
+                                            return_predecessors=False)
         del dg, ind, ptr
         in_r = np.zeros(src_nodes + 1, dtype=bool)
         in_r[reach] = True
@@ -293,7 +300,7 @@ def _pryce_ordered(g: WeightedGraph, c0: np.ndarray, oi: np.ndarray, oj: np.ndar
     wt = sig_of[pos] - osig[pair]
     sel = src != dst
     src, dst, wt = src[sel], dst[sel], wt[sel]
-    n_comp, label = connected_components(
+    n_comp, label = csgraph.connected_components(
         sps.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n)),
         directed=True, connection="strong")
     # topological order of the components (Kahn)
@@ -369,14 +376,19 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
        non-square (n_e < n_v, equation-complete): Algorithm 2′ (`nonsquare_owners` + §4.3 with
        max aggregation), and the DM of the tight graph names the undetermined leading variables.
     """
-    m = np.asarray(matching_csr(g.csr()), dtype=np.int64) if g.n_eqs else \
-        np.zeros(0, dtype=np.int64)
+    hvt = _only_transversal(g)
+    if hvt is not None:
+        m = hvt
+    else:
+        m = np.asarray(matching_csr(g.csr()), dtype=np.int64) if g.n_eqs else \
+            np.zeros(0, dtype=np.int64)
     n_matched = int((m >= 0).sum())
     if n_matched < g.n_eqs or (g.n_eqs == g.n_vars and n_matched < g.n_vars):
         return SigmaResult(status="singular", matching=m,
                            dm=dulmage_mendelsohn_graph(g, m))
     if g.n_eqs == g.n_vars:
-        hvt = highest_value_transversal(g)
+        if hvt is None:
+            hvt = highest_value_transversal(g)
         if hvt is None:      # cannot happen after the matching check
             return SigmaResult(status="singular", matching=m,
                                dm=dulmage_mendelsohn_graph(g, m))
@@ -395,6 +407,76 @@ def sigma_method(g: WeightedGraph) -> SigmaResult:
             owner_var=hvt,
         )
     return _underdetermined(g)
+
+
+def _only_transversal(g: WeightedGraph) -> np.ndarray | None:
+    """The highest-value transversal of a small square graph that has exactly one
+    (docs/theory.md §2.8), without scipy; None when the graph is not square, has more than
+    `SMALL_EDGES` vertices and edges, has no complete matching or several highest-value
+    transversals (the caller then runs the general path, so its results are unchanged).
+
+    The primal–dual method of `_hvt_primal_dual` in plain Python (the tight graph's maximum
+    matching by `maximum_matching`, the alternating search by a breadth-first search) gives
+    a complete matching of the tight graph of an optimal dual; the highest-value transversals
+    are exactly the perfect matchings of that tight graph (complementary slackness, §4.2), so
+    when `unique_perfect_matching` holds it is the only one, the one scipy's assignment
+    solver returns too. A model whose modes all have a unique transversal (an ODE, most small
+    models without algebraic loops) thus never imports scipy (issue 29)."""
+    n = g.n_eqs
+    if n == 0 or n != g.n_vars or 2 * n + g.n_edges > SMALL_EDGES:
+        return None
+    adj = g.adjacency()
+    wts = g.weights.tolist()
+    ptr = g.indptr.tolist()
+    sig = [wts[ptr[i]:ptr[i + 1]] for i in range(n)]
+    c = [0] * n
+    d: list[int | None] = [None] * n
+    for row, ws in zip(adj, sig):
+        for j, w in zip(row, ws):
+            dj = d[j]
+            if dj is None or w > dj:
+                d[j] = w
+    if any(dj is None for dj in d):
+        return None                          # an unknown in no equation
+    dd: list[int] = [int(dj) for dj in d if dj is not None]
+    for _ in range(_PD_MAX_PHASES):
+        tight = [[j for j, w in zip(row, ws) if dd[j] - c[i] == w]
+                 for i, (row, ws) in enumerate(zip(adj, sig))]
+        m = maximum_matching(tight, n)
+        free = [i for i in range(n) if m[i] < 0]
+        if not free:
+            if not unique_perfect_matching(tight, m):
+                return None
+            return np.asarray(m, dtype=np.int64)
+        # β_O of the tight graph: reached from the free equations by alternating paths
+        mate = [-1] * n
+        for i, j in enumerate(m):
+            if j >= 0:
+                mate[j] = i
+        in_e = [False] * n
+        in_v = [False] * n
+        for i in free:
+            in_e[i] = True
+        queue = deque(free)
+        while queue:
+            i = queue.popleft()
+            for j in tight[i]:
+                if not in_v[j]:
+                    in_v[j] = True
+                    k = mate[j]
+                    if k >= 0 and not in_e[k]:
+                        in_e[k] = True
+                        queue.append(k)
+        delta = min((dd[j] - c[i] - w for i in range(n) if in_e[i]
+                     for j, w in zip(adj[i], sig[i]) if not in_v[j]), default=None)
+        if delta is None:
+            return None                      # no complete matching
+        for i in range(n):
+            if in_e[i]:
+                c[i] += delta
+            if in_v[i]:
+                dd[i] += delta
+    return None
 
 
 def _underdetermined(g: WeightedGraph) -> SigmaResult:

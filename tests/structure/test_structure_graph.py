@@ -350,3 +350,78 @@ def test_vectorized_dm_equals_list_dm(n_e, n_v, density, seed):
         except ValueError:
             vec_ok = False
         assert list_ok == vec_ok
+
+
+# --- the small graphs' paths without scipy (issue 29) ----------------------------------------
+
+def _partition(labels):
+    """The classes of a labelling, as a set of frozensets (labels themselves are arbitrary)."""
+    classes: dict = {}
+    for v, k in enumerate(list(labels)):
+        classes.setdefault(int(k), set()).add(v)
+    return {frozenset(c) for c in classes.values()}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 40), st.floats(0.0, 0.3), st.integers(0, 10**6))
+def test_tarjan_components_equal_scipys(n, density, seed):
+    """`strong_components` below `SMALL_EDGES` (Tarjan in Python) gives scipy's partition."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+    rng = random.Random(seed)
+    arcs = [(a, b) for a in range(n) for b in range(n) if rng.random() < density]
+    src = np.asarray([a for a, _ in arcs], dtype=np.int64)
+    dst = np.asarray([b for _, b in arcs], dtype=np.int64)
+    count, label = G.strong_components(n, src, dst)
+    ref_count, ref = connected_components(
+        csr_matrix((np.ones(len(arcs)), (src, dst)), shape=(n, n)), directed=True,
+        connection="strong")
+    assert count == ref_count
+    assert _partition(label) == _partition(ref)
+
+
+def test_tarjan_components_of_a_long_cycle_and_a_long_path():
+    """No recursion: a 1500-vertex cycle is one component, a 1500-vertex path 1500."""
+    n = 1500
+    ring = np.arange(n, dtype=np.int64)
+    assert G.strong_components(0, ring[:0], ring[:0])[0] == 0
+    count, label = G.strong_components(n, ring, (ring + 1) % n)
+    assert count == 1 and set(label.tolist()) == {0}
+    count, label = G.strong_components(n, ring[:-1], ring[1:])
+    assert count == n and sorted(label.tolist()) == list(range(n))
+
+
+def _perfect_matchings(adj):
+    """Every perfect matching of a small square graph, by brute force (the oracle)."""
+    import itertools
+    n = len(adj)
+    return [p for p in itertools.permutations(range(n)) if all(p[i] in adj[i] for i in range(n))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.floats(0.1, 0.7), st.integers(0, 10**6))
+def test_unique_perfect_matching_against_enumeration(n, density, seed):
+    rng = random.Random(seed)
+    perm = list(range(n))
+    rng.shuffle(perm)
+    # a planted perfect matching, plus random edges
+    adj = [sorted({perm[i]} | {j for j in range(n) if rng.random() < density}) for i in range(n)]
+    m = maximum_matching(adj, n)
+    assert G.unique_perfect_matching(adj, m) == (len(_perfect_matchings(adj)) == 1)
+
+
+def test_btf_blocks_equal_with_and_without_scipy(monkeypatch):
+    """The block-triangular form of the same graphs through scipy's components (no small
+    path) and through Tarjan's (the small path) is the same sequence of blocks."""
+    rng = random.Random(7)
+    cases = []
+    for _ in range(60):
+        n = rng.randint(1, 25)
+        perm = list(range(n))
+        rng.shuffle(perm)
+        adj = [sorted({perm[i]} | {j for j in range(n) if rng.random() < 0.12})
+               for i in range(n)]
+        cases.append((adj, n, maximum_matching(adj, n)))
+    small = [block_triangular(adj, n, m) for adj, n, m in cases]
+    monkeypatch.setattr(G, "SMALL_EDGES", -1)
+    assert [block_triangular(adj, n, m) for adj, n, m in cases] == small

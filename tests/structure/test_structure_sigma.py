@@ -410,3 +410,53 @@ def test_tight_graph_btf_of_pendulum_is_one_block():
     r = sigma_method(g)
     blocks = block_triangular_graph(g, r.matching, tight_edges(g, r.c, r.d))
     assert blocks == [((0, 1, 2), (0, 1, 2))]
+
+
+# --- the only transversal of a small system (docs/theory.md §2.8; issue 29) -------------------
+
+def test_only_transversal_is_scipys_hvt_and_none_when_there_are_several():
+    """A triangular system has one transversal; the ODE q = 2 (T1 − T2), T1' = −q,
+    T2' = q − 0.1 T2 has six but one of highest value, 2 (T1' and T2' from their own
+    equations): the small path returns it, as scipy's assignment solver does. The pendulum
+    and the engaged clutch have two of highest value each: the small path defers to scipy."""
+    tri = graph([{0: 1}, {0: 0, 1: 1}, {1: 0, 2: 2}])
+    only = S._only_transversal(tri)
+    assert only is not None and only.tolist() == [0, 1, 2]
+    assert only.tolist() == S._hvt_lapjvsp(tri).tolist()
+    heat = graph([{0: 0, 1: 0, 2: 0}, {0: 1, 2: 0}, {1: 1, 2: 0}])      # T1, T2, q
+    only = S._only_transversal(heat)
+    assert only is not None and only.tolist() == [2, 0, 1]
+    assert only.tolist() == S._hvt_lapjvsp(heat).tolist()
+    assert S._only_transversal(graph(PENDULUM)) is None
+    assert S._only_transversal(graph(CLUTCH_ENGAGED)) is None
+    assert S._only_transversal(graph([{0: 0}, {0: 1}])) is None      # singular (2 eqs, 1 var)
+    assert S._only_transversal(graph([{0: 0}, {0: 1}], 2)) is None   # no complete matching
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 9), st.floats(0.0, 0.5), st.integers(0, 10**6))
+def test_sigma_method_equal_with_and_without_the_small_path(n, density, seed):
+    """The Σ-method's result (status, matching, offsets, value, sweeps) is the same whether
+    the small path finds the only transversal or scipy's solvers run (oracle: the path with
+    `SMALL_EDGES` = -1, i.e. the code before issue 29's change)."""
+    rng = random.Random(seed)
+    perm = list(range(n))
+    rng.shuffle(perm)
+    rows = []
+    for i in range(n):
+        row = {perm[i]: rng.randint(0, 2)}
+        for j in range(n):
+            if j != perm[i] and rng.random() < density:
+                row[j] = rng.randint(0, 2)
+        rows.append(row)
+    g = graph(rows, n)
+    small = sigma_method(g)
+    saved = S.SMALL_EDGES
+    try:
+        S.SMALL_EDGES = -1
+        ref = sigma_method(g)
+    finally:
+        S.SMALL_EDGES = saved
+    assert (small.status, small.value, small.sweeps) == (ref.status, ref.value, ref.sweeps)
+    assert small.matching.tolist() == ref.matching.tolist()
+    assert small.c.tolist() == ref.c.tolist() and small.d.tolist() == ref.d.tolist()

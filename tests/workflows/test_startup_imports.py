@@ -78,6 +78,37 @@ def test_analyze_of_an_ode_imports_no_sympy(tmp_path):
     assert mods == []
 
 
+def test_analyze_of_an_ode_imports_neither_scipy_nor_lark(tmp_path):
+    """Issue 29, the fixed cost of every command: a model whose systems have one matching
+    each is analyzed without scipy (`structure.graph.strong_components`,
+    `structure.sigma._only_transversal`; about 0.2 s of CPU to import) and read by the
+    hand-written parser without lark (`importers.terminal_table`; about 0.13 s with the
+    LALR tables). The pendulum's constraint closes a cycle: its transversal is scipy's."""
+    for text, want in ((ODE, []), (PENDULUM, ["scipy"])):
+        assert _scipy_and_lark(tmp_path, text, "analyze") == want
+
+
+@pytest.mark.long
+def test_export_of_an_ode_imports_neither_scipy_nor_lark(tmp_path):
+    """The export too (the co-simulation's band ordering, `fmu.cosim.choose_linear_solver`,
+    loads scipy only for a model with many states). (long: gcc builds the FMU)"""
+    assert _scipy_and_lark(tmp_path, ODE, "export", "-o", str(tmp_path / "m.fmu")) == []
+
+
+def _scipy_and_lark(tmp_path: Path, text: str, *command: str) -> list[str]:
+    """Which of scipy and lark ``mdae-fmu COMMAND m.mo`` imported (it must succeed)."""
+    path = tmp_path / "m.mo"
+    path.write_text(text)
+    probe = ("import sys\nfrom mdae_fmu.cli import main\nrc = main(sys.argv[1:])\n"
+             "print('RC', rc, 'IMPORTED', sorted({m.split('.')[0] for m in sys.modules}"
+             " & {'scipy', 'lark'}))\n")
+    out = subprocess.run([sys.executable, "-c", probe, command[0], str(path), *command[1:]],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    last = out.stdout.strip().splitlines()[-1]
+    assert last.startswith("RC 0 "), out.stdout + out.stderr
+    return eval_list(last.split("IMPORTED", 1)[1])
+
+
 def test_analyze_of_an_index_2_model_loads_sympy_on_use(tmp_path):
     """A few states: the stateSelect-guided choice reads the consistency equations."""
     rc, mods = _imported(tmp_path, PENDULUM)
