@@ -205,6 +205,8 @@ class _Callbacks:
     cached_rules = expression_callbacks.CACHED_RULES
     #: rules that only rearrange their children, by their forms (`parse_traces`)
     inline_rules: dict = {}
+    #: rules with a compiler of their lines of a known shape (`fast_parser.FastParser._traced`)
+    line_rules: dict = {}
 
 
 #: The modules of the grammar callbacks, one per construct (`callback_common`).
@@ -219,12 +221,13 @@ def _assemble_callbacks() -> None:
     for module in CALLBACK_MODULES:
         for name, callback in module.RULES.items():
             if name in owner or name.startswith("_") or name in ("ctx", "cached_rules",
-                                                                  "inline_rules"):
+                                                                  "inline_rules", "line_rules"):
                 raise AssertionError(f"callback '{name}' of {module.__name__} clashes "
                                      f"({owner.get(name, 'a name of _Callbacks')})")
             owner[name] = module.__name__
             setattr(_Callbacks, name, callback)
         _Callbacks.inline_rules.update(getattr(module, "INLINE_RULES", {}))
+        _Callbacks.line_rules.update(getattr(module, "LINE_RULES", {}))
 
 
 _assemble_callbacks()
