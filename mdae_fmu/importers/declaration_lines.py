@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import fields
 from types import FunctionType
 from typing import Any
 
@@ -53,6 +54,10 @@ _CONSTANT_RULES = frozenset(("true", "false"))
 _DIGIT = re.compile("[0-9]")
 _TOKEN = re.compile(r"\bt([0-9]+)\b")
 _SLOT = re.compile(r"\bx([0-9]+)\b")
+#: the fields of `Decl`, all set by a compiled line (`_clause`)
+_DECL_FIELDS = tuple(f.name for f in fields(Decl))
+_GROUP = re.compile(r"\bG\[([0-9]+)\]")
+_GROUP_NAME = re.compile(r"\bG([0-9]+)\b")
 
 
 class _Refused(Exception):
@@ -101,8 +106,11 @@ def _compile(record: Recorder, value: Any, kinds: tuple, texts: list, trace: Lin
         raise _Refused
     owner = type(record.callbacks)
     cached: dict[str, str] = getattr(owner, "cached_rules", {})
-    namespace: dict[str, Any] = {"Decl": Decl, "trace": trace, "normalize_name":
-                                 normalize_name, "unescape": unescape}
+    namespace: dict[str, Any] = {"Decl": Decl, "new": object.__new__, "trace": trace,
+                                 "normalize_name": normalize_name, "unescape": unescape}
+    # a `Decl` built through its slot descriptors, as `records.quick_init`'s ``__init__``
+    # does, without the call and its keywords (one per declaration of the file)
+    namespace.update({f"set_{f}": getattr(Decl, f).__set__ for f in _DECL_FIELDS})
     body: list[str] = []
     tables: set[str] = set()
     forms: dict[str, tuple] = {}            # the declaration rules' values, as forms
@@ -207,7 +215,15 @@ def _compile(record: Recorder, value: Any, kinds: tuple, texts: list, trace: Lin
                 body.append(f"        {slot} = {call}")
             else:
                 body.append(f"    {slot} = {call}")
-    head = ["def run(m, cb):", "    G = m.groups()", "    S = m.start", "    ctx = cb.ctx"]
+    # the texts of the tokens read, ``G<k>``, in one call that makes only those strings
+    body = [_GROUP.sub(r"G\1", line) for line in body]
+    used = sorted({int(k) for line in body for k in _GROUP_NAME.findall(line)})
+    head = ["def run(m, cb):", "    S = m.start", "    ctx = cb.ctx"]
+    if len(used) == 1:
+        head.append(f"    G{used[0]} = m.group({used[0] + 1})")
+    elif used:
+        head.append(f"    {', '.join(f'G{k}' for k in used)} = "
+                    f"m.group({', '.join(str(k + 1) for k in used)})")
     head += [f"    t_{t} = ctx.{t}" for t in sorted(tables)]
     # (the values of `_CONSTANT_RULES` are the namespace's `x<k>`)
     exec("\n".join(head + body), namespace)  # noqa: S102 - no input text in it (docstring)
@@ -244,7 +260,6 @@ def _clause(parts: list, kinds: tuple, texts: list, forms: dict, constant: Any,
     type_name = constant(texts[t])
     prefix_source = "(" + "".join(p + ", " for p in prefixes) + ")"
     lines.append("    W = ctx.words.setdefault")
-    built = []
     for j, (_, n, mod, desc) in enumerate(decls):
         name = f"G[{n}]"
         if "'" in texts[n] or " " in texts[n] or "\t" in texts[n]:
@@ -258,11 +273,17 @@ def _clause(parts: list, kinds: tuple, texts: list, forms: dict, constant: Any,
                     f"({a[1]}, {a[3] or 'None'}, S({a[2] + 1}), False)" for a in mod[1]) + "]"
             if mod[2] is not None:
                 binding = mod[2]
-        description = desc[1] if desc is not None else "None"
-        built.append(f"Decl(name=W(n{j}, n{j}), loc=S({n + 1}), type_name={type_name}, "
-                     f"type_loc=S({t + 1}), prefixes={prefix_source}, modifiers={modifiers}, "
-                     f"binding={binding}, description={description}, dims=())")
-    lines.append("    return [" + ", ".join(built) + "]")
+        values = {"name": f"W(n{j}, n{j})", "loc": f"S({n + 1})", "type_name": type_name,
+                  "type_loc": f"S({t + 1})", "prefixes": prefix_source,
+                  "modifiers": modifiers, "binding": binding,
+                  "description": desc[1] if desc is not None else "None", "explicit": "None",
+                  "dims": "()"}
+        lines.append(f"    d{j} = new(Decl)")
+        for field in _DECL_FIELDS:
+            lines.append(f"    set_{field}(d{j}, {values.pop(field)})")
+        if values:
+            raise _Refused                      # (a field `Decl` no longer has)
+    lines.append("    return [" + ", ".join(f"d{j}" for j in range(len(decls))) + "]")
     return lines
 
 

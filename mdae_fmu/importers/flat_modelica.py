@@ -552,17 +552,17 @@ class _ModelBuilder:
     def declare(self, d: Decl):
         loc = self.locate(d.loc)
         name = d.name
+        if name == "time":          # (never in `declared`: tested first, the same)
+            self.err(loc, "'time' is the built-in time variable and cannot be declared")
+            return
         declared = self.declared
-        if name in declared:
-            first = declared[name]
+        size = len(declared)
+        first = declared.setdefault(name, loc)      # one look-up of the name
+        if len(declared) == size:
             assert first is not None        # (the importer's own names come after the file's)
             self.err(loc, f"duplicate declaration of '{name}' (first declared at "
                           f"{first.short()}:{first.col})")
             return
-        if name == "time":
-            self.err(loc, "'time' is the built-in time variable and cannot be declared")
-            return
-        declared[name] = loc
         variability = None
         causality = "local"
         for p, ploc in d.prefixes:
@@ -614,12 +614,17 @@ class _ModelBuilder:
         if d.modifiers:
             seen: set[str] = set()
             for mname, value, mloc, nested in d.modifiers:
-                if mname in _EXPRESSION_MODIFIERS and value is not None and not nested \
-                        and mname not in seen:      # start, nominal, min, max: the usual
-                    seen.add(mname)
-                    kw[mname] = value
-                else:
-                    self.modifier(d, kw, seen, mname, value, mloc, nested)
+                if value is not None and not nested and mname not in seen:
+                    if mname in _EXPRESSION_MODIFIERS:      # start, nominal, min, max
+                        seen.add(mname)
+                        kw[mname] = value
+                        continue
+                    if mname == "fixed" and type(value) is E.Const and \
+                            type(value.value) is bool:      # the usual `fixed = true`
+                        seen.add(mname)
+                        kw[mname] = value.value
+                        continue
+                self.modifier(d, kw, seen, mname, value, mloc, nested)
         binding: E.Expr | None = None
         if d.binding is not None:
             if variability in ("parameter", "constant"):
