@@ -179,16 +179,17 @@ def _compile(record: Recorder, value: Any, kinds: tuple, texts: list, trace: Lin
                 forms[slot] = ("desc", f"G[{n}][1:-1]")
         elif name == "component_decl":
             n = _token(parts[0], kinds, "NAME")
-            mod = desc = None
+            modification: tuple | None = None
+            description: tuple | None = None
             for p in parts[1:]:
                 form = forms.get(p, ("",))
-                if form[0] == "mod" and mod is None and desc is None:
-                    mod = form
-                elif form[0] == "desc" and desc is None:
-                    desc = form
+                if form[0] == "mod" and modification is None and description is None:
+                    modification = form
+                elif form[0] == "desc" and description is None:
+                    description = form
                 else:
                     raise _Refused
-            forms[slot] = ("decl", n, mod, desc)
+            forms[slot] = ("decl", n, modification, description)
         elif name == "component_clause":
             if k != last:
                 raise _Refused
