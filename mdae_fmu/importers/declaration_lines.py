@@ -65,6 +65,8 @@ class _Refused(Exception):
 
 
 def _fixed(text: str) -> bool:
+    """``text``, a token's on the first line of a shape, is the same on every line of the
+    shape: it holds no ASCII digit (module docstring)."""
     return _DIGIT.search(text) is None
 
 
