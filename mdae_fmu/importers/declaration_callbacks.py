@@ -15,6 +15,7 @@ from . import arrays as A
 from . import types as T
 from .call_callbacks import string_values
 from .callback_common import rule_table, depth_limited, left_list
+from .declaration_lines import compile_declaration
 from .depth import MAX_DEPTH
 from .parse_traces import is_name
 from .syntax import Decl, Description, normalize_name, unescape
@@ -204,10 +205,14 @@ def modification_form(c: list) -> str | None:
 INLINE_RULES = {"class_modification": class_modification_form,
                 "modification": modification_form}
 
+#: Rules whose lines of a known shape have their own compiler (`declaration_lines`), which
+#: `fast_parser` uses instead of the line's parse trace when it accepts the record.
+LINE_RULES = {"element": compile_declaration}
+
 #: The callbacks of this module, by grammar rule (`flat_modelica` assembles them).
 RULES = rule_table(elements, description, argument, class_modification, modification,
                    component_decl, component_clause, array_type_clause, decls=left_list,
                    arguments=left_list)
 
 
-__all__ = ["INLINE_RULES", "RULES", "modifier_list"]
+__all__ = ["INLINE_RULES", "LINE_RULES", "RULES", "modifier_list"]

@@ -621,6 +621,11 @@ class FastParser:
         if trace is not None:
             line_trace = compile_trace(record, value, shape[1])
             if line_trace is not None:
+                # a rule's own compiler of lines from their match (`line_rules`: declarations)
+                build = getattr(type(record.callbacks), "line_rules", {}).get(rule)
+                if build is not None:
+                    line_trace = build(record, value, shape[1], [t[1] for t in tokens],
+                                       line_trace, MAX_SHAPE_CHARS) or line_trace
                 shape[6][rule] = line_trace
         return value
 

@@ -238,6 +238,8 @@ class _Callbacks:
     inline_rules: dict = {}
     #: the names those forms use (`parse_traces`)
     inline_names: dict = {}
+    #: rules with a compiler of their lines of a known shape (`fast_parser.FastParser._traced`)
+    line_rules: dict = {}
 
 
 #: The modules of the grammar callbacks, one per construct (`callback_common`).
@@ -253,13 +255,15 @@ def _assemble_callbacks() -> None:
         for name, callback in module.RULES.items():
             if name in owner or name.startswith("_") or name in ("ctx", "cached_rules",
                                                                   "inline_rules",
-                                                                  "inline_names"):
+                                                                  "inline_names",
+                                                                  "line_rules"):
                 raise AssertionError(f"callback '{name}' of {module.__name__} clashes "
                                      f"({owner.get(name, 'a name of _Callbacks')})")
             owner[name] = module.__name__
             setattr(_Callbacks, name, callback)
         _Callbacks.inline_rules.update(getattr(module, "INLINE_RULES", {}))
         _Callbacks.inline_names.update(getattr(module, "INLINE_NAMES", {}))
+        _Callbacks.line_rules.update(getattr(module, "LINE_RULES", {}))
 
 
 _assemble_callbacks()
@@ -585,17 +589,17 @@ class _ModelBuilder:
     def declare(self, d: Decl):
         loc = self.locate(d.loc)
         name = d.name
+        if name == "time":          # (never in `declared`: tested first, the same)
+            self.err(loc, "'time' is the built-in time variable and cannot be declared")
+            return
         declared = self.declared
-        if name in declared:
-            first = declared[name]
+        size = len(declared)
+        first = declared.setdefault(name, loc)      # one look-up of the name
+        if len(declared) == size:
             assert first is not None        # (the importer's own names come after the file's)
             self.err(loc, f"duplicate declaration of '{name}' (first declared at "
                           f"{first.short()}:{first.col})")
             return
-        if name == "time":
-            self.err(loc, "'time' is the built-in time variable and cannot be declared")
-            return
-        declared[name] = loc
         variability = None
         causality = "local"
         for p, ploc in d.prefixes:
@@ -647,12 +651,17 @@ class _ModelBuilder:
         if d.modifiers:
             seen: set[str] = set()
             for mname, value, mloc, nested in d.modifiers:
-                if mname in _EXPRESSION_MODIFIERS and value is not None and not nested \
-                        and mname not in seen:      # start, nominal, min, max: the usual
-                    seen.add(mname)
-                    kw[mname] = value
-                else:
-                    self.modifier(d, kw, seen, mname, value, mloc, nested)
+                if value is not None and not nested and mname not in seen:
+                    if mname in _EXPRESSION_MODIFIERS:      # start, nominal, min, max
+                        seen.add(mname)
+                        kw[mname] = value
+                        continue
+                    if mname == "fixed" and type(value) is E.Const and \
+                            type(value.value) is bool:      # the usual `fixed = true`
+                        seen.add(mname)
+                        kw[mname] = value.value
+                        continue
+                self.modifier(d, kw, seen, mname, value, mloc, nested)
         binding: E.Expr | None = None
         if d.binding is not None:
             if variability in ("parameter", "constant"):

@@ -26,8 +26,8 @@ def _callbacks() -> dict:
 
 
 #: the attributes of the callbacks object that are not callbacks: the parse context and the
-#: rule tables of the parse traces (`parse_traces.compile_trace`)
-NOT_RULES = ("ctx", "cached_rules", "inline_rules", "inline_names")
+#: rule tables of the parse traces (`parse_traces.compile_trace`, `declaration_lines`)
+NOT_RULES = ("ctx", "cached_rules", "inline_rules", "inline_names", "line_rules")
 
 
 def test_each_callback_is_a_construct_modules_own_function():
