@@ -69,6 +69,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from itertools import count
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Collection, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -365,6 +367,10 @@ def _occurs(roots: list[Any], name: str, order: int) -> bool:
     return False
 
 
+#: An equation's id (`singular_blocks`' positions, read in C).
+_EQ_ID = attrgetter("id")
+
+
 def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     """The blocks of the accepted modes of ``report`` whose System Jacobian is singular at
     two random points (module docstring), in mode order then solve order. A block shared by
@@ -383,6 +389,7 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     scan = model.__dict__.get("_residual_scan")
     heads = scan.heads if scan is not None else b""
     unspecialized = not has_long_guards(model)
+    Ref = E.Ref
     for mode in report.modes:
         if not mode.ok or not mode.blocks:
             continue
@@ -398,17 +405,26 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
             if eqs is None:
                 eqs = model.equations if unspecialized else \
                     _mode_equations(model, report, mode)
-                where = {eq.id: i for i, eq in enumerate(eqs)}
+                # (the ids read and numbered in C: 10^6 equations at 10^6)
+                where = dict(zip(map(_EQ_ID, eqs), count()))
                 quick = unspecialized and len(heads) == len(eqs)
             if one is not None:
                 # the commonest block, most often passed at once (`SingularityCheck.suspect`)
                 eq_id, c, u = one
                 i = where[eq_id]
                 residual = eqs[i].residual
-                inst = (u.name, u.order - c)
-                entry = _head_entry(residual, inst) if quick and heads[i] else None
+                name, order = u.name, u.order - c
+                if quick and heads[i]:
+                    # (`_head_entry` of ``x = f`` for x inline: two blocks in three of a
+                    # large model)
+                    left = residual.left
+                    if order == 0 and type(left) is Ref and left.name == name:
+                        continue
+                    entry = _head_entry(residual, (name, order))
+                else:
+                    entry = None
                 if entry is None:
-                    entry = generic(residual, inst)
+                    entry = generic(residual, (name, order))
                 if entry:
                     continue
             beqs = blk.equations
