@@ -192,44 +192,59 @@ class LatentEquation:
 class SolvedEquations(Sequence[LatentEquation]):
     """``ModeAnalysis.solved`` of a mode whose latent equations are made when first read
     (``deferred_latent``): per equation of the mode, in order, its differentiated form
-    (``top``, by equation id) or, for an undifferentiated one, `LatentEquation.of_tree` made
-    on each read. The tuple it stands for held one object of 56 B per equation (64 MB at
-    10^6 equations, which the verdict and the summary never read: docs/performance.md, "stop
-    43"). Equal to the tuple of its items, and to any such tuple."""
+    (``top``, by equation id) or, for an undifferentiated one, `LatentEquation.of_tree`; the
+    objects are made all at once at the first read of an item (a reader of one reads them
+    all: the full report, the export) and kept, so each read gives the same object, as the
+    tuple it stands for did. That tuple held one object of 56 B per equation (64 MB at 10^6
+    equations), which the verdict and the summary never read (docs/performance.md, "stop
+    43"). Equal to the tuple of its items, and added to a tuple as that tuple."""
 
-    __slots__ = ("_equations", "_table", "_top")
+    __slots__ = ("_equations", "_table", "_top", "_items")
 
     def __init__(self, equations: Sequence[Equation], table: SymbolTable,
                  top: dict[str, LatentEquation]) -> None:
         self._equations = equations
         self._table = table
         self._top = top
+        self._items: tuple[LatentEquation, ...] | None = None
+
+    def _all(self) -> tuple[LatentEquation, ...]:
+        items = self._items
+        if items is None:
+            top, table, tree = self._top, self._table, LatentEquation.of_tree
+            items = self._items = tuple([top[eq.id] if eq.id in top else tree(eq, table)
+                                         for eq in self._equations])
+        return items
 
     def __len__(self) -> int:
         return len(self._equations)
 
-    def _item(self, eq: Equation) -> LatentEquation:
-        le = self._top.get(eq.id)
-        return le if le is not None else LatentEquation.of_tree(eq, self._table)
-
     def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
-        if isinstance(i, slice):
-            return tuple(map(self._item, self._equations[i]))
-        return self._item(self._equations[i])
+        return self._all()[i]
 
     def __iter__(self) -> Iterator[LatentEquation]:
-        return map(self._item, self._equations)
+        return iter(self._all())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (tuple, SolvedEquations)):
-            return tuple(self) == tuple(other)
+            return self._all() == tuple(other)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(tuple(self))
+        return hash(self._all())
+
+    def __add__(self, other: object) -> tuple[LatentEquation, ...]:
+        if isinstance(other, (tuple, SolvedEquations)):
+            return self._all() + tuple(other)
+        return NotImplemented
+
+    def __radd__(self, other: object) -> tuple[LatentEquation, ...]:
+        if isinstance(other, tuple):
+            return other + self._all()
+        return NotImplemented
 
     def __repr__(self) -> str:
-        return repr(tuple(self))
+        return repr(self._all())
 
 
 class Block:
