@@ -417,7 +417,8 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
                 if quick and heads[i]:
                     # (`_head_entry` of ``x = f`` for x inline: two blocks in three of a
                     # large model)
-                    left = residual.left
+                    top: Any = residual     # (``L - R``: `Defects.heads`)
+                    left = top.left
                     if order == 0 and type(left) is Ref and left.name == name:
                         continue
                     entry = _head_entry(residual, (name, order))

@@ -20,7 +20,7 @@ is not part of any mode's DAE; it is listed separately in the report.
 from __future__ import annotations
 
 from dataclasses import FrozenInstanceError, dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict, overload
 
 import numpy as np
 
@@ -219,7 +219,13 @@ class SolvedEquations(Sequence[LatentEquation]):
     def __len__(self) -> int:
         return len(self._equations)
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+    @overload
+    def __getitem__(self, i: int) -> LatentEquation: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[LatentEquation, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> LatentEquation | tuple[LatentEquation, ...]:
         return self._all()[i]
 
     def __iter__(self) -> Iterator[LatentEquation]:
@@ -564,7 +570,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 top = {i: LatentEquation(i, k, x.get(k)) for i, k, x in s}
                 consistency = tuple(LatentEquation(i, k, x.get(k)) for i, k, x in cons)
         if deferred_latent:
-            # (each undifferentiated equation's object made when read)
+            # (the undifferentiated equations' objects made at the first read, if any)
             solved = SolvedEquations(equations, table, top)
         else:
             tree = LatentEquation.of_tree
@@ -575,8 +581,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
             choice = _state_selection(model, states, consistency, table)
     if len(equations) >= TRIM_MIN_EQUATIONS:
         release_free_heap()     # the graph's and the BTF's arrays, freed mid-heap (`heap`)
+    # (``solved``: a tuple or a `SolvedEquations`, the field's annotation the saved
+    # analysis' tuple)
     return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
-                        states=states, leading=leading, solved=solved,
+                        states=states, leading=leading,
+                        solved=solved,  # type: ignore[arg-type]
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
                         dof=dof, under_equations=under_e, under_variables=under_v,
                         status=status, **base, **choice)
@@ -767,7 +776,8 @@ def analyze_modes(model: Model, latent: bool = True,
                        n_valuations=2 ** n_free)
 
 
-__all__ = ["Instance", "LatentEquation", "SolvedEquations", "Block", "ModeAnalysis", "ModesReport", "specialize",
+__all__ = ["Instance", "LatentEquation", "SolvedEquations", "Block", "ModeAnalysis",
+           "ModesReport", "specialize",
            "analyze_modes", "analyze_mode", "classify_variables", "defines_discrete",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",
            "symbol_table", "eq_label", "long_guard_atoms", "signature_graph", "is_event_guard",
