@@ -524,14 +524,19 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                 f"(fewer equations than unknowns): no equation determines "
                 f"{{{undetermined}}}"
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
-    blocks = tuple(_blocks(iter_block_triangular_graph(g, matching, tight), eq_ids, c_list,
-                           lead))
-    # the graph, its tight edges and matching and the instance table serve the BTF only: freed
-    # before the latent equations, whose sympy objects would otherwise come on top of them
-    # (the per-mode stage's peak; docs/performance.md, "stop 39, memory")
+    # the graph and its tight edges serve the BTF only, which has taken the edges it reads
+    # when it starts: freed before its blocks are made (the graph's three arrays, 56 MB at
+    # 10^6 equations, were under the per-mode stage's high-water: docs/performance.md, "stop
+    # 43"); the matching is the BTF's own from there
+    btf = iter_block_triangular_graph(g, matching, tight)
+    del g, tight, matching
+    blocks = tuple(_blocks(btf, eq_ids, c_list, lead))
+    # the instance table serves the blocks only: freed before the latent equations, whose
+    # sympy objects would otherwise come on top of them (the per-mode stage's peak;
+    # docs/performance.md, "stop 39, memory")
     # (and the lists by position, about 8 MB each at 10^6 equations; the C heap's free pages
     # go back before the latent equations' objects, which do not reuse them: `heap`)
-    del g, tight, matching, lead
+    del btf, lead
     if len(equations) >= TRIM_MIN_EQUATIONS:
         release_free_heap()
     # the offsets by equation id and by unknown, made once the BTF's arrays are gone: two
