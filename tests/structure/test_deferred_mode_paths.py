@@ -120,3 +120,54 @@ def test_solved_equations_add_as_tuples():
                 assert mode.solved + mode.solved == tuple(mode.solved) * 2
                 return
     raise AssertionError("no deferred mode")
+
+
+#: A 2×2 block singular for all values (its two equations proportional), no guard.
+SINGULAR_PAIR = """
+model SingularPair
+  Real x(start = 1, fixed = true);
+  Real y;
+  Real z;
+equation
+  der(x) = -x + y;
+  y + z = x;
+  2 * y + 2 * z = 2 * x;
+end SingularPair;
+"""
+
+
+def test_singular_blocks_is_the_check_of_every_block():
+    """On the single-mode models (whose blocks the check reads by id through its table of
+    heads), the blocks `singular_blocks` finds are those `SingularityCheck.suspect` (the
+    general test: the generic-entry walk, then the samples) finds block by block, with the
+    blocks' equations; the singular pair is found."""
+    from mdae_fmu.structure.conversion import SingularityCheck, singular_blocks
+    from mdae_fmu.structure.system_jacobian import BlockSystem
+    from mdae_fmu.structure.valuations import has_long_guards
+    from mdae_fmu.structure.variables import classify_variables
+    models = [(n, m, f) for n, m, _, f in _reports()]
+    pair = parse_modelica(SINGULAR_PAIR)
+    models.append(("SingularPair", pair, analyze_modes(pair)))
+    compared, found = 0, []
+    for name, model, report in models:
+        if len(report.modes) != 1 or has_long_guards(model) or not report.modes[0].ok:
+            continue
+        mode, = report.modes
+        got = [(f.block.equations, f.block.columns, tuple(e.id for e in f.equations))
+               for f in singular_blocks(model, report)]
+        check = SingularityCheck(classify_variables(model).types)
+        points = check.points()
+        by_id = {eq.id: eq for eq in model.equations}
+        want = []
+        for blk in mode.blocks:
+            ids, offsets = zip(*blk.equations)
+            system = BlockSystem(equations=ids,
+                                 residuals=tuple(by_id[i].residual for i in ids),
+                                 offsets=offsets,
+                                 columns=tuple((u.name, u.order) for u in blk.unknowns))
+            if check.suspect(system, points):
+                want.append((ids, system.columns, ids))
+        assert got == want, name
+        compared += 1
+        found += [name] if got else []
+    assert compared >= 20 and "SingularPair" in found, (compared, found)
