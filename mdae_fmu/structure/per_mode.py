@@ -469,7 +469,8 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     ``deferred_latent``: the latent and consistency equations of the differentiated
     equations are converted and differentiated when first read (`LatentEquation.derived`),
     for a caller that may read none of them (the verdict and the summary of ``analyze``:
-    no sympy import, issue 29); otherwise now, as a full report or an export reads them."""
+    no sympy import, issue 29), and the solved equations are a `SolvedEquations` (their
+    objects made at the first read); otherwise now, as a full report reads them."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
     if rows_last_read:
