@@ -36,6 +36,8 @@ a block whose equations are not affine in the 1/h terms (the limit does not exis
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import attrgetter, not_
 from typing import TYPE_CHECKING, Any
 
 from .. import expr as E
@@ -270,6 +272,10 @@ class GuardedSchedule:
         return self.variants if self.single is None else single_variants(self.single)
 
 
+#: An instance's order (`single_mode_schedule`, read in C).
+_ORDER = attrgetter("order")
+
+
 def single_mode_schedule(report: ModesReport) -> GuardedSchedule:
     """The guarded schedule of a model of one mode from its accepted per-mode report
     (docs/theory.md §10.14): with no guard atom every formula is true, nothing restarts (no
@@ -280,11 +286,16 @@ def single_mode_schedule(report: ModesReport) -> GuardedSchedule:
     and the report itself (``single``), in O(variables), with no sympy, no BDD and no second
     structural analysis."""
     mode, = report.modes
+    # (per unknown, the tests read in C by `compress`: 10^6 of them at 10^6 equations; an
+    # order and an offset are never negative)
+    d, leading = mode.d, mode.leading
     return GuardedSchedule(
         model_name=report.model_name, guards=(), guard_names=(),
         variables=tuple(report.unknowns), states=tuple(mode.states),
-        leading=tuple(i for i in mode.leading if i.order > 0),
-        impulsive=tuple(n for n in report.unknowns if mode.d.get(n, 0) == 0), variants=(),
+        leading=tuple(compress(leading, map(_ORDER, leading))),
+        impulsive=tuple(compress(report.unknowns,
+                                 map(not_, map(d.get, report.unknowns, repeat(0))))),
+        variants=(),
         table=FormulaTable(var=(), lo=(), hi=()), cond_states=(), flags=(), proxies=(),
         rproxies=(), n_modes=1, impulse_outputs=(), initial=(),
         max_offset=max(mode.c.values(), default=0), modes=-1, single=report)

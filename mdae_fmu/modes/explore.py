@@ -13,7 +13,8 @@ variables with their orders (Algorithm IA) and the standardized restart (Algorit
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+import operator
+from collections.abc import Iterable, Iterator, Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, cast
 
@@ -39,6 +40,8 @@ MAX_COUPLED = 10        # all subsets of a class of coupled guards up to this si
 #: `event_automaton`: the events that select no equation (nothing to restart, no run) are
 #: listed as changes up to this many events (beyond, each label's O(events) would add up)
 MAX_LISTED_EVENTS = 64
+#: An equation's id (`_verdict_from_report`'s comparison, in C).
+_EQ_ID = operator.attrgetter("id")
 
 
 @dataclass(frozen=True)
@@ -531,21 +534,30 @@ def _verdict_from_report(model: Model, report, erasure: Erasure,
         return None
     ma = report.modes[0]
     cls = classify_variables(model)
+    equations = model.equations
+    # (the ids compared in C, pairwise: no tuple of the model's ids)
     if not ma.ok or cls.discrete or report.unknowns != cls.continuous \
-            or "Boolean" in cls.types.values() \
-            or ma.equations != tuple([eq.id for eq in model.equations]):
+            or "Boolean" in cls.types.values() or len(ma.equations) != len(equations) \
+            or any(map(operator.ne, ma.equations, map(_EQ_ID, equations))):
         return None
     sg = SigmaInfo(ok=True, c=ma.c, d=ma.d)
-    if _starts_over_determined(model, cls.continuous_set, sg):
+    # (an accepted mode has an offset for every unknown: its keys are the continuous
+    # unknowns, without a set of them, 32 MB at 10^6 equations)
+    unknowns = ma.d.keys() if len(ma.d) == len(cls.continuous) else cls.continuous_set
+    if _starts_over_determined(model, unknowns, sg):
         return None         # the warning's text and its numerical check: the normalized path
     # the normalization was the rows' last reader and took each out (issue 16's memory)
     release_rows(model)
     # (`_without_guards`'s states and latent equations; d = 0 and c = 0 add none)
-    # (`var_label` of an instance of order 0 is its name: tens of thousands of states)
-    states = tuple([n if k == 0 else var_label((n, k))
-                    for n, d in sorted([i for i in sg.d.items() if i[1]]) for k in range(d)])
-    latent = tuple(eq_label((e, k)) for e, c in sorted([i for i in sg.c.items() if i[1]])
-                   for k in range(1, c + 1))
+    # (`var_label` of an instance of order 0 is its name: tens of thousands of states; the
+    # names, unique, sorted as strings and picked by `compress` in C, issue 29)
+    d, c = sg.d, sg.c
+    named = sorted(itertools.compress(d, d.values()))
+    # (every state of order 1, the usual case: its label is its name)
+    states = tuple(named) if max(map(d.__getitem__, named), default=1) == 1 else \
+        tuple([n if k == 0 else var_label((n, k)) for n in named for k in range(d[n])])
+    latent = tuple(eq_label((e, k)) for e in sorted(itertools.compress(c, c.values()))
+                   for k in range(1, c[e] + 1))
     info = ModeInfo(mode=(), label="(single mode)", kind="long", ok=True, index=sg.index,
                     states=states, latent=latent)
     return Automaton(
@@ -937,7 +949,7 @@ def _initialization_graph(system: MultimodeSystem, mode: Mode, sig: SigmaInfo,
     return _start_graph(ids, sig, fixed, lambda key: instance_vars(system, key))
 
 
-def _fixed_starts(model: Model, unknown_names: set[str] | frozenset[str]) -> list[str]:
+def _fixed_starts(model: Model, unknown_names: AbstractSet[str]) -> list[str]:
     """The unknowns of ``model`` whose start value is fixed, sorted (`initialization_check`)."""
     names = [v.name for v in model.variables
              if v.fixed and v.start is not None and v.name in unknown_names]
@@ -945,11 +957,18 @@ def _fixed_starts(model: Model, unknown_names: set[str] | frozenset[str]) -> lis
     return names
 
 
+def _all_states(d: dict[str, int], names: list[str]) -> bool:
+    """Whether every one of ``names`` has an offset d > 0 (a state; d ≥ 0 and a name
+    without one counts as 0): the values read by ``map`` in C (issue 29: tens of thousands
+    of fixed start values at 10^5 equations)."""
+    return min(map(d.get, names, itertools.repeat(0)), default=1) > 0
+
+
 def _start_graph(ids: list[str], sig: SigmaInfo, fixed: list[str],
                  vars_of: Callable[[tuple[str, int]], frozenset]) -> dict:
     """`_initialization_graph` over the equations ``ids`` of the mode (in order), the
     variable instances of ``(e, k)`` being ``vars_of((e, k))``."""
-    reduced = all(sig.d.get(n, 0) > 0 for n in fixed)
+    reduced = _all_states(sig.d, fixed)
     c = sig.c
     occ = {}
     for eid in ids:
@@ -964,7 +983,7 @@ def _start_graph(ids: list[str], sig: SigmaInfo, fixed: list[str],
     return occ
 
 
-def _starts_over_determined(model: Model, unknowns: frozenset[str], sig: SigmaInfo) -> bool:
+def _starts_over_determined(model: Model, unknowns: AbstractSet[str], sig: SigmaInfo) -> bool:
     """Whether `initialization_check` of the single mode of ``model`` (its equations
     unguarded, in order, over ``unknowns``, with the offsets ``sig``) needs the normalized
     system: an algebraic variable is fixed (`_initialization_graph` is then the whole
@@ -976,12 +995,13 @@ def _starts_over_determined(model: Model, unknowns: frozenset[str], sig: SigmaIn
     from ..structure.signature import sigma_row
     from .runs import orders_vars
     fixed = _fixed_starts(model, unknowns)
-    if not all(sig.d.get(n, 0) > 0 for n in fixed):
+    if not _all_states(sig.d, fixed):
         return True
     # every fixed variable a state: the graph's equations are the (e, k < c_e), and an
     # equation with c_e = 0 has none
-    # (the offsets are in the order of the model's equations: their positions find them)
-    at = [(e, i) for i, (e, c) in enumerate(sig.c.items()) if c]
+    # (the offsets are in the order of the model's equations: their positions find them;
+    # the few with c > 0 picked by `compress` in C)
+    at = list(itertools.compress(zip(sig.c, itertools.count()), sig.c.values()))
     ids = [e for e, _ in at]
     equations = model.equations
     by_id = {e: equations[i] for e, i in at if i < len(equations) and equations[i].id == e}

@@ -344,7 +344,7 @@ class Writer:
             return o if math.isfinite(o) else {"$f": repr(o)}
         if isinstance(o, list):
             return [self.value(x) for x in o]
-        if isinstance(o, tuple):
+        if isinstance(o, (tuple, per_mode.SolvedEquations)):   # (the latter: a lazy tuple)
             return {"$t": [self.value(x) for x in o]}
         if isinstance(o, dict):
             return {"$d": [[self.value(k), self.value(v)] for k, v in o.items()]}

@@ -69,6 +69,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from itertools import compress
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Collection, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -365,6 +367,11 @@ def _occurs(roots: list[Any], name: str, order: int) -> bool:
     return False
 
 
+#: An equation's id and residual (`singular_blocks`' table by id, read in C).
+_EQ_ID = attrgetter("id")
+_RESIDUAL = attrgetter("residual")
+
+
 def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     """The blocks of the accepted modes of ``report`` whose System Jacobian is singular at
     two random points (module docstring), in mode order then solve order. A block shared by
@@ -383,12 +390,16 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     scan = model.__dict__.get("_residual_scan")
     heads = scan.heads if scan is not None else b""
     unspecialized = not has_long_guards(model)
+    Ref = E.Ref
     for mode in report.modes:
         if not mode.ok or not mode.blocks:
             continue
-        # the mode's equations and each one's position among them
+        # the mode's equations, and each by its id: its `Equation`, or its residual itself
+        # when the residual has a head (`Defects.heads`, read by position; existing objects
+        # as the values, not an int per position: 28 MB at 10^6 equations)
         eqs: Sequence[Equation] | None = None
-        where: dict[str, int] = {}
+        where: dict[str, Any] = {}
+        by_id: dict[str, Equation] | None = None       # (a finding's equations)
         quick = False
         points = check.points()
         for blk in mode.blocks:
@@ -398,22 +409,35 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
             if eqs is None:
                 eqs = model.equations if unspecialized else \
                     _mode_equations(model, report, mode)
-                where = {eq.id: i for i, eq in enumerate(eqs)}
                 quick = unspecialized and len(heads) == len(eqs)
+                # (the ids read in C: 10^6 equations at 10^6)
+                where = dict(zip(map(_EQ_ID, eqs), eqs))
+                if quick:
+                    where.update(zip(compress(map(_EQ_ID, eqs), heads),
+                                     map(_RESIDUAL, compress(eqs, heads))))
             if one is not None:
                 # the commonest block, most often passed at once (`SingularityCheck.suspect`)
                 eq_id, c, u = one
-                i = where[eq_id]
-                residual = eqs[i].residual
-                inst = (u.name, u.order - c)
-                entry = _head_entry(residual, inst) if quick and heads[i] else None
+                found = where[eq_id]
+                name, order = u.name, u.order - c
+                if type(found) is not Equation:
+                    # a residual with a head: `_head_entry`, ``x = f`` for x inline (two
+                    # blocks in three of a large model)
+                    residual = found
+                    left = found.left       # (``L - R``: `Defects.heads`)
+                    if order == 0 and type(left) is Ref and left.name == name:
+                        continue
+                    entry = _head_entry(residual, (name, order))
+                else:
+                    residual, entry = found.residual, None
                 if entry is None:
-                    entry = generic(residual, inst)
+                    entry = generic(residual, (name, order))
                 if entry:
                     continue
             beqs = blk.equations
             ids, offsets = zip(*beqs)
-            residuals = tuple([eqs[where[i]].residual for i in ids])
+            residuals = tuple([w.residual if type(w) is Equation else w
+                               for w in map(where.__getitem__, ids)])
             columns = tuple([(u.name, u.order) for u in blk.unknowns])
             if seen is not None:
                 key = (tuple(map(id, residuals)), offsets, columns)
@@ -426,8 +450,10 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
             system = BlockSystem(equations=ids, residuals=residuals, offsets=offsets,
                                  columns=columns)
             if check.sampled(system, shape, points):
+                if by_id is None:
+                    by_id = {eq.id: eq for eq in eqs}
                 yield Finding(mode=mode.name, block=system,
-                              equations=tuple(eqs[where[i]] for i in ids), d=mode.d,
+                              equations=tuple(by_id[i] for i in ids), d=mode.d,
                               literals=_mode_literals(report, mode))
 
 

@@ -20,7 +20,7 @@ is not part of any mode's DAE; it is listed separately in the report.
 from __future__ import annotations
 
 from dataclasses import FrozenInstanceError, dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict, overload
 
 import numpy as np
 
@@ -189,6 +189,70 @@ class LatentEquation:
         return eq_label(self.eq_id, self.k)
 
 
+class SolvedEquations(Sequence[LatentEquation]):
+    """``ModeAnalysis.solved`` of a mode whose latent equations are made when first read
+    (``deferred_latent``): per equation of the mode, in order, its differentiated form
+    (``top``, by equation id) or, for an undifferentiated one, `LatentEquation.of_tree`; the
+    objects are made all at once at the first read of an item (a reader of one reads them
+    all: the full report, the export) and kept, so each read gives the same object, as the
+    tuple it stands for did. That tuple held one object of 56 B per equation (64 MB at 10^6
+    equations), which the verdict and the summary never read (docs/performance.md, "stop
+    43"). Equal to the tuple of its items, and added to a tuple as that tuple."""
+
+    __slots__ = ("_equations", "_table", "_top", "_items")
+
+    def __init__(self, equations: Sequence[Equation], table: SymbolTable,
+                 top: dict[str, LatentEquation]) -> None:
+        self._equations = equations
+        self._table = table
+        self._top = top
+        self._items: tuple[LatentEquation, ...] | None = None
+
+    def _all(self) -> tuple[LatentEquation, ...]:
+        items = self._items
+        if items is None:
+            top, table, tree = self._top, self._table, LatentEquation.of_tree
+            items = self._items = tuple([top[eq.id] if eq.id in top else tree(eq, table)
+                                         for eq in self._equations])
+        return items
+
+    def __len__(self) -> int:
+        return len(self._equations)
+
+    @overload
+    def __getitem__(self, i: int) -> LatentEquation: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[LatentEquation, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> LatentEquation | tuple[LatentEquation, ...]:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[LatentEquation]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, SolvedEquations)):
+            return self._all() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __add__(self, other: object) -> tuple[LatentEquation, ...]:
+        if isinstance(other, (tuple, SolvedEquations)):
+            return self._all() + tuple(other)
+        return NotImplemented
+
+    def __radd__(self, other: object) -> tuple[LatentEquation, ...]:
+        if isinstance(other, tuple):
+            return other + self._all()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 class Block:
     """One block of the BTF: the (eq_id, k) equations solved together for ``unknowns``.
 
@@ -294,7 +358,7 @@ class ModeAnalysis:
     structural_index: int
     states: tuple[Instance, ...]
     leading: tuple[Instance, ...]
-    solved: tuple[LatentEquation, ...]
+    solved: tuple[LatentEquation, ...]      # (or `SolvedEquations`, a sequence)
     consistency: tuple[LatentEquation, ...]
     blocks: tuple[Block, ...]
     ok: bool
@@ -405,7 +469,8 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     ``deferred_latent``: the latent and consistency equations of the differentiated
     equations are converted and differentiated when first read (`LatentEquation.derived`),
     for a caller that may read none of them (the verdict and the summary of ``analyze``:
-    no sympy import, issue 29); otherwise now, as a full report or an export reads them."""
+    no sympy import, issue 29), and the solved equations are a `SolvedEquations` (their
+    objects made at the first read); otherwise now, as a full report reads them."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
     if rows_last_read:
@@ -421,15 +486,13 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     assert res.c is not None and res.d is not None
     # (the offsets as Python ints through `tolist`: no numpy scalar per equation)
     c_list = res.c.tolist()
-    c = dict(zip(eq_ids, c_list))
     d_list = res.d.tolist()
     # (every unknown in some equation, the usual case: the dict and the instances built by
     # zip and map, without a test per unknown; issue 29)
     everywhere = bool(len(res.d) == 0 or res.d.min() >= 0)
-    d = dict(zip(unknowns, d_list)) if everywhere else \
-        {n: v for n, v in zip(unknowns, d_list) if v >= 0}   # d < 0: in no equation
-    index = max(c.values(), default=0)
-    nu_s = index + (1 if 0 in d.values() else 0)     # docs/theory.md §4.7
+    index = max(c_list, default=0)
+    # (d < 0: in no equation; d = 0 among the others, docs/theory.md §4.7)
+    nu_s = index + (1 if 0 in d_list else 0)
     states = tuple([Instance(n, k) for n, v in zip(unknowns, d_list) if v > 0
                     for k in range(v)])
     # one Instance per leading variable, shared by the blocks (10^6 of them at 10^6 equations),
@@ -438,7 +501,6 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     lead: list[Instance | None] = list(map(Instance, unknowns, d_list)) if everywhere else \
         [Instance(n, v) if v >= 0 else None for n, v in zip(unknowns, d_list)]
     leading = tuple([x for x in lead if x is not None])
-    del d_list
     # BTF of F^c over the leading variables: the tight edges, with a matching inside them
     tight = tight_edges(g, res.c, res.d)
     matching, dof, dm, sigma_status = res.matching, res.value, res.dm, res.status
@@ -457,23 +519,35 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         matching[~well] = -1
         under_e = tuple(eq_ids[i] for i in dm.under_eqs)
         under_v = tuple(unknowns[j] for j in dm.under_vars)
-        undetermined = ", ".join(str(Instance(name=unknowns[j], order=d.get(unknowns[j], 0)))
+        undetermined = ", ".join(str(Instance(name=unknowns[j], order=max(d_list[j], 0)))
                                  for j in dm.under_vars)
         diag = (f"mode {name}: {len(equations)} equations for {len(unknowns)} unknowns "
                 f"(fewer equations than unknowns): no equation determines "
                 f"{{{undetermined}}}"
                 f" (equations involved: {', '.join(_where(equations[i]) for i in dm.under_eqs)})")
-    blocks = tuple(_blocks(iter_block_triangular_graph(g, matching, tight), eq_ids, c_list,
-                           lead))
-    # the graph, its tight edges and matching and the instance table serve the BTF only: freed
-    # before the latent equations, whose sympy objects would otherwise come on top of them
-    # (the per-mode stage's peak; docs/performance.md, "stop 39, memory")
+    # the graph and its tight edges serve the BTF only, which has taken the edges it reads
+    # when it starts: freed before its blocks are made (the graph's three arrays, 56 MB at
+    # 10^6 equations, were under the per-mode stage's high-water: docs/performance.md, "stop
+    # 43"); the matching is the BTF's own from there
+    btf = iter_block_triangular_graph(g, matching, tight)
+    del g, tight, matching
+    blocks = tuple(_blocks(btf, eq_ids, c_list, lead))
+    # the instance table serves the blocks only: freed before the latent equations, whose
+    # sympy objects would otherwise come on top of them (the per-mode stage's peak;
+    # docs/performance.md, "stop 39, memory")
     # (and the lists by position, about 8 MB each at 10^6 equations; the C heap's free pages
     # go back before the latent equations' objects, which do not reuse them: `heap`)
-    del g, tight, matching, lead, eq_ids, c_list, unknowns
+    del btf, lead
     if len(equations) >= TRIM_MIN_EQUATIONS:
         release_free_heap()
-    solved: tuple[LatentEquation, ...] = ()
+    # the offsets by equation id and by unknown, made once the BTF's arrays are gone: two
+    # dicts of 40 MB each at 10^6 equations, which were on top of them at the per-mode
+    # stage's peak (docs/performance.md, "stop 43")
+    c = dict(zip(eq_ids, c_list))
+    d = dict(zip(unknowns, d_list)) if everywhere else \
+        {n: v for n, v in zip(unknowns, d_list) if v >= 0}   # d < 0: in no equation
+    del eq_ids, d_list, unknowns
+    solved: Sequence[LatentEquation] = ()
     consistency: tuple[LatentEquation, ...] = ()
     choice = _StateChoice(selected_states=(), computed_states=(), state_notes=())
     if latent:
@@ -486,7 +560,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         for eq in equations:
             if eq.id in unconvertible:
                 _check_symbolic(eq, table)
-        diff = [eq for eq in equations if c[eq.id] > 0]
+        diff = [eq for eq, k in zip(equations, c_list) if k > 0]
         s, cons = latent_derivatives(table, diff, c)
         if deferred_latent:
             # converted and differentiated when first read (`LatentEquation.derived`)
@@ -501,16 +575,23 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                     x.get(0)
                 top = {i: LatentEquation(i, k, x.get(k)) for i, k, x in s}
                 consistency = tuple(LatentEquation(i, k, x.get(k)) for i, k, x in cons)
-        tree = LatentEquation.of_tree
-        solved = tuple([top[eq.id] if eq.id in top else tree(eq, table)
-                        for eq in equations] if top else
-                       [tree(eq, table) for eq in equations])
+        if deferred_latent:
+            # (the undifferentiated equations' objects made at the first read, if any)
+            solved = SolvedEquations(equations, table, top)
+        else:
+            tree = LatentEquation.of_tree
+            solved = tuple([top[eq.id] if eq.id in top else tree(eq, table)
+                            for eq in equations] if top else
+                           [tree(eq, table) for eq in equations])
         if consistency and len(states) <= MAX_STATE_SELECTION:
             choice = _state_selection(model, states, consistency, table)
     if len(equations) >= TRIM_MIN_EQUATIONS:
         release_free_heap()     # the graph's and the BTF's arrays, freed mid-heap (`heap`)
+    # (``solved``: a tuple or a `SolvedEquations`, the field's annotation the saved
+    # analysis' tuple)
     return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
-                        states=states, leading=leading, solved=solved,
+                        states=states, leading=leading,
+                        solved=solved,  # type: ignore[arg-type]
                         consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
                         dof=dof, under_equations=under_e, under_variables=under_v,
                         status=status, **base, **choice)
@@ -701,7 +782,8 @@ def analyze_modes(model: Model, latent: bool = True,
                        n_valuations=2 ** n_free)
 
 
-__all__ = ["Instance", "LatentEquation", "Block", "ModeAnalysis", "ModesReport", "specialize",
+__all__ = ["Instance", "LatentEquation", "SolvedEquations", "Block", "ModeAnalysis",
+           "ModesReport", "specialize",
            "analyze_modes", "analyze_mode", "classify_variables", "defines_discrete",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",
            "symbol_table", "eq_label", "long_guard_atoms", "signature_graph", "is_event_guard",

@@ -72,7 +72,10 @@ def _both_sides_discrete(model: Model, types: Mapping[str, str]) -> list[bool]:
     typing the rest, as is one that is such a left side times (plus, minus) anything."""
     BinOp, Ref, Der, zero = E.BinOp, E.Ref, E.Der, E.ZERO
     out: list[bool] = []
-    append, typed = out.append, types.get
+    # (a `DeclaredTypes` answers "Real" for every name outside its other types: that dict's
+    # own ``get`` in C, no Python call per equation)
+    typed = types._other.get if type(types) is DeclaredTypes else types.get
+    append = out.append
     for eq in model.equations:
         r = eq.residual
         if type(r) is BinOp and r.op == "-":
