@@ -35,8 +35,7 @@ from .plan import CompiledModel, FmiVariable, der_name, fmi_name
 from .slots import TIME, Slot
 
 if TYPE_CHECKING:
-    from ..modes.explore import Automaton, RestartInstant
-    from ..modes.shiftform import ShiftForm
+    from ..modes.explore import Automaton
     from .cprinter import SlotValue
 
 
@@ -45,31 +44,13 @@ class BranchRestart:
     """The standardized restart of the transient mode a when-branch enters: ``(slot, f(x-))``
     for every state it moves (identities dropped), in slot order; ``impulses``: ``(variable,
     num, den)``, the integral ``num/den`` over the instant of each impulsive variable of
-    order 1 (over ``x-`` and ``x+``; `mdae_fmu.impulse.integrals`)."""
+    order 1 (over ``x-`` and ``x+``; `mdae_fmu.impulse.integrals`, computed by the analysis:
+    `mdae_fmu.modes.explore.RestartInstant.integrals`)."""
     label: str
     targets: tuple[tuple[int, sp.Expr], ...]
     # (variable name, num, den) from `transient_restarts`; the variable's ``impulse(v)`` output
     # Real slot instead of its name after `with_transient_restarts`
     impulses: tuple[tuple[str | int, sp.Expr, sp.Expr], ...] = ()
-
-
-def instant_integrals(sf: ShiftForm, ri: RestartInstant) -> dict[str, tuple[sp.Expr, sp.Expr]]:
-    """``{variable: (num, den)}``: the integrals over the restart instant ``ri`` (an
-    `explore.RestartInstant`) of its impulsive variables of order 1
-    (`mdae_fmu.impulse.integrals.impulse_integrals`), over ``x-`` and ``x+``."""
-    if not ri.impulsive or ri.instant is None:
-        return {}
-    from ..impulse.analysis import impulse_analysis
-    from ..impulse.integrals import impulse_integrals
-    from ..modes.restart import restart_problem
-    try:
-        prob = restart_problem(sf, ri.instant, f"instant {ri.index}")
-        ia = impulse_analysis(prob)
-        level = ri.level or ("jet" if ia.jet_level else "shift")
-        integrals: dict[str, tuple[sp.Expr, sp.Expr]] = impulse_integrals(prob, ia, level)
-        return integrals
-    except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError):
-        return {}
 
 
 class SlotNames(dict[str, int]):
@@ -214,7 +195,6 @@ def transient_restarts(model: Model, cm: CompiledModel, automaton: Automaton | N
     names = slot_names(cm)
     state_slots = {s.slot for s in cm.states}
     out: dict[tuple[str, int], BranchRestart] = {}
-    sf: ShiftForm | None = None
     for w in model.whens:
         for bi, br in enumerate(w.branches):
             if not any(isinstance(a, Reinit) for a in br.actions):
@@ -240,15 +220,14 @@ def transient_restarts(model: Model, cm: CompiledModel, automaton: Automaton | N
                 continue
             targets = restart_targets(change.restart, names, f"when-clause {w.id}",
                                       state_slots)
+            # the integrals of the instant that carries the restart, computed by the
+            # analysis (`mdae_fmu.modes.explore.with_integrals`): code generation runs no
+            # impulse analysis (issue 26 Deliver 1)
             impulses: list[tuple[str | int, sp.Expr, sp.Expr]] = []
-            if all(not _moves(i) for i in change.instants[1:]):
-                if sf is None:
-                    from ..modes.shiftform import ShiftForm
-                    sf = ShiftForm(system)
-                for var, (num, den) in instant_integrals(sf, change.instants[0]).items():
-                    what = f"when-clause {w.id}, impulse of {var}"
-                    impulses.append((var, check_left(num, names, what),
-                                     check_left(den, names, what)))
+            for var, num, den in change.instants[0].integrals:
+                what = f"when-clause {w.id}, impulse of {var}"
+                impulses.append((var, check_left(num, names, what),
+                                 check_left(den, names, what)))
             out[(w.id, bi)] = BranchRestart(label=f"[{change.src_label}] -> [{change.dst_label}]",
                                             targets=targets, impulses=tuple(impulses))
     return out
@@ -303,7 +282,3 @@ def with_transient_restarts(model: Model, compiled: CompiledModel,
                        + tuple(sorted(outputs.values())))
     return compiled
 
-
-def _moves(ri: RestartInstant) -> bool:
-    """Whether a restart instant moves a state (a restart other than ``x+ = x-``)."""
-    return any(not is_identity(eq) for eq in ri.restart)

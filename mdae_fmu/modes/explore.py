@@ -74,6 +74,10 @@ class RestartInstant:
     # the orders of the state increments x^om - x^o(m-1) (variable, increment text, OrderInfo)
     orders: tuple = field(default=(), compare=False, repr=False)
     jumps: tuple = field(default=(), compare=False, repr=False)
+    # the integrals over the instant of its impulsive variables of order 1, ``(variable,
+    # num, den)`` sympy expressions over ``x-``, ``x+`` and the parameters (`with_integrals`):
+    # the ``impulse(v)`` outputs code generation prints (`mdae_fmu.codegen.restarts`)
+    integrals: tuple = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -299,6 +303,11 @@ def analyze_multimode(model: Model | MultimodeSystem, erasure: Erasure = "restri
         configs.extend(dict.fromkeys(cfg for _, cfg in sorted(steady.items())))
     changes, skipped = _mode_changes(ex, all_modes, steady, simultaneous, classes,
                                      standardize)
+    if standardize and sum(not system.is_transient(m) for m in all_modes) == 1:
+        # one long mode: its when-branches' restarts and impulse outputs, as `event_automaton`
+        sf_of = _shift_form_of(ex)
+        changes = [with_integrals(sf_of, ch) if not system.is_transient(ch.src) else ch
+                   for ch in changes]
     if auto and not simultaneous and not _restriction_loses_nothing(changes, steady, skipped):
         diagnostics.insert(0, single_changes_warning(system, classes, skipped))
     diags = _collect_diagnostics(diagnostics, changes,
@@ -407,6 +416,7 @@ def event_automaton(system: MultimodeSystem, checks: list[Diagnostic],
             diagnostics.append(dg)
     diagnostics.extend(checks)
     changes: list[ModeChange] = []
+    sf_of = _shift_form_of(ex)
     for src in steady:
         events = system.single_events(src)
         for dst in events:
@@ -433,7 +443,7 @@ def event_automaton(system: MultimodeSystem, checks: list[Diagnostic],
             if dg is not None and any(c.code == dg.code and c.message.startswith(dg.message)
                                       for c in checks):
                 change = replace(change, diagnostic=None)   # (the checks' message says it)
-            changes.append(change)
+            changes.append(with_integrals(sf_of, change))
     diags = _collect_diagnostics(diagnostics, changes, ())
     return Automaton(
         name=system.name,
@@ -1093,6 +1103,65 @@ def _cascade(ex: _Explorer, src: Mode, dst: Mode, c0: Config, steady, standardiz
     return ModeChange(src=src, dst=dst, src_label=s.mode_label(src),
                       dst_label=s.mode_label(dst), instants=tuple(out), n_instants=len(out),
                       accepted=True, diagnostic=None, restart=restart, steps=steps)
+
+
+def instant_integrals(sf: Any, ri: RestartInstant) -> tuple:
+    """``((variable, num, den), ...)``: the integrals ``num/den`` over the restart instant
+    ``ri`` of its impulsive variables of order 1 (docs/theory.md §9.2, §9.3;
+    `mdae_fmu.impulse.integrals.impulse_integrals` on the whole restart problem of the
+    instant, at its standardization level), over ``x-``, ``x+`` and the parameters; empty
+    when the instant is not impulsive or its problem cannot be formed. ``sf``: the
+    `ShiftForm` of the whole system."""
+    if not ri.impulsive or ri.instant is None:
+        return ()
+    from ..impulse.analysis import impulse_analysis
+    from ..impulse.integrals import impulse_integrals
+    from .restart import restart_problem
+    try:
+        prob = restart_problem(sf, ri.instant, f"instant {ri.index}")
+        ia = impulse_analysis(prob)
+        level = ri.level or ("jet" if ia.jet_level else "shift")
+        integrals = impulse_integrals(prob, ia, level)
+    except (ValueError, TypeError, NotImplementedError, ZeroDivisionError, RuntimeError):
+        return ()
+    return tuple((var, num, den) for var, (num, den) in integrals.items())
+
+
+def with_integrals(sf_of: Callable[[], Any], change: ModeChange) -> ModeChange:
+    """``change`` with the impulse integrals (`instant_integrals`) on its first instant, when
+    that instant carries the whole restart: the change is accepted with a closed-form
+    restart (every instant standardized by S0-S2) and no later instant moves a state. Those
+    are the ``impulse(v)`` outputs of a when-branch's restart in a model of one long mode
+    (`mdae_fmu.codegen.restarts.transient_restarts`), computed here so that code generation
+    runs no impulse analysis (issue 26 Deliver 1). ``sf_of()``: the `ShiftForm` of the whole
+    system, made on first use."""
+    if not change.accepted or not change.restart or not change.instants \
+            or any(i.method == "S3" or not i.method for i in change.instants) \
+            or not change.instants[0].impulsive or change.instants[0].instant is None \
+            or any(_moves(i) for i in change.instants[1:]):
+        return change
+    integrals = instant_integrals(sf_of(), change.instants[0])
+    if not integrals:
+        return change
+    first = replace(change.instants[0], integrals=integrals)
+    return replace(change, instants=(first,) + change.instants[1:])
+
+
+def _moves(ri: RestartInstant) -> bool:
+    """Whether a restart instant moves a state (a restart other than ``x+ = x-``)."""
+    return any(not (eq.rhs.is_Symbol and eq.rhs.name == str(eq.lhs)[:-1] + "-")
+               for eq in ri.restart)
+
+
+def _shift_form_of(ex: _Explorer) -> Callable[[], Any]:
+    """``sf_of`` of `with_integrals`: the explorer's `ShiftForm`, made on first use."""
+    def sf_of() -> Any:
+        sf = getattr(ex, "_sf", None)
+        if sf is None:
+            from .shiftform import ShiftForm
+            sf = ex._sf = ShiftForm(ex.s)
+        return sf
+    return sf_of
 
 
 def _steady_run(ex: _Explorer, r: Instant, steady: dict[Mode, Config]) -> bool:

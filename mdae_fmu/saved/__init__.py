@@ -27,7 +27,7 @@ from ..version import VERSION
 from .limits import (MAX_DEPTH, MAX_FILE_BYTES, SavedAnalysisError, parse_constant,
                      parse_float, parse_int, shown_path)
 
-FORMAT = "mdae_fmu.saved-analysis/2"
+FORMAT = "mdae_fmu.saved-analysis/3"
 
 __all__ = ["FORMAT", "SavedAnalysisError", "save", "load", "load_file", "digest"]
 

@@ -675,6 +675,10 @@ def _automaton(a, m: _Model, path: str, tables: dict) -> None:
                 _fail(w + ".level", f"level {ri.level!r} (jet or shift)")
             if ri.instant is not None:
                 _instant(ri.instant, m, system_eqs, n_guards, w + ".instant")
+            for j, (v, num, den) in enumerate(ri.integrals):
+                _names((v,), var, "a variable of the model", f"{w}.integrals[{j}]")
+                _sympy(num, m, f"{w}.integrals[{j}][1]")
+                _sympy(den, m, f"{w}.integrals[{j}][2]")
         for k, st in enumerate(ch.steps):
             w = f"{where}.steps[{k}]"
             for j, x in enumerate(st.instants):

@@ -128,6 +128,7 @@ FIELD_TYPES: dict[tuple[type, str], object] = {
     (explore.RestartInstant, "variables"): tuple[str, ...],
     (explore.RestartInstant, "orders"): tuple[tuple[str, OrderInfo | None], ...],
     (explore.RestartInstant, "jumps"): tuple[tuple[str, str, OrderInfo | None], ...],
+    (explore.RestartInstant, "integrals"): tuple[tuple[str, sp.Expr, sp.Expr], ...],
     (explore.RestartStep, "instants"): tuple[int, ...],
     (explore.RestartStep, "variables"): tuple[str, ...],
     (explore.RestartStep, "restart"): tuple[sp.Equality, ...],

@@ -230,5 +230,5 @@ def test_implicit_is_the_default(source, tmp_path, capsys):
     js = [json.loads(printed("--json", *more, untimed=False)) for more in ((), ("--implicit",))]
     for out in js:
         out.pop("seconds", None)
-        assert out.pop("saved_analysis")["format"] == "mdae_fmu.saved-analysis/2"
+        assert out.pop("saved_analysis")["format"] == "mdae_fmu.saved-analysis/3"
     assert js[0] == js[1]

@@ -55,7 +55,7 @@ def test_export_from_saved_analysis_is_the_direct_export(name, tmp_path):
     doc = json.loads(saved.read_text())
     if name == "AirBrakeOriginal":
         assert api.load_analysis(saved)[1].code_model is not None
-    assert doc["saved_analysis"]["format"] == "mdae_fmu.saved-analysis/2"
+    assert doc["saved_analysis"]["format"] == "mdae_fmu.saved-analysis/3"
     # each export in a fresh process: nothing is shared but the file
     r1 = _cli("export", str(model), "-o", "direct.fmu", "--fmi-type", "both", cwd=tmp_path)
     r2 = _cli("export", "--from-json", str(saved), "-o", "saved.fmu", "--fmi-type", "both",

@@ -624,4 +624,4 @@ def test_unreadable_files_name_the_path(tmp_path):
 
 
 def test_format_string_is_the_new_one(clutch):
-    assert clutch["saved_analysis"]["format"] == FORMAT == "mdae_fmu.saved-analysis/2"
+    assert clutch["saved_analysis"]["format"] == FORMAT == "mdae_fmu.saved-analysis/3"
