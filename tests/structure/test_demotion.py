@@ -450,3 +450,49 @@ def test_rlc_cells_demote_as_the_whole_model_enumeration(monkeypatch, element):
     got = _verdict(rlc_cells(8, element), "Rlc.mo")
     _whole_model_oracle(monkeypatch)
     assert got == _verdict(rlc_cells(8, element), "Rlc.mo")
+
+
+def test_parts_are_the_components_with_atoms_and_one_rest():
+    """`demotion.connected_parts` of 3 cells: a noEvent cell alone, two cells whose
+    conditions are thresholds on time (their consistency depends on each other: time > 1
+    false and time > 2 true is no mode) together, and the equations without atoms (a state
+    of its own) in one part."""
+    from mdae_fmu.structure import demotion
+    from mdae_fmu.structure.valuations import guard_definitions, long_guard_atoms_under
+    text = """model Parts
+  Real x0(start = 1, fixed = true);
+  Real y0;
+  Real x1(start = 1, fixed = true);
+  Real y1;
+  Real x2(start = 1, fixed = true);
+  Real y2;
+  Real z(start = 0, fixed = true);
+equation
+  der(x0) = -y0 - 0.5;
+  y0 = if noEvent(x0 > 0) then x0 else 0;
+  der(x1) = -y1;
+  y1 = if time > 1 then x1 else 0;
+  der(x2) = -y2;
+  y2 = if time > 2 then x2 else 0;
+  der(z) = 1;
+end Parts;
+"""
+    m = parse_modelica(text, "Parts.mo")
+    cls = classify_variables(m)
+    classes = classify_conditionals(m)
+    atoms = long_guard_atoms_under(m, m.equations, _incidence(m))
+    parts = demotion.connected_parts(m, range(len(m.equations)), cls.continuous, atoms,
+                                     guard_definitions(m, cls))
+    got = sorted((sorted(u), sorted(expr_text(a) for a in at)) for _, u, at in parts)
+    assert got == [(["x0", "y0"], ["noEvent(x0 > 0)"]),
+                   (["x1", "x2", "y1", "y2"], ["time > 1", "time > 2"]),
+                   (["z"], [])]
+    assert sorted(_demoted(m)) == ["noEvent(x0 > 0)", "time > 1", "time > 2"]
+    assert not classes.structural
+
+
+def _incidence(m):
+    """The classification by incidence, before the demotion."""
+    from mdae_fmu.structure.conditionals import _classify, _Deferred
+    cls = classify_variables(m)
+    return _classify(m, tuple(m.equations), frozenset(cls.continuous), _Deferred())
