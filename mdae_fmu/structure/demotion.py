@@ -46,20 +46,39 @@ Why the union then stands for every branch (docs/theory.md §4, §5.3, §11):
   branch), not a mode change with a restart (docs/theory.md §11). OpenModelica always analyses this
   union.
 
-Cost: at most one Σ-method per mode of the structural atoms (`enumerate_valuations`, at
-most `MAX_ENUMERATED_MODES`; beyond that nothing is demoted), each computed when a group
-first needs it, so a union that fails stops at its first differing group, and one per union
-tried, before any mode-change analysis (an enumeration of modes on the product path, issue
-26 Deliver 1: docs/multimode.md, "Acceptance of issue 26", stop 43). All candidates are
-tried together first; when that fails, atoms are tried greedily in order of appearance: an
-atom is kept when (a)–(c) hold for the atoms kept so far with it. Either way the check is
-made group by group (a group being the valuations that agree outside the demoted atoms), so
-a set of atoms demoted together is checked together, not only one toggle at a time.
+Parts (docs/theory.md §4.10). The check is made separately on each connected component of
+the model's graph (`connected_parts`: equations joined to the unknowns they read in any branch
+or condition and to the atoms of their conditions, atoms joined when their consistency can
+depend on each other; the components without atoms gathered into one part): the Σ-method of a
+mode, of a union, and the consistent modes are the union or product of the parts', so
+(a)–(c) for a set of atoms hold iff they hold in every part for its own atoms, and a part's
+modes are the valuations of its own atoms. As before the decomposition, a singular mode
+anywhere refutes every union (the whole model's mode containing it is singular): the parts
+without a demoted atom must have regular modes (a part too large to enumerate, below, is not
+checked and refutes nothing; the later analysis reports its singular modes).
+
+Cost: at most one Σ-method per mode of a part (`enumerate_valuations` of its atoms, at most
+`MAX_ENUMERATED_MODES`; a part with more keeps its atoms structural and is not checked), of
+the part's size, each computed when a group first needs it, so a union that fails stops at its
+first differing group, and one per union tried, before any mode-change analysis. n independent
+cells cost 2n small Σ-methods, not 2^n (the enumeration of the whole model stopped at 2^12:
+13 cells under ``noEvent`` were refused, docs/multimode.md, "Acceptance of issue 26", stop
+43). All candidates are tried together first; when that fails, each part's atoms are tried
+greedily in order of appearance: an atom is kept when (a)–(c) hold in its part for the atoms of
+the part kept so far with it. Either way the check is made group by group (a group being the
+valuations that agree outside the demoted atoms), so a set of atoms demoted together is checked
+together, not only one toggle at a time. The verdict is the one of the enumeration of the whole
+model wherever that enumeration ran (tests/structure/test_demotion.py, the whole model as one
+part for oracle).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from .. import expr as E
 from ..ir import Equation, Model
@@ -78,50 +97,147 @@ def demotable_atoms(model: Model, classes: StructuralConditions, candidates: Seq
                     ) -> tuple[E.Expr, ...]:
     """The atoms of ``candidates`` (structural by incidence only, `conditionals._Deferred`)
     that satisfy (a)–(c) of the module docstring under ``classes`` (the classification by
-    incidence); in order of appearance."""
+    incidence); in order of appearance. Checked part by part (`connected_parts`,
+    docs/theory.md §4.10): the modes of one part are the valuations of its own atoms."""
     cls = classify_variables(model)
     discrete = frozenset(eq.id for eq, d in zip(model.equations, discrete_equation_flags(model))
                          if d)
-    dae = [eq for eq in model.equations if eq.id not in discrete]
-    atoms = long_guard_atoms_under(model, dae, classes)
+    positions = [i for i, eq in enumerate(model.equations) if eq.id not in discrete]
+    atoms = long_guard_atoms_under(model, [model.equations[i] for i in positions], classes)
     wanted = set(candidates)
     order = [a for a in atoms if a in wanted]
     if not order:
         return ()
-    try:
-        valuations, _ = enumerate_valuations(atoms, guard_definitions(model, cls),
-                                             limit=MAX_ENUMERATED_MODES)
-    except TooManyModes:
+    definitions = guard_definitions(model, cls)
+    mentioning = _mentioning(model)
+    parts: list[_Part] = []
+    for eqs, unknowns, part_atoms in connected_parts(model, positions, cls.continuous, atoms,
+                                                     definitions):
+        try:
+            valuations, _ = enumerate_valuations(part_atoms, definitions,
+                                                 limit=MAX_ENUMERATED_MODES)
+        except TooManyModes:
+            continue      # its atoms stay structural (module docstring, "Cost")
+        if not valuations:
+            # no consistent mode at all: every union holds vacuously, as it did for the
+            # enumeration of the whole model
+            return tuple(order)
+        system = _Modes(model, cls, discrete, eqs, unknowns)
+        parts.append(_Part(system, valuations, [a for a in part_atoms if a in wanted],
+                           mentioning))
+    # the parts with candidates first: a failing union is found before the other parts'
+    # modes are computed (those only need to be regular, (a) with nothing demoted)
+    parts.sort(key=lambda p: not p.candidates)
+    if all(p.holds(p.candidates) for p in parts):
+        tried = {a for p in parts for a in p.candidates}
+        return tuple(a for a in order if a in tried)   # the common case: all of them
+    kept: set[E.Expr] = set()
+    for p in parts:
+        mine: list[E.Expr] = []
+        for a in p.candidates:
+            if p.holds(mine + [a]):
+                mine.append(a)
+        kept.update(mine)
+    # a singular mode of any part refutes every union (the whole model's mode is singular)
+    if not kept or not all(p.holds([]) for p in parts if kept.isdisjoint(p.candidates)):
         return ()
-    system = _Modes(model, cls, discrete)
-    offsets = _LazyOffsets(system, valuations)
-    if _union_holds(system, valuations, offsets, frozenset(order)):
-        return tuple(order)       # the common case: all of them, one union per group
-    kept: list[E.Expr] = []
-    for a in order:
-        if _union_holds(system, valuations, offsets, frozenset(kept + [a])):
-            kept.append(a)
-    return tuple(kept)
+    return tuple(a for a in order if a in kept)
+
+
+def connected_parts(model: Model, positions: Sequence[int], continuous: Sequence[str],
+                    atoms: Sequence[E.Expr], definitions: Mapping[E.Expr, E.Expr]
+                    ) -> list[tuple[list[int], list[str], list[E.Expr]]]:
+    """The equations (positions in ``model.equations`` among ``positions``), unknowns (of
+    ``continuous``) and atoms (of ``atoms``) of the parts of the model whose Σ-methods are
+    independent (docs/theory.md §4.10), each in its given order: the connected components of
+    the graph joining an equation to every unknown it reads in any branch or condition (its
+    signature row with the if-expressions kept whole, which contains the row of the equation
+    in every mode and in every union), to the sub-expressions (numbers aside) of its
+    conditions and guards, and an atom to the sub-expressions of its Boolean definition
+    (`guard_definitions`). Atoms whose consistency can depend on each other (relations on a
+    shared expression, a composite and its parts, a definition: `valuations._GuardFacts`)
+    share a sub-expression, so the consistent valuations of the whole are the product of the
+    parts'. The components without atoms are gathered into one part (one mode, one
+    Σ-method); a part with atoms keeps its own."""
+    eqs = [model.equations[i] for i in positions]
+    ne, nv = len(eqs), len(continuous)
+    g = signature_graph(eqs, continuous, model=model)[0]
+    csr = g.csr()
+    rows: list[Any] = [np.repeat(np.arange(ne, dtype=np.int64), np.diff(csr.indptr)),
+                       np.arange(ne + nv, dtype=np.int64)]
+    cols: list[Any] = [np.asarray(csr.indices, dtype=np.int64) + ne,
+                       np.arange(ne + nv, dtype=np.int64)]
+    symbol: dict[E.Expr, int] = {}
+    extra_r: list[int] = []
+    extra_c: list[int] = []
+
+    def link(node: int, e: E.Expr) -> None:
+        for sub in E.walk(e):
+            if isinstance(sub, E.Const) and not isinstance(sub.value, bool):
+                continue
+            extra_r.append(node)
+            extra_c.append(symbol.setdefault(sub, ne + nv + len(symbol)))
+
+    for k, (i, eq) in enumerate(zip(positions, eqs)):
+        for lit in eq.guard:
+            link(k, lit.cond)
+        for cond in model.if_conditions[i]:
+            link(k, cond)
+    for a in atoms:
+        node = symbol.setdefault(a, ne + nv + len(symbol))
+        link(node, a)
+        d = definitions.get(a)
+        if d is not None:
+            link(node, d)
+    rows.append(np.asarray(extra_r, dtype=np.int64))
+    cols.append(np.asarray(extra_c, dtype=np.int64))
+    n = ne + nv + len(symbol)
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    graph = coo_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n, n))
+    labels = connected_components(graph, directed=False)[1]
+    atom_label = {a: int(labels[symbol[a]]) for a in atoms}
+    with_atoms = set(atom_label.values())
+    rest = -1                       # the label of the part without atoms
+    parts: dict[int, tuple[list[int], list[str], list[E.Expr]]] = {}
+
+    def part(label: int) -> tuple[list[int], list[str], list[E.Expr]]:
+        return parts.setdefault(label if label in with_atoms else rest, ([], [], []))
+
+    for k, i in enumerate(positions):
+        part(int(labels[k]))[0].append(i)
+    for j, x in enumerate(continuous):
+        part(int(labels[ne + j]))[1].append(x)
+    for a in atoms:
+        part(atom_label[a])[2].append(a)
+    return list(parts.values())
 
 
 class _Modes:
-    """Specialization and Σ-method of the modes of one model (`valuations.specialize`,
-    `signature.signature_graph`, `sigma.sigma_method`), as the per-mode stage does them."""
+    """Specialization and Σ-method of the modes of one part of a model (`valuations.specialize`
+    restricted to the part's equations, `signature.signature_graph` over its unknowns,
+    `sigma.sigma_method`), as the per-mode stage does them for the whole model."""
 
-    def __init__(self, model: Model, classes: VariableClasses, discrete: frozenset[str]):
+    def __init__(self, model: Model, classes: VariableClasses, discrete: frozenset[str],
+                 positions: Sequence[int], unknowns: Sequence[str]):
         self.model, self.classes, self.discrete = model, classes, discrete
+        self.positions, self.unknowns = positions, unknowns
 
     def equations(self, valuation: Mapping[E.Expr, bool]) -> list[Equation]:
         return specialize(self.model, valuation, classes=self.classes,
-                          discrete_ids=self.discrete)
+                          discrete_ids=self.discrete, only=self.positions)
 
     def offsets(self, valuation: Mapping[E.Expr, bool]) -> Offsets | None:
         """Canonical offsets of the mode selected by ``valuation`` (None if singular)."""
         return self.offsets_of(self.equations(valuation))
 
     def offsets_of(self, eqs: list[Equation]) -> Offsets | None:
-        """Canonical offsets (equation ids, c, d) of the system ``eqs``; None if singular."""
-        res = sigma_method(signature_graph(eqs, self.classes.continuous)[0])
+        """Canonical offsets (equation ids, c, d) of the system ``eqs`` over the part's
+        unknowns; None if singular (a regular system is square)."""
+        if len(eqs) != len(self.unknowns):
+            return None
+        if not eqs:
+            return ((), (), ())
+        res = sigma_method(signature_graph(eqs, self.unknowns)[0])
         if not res.ok or res.c is None or res.d is None:
             return None
         return (tuple(eq.id for eq in eqs), tuple(int(x) for x in res.c),
@@ -143,17 +259,54 @@ class _LazyOffsets:
         return self.known[i]
 
 
+class _Part:
+    """One part of the model (`connected_parts`) with its consistent valuations, the
+    candidates among its atoms, and the verdicts of (a)–(c) already found."""
+
+    def __init__(self, system: _Modes, valuations: Sequence[Mapping[E.Expr, bool]],
+                 candidates: list[E.Expr], mentioning: Mapping[E.Expr, frozenset[str]]):
+        self.system, self.valuations, self.candidates = system, valuations, candidates
+        self.offsets = _LazyOffsets(system, valuations)
+        self.mentioning = mentioning
+        self.verdicts: dict[frozenset[E.Expr], bool] = {}
+
+    def holds(self, demoted: Sequence[E.Expr]) -> bool:
+        """(a)–(c) in this part for the atoms ``demoted`` (of this part) together; with
+        none, whether every mode of the part is regular (`_union_holds`)."""
+        key = frozenset(demoted)
+        if not key:
+            # (with nothing demoted each group is one mode, its own union)
+            return all(self.offsets[i] is not None for i in range(len(self.valuations)))
+        if key not in self.verdicts:
+            ids = frozenset().union(*(self.mentioning.get(a, frozenset()) for a in key))
+            self.verdicts[key] = _union_holds(self.system, self.valuations, self.offsets, key,
+                                              ids)
+        return self.verdicts[key]
+
+
+def _mentioning(model: Model) -> dict[E.Expr, frozenset[str]]:
+    """For each if-condition atom (``not`` stripped), the ids of the model's equations with
+    an if-expression on it (`_mentions`)."""
+    out: dict[E.Expr, set[str]] = {}
+    for eq, conds in zip(model.equations, model.if_conditions):
+        for c in conds:
+            out.setdefault(E.strip_not(c)[0], set()).add(eq.id)
+    return {a: frozenset(ids) for a, ids in out.items()}
+
+
 def _union_holds(system: _Modes, valuations: Sequence[Mapping[E.Expr, bool]],
-                 offsets: _LazyOffsets, demoted: frozenset[E.Expr]) -> bool:
-    """Conditions (a)–(c) of the module docstring for the atoms ``demoted`` together: for
-    every group of valuations that agree outside ``demoted``, one regular offset vector
-    shared by the group and by the group's union system, with c = 0 on its equations that
-    contain a demoted atom. The groups are checked one after the other, each mode's offsets
-    computed when its group is reached (`_LazyOffsets`): the first failure decides."""
+                 offsets: _LazyOffsets, demoted: frozenset[E.Expr], mentioning: frozenset[str]
+                 ) -> bool:
+    """Conditions (a)–(c) of the module docstring for the atoms ``demoted`` together, in one
+    part of the model: for every group of valuations that agree outside ``demoted``, one
+    regular offset vector shared by the group and by the group's union system, with c = 0 on
+    its equations that contain a demoted atom (``mentioning``: the ids of the model's
+    equations with an if-expression on one). The groups are checked one after the other,
+    each mode's offsets computed when its group is reached (`_LazyOffsets`): the first
+    failure decides."""
     # (c) in every mode, also where another atom masks the demoted one: an equation whose
     # branch is chosen by a demoted atom is then never differentiated, so no restart system
     # (docs/theory.md §11) contains the atom's if-expression
-    mentioning = {eq.id for eq in system.model.equations if _mentions(eq.residual, demoted)}
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, val in enumerate(valuations):
         # (every valuation lists the atoms in the same order: `enumerate_valuations`)

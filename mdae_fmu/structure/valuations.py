@@ -448,7 +448,8 @@ def _select(e: E.Expr, val: Mapping[E.Expr, bool]) -> E.Expr:
 
 def specialize(model: Model, valuation: Valuation, include_discrete: bool = False, *,
                classes: VariableClasses | None = None,
-               discrete_ids: frozenset[str] | None = None) -> list[Equation]:
+               discrete_ids: frozenset[str] | None = None,
+               only: Sequence[int] | None = None) -> list[Equation]:
     """The equations of the mode selected by ``valuation`` (RR-9334 Def 31, docs/theory.md §5.3):
     the equations
     whose guard holds, with every if-expression on a valued guard replaced by the selected
@@ -459,6 +460,8 @@ def specialize(model: Model, valuation: Valuation, include_discrete: bool = Fals
     A literal whose condition the valuation does not decide raises KeyError.
     ``classes`` and ``discrete_ids`` (the ids of the equations that define discrete
     variables) may be passed when already known, e.g. once for all modes.
+    ``only``: the positions (in ``model.equations``, increasing) of the equations to look at,
+    the others left out (the equations of one connected component, `demotion`).
     """
     val = _as_valuation(model, valuation)
     skip: frozenset[str] = frozenset()
@@ -471,8 +474,12 @@ def specialize(model: Model, valuation: Valuation, include_discrete: bool = Fals
             discrete_ids = frozenset(eq.id for eq, d in zip(model.equations, flags) if d)
         skip = discrete_ids
     out = []
+    pairs: Iterable[tuple[Equation, tuple[E.Expr, ...]]] = \
+        zip(model.equations, model.if_conditions)
+    if only is not None:
+        pairs = [(model.equations[i], model.if_conditions[i]) for i in only]
     # (one walk per model finds the equations with if-expressions: the others are kept as is)
-    for eq, if_conds in zip(model.equations, model.if_conditions):
+    for eq, if_conds in pairs:
         if eq.id in skip:
             continue
         enabled = True

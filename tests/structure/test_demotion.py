@@ -313,25 +313,186 @@ def test_a_union_that_fails_stops_at_its_first_differing_group(monkeypatch):
 
 
 def _no_event_cells(n: int) -> str:
+    """n independent cells x' = -y - 1/2, y = if noEvent(x > 0) then x else 0, x(0) = k + 1."""
     lines = [f"model NoEventCells{n}"]
     lines += [f"  Real x{k}(start = {k + 1}, fixed = true);\n  Real y{k};" for k in range(n)]
     lines.append("equation")
-    lines += [f"  der(x{k}) = -y{k} - 0.1 * x{k};\n  y{k} = if noEvent(x{k} > 0) then x{k} else 0;"
+    lines += [f"  der(x{k}) = -y{k} - 0.5;\n  y{k} = if noEvent(x{k} > 0) then x{k} else 0;"
               for k in range(n)]
     return "\n".join(lines + [f"end NoEventCells{n};", ""])
 
 
-@pytest.mark.long
-@pytest.mark.xfail(strict=True, raises=ModelRejected,
-                   reason="issue 26 Bad input: the demotion enumerates the modes of the "
-                          "structural atoms up to 2^12 (demotion.demotable_atoms); beyond, "
-                          "nothing is demoted and a condition under noEvent is refused "
-                          "(docs/multimode.md, Acceptance of issue 26, stop 43)")
+def _no_event_cell_exact(x0: float, t: np.ndarray) -> np.ndarray:
+    """x' = -x - 1/2 while x > 0: x = (x0 + 1/2) e^-t - 1/2, zero at t* = ln(2 x0 + 1);
+    then x' = -1/2: x = -(t - t*)/2."""
+    ts = np.log(2 * x0 + 1)
+    return np.where(t <= ts, (x0 + 0.5) * np.exp(-t) - 0.5, -0.5 * (t - ts))
+
+
 def test_no_event_cells_are_demoted_whatever_their_number():
-    """n independent cells ``y = if noEvent(x > 0) then x else 0``: each condition alone
-    keeps every mode's offsets, so each is demoted (one mode, no event) at n = 12; at n = 13
-    the 2^13 modes are past the enumeration, nothing is demoted, and the model is refused
-    for its noEvent conditions, a size limit that a well-posed model hits."""
-    for n in (12, 13):
+    """n independent cells ``y = if noEvent(x > 0) then x else 0`` (2^n modes, which the
+    enumeration of the whole model stopped at 2^12: 13 cells were refused): each cell is a
+    connected component of the model's graph, checked with its own 2 modes
+    (docs/theory.md §4.10), so every condition is demoted at n = 13 and 40: one mode whose
+    offsets are each cell's closed form (der(x) = -y - 1/2 and y = x or 0: d_x = 1,
+    d_y = 0, c = 0 on both equations)."""
+    for n in (13, 40):
         m = parse_modelica(_no_event_cells(n), f"NoEventCells{n}.mo")
         assert len(_demoted(m)) == n
+        (mode,) = analyze_modes(m, latent=False).modes
+        assert mode.d == {**{f"x{k}": 1 for k in range(n)}, **{f"y{k}": 0 for k in range(n)}}
+        assert set(mode.c.values()) == {0} and len(mode.c) == 2 * n
+
+
+@pytest.mark.long
+def test_thirteen_no_event_cells_simulate_to_their_closed_form(tmp_path):
+    """The 13 cells of `test_no_event_cells_are_demoted_whatever_their_number` exported and
+    simulated: each x crosses 0 at t* = ln(2 x0 + 1) (no event, the right-hand side is
+    continuous there) and follows its closed form."""
+    m = parse_modelica(_no_event_cells(13), "NoEventCells13.mo")
+    path = export(m, tmp_path / "cells.fmu", progress=False)
+    r = simulate_fmu(str(path), stop_time=4.0, output_interval=0.05,
+                     relative_tolerance=1e-10, output=[f"x{k}" for k in range(13)])
+    for k in range(13):
+        assert np.max(np.abs(r[f"x{k}"] - _no_event_cell_exact(k + 1.0, r["time"]))) < 1e-6
+
+
+def _whole_model_oracle(monkeypatch) -> None:
+    """`demotion.connected_parts` replaced by one part holding the whole model: the demotion
+    as it was before the decomposition, one Σ-method per mode of all the structural atoms."""
+    from mdae_fmu.structure import demotion
+    monkeypatch.setattr(demotion, "connected_parts",
+                        lambda model, positions, continuous, atoms, definitions:
+                        [(list(positions), list(continuous), list(atoms))])
+
+
+def _verdict(text: str, name: str) -> tuple:
+    """(demoted atoms, structural atoms) of the model, or the refusal's text."""
+    try:
+        c = classify_conditionals(parse_modelica(text, name))
+    except ModelRejected as exc:
+        return ("rejected", str(exc))
+    return ([expr_text(a) for a in c.demoted], sorted(expr_text(a) for a in c.structural))
+
+
+_CELLS = {
+    # the MSL semiconductor pattern: demotable
+    "junction": ["E{k} = exp(-1);", "w{k} = sin(time + {k});",
+                 "y{k} = if x{k} < -1 then E{k} * (x{k} + 2) else exp(x{k});",
+                 "der(x{k}) = -y{k} + 0.1 * w{k}"],
+    # half wave: demotable
+    "wave": ["E{k} = 2;", "w{k} = sin(time + {k});", "y{k} = if w{k} > 0 then w{k} else 0;",
+             "der(x{k}) = y{k} - x{k}"],
+    # the clamp: a toggle changes the offsets, stays structural
+    "clamp": ["E{k} = 1;", "w{k} = sin(time + {k});", "der(x{k}) = y{k}",
+              "0 = if w{k} > 0 then y{k} - w{k} else x{k} - cos(time);"],
+    # under noEvent: demotable (refused if it stays structural)
+    "noevent": ["E{k} = 1;", "w{k} = 0;", "y{k} = if noEvent(x{k} > 0) then x{k} else 0;",
+                "der(x{k}) = -y{k} - 0.5"],
+    # thresholds on time shared between cells (consistency couples the atoms): demotable
+    "timed": ["E{k} = 1;", "w{k} = cos(time);", "y{k} = if time > {k} then w{k} else 0;",
+              "der(x{k}) = y{k} - x{k}"],
+    # a mode with w defined twice and y not at all: singular
+    "singular": ["E{k} = 1;", "w{k} = sin(time);",
+                 "0 = if w{k} > 0 then y{k} - w{k} else w{k} - 2;", "der(x{k}) = y{k}"],
+}
+
+
+def _random_cells(rng: np.random.Generator, n: int) -> str:
+    """n cells of the kinds of `_CELLS`, each der(x) equation coupled to another cell's y
+    with probability 1/3 (which joins their components)."""
+    lines = ["model Cells"]
+    body = []
+    for k in range(n):
+        kind = rng.choice(sorted(_CELLS))
+        lines += [f"  Real x{k}(start = {k + 1}, fixed = true);",
+                  f"  Real y{k};\n  Real w{k};\n  Real E{k};"]
+        eqs = [e.format(k=k) for e in _CELLS[kind]]
+        eqs = [e if e.endswith(";") else e + (f" + 0.1 * y{int(rng.integers(n))};"
+                                               if rng.random() < 1 / 3 else ";") for e in eqs]
+        body += ["  " + e for e in eqs]
+    return "\n".join(lines + ["equation"] + body + ["end Cells;", ""])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_cells_demote_as_the_whole_model_enumeration(monkeypatch, seed):
+    """Random models of 2 to 5 cells (`_CELLS`: demotable, structural, singular, coupled by a
+    term or by shared time thresholds): the demotion part by part gives the demoted and
+    structural atoms (or the refusal) of the enumeration of the whole model."""
+    rng = np.random.default_rng(seed)
+    texts = [_random_cells(rng, int(rng.integers(2, 6))) for _ in range(4)]
+    got = [_verdict(t, "Cells.mo") for t in texts]
+    _whole_model_oracle(monkeypatch)
+    assert got == [_verdict(t, "Cells.mo") for t in texts]
+
+
+@pytest.mark.parametrize("text", [
+    JUNCTION, SINW, SLEW, CLAMP, INDEX2, _no_event_cells(6),
+    JUNCTION.replace("der(x) = -i;", "der(x) = -i + 0.1 * w;\n  w = sin(time);\n  der(z) = y;\n"
+                     "  0 = if w > 0 then y - w else z - cos(time);")
+    .replace("Real i;", "Real i;\n  Real w;\n  Real y;\n  Real z(start = 0, fixed = true);"),
+], ids=["junction", "sinw", "slew", "clamp", "index2", "cells6", "junction_clamp"])
+def test_the_demotion_models_demote_as_the_whole_model_enumeration(monkeypatch, text):
+    """The models of this module: the same verdict part by part and for the whole model."""
+    got = _verdict(text, "M.mo")
+    _whole_model_oracle(monkeypatch)
+    assert got == _verdict(text, "M.mo")
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("element", ["diode", "switch"])
+def test_rlc_cells_demote_as_the_whole_model_enumeration(monkeypatch, element):
+    """benchmarks/gen_modeller.py's RLC cells (8 cells, 2^8 modes): the same verdict."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from gen_modeller import rlc_cells
+    got = _verdict(rlc_cells(8, element), "Rlc.mo")
+    _whole_model_oracle(monkeypatch)
+    assert got == _verdict(rlc_cells(8, element), "Rlc.mo")
+
+
+def test_parts_are_the_components_with_atoms_and_one_rest():
+    """`demotion.connected_parts` of 3 cells: a noEvent cell alone, two cells whose
+    conditions are thresholds on time (their consistency depends on each other: time > 1
+    false and time > 2 true is no mode) together, and the equations without atoms (a state
+    of its own) in one part."""
+    from mdae_fmu.structure import demotion
+    from mdae_fmu.structure.valuations import guard_definitions, long_guard_atoms_under
+    text = """model Parts
+  Real x0(start = 1, fixed = true);
+  Real y0;
+  Real x1(start = 1, fixed = true);
+  Real y1;
+  Real x2(start = 1, fixed = true);
+  Real y2;
+  Real z(start = 0, fixed = true);
+equation
+  der(x0) = -y0 - 0.5;
+  y0 = if noEvent(x0 > 0) then x0 else 0;
+  der(x1) = -y1;
+  y1 = if time > 1 then x1 else 0;
+  der(x2) = -y2;
+  y2 = if time > 2 then x2 else 0;
+  der(z) = 1;
+end Parts;
+"""
+    m = parse_modelica(text, "Parts.mo")
+    cls = classify_variables(m)
+    classes = classify_conditionals(m)
+    atoms = long_guard_atoms_under(m, m.equations, _incidence(m))
+    parts = demotion.connected_parts(m, range(len(m.equations)), cls.continuous, atoms,
+                                     guard_definitions(m, cls))
+    got = sorted((sorted(u), sorted(expr_text(a) for a in at)) for _, u, at in parts)
+    assert got == [(["x0", "y0"], ["noEvent(x0 > 0)"]),
+                   (["x1", "x2", "y1", "y2"], ["time > 1", "time > 2"]),
+                   (["z"], [])]
+    assert sorted(_demoted(m)) == ["noEvent(x0 > 0)", "time > 1", "time > 2"]
+    assert not classes.structural
+
+
+def _incidence(m):
+    """The classification by incidence, before the demotion."""
+    from mdae_fmu.structure.conditionals import _classify, _Deferred
+    cls = classify_variables(m)
+    return _classify(m, tuple(m.equations), frozenset(cls.continuous), _Deferred())
