@@ -74,11 +74,9 @@ part for oracle).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .. import expr as E
 from ..ir import Equation, Model
@@ -88,6 +86,12 @@ from .valuations import (MAX_ENUMERATED_MODES, TooManyModes, enumerate_valuation
                          StructuralConditions, guard_definitions, long_guard_atoms_under,
                          specialize)
 from .variables import VariableClasses, classify_variables, discrete_equation_flags
+
+if TYPE_CHECKING:
+    import scipy.sparse as sparse
+    from scipy.sparse import csgraph
+else:   # loaded on first use (`mdae_fmu.lazy_modules`): a model without conditions never needs them
+    from ..lazy_modules import csgraph, sparse
 
 # offsets of a mode: (equation ids, c, d); None for a mode without offsets (singular)
 Offsets = tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]
@@ -193,8 +197,8 @@ def connected_parts(model: Model, positions: Sequence[int], continuous: Sequence
     cols.append(np.asarray(extra_c, dtype=np.int64))
     n = ne + nv + len(symbol)
     r, c = np.concatenate(rows), np.concatenate(cols)
-    graph = coo_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n, n))
-    labels = connected_components(graph, directed=False)[1]
+    graph = sparse.coo_matrix((np.ones(len(r), dtype=np.int8), (r, c)), shape=(n, n))
+    labels = csgraph.connected_components(graph, directed=False)[1]
     atom_label = {a: int(labels[symbol[a]]) for a in atoms}
     with_atoms = set(atom_label.values())
     rest = -1                       # the label of the part without atoms
