@@ -57,7 +57,9 @@ def test_list_modes_prints_the_enumerated_modes_and_changes(capsys):
 
 def test_list_modes_refuses_what_it_cannot_list(tmp_path, capsys):
     """``--list-modes`` with ``--implicit`` or ``-v`` (other views) and beyond the
-    enumeration (13 input-driven switches: 2^13 > 2^12 modes, with or without ``--json``)
+    enumeration (13 input-driven switches, each between ``y = 0`` and the constraint
+    ``x = 1`` on a state, so that each changes the offsets and none is demoted: 2^13 > 2^12
+    modes, with or without ``--json``)
     exits 2 with the reason, no traceback; the rejection of a model is its verdict (exit 1),
     listed."""
     for other in ("--implicit", "-v"):
@@ -70,7 +72,7 @@ def test_list_modes_refuses_what_it_cannot_list(tmp_path, capsys):
     text = "\n".join(["model Big", *(f"  input Boolean g{k};" for k in range(n)),
                       *(f"  Real x{k}(start = 1, fixed = true);\n  Real y{k};"
                         for k in range(n)), "equation",
-                      *(f"  der(x{k}) = y{k};\n  0 = if g{k} then y{k} else x{k} + y{k};"
+                      *(f"  der(x{k}) = y{k};\n  0 = if g{k} then y{k} else x{k} - 1;"
                         for k in range(n)), "end Big;\n"])
     (tmp_path / "Big.mo").write_text(text)
     for json_too in ((), ("--json",)):
