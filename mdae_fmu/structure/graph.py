@@ -308,7 +308,7 @@ class DM:
         return not (self.over_eqs or self.over_vars or self.under_eqs or self.under_vars)
 
 
-def _alternating_reach(edges: Sequence[Sequence[int]], mate: Sequence[int],
+def alternating_reach(edges: Sequence[Sequence[int]], mate: Sequence[int],
                        mate_other: Sequence[int]) -> tuple[list[bool], list[bool]]:
     """The vertices of one side (``edges[i]``: the neighbours of vertex i; ``mate``: its
     matching, -1 when unmatched) and of the other side (``mate_other``) reachable by an
@@ -332,7 +332,7 @@ def _alternating_reach(edges: Sequence[Sequence[int]], mate: Sequence[int],
 def dulmage_mendelsohn(adj: Sequence[Sequence[int]], n_vars: int,
                        matching: Sequence[int] | None = None) -> DM:
     """Coarse DM decomposition (docs/theory.md §2.4): β_O = everything reachable by an alternating
-    path from an unmatched equation, β_U = from an unmatched unknown (`_alternating_reach`),
+    path from an unmatched equation, β_U = from an unmatched unknown (`alternating_reach`),
     β_E = the rest. An
     equation with no unknowns is in β_O, an unknown occurring nowhere in β_U. ``matching``
     (any maximum matching, e.g. from `maximum_matching`) is computed when not given."""
@@ -342,8 +342,8 @@ def dulmage_mendelsohn(adj: Sequence[Sequence[int]], n_vars: int,
     for i, j in enumerate(m_e):
         if j >= 0:
             m_v[j] = i
-    over_e, over_v = _alternating_reach(adj, m_e, m_v)
-    under_v, under_e = _alternating_reach(_transpose(adj, n_vars), m_v, m_e)
+    over_e, over_v = alternating_reach(adj, m_e, m_v)
+    under_v, under_e = alternating_reach(_transpose(adj, n_vars), m_v, m_e)
     if any(a and b for a, b in zip(over_e, under_e)) or \
             any(a and b for a, b in zip(over_v, under_v)):
         raise ValueError("dulmage_mendelsohn: the matching given is not maximum")

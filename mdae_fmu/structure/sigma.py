@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .graph import (DM, SMALL_EDGES, WeightedGraph, dulmage_mendelsohn_graph, matching_csr,
-                    maximum_matching, unique_perfect_matching)
+from .graph import (DM, SMALL_EDGES, WeightedGraph, alternating_reach, dulmage_mendelsohn_graph,
+                    matching_csr, maximum_matching, unique_perfect_matching)
 
 if TYPE_CHECKING:
     import scipy.sparse as sps
@@ -453,20 +453,7 @@ def _only_transversal(g: WeightedGraph) -> np.ndarray | None:
         for i, j in enumerate(m):
             if j >= 0:
                 mate[j] = i
-        in_e = [False] * n
-        in_v = [False] * n
-        for i in free:
-            in_e[i] = True
-        queue = deque(free)
-        while queue:
-            i = queue.popleft()
-            for j in tight[i]:
-                if not in_v[j]:
-                    in_v[j] = True
-                    k = mate[j]
-                    if k >= 0 and not in_e[k]:
-                        in_e[k] = True
-                        queue.append(k)
+        in_e, in_v = alternating_reach(tight, m, mate)
         delta = min((dd[j] - c[i] - w for i in range(n) if in_e[i]
                      for j, w in zip(adj[i], sig[i]) if not in_v[j]), default=None)
         if delta is None:
