@@ -184,3 +184,24 @@ def test_refused_records_give_none():
                                       512) is None
     finally:
         parser.callbacks.ctx = None
+
+
+def test_input_text_is_data_in_the_compiled_lines(tmp_path, monkeypatch):
+    """Security: the compiled source of a declaration shape holds no input text; names,
+    descriptions (with and without escapes) and values that read as Python reach the records
+    as the strings they are, and nothing of them runs."""
+    sentinel = tmp_path / "ran"
+    code = f"__import__('pathlib').Path({str(sentinel)!r}).touch()"
+    lines = [f"  Real x{i}(start = {i}) \"{i}') ; {code} ; ('\";\n" for i in range(1, 13)]
+    lines += [f"  Real y{i} \"{i}\\\"); {code}; (\\\"\";\n" for i in range(1, 13)]
+    text = "class M\n" + "".join(lines) + "equation\nend M;\n"
+    with monkeypatch.context() as patch:
+        seen = _counting(patch)
+        built, _ = _decls(text, True, monkeypatch)
+    assert any(f is not None for f in seen), "the shapes were not compiled"
+    traced, _ = _decls(text, False, monkeypatch)
+    assert built == traced
+    described = {d.name: d.description for d in built}
+    assert described["x7"] == f"7') ; {code} ; ('"
+    assert described["y7"] == f"7\"); {code}; (\""
+    assert not sentinel.exists()
