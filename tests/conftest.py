@@ -133,7 +133,7 @@ QUICK_MODULES = frozenset({
     "test_modes_enumeration.py", "test_modes_reference.py", "test_modes_runs.py",
     "test_records.py", "test_reference_models.py", "test_roundtrip.py",
     "test_saved_analysis_format.py", "test_select_model.py", "test_shared_builds.py",
-    "test_state_select.py",
+    "test_startup_imports.py", "test_state_select.py",
     "test_structure_graph.py", "test_structure_latent.py",
     "test_structure_modes.py", "test_structure_sigma.py", "test_structured_import.py",
     "test_tearing.py", "test_terminal_table.py", "test_unit_check.py", "test_value_checks.py",
