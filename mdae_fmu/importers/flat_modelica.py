@@ -451,6 +451,11 @@ def parse_modelica(text: str, filename: str = "<string>") -> Model:
     return model
 
 
+#: The key of ``Model.__dict__`` by which `build_model` certifies that every name its
+#: residuals read is declared (`mdae_fmu.structure.residual_scan.NAMES_DECLARED`, the same
+#: string: the importers do not import the structural stages).
+NAMES_DECLARED = "_names_declared"
+
 #: Texts from this size on give the C heap's free memory back after their import
 #: (`heap.release_free_heap`: the import frees its intermediate forms, the statements, the
 #: token batches and the name tables, in the middle of the heap), and map their large blocks
@@ -1094,9 +1099,10 @@ class _ModelBuilder:
 
     def check_names(self):
         ctx = self.ctx
-        # the names used and not declared, in one pass in C (usually none); then their uses
-        # in the order of the text
-        undeclared = ctx.first_use.keys() - self.declared.keys()
+        # the names used and not declared, in one pass in C (usually none: then one look-up
+        # of each name used, no set made); then their uses in the order of the text
+        used = ctx.first_use.keys()
+        undeclared = () if used <= self.declared.keys() else used - self.declared.keys()
         for name, use in ctx.first_use.items() if undeclared else ():
             if name not in undeclared:
                 continue
@@ -1281,6 +1287,11 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     ctx.note = ""
     ctx.raise_first()
     model = b.model()
+    if resolver is None and not lowered and ctx.whole_file:
+        # every name the residuals read was resolved against the declarations once, by
+        # `check_names` (the names of the text) or is the importer's own declared one: the
+        # structural stages look none up again (`structure.residual_scan.NAMES_DECLARED`)
+        model.__dict__[NAMES_DECLARED] = True
     if resolver is not None:
         model = _with_functions(model, resolver)
         ctx.raise_first()

@@ -36,13 +36,27 @@ class ResidualScan:
     heads: bytes = b""
 
 
+#: The key of ``Model.__dict__`` under which an importer certifies, with True, that every name
+#: the residuals of the model's equations read is declared by one of its variables: it
+#: resolved each name of the text once against the declarations and refused the file
+#: otherwise (`mdae_fmu.importers.flat_modelica.build_model`). The model is frozen and a new
+#: model (``dataclasses.replace``) has no such entry, so the certificate stays true; on a model
+#: with it, `residual_scan` looks no name up in the declarations again (issue 29).
+NAMES_DECLARED = "_names_declared"
+
+
 def residual_scan(model: Model) -> ResidualScan:
     """`scan_residuals` of ``model``, computed once per model object (the model is
     immutable). The signature rows go to the rows' memo of `signature.sigma_row` (which
-    drops each after its last reader) unless that memo exists already."""
+    drops each after its last reader) unless that memo exists already. On a model whose
+    importer resolved its names (`NAMES_DECLARED`) the walk tests no name against the
+    declarations."""
     cached = model.__dict__.get("_residual_scan")
     if cached is None:
-        declared = frozenset(v.name for v in model.variables)
+        # (no set of the declared names, no test per name, when the importer checked every
+        # name its residuals read: `NAMES_DECLARED`)
+        declared = None if model.__dict__.get(NAMES_DECLARED) is True \
+            else frozenset(v.name for v in model.variables)
         residuals = [eq.residual for eq in model.equations]
         # (the symbol table has a function table exactly when the model has functions,
         # `per_mode.symbol_table`)
@@ -83,7 +97,12 @@ class Defects:
     heads: bytearray = field(default_factory=bytearray)
 
 
-def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
+#: The rows `scan_residuals` gathers before handing them to its sink at once
+#: (`SignatureRows.extend`: no call per row).
+ROW_BATCH = 4096
+
+
+def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str] | None,
                    functions: bool = False,
                    if_conditions: list[tuple[E.Expr, ...]] | None = None,
                    sink: SignatureRows | None = None
@@ -91,12 +110,17 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
     """The signature rows (`signature.signature_row` of each residual) and the defects
     (`Defects`: undeclared names, symbolic-form errors) of ``residuals`` in one pre-order
     walk of each (the order of `mdae_fmu.expr.walk`, so the first error found
-    is `check_convertible`'s). ``functions``: whether the model has user functions (a call to
+    is `check_convertible`'s). ``declared``: the declared names, or None when every name is
+    known to be declared (`NAMES_DECLARED`: no name is looked up). ``functions``: whether the
+    model has user functions (a call to
     a name that is not built in then converts, `SymbolTable.functions`). ``if_conditions``:
     a list to which the conditions of each residual's if-expressions are appended, one tuple
     per residual in walk order (`mdae_fmu.ir.Model.if_conditions`, the same walk). ``sink``:
-    where the rows go instead of a list (`mdae_fmu.structure.signature.SignatureRows`)."""
+    where the rows go instead of a list (`mdae_fmu.structure.signature.SignatureRows`), in
+    batches of `ROW_BATCH`."""
     rows: list[dict[str, int]] | SignatureRows = [] if sink is None else sink
+    batch: list[dict[str, int]] = rows if type(rows) is list else []
+    add_row = batch.append
     none: tuple[E.Expr, ...] = ()
     add_conds = if_conditions.append if if_conditions is not None else None
     undeclared: dict[int, str] = {}
@@ -107,9 +131,12 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
         E.Ref, E.BinOp, E.Const, E.Der, E.UnOp, E.Call, E.If, E.Time, E.Str)
     builtin = E.BUILTIN_FUNCTIONS
     Resume = _Resume
+    # the first undeclared name of a residual, before its walk: None (none found yet), or a
+    # marker that is no name when no name is to be looked up
+    unseen: Any = None if declared is not None else Resume(-1)
     for i, res in enumerate(residuals):
         orders: dict[str, int] = {}
-        bad: str | None = None
+        bad: Any = unseen
         error: tuple[type[Exception], str] | None = None
         # nodes, each at the derivative order k above it (-1 inside pre(): not counted); a
         # `_Resume` on the stack is the order to return to once the subtree above it is
@@ -133,14 +160,15 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
         while stack:
             node = pop()
             t = type(node)
-            if t is BinOp:
+            while t is BinOp:           # down its left operands, the right ones kept
                 push(node.right)
-                push(node.left)
-            elif t is Ref:
+                node = node.left
+                t = type(node)
+            if t is Ref:
                 name = node.name
                 if k >= 0 and orders.get(name, -1) < k:
                     orders[name] = k
-                if bad is None and name not in declared:
+                if bad is None and name not in declared:     # type: ignore[operator]
                     bad = name
                 if name == head:
                     n_head += 1
@@ -152,7 +180,7 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
                     name = arg.name
                     if k >= 0 and orders.get(name, -1) < k + 1:
                         orders[name] = k + 1
-                    if bad is None and name not in declared:
+                    if bad is None and name not in declared:     # type: ignore[operator]
                         bad = name
                     if name == head:
                         n_head += 1
@@ -186,14 +214,19 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str],
                     error = (ValueError, "a string is not a numeric expression")
             elif error is None:
                 error = (TypeError, f"not an expression: {node!r}")
-        rows.append(orders)
+        add_row(orders)
+        if batch is not rows and len(batch) == ROW_BATCH:
+            rows.extend(batch)          # (`SignatureRows.extend`)
+            batch.clear()
         add_head(n_head == 1)
         if add_conds is not None:
             add_conds(tuple(conds) if conds else none)
-        if bad is not None:
+        if bad is not unseen:
             undeclared[i] = bad
         if error is not None:
             unconvertible[i] = error
+    if batch is not rows and batch:
+        rows.extend(batch)
     return rows, Defects(undeclared=undeclared, unconvertible=unconvertible, heads=heads)
 
 

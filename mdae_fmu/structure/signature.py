@@ -5,7 +5,7 @@ Pryce's Σ-method (`mdae_fmu.structure.sigma`)."""
 from __future__ import annotations
 
 from array import array
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from operator import is_
 from typing import Any, Iterator, Sequence
 
@@ -104,6 +104,17 @@ class SignatureRows:
         self.orders.extend(row.values())
         self.ends.append(len(self.names))
         self._count += 1
+
+    def extend(self, rows: list[dict[str, int]]) -> None:
+        """Add the next equations' rows, in order (`scan_residuals`' sink, a batch at a time:
+        the three arrays grow in C, no Python call per row)."""
+        names = self.names
+        names.extend(chain.from_iterable(rows))
+        self.orders.extend(chain.from_iterable(map(dict.values, rows)))
+        ends = accumulate(map(len, rows), initial=self.ends[-1])
+        next(ends)                  # (the end of the rows before them, there already)
+        self.ends.extend(ends)
+        self._count += len(rows)
 
     def flat(self, equations: Sequence[Equation]) -> tuple[list[str], array[int], array[int]] \
             | None:

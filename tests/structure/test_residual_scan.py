@@ -154,3 +154,76 @@ def test_heads_answer_as_the_generic_entry_walk(trees):
             if type(top) is E.Ref:
                 assert sum(1 for n in E.walk(e) if type(n) is E.Ref
                            and n.name == top.name) > 1
+
+
+# --- names resolved once by the importer (`NAMES_DECLARED`, issue 29) ------------------------
+
+def test_unchecked_scan_gives_the_same_rows_heads_and_errors():
+    """``declared=None`` (the importer resolved every name) looks no name up: the rows, heads,
+    if-conditions and symbolic-form errors are those of the checked walk; no undeclared name
+    is reported, even for a name the checked walk reports."""
+    trees = [E.BinOp("-", E.Der(E.Ref("w")), E.BinOp("*", E.Ref("z"), E.Ref("x"))),
+             E.BinOp("-", E.Ref("y"), E.Call("myfun", (E.Call("pre", (E.Ref("p"),)),))),
+             E.BinOp("-", E.Ref("x"), E.If(E.BinOp(">", E.Ref("y"), E.Const(0)),
+                                           E.Der(E.Der(E.Ref("x"))), E.Str("s")))]
+    checked_conds: list = []
+    unchecked_conds: list = []
+    rows, found = scan_residuals(trees, DECLARED, False, checked_conds)
+    rows_u, found_u = scan_residuals(trees, None, False, unchecked_conds)
+    assert found.undeclared == {0: "w"}
+    assert found_u.undeclared == {}
+    assert rows_u == rows and found_u.heads == found.heads
+    assert found_u.unconvertible == found.unconvertible and len(found.unconvertible) == 2
+    assert unchecked_conds == checked_conds
+
+
+def test_rows_reach_the_sink_in_batches(monkeypatch):
+    """The rows go to `SignatureRows` a batch at a time (`SignatureRows.extend`): the same
+    arrays as one `append` per row, for counts below, at and across the batch size."""
+    from mdae_fmu.ir import Equation
+    from mdae_fmu.structure import residual_scan as scan_module
+    from mdae_fmu.structure.signature import SignatureRows
+    monkeypatch.setattr(scan_module, "ROW_BATCH", 3)
+    trees = [E.BinOp("-", E.Der(E.Ref("x")), E.Ref("y")), E.Ref("y"), E.Const(1),
+             E.BinOp("*", E.Ref("p"), E.Der(E.Der(E.Ref("y")))), E.Call("pre", (E.Ref("x"),)),
+             E.BinOp("+", E.Ref("x"), E.Ref("x")), E.Ref("p")]
+    for n in range(len(trees) + 1):
+        eqs = [Equation(f"e{i}", r) for i, r in enumerate(trees[:n])]
+        one = SignatureRows(eqs)
+        for r in trees[:n]:
+            one.append(signature_row(r))
+        batched = SignatureRows(eqs)
+        scan_residuals(trees[:n], DECLARED, sink=batched)
+        assert (batched.names, batched.orders, batched.ends) == (one.names, one.orders,
+                                                                 one.ends)
+        assert len(batched) == n and list(batched.values()) == [signature_row(r)
+                                                                for r in trees[:n]]
+
+
+def test_importer_certifies_resolved_names(tmp_path):
+    """The flat Modelica importer marks a model whose names it resolved itself
+    (`NAMES_DECLARED`), not one whose calls it rewrote (functions); a model made from it by
+    `dataclasses.replace` carries no mark, and its undeclared name is found again with the
+    per-mode stage's message."""
+    import dataclasses
+
+    from mdae_fmu.importers.flat_modelica import parse_modelica
+    from mdae_fmu.ir import Equation
+    from mdae_fmu.structure.per_mode import check_declared
+    from mdae_fmu.structure.residual_scan import NAMES_DECLARED
+    plain = parse_modelica("model M\n  Real x(start = 1);\n  Real y;\nequation\n"
+                           "  der(x) = -y;\n  y = 2 * x;\nend M;\n")
+    assert plain.__dict__.get(NAMES_DECLARED) is True
+    scan = residual_scan(plain)
+    assert scan.undeclared == {} and not scan.unconvertible
+    assert [plain.__dict__["_sigma_rows"][id(q.residual)] for q in plain.equations] == \
+        [{"x": 1, "y": 0}, {"y": 0, "x": 0}]
+    called = parse_modelica("function f\n  input Real u;\n  output Real v;\nalgorithm\n"
+                            "  v := 2 * u;\nend f;\nmodel M\n  Real x(start = 1);\n"
+                            "equation\n  der(x) = f(x);\nend M;\n")
+    assert NAMES_DECLARED not in called.__dict__
+    typo = dataclasses.replace(plain, equations=plain.equations + (
+        Equation("e3", E.BinOp("-", E.Ref("xx"), E.Ref("x")), (), plain.equations[1].loc),))
+    assert NAMES_DECLARED not in typo.__dict__
+    with pytest.raises(InputError, match="equation e3: unknown variable xx"):
+        check_declared(typo)
