@@ -28,14 +28,10 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
     ``model``: the model the equations come from, whose residuals' rows are then computed
     once for all the stages (`sigma_row`); when the equations are the model's own, in order,
     the rows are read from the model's flat rows (`SignatureRows`) without a dict per row."""
-    vidx = dict(zip(continuous, range(len(continuous))))
     flat = _flat_rows(model, equations)
     if flat is not None:
-        # (`map` over `dict.get` with a repeated default: no Python frame per edge)
         names, orders_buf, ends = flat
-        total = len(names)
-        cols_all = np.fromiter(map(vidx.get, names, repeat(-1)), dtype=np.int32, count=total)
-        del vidx
+        cols_all = name_columns(names, continuous)
         orders = np.frombuffer(orders_buf, dtype=np.int32)
         sizes: np.ndarray = np.diff(np.frombuffer(ends, dtype=np.int64))
     else:
@@ -45,6 +41,7 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
             rows_of = _rows(model, equations)
         sizes = np.fromiter(map(len, rows_of), dtype=np.int64, count=len(rows_of))
         total = int(sizes.sum())
+        vidx = dict(zip(continuous, range(len(continuous))))
         # (`chain` over the rows: no Python frame per edge)
         cols_all = np.fromiter(map(vidx.get, chain.from_iterable(rows_of), repeat(-1)),
                                dtype=np.int32, count=total)
@@ -71,6 +68,59 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
         unknowns = [continuous[j] for j in keep.tolist()]
     g = WeightedGraph.from_arrays(len(equations), len(unknowns), rows, cols_a, wts)
     return g, unknowns, absent
+
+
+#: From this many names on, `name_columns` matches them by identity first.
+IDENTITY_MIN = 1 << 12
+
+
+def name_columns(names: Sequence[str], continuous: Sequence[str]) -> np.ndarray:
+    """The position of each of ``names`` in ``continuous`` (distinct names: the unknowns, the
+    columns of σ), -1 for a name that is not there: ``dict(zip(continuous, ...)).get`` of
+    each name (docs/theory.md §2.1's σ(e, x) by column). The names of a model's rows are the very
+    string objects of its declarations (the importers share one string per name), so from
+    `IDENTITY_MIN` names on they are matched by the address of their string first, sorted
+    and searched in arrays: no hash look-up per name, whose table at 10^6 names misses the
+    caches (docs/performance.md, stop 44); the few names that do not match so (parameters,
+    and equal strings that are other objects) are then matched by value, each distinct one
+    once, against one pass over ``continuous``."""
+    total = len(names)
+    if total < IDENTITY_MIN:
+        vidx = dict(zip(continuous, range(len(continuous))))
+        return np.fromiter(map(vidx.get, names, repeat(-1)), dtype=np.int32, count=total)
+    own = np.fromiter(map(id, continuous), dtype=np.int64, count=len(continuous))
+    order = np.argsort(own, kind="stable")
+    own = own[order]
+    seen = np.fromiter(map(id, names), dtype=np.int64, count=total)
+    if len(own):
+        # (the last of equal addresses: one string given twice in ``continuous`` has its
+        # last column, as in the dict)
+        at = np.searchsorted(own, seen, side="right")
+        at -= 1
+        np.maximum(at, 0, out=at)
+        hit = own[at] == seen
+        del own
+        cols = order[at].astype(np.int32)
+        del at, order
+        cols[~hit] = -1
+    else:
+        hit = np.zeros(total, dtype=bool)
+        cols = np.full(total, -1, dtype=np.int32)
+    missed = np.flatnonzero(~hit)
+    del hit
+    if len(missed):
+        distinct, first, where = np.unique(seen[missed], return_index=True,
+                                           return_inverse=True)
+        others = [names[i] for i in missed[first].tolist()]
+        wanted = {name: k for k, name in enumerate(others)}
+        found = np.fromiter(map(wanted.get, continuous, repeat(-1)), dtype=np.int64,
+                            count=len(continuous))
+        column: dict[str, int] = {}
+        for j in np.flatnonzero(found >= 0).tolist():
+            column[continuous[j]] = j
+        cols[missed] = np.array([column.get(name, -1) for name in others],
+                                dtype=np.int32)[where.reshape(-1)]
+    return cols
 
 
 class SignatureRows:

@@ -460,3 +460,40 @@ def test_sigma_method_equal_with_and_without_the_small_path(n, density, seed):
     assert (small.status, small.value, small.sweeps) == (ref.status, ref.value, ref.sweeps)
     assert small.matching.tolist() == ref.matching.tolist()
     assert small.c.tolist() == ref.c.tolist() and small.d.tolist() == ref.d.tolist()
+
+
+# --- columns of the rows' names (`signature.name_columns`, issue 29) -------------------------
+
+_NAME_POOL = [f"v{k}" for k in range(8)]
+
+
+def _copy(name: str) -> str:
+    """An equal string that is another object."""
+    out = "".join(list(name))
+    assert out == name and out is not name
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.booleans()), max_size=8,
+                unique_by=lambda t: t[0]),
+       st.lists(st.tuples(st.integers(0, 7), st.booleans()), max_size=30),
+       st.booleans())
+def test_name_columns_answer_as_the_dict(continuous, names, by_identity):
+    """`name_columns` gives each name's position in ``continuous`` (distinct names) as the
+    dict of positions does (-1 for an absent one), whether the strings are the
+    same objects as those of ``continuous`` or equal copies, on both of its paths."""
+    from mdae_fmu.structure import signature as SG
+    cont = [_copy(_NAME_POOL[k]) if copy else _NAME_POOL[k] for k, copy in continuous]
+    # a name taken from `cont` itself (its very object) or from the pool (maybe a copy)
+    used = [cont[k % len(cont)] if own and cont else
+            (_copy(_NAME_POOL[k]) if own else _NAME_POOL[k]) for k, own in names]
+    oracle = dict(zip(cont, range(len(cont))))
+    expected = [oracle.get(n, -1) for n in used]
+    old = SG.IDENTITY_MIN
+    SG.IDENTITY_MIN = 0 if by_identity else 1 << 30
+    try:
+        got = SG.name_columns(used, cont)
+    finally:
+        SG.IDENTITY_MIN = old
+    assert got.dtype == np.int32 and got.tolist() == expected
