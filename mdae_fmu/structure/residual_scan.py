@@ -134,17 +134,18 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str] | No
     # the first undeclared name of a residual, before its walk: None (none found yet), or a
     # marker that is no name when no name is to be looked up
     unseen: Any = None if declared is not None else Resume(-1)
+    # nodes, each at the derivative order k above it (-1 inside pre(): not counted); a
+    # `_Resume` on the stack is the order to return to once the subtree above it is walked
+    # (the order changes only under der() of an expression and in pre(): no tuple per node);
+    # one stack for all the residuals, empty after each
+    stack: list[Any] = []
+    pop, push = stack.pop, stack.append
     for i, res in enumerate(residuals):
         orders: dict[str, int] = {}
         bad: Any = unseen
         error: tuple[type[Exception], str] | None = None
-        # nodes, each at the derivative order k above it (-1 inside pre(): not counted); a
-        # `_Resume` on the stack is the order to return to once the subtree above it is
-        # walked (the order changes only under der() of an expression and in pre(): no tuple
-        # per node)
-        stack: list[Any] = [res]
-        pop, push = stack.pop, stack.append
-        conds: list[E.Expr] = []
+        push(res)
+        conds: list[E.Expr] | None = None       # (made at the first if-expression)
         k = 0
         # the head (`Defects.heads`) and how many times its name occurs
         head: str | None = None
@@ -166,7 +167,10 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str] | No
                 t = type(node)
             if t is Ref:
                 name = node.name
-                if k >= 0 and orders.get(name, -1) < k:
+                if k == 0:                      # (the usual order: no call)
+                    if name not in orders:
+                        orders[name] = 0
+                elif k > 0 and orders.get(name, -1) < k:
                     orders[name] = k
                 if bad is None and name not in declared:     # type: ignore[operator]
                     bad = name
@@ -205,6 +209,8 @@ def scan_residuals(residuals: Collection[E.Expr], declared: Collection[str] | No
                     error = (ValueError, f"no symbolic form for {func}()")
                 stack.extend(reversed(args))
             elif t is If:
+                if conds is None:
+                    conds = []
                 conds.append(node.cond)
                 push(node.orelse)
                 push(node.then)
