@@ -17,11 +17,13 @@ the meaning a ``pre(s)`` guard already has in this project; a guard written with
 its meaning.
 
 What can go wrong is an iteration that never settles (the selected mode computes values that
-select another mode, which selects the first again). `check_settling` finds the cycles that
-are decidable at compile time: in each long mode, the delayed guards whose variables the mode
-gives a constant value (an equation ``s = c`` in that mode, parameters replaced by their
-values) are evaluated; a chain of forced mode changes that returns to a mode is rejected
-(E-FIXPOINT) with the modes, guards, values and equations. Other cycles are found at run time:
+select another mode, which selects the first again). `mdae_fmu.modes.settling` finds the
+cycles that are decidable at compile time: in each long mode, the delayed guards whose
+variables the mode gives a constant value (an equation ``s = c`` in that mode, parameters
+replaced by their values) are evaluated (`forced_change`, the forced map of docs/theory.md
+§5.6); a chain of forced mode changes that returns to a mode is rejected (E-FIXPOINT,
+`cycle_rejection`) with the modes, guards, values and equations; all long modes are decided at
+once, over the guard bits, with no bound on their number. Other cycles are found at run time:
 the generated code bounds the number of mode changes at one event and returns fmi2Error naming
 the guards that keep changing (docs/multimode-fmu.md, "Event iteration").
 """
