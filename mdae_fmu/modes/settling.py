@@ -331,7 +331,10 @@ def first_unsettled(system, delayed, constants, params) -> tuple[bool, ...] | No
     space = SettlingSpace(system)
     nxt, changed, leaves = space.forced_map(delayed, constants, params)
     b = space.bdd
-    x = space.consistent_modes() & changed & ~leaves
+    x = changed & ~leaves
+    if x == b.false:                # no mode is changed inside the long modes
+        return None
+    x &= space.consistent_modes()
     while x != b.false:
         y = x & b.let(nxt, x) if nxt else x
         if y == x:

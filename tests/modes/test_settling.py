@@ -2,7 +2,8 @@
 docs/theory.md §5.6) against its oracle, the enumeration of the long modes that it replaced
 (`enumerated_settling` below: every consistent long mode, its forced change, and the first
 chain of forced changes, in mode order, that comes back), on the models of the tests whose
-guards read same-instant values, on seeded random systems of up to 10 delayed guards, and on
+guards read same-instant values, on seeded random systems of 2 to 10 Boolean guards on forced
+values (up to 18 delayed guards with the composite conditions of their if-equations), and on
 chains of 16 to 18 delayed guards (2^16 modes and more, beyond the enumeration's 2^12) whose
 verdict is known in closed form."""
 
@@ -219,7 +220,8 @@ def random_system(seed: int) -> str:
 
 @pytest.mark.parametrize("seed", range(24))
 def test_the_symbolic_proof_is_the_enumerated_one_on_random_systems(seed):
-    """Seeded random systems of up to 10 delayed guards: the same verdict and message."""
+    """Seeded random systems of 2 to 10 Booleans on forced values: the same verdict and
+    message."""
     system = unchecked(random_system(seed))
     assert outcome(settling.check_settling, system) == outcome(enumerated_settling, system)
 
