@@ -187,14 +187,13 @@ class SettlingSpace:
         guards = self.system.guards
         definitions = self.system.guard_definitions()
         facts: dict[E.Expr, Any] = {}
-        care = b.true
+        constraints: list = []
 
         def add(c: E.Expr, value) -> None:
-            nonlocal care
             c, positive = E.strip_not(c)
             value = value if positive else ~value
             if c in facts:
-                care &= b.apply("<=>", facts[c], value)
+                constraints.append(b.apply("<=>", facts[c], value))
             else:
                 facts[c] = value
         for i in self.long:
@@ -208,7 +207,7 @@ class SettlingSpace:
             if rel is not None:
                 groups.setdefault(rel[0], []).append((value, rel[1], rel[2]))
         for rels in groups.values():
-            care &= self._relation_constraint(rels)
+            constraints.append(self._relation_constraint(rels))
 
         def three(c: E.Expr) -> tuple[Any, Any]:
             if c in facts:
@@ -228,8 +227,8 @@ class SettlingSpace:
         for c, value in facts.items():
             if is_composite(c):
                 t, f = parts(c)
-                care &= ~(t & ~value) & ~(f & value)
-        return care
+                constraints.append(~(t & ~value) & ~(f & value))
+        return conjunction(b, constraints)
 
     def _relation_constraint(self, rels):
         """The value combinations of the relations ``rels`` (``(formula, op, number)`` on one
@@ -324,6 +323,19 @@ class SettlingSpace:
         return tuple(mode)
 
 
+def conjunction(bdd, formulas: list):
+    """The conjunction of ``formulas``, conjoined in pairs (a balanced tree): each conjunction
+    joins formulas of similar size, where a running conjunction would carry the growing
+    result through every step."""
+    formulas = [f for f in formulas if f != bdd.true]
+    if not formulas:
+        return bdd.true
+    while len(formulas) > 1:
+        formulas = [formulas[k] & formulas[k + 1] if k + 1 < len(formulas) else formulas[k]
+                    for k in range(0, len(formulas), 2)]
+    return formulas[0]
+
+
 def first_unsettled(system, delayed, constants, params) -> tuple[bool, ...] | None:
     """The least consistent long mode (enumeration order) whose forced changes never stop
     (module docstring: the greatest fixpoint W), or None when every chain of forced changes
@@ -343,4 +355,4 @@ def first_unsettled(system, delayed, constants, params) -> tuple[bool, ...] | No
     return None
 
 
-__all__ = ["check_settling", "may_force", "first_unsettled", "SettlingSpace"]
+__all__ = ["check_settling", "may_force", "first_unsettled", "SettlingSpace", "conjunction"]
