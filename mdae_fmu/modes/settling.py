@@ -84,7 +84,7 @@ def may_force(system, delayed, constants, params) -> bool:
     combines them (a superset of the outcomes in the modes). False: no mode is changed."""
     for gi, names in delayed.items():
         def leaf(c: E.Expr, names=names) -> set:
-            return {value for value, _ in _leaf_choices(c, names, constants, params)}
+            return _leaf_outcomes(c, names, constants, params)
         if _outcomes(system.guards[gi].definition, leaf) - {None}:
             return True
     return False
@@ -110,29 +110,50 @@ def _kleene(op: str, a: bool | None, b: bool | None) -> bool | None:
     return True if (a is True or b is True) else (None if None in (a, b) else False)
 
 
-def _leaf_choices(c: E.Expr, names, constants, params, selectors=None):
-    """``(value of the leaf c, formula)`` for each combination of the choices of the
-    variables of ``names`` that c reads: each variable one of its constants' distinct values
-    or none (`condition_value` with the parameters and the chosen values). ``selectors``
-    (``{variable: [(value or None, formula), ...]}``) gives each choice its formula (`None`:
-    the formulas are None, for `may_force`)."""
+#: most choices of constants `may_force` tries for one leaf; beyond, the leaf is taken as
+#: possibly decided either way (sound: the formulas of `SettlingSpace.forced_map` decide)
+MAX_LEAF_CHOICES = 4096
+
+
+def _leaf_outcomes(c: E.Expr, names, constants, params) -> set:
+    """The values of the leaf c (`condition_value` with the parameters) over every choice of
+    the variables of ``names`` it reads, each one of its constants' distinct values or none
+    (for `may_force`); all three values when there are more than `MAX_LEAF_CHOICES`."""
     read = sorted(E.refs(c) & set(names))
     options = []
+    count = 1
     for v in read:
-        if selectors is not None:
-            options.append([(v, x, f) for x, f in selectors[v]])
-        else:
-            values = {repr(x): x for x, _ in constants[v]}
-            options.append([(v, x, None) for x in values.values()] + [(v, None, None)])
+        values = list({repr(x): x for x, _ in constants[v]}.values()) + [None]
+        options.append([(v, x) for x in values])
+        count *= len(values)
+    if count > MAX_LEAF_CHOICES:
+        return {True, False, None}
+    out = set()
     for combo in itertools.product(*options):
         known = dict(params)
-        formula: Any = None
-        for v, x, f in combo:
-            if x is not None:
-                known[v] = x
-            if selectors is not None:
-                formula = f if formula is None else formula & f
-        yield condition_value(c, known), formula
+        known.update((v, x) for v, x in combo if x is not None)
+        out.add(condition_value(c, known))
+    return out
+
+
+def _leaf_choices(bdd, c: E.Expr, names, params, selectors):
+    """``(value of the leaf c, formula)`` for each choice of the variables of ``names`` that
+    c reads that some long mode makes (``selectors``: ``{variable: [(value or None, formula),
+    ...]}``, the formula of the modes where the variable takes the value or none): the
+    choices are extended one variable at a time and those of no mode dropped, so only the
+    combinations that occur are evaluated (`condition_value` with the parameters and the
+    chosen values)."""
+    partial: list[tuple[dict, Any]] = [({}, bdd.true)]
+    for v in sorted(E.refs(c) & set(names)):
+        longer = []
+        for chosen, formula in partial:
+            for x, f in selectors[v]:
+                both = formula & f
+                if both != bdd.false:
+                    longer.append(({**chosen, v: x} if x is not None else chosen, both))
+        partial = longer
+    for chosen, formula in partial:
+        yield condition_value(c, {**params, **chosen}), formula
 
 
 class SettlingSpace:
@@ -276,8 +297,7 @@ class SettlingSpace:
         for gi, names in delayed.items():
             def leaf(c: E.Expr, names=names) -> tuple[Any, Any]:
                 t, f = b.false, b.false
-                for value, formula in _leaf_choices(c, names, constants, params, selectors):
-                    formula = b.true if formula is None else formula
+                for value, formula in _leaf_choices(b, c, names, params, selectors):
                     if value is True:
                         t |= formula
                     elif value is False:

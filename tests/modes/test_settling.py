@@ -138,15 +138,26 @@ end EdgeForced;
 """
 
 
+# one relation reading 13 forced values (3^13 choices of a value or none for `may_force`,
+# beyond `MAX_LEAF_CHOICES`; two combinations occur in the modes): Chatter with a sum
+WIDE_READ = "\n".join([
+    "class WideRead", "  Real x(start = 0, fixed = true);",
+    *(f"  Real s{k};" for k in range(13)), "  Boolean g;", "equation",
+    "  der(x) = s0;", "  g = " + " + ".join(f"s{k}" for k in range(13)) + " >= 0;",
+    *(line for k in range(13)
+      for line in ("  if g then", f"    s{k} = -1;", "  else", f"    s{k} = 1;", "  end if;")),
+    "end WideRead;", ""])
+
+
 @pytest.mark.parametrize("text", [
-    CHATTER, TWO_GUARDS, EDGE_FORCED,
+    CHATTER, TWO_GUARDS, EDGE_FORCED, WIDE_READ,
     (ROOT / "tests" / "data" / "GearPattern.mo").read_text(),
     (ROOT / "tests" / "data" / "conditionals" / "ChatterRuntime.mo").read_text(),
     (ROOT / "tests" / "data" / "conditionals" / "RLDC2IdealDiodes.mo").read_text(),
     (ROOT / "reference_models" / "CupAndBallOriginal.mo").read_text(),
     (ROOT / "reference_models" / "RLDC2Original.mo").read_text(),
     gen_modeller.rlc_cells(6, "diode")],
-    ids=["Chatter", "TwoGuards", "EdgeForced", "GearPattern", "ChatterRuntime", "RLDC2IdealDiodes",
+    ids=["Chatter", "TwoGuards", "EdgeForced", "WideRead", "GearPattern", "ChatterRuntime", "RLDC2IdealDiodes",
          "CupAndBallOriginal", "RLDC2Original", "RLCDiode6"])
 def test_the_symbolic_proof_is_the_enumerated_one_on_the_tests_models(text):
     """Every model of the tests with delayed guards: the same verdict, and for a rejected one
