@@ -157,8 +157,8 @@ WIDE_READ = "\n".join([
     (ROOT / "reference_models" / "CupAndBallOriginal.mo").read_text(),
     (ROOT / "reference_models" / "RLDC2Original.mo").read_text(),
     gen_modeller.rlc_cells(6, "diode")],
-    ids=["Chatter", "TwoGuards", "EdgeForced", "WideRead", "GearPattern", "ChatterRuntime", "RLDC2IdealDiodes",
-         "CupAndBallOriginal", "RLDC2Original", "RLCDiode6"])
+    ids=["Chatter", "TwoGuards", "EdgeForced", "WideRead", "GearPattern", "ChatterRuntime",
+         "RLDC2IdealDiodes", "CupAndBallOriginal", "RLDC2Original", "RLCDiode6"])
 def test_the_symbolic_proof_is_the_enumerated_one_on_the_tests_models(text):
     """Every model of the tests with delayed guards: the same verdict, and for a rejected one
     the same message (modes, guards, values, equations) and details."""
