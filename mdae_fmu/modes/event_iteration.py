@@ -17,11 +17,13 @@ the meaning a ``pre(s)`` guard already has in this project; a guard written with
 its meaning.
 
 What can go wrong is an iteration that never settles (the selected mode computes values that
-select another mode, which selects the first again). `check_settling` finds the cycles that
-are decidable at compile time: in each long mode, the delayed guards whose variables the mode
-gives a constant value (an equation ``s = c`` in that mode, parameters replaced by their
-values) are evaluated; a chain of forced mode changes that returns to a mode is rejected
-(E-FIXPOINT) with the modes, guards, values and equations. Other cycles are found at run time:
+select another mode, which selects the first again). `mdae_fmu.modes.settling` finds the
+cycles that are decidable at compile time: in each long mode, the delayed guards whose
+variables the mode gives a constant value (an equation ``s = c`` in that mode, parameters
+replaced by their values) are evaluated (`forced_change`, the forced map of docs/theory.md
+§5.6); a chain of forced mode changes that returns to a mode is rejected (E-FIXPOINT,
+`cycle_rejection`) with the modes, guards, values and equations; all long modes are decided at
+once, over the guard bits, with no bound on their number. Other cycles are found at run time:
 the generated code bounds the number of mode changes at one event and returns fmi2Error naming
 the guards that keep changing (docs/multimode-fmu.md, "Event iteration").
 """
@@ -220,11 +222,11 @@ def _strip_pre(e: E.Expr, names) -> E.Expr:
     return E.substitute(e, {E.Call("pre", (E.Ref(n),)): E.Ref(n) for n in names})
 
 
-def _constants(system, names, params: dict[str, float]) -> dict[str, list]:
+def forced_constants(system, names, params: dict[str, float]) -> dict[str, list]:
     """``{var: [(value, equation), ...]}`` for each of ``names``: the equations (in the
     system's order) that have ``var`` as their only unknown and are affine in it with numeric
     coefficients, each with the value it gives ``var``. Whether an equation is one does not
-    depend on the mode, so it is decided once, not once per mode (`check_settling`)."""
+    depend on the mode, so it is decided once, not once per mode (`mdae_fmu.modes.settling`)."""
     out: dict[str, list] = {v: [] for v in names}
     for eq in system.equations:
         if eq.reinit is not None or len(eq.order_map) != 1:
@@ -248,8 +250,8 @@ def _constants(system, names, params: dict[str, float]) -> dict[str, list]:
     return out
 
 
-def _constant_in_mode(candidates: list, mode):
-    """``(value, equation)`` of the first of ``candidates`` (`_constants` of a variable)
+def constant_in_mode(candidates: list, mode):
+    """``(value, equation)`` of the first of ``candidates`` (`forced_constants` of a variable)
     enabled in ``mode``: an equation enabled there that has the variable as its only unknown
     and is affine in it with numeric coefficients; else None."""
     for value, eq in candidates:
@@ -258,51 +260,45 @@ def _constant_in_mode(candidates: list, mode):
     return None
 
 
-def check_settling(system) -> None:
-    """Reject (E-FIXPOINT) an event iteration that provably never settles (module docstring):
-    from some long mode, the delayed guards evaluated on the values the mode forces select
-    another mode, and following these forced changes returns to a mode already visited."""
-    delayed = delayed_guards(system)
-    if not delayed:
-        return
-    params = parameter_values(system.model) if system.model is not None else {}
-    constants = _constants(system, {v for names in delayed.values() for v in names}, params)
-    forced: dict = {}
-    reasons: dict = {}
-    for m in system.long_modes():
-        nxt = list(m)
-        why = []
-        for gi, names in delayed.items():
-            guard = system.guards[gi]
-            known = dict(params)
-            used = []
-            for v in names:
-                found = _constant_in_mode(constants[v], m)
-                if found is not None:
-                    known[v] = found[0]
-                    used.append((v, found[0], found[1]))
-            value = condition_value(guard.definition, known)
-            if value is not None and value != m[gi]:
-                nxt[gi] = value
-                why.append((guard.name, value, used))
-        if why:
-            forced[m] = tuple(nxt)
-            reasons[m] = why
-    for start in forced:
-        path = [start]
-        m = start
-        while m in forced:
-            m = forced[m]
-            if m in path:
-                cyc = path[path.index(m):]
-                raise ModelRejected(_cycle_message(system, cyc, reasons),
-                                    {"code": "E-FIXPOINT",
-                                     "modes": [system.mode_label(x) for x in cyc],
-                                     "guards": sorted({w[0] for x in cyc for w in reasons[x]})})
-            path.append(m)
+def forced_change(system, delayed: dict[int, tuple[str, ...]], constants: dict[str, list],
+                  params: dict[str, float], mode) -> tuple[tuple[bool, ...], list]:
+    """The forced map of the settling check at one mode (docs/theory.md §5.6): ``(next, why)``
+    with ``next`` the mode whose delayed guards (``delayed``, `delayed_guards`) take the value
+    of their definition on the constants ``mode`` forces (the first enabled equation of
+    ``constants``, `constant_in_mode`, and the parameters ``params``) where that value is
+    known and differs, and ``why`` one ``(guard name, new value, [(variable, value,
+    equation), ...])`` per guard that changes (empty: the mode is settled)."""
+    nxt = list(mode)
+    why = []
+    for gi, names in delayed.items():
+        guard = system.guards[gi]
+        known = dict(params)
+        used = []
+        for v in names:
+            found = constant_in_mode(constants[v], mode)
+            if found is not None:
+                known[v] = found[0]
+                used.append((v, found[0], found[1]))
+        value = condition_value(guard.definition, known)
+        if value is not None and value != mode[gi]:
+            nxt[gi] = value
+            why.append((guard.name, value, used))
+    return tuple(nxt), why
 
 
-def _cycle_message(system, cyc, reasons) -> str:
+def cycle_rejection(system, cyc: list, reasons: dict) -> ModelRejected:
+    """The E-FIXPOINT rejection of the cycle ``cyc`` of forced changes (modes in their order,
+    ``reasons`` the ``why`` of `forced_change` of each): the message names each mode, guard,
+    value and equation; the details carry the code, the modes and the guards."""
+    return ModelRejected(cycle_message(system, cyc, reasons),
+                         {"code": "E-FIXPOINT",
+                          "modes": [system.mode_label(x) for x in cyc],
+                          "guards": sorted({w[0] for x in cyc for w in reasons[x]})})
+
+
+def cycle_message(system, cyc, reasons) -> str:
+    """The text of `cycle_rejection`: one line per guard that changes in each mode of the
+    cycle, with the values and equations that force it and the next mode."""
     lines = []
     for k, m in enumerate(cyc):
         nxt = cyc[(k + 1) % len(cyc)]
@@ -316,5 +312,6 @@ def _cycle_message(system, cyc, reasons) -> str:
             "mode selects the next one:\n" + "\n".join(lines))
 
 
-__all__ = ["state_names", "guard_dependencies", "delayed_guards", "check_settling",
-           "numeric_value", "initial_guard_values"]
+__all__ = ["state_names", "guard_dependencies", "delayed_guards", "numeric_value",
+           "condition_value", "initial_guard_values", "parameter_values", "forced_constants",
+           "constant_in_mode", "forced_change", "cycle_rejection", "cycle_message"]

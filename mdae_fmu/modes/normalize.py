@@ -463,7 +463,7 @@ def normalize(model: Model) -> MultimodeSystem:
 
     Raises `ModelRejected` (E-FIXPOINT) when guards that depend on same-instant values through
     a cycle of guards (Comment 32; docs/theory.md §13.2, §13.3) provably never settle
-    (`event_iteration.check_settling`); other such cycles are evaluated by event iteration.
+    (`settling.check_settling`); other such cycles are evaluated by event iteration.
     """
     bool_defs, def_eqs = bool_definitions(model)
     def_eqs = def_eqs | _discrete_definitions(model, bool_defs)
@@ -705,10 +705,12 @@ def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
     E-FIXPOINT rejection) the guard is evaluated by event iteration, each instant of the
     cascade reading the previous instant's value (`mdae_fmu.modes.event_iteration`). Returns
     informational notes; raises `ModelRejected` (E-FIXPOINT) only for an iteration that
-    provably never settles (`event_iteration.check_settling`)."""
+    provably never settles (`mdae_fmu.modes.settling.check_settling`, over all long modes at
+    once: no bound on their number)."""
     if not system.guards:
         return []
-    from .event_iteration import check_settling, delayed_guards, guard_dependencies
+    from .event_iteration import delayed_guards, guard_dependencies
+    from .settling import check_settling
     _, _, reads = guard_dependencies(system)
     delayed = delayed_guards(system)
     notes = []
@@ -724,10 +726,5 @@ def check_guard_fixpoints(system: MultimodeSystem, model: Model) -> list[str]:
                 notes.append(f"guard {guard.name} reads {v} at the current instant; it is "
                              f"evaluated for the next instant (RR-9334 Def 33, "
                              f"docs/theory.md §5.4)")
-    try:
-        check_settling(system)
-    except TooManyModes:
-        # beyond the enumeration the proof is not attempted: the FMU reports an iteration
-        # that does not settle when it runs one (docs/input-formats.md, "Modes and events")
-        pass
+    check_settling(system)
     return notes

@@ -82,7 +82,7 @@ def test_event_iteration_that_cannot_settle_is_rejected_with_modes_and_guards():
 
 
 def test_settling_check_reads_no_mode_s_equation_list(monkeypatch):
-    """The check of the event iteration (`event_iteration.check_settling`) finds the
+    """The check of the event iteration (`settling.check_settling`) finds the
     equations that fix a guard's same-instant read once, not by listing each mode's enabled
     equations (the RLC ladder of 8 ideal diodes, 256 long modes: no call of
     `MultimodeSystem.enabled`); Chatter's verdict with the equation each mode takes is
