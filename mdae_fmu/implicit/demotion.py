@@ -176,11 +176,15 @@ class SymbolicPart:
         c, d = off
         b, care = self.bdd, self.care
         names = [self.free[a] for a in demoted if a in self.free]
-        # (a) cheaply refuted: an offset whose formula depends on a demoted atom
+        # (a) cheaply refuted: an offset whose formula depends on a demoted atom (each
+        # distinct formula once; the care set itself is a union of whole groups)
+        seen = {care}
         for case in (*c, *d):
             for f in case.values():
-                if b.exist(names, f) & care != f:
-                    return False
+                if f not in seen:
+                    if b.exist(names, f) & care != f:
+                        return False
+                    seen.add(f)
         # (c): c = 0 in every mode on the equations with an if-expression on a demoted atom
         ids = frozenset().union(*(self.mentioning.get(a, frozenset()) for a in demoted))
         for eq_id, case in zip(self.rows(), c):
