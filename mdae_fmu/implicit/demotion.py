@@ -167,13 +167,42 @@ class SymbolicPart:
             self.verdicts[key] = self.empty or self._holds(key)
         return self.verdicts[key]
 
+    def greedy(self) -> list[E.Expr]:
+        """The greedy rule of `structure.demotion` (each candidate in order kept when the
+        check holds for it with those kept before it), with one check where it can: the
+        check is monotone (docs/theory.md §4.11: it holds for every subset of a set for which
+        it holds, and fails for every superset of an atom that fails the cheap tests alone),
+        so when it holds for the atoms that pass the cheap tests alone, those are the greedy
+        rule's answer; otherwise the rule is run step by step."""
+        if self.empty:
+            return list(self.candidates)
+        if not self.modes()[0]:
+            return []
+        alone = [a for a in self.candidates if self._cheap(frozenset([a]))]
+        if self.holds(alone):
+            return alone
+        mine: list[E.Expr] = []
+        for a in self.candidates:
+            if self.holds(mine + [a]):
+                mine.append(a)
+        return mine
+
     def _holds(self, demoted: frozenset[E.Expr]) -> bool:
-        regular, off = self.modes()
-        if not regular:
+        if not self.modes()[0]:
             return False
         if not demoted:
             return True
-        c, d = off
+        if not self._cheap(demoted):
+            return False
+        # (a), (b): the union of each group is regular with the group's offsets
+        c, d = self.modes()[1]
+        union = self.offsets(demoted)
+        return union is not None and union[0] == c and union[1] == d
+
+    def _cheap(self, demoted: frozenset[E.Expr]) -> bool:
+        """The necessary conditions tested before the union: the offsets of the modes do
+        not depend on the atoms ``demoted`` within a group, and (c)."""
+        c, d = self.modes()[1]
         b, care = self.bdd, self.care
         names = [self.free[a] for a in demoted if a in self.free]
         # (a) cheaply refuted: an offset whose formula depends on a demoted atom (each
@@ -191,9 +220,7 @@ class SymbolicPart:
             if eq_id.split("|")[0] in ids and any(v > 0 and f != b.false
                                                   for v, f in case.items()):
                 return False
-        # (a), (b): the union of each group is regular with the group's offsets
-        union = self.offsets(demoted)
-        return union is not None and union[0] == c and union[1] == d
+        return True
 
     def rows(self) -> list[str]:
         return [self.model.equations[i].id for i in self.positions]

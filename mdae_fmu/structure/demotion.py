@@ -162,11 +162,7 @@ def demotable_atoms(model: Model, classes: StructuralConditions, candidates: Seq
         return tuple(a for a in order if a in tried)   # the common case: all of them
     kept: set[E.Expr] = set()
     for p in parts:
-        mine: list[E.Expr] = []
-        for a in p.candidates:
-            if p.holds(mine + [a]):
-                mine.append(a)
-        kept.update(mine)
+        kept.update(p.greedy())
     # a singular mode of any part refutes every union (the whole model's mode is singular)
     if not kept or not all(p.holds([]) for p in parts if kept.isdisjoint(p.candidates)):
         return ()
@@ -298,6 +294,15 @@ class _Part:
         self.offsets = _LazyOffsets(system, valuations)
         self.mentioning = mentioning
         self.verdicts: dict[frozenset[E.Expr], bool] = {}
+
+    def greedy(self) -> list[E.Expr]:
+        """The candidates kept one by one in order of appearance, each when (a)–(c) hold
+        for it with those kept before it (module docstring, "Cost")."""
+        mine: list[E.Expr] = []
+        for a in self.candidates:
+            if self.holds(mine + [a]):
+                mine.append(a)
+        return mine
 
     def holds(self, demoted: Sequence[E.Expr]) -> bool:
         """(a)–(c) in this part for the atoms ``demoted`` (of this part) together; with
