@@ -77,8 +77,9 @@ that fails, each part's atoms are tried
 greedily in order of appearance: an atom is kept when (a)–(c) hold in its part for the atoms of
 the part kept so far with it. Either way the check is made group by group (a group being the
 valuations that agree outside the demoted atoms), so a set of atoms demoted together is checked
-together, not only one toggle at a time (on formulas too: the greedy rule is the same, each
-step one check of the part). The verdict is the one of the enumeration of the whole model
+together, not only one toggle at a time (on formulas the rule is the same, decided by one
+check when the atoms that pass its necessary tests alone hold together: the check is
+monotone, docs/theory.md §4.11). The verdict is the one of the enumeration of the whole model
 wherever that enumeration ran (tests/structure/test_demotion.py, the whole model as one part
 for oracle, and every part on formulas against its enumeration).
 """
