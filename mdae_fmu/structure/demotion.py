@@ -54,22 +54,34 @@ mode, of a union, and the consistent modes are the union or product of the parts
 (a)–(c) for a set of atoms hold iff they hold in every part for its own atoms, and a part's
 modes are the valuations of its own atoms. As before the decomposition, a singular mode
 anywhere refutes every union (the whole model's mode containing it is singular): the parts
-without a demoted atom must have regular modes (a part too large to enumerate, below, is not
-checked and refutes nothing; the later analysis reports its singular modes).
+without a demoted atom must have regular modes (a part without candidates and with more than
+`MAX_ENUMERATED_MODES` modes is not checked and refutes nothing; the later analysis reports
+its singular modes).
 
-Cost: at most one Σ-method per mode of a part (`enumerate_valuations` of its atoms, at most
-`MAX_ENUMERATED_MODES`; a part with more keeps its atoms structural and is not checked), of
-the part's size, each computed when a group first needs it, so a union that fails stops at its
-first differing group, and one per union tried, before any mode-change analysis. n independent
-cells cost 2n small Σ-methods, not 2^n (the enumeration of the whole model stopped at 2^12:
-13 cells under ``noEvent`` were refused, docs/multimode.md, "Acceptance of issue 26", stop
-43). All candidates are tried together first; when that fails, each part's atoms are tried
+Cost: a part with at most `ENUMERATE_UP_TO` (2^8) consistent valuations of its atoms
+(`enumerate_valuations`) costs at most one Σ-method per mode, of the part's size, each
+computed when a group first needs it, so a union that fails stops at its first differing
+group, and one per union tried, before any mode-change analysis. n independent cells cost 2n
+small Σ-methods, not 2^n (the enumeration of the whole model stopped at 2^12: 13 cells under
+``noEvent`` were refused, docs/multimode.md, "Acceptance of issue 26", stop 43). A part with
+more is checked on formulas over its atoms (`mdae_fmu.implicit.demotion.SymbolicPart`,
+docs/theory.md §4.11), whatever the number of its modes: one labelled Σ-method of the part
+over all its modes, then for each union tried a quantification of its offsets and, unless
+that refutes it, one labelled Σ-method of the union (one component of 13 coupled cells, 8 192
+modes: demoted, where the enumeration stopped at 2^12 and kept them structural;
+HeatingNPN_OrGate's 12 atoms, 4 096 modes: 0.7 s instead of 10 s of Σ-methods). Below 2^9
+modes the enumeration is the cheaper (the formulas cost the import of ``dd`` and a BDD
+operation per entry). A part without candidates is enumerated only to check that its modes
+are regular, up to `MAX_ENUMERATED_MODES`. All candidates are tried together first; when
+that fails, each part's atoms are tried
 greedily in order of appearance: an atom is kept when (a)–(c) hold in its part for the atoms of
 the part kept so far with it. Either way the check is made group by group (a group being the
 valuations that agree outside the demoted atoms), so a set of atoms demoted together is checked
-together, not only one toggle at a time. The verdict is the one of the enumeration of the whole
-model wherever that enumeration ran (tests/structure/test_demotion.py, the whole model as one
-part for oracle).
+together, not only one toggle at a time (on formulas the rule is the same, decided by one
+check when the atoms that pass its necessary tests alone hold together: the check is
+monotone, docs/theory.md §4.11). The verdict is the one of the enumeration of the whole model
+wherever that enumeration ran (tests/structure/test_demotion.py, the whole model as one part
+for oracle, and every part on formulas against its enumeration).
 """
 
 from __future__ import annotations
@@ -79,6 +91,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from .. import expr as E
+from ..implicit.demotion import SymbolicPart
 from ..ir import Equation, Model
 from .signature import signature_graph
 from .sigma import sigma_method
@@ -95,6 +108,12 @@ else:   # loaded on first use (`mdae_fmu.lazy_modules`): a model without conditi
 
 # offsets of a mode: (equation ids, c, d); None for a mode without offsets (singular)
 Offsets = tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]
+
+#: A part with candidates and more consistent valuations than this is checked on formulas
+#: (`mdae_fmu.implicit.demotion.SymbolicPart`, docs/theory.md §4.11) instead of one Σ-method
+#: per valuation (module docstring, "Cost"; the tests set 0, every such part on formulas, or
+#: more, the enumeration as their oracle)
+ENUMERATE_UP_TO = 2 ** 8
 
 
 def demotable_atoms(model: Model, classes: StructuralConditions, candidates: Sequence[E.Expr]
@@ -114,21 +133,28 @@ def demotable_atoms(model: Model, classes: StructuralConditions, candidates: Seq
         return ()
     definitions = guard_definitions(model, cls)
     mentioning = _mentioning(model)
-    parts: list[_Part] = []
+    parts: list[_Part | SymbolicPart] = []
     for eqs, unknowns, part_atoms in connected_parts(model, positions, cls.continuous, atoms,
                                                      definitions):
+        own = [a for a in part_atoms if a in wanted]
         try:
-            valuations, _ = enumerate_valuations(part_atoms, definitions,
-                                                 limit=MAX_ENUMERATED_MODES)
+            valuations, _ = enumerate_valuations(
+                part_atoms, definitions, limit=ENUMERATE_UP_TO if own else MAX_ENUMERATED_MODES)
         except TooManyModes:
-            continue      # its atoms stay structural (module docstring, "Cost")
+            if not own:
+                continue      # not checked (module docstring, "Cost")
+            symbolic = SymbolicPart(model, eqs, unknowns, part_atoms, own, definitions,
+                                    mentioning)
+            if symbolic.empty:
+                return tuple(order)       # (as below)
+            parts.append(symbolic)
+            continue
         if not valuations:
             # no consistent mode at all: every union holds vacuously, as it did for the
             # enumeration of the whole model
             return tuple(order)
         system = _Modes(model, cls, discrete, eqs, unknowns)
-        parts.append(_Part(system, valuations, [a for a in part_atoms if a in wanted],
-                           mentioning))
+        parts.append(_Part(system, valuations, own, mentioning))
     # the parts with candidates first: a failing union is found before the other parts'
     # modes are computed (those only need to be regular, (a) with nothing demoted)
     parts.sort(key=lambda p: not p.candidates)
@@ -137,11 +163,7 @@ def demotable_atoms(model: Model, classes: StructuralConditions, candidates: Seq
         return tuple(a for a in order if a in tried)   # the common case: all of them
     kept: set[E.Expr] = set()
     for p in parts:
-        mine: list[E.Expr] = []
-        for a in p.candidates:
-            if p.holds(mine + [a]):
-                mine.append(a)
-        kept.update(mine)
+        kept.update(p.greedy())
     # a singular mode of any part refutes every union (the whole model's mode is singular)
     if not kept or not all(p.holds([]) for p in parts if kept.isdisjoint(p.candidates)):
         return ()
@@ -273,6 +295,15 @@ class _Part:
         self.offsets = _LazyOffsets(system, valuations)
         self.mentioning = mentioning
         self.verdicts: dict[frozenset[E.Expr], bool] = {}
+
+    def greedy(self) -> list[E.Expr]:
+        """The candidates kept one by one in order of appearance, each when (a)–(c) hold
+        for it with those kept before it (module docstring, "Cost")."""
+        mine: list[E.Expr] = []
+        for a in self.candidates:
+            if self.holds(mine + [a]):
+                mine.append(a)
+        return mine
 
     def holds(self, demoted: Sequence[E.Expr]) -> bool:
         """(a)–(c) in this part for the atoms ``demoted`` (of this part) together; with

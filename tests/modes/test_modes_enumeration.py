@@ -176,9 +176,11 @@ def test_transient_guards_are_valued_apart():
 
 def test_enumeration_cut_off_is_the_per_mode_one():
     """13 independent guards: more than 2^12 consistent modes, nothing explored, the per-mode
-    stage's message (E-EXPLORE-BOUND), quickly and without a traceback."""
+    stage's message (E-EXPLORE-BOUND), quickly and without a traceback. (If-equations: the
+    if-expression ``y = if g then x else 0`` is demoted, one structure in every mode.)"""
     decl = "".join(f"  input Boolean g{k};\n  Real y{k};\n" for k in range(13))
-    eqs = "".join(f"  y{k} = if g{k} then x else 0;\n" for k in range(13))
+    eqs = "".join(f"  if g{k} then\n    y{k} = x;\n  else\n    y{k} = 0;\n  end if;\n"
+                  for k in range(13))
     m = parse(f"model Many\n  Real x(start = 0, fixed = true);\n{decl}equation\n"
               f"  der(x) = -x + y0;\n{eqs}end Many;\n")
     t0 = time.process_time()

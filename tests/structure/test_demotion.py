@@ -302,6 +302,8 @@ def test_a_union_that_fails_stops_at_its_first_differing_group(monkeypatch):
     offsets = demotion._Modes.offsets
     monkeypatch.setattr(demotion._Modes, "offsets",
                         lambda self, v: computed.append(v) or offsets(self, v))
+    # (the enumeration of the part's modes, which the formulas replace beyond 2^8)
+    monkeypatch.setattr(demotion, "ENUMERATE_UP_TO", demotion.MAX_ENUMERATED_MODES)
     m = parse_modelica(rlc_cells(12, "diode"))
     classes = classify_conditionals(m)
     assert classes.demoted == () and len(classes.structural) == 12
@@ -496,3 +498,224 @@ def _incidence(m):
     from mdae_fmu.structure.conditionals import _classify, _Deferred
     cls = classify_variables(m)
     return _classify(m, tuple(m.equations), frozenset(cls.continuous), _Deferred())
+
+
+# --- parts checked on formulas (implicit.demotion.SymbolicPart, docs/theory.md §4.11) --------
+
+# more cells for the formulas: composite conditions (decided by their parts, Kleene's
+# three values when one part is demoted), nested if-expressions, a condition beside a
+# demotable one that changes the offsets in one equation
+_MORE_CELLS = {
+    **_CELLS,
+    "composite": ["E{k} = 1;", "w{k} = sin(time + {k});",
+                  "y{k} = if w{k} > 0 and time > {k} then w{k} else 0;",
+                  "der(x{k}) = y{k} - x{k}"],
+    "either": ["E{k} = 1;", "w{k} = sin(time + {k});",
+               "y{k} = if w{k} > 0 or x{k} < -1 then w{k} else E{k} * x{k};",
+               "der(x{k}) = y{k} - x{k}"],
+    "nested": ["E{k} = 1;", "w{k} = sin(time + {k});",
+               "y{k} = if w{k} > 0 then (if w{k} > 0.5 then E{k} else w{k}) else 0;",
+               "der(x{k}) = y{k} - x{k}"],
+    "mixed": ["E{k} = 1;", "w{k} = sin(time + {k});",
+              "0 = if time > {k} then y{k} - w{k} else y{k} - x{k} * (if w{k} < 0 then 1 "
+              "else E{k});", "der(x{k}) = y{k} - x{k}"],
+    # a composite condition whose parts are conditions too: where its parts decide it, the
+    # union of the composite alone selects the branch
+    "shared": ["E{k} = if w{k} > 0 and time > {k} then 2 * x{k} else 1;",
+               "w{k} = sin(time + {k});", "y{k} = if w{k} > 0 then w{k} else 0;",
+               "der(x{k}) = y{k} - x{k} + E{k}"],
+    # a composite condition whose parts are conditions too and decide it: each mode and the
+    # union of the composite select the same branch (``der(w)``: w's equation differentiated
+    # only where it holds, which the composite's parts fix)
+    "parts": ["E{k} = if w{k} > 0 and time > {k} then der(w{k}) else 1;",
+              "w{k} = sin(time + {k});", "y{k} = if w{k} > 0 then w{k} else 0;",
+              "der(x{k}) = (if time > {k} then y{k} else 0) - x{k} + E{k}"],
+    # the condition reads der(w) and neither branch does: every mode has d_w = 0, the union
+    # (which reads the condition) d_w = 1: (b) fails alone, the condition stays structural
+    "rate": ["E{k} = 1;", "w{k} = sin(time + {k});",
+             "y{k} = if der(w{k}) > 0 then w{k} else 0;", "der(x{k}) = y{k} - x{k}"],
+}
+
+
+def _model_verdict(make) -> tuple:
+    """(demoted atoms, structural atoms) of a fresh model ``make()``, or the refusal's text
+    (`_verdict`; the classification is kept on the model object, hence a new one)."""
+    try:
+        c = classify_conditionals(make())
+    except ModelRejected as exc:
+        return ("rejected", str(exc))
+    return ([expr_text(a) for a in c.demoted], sorted(expr_text(a) for a in c.structural))
+
+
+def _on_formulas(monkeypatch, make) -> tuple[tuple, tuple, int]:
+    """(verdict with every part that has candidates enumerated, verdict with every such part
+    checked on formulas, the number of parts checked on formulas) of the model ``make()``."""
+    from mdae_fmu.structure import demotion
+    built = []
+
+    class Counted(demotion.SymbolicPart):
+        def __init__(self, *args, **kwargs):
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(demotion, "SymbolicPart", Counted)
+    monkeypatch.setattr(demotion, "ENUMERATE_UP_TO", 2 ** 14)
+    enumerated = _model_verdict(make)
+    assert not built
+    monkeypatch.setattr(demotion, "ENUMERATE_UP_TO", 0)
+    return enumerated, _model_verdict(make), len(built)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_parts_on_formulas_demote_as_their_enumeration(monkeypatch, seed):
+    """Random models of 2 to 6 cells (`_MORE_CELLS`, coupled as in `_random_cells`): the
+    check on formulas of each part gives the demoted and structural atoms (or the refusal) of
+    the enumeration of the part's modes, and it ran."""
+    rng = np.random.default_rng(seed)
+    for _ in range(4):
+        lines = ["model Cells"]
+        body = []
+        n = int(rng.integers(2, 7))
+        for k in range(n):
+            kind = rng.choice(sorted(_MORE_CELLS))
+            lines += [f"  Real x{k}(start = {k + 1}, fixed = true);",
+                      f"  Real y{k};\n  Real w{k};\n  Real E{k};"]
+            eqs = [e.format(k=k) for e in _MORE_CELLS[kind]]
+            body += ["  " + (e if e.endswith(";") else e + (
+                f" + 0.1 * y{int(rng.integers(n))};" if rng.random() < 1 / 3 else ";"))
+                for e in eqs]
+        text = "\n".join(lines + ["equation"] + body + ["end Cells;", ""])
+        enumerated, on_formulas, parts = _on_formulas(
+            monkeypatch, lambda text=text: parse_modelica(text, "Cells.mo"))
+        assert on_formulas == enumerated, text
+        assert parts >= 1
+
+
+def _benchmarks(name: str):
+    """A generator module of benchmarks/."""
+    import importlib
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    return importlib.import_module(name)
+
+
+_JUNCTION_CLAMP = JUNCTION.replace(
+    "der(x) = -i;", "der(x) = -i + 0.1 * w;\n  w = sin(time);\n  der(z) = y;\n"
+    "  0 = if w > 0 then y - w else z - cos(time);").replace(
+    "Real i;", "Real i;\n  Real w;\n  Real y;\n  Real z(start = 0, fixed = true);")
+
+
+def _family(family: str) -> list:
+    """Factories of the models of a family (`test_families_on_formulas_...`)."""
+    from pathlib import Path
+    texts = {"junction": JUNCTION, "sinw": SINW, "slew": SLEW, "clamp": CLAMP,
+             "index2": INDEX2, "junction_clamp": _JUNCTION_CLAMP}
+    if family in texts:
+        return [lambda: parse_modelica(texts[family], "M.mo")]
+    gm, gmm = _benchmarks("gen_modeller"), _benchmarks("gen_multimode")
+    if family.startswith("rlc_"):
+        return [lambda n=n: parse_modelica(gm.rlc_cells(n, family[4:])) for n in (2, 5)]
+    if family == "drive_line_singular":
+        return [lambda: parse_modelica(gm.drive_line_singular(4, 2))]
+    if family == "reference":
+        root = Path(__file__).resolve().parents[2] / "reference_models"
+        return [lambda p=p: parse_modelica(p.read_text(), p.name)
+                for p in sorted(root.glob("*.mo"))]
+    return [lambda n=n: getattr(gmm, family)(n) for n in (2, 5)]
+
+
+@pytest.mark.parametrize("family", [
+    "junction", "sinw", "slew", "clamp", "index2", "junction_clamp", "rlc_diode", "clutch_chain",
+    "diode_bank", "fault_chain", "drive_line_singular", "reference"])
+def test_families_on_formulas_demote_as_their_enumeration(monkeypatch, family):
+    """The models of this module, benchmarks/gen_modeller.py's and gen_multimode.py's
+    families with if-expressions, and the reference models: the same verdict on formulas as
+    enumerated."""
+    ran = 0      # (the parts checked on formulas)
+    for make in _family(family):
+        enumerated, on_formulas, parts = _on_formulas(monkeypatch, make)
+        assert on_formulas == enumerated
+        ran += parts
+    # (a family without candidates has nothing to check: the reference models have some)
+    print("RAN", family, ran)
+    assert ran >= 1 or family in ("rlc_switch",)
+
+
+def _coupled_cells(n: int, bad: int = -1, no_event: bool = True) -> str:
+    """n cells ``y = if noEvent(x > 0) then x else 0``, ``x' = -y - 1/2 + y_prev/10``, each
+    reading the previous cell's y: one connected part of n atoms, 2^n modes. Cell ``bad``
+    has ``0 = if c then y - x else x - cos(time)`` instead: where c is false the state x is
+    constrained (c = 1 on that equation), so c changes the offsets."""
+    lines = [f"model CoupledCells{n}"]
+    lines += [f"  Real x{k}(start = {k + 1}, fixed = true);\n  Real y{k};" for k in range(n)]
+    lines.append("equation")
+    for k in range(n):
+        c = f"noEvent(x{k} > 0)" if no_event else f"x{k} > 0"
+        lines.append(f"  der(x{k}) = -y{k} - 0.5" + (f" + 0.1 * y{k - 1};" if k else ";"))
+        lines.append(f"  0 = if {c} then y{k} - x{k} else x{k} - cos(time);" if k == bad
+                     else f"  y{k} = if {c} then x{k} else 0;")
+    return "\n".join(lines + [f"end CoupledCells{n};", ""])
+
+
+def _one_part_atoms(m) -> list:
+    """The atoms of the one part of ``m`` with atoms (`demotion.connected_parts`)."""
+    from mdae_fmu.structure import demotion
+    from mdae_fmu.structure.valuations import guard_definitions, long_guard_atoms_under
+    cls = classify_variables(m)
+    atoms = long_guard_atoms_under(m, m.equations, _incidence(m))
+    parts = [at for _, _, at in demotion.connected_parts(
+        m, range(len(m.equations)), cls.continuous, atoms, guard_definitions(m, cls)) if at]
+    assert len(parts) == 1
+    return parts[0]
+
+
+@pytest.mark.parametrize("n", [13, 16])
+def test_one_part_beyond_the_enumeration_is_demoted_on_formulas(n):
+    """n coupled noEvent cells are one part of 2^n consistent modes, beyond the enumeration
+    (2^12: until stop 44 their conditions stayed structural and the model was refused, the
+    conditions being under noEvent). Checked on formulas, every condition is demoted: one
+    mode whose offsets are each cell's (d_x = 1, d_y = 0, c = 0 on both equations: y is
+    solved from its own equation in either branch and x' from the other)."""
+    from mdae_fmu.structure.valuations import (MAX_ENUMERATED_MODES, TooManyModes,
+                                               enumerate_valuations)
+    m = parse_modelica(_coupled_cells(n), f"CoupledCells{n}.mo")
+    with pytest.raises(TooManyModes):
+        enumerate_valuations(_one_part_atoms(m), limit=MAX_ENUMERATED_MODES)
+    assert sorted(_demoted(m)) == sorted(f"noEvent(x{k} > 0)" for k in range(n))
+    (mode,) = analyze_modes(m, latent=False).modes
+    assert mode.d == {**{f"x{k}": 1 for k in range(n)}, **{f"y{k}": 0 for k in range(n)}}
+    assert set(mode.c.values()) == {0} and len(mode.c) == 2 * n
+    _blocks_solvable_in_every_branch(m)
+
+
+def test_one_part_beyond_the_enumeration_keeps_the_condition_that_changes_offsets():
+    """The 13 coupled cells with cell 5's condition constraining its state where it is false
+    (`_coupled_cells`): all together the conditions fail, one by one the 12 others are
+    demoted and x5 > 0 stays structural (2 modes). Under noEvent the model is then refused
+    with the diagnostic of a structural noEvent condition, naming that condition."""
+    m = parse_modelica(_coupled_cells(13, bad=5, no_event=False), "CoupledCells13.mo")
+    c = classify_conditionals(m)
+    assert sorted(expr_text(a) for a in c.demoted) == sorted(f"x{k} > 0" for k in range(13)
+                                                             if k != 5)
+    assert [expr_text(a) for a in c.structural] == ["x5 > 0"]
+    modes = analyze_modes(m, latent=False).modes
+    assert len(modes) == 2
+    assert sorted(md.c["e12"] for md in modes) == [0, 1]      # (the bad cell's equation)
+    with pytest.raises(ModelRejected, match=r"equation e12: the condition noEvent\(x5 > 0\) "
+                       r"is under noEvent but is structural \(its branches differ in "
+                       r"incidence or differentiation orders\)"):
+        classify_conditionals(parse_modelica(_coupled_cells(13, bad=5), "CoupledCells13.mo"))
+
+
+@pytest.mark.long
+def test_coupled_cells_on_formulas_demote_as_their_enumeration(monkeypatch):
+    """10 coupled cells (one part of 1 024 modes), with and without the cell that changes
+    the offsets: the part on formulas against its enumeration (the greedy fallback's
+    verdict too)."""
+    for bad in (-1, 5):
+        text = _coupled_cells(10, bad=bad, no_event=False)
+        enumerated, on_formulas, parts = _on_formulas(
+            monkeypatch, lambda text=text: parse_modelica(text, "CoupledCells10.mo"))
+        assert on_formulas == enumerated and parts == 1
+        assert len(enumerated[1]) == (bad >= 0)
