@@ -33,8 +33,10 @@ nested deeper than Python's recursion limit.
 from __future__ import annotations
 
 import re
+from itertools import chain
 from typing import Any, Callable
 
+from .declaration_callbacks import elements as join_elements
 from .lalr import Driver
 from .parse_traces import Recorder, Trace, compile_trace
 from .terminal_table import TerminalTable
@@ -495,8 +497,16 @@ class FastParser:
         while True:
             if type(self.tok) is Line:
                 values = self._replay_lines("element", ends)
-                for value in values:
-                    acc = join(cb, [value] if acc is None else [acc, value])
+                if values and join is join_elements:
+                    # (that callback's joining in one step: the first value's list extended
+                    # by the others')
+                    if acc is None:
+                        acc = join(cb, [values[0]])
+                        values[0] = ()
+                    acc[1].extend(chain.from_iterable(values))
+                else:
+                    for value in values:
+                        acc = join(cb, [value] if acc is None else [acc, value])
                 if values:
                     if self.kind in ends:
                         return acc
@@ -528,9 +538,13 @@ class FastParser:
             if i < size:
                 tok = toks[i]
                 i += 1
-            else:                           # (the end of the batch: `advance` lexes more)
+            else:
+                # the end of the batch: the next lines straight from the text while they are
+                # of a shape with a trace of the rule (`_run_lines`), then `advance` lexes more
                 self.tok = _NO_TOKEN
-                self.i = i
+                self.toks = []
+                self.i = 0
+                self._run_lines(rule, ends, append)
                 self.advance()
                 tok, toks, i = self.tok, self.toks, self.i
                 size = len(toks)
@@ -541,6 +555,46 @@ class FastParser:
         self.tok = tok
         self.kind = tok[0]
         return out
+
+    def _run_lines(self, rule: str, ends: frozenset, append: Callable[[Any], None]) -> None:
+        """The lines after the last one lexed, each matched by a shape that followed the
+        previous line's (as `_fill` tries them first) and parsed by that shape's trace of rule
+        ``rule`` (its value passed to ``append``), as long as there are such lines and none
+        starts with a token of a kind in ``ends``; called with every lexed token read. The
+        tokens, terminator ends and the lexer's position and previous shape are those `_fill`
+        leaves after these lines, without their `Line` tokens (`_replay_lines`)."""
+        shape = self.prev_shape
+        if shape is None or self.done:
+            return
+        text = self.text
+        size = len(text)
+        pos = self.lexed
+        cb = self.cb
+        term_ends = self.term_ends
+        left = self.left
+        try:
+            while pos < size and text[pos] == "\n":
+                for follower in shape[5]:
+                    m = follower[0].match(text, pos)
+                    if m is not None:
+                        break
+                else:
+                    return
+                run = follower[6].get(rule)
+                if run is None or follower[1][0] in ends:
+                    return
+                left -= len(follower[1])
+                if left < 0:
+                    raise Unsupported("too many tokens")
+                for g in follower[2]:
+                    term_ends.append(m.end(g))
+                pos = m.end()
+                shape = follower
+                append(run(m, cb))
+        finally:
+            self.lexed = pos
+            self.prev_shape = shape
+            self.left = left
 
     def _replayed(self, rule: str) -> Any:
         """The value of rule ``rule`` parsed from the current token by the rule's trace

@@ -591,8 +591,22 @@ class _ModelBuilder:
         self.ctx.errors.append((loc.line, loc.col, priority, message, None))
 
     # ---- declarations ----
-    def declare(self, d: Decl):
-        loc = self.locate(d.loc)
+    def declare_all(self, decls: list) -> None:
+        """`declare` of each of ``decls``, `DECLARATION_RUN` at a time: their locations in
+        one pass of the locator (`ParseContext.locators`), then their records; each entry of
+        the list is dropped once declared (`_drained`)."""
+        declare = self.declare
+        for first in range(0, len(decls), DECLARATION_RUN):
+            run = decls[first:first + DECLARATION_RUN]
+            decls[first:first + len(run)] = repeat(None, len(run))
+            for d, loc in zip(run, self.locate_many([d.loc for d in run])):
+                declare(d, loc)
+
+    def declare(self, d: Decl, loc: SourceLoc | None = None):
+        """The `Variable` of the declaration ``d`` (at ``loc``, else found from ``d.loc`` by
+        the builder's locator), or its errors."""
+        if loc is None:
+            loc = self.locate(d.loc)
         name = d.name
         if name == "time":          # (never in `declared`: tested first, the same)
             self.err(loc, "'time' is the built-in time variable and cannot be declared")
@@ -605,6 +619,36 @@ class _ModelBuilder:
             self.err(loc, f"duplicate declaration of '{name}' (first declared at "
                           f"{first.short()}:{first.col})")
             return
+        type_name = d.type_name
+        if not d.prefixes and d.binding is None and d.explicit is None and \
+                type_name in _SCALAR_TYPES and not self.ctx.enum_vars:
+            # the usual declaration of a flat model: no prefix, no binding, and at most once
+            # each of start, nominal, min, max and fixed = true/false (anything else, or
+            # anything twice, goes the general way below, which reads them again)
+            start = fixed = nominal = low = high = None
+            for mname, value, _, nested in d.modifiers:
+                if value is None or nested:
+                    break
+                if mname == "start" and start is None:
+                    start = value
+                elif mname == "fixed" and fixed is None and type(value) is E.Const and \
+                        type(value.value) is bool:
+                    fixed = value.value
+                elif mname == "nominal" and nominal is None:
+                    nominal = value
+                elif mname == "min" and low is None:
+                    low = value
+                elif mname == "max" and high is None:
+                    high = value
+                else:
+                    break
+            else:
+                self.variables.append(Variable(
+                    name=name, type=cast(Any, type_name),
+                    variability="continuous" if type_name == "Real" else "discrete",
+                    start=start, fixed=fixed, nominal=nominal, min=low, max=high,
+                    description=d.description, loc=loc))
+                return
         variability = None
         causality = "local"
         for p, ploc in d.prefixes:
@@ -618,7 +662,6 @@ class _ModelBuilder:
                 causality = p
             elif p != "final":
                 self.err(ploc, f"prefix '{p}' is not supported (the input must be flattened)")
-        type_name = d.type_name
         if type_name not in _SCALAR_TYPES:
             if type_name == "String":
                 self.err(d.type_loc, f"String variables are not supported ('{name}')")
@@ -1165,6 +1208,8 @@ class _ModelBuilder:
 
 #: The most equations `_ModelBuilder.plain_equations` gathers before making their records.
 EQUATION_RUN = 4096
+#: The most declarations `_ModelBuilder.declare_all` locates at once.
+DECLARATION_RUN = 4096
 _RUN_END, _RUN_FULL = object(), object()     # (the end of the items; a full run)
 
 
@@ -1254,8 +1299,7 @@ def build_model(name: str, sections: list, ctx: ParseContext) -> Model:
     for sec in sections:
         tag = sec[0]
         if tag == "decls":
-            for d in _drained(sec[1]):
-                b.declare(d)
+            b.declare_all(sec[1])
         elif tag == "equations":
             b.section(_drained(sec[1]), initial=False)
         elif tag == "initial":

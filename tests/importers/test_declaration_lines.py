@@ -205,3 +205,37 @@ def test_input_text_is_data_in_the_compiled_lines(tmp_path, monkeypatch):
     assert described["x7"] == f"7') ; {code} ; ('"
     assert described["y7"] == f"7\"); {code}; (\""
     assert not sentinel.exists()
+
+
+#: modifications of a declaration without prefix or binding: those `declare` reads on its
+#: short way (at most once each of start, nominal, min, max and fixed = true/false) and those
+#: it hands to the general one (twice, no value, another modifier, fixed not a Boolean)
+MODIFICATIONS = ["", "(start = 1.5)", "(start = 1.5, fixed = true)", "(fixed = false, start = 2)",
+                 "(nominal = 3, min = -1, max = 10)", "(min = 0, max = 2, nominal = 1, "
+                 "fixed = true, start = 1)", "(start = 1, start = 2)", "(fixed = 1)",
+                 "(fixed = true, fixed = false)", "(start)", "(unit = \"m\", start = 1)",
+                 "(max = 1, max = 2)", "(stateSelect = StateSelect.never)", "()",
+                 "(fixed = time > 1)", "(nominal(x = 1) = 2)"]
+
+
+@pytest.mark.parametrize("type_name", ["Real", "Integer", "Boolean"])
+def test_declare_plain_way_is_the_general_one(type_name, monkeypatch):
+    """`_ModelBuilder.declare` of a declaration without prefix, binding or enumeration type
+    (its short way) gives what the general way gives: the same declaration after ``final``
+    (a prefix without effect, which takes the general way) has the same variable, or the same
+    error six columns further."""
+    for mods in MODIFICATIONS:
+        if type_name == "Boolean":
+            mods = mods.replace("1.5", "true").replace("= 2)", "= false)")
+        outcomes = []
+        for prefix in ("", "final "):
+            text = f"model M\n  {prefix}{type_name} x{mods} \"d\";\n  Real y;\nend M;\n"
+            got = parse_outcome(text, "fast", monkeypatch)
+            if isinstance(got, tuple):
+                line, col = got[1].rsplit(":", 2)[1:]
+                outcomes.append((line, int(col) - len(prefix), got[2].split(": ", 1)[1]
+                                 .split("\n")[0]))
+            else:
+                outcomes.append((got, [(v.name, v.loc.line, v.loc.col - len(prefix) * (
+                    v.name == "x")) for v in got.variables]))
+        assert outcomes[0] == outcomes[1], mods

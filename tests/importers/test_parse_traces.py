@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mdae_fmu.importers import flat_modelica as F
-from mdae_fmu.importers.fast_parser import FastParser
+from mdae_fmu.importers.fast_parser import FastParser, Unsupported
 from mdae_fmu import expr as E
 from mdae_fmu.importers.parse_traces import Recorder, children, compile_trace
 
@@ -405,3 +405,76 @@ def test_call_form_gives_the_callbacks_node(func, args, written_out):
     assert results[0] == results[1]
     assert type(results[0][0]) is type(results[1][0])
     assert form(["t0", "t1"]) is None and form(["t0", "t1", "[x2, x3]"]) is None
+
+
+def _run_from_text(text: str, batch: int, max_tokens: int, monkeypatch) -> tuple:
+    """Parse ``text`` with the hand-written parser, a fresh lexer, token batches of ``batch``
+    and at most ``max_tokens`` tokens: (the lines run straight from the text after a batch,
+    `FastParser._run_lines`, the parser, the outcome: a value or the `Unsupported` raised)."""
+    monkeypatch.setattr(FastParser, "BATCH", batch)
+    run_lines = FastParser._run_lines
+    count = [0]
+
+    def counted(self, rule, ends, append):
+        def add(value):
+            count[0] += 1
+            append(value)
+        return run_lines(self, rule, ends, add)
+
+    monkeypatch.setattr(FastParser, "_run_lines", counted)
+    parser = F._parser()
+    lexer = type(parser.lexer)(parser.driver)
+    ctx = F.ParseContext("m.mo", text)
+    parser.callbacks.ctx = ctx
+    fast = FastParser(lexer, parser.callbacks, text, ctx.term_ends, max_tokens)
+    try:
+        outcome = fast.parse_start()
+    except Unsupported as err:
+        outcome = err
+    finally:
+        parser.callbacks.ctx = None
+    return count[0], fast, outcome
+
+
+def test_lines_after_a_batch_run_from_the_text(monkeypatch):
+    """After a batch of tokens, the lines of shapes with a trace of the rule under way are
+    matched and run straight from the text (`FastParser._run_lines`, no `Line` tokens) up to
+    the first other line (a section keyword, a line of a new shape): most lines of a model,
+    with the grammar's model and locations, and a duplicate declaration among those lines is
+    the grammar's error at the same place."""
+    text = loop_chain_model(40)
+    lines = text.count(";")
+    run, fast, value = _run_from_text(text, 64, 10 ** 9, monkeypatch)
+    assert not isinstance(value, Exception)
+    assert run > 0.8 * lines and fast.replayed > run
+    model, _, _ = _fresh_parse(text)
+    want = _outcome(text, "lalr", monkeypatch)
+    assert not isinstance(want, tuple)
+    assert model == want and _located(model) == _located(want)
+    # a start value too large for a double on a line run from the text (the lines of a
+    # shape differ only in their digits): the grammar's error, at the same place
+    big = "9" * 400
+    wrong = text.replace("Real chain.x[31](start = 3.1,", f"Real chain.x[31](start = {big}.1,")
+    assert wrong != text
+    run, _, _ = _run_from_text(wrong, 64, 10 ** 9, monkeypatch)
+    assert run > 0.8 * lines
+    got, _, _ = _fresh_parse(wrong)
+    assert isinstance(got, tuple) and "too large for a double" in got[2]
+    assert got[1] == f"m.mo:{wrong[:wrong.index(big)].count(chr(10)) + 1}:28"
+    assert got == _outcome(wrong, "lalr", monkeypatch)
+
+
+def test_token_limit_holds_for_lines_run_from_the_text(monkeypatch):
+    """The token budget counts the lines run from the text as `_fill` counts them: past it
+    the parse stops there (`Unsupported`, which hands the text to the LALR path that reports
+    the limit), before the end of the text; with the exact count it reads the whole text."""
+    text = loop_chain_model(40)
+    _, fast, value = _run_from_text(text, 64, 10 ** 9, monkeypatch)
+    assert not isinstance(value, Exception)
+    used = fast.tokens_read
+    for budget in (used, used + 1):
+        _, fast, value = _run_from_text(text, 64, budget, monkeypatch)
+        assert not isinstance(value, Exception) and fast.tokens_read == used
+    run, fast, value = _run_from_text(text, 64, used // 2, monkeypatch)
+    assert isinstance(value, Unsupported) and "too many tokens" in str(value)
+    assert run > 0 and fast.lexed < len(text)
