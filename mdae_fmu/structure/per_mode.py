@@ -19,6 +19,7 @@ is not part of any mode's DAE; it is listed separately in the report.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import FrozenInstanceError, dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict, overload
 
@@ -337,6 +338,27 @@ class Block:
 _set_eq, _set_k, _set_unknown = (vars(Block)[n].__set__ for n in Block.__slots__)
 
 
+class BlockLooks:
+    """What the singular-block check (`mdae_fmu.structure.conversion.singular_blocks`) must
+    read of the blocks of a mode whose equations are the model's own, in order
+    (``equations``, the model's sequence itself): the positions in the mode's ``blocks`` of
+    the blocks it looks at (``blocks``) and the positions in ``equations`` of their
+    equations, one block after the other (``rows``). The others are blocks of one equation
+    ``x = f`` solved for its head ``x`` (`residual_scan.Defects.heads`: the name occurs nowhere
+    else in the residual) at order 0, whose System Jacobian entry is 1: two blocks in three
+    of a large model, told apart while the block-triangular form gives them by position, so
+    the check reads neither them nor a table of the equations by id (issue 29,
+    docs/performance.md "stop 44"). Kept on the `ModeAnalysis` as the attribute
+    ``block_looks`` (not a field: it is no part of the report and is not saved)."""
+
+    __slots__ = ("equations", "blocks", "rows")
+
+    def __init__(self, equations: Sequence[Equation]) -> None:
+        self.equations = equations
+        self.blocks = array("i")
+        self.rows = array("i")
+
+
 @dataclass(frozen=True)
 class ModeAnalysis:
     """Structural analysis of one mode (docs/theory.md §4.6).
@@ -452,7 +474,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
                  absent_are_unknowns: bool = True, rows_last_read: bool = False,
-                 deferred_latent: bool = False) -> ModeAnalysis:
+                 deferred_latent: bool = False, heads: bytes | None = None) -> ModeAnalysis:
     """Σ-method on one mode's DAE (docs/theory.md §4, §4.4 when it has fewer equations than
     unknowns), then the BTF of the index-reduced system over the leading variables, and (if
     ``latent``) its latent and consistency equations.
@@ -470,7 +492,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     equations are converted and differentiated when first read (`LatentEquation.derived`),
     for a caller that may read none of them (the verdict and the summary of ``analyze``:
     no sympy import, issue 29), and the solved equations are a `SolvedEquations` (their
-    objects made at the first read); otherwise now, as a full report reads them."""
+    objects made at the first read); otherwise now, as a full report reads them.
+
+    ``heads``: when ``equations`` are the model's own sequence, its residuals' heads
+    (`residual_scan.ResidualScan.heads`): the mode then records what the singular-block
+    check reads of its blocks (`BlockLooks`, the attribute ``block_looks``)."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
     if rows_last_read:
@@ -531,7 +557,9 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     # 43"); the matching is the BTF's own from there
     btf = iter_block_triangular_graph(g, matching, tight)
     del g, tight, matching
-    blocks = tuple(_blocks(btf, eq_ids, c_list, lead))
+    looks = BlockLooks(equations) if heads is not None and len(heads) == len(equations) \
+        else None
+    blocks = tuple(_blocks(btf, eq_ids, c_list, lead, looks, heads or b""))
     # the instance table serves the blocks only: freed before the latent equations, whose
     # sympy objects would otherwise come on top of them (the per-mode stage's peak;
     # docs/performance.md, "stop 39, memory")
@@ -589,28 +617,59 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         release_free_heap()     # the graph's and the BTF's arrays, freed mid-heap (`heap`)
     # (``solved``: a tuple or a `SolvedEquations`, the field's annotation the saved
     # analysis' tuple)
-    return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
-                        states=states, leading=leading,
-                        solved=solved,  # type: ignore[arg-type]
-                        consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
-                        dof=dof, under_equations=under_e, under_variables=under_v,
-                        status=status, **base, **choice)
+    out = ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
+                       states=states, leading=leading,
+                       solved=solved,  # type: ignore[arg-type]
+                       consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
+                       dof=dof, under_equations=under_e, under_variables=under_v,
+                       status=status, **base, **choice)
+    if looks is not None:
+        object.__setattr__(out, "block_looks", looks)   # (not a field: `BlockLooks`)
+    return out
 
 
 def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: Sequence[str],
-            c: list[int], lead: list[Instance | None]) -> Iterator[Block]:
+            c: list[int], lead: list[Instance | None], looks: BlockLooks | None = None,
+            heads: bytes = b"") -> Iterator[Block]:
     """The `Block` of each ``(equation positions, unknown positions)`` of the BTF: the
     equations ``eq_ids[i]`` with their offsets ``c[i]``, the unknowns ``lead[j]``; a block of
-    one equation (the commonest) without building tuples (`Block.single`)."""
+    one equation (the commonest) without building tuples (`Block.single`). ``looks``: filled
+    with the blocks the singular-block check must read (`BlockLooks`), ``heads`` the heads'
+    flags of its equations by position (`residual_scan.ResidualScan.heads`)."""
     single = Block.single
-    for beqs, bvars in btf:
+    if looks is None:
+        for beqs, bvars in btf:
+            if len(beqs) == 1 and len(bvars) == 1:
+                i = beqs[0]
+                yield single(eq_ids[i], c[i], lead[bvars[0]])   # type: ignore[arg-type]
+            else:
+                # (a block's unknowns are matched, so in some equation: ``lead[j]`` is set)
+                yield Block(equations=tuple([(eq_ids[i], c[i]) for i in beqs]),
+                            unknowns=tuple([lead[j] for j in bvars]))  # type: ignore[misc]
+        return
+    equations = looks.equations
+    look, rows = looks.blocks.append, looks.rows
+    row = rows.append
+    Ref = E.Ref
+    for b, (beqs, bvars) in enumerate(btf):
         if len(beqs) == 1 and len(bvars) == 1:
             i = beqs[0]
-            yield single(eq_ids[i], c[i], lead[bvars[0]])   # type: ignore[arg-type]
+            u = lead[bvars[0]]
+            assert u is not None        # (matched: in some equation)
+            k = c[i]
+            yield single(eq_ids[i], k, u)
+            if heads[i] and u.order == k:
+                # ``x = f`` solved for x at order 0 (`singular_blocks`' first test)
+                left = equations[i].residual.left      # type: ignore[attr-defined]
+                if type(left) is Ref and left.name == u.name:
+                    continue
+            look(b)
+            row(i)
         else:
-            # (a block's unknowns are matched, so in some equation: ``lead[j]`` is set)
             yield Block(equations=tuple([(eq_ids[i], c[i]) for i in beqs]),
                         unknowns=tuple([lead[j] for j in bvars]))  # type: ignore[misc]
+            look(b)
+            rows.extend(beqs)
 
 
 def _state_selection(model: Model, states: tuple[Instance, ...],
@@ -737,7 +796,9 @@ def analyze_modes(model: Model, latent: bool = True,
     disc_eqs = tuple(eq.id for eq, d in zip(model.equations, discrete_equation_flags(model))
                      if d)
     disc_set = frozenset(disc_eqs)
-    dae_eqs = [eq for eq in model.equations if eq.id not in disc_set]
+    # (without discrete equations, the model's own sequence: no copy, no test per equation)
+    dae_eqs: Sequence[Equation] = model.equations if not disc_set else \
+        [eq for eq in model.equations if eq.id not in disc_set]
     atoms = long_guard_atoms(model, dae_eqs)
     table = symbol_table(model)
     fixed = fixed_guard_values(atoms)
@@ -768,7 +829,9 @@ def analyze_modes(model: Model, latent: bool = True,
             else dae_eqs
         modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent,
                                   absent_are_unknowns, rows_last_read=last_read,
-                                  deferred_latent=deferred_latent))
+                                  deferred_latent=deferred_latent,
+                                  heads=(residual_scan(model).heads
+                                         if eqs is model.equations else None)))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
     if modes:
@@ -782,7 +845,7 @@ def analyze_modes(model: Model, latent: bool = True,
                        n_valuations=2 ** n_free)
 
 
-__all__ = ["Instance", "LatentEquation", "SolvedEquations", "Block", "ModeAnalysis",
+__all__ = ["Instance", "LatentEquation", "SolvedEquations", "Block", "BlockLooks", "ModeAnalysis",
            "ModesReport", "specialize",
            "analyze_modes", "analyze_mode", "classify_variables", "defines_discrete",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",

@@ -171,3 +171,59 @@ def test_singular_blocks_is_the_check_of_every_block():
         compared += 1
         found += [name] if got else []
     assert compared >= 20 and "SingularPair" in found, (compared, found)
+
+
+def _occurrences(tree, name: str) -> int:
+    """How many times the name ``name`` occurs in ``tree`` (every `Ref`, under ``der`` too)."""
+    from mdae_fmu import expr as E
+    return sum(1 for n in E.walk(tree) if type(n) is E.Ref and n.name == name)
+
+
+def test_block_looks_leave_out_only_heads_solved_for_themselves():
+    """A mode whose equations are the model's own records the blocks the singular-block
+    check reads (`per_mode.BlockLooks`, issue 29 stop 44): those it leaves out are exactly the
+    blocks of one equation ``x - f`` (``x`` a name that occurs nowhere else in it) solved for
+    ``x`` at order 0, told here by walking each residual; the positions it keeps are those of
+    the blocks' equations. The findings are those of the check by id (the mode without its
+    ``block_looks``) on every such model and the singular pair."""
+    import dataclasses
+
+    from mdae_fmu import expr as E
+    from mdae_fmu.structure.conversion import singular_blocks
+    models = [(n, m, f) for n, m, _, f in _reports()]
+    pair = parse_modelica(SINGULAR_PAIR)
+    models.append(("SingularPair", pair, analyze_modes(pair)))
+    looked_at, found = 0, []
+    for name, model, report in models:
+        if len(report.modes) != 1 or not report.modes[0].ok:
+            continue
+        mode, = report.modes
+        looks = mode.__dict__.get("block_looks")
+        if looks is None:
+            assert report.discrete_equations or report.long_guards or model.guards(), name
+            continue
+        looked_at += 1
+        where = {eq.id: i for i, eq in enumerate(model.equations)}
+        skipped, rows = [], []
+        for b, blk in enumerate(mode.blocks):
+            one = blk.scalar
+            if one is not None:
+                eq_id, c, u = one
+                res = model.equations[where[eq_id]].residual
+                if (u.order == c and type(res) is E.BinOp and res.op == "-"
+                        and type(res.left) is E.Ref and res.left.name == u.name
+                        and _occurrences(res, u.name) == 1):
+                    skipped.append(b)
+                    continue
+            rows += [where[i] for i, _ in blk.equations]
+        assert sorted(set(range(len(mode.blocks))) - set(looks.blocks)) == skipped, name
+        assert list(looks.rows) == rows, name
+        by_id = dataclasses.replace(report, modes=(dataclasses.replace(mode),))
+        assert "block_looks" not in by_id.modes[0].__dict__
+        want = [(f.block.equations, f.block.offsets, f.block.columns, f.equations)
+                for f in singular_blocks(model, by_id)]
+        got = [(f.block.equations, f.block.offsets, f.block.columns, f.equations)
+               for f in singular_blocks(model, report)]
+        assert got == want, name
+        found += [name] if got else []
+    assert looked_at >= 15 and "SingularPair" in found, (looked_at, found)
