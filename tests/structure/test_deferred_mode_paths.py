@@ -109,6 +109,21 @@ def test_all_states_is_the_all_of_its_definition(seed):
         assert explore._all_states(d, names) is want
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_state_labels_are_their_definition(seed):
+    """`explore._state_labels` (the runs of names of order 1 copied as slices) against the
+    definition, every instance ``x``, ``der(x)``, ... below ``d[x]`` of each sorted name, on
+    random offsets: none above 1, some, all, and no state at all."""
+    from mdae_fmu.modes.runs import var_label
+    rng = random.Random(seed)
+    for _ in range(2000):
+        named = sorted({f"x{rng.randrange(40)}" for _ in range(rng.randrange(12))})
+        top = rng.choice((1, 2, 4))
+        d = {n: rng.randint(1, top) for n in named}
+        want = tuple(var_label((n, k)) for n in named for k in range(d[n]))
+        assert explore._state_labels(named, d) == want
+
+
 def test_solved_equations_add_as_tuples():
     """``solved + consistency`` (and a tuple before them) is the tuple of both."""
     for _, _, deferred, _ in _reports():
