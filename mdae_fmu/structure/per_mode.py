@@ -20,7 +20,10 @@ is not part of any mode's DAE; it is listed separately in the report.
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from dataclasses import FrozenInstanceError, dataclass
+from itertools import repeat
+from operator import and_, attrgetter, eq
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict, overload
 
 import numpy as np
@@ -32,7 +35,7 @@ from ..functions import function_table
 from ..heap import release_free_heap
 from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
-from .graph import DM, iter_block_triangular_graph, no_gc
+from .graph import DM, iter_btf_chunks, no_gc
 from .latent import Derivatives, latent_derivatives
 from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
@@ -336,6 +339,8 @@ class Block:
 
 # (the slots' own setters: `Block.__setattr__` refuses assignments, as a frozen dataclass)
 _set_eq, _set_k, _set_unknown = (vars(Block)[n].__set__ for n in Block.__slots__)
+#: An instance's order (`_chunk_blocks`, read in C).
+_ORDER = attrgetter("order")
 
 
 class BlockLooks:
@@ -555,11 +560,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     # when it starts: freed before its blocks are made (the graph's three arrays, 56 MB at
     # 10^6 equations, were under the per-mode stage's high-water: docs/performance.md, "stop
     # 43"); the matching is the BTF's own from there
-    btf = iter_block_triangular_graph(g, matching, tight)
+    btf = iter_btf_chunks(g, matching, tight)
     del g, tight, matching
     looks = BlockLooks(equations) if heads is not None and len(heads) == len(equations) \
         else None
-    blocks = tuple(_blocks(btf, eq_ids, c_list, lead, looks, heads or b""))
+    blocks = tuple(_chunk_blocks(btf, eq_ids, c_list, lead, looks, heads or b""))
     # the instance table serves the blocks only: freed before the latent equations, whose
     # sympy objects would otherwise come on top of them (the per-mode stage's peak;
     # docs/performance.md, "stop 39, memory")
@@ -628,48 +633,56 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     return out
 
 
-def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: Sequence[str],
-            c: list[int], lead: list[Instance | None], looks: BlockLooks | None = None,
-            heads: bytes = b"") -> Iterator[Block]:
-    """The `Block` of each ``(equation positions, unknown positions)`` of the BTF: the
-    equations ``eq_ids[i]`` with their offsets ``c[i]``, the unknowns ``lead[j]``; a block of
-    one equation (the commonest) without building tuples (`Block.single`). ``looks``: filled
-    with the blocks the singular-block check must read (`BlockLooks`), ``heads`` the heads'
-    flags of its equations by position (`residual_scan.ResidualScan.heads`)."""
-    single = Block.single
-    if looks is None:
-        for beqs, bvars in btf:
-            if len(beqs) == 1 and len(bvars) == 1:
-                i = beqs[0]
-                yield single(eq_ids[i], c[i], lead[bvars[0]])   # type: ignore[arg-type]
-            else:
-                # (a block's unknowns are matched, so in some equation: ``lead[j]`` is set)
-                yield Block(equations=tuple([(eq_ids[i], c[i]) for i in beqs]),
-                            unknowns=tuple([lead[j] for j in bvars]))  # type: ignore[misc]
-        return
-    equations = looks.equations
-    look, rows = looks.blocks.append, looks.rows
-    row = rows.append
-    Ref = E.Ref
-    for b, (beqs, bvars) in enumerate(btf):
-        if len(beqs) == 1 and len(bvars) == 1:
-            i = beqs[0]
-            u = lead[bvars[0]]
-            assert u is not None        # (matched: in some equation)
-            k = c[i]
-            yield single(eq_ids[i], k, u)
-            if heads[i] and u.order == k:
-                # ``x = f`` solved for x at order 0 (`singular_blocks`' first test)
-                left = equations[i].residual.left      # type: ignore[attr-defined]
-                if type(left) is Ref and left.name == u.name:
-                    continue
-            look(b)
-            row(i)
+def _chunk_blocks(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                  eq_ids: Sequence[str], c: list[int], lead: list[Instance | None],
+                  looks: BlockLooks | None = None, heads: bytes = b"") -> list[Block]:
+    """The `Block` of each block of the BTF, read off its chunks of arrays
+    (`graph.iter_btf_chunks`): the equations ``eq_ids[i]`` with their offsets ``c[i]``, the
+    unknowns ``lead[j]``. The blocks of one equation (the commonest) are made per chunk by
+    ``map`` in C, without a Python step per block (`Block.single`'s fields set by the slots'
+    own setters; issue 29, docs/performance.md "stop 44"). ``looks``: filled with the blocks
+    the singular-block check must read (`BlockLooks`), ``heads`` the heads' flags of its
+    equations by position (`residual_scan.ResidualScan.heads`)."""
+    out: list[Block] = []
+    new, Ref = Block.__new__, E.Ref
+    for eqs, unknowns, cuts in chunks:
+        sizes = np.diff(cuts)
+        one = sizes == 1
+        n_one = int(np.count_nonzero(one))
+        at = cuts[:-1][one]
+        ie, jv = eqs[at].tolist(), unknowns[at].tolist()
+        ks = list(map(c.__getitem__, ie))
+        # (a block's unknowns are matched, so in some equation: ``lead[j]`` is set)
+        us: list[Instance] = list(map(lead.__getitem__, jv))     # type: ignore[arg-type]
+        singles = list(map(new, repeat(Block, n_one)))
+        deque(map(_set_eq, singles, map(eq_ids.__getitem__, ie)), maxlen=0)
+        deque(map(_set_k, singles, ks), maxlen=0)
+        deque(map(_set_unknown, singles, us), maxlen=0)
+        if n_one == len(sizes):
+            out += singles
         else:
-            yield Block(equations=tuple([(eq_ids[i], c[i]) for i in beqs]),
-                        unknowns=tuple([lead[j] for j in bvars]))  # type: ignore[misc]
-            look(b)
-            rows.extend(beqs)
+            el, vl, cl = eqs.tolist(), unknowns.tolist(), cuts.tolist()
+            others = [Block(equations=tuple([(eq_ids[i], c[i]) for i in el[x:y]]),
+                            unknowns=tuple([lead[j] for j in vl[x:y]]))  # type: ignore[misc]
+                      for x, y, single in zip(cl, cl[1:], one.tolist()) if not single]
+            merged = np.empty(len(sizes), dtype=object)
+            merged[one] = singles
+            merged[~one] = others
+            out += merged.tolist()
+        if looks is not None:
+            # ``x = f`` solved for x at order 0 (`singular_blocks`' first test): a head
+            # (its name nowhere else in the residual) whose left side is the unknown's name
+            maybe = map(and_, map(heads.__getitem__, ie), map(eq, map(_ORDER, us), ks))
+            equations = looks.equations
+            lefts = [equations[i].residual.left if m else None    # type: ignore[attr-defined]
+                     for i, m in zip(ie, maybe)]
+            skip = np.fromiter([type(x) is Ref and x.name == u.name for x, u in zip(lefts, us)],
+                               dtype=bool, count=n_one)
+            look = ~one
+            look[np.flatnonzero(one)[~skip]] = True
+            looks.blocks.extend((np.flatnonzero(look) + (len(out) - len(sizes))).tolist())
+            looks.rows.extend(eqs[np.repeat(look, sizes)].tolist())
+    return out
 
 
 def _state_selection(model: Model, states: tuple[Instance, ...],
