@@ -661,10 +661,21 @@ def _chunk_blocks(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
         if n_one == len(sizes):
             out += singles
         else:
-            el, vl, cl = eqs.tolist(), unknowns.tolist(), cuts.tolist()
-            others = [Block(equations=tuple([(eq_ids[i], c[i]) for i in el[x:y]]),
-                            unknowns=tuple([lead[j] for j in vl[x:y]]))  # type: ignore[misc]
-                      for x, y, single in zip(cl, cl[1:], one.tolist()) if not single]
+            # the larger blocks: their (eq_id, k) pairs and leading instances, one block after
+            # the other, cut into each block's tuples by slices (in C too)
+            many = ~one
+            rows = np.repeat(many, sizes)
+            el, vl = eqs[rows].tolist(), unknowns[rows].tolist()
+            pairs = list(zip(map(eq_ids.__getitem__, el), map(c.__getitem__, el)))
+            insts = list(map(lead.__getitem__, vl))
+            bounds = np.concatenate(([0], np.cumsum(sizes[many]))).tolist()
+            parts = list(map(slice, bounds, bounds[1:]))
+            others = list(map(new, repeat(Block, len(parts))))
+            # (`Block.__init__`'s form of a block of several equations: the tuples, k None)
+            deque(map(_set_eq, others, map(tuple, map(pairs.__getitem__, parts))), maxlen=0)
+            deque(map(_set_k, others, repeat(None)), maxlen=0)
+            deque(map(_set_unknown, others, map(tuple, map(insts.__getitem__, parts))),
+                  maxlen=0)
             merged = np.empty(len(sizes), dtype=object)
             merged[one] = singles
             merged[~one] = others
@@ -674,10 +685,10 @@ def _chunk_blocks(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
             # (its name nowhere else in the residual) whose left side is the unknown's name
             maybe = map(and_, map(heads.__getitem__, ie), map(eq, map(_ORDER, us), ks))
             equations = looks.equations
-            lefts = [equations[i].residual.left if m else None    # type: ignore[attr-defined]
-                     for i, m in zip(ie, maybe)]
-            skip = np.fromiter([type(x) is Ref and x.name == u.name for x, u in zip(lefts, us)],
-                               dtype=bool, count=n_one)
+            skip = np.fromiter(
+                [m and type(x := equations[i].residual.left) is Ref   # type: ignore[attr-defined]
+                 and x.name == u.name for i, m, u in zip(ie, maybe, us)],
+                dtype=bool, count=n_one)
             look = ~one
             look[np.flatnonzero(one)[~skip]] = True
             looks.blocks.extend((np.flatnonzero(look) + (len(out) - len(sizes))).tolist())
