@@ -23,7 +23,8 @@ from array import array
 from collections import deque
 from dataclasses import FrozenInstanceError, dataclass
 from itertools import repeat
-from operator import and_, attrgetter, eq
+from operator import and_, attrgetter
+from operator import eq as equal
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict, overload
 
 import numpy as np
@@ -683,10 +684,10 @@ def _chunk_blocks(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
         if looks is not None:
             # ``x = f`` solved for x at order 0 (`singular_blocks`' first test): a head
             # (its name nowhere else in the residual) whose left side is the unknown's name
-            maybe = map(and_, map(heads.__getitem__, ie), map(eq, map(_ORDER, us), ks))
+            maybe = map(and_, map(heads.__getitem__, ie), map(equal, map(_ORDER, us), ks))
             equations = looks.equations
             skip = np.fromiter(
-                [m and type(x := equations[i].residual.left) is Ref   # type: ignore[attr-defined]
+                [m and type(x := equations[i].residual.left) is Ref
                  and x.name == u.name for i, m, u in zip(ie, maybe, us)],
                 dtype=bool, count=n_one)
             look = ~one
