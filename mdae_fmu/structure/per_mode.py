@@ -677,9 +677,11 @@ def _chunk_blocks(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
             deque(map(_set_k, others, repeat(None)), maxlen=0)
             deque(map(_set_unknown, others, map(tuple, map(insts.__getitem__, parts))),
                   maxlen=0)
+            # (object arrays by `fromiter`, which stores the objects as they are: assigning
+            # a list asks each object for the array protocols, four times slower)
             merged = np.empty(len(sizes), dtype=object)
-            merged[one] = singles
-            merged[~one] = others
+            merged[one] = np.fromiter(singles, dtype=object, count=n_one)
+            merged[many] = np.fromiter(others, dtype=object, count=len(others))
             out += merged.tolist()
         if looks is not None:
             # ``x = f`` solved for x at order 0 (`singular_blocks`' first test): a head
