@@ -27,10 +27,8 @@ from typing import TYPE_CHECKING, Any
 from .diagnostics import EXIT_OK, EXIT_REJECTED, ModelRejected
 from .importers.connection_sets import connection_defects
 from .ir import Model
-from .modes import Automaton, analyze_multimode, automaton_to_json, describe_automaton
-from .modes.delay import delay_same_instant_guards
-from .report import render_json as _modes_json
 from .report import iter_report_lines
+from .report import render_json as _modes_json
 from .structure.conversion import Conversion, convert_singular
 from .structure.per_mode import ModesReport, analyze_modes
 from .structure.structural_parameters import fix_structural_parameters
@@ -40,6 +38,9 @@ from .work_budget import reports_call_sites
 
 if TYPE_CHECKING:     # sympy is loaded only by the analyses that need it (docs/performance.md)
     from .implicit.schedule import GuardedSchedule
+    # (`mdae_fmu.modes` and the full report's modules are imported by the functions that run
+    # them: the analysis of a model without guards loads none of `mdae_fmu.implicit`, issue 29)
+    from .modes import Automaton
 
 
 class ImplicitReport:
@@ -86,10 +87,48 @@ class _OnFirstRead:
         obj.__dict__[self.name] = value
 
 
+class SingleSchedule:
+    """The guarded schedule of an accepted model of one mode (`with_single_schedule`), built
+    from its per-mode report ``report`` when the field ``guarded`` is first read: an export
+    and a saved analysis read it; the verdict, the summary and the full report of a model
+    of one mode do not (issue 29: a pass over the unknowns, 0.2 s at 4·10^5 equations, and
+    the import of `mdae_fmu.implicit`, docs/performance.md "stop 44")."""
+
+    __slots__ = ("report",)
+
+    def __init__(self, report: ModesReport):
+        self.report = report
+
+    def build(self) -> GuardedSchedule:
+        from .implicit.schedule import single_mode_schedule
+        return single_mode_schedule(self.report)
+
+
+class _BuiltOnRead:
+    """The field ``guarded`` of `Analysis`, whose value may be a `SingleSchedule`: the first
+    read builds the schedule and keeps it in its place (a data descriptor; its default is
+    None)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return None
+        value = obj.__dict__.get(self.name)
+        if isinstance(value, SingleSchedule):
+            value = obj.__dict__[self.name] = value.build()
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
 def replace(a: Analysis, **changes: Any) -> Analysis:
-    """`dataclasses.replace` of an `Analysis` that passes an unbuilt `ImplicitReport` on as
-    it is (`dataclasses.replace` reads every field, which would build it)."""
-    for name in ("implicit_text", "implicit_json"):
+    """`dataclasses.replace` of an `Analysis` that passes an unbuilt `ImplicitReport` and
+    `SingleSchedule` on as they are (`dataclasses.replace` reads every field, which would
+    build them)."""
+    for name in ("implicit_text", "implicit_json", "guarded"):
         if name not in changes and name in vars(a):
             changes[name] = vars(a)[name]
     return _copy_with(a, **changes)
@@ -130,7 +169,7 @@ class Analysis:
     rejection: str | None = None
     code_model: Model | None = None
     code_modes: ModesReport | None = None
-    guarded: GuardedSchedule | None = None
+    guarded: GuardedSchedule | None = _BuiltOnRead()  # type: ignore[assignment]
     guarded_refusal: str | None = None
     implicit_text: str | None = _OnFirstRead()    # type: ignore[assignment]
     implicit_json: dict | None = _OnFirstRead()   # type: ignore[assignment]
@@ -275,11 +314,11 @@ def with_single_schedule(a: Analysis) -> Analysis:
     """``a``, the accepted analysis of a model of one mode, with its guarded schedule: that
     mode's per-mode analysis wrapped (`mdae_fmu.implicit.schedule.single_mode_schedule`,
     docs/theory.md §10.14; the report of the code form, ``code_modes``, when there is one),
-    so that every accepted model has a guarded schedule and code generation one entry."""
-    from .implicit.schedule import single_mode_schedule
+    so that every accepted model has a guarded schedule and code generation one entry. The
+    schedule is built when first read (`SingleSchedule`)."""
     report = a.code_modes or a.modes
     assert report is not None and len(report.modes) == 1
-    return replace(a, guarded=single_mode_schedule(report))
+    return replace(a, guarded=SingleSchedule(report))
 
 
 def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
@@ -327,6 +366,7 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
             rejection="\n".join(problems),
             **converted,
         )
+    from .modes import analyze_multimode
     try:
         if events:
             from .implicit.when_checks import event_automaton_of
@@ -344,7 +384,10 @@ def _enumerated(model: Model, modes: ModesReport, erasure: str, lemma22: str,
     # (what the exporter of a multimode model cannot run, reinits it cannot run as written
     # and transient guards on equations, is the guarded schedule's verdict,
     # `mdae_fmu.implicit.variants.guarded_schedule`: the enumerated analysis exports nothing)
-    delayed = delay_same_instant_guards(model, automaton.system)
+    delayed = model
+    if any(g.kind == "long" for g in model.guards()):  # (else nothing to delay: no import)
+        from .modes.delay import delay_same_instant_guards
+        delayed = delay_same_instant_guards(model, automaton.system)
     if delayed is model:
         if converted:  # code generation compiles the converted equations
             return Analysis(
@@ -366,8 +409,11 @@ def more_modes_than(model: Model, max_modes: int | None = None) -> bool:
     at the first mode beyond); an error in the guards is left to the per-mode stage, which
     reports it with its context (False)."""
     from .diagnostics import MdaeError
-    from .implicit.analysis import needs_implicit
+    from .structure.valuations import has_long_guards
     try:
+        if (max_modes is None or max_modes >= 1) and not has_long_guards(model):
+            return False        # one mode (`needs_implicit`'s own first test, no import)
+        from .implicit.analysis import needs_implicit
         return needs_implicit(model) if max_modes is None else needs_implicit(model, max_modes)
     except MdaeError:
         return False
@@ -448,6 +494,7 @@ def _delayed_code(model: Model) -> tuple[Model, list[dict]]:
     normalization."""
     if not any(g.kind == "long" for g in model.guards()):
         return model, []
+    from .modes.delay import delay_same_instant_guards
     from .modes.event_iteration import delayed_guards
     from .modes.normalize import normalize
     system = normalize(model)
@@ -517,6 +564,7 @@ def text_pieces(model: Model, a: Analysis) -> Iterator[str]:
     if a.modes is None:
         yield from implicit_pieces(a)
         return
+    from .modes import describe_automaton
     model = a.model or model
     batch: list[str] = []
     for line in iter_report_lines(model, a.modes):
@@ -630,6 +678,7 @@ def render_json(model: Model, a: Analysis) -> dict:
         out["messages"] = list(a.messages)
         out["units"] = [w.to_json() for w in a.units]
         return out
+    from .modes import automaton_to_json
     out = _modes_json(a.model or model, a.modes)
     out["fixed_parameters"] = fixed
     out["conversions"] = [c.text() for c in a.conversions]

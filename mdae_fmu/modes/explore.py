@@ -563,9 +563,7 @@ def _verdict_from_report(model: Model, report, erasure: Erasure,
     # names, unique, sorted as strings and picked by `compress` in C, issue 29)
     d, c = sg.d, sg.c
     named = sorted(itertools.compress(d, d.values()))
-    # (every state of order 1, the usual case: its label is its name)
-    states = tuple(named) if max(map(d.__getitem__, named), default=1) == 1 else \
-        tuple([n if k == 0 else var_label((n, k)) for n in named for k in range(d[n])])
+    states = _state_labels(named, d)
     latent = tuple(eq_label((e, k)) for e in sorted(itertools.compress(c, c.values()))
                    for k in range(1, c[e] + 1))
     info = ModeInfo(mode=(), label="(single mode)", kind="long", ok=True, index=sg.index,
@@ -585,6 +583,27 @@ def _verdict_from_report(model: Model, report, erasure: Erasure,
         lemma22="literal" if literal_lemma22 else "two-graph",
         complete=False,
     )
+
+
+def _state_labels(named: list[str], d: dict[str, int]) -> tuple[str, ...]:
+    """The labels of the states of the sorted unknowns ``named`` (offsets ``d`` > 0): ``x``,
+    then ``der(x)``, ... up to order ``d[x] - 1`` for each, in order. A name of order 1 (the
+    usual case) is its own only label: the names of higher order are found by `compress`
+    and the runs between them copied as slices, in C (issue 29: 4·10^5 states at 10^6
+    equations, one Python step each before, docs/performance.md "stop 44")."""
+    higher = list(itertools.compress(range(len(named)),
+                                     map((1).__lt__, map(d.__getitem__, named))))
+    if not higher:
+        return tuple(named)
+    out: list[str] = []
+    start = 0
+    for i in higher:
+        n = named[i]
+        out += named[start:i]
+        out += [n] + [var_label((n, k)) for k in range(1, d[n])]
+        start = i + 1
+    out += named[start:]
+    return tuple(out)
 
 
 def _steady_modes(ex: _Explorer, all_modes: list[Mode],

@@ -284,7 +284,8 @@ def fields_of(cls: type) -> dict[str, Type]:
         # (names that modules import for type checking only: `mdae_fmu.lazy_modules`)
         hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]),
                                       {"FunctionTable": F.FunctionTable, "sp": sp, "E": E,
-                                       "GuardedSchedule": GuardedSchedule})
+                                       "GuardedSchedule": GuardedSchedule,
+                                       "Automaton": explore.Automaton})
         out = {}
         for f in dataclasses.fields(cls):
             if (cls, f.name) in CACHES:

@@ -79,8 +79,8 @@ from .. import expr as E
 from ..ir import Equation, GuardLiteral, Model, Variable
 from ..symbolic import SymbolTable, from_sympy
 from .latent import successive_derivatives
-from .per_mode import (ModeAnalysis, ModesReport, analyze_modes, classify_variables,
-                       specialize, symbol_table)
+from .per_mode import (BlockLooks, ModeAnalysis, ModesReport, analyze_modes,
+                       classify_variables, specialize, symbol_table)
 from .printing import expr_text
 from .system_jacobian import BlockSystem, NotEvaluable, Point, sample, singular_at, symbolic
 from .valuations import has_long_guards
@@ -394,6 +394,12 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     for mode in report.modes:
         if not mode.ok or not mode.blocks:
             continue
+        looks = mode.__dict__.get("block_looks")
+        if looks is not None and looks.equations is model.equations \
+                and len(heads) == len(model.equations):
+            # the blocks to read and their equations by position (`BlockLooks`)
+            yield from _looked_blocks(model, report, mode, looks, heads, check)
+            continue
         # the mode's equations, and each by its id: its `Equation`, or its residual itself
         # when the residual has a head (`Defects.heads`, read by position; existing objects
         # as the values, not an int per position: 28 MB at 10^6 equations)
@@ -455,6 +461,58 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
                 yield Finding(mode=mode.name, block=system,
                               equations=tuple(by_id[i] for i in ids), d=mode.d,
                               literals=_mode_literals(report, mode))
+
+
+def _looked_blocks(model: Model, report: ModesReport, mode: ModeAnalysis, looks: BlockLooks,
+                   heads: bytes, check: SingularityCheck) -> Iterator[Finding]:
+    """`singular_blocks` of the one mode ``mode`` of ``report``, whose equations are the
+    model's own and whose blocks to read, with their equations' positions, are ``looks``
+    (`per_mode.BlockLooks`: the others are ``x = f`` solved for x); ``heads``: the
+    residuals' heads by position (`residual_scan.ResidualScan.heads`)."""
+    eqs, blocks, rows = model.equations, mode.blocks, looks.rows
+    types, verdicts = check.types, check.verdicts
+    generic = _generic_entry
+    points = check.points()
+    by_id: dict[str, Equation] | None = None
+    r = 0
+    for b in looks.blocks:
+        blk = blocks[b]
+        one = blk.scalar
+        if one is not None:
+            p = rows[r]
+            r += 1
+            eq_id, c, u = one
+            name, order = u.name, u.order - c
+            residual = eqs[p].residual
+            entry = _head_entry(residual, (name, order)) if heads[p] else None
+            if entry is None:
+                entry = generic(residual, (name, order))
+            if entry:
+                continue
+            ids: tuple[str, ...] = (eq_id,)
+            offsets: tuple[int, ...] = (c,)
+            residuals: tuple[E.Expr, ...] = (residual,)
+        else:
+            beqs = blk.equations
+            n = len(beqs)
+            at = rows[r:r + n]
+            r += n
+            if n > MAX_SAMPLED_BLOCK:
+                continue
+            ids, offsets = zip(*beqs)
+            residuals = tuple([eqs[p].residual for p in at])
+        columns = tuple([(u.name, u.order) for u in blk.unknowns])
+        shape = _shape(residuals, offsets, columns, types)
+        if verdicts.get(shape) is False:
+            continue
+        system = BlockSystem(equations=ids, residuals=residuals, offsets=offsets,
+                             columns=columns)
+        if check.sampled(system, shape, points):
+            if by_id is None:
+                by_id = {eq.id: eq for eq in eqs}
+            yield Finding(mode=mode.name, block=system,
+                          equations=tuple(by_id[i] for i in ids), d=mode.d,
+                          literals=_mode_literals(report, mode))
 
 
 class SingularityCheck:

@@ -559,6 +559,27 @@ def iter_block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.n
     return _btf_blocks(g.n_eqs, m_e, owner, rows, cols)
 
 
+def iter_btf_chunks(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
+                    keep: np.ndarray | None = None
+                    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """`iter_block_triangular_graph` as arrays, `_BLOCKS_PER_CHUNK` blocks at a time: per
+    chunk, the equations of its blocks one block after the other (each block's sorted), their
+    matched unknowns likewise, and the bounds of the blocks in them (``cuts``, from 0): block
+    k of the chunk is ``eqs[cuts[k]:cuts[k + 1]]`` over ``unknowns[cuts[k]:cuts[k + 1]]``. A
+    caller that makes its own objects of the blocks makes them from arrays, not tuples
+    (`mdae_fmu.structure.per_mode`, issue 29). As lazy as `iter_block_triangular_graph`: the
+    graph may be freed before the first chunk is read."""
+    m_e = np.asarray(matching, dtype=np.int64)
+    owner = np.full(g.n_vars, -1, dtype=np.int32)
+    matched = np.flatnonzero(m_e >= 0)
+    owner[m_e[matched]] = matched
+    rows = np.repeat(np.arange(g.n_eqs, dtype=np.int32), np.diff(g.indptr))
+    cols = g.indices
+    if keep is not None:
+        rows, cols = rows[keep], cols[keep]
+    return _btf_chunks(g.n_eqs, m_e, owner, rows, cols)
+
+
 def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
                 cols: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """`_btf_blocks` as a list."""
@@ -572,8 +593,19 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
                 cols: np.ndarray) -> Iterator[tuple[tuple[int, ...], tuple[int, ...]]]:
     """SCCs (`strong_components`) of the digraph owner(x) → f, then Kahn's topological
     sort of the condensation with a min-heap on each block's smallest equation (unique per
-    block, so the heap holds plain integers). The blocks are converted to tuples
-    `_BLOCKS_PER_CHUNK` at a time, as they are read."""
+    block, so the heap holds plain integers) (`_btf_chunks`). The blocks are converted to
+    tuples `_BLOCKS_PER_CHUNK` at a time, as they are read."""
+    for eqs, unknowns, c in _btf_chunks(n, m_e, owner, rows, cols):
+        # (slices of tuples are tuples: one object per block and side)
+        eq_t, var_t = tuple(eqs.tolist()), tuple(unknowns.tolist())
+        cl = c.tolist()
+        for x, y in zip(cl, cl[1:]):
+            yield eq_t[x:y], var_t[x:y]
+
+
+def _btf_chunks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
+                cols: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The blocks of `_btf_blocks` as the arrays of `iter_btf_chunks`."""
     src = owner[cols]
     sel = src >= 0
     sel &= src != rows
@@ -625,11 +657,7 @@ def _btf_blocks(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
     for k in range(0, len(cuts) - 1, _BLOCKS_PER_CHUNK):
         c = cuts[k:k + _BLOCKS_PER_CHUNK + 1]
         lo, hi = int(c[0]), int(c[-1])
-        # (slices of tuples are tuples: one object per block and side)
-        eq_t, var_t = tuple(eq_sorted[lo:hi].tolist()), tuple(var_sorted[lo:hi].tolist())
-        cl = (c - lo).tolist()
-        for x, y in zip(cl, cl[1:]):
-            yield eq_t[x:y], var_t[x:y]
+        yield eq_sorted[lo:hi], var_sorted[lo:hi], c - lo
 
 
 def _canonical_topological_positions(n_comp: int, live: np.ndarray, key: np.ndarray,

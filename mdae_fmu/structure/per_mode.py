@@ -19,7 +19,12 @@ is not part of any mode's DAE; it is listed separately in the report.
 
 from __future__ import annotations
 
+from array import array
+from collections import deque
 from dataclasses import FrozenInstanceError, dataclass
+from itertools import repeat
+from operator import and_, attrgetter
+from operator import eq as equal
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict, overload
 
 import numpy as np
@@ -31,7 +36,7 @@ from ..functions import function_table
 from ..heap import release_free_heap
 from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
-from .graph import DM, iter_block_triangular_graph, no_gc
+from .graph import DM, iter_btf_chunks, no_gc
 from .latent import Derivatives, latent_derivatives
 from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
@@ -335,6 +340,29 @@ class Block:
 
 # (the slots' own setters: `Block.__setattr__` refuses assignments, as a frozen dataclass)
 _set_eq, _set_k, _set_unknown = (vars(Block)[n].__set__ for n in Block.__slots__)
+#: An instance's order (`_chunk_blocks`, read in C).
+_ORDER = attrgetter("order")
+
+
+class BlockLooks:
+    """What the singular-block check (`mdae_fmu.structure.conversion.singular_blocks`) must
+    read of the blocks of a mode whose equations are the model's own, in order
+    (``equations``, the model's sequence itself): the positions in the mode's ``blocks`` of
+    the blocks it looks at (``blocks``) and the positions in ``equations`` of their
+    equations, one block after the other (``rows``). The others are blocks of one equation
+    ``x = f`` solved for its head ``x`` (`residual_scan.Defects.heads`: the name occurs nowhere
+    else in the residual) at order 0, whose System Jacobian entry is 1: two blocks in three
+    of a large model, told apart while the block-triangular form gives them by position, so
+    the check reads neither them nor a table of the equations by id (issue 29,
+    docs/performance.md "stop 44"). Kept on the `ModeAnalysis` as the attribute
+    ``block_looks`` (not a field: it is no part of the report and is not saved)."""
+
+    __slots__ = ("equations", "blocks", "rows")
+
+    def __init__(self, equations: Sequence[Equation]) -> None:
+        self.equations = equations
+        self.blocks = array("i")
+        self.rows = array("i")
 
 
 @dataclass(frozen=True)
@@ -452,7 +480,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
                  equations: Sequence[Equation], continuous: Sequence[str],
                  table: SymbolTable, latent: bool = True,
                  absent_are_unknowns: bool = True, rows_last_read: bool = False,
-                 deferred_latent: bool = False) -> ModeAnalysis:
+                 deferred_latent: bool = False, heads: bytes | None = None) -> ModeAnalysis:
     """Σ-method on one mode's DAE (docs/theory.md §4, §4.4 when it has fewer equations than
     unknowns), then the BTF of the index-reduced system over the leading variables, and (if
     ``latent``) its latent and consistency equations.
@@ -470,7 +498,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     equations are converted and differentiated when first read (`LatentEquation.derived`),
     for a caller that may read none of them (the verdict and the summary of ``analyze``:
     no sympy import, issue 29), and the solved equations are a `SolvedEquations` (their
-    objects made at the first read); otherwise now, as a full report reads them."""
+    objects made at the first read); otherwise now, as a full report reads them.
+
+    ``heads``: when ``equations`` are the model's own sequence, its residuals' heads
+    (`residual_scan.ResidualScan.heads`): the mode then records what the singular-block
+    check reads of its blocks (`BlockLooks`, the attribute ``block_looks``)."""
     g, unknowns, absent = signature_graph(equations, continuous, absent_are_unknowns,
                                            model)
     if rows_last_read:
@@ -529,9 +561,11 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
     # when it starts: freed before its blocks are made (the graph's three arrays, 56 MB at
     # 10^6 equations, were under the per-mode stage's high-water: docs/performance.md, "stop
     # 43"); the matching is the BTF's own from there
-    btf = iter_block_triangular_graph(g, matching, tight)
+    btf = iter_btf_chunks(g, matching, tight)
     del g, tight, matching
-    blocks = tuple(_blocks(btf, eq_ids, c_list, lead))
+    looks = BlockLooks(equations) if heads is not None and len(heads) == len(equations) \
+        else None
+    blocks = tuple(_chunk_blocks(btf, eq_ids, c_list, lead, looks, heads or b""))
     # the instance table serves the blocks only: freed before the latent equations, whose
     # sympy objects would otherwise come on top of them (the per-mode stage's peak;
     # docs/performance.md, "stop 39, memory")
@@ -589,28 +623,80 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         release_free_heap()     # the graph's and the BTF's arrays, freed mid-heap (`heap`)
     # (``solved``: a tuple or a `SolvedEquations`, the field's annotation the saved
     # analysis' tuple)
-    return ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
-                        states=states, leading=leading,
-                        solved=solved,  # type: ignore[arg-type]
-                        consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
-                        dof=dof, under_equations=under_e, under_variables=under_v,
-                        status=status, **base, **choice)
+    out = ModeAnalysis(c=c, d=d, index=index, structural_index=nu_s,
+                       states=states, leading=leading,
+                       solved=solved,  # type: ignore[arg-type]
+                       consistency=consistency, blocks=blocks, ok=ok, diagnostic=diag,
+                       dof=dof, under_equations=under_e, under_variables=under_v,
+                       status=status, **base, **choice)
+    if looks is not None:
+        object.__setattr__(out, "block_looks", looks)   # (not a field: `BlockLooks`)
+    return out
 
 
-def _blocks(btf: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], eq_ids: Sequence[str],
-            c: list[int], lead: list[Instance | None]) -> Iterator[Block]:
-    """The `Block` of each ``(equation positions, unknown positions)`` of the BTF: the
-    equations ``eq_ids[i]`` with their offsets ``c[i]``, the unknowns ``lead[j]``; a block of
-    one equation (the commonest) without building tuples (`Block.single`)."""
-    single = Block.single
-    for beqs, bvars in btf:
-        if len(beqs) == 1 and len(bvars) == 1:
-            i = beqs[0]
-            yield single(eq_ids[i], c[i], lead[bvars[0]])   # type: ignore[arg-type]
+def _chunk_blocks(chunks: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                  eq_ids: Sequence[str], c: list[int], lead: list[Instance | None],
+                  looks: BlockLooks | None = None, heads: bytes = b"") -> list[Block]:
+    """The `Block` of each block of the BTF, read off its chunks of arrays
+    (`graph.iter_btf_chunks`): the equations ``eq_ids[i]`` with their offsets ``c[i]``, the
+    unknowns ``lead[j]``. The blocks of one equation (the commonest) are made per chunk by
+    ``map`` in C, without a Python step per block (`Block.single`'s fields set by the slots'
+    own setters; issue 29, docs/performance.md "stop 44"). ``looks``: filled with the blocks
+    the singular-block check must read (`BlockLooks`), ``heads`` the heads' flags of its
+    equations by position (`residual_scan.ResidualScan.heads`)."""
+    out: list[Block] = []
+    new, Ref = Block.__new__, E.Ref
+    for eqs, unknowns, cuts in chunks:
+        sizes = np.diff(cuts)
+        one = sizes == 1
+        n_one = int(np.count_nonzero(one))
+        at = cuts[:-1][one]
+        ie, jv = eqs[at].tolist(), unknowns[at].tolist()
+        ks = list(map(c.__getitem__, ie))
+        # (a block's unknowns are matched, so in some equation: ``lead[j]`` is set)
+        us: list[Instance] = list(map(lead.__getitem__, jv))     # type: ignore[arg-type]
+        singles = list(map(new, repeat(Block, n_one)))
+        deque(map(_set_eq, singles, map(eq_ids.__getitem__, ie)), maxlen=0)
+        deque(map(_set_k, singles, ks), maxlen=0)
+        deque(map(_set_unknown, singles, us), maxlen=0)
+        if n_one == len(sizes):
+            out += singles
         else:
-            # (a block's unknowns are matched, so in some equation: ``lead[j]`` is set)
-            yield Block(equations=tuple([(eq_ids[i], c[i]) for i in beqs]),
-                        unknowns=tuple([lead[j] for j in bvars]))  # type: ignore[misc]
+            # the larger blocks: their (eq_id, k) pairs and leading instances, one block after
+            # the other, cut into each block's tuples by slices (in C too)
+            many = ~one
+            rows = np.repeat(many, sizes)
+            el, vl = eqs[rows].tolist(), unknowns[rows].tolist()
+            pairs = list(zip(map(eq_ids.__getitem__, el), map(c.__getitem__, el)))
+            insts = list(map(lead.__getitem__, vl))
+            bounds = np.concatenate(([0], np.cumsum(sizes[many]))).tolist()
+            parts = list(map(slice, bounds, bounds[1:]))
+            others = list(map(new, repeat(Block, len(parts))))
+            # (`Block.__init__`'s form of a block of several equations: the tuples, k None)
+            deque(map(_set_eq, others, map(tuple, map(pairs.__getitem__, parts))), maxlen=0)
+            deque(map(_set_k, others, repeat(None)), maxlen=0)
+            deque(map(_set_unknown, others, map(tuple, map(insts.__getitem__, parts))),
+                  maxlen=0)
+            # (object arrays by `fromiter`, which stores the objects as they are: assigning
+            # a list asks each object for the array protocols, four times slower)
+            merged = np.empty(len(sizes), dtype=object)
+            merged[one] = np.fromiter(singles, dtype=object, count=n_one)
+            merged[many] = np.fromiter(others, dtype=object, count=len(others))
+            out += merged.tolist()
+        if looks is not None:
+            # ``x = f`` solved for x at order 0 (`singular_blocks`' first test): a head
+            # (its name nowhere else in the residual) whose left side is the unknown's name
+            maybe = map(and_, map(heads.__getitem__, ie), map(equal, map(_ORDER, us), ks))
+            equations = looks.equations
+            skip = np.fromiter(
+                [m and type(x := equations[i].residual.left) is Ref
+                 and x.name == u.name for i, m, u in zip(ie, maybe, us)],
+                dtype=bool, count=n_one)
+            look = ~one
+            look[np.flatnonzero(one)[~skip]] = True
+            looks.blocks.extend((np.flatnonzero(look) + (len(out) - len(sizes))).tolist())
+            looks.rows.extend(eqs[np.repeat(look, sizes)].tolist())
+    return out
 
 
 def _state_selection(model: Model, states: tuple[Instance, ...],
@@ -737,7 +823,9 @@ def analyze_modes(model: Model, latent: bool = True,
     disc_eqs = tuple(eq.id for eq, d in zip(model.equations, discrete_equation_flags(model))
                      if d)
     disc_set = frozenset(disc_eqs)
-    dae_eqs = [eq for eq in model.equations if eq.id not in disc_set]
+    # (without discrete equations, the model's own sequence: no copy, no test per equation)
+    dae_eqs: Sequence[Equation] = model.equations if not disc_set else \
+        [eq for eq in model.equations if eq.id not in disc_set]
     atoms = long_guard_atoms(model, dae_eqs)
     table = symbol_table(model)
     fixed = fixed_guard_values(atoms)
@@ -768,7 +856,9 @@ def analyze_modes(model: Model, latent: bool = True,
             else dae_eqs
         modes.append(analyze_mode(model, name, pairs, eqs, cls.continuous, table, latent,
                                   absent_are_unknowns, rows_last_read=last_read,
-                                  deferred_latent=deferred_latent))
+                                  deferred_latent=deferred_latent,
+                                  heads=(residual_scan(model).heads
+                                         if eqs is model.equations else None)))
     messages = tuple(m.diagnostic for m in modes if not m.ok and m.diagnostic)
     exit_code = EXIT_OK if all(m.ok for m in modes) else EXIT_REJECTED
     if modes:
@@ -782,7 +872,7 @@ def analyze_modes(model: Model, latent: bool = True,
                        n_valuations=2 ** n_free)
 
 
-__all__ = ["Instance", "LatentEquation", "SolvedEquations", "Block", "ModeAnalysis",
+__all__ = ["Instance", "LatentEquation", "SolvedEquations", "Block", "BlockLooks", "ModeAnalysis",
            "ModesReport", "specialize",
            "analyze_modes", "analyze_mode", "classify_variables", "defines_discrete",
            "enumerate_valuations", "eval_condition", "consistent_valuation", "mode_name",

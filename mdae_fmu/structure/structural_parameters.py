@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 from .. import expr as E
 from ..diagnostics import MdaeError
 from ..ir import Equation, GuardLiteral, Model, Variable
-from ..modes.event_iteration import condition_value, parameter_values
 from .conditionals import classify_conditionals, with_children
 from .printing import expr_text
 
@@ -153,6 +152,8 @@ def _fix_parameters(model: Model) -> FixedStructure:
                   if v.variability in ("parameter", "constant")}
     if not fixed_vars:
         return FixedStructure(model=model)
+    # (imported here: a model without parameters never loads `mdae_fmu.modes`, issue 29)
+    from ..modes.event_iteration import condition_value, parameter_values
     values = parameter_values(model)
     try:
         classes = classify_conditionals(model)

@@ -109,6 +109,21 @@ def test_all_states_is_the_all_of_its_definition(seed):
         assert explore._all_states(d, names) is want
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_state_labels_are_their_definition(seed):
+    """`explore._state_labels` (the runs of names of order 1 copied as slices) against the
+    definition, every instance ``x``, ``der(x)``, ... below ``d[x]`` of each sorted name, on
+    random offsets: none above 1, some, all, and no state at all."""
+    from mdae_fmu.modes.runs import var_label
+    rng = random.Random(seed)
+    for _ in range(2000):
+        named = sorted({f"x{rng.randrange(40)}" for _ in range(rng.randrange(12))})
+        top = rng.choice((1, 2, 4))
+        d = {n: rng.randint(1, top) for n in named}
+        want = tuple(var_label((n, k)) for n in named for k in range(d[n]))
+        assert explore._state_labels(named, d) == want
+
+
 def test_solved_equations_add_as_tuples():
     """``solved + consistency`` (and a tuple before them) is the tuple of both."""
     for _, _, deferred, _ in _reports():
@@ -171,3 +186,59 @@ def test_singular_blocks_is_the_check_of_every_block():
         compared += 1
         found += [name] if got else []
     assert compared >= 20 and "SingularPair" in found, (compared, found)
+
+
+def _occurrences(tree, name: str) -> int:
+    """How many times the name ``name`` occurs in ``tree`` (every `Ref`, under ``der`` too)."""
+    from mdae_fmu import expr as E
+    return sum(1 for n in E.walk(tree) if type(n) is E.Ref and n.name == name)
+
+
+def test_block_looks_leave_out_only_heads_solved_for_themselves():
+    """A mode whose equations are the model's own records the blocks the singular-block
+    check reads (`per_mode.BlockLooks`, issue 29 stop 44): those it leaves out are exactly the
+    blocks of one equation ``x - f`` (``x`` a name that occurs nowhere else in it) solved for
+    ``x`` at order 0, told here by walking each residual; the positions it keeps are those of
+    the blocks' equations. The findings are those of the check by id (the mode without its
+    ``block_looks``) on every such model and the singular pair."""
+    import dataclasses
+
+    from mdae_fmu import expr as E
+    from mdae_fmu.structure.conversion import singular_blocks
+    models = [(n, m, f) for n, m, _, f in _reports()]
+    pair = parse_modelica(SINGULAR_PAIR)
+    models.append(("SingularPair", pair, analyze_modes(pair)))
+    looked_at, found = 0, []
+    for name, model, report in models:
+        if len(report.modes) != 1 or not report.modes[0].ok:
+            continue
+        mode, = report.modes
+        looks = mode.__dict__.get("block_looks")
+        if looks is None:
+            assert report.discrete_equations or report.long_guards or model.guards(), name
+            continue
+        looked_at += 1
+        where = {eq.id: i for i, eq in enumerate(model.equations)}
+        skipped, rows = [], []
+        for b, blk in enumerate(mode.blocks):
+            one = blk.scalar
+            if one is not None:
+                eq_id, c, u = one
+                res = model.equations[where[eq_id]].residual
+                if (u.order == c and type(res) is E.BinOp and res.op == "-"
+                        and type(res.left) is E.Ref and res.left.name == u.name
+                        and _occurrences(res, u.name) == 1):
+                    skipped.append(b)
+                    continue
+            rows += [where[i] for i, _ in blk.equations]
+        assert sorted(set(range(len(mode.blocks))) - set(looks.blocks)) == skipped, name
+        assert list(looks.rows) == rows, name
+        by_id = dataclasses.replace(report, modes=(dataclasses.replace(mode),))
+        assert "block_looks" not in by_id.modes[0].__dict__
+        want = [(f.block.equations, f.block.offsets, f.block.columns, f.equations)
+                for f in singular_blocks(model, by_id)]
+        got = [(f.block.equations, f.block.offsets, f.block.columns, f.equations)
+               for f in singular_blocks(model, report)]
+        assert got == want, name
+        found += [name] if got else []
+    assert looked_at >= 15 and "SingularPair" in found, (looked_at, found)

@@ -250,6 +250,32 @@ def test_btf_blocks_read_one_at_a_time(monkeypatch):
         assert list(it) == expected == block_triangular_graph(g, list(range(n)))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 14), st.floats(0.05, 0.4), st.integers(0, 10**6), st.integers(1, 5))
+def test_btf_chunks_are_the_blocks(n, density, seed, chunk):
+    """`iter_btf_chunks` (arrays per chunk of blocks, issue 29 stop 44) gives the blocks of
+    `iter_block_triangular_graph`, in order, whatever the chunk: each block read back from
+    its chunk's ``cuts``."""
+    import mdae_fmu.structure.graph as G
+    rng = random.Random(seed)
+    perm = list(range(n))
+    rng.shuffle(perm)
+    rows = [{j: 0 for j in {perm[i]} | {j for j in range(n) if rng.random() < density}}
+            for i in range(n)]
+    g = WeightedGraph.from_rows(rows, n)
+    matching = [perm[i] for i in range(n)]
+    want = list(G.iter_block_triangular_graph(g, matching))
+    old = G._BLOCKS_PER_CHUNK
+    G._BLOCKS_PER_CHUNK = chunk
+    try:
+        got = [(tuple(eqs[x:y].tolist()), tuple(unknowns[x:y].tolist()))
+               for eqs, unknowns, cuts in G.iter_btf_chunks(g, matching)
+               for x, y in zip(cuts.tolist(), cuts[1:].tolist())]
+    finally:
+        G._BLOCKS_PER_CHUNK = old
+    assert got == want and sum(map(len, (b for b, _ in got))) == n
+
+
 
 @pytest.mark.parametrize("forward", [True, False])
 def test_btf_order_beyond_int32_pair_codes(forward):

@@ -109,6 +109,35 @@ def _scipy_and_lark(tmp_path: Path, text: str, *command: str) -> list[str]:
     return eval_list(last.split("IMPORTED", 1)[1])
 
 
+def _project_modules(tmp_path: Path, text: str, *command: str) -> list[str]:
+    """The `mdae_fmu` modules that ``mdae-fmu COMMAND m.mo`` imported (it must succeed)."""
+    path = tmp_path / "m.mo"
+    path.write_text(text)
+    probe = ("import sys\nfrom mdae_fmu.cli import main\nrc = main(sys.argv[1:])\n"
+             "print('RC', rc, 'IMPORTED', sorted(m for m in sys.modules"
+             " if m.startswith('mdae_fmu.')))\n")
+    out = subprocess.run([sys.executable, "-c", probe, command[0], str(path), *command[1:]],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    last = out.stdout.strip().splitlines()[-1]
+    assert last.startswith("RC 0 "), out.stdout + out.stderr
+    return eval_list(last.split("IMPORTED", 1)[1])
+
+
+def test_analyze_of_a_model_without_guards_loads_no_implicit_analysis(tmp_path):
+    """Issue 29 (stop 44): a model without guards has one mode, known from its guards alone,
+    and the guarded schedule of that mode is built when read (`analysis.SingleSchedule`):
+    neither the summary nor ``-v`` loads `mdae_fmu.implicit`, nor the normalization's
+    delayed guards (`mdae_fmu.modes.delay`); a model with a long guard does."""
+    for opts in ((), ("-v",)):
+        mods = _project_modules(tmp_path, ODE, "analyze", *opts)
+        assert "mdae_fmu.analysis" in mods and "mdae_fmu.structure.per_mode" in mods
+        assert not [m for m in mods if m.startswith("mdae_fmu.implicit")], mods
+        assert "mdae_fmu.modes.delay" not in mods
+    switched = ODE.replace("der(T2) = q - 0.1 * T2;",
+                           "der(T2) = if T2 > 0.5 then q else q - 0.1 * T2;")
+    assert "mdae_fmu.implicit.analysis" in _project_modules(tmp_path, switched, "analyze")
+
+
 def test_analyze_of_an_index_2_model_loads_sympy_on_use(tmp_path):
     """A few states: the stateSelect-guided choice reads the consistency equations."""
     rc, mods = _imported(tmp_path, PENDULUM)
