@@ -91,7 +91,6 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from .. import expr as E
-from ..implicit.demotion import SymbolicPart
 from ..ir import Equation, Model
 from .signature import signature_graph
 from .sigma import sigma_method
@@ -101,6 +100,7 @@ from .valuations import (MAX_ENUMERATED_MODES, TooManyModes, enumerate_valuation
 from .variables import VariableClasses, classify_variables, discrete_equation_flags
 
 if TYPE_CHECKING:
+    from ..implicit.demotion import SymbolicPart
     import scipy.sparse as sparse
     from scipy.sparse import csgraph
 else:   # loaded on first use (`mdae_fmu.lazy_modules`): a model without conditions never needs them
@@ -143,6 +143,9 @@ def demotable_atoms(model: Model, classes: StructuralConditions, candidates: Seq
         except TooManyModes:
             if not own:
                 continue      # not checked (module docstring, "Cost")
+            # (the BDD analysis loaded only for a part this large: a model without such a
+            # part never imports mdae_fmu.implicit, tests/workflows/test_startup_imports.py)
+            from ..implicit.demotion import SymbolicPart
             symbolic = SymbolicPart(model, eqs, unknowns, part_atoms, own, definitions,
                                     mentioning)
             if symbolic.empty:

@@ -550,15 +550,16 @@ def _model_verdict(make) -> tuple:
 def _on_formulas(monkeypatch, make) -> tuple[tuple, tuple, int]:
     """(verdict with every part that has candidates enumerated, verdict with every such part
     checked on formulas, the number of parts checked on formulas) of the model ``make()``."""
+    from mdae_fmu.implicit import demotion as symbolic
     from mdae_fmu.structure import demotion
     built = []
 
-    class Counted(demotion.SymbolicPart):
+    class Counted(symbolic.SymbolicPart):
         def __init__(self, *args, **kwargs):
             built.append(1)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(demotion, "SymbolicPart", Counted)
+    monkeypatch.setattr(symbolic, "SymbolicPart", Counted)   # (read when first needed)
     monkeypatch.setattr(demotion, "ENUMERATE_UP_TO", 2 ** 14)
     enumerated = _model_verdict(make)
     assert not built
