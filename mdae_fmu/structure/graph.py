@@ -14,10 +14,8 @@ Lemma 8).
 
 from __future__ import annotations
 
-import gc
 import heapq
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Hashable, Iterable, Iterator, Mapping, Sequence
 
@@ -29,22 +27,10 @@ if TYPE_CHECKING:
 else:   # loaded on first use (`mdae_fmu.lazy_modules`): small systems never need them
     from ..lazy_modules import csgraph, sparse as sps
 
+from ..collector import gc_paused
+
 # Below this many edges the pure-Python Hopcroft–Karp is used (no scipy conversion overhead).
 SMALL_EDGES = 2000
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building millions of small tuples and lists
-    (they hold only integers, so no cycle can form; the collector's repeated scans of the
-    young generation would otherwise dominate the run time at 10^6 equations)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 # --- the weighted bipartite graph -----------------------------------------------------------
@@ -518,7 +504,7 @@ def block_triangular(adj: Sequence[Sequence[int]], n_vars: int,
     total = int(lens.sum())
     rows = np.repeat(np.arange(n, dtype=np.int64), lens)
     cols = np.fromiter((j for r in adj for j in r), dtype=np.int64, count=total)
-    with no_gc():
+    with gc_paused():
         return _btf_arrays(n, m_e, owner, rows, cols)
 
 
@@ -537,7 +523,7 @@ def block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.ndarra
     owner = np.full(g.n_vars, -1, dtype=np.int64)
     matched = np.flatnonzero(m_e >= 0)
     owner[m_e[matched]] = matched
-    with no_gc():
+    with gc_paused():
         return list(iter_block_triangular_graph(g, matching, keep))
 
 

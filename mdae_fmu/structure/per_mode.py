@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, TypedDict, overl
 import numpy as np
 
 from .. import expr as E
+from ..collector import gc_paused
 from ..diagnostics import EXIT_OK, EXIT_REJECTED, InputError
 from ..ir import Equation, Model
 from ..functions import function_table
 from ..heap import release_free_heap
 from ..records import quick_init
 from ..symbolic import SymbolTable, check_convertible
-from .graph import DM, iter_btf_chunks, no_gc
+from .graph import DM, iter_btf_chunks
 from .latent import Derivatives, latent_derivatives
 from .conditionals import ConditionalClasses, classify_conditionals
 from .printing import expr_text
@@ -604,7 +605,7 @@ def analyze_mode(model: Model, name: str, valuation: tuple[tuple[str, bool], ...
         else:
             # now: every residual converted, then each differentiated (`latent_system`'s
             # order, in which the table makes its symbols: a saved analysis lists them so)
-            with no_gc():
+            with gc_paused():
                 for _, _, x in s:
                     x.get(0)
                 top = {i: LatentEquation(i, k, x.get(k)) for i, k, x in s}

@@ -12,8 +12,9 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .. import expr as E
+from ..collector import gc_paused
 from ..ir import Equation, Model
-from .graph import WeightedGraph, no_gc
+from .graph import WeightedGraph
 
 
 def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
@@ -37,7 +38,7 @@ def signature_graph(equations: Sequence[Equation], continuous: Sequence[str],
     else:
         # the rows' entries in order, then their columns in one pass; the names that are not
         # unknowns (parameters, discrete variables) are dropped by one mask
-        with no_gc():
+        with gc_paused():
             rows_of = _rows(model, equations)
         sizes = np.fromiter(map(len, rows_of), dtype=np.int64, count=len(rows_of))
         total = int(sizes.sum())
