@@ -76,7 +76,7 @@ from dataclasses import dataclass, field
 from typing import Any  # BDD nodes of the optional, untyped dd package
 
 from ..ir import Equation, GuardLiteral, Model
-from ..structure.conversion import (MAX_CONVERSIONS, MAX_SAMPLED_BLOCK, Conversion,
+from ..structure.conversion import (MAX_SAMPLED_BLOCK, Conversion, conversion_limit,
                                     DependencyRejected, Finding, SingularityCheck, convert_block)
 from ..structure.per_mode import classify_variables, mode_name
 from ..structure.signature import signature_row
@@ -652,7 +652,8 @@ def convert_guarded(model: Model, ia: ImplicitAnalysis) -> GuardedRepair:
     singular analysis (``not ia.ok``) is returned as it is: its verdict comes first."""
     current, analysis = model, ia
     done: list[Conversion] = []
-    for _ in range(MAX_CONVERSIONS):
+    limit = conversion_limit(model)
+    while True:
         step = None
         unchecked: list[tuple[ConditionalBlock, Any]] = []
         variants = singular_variants(current, analysis, unchecked)
@@ -668,6 +669,8 @@ def convert_guarded(model: Model, ia: ImplicitAnalysis) -> GuardedRepair:
             return GuardedRepair(model=current, analysis=analysis, conversions=tuple(done),
                                  warnings=tuple(unchecked_warning(analysis, blk, f)
                                                 for blk, f in unchecked))
+        if len(done) == limit:
+            break
         converted = analyze_implicit(step[0])
         if not converted.ok:
             # structurally singular after the conversion: a dependency left in this pass
@@ -682,7 +685,7 @@ def convert_guarded(model: Model, ia: ImplicitAnalysis) -> GuardedRepair:
         done.append(conv)
         analysis = converted
     return GuardedRepair(model=model, analysis=ia, conversions=tuple(done), rejections=(
-        f"model {model.name}: {MAX_CONVERSIONS} conversions of numerically singular "
+        f"model {model.name}: {limit} conversions of numerically singular "
         "blocks did not leave a regular system",))
 
 

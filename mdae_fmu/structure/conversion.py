@@ -91,8 +91,8 @@ if TYPE_CHECKING:
 else:   # loaded on first use (`mdae_fmu.lazy_modules`)
     from ..lazy_modules import sympy as sp
 
-#: Conversions made on one model before giving up (each lowers Val(Σ) of a mode by one at
-#: least, so a model needs at most its number of equations).
+#: Conversions made on one model before giving up, at least (each lowers Val(Σ) of a mode by
+#: one at least, so a model needs at most its number of equations: `conversion_limit`).
 MAX_CONVERSIONS = 64
 #: Largest block whose Jacobian is sampled (a dense SVD: about 0.1 s at this size); a larger
 #: algebraic loop is not checked, and a singularity there shows at run time as before.
@@ -1197,7 +1197,8 @@ def convert_singular(model: Model, report: ModesReport | None = None) -> Repair:
     current = model
     rep = report if report is not None else analyze_modes(model, latent=False)
     done: list[Conversion] = []
-    for _ in range(MAX_CONVERSIONS):
+    limit = conversion_limit(model)
+    while True:
         step = None
         for finding in singular_blocks(current, rep):
             try:
@@ -1208,15 +1209,27 @@ def convert_singular(model: Model, report: ModesReport | None = None) -> Repair:
                 break
         if step is None:
             return Repair(model=current, conversions=tuple(done))
+        if len(done) == limit:
+            break
         current, conv = step
         done.append(conv)
         rep = analyze_modes(current, latent=False)
         if rep.exit_code != 0:
             return Repair(model=current, conversions=tuple(done))
     return Repair(model=model, conversions=tuple(done), rejections=(
-        f"model {model.name}: {MAX_CONVERSIONS} conversions of numerically singular "
+        f"model {model.name}: {limit} conversions of numerically singular "
         "blocks did not leave a regular system",))
 
 
+def conversion_limit(model: Model) -> int:
+    """The conversions `convert_singular` (and the one analysis' `convert_guarded`) make on
+    ``model`` before giving up: its number of equations, `MAX_CONVERSIONS` at least (each
+    conversion lowers Val(Σ) of a mode, docs/theory.md §4.9, and the count of independent
+    dependencies grows with the model: 64 copies of OpenModelica's ASSC, each converted
+    once, were refused by a fixed bound of 64, issue 26 "Bad input")."""
+    return max(MAX_CONVERSIONS, len(model.equations))
+
+
 __all__ = ["Conversion", "DependencyRejected", "Finding", "Repair", "SingularityCheck",
-           "convert_block", "convert_singular", "singular_blocks", "MAX_CONVERSIONS"]
+           "convert_block", "convert_singular", "conversion_limit", "singular_blocks",
+           "MAX_CONVERSIONS"]

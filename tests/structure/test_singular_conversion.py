@@ -7,6 +7,7 @@ Oracles are closed forms derived by hand in each test's docstring."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -514,3 +515,51 @@ def test_common_subexpression_linear_in_no_unknown_is_rejected(tmp_path, capsys)
             "nor an expression substitution (Tan-Nedialkov-Pryce) removes the dependency") in out
     code = main(["export", str(tmp_path / "Radial.mo"), "-o", str(tmp_path / "Radial.fmu")])
     assert code == 1 and "neither a linear combination" in capsys.readouterr().err
+
+
+def _copies(text: str, name: str, n: int) -> str:
+    """``n`` copies of the model ``text`` (a class ``name`` of one declaration line of x, y,
+    a, b, c and its equations) side by side, copy k's variables suffixed ``k``: n independent
+    dependencies."""
+    head, body = text.split("equation\n")
+    decl = head.splitlines()[1]
+    eqs = body.rsplit("end ", 1)[0]
+    names = ("x", "y", "a", "b", "c")
+
+    def rename(s: str, k: int) -> str:
+        return re.sub(r"\b(" + "|".join(names) + r")\b", lambda m: f"{m.group(1)}{k}", s)
+    return (f"model {name}{n}\n" + "\n".join(rename(decl, k) for k in range(n))
+            + "\nequation\n" + "".join(rename(eqs, k) for k in range(n)) + f"end {name}{n};\n")
+
+
+def test_independent_dependencies_are_not_refused_by_their_count(tmp_path, monkeypatch):
+    """n copies of ASSC have n independent dependencies, each converted as in ASSC alone
+    (e3 - e4 - e5 of the copy: x_k - y_k - 5). 64 copies were refused ("64 conversions of
+    numerically singular blocks did not leave a regular system", 63 accepted): a bound of 64
+    conversions, checked before the 64th conversion's result was looked at. The bound is now
+    the model's number of equations, and a model that needs exactly the bound is accepted;
+    shown here with the bound lowered to 2 (3 copies, 15 equations) and set to exactly 3."""
+    from mdae_fmu.structure import conversion
+    monkeypatch.setattr(conversion, "MAX_CONVERSIONS", 2)
+    model, a = _analyze_text(tmp_path, _copies(ASSC, "ASSC", 3), "ASSC3")
+    assert a.accepted, a.messages
+    assert sorted(c.combination for c in a.conversions) == sorted(
+        f"e{5 * k + 3} - e{5 * k + 4} - e{5 * k + 5}" for k in range(3))
+    monkeypatch.setattr(conversion, "conversion_limit", lambda m: 3)
+    assert not convert_singular(model).rejections
+    monkeypatch.setattr(conversion, "conversion_limit", lambda m: 2)
+    assert convert_singular(model).rejections == (
+        "model ASSC3: 2 conversions of numerically singular blocks did not leave a regular "
+        "system",)
+
+
+def test_independent_dependencies_under_guards_are_not_refused_by_their_count(
+        tmp_path, monkeypatch):
+    """The same on the one analysis (`implicit.conversion.convert_guarded`): 3 copies of
+    GuardedASSC, each converted in its mode {time < 0.5} only, with the bound lowered to 2."""
+    from mdae_fmu.structure import conversion
+    monkeypatch.setattr(conversion, "MAX_CONVERSIONS", 2)
+    _, a = _analyze_text(tmp_path, _copies(GUARDED_ASSC, "GuardedASSC", 3), "GuardedASSC3")
+    assert a.accepted, a.messages
+    assert len(a.conversions) == 3
+    assert all(c.mode == "{time < 0.5}" for c in a.conversions)
