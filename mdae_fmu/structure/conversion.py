@@ -380,7 +380,6 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
     made here from the block's parts: a `BlockSystem` is built only for a block whose shape
     has no verdict yet or is a suspect (the repeated cells of a large model build one)."""
     check = SingularityCheck(classify_variables(model).types)
-    types, verdicts = check.types, check.verdicts
     # (one mode: no block is shared, every block is checked)
     seen: set[tuple[Any, ...]] | None = set() if len(report.modes) > 1 else None
     generic = _generic_entry
@@ -450,12 +449,8 @@ def singular_blocks(model: Model, report: ModesReport) -> Iterator[Finding]:
                 if key in seen:
                     continue
                 seen.add(key)
-            shape = _shape(residuals, offsets, columns, types)
-            if verdicts.get(shape) is False:
-                continue
-            system = BlockSystem(equations=ids, residuals=residuals, offsets=offsets,
-                                 columns=columns)
-            if check.sampled(system, shape, points):
+            system = check.sampled_block(ids, residuals, offsets, columns, points)
+            if system is not None:
                 if by_id is None:
                     by_id = {eq.id: eq for eq in eqs}
                 yield Finding(mode=mode.name, block=system,
@@ -470,7 +465,6 @@ def _looked_blocks(model: Model, report: ModesReport, mode: ModeAnalysis, looks:
     (`per_mode.BlockLooks`: the others are ``x = f`` solved for x); ``heads``: the
     residuals' heads by position (`residual_scan.ResidualScan.heads`)."""
     eqs, blocks, rows = model.equations, mode.blocks, looks.rows
-    types, verdicts = check.types, check.verdicts
     generic = _generic_entry
     points = check.points()
     by_id: dict[str, Equation] | None = None
@@ -502,12 +496,8 @@ def _looked_blocks(model: Model, report: ModesReport, mode: ModeAnalysis, looks:
             ids, offsets = zip(*beqs)
             residuals = tuple([eqs[p].residual for p in at])
         columns = tuple([(u.name, u.order) for u in blk.unknowns])
-        shape = _shape(residuals, offsets, columns, types)
-        if verdicts.get(shape) is False:
-            continue
-        system = BlockSystem(equations=ids, residuals=residuals, offsets=offsets,
-                             columns=columns)
-        if check.sampled(system, shape, points):
+        system = check.sampled_block(ids, residuals, offsets, columns, points)
+        if system is not None:
             if by_id is None:
                 by_id = {eq.id: eq for eq in eqs}
             yield Finding(mode=mode.name, block=system,
@@ -551,6 +541,19 @@ class SingularityCheck:
             singular = all(_singular_sample(system, p) for p in points)
             self.verdicts[shape] = singular
         return singular
+
+    def sampled_block(self, ids: tuple[str, ...], residuals: tuple[E.Expr, ...],
+                      offsets: tuple[int, ...], columns: tuple[tuple[str, int], ...],
+                      points: Sequence[Point]) -> BlockSystem | None:
+        """The block of equations ``ids`` (``residuals`` with ``offsets`` over ``columns``)
+        as a `BlockSystem` when `sampled` finds it singular, else None; no `BlockSystem`
+        is built for a shape already known regular (`singular_blocks`' two readers)."""
+        shape = _shape(residuals, offsets, columns, self.types)
+        if self.verdicts.get(shape) is False:
+            return None
+        system = BlockSystem(equations=ids, residuals=residuals, offsets=offsets,
+                             columns=columns)
+        return system if self.sampled(system, shape, points) else None
 
 
 def block_shape(system: BlockSystem, types: Mapping[str, str]) -> tuple[Any, ...]:

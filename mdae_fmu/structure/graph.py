@@ -533,16 +533,7 @@ def iter_block_triangular_graph(g: WeightedGraph, matching: Sequence[int] | np.n
     """`block_triangular_graph` one block at a time: the blocks are made from the sorted
     arrays as they are read, so that a caller that turns them into its own objects never
     holds both (at 10^6 equations, about 300 MB less at the peak of ``analyze``, issue 16)."""
-    m_e = np.asarray(matching, dtype=np.int64)
-    # (positions as int32: the edge arrays of 10^6 equations are half as large)
-    owner = np.full(g.n_vars, -1, dtype=np.int32)
-    matched = np.flatnonzero(m_e >= 0)
-    owner[m_e[matched]] = matched
-    rows = np.repeat(np.arange(g.n_eqs, dtype=np.int32), np.diff(g.indptr))
-    cols = g.indices
-    if keep is not None:
-        rows, cols = rows[keep], cols[keep]
-    return _btf_blocks(g.n_eqs, m_e, owner, rows, cols)
+    return _btf_blocks(g.n_eqs, *_btf_inputs(g, matching, keep))
 
 
 def iter_btf_chunks(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
@@ -555,7 +546,17 @@ def iter_btf_chunks(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
     caller that makes its own objects of the blocks makes them from arrays, not tuples
     (`mdae_fmu.structure.per_mode`, issue 29). As lazy as `iter_block_triangular_graph`: the
     graph may be freed before the first chunk is read."""
+    return _btf_chunks(g.n_eqs, *_btf_inputs(g, matching, keep))
+
+
+def _btf_inputs(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
+                keep: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays the block-triangular readers start from: the matching by equation, the
+    matched equation of each unknown (-1: none), and the edges' rows and columns (those of
+    ``keep`` only, when given)."""
     m_e = np.asarray(matching, dtype=np.int64)
+    # (positions as int32: the edge arrays of 10^6 equations are half as large)
     owner = np.full(g.n_vars, -1, dtype=np.int32)
     matched = np.flatnonzero(m_e >= 0)
     owner[m_e[matched]] = matched
@@ -563,7 +564,7 @@ def iter_btf_chunks(g: WeightedGraph, matching: Sequence[int] | np.ndarray,
     cols = g.indices
     if keep is not None:
         rows, cols = rows[keep], cols[keep]
-    return _btf_chunks(g.n_eqs, m_e, owner, rows, cols)
+    return m_e, owner, rows, cols
 
 
 def _btf_arrays(n: int, m_e: np.ndarray, owner: np.ndarray, rows: np.ndarray,
