@@ -34,7 +34,7 @@ from ..structure.signature import sigma_row
 from ..structure.valuations import has_long_guards
 from .formulas import GuardSpace
 from .blocks import conditional_blocks
-from .sigma import LabelledGraph, case_max, transversal
+from .sigma import LabelledGraph, add_guarded_entries, case_max, transversal
 
 FORMAT = "mdae_fmu.implicit/1"
 
@@ -285,11 +285,8 @@ def labelled_graph(model: Model) -> tuple[GuardSpace, LabelledGraph]:
         row: dict[int, dict[int, Any]] = {}
         for bf, res in (branch_residuals(space, eq.residual, f) if has_if[eq.id]
                         else ((f, eq.residual),)):
-            for name, k in sigma_row(model, res).items():   # (the residual scan's rows)
-                j = col_index.get(name)
-                if j is not None:
-                    cell = row.setdefault(j, {})
-                    cell[k] = cell[k] | bf if k in cell else bf
+            # (the residual scan's rows)
+            add_guarded_entries(row, sigma_row(model, res), col_index, bf)
         rows.append(eq.id)
         sig.append(row)
         present.append(f)

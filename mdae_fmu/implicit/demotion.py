@@ -43,7 +43,7 @@ from ..structure.signature import signature_row
 from ..structure.valuations import fixed_guard_values, is_composite
 from ..structure.zero_terms import drop_zero_terms
 from .formulas import GuardSpace
-from .sigma import LabelledGraph, transversal
+from .sigma import LabelledGraph, add_guarded_entries, transversal
 
 # the truth of a condition as (formula where it is true, formula where it is false); in the
 # modes of neither the condition is undecided (the if-expression kept whole)
@@ -128,11 +128,7 @@ class SymbolicPart:
             for bf, res in pieces:
                 # (a branch's literal-zero coefficients read nothing, as in `specialize`)
                 entries = signature_row(res if res is eq.residual else drop_zero_terms(res))
-                for name, k in entries.items():
-                    j = col.get(name)
-                    if j is not None:
-                        cell = row.setdefault(j, {})
-                        cell[k] = cell[k] | bf if k in cell else bf
+                add_guarded_entries(row, entries, col, bf)
             rows.append(eq.id)
             sig.append(row)
             present.append(f)

@@ -24,7 +24,7 @@ all modes at once (every set operation on modes is a BDD operation):
 
 from __future__ import annotations
 
-from typing import Any  # BDD nodes of the optional, untyped dd package
+from typing import Any, Mapping  # Any: BDD nodes of the optional, untyped dd package
 from collections import deque
 from dataclasses import dataclass
 
@@ -54,6 +54,20 @@ class LabelledGraph:
         for f in self.sig[i][j].values():
             b |= f
         return b
+
+
+def add_guarded_entries(row: dict[int, dict[int, Any]], entries: Mapping[str, int],
+                        columns: Mapping[str, int], formula: Any) -> None:
+    """Add to ``row`` (a `LabelledGraph` row: column -> order -> formula) the signature
+    ``entries`` (name -> order) of one branch of an equation, present where ``formula``
+    holds: the formulas of an order that several branches read are joined (docs/theory.md
+    §10.1, the signature as a function of the guards); names outside ``columns`` are not
+    unknowns."""
+    for name, k in entries.items():
+        j = columns.get(name)
+        if j is not None:
+            cell = row.setdefault(j, {})
+            cell[k] = cell[k] | formula if k in cell else formula
 
 
 @dataclass

@@ -9,8 +9,9 @@ then decided and differs from m's bit select the mode F(m) (`event_iteration.for
 The iteration provably never settles when following F from some consistent long mode never
 leaves the modes F changes: E-FIXPOINT, with the cycle it reaches.
 
-The enumeration of the long modes (the tests' oracle, tests/modes/settling_oracle.py) is
-replaced by formulas over the guard bits, with no bound on the number of modes:
+The enumeration of the long modes (the tests' oracle: `enumerated_settling` in
+tests/modes/test_settling.py) is replaced by formulas over the guard bits, with no bound on
+the number of modes:
 
 * the care set C, the consistent long modes, is the pruning of the enumerated modes
   (`mdae_fmu.structure.valuations.enumerate_valuations`: Boolean definitions, composite
@@ -47,18 +48,30 @@ from .event_iteration import (condition_value, cycle_rejection, delayed_guards, 
                               forced_constants, parameter_values)
 
 
+def forcing_inputs(system) -> tuple[dict, dict, dict[str, float]] | None:
+    """What the settling check reads of ``system``: its delayed guards
+    (`event_iteration.delayed_guards`), the constants their variables can be forced to
+    (`event_iteration.forced_constants`) and the parameters' values; None without delayed
+    guards (nothing to prove)."""
+    delayed = delayed_guards(system)
+    if not delayed:
+        return None
+    params = parameter_values(system.model) if system.model is not None else {}
+    constants = forced_constants(system, {v for names in delayed.values() for v in names},
+                                 params)
+    return delayed, constants, params
+
+
 def check_settling(system) -> None:
     """Reject (E-FIXPOINT, `event_iteration.cycle_rejection`) an event iteration that provably
     never settles: from some consistent long mode, the delayed guards evaluated on the values
     the mode forces select another mode, and following these forced changes returns to a mode
     already visited (module docstring). The cycle reported is the one the enumeration of the
-    long modes in order finds first (tests/modes/settling_oracle.py)."""
-    delayed = delayed_guards(system)
-    if not delayed:
+    long modes in order finds first (tests/modes/test_settling.py, `enumerated_settling`)."""
+    inputs = forcing_inputs(system)
+    if inputs is None:
         return
-    params = parameter_values(system.model) if system.model is not None else {}
-    constants = forced_constants(system, {v for names in delayed.values() for v in names},
-                                 params)
+    delayed, constants, params = inputs
     if not may_force(system, delayed, constants, params):
         return
     start = first_unsettled(system, delayed, constants, params)
@@ -375,4 +388,5 @@ def first_unsettled(system, delayed, constants, params) -> tuple[bool, ...] | No
     return None
 
 
-__all__ = ["check_settling", "may_force", "first_unsettled", "SettlingSpace", "conjunction"]
+__all__ = ["check_settling", "forcing_inputs", "may_force", "first_unsettled", "SettlingSpace",
+           "conjunction"]

@@ -36,12 +36,10 @@ def enumerated_settling(system) -> None:
     (`forced_change`); from each changed mode in order, the forced changes are followed while
     they stay in changed modes, and the first that returns to a mode of its path is
     rejected."""
-    delayed = delayed_guards(system)
-    if not delayed:
+    inputs = settling.forcing_inputs(system)
+    if inputs is None:
         return
-    params = parameter_values(system.model) if system.model is not None else {}
-    constants = forced_constants(system, {v for names in delayed.values() for v in names},
-                                 params)
+    delayed, constants, params = inputs
     forced: dict = {}
     reasons: dict = {}
     for m in system.long_modes():
